@@ -1,0 +1,55 @@
+import { pack, unpack } from 'msgpackr';
+
+/**
+ * A codec turns map output keys and values into bytes and back. The shuffle sorts keys by their
+ * encoded bytes (unless the job gives a comparator), so a key codec decides the sort order:
+ * `text` sorts by UTF-8 bytes (= code point order), `bytes` by raw bytes, `uint32`/`uint64` numerically.
+ */
+export interface Codec<T> {
+  readonly name: string;
+  encode(value: T): Buffer;
+  decode(bytes: Buffer): T;
+}
+
+const text: Codec<string> = {
+  name: 'text',
+  encode: (value) => Buffer.from(value, 'utf8'),
+  decode: (bytes) => bytes.toString('utf8'),
+};
+
+const bytes: Codec<Buffer> = {
+  name: 'bytes',
+  encode: (value) => value,
+  decode: (b) => b,
+};
+
+const uint32: Codec<number> = {
+  name: 'uint32',
+  encode: (value) => {
+    const b = Buffer.allocUnsafe(4);
+    b.writeUInt32BE(value >>> 0, 0);
+    return b;
+  },
+  decode: (b) => b.readUInt32BE(0),
+};
+
+const uint64: Codec<bigint> = {
+  name: 'uint64',
+  encode: (value) => {
+    const b = Buffer.allocUnsafe(8);
+    b.writeBigUInt64BE(value, 0);
+    return b;
+  },
+  decode: (b) => b.readBigUInt64BE(0),
+};
+
+/** Any msgpack-able value; compact for small numbers (1 byte for 0..127), not order-preserving. */
+function msgpack<T = unknown>(): Codec<T> {
+  return {
+    name: 'msgpack',
+    encode: (value) => pack(value),
+    decode: (b) => unpack(b) as T,
+  };
+}
+
+export const codecs = { text, bytes, uint32, uint64, msgpack };

@@ -1,0 +1,26 @@
+export { codecs, type Codec } from './codecs.js';
+export {
+  textInput,
+  fixedRecordInput,
+  generatedInput,
+  textOutput,
+  recordOutput,
+  type InputFormat,
+  type TextInputFormat,
+  type FixedRecordInputFormat,
+  type GeneratedInputFormat,
+  type OutputFormat,
+  type InputValue,
+} from './formats.js';
+export {
+  defineJob,
+  validateJobDefinition,
+  type JobDefinition,
+  type AnyJobDefinition,
+  type TaskContext,
+  type MapContext,
+  type ReduceContext,
+  type CombineContext,
+  type PrepareContext,
+} from './job.js';
+export type { JsonValue, JsonObject } from './json.js';

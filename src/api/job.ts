@@ -1,0 +1,105 @@
+import type { Codec } from './codecs.js';
+import type { InputFormat, InputValue, OutputFormat } from './formats.js';
+import type { JsonObject, JsonValue } from './json.js';
+
+/** What every user function can see about the attempt running it. */
+export interface TaskContext {
+  readonly jobId: string;
+  readonly taskId: string;
+  readonly attemptId: string;
+  /** Job parameters given at submission (`--param k=v` or the API). */
+  readonly params: Readonly<Record<string, JsonValue>>;
+  /** What the job's `prepare` returned in the submitting client (e.g. TeraSort's split points). */
+  readonly shared: Readonly<JsonObject>;
+  /** Adds to a user counter; counters are summed per job and shown in job status. */
+  count(name: string, delta?: number): void;
+}
+
+export interface MapContext<K, V> extends TaskContext {
+  readonly mapIndex: number;
+  emit(key: K, value: V): void;
+}
+
+export interface ReduceContext<K, V> extends TaskContext {
+  readonly reduceIndex: number;
+  emit(key: K, value: V): void;
+}
+
+/** A combiner's output goes back into the shuffle, so it has the map output's types. */
+export interface CombineContext<K, V> {
+  emit(key: K, value: V): void;
+}
+
+export interface PrepareContext<VIn> {
+  readonly params: Readonly<Record<string, JsonValue>>;
+  readonly inputPaths: readonly string[];
+  readonly reducers: number;
+  /**
+   * Up to `maxRecords` input records taken evenly from up to `maxSplits` input splits, as Hadoop's
+   * TeraSort sampler does. Empty for generated input.
+   */
+  sample(maxRecords: number, maxSplits?: number): Promise<VIn[]>;
+}
+
+export type MaybePromise<T> = T | Promise<T>;
+
+export interface JobDefinition<F extends InputFormat, KMid, VMid, KOut = KMid, VOut = VMid> {
+  readonly name: string;
+  readonly input: F;
+  readonly output?: OutputFormat;
+  /** Number of reduce tasks; 0 makes a map-only job. Default 1; `--reducers` overrides. */
+  readonly reducers?: number;
+  readonly mapKey?: Codec<KMid>;
+  readonly mapValue?: Codec<VMid>;
+  map(key: number, value: InputValue<F>, ctx: MapContext<KMid, VMid>): MaybePromise<void>;
+  combine?(key: KMid, values: Iterable<VMid>, ctx: CombineContext<KMid, VMid>): void;
+  reduce?(key: KMid, values: Iterable<VMid>, ctx: ReduceContext<KOut, VOut>): MaybePromise<void>;
+  /** Reduce partition for a map output key; default: a hash of the encoded key mod `partitions`. */
+  partition?(key: KMid, partitions: number, ctx: TaskContext): number;
+  /** Order of encoded map output keys; default: byte order. */
+  compareKeys?(a: Buffer, b: Buffer): number;
+  /** Runs once in the submitting client before the job is submitted; the result is `ctx.shared`. */
+  prepare?(ctx: PrepareContext<InputValue<F>>): Promise<JsonObject>;
+}
+
+/** A job as loaded from a module: the types are erased at this boundary. */
+export type AnyJobDefinition = JobDefinition<InputFormat, unknown, unknown, unknown, unknown>;
+
+const JOB_MARK = Symbol.for('minimr.job');
+
+/**
+ * Declares a job. `export default defineJob({...})` from a module is what `minimr submit` loads.
+ * Checks the shape eagerly so a bad job fails at submission, not in the middle of a map.
+ */
+export function defineJob<F extends InputFormat, KMid = string, VMid = unknown, KOut = KMid, VOut = VMid>(
+  def: JobDefinition<F, KMid, VMid, KOut, VOut>,
+): JobDefinition<F, KMid, VMid, KOut, VOut> {
+  const problems = validateJobDefinition(def as unknown);
+  if (problems.length > 0) throw new TypeError(`defineJob: ${problems.join('; ')}`);
+  Object.defineProperty(def, JOB_MARK, { value: true, enumerable: false });
+  return def;
+}
+
+/** Lists what is wrong with a would-be job definition (empty when it is valid). */
+export function validateJobDefinition(def: unknown): string[] {
+  if (typeof def !== 'object' || def === null) return ['the job must be an object (export default defineJob({...}))'];
+  const d = def as Record<string, unknown>;
+  const problems: string[] = [];
+  if (typeof d.name !== 'string' || d.name.length === 0) problems.push('`name` must be a non-empty string');
+  if (typeof d.map !== 'function') problems.push('`map` must be a function');
+  for (const fn of ['reduce', 'combine', 'partition', 'compareKeys', 'prepare']) {
+    if (d[fn] !== undefined && typeof d[fn] !== 'function') problems.push(`\`${fn}\` must be a function when given`);
+  }
+  const input = d.input as { kind?: unknown; recordLength?: unknown; splits?: unknown } | undefined;
+  if (!input || !['text', 'fixed', 'generated'].includes(String(input.kind))) {
+    problems.push('`input` must be textInput(), fixedRecordInput(n) or generatedInput(fn)');
+  } else if (input.kind === 'fixed' && !(Number.isInteger(input.recordLength) && (input.recordLength as number) > 0)) {
+    problems.push('fixedRecordInput needs a positive integer record length');
+  } else if (input.kind === 'generated' && typeof input.splits !== 'function') {
+    problems.push('generatedInput needs a splits function');
+  }
+  if (d.reducers !== undefined && !(Number.isInteger(d.reducers) && (d.reducers as number) >= 0)) {
+    problems.push('`reducers` must be a non-negative integer');
+  }
+  return problems;
+}

@@ -1,0 +1,3 @@
+/** The public job API: what a job module imports from 'minimr'. */
+export * from './api/index.js';
+export { MinimrError, type MinimrErrorCode } from './errors.js';

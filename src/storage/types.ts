@@ -1,0 +1,77 @@
+/**
+ * Contracts of the block store. The NameNode role (namespace + block map, persisted in `level`) lives
+ * in the JobTracker process; the DataNode role (block files + checksums) in every worker. Clients
+ * reach the NameNode through `NamenodeApi`, which the runtime implements over its RPC socket, and the
+ * DataNodes over HTTP (`/blocks/...` on each worker's data port).
+ */
+
+/** Where a worker's data server listens; the rack drives placement and locality. */
+export interface DatanodeAddress {
+  readonly workerId: string;
+  readonly host: string;
+  readonly dataPort: number;
+  readonly rack: string;
+}
+
+export interface BlockInfo {
+  readonly blockId: string;
+  /** Offset of the block's first byte in its file. */
+  readonly offset: number;
+  readonly length: number;
+  /** CRC-32 of the whole block (zlib.crc32). */
+  readonly crc32: number;
+  /** Live replicas known to the NameNode, best first for the asking client when it gave its location. */
+  readonly locations: readonly DatanodeAddress[];
+}
+
+export interface FileStatus {
+  readonly path: string;
+  readonly type: 'file' | 'dir';
+  readonly length: number;
+  readonly replication: number;
+  readonly blockSize: number;
+  readonly mtime: number;
+}
+
+export interface CreateOptions {
+  readonly overwrite?: boolean;
+  readonly replication?: number;
+  readonly blockSize?: number;
+  /** Create missing parent directories (default true, as `hdfs dfs -put`). */
+  readonly parents?: boolean;
+}
+
+/** Who is asking; used to put the first replica on the writer's own node, and to sort replicas. */
+export interface ClientLocation {
+  readonly workerId?: string;
+  readonly rack?: string;
+}
+
+export interface BlockAllocation {
+  readonly blockId: string;
+  readonly targets: readonly DatanodeAddress[];
+}
+
+/**
+ * The NameNode's operations as a client sees them. Every method rejects with a MinimrError
+ * (ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, EBADPATH, ENOWORKERS) carrying the path in details.
+ * Paths are absolute POSIX-style ("/in/words.txt").
+ */
+export interface NamenodeApi {
+  mkdir(path: string, options?: { parents?: boolean }): Promise<void>;
+  stat(path: string): Promise<FileStatus>;
+  list(path: string): Promise<FileStatus[]>;
+  remove(path: string, options?: { recursive?: boolean }): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  /** Starts a new file (invisible to readers until `complete`); returns the effective block size. */
+  create(path: string, options?: CreateOptions): Promise<{ blockSize: number; replication: number }>;
+  allocateBlock(path: string, client?: ClientLocation): Promise<BlockAllocation>;
+  /** Records a written block and the workers that stored it. */
+  commitBlock(path: string, block: { blockId: string; length: number; crc32: number; workerIds: readonly string[] }): Promise<void>;
+  complete(path: string): Promise<void>;
+  /** Drops a file under construction (writer failed); its blocks are deleted. */
+  abandon(path: string): Promise<void>;
+  getBlocks(path: string, client?: ClientLocation): Promise<BlockInfo[]>;
+  /** A replica failed its checksum: forget it, and schedule its deletion on that worker. */
+  reportBadReplica(blockId: string, workerId: string): Promise<void>;
+}
