@@ -16,7 +16,13 @@ export interface TaskContext {
 }
 
 export interface MapContext<K, V> extends TaskContext {
+  /**
+   * Index of this map's split. Splits are numbered in input order: input paths as given, files of a
+   * directory by name, and blocks of a file by offset.
+   */
   readonly mapIndex: number;
+  /** The byte range this map reads (absent for generated input). */
+  readonly split?: { readonly path: string; readonly start: number; readonly length: number };
   emit(key: K, value: V): void;
 }
 
@@ -54,6 +60,13 @@ export interface JobDefinition<F extends InputFormat, KMid, VMid, KOut = KMid, V
   map(key: number, value: InputValue<F>, ctx: MapContext<KMid, VMid>): MaybePromise<void>;
   combine?(key: KMid, values: Iterable<VMid>, ctx: CombineContext<KMid, VMid>): void;
   reduce?(key: KMid, values: Iterable<VMid>, ctx: ReduceContext<KOut, VOut>): MaybePromise<void>;
+  /**
+   * Runs once after a map task's last record (Hadoop's Mapper.cleanup) and may emit, e.g. a per-task
+   * summary. Every attempt runs in a process of its own, so module-level state is per attempt.
+   */
+  cleanupMap?(ctx: MapContext<KMid, VMid>): MaybePromise<void>;
+  /** Runs once after a reduce task's last group (Hadoop's Reducer.cleanup) and may emit. */
+  cleanupReduce?(ctx: ReduceContext<KOut, VOut>): MaybePromise<void>;
   /** Reduce partition for a map output key; default: a hash of the encoded key mod `partitions`. */
   partition?(key: KMid, partitions: number, ctx: TaskContext): number;
   /** Order of encoded map output keys; default: byte order. */
@@ -87,7 +100,7 @@ export function validateJobDefinition(def: unknown): string[] {
   const problems: string[] = [];
   if (typeof d.name !== 'string' || d.name.length === 0) problems.push('`name` must be a non-empty string');
   if (typeof d.map !== 'function') problems.push('`map` must be a function');
-  for (const fn of ['reduce', 'combine', 'partition', 'compareKeys', 'prepare']) {
+  for (const fn of ['reduce', 'combine', 'partition', 'compareKeys', 'prepare', 'cleanupMap', 'cleanupReduce']) {
     if (d[fn] !== undefined && typeof d[fn] !== 'function') problems.push(`\`${fn}\` must be a function when given`);
   }
   const input = d.input as { kind?: unknown; recordLength?: unknown; splits?: unknown } | undefined;

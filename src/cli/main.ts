@@ -1,0 +1,364 @@
+import { stat as statLocal } from 'node:fs/promises';
+import { resolve as resolvePath } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import type { JsonValue } from '../api/index.js';
+import { MinimrError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { JobClient, JobTracker, LocalCluster, Worker, type JobStatus } from '../runtime/index.js';
+import { createPolicy } from '../scheduler/index.js';
+import { formatBytes, parseSize } from './units.js';
+
+const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';
+const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
+const SAMPLE_TEXT = fileURLToPath(new URL('../../../apps/data/sample.txt', import.meta.url));
+
+function parseParams(list: readonly string[] | undefined): Record<string, JsonValue> {
+  const params: Record<string, JsonValue> = {};
+  for (const item of list ?? []) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new MinimrError('EBADJOB', `--param takes key=value, got "${item}"`);
+    const key = item.slice(0, eq);
+    const raw = item.slice(eq + 1);
+    params[key] = raw !== '' && !Number.isNaN(Number(raw)) && /^-?\d/.test(raw) ? Number(raw) : raw;
+  }
+  return params;
+}
+
+/** Shows map/reduce progress: one updating line on a terminal, a line per change otherwise. */
+function progressPrinter(jobId: string): (s: JobStatus) => void {
+  const tty = process.stderr.isTTY;
+  let last = '';
+  return (s) => {
+    const line = `${jobId} ${s.state.padEnd(9)} map ${String(Math.floor(s.mapProgress * 100)).padStart(3)}% reduce ${String(Math.floor(s.reduceProgress * 100)).padStart(3)}%`;
+    if (line === last) return;
+    last = line;
+    if (tty) process.stderr.write(`\r${line}${s.state === 'running' || s.state === 'pending' ? '' : '\n'}`);
+    else process.stderr.write(`${line}\n`);
+  };
+}
+
+function printStatus(s: JobStatus): void {
+  const secs = s.finishTime && s.startTime ? ((s.finishTime - s.startTime) / 1000).toFixed(2) : '-';
+  process.stdout.write(
+    `${s.jobId}  ${s.name}  ${s.state}  maps ${s.mapsCompleted}/${s.mapsTotal}  reduces ${s.reducesCompleted}/${s.reducesTotal}  ${secs}s  output ${s.outputPath}\n`,
+  );
+  if (s.error) process.stdout.write(`  error ${s.error.code}: ${s.error.message}\n`);
+}
+
+function printCounters(s: JobStatus): void {
+  for (const [k, v] of Object.entries(s.counters).sort()) if (v) process.stderr.write(`  ${k.padEnd(28)} ${v}\n`);
+}
+
+async function withClient<T>(url: string, fn: (c: JobClient) => Promise<T>): Promise<T> {
+  const client = await JobClient.connect(url);
+  try {
+    return await fn(client);
+  } finally {
+    client.close();
+  }
+}
+
+async function readAll(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of chunks) parts.push(c);
+  return Buffer.concat(parts);
+}
+
+/** The quick-start demo: WordCount on the bundled sample text, then the most frequent words. */
+async function runWordCountExample(cluster: LocalCluster, top: number): Promise<void> {
+  const fs = cluster.client.fs;
+  const input = '/examples/sample.txt';
+  const output = '/examples/wordcount';
+  const size = (await statLocal(SAMPLE_TEXT)).size;
+  process.stderr.write(`putting ${SAMPLE_TEXT} (${formatBytes(size)}) into the block store at ${input}\n`);
+  await fs.put(SAMPLE_TEXT, input, { overwrite: true });
+  const jobId = await cluster.client.submit(resolvePath(APPS_DIR, 'wordcount.js'), { input: [input], output, overwrite: true, reducers: 2 });
+  const started = Date.now();
+  const status = await cluster.client.waitForCompletion(jobId, { onProgress: progressPrinter(jobId) });
+  process.stderr.write(`WordCount finished in ${((Date.now() - started) / 1000).toFixed(2)} s with ${status.mapsTotal} maps and ${status.reducesTotal} reduces\n`);
+  const counts: Array<[string, number]> = [];
+  for (const f of await fs.list(output)) {
+    if (!/part-r-/.test(f.path)) continue;
+    for (const line of (await readAll(fs.cat(f.path))).toString('utf8').split('\n')) {
+      const tab = line.lastIndexOf('\t');
+      if (tab > 0) counts.push([line.slice(0, tab), Number(line.slice(tab + 1))]);
+    }
+  }
+  counts.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  process.stdout.write(`top ${top} words of ${counts.length} distinct:\n`);
+  for (const [word, n] of counts.slice(0, top)) process.stdout.write(`${String(n).padStart(8)}  ${word}\n`);
+}
+
+async function main(): Promise<void> {
+  await yargs(hideBin(process.argv))
+    .scriptName('minimr')
+    .usage('$0 <command> [options]')
+    .command(
+      'local',
+      'run an embedded cluster on this machine (JobTracker here, workers as child processes)',
+      (y) =>
+        y
+          .option('workers', { type: 'number', default: 3, describe: 'number of worker processes' })
+          .option('dir', { type: 'string', default: '.minimr/local', describe: 'data directory' })
+          .option('port', { type: 'number', default: 0, describe: 'JobTracker port (0: any free port)' })
+          .option('block-size', { type: 'string', describe: 'block size (e.g. 64m); default 64m, the example uses 64k' })
+          .option('replication', { type: 'number', default: 2 })
+          .option('map-slots', { type: 'number', default: 2 })
+          .option('reduce-slots', { type: 'number', default: 1 })
+          .option('policy', { type: 'string', default: 'fifo' })
+          .option('example', { choices: ['wordcount'] as const, describe: 'run an example job, print its result, and exit' })
+          .option('top', { type: 'number', default: 20, describe: 'words to show for --example wordcount' }),
+      async (argv) => {
+        const blockSize = argv['block-size'] ? parseSize(argv['block-size']) : argv.example ? 64 * 1024 : undefined;
+        const cluster = await LocalCluster.start({
+          dataDir: resolvePath(argv.dir),
+          workers: argv.workers,
+          port: argv.port,
+          blockSize,
+          replication: argv.replication,
+          mapSlots: argv['map-slots'],
+          reduceSlots: argv['reduce-slots'],
+          policy: argv.policy,
+          logger: createLogger('local', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
+        });
+        process.stderr.write(`local cluster up: JobTracker ${cluster.url}, ${argv.workers} workers, data in ${resolvePath(argv.dir)}\n`);
+        if (argv.example) {
+          try {
+            await runWordCountExample(cluster, argv.top);
+          } finally {
+            await cluster.stop();
+          }
+          return;
+        }
+        process.stderr.write(`submit jobs with: MINIMR_JOBTRACKER=${cluster.url} minimr submit ...  (Ctrl-C stops the cluster)\n`);
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', resolve);
+          process.once('SIGTERM', resolve);
+        });
+        await cluster.stop();
+      },
+    )
+    .command(
+      'jobtracker',
+      'run a JobTracker (master + NameNode)',
+      (y) =>
+        y
+          .option('dir', { type: 'string', default: '.minimr/jobtracker' })
+          .option('host', { type: 'string', default: '0.0.0.0' })
+          .option('port', { type: 'number', default: 7700 })
+          .option('policy', { type: 'string', default: 'fifo' })
+          .option('heartbeat-ms', { type: 'number', default: 1000 })
+          .option('worker-timeout-ms', { type: 'number' })
+          .option('block-size', { type: 'string', default: '64m' })
+          .option('replication', { type: 'number', default: 3 })
+          .option('max-attempts', { type: 'number', default: 4 }),
+      async (argv) => {
+        const jt = new JobTracker({
+          dataDir: resolvePath(argv.dir),
+          host: argv.host,
+          port: argv.port,
+          policy: createPolicy(argv.policy),
+          heartbeatMs: argv['heartbeat-ms'],
+          workerTimeoutMs: argv['worker-timeout-ms'],
+          blockSize: parseSize(argv['block-size']),
+          replication: argv.replication,
+          maxAttempts: argv['max-attempts'],
+        });
+        await jt.start();
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', resolve);
+          process.once('SIGTERM', resolve);
+        });
+        await jt.stop();
+      },
+    )
+    .command(
+      'worker',
+      'run a worker (TaskTracker + DataNode)',
+      (y) =>
+        y
+          .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
+          .option('dir', { type: 'string', default: '.minimr/worker' })
+          .option('id', { type: 'string', describe: 'worker id (default: hostname-pid)' })
+          .option('host', { type: 'string', default: '127.0.0.1', describe: 'address others use to reach this worker' })
+          .option('bind', { type: 'string', describe: 'address the data port binds to (default: --host)' })
+          .option('data-port', { type: 'number', default: 0 })
+          .option('rack', { type: 'string', default: '/default-rack' })
+          .option('map-slots', { type: 'number', default: 2 })
+          .option('reduce-slots', { type: 'number', default: 1 })
+          .option('memory-mb', { type: 'number' }),
+      async (argv) => {
+        const worker = new Worker({
+          jobTrackerUrl: argv.jobtracker,
+          dataDir: resolvePath(argv.dir),
+          workerId: argv.id,
+          host: argv.host,
+          bindHost: argv.bind,
+          dataPort: argv['data-port'],
+          rack: argv.rack,
+          mapSlots: argv['map-slots'],
+          reduceSlots: argv['reduce-slots'],
+          memoryMb: argv['memory-mb'],
+        });
+        await worker.start();
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', resolve);
+          process.once('SIGTERM', resolve);
+        });
+        await worker.stop();
+        process.exit(0);
+      },
+    )
+    .command(
+      'submit <module>',
+      'submit a job module (.js or .ts) and follow it',
+      (y) =>
+        y
+          .positional('module', { type: 'string', demandOption: true })
+          .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
+          .option('input', { type: 'string', array: true, alias: 'i' })
+          .option('output', { type: 'string', alias: 'o', demandOption: true })
+          .option('param', { type: 'string', array: true, alias: 'p', describe: 'job parameter key=value (repeatable)' })
+          .option('reducers', { type: 'number', alias: 'r' })
+          .option('overwrite', { type: 'boolean', default: false })
+          .option('pool', { type: 'string' })
+          .option('wait', { type: 'boolean', default: true, describe: 'follow the job until it ends (--no-wait to return at once)' }),
+      async (argv) => {
+        await withClient(argv.jobtracker, async (client) => {
+          const jobId = await client.submit(resolvePath(argv.module), {
+            input: argv.input,
+            output: argv.output,
+            params: parseParams(argv.param),
+            reducers: argv.reducers,
+            overwrite: argv.overwrite,
+            pool: argv.pool,
+          });
+          if (!argv.wait) {
+            process.stdout.write(`${jobId}\n`);
+            return;
+          }
+          const status = await client.waitForCompletion(jobId, { onProgress: progressPrinter(jobId) });
+          printStatus(status);
+          printCounters(status);
+        });
+      },
+    )
+    .command('job', 'job status | list | kill', (y) =>
+      y
+        .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
+        .command('status <id>', 'show a job', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
+          await withClient(argv.jobtracker, async (c) => {
+            const s = await c.status(argv.id);
+            printStatus(s);
+            printCounters(s);
+          });
+        })
+        .command('list', 'list jobs', (yy) => yy, async (argv) => {
+          await withClient(argv.jobtracker, async (c) => (await c.list()).forEach(printStatus));
+        })
+        .command('kill <id>', 'kill a job', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
+          await withClient(argv.jobtracker, async (c) => printStatus(await c.kill(argv.id)));
+        })
+        .demandCommand(1),
+    )
+    .command('fs', 'the block store: put | get | cat | ls | rm | stat | mkdir', (y) =>
+      y
+        .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
+        .command(
+          'put <local> <path>',
+          'copy a local file into the block store',
+          (yy) =>
+            yy
+              .positional('local', { type: 'string', demandOption: true })
+              .positional('path', { type: 'string', demandOption: true })
+              .option('overwrite', { type: 'boolean', default: false, alias: 'f' })
+              .option('replication', { type: 'number' })
+              .option('block-size', { type: 'string' }),
+          async (argv) => {
+            await withClient(argv.jobtracker, async (c) => {
+              const size = (await statLocal(argv.local)).size;
+              const started = Date.now();
+              await c.fs.put(resolvePath(argv.local), argv.path, {
+                overwrite: argv.overwrite,
+                replication: argv.replication,
+                blockSize: argv['block-size'] ? parseSize(argv['block-size']) : undefined,
+              });
+              process.stderr.write(`put ${formatBytes(size)} in ${((Date.now() - started) / 1000).toFixed(2)} s\n`);
+            });
+          },
+        )
+        .command(
+          'get <path> <local>',
+          'copy a file out of the block store',
+          (yy) => yy.positional('path', { type: 'string', demandOption: true }).positional('local', { type: 'string', demandOption: true }),
+          async (argv) => {
+            await withClient(argv.jobtracker, (c) => c.fs.get(argv.path, resolvePath(argv.local)));
+          },
+        )
+        .command('cat <path>', 'print a file', (yy) => yy.positional('path', { type: 'string', demandOption: true }), async (argv) => {
+          await withClient(argv.jobtracker, async (c) => {
+            const st = await c.fs.stat(argv.path);
+            const files = st.type === 'dir' ? (await c.fs.list(argv.path)).filter((f) => f.type === 'file').map((f) => f.path) : [argv.path];
+            for (const f of files) await pipeline(Readable.from(c.fs.cat(f)), process.stdout, { end: false });
+          });
+        })
+        .command('ls [path]', 'list a directory', (yy) => yy.positional('path', { type: 'string', default: '/' }), async (argv) => {
+          await withClient(argv.jobtracker, async (c) => {
+            for (const f of await c.fs.list(String(argv.path))) {
+              process.stdout.write(`${f.type === 'dir' ? 'd' : '-'} ${String(f.replication).padStart(2)} ${String(f.length).padStart(12)} ${new Date(f.mtime).toISOString()} ${f.path}\n`);
+            }
+          });
+        })
+        .command(
+          'rm <path>',
+          'remove a file or (with -r) a directory',
+          (yy) => yy.positional('path', { type: 'string', demandOption: true }).option('recursive', { type: 'boolean', alias: 'r', default: false }),
+          async (argv) => {
+            await withClient(argv.jobtracker, (c) => c.fs.remove(argv.path, { recursive: argv.recursive }));
+          },
+        )
+        .command('stat <path>', 'show a file\'s blocks and replicas', (yy) => yy.positional('path', { type: 'string', demandOption: true }), async (argv) => {
+          await withClient(argv.jobtracker, async (c) => {
+            const st = await c.fs.stat(argv.path);
+            process.stdout.write(`${JSON.stringify(st)}\n`);
+            if (st.type === 'file') {
+              for (const b of await c.fs.getBlocks(argv.path)) {
+                process.stdout.write(`  ${b.blockId} offset ${b.offset} length ${b.length} crc32 ${b.crc32.toString(16)} on ${b.locations.map((l) => `${l.workerId}(${l.rack})`).join(', ')}\n`);
+              }
+            }
+          });
+        })
+        .command(
+          'mkdir <path>',
+          'make a directory',
+          (yy) => yy.positional('path', { type: 'string', demandOption: true }).option('parents', { type: 'boolean', alias: 'p', default: false }),
+          async (argv) => {
+            await withClient(argv.jobtracker, (c) => c.fs.mkdir(argv.path, { parents: argv.parents }));
+          },
+        )
+        .demandCommand(1),
+    )
+    .demandCommand(1)
+    .strict()
+    .help()
+    .fail((msg, err, y) => {
+      if (err) throw err;
+      process.stderr.write(`${y.help()}\n\n${msg}\n`);
+      process.exit(2);
+    })
+    .parseAsync();
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof MinimrError) {
+    process.stderr.write(`minimr: ${err.code}: ${err.message}\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`minimr: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});
+

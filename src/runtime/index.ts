@@ -1,0 +1,8 @@
+export { JobTracker, type JobTrackerOptions } from './jobtracker.js';
+export { Worker, type WorkerOptions } from './tasktracker.js';
+export { JobClient, type SubmitOptions, type WaitOptions } from './job-client.js';
+export { LocalCluster, type LocalClusterOptions, type LocalWorkerProcess } from './local-cluster.js';
+export { encodeFrame, decodeFrame } from './frame-codec.js';
+export { RpcPeer, connectPeer } from './rpc-peer.js';
+export { PROTOCOL_VERSION, MAX_FRAME_BYTES } from './protocol.js';
+export type { JobStatus, JobSubmission, ClusterInfoResult, WorkerStatus, Message, AttemptSpec } from './protocol.js';

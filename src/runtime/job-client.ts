@@ -1,0 +1,175 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AnyJobDefinition, JsonObject, JsonValue, PrepareContext } from '../api/index.js';
+import { MinimrError, deserializeError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { FsClient, computeSplits, type FileStatus } from '../storage/index.js';
+import { openTaskInput } from './input.js';
+import { importJobModule, readJobModuleSource, storeJobModule } from './job-loader.js';
+import type { ClusterInfoResult, JobStatus, JobSubmission, SerializedInputFormat } from './protocol.js';
+import { remoteNamenode } from './remote-namenode.js';
+import { connectPeer, type RpcPeer } from './rpc-peer.js';
+
+export interface SubmitOptions {
+  input?: readonly string[];
+  output: string;
+  params?: Record<string, JsonValue>;
+  /** Overrides the job's own `reducers`. */
+  reducers?: number;
+  overwrite?: boolean;
+  pool?: string;
+  maxAttempts?: number;
+}
+
+export interface WaitOptions {
+  onProgress?: (status: JobStatus) => void;
+  pollMs?: number;
+}
+
+/** A user's handle on a cluster: submit and follow jobs, and use the block store. */
+export class JobClient {
+  readonly fs: FsClient;
+
+  private constructor(private readonly peer: RpcPeer) {
+    this.fs = new FsClient({ namenode: remoteNamenode(peer) });
+  }
+
+  static async connect(url: string, logger?: Logger): Promise<JobClient> {
+    const peer = await connectPeer(url, () => {
+      throw new MinimrError('EPROTOCOL', 'clients accept no requests');
+    }, logger);
+    return new JobClient(peer);
+  }
+
+  close(): void {
+    this.peer.close(1000, 'client done');
+  }
+
+  /** Loads the job module here (so a broken module fails now), runs its `prepare`, and submits it. */
+  async submit(modulePath: string, options: SubmitOptions): Promise<string> {
+    const { name: moduleName, source } = await readJobModuleSource(modulePath);
+    const cacheDir = await mkdtemp(join(tmpdir(), 'minimr-client-'));
+    try {
+      const job = await importJobModule(await storeJobModule(source, cacheDir), moduleName);
+      const submission = await this.buildSubmission(job, moduleName, source, options);
+      const { jobId } = await this.peer.request<{ jobId: string }>({ type: 'submit-job', job: submission });
+      return jobId;
+    } finally {
+      await rm(cacheDir, { recursive: true, force: true });
+    }
+  }
+
+  private async buildSubmission(job: AnyJobDefinition, moduleName: string, source: string, options: SubmitOptions): Promise<JobSubmission> {
+    const params = options.params ?? {};
+    const inputPaths = [...(options.input ?? [])].map((p) => p.replace(/\/+$/, '') || '/');
+    const reducers = options.reducers ?? job.reducers ?? 1;
+    let input: SerializedInputFormat;
+    if (job.input.kind === 'generated') {
+      const splits = job.input.splits(params);
+      if (!Array.isArray(splits)) throw new MinimrError('EBADJOB', `${moduleName}: generatedInput's splits() must return an array`);
+      input = { kind: 'generated', splits };
+    } else {
+      if (inputPaths.length === 0) throw new MinimrError('ENOINPUT', `${job.name} reads files: give at least one --input path`);
+      input = job.input.kind === 'fixed' ? { kind: 'fixed', recordLength: job.input.recordLength } : { kind: 'text' };
+    }
+    let shared: JsonObject = {};
+    if (job.prepare) {
+      const ctx: PrepareContext<never> = {
+        params,
+        inputPaths,
+        reducers,
+        sample: (maxRecords, maxSplits) => this.sample(inputPaths, input, maxRecords, maxSplits) as Promise<never[]>,
+      };
+      shared = await job.prepare(ctx);
+    }
+    return {
+      name: job.name,
+      moduleName,
+      moduleSource: source,
+      inputPaths,
+      outputPath: options.output,
+      overwrite: options.overwrite ?? false,
+      reducers,
+      params,
+      shared,
+      input,
+      output: job.output ?? { kind: 'text', separator: '\t' },
+      pool: options.pool,
+      maxAttempts: options.maxAttempts,
+    };
+  }
+
+  /** Records taken evenly from up to `maxSplits` splits of the input, as TeraSort's sampler does. */
+  private async sample(paths: readonly string[], format: SerializedInputFormat, maxRecords: number, maxSplits = 10): Promise<unknown[]> {
+    if (format.kind === 'generated') return [];
+    const files: FileStatus[] = [];
+    for (const path of paths) {
+      const status = await this.fs.stat(path).catch((err: unknown) => {
+        if (err instanceof MinimrError && err.code === 'ENOENT') throw new MinimrError('ENOINPUT', `input path ${path} does not exist`, { path });
+        throw err;
+      });
+      if (status.type === 'file') files.push(status);
+      else files.push(...(await this.fs.list(path)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? '')));
+    }
+    const splits = [];
+    for (const f of files) splits.push(...computeSplits(f.path, await this.fs.getBlocks(f.path)));
+    if (splits.length === 0) return [];
+    const take = Math.min(maxSplits, splits.length);
+    const perSplit = Math.max(1, Math.ceil(maxRecords / take));
+    const out: unknown[] = [];
+    for (let i = 0; i < take; i++) {
+      const split = splits[Math.floor((i * splits.length) / take)]!;
+      const reader = openTaskInput(this.fs, { kind: 'file', path: split.path, start: split.start, length: split.length, fileLength: split.fileLength }, format, i);
+      let got = 0;
+      try {
+        for (let batch = await reader.next(); batch && got < perSplit; batch = await reader.next()) {
+          for (const v of batch.values) {
+            if (got++ >= perSplit) break;
+            out.push(Buffer.isBuffer(v) ? Buffer.from(v) : v);
+          }
+        }
+      } finally {
+        await reader.close();
+      }
+    }
+    return out.slice(0, maxRecords);
+  }
+
+  status(jobId: string): Promise<JobStatus> {
+    return this.peer.request<JobStatus>({ type: 'job-status', jobId });
+  }
+
+  list(): Promise<JobStatus[]> {
+    return this.peer.request<JobStatus[]>({ type: 'list-jobs' });
+  }
+
+  kill(jobId: string): Promise<JobStatus> {
+    return this.peer.request<JobStatus>({ type: 'kill-job', jobId });
+  }
+
+  clusterInfo(): Promise<ClusterInfoResult> {
+    return this.peer.request<ClusterInfoResult>({ type: 'cluster-info' });
+  }
+
+  /** Polls until the job ends; rejects with the job's error when it failed or was killed. */
+  async waitForCompletion(jobId: string, options: WaitOptions = {}): Promise<JobStatus> {
+    const pollMs = options.pollMs ?? 200;
+    for (;;) {
+      const status = await this.status(jobId);
+      options.onProgress?.(status);
+      if (status.state === 'succeeded') return status;
+      if (status.state === 'failed' || status.state === 'killed') {
+        const err = status.error ? deserializeError(status.error) : new MinimrError('EJOBFAILED', `job ${jobId} ${status.state}`);
+        throw new MinimrError(status.state === 'killed' ? 'EJOBKILLED' : 'EJOBFAILED', err.message, { ...err.details, jobId });
+      }
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+
+  /** Submits and waits. */
+  async run(modulePath: string, options: SubmitOptions, wait: WaitOptions = {}): Promise<JobStatus> {
+    const jobId = await this.submit(modulePath, options);
+    return this.waitForCompletion(jobId, wait);
+  }
+}

@@ -1,0 +1,128 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createLogger, type Logger } from '../log.js';
+import { createPolicy, type Policy } from '../scheduler/index.js';
+import { JobClient } from './job-client.js';
+import { JobTracker } from './jobtracker.js';
+
+export interface LocalClusterOptions {
+  dataDir: string;
+  workers?: number;
+  mapSlots?: number;
+  reduceSlots?: number;
+  /** Rack of worker i; default: every worker on /rack-(i mod 2). */
+  rackOf?: (index: number) => string;
+  blockSize?: number;
+  replication?: number;
+  heartbeatMs?: number;
+  workerTimeoutMs?: number;
+  policy?: Policy | string;
+  port?: number;
+  maxAttempts?: number;
+  logger?: Logger;
+  /** Log level of the worker processes (default: warn, so the terminal shows progress, not chatter). */
+  workerLogLevel?: string;
+}
+
+export interface LocalWorkerProcess {
+  readonly workerId: string;
+  readonly process: ChildProcess;
+}
+
+const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+
+/**
+ * An embedded cluster on this machine: the JobTracker in this process, each worker in a process of
+ * its own (as on a real cluster, so that killing one is a real crash).
+ */
+export class LocalCluster {
+  readonly jobTracker: JobTracker;
+  readonly workers: LocalWorkerProcess[] = [];
+  client!: JobClient;
+  private readonly options: LocalClusterOptions;
+
+  private constructor(options: LocalClusterOptions, jobTracker: JobTracker) {
+    this.options = options;
+    this.jobTracker = jobTracker;
+  }
+
+  static async start(options: LocalClusterOptions): Promise<LocalCluster> {
+    const logger = options.logger ?? createLogger('local');
+    const policy = typeof options.policy === 'object' ? options.policy : createPolicy(options.policy ?? 'fifo');
+    const jobTracker = new JobTracker({
+      dataDir: join(options.dataDir, 'jobtracker'),
+      port: options.port ?? 0,
+      policy,
+      heartbeatMs: options.heartbeatMs ?? 500,
+      workerTimeoutMs: options.workerTimeoutMs,
+      blockSize: options.blockSize,
+      replication: options.replication,
+      maxAttempts: options.maxAttempts,
+      logger,
+    });
+    await jobTracker.start();
+    const cluster = new LocalCluster(options, jobTracker);
+    try {
+      const count = options.workers ?? 3;
+      for (let i = 0; i < count; i++) await cluster.startWorker(i);
+      await jobTracker.waitForWorkers(count);
+      cluster.client = await JobClient.connect(jobTracker.url);
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+    return cluster;
+  }
+
+  get url(): string {
+    return this.jobTracker.url;
+  }
+
+  /** Starts worker number `index` (again, after a crash: same id, same data directory). */
+  async startWorker(index: number): Promise<LocalWorkerProcess> {
+    const o = this.options;
+    const workerId = `worker-${index}`;
+    const dir = join(o.dataDir, workerId);
+    await mkdir(dir, { recursive: true });
+    const rack = o.rackOf ? o.rackOf(index) : `/rack-${index % 2}`;
+    const args = [CLI, 'worker', '--jobtracker', this.jobTracker.url, '--dir', dir, '--id', workerId, '--rack', rack];
+    if (o.mapSlots !== undefined) args.push('--map-slots', String(o.mapSlots));
+    if (o.reduceSlots !== undefined) args.push('--reduce-slots', String(o.reduceSlots));
+    const child = spawn(process.execPath, args, {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, MINIMR_LOG_LEVEL: o.workerLogLevel ?? process.env.MINIMR_LOG_LEVEL ?? 'warn' },
+    });
+    const worker = { workerId, process: child };
+    const existing = this.workers.findIndex((w) => w.workerId === workerId);
+    if (existing >= 0) this.workers[existing] = worker;
+    else this.workers.push(worker);
+    return worker;
+  }
+
+  /** Crashes a worker the hard way (SIGKILL), as a test of recovery. */
+  async killWorker(index: number): Promise<void> {
+    const w = this.workers[index];
+    if (!w || w.process.exitCode !== null || w.process.signalCode !== null) return;
+    const exited = once(w.process, 'exit');
+    w.process.kill('SIGKILL');
+    await exited;
+  }
+
+  async stop(): Promise<void> {
+    this.client?.close();
+    await Promise.all(
+      this.workers.map(async (w) => {
+        if (w.process.exitCode !== null || w.process.signalCode !== null) return;
+        const exited = once(w.process, 'exit');
+        w.process.kill('SIGTERM');
+        const timer = setTimeout(() => w.process.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+    await this.jobTracker.stop();
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * The wire protocol between JobTracker, workers (TaskTrackers), task processes and clients.
+ * Every frame is one msgpack-encoded object `{ v: PROTOCOL_VERSION, type, ... }` in a binary
+ * WebSocket message. Requests carry an `id`; the answer is a `reply` with `re` = that id.
+ * Every message type is declared here once; `MESSAGE_SHAPES` (frame-codec.ts) checks them at runtime.
+ */
+import type { JsonObject, JsonValue } from '../api/json.js';
+import type { SerializedError } from '../errors.js';
+import type { BlockInfo, DatanodeAddress } from '../storage/types.js';
+import type { MapOutputLocation } from '../shuffle/types.js';
+
+export const PROTOCOL_VERSION = 1;
+/** Control frames are small; bulk data goes over the workers' HTTP data ports. */
+export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
+export type TaskKind = 'map' | 'reduce';
+export type Counters = Record<string, number>;
+
+export type SerializedInputFormat =
+  | { kind: 'text' }
+  | { kind: 'fixed'; recordLength: number }
+  | { kind: 'generated'; splits: JsonValue[] };
+
+export type SerializedOutputFormat = { kind: 'text'; separator: string } | { kind: 'records' };
+
+export interface JobSubmission {
+  name: string;
+  /** File name the module came from (for messages) and its JavaScript source. */
+  moduleName: string;
+  moduleSource: string;
+  inputPaths: string[];
+  outputPath: string;
+  overwrite: boolean;
+  reducers: number;
+  params: Record<string, JsonValue>;
+  shared: JsonObject;
+  input: SerializedInputFormat;
+  output: SerializedOutputFormat;
+  pool?: string;
+  maxAttempts?: number;
+  mapMemoryMb?: number;
+  reduceMemoryMb?: number;
+}
+
+/** A file input split (storage) or a generated one (split value). */
+export type TaskInput =
+  | { kind: 'file'; path: string; start: number; length: number; fileLength: number }
+  | { kind: 'generated'; value: JsonValue }
+  | { kind: 'none' };
+
+export interface AttemptSpec {
+  jobId: string;
+  jobName: string;
+  taskId: string;
+  attemptId: string;
+  kind: TaskKind;
+  index: number;
+  input: TaskInput;
+  inputFormat: SerializedInputFormat;
+  outputFormat: SerializedOutputFormat;
+  /** Where a map-only map or a reduce writes its part file before commit. */
+  outputTempPath: string;
+  reducers: number;
+  params: Record<string, JsonValue>;
+  shared: JsonObject;
+  /** Reduces: where every map's output is. */
+  mapOutputs: MapOutputLocation[];
+  memoryMb: number;
+}
+
+export type JobState = 'pending' | 'running' | 'succeeded' | 'failed' | 'killed';
+export type AttemptState = 'running' | 'succeeded' | 'failed' | 'killed';
+
+export interface JobStatus {
+  jobId: string;
+  name: string;
+  pool: string;
+  state: JobState;
+  submitTime: number;
+  startTime?: number;
+  finishTime?: number;
+  mapsTotal: number;
+  mapsCompleted: number;
+  reducesTotal: number;
+  reducesCompleted: number;
+  /** 0..1, including running attempts' progress. */
+  mapProgress: number;
+  reduceProgress: number;
+  counters: Counters;
+  outputPath: string;
+  error?: SerializedError;
+  failedAttempts: number;
+  killedAttempts: number;
+}
+
+export interface WorkerStatus {
+  workerId: string;
+  host: string;
+  dataPort: number;
+  rack: string;
+  mapSlots: number;
+  reduceSlots: number;
+  memoryMb: number;
+  runningAttempts: number;
+  lastHeartbeat: number;
+}
+
+export interface AttemptProgress {
+  attemptId: string;
+  progress: number;
+  counters: Counters;
+}
+
+/** What a map attempt tells the JobTracker about its output (sizes drive later skew handling). */
+export interface MapOutputSummary {
+  partitionBytes: number[];
+  partitionRecords: number[];
+}
+
+export const NAMENODE_OPS = [
+  'mkdir',
+  'stat',
+  'list',
+  'remove',
+  'rename',
+  'create',
+  'allocateBlock',
+  'commitBlock',
+  'complete',
+  'abandon',
+  'getBlocks',
+  'reportBadReplica',
+] as const;
+export type NamenodeOp = (typeof NAMENODE_OPS)[number];
+
+// ---- messages ---------------------------------------------------------------------------------
+
+interface Frame<T extends string> {
+  v: number;
+  type: T;
+}
+interface Request<T extends string> extends Frame<T> {
+  id: number;
+}
+
+/** worker -> JT */
+export interface RegisterWorker extends Request<'register'> {
+  worker: DatanodeAddress & { mapSlots: number; reduceSlots: number; memoryMb: number; diskMBps: number };
+  blockIds: string[];
+}
+export interface Heartbeat extends Frame<'heartbeat'> {
+  workerId: string;
+  attempts: AttemptProgress[];
+}
+export interface AttemptFinished extends Frame<'attempt-finished'> {
+  workerId: string;
+  attemptId: string;
+  state: 'succeeded' | 'failed' | 'killed';
+  counters: Counters;
+  error?: SerializedError;
+  mapOutput?: MapOutputSummary;
+}
+export interface GetJobModule extends Request<'get-job-module'> {
+  jobId: string;
+}
+
+/** JT -> worker */
+export interface LaunchAttempt extends Frame<'launch'> {
+  attempt: AttemptSpec;
+}
+export interface KillAttempt extends Frame<'kill'> {
+  attemptId: string;
+  reason: string;
+}
+export interface DeleteBlocks extends Frame<'delete-blocks'> {
+  blockIds: string[];
+}
+export interface ReplicateBlock extends Frame<'replicate-block'> {
+  blockId: string;
+  targets: DatanodeAddress[];
+}
+export interface CleanupJob extends Frame<'cleanup-job'> {
+  jobId: string;
+}
+
+/** clients (CLI, task processes) -> JT */
+export interface SubmitJob extends Request<'submit-job'> {
+  job: JobSubmission;
+}
+export interface GetJobStatus extends Request<'job-status'> {
+  jobId: string;
+}
+export interface ListJobs extends Request<'list-jobs'> {}
+export interface KillJob extends Request<'kill-job'> {
+  jobId: string;
+}
+export interface ClusterInfo extends Request<'cluster-info'> {}
+export interface NamenodeCall extends Request<'fs'> {
+  op: NamenodeOp;
+  args: unknown[];
+}
+
+/** Answer to any request. */
+export type Reply =
+  | (Frame<'reply'> & { re: number; ok: true; result: unknown })
+  | (Frame<'reply'> & { re: number; ok: false; error: SerializedError });
+
+export type Message =
+  | RegisterWorker
+  | Heartbeat
+  | AttemptFinished
+  | GetJobModule
+  | LaunchAttempt
+  | KillAttempt
+  | DeleteBlocks
+  | ReplicateBlock
+  | CleanupJob
+  | SubmitJob
+  | GetJobStatus
+  | ListJobs
+  | KillJob
+  | ClusterInfo
+  | NamenodeCall
+  | Reply;
+
+export type MessageType = Message['type'];
+export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
+/** A message as the sender writes it: version and request id are filled in by the peer. */
+export type Outgoing<M extends Message> = M extends Request<string> ? Omit<M, 'v' | 'id'> : Omit<M, 'v'>;
+
+export interface RegisterResult {
+  heartbeatMs: number;
+  /** Blocks the NameNode does not know: the worker deletes them. */
+  orphanBlocks: string[];
+}
+
+export interface ClusterInfoResult {
+  workers: WorkerStatus[];
+  policy: string;
+  heartbeatMs: number;
+}
+
+export type { BlockInfo };

@@ -1,0 +1,63 @@
+import { MinimrError } from '../errors.js';
+import type { JobSubmission } from './protocol.js';
+
+const PATH_RE = /^\/[^\0]*$/;
+
+function bad(message: string): never {
+  throw new MinimrError('EBADJOB', `malformed job submission: ${message}`);
+}
+
+/** Checks a submission that arrived over the network before any of it is trusted. */
+export function validateSubmission(raw: unknown): JobSubmission {
+  if (typeof raw !== 'object' || raw === null) bad('the job must be an object');
+  const s = raw as Partial<JobSubmission>;
+  if (typeof s.name !== 'string' || s.name.length === 0 || s.name.length > 200) bad('`name` must be a string of 1-200 characters');
+  if (typeof s.moduleSource !== 'string' || s.moduleSource.length === 0) bad('`moduleSource` must be the job module\'s source text');
+  if (typeof s.moduleName !== 'string') bad('`moduleName` must be a string');
+  if (!Array.isArray(s.inputPaths) || !s.inputPaths.every((p) => typeof p === 'string' && PATH_RE.test(p))) {
+    bad('`inputPaths` must be a list of absolute paths');
+  }
+  if (typeof s.outputPath !== 'string' || !PATH_RE.test(s.outputPath) || s.outputPath === '/') {
+    bad('`outputPath` must be an absolute path other than /');
+  }
+  for (const input of s.inputPaths) {
+    const a = input.replace(/\/+$/, '');
+    const b = s.outputPath.replace(/\/+$/, '');
+    if (a === b || a.startsWith(`${b}/`)) bad(`output path ${s.outputPath} would overwrite the input ${input}`);
+  }
+  if (!Number.isInteger(s.reducers) || (s.reducers as number) < 0 || (s.reducers as number) > 100_000) bad('`reducers` must be an integer in 0..100000');
+  const input = s.input as JobSubmission['input'] | undefined;
+  if (!input || typeof input !== 'object') bad('`input` format missing');
+  if (input.kind === 'fixed') {
+    if (!Number.isInteger(input.recordLength) || input.recordLength <= 0) bad('fixed input needs a positive integer recordLength');
+  } else if (input.kind === 'generated') {
+    if (!Array.isArray(input.splits)) bad('generated input needs a list of splits');
+  } else if (input.kind !== 'text') bad(`unknown input format "${String((input as { kind?: unknown }).kind)}"`);
+  const output = s.output as JobSubmission['output'] | undefined;
+  if (!output || (output.kind !== 'text' && output.kind !== 'records')) bad('`output` must be a text or records format');
+  if (output.kind === 'text' && typeof output.separator !== 'string') bad('text output needs a separator string');
+  if (typeof s.params !== 'object' || s.params === null) bad('`params` must be an object');
+  if (typeof s.shared !== 'object' || s.shared === null) bad('`shared` must be an object');
+  if (s.maxAttempts !== undefined && (!Number.isInteger(s.maxAttempts) || s.maxAttempts < 1)) bad('`maxAttempts` must be a positive integer');
+  for (const f of ['mapMemoryMb', 'reduceMemoryMb'] as const) {
+    if (s[f] !== undefined && (!Number.isInteger(s[f]) || (s[f] as number) <= 0)) bad(`\`${f}\` must be a positive integer`);
+  }
+  if (s.pool !== undefined && typeof s.pool !== 'string') bad('`pool` must be a string');
+  return {
+    name: s.name,
+    moduleName: s.moduleName,
+    moduleSource: s.moduleSource,
+    inputPaths: s.inputPaths,
+    outputPath: s.outputPath.replace(/\/+$/, ''),
+    overwrite: s.overwrite === true,
+    reducers: s.reducers as number,
+    params: s.params,
+    shared: s.shared,
+    input,
+    output,
+    pool: s.pool,
+    maxAttempts: s.maxAttempts,
+    mapMemoryMb: s.mapMemoryMb,
+    reduceMemoryMb: s.reduceMemoryMb,
+  };
+}

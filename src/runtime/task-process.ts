@@ -1,0 +1,303 @@
+/**
+ * Entry point of a task process. The worker forks one of these ahead of time, so that a launch only
+ * costs a message; each process runs exactly one attempt and exits, so a kill is a plain SIGKILL and
+ * no state leaks from one job's code into another's. User code runs here, never in the worker,
+ * so a CPU-bound map cannot delay the worker's heartbeats.
+ */
+import { once } from 'node:events';
+import type { AnyJobDefinition, Codec, TaskContext } from '../api/index.js';
+import { codecs } from '../api/index.js';
+import { MinimrError, serializeError } from '../errors.js';
+import {
+  InMemoryMapOutputBuffer,
+  SegmentReader,
+  mapOutputPaths,
+  fetchMapOutputs,
+  groupByKey,
+  hashPartition,
+  mergeSortedRuns,
+  type BytesCombiner,
+  type KeyComparator,
+  type ShuffleCounters,
+} from '../shuffle/index.js';
+import { FsClient, LocalDiskBlockStore } from '../storage/index.js';
+import { openTaskInput } from './input.js';
+import { importJobModule } from './job-loader.js';
+import { OutputWriter } from './output-writer.js';
+import type { AttemptSpec, Counters, MapOutputSummary } from './protocol.js';
+import { remoteNamenode } from './remote-namenode.js';
+import { connectPeer, type RpcPeer } from './rpc-peer.js';
+import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
+
+const PROGRESS_INTERVAL_MS = 300;
+
+function send(report: TaskProcessReport): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send || !process.connected) return resolve();
+    process.send(report, undefined, {}, () => resolve());
+  });
+}
+
+function newShuffleCounters(): ShuffleCounters {
+  return {
+    mapOutputRecords: 0,
+    mapOutputBytes: 0,
+    combineInputRecords: 0,
+    combineOutputRecords: 0,
+    spilledRecords: 0,
+    spills: 0,
+    shuffleBytesLocal: 0,
+    shuffleBytesRemote: 0,
+    reduceInputRecords: 0,
+    reduceInputGroups: 0,
+  };
+}
+
+function* decodeAll<T>(values: Iterable<Buffer>, codec: Codec<T>): Iterable<T> {
+  for (const v of values) yield codec.decode(v);
+}
+
+class AttemptRunner {
+  readonly counters: Counters = {};
+  readonly shuffle = newShuffleCounters();
+  progress = 0;
+  private readonly keyCodec: Codec<unknown>;
+  private readonly valueCodec: Codec<unknown>;
+  private readonly compare: KeyComparator;
+
+  constructor(
+    private readonly spec: AttemptSpec,
+    private readonly job: AnyJobDefinition,
+    private readonly fs: FsClient,
+    private readonly config: TaskProcessConfig,
+  ) {
+    this.keyCodec = (job.mapKey ?? codecs.text) as Codec<unknown>;
+    this.valueCodec = (job.mapValue ?? codecs.msgpack()) as Codec<unknown>;
+    this.compare = job.compareKeys ?? Buffer.compare;
+  }
+
+  private baseContext(): TaskContext {
+    const counters = this.counters;
+    return {
+      jobId: this.spec.jobId,
+      taskId: this.spec.taskId,
+      attemptId: this.spec.attemptId,
+      params: this.spec.params,
+      shared: this.spec.shared,
+      count(name: string, delta = 1) {
+        const key = `user.${name}`;
+        counters[key] = (counters[key] ?? 0) + delta;
+      },
+    };
+  }
+
+  snapshotCounters(): Counters {
+    const s = this.shuffle;
+    return {
+      ...this.counters,
+      MAP_OUTPUT_RECORDS: s.mapOutputRecords,
+      MAP_OUTPUT_BYTES: s.mapOutputBytes,
+      COMBINE_INPUT_RECORDS: s.combineInputRecords,
+      COMBINE_OUTPUT_RECORDS: s.combineOutputRecords,
+      SPILLED_RECORDS: s.spilledRecords,
+      SHUFFLE_BYTES_LOCAL: s.shuffleBytesLocal,
+      SHUFFLE_BYTES_REMOTE: s.shuffleBytesRemote,
+      REDUCE_INPUT_RECORDS: s.reduceInputRecords,
+      REDUCE_INPUT_GROUPS: s.reduceInputGroups,
+    };
+  }
+
+  private add(name: string, delta: number): void {
+    this.counters[name] = (this.counters[name] ?? 0) + delta;
+  }
+
+  private async openOutput(): Promise<OutputWriter> {
+    const sink = await this.fs.createWriter(this.spec.outputTempPath, { overwrite: true });
+    return new OutputWriter(this.spec.outputFormat, sink);
+  }
+
+  private combiner(): BytesCombiner | undefined {
+    const combine = this.job.combine;
+    if (!combine) return undefined;
+    const { keyCodec, valueCodec } = this;
+    return (key, values, emit) => {
+      combine.call(this.job, keyCodec.decode(key), decodeAll(values, valueCodec), {
+        emit: (k: unknown, v: unknown) => emit(keyCodec.encode(k), valueCodec.encode(v)),
+      });
+    };
+  }
+
+  async runMap(): Promise<MapOutputSummary | undefined> {
+    const { spec, job } = this;
+    const reader = openTaskInput(this.fs, spec.input, spec.inputFormat, spec.index);
+    const mapOnly = spec.reducers === 0;
+    const output = mapOnly ? await this.openOutput() : undefined;
+    const collector = mapOnly
+      ? undefined
+      : new InMemoryMapOutputBuffer({
+          dir: mapOutputPaths(this.config.shuffleRoot, spec.jobId, spec.attemptId).dir,
+          numPartitions: spec.reducers,
+          compare: this.compare,
+          combiner: this.combiner(),
+          counters: this.shuffle,
+        });
+    const base = this.baseContext();
+    const partition = job.partition;
+    const { keyCodec, valueCodec } = this;
+    const reducers = spec.reducers;
+    const split = spec.input.kind === 'file' ? { path: spec.input.path, start: spec.input.start, length: spec.input.length } : undefined;
+    const ctx = {
+      ...base,
+      mapIndex: spec.index,
+      split,
+      emit: output
+        ? (key: unknown, value: unknown) => output.emit(key, value)
+        : (key: unknown, value: unknown) => {
+            const k = keyCodec.encode(key);
+            const p = partition ? partition.call(job, key, reducers, base) : hashPartition(k, reducers);
+            if (!Number.isInteger(p) || p < 0 || p >= reducers) {
+              throw new MinimrError('ETASK', `partition() returned ${p} for a job with ${reducers} reducers`, { taskId: spec.taskId });
+            }
+            collector!.collect(p, k, valueCodec.encode(value));
+          },
+    };
+    let bytesRead = 0;
+    try {
+      for (let batch = await reader.next(); batch; batch = await reader.next()) {
+        const { offsets, values } = batch;
+        for (let i = 0; i < values.length; i++) {
+          const r = job.map(offsets[i]!, values[i] as never, ctx);
+          if (r instanceof Promise) await r;
+          if (output?.needsFlush) await output.flush();
+        }
+        this.add('MAP_INPUT_RECORDS', values.length);
+        bytesRead += batch.bytesRead;
+        this.progress = reader.totalBytes > 0 ? Math.min(0.99, bytesRead / reader.totalBytes) : 0.5;
+      }
+      if (job.cleanupMap) await job.cleanupMap(ctx);
+    } finally {
+      await reader.close();
+    }
+    this.add('MAP_INPUT_BYTES', bytesRead);
+    if (output) {
+      await output.close();
+      this.add('MAP_OUTPUT_RECORDS', output.records);
+      this.add('OUTPUT_BYTES', output.bytes);
+      return undefined;
+    }
+    const info = await collector!.finish();
+    return {
+      partitionBytes: info.partitions.map((p) => p.length),
+      partitionRecords: info.partitions.map((p) => p.records),
+    };
+  }
+
+  async runReduce(): Promise<void> {
+    const { spec, job } = this;
+    const segments = await fetchMapOutputs({
+      jobId: spec.jobId,
+      reduceIndex: spec.index,
+      locations: spec.mapOutputs,
+      local: { workerId: this.config.workerId, rootDir: this.config.shuffleRoot },
+      counters: this.shuffle,
+    });
+    this.progress = 1 / 3;
+    const output = await this.openOutput();
+    const ctx = { ...this.baseContext(), reduceIndex: spec.index, emit: (k: unknown, v: unknown) => output.emit(k, v) };
+    const { keyCodec, valueCodec } = this;
+    const records = mergeSortedRuns(segments.map((s) => new SegmentReader(s.data)), this.compare);
+    const reduce = job.reduce;
+    let groups = 0;
+    for (const group of groupByKey(records, this.compare)) {
+      groups++;
+      const key = keyCodec.decode(group.key);
+      if (reduce) {
+        const r = reduce.call(job, key, decodeAll(group.values, valueCodec), ctx);
+        if (r instanceof Promise) await r;
+      } else {
+        for (const v of group.values) output.emit(key, valueCodec.decode(v));
+      }
+      if (output.needsFlush) await output.flush();
+    }
+    this.shuffle.reduceInputGroups = groups;
+    if (job.cleanupReduce) await job.cleanupReduce(ctx);
+    await output.close();
+    this.add('REDUCE_OUTPUT_RECORDS', output.records);
+    this.add('OUTPUT_BYTES', output.bytes);
+  }
+}
+
+let peer: RpcPeer | undefined;
+let fs: FsClient | undefined;
+let config: TaskProcessConfig | undefined;
+
+async function connect(cfg: TaskProcessConfig): Promise<void> {
+  peer = await connectPeer(cfg.jobTrackerUrl, () => {
+    throw new MinimrError('EPROTOCOL', 'task processes accept no requests');
+  });
+  fs = new FsClient({
+    namenode: remoteNamenode(peer),
+    client: { workerId: cfg.workerId, rack: cfg.rack },
+    localStore: new LocalDiskBlockStore({ dir: cfg.blockDir, workerId: cfg.workerId }),
+  });
+}
+
+async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<void> {
+  const cfg = config!;
+  let runner: AttemptRunner | undefined;
+  const timer = setInterval(() => {
+    if (runner) void send({ type: 'progress', attemptId: spec.attemptId, progress: runner.progress, counters: runner.snapshotCounters() });
+  }, PROGRESS_INTERVAL_MS);
+  try {
+    if (!peer) await connect(cfg);
+    const job = await importJobModule(modulePath, spec.jobName);
+    runner = new AttemptRunner(spec, job, fs!, cfg);
+    let mapOutput: MapOutputSummary | undefined;
+    try {
+      if (spec.kind === 'map') mapOutput = await runner.runMap();
+      else await runner.runReduce();
+    } catch (err) {
+      if (err instanceof MinimrError) throw err;
+      const e = err as Error;
+      const where = spec.kind === 'map' ? 'map' : 'reduce';
+      throw new MinimrError('ETASK', `${where} of ${spec.taskId} threw: ${e?.message ?? String(err)}`, {
+        jobId: spec.jobId,
+        taskId: spec.taskId,
+        attemptId: spec.attemptId,
+        stack: e?.stack?.split('\n').slice(0, 6).join('\n'),
+      });
+    }
+    runner.progress = 1;
+    await send({ type: 'done', attemptId: spec.attemptId, state: 'succeeded', counters: runner.snapshotCounters(), mapOutput });
+  } catch (err) {
+    const error = serializeError(err);
+    await send({ type: 'done', attemptId: spec.attemptId, state: 'failed', counters: runner?.snapshotCounters() ?? {}, error });
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function main(): Promise<void> {
+  const raw = process.env.MINIMR_TASK_CONFIG;
+  if (!raw || !process.send) {
+    process.stderr.write('minimr task process: start it through a worker (needs MINIMR_TASK_CONFIG and an IPC channel)\n');
+    process.exit(2);
+  }
+  config = JSON.parse(raw) as TaskProcessConfig;
+  // Connecting ahead of the launch keeps the handshake off the task's critical path.
+  connect(config).catch(() => {
+    peer = undefined;
+  });
+  process.on('message', (msg: TaskProcessRequest) => {
+    if (msg?.type !== 'run') return;
+    void runAttempt(msg.spec, msg.modulePath).finally(() => {
+      peer?.close();
+      process.exit(0);
+    });
+  });
+  void send({ type: 'ready' });
+  process.on('disconnect', () => process.exit(0));
+  await once(process, 'beforeExit');
+}
+
+void main();

@@ -1,0 +1,315 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdir, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MinimrError, serializeError, type SerializedError } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
+import { createShuffleRequestHandler, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
+import { LocalDiskBlockStore, createDataRequestHandler, replicateBlock } from '../storage/index.js';
+import { storeJobModule } from './job-loader.js';
+import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, RegisterResult } from './protocol.js';
+import { connectPeer, type RpcPeer } from './rpc-peer.js';
+import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
+
+export interface WorkerOptions {
+  jobTrackerUrl: string;
+  dataDir: string;
+  workerId?: string;
+  /** Address other workers and clients use to reach this worker's data port. */
+  host?: string;
+  /** Address the data port binds to (default: `host`). */
+  bindHost?: string;
+  /** 0 picks a free port. */
+  dataPort?: number;
+  rack?: string;
+  mapSlots?: number;
+  reduceSlots?: number;
+  memoryMb?: number;
+  logger?: Logger;
+}
+
+interface RunningAttempt {
+  readonly spec: AttemptSpec;
+  child?: ChildProcess;
+  progress: number;
+  counters: Counters;
+  killReason?: string;
+  finished: boolean;
+}
+
+const TASK_PROCESS = fileURLToPath(new URL('./task-process.js', import.meta.url));
+
+/**
+ * The worker (TaskTracker + DataNode): serves its blocks and map outputs over HTTP, keeps a
+ * protocol connection to the JobTracker, and runs each task attempt in a child process of its own.
+ */
+export class Worker {
+  readonly workerId: string;
+  readonly logger: Logger;
+  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId'>>;
+  private readonly blockStore: LocalDiskBlockStore;
+  private readonly shuffleRoot: string;
+  private readonly jobsDir: string;
+  private server?: Server;
+  private peer?: RpcPeer;
+  private heartbeatTimer?: NodeJS.Timeout;
+  private heartbeatMs = 1000;
+  private readonly running = new Map<string, RunningAttempt>();
+  private readonly jobModules = new Map<string, Promise<string>>();
+  /** Task processes started ahead of launches, one per slot, so a launch costs a message. */
+  private readonly spares: ChildProcess[] = [];
+  private stopping = false;
+  dataPort = 0;
+
+  constructor(options: WorkerOptions) {
+    const host = options.host ?? '127.0.0.1';
+    const mapSlots = options.mapSlots ?? 2;
+    const reduceSlots = options.reduceSlots ?? 1;
+    this.opts = {
+      jobTrackerUrl: options.jobTrackerUrl,
+      dataDir: options.dataDir,
+      host,
+      bindHost: options.bindHost ?? host,
+      dataPort: options.dataPort ?? 0,
+      rack: options.rack ?? '/default-rack',
+      mapSlots,
+      reduceSlots,
+      memoryMb: options.memoryMb ?? (mapSlots + reduceSlots) * 512,
+    };
+    this.workerId = options.workerId ?? `${hostname()}-${process.pid}`;
+    this.logger = options.logger ?? createLogger(`worker ${this.workerId}`);
+    this.blockStore = new LocalDiskBlockStore({ dir: join(options.dataDir, 'blocks'), workerId: this.workerId });
+    this.shuffleRoot = join(options.dataDir, 'shuffle');
+    this.jobsDir = join(options.dataDir, 'jobs');
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.jobsDir, { recursive: true }), this.blockStore.open()]);
+    const blocks = createDataRequestHandler(this.blockStore, this.workerId);
+    const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot });
+    this.server = createServer((req, res) => {
+      if (blocks(req, res) || shuffle(req, res)) return;
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.opts.dataPort, this.opts.bindHost, () => resolve());
+    });
+    const addr = this.server.address();
+    this.dataPort = typeof addr === 'object' && addr ? addr.port : this.opts.dataPort;
+    this.refillSpares();
+    await this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    const exits: Promise<unknown>[] = [];
+    for (const child of [...[...this.running.values()].map((r) => r.child), ...this.spares.splice(0)]) {
+      if (child && child.exitCode === null && child.signalCode === null) {
+        exits.push(new Promise((resolve) => child.once('exit', resolve)));
+        child.kill('SIGKILL');
+      }
+    }
+    await Promise.all(exits);
+    this.peer?.close(1000, 'worker stopping');
+    if (this.server) {
+      this.server.closeAllConnections();
+      await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    }
+  }
+
+  // ---- JobTracker connection -----------------------------------------------------------------
+
+  private async connect(): Promise<void> {
+    let delay = 250;
+    for (;;) {
+      try {
+        const peer = await connectPeer(this.opts.jobTrackerUrl, (m) => this.onMessage(m), this.logger);
+        const blockIds = await this.blockStore.list();
+        const result = await peer.request<RegisterResult>(
+          {
+            type: 'register',
+            worker: {
+              workerId: this.workerId,
+              host: this.opts.host,
+              dataPort: this.dataPort,
+              rack: this.opts.rack,
+              mapSlots: this.opts.mapSlots,
+              reduceSlots: this.opts.reduceSlots,
+              memoryMb: this.opts.memoryMb,
+              diskMBps: 0,
+            },
+            blockIds,
+          },
+          30_000,
+        );
+        this.peer = peer;
+        this.heartbeatMs = result.heartbeatMs;
+        for (const id of result.orphanBlocks) await this.blockStore.delete(id).catch(() => undefined);
+        if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+        this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+        this.logger.info({ jobTracker: this.opts.jobTrackerUrl, dataPort: this.dataPort, blocks: blockIds.length }, 'registered with the JobTracker');
+        void peer.closed.then(() => this.onDisconnect());
+        return;
+      } catch (err) {
+        if (this.stopping) return;
+        this.logger.warn({ err: (err as Error).message, retryMs: delay }, 'cannot register with the JobTracker, retrying');
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  private onDisconnect(): void {
+    if (this.stopping) return;
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.logger.warn('lost the JobTracker connection: killing running attempts and registering again');
+    // The JobTracker has already given these attempts up and will re-run them elsewhere.
+    for (const attempt of this.running.values()) this.kill(attempt.spec.attemptId, 'JobTracker connection lost');
+    void this.connect();
+  }
+
+  private heartbeat(): void {
+    const attempts = [...this.running.values()]
+      .filter((r) => !r.finished)
+      .map((r) => ({ attemptId: r.spec.attemptId, progress: r.progress, counters: r.counters }));
+    this.peer?.send<Heartbeat>({ type: 'heartbeat', workerId: this.workerId, attempts });
+  }
+
+  private onMessage(message: Message): unknown {
+    switch (message.type) {
+      case 'launch':
+        void this.launch(message.attempt);
+        return undefined;
+      case 'kill':
+        this.kill(message.attemptId, message.reason);
+        return undefined;
+      case 'delete-blocks':
+        for (const id of message.blockIds) void this.blockStore.delete(id).catch((err: Error) => this.logger.warn({ block: id, err: err.message }, 'block delete failed'));
+        return undefined;
+      case 'replicate-block':
+        void replicateBlock(this.blockStore, message.blockId, message.targets).catch((err: Error) =>
+          this.logger.warn({ block: message.blockId, err: err.message }, 'block replication failed'),
+        );
+        return undefined;
+      case 'cleanup-job':
+        void this.cleanupJob(message.jobId);
+        return undefined;
+      default:
+        throw new MinimrError('EPROTOCOL', `a worker does not accept "${message.type}" messages`);
+    }
+  }
+
+  // ---- attempts --------------------------------------------------------------------------------
+
+  private forkTaskProcess(): ChildProcess {
+    const config: TaskProcessConfig = {
+      jobTrackerUrl: this.opts.jobTrackerUrl,
+      workerId: this.workerId,
+      rack: this.opts.rack,
+      blockDir: join(this.opts.dataDir, 'blocks'),
+      shuffleRoot: this.shuffleRoot,
+    };
+    const child = fork(TASK_PROCESS, [], {
+      env: { ...process.env, MINIMR_TASK_CONFIG: JSON.stringify(config) },
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // For profiling task code, e.g. MINIMR_TASK_EXEC_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof".
+      execArgv: process.env.MINIMR_TASK_EXEC_ARGV ? process.env.MINIMR_TASK_EXEC_ARGV.split(' ').filter(Boolean) : [],
+    });
+    child.on('error', (err) => this.logger.warn({ err: err.message }, 'task process error'));
+    return child;
+  }
+
+  private refillSpares(): void {
+    const wanted = this.opts.mapSlots + this.opts.reduceSlots;
+    while (!this.stopping && this.spares.length < wanted) this.spares.push(this.forkTaskProcess());
+  }
+
+  private takeTaskProcess(): ChildProcess {
+    let child: ChildProcess | undefined;
+    while ((child = this.spares.shift())) {
+      if (child.exitCode === null && child.signalCode === null && child.connected) break;
+    }
+    setImmediate(() => this.refillSpares());
+    return child ?? this.forkTaskProcess();
+  }
+
+  private jobModule(jobId: string): Promise<string> {
+    let p = this.jobModules.get(jobId);
+    if (!p) {
+      p = (async () => {
+        const { source } = await this.peer!.request<{ source: string; name: string }>({ type: 'get-job-module', jobId }, 30_000);
+        return storeJobModule(source, join(this.jobsDir, jobId));
+      })();
+      this.jobModules.set(jobId, p);
+      p.catch(() => this.jobModules.delete(jobId));
+    }
+    return p;
+  }
+
+  private async launch(spec: AttemptSpec): Promise<void> {
+    const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false };
+    this.running.set(spec.attemptId, record);
+    let modulePath: string;
+    try {
+      modulePath = await this.jobModule(spec.jobId);
+    } catch (err) {
+      this.report(record, 'failed', {}, serializeError(err));
+      return;
+    }
+    if (record.finished) return;
+    const child = this.takeTaskProcess();
+    record.child = child;
+    child.on('message', (msg: TaskProcessReport) => {
+      if (msg.type === 'progress') {
+        record.progress = msg.progress;
+        record.counters = msg.counters;
+      } else if (msg.type === 'done') {
+        this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      if (record.finished) return;
+      if (record.killReason !== undefined) this.report(record, 'killed', record.counters, { code: 'EKILLED', message: record.killReason });
+      else {
+        this.report(record, 'failed', record.counters, {
+          code: 'ETASK',
+          message: `task process of ${spec.attemptId} exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})`,
+          details: { attemptId: spec.attemptId, taskId: spec.taskId },
+        });
+      }
+    });
+    child.send({ type: 'run', spec, modulePath } satisfies TaskProcessRequest);
+  }
+
+  private kill(attemptId: string, reason: string): void {
+    const record = this.running.get(attemptId);
+    if (!record || record.finished) return;
+    record.killReason = reason;
+    if (record.child && record.child.exitCode === null && record.child.signalCode === null) record.child.kill('SIGKILL');
+    else this.report(record, 'killed', record.counters, { code: 'EKILLED', message: reason });
+  }
+
+  private report(record: RunningAttempt, state: 'succeeded' | 'failed' | 'killed', counters: Counters, error?: SerializedError, mapOutput?: MapOutputSummary): void {
+    if (record.finished) return;
+    record.finished = true;
+    this.running.delete(record.spec.attemptId);
+    const { spec } = record;
+    if (state !== 'succeeded' && spec.kind === 'map') {
+      void removeAttemptMapOutput(this.shuffleRoot, spec.jobId, spec.attemptId).catch(() => undefined);
+    }
+    this.peer?.send<AttemptFinished>({ type: 'attempt-finished', workerId: this.workerId, attemptId: spec.attemptId, state, counters, error, mapOutput });
+  }
+
+  private async cleanupJob(jobId: string): Promise<void> {
+    this.jobModules.delete(jobId);
+    await Promise.all([
+      removeJobMapOutputs(this.shuffleRoot, jobId).catch(() => undefined),
+      rm(join(this.jobsDir, jobId), { recursive: true, force: true }),
+    ]);
+  }
+}

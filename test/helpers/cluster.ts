@@ -1,0 +1,112 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LocalCluster, type LocalClusterOptions } from '../../src/runtime/index.js';
+import type { FsClient } from '../../src/storage/index.js';
+import { createLogger } from '../../src/log.js';
+
+/** Compiled app modules (dist/apps) and test fixtures (dist/test/fixtures). */
+export function appModule(name: string): string {
+  return fileURLToPath(new URL(`../../apps/${name}.js`, import.meta.url));
+}
+export function fixtureModule(name: string): string {
+  return fileURLToPath(new URL(`../fixtures/${name}.js`, import.meta.url));
+}
+
+export interface TestCluster {
+  cluster: LocalCluster;
+  fs: FsClient;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** A real local cluster (JobTracker here, workers as processes) in a fresh temp dir. */
+export async function startTestCluster(options: Partial<LocalClusterOptions> = {}): Promise<TestCluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'minimr-test-'));
+  const cluster = await LocalCluster.start({
+    dataDir: dir,
+    workers: 3,
+    blockSize: 64 * 1024,
+    replication: 2,
+    heartbeatMs: 200,
+    logger: createLogger('test-cluster', process.env.MINIMR_LOG_LEVEL ?? 'error'),
+    workerLogLevel: process.env.MINIMR_LOG_LEVEL ?? 'error',
+    ...options,
+  });
+  return {
+    cluster,
+    fs: cluster.client.fs,
+    dir,
+    async stop() {
+      await cluster.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function readAll(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of chunks) parts.push(c);
+  return Buffer.concat(parts);
+}
+
+/** Concatenation of a job's part files in part order. */
+export async function readOutput(fs: FsClient, dir: string): Promise<Buffer> {
+  const parts = (await fs.list(dir)).filter((f) => /\/part-[mr]-\d+$/.test(f.path)).map((f) => f.path).sort();
+  const bufs: Buffer[] = [];
+  for (const p of parts) bufs.push(await readAll(fs.cat(p)));
+  return Buffer.concat(bufs);
+}
+
+/** Deterministic pseudo-random generator (mulberry32) for test data. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A text of about `bytes` bytes with a skewed vocabulary, tabs, CRLFs and non-ASCII words. */
+export function makeText(bytes: number, seed = 1): string {
+  const next = rng(seed);
+  const vocab: string[] = [];
+  for (let i = 0; i < 2000; i++) vocab.push(`w${i.toString(36)}`);
+  vocab.push('Straße', 'naïve', '日本語', 'THE', 'the', 'The');
+  const lines: string[] = [];
+  let size = 0;
+  while (size < bytes) {
+    const n = 1 + Math.floor(next() * 14);
+    const words: string[] = [];
+    for (let i = 0; i < n; i++) words.push(vocab[Math.floor(vocab.length * next() ** 2)]!);
+    const sep = next() < 0.1 ? '\t' : ' ';
+    const line = words.join(sep) + (next() < 0.05 ? '\r' : '');
+    lines.push(line);
+    size += Buffer.byteLength(line) + 1;
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** WordCount as Hadoop's example defines it, computed independently of minimr. */
+export function referenceWordCount(text: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const token of text.split(/[ \t\n\r\f]+/)) {
+    if (token.length > 0) counts.set(token, (counts.get(token) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** Parses `word\tcount` lines into a map. */
+export function parseCounts(output: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const line of output.split('\n')) {
+    if (line === '') continue;
+    const tab = line.lastIndexOf('\t');
+    m.set(line.slice(0, tab), Number(line.slice(tab + 1)));
+  }
+  return m;
+}

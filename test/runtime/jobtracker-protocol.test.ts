@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pack } from 'msgpackr';
+import { WebSocket } from 'ws';
+import { MinimrError } from '../../src/errors.js';
+import { createLogger } from '../../src/log.js';
+import { JobClient, JobTracker, MAX_FRAME_BYTES, PROTOCOL_VERSION, connectPeer } from '../../src/runtime/index.js';
+import { createPolicy } from '../../src/scheduler/index.js';
+
+/** A raw socket, to send what no well-behaved peer would. */
+async function rawSocket(url: string): Promise<WebSocket> {
+  const ws = new WebSocket(url);
+  await once(ws, 'open');
+  return ws;
+}
+
+async function closeCode(ws: WebSocket): Promise<{ code: number; reason: string }> {
+  const [code, reason] = (await once(ws, 'close')) as [number, Buffer];
+  return { code, reason: reason.toString() };
+}
+
+describe('JobTracker protocol endpoint (real server on port 0)', () => {
+  let dir: string;
+  let jt: JobTracker;
+  let client: JobClient;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'minimr-jt-'));
+    jt = new JobTracker({ dataDir: dir, port: 0, policy: createPolicy('fifo'), heartbeatMs: 200, logger: createLogger('jt', 'silent') });
+    await jt.start();
+    client = await JobClient.connect(jt.url);
+  });
+
+  after(async () => {
+    client.close();
+    await jt.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function stillServes(): Promise<void> {
+    const info = await client.clusterInfo();
+    assert.equal(info.policy, 'fifo');
+  }
+
+  it('closes a connection that sends a text frame with 1003, and keeps serving others', async () => {
+    const ws = await rawSocket(jt.url);
+    ws.send('hello');
+    const { code, reason } = await closeCode(ws);
+    assert.equal(code, 1003);
+    assert.match(reason, /EPROTOCOL/);
+    await stillServes();
+  });
+
+  it('closes a connection that sends garbage bytes with 1002', async () => {
+    const ws = await rawSocket(jt.url);
+    ws.send(Buffer.from([0xc1, 0xff, 0x00, 0x13]));
+    const { code, reason } = await closeCode(ws);
+    assert.equal(code, 1002);
+    assert.match(reason, /EPROTOCOL/);
+    await stillServes();
+  });
+
+  it('closes a connection that speaks another protocol version', async () => {
+    const ws = await rawSocket(jt.url);
+    ws.send(pack({ v: PROTOCOL_VERSION + 1, type: 'list-jobs', id: 1 }));
+    const { code, reason } = await closeCode(ws);
+    assert.equal(code, 1002);
+    assert.match(reason, /EVERSION/);
+    await stillServes();
+  });
+
+  it('closes a connection that sends an oversized frame (1009) without buffering it', async () => {
+    const ws = await rawSocket(jt.url);
+    ws.send(Buffer.alloc(MAX_FRAME_BYTES + 1024, 0x90));
+    const { code } = await closeCode(ws);
+    assert.equal(code, 1009);
+    await stillServes();
+  });
+
+  it('answers a request for an unknown file system operation with an error and keeps the connection', async () => {
+    const peer = await connectPeer(jt.url, () => undefined);
+    await assert.rejects(peer.request({ type: 'fs', op: 'format' as never, args: [] }), (err: unknown) => {
+      assert.ok(err instanceof MinimrError);
+      assert.equal(err.code, 'EPROTOCOL');
+      return true;
+    });
+    const jobs = await peer.request<unknown[]>({ type: 'list-jobs' });
+    assert.deepEqual(jobs, []);
+    peer.close();
+  });
+
+  it('refuses a registration with a hostile worker id', async () => {
+    const peer = await connectPeer(jt.url, () => undefined);
+    await assert.rejects(
+      peer.request({
+        type: 'register',
+        worker: { workerId: '../../etc', host: 'x', dataPort: 1, rack: '/r', mapSlots: 1, reduceSlots: 1, memoryMb: 1, diskMBps: 0 },
+        blockIds: [],
+      }),
+      /workerId/,
+    );
+    assert.equal((await client.clusterInfo()).workers.length, 0);
+    peer.close();
+  });
+
+  it('answers status of an unknown job with ENOJOB', async () => {
+    await assert.rejects(client.status('job_nope_0001'), (err: unknown) => err instanceof MinimrError && err.code === 'ENOJOB');
+  });
+
+  it('rejects a malformed job submission with EBADJOB', async () => {
+    const peer = await connectPeer(jt.url, () => undefined);
+    await assert.rejects(peer.request({ type: 'submit-job', job: { name: 'x' } as never }), (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB');
+    peer.close();
+  });
+
+  it('declares a registered worker lost when it stops heartbeating', async () => {
+    const peer = await connectPeer(jt.url, () => undefined);
+    await peer.request({
+      type: 'register',
+      worker: { workerId: 'silent-worker', host: '127.0.0.1', dataPort: 9, rack: '/r', mapSlots: 1, reduceSlots: 1, memoryMb: 512, diskMBps: 0 },
+      blockIds: [],
+    });
+    assert.equal((await client.clusterInfo()).workers.length, 1);
+    // heartbeatMs 200 -> lost after 1000 ms of silence; the JobTracker then drops the socket.
+    await peer.closed;
+    assert.equal((await client.clusterInfo()).workers.length, 0);
+  });
+});
