@@ -1,0 +1,384 @@
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { crc32 } from 'node:zlib';
+import type { AnyJobDefinition } from 'minimr';
+
+import wordcount, { forEachWord } from '../../apps/wordcount.js';
+import grep from '../../apps/grep.js';
+import grepLines from '../../apps/grep-lines.js';
+import teragen, { generateRow, teragenSplits } from '../../apps/teragen.js';
+import terasort, { findPartition, splitPoints } from '../../apps/terasort.js';
+import teravalidate, { joinSummaries, summaryCodec, validate, type Summary } from '../../apps/teravalidate.js';
+import pi, { countInside } from '../../apps/pi.js';
+import {
+  chunk,
+  fakeMapContext,
+  fakePrepareContext,
+  fixedRecords,
+  generatedInputs,
+  runJob,
+  textRecords,
+  type MapInput,
+  type Params,
+} from './harness.js';
+
+// Compiled to dist/test/apps/, so the sample text is three levels up from here, not two.
+const SAMPLE_PATH = fileURLToPath(new URL('../../../apps/data/sample.txt', import.meta.url));
+const sample = readFileSync(SAMPLE_PATH, 'utf8');
+const sampleLines = textRecords(sample);
+
+const asJob = (j: unknown) => j as AnyJobDefinition;
+
+function textLines(files: Buffer[]): string[] {
+  return files.flatMap((f) => {
+    const lines = f.toString('utf8').split('\n');
+    lines.pop(); // after the final newline
+    return lines;
+  });
+}
+
+describe('wordcount', () => {
+  it('tokenizes on exactly space, tab, LF, CR and FF, like StringTokenizer', () => {
+    const words: string[] = [];
+    forEachWord('  a\tb\r\nc\fd\u000be  \u00a0f ', (w) => words.push(w));
+    // Vertical tab and no-break space are not Java delimiters, so they stay inside words.
+    assert.deepEqual(words, ['a', 'b', 'c', 'd\u000be', '\u00a0f']);
+    const none: string[] = [];
+    forEachWord(' \t ', (w) => none.push(w));
+    assert.deepEqual(none, []);
+  });
+
+  it('counts the sample text like a plain split-and-count', async () => {
+    assert.ok(sample.includes('\f'), 'the sample should exercise the form-feed delimiter');
+    const expected = new Map<string, number>();
+    for (const w of sample.split(/\s+/)) if (w !== '') expected.set(w, (expected.get(w) ?? 0) + 1);
+
+    const result = await runJob(asJob(wordcount), chunk(sampleLines, 4), { reducers: 3 });
+    const got = new Map<string, number>();
+    for (const line of textLines(result.files)) {
+      const [word, count, ...rest] = line.split('\t');
+      assert.equal(rest.length, 0, `one tab per line: ${JSON.stringify(line)}`);
+      assert.ok(!got.has(word!), `word ${word} output twice`);
+      got.set(word!, Number(count));
+    }
+    assert.equal(got.size, expected.size);
+    assert.deepEqual([...got].sort(), [...expected].sort());
+    // Each part is sorted by the key's bytes, as the shuffle delivers it.
+    for (const part of result.parts) {
+      const keys = part.map(([k]) => Buffer.from(k as string));
+      for (let i = 1; i < keys.length; i++) assert.ok(Buffer.compare(keys[i - 1]!, keys[i]!) < 0);
+    }
+  });
+});
+
+describe('grep', () => {
+  const pattern = 'licen[cs]e';
+  const countMatches = (re: RegExp) => sampleLines.filter(([, l]) => re.test(l as string)).length;
+
+  it('counts matching lines', async () => {
+    for (const flags of [undefined, 'i']) {
+      const params: Params = flags === undefined ? { pattern } : { pattern, flags };
+      const result = await runJob(asJob(grep), chunk(sampleLines, 3), { params });
+      const expected = countMatches(new RegExp(pattern, flags));
+      assert.ok(expected > 0);
+      assert.deepEqual(textLines(result.files), [`${pattern}\t${expected}`]);
+    }
+  });
+
+  it('ignores the g flag, which would make RegExp.test stateful', async () => {
+    const result = await runJob(asJob(grep), [sampleLines], { params: { pattern, flags: 'gi' } });
+    assert.deepEqual(textLines(result.files), [`${pattern}\t${countMatches(new RegExp(pattern, 'i'))}`]);
+  });
+
+  it('prints a zero count when nothing matches', async () => {
+    const result = await runJob(asJob(grep), chunk(sampleLines, 2), { params: { pattern: 'no such text anywhere' } });
+    assert.deepEqual(textLines(result.files), ['no such text anywhere\t0']);
+  });
+
+  it('rejects a missing or invalid pattern clearly', async () => {
+    await assert.rejects(runJob(asJob(grep), [sampleLines], { params: {} }), /missing parameter `pattern`/);
+    await assert.rejects(runJob(asJob(grep), [sampleLines], { params: { pattern: '(' } }), /invalid regular expression/);
+  });
+
+  it('grep-lines outputs exactly the matching lines, in order', async () => {
+    const result = await runJob(asJob(grepLines), chunk(sampleLines, 3), { params: { pattern: 'warrant', flags: 'i' } });
+    const expected = sampleLines.map(([, l]) => l as string).filter((l) => /warrant/i.test(l));
+    assert.ok(expected.length > 0);
+    assert.deepEqual(textLines(result.files), expected);
+    assert.equal(result.parts.length, 3, 'map-only: one part per map');
+  });
+});
+
+/** An independent reading of the TeraGen layout. */
+function checkRow(rec: Buffer, row: number): void {
+  assert.equal(rec.length, 100);
+  assert.deepEqual([...rec.subarray(10, 12)], [0x00, 0x11]);
+  assert.equal(rec.subarray(12, 44).toString('latin1'), row.toString(16).toUpperCase().padStart(32, '0'));
+  assert.deepEqual([...rec.subarray(44, 48)], [0x88, 0x99, 0xaa, 0xbb]);
+  const filler = rec.subarray(48, 96).toString('latin1');
+  assert.match(filler, /^(?:([0-9A-F])\1\1\1){12}$/);
+  assert.deepEqual([...rec.subarray(96, 100)], [0xcc, 0xdd, 0xee, 0xff]);
+  // Filler digits are hex digits 20..31 of the random number, whose bytes 10..15 follow the key.
+}
+
+async function teragenData(rows: number, maps: number): Promise<Buffer[]> {
+  const params = { rows, maps };
+  const result = await runJob(asJob(teragen), generatedInputs(asJob(teragen), params), { params });
+  return result.files;
+}
+
+describe('teragen', () => {
+  it('splits rows into contiguous ranges covering all rows', () => {
+    const splits = teragenSplits({ rows: 1003, maps: 4 });
+    assert.deepEqual(splits.map((s) => s.count), [251, 251, 251, 250]);
+    splits.forEach((s, i) => assert.equal(s.start, i === 0 ? 0 : splits[i - 1]!.start + splits[i - 1]!.count));
+    assert.throws(() => teragenSplits({ maps: 2 }), /missing parameter `rows`/);
+    assert.throws(() => teragenSplits({ rows: '10', maps: 'x' }), /`maps` must be an integer/);
+    assert.equal(teragenSplits({ rows: '10', maps: '3' }).length, 3, 'string params from --param are accepted');
+  });
+
+  it('writes 100-byte rows with the fixed markers and the row number', async () => {
+    const files = await teragenData(1000, 3);
+    assert.equal(files.length, 3);
+    const all = Buffer.concat(files);
+    assert.equal(all.length, 100 * 1000);
+    const keys = new Set<string>();
+    for (let row = 0; row < 1000; row++) {
+      const rec = all.subarray(row * 100, row * 100 + 100);
+      checkRow(rec, row);
+      keys.add(rec.subarray(0, 10).toString('hex'));
+    }
+    assert.equal(keys.size, 1000, '80 random bits should not collide in 1000 rows');
+  });
+
+  it('is reproducible and independent of the number of maps', async () => {
+    const a = Buffer.concat(await teragenData(500, 3));
+    const b = Buffer.concat(await teragenData(500, 7));
+    assert.ok(a.equals(b));
+  });
+
+  it('handles row numbers above 2^32', () => {
+    const row = 2 ** 40 + 12345;
+    const rec = Buffer.alloc(100);
+    generateRow(row, rec);
+    checkRow(rec, row);
+  });
+
+  it('spreads key bytes evenly', () => {
+    const counts = new Array<number>(256).fill(0);
+    const rec = Buffer.alloc(100);
+    for (let row = 0; row < 25600; row++) {
+      generateRow(row, rec);
+      counts[rec[0]!]!++;
+    }
+    // Expected 100 per bucket; a fair generator stays well inside 40..160.
+    assert.ok(Math.min(...counts) > 40 && Math.max(...counts) < 160, `first-byte histogram ${Math.min(...counts)}..${Math.max(...counts)}`);
+  });
+});
+
+describe('terasort', () => {
+  it('prepare picks reducers-1 sorted split points from the sample', async () => {
+    const data = Buffer.concat(await teragenData(5000, 2));
+    const records = fixedRecords(data, 100).map(([, r]) => r as Buffer);
+    const shared = await terasort.prepare!(fakePrepareContext({ reducers: 4, records }));
+    const points = shared.splitPoints as string[];
+    assert.equal(points.length, 3);
+    const sorted = [...points].sort((a, b) => Buffer.compare(Buffer.from(a, 'hex'), Buffer.from(b, 'hex')));
+    assert.deepEqual(points, sorted);
+    assert.ok(points.every((p) => p.length === 20));
+    const one = await terasort.prepare!(fakePrepareContext({ reducers: 1, records }));
+    assert.deepEqual(one.splitPoints, []);
+  });
+
+  it('partition is monotone and matches a linear scan, including ties with split points', () => {
+    const rec = Buffer.alloc(100);
+    const keys: Buffer[] = [];
+    for (let row = 0; row < 3000; row++) {
+      generateRow(row, rec);
+      keys.push(Buffer.from(rec.subarray(0, 10)));
+    }
+    const points = splitPoints(keys.slice(0, 500), 8);
+    // Keys that share the 6-byte prefix with a split point and differ after it, plus the points
+    // themselves and shorter keys: the cases the numeric-prefix shortcut must get right.
+    for (const p of points) {
+      keys.push(p, Buffer.from(p.subarray(0, 6)), Buffer.concat([p.subarray(0, 9), Buffer.from([0])]));
+      const up = Buffer.from(p);
+      up[9] = 0xff;
+      keys.push(up);
+    }
+    keys.push(Buffer.alloc(10, 0), Buffer.alloc(10, 0xff), Buffer.alloc(0));
+    const shared = { splitPoints: points.map((p) => p.toString('hex')) };
+    const ctx = fakeMapContext({ shared }).ctx;
+    const prefixes = Float64Array.from(points, (p) => p.readUIntBE(0, 6));
+    const sortedKeys = keys.slice().sort(Buffer.compare);
+    let prev = 0;
+    for (const key of sortedKeys) {
+      const linear = points.filter((p) => Buffer.compare(p, key) <= 0).length;
+      const got = terasort.partition!(key, 8, ctx);
+      assert.equal(got, linear, `key ${key.toString('hex')}`);
+      assert.ok(got >= prev, 'monotone in the key');
+      prev = got;
+      if (key.length >= 6) assert.equal(findPartition(key, points, prefixes), linear);
+    }
+    assert.throws(() => terasort.partition!(keys[0]!, 3, ctx), /computed 8 partitions but the job runs 3/);
+    assert.throws(() => terasort.partition!(keys[0]!, 3, fakeMapContext({ shared: {} }).ctx), /splitPoints is missing/);
+  });
+
+  it('sorts TeraGen output into a total order across reducers', async () => {
+    const data = Buffer.concat(await teragenData(4000, 3));
+    const inputs = chunk(fixedRecords(data, 100), 3);
+    const records = inputs.flat().map(([, r]) => r as Buffer);
+    const shared = await terasort.prepare!(fakePrepareContext({ reducers: 4, records }));
+    const result = await runJob(asJob(terasort), inputs, { reducers: 4, shared });
+    assert.equal(result.files.length, 4);
+    const out = Buffer.concat(result.files);
+    assert.equal(out.length, data.length);
+    const outRecs = fixedRecords(out, 100).map(([, r]) => (r as Buffer).toString('hex'));
+    const expected = records.map((r) => r.toString('hex')).sort();
+    assert.deepEqual(outRecs, expected);
+    // Balanced enough that sampling did its job: no part under half its fair share.
+    for (const f of result.files) assert.ok(f.length / 100 > 1000 / 2, `part of ${f.length / 100} records`);
+  });
+});
+
+/** Independent reference: sum mod 2^64 of (FNV-1a32 << 32 | CRC-32) over every record, in BigInt. */
+function referenceChecksum(records: Buffer[]): string {
+  let sum = 0n;
+  for (const r of records) {
+    let h = 0x811c9dc5;
+    for (const b of r) h = Number((BigInt(h ^ b) * 0x01000193n) & 0xffffffffn);
+    sum = (sum + ((BigInt(h) << 32n) | BigInt(crc32(r) >>> 0))) & 0xffffffffffffffffn;
+  }
+  return sum.toString(16).padStart(16, '0');
+}
+
+function validationLines(files: Buffer[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const line of textLines(files)) {
+    const tab = line.indexOf('\t');
+    const k = line.slice(0, tab);
+    out.set(k, [...(out.get(k) ?? []), line.slice(tab + 1)]);
+  }
+  return out;
+}
+
+describe('teravalidate', () => {
+  async function sortedParts(rows: number, reducers: number): Promise<{ input: Buffer; parts: Buffer[] }> {
+    const input = Buffer.concat(await teragenData(rows, 2));
+    const inputs = chunk(fixedRecords(input, 100), 2);
+    const shared = await terasort.prepare!(fakePrepareContext({ reducers, records: inputs.flat().map(([, r]) => r as Buffer) }));
+    const result = await runJob(asJob(terasort), inputs, { reducers, shared });
+    return { input, parts: result.files };
+  }
+
+  /** Each part file is read as `splitsPerFile` splits with file offsets, in part order. */
+  function splitsOf(parts: Buffer[], splitsPerFile: number): MapInput[] {
+    return parts.flatMap((p) => chunk(fixedRecords(p, 100), splitsPerFile));
+  }
+
+  it('accepts sorted output and reproduces the input checksum', async () => {
+    const { input, parts } = await sortedParts(3000, 3);
+    const expectedSum = referenceChecksum(fixedRecords(input, 100).map(([, r]) => r as Buffer));
+    for (const reverse of [false, true]) {
+      const result = await runJob(asJob(teravalidate), splitsOf(parts, 2), { reverseCombineInput: reverse });
+      const lines = textLines(result.files);
+      assert.deepEqual(lines.slice(0, 4), ['misorder\t0', 'rows\t3000', `checksum\t${expectedSum}`, 'splits\t6']);
+      assert.equal(lines.length, 4, 'no error lines');
+    }
+  });
+
+  it('finds misorders inside a split and across splits, with the same checksum for unsorted input', async () => {
+    const input = Buffer.concat(await teragenData(2000, 2));
+    const recs = fixedRecords(input, 100);
+    const result = await runJob(asJob(teravalidate), chunk(recs, 4));
+    const v = validationLines(result.files);
+    const keys = recs.map(([, r]) => (r as Buffer).subarray(0, 10));
+    let expectedMisorder = 0;
+    for (let i = 1; i < keys.length; i++) if (Buffer.compare(keys[i - 1]!, keys[i]!) > 0) expectedMisorder++;
+    assert.ok(expectedMisorder > 500);
+    assert.deepEqual(v.get('misorder'), [String(expectedMisorder)]);
+    assert.deepEqual(v.get('rows'), ['2000']);
+    assert.deepEqual(v.get('checksum'), [referenceChecksum(recs.map(([, r]) => r as Buffer))]);
+  });
+
+  it('catches parts that are sorted inside but overlap at a boundary', async () => {
+    const { parts } = await sortedParts(1000, 2);
+    const swapped = [parts[1]!, parts[0]!];
+    const v = validationLines((await runJob(asJob(teravalidate), splitsOf(swapped, 1))).files);
+    assert.deepEqual(v.get('misorder'), ['1']);
+    assert.equal(v.get('error')?.length, 1);
+    assert.match(v.get('error')![0]!, /^misorder between split 0 byte \d+ \([0-9a-f]{20}\) and split 1 byte 0/);
+  });
+
+  it('joins per-record summaries in any order', () => {
+    const rec = Buffer.alloc(100);
+    const summaries: Summary[] = [];
+    const keys: Buffer[] = [];
+    for (let i = 0; i < 200; i++) {
+      generateRow(i, rec);
+      const key = Buffer.from(rec.subarray(0, 10));
+      keys.push(key);
+      summaries.push({ mapIndex: 0, start: i * 100, end: i * 100 + 100, count: 1, misorder: 0, sumLo: i, sumHi: 0, firstKey: key, lastKey: key });
+    }
+    let expectedMisorder = 0;
+    for (let i = 1; i < keys.length; i++) if (Buffer.compare(keys[i - 1]!, keys[i]!) > 0) expectedMisorder++;
+    // A deterministic shuffle; summaries are mutated by joining, so each run gets fresh copies.
+    const order = summaries.map((_, i) => (i * 73) % 200);
+    const fresh = (idx: number[]) => idx.map((i) => summaryCodec.decode(summaryCodec.encode(summaries[i]!)));
+    for (const idx of [order, order.slice().reverse(), summaries.map((_, i) => i)]) {
+      const joined = joinSummaries(fresh(idx));
+      assert.equal(joined.length, 1);
+      assert.equal(joined[0]!.count, 200);
+      assert.equal(joined[0]!.misorder, expectedMisorder);
+      assert.equal(joined[0]!.sumLo, (199 * 200) / 2);
+      assert.ok(joined[0]!.firstKey.equals(keys[0]!) && joined[0]!.lastKey.equals(keys[199]!));
+    }
+    // A missing record is reported, not silently bridged.
+    const gap = validate(fresh(summaries.map((_, i) => i).filter((i) => i !== 50)));
+    assert.equal(gap.rows, 199);
+    assert.match(gap.errors[0]!, /split 0: bytes \[5000, 5100\) missing/);
+  });
+});
+
+describe('pi', () => {
+  it('estimates pi within 1e-3 with 10 maps x 10000 samples', async () => {
+    const params = { maps: 10, samples: 10000 };
+    const result = await runJob(asJob(pi), generatedInputs(asJob(pi), params), { params });
+    const v = validationLines(result.files);
+    assert.deepEqual([...v.keys()], ['pi', 'inside', 'total']);
+    assert.equal(v.get('total')![0], '100000');
+    const estimate = Number(v.get('pi')![0]);
+    assert.ok(Math.abs(estimate - Math.PI) < 1e-3, `pi estimate ${estimate}`);
+    assert.equal(estimate, (4 * Number(v.get('inside')![0])) / 100000);
+  });
+
+  it('matches a direct radical-inverse Halton computation', () => {
+    const radicalInverse = (i: number, base: number) => {
+      let f = 1;
+      let r = 0;
+      while (i > 0) {
+        f /= base;
+        r += f * (i % base);
+        i = Math.floor(i / base);
+      }
+      return r;
+    };
+    for (const offset of [0, 12345, 2 ** 40]) {
+      let inside = 0;
+      for (let i = offset + 1; i <= offset + 5000; i++) {
+        const x = radicalInverse(i, 2) - 0.5;
+        const y = radicalInverse(i, 3) - 0.5;
+        if (x * x + y * y <= 0.25) inside++;
+      }
+      // Incremental and direct sums round differently; only a point on the circle could differ.
+      assert.ok(Math.abs(countInside(offset, 5000).inside - inside) <= 1, `offset ${offset}`);
+    }
+  });
+
+  it('rejects missing parameters clearly', () => {
+    assert.throws(() => generatedInputs(asJob(pi), { maps: 2 }), /missing parameter `samples`/);
+    assert.throws(() => generatedInputs(asJob(pi), { maps: 0, samples: 5 }), /`maps` must be an integer >= 1/);
+  });
+});
