@@ -207,9 +207,7 @@ class AttemptRunner {
     const { keyCodec, valueCodec } = this;
     const records = mergeSortedRuns(segments.map((s) => new SegmentReader(s.data)), this.compare);
     const reduce = job.reduce;
-    let groups = 0;
-    for (const group of groupByKey(records, this.compare)) {
-      groups++;
+    for (const group of groupByKey(records, this.compare, this.shuffle)) {
       const key = keyCodec.decode(group.key);
       if (reduce) {
         const r = reduce.call(job, key, decodeAll(group.values, valueCodec), ctx);
@@ -219,7 +217,6 @@ class AttemptRunner {
       }
       if (output.needsFlush) await output.flush();
     }
-    this.shuffle.reduceInputGroups = groups;
     if (job.cleanupReduce) await job.cleanupReduce(ctx);
     await output.close();
     this.add('REDUCE_OUTPUT_RECORDS', output.records);

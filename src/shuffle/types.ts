@@ -63,3 +63,40 @@ export interface KeyGroup {
   readonly key: Buffer;
   readonly values: Iterable<Buffer>;
 }
+
+/** Reduce side: where this worker's own map outputs are, to read them from disk instead of HTTP. */
+export interface LocalShuffleSource {
+  readonly workerId: string;
+  readonly rootDir: string;
+}
+
+export interface FetchMapOutputsOptions {
+  readonly jobId: string;
+  readonly reduceIndex: number;
+  readonly locations: readonly MapOutputLocation[];
+  /** Fetches in flight at once (default 5). */
+  readonly concurrency?: number;
+  /** Extra tries per map output after the first (default 3). */
+  readonly retries?: number;
+  /** Wait before the first retry, doubled for each next one (default 200 ms). */
+  readonly backoffMs?: number;
+  /** No byte for this long on a connection fails that try (default 30 s). */
+  readonly timeoutMs?: number;
+  readonly local?: LocalShuffleSource;
+  readonly counters?: ShuffleCounters;
+  /** Aborting rejects the call with EKILLED and stops all fetches. */
+  readonly signal?: AbortSignal;
+}
+
+/** One map's segment for one reduce partition, verified against its crc32. */
+export interface FetchedSegment {
+  readonly mapIndex: number;
+  readonly attemptId: string;
+  readonly workerId: string;
+  readonly records: number;
+  readonly crc32: number;
+  /** Segment bytes as stored (record format: `[varint keyLen][varint valueLen][key][value]`...). */
+  readonly data: Buffer;
+  /** Read from this worker's disk rather than over HTTP. */
+  readonly local: boolean;
+}

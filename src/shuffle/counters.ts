@@ -1,0 +1,16 @@
+import type { ShuffleCounters } from './types.js';
+
+export function createShuffleCounters(): ShuffleCounters {
+  return {
+    mapOutputRecords: 0,
+    mapOutputBytes: 0,
+    combineInputRecords: 0,
+    combineOutputRecords: 0,
+    spilledRecords: 0,
+    spills: 0,
+    shuffleBytesLocal: 0,
+    shuffleBytesRemote: 0,
+    reduceInputRecords: 0,
+    reduceInputGroups: 0,
+  };
+}

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
+import { MinimrError } from '../errors.js';
+import type { PartitionIndexEntry } from './types.js';
+
+/**
+ * The IndexFile of one map output, little-endian:
+ *   magic "MRIX" | u16 version | u16 codec (0 = none) | u32 numPartitions
+ *   numPartitions x (u64 offset | u64 length | u64 records | u32 crc32)
+ *   u32 crc32 of everything before it
+ * The codec field is the seam for the compressed (LZ4) segments of the external-sort issue; readers
+ * refuse a codec they do not know rather than serve garbage. No fsync: map outputs are disposable
+ * (a lost one is re-run) and a torn file fails its checksum.
+ */
+
+const MAGIC = 0x5849524d; // "MRIX" read as u32 LE
+const VERSION = 1;
+export const CODEC_NONE = 0;
+const HEADER_SIZE = 12;
+const ENTRY_SIZE = 28;
+const TRAILER_SIZE = 4;
+
+export interface IndexFileContents {
+  readonly codec: number;
+  readonly partitions: readonly PartitionIndexEntry[];
+}
+
+export function encodeIndex(partitions: readonly PartitionIndexEntry[], codec = CODEC_NONE): Buffer {
+  const buf = Buffer.alloc(HEADER_SIZE + partitions.length * ENTRY_SIZE + TRAILER_SIZE);
+  buf.writeUInt32LE(MAGIC, 0);
+  buf.writeUInt16LE(VERSION, 4);
+  buf.writeUInt16LE(codec, 6);
+  buf.writeUInt32LE(partitions.length, 8);
+  let pos = HEADER_SIZE;
+  for (const p of partitions) {
+    buf.writeBigUInt64LE(BigInt(p.offset), pos);
+    buf.writeBigUInt64LE(BigInt(p.length), pos + 8);
+    buf.writeBigUInt64LE(BigInt(p.records), pos + 16);
+    buf.writeUInt32LE(p.crc32 >>> 0, pos + 24);
+    pos += ENTRY_SIZE;
+  }
+  buf.writeUInt32LE(crc32(buf.subarray(0, pos)), pos);
+  return buf;
+}
+
+function corrupt(file: string, why: string): MinimrError {
+  return new MinimrError('ECHECKSUM', `map output index ${file} is corrupt: ${why}`, { file });
+}
+
+function readU64(buf: Buffer, pos: number, file: string): number {
+  const v = buf.readBigUInt64LE(pos);
+  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw corrupt(file, `value out of range at byte ${pos}`);
+  return Number(v);
+}
+
+/** Parses and verifies an index; `file` only names it in errors. */
+export function decodeIndex(buf: Buffer, file = '<buffer>'): IndexFileContents {
+  if (buf.length < HEADER_SIZE + TRAILER_SIZE) throw corrupt(file, `too short (${buf.length} bytes)`);
+  if (buf.readUInt32LE(0) !== MAGIC) throw corrupt(file, 'bad magic');
+  const body = buf.length - TRAILER_SIZE;
+  if (crc32(buf.subarray(0, body)) !== buf.readUInt32LE(body)) throw corrupt(file, 'checksum mismatch');
+  const version = buf.readUInt16LE(4);
+  if (version !== VERSION) throw corrupt(file, `unknown version ${version}`);
+  const codec = buf.readUInt16LE(6);
+  if (codec !== CODEC_NONE) throw corrupt(file, `unknown codec ${codec}`);
+  const n = buf.readUInt32LE(8);
+  if (HEADER_SIZE + n * ENTRY_SIZE !== body) throw corrupt(file, `length does not match ${n} partitions`);
+  const partitions: PartitionIndexEntry[] = [];
+  let pos = HEADER_SIZE;
+  for (let i = 0; i < n; i++) {
+    partitions.push({
+      offset: readU64(buf, pos, file),
+      length: readU64(buf, pos + 8, file),
+      records: readU64(buf, pos + 16, file),
+      crc32: buf.readUInt32LE(pos + 24),
+    });
+    pos += ENTRY_SIZE;
+  }
+  return { codec, partitions };
+}
+
+/** Reads and verifies an index file. A missing file surfaces as the fs error (code ENOENT). */
+export async function readIndexFile(file: string): Promise<IndexFileContents> {
+  return decodeIndex(await readFile(file), file);
+}
+
+/** Temp + rename: a reader sees either no index or a complete one, never a half-written one. */
+export async function writeIndexFile(file: string, partitions: readonly PartitionIndexEntry[]): Promise<void> {
+  await writeFileAtomically(file, encodeIndex(partitions));
+}
+
+export function tempPathFor(file: string): string {
+  return `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+async function writeFileAtomically(file: string, data: Buffer): Promise<void> {
+  const tmp = tempPathFor(file);
+  try {
+    await writeFile(tmp, data);
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,141 @@
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
+import { isMinimrError, type MinimrErrorCode } from '../errors.js';
+import { readIndexFile } from './index-file.js';
+import { isValidShuffleId, mapOutputPaths } from './paths.js';
+import type { PartitionIndexEntry } from './types.js';
+
+/**
+ * ShuffleHandler: serves `GET /shuffle/<jobId>/<attemptId>/<partition>` from the map outputs under
+ * `rootDir`, one partition's segment per request, streamed from the data file. The index is read and
+ * verified on every request (it is small and it is the only proof the output is complete); the segment
+ * is not verified here — the reducer checks it against the crc32 header, so a bad disk shows up as a
+ * fetch failure that re-runs the map.
+ */
+
+export const SHUFFLE_PATH_PREFIX = '/shuffle/';
+export const HEADER_RECORDS = 'x-minimr-records';
+export const HEADER_LENGTH = 'x-minimr-length';
+export const HEADER_CRC32 = 'x-minimr-crc32';
+
+export interface ShuffleHandlerOptions {
+  readonly rootDir: string;
+}
+
+export type ShuffleRequestHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** The URL path a reducer asks for; ids are validated by the server, not trusted from here. */
+export function shuffleUrlPath(jobId: string, attemptId: string, partition: number): string {
+  return `${SHUFFLE_PATH_PREFIX}${jobId}/${attemptId}/${partition}`;
+}
+
+function sendError(
+  res: ServerResponse,
+  status: number,
+  code: MinimrErrorCode,
+  message: string,
+  details: Record<string, string | number | undefined>,
+): void {
+  const body = JSON.stringify({ code, message, details });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Returns true when the URL was a shuffle URL (answered, whatever the outcome), false otherwise. */
+export function createShuffleRequestHandler(options: ShuffleHandlerOptions): ShuffleRequestHandler {
+  const { rootDir } = options;
+  return (req, res) => {
+    const url = req.url ?? '';
+    const pathname = url.split('?', 1)[0]!;
+    if (!pathname.startsWith(SHUFFLE_PATH_PREFIX)) return false;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD');
+      sendError(res, 405, 'EPROTOCOL', `method ${req.method ?? '?'} not allowed on shuffle URLs`, {});
+      return true;
+    }
+    // Split without decoding: a %2e%2e or %2f stays inside one part and fails the id check below.
+    const parts = pathname.slice(SHUFFLE_PATH_PREFIX.length).split('/');
+    const [jobId = '', attemptId = '', partitionText = ''] = parts;
+    if (parts.length !== 3 || !isValidShuffleId(jobId) || !isValidShuffleId(attemptId) || !/^\d{1,9}$/.test(partitionText)) {
+      sendError(res, 400, 'EBADPATH', 'malformed shuffle URL: expected /shuffle/<jobId>/<attemptId>/<partition>', {
+        url: url.slice(0, 200),
+      });
+      return true;
+    }
+    const partition = Number(partitionText);
+    serveSegment(rootDir, jobId, attemptId, partition, req, res).catch((err: unknown) => {
+      // Headers already sent means the body was cut short; the client sees a short read and retries.
+      if (res.headersSent) res.destroy(err instanceof Error ? err : undefined);
+      else sendError(res, 500, 'EINTERNAL', err instanceof Error ? err.message : String(err), { jobId, attemptId, partition });
+    });
+    return true;
+  };
+}
+
+async function serveSegment(
+  rootDir: string,
+  jobId: string,
+  attemptId: string,
+  partition: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const details = { jobId, attemptId, partition };
+  const paths = mapOutputPaths(rootDir, jobId, attemptId);
+  let partitions: readonly PartitionIndexEntry[];
+  try {
+    ({ partitions } = await readIndexFile(paths.indexFile));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      sendError(res, 404, 'EFETCH', `no map output for job ${jobId} attempt ${attemptId} on this worker`, details);
+    } else if (isMinimrError(err, 'ECHECKSUM')) {
+      sendError(res, 500, 'EFETCH', err.message, details);
+    } else {
+      throw err;
+    }
+    return;
+  }
+  const entry = partitions[partition];
+  if (!entry) {
+    sendError(res, 400, 'EFETCH', `partition ${partition} out of range: map output has ${partitions.length} partitions`, details);
+    return;
+  }
+  // Check the data file really holds the segment, so a truncated file is an error status, not a
+  // response that ends early after a 200.
+  const fh = await open(paths.dataFile, 'r').catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (!fh) {
+    sendError(res, 404, 'EFETCH', `map output data of job ${jobId} attempt ${attemptId} is missing`, details);
+    return;
+  }
+  let handedOver = false;
+  try {
+    const { size } = await fh.stat();
+    if (size < entry.offset + entry.length) {
+      sendError(res, 500, 'EFETCH', `map output data file is truncated (${size} bytes, segment ends at ${entry.offset + entry.length})`, details);
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      'content-length': entry.length,
+      [HEADER_LENGTH]: entry.length,
+      [HEADER_RECORDS]: entry.records,
+      [HEADER_CRC32]: entry.crc32,
+    });
+    if (req.method === 'HEAD' || entry.length === 0) {
+      res.end();
+      return;
+    }
+    const stream = createReadStream('', { fd: fh, start: entry.offset, end: entry.offset + entry.length - 1, autoClose: true });
+    handedOver = true;
+    // pipeline destroys the file stream (closing the handle) however the response ends, including a
+    // reducer that hung up before we started.
+    pipeline(stream, res, () => undefined);
+  } finally {
+    if (!handedOver) await fh.close();
+  }
+}

@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { crc32 } from 'node:zlib';
+import {
+  createShuffleCounters,
+  hashPartition,
+  InMemoryMapOutputBuffer,
+  mapOutputPaths,
+  removeAttemptMapOutput,
+  removeJobMapOutputs,
+  type BytesCombiner,
+  type MapOutputInfo,
+} from '../../src/shuffle/index.js';
+import { isMinimrError } from '../../src/errors.js';
+import { hex, parseIndex, parseSegment, randomBytes, referenceSort, rng, u32, withTempDir, type Rec } from './support.js';
+
+/** Reads a finished output back with the independent parsers and checks its framing. */
+async function readBack(info: MapOutputInfo, numPartitions: number): Promise<Array<Array<[Buffer, Buffer]>>> {
+  const data = await readFile(info.dataFile);
+  const index = parseIndex(await readFile(info.indexFile));
+  assert.equal(index.length, numPartitions);
+  assert.deepEqual(index, info.partitions.map((p) => ({ ...p })));
+  let expectedOffset = 0;
+  const out: Array<Array<[Buffer, Buffer]>> = [];
+  for (const entry of index) {
+    assert.equal(entry.offset, expectedOffset, 'segments are contiguous');
+    const seg = data.subarray(entry.offset, entry.offset + entry.length);
+    assert.equal(crc32(seg), entry.crc32);
+    const records = parseSegment(seg);
+    assert.equal(records.length, entry.records);
+    out.push(records);
+    expectedOffset += entry.length;
+  }
+  assert.equal(data.length, expectedOffset);
+  return out;
+}
+
+function perPartition(sorted: readonly Rec[], numPartitions: number): string[][] {
+  const out: string[][] = Array.from({ length: numPartitions }, () => []);
+  for (const r of sorted) out[r.partition]!.push(`${r.key.toString('hex')}:${r.value.toString('hex')}`);
+  return out;
+}
+
+test('output equals the reference: per partition, sorted by bytes, equal keys in emission order', async () => {
+  await withTempDir(async (root) => {
+    const rand = rng(42);
+    const numPartitions = 5;
+    const counters = createShuffleCounters();
+    const { dir } = mapOutputPaths(root, 'job1', 'm_0_0');
+    const buffer = new InMemoryMapOutputBuffer({ dir, numPartitions, counters });
+    const records: Rec[] = [];
+    let bytes = 0;
+    // Many duplicate keys (small alphabet, short keys) and enough data to grow the buffers many times.
+    for (let i = 0; i < 20000; i++) {
+      const key = randomBytes(rand, 3, 4);
+      const value = Buffer.concat([u32(i), randomBytes(rand, 20)]);
+      const partition = hashPartition(key, numPartitions);
+      records.push({ partition, key: Buffer.from(key), value: Buffer.from(value) });
+      bytes += key.length + value.length;
+      buffer.collect(partition, key, value);
+      // Callers reuse their buffers: the map output must have copied the bytes.
+      key.fill(0xff);
+      value.fill(0xff);
+    }
+    const info = await buffer.finish();
+    assert.equal(info.dataFile, mapOutputPaths(root, 'job1', 'm_0_0').dataFile);
+    assert.equal(info.indexFile, mapOutputPaths(root, 'job1', 'm_0_0').indexFile);
+    const got = (await readBack(info, numPartitions)).map((seg) => hex(seg));
+    assert.deepEqual(got, perPartition(referenceSort(records), numPartitions));
+    assert.equal(counters.mapOutputRecords, 20000);
+    assert.equal(counters.mapOutputBytes, bytes);
+    assert.equal(counters.spilledRecords, 20000);
+    assert.equal(counters.spills, 1);
+    assert.deepEqual((await readdir(dir)).sort(), ['file.out', 'file.out.index'], 'no temp files left');
+    assert.throws(() => buffer.collect(0, Buffer.from('a'), Buffer.from('b')), (e: unknown) => isMinimrError(e, 'EINTERNAL'));
+  });
+});
+
+test('a custom comparator decides the order (reverse bytes)', async () => {
+  await withTempDir(async (root) => {
+    const rand = rng(3);
+    const reverse = (a: Buffer, b: Buffer): number => Buffer.compare(b, a);
+    const buffer = new InMemoryMapOutputBuffer({ dir: join(root, 'out'), numPartitions: 3, compare: reverse });
+    const records: Rec[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const r = { partition: Math.floor(rand() * 3), key: randomBytes(rand, 4, 8), value: u32(i) };
+      records.push(r);
+      buffer.collect(r.partition, r.key, r.value);
+    }
+    const got = (await readBack(await buffer.finish(), 3)).map((seg) => hex(seg));
+    assert.deepEqual(got, perPartition(referenceSort(records, reverse), 3));
+  });
+});
+
+test('empty output, empty keys and values, and records bigger than the write chunk', async () => {
+  await withTempDir(async (root) => {
+    const empty = new InMemoryMapOutputBuffer({ dir: join(root, 'empty'), numPartitions: 4 });
+    const info = await empty.finish();
+    assert.equal((await stat(info.dataFile)).size, 0);
+    assert.deepEqual((await readBack(info, 4)).map((s) => s.length), [0, 0, 0, 0]);
+
+    const big = new InMemoryMapOutputBuffer({ dir: join(root, 'big'), numPartitions: 2 });
+    const records: Rec[] = [
+      { partition: 1, key: Buffer.alloc(0), value: Buffer.alloc(0) },
+      { partition: 1, key: Buffer.from('z'), value: Buffer.alloc(3 << 20, 7) },
+      { partition: 0, key: Buffer.from('b'), value: Buffer.alloc(1 << 20, 1) },
+      { partition: 0, key: Buffer.from('a'), value: Buffer.from('small') },
+      { partition: 1, key: Buffer.from('m'), value: Buffer.alloc(0) },
+    ];
+    for (const r of records) big.collect(r.partition, r.key, r.value);
+    const got = (await readBack(await big.finish(), 2)).map((seg) => hex(seg));
+    assert.deepEqual(got, perPartition(referenceSort(records), 2));
+  });
+});
+
+test('combiner sums WordCount counts per partition and key', async () => {
+  await withTempDir(async (root) => {
+    const rand = rng(11);
+    const vocabulary = Array.from({ length: 300 }, (_, i) => `w${(i * 7919) % 1000}`);
+    const numPartitions = 4;
+    const counters = createShuffleCounters();
+    const sum: BytesCombiner = (key, values, emit) => {
+      let total = 0;
+      for (const v of values) total += v.readUInt32BE(0);
+      emit(key, u32(total));
+    };
+    const buffer = new InMemoryMapOutputBuffer({ dir: join(root, 'wc'), numPartitions, combiner: sum, counters });
+    const expected = new Map<string, number>();
+    const n = 50000;
+    for (let i = 0; i < n; i++) {
+      const word = vocabulary[Math.floor(rand() * rand() * vocabulary.length)]!; // skewed, like text
+      const count = 1 + Math.floor(rand() * 3);
+      expected.set(word, (expected.get(word) ?? 0) + count);
+      const key = Buffer.from(word);
+      buffer.collect(hashPartition(key, numPartitions), key, u32(count));
+    }
+    const segments = await readBack(await buffer.finish(), numPartitions);
+    const got = new Map<string, number>();
+    segments.forEach((seg, p) => {
+      const keys = seg.map(([k]) => k);
+      const sorted = [...keys].sort(Buffer.compare);
+      assert.deepEqual(keys, sorted, 'sorted within the partition');
+      for (const [k, v] of seg) {
+        const word = k.toString();
+        assert.equal(got.has(word), false, `one record per word after combining (${word})`);
+        assert.equal(hashPartition(k, numPartitions), p);
+        got.set(word, v.readUInt32BE(0));
+      }
+    });
+    assert.deepEqual(new Map([...got].sort()), new Map([...expected].sort()));
+    assert.equal(counters.combineInputRecords, n);
+    assert.equal(counters.combineOutputRecords, expected.size);
+    assert.equal(counters.spilledRecords, expected.size);
+    assert.equal(counters.mapOutputRecords, n);
+  });
+});
+
+test('a combiner that changes the key is refused, and no output is left', async () => {
+  await withTempDir(async (root) => {
+    const dir = join(root, 'bad');
+    const buffer = new InMemoryMapOutputBuffer({
+      dir,
+      numPartitions: 1,
+      combiner: (key, _values, emit) => emit(Buffer.concat([key, Buffer.from('!')]), Buffer.alloc(0)),
+    });
+    buffer.collect(0, Buffer.from('k'), Buffer.from('v'));
+    await assert.rejects(buffer.finish(), (e: unknown) => isMinimrError(e, 'ETASK'));
+    assert.deepEqual(await readdir(dir), []);
+  });
+});
+
+test('illegal partitions are refused with ETASK', () => {
+  const buffer = new InMemoryMapOutputBuffer({ dir: '/nonexistent', numPartitions: 2 });
+  for (const p of [-1, 2, 0.5, NaN]) {
+    assert.throws(() => buffer.collect(p, Buffer.from('k'), Buffer.from('v')), (e: unknown) => isMinimrError(e, 'ETASK'));
+  }
+  assert.throws(() => new InMemoryMapOutputBuffer({ dir: '/x', numPartitions: 0 }), (e: unknown) => isMinimrError(e, 'EBADJOB'));
+});
+
+test('abort removes the output, before and after finish; remove helpers clean up', async () => {
+  await withTempDir(async (root) => {
+    const a = mapOutputPaths(root, 'job2', 'a0');
+    const buffer = new InMemoryMapOutputBuffer({ dir: a.dir, numPartitions: 2 });
+    buffer.collect(1, Buffer.from('k'), Buffer.from('v'));
+    await buffer.finish();
+    await stat(a.indexFile);
+    await buffer.abort();
+    await assert.rejects(stat(a.dir), { code: 'ENOENT' });
+
+    const unfinished = new InMemoryMapOutputBuffer({ dir: a.dir, numPartitions: 2 });
+    unfinished.collect(0, Buffer.from('k'), Buffer.from('v'));
+    await unfinished.abort();
+    await assert.rejects(unfinished.finish(), (e: unknown) => isMinimrError(e, 'EINTERNAL'));
+    await assert.rejects(stat(a.dir), { code: 'ENOENT' });
+
+    // Abort while finish is running: finish settles, nothing is left.
+    const racing = new InMemoryMapOutputBuffer({ dir: a.dir, numPartitions: 2 });
+    for (let i = 0; i < 1000; i++) racing.collect(i % 2, u32(i), Buffer.alloc(2000));
+    const finishing = racing.finish();
+    await racing.abort();
+    await finishing.catch(() => undefined);
+    await assert.rejects(stat(a.dir), { code: 'ENOENT' });
+
+    for (const attempt of ['x0', 'x1']) {
+      const b = new InMemoryMapOutputBuffer({ dir: mapOutputPaths(root, 'job3', attempt).dir, numPartitions: 1 });
+      b.collect(0, Buffer.from('k'), Buffer.from('v'));
+      await b.finish();
+    }
+    await removeAttemptMapOutput(root, 'job3', 'x0');
+    assert.deepEqual(await readdir(join(root, 'job3')), ['x1']);
+    await removeAttemptMapOutput(root, 'job3', 'x1');
+    await assert.rejects(stat(join(root, 'job3')), { code: 'ENOENT' }, 'job dir goes with its last attempt');
+    const c = new InMemoryMapOutputBuffer({ dir: mapOutputPaths(root, 'job4', 'y').dir, numPartitions: 1 });
+    await c.finish();
+    await removeJobMapOutputs(root, 'job4');
+    await assert.rejects(stat(join(root, 'job4')), { code: 'ENOENT' });
+    await removeJobMapOutputs(root, 'job4'); // missing is fine
+  });
+});
+
+test('byte order holds for keys that differ only in zero bytes, length, or past a long shared prefix', async () => {
+  await withTempDir(async (root) => {
+    const long = Buffer.alloc(100, 0x41);
+    const keys = [
+      Buffer.from('ab'),
+      Buffer.from('ab\0'),
+      Buffer.from('ab\0\0\0\0\0\0'),
+      Buffer.from('ab\0\0\0\0\0\0\x01'),
+      Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+      Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+      Buffer.alloc(0),
+      Buffer.from([0]),
+      Buffer.concat([long, Buffer.from([1])]),
+      Buffer.concat([long, Buffer.from([0])]),
+      long,
+      Buffer.concat([long.subarray(0, 70), Buffer.from([0x40])]),
+    ];
+    const rand = rng(8);
+    const records: Rec[] = [];
+    const buffer = new InMemoryMapOutputBuffer({ dir: join(root, 'edge'), numPartitions: 1 });
+    for (let i = 0; i < 400; i++) {
+      const r = { partition: 0, key: keys[Math.floor(rand() * keys.length)]!, value: u32(i) };
+      records.push(r);
+      buffer.collect(0, r.key, r.value);
+    }
+    const got = (await readBack(await buffer.finish(), 1)).map((seg) => hex(seg));
+    assert.deepEqual(got, perPartition(referenceSort(records), 1));
+  });
+});

@@ -1,0 +1,332 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { open, readFile, rm } from 'node:fs/promises';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import {
+  createShuffleCounters,
+  createShuffleRequestHandler,
+  fetchMapOutputs,
+  groupByKey,
+  hashPartition,
+  InMemoryMapOutputBuffer,
+  mapOutputPaths,
+  mergeSortedRuns,
+  SegmentReader,
+  type MapOutputLocation,
+} from '../../src/shuffle/index.js';
+import { isMinimrError, MinimrError } from '../../src/errors.js';
+import { parseIndex, randomBytes, referenceSort, rng, u32, withTempDir, type Rec } from './support.js';
+
+const JOB = 'job_fetch';
+
+interface Worker {
+  readonly workerId: string;
+  readonly rootDir: string;
+  readonly server: Server;
+  port: number;
+  /** Shuffle request URLs seen, in order. */
+  readonly requests: string[];
+  maxInFlight: number;
+}
+
+/** A worker's data server as the runtime would mount it: shuffle handler first, 404 otherwise. */
+async function startWorker(workerId: string, rootDir: string, delayMs = 0): Promise<Worker> {
+  const handler = createShuffleRequestHandler({ rootDir });
+  let inFlight = 0;
+  const worker: Worker = { workerId, rootDir, server: createServer(), port: 0, requests: [], maxInFlight: 0 };
+  worker.server.on('request', (req, res) => {
+    worker.requests.push(req.url ?? '');
+    inFlight++;
+    worker.maxInFlight = Math.max(worker.maxInFlight, inFlight);
+    res.on('close', () => inFlight--);
+    setTimeout(() => {
+      if (!handler(req, res)) {
+        res.writeHead(404).end('not a shuffle url');
+      }
+    }, delayMs);
+  });
+  worker.server.listen(0, '127.0.0.1');
+  await once(worker.server, 'listening');
+  worker.port = (worker.server.address() as AddressInfo).port;
+  return worker;
+}
+
+async function stopWorker(w: Worker): Promise<void> {
+  w.server.closeAllConnections();
+  await new Promise<void>((resolve) => w.server.close(() => resolve()));
+}
+
+/** Writes `numMaps` map outputs, alternating between the workers; returns their records and locations. */
+async function writeMaps(workers: Worker[], numMaps: number, numReduces: number, seed: number) {
+  const rand = rng(seed);
+  const mapRecords: Rec[][] = [];
+  const locations: MapOutputLocation[] = [];
+  for (let m = 0; m < numMaps; m++) {
+    const w = workers[m % workers.length]!;
+    const attemptId = `attempt_m${m}_0`;
+    const buffer = new InMemoryMapOutputBuffer({ dir: mapOutputPaths(w.rootDir, JOB, attemptId).dir, numPartitions: numReduces });
+    const records: Rec[] = [];
+    const n = 200 + Math.floor(rand() * 800);
+    for (let i = 0; i < n; i++) {
+      const key = randomBytes(rand, 3, 6);
+      const value = Buffer.concat([u32(m), u32(i)]);
+      const partition = hashPartition(key, numReduces);
+      records.push({ partition, key, value });
+      buffer.collect(partition, key, value);
+    }
+    await buffer.finish();
+    mapRecords.push(records);
+    locations.push({ mapIndex: m, attemptId, workerId: w.workerId, host: '127.0.0.1', dataPort: w.port });
+  }
+  return { mapRecords, locations };
+}
+
+function get(port: number, path: string, method = 'GET'): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('fetcher gets every map output for each reduce: remote over HTTP, local from disk', async () => {
+  await withTempDir(async (tmp) => {
+    const a = await startWorker('wA', join(tmp, 'a'), 15);
+    const b = await startWorker('wB', join(tmp, 'b'), 15);
+    try {
+      const numReduces = 3;
+      const { mapRecords, locations } = await writeMaps([a, b], 7, numReduces, 1);
+      // Shuffled location order: results still come back in map order.
+      const shuffled = [...locations].reverse();
+      let localBytes = 0;
+      let remoteBytes = 0;
+      for (let r = 0; r < numReduces; r++) {
+        const counters = createShuffleCounters();
+        const segments = await fetchMapOutputs({
+          jobId: JOB,
+          reduceIndex: r,
+          locations: shuffled,
+          concurrency: 2,
+          local: { workerId: 'wA', rootDir: a.rootDir },
+          counters,
+        });
+        assert.deepEqual(segments.map((s) => s.mapIndex), [0, 1, 2, 3, 4, 5, 6]);
+        for (const s of segments) {
+          const loc = locations[s.mapIndex]!;
+          assert.equal(s.attemptId, loc.attemptId);
+          assert.equal(s.local, loc.workerId === 'wA');
+          // Bytes equal the segment as stored on the map's disk (read independently).
+          const owner = loc.workerId === 'wA' ? a : b;
+          const paths = mapOutputPaths(owner.rootDir, JOB, loc.attemptId);
+          const entry = parseIndex(await readFile(paths.indexFile))[r]!;
+          const data = await readFile(paths.dataFile);
+          assert.deepEqual(s.data, data.subarray(entry.offset, entry.offset + entry.length));
+          assert.equal(s.records, entry.records);
+          assert.equal(s.records, mapRecords[s.mapIndex]!.filter((x) => x.partition === r).length);
+          if (s.local) localBytes += s.data.length;
+          else remoteBytes += s.data.length;
+        }
+        assert.equal(counters.shuffleBytesLocal + counters.shuffleBytesRemote, segments.reduce((n, s) => n + s.data.length, 0));
+        assert.ok(counters.shuffleBytesLocal > 0 && counters.shuffleBytesRemote > 0);
+        // The reduce input (merge of all segments) equals the reference: this partition's records of
+        // all maps, sorted by key, equal keys in map order then emission order.
+        const merged = [...mergeSortedRuns(segments.map((s) => new SegmentReader(s.data)))].map(
+          ([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`,
+        );
+        const expected = referenceSort(mapRecords.flat().filter((x) => x.partition === r)).map(
+          (x) => `${x.key.toString('hex')}:${x.value.toString('hex')}`,
+        );
+        assert.deepEqual(merged, expected);
+        const groups = [...groupByKey(mergeSortedRuns(segments.map((s) => new SegmentReader(s.data))))].length;
+        assert.equal(groups, new Set(expected.map((e) => e.split(':')[0])).size);
+      }
+      assert.ok(localBytes > 0 && remoteBytes > 0);
+      assert.equal(a.requests.length, 0, 'local map outputs are not fetched over HTTP');
+      assert.equal(b.requests.length, 3 * 3, 'three remote maps x three reduces');
+      assert.ok(b.maxInFlight <= 2, `at most 2 fetches in flight, saw ${b.maxInFlight}`);
+      assert.equal(b.maxInFlight, 2, 'concurrency is used');
+    } finally {
+      await stopWorker(a);
+      await stopWorker(b);
+    }
+  });
+});
+
+test('handler: headers, 404 JSON for missing output, 400 for bad partitions, false for other URLs', async () => {
+  await withTempDir(async (tmp) => {
+    const w = await startWorker('w', join(tmp, 'w'));
+    try {
+      const { locations } = await writeMaps([w], 1, 2, 2);
+      const paths = mapOutputPaths(w.rootDir, JOB, locations[0]!.attemptId);
+      const entry = parseIndex(await readFile(paths.indexFile))[1]!;
+      const ok = await get(w.port, `/shuffle/${JOB}/${locations[0]!.attemptId}/1`);
+      assert.equal(ok.status, 200);
+      assert.equal(ok.headers['x-minimr-records'], String(entry.records));
+      assert.equal(ok.headers['x-minimr-length'], String(entry.length));
+      assert.equal(ok.headers['x-minimr-crc32'], String(entry.crc32));
+      assert.equal(ok.body.length, entry.length);
+
+      const missing = await get(w.port, `/shuffle/${JOB}/attempt_nope/0`);
+      assert.equal(missing.status, 404);
+      const body = JSON.parse(missing.body.toString()) as { code: string; message: string; details: Record<string, unknown> };
+      assert.equal(body.code, 'EFETCH');
+      assert.equal(typeof body.message, 'string');
+      assert.equal(body.details.attemptId, 'attempt_nope');
+
+      assert.equal((await get(w.port, `/shuffle/${JOB}/${locations[0]!.attemptId}/2`)).status, 400);
+      assert.equal((await get(w.port, `/shuffle/${JOB}/${locations[0]!.attemptId}/-1`)).status, 400);
+      assert.equal((await get(w.port, `/shuffle/${JOB}/${locations[0]!.attemptId}/0`, 'POST')).status, 405);
+      const other = await get(w.port, '/blocks/whatever');
+      assert.equal(other.status, 404);
+      assert.equal(other.body.toString(), 'not a shuffle url', 'non-shuffle URLs are left to the next handler');
+    } finally {
+      await stopWorker(w);
+    }
+  });
+});
+
+test('hostile URLs get 400 and never reach a file, even one planted where traversal would lead', async () => {
+  await withTempDir(async (tmp) => {
+    const rootDir = join(tmp, 'root');
+    const w = await startWorker('w', rootDir);
+    try {
+      // A valid map output at <tmp>/a, i.e. what jobId ".." + attemptId "a" would resolve to from rootDir.
+      const trap = new InMemoryMapOutputBuffer({ dir: join(tmp, 'a'), numPartitions: 1 });
+      trap.collect(0, Buffer.from('secret'), Buffer.from('data'));
+      await trap.finish();
+      for (const path of [
+        '/shuffle/../../etc/passwd/0',
+        '/shuffle/../a/0',
+        '/shuffle/%2e%2e/a/0',
+        '/shuffle/..%2Fa/x/0',
+        '/shuffle/job/../0',
+        '/shuffle/job/a/0/extra',
+        '/shuffle/job/a/',
+        '/shuffle/job/a/1e3',
+        '/shuffle/',
+      ]) {
+        const res = await get(w.port, path);
+        assert.equal(res.status, 400, path);
+        assert.equal((JSON.parse(res.body.toString()) as { code: string }).code, 'EBADPATH', path);
+        assert.ok(!res.body.includes('secret'), path);
+      }
+    } finally {
+      await stopWorker(w);
+    }
+  });
+});
+
+async function flipByte(file: string, at: number): Promise<void> {
+  const fh = await open(file, 'r+');
+  try {
+    const b = Buffer.alloc(1);
+    await fh.read(b, 0, 1, at);
+    b[0] ^= 0x5a;
+    await fh.write(b, 0, 1, at);
+  } finally {
+    await fh.close();
+  }
+}
+
+function assertFetchFailure(err: unknown, loc: MapOutputLocation, reduceIndex: number): boolean {
+  assert.ok(isMinimrError(err, 'EFETCH'), `expected EFETCH, got ${String(err)}`);
+  const e = err as MinimrError;
+  assert.equal(e.details.jobId, JOB);
+  assert.equal(e.details.mapIndex, loc.mapIndex);
+  assert.equal(e.details.attemptId, loc.attemptId);
+  assert.equal(e.details.reduceIndex, reduceIndex);
+  assert.equal(e.details.workerId, loc.workerId);
+  assert.match(e.message, /map will be re-run/);
+  return true;
+}
+
+test('a corrupted segment byte on disk fails with EFETCH after the retries (remote and local)', async () => {
+  await withTempDir(async (tmp) => {
+    const w = await startWorker('wR', join(tmp, 'r'));
+    try {
+      const { locations } = await writeMaps([w], 4, 2, 3);
+      const bad = locations[2]!;
+      const paths = mapOutputPaths(w.rootDir, JOB, bad.attemptId);
+      const entry = parseIndex(await readFile(paths.indexFile))[1]!;
+      assert.ok(entry.length > 10);
+      await flipByte(paths.dataFile, entry.offset + Math.floor(entry.length / 2));
+      const badUrl = `/shuffle/${JOB}/${bad.attemptId}/1`;
+
+      const started = Date.now();
+      await assert.rejects(
+        fetchMapOutputs({ jobId: JOB, reduceIndex: 1, locations, concurrency: 2, retries: 2, backoffMs: 20 }),
+        (err) => assertFetchFailure(err, bad, 1),
+      );
+      assert.equal(w.requests.filter((u) => u === badUrl).length, 3, 'first try + 2 retries');
+      assert.ok(Date.now() - started >= 20 + 40, 'backoff doubles between retries');
+
+      // The other partition of the same map is intact.
+      const ok = await fetchMapOutputs({ jobId: JOB, reduceIndex: 0, locations, retries: 0 });
+      assert.equal(ok.length, 4);
+
+      // Same corruption read through the local short-circuit.
+      await assert.rejects(
+        fetchMapOutputs({ jobId: JOB, reduceIndex: 1, locations, retries: 1, backoffMs: 1, local: { workerId: 'wR', rootDir: w.rootDir } }),
+        (err) => assertFetchFailure(err, bad, 1),
+      );
+    } finally {
+      await stopWorker(w);
+    }
+  });
+});
+
+test('a missing map output fails with EFETCH at once (remote 404 and local), naming the map', async () => {
+  await withTempDir(async (tmp) => {
+    const w = await startWorker('wM', join(tmp, 'm'));
+    try {
+      const { locations } = await writeMaps([w], 3, 2, 4);
+      const gone = locations[1]!;
+      await rm(mapOutputPaths(w.rootDir, JOB, gone.attemptId).dir, { recursive: true });
+      await assert.rejects(
+        fetchMapOutputs({ jobId: JOB, reduceIndex: 0, locations, retries: 3, backoffMs: 1000 }),
+        (err) => assertFetchFailure(err, gone, 0) && (err as MinimrError).details.status === 404,
+      );
+      assert.equal(w.requests.filter((u) => u.includes(gone.attemptId)).length, 1, 'a 404 is not retried');
+      await assert.rejects(
+        fetchMapOutputs({ jobId: JOB, reduceIndex: 0, locations, backoffMs: 1000, local: { workerId: 'wM', rootDir: w.rootDir } }),
+        (err) => assertFetchFailure(err, gone, 0),
+      );
+    } finally {
+      await stopWorker(w);
+    }
+  });
+});
+
+test('an unreachable worker fails with EFETCH after the retries', async () => {
+  await withTempDir(async (tmp) => {
+    const w = await startWorker('wU', join(tmp, 'u'));
+    const { locations } = await writeMaps([w], 1, 1, 5);
+    await stopWorker(w); // nothing listens on the port any more
+    await assert.rejects(
+      fetchMapOutputs({ jobId: JOB, reduceIndex: 0, locations, retries: 2, backoffMs: 5 }),
+      (err) => assertFetchFailure(err, locations[0]!, 0) && (err as MinimrError).details.tries === 3,
+    );
+  });
+});
+
+test('the caller can cancel a fetch (EKILLED)', async () => {
+  await withTempDir(async (tmp) => {
+    const w = await startWorker('wK', join(tmp, 'k'), 500);
+    try {
+      const { locations } = await writeMaps([w], 2, 1, 6);
+      const ac = new AbortController();
+      const pending = fetchMapOutputs({ jobId: JOB, reduceIndex: 0, locations, signal: ac.signal });
+      setTimeout(() => ac.abort(), 50);
+      await assert.rejects(pending, (e: unknown) => isMinimrError(e, 'EKILLED'));
+    } finally {
+      await stopWorker(w);
+    }
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * Test support for the shuffle tests: temp dirs, seeded random data and reference implementations
+ * written independently of src/shuffle (own varint parser, plain Array.sort), so a test never checks
+ * the code under test against itself.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export type Rec = { partition: number; key: Buffer; value: Buffer };
+
+export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'minimr-shuffle-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Small deterministic PRNG (mulberry32) so failures reproduce. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function randomBytes(rand: () => number, maxLen: number, alphabet = 256): Buffer {
+  const len = Math.floor(rand() * (maxLen + 1));
+  const b = Buffer.alloc(len);
+  for (let i = 0; i < len; i++) b[i] = Math.floor(rand() * alphabet);
+  return b;
+}
+
+/** Reference order: by partition, then Buffer.compare; Array.prototype.sort is stable, so equal keys keep input order. */
+export function referenceSort(records: readonly Rec[], compare: (a: Buffer, b: Buffer) => number = Buffer.compare): Rec[] {
+  return [...records].sort((a, b) => a.partition - b.partition || compare(a.key, b.key));
+}
+
+/** Independent parser of `[varint keyLen][varint valueLen][key][value]`*. */
+export function parseSegment(buf: Buffer): Array<[Buffer, Buffer]> {
+  const out: Array<[Buffer, Buffer]> = [];
+  let pos = 0;
+  const varint = (): number => {
+    let shift = 0;
+    let n = 0;
+    for (;;) {
+      if (pos >= buf.length) throw new Error('truncated varint');
+      const byte = buf[pos++]!;
+      n += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (byte < 0x80) return n;
+    }
+  };
+  while (pos < buf.length) {
+    const kl = varint();
+    const vl = varint();
+    const key = buf.subarray(pos, pos + kl);
+    const value = buf.subarray(pos + kl, pos + kl + vl);
+    if (pos + kl + vl > buf.length) throw new Error('record past end');
+    pos += kl + vl;
+    out.push([Buffer.from(key), Buffer.from(value)]);
+  }
+  return out;
+}
+
+/** Independent encoder for building test runs. */
+export function buildSegment(records: ReadonlyArray<readonly [Buffer, Buffer]>): Buffer {
+  const parts: Buffer[] = [];
+  const varint = (n: number): Buffer => {
+    const bytes: number[] = [];
+    while (n >= 0x80) {
+      bytes.push((n % 128) | 0x80);
+      n = Math.floor(n / 128);
+    }
+    bytes.push(n);
+    return Buffer.from(bytes);
+  };
+  for (const [k, v] of records) parts.push(varint(k.length), varint(v.length), k, v);
+  return Buffer.concat(parts);
+}
+
+/** Independent index parser (format documented in src/shuffle/index-file.ts). */
+export function parseIndex(buf: Buffer): Array<{ offset: number; length: number; records: number; crc32: number }> {
+  const n = buf.readUInt32LE(8);
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const at = 12 + i * 28;
+    out.push({
+      offset: Number(buf.readBigUInt64LE(at)),
+      length: Number(buf.readBigUInt64LE(at + 8)),
+      records: Number(buf.readBigUInt64LE(at + 16)),
+      crc32: buf.readUInt32LE(at + 24),
+    });
+  }
+  return out;
+}
+
+export function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n, 0);
+  return b;
+}
+
+export function hex(records: Iterable<readonly [Buffer, Buffer]>): string[] {
+  return [...records].map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`);
+}
