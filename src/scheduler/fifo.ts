@@ -1,0 +1,162 @@
+/**
+ * FIFO with data locality, after Hadoop's JobQueueTaskScheduler: jobs are served strictly in
+ * submission order, and within the job that gets a slot the task is chosen node-local first, then
+ * rack-local, then anywhere. There is no delay scheduling: a slot is never left idle to wait for a
+ * better-placed task (that is what FAIR adds).
+ */
+import type { ClusterSnapshot, Decision, JobView, Locality, Policy, TaskKind, TaskView, WorkerView } from './types.js';
+
+/** What is still free on a worker while one decision list is being built. */
+interface Room {
+  readonly worker: WorkerView;
+  mapSlots: number;
+  reduceSlots: number;
+  memoryMb: number;
+}
+
+/**
+ * Rank of a candidate for one worker; lower is better. Tasks without input locations rank between
+ * rack-local and off-rack: they are 'any' everywhere, so spending a slot on them first keeps the
+ * tasks that do have a home for the workers that can run them locally (Hadoop's nonLocalMaps).
+ */
+const enum Rank {
+  Node = 0,
+  Rack = 1,
+  Homeless = 2,
+  OffRack = 3,
+}
+
+export function localityOf(task: TaskView, worker: WorkerView): Locality {
+  if (task.preferredWorkers.includes(worker.id)) return 'node';
+  if (task.preferredRacks.includes(worker.rack)) return 'rack';
+  return 'any';
+}
+
+function rankOf(task: TaskView, worker: WorkerView): Rank {
+  if (task.preferredWorkers.includes(worker.id)) return Rank.Node;
+  if (task.preferredRacks.includes(worker.rack)) return Rank.Rack;
+  return task.preferredWorkers.length === 0 ? Rank.Homeless : Rank.OffRack;
+}
+
+/** Code-unit order, not localeCompare: the visiting order must not depend on the host's locale. */
+function byId(a: Room, b: Room): number {
+  return a.worker.id < b.worker.id ? -1 : a.worker.id > b.worker.id ? 1 : 0;
+}
+
+/** The trigger's worker first (it is the one that just reported free capacity), then by id. */
+function visitingOrder(snapshot: ClusterSnapshot): Room[] {
+  const rooms = snapshot.workers.map(
+    (worker): Room => ({
+      worker,
+      mapSlots: Math.max(0, worker.freeMapSlots),
+      reduceSlots: Math.max(0, worker.freeReduceSlots),
+      memoryMb: Math.max(0, worker.freeMemoryMb),
+    }),
+  );
+  rooms.sort(byId);
+  const t = snapshot.trigger;
+  if (t.kind === 'heartbeat' || t.kind === 'worker-joined') {
+    const i = rooms.findIndex((r) => r.worker.id === t.workerId);
+    if (i > 0) rooms.unshift(...rooms.splice(i, 1));
+  }
+  return rooms;
+}
+
+function slotsOf(room: Room, kind: TaskKind): number {
+  return kind === 'map' ? room.mapSlots : room.reduceSlots;
+}
+
+function fits(room: Room, task: TaskView): boolean {
+  return slotsOf(room, task.kind) > 0 && room.memoryMb >= task.memoryMb;
+}
+
+export class FifoPolicy implements Policy {
+  readonly name = 'fifo';
+
+  schedule(snapshot: ClusterSnapshot): readonly Decision[] {
+    const rooms = visitingOrder(snapshot);
+    const launched = new Set<string>();
+    const decisions: Decision[] = [];
+
+    const launch = (job: JobView, task: TaskView, room: Room): void => {
+      launched.add(task.id);
+      if (task.kind === 'map') room.mapSlots -= 1;
+      else room.reduceSlots -= 1;
+      room.memoryMb -= task.memoryMb;
+      decisions.push({
+        kind: 'launch',
+        taskId: task.id,
+        jobId: job.id,
+        workerId: room.worker.id,
+        memoryMb: task.memoryMb,
+        locality: localityOf(task, room.worker),
+      });
+    };
+
+    /**
+     * Where a task that already failed on `room` should go instead: the free worker where it would
+     * be best placed, earliest in visiting order on ties; undefined when none can take it now.
+     */
+    const elsewhere = (task: TaskView, room: Room): Room | undefined => {
+      let best: Room | undefined;
+      let bestRank = Rank.OffRack + 1;
+      for (const other of rooms) {
+        if (other === room || task.failedOnWorkers.includes(other.worker.id) || !fits(other, task)) continue;
+        const r = rankOf(task, other.worker);
+        if (r < bestRank) {
+          best = other;
+          bestRank = r;
+        }
+      }
+      return best;
+    };
+
+    /** The earliest job's best-placed task of `kind` that fits `room`, or undefined. */
+    const pick = (kind: TaskKind, room: Room): { job: JobView; task: TaskView } | undefined => {
+      for (const job of snapshot.jobs) {
+        let best: TaskView | undefined;
+        let bestRank = Rank.OffRack + 1;
+        for (const task of job.pendingTasks) {
+          if (task.kind !== kind || launched.has(task.id) || !fits(room, task)) continue;
+          const r = rankOf(task, room.worker);
+          // Strictly better only: among equals the lowest task index (pendingTasks order) wins.
+          if (r < bestRank) {
+            best = task;
+            bestRank = r;
+            if (r === Rank.Node) break;
+          }
+        }
+        // Strict job order: a later job is looked at only when this one has nothing that fits here.
+        if (best) return { job, task: best };
+      }
+      return undefined;
+    };
+
+    const fill = (kind: TaskKind, room: Room): void => {
+      while (slotsOf(room, kind) > 0) {
+        const chosen = pick(kind, room);
+        if (!chosen) return;
+        const { job, task } = chosen;
+        if (task.failedOnWorkers.includes(room.worker.id)) {
+          // Send it to another worker right away rather than merely skipping it here: a skipped
+          // task could lose that worker's slots to better-placed tasks round after round, and the
+          // task keeps its place in job order this way.
+          const other = elsewhere(task, room);
+          if (other) {
+            launch(job, task, other);
+            continue;
+          }
+        }
+        launch(job, task, room);
+      }
+    };
+
+    // Maps before reduces on each worker, as Hadoop's heartbeat does: reduces of a job cannot start
+    // before its maps are done, so maps are what keeps every job moving.
+    for (const room of rooms) {
+      fill('map', room);
+      fill('reduce', room);
+    }
+    return decisions;
+  }
+}

@@ -1,0 +1,46 @@
+import { MinimrError } from '../errors.js';
+import { FifoPolicy } from './fifo.js';
+import type { Policy } from './types.js';
+
+export type * from './types.js';
+export { FifoPolicy, localityOf } from './fifo.js';
+
+export type PolicyOptions = Readonly<Record<string, unknown>>;
+type PolicyFactory = (options: PolicyOptions) => Policy;
+
+/** Rejects options a policy does not know, so a misspelt setting fails at submission, not silently. */
+function noOptions(name: string, options: PolicyOptions): void {
+  const unknown = Object.keys(options);
+  if (unknown.length > 0) {
+    throw new MinimrError('EBADJOB', `scheduler policy '${name}' takes no options, got: ${unknown.join(', ')}`, {
+      policy: name,
+    });
+  }
+}
+
+// fair, improved-fair, tyrex, yarn-me and fawkes join here as they are written.
+const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFactory>([
+  [
+    'fifo',
+    (options) => {
+      noOptions('fifo', options);
+      return new FifoPolicy();
+    },
+  ],
+]);
+
+/** Names `createPolicy` accepts, in registration order. */
+export function policyNames(): readonly string[] {
+  return [...FACTORIES.keys()];
+}
+
+/** A fresh policy object: policies may keep state between calls, so instances are never shared. */
+export function createPolicy(name: string, options: PolicyOptions = {}): Policy {
+  const factory = FACTORIES.get(name);
+  if (!factory) {
+    throw new MinimrError('EBADJOB', `unknown scheduler policy '${name}'; known policies: ${policyNames().join(', ')}`, {
+      policy: name,
+    });
+  }
+  return factory(options);
+}
