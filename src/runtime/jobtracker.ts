@@ -81,6 +81,8 @@ export class JobTracker {
   private scheduling = false;
   private rescheduleQueued: SchedulingTrigger | null = null;
   private stopped = false;
+  /** Set while the whole cluster is being shut down: workers leaving is expected then. */
+  private draining = false;
   private readonly jobWaiters = new Map<string, Array<(status: JobStatus) => void>>();
   private readonly workerWaiters: Array<() => void> = [];
   port = 0;
@@ -135,8 +137,14 @@ export class JobTracker {
     this.logger.info({ url: this.url, policy: this.policy.name }, 'JobTracker listening');
   }
 
+  /** Announces an orderly shutdown, so that workers leaving is not reported as a failure. */
+  drain(): void {
+    this.draining = true;
+  }
+
   async stop(): Promise<void> {
     if (this.stopped) return;
+    this.draining = true;
     this.stopped = true;
     if (this.livenessTimer) clearInterval(this.livenessTimer);
     for (const w of this.workers.values()) w.peer.close(1001, 'JobTracker shutting down');
@@ -283,8 +291,10 @@ export class JobTracker {
     const workerId = worker.address.workerId;
     if (this.workers.get(workerId) !== worker) return;
     this.workers.delete(workerId);
-    this.logger.warn({ worker: workerId, why }, 'worker lost');
-    void this.namenode.datanodeLost(workerId);
+    if (this.draining) this.logger.info({ worker: workerId, why }, 'worker left');
+    else this.logger.warn({ worker: workerId, why }, 'worker lost');
+    // While draining, the block map is about to be dropped; it is rebuilt from block reports at start.
+    if (!this.draining) void this.namenode.datanodeLost(workerId);
     for (const attempt of [...worker.running.values()]) {
       this.finishAttempt(attempt, 'killed', {}, { code: 'EWORKERLOST', message: `worker ${workerId} was lost (${why})` }, false);
     }

@@ -113,6 +113,7 @@ export class LocalCluster {
 
   async stop(): Promise<void> {
     this.client?.close();
+    this.jobTracker.drain();
     await Promise.all(
       this.workers.map(async (w) => {
         if (w.process.exitCode !== null || w.process.signalCode !== null) return;
