@@ -20,6 +20,7 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   register: { id: 'number', worker: 'object', blockIds: 'array' },
   heartbeat: { workerId: 'string', attempts: 'array' },
   'attempt-finished': { workerId: 'string', attemptId: 'string', state: 'string', counters: 'object', error: 'object?', mapOutput: 'object?' },
+  'block-replicated': { workerId: 'string', blockId: 'string', targets: 'array' },
   'get-job-module': { id: 'number', jobId: 'string' },
   launch: { attempt: 'object' },
   kill: { attemptId: 'string', reason: 'string' },

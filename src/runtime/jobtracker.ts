@@ -176,6 +176,13 @@ export class JobTracker {
         return this.onHeartbeat(message, peer);
       case 'attempt-finished':
         return this.onAttemptFinished(message, peer);
+      case 'block-replicated': {
+        if (!this.workerFor(peer, message.workerId)) return undefined;
+        for (const target of message.targets) {
+          if (typeof target === 'string' && this.workers.has(target)) this.namenode.blockReceived(target, message.blockId);
+        }
+        return undefined;
+      }
       case 'get-job-module': {
         const job = this.requireJob(message.jobId);
         return { source: job.submission.moduleSource, name: job.submission.moduleName };

@@ -6,8 +6,8 @@
  */
 import type { JsonObject, JsonValue } from '../api/json.js';
 import type { SerializedError } from '../errors.js';
-import type { BlockInfo, DatanodeAddress } from '../storage/types.js';
-import type { MapOutputLocation } from '../shuffle/types.js';
+import type { BlockInfo, DatanodeAddress } from '../storage/index.js';
+import type { MapOutputLocation } from '../shuffle/index.js';
 
 export const PROTOCOL_VERSION = 1;
 /** Control frames are small; bulk data goes over the workers' HTTP data ports. */
@@ -160,6 +160,12 @@ export interface AttemptFinished extends Frame<'attempt-finished'> {
   error?: SerializedError;
   mapOutput?: MapOutputSummary;
 }
+/** A block this worker was asked to copy now has replicas on these workers. */
+export interface BlockReplicated extends Frame<'block-replicated'> {
+  workerId: string;
+  blockId: string;
+  targets: string[];
+}
 export interface GetJobModule extends Request<'get-job-module'> {
   jobId: string;
 }
@@ -209,6 +215,7 @@ export type Message =
   | RegisterWorker
   | Heartbeat
   | AttemptFinished
+  | BlockReplicated
   | GetJobModule
   | LaunchAttempt
   | KillAttempt

@@ -191,8 +191,14 @@ export class Worker {
         for (const id of message.blockIds) void this.blockStore.delete(id).catch((err: Error) => this.logger.warn({ block: id, err: err.message }, 'block delete failed'));
         return undefined;
       case 'replicate-block':
-        void replicateBlock(this.blockStore, message.blockId, message.targets).catch((err: Error) =>
-          this.logger.warn({ block: message.blockId, err: err.message }, 'block replication failed'),
+        void replicateBlock(this.blockStore, message.blockId, message.targets).then(
+          (result) => {
+            for (const f of result.failed) this.logger.warn({ block: message.blockId, target: f.workerId, err: f.message }, 'block replication failed');
+            if (result.succeeded.length > 0) {
+              this.peer?.send({ type: 'block-replicated', workerId: this.workerId, blockId: message.blockId, targets: result.succeeded });
+            }
+          },
+          (err: Error) => this.logger.warn({ block: message.blockId, err: err.message }, 'block replication failed'),
         );
         return undefined;
       case 'cleanup-job':

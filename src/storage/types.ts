@@ -75,3 +75,32 @@ export interface NamenodeApi {
   /** A replica failed its checksum: forget it, and schedule its deletion on that worker. */
   reportBadReplica(blockId: string, workerId: string): Promise<void>;
 }
+
+/**
+ * One map task's share of an input file. Plain JSON so the JobTracker can ship it to a task process.
+ * A split covers the bytes [start, start + length) of one block; record readers may read past its end
+ * to finish the last record they own.
+ */
+export interface InputSplit {
+  readonly path: string;
+  readonly start: number;
+  readonly length: number;
+  readonly fileLength: number;
+  /** Workers holding a replica of the split's block, best first: the scheduler's data-local choice. */
+  readonly preferredWorkers: readonly string[];
+  readonly preferredRacks: readonly string[];
+}
+
+/** A batch of records with their byte offsets in the file; many records per call keeps map loops fast. */
+export interface RecordBatch<V> {
+  readonly offsets: number[];
+  readonly values: V[];
+  /** Bytes consumed from the file for this batch, including separators and skipped bytes. */
+  readonly bytesRead: number;
+}
+
+export interface RecordBatchReader<V> {
+  /** The next batch, or null when the split has no more records. */
+  next(): Promise<RecordBatch<V> | null>;
+  close(): Promise<void>;
+}

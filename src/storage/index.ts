@@ -1,0 +1,24 @@
+/** The block store's public surface: other folders import from here only. */
+export type {
+  BlockAllocation,
+  BlockInfo,
+  ClientLocation,
+  CreateOptions,
+  DatanodeAddress,
+  FileStatus,
+  InputSplit,
+  NamenodeApi,
+  RecordBatch,
+  RecordBatchReader,
+} from './types.js';
+export { Namenode, DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, type NamenodeOptions, type ReplicationWork } from './namenode.js';
+export { chooseTargets, sortByDistance, type PlacementNode, type PlacementRequest } from './placement.js';
+export { validatePath, normalizeFsPath } from './paths.js';
+export { CHECKSUM_CHUNK_SIZE, validateBlockId, type BlockStat, type BlockStore, type BlockWriteResult } from './block-store.js';
+export { LocalDiskBlockStore, type LocalDiskBlockStoreOptions } from './local-disk-block-store.js';
+export { InMemoryBlockStore } from './memory-block-store.js';
+export { createDataRequestHandler, replicateBlock, type DataRequestHandler } from './data-server.js';
+export { putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBlock, type RemoteReplicationResult } from './data-client.js';
+export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
+export { computeSplits } from './splits.js';
+export { openLineReader, openFixedRecordReader, type BatchOptions } from './record-readers.js';

@@ -1,0 +1,75 @@
+import type { ClientLocation, DatanodeAddress } from './types.js';
+
+export interface PlacementNode {
+  readonly address: DatanodeAddress;
+  /** Blocks the NameNode believes the node stores (including ones being written): the load measure. */
+  readonly blockCount: number;
+}
+
+export interface PlacementRequest {
+  readonly nodes: readonly PlacementNode[];
+  /** How many new replicas to place. */
+  readonly count: number;
+  readonly writer?: ClientLocation;
+  /** Replicas that already exist (re-replication): they count as the first ones placed. */
+  readonly existing?: readonly DatanodeAddress[];
+}
+
+function byLoadThenId(a: PlacementNode, b: PlacementNode): number {
+  return a.blockCount - b.blockCount || (a.address.workerId < b.address.workerId ? -1 : a.address.workerId > b.address.workerId ? 1 : 0);
+}
+
+/**
+ * HDFS's default policy: replica 1 on the writer (it costs no network), replica 2 off-rack (survives
+ * a rack loss), replica 3 on replica 2's rack (cheap in-rack copy), the rest spread over racks.
+ * Ties go to the least-loaded node, then the smallest workerId, so placement is reproducible.
+ */
+export function chooseTargets(request: PlacementRequest): DatanodeAddress[] {
+  const chosen: DatanodeAddress[] = [...(request.existing ?? [])];
+  const taken = new Set(chosen.map((a) => a.workerId));
+  const candidates = [...request.nodes].filter((n) => !taken.has(n.address.workerId)).sort(byLoadThenId);
+  const placed: DatanodeAddress[] = [];
+
+  const take = (predicate: (n: PlacementNode) => boolean): boolean => {
+    const index = candidates.findIndex(predicate);
+    if (index < 0) return false;
+    const [node] = candidates.splice(index, 1);
+    chosen.push(node!.address);
+    placed.push(node!.address);
+    return true;
+  };
+  const rackUse = (rack: string): number => chosen.filter((a) => a.rack === rack).length;
+
+  while (placed.length < request.count && candidates.length > 0) {
+    const position = chosen.length;
+    if (position === 0) {
+      const writerId = request.writer?.workerId;
+      if (writerId !== undefined && take((n) => n.address.workerId === writerId)) continue;
+      take(() => true);
+    } else if (position === 1) {
+      const firstRack = chosen[0]!.rack;
+      if (!take((n) => n.address.rack !== firstRack)) take(() => true);
+    } else if (position === 2 && chosen[0]!.rack !== chosen[1]!.rack && take((n) => n.address.rack === chosen[1]!.rack)) {
+      continue;
+    } else {
+      // Least-used rack first; `candidates` is already load-ordered, so a stable sort keeps that order within a rack.
+      const ranked = [...candidates].sort((a, b) => rackUse(a.address.rack) - rackUse(b.address.rack));
+      const pick = ranked[0]!;
+      take((n) => n === pick);
+    }
+  }
+  return placed;
+}
+
+/** The client's own worker first, then its rack, then the rest; stable within each group. */
+export function sortByDistance(locations: readonly DatanodeAddress[], client?: ClientLocation): DatanodeAddress[] {
+  const distance = (a: DatanodeAddress): number => {
+    if (client?.workerId !== undefined && a.workerId === client.workerId) return 0;
+    if (client?.rack !== undefined && a.rack === client.rack) return 1;
+    return 2;
+  };
+  return locations
+    .map((address, index) => ({ address, index, d: distance(address) }))
+    .sort((a, b) => a.d - b.d || a.index - b.index)
+    .map((entry) => entry.address);
+}

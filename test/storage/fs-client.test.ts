@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict';
+import { open, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { isMinimrError } from '../../src/errors.js';
+import { FsClient, type BlockInfo } from '../../src/storage/index.js';
+import { collect, pseudoRandomBytes, seededRandom, silentLogger, startCluster, stopDatanode, type TestCluster } from './helpers.js';
+
+async function corruptReplica(cluster: TestCluster, workerId: string, blockId: string, offsetInBlock: number): Promise<void> {
+  const datanode = cluster.datanodes.find((d) => d.address.workerId === workerId)!;
+  const handle = await open(datanode.store.localBlockPath(blockId)!, 'r+');
+  const one = Buffer.alloc(1);
+  await handle.read(one, 0, 1, offsetInBlock);
+  one[0] = one[0]! ^ 0x5a;
+  await handle.write(one, 0, 1, offsetInBlock);
+  await handle.close();
+}
+
+function client(cluster: TestCluster, extra: Partial<ConstructorParameters<typeof FsClient>[0]> = {}): FsClient {
+  return new FsClient({ namenode: cluster.namenode, logger: silentLogger, timeoutMs: 5000, ...extra });
+}
+
+describe('FsClient end to end (3 datanodes over HTTP)', () => {
+  it('puts a multi-block file with replication 2, reads it back, survives a corrupt replica', async () => {
+    const cluster = await startCluster(['r1', 'r2', 'r2'], { defaultBlockSize: 100_000 });
+    try {
+      const fs = client(cluster);
+      const data = pseudoRandomBytes(1_000_003, 7);
+      const status = await fs.put(data, '/in/data.bin', { replication: 2 });
+      assert.equal(status.length, data.length);
+      assert.equal(status.blockSize, 100_000);
+
+      const blocks = await fs.getBlocks('/in/data.bin');
+      assert.equal(blocks.length, 11);
+      for (const block of blocks) {
+        assert.equal(block.locations.length, 2);
+        assert.notEqual(block.locations[0]!.rack, block.locations[1]!.rack, 'replicas on two racks');
+      }
+      assert.equal(Buffer.compare(await collect(fs.cat('/in/data.bin')), data), 0);
+
+      const random = seededRandom(3);
+      for (let i = 0; i < 20; i++) {
+        const a = Math.floor(random() * data.length);
+        const b = Math.min(data.length, a + Math.floor(random() * 250_000));
+        assert.equal(Buffer.compare(await collect(fs.readRange('/in/data.bin', a, b)), data.subarray(a, b)), 0, `[${a}, ${b})`);
+      }
+
+      // Corrupt the replica that readers try first.
+      const victim = blocks[4]!;
+      const badWorker = victim.locations[0]!.workerId;
+      await corruptReplica(cluster, badWorker, victim.blockId, 12_345);
+      assert.equal(Buffer.compare(await collect(fs.cat('/in/data.bin')), data), 0, 'still byte-identical');
+      assert.deepEqual(cluster.namenode.takeBlockDeletions(badWorker), [victim.blockId]);
+      const after = (await fs.getBlocks('/in/data.bin'))[4]!;
+      assert.deepEqual(after.locations.map((l) => l.workerId), victim.locations.slice(1).map((l) => l.workerId));
+      assert.deepEqual(cluster.namenode.underReplicatedBlocks(), [victim.blockId]);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a corruption found mid-stream resumes on the next replica at the same byte', async () => {
+    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 3_000_000 });
+    try {
+      const fs = client(cluster);
+      const data = pseudoRandomBytes(3_500_000, 8);
+      await fs.put(data, '/big', { replication: 2 });
+      const [first] = await fs.getBlocks('/big');
+      // Past the first megabyte the datanode has already sent good bytes when it hits the bad chunk.
+      await corruptReplica(cluster, first!.locations[0]!.workerId, first!.blockId, 2_500_000);
+      assert.equal(Buffer.compare(await collect(fs.cat('/big')), data), 0);
+      assert.deepEqual(cluster.namenode.takeBlockDeletions(first!.locations[0]!.workerId), [first!.blockId]);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('every replica corrupt: ENOREPLICA {blockId, path}', async () => {
+    const cluster = await startCluster(['r1', 'r2', 'r3'], { defaultBlockSize: 50_000 });
+    try {
+      const fs = client(cluster);
+      const data = pseudoRandomBytes(120_000, 9);
+      await fs.put(data, '/f', { replication: 2 });
+      const block: BlockInfo = (await fs.getBlocks('/f'))[1]!;
+      for (const location of block.locations) await corruptReplica(cluster, location.workerId, block.blockId, 100);
+      await assert.rejects(
+        collect(fs.cat('/f')),
+        (err) => isMinimrError(err, 'ENOREPLICA') && err.details.blockId === block.blockId && err.details.path === '/f',
+      );
+      // The first block is still readable on its own.
+      assert.equal(Buffer.compare(await collect(fs.readRange('/f', 0, 50_000)), data.subarray(0, 50_000)), 0);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a dead target is dropped from the block; with no live target the write fails and leaves nothing', async () => {
+    const cluster = await startCluster(['r1', 'r2', 'r3'], { defaultBlockSize: 10_000 });
+    try {
+      const fs = client(cluster);
+      await stopDatanode(cluster.datanodes[2]!);
+      const data = pseudoRandomBytes(35_000, 10);
+      await fs.put(data, '/partial', { replication: 3 });
+      for (const block of await fs.getBlocks('/partial')) {
+        assert.deepEqual(block.locations.map((l) => l.workerId).sort(), ['w1', 'w2']);
+      }
+      assert.equal(Buffer.compare(await collect(fs.cat('/partial')), data), 0);
+
+      await stopDatanode(cluster.datanodes[0]!);
+      await stopDatanode(cluster.datanodes[1]!);
+      await assert.rejects(fs.put(data, '/doomed', { replication: 3 }), (err) => isMinimrError(err, 'ENOREPLICA'));
+      await assert.rejects(fs.stat('/doomed'), (err) => isMinimrError(err, 'ENOENT'));
+      assert.deepEqual((await fs.list('/')).map((s) => s.path), ['/partial']);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('writer: streamed writes of odd sizes, empty file, abort', async () => {
+    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 4096 });
+    try {
+      const fs = client(cluster);
+      const data = pseudoRandomBytes(50_000, 11);
+      const writer = await fs.createWriter('/w/streamed', { replication: 2 });
+      const random = seededRandom(5);
+      for (let offset = 0; offset < data.length; ) {
+        const size = 1 + Math.floor(random() * 9000);
+        await writer.write(data.subarray(offset, offset + size));
+        offset += size;
+      }
+      const status = await writer.close();
+      assert.equal(status.length, data.length);
+      assert.equal(Buffer.compare(await collect(fs.cat('/w/streamed')), data), 0);
+      assert.deepEqual((await fs.getBlocks('/w/streamed')).map((b) => b.length), [...Array(12).fill(4096), 50_000 - 12 * 4096]);
+
+      const empty = await (await fs.createWriter('/w/empty')).close();
+      assert.equal(empty.length, 0);
+      assert.equal((await collect(fs.cat('/w/empty'))).length, 0);
+
+      const aborted = await fs.createWriter('/w/aborted', { replication: 2 });
+      await aborted.write(pseudoRandomBytes(10_000));
+      await aborted.abort();
+      await assert.rejects(fs.stat('/w/aborted'), (err) => isMinimrError(err, 'ENOENT'));
+      await assert.rejects(aborted.write(Buffer.from('x')));
+      const deleted = [...cluster.namenode.takeBlockDeletions('w1'), ...cluster.namenode.takeBlockDeletions('w2')];
+      assert.ok(deleted.length >= 2, 'blocks of the aborted file are scheduled for deletion');
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('short-circuit: a client on a worker reads and writes its local replica without HTTP', async () => {
+    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 30_000 });
+    try {
+      const w1 = cluster.datanodes[0]!;
+      const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: w1.store });
+      const data = pseudoRandomBytes(70_000, 12);
+      await local.put(data, '/local', { replication: 1 });
+      for (const block of await local.getBlocks('/local')) assert.deepEqual(block.locations.map((l) => l.workerId), ['w1']);
+      await stopDatanode(w1);
+      assert.equal(Buffer.compare(await collect(local.cat('/local')), data), 0);
+      await assert.rejects(collect(client(cluster).cat('/local')), (err) => isMinimrError(err, 'ENOREPLICA'));
+      // Checksums still apply on the short-circuit path.
+      const [first] = await local.getBlocks('/local');
+      await corruptReplica(cluster, 'w1', first!.blockId, 5);
+      await assert.rejects(collect(local.cat('/local')), (err) => isMinimrError(err, 'ENOREPLICA'));
+      assert.deepEqual(cluster.namenode.takeBlockDeletions('w1'), [first!.blockId]);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('put from and get to local files; namespace calls are delegated', async () => {
+    const cluster = await startCluster(['r1'], { defaultBlockSize: 64 * 1024 });
+    try {
+      const fs = client(cluster);
+      const data = pseudoRandomBytes(300_000, 13);
+      const src = join(cluster.dir, 'local-src.bin');
+      const dst = join(cluster.dir, 'local-dst.bin');
+      await writeFile(src, data);
+      await fs.put(src, '/files/a.bin');
+      await fs.get('/files/a.bin', dst);
+      assert.equal(Buffer.compare(await readFile(dst), data), 0);
+      await fs.mkdir('/files/sub');
+      await fs.rename('/files/a.bin', '/files/sub/b.bin');
+      assert.deepEqual((await fs.list('/files/sub')).map((s) => s.path), ['/files/sub/b.bin']);
+      await fs.remove('/files', { recursive: true });
+      await assert.rejects(fs.stat('/files'), (err) => isMinimrError(err, 'ENOENT'));
+      await assert.rejects(fs.get('/missing', dst), (err) => isMinimrError(err, 'ENOENT'));
+    } finally {
+      await cluster.close();
+    }
+  });
+});

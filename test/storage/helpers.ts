@@ -1,0 +1,100 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import type { Logger } from '../../src/log.js';
+import { createDataRequestHandler, LocalDiskBlockStore, Namenode, type DatanodeAddress } from '../../src/storage/index.js';
+
+export const silentLogger: Logger = pino({ level: 'silent' });
+
+export async function makeTempDir(prefix = 'minimr-storage-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export async function collect(source: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of source) parts.push(chunk);
+  return Buffer.concat(parts);
+}
+
+/** Deterministic pseudo-random bytes (xorshift), so failures reproduce. */
+export function pseudoRandomBytes(length: number, seed = 12345): Buffer {
+  const buf = Buffer.alloc(length);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    buf[i] = x & 0xff;
+  }
+  return buf;
+}
+
+export function seededRandom(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 0x100000000;
+  };
+}
+
+export interface TestDatanode {
+  readonly address: DatanodeAddress;
+  readonly store: LocalDiskBlockStore;
+  readonly server: Server;
+}
+
+export async function startDatanode(dir: string, workerId: string, rack: string): Promise<TestDatanode> {
+  const store = new LocalDiskBlockStore({ dir: join(dir, workerId), workerId });
+  await store.open();
+  const handler = createDataRequestHandler(store, workerId);
+  const server = createServer((req, res) => {
+    if (!handler(req, res)) res.writeHead(404).end('not a data route');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return { address: { workerId, host: '127.0.0.1', dataPort: port, rack }, store, server };
+}
+
+export async function stopDatanode(node: TestDatanode): Promise<void> {
+  node.server.closeAllConnections();
+  await new Promise<void>((resolve) => node.server.close(() => resolve()));
+}
+
+export interface TestCluster {
+  readonly namenode: Namenode;
+  readonly datanodes: TestDatanode[];
+  readonly dir: string;
+  close(): Promise<void>;
+}
+
+/** A NameNode in-process plus `racks.length` datanodes on real HTTP servers, registered with it. */
+export async function startCluster(racks: readonly string[], namenodeOptions: { defaultBlockSize?: number; defaultReplication?: number } = {}): Promise<TestCluster> {
+  const { dir, cleanup } = await makeTempDir('minimr-cluster-');
+  const namenode = new Namenode({ dbPath: join(dir, 'namenode'), logger: silentLogger, ...namenodeOptions });
+  await namenode.open();
+  const datanodes: TestDatanode[] = [];
+  for (const [i, rack] of racks.entries()) {
+    const node = await startDatanode(dir, `w${i + 1}`, rack);
+    namenode.registerDatanode(node.address, await node.store.list());
+    datanodes.push(node);
+  }
+  return {
+    namenode,
+    datanodes,
+    dir,
+    async close() {
+      await Promise.all(datanodes.map(stopDatanode));
+      await namenode.close();
+      await cleanup();
+    },
+  };
+}

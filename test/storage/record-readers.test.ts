@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { describe, it, before, after } from 'node:test';
+import { isMinimrError } from '../../src/errors.js';
+import { computeSplits, FsClient, openFixedRecordReader, openLineReader, type BatchOptions, type RecordBatchReader } from '../../src/storage/index.js';
+import { pseudoRandomBytes, seededRandom, silentLogger, startCluster, type TestCluster } from './helpers.js';
+
+/** The reference, computed without the reader: Hadoop's records are the `\n`-split lines, CR dropped, no empty record after a final newline. */
+function referenceLines(content: string): { offsets: number[]; lines: string[] } {
+  const raw = content.split('\n');
+  if (content.endsWith('\n') || content === '') raw.pop();
+  const offsets: number[] = [];
+  let offset = 0;
+  for (const line of raw) {
+    offsets.push(offset);
+    offset += Buffer.byteLength(line, 'utf8') + 1;
+  }
+  return { offsets, lines: raw.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)) };
+}
+
+const PIECES = ['a', 'b', 'z', ' ', '0', 'é', '€', '😀', '中', 'ß', '\t'];
+
+function randomText(seed: number, lineCount: number, longLineBytes: number): string {
+  const random = seededRandom(seed);
+  const lines: string[] = [];
+  for (let i = 0; i < lineCount; i++) {
+    const kind = random();
+    let length: number;
+    if (kind < 0.1) length = 0;
+    else if (kind < 0.8) length = Math.floor(random() * 30);
+    else if (kind < 0.95) length = 30 + Math.floor(random() * 200);
+    else length = longLineBytes + Math.floor(random() * longLineBytes);
+    let line = '';
+    for (let j = 0; j < length; j++) line += PIECES[Math.floor(random() * PIECES.length)];
+    if (random() < 0.2) line += '\r';
+    lines.push(line);
+  }
+  return lines.join('\n');
+}
+
+async function readAll<V>(reader: RecordBatchReader<V>): Promise<{ offsets: number[]; values: V[] }> {
+  const offsets: number[] = [];
+  const values: V[] = [];
+  try {
+    for (let batch = await reader.next(); batch !== null; batch = await reader.next()) {
+      assert.equal(batch.offsets.length, batch.values.length);
+      offsets.push(...batch.offsets);
+      values.push(...batch.values);
+    }
+  } finally {
+    await reader.close();
+  }
+  return { offsets, values };
+}
+
+async function linesThroughSplits(fs: FsClient, path: string, options?: BatchOptions): Promise<{ offsets: number[]; lines: string[]; splits: number }> {
+  const splits = computeSplits(path, await fs.getBlocks(path));
+  const offsets: number[] = [];
+  const lines: string[] = [];
+  for (const split of splits) {
+    const got = await readAll(openLineReader(fs, split, options));
+    offsets.push(...got.offsets);
+    lines.push(...got.values);
+  }
+  return { offsets, lines, splits: splits.length };
+}
+
+describe('input splits and record readers', () => {
+  let cluster: TestCluster;
+  let fs: FsClient;
+  before(async () => {
+    cluster = await startCluster(['r1', 'r2']);
+    fs = new FsClient({ namenode: cluster.namenode, logger: silentLogger });
+  });
+  after(async () => {
+    await cluster.close();
+  });
+
+  it('computeSplits: one split per block with its locations', async () => {
+    await fs.put(pseudoRandomBytes(250), '/splits/f', { blockSize: 100, replication: 2 });
+    const blocks = await fs.getBlocks('/splits/f');
+    const splits = computeSplits('/splits/f', blocks);
+    assert.deepEqual(
+      splits.map((s) => [s.start, s.length, s.fileLength]),
+      [[0, 100, 250], [100, 100, 250], [200, 50, 250]],
+    );
+    for (const [i, split] of splits.entries()) {
+      assert.deepEqual(split.preferredWorkers, blocks[i]!.locations.map((l) => l.workerId));
+      assert.deepEqual([...split.preferredRacks].sort(), ['r1', 'r2']);
+    }
+    assert.deepEqual(computeSplits('/empty', []), []);
+  });
+
+  for (const blockSize of [64, 1000]) {
+    for (const [name, seed, trailingNewline] of [['no final newline', 1, false], ['final newline', 2, true]] as const) {
+      it(`lines: block size ${blockSize}, ${name}: every line exactly once, in order, with byte offsets`, async () => {
+        // Fewer lines for tiny blocks: every block is a PUT with fsyncs, and the layout variety is the same.
+        let content = randomText(seed * 100 + blockSize, blockSize < 100 ? 150 : 400, blockSize * 2);
+        if (trailingNewline) content += '\n';
+        const path = `/lines/${blockSize}-${seed}.txt`;
+        await fs.put(Buffer.from(content, 'utf8'), path, { blockSize, replication: 1 });
+        const expected = referenceLines(content);
+        for (const options of [{}, { maxRecords: 3 }, { maxBytes: 10 }]) {
+          const got = await linesThroughSplits(fs, path, options);
+          assert.ok(got.splits > 5);
+          assert.deepEqual(got.lines, expected.lines, JSON.stringify(options));
+          assert.deepEqual(got.offsets, expected.offsets);
+        }
+      });
+    }
+  }
+
+  it('lines: edge layouts (newline at block ends, line starting on a boundary, only newlines, one huge line, empty file)', async () => {
+    const cases: Record<string, string> = {
+      boundaryNewlines: Array.from({ length: 10 }, (_, i) => String(i).repeat(63)).join('\n') + '\n',
+      boundaryStarts: Array.from({ length: 10 }, (_, i) => String(i).repeat(64)).join('\n'),
+      onlyNewlines: '\n'.repeat(200),
+      crlf: 'one\r\ntwo\r\n\r\nthree\r\n'.repeat(30),
+      hugeLine: '€'.repeat(1000),
+      hugeThenShort: `${'x'.repeat(500)}\nshort\n${'y'.repeat(300)}`,
+      single: 'x',
+      lone: '\n',
+      empty: '',
+    };
+    for (const [name, content] of Object.entries(cases)) {
+      const path = `/edge/${name}`;
+      await fs.put(Buffer.from(content, 'utf8'), path, { blockSize: 64, replication: 1 });
+      const expected = referenceLines(content);
+      const got = await linesThroughSplits(fs, path);
+      assert.deepEqual(got.lines, expected.lines, name);
+      assert.deepEqual(got.offsets, expected.offsets, name);
+    }
+  });
+
+  it('lines: closing a reader early stops reading', async () => {
+    const content = 'line\n'.repeat(10_000);
+    await fs.put(Buffer.from(content), '/early', { blockSize: 40_000, replication: 1 });
+    const [split] = computeSplits('/early', await fs.getBlocks('/early'));
+    const reader = openLineReader(fs, split!, { maxRecords: 10 });
+    const batch = await reader.next();
+    assert.deepEqual(batch?.values, Array(10).fill('line'));
+    await reader.close();
+    assert.equal(await reader.next(), null);
+  });
+
+  for (const blockSize of [64, 250, 1000]) {
+    it(`fixed records: block size ${blockSize}, record length 100: each record once, offsets multiples of 100`, async () => {
+      const data = pseudoRandomBytes(100 * 57, blockSize);
+      const path = `/fixed/${blockSize}`;
+      await fs.put(data, path, { blockSize, replication: 1 });
+      const offsets: number[] = [];
+      const records: Buffer[] = [];
+      for (const split of computeSplits(path, await fs.getBlocks(path))) {
+        for (const options of [{}, { maxRecords: 2 }]) {
+          const got = await readAll(openFixedRecordReader(fs, split, 100, options));
+          if (Object.keys(options).length === 0) {
+            offsets.push(...got.offsets);
+            records.push(...got.values);
+          }
+          for (const o of got.offsets) assert.ok(o >= split.start && o < split.start + split.length, 'records start inside their split');
+        }
+      }
+      assert.deepEqual(offsets, Array.from({ length: 57 }, (_, i) => i * 100));
+      assert.equal(records.length, 57);
+      records.forEach((record, i) => assert.equal(Buffer.compare(record, data.subarray(i * 100, i * 100 + 100)), 0, `record ${i}`));
+    });
+  }
+
+  it('fixed records: a trailing partial record is EBADJOB naming the path', async () => {
+    await fs.put(pseudoRandomBytes(250), '/fixed/partial', { blockSize: 100, replication: 1 });
+    const [split] = computeSplits('/fixed/partial', await fs.getBlocks('/fixed/partial'));
+    assert.throws(() => openFixedRecordReader(fs, split!, 100), (err) => isMinimrError(err, 'EBADJOB') && err.details.path === '/fixed/partial');
+  });
+});
