@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
-import type { AnyJobDefinition } from 'minimr';
+import { codecs, defineJob, textInput, type AnyJobDefinition } from 'minimr';
 
 import wordcount, { forEachWord } from '../../apps/wordcount.js';
 import grep from '../../apps/grep.js';
@@ -19,6 +19,7 @@ import {
   fixedRecords,
   generatedInputs,
   runJob,
+  runMapTask,
   textRecords,
   type MapInput,
   type Params,
@@ -95,6 +96,34 @@ describe('grep', () => {
   it('prints a zero count when nothing matches', async () => {
     const result = await runJob(asJob(grep), chunk(sampleLines, 2), { params: { pattern: 'no such text anywhere' } });
     assert.deepEqual(textLines(result.files), ['no such text anywhere\t0']);
+  });
+
+  it('emits one (pattern, count) per map from cleanupMap, 0 included', async () => {
+    const re = /licen[cs]e/;
+    for (const [i, part] of chunk(sampleLines, 3).entries()) {
+      const expected = part.filter(([, l]) => re.test(l as string)).length;
+      const { pairs } = await runMapTask(asJob(grep), part, { params: { pattern }, mapIndex: i });
+      assert.deepEqual(pairs, [[pattern, expected]]);
+    }
+    const none = await runMapTask(asJob(grep), sampleLines.slice(0, 50), { params: { pattern: 'no such text anywhere' } });
+    assert.deepEqual(none.pairs, [['no such text anywhere', 0]]);
+    // A split that holds no line (e.g. inside one long line) still reports its 0.
+    const empty = await runMapTask(asJob(grep), [], { params: { pattern } });
+    assert.deepEqual(empty.pairs, [[pattern, 0]]);
+  });
+
+  it('does not carry a count over from an attempt that never reached cleanupMap', async () => {
+    const matching = sampleLines.filter(([, l]) => /licen[cs]e/.test(l as string)).slice(0, 5);
+    assert.equal(matching.length, 5);
+    const dead = fakeMapContext({ params: { pattern }, attemptId: 'm_0_0' });
+    for (const [k, v] of matching) await grep.map(k, v as string, dead.ctx);
+    const retry = await runMapTask(asJob(grep), matching.slice(0, 2), { params: { pattern }, attemptId: 'm_0_1' });
+    assert.deepEqual(retry.pairs, [[pattern, 2]]);
+  });
+
+  it('outputs nothing for input without a split, and the zero line for splits without lines', async () => {
+    assert.deepEqual(textLines((await runJob(asJob(grep), [], { params: { pattern } })).files), []);
+    assert.deepEqual(textLines((await runJob(asJob(grep), [[], []], { params: { pattern } })).files), [`${pattern}\t0`]);
   });
 
   it('rejects a missing or invalid pattern clearly', async () => {
@@ -281,12 +310,48 @@ describe('teravalidate', () => {
   it('accepts sorted output and reproduces the input checksum', async () => {
     const { input, parts } = await sortedParts(3000, 3);
     const expectedSum = referenceChecksum(fixedRecords(input, 100).map(([, r]) => r as Buffer));
-    for (const reverse of [false, true]) {
-      const result = await runJob(asJob(teravalidate), splitsOf(parts, 2), { reverseCombineInput: reverse });
-      const lines = textLines(result.files);
-      assert.deepEqual(lines.slice(0, 4), ['misorder\t0', 'rows\t3000', `checksum\t${expectedSum}`, 'splits\t6']);
-      assert.equal(lines.length, 4, 'no error lines');
-    }
+    const result = await runJob(asJob(teravalidate), splitsOf(parts, 2));
+    const lines = textLines(result.files);
+    assert.deepEqual(lines.slice(0, 4), ['misorder\t0', 'rows\t3000', `checksum\t${expectedSum}`, 'splits\t6']);
+    assert.equal(lines.length, 4, 'no error lines');
+  });
+
+  it('emits one summary per split from cleanupMap, and none for an empty split', async () => {
+    const recs = fixedRecords(Buffer.concat(await teragenData(700, 2)), 100);
+    const split = recs.slice(100, 400); // starts at byte 10000, not at 0
+    const { pairs } = await runMapTask(asJob(teravalidate), split, { mapIndex: 3 });
+    assert.equal(pairs.length, 1);
+    const [key, s] = pairs[0]! as [string, Summary];
+    assert.equal(key, 'teravalidate');
+    const keys = split.map(([, r]) => (r as Buffer).subarray(0, 10));
+    let misorder = 0;
+    for (let i = 1; i < keys.length; i++) if (Buffer.compare(keys[i - 1]!, keys[i]!) > 0) misorder++;
+    assert.equal(s.mapIndex, 3);
+    assert.equal(s.start, 10000);
+    assert.equal(s.end, 40000);
+    assert.equal(s.count, 300);
+    assert.equal(s.misorder, misorder);
+    assert.ok(s.firstKey.equals(keys[0]!) && s.lastKey.equals(keys[299]!));
+    // Copies, not views: the reader may reuse a record's memory after map returns.
+    assert.notEqual(s.lastKey.buffer, (split[299]![1] as Buffer).buffer);
+    const sum = BigInt(`0x${referenceChecksum(split.map(([, r]) => r as Buffer))}`);
+    assert.equal(s.sumHi, Number(sum >> 32n));
+    assert.equal(s.sumLo, Number(sum & 0xffffffffn));
+    assert.deepEqual((await runMapTask(asJob(teravalidate), [])).pairs, []);
+  });
+
+  it('reports a gap inside a split and ignores what a dead attempt left behind', async () => {
+    const recs = fixedRecords(Buffer.concat(await teragenData(300, 1)), 100);
+    const dead = fakeMapContext({ attemptId: 'm_0_0' });
+    for (const [k, v] of recs.slice(0, 10)) teravalidate.map(k, v as Buffer, dead.ctx);
+    const withGap = recs.filter((_, i) => i !== 120);
+    const { pairs } = await runMapTask(asJob(teravalidate), withGap, { attemptId: 'm_0_1' });
+    assert.equal(pairs.length, 2, 'a new run after the gap');
+    const v = validate(pairs.map(([, s]) => s as Summary));
+    assert.equal(v.rows, 299);
+    assert.equal(v.splits, 1);
+    // (TeraGen's keys are unsorted, so a boundary misorder may be reported after the gap too.)
+    assert.equal(v.errors[0], 'split 0: bytes [12000, 12100) missing or read twice');
   });
 
   it('finds misorders inside a split and across splits, with the same checksum for unsorted input', async () => {
@@ -380,5 +445,38 @@ describe('pi', () => {
   it('rejects missing parameters clearly', () => {
     assert.throws(() => generatedInputs(asJob(pi), { maps: 2 }), /missing parameter `samples`/);
     assert.throws(() => generatedInputs(asJob(pi), { maps: 0, samples: 5 }), /`maps` must be an integer >= 1/);
+  });
+});
+
+describe('harness', () => {
+  it('runs cleanupMap once per map after its last record and cleanupReduce once per reducer', async () => {
+    const events: string[] = [];
+    const job = defineJob({
+      name: 'hooks',
+      input: textInput(),
+      mapKey: codecs.text,
+      mapValue: codecs.text,
+      map(_offset, line, ctx) {
+        events.push(`map ${ctx.mapIndex} ${line}`);
+      },
+      cleanupMap(ctx) {
+        events.push(`cleanupMap ${ctx.mapIndex} ${ctx.split?.start}`);
+        ctx.emit(`m${ctx.mapIndex}`, 'x');
+      },
+      reduce(key, _values, ctx) {
+        events.push(`reduce ${ctx.reduceIndex} ${key}`);
+      },
+      cleanupReduce(ctx) {
+        events.push(`cleanupReduce ${ctx.reduceIndex}`);
+        ctx.emit('end', String(ctx.reduceIndex));
+      },
+    });
+    const splits = [
+      { path: '/in', start: 0, length: 4 },
+      { path: '/in', start: 4, length: 2 },
+    ];
+    const result = await runJob(asJob(job), [textRecords('a\nb\n'), textRecords('c\n')], { reducers: 1, splits });
+    assert.deepEqual(events, ['map 0 a', 'map 0 b', 'cleanupMap 0 0', 'map 1 c', 'cleanupMap 1 4', 'reduce 0 m0', 'reduce 0 m1', 'cleanupReduce 0']);
+    assert.deepEqual(textLines(result.files), ['end\t0']);
   });
 });

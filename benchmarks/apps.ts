@@ -1,0 +1,581 @@
+/**
+ * The example apps on an embedded 2-worker cluster, each against a standard Unix tool doing the
+ * same work on the same bytes in the same run (the machine is shared, so only same-run ratios mean
+ * much):
+ *
+ *   WordCount (2 reducers)   vs  tr -s ' \t\r\f' '\n' < f | sort | uniq -c    and vs awk
+ *   Grep (GrepCount)         vs  grep -c <word>
+ *   TeraSort (2 reducers)    vs  sort on the same records as 100-byte text lines (see lib/tera.ts)
+ *
+ * plus TeraValidate on TeraSort's output (no peer) and the end-to-end latency of a 1 KB WordCount.
+ * Every output is checked: WordCount's counts and Grep's count against what the generator wrote and
+ * against the peers' own output; TeraSort's output with TeraValidate (order, row count, checksum of
+ * the generated records) and record by record against GNU sort's output.
+ *
+ * minimr time = wall time from submit (which loads the module and runs `prepare`, i.e. TeraSort's
+ * sampling) until the client sees the job succeeded (polling every 50 ms). Data loading (`fs put`)
+ * is reported but not part of any job time; the peers read the local files, already in the page
+ * cache, as minimr reads its blocks. MB = 2^20 bytes.
+ *
+ * Run: npm run bench:apps [-- --size-mb 256] [--keep] [--job-timeout-s 3600]
+ * Writes bench-results/apps.json and apps.md at the package root.
+ */
+import { createReadStream, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { LocalCluster, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
+import { createLogger } from '../src/log.js';
+import { headLines, writeCorpus, type CorpusInfo } from './lib/corpus.js';
+import { median, r3, timeShell, toolVersion } from './lib/shell.js';
+import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
+
+const SELF = fileURLToPath(import.meta.url);
+const MB = 1 << 20;
+
+// ---------------------------------------------------------------- arguments
+
+function parseArgs(argv: string[]): { sizeMb: number; keep: boolean; jobTimeoutS: number; tinyRuns: number } {
+  const out = { sizeMb: 256, keep: false, jobTimeoutS: 3600, tinyRuns: 5 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const value = (): number => {
+      const v = Number(inline ?? argv[++i]);
+      if (!Number.isFinite(v) || v <= 0) throw new Error(`${flag} needs a positive number`);
+      return v;
+    };
+    if (flag === '--size-mb') out.sizeMb = value();
+    else if (flag === '--job-timeout-s') out.jobTimeoutS = value();
+    else if (flag === '--tiny-runs') out.tinyRuns = Math.round(value());
+    else if (flag === '--keep') out.keep = true;
+    else throw new Error(`unknown argument ${a} (known: --size-mb N, --job-timeout-s N, --tiny-runs N, --keep)`);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- progress
+
+const T0 = performance.now();
+function log(msg: string): void {
+  process.stdout.write(`[${((performance.now() - T0) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`);
+}
+
+// ---------------------------------------------------------------- results
+
+interface PeerResult {
+  peer: string;
+  command: string;
+  seconds: number | null;
+  error?: string;
+  verified: boolean | null;
+  note?: string;
+}
+
+interface JobResult {
+  job: string;
+  app: string;
+  inputBytes: number;
+  reducers: number;
+  /** Wall seconds, submit -> success seen by the client. */
+  seconds: number | null;
+  /** The JobTracker's own submit -> finish time. */
+  serverSeconds: number | null;
+  jobId?: string;
+  maps?: number;
+  counters?: Record<string, number>;
+  error?: string;
+  verified: boolean | null;
+  checks: string[];
+  peers: PeerResult[];
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const targetBytes = Math.round(args.sizeMb * MB);
+  const work = await mkdtemp(join(os.tmpdir(), 'minimr-bench-apps-'));
+  const local = join(work, 'local');
+  await mkdir(local);
+  const env = {
+    node: process.version,
+    platform: `${process.platform} ${os.release()}`,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    cpus: os.cpus().length,
+    memoryMb: Math.round(os.totalmem() / MB),
+    loadavgStart: os.loadavg().map((x) => r3(x)),
+    loadavgEnd: [] as number[],
+    date: new Date().toISOString(),
+    sizeMb: args.sizeMb,
+    cluster: { workers: 2, mapSlots: 1, reduceSlots: 1, replication: 1, blockSizeMb: 64 },
+    tools: {
+      sort: toolVersion('sort'),
+      tr: toolVersion('tr'),
+      uniq: toolVersion('uniq'),
+      grep: toolVersion('grep'),
+      awk: toolVersion('awk', ['-W', 'version']),
+    },
+  };
+  log(`minimr apps benchmark: --size-mb ${args.sizeMb}, work dir ${work}; ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}`);
+
+  const jobs: JobResult[] = [];
+  const phases: Record<string, number> = {};
+  let tiny: { runs: number[]; serverRuns: number[]; medianSeconds: number; medianServerSeconds: number; inputBytes: number; verified: boolean } | undefined;
+  let cluster: LocalCluster | undefined;
+  let failure: string | undefined;
+
+  try {
+    // ------------------------------------------------------------ inputs
+    let t = performance.now();
+    const corpus = await writeCorpus(join(local, 'corpus.txt'), targetBytes);
+    phases.generateCorpus = (performance.now() - t) / 1000;
+    log(
+      `generated corpus: ${(corpus.bytes / MB).toFixed(1)} MB, ${corpus.lines} lines, ${corpus.words} words, ` +
+        `${corpus.vocabulary.length} distinct; grep word "${corpus.grepWord}" in ${corpus.grepLines} lines ` +
+        `(${((100 * corpus.grepLines) / corpus.lines).toFixed(2)}%) [${phases.generateCorpus.toFixed(1)}s]`,
+    );
+    t = performance.now();
+    const rows = Math.floor(targetBytes / RECORD);
+    const tera = await writeTeraInputs(join(local, 'tera.dat'), join(local, 'tera-lines.txt'), rows);
+    phases.generateTera = (performance.now() - t) / 1000;
+    log(`generated ${rows} TeraGen records (${((rows * RECORD) / MB).toFixed(1)} MB) + peer lines, checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`);
+    const tinyText = headLines(await readHead(corpus.path, 4096), 1024);
+    await writeFile(join(local, 'tiny.txt'), tinyText);
+
+    // ------------------------------------------------------------ cluster
+    t = performance.now();
+    cluster = await LocalCluster.start({
+      dataDir: join(work, 'cluster'),
+      workers: 2,
+      mapSlots: 1,
+      reduceSlots: 1,
+      replication: 1,
+      blockSize: 64 * MB,
+      logger: createLogger('bench', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
+    });
+    phases.clusterStart = (performance.now() - t) / 1000;
+    log(`cluster up: 2 workers [${phases.clusterStart.toFixed(1)}s]`);
+    const client = cluster.client;
+
+    for (const [local_, dst] of [
+      [corpus.path, '/bench/text/corpus.txt'],
+      [tera.recordsPath, '/bench/tera/input.dat'],
+      [join(local, 'tiny.txt'), '/bench/tiny/tiny.txt'],
+    ] as const) {
+      t = performance.now();
+      const st = await client.fs.put(local_, dst, { overwrite: true });
+      const s = (performance.now() - t) / 1000;
+      phases[`put ${dst}`] = s;
+      log(`put ${dst}: ${(st.length / MB).toFixed(1)} MB in ${s.toFixed(1)}s (${(st.length / MB / s).toFixed(1)} MB/s)`);
+    }
+
+    const app = (name: string) => fileURLToPath(new URL(`../apps/${name}.js`, import.meta.url));
+
+    /** Submits, waits with a time limit, and returns the status and the wall time. */
+    async function runTimed(label: string, appName: string, options: SubmitOptions): Promise<{ status: JobStatus; seconds: number }> {
+      const t0 = performance.now();
+      const jobId = await client.submit(app(appName), { ...options, overwrite: true });
+      log(`${label}: submitted ${jobId} [${((performance.now() - t0) / 1000).toFixed(1)}s after submit started]`);
+      let lastLog = performance.now();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        log(`${label}: over --job-timeout-s ${args.jobTimeoutS}; killing ${jobId}`);
+        void client.kill(jobId).catch(() => undefined);
+      }, args.jobTimeoutS * 1000);
+      try {
+        const status = await client.waitForCompletion(jobId, {
+          pollMs: 50,
+          onProgress: (s) => {
+            if (performance.now() - lastLog < 10_000) return;
+            lastLog = performance.now();
+            log(
+              `${label}: ${s.state}, maps ${s.mapsCompleted}/${s.mapsTotal} (${(100 * s.mapProgress).toFixed(0)}%), ` +
+                `reduces ${s.reducesCompleted}/${s.reducesTotal} (${(100 * s.reduceProgress).toFixed(0)}%)` +
+                (s.failedAttempts ? `, ${s.failedAttempts} failed attempts` : ''),
+            );
+          },
+        });
+        const seconds = (performance.now() - t0) / 1000;
+        log(`${label}: succeeded in ${seconds.toFixed(2)}s (server ${serverSeconds(status)?.toFixed(2)}s), ${status.mapsTotal} maps, ${status.reducesTotal} reduces`);
+        return { status, seconds };
+      } catch (err) {
+        if (timedOut) throw new Error(`${label}: killed after --job-timeout-s ${args.jobTimeoutS}: ${(err as Error).message}`);
+        throw err;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+
+    async function partFiles(dir: string): Promise<string[]> {
+      const files = await client.fs.list(dir);
+      return files
+        .filter((f) => f.type === 'file' && /^part-/.test(f.path.split('/').pop() ?? ''))
+        .map((f) => f.path)
+        .sort();
+    }
+
+    async function readText(dir: string): Promise<string> {
+      const chunks: Buffer[] = [];
+      for (const p of await partFiles(dir)) for await (const c of client.fs.cat(p)) chunks.push(c);
+      return Buffer.concat(chunks).toString('utf8');
+    }
+
+    async function peer(result: JobResult, name: string, command: string, verify: () => Promise<string | undefined>): Promise<void> {
+      log(`${result.job}: peer ${name}: ${command}`);
+      const p: PeerResult = { peer: name, command, seconds: null, verified: null };
+      result.peers.push(p);
+      try {
+        p.seconds = await timeShell(command, { cwd: local, env: { TMPDIR: local } });
+        const problem = await verify();
+        p.verified = problem === undefined;
+        if (problem) p.note = problem;
+        const mbps = result.inputBytes / MB / p.seconds;
+        log(`${result.job}: peer ${name}: ${p.seconds.toFixed(2)}s (${mbps.toFixed(1)} MB/s), output ${p.verified ? 'verified' : `MISMATCH: ${problem}`}`);
+      } catch (err) {
+        p.error = (err as Error).message;
+        log(`${result.job}: peer ${name} FAILED: ${p.error}`);
+      }
+    }
+
+    /** Runs the minimr side of a job; a failure is recorded, not thrown, so the other jobs still run. */
+    async function minimrSide(result: JobResult, appName: string, options: SubmitOptions, verify: (s: JobStatus) => Promise<string[]>): Promise<boolean> {
+      try {
+        const { status, seconds } = await runTimed(result.job, appName, options);
+        result.seconds = seconds;
+        result.serverSeconds = serverSeconds(status);
+        result.jobId = status.jobId;
+        result.maps = status.mapsTotal;
+        result.counters = status.counters;
+        const problems = await verify(status);
+        result.verified = problems.length === 0;
+        log(`${result.job}: output ${result.verified ? 'verified' : 'MISMATCH'}: ${result.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`);
+        if (problems.length) result.error = problems.join('; ');
+        return true;
+      } catch (err) {
+        result.error = (err as Error).message;
+        log(`${result.job}: minimr FAILED: ${result.error}`);
+        return false;
+      }
+    }
+
+    const expectedCounts = new Map(corpus.vocabulary.map((w, i) => [w, corpus.counts[i]!] as [string, number]).filter(([, c]) => c > 0));
+
+    // ------------------------------------------------------------ WordCount
+    {
+      const result: JobResult = newResult('WordCount', 'wordcount', corpus.bytes, 2);
+      jobs.push(result);
+      const minimrCounts = new Map<string, number>();
+      await minimrSide(result, 'wordcount', { input: ['/bench/text'], output: '/bench/out/wordcount', reducers: 2 }, async () => {
+        const problems: string[] = [];
+        for (const line of splitLines(await readText('/bench/out/wordcount'))) {
+          const tab = line.indexOf('\t');
+          const w = line.slice(0, tab);
+          if (minimrCounts.has(w)) problems.push(`word ${w} output twice`);
+          minimrCounts.set(w, Number(line.slice(tab + 1)));
+        }
+        const diff = compareCounts(minimrCounts, expectedCounts);
+        result.checks.push(`${minimrCounts.size} words, counts ${diff ? 'differ from' : 'equal'} the generator's`);
+        if (diff) problems.push(`vs generator: ${diff}`);
+        return problems;
+      });
+      const verifyPeer = (file: string, parse: (line: string) => [string, number]) => async () => {
+        const counts = new Map<string, number>();
+        for (const line of splitLines(await readFile(join(local, file), 'utf8'))) {
+          const [w, c] = parse(line);
+          counts.set(w, c);
+        }
+        const problems: string[] = [];
+        const vsGen = compareCounts(counts, expectedCounts);
+        if (vsGen) problems.push(`vs generator: ${vsGen}`);
+        if (minimrCounts.size > 0) {
+          const vsMinimr = compareCounts(minimrCounts, counts);
+          if (vsMinimr) problems.push(`vs minimr: ${vsMinimr}`);
+        }
+        return problems.length ? problems.join('; ') : undefined;
+      };
+      await peer(
+        result,
+        'tr | sort | uniq -c',
+        `tr -s ' \\t\\r\\f' '\\n' < corpus.txt | sort | uniq -c > wc-sort.out`,
+        verifyPeer('wc-sort.out', (line) => {
+          const m = /^\s*(\d+) (.*)$/.exec(line);
+          if (!m) throw new Error(`unexpected uniq -c line ${JSON.stringify(line)}`);
+          return [m[2]!, Number(m[1])];
+        }),
+      );
+      await peer(
+        result,
+        'awk',
+        `awk '{for(i=1;i<=NF;i++)c[$i]++} END{for(w in c) print w"\\t"c[w]}' corpus.txt > wc-awk.out`,
+        verifyPeer('wc-awk.out', (line) => {
+          const tab = line.indexOf('\t');
+          return [line.slice(0, tab), Number(line.slice(tab + 1))];
+        }),
+      );
+    }
+
+    // ------------------------------------------------------------ Grep
+    {
+      const result: JobResult = newResult('Grep', 'grep', corpus.bytes, 1);
+      jobs.push(result);
+      const pattern = corpus.grepWord;
+      let minimrCount: number | undefined;
+      await minimrSide(result, 'grep', { input: ['/bench/text'], output: '/bench/out/grep', params: { pattern } }, async () => {
+        const lines = splitLines(await readText('/bench/out/grep'));
+        const want = `${pattern}\t${corpus.grepLines}`;
+        if (lines.length === 1 && lines[0]!.startsWith(`${pattern}\t`)) minimrCount = Number(lines[0]!.slice(pattern.length + 1));
+        result.checks.push(`count ${minimrCount ?? JSON.stringify(lines)} (generator: ${corpus.grepLines})`);
+        return lines.length === 1 && lines[0] === want ? [] : [`output ${JSON.stringify(lines)}, expected ${JSON.stringify([want])}`];
+      });
+      await peer(result, 'grep -c', `grep -c -F -- '${pattern}' corpus.txt > grep.out`, async () => {
+        const got = Number((await readFile(join(local, 'grep.out'), 'utf8')).trim());
+        if (got !== corpus.grepLines) return `grep -c says ${got}, generator ${corpus.grepLines}`;
+        if (minimrCount !== undefined && got !== minimrCount) return `grep -c says ${got}, minimr ${minimrCount}`;
+        return undefined;
+      });
+    }
+
+    // ------------------------------------------------------------ TeraSort + TeraValidate
+    {
+      const result: JobResult = newResult('TeraSort', 'terasort', rows * RECORD, 2);
+      jobs.push(result);
+      let minimrDigest: string | undefined;
+      const sorted = await minimrSide(result, 'terasort', { input: ['/bench/tera/input.dat'], output: '/bench/out/terasort', reducers: 2 }, async (status) => {
+        const problems: string[] = [];
+        const digest = new SequenceDigest();
+        for (const p of await partFiles('/bench/out/terasort')) {
+          for await (const chunk of wholeRecords(client.fs.cat(p), RECORD)) digest.addRecords(chunk);
+        }
+        minimrDigest = digest.digest();
+        result.checks.push(`${digest.records} records out`);
+        if (digest.records !== rows) problems.push(`${digest.records} records out, ${rows} in`);
+        result.checks.push(`${status.reducesTotal} parts`);
+        return problems;
+      });
+
+      const validate: JobResult = newResult('TeraValidate', 'teravalidate', rows * RECORD, 1);
+      if (sorted) {
+        jobs.push(validate);
+        await minimrSide(validate, 'teravalidate', { input: ['/bench/out/terasort'], output: '/bench/out/teravalidate' }, async () => {
+          const lines = splitLines(await readText('/bench/out/teravalidate'));
+          const want = ['misorder\t0', `rows\t${rows}`, `checksum\t${tera.checksum}`];
+          validate.checks.push(lines.join(', ').replace(/\t/g, ' '));
+          const problems = want.filter((w) => !lines.includes(w)).map((w) => `missing ${JSON.stringify(w)}`);
+          if (lines.some((l) => l.startsWith('error\t'))) problems.push('error lines present');
+          // TeraValidate's verdict is TeraSort's verdict too.
+          if (problems.length) {
+            result.verified = false;
+            result.error = `TeraValidate: ${problems.join('; ')}`;
+          } else {
+            result.checks.push('TeraValidate: sorted, same rows and checksum as generated');
+          }
+          return problems;
+        });
+      }
+
+      await peer(result, 'sort', `sort -o tera-sorted.txt tera-lines.txt`, async () => {
+        const digest = new SequenceDigest();
+        for await (const chunk of wholeRecords(createReadStream(join(local, 'tera-sorted.txt'), { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>, RECORD)) {
+          digest.addLines(chunk);
+        }
+        if (digest.records !== rows) return `${digest.records} lines out, ${rows} in`;
+        if (minimrDigest !== undefined) {
+          const same = digest.digest() === minimrDigest;
+          result.checks.push(`record order ${same ? 'identical to' : 'DIFFERENT from'} GNU sort's`);
+          if (!same) {
+            result.verified = false;
+            return 'minimr and GNU sort put the records in different orders';
+          }
+        }
+        return undefined;
+      });
+    }
+
+    // ------------------------------------------------------------ tiny job latency
+    {
+      log(`tiny job: WordCount of ${Buffer.byteLength(tinyText)} bytes, 1 untimed + ${args.tinyRuns} timed runs`);
+      const expected = new Map<string, number>();
+      for (const w of tinyText.split(/[ \t\n]+/)) if (w) expected.set(w, (expected.get(w) ?? 0) + 1);
+      const runs: number[] = [];
+      const serverRuns: number[] = [];
+      let verified = true;
+      for (let i = -1; i < args.tinyRuns; i++) {
+        const { status, seconds } = await runTimed(`tiny ${i < 0 ? 'warm-up' : i + 1}`, 'wordcount', {
+          input: ['/bench/tiny'],
+          output: '/bench/out/tiny',
+        });
+        if (i < 0) {
+          const got = new Map<string, number>();
+          for (const line of splitLines(await readText('/bench/out/tiny'))) {
+            const tab = line.indexOf('\t');
+            got.set(line.slice(0, tab), Number(line.slice(tab + 1)));
+          }
+          verified = compareCounts(got, expected) === undefined;
+          log(`tiny job output ${verified ? 'verified' : 'MISMATCH'}`);
+          continue;
+        }
+        runs.push(seconds);
+        serverRuns.push(serverSeconds(status) ?? NaN);
+      }
+      tiny = {
+        runs: runs.map(r3),
+        serverRuns: serverRuns.map(r3),
+        medianSeconds: r3(median(runs)),
+        medianServerSeconds: r3(median(serverRuns)),
+        inputBytes: Buffer.byteLength(tinyText),
+        verified,
+      };
+      log(`tiny job: median ${tiny.medianSeconds}s end to end (server ${tiny.medianServerSeconds}s); runs ${tiny.runs.join(', ')}`);
+    }
+  } catch (err) {
+    failure = (err as Error).stack ?? String(err);
+    log(`FAILED: ${failure}`);
+  } finally {
+    if (cluster) {
+      log('stopping cluster');
+      await cluster.stop().catch((err: unknown) => log(`cluster stop failed: ${(err as Error).message}`));
+    }
+    if (!args.keep) await rm(work, { recursive: true, force: true });
+    else log(`kept ${work}`);
+  }
+  env.loadavgEnd = os.loadavg().map((x) => r3(x));
+
+  // ---------------------------------------------------------------- report
+  const md = renderMarkdown(env, jobs, tiny, phases, failure);
+  const outDir = resolve(dirname(SELF), '..', '..', 'bench-results');
+  mkdirSync(outDir, { recursive: true });
+  const json = {
+    env,
+    phasesSeconds: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, r3(v)])),
+    jobs: jobs.map((j) => ({
+      ...j,
+      seconds: j.seconds === null ? null : r3(j.seconds),
+      serverSeconds: j.serverSeconds === null ? null : r3(j.serverSeconds),
+      mbPerSecond: j.seconds ? r3(j.inputBytes / MB / j.seconds) : null,
+      peers: j.peers.map((p) => ({
+        ...p,
+        seconds: p.seconds === null ? null : r3(p.seconds),
+        mbPerSecond: p.seconds ? r3(j.inputBytes / MB / p.seconds) : null,
+        ratio: p.seconds && j.seconds ? r3(j.seconds / p.seconds) : null,
+      })),
+    })),
+    tinyJob: tiny ?? null,
+    failure: failure ?? null,
+  };
+  writeFileSync(resolve(outDir, 'apps.json'), JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(resolve(outDir, 'apps.md'), md);
+  process.stdout.write('\n' + md);
+  process.stdout.write(`\nwrote ${resolve(outDir, 'apps.json')} and apps.md\n`);
+  const bad = failure !== undefined || jobs.some((j) => j.verified !== true || j.peers.some((p) => p.verified !== true)) || tiny?.verified === false;
+  if (bad) process.exitCode = 1;
+}
+
+// ---------------------------------------------------------------- helpers
+
+function newResult(job: string, app: string, inputBytes: number, reducers: number): JobResult {
+  return { job, app, inputBytes, reducers, seconds: null, serverSeconds: null, verified: null, checks: [], peers: [] };
+}
+
+function serverSeconds(s: JobStatus): number | null {
+  return s.finishTime !== undefined ? (s.finishTime - s.submitTime) / 1000 : null;
+}
+
+function splitLines(text: string): string[] {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** undefined when equal, else a short description of the first differences. */
+function compareCounts(got: Map<string, number>, want: Map<string, number>): string | undefined {
+  const diffs: string[] = [];
+  for (const [w, c] of want) if (got.get(w) !== c) diffs.push(`${w}: ${got.get(w) ?? 'missing'} != ${c}`);
+  for (const [w, c] of got) if (!want.has(w)) diffs.push(`${w}: ${c} unexpected`);
+  if (diffs.length === 0) return undefined;
+  return `${diffs.length} differences, e.g. ${diffs.slice(0, 3).join(', ')}`;
+}
+
+async function readHead(path: string, bytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let got = 0;
+  for await (const c of createReadStream(path, { start: 0, end: bytes - 1 }) as AsyncIterable<Buffer>) {
+    chunks.push(c);
+    got += c.length;
+  }
+  return Buffer.concat(chunks, got).toString('latin1');
+}
+
+function renderMarkdown(
+  env: { node: string; platform: string; cpu: string; cpus: number; memoryMb: number; loadavgStart: number[]; loadavgEnd: number[]; date: string; sizeMb: number; tools: Record<string, string> },
+  jobs: JobResult[],
+  tiny: { runs: number[]; medianSeconds: number; medianServerSeconds: number; inputBytes: number; verified: boolean } | undefined,
+  phases: Record<string, number>,
+  failure: string | undefined,
+): string {
+  const f = (x: number | null, digits = 2) => (x === null || !Number.isFinite(x) ? '—' : x.toFixed(digits));
+  const mb = (bytes: number) => bytes / MB;
+  const rows: string[] = [];
+  for (const j of jobs) {
+    const minimrS = j.error && j.seconds === null ? `FAILED` : f(j.seconds);
+    const minimrRate = j.seconds ? f(mb(j.inputBytes) / j.seconds, 1) : '—';
+    const mark = j.verified === true ? '' : j.verified === false ? ' ✗' : '';
+    const peers = j.peers.length ? j.peers : [undefined];
+    for (const p of peers) {
+      const peerS = p ? (p.error ? 'FAILED' : f(p.seconds)) : '—';
+      const peerRate = p?.seconds ? f(mb(j.inputBytes) / p.seconds, 1) : '—';
+      const ratio = p?.seconds && j.seconds ? f(j.seconds / p.seconds, 1) : '—';
+      const pmark = p && p.verified === false ? ' ✗' : '';
+      // A pipe inside a table cell must be escaped, even in a code span.
+      const peerName = p ? '`' + p.peer.replace(/\|/g, '\\|') + '`' + pmark : '—';
+      rows.push(`| ${j.job}${mark} | ${f(mb(j.inputBytes), 1)} | ${minimrS} | ${minimrRate} | ${peerName} | ${peerS} | ${peerRate} | ${ratio} |`);
+    }
+  }
+  const lines = [
+    '# minimr apps vs Unix peers',
+    '',
+    `${env.date}: Node ${env.node}, ${env.platform}, ${env.cpus} x ${env.cpu}, ${env.memoryMb} MB RAM, ` +
+      `load ${env.loadavgStart.join(' ')} at start, ${env.loadavgEnd.join(' ')} at end (shared machine: compare ratios, not absolute numbers).`,
+    `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot each, replication 1, 64 MB blocks. --size-mb ${env.sizeMb}; MB = 2^20 bytes.`,
+    '',
+    '| job | input MB | minimr s | minimr MB/s | peer | peer s | peer MB/s | ratio (minimr/peer) |',
+    '|---|---:|---:|---:|---|---:|---:|---:|',
+    ...rows,
+    '',
+    tiny
+      ? `Tiny job (WordCount of ${tiny.inputBytes} bytes) on the warm cluster: median ${tiny.medianSeconds.toFixed(3)} s end to end ` +
+        `(JobTracker submit->finish ${tiny.medianServerSeconds.toFixed(3)} s) over ${tiny.runs.length} runs: ${tiny.runs.map((x) => x.toFixed(3)).join(', ')} s` +
+        (tiny.verified ? '.' : ' — OUTPUT MISMATCH.')
+      : 'Tiny job: not run.',
+    '',
+    'Verification:',
+    ...jobs.map(
+      (j) =>
+        `- ${j.job}: ${j.verified === true ? 'OK' : j.verified === false ? 'MISMATCH' : 'not verified'}` +
+        (j.checks.length ? ` (${j.checks.join('; ')})` : '') +
+        (j.error ? ` — ${j.error}` : '') +
+        j.peers.map((p) => `; peer \`${p.peer}\` ${p.error ? `FAILED: ${p.error}` : p.verified ? 'output agrees' : `MISMATCH: ${p.note}`}`).join(''),
+    ),
+    '',
+    'minimr s = wall time from submit (module load and `prepare`, i.e. TeraSort\'s sampling, included) until the client sees success, polling every 50 ms. ' +
+      'Peers run under LC_ALL=C on the same bytes, read from a local file in the page cache, output written to a local file. ' +
+      'TeraSort\'s peer sorts the same records as 100-byte text lines (20 hex digits of the key, the row number, filler, newline), ' +
+      'since GNU sort needs lines and the binary keys may contain newlines; hex keeps the byte order, so both outputs must list the records in the same order, and they are compared record by record. ' +
+      'TeraValidate (order, row count and checksum of TeraSort\'s output) has no peer.',
+    '',
+    'Peer commands (in the data directory):',
+    ...jobs.flatMap((j) => j.peers.map((p) => `- ${j.job}: \`${p.command}\``)),
+    '',
+    `Tools: ${Object.entries(env.tools).map(([k, v]) => `${k}: ${v}`).join('; ')}.`,
+    '',
+    `Other phases (s): ${Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}.`,
+    '',
+  ];
+  if (failure) lines.push('**The run failed:**', '', '```', failure, '```', '');
+  return lines.join('\n');
+}
+
+await main();
