@@ -1,19 +1,26 @@
 import type { SerializedError } from '../errors.js';
-import type { AttemptSpec, Counters, MapOutputSummary } from './protocol.js';
+import type { AttemptSpec, Counters, MapOutputSummary, NamenodeOp } from './protocol.js';
 
-/** What a task process needs to know about the worker that forked it. */
+/**
+ * What a task process needs to know about the worker that forked it. A task process talks only to
+ * its worker: NameNode calls go over the IPC channel and the worker forwards them on its own
+ * JobTracker connection, so tasks open no sockets to the master and load no WebSocket code.
+ */
 export interface TaskProcessConfig {
-  jobTrackerUrl: string;
   workerId: string;
   rack: string;
   blockDir: string;
   shuffleRoot: string;
 }
 
-export type TaskProcessRequest = { type: 'run'; spec: AttemptSpec; modulePath: string };
+export type TaskProcessRequest =
+  | { type: 'run'; spec: AttemptSpec; modulePath: string }
+  | { type: 'fs-result'; id: number; ok: true; result: unknown }
+  | { type: 'fs-result'; id: number; ok: false; error: SerializedError };
 
 export type TaskProcessReport =
   | { type: 'ready' }
+  | { type: 'fs'; id: number; op: NamenodeOp; args: unknown[] }
   | { type: 'progress'; attemptId: string; progress: number; counters: Counters }
   | {
       type: 'done';

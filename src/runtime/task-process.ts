@@ -7,7 +7,7 @@
 import { once } from 'node:events';
 import type { AnyJobDefinition, Codec, TaskContext } from '../api/index.js';
 import { codecs } from '../api/index.js';
-import { MinimrError, serializeError } from '../errors.js';
+import { MinimrError, deserializeError, serializeError } from '../errors.js';
 import {
   InMemoryMapOutputBuffer,
   SegmentReader,
@@ -24,9 +24,8 @@ import { FsClient, LocalDiskBlockStore } from '../storage/index.js';
 import { openTaskInput } from './input.js';
 import { importJobModule } from './job-loader.js';
 import { OutputWriter } from './output-writer.js';
-import type { AttemptSpec, Counters, MapOutputSummary } from './protocol.js';
-import { remoteNamenode } from './remote-namenode.js';
-import { connectPeer, type RpcPeer } from './rpc-peer.js';
+import { NAMENODE_OPS, type AttemptSpec, type Counters, type MapOutputSummary, type NamenodeOp } from './protocol.js';
+import type { NamenodeApi } from '../storage/index.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
 
 const PROGRESS_INTERVAL_MS = 300;
@@ -224,19 +223,31 @@ class AttemptRunner {
   }
 }
 
-let peer: RpcPeer | undefined;
 let fs: FsClient | undefined;
 let config: TaskProcessConfig | undefined;
+const pendingFsCalls = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+let nextFsCall = 1;
 
-async function connect(cfg: TaskProcessConfig): Promise<void> {
-  peer = await connectPeer(cfg.jobTrackerUrl, () => {
-    throw new MinimrError('EPROTOCOL', 'task processes accept no requests');
-  });
-  fs = new FsClient({
-    namenode: remoteNamenode(peer),
-    client: { workerId: cfg.workerId, rack: cfg.rack },
-    localStore: new LocalDiskBlockStore({ dir: cfg.blockDir, workerId: cfg.workerId }),
-  });
+/** The NameNode, reached through the worker that forked this process. */
+function namenodeViaWorker(): NamenodeApi {
+  const api: Partial<Record<NamenodeOp, (...args: unknown[]) => Promise<unknown>>> = {};
+  for (const op of NAMENODE_OPS) {
+    api[op] = (...args: unknown[]) =>
+      new Promise((resolve, reject) => {
+        const id = nextFsCall++;
+        pendingFsCalls.set(id, { resolve, reject });
+        void send({ type: 'fs', id, op, args: args.map((a) => (a === undefined ? null : a)) });
+      });
+  }
+  return api as unknown as NamenodeApi;
+}
+
+function onFsResult(msg: Extract<TaskProcessRequest, { type: 'fs-result' }>): void {
+  const pending = pendingFsCalls.get(msg.id);
+  if (!pending) return;
+  pendingFsCalls.delete(msg.id);
+  if (msg.ok) pending.resolve(msg.result);
+  else pending.reject(deserializeError(msg.error));
 }
 
 async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<void> {
@@ -246,7 +257,6 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<void> 
     if (runner) void send({ type: 'progress', attemptId: spec.attemptId, progress: runner.progress, counters: runner.snapshotCounters() });
   }, PROGRESS_INTERVAL_MS);
   try {
-    if (!peer) await connect(cfg);
     const job = await importJobModule(modulePath, spec.jobName);
     runner = new AttemptRunner(spec, job, fs!, cfg);
     let mapOutput: MapOutputSummary | undefined;
@@ -281,16 +291,17 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   config = JSON.parse(raw) as TaskProcessConfig;
-  // Connecting ahead of the launch keeps the handshake off the task's critical path.
-  connect(config).catch(() => {
-    peer = undefined;
+  fs = new FsClient({
+    namenode: namenodeViaWorker(),
+    client: { workerId: config.workerId, rack: config.rack },
+    localStore: new LocalDiskBlockStore({ dir: config.blockDir, workerId: config.workerId }),
   });
+  let started = false;
   process.on('message', (msg: TaskProcessRequest) => {
-    if (msg?.type !== 'run') return;
-    void runAttempt(msg.spec, msg.modulePath).finally(() => {
-      peer?.close();
-      process.exit(0);
-    });
+    if (msg?.type === 'fs-result') onFsResult(msg);
+    if (msg?.type !== 'run' || started) return;
+    started = true;
+    void runAttempt(msg.spec, msg.modulePath).finally(() => process.exit(0));
   });
   void send({ type: 'ready' });
   process.on('disconnect', () => process.exit(0));

@@ -213,7 +213,6 @@ export class Worker {
 
   private forkTaskProcess(): ChildProcess {
     const config: TaskProcessConfig = {
-      jobTrackerUrl: this.opts.jobTrackerUrl,
       workerId: this.workerId,
       rack: this.opts.rack,
       blockDir: join(this.opts.dataDir, 'blocks'),
@@ -276,6 +275,8 @@ export class Worker {
         record.counters = msg.counters;
       } else if (msg.type === 'done') {
         this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput);
+      } else if (msg.type === 'fs') {
+        this.forwardFsCall(child, msg);
       }
     });
     child.once('exit', (code, signal) => {
@@ -290,6 +291,21 @@ export class Worker {
       }
     });
     child.send({ type: 'run', spec, modulePath } satisfies TaskProcessRequest);
+  }
+
+  /** A task's NameNode call, sent on this worker's JobTracker connection. */
+  private forwardFsCall(child: ChildProcess, msg: Extract<TaskProcessReport, { type: 'fs' }>): void {
+    const reply = (answer: TaskProcessRequest) => {
+      if (child.connected) child.send(answer);
+    };
+    if (!this.peer) {
+      reply({ type: 'fs-result', id: msg.id, ok: false, error: { code: 'ECONNECT', message: 'the worker is not connected to a JobTracker' } });
+      return;
+    }
+    this.peer.request({ type: 'fs', op: msg.op, args: msg.args }).then(
+      (result) => reply({ type: 'fs-result', id: msg.id, ok: true, result }),
+      (err: unknown) => reply({ type: 'fs-result', id: msg.id, ok: false, error: serializeError(err) }),
+    );
   }
 
   private kill(attemptId: string, reason: string): void {

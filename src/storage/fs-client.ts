@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import { isMinimrError, MinimrError, serializeError } from '../errors.js';
-import { createLogger, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import type { BlockStore } from './block-store.js';
 import { putRemoteBlock, readRemoteBlock } from './data-client.js';
 import type { BlockInfo, ClientLocation, CreateOptions, DatanodeAddress, FileStatus, NamenodeApi } from './types.js';
@@ -40,7 +40,9 @@ export class FsClient {
     this.client = options.client;
     this.localStore = options.localStore;
     this.timeoutMs = options.timeoutMs;
-    this.log = options.logger ?? createLogger('fs-client');
+    // Without a logger, replica fallbacks stay silent (they still happen); task processes pass none so
+    // they need not load the logging library.
+    this.log = options.logger ?? SILENT_LOGGER;
   }
 
   mkdir(path: string, options?: { parents?: boolean }): Promise<void> {
@@ -143,6 +145,8 @@ export class FsClient {
     return readRemoteBlock(location, blockId, start, end, { timeoutMs: this.timeoutMs });
   }
 }
+
+const SILENT_LOGGER = { warn: () => undefined } as unknown as Logger;
 
 class BlockWriter implements FileWriter {
   private parts: Buffer[] = [];

@@ -1,6 +1,6 @@
-import { Level } from 'level';
+import type { Level } from 'level';
 import { MinimrError } from '../errors.js';
-import { createLogger, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import { baseName, isSameOrBelow, joinPath, parentOf, validatePath } from './paths.js';
 import { chooseTargets, sortByDistance, type PlacementNode } from './placement.js';
 import type {
@@ -77,7 +77,8 @@ function isPositiveInteger(value: unknown): value is number {
  * datanodes' block reports, as in HDFS, because the workers are the truth about what they store.
  */
 export class Namenode implements NamenodeApi {
-  private readonly db: Level<string, unknown>;
+  private db!: Level<string, unknown>;
+  private readonly dbPath: string;
   private readonly defaultBlockSize: number;
   private readonly defaultReplication: number;
   private readonly replicationTimeoutMs: number;
@@ -108,12 +109,16 @@ export class Namenode implements NamenodeApi {
     this.defaultBlockSize = blockSize;
     this.defaultReplication = replication;
     this.replicationTimeoutMs = options.replicationTimeoutMs ?? 60_000;
-    this.log = options.logger ?? createLogger('namenode');
-    this.db = new Level<string, unknown>(options.dbPath, { valueEncoding: 'json' });
+    // The JobTracker passes its logger; without one the NameNode is silent.
+    this.log = options.logger ?? ({ info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger);
+    this.dbPath = options.dbPath;
   }
 
   async open(): Promise<void> {
     if (this.opened) return;
+    // Loaded here, not at import: task processes import this folder but never open a NameNode.
+    const { Level } = await import('level');
+    this.db = new Level<string, unknown>(this.dbPath, { valueEncoding: 'json' });
     await this.db.open();
     const abandoned: string[] = [];
     for await (const [key, value] of this.db.iterator({ gte: INODE_PREFIX, lt: `${INODE_PREFIX}\uffff` })) {
