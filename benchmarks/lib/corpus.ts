@@ -6,18 +6,8 @@
  * what it writes, which gives an independent reference for both jobs' outputs.
  */
 import { open } from 'node:fs/promises';
+import { seededUint32 } from '../../src/util/index.js';
 
-/** mulberry32: a small, fast, seedable 32-bit PRNG (deterministic across runs and machines). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 export interface CorpusOptions {
   seed?: number;
@@ -109,7 +99,7 @@ export function pickGrepWord(vocabulary: string[], probabilities: number[], word
 
 /** Writes about `targetBytes` (never more) of corpus to `path`. */
 export async function writeCorpus(path: string, targetBytes: number, options: CorpusOptions = {}): Promise<CorpusInfo> {
-  const rng = mulberry32(options.seed ?? 20240601);
+  const rng = seededUint32(options.seed ?? 20240601);
   const vocabulary = makeVocabulary(options.vocabularySize ?? 4000, rng);
   const probabilities = zipfProbabilities(vocabulary.length);
   const meanWordLength = probabilities.reduce((s, p, i) => s + p * vocabulary[i]!.length, 0);

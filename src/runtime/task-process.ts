@@ -10,6 +10,7 @@ import { codecs } from '../api/index.js';
 import { MinimrError, deserializeError, serializeError } from '../errors.js';
 import {
   InMemoryMapOutputBuffer,
+  createShuffleCounters,
   SegmentReader,
   mapOutputPaths,
   fetchMapOutputs,
@@ -18,7 +19,6 @@ import {
   mergeSortedRuns,
   type BytesCombiner,
   type KeyComparator,
-  type ShuffleCounters,
 } from '../shuffle/index.js';
 import { FsClient, LocalDiskBlockStore } from '../storage/index.js';
 import { openTaskInput } from './input.js';
@@ -37,28 +37,13 @@ function send(report: TaskProcessReport): Promise<void> {
   });
 }
 
-function newShuffleCounters(): ShuffleCounters {
-  return {
-    mapOutputRecords: 0,
-    mapOutputBytes: 0,
-    combineInputRecords: 0,
-    combineOutputRecords: 0,
-    spilledRecords: 0,
-    spills: 0,
-    shuffleBytesLocal: 0,
-    shuffleBytesRemote: 0,
-    reduceInputRecords: 0,
-    reduceInputGroups: 0,
-  };
-}
-
 function* decodeAll<T>(values: Iterable<Buffer>, codec: Codec<T>): Iterable<T> {
   for (const v of values) yield codec.decode(v);
 }
 
 class AttemptRunner {
   readonly counters: Counters = {};
-  readonly shuffle = newShuffleCounters();
+  readonly shuffle = createShuffleCounters();
   progress = 0;
   private readonly keyCodec: Codec<unknown>;
   private readonly valueCodec: Codec<unknown>;

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { LocalCluster, type LocalClusterOptions } from '../../src/runtime/index.js';
 import type { FsClient } from '../../src/storage/index.js';
 import { createLogger } from '../../src/log.js';
+import { seededRandom } from '../../src/util/index.js';
 
 /** Compiled app modules (dist/apps) and test fixtures (dist/test/fixtures). */
 export function appModule(name: string): string {
@@ -59,21 +60,10 @@ export async function readOutput(fs: FsClient, dir: string): Promise<Buffer> {
   return Buffer.concat(bufs);
 }
 
-/** Deterministic pseudo-random generator (mulberry32) for test data. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A text of about `bytes` bytes with a skewed vocabulary, tabs, CRLFs and non-ASCII words. */
 export function makeText(bytes: number, seed = 1): string {
-  const next = rng(seed);
+  const next = seededRandom(seed);
   const vocab: string[] = [];
   for (let i = 0; i < 2000; i++) vocab.push(`w${i.toString(36)}`);
   vocab.push('Straße', 'naïve', '日本語', 'THE', 'the', 'The');

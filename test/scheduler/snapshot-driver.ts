@@ -529,17 +529,4 @@ export function mkSnapshot(
   return deepFreeze({ now: 0, trigger: { kind: 'tick' }, workers, jobs, ...over });
 }
 
-/**
- * mulberry32: a small seeded generator for building test workloads and snapshots, so generated
- * cases are the same on every run and a failure can be replayed from its seed.
- */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../../src/util/index.js';

@@ -34,17 +34,7 @@ export function pseudoRandomBytes(length: number, seed = 12345): Buffer {
   return buf;
 }
 
-export function seededRandom(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 0x100000000;
-  };
-}
+export { seededRandom } from '../../src/util/index.js';
 
 export interface TestDatanode {
   readonly address: DatanodeAddress;

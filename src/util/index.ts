@@ -1,0 +1,1 @@
+export { seededRandom, seededUint32 } from './random.js';
