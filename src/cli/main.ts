@@ -1,4 +1,4 @@
-import { stat as statLocal } from 'node:fs/promises';
+import { mkdir as mkdirLocal, stat as statLocal, writeFile as writeFileLocal } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -8,7 +8,18 @@ import { hideBin } from 'yargs/helpers';
 import type { JsonValue } from '../api/index.js';
 import { MinimrError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { JobClient, JobTracker, LocalCluster, Worker, type JobStatus } from '../runtime/index.js';
+import {
+  JobClient,
+  JobTracker,
+  LocalCluster,
+  Worker,
+  profileJob,
+  profileMarkdown,
+  profileSvg,
+  validateJobConf,
+  type JobConf,
+  type JobStatus,
+} from '../runtime/index.js';
 import { createPolicy } from '../scheduler/index.js';
 import { formatBytes, parseSize } from './units.js';
 
@@ -26,6 +37,20 @@ function parseParams(list: readonly string[] | undefined): Record<string, JsonVa
     params[key] = raw !== '' && !Number.isNaN(Number(raw)) && /^-?\d/.test(raw) ? Number(raw) : raw;
   }
   return params;
+}
+
+/** `--conf key=value` pairs; sizes may be written as 64m, 16k ... */
+function parseConf(list: readonly string[] | undefined): JobConf {
+  const raw: Record<string, JsonValue> = {};
+  for (const item of list ?? []) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new MinimrError('EBADJOB', `--conf takes key=value, got "${item}"`);
+    const key = item.slice(0, eq);
+    const value = item.slice(eq + 1);
+    if (/bufferBytes$/.test(key)) raw[key] = parseSize(value);
+    else raw[key] = value !== '' && /^-?[\d.]+$/.test(value) ? Number(value) : value;
+  }
+  return validateJobConf(raw);
 }
 
 /** Shows map/reduce progress: one updating line on a terminal, a line per change otherwise. */
@@ -226,6 +251,7 @@ async function main(): Promise<void> {
           .option('reducers', { type: 'number', alias: 'r' })
           .option('overwrite', { type: 'boolean', default: false })
           .option('pool', { type: 'string' })
+          .option('conf', { type: 'string', array: true, alias: 'c', describe: 'job setting key=value, e.g. shuffle.map.bufferBytes=16m (repeatable)' })
           .option('wait', { type: 'boolean', default: true, describe: 'follow the job until it ends (--no-wait to return at once)' }),
       async (argv) => {
         await withClient(argv.jobtracker, async (client) => {
@@ -236,6 +262,7 @@ async function main(): Promise<void> {
             reducers: argv.reducers,
             overwrite: argv.overwrite,
             pool: argv.pool,
+            conf: parseConf(argv.conf),
           });
           if (!argv.wait) {
             process.stdout.write(`${jobId}\n`);
@@ -247,7 +274,44 @@ async function main(): Promise<void> {
         });
       },
     )
-    .command('job', 'job status | list | kill', (y) =>
+    .command(
+      'profile <module>',
+      'elasticity profile: one map and one reduce at ideal memory and at fractions of it; fits T(m) = T + spilled(m)/diskRate',
+      (y) =>
+        y
+          .positional('module', { type: 'string', demandOption: true })
+          .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
+          .option('input', { type: 'string', array: true, alias: 'i', demandOption: true })
+          .option('param', { type: 'string', array: true, alias: 'p' })
+          .option('conf', { type: 'string', array: true, alias: 'c' })
+          .option('fractions', { type: 'string', default: '1,0.75,0.5,0.25,0.1', describe: 'memory fractions of ideal' })
+          .option('maps', { type: 'number', default: 1, describe: 'map tasks per run (their output is the reducer input)' })
+          .option('out', { type: 'string', default: 'bench-results', describe: 'local directory for profile-<job>.{json,md,svg}' }),
+      async (argv) => {
+        const fractions = argv.fractions.split(',').map(Number);
+        if (fractions.some((f) => !(f > 0 && f <= 1))) throw new MinimrError('EBADJOB', `--fractions must be numbers in (0, 1], got ${argv.fractions}`);
+        const profile = async (client: JobClient) => {
+          const result = await profileJob(client, {
+            modulePath: resolvePath(argv.module),
+            input: argv.input,
+            workDir: `/tmp/minimr-profile-${process.pid}`,
+            params: parseParams(argv.param),
+            conf: parseConf(argv.conf),
+            fractions,
+            maps: argv.maps,
+            onProgress: (m) => process.stderr.write(`profile: ${m}\n`),
+          });
+          const base = resolvePath(argv.out, `profile-${result.job.replace(/\.[cm]?[jt]s$/, '')}`);
+          await mkdirLocal(resolvePath(argv.out), { recursive: true });
+          await writeFileLocal(`${base}.json`, JSON.stringify(result, null, 2));
+          await writeFileLocal(`${base}.md`, `${profileMarkdown(result)}\n`);
+          await writeFileLocal(`${base}.svg`, profileSvg(result));
+          process.stdout.write(`${profileMarkdown(result)}\n\nwrote ${base}.{json,md,svg}\n`);
+        };
+        await withClient(argv.jobtracker, profile);
+      },
+    )
+    .command('job', 'job status | attempts | list | kill', (y) =>
       y
         .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
         .command('status <id>', 'show a job', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
@@ -255,6 +319,17 @@ async function main(): Promise<void> {
             const s = await c.status(argv.id);
             printStatus(s);
             printCounters(s);
+          });
+        })
+        .command('attempts <id>', 'list a job\'s attempts with their workers, times and counters', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
+          await withClient(argv.jobtracker, async (c) => {
+            for (const a of await c.attempts(argv.id)) {
+              const ms = a.finishTime ? a.finishTime - a.startTime : undefined;
+              const pick = (k: string) => (a.counters[k] !== undefined ? ` ${k}=${a.counters[k]}` : '');
+              process.stdout.write(
+                `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ms ${a.memoryMb} MB${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${a.error.message}` : ''}\n`,
+              );
+            }
           });
         })
         .command('list', 'list jobs', (yy) => yy, async (argv) => {

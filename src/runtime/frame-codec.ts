@@ -30,6 +30,7 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'submit-job': { id: 'number', job: 'object' },
   'job-status': { id: 'number', jobId: 'string' },
   'list-jobs': { id: 'number' },
+  'job-attempts': { id: 'number', jobId: 'string' },
   'kill-job': { id: 'number', jobId: 'string' },
   'cluster-info': { id: 'number' },
   fs: { id: 'number', op: 'string', args: 'array' },

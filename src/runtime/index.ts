@@ -5,4 +5,16 @@ export { LocalCluster, type LocalClusterOptions, type LocalWorkerProcess } from 
 export { encodeFrame, decodeFrame } from './frame-codec.js';
 export { RpcPeer, connectPeer } from './rpc-peer.js';
 export { PROTOCOL_VERSION, MAX_FRAME_BYTES } from './protocol.js';
-export type { JobStatus, JobSubmission, ClusterInfoResult, WorkerStatus, Message, AttemptSpec } from './protocol.js';
+export { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB } from './protocol.js';
+export type { JobStatus, JobSubmission, JobConf, AttemptSummary, ClusterInfoResult, WorkerStatus, Message, AttemptSpec } from './protocol.js';
+export { validateJobConf } from './submission.js';
+export {
+  profileJob,
+  profileMarkdown,
+  profileSvg,
+  mapSpilledBytesModel,
+  reduceSpilledBytesModel,
+  type ElasticityProfile,
+  type ProfileOptions,
+  type ProfilePoint,
+} from './elasticity-profile.js';

@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import { FsClient, computeSplits, type FileStatus } from '../storage/index.js';
 import { openTaskInput } from './input.js';
 import { importJobModule, readJobModuleSource, storeJobModule } from './job-loader.js';
-import type { ClusterInfoResult, JobStatus, JobSubmission, SerializedInputFormat } from './protocol.js';
+import type { AttemptSummary, ClusterInfoResult, JobConf, JobStatus, JobSubmission, SerializedInputFormat } from './protocol.js';
 import { remoteNamenode } from './remote-namenode.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
 
@@ -20,6 +20,8 @@ export interface SubmitOptions {
   overwrite?: boolean;
   pool?: string;
   maxAttempts?: number;
+  /** Job settings such as 'shuffle.map.bufferBytes' (see JobConf). */
+  conf?: JobConf;
 }
 
 export interface WaitOptions {
@@ -97,6 +99,7 @@ export class JobClient {
       output: job.output ?? { kind: 'text', separator: '\t' },
       pool: options.pool,
       maxAttempts: options.maxAttempts,
+      conf: options.conf,
     };
   }
 
@@ -138,6 +141,11 @@ export class JobClient {
 
   status(jobId: string): Promise<JobStatus> {
     return this.peer.request<JobStatus>({ type: 'job-status', jobId });
+  }
+
+  /** Every attempt of a job with its worker, times and counters. */
+  attempts(jobId: string): Promise<AttemptSummary[]> {
+    return this.peer.request<AttemptSummary[]>({ type: 'job-attempts', jobId });
   }
 
   list(): Promise<JobStatus[]> {

@@ -1,14 +1,18 @@
 import { MinimrError, type SerializedError } from '../errors.js';
-import type { Locality } from '../scheduler/types.js';
-import type {
-  AttemptState,
-  Counters,
-  JobState,
-  JobStatus,
-  JobSubmission,
-  MapOutputSummary,
-  TaskInput,
-  TaskKind,
+import type { Locality } from '../scheduler/index.js';
+import {
+  JOB_CONF_DEFAULTS,
+  TASK_OVERHEAD_MB,
+  type AttemptShuffleSettings,
+  type AttemptState,
+  type AttemptSummary,
+  type Counters,
+  type JobState,
+  type JobStatus,
+  type JobSubmission,
+  type MapOutputSummary,
+  type TaskInput,
+  type TaskKind,
 } from './protocol.js';
 
 /**
@@ -93,8 +97,8 @@ export class JobInProgress {
     this.submitTime = now;
     this.maxAttempts = maxAttempts;
     const num = id.replace(/^job_/, '');
-    const mapMemory = submission.mapMemoryMb ?? 512;
-    const reduceMemory = submission.reduceMemoryMb ?? 512;
+    const mapMemory = submission.mapMemoryMb ?? idealMemoryMb(submission, 'map');
+    const reduceMemory = submission.reduceMemoryMb ?? idealMemoryMb(submission, 'reduce');
     this.maps = splits.map((plan, index) => this.newTask(`task_${num}_m_${pad(index, 6)}`, 'map', index, plan, mapMemory));
     this.reduces = Array.from({ length: submission.reducers }, (_, index) =>
       this.newTask(`task_${num}_r_${pad(index, 6)}`, 'reduce', index, { input: { kind: 'none' }, preferredWorkers: [], preferredRacks: [], inputBytes: 0 }, reduceMemory),
@@ -182,10 +186,34 @@ export class JobInProgress {
     return attempt;
   }
 
+  /** Job counters sum the attempts' counters, except PEAK_* ones, which keep the largest. */
   addCounters(counters: Counters): void {
     for (const [name, value] of Object.entries(counters)) {
-      if (typeof value === 'number' && Number.isFinite(value)) this.counters[name] = (this.counters[name] ?? 0) + value;
+      if (typeof value !== 'number' || !Number.isFinite(value)) continue;
+      const prev = this.counters[name] ?? 0;
+      this.counters[name] = name.startsWith('PEAK_') ? Math.max(prev, value) : prev + value;
     }
+  }
+
+  attemptSummaries(): AttemptSummary[] {
+    const out: AttemptSummary[] = [];
+    for (const task of [...this.maps, ...this.reduces]) {
+      for (const a of task.attempts) {
+        out.push({
+          attemptId: a.id,
+          taskId: task.id,
+          kind: task.kind,
+          workerId: a.workerId,
+          state: a.state,
+          startTime: a.startTime,
+          finishTime: a.finishTime,
+          memoryMb: a.memoryMb,
+          counters: a.counters,
+          error: a.error,
+        });
+      }
+    }
+    return out;
   }
 
   status(): JobStatus {
@@ -220,6 +248,39 @@ export class JobInProgress {
     };
   }
 }
+
+const MiB = 1024 * 1024;
+
+/** A task's ideal memory: its whole shuffle buffer plus the process's fixed overhead. */
+export function idealMemoryMb(submission: JobSubmission, kind: TaskKind): number {
+  const conf = { ...JOB_CONF_DEFAULTS, ...submission.conf };
+  const buffer = kind === 'map' ? conf['shuffle.map.bufferBytes'] : conf['shuffle.reduce.bufferBytes'];
+  return Math.ceil(buffer / MiB) + TASK_OVERHEAD_MB;
+}
+
+/**
+ * The shuffle settings of an attempt. Granted less memory than ideal (an elastic allocation), the
+ * attempt gets a proportionally smaller buffer and spills more: the allocation is real.
+ */
+export function attemptShuffleSettings(submission: JobSubmission, kind: TaskKind, grantedMb: number): AttemptShuffleSettings {
+  const conf = { ...JOB_CONF_DEFAULTS, ...submission.conf };
+  const ideal = idealMemoryMb(submission, kind);
+  const scale = (bytes: number) => {
+    if (grantedMb >= ideal) return bytes;
+    return Math.max(MIN_ELASTIC_BUFFER_BYTES, Math.min(bytes, (grantedMb - TASK_OVERHEAD_MB) * MiB));
+  };
+  return {
+    mapBufferBytes: kind === 'map' ? scale(conf['shuffle.map.bufferBytes']) : conf['shuffle.map.bufferBytes'],
+    spillPercent: conf['shuffle.map.spillPercent'],
+    reduceBufferBytes: kind === 'reduce' ? scale(conf['shuffle.reduce.bufferBytes']) : conf['shuffle.reduce.bufferBytes'],
+    mergeFactor: conf['shuffle.merge.factor'],
+    codec: conf['shuffle.compress'],
+    parallelCopies: conf['shuffle.parallelCopies'],
+  };
+}
+
+/** Below this a buffer is useless; an allocation under overhead + this still gets this much. */
+const MIN_ELASTIC_BUFFER_BYTES = 1024 * 1024;
 
 export function partFileName(kind: TaskKind, index: number): string {
   return `part-${kind === 'map' ? 'm' : 'r'}-${pad(index, 5)}`;

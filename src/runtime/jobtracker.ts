@@ -6,7 +6,7 @@ import { MinimrError, serializeError, type SerializedError } from '../errors.js'
 import { createLogger, type Logger } from '../log.js';
 import type { ClusterSnapshot, Decision, JobView, Policy, SchedulingTrigger, WorkerView } from '../scheduler/index.js';
 import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '../storage/index.js';
-import { JobInProgress, partFileName, type AttemptRecord, type TaskInputPlan, type TaskRecord } from './job-in-progress.js';
+import { JobInProgress, attemptShuffleSettings, partFileName, type AttemptRecord, type TaskInputPlan, type TaskRecord } from './job-in-progress.js';
 import {
   MAX_FRAME_BYTES,
   NAMENODE_OPS,
@@ -193,6 +193,8 @@ export class JobTracker {
         return this.requireJob(message.jobId).status();
       case 'list-jobs':
         return [...this.jobs.values()].map((j) => j.status());
+      case 'job-attempts':
+        return this.requireJob(message.jobId).attemptSummaries();
       case 'kill-job':
         return this.killJob(message.jobId);
       case 'cluster-info':
@@ -363,7 +365,9 @@ export class JobTracker {
 
   async submitJob(raw: JobSubmission): Promise<{ jobId: string }> {
     const submission = validateSubmission(raw);
-    const splits = await this.planInput(submission);
+    const allSplits = await this.planInput(submission);
+    const maxMaps = submission.conf?.['job.maxMaps'];
+    const splits = maxMaps !== undefined ? allSplits.slice(0, maxMaps) : allSplits;
     await this.prepareOutput(submission);
     const jobId = `${this.jobIdPrefix}_${String(++this.jobSeq).padStart(4, '0')}`;
     const job = new JobInProgress(jobId, submission, splits, this.clock(), submission.maxAttempts ?? this.options.maxAttempts);
@@ -749,6 +753,9 @@ export class JobTracker {
       shared: s.shared,
       mapOutputs,
       memoryMb: attempt.memoryMb,
+      shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
+      expectedInputRecords:
+        task.kind === 'reduce' ? job.maps.reduce((sum, m) => sum + (m.successfulAttempt?.mapOutput?.partitionRecords[task.index] ?? 0), 0) : 0,
     };
   }
 }

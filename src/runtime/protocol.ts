@@ -23,6 +23,49 @@ export type SerializedInputFormat =
 
 export type SerializedOutputFormat = { kind: 'text'; separator: string } | { kind: 'records' };
 
+/**
+ * Per-job settings, Hadoop-style keys. Shuffle buffers are the ideal sizes; a scheduler that grants
+ * an attempt less memory than ideal shrinks that attempt's buffer (and it spills more).
+ */
+export interface JobConf {
+  /** Map-side sort buffer (data + record metadata), bytes. Default 64 MiB. */
+  'shuffle.map.bufferBytes'?: number;
+  /** Fraction of the map buffer that triggers a spill. Default 0.8. */
+  'shuffle.map.spillPercent'?: number;
+  /** Reduce-side shuffle buffer, bytes of decompressed map output. Default 64 MiB. */
+  'shuffle.reduce.bufferBytes'?: number;
+  /** Most runs merged at once (map-side spills and reduce-side runs). Default 10. */
+  'shuffle.merge.factor'?: number;
+  /** Frame codec of spills and map outputs. Default lz4. */
+  'shuffle.compress'?: 'lz4' | 'none';
+  /** Map outputs a reducer fetches at once. Default 5. */
+  'shuffle.parallelCopies'?: number;
+  /** Run only the first N map tasks (for profiling a job on a sample of its input). */
+  'job.maxMaps'?: number;
+}
+
+export const JOB_CONF_DEFAULTS = {
+  'shuffle.map.bufferBytes': 64 * 1024 * 1024,
+  'shuffle.map.spillPercent': 0.8,
+  'shuffle.reduce.bufferBytes': 64 * 1024 * 1024,
+  'shuffle.merge.factor': 10,
+  'shuffle.compress': 'lz4',
+  'shuffle.parallelCopies': 5,
+} as const;
+
+/** Memory a task process needs besides its shuffle buffer (Node itself, code, I/O buffers), MiB. */
+export const TASK_OVERHEAD_MB = 100;
+
+/** The shuffle settings of one attempt, after the scheduler's memory grant. */
+export interface AttemptShuffleSettings {
+  mapBufferBytes: number;
+  spillPercent: number;
+  reduceBufferBytes: number;
+  mergeFactor: number;
+  codec: 'lz4' | 'none';
+  parallelCopies: number;
+}
+
 export interface JobSubmission {
   name: string;
   /** File name the module came from (for messages) and its JavaScript source. */
@@ -40,6 +83,7 @@ export interface JobSubmission {
   maxAttempts?: number;
   mapMemoryMb?: number;
   reduceMemoryMb?: number;
+  conf?: JobConf;
 }
 
 /** A file input split (storage) or a generated one (split value). */
@@ -66,6 +110,9 @@ export interface AttemptSpec {
   /** Reduces: where every map's output is. */
   mapOutputs: MapOutputLocation[];
   memoryMb: number;
+  shuffle: AttemptShuffleSettings;
+  /** Reduces: records the maps wrote for this partition (for progress). */
+  expectedInputRecords: number;
 }
 
 export type JobState = 'pending' | 'running' | 'succeeded' | 'failed' | 'killed';
@@ -91,6 +138,20 @@ export interface JobStatus {
   error?: SerializedError;
   failedAttempts: number;
   killedAttempts: number;
+}
+
+/** One attempt as `minimr job attempts` and the profiler see it. */
+export interface AttemptSummary {
+  attemptId: string;
+  taskId: string;
+  kind: TaskKind;
+  workerId: string;
+  state: AttemptState;
+  startTime: number;
+  finishTime?: number;
+  memoryMb: number;
+  counters: Counters;
+  error?: SerializedError;
 }
 
 export interface WorkerStatus {
@@ -197,6 +258,9 @@ export interface GetJobStatus extends Request<'job-status'> {
   jobId: string;
 }
 export interface ListJobs extends Request<'list-jobs'> {}
+export interface GetJobAttempts extends Request<'job-attempts'> {
+  jobId: string;
+}
 export interface KillJob extends Request<'kill-job'> {
   jobId: string;
 }
@@ -225,6 +289,7 @@ export type Message =
   | SubmitJob
   | GetJobStatus
   | ListJobs
+  | GetJobAttempts
   | KillJob
   | ClusterInfo
   | NamenodeCall

@@ -1,5 +1,44 @@
 import { MinimrError } from '../errors.js';
-import type { JobSubmission } from './protocol.js';
+import { JOB_CONF_DEFAULTS, type JobConf, type JobSubmission } from './protocol.js';
+
+const MIN_BUFFER_BYTES = 64 * 1024;
+
+/** Checks job settings; unknown keys are refused so that a misspelt setting is not silently ignored. */
+export function validateJobConf(raw: unknown): JobConf {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) bad('`conf` must be an object of settings');
+  const conf: JobConf = {};
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    const int = (min: number) => {
+      if (!Number.isInteger(value) || (value as number) < min) bad(`conf ${key} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+      return value as number;
+    };
+    switch (key) {
+      case 'shuffle.map.bufferBytes':
+      case 'shuffle.reduce.bufferBytes':
+        conf[key] = int(MIN_BUFFER_BYTES);
+        break;
+      case 'shuffle.merge.factor':
+        conf[key] = int(2);
+        break;
+      case 'shuffle.parallelCopies':
+      case 'job.maxMaps':
+        conf[key] = int(1);
+        break;
+      case 'shuffle.map.spillPercent':
+        if (typeof value !== 'number' || !(value > 0 && value <= 1)) bad(`conf ${key} must be a number in (0, 1], got ${JSON.stringify(value)}`);
+        conf[key] = value;
+        break;
+      case 'shuffle.compress':
+        if (value !== 'lz4' && value !== 'none') bad(`conf ${key} must be "lz4" or "none", got ${JSON.stringify(value)}`);
+        conf[key] = value;
+        break;
+      default:
+        bad(`unknown setting "${key}" (known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps'].join(', ')})`);
+    }
+  }
+  return conf;
+}
 
 const PATH_RE = /^\/[^\0]*$/;
 
@@ -59,5 +98,6 @@ export function validateSubmission(raw: unknown): JobSubmission {
     maxAttempts: s.maxAttempts,
     mapMemoryMb: s.mapMemoryMb,
     reduceMemoryMb: s.reduceMemoryMb,
+    conf: validateJobConf(s.conf),
   };
 }

@@ -9,16 +9,17 @@ import type { AnyJobDefinition, Codec, TaskContext } from '../api/index.js';
 import { codecs } from '../api/index.js';
 import { MinimrError, deserializeError, serializeError } from '../errors.js';
 import {
-  InMemoryMapOutputBuffer,
+  MapOutputBuffer,
+  codecByName,
   createShuffleCounters,
-  SegmentReader,
   mapOutputPaths,
-  fetchMapOutputs,
+  ReduceShuffle,
+  reduceWorkDir,
   groupByKey,
   hashPartition,
-  mergeSortedRuns,
   type BytesCombiner,
   type KeyComparator,
+  type KeyValue,
 } from '../shuffle/index.js';
 import { FsClient, LocalDiskBlockStore } from '../storage/index.js';
 import { openTaskInput } from './input.js';
@@ -45,6 +46,8 @@ class AttemptRunner {
   readonly counters: Counters = {};
   readonly shuffle = createShuffleCounters();
   progress = 0;
+  /** Set by the attempt: reports progress now if the last report is old enough. */
+  reportIfDue: () => void = () => undefined;
   private readonly keyCodec: Codec<unknown>;
   private readonly valueCodec: Codec<unknown>;
   private readonly compare: KeyComparator;
@@ -84,6 +87,10 @@ class AttemptRunner {
       COMBINE_INPUT_RECORDS: s.combineInputRecords,
       COMBINE_OUTPUT_RECORDS: s.combineOutputRecords,
       SPILLED_RECORDS: s.spilledRecords,
+      SPILLED_BYTES: s.spilledBytes,
+      SPILLS: s.spills,
+      MERGE_PASSES: s.mergePasses,
+      PEAK_BUFFER_BYTES: s.peakBufferBytes,
       SHUFFLE_BYTES_LOCAL: s.shuffleBytesLocal,
       SHUFFLE_BYTES_REMOTE: s.shuffleBytesRemote,
       REDUCE_INPUT_RECORDS: s.reduceInputRecords,
@@ -118,12 +125,17 @@ class AttemptRunner {
     const output = mapOnly ? await this.openOutput() : undefined;
     const collector = mapOnly
       ? undefined
-      : new InMemoryMapOutputBuffer({
+      : new MapOutputBuffer({
           dir: mapOutputPaths(this.config.shuffleRoot, spec.jobId, spec.attemptId).dir,
           numPartitions: spec.reducers,
+          bufferBytes: spec.shuffle.mapBufferBytes,
+          spillPercent: spec.shuffle.spillPercent,
+          mergeFactor: spec.shuffle.mergeFactor,
+          codec: codecByName(spec.shuffle.codec),
           compare: this.compare,
           combiner: this.combiner(),
           counters: this.shuffle,
+          ids: { jobId: spec.jobId, attemptId: spec.attemptId },
         });
     const base = this.baseContext();
     const partition = job.partition;
@@ -150,15 +162,26 @@ class AttemptRunner {
       for (let batch = await reader.next(); batch; batch = await reader.next()) {
         const { offsets, values } = batch;
         for (let i = 0; i < values.length; i++) {
+          // CPU-bound map code starves the event loop, so progress is reported from here too.
+          if ((i & 63) === 63) {
+            this.progress = this.mapProgress(bytesRead + (batch.bytesRead * i) / values.length, reader.totalBytes);
+            this.reportIfDue();
+          }
           const r = job.map(offsets[i]!, values[i] as never, ctx);
           if (r instanceof Promise) await r;
           if (output?.needsFlush) await output.flush();
+          // The buffer is full and a spill is being written: let it finish rather than spill synchronously.
+          if (collector?.mustWait) await collector.waitForRoom();
         }
         this.add('MAP_INPUT_RECORDS', values.length);
         bytesRead += batch.bytesRead;
-        this.progress = reader.totalBytes > 0 ? Math.min(0.99, bytesRead / reader.totalBytes) : 0.5;
+        this.progress = this.mapProgress(bytesRead, reader.totalBytes);
       }
       if (job.cleanupMap) await job.cleanupMap(ctx);
+    } catch (err) {
+      await collector?.abort();
+      await output?.abort().catch(() => undefined);
+      throw err;
     } finally {
       await reader.close();
     }
@@ -169,39 +192,78 @@ class AttemptRunner {
       this.add('OUTPUT_BYTES', output.bytes);
       return undefined;
     }
-    const info = await collector!.finish();
+    let info;
+    try {
+      info = await collector!.finish();
+    } catch (err) {
+      await collector!.abort();
+      throw err;
+    }
     return {
       partitionBytes: info.partitions.map((p) => p.length),
       partitionRecords: info.partitions.map((p) => p.records),
     };
   }
 
+  private mapProgress(bytesRead: number, totalBytes: number): number {
+    return totalBytes > 0 ? Math.min(0.99, bytesRead / totalBytes) : 0.5;
+  }
+
   async runReduce(): Promise<void> {
     const { spec, job } = this;
-    const segments = await fetchMapOutputs({
+    const shuffle = new ReduceShuffle({
       jobId: spec.jobId,
       reduceIndex: spec.index,
       locations: spec.mapOutputs,
       local: { workerId: this.config.workerId, rootDir: this.config.shuffleRoot },
+      workDir: reduceWorkDir(this.config.shuffleRoot, spec.jobId, spec.attemptId),
+      bufferBytes: spec.shuffle.reduceBufferBytes,
+      mergeFactor: spec.shuffle.mergeFactor,
+      codec: codecByName(spec.shuffle.codec),
+      compare: this.compare,
+      combiner: this.combiner(),
+      concurrency: spec.shuffle.parallelCopies,
       counters: this.shuffle,
     });
+    try {
+      await this.reduceFrom(await shuffle.run());
+    } finally {
+      await shuffle.close();
+    }
+  }
+
+  private async reduceFrom(records: Iterable<KeyValue>): Promise<void> {
+    const { spec, job } = this;
     this.progress = 1 / 3;
     const output = await this.openOutput();
     const ctx = { ...this.baseContext(), reduceIndex: spec.index, emit: (k: unknown, v: unknown) => output.emit(k, v) };
     const { keyCodec, valueCodec } = this;
-    const records = mergeSortedRuns(segments.map((s) => new SegmentReader(s.data)), this.compare);
+    // The shuffle counts reduce input records itself; grouping only adds the group count.
+    const grouping = createShuffleCounters();
     const reduce = job.reduce;
-    for (const group of groupByKey(records, this.compare, this.shuffle)) {
-      const key = keyCodec.decode(group.key);
-      if (reduce) {
-        const r = reduce.call(job, key, decodeAll(group.values, valueCodec), ctx);
-        if (r instanceof Promise) await r;
-      } else {
-        for (const v of group.values) output.emit(key, valueCodec.decode(v));
+    try {
+      const expected = Math.max(1, spec.expectedInputRecords);
+      let groups = 0;
+      for (const group of groupByKey(records, this.compare, grouping)) {
+        if ((++groups & 63) === 0) {
+          this.progress = 1 / 3 + (2 / 3) * Math.min(0.99, grouping.reduceInputRecords / expected);
+          this.reportIfDue();
+        }
+        const key = keyCodec.decode(group.key);
+        if (reduce) {
+          const r = reduce.call(job, key, decodeAll(group.values, valueCodec), ctx);
+          if (r instanceof Promise) await r;
+        } else {
+          for (const v of group.values) output.emit(key, valueCodec.decode(v));
+        }
+        if (output.needsFlush) await output.flush();
       }
-      if (output.needsFlush) await output.flush();
+      this.shuffle.reduceInputGroups = grouping.reduceInputGroups;
+      if (job.cleanupReduce) await job.cleanupReduce(ctx);
+    } catch (err) {
+      await output.abort().catch(() => undefined);
+      throw err;
     }
-    if (job.cleanupReduce) await job.cleanupReduce(ctx);
     await output.close();
     this.add('REDUCE_OUTPUT_RECORDS', output.records);
     this.add('OUTPUT_BYTES', output.bytes);
@@ -238,16 +300,27 @@ function onFsResult(msg: Extract<TaskProcessRequest, { type: 'fs-result' }>): vo
 async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<void> {
   const cfg = config!;
   let runner: AttemptRunner | undefined;
-  const timer = setInterval(() => {
-    if (runner) void send({ type: 'progress', attemptId: spec.attemptId, progress: runner.progress, counters: runner.snapshotCounters() });
-  }, PROGRESS_INTERVAL_MS);
+  let lastReport = 0;
+  const report = () => {
+    if (!runner) return;
+    lastReport = Date.now();
+    void send({ type: 'progress', attemptId: spec.attemptId, progress: runner.progress, counters: runner.snapshotCounters() });
+  };
+  const timer = setInterval(report, PROGRESS_INTERVAL_MS);
   try {
     const job = await importJobModule(modulePath, spec.jobName);
     runner = new AttemptRunner(spec, job, fs!, cfg);
+    runner.reportIfDue = () => {
+      if (Date.now() - lastReport >= PROGRESS_INTERVAL_MS) report();
+    };
     let mapOutput: MapOutputSummary | undefined;
+    const started = performance.now();
     try {
       if (spec.kind === 'map') mapOutput = await runner.runMap();
       else await runner.runReduce();
+      // Time inside the task, launch excluded: what the elasticity profiler models.
+      runner.counters.TASK_MS = Math.round(performance.now() - started);
+      runner.counters.PEAK_RSS_BYTES = process.resourceUsage().maxRSS * 1024;
     } catch (err) {
       if (err instanceof MinimrError) throw err;
       const e = err as Error;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import { createShuffleRequestHandler, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
+import { createShuffleRequestHandler, reduceWorkDir, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
 import { LocalDiskBlockStore, createDataRequestHandler, replicateBlock } from '../storage/index.js';
 import { storeJobModule } from './job-loader.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, RegisterResult } from './protocol.js';
@@ -321,8 +321,12 @@ export class Worker {
     record.finished = true;
     this.running.delete(record.spec.attemptId);
     const { spec } = record;
+    // A task process that died (or was killed) cannot clean up after itself: its worker does.
     if (state !== 'succeeded' && spec.kind === 'map') {
       void removeAttemptMapOutput(this.shuffleRoot, spec.jobId, spec.attemptId).catch(() => undefined);
+    }
+    if (spec.kind === 'reduce') {
+      void rm(reduceWorkDir(this.shuffleRoot, spec.jobId, spec.attemptId), { recursive: true, force: true }).catch(() => undefined);
     }
     this.peer?.send<AttemptFinished>({ type: 'attempt-finished', workerId: this.workerId, attemptId: spec.attemptId, state, counters, error, mapOutput });
   }

@@ -1,23 +1,34 @@
-import { Agent, get, type IncomingMessage } from 'node:http';
+import { Agent, get, type ClientRequest, type IncomingMessage } from 'node:http';
 import { open, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import { isMinimrError, MinimrError } from '../errors.js';
 import { readIndexFile } from './index-file.js';
 import { assertValidShuffleId, mapOutputPaths } from './paths.js';
-import { HEADER_CRC32, HEADER_LENGTH, HEADER_RECORDS, shuffleUrlPath } from './shuffle-handler.js';
-import type { FetchedSegment, FetchMapOutputsOptions, MapOutputLocation, PartitionIndexEntry } from './types.js';
+import { HEADER_CRC32, HEADER_LENGTH, HEADER_RAW_LENGTH, HEADER_RECORDS, shuffleUrlPath } from './shuffle-handler.js';
+import type {
+  FetchedSegment,
+  FetchMapOutputsOptions,
+  LocalShuffleSource,
+  MapOutputLocation,
+  PartitionIndexEntry,
+  ShuffleCounters,
+} from './types.js';
 
 /**
  * Fetcher: gets one reduce partition from every map output, `concurrency` at a time, over HTTP from
- * the map's worker or straight from disk when the map ran on this worker. Every segment is checked
- * against its crc32. A failed try (connection error, 5xx, short body, checksum mismatch, timeout) is
- * retried with doubling backoff; a 4xx (output missing, bad request) is not, as asking again gets the
- * same answer. When one map output cannot be had, the whole call rejects with EFETCH naming that map
- * — the analogue of Spark's FetchFailedException: the JobTracker re-runs the map, and the reduce
- * attempt is retried later, so fetching the remaining outputs would be wasted work.
+ * the map's worker or straight from disk when the map ran on this worker. The segment's stored bytes
+ * (checksummed, compressed frames) are streamed into a `SegmentSink` that the caller opens once the
+ * segment's size is known: the reduce side's MergeManager decides there whether the segment is
+ * decompressed into memory or written to disk as it is, and makes the fetch wait when memory is short.
  *
- * First version: segments are held in memory; the external-sort issue makes big ones go to disk.
+ * Every segment is checked against its crc32 (of the stored bytes, computed as they stream). A failed
+ * try (connection error, 5xx, short body, checksum mismatch, corrupt frame, timeout) is retried with
+ * doubling backoff; a 4xx (output missing, bad request) is not, as asking again gets the same answer.
+ * When one map output cannot be had, the whole call rejects with EFETCH naming that map — the analogue
+ * of Spark's FetchFailedException: the JobTracker re-runs the map, and the reduce attempt is retried
+ * later, so fetching the remaining outputs would be wasted work. An error of the sink that is not
+ * about the data (local disk full, shuffle stopped) is this reducer's own and is rethrown as is.
  */
 
 const DEFAULT_CONCURRENCY = 5;
@@ -26,6 +37,52 @@ const DEFAULT_BACKOFF_MS = 200;
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** An error body is a short JSON; a longer one is not read further. */
 const MAX_ERROR_BODY = 64 * 1024;
+/** Read size of the local short-circuit. */
+const LOCAL_CHUNK = 256 * 1024;
+
+/** What a reducer learns of a segment before its bytes: from the index (local) or the headers (HTTP). */
+export interface SegmentHeader {
+  /** Stored bytes (frames, headers included). */
+  readonly length: number;
+  /** Bytes of the records once decompressed. */
+  readonly rawLength: number;
+  readonly records: number;
+  readonly crc32: number;
+  readonly local: boolean;
+}
+
+/**
+ * Receives one try's stored bytes, in order. `write` may return a promise (the stream waits for it);
+ * a chunk is not used by the fetcher after `write` (or its promise) returns. After the last chunk the
+ * fetcher checks length and crc32, then calls `finish`; on any failure it calls `abort` instead.
+ * A MinimrError ECHECKSUM/EPROTOCOL thrown by `write`/`finish` is a bad segment (retried); any other
+ * error is the reducer's own and fails the call as it is.
+ */
+export interface SegmentSink {
+  write(chunk: Buffer): void | Promise<void>;
+  finish(): void | Promise<void>;
+  abort(): void | Promise<void>;
+}
+
+/** Opens the sink of one try; may wait (memory backpressure). Must give up when `signal` aborts. */
+export type OpenSegmentSink = (loc: MapOutputLocation, header: SegmentHeader, signal: AbortSignal) => Promise<SegmentSink>;
+
+export interface FetchAllOptions {
+  readonly jobId: string;
+  readonly reduceIndex: number;
+  readonly locations: readonly MapOutputLocation[];
+  readonly openSink: OpenSegmentSink;
+  readonly concurrency?: number;
+  readonly retries?: number;
+  readonly backoffMs?: number;
+  readonly timeoutMs?: number;
+  readonly local?: LocalShuffleSource;
+  readonly counters?: ShuffleCounters;
+  /** Aborting rejects the call with EKILLED and stops all fetches. */
+  readonly signal?: AbortSignal;
+  /** Called when a location's segment is complete (after `finish`), in completion order. */
+  readonly onFetched?: (loc: MapOutputLocation, header: SegmentHeader) => void;
+}
 
 /** One failed try; `retriable` says whether trying again could help. */
 class FetchTryError extends Error {
@@ -39,8 +96,23 @@ class FetchTryError extends Error {
   }
 }
 
-export async function fetchMapOutputs(options: FetchMapOutputsOptions): Promise<FetchedSegment[]> {
-  const { jobId, reduceIndex, locations, local, counters } = options;
+/** An error out of the sink: a bad segment becomes a retriable try error, anything else stays fatal. */
+function sinkError(err: unknown, where: string): unknown {
+  if (err instanceof FetchTryError) return err;
+  if (isMinimrError(err, 'ECHECKSUM') || isMinimrError(err, 'EPROTOCOL')) {
+    return new FetchTryError(`bad segment from ${where}: ${err.message}`, true, undefined, { cause: err });
+  }
+  return err;
+}
+
+/**
+ * Fetches every location's segment into the sinks `openSink` gives, at most `concurrency` at a time.
+ * Resolves when all are finished; rejects with EFETCH (a map output cannot be had), EKILLED (the
+ * caller's signal) or a sink's own error, only after every try in flight has ended and its sink was
+ * finished or aborted.
+ */
+export async function fetchAll(options: FetchAllOptions): Promise<void> {
+  const { jobId, reduceIndex, locations, local, counters, openSink } = options;
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const retries = options.retries ?? DEFAULT_RETRIES;
   const backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
@@ -60,11 +132,10 @@ export async function fetchMapOutputs(options: FetchMapOutputsOptions): Promise<
   const onCallerAbort = (): void => stop.abort();
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const results: FetchedSegment[] = new Array<FetchedSegment>(locations.length);
   let firstError: unknown;
   let next = 0;
 
-  const fetchOne = async (loc: MapOutputLocation): Promise<FetchedSegment> => {
+  const fetchOne = async (loc: MapOutputLocation): Promise<void> => {
     const isLocal = local !== undefined && loc.workerId === local.workerId;
     let lastError: unknown;
     let tries = 0;
@@ -72,21 +143,24 @@ export async function fetchMapOutputs(options: FetchMapOutputsOptions): Promise<
       if (stop.signal.aborted) break;
       tries++;
       try {
-        const segment = isLocal
-          ? await readLocal(local.rootDir, jobId, loc, reduceIndex)
-          : await fetchRemote(agent, jobId, loc, reduceIndex, timeoutMs, stop.signal);
+        const header = isLocal
+          ? await readLocal(local.rootDir, jobId, loc, reduceIndex, openSink, stop.signal)
+          : await fetchRemote(agent, jobId, loc, reduceIndex, timeoutMs, openSink, stop.signal);
         if (counters) {
-          if (isLocal) counters.shuffleBytesLocal += segment.data.length;
-          else counters.shuffleBytesRemote += segment.data.length;
+          if (isLocal) counters.shuffleBytesLocal += header.length;
+          else counters.shuffleBytesRemote += header.length;
         }
-        return segment;
+        options.onFetched?.(loc, header);
+        return;
       } catch (err) {
         lastError = err;
-        if (!(err instanceof FetchTryError) || !err.retriable || attempt === retries) break;
+        if (!(err instanceof FetchTryError)) throw err; // the reducer's own failure, not the map's
+        if (!err.retriable || attempt === retries) break;
         await sleep(backoffMs * 2 ** attempt, undefined, { signal: stop.signal }).catch(() => undefined);
       }
     }
-    if (options.signal?.aborted) throw killed(jobId, reduceIndex);
+    // Stopped by the caller, or by another map's failure (whose error is the one reported).
+    if (stop.signal.aborted) throw killed(jobId, reduceIndex);
     throw fetchFailed(jobId, reduceIndex, loc, isLocal, tries, lastError);
   };
 
@@ -94,7 +168,7 @@ export async function fetchMapOutputs(options: FetchMapOutputsOptions): Promise<
     while (!stop.signal.aborted && next < locations.length) {
       const i = next++;
       try {
-        results[i] = await fetchOne(locations[i]!);
+        await fetchOne(locations[i]!);
       } catch (err) {
         firstError ??= err;
         stop.abort();
@@ -110,9 +184,33 @@ export async function fetchMapOutputs(options: FetchMapOutputsOptions): Promise<
   }
   if (options.signal?.aborted) throw killed(jobId, reduceIndex);
   if (firstError !== undefined) throw firstError;
+}
+
+/**
+ * First-version API, kept while src/runtime/task-process.ts still calls it: every segment's stored
+ * bytes in memory, in map order. `ReduceShuffle` replaces it (memory budget, spills to disk).
+ */
+export async function fetchMapOutputs(options: FetchMapOutputsOptions): Promise<FetchedSegment[]> {
+  const segments: FetchedSegment[] = [];
+  await fetchAll({
+    ...options,
+    openSink: async (loc, header) => {
+      const data = Buffer.allocUnsafe(header.length);
+      let got = 0;
+      return {
+        write: (chunk) => {
+          got += chunk.copy(data, got);
+        },
+        finish: () => {
+          segments.push({ mapIndex: loc.mapIndex, attemptId: loc.attemptId, workerId: loc.workerId, records: header.records, crc32: header.crc32, data, local: header.local });
+        },
+        abort: () => undefined,
+      };
+    },
+  });
   // Map order, whatever order the locations came in: the merge breaks key ties by run order, so the
   // order of equal keys' values in the reduce is the same on every run.
-  return results.map((s, i) => ({ s, i })).sort((a, b) => a.s.mapIndex - b.s.mapIndex || a.i - b.i).map(({ s }) => s);
+  return segments.sort((a, b) => a.mapIndex - b.mapIndex);
 }
 
 function killed(jobId: string, reduceIndex: number): MinimrError {
@@ -148,14 +246,66 @@ function fetchFailed(
   );
 }
 
-function verify(data: Buffer, expectedCrc: number, where: string): void {
-  const actual = crc32(data);
-  if (actual !== expectedCrc) {
-    throw new FetchTryError(`crc32 mismatch in segment from ${where}: expected ${expectedCrc}, got ${actual}`, true);
+/**
+ * Streams one try's bytes into a fresh sink, checking length and crc32 on the way; finishes the sink
+ * when both hold, aborts it otherwise.
+ */
+async function pump(
+  header: SegmentHeader,
+  sink: SegmentSink,
+  chunks: AsyncIterable<Buffer>,
+  where: string,
+  status?: number,
+): Promise<void> {
+  let done = false;
+  try {
+    let got = 0;
+    let crc = 0;
+    const it = chunks[Symbol.asyncIterator]();
+    for (;;) {
+      let step: IteratorResult<Buffer>;
+      try {
+        step = await it.next();
+      } catch (err) {
+        // The connection or the map's file, never the sink: a bad try.
+        throw err instanceof FetchTryError ? err : new FetchTryError(`reading from ${where}: ${(err as Error).message}`, true, status, { cause: err });
+      }
+      if (step.done) break;
+      const chunk = step.value;
+      if (got + chunk.length > header.length) {
+        throw new FetchTryError(`data from ${where} is longer than its ${header.length}-byte segment`, true, status);
+      }
+      got += chunk.length;
+      crc = crc32(chunk, crc);
+      try {
+        await sink.write(chunk);
+      } catch (err) {
+        throw sinkError(err, where);
+      }
+    }
+    if (got !== header.length) throw new FetchTryError(`short segment from ${where}: ${got} of ${header.length} bytes`, true, status);
+    if (crc >>> 0 !== header.crc32 >>> 0) {
+      throw new FetchTryError(`crc32 mismatch in segment from ${where}: expected ${header.crc32}, got ${crc >>> 0}`, true, status);
+    }
+    try {
+      await sink.finish();
+    } catch (err) {
+      throw sinkError(err, where);
+    }
+    done = true;
+  } finally {
+    if (!done) await sink.abort();
   }
 }
 
-async function readLocal(rootDir: string, jobId: string, loc: MapOutputLocation, reduceIndex: number): Promise<FetchedSegment> {
+async function readLocal(
+  rootDir: string,
+  jobId: string,
+  loc: MapOutputLocation,
+  reduceIndex: number,
+  openSink: OpenSegmentSink,
+  signal: AbortSignal,
+): Promise<SegmentHeader> {
   const paths = mapOutputPaths(rootDir, jobId, loc.attemptId);
   let partitions: readonly PartitionIndexEntry[];
   try {
@@ -167,7 +317,6 @@ async function readLocal(rootDir: string, jobId: string, loc: MapOutputLocation,
   }
   const entry = partitions[reduceIndex];
   if (!entry) throw new FetchTryError(`partition ${reduceIndex} out of range: map output has ${partitions.length} partitions`, false);
-  const data = Buffer.allocUnsafe(entry.length);
   let fh: FileHandle;
   try {
     fh = await open(paths.dataFile, 'r');
@@ -175,17 +324,26 @@ async function readLocal(rootDir: string, jobId: string, loc: MapOutputLocation,
     throw new FetchTryError(`cannot open ${paths.dataFile}: ${(err as Error).message}`, (err as NodeJS.ErrnoException).code !== 'ENOENT', undefined, { cause: err });
   }
   try {
-    let got = 0;
-    while (got < entry.length) {
-      const { bytesRead } = await fh.read(data, got, entry.length - got, entry.offset + got);
-      if (bytesRead === 0) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
-      got += bytesRead;
+    const { size } = await fh.stat();
+    if (size < entry.offset + entry.length) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
+    const header: SegmentHeader = { length: entry.length, rawLength: entry.rawLength, records: entry.records, crc32: entry.crc32, local: true };
+    const sink = await openSink(loc, header, signal);
+    const file = fh;
+    async function* chunks(): AsyncGenerator<Buffer> {
+      for (let pos = 0; pos < entry!.length; ) {
+        if (signal.aborted) throw new FetchTryError('stopped', false);
+        const buf = Buffer.allocUnsafe(Math.min(LOCAL_CHUNK, entry!.length - pos));
+        const { bytesRead } = await file.read(buf, 0, buf.length, entry!.offset + pos);
+        if (bytesRead === 0) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
+        pos += bytesRead;
+        yield buf.subarray(0, bytesRead);
+      }
     }
+    await pump(header, sink, chunks(), paths.dataFile);
+    return header;
   } finally {
     await fh.close();
   }
-  verify(data, entry.crc32, paths.dataFile);
-  return { mapIndex: loc.mapIndex, attemptId: loc.attemptId, workerId: loc.workerId, records: entry.records, crc32: entry.crc32, data, local: true };
 }
 
 function headerNumber(res: IncomingMessage, name: string): number | undefined {
@@ -194,102 +352,95 @@ function headerNumber(res: IncomingMessage, name: string): number | undefined {
   return Number(raw);
 }
 
-function fetchRemote(
+async function fetchRemote(
   agent: Agent,
   jobId: string,
   loc: MapOutputLocation,
   reduceIndex: number,
   timeoutMs: number,
+  openSink: OpenSegmentSink,
   signal: AbortSignal,
-): Promise<FetchedSegment> {
+): Promise<SegmentHeader> {
   const where = `${loc.host}:${loc.dataPort}`;
-  return new Promise<FetchedSegment>((resolve, reject) => {
-    let settled = false;
-    const fail = (err: FetchTryError): void => {
-      if (settled) return;
-      settled = true;
-      req.destroy();
-      reject(err);
-    };
-    const req = get(
-      { host: loc.host, port: loc.dataPort, path: shuffleUrlPath(jobId, loc.attemptId, reduceIndex), agent, signal, timeout: timeoutMs },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        if (status !== 200) {
-          readErrorBody(res, (body) => {
-            const retriable = !(status >= 400 && status < 500);
-            fail(new FetchTryError(`HTTP ${status} from ${where}${body ? `: ${body}` : ''}`, retriable, status));
-          });
-          return;
-        }
-        const length = headerNumber(res, HEADER_LENGTH);
-        const records = headerNumber(res, HEADER_RECORDS);
-        const expectedCrc = headerNumber(res, HEADER_CRC32);
-        if (length === undefined || records === undefined || expectedCrc === undefined) {
-          fail(new FetchTryError(`response from ${where} lacks the segment headers`, true, status));
-          return;
-        }
-        // Sized from the header up front: one copy of the segment, never a concat of all chunks.
-        const data = Buffer.allocUnsafe(length);
-        let got = 0;
-        res.on('data', (chunk: Buffer) => {
-          if (got + chunk.length > length) {
-            fail(new FetchTryError(`response from ${where} is longer than its ${length}-byte header`, true, status));
-            return;
-          }
-          chunk.copy(data, got);
-          got += chunk.length;
-        });
-        res.on('end', () => {
-          if (settled) return;
-          if (got !== length) {
-            fail(new FetchTryError(`short segment from ${where}: ${got} of ${length} bytes`, true, status));
-            return;
-          }
-          try {
-            verify(data, expectedCrc, where);
-          } catch (err) {
-            fail(err as FetchTryError);
-            return;
-          }
-          settled = true;
-          resolve({ mapIndex: loc.mapIndex, attemptId: loc.attemptId, workerId: loc.workerId, records, crc32: expectedCrc, data, local: false });
-        });
-        res.on('error', (err) => fail(new FetchTryError(`reading from ${where}: ${err.message}`, true, status, { cause: err })));
-        res.on('close', () => {
-          if (!res.complete) fail(new FetchTryError(`connection to ${where} closed mid-segment`, true, status));
-        });
-      },
-    );
-    req.on('timeout', () => fail(new FetchTryError(`no data from ${where} for ${timeoutMs} ms`, true)));
-    req.on('error', (err) => fail(new FetchTryError(`cannot fetch from ${where}: ${err.message}`, true, undefined, { cause: err })));
-  });
+  if (signal.aborted) throw new FetchTryError('stopped', false);
+  let req: ClientRequest | undefined;
+  // Not get()'s own `signal` option: that one still destroys the request after its response ended,
+  // i.e. the keep-alive socket now serving another request, with nobody listening for the error.
+  const onAbort = (): void => {
+    req?.destroy(new FetchTryError('stopped', false));
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await fetchRemoteTry();
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+
+  async function fetchRemoteTry(): Promise<SegmentHeader> {
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      req = get({ host: loc.host, port: loc.dataPort, path: shuffleUrlPath(jobId, loc.attemptId, reduceIndex), agent, timeout: timeoutMs }, resolve);
+      req.on('timeout', () => req!.destroy(new FetchTryError(`no data from ${where} for ${timeoutMs} ms`, true)));
+      req.on('error', (err) => {
+        reject(err instanceof FetchTryError ? err : new FetchTryError(`cannot fetch from ${where}: ${err.message}`, true, undefined, { cause: err }));
+      });
+    });
+    // Errors reach us through the iterator in `pump` or the completeness check; this one only keeps an
+    // error on a response nobody reads at that moment (waiting for memory, stopped) from going uncaught.
+    res.on('error', () => undefined);
+    try {
+      const status = res.statusCode ?? 0;
+      if (status !== 200) {
+        const body = await readErrorBody(res);
+        const retriable = !(status >= 400 && status < 500);
+        throw new FetchTryError(`HTTP ${status} from ${where}${body ? `: ${body}` : ''}`, retriable, status);
+      }
+      const length = headerNumber(res, HEADER_LENGTH);
+      const records = headerNumber(res, HEADER_RECORDS);
+      const expectedCrc = headerNumber(res, HEADER_CRC32);
+      const rawLength = headerNumber(res, HEADER_RAW_LENGTH);
+      if (length === undefined || records === undefined || expectedCrc === undefined || rawLength === undefined) {
+        throw new FetchTryError(`response from ${where} lacks the segment headers`, true, status);
+      }
+      const header: SegmentHeader = { length, rawLength, records, crc32: expectedCrc, local: false };
+      // Waiting for memory is not the server's silence: no idle timeout while the sink is not open.
+      res.pause();
+      req!.setTimeout(0);
+      const sink = await openSink(loc, header, signal);
+      req!.setTimeout(timeoutMs);
+      await pump(header, sink, res, where, status);
+      return header;
+    } finally {
+      if (!res.complete) req!.destroy();
+    }
+  }
 }
 
-function readErrorBody(res: IncomingMessage, done: (message: string) => void): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let finished = false;
-  const finish = (): void => {
-    if (finished) return;
-    finished = true;
-    const text = Buffer.concat(chunks).toString('utf8');
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (parsed && typeof parsed === 'object' && 'message' in parsed && typeof parsed.message === 'string') {
-        done(parsed.message);
-        return;
+function readErrorBody(res: IncomingMessage): Promise<string> {
+  return new Promise((done) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      const text = Buffer.concat(chunks).toString('utf8');
+      try {
+        const parsed: unknown = JSON.parse(text);
+        if (parsed && typeof parsed === 'object' && 'message' in parsed && typeof parsed.message === 'string') {
+          done(parsed.message);
+          return;
+        }
+      } catch {
+        // not JSON: fall back to the raw text
       }
-    } catch {
-      // not JSON: fall back to the raw text
-    }
-    done(text.slice(0, 500));
-  };
-  res.on('data', (chunk: Buffer) => {
-    if (size < MAX_ERROR_BODY) chunks.push(chunk);
-    size += chunk.length;
+      done(text.slice(0, 500));
+    };
+    res.on('data', (chunk: Buffer) => {
+      if (size < MAX_ERROR_BODY) chunks.push(chunk);
+      size += chunk.length;
+    });
+    res.on('end', finish);
+    res.on('close', finish);
+    res.on('error', finish);
   });
-  res.on('end', finish);
-  res.on('close', finish);
-  res.on('error', finish);
 }

@@ -2,23 +2,28 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { MinimrError } from '../errors.js';
+import { CODEC_LZ4_ID, CODEC_NONE_ID } from './codec.js';
 import type { PartitionIndexEntry } from './types.js';
 
 /**
- * The IndexFile of one map output, little-endian:
- *   magic "MRIX" | u16 version | u16 codec (0 = none) | u32 numPartitions
- *   numPartitions x (u64 offset | u64 length | u64 records | u32 crc32)
+ * The IndexFile of one map output (version 2), little-endian:
+ *   magic "MRIX" | u16 version (2) | u16 codec id | u32 numPartitions
+ *   numPartitions x (u64 offset | u64 length | u64 rawLength | u64 records | u32 crc32)
  *   u32 crc32 of everything before it
- * The codec field is the seam for the compressed (LZ4) segments of the external-sort issue; readers
- * refuse a codec they do not know rather than serve garbage. No fsync: map outputs are disposable
- * (a lost one is re-run) and a torn file fails its checksum.
+ * The data file is a sequence of segments of frames (frames.ts); `length` is a segment's stored bytes
+ * (frame headers included), `rawLength` its records' bytes once decompressed (what a reducer needs to
+ * hold it in memory), `crc32` the checksum of its stored bytes. The codec id is the codec the writer
+ * used (each frame still names its own, since an incompressible frame is stored raw). Readers refuse a
+ * version or a codec they do not know (ECHECKSUM) rather than serve garbage. No fsync: map outputs are
+ * disposable (a lost one is re-run) and a torn file fails its checksum.
  */
 
 const MAGIC = 0x5849524d; // "MRIX" read as u32 LE
-const VERSION = 1;
-export const CODEC_NONE = 0;
+export const INDEX_VERSION = 2;
+export const CODEC_NONE = CODEC_NONE_ID;
+const KNOWN_CODECS = new Set([CODEC_NONE_ID, CODEC_LZ4_ID]);
 const HEADER_SIZE = 12;
-const ENTRY_SIZE = 28;
+const ENTRY_SIZE = 36;
 const TRAILER_SIZE = 4;
 
 export interface IndexFileContents {
@@ -27,17 +32,19 @@ export interface IndexFileContents {
 }
 
 export function encodeIndex(partitions: readonly PartitionIndexEntry[], codec = CODEC_NONE): Buffer {
+  if (!KNOWN_CODECS.has(codec)) throw new MinimrError('EINTERNAL', `encodeIndex: unknown codec id ${codec}`);
   const buf = Buffer.alloc(HEADER_SIZE + partitions.length * ENTRY_SIZE + TRAILER_SIZE);
   buf.writeUInt32LE(MAGIC, 0);
-  buf.writeUInt16LE(VERSION, 4);
+  buf.writeUInt16LE(INDEX_VERSION, 4);
   buf.writeUInt16LE(codec, 6);
   buf.writeUInt32LE(partitions.length, 8);
   let pos = HEADER_SIZE;
   for (const p of partitions) {
     buf.writeBigUInt64LE(BigInt(p.offset), pos);
     buf.writeBigUInt64LE(BigInt(p.length), pos + 8);
-    buf.writeBigUInt64LE(BigInt(p.records), pos + 16);
-    buf.writeUInt32LE(p.crc32 >>> 0, pos + 24);
+    buf.writeBigUInt64LE(BigInt(p.rawLength), pos + 16);
+    buf.writeBigUInt64LE(BigInt(p.records), pos + 24);
+    buf.writeUInt32LE(p.crc32 >>> 0, pos + 32);
     pos += ENTRY_SIZE;
   }
   buf.writeUInt32LE(crc32(buf.subarray(0, pos)), pos);
@@ -61,9 +68,9 @@ export function decodeIndex(buf: Buffer, file = '<buffer>'): IndexFileContents {
   const body = buf.length - TRAILER_SIZE;
   if (crc32(buf.subarray(0, body)) !== buf.readUInt32LE(body)) throw corrupt(file, 'checksum mismatch');
   const version = buf.readUInt16LE(4);
-  if (version !== VERSION) throw corrupt(file, `unknown version ${version}`);
+  if (version !== INDEX_VERSION) throw corrupt(file, `unknown version ${version} (this minimr reads version ${INDEX_VERSION})`);
   const codec = buf.readUInt16LE(6);
-  if (codec !== CODEC_NONE) throw corrupt(file, `unknown codec ${codec}`);
+  if (!KNOWN_CODECS.has(codec)) throw corrupt(file, `unknown codec id ${codec}`);
   const n = buf.readUInt32LE(8);
   if (HEADER_SIZE + n * ENTRY_SIZE !== body) throw corrupt(file, `length does not match ${n} partitions`);
   const partitions: PartitionIndexEntry[] = [];
@@ -72,8 +79,9 @@ export function decodeIndex(buf: Buffer, file = '<buffer>'): IndexFileContents {
     partitions.push({
       offset: readU64(buf, pos, file),
       length: readU64(buf, pos + 8, file),
-      records: readU64(buf, pos + 16, file),
-      crc32: buf.readUInt32LE(pos + 24),
+      rawLength: readU64(buf, pos + 16, file),
+      records: readU64(buf, pos + 24, file),
+      crc32: buf.readUInt32LE(pos + 32),
     });
     pos += ENTRY_SIZE;
   }
@@ -86,8 +94,8 @@ export async function readIndexFile(file: string): Promise<IndexFileContents> {
 }
 
 /** Temp + rename: a reader sees either no index or a complete one, never a half-written one. */
-export async function writeIndexFile(file: string, partitions: readonly PartitionIndexEntry[]): Promise<void> {
-  await writeFileAtomically(file, encodeIndex(partitions));
+export async function writeIndexFile(file: string, partitions: readonly PartitionIndexEntry[], codec = CODEC_NONE): Promise<void> {
+  await writeFileAtomically(file, encodeIndex(partitions, codec));
 }
 
 export function tempPathFor(file: string): string {

@@ -20,11 +20,14 @@ export {
   mapOutputPaths,
   removeAttemptMapOutput,
   removeJobMapOutputs,
+  reduceWorkDir,
   type MapOutputPaths,
 } from './paths.js';
 export { encodeSegment, SegmentReader, type KeyValue } from './record-format.js';
 export { decodeIndex, encodeIndex, readIndexFile, type IndexFileContents } from './index-file.js';
-export { InMemoryMapOutputBuffer, type InMemoryMapOutputBufferOptions } from './map-output-buffer.js';
+export { MapOutputBuffer, DEFAULT_MAP_BUFFER_BYTES, MIN_MAP_BUFFER_BYTES, type MapOutputBufferOptions } from './map-output-buffer.js';
+export { codecByName, codecById, lz4Codec, noneCodec, type BlockCodec } from './codec.js';
+export { FileSegmentReader, FramedFileWriter, framedRecords, decodeSegment, type SegmentStats } from './frames.js';
 export { applyCombiner, groupByKey, mergeSortedRuns } from './merger.js';
 export {
   createShuffleRequestHandler,
@@ -33,4 +36,4 @@ export {
   type ShuffleHandlerOptions,
   type ShuffleRequestHandler,
 } from './shuffle-handler.js';
-export { fetchMapOutputs } from './fetcher.js';
+export { ReduceShuffle, type ReduceShuffleOptions } from './reduce-shuffle.js';

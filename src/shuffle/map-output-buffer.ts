@@ -1,315 +1,738 @@
 /**
- * MapOutputBuffer, first version: everything in memory, one sort, one write.
+ * MapOutputBuffer: the map side of the shuffle, a memory-bounded external merge sort.
  *
- * Why serialized records + a typed-array index: a map task can emit tens of millions of records, and
- * one JS object (plus two Buffers) per record costs ~100+ bytes of heap each and hands the GC millions
- * of long-lived objects. Instead key and value bytes are appended to one large growing Buffer and each
- * record is five u32 slots (partition, keyOffset, keyLen, valueOffset, valueLen) in typed arrays; the
- * sort permutes a Uint32Array of record numbers. Memory is then ~20 bytes + payload per record, it is
- * measurable (`bufferedBytes`), and the layout is the one Hadoop's MapOutputBuffer (kvbuffer + kvmeta)
- * uses, which is what the next step needs.
+ * A map task's output can be many times the memory it is given. Records are collected into one
+ * buffer of a fixed size (`bufferBytes`, Hadoop's io.sort.mb); when it is mostly full its contents
+ * are sorted by (partition, key) and written to a *spill* file, and the buffer is reused; at the end
+ * the spills are merged, partition by partition, into the one data file + index that reducers fetch.
+ * With enough memory there is one spill and it simply becomes the output.
  *
- * What the external-sort issue changes: `collect` gets a memory budget; when `bufferedBytes` crosses
- * the spill threshold the buffer sorts what it has (same sort), writes a spill file with the same
- * SegmentFileWriter (LZ4-compressed, codec field of the IndexFile), and starts over; `finish` then
- * k-way merges the spills per partition with `mergeSortedRuns` (combining again) into the final
- * data + index. The MapOutputCollector interface, file naming, file formats and the Merger stay.
+ * Buffer layout. `bufferBytes` is allocated once, at construction, as one ArrayBuffer seen both as
+ * bytes (record data) and as u32 words (record metadata): the budget bounds data and metadata
+ * together, and collecting a record allocates nothing (no per-record JS object, no Buffer). The
+ * arena is a ring. Each *generation* (the records collected between two spills) grows from an
+ * equator in both directions: key+value bytes upwards, one 32-byte metadata entry per record
+ * downwards (partition, key offset, key length, value length, a 6-byte key prefix, two scratch words
+ * the sort uses; layout in sort.ts). Positions are kept as unbounded numbers and taken modulo the
+ * ring's size only to address memory, so "does it fit" is plain interval arithmetic: every live
+ * generation lies inside one window of `bufferBytes`. A record's bytes never straddle the ring's end
+ * (the tail is skipped and charged as waste); metadata entries are aligned so they never do either.
+ * This is Hadoop's kvbuffer/kvmeta with its equator, with wider entries so that the sort needs no
+ * memory of its own: 32 bytes of metadata per record (Hadoop: 16) buy an O(n) radix sort.
+ *
+ * Spill trigger and what overlaps with the map. When the collecting generation's bytes (data,
+ * metadata, waste) pass `spillPercent` of the buffer and no spill is running, `collect` sorts the
+ * generation (synchronously: it is CPU work on this thread whatever we do) and starts writing it in
+ * the background: frames are packed from the sorted order, compressed on libuv's thread pool and
+ * written in 1 MiB batches (spill-writer.ts). Meanwhile a new generation starts in the free rest of
+ * the ring, its equator placed so that data and metadata fill that gap in the proportion of the
+ * average record seen so far (as Hadoop does), and `collect` goes on filling it. When the spill is
+ * written its region is freed and the new generation can grow over it. At most one background
+ * spill runs at a time. The task's map loop checks `mustWait` after each map() call and awaits
+ * `waitForRoom()` when the free rest is nearly used up, i.e. the map blocks only when it outruns the
+ * disk. If a single map() call emits more than fits while a spill is running, `collect` cannot wait
+ * (it is synchronous), so it falls back to spilling the collecting generation synchronously
+ * (compression and writes on this thread); a record that still does not fit (e.g. one larger than
+ * the whole buffer) is written as a spill of its own, straight from the caller's Buffers, after the
+ * generation before it so that spill order stays collection order. The budget therefore holds
+ * exactly: bytes held in the arena never exceed `bufferBytes` (`peakBufferBytes` reports the
+ * maximum). Outside it, bounded and independent of the output size: the frames being compressed
+ * (4 x 256 KiB raw plus their compressed copies), one 1 MiB write batch, a 256 KiB sort histogram,
+ * and per spill the segment statistics (a few numbers per partition).
+ *
+ * Sort. Byte order (the default) is a stable LSD radix sort on (partition, first 6 key bytes,
+ * min(key length, 7)); only keys longer than 6 bytes with equal first 6 bytes go to a comparison
+ * sort on the full key. TeraSort's random 10-byte keys almost never tie; WordCount's short words are
+ * mostly decided by the prefix and their length. A job comparator sorts each partition with a
+ * stable merge sort. Equal keys keep collection order in every case, so the output does not depend
+ * on the buffer size.
+ *
+ * Merge passes. `finish` spills what is left. One spill: it is renamed to the data file and only
+ * the index is written. More: each partition's segments of all spills are k-way merged
+ * (`mergeSortedRuns` over `FileSegmentReader`s: one frame per open run in memory) into the data
+ * file, the combiner applied again when there were at least `minSpillsForCombine` spills. More spills
+ * than `mergeFactor` first go through intermediate merges of consecutive spills (stable order),
+ * written to disk, the first round merging only as many as needed to leave `mergeFactor` runs (each
+ * round is counted in `mergePasses`). Files are written to temp names and renamed; every file lives
+ * under `dir`, and a failure or `abort` removes all of them.
+ *
+ * Why the penalty is a step function of memory. With enough memory for the whole output there is no
+ * merge at all: the map output is written once. As soon as it does not fit, everything is written
+ * twice (spills, then the merged file) and read once more, and that cost is nearly the same whether
+ * the output is 1.2x or 8x the buffer: the spill count grows but each spill is written once and the
+ * final merge is one sequential pass over all of them. Only when spills exceed `mergeFactor` does
+ * another step come (part of the data is written a third time), and with mergeFactor 10 that is
+ * ten buffers' worth, so for mappers the penalty is essentially one extra merge pass: a step.
+ * (Reducers differ: their spilled bytes grow with the shortfall, a sawtooth; see merge-manager.ts.)
  */
-import { mkdir, open, readdir, rename, rm, rmdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
-import { compareByteRanges, compareBytes, effectiveComparator } from './bytes-compare.js';
+import { compareBytes, effectiveComparator } from './bytes-compare.js';
+import { lz4Codec, type BlockCodec } from './codec.js';
+import { FileSegmentReader, type FrameSource, type SegmentStats } from './frames.js';
 import { tempPathFor, writeIndexFile } from './index-file.js';
-import { applyCombiner } from './merger.js';
+import { applyCombiner, mergeSortedRuns } from './merger.js';
 import { mapOutputFilesIn } from './paths.js';
 import type { KeyValue } from './record-format.js';
-import { SegmentFileWriter } from './segment-writer.js';
-import type {
-  BytesCombiner,
-  KeyComparator,
-  MapOutputCollector,
-  MapOutputInfo,
-  PartitionIndexEntry,
-  ShuffleCounters,
-} from './types.js';
+import {
+  META_BYTES,
+  META_WORDS,
+  prefixHi,
+  prefixLo,
+  sortSpill,
+  W_KEY,
+  W_KLEN,
+  W_PART,
+  W_PFX_HI,
+  W_PFX_LO,
+  W_VLEN,
+  type SortResult,
+} from './sort.js';
+import {
+  openSpillFile,
+  recordsInto,
+  writeFramedFile,
+  writeFramedFileSync,
+  type FramedFileStats,
+  type FramePacker,
+  type OpenSpillFile,
+  type SegmentSource,
+  type SpillFile,
+} from './spill-writer.js';
+import type { BytesCombiner, KeyComparator, MapOutputCollector, MapOutputInfo, PartitionIndexEntry, ShuffleCounters } from './types.js';
 
-export interface InMemoryMapOutputBufferOptions {
-  /** The attempt's output directory, normally `mapOutputPaths(root, jobId, attemptId).dir`. */
+export interface MapOutputBufferOptions {
+  /** The attempt's output directory, normally `mapOutputPaths(root, jobId, attemptId).dir`. All files go here. */
   readonly dir: string;
   readonly numPartitions: number;
+  /** Memory for records, data and metadata together (default 64 MiB, at least 64 KiB). */
+  readonly bufferBytes?: number;
+  /** Fraction of the buffer at which a spill starts (default 0.8). */
+  readonly spillPercent?: number;
   /** Key order; defaults to byte order (Buffer.compare). */
   readonly compare?: KeyComparator;
   readonly combiner?: BytesCombiner;
   readonly counters?: ShuffleCounters;
+  readonly codec?: BlockCodec;
+  /** Most runs merged at once (default 10). */
+  readonly mergeFactor?: number;
+  /** The combiner runs again in the final merge when there were at least this many spills (default 3). */
+  readonly minSpillsForCombine?: number;
+  /** Put into error details. */
+  readonly ids?: { readonly jobId: string; readonly attemptId: string };
+  /** Test seam: how spill, merge and output files are opened. */
+  readonly openFile?: OpenSpillFile;
 }
 
-/** Offsets and lengths live in Uint32 slots, so the payload buffer stays below 4 GiB. */
-const MAX_DATA_BYTES = 0xffffffff;
-const INITIAL_DATA_BYTES = 64 * 1024;
-const INITIAL_RECORDS = 1024;
+export const DEFAULT_MAP_BUFFER_BYTES = 64 << 20;
+export const MIN_MAP_BUFFER_BYTES = 64 << 10;
+const MAX_MAP_BUFFER_BYTES = 0xffffffff - META_BYTES;
 
 type State = 'collecting' | 'finishing' | 'finished' | 'failed' | 'aborted';
 
-export class InMemoryMapOutputBuffer implements MapOutputCollector {
+/** A generation of records: data [e, d), metadata [m, e) on the unbounded line. */
+interface Generation {
+  readonly e: number;
+  readonly d: number;
+  readonly m: number;
+  readonly n: number;
+  readonly bytes: number;
+}
+
+interface InFlightSpill {
+  readonly m: number;
+  readonly d: number;
+  readonly bytes: number;
+  done: Promise<void>;
+}
+
+interface Run {
+  readonly path: string;
+  readonly segments: readonly SegmentStats[];
+}
+
+export class MapOutputBuffer implements MapOutputCollector {
   private readonly dir: string;
   private readonly numPartitions: number;
+  private readonly size: number;
+  private readonly threshold: number;
+  private readonly lowWater: number;
   private readonly compare: KeyComparator;
+  private readonly byteOrder: boolean;
   private readonly combiner: BytesCombiner | undefined;
   private readonly counters: ShuffleCounters | undefined;
+  private readonly codec: BlockCodec;
+  private readonly mergeFactor: number;
+  private readonly minSpillsForCombine: number;
+  private readonly details: Readonly<Record<string, string>>;
+  private readonly openFile: OpenSpillFile;
 
-  private data = Buffer.allocUnsafe(INITIAL_DATA_BYTES);
-  private dataUsed = 0;
-  private partitionOf: Uint32Array = new Uint32Array(INITIAL_RECORDS);
-  private keyOffset: Uint32Array = new Uint32Array(INITIAL_RECORDS);
-  private keyLen: Uint32Array = new Uint32Array(INITIAL_RECORDS);
-  private valueOffset: Uint32Array = new Uint32Array(INITIAL_RECORDS);
-  private valueLen: Uint32Array = new Uint32Array(INITIAL_RECORDS);
-  private count = 0;
+  private data: Buffer;
+  private meta: Uint32Array;
+  private hist = new Uint32Array(65536);
 
+  // The collecting generation.
+  private e = 0;
+  private d = 0;
+  private m = 0;
+  private n = 0;
+  private curBytes = 0;
+  private inflight: InFlightSpill | undefined;
+  private peak = 0;
+  private collected = 0;
+  private collectedBytes = 0;
+
+  private readonly runs: Array<Run | undefined> = [];
+  private nextSpill = 0;
+  private readonly files = new Set<string>();
+  private dirMade = false;
   private state: State = 'collecting';
+  private failure: Error | undefined;
+  private cleanup: Promise<void> | undefined;
   private finishing: Promise<MapOutputInfo> | undefined;
 
-  constructor(options: InMemoryMapOutputBufferOptions) {
+  constructor(options: MapOutputBufferOptions) {
+    const details: Record<string, string> = { dir: options.dir };
+    if (options.ids) {
+      details.jobId = options.ids.jobId;
+      details.attemptId = options.ids.attemptId;
+    }
+    this.details = details;
     if (!Number.isInteger(options.numPartitions) || options.numPartitions < 1) {
       throw new MinimrError('EBADJOB', `numPartitions must be a positive integer, got ${options.numPartitions}`, {
+        ...details,
         numPartitions: options.numPartitions,
       });
     }
+    const bufferBytes = options.bufferBytes ?? DEFAULT_MAP_BUFFER_BYTES;
+    if (!Number.isFinite(bufferBytes) || bufferBytes < MIN_MAP_BUFFER_BYTES || bufferBytes > MAX_MAP_BUFFER_BYTES) {
+      throw new MinimrError(
+        'EBADJOB',
+        `map sort buffer of ${bufferBytes} bytes is out of range (${MIN_MAP_BUFFER_BYTES} .. ${MAX_MAP_BUFFER_BYTES})`,
+        { ...details, bufferBytes },
+      );
+    }
+    const spillPercent = options.spillPercent ?? 0.8;
+    if (!(spillPercent > 0 && spillPercent <= 1)) {
+      throw new MinimrError('EBADJOB', `spillPercent must be in (0, 1], got ${spillPercent}`, { ...details, spillPercent });
+    }
+    const mergeFactor = options.mergeFactor ?? 10;
+    if (!Number.isInteger(mergeFactor) || mergeFactor < 2) {
+      throw new MinimrError('EBADJOB', `mergeFactor must be an integer >= 2, got ${mergeFactor}`, { ...details, mergeFactor });
+    }
     this.dir = options.dir;
     this.numPartitions = options.numPartitions;
+    this.size = Math.floor(bufferBytes / META_BYTES) * META_BYTES;
+    this.threshold = Math.max(META_BYTES, Math.floor(this.size * spillPercent));
+    this.lowWater = Math.min(this.size >> 4, 256 << 10);
     this.compare = effectiveComparator(options.compare);
+    this.byteOrder = this.compare === compareBytes;
     this.combiner = options.combiner;
     this.counters = options.counters;
+    this.codec = options.codec ?? lz4Codec;
+    this.mergeFactor = mergeFactor;
+    this.minSpillsForCombine = options.minSpillsForCombine ?? 3;
+    this.openFile = options.openFile ?? openSpillFile;
+    const arena = new ArrayBuffer(this.size);
+    this.data = Buffer.from(arena);
+    this.meta = new Uint32Array(arena);
   }
 
   /** Records collected so far. */
   get records(): number {
-    return this.count;
+    return this.collected;
   }
 
-  /** Memory held for records (payload + index slots): what a spill threshold would watch. */
+  /** Bytes of the buffer in use now (collecting generation plus the one being spilled). */
   get bufferedBytes(): number {
-    return this.dataUsed + this.count * 20;
+    return this.curBytes + (this.inflight?.bytes ?? 0);
+  }
+
+  /** Most bytes of the buffer ever in use (never more than the budget). */
+  get peakBufferBytes(): number {
+    return this.peak;
+  }
+
+  /** Spills written so far. */
+  get spillCount(): number {
+    return this.runs.filter((r) => r !== undefined).length;
+  }
+
+  /** True when the map should `await waitForRoom()` before its next map() call. */
+  get mustWait(): boolean {
+    if (this.failure) return true;
+    const a = this.inflight;
+    if (!a) return false;
+    const avg = this.collected > 0 ? Math.max(1, this.collectedBytes / this.collected) : 64;
+    const dataRoom = a.m + this.size - this.d;
+    const metaRoom = this.m - a.d;
+    const records = Math.min(dataRoom / avg, metaRoom / META_BYTES);
+    return records * (avg + META_BYTES) < this.lowWater;
+  }
+
+  /** Resolves once the spill being written (if any) is done; rejects with the failure of the output. */
+  async waitForRoom(): Promise<void> {
+    for (;;) {
+      if (this.failure) {
+        await this.cleanup;
+        throw this.failure;
+      }
+      const a = this.inflight;
+      if (!a) return;
+      await a.done;
+      if (!this.mustWait && !this.failure) return;
+    }
   }
 
   collect(partition: number, key: Buffer, value: Buffer): void {
+    if (this.failure) throw this.failure;
     if (this.state !== 'collecting') {
-      throw new MinimrError('EINTERNAL', `collect() after the map output was ${this.state}`, { dir: this.dir });
+      throw new MinimrError('EINTERNAL', `collect() after the map output was ${this.state}`, this.details);
     }
     if (!Number.isInteger(partition) || partition < 0 || partition >= this.numPartitions) {
       throw new MinimrError('ETASK', `illegal partition ${partition} (job has ${this.numPartitions} reduce partitions)`, {
+        ...this.details,
         partition,
         numPartitions: this.numPartitions,
       });
     }
-    const size = key.length + value.length;
-    this.ensureData(size);
-    this.ensureRecords();
-    const i = this.count++;
-    const at = this.dataUsed;
-    key.copy(this.data, at);
-    value.copy(this.data, at + key.length);
-    this.dataUsed = at + size;
-    this.partitionOf[i] = partition;
-    this.keyOffset[i] = at;
-    this.keyLen[i] = key.length;
-    this.valueOffset[i] = at + key.length;
-    this.valueLen[i] = value.length;
+    const len = key.length + value.length;
+    this.collected++;
+    this.collectedBytes += len;
     if (this.counters) {
       this.counters.mapOutputRecords++;
-      this.counters.mapOutputBytes += size;
+      this.counters.mapOutputBytes += len;
+    }
+    try {
+      if (this.tryPlace(partition, key, value)) {
+        if (this.inflight === undefined && this.curBytes >= this.threshold) this.startAsyncSpill();
+      } else {
+        this.collectSlow(partition, key, value);
+      }
+    } catch (err) {
+      this.fail(err);
+      throw this.failure;
     }
   }
 
   finish(): Promise<MapOutputInfo> {
+    if (this.failure) return this.failed();
     if (this.state !== 'collecting') {
-      return Promise.reject(new MinimrError('EINTERNAL', `finish() after the map output was ${this.state}`, { dir: this.dir }));
+      return Promise.reject(new MinimrError('EINTERNAL', `finish() after the map output was ${this.state}`, this.details));
     }
     this.state = 'finishing';
     this.finishing = this.writeOutput().then(
       (info) => {
-        this.state = this.state === 'aborted' ? 'aborted' : 'finished';
-        this.release();
+        this.state = 'finished';
         return info;
       },
       (err: unknown) => {
-        if (this.state !== 'aborted') this.state = 'failed';
-        this.release();
-        throw err;
+        this.fail(err);
+        return this.failed();
       },
     );
     return this.finishing;
   }
 
   async abort(): Promise<void> {
-    const pending = this.finishing;
+    if (this.state === 'aborted') {
+      await this.cleanup;
+      return;
+    }
     this.state = 'aborted';
-    if (pending) await pending.catch(() => undefined);
+    if (this.inflight) await this.inflight.done;
+    if (this.finishing) await this.finishing.catch(() => undefined);
+    await this.cleanup;
     this.release();
-    await removeOutputFiles(this.dir);
+    this.cleanup = this.removeAll();
+    await this.cleanup;
+  }
+
+  // ------------------------------------------------------------------ collecting
+
+  /** Puts the record into the collecting generation if it fits; false otherwise. */
+  private tryPlace(partition: number, key: Buffer, value: Buffer): boolean {
+    const S = this.size;
+    const kl = key.length;
+    const vl = value.length;
+    const len = kl + vl;
+    let p = this.d;
+    if (len > 0) {
+      const off = p % S;
+      if (off + len > S) p += S - off;
+    }
+    const m = this.m - META_BYTES;
+    const a = this.inflight;
+    if (a) {
+      if (p + len > a.m + S || m < a.d) return false;
+    } else if (p + len - m > S) {
+      return false;
+    }
+    const data = this.data;
+    const at = p % S;
+    if (kl < 32) for (let i = 0; i < kl; i++) data[at + i] = key[i]!;
+    else key.copy(data, at);
+    if (vl < 32) for (let i = 0; i < vl; i++) data[at + kl + i] = value[i]!;
+    else value.copy(data, at + kl);
+    const w = (((m % S) + S) % S) >>> 2;
+    const meta = this.meta;
+    meta[w + W_PART] = partition;
+    meta[w + W_KEY] = at;
+    meta[w + W_KLEN] = kl;
+    meta[w + W_VLEN] = vl;
+    if (this.byteOrder) {
+      meta[w + W_PFX_HI] = prefixHi(key, 0, kl);
+      meta[w + W_PFX_LO] = prefixLo(key, 0, kl);
+    }
+    this.curBytes += p + len - this.d + META_BYTES;
+    this.d = p + len;
+    this.m = m;
+    this.n++;
+    const used = this.curBytes + (a ? a.bytes : 0);
+    if (used > this.peak) this.peak = used;
+    return true;
+  }
+
+  /** The record did not fit: spill what is collected, or write the record as a spill of its own. */
+  private collectSlow(partition: number, key: Buffer, value: Buffer): void {
+    if (this.n > 0) {
+      if (this.inflight === undefined) this.startAsyncSpill();
+      else this.spillSync();
+      if (this.tryPlace(partition, key, value)) return;
+    }
+    const index = this.nextSpill++;
+    const source: SegmentSource = function* (p: number, packer: FramePacker) {
+      if (p === partition) packer.add(key, value);
+    };
+    const path = this.spillPath(index);
+    this.runs[index] = { path, segments: this.writeSync(path, source, true).segments };
+  }
+
+  /** Detaches the collecting generation and starts a new one in the free part of the ring. */
+  private detach(): Generation {
+    const gen: Generation = { e: this.e, d: this.d, m: this.m, n: this.n, bytes: this.curBytes };
+    this.n = 0;
+    this.curBytes = 0;
+    return gen;
+  }
+
+  /** Places the (empty) collecting generation's equator in the gap left by the spill in flight. */
+  private placeEquator(): void {
+    const a = this.inflight;
+    const align = (x: number): number => Math.ceil(x / META_BYTES) * META_BYTES;
+    if (!a) {
+      this.e = this.d = this.m = align(this.d);
+      return;
+    }
+    const gap = a.m + this.size - a.d;
+    const avg = this.collected > 0 ? this.collectedBytes / this.collected : 64;
+    const metaShare = Math.floor((gap * META_BYTES) / (META_BYTES + avg));
+    this.e = this.d = this.m = align(a.d + metaShare);
+  }
+
+  private sort(gen: Generation): SortResult {
+    const base = (((gen.e % this.size) + this.size) % this.size) >>> 2;
+    return sortSpill({
+      meta: this.meta,
+      data: this.data,
+      base,
+      n: gen.n,
+      numPartitions: this.numPartitions,
+      compare: this.byteOrder ? undefined : this.compare,
+      hist: this.hist,
+    });
+  }
+
+  /** Partition p's records of a sorted generation, combined if the job has a combiner. */
+  private spillSource(gen: Generation, sorted: SortResult): SegmentSource {
+    const ring = this.meta.length;
+    const base = (((gen.e % this.size) + this.size) % this.size) >>> 2;
+    const slot = (i: number): number => {
+      const x = base - META_WORDS * (i + 1);
+      return x < 0 ? x + ring : x;
+    };
+    const { permWord, starts } = sorted;
+    const meta = this.meta;
+    const data = this.data;
+    const combiner = this.combiner;
+    const view = function* (p: number): IterableIterator<KeyValue> {
+      for (let j = starts[p]!; j < starts[p + 1]!; j++) {
+        const s = slot(meta[slot(j) + permWord]!);
+        const k = meta[s + W_KEY]!;
+        const kEnd = k + meta[s + W_KLEN]!;
+        yield [data.subarray(k, kEnd), data.subarray(kEnd, kEnd + meta[s + W_VLEN]!)];
+      }
+    };
+    if (combiner) {
+      const { compare, counters } = this;
+      return (p, packer) => recordsInto(applyCombiner(view(p), combiner, compare, counters), packer);
+    }
+    return function* (p: number, packer: FramePacker) {
+      for (let j = starts[p]!; j < starts[p + 1]!; j++) {
+        const s = slot(meta[slot(j) + permWord]!);
+        packer.addContiguous(data, meta[s + W_KEY]!, meta[s + W_KLEN]!, meta[s + W_VLEN]!);
+        if (packer.frameReady) yield;
+      }
+    };
+  }
+
+  private startAsyncSpill(): void {
+    const gen = this.detach();
+    const index = this.nextSpill++;
+    const sorted = this.sort(gen);
+    const path = this.spillPath(index);
+    const spill: InFlightSpill = { m: gen.m, d: gen.d, bytes: gen.bytes, done: Promise.resolve() };
+    this.inflight = spill;
+    this.placeEquator();
+    spill.done = this.writeAsync(path, this.spillSource(gen, sorted), true).then(
+      (stats) => {
+        this.runs[index] = { path, segments: stats.segments };
+        this.inflight = undefined;
+        if (this.state === 'collecting' && this.curBytes >= this.threshold) {
+          try {
+            this.startAsyncSpill();
+          } catch (err) {
+            this.fail(err);
+          }
+        }
+      },
+      (err: unknown) => {
+        this.inflight = undefined;
+        this.fail(err);
+      },
+    );
+  }
+
+  /** Spills the collecting generation before returning (a spill is already in flight). */
+  private spillSync(): void {
+    const gen = this.detach();
+    const index = this.nextSpill++;
+    const sorted = this.sort(gen);
+    const path = this.spillPath(index);
+    this.runs[index] = { path, segments: this.writeSync(path, this.spillSource(gen, sorted), true).segments };
+    this.placeEquator();
+  }
+
+  // ------------------------------------------------------------------ files
+
+  private spillPath(index: number): string {
+    return join(this.dir, `spill-${index}.out`);
+  }
+
+  private open(path: string): SpillFile {
+    if (!this.dirMade) {
+      mkdirSync(this.dir, { recursive: true });
+      this.dirMade = true;
+    }
+    this.files.add(path);
+    return this.openFile(path);
+  }
+
+  private readonly check = (): void => {
+    if (this.state === 'aborted') throw new MinimrError('EKILLED', 'map output aborted while being written', this.details);
+  };
+
+  private count(stats: FramedFileStats, spill: boolean): void {
+    const c = this.counters;
+    if (!c) return;
+    if (spill) c.spills++;
+    c.spilledRecords += stats.records;
+    c.spilledBytes += stats.bytes;
+    if (this.peak > c.peakBufferBytes) c.peakBufferBytes = this.peak;
+  }
+
+  private async writeAsync(path: string, source: SegmentSource, spill: boolean): Promise<FramedFileStats> {
+    let file: SpillFile | undefined;
+    try {
+      file = this.open(path);
+      const stats = await writeFramedFile(file, source, { codec: this.codec, numSegments: this.numPartitions, check: this.check });
+      await file.close();
+      this.count(stats, spill);
+      return stats;
+    } catch (err) {
+      await file?.close().catch(() => undefined);
+      throw this.ioError(err, path);
+    }
+  }
+
+  private writeSync(path: string, source: SegmentSource, spill: boolean): FramedFileStats {
+    let file: SpillFile | undefined;
+    try {
+      file = this.open(path);
+      const stats = writeFramedFileSync(file, source, { codec: this.codec, numSegments: this.numPartitions, check: this.check });
+      file.closeSync();
+      this.count(stats, spill);
+      return stats;
+    } catch (err) {
+      try {
+        file?.closeSync();
+      } catch {
+        // already failing
+      }
+      throw this.ioError(err, path);
+    }
+  }
+
+  private ioError(err: unknown, file: string): Error {
+    if (err instanceof MinimrError) return err;
+    const code = (err as NodeJS.ErrnoException)?.code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') {
+      const who = this.details.jobId ? ` (job ${this.details.jobId}, attempt ${this.details.attemptId})` : '';
+      return new MinimrError('EDISKFULL', `no space left on device while writing map output file ${file}${who}`, { ...this.details, file }, { cause: err });
+    }
+    return new MinimrError('EINTERNAL', `cannot write map output file ${file}: ${(err as Error)?.message ?? String(err)}`, {
+      ...this.details,
+      file,
+      errno: code,
+    }, { cause: err });
+  }
+
+  private fail(err: unknown): void {
+    if (this.failure) return;
+    this.failure = err instanceof Error ? err : new MinimrError('EINTERNAL', String(err), this.details);
+    if (this.state !== 'aborted') this.state = 'failed';
+    const prev = this.cleanup ?? Promise.resolve();
+    // Wait for a spill still writing, so that no file appears after the cleanup.
+    const inflight = this.inflight?.done ?? Promise.resolve();
+    this.cleanup = Promise.all([prev, inflight]).then(() => this.removeAll());
+  }
+
+  private async failed(): Promise<never> {
+    await this.cleanup;
+    throw this.failure!;
   }
 
   private release(): void {
     this.data = Buffer.alloc(0);
-    this.partitionOf = this.keyOffset = this.keyLen = this.valueOffset = this.valueLen = new Uint32Array(0);
-    this.count = 0;
-    this.dataUsed = 0;
+    this.meta = new Uint32Array(0);
+    this.hist = new Uint32Array(0);
   }
 
-  private ensureData(extra: number): void {
-    const need = this.dataUsed + extra;
-    if (need <= this.data.length) return;
-    if (need > MAX_DATA_BYTES) {
-      throw new MinimrError('EINTERNAL', `map output exceeds the in-memory buffer limit of ${MAX_DATA_BYTES} bytes`, {
-        dir: this.dir,
-        bytes: need,
-      });
+  /** Removes every file this output created (spills, merged runs, temp files, the output), then the dir if empty. */
+  private async removeAll(): Promise<void> {
+    const paths = mapOutputFilesIn(this.dir);
+    const files = [...this.files];
+    this.files.clear();
+    await Promise.all(files.map((f) => rm(f, { force: true })));
+    // A finished output from before (abort after finish), and leftovers of this attempt.
+    let names: string[] = [];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return;
     }
-    let size = this.data.length * 2;
-    while (size < need) size *= 2;
-    const grown = Buffer.allocUnsafe(Math.min(size, MAX_DATA_BYTES));
-    this.data.copy(grown, 0, 0, this.dataUsed);
-    this.data = grown;
+    await Promise.all(
+      names
+        .map((name) => join(this.dir, name))
+        .filter(
+          (f) =>
+            f === paths.dataFile ||
+            f === paths.indexFile ||
+            f.startsWith(`${paths.dataFile}.tmp-`) ||
+            f.startsWith(`${paths.indexFile}.tmp-`) ||
+            /\/(spill|merge)-\d+\.out$/.test(f),
+        )
+        .map((f) => rm(f, { force: true })),
+    );
+    await rmdir(this.dir).catch(() => undefined);
   }
 
-  private ensureRecords(): void {
-    if (this.count < this.partitionOf.length) return;
-    const grow = (a: Uint32Array): Uint32Array<ArrayBuffer> => {
-      const b = new Uint32Array(a.length * 2);
-      b.set(a);
-      return b;
-    };
-    this.partitionOf = grow(this.partitionOf);
-    this.keyOffset = grow(this.keyOffset);
-    this.keyLen = grow(this.keyLen);
-    this.valueOffset = grow(this.valueOffset);
-    this.valueLen = grow(this.valueLen);
-  }
+  // ------------------------------------------------------------------ finish
 
-  /**
-   * Record numbers ordered by (partition, key), ties by collection order, so equal keys keep the
-   * order in which the map emitted them (deterministic, independent of sort stability). Partitions
-   * are separated first with a counting pass, so the comparison sort only ever compares keys of one
-   * partition. Returns the order and where each partition's run starts (`starts[p]..starts[p + 1]`).
-   */
-  private sortedOrder(): { order: Uint32Array; starts: Uint32Array } {
-    const n = this.count;
-    const { data, partitionOf, keyOffset, keyLen } = this;
-    const starts = new Uint32Array(this.numPartitions + 1);
-    for (let i = 0; i < n; i++) starts[partitionOf[i]! + 1]!++;
-    for (let p = 0; p < this.numPartitions; p++) starts[p + 1]! += starts[p]!;
-    const fill = starts.slice(0, this.numPartitions);
-    const order = new Uint32Array(n);
-    for (let i = 0; i < n; i++) order[fill[partitionOf[i]!]!++] = i;
-
-    let compareRecords: (a: number, b: number) => number;
-    if (this.compare === compareBytes) {
-      // Byte order, Spark-style prefix sort: the first 6 key bytes as one exact double decide most
-      // comparisons without touching the payload; equal prefixes fall back to the bytes.
-      const prefix = new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        const off = keyOffset[i]!;
-        const len = keyLen[i]!;
-        let v = 0;
-        for (let j = 0; j < 6; j++) v = v * 256 + (j < len ? data[off + j]! : 0);
-        prefix[i] = v;
-      }
-      compareRecords = (a, b) => {
-        const pa = prefix[a]!;
-        const pb = prefix[b]!;
-        if (pa !== pb) return pa < pb ? -1 : 1;
-        const ao = keyOffset[a]!;
-        const bo = keyOffset[b]!;
-        const c = compareByteRanges(data, ao, ao + keyLen[a]!, data, bo, bo + keyLen[b]!);
-        return c !== 0 ? c : a - b;
-      };
-    } else {
-      const compare = this.compare;
-      compareRecords = (a, b) => {
-        const c = compare(
-          data.subarray(keyOffset[a]!, keyOffset[a]! + keyLen[a]!),
-          data.subarray(keyOffset[b]!, keyOffset[b]! + keyLen[b]!),
-        );
-        return c !== 0 ? c : a - b;
-      };
-    }
-    for (let p = 0; p < this.numPartitions; p++) {
-      if (starts[p + 1]! - starts[p]! > 1) order.subarray(starts[p]!, starts[p + 1]!).sort(compareRecords);
-    }
-    return { order, starts };
-  }
-
-  /** Views into the payload buffer for the sorted records order[from..to) (one partition). */
-  private *recordsOf(order: Uint32Array, from: number, to: number): IterableIterator<KeyValue> {
-    const { data, keyOffset, keyLen, valueOffset, valueLen } = this;
-    for (let j = from; j < to; j++) {
-      const i = order[j]!;
-      yield [
-        data.subarray(keyOffset[i]!, keyOffset[i]! + keyLen[i]!),
-        data.subarray(valueOffset[i]!, valueOffset[i]! + valueLen[i]!),
-      ];
-    }
+  private stopIfAborted(): void {
+    this.check();
+    if (this.failure) throw this.failure;
   }
 
   private async writeOutput(): Promise<MapOutputInfo> {
+    if (this.inflight) await this.inflight.done;
+    this.stopIfAborted();
+    if (this.n > 0) {
+      this.startAsyncSpill();
+      await this.inflight!.done;
+    }
+    this.stopIfAborted();
+    this.release();
+    if (this.counters && this.peak > this.counters.peakBufferBytes) this.counters.peakBufferBytes = this.peak;
+
     const paths = mapOutputFilesIn(this.dir);
-    const { order, starts } = this.sortedOrder();
-    await mkdir(this.dir, { recursive: true });
-    const tmpData = tempPathFor(paths.dataFile);
-    const partitions: PartitionIndexEntry[] = [];
-    let written = 0;
-    try {
-      const fh = await open(tmpData, 'w');
-      try {
-        const writer = new SegmentFileWriter(fh);
-        for (let p = 0; p < this.numPartitions; p++) {
-          const from = starts[p]!;
-          const to = starts[p + 1]!;
-          let records: Iterable<KeyValue> = this.recordsOf(order, from, to);
-          if (this.combiner && to > from) records = applyCombiner(records, this.combiner, this.compare, this.counters);
-          writer.beginSegment();
-          for (const [key, value] of records) {
-            if (!writer.tryAppend(key, value)) await writer.append(key, value);
-            if (this.state === 'aborted') throw new MinimrError('EKILLED', 'map output aborted while being written', { dir: this.dir });
+    let runs = this.runs as Run[];
+    const spills = runs.length;
+    let segments: readonly SegmentStats[];
+    if (spills === 1) {
+      // One spill: it already is the output.
+      await rename(runs[0]!.path, paths.dataFile);
+      this.files.delete(runs[0]!.path);
+      this.files.add(paths.dataFile);
+      segments = runs[0]!.segments;
+    } else {
+      let merged = 0;
+      while (runs.length > this.mergeFactor) {
+        // One round: merge consecutive runs, only as many as needed to leave mergeFactor runs.
+        let toReduce = runs.length - this.mergeFactor;
+        const next: Run[] = [];
+        let i = 0;
+        while (i < runs.length) {
+          const g = Math.min(this.mergeFactor, toReduce + 1, runs.length - i);
+          if (g < 2) {
+            next.push(runs[i++]!);
+            continue;
           }
-          const entry = await writer.endSegment();
-          written += entry.records;
-          partitions.push(entry);
+          next.push(await this.mergeRuns(runs.slice(i, i + g), join(this.dir, `merge-${merged++}.out`), false));
+          i += g;
+          toReduce -= g - 1;
         }
-      } finally {
-        await fh.close();
+        runs = next;
+        if (this.counters) this.counters.mergePasses++;
       }
-      // Data before index: a present index means a complete data file.
-      await rename(tmpData, paths.dataFile);
-      await writeIndexFile(paths.indexFile, partitions);
-    } catch (err) {
-      await rm(tmpData, { force: true });
-      throw err;
+      const tmp = tempPathFor(paths.dataFile);
+      const combine = this.combiner !== undefined && spills >= this.minSpillsForCombine;
+      const out = await this.mergeRuns(runs, tmp, combine);
+      await rename(tmp, paths.dataFile);
+      this.files.delete(tmp);
+      this.files.add(paths.dataFile);
+      segments = out.segments;
     }
-    if (this.counters) {
-      // The single final write counts as one spill, as in Hadoop when the output fits in memory.
-      this.counters.spilledRecords += written;
-      this.counters.spills += 1;
-    }
+    this.stopIfAborted();
+    await writeIndexFile(paths.indexFile, segments, this.codec.id);
+    this.files.add(paths.indexFile);
+    this.stopIfAborted();
+    const partitions: PartitionIndexEntry[] = segments.map((s) => ({
+      offset: s.offset,
+      length: s.length,
+      rawLength: s.rawLength,
+      records: s.records,
+      crc32: s.crc32,
+    }));
     return { dataFile: paths.dataFile, indexFile: paths.indexFile, partitions };
+  }
+
+  /** K-way merges `runs` (in order: stable) into one file of one segment per partition; removes the inputs. */
+  private async mergeRuns(runs: readonly Run[], path: string, combine: boolean): Promise<Run> {
+    this.stopIfAborted();
+    const { compare, combiner, counters, details } = this;
+    const source: SegmentSource = (p, packer) => {
+      const readers = runs.map((r) => {
+        const seg = r.segments[p]!;
+        const src: FrameSource = { name: r.path, details };
+        return new FileSegmentReader(r.path, seg.offset, seg.length, src);
+      });
+      let records: Iterable<KeyValue> = mergeSortedRuns(readers, compare);
+      if (combine && combiner) records = applyCombiner(records, combiner, compare, counters);
+      return recordsInto(records, packer);
+    };
+    const stats = await this.writeAsync(path, source, false);
+    for (const r of runs) {
+      await rm(r.path, { force: true });
+      this.files.delete(r.path);
+    }
+    return { path, segments: stats.segments };
   }
 }
 
-/** Removes data, index and leftover temp files of an attempt directory, then the directory if empty. */
-async function removeOutputFiles(dir: string): Promise<void> {
-  const paths = mapOutputFilesIn(dir);
-  let names: string[] = [];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  const ours = new Set([paths.dataFile, paths.indexFile]);
-  await Promise.all(
-    names
-      .map((name) => join(dir, name))
-      .filter((file) => ours.has(file) || file.startsWith(`${paths.dataFile}.tmp-`) || file.startsWith(`${paths.indexFile}.tmp-`))
-      .map((file) => rm(file, { force: true })),
-  );
-  await rmdir(dir).catch(() => undefined);
-}
+/** The first version's name; same class. */
+export const InMemoryMapOutputBuffer = MapOutputBuffer;
+export type InMemoryMapOutputBuffer = MapOutputBuffer;
+export type InMemoryMapOutputBufferOptions = MapOutputBufferOptions;

@@ -6,6 +6,9 @@ import { MinimrError } from '../errors.js';
  * The one place that knows where map outputs live on a worker's disk:
  *   <rootDir>/<jobId>/<attemptId>/file.out        (data: one segment per reduce partition)
  *   <rootDir>/<jobId>/<attemptId>/file.out.index  (index: offset/length/records/crc32 per partition)
+ *   <rootDir>/<jobId>/<attemptId>.reduce/        (a reduce attempt's shuffle work dir: fetched
+ *                                                  segments and merged runs; '.' is not an id
+ *                                                  character, so no shuffle URL can reach it)
  * Ids arrive from the network (shuffle URLs) and from other processes, so every id that becomes a
  * path component is validated here; nothing else builds these paths.
  */
@@ -41,6 +44,13 @@ export function mapOutputPaths(rootDir: string, jobId: string, attemptId: string
   assertValidShuffleId(jobId, 'jobId');
   assertValidShuffleId(attemptId, 'attemptId');
   return mapOutputFilesIn(join(rootDir, jobId, attemptId));
+}
+
+/** Work dir of a reduce attempt's shuffle (segments fetched to disk, merged runs); gone with the job's dir. */
+export function reduceWorkDir(rootDir: string, jobId: string, attemptId: string): string {
+  assertValidShuffleId(jobId, 'jobId');
+  assertValidShuffleId(attemptId, 'attemptId');
+  return join(rootDir, jobId, `${attemptId}.reduce`);
 }
 
 /** Drops every map output of a job (job finished, failed or killed). Missing is fine. */

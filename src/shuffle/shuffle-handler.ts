@@ -9,7 +9,10 @@ import type { PartitionIndexEntry } from './types.js';
 
 /**
  * ShuffleHandler: serves `GET /shuffle/<jobId>/<attemptId>/<partition>` from the map outputs under
- * `rootDir`, one partition's segment per request, streamed from the data file. The index is read and
+ * `rootDir`, one partition's segment per request, streamed from the data file exactly as stored (its
+ * frames stay compressed: the reducer decompresses, or keeps them compressed on its disk). Headers
+ * give the record count, the stored length, the raw (decompressed) length and the crc32 of the
+ * stored bytes. The index is read and
  * verified on every request (it is small and it is the only proof the output is complete); the segment
  * is not verified here — the reducer checks it against the crc32 header, so a bad disk shows up as a
  * fetch failure that re-runs the map.
@@ -19,6 +22,8 @@ export const SHUFFLE_PATH_PREFIX = '/shuffle/';
 export const HEADER_RECORDS = 'x-minimr-records';
 export const HEADER_LENGTH = 'x-minimr-length';
 export const HEADER_CRC32 = 'x-minimr-crc32';
+/** Bytes of the segment's records once decompressed: the reducer decides memory or disk from it. */
+export const HEADER_RAW_LENGTH = 'x-minimr-raw-length';
 
 export interface ShuffleHandlerOptions {
   readonly rootDir: string;
@@ -125,6 +130,7 @@ async function serveSegment(
       [HEADER_LENGTH]: entry.length,
       [HEADER_RECORDS]: entry.records,
       [HEADER_CRC32]: entry.crc32,
+      [HEADER_RAW_LENGTH]: entry.rawLength,
     });
     if (req.method === 'HEAD' || entry.length === 0) {
       res.end();

@@ -16,8 +16,16 @@ export interface ShuffleCounters {
   mapOutputBytes: number;
   combineInputRecords: number;
   combineOutputRecords: number;
+  /** Records written to local disk by spills and merges (map side and reduce side), as Hadoop counts them. */
   spilledRecords: number;
+  /** Stored (compressed) bytes those writes took. */
+  spilledBytes: number;
   spills: number;
+  /** Merge passes that wrote an intermediate run to disk (0 when everything merged in one final pass). */
+  mergePasses: number;
+  /** Largest number of bytes held in the task's sort or shuffle buffer at any time. */
+  peakBufferBytes: number;
+  /** Stored bytes fetched from this worker's disk / from other workers. */
   shuffleBytesLocal: number;
   shuffleBytesRemote: number;
   reduceInputRecords: number;
@@ -29,6 +37,8 @@ export interface PartitionIndexEntry {
   readonly offset: number;
   /** Segment length in bytes as stored. */
   readonly length: number;
+  /** Bytes of the segment's records once decompressed (what a reducer needs to hold it in memory). */
+  readonly rawLength: number;
   readonly records: number;
   /** CRC-32 of the stored segment bytes. */
   readonly crc32: number;

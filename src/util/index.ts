@@ -1,1 +1,2 @@
 export { seededRandom, seededUint32 } from './random.js';
+export { lineChart, type LineChartOptions, type Series } from './svg-plot.js';

@@ -17,6 +17,7 @@ import {
 } from '../../src/shuffle/index.js';
 import { isMinimrError } from '../../src/errors.js';
 import { buildSegment, hex, parseIndex, parseSegment, randomBytes, rng, withTempDir } from './support.js';
+import { parseIndexV2 } from './map-support.js';
 
 test('murmur3_32 matches published MurmurHash3 x86_32 vectors', () => {
   // Vectors from the reference implementation (seed 0 unless given).
@@ -66,33 +67,71 @@ test('a malformed segment is rejected with EPROTOCOL', () => {
   assert.throws(() => [...new SegmentReader(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x01]))], (e: unknown) => isMinimrError(e, 'EPROTOCOL'));
 });
 
-test('index encode/decode round trip, checksum detects any flipped byte', () => {
+test('index v2 encode/decode round trip (rawLength, codec id), checksum detects any flipped byte', () => {
   const entries = [
-    { offset: 0, length: 10, records: 2, crc32: 0xdeadbeef },
-    { offset: 10, length: 0, records: 0, crc32: 0 },
-    { offset: 10, length: 2 ** 40, records: 12345678901, crc32: 1 },
+    { offset: 0, length: 10, rawLength: 25, records: 2, crc32: 0xdeadbeef },
+    { offset: 10, length: 0, rawLength: 0, records: 0, crc32: 0 },
+    { offset: 10, length: 2 ** 40, rawLength: 2 ** 42 + 3, records: 12345678901, crc32: 1 },
   ];
-  const buf = encodeIndex(entries);
-  assert.deepEqual(decodeIndex(buf).partitions, entries);
-  assert.deepEqual(parseIndex(buf), entries);
-  assert.equal(buf.readUInt32LE(buf.length - 4), crc32(buf.subarray(0, buf.length - 4)));
-  for (let i = 0; i < buf.length; i++) {
-    const bad = Buffer.from(buf);
-    bad[i] ^= 0x10;
-    assert.throws(() => decodeIndex(bad), (e: unknown) => isMinimrError(e, 'ECHECKSUM'), `byte ${i}`);
+  for (const codec of [0, 1]) {
+    const buf = encodeIndex(entries, codec);
+    const decoded = decodeIndex(buf);
+    assert.deepEqual(decoded.partitions, entries);
+    assert.equal(decoded.codec, codec);
+    const independent = parseIndexV2(buf);
+    assert.deepEqual(independent, { version: 2, codec, entries });
+    assert.deepEqual(parseIndex(buf), entries);
+    assert.equal(buf.length, 12 + 36 * entries.length + 4);
+    assert.equal(buf.readUInt32LE(buf.length - 4), crc32(buf.subarray(0, buf.length - 4)));
+    for (let i = 0; i < buf.length; i++) {
+      const bad = Buffer.from(buf);
+      bad[i] ^= 0x10;
+      assert.throws(() => decodeIndex(bad), (e: unknown) => isMinimrError(e, 'ECHECKSUM'), `byte ${i}`);
+    }
+    assert.throws(() => decodeIndex(buf.subarray(0, buf.length - 1)), (e: unknown) => isMinimrError(e, 'ECHECKSUM'));
   }
-  assert.throws(() => decodeIndex(buf.subarray(0, buf.length - 1)), (e: unknown) => isMinimrError(e, 'ECHECKSUM'));
+});
+
+/** Rewrites a header field and fixes the trailer checksum, so only the field's check can refuse it. */
+function withHeader(buf: Buffer, offset: number, value: number): Buffer {
+  const out = Buffer.from(buf);
+  out.writeUInt16LE(value, offset);
+  out.writeUInt32LE(crc32(out.subarray(0, out.length - 4)), out.length - 4);
+  return out;
+}
+
+test('index decode refuses unknown versions and codecs with ECHECKSUM naming the file', () => {
+  const buf = encodeIndex([{ offset: 0, length: 3, rawLength: 3, records: 1, crc32: 5 }], 1);
+  for (const version of [1, 3, 0xffff]) {
+    assert.throws(
+      () => decodeIndex(withHeader(buf, 4, version), '/x/file.out.index'),
+      (e: unknown) => isMinimrError(e, 'ECHECKSUM') && /version/.test(e.message) && e.message.includes('/x/file.out.index'),
+    );
+  }
+  for (const codec of [2, 7, 0xffff]) {
+    assert.throws(
+      () => decodeIndex(withHeader(buf, 6, codec), '/x/file.out.index'),
+      (e: unknown) => isMinimrError(e, 'ECHECKSUM') && /codec/.test(e.message),
+    );
+  }
+  // A version 1 index (28-byte entries, no rawLength) as the first version wrote it.
+  const v1 = Buffer.alloc(12 + 28 + 4);
+  v1.write('MRIX', 0, 'latin1');
+  v1.writeUInt16LE(1, 4);
+  v1.writeUInt32LE(1, 8);
+  v1.writeUInt32LE(crc32(v1.subarray(0, v1.length - 4)), v1.length - 4);
+  assert.throws(() => decodeIndex(v1), (e: unknown) => isMinimrError(e, 'ECHECKSUM') && /version 1/.test(e.message));
 });
 
 test('readIndexFile verifies the file on disk', async () => {
   await withTempDir(async (dir) => {
     const file = join(dir, 'idx');
-    await writeFile(file, encodeIndex([{ offset: 0, length: 3, records: 1, crc32: 5 }]));
+    await writeFile(file, encodeIndex([{ offset: 0, length: 3, rawLength: 9, records: 1, crc32: 5 }]));
     assert.equal((await readIndexFile(file)).partitions.length, 1);
     const bytes = await readFile(file);
     bytes[13] ^= 1;
     await writeFile(file, bytes);
-    await assert.rejects(readIndexFile(file), (e: unknown) => isMinimrError(e, 'ECHECKSUM'));
+    await assert.rejects(readIndexFile(file), (e: unknown) => isMinimrError(e, 'ECHECKSUM') && e.message.includes(file));
   });
 });
 

@@ -2,11 +2,9 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { crc32 } from 'node:zlib';
 import {
   createShuffleCounters,
   hashPartition,
-  InMemoryMapOutputBuffer,
   mapOutputPaths,
   removeAttemptMapOutput,
   removeJobMapOutputs,
@@ -14,27 +12,20 @@ import {
   type MapOutputInfo,
 } from '../../src/shuffle/index.js';
 import { isMinimrError } from '../../src/errors.js';
-import { hex, parseIndex, parseSegment, randomBytes, referenceSort, rng, u32, withTempDir, type Rec } from './support.js';
+import { MapOutputBuffer } from '../../src/shuffle/map-output-buffer.js';
+import { readOutput } from './map-support.js';
+import { hex, randomBytes, referenceSort, rng, u32, withTempDir, type Rec } from './support.js';
 
-/** Reads a finished output back with the independent parsers and checks its framing. */
+/** Reads a finished output back with the independent parsers (map-support.ts) and checks its framing. */
 async function readBack(info: MapOutputInfo, numPartitions: number): Promise<Array<Array<[Buffer, Buffer]>>> {
-  const data = await readFile(info.dataFile);
-  const index = parseIndex(await readFile(info.indexFile));
-  assert.equal(index.length, numPartitions);
-  assert.deepEqual(index, info.partitions.map((p) => ({ ...p })));
-  let expectedOffset = 0;
-  const out: Array<Array<[Buffer, Buffer]>> = [];
-  for (const entry of index) {
-    assert.equal(entry.offset, expectedOffset, 'segments are contiguous');
-    const seg = data.subarray(entry.offset, entry.offset + entry.length);
-    assert.equal(crc32(seg), entry.crc32);
-    const records = parseSegment(seg);
-    assert.equal(records.length, entry.records);
-    out.push(records);
-    expectedOffset += entry.length;
-  }
-  assert.equal(data.length, expectedOffset);
-  return out;
+  const back = await readOutput(info.dataFile, info.indexFile, numPartitions);
+  assert.deepEqual(back.entries, info.partitions.map((p) => ({ ...p })));
+  return back.partitions.map((seg) =>
+    seg.map((r) => {
+      const [k, v] = r.split(':');
+      return [Buffer.from(k!, 'hex'), Buffer.from(v!, 'hex')] as [Buffer, Buffer];
+    }),
+  );
 }
 
 function perPartition(sorted: readonly Rec[], numPartitions: number): string[][] {
@@ -49,7 +40,7 @@ test('output equals the reference: per partition, sorted by bytes, equal keys in
     const numPartitions = 5;
     const counters = createShuffleCounters();
     const { dir } = mapOutputPaths(root, 'job1', 'm_0_0');
-    const buffer = new InMemoryMapOutputBuffer({ dir, numPartitions, counters });
+    const buffer = new MapOutputBuffer({ dir, numPartitions, counters });
     const records: Rec[] = [];
     let bytes = 0;
     // Many duplicate keys (small alphabet, short keys) and enough data to grow the buffers many times.
@@ -82,7 +73,7 @@ test('a custom comparator decides the order (reverse bytes)', async () => {
   await withTempDir(async (root) => {
     const rand = rng(3);
     const reverse = (a: Buffer, b: Buffer): number => Buffer.compare(b, a);
-    const buffer = new InMemoryMapOutputBuffer({ dir: join(root, 'out'), numPartitions: 3, compare: reverse });
+    const buffer = new MapOutputBuffer({ dir: join(root, 'out'), numPartitions: 3, compare: reverse });
     const records: Rec[] = [];
     for (let i = 0; i < 3000; i++) {
       const r = { partition: Math.floor(rand() * 3), key: randomBytes(rand, 4, 8), value: u32(i) };
@@ -96,12 +87,12 @@ test('a custom comparator decides the order (reverse bytes)', async () => {
 
 test('empty output, empty keys and values, and records bigger than the write chunk', async () => {
   await withTempDir(async (root) => {
-    const empty = new InMemoryMapOutputBuffer({ dir: join(root, 'empty'), numPartitions: 4 });
+    const empty = new MapOutputBuffer({ dir: join(root, 'empty'), numPartitions: 4 });
     const info = await empty.finish();
     assert.equal((await stat(info.dataFile)).size, 0);
     assert.deepEqual((await readBack(info, 4)).map((s) => s.length), [0, 0, 0, 0]);
 
-    const big = new InMemoryMapOutputBuffer({ dir: join(root, 'big'), numPartitions: 2 });
+    const big = new MapOutputBuffer({ dir: join(root, 'big'), numPartitions: 2 });
     const records: Rec[] = [
       { partition: 1, key: Buffer.alloc(0), value: Buffer.alloc(0) },
       { partition: 1, key: Buffer.from('z'), value: Buffer.alloc(3 << 20, 7) },
@@ -126,7 +117,7 @@ test('combiner sums WordCount counts per partition and key', async () => {
       for (const v of values) total += v.readUInt32BE(0);
       emit(key, u32(total));
     };
-    const buffer = new InMemoryMapOutputBuffer({ dir: join(root, 'wc'), numPartitions, combiner: sum, counters });
+    const buffer = new MapOutputBuffer({ dir: join(root, 'wc'), numPartitions, combiner: sum, counters });
     const expected = new Map<string, number>();
     const n = 50000;
     for (let i = 0; i < n; i++) {
@@ -160,43 +151,43 @@ test('combiner sums WordCount counts per partition and key', async () => {
 test('a combiner that changes the key is refused, and no output is left', async () => {
   await withTempDir(async (root) => {
     const dir = join(root, 'bad');
-    const buffer = new InMemoryMapOutputBuffer({
+    const buffer = new MapOutputBuffer({
       dir,
       numPartitions: 1,
       combiner: (key, _values, emit) => emit(Buffer.concat([key, Buffer.from('!')]), Buffer.alloc(0)),
     });
     buffer.collect(0, Buffer.from('k'), Buffer.from('v'));
     await assert.rejects(buffer.finish(), (e: unknown) => isMinimrError(e, 'ETASK'));
-    assert.deepEqual(await readdir(dir), []);
+    await assert.rejects(readdir(dir), { code: 'ENOENT' }, 'nothing left, not even the directory');
   });
 });
 
 test('illegal partitions are refused with ETASK', () => {
-  const buffer = new InMemoryMapOutputBuffer({ dir: '/nonexistent', numPartitions: 2 });
+  const buffer = new MapOutputBuffer({ dir: '/nonexistent', numPartitions: 2 });
   for (const p of [-1, 2, 0.5, NaN]) {
     assert.throws(() => buffer.collect(p, Buffer.from('k'), Buffer.from('v')), (e: unknown) => isMinimrError(e, 'ETASK'));
   }
-  assert.throws(() => new InMemoryMapOutputBuffer({ dir: '/x', numPartitions: 0 }), (e: unknown) => isMinimrError(e, 'EBADJOB'));
+  assert.throws(() => new MapOutputBuffer({ dir: '/x', numPartitions: 0 }), (e: unknown) => isMinimrError(e, 'EBADJOB'));
 });
 
 test('abort removes the output, before and after finish; remove helpers clean up', async () => {
   await withTempDir(async (root) => {
     const a = mapOutputPaths(root, 'job2', 'a0');
-    const buffer = new InMemoryMapOutputBuffer({ dir: a.dir, numPartitions: 2 });
+    const buffer = new MapOutputBuffer({ dir: a.dir, numPartitions: 2 });
     buffer.collect(1, Buffer.from('k'), Buffer.from('v'));
     await buffer.finish();
     await stat(a.indexFile);
     await buffer.abort();
     await assert.rejects(stat(a.dir), { code: 'ENOENT' });
 
-    const unfinished = new InMemoryMapOutputBuffer({ dir: a.dir, numPartitions: 2 });
+    const unfinished = new MapOutputBuffer({ dir: a.dir, numPartitions: 2 });
     unfinished.collect(0, Buffer.from('k'), Buffer.from('v'));
     await unfinished.abort();
     await assert.rejects(unfinished.finish(), (e: unknown) => isMinimrError(e, 'EINTERNAL'));
     await assert.rejects(stat(a.dir), { code: 'ENOENT' });
 
     // Abort while finish is running: finish settles, nothing is left.
-    const racing = new InMemoryMapOutputBuffer({ dir: a.dir, numPartitions: 2 });
+    const racing = new MapOutputBuffer({ dir: a.dir, numPartitions: 2 });
     for (let i = 0; i < 1000; i++) racing.collect(i % 2, u32(i), Buffer.alloc(2000));
     const finishing = racing.finish();
     await racing.abort();
@@ -204,7 +195,7 @@ test('abort removes the output, before and after finish; remove helpers clean up
     await assert.rejects(stat(a.dir), { code: 'ENOENT' });
 
     for (const attempt of ['x0', 'x1']) {
-      const b = new InMemoryMapOutputBuffer({ dir: mapOutputPaths(root, 'job3', attempt).dir, numPartitions: 1 });
+      const b = new MapOutputBuffer({ dir: mapOutputPaths(root, 'job3', attempt).dir, numPartitions: 1 });
       b.collect(0, Buffer.from('k'), Buffer.from('v'));
       await b.finish();
     }
@@ -212,7 +203,7 @@ test('abort removes the output, before and after finish; remove helpers clean up
     assert.deepEqual(await readdir(join(root, 'job3')), ['x1']);
     await removeAttemptMapOutput(root, 'job3', 'x1');
     await assert.rejects(stat(join(root, 'job3')), { code: 'ENOENT' }, 'job dir goes with its last attempt');
-    const c = new InMemoryMapOutputBuffer({ dir: mapOutputPaths(root, 'job4', 'y').dir, numPartitions: 1 });
+    const c = new MapOutputBuffer({ dir: mapOutputPaths(root, 'job4', 'y').dir, numPartitions: 1 });
     await c.finish();
     await removeJobMapOutputs(root, 'job4');
     await assert.rejects(stat(join(root, 'job4')), { code: 'ENOENT' });
@@ -239,7 +230,7 @@ test('byte order holds for keys that differ only in zero bytes, length, or past 
     ];
     const rand = rng(8);
     const records: Rec[] = [];
-    const buffer = new InMemoryMapOutputBuffer({ dir: join(root, 'edge'), numPartitions: 1 });
+    const buffer = new MapOutputBuffer({ dir: join(root, 'edge'), numPartitions: 1 });
     for (let i = 0; i < 400; i++) {
       const r = { partition: 0, key: keys[Math.floor(rand() * keys.length)]!, value: u32(i) };
       records.push(r);

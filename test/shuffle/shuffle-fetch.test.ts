@@ -1,87 +1,22 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { open, readFile, rm } from 'node:fs/promises';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { readFile, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import {
-  createShuffleCounters,
-  createShuffleRequestHandler,
-  fetchMapOutputs,
-  groupByKey,
-  hashPartition,
-  InMemoryMapOutputBuffer,
-  mapOutputPaths,
-  mergeSortedRuns,
-  SegmentReader,
-  type MapOutputLocation,
-} from '../../src/shuffle/index.js';
-import { isMinimrError, MinimrError } from '../../src/errors.js';
-import { parseIndex, randomBytes, referenceSort, rng, u32, withTempDir, type Rec } from './support.js';
+import { createShuffleCounters } from '../../src/shuffle/counters.js';
+import { fetchMapOutputs } from '../../src/shuffle/fetcher.js';
+import { decodeSegment } from '../../src/shuffle/frames.js';
+import { groupByKey, mergeSortedRuns } from '../../src/shuffle/merger.js';
+import { mapOutputPaths } from '../../src/shuffle/paths.js';
+import { SegmentReader } from '../../src/shuffle/record-format.js';
+import type { MapOutputLocation } from '../../src/shuffle/types.js';
+import { isMinimrError, type MinimrError } from '../../src/errors.js';
+import { parseIndex, withTempDir } from './support.js';
+import { assertFetchFailure, flipByte, JOB, referenceInput, startWorker, stopWorker, writeMapOutput, writeMaps as writeMapsWith, type Worker } from './map-outputs.js';
 
-const JOB = 'job_fetch';
-
-interface Worker {
-  readonly workerId: string;
-  readonly rootDir: string;
-  readonly server: Server;
-  port: number;
-  /** Shuffle request URLs seen, in order. */
-  readonly requests: string[];
-  maxInFlight: number;
-}
-
-/** A worker's data server as the runtime would mount it: shuffle handler first, 404 otherwise. */
-async function startWorker(workerId: string, rootDir: string, delayMs = 0): Promise<Worker> {
-  const handler = createShuffleRequestHandler({ rootDir });
-  let inFlight = 0;
-  const worker: Worker = { workerId, rootDir, server: createServer(), port: 0, requests: [], maxInFlight: 0 };
-  worker.server.on('request', (req, res) => {
-    worker.requests.push(req.url ?? '');
-    inFlight++;
-    worker.maxInFlight = Math.max(worker.maxInFlight, inFlight);
-    res.on('close', () => inFlight--);
-    setTimeout(() => {
-      if (!handler(req, res)) {
-        res.writeHead(404).end('not a shuffle url');
-      }
-    }, delayMs);
-  });
-  worker.server.listen(0, '127.0.0.1');
-  await once(worker.server, 'listening');
-  worker.port = (worker.server.address() as AddressInfo).port;
-  return worker;
-}
-
-async function stopWorker(w: Worker): Promise<void> {
-  w.server.closeAllConnections();
-  await new Promise<void>((resolve) => w.server.close(() => resolve()));
-}
-
-/** Writes `numMaps` map outputs, alternating between the workers; returns their records and locations. */
-async function writeMaps(workers: Worker[], numMaps: number, numReduces: number, seed: number) {
-  const rand = rng(seed);
-  const mapRecords: Rec[][] = [];
-  const locations: MapOutputLocation[] = [];
-  for (let m = 0; m < numMaps; m++) {
-    const w = workers[m % workers.length]!;
-    const attemptId = `attempt_m${m}_0`;
-    const buffer = new InMemoryMapOutputBuffer({ dir: mapOutputPaths(w.rootDir, JOB, attemptId).dir, numPartitions: numReduces });
-    const records: Rec[] = [];
-    const n = 200 + Math.floor(rand() * 800);
-    for (let i = 0; i < n; i++) {
-      const key = randomBytes(rand, 3, 6);
-      const value = Buffer.concat([u32(m), u32(i)]);
-      const partition = hashPartition(key, numReduces);
-      records.push({ partition, key, value });
-      buffer.collect(partition, key, value);
-    }
-    await buffer.finish();
-    mapRecords.push(records);
-    locations.push({ mapIndex: m, attemptId, workerId: w.workerId, host: '127.0.0.1', dataPort: w.port });
-  }
-  return { mapRecords, locations };
+/** `numMaps` map outputs of 200-1000 records, alternating between the workers. */
+function writeMaps(workers: Worker[], numMaps: number, numReduces: number, seed: number) {
+  return writeMapsWith(workers, { sizes: Array.from({ length: numMaps }, (_, m) => 200 + ((m * 337 + seed * 101) % 800)), numReduces, seed });
 }
 
 function get(port: number, path: string, method = 'GET'): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
@@ -137,14 +72,11 @@ test('fetcher gets every map output for each reduce: remote over HTTP, local fro
         assert.ok(counters.shuffleBytesLocal > 0 && counters.shuffleBytesRemote > 0);
         // The reduce input (merge of all segments) equals the reference: this partition's records of
         // all maps, sorted by key, equal keys in map order then emission order.
-        const merged = [...mergeSortedRuns(segments.map((s) => new SegmentReader(s.data)))].map(
-          ([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`,
-        );
-        const expected = referenceSort(mapRecords.flat().filter((x) => x.partition === r)).map(
-          (x) => `${x.key.toString('hex')}:${x.value.toString('hex')}`,
-        );
+        const readers = (): SegmentReader[] => segments.map((s) => new SegmentReader(decodeSegment(s.data, { name: `map ${s.mapIndex}` })));
+        const merged = [...mergeSortedRuns(readers())].map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`);
+        const expected = referenceInput(mapRecords, r);
         assert.deepEqual(merged, expected);
-        const groups = [...groupByKey(mergeSortedRuns(segments.map((s) => new SegmentReader(s.data))))].length;
+        const groups = [...groupByKey(mergeSortedRuns(readers()))].length;
         assert.equal(groups, new Set(expected.map((e) => e.split(':')[0])).size);
       }
       assert.ok(localBytes > 0 && remoteBytes > 0);
@@ -163,7 +95,7 @@ test('handler: headers, 404 JSON for missing output, 400 for bad partitions, fal
   await withTempDir(async (tmp) => {
     const w = await startWorker('w', join(tmp, 'w'));
     try {
-      const { locations } = await writeMaps([w], 1, 2, 2);
+      const { locations, entries } = await writeMaps([w], 1, 2, 2);
       const paths = mapOutputPaths(w.rootDir, JOB, locations[0]!.attemptId);
       const entry = parseIndex(await readFile(paths.indexFile))[1]!;
       const ok = await get(w.port, `/shuffle/${JOB}/${locations[0]!.attemptId}/1`);
@@ -171,6 +103,8 @@ test('handler: headers, 404 JSON for missing output, 400 for bad partitions, fal
       assert.equal(ok.headers['x-minimr-records'], String(entry.records));
       assert.equal(ok.headers['x-minimr-length'], String(entry.length));
       assert.equal(ok.headers['x-minimr-crc32'], String(entry.crc32));
+      assert.equal(ok.headers['x-minimr-raw-length'], String(entries[0]![1]!.rawLength));
+      assert.ok(entries[0]![1]!.rawLength > entry.length, 'served as stored: compressed frames');
       assert.equal(ok.body.length, entry.length);
 
       const missing = await get(w.port, `/shuffle/${JOB}/attempt_nope/0`);
@@ -198,9 +132,7 @@ test('hostile URLs get 400 and never reach a file, even one planted where traver
     const w = await startWorker('w', rootDir);
     try {
       // A valid map output at <tmp>/a, i.e. what jobId ".." + attemptId "a" would resolve to from rootDir.
-      const trap = new InMemoryMapOutputBuffer({ dir: join(tmp, 'a'), numPartitions: 1 });
-      trap.collect(0, Buffer.from('secret'), Buffer.from('data'));
-      await trap.finish();
+      await writeMapOutput(join(tmp, 'a'), [{ partition: 0, key: Buffer.from('secret'), value: Buffer.from('data') }], 1);
       for (const path of [
         '/shuffle/../../etc/passwd/0',
         '/shuffle/../a/0',
@@ -222,30 +154,6 @@ test('hostile URLs get 400 and never reach a file, even one planted where traver
     }
   });
 });
-
-async function flipByte(file: string, at: number): Promise<void> {
-  const fh = await open(file, 'r+');
-  try {
-    const b = Buffer.alloc(1);
-    await fh.read(b, 0, 1, at);
-    b[0] ^= 0x5a;
-    await fh.write(b, 0, 1, at);
-  } finally {
-    await fh.close();
-  }
-}
-
-function assertFetchFailure(err: unknown, loc: MapOutputLocation, reduceIndex: number): boolean {
-  assert.ok(isMinimrError(err, 'EFETCH'), `expected EFETCH, got ${String(err)}`);
-  const e = err as MinimrError;
-  assert.equal(e.details.jobId, JOB);
-  assert.equal(e.details.mapIndex, loc.mapIndex);
-  assert.equal(e.details.attemptId, loc.attemptId);
-  assert.equal(e.details.reduceIndex, reduceIndex);
-  assert.equal(e.details.workerId, loc.workerId);
-  assert.match(e.message, /map will be re-run/);
-  return true;
-}
 
 test('a corrupted segment byte on disk fails with EFETCH after the retries (remote and local)', async () => {
   await withTempDir(async (tmp) => {

@@ -75,17 +75,18 @@ export function buildSegment(records: ReadonlyArray<readonly [Buffer, Buffer]>):
   return Buffer.concat(parts);
 }
 
-/** Independent index parser (format documented in src/shuffle/index-file.ts). */
-export function parseIndex(buf: Buffer): Array<{ offset: number; length: number; records: number; crc32: number }> {
+/** Independent index parser (format v2 documented in src/shuffle/index-file.ts). */
+export function parseIndex(buf: Buffer): Array<{ offset: number; length: number; rawLength: number; records: number; crc32: number }> {
   const n = buf.readUInt32LE(8);
   const out = [];
   for (let i = 0; i < n; i++) {
-    const at = 12 + i * 28;
+    const at = 12 + i * 36;
     out.push({
       offset: Number(buf.readBigUInt64LE(at)),
       length: Number(buf.readBigUInt64LE(at + 8)),
-      records: Number(buf.readBigUInt64LE(at + 16)),
-      crc32: buf.readUInt32LE(at + 24),
+      rawLength: Number(buf.readBigUInt64LE(at + 16)),
+      records: Number(buf.readBigUInt64LE(at + 24)),
+      crc32: buf.readUInt32LE(at + 32),
     });
   }
   return out;

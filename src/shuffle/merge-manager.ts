@@ -1,0 +1,694 @@
+import { open, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MinimrError } from '../errors.js';
+import { effectiveComparator } from './bytes-compare.js';
+import type { BlockCodec } from './codec.js';
+import type { SegmentHeader, SegmentSink } from './fetcher.js';
+import { decodeFrameAt, FileSegmentReader, FRAME_HEADER_SIZE, FramedFileWriter, type FrameSource } from './frames.js';
+import { SegmentReader, varintSize, writeVarint, type KeyValue } from './record-format.js';
+import type { BytesCombiner, KeyComparator, MapOutputLocation, ShuffleCounters } from './types.js';
+
+/**
+ * MergeManager: the reduce side's memory-bounded external merge sort (Hadoop's MergeManagerImpl).
+ *
+ * Memory accounting. The budget `bufferBytes` counts RAW (decompressed) record bytes, the bytes the
+ * merge really holds. A fetch that will go to memory reserves its segment's rawLength as soon as the
+ * segment's size is known (before its first byte), so reserved + committed bytes never exceed the
+ * budget: a fetch that would overflow it waits (backpressure, FIFO) until a merge frees memory. While
+ * it streams, a segment holds its raw buffer plus one compressed frame; frames are decompressed as
+ * they arrive, the stored bytes are never kept. `peakBufferBytes` is the largest reserved + committed.
+ *
+ * What goes to disk, and when.
+ *  - A segment with rawLength > maxSingleShuffleFraction * bufferBytes is streamed straight to a file
+ *    as it arrives, frames still compressed (one network chunk in memory at a time).
+ *  - When committed in-memory bytes reach mergeThreshold * bufferBytes, all committed in-memory
+ *    segments are merged (through the combiner, if any) into one sorted on-disk run, and their memory
+ *    is freed. The same happens earlier if a waiting fetch could otherwise never be served.
+ *  - When on-disk runs exceed 2 * mergeFactor - 1, the mergeFactor smallest are merged into one, in
+ *    the background while fetches go on.
+ *  - Final merge: the in-memory segments count as one run (they merge in memory, no file; Hadoop's
+ *    final merge treats them the same way), each on-disk run as one. While there are more than
+ *    mergeFactor, the smallest are merged into an intermediate on-disk run (Hadoop's pass sizing: the
+ *    first pass takes just enough that every later pass merges exactly mergeFactor); when a pass takes
+ *    the in-memory group, all of its segments go to disk and their memory is freed. What is left is
+ *    merged lazily and synchronously into the reduce: the in-memory segments still held + one frame
+ *    per on-disk run (at most mergeFactor files open). So an input that fits the buffer never
+ *    touches the disk, however many maps there are.
+ * Counters: the disk writes above (segments shuffled to disk, in-memory merges, on-disk merges) add to
+ * spilledRecords / spilledBytes (stored bytes); each on-disk merge (background or final) is a merge pass.
+ *
+ * Why the reducer's penalty is a sawtooth of input/buffer. With input I and buffer B (all segments
+ * small), every mergeThreshold*B of input is spilled once and the rest stays in memory for the final
+ * merge: spilled(I) ~ floor(I / tB) * tB. As B shrinks below I/t, the spill jumps from 0 to about all of
+ * I, then falls back towards I/2 as B shrinks to I/2t, jumps back to ~I, and so on: the spilled bytes
+ * (and with them T(m) = T + spilledBytes(m)/diskRate) go up and down as memory shrinks, with extra
+ * steps when the run count crosses mergeFactor and a merge pass re-writes data. Hence the scheduler's
+ * rule: among allocations with the same predicted time, take the smallest.
+ *
+ * Order of equal keys. Every record carries its map index (a "tag"): constant for a fetched segment,
+ * written as a varint before the value in the runs this class writes. Merges break key ties by tag,
+ * then by run; a map's records are always in one run, in emission order. So equal keys come out in
+ * map order then emission order, whatever the budget did: the reduce input is byte-identical across
+ * budgets (without a combiner; a combiner sees different groups under different budgets).
+ */
+
+export interface MergeManagerOptions {
+  readonly workDir: string;
+  readonly bufferBytes: number;
+  readonly mergeFactor: number;
+  readonly maxSingleShuffleFraction: number;
+  readonly mergeThreshold: number;
+  readonly compare?: KeyComparator;
+  readonly combiner?: BytesCombiner;
+  readonly codec: BlockCodec;
+  readonly counters: ShuffleCounters;
+  /** For error details. */
+  readonly details?: Readonly<Record<string, string | number>>;
+  /** Called once when a background merge fails, so the fetches can be stopped. */
+  readonly onFailure?: (err: unknown) => void;
+}
+
+interface MemRun {
+  readonly kind: 'mem';
+  readonly id: number;
+  readonly raw: Buffer;
+  readonly rawLength: number;
+  readonly records: number;
+  readonly mapIndex: number;
+}
+
+interface DiskRun {
+  readonly kind: 'disk';
+  readonly id: number;
+  readonly path: string;
+  /** Stored bytes. */
+  readonly length: number;
+  readonly rawLength: number;
+  readonly records: number;
+  /** A fetched map segment (untagged, all of `mapIndex`), or a run this class wrote (tagged records). */
+  readonly mapIndex: number | undefined;
+}
+
+type Run = MemRun | DiskRun;
+
+interface TaggedRecord {
+  readonly key: Buffer;
+  readonly value: Buffer;
+  readonly tag: number;
+}
+
+interface Waiter {
+  readonly bytes: number;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/** Records between two yields to the event loop in a merge that writes to disk. */
+const YIELD_EVERY = 2048;
+
+const yieldLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export class MergeManager {
+  private readonly opts: MergeManagerOptions;
+  private readonly compare: KeyComparator;
+  private readonly counters: ShuffleCounters;
+  private readonly maxSingleBytes: number;
+  private readonly mergeAtBytes: number;
+  private nextId = 0;
+  /** Raw bytes reserved by fetches in flight + committed in-memory segments (+ those being merged). */
+  private used = 0;
+  private reservedInFlight = 0;
+  private committedBytes = 0;
+  private memRuns: MemRun[] = [];
+  private diskRuns: DiskRun[] = [];
+  private readonly waiters: Waiter[] = [];
+  private memMerging = false;
+  private diskMerging = false;
+  private readonly active = new Set<Promise<void>>();
+  /** Every file this manager created and has not removed yet. */
+  private readonly files = new Set<string>();
+  private failure: unknown;
+  private finalized = false;
+
+  constructor(options: MergeManagerOptions) {
+    const { bufferBytes, mergeFactor, maxSingleShuffleFraction, mergeThreshold } = options;
+    if (!(Number.isFinite(bufferBytes) && bufferBytes > 0)) throw badOption('bufferBytes', bufferBytes);
+    if (!(Number.isInteger(mergeFactor) && mergeFactor >= 2)) throw badOption('mergeFactor', mergeFactor);
+    if (!(maxSingleShuffleFraction > 0 && maxSingleShuffleFraction <= 1)) throw badOption('maxSingleShuffleFraction', maxSingleShuffleFraction);
+    if (!(mergeThreshold > 0 && mergeThreshold <= 1)) throw badOption('mergeThreshold', mergeThreshold);
+    this.opts = options;
+    this.compare = effectiveComparator(options.compare);
+    this.counters = options.counters;
+    this.maxSingleBytes = Math.floor(maxSingleShuffleFraction * bufferBytes);
+    this.mergeAtBytes = mergeThreshold * bufferBytes;
+  }
+
+  /** Why the manager was stopped (a merge failed, or `fail` was called), if it was. */
+  get failureReason(): unknown {
+    return this.failure;
+  }
+
+  /** Raw bytes held now (reserved + committed). */
+  get bufferedBytes(): number {
+    return this.used;
+  }
+
+  /**
+   * Where one fetched segment goes: a sink decompressing into memory (after waiting for room in the
+   * budget) or one writing the stored bytes to a file of the work dir.
+   */
+  async openSink(loc: MapOutputLocation, header: SegmentHeader, signal?: AbortSignal): Promise<SegmentSink> {
+    this.throwIfFailed();
+    if (header.length === 0) {
+      if (header.records !== 0 || header.rawLength !== 0) throw new MinimrError('ECHECKSUM', 'empty segment with records', { ...this.opts.details, mapIndex: loc.mapIndex });
+      return { write: () => undefined, finish: () => undefined, abort: () => undefined };
+    }
+    if (header.rawLength > this.maxSingleBytes) return this.openDiskSink(loc, header);
+    await this.acquire(header.rawLength, signal);
+    try {
+      this.throwIfFailed();
+    } catch (err) {
+      this.release(header.rawLength, true);
+      throw err;
+    }
+    return new InMemorySink(this, loc, header, { name: `map ${loc.mapIndex} (attempt ${loc.attemptId})`, details: { ...this.opts.details, mapIndex: loc.mapIndex, attemptId: loc.attemptId } });
+  }
+
+  /** Stops everything: waiting fetches are rejected, running merges give up at their next yield. */
+  fail(err: unknown): void {
+    if (this.failure !== undefined) return;
+    this.failure = err;
+    for (const w of this.waiters.splice(0)) w.reject(err);
+  }
+
+  /** Resolves once no merge is running (whatever they ended with). */
+  async settle(): Promise<void> {
+    while (this.active.size > 0) await Promise.allSettled([...this.active]);
+  }
+
+  /**
+   * After the last fetch: waits for the background merges, runs the final merge passes, and returns
+   * the sorted stream of all records (synchronous: blocking reads, one frame per on-disk run).
+   */
+  async finalMerge(): Promise<Iterable<KeyValue>> {
+    await this.settle();
+    this.throwIfFailed();
+    this.finalized = true;
+    const factor = this.opts.mergeFactor;
+    // The in-memory segments count as one run (as in Hadoop, they are merged in memory without any
+    // file); each on-disk run counts as one. A pass that picks the in-memory group writes all of it.
+    let groups: Run[][] = this.diskRuns.map((r) => [r]);
+    if (this.memRuns.length > 0) groups.push(this.memRuns);
+    this.memRuns = [];
+    this.diskRuns = [];
+    const size = (g: Run[]): number => g.reduce((n, r) => n + r.rawLength, 0);
+    for (let pass = 1; groups.length > factor; pass++) {
+      this.throwIfFailed();
+      // Hadoop's pass factor: the first pass merges just enough runs that every later pass is full.
+      const mod = (groups.length - 1) % (factor - 1);
+      const take = pass > 1 || mod === 0 ? factor : mod + 1;
+      groups.sort((a, b) => size(a) - size(b) || a[0]!.id - b[0]!.id);
+      const inputs = groups.slice(0, take).flat();
+      const rest = groups.slice(take);
+      const merged = await this.mergeToDisk(inputs, false);
+      this.counters.mergePasses++;
+      for (const r of inputs) if (r.kind === 'mem') this.freeMem(r.rawLength);
+      await this.removeRuns(inputs);
+      groups = [...rest, [merged]];
+    }
+    const finalRuns = groups.flat().sort((a, b) => a.id - b.id);
+    const { compare, counters } = this;
+    return {
+      *[Symbol.iterator](): Iterator<KeyValue> {
+        for (const r of mergeRuns(finalRuns, compare)) {
+          counters.reduceInputRecords++;
+          yield [r.key, r.value];
+        }
+      },
+    };
+  }
+
+  /** Removes every file this manager made. Safe to call more than once; call after `settle`. */
+  async removeFiles(): Promise<void> {
+    const files = [...this.files];
+    this.files.clear();
+    await Promise.all(files.map((f) => rm(f, { force: true })));
+  }
+
+  // ----- memory accounting -----
+
+  private acquire(bytes: number, signal?: AbortSignal): Promise<void> {
+    if (this.waiters.length === 0 && this.used + bytes <= this.opts.bufferBytes) {
+      this.grant(bytes);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(new MinimrError('EKILLED', 'shuffle stopped while waiting for memory', { ...this.opts.details }));
+        this.pump();
+      };
+      const waiter: Waiter = {
+        bytes,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject: (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      if (signal?.aborted) {
+        onAbort();
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+      this.pump();
+    });
+  }
+
+  private grant(bytes: number): void {
+    this.used += bytes;
+    this.reservedInFlight += bytes;
+    if (this.used > this.counters.peakBufferBytes) this.counters.peakBufferBytes = this.used;
+  }
+
+  /** A reservation given back: the fetch try failed (or turned out to be committed: `inFlight` false). */
+  release(bytes: number, inFlight: boolean): void {
+    if (inFlight) this.reservedInFlight -= bytes;
+    this.used -= bytes;
+    this.pump();
+  }
+
+  private freeMem(bytes: number): void {
+    this.used -= bytes;
+    this.pump();
+  }
+
+  /** Hands memory to waiters in order, then starts the merges that are due. */
+  private pump(): void {
+    while (this.waiters.length > 0 && this.used + this.waiters[0]!.bytes <= this.opts.bufferBytes) {
+      const w = this.waiters.shift()!;
+      this.grant(w.bytes);
+      w.resolve();
+    }
+    if (this.failure !== undefined || this.finalized) return;
+    if (!this.memMerging && this.memRuns.length > 0) {
+      const due = this.committedBytes >= this.mergeAtBytes;
+      // Nothing else would ever free memory for the waiting fetch: merge what is there now.
+      const stuck = this.waiters.length > 0 && this.reservedInFlight === 0;
+      if (due || stuck) this.startMemMerge();
+    }
+    if (!this.diskMerging && this.diskRuns.length > 2 * this.opts.mergeFactor - 1) this.startDiskMerge();
+  }
+
+  /** An in-memory segment is complete and verified. */
+  commit(run: Omit<MemRun, 'id' | 'kind'>): void {
+    this.reservedInFlight -= run.rawLength;
+    if (this.failure !== undefined) {
+      this.used -= run.rawLength;
+      return;
+    }
+    this.memRuns.push({ kind: 'mem', id: this.nextId++, ...run });
+    this.committedBytes += run.rawLength;
+    this.pump();
+  }
+
+  // ----- disk -----
+
+  newPath(prefix: string): string {
+    const path = join(this.opts.workDir, `${prefix}-${this.nextId++}-${Math.random().toString(36).slice(2, 8)}`);
+    this.files.add(path);
+    return path;
+  }
+
+  private async openDiskSink(loc: MapOutputLocation, header: SegmentHeader): Promise<SegmentSink> {
+    const path = this.newPath(`map${loc.mapIndex}`);
+    const fh = await open(path, 'wx');
+    let pos = 0;
+    let closed = false;
+    const close = async (): Promise<void> => {
+      if (closed) return;
+      closed = true;
+      await fh.close();
+    };
+    return {
+      write: async (chunk) => {
+        for (let off = 0; off < chunk.length; ) {
+          const { bytesWritten } = await fh.write(chunk, off, chunk.length - off, pos);
+          off += bytesWritten;
+          pos += bytesWritten;
+        }
+      },
+      finish: async () => {
+        await close();
+        this.counters.spilledRecords += header.records;
+        this.counters.spilledBytes += header.length;
+        if (this.failure !== undefined) return;
+        this.diskRuns.push({ kind: 'disk', id: this.nextId++, path, length: header.length, rawLength: header.rawLength, records: header.records, mapIndex: loc.mapIndex });
+        this.pump();
+      },
+      abort: async () => {
+        await close().catch(() => undefined);
+        this.files.delete(path);
+        await rm(path, { force: true });
+      },
+    };
+  }
+
+  private async removeRuns(runs: readonly Run[]): Promise<void> {
+    for (const r of runs) {
+      if (r.kind !== 'disk') continue;
+      this.files.delete(r.path);
+      await rm(r.path, { force: true });
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    const p = work.catch((err: unknown) => {
+      if (this.failure === undefined) {
+        this.fail(err);
+        this.opts.onFailure?.(err);
+      }
+    });
+    this.active.add(p);
+    void p.finally(() => this.active.delete(p));
+  }
+
+  private startMemMerge(): void {
+    const inputs = this.memRuns;
+    this.memRuns = [];
+    const bytes = inputs.reduce((n, r) => n + r.rawLength, 0);
+    this.committedBytes -= bytes;
+    this.memMerging = true;
+    this.track(
+      (async () => {
+        try {
+          const run = await this.mergeToDisk(inputs, true);
+          if (this.failure === undefined) this.diskRuns.push(run);
+        } finally {
+          this.memMerging = false;
+          this.freeMem(bytes);
+        }
+      })(),
+    );
+  }
+
+  private startDiskMerge(): void {
+    const sorted = [...this.diskRuns].sort(bySize);
+    const inputs = sorted.slice(0, this.opts.mergeFactor);
+    this.diskRuns = sorted.slice(this.opts.mergeFactor);
+    this.diskMerging = true;
+    this.track(
+      (async () => {
+        try {
+          const run = await this.mergeToDisk(inputs, false);
+          this.counters.mergePasses++;
+          await this.removeRuns(inputs);
+          if (this.failure === undefined) this.diskRuns.push(run);
+        } finally {
+          this.diskMerging = false;
+          this.pump();
+        }
+      })(),
+    );
+  }
+
+  /** Merges runs into one tagged on-disk run, yielding to the event loop as it goes. */
+  private async mergeToDisk(inputs: readonly Run[], combine: boolean): Promise<DiskRun> {
+    const ordered = [...inputs].sort((a, b) => a.id - b.id);
+    let records: Iterable<TaggedRecord> = mergeRuns(ordered, this.compare);
+    if (combine && this.opts.combiner) records = combineTagged(records, this.opts.combiner, this.compare, this.counters);
+    const path = this.newPath('run');
+    const fh = await open(path, 'wx');
+    let stats;
+    let count = 0;
+    try {
+      const writer = new FramedFileWriter(fh, this.opts.codec);
+      writer.beginSegment();
+      let sinceYield = 0;
+      for (const r of records) {
+        const pending = writer.append(r.key, tagValue(r.tag, r.value));
+        if (pending) await pending;
+        count++;
+        if (++sinceYield >= YIELD_EVERY) {
+          sinceYield = 0;
+          await yieldLoop();
+          this.throwIfFailed();
+        }
+      }
+      stats = await writer.endSegment();
+      await writer.finish();
+    } catch (err) {
+      await fh.close().catch(() => undefined);
+      this.files.delete(path);
+      await rm(path, { force: true });
+      throw err;
+    }
+    await fh.close();
+    this.counters.spilledRecords += count;
+    this.counters.spilledBytes += stats.length;
+    return { kind: 'disk', id: this.nextId++, path, length: stats.length, rawLength: stats.rawLength, records: count, mapIndex: undefined };
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
+
+function badOption(name: string, value: unknown): MinimrError {
+  return new MinimrError('EINTERNAL', `reduce shuffle option ${name} out of range: ${String(value)}`, { option: name });
+}
+
+function bySize(a: Run, b: Run): number {
+  return a.rawLength - b.rawLength || a.id - b.id;
+}
+
+/**
+ * Decompresses a segment's frames as they stream in, into one buffer of the segment's raw length
+ * (reserved beforehand). Holds at most one frame's stored bytes besides.
+ */
+class InMemorySink implements SegmentSink {
+  private readonly raw: Buffer;
+  private rawPos = 0;
+  private storedPos = 0;
+  private readonly head = Buffer.allocUnsafe(FRAME_HEADER_SIZE);
+  private headGot = 0;
+  private frame: Buffer | undefined;
+  private frameGot = 0;
+  private done = false;
+
+  constructor(
+    private readonly manager: MergeManager,
+    private readonly loc: MapOutputLocation,
+    private readonly header: SegmentHeader,
+    private readonly source: FrameSource,
+  ) {
+    this.raw = Buffer.allocUnsafe(header.rawLength);
+  }
+
+  write(chunk: Buffer): void {
+    let pos = 0;
+    while (pos < chunk.length) {
+      if (this.frame === undefined) {
+        const n = Math.min(FRAME_HEADER_SIZE - this.headGot, chunk.length - pos);
+        chunk.copy(this.head, this.headGot, pos, pos + n);
+        this.headGot += n;
+        pos += n;
+        if (this.headGot < FRAME_HEADER_SIZE) break;
+        const rawLength = this.head.readUInt32LE(0);
+        const storedLength = this.head.readUInt32LE(4);
+        if (this.storedPos + FRAME_HEADER_SIZE + storedLength > this.header.length) throw this.corrupt('frame runs past the end of the segment');
+        if (this.rawPos + rawLength > this.raw.length) throw this.corrupt('frames hold more than the segment\'s raw length');
+        this.frame = Buffer.allocUnsafe(FRAME_HEADER_SIZE + storedLength);
+        this.head.copy(this.frame, 0);
+        this.frameGot = FRAME_HEADER_SIZE;
+      } else {
+        const n = Math.min(this.frame.length - this.frameGot, chunk.length - pos);
+        chunk.copy(this.frame, this.frameGot, pos, pos + n);
+        this.frameGot += n;
+        pos += n;
+      }
+      if (this.frame.length === this.frameGot) {
+        const { raw } = decodeFrameAt(this.frame, 0, { ...this.source, details: { ...this.source.details, frameOffset: this.storedPos } });
+        if (this.rawPos + raw.length > this.raw.length) throw this.corrupt('frames hold more than the segment\'s raw length');
+        this.rawPos += raw.copy(this.raw, this.rawPos);
+        this.storedPos += this.frame.length;
+        this.frame = undefined;
+        this.headGot = 0;
+      }
+    }
+  }
+
+  finish(): void {
+    if (this.frame !== undefined || this.headGot !== 0) throw this.corrupt('segment ends inside a frame');
+    if (this.rawPos !== this.raw.length) throw this.corrupt(`frames hold ${this.rawPos} raw bytes, the index says ${this.raw.length}`);
+    const records = new SegmentReader(this.raw).countRecords();
+    if (records !== this.header.records) throw this.corrupt(`segment has ${records} records, the index says ${this.header.records}`);
+    this.done = true;
+    this.manager.commit({ raw: this.raw, rawLength: this.raw.length, records, mapIndex: this.loc.mapIndex });
+  }
+
+  abort(): void {
+    if (this.done) return;
+    this.done = true;
+    this.manager.release(this.header.rawLength, true);
+  }
+
+  private corrupt(why: string): MinimrError {
+    return new MinimrError('ECHECKSUM', `corrupt shuffle data from ${this.source.name}: ${why}`, { ...this.source.details });
+  }
+}
+
+function tagValue(tag: number, value: Buffer): Buffer {
+  const n = varintSize(tag);
+  const out = Buffer.allocUnsafe(n + value.length);
+  writeVarint(out, 0, tag);
+  value.copy(out, n);
+  return out;
+}
+
+/** Records of a run with their tags. */
+function* taggedRecords(run: Run): Generator<TaggedRecord> {
+  if (run.kind === 'mem') {
+    for (const [key, value] of new SegmentReader(run.raw)) yield { key, value, tag: run.mapIndex };
+    return;
+  }
+  const reader = new FileSegmentReader(run.path, 0, run.length, { name: run.path });
+  if (run.mapIndex !== undefined) {
+    const tag = run.mapIndex;
+    for (const [key, value] of reader) yield { key, value, tag };
+    return;
+  }
+  for (const [key, value] of reader) {
+    let tag = 0;
+    let mul = 1;
+    let i = 0;
+    for (;;) {
+      if (i >= value.length || i >= 5) throw new MinimrError('ECHECKSUM', `corrupt merged run ${run.path}: bad record tag`, { file: run.path });
+      const b = value[i++]!;
+      tag += (b & 0x7f) * mul;
+      if ((b & 0x80) === 0) break;
+      mul *= 128;
+    }
+    yield { key, value: value.subarray(i), tag };
+  }
+}
+
+interface Cursor {
+  rec: TaggedRecord;
+  readonly order: number;
+  readonly it: Iterator<TaggedRecord>;
+}
+
+/**
+ * k-way merge of tagged runs: by key, then tag (map index), then position of the run in `runs`;
+ * within a run, records keep their order.
+ */
+function* mergeRuns(runs: readonly Run[], compare: KeyComparator): Generator<TaggedRecord> {
+  const heap: Cursor[] = [];
+  const less = (a: Cursor, b: Cursor): boolean => {
+    const c = compare(a.rec.key, b.rec.key);
+    if (c !== 0) return c < 0;
+    if (a.rec.tag !== b.rec.tag) return a.rec.tag < b.rec.tag;
+    return a.order < b.order;
+  };
+  const siftUp = (i: number): void => {
+    const e = heap[i]!;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!less(e, heap[parent]!)) break;
+      heap[i] = heap[parent]!;
+      i = parent;
+    }
+    heap[i] = e;
+  };
+  const siftDown = (i: number): void => {
+    const n = heap.length;
+    const e = heap[i]!;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const child = r < n && less(heap[r]!, heap[l]!) ? r : l;
+      if (!less(heap[child]!, e)) break;
+      heap[i] = heap[child]!;
+      i = child;
+    }
+    heap[i] = e;
+  };
+  const open: Iterator<TaggedRecord>[] = [];
+  try {
+    runs.forEach((run, order) => {
+      const it = taggedRecords(run);
+      open.push(it);
+      const first = it.next();
+      if (!first.done) {
+        heap.push({ rec: first.value, order, it });
+        siftUp(heap.length - 1);
+      }
+    });
+    while (heap.length > 0) {
+      const top = heap[0]!;
+      const out = top.rec;
+      const next = top.it.next();
+      if (next.done) {
+        const last = heap.pop()!;
+        if (heap.length > 0) {
+          heap[0] = last;
+          siftDown(0);
+        }
+      } else {
+        top.rec = next.value;
+        siftDown(0);
+      }
+      yield out;
+    }
+  } finally {
+    // A merge stopped early (error, or the reduce did not read everything) closes its files.
+    for (const it of open) it.return?.();
+  }
+}
+
+/** The combiner over a merged tagged stream; a group's output keeps the tag of its first record. */
+function* combineTagged(
+  records: Iterable<TaggedRecord>,
+  combiner: BytesCombiner,
+  compare: KeyComparator,
+  counters: ShuffleCounters,
+): Generator<TaggedRecord> {
+  const it = records[Symbol.iterator]();
+  let cur = it.next();
+  while (!cur.done) {
+    const { key, tag } = cur.value;
+    const values: Iterable<Buffer> = {
+      *[Symbol.iterator]() {
+        while (!cur.done && compare(cur.value.key, key) === 0) {
+          const value = cur.value.value;
+          cur = it.next();
+          counters.combineInputRecords++;
+          yield value;
+        }
+      },
+    };
+    const emitted: TaggedRecord[] = [];
+    combiner(key, values, (k, v) => {
+      if (compare(k, key) !== 0) {
+        throw new MinimrError('ETASK', 'combiner emitted a key different from its input key; a combiner must keep the key', {
+          inputKey: key.toString('hex').slice(0, 64),
+          emittedKey: k.toString('hex').slice(0, 64),
+        });
+      }
+      emitted.push({ key: k, value: v, tag });
+    });
+    while (!cur.done && compare(cur.value.key, key) === 0) {
+      cur = it.next();
+      counters.combineInputRecords++;
+    }
+    counters.combineOutputRecords += emitted.length;
+    yield* emitted;
+  }
+}

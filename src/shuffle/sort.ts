@@ -1,0 +1,216 @@
+import { compareByteRanges } from './bytes-compare.js';
+import type { KeyComparator } from './types.js';
+
+/**
+ * The sort of one spill, over the metadata entries of MapOutputBuffer's arena (see its design note).
+ * Each record has one entry of META_WORDS u32 words, stored in a ring: the entry of record i of a
+ * generation is at word `base - META_WORDS * (i + 1)`, plus the ring's size in words when negative.
+ *
+ *   W_PART   partition          W_KEY   key offset in the arena   W_KLEN key length   W_VLEN value length
+ *   W_PFX_HI key bytes 0..3 (big-endian)
+ *   W_PFX_LO key bytes 4..5 << 16 | min(keyLength, 7)   (only for byte order)
+ *   W_S0, W_S1  scratch: the permutation (rank -> record number) and its double buffer
+ *
+ * Byte order: a stable LSD radix sort (16-bit digits, passes whose digit is the same for every record
+ * are skipped) on (partition, 6-byte prefix, min(length, 7)). That key decides the order of two keys
+ * completely unless both are longer than 6 bytes and share their first 6 bytes; only runs of such
+ * ties are then sorted with a stable merge sort comparing the full keys. Equal keys keep collection
+ * order (the radix sort is stable and starts from record order), so the output does not depend on
+ * the buffer size. A custom comparator: radix on the partition, then the merge sort per partition.
+ * The scratch lives in the entries themselves: a sort allocates nothing per record.
+ */
+export const META_WORDS = 8;
+export const META_BYTES = META_WORDS * 4;
+export const W_PART = 0;
+export const W_KEY = 1;
+export const W_KLEN = 2;
+export const W_VLEN = 3;
+export const W_PFX_HI = 4;
+export const W_PFX_LO = 5;
+export const W_S0 = 6;
+export const W_S1 = 7;
+
+/** Key prefix words for byte order (see above). */
+export function prefixHi(key: Uint8Array, start: number, len: number): number {
+  const b0 = len > 0 ? key[start]! : 0;
+  const b1 = len > 1 ? key[start + 1]! : 0;
+  const b2 = len > 2 ? key[start + 2]! : 0;
+  const b3 = len > 3 ? key[start + 3]! : 0;
+  return ((b0 << 24) | (b1 << 16) | (b2 << 8) | b3) >>> 0;
+}
+
+export function prefixLo(key: Uint8Array, start: number, len: number): number {
+  const b4 = len > 4 ? key[start + 4]! : 0;
+  const b5 = len > 5 ? key[start + 5]! : 0;
+  return ((b4 << 24) | (b5 << 16) | (len > 6 ? 7 : len)) >>> 0;
+}
+
+export interface SortSpec {
+  readonly meta: Uint32Array;
+  readonly data: Buffer;
+  /** Word index of the generation's equator (entry i ends there minus i entries). */
+  readonly base: number;
+  readonly n: number;
+  readonly numPartitions: number;
+  /** undefined = byte order with the prefix words filled in. */
+  readonly compare: KeyComparator | undefined;
+  /** 65536-entry histogram, reused across spills. */
+  readonly hist: Uint32Array;
+}
+
+export interface SortResult {
+  /** Which scratch word holds the final permutation (W_S0 or W_S1). */
+  readonly permWord: number;
+  /** Ranks of partition p are starts[p] .. starts[p + 1]. */
+  readonly starts: Float64Array;
+}
+
+export function sortSpill(spec: SortSpec): SortResult {
+  const { meta, data, base, n, numPartitions, compare, hist } = spec;
+  const ring = meta.length;
+  const slot = (i: number): number => {
+    const a = base - META_WORDS * (i + 1);
+    return a < 0 ? a + ring : a;
+  };
+  for (let i = 0; i < n; i++) meta[slot(i) + W_S0] = i;
+  let src = W_S0;
+  let dst = W_S1;
+
+  // One LSD pass on the 16-bit digit (word >>> shift) & 0xffff; skipped when all digits are equal.
+  const pass = (word: number, shift: number): void => {
+    hist.fill(0);
+    for (let j = 0; j < n; j++) {
+      const r = meta[slot(j) + src]!;
+      hist[(meta[slot(r) + word]! >>> shift) & 0xffff]!++;
+    }
+    let sum = 0;
+    for (let d = 0; d < 65536; d++) {
+      const c = hist[d]!;
+      if (c === n) return;
+      hist[d] = sum;
+      sum += c;
+    }
+    for (let j = 0; j < n; j++) {
+      const r = meta[slot(j) + src]!;
+      const d = (meta[slot(r) + word]! >>> shift) & 0xffff;
+      meta[slot(hist[d]!++) + dst] = r;
+    }
+    const t = src;
+    src = dst;
+    dst = t;
+  };
+
+  if (compare === undefined && n > 1) {
+    pass(W_PFX_LO, 0);
+    pass(W_PFX_LO, 16);
+    pass(W_PFX_HI, 0);
+    pass(W_PFX_HI, 16);
+  }
+  if (numPartitions > 1 && n > 1) {
+    pass(W_PART, 0);
+    if (numPartitions > 65536) pass(W_PART, 16);
+  }
+
+  const starts = new Float64Array(numPartitions + 1);
+  for (let i = 0; i < n; i++) starts[meta[slot(i) + W_PART]! + 1]!++;
+  for (let p = 0; p < numPartitions; p++) starts[p + 1]! += starts[p]!;
+
+  if (compare === undefined) {
+    // Full-key sort of the runs that the radix key could not separate.
+    const cmp = (a: number, b: number): number => {
+      const sa = slot(a);
+      const sb = slot(b);
+      const ka = meta[sa + W_KEY]!;
+      const kb = meta[sb + W_KEY]!;
+      return compareByteRanges(data, ka, ka + meta[sa + W_KLEN]!, data, kb, kb + meta[sb + W_KLEN]!);
+    };
+    let j = 0;
+    while (j < n) {
+      const s = slot(meta[slot(j) + src]!);
+      const part = meta[s + W_PART]!;
+      const hi = meta[s + W_PFX_HI]!;
+      const lo = meta[s + W_PFX_LO]!;
+      let k = j + 1;
+      if ((lo & 0xffff) === 7) {
+        while (k < n) {
+          const t = slot(meta[slot(k) + src]!);
+          if (meta[t + W_PFX_HI] !== hi || meta[t + W_PFX_LO] !== lo || meta[t + W_PART] !== part) break;
+          k++;
+        }
+        if (k - j > 1) mergeSortRange(meta, slot, src, dst, j, k, cmp);
+      }
+      j = k;
+    }
+  } else {
+    const cmp = (a: number, b: number): number => {
+      const sa = slot(a);
+      const sb = slot(b);
+      const ka = meta[sa + W_KEY]!;
+      const kb = meta[sb + W_KEY]!;
+      return compare(data.subarray(ka, ka + meta[sa + W_KLEN]!), data.subarray(kb, kb + meta[sb + W_KLEN]!));
+    };
+    for (let p = 0; p < numPartitions; p++) {
+      if (starts[p + 1]! - starts[p]! > 1) mergeSortRange(meta, slot, src, dst, starts[p]!, starts[p + 1]!, cmp);
+    }
+  }
+  return { permWord: src, starts };
+}
+
+/**
+ * Stable bottom-up merge sort of ranks lo..hi of the permutation held in word `src` of the entries,
+ * using word `tmp` of the same entries as the merge buffer; the result ends in `src`.
+ */
+function mergeSortRange(
+  meta: Uint32Array,
+  slot: (i: number) => number,
+  src: number,
+  tmp: number,
+  lo: number,
+  hi: number,
+  cmp: (a: number, b: number) => number,
+): void {
+  // Insertion sort of small blocks first.
+  const BLOCK = 12;
+  for (let b = lo; b < hi; b += BLOCK) {
+    const end = Math.min(hi, b + BLOCK);
+    for (let i = b + 1; i < end; i++) {
+      const v = meta[slot(i) + src]!;
+      let j = i - 1;
+      while (j >= b) {
+        const u = meta[slot(j) + src]!;
+        if (cmp(u, v) <= 0) break;
+        meta[slot(j + 1) + src] = u;
+        j--;
+      }
+      meta[slot(j + 1) + src] = v;
+    }
+  }
+  let from = src;
+  let to = tmp;
+  for (let width = BLOCK; width < hi - lo; width *= 2) {
+    for (let left = lo; left < hi; left += 2 * width) {
+      const mid = Math.min(hi, left + width);
+      const right = Math.min(hi, left + 2 * width);
+      let i = left;
+      let j = mid;
+      let k = left;
+      while (i < mid && j < right) {
+        const a = meta[slot(i) + from]!;
+        const b = meta[slot(j) + from]!;
+        if (cmp(b, a) < 0) {
+          meta[slot(k++) + to] = b;
+          j++;
+        } else {
+          meta[slot(k++) + to] = a;
+          i++;
+        }
+      }
+      while (i < mid) meta[slot(k++) + to] = meta[slot(i++) + from]!;
+      while (j < right) meta[slot(k++) + to] = meta[slot(j++) + from]!;
+    }
+    const t = from;
+    from = to;
+    to = t;
+  }
+  if (from !== src) for (let i = lo; i < hi; i++) meta[slot(i) + src] = meta[slot(i) + from]!;
+}

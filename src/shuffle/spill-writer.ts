@@ -1,0 +1,297 @@
+import { closeSync, openSync, write, writeSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
+import { CODEC_NONE_ID, type BlockCodec } from './codec.js';
+import { DEFAULT_FRAME_RAW_BYTES, FRAME_HEADER_SIZE, type SegmentStats } from './frames.js';
+import { writeVarint } from './record-format.js';
+
+/**
+ * Writing a whole framed file (spill, intermediate merged run, final map output): one segment per
+ * partition, each a sequence of frames in the format of frames.ts. Two drivers over the same packing:
+ *
+ *  - `writeFramedFile` (async): compression runs on libuv's thread pool (`compressAsync`) with up to
+ *    `inFlight` frames at once and writes are batched, so a spill proceeds while the map keeps running;
+ *  - `writeFramedFileSync`: compression and writes on the calling thread, for the rare spill that
+ *    `collect` must finish before returning (see map-output-buffer.ts).
+ *
+ * Memory: `inFlight` raw frames and their compressed copies plus one write batch, whatever the file.
+ */
+
+/** The file operations a spill needs; a seam so tests can inject ENOSPC. */
+export interface SpillFile {
+  /** Writes all of `data` at `position`. */
+  write(data: Buffer, position: number): Promise<void>;
+  writeSync(data: Buffer, position: number): void;
+  close(): Promise<void>;
+  closeSync(): void;
+}
+
+export type OpenSpillFile = (path: string) => SpillFile;
+
+/** Default: a plain file opened for writing (truncated). */
+export const openSpillFile: OpenSpillFile = (path) => {
+  const fd = openSync(path, 'w');
+  let closed = false;
+  const writeOnce = (data: Buffer, off: number, len: number, pos: number): Promise<number> =>
+    new Promise((resolve, reject) => write(fd, data, off, len, pos, (err, n) => (err ? reject(err) : resolve(n))));
+  return {
+    async write(data, position) {
+      for (let done = 0; done < data.length; ) done += await writeOnce(data, done, data.length - done, position + done);
+    },
+    writeSync(data, position) {
+      for (let done = 0; done < data.length; ) done += writeSync(fd, data, done, data.length - done, position + done);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      closeSync(fd);
+    },
+    closeSync() {
+      if (closed) return;
+      closed = true;
+      closeSync(fd);
+    },
+  };
+};
+
+/** Receives records; a generator source yields after `add` whenever `frameReady` is set. */
+export class FramePacker {
+  private raw: Buffer;
+  private used = 0;
+  /** Completed raw frames waiting to be compressed. */
+  readonly ready: Buffer[] = [];
+  records = 0;
+  rawBytes = 0;
+
+  constructor(private readonly frameRawBytes = DEFAULT_FRAME_RAW_BYTES) {
+    this.raw = Buffer.allocUnsafe(frameRawBytes);
+  }
+
+  get frameReady(): boolean {
+    return this.ready.length > 0;
+  }
+
+  /** Adds the record whose key starts at `src[start]`, value right after it. */
+  addContiguous(src: Buffer, start: number, keyLen: number, valueLen: number): void {
+    const size = varint(keyLen) + varint(valueLen) + keyLen + valueLen;
+    const buf = this.reserve(size);
+    let pos = writeVarint(buf, this.used, keyLen);
+    pos = writeVarint(buf, pos, valueLen);
+    const len = keyLen + valueLen;
+    if (len < 64) for (let i = 0; i < len; i++) buf[pos + i] = src[start + i]!;
+    else src.copy(buf, pos, start, start + len);
+    this.used = pos + len;
+    this.records++;
+    this.rawBytes += size;
+    if (this.used >= this.frameRawBytes) this.cut();
+  }
+
+  add(key: Buffer, value: Buffer): void {
+    const size = varint(key.length) + varint(value.length) + key.length + value.length;
+    const buf = this.reserve(size);
+    let pos = writeVarint(buf, this.used, key.length);
+    pos = writeVarint(buf, pos, value.length);
+    pos += key.copy(buf, pos);
+    pos += value.copy(buf, pos);
+    this.used = pos;
+    this.records++;
+    this.rawBytes += size;
+    if (this.used >= this.frameRawBytes) this.cut();
+  }
+
+  /** Ends the pending frame (at a segment end). */
+  cut(): void {
+    if (this.used === 0) return;
+    this.ready.push(this.raw.subarray(0, this.used));
+    this.raw = Buffer.allocUnsafe(this.frameRawBytes);
+    this.used = 0;
+  }
+
+  private reserve(size: number): Buffer {
+    if (this.used + size <= this.raw.length) return this.raw;
+    this.cut();
+    // A record larger than a frame gets a frame of its own.
+    if (size > this.raw.length) this.raw = Buffer.allocUnsafe(size);
+    return this.raw;
+  }
+}
+
+function varint(n: number): number {
+  return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
+}
+
+/** Pushes partition `p`'s records into the packer, yielding whenever a frame is ready. */
+export type SegmentSource = (p: number, packer: FramePacker) => Iterator<void> | Iterable<void>;
+
+export interface FramedFileOptions {
+  readonly codec: BlockCodec;
+  readonly numSegments: number;
+  /** Called between frames; throws to stop (attempt aborted). */
+  readonly check?: () => void;
+  readonly inFlight?: number;
+  readonly writeBatchBytes?: number;
+  readonly frameRawBytes?: number;
+}
+
+export interface FramedFileStats {
+  readonly segments: SegmentStats[];
+  /** Stored bytes of the file. */
+  readonly bytes: number;
+  readonly records: number;
+}
+
+/** Frame header + stored bytes; stored raw when the codec does not shrink the frame. */
+function frameOf(codec: BlockCodec, raw: Buffer, compressed: Buffer): Buffer {
+  let stored = compressed;
+  let codecId = codec.id;
+  if (codecId !== CODEC_NONE_ID && stored.length >= raw.length) {
+    stored = raw;
+    codecId = CODEC_NONE_ID;
+  }
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_SIZE + stored.length);
+  frame.writeUInt32LE(raw.length, 0);
+  frame.writeUInt32LE(stored.length, 4);
+  frame.writeUInt32LE(crc32(stored) >>> 0, 8);
+  frame.writeUInt32LE(codecId, 12);
+  stored.copy(frame, FRAME_HEADER_SIZE);
+  return frame;
+}
+
+class SegmentAccounts {
+  readonly length: number[];
+  readonly crc: number[];
+  readonly raw: number[];
+  readonly records: number[];
+  constructor(n: number) {
+    this.length = new Array<number>(n).fill(0);
+    this.crc = new Array<number>(n).fill(0);
+    this.raw = new Array<number>(n).fill(0);
+    this.records = new Array<number>(n).fill(0);
+  }
+  add(seg: number, frame: Buffer): void {
+    this.length[seg]! += frame.length;
+    this.crc[seg] = crc32(frame, this.crc[seg]!);
+  }
+  stats(): FramedFileStats {
+    const segments: SegmentStats[] = [];
+    let offset = 0;
+    let records = 0;
+    for (let p = 0; p < this.length.length; p++) {
+      segments.push({ offset, length: this.length[p]!, rawLength: this.raw[p]!, records: this.records[p]!, crc32: this.crc[p]! >>> 0 });
+      offset += this.length[p]!;
+      records += this.records[p]!;
+    }
+    return { segments, bytes: offset, records };
+  }
+}
+
+function* drive(source: Iterator<void> | Iterable<void>): Generator<void> {
+  const it = Symbol.iterator in source ? (source as Iterable<void>)[Symbol.iterator]() : (source as Iterator<void>);
+  for (let r = it.next(); !r.done; r = it.next()) yield;
+}
+
+export async function writeFramedFile(file: SpillFile, source: SegmentSource, opts: FramedFileOptions): Promise<FramedFileStats> {
+  const { codec, numSegments, check } = opts;
+  const inFlight = opts.inFlight ?? 4;
+  const batchLimit = opts.writeBatchBytes ?? 1 << 20;
+  const acc = new SegmentAccounts(numSegments);
+  const packer = new FramePacker(opts.frameRawBytes);
+  const pending: Array<{ seg: number; raw: Buffer; stored: Promise<Buffer> }> = [];
+  let batch: Buffer[] = [];
+  let batchBytes = 0;
+  let filePos = 0;
+
+  const flushBatch = async (): Promise<void> => {
+    if (batchBytes === 0) return;
+    const buf = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batchBytes);
+    batch = [];
+    batchBytes = 0;
+    const at = filePos;
+    filePos += buf.length;
+    await file.write(buf, at);
+  };
+  const drainOne = async (): Promise<void> => {
+    const e = pending.shift()!;
+    const frame = frameOf(codec, e.raw, await e.stored);
+    acc.add(e.seg, frame);
+    batch.push(frame);
+    batchBytes += frame.length;
+    if (batchBytes >= batchLimit) await flushBatch();
+  };
+  const submit = async (seg: number): Promise<void> => {
+    while (packer.ready.length > 0) {
+      const raw = packer.ready.shift()!;
+      const stored = codec.compressAsync(raw);
+      stored.catch(() => undefined); // awaited in order below; never unhandled
+      pending.push({ seg, raw, stored });
+      while (pending.length >= inFlight) await drainOne();
+    }
+    check?.();
+  };
+
+  try {
+    for (let p = 0; p < numSegments; p++) {
+      const before = packer.records;
+      const beforeRaw = packer.rawBytes;
+      for (const _ of drive(source(p, packer))) if (packer.frameReady) await submit(p);
+      packer.cut();
+      await submit(p);
+      acc.records[p] = packer.records - before;
+      acc.raw[p] = packer.rawBytes - beforeRaw;
+    }
+    while (pending.length > 0) await drainOne();
+    await flushBatch();
+  } finally {
+    // Let compressions still running settle before the caller frees their input.
+    await Promise.allSettled(pending.map((e) => e.stored));
+  }
+  return acc.stats();
+}
+
+export function writeFramedFileSync(file: SpillFile, source: SegmentSource, opts: FramedFileOptions): FramedFileStats {
+  const { codec, numSegments, check } = opts;
+  const batchLimit = opts.writeBatchBytes ?? 1 << 20;
+  const acc = new SegmentAccounts(numSegments);
+  const packer = new FramePacker(opts.frameRawBytes);
+  let batch: Buffer[] = [];
+  let batchBytes = 0;
+  let filePos = 0;
+  const flushBatch = (): void => {
+    if (batchBytes === 0) return;
+    const buf = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batchBytes);
+    batch = [];
+    batchBytes = 0;
+    file.writeSync(buf, filePos);
+    filePos += buf.length;
+  };
+  const submit = (seg: number): void => {
+    while (packer.ready.length > 0) {
+      const raw = packer.ready.shift()!;
+      const frame = frameOf(codec, raw, codec.compress(raw));
+      acc.add(seg, frame);
+      batch.push(frame);
+      batchBytes += frame.length;
+      if (batchBytes >= batchLimit) flushBatch();
+    }
+    check?.();
+  };
+  for (let p = 0; p < numSegments; p++) {
+    const before = packer.records;
+    const beforeRaw = packer.rawBytes;
+    for (const _ of drive(source(p, packer))) if (packer.frameReady) submit(p);
+    packer.cut();
+    submit(p);
+    acc.records[p] = packer.records - before;
+    acc.raw[p] = packer.rawBytes - beforeRaw;
+  }
+  flushBatch();
+  return acc.stats();
+}
+
+/** Adapts an iterable of records into a segment source. */
+export function* recordsInto(records: Iterable<readonly [Buffer, Buffer]>, packer: FramePacker): Generator<void> {
+  for (const [key, value] of records) {
+    packer.add(key, value);
+    if (packer.frameReady) yield;
+  }
+}
+

@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { AttemptSummary, JobConf } from '../../src/runtime/index.js';
+import { appModule, fixtureModule, makeText, parseCounts, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+
+const KiB = 1024;
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  } catch (err) {
+    // Gone (or going) while we looked: nothing left.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+function buffers(bytes: number, extra: JobConf = {}): JobConf {
+  return { 'shuffle.map.bufferBytes': Math.max(64 * KiB, Math.floor(bytes)), 'shuffle.reduce.bufferBytes': Math.max(64 * KiB, Math.floor(bytes)), ...extra };
+}
+
+function counter(attempts: AttemptSummary[], kind: 'map' | 'reduce', name: string): number {
+  return attempts.filter((a) => a.kind === kind && a.state === 'succeeded').reduce((s, a) => s + (a.counters[name] ?? 0), 0);
+}
+
+/**
+ * The external sort on a real cluster: buffers far smaller than the data must change how much is
+ * spilled and merged, never the output.
+ */
+describe('memory-bounded shuffle on a 3-worker cluster', () => {
+  let t: TestCluster;
+  const text = makeText(3_000_000, 17);
+  const textBytes = Buffer.byteLength(text);
+  const rows = 40_000;
+
+  before(async () => {
+    t = await startTestCluster({ blockSize: 1024 * KiB });
+    await t.fs.put(Buffer.from(text), '/in/text.txt');
+    await t.cluster.client.run(appModule('teragen'), { output: '/tera/in', params: { rows, maps: 4 } });
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  it('WordCount output is byte-identical with buffers of the whole data, 1/8 and 1/64 of it', async () => {
+    const outputs: Buffer[] = [];
+    const spilled: number[] = [];
+    for (const [i, fraction] of [1, 1 / 8, 1 / 64].entries()) {
+      const status = await t.cluster.client.run(appModule('wordcount'), { input: ['/in/text.txt'], output: `/out/wc-${i}`, reducers: 2, conf: buffers(textBytes * 4 * fraction) });
+      outputs.push(await readOutput(t.fs, `/out/wc-${i}`));
+      spilled.push(status.counters.SPILLS ?? 0);
+    }
+    assert.ok(outputs[0]!.equals(outputs[1]!) && outputs[0]!.equals(outputs[2]!), 'outputs differ between buffer sizes');
+    assert.deepEqual(parseCounts(outputs[0]!.toString('utf8')), referenceWordCount(text));
+    assert.ok(spilled[2]! > spilled[0]!, `small buffers must spill more (spills: ${spilled.join(', ')})`);
+  });
+
+  it('TeraSort output is byte-identical with buffers of the whole data, 1/8 and 1/64 of it, and sorted', async () => {
+    const dataBytes = rows * 100;
+    const outputs: Buffer[] = [];
+    let smallest: AttemptSummary[] = [];
+    let smallestBuffer = 0;
+    for (const [i, fraction] of [1, 1 / 8, 1 / 64].entries()) {
+      const conf = buffers(dataBytes * 2 * fraction);
+      const status = await t.cluster.client.run(appModule('terasort'), { input: ['/tera/in'], output: `/tera/out-${i}`, reducers: 2, conf });
+      outputs.push(await readOutput(t.fs, `/tera/out-${i}`));
+      if (fraction < 0.1) {
+        smallest = await t.cluster.client.attempts(status.jobId);
+        smallestBuffer = conf['shuffle.map.bufferBytes']!;
+      }
+    }
+    assert.ok(outputs[0]!.equals(outputs[1]!) && outputs[0]!.equals(outputs[2]!), 'outputs differ between buffer sizes');
+    const input = await readOutput(t.fs, '/tera/in');
+    const want: Buffer[] = [];
+    for (let i = 0; i < rows; i++) want.push(input.subarray(i * 100, (i + 1) * 100));
+    want.sort((a, b) => Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)) || Buffer.compare(a, b));
+    const keysOut = Array.from({ length: rows }, (_, i) => outputs[0]!.subarray(i * 100, i * 100 + 10));
+    assert.deepEqual(keysOut, want.map((r) => r.subarray(0, 10)));
+    assert.ok(counter(smallest, 'map', 'SPILLS') > smallest.filter((a) => a.kind === 'map' && a.state === 'succeeded').length, 'maps spilled more than once');
+    assert.ok(counter(smallest, 'reduce', 'SPILLED_BYTES') > 0, 'reduces wrote runs to disk');
+    for (const a of smallest.filter((x) => x.state === 'succeeded')) {
+      assert.ok((a.counters.PEAK_BUFFER_BYTES ?? 0) <= smallestBuffer, `${a.attemptId} held ${a.counters.PEAK_BUFFER_BYTES} bytes in a ${smallestBuffer}-byte buffer`);
+    }
+  });
+
+  it('merges in several passes when the runs exceed the merge factor, with the same output', async () => {
+    const base = await t.cluster.client.run(appModule('terasort'), { input: ['/tera/in'], output: '/tera/fanin-base', reducers: 1, conf: buffers(16 * 1024 * KiB) });
+    const status = await t.cluster.client.run(appModule('terasort'), {
+      input: ['/tera/in'],
+      output: '/tera/fanin-2',
+      reducers: 1,
+      conf: buffers(64 * KiB, { 'shuffle.merge.factor': 2 }),
+    });
+    assert.equal(base.state, 'succeeded');
+    assert.ok((status.counters.MERGE_PASSES ?? 0) > 0, `expected intermediate merge passes, got ${status.counters.MERGE_PASSES}`);
+    assert.ok((await readOutput(t.fs, '/tera/fanin-base')).equals(await readOutput(t.fs, '/tera/fanin-2')));
+  });
+
+  it('a corrupted map output segment is detected, the map re-runs, and the job succeeds with the right output', async () => {
+    const client = t.cluster.client;
+    // Map 0 is slow, so the other maps' outputs sit on disk, waiting, while we damage one of them.
+    const jobId = await client.submit(fixtureModule('slow-wordcount'), {
+      input: ['/in/text.txt'],
+      output: '/out/corrupt-segment',
+      reducers: 1,
+      params: { mapDelayMs: 400, slowMapIndex: 0 },
+    });
+    const victim = await waitFor('a finished map other than map 0', async () =>
+      (await client.attempts(jobId)).find((a) => a.kind === 'map' && a.state === 'succeeded' && !/_m_000000_/.test(a.attemptId)),
+    );
+    const dataFile = join(t.dir, victim.workerId, 'shuffle', jobId, victim.attemptId, 'file.out');
+    const bytes = await readFile(dataFile);
+    bytes[Math.floor(bytes.length / 2)] ^= 0x5a;
+    await writeFile(dataFile, bytes);
+    const status = await client.waitForCompletion(jobId);
+    assert.equal(status.state, 'succeeded');
+    const attempts = await client.attempts(jobId);
+    const mapTask = victim.attemptId.replace(/^attempt_/, 'task_').replace(/_\d+$/, '');
+    assert.ok(attempts.filter((a) => a.taskId === mapTask).length >= 2, 'the damaged map was run again');
+    assert.ok(attempts.some((a) => a.kind === 'reduce' && a.error?.code === 'EFETCH'), 'the reduce reported the fetch failure');
+    assert.deepEqual(parseCounts((await readOutput(t.fs, '/out/corrupt-segment')).toString('utf8')), referenceWordCount(text));
+  });
+
+  it('leaves no temp files behind for a killed task process or a killed job', async () => {
+    const client = t.cluster.client;
+    const jobId = await client.submit(fixtureModule('slow-wordcount'), {
+      input: ['/in/text.txt'],
+      output: '/out/killed-tasks',
+      reducers: 1,
+      params: { mapDelayMs: 100 },
+      conf: buffers(64 * KiB),
+    });
+    // Kill one task process outright (as the OOM killer would): the worker must clean up after it.
+    const running = await waitFor('a running map with spills', async () => (await client.attempts(jobId)).find((a) => a.kind === 'map' && a.state === 'running' && (a.counters.SPILLS ?? 0) > 0));
+    const index = Number(running.workerId.replace('worker-', ''));
+    const workerPid = t.cluster.workers[index]!.process.pid!;
+    const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(workerPid)]).toString().trim().split(/\s+/).map(Number);
+    for (const pid of children) {
+      const env = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+      if (env.includes('task-process')) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+    await waitFor('the killed attempt to be reported', async () => ((await client.attempts(jobId)).some((a) => a.state === 'failed' || a.state === 'killed') ? true : undefined));
+    await client.kill(jobId);
+    const shuffleDirs = t.cluster.workers.map((w) => join(t.dir, w.workerId, 'shuffle', jobId));
+    await waitFor('every worker to drop the job\'s shuffle files', async () => {
+      const left = (await Promise.all(shuffleDirs.map(filesUnder))).flat();
+      return left.length === 0 ? true : undefined;
+    }, 10_000);
+  });
+});

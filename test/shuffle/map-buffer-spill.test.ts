@@ -1,0 +1,305 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { isMinimrError } from '../../src/errors.js';
+import { createShuffleCounters, hashPartition, type BytesCombiner, type ShuffleCounters } from '../../src/shuffle/index.js';
+import { MapOutputBuffer, type MapOutputBufferOptions } from '../../src/shuffle/map-output-buffer.js';
+import type { OpenSpillFile } from '../../src/shuffle/spill-writer.js';
+import { openSpillFile } from '../../src/shuffle/spill-writer.js';
+import { readOutput, type ReadBack } from './map-support.js';
+import { rng, u32, withTempDir } from './support.js';
+
+type Emit = [partition: number, key: Buffer, value: Buffer];
+const IDS = { jobId: 'job_7', attemptId: 'attempt_7_m_3_0' };
+
+function teraRecords(n: number, partitions: number, seed: number): Emit[] {
+  const rand = rng(seed);
+  const out: Emit[] = [];
+  for (let i = 0; i < n; i++) {
+    const key = Buffer.alloc(10);
+    for (let j = 0; j < 10; j++) key[j] = Math.floor(rand() * 256);
+    if (i % 97 === 5 && out.length > 0) out[out.length - 1]![1].copy(key); // some duplicate keys
+    const value = Buffer.alloc(90, 0x41 + (i % 26));
+    value.writeUInt32BE(i, 0);
+    out.push([Math.floor(((key[0]! * 256 + key[1]!) * partitions) / 65536), key, value]);
+  }
+  return out;
+}
+
+function wordRecords(n: number, partitions: number, seed: number): Emit[] {
+  const rand = rng(seed);
+  const vocabulary = Array.from({ length: 2000 }, (_, i) => (i % 7 === 0 ? `international${i}` : `w${(i * 7919) % 5000}`));
+  const out: Emit[] = [];
+  for (let i = 0; i < n; i++) {
+    const key = Buffer.from(vocabulary[Math.floor(rand() * rand() * vocabulary.length)]!);
+    out.push([hashPartition(key, partitions), key, u32(1 + (i % 3))]);
+  }
+  return out;
+}
+
+const sum: BytesCombiner = (key, values, emit) => {
+  let total = 0;
+  for (const v of values) total += v.readUInt32BE(0);
+  emit(key, u32(total));
+};
+
+/** Reference: stable Array.sort by (partition, Buffer.compare). */
+function teraReference(records: Emit[], partitions: number): string[][] {
+  const sorted = records.map((r, i) => ({ r, i })).sort((a, b) => a.r[0] - b.r[0] || Buffer.compare(a.r[1], b.r[1]) || a.i - b.i);
+  const out: string[][] = Array.from({ length: partitions }, () => []);
+  for (const { r } of sorted) out[r[0]]!.push(`${r[1].toString('hex')}:${r[2].toString('hex')}`);
+  return out;
+}
+
+/** Reference: a Map of sums, then sorted keys per partition. */
+function wordReference(records: Emit[], partitions: number): string[][] {
+  const sums = new Map<string, number>();
+  for (const [, k, v] of records) sums.set(k.toString('latin1'), (sums.get(k.toString('latin1')) ?? 0) + v.readUInt32BE(0));
+  const keys = [...sums.keys()].map((k) => Buffer.from(k, 'latin1')).sort(Buffer.compare);
+  const out: string[][] = Array.from({ length: partitions }, () => []);
+  for (const k of keys) out[hashPartition(k, partitions)]!.push(`${k.toString('hex')}:${u32(sums.get(k.toString('latin1'))!).toString('hex')}`);
+  return out;
+}
+
+/** Feeds records as a map loop would: a few per map() call, awaiting room when asked to. */
+async function run(
+  dir: string,
+  records: Emit[],
+  options: Partial<MapOutputBufferOptions> & { numPartitions: number },
+): Promise<{ back: ReadBack; counters: ShuffleCounters; buffer: MapOutputBuffer }> {
+  const counters = createShuffleCounters();
+  const buffer = new MapOutputBuffer({ dir, counters, ids: IDS, ...options });
+  for (let i = 0; i < records.length; i++) {
+    const [p, k, v] = records[i]!;
+    buffer.collect(p, Buffer.from(k), Buffer.from(v));
+    if (i % 7 === 6 && buffer.mustWait) await buffer.waitForRoom();
+  }
+  const info = await buffer.finish();
+  const back = await readOutput(info.dataFile, info.indexFile, options.numPartitions);
+  assert.deepEqual((await readdir(dir)).sort(), ['file.out', 'file.out.index'], 'only the output is left');
+  assert.ok(counters.peakBufferBytes > 0);
+  assert.ok(counters.peakBufferBytes <= (options.bufferBytes ?? 64 << 20), `peak ${counters.peakBufferBytes} within the budget`);
+  return { back, counters, buffer };
+}
+
+function dataSize(records: Emit[]): number {
+  return records.reduce((s, [, k, v]) => s + k.length + v.length, 0);
+}
+
+test('TeraSort-like records: same output with no spill, 1/8 and 1/64 of the data as buffer', async () => {
+  await withTempDir(async (root) => {
+    const P = 4;
+    const records = teraRecords(50_000, P, 1);
+    const size = dataSize(records);
+    const reference = teraReference(records, P);
+    let first: string[][] | undefined;
+    for (const [name, bufferBytes] of [
+      ['big', 4 * size],
+      ['eighth', Math.floor(size / 8)],
+      ['sixtyfourth', Math.floor(size / 64)],
+    ] as const) {
+      const { back, counters } = await run(join(root, name), records, { numPartitions: P, bufferBytes });
+      assert.deepEqual(back.partitions, reference, name);
+      if (first) assert.deepEqual(back.partitions, first);
+      first ??= back.partitions;
+      const n = records.length;
+      assert.equal(counters.mapOutputRecords, n);
+      assert.equal(counters.mapOutputBytes, size);
+      assert.equal(back.entries.reduce((s, e) => s + e.records, 0), n);
+      if (name === 'big') {
+        assert.equal(counters.spills, 1);
+        assert.equal(counters.spilledRecords, n);
+        assert.equal(counters.spilledBytes, back.dataBytes);
+        assert.equal(counters.mergePasses, 0);
+      } else {
+        assert.ok(counters.spills > 1, `${name}: ${counters.spills} spills`);
+        assert.ok(counters.spilledRecords >= 2 * n);
+        assert.ok(counters.spilledBytes > back.dataBytes);
+        assert.equal(counters.mergePasses > 0, counters.spills > 10, `${name}: ${counters.spills} spills, ${counters.mergePasses} passes`);
+      }
+    }
+  });
+});
+
+test('WordCount-like records with a summing combiner: same output for every budget, equal to a Map', async () => {
+  await withTempDir(async (root) => {
+    const P = 3;
+    const records = wordRecords(400_000, P, 2);
+    const size = dataSize(records);
+    const reference = wordReference(records, P);
+    for (const [name, bufferBytes] of [
+      ['big', 64 << 20],
+      ['eighth', Math.floor(size / 8)],
+      ['sixtyfourth', Math.max(64 << 10, Math.floor(size / 64))],
+    ] as const) {
+      const { back, counters } = await run(join(root, name), records, { numPartitions: P, bufferBytes, combiner: sum });
+      assert.deepEqual(back.partitions, reference, name);
+      const out = reference.reduce((s, p) => s + p.length, 0);
+      assert.equal(counters.mapOutputRecords, records.length);
+      assert.ok(counters.combineInputRecords >= records.length);
+      assert.ok(counters.combineOutputRecords >= out);
+      if (name !== 'big') assert.ok(counters.spills >= 3, `${name}: ${counters.spills} spills`);
+    }
+  });
+});
+
+test('mergeFactor 2 with many spills: intermediate passes, same output', async () => {
+  await withTempDir(async (root) => {
+    const P = 2;
+    const records = teraRecords(6000, P, 3);
+    const { back, counters } = await run(root + '/m', records, { numPartitions: P, bufferBytes: 64 << 10, mergeFactor: 2 });
+    assert.deepEqual(back.partitions, teraReference(records, P));
+    assert.ok(counters.spills > 8, `${counters.spills} spills`);
+    assert.ok(counters.mergePasses >= Math.ceil(Math.log2(counters.spills)) - 1, `${counters.mergePasses} passes`);
+    assert.ok(counters.spilledRecords > 2 * records.length);
+  });
+});
+
+test('a custom comparator with spills (reverse order)', async () => {
+  await withTempDir(async (root) => {
+    const reverse = (a: Buffer, b: Buffer): number => Buffer.compare(b, a);
+    const records = teraRecords(5000, 2, 9);
+    const { back } = await run(root + '/r', records, { numPartitions: 2, bufferBytes: 64 << 10, compare: reverse });
+    const sorted = records.map((r, i) => ({ r, i })).sort((a, b) => a.r[0] - b.r[0] || reverse(a.r[1], b.r[1]) || a.i - b.i);
+    const expected: string[][] = [[], []];
+    for (const { r } of sorted) expected[r[0]]!.push(`${r[1].toString('hex')}:${r[2].toString('hex')}`);
+    assert.deepEqual(back.partitions, expected);
+  });
+});
+
+test('a record larger than the whole buffer becomes a spill of its own', async () => {
+  await withTempDir(async (root) => {
+    const records = teraRecords(2000, 2, 4);
+    records.splice(700, 0, [1, Buffer.from('bigkey'), Buffer.alloc(300 << 10, 7)]);
+    records.splice(1500, 0, [0, Buffer.from('bigger'), Buffer.alloc(200 << 10, 9)]);
+    const { back, counters } = await run(root + '/b', records, { numPartitions: 2, bufferBytes: 64 << 10 });
+    assert.deepEqual(back.partitions, teraReference(records, 2));
+    assert.ok(counters.spills >= 4);
+    assert.ok(counters.peakBufferBytes <= 64 << 10);
+  });
+});
+
+test('one map() call emitting more than the free buffer while a spill runs (synchronous fallback)', async () => {
+  await withTempDir(async (root) => {
+    const records = teraRecords(20_000, 3, 5);
+    const counters = createShuffleCounters();
+    const buffer = new MapOutputBuffer({ dir: root + '/s', numPartitions: 3, bufferBytes: 64 << 10, counters });
+    for (const [p, k, v] of records) buffer.collect(p, k, v); // never waits
+    const info = await buffer.finish();
+    const back = await readOutput(info.dataFile, info.indexFile, 3);
+    assert.deepEqual(back.partitions, teraReference(records, 3));
+    assert.ok(counters.peakBufferBytes <= 64 << 10);
+  });
+});
+
+test('a budget below 64 KiB is refused with EBADJOB', () => {
+  assert.throws(() => new MapOutputBuffer({ dir: '/x', numPartitions: 1, bufferBytes: (64 << 10) - 1 }), (e: unknown) => isMinimrError(e, 'EBADJOB'));
+  assert.throws(() => new MapOutputBuffer({ dir: '/x', numPartitions: 1, bufferBytes: 64 << 10, mergeFactor: 1 }), (e: unknown) => isMinimrError(e, 'EBADJOB'));
+});
+
+test('a corrupt spill fails the final merge with ECHECKSUM naming the spill file and the ids', async () => {
+  await withTempDir(async (root) => {
+    const dir = join(root, 'c');
+    const buffer = new MapOutputBuffer({ dir, numPartitions: 2, bufferBytes: 64 << 10, ids: IDS });
+    const records = teraRecords(3000, 2, 6);
+    for (const [p, k, v] of records) {
+      buffer.collect(p, k, v);
+      if (buffer.mustWait) await buffer.waitForRoom();
+    }
+    await buffer.waitForRoom();
+    const spill = join(dir, 'spill-0.out');
+    const bytes = await readFile(spill);
+    bytes[Math.floor(bytes.length / 2)] ^= 0x5a;
+    await writeFile(spill, bytes);
+    await assert.rejects(buffer.finish(), (e: unknown) => {
+      assert.ok(isMinimrError(e, 'ECHECKSUM'), String(e));
+      assert.ok(e.message.includes(spill), e.message);
+      assert.equal(e.details.jobId, IDS.jobId);
+      assert.equal(e.details.attemptId, IDS.attemptId);
+      return true;
+    });
+    await assert.rejects(readdir(dir), { code: 'ENOENT' }, 'all files removed');
+  });
+});
+
+/** Opens files normally but fails writes with ENOSPC once `limit` bytes were written to files matching `which`. */
+function diskFullAfter(limit: number, which: (path: string) => boolean): OpenSpillFile {
+  let written = 0;
+  const enospc = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
+  return (path) => {
+    const file = openSpillFile(path);
+    const charge = (n: number): void => {
+      if (!which(path)) return;
+      written += n;
+      if (written > limit) throw enospc();
+    };
+    return {
+      async write(data, pos) {
+        charge(data.length);
+        await file.write(data, pos);
+      },
+      writeSync(data, pos) {
+        charge(data.length);
+        file.writeSync(data, pos);
+      },
+      close: () => file.close(),
+      closeSync: () => file.closeSync(),
+    };
+  };
+}
+
+for (const [phase, which] of [
+  ['spilling', (p: string) => p.includes('spill-')],
+  ['merging', (p: string) => !p.includes('spill-')],
+] as const) {
+  test(`ENOSPC while ${phase}: EDISKFULL naming the file and ids, no file left`, async () => {
+    await withTempDir(async (root) => {
+      const dir = join(root, 'full');
+      const buffer = new MapOutputBuffer({
+        dir,
+        numPartitions: 2,
+        bufferBytes: 64 << 10,
+        ids: IDS,
+        mergeFactor: 3,
+        openFile: diskFullAfter(150 << 10, which),
+      });
+      let error: unknown;
+      try {
+        for (const [p, k, v] of teraRecords(10_000, 2, 7)) {
+          buffer.collect(p, k, v);
+          if (buffer.mustWait) await buffer.waitForRoom();
+        }
+        await buffer.finish();
+      } catch (err) {
+        error = err;
+      }
+      assert.ok(isMinimrError(error, 'EDISKFULL'), String(error));
+      assert.match(error.message, /no space left/);
+      assert.ok(error.message.includes(IDS.jobId) && error.message.includes(IDS.attemptId), error.message);
+      assert.ok(String(error.details.file).startsWith(dir));
+      await assert.rejects(buffer.finish(), (e: unknown) => isMinimrError(e, 'EDISKFULL'));
+      await assert.rejects(readdir(dir), { code: 'ENOENT' }, 'all files removed');
+    });
+  });
+}
+
+test('abort while spills are running, and while finish merges, leaves no files', async () => {
+  await withTempDir(async (root) => {
+    const records = teraRecords(8000, 2, 8);
+    const a = new MapOutputBuffer({ dir: join(root, 'a'), numPartitions: 2, bufferBytes: 64 << 10 });
+    for (const [p, k, v] of records) a.collect(p, k, v);
+    assert.ok((await readdir(join(root, 'a'))).length > 0);
+    await a.abort();
+    await assert.rejects(readdir(join(root, 'a')), { code: 'ENOENT' });
+    assert.throws(() => a.collect(0, Buffer.from('k'), Buffer.from('v')));
+
+    const b = new MapOutputBuffer({ dir: join(root, 'b'), numPartitions: 2, bufferBytes: 64 << 10, mergeFactor: 2 });
+    for (const [p, k, v] of records) b.collect(p, k, v);
+    const finishing = b.finish();
+    await new Promise((r) => setImmediate(r));
+    await b.abort();
+    await finishing.catch(() => undefined);
+    await assert.rejects(readdir(join(root, 'b')), { code: 'ENOENT' });
+  });
+});
