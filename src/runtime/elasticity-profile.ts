@@ -1,7 +1,8 @@
 import type { JsonValue } from '../api/index.js';
 import { lineChart } from '../util/index.js';
 import type { JobClient } from './job-client.js';
-import { JOB_CONF_DEFAULTS, type AttemptSummary, type JobConf } from './protocol.js';
+import { MinimrError } from '../errors.js';
+import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB, type AttemptSummary, type JobConf } from './protocol.js';
 
 /**
  * The elasticity profile of a job (YARN-ME, ../shared/specs/yarn-me.md): how much slower its map
@@ -181,28 +182,41 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
     return { maps: attempts.filter((a) => a.kind === 'map'), reduce };
   };
 
-  // Calibration: buffers large enough that nothing spills, to measure what ideal memory is.
+  // Calibration: buffers large enough that nothing spills, to measure what ideal memory is. A task
+  // needs its buffer + the fixed overhead in memory, so no buffer may exceed what a worker offers.
+  const workerMb = Math.min(...(await client.clusterInfo()).workers.map((w) => w.memoryMb));
+  const maxBuffer = (workerMb - TASK_OVERHEAD_MB) * MiB;
+  if (!(maxBuffer >= MiB)) throw new MinimrError('EBADJOB', `workers offer ${workerMb} MiB, too little to profile (each task needs its buffer + ${TASK_OVERHEAD_MB} MiB)`);
   const firstFile = (await client.fs.stat(options.input[0]!)).type === 'file' ? options.input[0]! : (await client.fs.list(options.input[0]!)).find((f) => f.type === 'file')!.path;
   const splitBytes = (await client.fs.getBlocks(firstFile))[0]?.length ?? MiB;
-  let calibrationBuffer = Math.min(2048 * MiB, Math.max(16 * MiB, 8 * splitBytes));
+  let calibrationBuffer = Math.min(maxBuffer, Math.max(16 * MiB, 8 * splitBytes));
   let calibration: RunResult;
   for (;;) {
     say(`calibrating with a ${Math.round(calibrationBuffer / MiB)} MiB map buffer`);
-    calibration = await run(calibrationBuffer, 4096 * MiB);
-    if (calibration.maps.every((m) => (m.counters.SPILLS ?? 1) <= 1) || calibrationBuffer >= 2048 * MiB) break;
-    calibrationBuffer = Math.min(2048 * MiB, calibrationBuffer * 2);
+    calibration = await run(calibrationBuffer, maxBuffer);
+    if (calibration.maps.every((m) => (m.counters.SPILLS ?? 1) <= 1)) break;
+    if (calibrationBuffer >= maxBuffer) {
+      throw new MinimrError('EBADJOB', `a map still spills with a ${Math.round(maxBuffer / MiB)} MiB buffer, the most a worker can give: profile a smaller input (smaller blocks) or use workers with more memory`);
+    }
+    calibrationBuffer = Math.min(maxBuffer, calibrationBuffer * 2);
   }
   const mapBufferedBytes = Math.max(...calibration.maps.map((m) => m.counters.PEAK_BUFFER_BYTES ?? 0));
   const mapOutputStoredBytes = mean(calibration.maps.map((m) => m.counters.SPILLED_BYTES ?? 0));
-  const reduceInputRawBytes = calibration.reduce.counters.PEAK_BUFFER_BYTES ?? 0;
+  const segmentsRaw = calibration.maps.map((m) => m.counters.MAP_OUTPUT_RAW_BYTES ?? 0);
+  const reduceInputRawBytes = segmentsRaw.reduce((a, b) => a + b, 0);
   const fetched = (calibration.reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0) + (calibration.reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0);
   const reduceStoredPerRaw = reduceInputRawBytes > 0 ? fetched / reduceInputRawBytes : 1;
-  const segmentsRaw = Array.from({ length: maps }, () => reduceInputRawBytes / maps);
   const idealMapBufferBytes = Math.max(64 * 1024, Math.ceil(mapBufferedBytes / spillPercent / MiB) * MiB);
   const idealReduceBufferBytes = Math.max(
     64 * 1024,
     Math.ceil(Math.max(reduceInputRawBytes / REDUCE_MERGE_THRESHOLD, Math.max(...segmentsRaw) / REDUCE_SINGLE_SEGMENT_FRACTION) / MiB) * MiB,
   );
+  if (idealReduceBufferBytes > maxBuffer) {
+    throw new MinimrError(
+      'EBADJOB',
+      `the reducer's ideal buffer (${Math.round(idealReduceBufferBytes / MiB)} MiB for ${Math.round(reduceInputRawBytes / MiB)} MiB of input) exceeds what a worker can give (${Math.round(maxBuffer / MiB)} MiB): profile fewer maps or smaller blocks`,
+    );
+  }
   say(`ideal memory: map buffer ${Math.round(idealMapBufferBytes / MiB)} MiB, reduce buffer ${Math.round(idealReduceBufferBytes / MiB)} MiB`);
 
   const points: ProfilePoint[] = [];

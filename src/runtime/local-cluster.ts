@@ -13,6 +13,8 @@ export interface LocalClusterOptions {
   workers?: number;
   mapSlots?: number;
   reduceSlots?: number;
+  /** Memory each worker offers to tasks, MiB (default: 512 per slot). */
+  memoryMb?: number;
   /** Rack of worker i; default: every worker on /rack-(i mod 2). */
   rackOf?: (index: number) => string;
   blockSize?: number;
@@ -91,6 +93,7 @@ export class LocalCluster {
     const args = [CLI, 'worker', '--jobtracker', this.jobTracker.url, '--dir', dir, '--id', workerId, '--rack', rack];
     if (o.mapSlots !== undefined) args.push('--map-slots', String(o.mapSlots));
     if (o.reduceSlots !== undefined) args.push('--reduce-slots', String(o.reduceSlots));
+    if (o.memoryMb !== undefined) args.push('--memory-mb', String(o.memoryMb));
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, MINIMR_LOG_LEVEL: o.workerLogLevel ?? process.env.MINIMR_LOG_LEVEL ?? 'warn' },

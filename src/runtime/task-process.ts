@@ -5,6 +5,7 @@
  * so a CPU-bound map cannot delay the worker's heartbeats.
  */
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import type { AnyJobDefinition, Codec, TaskContext } from '../api/index.js';
 import { codecs } from '../api/index.js';
 import { MinimrError, deserializeError, serializeError } from '../errors.js';
@@ -38,8 +39,26 @@ function send(report: TaskProcessReport): Promise<void> {
   });
 }
 
-function* decodeAll<T>(values: Iterable<Buffer>, codec: Codec<T>): Iterable<T> {
-  for (const v of values) yield codec.decode(v);
+/** Values decoded as the reduce reads them; the identity codec (bytes) passes them through. */
+function decodeAll<T>(values: Iterable<Buffer>, codec: Codec<T>): Iterable<T> {
+  if (codec.name === 'bytes') return values as unknown as Iterable<T>;
+  return new DecodedValues(values[Symbol.iterator](), codec);
+}
+
+class DecodedValues<T> implements IterableIterator<T> {
+  constructor(
+    private readonly it: Iterator<Buffer>,
+    private readonly codec: Codec<T>,
+  ) {}
+
+  [Symbol.iterator](): IterableIterator<T> {
+    return this;
+  }
+
+  next(): IteratorResult<T> {
+    const r = this.it.next();
+    return r.done ? { done: true, value: undefined } : { done: false, value: this.codec.decode(r.value) };
+  }
 }
 
 class AttemptRunner {
@@ -199,6 +218,7 @@ class AttemptRunner {
       await collector!.abort();
       throw err;
     }
+    this.add('MAP_OUTPUT_RAW_BYTES', info.partitions.reduce((sum, p) => sum + p.rawLength, 0));
     return {
       partitionBytes: info.partitions.map((p) => p.length),
       partitionRecords: info.partitions.map((p) => p.records),
@@ -270,6 +290,20 @@ class AttemptRunner {
   }
 }
 
+/**
+ * This process's own peak RSS. Linux's getrusage maxRSS is inherited across fork, so a task forked
+ * by a worker that once used more would report the worker's peak; VmHWM is this process's alone.
+ */
+function peakRssBytes(): number {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // not Linux: fall back below
+  }
+  return process.resourceUsage().maxRSS * 1024;
+}
+
 let fs: FsClient | undefined;
 let config: TaskProcessConfig | undefined;
 const pendingFsCalls = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
@@ -320,7 +354,7 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<void> 
       else await runner.runReduce();
       // Time inside the task, launch excluded: what the elasticity profiler models.
       runner.counters.TASK_MS = Math.round(performance.now() - started);
-      runner.counters.PEAK_RSS_BYTES = process.resourceUsage().maxRSS * 1024;
+      runner.counters.PEAK_RSS_BYTES = peakRssBytes();
     } catch (err) {
       if (err instanceof MinimrError) throw err;
       const e = err as Error;

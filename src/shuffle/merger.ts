@@ -21,53 +21,69 @@ interface HeapEntry {
 /**
  * Merges runs that are each sorted by `compare` into one sorted stream. Stable: records with equal
  * keys come out in run order (run 0 first), and within a run in their original order, because ties
- * in the heap are broken by run index.
+ * in the heap are broken by run index. A plain iterator (not a generator): it runs once per record.
  */
-export function* mergeSortedRuns(
-  runs: ReadonlyArray<Iterable<KeyValue>>,
-  compareOption?: KeyComparator,
-): IterableIterator<KeyValue> {
-  const compare = effectiveComparator(compareOption);
-  const heap: HeapEntry[] = [];
-  const less = (a: HeapEntry, b: HeapEntry): boolean => {
-    const c = compare(a.key, b.key);
+export function mergeSortedRuns(runs: ReadonlyArray<Iterable<KeyValue>>, compareOption?: KeyComparator): IterableIterator<KeyValue> {
+  return new KWayMerge(runs, effectiveComparator(compareOption));
+}
+
+class KWayMerge implements IterableIterator<KeyValue> {
+  private readonly heap: HeapEntry[] = [];
+
+  constructor(
+    runs: ReadonlyArray<Iterable<KeyValue>>,
+    private readonly compare: KeyComparator,
+  ) {
+    runs.forEach((run, index) => {
+      const it = run[Symbol.iterator]();
+      const first = it.next();
+      if (!first.done) {
+        this.heap.push({ key: first.value[0], value: first.value[1], run: index, it });
+        this.siftUp(this.heap.length - 1);
+      }
+    });
+  }
+
+  [Symbol.iterator](): IterableIterator<KeyValue> {
+    return this;
+  }
+
+  private less(a: HeapEntry, b: HeapEntry): boolean {
+    const c = this.compare(a.key, b.key);
     return c < 0 || (c === 0 && a.run < b.run);
-  };
-  const siftUp = (i: number): void => {
+  }
+
+  private siftUp(i: number): void {
+    const heap = this.heap;
     const e = heap[i]!;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!less(e, heap[parent]!)) break;
+      if (!this.less(e, heap[parent]!)) break;
       heap[i] = heap[parent]!;
       i = parent;
     }
     heap[i] = e;
-  };
-  const siftDown = (i: number): void => {
+  }
+
+  private siftDown(i: number): void {
+    const heap = this.heap;
     const n = heap.length;
     const e = heap[i]!;
     for (;;) {
       const l = 2 * i + 1;
       if (l >= n) break;
       const r = l + 1;
-      const child = r < n && less(heap[r]!, heap[l]!) ? r : l;
-      if (!less(heap[child]!, e)) break;
+      const child = r < n && this.less(heap[r]!, heap[l]!) ? r : l;
+      if (!this.less(heap[child]!, e)) break;
       heap[i] = heap[child]!;
       i = child;
     }
     heap[i] = e;
-  };
+  }
 
-  runs.forEach((run, index) => {
-    const it = run[Symbol.iterator]();
-    const first = it.next();
-    if (!first.done) {
-      heap.push({ key: first.value[0], value: first.value[1], run: index, it });
-      siftUp(heap.length - 1);
-    }
-  });
-
-  while (heap.length > 0) {
+  next(): IteratorResult<KeyValue> {
+    const heap = this.heap;
+    if (heap.length === 0) return { done: true, value: undefined };
     const top = heap[0]!;
     const out: KeyValue = [top.key, top.value];
     const next = top.it.next();
@@ -75,15 +91,26 @@ export function* mergeSortedRuns(
       const last = heap.pop()!;
       if (heap.length > 0) {
         heap[0] = last;
-        siftDown(0);
+        this.siftDown(0);
       }
+    } else if (heap.length === 1) {
+      // One run left: no ordering work at all.
+      top.key = next.value[0];
+      top.value = next.value[1];
     } else {
       // Reuse the entry: the run's next record replaces it at the top and sinks to its place.
       top.key = next.value[0];
       top.value = next.value[1];
-      siftDown(0);
+      this.siftDown(0);
     }
-    yield out;
+    return { done: false, value: out };
+  }
+
+  /** Closes the runs' iterators (file readers release their descriptors) when a consumer stops early. */
+  return(): IteratorResult<KeyValue> {
+    for (const e of this.heap) e.it.return?.();
+    this.heap.length = 0;
+    return { done: true, value: undefined };
   }
 }
 
@@ -92,36 +119,68 @@ export function* mergeSortedRuns(
  * `values` is single-pass and valid only until the next group is taken: values the caller did not
  * read are skipped when it moves on (as in Hadoop's reduce). `counters`, when given, counts
  * reduceInputGroups and reduceInputRecords (every record, read or skipped).
+ *
+ * Plain iterator objects rather than generators: this runs once per record of every reduce, and a
+ * generator per group (plus one per group's values) cost more than the user's reduce in TeraSort.
  */
-export function* groupByKey(
-  records: Iterable<KeyValue>,
-  compareOption?: KeyComparator,
-  counters?: ShuffleCounters,
-): IterableIterator<KeyGroup> {
-  const compare = effectiveComparator(compareOption);
-  const it = records[Symbol.iterator]();
-  let cur = it.next();
-  while (!cur.done) {
-    const key = cur.value[0];
-    let open = true;
-    const sameKey = (): boolean => !cur.done && compare(cur.value[0], key) === 0;
-    const values: Iterable<Buffer> = {
-      *[Symbol.iterator]() {
-        while (open && !cur.done && sameKey()) {
-          const value = cur.value[1];
-          cur = it.next();
-          if (counters) counters.reduceInputRecords++;
-          yield value;
-        }
-      },
-    };
-    if (counters) counters.reduceInputGroups++;
-    yield { key, values };
-    open = false;
-    while (sameKey()) {
-      cur = it.next();
-      if (counters) counters.reduceInputRecords++;
-    }
+export function groupByKey(records: Iterable<KeyValue>, compareOption?: KeyComparator, counters?: ShuffleCounters): IterableIterator<KeyGroup> {
+  return new KeyGrouper(records[Symbol.iterator](), effectiveComparator(compareOption), counters);
+}
+
+class KeyGrouper implements IterableIterator<KeyGroup> {
+  cur: IteratorResult<KeyValue>;
+  key: Buffer | undefined;
+  /** Bumped per group, so a stale group's values iterator stops instead of reading the next group. */
+  group = 0;
+
+  constructor(
+    private readonly it: Iterator<KeyValue>,
+    readonly compare: KeyComparator,
+    private readonly counters: ShuffleCounters | undefined,
+  ) {
+    this.cur = it.next();
+  }
+
+  [Symbol.iterator](): IterableIterator<KeyGroup> {
+    return this;
+  }
+
+  /** True while the current record belongs to the current group. */
+  inGroup(): boolean {
+    return !this.cur.done && this.compare(this.cur.value[0], this.key!) === 0;
+  }
+
+  advance(): void {
+    this.cur = this.it.next();
+    if (this.counters) this.counters.reduceInputRecords++;
+  }
+
+  next(): IteratorResult<KeyGroup> {
+    if (this.key !== undefined) while (this.inGroup()) this.advance();
+    if (this.cur.done) return { done: true, value: undefined };
+    this.key = this.cur.value[0];
+    this.group++;
+    if (this.counters) this.counters.reduceInputGroups++;
+    return { done: false, value: { key: this.key, values: new GroupValues(this, this.group) } };
+  }
+}
+
+class GroupValues implements IterableIterator<Buffer> {
+  constructor(
+    private readonly grouper: KeyGrouper,
+    private readonly group: number,
+  ) {}
+
+  [Symbol.iterator](): IterableIterator<Buffer> {
+    return this;
+  }
+
+  next(): IteratorResult<Buffer> {
+    const g = this.grouper;
+    if (g.group !== this.group || !g.inGroup()) return { done: true, value: undefined };
+    const value = (g.cur as IteratorYieldResult<KeyValue>).value[1];
+    g.advance();
+    return { done: false, value };
   }
 }
 

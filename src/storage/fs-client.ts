@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import { isMinimrError, MinimrError, serializeError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { BlockStore } from './block-store.js';
+import type { BlockStore, BlockWriteResult } from './block-store.js';
 import { putRemoteBlock, readRemoteBlock } from './data-client.js';
 import type { BlockInfo, ClientLocation, CreateOptions, DatanodeAddress, FileStatus, NamenodeApi } from './types.js';
 
@@ -148,10 +148,81 @@ export class FsClient {
 
 const SILENT_LOGGER = { warn: () => undefined } as unknown as Logger;
 
+/** Bytes queued per replica before `write` waits for the slowest replica to catch up. */
+const STREAM_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * One replica's upload of the block being written: a queue of chunks that the HTTP PUT (or the local
+ * store) consumes as they come, so a block is streamed, never held whole in memory.
+ */
+class ReplicaStream implements AsyncIterable<Buffer> {
+  private chunks: Buffer[] = [];
+  private queued = 0;
+  private ended = false;
+  failed = false;
+  private wakeConsumer: (() => void) | undefined;
+  private wakeProducer: (() => void) | undefined;
+  result!: Promise<BlockWriteResult>;
+
+  push(chunk: Buffer): void {
+    if (this.failed) return;
+    this.chunks.push(chunk);
+    this.queued += chunk.length;
+    this.wake('consumer');
+  }
+
+  end(): void {
+    this.ended = true;
+    this.wake('consumer');
+  }
+
+  /** The upload failed: drop what is queued and never make the writer wait for this replica again. */
+  fail(): void {
+    this.failed = true;
+    this.chunks = [];
+    this.queued = 0;
+    this.wake('producer');
+    this.wake('consumer');
+  }
+
+  async waitBelow(limit: number): Promise<void> {
+    while (!this.failed && this.queued > limit) await new Promise<void>((resolve) => (this.wakeProducer = resolve));
+  }
+
+  private wake(who: 'consumer' | 'producer'): void {
+    const fn = who === 'consumer' ? this.wakeConsumer : this.wakeProducer;
+    if (who === 'consumer') this.wakeConsumer = undefined;
+    else this.wakeProducer = undefined;
+    fn?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    for (;;) {
+      const chunk = this.chunks.shift();
+      if (chunk) {
+        this.queued -= chunk.length;
+        this.wake('producer');
+        yield chunk;
+        continue;
+      }
+      // An abandoned upload must fail, not end: a clean end would store a truncated block.
+      if (this.failed) throw new MinimrError('EKILLED', 'block upload abandoned by its writer');
+      if (this.ended) return;
+      await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
+    }
+  }
+}
+
+interface OpenBlock {
+  blockId: string;
+  targets: readonly DatanodeAddress[];
+  streams: ReplicaStream[];
+  length: number;
+  crc: number;
+}
+
 class BlockWriter implements FileWriter {
-  private parts: Buffer[] = [];
-  private buffered = 0;
-  private inFlight: Promise<void> | undefined;
+  private block: OpenBlock | undefined;
   private failure: unknown;
   private finished = false;
 
@@ -170,12 +241,16 @@ class BlockWriter implements FileWriter {
     try {
       let offset = 0;
       while (offset < data.length) {
-        const take = Math.min(this.blockSize - this.buffered, data.length - offset);
-        // A copy: callers reuse their buffers once write resolves, and a block may be sent later.
-        this.parts.push(Buffer.from(data.subarray(offset, offset + take)));
-        this.buffered += take;
+        const block = this.block ?? (await this.openBlock());
+        const take = Math.min(this.blockSize - block.length, data.length - offset);
+        // A copy: callers reuse their buffers once write resolves, and replicas read it later.
+        const chunk = Buffer.from(data.subarray(offset, offset + take));
+        block.crc = crc32(chunk, block.crc);
+        block.length += take;
         offset += take;
-        if (this.buffered === this.blockSize) await this.startBlock(this.takeBuffered());
+        for (const stream of block.streams) stream.push(chunk);
+        await Promise.all(block.streams.map((stream) => stream.waitBelow(STREAM_HIGH_WATER_BYTES)));
+        if (block.length === this.blockSize) await this.finishBlock();
       }
     } catch (err) {
       throw await this.fail(err);
@@ -185,8 +260,7 @@ class BlockWriter implements FileWriter {
   async close(): Promise<FileStatus> {
     this.assertWritable();
     try {
-      if (this.buffered > 0) await this.startBlock(this.takeBuffered());
-      await this.drainInFlight();
+      if (this.block) await this.finishBlock();
       await this.namenode.complete(this.path);
       this.finished = true;
       return await this.namenode.stat(this.path);
@@ -199,8 +273,7 @@ class BlockWriter implements FileWriter {
     if (this.finished) return;
     this.finished = true;
     this.failure ??= new MinimrError('EKILLED', `write of ${this.path} aborted`, { path: this.path });
-    this.parts = [];
-    await this.inFlight?.catch(() => undefined);
+    await this.dropBlock();
     await this.namenode.abandon(this.path);
   }
 
@@ -209,40 +282,39 @@ class BlockWriter implements FileWriter {
     if (this.finished) throw new MinimrError('EINTERNAL', `writer of ${this.path} is closed`, { path: this.path });
   }
 
-  private takeBuffered(): Buffer {
-    const block = Buffer.concat(this.parts, this.buffered);
-    this.parts = [];
-    this.buffered = 0;
-    return block;
-  }
-
-  /** One block in flight while the next one fills: memory stays at two blocks at most. */
-  private async startBlock(data: Buffer): Promise<void> {
-    await this.drainInFlight();
-    const sending = this.sendBlock(data);
-    sending.catch(() => undefined); // surfaced by the next drainInFlight
-    this.inFlight = sending;
-  }
-
-  private async drainInFlight(): Promise<void> {
-    const sending = this.inFlight;
-    this.inFlight = undefined;
-    await sending;
-  }
-
-  private async sendBlock(data: Buffer): Promise<void> {
+  /** Allocates the next block and starts one streaming upload per replica. */
+  private async openBlock(): Promise<OpenBlock> {
     const { blockId, targets } = await this.namenode.allocateBlock(this.path, this.client);
-    const expectedCrc32 = crc32(data) >>> 0;
+    const streams = targets.map((target) => {
+      const stream = new ReplicaStream();
+      stream.result =
+        this.localStore && target.workerId === this.localStore.workerId
+          ? this.localStore.write(blockId, stream)
+          : putRemoteBlock(target, blockId, stream, { timeoutMs: this.timeoutMs });
+      // A replica that fails stops being waited for; its error is reported when the block ends.
+      stream.result.catch(() => stream.fail());
+      return stream;
+    });
+    this.block = { blockId, targets, streams, length: 0, crc: 0 };
+    return this.block;
+  }
+
+  /** Ends the block's uploads, checks every replica against the bytes sent, and commits the block. */
+  private async finishBlock(): Promise<void> {
+    const block = this.block!;
+    this.block = undefined;
+    for (const stream of block.streams) stream.end();
+    const expectedCrc32 = block.crc >>> 0;
     const outcomes = await Promise.allSettled(
-      targets.map(async (target) => {
-        const result =
-          this.localStore && target.workerId === this.localStore.workerId
-            ? await this.localStore.write(blockId, data)
-            : await putRemoteBlock(target, blockId, data, { expectedCrc32, timeoutMs: this.timeoutMs });
-        if (result.length !== data.length || result.crc32 !== expectedCrc32) {
-          throw new MinimrError('ECHECKSUM', `datanode ${target.workerId} stored block ${blockId} wrongly`, { blockId, workerId: target.workerId });
+      block.streams.map(async (stream, i) => {
+        const result = await stream.result;
+        if (result.length !== block.length || result.crc32 !== expectedCrc32) {
+          throw new MinimrError('ECHECKSUM', `datanode ${block.targets[i]!.workerId} stored block ${block.blockId} wrongly`, {
+            blockId: block.blockId,
+            workerId: block.targets[i]!.workerId,
+          });
         }
-        return target.workerId;
+        return block.targets[i]!.workerId;
       }),
     );
     const workerIds: string[] = [];
@@ -251,13 +323,22 @@ class BlockWriter implements FileWriter {
       if (outcome.status === 'fulfilled') workerIds.push(outcome.value);
       else {
         firstError ??= outcome.reason;
-        this.log.warn({ path: this.path, blockId, workerId: targets[i]!.workerId, err: serializeError(outcome.reason) }, 'replica write failed; dropping that target');
+        this.log.warn({ path: this.path, blockId: block.blockId, workerId: block.targets[i]!.workerId, err: serializeError(outcome.reason) }, 'replica write failed; dropping that target');
       }
     });
     if (workerIds.length === 0) {
-      throw new MinimrError('ENOREPLICA', `no datanode stored block ${blockId} of ${this.path}`, { blockId, path: this.path }, { cause: firstError });
+      throw new MinimrError('ENOREPLICA', `no datanode stored block ${block.blockId} of ${this.path}`, { blockId: block.blockId, path: this.path }, { cause: firstError });
     }
-    await this.namenode.commitBlock(this.path, { blockId, length: data.length, crc32: expectedCrc32, workerIds });
+    await this.namenode.commitBlock(this.path, { blockId: block.blockId, length: block.length, crc32: expectedCrc32, workerIds });
+  }
+
+  /** Stops the uploads of an unfinished block (its replicas discard what they got). */
+  private async dropBlock(): Promise<void> {
+    const block = this.block;
+    this.block = undefined;
+    if (!block) return;
+    for (const stream of block.streams) stream.fail();
+    await Promise.allSettled(block.streams.map((s) => s.result));
   }
 
   /** Records the first failure, abandons the file so nothing half-written stays, and returns the error to throw. */
@@ -265,8 +346,7 @@ class BlockWriter implements FileWriter {
     if (this.failure === undefined) {
       this.failure = err;
       this.finished = true;
-      this.parts = [];
-      await this.inFlight?.catch(() => undefined);
+      await this.dropBlock();
       await this.namenode.abandon(this.path).catch((abandonErr: unknown) => {
         this.log.warn({ path: this.path, err: serializeError(abandonErr) }, 'could not abandon a failed file');
       });
