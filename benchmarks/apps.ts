@@ -20,6 +20,7 @@
  * Run: npm run bench:apps [-- --size-mb 256] [--keep] [--job-timeout-s 3600]
  * Writes bench-results/apps.json and apps.md at the package root.
  */
+import yargs from 'yargs';
 import { createReadStream, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -29,7 +30,8 @@ import { fileURLToPath } from 'node:url';
 import { LocalCluster, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
 import { createLogger } from '../src/log.js';
 import { headLines, writeCorpus, type CorpusInfo } from './lib/corpus.js';
-import { median, r3, timeShell, toolVersion } from './lib/shell.js';
+import { followJob, serverSeconds } from './lib/follow-job.js';
+import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
 import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -38,22 +40,14 @@ const MB = 1 << 20;
 // ---------------------------------------------------------------- arguments
 
 function parseArgs(argv: string[]): { sizeMb: number; keep: boolean; jobTimeoutS: number; tinyRuns: number } {
-  const out = { sizeMb: 256, keep: false, jobTimeoutS: 3600, tinyRuns: 5 };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const value = (): number => {
-      const v = Number(inline ?? argv[++i]);
-      if (!Number.isFinite(v) || v <= 0) throw new Error(`${flag} needs a positive number`);
-      return v;
-    };
-    if (flag === '--size-mb') out.sizeMb = value();
-    else if (flag === '--job-timeout-s') out.jobTimeoutS = value();
-    else if (flag === '--tiny-runs') out.tinyRuns = Math.round(value());
-    else if (flag === '--keep') out.keep = true;
-    else throw new Error(`unknown argument ${a} (known: --size-mb N, --job-timeout-s N, --tiny-runs N, --keep)`);
-  }
-  return out;
+  const a = yargs(argv)
+    .option('size-mb', { type: 'number', default: 256, describe: 'input size of each job' })
+    .option('keep', { type: 'boolean', default: false, describe: 'keep the work directory' })
+    .option('job-timeout-s', { type: 'number', default: 3600 })
+    .option('tiny-runs', { type: 'number', default: 5 })
+    .strict()
+    .parseSync();
+  return { sizeMb: a.sizeMb, keep: a.keep, jobTimeoutS: a.jobTimeoutS, tinyRuns: Math.round(a.tinyRuns) };
 }
 
 // ---------------------------------------------------------------- progress
@@ -179,7 +173,6 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const jobId = await client.submit(app(appName), { ...options, overwrite: true });
       log(`${label}: submitted ${jobId} [${((performance.now() - t0) / 1000).toFixed(1)}s after submit started]`);
-      let lastLog = performance.now();
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
@@ -187,21 +180,7 @@ async function main(): Promise<void> {
         void client.kill(jobId).catch(() => undefined);
       }, args.jobTimeoutS * 1000);
       try {
-        const status = await client.waitForCompletion(jobId, {
-          pollMs: 50,
-          onProgress: (s) => {
-            if (performance.now() - lastLog < 10_000) return;
-            lastLog = performance.now();
-            log(
-              `${label}: ${s.state}, maps ${s.mapsCompleted}/${s.mapsTotal} (${(100 * s.mapProgress).toFixed(0)}%), ` +
-                `reduces ${s.reducesCompleted}/${s.reducesTotal} (${(100 * s.reduceProgress).toFixed(0)}%)` +
-                (s.failedAttempts ? `, ${s.failedAttempts} failed attempts` : ''),
-            );
-          },
-        });
-        const seconds = (performance.now() - t0) / 1000;
-        log(`${label}: succeeded in ${seconds.toFixed(2)}s (server ${serverSeconds(status)?.toFixed(2)}s), ${status.mapsTotal} maps, ${status.reducesTotal} reduces`);
-        return { status, seconds };
+        return await followJob(client, jobId, label, t0, log);
       } catch (err) {
         if (timedOut) throw new Error(`${label}: killed after --job-timeout-s ${args.jobTimeoutS}: ${(err as Error).message}`);
         throw err;
@@ -480,15 +459,7 @@ function newResult(job: string, app: string, inputBytes: number, reducers: numbe
   return { job, app, inputBytes, reducers, seconds: null, serverSeconds: null, verified: null, checks: [], peers: [] };
 }
 
-function serverSeconds(s: JobStatus): number | null {
-  return s.finishTime !== undefined ? (s.finishTime - s.submitTime) / 1000 : null;
-}
 
-function splitLines(text: string): string[] {
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
 
 /** undefined when equal, else a short description of the first differences. */
 function compareCounts(got: Map<string, number>, want: Map<string, number>): string | undefined {

@@ -39,6 +39,7 @@
  * Run: npm run bench:codec [-- --size-mb 64] [--reps 5] [--in-flight 4]
  * Writes bench-results/codec.json and codec.md at the package root. MiB = 2^20 bytes.
  */
+import yargs from 'yargs';
 import { mkdirSync, openSync, readFileSync, readSync, closeSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -66,21 +67,13 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const out: Args = { sizeMb: 64, reps: 5, inFlight: 4 };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const value = (): number => {
-      const v = Number(inline ?? argv[++i]);
-      if (!Number.isFinite(v) || v <= 0) throw new Error(`${flag} needs a positive number`);
-      return v;
-    };
-    if (flag === '--size-mb') out.sizeMb = value();
-    else if (flag === '--reps') out.reps = Math.round(value());
-    else if (flag === '--in-flight') out.inFlight = Math.round(value());
-    else throw new Error(`unknown argument ${a} (known: --size-mb N, --reps N, --in-flight N)`);
-  }
-  return out;
+  const a = yargs(argv)
+    .option('size-mb', { type: 'number', default: 64, describe: 'MiB of frames per data set' })
+    .option('reps', { type: 'number', default: 5 })
+    .option('in-flight', { type: 'number', default: 4, describe: 'async compressions in flight' })
+    .strict()
+    .parseSync();
+  return { sizeMb: a.sizeMb, reps: Math.round(a.reps), inFlight: Math.round(a.inFlight) };
 }
 
 // ---------------------------------------------------------------- progress

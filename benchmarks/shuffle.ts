@@ -32,6 +32,7 @@
  * Exit code 1 when something failed or an output did not verify; targets missed are reported
  * (FAIL) but do not change the exit code.
  */
+import yargs from 'yargs';
 import { createReadStream, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -52,7 +53,8 @@ import {
 import { lineChart } from '../src/util/index.js';
 import { createLogger } from '../src/log.js';
 import { writeCorpus } from './lib/corpus.js';
-import { median, r3, timeShell, toolVersion } from './lib/shell.js';
+import { followJob, serverSeconds } from './lib/follow-job.js';
+import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
 import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
 import { ProcRssSampler, type ProcSample } from './lib/proc-rss.js';
 import { JobWatchdog } from './lib/watchdog.js';
@@ -79,28 +81,25 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const out: Args = { sizeMb: 1024, skipProfile: false, keep: false, jobTimeoutS: 3600, stallS: 120, profileMb: 64, profileBlockMb: 16 };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const value = (): number => {
-      const v = Number(inline ?? argv[++i]);
-      if (!Number.isFinite(v) || v <= 0) throw new Error(`${flag} needs a positive number`);
-      return v;
-    };
-    if (flag === '--size-mb') out.sizeMb = value();
-    else if (flag === '--job-timeout-s') out.jobTimeoutS = value();
-    else if (flag === '--stall-s') out.stallS = value();
-    else if (flag === '--profile-mb') out.profileMb = value();
-    else if (flag === '--profile-block-mb') out.profileBlockMb = value();
-    else if (flag === '--skip-profile') out.skipProfile = true;
-    else if (flag === '--keep') out.keep = true;
-    else
-      throw new Error(
-        `unknown argument ${a} (known: --size-mb N, --skip-profile, --keep, --job-timeout-s N, --stall-s N, --profile-mb N, --profile-block-mb N)`,
-      );
-  }
-  return out;
+  const a = yargs(argv)
+    .option('size-mb', { type: 'number', default: 1024, describe: 'TeraSort input size' })
+    .option('skip-profile', { type: 'boolean', default: false })
+    .option('keep', { type: 'boolean', default: false })
+    .option('job-timeout-s', { type: 'number', default: 3600 })
+    .option('stall-s', { type: 'number', default: 120, describe: 'kill a job with no attempt running for this long' })
+    .option('profile-mb', { type: 'number', default: 64 })
+    .option('profile-block-mb', { type: 'number', default: 16 })
+    .strict()
+    .parseSync();
+  return {
+    sizeMb: a.sizeMb,
+    skipProfile: a.skipProfile,
+    keep: a.keep,
+    jobTimeoutS: a.jobTimeoutS,
+    stallS: a.stallS,
+    profileMb: a.profileMb,
+    profileBlockMb: a.profileBlockMb,
+  };
 }
 
 // ---------------------------------------------------------------- progress
@@ -317,23 +316,8 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const jobId = await client.submit(app(appName), { ...options, overwrite: true });
       log(`${label}: submitted ${jobId} [${((performance.now() - t0) / 1000).toFixed(1)}s after submit started]`);
-      let lastLog = performance.now();
       try {
-        const status = await client.waitForCompletion(jobId, {
-          pollMs: 50,
-          onProgress: (s) => {
-            if (performance.now() - lastLog < 10_000) return;
-            lastLog = performance.now();
-            log(
-              `${label}: ${s.state}, maps ${s.mapsCompleted}/${s.mapsTotal} (${(100 * s.mapProgress).toFixed(0)}%), ` +
-                `reduces ${s.reducesCompleted}/${s.reducesTotal} (${(100 * s.reduceProgress).toFixed(0)}%)` +
-                (s.failedAttempts ? `, ${s.failedAttempts} failed attempts` : ''),
-            );
-          },
-        });
-        const seconds = (performance.now() - t0) / 1000;
-        log(`${label}: succeeded in ${seconds.toFixed(2)}s (server ${serverSeconds(status)?.toFixed(2)}s), ${status.mapsTotal} maps, ${status.reducesTotal} reduces`);
-        return { status, seconds };
+        return await followJob(client, jobId, label, t0, log);
       } catch (err) {
         const why = watchdog?.reasonFor(jobId);
         throw Object.assign(new Error(`${label} (${jobId}): ${(err as Error).message}${why ? ` [watchdog: ${why}]` : ''}`), { jobId });
@@ -625,15 +609,7 @@ async function main(): Promise<void> {
 
 // ---------------------------------------------------------------- helpers
 
-function serverSeconds(s: JobStatus): number | null {
-  return s.finishTime !== undefined ? (s.finishTime - s.submitTime) / 1000 : null;
-}
 
-function splitLines(text: string): string[] {
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
 
 const mib = (bytes: number | undefined): string => ((bytes ?? 0) / MB).toFixed(1);
 const pct = (x: number): string => `${Number((x * 100).toFixed(1))}%`;

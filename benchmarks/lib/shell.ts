@@ -48,3 +48,10 @@ export function median(xs: number[]): number {
 
 /** Rounds for JSON: 3 decimals. */
 export const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+/** Lines of a text, without the empty string after a final newline. */
+export function splitLines(text: string): string[] {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}

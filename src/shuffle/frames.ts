@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { MinimrError } from '../errors.js';
-import { codecById, type BlockCodec } from './codec.js';
+import { CODEC_NONE_ID, codecById, type BlockCodec } from './codec.js';
 import { SegmentReader, varintSize, writeVarint, type KeyValue } from './record-format.js';
 
 /**
@@ -98,11 +98,16 @@ export class FrameEncoder {
 
 /** One frame (header + stored bytes) from raw record bytes. Stored raw when compression does not help. */
 export function encodeFrame(codec: BlockCodec, raw: Buffer): Buffer {
-  let stored = codec.compress(raw);
+  return frameFromCompressed(codec, raw, codec.compress(raw));
+}
+
+/** The frame of `raw` once `codec` compressed it (possibly on the thread pool); raw if that did not shrink it. */
+export function frameFromCompressed(codec: BlockCodec, raw: Buffer, compressed: Buffer): Buffer {
+  let stored = compressed;
   let codecId = codec.id;
-  if (stored.length >= raw.length && codec.id !== 0) {
+  if (codecId !== CODEC_NONE_ID && stored.length >= raw.length) {
     stored = raw;
-    codecId = 0;
+    codecId = CODEC_NONE_ID;
   }
   const frame = Buffer.allocUnsafe(FRAME_HEADER_SIZE + stored.length);
   frame.writeUInt32LE(raw.length, 0);

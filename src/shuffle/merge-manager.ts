@@ -1,5 +1,6 @@
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { MinHeap } from './min-heap.js';
 import { MinimrError } from '../errors.js';
 import { effectiveComparator } from './bytes-compare.js';
 import type { BlockCodec } from './codec.js';
@@ -589,61 +590,28 @@ interface Cursor {
  * within a run, records keep their order.
  */
 function* mergeRuns(runs: readonly Run[], compare: KeyComparator): Generator<TaggedRecord> {
-  const heap: Cursor[] = [];
-  const less = (a: Cursor, b: Cursor): boolean => {
+  const heap = new MinHeap<Cursor>((a, b) => {
     const c = compare(a.rec.key, b.rec.key);
     if (c !== 0) return c < 0;
     if (a.rec.tag !== b.rec.tag) return a.rec.tag < b.rec.tag;
     return a.order < b.order;
-  };
-  const siftUp = (i: number): void => {
-    const e = heap[i]!;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!less(e, heap[parent]!)) break;
-      heap[i] = heap[parent]!;
-      i = parent;
-    }
-    heap[i] = e;
-  };
-  const siftDown = (i: number): void => {
-    const n = heap.length;
-    const e = heap[i]!;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      const child = r < n && less(heap[r]!, heap[l]!) ? r : l;
-      if (!less(heap[child]!, e)) break;
-      heap[i] = heap[child]!;
-      i = child;
-    }
-    heap[i] = e;
-  };
+  });
   const open: Iterator<TaggedRecord>[] = [];
   try {
     runs.forEach((run, order) => {
       const it = taggedRecords(run);
       open.push(it);
       const first = it.next();
-      if (!first.done) {
-        heap.push({ rec: first.value, order, it });
-        siftUp(heap.length - 1);
-      }
+      if (!first.done) heap.push({ rec: first.value, order, it });
     });
-    while (heap.length > 0) {
-      const top = heap[0]!;
+    while (heap.size > 0) {
+      const top = heap.peek();
       const out = top.rec;
       const next = top.it.next();
-      if (next.done) {
-        const last = heap.pop()!;
-        if (heap.length > 0) {
-          heap[0] = last;
-          siftDown(0);
-        }
-      } else {
+      if (next.done) heap.pop();
+      else {
         top.rec = next.value;
-        siftDown(0);
+        heap.replaceTop(top);
       }
       yield out;
     }

@@ -1,6 +1,7 @@
 import { MinimrError } from '../errors.js';
 import { effectiveComparator } from './bytes-compare.js';
 import { createShuffleCounters } from './counters.js';
+import { MinHeap } from './min-heap.js';
 import type { KeyValue } from './record-format.js';
 import type { BytesCombiner, KeyComparator, KeyGroup, ShuffleCounters } from './types.js';
 
@@ -28,19 +29,17 @@ export function mergeSortedRuns(runs: ReadonlyArray<Iterable<KeyValue>>, compare
 }
 
 class KWayMerge implements IterableIterator<KeyValue> {
-  private readonly heap: HeapEntry[] = [];
+  private readonly heap: MinHeap<HeapEntry>;
 
-  constructor(
-    runs: ReadonlyArray<Iterable<KeyValue>>,
-    private readonly compare: KeyComparator,
-  ) {
+  constructor(runs: ReadonlyArray<Iterable<KeyValue>>, compare: KeyComparator) {
+    this.heap = new MinHeap<HeapEntry>((a, b) => {
+      const c = compare(a.key, b.key);
+      return c < 0 || (c === 0 && a.run < b.run);
+    });
     runs.forEach((run, index) => {
       const it = run[Symbol.iterator]();
       const first = it.next();
-      if (!first.done) {
-        this.heap.push({ key: first.value[0], value: first.value[1], run: index, it });
-        this.siftUp(this.heap.length - 1);
-      }
+      if (!first.done) this.heap.push({ key: first.value[0], value: first.value[1], run: index, it });
     });
   }
 
@@ -48,68 +47,25 @@ class KWayMerge implements IterableIterator<KeyValue> {
     return this;
   }
 
-  private less(a: HeapEntry, b: HeapEntry): boolean {
-    const c = this.compare(a.key, b.key);
-    return c < 0 || (c === 0 && a.run < b.run);
-  }
-
-  private siftUp(i: number): void {
-    const heap = this.heap;
-    const e = heap[i]!;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.less(e, heap[parent]!)) break;
-      heap[i] = heap[parent]!;
-      i = parent;
-    }
-    heap[i] = e;
-  }
-
-  private siftDown(i: number): void {
-    const heap = this.heap;
-    const n = heap.length;
-    const e = heap[i]!;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      const child = r < n && this.less(heap[r]!, heap[l]!) ? r : l;
-      if (!this.less(heap[child]!, e)) break;
-      heap[i] = heap[child]!;
-      i = child;
-    }
-    heap[i] = e;
-  }
-
   next(): IteratorResult<KeyValue> {
     const heap = this.heap;
-    if (heap.length === 0) return { done: true, value: undefined };
-    const top = heap[0]!;
+    if (heap.size === 0) return { done: true, value: undefined };
+    const top = heap.peek();
     const out: KeyValue = [top.key, top.value];
     const next = top.it.next();
-    if (next.done) {
-      const last = heap.pop()!;
-      if (heap.length > 0) {
-        heap[0] = last;
-        this.siftDown(0);
-      }
-    } else if (heap.length === 1) {
-      // One run left: no ordering work at all.
+    if (next.done) heap.pop();
+    else {
+      // The run's next record takes the entry's place; with one run left there is nothing to order.
       top.key = next.value[0];
       top.value = next.value[1];
-    } else {
-      // Reuse the entry: the run's next record replaces it at the top and sinks to its place.
-      top.key = next.value[0];
-      top.value = next.value[1];
-      this.siftDown(0);
+      if (heap.size > 1) heap.replaceTop(top);
     }
     return { done: false, value: out };
   }
 
   /** Closes the runs' iterators (file readers release their descriptors) when a consumer stops early. */
   return(): IteratorResult<KeyValue> {
-    for (const e of this.heap) e.it.return?.();
-    this.heap.length = 0;
+    for (const e of this.heap.drain()) e.it.return?.();
     return { done: true, value: undefined };
   }
 }

@@ -1,7 +1,7 @@
 import { closeSync, openSync, write, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { CODEC_NONE_ID, type BlockCodec } from './codec.js';
-import { DEFAULT_FRAME_RAW_BYTES, FRAME_HEADER_SIZE, type SegmentStats } from './frames.js';
+import { DEFAULT_FRAME_RAW_BYTES, FRAME_HEADER_SIZE, frameFromCompressed, type SegmentStats } from './frames.js';
 import { writeVarint } from './record-format.js';
 
 /**
@@ -139,23 +139,6 @@ export interface FramedFileStats {
   readonly records: number;
 }
 
-/** Frame header + stored bytes; stored raw when the codec does not shrink the frame. */
-function frameOf(codec: BlockCodec, raw: Buffer, compressed: Buffer): Buffer {
-  let stored = compressed;
-  let codecId = codec.id;
-  if (codecId !== CODEC_NONE_ID && stored.length >= raw.length) {
-    stored = raw;
-    codecId = CODEC_NONE_ID;
-  }
-  const frame = Buffer.allocUnsafe(FRAME_HEADER_SIZE + stored.length);
-  frame.writeUInt32LE(raw.length, 0);
-  frame.writeUInt32LE(stored.length, 4);
-  frame.writeUInt32LE(crc32(stored) >>> 0, 8);
-  frame.writeUInt32LE(codecId, 12);
-  stored.copy(frame, FRAME_HEADER_SIZE);
-  return frame;
-}
-
 class SegmentAccounts {
   readonly length: number[];
   readonly crc: number[];
@@ -211,7 +194,7 @@ export async function writeFramedFile(file: SpillFile, source: SegmentSource, op
   };
   const drainOne = async (): Promise<void> => {
     const e = pending.shift()!;
-    const frame = frameOf(codec, e.raw, await e.stored);
+    const frame = frameFromCompressed(codec, e.raw, await e.stored);
     acc.add(e.seg, frame);
     batch.push(frame);
     batchBytes += frame.length;
@@ -266,7 +249,7 @@ export function writeFramedFileSync(file: SpillFile, source: SegmentSource, opts
   const submit = (seg: number): void => {
     while (packer.ready.length > 0) {
       const raw = packer.ready.shift()!;
-      const frame = frameOf(codec, raw, codec.compress(raw));
+      const frame = frameFromCompressed(codec, raw, codec.compress(raw));
       acc.add(seg, frame);
       batch.push(frame);
       batchBytes += frame.length;
