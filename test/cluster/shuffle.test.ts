@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { AttemptSummary, JobConf } from '../../src/runtime/index.js';
+import { profileJob, profileMarkdown, profileSvg, type AttemptSummary, type JobConf, type ProfilePoint } from '../../src/runtime/index.js';
 import { appModule, fixtureModule, makeText, parseCounts, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
 const KiB = 1024;
@@ -107,6 +107,28 @@ describe('memory-bounded shuffle on a 3-worker cluster', () => {
     assert.equal(base.state, 'succeeded');
     assert.ok((status.counters.MERGE_PASSES ?? 0) > 0, `expected intermediate merge passes, got ${status.counters.MERGE_PASSES}`);
     assert.ok((await readOutput(t.fs, '/tera/fanin-base')).equals(await readOutput(t.fs, '/tera/fanin-2')));
+  });
+
+  it('profiles a job: ideal memory, penalty per memory fraction, and a model whose computed spills match the measured ones', async () => {
+    const profile = await profileJob(t.cluster.client, { modulePath: appModule('terasort'), input: ['/tera/in'], workDir: '/profile-test', maps: 2, fractions: [1, 0.5, 0.1] });
+    assert.deepEqual(
+      profile.points.map((p) => p.fraction),
+      [1, 0.5, 0.1],
+    );
+    const [ideal, half, tenth] = profile.points as [ProfilePoint, ProfilePoint, ProfilePoint];
+    assert.equal(ideal.mapSpills, 1, 'at ideal memory a map spills exactly once (its output)');
+    assert.ok(tenth.mapSpills > 1, 'at 10% a map spills several times');
+    assert.ok(tenth.mapSpilledBytes > ideal.mapSpilledBytes);
+    // The model computes spilled bytes from sizes and spill rules alone; they must agree with the counters.
+    for (const p of [half, tenth]) {
+      const measuredMap = p.mapSpilledBytes - ideal.mapSpilledBytes;
+      const measuredReduce = p.reduceSpilledBytes - ideal.reduceSpilledBytes;
+      assert.ok(Math.abs(measuredMap - p.mapModelSpilledBytes) <= 0.1 * Math.max(measuredMap, p.mapModelSpilledBytes) + 4096, `map spill at ${p.fraction}: ${measuredMap} vs ${p.mapModelSpilledBytes}`);
+      assert.ok(Math.abs(measuredReduce - p.reduceModelSpilledBytes) <= 0.1 * Math.max(measuredReduce, p.reduceModelSpilledBytes) + 4096, `reduce spill at ${p.fraction}: ${measuredReduce} vs ${p.reduceModelSpilledBytes}`);
+    }
+    assert.match(profileMarkdown(profile), /\| 10\.0% \|/);
+    assert.match(profileSvg(profile), /^<svg/);
+    assert.deepEqual(await t.fs.list('/profile-test'), [], 'profile runs leave no output behind');
   });
 
   it('a corrupted map output segment is detected, the map re-runs, and the job succeeds with the right output', async () => {
