@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { LocalCluster, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
 import { createLogger } from '../src/log.js';
 import { headLines, writeCorpus, type CorpusInfo } from './lib/corpus.js';
-import { followJob, serverSeconds } from './lib/follow-job.js';
+import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
 import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
 import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
 
@@ -189,19 +189,8 @@ async function main(): Promise<void> {
       }
     }
 
-    async function partFiles(dir: string): Promise<string[]> {
-      const files = await client.fs.list(dir);
-      return files
-        .filter((f) => f.type === 'file' && /^part-/.test(f.path.split('/').pop() ?? ''))
-        .map((f) => f.path)
-        .sort();
-    }
-
-    async function readText(dir: string): Promise<string> {
-      const chunks: Buffer[] = [];
-      for (const p of await partFiles(dir)) for await (const c of client.fs.cat(p)) chunks.push(c);
-      return Buffer.concat(chunks).toString('utf8');
-    }
+    const partFilesOf = (dir: string) => partFiles(client, dir);
+    const readText = (dir: string) => readOutputText(client, dir);
 
     async function peer(result: JobResult, name: string, command: string, verify: () => Promise<string | undefined>): Promise<void> {
       log(`${result.job}: peer ${name}: ${command}`);
@@ -326,7 +315,7 @@ async function main(): Promise<void> {
       const sorted = await minimrSide(result, 'terasort', { input: ['/bench/tera/input.dat'], output: '/bench/out/terasort', reducers: 2 }, async (status) => {
         const problems: string[] = [];
         const digest = new SequenceDigest();
-        for (const p of await partFiles('/bench/out/terasort')) {
+        for (const p of await partFilesOf('/bench/out/terasort')) {
           for await (const chunk of wholeRecords(client.fs.cat(p), RECORD)) digest.addRecords(chunk);
         }
         minimrDigest = digest.digest();

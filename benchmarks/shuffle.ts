@@ -53,7 +53,7 @@ import {
 import { lineChart } from '../src/util/index.js';
 import { createLogger } from '../src/log.js';
 import { writeCorpus } from './lib/corpus.js';
-import { followJob, serverSeconds } from './lib/follow-job.js';
+import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
 import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
 import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
 import { ProcRssSampler, type ProcSample } from './lib/proc-rss.js';
@@ -324,19 +324,8 @@ async function main(): Promise<void> {
       }
     }
 
-    async function partFiles(dir: string): Promise<string[]> {
-      const files = await client.fs.list(dir);
-      return files
-        .filter((f) => f.type === 'file' && /^part-/.test(f.path.split('/').pop() ?? ''))
-        .map((f) => f.path)
-        .sort();
-    }
-
-    async function readText(dir: string): Promise<string> {
-      const chunks: Buffer[] = [];
-      for (const p of await partFiles(dir)) for await (const c of client.fs.cat(p)) chunks.push(c);
-      return Buffer.concat(chunks).toString('utf8');
-    }
+    const partFilesOf = (dir: string) => partFiles(client, dir);
+    const readText = (dir: string) => readOutputText(client, dir);
 
     /** Counters, per-phase sums and peak RSS of a TeraSort run, from its attempts. */
     async function collectAttempts(run: SortRun, label: string, status: JobStatus): Promise<void> {
@@ -402,12 +391,12 @@ async function main(): Promise<void> {
 
         // verification 1: record count and record-order digest (compared with GNU sort's below)
         const digest = new SequenceDigest();
-        for (const p of await partFiles(output)) {
+        for (const p of await partFilesOf(output)) {
           for await (const chunk of wholeRecords(client.fs.cat(p), RECORD)) digest.addRecords(chunk);
         }
         minimrDigest = digest.digest();
         const problems: string[] = [];
-        run.checks.push(`${digest.records} records out in ${(await partFiles(output)).length} parts`);
+        run.checks.push(`${digest.records} records out in ${(await partFilesOf(output)).length} parts`);
         if (digest.records !== rows) problems.push(`${digest.records} records out, ${rows} in`);
 
         // verification 2: TeraValidate

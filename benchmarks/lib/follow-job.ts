@@ -34,3 +34,19 @@ export async function followJob(
   log(`${label}: succeeded in ${seconds.toFixed(2)}s (server ${serverSeconds(status)?.toFixed(2)}s), ${status.mapsTotal} maps, ${status.reducesTotal} reduces`);
   return { status, seconds };
 }
+
+/** A job's part files in part order. */
+export async function partFiles(client: JobClient, dir: string): Promise<string[]> {
+  const files = await client.fs.list(dir);
+  return files
+    .filter((f) => f.type === 'file' && /^part-/.test(f.path.split('/').pop() ?? ''))
+    .map((f) => f.path)
+    .sort();
+}
+
+/** A job's whole output as text. */
+export async function readOutputText(client: JobClient, dir: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  for (const p of await partFiles(client, dir)) for await (const c of client.fs.cat(p)) chunks.push(c);
+  return Buffer.concat(chunks).toString('utf8');
+}

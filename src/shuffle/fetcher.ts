@@ -6,14 +6,7 @@ import { isMinimrError, MinimrError } from '../errors.js';
 import { readIndexFile } from './index-file.js';
 import { assertValidShuffleId, mapOutputPaths } from './paths.js';
 import { HEADER_CRC32, HEADER_LENGTH, HEADER_RAW_LENGTH, HEADER_RECORDS, shuffleUrlPath } from './shuffle-handler.js';
-import type {
-  FetchedSegment,
-  FetchMapOutputsOptions,
-  LocalShuffleSource,
-  MapOutputLocation,
-  PartitionIndexEntry,
-  ShuffleCounters,
-} from './types.js';
+import type { FetchedSegment, FetchMapOutputsOptions, MapOutputLocation, PartitionIndexEntry } from './types.js';
 
 /**
  * Fetcher: gets one reduce partition from every map output, `concurrency` at a time, over HTTP from
@@ -67,19 +60,8 @@ export interface SegmentSink {
 /** Opens the sink of one try; may wait (memory backpressure). Must give up when `signal` aborts. */
 export type OpenSegmentSink = (loc: MapOutputLocation, header: SegmentHeader, signal: AbortSignal) => Promise<SegmentSink>;
 
-export interface FetchAllOptions {
-  readonly jobId: string;
-  readonly reduceIndex: number;
-  readonly locations: readonly MapOutputLocation[];
+export interface FetchAllOptions extends FetchMapOutputsOptions {
   readonly openSink: OpenSegmentSink;
-  readonly concurrency?: number;
-  readonly retries?: number;
-  readonly backoffMs?: number;
-  readonly timeoutMs?: number;
-  readonly local?: LocalShuffleSource;
-  readonly counters?: ShuffleCounters;
-  /** Aborting rejects the call with EKILLED and stops all fetches. */
-  readonly signal?: AbortSignal;
   /** Called when a location's segment is complete (after `finish`), in completion order. */
   readonly onFetched?: (loc: MapOutputLocation, header: SegmentHeader) => void;
 }
