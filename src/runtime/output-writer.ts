@@ -1,13 +1,13 @@
 import type { SerializedOutputFormat } from './protocol.js';
 
-/** Where formatted output bytes go (an FsClient file writer). */
+/** Where formatted output bytes go (an FsClient file writer, which copies what it is given). */
 export interface ByteSink {
   write(chunk: Buffer): Promise<void>;
   close(): Promise<unknown>;
   abort(): Promise<void>;
 }
 
-const FLUSH_BYTES = 4 * 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
 
 function toBuffer(value: unknown): Buffer {
   if (Buffer.isBuffer(value)) return value;
@@ -16,83 +16,95 @@ function toBuffer(value: unknown): Buffer {
 }
 
 /**
- * Formats emitted pairs for the job's output format and hands them to the sink in large chunks.
- * `emit` is synchronous so user code stays simple; the task loop awaits `flushIfFull()` between
- * calls, which keeps memory bounded without making every emit async.
+ * Formats emitted pairs for the job's output format into 1 MiB chunks that go to the sink.
+ * `emit` is synchronous so user code stays simple; the task loop awaits `flush()` when
+ * `needsFlush` says a chunk is full. Emitted keys and values are copied at once, never kept: a
+ * task that emits millions of small Buffers holds no reference to any of them, and the chunk is
+ * reused once the sink (which copies) has taken it.
  *
  * text: `key<sep>value\n`; a null/undefined key or value is left out with its separator, as Hadoop's
  * TextOutputFormat does for NullWritable. records: key bytes then value bytes.
  */
 export class OutputWriter {
-  private readonly parts: Array<string | Buffer> = [];
-  private pendingBytes = 0;
+  private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  private used = 0;
+  /** Full chunks waiting for `flush` (more than one only when a single call emitted a lot). */
+  private readonly full: Buffer[] = [];
+  private readonly separator: Buffer;
   records = 0;
   bytes = 0;
 
   constructor(
     private readonly format: SerializedOutputFormat,
     private readonly sink: ByteSink,
-  ) {}
+  ) {
+    this.separator = Buffer.from(format.kind === 'text' ? format.separator : '');
+  }
 
   emit(key: unknown, value: unknown): void {
     this.records++;
-    if (this.format.kind === 'records') {
-      if (key !== null && key !== undefined) this.push(toBuffer(key));
-      if (value !== null && value !== undefined) this.push(toBuffer(value));
-      return;
-    }
     const hasKey = key !== null && key !== undefined;
     const hasValue = value !== null && value !== undefined;
-    if (hasKey) this.push(Buffer.isBuffer(key) ? key : String(key));
-    if (hasKey && hasValue) this.push(this.format.separator);
-    if (hasValue) this.push(Buffer.isBuffer(value) ? value : String(value));
-    this.push('\n');
+    if (this.format.kind === 'records') {
+      if (hasKey) this.put(toBuffer(key));
+      if (hasValue) this.put(toBuffer(value));
+      return;
+    }
+    if (hasKey) this.put(Buffer.isBuffer(key) ? key : String(key));
+    if (hasKey && hasValue) this.put(this.separator);
+    if (hasValue) this.put(Buffer.isBuffer(value) ? value : String(value));
+    this.putNewline();
   }
 
-  private push(part: string | Buffer): void {
-    this.parts.push(part);
-    // Strings are counted by length: exact for ASCII, an underestimate otherwise, good enough for flushing.
-    this.pendingBytes += part.length;
+  private room(bytes: number): void {
+    if (this.used + bytes <= this.chunk.length) return;
+    if (this.used > 0) this.full.push(this.chunk.subarray(0, this.used));
+    this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+    this.used = 0;
+  }
+
+  private put(part: string | Buffer): void {
+    if (typeof part === 'string') {
+      // UTF-8 needs at most 3 bytes per UTF-16 unit: measure exactly only when that might not fit.
+      if (this.used + part.length * 3 > this.chunk.length) this.room(Buffer.byteLength(part));
+      this.used += this.chunk.write(part, this.used);
+      return;
+    }
+    this.room(part.length);
+    this.used += part.copy(this.chunk, this.used);
+  }
+
+  private putNewline(): void {
+    this.room(1);
+    this.chunk[this.used++] = 0x0a;
   }
 
   get needsFlush(): boolean {
-    return this.pendingBytes >= FLUSH_BYTES;
+    return this.full.length > 0;
   }
 
-  async flushIfFull(): Promise<void> {
-    if (this.needsFlush) await this.flush();
-  }
-
-  async flush(): Promise<void> {
-    if (this.parts.length === 0) return;
-    const buffers: Buffer[] = [];
-    let run: string[] = [];
-    for (const part of this.parts) {
-      if (typeof part === 'string') run.push(part);
-      else {
-        if (run.length > 0) {
-          buffers.push(Buffer.from(run.join('')));
-          run = [];
-        }
-        buffers.push(part);
-      }
+  /** Hands the full chunks (and, with `all`, the partial one) to the sink. */
+  async flush(all = false): Promise<void> {
+    for (const chunk of this.full.splice(0)) await this.send(chunk);
+    if (all && this.used > 0) {
+      await this.send(this.chunk.subarray(0, this.used));
+      this.used = 0;
     }
-    if (run.length > 0) buffers.push(Buffer.from(run.join('')));
-    this.parts.length = 0;
-    this.pendingBytes = 0;
-    const chunk = buffers.length === 1 ? buffers[0]! : Buffer.concat(buffers);
+  }
+
+  private async send(chunk: Buffer): Promise<void> {
     this.bytes += chunk.length;
     await this.sink.write(chunk);
   }
 
   async close(): Promise<void> {
-    await this.flush();
+    await this.flush(true);
     await this.sink.close();
   }
 
   async abort(): Promise<void> {
-    this.parts.length = 0;
+    this.full.length = 0;
+    this.used = 0;
     await this.sink.abort();
   }
 }
-
