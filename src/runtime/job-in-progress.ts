@@ -140,6 +140,17 @@ export class JobInProgress {
     return this.allMapsSucceeded() && this.reduces.every((t) => t.state === 'succeeded');
   }
 
+  /** Whether `task` may be launched now (the test behind `runnableTasks`, for one task). */
+  isRunnable(task: TaskRecord): boolean {
+    return this.isActive && task.job === this && task.state === 'pending' && (task.kind === 'map' || this.allMapsSucceeded());
+  }
+
+  completed(kind: TaskKind): number {
+    let n = 0;
+    for (const t of kind === 'map' ? this.maps : this.reduces) if (t.state === 'succeeded') n++;
+    return n;
+  }
+
   /** Tasks that may be launched now; reduces wait until every map has succeeded (slow start 1.0). */
   runnableTasks(): TaskRecord[] {
     if (!this.isActive) return [];
@@ -235,9 +246,9 @@ export class JobInProgress {
       startTime: this.startTime,
       finishTime: this.finishTime,
       mapsTotal: this.maps.length,
-      mapsCompleted: this.maps.filter((t) => t.state === 'succeeded').length,
+      mapsCompleted: this.completed('map'),
       reducesTotal: this.reduces.length,
-      reducesCompleted: this.reduces.filter((t) => t.state === 'succeeded').length,
+      reducesCompleted: this.completed('reduce'),
       mapProgress: progressOf(this.maps),
       reduceProgress: this.reduces.length === 0 ? (this.state === 'succeeded' ? 1 : 0) : progressOf(this.reduces),
       counters: { ...this.counters },

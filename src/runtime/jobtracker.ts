@@ -633,16 +633,15 @@ export class JobTracker {
     const jobs: JobView[] = [...this.jobs.values()]
       .filter((j) => j.isActive)
       .map((j) => {
-        const status = j.status();
         return {
           id: j.id,
           name: j.submission.name,
           pool: j.submission.pool ?? 'default',
           submitTime: j.submitTime,
-          mapsTotal: status.mapsTotal,
-          mapsCompleted: status.mapsCompleted,
-          reducesTotal: status.reducesTotal,
-          reducesCompleted: status.reducesCompleted,
+          mapsTotal: j.maps.length,
+          mapsCompleted: j.completed('map'),
+          reducesTotal: j.reduces.length,
+          reducesCompleted: j.completed('reduce'),
           pendingTasks: j.runnableTasks().map((t) => ({
             id: t.id,
             jobId: j.id,
@@ -704,7 +703,7 @@ export class JobTracker {
     const job = this.jobs.get(decision.jobId);
     const task = job?.findTask(decision.taskId);
     const worker = this.workers.get(decision.workerId);
-    if (!job || !task || !worker || !job.isActive || task.state !== 'pending' || !job.runnableTasks().includes(task)) {
+    if (!job || !task || !worker || !job.isRunnable(task)) {
       this.logger.error({ decision }, 'policy launched a task that is not runnable or on an unknown worker: ignored');
       return;
     }
