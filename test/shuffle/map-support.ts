@@ -7,36 +7,12 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { crc32 } from 'node:zlib';
-import { parseSegment } from './support.js';
+import { parseIndexV2, parseSegment, type IndexEntryV2 } from './support.js';
+export { parseIndexV2, type IndexEntryV2 } from './support.js';
 
 const lz4 = createRequire(import.meta.url)('lz4-napi') as { uncompressSync(b: Buffer): Buffer };
 
-export interface IndexEntryV2 {
-  offset: number;
-  length: number;
-  rawLength: number;
-  records: number;
-  crc32: number;
-}
 
-export function parseIndexV2(buf: Buffer): { version: number; codec: number; entries: IndexEntryV2[] } {
-  assert.equal(buf.toString('latin1', 0, 4), 'MRIX');
-  assert.equal(buf.readUInt32LE(buf.length - 4), crc32(buf.subarray(0, buf.length - 4)));
-  const n = buf.readUInt32LE(8);
-  const entries: IndexEntryV2[] = [];
-  for (let i = 0; i < n; i++) {
-    const at = 12 + i * 36;
-    entries.push({
-      offset: Number(buf.readBigUInt64LE(at)),
-      length: Number(buf.readBigUInt64LE(at + 8)),
-      rawLength: Number(buf.readBigUInt64LE(at + 16)),
-      records: Number(buf.readBigUInt64LE(at + 24)),
-      crc32: buf.readUInt32LE(at + 32),
-    });
-  }
-  assert.equal(buf.length, 12 + n * 36 + 4);
-  return { version: buf.readUInt16LE(4), codec: buf.readUInt16LE(6), entries };
-}
 
 /** Raw record bytes of a segment of frames: u32 raw | u32 stored | u32 crc | u8 codec | 3 zero bytes. */
 export function unframe(seg: Buffer): Buffer {

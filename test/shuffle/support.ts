@@ -3,9 +3,11 @@
  * written independently of src/shuffle (own varint parser, plain Array.sort), so a test never checks
  * the code under test against itself.
  */
+import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 
 export type Rec = { partition: number; key: Buffer; value: Buffer };
 
@@ -75,13 +77,23 @@ export function buildSegment(records: ReadonlyArray<readonly [Buffer, Buffer]>):
   return Buffer.concat(parts);
 }
 
-/** Independent index parser (format v2 documented in src/shuffle/index-file.ts). */
-export function parseIndex(buf: Buffer): Array<{ offset: number; length: number; rawLength: number; records: number; crc32: number }> {
+export interface IndexEntryV2 {
+  offset: number;
+  length: number;
+  rawLength: number;
+  records: number;
+  crc32: number;
+}
+
+/** Independent index parser (format v2 documented in src/shuffle/index-file.ts), checking magic, checksum and size. */
+export function parseIndexV2(buf: Buffer): { version: number; codec: number; entries: IndexEntryV2[] } {
+  assert.equal(buf.toString('latin1', 0, 4), 'MRIX');
+  assert.equal(buf.readUInt32LE(buf.length - 4), crc32(buf.subarray(0, buf.length - 4)));
   const n = buf.readUInt32LE(8);
-  const out = [];
+  const entries: IndexEntryV2[] = [];
   for (let i = 0; i < n; i++) {
     const at = 12 + i * 36;
-    out.push({
+    entries.push({
       offset: Number(buf.readBigUInt64LE(at)),
       length: Number(buf.readBigUInt64LE(at + 8)),
       rawLength: Number(buf.readBigUInt64LE(at + 16)),
@@ -89,7 +101,12 @@ export function parseIndex(buf: Buffer): Array<{ offset: number; length: number;
       crc32: buf.readUInt32LE(at + 32),
     });
   }
-  return out;
+  assert.equal(buf.length, 12 + n * 36 + 4);
+  return { version: buf.readUInt16LE(4), codec: buf.readUInt16LE(6), entries };
+}
+
+export function parseIndex(buf: Buffer): IndexEntryV2[] {
+  return parseIndexV2(buf).entries;
 }
 
 export function u32(n: number): Buffer {
