@@ -9,6 +9,7 @@ export type MinimrErrorCode =
   | 'EOUTPUTEXISTS' // output path exists and overwrite was not asked for
   | 'EJOBMODULE' // job module does not load or is not a valid job
   | 'EBADJOB' // job definition or submission malformed
+  | 'EBADCONF' // cluster, pool, policy, workload or trace configuration malformed
   | 'ENOENT' // path not found in the block store
   | 'EEXIST' // path already exists
   | 'ENOTDIR'
@@ -68,7 +69,7 @@ export function serializeError(err: unknown): SerializedError {
 }
 
 const KNOWN_CODES = new Set<string>([
-  'ENOINPUT', 'EOUTPUTEXISTS', 'EJOBMODULE', 'EBADJOB', 'ENOENT', 'EEXIST', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY',
+  'ENOINPUT', 'EOUTPUTEXISTS', 'EJOBMODULE', 'EBADJOB', 'EBADCONF', 'ENOENT', 'EEXIST', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY',
   'EBADPATH', 'ECHECKSUM', 'ENOREPLICA', 'ENOWORKERS', 'EDISKFULL', 'EFETCH', 'ETASK', 'EJOBFAILED', 'EJOBKILLED',
   'ENOJOB', 'EPROTOCOL', 'EVERSION', 'ECONNECT', 'ETIMEOUT', 'EKILLED', 'EWORKERLOST', 'EINTERNAL',
 ]);

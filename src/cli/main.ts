@@ -1,4 +1,4 @@
-import { mkdir as mkdirLocal, stat as statLocal, writeFile as writeFileLocal } from 'node:fs/promises';
+import { mkdir as mkdirLocal, readFile as readFileLocal, stat as statLocal, writeFile as writeFileLocal } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -20,7 +20,7 @@ import {
   type JobConf,
   type JobStatus,
 } from '../runtime/index.js';
-import { createPolicy } from '../scheduler/index.js';
+import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { formatBytes, parseSize } from './units.js';
 
 const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';
@@ -54,6 +54,37 @@ function parseConf(list: readonly string[] | undefined): JobConf {
 }
 
 /** Shows map/reduce progress: one updating line on a terminal, a line per change otherwise. */
+/** `--policy-options` (a JSON object) and `--pools` (a JSON file), checked before anything starts. */
+async function policySettings(argv: { 'policy-options'?: string; pools?: string }): Promise<{ policyOptions: PolicyOptions; pools: PoolView[] }> {
+  let policyOptions: PolicyOptions = {};
+  if (argv['policy-options'] !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(argv['policy-options']);
+    } catch (err) {
+      throw new MinimrError('EBADCONF', `--policy-options is not valid JSON: ${(err as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MinimrError('EBADCONF', '--policy-options must be a JSON object');
+    policyOptions = parsed as PolicyOptions;
+  }
+  let pools: PoolView[] = [];
+  if (argv.pools !== undefined) {
+    let text: string;
+    try {
+      text = await readFileLocal(resolvePath(argv.pools), 'utf8');
+    } catch (err) {
+      throw new MinimrError('EBADCONF', `cannot read the pools file ${argv.pools}: ${(err as Error).message}`);
+    }
+    try {
+      pools = parsePools(JSON.parse(text));
+    } catch (err) {
+      if (err instanceof MinimrError) throw err;
+      throw new MinimrError('EBADCONF', `the pools file ${argv.pools} is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  return { policyOptions, pools };
+}
+
 function progressPrinter(jobId: string): (s: JobStatus) => void {
   const tty = process.stderr.isTTY;
   let last = '';
@@ -135,11 +166,16 @@ async function main(): Promise<void> {
           .option('map-slots', { type: 'number', default: 2 })
           .option('reduce-slots', { type: 'number', default: 1 })
           .option('policy', { type: 'string', default: 'fifo' })
+          .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
+          .option('pools', { type: 'string', describe: 'JSON file listing pools with minimum shares and weights' })
           .option('example', { choices: ['wordcount'] as const, describe: 'run an example job, print its result, and exit' })
           .option('top', { type: 'number', default: 20, describe: 'words to show for --example wordcount' }),
       async (argv) => {
         const blockSize = argv['block-size'] ? parseSize(argv['block-size']) : argv.example ? 64 * 1024 : undefined;
+        const { policyOptions, pools } = await policySettings(argv);
         const cluster = await LocalCluster.start({
+          policyOptions,
+          pools,
           dataDir: resolvePath(argv.dir),
           workers: argv.workers,
           port: argv.port,
@@ -176,17 +212,21 @@ async function main(): Promise<void> {
           .option('host', { type: 'string', default: '0.0.0.0' })
           .option('port', { type: 'number', default: 7700 })
           .option('policy', { type: 'string', default: 'fifo' })
+          .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
+          .option('pools', { type: 'string', describe: 'JSON file listing pools with minimum shares and weights' })
           .option('heartbeat-ms', { type: 'number', default: 1000 })
           .option('worker-timeout-ms', { type: 'number' })
           .option('block-size', { type: 'string', default: '64m' })
           .option('replication', { type: 'number', default: 3 })
           .option('max-attempts', { type: 'number', default: 4 }),
       async (argv) => {
+        const { policyOptions, pools } = await policySettings(argv);
         const jt = new JobTracker({
           dataDir: resolvePath(argv.dir),
           host: argv.host,
           port: argv.port,
-          policy: createPolicy(argv.policy),
+          policy: createPolicy(argv.policy, policyOptions),
+          pools,
           heartbeatMs: argv['heartbeat-ms'],
           workerTimeoutMs: argv['worker-timeout-ms'],
           blockSize: parseSize(argv['block-size']),
@@ -215,7 +255,8 @@ async function main(): Promise<void> {
           .option('rack', { type: 'string', default: '/default-rack' })
           .option('map-slots', { type: 'number', default: 2 })
           .option('reduce-slots', { type: 'number', default: 1 })
-          .option('memory-mb', { type: 'number' }),
+          .option('memory-mb', { type: 'number' })
+          .option('disk-mbps', { type: 'number', describe: 'disk rate to report, MB/s (default: measured at start-up)' }),
       async (argv) => {
         const worker = new Worker({
           jobTrackerUrl: argv.jobtracker,
@@ -228,6 +269,7 @@ async function main(): Promise<void> {
           mapSlots: argv['map-slots'],
           reduceSlots: argv['reduce-slots'],
           memoryMb: argv['memory-mb'],
+          diskMBps: argv['disk-mbps'],
         });
         await worker.start();
         await new Promise<void>((resolve) => {
@@ -251,6 +293,7 @@ async function main(): Promise<void> {
           .option('reducers', { type: 'number', alias: 'r' })
           .option('overwrite', { type: 'boolean', default: false })
           .option('pool', { type: 'string' })
+          .option('weight', { type: 'number', describe: 'share inside the pool relative to its other jobs (FAIR)' })
           .option('conf', { type: 'string', array: true, alias: 'c', describe: 'job setting key=value, e.g. shuffle.map.bufferBytes=16m (repeatable)' })
           .option('wait', { type: 'boolean', default: true, describe: 'follow the job until it ends (--no-wait to return at once)' }),
       async (argv) => {
@@ -262,6 +305,7 @@ async function main(): Promise<void> {
             reducers: argv.reducers,
             overwrite: argv.overwrite,
             pool: argv.pool,
+            weight: argv.weight,
             conf: parseConf(argv.conf),
           });
           if (!argv.wait) {

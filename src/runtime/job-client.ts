@@ -19,6 +19,8 @@ export interface SubmitOptions {
   reducers?: number;
   overwrite?: boolean;
   pool?: string;
+  /** Share inside the pool relative to its other jobs (FAIR); default 1. */
+  weight?: number;
   maxAttempts?: number;
   /** Job settings such as 'shuffle.map.bufferBytes' (see JobConf). */
   conf?: JobConf;
@@ -98,6 +100,7 @@ export class JobClient {
       input,
       output: job.output ?? { kind: 'text', separator: '\t' },
       pool: options.pool,
+      weight: options.weight,
       maxAttempts: options.maxAttempts,
       conf: options.conf,
     };

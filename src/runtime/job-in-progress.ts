@@ -64,6 +64,16 @@ export interface TaskRecord {
   successfulAttempt?: AttemptRecord;
 }
 
+/** One work-conserving move of a job between partitions, as the JobTracker recorded it. */
+export interface MigrationRecord {
+  readonly time: number;
+  readonly jobId: string;
+  readonly from: number;
+  readonly to: number;
+  readonly partialSizeMs?: number;
+  readonly timerMs?: number;
+}
+
 export interface TaskInputPlan {
   input: TaskInput;
   preferredWorkers: readonly string[];
@@ -90,6 +100,18 @@ export class JobInProgress {
   readonly counters: Counters = {};
   failedAttempts = 0;
   killedAttempts = 0;
+  /** Set by the policy's `migrate` decisions; see `JobView.partition`. */
+  partition = 0;
+  /** MR-cluster the job runs in (FAWKES); see `JobView.cluster`. */
+  cluster = 'default';
+  readonly migrations: MigrationRecord[] = [];
+  /** Running totals of the job's successful attempts, for the policy (`JobView.stats`). */
+  readonly stats: { completedMapMs: number; completedReduceMs: number; mapInputBytes: number; mapOutputBytes: number } = {
+    completedMapMs: 0,
+    completedReduceMs: 0,
+    mapInputBytes: 0,
+    mapOutputBytes: 0,
+  };
 
   constructor(id: string, submission: JobSubmission, splits: readonly TaskInputPlan[], now: number, maxAttempts: number) {
     this.id = id;
@@ -197,6 +219,18 @@ export class JobInProgress {
     return attempt;
   }
 
+  /** Adds a successful attempt's runtime and byte counts to `stats`. */
+  recordSuccess(attempt: AttemptRecord): void {
+    const ms = Math.max(0, (attempt.finishTime ?? attempt.startTime) - attempt.startTime);
+    if (attempt.task.kind === 'reduce') {
+      this.stats.completedReduceMs += ms;
+      return;
+    }
+    this.stats.completedMapMs += ms;
+    this.stats.mapInputBytes += attempt.counters.MAP_INPUT_BYTES ?? attempt.task.inputBytes;
+    this.stats.mapOutputBytes += attempt.counters.MAP_OUTPUT_BYTES ?? 0;
+  }
+
   /** Job counters sum the attempts' counters, except PEAK_* ones, which keep the largest. */
   addCounters(counters: Counters): void {
     for (const [name, value] of Object.entries(counters)) {
@@ -256,6 +290,8 @@ export class JobInProgress {
       error: this.error,
       failedAttempts: this.failedAttempts,
       killedAttempts: this.killedAttempts,
+      partition: this.partition,
+      migrations: this.migrations.map(({ jobId: _jobId, ...m }) => ({ ...m })),
     };
   }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import type { ClusterSnapshot, Decision, JobView, Policy, SchedulingTrigger, WorkerView } from '../scheduler/index.js';
+import type { ClusterSnapshot, Decision, JobView, Policy, PoolView, SchedulingTrigger, WorkerView } from '../scheduler/index.js';
 import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '../storage/index.js';
 import { JobInProgress, attemptShuffleSettings, partFileName, type AttemptRecord, type TaskInputPlan, type TaskRecord } from './job-in-progress.js';
 import {
@@ -31,6 +31,8 @@ export interface JobTrackerOptions {
   /** 0 picks a free port. */
   port?: number;
   policy: Policy;
+  /** Pools with their minimum shares and weights, as the policy sees them (`ClusterSnapshot.pools`). */
+  pools?: readonly PoolView[];
   heartbeatMs?: number;
   /** A worker silent for this long is declared lost (default 5 heartbeats). */
   workerTimeoutMs?: number;
@@ -48,6 +50,8 @@ interface WorkerRecord {
   readonly reduceSlots: number;
   readonly memoryMb: number;
   readonly diskMBps: number;
+  /** MR-cluster the worker is in (FAWKES `move-node`). */
+  cluster: string;
   readonly peer: RpcPeer;
   readonly registeredAt: number;
   lastHeartbeat: number;
@@ -67,9 +71,10 @@ const MAX_FETCH_FAILURES_PER_REDUCE = 8;
 export class JobTracker {
   readonly namenode: Namenode;
   readonly logger: Logger;
-  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication'>>;
+  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools'>>;
   private readonly clock: () => number;
   private readonly policy: Policy;
+  private readonly pools: readonly PoolView[];
   private readonly workers = new Map<string, WorkerRecord>();
   private readonly jobs = new Map<string, JobInProgress>();
   private readonly attempts = new Map<string, AttemptRecord>();
@@ -99,6 +104,7 @@ export class JobTracker {
       maxAttempts: options.maxAttempts ?? 4,
     };
     this.policy = options.policy;
+    this.pools = options.pools ?? [];
     this.clock = options.clock ?? Date.now;
     this.logger = options.logger ?? createLogger('jobtracker');
     this.namenode = new Namenode({
@@ -233,7 +239,8 @@ export class JobTracker {
       mapSlots: w.mapSlots,
       reduceSlots: w.reduceSlots,
       memoryMb: w.memoryMb,
-      diskMBps: typeof w.diskMBps === 'number' ? w.diskMBps : 0,
+      diskMBps: typeof w.diskMBps === 'number' && Number.isFinite(w.diskMBps) && w.diskMBps > 0 ? w.diskMBps : 0,
+      cluster: 'default',
       peer,
       registeredAt: now,
       lastHeartbeat: now,
@@ -572,6 +579,7 @@ export class JobTracker {
     task.state = 'succeeded';
     task.successfulAttempt = attempt;
     job.addCounters(attempt.counters);
+    job.recordSuccess(attempt);
     const writesOutput = task.kind === 'reduce' || job.mapOnly;
     if (writesOutput) {
       const out = job.submission.outputPath;
@@ -628,6 +636,7 @@ export class JobTracker {
           freeReduceSlots: Math.max(0, w.reduceSlots - reduces),
           freeMemoryMb: Math.max(0, w.memoryMb - memory),
           diskMBps: w.diskMBps,
+          cluster: w.cluster,
         };
       });
     const jobs: JobView[] = [...this.jobs.values()]
@@ -637,6 +646,9 @@ export class JobTracker {
           id: j.id,
           name: j.submission.name,
           pool: j.submission.pool ?? 'default',
+          weight: j.submission.weight ?? 1,
+          partition: j.partition,
+          cluster: j.cluster,
           submitTime: j.submitTime,
           mapsTotal: j.maps.length,
           mapsCompleted: j.completed('map'),
@@ -663,10 +675,13 @@ export class JobTracker {
             progress: a.progress,
             memoryMb: a.memoryMb,
             locality: a.locality,
+            inputWorkers: a.task.preferredWorkers,
+            inputBytes: a.task.inputBytes,
           })),
+          stats: { ...j.stats },
         };
       });
-    return { now: this.clock(), trigger, workers, jobs };
+    return { now: this.clock(), trigger, workers, jobs, pools: this.pools };
   }
 
   /** Consults the policy and carries out its decisions; re-entrant calls are folded into one rerun. */
@@ -698,6 +713,29 @@ export class JobTracker {
     if (decision.kind === 'kill') {
       const attempt = this.attempts.get(decision.attemptId);
       if (attempt) this.killAttempt(attempt, decision.reason);
+      return;
+    }
+    if (decision.kind === 'migrate') {
+      const job = this.jobs.get(decision.jobId);
+      if (!job?.isActive || !Number.isInteger(decision.toPartition) || decision.toPartition < 0) {
+        this.logger.error({ decision }, 'policy migrated an unknown or finished job, or to a bad partition: ignored');
+        return;
+      }
+      // Work-conserving by construction: nothing is killed or reset, only the label the policy reads.
+      const record = { time: this.clock(), jobId: job.id, from: job.partition, to: decision.toPartition, partialSizeMs: decision.partialSizeMs, timerMs: decision.timerMs };
+      job.migrations.push(record);
+      job.partition = decision.toPartition;
+      this.logger.info(record, 'job migrated');
+      return;
+    }
+    if (decision.kind === 'move-node') {
+      const worker = this.workers.get(decision.workerId);
+      if (!worker || typeof decision.toCluster !== 'string' || decision.toCluster === '') {
+        this.logger.error({ decision }, 'policy moved an unknown worker or to a bad cluster: ignored');
+        return;
+      }
+      this.logger.info({ worker: decision.workerId, from: worker.cluster, to: decision.toCluster }, 'worker moved');
+      worker.cluster = decision.toCluster;
       return;
     }
     const job = this.jobs.get(decision.jobId);

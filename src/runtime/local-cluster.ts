@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger, type Logger } from '../log.js';
-import { createPolicy, type Policy } from '../scheduler/index.js';
+import { createPolicy, type Policy, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { JobClient } from './job-client.js';
 import { JobTracker } from './jobtracker.js';
 
@@ -22,6 +22,11 @@ export interface LocalClusterOptions {
   heartbeatMs?: number;
   workerTimeoutMs?: number;
   policy?: Policy | string;
+  /** Options for a policy given by name (see `createPolicy`). */
+  policyOptions?: PolicyOptions;
+  pools?: readonly PoolView[];
+  /** Disk rate worker i reports, MB/s; default: each worker measures its own. */
+  diskMBpsOf?: (index: number) => number;
   port?: number;
   maxAttempts?: number;
   logger?: Logger;
@@ -53,11 +58,12 @@ export class LocalCluster {
 
   static async start(options: LocalClusterOptions): Promise<LocalCluster> {
     const logger = options.logger ?? createLogger('local');
-    const policy = typeof options.policy === 'object' ? options.policy : createPolicy(options.policy ?? 'fifo');
+    const policy = typeof options.policy === 'object' ? options.policy : createPolicy(options.policy ?? 'fifo', options.policyOptions);
     const jobTracker = new JobTracker({
       dataDir: join(options.dataDir, 'jobtracker'),
       port: options.port ?? 0,
       policy,
+      pools: options.pools,
       heartbeatMs: options.heartbeatMs ?? 500,
       workerTimeoutMs: options.workerTimeoutMs,
       blockSize: options.blockSize,
@@ -94,6 +100,7 @@ export class LocalCluster {
     if (o.mapSlots !== undefined) args.push('--map-slots', String(o.mapSlots));
     if (o.reduceSlots !== undefined) args.push('--reduce-slots', String(o.reduceSlots));
     if (o.memoryMb !== undefined) args.push('--memory-mb', String(o.memoryMb));
+    if (o.diskMBpsOf) args.push('--disk-mbps', String(o.diskMBpsOf(index)));
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, MINIMR_LOG_LEVEL: o.workerLogLevel ?? process.env.MINIMR_LOG_LEVEL ?? 'warn' },

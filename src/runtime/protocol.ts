@@ -80,6 +80,8 @@ export interface JobSubmission {
   input: SerializedInputFormat;
   output: SerializedOutputFormat;
   pool?: string;
+  /** Share of the job inside its pool relative to the pool's other jobs (FAIR); default 1. */
+  weight?: number;
   maxAttempts?: number;
   mapMemoryMb?: number;
   reduceMemoryMb?: number;
@@ -138,6 +140,9 @@ export interface JobStatus {
   error?: SerializedError;
   failedAttempts: number;
   killedAttempts: number;
+  /** Partition the job is in now and its moves between partitions (Tyrex), oldest first. */
+  partition: number;
+  migrations: { time: number; from: number; to: number; partialSizeMs?: number; timerMs?: number }[];
 }
 
 /** One attempt as `minimr job attempts` and the profiler see it. */

@@ -82,6 +82,7 @@ export function validateSubmission(raw: unknown): JobSubmission {
     if (s[f] !== undefined && (!Number.isInteger(s[f]) || (s[f] as number) <= 0)) bad(`\`${f}\` must be a positive integer`);
   }
   if (s.pool !== undefined && typeof s.pool !== 'string') bad('`pool` must be a string');
+  if (s.weight !== undefined && !(typeof s.weight === 'number' && Number.isFinite(s.weight) && s.weight > 0)) bad('`weight` must be a positive number');
   return {
     name: s.name,
     moduleName: s.moduleName,
@@ -95,6 +96,7 @@ export function validateSubmission(raw: unknown): JobSubmission {
     input,
     output,
     pool: s.pool,
+    weight: s.weight,
     maxAttempts: s.maxAttempts,
     mapMemoryMb: s.mapMemoryMb,
     reduceMemoryMb: s.reduceMemoryMb,

@@ -11,6 +11,7 @@ import { LocalDiskBlockStore, createDataRequestHandler, replicateBlock } from '.
 import { storeJobModule } from './job-loader.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
+import { measureDiskMBps } from './disk-rate.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
 
 export interface WorkerOptions {
@@ -27,6 +28,8 @@ export interface WorkerOptions {
   mapSlots?: number;
   reduceSlots?: number;
   memoryMb?: number;
+  /** Disk rate to report, MB/s; measured at start-up when not given (see `measureDiskMBps`). */
+  diskMBps?: number;
   logger?: Logger;
 }
 
@@ -48,7 +51,8 @@ const TASK_PROCESS = fileURLToPath(new URL('./task-process.js', import.meta.url)
 export class Worker {
   readonly workerId: string;
   readonly logger: Logger;
-  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId'>>;
+  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps'>>;
+  private diskMBps: number | undefined;
   private readonly blockStore: LocalDiskBlockStore;
   private readonly shuffleRoot: string;
   private readonly jobsDir: string;
@@ -78,6 +82,7 @@ export class Worker {
       reduceSlots,
       memoryMb: options.memoryMb ?? (mapSlots + reduceSlots) * 512,
     };
+    this.diskMBps = options.diskMBps;
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}`;
     this.logger = options.logger ?? createLogger(`worker ${this.workerId}`);
     this.blockStore = new LocalDiskBlockStore({ dir: join(options.dataDir, 'blocks'), workerId: this.workerId });
@@ -100,6 +105,7 @@ export class Worker {
     const addr = this.server.address();
     this.dataPort = typeof addr === 'object' && addr ? addr.port : this.opts.dataPort;
     this.refillSpares();
+    this.diskMBps ??= await measureDiskMBps(this.opts.dataDir);
     await this.connect();
   }
 
@@ -140,7 +146,7 @@ export class Worker {
               mapSlots: this.opts.mapSlots,
               reduceSlots: this.opts.reduceSlots,
               memoryMb: this.opts.memoryMb,
-              diskMBps: 0,
+              diskMBps: this.diskMBps ?? 0,
             },
             blockIds,
           },

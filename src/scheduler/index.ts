@@ -4,6 +4,7 @@ import type { Policy } from './types.js';
 
 export type * from './types.js';
 export { FifoPolicy, localityOf } from './fifo.js';
+export { validateDecisions } from './validate.js';
 
 export type PolicyOptions = Readonly<Record<string, unknown>>;
 type PolicyFactory = (options: PolicyOptions) => Policy;
@@ -44,3 +45,4 @@ export function createPolicy(name: string, options: PolicyOptions = {}): Policy 
   }
   return factory(options);
 }
+export { parsePools } from './pools.js';

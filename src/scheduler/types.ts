@@ -21,6 +21,11 @@ export interface WorkerView {
   readonly freeMemoryMb: number;
   /** Measured by the worker at start-up, MB/s; 0 when unknown. */
   readonly diskMBps: number;
+  /**
+   * The MR-cluster the worker currently belongs to (FAWKES moves workers between clusters with
+   * `move-node`); "default" on a cluster that is not split.
+   */
+  readonly cluster: string;
 }
 
 export interface AttemptView {
@@ -33,7 +38,12 @@ export interface AttemptView {
   /** 0..1 */
   readonly progress: number;
   readonly memoryMb: number;
+  /** Where the input the attempt reads sits, relative to its worker: 'node' = on that worker. */
   readonly locality: Locality;
+  /** Workers holding a replica of the attempt's input (maps only). */
+  readonly inputWorkers: readonly string[];
+  /** Input bytes the attempt reads (maps: split length; reduces: 0). */
+  readonly inputBytes: number;
 }
 
 export interface TaskView {
@@ -53,11 +63,35 @@ export interface TaskView {
   readonly failedOnWorkers: readonly string[];
 }
 
+/**
+ * What a job's finished work has measured so far: policies derive job character (improved FAIR),
+ * partial sizes (Tyrex) and task-time estimates from these running totals, never from clocks.
+ */
+export interface JobStats {
+  /** Sum of the runtimes (ms) of the job's successful map attempts. */
+  readonly completedMapMs: number;
+  /** Sum of the runtimes (ms) of the job's successful reduce attempts. */
+  readonly completedReduceMs: number;
+  /** Input bytes read by the successful map attempts. */
+  readonly mapInputBytes: number;
+  /** Map output bytes (serialized, before compression) written by the successful map attempts. */
+  readonly mapOutputBytes: number;
+}
+
 export interface JobView {
   readonly id: string;
   readonly name: string;
   /** Pool (queue) the job was submitted to; "default" when none was given. */
   readonly pool: string;
+  /** Weight of the job inside its pool (FAIR shares by weight); 1 unless the submitter said. */
+  readonly weight: number;
+  /**
+   * Partition the job is scheduled in (Tyrex); 0 until a policy migrates it. The runtime only
+   * stores it and records migrations: what a partition means is the policy's business.
+   */
+  readonly partition: number;
+  /** MR-cluster the job runs in (FAWKES); "default" on a cluster that is not split. */
+  readonly cluster: string;
   readonly submitTime: number;
   readonly mapsTotal: number;
   readonly mapsCompleted: number;
@@ -66,6 +100,22 @@ export interface JobView {
   /** Tasks ready to run now, in task-index order (reduces appear only once all maps are done). */
   readonly pendingTasks: readonly TaskView[];
   readonly runningAttempts: readonly AttemptView[];
+  readonly stats: JobStats;
+}
+
+/**
+ * A pool (queue) of jobs with its configured share. Jobs of pools not listed belong to a pool with
+ * no minimum share, weight 1 and fair sharing inside.
+ */
+export interface PoolView {
+  readonly name: string;
+  /** Minimum share in map slots and in reduce slots (FAIR preempts to give it). */
+  readonly minMapSlots: number;
+  readonly minReduceSlots: number;
+  /** Share of the capacity left after minimum shares, relative to the other pools. */
+  readonly weight: number;
+  /** How the pool's slots are shared among its own jobs. */
+  readonly mode: 'fair' | 'fifo';
 }
 
 export type SchedulingTrigger =
@@ -84,6 +134,8 @@ export interface ClusterSnapshot {
   readonly workers: readonly WorkerView[];
   /** Active jobs in submission order. */
   readonly jobs: readonly JobView[];
+  /** Configured pools, in configuration order. */
+  readonly pools: readonly PoolView[];
 }
 
 export type Decision =
@@ -96,7 +148,23 @@ export type Decision =
       readonly memoryMb?: number;
       readonly locality: Locality;
     }
-  | { readonly kind: 'kill'; readonly attemptId: string; readonly reason: string };
+  | { readonly kind: 'kill'; readonly attemptId: string; readonly reason: string }
+  /**
+   * Moves a job to another partition (Tyrex). Work-conserving: the runtime keeps every completed
+   * output and lets running attempts finish; only where its remaining tasks run changes, and that
+   * is the policy's to decide. The runtime records the migration with the figures given here.
+   */
+  | {
+      readonly kind: 'migrate';
+      readonly jobId: string;
+      readonly toPartition: number;
+      /** The job's partial size (ms of completed task time in its old partition) that triggered it. */
+      readonly partialSizeMs?: number;
+      /** The timer (static or dynamic) the partial size passed. */
+      readonly timerMs?: number;
+    }
+  /** Moves a worker to another MR-cluster (FAWKES); its running attempts finish where they are. */
+  | { readonly kind: 'move-node'; readonly workerId: string; readonly toCluster: string };
 
 export interface Policy {
   readonly name: string;

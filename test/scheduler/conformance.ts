@@ -229,6 +229,8 @@ export function randomSnapshot(seed: number): ClusterSnapshot {
       progress: rand(),
       memoryMb: 256,
       locality: 'any' as const,
+      inputWorkers: [],
+      inputBytes: 0,
     }));
     return mkJob(jobId, tasks, { submitTime: j * 1000, runningAttempts });
   });

@@ -12,11 +12,13 @@ import type {
   JobView,
   Locality,
   Policy,
+  PoolView,
   SchedulingTrigger,
   TaskKind,
   TaskView,
   WorkerView,
 } from '../../src/scheduler/index.js';
+import { validateDecisions } from '../../src/scheduler/index.js';
 
 export interface WorkerSpec {
   readonly id: string;
@@ -39,6 +41,7 @@ export interface JobSpec {
   readonly id: string;
   readonly name?: string;
   readonly pool?: string;
+  readonly weight?: number;
   /** Milliseconds; the job enters the cluster on the first tick at or after this time. */
   readonly submitTime: number;
   /** A count (no locality, default memory) or one spec per map. */
@@ -59,6 +62,8 @@ export interface DriverOptions {
   readonly defaultMemoryMb?: number;
   /** Deep-freeze snapshots so a policy that mutates its input throws; default true. */
   readonly freeze?: boolean;
+  /** Pools the snapshots list; default none. */
+  readonly pools?: readonly PoolView[];
   /** Called when an attempt reaches its end; returning true makes it fail instead of succeed. */
   readonly failAttempt?: (attempt: { taskId: string; workerId: string; attemptNo: number }) => boolean;
 }
@@ -96,6 +101,8 @@ interface JobModel {
   readonly spec: JobSpec;
   readonly maps: readonly TaskModel[];
   readonly reduces: readonly TaskModel[];
+  partition: number;
+  readonly stats: { completedMapMs: number; completedReduceMs: number; mapInputBytes: number; mapOutputBytes: number };
 }
 
 interface AttemptModel {
@@ -115,6 +122,7 @@ export class SnapshotDriver {
   private readonly defaultMemoryMb: number;
   private readonly freeze: boolean;
   private readonly failAttempt: NonNullable<DriverOptions['failAttempt']>;
+  private readonly pools: readonly PoolView[];
 
   private readonly workers = new Map<string, WorkerSpec>();
   /** Not yet submitted, in submission order. */
@@ -137,6 +145,7 @@ export class SnapshotDriver {
     this.defaultMemoryMb = options.defaultMemoryMb ?? 256;
     this.freeze = options.freeze ?? true;
     this.failAttempt = options.failAttempt ?? (() => false);
+    this.pools = options.pools ?? [];
     for (const w of options.workers) this.addWorker(w);
     this.events = [];
     for (const j of options.jobs ?? []) this.submit(j);
@@ -183,6 +192,14 @@ export class SnapshotDriver {
         if (!a.task.failedOnWorkers.includes(a.workerId)) a.task.failedOnWorkers.push(a.workerId);
       } else {
         a.task.state = 'done';
+        const stats = this.active.find((j) => j.spec.id === a.task.jobId)!.stats;
+        if (a.task.kind === 'map') {
+          stats.completedMapMs += now - a.startTime;
+          stats.mapInputBytes += a.task.inputBytes;
+          stats.mapOutputBytes += a.task.inputBytes;
+        } else {
+          stats.completedReduceMs += now - a.startTime;
+        }
       }
       this.events.push({ kind: 'attempt-finished', attemptId: a.id, jobId: a.task.jobId });
     }
@@ -224,7 +241,7 @@ export class SnapshotDriver {
     const reduces = Array.from({ length: spec.reduces }, (_, i) =>
       make('reduce', i, {}, spec.reduceMemoryMb ?? this.defaultMemoryMb),
     );
-    this.active.push({ spec, maps, reduces });
+    this.active.push({ spec, maps, reduces, partition: 0, stats: { completedMapMs: 0, completedReduceMs: 0, mapInputBytes: 0, mapOutputBytes: 0 } });
   }
 
   /**
@@ -249,6 +266,7 @@ export class SnapshotDriver {
       trigger,
       workers: [...this.workers.values()].map((w) => this.workerView(w)),
       jobs: this.active.map((j) => this.jobView(j)),
+      pools: this.pools,
     };
     return this.freeze ? deepFreeze(snap) : snap;
   }
@@ -267,6 +285,7 @@ export class SnapshotDriver {
       freeReduceSlots: w.reduceSlots - count('reduce'),
       freeMemoryMb: w.memoryMb - mine.reduce((sum, a) => sum + a.memoryMb, 0),
       diskMBps: w.diskMBps ?? 0,
+      cluster: 'default',
     };
   }
 
@@ -298,6 +317,9 @@ export class SnapshotDriver {
       id: j.spec.id,
       name: j.spec.name ?? j.spec.id,
       pool: j.spec.pool ?? 'default',
+      weight: j.spec.weight ?? 1,
+      partition: j.partition,
+      cluster: 'default',
       submitTime: j.spec.submitTime,
       mapsTotal: j.maps.length,
       mapsCompleted: done(j.maps),
@@ -317,8 +339,11 @@ export class SnapshotDriver {
             progress: Math.min(1, Math.max(0, (this.now - a.startTime) / span)),
             memoryMb: a.memoryMb,
             locality: a.locality,
+            inputWorkers: [...a.task.preferredWorkers],
+            inputBytes: a.task.inputBytes,
           }),
         ),
+      stats: { ...j.stats },
     };
   }
 
@@ -327,6 +352,11 @@ export class SnapshotDriver {
     const problems = validateDecisions(snapshot, decisions);
     if (problems.length > 0) throw new Error(`invalid decisions at t=${snapshot.now}:\n  ${problems.join('\n  ')}`);
     for (const d of decisions) {
+      if (d.kind === 'migrate') {
+        this.active.find((j) => j.spec.id === d.jobId)!.partition = d.toPartition;
+        continue;
+      }
+      if (d.kind === 'move-node') continue;
       if (d.kind === 'kill') {
         const i = this.running.findIndex((a) => a.id === d.attemptId);
         const [a] = this.running.splice(i, 1);
@@ -387,66 +417,7 @@ export class SnapshotDriver {
   }
 }
 
-function localityOn(task: TaskView, worker: WorkerView): Locality {
-  if (task.preferredWorkers.includes(worker.id)) return 'node';
-  if (task.preferredRacks.includes(worker.rack)) return 'rack';
-  return 'any';
-}
-
-/**
- * Everything a decision list must satisfy against its snapshot, whatever the policy; returns one
- * message per problem. Kills do not free capacity within the same list: the killed attempt's slot
- * and memory come back only once the worker confirms, as they would on a real cluster.
- */
-export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly Decision[]): string[] {
-  const problems: string[] = [];
-  const workers = new Map(snapshot.workers.map((w) => [w.id, w]));
-  const pending = new Map<string, TaskView>();
-  const attempts = new Set<string>();
-  for (const job of snapshot.jobs) {
-    for (const t of job.pendingTasks) pending.set(t.id, t);
-    for (const a of job.runningAttempts) attempts.add(a.id);
-  }
-  const used = new Map<string, { map: number; reduce: number; memoryMb: number }>();
-  const launched = new Set<string>();
-  const killed = new Set<string>();
-  for (const [i, d] of decisions.entries()) {
-    const at = `decision ${i}`;
-    if (d.kind === 'kill') {
-      if (!attempts.has(d.attemptId)) problems.push(`${at}: kills unknown attempt ${d.attemptId}`);
-      if (killed.has(d.attemptId)) problems.push(`${at}: kills attempt ${d.attemptId} twice`);
-      killed.add(d.attemptId);
-      continue;
-    }
-    if (d.kind !== 'launch') {
-      problems.push(`${at}: unknown decision kind`);
-      continue;
-    }
-    const worker = workers.get(d.workerId);
-    const task = pending.get(d.taskId);
-    if (!worker) problems.push(`${at}: unknown worker ${d.workerId}`);
-    if (!task) problems.push(`${at}: task ${d.taskId} is not pending`);
-    if (launched.has(d.taskId)) problems.push(`${at}: task ${d.taskId} launched twice`);
-    launched.add(d.taskId);
-    if (!worker || !task) continue;
-    if (d.jobId !== task.jobId) problems.push(`${at}: task ${d.taskId} belongs to ${task.jobId}, not ${d.jobId}`);
-    const memoryMb = d.memoryMb ?? task.memoryMb;
-    if (!Number.isFinite(memoryMb) || memoryMb <= 0) problems.push(`${at}: grants ${memoryMb} MB`);
-    const expected = localityOn(task, worker);
-    if (d.locality !== expected) problems.push(`${at}: claims ${d.locality} locality, achieved ${expected}`);
-    const u = used.get(worker.id) ?? { map: 0, reduce: 0, memoryMb: 0 };
-    u[task.kind] += 1;
-    u.memoryMb += memoryMb;
-    used.set(worker.id, u);
-  }
-  for (const [id, u] of used) {
-    const w = workers.get(id)!;
-    if (u.map > w.freeMapSlots) problems.push(`worker ${id}: ${u.map} maps for ${w.freeMapSlots} free map slots`);
-    if (u.reduce > w.freeReduceSlots) problems.push(`worker ${id}: ${u.reduce} reduces for ${w.freeReduceSlots} free reduce slots`);
-    if (u.memoryMb > w.freeMemoryMb) problems.push(`worker ${id}: ${u.memoryMb} MB for ${w.freeMemoryMb} MB free`);
-  }
-  return problems;
-}
+export { validateDecisions } from '../../src/scheduler/index.js';
 
 export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -472,6 +443,7 @@ export function mkWorker(id: string, rack: string, over: Partial<WorkerView> = {
     freeReduceSlots: reduceSlots,
     freeMemoryMb: memoryMb,
     diskMBps: 0,
+    cluster: 'default',
     ...over,
   };
 }
@@ -510,6 +482,9 @@ export function mkJob(id: string, pendingTasks: readonly TaskView[], over: Parti
     id,
     name: id,
     pool: 'default',
+    weight: 1,
+    partition: 0,
+    cluster: 'default',
     submitTime: 0,
     mapsTotal: maps,
     mapsCompleted: 0,
@@ -517,6 +492,7 @@ export function mkJob(id: string, pendingTasks: readonly TaskView[], over: Parti
     reducesCompleted: 0,
     pendingTasks,
     runningAttempts: [],
+    stats: { completedMapMs: 0, completedReduceMs: 0, mapInputBytes: 0, mapOutputBytes: 0 },
     ...over,
   };
 }
@@ -526,7 +502,7 @@ export function mkSnapshot(
   jobs: readonly JobView[],
   over: Partial<ClusterSnapshot> = {},
 ): ClusterSnapshot {
-  return deepFreeze({ now: 0, trigger: { kind: 'tick' }, workers, jobs, ...over });
+  return deepFreeze({ now: 0, trigger: { kind: 'tick' }, workers, jobs, pools: [], ...over });
 }
 
 export { seededRandom } from '../../src/util/index.js';

@@ -1,0 +1,82 @@
+import type { ClusterSnapshot, Decision, Locality, TaskView, WorkerView } from './types.js';
+
+function localityOn(task: TaskView, worker: WorkerView): Locality {
+  if (task.preferredWorkers.includes(worker.id)) return 'node';
+  if (task.preferredRacks.includes(worker.rack)) return 'rack';
+  return 'any';
+}
+
+/**
+ * Everything a decision list must satisfy against the snapshot it answers, whatever the policy;
+ * one message per problem, none when the list is valid. The simulator refuses invalid lists, the
+ * conformance suite asserts there are none, and the JobTracker applies the same rules one decision
+ * at a time. Kills do not free capacity within the same list: the killed attempt's slot and memory
+ * come back only once the worker confirms, as they would on a real cluster.
+ */
+export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly Decision[]): string[] {
+  const problems: string[] = [];
+  const workers = new Map(snapshot.workers.map((w) => [w.id, w]));
+  const pending = new Map<string, TaskView>();
+  const attempts = new Set<string>();
+  const jobs = new Set<string>();
+  for (const job of snapshot.jobs) {
+    jobs.add(job.id);
+    for (const t of job.pendingTasks) pending.set(t.id, t);
+    for (const a of job.runningAttempts) attempts.add(a.id);
+  }
+  const used = new Map<string, { map: number; reduce: number; memoryMb: number }>();
+  const launched = new Set<string>();
+  const killed = new Set<string>();
+  const migrated = new Set<string>();
+  const moved = new Set<string>();
+  for (const [i, d] of decisions.entries()) {
+    const at = `decision ${i}`;
+    switch (d.kind) {
+      case 'kill':
+        if (!attempts.has(d.attemptId)) problems.push(`${at}: kills unknown attempt ${d.attemptId}`);
+        if (killed.has(d.attemptId)) problems.push(`${at}: kills attempt ${d.attemptId} twice`);
+        killed.add(d.attemptId);
+        continue;
+      case 'migrate':
+        if (!jobs.has(d.jobId)) problems.push(`${at}: migrates unknown job ${d.jobId}`);
+        if (!Number.isInteger(d.toPartition) || d.toPartition < 0) problems.push(`${at}: migrates to partition ${d.toPartition}`);
+        if (migrated.has(d.jobId)) problems.push(`${at}: migrates job ${d.jobId} twice`);
+        migrated.add(d.jobId);
+        continue;
+      case 'move-node':
+        if (!workers.has(d.workerId)) problems.push(`${at}: moves unknown worker ${d.workerId}`);
+        if (typeof d.toCluster !== 'string' || d.toCluster === '') problems.push(`${at}: moves worker to cluster "${String(d.toCluster)}"`);
+        if (moved.has(d.workerId)) problems.push(`${at}: moves worker ${d.workerId} twice`);
+        moved.add(d.workerId);
+        continue;
+      case 'launch':
+        break;
+      default:
+        problems.push(`${at}: unknown decision kind`);
+        continue;
+    }
+    const worker = workers.get(d.workerId);
+    const task = pending.get(d.taskId);
+    if (!worker) problems.push(`${at}: unknown worker ${d.workerId}`);
+    if (!task) problems.push(`${at}: task ${d.taskId} is not pending`);
+    if (launched.has(d.taskId)) problems.push(`${at}: task ${d.taskId} launched twice`);
+    launched.add(d.taskId);
+    if (!worker || !task) continue;
+    if (d.jobId !== task.jobId) problems.push(`${at}: task ${d.taskId} belongs to ${task.jobId}, not ${d.jobId}`);
+    const memoryMb = d.memoryMb ?? task.memoryMb;
+    if (!Number.isFinite(memoryMb) || memoryMb <= 0) problems.push(`${at}: grants ${memoryMb} MB`);
+    const expected = localityOn(task, worker);
+    if (d.locality !== expected) problems.push(`${at}: claims ${d.locality} locality, achieved ${expected}`);
+    const u = used.get(worker.id) ?? { map: 0, reduce: 0, memoryMb: 0 };
+    u[task.kind] += 1;
+    u.memoryMb += memoryMb;
+    used.set(worker.id, u);
+  }
+  for (const [id, u] of used) {
+    const w = workers.get(id)!;
+    if (u.map > w.freeMapSlots) problems.push(`worker ${id}: ${u.map} maps for ${w.freeMapSlots} free map slots`);
+    if (u.reduce > w.freeReduceSlots) problems.push(`worker ${id}: ${u.reduce} reduces for ${w.freeReduceSlots} free reduce slots`);
+    if (u.memoryMb > w.freeMemoryMb) problems.push(`worker ${id}: ${u.memoryMb} MB for ${w.freeMemoryMb} MB free`);
+  }
+  return problems;
+}
