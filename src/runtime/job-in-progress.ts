@@ -51,8 +51,9 @@ export interface TaskRecord {
   readonly kind: TaskKind;
   readonly index: number;
   readonly input: TaskInput;
-  readonly preferredWorkers: readonly string[];
-  readonly preferredRacks: readonly string[];
+  /** Replaced (never mutated) when a `replicate` decision adds a replica of the input. */
+  preferredWorkers: readonly string[];
+  preferredRacks: readonly string[];
   readonly inputBytes: number;
   readonly memoryMb: number;
   state: TaskState;

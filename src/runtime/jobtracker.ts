@@ -75,6 +75,8 @@ export class JobTracker {
   private readonly clock: () => number;
   private readonly policy: Policy;
   private readonly pools: readonly PoolView[];
+  /** Input copies asked for by `replicate` decisions, by block id, until the target confirms. */
+  private readonly placements = new Map<string, { task: TaskRecord; workerId: string; waiting: Set<string> }[]>();
   private readonly workers = new Map<string, WorkerRecord>();
   private readonly jobs = new Map<string, JobInProgress>();
   private readonly attempts = new Map<string, AttemptRecord>();
@@ -185,7 +187,10 @@ export class JobTracker {
       case 'block-replicated': {
         if (!this.workerFor(peer, message.workerId)) return undefined;
         for (const target of message.targets) {
-          if (typeof target === 'string' && this.workers.has(target)) this.namenode.blockReceived(target, message.blockId);
+          if (typeof target === 'string' && this.workers.has(target)) {
+            this.namenode.blockReceived(target, message.blockId);
+            this.placementArrived(message.blockId, target);
+          }
         }
         return undefined;
       }
@@ -768,9 +773,61 @@ export class JobTracker {
     worker.peer.send({ type: 'launch', attempt: this.attemptSpec(job, task, attempt) });
   }
 
-  /** Copies the blocks of a pending map's input split onto `workerId` (improved FAIR's placement). */
+  /**
+   * Copies the blocks of a pending map's input split onto `workerId` (improved FAIR's private data
+   * placement). A holder of each block sends it, as in re-replication; once every block has arrived
+   * the worker joins the task's preferred workers, so later snapshots show the task as local there.
+   */
   private async replicateInput(jobId: string, taskId: string, workerId: string): Promise<void> {
-    this.logger.warn({ jobId, taskId, workerId }, 'input replication on request is not wired into the JobTracker yet: ignored');
+    const job = this.jobs.get(jobId);
+    const task = job?.findTask(taskId);
+    const target = this.workers.get(workerId);
+    if (!job?.isActive || !task || task.kind !== 'map' || task.input.kind !== 'file' || !target) {
+      this.logger.error({ jobId, taskId, workerId }, 'policy asked to replicate the input of an unknown task or onto an unknown worker: ignored');
+      return;
+    }
+    if (task.preferredWorkers.includes(workerId)) return;
+    const { path, start, length } = task.input;
+    let blocks;
+    try {
+      blocks = await this.namenode.getBlocks(path);
+    } catch (err) {
+      this.logger.warn({ taskId, path, err: (err as Error).message }, 'cannot replicate task input');
+      return;
+    }
+    const needed = blocks.filter((b) => b.offset < start + length && b.offset + b.length > start && !b.locations.some((l) => l.workerId === workerId));
+    const placement = { task, workerId, waiting: new Set<string>() };
+    for (const block of needed) {
+      const source = block.locations.map((l) => this.workers.get(l.workerId)).find((w) => w !== undefined);
+      if (!source) continue;
+      placement.waiting.add(block.blockId);
+      const list = this.placements.get(block.blockId) ?? [];
+      list.push(placement);
+      this.placements.set(block.blockId, list);
+      job.addCounters({ PLACEMENT_BYTES: block.length });
+      source.peer.send({ type: 'replicate-block', blockId: block.blockId, targets: [target.address] });
+    }
+    if (placement.waiting.size === 0) this.placementDone(placement);
+    else this.logger.info({ taskId, workerId, blocks: placement.waiting.size }, 'replicating task input for placement');
+  }
+
+  private placementArrived(blockId: string, workerId: string): void {
+    const list = this.placements.get(blockId);
+    if (!list) return;
+    for (const placement of list.filter((p) => p.workerId === workerId)) {
+      placement.waiting.delete(blockId);
+      if (placement.waiting.size === 0) this.placementDone(placement);
+    }
+    const rest = list.filter((p) => p.workerId !== workerId);
+    if (rest.length > 0) this.placements.set(blockId, rest);
+    else this.placements.delete(blockId);
+  }
+
+  private placementDone(placement: { task: TaskRecord; workerId: string }): void {
+    const { task, workerId } = placement;
+    const rack = this.workers.get(workerId)?.address.rack;
+    if (!task.preferredWorkers.includes(workerId)) task.preferredWorkers = [...task.preferredWorkers, workerId];
+    if (rack !== undefined && !task.preferredRacks.includes(rack)) task.preferredRacks = [...task.preferredRacks, rack];
   }
 
   private attemptSpec(job: JobInProgress, task: TaskRecord, attempt: AttemptRecord): AttemptSpec {

@@ -114,6 +114,9 @@ class AttemptRunner {
       SHUFFLE_BYTES_REMOTE: s.shuffleBytesRemote,
       REDUCE_INPUT_RECORDS: s.reduceInputRecords,
       REDUCE_INPUT_GROUPS: s.reduceInputGroups,
+      BYTES_READ_LOCAL: this.fs.bytesRead.local,
+      BYTES_READ_RACK: this.fs.bytesRead.rack,
+      BYTES_READ_OFF_RACK: this.fs.bytesRead.offRack,
     };
   }
 

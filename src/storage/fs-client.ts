@@ -34,6 +34,11 @@ export class FsClient {
   private readonly localStore: BlockStore | undefined;
   private readonly timeoutMs: number | undefined;
   private readonly log: Logger;
+  /**
+   * Bytes this client read, by where the replica was relative to it: on its own worker, another
+   * worker of its rack, another rack. Data movement is a scheduling metric (improved FAIR).
+   */
+  readonly bytesRead = { local: 0, rack: 0, offRack: 0 };
 
   constructor(options: FsClientOptions) {
     this.namenode = options.namenode;
@@ -118,8 +123,10 @@ export class FsClient {
     let lastError: unknown;
     for (const location of block.locations) {
       try {
+        const where = this.distanceTo(location);
         for await (const chunk of this.openReplica(location, block.blockId, position, to)) {
           position += chunk.length;
+          this.bytesRead[where] += chunk.length;
           yield chunk;
         }
         if (position !== to) {
@@ -138,6 +145,12 @@ export class FsClient {
       }
     }
     throw new MinimrError('ENOREPLICA', `no readable replica of block ${block.blockId} of ${path}`, { blockId: block.blockId, path }, { cause: lastError });
+  }
+
+  private distanceTo(location: DatanodeAddress): 'local' | 'rack' | 'offRack' {
+    if (this.client?.workerId !== undefined && location.workerId === this.client.workerId) return 'local';
+    if (this.client?.rack !== undefined && location.rack === this.client.rack) return 'rack';
+    return 'offRack';
   }
 
   private openReplica(location: DatanodeAddress, blockId: string, start: number, end: number): AsyncIterable<Buffer> {
