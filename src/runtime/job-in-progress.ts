@@ -254,6 +254,8 @@ export class JobInProgress {
           startTime: a.startTime,
           finishTime: a.finishTime,
           memoryMb: a.memoryMb,
+          locality: a.locality,
+          inputBytes: task.inputBytes,
           counters: a.counters,
           error: a.error,
         });

@@ -155,6 +155,10 @@ export interface AttemptSummary {
   startTime: number;
   finishTime?: number;
   memoryMb: number;
+  /** Where the attempt's input was relative to its worker when it was launched. */
+  locality: 'node' | 'rack' | 'any';
+  /** Input bytes of the task (maps: split length; reduces: 0). */
+  inputBytes: number;
   counters: Counters;
   error?: SerializedError;
 }

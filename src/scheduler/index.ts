@@ -1,9 +1,11 @@
 import { MinimrError } from '../errors.js';
 import { FifoPolicy } from './fifo.js';
+import { createTyrexPolicy } from './tyrex.js';
 import type { Policy } from './types.js';
 
 export type * from './types.js';
 export { FifoPolicy, localityOf } from './fifo.js';
+export { TyrexPolicy, optimalCutoff, partitionCapacities, squaredCoefficientOfVariation, type TimerSample, type TyrexOptions } from './tyrex.js';
 export { validateDecisions } from './validate.js';
 
 export type PolicyOptions = Readonly<Record<string, unknown>>;
@@ -28,6 +30,10 @@ const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFact
       return new FifoPolicy();
     },
   ],
+  // Tyrex with DYNAMICTAGS unless options say `mode: 'static'`; the two named variants fix the mode.
+  ['tyrex', (options) => createTyrexPolicy(options)],
+  ['tyrex-dynamic', (options) => createTyrexPolicy(options, 'dynamic')],
+  ['tyrex-static', (options) => createTyrexPolicy(options, 'static')],
 ]);
 
 /** Names `createPolicy` accepts, in registration order. */

@@ -1,0 +1,344 @@
+/**
+ * Tyrex (Ghit & Epema, CCGrid 2016): TAGS for MapReduce. The cluster's map slots and reduce slots
+ * are split into K partitions with fixed capacity fractions; each partition runs its own FIFO
+ * queue on its own slots; every job starts in P_1 and moves on to P_{k+1} once its partial size
+ * in P_k (task time completed while it was there) passes the partition's timer. Short jobs thus
+ * finish in P_1 without queueing behind long ones, and long jobs are not killed, only moved: a
+ * migration keeps all finished work and lets running tasks finish where they are.
+ *
+ * Partitions are capacities, not fixed sets of workers: partition k may hold at most cap_k map
+ * attempts and cap_k' reduce attempts at once, anywhere in the cluster, because storage is not
+ * partitioned and locality is better served by letting any partition use any worker. An attempt
+ * counts against the partition its job was in when it was launched, so the running tasks a
+ * migration leaves behind keep using their old partition's slots until they end.
+ *
+ * Timers: STATICTAGS uses configured timers T_1..T_{K-1}; DYNAMICTAGS recomputes, at every
+ * scheduling call, the cutoff p at which the squared coefficients of variation of the partial
+ * sizes below and above p are equal, and only when those sizes vary enough (CV^2 > 2).
+ *
+ * Migration order: a migrated job joins the tail of the next partition's queue, as in the paper
+ * (TAGS serves each host in FIFO order of arrival at that host); `migratedOrder: 'arrival'` keeps
+ * its original submission order instead, for comparison.
+ */
+import { MinimrError } from '../errors.js';
+import { localityOf } from './fifo.js';
+import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
+
+export interface TyrexOptions {
+  /** Capacity fraction of each partition, summing to 1; default [0.3, 0.7]. */
+  readonly capacities?: readonly number[];
+  /** 'dynamic' (DYNAMICTAGS, default) or 'static' (STATICTAGS). */
+  readonly mode?: 'static' | 'dynamic';
+  /** STATICTAGS timers T_1..T_{K-1} in ms of partial size; required in static mode. */
+  readonly timersMs?: readonly number[];
+  /** DYNAMICTAGS migrates from a partition only when CV^2 of its partial sizes exceeds this; default 2. */
+  readonly cv2Threshold?: number;
+  /** Where a migrated job joins the next queue: 'tail' (default, the paper) or 'arrival'. */
+  readonly migratedOrder?: 'tail' | 'arrival';
+}
+
+/** The dynamic timer of one partition at one moment, for the "dynamic timer over time" plot. */
+export interface TimerSample {
+  readonly time: number;
+  readonly partition: number;
+  /** Infinity when nothing migrates (CV^2 at or below the threshold). */
+  readonly timerMs: number;
+  readonly cv2: number;
+}
+
+const squaredCv = (xs: readonly number[]): number => {
+  if (xs.length < 2) return 0;
+  let sum = 0;
+  for (const x of xs) sum += x;
+  const mean = sum / xs.length;
+  if (mean <= 0) return 0;
+  let sq = 0;
+  for (const x of xs) sq += (x - mean) * (x - mean);
+  return sq / xs.length / (mean * mean);
+};
+
+/** CV^2 of min(X, p). */
+function cv2Below(sorted: readonly number[], p: number): number {
+  return squaredCv(sorted.map((x) => Math.min(x, p)));
+}
+
+/** CV^2 of X - p over the values above p. */
+function cv2Above(sorted: readonly number[], p: number): number {
+  return squaredCv(sorted.filter((x) => x > p).map((x) => x - p));
+}
+
+/** CV^2 of a sample (population variance over squared mean); 0 for fewer than two values or mean 0. */
+export function squaredCoefficientOfVariation(xs: readonly number[]): number {
+  return squaredCv(xs);
+}
+
+/**
+ * The DYNAMICTAGS cutoff: the p where CV^2(min(X, p)) = CV^2(X - p | X > p) on the empirical
+ * distribution of `sizes`. The difference d(p) = CV^2(L_p) - CV^2(R_p) is continuous between
+ * consecutive sample values and jumps at them; the first interval whose ends bracket a sign change
+ * is bisected, and a crossing that happens at a jump is the sample value itself. Returns undefined
+ * when there is no crossing (fewer than two distinct values).
+ */
+export function optimalCutoff(sizes: readonly number[]): number | undefined {
+  const sorted = [...sizes].sort((a, b) => a - b);
+  const distinct = [...new Set(sorted)];
+  if (distinct.length < 2) return undefined;
+  const d = (p: number): number => cv2Below(sorted, p) - cv2Above(sorted, p);
+  for (let i = 0; i + 1 < distinct.length; i++) {
+    const lo = distinct[i]!;
+    const hi = distinct[i + 1]!;
+    const dLo = d(lo);
+    if (dLo === 0) return lo;
+    // Approaching hi from below: the values equal to hi are still above p.
+    const hiBelow = hi - (hi - lo) * 1e-9;
+    const dHi = d(hiBelow);
+    if (dLo < 0 && dHi >= 0) {
+      let a = lo;
+      let b = hiBelow;
+      for (let k = 0; k < 100 && b - a > 1e-9 * Math.max(1, Math.abs(b)); k++) {
+        const mid = (a + b) / 2;
+        if (d(mid) < 0) a = mid;
+        else b = mid;
+      }
+      return (a + b) / 2;
+    }
+    // The sign changes at the jump when hi drops out of the upper part.
+    if (dHi < 0 && d(hi) >= 0) return hi;
+  }
+  return undefined;
+}
+
+/** Splits `total` slots by `fractions`, largest remainders first; every partition gets at least one slot. */
+export function partitionCapacities(total: number, fractions: readonly number[]): number[] {
+  const raw = fractions.map((f) => f * total);
+  const caps = raw.map((r) => Math.floor(r));
+  let left = total - caps.reduce((a, b) => a + b, 0);
+  const order = raw.map((r, i) => ({ i, rem: r - Math.floor(r) })).sort((a, b) => b.rem - a.rem || a.i - b.i);
+  for (const { i } of order) {
+    if (left <= 0) break;
+    caps[i]! += 1;
+    left -= 1;
+  }
+  // A partition with no slot could never finish a job: take one from the largest when there are
+  // enough slots, and on a cluster with fewer slots than partitions let each partition use one
+  // (they then compete for it; the workers' free slots still bound what runs).
+  for (let i = 0; i < caps.length; i++) {
+    if (caps[i] !== 0 || total === 0) continue;
+    const largest = caps.indexOf(Math.max(...caps));
+    if (total >= caps.length && caps[largest]! > 1) caps[largest]! -= 1;
+    caps[i] = 1;
+  }
+  return caps;
+}
+
+interface Room {
+  readonly worker: WorkerView;
+  mapSlots: number;
+  reduceSlots: number;
+  memoryMb: number;
+}
+
+interface JobEntry {
+  /** Partial-size baseline: the job's completed task time when it entered its current partition. */
+  baselineMs: number;
+  /** Position in its partition's queue: submission time, or the migration time for 'tail'. */
+  queueKey: number;
+  partition: number;
+}
+
+export class TyrexPolicy implements Policy {
+  readonly name: string;
+  private readonly capacities: readonly number[];
+  private readonly mode: 'static' | 'dynamic';
+  private readonly timersMs: readonly number[];
+  private readonly cv2Threshold: number;
+  private readonly migratedOrder: 'tail' | 'arrival';
+  private readonly entries = new Map<string, JobEntry>();
+  /** Per job: the partition each of its tasks was last launched in, until the job leaves. */
+  private readonly launchedIn = new Map<string, Map<string, number>>();
+  /** Dynamic timers as computed, per partition (DYNAMICTAGS only). */
+  readonly timerHistory: TimerSample[] = [];
+  private readonly lastTimer = new Map<number, number>();
+
+  constructor(options: TyrexOptions = {}) {
+    const capacities = options.capacities ?? [0.3, 0.7];
+    const bad = (message: string): never => {
+      throw new MinimrError('EBADJOB', `tyrex: ${message}`, { policy: 'tyrex' });
+    };
+    if (!Array.isArray(capacities) || capacities.length < 2 || capacities.some((c) => typeof c !== 'number' || !(c > 0))) {
+      bad('capacities must be at least two positive fractions');
+    }
+    if (Math.abs(capacities.reduce((a, b) => a + b, 0) - 1) > 1e-9) bad(`capacities must sum to 1, got ${capacities.join(' + ')}`);
+    const mode = options.mode ?? 'dynamic';
+    if (mode !== 'static' && mode !== 'dynamic') bad(`mode must be "static" or "dynamic", got "${String(mode)}"`);
+    const timersMs = options.timersMs ?? [];
+    if (mode === 'static') {
+      if (!Array.isArray(timersMs) || timersMs.length !== capacities.length - 1 || timersMs.some((t) => typeof t !== 'number' || !(t > 0))) {
+        bad(`static mode needs ${capacities.length - 1} positive timersMs (one per partition but the last)`);
+      }
+    } else if (options.timersMs !== undefined) bad('timersMs applies to static mode only');
+    const cv2Threshold = options.cv2Threshold ?? 2;
+    if (typeof cv2Threshold !== 'number' || !(cv2Threshold >= 0)) bad('cv2Threshold must be a non-negative number');
+    const migratedOrder = options.migratedOrder ?? 'tail';
+    if (migratedOrder !== 'tail' && migratedOrder !== 'arrival') bad('migratedOrder must be "tail" or "arrival"');
+    this.capacities = capacities;
+    this.mode = mode;
+    this.timersMs = timersMs;
+    this.cv2Threshold = cv2Threshold;
+    this.migratedOrder = migratedOrder;
+    this.name = mode === 'static' ? 'tyrex-static' : 'tyrex-dynamic';
+  }
+
+  schedule(snapshot: ClusterSnapshot): readonly Decision[] {
+    const decisions: Decision[] = [];
+    this.forgetFinishedJobs(snapshot);
+    for (const job of snapshot.jobs) {
+      if (!this.entries.has(job.id)) this.entries.set(job.id, { baselineMs: 0, queueKey: job.submitTime, partition: Math.min(job.partition, this.capacities.length - 1) });
+    }
+    this.migrate(snapshot, decisions);
+    this.launch(snapshot, decisions);
+    return decisions;
+  }
+
+  /** Partial size of a job in its current partition, ms. */
+  partialSizeMs(job: JobView): number {
+    const entry = this.entries.get(job.id);
+    return job.stats.completedMapMs + job.stats.completedReduceMs - (entry?.baselineMs ?? 0);
+  }
+
+  private forgetFinishedJobs(snapshot: ClusterSnapshot): void {
+    const live = new Set(snapshot.jobs.map((j) => j.id));
+    for (const id of this.entries.keys()) {
+      if (live.has(id)) continue;
+      this.entries.delete(id);
+      this.launchedIn.delete(id);
+    }
+  }
+
+  private migrate(snapshot: ClusterSnapshot, decisions: Decision[]): void {
+    const last = this.capacities.length - 1;
+    // From the last-but-one partition down, so a job moves at most one partition per call.
+    for (let k = last - 1; k >= 0; k--) {
+      const members = snapshot.jobs.filter((j) => this.entries.get(j.id)!.partition === k);
+      if (members.length === 0) continue;
+      const sizes = members.map((j) => this.partialSizeMs(j));
+      let timer: number;
+      if (this.mode === 'static') {
+        timer = this.timersMs[k]!;
+      } else {
+        const cv2 = squaredCv(sizes);
+        const cutoff = cv2 > this.cv2Threshold ? optimalCutoff(sizes) : undefined;
+        timer = cutoff ?? Number.POSITIVE_INFINITY;
+        if (this.lastTimer.get(k) !== timer) {
+          this.lastTimer.set(k, timer);
+          this.timerHistory.push({ time: snapshot.now, partition: k, timerMs: timer, cv2 });
+        }
+      }
+      for (const [i, job] of members.entries()) {
+        const size = sizes[i]!;
+        if (!(size > timer)) continue;
+        const entry = this.entries.get(job.id)!;
+        decisions.push({ kind: 'migrate', jobId: job.id, toPartition: k + 1, partialSizeMs: size, timerMs: timer });
+        entry.partition = k + 1;
+        entry.baselineMs = job.stats.completedMapMs + job.stats.completedReduceMs;
+        if (this.migratedOrder === 'tail') entry.queueKey = snapshot.now;
+      }
+    }
+  }
+
+  private launch(snapshot: ClusterSnapshot, decisions: Decision[]): void {
+    const K = this.capacities.length;
+    const totalMap = snapshot.workers.reduce((s, w) => s + w.mapSlots, 0);
+    const totalReduce = snapshot.workers.reduce((s, w) => s + w.reduceSlots, 0);
+    const cap = { map: partitionCapacities(totalMap, this.capacities), reduce: partitionCapacities(totalReduce, this.capacities) };
+    const used = { map: new Array<number>(K).fill(0), reduce: new Array<number>(K).fill(0) };
+    for (const job of snapshot.jobs) {
+      const launchedIn = this.launchedIn.get(job.id);
+      for (const a of job.runningAttempts) {
+        const k = launchedIn?.get(a.taskId) ?? this.entries.get(job.id)!.partition;
+        used[a.kind][k]! += 1;
+      }
+    }
+    const queues: JobView[][] = Array.from({ length: K }, () => []);
+    for (const job of snapshot.jobs) queues[this.entries.get(job.id)!.partition]!.push(job);
+    for (const q of queues) {
+      q.sort((a, b) => this.entries.get(a.id)!.queueKey - this.entries.get(b.id)!.queueKey || a.submitTime - b.submitTime || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    }
+
+    const rooms: Room[] = snapshot.workers
+      .filter((w) => w.freeMapSlots > 0 || w.freeReduceSlots > 0)
+      .map((worker) => ({ worker, mapSlots: Math.max(0, worker.freeMapSlots), reduceSlots: Math.max(0, worker.freeReduceSlots), memoryMb: Math.max(0, worker.freeMemoryMb) }))
+      .sort((a, b) => (a.worker.id < b.worker.id ? -1 : a.worker.id > b.worker.id ? 1 : 0));
+    const t = snapshot.trigger;
+    if (t.kind === 'heartbeat' || t.kind === 'worker-joined') {
+      const i = rooms.findIndex((r) => r.worker.id === t.workerId);
+      if (i > 0) rooms.unshift(...rooms.splice(i, 1));
+    }
+    const launched = new Set<string>();
+
+    /** The first job of partition k's queue with a task that fits `room`, and its best-placed task there. */
+    const pick = (k: number, kind: TaskKind, room: Room): { job: JobView; task: TaskView } | undefined => {
+      for (const job of queues[k]!) {
+        let best: TaskView | undefined;
+        let bestRank = Number.POSITIVE_INFINITY;
+        for (const task of job.pendingTasks) {
+          if (task.kind !== kind || launched.has(task.id) || room.memoryMb < task.memoryMb) continue;
+          const r = rankOf(task, room.worker);
+          if (r < bestRank) {
+            best = task;
+            bestRank = r;
+            if (r === 0) break;
+          }
+        }
+        if (best) return { job, task: best };
+      }
+      return undefined;
+    };
+
+    for (const room of rooms) {
+      for (const kind of ['map', 'reduce'] as const satisfies readonly TaskKind[]) {
+        // Each free slot goes to the first partition (P_1 first) that is under its cap and has a
+        // task for it; a partition never uses more than its own share of the cluster's slots.
+        for (let k = 0; k < K && (kind === 'map' ? room.mapSlots : room.reduceSlots) > 0; ) {
+          const chosen = used[kind][k]! < cap[kind][k]! ? pick(k, kind, room) : undefined;
+          if (!chosen) {
+            k++;
+            continue;
+          }
+          const { job, task } = chosen;
+          launched.add(task.id);
+          if (kind === 'map') room.mapSlots -= 1;
+          else room.reduceSlots -= 1;
+          room.memoryMb -= task.memoryMb;
+          used[kind][k]! += 1;
+          let perJob = this.launchedIn.get(job.id);
+          if (!perJob) this.launchedIn.set(job.id, (perJob = new Map()));
+          perJob.set(task.id, k);
+          decisions.push({ kind: 'launch', taskId: task.id, jobId: job.id, workerId: room.worker.id, memoryMb: task.memoryMb, locality: localityOf(task, room.worker) });
+        }
+      }
+    }
+  }
+}
+
+/**
+ * Placement rank of a task on a worker, lower is better: node-local, rack-local, no input,
+ * off-rack; a worker the task already failed on comes last (it still runs there if nothing else
+ * can, so a one-worker cluster is not stuck).
+ */
+function rankOf(task: TaskView, worker: WorkerView): number {
+  if (task.failedOnWorkers.includes(worker.id)) return 4;
+  const l = localityOf(task, worker);
+  return l === 'node' ? 0 : l === 'rack' ? 1 : task.preferredWorkers.length === 0 ? 2 : 3;
+}
+
+/** Builds a Tyrex policy from `createPolicy` options, rejecting unknown keys. */
+export function createTyrexPolicy(options: Readonly<Record<string, unknown>>, mode?: 'static' | 'dynamic'): TyrexPolicy {
+  const known = new Set(['capacities', 'mode', 'timersMs', 'cv2Threshold', 'migratedOrder']);
+  const unknown = Object.keys(options).filter((k) => !known.has(k));
+  if (unknown.length > 0) throw new MinimrError('EBADJOB', `tyrex: unknown option(s) ${unknown.join(', ')}; known: ${[...known].join(', ')}`, { policy: 'tyrex' });
+  if (mode && options.mode !== undefined && options.mode !== mode) {
+    throw new MinimrError('EBADJOB', `tyrex-${mode} cannot take mode "${String(options.mode)}"; use policy "tyrex" to choose the mode by option`, { policy: 'tyrex' });
+  }
+  return new TyrexPolicy({ ...(options as TyrexOptions), ...(mode ? { mode } : {}) });
+}
