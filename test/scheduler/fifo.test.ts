@@ -225,11 +225,11 @@ describe('createPolicy', () => {
     assert.ok(a instanceof FifoPolicy);
     assert.equal(a.name, 'fifo');
     assert.notEqual(createPolicy('fifo'), a);
-    assert.deepEqual(policyNames(), ['fifo']);
+    assert.ok(policyNames().includes('fifo'));
   });
 
   test('an unknown name is EBADJOB and lists the known policies', () => {
-    for (const name of ['nope', 'fair', 'FIFO']) {
+    for (const name of ['nope', 'FIFO', 'fifo2']) {
       assert.throws(
         () => createPolicy(name),
         (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB' && err.message.includes(name) && err.message.includes('fifo'),
