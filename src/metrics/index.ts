@@ -1,0 +1,18 @@
+/**
+ * One metrics module for the simulator and the real cluster: a run record in, the comparison
+ * figures (slowdown quantiles, V_F, JCT, phases, utilization, data movement, partitions) out.
+ */
+export type * from './types.js';
+export {
+  computeMetrics,
+  quantile,
+  summarizeSlowdowns,
+  variability,
+  type DataMovement,
+  type JobFigures,
+  type MetricsOptions,
+  type PartitionFigures,
+  type PolicyMetrics,
+  type SlowdownSummary,
+} from './compute.js';
+export { dataMovementSvg, metricsTable, slowdownCdfSvg, writeReport, type PolicyRow } from './report.js';

@@ -1,0 +1,106 @@
+/**
+ * Report writers for a policy comparison: one Markdown row per policy, the slowdown CDF per policy
+ * and data-movement bars as SVG, and the JSON every figure comes from.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { barChart, lineChart } from '../util/index.js';
+import type { PolicyMetrics } from './compute.js';
+
+export interface PolicyRow {
+  readonly policy: string;
+  readonly metrics: PolicyMetrics;
+}
+
+function num(v: number, digits = 2): string {
+  return Number.isFinite(v) ? v.toFixed(digits) : '-';
+}
+
+function gib(bytes: number): string {
+  return Number.isFinite(bytes) ? (bytes / 2 ** 30).toFixed(2) : '-';
+}
+
+function secs(ms: number): string {
+  return Number.isFinite(ms) ? (ms / 1000).toFixed(1) : '-';
+}
+
+/** One row per policy; GiB = 2^30 bytes, times in seconds. */
+export function metricsTable(rows: readonly PolicyRow[]): string {
+  const head = [
+    'policy', 'jobs done', 'median slowdown', 'p95 slowdown', 'max slowdown', 'V_F(95)', 'avg JCT s', 'makespan s',
+    'map phase s', 'reduce phase s', 'slot util', 'mem util', 'remote GiB', 'off-rack GiB', 're-read GiB', 'killed slot-s',
+  ];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  for (const { policy, metrics: m } of rows) {
+    const d = m.dataMovement;
+    lines.push(
+      `| ${[
+        policy,
+        `${m.finished}/${m.jobs}`,
+        num(m.slowdown.median),
+        num(m.slowdown.p95),
+        num(m.slowdown.max),
+        num(m.slowdown.vf95),
+        secs(m.avgJctMs),
+        secs(m.makespanMs),
+        secs(m.avgMapPhaseMs),
+        secs(m.avgReducePhaseMs),
+        num(m.utilization.slots),
+        num(m.utilization.memory),
+        gib(d.remoteNodeBytes + d.replicatedBytes),
+        gib(d.remoteRackBytes + d.replicatedCrossRackBytes),
+        gib(d.rereadBytes),
+        num(d.killedSlotSeconds, 0),
+      ].join(' | ')} |`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Empirical CDF of the slowdowns, one line per policy. */
+export function slowdownCdfSvg(rows: readonly PolicyRow[], title = 'Job slowdown CDF'): string {
+  const series = rows.map(({ policy, metrics }) => {
+    const sorted = metrics.perJob.map((j) => j.slowdown).filter((s) => Number.isFinite(s)).sort((a, b) => a - b);
+    // At most ~200 points per line: the plot stays light for 3000-job runs.
+    const step = Math.max(1, Math.floor(sorted.length / 200));
+    const points: Array<[number, number]> = [];
+    for (let i = 0; i < sorted.length; i += step) points.push([sorted[i]!, (i + 1) / sorted.length]);
+    if (sorted.length > 0) points.push([sorted[sorted.length - 1]!, 1]);
+    return { name: policy, points };
+  });
+  return lineChart({ title, xLabel: 'slowdown (response time / runtime alone)', yLabel: 'fraction of jobs', series });
+}
+
+/** Remote, off-rack and re-read bytes (GiB) per policy. */
+export function dataMovementSvg(rows: readonly PolicyRow[], title = 'Data movement'): string {
+  return barChart({
+    title,
+    yLabel: 'GiB',
+    categories: ['read from another node', 'read from another rack', 're-read after kills', 'copied by replicate'],
+    series: rows.map(({ policy, metrics: { dataMovement: d } }) => ({
+      name: policy,
+      values: [d.remoteNodeBytes, d.remoteRackBytes, d.rereadBytes, d.replicatedBytes].map((b) => b / 2 ** 30),
+    })),
+  });
+}
+
+/**
+ * Writes results.json (`json` as given), results.md (`title` and the table), slowdown-cdf.svg and
+ * data-movement.svg into `outDir`; returns the paths written.
+ */
+export async function writeReport(outDir: string, rows: readonly PolicyRow[], json: unknown, title: string): Promise<string[]> {
+  await mkdir(outDir, { recursive: true });
+  const files: Array<[string, string]> = [
+    ['results.json', `${JSON.stringify(json, null, 2)}\n`],
+    ['results.md', `# ${title}\n\n${metricsTable(rows)}\nQuantiles are nearest-rank (F^-1(q) = smallest slowdown with F >= q); V_F(95) = p95 / median.\n`],
+    ['slowdown-cdf.svg', slowdownCdfSvg(rows, `Job slowdown CDF: ${title}`)],
+    ['data-movement.svg', dataMovementSvg(rows, `Data movement: ${title}`)],
+  ];
+  const paths: string[] = [];
+  for (const [name, text] of files) {
+    const path = join(outDir, name);
+    await writeFile(path, text);
+    paths.push(path);
+  }
+  return paths;
+}

@@ -1,0 +1,113 @@
+/**
+ * The run record: what one run of a workload under one policy produced, in the same shape whether
+ * the simulator or the real cluster produced it, so one metrics module serves both.
+ * Times are milliseconds on the run's clock (simulated or wall), bytes are bytes.
+ */
+import type { Locality, TaskKind } from '../scheduler/index.js';
+
+export interface PhaseRecord {
+  /** When the first task of the phase became runnable (maps: submission; reduces: last map done). */
+  readonly requestMs: number;
+  /** First launch of a task of the phase; null when none was launched. */
+  readonly firstStartMs: number | null;
+  /** End of the last successful task of the phase; null while the phase is unfinished. */
+  readonly endMs: number | null;
+}
+
+export interface MigrationRunRecord {
+  readonly timeMs: number;
+  readonly from: number;
+  readonly to: number;
+  readonly partialSizeMs?: number;
+  readonly timerMs?: number;
+}
+
+export interface JobRunRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly app: string;
+  readonly pool: string;
+  readonly cluster: string;
+  readonly submitMs: number;
+  /** Null when the job failed or had not finished when the run stopped. */
+  readonly finishMs: number | null;
+  readonly state: 'succeeded' | 'failed' | 'unfinished';
+  readonly mapsTotal: number;
+  readonly reducesTotal: number;
+  /** Null for a job without maps (or reduces) or one never admitted. */
+  readonly mapPhase: PhaseRecord | null;
+  readonly reducePhase: PhaseRecord | null;
+  /** Partition the job was in when it finished (Tyrex); 0 when no policy migrated it. */
+  readonly partition: number;
+  readonly migrations: readonly MigrationRunRecord[];
+}
+
+export type AttemptOutcome = 'succeeded' | 'failed' | 'killed';
+
+export interface AttemptRunRecord {
+  readonly id: string;
+  readonly jobId: string;
+  readonly taskId: string;
+  readonly kind: TaskKind;
+  readonly workerId: string;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly outcome: AttemptOutcome;
+  /** Why it did not succeed: 'policy-kill: <reason>', 'worker-lost', 'task-error', 'out-of-memory', 'job-failed'. */
+  readonly cause?: string;
+  readonly locality: Locality;
+  /** Partition of the job when the attempt was launched. */
+  readonly partition: number;
+  /** The attempt's whole input (maps: split length; reduces: 0). */
+  readonly inputBytes: number;
+  /** Input actually read before the attempt ended (all of it when it succeeded). */
+  readonly bytesRead: number;
+  /** Of `bytesRead`, bytes that came from a replica on another node (another rack included). */
+  readonly remoteNodeBytes: number;
+  /** Of `remoteNodeBytes`, bytes that came from another rack. */
+  readonly remoteRackBytes: number;
+  readonly memoryMb: number;
+  /** The task's ideal memory; `memoryMb` below it means an elastic (under-sized) attempt. */
+  readonly idealMemoryMb: number;
+}
+
+/** A copy of a map's input made on a policy's request (improved FAIR's private data placement). */
+export interface ReplicationRunRecord {
+  readonly timeMs: number;
+  readonly jobId: string;
+  readonly taskId: string;
+  readonly workerId: string;
+  readonly bytes: number;
+  /** The nearest existing replica was on another rack. */
+  readonly crossRack: boolean;
+}
+
+/** Cluster usage from `timeMs` until the next sample. */
+export interface UtilizationSample {
+  readonly timeMs: number;
+  readonly mapSlotsUsed: number;
+  readonly reduceSlotsUsed: number;
+  readonly memoryUsedMb: number;
+  readonly mapSlots: number;
+  readonly reduceSlots: number;
+  readonly memoryMb: number;
+  /** Running attempts granted less than their ideal memory. */
+  readonly elasticAttempts: number;
+  /** Slots (map + reduce) used by attempts of each partition, index = partition. */
+  readonly partitionSlotsUsed: readonly number[];
+  /** Live workers. */
+  readonly workers: number;
+}
+
+export interface RunRecord {
+  readonly policy: string;
+  readonly workload: string;
+  readonly cluster: string;
+  readonly seed: number;
+  /** When the run ended (last event). */
+  readonly endMs: number;
+  readonly jobs: readonly JobRunRecord[];
+  readonly attempts: readonly AttemptRunRecord[];
+  readonly replications: readonly ReplicationRunRecord[];
+  readonly utilization: readonly UtilizationSample[];
+}

@@ -1,0 +1,105 @@
+/**
+ * The simulator's cost model: how long an attempt takes given its memory grant and where its input
+ * is, where input replicas go, and the seeded per-attempt draws (noise, failures) that must not
+ * depend on the order in which events happen to be processed.
+ */
+import { seededRandom } from '../util/index.js';
+import type { PenaltyModel, TaskSpec, WorkerShape } from './types.js';
+
+export const MiB = 1024 * 1024;
+
+/** FNV-1a over the string, mixed with the seed: a stable 32-bit key for a seeded stream. */
+export function hashSeed(seed: number, key: string): number {
+  let h = (0x811c9dc5 ^ (seed >>> 0)) >>> 0;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/** A seeded stream of floats in [0, 1) for one named thing (an attempt, a job's placement). */
+export function streamFor(seed: number, key: string): () => number {
+  return seededRandom(hashSeed(seed, key));
+}
+
+/** The smallest grant the task can run with; 0 when it is insensitive to memory. */
+export function minimumMemoryMb(task: TaskSpec): number {
+  const p = task.penalty;
+  if (!p || p.kind === 'none') return 0;
+  return p.minFraction * task.memoryMb;
+}
+
+/** Bytes spilled to disk with `grantedMb` (spill model), 0 when the buffer holds everything. */
+export function spilledBytes(p: Extract<PenaltyModel, { kind: 'spill' }>, grantedMb: number): number {
+  const buffer = Math.max(MiB, (grantedMb - p.overheadMb) * MiB);
+  if (buffer >= p.bufferBytes) return 0;
+  if (p.rule === 'map') return p.bufferBytes;
+  return buffer * (Math.ceil(p.bufferBytes / buffer) - 1);
+}
+
+/**
+ * Duration of `workMs` of work with `grantedMb` of memory: the penalty model applied, nothing
+ * else. `workerDiskMBps` is the rate the spill model uses when it names none.
+ */
+export function penalizedMs(task: TaskSpec, workMs: number, grantedMb: number, workerDiskMBps: number): number {
+  const p = task.penalty;
+  if (!p || p.kind === 'none' || grantedMb >= task.memoryMb) return workMs;
+  if (p.kind === 'step') return workMs * p.factor;
+  const rate = p.diskMBps ?? (workerDiskMBps > 0 ? workerDiskMBps : 100);
+  return workMs + (spilledBytes(p, grantedMb) / (rate * MiB)) * 1000;
+}
+
+/** Time to pull `bytes` over the network at `mbps` MB/s. */
+export function transferMs(bytes: number, mbps: number): number {
+  return mbps > 0 ? (bytes / (mbps * MiB)) * 1000 : 0;
+}
+
+/** Workers grouped by rack, for placing replicas on big clusters without scanning them all. */
+export class RackIndex {
+  readonly byRack = new Map<string, WorkerShape[]>();
+  constructor(readonly workers: readonly WorkerShape[]) {
+    for (const w of workers) {
+      const list = this.byRack.get(w.rack);
+      if (list) list.push(w);
+      else this.byRack.set(w.rack, [w]);
+    }
+  }
+}
+
+/**
+ * HDFS's default placement, seeded: replica 1 on a random node, replica 2 on a random node of
+ * another rack, replica 3 on another node of replica 2's rack, further ones on random unused
+ * nodes. With one rack, every replica after the first goes to a random unused node. Candidates
+ * are drawn by rejection (a few tries) before falling back to a scan, so placement stays cheap on
+ * 3000-node clusters.
+ */
+export function placeReplicas(index: RackIndex, replication: number, rand: () => number): string[] {
+  const workers = index.workers;
+  const count = Math.min(replication, workers.length);
+  const chosen: WorkerShape[] = [];
+  const pick = (pool: readonly WorkerShape[], ok: (w: WorkerShape) => boolean): boolean => {
+    for (let tries = 0; tries < 16 && pool.length > 0; tries++) {
+      const w = pool[Math.floor(rand() * pool.length)]!;
+      if (ok(w)) {
+        chosen.push(w);
+        return true;
+      }
+    }
+    const candidates = pool.filter(ok);
+    if (candidates.length === 0) return false;
+    chosen.push(candidates[Math.floor(rand() * candidates.length)]!);
+    return true;
+  };
+  const unused = (w: WorkerShape): boolean => !chosen.includes(w);
+  while (chosen.length < count) {
+    if (chosen.length === 1 && index.byRack.size > 1) {
+      const firstRack = chosen[0]!.rack;
+      if (pick(workers, (w) => w.rack !== firstRack)) continue;
+    } else if (chosen.length === 2 && chosen[0]!.rack !== chosen[1]!.rack) {
+      if (pick(index.byRack.get(chosen[1]!.rack)!, unused)) continue;
+    }
+    if (!pick(workers, unused)) break;
+  }
+  return chosen.map((w) => w.id);
+}

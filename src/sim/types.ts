@@ -1,0 +1,147 @@
+/**
+ * What the simulator runs: a workload (jobs with per-task work, memory and penalty model) on a
+ * cluster shape (workers with rack, slots, memory and disk rate).
+ */
+import type { PoolView } from '../scheduler/index.js';
+
+/**
+ * How a task's duration grows when it is granted less memory than its ideal (yarn-me.md).
+ * Below `minFraction` of ideal the attempt cannot run: it fails at once (out of memory).
+ */
+export type PenaltyModel =
+  /** Insensitive to memory. */
+  | { readonly kind: 'none' }
+  /** Any under-sized grant takes `factor` times as long (mappers; the YARN-ME simulator's 1.5x / 3x). */
+  | { readonly kind: 'step'; readonly factor: number; readonly minFraction: number }
+  /**
+   * T(m) = T + spilledBytes(m) / diskRate, the YARN-ME model. The buffer is the grant minus
+   * `overheadMb`. rule 'map': any spill means one extra pass over all of `bufferBytes` (a step);
+   * rule 'reduce': every full buffer is spilled, buffer * (ceil(bytes / buffer) - 1), a sawtooth.
+   * diskRate is `diskMBps` if given, else the worker's measured disk rate.
+   */
+  | {
+      readonly kind: 'spill';
+      readonly rule: 'map' | 'reduce';
+      readonly bufferBytes: number;
+      readonly overheadMb: number;
+      readonly minFraction: number;
+      readonly diskMBps?: number;
+    };
+
+export interface TaskSpec {
+  /** Duration at full speed: ideal memory, input on the node. */
+  readonly workMs: number;
+  /** Ideal memory (what the task asks for). */
+  readonly memoryMb: number;
+  readonly penalty?: PenaltyModel;
+  /** Maps: split length; reduces: 0 (their input is the shuffle). */
+  readonly inputBytes?: number;
+  /** Maps: map output bytes (improved FAIR's lambda = output / input). */
+  readonly outputBytes?: number;
+  /**
+   * Maps: workers holding the input block. Absent: the simulator places `replication` replicas
+   * (HDFS-like, seeded). Empty: the map has no stored input (generated input, e.g. Pi).
+   */
+  readonly replicas?: readonly string[];
+}
+
+export interface JobSpec {
+  /** Unique; like the JobTracker's ids ("job_0001"), task ids are derived from it. */
+  readonly id: string;
+  readonly name: string;
+  /** wordcount, sort, grep, pi, terasort, ... */
+  readonly app: string;
+  readonly pool?: string;
+  readonly weight?: number;
+  /** MR-cluster (FAWKES); "default" when absent. */
+  readonly cluster?: string;
+  readonly submitMs: number;
+  /** Pipelines: submitted once this job has finished (at the later of that and `submitMs`). */
+  readonly after?: string;
+  readonly maps: readonly TaskSpec[];
+  readonly reduces: readonly TaskSpec[];
+  /** The generator's size class (Tyrex: tiny, short, medium, large), for reports. */
+  readonly sizeClass?: string;
+}
+
+export interface Workload {
+  readonly name: string;
+  readonly jobs: readonly JobSpec[];
+  /** Pools the snapshots list (FAIR minimum shares and weights). */
+  readonly pools?: readonly PoolView[];
+  /** Generator settings and figures (seed, load, CV^2 ...), carried into reports. */
+  readonly meta?: Readonly<Record<string, string | number | boolean>>;
+}
+
+export interface WorkerShape {
+  readonly id: string;
+  readonly rack: string;
+  readonly host?: string;
+  readonly mapSlots: number;
+  readonly reduceSlots: number;
+  readonly memoryMb: number;
+  readonly diskMBps: number;
+  /** Initial MR-cluster (FAWKES); "default" when absent. */
+  readonly cluster?: string;
+}
+
+export interface ClusterShape {
+  readonly name: string;
+  readonly workers: readonly WorkerShape[];
+}
+
+export interface WorkerOutage {
+  readonly workerId: string;
+  readonly atMs: number;
+  /** The worker re-joins (empty, same blocks) at this time; absent: it stays lost. */
+  readonly backAtMs?: number;
+}
+
+export interface FailureSettings {
+  readonly workers?: readonly WorkerOutage[];
+  /** Each attempt fails (a task error, at a seeded point of its run) with this probability. */
+  readonly attemptFailureProbability?: number;
+}
+
+/**
+ * When the simulator consults the policy.
+ * - 'every-event': after every event (batch), heartbeats included, as the JobTracker does.
+ * - 'when-useful': only when capacity was freed, a task became runnable or a worker joined since
+ *   the last call, and some task is pending. Exact for policies whose decisions depend on the
+ *   snapshot alone and that fill every room they can in one call (FIFO): a call without such a
+ *   change returns nothing. Heartbeats then cost nothing at all.
+ * - 'auto': 'when-useful' for FifoPolicy, 'every-event' for everything else.
+ */
+export type PolicyCallMode = 'auto' | 'every-event' | 'when-useful';
+
+/** Model settings shared by a run and its runtime-alone runs. */
+export interface SimSettings {
+  readonly seed: number;
+  /** Default: Hadoop 1's rule, max(3 s, workers / 100 s). */
+  readonly heartbeatMs?: number;
+  readonly replication: number;
+  /** Extra read rate for a rack-local map, MB/s (MB = 2^20 bytes). */
+  readonly rackMBps: number;
+  /** Extra read rate for an off-rack map, MB/s. */
+  readonly offRackMBps: number;
+  /** Mis-estimation: each attempt's real work is workMs * (1 + u), u uniform in [-noise, +noise]. */
+  readonly noise: number;
+  readonly maxAttempts: number;
+  /** Utilization sample period. */
+  readonly sampleEveryMs: number;
+  readonly policyCalls: PolicyCallMode;
+  /** Events at the same time go to the policy as one call (trigger: the first event's). */
+  readonly batchSameTime: boolean;
+}
+
+export const DEFAULT_SIM_SETTINGS: SimSettings = {
+  seed: 1,
+  replication: 3,
+  rackMBps: 100,
+  offRackMBps: 40,
+  noise: 0,
+  maxAttempts: 4,
+  sampleEveryMs: 10_000,
+  policyCalls: 'auto',
+  batchSameTime: true,
+};
