@@ -75,6 +75,8 @@ export class JobTracker {
   private readonly clock: () => number;
   private readonly policy: Policy;
   private readonly pools: readonly PoolView[];
+  /** Every block copy a `replicate` decision caused, for data-movement figures. */
+  readonly placementLog: { time: number; jobId: string; taskId: string; workerId: string; blockId: string; bytes: number; crossRack: boolean }[] = [];
   /** Input copies asked for by `replicate` decisions, by block id, until the target confirms. */
   private readonly placements = new Map<string, { task: TaskRecord; workerId: string; waiting: Set<string> }[]>();
   private readonly workers = new Map<string, WorkerRecord>();
@@ -805,6 +807,7 @@ export class JobTracker {
       list.push(placement);
       this.placements.set(block.blockId, list);
       job.addCounters({ PLACEMENT_BYTES: block.length });
+      this.placementLog.push({ time: this.clock(), jobId, taskId, workerId, blockId: block.blockId, bytes: block.length, crossRack: source.address.rack !== target.address.rack });
       source.peer.send({ type: 'replicate-block', blockId: block.blockId, targets: [target.address] });
     }
     if (placement.waiting.size === 0) this.placementDone(placement);

@@ -1,0 +1,383 @@
+/**
+ * Runs a simulator workload on a real local cluster, scaled down, and records the run in the
+ * metrics module's RunRecord shape, so a real run and a simulated one are compared by the same
+ * code. A workload job becomes a real job of the same app (WordCount, TeraSort, GrepCount, Pi)
+ * with its own input file: the number of maps follows the workload (times `mapScale`, capped),
+ * each map reads one block of `bytesPerMap`, and arrival times are multiplied by `timeScale`.
+ * Relative job sizes, arrival order, pools and app character (map output / input) carry over;
+ * absolute durations do not, which is why each job's runtime alone is measured on the same
+ * cluster (`measureAlone`), never taken from the workload.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MinimrError } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
+import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
+import { createPolicy, type ClusterSnapshot, type Decision, type Policy, type PolicyOptions, type SchedulingTrigger } from '../scheduler/index.js';
+import type { ClusterShape, JobSpec, Workload } from '../sim/index.js';
+import { seededUint32 } from '../util/index.js';
+import type { SubmitOptions } from './job-client.js';
+import { LocalCluster } from './local-cluster.js';
+import type { AttemptSummary, JobStatus } from './protocol.js';
+
+const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
+
+export interface RealRunOptions {
+  readonly workload: Workload;
+  /** Workers of the real cluster: slots and memory must be the same on every worker. */
+  readonly cluster: ClusterShape;
+  readonly policy: string;
+  readonly policyOptions?: PolicyOptions;
+  /** Where the cluster keeps its data; a fresh directory per run. */
+  readonly dataDir: string;
+  /** Input bytes per map (also the block size); default 1 MiB. */
+  readonly bytesPerMap?: number;
+  /** Real maps per workload map (default 1), at least 1 and at most `maxMapsPerJob` per job. */
+  readonly mapScale?: number;
+  readonly maxMapsPerJob?: number;
+  /** Most reducers per real job (default 4). */
+  readonly maxReducesPerJob?: number;
+  /** Real milliseconds per workload millisecond, for arrival times (default 1). */
+  readonly timeScale?: number;
+  /** Disk rate each worker reports, MB/s (default: the cluster shape's `diskMBps`). */
+  readonly diskMBps?: number;
+  /** Replicas per input block (default min(3, workers)). */
+  readonly replication?: number;
+  /** Measure each job's runtime alone on the empty cluster after the run (default true). */
+  readonly measureAlone?: boolean;
+  /** Utilization sample period, ms (default 250). */
+  readonly sampleEveryMs?: number;
+  /** Default 500 ms; workers silent for 5 heartbeats are lost, so keep it generous on a busy machine. */
+  readonly heartbeatMs?: number;
+  readonly onProgress?: (line: string) => void;
+  readonly logger?: Logger;
+}
+
+export interface RealDecisionRecord {
+  /** Milliseconds since the run started. */
+  readonly timeMs: number;
+  readonly trigger: SchedulingTrigger['kind'];
+  readonly decision: Decision;
+}
+
+export interface RealRunResult {
+  readonly run: RunRecord;
+  /** Runtime alone of each workload job id, measured; empty when `measureAlone` is false. */
+  readonly aloneMs: ReadonlyMap<string, number>;
+  readonly decisions: readonly RealDecisionRecord[];
+  /** Workload job id -> real job id. */
+  readonly jobIds: ReadonlyMap<string, string>;
+}
+
+/** A policy wrapper that records every non-empty decision list with the time and trigger. */
+class RecordingPolicy implements Policy {
+  readonly name: string;
+  readonly log: RealDecisionRecord[] = [];
+  constructor(
+    private readonly inner: Policy,
+    private readonly t0: () => number,
+  ) {
+    this.name = inner.name;
+  }
+  schedule(snapshot: ClusterSnapshot): readonly Decision[] {
+    const decisions = this.inner.schedule(snapshot);
+    for (const decision of decisions) this.log.push({ timeMs: snapshot.now - this.t0(), trigger: snapshot.trigger.kind, decision });
+    return decisions;
+  }
+}
+
+type RealApp = 'wordcount' | 'terasort' | 'grep' | 'pi';
+
+function realAppOf(job: JobSpec): RealApp {
+  switch (job.app) {
+    case 'wordcount':
+      return 'wordcount';
+    case 'sort':
+    case 'terasort':
+      return 'terasort';
+    case 'grep':
+    case 'grepcount':
+      return 'grep';
+    case 'pi':
+      return 'pi';
+    default:
+      throw new MinimrError('EBADCONF', `job ${job.id}: app "${job.app}" has no real counterpart (wordcount, sort, terasort, grep, grepcount, pi)`, { jobId: job.id });
+  }
+}
+
+/**
+ * Deterministic input text, one map's worth per call: made-up words from a small vocabulary
+ * (skewed: the min of two uniform picks, so a few words are frequent), lines of up to 80 bytes.
+ */
+function textChunk(bytes: number, next: () => number, vocabulary: readonly Buffer[]): Buffer {
+  const out = Buffer.alloc(bytes, 0x20);
+  let at = 0;
+  let line = 0;
+  for (;;) {
+    const w = vocabulary[Math.min(next() % vocabulary.length, next() % vocabulary.length)]!;
+    if (at + w.length + 1 > bytes) break;
+    w.copy(out, at);
+    at += w.length;
+    line += w.length + 1;
+    out[at++] = line > 80 ? 0x0a : 0x20;
+    if (line > 80) line = 0;
+  }
+  out[bytes - 1] = 0x0a;
+  return out;
+}
+
+function vocabularyFor(next: () => number): Buffer[] {
+  return Array.from({ length: 2000 }, (_, i) => {
+    const w = Buffer.alloc(3 + (i % 7));
+    for (let k = 0; k < w.length; k++) w[k] = 97 + (next() % 26);
+    return w;
+  });
+}
+
+/** 100-byte TeraSort records, one map's worth per call: 10 random key bytes, then filler and CRLF. */
+function teraChunk(bytes: number, next: () => number): Buffer {
+  const rows = Math.max(1, Math.floor(bytes / 100));
+  const out = Buffer.alloc(rows * 100, 0x41);
+  for (let r = 0; r < rows; r++) {
+    for (let i = 0; i < 10; i++) out[r * 100 + i] = next() & 0xff;
+    out[r * 100 + 98] = 0x0d;
+    out[r * 100 + 99] = 0x0a;
+  }
+  return out;
+}
+
+interface RealJobPlan {
+  readonly spec: JobSpec;
+  readonly app: RealApp;
+  readonly maps: number;
+  readonly reduces: number;
+  readonly input?: string;
+}
+
+function clampInt(x: number, lo: number, hi: number): number {
+  return Math.max(lo, Math.min(hi, Math.round(x)));
+}
+
+/** The part of a status and attempt list the run record needs, with times relative to `t0`. */
+function jobRecord(spec: JobSpec, status: JobStatus | undefined, attempts: readonly AttemptSummary[], t0: number): JobRunRecord {
+  const rel = (t: number) => t - t0;
+  const ok = (a: AttemptSummary) => a.state === 'succeeded' && a.finishTime !== undefined;
+  const maps = attempts.filter((a) => a.kind === 'map');
+  const reduces = attempts.filter((a) => a.kind === 'reduce');
+  const submit = status ? rel(status.submitTime) : spec.submitMs;
+  const mapEnd = maps.filter(ok).length === (status?.mapsTotal ?? -1) && maps.length > 0 ? Math.max(...maps.filter(ok).map((a) => rel(a.finishTime!))) : null;
+  const first = (xs: AttemptSummary[]) => (xs.length ? Math.min(...xs.map((a) => rel(a.startTime))) : null);
+  const reduceEnd = status?.state === 'succeeded' && reduces.length > 0 ? Math.max(...reduces.filter(ok).map((a) => rel(a.finishTime!))) : null;
+  const migrations: MigrationRunRecord[] = (status?.migrations ?? []).map((m) => ({ timeMs: rel(m.time), from: m.from, to: m.to, partialSizeMs: m.partialSizeMs, timerMs: m.timerMs }));
+  return {
+    id: spec.id,
+    name: spec.name,
+    app: spec.app,
+    pool: spec.pool ?? 'default',
+    cluster: spec.cluster ?? 'default',
+    submitMs: submit,
+    finishMs: status?.state === 'succeeded' && status.finishTime !== undefined ? rel(status.finishTime) : null,
+    state: status?.state === 'succeeded' ? 'succeeded' : status?.state === 'failed' || status?.state === 'killed' ? 'failed' : 'unfinished',
+    mapsTotal: status?.mapsTotal ?? spec.maps.length,
+    reducesTotal: status?.reducesTotal ?? spec.reduces.length,
+    mapPhase: maps.length || (status?.mapsTotal ?? 0) > 0 ? { requestMs: submit, firstStartMs: first(maps), endMs: mapEnd } : null,
+    reducePhase: (status?.reducesTotal ?? 0) > 0 && mapEnd !== null ? { requestMs: mapEnd, firstStartMs: first(reduces), endMs: reduceEnd } : null,
+    partition: status?.partition ?? 0,
+    migrations,
+  };
+}
+
+function attemptRecord(jobId: string, a: AttemptSummary, migrations: readonly MigrationRunRecord[], t0: number, endMs: number, idealMemoryMb: number): AttemptRunRecord {
+  const c = a.counters;
+  const local = c.BYTES_READ_LOCAL ?? 0;
+  const rack = c.BYTES_READ_RACK ?? 0;
+  const offRack = c.BYTES_READ_OFF_RACK ?? 0;
+  const start = a.startTime - t0;
+  let partition = 0;
+  for (const m of migrations) if (m.timeMs <= start) partition = m.to;
+  const cause = a.state === 'killed' ? (a.error?.code === 'EKILLED' ? `policy-kill: ${a.error.message}` : 'worker-lost') : a.state === 'failed' ? 'task-error' : undefined;
+  return {
+    id: a.attemptId,
+    jobId,
+    taskId: a.taskId,
+    kind: a.kind,
+    workerId: a.workerId,
+    startMs: start,
+    endMs: a.finishTime !== undefined ? a.finishTime - t0 : endMs,
+    outcome: a.state === 'running' ? 'killed' : a.state,
+    ...(cause ? { cause } : {}),
+    locality: a.locality,
+    partition,
+    inputBytes: a.inputBytes,
+    bytesRead: local + rack + offRack,
+    remoteNodeBytes: rack + offRack,
+    remoteRackBytes: offRack,
+    memoryMb: a.memoryMb,
+    idealMemoryMb,
+  };
+}
+
+/**
+ * Runs `workload` on a fresh local cluster under `policy`, then (unless told not to) each job alone
+ * on the same cluster, and returns the run record, the runtimes alone and the policy's decisions.
+ */
+export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunResult> {
+  const log = o.logger ?? createLogger('workload', process.env.MINIMR_LOG_LEVEL ?? 'warn');
+  const progress = o.onProgress ?? (() => undefined);
+  const workers = o.cluster.workers;
+  if (workers.length === 0) throw new MinimrError('EBADCONF', `cluster ${o.cluster.name} has no workers`);
+  const w0 = workers[0]!;
+  if (workers.some((w) => w.mapSlots !== w0.mapSlots || w.reduceSlots !== w0.reduceSlots || w.memoryMb !== w0.memoryMb)) {
+    throw new MinimrError('EBADCONF', `a real local cluster has the same slots and memory on every worker; ${o.cluster.name} does not`);
+  }
+  const bytesPerMap = o.bytesPerMap ?? 1 << 20;
+  const mapScale = o.mapScale ?? 1;
+  const maxMaps = o.maxMapsPerJob ?? 64;
+  const maxReduces = o.maxReducesPerJob ?? 4;
+  const timeScale = o.timeScale ?? 1;
+  const plans: RealJobPlan[] = o.workload.jobs.map((spec) => {
+    const app = realAppOf(spec);
+    return {
+      spec,
+      app,
+      maps: clampInt(spec.maps.length * mapScale, 1, maxMaps),
+      reduces: app === 'grep' || app === 'pi' ? 1 : clampInt(spec.reduces.length, 1, maxReduces),
+      ...(app === 'pi' ? {} : { input: `/workload/${spec.id}` }),
+    };
+  });
+  const after = new Map(o.workload.jobs.filter((j) => j.after !== undefined).map((j) => [j.id, j.after!]));
+
+  await mkdir(o.dataDir, { recursive: true });
+  let t0 = 0;
+  const recorder = new RecordingPolicy(createPolicy(o.policy, o.policyOptions ?? {}), () => t0);
+  const racks = workers.map((w) => w.rack);
+  const cluster = await LocalCluster.start({
+    dataDir: join(o.dataDir, 'cluster'),
+    workers: workers.length,
+    mapSlots: w0.mapSlots,
+    reduceSlots: w0.reduceSlots,
+    memoryMb: w0.memoryMb,
+    rackOf: (i) => racks[i]!,
+    diskMBpsOf: (i) => o.diskMBps ?? workers[i]!.diskMBps,
+    blockSize: bytesPerMap,
+    replication: o.replication ?? Math.min(3, workers.length),
+    heartbeatMs: o.heartbeatMs ?? 500,
+    policy: recorder,
+    pools: o.workload.pools ?? [],
+    logger: log,
+  });
+  try {
+    const client = cluster.client;
+    progress(`writing inputs of ${plans.length} jobs (${bytesPerMap} bytes per map)`);
+    for (const [i, p] of plans.entries()) {
+      if (!p.input) continue;
+      const next = seededUint32(1000 + i);
+      const vocabulary = vocabularyFor(next);
+      const writer = await client.fs.createWriter(p.input, { overwrite: true });
+      // One block at a time, yielding in between: the JobTracker shares this thread and must keep
+      // answering heartbeats while inputs are written.
+      for (let m = 0; m < p.maps; m++) {
+        await writer.write(p.app === 'terasort' ? teraChunk(bytesPerMap, next) : textChunk(bytesPerMap, next, vocabulary));
+        await new Promise((r) => setImmediate(r));
+      }
+      await writer.close();
+    }
+    const submitOptions = (p: RealJobPlan, output: string): SubmitOptions => ({
+      input: p.input ? [p.input] : [],
+      output,
+      reducers: p.reduces,
+      overwrite: true,
+      pool: p.spec.pool,
+      weight: p.spec.weight,
+      // TeraSort's split-point sample is taken at submission: a small one keeps submissions prompt.
+      params: p.app === 'grep' ? { pattern: 'q[a-e]' } : p.app === 'pi' ? { maps: p.maps, samples: 200_000 } : p.app === 'terasort' ? { sampleSize: 2000, sampleSplits: 4 } : {},
+    });
+    const modulePath = (app: RealApp) => join(APPS_DIR, `${app}.js`);
+
+    // ---- the workload, jobs submitted at their scaled arrival times -----------------------------
+    const jobIds = new Map<string, string>();
+    const finished = new Map<string, JobStatus>();
+    const samples: UtilizationSample[] = [];
+    const jt = cluster.jobTracker;
+    t0 = Date.now();
+    const sampler = setInterval(() => {
+      const s = jt.snapshot({ kind: 'tick' });
+      let maps = 0;
+      let reduces = 0;
+      let mem = 0;
+      const byPartition: number[] = [];
+      for (const j of s.jobs) {
+        for (const a of j.runningAttempts) {
+          if (a.kind === 'map') maps++;
+          else reduces++;
+          mem += a.memoryMb;
+          byPartition[j.partition] = (byPartition[j.partition] ?? 0) + 1;
+        }
+      }
+      samples.push({
+        timeMs: Date.now() - t0,
+        mapSlotsUsed: maps,
+        reduceSlotsUsed: reduces,
+        memoryUsedMb: mem,
+        mapSlots: s.workers.reduce((a, w) => a + w.mapSlots, 0),
+        reduceSlots: s.workers.reduce((a, w) => a + w.reduceSlots, 0),
+        memoryMb: s.workers.reduce((a, w) => a + w.memoryMb, 0),
+        elasticAttempts: 0,
+        partitionSlotsUsed: Array.from(byPartition, (v) => v ?? 0),
+        workers: s.workers.length,
+      });
+    }, o.sampleEveryMs ?? 250);
+    try {
+      const done = new Map<string, Promise<void>>();
+      const runOne = async (p: RealJobPlan): Promise<void> => {
+        const dep = after.get(p.spec.id);
+        const wait = Math.max(0, t0 + p.spec.submitMs * timeScale - Date.now());
+        await new Promise((r) => setTimeout(r, wait));
+        if (dep) await done.get(dep);
+        const jobId = await client.submit(modulePath(p.app), submitOptions(p, `/out/${p.spec.id}`));
+        jobIds.set(p.spec.id, jobId);
+        progress(`${((Date.now() - t0) / 1000).toFixed(1)} s: submitted ${p.spec.id} (${p.app}, ${p.maps} maps, ${p.reduces} reduces) as ${jobId}`);
+        const status = await client.waitForCompletion(jobId, { pollMs: 100 });
+        finished.set(p.spec.id, status);
+        progress(`${((Date.now() - t0) / 1000).toFixed(1)} s: ${p.spec.id} ${status.state} (${finished.size}/${plans.length})`);
+      };
+      for (const p of plans) done.set(p.spec.id, runOne(p));
+      await Promise.all(done.values());
+    } finally {
+      clearInterval(sampler);
+    }
+    const endMs = Date.now() - t0;
+    const decisions = recorder.log.slice();
+
+    const jobs: JobRunRecord[] = [];
+    const attempts: AttemptRunRecord[] = [];
+    const replications: ReplicationRunRecord[] = [];
+    for (const p of plans) {
+      const jobId = jobIds.get(p.spec.id);
+      const status = finished.get(p.spec.id);
+      const list = jobId ? await client.attempts(jobId) : [];
+      const record = jobRecord(p.spec, status, list, t0);
+      jobs.push(record);
+      for (const a of list) attempts.push(attemptRecord(p.spec.id, a, record.migrations, t0, endMs, a.memoryMb));
+    }
+    for (const r of jt.placementLog) {
+      const spec = [...jobIds].find(([, real]) => real === r.jobId)?.[0] ?? r.jobId;
+      replications.push({ timeMs: r.time - t0, jobId: spec, taskId: r.taskId, workerId: r.workerId, bytes: r.bytes, crossRack: r.crossRack });
+    }
+    const run: RunRecord = { policy: recorder.name, workload: o.workload.name, cluster: o.cluster.name, seed: Number(o.workload.meta?.seed ?? 0), endMs, jobs, attempts, replications, utilization: samples };
+
+    // ---- each job alone on the empty cluster ---------------------------------------------------
+    const aloneMs = new Map<string, number>();
+    if (o.measureAlone ?? true) {
+      for (const p of plans) {
+        const status = await client.run(modulePath(p.app), submitOptions(p, `/alone/${p.spec.id}`), { pollMs: 50 });
+        if (status.state === 'succeeded' && status.finishTime !== undefined) aloneMs.set(p.spec.id, status.finishTime - status.submitTime);
+        progress(`alone: ${p.spec.id} ${(aloneMs.get(p.spec.id) ?? NaN) / 1000} s`);
+      }
+    }
+    return { run, aloneMs, decisions, jobIds };
+  } finally {
+    await cluster.stop();
+  }
+}
