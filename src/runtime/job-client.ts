@@ -89,6 +89,11 @@ export class JobClient {
       if (inputPaths.length === 0) throw new MinimrError('ENOINPUT', `${job.name} reads files: give at least one --input path`);
       input = job.input.kind === 'fixed' ? { kind: 'fixed', recordLength: job.input.recordLength } : { kind: 'text' };
     }
+    const conf = validateJobConf(options.conf);
+    const cms = conf['skew.strategy'] === 'cms' && reducers > 0;
+    if (cms && job.partition) {
+      throw new MinimrError('EBADJOB', `${job.name} has its own partition(); skew.strategy "cms" partitions by a sketch row's hash instead: use "simple" or "hash"`);
+    }
     let shared: JsonObject = {};
     if (job.prepare) {
       const ctx: PrepareContext<never> = {
@@ -99,12 +104,8 @@ export class JobClient {
       };
       shared = await job.prepare(ctx);
     }
-    const conf = validateJobConf(options.conf);
     let skewSample: SkewSample | undefined;
-    if (conf['skew.strategy'] === 'cms' && reducers > 0) {
-      if (job.partition) {
-        throw new MinimrError('EBADJOB', `${job.name} has its own partition(); skew.strategy "cms" partitions by a sketch row's hash instead: use "simple" or "hash"`);
-      }
+    if (cms) {
       skewSample = await this.sampleSketch(job, inputPaths, input, params, shared, reducers, conf);
     }
     return {
