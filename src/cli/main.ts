@@ -260,7 +260,7 @@ async function main(): Promise<void> {
           .option('cpu-throttle', {
             type: 'number',
             default: 1,
-            describe: 'slow this worker down for experiments: each task sleeps (F-1) x the CPU time it used, so it takes ~F times as long',
+            describe: 'slow this worker down for experiments: each task sleeps (F-1) x the time it worked, so it takes ~F times as long',
           }),
       async (argv) => {
         const worker = new Worker({

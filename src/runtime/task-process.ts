@@ -72,7 +72,7 @@ class AttemptRunner {
   private readonly keyCodec: Codec<unknown>;
   private readonly valueCodec: Codec<unknown>;
   private readonly compare: KeyComparator;
-  /** Stretches this attempt's CPU time by the worker's `--cpu-throttle` factor (1: no-op). */
+  /** Stretches this attempt's working time by the worker's `--cpu-throttle` factor (1: no-op). */
   private readonly throttle: CpuThrottle;
   private reduceInputBytes = 0;
 

@@ -32,8 +32,8 @@ export interface WorkerOptions {
   diskMBps?: number;
   /**
    * Slows this worker's tasks down on purpose (experiments with heterogeneous workers): each task
-   * process sleeps (F - 1) x the CPU time it used, so its work takes about F times as long
-   * (see cpu-throttle.ts). Default 1: full speed.
+   * process sleeps (F - 1) x the time it worked, at points of its record loop, so it takes about F
+   * times as long (see cpu-throttle.ts). Default 1: full speed.
    */
   cpuThrottle?: number;
   logger?: Logger;
