@@ -256,7 +256,12 @@ async function main(): Promise<void> {
           .option('map-slots', { type: 'number', default: 2 })
           .option('reduce-slots', { type: 'number', default: 1 })
           .option('memory-mb', { type: 'number' })
-          .option('disk-mbps', { type: 'number', describe: 'disk rate to report, MB/s (default: measured at start-up)' }),
+          .option('disk-mbps', { type: 'number', describe: 'disk rate to report, MB/s (default: measured at start-up)' })
+          .option('cpu-throttle', {
+            type: 'number',
+            default: 1,
+            describe: 'slow this worker down for experiments: each task sleeps (F-1) x the time it worked, so it takes ~F times as long',
+          }),
       async (argv) => {
         const worker = new Worker({
           jobTrackerUrl: argv.jobtracker,
@@ -270,6 +275,7 @@ async function main(): Promise<void> {
           reduceSlots: argv['reduce-slots'],
           memoryMb: argv['memory-mb'],
           diskMBps: argv['disk-mbps'],
+          cpuThrottle: argv['cpu-throttle'],
         });
         await worker.start();
         await new Promise<void>((resolve) => {

@@ -1,13 +1,25 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AnyJobDefinition, JsonObject, JsonValue, PrepareContext } from '../api/index.js';
+import { performance } from 'node:perf_hooks';
+import { codecs, type AnyJobDefinition, type Codec, type JsonObject, type JsonValue, type PrepareContext } from '../api/index.js';
 import { MinimrError, deserializeError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { CountMinSketch } from '../skew/index.js';
 import { FsClient, computeSplits, type FileStatus } from '../storage/index.js';
 import { openTaskInput } from './input.js';
 import { importJobModule, readJobModuleSource, storeJobModule } from './job-loader.js';
-import type { AttemptSummary, ClusterInfoResult, JobConf, JobStatus, JobSubmission, SerializedInputFormat } from './protocol.js';
+import {
+  SKEW_CONF_DEFAULTS,
+  type AttemptSummary,
+  type ClusterInfoResult,
+  type JobConf,
+  type JobStatus,
+  type JobSubmission,
+  type SerializedInputFormat,
+  type SkewSample,
+} from './protocol.js';
+import { validateJobConf } from './submission.js';
 import { remoteNamenode } from './remote-namenode.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
 
@@ -77,6 +89,11 @@ export class JobClient {
       if (inputPaths.length === 0) throw new MinimrError('ENOINPUT', `${job.name} reads files: give at least one --input path`);
       input = job.input.kind === 'fixed' ? { kind: 'fixed', recordLength: job.input.recordLength } : { kind: 'text' };
     }
+    const conf = validateJobConf(options.conf);
+    const cms = conf['skew.strategy'] === 'cms' && reducers > 0;
+    if (cms && job.partition) {
+      throw new MinimrError('EBADJOB', `${job.name} has its own partition(); skew.strategy "cms" partitions by a sketch row's hash instead: use "simple" or "hash"`);
+    }
     let shared: JsonObject = {};
     if (job.prepare) {
       const ctx: PrepareContext<never> = {
@@ -86,6 +103,10 @@ export class JobClient {
         sample: (maxRecords, maxSplits) => this.sample(inputPaths, input, maxRecords, maxSplits) as Promise<never[]>,
       };
       shared = await job.prepare(ctx);
+    }
+    let skewSample: SkewSample | undefined;
+    if (cms) {
+      skewSample = await this.sampleSketch(job, inputPaths, input, params, shared, reducers, conf);
     }
     return {
       name: job.name,
@@ -103,11 +124,83 @@ export class JobClient {
       weight: options.weight,
       maxAttempts: options.maxAttempts,
       conf: options.conf,
+      skewSample,
     };
+  }
+
+  /**
+   * The count-min sketch of a 'cms' job: the job's own `map` run here on a sample of the input
+   * (TeraSort's sampler: records taken evenly from up to `skew.sampleSplits` splits), each emitted
+   * record counted by its serialized key and key + value bytes; one sketch per sampled split, merged.
+   *
+   * Why a sample before the maps rather than a first wave of maps: the sketch must exist before any
+   * map writes its output, since the maps partition with the chosen row's hash. A first wave would
+   * either be a barrier (the other maps wait for it and for the assignment: the cluster idles for
+   * the slowest first-wave map) or have to be re-run. The sample costs one pass over a few splits'
+   * first records in the client, tens of ms (the skew benchmark reports it as sampleMs), and does
+   * not delay any map. Its limits: the estimate is of the map output before any combiner, and
+   * generated input (no input splits) gives an empty sketch (every row ties: row 0, sizes unknown).
+   */
+  private async sampleSketch(
+    job: AnyJobDefinition,
+    inputPaths: readonly string[],
+    format: SerializedInputFormat,
+    params: Record<string, JsonValue>,
+    shared: JsonObject,
+    reducers: number,
+    conf: JobConf,
+  ): Promise<SkewSample> {
+    const started = performance.now();
+    const c = { ...SKEW_CONF_DEFAULTS, ...conf };
+    const width = reducers * c['skew.partitionFactor'];
+    const sketch = new CountMinSketch(c['skew.sketchDepth'], width);
+    const keyCodec = (job.mapKey ?? codecs.text) as Codec<unknown>;
+    const valueCodec = (job.mapValue ?? codecs.msgpack()) as Codec<unknown>;
+    let inputRecords = 0;
+    let outputRecords = 0;
+    const splits = await this.sampleBySplit(inputPaths, format, c['skew.sampleRecords'], c['skew.sampleSplits']);
+    for (const [mapIndex, sample] of splits.entries()) {
+      const part = new CountMinSketch(sketch.depth, width, sketch.seeds);
+      const ctx = {
+        jobId: 'sample',
+        taskId: `sample_m_${mapIndex}`,
+        attemptId: `sample_m_${mapIndex}_0`,
+        params,
+        shared,
+        count: () => undefined,
+        mapIndex,
+        split: sample.split,
+        emit: (key: unknown, value: unknown) => {
+          const k = keyCodec.encode(key);
+          part.add(k, k.length + valueCodec.encode(value).length);
+          outputRecords++;
+        },
+      };
+      for (let i = 0; i < sample.values.length; i++) {
+        const r = job.map(sample.offsets[i]!, sample.values[i] as never, ctx);
+        if (r instanceof Promise) await r;
+      }
+      if (job.cleanupMap) await job.cleanupMap(ctx);
+      inputRecords += sample.values.length;
+      sketch.merge(part);
+    }
+    return { sketch: sketch.toWire(), sampleMs: performance.now() - started, inputRecords, outputRecords };
   }
 
   /** Records taken evenly from up to `maxSplits` splits of the input, as TeraSort's sampler does. */
   private async sample(paths: readonly string[], format: SerializedInputFormat, maxRecords: number, maxSplits = 10): Promise<unknown[]> {
+    const out: unknown[] = [];
+    for (const s of await this.sampleBySplit(paths, format, maxRecords, maxSplits)) out.push(...s.values);
+    return out.slice(0, maxRecords);
+  }
+
+  /** The first records of up to `maxSplits` evenly spaced input splits, about maxRecords in all. */
+  private async sampleBySplit(
+    paths: readonly string[],
+    format: SerializedInputFormat,
+    maxRecords: number,
+    maxSplits: number,
+  ): Promise<{ split: { path: string; start: number; length: number }; offsets: number[]; values: unknown[] }[]> {
     if (format.kind === 'generated') return [];
     const files: FileStatus[] = [];
     for (const path of paths) {
@@ -123,23 +216,25 @@ export class JobClient {
     if (splits.length === 0) return [];
     const take = Math.min(maxSplits, splits.length);
     const perSplit = Math.max(1, Math.ceil(maxRecords / take));
-    const out: unknown[] = [];
+    const out: { split: { path: string; start: number; length: number }; offsets: number[]; values: unknown[] }[] = [];
     for (let i = 0; i < take; i++) {
       const split = splits[Math.floor((i * splits.length) / take)]!;
       const reader = openTaskInput(this.fs, { kind: 'file', path: split.path, start: split.start, length: split.length, fileLength: split.fileLength }, format, i);
-      let got = 0;
+      const taken = { split: { path: split.path, start: split.start, length: split.length }, offsets: [] as number[], values: [] as unknown[] };
       try {
-        for (let batch = await reader.next(); batch && got < perSplit; batch = await reader.next()) {
-          for (const v of batch.values) {
-            if (got++ >= perSplit) break;
-            out.push(Buffer.isBuffer(v) ? Buffer.from(v) : v);
+        for (let batch = await reader.next(); batch && taken.values.length < perSplit; batch = await reader.next()) {
+          for (let j = 0; j < batch.values.length && taken.values.length < perSplit; j++) {
+            const v = batch.values[j];
+            taken.offsets.push(batch.offsets[j]!);
+            taken.values.push(Buffer.isBuffer(v) ? Buffer.from(v) : v);
           }
         }
       } finally {
         await reader.close();
       }
+      out.push(taken);
     }
-    return out.slice(0, maxRecords);
+    return out;
   }
 
   status(jobId: string): Promise<JobStatus> {

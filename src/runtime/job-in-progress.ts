@@ -14,6 +14,7 @@ import {
   type TaskInput,
   type TaskKind,
 } from './protocol.js';
+import { JobSkew } from './job-skew.js';
 
 /**
  * Job, task and attempt state as the JobTracker keeps it.
@@ -106,6 +107,8 @@ export class JobInProgress {
   /** MR-cluster the job runs in (FAWKES); see `JobView.cluster`. */
   cluster = 'default';
   readonly migrations: MigrationRecord[] = [];
+  /** Virtual partitions and which reduce reads which (skew strategy); see job-skew.ts. */
+  readonly skew: JobSkew;
   /** Running totals of the job's successful attempts, for the policy (`JobView.stats`). */
   readonly stats: { completedMapMs: number; completedReduceMs: number; mapInputBytes: number; mapOutputBytes: number } = {
     completedMapMs: 0,
@@ -119,6 +122,7 @@ export class JobInProgress {
     this.submission = submission;
     this.submitTime = now;
     this.maxAttempts = maxAttempts;
+    this.skew = new JobSkew(submission);
     const num = id.replace(/^job_/, '');
     const mapMemory = submission.mapMemoryMb ?? idealMemoryMb(submission, 'map');
     const reduceMemory = submission.reduceMemoryMb ?? idealMemoryMb(submission, 'reduce');
@@ -295,6 +299,7 @@ export class JobInProgress {
       killedAttempts: this.killedAttempts,
       partition: this.partition,
       migrations: this.migrations.map(({ jobId: _jobId, ...m }) => ({ ...m })),
+      skew: this.mapOnly ? undefined : this.skew.status(this.reduces),
     };
   }
 }

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../log.js';
 import type { ClusterSnapshot, Decision, JobView, Policy, PoolView, SchedulingTrigger, WorkerView } from '../scheduler/index.js';
 import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '../storage/index.js';
 import { JobInProgress, attemptShuffleSettings, partFileName, type AttemptRecord, type TaskInputPlan, type TaskRecord } from './job-in-progress.js';
+import { WorkerSpeedBook, planReducerSlots, type ReducerSlot } from './job-skew.js';
 import {
   MAX_FRAME_BYTES,
   NAMENODE_OPS,
@@ -94,6 +95,8 @@ export class JobTracker {
   private draining = false;
   private readonly jobWaiters = new Map<string, Array<(status: JobStatus) => void>>();
   private readonly workerWaiters: Array<() => void> = [];
+  /** Measured processing rates of workers (kept across re-registrations), for skew assignments. */
+  private readonly workerSpeeds = new WorkerSpeedBook();
   port = 0;
 
   constructor(options: JobTrackerOptions) {
@@ -386,6 +389,7 @@ export class JobTracker {
     const jobId = `${this.jobIdPrefix}_${String(++this.jobSeq).padStart(4, '0')}`;
     const job = new JobInProgress(jobId, submission, splits, this.clock(), submission.maxAttempts ?? this.options.maxAttempts);
     this.jobs.set(jobId, job);
+    this.planSkewAtSubmission(job);
     this.logger.info({ job: jobId, name: submission.name, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
     if (job.maps.length === 0 && job.reduces.length === 0) await this.commitJob(job);
     else setImmediate(() => this.schedule({ kind: 'job-submitted', jobId }));
@@ -587,6 +591,7 @@ export class JobTracker {
     task.successfulAttempt = attempt;
     job.addCounters(attempt.counters);
     job.recordSuccess(attempt);
+    this.skewTaskSucceeded(attempt);
     const writesOutput = task.kind === 'reduce' || job.mapOnly;
     if (writesOutput) {
       const out = job.submission.outputPath;
@@ -835,6 +840,7 @@ export class JobTracker {
 
   private attemptSpec(job: JobInProgress, task: TaskRecord, attempt: AttemptRecord): AttemptSpec {
     const s = job.submission;
+    const reducePartitions = task.kind === 'reduce' ? this.skewPartitionsFor(job, task, attempt) : undefined;
     const mapOutputs =
       task.kind === 'reduce'
         ? job.maps.map((m) => {
@@ -860,9 +866,53 @@ export class JobTracker {
       mapOutputs,
       memoryMb: attempt.memoryMb,
       shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
-      expectedInputRecords:
-        task.kind === 'reduce' ? job.maps.reduce((sum, m) => sum + (m.successfulAttempt?.mapOutput?.partitionRecords[task.index] ?? 0), 0) : 0,
+      expectedInputRecords: reducePartitions
+        ? job.maps.reduce((sum, m) => sum + reducePartitions.reduce((n, p) => n + (m.successfulAttempt?.mapOutput?.partitionRecords[p] ?? 0), 0), 0)
+        : 0,
+      mapPartitions: task.kind === 'map' && !job.mapOnly ? job.skew.partitions : undefined,
+      partitionSeed: task.kind === 'map' && job.skew.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
+      reducePartitions,
     };
+  }
+
+  // ---- skew: virtual partitions and their assignment (see job-skew.ts) -------------------------
+
+  /** The reducers' planned workers and relative speeds, from the live workers. */
+  private reducerSlots(reducers: number): ReducerSlot[] {
+    const workers = [...this.workers.values()].map((w) => ({ workerId: w.address.workerId, reduceSlots: w.reduceSlots }));
+    const speeds = this.workerSpeeds.relativeSpeeds(workers.map((w) => w.workerId));
+    return planReducerSlots(workers, reducers, (id) => speeds.get(id) ?? 1);
+  }
+
+  /** 'cms' jobs are assigned before their maps run: the maps partition with the chosen row's hash. */
+  private planSkewAtSubmission(job: JobInProgress): void {
+    if (!job.skew.plansAtSubmission(job.submission)) return;
+    job.skew.planFromSketch(job.submission, this.reducerSlots(job.reduces.length));
+    this.logger.info({ job: job.id, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
+  }
+
+  /** The partitions a reduce attempt reads; 'hash' and 'simple' jobs are assigned at their first reduce. */
+  private skewPartitionsFor(job: JobInProgress, task: TaskRecord, attempt: AttemptRecord): number[] {
+    const skew = job.skew;
+    if (!skew.isPlanned) {
+      const sizes = new Array<number>(skew.partitions).fill(0);
+      for (const m of job.maps) m.successfulAttempt?.mapOutput?.partitionBytes.forEach((b, p) => (sizes[p] = (sizes[p] ?? 0) + b));
+      skew.planFromMapOutputs(sizes, this.reducerSlots(job.reduces.length));
+    }
+    skew.reduceLaunched(attempt.startTime);
+    const ids = [...this.workers.keys()];
+    const speeds = this.workerSpeeds.relativeSpeeds(ids.includes(attempt.workerId) ? ids : [...ids, attempt.workerId]);
+    return [...skew.partitionsFor(task.index, attempt.workerId, (id) => speeds.get(id) ?? 1)];
+  }
+
+  /** Worker speeds from every successful attempt; the reduce phase ends with the last reduce. */
+  private skewTaskSucceeded(attempt: AttemptRecord): void {
+    const task = attempt.task;
+    const c = attempt.counters;
+    const bytes = task.kind === 'reduce' ? c.REDUCE_INPUT_BYTES : (c.MAP_INPUT_BYTES ?? task.inputBytes);
+    this.workerSpeeds.record(attempt.workerId, task.kind, bytes ?? 0, c.TASK_MS ?? (attempt.finishTime ?? attempt.startTime) - attempt.startTime);
+    const job = task.job;
+    if (task.kind === 'reduce' && job.reduces.every((r) => r.state === 'succeeded')) job.addCounters(job.skew.reducesDone(this.clock()));
   }
 }
 

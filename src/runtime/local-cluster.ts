@@ -27,6 +27,8 @@ export interface LocalClusterOptions {
   pools?: readonly PoolView[];
   /** Disk rate worker i reports, MB/s; default: each worker measures its own. */
   diskMBpsOf?: (index: number) => number;
+  /** CPU throttle factor of worker i (`minimr worker --cpu-throttle`): 2 makes its tasks ~2x slower. Default 1. */
+  throttleOf?: (index: number) => number;
   port?: number;
   maxAttempts?: number;
   logger?: Logger;
@@ -101,6 +103,8 @@ export class LocalCluster {
     if (o.reduceSlots !== undefined) args.push('--reduce-slots', String(o.reduceSlots));
     if (o.memoryMb !== undefined) args.push('--memory-mb', String(o.memoryMb));
     if (o.diskMBpsOf) args.push('--disk-mbps', String(o.diskMBpsOf(index)));
+    const throttle = o.throttleOf?.(index) ?? 1;
+    if (throttle !== 1) args.push('--cpu-throttle', String(throttle));
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, MINIMR_LOG_LEVEL: o.workerLogLevel ?? process.env.MINIMR_LOG_LEVEL ?? 'warn' },

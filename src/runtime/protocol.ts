@@ -8,6 +8,7 @@ import type { JsonObject, JsonValue } from '../api/json.js';
 import type { SerializedError } from '../errors.js';
 import type { BlockInfo, DatanodeAddress } from '../storage/index.js';
 import type { MapOutputLocation } from '../shuffle/index.js';
+import type { SketchWire } from '../skew/index.js';
 
 export const PROTOCOL_VERSION = 1;
 /** Control frames are small; bulk data goes over the workers' HTTP data ports. */
@@ -42,6 +43,77 @@ export interface JobConf {
   'shuffle.parallelCopies'?: number;
   /** Run only the first N map tasks (for profiling a job on a sample of its input). */
   'job.maxMaps'?: number;
+  /**
+   * How map output partitions are given to reducers (see src/skew): 'hash' (partition p to reducer
+   * p mod R, today's partitioning), 'simple' (largest partitions first onto the reducer expected to
+   * finish first, sizes measured by the maps), 'cms' (count-min sketch of a sample of the input: the
+   * best of its rows' hashes and Simple assignments). Default 'hash'.
+   */
+  'skew.strategy'?: SkewStrategy;
+  /** Virtual partitions per reducer: maps write P = factor x R partitions. Default 1. */
+  'skew.partitionFactor'?: number;
+  /** 'cms': rows of the sketch (independent hashes to choose from). Default 4. */
+  'skew.sketchDepth'?: number;
+  /** 'cms': input records the client samples (and runs `map` on) to build the sketch. Default 20000. */
+  'skew.sampleRecords'?: number;
+  /** 'cms': input splits the sample is taken from, evenly spread. Default 10. */
+  'skew.sampleSplits'?: number;
+}
+
+export type SkewStrategy = 'hash' | 'simple' | 'cms';
+export const SKEW_STRATEGIES: readonly SkewStrategy[] = ['hash', 'simple', 'cms'];
+
+export const SKEW_CONF_DEFAULTS = {
+  'skew.strategy': 'hash',
+  'skew.partitionFactor': 1,
+  'skew.sketchDepth': 4,
+  'skew.sampleRecords': 20_000,
+  'skew.sampleSplits': 10,
+} as const;
+
+/** The count-min sketch a client built from a sample of the input, for 'cms' jobs. */
+export interface SkewSample {
+  sketch: SketchWire;
+  /** Client time spent sampling the input, running `map` on it and building the sketch. */
+  sampleMs: number;
+  /** Input records sampled and map output records they gave. */
+  inputRecords: number;
+  outputRecords: number;
+}
+
+/** What the JobTracker decided for a job's partitions (JobStatus.skew). */
+export interface SkewStatus {
+  strategy: SkewStrategy;
+  partitionFactor: number;
+  /** P, the number of map output partitions. */
+  partitions: number;
+  /** 'cms': the sketch row whose hash partitions the map output, its seed, every row's estimate. */
+  row?: number;
+  seed?: number;
+  rowMakespans?: number[];
+  sampleMs?: number;
+  sampledRecords?: number;
+  /** Time spent computing the assignment, ms (also the SKEW_ASSIGNMENT_MS counter). */
+  assignmentMs?: number;
+  /** Relative speeds (mean 1) of the workers the reducers were planned on. */
+  speeds?: Record<string, number>;
+  /** Estimated reduce-phase time of the assignment, bytes / relative speed. */
+  estimatedMakespan?: number;
+  /** First reduce launch to last reduce success, ms (also REDUCE_PHASE_MS). */
+  reducePhaseMs?: number;
+  reducers: SkewReducerStatus[];
+}
+
+export interface SkewReducerStatus {
+  index: number;
+  partitions: number[];
+  plannedWorker?: string;
+  /** Worker of the successful attempt. */
+  workerId?: string;
+  estimatedBytes?: number;
+  inputBytes?: number;
+  inputRecords?: number;
+  taskMs?: number;
 }
 
 export const JOB_CONF_DEFAULTS = {
@@ -86,6 +158,8 @@ export interface JobSubmission {
   mapMemoryMb?: number;
   reduceMemoryMb?: number;
   conf?: JobConf;
+  /** 'cms' jobs: the sketch of a sample of the map output, built by the client. */
+  skewSample?: SkewSample;
 }
 
 /** A file input split (storage) or a generated one (split value). */
@@ -115,6 +189,12 @@ export interface AttemptSpec {
   shuffle: AttemptShuffleSettings;
   /** Reduces: records the maps wrote for this partition (for progress). */
   expectedInputRecords: number;
+  /** Maps: partitions to write (P = partitionFactor x reducers); absent means `reducers`. */
+  mapPartitions?: number;
+  /** Maps of 'cms' jobs: partition with murmur3 under this seed (the chosen sketch row), not the default. */
+  partitionSeed?: number;
+  /** Reduces: the partitions this reduce reads and merges; absent means [index]. */
+  reducePartitions?: number[];
 }
 
 export type JobState = 'pending' | 'running' | 'succeeded' | 'failed' | 'killed';
@@ -143,6 +223,8 @@ export interface JobStatus {
   /** Partition the job is in now and its moves between partitions (Tyrex), oldest first. */
   partition: number;
   migrations: { time: number; from: number; to: number; partialSizeMs?: number; timerMs?: number }[];
+  /** Partition assignment (virtual partitions, skew strategy); absent for map-only jobs. */
+  skew?: SkewStatus;
 }
 
 /** One attempt as `minimr job attempts` and the profiler see it. */

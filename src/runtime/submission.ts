@@ -1,7 +1,11 @@
 import { MinimrError } from '../errors.js';
-import { JOB_CONF_DEFAULTS, type JobConf, type JobSubmission } from './protocol.js';
+import { CountMinSketch } from '../skew/index.js';
+import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, SKEW_STRATEGIES, type JobConf, type JobSubmission, type SkewSample, type SkewStrategy } from './protocol.js';
 
 const MIN_BUFFER_BYTES = 64 * 1024;
+const MAX_PARTITION_FACTOR = 1000;
+/** Map output partitions (P = factor x reducers): each is an index entry in every map output. */
+const MAX_PARTITIONS = 100_000;
 
 /** Checks job settings; unknown keys are refused so that a misspelt setting is not silently ignored. */
 export function validateJobConf(raw: unknown): JobConf {
@@ -33,8 +37,24 @@ export function validateJobConf(raw: unknown): JobConf {
         if (value !== 'lz4' && value !== 'none') bad(`conf ${key} must be "lz4" or "none", got ${JSON.stringify(value)}`);
         conf[key] = value;
         break;
+      case 'skew.strategy':
+        if (!SKEW_STRATEGIES.includes(value as SkewStrategy)) bad(`conf ${key} must be one of ${SKEW_STRATEGIES.map((v) => `"${v}"`).join(', ')}, got ${JSON.stringify(value)}`);
+        conf[key] = value as SkewStrategy;
+        break;
+      case 'skew.partitionFactor':
+        conf[key] = int(1);
+        if (conf[key] > MAX_PARTITION_FACTOR) bad(`conf ${key} must be at most ${MAX_PARTITION_FACTOR}, got ${conf[key]}`);
+        break;
+      case 'skew.sketchDepth':
+        conf[key] = int(1);
+        if (conf[key] > 16) bad(`conf ${key} must be at most 16, got ${conf[key]}`);
+        break;
+      case 'skew.sampleRecords':
+      case 'skew.sampleSplits':
+        conf[key] = int(1);
+        break;
       default:
-        bad(`unknown setting "${key}" (known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps'].join(', ')})`);
+        bad(`unknown setting "${key}" (known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', ...Object.keys(SKEW_CONF_DEFAULTS)].join(', ')})`);
     }
   }
   return conf;
@@ -83,6 +103,12 @@ export function validateSubmission(raw: unknown): JobSubmission {
   }
   if (s.pool !== undefined && typeof s.pool !== 'string') bad('`pool` must be a string');
   if (s.weight !== undefined && !(typeof s.weight === 'number' && Number.isFinite(s.weight) && s.weight > 0)) bad('`weight` must be a positive number');
+  const conf = validateJobConf(s.conf);
+  const factor = conf['skew.partitionFactor'] ?? SKEW_CONF_DEFAULTS['skew.partitionFactor'];
+  if ((s.reducers as number) * factor > MAX_PARTITIONS) {
+    bad(`${s.reducers} reducers x skew.partitionFactor ${factor} is more than ${MAX_PARTITIONS} partitions`);
+  }
+  const skewSample = validateSkewSample(s.skewSample, conf, s.reducers as number);
   return {
     name: s.name,
     moduleName: s.moduleName,
@@ -100,6 +126,26 @@ export function validateSubmission(raw: unknown): JobSubmission {
     maxAttempts: s.maxAttempts,
     mapMemoryMb: s.mapMemoryMb,
     reduceMemoryMb: s.reduceMemoryMb,
-    conf: validateJobConf(s.conf),
+    conf,
+    skewSample,
   };
+}
+
+/** A 'cms' job with reducers needs the client's sketch, one counter per partition in every row. */
+function validateSkewSample(raw: unknown, conf: JobConf, reducers: number): SkewSample | undefined {
+  if (conf['skew.strategy'] !== 'cms' || reducers === 0) return undefined;
+  if (typeof raw !== 'object' || raw === null) bad('a job with skew.strategy "cms" needs the sketch its client builds (`skewSample`); submit it with the minimr client');
+  const sample = raw as Partial<SkewSample>;
+  let sketch: CountMinSketch;
+  try {
+    sketch = CountMinSketch.fromWire(sample.sketch);
+  } catch (err) {
+    bad(`skewSample: ${(err as Error).message}`);
+  }
+  const partitions = reducers * (conf['skew.partitionFactor'] ?? SKEW_CONF_DEFAULTS['skew.partitionFactor']);
+  if (sketch.width !== partitions) bad(`skewSample: the sketch has ${sketch.width} counters per row, the job ${partitions} partitions`);
+  for (const f of ['sampleMs', 'inputRecords', 'outputRecords'] as const) {
+    if (!(typeof sample[f] === 'number' && Number.isFinite(sample[f]) && sample[f] >= 0)) bad(`skewSample.${f} must be a non-negative number`);
+  }
+  return { sketch: sample.sketch!, sampleMs: sample.sampleMs!, inputRecords: sample.inputRecords!, outputRecords: sample.outputRecords! };
 }

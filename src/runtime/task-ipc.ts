@@ -11,6 +11,8 @@ export interface TaskProcessConfig {
   rack: string;
   blockDir: string;
   shuffleRoot: string;
+  /** `--cpu-throttle`: task CPU time is stretched by this factor (see cpu-throttle.ts); 1 = full speed. */
+  cpuThrottle?: number;
 }
 
 export type TaskProcessRequest =

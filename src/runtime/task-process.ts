@@ -22,7 +22,9 @@ import {
   type KeyComparator,
   type KeyValue,
 } from '../shuffle/index.js';
+import { partitionOfKey } from '../skew/index.js';
 import { FsClient, LocalDiskBlockStore } from '../storage/index.js';
+import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput } from './input.js';
 import { importJobModule } from './job-loader.js';
 import { OutputWriter } from './output-writer.js';
@@ -70,6 +72,9 @@ class AttemptRunner {
   private readonly keyCodec: Codec<unknown>;
   private readonly valueCodec: Codec<unknown>;
   private readonly compare: KeyComparator;
+  /** Stretches this attempt's working time by the worker's `--cpu-throttle` factor (1: no-op). */
+  private readonly throttle: CpuThrottle;
+  private reduceInputBytes = 0;
 
   constructor(
     private readonly spec: AttemptSpec,
@@ -80,6 +85,7 @@ class AttemptRunner {
     this.keyCodec = (job.mapKey ?? codecs.text) as Codec<unknown>;
     this.valueCodec = (job.mapValue ?? codecs.msgpack()) as Codec<unknown>;
     this.compare = job.compareKeys ?? Buffer.compare;
+    this.throttle = new CpuThrottle(config.cpuThrottle ?? 1);
   }
 
   private baseContext(): TaskContext {
@@ -117,6 +123,8 @@ class AttemptRunner {
       BYTES_READ_LOCAL: this.fs.bytesRead.local,
       BYTES_READ_RACK: this.fs.bytesRead.rack,
       BYTES_READ_OFF_RACK: this.fs.bytesRead.offRack,
+      REDUCE_INPUT_BYTES: this.reduceInputBytes,
+      ...(this.throttle.sleptMs > 0 ? { THROTTLE_SLEEP_MS: Math.round(this.throttle.sleptMs) } : {}),
     };
   }
 
@@ -144,12 +152,15 @@ class AttemptRunner {
     const { spec, job } = this;
     const reader = openTaskInput(this.fs, spec.input, spec.inputFormat, spec.index);
     const mapOnly = spec.reducers === 0;
+    // Virtual partitions: P = partitionFactor x reducers (see src/skew); P = reducers by default.
+    const partitions = spec.mapPartitions ?? spec.reducers;
+    const seed = spec.partitionSeed;
     const output = mapOnly ? await this.openOutput() : undefined;
     const collector = mapOnly
       ? undefined
       : new MapOutputBuffer({
           dir: mapOutputPaths(this.config.shuffleRoot, spec.jobId, spec.attemptId).dir,
-          numPartitions: spec.reducers,
+          numPartitions: partitions,
           bufferBytes: spec.shuffle.mapBufferBytes,
           spillPercent: spec.shuffle.spillPercent,
           mergeFactor: spec.shuffle.mergeFactor,
@@ -162,7 +173,6 @@ class AttemptRunner {
     const base = this.baseContext();
     const partition = job.partition;
     const { keyCodec, valueCodec } = this;
-    const reducers = spec.reducers;
     const split = spec.input.kind === 'file' ? { path: spec.input.path, start: spec.input.start, length: spec.input.length } : undefined;
     const ctx = {
       ...base,
@@ -172,9 +182,11 @@ class AttemptRunner {
         ? (key: unknown, value: unknown) => output.emit(key, value)
         : (key: unknown, value: unknown) => {
             const k = keyCodec.encode(key);
-            const p = partition ? partition.call(job, key, reducers, base) : hashPartition(k, reducers);
-            if (!Number.isInteger(p) || p < 0 || p >= reducers) {
-              throw new MinimrError('ETASK', `partition() returned ${p} for a job with ${reducers} reducers`, { taskId: spec.taskId });
+            // A 'cms' job partitions with the chosen sketch row's hash; otherwise the job's or the default.
+            const p =
+              seed !== undefined ? partitionOfKey(k, partitions, seed) : partition ? partition.call(job, key, partitions, base) : hashPartition(k, partitions);
+            if (!Number.isInteger(p) || p < 0 || p >= partitions) {
+              throw new MinimrError('ETASK', `partition() returned ${p} for a job with ${partitions} partitions`, { taskId: spec.taskId });
             }
             collector!.collect(p, k, valueCodec.encode(value));
           },
@@ -198,6 +210,7 @@ class AttemptRunner {
         this.add('MAP_INPUT_RECORDS', values.length);
         bytesRead += batch.bytesRead;
         this.progress = this.mapProgress(bytesRead, reader.totalBytes);
+        await this.throttle.pace();
       }
       if (job.cleanupMap) await job.cleanupMap(ctx);
     } catch (err) {
@@ -237,6 +250,7 @@ class AttemptRunner {
     const shuffle = new ReduceShuffle({
       jobId: spec.jobId,
       reduceIndex: spec.index,
+      partitions: spec.reducePartitions ?? [spec.index],
       locations: spec.mapOutputs,
       local: { workerId: this.config.workerId, rootDir: this.config.shuffleRoot },
       workDir: reduceWorkDir(this.config.shuffleRoot, spec.jobId, spec.attemptId),
@@ -249,10 +263,24 @@ class AttemptRunner {
       counters: this.shuffle,
     });
     try {
-      await this.reduceFrom(await shuffle.run());
+      const records = await shuffle.run();
+      // Fetching and merging were CPU work of this attempt too.
+      await this.throttle.pace();
+      await this.reduceFrom(records);
     } finally {
       await shuffle.close();
     }
+  }
+
+  /** Reduce input bytes (key + value, as merged) for REDUCE_INPUT_BYTES: the rate workers are measured by. */
+  private countingBytes(records: Iterable<KeyValue>): Iterable<KeyValue> {
+    const it = records[Symbol.iterator]();
+    const next = (): IteratorResult<KeyValue> => {
+      const r = it.next();
+      if (!r.done) this.reduceInputBytes += r.value[0].length + r.value[1].length;
+      return r;
+    };
+    return { [Symbol.iterator]: () => ({ next }) };
   }
 
   private async reduceFrom(records: Iterable<KeyValue>): Promise<void> {
@@ -267,10 +295,11 @@ class AttemptRunner {
     try {
       const expected = Math.max(1, spec.expectedInputRecords);
       let groups = 0;
-      for (const group of groupByKey(records, this.compare, grouping)) {
+      for (const group of groupByKey(this.countingBytes(records), this.compare, grouping)) {
         if ((++groups & 63) === 0) {
           this.progress = 1 / 3 + (2 / 3) * Math.min(0.99, grouping.reduceInputRecords / expected);
           this.reportIfDue();
+          if (this.throttle.due()) await this.throttle.pace();
         }
         const key = keyCodec.decode(group.key);
         if (reduce) {
@@ -283,6 +312,7 @@ class AttemptRunner {
       }
       this.shuffle.reduceInputGroups = grouping.reduceInputGroups;
       if (job.cleanupReduce) await job.cleanupReduce(ctx);
+      await this.throttle.pace();
     } catch (err) {
       await output.abort().catch(() => undefined);
       throw err;

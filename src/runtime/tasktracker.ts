@@ -30,6 +30,12 @@ export interface WorkerOptions {
   memoryMb?: number;
   /** Disk rate to report, MB/s; measured at start-up when not given (see `measureDiskMBps`). */
   diskMBps?: number;
+  /**
+   * Slows this worker's tasks down on purpose (experiments with heterogeneous workers): each task
+   * process sleeps (F - 1) x the time it worked, at points of its record loop, so it takes about F
+   * times as long (see cpu-throttle.ts). Default 1: full speed.
+   */
+  cpuThrottle?: number;
   logger?: Logger;
 }
 
@@ -51,7 +57,8 @@ const TASK_PROCESS = fileURLToPath(new URL('./task-process.js', import.meta.url)
 export class Worker {
   readonly workerId: string;
   readonly logger: Logger;
-  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps'>>;
+  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle'>>;
+  private readonly cpuThrottle: number;
   private diskMBps: number | undefined;
   private readonly blockStore: LocalDiskBlockStore;
   private readonly shuffleRoot: string;
@@ -83,6 +90,11 @@ export class Worker {
       memoryMb: options.memoryMb ?? (mapSlots + reduceSlots) * 512,
     };
     this.diskMBps = options.diskMBps;
+    const throttle = options.cpuThrottle ?? 1;
+    if (!(Number.isFinite(throttle) && throttle >= 1 && throttle <= 100)) {
+      throw new MinimrError('EBADCONF', `cpu throttle must be a number in 1..100 (1 = full speed, 2 = half speed), got ${throttle}`);
+    }
+    this.cpuThrottle = throttle;
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}`;
     this.logger = options.logger ?? createLogger(`worker ${this.workerId}`);
     this.blockStore = new LocalDiskBlockStore({ dir: join(options.dataDir, 'blocks'), workerId: this.workerId });
@@ -223,6 +235,7 @@ export class Worker {
       rack: this.opts.rack,
       blockDir: join(this.opts.dataDir, 'blocks'),
       shuffleRoot: this.shuffleRoot,
+      cpuThrottle: this.cpuThrottle,
     };
     const child = fork(TASK_PROCESS, [], {
       // A task's memory is its shuffle buffer plus a fixed overhead (TASK_OVERHEAD_MB); these keep the

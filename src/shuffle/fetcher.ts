@@ -95,6 +95,7 @@ function sinkError(err: unknown, where: string): unknown {
  */
 export async function fetchAll(options: FetchAllOptions): Promise<void> {
   const { jobId, reduceIndex, locations, local, counters, openSink } = options;
+  const partitions = options.partitions ?? [reduceIndex];
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const retries = options.retries ?? DEFAULT_RETRIES;
   const backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
@@ -104,6 +105,12 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
   if (!Number.isInteger(reduceIndex) || reduceIndex < 0) {
     throw new MinimrError('EINTERNAL', `invalid reduceIndex ${reduceIndex}`, { jobId, reduceIndex });
   }
+  for (const p of partitions) {
+    if (!Number.isInteger(p) || p < 0) throw new MinimrError('EINTERNAL', `invalid partition ${p}`, { jobId, reduceIndex, partition: p });
+  }
+  // One segment per (partition, map), partition by partition: consecutive fetches go to different maps.
+  const work: { loc: MapOutputLocation; partition: number }[] = [];
+  for (const partition of partitions) for (const loc of locations) work.push({ loc, partition });
   if (!Number.isInteger(concurrency) || concurrency < 1 || !Number.isInteger(retries) || retries < 0 || backoffMs < 0) {
     throw new MinimrError('EINTERNAL', 'fetch options out of range', { jobId, concurrency, retries, backoffMs });
   }
@@ -117,7 +124,7 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
   let firstError: unknown;
   let next = 0;
 
-  const fetchOne = async (loc: MapOutputLocation): Promise<void> => {
+  const fetchOne = async (loc: MapOutputLocation, partition: number): Promise<void> => {
     const isLocal = local !== undefined && loc.workerId === local.workerId;
     let lastError: unknown;
     let tries = 0;
@@ -126,8 +133,8 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
       tries++;
       try {
         const header = isLocal
-          ? await readLocal(local.rootDir, jobId, loc, reduceIndex, openSink, stop.signal)
-          : await fetchRemote(agent, jobId, loc, reduceIndex, timeoutMs, openSink, stop.signal);
+          ? await readLocal(local.rootDir, jobId, loc, partition, openSink, stop.signal)
+          : await fetchRemote(agent, jobId, loc, partition, timeoutMs, openSink, stop.signal);
         if (counters) {
           if (isLocal) counters.shuffleBytesLocal += header.length;
           else counters.shuffleBytesRemote += header.length;
@@ -143,14 +150,14 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
     }
     // Stopped by the caller, or by another map's failure (whose error is the one reported).
     if (stop.signal.aborted) throw killed(jobId, reduceIndex);
-    throw fetchFailed(jobId, reduceIndex, loc, isLocal, tries, lastError);
+    throw fetchFailed(jobId, reduceIndex, partition, loc, isLocal, tries, lastError);
   };
 
   const worker = async (): Promise<void> => {
-    while (!stop.signal.aborted && next < locations.length) {
+    while (!stop.signal.aborted && next < work.length) {
       const i = next++;
       try {
-        await fetchOne(locations[i]!);
+        await fetchOne(work[i]!.loc, work[i]!.partition);
       } catch (err) {
         firstError ??= err;
         stop.abort();
@@ -159,7 +166,7 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
   };
 
   try {
-    await Promise.all(Array.from({ length: Math.min(concurrency, locations.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(concurrency, work.length) }, worker));
   } finally {
     options.signal?.removeEventListener('abort', onCallerAbort);
     agent.destroy();
@@ -202,6 +209,7 @@ function killed(jobId: string, reduceIndex: number): MinimrError {
 function fetchFailed(
   jobId: string,
   reduceIndex: number,
+  partition: number,
   loc: MapOutputLocation,
   isLocal: boolean,
   tries: number,
@@ -211,13 +219,15 @@ function fetchFailed(
   const where = isLocal ? 'local disk' : `worker ${loc.workerId} (${loc.host}:${loc.dataPort})`;
   return new MinimrError(
     'EFETCH',
-    `cannot fetch output of map ${loc.mapIndex} (attempt ${loc.attemptId}) for reduce ${reduceIndex} of job ${jobId} ` +
+    `cannot fetch output of map ${loc.mapIndex} (attempt ${loc.attemptId}) for reduce ${reduceIndex}` +
+      `${partition !== reduceIndex ? ` (partition ${partition})` : ''} of job ${jobId} ` +
       `from ${where} after ${tries} ${tries === 1 ? 'try' : 'tries'}: ${why}; the map will be re-run and this reduce retried`,
     {
       jobId,
       mapIndex: loc.mapIndex,
       attemptId: loc.attemptId,
       reduceIndex,
+      partition,
       workerId: loc.workerId,
       host: loc.host,
       dataPort: loc.dataPort,

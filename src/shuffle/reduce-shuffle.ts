@@ -36,6 +36,12 @@ import type { BytesCombiner, KeyComparator, LocalShuffleSource, MapOutputLocatio
 export interface ReduceShuffleOptions {
   readonly jobId: string;
   readonly reduceIndex: number;
+  /**
+   * The map output partitions to fetch from every map and merge into the one sorted stream (a key is
+   * in exactly one partition, so the merge's key order is the same however they are grouped);
+   * default [reduceIndex].
+   */
+  readonly partitions?: readonly number[];
   readonly locations: readonly MapOutputLocation[];
   /** This worker's own map outputs, read from disk instead of HTTP. */
   readonly local?: LocalShuffleSource;
@@ -118,6 +124,7 @@ export class ReduceShuffle {
       await fetchAll({
         jobId,
         reduceIndex,
+        partitions: o.partitions,
         locations: o.locations,
         local: o.local,
         counters: this.counters,

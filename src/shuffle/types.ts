@@ -83,6 +83,11 @@ export interface LocalShuffleSource {
 export interface FetchMapOutputsOptions {
   readonly jobId: string;
   readonly reduceIndex: number;
+  /**
+   * Map output partitions this reduce reads, each from every map (virtual partitions, src/skew);
+   * default [reduceIndex].
+   */
+  readonly partitions?: readonly number[];
   readonly locations: readonly MapOutputLocation[];
   /** Fetches in flight at once (default 5). */
   readonly concurrency?: number;
