@@ -18,10 +18,13 @@
  * lines, are identical, and the counts add up to the number of input records.
  *
  * Under FIFO with one reduce slot per worker, hash's reduce i runs on worker-i, so which of hash's
- * reducers the slow worker gets (and so hash's result) depends on `--slow-worker`; the default,
- * worker-3, was chosen before any run.
+ * reducers the slow worker gets decides hash's result: hash is oblivious to speeds, so on a real
+ * cluster that is luck. By default (`--slow-worker all`) the whole comparison runs once with each
+ * worker as the slow one, on a fresh cluster each time, and the headline table is the mean over
+ * those placements (the expected result when the slow worker is any of them); the per-placement
+ * rows follow it. `--slow-worker worker-N` runs one placement.
  *
- * Run: npm run bench:skew [-- --records 200000 --keys 10000 --factor 8 --ns-per-byte 2500 --work latency --slow-worker worker-3]
+ * Run: npm run bench:skew [-- --records 200000 --keys 10000 --factor 8 --ns-per-byte 2500 --work latency --slow-worker all]
  * Writes bench-results/skew/skew.json, skew.md and skew.svg.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -53,12 +56,12 @@ const args = yargs(process.argv.slice(2))
   .option('keys', { type: 'number', default: 10_000 })
   .option('factor', { type: 'number', default: 8, describe: 'virtual partitions per reducer for simple and cms' })
   .option('ns-per-byte', { type: 'number', default: 2500, describe: 'reduce work per input byte' })
-  .option('slow-worker', { type: 'string', default: 'worker-3', describe: 'the worker started with --cpu-throttle 2' })
+  .option('slow-worker', { type: 'string', default: 'all', describe: "the worker started with --cpu-throttle 2, or 'all' for each in turn" })
   .option('work', { choices: ['latency', 'cpu'] as const, default: 'latency' as const })
   .option('keep', { type: 'boolean', default: false })
   .strict()
   .parseSync();
-const SLOW_WORKER = args['slow-worker'];
+const PLACEMENTS = args['slow-worker'] === 'all' ? Array.from({ length: WORKERS }, (_, i) => `worker-${i}`) : [args['slow-worker']];
 
 function zipfInput(records: number, keys: number, s: number, seed: number): Buffer {
   const next = seededRandom(seed);
@@ -75,6 +78,7 @@ function zipfInput(records: number, keys: number, s: number, seed: number): Buff
 }
 
 interface Row {
+  slowWorker: string;
   s: number;
   strategy: string;
   jobId: string;
@@ -91,13 +95,14 @@ interface Row {
   estimatedMakespan: number | null;
 }
 
-function rowOf(s: number, strategy: string, status: JobStatus, jobS: number): Row {
+function rowOf(slowWorker: string, s: number, strategy: string, status: JobStatus, jobS: number): Row {
   const skew = status.skew!;
   const bytes = skew.reducers.map((r) => r.inputBytes ?? 0);
   const total = bytes.reduce((a, b) => a + b, 0);
   const mean = total / bytes.length;
-  const slow = skew.reducers.filter((r) => r.workerId === SLOW_WORKER).reduce((a, r) => a + (r.inputBytes ?? 0), 0);
+  const slow = skew.reducers.filter((r) => r.workerId === slowWorker).reduce((a, r) => a + (r.inputBytes ?? 0), 0);
   return {
+    slowWorker,
     s,
     strategy,
     jobId: status.jobId,
@@ -115,14 +120,39 @@ function rowOf(s: number, strategy: string, status: JobStatus, jobS: number): Ro
   };
 }
 
+/** One row per (s, strategy): the mean over slow-worker placements (the max for the assignment cost). */
+function meanRows(rows: readonly Row[]): Row[] {
+  const out: Row[] = [];
+  const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  for (const s of SKEWS) {
+    for (const strategy of STRATEGIES) {
+      const group = rows.filter((r) => r.s === s && r.strategy === strategy);
+      if (group.length === 0) continue;
+      const samples = group.map((r) => r.sampleMs).filter((x): x is number => x !== null);
+      out.push({
+        ...group[0]!,
+        slowWorker: group.length > 1 ? `mean of ${group.length}` : group[0]!.slowWorker,
+        row: group.length > 1 ? null : group[0]!.row,
+        maxOverMean: avg(group.map((r) => r.maxOverMean)),
+        slowWorkerShare: avg(group.map((r) => r.slowWorkerShare)),
+        reducePhaseS: avg(group.map((r) => r.reducePhaseS)),
+        jobS: avg(group.map((r) => r.jobS)),
+        assignmentMs: Math.max(...group.map((r) => r.assignmentMs)),
+        sampleMs: samples.length ? avg(samples) : null,
+      });
+    }
+  }
+  return out;
+}
+
 function table(rows: readonly Row[]): string {
-  const head = '| s | strategy | row | max/mean reducer input | slow worker\'s share | reduce phase (s) | vs hash | job (s) | assignment (ms) | sample (ms) |';
-  const lines = [head, '|---|---|---|---|---|---|---|---|---|---|'];
+  const head = '| slow worker | s | strategy | row | max/mean reducer input | slow worker\'s share | reduce phase (s) | vs hash | job (s) | assignment (ms) | sample (ms) |';
+  const lines = [head, '|---|---|---|---|---|---|---|---|---|---|---|'];
   for (const r of rows) {
-    const hash = rows.find((h) => h.s === r.s && h.strategy === 'hash')!;
+    const hash = rows.find((h) => h.s === r.s && h.strategy === 'hash' && h.slowWorker === r.slowWorker)!;
     const delta = r.strategy === 'hash' ? '' : `${(100 * (r.reducePhaseS / hash.reducePhaseS - 1)).toFixed(0)}%`;
     lines.push(
-      `| ${r.s} | ${r.strategy} | ${r.row ?? ''} | ${r.maxOverMean.toFixed(2)} | ${(100 * r.slowWorkerShare).toFixed(1)}% | ${r.reducePhaseS.toFixed(2)} | ${delta} | ${r.jobS.toFixed(2)} | ${r.assignmentMs.toFixed(2)} | ${r.sampleMs === null ? '' : r.sampleMs.toFixed(0)} |`,
+      `| ${r.slowWorker} | ${r.s} | ${r.strategy} | ${r.row ?? ''} | ${r.maxOverMean.toFixed(2)} | ${(100 * r.slowWorkerShare).toFixed(1)}% | ${r.reducePhaseS.toFixed(2)} | ${delta} | ${r.jobS.toFixed(2)} | ${r.assignmentMs.toFixed(2)} | ${r.sampleMs === null ? '' : r.sampleMs.toFixed(0)} |`,
     );
   }
   return lines.join('\n');
@@ -168,8 +198,32 @@ async function main(): Promise<void> {
   // generation would starve its heartbeat handling.
   const inputs = new Map<number, Buffer>();
   for (const s of SKEWS) inputs.set(s, zipfInput(args.records, args.keys, s, Math.round(s * 1000)));
+  const rows: Row[] = [];
+  for (const slowWorker of PLACEMENTS) rows.push(...(await runPlacement(slowWorker, inputs)));
+  const means = meanRows(rows);
+  const md = [
+    `# Skew: hash vs simple vs cms`,
+    '',
+    `${WORKERS} workers (2 map + 1 reduce slot each), one of them throttled 2x (${PLACEMENTS.join(', ')} in turn; the first table is the mean over placements); KeyCount, ${args.records} records over ${args.keys} Zipf keys per s, ` +
+      `${REDUCERS} reducers, P = ${args.factor} x ${REDUCERS} for simple and cms; reduce work ${args['ns-per-byte']} ns/byte (${args.work}). ` +
+      `Machine: ${os.cpus().length} CPUs, Node ${process.version}.`,
+    '',
+    table(means),
+    '',
+    ...(PLACEMENTS.length > 1 ? ['Per placement of the slow worker:', '', table(rows), ''] : []),
+  ].join('\n');
+  const outDir = resolve(dirname(SELF), '..', '..', 'bench-results', 'skew');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'skew.json'), `${JSON.stringify({ settings: { ...args, workers: WORKERS, reducers: REDUCERS, placements: PLACEMENTS }, means, rows }, null, 2)}\n`);
+  writeFileSync(join(outDir, 'skew.md'), md);
+  writeFileSync(join(outDir, 'skew.svg'), barsSvg(means));
+  process.stdout.write(`${md}\nwritten to ${outDir}/skew.{json,md,svg}\n`);
+}
+
+/** The whole comparison on a fresh cluster whose `slowWorker` is throttled 2x. */
+async function runPlacement(slowWorker: string, inputs: ReadonlyMap<number, Buffer>): Promise<Row[]> {
   const dir = await mkdtemp(join(os.tmpdir(), 'minimr-bench-skew-'));
-  log(`starting a ${WORKERS}-worker local cluster in ${dir}; ${SLOW_WORKER} throttled 2x`);
+  log(`starting a ${WORKERS}-worker local cluster in ${dir}; ${slowWorker} throttled 2x`);
   const cluster = await LocalCluster.start({
     dataDir: dir,
     workers: WORKERS,
@@ -178,7 +232,7 @@ async function main(): Promise<void> {
     blockSize: 1 << 20,
     replication: 1,
     heartbeatMs: 500,
-    throttleOf: (i) => (`worker-${i}` === SLOW_WORKER ? 2 : 1),
+    throttleOf: (i) => (`worker-${i}` === slowWorker ? 2 : 1),
     logger: createLogger('bench-skew', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
   });
   const rows: Row[] = [];
@@ -202,7 +256,7 @@ async function main(): Promise<void> {
       for (const strategy of STRATEGIES) {
         const out = `/skew/out-${s}-${strategy}`;
         const { status, jobS } = await run(s, strategy, out);
-        const row = rowOf(s, strategy, status, jobS);
+        const row = rowOf(slowWorker, s, strategy, status, jobS);
         rows.push(row);
         const lines = (await readOutputText(cluster.client, out)).split('\n').filter(Boolean).sort().join('\n');
         const counted = lines.split('\n').reduce((n, l) => n + Number(l.split('\t')[1]), 0);
@@ -210,7 +264,7 @@ async function main(): Promise<void> {
         if (reference === undefined) reference = lines;
         else if (lines !== reference) throw new Error(`${strategy} at s=${s}: output differs from hash's`);
         log(
-          `s=${s} ${strategy.padEnd(6)} reduce phase ${row.reducePhaseS.toFixed(2)}s, job ${row.jobS.toFixed(2)}s, max/mean ${row.maxOverMean.toFixed(2)}, ` +
+          `${slowWorker} slow, s=${s} ${strategy.padEnd(6)} reduce phase ${row.reducePhaseS.toFixed(2)}s, job ${row.jobS.toFixed(2)}s, max/mean ${row.maxOverMean.toFixed(2)}, ` +
             `slow share ${(100 * row.slowWorkerShare).toFixed(1)}%, assignment ${row.assignmentMs.toFixed(2)} ms` +
             (row.row !== null ? `, row ${row.row}, sample ${row.sampleMs?.toFixed(0)} ms` : '') +
             `, speeds ${JSON.stringify(row.speeds)}`,
@@ -221,22 +275,7 @@ async function main(): Promise<void> {
     await cluster.stop();
     if (!args.keep) await rm(dir, { recursive: true, force: true });
   }
-  const md = [
-    `# Skew: hash vs simple vs cms`,
-    '',
-    `${WORKERS} workers (2 map + 1 reduce slot each), ${SLOW_WORKER} throttled 2x; KeyCount, ${args.records} records over ${args.keys} Zipf keys per s, ` +
-      `${REDUCERS} reducers, P = ${args.factor} x ${REDUCERS} for simple and cms; reduce work ${args['ns-per-byte']} ns/byte (${args.work}). ` +
-      `Machine: ${os.cpus().length} CPUs, Node ${process.version}.`,
-    '',
-    table(rows),
-    '',
-  ].join('\n');
-  const outDir = resolve(dirname(SELF), '..', '..', 'bench-results', 'skew');
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'skew.json'), `${JSON.stringify({ settings: { ...args, workers: WORKERS, reducers: REDUCERS, slowWorker: SLOW_WORKER }, rows }, null, 2)}\n`);
-  writeFileSync(join(outDir, 'skew.md'), md);
-  writeFileSync(join(outDir, 'skew.svg'), barsSvg(rows));
-  process.stdout.write(`${md}\nwritten to ${outDir}/skew.{json,md,svg}\n`);
+  return rows;
 }
 
 main().catch((err: unknown) => {
