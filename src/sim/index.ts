@@ -16,3 +16,38 @@ export {
   type SimulationResult,
   type SimulationStats,
 } from './simulator.js';
+export { clusterPreset, clusterPresetNames, parseClusterJson, uniformCluster, type UniformClusterOptions } from './clusters.js';
+export {
+  BLOCK_BYTES,
+  TYREX_TARGETS,
+  WORKLOAD_NAMES,
+  defaultClusterFor,
+  estimatedAloneMs,
+  fawkesWorkload,
+  fitSampleCv2,
+  hyperExponential,
+  improvedFairWorkload,
+  listScheduleMs,
+  namedWorkload,
+  sizeClassOf,
+  squaredCv,
+  tyrexWorkload,
+  yarnMeTrace,
+  type FawkesOptions,
+  type FawkesVariant,
+  type ImprovedFairOptions,
+  type NamedWorkloadOptions,
+  type TyrexOptions,
+  type TyrexVariant,
+  type YarnMeOptions,
+} from './workloads.js';
+export { clusterFromSlsTrace, parseSlsTrace, readWorkloadFile, readWorkloadJson, workloadToJson, type SlsOptions } from './traces.js';
+export {
+  comparePolicies,
+  runtimesAlone,
+  writeComparison,
+  type CompareOptions,
+  type ComparisonResult,
+  type PolicyFactory,
+  type PolicyResult,
+} from './compare.js';

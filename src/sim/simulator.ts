@@ -317,6 +317,7 @@ export class Simulator {
     for (const job of this.jobs) {
       if (job.spec.after === undefined) this.push(job.spec.submitMs, { kind: 'submit', job });
     }
+    this.recomputeFit();
     for (const outage of options.failures?.workers ?? []) {
       const worker = this.workers.get(outage.workerId) ?? bad(`failures: unknown worker "${outage.workerId}"`);
       if (!(outage.atMs >= 0)) bad(`failures: worker "${outage.workerId}": atMs must be >= 0`);
@@ -338,7 +339,6 @@ export class Simulator {
     if (typeof spec.id !== 'string' || spec.id === '') bad('workload: a job has no id');
     if (this.jobsById.has(spec.id)) bad(`workload: job "${spec.id}" is listed twice`, { jobId: spec.id });
     if (!(spec.submitMs >= 0)) bad(`workload: job "${spec.id}": submitMs must be >= 0`, { jobId: spec.id });
-    const num = jobNumber(spec.id);
     const job: JobModel = {
       spec,
       id: spec.id,
@@ -366,10 +366,28 @@ export class Simulator {
       runningView: null,
       statsView: null,
     };
-    const make = (kind: TaskKind, index: number, taskSpec: TaskSpec): TaskModel => {
+    const check = (kind: TaskKind, index: number, taskSpec: TaskSpec): void => {
       if (!(taskSpec.workMs >= 0) || !(taskSpec.memoryMb > 0)) {
         bad(`workload: job "${spec.id}": ${kind} ${index}: workMs must be >= 0 and memoryMb > 0`, { jobId: spec.id });
       }
+    };
+    spec.maps.forEach((t, i) => check('map', i, t));
+    spec.reduces.forEach((t, i) => check('reduce', i, t));
+    if (spec.after !== undefined) {
+      if (!this.jobsById.has(spec.after)) bad(`workload: job "${spec.id}" runs after "${spec.after}", which is not listed before it`, { jobId: spec.id });
+      const list = this.dependents.get(spec.after) ?? [];
+      list.push(job);
+      this.dependents.set(spec.after, list);
+    }
+    this.jobs.push(job);
+    this.jobsById.set(job.id, job);
+  }
+
+  /** Tasks are made when the job is admitted: a 3000-job trace need not hold them all at once. */
+  private makeTasks(job: JobModel): void {
+    const spec = job.spec;
+    const num = jobNumber(spec.id);
+    const make = (kind: TaskKind, index: number, taskSpec: TaskSpec): TaskModel => {
       const task: TaskModel = {
         id: `task_${num}_${kind === 'map' ? 'm' : 'r'}_${pad6(index)}`,
         job,
@@ -390,14 +408,6 @@ export class Simulator {
     };
     spec.maps.forEach((t, i) => job.maps.push(make('map', i, t)));
     spec.reduces.forEach((t, i) => job.reduces.push(make('reduce', i, t)));
-    if (spec.after !== undefined) {
-      if (!this.jobsById.has(spec.after)) bad(`workload: job "${spec.id}" runs after "${spec.after}", which is not listed before it`, { jobId: spec.id });
-      const list = this.dependents.get(spec.after) ?? [];
-      list.push(job);
-      this.dependents.set(spec.after, list);
-    }
-    this.jobs.push(job);
-    this.jobsById.set(job.id, job);
   }
 
   // ---- capacity and usage ----------------------------------------------------------------------
@@ -500,6 +510,7 @@ export class Simulator {
   private admit(job: JobModel): SchedulingTrigger | null {
     job.state = 'active';
     job.submitMs = this.now;
+    this.makeTasks(job);
     const rand = streamFor(this.settings.seed, `place:${job.id}`);
     for (const task of job.maps) {
       task.preferred = this.fz([...(task.spec.replicas ?? placeReplicas(this.rackIndex, this.settings.replication, rand))]);
@@ -512,6 +523,8 @@ export class Simulator {
     }
     job.pendingMaps.push(...job.maps);
     job.pendingReduces.push(...job.reduces);
+    for (const t of job.maps) this.pendingAdded(t);
+    if (job.maps.length === 0) for (const t of job.reduces) this.pendingAdded(t);
     if (job.maps.length > 0) job.mapRequestMs = this.now;
     else if (job.reduces.length > 0) job.reduceRequestMs = this.now;
     if (job.maps.length === 0 && job.reduces.length === 0) {
@@ -544,6 +557,7 @@ export class Simulator {
           task.successWorker = null;
           job.mapsDone--;
           insertByIndex(job.pendingMaps, task);
+          this.pendingAdded(task);
           this.markJob(job, { pending: true });
           this.dirty = true;
         }
@@ -564,6 +578,7 @@ export class Simulator {
     this.addCapacity(w, 1);
     this.liveDirty = true;
     this.dirty = true;
+    this.capacityFreed(w);
     this.lastChangeMs = this.now;
     if (this.active.length > 0) this.queueHeartbeats();
     return { kind: 'worker-joined', workerId: w.shape.id };
@@ -589,6 +604,7 @@ export class Simulator {
     this.usage.mem -= a.memoryMb;
     if (a.memoryMb < task.spec.memoryMb) this.usage.elastic--;
     this.partitionSlots[a.partition]!--;
+    this.capacityFreed(w);
     this.markWorker(w);
     removeItem(job.running, a);
     this.markJob(job, { running: true });
@@ -629,6 +645,7 @@ export class Simulator {
         job.mapEnd = Math.max(job.mapEnd ?? now, now);
         if (job.mapsDone === job.maps.length && job.reduces.length > 0) {
           if (job.reduceRequestMs === null) job.reduceRequestMs = now;
+          for (const t of job.pendingReduces) this.pendingAdded(t);
           this.markJob(job, { pending: true });
         }
       } else {
@@ -655,6 +672,7 @@ export class Simulator {
     }
     task.state = 'pending';
     insertByIndex(task.kind === 'map' ? job.pendingMaps : job.pendingReduces, task);
+    this.pendingAdded(task);
     this.markJob(job, { pending: true });
   }
 
@@ -802,24 +820,56 @@ export class Simulator {
     return this.fz({ now: this.now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools });
   }
 
-  private anyPending(): boolean {
+  // 'when-useful' bookkeeping: the largest free memory on a live worker with a free slot of each
+  // kind, and the smallest ideal memory of a runnable task of each kind. Both are exact right after
+  // a call (recomputed) and between calls only move the way events move them (capacity freed,
+  // tasks made runnable); a task hidden again (reduces behind a re-run map) may leave the minimum
+  // too low, which only costs a call that launches nothing.
+  private readonly maxFree = { map: -1, reduce: -1 };
+  private readonly minPending = { map: Number.POSITIVE_INFINITY, reduce: Number.POSITIVE_INFINITY };
+
+  private pendingAdded(task: TaskModel): void {
+    if (task.spec.memoryMb < this.minPending[task.kind]) this.minPending[task.kind] = task.spec.memoryMb;
+  }
+
+  private capacityFreed(w: WorkerModel): void {
+    if (!w.alive) return;
+    const free = w.shape.memoryMb - w.usedMem;
+    if (w.usedMap < w.shape.mapSlots && free > this.maxFree.map) this.maxFree.map = free;
+    if (w.usedReduce < w.shape.reduceSlots && free > this.maxFree.reduce) this.maxFree.reduce = free;
+  }
+
+  private recomputeFit(): void {
+    this.maxFree.map = -1;
+    this.maxFree.reduce = -1;
+    for (const w of this.workersById) this.capacityFreed(w);
+    this.minPending.map = Number.POSITIVE_INFINITY;
+    this.minPending.reduce = Number.POSITIVE_INFINITY;
     for (const job of this.active) {
-      if ((job.mapsDone < job.maps.length ? job.pendingMaps.length : job.pendingReduces.length) > 0) return true;
+      for (const t of job.mapsDone < job.maps.length ? job.pendingMaps : job.pendingReduces) this.pendingAdded(t);
     }
-    return false;
+  }
+
+  /** Whether some runnable task fits some live worker at its ideal memory (what FIFO launches). */
+  private somethingFits(): boolean {
+    return this.minPending.map <= this.maxFree.map || this.minPending.reduce <= this.maxFree.reduce;
   }
 
   // ---- the policy ------------------------------------------------------------------------------
 
   private consult(trigger: SchedulingTrigger): void {
     if (this.active.length === 0 || this.liveCount === 0) return;
-    if (this.mode === 'when-useful' && (!this.dirty || !this.anyPending())) return;
+    if (this.mode === 'when-useful' && (!this.dirty || !this.somethingFits())) return;
     this.dirty = false;
     const snapshot = this.snapshot(trigger);
     this.calls++;
     const decisions = this.policy.schedule(snapshot);
-    if (decisions.length === 0) return;
-    const problems = validateDecisions(snapshot, decisions);
+    if (decisions.length > 0) this.applyAll(snapshot, trigger, decisions);
+    if (this.mode === 'when-useful') this.recomputeFit();
+  }
+
+  private applyAll(snapshot: ClusterSnapshot, trigger: SchedulingTrigger, decisions: readonly Decision[]): void {
+    const problems = validateDecisions(this.partOfSnapshot(snapshot, decisions), decisions);
     if (problems.length > 0) {
       throw new MinimrError(
         'EINTERNAL',
@@ -832,6 +882,49 @@ export class Simulator {
       if (this.recordDecisions) this.decisionLog.push({ timeMs: this.now, trigger: trigger.kind, decision: d });
       this.apply(d);
     }
+  }
+
+  /**
+   * The part of `snapshot` the decisions name: their workers, and the jobs holding their tasks,
+   * attempts and job ids. validateDecisions only ever looks things up by those ids, so it finds
+   * exactly the same problems here as on the whole snapshot, in time proportional to the decisions
+   * rather than to every pending task of the cluster.
+   */
+  private partOfSnapshot(snapshot: ClusterSnapshot, decisions: readonly Decision[]): ClusterSnapshot {
+    const workerIds = new Set<string>();
+    const jobIds = new Set<string>();
+    for (const d of decisions) {
+      switch (d.kind) {
+        case 'launch':
+        case 'replicate': {
+          workerIds.add(d.workerId);
+          jobIds.add(d.jobId);
+          const task = this.tasks.get(d.taskId);
+          if (task) jobIds.add(task.job.id);
+          break;
+        }
+        case 'kill': {
+          const a = this.attempts.get(d.attemptId);
+          if (a) jobIds.add(a.task.job.id);
+          break;
+        }
+        case 'migrate':
+          jobIds.add(d.jobId);
+          break;
+        case 'move-node':
+          workerIds.add(d.workerId);
+          break;
+      }
+    }
+    return {
+      ...snapshot,
+      workers: [...workerIds].flatMap((id) => {
+        const slot = this.workers.get(id)?.slot ?? -1;
+        const view = slot >= 0 ? snapshot.workers[slot] : undefined;
+        return view && view.id === id ? [view] : [];
+      }),
+      jobs: snapshot.jobs.filter((j) => jobIds.has(j.id)),
+    };
   }
 
   private apply(d: Decision): void {

@@ -1,0 +1,267 @@
+/**
+ * Workloads from files: Hadoop Scheduler Load Simulator (SLS) JSON traces, and minimr's own workload
+ * JSON (a lossless round trip of the Workload type).
+ */
+import { MinimrError } from '../errors.js';
+import { parsePools } from '../scheduler/index.js';
+import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
+
+function bad(message: string, details: Record<string, string | number> = {}): never {
+  throw new MinimrError('EBADCONF', message, details);
+}
+
+/**
+ * Splits text holding one JSON array, or JSON objects one after another (SLS writes its traces as
+ * concatenated objects), into parsed values.
+ */
+function parseJsonStream(text: string, source: string): unknown[] {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('[')) {
+    try {
+      const v: unknown = JSON.parse(trimmed);
+      return v as unknown[];
+    } catch (err) {
+      return bad(`${source}: not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  const values: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{') {
+      if (depth === 0) start = i;
+      depth++;
+    } else if (c === '}') {
+      depth--;
+      if (depth === 0) {
+        try {
+          values.push(JSON.parse(text.slice(start, i + 1)));
+        } catch (err) {
+          bad(`${source}: object ${values.length + 1} is not valid JSON: ${(err as Error).message}`);
+        }
+      } else if (depth < 0) bad(`${source}: unbalanced "}" at character ${i}`);
+    } else if (depth === 0 && !/\s|,/.test(c!)) bad(`${source}: unexpected "${c}" at character ${i} outside a job object`);
+  }
+  if (depth !== 0 || inString) bad(`${source}: the last job object is not closed`);
+  return values;
+}
+
+export interface SlsOptions {
+  /** Memory of a container that names none (SLS traces usually do not); default 1024 MB. */
+  readonly defaultMemoryMb?: number;
+  readonly name?: string;
+}
+
+/**
+ * Reads an SLS trace: per job `am.type`, `job.id`, `job.start.ms`, `job.end.ms`, `job.queue.name`,
+ * `job.tasks` with `container.host` ("/rack/node"), `container.start.ms`, `container.end.ms`,
+ * `container.priority` (10 = map, 20 = reduce) and/or `container.type` ("map" | "reduce").
+ * A task's work is its recorded duration; a map's input replica is the node it ran on. Jobs are
+ * renumbered job_0001.. in start order (the trace's id becomes the name).
+ */
+export function parseSlsTrace(text: string, options: SlsOptions = {}): Workload {
+  const source = options.name ?? 'SLS trace';
+  const defaultMemoryMb = options.defaultMemoryMb ?? 1024;
+  const raw = parseJsonStream(text, source);
+  if (raw.length === 0) bad(`${source}: no jobs`);
+  const seen = new Set<string>();
+  const parsed = raw.map((value, i) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return bad(`${source}: entry ${i + 1} is not a job object`);
+    const j = value as Record<string, unknown>;
+    const id = typeof j['job.id'] === 'string' && j['job.id'] !== '' ? (j['job.id'] as string) : bad(`${source}: job ${i + 1}: field "job.id" must be a non-empty string`, { field: 'job.id' });
+    const where = `${source}: job "${id}"`;
+    if (seen.has(id)) bad(`${where}: "job.id" is used twice`, { jobId: id, field: 'job.id' });
+    seen.add(id);
+    const amType = j['am.type'];
+    if (amType !== undefined && amType !== 'mapreduce') bad(`${where}: field "am.type" is "${String(amType)}"; only "mapreduce" traces are supported`, { jobId: id, field: 'am.type' });
+    const num = (field: string, obj: Record<string, unknown>, at: string): number => {
+      const v = obj[field];
+      return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : bad(`${at}: field "${field}" must be a number >= 0, got ${JSON.stringify(v)}`, { jobId: id, field });
+    };
+    const start = num('job.start.ms', j, where);
+    const end = num('job.end.ms', j, where);
+    if (end < start) bad(`${where}: field "job.end.ms" (${end}) is before "job.start.ms" (${start})`, { jobId: id, field: 'job.end.ms' });
+    const queue = j['job.queue.name'];
+    if (queue !== undefined && (typeof queue !== 'string' || queue === '')) bad(`${where}: field "job.queue.name" must be a non-empty string`, { jobId: id, field: 'job.queue.name' });
+    if (!Array.isArray(j['job.tasks'])) bad(`${where}: field "job.tasks" must be an array`, { jobId: id, field: 'job.tasks' });
+    const maps: TaskSpec[] = [];
+    const reduces: TaskSpec[] = [];
+    (j['job.tasks'] as unknown[]).forEach((t, k) => {
+      const at = `${where}: task ${k + 1}`;
+      if (typeof t !== 'object' || t === null) bad(`${at} is not an object`, { jobId: id, field: 'job.tasks' });
+      const task = t as Record<string, unknown>;
+      const host = task['container.host'];
+      if (typeof host !== 'string' || !/^\/[^/]+\/[^/]+$/.test(host)) bad(`${at}: field "container.host" must look like "/rack/node", got ${JSON.stringify(host)}`, { jobId: id, field: 'container.host' });
+      const s = num('container.start.ms', task, at);
+      const e = num('container.end.ms', task, at);
+      if (e < s) bad(`${at}: field "container.end.ms" (${e}) is before "container.start.ms" (${s})`, { jobId: id, field: 'container.end.ms' });
+      const priority = task['container.priority'];
+      const type = task['container.type'];
+      if (priority !== undefined && priority !== 10 && priority !== 20) bad(`${at}: field "container.priority" must be 10 (map) or 20 (reduce), got ${JSON.stringify(priority)}`, { jobId: id, field: 'container.priority' });
+      if (type !== undefined && type !== 'map' && type !== 'reduce') bad(`${at}: field "container.type" must be "map" or "reduce", got ${JSON.stringify(type)}`, { jobId: id, field: 'container.type' });
+      if (priority === undefined && type === undefined) bad(`${at}: needs "container.priority" or "container.type"`, { jobId: id, field: 'container.type' });
+      const kind = type ?? (priority === 10 ? 'map' : 'reduce');
+      if (priority !== undefined && type !== undefined && (priority === 10) !== (type === 'map')) {
+        bad(`${at}: "container.priority" ${String(priority)} contradicts "container.type" "${String(type)}"`, { jobId: id, field: 'container.priority' });
+      }
+      const memory = task['container.memory'] ?? defaultMemoryMb;
+      if (typeof memory !== 'number' || !(memory > 0)) bad(`${at}: field "container.memory" must be a positive number of MB`, { jobId: id, field: 'container.memory' });
+      const node = (host as string).split('/')[2]!;
+      const spec: TaskSpec = { workMs: e - s, memoryMb: memory as number, ...(kind === 'map' ? { replicas: [node], inputBytes: 0 } : { inputBytes: 0 }) };
+      (kind === 'map' ? maps : reduces).push(spec);
+    });
+    return { id, start, queue: queue as string | undefined, maps, reduces };
+  });
+  const order = parsed.map((p, i) => ({ p, i })).sort((a, b) => a.p.start - b.p.start || a.i - b.i);
+  const jobs: JobSpec[] = order.map(({ p }, i) => ({
+    id: `job_${String(i + 1).padStart(4, '0')}`,
+    name: p.id,
+    app: 'sls',
+    submitMs: p.start,
+    ...(p.queue !== undefined ? { pool: p.queue } : {}),
+    maps: p.maps,
+    reduces: p.reduces,
+  }));
+  return { name: options.name ?? 'sls', jobs, meta: { generator: 'sls', jobs: jobs.length } };
+}
+
+/** One worker per host named in an SLS trace, with the given slots and memory, in name order. */
+export function clusterFromSlsTrace(text: string, shape: Omit<WorkerShape, 'id' | 'rack'>, name = 'sls-hosts'): ClusterShape {
+  const hosts = new Map<string, string>();
+  for (const m of text.matchAll(/"container\.host"\s*:\s*"\/([^/"]+)\/([^/"]+)"/g)) hosts.set(m[2]!, m[1]!);
+  const workers = [...hosts.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([id, rack]) => ({ ...shape, id, rack }));
+  if (workers.length === 0) bad(`${name}: the trace names no hosts`);
+  return { name, workers };
+}
+
+// ---- minimr workload JSON ----------------------------------------------------------------------
+
+const FORMAT = 'minimr-workload';
+
+/** The workload as JSON text (`readWorkloadJson` reads it back to an equal Workload). */
+export function workloadToJson(workload: Workload): string {
+  return `${JSON.stringify({ format: FORMAT, version: 1, ...workload })}\n`;
+}
+
+function penaltyFrom(v: unknown, at: string): PenaltyModel | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'object' || v === null) return bad(`${at}: "penalty" must be an object`);
+  const p = v as Record<string, unknown>;
+  const positive = (field: string): number => (typeof p[field] === 'number' && (p[field] as number) >= 0 ? (p[field] as number) : bad(`${at}: penalty "${field}" must be a number >= 0`));
+  switch (p.kind) {
+    case 'none':
+      return { kind: 'none' };
+    case 'step':
+      return { kind: 'step', factor: positive('factor'), minFraction: positive('minFraction') };
+    case 'spill':
+      if (p.rule !== 'map' && p.rule !== 'reduce') bad(`${at}: penalty "rule" must be "map" or "reduce"`);
+      return {
+        kind: 'spill',
+        rule: p.rule as 'map' | 'reduce',
+        bufferBytes: positive('bufferBytes'),
+        overheadMb: positive('overheadMb'),
+        minFraction: positive('minFraction'),
+        ...(p.diskMBps !== undefined ? { diskMBps: positive('diskMBps') } : {}),
+      };
+    default:
+      return bad(`${at}: penalty "kind" must be "none", "step" or "spill"`);
+  }
+}
+
+function taskFrom(v: unknown, at: string): TaskSpec {
+  if (typeof v !== 'object' || v === null) return bad(`${at} is not an object`);
+  const t = v as Record<string, unknown>;
+  const n = (field: string, required: boolean): number | undefined => {
+    const x = t[field];
+    if (x === undefined && !required) return undefined;
+    return typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : bad(`${at}: "${field}" must be a number >= 0`);
+  };
+  const memoryMb = n('memoryMb', true)!;
+  if (!(memoryMb > 0)) bad(`${at}: "memoryMb" must be positive`);
+  const replicas = t.replicas;
+  if (replicas !== undefined && (!Array.isArray(replicas) || replicas.some((r) => typeof r !== 'string'))) bad(`${at}: "replicas" must be an array of worker ids`);
+  const penalty = penaltyFrom(t.penalty, at);
+  const inputBytes = n('inputBytes', false);
+  const outputBytes = n('outputBytes', false);
+  return {
+    workMs: n('workMs', true)!,
+    memoryMb,
+    ...(penalty ? { penalty } : {}),
+    ...(inputBytes !== undefined ? { inputBytes } : {}),
+    ...(outputBytes !== undefined ? { outputBytes } : {}),
+    ...(replicas !== undefined ? { replicas: replicas as string[] } : {}),
+  };
+}
+
+/** Reads minimr's workload JSON, checking every field; errors name the job and the field. */
+export function readWorkloadJson(text: string, source = 'workload'): Workload {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    return bad(`${source}: not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return bad(`${source}: expected a workload object`);
+  const w = v as Record<string, unknown>;
+  if (w.format !== FORMAT) bad(`${source}: "format" must be "${FORMAT}"`);
+  if (!Array.isArray(w.jobs)) bad(`${source}: "jobs" must be an array`);
+  const ids = new Set<string>();
+  const jobs = (w.jobs as unknown[]).map((raw, i): JobSpec => {
+    if (typeof raw !== 'object' || raw === null) return bad(`${source}: job ${i + 1} is not an object`);
+    const j = raw as Record<string, unknown>;
+    const id = typeof j.id === 'string' && j.id !== '' ? j.id : bad(`${source}: job ${i + 1}: "id" must be a non-empty string`);
+    const at = `${source}: job "${id}"`;
+    if (ids.has(id)) bad(`${at} is listed twice`, { jobId: id });
+    ids.add(id);
+    const str = (field: string, required: boolean): string | undefined => {
+      const x = j[field];
+      if (x === undefined && !required) return undefined;
+      return typeof x === 'string' ? x : bad(`${at}: "${field}" must be a string`, { jobId: id, field });
+    };
+    if (!Array.isArray(j.maps) || !Array.isArray(j.reduces)) bad(`${at}: "maps" and "reduces" must be arrays`, { jobId: id });
+    if (typeof j.submitMs !== 'number' || !(j.submitMs >= 0)) bad(`${at}: "submitMs" must be a number >= 0`, { jobId: id, field: 'submitMs' });
+    if (j.weight !== undefined && (typeof j.weight !== 'number' || !(j.weight > 0))) bad(`${at}: "weight" must be a positive number`, { jobId: id, field: 'weight' });
+    const after = str('after', false);
+    if (after !== undefined && !ids.has(after)) bad(`${at}: "after" names "${after}", which is not listed before it`, { jobId: id, field: 'after' });
+    const optional = (field: string) => {
+      const x = str(field, false);
+      return x !== undefined ? { [field]: x } : {};
+    };
+    return {
+      id,
+      name: str('name', true)!,
+      app: str('app', true)!,
+      submitMs: j.submitMs as number,
+      ...optional('pool'),
+      ...optional('cluster'),
+      ...optional('after'),
+      ...optional('sizeClass'),
+      ...(j.weight !== undefined ? { weight: j.weight as number } : {}),
+      maps: (j.maps as unknown[]).map((t, k) => taskFrom(t, `${at}: map ${k}`)),
+      reduces: (j.reduces as unknown[]).map((t, k) => taskFrom(t, `${at}: reduce ${k}`)),
+    };
+  });
+  const meta = w.meta;
+  if (meta !== undefined && (typeof meta !== 'object' || meta === null || Array.isArray(meta))) bad(`${source}: "meta" must be an object`);
+  return {
+    name: typeof w.name === 'string' ? w.name : source,
+    jobs,
+    ...(w.pools !== undefined ? { pools: parsePools(w.pools) } : {}),
+    ...(meta !== undefined ? { meta: meta as Record<string, string | number | boolean> } : {}),
+  };
+}
+
+/** Either format, told apart by content: minimr's has "format": "minimr-workload". */
+export function readWorkloadFile(text: string, source: string): Workload {
+  const head = text.trimStart();
+  if (head.startsWith('{') && /"format"\s*:\s*"minimr-workload"/.test(text.slice(0, 4096))) return readWorkloadJson(text, source);
+  return parseSlsTrace(text, { name: source });
+}
