@@ -1,0 +1,196 @@
+/**
+ * `minimr bench policies`: one workload under several policies, in the simulator at full scale
+ * and, with `--real`, on a real local cluster scaled down, with the same metrics and report
+ * writers for both. The real cluster keeps the workload's shape (jobs, apps, arrival order, pools,
+ * racks) and scales sizes and times; see runWorkloadOnCluster for how.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MinimrError } from '../errors.js';
+import { computeMetrics, metricsTable, writeReport, type PolicyMetrics } from '../metrics/index.js';
+import { runWorkloadOnCluster, type RealDecisionRecord } from '../runtime/index.js';
+import type { PolicyOptions, PoolView } from '../scheduler/index.js';
+import {
+  clusterPreset,
+  comparePolicies,
+  defaultClusterFor,
+  namedWorkload,
+  parseClusterJson,
+  readWorkloadFile,
+  writeComparison,
+  WORKLOAD_NAMES,
+  type ClusterShape,
+  type ComparisonResult,
+  type Workload,
+} from '../sim/index.js';
+
+export interface RealScaleOptions {
+  readonly workers: number;
+  readonly racks: number;
+  readonly mapSlots: number;
+  readonly reduceSlots: number;
+  readonly memoryMb: number;
+  /** Disk rate each worker reports (improved FAIR's DIOR), MB/s. */
+  readonly diskMBps: number;
+  readonly bytesPerMap: number;
+  /** Real milliseconds per workload millisecond. */
+  readonly timeScale: number;
+  readonly maxMapsPerJob: number;
+}
+
+export interface BenchPoliciesOptions {
+  /** A workload name (hvw, improved-fair, ...) or a workload/SLS trace JSON file. */
+  readonly workload: string;
+  /** Cluster preset or JSON file for the simulation; default: the workload's own. */
+  readonly cluster?: string;
+  readonly policies: readonly string[];
+  /** Options per policy name, for the simulation. */
+  readonly policyOptions?: Readonly<Record<string, PolicyOptions>>;
+  /** Options per policy name for the real run (timeouts scaled down, say); default: policyOptions. */
+  readonly realPolicyOptions?: Readonly<Record<string, PolicyOptions>>;
+  readonly seed?: number;
+  readonly load?: number;
+  readonly scale?: number;
+  readonly sim?: boolean;
+  readonly real?: RealScaleOptions;
+  readonly out: string;
+  readonly dataDir: string;
+  readonly progress?: (line: string) => void;
+}
+
+export interface RealPolicyResult {
+  readonly policy: string;
+  readonly metrics: PolicyMetrics;
+  readonly decisions: readonly RealDecisionRecord[];
+  readonly wallMs: number;
+}
+
+export interface BenchPoliciesResult {
+  readonly sim?: ComparisonResult;
+  readonly real?: { readonly cluster: ClusterShape; readonly workload: Workload; readonly runtimeAloneMs: Readonly<Record<string, number>>; readonly policies: readonly RealPolicyResult[] };
+  readonly files: readonly string[];
+}
+
+export async function loadWorkload(spec: string, o: { seed?: number; load?: number; scale?: number }): Promise<Workload> {
+  const named = { ...(o.seed !== undefined ? { seed: o.seed } : {}), ...(o.load !== undefined ? { load: o.load } : {}), ...(o.scale !== undefined ? { scale: o.scale } : {}) };
+  if ((WORKLOAD_NAMES as readonly string[]).includes(spec)) return namedWorkload(spec, named);
+  let text: string;
+  try {
+    text = await readFile(spec, 'utf8');
+  } catch (err) {
+    throw new MinimrError('EBADCONF', `workload "${spec}" is neither a known name (${WORKLOAD_NAMES.join(', ')}) nor a readable file: ${(err as Error).message}`);
+  }
+  return readWorkloadFile(text, spec);
+}
+
+export async function loadCluster(spec: string): Promise<ClusterShape> {
+  if (!spec.endsWith('.json')) return clusterPreset(spec);
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(spec, 'utf8'));
+  } catch (err) {
+    throw new MinimrError('EBADCONF', `cannot read cluster file ${spec}: ${(err as Error).message}`);
+  }
+  return parseClusterJson(value, spec);
+}
+
+/** The real cluster: `workers` alike, dealt into `racks` racks in order (worker-0, worker-1 on rack 1 ...). */
+export function realCluster(r: RealScaleOptions): ClusterShape {
+  const perRack = Math.ceil(r.workers / r.racks);
+  return {
+    name: `local-${r.workers}x${r.mapSlots}m${r.reduceSlots}r-${r.racks}racks`,
+    workers: Array.from({ length: r.workers }, (_, i) => ({
+      id: `worker-${i}`,
+      rack: `/rack-${Math.floor(i / perRack) + 1}`,
+      mapSlots: r.mapSlots,
+      reduceSlots: r.reduceSlots,
+      memoryMb: r.memoryMb,
+      diskMBps: r.diskMBps,
+    })),
+  };
+}
+
+/**
+ * The workload for the real cluster: maps per job scaled by the ratio of map slots (so jobs fill
+ * the small cluster as they fill the big one), pools' minimum shares by the same ratio.
+ */
+export function scaleWorkload(workload: Workload, sim: ClusterShape, real: ClusterShape): { workload: Workload; mapScale: number } {
+  const slots = (c: ClusterShape, k: 'mapSlots' | 'reduceSlots') => c.workers.reduce((s, w) => s + w[k], 0);
+  const mapScale = slots(real, 'mapSlots') / Math.max(1, slots(sim, 'mapSlots'));
+  const reduceScale = slots(real, 'reduceSlots') / Math.max(1, slots(sim, 'reduceSlots'));
+  const pools: PoolView[] | undefined = workload.pools?.map((p) => ({
+    ...p,
+    minMapSlots: Math.round(p.minMapSlots * mapScale),
+    minReduceSlots: Math.round(p.minReduceSlots * reduceScale),
+  }));
+  return { workload: { ...workload, ...(pools ? { pools } : {}) }, mapScale };
+}
+
+export async function benchPolicies(o: BenchPoliciesOptions): Promise<BenchPoliciesResult> {
+  const log = o.progress ?? (() => undefined);
+  if (o.policies.length === 0) throw new MinimrError('EBADCONF', 'give at least one policy (--policies fifo,fair,...)');
+  const workload = await loadWorkload(o.workload, o);
+  const simCluster = await loadCluster(o.cluster ?? defaultClusterFor(workload.name));
+  const files: string[] = [];
+  let sim: ComparisonResult | undefined;
+  if (o.sim ?? true) {
+    sim = comparePolicies({
+      workload,
+      cluster: simCluster,
+      policies: o.policies,
+      ...(o.policyOptions ? { policyOptions: o.policyOptions } : {}),
+      ...(o.seed !== undefined ? { seed: o.seed } : {}),
+      keepRuns: false,
+      onProgress: (m) => log(`sim: ${m}`),
+    });
+    files.push(...(await writeComparison(join(o.out, 'sim'), sim)));
+  }
+  let real: BenchPoliciesResult['real'];
+  if (o.real) {
+    const cluster = realCluster(o.real);
+    const scaled = scaleWorkload(workload, simCluster, cluster);
+    const policies: RealPolicyResult[] = [];
+    let alone: ReadonlyMap<string, number> | undefined;
+    for (const [i, policy] of o.policies.entries()) {
+      log(`real: ${workload.name} under ${policy} on ${cluster.name}`);
+      const started = Date.now();
+      const result = await runWorkloadOnCluster({
+        workload: scaled.workload,
+        cluster,
+        policy,
+        policyOptions: o.realPolicyOptions?.[policy] ?? o.policyOptions?.[policy] ?? {},
+        dataDir: join(o.dataDir, `real-${i}-${policy}`),
+        bytesPerMap: o.real.bytesPerMap,
+        mapScale: scaled.mapScale,
+        maxMapsPerJob: o.real.maxMapsPerJob,
+        timeScale: o.real.timeScale,
+        // Runtimes alone are a property of the jobs and the cluster, not of the policy: measured once.
+        measureAlone: alone === undefined,
+        onProgress: (m) => log(`real ${policy}: ${m}`),
+      });
+      alone ??= result.aloneMs;
+      policies.push({ policy, metrics: computeMetrics(result.run, alone), decisions: result.decisions, wallMs: Date.now() - started });
+    }
+    real = { cluster, workload: scaled.workload, runtimeAloneMs: Object.fromEntries(alone ?? new Map()), policies };
+    const json = {
+      workload: workload.name,
+      cluster: cluster.name,
+      scale: o.real,
+      mapScale: scaled.mapScale,
+      runtimeAloneMs: real.runtimeAloneMs,
+      policies: policies.map((p) => ({ policy: p.policy, metrics: p.metrics, wallMs: p.wallMs, decisions: p.decisions.length })),
+    };
+    files.push(...(await writeReport(join(o.out, 'real'), policies, json, `${workload.name} on a real ${cluster.name} (scaled down)`)));
+  }
+  await mkdir(o.out, { recursive: true });
+  const summary = [
+    `# ${workload.name}: ${o.policies.join(', ')}`,
+    '',
+    ...(sim ? [`## Simulator (${simCluster.name})`, '', metricsTable(sim.policies)] : []),
+    ...(real ? [`## Real local cluster (${real.cluster.name}, scaled down)`, '', metricsTable(real.policies)] : []),
+  ].join('\n');
+  const summaryPath = join(o.out, 'summary.md');
+  await writeFile(summaryPath, summary);
+  files.push(summaryPath);
+  return { ...(sim ? { sim } : {}), ...(real ? { real } : {}), files };
+}
