@@ -173,7 +173,7 @@ export function waterFill(claims: readonly ShareClaim[], capacity: number): numb
 // The model of one call
 
 const KINDS: readonly TaskKind[] = ['map', 'reduce'];
-type PerKind<T> = Record<TaskKind, T>;
+export type PerKind<T> = Record<TaskKind, T>;
 const perKind = <T>(make: () => T): PerKind<T> => ({ map: make(), reduce: make() });
 
 interface PoolModel {
@@ -317,6 +317,134 @@ export function mostRecentFirst(a: AttemptView, b: AttemptView): number {
   return b.startTime - a.startTime || LOCALITY_RANK[a.locality] - LOCALITY_RANK[b.locality] || byCodeUnit(b.id, a.id);
 }
 
+/**
+ * Pools and jobs of a snapshot with their running counts, demands and shares per task kind.
+ * Attempts in `killing` are on their way out: they count toward demand (their tasks come back)
+ * but not as running.
+ */
+function buildModel(
+  snapshot: ClusterSnapshot,
+  killing: ReadonlySet<string>,
+): { jobs: JobModel[]; pools: PoolModel[]; workers: Map<string, WorkerView> } {
+  const workers = new Map(snapshot.workers.map((w) => [w.id, w]));
+  const capacity: PerKind<number> = { map: 0, reduce: 0 };
+  for (const w of snapshot.workers) {
+    capacity.map += Math.max(0, w.mapSlots);
+    capacity.reduce += Math.max(0, w.reduceSlots);
+  }
+  const byName = new Map<string, PoolModel>();
+  const newPool = (name: string, config?: PoolView): PoolModel => ({
+    name,
+    weight: config && Number.isFinite(config.weight) && config.weight > 0 ? config.weight : 1,
+    mode: config?.mode === 'fifo' ? 'fifo' : 'fair',
+    configuredMin: { map: Math.max(0, config?.minMapSlots ?? 0), reduce: Math.max(0, config?.minReduceSlots ?? 0) },
+    jobs: [],
+    startTime: Infinity,
+    run: perKind(() => 0),
+    demand: perKind(() => 0),
+    minTarget: perKind(() => 0),
+    share: perKind(() => 0),
+    queue: perKind(() => []),
+  });
+  for (const p of snapshot.pools) if (!byName.has(p.name)) byName.set(p.name, newPool(p.name, p));
+
+  const jobs: JobModel[] = [];
+  for (const view of snapshot.jobs) {
+    let pool = byName.get(view.pool);
+    if (!pool) {
+      pool = newPool(view.pool);
+      byName.set(view.pool, pool);
+    }
+    const job: JobModel = {
+      view,
+      pool,
+      weight: Number.isFinite(view.weight) && view.weight > 0 ? view.weight : 1,
+      pending: perKind(() => []),
+      attempts: perKind(() => []),
+      run: perKind(() => 0),
+      demand: perKind(() => 0),
+      share: perKind(() => 0),
+      unlaunched: perKind(() => 0),
+    };
+    for (const a of view.runningAttempts) {
+      job.demand[a.kind] += 1;
+      if (killing.has(a.id)) continue;
+      job.attempts[a.kind].push(a);
+      job.run[a.kind] += 1;
+    }
+    for (const t of view.pendingTasks) {
+      job.pending[t.kind].push(t);
+      job.demand[t.kind] += 1;
+      job.unlaunched[t.kind] += 1;
+    }
+    for (const kind of KINDS) {
+      pool.run[kind] += job.run[kind];
+      pool.demand[kind] += job.demand[kind];
+    }
+    pool.startTime = Math.min(pool.startTime, view.submitTime);
+    pool.jobs.push(job);
+    jobs.push(job);
+  }
+  const pools = [...byName.values()].filter((p) => p.jobs.length > 0);
+
+  for (const kind of KINDS) {
+    const total = Math.min(capacity[kind], pools.reduce((s, p) => s + p.demand[kind], 0));
+    const wanted = pools.map((p) => Math.min(p.configuredMin[kind], p.demand[kind]));
+    const sumWanted = wanted.reduce((s, m) => s + m, 0);
+    const scale = sumWanted > total ? total / sumWanted : 1;
+    pools.forEach((p, i) => (p.minTarget[kind] = wanted[i]! * scale));
+    const shares = waterFill(
+      pools.map((p) => ({ demand: p.demand[kind], minShare: p.minTarget[kind], weight: p.weight })),
+      capacity[kind],
+    );
+    pools.forEach((p, i) => (p.share[kind] = shares[i]!));
+    for (const pool of pools) {
+      if (pool.mode === 'fair') {
+        const jobShares = waterFill(
+          pool.jobs.map((j) => ({ demand: j.demand[kind], minShare: 0, weight: j.weight })),
+          pool.share[kind],
+        );
+        pool.jobs.forEach((j, i) => (j.share[kind] = jobShares[i]!));
+      } else {
+        let left = pool.share[kind];
+        for (const j of [...pool.jobs].sort(compareJobs(kind, 'fifo'))) {
+          j.share[kind] = Math.min(j.demand[kind], left);
+          left -= j.share[kind];
+        }
+      }
+    }
+  }
+  return { jobs, pools, workers };
+}
+
+
+export interface ShareFigures {
+  readonly running: number;
+  /** Running attempts plus pending tasks. */
+  readonly demand: number;
+  /** Pools: min(minimum share, demand), scaled down when the minimums exceed the capacity; jobs: 0. */
+  readonly minShare: number;
+  readonly share: number;
+}
+
+export interface FairShares {
+  readonly pools: ReadonlyMap<string, PerKind<ShareFigures>>;
+  readonly jobs: ReadonlyMap<string, PerKind<ShareFigures>>;
+}
+
+/** The shares FAIR works with for a snapshot, for reports and tests. */
+export function fairShares(snapshot: ClusterSnapshot): FairShares {
+  const { jobs, pools } = buildModel(snapshot, new Set());
+  const figures = (run: PerKind<number>, demand: PerKind<number>, min: PerKind<number> | undefined, share: PerKind<number>): PerKind<ShareFigures> => ({
+    map: { running: run.map, demand: demand.map, minShare: min?.map ?? 0, share: share.map },
+    reduce: { running: run.reduce, demand: demand.reduce, minShare: min?.reduce ?? 0, share: share.reduce },
+  });
+  return {
+    pools: new Map(pools.map((p) => [p.name, figures(p.run, p.demand, p.minTarget, p.share)])),
+    jobs: new Map(jobs.map((j) => [j.view.id, figures(j.run, j.demand, undefined, j.share)])),
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // The policy
 
@@ -345,7 +473,7 @@ export class FairPolicy implements Policy {
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     const now = snapshot.now;
     this.advanceWaits(snapshot);
-    const { jobs, pools, workers } = this.buildModel(snapshot);
+    const { jobs, pools, workers } = buildModel(snapshot, this.killing);
     this.updateStarvation(jobs, pools, now);
 
     const decisions: Decision[] = [];
@@ -427,100 +555,6 @@ export class FairPolicy implements Policy {
     const pool = this.poolStarvedFor(job.pool, kind, now);
     const own = this.jobStarvedFor(job, kind, now);
     return (pool !== undefined && pool >= this.options.minShareTimeoutMs) || (own !== undefined && own >= this.options.fairShareTimeoutMs);
-  }
-
-  // --- model --------------------------------------------------------------------------------
-
-  private buildModel(snapshot: ClusterSnapshot): { jobs: JobModel[]; pools: PoolModel[]; workers: Map<string, WorkerView> } {
-    const workers = new Map(snapshot.workers.map((w) => [w.id, w]));
-    const capacity: PerKind<number> = { map: 0, reduce: 0 };
-    for (const w of snapshot.workers) {
-      capacity.map += Math.max(0, w.mapSlots);
-      capacity.reduce += Math.max(0, w.reduceSlots);
-    }
-    const byName = new Map<string, PoolModel>();
-    const newPool = (name: string, config?: PoolView): PoolModel => ({
-      name,
-      weight: config && Number.isFinite(config.weight) && config.weight > 0 ? config.weight : 1,
-      mode: config?.mode === 'fifo' ? 'fifo' : 'fair',
-      configuredMin: { map: Math.max(0, config?.minMapSlots ?? 0), reduce: Math.max(0, config?.minReduceSlots ?? 0) },
-      jobs: [],
-      startTime: Infinity,
-      run: perKind(() => 0),
-      demand: perKind(() => 0),
-      minTarget: perKind(() => 0),
-      share: perKind(() => 0),
-      queue: perKind(() => []),
-    });
-    for (const p of snapshot.pools) if (!byName.has(p.name)) byName.set(p.name, newPool(p.name, p));
-
-    const jobs: JobModel[] = [];
-    for (const view of snapshot.jobs) {
-      let pool = byName.get(view.pool);
-      if (!pool) {
-        pool = newPool(view.pool);
-        byName.set(view.pool, pool);
-      }
-      const job: JobModel = {
-        view,
-        pool,
-        weight: Number.isFinite(view.weight) && view.weight > 0 ? view.weight : 1,
-        pending: perKind(() => []),
-        attempts: perKind(() => []),
-        run: perKind(() => 0),
-        demand: perKind(() => 0),
-        share: perKind(() => 0),
-        unlaunched: perKind(() => 0),
-      };
-      for (const a of view.runningAttempts) {
-        job.demand[a.kind] += 1;
-        if (this.killing.has(a.id)) continue;
-        job.attempts[a.kind].push(a);
-        job.run[a.kind] += 1;
-      }
-      for (const t of view.pendingTasks) {
-        job.pending[t.kind].push(t);
-        job.demand[t.kind] += 1;
-        job.unlaunched[t.kind] += 1;
-      }
-      for (const kind of KINDS) {
-        pool.run[kind] += job.run[kind];
-        pool.demand[kind] += job.demand[kind];
-      }
-      pool.startTime = Math.min(pool.startTime, view.submitTime);
-      pool.jobs.push(job);
-      jobs.push(job);
-    }
-    const pools = [...byName.values()].filter((p) => p.jobs.length > 0);
-
-    for (const kind of KINDS) {
-      const total = Math.min(capacity[kind], pools.reduce((s, p) => s + p.demand[kind], 0));
-      const wanted = pools.map((p) => Math.min(p.configuredMin[kind], p.demand[kind]));
-      const sumWanted = wanted.reduce((s, m) => s + m, 0);
-      const scale = sumWanted > total ? total / sumWanted : 1;
-      pools.forEach((p, i) => (p.minTarget[kind] = wanted[i]! * scale));
-      const shares = waterFill(
-        pools.map((p) => ({ demand: p.demand[kind], minShare: p.minTarget[kind], weight: p.weight })),
-        capacity[kind],
-      );
-      pools.forEach((p, i) => (p.share[kind] = shares[i]!));
-      for (const pool of pools) {
-        if (pool.mode === 'fair') {
-          const jobShares = waterFill(
-            pool.jobs.map((j) => ({ demand: j.demand[kind], minShare: 0, weight: j.weight })),
-            pool.share[kind],
-          );
-          pool.jobs.forEach((j, i) => (j.share[kind] = jobShares[i]!));
-        } else {
-          let left = pool.share[kind];
-          for (const j of [...pool.jobs].sort(compareJobs(kind, 'fifo'))) {
-            j.share[kind] = Math.min(j.demand[kind], left);
-            left -= j.share[kind];
-          }
-        }
-      }
-    }
-    return { jobs, pools, workers };
   }
 
   private mapIndexOf(job: JobModel, workers: ReadonlyMap<string, WorkerView>): MapIndex {
@@ -626,8 +660,7 @@ export class FairPolicy implements Policy {
   /** Locality level a job may launch at now: 0 node-local only, 1 rack-local too, 2 anywhere. */
   private allowedLevel(job: JobModel, now: number): 0 | 1 | 2 {
     if (this.starvedPastTimeout(job, 'map', now)) return 2;
-    const state = this.delay.get(job.view.id);
-    if (!state) return 0;
+    const state = this.delay.get(job.view.id) ?? { level: 0, waitMs: 0 };
     const { nodeLocalDelayMs: w1, rackLocalDelayMs: w2 } = this.options;
     if (state.level === 2) return 2;
     if (state.level === 1) return state.waitMs >= w2 ? 2 : 1;
