@@ -50,7 +50,7 @@ function noOptions(name: string, options: PolicyOptions): void {
   }
 }
 
-// tyrex, yarn-me and fawkes join here as they are written.
+// yarn-me and fawkes join here as they are written.
 const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFactory>([
   [
     'fifo',
