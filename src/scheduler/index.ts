@@ -1,5 +1,7 @@
 import { MinimrError } from '../errors.js';
+import { FairPolicy, parseFairOptions } from './fair.js';
 import { FifoPolicy } from './fifo.js';
+import { ImprovedFairPolicy, parseImprovedFairOptions } from './improved-fair.js';
 import { createTyrexPolicy } from './tyrex.js';
 import type { Policy } from './types.js';
 
@@ -7,6 +9,33 @@ export type * from './types.js';
 export { FifoPolicy, localityOf } from './fifo.js';
 export { TyrexPolicy, optimalCutoff, partitionCapacities, squaredCoefficientOfVariation, type TimerSample, type TyrexOptions } from './tyrex.js';
 export { validateDecisions } from './validate.js';
+export {
+  DEFAULT_FAIR_OPTIONS,
+  FairPolicy,
+  type FairOptions,
+  type FairShares,
+  type PerKind,
+  type ShareFigures,
+  fairShares,
+  type ShareClaim,
+  type VictimContext,
+  mostRecentFirst,
+  parseFairOptions,
+  waterFill,
+} from './fair.js';
+export {
+  DEFAULT_IMPROVED_FAIR_OPTIONS,
+  ImprovedFairPolicy,
+  type ImprovedFairOptions,
+  type JobCharacter,
+  diskRateOf,
+  ioBoundCategory,
+  ioBoundOn,
+  jobCharacter,
+  orderCpuBoundVictims,
+  orderIoBoundVictims,
+  parseImprovedFairOptions,
+} from './improved-fair.js';
 
 export type PolicyOptions = Readonly<Record<string, unknown>>;
 type PolicyFactory = (options: PolicyOptions) => Policy;
@@ -21,7 +50,7 @@ function noOptions(name: string, options: PolicyOptions): void {
   }
 }
 
-// fair, improved-fair, tyrex, yarn-me and fawkes join here as they are written.
+// yarn-me and fawkes join here as they are written.
 const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFactory>([
   [
     'fifo',
@@ -34,6 +63,11 @@ const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFact
   ['tyrex', (options) => createTyrexPolicy(options)],
   ['tyrex-dynamic', (options) => createTyrexPolicy(options, 'dynamic')],
   ['tyrex-static', (options) => createTyrexPolicy(options, 'static')],
+  // Options: nodeLocalDelayMs (3000), rackLocalDelayMs (3000), preemption (true),
+  // minShareTimeoutMs (15000), fairShareTimeoutMs (30000).
+  ['fair', (options) => new FairPolicy(parseFairOptions(options))],
+  // FAIR's options plus minMapsForCharacter (3) and placePrivateData (true).
+  ['improved-fair', (options) => new ImprovedFairPolicy(parseImprovedFairOptions(options))],
 ]);
 
 /** Names `createPolicy` accepts, in registration order. */

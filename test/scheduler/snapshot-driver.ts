@@ -49,6 +49,8 @@ export interface JobSpec {
   readonly reduces: number;
   readonly mapMemoryMb?: number;
   readonly reduceMemoryMb?: number;
+  /** Ticks from launch to completion of this job's attempts; default the driver's `taskTicks`. */
+  readonly taskTicks?: number;
 }
 
 export interface DriverOptions {
@@ -93,6 +95,7 @@ interface TaskModel {
   readonly memoryMb: number;
   readonly inputBytes: number;
   readonly failedOnWorkers: string[];
+  readonly ticks: number;
   state: TaskState;
   attempts: number;
 }
@@ -231,6 +234,7 @@ export class SnapshotDriver {
         memoryMb,
         inputBytes: m.inputBytes ?? (kind === 'map' ? 64 * 1024 * 1024 : 0),
         failedOnWorkers: [],
+        ticks: spec.taskTicks ?? this.taskTicks,
         state: 'pending',
         attempts: 0,
       };
@@ -312,7 +316,6 @@ export class SnapshotDriver {
     const done = (ts: readonly TaskModel[]): number => ts.filter((t) => t.state === 'done').length;
     const mapsDone = done(j.maps) === j.maps.length;
     const pending = [...j.maps, ...(mapsDone ? j.reduces : [])].filter((t) => t.state === 'pending');
-    const span = this.taskTicks * this.tickMs;
     return {
       id: j.spec.id,
       name: j.spec.name ?? j.spec.id,
@@ -336,7 +339,7 @@ export class SnapshotDriver {
             kind: a.task.kind,
             workerId: a.workerId,
             startTime: a.startTime,
-            progress: Math.min(1, Math.max(0, (this.now - a.startTime) / span)),
+            progress: Math.min(1, Math.max(0, (this.now - a.startTime) / (a.endTime - a.startTime))),
             memoryMb: a.memoryMb,
             locality: a.locality,
             inputWorkers: [...a.task.preferredWorkers],
@@ -377,7 +380,7 @@ export class SnapshotDriver {
         workerId: d.workerId,
         attemptNo: task.attempts,
         startTime: this.now,
-        endTime: this.now + this.taskTicks * this.tickMs,
+        endTime: this.now + task.ticks * this.tickMs,
         memoryMb: d.memoryMb ?? task.memoryMb,
         locality: d.locality,
       });
