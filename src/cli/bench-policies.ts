@@ -114,7 +114,11 @@ export function realCluster(r: RealScaleOptions): ClusterShape {
  * The workload for the real cluster: maps per job scaled by the ratio of map slots (so jobs fill
  * the small cluster as they fill the big one), pools' minimum shares by the same ratio.
  */
-export function scaleWorkload(workload: Workload, sim: ClusterShape, real: ClusterShape): { workload: Workload; mapScale: number } {
+export function scaleWorkload(
+  workload: Workload,
+  sim: ClusterShape,
+  real: ClusterShape,
+): { workload: Workload; mapScale: number; privateInputs: Map<string, { workers: string[]; replication: number }> } {
   const slots = (c: ClusterShape, k: 'mapSlots' | 'reduceSlots') => c.workers.reduce((s, w) => s + w[k], 0);
   const mapScale = slots(real, 'mapSlots') / Math.max(1, slots(sim, 'mapSlots'));
   const reduceScale = slots(real, 'reduceSlots') / Math.max(1, slots(sim, 'reduceSlots'));
@@ -123,7 +127,21 @@ export function scaleWorkload(workload: Workload, sim: ClusterShape, real: Clust
     minMapSlots: Math.round(p.minMapSlots * mapScale),
     minReduceSlots: Math.round(p.minReduceSlots * reduceScale),
   }));
-  return { workload: { ...workload, ...(pools ? { pools } : {}) }, mapScale };
+  // Inputs the workload places on chosen workers go to the real workers of the same racks (racks
+  // matched in order of first appearance), with the same number of replicas.
+  const racksOf = (c: ClusterShape) => [...new Set(c.workers.map((w) => w.rack))];
+  const simRacks = racksOf(sim);
+  const realRacks = racksOf(real);
+  const rackOfSimWorker = new Map(sim.workers.map((w) => [w.id, w.rack]));
+  const privateInputs = new Map<string, { workers: string[]; replication: number }>();
+  for (const job of workload.jobs) {
+    if (job.maps.length === 0 || !job.maps.every((m) => m.replicas !== undefined && m.replicas.length > 0)) continue;
+    const racks = new Set(job.maps.flatMap((m) => m.replicas!.map((id) => rackOfSimWorker.get(id))).filter((r): r is string => r !== undefined));
+    const realRackNames = new Set([...racks].map((r) => realRacks[simRacks.indexOf(r) % realRacks.length]!));
+    const workers = real.workers.filter((w) => realRackNames.has(w.rack)).map((w) => w.id);
+    if (workers.length > 0) privateInputs.set(job.id, { workers, replication: Math.min(job.maps[0]!.replicas!.length, workers.length) });
+  }
+  return { workload: { ...workload, ...(pools ? { pools } : {}) }, mapScale, privateInputs };
 }
 
 export async function benchPolicies(o: BenchPoliciesOptions): Promise<BenchPoliciesResult> {
@@ -164,6 +182,7 @@ export async function benchPolicies(o: BenchPoliciesOptions): Promise<BenchPolic
         mapScale: scaled.mapScale,
         maxMapsPerJob: o.real.maxMapsPerJob,
         timeScale: o.real.timeScale,
+        privateInputs: scaled.privateInputs,
         // Runtimes alone are a property of the jobs and the cluster, not of the policy: measured once.
         measureAlone: alone === undefined,
         onProgress: (m) => log(`real ${policy}: ${m}`),

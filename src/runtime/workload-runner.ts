@@ -44,6 +44,11 @@ export interface RealRunOptions {
   readonly diskMBps?: number;
   /** Replicas per input block (default min(3, workers)). */
   readonly replication?: number;
+  /**
+   * Inputs kept on chosen workers (a private data set), by workload job id: those jobs' input files
+   * are written with HDFS-style favored nodes and the given replication.
+   */
+  readonly privateInputs?: ReadonlyMap<string, { readonly workers: readonly string[]; readonly replication: number }>;
   /** Measure each job's runtime alone on the empty cluster after the run (default true). */
   readonly measureAlone?: boolean;
   /** Utilization sample period, ms (default 250). */
@@ -274,7 +279,8 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       if (!p.input) continue;
       const next = seededUint32(1000 + i);
       const vocabulary = vocabularyFor(next);
-      const writer = await client.fs.createWriter(p.input, { overwrite: true });
+      const own = o.privateInputs?.get(p.spec.id);
+      const writer = await client.fs.createWriter(p.input, { overwrite: true, ...(own ? { favoredWorkers: own.workers, replication: own.replication } : {}) });
       // One block at a time, yielding in between: the JobTracker shares this thread and must keep
       // answering heartbeats while inputs are written.
       for (let m = 0; m < p.maps; m++) {

@@ -534,8 +534,15 @@ export interface ImprovedFairOptions {
   readonly seed?: number;
   /** Multiplies the 10 GB per job. */
   readonly scale?: number;
-  /** When WordCount arrives; default 60 s, once TeraSort and GrepCount fill the cluster. */
+  /** When WordCount arrives; default 20 s: TeraSort and GrepCount fill the cluster and are still mapping. */
   readonly wordcountAtMs?: number;
+  /**
+   * Where WordCount's input lives: it is the user's private data set, uploaded to these workers
+   * (default: rack03 of improved-fair-12, w0009..w0012) with `privateReplication` replicas
+   * (default 2) dealt round-robin; [] spreads it over the cluster like the other inputs.
+   */
+  readonly privateWorkers?: readonly string[];
+  readonly privateReplication?: number;
 }
 
 /**
@@ -543,21 +550,26 @@ export interface ImprovedFairOptions {
  * maps) fill the 96 map slots of improved-fair-12, then WordCount arrives. With the preset's
  * 50 MB/s disks and 8 maps per node, n (1 + lambda) MID / DIOR is 20.5 s for TeraSort (> its 15 s
  * maps: I/O-bound) and 10.3 s for GrepCount (< 40 s: CPU-bound). Each job has its own pool;
- * WordCount's pool has a minimum share of 32 map slots, its fair share of 96.
+ * WordCount's pool has a minimum share of 32 map slots, its fair share of 96. WordCount reads a
+ * private data set kept on one rack's nodes (the spec's "user's private data set"), so where the
+ * kills free slots decides whether its maps read locally or over the network.
  */
 export function improvedFairWorkload(options: ImprovedFairOptions = {}): Workload {
   const seed = options.seed ?? 1;
   const scale = options.scale ?? 1;
-  const at = options.wordcountAtMs ?? 60_000;
+  const at = options.wordcountAtMs ?? 20_000;
   const rand = streamFor(seed, 'improved-fair');
   const bytes = 10 * GiB * scale;
   const job = (i: number, app: string, submitMs: number, blockMs: number, reduces: number, reduceWorkMs: number) =>
     mrJob({ id: jobId(i), name: app, app, submitMs, inputBytes: bytes, mapBlockMs: blockMs, reduces, reduceWorkMs: reduceWorkMs * scale, rand, jitter: 0.2, pool: app });
-  const jobs = [
-    job(0, 'terasort', 0, 15_000, 12, 12 * 60_000),
-    job(1, 'grepcount', 0, 40_000, 1, 10_000),
-    job(2, 'wordcount', at, 35_000, 6, 6 * 30_000),
-  ];
+  const holders = options.privateWorkers ?? ['w0009', 'w0010', 'w0011', 'w0012'];
+  const copies = Math.min(options.privateReplication ?? 2, holders.length);
+  const wordcount = job(2, 'wordcount', at, 35_000, 6, 6 * 30_000);
+  const privateWordcount: JobSpec =
+    holders.length === 0
+      ? wordcount
+      : { ...wordcount, maps: wordcount.maps.map((m, i) => ({ ...m, replicas: Array.from({ length: copies }, (_, k) => holders[(i + k) % holders.length]!) })) };
+  const jobs = [job(0, 'terasort', 0, 15_000, 12, 12 * 60_000), job(1, 'grepcount', 0, 40_000, 1, 10_000), privateWordcount];
   const pools: PoolView[] = [
     { name: 'terasort', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fifo' },
     { name: 'grepcount', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fifo' },

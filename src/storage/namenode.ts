@@ -96,6 +96,8 @@ export class Namenode implements NamenodeApi {
   private readonly underReplicated = new Set<string>();
   private readonly replicationInFlight = new Map<string, { readonly source: string; readonly targets: readonly string[]; readonly expires: number }>();
   private readonly warnedReplicationCap = new Set<string>();
+  /** favoredWorkers of files being written (HDFS keeps favored nodes for the write only, too). */
+  private readonly favoredWorkers = new Map<string, readonly string[]>();
   private nextBlockId = 1;
   private opened = false;
   /** Namespace mutations run one at a time so memory and the database never disagree. */
@@ -238,6 +240,10 @@ export class Namenode implements NamenodeApi {
       const blockSize = options?.blockSize ?? this.defaultBlockSize;
       if (!isPositiveInteger(replication)) throw new MinimrError('EBADJOB', `replication must be a positive integer, got ${replication}`, { path });
       if (!isPositiveInteger(blockSize)) throw new MinimrError('EBADJOB', `blockSize must be a positive integer, got ${blockSize}`, { path });
+      const favored = options?.favoredWorkers;
+      if (favored !== undefined && (!Array.isArray(favored) || favored.some((w) => typeof w !== 'string' || w === ''))) {
+        throw new MinimrError('EBADJOB', 'favoredWorkers must be a list of worker ids', { path });
+      }
       const existing = this.inodes.get(path);
       if (existing?.type === 'dir') throw new MinimrError('EISDIR', `a directory exists at ${path}`, { path });
       if (existing && !options?.overwrite) throw new MinimrError('EEXIST', `file exists: ${path}`, { path });
@@ -249,6 +255,8 @@ export class Namenode implements NamenodeApi {
       await this.applyChanges(changes);
       if (existing?.type === 'file') this.dropBlocksOf(new Set([path]), [existing]);
       this.warnedReplicationCap.delete(path);
+      if (favored && favored.length > 0) this.favoredWorkers.set(path, [...favored]);
+      else this.favoredWorkers.delete(path);
       return { blockSize, replication };
     });
   }
@@ -266,7 +274,18 @@ export class Namenode implements NamenodeApi {
       const blockId = `blk_${this.nextBlockId}`;
       await this.db.put(NEXT_BLOCK_ID_KEY, this.nextBlockId + 1);
       this.nextBlockId += 1;
-      const targets = chooseTargets({ nodes: this.placementNodes(), count: Math.min(file.replication, live), writer: client });
+      const count = Math.min(file.replication, live);
+      const favored = this.favoredWorkers.get(path);
+      let targets: DatanodeAddress[];
+      if (favored) {
+        // The least-loaded live favored workers first; the default policy places the rest around them.
+        const nodes = this.placementNodes();
+        const mine = nodes.filter((n) => favored.includes(n.address.workerId)).sort((a, b) => a.blockCount - b.blockCount || (a.address.workerId < b.address.workerId ? -1 : 1));
+        const first = mine.slice(0, count).map((n) => n.address);
+        targets = [...first, ...chooseTargets({ nodes, count: count - first.length, existing: first })];
+      } else {
+        targets = chooseTargets({ nodes: this.placementNodes(), count, writer: client });
+      }
       this.pendingBlocks.set(blockId, { path, targets: targets.map((t) => t.workerId) });
       return { blockId, targets };
     });
@@ -305,6 +324,7 @@ export class Namenode implements NamenodeApi {
       if (!inode.underConstruction) return;
       await this.applyChanges(new Map([[path, { ...inode, underConstruction: false, mtime: Date.now() }]]));
       this.warnedReplicationCap.delete(path);
+      this.favoredWorkers.delete(path);
     });
   }
 

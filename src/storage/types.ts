@@ -39,6 +39,12 @@ export interface CreateOptions {
   readonly blockSize?: number;
   /** Create missing parent directories (default true, as `hdfs dfs -put`). */
   readonly parents?: boolean;
+  /**
+   * Workers to put the file's replicas on, as HDFS's favoredNodes: each block's replicas go to the
+   * least-loaded live favored workers, the default policy places any that remain. For data sets a
+   * user keeps on chosen nodes (a private data set, say).
+   */
+  readonly favoredWorkers?: readonly string[];
 }
 
 /** Who is asking; used to put the first replica on the writer's own node, and to sort replicas. */
