@@ -49,6 +49,11 @@ export interface RealRunOptions {
    * are written with HDFS-style favored nodes and the given replication.
    */
   readonly privateInputs?: ReadonlyMap<string, { readonly workers: readonly string[]; readonly replication: number }>;
+  /**
+   * Pattern of the real GrepCount jobs (default 'q[a-e]', which makes them cheap and I/O-ish); a
+   * backtracking pattern makes them CPU-bound, as the paper's GrepCount.
+   */
+  readonly grepPattern?: string;
   /** Measure each job's runtime alone on the empty cluster after the run (default true). */
   readonly measureAlone?: boolean;
   /** Utilization sample period, ms (default 250). */
@@ -297,7 +302,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       pool: p.spec.pool,
       weight: p.spec.weight,
       // TeraSort's split-point sample is taken at submission: a small one keeps submissions prompt.
-      params: p.app === 'grep' ? { pattern: 'q[a-e]' } : p.app === 'pi' ? { maps: p.maps, samples: 200_000 } : p.app === 'terasort' ? { sampleSize: 2000, sampleSplits: 4 } : {},
+      params: p.app === 'grep' ? { pattern: o.grepPattern ?? 'q[a-e]' } : p.app === 'pi' ? { maps: p.maps, samples: 200_000 } : p.app === 'terasort' ? { sampleSize: 2000, sampleSplits: 4 } : {},
     });
     const modulePath = (app: RealApp) => join(APPS_DIR, `${app}.js`);
 

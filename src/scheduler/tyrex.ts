@@ -14,7 +14,11 @@
  *
  * Timers: STATICTAGS uses configured timers T_1..T_{K-1}; DYNAMICTAGS recomputes, at every
  * scheduling call, the cutoff p at which the squared coefficients of variation of the partial
- * sizes below and above p are equal, and only when those sizes vary enough (CV^2 > 2).
+ * sizes below and above p are equal, and only when those sizes vary enough (CV^2 > 2). The
+ * distribution is that of the partial sizes of the jobs in the partition that have completed work
+ * there (a job none of whose tasks has completed has told us nothing about its size yet), plus the
+ * partial sizes of the last `history` jobs that left the partition: with a FIFO queue only a few
+ * jobs have work in progress at a time, too few for a coefficient of variation to mean anything.
  *
  * Migration order: a migrated job joins the tail of the next partition's queue, as in the paper
  * (TAGS serves each host in FIFO order of arrival at that host); `migratedOrder: 'arrival'` keeps
@@ -35,6 +39,18 @@ export interface TyrexOptions {
   readonly cv2Threshold?: number;
   /** Where a migrated job joins the next queue: 'tail' (default, the paper) or 'arrival'. */
   readonly migratedOrder?: 'tail' | 'arrival';
+  /**
+   * DYNAMICTAGS: how many of the partial sizes that jobs had when they left a partition (migrated
+   * or finished) join the current ones in the distribution the cutoff is computed from; default 100.
+   */
+  readonly history?: number;
+  /**
+   * Beyond the paper, off by default: a partition whose queue has no task for a free slot lends it
+   * to the other partitions' queues. The borrowed slot is given back at the next task boundary: a
+   * borrowed attempt counts against the lender's capacity, so once it ends the lender's own queue
+   * gets the slot first.
+   */
+  readonly borrowIdle?: boolean;
 }
 
 /** The dynamic timer of one partition at one moment, for the "dynamic timer over time" plot. */
@@ -141,6 +157,8 @@ interface Room {
 interface JobEntry {
   /** Partial-size baseline: the job's completed task time when it entered its current partition. */
   baselineMs: number;
+  /** Its partial size at the last call, recorded in the history when the job finishes. */
+  lastPartialMs: number;
   /** Position in its partition's queue: submission time, or the migration time for 'tail'. */
   queueKey: number;
   partition: number;
@@ -159,6 +177,10 @@ export class TyrexPolicy implements Policy {
   /** Dynamic timers as computed, per partition (DYNAMICTAGS only). */
   readonly timerHistory: TimerSample[] = [];
   private readonly lastTimer = new Map<number, number>();
+  private readonly historySize: number;
+  private readonly borrowIdle: boolean;
+  /** Per partition, partial sizes of the jobs that left it, oldest first (at most historySize). */
+  private readonly departed: number[][];
 
   constructor(options: TyrexOptions = {}) {
     const capacities = options.capacities ?? [0.3, 0.7];
@@ -186,15 +208,22 @@ export class TyrexPolicy implements Policy {
     this.timersMs = timersMs;
     this.cv2Threshold = cv2Threshold;
     this.migratedOrder = migratedOrder;
-    this.name = mode === 'static' ? 'tyrex-static' : 'tyrex-dynamic';
+    const history = options.history ?? 100;
+    if (!Number.isInteger(history) || history < 0) bad('history must be a non-negative integer');
+    this.historySize = history;
+    this.departed = capacities.map(() => []);
+    if (options.borrowIdle !== undefined && typeof options.borrowIdle !== 'boolean') bad('borrowIdle must be true or false');
+    this.borrowIdle = options.borrowIdle ?? false;
+    this.name = `${mode === 'static' ? 'tyrex-static' : 'tyrex-dynamic'}${this.borrowIdle ? '+borrow' : ''}`;
   }
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     const decisions: Decision[] = [];
     this.forgetFinishedJobs(snapshot);
     for (const job of snapshot.jobs) {
-      if (!this.entries.has(job.id)) this.entries.set(job.id, { baselineMs: 0, queueKey: job.submitTime, partition: Math.min(job.partition, this.capacities.length - 1) });
+      if (!this.entries.has(job.id)) this.entries.set(job.id, { baselineMs: 0, lastPartialMs: 0, queueKey: job.submitTime, partition: Math.min(job.partition, this.capacities.length - 1) });
     }
+    for (const job of snapshot.jobs) this.entries.get(job.id)!.lastPartialMs = this.partialSizeMs(job);
     this.migrate(snapshot, decisions);
     this.launch(snapshot, decisions);
     return decisions;
@@ -208,11 +237,19 @@ export class TyrexPolicy implements Policy {
 
   private forgetFinishedJobs(snapshot: ClusterSnapshot): void {
     const live = new Set(snapshot.jobs.map((j) => j.id));
-    for (const id of this.entries.keys()) {
+    for (const [id, entry] of this.entries) {
       if (live.has(id)) continue;
+      if (entry.lastPartialMs > 0) this.remember(entry.partition, entry.lastPartialMs);
       this.entries.delete(id);
       this.launchedIn.delete(id);
     }
+  }
+
+  private remember(partition: number, partialMs: number): void {
+    if (this.historySize === 0) return;
+    const list = this.departed[partition]!;
+    list.push(partialMs);
+    if (list.length > this.historySize) list.shift();
   }
 
   private migrate(snapshot: ClusterSnapshot, decisions: Decision[]): void {
@@ -226,8 +263,11 @@ export class TyrexPolicy implements Policy {
       if (this.mode === 'static') {
         timer = this.timersMs[k]!;
       } else {
-        const cv2 = squaredCv(sizes);
-        const cutoff = cv2 > this.cv2Threshold ? optimalCutoff(sizes) : undefined;
+        // Jobs that have completed nothing here yet have an unknown size, not a size of zero: left
+        // in, a queue of fresh arrivals makes any job with one finished task look like an outlier.
+        const measured = [...sizes.filter((s) => s > 0), ...this.departed[k]!];
+        const cv2 = squaredCv(measured);
+        const cutoff = cv2 > this.cv2Threshold ? optimalCutoff(measured) : undefined;
         timer = cutoff ?? Number.POSITIVE_INFINITY;
         if (this.lastTimer.get(k) !== timer) {
           this.lastTimer.set(k, timer);
@@ -239,6 +279,7 @@ export class TyrexPolicy implements Policy {
         if (!(size > timer)) continue;
         const entry = this.entries.get(job.id)!;
         decisions.push({ kind: 'migrate', jobId: job.id, toPartition: k + 1, partialSizeMs: size, timerMs: timer });
+        this.remember(k, size);
         entry.partition = k + 1;
         entry.baselineMs = job.stats.completedMapMs + job.stats.completedReduceMs;
         if (this.migratedOrder === 'tail') entry.queueKey = snapshot.now;
@@ -299,22 +340,38 @@ export class TyrexPolicy implements Policy {
       for (const kind of ['map', 'reduce'] as const satisfies readonly TaskKind[]) {
         // Each free slot goes to the first partition (P_1 first) that is under its cap and has a
         // task for it; a partition never uses more than its own share of the cluster's slots.
-        for (let k = 0; k < K && (kind === 'map' ? room.mapSlots : room.reduceSlots) > 0; ) {
+        const free = () => (kind === 'map' ? room.mapSlots : room.reduceSlots) > 0;
+        const launch = (job: JobView, task: TaskView, chargedTo: number): void => {
+          launched.add(task.id);
+          if (kind === 'map') room.mapSlots -= 1;
+          else room.reduceSlots -= 1;
+          room.memoryMb -= task.memoryMb;
+          used[kind][chargedTo]! += 1;
+          let perJob = this.launchedIn.get(job.id);
+          if (!perJob) this.launchedIn.set(job.id, (perJob = new Map()));
+          perJob.set(task.id, chargedTo);
+          decisions.push({ kind: 'launch', taskId: task.id, jobId: job.id, workerId: room.worker.id, memoryMb: task.memoryMb, locality: localityOf(task, room.worker) });
+        };
+        for (let k = 0; k < K && free(); ) {
           const chosen = used[kind][k]! < cap[kind][k]! ? pick(k, kind, room) : undefined;
           if (!chosen) {
             k++;
             continue;
           }
-          const { job, task } = chosen;
-          launched.add(task.id);
-          if (kind === 'map') room.mapSlots -= 1;
-          else room.reduceSlots -= 1;
-          room.memoryMb -= task.memoryMb;
-          used[kind][k]! += 1;
-          let perJob = this.launchedIn.get(job.id);
-          if (!perJob) this.launchedIn.set(job.id, (perJob = new Map()));
-          perJob.set(task.id, k);
-          decisions.push({ kind: 'launch', taskId: task.id, jobId: job.id, workerId: room.worker.id, memoryMb: task.memoryMb, locality: localityOf(task, room.worker) });
+          launch(chosen.job, chosen.task, k);
+        }
+        if (!this.borrowIdle) continue;
+        // Lenders: partitions under their cap with nothing of this kind to run here.
+        for (let lender = 0; lender < K && free(); lender++) {
+          if (used[kind][lender]! >= cap[kind][lender]! || pick(lender, kind, room)) continue;
+          for (let k = 0; k < K && free() && used[kind][lender]! < cap[kind][lender]!; ) {
+            const chosen = k === lender ? undefined : pick(k, kind, room);
+            if (!chosen) {
+              k++;
+              continue;
+            }
+            launch(chosen.job, chosen.task, lender);
+          }
         }
       }
     }
@@ -334,7 +391,7 @@ function rankOf(task: TaskView, worker: WorkerView): number {
 
 /** Builds a Tyrex policy from `createPolicy` options, rejecting unknown keys. */
 export function createTyrexPolicy(options: Readonly<Record<string, unknown>>, mode?: 'static' | 'dynamic'): TyrexPolicy {
-  const known = new Set(['capacities', 'mode', 'timersMs', 'cv2Threshold', 'migratedOrder']);
+  const known = new Set(['capacities', 'mode', 'timersMs', 'cv2Threshold', 'migratedOrder', 'history', 'borrowIdle']);
   const unknown = Object.keys(options).filter((k) => !known.has(k));
   if (unknown.length > 0) throw new MinimrError('EBADJOB', `tyrex: unknown option(s) ${unknown.join(', ')}; known: ${[...known].join(', ')}`, { policy: 'tyrex' });
   if (mode && options.mode !== undefined && options.mode !== mode) {
