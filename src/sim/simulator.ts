@@ -1063,14 +1063,11 @@ export class Simulator {
 
   run(): SimulationResult {
     const batch = this.settings.batchSameTime;
-    let stopped = false;
     while (this.heap.size > 0) {
       const t = this.heap.peek()!.time;
       if (t > this.maxSimMs) break;
-      if (this.pendingRealEvents === 0 && this.attempts.size === 0 && t - this.lastChangeMs > this.stallMs) {
-        stopped = true;
-        break;
-      }
+      // Only heartbeats left and nothing running: a policy that will never launch again.
+      if (this.pendingRealEvents === 0 && this.attempts.size === 0 && t - this.lastChangeMs > this.stallMs) break;
       this.sampleUntil(t);
       this.now = t;
       let trigger: SchedulingTrigger | null = null;
@@ -1085,7 +1082,6 @@ export class Simulator {
       } while (batch && this.heap.size > 0 && this.heap.peek()!.time === t);
       if (trigger) this.consult(trigger);
     }
-    void stopped;
     this.pushSample(this.now);
     return { run: this.record(), decisions: this.decisionLog, stats: this.statsNow() };
   }
