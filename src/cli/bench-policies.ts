@@ -4,21 +4,18 @@
  * writers for both. The real cluster keeps the workload's shape (jobs, apps, arrival order, pools,
  * racks) and scales sizes and times; see runWorkloadOnCluster for how.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { computeMetrics, metricsTable, writeReport, type PolicyMetrics } from '../metrics/index.js';
 import { runWorkloadOnCluster, type RealDecisionRecord } from '../runtime/index.js';
 import type { PolicyOptions, PoolView } from '../scheduler/index.js';
 import {
-  clusterPreset,
   comparePolicies,
   defaultClusterFor,
-  namedWorkload,
-  parseClusterJson,
-  readWorkloadFile,
+  loadCluster,
+  loadWorkload,
   writeComparison,
-  WORKLOAD_NAMES,
   type ClusterShape,
   type ComparisonResult,
   type Workload,
@@ -69,29 +66,6 @@ export interface BenchPoliciesResult {
   readonly sim?: ComparisonResult;
   readonly real?: { readonly cluster: ClusterShape; readonly workload: Workload; readonly runtimeAloneMs: Readonly<Record<string, number>>; readonly policies: readonly RealPolicyResult[] };
   readonly files: readonly string[];
-}
-
-export async function loadWorkload(spec: string, o: { seed?: number; load?: number; scale?: number }): Promise<Workload> {
-  const named = { ...(o.seed !== undefined ? { seed: o.seed } : {}), ...(o.load !== undefined ? { load: o.load } : {}), ...(o.scale !== undefined ? { scale: o.scale } : {}) };
-  if ((WORKLOAD_NAMES as readonly string[]).includes(spec)) return namedWorkload(spec, named);
-  let text: string;
-  try {
-    text = await readFile(spec, 'utf8');
-  } catch (err) {
-    throw new MinimrError('EBADCONF', `workload "${spec}" is neither a known name (${WORKLOAD_NAMES.join(', ')}) nor a readable file: ${(err as Error).message}`);
-  }
-  return readWorkloadFile(text, spec);
-}
-
-export async function loadCluster(spec: string): Promise<ClusterShape> {
-  if (!spec.endsWith('.json')) return clusterPreset(spec);
-  let value: unknown;
-  try {
-    value = JSON.parse(await readFile(spec, 'utf8'));
-  } catch (err) {
-    throw new MinimrError('EBADCONF', `cannot read cluster file ${spec}: ${(err as Error).message}`);
-  }
-  return parseClusterJson(value, spec);
 }
 
 /** The real cluster: `workers` alike, dealt into `racks` racks in order (worker-0, worker-1 on rack 1 ...). */

@@ -22,6 +22,7 @@ import {
 } from '../runtime/index.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { benchPolicies } from './bench-policies.js';
+import { runSimCommand } from '../sim/index.js';
 import { formatBytes, parseSize } from './units.js';
 
 const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';
@@ -202,6 +203,42 @@ async function main(): Promise<void> {
           process.once('SIGTERM', resolve);
         });
         await cluster.stop();
+      },
+    )
+    .command(
+      'sim',
+      'simulate a workload on a simulated cluster under one or more policies (discrete-event, deterministic)',
+      (y) =>
+        y
+          .option('workload', { type: 'string', demandOption: true, describe: 'hvw|mvw|lvw|wkld-a..e|yarn-me-uniform|yarn-me-exp|improved-fair, or a .json SLS trace / workload' })
+          .option('cluster', { type: 'string', describe: 'preset (tyrex-20, improved-fair-12, fawkes-60, fawkes-48, yarn-me-50, yarn-me-100, yarn-me-3000) or a .json file; default: the workload\'s' })
+          .option('policy', { type: 'string', array: true, default: ['fifo'], describe: 'policy name; repeat to compare' })
+          .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
+          .option('seed', { type: 'number', default: 1 })
+          .option('load', { type: 'number', describe: 'offered load for the Tyrex workloads (default 0.7)' })
+          .option('scale', { type: 'number', describe: 'workload scale (jobs or sizes, per generator)' })
+          .option('heartbeat-ms', { type: 'number', describe: 'default: max(3 s, workers / 100 s)' })
+          .option('noise', { type: 'number', describe: 'duration mis-estimation, e.g. 0.15 for +-15%' })
+          .option('out', { type: 'string', describe: 'directory for results.json, results.md and SVG plots' }),
+      async (argv) => {
+        const { policyOptions } = await policySettings(argv);
+        const { table, files } = await runSimCommand(
+          {
+            workload: argv.workload,
+            cluster: argv.cluster,
+            policies: argv.policy.map(String),
+            policyOptions,
+            seed: argv.seed,
+            load: argv.load,
+            scale: argv.scale,
+            heartbeatMs: argv['heartbeat-ms'],
+            noise: argv.noise,
+            out: argv.out,
+          },
+          (line) => process.stderr.write(`${line}\n`),
+        );
+        process.stdout.write(table);
+        for (const f of files) process.stderr.write(`wrote ${f}\n`);
       },
     )
     .command(

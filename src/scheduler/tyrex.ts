@@ -15,10 +15,9 @@
  * Timers: STATICTAGS uses configured timers T_1..T_{K-1}; DYNAMICTAGS recomputes, at every
  * scheduling call, the cutoff p at which the squared coefficients of variation of the partial
  * sizes below and above p are equal, and only when those sizes vary enough (CV^2 > 2). The
- * distribution is that of the partial sizes of the jobs in the partition that have completed work
- * there (a job none of whose tasks has completed has told us nothing about its size yet), plus the
- * partial sizes of the last `history` jobs that left the partition: with a FIFO queue only a few
- * jobs have work in progress at a time, too few for a coefficient of variation to mean anything.
+ * distribution is, as the spec says, the current partial sizes of all the jobs in the partition,
+ * zeros included. (Leaving out the jobs with nothing completed yet, and adding the sizes of recent
+ * departures instead, was tried: in the simulator on HVW it migrated too little and P_1 clogged.)
  *
  * Migration order: a migrated job joins the tail of the next partition's queue, as in the paper
  * (TAGS serves each host in FIFO order of arrival at that host); `migratedOrder: 'arrival'` keeps
@@ -39,11 +38,6 @@ export interface TyrexOptions {
   readonly cv2Threshold?: number;
   /** Where a migrated job joins the next queue: 'tail' (default, the paper) or 'arrival'. */
   readonly migratedOrder?: 'tail' | 'arrival';
-  /**
-   * DYNAMICTAGS: how many of the partial sizes that jobs had when they left a partition (migrated
-   * or finished) join the current ones in the distribution the cutoff is computed from; default 100.
-   */
-  readonly history?: number;
   /**
    * Beyond the paper, off by default: a partition whose queue has no task for a free slot lends it
    * to the other partitions' queues. The borrowed slot is given back at the next task boundary: a
@@ -157,8 +151,6 @@ interface Room {
 interface JobEntry {
   /** Partial-size baseline: the job's completed task time when it entered its current partition. */
   baselineMs: number;
-  /** Its partial size at the last call, recorded in the history when the job finishes. */
-  lastPartialMs: number;
   /** Position in its partition's queue: submission time, or the migration time for 'tail'. */
   queueKey: number;
   partition: number;
@@ -177,10 +169,7 @@ export class TyrexPolicy implements Policy {
   /** Dynamic timers as computed, per partition (DYNAMICTAGS only). */
   readonly timerHistory: TimerSample[] = [];
   private readonly lastTimer = new Map<number, number>();
-  private readonly historySize: number;
   private readonly borrowIdle: boolean;
-  /** Per partition, partial sizes of the jobs that left it, oldest first (at most historySize). */
-  private readonly departed: number[][];
 
   constructor(options: TyrexOptions = {}) {
     const capacities = options.capacities ?? [0.3, 0.7];
@@ -208,10 +197,6 @@ export class TyrexPolicy implements Policy {
     this.timersMs = timersMs;
     this.cv2Threshold = cv2Threshold;
     this.migratedOrder = migratedOrder;
-    const history = options.history ?? 100;
-    if (!Number.isInteger(history) || history < 0) bad('history must be a non-negative integer');
-    this.historySize = history;
-    this.departed = capacities.map(() => []);
     if (options.borrowIdle !== undefined && typeof options.borrowIdle !== 'boolean') bad('borrowIdle must be true or false');
     this.borrowIdle = options.borrowIdle ?? false;
     this.name = `${mode === 'static' ? 'tyrex-static' : 'tyrex-dynamic'}${this.borrowIdle ? '+borrow' : ''}`;
@@ -221,9 +206,8 @@ export class TyrexPolicy implements Policy {
     const decisions: Decision[] = [];
     this.forgetFinishedJobs(snapshot);
     for (const job of snapshot.jobs) {
-      if (!this.entries.has(job.id)) this.entries.set(job.id, { baselineMs: 0, lastPartialMs: 0, queueKey: job.submitTime, partition: Math.min(job.partition, this.capacities.length - 1) });
+      if (!this.entries.has(job.id)) this.entries.set(job.id, { baselineMs: 0, queueKey: job.submitTime, partition: Math.min(job.partition, this.capacities.length - 1) });
     }
-    for (const job of snapshot.jobs) this.entries.get(job.id)!.lastPartialMs = this.partialSizeMs(job);
     this.migrate(snapshot, decisions);
     this.launch(snapshot, decisions);
     return decisions;
@@ -237,19 +221,11 @@ export class TyrexPolicy implements Policy {
 
   private forgetFinishedJobs(snapshot: ClusterSnapshot): void {
     const live = new Set(snapshot.jobs.map((j) => j.id));
-    for (const [id, entry] of this.entries) {
+    for (const id of this.entries.keys()) {
       if (live.has(id)) continue;
-      if (entry.lastPartialMs > 0) this.remember(entry.partition, entry.lastPartialMs);
       this.entries.delete(id);
       this.launchedIn.delete(id);
     }
-  }
-
-  private remember(partition: number, partialMs: number): void {
-    if (this.historySize === 0) return;
-    const list = this.departed[partition]!;
-    list.push(partialMs);
-    if (list.length > this.historySize) list.shift();
   }
 
   private migrate(snapshot: ClusterSnapshot, decisions: Decision[]): void {
@@ -263,11 +239,8 @@ export class TyrexPolicy implements Policy {
       if (this.mode === 'static') {
         timer = this.timersMs[k]!;
       } else {
-        // Jobs that have completed nothing here yet have an unknown size, not a size of zero: left
-        // in, a queue of fresh arrivals makes any job with one finished task look like an outlier.
-        const measured = [...sizes.filter((s) => s > 0), ...this.departed[k]!];
-        const cv2 = squaredCv(measured);
-        const cutoff = cv2 > this.cv2Threshold ? optimalCutoff(measured) : undefined;
+        const cv2 = squaredCv(sizes);
+        const cutoff = cv2 > this.cv2Threshold ? optimalCutoff(sizes) : undefined;
         timer = cutoff ?? Number.POSITIVE_INFINITY;
         if (this.lastTimer.get(k) !== timer) {
           this.lastTimer.set(k, timer);
@@ -279,7 +252,6 @@ export class TyrexPolicy implements Policy {
         if (!(size > timer)) continue;
         const entry = this.entries.get(job.id)!;
         decisions.push({ kind: 'migrate', jobId: job.id, toPartition: k + 1, partialSizeMs: size, timerMs: timer });
-        this.remember(k, size);
         entry.partition = k + 1;
         entry.baselineMs = job.stats.completedMapMs + job.stats.completedReduceMs;
         if (this.migratedOrder === 'tail') entry.queueKey = snapshot.now;
@@ -391,7 +363,7 @@ function rankOf(task: TaskView, worker: WorkerView): number {
 
 /** Builds a Tyrex policy from `createPolicy` options, rejecting unknown keys. */
 export function createTyrexPolicy(options: Readonly<Record<string, unknown>>, mode?: 'static' | 'dynamic'): TyrexPolicy {
-  const known = new Set(['capacities', 'mode', 'timersMs', 'cv2Threshold', 'migratedOrder', 'history', 'borrowIdle']);
+  const known = new Set(['capacities', 'mode', 'timersMs', 'cv2Threshold', 'migratedOrder', 'borrowIdle']);
   const unknown = Object.keys(options).filter((k) => !known.has(k));
   if (unknown.length > 0) throw new MinimrError('EBADJOB', `tyrex: unknown option(s) ${unknown.join(', ')}; known: ${[...known].join(', ')}`, { policy: 'tyrex' });
   if (mode && options.mode !== undefined && options.mode !== mode) {

@@ -51,3 +51,4 @@ export {
   type PolicyFactory,
   type PolicyResult,
 } from './compare.js';
+export { loadCluster, loadWorkload, runSimCommand, type SimCommandArgs } from './command.js';

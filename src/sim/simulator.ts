@@ -839,10 +839,15 @@ export class Simulator {
     if (w.usedReduce < w.shape.reduceSlots && free > this.maxFree.reduce) this.maxFree.reduce = free;
   }
 
+  /** Set when a launch took a task as small as the smallest runnable one: the minimum may rise. */
+  private minPendingStale = true;
+
   private recomputeFit(): void {
     this.maxFree.map = -1;
     this.maxFree.reduce = -1;
     for (const w of this.workersById) this.capacityFreed(w);
+    if (!this.minPendingStale) return;
+    this.minPendingStale = false;
     this.minPending.map = Number.POSITIVE_INFINITY;
     this.minPending.reduce = Number.POSITIVE_INFINITY;
     for (const job of this.active) {
@@ -886,26 +891,43 @@ export class Simulator {
 
   /**
    * The part of `snapshot` the decisions name: their workers, and the jobs holding their tasks,
-   * attempts and job ids. validateDecisions only ever looks things up by those ids, so it finds
-   * exactly the same problems here as on the whole snapshot, in time proportional to the decisions
-   * rather than to every pending task of the cluster.
+   * attempts and job ids, each job listing only the named pending tasks and running attempts
+   * (the very view objects of the snapshot). validateDecisions only ever looks things up by those
+   * ids, so it finds exactly the same problems here as on the whole snapshot, in time proportional
+   * to the decisions rather than to every pending task of the cluster. Nothing has changed since
+   * the snapshot was built: decisions are applied only after they are checked.
    */
   private partOfSnapshot(snapshot: ClusterSnapshot, decisions: readonly Decision[]): ClusterSnapshot {
     const workerIds = new Set<string>();
     const jobIds = new Set<string>();
+    const pending = new Map<string, TaskView[]>();
+    const running = new Map<string, AttemptView[]>();
+    const addTask = (taskId: string): void => {
+      const task = this.tasks.get(taskId);
+      if (!task) return;
+      const job = task.job;
+      jobIds.add(job.id);
+      const visible = task.state === 'pending' && job.state === 'active' && (task.kind === 'map' || job.mapsDone === job.maps.length);
+      const list = pending.get(job.id) ?? [];
+      if (visible && task.view && !list.includes(task.view)) list.push(task.view);
+      pending.set(job.id, list);
+    };
     for (const d of decisions) {
       switch (d.kind) {
         case 'launch':
-        case 'replicate': {
+        case 'replicate':
           workerIds.add(d.workerId);
           jobIds.add(d.jobId);
-          const task = this.tasks.get(d.taskId);
-          if (task) jobIds.add(task.job.id);
+          addTask(d.taskId);
           break;
-        }
         case 'kill': {
           const a = this.attempts.get(d.attemptId);
-          if (a) jobIds.add(a.task.job.id);
+          if (a?.view) {
+            jobIds.add(a.task.job.id);
+            const list = running.get(a.task.job.id) ?? [];
+            if (!list.includes(a.view)) list.push(a.view);
+            running.set(a.task.job.id, list);
+          }
           break;
         }
         case 'migrate':
@@ -916,14 +938,20 @@ export class Simulator {
           break;
       }
     }
+    const jobs: JobView[] = [];
+    for (const id of jobIds) {
+      const job = this.jobsById.get(id);
+      if (!job || job.state !== 'active' || !job.view) continue;
+      jobs.push({ ...job.view, pendingTasks: pending.get(id) ?? [], runningAttempts: running.get(id) ?? [] });
+    }
     return {
       ...snapshot,
+      jobs,
       workers: [...workerIds].flatMap((id) => {
         const slot = this.workers.get(id)?.slot ?? -1;
         const view = slot >= 0 ? snapshot.workers[slot] : undefined;
         return view && view.id === id ? [view] : [];
       }),
-      jobs: snapshot.jobs.filter((j) => jobIds.has(j.id)),
     };
   }
 
@@ -1007,6 +1035,7 @@ export class Simulator {
     this.launches++;
     this.attempts.set(id, a);
     task.state = 'running';
+    if (spec.memoryMb <= this.minPending[task.kind]) this.minPendingStale = true;
     removeItem(task.kind === 'map' ? job.pendingMaps : job.pendingReduces, task);
     job.running.push(a);
     if (task.kind === 'map') job.mapFirstStart ??= this.now;
@@ -1034,14 +1063,11 @@ export class Simulator {
 
   run(): SimulationResult {
     const batch = this.settings.batchSameTime;
-    let stopped = false;
     while (this.heap.size > 0) {
       const t = this.heap.peek()!.time;
       if (t > this.maxSimMs) break;
-      if (this.pendingRealEvents === 0 && this.attempts.size === 0 && t - this.lastChangeMs > this.stallMs) {
-        stopped = true;
-        break;
-      }
+      // Only heartbeats left and nothing running: a policy that will never launch again.
+      if (this.pendingRealEvents === 0 && this.attempts.size === 0 && t - this.lastChangeMs > this.stallMs) break;
       this.sampleUntil(t);
       this.now = t;
       let trigger: SchedulingTrigger | null = null;
@@ -1056,7 +1082,6 @@ export class Simulator {
       } while (batch && this.heap.size > 0 && this.heap.peek()!.time === t);
       if (trigger) this.consult(trigger);
     }
-    void stopped;
     this.pushSample(this.now);
     return { run: this.record(), decisions: this.decisionLog, stats: this.statsNow() };
   }

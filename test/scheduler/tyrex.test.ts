@@ -198,3 +198,29 @@ describe('tyrex: DYNAMICTAGS decisions on hand-made snapshots', () => {
     assert.deepEqual(policy.schedule(s).filter((d) => d.kind === 'migrate'), []);
   });
 });
+
+policyConformance('tyrex-dynamic+borrow', () => createPolicy('tyrex-dynamic', { borrowIdle: true }), TYREX_CONFORMANCE);
+
+describe('tyrex: borrowing idle slots (beyond the paper)', () => {
+  test('an idle partition lends its slots, charged to it, and gets them back at the next task boundary', () => {
+    // One worker, 10 map slots: caps 3 (P_1) and 7 (P_2). One job in P_1, nothing in P_2.
+    const driver = new SnapshotDriver({
+      workers: [{ id: 'w1', rack: 'r1', mapSlots: 10, reduceSlots: 1, memoryMb: 100_000 }],
+      jobs: [
+        { id: 'a', submitTime: 0, maps: 12, reduces: 1 },
+        { id: 'b', submitTime: 1000, maps: 2, reduces: 1 },
+      ],
+    });
+    const policy = new TyrexPolicy({ mode: 'static', timersMs: [1e9], borrowIdle: true });
+    const rounds = driver.run(policy, { maxTicks: 100, record: true }).rounds;
+    const at = (t: number) => rounds.find((r) => r.snapshot.now === t)!.decisions.filter((d): d is Launch => d.kind === 'launch').map((d) => d.taskId);
+    // t = 0: P_1's 3 slots and P_2's 7 idle ones all go to a.
+    assert.equal(at(0).length, 10);
+    // t = 1000: b arrives in P_1, whose slots are busy; P_2 lent all 7: nothing free.
+    assert.deepEqual(at(1000), []);
+    // t = 3000: all 10 end. P_1 (cap 3) serves its queue in FIFO order: a's last two maps, then
+    // b's first map; P_2 has nothing of its own and lends its 7: b's other map.
+    assert.deepEqual(at(3000), ['a-m10', 'a-m11', 'b-m0', 'b-m1']);
+    assert.equal(policy.name, 'tyrex-static+borrow');
+  });
+});

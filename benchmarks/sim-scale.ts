@@ -1,0 +1,85 @@
+/**
+ * The simulator's scale figures (issue 4): a 300-job Tyrex HVW workload on tyrex-20 (20 workers,
+ * 6 map + 2 reduce slots) under FIFO in under 2 s, and 3000 YARN-ME-style jobs on yarn-me-3000
+ * (3000 workers x 16 cores x 10 GB) under FIFO in under 2 minutes. Wall time covers the simulation
+ * run alone (workload generation and runtime-alone runs excluded), in this process, cold.
+ *
+ * The 3000-job trace is YARN-ME's uniform trace scaled 30x, with arrivals stretched so the offered
+ * memory load is 0.5 (the DSS setting, arrivals within 1000 s, is ~25x overloaded: FIFO then scans
+ * every pending task for every worker with a free core on each call, ~1 s per call at this size).
+ *
+ * Run: npm run bench:sim-scale   Writes bench-results/sim-scale/sim-scale.json and sim-scale.md.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { FifoPolicy } from '../src/scheduler/index.js';
+import { clusterPreset, simulate, tyrexWorkload, yarnMeTrace, type ClusterShape, type Workload } from '../src/sim/index.js';
+
+interface Row {
+  case: string;
+  jobs: number;
+  workers: number;
+  tasks: number;
+  events: number;
+  policyCalls: number;
+  simulatedHours: number;
+  wallS: number;
+  eventsPerS: number;
+  targetS: number;
+  pass: boolean;
+}
+
+function run(label: string, workload: Workload, cluster: ClusterShape, targetS: number): Row {
+  process.stderr.write(`${label}: ${workload.jobs.length} jobs on ${cluster.workers.length} workers ...\n`);
+  const started = performance.now();
+  const r = simulate({
+    workload,
+    cluster,
+    policy: new FifoPolicy(),
+    onProgress: (p) => process.stderr.write(`  t=${(p.simMs / 1000).toFixed(0)} s, ${p.jobsDone}/${p.jobsTotal} jobs, ${((performance.now() - started) / 1000).toFixed(1)} s wall\n`),
+  });
+  const wallS = (performance.now() - started) / 1000;
+  const unfinished = r.run.jobs.filter((j) => j.state !== 'succeeded').length;
+  if (unfinished > 0) throw new Error(`${label}: ${unfinished} jobs did not finish`);
+  return {
+    case: label,
+    jobs: workload.jobs.length,
+    workers: cluster.workers.length,
+    tasks: workload.jobs.reduce((s, j) => s + j.maps.length + j.reduces.length, 0),
+    events: r.stats.events,
+    policyCalls: r.stats.policyCalls,
+    simulatedHours: r.stats.simulatedMs / 3_600_000,
+    wallS,
+    eventsPerS: r.stats.events / wallS,
+    targetS,
+    pass: wallS < targetS,
+  };
+}
+
+const tyrex = clusterPreset('tyrex-20');
+const big = clusterPreset('yarn-me-3000');
+const rows = [
+  run('Tyrex HVW, FIFO', tyrexWorkload({ variant: 'hvw', seed: 1 }), tyrex, 2),
+  run(
+    'YARN-ME uniform x30, FIFO',
+    yarnMeTrace({ kind: 'uniform', seed: 1, scale: 30, load: 0.5, clusterMemoryMb: big.workers.reduce((s, w) => s + w.memoryMb, 0) }),
+    big,
+    120,
+  ),
+];
+
+const head = ['case', 'jobs', 'workers', 'tasks', 'events', 'policy calls', 'simulated h', 'wall s', 'events/s', 'target', 'result'];
+const md = [
+  `| ${head.join(' | ')} |`,
+  `|${head.map(() => '---').join('|')}|`,
+  ...rows.map(
+    (r) =>
+      `| ${[r.case, r.jobs, r.workers, r.tasks, r.events, r.policyCalls, r.simulatedHours.toFixed(2), r.wallS.toFixed(2), Math.round(r.eventsPerS), `< ${r.targetS} s`, r.pass ? 'PASS' : 'FAIL'].join(' | ')} |`,
+  ),
+].join('\n');
+const dir = join('bench-results', 'sim-scale');
+mkdirSync(dir, { recursive: true });
+writeFileSync(join(dir, 'sim-scale.json'), `${JSON.stringify({ node: process.version, rows }, null, 2)}\n`);
+writeFileSync(join(dir, 'sim-scale.md'), `# Simulator scale (npm run bench:sim-scale)\n\n${md}\n`);
+process.stdout.write(`${md}\n`);

@@ -1,0 +1,75 @@
+/**
+ * `minimr sim`: the logic behind the yargs command, so the CLI stays a thin shell.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { MinimrError } from '../errors.js';
+import { metricsTable } from '../metrics/index.js';
+import type { PolicyOptions } from '../scheduler/index.js';
+import { clusterPreset, clusterPresetNames, parseClusterJson } from './clusters.js';
+import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
+import { readWorkloadFile } from './traces.js';
+import type { ClusterShape, Workload } from './types.js';
+import { WORKLOAD_NAMES, defaultClusterFor, namedWorkload } from './workloads.js';
+
+export interface SimCommandArgs {
+  readonly workload: string;
+  readonly cluster?: string;
+  readonly policies: readonly string[];
+  readonly policyOptions?: PolicyOptions;
+  readonly seed?: number;
+  readonly load?: number;
+  readonly scale?: number;
+  readonly out?: string;
+  readonly heartbeatMs?: number;
+  readonly noise?: number;
+}
+
+async function readText(path: string, what: string): Promise<string> {
+  try {
+    return await readFile(resolve(path), 'utf8');
+  } catch (err) {
+    throw new MinimrError('EBADCONF', `cannot read the ${what} ${path}: ${(err as Error).message}`);
+  }
+}
+
+export async function loadWorkload(name: string, o: { seed?: number; load?: number; scale?: number }): Promise<Workload> {
+  if ((WORKLOAD_NAMES as readonly string[]).includes(name)) return namedWorkload(name, o);
+  if (!/\.json$/i.test(name)) throw new MinimrError('EBADCONF', `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a .json trace/workload file`);
+  return readWorkloadFile(await readText(name, 'workload file'), name);
+}
+
+export async function loadCluster(name: string): Promise<ClusterShape> {
+  if (clusterPresetNames().includes(name)) return clusterPreset(name);
+  if (!/\.json$/i.test(name)) return clusterPreset(name);
+  const text = await readText(name, 'cluster file');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new MinimrError('EBADCONF', `cluster file ${name} is not valid JSON: ${(err as Error).message}`);
+  }
+  return parseClusterJson(value, name);
+}
+
+/** Runs the simulation(s), writes the report when `out` is given, returns the result and the table. */
+export async function runSimCommand(args: SimCommandArgs, progress: (line: string) => void): Promise<{ result: ComparisonResult; table: string; files: string[] }> {
+  const workload = await loadWorkload(args.workload, { seed: args.seed, load: args.load, scale: args.scale });
+  const cluster = await loadCluster(args.cluster ?? defaultClusterFor(args.workload));
+  progress(`workload ${workload.name}: ${workload.jobs.length} jobs; cluster ${cluster.name}: ${cluster.workers.length} workers`);
+  const policyOptions = Object.fromEntries(args.policies.map((p) => [p, args.policyOptions ?? {}]));
+  const result = comparePolicies({
+    workload,
+    cluster,
+    policies: args.policies,
+    policyOptions,
+    keepRuns: false,
+    onProgress: progress,
+    ...(args.seed !== undefined ? { seed: args.seed } : {}),
+    ...(args.heartbeatMs !== undefined ? { heartbeatMs: args.heartbeatMs } : {}),
+    ...(args.noise !== undefined ? { noise: args.noise } : {}),
+  });
+  const table = metricsTable(result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics })));
+  const files = args.out ? await writeComparison(resolve(args.out), result) : [];
+  return { result, table, files };
+}

@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+
+import { computeMetrics, metricsTable, quantile, summarizeSlowdowns, variability, type AttemptRunRecord, type JobRunRecord, type RunRecord } from '../../src/metrics/index.js';
+import { clusterPreset, comparePolicies, tyrexWorkload, writeComparison } from '../../src/sim/index.js';
+import { FifoPolicy } from '../../src/scheduler/index.js';
+
+describe('quantiles', () => {
+  const ten = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+  test('nearest rank: smallest x with F(x) >= q', () => {
+    assert.equal(quantile(ten, 50), 5);
+    assert.equal(quantile(ten, 95), 10);
+    assert.equal(quantile(ten, 90), 9);
+    assert.equal(quantile(ten, 91), 10);
+    assert.equal(quantile(ten, 10), 1);
+    assert.equal(quantile(ten, 0), 1);
+    assert.equal(quantile([7], 99), 7);
+    assert.ok(Number.isNaN(quantile([], 50)));
+  });
+
+  test('V_F(q) = F^-1(q) / F^-1(50)', () => {
+    assert.equal(variability(ten, 95), 2);
+    const s = summarizeSlowdowns([4, 1, 2, 8, 1, 1, 3, 2, 1, 20]);
+    // sorted: 1 1 1 1 2 2 3 4 8 20 -> median (rank 5) 2, p95 (rank 10) 20, p90 (rank 9) 8
+    assert.deepEqual([s.median, s.p95, s.vf95, s.vf90, s.max, s.mean], [2, 20, 10, 4, 20, 4.3]);
+  });
+});
+
+function jobRec(id: string, submitMs: number, finishMs: number, over: Partial<JobRunRecord> = {}): JobRunRecord {
+  return {
+    id, name: id, app: 'x', pool: 'default', cluster: 'default', submitMs, finishMs, state: 'succeeded', mapsTotal: 1, reducesTotal: 1,
+    mapPhase: null, reducePhase: null, partition: 0, migrations: [], ...over,
+  };
+}
+
+function attempt(over: Partial<AttemptRunRecord>): AttemptRunRecord {
+  return {
+    id: 'a', jobId: 'j1', taskId: 't', kind: 'map', workerId: 'w1', startMs: 0, endMs: 1000, outcome: 'succeeded', locality: 'node', partition: 0,
+    inputBytes: 0, bytesRead: 0, remoteNodeBytes: 0, remoteRackBytes: 0, memoryMb: 100, idealMemoryMb: 100, ...over,
+  };
+}
+
+describe('computeMetrics on a hand-made run', () => {
+  const run: RunRecord = {
+    policy: 'p', workload: 'w', cluster: 'c', seed: 1, endMs: 40_000,
+    jobs: [
+      jobRec('j1', 0, 20_000, { mapPhase: { requestMs: 0, firstStartMs: 1000, endMs: 12_000 }, reducePhase: { requestMs: 12_000, firstStartMs: 12_000, endMs: 20_000 } }),
+      jobRec('j2', 10_000, 40_000, { partition: 1, mapPhase: { requestMs: 10_000, firstStartMs: 10_000, endMs: 30_000 }, reducePhase: { requestMs: 30_000, firstStartMs: 31_000, endMs: 40_000 } }),
+      jobRec('j3', 5_000, 0, { state: 'failed', finishMs: null }),
+    ],
+    attempts: [
+      attempt({ jobId: 'j1', startMs: 0, endMs: 4000, outcome: 'killed', bytesRead: 100, remoteNodeBytes: 100, remoteRackBytes: 0 }),
+      attempt({ jobId: 'j1', startMs: 4000, endMs: 12_000, remoteNodeBytes: 300, remoteRackBytes: 300, bytesRead: 300 }),
+      attempt({ jobId: 'j2', startMs: 10_000, endMs: 30_000, partition: 1, outcome: 'failed' }),
+    ],
+    replications: [{ timeMs: 1, jobId: 'j1', taskId: 't', workerId: 'w2', bytes: 50, crossRack: true }],
+    utilization: [
+      { timeMs: 0, mapSlotsUsed: 2, reduceSlotsUsed: 0, memoryUsedMb: 100, mapSlots: 4, reduceSlots: 2, memoryMb: 400, elasticAttempts: 0, partitionSlotsUsed: [2], workers: 1 },
+      { timeMs: 20_000, mapSlotsUsed: 4, reduceSlotsUsed: 2, memoryUsedMb: 400, mapSlots: 4, reduceSlots: 2, memoryMb: 400, elasticAttempts: 2, partitionSlotsUsed: [0, 6], workers: 1 },
+    ],
+  };
+  const m = computeMetrics(run, new Map([['j1', 10_000], ['j2', 10_000], ['j3', 5_000]]), { partitionCapacity: [0.5, 0.5] });
+
+  test('slowdowns, JCT, makespan and phases', () => {
+    assert.deepEqual(m.perJob.map((j) => [j.id, j.slowdown]), [['j1', 2], ['j2', 3]]);
+    assert.equal(m.slowdown.median, 2);
+    assert.equal(m.slowdown.p95, 3);
+    assert.equal(m.avgJctMs, 25_000);
+    assert.equal(m.makespanMs, 40_000);
+    // map phases 12 s and 20 s; reduce phases 8 s and 10 s (from the request, not the first launch)
+    assert.equal(m.avgMapPhaseMs, 16_000);
+    assert.equal(m.avgReducePhaseMs, 9_000);
+    assert.deepEqual([m.jobs, m.finished, m.failed, m.unfinished], [3, 2, 1, 0]);
+  });
+
+  test('data movement', () => {
+    assert.deepEqual(m.dataMovement, {
+      remoteNodeBytes: 400, remoteRackBytes: 300, rereadBytes: 100, killedSlotSeconds: 4, killedAttempts: 1,
+      failedSlotSeconds: 20, failedAttempts: 1, replicatedBytes: 50, replicatedCrossRackBytes: 50, networkBytes: 450,
+    });
+  });
+
+  test('utilization is time-weighted over first submission .. last finish', () => {
+    // 0-20 s: 2/6 slots, 100/400 memory; 20-40 s: 6/6, 400/400.
+    assert.ok(Math.abs(m.utilization.slots - (2 / 6 + 1) / 2) < 1e-12);
+    assert.ok(Math.abs(m.utilization.memory - (0.25 + 1) / 2) < 1e-12);
+    assert.ok(Math.abs(m.utilization.mapSlots - 0.75) < 1e-12);
+    assert.equal(m.utilization.elasticAttempts, 1);
+  });
+
+  test('partitions: jobs finished in each, slot-seconds and utilization against capacity', () => {
+    // partition 0: 4 + 8 s of attempts; partition 1: 20 s. Capacity 0.5 * 6 slots * 40 s = 120 slot-s.
+    assert.deepEqual(m.partitions.map((p) => [p.partition, p.jobsFinished, p.fraction, p.slotSeconds, p.utilization]), [
+      [0, 1, 0.5, 12, 12 / 120],
+      [1, 1, 0.5, 20, 20 / 120],
+    ]);
+  });
+
+  test('the Markdown table has a row per policy', () => {
+    const table = metricsTable([{ policy: 'a', metrics: m }, { policy: 'b', metrics: m }]);
+    assert.equal(table.trim().split('\n').length, 4);
+    assert.match(table, /\| a \| 2\/3 \| 2\.00 \| 3\.00 \|/);
+  });
+});
+
+describe('comparePolicies and writeComparison', () => {
+  test('runs each policy fresh on the same workload and writes the report files', async () => {
+    const workload = tyrexWorkload({ variant: 'hvw', seed: 5, scale: 0.1 });
+    const result = comparePolicies({ workload, cluster: clusterPreset('tyrex-20'), policies: ['fifo', { name: 'fifo-again', create: () => new FifoPolicy() }] });
+    assert.deepEqual(result.policies.map((p) => p.policy), ['fifo', 'fifo-again']);
+    // Same policy twice on the same workload and seed: identical figures.
+    assert.deepEqual(result.policies[0]!.metrics, result.policies[1]!.metrics);
+    assert.equal(Object.keys(result.runtimeAloneMs).length, workload.jobs.length);
+    // A job's response time is never below its runtime alone under FIFO on the same model, up to
+    // the heartbeat phase (its arrival relative to the workers' heartbeats; tyrex-20 beats every 3 s).
+    for (const j of result.policies[0]!.metrics.perJob) assert.ok(j.responseMs >= j.aloneMs - 3000, `${j.id}: ${j.responseMs} ms vs ${j.aloneMs} ms alone`);
+    const dir = await mkdtemp(join(tmpdir(), 'minimr-compare-'));
+    try {
+      const files = await writeComparison(dir, result);
+      assert.deepEqual(files.map((f) => f.slice(dir.length + 1)), ['results.json', 'results.md', 'slowdown-cdf.svg', 'data-movement.svg']);
+      const json = JSON.parse(await readFile(join(dir, 'results.json'), 'utf8')) as { policies: Array<{ policy: string }> };
+      assert.deepEqual(json.policies.map((p) => p.policy), ['fifo', 'fifo-again']);
+      assert.match(await readFile(join(dir, 'slowdown-cdf.svg'), 'utf8'), /^<svg/);
+      assert.match(await readFile(join(dir, 'data-movement.svg'), 'utf8'), /fifo-again/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,378 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { MinimrError } from '../../src/errors.js';
+import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
+import { EventHeap, RackIndex, clusterPreset, placeReplicas, simulate, streamFor, tyrexWorkload, type SimulationOptions } from '../../src/sim/index.js';
+import { MiB, cluster, grantingPolicy, job, task, worker } from './helpers.js';
+
+function finishTimes(r: ReturnType<typeof simulate>): Record<string, number | null> {
+  return Object.fromEntries(r.run.jobs.map((j) => [j.id, j.finishMs]));
+}
+
+describe('event heap', () => {
+  test('equal times come out in insertion order, times in order', () => {
+    const heap = new EventHeap<string>();
+    const pushed: Array<[number, string]> = [];
+    const rand = streamFor(7, 'heap');
+    for (let i = 0; i < 500; i++) {
+      const t = Math.floor(rand() * 20);
+      heap.push(t, `e${i}`);
+      pushed.push([t, `e${i}`]);
+    }
+    // Reference: a stable sort by time keeps insertion order among equal times.
+    const expected = [...pushed].sort((a, b) => a[0] - b[0]).map((p) => p[1]);
+    const got: string[] = [];
+    for (let e = heap.pop(); e; e = heap.pop()) got.push(e.value);
+    assert.deepEqual(got, expected);
+  });
+
+  test('interleaved pushes and pops keep the (time, sequence) order', () => {
+    const heap = new EventHeap<string>();
+    heap.push(5, 'a');
+    heap.push(5, 'b');
+    heap.push(1, 'c');
+    assert.equal(heap.pop()!.value, 'c');
+    heap.push(5, 'd');
+    heap.push(3, 'e');
+    assert.deepEqual([heap.pop()!.value, heap.pop()!.value, heap.pop()!.value, heap.pop()!.value], ['e', 'a', 'b', 'd']);
+    assert.equal(heap.pop(), undefined);
+  });
+});
+
+describe('replica placement', () => {
+  test('HDFS-like: three distinct workers, second off the first rack, third on the second rack', () => {
+    const shape = clusterPreset('improved-fair-12');
+    const index = new RackIndex(shape.workers);
+    const rackOf = new Map(shape.workers.map((w) => [w.id, w.rack]));
+    const rand = streamFor(3, 'placement');
+    for (let i = 0; i < 200; i++) {
+      const [a, b, c] = placeReplicas(index, 3, rand);
+      assert.equal(new Set([a, b, c]).size, 3);
+      assert.notEqual(rackOf.get(b!), rackOf.get(a!));
+      assert.equal(rackOf.get(c!), rackOf.get(b!));
+    }
+  });
+
+  test('one rack: replicas are distinct; never more than the workers', () => {
+    const shape = cluster(worker('a', 'r'), worker('b', 'r'));
+    const got = placeReplicas(new RackIndex(shape.workers), 3, streamFor(1, 'x'));
+    assert.deepEqual([...got].sort(), ['a', 'b']);
+  });
+});
+
+describe('simulator: hand-computed FIFO runs', () => {
+  // 1 worker, 1 map + 1 reduce slot. Job 1 (t=0): maps of 10 s and 10 s, a reduce of 5 s.
+  // Job 2 (t=1 s): one map of 3 s. FIFO: job 1's maps run 0-10 and 10-20; at 20 s its reduce
+  // starts (20-25) and the map slot goes to job 2 (20-23).
+  const options = (over: Partial<SimulationOptions> = {}): SimulationOptions => ({
+    workload: { name: 'tiny', jobs: [job('job_0001', 0, [task(10_000), task(10_000)], [task(5_000)]), job('job_0002', 1_000, [task(3_000)])] },
+    cluster: cluster(worker('w1', 'r1')),
+    policy: new FifoPolicy(),
+    heartbeatMs: 1000,
+    ...over,
+  });
+
+  for (const policyCalls of ['when-useful', 'every-event'] as const) {
+    for (const batchSameTime of [true, false]) {
+      test(`exact finish times (${policyCalls}, batch ${batchSameTime})`, () => {
+        const r = simulate(options({ policyCalls, batchSameTime, freeze: true }));
+        assert.deepEqual(finishTimes(r), { job_0001: 25_000, job_0002: 23_000 });
+        const j1 = r.run.jobs[0]!;
+        assert.deepEqual(j1.mapPhase, { requestMs: 0, firstStartMs: 0, endMs: 20_000 });
+        assert.deepEqual(j1.reducePhase, { requestMs: 20_000, firstStartMs: 20_000, endMs: 25_000 });
+        assert.deepEqual(
+          r.run.attempts.map((a) => [a.id, a.startMs, a.endMs, a.outcome]),
+          [
+            ['attempt_0001_m_000000_0', 0, 10_000, 'succeeded'],
+            ['attempt_0001_m_000001_0', 10_000, 20_000, 'succeeded'],
+            ['attempt_0002_m_000000_0', 20_000, 23_000, 'succeeded'],
+            ['attempt_0001_r_000000_0', 20_000, 25_000, 'succeeded'],
+          ],
+        );
+      });
+    }
+  }
+
+  test('decisions are recorded with their time and trigger', () => {
+    const r = simulate(options());
+    assert.deepEqual(
+      r.decisions.map((d) => [d.timeMs, d.trigger, d.decision.kind === 'launch' ? d.decision.taskId : d.decision.kind]),
+      [
+        [0, 'job-submitted', 'task_0001_m_000000'],
+        [10_000, 'attempt-finished', 'task_0001_m_000001'],
+        [20_000, 'attempt-finished', 'task_0002_m_000000'],
+        [20_000, 'attempt-finished', 'task_0001_r_000000'],
+      ],
+    );
+  });
+
+  test('utilization samples hold the slot and memory use between events', () => {
+    const r = simulate(options({ sampleEveryMs: 5_000 }));
+    const at = (t: number) => r.run.utilization.find((s) => s.timeMs === t)!;
+    assert.equal(at(5_000).mapSlotsUsed, 1);
+    assert.equal(at(5_000).reduceSlotsUsed, 0);
+    assert.equal(at(5_000).memoryUsedMb, 1024);
+    assert.equal(at(20_000).mapSlotsUsed, 1); // left-limit at 20 s: job 1's second map
+    assert.equal(at(0).mapSlots, 1);
+  });
+});
+
+describe('simulator: model', () => {
+  test('step penalty: an under-sized map takes factor x its work', () => {
+    const r = simulate({
+      workload: { name: 'p', jobs: [job('job_0001', 0, [task(10_000, { penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 } })])] },
+      cluster: cluster(worker('w1', 'r1')),
+      policy: grantingPolicy(0.5),
+    });
+    assert.equal(r.run.attempts[0]!.memoryMb, 512);
+    assert.equal(r.run.jobs[0]!.finishMs, 15_000);
+  });
+
+  test('spill penalty: T + spilled / disk rate, sawtooth rule for reducers', () => {
+    // Buffer 1000 MiB, no overhead, granted 300 MB: 300 MiB * (ceil(1000/300) - 1) = 900 MiB
+    // spilled at the worker's 100 MB/s: +9 s.
+    const spill = { kind: 'spill', rule: 'reduce', bufferBytes: 1000 * MiB, overheadMb: 0, minFraction: 0.1 } as const;
+    const r = simulate({
+      workload: { name: 'p', jobs: [job('job_0001', 0, [], [task(10_000, { memoryMb: 1000, penalty: spill })])] },
+      cluster: cluster(worker('w1', 'r1')),
+      policy: grantingPolicy(0.3),
+    });
+    assert.equal(r.run.jobs[0]!.finishMs, 19_000);
+  });
+
+  test('below the minimum allocation the attempt fails at once, and the job fails after maxAttempts', () => {
+    const r = simulate({
+      workload: { name: 'p', jobs: [job('job_0001', 0, [task(10_000, { penalty: { kind: 'step', factor: 3, minFraction: 0.5 } })])] },
+      cluster: cluster(worker('w1', 'r1')),
+      policy: grantingPolicy(0.25),
+      maxAttempts: 3,
+    });
+    assert.deepEqual(r.run.attempts.map((a) => [a.outcome, a.cause, a.endMs - a.startMs]), [
+      ['failed', 'out-of-memory', 0],
+      ['failed', 'out-of-memory', 0],
+      ['failed', 'out-of-memory', 0],
+    ]);
+    assert.equal(r.run.jobs[0]!.state, 'failed');
+  });
+
+  for (const [label, racks, mbps, remoteRack] of [
+    ['off-rack', ['r1', 'r2'], 40, 64 * MiB],
+    ['rack-local', ['r1', 'r1'], 100, 0],
+  ] as const) {
+    test(`a ${label} map adds input / ${mbps} MB/s and counts its bytes`, () => {
+      // The input sits on w2, which has no map slot: FIFO runs the map on w1.
+      const r = simulate({
+        workload: { name: 'l', jobs: [job('job_0001', 0, [task(10_000, { inputBytes: 64 * MiB, replicas: ['w2'] })])] },
+        cluster: cluster(worker('w1', racks[0]), worker('w2', racks[1], { mapSlots: 0 })),
+        policy: new FifoPolicy(),
+        rackMBps: 100,
+        offRackMBps: 40,
+      });
+      const a = r.run.attempts[0]!;
+      assert.equal(a.workerId, 'w1');
+      assert.equal(a.endMs, 10_000 + Math.round((64 / mbps) * 1000));
+      assert.equal(a.remoteNodeBytes, 64 * MiB);
+      assert.equal(a.remoteRackBytes, remoteRack);
+    });
+  }
+
+  test('a node-local map reads nothing remotely', () => {
+    const r = simulate({
+      workload: { name: 'l', jobs: [job('job_0001', 0, [task(10_000, { inputBytes: 64 * MiB, replicas: ['w1'] })])] },
+      cluster: cluster(worker('w1', 'r1')),
+      policy: new FifoPolicy(),
+    });
+    assert.deepEqual([r.run.attempts[0]!.locality, r.run.attempts[0]!.endMs, r.run.attempts[0]!.remoteNodeBytes], ['node', 10_000, 0]);
+  });
+
+  test("a lost worker's attempt fails and is re-run; a worker that comes back gets work again", () => {
+    const base = {
+      workload: { name: 'f', jobs: [job('job_0001', 0, [task(10_000), task(10_000)])] },
+      cluster: cluster(worker('w1', 'r1'), worker('w2', 'r1')),
+      policy: new FifoPolicy(),
+    };
+    // w2 lost at 5 s for good: its map re-runs on w1 after w1's map ends (10-20 s).
+    const lost = simulate({ ...base, failures: { workers: [{ workerId: 'w2', atMs: 5_000 }] } });
+    assert.equal(lost.run.jobs[0]!.finishMs, 20_000);
+    assert.deepEqual(lost.run.attempts.map((a) => [a.id, a.workerId, a.startMs, a.endMs, a.outcome, a.cause ?? '']), [
+      ['attempt_0001_m_000001_0', 'w2', 0, 5_000, 'failed', 'worker-lost'],
+      ['attempt_0001_m_000000_0', 'w1', 0, 10_000, 'succeeded', ''],
+      ['attempt_0001_m_000001_1', 'w1', 10_000, 20_000, 'succeeded', ''],
+    ]);
+    // Back at 7 s: the map is launched there at once and ends at 17 s.
+    const back = simulate({ ...base, failures: { workers: [{ workerId: 'w2', atMs: 5_000, backAtMs: 7_000 }] } });
+    assert.equal(back.run.jobs[0]!.finishMs, 17_000);
+    assert.deepEqual(back.run.attempts.at(-1)!.workerId, 'w2');
+  });
+
+  test("a lost worker's finished map is redone when the job's reduces still need it", () => {
+    // Maps end at 10 s on w1 and w2; the reduce (w1 only has a reduce slot) runs 10-30 s. w2 is
+    // lost at 15 s: its map output is gone, so that map runs again on w1 (15-25 s).
+    const r = simulate({
+      workload: { name: 'f', jobs: [job('job_0001', 0, [task(10_000), task(10_000)], [task(20_000)])] },
+      cluster: cluster(worker('w1', 'r1'), worker('w2', 'r1', { reduceSlots: 0 })),
+      policy: new FifoPolicy(),
+      failures: { workers: [{ workerId: 'w2', atMs: 15_000 }] },
+    });
+    const rerun = r.run.attempts.find((a) => a.id === 'attempt_0001_m_000001_1');
+    assert.ok(rerun, 'the map was not re-run');
+    assert.deepEqual([rerun.workerId, rerun.startMs, rerun.endMs], ['w1', 15_000, 25_000]);
+  });
+
+  test('per-attempt failure probability: failed attempts are re-run and counted; the job still finishes', () => {
+    const r = simulate({
+      workload: tyrexWorkload({ variant: 'hvw', seed: 2, scale: 0.1 }),
+      cluster: clusterPreset('tyrex-20'),
+      policy: new FifoPolicy(),
+      failures: { attemptFailureProbability: 0.1 },
+      maxAttempts: 10,
+    });
+    const failed = r.run.attempts.filter((a) => a.outcome === 'failed');
+    assert.ok(failed.length > 0);
+    assert.ok(failed.every((a) => a.cause === 'task-error' && a.endMs > a.startMs));
+    assert.ok(r.run.jobs.every((j) => j.state === 'succeeded'));
+  });
+
+  test('noise changes durations within +-noise, deterministically', () => {
+    const opts = { workload: { name: 'n', jobs: [job('job_0001', 0, Array.from({ length: 20 }, () => task(10_000)))] }, cluster: cluster(worker('w1', 'r1', { mapSlots: 20 })), policy: new FifoPolicy(), noise: 0.15 };
+    const r = simulate(opts);
+    const durations = r.run.attempts.map((a) => a.endMs - a.startMs);
+    assert.ok(durations.every((d) => d >= 8_500 && d <= 11_500));
+    assert.ok(new Set(durations).size > 10);
+    assert.deepEqual(simulate(opts).run.attempts.map((a) => a.endMs), r.run.attempts.map((a) => a.endMs));
+  });
+});
+
+describe('simulator: decisions', () => {
+  /** FIFO, plus one kill of the first running map at the first call at or after 5 s. */
+  function killingPolicy(): Policy {
+    const fifo = new FifoPolicy();
+    let killed = false;
+    return {
+      name: 'kill-once',
+      schedule(s: ClusterSnapshot): readonly Decision[] {
+        const victim = s.jobs.flatMap((j) => j.runningAttempts)[0];
+        if (!killed && s.now >= 5_000 && victim) {
+          killed = true;
+          return [{ kind: 'kill', attemptId: victim.id, reason: 'test' }];
+        }
+        return fifo.schedule(s);
+      },
+    };
+  }
+
+  test('a kill returns the task to pending and counts the input read and the slot time lost', () => {
+    const r = simulate({
+      workload: { name: 'k', jobs: [job('job_0001', 0, [task(10_000, { inputBytes: 64 * MiB, replicas: ['w1'] })])] },
+      cluster: cluster(worker('w1', 'r1')),
+      policy: killingPolicy(),
+      heartbeatMs: 1000,
+    });
+    assert.deepEqual(r.run.attempts.map((a) => [a.outcome, a.startMs, a.endMs, a.bytesRead]), [
+      ['killed', 0, 5_000, 32 * MiB],
+      // The kill does not reschedule by itself (as in the JobTracker): the next heartbeat does.
+      ['succeeded', 6_000, 16_000, 64 * MiB],
+    ]);
+    assert.equal(r.run.attempts[0]!.cause, 'policy-kill: test');
+  });
+
+  test('migrate, replicate and move-node are honoured', () => {
+    let step = 0;
+    const policy: Policy = {
+      name: 'misc',
+      schedule(s) {
+        step++;
+        if (step === 1) {
+          const t = s.jobs[0]!.pendingTasks[0]!;
+          return [
+            { kind: 'migrate', jobId: 'job_0001', toPartition: 1, partialSizeMs: 5, timerMs: 3 },
+            { kind: 'replicate', taskId: t.id, jobId: 'job_0001', workerId: 'w2' },
+            { kind: 'move-node', workerId: 'w2', toCluster: 'c-2' },
+          ];
+        }
+        if (step === 2) {
+          assert.equal(s.jobs[0]!.partition, 1);
+          assert.deepEqual(s.jobs[0]!.pendingTasks[0]!.preferredWorkers, ['w1', 'w2']);
+          assert.deepEqual(s.jobs[0]!.pendingTasks[0]!.preferredRacks, ['r1', 'r2']);
+          assert.equal(s.workers.find((w) => w.id === 'w2')!.cluster, 'c-2');
+        }
+        return new FifoPolicy().schedule(s);
+      },
+    };
+    const r = simulate({
+      workload: { name: 'm', jobs: [job('job_0001', 0, [task(1_000, { inputBytes: 64 * MiB, replicas: ['w1'] })])] },
+      cluster: cluster(worker('w1', 'r1', { mapSlots: 0 }), worker('w2', 'r2')),
+      policy,
+      heartbeatMs: 500,
+    });
+    assert.ok(step >= 2);
+    assert.deepEqual(r.run.jobs[0]!.migrations, [{ timeMs: 0, from: 0, to: 1, partialSizeMs: 5, timerMs: 3 }]);
+    assert.equal(r.run.jobs[0]!.partition, 1);
+    assert.deepEqual(r.run.replications, [{ timeMs: 0, jobId: 'job_0001', taskId: 'task_0001_m_000000', workerId: 'w2', bytes: 64 * MiB, crossRack: true }]);
+    assert.equal(r.run.attempts[0]!.locality, 'node');
+    assert.equal(r.run.attempts[0]!.partition, 1);
+  });
+
+  test('an invalid decision list is an error naming the policy', () => {
+    const policy: Policy = { name: 'broken', schedule: () => [{ kind: 'launch', taskId: 'nope', jobId: 'job_0001', workerId: 'w1', locality: 'any' }] };
+    assert.throws(
+      () => simulate({ workload: { name: 'x', jobs: [job('job_0001', 0, [task(1)])] }, cluster: cluster(worker('w1', 'r1')), policy }),
+      (err: unknown) => err instanceof MinimrError && /policy 'broken'/.test(err.message) && /not pending/.test(err.message),
+    );
+  });
+
+  test('frozen snapshots: a policy that writes to one throws', () => {
+    const policy: Policy = {
+      name: 'writer',
+      schedule(s) {
+        (s.jobs[0] as { partition: number }).partition = 3;
+        return [];
+      },
+    };
+    assert.throws(() => simulate({ workload: { name: 'x', jobs: [job('job_0001', 0, [task(1)])] }, cluster: cluster(worker('w1', 'r1')), policy, freeze: true }), TypeError);
+  });
+
+  test('incremental snapshots: nothing a policy has seen changes afterwards', () => {
+    const seen: Array<{ snapshot: ClusterSnapshot; copy: string }> = [];
+    const fifo = new FifoPolicy();
+    const policy: Policy = {
+      name: 'recorder',
+      schedule(s) {
+        seen.push({ snapshot: s, copy: JSON.stringify(s) });
+        return fifo.schedule(s);
+      },
+    };
+    simulate({ workload: tyrexWorkload({ variant: 'hvw', seed: 3, scale: 0.05 }), cluster: clusterPreset('tyrex-20'), policy, failures: { workers: [{ workerId: 'w0003', atMs: 20_000, backAtMs: 60_000 }] } });
+    assert.ok(seen.length > 100);
+    for (const [i, { snapshot, copy }] of seen.entries()) assert.equal(JSON.stringify(snapshot), copy, `snapshot ${i} changed after the call`);
+    // And unchanged parts are shared, not copied: consecutive snapshots share worker views.
+    const shared = seen.slice(1).filter((x, i) => x.snapshot.workers.some((w, k) => w === seen[i]!.snapshot.workers[k]));
+    assert.ok(shared.length > seen.length / 2);
+  });
+
+  test("'when-useful' calls give FIFO exactly the decisions 'every-event' calls do", () => {
+    const base = { workload: tyrexWorkload({ variant: 'mvw', seed: 4, scale: 0.1 }), cluster: clusterPreset('tyrex-20'), batchSameTime: false, heartbeatMs: 3000 };
+    const every = simulate({ ...base, policy: new FifoPolicy(), policyCalls: 'every-event' });
+    const useful = simulate({ ...base, policy: new FifoPolicy(), policyCalls: 'when-useful' });
+    assert.ok(useful.stats.policyCalls < every.stats.policyCalls / 2);
+    assert.deepEqual(
+      useful.decisions.map((d) => [d.timeMs, d.decision]),
+      every.decisions.map((d) => [d.timeMs, d.decision]),
+    );
+  });
+});
+
+describe('simulator: determinism', () => {
+  const run = (seed: number) =>
+    simulate({ workload: tyrexWorkload({ variant: 'hvw', seed: 11, scale: 0.2 }), cluster: clusterPreset('tyrex-20'), policy: new FifoPolicy(), seed, noise: 0.15, failures: { attemptFailureProbability: 0.02 } });
+
+  test('same seed: byte-identical run record and decisions; another seed: different', () => {
+    const a = run(1);
+    const b = run(1);
+    assert.equal(JSON.stringify(a.run), JSON.stringify(b.run));
+    assert.equal(JSON.stringify(a.decisions), JSON.stringify(b.decisions));
+    const c = run(2);
+    assert.notEqual(JSON.stringify(c.run), JSON.stringify(a.run));
+  });
+});
