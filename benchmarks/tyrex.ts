@@ -1,0 +1,249 @@
+/**
+ * Tyrex against FIFO and FAIR (tyrex.md, metrics-and-workloads.md).
+ *
+ * 1. Simulator at paper scale (tyrex-20: 20 workers x 6 map + 2 reduce slots, 300 jobs): HVW, MVW
+ *    and LVW at load 0.7 and HVW at 0.9, under FIFO, FAIR (as the Tyrex paper uses it: weighted
+ *    processor sharing of slots among running jobs, i.e. fair shares without preemption),
+ *    STATICTAGS with the best timer of a sweep (best = lowest p95 slowdown) and DYNAMICTAGS; C_1 =
+ *    30%. Beyond the paper, measured separately: both Tyrex variants with idle-slot borrowing.
+ *    Per policy: median, V_F(95), p95 and max slowdown, fraction of jobs finishing in P_1, partition
+ *    utilizations, and the targets checked. Slowdown CDFs per workload (SVG).
+ * 2. A real local cluster, scaled down: HVW with `--real-jobs` jobs (same generator, fewer jobs),
+ *    maps scaled by the ratio of map slots, arrivals by `--time-scale`, under FIFO, FAIR and
+ *    DYNAMICTAGS; each job's runtime alone measured on the same cluster. The simulator's prediction
+ *    for that same scaled workload (task durations calibrated from the real FIFO run, per app and
+ *    kind) is printed beside it, with the difference.
+ *
+ * Run: npm run bench:tyrex [-- --no-real --real-jobs 30 --time-scale 0.03 --bytes-per-map 1m]
+ * Writes bench-results/tyrex/{tyrex.json,tyrex.md,cdf-*.svg}.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import yargs from 'yargs';
+import { realCluster, scaleWorkload } from '../src/cli/bench-policies.js';
+import { parseSize } from '../src/cli/units.js';
+import { computeMetrics, slowdownCdfSvg, type PolicyMetrics, type RunRecord } from '../src/metrics/index.js';
+import { runWorkloadOnCluster } from '../src/runtime/index.js';
+import { createPolicy } from '../src/scheduler/index.js';
+import { clusterPreset, comparePolicies, tyrexWorkload, type JobSpec, type PolicyFactory, type TaskSpec, type Workload } from '../src/sim/index.js';
+
+const SELF = fileURLToPath(import.meta.url);
+const OUT = resolve(dirname(SELF), '..', '..', 'bench-results', 'tyrex');
+const T0 = Date.now();
+const log = (m: string) => process.stderr.write(`[${((Date.now() - T0) / 1000).toFixed(1).padStart(6)}s] ${m}\n`);
+
+const args = yargs(process.argv.slice(2))
+  .option('real', { type: 'boolean', default: true })
+  .option('real-jobs', { type: 'number', default: 30 })
+  .option('time-scale', { type: 'number', default: 0.03, describe: 'real ms per simulated ms (arrivals)' })
+  .option('bytes-per-map', { type: 'string', default: '1m' })
+  .option('seed', { type: 'number', default: 1 })
+  .strict()
+  .parseSync();
+
+const TIMERS_S = [30, 60, 120, 250, 500, 1000, 2000];
+const C1 = [0.3, 0.7];
+const fair: PolicyFactory = { name: 'fair', create: () => createPolicy('fair', { preemption: false }) };
+const dynamic = (borrow: boolean): PolicyFactory => ({ name: `tyrex-dynamic${borrow ? '+borrow' : ''}`, create: () => createPolicy('tyrex-dynamic', { capacities: C1, borrowIdle: borrow }) });
+const staticAt = (s: number, borrow: boolean): PolicyFactory => ({
+  name: `tyrex-static(${s}s)${borrow ? '+borrow' : ''}`,
+  create: () => createPolicy('tyrex-static', { capacities: C1, timersMs: [s * 1000], borrowIdle: borrow }),
+});
+
+interface Row {
+  readonly policy: string;
+  readonly median: number;
+  readonly vf95: number;
+  readonly p95: number;
+  readonly max: number;
+  readonly p1Fraction: number;
+  readonly utilization: readonly number[];
+  readonly metrics: PolicyMetrics;
+}
+
+const rowOf = (policy: string, m: PolicyMetrics): Row => ({
+  policy,
+  median: m.slowdown.median,
+  vf95: m.slowdown.vf95,
+  p95: m.slowdown.p95,
+  max: m.slowdown.max,
+  p1Fraction: m.partitions[0]?.fraction ?? 1,
+  utilization: m.partitions.map((p) => p.utilization),
+  metrics: m,
+});
+
+function table(rows: readonly Row[]): string {
+  const lines = ['| policy | median slowdown | V_F(95) | p95 slowdown | max slowdown | jobs finishing in P_1 | P_1 / P_2 utilization |', '|---|---:|---:|---:|---:|---:|---|'];
+  for (const r of rows) {
+    const tyrex = r.policy.startsWith('tyrex');
+    lines.push(
+      `| ${r.policy} | ${r.median.toFixed(2)} | ${r.vf95.toFixed(2)} | ${r.p95.toFixed(2)} | ${r.max.toFixed(1)} | ${tyrex ? `${(100 * r.p1Fraction).toFixed(0)}%` : '-'} | ${tyrex ? r.utilization.map((u) => `${(100 * u).toFixed(0)}%`).join(' / ') : '-'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The paper's claims for one workload, checked for each Tyrex variant given. */
+function targets(name: string, load: number, rows: readonly Row[], variants: readonly string[]): string[] {
+  const get = (p: string) => rows.find((r) => r.policy === p)!;
+  const fifo = get('fifo');
+  const fairRow = get('fair');
+  const out: string[] = [];
+  const mark = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+  for (const v of variants) {
+    const t = get(v);
+    if (load === 0.7) {
+      if (name === 'hvw') {
+        out.push(`${mark(t.vf95 <= fifo.vf95 / 2 && t.vf95 <= fairRow.vf95 / 2)} ${v}: V_F(95) ${t.vf95.toFixed(2)} <= half of FIFO's ${fifo.vf95.toFixed(2)} and FAIR's ${fairRow.vf95.toFixed(2)}`);
+        out.push(`${mark(t.median <= 1.1 * fifo.median && t.median <= 1.1 * fairRow.median)} ${v}: median ${t.median.toFixed(2)} <= 1.1x FIFO's ${fifo.median.toFixed(2)} and FAIR's ${fairRow.median.toFixed(2)}`);
+      }
+      out.push(`${mark(t.p95 <= 0.5 * fifo.p95)} ${v}: p95 ${t.p95.toFixed(2)} at least 50% below FIFO's ${fifo.p95.toFixed(2)} (${(100 * (1 - t.p95 / fifo.p95)).toFixed(0)}% below)`);
+      out.push(`${mark(t.p95 <= 0.8 * fairRow.p95)} ${v}: p95 ${t.p95.toFixed(2)} at least 20% below FAIR's ${fairRow.p95.toFixed(2)} (${(100 * (1 - t.p95 / fairRow.p95)).toFixed(0)}% below)`);
+    } else {
+      out.push(`${mark(t.max <= 10)} ${v}: no job above slowdown 10 at load ${load} (max ${t.max.toFixed(1)})`);
+    }
+  }
+  return out;
+}
+
+/** The scaled workload with every task's work set from the real run's mean attempt time per app and kind. */
+function calibrated(workload: Workload, run: RunRecord): Workload {
+  const sums = new Map<string, { ms: number; n: number }>();
+  const appOf = new Map(run.jobs.map((j) => [j.id, j.app]));
+  for (const a of run.attempts) {
+    if (a.outcome !== 'succeeded') continue;
+    const key = `${appOf.get(a.jobId)}:${a.kind}`;
+    const s = sums.get(key) ?? { ms: 0, n: 0 };
+    s.ms += a.endMs - a.startMs;
+    s.n += 1;
+    sums.set(key, s);
+  }
+  const mean = (app: string, kind: string) => {
+    const s = sums.get(`${app}:${kind}`);
+    return s ? s.ms / s.n : 1000;
+  };
+  const submit = new Map(run.jobs.map((j) => [j.id, j.submitMs]));
+  const jobs: JobSpec[] = workload.jobs.map((j) => {
+    const task = (kind: 'map' | 'reduce', t: TaskSpec): TaskSpec => ({ workMs: mean(j.app, kind), memoryMb: 100, inputBytes: t.inputBytes ?? 0 });
+    const real = run.jobs.find((r) => r.id === j.id)!;
+    return {
+      ...j,
+      submitMs: submit.get(j.id) ?? j.submitMs,
+      maps: Array.from({ length: real.mapsTotal }, (_, i) => task('map', j.maps[i % j.maps.length]!)),
+      reduces: Array.from({ length: real.reducesTotal }, (_, i) => task('reduce', j.reduces[i % Math.max(1, j.reduces.length)] ?? { workMs: 0, memoryMb: 100 })),
+    };
+  });
+  return { name: `${workload.name}-calibrated`, jobs, ...(workload.pools ? { pools: workload.pools } : {}) };
+}
+
+async function main(): Promise<void> {
+  await mkdir(OUT, { recursive: true });
+  const cluster = clusterPreset('tyrex-20');
+  const md: string[] = ['# Tyrex vs FIFO and FAIR', '', `${new Date().toISOString()}; Node ${process.version}; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.`, ''];
+  const json: Record<string, unknown> = { args };
+
+  // ---- simulator, paper scale ----------------------------------------------------------------
+  md.push('## Simulator: tyrex-20 (20 workers x 6 map + 2 reduce slots), 300 jobs, C_1 = 30%', '');
+  md.push('FAIR here is fair sharing without preemption (the Tyrex paper\'s weighted processor sharing of slots). Best static timer = the lowest p95 slowdown of the sweep ' + TIMERS_S.map((s) => `${s}`).join(', ') + ' s.', '');
+  const cases: Array<{ name: 'hvw' | 'mvw' | 'lvw'; load: number }> = [
+    { name: 'hvw', load: 0.7 },
+    { name: 'mvw', load: 0.7 },
+    { name: 'lvw', load: 0.7 },
+    { name: 'hvw', load: 0.9 },
+  ];
+  const simJson: unknown[] = [];
+  for (const c of cases) {
+    const workload = tyrexWorkload({ variant: c.name, load: c.load, seed: args.seed });
+    log(`simulator: ${c.name} at load ${c.load}: ${workload.jobs.length} jobs, sweep of ${TIMERS_S.length} timers`);
+    const policies: Array<string | PolicyFactory> = ['fifo', fair, dynamic(false), dynamic(true), ...TIMERS_S.flatMap((s) => [staticAt(s, false), staticAt(s, true)])];
+    const result = comparePolicies({ workload, cluster, policies, seed: args.seed, keepRuns: false, metrics: { partitionCapacity: C1 } });
+    const all = result.policies.map((p) => rowOf(p.policy, p.metrics));
+    const bestOf = (borrow: boolean) =>
+      all.filter((r) => r.policy.startsWith('tyrex-static') && r.policy.endsWith('+borrow') === borrow).reduce((a, b) => (b.p95 < a.p95 ? b : a));
+    const bestStatic = bestOf(false);
+    const bestStaticBorrow = bestOf(true);
+    const shown = [all.find((r) => r.policy === 'fifo')!, all.find((r) => r.policy === 'fair')!, bestStatic, all.find((r) => r.policy === 'tyrex-dynamic')!];
+    const beyond = [bestStaticBorrow, all.find((r) => r.policy === 'tyrex-dynamic+borrow')!];
+    md.push(`### ${c.name.toUpperCase()} at load ${c.load} (CV^2 ${Number(workload.meta?.cv2 ?? NaN).toFixed(1)}, ${workload.meta?.maps} maps, ${workload.meta?.reduces} reduces)`, '');
+    md.push(table(shown), '');
+    md.push('Targets (the paper\'s claims):', '', ...targets(c.name, c.load, [...shown, ...beyond], [bestStatic.policy, 'tyrex-dynamic']).map((t) => `- ${t}`), '');
+    md.push('Beyond the paper (idle-slot borrowing, off by default):', '', table(beyond), '', ...targets(c.name, c.load, [...shown, ...beyond], beyond.map((b) => b.policy)).map((t) => `- ${t}`), '');
+    const sweep = all.filter((r) => r.policy.startsWith('tyrex-static')).map((r) => `${r.policy}: p95 ${r.p95.toFixed(2)}, median ${r.median.toFixed(2)}, V_F(95) ${r.vf95.toFixed(2)}`);
+    md.push('<details><summary>static timer sweep</summary>', '', ...sweep.map((s) => `- ${s}`), '', '</details>', '');
+    const svg = `cdf-${c.name}-${String(c.load).replace('.', '')}.svg`;
+    await writeFile(join(OUT, svg), slowdownCdfSvg([...shown, ...beyond].map((r) => ({ policy: r.policy, metrics: r.metrics })), `${c.name.toUpperCase()} load ${c.load}: slowdown CDF`));
+    md.push(`Slowdown CDF: ${svg}`, '');
+    simJson.push({ workload: c.name, load: c.load, meta: workload.meta, rows: all.map(({ metrics: _m, ...r }) => r) });
+  }
+  json.sim = simJson;
+
+  // ---- real cluster, scaled down ---------------------------------------------------------------
+  if (args.real) {
+    const real = realCluster({ workers: 4, racks: 2, mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: 100, bytesPerMap: parseSize(args['bytes-per-map']), timeScale: args['time-scale'], maxMapsPerJob: 32 });
+    const workload = tyrexWorkload({ variant: 'hvw', load: 0.7, seed: args.seed, scale: args['real-jobs'] / 300 });
+    const scaled = scaleWorkload(workload, cluster, real);
+    md.push(`## Real local cluster: ${real.name}, HVW with ${workload.jobs.length} jobs, maps x ${scaled.mapScale.toFixed(3)}, arrivals x ${args['time-scale']}, ${args['bytes-per-map']} per map`, '');
+    const realPolicies = [
+      { name: 'fifo', policy: 'fifo', options: {} },
+      { name: 'fair', policy: 'fair', options: { preemption: false } },
+      { name: 'tyrex-dynamic', policy: 'tyrex-dynamic', options: { capacities: C1 } },
+    ];
+    const realRows: Row[] = [];
+    let alone: ReadonlyMap<string, number> | undefined;
+    let fifoRun: RunRecord | undefined;
+    for (const p of realPolicies) {
+      const dir = await mkdtemp(join(os.tmpdir(), `minimr-bench-tyrex-${p.name}-`));
+      try {
+        log(`real: ${p.name}`);
+        const result = await runWorkloadOnCluster({
+          workload: scaled.workload,
+          cluster: real,
+          policy: p.policy,
+          policyOptions: p.options,
+          dataDir: dir,
+          bytesPerMap: parseSize(args['bytes-per-map']),
+          mapScale: scaled.mapScale,
+          maxMapsPerJob: 32,
+          timeScale: args['time-scale'],
+          measureAlone: alone === undefined,
+          onProgress: (m) => log(`real ${p.name}: ${m}`),
+        });
+        alone ??= result.aloneMs;
+        fifoRun ??= result.run;
+        realRows.push(rowOf(p.name, computeMetrics(result.run, alone, { partitionCapacity: C1 })));
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+    md.push(table(realRows), '');
+    // The simulator's prediction for the same scaled jobs on the same small cluster.
+    const model = calibrated(scaled.workload, fifoRun!);
+    const predicted = comparePolicies({
+      workload: model,
+      cluster: real,
+      policies: ['fifo', fair, { name: 'tyrex-dynamic', create: () => createPolicy('tyrex-dynamic', { capacities: C1 }) }],
+      heartbeatMs: 500,
+      keepRuns: false,
+      metrics: { partitionCapacity: C1 },
+    });
+    const predictedRows = predicted.policies.map((p) => rowOf(p.policy, p.metrics));
+    md.push('The simulator\'s prediction for the same jobs, arrivals and cluster (task times calibrated from the real FIFO run, per app and kind):', '', table(predictedRows), '');
+    md.push('| policy | median real / predicted | p95 real / predicted |', '|---|---:|---:|');
+    for (const r of realRows) {
+      const s = predictedRows.find((x) => x.policy === r.policy)!;
+      md.push(`| ${r.policy} | ${(r.median / s.median).toFixed(2)} | ${(r.p95 / s.p95).toFixed(2)} |`);
+    }
+    md.push('');
+    json.real = { cluster: real.name, jobs: workload.jobs.length, rows: realRows.map(({ metrics: _m, ...r }) => r), predicted: predictedRows.map(({ metrics: _m, ...r }) => r), aloneMs: Object.fromEntries(alone ?? []) };
+  }
+  await writeFile(join(OUT, 'tyrex.json'), `${JSON.stringify(json, null, 2)}\n`);
+  await writeFile(join(OUT, 'tyrex.md'), md.join('\n'));
+  process.stdout.write(`${md.join('\n')}\nwritten to ${OUT}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:tyrex failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
