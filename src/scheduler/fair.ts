@@ -12,6 +12,7 @@
  */
 import { MinimrError } from '../errors.js';
 import { localityOf } from './fifo.js';
+import { byCodeUnit, visitingOrder, type Room } from './rooms.js';
 import type {
   AttemptView,
   ClusterSnapshot,
@@ -217,13 +218,6 @@ interface MapIndex {
   readonly located: TaskView[];
 }
 
-interface Room {
-  readonly worker: WorkerView;
-  mapSlots: number;
-  reduceSlots: number;
-  memoryMb: number;
-}
-
 /** Delay-scheduling state of one job (Zaharia et al., Algorithm 2). */
 interface DelayState {
   /** Locality level of its last launch with a home: 0 node, 1 rack, 2 off-rack. */
@@ -259,9 +253,6 @@ interface Need {
   readonly reason: string;
 }
 
-function byCodeUnit(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 function sign(x: number): number {
   return x < 0 ? -1 : x > 0 ? 1 : 0;
@@ -842,21 +833,3 @@ function round(x: number): string {
   return String(Math.round(x * 100) / 100);
 }
 
-/** The trigger's worker first (it just reported free capacity), then by id, as FIFO visits them. */
-function visitingOrder(snapshot: ClusterSnapshot): Room[] {
-  const rooms = snapshot.workers.map(
-    (worker): Room => ({
-      worker,
-      mapSlots: Math.max(0, worker.freeMapSlots),
-      reduceSlots: Math.max(0, worker.freeReduceSlots),
-      memoryMb: Math.max(0, worker.freeMemoryMb),
-    }),
-  );
-  rooms.sort((a, b) => byCodeUnit(a.worker.id, b.worker.id));
-  const t = snapshot.trigger;
-  if (t.kind === 'heartbeat' || t.kind === 'worker-joined') {
-    const i = rooms.findIndex((r) => r.worker.id === t.workerId);
-    if (i > 0) rooms.unshift(...rooms.splice(i, 1));
-  }
-  return rooms;
-}

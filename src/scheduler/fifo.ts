@@ -4,15 +4,8 @@
  * rack-local, then anywhere. There is no delay scheduling: a slot is never left idle to wait for a
  * better-placed task (that is what FAIR adds).
  */
+import { visitingOrder, type Room } from './rooms.js';
 import type { ClusterSnapshot, Decision, JobView, Locality, Policy, TaskKind, TaskView, WorkerView } from './types.js';
-
-/** What is still free on a worker while one decision list is being built. */
-interface Room {
-  readonly worker: WorkerView;
-  mapSlots: number;
-  reduceSlots: number;
-  memoryMb: number;
-}
 
 /**
  * Rank of a candidate for one worker; lower is better. Tasks without input locations rank between
@@ -36,30 +29,6 @@ function rankOf(task: TaskView, worker: WorkerView): Rank {
   if (task.preferredWorkers.includes(worker.id)) return Rank.Node;
   if (task.preferredRacks.includes(worker.rack)) return Rank.Rack;
   return task.preferredWorkers.length === 0 ? Rank.Homeless : Rank.OffRack;
-}
-
-/** Code-unit order, not localeCompare: the visiting order must not depend on the host's locale. */
-function byId(a: Room, b: Room): number {
-  return a.worker.id < b.worker.id ? -1 : a.worker.id > b.worker.id ? 1 : 0;
-}
-
-/** The trigger's worker first (it is the one that just reported free capacity), then by id. */
-function visitingOrder(snapshot: ClusterSnapshot): Room[] {
-  const rooms = snapshot.workers.map(
-    (worker): Room => ({
-      worker,
-      mapSlots: Math.max(0, worker.freeMapSlots),
-      reduceSlots: Math.max(0, worker.freeReduceSlots),
-      memoryMb: Math.max(0, worker.freeMemoryMb),
-    }),
-  );
-  rooms.sort(byId);
-  const t = snapshot.trigger;
-  if (t.kind === 'heartbeat' || t.kind === 'worker-joined') {
-    const i = rooms.findIndex((r) => r.worker.id === t.workerId);
-    if (i > 0) rooms.unshift(...rooms.splice(i, 1));
-  }
-  return rooms;
 }
 
 function slotsOf(room: Room, kind: TaskKind): number {

@@ -25,6 +25,7 @@
  */
 import { MinimrError } from '../errors.js';
 import { localityOf } from './fifo.js';
+import { byCodeUnit, visitingOrder, type Room } from './rooms.js';
 import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
 
 export interface TyrexOptions {
@@ -139,13 +140,6 @@ export function partitionCapacities(total: number, fractions: readonly number[])
     caps[i] = 1;
   }
   return caps;
-}
-
-interface Room {
-  readonly worker: WorkerView;
-  mapSlots: number;
-  reduceSlots: number;
-  memoryMb: number;
 }
 
 interface JobEntry {
@@ -275,18 +269,10 @@ export class TyrexPolicy implements Policy {
     const queues: JobView[][] = Array.from({ length: K }, () => []);
     for (const job of snapshot.jobs) queues[this.entries.get(job.id)!.partition]!.push(job);
     for (const q of queues) {
-      q.sort((a, b) => this.entries.get(a.id)!.queueKey - this.entries.get(b.id)!.queueKey || a.submitTime - b.submitTime || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      q.sort((a, b) => this.entries.get(a.id)!.queueKey - this.entries.get(b.id)!.queueKey || a.submitTime - b.submitTime || byCodeUnit(a.id, b.id));
     }
 
-    const rooms: Room[] = snapshot.workers
-      .filter((w) => w.freeMapSlots > 0 || w.freeReduceSlots > 0)
-      .map((worker) => ({ worker, mapSlots: Math.max(0, worker.freeMapSlots), reduceSlots: Math.max(0, worker.freeReduceSlots), memoryMb: Math.max(0, worker.freeMemoryMb) }))
-      .sort((a, b) => (a.worker.id < b.worker.id ? -1 : a.worker.id > b.worker.id ? 1 : 0));
-    const t = snapshot.trigger;
-    if (t.kind === 'heartbeat' || t.kind === 'worker-joined') {
-      const i = rooms.findIndex((r) => r.worker.id === t.workerId);
-      if (i > 0) rooms.unshift(...rooms.splice(i, 1));
-    }
+    const rooms = visitingOrder(snapshot).filter((r) => r.mapSlots > 0 || r.reduceSlots > 0);
     const launched = new Set<string>();
 
     /** The first job of partition k's queue with a task that fits `room`, and its best-placed task there. */

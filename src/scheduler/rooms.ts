@@ -1,0 +1,36 @@
+import type { ClusterSnapshot, WorkerView } from './types.js';
+
+/** What is still free on a worker while one decision list is being built. */
+export interface Room {
+  readonly worker: WorkerView;
+  mapSlots: number;
+  reduceSlots: number;
+  memoryMb: number;
+}
+
+/** Code-unit order, not localeCompare: decisions must not depend on the host's locale. */
+export function byCodeUnit(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The workers' free room in the order policies offer it: the trigger's worker first (it is the
+ * one that just reported free capacity), then by id.
+ */
+export function visitingOrder(snapshot: ClusterSnapshot): Room[] {
+  const rooms = snapshot.workers.map(
+    (worker): Room => ({
+      worker,
+      mapSlots: Math.max(0, worker.freeMapSlots),
+      reduceSlots: Math.max(0, worker.freeReduceSlots),
+      memoryMb: Math.max(0, worker.freeMemoryMb),
+    }),
+  );
+  rooms.sort((a, b) => byCodeUnit(a.worker.id, b.worker.id));
+  const t = snapshot.trigger;
+  if (t.kind === 'heartbeat' || t.kind === 'worker-joined') {
+    const i = rooms.findIndex((r) => r.worker.id === t.workerId);
+    if (i > 0) rooms.unshift(...rooms.splice(i, 1));
+  }
+  return rooms;
+}
