@@ -341,12 +341,17 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
     }, o.sampleEveryMs ?? 250);
     try {
       const done = new Map<string, Promise<void>>();
+      // Submissions go in workload order: a job's submission can take a while (TeraSort samples its
+      // input first), and a later job must not overtake it and take the cluster in its place.
+      let previousSubmission: Promise<unknown> = Promise.resolve();
       const runOne = async (p: RealJobPlan): Promise<void> => {
         const dep = after.get(p.spec.id);
         const wait = Math.max(0, t0 + p.spec.submitMs * timeScale - Date.now());
         await new Promise((r) => setTimeout(r, wait));
         if (dep) await done.get(dep);
-        const jobId = await client.submit(modulePath(p.app), submitOptions(p, `/out/${p.spec.id}`));
+        const submission = previousSubmission.then(() => client.submit(modulePath(p.app), submitOptions(p, `/out/${p.spec.id}`)));
+        previousSubmission = submission.catch(() => undefined);
+        const jobId = await submission;
         jobIds.set(p.spec.id, jobId);
         progress(`${((Date.now() - t0) / 1000).toFixed(1)} s: submitted ${p.spec.id} (${p.app}, ${p.maps} maps, ${p.reduces} reduces) as ${jobId}`);
         const status = await client.waitForCompletion(jobId, { pollMs: 100 });
