@@ -14,7 +14,7 @@
  *    for that same scaled workload (task durations calibrated from the real FIFO run, per app and
  *    kind) is printed beside it, with the difference.
  *
- * Run: npm run bench:tyrex [-- --no-real --real-jobs 30 --time-scale 0.03 --bytes-per-map 1m]
+ * Run: npm run bench:tyrex [-- --no-real | --no-sim --real-jobs 30 --time-scale 0.03 --bytes-per-map 1m]
  * Writes bench-results/tyrex/{tyrex.json,tyrex.md,cdf-*.svg}.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -35,6 +35,7 @@ const T0 = Date.now();
 const log = (m: string) => process.stderr.write(`[${((Date.now() - T0) / 1000).toFixed(1).padStart(6)}s] ${m}\n`);
 
 const args = yargs(process.argv.slice(2))
+  .option('sim', { type: 'boolean', default: true, describe: 'the paper-scale simulations (--no-sim: the real run only)' })
   .option('real', { type: 'boolean', default: true })
   .option('real-jobs', { type: 'number', default: 30 })
   .option('time-scale', { type: 'number', default: 0.03, describe: 'real ms per simulated ms (arrivals)' })
@@ -154,7 +155,7 @@ async function main(): Promise<void> {
     { name: 'hvw', load: 0.9 },
   ];
   const simJson: unknown[] = [];
-  for (const c of cases) {
+  for (const c of args.sim ? cases : []) {
     const workload = tyrexWorkload({ variant: c.name, load: c.load, seed: args.seed });
     log(`simulator: ${c.name} at load ${c.load}: ${workload.jobs.length} jobs, sweep of ${TIMERS_S.length} timers`);
     const policies: Array<string | PolicyFactory> = ['fifo', fair, dynamic(false), dynamic(true), ...TIMERS_S.flatMap((s) => [staticAt(s, false), staticAt(s, true)])];
