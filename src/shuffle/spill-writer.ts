@@ -85,6 +85,36 @@ export class FramePacker {
     if (this.used >= this.frameRawBytes) this.cut();
   }
 
+  /** Adds one record already in the record format (`len` bytes at `src[start]`), e.g. from a merged run. */
+  addEncoded(src: Buffer, start: number, len: number): void {
+    const buf = this.reserve(len);
+    src.copy(buf, this.used, start, start + len);
+    this.used += len;
+    this.records++;
+    this.rawBytes += len;
+    if (this.used >= this.frameRawBytes) this.cut();
+  }
+
+  /**
+   * Adds a record whose value gets `tag` as a varint in front (the reduce side's runs): key
+   * `keyLen` bytes at `keySrc[keyStart]`, value `valueLen` bytes at `valueSrc[valueStart]`.
+   */
+  addTagged(keySrc: Buffer, keyStart: number, keyLen: number, tag: number, valueSrc: Buffer, valueStart: number, valueLen: number): void {
+    const tagLen = varint(tag);
+    const size = varint(keyLen) + varint(tagLen + valueLen) + keyLen + tagLen + valueLen;
+    const buf = this.reserve(size);
+    let pos = writeVarint(buf, this.used, keyLen);
+    pos = writeVarint(buf, pos, tagLen + valueLen);
+    if (keyLen < 32) for (let i = 0; i < keyLen; i++) buf[pos + i] = keySrc[keyStart + i]!;
+    else keySrc.copy(buf, pos, keyStart, keyStart + keyLen);
+    pos = writeVarint(buf, pos + keyLen, tag);
+    valueSrc.copy(buf, pos, valueStart, valueStart + valueLen);
+    this.used = pos + valueLen;
+    this.records++;
+    this.rawBytes += size;
+    if (this.used >= this.frameRawBytes) this.cut();
+  }
+
   add(key: Buffer, value: Buffer): void {
     const size = varint(key.length) + varint(value.length) + key.length + value.length;
     const buf = this.reserve(size);
@@ -169,7 +199,14 @@ class SegmentAccounts {
 
 function* drive(source: Iterator<void> | Iterable<void>): Generator<void> {
   const it = Symbol.iterator in source ? (source as Iterable<void>)[Symbol.iterator]() : (source as Iterator<void>);
-  for (let r = it.next(); !r.done; r = it.next()) yield;
+  let done = false;
+  try {
+    for (let r = it.next(); !r.done; r = it.next()) yield;
+    done = true;
+  } finally {
+    // Stopped early (a failed write, an abort): let the source close what it opened.
+    if (!done) it.return?.();
+  }
 }
 
 export async function writeFramedFile(file: SpillFile, source: SegmentSource, opts: FramedFileOptions): Promise<FramedFileStats> {
