@@ -61,6 +61,15 @@ function rssMiB(): string {
   return `VmHWM ${(kb('VmHWM') / 1024).toFixed(0)} MiB, RSS ${(kb('VmRSS') / 1024).toFixed(0)} MiB (heap ${(mu.heapTotal / 2 ** 20).toFixed(0)}, external ${(mu.external / 2 ** 20).toFixed(0)}, arrayBuffers ${(mu.arrayBuffers / 2 ** 20).toFixed(0)})`;
 }
 
+/** Largest RSS seen by samplePeak, with the V8 heap and external memory at that moment. */
+let peak = { rss: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
+function samplePeak(): void {
+  const mu = process.memoryUsage();
+  if (mu.rss > peak.rss) peak = { rss: mu.rss, heapTotal: mu.heapTotal, external: mu.external, arrayBuffers: mu.arrayBuffers };
+}
+const peakText = (): string =>
+  `sampled peak RSS ${(peak.rss / 2 ** 20).toFixed(0)} MiB (heap ${(peak.heapTotal / 2 ** 20).toFixed(0)}, external ${(peak.external / 2 ** 20).toFixed(0)}, arrayBuffers ${(peak.arrayBuffers / 2 ** 20).toFixed(0)})`;
+
 const attemptOf = (i: number): string => `attempt_bench_0001_m_${String(i).padStart(6, '0')}_0`;
 
 async function runMaps(root: string): Promise<void> {
@@ -83,10 +92,17 @@ async function runMaps(root: string): Promise<void> {
       const key = rec.subarray(0, KEY);
       buffer.collect(((key[0]! << 8) | key[1]!) * parts >>> 16, key, rec.subarray(KEY));
       if (buffer.mustWait) await buffer.waitForRoom();
+      if ((r & 0x3fff) === 0) samplePeak();
     }
     const collected = lap(c);
+    const collectPeak = peakText();
+    peak = { rss: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
+    const sampler = setInterval(samplePeak, 5);
     await buffer.finish();
+    clearInterval(sampler);
     const t = lap(c);
+    process.stderr.write(`  collect: ${collectPeak}; finish: ${peakText()}\n`);
+    peak = { rss: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
     total = { cpuS: total.cpuS + t.cpuS, wallS: total.wallS + t.wallS };
     process.stderr.write(
       `map ${m}: ${fmt(t)} (collect ${fmt(collected)}); spills ${counters.spills}, spilled ${(counters.spilledBytes / 2 ** 20).toFixed(1)} MiB; ${rssMiB()}\n`,
@@ -127,13 +143,22 @@ async function runReduce(root: string): Promise<void> {
   const output = new OutputWriter({ kind: 'records' } as never, sink);
   try {
     const c = start();
+    const sampler = setInterval(samplePeak, 10);
     const records = await shuffle.run();
+    clearInterval(sampler);
     const fetched = lap(c);
+    const fetchPeak = peakText();
+    peak = { rss: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
     const c2 = start();
     const grouping = createShuffleCounters();
+    let n = 0;
     for (const group of groupByKey(records, undefined, grouping)) {
       for (const v of group.values) output.emit(group.key, v);
       if (output.needsFlush) await output.flush();
+      if ((++n & 0xffff) === 0) {
+        samplePeak();
+        if (process.env.GC_EVERY_64K && n % (Number(process.env.GC_EVERY_64K) << 16) === 0) (globalThis as { gc?: () => void }).gc?.();
+      }
     }
     await output.close();
     const merged = lap(c2);
@@ -144,7 +169,7 @@ async function runReduce(root: string): Promise<void> {
     console.log(
       `  records ${output.records}, output ${(pos / 2 ** 20).toFixed(1)} MiB sha256 ${hash.digest('hex').slice(0, 16)}; spilled ${(counters.spilledBytes / 2 ** 20).toFixed(1)} MiB, merge passes ${counters.mergePasses}, peak buffer ${(counters.peakBufferBytes / 2 ** 20).toFixed(1)} MiB`,
     );
-    console.log(`  ${rssMiB()}`);
+    console.log(`  ${rssMiB()}\n  fetch + merges: ${fetchPeak}\n  final merge: ${peakText()}`);
   } finally {
     await shuffle.close();
     await rm(outPath, { force: true });

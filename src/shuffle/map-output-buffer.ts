@@ -73,6 +73,7 @@ import { MinimrError } from '../errors.js';
 import { compareBytes, effectiveComparator } from './bytes-compare.js';
 import { lz4Codec, type BlockCodec } from './codec.js';
 import type { FrameSource, SegmentStats } from './frames.js';
+import { noteTransientBytes } from './gc-pacer.js';
 import { tempPathFor, writeIndexFile } from './index-file.js';
 import { applyCombiner } from './merger.js';
 import { mapOutputFilesIn } from './paths.js';
@@ -303,6 +304,9 @@ export class MapOutputBuffer implements MapOutputCollector {
     const len = key.length + value.length;
     this.collected++;
     this.collectedBytes += len;
+    // What a map emits is copied out of buffers (input chunks, encoded keys and values) that die
+    // right after, unseen by V8's GC heuristics; see gc-pacer.ts.
+    noteTransientBytes(len);
     if (this.counters) {
       this.counters.mapOutputRecords++;
       this.counters.mapOutputBytes += len;
