@@ -55,6 +55,12 @@ export class RecordCursor {
   valueStart = 0;
   end = 0;
   tag: number;
+  /**
+   * The key's first 4 bytes as a big-endian number, missing bytes as 0: when two prefixes differ
+   * they order the keys in byte order (a shorter key that is padded is a prefix of the other up to
+   * where they differ), so the merge compares numbers and reads the keys only on a tie.
+   */
+  prefix = 0;
   private pos = 0;
   private keyView: Buffer | undefined;
   private readonly tagged: boolean;
@@ -102,6 +108,10 @@ export class RecordCursor {
     }
     this.keyStart = pos;
     this.keyEnd = pos + keyLen;
+    this.prefix =
+      keyLen >= 4
+        ? buf[pos]! * 0x1000000 + ((buf[pos + 1]! << 16) | (buf[pos + 2]! << 8) | buf[pos + 3]!)
+        : (keyLen > 0 ? buf[pos]! * 0x1000000 : 0) + (keyLen > 1 ? buf[pos + 1]! << 16 : 0) + (keyLen > 2 ? buf[pos + 2]! << 8 : 0);
     const end = this.keyEnd + valueLen;
     if (end > buf.length) throw malformed(this.name, 'record runs past the end of the frame', this.start);
     this.end = end;
@@ -271,6 +281,7 @@ export class CursorMerge {
     const less =
       compare === compareBytes
         ? (a: RecordCursor, b: RecordCursor): boolean => {
+            if (a.prefix !== b.prefix) return a.prefix < b.prefix;
             const c = compareByteRanges(a.buf, a.keyStart, a.keyEnd, b.buf, b.keyStart, b.keyEnd);
             if (c !== 0) return c < 0;
             if (a.tag !== b.tag) return a.tag < b.tag;
