@@ -11,8 +11,12 @@
  *           through OutputWriter to a file (the write path of a reduce task, minus the block store).
  *
  * Map outputs are kept in --dir (default a temp dir) and reused by `--phase reduce`. Prints CPU and
- * wall seconds per part and a SHA-256 of the reduce output, which must not change with the buffers.
- * Not an npm script: `npm run build && node dist/benchmarks/shuffle-cpu.js [--phase map|reduce|all]`.
+ * wall seconds per part, a SHA-256 of the reduce output (which must not change with the buffers or
+ * the code), and peak RSS sampled per phase with the V8 heap and external memory at that moment.
+ * Not an npm script: `npm run build && node dist/benchmarks/shuffle-cpu.js [--phase map|reduce|all]`;
+ * to match task processes, run it as `MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=524288
+ * node --max-semi-space-size=4 --expose-gc dist/benchmarks/shuffle-cpu.js ...` (tasktracker.ts).
+ * A/B: build the other version elsewhere and alternate runs on the same --dir.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, existsSync } from 'node:fs';
@@ -53,7 +57,7 @@ function lap(c: Clock): { cpuS: number; wallS: number } {
 }
 const fmt = (t: { cpuS: number; wallS: number }): string => `cpu ${t.cpuS.toFixed(2)} s, wall ${t.wallS.toFixed(2)} s`;
 
-/** VmHWM (peak RSS) and RSS now, MiB; the peak is reset per phase with /proc/self/clear_refs where allowed. */
+/** VmHWM (peak RSS) and RSS now, MiB, with the V8 heap and external memory now. */
 function rssMiB(): string {
   const status = readFileSync('/proc/self/status', 'utf8');
   const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0);
@@ -155,10 +159,7 @@ async function runReduce(root: string): Promise<void> {
     for (const group of groupByKey(records, undefined, grouping)) {
       for (const v of group.values) output.emit(group.key, v);
       if (output.needsFlush) await output.flush();
-      if ((++n & 0xffff) === 0) {
-        samplePeak();
-        if (process.env.GC_EVERY_64K && n % (Number(process.env.GC_EVERY_64K) << 16) === 0) (globalThis as { gc?: () => void }).gc?.();
-      }
+      if ((++n & 0xffff) === 0) samplePeak();
     }
     await output.close();
     const merged = lap(c2);
