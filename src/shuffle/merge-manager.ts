@@ -5,6 +5,7 @@ import { effectiveComparator } from './bytes-compare.js';
 import type { BlockCodec } from './codec.js';
 import type { SegmentHeader, SegmentSink } from './fetcher.js';
 import { decodeFrameAt, FRAME_HEADER_SIZE, type FrameSource } from './frames.js';
+import { noteTransientBytes } from './gc-pacer.js';
 import { SegmentReader, type KeyValue } from './record-format.js';
 import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from './run-cursor.js';
 import { openSpillFile, writeFramedFile, type FramedFileStats, type FramePacker, type SegmentSource, type SpillFile } from './spill-writer.js';
@@ -327,6 +328,8 @@ export class MergeManager {
     };
     return {
       write: async (chunk) => {
+        // Fetched chunks (socket or file reads) die once written; see gc-pacer.ts.
+        noteTransientBytes(chunk.length);
         for (let off = 0; off < chunk.length; ) {
           const { bytesWritten } = await fh.write(chunk, off, chunk.length - off, pos);
           off += bytesWritten;
@@ -483,6 +486,7 @@ class InMemorySink implements SegmentSink {
   }
 
   write(chunk: Buffer): void {
+    noteTransientBytes(chunk.length);
     let pos = 0;
     while (pos < chunk.length) {
       if (this.frame === undefined) {
