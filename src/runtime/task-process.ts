@@ -18,6 +18,7 @@ import {
   reduceWorkDir,
   groupByKey,
   hashPartition,
+  noteTransientBytes,
   type BytesCombiner,
   type KeyComparator,
   type KeyValue,
@@ -203,7 +204,7 @@ class AttemptRunner {
           }
           const r = job.map(offsets[i]!, values[i] as never, ctx);
           if (r instanceof Promise) await r;
-          if (output?.needsFlush) await output.flush();
+          if (output?.needsFlush) await flushOutput(output);
           // The buffer is full and a spill is being written: let it finish rather than spill synchronously.
           if (collector?.mustWait) await collector.waitForRoom();
         }
@@ -308,7 +309,7 @@ class AttemptRunner {
         } else {
           for (const v of group.values) output.emit(key, valueCodec.decode(v));
         }
-        if (output.needsFlush) await output.flush();
+        if (output.needsFlush) await flushOutput(output);
       }
       this.shuffle.reduceInputGroups = grouping.reduceInputGroups;
       if (job.cleanupReduce) await job.cleanupReduce(ctx);
@@ -321,6 +322,17 @@ class AttemptRunner {
     this.add('REDUCE_OUTPUT_RECORDS', output.records);
     this.add('OUTPUT_BYTES', output.bytes);
   }
+}
+
+/**
+ * Hands full output chunks to the file writer. The writer copies them into blocks it frees once
+ * written: a MiB of garbage per MiB of output that V8 lets pile up, so the bytes go to the
+ * shuffle's GC pacer like its own buffers do (a reduce of 512 MiB peaked ~20 MiB higher without).
+ */
+async function flushOutput(output: OutputWriter): Promise<void> {
+  const before = output.bytes;
+  await output.flush();
+  noteTransientBytes(output.bytes - before);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { MinimrError } from '../errors.js';
+import { noteTransientBytes } from './gc-pacer.js';
 
 /**
  * Block codecs for shuffle frames. A codec compresses one frame's raw bytes at a time (never one
@@ -47,7 +48,7 @@ function lz4(): Lz4Napi {
 export const lz4Codec: BlockCodec = {
   id: CODEC_LZ4_ID,
   name: 'lz4',
-  compress: (raw) => lz4().compressSync(raw),
+  compress: (raw) => noteNativeBytes(lz4().compressSync(raw), raw.length),
   decompress: (stored, rawLength) => {
     let out: Buffer;
     try {
@@ -55,13 +56,24 @@ export const lz4Codec: BlockCodec = {
     } catch (err) {
       throw new MinimrError('ECHECKSUM', `LZ4 frame does not decompress: ${(err as Error).message}`);
     }
+    noteNativeBytes(out, out.length);
     if (out.length !== rawLength) {
       throw new MinimrError('ECHECKSUM', `LZ4 frame decompressed to ${out.length} bytes, header says ${rawLength}`);
     }
     return out;
   },
-  compressAsync: (raw) => lz4().compress(raw),
+  compressAsync: (raw) => lz4().compress(raw).then((out) => noteNativeBytes(out, raw.length)),
 };
+
+/**
+ * Every output of the addon is native memory V8 hardly sees: counted for the GC pacer. A compressed
+ * output keeps the allocation of the worst case, about the raw size (lz4_flex allocates the bound
+ * and truncates), so it counts as that.
+ */
+function noteNativeBytes(buf: Buffer, allocated: number): Buffer {
+  noteTransientBytes(allocated);
+  return buf;
+}
 
 export function codecById(id: number): BlockCodec {
   if (id === CODEC_NONE_ID) return noneCodec;

@@ -49,7 +49,8 @@
  *
  * Merge passes. `finish` spills what is left. One spill: it is renamed to the data file and only
  * the index is written. More: each partition's segments of all spills are k-way merged
- * (`mergeSortedRuns` over `FileSegmentReader`s: one frame per open run in memory) into the data
+ * (a `CursorMerge` over one `FileFrameFeed` per run: one frame per open run in memory; records are
+ * copied in their encoded form, see run-cursor.ts) into the data
  * file, the combiner applied again when there were at least `minSpillsForCombine` spills. More spills
  * than `mergeFactor` first go through intermediate merges of consecutive spills (stable order),
  * written to disk, the first round merging only as many as needed to leave `mergeFactor` runs (each
@@ -71,10 +72,12 @@ import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { compareBytes, effectiveComparator } from './bytes-compare.js';
 import { lz4Codec, type BlockCodec } from './codec.js';
-import { FileSegmentReader, type FrameSource, type SegmentStats } from './frames.js';
+import type { FrameSource, SegmentStats } from './frames.js';
+import { noteTransientBytes } from './gc-pacer.js';
 import { tempPathFor, writeIndexFile } from './index-file.js';
-import { applyCombiner, mergeSortedRuns } from './merger.js';
+import { applyCombiner } from './merger.js';
 import { mapOutputFilesIn } from './paths.js';
+import { cursorRecords, CursorMerge, FileFrameFeed, RecordCursor } from './run-cursor.js';
 import type { KeyValue } from './record-format.js';
 import {
   META_BYTES,
@@ -301,6 +304,9 @@ export class MapOutputBuffer implements MapOutputCollector {
     const len = key.length + value.length;
     this.collected++;
     this.collectedBytes += len;
+    // What a map emits is copied out of buffers (input chunks, encoded keys and values) that die
+    // right after, unseen by V8's GC heuristics; see gc-pacer.ts.
+    noteTransientBytes(len);
     if (this.counters) {
       this.counters.mapOutputRecords++;
       this.counters.mapOutputBytes += len;
@@ -716,16 +722,27 @@ export class MapOutputBuffer implements MapOutputCollector {
   private async mergeRuns(runs: readonly Run[], path: string, combine: boolean): Promise<Run> {
     this.stopIfAborted();
     const { compare, combiner, counters, details } = this;
-    const source: SegmentSource = (p, packer) => {
-      const readers = runs.map((r) => {
+    const cursorsOf = (p: number): RecordCursor[] =>
+      runs.map((r, order) => {
         const seg = r.segments[p]!;
         const src: FrameSource = { name: r.path, details };
-        return new FileSegmentReader(r.path, seg.offset, seg.length, src);
+        return new RecordCursor(new FileFrameFeed(r.path, seg.offset, seg.length, src), 0, order, r.path);
       });
-      let records: Iterable<KeyValue> = mergeSortedRuns(readers, compare);
-      if (combine && combiner) records = applyCombiner(records, combiner, compare, counters);
-      return recordsInto(records, packer);
-    };
+    const source: SegmentSource =
+      combine && combiner
+        ? (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p), compare)), combiner, compare, counters), packer)
+        : function* (p, packer) {
+            // Records are copied as they are encoded: no Buffer per key or value.
+            const merge = new CursorMerge(cursorsOf(p), compare);
+            try {
+              for (let c = merge.first(); c !== undefined; c = merge.next()) {
+                packer.addEncoded(c.buf, c.start, c.end - c.start);
+                if (packer.frameReady) yield;
+              }
+            } finally {
+              merge.close();
+            }
+          };
     const stats = await this.writeAsync(path, source, false);
     for (const r of runs) {
       await rm(r.path, { force: true });

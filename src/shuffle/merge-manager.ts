@@ -1,12 +1,14 @@
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MinHeap } from './min-heap.js';
 import { MinimrError } from '../errors.js';
 import { effectiveComparator } from './bytes-compare.js';
 import type { BlockCodec } from './codec.js';
 import type { SegmentHeader, SegmentSink } from './fetcher.js';
-import { decodeFrameAt, FileSegmentReader, FRAME_HEADER_SIZE, FramedFileWriter, type FrameSource } from './frames.js';
-import { SegmentReader, varintSize, writeVarint, type KeyValue } from './record-format.js';
+import { decodeFrameAt, FRAME_HEADER_SIZE, type FrameSource } from './frames.js';
+import { noteTransientBytes } from './gc-pacer.js';
+import { SegmentReader, type KeyValue } from './record-format.js';
+import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from './run-cursor.js';
+import { openSpillFile, writeFramedFile, type FramedFileStats, type FramePacker, type SegmentSource, type SpillFile } from './spill-writer.js';
 import type { BytesCombiner, KeyComparator, MapOutputLocation, ShuffleCounters } from './types.js';
 
 /**
@@ -103,11 +105,6 @@ interface Waiter {
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
 }
-
-/** Records between two yields to the event loop in a merge that writes to disk. */
-const YIELD_EVERY = 2048;
-
-const yieldLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class MergeManager {
   private readonly opts: MergeManagerOptions;
@@ -218,15 +215,8 @@ export class MergeManager {
       groups = [...rest, [merged]];
     }
     const finalRuns = groups.flat().sort((a, b) => a.id - b.id);
-    const { compare, counters } = this;
-    return {
-      *[Symbol.iterator](): Iterator<KeyValue> {
-        for (const r of mergeRuns(finalRuns, compare)) {
-          counters.reduceInputRecords++;
-          yield [r.key, r.value];
-        }
-      },
-    };
+    const counters = this.counters;
+    return { [Symbol.iterator]: () => new MergedRecords(this.mergeOf(finalRuns), counters) };
   }
 
   /** Removes every file this manager made. Safe to call more than once; call after `settle`. */
@@ -338,6 +328,8 @@ export class MergeManager {
     };
     return {
       write: async (chunk) => {
+        // Fetched chunks (socket or file reads) die once written; see gc-pacer.ts.
+        noteTransientBytes(chunk.length);
         for (let off = 0; off < chunk.length; ) {
           const { bytesWritten } = await fh.write(chunk, off, chunk.length - off, pos);
           off += bytesWritten;
@@ -418,41 +410,43 @@ export class MergeManager {
     );
   }
 
-  /** Merges runs into one tagged on-disk run, yielding to the event loop as it goes. */
+  /**
+   * Merges runs into one tagged on-disk run. Records are copied from the runs' frames in their
+   * encoded form (a tag inserted where the input has none), frames compressed on libuv's thread
+   * pool; the event loop gets a turn at least once per few frames, so fetches go on meanwhile.
+   */
   private async mergeToDisk(inputs: readonly Run[], combine: boolean): Promise<DiskRun> {
     const ordered = [...inputs].sort((a, b) => a.id - b.id);
-    let records: Iterable<TaggedRecord> = mergeRuns(ordered, this.compare);
-    if (combine && this.opts.combiner) records = combineTagged(records, this.opts.combiner, this.compare, this.counters);
+    const compare = this.compare;
+    const combiner = combine ? this.opts.combiner : undefined;
+    const source: SegmentSource = combiner
+      ? (_p, packer) => taggedInto(combineTagged(taggedRecords(this.mergeOf(ordered)), combiner, compare, this.counters), packer)
+      : (_p, packer) => mergeInto(this.mergeOf(ordered), packer);
     const path = this.newPath('run');
-    const fh = await open(path, 'wx');
-    let stats;
-    let count = 0;
+    let stats: FramedFileStats;
+    let file: SpillFile | undefined;
     try {
-      const writer = new FramedFileWriter(fh, this.opts.codec);
-      writer.beginSegment();
-      let sinceYield = 0;
-      for (const r of records) {
-        const pending = writer.append(r.key, tagValue(r.tag, r.value));
-        if (pending) await pending;
-        count++;
-        if (++sinceYield >= YIELD_EVERY) {
-          sinceYield = 0;
-          await yieldLoop();
-          this.throwIfFailed();
-        }
-      }
-      stats = await writer.endSegment();
-      await writer.finish();
+      file = openSpillFile(path);
+      stats = await writeFramedFile(file, source, { codec: this.opts.codec, numSegments: 1, check: () => this.throwIfFailed() });
+      await file.close();
     } catch (err) {
-      await fh.close().catch(() => undefined);
+      await file?.close().catch(() => undefined);
       this.files.delete(path);
       await rm(path, { force: true });
       throw err;
     }
-    await fh.close();
-    this.counters.spilledRecords += count;
-    this.counters.spilledBytes += stats.length;
-    return { kind: 'disk', id: this.nextId++, path, length: stats.length, rawLength: stats.rawLength, records: count, mapIndex: undefined };
+    const seg = stats.segments[0]!;
+    this.counters.spilledRecords += seg.records;
+    this.counters.spilledBytes += seg.length;
+    return { kind: 'disk', id: this.nextId++, path, length: seg.length, rawLength: seg.rawLength, records: seg.records, mapIndex: undefined };
+  }
+
+  /** A merge of `runs` (in this order: it breaks ties after key and tag). */
+  private mergeOf(runs: readonly Run[]): CursorMerge {
+    return new CursorMerge(
+      runs.map((run, order) => cursorOf(run, order)),
+      this.compare,
+    );
   }
 
   private throwIfFailed(): void {
@@ -492,6 +486,7 @@ class InMemorySink implements SegmentSink {
   }
 
   write(chunk: Buffer): void {
+    noteTransientBytes(chunk.length);
     let pos = 0;
     while (pos < chunk.length) {
       if (this.frame === undefined) {
@@ -544,80 +539,82 @@ class InMemorySink implements SegmentSink {
   }
 }
 
-function tagValue(tag: number, value: Buffer): Buffer {
-  const n = varintSize(tag);
-  const out = Buffer.allocUnsafe(n + value.length);
-  writeVarint(out, 0, tag);
-  value.copy(out, n);
-  return out;
+/** A run's cursor: its tag is the map index of a fetched segment, or read from each record of a run this class wrote. */
+function cursorOf(run: Run, order: number): RecordCursor {
+  if (run.kind === 'mem') return new RecordCursor(bufferFeed(run.raw), run.mapIndex, order, `map ${run.mapIndex} (in memory)`);
+  const feed = new FileFrameFeed(run.path, 0, run.length, { name: run.path });
+  return new RecordCursor(feed, run.mapIndex ?? TAG_IN_VALUE, order, run.path);
 }
 
-/** Records of a run with their tags. */
-function* taggedRecords(run: Run): Generator<TaggedRecord> {
-  if (run.kind === 'mem') {
-    for (const [key, value] of new SegmentReader(run.raw)) yield { key, value, tag: run.mapIndex };
-    return;
-  }
-  const reader = new FileSegmentReader(run.path, 0, run.length, { name: run.path });
-  if (run.mapIndex !== undefined) {
-    const tag = run.mapIndex;
-    for (const [key, value] of reader) yield { key, value, tag };
-    return;
-  }
-  for (const [key, value] of reader) {
-    let tag = 0;
-    let mul = 1;
-    let i = 0;
-    for (;;) {
-      if (i >= value.length || i >= 5) throw new MinimrError('ECHECKSUM', `corrupt merged run ${run.path}: bad record tag`, { file: run.path });
-      const b = value[i++]!;
-      tag += (b & 0x7f) * mul;
-      if ((b & 0x80) === 0) break;
-      mul *= 128;
+/** Writes a merge into a packer as tagged records, yielding whenever a frame is ready. */
+function* mergeInto(merge: CursorMerge, packer: FramePacker): Generator<void> {
+  try {
+    for (let c = merge.first(); c !== undefined; c = merge.next()) {
+      // A record of a run this class wrote is already in tagged form.
+      if (c.tagStart !== c.valueStart) packer.addEncoded(c.buf, c.start, c.end - c.start);
+      else packer.addTagged(c.buf, c.keyStart, c.keyEnd - c.keyStart, c.tag, c.buf, c.valueStart, c.end - c.valueStart);
+      if (packer.frameReady) yield;
     }
-    yield { key, value: value.subarray(i), tag };
+  } finally {
+    merge.close();
   }
 }
 
-interface Cursor {
-  rec: TaggedRecord;
-  readonly order: number;
-  readonly it: Iterator<TaggedRecord>;
+function* taggedInto(records: Iterable<TaggedRecord>, packer: FramePacker): Generator<void> {
+  for (const r of records) {
+    packer.addTagged(r.key, 0, r.key.length, r.tag, r.value, 0, r.value.length);
+    if (packer.frameReady) yield;
+  }
+}
+
+/** A merge as tagged records with their own Buffers (for the combiner). */
+function* taggedRecords(merge: CursorMerge): Generator<TaggedRecord> {
+  try {
+    for (let c = merge.first(); c !== undefined; c = merge.next()) yield { key: c.key(), value: c.value(), tag: c.tag };
+  } finally {
+    merge.close();
+  }
 }
 
 /**
- * k-way merge of tagged runs: by key, then tag (map index), then position of the run in `runs`;
- * within a run, records keep their order.
+ * The final merge as the reduce reads it: [key, value] views, counted in reduceInputRecords. A plain
+ * iterator (this runs once per reduce input record); `return` closes the runs' files.
  */
-function* mergeRuns(runs: readonly Run[], compare: KeyComparator): Generator<TaggedRecord> {
-  const heap = new MinHeap<Cursor>((a, b) => {
-    const c = compare(a.rec.key, b.rec.key);
-    if (c !== 0) return c < 0;
-    if (a.rec.tag !== b.rec.tag) return a.rec.tag < b.rec.tag;
-    return a.order < b.order;
-  });
-  const open: Iterator<TaggedRecord>[] = [];
-  try {
-    runs.forEach((run, order) => {
-      const it = taggedRecords(run);
-      open.push(it);
-      const first = it.next();
-      if (!first.done) heap.push({ rec: first.value, order, it });
-    });
-    while (heap.size > 0) {
-      const top = heap.peek();
-      const out = top.rec;
-      const next = top.it.next();
-      if (next.done) heap.pop();
-      else {
-        top.rec = next.value;
-        heap.replaceTop(top);
+class MergedRecords implements Iterator<KeyValue> {
+  private current: RecordCursor | undefined;
+  private started = false;
+
+  constructor(
+    private readonly merge: CursorMerge,
+    private readonly counters: ShuffleCounters,
+  ) {}
+
+  next(): IteratorResult<KeyValue> {
+    let c: RecordCursor | undefined;
+    try {
+      if (!this.started) {
+        this.started = true;
+        c = this.merge.first();
+      } else {
+        c = this.current === undefined ? undefined : this.merge.next();
       }
-      yield out;
+    } catch (err) {
+      this.merge.close();
+      throw err;
     }
-  } finally {
-    // A merge stopped early (error, or the reduce did not read everything) closes its files.
-    for (const it of open) it.return?.();
+    this.current = c;
+    if (c === undefined) {
+      this.merge.close();
+      return { done: true, value: undefined };
+    }
+    this.counters.reduceInputRecords++;
+    return { done: false, value: [c.buf.subarray(c.keyStart, c.keyEnd), c.buf.subarray(c.valueStart, c.end)] };
+  }
+
+  return(): IteratorResult<KeyValue> {
+    this.current = undefined;
+    this.merge.close();
+    return { done: true, value: undefined };
   }
 }
 

@@ -88,6 +88,14 @@ class KeyGrouper implements IterableIterator<KeyGroup> {
   key: Buffer | undefined;
   /** Bumped per group, so a stale group's values iterator stops instead of reading the next group. */
   group = 0;
+  /**
+   * Whether the current record belongs to the current group, once known: each record is compared
+   * with the group's key at most once (the values iterator and the next group both ask; a group's
+   * first record needs no compare at all). In TeraSort, where every key is its own group, this was
+   * three key compares per record.
+   */
+  private known = false;
+  private same = false;
 
   constructor(
     private readonly it: Iterator<KeyValue>,
@@ -103,11 +111,17 @@ class KeyGrouper implements IterableIterator<KeyGroup> {
 
   /** True while the current record belongs to the current group. */
   inGroup(): boolean {
-    return !this.cur.done && this.compare(this.cur.value[0], this.key!) === 0;
+    if (this.cur.done) return false;
+    if (!this.known) {
+      this.same = this.compare(this.cur.value[0], this.key!) === 0;
+      this.known = true;
+    }
+    return this.same;
   }
 
   advance(): void {
     this.cur = this.it.next();
+    this.known = false;
     if (this.counters) this.counters.reduceInputRecords++;
   }
 
@@ -115,6 +129,8 @@ class KeyGrouper implements IterableIterator<KeyGroup> {
     if (this.key !== undefined) while (this.inGroup()) this.advance();
     if (this.cur.done) return { done: true, value: undefined };
     this.key = this.cur.value[0];
+    this.known = true;
+    this.same = true;
     this.group++;
     if (this.counters) this.counters.reduceInputGroups++;
     return { done: false, value: { key: this.key, values: new GroupValues(this, this.group) } };

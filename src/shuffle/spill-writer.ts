@@ -13,12 +13,14 @@ import { writeVarint } from './record-format.js';
  *  - `writeFramedFileSync`: compression and writes on the calling thread, for the rare spill that
  *    `collect` must finish before returning (see map-output-buffer.ts).
  *
- * Memory: `inFlight` raw frames and their compressed copies plus one write batch, whatever the file.
+ * Memory: `inFlight` raw frames and their compressed copies plus one write batch, whatever the file;
+ * raw frames and the batch buffer are reused within a file (a 64 MiB spill used to allocate ~200 MiB
+ * of frame, frame-copy and batch Buffers that lived until the next full GC).
  */
 
 /** The file operations a spill needs; a seam so tests can inject ENOSPC. */
 export interface SpillFile {
-  /** Writes all of `data` at `position`. */
+  /** Writes all of `data` at `position`; `data` may be reused by the caller once this is done. */
   write(data: Buffer, position: number): Promise<void>;
   writeSync(data: Buffer, position: number): void;
   close(): Promise<void>;
@@ -54,9 +56,13 @@ export const openSpillFile: OpenSpillFile = (path) => {
 };
 
 /** Receives records; a generator source yields after `add` whenever `frameReady` is set. */
+/** Raw frame buffers a packer keeps for reuse: as many as can be compressing at once, and one more. */
+const MAX_SPARE_FRAMES = 8;
+
 export class FramePacker {
   private raw: Buffer;
   private used = 0;
+  private readonly spare: Buffer[] = [];
   /** Completed raw frames waiting to be compressed. */
   readonly ready: Buffer[] = [];
   records = 0;
@@ -85,6 +91,36 @@ export class FramePacker {
     if (this.used >= this.frameRawBytes) this.cut();
   }
 
+  /** Adds one record already in the record format (`len` bytes at `src[start]`), e.g. from a merged run. */
+  addEncoded(src: Buffer, start: number, len: number): void {
+    const buf = this.reserve(len);
+    src.copy(buf, this.used, start, start + len);
+    this.used += len;
+    this.records++;
+    this.rawBytes += len;
+    if (this.used >= this.frameRawBytes) this.cut();
+  }
+
+  /**
+   * Adds a record whose value gets `tag` as a varint in front (the reduce side's runs): key
+   * `keyLen` bytes at `keySrc[keyStart]`, value `valueLen` bytes at `valueSrc[valueStart]`.
+   */
+  addTagged(keySrc: Buffer, keyStart: number, keyLen: number, tag: number, valueSrc: Buffer, valueStart: number, valueLen: number): void {
+    const tagLen = varint(tag);
+    const size = varint(keyLen) + varint(tagLen + valueLen) + keyLen + tagLen + valueLen;
+    const buf = this.reserve(size);
+    let pos = writeVarint(buf, this.used, keyLen);
+    pos = writeVarint(buf, pos, tagLen + valueLen);
+    if (keyLen < 32) for (let i = 0; i < keyLen; i++) buf[pos + i] = keySrc[keyStart + i]!;
+    else keySrc.copy(buf, pos, keyStart, keyStart + keyLen);
+    pos = writeVarint(buf, pos + keyLen, tag);
+    valueSrc.copy(buf, pos, valueStart, valueStart + valueLen);
+    this.used = pos + valueLen;
+    this.records++;
+    this.rawBytes += size;
+    if (this.used >= this.frameRawBytes) this.cut();
+  }
+
   add(key: Buffer, value: Buffer): void {
     const size = varint(key.length) + varint(value.length) + key.length + value.length;
     const buf = this.reserve(size);
@@ -102,8 +138,16 @@ export class FramePacker {
   cut(): void {
     if (this.used === 0) return;
     this.ready.push(this.raw.subarray(0, this.used));
-    this.raw = Buffer.allocUnsafe(this.frameRawBytes);
+    this.raw = this.spare.pop() ?? Buffer.allocUnsafe(this.frameRawBytes);
     this.used = 0;
+  }
+
+  /** Gives back a frame from `ready` once its bytes are no longer needed (compressed and copied). */
+  recycle(frame: Buffer): void {
+    const whole = frame.buffer;
+    if (frame.byteOffset === 0 && whole.byteLength === this.frameRawBytes && this.spare.length < MAX_SPARE_FRAMES) {
+      this.spare.push(Buffer.from(whole, 0, this.frameRawBytes));
+    }
   }
 
   private reserve(size: number): Buffer {
@@ -169,36 +213,97 @@ class SegmentAccounts {
 
 function* drive(source: Iterator<void> | Iterable<void>): Generator<void> {
   const it = Symbol.iterator in source ? (source as Iterable<void>)[Symbol.iterator]() : (source as Iterator<void>);
-  for (let r = it.next(); !r.done; r = it.next()) yield;
+  let done = false;
+  try {
+    for (let r = it.next(); !r.done; r = it.next()) yield;
+    done = true;
+  } finally {
+    // Stopped early (a failed write, an abort): let the source close what it opened.
+    if (!done) it.return?.();
+  }
+}
+
+/**
+ * Frames (header + stored bytes) laid out one after the other in a single write buffer, reused
+ * from batch to batch: no Buffer per frame and no concatenation (the file's write of a batch has
+ * completed before the buffer takes new frames). A frame larger than the buffer (a record larger
+ * than a frame) is written on its own.
+ */
+class FrameBatch {
+  private readonly buf: Buffer;
+  used = 0;
+
+  constructor(
+    readonly limit: number,
+    frameRawBytes: number,
+  ) {
+    this.buf = Buffer.allocUnsafe(limit + FRAME_HEADER_SIZE + frameRawBytes);
+  }
+
+  /** Whether a frame of `raw` fits after what is there (stored bytes are never longer than raw). */
+  fits(raw: Buffer): boolean {
+    return this.used + FRAME_HEADER_SIZE + raw.length <= this.buf.length;
+  }
+
+  /** Appends the frame of `raw`, whose compressed form is `compressed`, to segment `seg`'s accounts. */
+  put(acc: SegmentAccounts, seg: number, codec: BlockCodec, raw: Buffer, compressed: Buffer): void {
+    let stored = compressed;
+    let codecId = codec.id;
+    if (codecId !== CODEC_NONE_ID && stored.length >= raw.length) {
+      stored = raw;
+      codecId = CODEC_NONE_ID;
+    }
+    const b = this.buf;
+    const at = this.used;
+    b.writeUInt32LE(raw.length, at);
+    b.writeUInt32LE(stored.length, at + 4);
+    b.writeUInt32LE(crc32(stored) >>> 0, at + 8);
+    b.writeUInt32LE(codecId, at + 12);
+    stored.copy(b, at + FRAME_HEADER_SIZE);
+    const end = at + FRAME_HEADER_SIZE + stored.length;
+    acc.add(seg, b.subarray(at, end));
+    this.used = end;
+  }
+
+  /** The bytes to write; the buffer is reused by the next `put`, so write them first. */
+  take(): Buffer {
+    const out = this.buf.subarray(0, this.used);
+    this.used = 0;
+    return out;
+  }
 }
 
 export async function writeFramedFile(file: SpillFile, source: SegmentSource, opts: FramedFileOptions): Promise<FramedFileStats> {
   const { codec, numSegments, check } = opts;
   const inFlight = opts.inFlight ?? 4;
-  const batchLimit = opts.writeBatchBytes ?? 1 << 20;
+  const frameRawBytes = opts.frameRawBytes ?? DEFAULT_FRAME_RAW_BYTES;
   const acc = new SegmentAccounts(numSegments);
-  const packer = new FramePacker(opts.frameRawBytes);
+  const packer = new FramePacker(frameRawBytes);
+  const batch = new FrameBatch(opts.writeBatchBytes ?? 1 << 20, frameRawBytes);
   const pending: Array<{ seg: number; raw: Buffer; stored: Promise<Buffer> }> = [];
-  let batch: Buffer[] = [];
-  let batchBytes = 0;
   let filePos = 0;
 
-  const flushBatch = async (): Promise<void> => {
-    if (batchBytes === 0) return;
-    const buf = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batchBytes);
-    batch = [];
-    batchBytes = 0;
+  const write = async (buf: Buffer): Promise<void> => {
     const at = filePos;
     filePos += buf.length;
     await file.write(buf, at);
   };
+  const flushBatch = async (): Promise<void> => {
+    if (batch.used > 0) await write(batch.take());
+  };
   const drainOne = async (): Promise<void> => {
     const e = pending.shift()!;
-    const frame = frameFromCompressed(codec, e.raw, await e.stored);
-    acc.add(e.seg, frame);
-    batch.push(frame);
-    batchBytes += frame.length;
-    if (batchBytes >= batchLimit) await flushBatch();
+    const compressed = await e.stored;
+    if (!batch.fits(e.raw)) await flushBatch();
+    if (batch.fits(e.raw)) {
+      batch.put(acc, e.seg, codec, e.raw, compressed);
+      if (batch.used >= batch.limit) await flushBatch();
+    } else {
+      const frame = frameFromCompressed(codec, e.raw, compressed);
+      acc.add(e.seg, frame);
+      await write(frame);
+    }
+    packer.recycle(e.raw);
   };
   const submit = async (seg: number): Promise<void> => {
     while (packer.ready.length > 0) {
@@ -232,28 +337,32 @@ export async function writeFramedFile(file: SpillFile, source: SegmentSource, op
 
 export function writeFramedFileSync(file: SpillFile, source: SegmentSource, opts: FramedFileOptions): FramedFileStats {
   const { codec, numSegments, check } = opts;
-  const batchLimit = opts.writeBatchBytes ?? 1 << 20;
+  const frameRawBytes = opts.frameRawBytes ?? DEFAULT_FRAME_RAW_BYTES;
   const acc = new SegmentAccounts(numSegments);
-  const packer = new FramePacker(opts.frameRawBytes);
-  let batch: Buffer[] = [];
-  let batchBytes = 0;
+  const packer = new FramePacker(frameRawBytes);
+  const batch = new FrameBatch(opts.writeBatchBytes ?? 1 << 20, frameRawBytes);
   let filePos = 0;
-  const flushBatch = (): void => {
-    if (batchBytes === 0) return;
-    const buf = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batchBytes);
-    batch = [];
-    batchBytes = 0;
+  const write = (buf: Buffer): void => {
     file.writeSync(buf, filePos);
     filePos += buf.length;
+  };
+  const flushBatch = (): void => {
+    if (batch.used > 0) write(batch.take());
   };
   const submit = (seg: number): void => {
     while (packer.ready.length > 0) {
       const raw = packer.ready.shift()!;
-      const frame = frameFromCompressed(codec, raw, codec.compress(raw));
-      acc.add(seg, frame);
-      batch.push(frame);
-      batchBytes += frame.length;
-      if (batchBytes >= batchLimit) flushBatch();
+      const compressed = codec.compress(raw);
+      if (!batch.fits(raw)) flushBatch();
+      if (batch.fits(raw)) {
+        batch.put(acc, seg, codec, raw, compressed);
+        if (batch.used >= batch.limit) flushBatch();
+      } else {
+        const frame = frameFromCompressed(codec, raw, compressed);
+        acc.add(seg, frame);
+        write(frame);
+      }
+      packer.recycle(raw);
     }
     check?.();
   };

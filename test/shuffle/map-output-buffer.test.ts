@@ -240,3 +240,28 @@ test('byte order holds for keys that differ only in zero bytes, length, or past 
     assert.deepEqual(got, perPartition(referenceSort(records), 1));
   });
 });
+
+test('byte order with skewed and uniform keys at partition counts from 1 to past the MSD limit', async () => {
+  // The sort buckets records by (partition, top key bits); partition counts change how many key bits
+  // that is (16 at 1 partition, 1 at 32768), and more than 32768 partitions take another path.
+  // Skewed keys (most share their first 2..7 bytes) make large buckets with prefix and length ties.
+  await withTempDir(async (root) => {
+    for (const numPartitions of [1, 2, 3, 300, 32768, 40000]) {
+      const rand = rng(numPartitions);
+      const shared = [Buffer.from('th'), Buffer.from('the'), Buffer.from('thesis'), Buffer.from('thesis-'), Buffer.alloc(0)];
+      const records: Rec[] = [];
+      const buffer = new MapOutputBuffer({ dir: join(root, `p${numPartitions}`), numPartitions });
+      for (let i = 0; i < 6000; i++) {
+        const key =
+          rand() < 0.7 ? Buffer.concat([shared[Math.floor(rand() * shared.length)]!, randomBytes(rand, 3, 3)]) : randomBytes(rand, 12);
+        const partition = numPartitions > 1000 ? Math.floor(rand() * 8) * Math.floor(numPartitions / 8) : Math.floor(rand() * numPartitions);
+        const r = { partition, key, value: u32(i) };
+        records.push(r);
+        buffer.collect(partition, key, r.value);
+      }
+      const info = await buffer.finish();
+      const back = await readOutput(info.dataFile, info.indexFile, numPartitions);
+      assert.deepEqual(back.partitions, perPartition(referenceSort(records), numPartitions), `${numPartitions} partitions`);
+    }
+  });
+});
