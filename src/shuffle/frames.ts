@@ -292,7 +292,8 @@ export class FileSegmentReader implements Iterable<KeyValue> {
   }
 }
 
-function readFully(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
+/** Reads until `length` bytes or end of file; returns how many were read. */
+export function readFully(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
   let got = 0;
   while (got < length) {
     const n = readSync(fd, buf, offset + got, length - got, position + got);

@@ -1,7 +1,7 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { MinimrError } from '../errors.js';
 import { compareBytes, compareByteRanges } from './bytes-compare.js';
-import { decodeFrameAt, FRAME_HEADER_SIZE, type FrameSource } from './frames.js';
+import { decodeFrameAt, FRAME_HEADER_SIZE, readFully, type FrameSource } from './frames.js';
 import { MinHeap } from './min-heap.js';
 import type { KeyComparator } from './types.js';
 
@@ -257,15 +257,6 @@ export class FileFrameFeed implements FrameFeed {
   }
 }
 
-function readFully(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
-  let got = 0;
-  while (got < length) {
-    const n = readSync(fd, buf, offset + got, length - got, position + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got;
-}
 
 /**
  * k-way merge of cursors by key, then tag, then order (stable). Use:

@@ -7,7 +7,7 @@ import { crc32 } from 'node:zlib';
 import { isMinimrError } from '../../src/errors.js';
 import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from '../../src/shuffle/run-cursor.js';
 import { compareBytes } from '../../src/shuffle/bytes-compare.js';
-import { buildSegment, randomBytes, rng, withTempDir } from './support.js';
+import { buildSegment, randomBytes, rng, varint, withTempDir } from './support.js';
 
 const lz4 = createRequire(import.meta.url)('lz4-napi') as { compressSync(b: Buffer): Buffer };
 
@@ -22,15 +22,6 @@ function frame(raw: Buffer, compress: boolean): Buffer {
   return Buffer.concat([head, stored]);
 }
 
-function varint(n: number): Buffer {
-  const bytes: number[] = [];
-  while (n >= 0x80) {
-    bytes.push((n % 128) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  bytes.push(n);
-  return Buffer.from(bytes);
-}
 
 type Rec = { key: Buffer; value: Buffer; tag: number };
 

@@ -61,18 +61,20 @@ export function parseSegment(buf: Buffer): Array<[Buffer, Buffer]> {
   return out;
 }
 
+/** LEB128 varint, written independently of the code under test. */
+export function varint(n: number): Buffer {
+  const bytes: number[] = [];
+  while (n >= 0x80) {
+    bytes.push((n % 128) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  bytes.push(n);
+  return Buffer.from(bytes);
+}
+
 /** Independent encoder for building test runs. */
 export function buildSegment(records: ReadonlyArray<readonly [Buffer, Buffer]>): Buffer {
   const parts: Buffer[] = [];
-  const varint = (n: number): Buffer => {
-    const bytes: number[] = [];
-    while (n >= 0x80) {
-      bytes.push((n % 128) | 0x80);
-      n = Math.floor(n / 128);
-    }
-    bytes.push(n);
-    return Buffer.from(bytes);
-  };
   for (const [k, v] of records) parts.push(varint(k.length), varint(v.length), k, v);
   return Buffer.concat(parts);
 }
