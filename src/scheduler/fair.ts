@@ -11,8 +11,7 @@
  * confirmed) is derived from the snapshots and from this policy's own earlier decisions.
  */
 import { MinimrError } from '../errors.js';
-import { localityOf } from './fifo.js';
-import { byCodeUnit, visitingOrder, type Room } from './rooms.js';
+import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
 import type {
   AttemptView,
   ClusterSnapshot,

@@ -4,32 +4,8 @@
  * rack-local, then anywhere. There is no delay scheduling: a slot is never left idle to wait for a
  * better-placed task (that is what FAIR adds).
  */
-import { visitingOrder, type Room } from './rooms.js';
-import type { ClusterSnapshot, Decision, JobView, Locality, Policy, TaskKind, TaskView, WorkerView } from './types.js';
-
-/**
- * Rank of a candidate for one worker; lower is better. Tasks without input locations rank between
- * rack-local and off-rack: they are 'any' everywhere, so spending a slot on them first keeps the
- * tasks that do have a home for the workers that can run them locally (Hadoop's nonLocalMaps).
- */
-const enum Rank {
-  Node = 0,
-  Rack = 1,
-  Homeless = 2,
-  OffRack = 3,
-}
-
-export function localityOf(task: TaskView, worker: WorkerView): Locality {
-  if (task.preferredWorkers.includes(worker.id)) return 'node';
-  if (task.preferredRacks.includes(worker.rack)) return 'rack';
-  return 'any';
-}
-
-function rankOf(task: TaskView, worker: WorkerView): Rank {
-  if (task.preferredWorkers.includes(worker.id)) return Rank.Node;
-  if (task.preferredRacks.includes(worker.rack)) return Rank.Rack;
-  return task.preferredWorkers.length === 0 ? Rank.Homeless : Rank.OffRack;
-}
+import { localityOf, Rank, rankOf, visitingOrder, type Room } from './rooms.js';
+import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView } from './types.js';
 
 function slotsOf(room: Room, kind: TaskKind): number {
   return kind === 'map' ? room.mapSlots : room.reduceSlots;

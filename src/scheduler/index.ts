@@ -6,7 +6,8 @@ import { createTyrexPolicy } from './tyrex.js';
 import type { Policy } from './types.js';
 
 export type * from './types.js';
-export { FifoPolicy, localityOf } from './fifo.js';
+export { FifoPolicy } from './fifo.js';
+export { localityOf } from './rooms.js';
 export { TyrexPolicy, optimalCutoff, partitionCapacities, squaredCoefficientOfVariation, type TimerSample, type TyrexOptions } from './tyrex.js';
 export { validateDecisions } from './validate.js';
 export {

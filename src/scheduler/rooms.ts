@@ -1,4 +1,29 @@
-import type { ClusterSnapshot, WorkerView } from './types.js';
+import type { ClusterSnapshot, Locality, TaskView, WorkerView } from './types.js';
+
+/** Where a task's input is relative to a worker. */
+export function localityOf(task: TaskView, worker: WorkerView): Locality {
+  if (task.preferredWorkers.includes(worker.id)) return 'node';
+  if (task.preferredRacks.includes(worker.rack)) return 'rack';
+  return 'any';
+}
+
+/**
+ * Rank of a task for one worker; lower is better. Tasks without input locations rank between
+ * rack-local and off-rack: they are 'any' everywhere, so spending a slot on them first keeps the
+ * tasks that do have a home for the workers that can run them locally (Hadoop's nonLocalMaps).
+ */
+export const enum Rank {
+  Node = 0,
+  Rack = 1,
+  Homeless = 2,
+  OffRack = 3,
+}
+
+export function rankOf(task: TaskView, worker: WorkerView): Rank {
+  if (task.preferredWorkers.includes(worker.id)) return Rank.Node;
+  if (task.preferredRacks.includes(worker.rack)) return Rank.Rack;
+  return task.preferredWorkers.length === 0 ? Rank.Homeless : Rank.OffRack;
+}
 
 /** What is still free on a worker while one decision list is being built. */
 export interface Room {

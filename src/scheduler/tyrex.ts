@@ -24,8 +24,7 @@
  * its original submission order instead, for comparison.
  */
 import { MinimrError } from '../errors.js';
-import { localityOf } from './fifo.js';
-import { byCodeUnit, visitingOrder, type Room } from './rooms.js';
+import { byCodeUnit, localityOf, Rank, rankOf, visitingOrder, type Room } from './rooms.js';
 import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
 
 export interface TyrexOptions {
@@ -282,7 +281,7 @@ export class TyrexPolicy implements Policy {
         let bestRank = Number.POSITIVE_INFINITY;
         for (const task of job.pendingTasks) {
           if (task.kind !== kind || launched.has(task.id) || room.memoryMb < task.memoryMb) continue;
-          const r = rankOf(task, room.worker);
+          const r = tyrexRank(task, room.worker);
           if (r < bestRank) {
             best = task;
             bestRank = r;
@@ -337,14 +336,11 @@ export class TyrexPolicy implements Policy {
 }
 
 /**
- * Placement rank of a task on a worker, lower is better: node-local, rack-local, no input,
- * off-rack; a worker the task already failed on comes last (it still runs there if nothing else
- * can, so a one-worker cluster is not stuck).
+ * Placement rank as FIFO's, except that a worker the task already failed on comes last (it still
+ * runs there if nothing else can, so a one-worker cluster is not stuck).
  */
-function rankOf(task: TaskView, worker: WorkerView): number {
-  if (task.failedOnWorkers.includes(worker.id)) return 4;
-  const l = localityOf(task, worker);
-  return l === 'node' ? 0 : l === 'rack' ? 1 : task.preferredWorkers.length === 0 ? 2 : 3;
+function tyrexRank(task: TaskView, worker: WorkerView): number {
+  return task.failedOnWorkers.includes(worker.id) ? Rank.OffRack + 1 : rankOf(task, worker);
 }
 
 /** Builds a Tyrex policy from `createPolicy` options, rejecting unknown keys. */

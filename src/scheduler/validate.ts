@@ -1,10 +1,5 @@
-import type { ClusterSnapshot, Decision, Locality, TaskView, WorkerView } from './types.js';
-
-function localityOn(task: TaskView, worker: WorkerView): Locality {
-  if (task.preferredWorkers.includes(worker.id)) return 'node';
-  if (task.preferredRacks.includes(worker.rack)) return 'rack';
-  return 'any';
-}
+import { localityOf } from './rooms.js';
+import type { ClusterSnapshot, Decision, TaskView } from './types.js';
 
 /**
  * Everything a decision list must satisfy against the snapshot it answers, whatever the policy;
@@ -73,7 +68,7 @@ export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly
     if (d.jobId !== task.jobId) problems.push(`${at}: task ${d.taskId} belongs to ${task.jobId}, not ${d.jobId}`);
     const memoryMb = d.memoryMb ?? task.memoryMb;
     if (!Number.isFinite(memoryMb) || memoryMb <= 0) problems.push(`${at}: grants ${memoryMb} MB`);
-    const expected = localityOn(task, worker);
+    const expected = localityOf(task, worker);
     if (d.locality !== expected) problems.push(`${at}: claims ${d.locality} locality, achieved ${expected}`);
     const u = used.get(worker.id) ?? { map: 0, reduce: 0, memoryMb: 0 };
     u[task.kind] += 1;
