@@ -7,17 +7,20 @@
  *    blocks. Preemption timeouts T_min = 5 s, T_fair = 10 s (the paper gives none; Hadoop's defaults
  *    are sized for hour-long jobs, these for 15-40 s maps).
  * 2. Real local cluster, scaled down: 6 workers in 3 racks of 2, 2 map + 1 reduce slot each, the
- *    same jobs with maps scaled by the ratio of map slots (12/96), `--bytes-per-map` per map, arrival
- *    times scaled, timeouts scaled to the shorter tasks. GrepCount uses a backtracking pattern so its
+ *    same jobs with maps scaled by the ratio of map slots (12/96), `--bytes-per-map` per map. Arrival
+ *    times and timeouts are scaled by the ratio of real to simulated map times (8 MiB maps measured
+ *    here: TeraSort ~4 s against 15 s, GrepCount ~13 s against 40 s: 0.3), so WordCount arrives, as
+ *    in the simulator, after TeraSort's first maps have finished and its character is known, and
+ *    preemption waits as long relative to a map. GrepCount uses a backtracking pattern so its
  *    maps are CPU-bound as in the paper; the workers report `--disk-mbps` as their disk rate, the
  *    rate that makes TeraSort (map output = input) I/O-bound by the spec's rule at these sizes.
  *
  * Per policy: data moved (map input read from other nodes, from other racks, placement copies, and
  * their sum), bytes re-read and slot-seconds lost to kills, each job's completion time, WordCount's
  * node-local maps. Target: improved FAIR moves less data and finishes WordCount no later than FAIR,
- * in both. Writes bench-results/fair/{fair.json,fair.md,data-moved.svg}.
+ * in both. Writes bench-results/fair/{fair.json,fair.md,data-moved.svg} and the real runs' records (runs-real.json).
  *
- * Run: npm run bench:fair [-- --bytes-per-map 4m --time-scale 0.15 --disk-mbps 10 --no-real]
+ * Run: npm run bench:fair [-- --bytes-per-map 4m --time-scale 0.3 --disk-mbps 10 --repeats 3 --no-real]
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -40,11 +43,12 @@ const log = (m: string) => process.stderr.write(`[${((Date.now() - T0) / 1000).t
 const args = yargs(process.argv.slice(2))
   .option('real', { type: 'boolean', default: true })
   .option('bytes-per-map', { type: 'string', default: '4m' })
-  .option('time-scale', { type: 'number', default: 0.15, describe: 'real ms per simulated ms for arrivals' })
+  .option('time-scale', { type: 'number', default: 0.3, describe: 'real ms per simulated ms for arrivals (real maps take ~0.3x the simulated ones here)' })
   .option('disk-mbps', { type: 'number', default: 10 })
   .option('t-min-ms', { type: 'number', default: 1500, describe: 'real run: T_min' })
   .option('t-fair-ms', { type: 'number', default: 3000, describe: 'real run: T_fair' })
   .option('delay-ms', { type: 'number', default: 500, describe: 'real run: node- and rack-local delay' })
+  .option('repeats', { type: 'number', default: 3, describe: 'real runs per policy, interleaved (fair, improved-fair, fair, ...); the verdict uses their means' })
   .option('grep-pattern', { type: 'string', default: '(?:\\w+\\s)+?q[a-e](?:\\w+\\s)+?x[a-c]' })
   .strict()
   .parseSync();
@@ -61,6 +65,8 @@ interface Row {
   readonly killedSlotSeconds: number;
   readonly jctS: Record<string, number>;
   readonly wordcountLocal: string;
+  /** Which real run (1..repeats); absent for the simulator and for means. */
+  readonly repeat?: number;
 }
 
 function rowOf(where: 'sim' | 'real', policy: string, run: RunRecord): Row {
@@ -94,15 +100,38 @@ function table(rows: readonly Row[], unit: 'GiB' | 'MiB'): string {
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.policy} | ${f(r.networkBytes)} | ${f(r.remoteBytes)} | ${f(r.offRackBytes)} | ${f(r.placementBytes)} | ${f(r.rereadBytes)} | ${r.killed} | ${r.killedSlotSeconds.toFixed(1)} | ${(r.jctS.wordcount ?? NaN).toFixed(1)} | ${(r.jctS.terasort ?? NaN).toFixed(1)} | ${(r.jctS.grepcount ?? NaN).toFixed(1)} | ${r.wordcountLocal} |`,
+      `| ${r.repeat !== undefined ? `${r.policy} run ${r.repeat}` : r.policy} | ${f(r.networkBytes)} | ${f(r.remoteBytes)} | ${f(r.offRackBytes)} | ${f(r.placementBytes)} | ${f(r.rereadBytes)} | ${r.killed} | ${r.killedSlotSeconds.toFixed(1)} | ${(r.jctS.wordcount ?? NaN).toFixed(1)} | ${(r.jctS.terasort ?? NaN).toFixed(1)} | ${(r.jctS.grepcount ?? NaN).toFixed(1)} | ${r.wordcountLocal} |`,
     );
   }
   return lines.join('\n');
 }
 
+/** Per policy, the mean of its real runs (node-local WordCount maps summed over the runs). */
+function meanRows(rows: readonly Row[]): Row[] {
+  return POLICIES.map((policy) => {
+    const runs = rows.filter((r) => r.policy === policy);
+    const mean = (get: (r: Row) => number) => runs.reduce((s, r) => s + get(r), 0) / runs.length;
+    const local = runs.map((r) => r.wordcountLocal.split('/').map(Number));
+    const apps = [...new Set(runs.flatMap((r) => Object.keys(r.jctS)))];
+    return {
+      where: 'real' as const,
+      policy: `${policy} (mean of ${runs.length})`,
+      remoteBytes: mean((r) => r.remoteBytes),
+      offRackBytes: mean((r) => r.offRackBytes),
+      placementBytes: mean((r) => r.placementBytes),
+      networkBytes: mean((r) => r.networkBytes),
+      rereadBytes: mean((r) => r.rereadBytes),
+      killed: mean((r) => r.killed),
+      killedSlotSeconds: mean((r) => r.killedSlotSeconds),
+      jctS: Object.fromEntries(apps.map((app) => [app, mean((r) => r.jctS[app] ?? Number.NaN)])),
+      wordcountLocal: `${local.reduce((s, [l]) => s + l!, 0)}/${local.reduce((s, [, n]) => s + n!, 0)}`,
+    };
+  });
+}
+
 function verdict(rows: readonly Row[]): string {
-  const fair = rows.find((r) => r.policy === 'fair')!;
-  const improved = rows.find((r) => r.policy === 'improved-fair')!;
+  const fair = rows.find((r) => r.policy.startsWith('fair'))!;
+  const improved = rows.find((r) => r.policy.startsWith('improved-fair'))!;
   const less = improved.networkBytes < fair.networkBytes;
   const sooner = improved.jctS.wordcount! <= fair.jctS.wordcount!;
   return (
@@ -121,6 +150,7 @@ async function main(): Promise<void> {
   const simRows = sim.policies.map((p) => rowOf('sim', p.policy, p.run!));
 
   const realRows: Row[] = [];
+  const realRuns: RunRecord[] = [];
   const real = realCluster({ workers: 6, racks: 3, mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: args['disk-mbps'], bytesPerMap: parseSize(args['bytes-per-map']), timeScale: args['time-scale'], maxMapsPerJob: 64 });
   if (args.real) {
     const scaled = scaleWorkload(workload, simCluster, real);
@@ -130,10 +160,10 @@ async function main(): Promise<void> {
       nodeLocalDelayMs: args['delay-ms'],
       rackLocalDelayMs: args['delay-ms'],
     };
-    for (const policy of POLICIES) {
+    for (let repeat = 1; repeat <= args.repeats; repeat++) for (const policy of POLICIES) {
       const dir = await mkdtemp(join(os.tmpdir(), `minimr-bench-fair-${policy}-`));
       try {
-        log(`real: ${policy} on ${real.name} (${args['bytes-per-map']} per map, maps x ${scaled.mapScale})`);
+        log(`real ${repeat}/${args.repeats}: ${policy} on ${real.name} (${args['bytes-per-map']} per map, maps x ${scaled.mapScale})`);
         const result = await runWorkloadOnCluster({
           workload: scaled.workload,
           cluster: real,
@@ -150,13 +180,15 @@ async function main(): Promise<void> {
         });
         const failed = result.run.jobs.filter((j) => j.state !== 'succeeded');
         if (failed.length > 0) throw new Error(`real ${policy}: jobs did not succeed: ${failed.map((j) => j.id).join(', ')}`);
-        realRows.push(rowOf('real', policy, result.run));
+        realRows.push({ ...rowOf('real', policy, result.run), repeat });
+        realRuns.push(result.run);
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
     }
   }
 
+  const realMeans = realRows.length > 0 ? meanRows(realRows) : [];
   const md = [
     '# FAIR vs improved FAIR: TeraSort + GrepCount fill the cluster, then WordCount arrives',
     '',
@@ -172,9 +204,15 @@ async function main(): Promise<void> {
       ? [
           `## Real local cluster: ${real.name}, ${args['bytes-per-map']} per map, arrivals x ${args['time-scale']}, T_min ${args['t-min-ms']} ms, T_fair ${args['t-fair-ms']} ms, delays ${args['delay-ms']} ms, disk rate ${args['disk-mbps']} MB/s reported`,
           '',
-          table(realRows, 'MiB'),
+          `Each policy ran ${args.repeats} time(s), interleaved (fair, improved-fair, fair, ...), on a fresh cluster each time; the verdict compares the means. One run moves a few 8 MiB blocks more or fewer by timing alone, so single runs disagree.`,
           '',
-          verdict(realRows),
+          table([...realRows].sort((a, b) => a.policy.localeCompare(b.policy) || (a.repeat ?? 0) - (b.repeat ?? 0)), 'MiB'),
+          '',
+          'Means:',
+          '',
+          table(realMeans, 'MiB'),
+          '',
+          verdict(realMeans),
           '',
         ]
       : []),
@@ -182,9 +220,10 @@ async function main(): Promise<void> {
     '',
   ].join('\n');
   await mkdir(OUT, { recursive: true });
-  await writeFile(join(OUT, 'fair.json'), `${JSON.stringify({ args, sim: simRows, real: realRows }, null, 2)}\n`);
+  await writeFile(join(OUT, 'fair.json'), `${JSON.stringify({ args, sim: simRows, real: realRows, realMeans }, null, 2)}\n`);
+  if (realRuns.length > 0) await writeFile(join(OUT, 'runs-real.json'), `${JSON.stringify(realRuns)}\n`);
   await writeFile(join(OUT, 'fair.md'), md);
-  const groups = [...simRows.map((r) => ({ ...r, label: `sim ${r.policy}`, value: r.networkBytes / 2 ** 30 })), ...realRows.map((r) => ({ ...r, label: `real ${r.policy}`, value: r.networkBytes / 2 ** 20 }))];
+  const groups = [...simRows.map((r) => ({ ...r, label: `sim ${r.policy}`, value: r.networkBytes / 2 ** 30 })), ...realMeans.map((r) => ({ ...r, label: `real ${r.policy}`, value: r.networkBytes / 2 ** 20 }))];
   await writeFile(
     join(OUT, 'data-moved.svg'),
     barChart({

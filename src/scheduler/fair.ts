@@ -228,6 +228,13 @@ interface DelayState {
 }
 
 /** What a kill is for: the job that the freed slot is meant for. */
+/** A map slot kept for one pending task until that task can run there node-local (a copy of its input is on the way). */
+export interface SlotHold {
+  readonly workerId: string;
+  readonly jobId: string;
+  readonly taskId: string;
+}
+
 export interface VictimContext {
   readonly snapshot: ClusterSnapshot;
   readonly workers: ReadonlyMap<string, WorkerView>;
@@ -438,6 +445,18 @@ export function fairShares(snapshot: ClusterSnapshot): FairShares {
 // ---------------------------------------------------------------------------------------------
 // The policy
 
+type Home = 'node' | 'rack' | 'off' | 'none';
+
+interface FillContext {
+  readonly snapshot: ClusterSnapshot;
+  readonly workers: ReadonlyMap<string, WorkerView>;
+  readonly decisions: Decision[];
+  readonly launched: Set<string>;
+  readonly queues: PerKind<PoolModel[]>;
+  /** Tasks that only their held slot may run. */
+  readonly held: ReadonlySet<string>;
+}
+
 export class FairPolicy implements Policy {
   readonly name: string = 'fair';
   readonly options: FairOptions;
@@ -474,15 +493,61 @@ export class FairPolicy implements Policy {
       queues[kind].push(...pools.filter((p) => p.queue[kind].length > 0).sort(comparePools(kind)));
     }
 
-    const ctx = { snapshot, workers, decisions, launched, queues };
+    const holds = this.liveHolds(snapshot, jobs);
+    const held = new Set([...holds.values()].flatMap((list) => list.map((h) => h.task.id)));
+    const ctx = { snapshot, workers, decisions, launched, queues, held };
+    let heldIdle = 0;
     for (const room of visitingOrder(snapshot)) {
+      heldIdle += this.serveHolds(room, holds.get(room.worker.id), ctx);
       this.fill('map', room, ctx);
       this.fill('reduce', room, ctx);
     }
     if (this.options.preemption) {
-      for (const kind of KINDS) this.preempt(kind, jobs, pools, ctx);
+      for (const kind of KINDS) this.preempt(kind, jobs, pools, ctx, kind === 'map' ? heldIdle : 0);
     }
     return decisions;
+  }
+
+  /** Slots a subclass keeps for particular tasks; FAIR keeps none. */
+  protected mapSlotHolds(_snapshot: ClusterSnapshot): readonly SlotHold[] {
+    return [];
+  }
+
+  /** The holds whose task is still pending, by worker. */
+  private liveHolds(snapshot: ClusterSnapshot, jobs: readonly JobModel[]): Map<string, Array<{ job: JobModel; task: TaskView }>> {
+    const byWorker = new Map<string, Array<{ job: JobModel; task: TaskView }>>();
+    const holds = this.mapSlotHolds(snapshot);
+    if (holds.length === 0) return byWorker;
+    const jobsById = new Map(jobs.map((j) => [j.view.id, j]));
+    for (const hold of holds) {
+      const job = jobsById.get(hold.jobId);
+      const task = job?.pending.map.find((t) => t.id === hold.taskId);
+      if (!job || !task) continue;
+      const list = byWorker.get(hold.workerId);
+      if (list) list.push({ job, task });
+      else byWorker.set(hold.workerId, [{ job, task }]);
+    }
+    return byWorker;
+  }
+
+  /**
+   * A held slot runs its task as soon as the task's input is on the node; until then it stays
+   * idle, so the copy is not wasted on a task that reads its input over the network anyway.
+   */
+  private serveHolds(room: Room, holds: ReadonlyArray<{ job: JobModel; task: TaskView }> | undefined, ctx: FillContext): number {
+    let idle = 0;
+    for (const { job, task } of holds ?? []) {
+      if (room.mapSlots <= 0) break;
+      if (ctx.launched.has(task.id)) continue;
+      if (task.preferredWorkers.includes(room.worker.id) && fits(room, task)) {
+        this.launch(job, task, 'node', room, ctx);
+      } else {
+        room.mapSlots -= 1;
+        room.memoryMb -= Math.min(room.memoryMb, task.memoryMb);
+        idle += 1;
+      }
+    }
+    return idle;
   }
 
   // --- state carried between calls -----------------------------------------------------------
@@ -571,14 +636,10 @@ export class FairPolicy implements Policy {
 
   // --- assignment ---------------------------------------------------------------------------
 
-  private fill(
-    kind: TaskKind,
-    room: Room,
-    ctx: { snapshot: ClusterSnapshot; workers: ReadonlyMap<string, WorkerView>; decisions: Decision[]; launched: Set<string>; queues: PerKind<PoolModel[]> },
-  ): void {
+  private fill(kind: TaskKind, room: Room, ctx: FillContext): void {
     const queue = ctx.queues[kind];
     while (slotsOf(room, kind) > 0) {
-      let chosen: { job: JobModel; task: TaskView; home: 'node' | 'rack' | 'off' | 'none' } | undefined;
+      let chosen: { job: JobModel; task: TaskView; home: Home } | undefined;
       search: for (const pool of queue) {
         for (const job of pool.queue[kind]) {
           chosen = this.choose(job, kind, room, ctx);
@@ -586,34 +647,39 @@ export class FairPolicy implements Policy {
         }
       }
       if (!chosen) return;
-      const { job, task, home } = chosen;
-      ctx.launched.add(task.id);
-      if (kind === 'map') room.mapSlots -= 1;
-      else room.reduceSlots -= 1;
-      room.memoryMb -= task.memoryMb;
-      ctx.decisions.push({
-        kind: 'launch',
-        taskId: task.id,
-        jobId: job.view.id,
-        workerId: room.worker.id,
-        memoryMb: task.memoryMb,
-        locality: localityOf(task, room.worker),
-      });
-      if (kind === 'map' && home !== 'none') {
-        const state = this.delayOf(job.view.id);
-        state.level = home === 'node' ? 0 : home === 'rack' ? 1 : 2;
-        state.waitMs = 0;
-        state.skipped = false;
-      }
-      job.run[kind] += 1;
-      job.pool.run[kind] += 1;
-      job.unlaunched[kind] -= 1;
-      const pool = job.pool;
-      if (job.unlaunched[kind] === 0) remove(pool.queue[kind], job);
-      else reposition(pool.queue[kind], job, compareJobs(kind, pool.mode));
-      if (pool.queue[kind].length === 0) remove(queue, pool);
-      else reposition(queue, pool, comparePools(kind));
+      this.launch(chosen.job, chosen.task, chosen.home, room, ctx);
     }
+  }
+
+  private launch(job: JobModel, task: TaskView, home: Home, room: Room, ctx: FillContext): void {
+    const kind = task.kind;
+    const queue = ctx.queues[kind];
+    ctx.launched.add(task.id);
+    if (kind === 'map') room.mapSlots -= 1;
+    else room.reduceSlots -= 1;
+    room.memoryMb -= task.memoryMb;
+    ctx.decisions.push({
+      kind: 'launch',
+      taskId: task.id,
+      jobId: job.view.id,
+      workerId: room.worker.id,
+      memoryMb: task.memoryMb,
+      locality: localityOf(task, room.worker),
+    });
+    if (kind === 'map' && home !== 'none') {
+      const state = this.delayOf(job.view.id);
+      state.level = home === 'node' ? 0 : home === 'rack' ? 1 : 2;
+      state.waitMs = 0;
+      state.skipped = false;
+    }
+    job.run[kind] += 1;
+    job.pool.run[kind] += 1;
+    job.unlaunched[kind] -= 1;
+    const pool = job.pool;
+    if (job.unlaunched[kind] === 0) remove(pool.queue[kind], job);
+    else reposition(pool.queue[kind], job, compareJobs(kind, pool.mode));
+    if (pool.queue[kind].length === 0) remove(queue, pool);
+    else reposition(queue, pool, comparePools(kind));
   }
 
   /**
@@ -624,10 +690,10 @@ export class FairPolicy implements Policy {
     job: JobModel,
     kind: TaskKind,
     room: Room,
-    ctx: { snapshot: ClusterSnapshot; workers: ReadonlyMap<string, WorkerView>; launched: Set<string> },
-  ): { job: JobModel; task: TaskView; home: 'node' | 'rack' | 'off' | 'none' } | undefined {
+    ctx: FillContext,
+  ): { job: JobModel; task: TaskView; home: Home } | undefined {
     const worker = room.worker;
-    const usable = (t: TaskView): boolean => !ctx.launched.has(t.id) && fits(room, t) && !this.avoid(t, worker, ctx.workers);
+    const usable = (t: TaskView): boolean => !ctx.launched.has(t.id) && !ctx.held.has(t.id) && fits(room, t) && !this.avoid(t, worker, ctx.workers);
     const first = (list: readonly TaskView[] | undefined): TaskView | undefined => list?.find(usable);
     if (kind === 'reduce') {
       const task = first(job.pending.reduce);
@@ -677,12 +743,14 @@ export class FairPolicy implements Policy {
     kind: TaskKind,
     jobs: readonly JobModel[],
     pools: readonly PoolModel[],
-    ctx: { snapshot: ClusterSnapshot; workers: ReadonlyMap<string, WorkerView>; decisions: Decision[]; launched: Set<string> },
+    ctx: FillContext,
+    heldIdle: number,
   ): void {
     const now = ctx.snapshot.now;
     const { minShareTimeoutMs, fairShareTimeoutMs } = this.options;
-    // Kills asked for earlier that the runtime has not confirmed yet will free slots already.
-    let credit = 0;
+    // Kills asked for earlier that the runtime has not confirmed yet will free slots already, and
+    // slots held for a task whose input is being copied there are freed already.
+    let credit = heldIdle;
     for (const j of ctx.snapshot.jobs) for (const a of j.runningAttempts) if (a.kind === kind && this.killing.has(a.id)) credit += 1;
     const needs: Need[] = [];
     const firstWaiting = (pool: PoolModel): JobModel | undefined =>
@@ -730,7 +798,7 @@ export class FairPolicy implements Policy {
     const contextFor = (beneficiary: JobModel): VictimContext => {
       let c = contexts.get(beneficiary.view.id);
       if (!c) {
-        const maps = beneficiary.pending.map.filter((t) => !ctx.launched.has(t.id));
+        const maps = beneficiary.pending.map.filter((t) => !ctx.launched.has(t.id) && !ctx.held.has(t.id));
         c = {
           snapshot: ctx.snapshot,
           workers: ctx.workers,

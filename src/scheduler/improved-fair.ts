@@ -5,14 +5,20 @@
  * are FAIR's; what changes is which attempts of a victim job die, and a `replicate` after each map
  * kill so the starved job's next map on that node reads its input locally.
  */
-import { type FairOptions, DEFAULT_FAIR_OPTIONS, FairPolicy, type OptionKind, type VictimContext, checkTimeouts, mostRecentFirst, parsePolicyOptions } from './fair.js';
-import type { AttemptView, Decision, JobStats, JobView, Locality, WorkerView } from './types.js';
+import { type FairOptions, DEFAULT_FAIR_OPTIONS, FairPolicy, type OptionKind, type SlotHold, type VictimContext, checkTimeouts, mostRecentFirst, parsePolicyOptions } from './fair.js';
+import type { AttemptView, ClusterSnapshot, Decision, JobStats, JobView, Locality, WorkerView } from './types.js';
 
 export type ImprovedFairOptions = FairOptions & {
   /** A job counts as CPU-bound until this many of its maps have finished (too little to measure). */
   readonly minMapsForCharacter: number;
   /** Emit a `replicate` after each map kill so the freed node holds input of the starved job. */
   readonly placePrivateData: boolean;
+  /**
+   * How long the freed slot waits for that copy, kept for the map it was made for; then the slot
+   * goes to whoever the shares say. A copy lands in a heartbeat or two, but a launch before it
+   * lands reads the input over the network and wastes the copy.
+   */
+  readonly placementWaitMs: number;
 };
 
 /**
@@ -23,6 +29,7 @@ export const DEFAULT_IMPROVED_FAIR_OPTIONS: ImprovedFairOptions = Object.freeze(
   ...DEFAULT_FAIR_OPTIONS,
   minMapsForCharacter: 3,
   placePrivateData: true,
+  placementWaitMs: 3000,
 });
 
 const OPTION_KINDS: Readonly<Record<keyof ImprovedFairOptions, OptionKind>> = {
@@ -33,6 +40,7 @@ const OPTION_KINDS: Readonly<Record<keyof ImprovedFairOptions, OptionKind>> = {
   fairShareTimeoutMs: 'ms',
   minMapsForCharacter: 'count',
   placePrivateData: 'boolean',
+  placementWaitMs: 'ms',
 };
 
 export function parseImprovedFairOptions(raw: Readonly<Record<string, unknown>>): ImprovedFairOptions {
@@ -116,10 +124,12 @@ export function orderCpuBoundVictims(attempts: readonly AttemptView[]): AttemptV
 export class ImprovedFairPolicy extends FairPolicy {
   override readonly name: string = 'improved-fair';
   readonly improvedOptions: ImprovedFairOptions;
+  /** Freed slots waiting for the copy made for one map, by task id; `sinceMs` = when the copy was asked for. */
+  private readonly holds = new Map<string, SlotHold & { readonly sinceMs: number }>();
 
   constructor(options: Partial<ImprovedFairOptions> = {}) {
     const parsed = parseImprovedFairOptions(options);
-    const { minMapsForCharacter: _m, placePrivateData: _p, ...fair } = parsed;
+    const { minMapsForCharacter: _m, placePrivateData: _p, placementWaitMs: _w, ...fair } = parsed;
     super(fair);
     this.improvedOptions = parsed;
   }
@@ -150,6 +160,20 @@ export class ImprovedFairPolicy extends FairPolicy {
     const movable = free.find((t) => t.preferredWorkers.length > 0);
     if (!movable) return [];
     ctx.claimed.add(movable.id);
+    if (this.improvedOptions.placementWaitMs > 0) {
+      this.holds.set(movable.id, { workerId: node, jobId: ctx.beneficiary.id, taskId: movable.id, sinceMs: ctx.snapshot.now });
+    }
     return [{ kind: 'replicate', taskId: movable.id, jobId: ctx.beneficiary.id, workerId: node }];
+  }
+
+  /** Holds end when their map is no longer pending (launched, or its job gone) or after `placementWaitMs`. */
+  protected override mapSlotHolds(snapshot: ClusterSnapshot): readonly SlotHold[] {
+    if (this.holds.size === 0) return [];
+    const pending = new Set<string>();
+    for (const job of snapshot.jobs) for (const t of job.pendingTasks) if (this.holds.has(t.id)) pending.add(t.id);
+    for (const [taskId, hold] of this.holds) {
+      if (!pending.has(taskId) || snapshot.now - hold.sinceMs >= this.improvedOptions.placementWaitMs) this.holds.delete(taskId);
+    }
+    return [...this.holds.values()];
   }
 }

@@ -253,11 +253,67 @@ describe('improved-fair: preemption', () => {
       [6000, 'node'],
     ]);
   });
+
+  describe('driven, copies that take time to land', () => {
+    // The scene above, but each copy lands `replicationTicks` ticks (of 1 s) after it was asked for
+    // at 5 s; the killed attempts' slots are free from 6 s on.
+    const runWith = (policy: Policy, replicationTicks: number) => {
+      const driver = new SnapshotDriver({
+        workers: ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].map((id, i) => ({ id, rack: i < 3 ? 'r1' : 'r2', mapSlots: 1, reduceSlots: 1, memoryMb: 4096 })),
+        jobs: [
+          { id: 'hog', submitTime: 0, maps: 6, reduces: 0, taskTicks: 40 },
+          { id: 'wc', submitTime: 2000, maps: [0, 1, 2].map(() => ({ preferredWorkers: ['w1'] })), reduces: 0 },
+        ],
+        replicationTicks,
+      });
+      const result = driver.run(policy, { maxTicks: 200, record: true });
+      assert.deepEqual(result.unfinished, []);
+      const all = result.rounds.flatMap((r) => r.decisions.map((d) => ({ now: r.snapshot.now, d })));
+      return {
+        kills: all.filter(({ d }) => d.kind === 'kill').length,
+        launchesBefore: (t: number) => all.filter(({ now, d }) => d.kind === 'launch' && now >= 5000 && now < t).length,
+        wc: all.filter(({ d }) => d.kind === 'launch' && d.jobId === 'wc').map(({ now, d }) => [now, d.kind === 'launch' ? `${d.workerId} ${d.locality}` : '']),
+      };
+    };
+    const opts = { minShareTimeoutMs: 1000, fairShareTimeoutMs: 3000 };
+
+    test('the freed slots stay idle until the copies land, then run the maps they were made for, node-local', () => {
+      const run = runWith(new ImprovedFairPolicy(opts), 2);
+      assert.equal(run.kills, 3, 'no further kills while the slots wait');
+      assert.equal(run.launchesBefore(7000), 0, 'nobody takes a held slot');
+      assert.deepEqual(run.wc, [
+        [7000, 'w4 node'],
+        [7000, 'w5 node'],
+        [7000, 'w6 node'],
+      ]);
+    });
+
+    test('placementWaitMs 0: the maps run at once and read their input over the network, wasting the copies', () => {
+      const run = runWith(new ImprovedFairPolicy({ ...opts, placementWaitMs: 0 }), 2);
+      assert.deepEqual(run.wc, [
+        [6000, 'w4 any'],
+        [6000, 'w5 any'],
+        [6000, 'w6 any'],
+      ]);
+    });
+
+    test('a copy later than placementWaitMs: the slots go back to the shares when the wait ends', () => {
+      // Asked for at 5 s, waited for until 7 s; the copies would land at 10 s.
+      const run = runWith(new ImprovedFairPolicy({ ...opts, placementWaitMs: 2000 }), 5);
+      assert.equal(run.kills, 3);
+      assert.equal(run.launchesBefore(7000), 0);
+      assert.deepEqual(run.wc, [
+        [7000, 'w4 any'],
+        [7000, 'w5 any'],
+        [7000, 'w6 any'],
+      ]);
+    });
+  });
 });
 
 describe('improved-fair: options', () => {
-  test('defaults: FAIR options plus minMapsForCharacter 3 and placePrivateData true', () => {
-    assert.deepEqual(DEFAULT_IMPROVED_FAIR_OPTIONS, { ...DEFAULT_FAIR_OPTIONS, minMapsForCharacter: 3, placePrivateData: true });
+  test('defaults: FAIR options plus minMapsForCharacter 3, placePrivateData true and placementWaitMs 3000', () => {
+    assert.deepEqual(DEFAULT_IMPROVED_FAIR_OPTIONS, { ...DEFAULT_FAIR_OPTIONS, minMapsForCharacter: 3, placePrivateData: true, placementWaitMs: 3000 });
     const p = createPolicy('improved-fair');
     assert.ok(p instanceof ImprovedFairPolicy);
     assert.ok(p instanceof FairPolicy);
@@ -274,6 +330,7 @@ describe('improved-fair: options', () => {
       [{ minMapsForCharacter: 1.5 }, 'minMapsForCharacter'],
       [{ minMapsForCharacter: '3' }, 'minMapsForCharacter'],
       [{ placePrivateData: 1 }, 'placePrivateData'],
+      [{ placementWaitMs: -1 }, 'placementWaitMs'],
       [{ rackLocalDelayMs: -5 }, 'rackLocalDelayMs'],
       [{ victimOrder: 'io' }, 'victimOrder'],
       [{ minShareTimeoutMs: 40_000 }, 'minShareTimeoutMs'],

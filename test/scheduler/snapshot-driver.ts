@@ -66,6 +66,8 @@ export interface DriverOptions {
   readonly freeze?: boolean;
   /** Pools the snapshots list; default none. */
   readonly pools?: readonly PoolView[];
+  /** Ticks until a copy asked for by a `replicate` decision lands (the task lists the worker then); default 0. */
+  readonly replicationTicks?: number;
   /** Called when an attempt reaches its end; returning true makes it fail instead of succeed. */
   readonly failAttempt?: (attempt: { taskId: string; workerId: string; attemptNo: number }) => boolean;
 }
@@ -125,6 +127,9 @@ export class SnapshotDriver {
   private readonly defaultMemoryMb: number;
   private readonly freeze: boolean;
   private readonly failAttempt: NonNullable<DriverOptions['failAttempt']>;
+  private readonly replicationTicks: number;
+  /** Copies on their way: the task lists the worker from `landsAt` on. */
+  private copies: Array<{ readonly taskId: string; readonly workerId: string; readonly landsAt: number }> = [];
   private readonly pools: readonly PoolView[];
 
   private readonly workers = new Map<string, WorkerSpec>();
@@ -148,6 +153,7 @@ export class SnapshotDriver {
     this.defaultMemoryMb = options.defaultMemoryMb ?? 256;
     this.freeze = options.freeze ?? true;
     this.failAttempt = options.failAttempt ?? (() => false);
+    this.replicationTicks = options.replicationTicks ?? 0;
     this.pools = options.pools ?? [];
     for (const w of options.workers) this.addWorker(w);
     this.events = [];
@@ -182,6 +188,8 @@ export class SnapshotDriver {
   /** Ends attempts that are due and admits jobs whose time has come. */
   advanceTo(now: number): void {
     this.now = now;
+    for (const c of this.copies.filter((c) => c.landsAt <= now)) this.land(c.taskId, c.workerId);
+    this.copies = this.copies.filter((c) => c.landsAt > now);
     for (let i = 0; i < this.running.length; ) {
       const a = this.running[i]!;
       if (a.endTime > now) {
@@ -350,6 +358,11 @@ export class SnapshotDriver {
     };
   }
 
+  private land(taskId: string, workerId: string): void {
+    const task = this.tasks.get(taskId)!;
+    if (!task.preferredWorkers.includes(workerId)) task.preferredWorkers.push(workerId);
+  }
+
   /** Checks the decisions against the snapshot they answer, then carries them out. */
   apply(snapshot: ClusterSnapshot, decisions: readonly Decision[]): void {
     const problems = validateDecisions(snapshot, decisions);
@@ -361,8 +374,8 @@ export class SnapshotDriver {
       }
       if (d.kind === 'move-node') continue;
       if (d.kind === 'replicate') {
-        const task = this.tasks.get(d.taskId)!;
-        if (!task.preferredWorkers.includes(d.workerId)) task.preferredWorkers.push(d.workerId);
+        if (this.replicationTicks === 0) this.land(d.taskId, d.workerId);
+        else this.copies.push({ taskId: d.taskId, workerId: d.workerId, landsAt: this.now + this.replicationTicks * this.tickMs });
         continue;
       }
       if (d.kind === 'kill') {
