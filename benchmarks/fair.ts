@@ -33,6 +33,7 @@ import { realCluster, scaleWorkload } from '../src/cli/bench-policies.js';
 import { runWorkloadOnCluster } from '../src/runtime/index.js';
 import { clusterPreset, comparePolicies, namedWorkload, type Workload } from '../src/sim/index.js';
 import { barChart } from '../src/util/index.js';
+import { median } from './lib/shell.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const OUT = resolve(dirname(SELF), '..', '..', 'bench-results', 'fair');
@@ -213,6 +214,8 @@ async function main(): Promise<void> {
           table(realMeans, 'MiB'),
           '',
           verdict(realMeans),
+          '',
+          `WordCount JCT, median of the runs (less sensitive to a load spike on this shared machine than the mean): ${POLICIES.map((p) => `${p} ${median(realRows.filter((r) => r.policy === p).map((r) => r.jctS.wordcount ?? Number.NaN)).toFixed(1)} s`).join(', ')}.`,
           '',
         ]
       : []),
