@@ -324,6 +324,8 @@ export class JobTracker {
     for (const attempt of [...worker.running.values()]) {
       this.finishAttempt(attempt, 'killed', {}, { code: 'EWORKERLOST', message: `worker ${workerId} was lost (${why})` }, false);
     }
+    // Copies on their way to it will never be confirmed.
+    this.dropPlacements((p) => p.workerId === workerId);
     // Map outputs live on the map worker's disk: those still needed by unfinished reduces are redone.
     for (const job of this.jobs.values()) {
       if (!job.isActive || job.mapOnly || job.reduces.every((r) => r.state === 'succeeded')) continue;
@@ -484,6 +486,7 @@ export class JobTracker {
       if (task.state === 'pending' || task.state === 'running') task.state = state === 'succeeded' ? task.state : state;
     }
     for (const worker of this.workers.values()) worker.peer.send({ type: 'cleanup-job', jobId: job.id });
+    this.dropPlacements((p) => p.task.job === job);
     const out = job.submission.outputPath;
     try {
       if (state === 'succeeded') await this.namenode.remove(`${out}/_temporary`, { recursive: true });
@@ -829,6 +832,15 @@ export class JobTracker {
     const rest = list.filter((p) => p.workerId !== workerId);
     if (rest.length > 0) this.placements.set(blockId, rest);
     else this.placements.delete(blockId);
+  }
+
+  /** Forgets the placements `drop` selects, whatever blocks they still wait for. */
+  private dropPlacements(drop: (placement: { task: TaskRecord; workerId: string }) => boolean): void {
+    for (const [blockId, list] of this.placements) {
+      const rest = list.filter((p) => !drop(p));
+      if (rest.length === 0) this.placements.delete(blockId);
+      else if (rest.length < list.length) this.placements.set(blockId, rest);
+    }
   }
 
   private placementDone(placement: { task: TaskRecord; workerId: string }): void {
