@@ -173,6 +173,8 @@ export class MapOutputBuffer implements MapOutputCollector {
   private readonly openFile: OpenSpillFile;
 
   private data: Buffer;
+  /** The arena as a DataView, for the packer's word copies. */
+  private dataView: DataView;
   private meta: Uint32Array;
   private hist = new Uint32Array(65536);
 
@@ -240,6 +242,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     this.openFile = options.openFile ?? openSpillFile;
     const arena = new ArrayBuffer(this.size);
     this.data = Buffer.from(arena);
+    this.dataView = new DataView(arena);
     this.meta = new Uint32Array(arena);
   }
 
@@ -462,6 +465,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     const { permWord, starts } = sorted;
     const meta = this.meta;
     const data = this.data;
+    const dataView = this.dataView;
     const combiner = this.combiner;
     const view = function* (p: number): IterableIterator<KeyValue> {
       for (let j = starts[p]!; j < starts[p + 1]!; j++) {
@@ -478,7 +482,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     return function* (p: number, packer: FramePacker) {
       for (let j = starts[p]!; j < starts[p + 1]!; j++) {
         const s = slot(meta[slot(j) + permWord]!);
-        packer.addContiguous(data, meta[s + W_KEY]!, meta[s + W_KLEN]!, meta[s + W_VLEN]!);
+        packer.addContiguous(data, dataView, meta[s + W_KEY]!, meta[s + W_KLEN]!, meta[s + W_VLEN]!);
         if (packer.frameReady) yield;
       }
     };
@@ -612,6 +616,7 @@ export class MapOutputBuffer implements MapOutputCollector {
 
   private release(): void {
     this.data = Buffer.alloc(0);
+    this.dataView = new DataView(new ArrayBuffer(0));
     this.meta = new Uint32Array(0);
     this.hist = new Uint32Array(0);
     // The arena is the task's largest allocation: give it back now, not at some later GC, so the
@@ -736,7 +741,7 @@ export class MapOutputBuffer implements MapOutputCollector {
             const merge = new CursorMerge(cursorsOf(p), compare);
             try {
               for (let c = merge.first(); c !== undefined; c = merge.next()) {
-                packer.addEncoded(c.buf, c.start, c.end - c.start);
+                packer.addEncoded(c.buf, c.view, c.start, c.end - c.start);
                 if (packer.frameReady) yield;
               }
             } finally {

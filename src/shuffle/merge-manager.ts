@@ -551,8 +551,8 @@ function* mergeInto(merge: CursorMerge, packer: FramePacker): Generator<void> {
   try {
     for (let c = merge.first(); c !== undefined; c = merge.next()) {
       // A record of a run this class wrote is already in tagged form.
-      if (c.tagStart !== c.valueStart) packer.addEncoded(c.buf, c.start, c.end - c.start);
-      else packer.addTagged(c.buf, c.keyStart, c.keyEnd - c.keyStart, c.tag, c.buf, c.valueStart, c.end - c.valueStart);
+      if (c.tagStart !== c.valueStart) packer.addEncoded(c.buf, c.view, c.start, c.end - c.start);
+      else packer.addTagged(c.buf, c.keyStart, c.keyEnd - c.keyStart, c.tag, c.buf, c.valueStart, c.end - c.valueStart, c.view);
       if (packer.frameReady) yield;
     }
   } finally {

@@ -3,6 +3,7 @@ import { MinimrError } from '../errors.js';
 import { compareBytes, compareByteRanges } from './bytes-compare.js';
 import { decodeFrameAt, FRAME_HEADER_SIZE, readFully, type FrameSource } from './frames.js';
 import { MinHeap } from './min-heap.js';
+import { viewOf } from './spill-writer.js';
 import type { KeyComparator } from './types.js';
 
 /**
@@ -39,6 +40,7 @@ export interface FrameFeed {
 export const TAG_IN_VALUE = -1;
 
 const EMPTY = Buffer.alloc(0);
+const EMPTY_VIEW = new DataView(new ArrayBuffer(0));
 
 function malformed(source: string, why: string, offset: number): MinimrError {
   return new MinimrError('EPROTOCOL', `malformed shuffle segment in ${source}: ${why} at byte ${offset}`, { file: source, offset });
@@ -47,6 +49,8 @@ function malformed(source: string, why: string, offset: number): MinimrError {
 export class RecordCursor {
   /** Raw bytes of the frame holding the current record. */
   buf: Buffer = EMPTY;
+  /** A DataView of `buf` (made once per frame), for the packer's word copies. */
+  view: DataView = EMPTY_VIEW;
   start = 0;
   keyStart = 0;
   keyEnd = 0;
@@ -87,6 +91,7 @@ export class RecordCursor {
       const next = this.feed.next();
       if (next === undefined) {
         this.buf = EMPTY;
+        this.view = EMPTY_VIEW;
         this.pos = 0;
         this.feed.close();
         return false;
@@ -94,6 +99,7 @@ export class RecordCursor {
       buf = next;
       pos = 0;
       this.buf = buf;
+      this.view = viewOf(buf);
     }
     this.start = pos;
     let keyLen = buf[pos++]!;
@@ -147,6 +153,7 @@ export class RecordCursor {
 
   close(): void {
     this.buf = EMPTY;
+    this.view = EMPTY_VIEW;
     this.pos = 0;
     this.feed.close();
   }
