@@ -67,7 +67,7 @@ try {
     const t0 = performance.now();
     const source: SegmentSource = function* (_p, packer) {
       const merge = new CursorMerge(
-        spills.map((s, order) => new RecordCursor(new FileFrameFeed(s.path, 0, s.length), 0, order, s.path)),
+        spills.map((s, order) => new RecordCursor(new FileFrameFeed(s.path, 0, s.length, { name: s.path }, true), 0, order, s.path)),
         compareBytes,
       );
       try {

@@ -49,8 +49,9 @@
  *
  * Merge passes. `finish` spills what is left. One spill: it is renamed to the data file and only
  * the index is written. More: each partition's segments of all spills are k-way merged
- * (a `CursorMerge` over one `FileFrameFeed` per run: one frame per open run in memory; records are
- * copied in their encoded form, see run-cursor.ts) into the data
+ * (a `CursorMerge` over one `FileFrameFeed` per run: one frame per open run in memory, decompressed
+ * into a buffer the run reuses from frame to frame; records are copied in their encoded form, see
+ * run-cursor.ts, so the merge makes no garbage per record or per frame read) into the data
  * file, the combiner applied again when there were at least `minSpillsForCombine` spills. More spills
  * than `mergeFactor` first go through intermediate merges of consecutive spills (stable order),
  * written to disk, the first round merging only as many as needed to leave `mergeFactor` runs (each
@@ -727,18 +728,19 @@ export class MapOutputBuffer implements MapOutputCollector {
   private async mergeRuns(runs: readonly Run[], path: string, combine: boolean): Promise<Run> {
     this.stopIfAborted();
     const { compare, combiner, counters, details } = this;
-    const cursorsOf = (p: number): RecordCursor[] =>
+    // reuseFrames: a merge that copies every record before the next reuses its runs' frame buffers.
+    const cursorsOf = (p: number, reuseFrames: boolean): RecordCursor[] =>
       runs.map((r, order) => {
         const seg = r.segments[p]!;
         const src: FrameSource = { name: r.path, details };
-        return new RecordCursor(new FileFrameFeed(r.path, seg.offset, seg.length, src), 0, order, r.path);
+        return new RecordCursor(new FileFrameFeed(r.path, seg.offset, seg.length, src, reuseFrames), 0, order, r.path);
       });
     const source: SegmentSource =
       combine && combiner
-        ? (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p), compare)), combiner, compare, counters), packer)
+        ? (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p, false), compare)), combiner, compare, counters), packer)
         : function* (p, packer) {
-            // Records are copied as they are encoded: no Buffer per key or value.
-            const merge = new CursorMerge(cursorsOf(p), compare);
+            // Records are copied as they are encoded: no Buffer per key or value, no frame kept.
+            const merge = new CursorMerge(cursorsOf(p, true), compare);
             try {
               for (let c = merge.first(); c !== undefined; c = merge.next()) {
                 packer.addEncoded(c.buf, c.view, c.start, c.end - c.start);
