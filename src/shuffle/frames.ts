@@ -228,6 +228,36 @@ export function decodeFrameAt(buf: Buffer, offset: number, source: FrameSource):
   return { raw, next: end };
 }
 
+/**
+ * Decodes the frame at the start of `frame` into `scratch` when it is compressed, so that a reader
+ * that is done with each frame before the next (a merge that copies records out) reuses one buffer
+ * instead of getting a new one per frame; a stored frame's raw bytes are returned in place. Returns
+ * the raw bytes and the scratch buffer (a new, larger one when `scratch` was too small or absent).
+ */
+export function decodeFrameReusing(frame: Buffer, source: FrameSource, scratch: Buffer | undefined): { raw: Buffer; scratch: Buffer | undefined } {
+  if (FRAME_HEADER_SIZE > frame.length) throw corrupt(source, 0, 'truncated frame header');
+  const rawLength = frame.readUInt32LE(0);
+  const storedLength = frame.readUInt32LE(4);
+  const expected = frame.readUInt32LE(8);
+  const codecId = frame.readUInt8(12);
+  const end = FRAME_HEADER_SIZE + storedLength;
+  if (end > frame.length) throw corrupt(source, 0, 'frame runs past the end of the segment');
+  const stored = frame.subarray(FRAME_HEADER_SIZE, end);
+  if (crc32(stored) >>> 0 !== expected) throw corrupt(source, 0, 'frame checksum mismatch');
+  if (codecId === CODEC_NONE_ID) {
+    if (storedLength !== rawLength) throw corrupt(source, 0, `stored frame has ${storedLength} bytes, header says ${rawLength}`);
+    return { raw: stored, scratch };
+  }
+  if (scratch === undefined || scratch.length < rawLength) scratch = Buffer.allocUnsafe(Math.max(rawLength, DEFAULT_FRAME_RAW_BYTES));
+  const raw = scratch.length === rawLength ? scratch : scratch.subarray(0, rawLength);
+  try {
+    codecById(codecId).decompressInto(stored, raw);
+  } catch (err) {
+    throw corrupt(source, 0, (err as Error).message);
+  }
+  return { raw, scratch };
+}
+
 /** All raw record bytes of a segment held in memory (a fetched segment), decompressed. */
 export function decodeSegment(stored: Buffer, source: FrameSource): Buffer {
   const parts: Buffer[] = [];

@@ -49,8 +49,9 @@
  *
  * Merge passes. `finish` spills what is left. One spill: it is renamed to the data file and only
  * the index is written. More: each partition's segments of all spills are k-way merged
- * (a `CursorMerge` over one `FileFrameFeed` per run: one frame per open run in memory; records are
- * copied in their encoded form, see run-cursor.ts) into the data
+ * (a `CursorMerge` over one `FileFrameFeed` per run: one frame per open run in memory, decompressed
+ * into a buffer the run reuses from frame to frame; records are copied in their encoded form, see
+ * run-cursor.ts, so the merge makes no garbage per record or per frame read) into the data
  * file, the combiner applied again when there were at least `minSpillsForCombine` spills. More spills
  * than `mergeFactor` first go through intermediate merges of consecutive spills (stable order),
  * written to disk, the first round merging only as many as needed to leave `mergeFactor` runs (each
@@ -173,6 +174,8 @@ export class MapOutputBuffer implements MapOutputCollector {
   private readonly openFile: OpenSpillFile;
 
   private data: Buffer;
+  /** The arena as a DataView, for the packer's word copies. */
+  private dataView: DataView;
   private meta: Uint32Array;
   private hist = new Uint32Array(65536);
 
@@ -240,6 +243,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     this.openFile = options.openFile ?? openSpillFile;
     const arena = new ArrayBuffer(this.size);
     this.data = Buffer.from(arena);
+    this.dataView = new DataView(arena);
     this.meta = new Uint32Array(arena);
   }
 
@@ -462,6 +466,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     const { permWord, starts } = sorted;
     const meta = this.meta;
     const data = this.data;
+    const dataView = this.dataView;
     const combiner = this.combiner;
     const view = function* (p: number): IterableIterator<KeyValue> {
       for (let j = starts[p]!; j < starts[p + 1]!; j++) {
@@ -478,7 +483,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     return function* (p: number, packer: FramePacker) {
       for (let j = starts[p]!; j < starts[p + 1]!; j++) {
         const s = slot(meta[slot(j) + permWord]!);
-        packer.addContiguous(data, meta[s + W_KEY]!, meta[s + W_KLEN]!, meta[s + W_VLEN]!);
+        packer.addContiguous(data, dataView, meta[s + W_KEY]!, meta[s + W_KLEN]!, meta[s + W_VLEN]!);
         if (packer.frameReady) yield;
       }
     };
@@ -612,6 +617,7 @@ export class MapOutputBuffer implements MapOutputCollector {
 
   private release(): void {
     this.data = Buffer.alloc(0);
+    this.dataView = new DataView(new ArrayBuffer(0));
     this.meta = new Uint32Array(0);
     this.hist = new Uint32Array(0);
     // The arena is the task's largest allocation: give it back now, not at some later GC, so the
@@ -722,21 +728,22 @@ export class MapOutputBuffer implements MapOutputCollector {
   private async mergeRuns(runs: readonly Run[], path: string, combine: boolean): Promise<Run> {
     this.stopIfAborted();
     const { compare, combiner, counters, details } = this;
-    const cursorsOf = (p: number): RecordCursor[] =>
+    // reuseFrames: a merge that copies every record before the next reuses its runs' frame buffers.
+    const cursorsOf = (p: number, reuseFrames: boolean): RecordCursor[] =>
       runs.map((r, order) => {
         const seg = r.segments[p]!;
         const src: FrameSource = { name: r.path, details };
-        return new RecordCursor(new FileFrameFeed(r.path, seg.offset, seg.length, src), 0, order, r.path);
+        return new RecordCursor(new FileFrameFeed(r.path, seg.offset, seg.length, src, reuseFrames), 0, order, r.path);
       });
     const source: SegmentSource =
       combine && combiner
-        ? (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p), compare)), combiner, compare, counters), packer)
+        ? (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p, false), compare)), combiner, compare, counters), packer)
         : function* (p, packer) {
-            // Records are copied as they are encoded: no Buffer per key or value.
-            const merge = new CursorMerge(cursorsOf(p), compare);
+            // Records are copied as they are encoded: no Buffer per key or value, no frame kept.
+            const merge = new CursorMerge(cursorsOf(p, true), compare);
             try {
               for (let c = merge.first(); c !== undefined; c = merge.next()) {
-                packer.addEncoded(c.buf, c.start, c.end - c.start);
+                packer.addEncoded(c.buf, c.view, c.start, c.end - c.start);
                 if (packer.frameReady) yield;
               }
             } finally {

@@ -421,7 +421,7 @@ export class MergeManager {
     const combiner = combine ? this.opts.combiner : undefined;
     const source: SegmentSource = combiner
       ? (_p, packer) => taggedInto(combineTagged(taggedRecords(this.mergeOf(ordered)), combiner, compare, this.counters), packer)
-      : (_p, packer) => mergeInto(this.mergeOf(ordered), packer);
+      : (_p, packer) => mergeInto(this.mergeOf(ordered, true), packer);
     const path = this.newPath('run');
     let stats: FramedFileStats;
     let file: SpillFile | undefined;
@@ -441,10 +441,13 @@ export class MergeManager {
     return { kind: 'disk', id: this.nextId++, path, length: seg.length, rawLength: seg.rawLength, records: seg.records, mapIndex: undefined };
   }
 
-  /** A merge of `runs` (in this order: it breaks ties after key and tag). */
-  private mergeOf(runs: readonly Run[]): CursorMerge {
+  /**
+   * A merge of `runs` (in this order: it breaks ties after key and tag). `reuseFrames`: the consumer
+   * copies each record before the next (mergeInto), so on-disk runs may reuse their frame buffers.
+   */
+  private mergeOf(runs: readonly Run[], reuseFrames = false): CursorMerge {
     return new CursorMerge(
-      runs.map((run, order) => cursorOf(run, order)),
+      runs.map((run, order) => cursorOf(run, order, reuseFrames)),
       this.compare,
     );
   }
@@ -540,9 +543,9 @@ class InMemorySink implements SegmentSink {
 }
 
 /** A run's cursor: its tag is the map index of a fetched segment, or read from each record of a run this class wrote. */
-function cursorOf(run: Run, order: number): RecordCursor {
+function cursorOf(run: Run, order: number, reuseFrames: boolean): RecordCursor {
   if (run.kind === 'mem') return new RecordCursor(bufferFeed(run.raw), run.mapIndex, order, `map ${run.mapIndex} (in memory)`);
-  const feed = new FileFrameFeed(run.path, 0, run.length, { name: run.path });
+  const feed = new FileFrameFeed(run.path, 0, run.length, { name: run.path }, reuseFrames);
   return new RecordCursor(feed, run.mapIndex ?? TAG_IN_VALUE, order, run.path);
 }
 
@@ -551,8 +554,8 @@ function* mergeInto(merge: CursorMerge, packer: FramePacker): Generator<void> {
   try {
     for (let c = merge.first(); c !== undefined; c = merge.next()) {
       // A record of a run this class wrote is already in tagged form.
-      if (c.tagStart !== c.valueStart) packer.addEncoded(c.buf, c.start, c.end - c.start);
-      else packer.addTagged(c.buf, c.keyStart, c.keyEnd - c.keyStart, c.tag, c.buf, c.valueStart, c.end - c.valueStart);
+      if (c.tagStart !== c.valueStart) packer.addEncoded(c.buf, c.view, c.start, c.end - c.start);
+      else packer.addTagged(c.buf, c.keyStart, c.keyEnd - c.keyStart, c.tag, c.buf, c.valueStart, c.end - c.valueStart, c.view);
       if (packer.frameReady) yield;
     }
   } finally {

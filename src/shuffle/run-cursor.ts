@@ -1,8 +1,9 @@
 import { closeSync, openSync } from 'node:fs';
 import { MinimrError } from '../errors.js';
 import { compareBytes, compareByteRanges } from './bytes-compare.js';
-import { decodeFrameAt, FRAME_HEADER_SIZE, readFully, type FrameSource } from './frames.js';
+import { decodeFrameAt, decodeFrameReusing, FRAME_HEADER_SIZE, readFully, type FrameSource } from './frames.js';
 import { MinHeap } from './min-heap.js';
+import { viewOf } from './spill-writer.js';
 import type { KeyComparator } from './types.js';
 
 /**
@@ -39,6 +40,7 @@ export interface FrameFeed {
 export const TAG_IN_VALUE = -1;
 
 const EMPTY = Buffer.alloc(0);
+const EMPTY_VIEW = new DataView(new ArrayBuffer(0));
 
 function malformed(source: string, why: string, offset: number): MinimrError {
   return new MinimrError('EPROTOCOL', `malformed shuffle segment in ${source}: ${why} at byte ${offset}`, { file: source, offset });
@@ -47,6 +49,8 @@ function malformed(source: string, why: string, offset: number): MinimrError {
 export class RecordCursor {
   /** Raw bytes of the frame holding the current record. */
   buf: Buffer = EMPTY;
+  /** A DataView of `buf` (made once per frame), for the packer's word copies. */
+  view: DataView = EMPTY_VIEW;
   start = 0;
   keyStart = 0;
   keyEnd = 0;
@@ -87,6 +91,7 @@ export class RecordCursor {
       const next = this.feed.next();
       if (next === undefined) {
         this.buf = EMPTY;
+        this.view = EMPTY_VIEW;
         this.pos = 0;
         this.feed.close();
         return false;
@@ -94,6 +99,7 @@ export class RecordCursor {
       buf = next;
       pos = 0;
       this.buf = buf;
+      this.view = viewOf(buf);
     }
     this.start = pos;
     let keyLen = buf[pos++]!;
@@ -147,6 +153,7 @@ export class RecordCursor {
 
   close(): void {
     this.buf = EMPTY;
+    this.view = EMPTY_VIEW;
     this.pos = 0;
     this.feed.close();
   }
@@ -194,12 +201,18 @@ export function bufferFeed(raw: Buffer): FrameFeed {
  * The frames of one segment of a file, read with blocking reads one frame at a time (a task process
  * keeps its merges synchronous; see FileSegmentReader). Opens the file at the first frame, closes it
  * at the end or on `close`.
+ *
+ * `reuseFrames`: the reader is done with a frame's bytes when it asks for the next one (a merge that
+ * copies each record into its output, with no views handed out), so frames are decompressed into one
+ * buffer reused from frame to frame (decodeFrameReusing) instead of a new Buffer each: a merge then
+ * makes no garbage per frame. The default keeps every frame valid for as long as views of it live.
  */
 export class FileFrameFeed implements FrameFeed {
   private fd: number | undefined;
   private pos: number;
   private readonly end: number;
   private stored: Buffer | undefined;
+  private scratch: Buffer | undefined;
   private closed = false;
 
   constructor(
@@ -207,6 +220,7 @@ export class FileFrameFeed implements FrameFeed {
     offset: number,
     length: number,
     private readonly source: FrameSource = { name: path },
+    private readonly reuseFrames = false,
   ) {
     this.pos = offset;
     this.end = offset + length;
@@ -233,9 +247,17 @@ export class FileFrameFeed implements FrameFeed {
       throw this.corrupt(pos, 'truncated frame');
     }
     const view = frame.length === frameLength ? frame : frame.subarray(0, frameLength);
-    const { raw } = decodeFrameAt(view, 0, { ...this.source, details: { ...this.source.details, frameOffset: pos } });
-    // A frame stored uncompressed is a view of the read buffer: that buffer now belongs to the records.
-    if (raw.buffer === frame.buffer) this.stored = undefined;
+    const source = { ...this.source, details: { ...this.source.details, frameOffset: pos } };
+    let raw: Buffer;
+    if (this.reuseFrames) {
+      const decoded = decodeFrameReusing(view, source, this.scratch);
+      raw = decoded.raw;
+      this.scratch = decoded.scratch;
+    } else {
+      raw = decodeFrameAt(view, 0, source).raw;
+      // A frame stored uncompressed is a view of the read buffer: that buffer now belongs to the records.
+      if (raw.buffer === frame.buffer) this.stored = undefined;
+    }
     this.pos = pos + frameLength;
     return raw;
   }
@@ -244,6 +266,7 @@ export class FileFrameFeed implements FrameFeed {
     if (this.closed) return;
     this.closed = true;
     this.stored = undefined;
+    this.scratch = undefined;
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
