@@ -219,6 +219,7 @@ async function main(): Promise<void> {
           .option('scale', { type: 'number', describe: 'workload scale (jobs or sizes, per generator)' })
           .option('heartbeat-ms', { type: 'number', describe: 'default: max(3 s, workers / 100 s)' })
           .option('noise', { type: 'number', describe: 'duration mis-estimation, e.g. 0.15 for +-15%' })
+          .option('reduce-slow-start', { type: 'number', describe: "fraction of a job's maps done before its reduces launch (Hadoop 1: 0.05); default 1, as minimr runs" })
           .option('out', { type: 'string', describe: 'directory for results.json, results.md and SVG plots' }),
       async (argv) => {
         const { policyOptions } = await policySettings(argv);
@@ -233,6 +234,7 @@ async function main(): Promise<void> {
             scale: argv.scale,
             heartbeatMs: argv['heartbeat-ms'],
             noise: argv.noise,
+            reduceSlowStart: argv['reduce-slow-start'],
             out: argv.out,
           },
           (line) => process.stderr.write(`${line}\n`),

@@ -23,6 +23,7 @@ export interface SimCommandArgs {
   readonly out?: string;
   readonly heartbeatMs?: number;
   readonly noise?: number;
+  readonly reduceSlowStart?: number;
 }
 
 async function readText(path: string, what: string): Promise<string> {
@@ -68,6 +69,7 @@ export async function runSimCommand(args: SimCommandArgs, progress: (line: strin
     ...(args.seed !== undefined ? { seed: args.seed } : {}),
     ...(args.heartbeatMs !== undefined ? { heartbeatMs: args.heartbeatMs } : {}),
     ...(args.noise !== undefined ? { noise: args.noise } : {}),
+    ...(args.reduceSlowStart !== undefined ? { reduceSlowStart: args.reduceSlowStart } : {}),
   });
   const table = metricsTable(result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics })));
   const files = args.out ? await writeComparison(resolve(args.out), result) : [];

@@ -4,7 +4,7 @@
  */
 import { computeMetrics, writeReport, type MetricsOptions, type PolicyMetrics, type RunRecord } from '../metrics/index.js';
 import { FifoPolicy, createPolicy, type Policy, type PolicyOptions } from '../scheduler/index.js';
-import { Simulator, type DecisionRecord, type SimulationOptions, type SimulationStats } from './simulator.js';
+import { Simulator, pickSettings, type DecisionRecord, type SimulationOptions, type SimulationStats } from './simulator.js';
 import type { ClusterShape, FailureSettings, SimSettings, Workload } from './types.js';
 
 export interface PolicyFactory {
@@ -67,15 +67,9 @@ export function runtimesAlone(
   return cache;
 }
 
-function settingsOf(o: CompareOptions): Partial<SimSettings> {
-  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime'];
-  const out: Record<string, unknown> = {};
-  for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
-  return out as Partial<SimSettings>;
-}
 
 export function comparePolicies(options: CompareOptions): ComparisonResult {
-  const settings = settingsOf(options);
+  const settings = pickSettings(options);
   const log = options.onProgress ?? (() => {});
   const keep = options.keepRuns ?? true;
   log(`runtime alone of ${options.workload.jobs.length} jobs`);

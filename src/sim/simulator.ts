@@ -119,10 +119,14 @@ interface AttemptModel {
   readonly task: TaskModel;
   readonly worker: WorkerModel;
   readonly startMs: number;
-  /** When it ends (earlier than start + fullMs when it fails part-way). */
-  readonly endMs: number;
+  /** When it ends (earlier than start + fullMs when it fails part-way); infinite while it waits for maps. */
+  endMs: number;
   /** Its whole run; progress is measured against it. */
   readonly fullMs: number;
+  /** When its work began: the launch, or for a reduce launched early, its job's last map. */
+  workStartMs: number;
+  /** A reduce launched before its job's last map: the run it starts once the maps are done; otherwise null. */
+  waitingRunMs: number | null;
   readonly failure: 'none' | 'task-error' | 'out-of-memory';
   readonly memoryMb: number;
   readonly locality: Locality;
@@ -272,6 +276,8 @@ export class Simulator {
     this.heartbeatMs = this.settings.heartbeatMs ?? defaultHeartbeatMs(cluster.workers.length);
     if (!(this.heartbeatMs > 0)) bad(`heartbeatMs must be positive, got ${this.heartbeatMs}`);
     if (!(this.settings.sampleEveryMs > 0)) bad(`sampleEveryMs must be positive, got ${this.settings.sampleEveryMs}`);
+    const slowStart = this.settings.reduceSlowStart;
+    if (!(slowStart >= 0 && slowStart <= 1)) bad(`reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`);
     this.policy = policy;
     const mode = this.settings.policyCalls;
     this.mode = mode === 'auto' ? (policy instanceof FifoPolicy ? 'when-useful' : 'every-event') : mode;
@@ -612,7 +618,7 @@ export class Simulator {
     this.lastChangeMs = now;
 
     const input = task.spec.inputBytes ?? 0;
-    const bytesRead = outcome === 'succeeded' ? input : a.fullMs > 0 ? input * Math.min(1, (now - a.startMs) / a.fullMs) : 0;
+    const bytesRead = outcome === 'succeeded' ? input : a.fullMs > 0 ? input * Math.max(0, Math.min(1, (now - a.workStartMs) / a.fullMs)) : 0;
     this.attemptRecords.push({
       id: a.id,
       jobId: job.id,
@@ -643,11 +649,12 @@ export class Simulator {
         job.mapsDone++;
         job.stats = { ...s, completedMapMs: s.completedMapMs + ms, mapInputBytes: s.mapInputBytes + input, mapOutputBytes: s.mapOutputBytes + (task.spec.outputBytes ?? 0) };
         job.mapEnd = Math.max(job.mapEnd ?? now, now);
-        if (job.mapsDone === job.maps.length && job.reduces.length > 0) {
+        if (job.reduces.length > 0 && this.reducesOpen(job)) {
           if (job.reduceRequestMs === null) job.reduceRequestMs = now;
           for (const t of job.pendingReduces) this.pendingAdded(t);
           this.markJob(job, { pending: true });
         }
+        if (job.mapsDone === job.maps.length) this.releaseWaitingReduces(job);
       } else {
         job.reducesDone++;
         job.stats = { ...s, completedReduceMs: s.completedReduceMs + ms };
@@ -764,7 +771,7 @@ export class Simulator {
   private attemptView(a: AttemptModel): AttemptView {
     if (a.view) return a.view;
     const stamp = a.worker.progressStamp;
-    const progress = stamp <= a.startMs || a.fullMs <= 0 ? 0 : Math.min(1, (stamp - a.startMs) / a.fullMs);
+    const progress = a.waitingRunMs !== null || stamp <= a.workStartMs || a.fullMs <= 0 ? 0 : Math.min(1, (stamp - a.workStartMs) / a.fullMs);
     return (a.view = this.fz({
       id: a.id,
       taskId: a.task.id,
@@ -780,11 +787,35 @@ export class Simulator {
     }));
   }
 
+  /** The job's last map is done: its early reduces start their work now. */
+  private releaseWaitingReduces(job: JobModel): void {
+    for (const a of job.running) {
+      if (a.waitingRunMs === null) continue;
+      a.workStartMs = this.now;
+      a.endMs = this.now + a.waitingRunMs;
+      a.waitingRunMs = null;
+      a.view = null;
+      this.push(a.endMs, { kind: 'end', attempt: a });
+    }
+    this.markJob(job, { running: true });
+  }
+
+  /** Whether the job's reduces may launch: enough of its maps are done (all, by default). */
+  private reducesOpen(job: JobModel): boolean {
+    return job.mapsDone >= Math.ceil(this.settings.reduceSlowStart * job.maps.length - 1e-9);
+  }
+
+  /** The tasks a policy may launch now: pending maps, and pending reduces once they are open. */
+  private runnable(job: JobModel): TaskModel[] {
+    if (!this.reducesOpen(job)) return job.pendingMaps;
+    if (job.pendingMaps.length === 0) return job.pendingReduces;
+    return job.pendingReduces.length === 0 ? job.pendingMaps : [...job.pendingMaps, ...job.pendingReduces];
+  }
+
   private jobView(job: JobModel): JobView {
     if (job.view) return job.view;
     if (job.pendingView === null) {
-      const list = job.mapsDone < job.maps.length ? job.pendingMaps : job.pendingReduces;
-      job.pendingView = this.fz(list.map((t) => this.taskView(t)));
+      job.pendingView = this.fz(this.runnable(job).map((t) => this.taskView(t)));
     }
     if (job.runningView === null) {
       const list = job.running.length > 1 ? [...job.running].sort((a, b) => taskOrder(a.task, b.task)) : job.running;
@@ -851,7 +882,7 @@ export class Simulator {
     this.minPending.map = Number.POSITIVE_INFINITY;
     this.minPending.reduce = Number.POSITIVE_INFINITY;
     for (const job of this.active) {
-      for (const t of job.mapsDone < job.maps.length ? job.pendingMaps : job.pendingReduces) this.pendingAdded(t);
+      for (const t of this.runnable(job)) this.pendingAdded(t);
     }
   }
 
@@ -907,7 +938,7 @@ export class Simulator {
       if (!task) return;
       const job = task.job;
       jobIds.add(job.id);
-      const visible = task.state === 'pending' && job.state === 'active' && (task.kind === 'map' || job.mapsDone === job.maps.length);
+      const visible = task.state === 'pending' && job.state === 'active' && (task.kind === 'map' || this.reducesOpen(job));
       const list = pending.get(job.id) ?? [];
       if (visible && task.view && !list.includes(task.view)) list.push(task.view);
       pending.set(job.id, list);
@@ -1016,7 +1047,10 @@ export class Simulator {
     const fullMs = Math.max(1, Math.round(penalizedMs(spec, spec.workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
     const oom = memoryMb < minimumMemoryMb(spec);
     const failure: AttemptModel['failure'] = oom ? 'out-of-memory' : failsByChance ? 'task-error' : 'none';
-    const endMs = this.now + (oom ? 0 : failsByChance ? Math.max(1, Math.round(fullMs * failPoint)) : fullMs);
+    const runMs = oom ? 0 : failsByChance ? Math.max(1, Math.round(fullMs * failPoint)) : fullMs;
+    // A reduce launched before its job's last map holds the slot and works only once the maps are done.
+    const waits = task.kind === 'reduce' && job.mapsDone < job.maps.length;
+    const endMs = waits ? Number.POSITIVE_INFINITY : this.now + runMs;
     const a: AttemptModel = {
       id,
       task,
@@ -1024,6 +1058,8 @@ export class Simulator {
       startMs: this.now,
       endMs,
       fullMs,
+      workStartMs: this.now,
+      waitingRunMs: waits ? runMs : null,
       failure,
       memoryMb,
       locality,
@@ -1056,7 +1092,7 @@ export class Simulator {
     this.partitionSlots[a.partition] = (this.partitionSlots[a.partition] ?? 0) + 1;
     this.markWorker(w);
     this.lastChangeMs = this.now;
-    this.push(endMs, { kind: 'end', attempt: a });
+    if (!waits) this.push(endMs, { kind: 'end', attempt: a });
   }
 
   // ---- the loop --------------------------------------------------------------------------------
@@ -1133,8 +1169,9 @@ export class Simulator {
   }
 }
 
-function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
-  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime'];
+/** The simulator's settings among `o`'s fields (other options ride along in the same objects). */
+export function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
+  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime', 'reduceSlowStart'];
   const out: Record<string, unknown> = {};
   for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
   return out as Partial<SimSettings>;

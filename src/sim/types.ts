@@ -132,6 +132,13 @@ export interface SimSettings {
   readonly policyCalls: PolicyCallMode;
   /** Events at the same time go to the policy as one call (trigger: the first event's). */
   readonly batchSameTime: boolean;
+  /**
+   * Fraction of a job's maps that must be done before its reduces may launch (Hadoop's
+   * mapreduce.job.reduce.slowstart.completedmaps, 0.05 in Hadoop 1). A reduce launched before the
+   * last map is done holds its slot and starts its work only then. Default 1: reduces launch after
+   * the last map, as minimr's JobTracker does.
+   */
+  readonly reduceSlowStart: number;
 }
 
 export const DEFAULT_SIM_SETTINGS: SimSettings = {
@@ -144,4 +151,5 @@ export const DEFAULT_SIM_SETTINGS: SimSettings = {
   sampleEveryMs: 10_000,
   policyCalls: 'auto',
   batchSameTime: true,
+  reduceSlowStart: 1,
 };

@@ -94,6 +94,45 @@ describe('simulator: hand-computed FIFO runs', () => {
     }
   }
 
+  test("reduceSlowStart: a reduce launches once that fraction of its job's maps is done, holds its slot, and works after the last map", () => {
+    // Job 1's reduce opens when 1 of its 2 maps is done (10 s) and holds the reduce slot from then;
+    // its 5 s of work start when the second map ends (20 s). Job 2's one map runs 20-23 as before.
+    const r = simulate(options({ reduceSlowStart: 0.5 }));
+    assert.deepEqual(finishTimes(r), { job_0001: 25_000, job_0002: 23_000 });
+    assert.deepEqual(r.run.jobs[0]!.reducePhase, { requestMs: 10_000, firstStartMs: 10_000, endMs: 25_000 });
+    assert.deepEqual(
+      r.run.attempts.filter((a) => a.kind === 'reduce').map((a) => [a.id, a.startMs, a.endMs]),
+      [['attempt_0001_r_000000_0', 10_000, 25_000]],
+    );
+    // 0: open from submission; 1 (the default): only after the last map.
+    assert.equal(simulate(options({ reduceSlowStart: 0 })).run.attempts.find((a) => a.kind === 'reduce')!.startMs, 0);
+    assert.equal(simulate(options({ reduceSlowStart: 1 })).run.attempts.find((a) => a.kind === 'reduce')!.startMs, 20_000);
+  });
+
+  test('an early reduce keeps the slot from the next job until its own maps are done', () => {
+    // Two map slots, one reduce slot. Job 1: three maps of 10 s (0-10, 0-10, 10-20), a reduce of
+    // 5 s. Job 2 (t = 1 s): a map of 3 s (10-13), a reduce of 2 s. Without slow start job 2's
+    // reduce takes the free slot at 13 s (13-15); with slow start 0 job 1's reduce took it at 0 s
+    // and holds it through job 1's maps and its own work (0-25): job 2's reduce runs 25-27.
+    const run = (reduceSlowStart: number) =>
+      simulate({
+        ...options({ reduceSlowStart }),
+        workload: {
+          name: 'hog',
+          jobs: [job('job_0001', 0, [task(10_000), task(10_000), task(10_000)], [task(5_000)]), job('job_0002', 1_000, [task(3_000)], [task(2_000)])],
+        },
+        cluster: cluster(worker('w1', 'r1'), worker('w2', 'r1', { reduceSlots: 0 })),
+      });
+    assert.deepEqual(finishTimes(run(1)), { job_0001: 25_000, job_0002: 15_000 });
+    assert.deepEqual(finishTimes(run(0)), { job_0001: 25_000, job_0002: 27_000 });
+  });
+
+  test('reduceSlowStart outside [0, 1] is EBADCONF', () => {
+    for (const reduceSlowStart of [-0.1, 1.5, Number.NaN]) {
+      assert.throws(() => simulate(options({ reduceSlowStart })), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes('reduceSlowStart'));
+    }
+  });
+
   test('decisions are recorded with their time and trigger', () => {
     const r = simulate(options());
     assert.deepEqual(
