@@ -19,7 +19,7 @@ import yargs from 'yargs';
 import { generateRow } from '../apps/teragen.js';
 import { compareByteRanges, compareBytes } from '../src/shuffle/bytes-compare.js';
 import { codecByName } from '../src/shuffle/codec.js';
-import { CursorMerge, FileFrameFeed, RecordCursor } from '../src/shuffle/run-cursor.js';
+import { copyMerged, CursorMerge, FileFrameFeed, RecordCursor } from '../src/shuffle/run-cursor.js';
 import { openSpillFile, viewOf, writeFramedFile, type SegmentSource } from '../src/shuffle/spill-writer.js';
 
 const args = yargs(process.argv.slice(2))
@@ -65,20 +65,14 @@ try {
     const out = join(root, 'merged.out');
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const source: SegmentSource = function* (_p, packer) {
-      const merge = new CursorMerge(
-        spills.map((s, order) => new RecordCursor(new FileFrameFeed(s.path, 0, s.length, { name: s.path }, true), 0, order, s.path)),
-        compareBytes,
+    const source: SegmentSource = (_p, packer) =>
+      copyMerged(
+        new CursorMerge(
+          spills.map((s, order) => new RecordCursor(new FileFrameFeed(s.path, 0, s.length, { name: s.path }, true), 0, order, s.path)),
+          compareBytes,
+        ),
+        packer,
       );
-      try {
-        for (let c = merge.first(); c !== undefined; c = merge.next()) {
-          packer.addEncoded(c.buf, c.view, c.start, c.end - c.start);
-          if (packer.frameReady) yield;
-        }
-      } finally {
-        merge.close();
-      }
-    };
     const file = openSpillFile(out);
     await writeFramedFile(file, source, { codec, numSegments: 1 });
     await file.close();

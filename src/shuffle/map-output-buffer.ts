@@ -78,7 +78,7 @@ import { noteTransientBytes } from './gc-pacer.js';
 import { tempPathFor, writeIndexFile } from './index-file.js';
 import { applyCombiner } from './merger.js';
 import { mapOutputFilesIn } from './paths.js';
-import { cursorRecords, CursorMerge, FileFrameFeed, RecordCursor } from './run-cursor.js';
+import { copyMerged, cursorRecords, CursorMerge, FileFrameFeed, RecordCursor } from './run-cursor.js';
 import type { KeyValue } from './record-format.js';
 import {
   META_BYTES,
@@ -738,18 +738,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     const source: SegmentSource =
       combine && combiner
         ? (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p, false), compare)), combiner, compare, counters), packer)
-        : function* (p, packer) {
-            // Records are copied as they are encoded: no Buffer per key or value, no frame kept.
-            const merge = new CursorMerge(cursorsOf(p, true), compare);
-            try {
-              for (let c = merge.first(); c !== undefined; c = merge.next()) {
-                packer.addEncoded(c.buf, c.view, c.start, c.end - c.start);
-                if (packer.frameReady) yield;
-              }
-            } finally {
-              merge.close();
-            }
-          };
+        : (p, packer) => copyMerged(new CursorMerge(cursorsOf(p, true), compare), packer);
     const stats = await this.writeAsync(path, source, false);
     for (const r of runs) {
       await rm(r.path, { force: true });

@@ -3,7 +3,7 @@ import { MinimrError } from '../errors.js';
 import { compareBytes, compareByteRanges } from './bytes-compare.js';
 import { decodeFrameAt, decodeFrameReusing, FRAME_HEADER_SIZE, readFully, type FrameSource } from './frames.js';
 import { MinHeap } from './min-heap.js';
-import { viewOf } from './spill-writer.js';
+import { viewOf, type FramePacker } from './spill-writer.js';
 import type { KeyComparator } from './types.js';
 
 /**
@@ -343,6 +343,21 @@ export class CursorMerge {
 export function* cursorRecords(merge: CursorMerge): Generator<[Buffer, Buffer]> {
   try {
     for (let c = merge.first(); c !== undefined; c = merge.next()) yield [c.key(), c.value()];
+  } finally {
+    merge.close();
+  }
+}
+
+/**
+ * Copies a merge's records into `packer` as they come, encoded bytes and all: no Buffer per key or
+ * value, no frame kept. Yields whenever a frame is ready to write; closes the runs at the end or on return.
+ */
+export function* copyMerged(merge: CursorMerge, packer: FramePacker): Generator<void> {
+  try {
+    for (let c = merge.first(); c !== undefined; c = merge.next()) {
+      packer.addEncoded(c.buf, c.view, c.start, c.end - c.start);
+      if (packer.frameReady) yield;
+    }
   } finally {
     merge.close();
   }

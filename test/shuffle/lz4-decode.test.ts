@@ -3,11 +3,10 @@ import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { crc32 } from 'node:zlib';
 import { isMinimrError } from '../../src/errors.js';
 import { decodeLz4Block } from '../../src/shuffle/codec.js';
 import { FileFrameFeed, RecordCursor } from '../../src/shuffle/run-cursor.js';
-import { buildSegment, randomBytes, rng, withTempDir } from './support.js';
+import { buildSegment, frame, randomBytes, rng, withTempDir } from './support.js';
 
 // The reference: the addon's own compressor; the expected output is always the original input.
 const lz4 = createRequire(import.meta.url)('lz4-napi') as { compressSync(b: Buffer): Buffer };
@@ -92,14 +91,7 @@ test('a file feed that reuses its frame buffer reads the same records as one tha
       for (let i = 0; i < 50 + f * 30; i++) recs.push([randomBytes(rand, 12), randomBytes(rand, 40 + f * 20)]);
       records.push(...recs);
       const raw = buildSegment(recs);
-      const compress = f % 2 === 0;
-      const stored = compress ? lz4.compressSync(raw) : raw;
-      const head = Buffer.alloc(16);
-      head.writeUInt32LE(raw.length, 0);
-      head.writeUInt32LE(stored.length, 4);
-      head.writeUInt32LE(crc32(stored), 8);
-      head[12] = compress ? 1 : 0;
-      frames.push(head, stored);
+      frames.push(frame(raw, f % 2 === 0));
     }
     const path = join(dir, 'run.out');
     const body = Buffer.concat(frames);

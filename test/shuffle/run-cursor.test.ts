@@ -1,26 +1,12 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { crc32 } from 'node:zlib';
 import { isMinimrError } from '../../src/errors.js';
 import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from '../../src/shuffle/run-cursor.js';
 import { compareBytes } from '../../src/shuffle/bytes-compare.js';
-import { buildSegment, randomBytes, rng, varint, withTempDir } from './support.js';
+import { buildSegment, frame, randomBytes, rng, varint, withTempDir } from './support.js';
 
-const lz4 = createRequire(import.meta.url)('lz4-napi') as { compressSync(b: Buffer): Buffer };
-
-/** Independent frame writer: u32 raw | u32 stored | u32 crc32(stored) | u8 codec | 3 zero bytes, then stored. */
-function frame(raw: Buffer, compress: boolean): Buffer {
-  const stored = compress ? lz4.compressSync(raw) : raw;
-  const head = Buffer.alloc(16);
-  head.writeUInt32LE(raw.length, 0);
-  head.writeUInt32LE(stored.length, 4);
-  head.writeUInt32LE(crc32(stored), 8);
-  head[12] = compress ? 1 : 0;
-  return Buffer.concat([head, stored]);
-}
 
 
 type Rec = { key: Buffer; value: Buffer; tag: number };

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import { crc32 } from 'node:zlib';
 
 export type Rec = { partition: number; key: Buffer; value: Buffer };
@@ -119,4 +120,17 @@ export function u32(n: number): Buffer {
 
 export function hex(records: Iterable<readonly [Buffer, Buffer]>): string[] {
   return [...records].map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`);
+}
+
+const lz4 = createRequire(import.meta.url)('lz4-napi') as { compressSync(b: Buffer): Buffer };
+
+/** Independent frame writer: u32 raw | u32 stored | u32 crc32(stored) | u8 codec | 3 zero bytes, then stored. */
+export function frame(raw: Buffer, compress: boolean): Buffer {
+  const stored = compress ? lz4.compressSync(raw) : raw;
+  const head = Buffer.alloc(16);
+  head.writeUInt32LE(raw.length, 0);
+  head.writeUInt32LE(stored.length, 4);
+  head.writeUInt32LE(crc32(stored), 8);
+  head[12] = compress ? 1 : 0;
+  return Buffer.concat([head, stored]);
 }
