@@ -227,7 +227,6 @@ interface DelayState {
   skipped: boolean;
 }
 
-/** What a kill is for: the job that the freed slot is meant for. */
 /** A map slot kept for one pending task until that task can run there node-local (a copy of its input is on the way). */
 export interface SlotHold {
   readonly workerId: string;
@@ -235,6 +234,7 @@ export interface SlotHold {
   readonly taskId: string;
 }
 
+/** What a kill is for: the job that the freed slot is meant for. */
 export interface VictimContext {
   readonly snapshot: ClusterSnapshot;
   readonly workers: ReadonlyMap<string, WorkerView>;
