@@ -20,12 +20,16 @@
  * last spill, sort buffer full). Memory given back for good is lent to the pace (`lendToGcPace`):
  * a map's final merge runs after its sort buffer is freed and may let its garbage pile up by the
  * buffer's size longer; a reduce's final merge, when no fetch can take memory any more, by the part
- * of its budget it does not hold (at most one pace: merge-manager.ts). Each full GC saved is a
- * ~7-10 ms pause of this thread on a task's heap (--trace-gc) plus V8's marking threads' work. A
- * map's peak stays where it was; a reduce's rises by up to one pace, still below a map's at the same
- * buffer. A GC run for another reason (`collectGarbageNow`) restarts the count.
+ * of its budget it does not hold. Loans at most double the pace (MAX_LENT_BYTES): garbage nobody
+ * counts (JS objects, write batches) piles up longer too, and at a 64 MiB buffer a map's peak has
+ * only a few MiB to spare. Each full GC saved is a ~7-10 ms pause of this thread on a task's heap
+ * (--trace-gc) plus V8's marking threads' work. A map's peak stays where it was; a reduce's rises by
+ * up to one pace, still below a map's at the same buffer. A GC run for another reason
+ * (`collectGarbageNow`) restarts the count.
  */
 export const GC_PACE_BYTES = 16 << 20;
+/** The most that loans widen the pace by. */
+export const MAX_LENT_BYTES = GC_PACE_BYTES;
 
 const collectGarbage = (globalThis as { gc?: () => void }).gc;
 let bytesSinceGc = 0;
@@ -35,7 +39,7 @@ let lentBytes = 0;
 export function noteTransientBytes(bytes: number): void {
   if (collectGarbage === undefined) return;
   bytesSinceGc += bytes;
-  if (bytesSinceGc >= GC_PACE_BYTES + lentBytes) collectGarbageNow();
+  if (bytesSinceGc >= GC_PACE_BYTES + Math.min(lentBytes, MAX_LENT_BYTES)) collectGarbageNow();
 }
 
 /** A full GC now, e.g. to give back a large buffer just dropped; the next paced GC is a full pace away. */
@@ -46,9 +50,9 @@ export function collectGarbageNow(): void {
 }
 
 /**
- * Lets `bytes` more transient garbage pile up between GCs until the returned function is called: for
- * a holder that has given back that much memory (and collected it) and stays below its own peak
- * while it lasts. Loans add up and are returned one by one, so overlapping holders in one process
+ * Lets `bytes` more transient garbage (all loans together: at most MAX_LENT_BYTES) pile up between
+ * GCs until the returned function is called: for a holder that has given back that much memory (and
+ * collected it) and stays below its own peak while it lasts. Loans add up and are returned one by one, so overlapping holders in one process
  * (tests, benchmarks) leave the pace as it was.
  */
 export function lendToGcPace(bytes: number): () => void {

@@ -684,7 +684,7 @@ export class MapOutputBuffer implements MapOutputCollector {
       segments = runs[0]!.segments;
     } else {
       // The merge runs well below the map's peak (the sort buffer was freed above): its garbage may
-      // pile up by the buffer's size longer between paced GCs (gc-pacer.ts).
+      // pile up by the buffer's size (up to the pacer's cap) longer between paced GCs (gc-pacer.ts).
       const returnLoan = lendToGcPace(this.size);
       try {
         segments = await this.mergeAll(runs, paths.dataFile, spills);

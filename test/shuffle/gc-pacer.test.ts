@@ -7,7 +7,7 @@ const pacer = fileURLToPath(new URL('../../src/shuffle/gc-pacer.js', import.meta
 
 /** Runs `body` in a fresh node process (optionally with --expose-gc); returns its stdout. */
 function run(flags: string[], body: string): string {
-  const script = `const { noteTransientBytes, collectGarbageNow, lendToGcPace, GC_PACE_BYTES } = await import(${JSON.stringify(pacer)});\n${body}`;
+  const script = `const { noteTransientBytes, collectGarbageNow, lendToGcPace, GC_PACE_BYTES, MAX_LENT_BYTES } = await import(${JSON.stringify(pacer)});\n${body}`;
   return execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script], { encoding: 'utf8' });
 }
 
@@ -55,9 +55,12 @@ test('a loan widens the pace until returned; loans add up; a GC run now restarts
     await step(() => noteTransientBytes(1));          // one
     b();
     await step(() => noteTransientBytes(P));          // one
-    console.log(JSON.stringify(seen));`,
+    const big = lendToGcPace(3 * P);
+    await step(() => noteTransientBytes(2 * P));      // loans widen the pace by MAX_LENT_BYTES at most: one
+    big();
+    console.log(JSON.stringify({ seen, cap: MAX_LENT_BYTES / P }));`,
   );
-  assert.deepEqual(JSON.parse(out), [0, 1, 1, 1, 2, 2, 3, 3, 4, 5]);
+  assert.deepEqual(JSON.parse(out), { seen: [0, 1, 1, 1, 2, 2, 3, 3, 4, 5, 6], cap: 1 });
 });
 
 test('without --expose-gc it does nothing', () => {
