@@ -19,13 +19,15 @@
  * The pace is set by the task's peak, and a task peaks while it holds its largest buffer (a map at its
  * last spill, sort buffer full). Memory given back for good is lent to the pace (`lendToGcPace`):
  * a map's final merge runs after its sort buffer is freed and may let its garbage pile up by the
- * buffer's size longer; a reduce's final merge, when no fetch can take memory any more, by the part
- * of its budget it does not hold. Loans at most double the pace (MAX_LENT_BYTES): garbage nobody
- * counts (JS objects, write batches) piles up longer too, and at a 64 MiB buffer a map's peak has
- * only a few MiB to spare. Each full GC saved is a ~7-10 ms pause of this thread on a task's heap
- * (--trace-gc) plus V8's marking threads' work. A map's peak stays where it was; a reduce's rises by
- * up to one pace, still below a map's at the same buffer. A GC run for another reason
- * (`collectGarbageNow`) restarts the count.
+ * buffer's size longer. Loans at most double the pace (MAX_LENT_BYTES): garbage nobody counts (JS
+ * objects, write batches) piles up longer too. Measured per phase (VmHWM reset when the buffer is
+ * freed), 64 MB TeraSort maps peak at 156-161 MiB collecting with a 64 MiB buffer and at 89-151
+ * merging; with a 16 MiB buffer at 112-113 and 93-102. Each full GC saved is a ~7-10 ms pause of
+ * this thread on a task's heap (--trace-gc) plus V8's marking threads' work. A reduce lends
+ * nothing: lending its unheld budget (capped) during the final merge cut a 256 MB reduce's full GCs
+ * from 22 to 14, but raised a 512 MB reduce's peak at a 16 MiB buffer from 104-107 to 118-120 MiB
+ * (shuffle-cpu.ts) and to 125-142 MiB in the 1 GB TeraSort benchmark, over its 116 MiB bound. A GC
+ * run for another reason (`collectGarbageNow`) restarts the count.
  */
 export const GC_PACE_BYTES = 16 << 20;
 /** The most that loans widen the pace by. */

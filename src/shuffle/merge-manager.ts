@@ -5,7 +5,7 @@ import { effectiveComparator } from './bytes-compare.js';
 import type { BlockCodec } from './codec.js';
 import type { SegmentHeader, SegmentSink } from './fetcher.js';
 import { decodeFrameAt, FRAME_HEADER_SIZE, type FrameSource } from './frames.js';
-import { lendToGcPace, noteTransientBytes } from './gc-pacer.js';
+import { noteTransientBytes } from './gc-pacer.js';
 import { SegmentReader, type KeyValue } from './record-format.js';
 import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from './run-cursor.js';
 import { openSpillFile, writeFramedFile, type FramedFileStats, type FramePacker, type SegmentSource, type SpillFile } from './spill-writer.js';
@@ -127,8 +127,6 @@ export class MergeManager {
   private readonly files = new Set<string>();
   private failure: unknown;
   private finalized = false;
-  /** Returns the final merge's loan to the GC pacer. */
-  private returnGcLoan: () => void = () => undefined;
 
   constructor(options: MergeManagerOptions) {
     const { bufferBytes, mergeFactor, maxSingleShuffleFraction, mergeThreshold } = options;
@@ -194,12 +192,6 @@ export class MergeManager {
     await this.settle();
     this.throwIfFailed();
     this.finalized = true;
-    // No fetch can take memory from here on: the part of the budget not held is lent to the GC
-    // pacer (its garbage may pile up that much longer, up to the pacer's cap) until removeFiles. A
-    // reduce of 8 x 32 MB TeraGen segments (benchmarks/shuffle-cpu.ts, task flags) did 14 full GCs
-    // instead of 22 with peak RSS 106 MiB instead of 91 at a 16 MiB buffer; uncapped, a 64 MiB
-    // budget raised its peak from 90 to 140 MiB for no CPU time the machine could measure.
-    this.returnGcLoan = lendToGcPace(Math.max(0, this.opts.bufferBytes - this.used));
     const factor = this.opts.mergeFactor;
     // The in-memory segments count as one run (as in Hadoop, they are merged in memory without any
     // file); each on-disk run counts as one. A pass that picks the in-memory group writes all of it.
@@ -229,7 +221,6 @@ export class MergeManager {
 
   /** Removes every file this manager made. Safe to call more than once; call after `settle`. */
   async removeFiles(): Promise<void> {
-    this.returnGcLoan();
     const files = [...this.files];
     this.files.clear();
     await Promise.all(files.map((f) => rm(f, { force: true })));
