@@ -1,4 +1,5 @@
-import { pack, unpack } from 'msgpackr';
+import { createRequire } from 'node:module';
+import type { pack as Pack, unpack as Unpack } from 'msgpackr';
 
 /**
  * A codec turns map output keys and values into bytes and back. The shuffle sorts keys by their
@@ -43,12 +44,20 @@ const uint64: Codec<bigint> = {
   decode: (b) => b.readBigUInt64BE(0),
 };
 
+/**
+ * msgpackr is loaded on first use: it loads a native addon (msgpackr-extract), ~6 MiB of resident
+ * memory in every task process that imports this module, which the task's fixed memory overhead
+ * (TASK_OVERHEAD_MB) must cover even for jobs that never use this codec (TeraSort's bytes).
+ */
+let msgpackr: { pack: typeof Pack; unpack: typeof Unpack } | undefined;
+const loadMsgpackr = () => (msgpackr ??= createRequire(import.meta.url)('msgpackr') as { pack: typeof Pack; unpack: typeof Unpack });
+
 /** Any msgpack-able value; compact for small numbers (1 byte for 0..127), not order-preserving. */
 function msgpack<T = unknown>(): Codec<T> {
   return {
     name: 'msgpack',
-    encode: (value) => pack(value),
-    decode: (b) => unpack(b) as T,
+    encode: (value) => loadMsgpackr().pack(value),
+    decode: (b) => loadMsgpackr().unpack(b) as T,
   };
 }
 

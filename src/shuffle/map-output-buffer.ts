@@ -74,7 +74,7 @@ import { MinimrError } from '../errors.js';
 import { compareBytes, effectiveComparator } from './bytes-compare.js';
 import { lz4Codec, type BlockCodec } from './codec.js';
 import type { FrameSource, SegmentStats } from './frames.js';
-import { noteTransientBytes } from './gc-pacer.js';
+import { collectGarbageNow, lendToGcPace, noteTransientBytes } from './gc-pacer.js';
 import { tempPathFor, writeIndexFile } from './index-file.js';
 import { applyCombiner } from './merger.js';
 import { mapOutputFilesIn } from './paths.js';
@@ -622,7 +622,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     this.hist = new Uint32Array(0);
     // The arena is the task's largest allocation: give it back now, not at some later GC, so the
     // final merge does not run on top of it (task processes run with --expose-gc).
-    (globalThis as { gc?: () => void }).gc?.();
+    collectGarbageNow();
   }
 
   /** Removes every file this output created (spills, merged runs, temp files, the output), then the dir if empty. */
@@ -673,7 +673,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     if (this.counters && this.peak > this.counters.peakBufferBytes) this.counters.peakBufferBytes = this.peak;
 
     const paths = mapOutputFilesIn(this.dir);
-    let runs = this.runs as Run[];
+    const runs = this.runs as Run[];
     const spills = runs.length;
     let segments: readonly SegmentStats[];
     if (spills === 1) {
@@ -683,32 +683,14 @@ export class MapOutputBuffer implements MapOutputCollector {
       this.files.add(paths.dataFile);
       segments = runs[0]!.segments;
     } else {
-      let merged = 0;
-      while (runs.length > this.mergeFactor) {
-        // One round: merge consecutive runs, only as many as needed to leave mergeFactor runs.
-        let toReduce = runs.length - this.mergeFactor;
-        const next: Run[] = [];
-        let i = 0;
-        while (i < runs.length) {
-          const g = Math.min(this.mergeFactor, toReduce + 1, runs.length - i);
-          if (g < 2) {
-            next.push(runs[i++]!);
-            continue;
-          }
-          next.push(await this.mergeRuns(runs.slice(i, i + g), join(this.dir, `merge-${merged++}.out`), false));
-          i += g;
-          toReduce -= g - 1;
-        }
-        runs = next;
-        if (this.counters) this.counters.mergePasses++;
+      // The merge runs well below the map's peak (the sort buffer was freed above): its garbage may
+      // pile up by the buffer's size (up to the pacer's cap) longer between paced GCs (gc-pacer.ts).
+      const returnLoan = lendToGcPace(this.size);
+      try {
+        segments = await this.mergeAll(runs, paths.dataFile, spills);
+      } finally {
+        returnLoan();
       }
-      const tmp = tempPathFor(paths.dataFile);
-      const combine = this.combiner !== undefined && spills >= this.minSpillsForCombine;
-      const out = await this.mergeRuns(runs, tmp, combine);
-      await rename(tmp, paths.dataFile);
-      this.files.delete(tmp);
-      this.files.add(paths.dataFile);
-      segments = out.segments;
     }
     this.stopIfAborted();
     await writeIndexFile(paths.indexFile, segments, this.codec.id);
@@ -722,6 +704,37 @@ export class MapOutputBuffer implements MapOutputCollector {
       crc32: s.crc32,
     }));
     return { dataFile: paths.dataFile, indexFile: paths.indexFile, partitions };
+  }
+
+  /** Merges the spills into the data file (intermediate rounds first when they exceed mergeFactor). */
+  private async mergeAll(spilled: readonly Run[], dataFile: string, spills: number): Promise<readonly SegmentStats[]> {
+    let runs = spilled as Run[];
+    let merged = 0;
+    while (runs.length > this.mergeFactor) {
+      // One round: merge consecutive runs, only as many as needed to leave mergeFactor runs.
+      let toReduce = runs.length - this.mergeFactor;
+      const next: Run[] = [];
+      let i = 0;
+      while (i < runs.length) {
+        const g = Math.min(this.mergeFactor, toReduce + 1, runs.length - i);
+        if (g < 2) {
+          next.push(runs[i++]!);
+          continue;
+        }
+        next.push(await this.mergeRuns(runs.slice(i, i + g), join(this.dir, `merge-${merged++}.out`), false));
+        i += g;
+        toReduce -= g - 1;
+      }
+      runs = next;
+      if (this.counters) this.counters.mergePasses++;
+    }
+    const tmp = tempPathFor(dataFile);
+    const combine = this.combiner !== undefined && spills >= this.minSpillsForCombine;
+    const out = await this.mergeRuns(runs, tmp, combine);
+    await rename(tmp, dataFile);
+    this.files.delete(tmp);
+    this.files.add(dataFile);
+    return out.segments;
   }
 
   /** K-way merges `runs` (in order: stable) into one file of one segment per partition; removes the inputs. */

@@ -7,7 +7,7 @@ const pacer = fileURLToPath(new URL('../../src/shuffle/gc-pacer.js', import.meta
 
 /** Runs `body` in a fresh node process (optionally with --expose-gc); returns its stdout. */
 function run(flags: string[], body: string): string {
-  const script = `const { noteTransientBytes, GC_PACE_BYTES } = await import(${JSON.stringify(pacer)});\n${body}`;
+  const script = `const { noteTransientBytes, collectGarbageNow, lendToGcPace, GC_PACE_BYTES, MAX_LENT_BYTES } = await import(${JSON.stringify(pacer)});\n${body}`;
   return execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script], { encoding: 'utf8' });
 }
 
@@ -32,6 +32,35 @@ test('a full GC runs once per GC_PACE_BYTES of transient bytes, when gc is expos
     console.log(JSON.stringify({ under, at, after: majors - before }));`,
   );
   assert.deepEqual(JSON.parse(out), { under: 0, at: 1, after: 4 });
+});
+
+test('a loan widens the pace until returned; loans add up; a GC run now restarts the count', () => {
+  const out = run(
+    ['--expose-gc'],
+    `${countMajorGcs}
+    const P = GC_PACE_BYTES;
+    const seen = [];
+    const step = async (f) => { f(); await settle(); seen.push(majors - before); };
+    await settle(); const before = majors;
+    const returnHalf = lendToGcPace(P / 2);
+    await step(() => noteTransientBytes(P));          // 1 pace of 1.5: none
+    await step(() => noteTransientBytes(P / 2));      // 1.5 paces: one
+    await step(() => { returnHalf(); returnHalf(); }); // returned once only
+    await step(() => noteTransientBytes(P - 1));      // back to 1 pace: none yet
+    await step(() => collectGarbageNow());            // one, and the count restarts
+    await step(() => noteTransientBytes(P - 1));      // none
+    await step(() => noteTransientBytes(1));          // one
+    const a = lendToGcPace(P), b = lendToGcPace(P);
+    await step(() => { a(); noteTransientBytes(2 * P - 1); }); // b still lent: none
+    await step(() => noteTransientBytes(1));          // one
+    b();
+    await step(() => noteTransientBytes(P));          // one
+    const big = lendToGcPace(3 * P);
+    await step(() => noteTransientBytes(2 * P));      // loans widen the pace by MAX_LENT_BYTES at most: one
+    big();
+    console.log(JSON.stringify({ seen, cap: MAX_LENT_BYTES / P }));`,
+  );
+  assert.deepEqual(JSON.parse(out), { seen: [0, 1, 1, 1, 2, 2, 3, 3, 4, 5, 6], cap: 1 });
 });
 
 test('without --expose-gc it does nothing', () => {
