@@ -51,6 +51,10 @@ const args = yargs(process.argv.slice(2))
   .option('delay-ms', { type: 'number', default: 500, describe: 'real run: node- and rack-local delay' })
   .option('repeats', { type: 'number', default: 3, describe: 'real runs per policy, interleaved (fair, improved-fair, fair, ...); the verdict uses their means' })
   .option('grep-pattern', { type: 'string', default: '(?:\\w+\\s)+?q[a-e](?:\\w+\\s)+?x[a-c]' })
+  .check((a) => {
+    if (!Number.isInteger(a.repeats) || a.repeats < 1) throw new Error(`--repeats must be a whole number of runs >= 1, got ${a.repeats}`);
+    return true;
+  })
   .strict()
   .parseSync();
 
