@@ -132,6 +132,25 @@ describe('improved-fair: victim order', () => {
   });
 });
 
+/**
+ * A long job fills six one-slot workers (w1-w3 on r1, w4-w6 on r2); at 2 s a job of three maps with
+ * all its input on w1 arrives. Copies land `replicationTicks` ticks (of 1 s) after they are asked
+ * for. Every decision of the run, with its time.
+ */
+function drivenScene(policy: Policy, replicationTicks: number): Array<{ now: number; d: Decision }> {
+  const driver = new SnapshotDriver({
+    workers: ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].map((id, i) => ({ id, rack: i < 3 ? 'r1' : 'r2', mapSlots: 1, reduceSlots: 1, memoryMb: 4096 })),
+    jobs: [
+      { id: 'hog', submitTime: 0, maps: 6, reduces: 0, taskTicks: 40 },
+      { id: 'wc', submitTime: 2000, maps: [0, 1, 2].map(() => ({ preferredWorkers: ['w1'] })), reduces: 0 },
+    ],
+    replicationTicks,
+  });
+  const result = driver.run(policy, { maxTicks: 200, record: true });
+  assert.deepEqual(result.unfinished, []);
+  return result.rounds.flatMap((r) => r.decisions.map((d) => ({ now: r.snapshot.now, d })));
+}
+
 describe('improved-fair: preemption', () => {
   // Six one-slot workers, w1-w3 on r1 and w4-w6 on r2, all busy with the victim v; 100 MB/s disks.
   const workers: WorkerView[] = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].map((id, i) =>
@@ -214,16 +233,7 @@ describe('improved-fair: preemption', () => {
     // (all launched at 0; the highest task index first). FAIR then runs the new maps off-rack there;
     // improved FAIR has copied one map's input to each freed node, so they run node-local.
     const runWith = (policy: Policy) => {
-      const driver = new SnapshotDriver({
-        workers: ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].map((id, i) => ({ id, rack: i < 3 ? 'r1' : 'r2', mapSlots: 1, reduceSlots: 1, memoryMb: 4096 })),
-        jobs: [
-          { id: 'hog', submitTime: 0, maps: 6, reduces: 0, taskTicks: 40 },
-          { id: 'wc', submitTime: 2000, maps: [0, 1, 2].map(() => ({ preferredWorkers: ['w1'] })), reduces: 0 },
-        ],
-      });
-      const result = driver.run(policy, { maxTicks: 200, record: true });
-      assert.deepEqual(result.unfinished, []);
-      const all = result.rounds.flatMap((r) => r.decisions.map((d) => ({ now: r.snapshot.now, d })));
+      const all = drivenScene(policy, 0);
       return {
         kills: all.filter(({ d }) => d.kind === 'kill').map(({ now, d }) => [now, (d as { attemptId: string }).attemptId]),
         replicas: all.filter(({ d }) => d.kind === 'replicate').length,
@@ -258,17 +268,7 @@ describe('improved-fair: preemption', () => {
     // The scene above, but each copy lands `replicationTicks` ticks (of 1 s) after it was asked for
     // at 5 s; the killed attempts' slots are free from 6 s on.
     const runWith = (policy: Policy, replicationTicks: number) => {
-      const driver = new SnapshotDriver({
-        workers: ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].map((id, i) => ({ id, rack: i < 3 ? 'r1' : 'r2', mapSlots: 1, reduceSlots: 1, memoryMb: 4096 })),
-        jobs: [
-          { id: 'hog', submitTime: 0, maps: 6, reduces: 0, taskTicks: 40 },
-          { id: 'wc', submitTime: 2000, maps: [0, 1, 2].map(() => ({ preferredWorkers: ['w1'] })), reduces: 0 },
-        ],
-        replicationTicks,
-      });
-      const result = driver.run(policy, { maxTicks: 200, record: true });
-      assert.deepEqual(result.unfinished, []);
-      const all = result.rounds.flatMap((r) => r.decisions.map((d) => ({ now: r.snapshot.now, d })));
+      const all = drivenScene(policy, replicationTicks);
       return {
         kills: all.filter(({ d }) => d.kind === 'kill').length,
         launchesBefore: (t: number) => all.filter(({ now, d }) => d.kind === 'launch' && now >= 5000 && now < t).length,
