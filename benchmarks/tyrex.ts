@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { realCluster, scaleWorkload } from '../src/cli/bench-policies.js';
 import { parseSize } from '../src/cli/units.js';
-import { computeMetrics, slowdownCdfSvg, type PolicyMetrics, type RunRecord } from '../src/metrics/index.js';
+import { computeMetrics, responseBreakdown, slowdownCdfSvg, type PolicyMetrics, type ResponseBreakdown, type RunRecord } from '../src/metrics/index.js';
 import { runWorkloadOnCluster } from '../src/runtime/index.js';
 import { createPolicy } from '../src/scheduler/index.js';
 import { clusterPreset, comparePolicies, tyrexWorkload, type JobSpec, type PolicyFactory, type TaskSpec, type Workload } from '../src/sim/index.js';
@@ -107,6 +107,16 @@ function targets(name: string, claims: '0.7' | '0.9', rows: readonly Row[], vari
     }
   }
   return out;
+}
+
+function breakdownTable(rows: ReadonlyArray<{ run: string; breakdown: ResponseBreakdown }>): string {
+  const s = (ms: number) => (Number.isFinite(ms) ? (ms / 1000).toFixed(2) : '-');
+  return [
+    '| run | response | queued | map phase | gap | reduce phase | tail | map attempt | reduce attempt |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(({ run, breakdown: b }) =>
+      `| ${run} | ${s(b.responseMs)} | ${s(b.queuedMs)} | ${s(b.mapPhaseMs)} | ${s(b.betweenPhasesMs)} | ${s(b.reducePhaseMs)} | ${s(b.tailMs)} | ${s(b.mapAttemptMs)} | ${s(b.reduceAttemptMs)} |`),
+  ].join('\n');
 }
 
 /** The scaled workload with every task's work set from the real run's mean attempt time per app and kind. */
@@ -230,6 +240,7 @@ async function main(): Promise<void> {
     const realRows: Row[] = [];
     let alone: ReadonlyMap<string, number> | undefined;
     let fifoRun: RunRecord | undefined;
+    const realRuns: RunRecord[] = [];
     for (const p of realPolicies) {
       const dir = await mkdtemp(join(os.tmpdir(), `minimr-bench-tyrex-${p.name}-`));
       try {
@@ -249,6 +260,7 @@ async function main(): Promise<void> {
         });
         alone ??= result.aloneMs;
         fifoRun ??= result.run;
+        realRuns.push(result.run);
         realRows.push(rowOf(p.name, computeMetrics(result.run, alone, { partitionCapacity: C1 })));
       } finally {
         await rm(dir, { recursive: true, force: true });
@@ -262,7 +274,7 @@ async function main(): Promise<void> {
       cluster: real,
       policies: ['fifo', fair, { name: 'tyrex-dynamic', create: () => createPolicy('tyrex-dynamic', { capacities: C1 }) }],
       heartbeatMs: 500,
-      keepRuns: false,
+      keepRuns: true,
       metrics: { partitionCapacity: C1 },
     });
     const predictedRows = predicted.policies.map((p) => rowOf(p.policy, p.metrics));
@@ -273,7 +285,28 @@ async function main(): Promise<void> {
       md.push(`| ${r.policy} | ${(r.median / s.median).toFixed(2)} | ${(r.p95 / s.p95).toFixed(2)} |`);
     }
     md.push('');
-    json.real = { cluster: real.name, jobs: workload.jobs.length, rows: realRows.map(({ metrics: _m, ...r }) => r), predicted: predictedRows.map(({ metrics: _m, ...r }) => r), aloneMs: Object.fromEntries(alone ?? []) };
+    const breakdowns: Array<{ run: string; breakdown: ResponseBreakdown }> = [];
+    for (const [i, p] of realPolicies.entries()) {
+      breakdowns.push({ run: `${p.name} real`, breakdown: responseBreakdown(realRuns[i]!) });
+      const sim = predicted.policies.find((x) => x.policy === p.name)?.run;
+      if (sim) breakdowns.push({ run: `${p.name} predicted`, breakdown: responseBreakdown(sim) });
+    }
+    const meanOf = (values: Iterable<number>) => {
+      const all = [...values];
+      return all.reduce((a, b) => a + b, 0) / Math.max(1, all.length);
+    };
+    const aloneReal = meanOf(alone?.values() ?? []);
+    const alonePredicted = meanOf(Object.values(predicted.runtimeAloneMs));
+    md.push(
+      'Where the response time goes, real against predicted (means over finished jobs, seconds; the five segments add up to the response; attempt = mean successful task attempt):',
+      '',
+      breakdownTable(breakdowns),
+      '',
+      `Runtime alone, the slowdowns' denominator: real mean ${(aloneReal / 1000).toFixed(2)} s (measured), predicted mean ${(alonePredicted / 1000).toFixed(2)} s (simulated with the calibrated task times).`,
+      '',
+    );
+    await writeFile(join(OUT, 'runs-real.json'), `${JSON.stringify({ runs: realRuns, aloneMs: Object.fromEntries(alone ?? []) })}\n`);
+    json.real = { cluster: real.name, jobs: workload.jobs.length, rows: realRows.map(({ metrics: _m, ...r }) => r), predicted: predictedRows.map(({ metrics: _m, ...r }) => r), aloneMs: Object.fromEntries(alone ?? []), breakdowns };
   }
   await writeFile(join(OUT, 'tyrex.json'), `${JSON.stringify(json, null, 2)}\n`);
   await writeFile(join(OUT, 'tyrex.md'), md.join('\n'));

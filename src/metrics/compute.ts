@@ -258,3 +258,57 @@ export function computeMetrics(
     perJob,
   };
 }
+
+/**
+ * Where finished jobs' response time went, as means over the finished jobs: waiting for
+ * a first map slot, the map phase, the gap until the first reduce launched, the reduce phase, and the
+ * tail from the last task to the job's finish (commit, bookkeeping). A job without a phase counts 0
+ * for it, so the segments' means add up to the mean response time. Beside them, the mean successful
+ * attempt time per kind: when the same tasks take longer in one run than in another, they were
+ * slowed (contention), not queued.
+ */
+export interface ResponseBreakdown {
+  readonly jobs: number;
+  readonly responseMs: number;
+  readonly queuedMs: number;
+  readonly mapPhaseMs: number;
+  readonly betweenPhasesMs: number;
+  readonly reducePhaseMs: number;
+  readonly tailMs: number;
+  readonly mapAttemptMs: number;
+  readonly reduceAttemptMs: number;
+}
+
+export function responseBreakdown(run: RunRecord): ResponseBreakdown {
+  const queued: number[] = [];
+  const maps: number[] = [];
+  const between: number[] = [];
+  const reduces: number[] = [];
+  const tail: number[] = [];
+  const response: number[] = [];
+  for (const j of run.jobs) {
+    if (j.state !== 'succeeded' || j.finishMs === null) continue;
+    const m = j.mapPhase?.firstStartMs != null && j.mapPhase.endMs !== null ? { start: j.mapPhase.firstStartMs, end: j.mapPhase.endMs } : null;
+    const r = j.reducePhase?.firstStartMs != null && j.reducePhase.endMs !== null ? { start: j.reducePhase.firstStartMs, end: j.reducePhase.endMs } : null;
+    const firstStart = m?.start ?? r?.start ?? j.finishMs;
+    const lastEnd = r?.end ?? m?.end ?? firstStart;
+    response.push(j.finishMs - j.submitMs);
+    queued.push(firstStart - j.submitMs);
+    maps.push(m ? m.end - m.start : 0);
+    between.push(m && r ? r.start - m.end : 0);
+    reduces.push(r ? r.end - r.start : 0);
+    tail.push(j.finishMs - lastEnd);
+  }
+  const attemptMean = (kind: 'map' | 'reduce') => mean(run.attempts.filter((a) => a.kind === kind && a.outcome === 'succeeded').map((a) => a.endMs - a.startMs));
+  return {
+    jobs: response.length,
+    responseMs: mean(response),
+    queuedMs: mean(queued),
+    mapPhaseMs: mean(maps),
+    betweenPhasesMs: mean(between),
+    reducePhaseMs: mean(reduces),
+    tailMs: mean(tail),
+    mapAttemptMs: attemptMean('map'),
+    reduceAttemptMs: attemptMean('reduce'),
+  };
+}

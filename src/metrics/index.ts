@@ -6,6 +6,7 @@ export type * from './types.js';
 export {
   computeMetrics,
   quantile,
+  responseBreakdown,
   summarizeSlowdowns,
   variability,
   type DataMovement,
@@ -13,6 +14,7 @@ export {
   type MetricsOptions,
   type PartitionFigures,
   type PolicyMetrics,
+  type ResponseBreakdown,
   type SlowdownSummary,
 } from './compute.js';
 export { dataMovementSvg, metricsTable, slowdownCdfSvg, writeReport, type PolicyRow } from './report.js';

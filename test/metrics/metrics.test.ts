@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { computeMetrics, metricsTable, quantile, summarizeSlowdowns, variability, type AttemptRunRecord, type JobRunRecord, type RunRecord } from '../../src/metrics/index.js';
+import { computeMetrics, metricsTable, quantile, responseBreakdown, summarizeSlowdowns, variability, type AttemptRunRecord, type JobRunRecord, type RunRecord } from '../../src/metrics/index.js';
 import { clusterPreset, comparePolicies, tyrexWorkload, writeComparison } from '../../src/sim/index.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
 
@@ -97,6 +97,27 @@ describe('computeMetrics on a hand-made run', () => {
       [0, 1, 0.5, 12, 12 / 120],
       [1, 1, 0.5, 20, 20 / 120],
     ]);
+  });
+
+  test('response breakdown: queued, map phase, gap, reduce phase and tail add up to the response', () => {
+    // j1: queued 1 s, maps 11 s, reduce 8 s; j2: maps 20 s, a 1 s gap, reduce 9 s; j4: a map-only
+    // job queued 2 s with 3 s of maps and a 4 s tail; j3 failed and does not count.
+    const withTail: RunRecord = {
+      ...run,
+      jobs: [...run.jobs, jobRec('j4', 1000, 10_000, { reducesTotal: 0, mapPhase: { requestMs: 1000, firstStartMs: 3000, endMs: 6000 } })],
+      attempts: [...run.attempts, attempt({ jobId: 'j4', kind: 'reduce', startMs: 0, endMs: 2000 }), attempt({ jobId: 'j4', kind: 'reduce', startMs: 0, endMs: 500, outcome: 'killed' })],
+    };
+    const b = responseBreakdown(withTail);
+    assert.equal(b.jobs, 3);
+    assert.equal(b.responseMs, (20_000 + 30_000 + 9000) / 3);
+    assert.equal(b.queuedMs, (1000 + 0 + 2000) / 3);
+    assert.equal(b.mapPhaseMs, (11_000 + 20_000 + 3000) / 3);
+    assert.equal(b.betweenPhasesMs, (0 + 1000 + 0) / 3);
+    assert.equal(b.reducePhaseMs, (8000 + 9000 + 0) / 3);
+    assert.equal(b.tailMs, (0 + 0 + 4000) / 3);
+    // succeeded attempts only: the killed map and the failed one do not count
+    assert.equal(b.mapAttemptMs, 8000);
+    assert.equal(b.reduceAttemptMs, 2000);
   });
 
   test('the Markdown table has a row per policy', () => {
