@@ -6,8 +6,9 @@
  * 1. Simulator, paper scale: 12 workers in 3 racks of 4, 8 map slots each, 10 GB per job in 64 MB
  *    blocks. Preemption timeouts T_min = 5 s, T_fair = 10 s (the paper gives none; Hadoop's defaults
  *    are sized for hour-long jobs, these for 15-40 s maps).
- * 2. Real local cluster, scaled down: 6 workers in 3 racks of 2, 2 map + 1 reduce slot each, the
- *    same jobs with maps scaled by the ratio of map slots (12/96), `--bytes-per-map` per map. Arrival
+ * 2. Real local cluster, scaled down: `--workers` (default 6) in `--racks` (default 3), 2 map + 1
+ *    reduce slot each, the same jobs with maps scaled by the ratio of map slots (12/96 for 6 workers;
+ *    `--workers 12` keeps the paper's 3 racks of 4 at 24/96), `--bytes-per-map` per map. Arrival
  *    times and timeouts are scaled by the ratio of real to simulated map times (8 MiB maps measured
  *    here: TeraSort ~4 s against 15 s, GrepCount ~13 s against 40 s: 0.3), so WordCount arrives, as
  *    in the simulator, after TeraSort's first maps have finished and its character is known, and
@@ -49,10 +50,15 @@ const args = yargs(process.argv.slice(2))
   .option('t-min-ms', { type: 'number', default: 1500, describe: 'real run: T_min' })
   .option('t-fair-ms', { type: 'number', default: 3000, describe: 'real run: T_fair' })
   .option('delay-ms', { type: 'number', default: 500, describe: 'real run: node- and rack-local delay' })
+  .option('workers', { type: 'number', default: 6, describe: 'real run: worker processes (2 map + 1 reduce slot each)' })
+  .option('racks', { type: 'number', default: 3, describe: 'real run: racks the workers are spread over' })
   .option('repeats', { type: 'number', default: 3, describe: 'real runs per policy, interleaved (fair, improved-fair, fair, ...); the verdict uses their means' })
   .option('grep-pattern', { type: 'string', default: '(?:\\w+\\s)+?q[a-e](?:\\w+\\s)+?x[a-c]' })
   .check((a) => {
     if (!Number.isInteger(a.repeats) || a.repeats < 1) throw new Error(`--repeats must be a whole number of runs >= 1, got ${a.repeats}`);
+    if (!Number.isInteger(a.workers) || !Number.isInteger(a.racks) || a.racks < 1 || a.workers < a.racks) {
+      throw new Error(`--workers and --racks must be whole numbers with 1 <= racks <= workers, got ${a.workers} and ${a.racks}`);
+    }
     return true;
   })
   .strict()
@@ -156,7 +162,7 @@ async function main(): Promise<void> {
 
   const realRows: Row[] = [];
   const realRuns: RunRecord[] = [];
-  const real = realCluster({ workers: 6, racks: 3, mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: args['disk-mbps'], bytesPerMap: parseSize(args['bytes-per-map']), timeScale: args['time-scale'], maxMapsPerJob: 64 });
+  const real = realCluster({ workers: args.workers, racks: args.racks, mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: args['disk-mbps'], bytesPerMap: parseSize(args['bytes-per-map']), timeScale: args['time-scale'], maxMapsPerJob: 64 });
   if (args.real) {
     const scaled = scaleWorkload(workload, simCluster, real);
     const realOptions = {
