@@ -2,7 +2,8 @@
  * The figures every policy comparison reports (metrics-and-workloads.md), computed from a run record
  * and each job's runtime alone. Nothing here knows whether the run was simulated or real.
  */
-import type { JobRunRecord, RunRecord, UtilizationSample } from './types.js';
+import type { TaskKind } from '../scheduler/index.js';
+import type { AttemptRunRecord, JobRunRecord, RunRecord, UtilizationSample } from './types.js';
 
 /**
  * Empirical quantile by nearest rank: F^-1(q) is the smallest observed x with F(x) >= q/100, i.e.
@@ -279,6 +280,11 @@ export interface ResponseBreakdown {
   readonly reduceAttemptMs: number;
 }
 
+/** Mean duration of the successful attempts of one kind (NaN when there are none). */
+export function meanAttemptMs(attempts: readonly AttemptRunRecord[], kind: TaskKind): number {
+  return mean(attempts.filter((a) => a.kind === kind && a.outcome === 'succeeded').map((a) => a.endMs - a.startMs));
+}
+
 export function responseBreakdown(run: RunRecord): ResponseBreakdown {
   const queued: number[] = [];
   const maps: number[] = [];
@@ -299,7 +305,6 @@ export function responseBreakdown(run: RunRecord): ResponseBreakdown {
     reduces.push(r ? r.end - r.start : 0);
     tail.push(j.finishMs - lastEnd);
   }
-  const attemptMean = (kind: 'map' | 'reduce') => mean(run.attempts.filter((a) => a.kind === kind && a.outcome === 'succeeded').map((a) => a.endMs - a.startMs));
   return {
     jobs: response.length,
     responseMs: mean(response),
@@ -308,7 +313,7 @@ export function responseBreakdown(run: RunRecord): ResponseBreakdown {
     betweenPhasesMs: mean(between),
     reducePhaseMs: mean(reduces),
     tailMs: mean(tail),
-    mapAttemptMs: attemptMean('map'),
-    reduceAttemptMs: attemptMean('reduce'),
+    mapAttemptMs: meanAttemptMs(run.attempts, 'map'),
+    reduceAttemptMs: meanAttemptMs(run.attempts, 'reduce'),
   };
 }

@@ -5,6 +5,7 @@
 export type * from './types.js';
 export {
   computeMetrics,
+  meanAttemptMs,
   quantile,
   responseBreakdown,
   summarizeSlowdowns,

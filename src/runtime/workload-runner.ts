@@ -75,6 +75,11 @@ export interface RealRunResult {
   readonly run: RunRecord;
   /** Runtime alone of each workload job id, measured; empty when `measureAlone` is false. */
   readonly aloneMs: ReadonlyMap<string, number>;
+  /**
+   * The attempts of those alone runs (job ids are the workload's): task times on an otherwise idle
+   * cluster, against which the workload run's attempt times show how much contention stretched them.
+   */
+  readonly aloneAttempts: readonly AttemptRunRecord[];
   readonly decisions: readonly RealDecisionRecord[];
   /** Workload job id -> real job id. */
   readonly jobIds: ReadonlyMap<string, string>;
@@ -385,14 +390,16 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
 
     // ---- each job alone on the empty cluster ---------------------------------------------------
     const aloneMs = new Map<string, number>();
+    const aloneAttempts: AttemptRunRecord[] = [];
     if (o.measureAlone ?? true) {
       for (const p of plans) {
         const status = await client.run(modulePath(p.app), submitOptions(p, `/alone/${p.spec.id}`), { pollMs: 50 });
         if (status.state === 'succeeded' && status.finishTime !== undefined) aloneMs.set(p.spec.id, status.finishTime - status.submitTime);
+        for (const a of await client.attempts(status.jobId)) aloneAttempts.push(attemptRecord(p.spec.id, a, [], status.submitTime, status.finishTime ?? a.startTime, a.memoryMb));
         progress(`alone: ${p.spec.id} ${(aloneMs.get(p.spec.id) ?? NaN) / 1000} s`);
       }
     }
-    return { run, aloneMs, decisions, jobIds };
+    return { run, aloneMs, aloneAttempts, decisions, jobIds };
   } finally {
     await cluster.stop();
   }
