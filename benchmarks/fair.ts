@@ -111,7 +111,7 @@ function table(rows: readonly Row[], unit: 'GiB' | 'MiB'): string {
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.repeat !== undefined ? `${r.policy} run ${r.repeat}` : r.policy} | ${f(r.networkBytes)} | ${f(r.remoteBytes)} | ${f(r.offRackBytes)} | ${f(r.placementBytes)} | ${f(r.rereadBytes)} | ${r.killed} | ${r.killedSlotSeconds.toFixed(1)} | ${(r.jctS.wordcount ?? NaN).toFixed(1)} | ${(r.jctS.terasort ?? NaN).toFixed(1)} | ${(r.jctS.grepcount ?? NaN).toFixed(1)} | ${r.wordcountLocal} |`,
+      `| ${r.repeat !== undefined ? `${r.policy} run ${r.repeat}` : r.policy} | ${f(r.networkBytes)} | ${f(r.remoteBytes)} | ${f(r.offRackBytes)} | ${f(r.placementBytes)} | ${f(r.rereadBytes)} | ${Number.isInteger(r.killed) ? r.killed : r.killed.toFixed(1)} | ${r.killedSlotSeconds.toFixed(1)} | ${(r.jctS.wordcount ?? NaN).toFixed(1)} | ${(r.jctS.terasort ?? NaN).toFixed(1)} | ${(r.jctS.grepcount ?? NaN).toFixed(1)} | ${r.wordcountLocal} |`,
     );
   }
   return lines.join('\n');
