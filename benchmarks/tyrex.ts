@@ -229,7 +229,6 @@ async function main(): Promise<void> {
       const result = comparePolicies({ workload, cluster, policies, seed, keepRuns: false, metrics: { partitionCapacity: C1 }, reduceSlowStart: slowStart });
       const rows = result.policies.map((p) => rowOf(p.policy, p.metrics));
       grid.push({ workload: name, load, seed, rows });
-      return rows;
     };
     for (const load of [0.35, 0.5, 0.7]) for (const name of ['hvw', 'mvw', 'lvw'] as const) caseOf(name, load, args.seed);
     for (const seed of [args.seed + 1, args.seed + 2]) caseOf('hvw', 0.35, seed);
@@ -298,8 +297,9 @@ async function main(): Promise<void> {
     md.push(table(realRows), '');
     // The simulator's prediction for the same scaled jobs on the same small cluster, twice: task
     // times from the real FIFO run (stretched by its contention: many slots share two cores) and
-    // from the alone runs (unstretched). The simulator has no model of tasks slowing each other, so
-    // the real run should lie between the two; the breakdown below shows where.
+    // from the alone runs (unstretched). The simulator has no model of tasks slowing each other;
+    // the two bound what task stretch alone can explain, and where the real run falls outside both,
+    // the breakdown below shows which segment (queueing, a phase, the tail) differs.
     const aloneAttempts = aloneAttemptsOf ?? [];
     const models = [
       { label: 'contended', what: 'task times from the real FIFO run', workload: calibrated(scaled.workload, fifoRun!) },
@@ -346,7 +346,7 @@ async function main(): Promise<void> {
       '',
       `Runtime alone, the slowdowns' denominator, mean over jobs: real ${s2(meanOf(alone?.values() ?? []))} s (measured); predicted ${predictions.map((p) => `${s2(meanOf(Object.values(p.result.runtimeAloneMs)))} s ${p.label}`).join(', ')}.`,
       '',
-      `Task attempts alone against in the FIFO run: maps ${s2(meanAttemptMs(aloneAttempts, 'map'))} s against ${s2(meanAttemptMs(fifoRun!.attempts, 'map'))} s, reduces ${s2(meanAttemptMs(aloneAttempts, 'reduce'))} s against ${s2(meanAttemptMs(fifoRun!.attempts, 'reduce'))} s (${os.cpus().length} cores for ${real.workers.reduce((n, w) => n + w.mapSlots + w.reduceSlots, 0)} slots).`,
+      `Mean task attempt alone against in the FIFO run: maps ${s2(meanAttemptMs(aloneAttempts, 'map'))} s against ${s2(meanAttemptMs(fifoRun!.attempts, 'map'))} s, reduces ${s2(meanAttemptMs(aloneAttempts, 'reduce'))} s against ${s2(meanAttemptMs(fifoRun!.attempts, 'reduce'))} s (${os.cpus().length} cores for ${real.workers.reduce((n, w) => n + w.mapSlots + w.reduceSlots, 0)} slots).`,
       '',
     );
     await writeFile(join(OUT, 'runs-real.json'), `${JSON.stringify({ runs: realRuns, aloneMs: Object.fromEntries(alone ?? []), aloneAttempts: aloneAttemptsOf ?? [] })}\n`);
