@@ -67,7 +67,6 @@ export function runtimesAlone(
   return cache;
 }
 
-
 export function comparePolicies(options: CompareOptions): ComparisonResult {
   const settings = pickSettings(options);
   const log = options.onProgress ?? (() => {});
