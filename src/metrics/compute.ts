@@ -49,9 +49,16 @@ export interface DataMovement {
   /** Slot-seconds of attempts that failed (task errors, lost workers). */
   readonly failedSlotSeconds: number;
   readonly failedAttempts: number;
-  /** Bytes copied by replicate decisions, and of those, copies across racks. */
+  /** Bytes of extra copies (replicate decisions beyond the input's replication), and of those, copies across racks. */
   readonly replicatedBytes: number;
   readonly replicatedCrossRackBytes: number;
+  /**
+   * Bytes of replicas an input's upload owed, written during the run: where a policy placed them,
+   * and by default when the placement window closed. The upload writes them under any policy, so
+   * they are not in `networkBytes`.
+   */
+  readonly placedBytes: number;
+  readonly completedBytes: number;
   /** remoteNodeBytes + replicatedBytes: everything that crossed the network to feed maps. */
   readonly networkBytes: number;
 }
@@ -200,9 +207,15 @@ export function computeMetrics(
   }
   let replicatedBytes = 0;
   let replicatedCrossRackBytes = 0;
+  let placedBytes = 0;
+  let completedBytes = 0;
   for (const r of run.replications) {
-    replicatedBytes += r.bytes;
-    if (r.crossRack) replicatedCrossRackBytes += r.bytes;
+    if (r.cause === 'placed') placedBytes += r.bytes;
+    else if (r.cause === 'completed') completedBytes += r.bytes;
+    else {
+      replicatedBytes += r.bytes;
+      if (r.crossRack) replicatedCrossRackBytes += r.bytes;
+    }
   }
 
   const s = run.utilization;
@@ -252,6 +265,8 @@ export function computeMetrics(
       failedSlotSeconds: failedMs / 1000,
       failedAttempts,
       replicatedBytes,
+      placedBytes,
+      completedBytes,
       replicatedCrossRackBytes,
       networkBytes: remoteNodeBytes + replicatedBytes,
     },

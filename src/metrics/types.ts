@@ -71,7 +71,17 @@ export interface AttemptRunRecord {
   readonly idealMemoryMb: number;
 }
 
-/** A copy of a map's input made on a policy's request (improved FAIR's private data placement). */
+/**
+ * Why a replica of a map's input was written during the run:
+ * - `extra`: a copy a policy asked for beyond the input's replication: traffic the policy caused;
+ * - `placed`: a replica the input's upload still owed, written where a policy chose (improved
+ *   FAIR's private data placement): the upload writes it anyway, the policy only picks the node;
+ * - `completed`: an owed replica no policy placed, written next to the existing ones when the
+ *   input's placement window closed.
+ */
+export type ReplicaCause = 'extra' | 'placed' | 'completed';
+
+/** A replica of a map's input written during the run (see `ReplicaCause`). */
 export interface ReplicationRunRecord {
   readonly timeMs: number;
   readonly jobId: string;
@@ -80,6 +90,8 @@ export interface ReplicationRunRecord {
   readonly bytes: number;
   /** The nearest existing replica was on another rack. */
   readonly crossRack: boolean;
+  /** Absent in records written before owed replicas existed: `extra`. */
+  readonly cause?: ReplicaCause;
 }
 
 /** Cluster usage from `timeMs` until the next sample. */

@@ -56,7 +56,12 @@ describe('computeMetrics on a hand-made run', () => {
       attempt({ jobId: 'j1', startMs: 4000, endMs: 12_000, remoteNodeBytes: 300, remoteRackBytes: 300, bytesRead: 300 }),
       attempt({ jobId: 'j2', startMs: 10_000, endMs: 30_000, partition: 1, outcome: 'failed' }),
     ],
-    replications: [{ timeMs: 1, jobId: 'j1', taskId: 't', workerId: 'w2', bytes: 50, crossRack: true }],
+    replications: [
+      { timeMs: 1, jobId: 'j1', taskId: 't', workerId: 'w2', bytes: 50, crossRack: true },
+      // Owed replicas of an upload: placed by a policy or completed by default, not data moved.
+      { timeMs: 2, jobId: 'j1', taskId: 't', workerId: 'w3', bytes: 30, crossRack: true, cause: 'placed' },
+      { timeMs: 3, jobId: 'j1', taskId: 't', workerId: 'w4', bytes: 20, crossRack: false, cause: 'completed' },
+    ],
     utilization: [
       { timeMs: 0, mapSlotsUsed: 2, reduceSlotsUsed: 0, memoryUsedMb: 100, mapSlots: 4, reduceSlots: 2, memoryMb: 400, elasticAttempts: 0, partitionSlotsUsed: [2], workers: 1 },
       { timeMs: 20_000, mapSlotsUsed: 4, reduceSlotsUsed: 2, memoryUsedMb: 400, mapSlots: 4, reduceSlots: 2, memoryMb: 400, elasticAttempts: 2, partitionSlotsUsed: [0, 6], workers: 1 },
@@ -79,7 +84,7 @@ describe('computeMetrics on a hand-made run', () => {
   test('data movement', () => {
     assert.deepEqual(m.dataMovement, {
       remoteNodeBytes: 400, remoteRackBytes: 300, rereadBytes: 100, killedSlotSeconds: 4, killedAttempts: 1,
-      failedSlotSeconds: 20, failedAttempts: 1, replicatedBytes: 50, replicatedCrossRackBytes: 50, networkBytes: 450,
+      failedSlotSeconds: 20, failedAttempts: 1, replicatedBytes: 50, replicatedCrossRackBytes: 50, placedBytes: 30, completedBytes: 20, networkBytes: 450,
     });
   });
 
