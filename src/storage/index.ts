@@ -12,7 +12,7 @@ export type {
   RecordBatchReader,
 } from './types.js';
 export { Namenode, DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, type NamenodeOptions, type ReplicationWork } from './namenode.js';
-export { chooseTargets, sortByDistance, type PlacementNode, type PlacementRequest } from './placement.js';
+export { chooseTargets, owedReplicaTarget, sortByDistance, type PlacementNode, type PlacementRequest } from './placement.js';
 export { validatePath, normalizeFsPath } from './paths.js';
 export { CHECKSUM_CHUNK_SIZE, validateBlockId, type BlockStat, type BlockStore, type BlockWriteResult } from './block-store.js';
 export { LocalDiskBlockStore, type LocalDiskBlockStoreOptions } from './local-disk-block-store.js';

@@ -73,3 +73,20 @@ export function sortByDistance(locations: readonly DatanodeAddress[], client?: C
     .sort((a, b) => a.d - b.d || a.index - b.index)
     .map((entry) => entry.address);
 }
+
+/**
+ * Where a replica an upload still owes goes when no scheduler placed it (the close of an
+ * `InputPlacement` window): a rack-mate of the first existing replica, as a favored write keeps
+ * a data set on its owner's rack, rotating with `index` (the block's or map's number) so a file's
+ * blocks spread over that rack; another rack only when the rack has no free node. Both the
+ * JobTracker and the simulator use it, so they complete the same replicas on the same workers.
+ */
+export function owedReplicaTarget(holders: readonly string[], workers: readonly { readonly id: string; readonly rack: string }[], index: number): string | undefined {
+  const held = new Set(holders);
+  const rack = workers.find((w) => w.id === holders[0])?.rack;
+  const byId = (a: { readonly id: string }, b: { readonly id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const free = workers.filter((w) => !held.has(w.id)).sort(byId);
+  const mates = free.filter((w) => w.rack === rack);
+  const pool = mates.length > 0 ? mates : free;
+  return pool.length === 0 ? undefined : pool[index % pool.length]!.id;
+}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
-import { Namenode } from '../../src/storage/index.js';
+import { Namenode, owedReplicaTarget } from '../../src/storage/index.js';
 
 /** favoredWorkers puts every block's replicas on the favored workers, least loaded first. */
 describe('namenode: favored workers', () => {
@@ -39,5 +39,23 @@ describe('namenode: favored workers', () => {
       await nn.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/** Where an owed replica no scheduler placed goes: a rack-mate of the first holder, rotating by index. */
+describe('owedReplicaTarget', () => {
+  const workers = [
+    { id: 'w4', rack: 'r2' },
+    { id: 'w1', rack: 'r1' },
+    { id: 'w3', rack: 'r1' },
+    { id: 'w2', rack: 'r1' },
+  ];
+  test("the holder's rack-mates in id order, rotating with the index", () => {
+    assert.deepEqual([0, 1, 2, 3].map((i) => owedReplicaTarget(['w1'], workers, i)), ['w2', 'w3', 'w2', 'w3']);
+  });
+  test('another rack only when the rack is full; nothing when every worker holds one', () => {
+    assert.equal(owedReplicaTarget(['w1', 'w2', 'w3'], workers, 5), 'w4');
+    assert.equal(owedReplicaTarget(['w1', 'w2', 'w3', 'w4'], workers, 0), undefined);
+    assert.equal(owedReplicaTarget(['gone'], workers, 1), 'w2', 'a holder no longer listed: any worker, in id order');
   });
 });
