@@ -61,6 +61,24 @@ export interface TaskView {
   readonly inputBytes: number;
   /** Workers on which an attempt of this task already failed: avoid them when another will do. */
   readonly failedOnWorkers: readonly string[];
+  /**
+   * Maps: replicas of the input its upload still owes and a policy may place now (see
+   * `InputPlacement`). A `replicate` for such a task writes an owed replica where the policy
+   * chooses; for any other task it makes an extra copy. Absent: 0.
+   */
+  readonly unplacedReplicas?: number;
+}
+
+/**
+ * A job whose input is a user's private data set that arrives with it (improved FAIR's scenario):
+ * the upload has written some replicas of each block and owes the rest up to `replication`. For
+ * `windowMs` after the job's submission a policy may choose where the owed replicas go
+ * (`replicate`); when the window closes, the rest are written on a rack-mate of an existing
+ * replica, as a store's default placement keeps a second replica near the first.
+ */
+export interface InputPlacement {
+  readonly replication: number;
+  readonly windowMs: number;
 }
 
 /**

@@ -10,7 +10,8 @@
  * consulted on them.
  */
 import { MinimrError } from '../errors.js';
-import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
+import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicaCause, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
+import { owedReplicaTarget } from '../storage/index.js';
 import {
   FifoPolicy,
   validateDecisions,
@@ -107,6 +108,8 @@ interface TaskModel {
   preferred: readonly string[];
   racks: readonly string[];
   failedOn: readonly string[];
+  /** Maps: replicas its input's upload still owes (`InputPlacement`), while the window is open. */
+  unplaced: number;
   state: TaskState;
   attemptsMade: number;
   failures: number;
@@ -166,6 +169,7 @@ interface JobModel {
 
 type SimEvent =
   | { readonly kind: 'submit'; readonly job: JobModel }
+  | { readonly kind: 'placement-closed'; readonly job: JobModel }
   | { readonly kind: 'end'; readonly attempt: AttemptModel }
   | { readonly kind: 'lost'; readonly worker: WorkerModel; readonly backAtMs?: number }
   | { readonly kind: 'join'; readonly worker: WorkerModel }
@@ -403,6 +407,7 @@ export class Simulator {
         preferred: [],
         racks: [],
         failedOn: this.fz([]),
+        unplaced: 0,
         state: 'pending',
         attemptsMade: 0,
         failures: 0,
@@ -489,6 +494,9 @@ export class Simulator {
     switch (ev.kind) {
       case 'submit':
         return this.admit(ev.job);
+      case 'placement-closed':
+        this.completeOwedReplicas(ev.job);
+        return null;
       case 'end': {
         const a = ev.attempt;
         if (a.ended) return null;
@@ -526,6 +534,11 @@ export class Simulator {
         if (rack !== undefined && !racks.includes(rack)) racks.push(rack);
       }
       task.racks = this.fz(racks);
+    }
+    const placement = job.spec.inputPlacement;
+    if (placement) {
+      for (const task of job.maps) if (task.preferred.length > 0) task.unplaced = Math.max(0, placement.replication - task.preferred.length);
+      this.push(this.now + placement.windowMs, { kind: 'placement-closed', job });
     }
     job.pendingMaps.push(...job.maps);
     job.pendingReduces.push(...job.reduces);
@@ -765,6 +778,7 @@ export class Simulator {
       memoryMb: t.spec.memoryMb,
       inputBytes: t.spec.inputBytes ?? 0,
       failedOnWorkers: t.failedOn,
+      ...(t.unplaced > 0 ? { unplacedReplicas: t.unplaced } : {}),
     }));
   }
 
@@ -1012,14 +1026,7 @@ export class Simulator {
       case 'replicate': {
         const task = this.tasks.get(d.taskId)!;
         if (task.preferred.includes(d.workerId)) return;
-        const rack = this.rackOf.get(d.workerId)!;
-        const crossRack = !task.preferred.some((id) => this.rackOf.get(id) === rack);
-        this.replicationRecords.push({ timeMs: this.now, jobId: d.jobId, taskId: task.id, workerId: d.workerId, bytes: task.spec.inputBytes ?? 0, crossRack });
-        task.preferred = this.fz([...task.preferred, d.workerId]);
-        if (!task.racks.includes(rack)) task.racks = this.fz([...task.racks, rack]);
-        task.view = null;
-        this.markJob(task.job, { pending: true, running: task.state === 'running' });
-        for (const a of task.job.running) if (a.task === task) a.view = null;
+        this.addReplica(task, d.workerId, task.unplaced > 0 ? 'placed' : 'extra');
         return;
       }
       case 'move-node': {
@@ -1028,6 +1035,32 @@ export class Simulator {
         this.markWorker(w);
         return;
       }
+    }
+  }
+
+  /** A new replica of a map's input: recorded, and the task is local there from now on. */
+  private addReplica(task: TaskModel, workerId: string, cause: ReplicaCause): void {
+    const rack = this.rackOf.get(workerId)!;
+    const crossRack = !task.preferred.some((id) => this.rackOf.get(id) === rack);
+    this.replicationRecords.push({ timeMs: this.now, jobId: task.job.id, taskId: task.id, workerId, bytes: task.spec.inputBytes ?? 0, crossRack, cause });
+    if (cause !== 'extra') task.unplaced--;
+    task.preferred = this.fz([...task.preferred, workerId]);
+    if (!task.racks.includes(rack)) task.racks = this.fz([...task.racks, rack]);
+    task.view = null;
+    this.markJob(task.job, { pending: true, running: task.state === 'running' });
+    for (const a of task.job.running) if (a.task === task) a.view = null;
+  }
+
+  /** The placement window closed: owed replicas no policy placed go next to the existing ones. */
+  private completeOwedReplicas(job: JobModel): void {
+    const live = this.workersById.filter((w) => w.alive).map((w) => ({ id: w.shape.id, rack: w.shape.rack }));
+    for (const task of job.maps) {
+      while (task.unplaced > 0) {
+        const target = owedReplicaTarget(task.preferred, live, task.index);
+        if (target === undefined) break;
+        this.addReplica(task, target, 'completed');
+      }
+      task.unplaced = 0;
     }
   }
 

@@ -231,6 +231,13 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
     if (j.weight !== undefined && (typeof j.weight !== 'number' || !(j.weight > 0))) bad(`${at}: "weight" must be a positive number`, { jobId: id, field: 'weight' });
     const after = str('after', false);
     if (after !== undefined && !ids.has(after)) bad(`${at}: "after" names "${after}", which is not listed before it`, { jobId: id, field: 'after' });
+    const placement = j.inputPlacement as Record<string, unknown> | undefined;
+    if (
+      placement !== undefined &&
+      (typeof placement !== 'object' || placement === null || !Number.isInteger(placement.replication) || (placement.replication as number) < 1 || typeof placement.windowMs !== 'number' || !(placement.windowMs >= 0))
+    ) {
+      bad(`${at}: "inputPlacement" must be { "replication": an integer >= 1, "windowMs": a number >= 0 }`, { jobId: id, field: 'inputPlacement' });
+    }
     const optional = (field: string) => {
       const x = str(field, false);
       return x !== undefined ? { [field]: x } : {};
@@ -245,6 +252,7 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
       ...optional('after'),
       ...optional('sizeClass'),
       ...(j.weight !== undefined ? { weight: j.weight as number } : {}),
+      ...(placement !== undefined ? { inputPlacement: { replication: placement.replication as number, windowMs: placement.windowMs as number } } : {}),
       maps: (j.maps as unknown[]).map((t, k) => taskFrom(t, `${at}: map ${k}`)),
       reduces: (j.reduces as unknown[]).map((t, k) => taskFrom(t, `${at}: reduce ${k}`)),
     };

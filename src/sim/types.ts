@@ -2,7 +2,7 @@
  * What the simulator runs: a workload (jobs with per-task work, memory and penalty model) on a
  * cluster shape (workers with rack, slots, memory and disk rate).
  */
-import type { PoolView } from '../scheduler/index.js';
+import type { InputPlacement, PoolView } from '../scheduler/index.js';
 
 /**
  * How a task's duration grows when it is granted less memory than its ideal (yarn-me.md).
@@ -62,6 +62,8 @@ export interface JobSpec {
   readonly reduces: readonly TaskSpec[];
   /** The generator's size class (Tyrex: tiny, short, medium, large), for reports. */
   readonly sizeClass?: string;
+  /** Its input is a private data set arriving with it, some replicas still owed (improved FAIR's scenario). */
+  readonly inputPlacement?: InputPlacement;
 }
 
 export interface Workload {

@@ -35,6 +35,8 @@ export interface MapSpec {
   readonly preferredWorkers?: readonly string[];
   readonly memoryMb?: number;
   readonly inputBytes?: number;
+  /** Replicas the split's upload still owes (a private data set arriving with its job); default 0. */
+  readonly unplacedReplicas?: number;
 }
 
 export interface JobSpec {
@@ -97,6 +99,7 @@ interface TaskModel {
   readonly memoryMb: number;
   readonly inputBytes: number;
   readonly failedOnWorkers: string[];
+  unplacedReplicas: number;
   readonly ticks: number;
   state: TaskState;
   attempts: number;
@@ -242,6 +245,7 @@ export class SnapshotDriver {
         memoryMb,
         inputBytes: m.inputBytes ?? (kind === 'map' ? 64 * 1024 * 1024 : 0),
         failedOnWorkers: [],
+        unplacedReplicas: m.unplacedReplicas ?? 0,
         ticks: spec.taskTicks ?? this.taskTicks,
         state: 'pending',
         attempts: 0,
@@ -317,6 +321,7 @@ export class SnapshotDriver {
       memoryMb: t.memoryMb,
       inputBytes: t.inputBytes,
       failedOnWorkers: [...t.failedOnWorkers],
+      ...(t.unplacedReplicas > 0 ? { unplacedReplicas: t.unplacedReplicas } : {}),
     };
   }
 
@@ -374,6 +379,9 @@ export class SnapshotDriver {
       }
       if (d.kind === 'move-node') continue;
       if (d.kind === 'replicate') {
+        // The copy is owed from the moment it is asked for (as the JobTracker counts it).
+        const task = this.tasks.get(d.taskId);
+        if (task && task.unplacedReplicas > 0) task.unplacedReplicas--;
         if (this.replicationTicks === 0) this.land(d.taskId, d.workerId);
         else this.copies.push({ taskId: d.taskId, workerId: d.workerId, landsAt: this.now + this.replicationTicks * this.tickMs });
         continue;

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 
 import { MinimrError } from '../../src/errors.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
+import { computeMetrics } from '../../src/metrics/index.js';
 import { EventHeap, RackIndex, clusterPreset, placeReplicas, simulate, streamFor, tyrexWorkload, type SimulationOptions } from '../../src/sim/index.js';
 import { MiB, cluster, grantingPolicy, job, task, worker } from './helpers.js';
 
@@ -348,9 +349,51 @@ describe('simulator: decisions', () => {
     assert.ok(step >= 2);
     assert.deepEqual(r.run.jobs[0]!.migrations, [{ timeMs: 0, from: 0, to: 1, partialSizeMs: 5, timerMs: 3 }]);
     assert.equal(r.run.jobs[0]!.partition, 1);
-    assert.deepEqual(r.run.replications, [{ timeMs: 0, jobId: 'job_0001', taskId: 'task_0001_m_000000', workerId: 'w2', bytes: 64 * MiB, crossRack: true }]);
+    assert.deepEqual(r.run.replications, [{ timeMs: 0, jobId: 'job_0001', taskId: 'task_0001_m_000000', workerId: 'w2', bytes: 64 * MiB, crossRack: true, cause: 'extra' }]);
     assert.equal(r.run.attempts[0]!.locality, 'node');
     assert.equal(r.run.attempts[0]!.partition, 1);
+  });
+
+  test('owed replicas: a replicate places one, the window close completes the rest on a rack-mate', () => {
+    // Two maps of a private data set on w1, each owing one replica; the policy places map 0's on w3
+    // (another rack) at once; map 1's is still owed when the 5 s window closes and goes to w2, w1's
+    // rack-mate. A second replicate for map 0 is an extra copy.
+    let step = 0;
+    const owedSeen: number[][] = [];
+    const policy: Policy = {
+      name: 'owed',
+      schedule(s) {
+        step++;
+        const maps = s.jobs[0]?.pendingTasks ?? [];
+        owedSeen.push(maps.map((t) => t.unplacedReplicas ?? 0));
+        if (step === 1) return [{ kind: 'replicate', taskId: maps[0]!.id, jobId: 'job_0001', workerId: 'w3' }];
+        if (step === 2) return [{ kind: 'replicate', taskId: maps[0]!.id, jobId: 'job_0001', workerId: 'w4' }];
+        // Nothing runs before the window has closed, so the completion lands on a pending map.
+        return s.now < 6_000 ? [] : new FifoPolicy().schedule(s);
+      },
+    };
+    const r = simulate({
+      workload: {
+        name: 'owed',
+        jobs: [{ ...job('job_0001', 0, [task(1_000, { inputBytes: 64 * MiB, replicas: ['w1'] }), task(1_000, { inputBytes: 64 * MiB, replicas: ['w1'] })]), inputPlacement: { replication: 2, windowMs: 5_000 } }],
+      },
+      cluster: cluster(worker('w1', 'r1'), worker('w2', 'r1'), worker('w3', 'r2'), worker('w4', 'r2')),
+      policy,
+      heartbeatMs: 1000,
+    });
+    assert.deepEqual(owedSeen.slice(0, 3), [[1, 1], [0, 1], [0, 1]]);
+    assert.deepEqual(
+      r.run.replications.map((x) => [x.timeMs, x.taskId, x.workerId, x.cause]),
+      [
+        [0, 'task_0001_m_000000', 'w3', 'placed'],
+        // The next scheduling round: the next worker's heartbeat (four workers share each second).
+        [250, 'task_0001_m_000000', 'w4', 'extra'],
+        [5_000, 'task_0001_m_000001', 'w2', 'completed'],
+      ],
+    );
+    const d = computeMetrics(r.run, new Map()).dataMovement;
+    assert.deepEqual([d.replicatedBytes, d.placedBytes, d.completedBytes], [64 * MiB, 64 * MiB, 64 * MiB]);
+    assert.ok(r.run.attempts.every((a) => a.outcome === 'succeeded' && a.locality === 'node'));
   });
 
   test('an invalid decision list is an error naming the policy', () => {

@@ -97,5 +97,8 @@ describe('minimr workload JSON', () => {
     (w.jobs[1]!.maps as Array<Record<string, unknown>>)[0]!.memoryMb = 0;
     assert.throws(() => readWorkloadJson(JSON.stringify(w)), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /job "job_0002": map 0: "memoryMb" must be positive/.test(err.message));
     assert.throws(() => readWorkloadJson('{"format":"other"}'), /"format" must be "minimr-workload"/);
+    (w.jobs[1]!.maps as Array<Record<string, unknown>>)[0]!.memoryMb = 100;
+    w.jobs[1]!.inputPlacement = { replication: 0, windowMs: 10 };
+    assert.throws(() => readWorkloadJson(JSON.stringify(w)), /job "job_0002": "inputPlacement" must be/);
   });
 });
