@@ -6,6 +6,7 @@ import { codecs, type AnyJobDefinition, type Codec, type JsonObject, type JsonVa
 import { MinimrError, deserializeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CountMinSketch } from '../skew/index.js';
+import type { InputPlacement } from '../scheduler/index.js';
 import { FsClient, computeSplits, type FileStatus } from '../storage/index.js';
 import { openTaskInput } from './input.js';
 import { importJobModule, readJobModuleSource, storeJobModule } from './job-loader.js';
@@ -33,6 +34,8 @@ export interface SubmitOptions {
   pool?: string;
   /** Share inside the pool relative to its other jobs (FAIR); default 1. */
   weight?: number;
+  /** The input is a private data set still owed replicas a scheduler may place (see `InputPlacement`). */
+  inputPlacement?: InputPlacement;
   maxAttempts?: number;
   /** Job settings such as 'shuffle.map.bufferBytes' (see JobConf). */
   conf?: JobConf;
@@ -122,6 +125,7 @@ export class JobClient {
       output: job.output ?? { kind: 'text', separator: '\t' },
       pool: options.pool,
       weight: options.weight,
+      ...(options.inputPlacement ? { inputPlacement: options.inputPlacement } : {}),
       maxAttempts: options.maxAttempts,
       conf: options.conf,
       skewSample,

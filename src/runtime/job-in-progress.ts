@@ -62,6 +62,8 @@ export interface TaskRecord {
   failures: number;
   fetchFailures: number;
   readonly failedOnWorkers: Set<string>;
+  /** Maps: replicas the input's upload still owes a policy may place (`InputPlacement`); 0 once the window closed. */
+  unplacedReplicas: number;
   /** Maps: the attempt whose output reducers read. Reduces/map-only maps: the committed attempt. */
   successfulAttempt?: AttemptRecord;
 }
@@ -148,6 +150,7 @@ export class JobInProgress {
       failures: 0,
       fetchFailures: 0,
       failedOnWorkers: new Set(),
+      unplacedReplicas: kind === 'map' && plan.input.kind === 'file' && plan.preferredWorkers.length > 0 ? Math.max(0, (this.submission.inputPlacement?.replication ?? 0) - plan.preferredWorkers.length) : 0,
     };
   }
 

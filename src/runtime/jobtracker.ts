@@ -5,7 +5,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { ClusterSnapshot, Decision, JobView, Policy, PoolView, SchedulingTrigger, WorkerView } from '../scheduler/index.js';
-import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '../storage/index.js';
+import type { ReplicaCause } from '../metrics/index.js';
+import { Namenode, computeSplits, owedReplicaTarget, type DatanodeAddress, type FileStatus } from '../storage/index.js';
 import { JobInProgress, attemptShuffleSettings, partFileName, type AttemptRecord, type TaskInputPlan, type TaskRecord } from './job-in-progress.js';
 import { WorkerSpeedBook, planReducerSlots, type ReducerSlot } from './job-skew.js';
 import {
@@ -76,8 +77,10 @@ export class JobTracker {
   private readonly clock: () => number;
   private readonly policy: Policy;
   private readonly pools: readonly PoolView[];
-  /** Every block copy a `replicate` decision caused, for data-movement figures. */
-  readonly placementLog: { time: number; jobId: string; taskId: string; workerId: string; blockId: string; bytes: number; crossRack: boolean }[] = [];
+  /** Every block copy of task input made during the run (`replicate` decisions, owed replicas completed), for data-movement figures. */
+  readonly placementLog: { time: number; jobId: string; taskId: string; workerId: string; blockId: string; bytes: number; crossRack: boolean; cause: ReplicaCause }[] = [];
+  /** Jobs whose `inputPlacement` window has closed (their owed replicas were completed). */
+  private readonly placementClosed = new Set<string>();
   /** Input copies asked for by `replicate` decisions, by block id, until the target confirms. */
   private readonly placements = new Map<string, { task: TaskRecord; workerId: string; waiting: Set<string> }[]>();
   private readonly workers = new Map<string, WorkerRecord>();
@@ -309,6 +312,32 @@ export class JobTracker {
       if (now - worker.lastHeartbeat > this.options.workerTimeoutMs) {
         this.workerLost(worker, `no heartbeat for ${now - worker.lastHeartbeat} ms`);
         worker.peer.terminate();
+      }
+    }
+    this.closePlacementWindows(now);
+  }
+
+  /**
+   * An `inputPlacement` window that has run out, or whose job has ended: the owed replicas no
+   * policy placed are written on a rack-mate of an existing replica (`owedReplicaTarget`, as the
+   * simulator does), so the data set ends with its full replication under every policy.
+   */
+  private closePlacementWindows(now: number): void {
+    for (const job of this.jobs.values()) {
+      const placement = job.submission.inputPlacement;
+      if (!placement || this.placementClosed.has(job.id) || (job.isActive && now - job.submitTime < placement.windowMs)) continue;
+      this.placementClosed.add(job.id);
+      const live = [...this.workers.values()].map((w) => ({ id: w.address.workerId, rack: w.address.rack }));
+      for (const task of job.maps) {
+        const holders = [...task.preferredWorkers];
+        for (const list of this.placements.values()) for (const p of list) if (p.task === task && !holders.includes(p.workerId)) holders.push(p.workerId);
+        for (; task.unplacedReplicas > 0; task.unplacedReplicas--) {
+          const target = owedReplicaTarget(holders, live, task.index);
+          if (target === undefined) break;
+          holders.push(target);
+          void this.replicateInput(job.id, task.id, target, 'completed');
+        }
+        task.unplacedReplicas = 0;
       }
     }
   }
@@ -679,6 +708,7 @@ export class JobTracker {
             memoryMb: t.memoryMb,
             inputBytes: t.inputBytes,
             failedOnWorkers: [...t.failedOnWorkers],
+            ...(t.unplacedReplicas > 0 ? { unplacedReplicas: t.unplacedReplicas } : {}),
           })),
           runningAttempts: [...j.runningAttempts()].map((a) => ({
             id: a.id,
@@ -744,7 +774,10 @@ export class JobTracker {
       return;
     }
     if (decision.kind === 'replicate') {
-      void this.replicateInput(decision.jobId, decision.taskId, decision.workerId);
+      const task = this.jobs.get(decision.jobId)?.findTask(decision.taskId);
+      const owed = task !== undefined && task.unplacedReplicas > 0 && !task.preferredWorkers.includes(decision.workerId) && this.workers.has(decision.workerId);
+      if (owed) task.unplacedReplicas--;
+      void this.replicateInput(decision.jobId, decision.taskId, decision.workerId, owed ? 'placed' : 'extra');
       return;
     }
     if (decision.kind === 'move-node') {
@@ -788,11 +821,12 @@ export class JobTracker {
    * placement). A holder of each block sends it, as in re-replication; once every block has arrived
    * the worker joins the task's preferred workers, so later snapshots show the task as local there.
    */
-  private async replicateInput(jobId: string, taskId: string, workerId: string): Promise<void> {
+  private async replicateInput(jobId: string, taskId: string, workerId: string, cause: ReplicaCause): Promise<void> {
     const job = this.jobs.get(jobId);
     const task = job?.findTask(taskId);
     const target = this.workers.get(workerId);
-    if (!job?.isActive || !task || task.kind !== 'map' || task.input.kind !== 'file' || !target) {
+    // Owed replicas belong to the data set, not the job: they are completed after it ended, too.
+    if (!job || (!job.isActive && cause !== 'completed') || !task || task.kind !== 'map' || task.input.kind !== 'file' || !target) {
       this.logger.error({ jobId, taskId, workerId }, 'policy asked to replicate the input of an unknown task or onto an unknown worker: ignored');
       return;
     }
@@ -814,8 +848,8 @@ export class JobTracker {
       const list = this.placements.get(block.blockId) ?? [];
       list.push(placement);
       this.placements.set(block.blockId, list);
-      job.addCounters({ PLACEMENT_BYTES: block.length });
-      this.placementLog.push({ time: this.clock(), jobId, taskId, workerId, blockId: block.blockId, bytes: block.length, crossRack: source.address.rack !== target.address.rack });
+      if (cause !== 'completed') job.addCounters({ PLACEMENT_BYTES: block.length });
+      this.placementLog.push({ time: this.clock(), jobId, taskId, workerId, blockId: block.blockId, bytes: block.length, crossRack: source.address.rack !== target.address.rack, cause });
       source.peer.send({ type: 'replicate-block', blockId: block.blockId, targets: [target.address] });
     }
     if (placement.waiting.size === 0) this.placementDone(placement);

@@ -9,6 +9,7 @@ import type { SerializedError } from '../errors.js';
 import type { BlockInfo, DatanodeAddress } from '../storage/index.js';
 import type { MapOutputLocation } from '../shuffle/index.js';
 import type { SketchWire } from '../skew/index.js';
+import type { InputPlacement } from '../scheduler/index.js';
 
 export const PROTOCOL_VERSION = 1;
 /** Control frames are small; bulk data goes over the workers' HTTP data ports. */
@@ -160,6 +161,8 @@ export interface JobSubmission {
   conf?: JobConf;
   /** 'cms' jobs: the sketch of a sample of the map output, built by the client. */
   skewSample?: SkewSample;
+  /** The input is a private data set still owed replicas a policy may place (improved FAIR). */
+  inputPlacement?: InputPlacement;
 }
 
 /** A file input split (storage) or a generated one (split value). */

@@ -103,6 +103,12 @@ export function validateSubmission(raw: unknown): JobSubmission {
   }
   if (s.pool !== undefined && typeof s.pool !== 'string') bad('`pool` must be a string');
   if (s.weight !== undefined && !(typeof s.weight === 'number' && Number.isFinite(s.weight) && s.weight > 0)) bad('`weight` must be a positive number');
+  const placement = s.inputPlacement as JobSubmission['inputPlacement'];
+  if (placement !== undefined) {
+    if (typeof placement !== 'object' || placement === null) bad('`inputPlacement` must be an object');
+    if (!Number.isInteger(placement.replication) || placement.replication < 1 || placement.replication > 16) bad('`inputPlacement.replication` must be an integer in 1..16');
+    if (!(typeof placement.windowMs === 'number' && Number.isFinite(placement.windowMs) && placement.windowMs >= 0)) bad('`inputPlacement.windowMs` must be a number of milliseconds >= 0');
+  }
   const conf = validateJobConf(s.conf);
   const factor = conf['skew.partitionFactor'] ?? SKEW_CONF_DEFAULTS['skew.partitionFactor'];
   if ((s.reducers as number) * factor > MAX_PARTITIONS) {
@@ -128,6 +134,7 @@ export function validateSubmission(raw: unknown): JobSubmission {
     reduceMemoryMb: s.reduceMemoryMb,
     conf,
     skewSample,
+    ...(placement ? { inputPlacement: { replication: placement.replication, windowMs: placement.windowMs } } : {}),
   };
 }
 

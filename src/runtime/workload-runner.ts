@@ -306,6 +306,8 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       overwrite: true,
       pool: p.spec.pool,
       weight: p.spec.weight,
+      // The placement window is a span of the workload's time, scaled like the arrivals.
+      ...(p.spec.inputPlacement ? { inputPlacement: { replication: p.spec.inputPlacement.replication, windowMs: Math.round(p.spec.inputPlacement.windowMs * timeScale) } } : {}),
       // TeraSort's split-point sample is taken at submission: a small one keeps submissions prompt.
       params: p.app === 'grep' ? { pattern: o.grepPattern ?? 'q[a-e]' } : p.app === 'pi' ? { maps: p.maps, samples: 200_000 } : p.app === 'terasort' ? { sampleSize: 2000, sampleSplits: 4 } : {},
     });
@@ -384,7 +386,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
     }
     for (const r of jt.placementLog) {
       const spec = [...jobIds].find(([, real]) => real === r.jobId)?.[0] ?? r.jobId;
-      replications.push({ timeMs: r.time - t0, jobId: spec, taskId: r.taskId, workerId: r.workerId, bytes: r.bytes, crossRack: r.crossRack });
+      replications.push({ timeMs: r.time - t0, jobId: spec, taskId: r.taskId, workerId: r.workerId, bytes: r.bytes, crossRack: r.crossRack, cause: r.cause });
     }
     const run: RunRecord = { policy: recorder.name, workload: o.workload.name, cluster: o.cluster.name, seed: Number(o.workload.meta?.seed ?? 0), endMs, jobs, attempts, replications, utilization: samples };
 

@@ -91,3 +91,88 @@ describe('migrate, replicate and read locality on a real cluster', () => {
     assert.ok(total >= Buffer.byteLength(text));
   });
 });
+
+/**
+ * A private data set arriving with its job (`inputPlacement`): written with one replica, owing a
+ * second. The script places map 0's owed replica, then asks for one more copy of it (no longer
+ * owed: an extra copy). The JobTracker must show the owed replicas in snapshots, record the causes,
+ * and when the job ends (before its long window) write every other owed replica on a rack-mate,
+ * so each block ends with two replicas.
+ */
+class OwedReplicaScript implements Policy {
+  readonly name = 'owed-replica-script';
+  private readonly fifo = new FifoPolicy();
+  /** unplacedReplicas of every pending map in the first snapshot of the job. */
+  firstOwed: number[] | undefined;
+  placedOn: string | undefined;
+  extraOn: string | undefined;
+
+  schedule(snapshot: ClusterSnapshot): readonly Decision[] {
+    const job = snapshot.jobs[0];
+    if (!job) return [];
+    const maps = job.pendingTasks.filter((t) => t.kind === 'map');
+    this.firstOwed ??= maps.map((t) => t.unplacedReplicas ?? 0);
+    const m0 = maps.find((t) => t.index === 0);
+    const out: Decision[] = [];
+    const lacking = (t: NonNullable<typeof m0>) => snapshot.workers.find((w) => !t.preferredWorkers.includes(w.id) && w.id !== this.placedOn)?.id;
+    if (m0 && this.placedOn === undefined) {
+      this.placedOn = lacking(m0);
+      out.push({ kind: 'replicate', taskId: m0.id, jobId: job.id, workerId: this.placedOn! });
+    } else if (m0 && this.extraOn === undefined && m0.preferredWorkers.includes(this.placedOn!)) {
+      assert.equal(m0.unplacedReplicas ?? 0, 0, 'a placed replica is no longer owed');
+      this.extraOn = lacking(m0);
+      out.push({ kind: 'replicate', taskId: m0.id, jobId: job.id, workerId: this.extraOn! });
+    }
+    // Map 0 waits for its two copies; everything else runs as FIFO would.
+    const others = { ...snapshot, jobs: snapshot.jobs.map((j) => ({ ...j, pendingTasks: j.pendingTasks.filter((t) => t.id !== m0?.id || this.extraOn !== undefined) })) };
+    return [...out, ...this.fifo.schedule(others)];
+  }
+}
+
+describe('owed replicas of a private data set on a real cluster', () => {
+  let t: TestCluster;
+  const policy = new OwedReplicaScript();
+  const text = makeText(400_000, 12);
+
+  before(async () => {
+    t = await startTestCluster({ policy });
+    await t.fs.put(Buffer.from(text), '/in/private.txt', { replication: 1 });
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  it('places, copies extra, and completes the rest on a rack-mate when the job ends', async () => {
+    const status = await t.cluster.client.run(appModule('wordcount'), {
+      input: ['/in/private.txt'],
+      output: '/out/private',
+      reducers: 1,
+      inputPlacement: { replication: 2, windowMs: 600_000 },
+    });
+    assert.equal(status.state, 'succeeded');
+    assert.deepEqual(parseCounts((await readOutput(t.fs, '/out/private')).toString('utf8')), referenceWordCount(text));
+    const blocks = await t.fs.getBlocks('/in/private.txt');
+    assert.ok(blocks.length >= 3, `blocks: ${blocks.length}`);
+    assert.deepEqual(policy.firstOwed, blocks.map(() => 1), 'every map owed one replica at first');
+
+    const log = t.cluster.jobTracker.placementLog;
+    const deadline = Date.now() + 10_000;
+    while (log.filter((r) => r.cause === 'completed').length < blocks.length - 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const m0 = log.filter((r) => /_m_000000$/.test(r.taskId));
+    assert.deepEqual(m0.map((r) => [r.cause, r.workerId]), [['placed', policy.placedOn], ['extra', policy.extraOn]]);
+    const completed = log.filter((r) => r.cause === 'completed');
+    assert.equal(completed.length, blocks.length - 1, 'one completion per other block');
+    assert.ok(completed.every((r) => !/_m_000000$/.test(r.taskId)));
+    // Extra copies are counted as placement traffic; completions belong to the upload, not the job.
+    assert.equal(status.counters.PLACEMENT_BYTES, m0.reduce((s, r) => s + r.bytes, 0));
+
+    const after = Date.now() + 10_000;
+    let replicas: number[] = [];
+    while (Date.now() < after) {
+      replicas = (await t.fs.getBlocks('/in/private.txt')).map((b) => b.locations.length);
+      if (replicas.slice(1).every((n) => n === 2)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(replicas, [3, ...blocks.slice(1).map(() => 2)], 'block 0: holder, placed and extra; the rest: holder and completed');
+  });
+});
