@@ -11,7 +11,7 @@ import type { AttemptView, ClusterSnapshot, Decision, JobStats, JobView, Localit
 export type ImprovedFairOptions = FairOptions & {
   /** A job counts as CPU-bound until this many of its maps have finished (too little to measure). */
   readonly minMapsForCharacter: number;
-  /** Emit a `replicate` after each map kill so the freed node holds input of the starved job. */
+  /** Emit a `replicate` after each map kill so the freed node holds an owed replica of the starved job's input. */
   readonly placePrivateData: boolean;
   /**
    * How long the freed slot waits for that copy, kept for the map it was made for; then the slot
@@ -146,7 +146,9 @@ export class ImprovedFairPolicy extends FairPolicy {
   /**
    * Private data placement: the freed node should hold input of a map the starved job has not
    * placed yet. When it already holds one that no other freed slot counts on, nothing moves;
-   * otherwise the first such pending map whose input is elsewhere gets a replica there.
+   * otherwise the first such pending map whose input still owes a replica (a private data set
+   * being uploaded, `unplacedReplicas`) gets it there. Inputs already fully replicated get no
+   * copy: an extra copy moves as many bytes as the remote read it would save.
    */
   protected override afterKill(attempt: AttemptView, ctx: VictimContext): Decision[] {
     if (!this.improvedOptions.placePrivateData || attempt.kind !== 'map') return [];
@@ -157,7 +159,7 @@ export class ImprovedFairPolicy extends FairPolicy {
       ctx.claimed.add(local.id);
       return [];
     }
-    const movable = free.find((t) => t.preferredWorkers.length > 0);
+    const movable = free.find((t) => (t.unplacedReplicas ?? 0) > 0);
     if (!movable) return [];
     ctx.claimed.add(movable.id);
     if (this.improvedOptions.placementWaitMs > 0) {

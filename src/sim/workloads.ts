@@ -545,12 +545,20 @@ export interface ImprovedFairOptions {
   /** When WordCount arrives; default 20 s: TeraSort and GrepCount fill the cluster and are still mapping. */
   readonly wordcountAtMs?: number;
   /**
-   * Where WordCount's input lives: it is the user's private data set, uploaded to these workers
-   * (default: rack03 of improved-fair-12, w0009..w0012) with `privateReplication` replicas
-   * (default 2) dealt round-robin; [] spreads it over the cluster like the other inputs.
+   * Where WordCount's input lives: it is the user's private data set, arriving with the job and
+   * uploaded to these workers (default: rack03 of improved-fair-12, w0009..w0012), dealt
+   * round-robin; [] spreads it over the cluster like the other inputs.
    */
   readonly privateWorkers?: readonly string[];
+  /** Replicas of the private data set (default 2). */
   readonly privateReplication?: number;
+  /**
+   * Of those, the replicas the upload has written when WordCount arrives (default 1); the rest
+   * are owed, and a policy may place them for `placementWindowMs` (default 15 s: T_min + T_fair
+   * of the bench, so both preemptions fall in it), after which they go to the holder's rack-mates.
+   */
+  readonly uploadedReplicas?: number;
+  readonly placementWindowMs?: number;
 }
 
 /**
@@ -560,7 +568,10 @@ export interface ImprovedFairOptions {
  * maps: I/O-bound) and 10.3 s for GrepCount (< 40 s: CPU-bound). Each job has its own pool;
  * WordCount's pool has a minimum share of 32 map slots, its fair share of 96. WordCount reads a
  * private data set kept on one rack's nodes (the spec's "user's private data set"), so where the
- * kills free slots decides whether its maps read locally or over the network.
+ * kills free slots decides whether its maps read locally or over the network. The data set arrives
+ * with the job: one replica of each block is written, the second is owed (`inputPlacement`), and
+ * improved FAIR places it on a node its kills free; under FAIR it lands on the rack when the
+ * window closes. Either way the upload writes two replicas per block.
  */
 export function improvedFairWorkload(options: ImprovedFairOptions = {}): Workload {
   const seed = options.seed ?? 1;
@@ -571,12 +582,17 @@ export function improvedFairWorkload(options: ImprovedFairOptions = {}): Workloa
   const job = (i: number, app: string, submitMs: number, blockMs: number, reduces: number, reduceWorkMs: number) =>
     mrJob({ id: jobId(i), name: app, app, submitMs, inputBytes: bytes, mapBlockMs: blockMs, reduces, reduceWorkMs: reduceWorkMs * scale, rand, jitter: 0.2, pool: app });
   const holders = options.privateWorkers ?? ['w0009', 'w0010', 'w0011', 'w0012'];
-  const copies = Math.min(options.privateReplication ?? 2, holders.length);
+  const replication = Math.min(options.privateReplication ?? 2, holders.length);
+  const uploaded = Math.min(options.uploadedReplicas ?? 1, replication);
   const wordcount = job(2, 'wordcount', at, 35_000, 6, 6 * 30_000);
   const privateWordcount: JobSpec =
     holders.length === 0
       ? wordcount
-      : { ...wordcount, maps: wordcount.maps.map((m, i) => ({ ...m, replicas: Array.from({ length: copies }, (_, k) => holders[(i + k) % holders.length]!) })) };
+      : {
+          ...wordcount,
+          maps: wordcount.maps.map((m, i) => ({ ...m, replicas: Array.from({ length: uploaded }, (_, k) => holders[(i + k) % holders.length]!) })),
+          ...(uploaded < replication ? { inputPlacement: { replication, windowMs: options.placementWindowMs ?? 15_000 } } : {}),
+        };
   const jobs = [job(0, 'terasort', 0, 15_000, 12, 12 * 60_000), job(1, 'grepcount', 0, 40_000, 1, 10_000), privateWordcount];
   const pools: PoolView[] = [
     { name: 'terasort', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fifo' },

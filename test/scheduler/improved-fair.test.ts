@@ -142,7 +142,7 @@ function drivenScene(policy: Policy, replicationTicks: number): Array<{ now: num
     workers: ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].map((id, i) => ({ id, rack: i < 3 ? 'r1' : 'r2', mapSlots: 1, reduceSlots: 1, memoryMb: 4096 })),
     jobs: [
       { id: 'hog', submitTime: 0, maps: 6, reduces: 0, taskTicks: 40 },
-      { id: 'wc', submitTime: 2000, maps: [0, 1, 2].map(() => ({ preferredWorkers: ['w1'] })), reduces: 0 },
+      { id: 'wc', submitTime: 2000, maps: [0, 1, 2].map(() => ({ preferredWorkers: ['w1'], unplacedReplicas: 1 })), reduces: 0 },
     ],
     replicationTicks,
   });
@@ -161,8 +161,9 @@ describe('improved-fair: preemption', () => {
   const victimAttempts = workers.map((w, i) => attempt('v', i, w.id, i * 10, locality[i]));
   // n (1 + lambda) MID / DIOR = 1 * 2 * 64e6 / 1e5 = 1280 ms: maps of 1000 ms are I/O-bound, of 2000 ms CPU-bound.
   const victim = (mtct: number) => mkJob('v', [], { runningAttempts: victimAttempts, mapsCompleted: 4, stats: stats(4, 1, mtct) });
-  const starved = (holders: string[][]) =>
-    mkJob('b', holders.map((h, i) => mkTask('b', 'map', i, { preferredWorkers: h, workers })), { submitTime: 1 });
+  // b's input is a private data set whose upload still owes each block one replica, unless `owed` says otherwise.
+  const starved = (holders: string[][], owed = 1) =>
+    mkJob('b', holders.map((h, i) => mkTask('b', 'map', i, { preferredWorkers: h, workers, ...(owed > 0 ? { unplacedReplicas: owed } : {}) })), { submitTime: 1 });
   const options = { minShareTimeoutMs: 500, fairShareTimeoutMs: 1000 };
 
   /** Decisions at the timeout: shares v 3, b 3, so b (0 running) needs 3 slots. */
@@ -216,6 +217,11 @@ describe('improved-fair: preemption', () => {
       'kill v-m3_1',
       'replicate b-m2 -> w4',
     ]);
+  });
+
+  test('an input that owes no replica gets no copy: an extra copy moves what the remote read would', () => {
+    const b = starved([['w1'], ['w2'], ['w3']], 0);
+    assert.deepEqual(describeAll(atTimeout(new ImprovedFairPolicy(options), victim(2000), b)), ['kill v-m5_1', 'kill v-m4_1', 'kill v-m3_1']);
   });
 
   test('placePrivateData: false copies nothing', () => {
