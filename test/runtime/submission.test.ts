@@ -1,19 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { validateSubmission } from '../../src/runtime/submission.js';
+import { minimalSubmission } from '../helpers/submission.js';
 
-const base = {
-  name: 'wc',
-  moduleName: 'wc.js',
-  moduleSource: 'export default {}',
-  inputPaths: ['/in'],
-  outputPath: '/out',
-  reducers: 1,
-  params: {},
-  shared: {},
-  input: { kind: 'text' },
-  output: { kind: 'text', separator: '\t' },
-};
+const base = minimalSubmission;
 
 describe('submission: inputPlacement', () => {
   it('keeps a well-formed one and nothing else of it', () => {

@@ -2,20 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { validateJobConf } from '../../src/runtime/index.js';
 import { validateSubmission } from '../../src/runtime/submission.js';
+import { minimalSubmission } from '../helpers/submission.js';
 import { CountMinSketch } from '../../src/skew/index.js';
 
-const base = {
-  name: 'wc',
-  moduleName: 'wc.js',
-  moduleSource: 'export default {}',
-  inputPaths: ['/in'],
-  outputPath: '/out',
-  reducers: 3,
-  params: {},
-  shared: {},
-  input: { kind: 'text' },
-  output: { kind: 'text', separator: '\t' },
-};
+const base = minimalSubmission;
 
 describe('skew settings', () => {
   it('accepts the strategies and a partition factor', () => {
