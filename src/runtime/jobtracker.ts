@@ -837,13 +837,18 @@ export class JobTracker {
       blocks = await this.namenode.getBlocks(path);
     } catch (err) {
       this.logger.warn({ taskId, path, err: (err as Error).message }, 'cannot replicate task input');
+      if (cause === 'placed' && !this.placementClosed.has(jobId)) task.unplacedReplicas++;
       return;
     }
     const needed = blocks.filter((b) => b.offset < start + length && b.offset + b.length > start && !b.locations.some((l) => l.workerId === workerId));
     const placement = { task, workerId, waiting: new Set<string>() };
+    let unsourced = 0;
     for (const block of needed) {
       const source = block.locations.map((l) => this.workers.get(l.workerId)).find((w) => w !== undefined);
-      if (!source) continue;
+      if (!source) {
+        unsourced++;
+        continue;
+      }
       placement.waiting.add(block.blockId);
       const list = this.placements.get(block.blockId) ?? [];
       list.push(placement);
@@ -852,7 +857,13 @@ export class JobTracker {
       this.placementLog.push({ time: this.clock(), jobId, taskId, workerId, blockId: block.blockId, bytes: block.length, crossRack: source.address.rack !== target.address.rack, cause });
       source.peer.send({ type: 'replicate-block', blockId: block.blockId, targets: [target.address] });
     }
-    if (placement.waiting.size === 0) this.placementDone(placement);
+    if (unsourced > 0) {
+      // No live worker holds some block: the task must not show as local there, and an owed
+      // replica stays owed (the window's close retries it).
+      this.logger.warn({ taskId, workerId, blocks: unsourced }, 'no live replica to copy task input from');
+      this.dropPlacements((p) => p === placement);
+      if (cause === 'placed' && !this.placementClosed.has(jobId)) task.unplacedReplicas++;
+    } else if (placement.waiting.size === 0) this.placementDone(placement);
     else this.logger.info({ taskId, workerId, blocks: placement.waiting.size }, 'replicating task input for placement');
   }
 

@@ -176,3 +176,53 @@ describe('owed replicas of a private data set on a real cluster', () => {
     assert.deepEqual(replicas, [3, ...blocks.slice(1).map(() => 2)], 'block 0: holder, placed and extra; the rest: holder and completed');
   });
 });
+
+/**
+ * A replicate for a map whose input has no live replica: nothing can be copied, so the target must
+ * not join the map's preferred workers (a later snapshot would show a remote read as local).
+ */
+class ReplicateFromNowhere implements Policy {
+  readonly name = 'replicate-from-nowhere';
+  asked = false;
+  /** Map 0's preferred workers in every snapshot after the replicate. */
+  readonly seen: string[][] = [];
+
+  schedule(snapshot: ClusterSnapshot): readonly Decision[] {
+    const job = snapshot.jobs[0];
+    const m0 = job?.pendingTasks.find((t) => t.kind === 'map' && t.index === 0);
+    if (!job || !m0) return [];
+    if (this.asked) {
+      this.seen.push([...m0.preferredWorkers]);
+      return [];
+    }
+    this.asked = true;
+    return [{ kind: 'replicate', taskId: m0.id, jobId: job.id, workerId: 'worker-1' }];
+  }
+}
+
+describe('replicate with no live source on a real cluster', () => {
+  let t: TestCluster;
+  const policy = new ReplicateFromNowhere();
+
+  before(async () => {
+    t = await startTestCluster({ policy });
+    await t.fs.put(Buffer.from(makeText(100_000, 13)), '/in/lost.txt', { replication: 1, favoredWorkers: ['worker-0'] });
+    await t.cluster.killWorker(0);
+    const deadline = Date.now() + 10_000;
+    while (t.cluster.jobTracker.snapshot({ kind: 'tick' }).workers.some((w) => w.id === 'worker-0') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  it('copies nothing and never shows the target as holding the input', async () => {
+    const jobId = await t.cluster.client.submit(appModule('wordcount'), { input: ['/in/lost.txt'], output: '/out/lost', reducers: 1 });
+    const deadline = Date.now() + 5_000;
+    while (policy.seen.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await t.cluster.client.kill(jobId);
+    assert.ok(policy.asked);
+    assert.ok(policy.seen.length >= 5, `snapshots after the replicate: ${policy.seen.length}`);
+    assert.ok(policy.seen.every((ws) => !ws.includes('worker-1')), JSON.stringify(policy.seen));
+    assert.deepEqual(t.cluster.jobTracker.placementLog, []);
+  });
+});
