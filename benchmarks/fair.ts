@@ -21,7 +21,8 @@
  * node-local maps. Target: improved FAIR moves less data and finishes WordCount no later than FAIR,
  * in both. Writes bench-results/fair/{fair.json,fair.md,data-moved.svg} and the real runs' records (runs-real.json).
  *
- * Run: npm run bench:fair [-- --bytes-per-map 4m --time-scale 0.3 --disk-mbps 10 --repeats 3 --no-real]
+ * Run: npm run bench:fair [-- --bytes-per-map 8m --time-scale 0.3 --disk-mbps 10 --repeats 10 --sim-seeds 30 --no-real]
+ * (about 30 minutes with the real runs: 20 runs of ~80 s, a policy's runs interleaved with the other's)
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -44,7 +45,7 @@ const log = (m: string) => process.stderr.write(`[${((Date.now() - T0) / 1000).t
 
 const args = yargs(process.argv.slice(2))
   .option('real', { type: 'boolean', default: true })
-  .option('bytes-per-map', { type: 'string', default: '4m' })
+  .option('bytes-per-map', { type: 'string', default: '8m' })
   .option('time-scale', { type: 'number', default: 0.3, describe: 'real ms per simulated ms for arrivals (real maps take ~0.3x the simulated ones here)' })
   .option('disk-mbps', { type: 'number', default: 10 })
   .option('t-min-ms', { type: 'number', default: 1500, describe: 'real run: T_min' })
@@ -52,8 +53,8 @@ const args = yargs(process.argv.slice(2))
   .option('delay-ms', { type: 'number', default: 500, describe: 'real run: node- and rack-local delay' })
   .option('workers', { type: 'number', default: 6, describe: 'real run: worker processes (2 map + 1 reduce slot each)' })
   .option('racks', { type: 'number', default: 3, describe: 'real run: racks the workers are spread over' })
-  .option('sim-seeds', { type: 'number', default: 10, describe: 'simulator runs per policy, one per workload seed; the verdict uses their means' })
-  .option('repeats', { type: 'number', default: 3, describe: 'real runs per policy, interleaved (fair, improved-fair, fair, ...); the verdict uses their means' })
+  .option('sim-seeds', { type: 'number', default: 30, describe: 'simulator runs per policy, one per workload seed; the verdict uses their means' })
+  .option('repeats', { type: 'number', default: 10, describe: 'real runs per policy, interleaved (fair, improved-fair, fair, ...); the verdict uses their means (a WordCount run varies by +-5 s here: fewer runs cannot tell 1 s apart)' })
   .option('grep-pattern', { type: 'string', default: '(?:\\w+\\s)+?q[a-e](?:\\w+\\s)+?x[a-c]' })
   .check((a) => {
     if (!Number.isInteger(a['sim-seeds']) || a['sim-seeds'] < 1) throw new Error(`--sim-seeds must be a whole number >= 1, got ${a['sim-seeds']}`);
@@ -150,6 +151,30 @@ function meanRows(rows: readonly Row[], where: 'sim' | 'real'): Row[] {
   });
 }
 
+/**
+ * Improved FAIR minus FAIR, pair by pair (run k of one against run k of the other, made back to
+ * back): the mean difference, its standard error, and in how many pairs improved FAIR was lower.
+ * A mean difference within about two standard errors of 0 is not told apart from noise.
+ */
+function pairedLine(rows: readonly Row[], label: string, get: (r: Row) => number, unit: string, digits: number): string {
+  const of = (policy: string) => rows.filter((r) => r.policy === policy).sort((a, b) => (a.repeat ?? 0) - (b.repeat ?? 0));
+  const fair = of('fair');
+  const diffs = of('improved-fair').map((r, k) => get(r) - get(fair[k]!));
+  const n = diffs.length;
+  const mean = diffs.reduce((s, x) => s + x, 0) / n;
+  const se = n > 1 ? Math.sqrt(diffs.reduce((s, x) => s + (x - mean) ** 2, 0) / (n - 1) / n) : Number.NaN;
+  return `${label}: ${mean >= 0 ? '+' : ''}${mean.toFixed(digits)} ${unit} (standard error ${se.toFixed(digits)}), lower in ${diffs.filter((x) => x < 0).length} of ${n}`;
+}
+
+function pairedDifferences(rows: readonly Row[], unit: 'GiB' | 'MiB', pairs: string): string {
+  const div = unit === 'GiB' ? 2 ** 30 : 2 ** 20;
+  return (
+    `Improved FAIR minus FAIR, ${pairs}: ` +
+    `${pairedLine(rows, 'data moved', (r) => r.networkBytes / div, unit, 2)}; ` +
+    `${pairedLine(rows, 'WordCount JCT', (r) => r.jctS.wordcount ?? Number.NaN, 's', 1)}.`
+  );
+}
+
 function verdict(rows: readonly Row[]): string {
   const fair = rows.find((r) => r.policy.startsWith('fair'))!;
   const improved = rows.find((r) => r.policy.startsWith('improved-fair'))!;
@@ -175,11 +200,6 @@ async function main(): Promise<void> {
     for (const p of sim.policies) simRows.push({ ...rowOf('sim', p.policy, p.run!), repeat: seed });
   }
   const simMeans = meanRows(simRows, 'sim');
-  const simWins = (get: (r: Row) => number, better: (i: number, f: number) => boolean): number =>
-    Array.from({ length: args['sim-seeds'] }, (_, k) => k + 1).filter((seed) => {
-      const at = (policy: string) => simRows.find((r) => r.policy === policy && r.repeat === seed)!;
-      return better(get(at('improved-fair')), get(at('fair')));
-    }).length;
 
   const realRows: Row[] = [];
   const realRuns: RunRecord[] = [];
@@ -236,7 +256,7 @@ async function main(): Promise<void> {
     '',
     verdict(simMeans),
     '',
-    `Seeds where improved FAIR moved less data: ${simWins((r) => r.networkBytes, (i, f) => i < f)} of ${args['sim-seeds']}; finished WordCount no later: ${simWins((r) => r.jctS.wordcount ?? Number.NaN, (i, f) => i <= f)} of ${args['sim-seeds']}.`,
+    pairedDifferences(simRows, 'GiB', 'seed by seed'),
     '',
     ...(args.real
       ? [
@@ -251,6 +271,8 @@ async function main(): Promise<void> {
           table(realMeans, 'MiB'),
           '',
           verdict(realMeans),
+          '',
+          pairedDifferences(realRows, 'MiB', 'run by run (each pair made back to back)'),
           '',
           `WordCount JCT, median of the runs (less sensitive to a load spike on this shared machine than the mean): ${POLICIES.map((p) => `${p} ${median(realRows.filter((r) => r.policy === p).map((r) => r.jctS.wordcount ?? Number.NaN)).toFixed(1)} s`).join(', ')}.`,
           '',
