@@ -124,5 +124,13 @@ describe('other generators', () => {
     assert.ok(Math.abs(ratio(w.jobs[0]!) - 1) < 1e-6);
     assert.ok(Math.abs(ratio(w.jobs[1]!) - 0.01) < 1e-6);
     assert.ok(w.jobs[2]!.submitMs > 0 && w.jobs[0]!.submitMs === 0 && w.jobs[1]!.submitMs === 0);
+    // WordCount's private data set arrives with it: one replica per block on rack03, round-robin, one owed.
+    const wc = w.jobs[2]!;
+    assert.deepEqual(wc.maps.slice(0, 5).map((m) => m.replicas), [['w0009'], ['w0010'], ['w0011'], ['w0012'], ['w0009']]);
+    assert.deepEqual(wc.inputPlacement, { replication: 2, windowMs: 15_000 });
+    assert.equal(w.jobs[0]!.inputPlacement, undefined);
+    // Fully uploaded (or spread like the others), nothing is owed.
+    assert.equal(improvedFairWorkload({ uploadedReplicas: 2 }).jobs[2]!.inputPlacement, undefined);
+    assert.equal(improvedFairWorkload({ privateWorkers: [] }).jobs[2]!.inputPlacement, undefined);
   });
 });
