@@ -16,10 +16,15 @@
  *    maps are CPU-bound as in the paper; the workers report `--disk-mbps` as their disk rate, the
  *    rate that makes TeraSort (map output = input) I/O-bound by the spec's rule at these sizes.
  *
- * Per policy: data moved (map input read from other nodes, from other racks, placement copies, and
- * their sum), bytes re-read and slot-seconds lost to kills, each job's completion time, WordCount's
- * node-local maps. Target: improved FAIR moves less data and finishes WordCount no later than FAIR,
- * in both. Writes bench-results/fair/{fair.json,fair.md,data-moved.svg} and the real runs' records (runs-real.json).
+ * WordCount's data set arrives with it: one replica per block written, the second owed for
+ * T_min + T_fair; improved FAIR places owed replicas on the nodes its kills free, the rest go to the
+ * holder's rack when the window closes, under either policy.
+ *
+ * Per policy: data moved (map input read from other nodes, from other racks, extra copies, and
+ * their sum), owed replicas placed and completed (upload traffic, equal in total under both),
+ * bytes re-read and slot-seconds lost to kills, each job's completion time, WordCount's node-local
+ * maps, and improved FAIR minus FAIR pair by pair with standard errors. Target: improved FAIR moves
+ * less data and finishes WordCount no later than FAIR, in both. Writes bench-results/fair/{fair.json,fair.md,data-moved.svg} and the real runs' records (runs-real.json).
  *
  * Run: npm run bench:fair [-- --bytes-per-map 8m --time-scale 0.3 --disk-mbps 10 --repeats 10 --sim-seeds 30 --no-real]
  * (about 30 minutes with the real runs: 20 runs of ~80 s, a policy's runs interleaved with the other's)
