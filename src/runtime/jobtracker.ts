@@ -335,7 +335,7 @@ export class JobTracker {
           const target = owedReplicaTarget(holders, live, task.index);
           if (target === undefined) break;
           holders.push(target);
-          void this.replicateInput(job.id, task.id, target, 'completed');
+          void this.replicateInput(job.id, task.id, target, 'window-close');
         }
         task.unplacedReplicas = 0;
       }
@@ -774,10 +774,7 @@ export class JobTracker {
       return;
     }
     if (decision.kind === 'replicate') {
-      const task = this.jobs.get(decision.jobId)?.findTask(decision.taskId);
-      const owed = task !== undefined && task.unplacedReplicas > 0 && !task.preferredWorkers.includes(decision.workerId) && this.workers.has(decision.workerId);
-      if (owed) task.unplacedReplicas--;
-      void this.replicateInput(decision.jobId, decision.taskId, decision.workerId, owed ? 'placed' : 'extra');
+      void this.replicateInput(decision.jobId, decision.taskId, decision.workerId, 'policy');
       return;
     }
     if (decision.kind === 'move-node') {
@@ -821,16 +818,23 @@ export class JobTracker {
    * placement). A holder of each block sends it, as in re-replication; once every block has arrived
    * the worker joins the task's preferred workers, so later snapshots show the task as local there.
    */
-  private async replicateInput(jobId: string, taskId: string, workerId: string, cause: ReplicaCause): Promise<void> {
+  private async replicateInput(jobId: string, taskId: string, workerId: string, origin: 'policy' | 'window-close'): Promise<void> {
     const job = this.jobs.get(jobId);
     const task = job?.findTask(taskId);
     const target = this.workers.get(workerId);
     // Owed replicas belong to the data set, not the job: they are completed after it ended, too.
-    if (!job || (!job.isActive && cause !== 'completed') || !task || task.kind !== 'map' || task.input.kind !== 'file' || !target) {
+    if (!job || (!job.isActive && origin === 'policy') || !task || task.kind !== 'map' || task.input.kind !== 'file' || !target) {
       this.logger.error({ jobId, taskId, workerId }, 'policy asked to replicate the input of an unknown task or onto an unknown worker: ignored');
       return;
     }
     if (task.preferredWorkers.includes(workerId)) return;
+    // A policy's copy of an owed replica counts as placed when asked for (before the await below),
+    // so the next snapshot no longer offers it and the window's close does not write it again.
+    let cause: ReplicaCause = 'completed';
+    if (origin === 'policy') {
+      cause = task.unplacedReplicas > 0 ? 'placed' : 'extra';
+      if (cause === 'placed') task.unplacedReplicas--;
+    }
     const { path, start, length } = task.input;
     let blocks;
     try {
