@@ -34,12 +34,11 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
-import { parseSize } from '../src/cli/units.js';
 import { computeMetrics, type RunRecord } from '../src/metrics/index.js';
 import { realCluster, scaleWorkload } from '../src/cli/bench-policies.js';
 import { runWorkloadOnCluster } from '../src/runtime/index.js';
 import { clusterPreset, comparePolicies, namedWorkload, type Workload } from '../src/sim/index.js';
-import { barChart } from '../src/util/index.js';
+import { barChart, parseSize } from '../src/util/index.js';
 import { median } from './lib/shell.js';
 
 const SELF = fileURLToPath(import.meta.url);

@@ -25,11 +25,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { realCluster, scaleWorkload } from '../src/cli/bench-policies.js';
-import { parseSize } from '../src/cli/units.js';
 import { computeMetrics, meanAttemptMs, responseBreakdown, slowdownCdfSvg, type AttemptRunRecord, type PolicyMetrics, type ResponseBreakdown, type RunRecord } from '../src/metrics/index.js';
 import { runWorkloadOnCluster } from '../src/runtime/index.js';
 import { createPolicy } from '../src/scheduler/index.js';
 import { clusterPreset, comparePolicies, tyrexWorkload, type JobSpec, type PolicyFactory, type TaskSpec, type Workload } from '../src/sim/index.js';
+import { parseSize } from '../src/util/index.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const OUT = resolve(dirname(SELF), '..', '..', 'bench-results', 'tyrex');

@@ -23,7 +23,7 @@ import {
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { benchPolicies } from './bench-policies.js';
 import { runSimCommand } from '../sim/index.js';
-import { formatBytes, parseSize } from './units.js';
+import { formatBytes, parseSize } from '../util/index.js';
 
 const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';
 const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
