@@ -7,6 +7,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { JsonValue } from '../api/index.js';
 import { MinimrError } from '../errors.js';
+import { benchPolicies } from '../experiments/index.js';
 import { createLogger } from '../log.js';
 import {
   JobClient,
@@ -21,7 +22,6 @@ import {
   type JobStatus,
 } from '../runtime/index.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
-import { benchPolicies } from './bench-policies.js';
 import { runSimCommand } from '../sim/index.js';
 import { formatBytes, parseSize } from '../util/index.js';
 

@@ -18,4 +18,3 @@ export {
   type ProfileOptions,
   type ProfilePoint,
 } from './elasticity-profile.js';
-export { runWorkloadOnCluster, type RealRunOptions, type RealRunResult, type RealDecisionRecord } from './workload-runner.js';

@@ -2,13 +2,14 @@
  * `minimr bench policies`: one workload under several policies, in the simulator at full scale
  * and, with `--real`, on a real local cluster scaled down, with the same metrics and report
  * writers for both. The real cluster keeps the workload's shape (jobs, apps, arrival order, pools,
- * racks) and scales sizes and times; see runWorkloadOnCluster for how.
+ * racks) and scales sizes and times; see runWorkloadOnCluster for how. `realCluster` and
+ * `scaleWorkload` are exported for the benchmarks (bench:fair, bench:tyrex), which build the same
+ * scaled-down cluster and workload and drive runWorkloadOnCluster themselves.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { computeMetrics, metricsTable, writeReport, type PolicyMetrics } from '../metrics/index.js';
-import { runWorkloadOnCluster, type RealDecisionRecord } from '../runtime/index.js';
 import type { PolicyOptions, PoolView } from '../scheduler/index.js';
 import {
   comparePolicies,
@@ -20,6 +21,7 @@ import {
   type ComparisonResult,
   type Workload,
 } from '../sim/index.js';
+import { runWorkloadOnCluster, type RealDecisionRecord } from './workload-runner.js';
 
 export interface RealScaleOptions {
   readonly workers: number;

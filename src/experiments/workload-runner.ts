@@ -7,6 +7,9 @@
  * Relative job sizes, arrival order, pools and app character (map output / input) carry over;
  * absolute durations do not, which is why each job's runtime alone is measured on the same
  * cluster (`measureAlone`), never taken from the workload.
+ *
+ * The real jobs are the example apps, loaded from the built package by path: resolving them here
+ * keeps the runtime free of any knowledge of which apps exist.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,13 +17,12 @@ import { fileURLToPath } from 'node:url';
 import { MinimrError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
+import { LocalCluster, type AttemptSummary, type JobStatus, type SubmitOptions } from '../runtime/index.js';
 import { createPolicy, type ClusterSnapshot, type Decision, type Policy, type PolicyOptions, type SchedulingTrigger } from '../scheduler/index.js';
 import type { ClusterShape, JobSpec, Workload } from '../sim/index.js';
 import { seededUint32 } from '../util/index.js';
-import type { SubmitOptions } from './job-client.js';
-import { LocalCluster } from './local-cluster.js';
-import type { AttemptSummary, JobStatus } from './protocol.js';
 
+/** dist/apps, beside dist/src: where the built example apps are. */
 const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
 
 export interface RealRunOptions {
