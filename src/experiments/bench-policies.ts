@@ -23,7 +23,7 @@ import {
 } from '../sim/index.js';
 import { runWorkloadOnCluster, type RealDecisionRecord } from './workload-runner.js';
 
-export interface RealScaleOptions {
+interface RealScaleOptions {
   readonly workers: number;
   readonly racks: number;
   readonly mapSlots: number;
@@ -37,7 +37,7 @@ export interface RealScaleOptions {
   readonly maxMapsPerJob: number;
 }
 
-export interface BenchPoliciesOptions {
+interface BenchPoliciesOptions {
   /** A workload name (hvw, improved-fair, ...) or a workload/SLS trace JSON file. */
   readonly workload: string;
   /** Cluster preset or JSON file for the simulation; default: the workload's own. */
@@ -57,14 +57,14 @@ export interface BenchPoliciesOptions {
   readonly progress?: (line: string) => void;
 }
 
-export interface RealPolicyResult {
+interface RealPolicyResult {
   readonly policy: string;
   readonly metrics: PolicyMetrics;
   readonly decisions: readonly RealDecisionRecord[];
   readonly wallMs: number;
 }
 
-export interface BenchPoliciesResult {
+interface BenchPoliciesResult {
   readonly sim?: ComparisonResult;
   readonly real?: { readonly cluster: ClusterShape; readonly workload: Workload; readonly runtimeAloneMs: Readonly<Record<string, number>>; readonly policies: readonly RealPolicyResult[] };
   readonly files: readonly string[];

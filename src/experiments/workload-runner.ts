@@ -25,7 +25,7 @@ import { seededUint32 } from '../util/index.js';
 /** dist/apps, beside dist/src: where the built example apps are. */
 const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
 
-export interface RealRunOptions {
+interface RealRunOptions {
   readonly workload: Workload;
   /** Workers of the real cluster: slots and memory must be the same on every worker. */
   readonly cluster: ClusterShape;
@@ -73,7 +73,7 @@ export interface RealDecisionRecord {
   readonly decision: Decision;
 }
 
-export interface RealRunResult {
+interface RealRunResult {
   readonly run: RunRecord;
   /** Runtime alone of each workload job id, measured; empty when `measureAlone` is false. */
   readonly aloneMs: ReadonlyMap<string, number>;
