@@ -1,0 +1,981 @@
+/**
+ * The books: job, task, attempt and worker state, every transition between states, the snapshots a
+ * policy sees and the check its decisions must pass. Both engines keep their books here and nowhere
+ * else: the JobTracker drives them with what its workers report, the simulator with what its model
+ * predicts, and each carries out the effects a transition returns (start an attempt, kill one, copy
+ * a block, commit an output). Nothing here does I/O or reads a clock: every method that depends on
+ * time takes `now`, so the rules can be tested by posting events, as Spark's DAGSchedulerSuite does.
+ *
+ * The rules, in one place:
+ * - Only failures of a task's own code count toward `maxAttempts`; attempts killed by a policy, by
+ *   their job's end or lost with their worker do not (as in Hadoop). The failure that exhausts them
+ *   fails the job with the user's message, naming the task and the attempt.
+ * - A reduce that cannot fetch a map's output (`EFETCH`, naming `mapIndex` and the map attempt)
+ *   re-runs that map and is retried without counting, up to `MAX_FETCH_FAILURES_PER_REDUCE` times.
+ * - A lost worker's running attempts are killed, and the map outputs it held are re-run while an
+ *   unfinished reduce of an active job still needs them.
+ * - Reduces become runnable once `reduceSlowStart` of the maps are done (1 by default: all).
+ * - When every task has succeeded the job commits; a kill or failure during the commit wins, and
+ *   what the commit wrote is discarded.
+ * - A private data set's owed replicas (`InputPlacement`) may be placed by a policy while the window
+ *   is open; when it closes, the rest go on a rack-mate of a holder (`owedReplicaTarget`).
+ *
+ * Snapshots are incremental: every WorkerView, TaskView, AttemptView, stats object and JobView is
+ * immutable once built and rebuilt only when what it shows changed, so consecutive snapshots share
+ * everything that did not change (a policy may keep references; nothing it has seen is mutated).
+ */
+import { MinimrError, type SerializedError } from '../errors.js';
+import {
+  validateDecisions,
+  type AttemptView,
+  type ClusterSnapshot,
+  type Decision,
+  type JobStats,
+  type JobView,
+  type Locality,
+  type PoolView,
+  type SchedulingTrigger,
+  type TaskKind,
+  type TaskView,
+  type WorkerView,
+} from '../scheduler/index.js';
+import { owedReplicaTarget } from '../storage/index.js';
+import type {
+  AttemptMeasures,
+  AttemptRecord,
+  Effect,
+  EngineData,
+  JobPlan,
+  JobRecord,
+  ReplicaCause,
+  TaskPlan,
+  TaskRecord,
+  WorkerRecord,
+  WorkerShape,
+} from './records.js';
+
+/** A reduce that keeps failing to fetch is eventually counted as failing itself. */
+export const MAX_FETCH_FAILURES_PER_REDUCE = 8;
+export const DEFAULT_MAX_ATTEMPTS = 4;
+
+export interface BooksOptions {
+  /** Freeze every view handed out, so a policy that writes to a snapshot throws (tests). */
+  readonly freeze?: boolean;
+  readonly pools?: readonly PoolView[];
+  /** Default for jobs whose plan gives none. */
+  readonly maxAttempts?: number;
+  /** Default for jobs whose plan gives none; 1 = reduces wait for every map. */
+  readonly reduceSlowStart?: number;
+  /** Task ids; default Hadoop's `task_<job number>_m_000003`. */
+  readonly taskId?: (jobId: string, kind: TaskKind, index: number) => string;
+  /** Attempt ids; default Hadoop's `attempt_<job number>_m_000003_<n>`, n from 0. */
+  readonly attemptId?: (taskId: string, attemptNumber: number) => string;
+}
+
+function pad6(n: number): string {
+  return String(n).padStart(6, '0');
+}
+
+function hadoopTaskId(jobId: string, kind: TaskKind, index: number): string {
+  return `task_${jobId.replace(/^job_/, '')}_${kind === 'map' ? 'm' : 'r'}_${pad6(index)}`;
+}
+
+function hadoopAttemptId(taskId: string, n: number): string {
+  return `${taskId.replace(/^task_/, 'attempt_')}_${n}`;
+}
+
+function byId(a: WorkerRecord, b: WorkerRecord): number {
+  return a.shape.id < b.shape.id ? -1 : a.shape.id > b.shape.id ? 1 : 0;
+}
+
+function taskOrder(a: TaskRecord, b: TaskRecord): number {
+  return (a.kind === b.kind ? 0 : a.kind === 'map' ? -1 : 1) || a.index - b.index;
+}
+
+function insertByIndex<T extends { readonly index: number }>(list: T[], task: T): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid]!.index < task.index) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, task);
+}
+
+function removeItem<T>(list: T[], item: T): void {
+  const i = list.indexOf(item);
+  if (i >= 0) list.splice(i, 1);
+}
+
+const ACTIVE = new Set(['pending', 'running']);
+
+export class Books<D extends EngineData = EngineData> {
+  private readonly freeze: boolean;
+  private readonly pools: readonly PoolView[];
+  private readonly maxAttempts: number;
+  private readonly reduceSlowStart: number;
+  private readonly taskIdOf: (jobId: string, kind: TaskKind, index: number) => string;
+  private readonly attemptIdOf: (taskId: string, n: number) => string;
+
+  private readonly workerMap = new Map<string, WorkerRecord<D>>();
+  /** Every worker ever known, sorted by id (snapshots list live workers in id order). */
+  private readonly workersById: WorkerRecord<D>[] = [];
+  private readonly jobMap = new Map<string, JobRecord<D>>();
+  private readonly taskMap = new Map<string, TaskRecord<D>>();
+  private readonly attemptMap = new Map<string, AttemptRecord<D>>();
+  /** Pending and running jobs, in submission order. */
+  private readonly activeJobs: JobRecord<D>[] = [];
+  private liveCount = 0;
+
+  private liveDirty = true;
+  private readonly dirtyWorkers: WorkerRecord<D>[] = [];
+  private workerArray: readonly WorkerView[] = [];
+  private jobsDirty = true;
+  private jobArray: readonly JobView[] = [];
+
+  /** Something a policy could act on changed since `takeChanged()` was last called. */
+  private changed = false;
+  /** When the books last changed in a way that matters to stall detection. */
+  lastChange = 0;
+
+  constructor(options: BooksOptions = {}) {
+    this.freeze = options.freeze ?? false;
+    this.pools = this.fz([...(options.pools ?? [])].map((p) => this.fz({ ...p })));
+    this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    this.reduceSlowStart = options.reduceSlowStart ?? 1;
+    this.taskIdOf = options.taskId ?? hadoopTaskId;
+    this.attemptIdOf = options.attemptId ?? hadoopAttemptId;
+    if (!(this.reduceSlowStart >= 0 && this.reduceSlowStart <= 1)) {
+      throw new MinimrError('EBADCONF', `reduceSlowStart must be a fraction of the maps in [0, 1], got ${this.reduceSlowStart}`);
+    }
+  }
+
+  private fz<T>(value: T): T {
+    return this.freeze ? Object.freeze(value) : value;
+  }
+
+  // ---- lookups ---------------------------------------------------------------------------------
+
+  job(id: string): JobRecord<D> | undefined {
+    return this.jobMap.get(id);
+  }
+
+  task(id: string): TaskRecord<D> | undefined {
+    return this.taskMap.get(id);
+  }
+
+  /** A running attempt. */
+  attempt(id: string): AttemptRecord<D> | undefined {
+    return this.attemptMap.get(id);
+  }
+
+  worker(id: string): WorkerRecord<D> | undefined {
+    return this.workerMap.get(id);
+  }
+
+  /** Every job the books hold, in submission order. */
+  jobs(): IterableIterator<JobRecord<D>> {
+    return this.jobMap.values();
+  }
+
+  /** Pending and running jobs, in submission order (do not modify). */
+  get active(): readonly JobRecord<D>[] {
+    return this.activeJobs;
+  }
+
+  /** Live workers, in id order. */
+  liveWorkers(): WorkerRecord<D>[] {
+    return this.workersById.filter((w) => w.alive);
+  }
+
+  /** Every worker ever known, live or not, in id order (do not modify). */
+  get allWorkers(): readonly WorkerRecord<D>[] {
+    return this.workersById;
+  }
+
+  get liveWorkerCount(): number {
+    return this.liveCount;
+  }
+
+  get runningAttemptCount(): number {
+    return this.attemptMap.size;
+  }
+
+  isActive(job: JobRecord<D>): boolean {
+    return ACTIVE.has(job.state);
+  }
+
+  /** Whether something a policy could act on changed since `takeChanged` was last called. */
+  get hasChanged(): boolean {
+    return this.changed;
+  }
+
+  /** Returns whether something a policy could act on changed since the last call, and clears it. */
+  takeChanged(): boolean {
+    const c = this.changed;
+    this.changed = false;
+    return c;
+  }
+
+  // ---- workers ---------------------------------------------------------------------------------
+
+  /**
+   * A worker joins, or a lost one comes back (with the shape it registers with now). A live worker
+   * registering again is first taken as lost: its attempts cannot be trusted to be the same.
+   */
+  workerJoined(shape: WorkerShape, data: D['worker'], now: number): Effect<D>[] {
+    for (const field of ['mapSlots', 'reduceSlots', 'memoryMb'] as const) {
+      if (!Number.isInteger(shape[field]) || shape[field] < 0) {
+        throw new MinimrError('EBADCONF', `worker "${shape.id}": ${field} must be a non-negative integer`, { workerId: shape.id });
+      }
+    }
+    const effects: Effect<D>[] = [];
+    let w = this.workerMap.get(shape.id);
+    if (w?.alive) effects.push(...this.workerLost(shape.id, now, 'it registered again'));
+    if (w) {
+      w.shape = shape;
+      w.cluster = shape.cluster ?? 'default';
+      w.data = data;
+    } else {
+      w = { shape, cluster: shape.cluster ?? 'default', alive: false, usedMap: 0, usedReduce: 0, usedMem: 0, running: new Set(), data, view: null, slot: -1 };
+      this.workerMap.set(shape.id, w);
+      let at = this.workersById.findIndex((other) => byId(w!, other) < 0);
+      if (at < 0) at = this.workersById.length;
+      this.workersById.splice(at, 0, w);
+    }
+    w.alive = true;
+    w.view = null;
+    this.liveCount++;
+    this.liveDirty = true;
+    this.changed = true;
+    this.capacityFreed(w);
+    this.lastChange = now;
+    return effects;
+  }
+
+  /**
+   * A worker is gone: its running attempts are killed (not counted against their tasks), copies on
+   * their way to it are forgotten, and the map outputs it held are re-run where a reduce still
+   * needs them.
+   */
+  workerLost(workerId: string, now: number, why: string): Effect<D>[] {
+    const w = this.workerMap.get(workerId);
+    if (!w || !w.alive) return [];
+    const effects: Effect<D>[] = [];
+    for (const a of [...w.running]) {
+      this.attemptKilledInto(effects, a, { code: 'EWORKERLOST', message: `worker ${workerId} was lost (${why})` }, now, false);
+    }
+    w.alive = false;
+    this.liveCount--;
+    this.liveDirty = true;
+    for (const task of this.taskMap.values()) task.copiesInFlight.delete(workerId);
+    for (const job of this.activeJobs) {
+      if (job.reduces.length === 0 || job.reducesDone === job.reduces.length) continue;
+      for (const task of job.maps) {
+        if (task.state === 'succeeded' && task.successfulAttempt?.worker === w) this.rerunMap(task, `its output was lost with worker ${workerId}`, effects);
+      }
+    }
+    this.lastChange = now;
+    return effects;
+  }
+
+  // ---- jobs ------------------------------------------------------------------------------------
+
+  /** Admits a job: its tasks are pending from now. A job with no tasks goes straight to its commit. */
+  submit(plan: JobPlan<D>, now: number): { job: JobRecord<D>; effects: Effect<D>[] } {
+    if (this.jobMap.has(plan.id)) throw new MinimrError('EINTERNAL', `job ${plan.id} is already in the books`, { jobId: plan.id });
+    const slowStart = plan.reduceSlowStart ?? this.reduceSlowStart;
+    if (!(slowStart >= 0 && slowStart <= 1)) {
+      throw new MinimrError('EBADCONF', `job ${plan.id}: reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`, { jobId: plan.id });
+    }
+    const job: JobRecord<D> = {
+      id: plan.id,
+      name: plan.name,
+      pool: plan.pool ?? 'default',
+      weight: plan.weight ?? 1,
+      cluster: plan.cluster ?? 'default',
+      submitTime: now,
+      maxAttempts: plan.maxAttempts ?? this.maxAttempts,
+      reduceSlowStart: slowStart,
+      ...(plan.inputPlacement ? { inputPlacement: plan.inputPlacement } : {}),
+      placementOpen: plan.inputPlacement !== undefined,
+      state: 'pending',
+      partition: 0,
+      migrations: [],
+      maps: [],
+      reduces: [],
+      pendingMaps: [],
+      pendingReduces: [],
+      mapsDone: 0,
+      reducesDone: 0,
+      running: [],
+      failedAttempts: 0,
+      killedAttempts: 0,
+      stats: { completedMapMs: 0, completedReduceMs: 0, mapInputBytes: 0, mapOutputBytes: 0 },
+      data: plan.data,
+      view: null,
+      pendingView: null,
+      runningView: null,
+      statsView: null,
+    };
+    this.jobMap.set(job.id, job);
+    plan.maps.forEach((p, i) => job.maps.push(this.newTask(job, 'map', i, p)));
+    plan.reduces.forEach((p, i) => job.reduces.push(this.newTask(job, 'reduce', i, p)));
+    job.pendingMaps.push(...job.maps);
+    job.pendingReduces.push(...job.reduces);
+    for (const t of job.maps) this.pendingAdded(t);
+    if (job.maps.length === 0) for (const t of job.reduces) this.pendingAdded(t);
+    const effects: Effect<D>[] = [];
+    if (job.maps.length === 0 && job.reduces.length === 0) {
+      this.startCommit(job, effects);
+      return { job, effects };
+    }
+    this.activeJobs.push(job);
+    this.jobsDirty = true;
+    this.changed = true;
+    this.lastChange = now;
+    return { job, effects };
+  }
+
+  private newTask(job: JobRecord<D>, kind: TaskKind, index: number, plan: TaskPlan<D>): TaskRecord<D> {
+    const id = this.taskIdOf(job.id, kind, index);
+    const preferred = this.fz([...plan.preferredWorkers]);
+    let racks = plan.preferredRacks;
+    if (racks === undefined) {
+      const derived: string[] = [];
+      for (const wid of preferred) {
+        const rack = this.workerMap.get(wid)?.shape.rack;
+        if (rack !== undefined && !derived.includes(rack)) derived.push(rack);
+      }
+      racks = derived;
+    }
+    const placement = job.inputPlacement;
+    const task: TaskRecord<D> = {
+      id,
+      job,
+      kind,
+      index,
+      memoryMb: plan.memoryMb,
+      inputBytes: plan.inputBytes,
+      preferredWorkers: preferred,
+      preferredRacks: this.fz([...racks]),
+      failedOnWorkers: this.fz([]),
+      unplacedReplicas: placement && kind === 'map' && preferred.length > 0 ? Math.max(0, placement.replication - preferred.length) : 0,
+      copiesInFlight: new Set(),
+      state: 'pending',
+      attemptsMade: 0,
+      failures: 0,
+      fetchFailures: 0,
+      successfulAttempt: null,
+      attempts: [],
+      data: plan.data,
+      view: null,
+    };
+    this.taskMap.set(id, task);
+    return task;
+  }
+
+  /** Kills the job on request: its running attempts are killed and it ends as `killed`. */
+  killJob(job: JobRecord<D>, now: number, error: SerializedError): Effect<D>[] {
+    const effects: Effect<D>[] = [];
+    this.endJob(job, 'killed', now, effects, error);
+    return effects;
+  }
+
+  /** The engine could not carry out part of the job (commit a task's output, write the marker). */
+  failJob(job: JobRecord<D>, now: number, error: SerializedError): Effect<D>[] {
+    const effects: Effect<D>[] = [];
+    this.endJob(job, 'failed', now, effects, error);
+    return effects;
+  }
+
+  /** The job's success marker is written. A job that ended meanwhile has what the commit wrote discarded. */
+  jobCommitted(job: JobRecord<D>, now: number): Effect<D>[] {
+    if (job.state !== 'committing') return job.state === 'failed' || job.state === 'killed' ? [{ kind: 'discard-output', job }] : [];
+    const effects: Effect<D>[] = [];
+    this.endJob(job, 'succeeded', now, effects);
+    return effects;
+  }
+
+  private startCommit(job: JobRecord<D>, effects: Effect<D>[]): void {
+    job.state = 'committing';
+    this.leaveActive(job);
+    effects.push({ kind: 'commit-job', job });
+  }
+
+  private leaveActive(job: JobRecord<D>): void {
+    const i = this.activeJobs.indexOf(job);
+    if (i >= 0) {
+      this.activeJobs.splice(i, 1);
+      this.jobsDirty = true;
+    }
+  }
+
+  private endJob(job: JobRecord<D>, state: 'succeeded' | 'failed' | 'killed', now: number, effects: Effect<D>[], error?: SerializedError): void {
+    if (job.state === 'succeeded' || job.state === 'failed' || job.state === 'killed') return;
+    job.state = state;
+    job.finishTime = now;
+    if (error) job.error = error;
+    this.leaveActive(job);
+    for (const a of [...job.running]) {
+      this.endAttempt(a, 'killed', { code: 'EKILLED', message: `job ${state}`, details: { jobEnded: state } }, now, true, effects);
+      job.killedAttempts++;
+    }
+    if (state !== 'succeeded') {
+      for (const task of [...job.maps, ...job.reduces]) if (task.state === 'pending' || task.state === 'running') task.state = state;
+    }
+    for (const task of job.maps) task.copiesInFlight.clear();
+    effects.push({ kind: 'job-ended', job });
+  }
+
+  // ---- attempts --------------------------------------------------------------------------------
+
+  /** Progress as the worker (or the model) reports it; 0..1. */
+  reportProgress(attempt: AttemptRecord<D>, progress: number): void {
+    const p = Math.min(1, Math.max(0, progress));
+    if (p === attempt.progress || attempt.state !== 'running') return;
+    attempt.progress = p;
+    attempt.view = null;
+    this.markJob(attempt.task.job, { running: true });
+  }
+
+  attemptSucceeded(attempt: AttemptRecord<D>, now: number, measures: AttemptMeasures): Effect<D>[] {
+    if (attempt.state !== 'running') return [];
+    const effects: Effect<D>[] = [];
+    attempt.progress = 1;
+    this.endAttempt(attempt, 'succeeded', undefined, now, false, effects);
+    const task = attempt.task;
+    const job = task.job;
+    if (!this.isActive(job) || task.state !== 'running') return effects;
+    task.state = 'succeeded';
+    task.successfulAttempt = attempt;
+    const ms = Math.max(0, now - attempt.startTime);
+    const s = job.stats;
+    if (task.kind === 'map') {
+      job.mapsDone++;
+      job.stats = { ...s, completedMapMs: s.completedMapMs + ms, mapInputBytes: s.mapInputBytes + measures.inputBytes, mapOutputBytes: s.mapOutputBytes + measures.outputBytes };
+      if (job.reduces.length > 0 && this.reducesOpen(job)) {
+        for (const t of job.pendingReduces) this.pendingAdded(t);
+        this.markJob(job, { pending: true });
+      }
+      if (job.mapsDone === job.maps.length) effects.push({ kind: 'maps-done', job });
+    } else {
+      job.reducesDone++;
+      job.stats = { ...s, completedReduceMs: s.completedReduceMs + ms };
+    }
+    this.markJob(job, { stats: true });
+    if (task.kind === 'reduce' || job.reduces.length === 0) effects.push({ kind: 'commit-task', attempt });
+    if (job.mapsDone === job.maps.length && job.reducesDone === job.reduces.length) this.startCommit(job, effects);
+    return effects;
+  }
+
+  /**
+   * The attempt's own code failed (or, with `EFETCH`, a reduce could not read a map's output):
+   * retry it, re-run the map, or fail the job with the user's message.
+   */
+  attemptFailed(attempt: AttemptRecord<D>, error: SerializedError, now: number): Effect<D>[] {
+    if (attempt.state !== 'running') return [];
+    const effects: Effect<D>[] = [];
+    this.endAttempt(attempt, 'failed', error, now, false, effects);
+    const task = attempt.task;
+    const job = task.job;
+    job.failedAttempts++;
+    if (!this.isActive(job) || task.state !== 'running') return effects;
+    if (error.code === 'EFETCH' && task.kind === 'reduce' && task.fetchFailures < MAX_FETCH_FAILURES_PER_REDUCE) {
+      task.fetchFailures++;
+      const map = job.maps[Number(error.details?.mapIndex)];
+      const mapAttempt = error.details?.attemptId;
+      if (map && map.state === 'succeeded' && (mapAttempt === undefined || map.successfulAttempt?.id === mapAttempt)) {
+        this.rerunMap(map, `${task.id} cannot fetch its output`, effects);
+      }
+      this.taskPending(task);
+      return effects;
+    }
+    task.failures++;
+    const workerId = attempt.worker.shape.id;
+    if (!task.failedOnWorkers.includes(workerId)) {
+      task.failedOnWorkers = this.fz([...task.failedOnWorkers, workerId]);
+      task.view = null;
+    }
+    if (task.failures >= job.maxAttempts) {
+      task.state = 'failed';
+      const message = `task ${task.id} failed ${task.failures} times; last attempt ${attempt.id} on ${workerId}: ${error.message || 'unknown error'}`;
+      this.endJob(job, 'failed', now, effects, { code: 'EJOBFAILED', message, details: { jobId: job.id, taskId: task.id, attemptId: attempt.id, cause: error.code } });
+      return effects;
+    }
+    this.taskPending(task);
+    return effects;
+  }
+
+  /** Killed by a policy or lost: the task runs again, and nothing counts against it. */
+  attemptKilled(attempt: AttemptRecord<D>, error: SerializedError, now: number, tellWorker: boolean): Effect<D>[] {
+    const effects: Effect<D>[] = [];
+    this.attemptKilledInto(effects, attempt, error, now, tellWorker);
+    return effects;
+  }
+
+  private attemptKilledInto(effects: Effect<D>[], attempt: AttemptRecord<D>, error: SerializedError, now: number, tellWorker: boolean): void {
+    if (attempt.state !== 'running') return;
+    this.endAttempt(attempt, 'killed', error, now, tellWorker, effects);
+    const task = attempt.task;
+    task.job.killedAttempts++;
+    if (this.isActive(task.job) && task.state === 'running') this.taskPending(task);
+  }
+
+  private endAttempt(a: AttemptRecord<D>, state: 'succeeded' | 'failed' | 'killed', error: SerializedError | undefined, now: number, tellWorker: boolean, effects: Effect<D>[]): void {
+    const task = a.task;
+    const job = task.job;
+    const w = a.worker;
+    a.state = state;
+    a.finishTime = now;
+    if (error) a.error = error;
+    this.attemptMap.delete(a.id);
+    w.running.delete(a);
+    if (task.kind === 'map') w.usedMap--;
+    else w.usedReduce--;
+    w.usedMem -= a.memoryMb;
+    this.capacityFreed(w);
+    this.markWorker(w);
+    removeItem(job.running, a);
+    this.markJob(job, { running: true });
+    this.changed = true;
+    this.lastChange = now;
+    effects.push({ kind: 'attempt-ended', attempt: a, tellWorker });
+  }
+
+  private taskPending(task: TaskRecord<D>): void {
+    const job = task.job;
+    task.state = 'pending';
+    insertByIndex(task.kind === 'map' ? job.pendingMaps : job.pendingReduces, task);
+    this.pendingAdded(task);
+    this.markJob(job, { pending: true });
+  }
+
+  private rerunMap(task: TaskRecord<D>, why: string, effects: Effect<D>[]): void {
+    const job = task.job;
+    task.state = 'pending';
+    task.successfulAttempt = null;
+    job.mapsDone--;
+    insertByIndex(job.pendingMaps, task);
+    this.pendingAdded(task);
+    this.markJob(job, { pending: true });
+    this.changed = true;
+    effects.push({ kind: 'map-rerun', task, why });
+  }
+
+  /** Whether the job's reduces may launch: enough of its maps are done (all, by default). */
+  reducesOpen(job: JobRecord<D>): boolean {
+    return job.mapsDone >= Math.ceil(job.reduceSlowStart * job.maps.length - 1e-9);
+  }
+
+  /** The tasks a policy may launch now: pending maps, and pending reduces once they are open. */
+  runnable(job: JobRecord<D>): readonly TaskRecord<D>[] {
+    if (!this.reducesOpen(job)) return job.pendingMaps;
+    if (job.pendingMaps.length === 0) return job.pendingReduces;
+    return job.pendingReduces.length === 0 ? job.pendingMaps : [...job.pendingMaps, ...job.pendingReduces];
+  }
+
+  // ---- input replicas --------------------------------------------------------------------------
+
+  /** A copy asked for by `replicate` has landed: the task is local there from now on. */
+  replicaLanded(task: TaskRecord<D>, workerId: string): void {
+    task.copiesInFlight.delete(workerId);
+    if (task.preferredWorkers.includes(workerId)) return;
+    const rack = this.workerMap.get(workerId)?.shape.rack;
+    task.preferredWorkers = this.fz([...task.preferredWorkers, workerId]);
+    if (rack !== undefined && !task.preferredRacks.includes(rack)) task.preferredRacks = this.fz([...task.preferredRacks, rack]);
+    task.view = null;
+    this.markJob(task.job, { pending: true, running: task.state === 'running' });
+    for (const a of task.job.running) if (a.task === task) a.view = null;
+  }
+
+  /** A copy could not be made (no live source): an owed replica stays owed while the window is open. */
+  replicaFailed(task: TaskRecord<D>, workerId: string, cause: ReplicaCause): void {
+    task.copiesInFlight.delete(workerId);
+    if (cause === 'placed' && task.job.placementOpen) {
+      task.unplacedReplicas++;
+      task.view = null;
+      this.markJob(task.job, { pending: true });
+    }
+  }
+
+  /**
+   * The placement window has closed (or the job ended): the owed replicas no policy placed are
+   * written on a rack-mate of a holder, as a store's default placement keeps a second replica
+   * near the first. Owed replicas belong to the data set, so they are written after the job ends too.
+   */
+  closePlacementWindow(job: JobRecord<D>): Effect<D>[] {
+    if (!job.placementOpen) return [];
+    job.placementOpen = false;
+    const live = this.workersById.filter((w) => w.alive).map((w) => ({ id: w.shape.id, rack: w.shape.rack }));
+    const effects: Effect<D>[] = [];
+    for (const task of job.maps) {
+      const holders = [...task.preferredWorkers, ...[...task.copiesInFlight].filter((id) => !task.preferredWorkers.includes(id))];
+      for (; task.unplacedReplicas > 0; task.unplacedReplicas--) {
+        const target = owedReplicaTarget(holders, live, task.index);
+        if (target === undefined) break;
+        effects.push(this.requestCopy(task, target, 'completed', holders));
+        holders.push(target);
+      }
+      if (task.unplacedReplicas !== 0 || task.view?.unplacedReplicas !== undefined) {
+        task.unplacedReplicas = 0;
+        task.view = null;
+        this.markJob(job, { pending: true });
+      }
+    }
+    return effects;
+  }
+
+  private requestCopy(task: TaskRecord<D>, workerId: string, cause: ReplicaCause, holders: readonly string[]): Effect<D> {
+    task.copiesInFlight.add(workerId);
+    const rack = this.workerMap.get(workerId)?.shape.rack;
+    const crossRack = !holders.some((id) => this.workerMap.get(id)?.shape.rack === rack);
+    return { kind: 'replicate', task, workerId, cause, crossRack };
+  }
+
+  // ---- decisions -------------------------------------------------------------------------------
+
+  /**
+   * Problems with `decisions` as an answer to `snapshot` (none when valid): `validateDecisions`,
+   * run on the part of the snapshot the decisions name, so its cost follows the decisions rather
+   * than every pending task of the cluster. The snapshot must be the latest: nothing may have
+   * changed since it was built.
+   */
+  check(snapshot: ClusterSnapshot, decisions: readonly Decision[]): string[] {
+    return validateDecisions(this.partOfSnapshot(snapshot, decisions), decisions);
+  }
+
+  /**
+   * Carries out a checked decision list (see `check`) and returns what the engine must do. Kills
+   * end their attempts in the books at once (the worker is told through the effect).
+   */
+  apply(decisions: readonly Decision[], now: number): Effect<D>[] {
+    const effects: Effect<D>[] = [];
+    for (const d of decisions) {
+      switch (d.kind) {
+        case 'launch': {
+          const task = this.taskMap.get(d.taskId)!;
+          effects.push({ kind: 'launch', attempt: this.launch(task, this.workerMap.get(d.workerId)!, d.memoryMb ?? task.memoryMb, d.locality, now) });
+          break;
+        }
+        case 'kill': {
+          const a = this.attemptMap.get(d.attemptId);
+          if (a) this.attemptKilledInto(effects, a, { code: 'EKILLED', message: d.reason, details: { by: 'policy' } }, now, true);
+          break;
+        }
+        case 'migrate': {
+          const job = this.jobMap.get(d.jobId)!;
+          // Work-conserving by construction: nothing is killed or reset, only the label the policy reads.
+          const migration = {
+            timeMs: now,
+            from: job.partition,
+            to: d.toPartition,
+            ...(d.partialSizeMs !== undefined ? { partialSizeMs: d.partialSizeMs } : {}),
+            ...(d.timerMs !== undefined ? { timerMs: d.timerMs } : {}),
+          };
+          job.migrations.push(migration);
+          job.partition = d.toPartition;
+          this.markJob(job, {});
+          effects.push({ kind: 'migrated', job, migration });
+          break;
+        }
+        case 'replicate': {
+          const task = this.taskMap.get(d.taskId)!;
+          if (task.preferredWorkers.includes(d.workerId) || task.copiesInFlight.has(d.workerId)) break;
+          // An owed replica counts as placed when asked for, so the next snapshot no longer offers it.
+          const cause: ReplicaCause = task.unplacedReplicas > 0 ? 'placed' : 'extra';
+          if (cause === 'placed') {
+            task.unplacedReplicas--;
+            task.view = null;
+            this.markJob(task.job, { pending: true });
+          }
+          effects.push(this.requestCopy(task, d.workerId, cause, [...task.preferredWorkers, ...task.copiesInFlight]));
+          break;
+        }
+        case 'move-node': {
+          const w = this.workerMap.get(d.workerId)!;
+          const from = w.cluster;
+          w.cluster = d.toCluster;
+          this.markWorker(w);
+          effects.push({ kind: 'worker-moved', worker: w, from });
+          break;
+        }
+      }
+    }
+    return effects;
+  }
+
+  private launch(task: TaskRecord<D>, w: WorkerRecord<D>, memoryMb: number, locality: Locality, now: number): AttemptRecord<D> {
+    const job = task.job;
+    const a: AttemptRecord<D> = {
+      id: this.attemptIdOf(task.id, task.attemptsMade),
+      task,
+      worker: w,
+      startTime: now,
+      memoryMb,
+      locality,
+      partition: job.partition,
+      state: 'running',
+      progress: 0,
+      data: undefined as D['attempt'],
+      view: null,
+    };
+    task.attemptsMade++;
+    task.attempts.push(a);
+    this.attemptMap.set(a.id, a);
+    task.state = 'running';
+    if (task.memoryMb <= this.minPending[task.kind]) this.minPendingStale = true;
+    removeItem(task.kind === 'map' ? job.pendingMaps : job.pendingReduces, task);
+    job.running.push(a);
+    if (job.state === 'pending') {
+      job.state = 'running';
+      job.startTime = now;
+    }
+    this.markJob(job, { pending: true, running: true });
+    w.running.add(a);
+    if (task.kind === 'map') w.usedMap++;
+    else w.usedReduce++;
+    w.usedMem += memoryMb;
+    this.markWorker(w);
+    this.lastChange = now;
+    return a;
+  }
+
+  /**
+   * The part of `snapshot` the decisions name: their workers, and the jobs holding their tasks,
+   * attempts and job ids, each job listing only the named pending tasks and running attempts
+   * (the very view objects of the snapshot). validateDecisions only ever looks things up by those
+   * ids, so it finds exactly the same problems here as on the whole snapshot.
+   */
+  private partOfSnapshot(snapshot: ClusterSnapshot, decisions: readonly Decision[]): ClusterSnapshot {
+    const workerIds = new Set<string>();
+    const jobIds = new Set<string>();
+    const pending = new Map<string, TaskView[]>();
+    const running = new Map<string, AttemptView[]>();
+    const addTask = (taskId: string): void => {
+      const task = this.taskMap.get(taskId);
+      if (!task) return;
+      const job = task.job;
+      jobIds.add(job.id);
+      const visible = task.state === 'pending' && this.isActive(job) && (task.kind === 'map' || this.reducesOpen(job));
+      const list = pending.get(job.id) ?? [];
+      if (visible && task.view && !list.includes(task.view)) list.push(task.view);
+      pending.set(job.id, list);
+    };
+    for (const d of decisions) {
+      switch (d.kind) {
+        case 'launch':
+        case 'replicate':
+          workerIds.add(d.workerId);
+          jobIds.add(d.jobId);
+          addTask(d.taskId);
+          break;
+        case 'kill': {
+          const a = this.attemptMap.get(d.attemptId);
+          if (a?.view) {
+            jobIds.add(a.task.job.id);
+            const list = running.get(a.task.job.id) ?? [];
+            if (!list.includes(a.view)) list.push(a.view);
+            running.set(a.task.job.id, list);
+          }
+          break;
+        }
+        case 'migrate':
+          jobIds.add(d.jobId);
+          break;
+        case 'move-node':
+          workerIds.add(d.workerId);
+          break;
+      }
+    }
+    const jobs: JobView[] = [];
+    for (const id of jobIds) {
+      const job = this.jobMap.get(id);
+      if (!job || !this.isActive(job) || !job.view) continue;
+      jobs.push({ ...job.view, pendingTasks: pending.get(id) ?? [], runningAttempts: running.get(id) ?? [] });
+    }
+    return {
+      ...snapshot,
+      jobs,
+      workers: [...workerIds].flatMap((id) => {
+        const slot = this.workerMap.get(id)?.slot ?? -1;
+        const view = slot >= 0 ? snapshot.workers[slot] : undefined;
+        return view && view.id === id ? [view] : [];
+      }),
+    };
+  }
+
+  // ---- 'when-useful' bookkeeping -----------------------------------------------------------------
+  // The largest free memory on a live worker with a free slot of each kind, and the smallest ideal
+  // memory of a runnable task of each kind. Both are exact right after `recomputeFit` and between
+  // calls only move the way events move them (capacity freed, tasks made runnable); a task hidden
+  // again (reduces behind a re-run map) may leave the minimum too low, which only costs a policy
+  // call that launches nothing.
+  private readonly maxFree = { map: -1, reduce: -1 };
+  private readonly minPending = { map: Number.POSITIVE_INFINITY, reduce: Number.POSITIVE_INFINITY };
+  /** Set when a launch took a task as small as the smallest runnable one: the minimum may rise. */
+  private minPendingStale = true;
+
+  private pendingAdded(task: TaskRecord<D>): void {
+    if (task.memoryMb < this.minPending[task.kind]) this.minPending[task.kind] = task.memoryMb;
+  }
+
+  private capacityFreed(w: WorkerRecord<D>): void {
+    if (!w.alive) return;
+    const free = w.shape.memoryMb - w.usedMem;
+    if (w.usedMap < w.shape.mapSlots && free > this.maxFree.map) this.maxFree.map = free;
+    if (w.usedReduce < w.shape.reduceSlots && free > this.maxFree.reduce) this.maxFree.reduce = free;
+  }
+
+  recomputeFit(): void {
+    this.maxFree.map = -1;
+    this.maxFree.reduce = -1;
+    for (const w of this.workersById) this.capacityFreed(w);
+    if (!this.minPendingStale) return;
+    this.minPendingStale = false;
+    this.minPending.map = Number.POSITIVE_INFINITY;
+    this.minPending.reduce = Number.POSITIVE_INFINITY;
+    for (const job of this.activeJobs) {
+      for (const t of this.runnable(job)) this.pendingAdded(t);
+    }
+  }
+
+  /** Whether some runnable task may fit some live worker at its ideal memory (what FIFO launches). */
+  somethingFits(): boolean {
+    return this.minPending.map <= this.maxFree.map || this.minPending.reduce <= this.maxFree.reduce;
+  }
+
+  // ---- snapshots -------------------------------------------------------------------------------
+
+  private markWorker(w: WorkerRecord<D>): void {
+    if (w.view !== null) {
+      w.view = null;
+      this.dirtyWorkers.push(w);
+    }
+  }
+
+  private markJob(job: JobRecord<D>, what: { pending?: boolean; running?: boolean; stats?: boolean }): void {
+    if (what.pending) job.pendingView = null;
+    if (what.running) job.runningView = null;
+    if (what.stats) job.statsView = null;
+    if (job.view !== null) {
+      job.view = null;
+      this.jobsDirty = true;
+    }
+  }
+
+  private workerView(w: WorkerRecord<D>): WorkerView {
+    const s = w.shape;
+    return this.fz({
+      id: s.id,
+      host: s.host,
+      rack: s.rack,
+      mapSlots: s.mapSlots,
+      reduceSlots: s.reduceSlots,
+      memoryMb: s.memoryMb,
+      freeMapSlots: Math.max(0, s.mapSlots - w.usedMap),
+      freeReduceSlots: Math.max(0, s.reduceSlots - w.usedReduce),
+      freeMemoryMb: Math.max(0, s.memoryMb - w.usedMem),
+      diskMBps: s.diskMBps > 0 ? s.diskMBps : 0,
+      cluster: w.cluster,
+    });
+  }
+
+  private buildWorkers(): readonly WorkerView[] {
+    if (this.liveDirty) {
+      const list: WorkerView[] = [];
+      for (const w of this.workersById) {
+        if (!w.alive) {
+          w.slot = -1;
+          continue;
+        }
+        w.slot = list.length;
+        w.view ??= this.workerView(w);
+        list.push(w.view);
+      }
+      this.liveDirty = false;
+      this.dirtyWorkers.length = 0;
+      this.workerArray = this.fz(list);
+    } else if (this.dirtyWorkers.length > 0) {
+      const list = this.workerArray.slice();
+      for (const w of this.dirtyWorkers) {
+        if (w.slot < 0 || w.view !== null) continue;
+        w.view = this.workerView(w);
+        list[w.slot] = w.view;
+      }
+      this.dirtyWorkers.length = 0;
+      this.workerArray = this.fz(list);
+    }
+    return this.workerArray;
+  }
+
+  private taskView(t: TaskRecord<D>): TaskView {
+    return (t.view ??= this.fz({
+      id: t.id,
+      jobId: t.job.id,
+      kind: t.kind,
+      index: t.index,
+      preferredWorkers: t.preferredWorkers,
+      preferredRacks: t.preferredRacks,
+      memoryMb: t.memoryMb,
+      inputBytes: t.inputBytes,
+      failedOnWorkers: t.failedOnWorkers,
+      ...(t.unplacedReplicas > 0 ? { unplacedReplicas: t.unplacedReplicas } : {}),
+    }));
+  }
+
+  private attemptView(a: AttemptRecord<D>): AttemptView {
+    return (a.view ??= this.fz({
+      id: a.id,
+      taskId: a.task.id,
+      jobId: a.task.job.id,
+      kind: a.task.kind,
+      workerId: a.worker.shape.id,
+      startTime: a.startTime,
+      progress: a.progress,
+      memoryMb: a.memoryMb,
+      locality: a.locality,
+      inputWorkers: a.task.preferredWorkers,
+      inputBytes: a.task.inputBytes,
+    }));
+  }
+
+  private jobView(job: JobRecord<D>): JobView {
+    if (job.view) return job.view;
+    if (job.pendingView === null) {
+      job.pendingView = this.fz(this.runnable(job).map((t) => this.taskView(t)));
+    }
+    if (job.runningView === null) {
+      const list = job.running.length > 1 ? [...job.running].sort((a, b) => taskOrder(a.task, b.task)) : job.running;
+      job.runningView = this.fz(list.map((a) => this.attemptView(a)));
+    }
+    job.statsView ??= this.fz({ ...job.stats }) as JobStats;
+    return (job.view = this.fz({
+      id: job.id,
+      name: job.name,
+      pool: job.pool,
+      weight: job.weight,
+      partition: job.partition,
+      cluster: job.cluster,
+      submitTime: job.submitTime,
+      mapsTotal: job.maps.length,
+      mapsCompleted: job.mapsDone,
+      reducesTotal: job.reduces.length,
+      reducesCompleted: job.reducesDone,
+      pendingTasks: job.pendingView,
+      runningAttempts: job.runningView,
+      stats: job.statsView,
+    }));
+  }
+
+  /** The policy's read-only view of the books. */
+  snapshot(trigger: SchedulingTrigger, now: number): ClusterSnapshot {
+    const workers = this.buildWorkers();
+    if (this.jobsDirty) {
+      this.jobArray = this.fz(this.activeJobs.map((j) => this.jobView(j)));
+      this.jobsDirty = false;
+    }
+    return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools });
+  }
+}

@@ -1,0 +1,209 @@
+import type { SerializedError } from '../errors.js';
+import type { ReplicaCause } from '../metrics/index.js';
+import type { AttemptView, InputPlacement, JobStats, JobView, Locality, TaskKind, TaskView, WorkerView } from '../scheduler/index.js';
+
+/**
+ * What an engine keeps beside the books on each record (the JobTracker: the submission, a task's
+ * split, an attempt's counters; the simulator: a job's spec, an attempt's modelled run). The books
+ * never read it: it rides on the record so an engine needs no side tables.
+ */
+export interface EngineData {
+  readonly job: unknown;
+  readonly task: unknown;
+  readonly attempt: unknown;
+  readonly worker: unknown;
+}
+
+/**
+ * job:     pending -> running -> committing -> succeeded        (failed | killed from any of the first three)
+ * task:    pending -> running -> succeeded                      (back to pending when an attempt fails and
+ *                                                                 attempts remain, or a map's output is lost)
+ *                             -> failed | killed                (the job ended)
+ * attempt: running -> succeeded | failed | killed
+ */
+export type JobState = 'pending' | 'running' | 'committing' | 'succeeded' | 'failed' | 'killed';
+export type TaskState = 'pending' | 'running' | 'succeeded' | 'failed' | 'killed';
+export type AttemptState = 'running' | 'succeeded' | 'failed' | 'killed';
+
+export interface WorkerShape {
+  readonly id: string;
+  readonly host: string;
+  readonly rack: string;
+  readonly mapSlots: number;
+  readonly reduceSlots: number;
+  readonly memoryMb: number;
+  /** MB/s measured by the worker; 0 when unknown. */
+  readonly diskMBps: number;
+  /** MR-cluster (FAWKES); "default" when absent. */
+  readonly cluster?: string;
+}
+
+export interface WorkerRecord<D extends EngineData = EngineData> {
+  shape: WorkerShape;
+  cluster: string;
+  alive: boolean;
+  usedMap: number;
+  usedReduce: number;
+  usedMem: number;
+  readonly running: Set<AttemptRecord<D>>;
+  data: D['worker'];
+  /** @internal snapshot cache */
+  view: WorkerView | null;
+  /** @internal index in the current snapshot's worker list, -1 when not live */
+  slot: number;
+}
+
+export interface TaskRecord<D extends EngineData = EngineData> {
+  readonly id: string;
+  readonly job: JobRecord<D>;
+  readonly kind: TaskKind;
+  readonly index: number;
+  readonly memoryMb: number;
+  readonly inputBytes: number;
+  /** Replaced (never mutated) when a replica of the input lands. */
+  preferredWorkers: readonly string[];
+  preferredRacks: readonly string[];
+  /** Replaced (never mutated) when an attempt fails on another worker. */
+  failedOnWorkers: readonly string[];
+  /** Maps: replicas the input's upload still owes a policy may place (`InputPlacement`); 0 once the window closed. */
+  unplacedReplicas: number;
+  /** Copies of the input asked for and not yet landed, by target worker. */
+  readonly copiesInFlight: Set<string>;
+  state: TaskState;
+  attemptsMade: number;
+  /** Failures of the task's own code: these count toward the job's `maxAttempts`. */
+  failures: number;
+  fetchFailures: number;
+  /** Maps: the attempt whose output reducers read. Reduces and map-only maps: the committed attempt. */
+  successfulAttempt: AttemptRecord<D> | null;
+  readonly attempts: AttemptRecord<D>[];
+  data: D['task'];
+  /** @internal */
+  view: TaskView | null;
+}
+
+export interface AttemptRecord<D extends EngineData = EngineData> {
+  readonly id: string;
+  readonly task: TaskRecord<D>;
+  readonly worker: WorkerRecord<D>;
+  readonly startTime: number;
+  readonly memoryMb: number;
+  readonly locality: Locality;
+  /** The job's partition when it was launched (Tyrex). */
+  readonly partition: number;
+  state: AttemptState;
+  finishTime?: number;
+  /** 0..1, as last reported. */
+  progress: number;
+  error?: SerializedError;
+  data: D['attempt'];
+  /** @internal */
+  view: AttemptView | null;
+}
+
+export interface MigrationRecord {
+  readonly timeMs: number;
+  readonly from: number;
+  readonly to: number;
+  readonly partialSizeMs?: number;
+  readonly timerMs?: number;
+}
+
+export interface JobRecord<D extends EngineData = EngineData> {
+  readonly id: string;
+  readonly name: string;
+  readonly pool: string;
+  readonly weight: number;
+  readonly cluster: string;
+  readonly submitTime: number;
+  readonly maxAttempts: number;
+  /** Fraction of the maps that must be done before reduces may launch (Hadoop's slow start). */
+  readonly reduceSlowStart: number;
+  readonly inputPlacement?: InputPlacement;
+  placementOpen: boolean;
+  state: JobState;
+  startTime?: number;
+  finishTime?: number;
+  error?: SerializedError;
+  partition: number;
+  readonly migrations: MigrationRecord[];
+  readonly maps: TaskRecord<D>[];
+  readonly reduces: TaskRecord<D>[];
+  /** Pending tasks in index order. */
+  readonly pendingMaps: TaskRecord<D>[];
+  readonly pendingReduces: TaskRecord<D>[];
+  mapsDone: number;
+  reducesDone: number;
+  readonly running: AttemptRecord<D>[];
+  failedAttempts: number;
+  killedAttempts: number;
+  stats: JobStats;
+  data: D['job'];
+  /** @internal */
+  view: JobView | null;
+  /** @internal */
+  pendingView: readonly TaskView[] | null;
+  /** @internal */
+  runningView: readonly AttemptView[] | null;
+  /** @internal */
+  statsView: JobStats | null;
+}
+
+export type { ReplicaCause };
+
+/**
+ * What the engine must carry out after a transition, in order. The books have already changed
+ * their own state; an effect is the part that needs the world (a socket, a file, an event queue).
+ */
+export type Effect<D extends EngineData = EngineData> =
+  /** Start this attempt on its worker. */
+  | { readonly kind: 'launch'; readonly attempt: AttemptRecord<D> }
+  /** The attempt has ended in the books (its `state`, `error`); with `tellWorker`, the worker must kill it. */
+  | { readonly kind: 'attempt-ended'; readonly attempt: AttemptRecord<D>; readonly tellWorker: boolean }
+  /** The attempt's output is the task's: move it into the job's output (reduces and map-only maps). */
+  | { readonly kind: 'commit-task'; readonly attempt: AttemptRecord<D> }
+  /** A finished map must run again: its output is gone (`why`). */
+  | { readonly kind: 'map-rerun'; readonly task: TaskRecord<D>; readonly why: string }
+  /** Every map of the job is done: reduces launched early may start their work. */
+  | { readonly kind: 'maps-done'; readonly job: JobRecord<D> }
+  /** Every task succeeded: write the job's success marker, then call `jobCommitted`. */
+  | { readonly kind: 'commit-job'; readonly job: JobRecord<D> }
+  /** The job reached `succeeded`, `failed` or `killed` (its `error` says why). */
+  | { readonly kind: 'job-ended'; readonly job: JobRecord<D> }
+  /** A job killed or failed while its commit was being written: remove what the commit wrote. */
+  | { readonly kind: 'discard-output'; readonly job: JobRecord<D> }
+  /** Copy the input of `task` onto `workerId`, then call `replicaLanded` (or `replicaFailed`). */
+  | { readonly kind: 'replicate'; readonly task: TaskRecord<D>; readonly workerId: string; readonly cause: ReplicaCause; readonly crossRack: boolean }
+  | { readonly kind: 'migrated'; readonly job: JobRecord<D>; readonly migration: MigrationRecord }
+  | { readonly kind: 'worker-moved'; readonly worker: WorkerRecord<D>; readonly from: string };
+
+/** A job as an engine hands it to the books. */
+export interface JobPlan<D extends EngineData = EngineData> {
+  readonly id: string;
+  readonly name: string;
+  readonly pool?: string;
+  readonly weight?: number;
+  readonly cluster?: string;
+  readonly maxAttempts?: number;
+  readonly reduceSlowStart?: number;
+  readonly inputPlacement?: InputPlacement;
+  readonly maps: readonly TaskPlan<D>[];
+  readonly reduces: readonly TaskPlan<D>[];
+  readonly data: D['job'];
+}
+
+export interface TaskPlan<D extends EngineData = EngineData> {
+  readonly memoryMb: number;
+  readonly inputBytes: number;
+  /** Workers holding the input (maps); empty when it has none stored. */
+  readonly preferredWorkers: readonly string[];
+  /** Their racks; derived from the workers the books know when absent. */
+  readonly preferredRacks?: readonly string[];
+  readonly data: D['task'];
+}
+
+/** What a successful attempt measured, for the job's running totals (`JobView.stats`). */
+export interface AttemptMeasures {
+  readonly inputBytes: number;
+  readonly outputBytes: number;
+}
