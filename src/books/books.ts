@@ -420,7 +420,6 @@ export class Books<D extends EngineData = EngineData> {
     this.leaveActive(job);
     for (const a of [...job.running]) {
       this.endAttempt(a, 'killed', { code: 'EKILLED', message: `job ${state}`, details: { jobEnded: state } }, now, true, effects);
-      job.killedAttempts++;
     }
     if (state !== 'succeeded') {
       for (const task of [...job.maps, ...job.reduces]) if (task.state === 'pending' || task.state === 'running') task.state = state;

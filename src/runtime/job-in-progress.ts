@@ -1,13 +1,11 @@
-import { MinimrError, type SerializedError } from '../errors.js';
-import type { Locality } from '../scheduler/index.js';
+import type { AttemptRecord, EngineData, JobPlan, JobRecord, TaskPlan, TaskRecord, WorkerRecord } from '../books/index.js';
+import type { DatanodeAddress } from '../storage/index.js';
 import {
   JOB_CONF_DEFAULTS,
   TASK_OVERHEAD_MB,
   type AttemptShuffleSettings,
-  type AttemptState,
   type AttemptSummary,
   type Counters,
-  type JobState,
   type JobStatus,
   type JobSubmission,
   type MapOutputSummary,
@@ -15,67 +13,35 @@ import {
   type TaskKind,
 } from './protocol.js';
 import { JobSkew } from './job-skew.js';
+import type { RpcPeer } from './rpc-peer.js';
 
 /**
- * Job, task and attempt state as the JobTracker keeps it.
- *
- * job:     pending -> running -> succeeded | failed | killed
- * task:    pending -> running -> succeeded            (back to pending when an attempt fails and
- *                                                        attempts remain, or a map's output is lost)
- *                             -> failed | killed       (job ends)
- * attempt: running -> succeeded | failed | killed
- *
- * Only failures of the task's own code count toward `maxAttempts`; attempts lost with a worker or
- * killed by the scheduler do not (as in Hadoop).
+ * What the JobTracker keeps beside the books (src/books, where job, task and attempt state and
+ * every transition live): the submission a job came with, its counters and skew plan, a task's
+ * split, an attempt's counters and map output, a worker's connection.
  */
+export interface RuntimeData extends EngineData {
+  readonly job: JobInProgress;
+  readonly task: TaskInput;
+  readonly attempt: AttemptReport;
+  readonly worker: WorkerLink;
+}
 
-export type TaskState = 'pending' | 'running' | 'succeeded' | 'failed' | 'killed';
+export type RuntimeJob = JobRecord<RuntimeData>;
+export type RuntimeTask = TaskRecord<RuntimeData>;
+export type RuntimeAttempt = AttemptRecord<RuntimeData>;
+export type RuntimeWorker = WorkerRecord<RuntimeData>;
 
-export interface AttemptRecord {
-  readonly id: string;
-  readonly task: TaskRecord;
-  readonly workerId: string;
-  readonly startTime: number;
-  readonly memoryMb: number;
-  readonly locality: Locality;
-  state: AttemptState;
-  finishTime?: number;
-  progress: number;
+export interface AttemptReport {
   counters: Counters;
   mapOutput?: MapOutputSummary;
-  error?: SerializedError;
 }
 
-export interface TaskRecord {
-  readonly id: string;
-  readonly job: JobInProgress;
-  readonly kind: TaskKind;
-  readonly index: number;
-  readonly input: TaskInput;
-  /** Replaced (never mutated) when a `replicate` decision adds a replica of the input. */
-  preferredWorkers: readonly string[];
-  preferredRacks: readonly string[];
-  readonly inputBytes: number;
-  readonly memoryMb: number;
-  state: TaskState;
-  readonly attempts: AttemptRecord[];
-  failures: number;
-  fetchFailures: number;
-  readonly failedOnWorkers: Set<string>;
-  /** Maps: replicas the input's upload still owes a policy may place (`InputPlacement`); 0 once the window closed. */
-  unplacedReplicas: number;
-  /** Maps: the attempt whose output reducers read. Reduces/map-only maps: the committed attempt. */
-  successfulAttempt?: AttemptRecord;
-}
-
-/** One work-conserving move of a job between partitions, as the JobTracker recorded it. */
-export interface MigrationRecord {
-  readonly time: number;
-  readonly jobId: string;
-  readonly from: number;
-  readonly to: number;
-  readonly partialSizeMs?: number;
-  readonly timerMs?: number;
+export interface WorkerLink {
+  readonly address: DatanodeAddress;
+  readonly peer: RpcPeer;
+  readonly registeredAt: number;
+  lastHeartbeat: number;
 }
 
 export interface TaskInputPlan {
@@ -89,154 +55,19 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
 }
 
+/** A submitted job's part that is the JobTracker's own: the submission, counters, skew plan, commits. */
 export class JobInProgress {
-  readonly id: string;
   readonly submission: JobSubmission;
-  readonly submitTime: number;
-  readonly maxAttempts: number;
-  state: JobState = 'pending';
-  startTime?: number;
-  finishTime?: number;
-  error?: SerializedError;
-  readonly maps: TaskRecord[];
-  readonly reduces: TaskRecord[];
   /** Counters of succeeded attempts, summed. */
   readonly counters: Counters = {};
-  failedAttempts = 0;
-  killedAttempts = 0;
-  /** Set by the policy's `migrate` decisions; see `JobView.partition`. */
-  partition = 0;
-  /** MR-cluster the job runs in (FAWKES); see `JobView.cluster`. */
-  cluster = 'default';
-  readonly migrations: MigrationRecord[] = [];
   /** Virtual partitions and which reduce reads which (skew strategy); see job-skew.ts. */
   readonly skew: JobSkew;
-  /** Running totals of the job's successful attempts, for the policy (`JobView.stats`). */
-  readonly stats: { completedMapMs: number; completedReduceMs: number; mapInputBytes: number; mapOutputBytes: number } = {
-    completedMapMs: 0,
-    completedReduceMs: 0,
-    mapInputBytes: 0,
-    mapOutputBytes: 0,
-  };
+  /** Task output renames and the job's commit and clean-up, one after another. */
+  commits: Promise<void> = Promise.resolve();
 
-  constructor(id: string, submission: JobSubmission, splits: readonly TaskInputPlan[], now: number, maxAttempts: number) {
-    this.id = id;
+  constructor(submission: JobSubmission) {
     this.submission = submission;
-    this.submitTime = now;
-    this.maxAttempts = maxAttempts;
     this.skew = new JobSkew(submission);
-    const num = id.replace(/^job_/, '');
-    const mapMemory = submission.mapMemoryMb ?? idealMemoryMb(submission, 'map');
-    const reduceMemory = submission.reduceMemoryMb ?? idealMemoryMb(submission, 'reduce');
-    this.maps = splits.map((plan, index) => this.newTask(`task_${num}_m_${pad(index, 6)}`, 'map', index, plan, mapMemory));
-    this.reduces = Array.from({ length: submission.reducers }, (_, index) =>
-      this.newTask(`task_${num}_r_${pad(index, 6)}`, 'reduce', index, { input: { kind: 'none' }, preferredWorkers: [], preferredRacks: [], inputBytes: 0 }, reduceMemory),
-    );
-  }
-
-  private newTask(id: string, kind: TaskKind, index: number, plan: TaskInputPlan, memoryMb: number): TaskRecord {
-    return {
-      id,
-      job: this,
-      kind,
-      index,
-      input: plan.input,
-      preferredWorkers: plan.preferredWorkers,
-      preferredRacks: plan.preferredRacks,
-      inputBytes: plan.inputBytes,
-      memoryMb,
-      state: 'pending',
-      attempts: [],
-      failures: 0,
-      fetchFailures: 0,
-      failedOnWorkers: new Set(),
-      unplacedReplicas: kind === 'map' && plan.input.kind === 'file' && plan.preferredWorkers.length > 0 ? Math.max(0, (this.submission.inputPlacement?.replication ?? 0) - plan.preferredWorkers.length) : 0,
-    };
-  }
-
-  get isActive(): boolean {
-    return this.state === 'pending' || this.state === 'running';
-  }
-
-  get mapOnly(): boolean {
-    return this.reduces.length === 0;
-  }
-
-  allMapsSucceeded(): boolean {
-    return this.maps.every((t) => t.state === 'succeeded');
-  }
-
-  allTasksSucceeded(): boolean {
-    return this.allMapsSucceeded() && this.reduces.every((t) => t.state === 'succeeded');
-  }
-
-  /** Whether `task` may be launched now (the test behind `runnableTasks`, for one task). */
-  isRunnable(task: TaskRecord): boolean {
-    return this.isActive && task.job === this && task.state === 'pending' && (task.kind === 'map' || this.allMapsSucceeded());
-  }
-
-  completed(kind: TaskKind): number {
-    let n = 0;
-    for (const t of kind === 'map' ? this.maps : this.reduces) if (t.state === 'succeeded') n++;
-    return n;
-  }
-
-  /** Tasks that may be launched now; reduces wait until every map has succeeded (slow start 1.0). */
-  runnableTasks(): TaskRecord[] {
-    if (!this.isActive) return [];
-    const maps = this.maps.filter((t) => t.state === 'pending');
-    if (maps.length > 0 || !this.allMapsSucceeded()) return maps;
-    return this.reduces.filter((t) => t.state === 'pending');
-  }
-
-  *runningAttempts(): Iterable<AttemptRecord> {
-    for (const task of [...this.maps, ...this.reduces]) {
-      for (const a of task.attempts) if (a.state === 'running') yield a;
-    }
-  }
-
-  findTask(taskId: string): TaskRecord | undefined {
-    const m = /_(m|r)_(\d+)$/.exec(taskId);
-    if (!m) return undefined;
-    const list = m[1] === 'm' ? this.maps : this.reduces;
-    const task = list[Number(m[2])];
-    return task?.id === taskId ? task : undefined;
-  }
-
-  newAttempt(task: TaskRecord, workerId: string, now: number, memoryMb: number, locality: Locality): AttemptRecord {
-    if (task.state !== 'pending') {
-      throw new MinimrError('EINTERNAL', `task ${task.id} is ${task.state}, not pending`, { taskId: task.id });
-    }
-    const attempt: AttemptRecord = {
-      id: `${task.id.replace(/^task_/, 'attempt_')}_${task.attempts.length}`,
-      task,
-      workerId,
-      startTime: now,
-      memoryMb,
-      locality,
-      state: 'running',
-      progress: 0,
-      counters: {},
-    };
-    task.attempts.push(attempt);
-    task.state = 'running';
-    if (this.state === 'pending') {
-      this.state = 'running';
-      this.startTime = now;
-    }
-    return attempt;
-  }
-
-  /** Adds a successful attempt's runtime and byte counts to `stats`. */
-  recordSuccess(attempt: AttemptRecord): void {
-    const ms = Math.max(0, (attempt.finishTime ?? attempt.startTime) - attempt.startTime);
-    if (attempt.task.kind === 'reduce') {
-      this.stats.completedReduceMs += ms;
-      return;
-    }
-    this.stats.completedMapMs += ms;
-    this.stats.mapInputBytes += attempt.counters.MAP_INPUT_BYTES ?? attempt.task.inputBytes;
-    this.stats.mapOutputBytes += attempt.counters.MAP_OUTPUT_BYTES ?? 0;
   }
 
   /** Job counters sum the attempts' counters, except PEAK_* ones, which keep the largest. */
@@ -247,64 +78,112 @@ export class JobInProgress {
       this.counters[name] = name.startsWith('PEAK_') ? Math.max(prev, value) : prev + value;
     }
   }
+}
 
-  attemptSummaries(): AttemptSummary[] {
-    const out: AttemptSummary[] = [];
-    for (const task of [...this.maps, ...this.reduces]) {
-      for (const a of task.attempts) {
-        out.push({
-          attemptId: a.id,
-          taskId: task.id,
-          kind: task.kind,
-          workerId: a.workerId,
-          state: a.state,
-          startTime: a.startTime,
-          finishTime: a.finishTime,
-          memoryMb: a.memoryMb,
-          locality: a.locality,
-          inputBytes: task.inputBytes,
-          counters: a.counters,
-          error: a.error,
-        });
-      }
+/** The job as the books take it: one map per split, `reducers` reduces, memory from the shuffle buffers. */
+export function jobPlan(id: string, submission: JobSubmission, splits: readonly TaskInputPlan[], maxAttempts: number): JobPlan<RuntimeData> {
+  const mapMemory = submission.mapMemoryMb ?? idealMemoryMb(submission, 'map');
+  const reduceMemory = submission.reduceMemoryMb ?? idealMemoryMb(submission, 'reduce');
+  const maps: TaskPlan<RuntimeData>[] = splits.map((s) => ({
+    memoryMb: mapMemory,
+    inputBytes: s.inputBytes,
+    preferredWorkers: s.preferredWorkers,
+    preferredRacks: s.preferredRacks,
+    data: s.input,
+  }));
+  const reduces: TaskPlan<RuntimeData>[] = Array.from({ length: submission.reducers }, () => ({
+    memoryMb: reduceMemory,
+    inputBytes: 0,
+    preferredWorkers: [],
+    preferredRacks: [],
+    data: { kind: 'none' },
+  }));
+  return {
+    id,
+    name: submission.name,
+    pool: submission.pool ?? 'default',
+    weight: submission.weight ?? 1,
+    maxAttempts,
+    ...(submission.inputPlacement ? { inputPlacement: submission.inputPlacement } : {}),
+    maps,
+    reduces,
+    data: new JobInProgress(submission),
+  };
+}
+
+export function attemptSummaries(job: RuntimeJob): AttemptSummary[] {
+  const out: AttemptSummary[] = [];
+  for (const task of [...job.maps, ...job.reduces]) {
+    for (const a of task.attempts) {
+      out.push({
+        attemptId: a.id,
+        taskId: task.id,
+        kind: task.kind,
+        workerId: a.worker.shape.id,
+        state: a.state,
+        startTime: a.startTime,
+        finishTime: a.finishTime,
+        memoryMb: a.memoryMb,
+        locality: a.locality,
+        inputBytes: task.inputBytes,
+        counters: a.data.counters,
+        error: a.error,
+      });
     }
-    return out;
   }
+  return out;
+}
 
-  status(): JobStatus {
-    const progressOf = (tasks: TaskRecord[]) => {
-      if (tasks.length === 0) return this.state === 'succeeded' || this.allMapsSucceeded() ? 1 : 0;
-      let sum = 0;
-      for (const t of tasks) {
-        if (t.state === 'succeeded') sum += 1;
-        else if (t.state === 'running') sum += Math.max(0, ...t.attempts.filter((a) => a.state === 'running').map((a) => a.progress));
-      }
-      return sum / tasks.length;
-    };
-    return {
-      jobId: this.id,
-      name: this.submission.name,
-      pool: this.submission.pool ?? 'default',
-      state: this.state,
-      submitTime: this.submitTime,
-      startTime: this.startTime,
-      finishTime: this.finishTime,
-      mapsTotal: this.maps.length,
-      mapsCompleted: this.completed('map'),
-      reducesTotal: this.reduces.length,
-      reducesCompleted: this.completed('reduce'),
-      mapProgress: progressOf(this.maps),
-      reduceProgress: this.reduces.length === 0 ? (this.state === 'succeeded' ? 1 : 0) : progressOf(this.reduces),
-      counters: { ...this.counters },
-      outputPath: this.submission.outputPath,
-      error: this.error,
-      failedAttempts: this.failedAttempts,
-      killedAttempts: this.killedAttempts,
-      partition: this.partition,
-      migrations: this.migrations.map(({ jobId: _jobId, ...m }) => ({ ...m })),
-      skew: this.mapOnly ? undefined : this.skew.status(this.reduces),
-    };
-  }
+export function jobStatus(job: RuntimeJob): JobStatus {
+  const allMapsDone = job.mapsDone === job.maps.length;
+  const progressOf = (tasks: readonly RuntimeTask[]) => {
+    if (tasks.length === 0) return job.state === 'succeeded' || allMapsDone ? 1 : 0;
+    let sum = 0;
+    for (const t of tasks) {
+      if (t.state === 'succeeded') sum += 1;
+      else if (t.state === 'running') sum += Math.max(0, ...t.attempts.filter((a) => a.state === 'running').map((a) => a.progress));
+    }
+    return sum / tasks.length;
+  };
+  const submission = job.data.submission;
+  return {
+    jobId: job.id,
+    name: submission.name,
+    pool: job.pool,
+    // Committing is the last moment of running, as far as a client can tell.
+    state: job.state === 'committing' ? 'running' : job.state,
+    submitTime: job.submitTime,
+    startTime: job.startTime,
+    finishTime: job.finishTime,
+    mapsTotal: job.maps.length,
+    mapsCompleted: job.mapsDone,
+    reducesTotal: job.reduces.length,
+    reducesCompleted: job.reducesDone,
+    mapProgress: progressOf(job.maps),
+    reduceProgress: job.reduces.length === 0 ? (job.state === 'succeeded' ? 1 : 0) : progressOf(job.reduces),
+    counters: { ...job.data.counters },
+    outputPath: submission.outputPath,
+    error: job.error,
+    failedAttempts: job.failedAttempts,
+    killedAttempts: job.killedAttempts,
+    partition: job.partition,
+    migrations: job.migrations.map((m) => ({
+      time: m.timeMs,
+      from: m.from,
+      to: m.to,
+      ...(m.partialSizeMs !== undefined ? { partialSizeMs: m.partialSizeMs } : {}),
+      ...(m.timerMs !== undefined ? { timerMs: m.timerMs } : {}),
+    })),
+    skew:
+      job.reduces.length === 0
+        ? undefined
+        : job.data.skew.status(
+            job.reduces.map((r) => ({
+              index: r.index,
+              ...(r.successfulAttempt ? { successfulAttempt: { workerId: r.successfulAttempt.worker.shape.id, counters: r.successfulAttempt.data.counters } } : {}),
+            })),
+          ),
+  };
 }
 
 const MiB = 1024 * 1024;

@@ -2,12 +2,26 @@ import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { Books, type Effect } from '../books/index.js';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import type { ClusterSnapshot, Decision, JobView, Policy, PoolView, SchedulingTrigger, WorkerView } from '../scheduler/index.js';
 import type { ReplicaCause } from '../metrics/index.js';
-import { Namenode, computeSplits, owedReplicaTarget, type DatanodeAddress, type FileStatus } from '../storage/index.js';
-import { JobInProgress, attemptShuffleSettings, partFileName, type AttemptRecord, type TaskInputPlan, type TaskRecord } from './job-in-progress.js';
+import type { ClusterSnapshot, Policy, PoolView, SchedulingTrigger } from '../scheduler/index.js';
+import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '../storage/index.js';
+import {
+  attemptShuffleSettings,
+  attemptSummaries,
+  jobPlan,
+  jobStatus,
+  partFileName,
+  type RuntimeAttempt,
+  type RuntimeData,
+  type RuntimeJob,
+  type RuntimeTask,
+  type RuntimeWorker,
+  type TaskInputPlan,
+  type WorkerLink,
+} from './job-in-progress.js';
 import { WorkerSpeedBook, planReducerSlots, type ReducerSlot } from './job-skew.js';
 import {
   MAX_FRAME_BYTES,
@@ -42,33 +56,28 @@ export interface JobTrackerOptions {
   replication?: number;
   maxAttempts?: number;
   logger?: Logger;
-  /** Time source; tests and the simulator may pass their own. */
+  /** Time source; tests may pass their own. */
   clock?: () => number;
-}
-
-interface WorkerRecord {
-  readonly address: DatanodeAddress;
-  readonly mapSlots: number;
-  readonly reduceSlots: number;
-  readonly memoryMb: number;
-  readonly diskMBps: number;
-  /** MR-cluster the worker is in (FAWKES `move-node`). */
-  cluster: string;
-  readonly peer: RpcPeer;
-  readonly registeredAt: number;
-  lastHeartbeat: number;
-  readonly running: Map<string, AttemptRecord>;
 }
 
 /** Attempts a worker does not list for this long after launch are taken as lost. */
 const LAUNCH_GRACE_HEARTBEATS = 3;
-/** A reduce that keeps failing to fetch is eventually counted as failing itself. */
-const MAX_FETCH_FAILURES_PER_REDUCE = 8;
+
+/** A copy of a map's input on its way to a worker, block by block. */
+interface InputCopy {
+  readonly task: RuntimeTask;
+  readonly workerId: string;
+  readonly cause: ReplicaCause;
+  readonly waiting: Set<string>;
+}
 
 /**
- * The master: NameNode of the block store, keeper of jobs and their tasks, and the only place that
- * acts on scheduling decisions. The policy decides; the JobTracker checks each decision against its
- * own books before acting on it, so a buggy policy cannot double-book a slot.
+ * The master: NameNode of the block store, transport to workers and clients, and the hand that
+ * carries out what the books decide. Job, task and attempt state and every rule of how it changes
+ * live in the books (src/books), shared with the simulator; the JobTracker turns what its workers
+ * report into book events, consults the policy on a snapshot of the books, has the books check the
+ * decisions, and carries out the effects the books return (launch and kill messages, block copies,
+ * output commits).
  */
 export class JobTracker {
   readonly namenode: Namenode;
@@ -76,16 +85,11 @@ export class JobTracker {
   private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools'>>;
   private readonly clock: () => number;
   private readonly policy: Policy;
-  private readonly pools: readonly PoolView[];
+  private readonly books: Books<RuntimeData>;
   /** Every block copy of task input made during the run (`replicate` decisions, owed replicas completed), for data-movement figures. */
   readonly placementLog: { time: number; jobId: string; taskId: string; workerId: string; blockId: string; bytes: number; crossRack: boolean; cause: ReplicaCause }[] = [];
-  /** Jobs whose `inputPlacement` window has closed (their owed replicas were completed). */
-  private readonly placementClosed = new Set<string>();
-  /** Input copies asked for by `replicate` decisions, by block id, until the target confirms. */
-  private readonly placements = new Map<string, { task: TaskRecord; workerId: string; waiting: Set<string> }[]>();
-  private readonly workers = new Map<string, WorkerRecord>();
-  private readonly jobs = new Map<string, JobInProgress>();
-  private readonly attempts = new Map<string, AttemptRecord>();
+  /** Input copies on their way, by block id, until the target confirms. */
+  private readonly copies = new Map<string, InputCopy[]>();
   private jobSeq = 0;
   private readonly jobIdPrefix: string;
   private httpServer?: Server;
@@ -114,7 +118,7 @@ export class JobTracker {
       maxAttempts: options.maxAttempts ?? 4,
     };
     this.policy = options.policy;
-    this.pools = options.pools ?? [];
+    this.books = new Books<RuntimeData>({ pools: options.pools ?? [], maxAttempts: this.options.maxAttempts });
     this.clock = options.clock ?? Date.now;
     this.logger = options.logger ?? createLogger('jobtracker');
     this.namenode = new Namenode({
@@ -163,7 +167,7 @@ export class JobTracker {
     this.draining = true;
     this.stopped = true;
     if (this.livenessTimer) clearInterval(this.livenessTimer);
-    for (const w of this.workers.values()) w.peer.close(1001, 'JobTracker shutting down');
+    for (const w of this.books.liveWorkers()) w.data.peer.close(1001, 'JobTracker shutting down');
     if (this.wss) {
       for (const client of this.wss.clients) client.terminate();
       await new Promise<void>((resolve) => this.wss!.close(() => resolve()));
@@ -178,8 +182,8 @@ export class JobTracker {
     const peer = new RpcPeer(socket, (message, p) => this.onMessage(message, p), this.logger);
     void peer.closed.then(() => {
       if (peer.label) {
-        const worker = this.workers.get(peer.label);
-        if (worker && worker.peer === peer) this.workerLost(worker, 'its connection closed');
+        const worker = this.books.worker(peer.label);
+        if (worker?.alive && worker.data.peer === peer) this.workerLost(worker, 'its connection closed');
       }
     });
   }
@@ -195,25 +199,25 @@ export class JobTracker {
       case 'block-replicated': {
         if (!this.workerFor(peer, message.workerId)) return undefined;
         for (const target of message.targets) {
-          if (typeof target === 'string' && this.workers.has(target)) {
+          if (typeof target === 'string' && this.books.worker(target)?.alive) {
             this.namenode.blockReceived(target, message.blockId);
-            this.placementArrived(message.blockId, target);
+            this.copyArrived(message.blockId, target);
           }
         }
         return undefined;
       }
       case 'get-job-module': {
         const job = this.requireJob(message.jobId);
-        return { source: job.submission.moduleSource, name: job.submission.moduleName };
+        return { source: job.data.submission.moduleSource, name: job.data.submission.moduleName };
       }
       case 'submit-job':
         return this.submitJob(message.job);
       case 'job-status':
-        return this.requireJob(message.jobId).status();
+        return jobStatus(this.requireJob(message.jobId));
       case 'list-jobs':
-        return [...this.jobs.values()].map((j) => j.status());
+        return [...this.books.jobs()].map(jobStatus);
       case 'job-attempts':
-        return this.requireJob(message.jobId).attemptSummaries();
+        return attemptSummaries(this.requireJob(message.jobId));
       case 'kill-job':
         return this.killJob(message.jobId);
       case 'cluster-info':
@@ -243,24 +247,15 @@ export class JobTracker {
     for (const field of ['mapSlots', 'reduceSlots', 'memoryMb', 'dataPort'] as const) {
       if (!Number.isInteger(w[field]) || w[field] < 0) throw new MinimrError('EPROTOCOL', `register: ${field} must be a non-negative integer`);
     }
-    const previous = this.workers.get(w.workerId);
-    if (previous) this.workerLost(previous, 'it registered again');
+    const previous = this.books.worker(w.workerId);
+    if (previous?.alive) this.workerLost(previous, 'it registered again');
     const address: DatanodeAddress = { workerId: w.workerId, host: String(w.host), dataPort: w.dataPort, rack: String(w.rack || '/default-rack') };
     const now = this.clock();
-    const record: WorkerRecord = {
-      address,
-      mapSlots: w.mapSlots,
-      reduceSlots: w.reduceSlots,
-      memoryMb: w.memoryMb,
-      diskMBps: typeof w.diskMBps === 'number' && Number.isFinite(w.diskMBps) && w.diskMBps > 0 ? w.diskMBps : 0,
-      cluster: 'default',
-      peer,
-      registeredAt: now,
-      lastHeartbeat: now,
-      running: new Map(),
-    };
+    const link: WorkerLink = { address, peer, registeredAt: now, lastHeartbeat: now };
+    const diskMBps = typeof w.diskMBps === 'number' && Number.isFinite(w.diskMBps) && w.diskMBps > 0 ? w.diskMBps : 0;
+    const shape = { id: w.workerId, host: address.host, rack: address.rack, mapSlots: w.mapSlots, reduceSlots: w.reduceSlots, memoryMb: w.memoryMb, diskMBps };
+    void this.carryOut(this.books.workerJoined(shape, link, now));
     peer.label = w.workerId;
-    this.workers.set(w.workerId, record);
     const blockIds = Array.isArray(message.blockIds) ? message.blockIds.filter((b): b is string => typeof b === 'string') : [];
     const orphanBlocks = await this.namenode.registerDatanode(address, blockIds);
     this.logger.info({ worker: w.workerId, rack: address.rack, mapSlots: w.mapSlots, reduceSlots: w.reduceSlots, blocks: blockIds.length }, 'worker registered');
@@ -269,9 +264,9 @@ export class JobTracker {
     return { heartbeatMs: this.options.heartbeatMs, orphanBlocks };
   }
 
-  private workerFor(peer: RpcPeer, workerId: string): WorkerRecord | undefined {
-    const worker = this.workers.get(workerId);
-    if (!worker || worker.peer !== peer) {
+  private workerFor(peer: RpcPeer, workerId: string): RuntimeWorker | undefined {
+    const worker = this.books.worker(workerId);
+    if (!worker?.alive || worker.data.peer !== peer) {
       this.logger.warn({ workerId }, 'message from an unregistered or replaced worker ignored');
       return undefined;
     }
@@ -282,99 +277,66 @@ export class JobTracker {
     const worker = this.workerFor(peer, message.workerId);
     if (!worker) return;
     const now = this.clock();
-    worker.lastHeartbeat = now;
+    worker.data.lastHeartbeat = now;
     const reported = new Set<string>();
     for (const p of message.attempts) {
       if (!p || typeof p.attemptId !== 'string') continue;
       reported.add(p.attemptId);
-      const attempt = worker.running.get(p.attemptId);
-      if (!attempt) continue;
-      if (typeof p.progress === 'number') attempt.progress = Math.min(1, Math.max(0, p.progress));
-      if (p.counters && typeof p.counters === 'object') attempt.counters = p.counters;
+      const attempt = this.books.attempt(p.attemptId);
+      if (!attempt || attempt.worker !== worker) continue;
+      if (typeof p.progress === 'number') this.books.reportProgress(attempt, p.progress);
+      if (p.counters && typeof p.counters === 'object') attempt.data.counters = p.counters;
     }
     // A launch the worker never heard of (lost frame, worker restarted) must not hold a slot forever.
-    for (const attempt of [...worker.running.values()]) {
+    for (const attempt of [...worker.running]) {
       if (!reported.has(attempt.id) && now - attempt.startTime > LAUNCH_GRACE_HEARTBEATS * this.options.heartbeatMs) {
-        this.finishAttempt(attempt, 'killed', {}, { code: 'EWORKERLOST', message: `worker ${worker.address.workerId} does not know attempt ${attempt.id}` });
+        const error = { code: 'EWORKERLOST', message: `worker ${worker.shape.id} does not know attempt ${attempt.id}` };
+        void this.carryOut(this.books.attemptKilled(attempt, error, now, false));
       }
     }
-    const deletions = this.namenode.takeBlockDeletions(worker.address.workerId);
+    const deletions = this.namenode.takeBlockDeletions(worker.shape.id);
     if (deletions.length > 0) peer.send({ type: 'delete-blocks', blockIds: deletions });
-    for (const work of this.namenode.takeReplicationWork(worker.address.workerId)) {
+    for (const work of this.namenode.takeReplicationWork(worker.shape.id)) {
       peer.send({ type: 'replicate-block', blockId: work.blockId, targets: [...work.targets] });
     }
-    this.schedule({ kind: 'heartbeat', workerId: worker.address.workerId });
+    this.schedule({ kind: 'heartbeat', workerId: worker.shape.id });
   }
 
   private checkLiveness(): void {
     const now = this.clock();
-    for (const worker of [...this.workers.values()]) {
-      if (now - worker.lastHeartbeat > this.options.workerTimeoutMs) {
-        this.workerLost(worker, `no heartbeat for ${now - worker.lastHeartbeat} ms`);
-        worker.peer.terminate();
+    for (const worker of this.books.liveWorkers()) {
+      if (now - worker.data.lastHeartbeat > this.options.workerTimeoutMs) {
+        this.workerLost(worker, `no heartbeat for ${now - worker.data.lastHeartbeat} ms`);
+        worker.data.peer.terminate();
       }
     }
-    this.closePlacementWindows(now);
-  }
-
-  /**
-   * An `inputPlacement` window that has run out, or whose job has ended: the owed replicas no
-   * policy placed are written on a rack-mate of an existing replica (`owedReplicaTarget`, as the
-   * simulator does), so the data set ends with its full replication under every policy.
-   */
-  private closePlacementWindows(now: number): void {
-    for (const job of this.jobs.values()) {
-      const placement = job.submission.inputPlacement;
-      if (!placement || this.placementClosed.has(job.id) || (job.isActive && now - job.submitTime < placement.windowMs)) continue;
-      this.placementClosed.add(job.id);
-      const live = [...this.workers.values()].map((w) => ({ id: w.address.workerId, rack: w.address.rack }));
-      for (const task of job.maps) {
-        const holders = [...task.preferredWorkers];
-        for (const list of this.placements.values()) for (const p of list) if (p.task === task && !holders.includes(p.workerId)) holders.push(p.workerId);
-        for (; task.unplacedReplicas > 0; task.unplacedReplicas--) {
-          const target = owedReplicaTarget(holders, live, task.index);
-          if (target === undefined) break;
-          holders.push(target);
-          void this.replicateInput(job.id, task.id, target, 'window-close');
-        }
-        task.unplacedReplicas = 0;
-      }
+    for (const job of this.books.jobs()) {
+      const placement = job.inputPlacement;
+      if (!placement || !job.placementOpen) continue;
+      if (this.books.isActive(job) && now - job.submitTime < placement.windowMs) continue;
+      void this.carryOut(this.books.closePlacementWindow(job));
     }
   }
 
-  private workerLost(worker: WorkerRecord, why: string): void {
-    const workerId = worker.address.workerId;
-    if (this.workers.get(workerId) !== worker) return;
-    this.workers.delete(workerId);
+  private workerLost(worker: RuntimeWorker, why: string): void {
+    if (!worker.alive) return;
+    const workerId = worker.shape.id;
     if (this.draining) this.logger.info({ worker: workerId, why }, 'worker left');
     else this.logger.warn({ worker: workerId, why }, 'worker lost');
     // While draining, the block map is about to be dropped; it is rebuilt from block reports at start.
     if (!this.draining) void this.namenode.datanodeLost(workerId);
-    for (const attempt of [...worker.running.values()]) {
-      this.finishAttempt(attempt, 'killed', {}, { code: 'EWORKERLOST', message: `worker ${workerId} was lost (${why})` }, false);
-    }
+    void this.carryOut(this.books.workerLost(workerId, this.clock(), why));
     // Copies on their way to it will never be confirmed.
-    this.dropPlacements((p) => p.workerId === workerId);
-    // Map outputs live on the map worker's disk: those still needed by unfinished reduces are redone.
-    for (const job of this.jobs.values()) {
-      if (!job.isActive || job.mapOnly || job.reduces.every((r) => r.state === 'succeeded')) continue;
-      for (const task of job.maps) {
-        if (task.state === 'succeeded' && task.successfulAttempt?.workerId === workerId) {
-          this.logger.info({ task: task.id, worker: workerId }, 'map output lost with its worker: re-running the map');
-          task.state = 'pending';
-          task.successfulAttempt = undefined;
-        }
-      }
-    }
+    this.dropCopies((c) => c.workerId === workerId);
     this.schedule({ kind: 'worker-lost', workerId });
   }
 
   /** Resolves once at least `count` workers are registered. */
   async waitForWorkers(count: number, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.workers.size < count) {
+    while (this.books.liveWorkerCount < count) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new MinimrError('ETIMEOUT', `only ${this.workers.size} of ${count} workers registered within ${timeoutMs} ms`);
+      if (left <= 0) throw new MinimrError('ETIMEOUT', `only ${this.books.liveWorkerCount} of ${count} workers registered within ${timeoutMs} ms`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(left, 200));
         this.workerWaiters.push(() => {
@@ -389,24 +351,24 @@ export class JobTracker {
     return {
       policy: this.policy.name,
       heartbeatMs: this.options.heartbeatMs,
-      workers: [...this.workers.values()].map((w) => ({
-        workerId: w.address.workerId,
-        host: w.address.host,
-        dataPort: w.address.dataPort,
-        rack: w.address.rack,
-        mapSlots: w.mapSlots,
-        reduceSlots: w.reduceSlots,
-        memoryMb: w.memoryMb,
+      workers: this.books.liveWorkers().map((w) => ({
+        workerId: w.shape.id,
+        host: w.data.address.host,
+        dataPort: w.data.address.dataPort,
+        rack: w.data.address.rack,
+        mapSlots: w.shape.mapSlots,
+        reduceSlots: w.shape.reduceSlots,
+        memoryMb: w.shape.memoryMb,
         runningAttempts: w.running.size,
-        lastHeartbeat: w.lastHeartbeat,
+        lastHeartbeat: w.data.lastHeartbeat,
       })),
     };
   }
 
   // ---- jobs ------------------------------------------------------------------------------------
 
-  private requireJob(jobId: string): JobInProgress {
-    const job = this.jobs.get(jobId);
+  private requireJob(jobId: string): RuntimeJob {
+    const job = this.books.job(jobId);
     if (!job) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker (see \`minimr job list\`)`, { jobId });
     return job;
   }
@@ -418,11 +380,10 @@ export class JobTracker {
     const splits = maxMaps !== undefined ? allSplits.slice(0, maxMaps) : allSplits;
     await this.prepareOutput(submission);
     const jobId = `${this.jobIdPrefix}_${String(++this.jobSeq).padStart(4, '0')}`;
-    const job = new JobInProgress(jobId, submission, splits, this.clock(), submission.maxAttempts ?? this.options.maxAttempts);
-    this.jobs.set(jobId, job);
+    const { job, effects } = this.books.submit(jobPlan(jobId, submission, splits, submission.maxAttempts ?? this.options.maxAttempts), this.clock());
     this.planSkewAtSubmission(job);
     this.logger.info({ job: jobId, name: submission.name, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
-    if (job.maps.length === 0 && job.reduces.length === 0) await this.commitJob(job);
+    if (effects.length > 0) await this.carryOut(effects);
     else setImmediate(() => this.schedule({ kind: 'job-submitted', jobId }));
     return { jobId };
   }
@@ -488,16 +449,14 @@ export class JobTracker {
 
   async killJob(jobId: string): Promise<JobStatus> {
     const job = this.requireJob(jobId);
-    if (job.isActive) {
-      await this.endJob(job, 'killed', { code: 'EJOBKILLED', message: `job ${jobId} was killed on request` });
-    }
-    return job.status();
+    await this.carryOut(this.books.killJob(job, this.clock(), { code: 'EJOBKILLED', message: `job ${jobId} was killed on request` }));
+    return jobStatus(job);
   }
 
   /** Resolves with the job's final status. */
   waitForJob(jobId: string): Promise<JobStatus> {
     const job = this.requireJob(jobId);
-    if (!job.isActive) return Promise.resolve(job.status());
+    if (job.state === 'succeeded' || job.state === 'failed' || job.state === 'killed') return Promise.resolve(jobStatus(job));
     return new Promise((resolve) => {
       const list = this.jobWaiters.get(jobId) ?? [];
       list.push(resolve);
@@ -505,40 +464,115 @@ export class JobTracker {
     });
   }
 
-  private async endJob(job: JobInProgress, state: 'failed' | 'killed' | 'succeeded', error?: SerializedError): Promise<void> {
-    if (!job.isActive) return;
-    job.state = state;
-    job.finishTime = this.clock();
-    job.error = error;
-    for (const attempt of [...job.runningAttempts()]) this.killAttempt(attempt, `job ${state}`);
-    for (const task of [...job.maps, ...job.reduces]) {
-      if (task.state === 'pending' || task.state === 'running') task.state = state === 'succeeded' ? task.state : state;
+  // ---- carrying out the books' effects ----------------------------------------------------------
+
+  /**
+   * Does what the books' transitions leave to the world, in order. Output renames, the job's
+   * commit and its clean-up run one after another on the job's own chain, so the success marker is
+   * written only after every task's output is in place. Resolves when all of it is done.
+   */
+  private carryOut(effects: readonly Effect<RuntimeData>[]): Promise<void> {
+    const waits: Promise<void>[] = [];
+    const later = (job: RuntimeJob, step: () => Promise<void>): void => {
+      const next = job.data.commits.then(step);
+      job.data.commits = next.catch(() => undefined);
+      waits.push(next);
+    };
+    for (const e of effects) {
+      switch (e.kind) {
+        case 'launch': {
+          const a = e.attempt;
+          a.data = { counters: {} };
+          this.logger.debug({ attempt: a.id, worker: a.worker.shape.id, locality: a.locality }, 'attempt launched');
+          a.worker.data.peer.send({ type: 'launch', attempt: this.attemptSpec(a) });
+          break;
+        }
+        case 'attempt-ended': {
+          const a = e.attempt;
+          if (e.tellWorker) a.worker.data.peer.send({ type: 'kill', attemptId: a.id, reason: a.error?.message ?? 'killed' });
+          this.logger.debug({ attempt: a.id, state: a.state, ms: (a.finishTime ?? a.startTime) - a.startTime }, 'attempt finished');
+          if (a.state === 'succeeded') break;
+          if (a.error?.details?.jobEnded === undefined) {
+            this.logger.warn({ attempt: a.id, worker: a.worker.shape.id, state: a.state, code: a.error?.code, err: a.error?.message }, 'attempt did not succeed');
+          }
+          waits.push(this.removeAttemptOutput(a));
+          break;
+        }
+        case 'commit-task':
+          later(e.attempt.task.job, () => this.commitTaskOutput(e.attempt));
+          break;
+        case 'map-rerun':
+          this.logger.info({ task: e.task.id, why: e.why }, 'map output lost: re-running the map');
+          break;
+        case 'commit-job':
+          later(e.job, () => this.commitJob(e.job));
+          break;
+        case 'job-ended':
+          later(e.job, () => this.jobEnded(e.job));
+          break;
+        case 'discard-output':
+          later(e.job, () => this.removeOutput(e.job, e.job.data.submission.outputPath));
+          break;
+        case 'replicate':
+          void this.copyInput(e.task, e.workerId, e.cause);
+          break;
+        case 'migrated':
+          this.logger.info({ jobId: e.job.id, ...e.migration }, 'job migrated');
+          break;
+        case 'worker-moved':
+          this.logger.info({ worker: e.worker.shape.id, from: e.from, to: e.worker.cluster }, 'worker moved');
+          break;
+        case 'maps-done':
+          break;
+      }
     }
-    for (const worker of this.workers.values()) worker.peer.send({ type: 'cleanup-job', jobId: job.id });
-    this.dropPlacements((p) => p.task.job === job);
-    const out = job.submission.outputPath;
-    try {
-      if (state === 'succeeded') await this.namenode.remove(`${out}/_temporary`, { recursive: true });
-      // A failed or killed job's partial output is of no use and would block a re-run.
-      else await this.namenode.remove(out, { recursive: true });
-    } catch (err) {
-      this.logger.warn({ job: job.id, err: (err as Error).message }, 'output cleanup failed');
-    }
-    this.logger.info({ job: job.id, state, error: error?.message }, 'job finished');
-    for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(job.status());
-    this.jobWaiters.delete(job.id);
+    return Promise.all(waits).then(() => undefined);
   }
 
-  private async commitJob(job: JobInProgress): Promise<void> {
-    const out = job.submission.outputPath;
+  private async commitTaskOutput(attempt: RuntimeAttempt): Promise<void> {
+    const task = attempt.task;
+    const job = task.job;
+    if (job.state !== 'running' && job.state !== 'committing') return;
+    const out = job.data.submission.outputPath;
+    const part = partFileName(task.kind, task.index);
+    try {
+      await this.namenode.rename(`${out}/_temporary/${attempt.id}/${part}`, `${out}/${part}`);
+    } catch (err) {
+      // Not awaited: the failure's clean-up runs on this same chain, after this step.
+      void this.carryOut(this.books.failJob(job, this.clock(), { code: 'EJOBFAILED', message: `cannot commit the output of ${attempt.id}: ${(err as Error).message}` }));
+    }
+  }
+
+  private async commitJob(job: RuntimeJob): Promise<void> {
+    if (job.state !== 'committing') return;
+    const out = job.data.submission.outputPath;
     try {
       await this.namenode.create(`${out}/_SUCCESS`, { overwrite: true, replication: 1 });
       await this.namenode.complete(`${out}/_SUCCESS`);
     } catch (err) {
-      await this.endJob(job, 'failed', { code: 'EJOBFAILED', message: `cannot commit job output: ${(err as Error).message}` });
+      void this.carryOut(this.books.failJob(job, this.clock(), { code: 'EJOBFAILED', message: `cannot commit job output: ${(err as Error).message}` }));
       return;
     }
-    await this.endJob(job, 'succeeded');
+    void this.carryOut(this.books.jobCommitted(job, this.clock()));
+  }
+
+  private async jobEnded(job: RuntimeJob): Promise<void> {
+    for (const worker of this.books.liveWorkers()) worker.data.peer.send({ type: 'cleanup-job', jobId: job.id });
+    this.dropCopies((c) => c.task.job === job);
+    const out = job.data.submission.outputPath;
+    // A failed or killed job's partial output is of no use and would block a re-run.
+    await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : out);
+    this.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
+    for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(jobStatus(job));
+    this.jobWaiters.delete(job.id);
+  }
+
+  private async removeOutput(job: RuntimeJob, path: string): Promise<void> {
+    try {
+      await this.namenode.remove(path, { recursive: true });
+    } catch (err) {
+      if (!(err instanceof MinimrError && err.code === 'ENOENT')) this.logger.warn({ job: job.id, err: (err as Error).message }, 'output cleanup failed');
+    }
   }
 
   // ---- attempts --------------------------------------------------------------------------------
@@ -546,190 +580,53 @@ export class JobTracker {
   private onAttemptFinished(message: AttemptFinished, peer: RpcPeer): void {
     const worker = this.workerFor(peer, message.workerId);
     if (!worker) return;
-    const attempt = worker.running.get(message.attemptId);
-    if (!attempt) return;
-    const state = message.state === 'succeeded' || message.state === 'failed' ? message.state : 'killed';
-    if (message.mapOutput) attempt.mapOutput = message.mapOutput;
-    this.finishAttempt(attempt, state, message.counters ?? {}, message.error);
-  }
-
-  private finishAttempt(
-    attempt: AttemptRecord,
-    state: 'succeeded' | 'failed' | 'killed',
-    counters: Record<string, number>,
-    error?: SerializedError,
-    reschedule = true,
-  ): void {
-    if (attempt.state !== 'running') return;
-    const task = attempt.task;
-    const job = task.job;
-    attempt.state = state;
-    attempt.finishTime = this.clock();
-    attempt.counters = counters;
-    attempt.error = error;
-    this.attempts.delete(attempt.id);
-    this.workers.get(attempt.workerId)?.running.delete(attempt.id);
-    this.logger.debug({ attempt: attempt.id, state, ms: attempt.finishTime - attempt.startTime }, 'attempt finished');
-
-    if (!job.isActive) return;
-    if (state === 'succeeded') {
-      attempt.progress = 1;
-      void this.attemptSucceeded(attempt);
+    const attempt = this.books.attempt(message.attemptId);
+    if (!attempt || attempt.worker !== worker) return;
+    const now = this.clock();
+    const counters = message.counters ?? {};
+    attempt.data.counters = counters;
+    if (message.mapOutput) attempt.data.mapOutput = message.mapOutput;
+    const error: SerializedError = message.error ?? { code: 'EUNKNOWN', message: 'unknown error' };
+    let effects: Effect<RuntimeData>[];
+    if (message.state === 'succeeded') {
+      const task = attempt.task;
+      const measures = { inputBytes: counters.MAP_INPUT_BYTES ?? task.inputBytes, outputBytes: counters.MAP_OUTPUT_BYTES ?? 0 };
+      effects = this.books.attemptSucceeded(attempt, now, measures);
+      if (task.successfulAttempt === attempt) {
+        task.job.data.addCounters(counters);
+        this.skewTaskSucceeded(attempt);
+      }
+    } else if (message.state === 'failed') {
+      effects = this.books.attemptFailed(attempt, error, now);
     } else {
-      if (state === 'failed') job.failedAttempts++;
-      else job.killedAttempts++;
-      void this.removeAttemptOutput(attempt);
-      if (task.state === 'running') this.attemptUnsuccessful(attempt, state, error);
+      effects = this.books.attemptKilled(attempt, error, now, false);
     }
-    if (reschedule) this.schedule({ kind: 'attempt-finished', attemptId: attempt.id, jobId: job.id });
+    void this.carryOut(effects);
+    this.schedule({ kind: 'attempt-finished', attemptId: attempt.id, jobId: attempt.task.job.id });
   }
 
-  private attemptUnsuccessful(attempt: AttemptRecord, state: 'failed' | 'killed', error?: SerializedError): void {
-    const task = attempt.task;
-    const job = task.job;
-    this.logger.warn({ attempt: attempt.id, worker: attempt.workerId, state, code: error?.code, err: error?.message }, 'attempt did not succeed');
-    if (state === 'killed') {
-      task.state = 'pending';
-      return;
-    }
-    if (error?.code === 'EFETCH' && task.kind === 'reduce' && task.fetchFailures < MAX_FETCH_FAILURES_PER_REDUCE) {
-      task.fetchFailures++;
-      const mapIndex = Number(error.details?.mapIndex);
-      const map = job.maps[mapIndex];
-      if (map && map.state === 'succeeded' && (error.details?.attemptId === undefined || map.successfulAttempt?.id === error.details.attemptId)) {
-        this.logger.warn({ map: map.id, reduce: task.id }, 'map output cannot be fetched: re-running the map');
-        map.state = 'pending';
-        map.successfulAttempt = undefined;
-      }
-      task.state = 'pending';
-      return;
-    }
-    task.failures++;
-    task.failedOnWorkers.add(attempt.workerId);
-    if (task.failures >= job.maxAttempts) {
-      const message = `task ${task.id} failed ${task.failures} times; last attempt ${attempt.id} on ${attempt.workerId}: ${error?.message ?? 'unknown error'}`;
-      task.state = 'failed';
-      void this.endJob(job, 'failed', { code: 'EJOBFAILED', message, details: { jobId: job.id, taskId: task.id, attemptId: attempt.id, cause: error?.code } });
-      return;
-    }
-    task.state = 'pending';
-  }
-
-  private async attemptSucceeded(attempt: AttemptRecord): Promise<void> {
-    const task = attempt.task;
-    const job = task.job;
-    if (task.state !== 'running') return; // a duplicate attempt finished after the task was done
-    task.state = 'succeeded';
-    task.successfulAttempt = attempt;
-    job.addCounters(attempt.counters);
-    job.recordSuccess(attempt);
-    this.skewTaskSucceeded(attempt);
-    const writesOutput = task.kind === 'reduce' || job.mapOnly;
-    if (writesOutput) {
-      const out = job.submission.outputPath;
-      const part = partFileName(task.kind, task.index);
-      try {
-        await this.namenode.rename(`${out}/_temporary/${attempt.id}/${part}`, `${out}/${part}`);
-      } catch (err) {
-        await this.endJob(job, 'failed', { code: 'EJOBFAILED', message: `cannot commit the output of ${attempt.id}: ${(err as Error).message}` });
-        return;
-      }
-    }
-    if (job.isActive && job.allTasksSucceeded()) await this.commitJob(job);
-  }
-
-  private async removeAttemptOutput(attempt: AttemptRecord): Promise<void> {
+  private async removeAttemptOutput(attempt: RuntimeAttempt): Promise<void> {
     const job = attempt.task.job;
-    if (attempt.task.kind === 'map' && !job.mapOnly) return; // the worker removes its own map output
+    if (attempt.task.kind === 'map' && job.reduces.length > 0) return; // the worker removes its own map output
     try {
-      await this.namenode.remove(`${job.submission.outputPath}/_temporary/${attempt.id}`, { recursive: true });
+      await this.namenode.remove(`${job.data.submission.outputPath}/_temporary/${attempt.id}`, { recursive: true });
     } catch (err) {
       if (!(err instanceof MinimrError && err.code === 'ENOENT')) this.logger.warn({ attempt: attempt.id, err: (err as Error).message }, 'cannot remove attempt output');
     }
   }
 
-  private killAttempt(attempt: AttemptRecord, reason: string): void {
-    const worker = this.workers.get(attempt.workerId);
-    worker?.peer.send({ type: 'kill', attemptId: attempt.id, reason });
-    this.finishAttempt(attempt, 'killed', attempt.counters, { code: 'EKILLED', message: reason }, false);
-  }
-
   // ---- scheduling ------------------------------------------------------------------------------
 
-  /** Builds the policy's read-only view of the cluster. */
+  /** The policy's read-only view of the cluster. */
   snapshot(trigger: SchedulingTrigger): ClusterSnapshot {
-    const workers: WorkerView[] = [...this.workers.values()]
-      .sort((a, b) => (a.address.workerId < b.address.workerId ? -1 : 1))
-      .map((w) => {
-        let maps = 0;
-        let reduces = 0;
-        let memory = 0;
-        for (const a of w.running.values()) {
-          if (a.task.kind === 'map') maps++;
-          else reduces++;
-          memory += a.memoryMb;
-        }
-        return {
-          id: w.address.workerId,
-          host: w.address.host,
-          rack: w.address.rack,
-          mapSlots: w.mapSlots,
-          reduceSlots: w.reduceSlots,
-          memoryMb: w.memoryMb,
-          freeMapSlots: Math.max(0, w.mapSlots - maps),
-          freeReduceSlots: Math.max(0, w.reduceSlots - reduces),
-          freeMemoryMb: Math.max(0, w.memoryMb - memory),
-          diskMBps: w.diskMBps,
-          cluster: w.cluster,
-        };
-      });
-    const jobs: JobView[] = [...this.jobs.values()]
-      .filter((j) => j.isActive)
-      .map((j) => {
-        return {
-          id: j.id,
-          name: j.submission.name,
-          pool: j.submission.pool ?? 'default',
-          weight: j.submission.weight ?? 1,
-          partition: j.partition,
-          cluster: j.cluster,
-          submitTime: j.submitTime,
-          mapsTotal: j.maps.length,
-          mapsCompleted: j.completed('map'),
-          reducesTotal: j.reduces.length,
-          reducesCompleted: j.completed('reduce'),
-          pendingTasks: j.runnableTasks().map((t) => ({
-            id: t.id,
-            jobId: j.id,
-            kind: t.kind,
-            index: t.index,
-            preferredWorkers: t.preferredWorkers,
-            preferredRacks: t.preferredRacks,
-            memoryMb: t.memoryMb,
-            inputBytes: t.inputBytes,
-            failedOnWorkers: [...t.failedOnWorkers],
-            ...(t.unplacedReplicas > 0 ? { unplacedReplicas: t.unplacedReplicas } : {}),
-          })),
-          runningAttempts: [...j.runningAttempts()].map((a) => ({
-            id: a.id,
-            taskId: a.task.id,
-            jobId: j.id,
-            kind: a.task.kind,
-            workerId: a.workerId,
-            startTime: a.startTime,
-            progress: a.progress,
-            memoryMb: a.memoryMb,
-            locality: a.locality,
-            inputWorkers: a.task.preferredWorkers,
-            inputBytes: a.task.inputBytes,
-          })),
-          stats: { ...j.stats },
-        };
-      });
-    return { now: this.clock(), trigger, workers, jobs, pools: this.pools };
+    return this.books.snapshot(trigger, this.clock());
   }
 
-  /** Consults the policy and carries out its decisions; re-entrant calls are folded into one rerun. */
+  /**
+   * Consults the policy, has the books check its decisions, and carries them out; re-entrant calls
+   * are folded into one rerun. A list with any invalid decision is refused whole, as the simulator
+   * refuses it: a policy bug shows instead of being half applied.
+   */
   private schedule(trigger: SchedulingTrigger): void {
     if (this.stopped) return;
     if (this.scheduling) {
@@ -744,7 +641,12 @@ export class JobTracker {
         const snap = this.snapshot(next);
         if (snap.jobs.length === 0 || snap.workers.length === 0) break;
         const decisions = this.policy.schedule(snap);
-        for (const d of decisions) this.apply(d);
+        const problems = this.books.check(snap, decisions);
+        if (problems.length > 0) {
+          this.logger.error({ policy: this.policy.name, trigger: next.kind, problems }, 'policy made invalid decisions: none of them applied');
+          break;
+        }
+        void this.carryOut(this.books.apply(decisions, snap.now));
         next = this.rescheduleQueued;
       }
     } catch (err) {
@@ -754,160 +656,88 @@ export class JobTracker {
     }
   }
 
-  private apply(decision: Decision): void {
-    if (decision.kind === 'kill') {
-      const attempt = this.attempts.get(decision.attemptId);
-      if (attempt) this.killAttempt(attempt, decision.reason);
-      return;
-    }
-    if (decision.kind === 'migrate') {
-      const job = this.jobs.get(decision.jobId);
-      if (!job?.isActive || !Number.isInteger(decision.toPartition) || decision.toPartition < 0) {
-        this.logger.error({ decision }, 'policy migrated an unknown or finished job, or to a bad partition: ignored');
-        return;
-      }
-      // Work-conserving by construction: nothing is killed or reset, only the label the policy reads.
-      const record = { time: this.clock(), jobId: job.id, from: job.partition, to: decision.toPartition, partialSizeMs: decision.partialSizeMs, timerMs: decision.timerMs };
-      job.migrations.push(record);
-      job.partition = decision.toPartition;
-      this.logger.info(record, 'job migrated');
-      return;
-    }
-    if (decision.kind === 'replicate') {
-      void this.replicateInput(decision.jobId, decision.taskId, decision.workerId, 'policy');
-      return;
-    }
-    if (decision.kind === 'move-node') {
-      const worker = this.workers.get(decision.workerId);
-      if (!worker || typeof decision.toCluster !== 'string' || decision.toCluster === '') {
-        this.logger.error({ decision }, 'policy moved an unknown worker or to a bad cluster: ignored');
-        return;
-      }
-      this.logger.info({ worker: decision.workerId, from: worker.cluster, to: decision.toCluster }, 'worker moved');
-      worker.cluster = decision.toCluster;
-      return;
-    }
-    const job = this.jobs.get(decision.jobId);
-    const task = job?.findTask(decision.taskId);
-    const worker = this.workers.get(decision.workerId);
-    if (!job || !task || !worker || !job.isRunnable(task)) {
-      this.logger.error({ decision }, 'policy launched a task that is not runnable or on an unknown worker: ignored');
-      return;
-    }
-    let slotsUsed = 0;
-    let memoryUsed = 0;
-    for (const a of worker.running.values()) {
-      if (a.task.kind === task.kind) slotsUsed++;
-      memoryUsed += a.memoryMb;
-    }
-    const memoryMb = decision.memoryMb ?? task.memoryMb;
-    const slots = task.kind === 'map' ? worker.mapSlots : worker.reduceSlots;
-    if (slotsUsed >= slots || memoryUsed + memoryMb > worker.memoryMb) {
-      this.logger.error({ decision }, 'policy over-allocated a worker: decision ignored');
-      return;
-    }
-    const attempt = job.newAttempt(task, worker.address.workerId, this.clock(), memoryMb, decision.locality);
-    this.attempts.set(attempt.id, attempt);
-    worker.running.set(attempt.id, attempt);
-    this.logger.debug({ attempt: attempt.id, worker: worker.address.workerId, locality: decision.locality }, 'attempt launched');
-    worker.peer.send({ type: 'launch', attempt: this.attemptSpec(job, task, attempt) });
-  }
+  // ---- input copies (improved FAIR's placement, owed replicas) -------------------------------------
 
   /**
-   * Copies the blocks of a pending map's input split onto `workerId` (improved FAIR's private data
-   * placement). A holder of each block sends it, as in re-replication; once every block has arrived
-   * the worker joins the task's preferred workers, so later snapshots show the task as local there.
+   * Copies the blocks of a map's input split onto `workerId`. A holder of each block sends it, as in
+   * re-replication; once every block has arrived the books list the worker as holding the input.
    */
-  private async replicateInput(jobId: string, taskId: string, workerId: string, origin: 'policy' | 'window-close'): Promise<void> {
-    const job = this.jobs.get(jobId);
-    const task = job?.findTask(taskId);
-    const target = this.workers.get(workerId);
-    // Owed replicas belong to the data set, not the job: they are completed after it ended, too.
-    if (!job || (!job.isActive && origin === 'policy') || !task || task.kind !== 'map' || task.input.kind !== 'file' || !target) {
-      this.logger.error({ jobId, taskId, workerId }, 'policy asked to replicate the input of an unknown task or onto an unknown worker: ignored');
+  private async copyInput(task: RuntimeTask, workerId: string, cause: ReplicaCause): Promise<void> {
+    const job = task.job;
+    const target = this.books.worker(workerId);
+    const input = task.data;
+    if (input.kind !== 'file' || !target?.alive) {
+      this.books.replicaFailed(task, workerId, cause);
       return;
     }
-    if (task.preferredWorkers.includes(workerId)) return;
-    // A policy's copy of an owed replica counts as placed when asked for (before the await below),
-    // so the next snapshot no longer offers it and the window's close does not write it again.
-    let cause: ReplicaCause = 'completed';
-    if (origin === 'policy') {
-      cause = task.unplacedReplicas > 0 ? 'placed' : 'extra';
-      if (cause === 'placed') task.unplacedReplicas--;
-    }
-    const { path, start, length } = task.input;
+    const { path, start, length } = input;
     let blocks;
     try {
       blocks = await this.namenode.getBlocks(path);
     } catch (err) {
-      this.logger.warn({ taskId, path, err: (err as Error).message }, 'cannot replicate task input');
-      if (cause === 'placed' && !this.placementClosed.has(jobId)) task.unplacedReplicas++;
+      this.logger.warn({ taskId: task.id, path, err: (err as Error).message }, 'cannot replicate task input');
+      this.books.replicaFailed(task, workerId, cause);
       return;
     }
     const needed = blocks.filter((b) => b.offset < start + length && b.offset + b.length > start && !b.locations.some((l) => l.workerId === workerId));
-    const placement = { task, workerId, waiting: new Set<string>() };
+    const copy: InputCopy = { task, workerId, cause, waiting: new Set<string>() };
     let unsourced = 0;
     for (const block of needed) {
-      const source = block.locations.map((l) => this.workers.get(l.workerId)).find((w) => w !== undefined);
+      const source = block.locations.map((l) => this.books.worker(l.workerId)).find((w) => w?.alive);
       if (!source) {
         unsourced++;
         continue;
       }
-      placement.waiting.add(block.blockId);
-      const list = this.placements.get(block.blockId) ?? [];
-      list.push(placement);
-      this.placements.set(block.blockId, list);
-      if (cause !== 'completed') job.addCounters({ PLACEMENT_BYTES: block.length });
-      this.placementLog.push({ time: this.clock(), jobId, taskId, workerId, blockId: block.blockId, bytes: block.length, crossRack: source.address.rack !== target.address.rack, cause });
-      source.peer.send({ type: 'replicate-block', blockId: block.blockId, targets: [target.address] });
+      copy.waiting.add(block.blockId);
+      const list = this.copies.get(block.blockId) ?? [];
+      list.push(copy);
+      this.copies.set(block.blockId, list);
+      if (cause !== 'completed') job.data.addCounters({ PLACEMENT_BYTES: block.length });
+      this.placementLog.push({ time: this.clock(), jobId: job.id, taskId: task.id, workerId, blockId: block.blockId, bytes: block.length, crossRack: source.shape.rack !== target.shape.rack, cause });
+      source.data.peer.send({ type: 'replicate-block', blockId: block.blockId, targets: [target.data.address] });
     }
     if (unsourced > 0) {
       // No live worker holds some block: the task must not show as local there, and an owed
       // replica stays owed (the window's close retries it).
-      this.logger.warn({ taskId, workerId, blocks: unsourced }, 'no live replica to copy task input from');
-      this.dropPlacements((p) => p === placement);
-      if (cause === 'placed' && !this.placementClosed.has(jobId)) task.unplacedReplicas++;
-    } else if (placement.waiting.size === 0) this.placementDone(placement);
-    else this.logger.info({ taskId, workerId, blocks: placement.waiting.size }, 'replicating task input for placement');
+      this.logger.warn({ taskId: task.id, workerId, blocks: unsourced }, 'no live replica to copy task input from');
+      this.dropCopies((c) => c === copy);
+      this.books.replicaFailed(task, workerId, cause);
+    } else if (copy.waiting.size === 0) this.books.replicaLanded(task, workerId);
+    else this.logger.info({ taskId: task.id, workerId, blocks: copy.waiting.size }, 'replicating task input for placement');
   }
 
-  private placementArrived(blockId: string, workerId: string): void {
-    const list = this.placements.get(blockId);
+  private copyArrived(blockId: string, workerId: string): void {
+    const list = this.copies.get(blockId);
     if (!list) return;
-    for (const placement of list.filter((p) => p.workerId === workerId)) {
-      placement.waiting.delete(blockId);
-      if (placement.waiting.size === 0) this.placementDone(placement);
+    for (const copy of list.filter((c) => c.workerId === workerId)) {
+      copy.waiting.delete(blockId);
+      if (copy.waiting.size === 0) this.books.replicaLanded(copy.task, workerId);
     }
-    const rest = list.filter((p) => p.workerId !== workerId);
-    if (rest.length > 0) this.placements.set(blockId, rest);
-    else this.placements.delete(blockId);
+    const rest = list.filter((c) => c.workerId !== workerId);
+    if (rest.length > 0) this.copies.set(blockId, rest);
+    else this.copies.delete(blockId);
   }
 
-  /** Forgets the placements `drop` selects, whatever blocks they still wait for. */
-  private dropPlacements(drop: (placement: { task: TaskRecord; workerId: string }) => boolean): void {
-    for (const [blockId, list] of this.placements) {
-      const rest = list.filter((p) => !drop(p));
-      if (rest.length === 0) this.placements.delete(blockId);
-      else if (rest.length < list.length) this.placements.set(blockId, rest);
+  /** Forgets the copies `drop` selects, whatever blocks they still wait for. */
+  private dropCopies(drop: (copy: InputCopy) => boolean): void {
+    for (const [blockId, list] of this.copies) {
+      const rest = list.filter((c) => !drop(c));
+      if (rest.length === 0) this.copies.delete(blockId);
+      else if (rest.length < list.length) this.copies.set(blockId, rest);
     }
   }
 
-  private placementDone(placement: { task: TaskRecord; workerId: string }): void {
-    const { task, workerId } = placement;
-    const rack = this.workers.get(workerId)?.address.rack;
-    if (!task.preferredWorkers.includes(workerId)) task.preferredWorkers = [...task.preferredWorkers, workerId];
-    if (rack !== undefined && !task.preferredRacks.includes(rack)) task.preferredRacks = [...task.preferredRacks, rack];
-  }
-
-  private attemptSpec(job: JobInProgress, task: TaskRecord, attempt: AttemptRecord): AttemptSpec {
-    const s = job.submission;
+  private attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
+    const task = attempt.task;
+    const job = task.job;
+    const s = job.data.submission;
     const reducePartitions = task.kind === 'reduce' ? this.skewPartitionsFor(job, task, attempt) : undefined;
     const mapOutputs =
       task.kind === 'reduce'
         ? job.maps.map((m) => {
             const a = m.successfulAttempt!;
-            const w = this.workers.get(a.workerId);
-            return { mapIndex: m.index, attemptId: a.id, workerId: a.workerId, host: w?.address.host ?? '', dataPort: w?.address.dataPort ?? 0 };
+            const w = a.worker;
+            return { mapIndex: m.index, attemptId: a.id, workerId: w.shape.id, host: w.alive ? w.data.address.host : '', dataPort: w.alive ? w.data.address.dataPort : 0 };
           })
         : [];
     return {
@@ -917,7 +747,7 @@ export class JobTracker {
       attemptId: attempt.id,
       kind: task.kind,
       index: task.index,
-      input: task.input,
+      input: task.data,
       inputFormat: s.input.kind === 'generated' ? { kind: 'generated', splits: [] } : s.input,
       outputFormat: s.output,
       outputTempPath: `${s.outputPath}/_temporary/${attempt.id}/${partFileName(task.kind, task.index)}`,
@@ -928,10 +758,10 @@ export class JobTracker {
       memoryMb: attempt.memoryMb,
       shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
       expectedInputRecords: reducePartitions
-        ? job.maps.reduce((sum, m) => sum + reducePartitions.reduce((n, p) => n + (m.successfulAttempt?.mapOutput?.partitionRecords[p] ?? 0), 0), 0)
+        ? job.maps.reduce((sum, m) => sum + reducePartitions.reduce((n, p) => n + (m.successfulAttempt?.data.mapOutput?.partitionRecords[p] ?? 0), 0), 0)
         : 0,
-      mapPartitions: task.kind === 'map' && !job.mapOnly ? job.skew.partitions : undefined,
-      partitionSeed: task.kind === 'map' && job.skew.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
+      mapPartitions: task.kind === 'map' && job.reduces.length > 0 ? job.data.skew.partitions : undefined,
+      partitionSeed: task.kind === 'map' && job.data.skew.strategy === 'cms' && job.data.skew.isPlanned ? job.data.skew.seed : undefined,
       reducePartitions,
     };
   }
@@ -940,40 +770,42 @@ export class JobTracker {
 
   /** The reducers' planned workers and relative speeds, from the live workers. */
   private reducerSlots(reducers: number): ReducerSlot[] {
-    const workers = [...this.workers.values()].map((w) => ({ workerId: w.address.workerId, reduceSlots: w.reduceSlots }));
+    const workers = this.books.liveWorkers().map((w) => ({ workerId: w.shape.id, reduceSlots: w.shape.reduceSlots }));
     const speeds = this.workerSpeeds.relativeSpeeds(workers.map((w) => w.workerId));
     return planReducerSlots(workers, reducers, (id) => speeds.get(id) ?? 1);
   }
 
   /** 'cms' jobs are assigned before their maps run: the maps partition with the chosen row's hash. */
-  private planSkewAtSubmission(job: JobInProgress): void {
-    if (!job.skew.plansAtSubmission(job.submission)) return;
-    job.skew.planFromSketch(job.submission, this.reducerSlots(job.reduces.length));
-    this.logger.info({ job: job.id, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
+  private planSkewAtSubmission(job: RuntimeJob): void {
+    const skew = job.data.skew;
+    if (!skew.plansAtSubmission(job.data.submission)) return;
+    skew.planFromSketch(job.data.submission, this.reducerSlots(job.reduces.length));
+    this.logger.info({ job: job.id, row: skew.row, ms: skew.assignmentMs }, 'count-min sketch assignment made');
   }
 
   /** The partitions a reduce attempt reads; 'hash' and 'simple' jobs are assigned at their first reduce. */
-  private skewPartitionsFor(job: JobInProgress, task: TaskRecord, attempt: AttemptRecord): number[] {
-    const skew = job.skew;
+  private skewPartitionsFor(job: RuntimeJob, task: RuntimeTask, attempt: RuntimeAttempt): number[] {
+    const skew = job.data.skew;
     if (!skew.isPlanned) {
       const sizes = new Array<number>(skew.partitions).fill(0);
-      for (const m of job.maps) m.successfulAttempt?.mapOutput?.partitionBytes.forEach((b, p) => (sizes[p] = (sizes[p] ?? 0) + b));
+      for (const m of job.maps) m.successfulAttempt?.data.mapOutput?.partitionBytes.forEach((b, p) => (sizes[p] = (sizes[p] ?? 0) + b));
       skew.planFromMapOutputs(sizes, this.reducerSlots(job.reduces.length));
     }
     skew.reduceLaunched(attempt.startTime);
-    const ids = [...this.workers.keys()];
-    const speeds = this.workerSpeeds.relativeSpeeds(ids.includes(attempt.workerId) ? ids : [...ids, attempt.workerId]);
-    return [...skew.partitionsFor(task.index, attempt.workerId, (id) => speeds.get(id) ?? 1)];
+    const workerId = attempt.worker.shape.id;
+    const ids = this.books.liveWorkers().map((w) => w.shape.id);
+    const speeds = this.workerSpeeds.relativeSpeeds(ids.includes(workerId) ? ids : [...ids, workerId]);
+    return [...skew.partitionsFor(task.index, workerId, (id) => speeds.get(id) ?? 1)];
   }
 
   /** Worker speeds from every successful attempt; the reduce phase ends with the last reduce. */
-  private skewTaskSucceeded(attempt: AttemptRecord): void {
+  private skewTaskSucceeded(attempt: RuntimeAttempt): void {
     const task = attempt.task;
-    const c = attempt.counters;
+    const c = attempt.data.counters;
     const bytes = task.kind === 'reduce' ? c.REDUCE_INPUT_BYTES : (c.MAP_INPUT_BYTES ?? task.inputBytes);
-    this.workerSpeeds.record(attempt.workerId, task.kind, bytes ?? 0, c.TASK_MS ?? (attempt.finishTime ?? attempt.startTime) - attempt.startTime);
+    this.workerSpeeds.record(attempt.worker.shape.id, task.kind, bytes ?? 0, c.TASK_MS ?? (attempt.finishTime ?? attempt.startTime) - attempt.startTime);
     const job = task.job;
-    if (task.kind === 'reduce' && job.reduces.every((r) => r.state === 'succeeded')) job.addCounters(job.skew.reducesDone(this.clock()));
+    if (task.kind === 'reduce' && job.reducesDone === job.reduces.length) job.data.addCounters(job.data.skew.reducesDone(this.clock()));
   }
 }
 
