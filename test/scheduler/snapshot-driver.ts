@@ -2,8 +2,9 @@
  * A tiny in-memory cluster that drives a scheduling policy tick by tick: it turns its state into
  * ClusterSnapshots, checks and applies the decisions, and completes each launched attempt a fixed
  * number of ticks later. Everything is deterministic (no clocks, no randomness), so two runs with
- * two fresh policies see the very same snapshots. It is meant to grow into the discrete-event
- * simulator's test double, hence the plain model/step/run split.
+ * two fresh policies see the very same snapshots. Its state, transitions, snapshots and decision
+ * checks are the books the JobTracker and the simulator keep (src/books); the driver only moves
+ * time in ticks.
  */
 import type {
   AttemptView,
@@ -18,7 +19,7 @@ import type {
   TaskView,
   WorkerView,
 } from '../../src/scheduler/index.js';
-import { validateDecisions } from '../../src/scheduler/index.js';
+import { Books, type AttemptRecord, type Effect } from '../../src/books/index.js';
 
 export interface WorkerSpec {
   readonly id: string;
@@ -88,61 +89,31 @@ export interface RunResult {
   readonly rounds: readonly Round[];
 }
 
-type TaskState = 'pending' | 'running' | 'done';
-
-interface TaskModel {
-  readonly id: string;
-  readonly jobId: string;
-  readonly kind: TaskKind;
-  readonly index: number;
-  readonly preferredWorkers: string[];
-  readonly memoryMb: number;
-  readonly inputBytes: number;
-  readonly failedOnWorkers: string[];
-  unplacedReplicas: number;
-  readonly ticks: number;
-  state: TaskState;
-  attempts: number;
+/** What the driver keeps beside the books: a task's run length, an attempt's number and end. */
+interface DriverData {
+  readonly job: JobSpec;
+  readonly task: { readonly ticks: number };
+  readonly attempt: { readonly attemptNo: number; readonly endTime: number };
+  readonly worker: undefined;
 }
 
-interface JobModel {
-  readonly spec: JobSpec;
-  readonly maps: readonly TaskModel[];
-  readonly reduces: readonly TaskModel[];
-  partition: number;
-  readonly stats: { completedMapMs: number; completedReduceMs: number; mapInputBytes: number; mapOutputBytes: number };
-}
-
-interface AttemptModel {
-  readonly id: string;
-  readonly task: TaskModel;
-  readonly workerId: string;
-  readonly attemptNo: number;
-  readonly startTime: number;
-  readonly endTime: number;
-  readonly memoryMb: number;
-  readonly locality: Locality;
-}
+type Attempt = AttemptRecord<DriverData>;
 
 export class SnapshotDriver {
   readonly tickMs: number;
   readonly taskTicks: number;
   private readonly defaultMemoryMb: number;
-  private readonly freeze: boolean;
   private readonly failAttempt: NonNullable<DriverOptions['failAttempt']>;
   private readonly replicationTicks: number;
   /** Copies on their way: the task lists the worker from `landsAt` on. */
   private copies: Array<{ readonly taskId: string; readonly workerId: string; readonly landsAt: number }> = [];
-  private readonly pools: readonly PoolView[];
+  /** The same books the JobTracker and the simulator keep; the driver only moves time. */
+  private readonly books: Books<DriverData>;
 
-  private readonly workers = new Map<string, WorkerSpec>();
   /** Not yet submitted, in submission order. */
   private readonly arriving: JobSpec[] = [];
-  /** Submitted and unfinished, in submission order. */
-  private readonly active: JobModel[] = [];
-  private readonly tasks = new Map<string, TaskModel>();
   /** Running attempts in launch order, which is also the order they are completed in. */
-  private readonly running: AttemptModel[] = [];
+  private readonly running: Attempt[] = [];
   private readonly finished = new Map<string, number>();
   private tickCount = 0;
   /** Events of the current tick, for choosing its trigger. */
@@ -154,24 +125,30 @@ export class SnapshotDriver {
     this.tickMs = options.tickMs ?? 1000;
     this.taskTicks = options.taskTicks ?? 3;
     this.defaultMemoryMb = options.defaultMemoryMb ?? 256;
-    this.freeze = options.freeze ?? true;
     this.failAttempt = options.failAttempt ?? (() => false);
     this.replicationTicks = options.replicationTicks ?? 0;
-    this.pools = options.pools ?? [];
+    this.books = new Books<DriverData>({
+      freeze: options.freeze ?? true,
+      pools: options.pools ?? [],
+      // The driver retries a failing task for as long as the test says it fails.
+      maxAttempts: Number.POSITIVE_INFINITY,
+      taskId: (jobId, kind, index) => `${jobId}-${kind === 'map' ? 'm' : 'r'}${index}`,
+      attemptId: (taskId, n) => `${taskId}_${n + 1}`,
+    });
     for (const w of options.workers) this.addWorker(w);
     this.events = [];
     for (const j of options.jobs ?? []) this.submit(j);
   }
 
   addWorker(spec: WorkerSpec): void {
-    if (this.workers.has(spec.id)) throw new Error(`duplicate worker ${spec.id}`);
-    this.workers.set(spec.id, spec);
+    if (this.books.worker(spec.id)) throw new Error(`duplicate worker ${spec.id}`);
+    this.books.workerJoined({ ...spec, host: spec.host ?? spec.id, diskMBps: spec.diskMBps ?? 0 }, undefined, this.now);
     this.events.push({ kind: 'worker-joined', workerId: spec.id });
   }
 
   /** Queues a job; it enters the cluster at its submitTime. */
   submit(spec: JobSpec): void {
-    const known = this.arriving.some((j) => j.id === spec.id) || this.active.some((j) => j.spec.id === spec.id);
+    const known = this.arriving.some((j) => j.id === spec.id) || this.books.job(spec.id) !== undefined;
     if (known || this.finished.has(spec.id)) throw new Error(`duplicate job ${spec.id}`);
     // Stable by submitTime, so equal times keep the order in which they were given.
     const at = this.arriving.findIndex((j) => j.submitTime > spec.submitTime);
@@ -181,7 +158,7 @@ export class SnapshotDriver {
 
   /** True when every job given so far has finished. */
   get idle(): boolean {
-    return this.arriving.length === 0 && this.active.length === 0;
+    return this.arriving.length === 0 && this.books.active.length === 0;
   }
 
   get finishTimes(): ReadonlyMap<string, number> {
@@ -191,40 +168,19 @@ export class SnapshotDriver {
   /** Ends attempts that are due and admits jobs whose time has come. */
   advanceTo(now: number): void {
     this.now = now;
-    for (const c of this.copies.filter((c) => c.landsAt <= now)) this.land(c.taskId, c.workerId);
+    for (const c of this.copies.filter((c) => c.landsAt <= now)) this.books.replicaLanded(this.books.task(c.taskId)!, c.workerId);
     this.copies = this.copies.filter((c) => c.landsAt > now);
     for (let i = 0; i < this.running.length; ) {
       const a = this.running[i]!;
-      if (a.endTime > now) {
+      if (a.data.endTime > now) {
         i++;
         continue;
       }
       this.running.splice(i, 1);
-      const failed = this.failAttempt({ taskId: a.task.id, workerId: a.workerId, attemptNo: a.attemptNo });
-      if (failed) {
-        a.task.state = 'pending';
-        if (!a.task.failedOnWorkers.includes(a.workerId)) a.task.failedOnWorkers.push(a.workerId);
-      } else {
-        a.task.state = 'done';
-        const stats = this.active.find((j) => j.spec.id === a.task.jobId)!.stats;
-        if (a.task.kind === 'map') {
-          stats.completedMapMs += now - a.startTime;
-          stats.mapInputBytes += a.task.inputBytes;
-          stats.mapOutputBytes += a.task.inputBytes;
-        } else {
-          stats.completedReduceMs += now - a.startTime;
-        }
-      }
-      this.events.push({ kind: 'attempt-finished', attemptId: a.id, jobId: a.task.jobId });
-    }
-    for (let i = 0; i < this.active.length; ) {
-      const job = this.active[i]!;
-      if ([...job.maps, ...job.reduces].every((t) => t.state === 'done')) {
-        this.active.splice(i, 1);
-        this.finished.set(job.spec.id, now);
-      } else {
-        i++;
-      }
+      const failed = this.failAttempt({ taskId: a.task.id, workerId: a.worker.shape.id, attemptNo: a.data.attemptNo });
+      const inputBytes = a.task.inputBytes;
+      this.carryOut(failed ? this.books.attemptFailed(a, { code: 'ETASK', message: 'failed by the test' }, now) : this.books.attemptSucceeded(a, now, { inputBytes, outputBytes: inputBytes }));
+      this.events.push({ kind: 'attempt-finished', attemptId: a.id, jobId: a.task.job.id });
     }
     while (this.arriving.length > 0 && this.arriving[0]!.submitTime <= now) {
       const spec = this.arriving.shift()!;
@@ -235,29 +191,45 @@ export class SnapshotDriver {
 
   private admit(spec: JobSpec): void {
     const mapSpecs: readonly MapSpec[] = typeof spec.maps === 'number' ? Array.from({ length: spec.maps }, () => ({})) : spec.maps;
-    const make = (kind: TaskKind, index: number, m: MapSpec, memoryMb: number): TaskModel => {
-      const task: TaskModel = {
-        id: `${spec.id}-${kind === 'map' ? 'm' : 'r'}${index}`,
-        jobId: spec.id,
-        kind,
-        index,
-        preferredWorkers: [...(m.preferredWorkers ?? [])],
-        memoryMb,
-        inputBytes: m.inputBytes ?? (kind === 'map' ? 64 * 1024 * 1024 : 0),
-        failedOnWorkers: [],
-        unplacedReplicas: m.unplacedReplicas ?? 0,
-        ticks: spec.taskTicks ?? this.taskTicks,
-        state: 'pending',
-        attempts: 0,
-      };
-      this.tasks.set(task.id, task);
-      return task;
-    };
-    const maps = mapSpecs.map((m, i) => make('map', i, m, m.memoryMb ?? spec.mapMemoryMb ?? this.defaultMemoryMb));
-    const reduces = Array.from({ length: spec.reduces }, (_, i) =>
-      make('reduce', i, {}, spec.reduceMemoryMb ?? this.defaultMemoryMb),
+    const ticks = { ticks: spec.taskTicks ?? this.taskTicks };
+    const { job, effects } = this.books.submit(
+      {
+        id: spec.id,
+        name: spec.name ?? spec.id,
+        ...(spec.pool !== undefined ? { pool: spec.pool } : {}),
+        ...(spec.weight !== undefined ? { weight: spec.weight } : {}),
+        maps: mapSpecs.map((m) => ({
+          memoryMb: m.memoryMb ?? spec.mapMemoryMb ?? this.defaultMemoryMb,
+          inputBytes: m.inputBytes ?? 64 * 1024 * 1024,
+          preferredWorkers: m.preferredWorkers ?? [],
+          data: ticks,
+        })),
+        reduces: Array.from({ length: spec.reduces }, () => ({ memoryMb: spec.reduceMemoryMb ?? this.defaultMemoryMb, inputBytes: 0, preferredWorkers: [], data: ticks })),
+        data: spec,
+      },
+      this.now,
     );
-    this.active.push({ spec, maps, reduces, partition: 0, stats: { completedMapMs: 0, completedReduceMs: 0, mapInputBytes: 0, mapOutputBytes: 0 } });
+    // A test's private data set: each map owes the replicas its spec says.
+    for (const [i, m] of mapSpecs.entries()) job.maps[i]!.unplacedReplicas = m.unplacedReplicas ?? 0;
+    this.carryOut(effects);
+  }
+
+  private carryOut(effects: readonly Effect<DriverData>[]): void {
+    for (const e of effects) {
+      if (e.kind === 'commit-job') this.carryOut(this.books.jobCommitted(e.job, this.now));
+      else if (e.kind === 'job-ended') this.finished.set(e.job.id, this.now);
+      else if (e.kind === 'attempt-ended') {
+        const i = this.running.indexOf(e.attempt);
+        if (i >= 0) this.running.splice(i, 1);
+      } else if (e.kind === 'launch') {
+        const a = e.attempt;
+        a.data = { attemptNo: a.task.attemptsMade, endTime: this.now + a.task.data.ticks * this.tickMs };
+        this.running.push(a);
+      } else if (e.kind === 'replicate') {
+        if (this.replicationTicks === 0) this.books.replicaLanded(e.task, e.workerId);
+        else this.copies.push({ taskId: e.task.id, workerId: e.workerId, landsAt: this.now + this.replicationTicks * this.tickMs });
+      }
+    }
   }
 
   /**
@@ -271,141 +243,23 @@ export class SnapshotDriver {
       const e = this.events.find((ev) => ev.kind === kind);
       if (e) return e;
     }
-    const ids = [...this.workers.keys()].sort();
+    const ids = this.books.liveWorkers().map((w) => w.shape.id);
     if (ids.length === 0) return { kind: 'tick' };
     return { kind: 'heartbeat', workerId: ids[this.tickCount % ids.length]! };
   }
 
   snapshot(trigger: SchedulingTrigger = this.nextTrigger()): ClusterSnapshot {
-    const snap: ClusterSnapshot = {
-      now: this.now,
-      trigger,
-      workers: [...this.workers.values()].map((w) => this.workerView(w)),
-      jobs: this.active.map((j) => this.jobView(j)),
-      pools: this.pools,
-    };
-    return this.freeze ? deepFreeze(snap) : snap;
-  }
-
-  private workerView(w: WorkerSpec): WorkerView {
-    const mine = this.running.filter((a) => a.workerId === w.id);
-    const count = (kind: TaskKind): number => mine.filter((a) => a.task.kind === kind).length;
-    return {
-      id: w.id,
-      host: w.host ?? w.id,
-      rack: w.rack,
-      mapSlots: w.mapSlots,
-      reduceSlots: w.reduceSlots,
-      memoryMb: w.memoryMb,
-      freeMapSlots: w.mapSlots - count('map'),
-      freeReduceSlots: w.reduceSlots - count('reduce'),
-      freeMemoryMb: w.memoryMb - mine.reduce((sum, a) => sum + a.memoryMb, 0),
-      diskMBps: w.diskMBps ?? 0,
-      cluster: 'default',
-    };
-  }
-
-  private taskView(t: TaskModel): TaskView {
-    const racks: string[] = [];
-    for (const id of t.preferredWorkers) {
-      const rack = this.workers.get(id)?.rack;
-      if (rack !== undefined && !racks.includes(rack)) racks.push(rack);
+    for (const a of this.running) {
+      this.books.reportProgress(a, (this.now - a.startTime) / (a.data.endTime - a.startTime));
     }
-    return {
-      id: t.id,
-      jobId: t.jobId,
-      kind: t.kind,
-      index: t.index,
-      preferredWorkers: [...t.preferredWorkers],
-      preferredRacks: racks,
-      memoryMb: t.memoryMb,
-      inputBytes: t.inputBytes,
-      failedOnWorkers: [...t.failedOnWorkers],
-      ...(t.unplacedReplicas > 0 ? { unplacedReplicas: t.unplacedReplicas } : {}),
-    };
-  }
-
-  private jobView(j: JobModel): JobView {
-    const done = (ts: readonly TaskModel[]): number => ts.filter((t) => t.state === 'done').length;
-    const mapsDone = done(j.maps) === j.maps.length;
-    const pending = [...j.maps, ...(mapsDone ? j.reduces : [])].filter((t) => t.state === 'pending');
-    return {
-      id: j.spec.id,
-      name: j.spec.name ?? j.spec.id,
-      pool: j.spec.pool ?? 'default',
-      weight: j.spec.weight ?? 1,
-      partition: j.partition,
-      cluster: 'default',
-      submitTime: j.spec.submitTime,
-      mapsTotal: j.maps.length,
-      mapsCompleted: done(j.maps),
-      reducesTotal: j.reduces.length,
-      reducesCompleted: done(j.reduces),
-      pendingTasks: pending.map((t) => this.taskView(t)),
-      runningAttempts: this.running
-        .filter((a) => a.task.jobId === j.spec.id)
-        .map(
-          (a): AttemptView => ({
-            id: a.id,
-            taskId: a.task.id,
-            jobId: a.task.jobId,
-            kind: a.task.kind,
-            workerId: a.workerId,
-            startTime: a.startTime,
-            progress: Math.min(1, Math.max(0, (this.now - a.startTime) / (a.endTime - a.startTime))),
-            memoryMb: a.memoryMb,
-            locality: a.locality,
-            inputWorkers: [...a.task.preferredWorkers],
-            inputBytes: a.task.inputBytes,
-          }),
-        ),
-      stats: { ...j.stats },
-    };
-  }
-
-  private land(taskId: string, workerId: string): void {
-    const task = this.tasks.get(taskId)!;
-    if (!task.preferredWorkers.includes(workerId)) task.preferredWorkers.push(workerId);
+    return this.books.snapshot(trigger, this.now);
   }
 
   /** Checks the decisions against the snapshot they answer, then carries them out. */
   apply(snapshot: ClusterSnapshot, decisions: readonly Decision[]): void {
-    const problems = validateDecisions(snapshot, decisions);
+    const problems = this.books.check(snapshot, decisions);
     if (problems.length > 0) throw new Error(`invalid decisions at t=${snapshot.now}:\n  ${problems.join('\n  ')}`);
-    for (const d of decisions) {
-      if (d.kind === 'migrate') {
-        this.active.find((j) => j.spec.id === d.jobId)!.partition = d.toPartition;
-        continue;
-      }
-      if (d.kind === 'move-node') continue;
-      if (d.kind === 'replicate') {
-        // The copy is owed from the moment it is asked for (as the JobTracker counts it).
-        const task = this.tasks.get(d.taskId);
-        if (task && task.unplacedReplicas > 0) task.unplacedReplicas--;
-        if (this.replicationTicks === 0) this.land(d.taskId, d.workerId);
-        else this.copies.push({ taskId: d.taskId, workerId: d.workerId, landsAt: this.now + this.replicationTicks * this.tickMs });
-        continue;
-      }
-      if (d.kind === 'kill') {
-        const i = this.running.findIndex((a) => a.id === d.attemptId);
-        const [a] = this.running.splice(i, 1);
-        a!.task.state = 'pending';
-        continue;
-      }
-      const task = this.tasks.get(d.taskId)!;
-      task.attempts += 1;
-      task.state = 'running';
-      this.running.push({
-        id: `${task.id}_${task.attempts}`,
-        task,
-        workerId: d.workerId,
-        attemptNo: task.attempts,
-        startTime: this.now,
-        endTime: this.now + task.ticks * this.tickMs,
-        memoryMb: d.memoryMb ?? task.memoryMb,
-        locality: d.locality,
-      });
-    }
+    this.carryOut(this.books.apply(decisions, this.now));
   }
 
   /** One tick: due events, one scheduling round, then the clock moves on. */
@@ -439,7 +293,7 @@ export class SnapshotDriver {
     this.advanceTo(this.now);
     return {
       finishTimes: new Map(this.finished),
-      unfinished: [...this.active.map((j) => j.spec.id), ...this.arriving.map((j) => j.id)],
+      unfinished: [...this.books.active.map((j) => j.id), ...this.arriving.map((j) => j.id)],
       ticks,
       rounds,
     };
