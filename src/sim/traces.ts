@@ -54,6 +54,10 @@ function parseJsonStream(text: string, source: string): unknown[] {
   return values;
 }
 
+/** Hadoop SLS MRAMSimulator's container priorities (PRIORITY_MAP, PRIORITY_REDUCE). */
+const SLS_MAP_PRIORITY = 20;
+const SLS_REDUCE_PRIORITY = 10;
+
 export interface SlsOptions {
   /** Memory of a container that names none (SLS traces usually do not); default 1024 MB. */
   readonly defaultMemoryMb?: number;
@@ -63,7 +67,9 @@ export interface SlsOptions {
 /**
  * Reads an SLS trace: per job `am.type`, `job.id`, `job.start.ms`, `job.end.ms`, `job.queue.name`,
  * `job.tasks` with `container.host` ("/rack/node"), `container.start.ms`, `container.end.ms`,
- * `container.priority` (10 = map, 20 = reduce) and/or `container.type` ("map" | "reduce").
+ * `container.priority` and/or `container.type` ("map" | "reduce"). Priority 20 is a map and 10 a
+ * reduce: Hadoop's SLS MRAMSimulator asks for map containers at PRIORITY_MAP = 20 and reduce
+ * containers at PRIORITY_REDUCE = 10, and its sample traces are written that way.
  * A task's work is its recorded duration; a map's input replica is the node it ran on. Jobs are
  * renumbered job_0001.. in start order (the trace's id becomes the name).
  */
@@ -105,11 +111,13 @@ export function parseSlsTrace(text: string, options: SlsOptions = {}): Workload 
       if (e < s) bad(`${at}: field "container.end.ms" (${e}) is before "container.start.ms" (${s})`, { jobId: id, field: 'container.end.ms' });
       const priority = task['container.priority'];
       const type = task['container.type'];
-      if (priority !== undefined && priority !== 10 && priority !== 20) bad(`${at}: field "container.priority" must be 10 (map) or 20 (reduce), got ${JSON.stringify(priority)}`, { jobId: id, field: 'container.priority' });
+      if (priority !== undefined && priority !== SLS_MAP_PRIORITY && priority !== SLS_REDUCE_PRIORITY) {
+        bad(`${at}: field "container.priority" must be ${SLS_MAP_PRIORITY} (map) or ${SLS_REDUCE_PRIORITY} (reduce), got ${JSON.stringify(priority)}`, { jobId: id, field: 'container.priority' });
+      }
       if (type !== undefined && type !== 'map' && type !== 'reduce') bad(`${at}: field "container.type" must be "map" or "reduce", got ${JSON.stringify(type)}`, { jobId: id, field: 'container.type' });
       if (priority === undefined && type === undefined) bad(`${at}: needs "container.priority" or "container.type"`, { jobId: id, field: 'container.type' });
-      const kind = type ?? (priority === 10 ? 'map' : 'reduce');
-      if (priority !== undefined && type !== undefined && (priority === 10) !== (type === 'map')) {
+      const kind = type ?? (priority === SLS_MAP_PRIORITY ? 'map' : 'reduce');
+      if (priority !== undefined && type !== undefined && (priority === SLS_MAP_PRIORITY) !== (type === 'map')) {
         bad(`${at}: "container.priority" ${String(priority)} contradicts "container.type" "${String(type)}"`, { jobId: id, field: 'container.priority' });
       }
       const memory = task['container.memory'] ?? defaultMemoryMb;
