@@ -3,55 +3,12 @@
  * JSON (a lossless round trip of the Workload type).
  */
 import { MinimrError } from '../errors.js';
+import { parseJsonStream } from './json-stream.js';
 import { parsePools } from '../scheduler/index.js';
 import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
 
 function bad(message: string, details: Record<string, string | number> = {}): never {
   throw new MinimrError('EBADCONF', message, details);
-}
-
-/**
- * Splits text holding one JSON array, or JSON objects one after another (SLS writes its traces as
- * concatenated objects), into parsed values.
- */
-function parseJsonStream(text: string, source: string): unknown[] {
-  const trimmed = text.trim();
-  if (trimmed.startsWith('[')) {
-    try {
-      const v: unknown = JSON.parse(trimmed);
-      return v as unknown[];
-    } catch (err) {
-      return bad(`${source}: not valid JSON: ${(err as Error).message}`);
-    }
-  }
-  const values: unknown[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === '{') {
-      if (depth === 0) start = i;
-      depth++;
-    } else if (c === '}') {
-      depth--;
-      if (depth === 0) {
-        try {
-          values.push(JSON.parse(text.slice(start, i + 1)));
-        } catch (err) {
-          bad(`${source}: object ${values.length + 1} is not valid JSON: ${(err as Error).message}`);
-        }
-      } else if (depth < 0) bad(`${source}: unbalanced "}" at character ${i}`);
-    } else if (depth === 0 && !/\s|,/.test(c!)) bad(`${source}: unexpected "${c}" at character ${i} outside a job object`);
-  }
-  if (depth !== 0 || inString) bad(`${source}: the last job object is not closed`);
-  return values;
 }
 
 /** Hadoop SLS MRAMSimulator's container priorities (PRIORITY_MAP, PRIORITY_REDUCE). */
@@ -76,7 +33,7 @@ export interface SlsOptions {
 export function parseSlsTrace(text: string, options: SlsOptions = {}): Workload {
   const source = options.name ?? 'SLS trace';
   const defaultMemoryMb = options.defaultMemoryMb ?? 1024;
-  const raw = parseJsonStream(text, source);
+  const raw = parseJsonStream(text, source, 'job object');
   if (raw.length === 0) bad(`${source}: no jobs`);
   const seen = new Set<string>();
   const parsed = raw.map((value, i) => {
