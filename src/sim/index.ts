@@ -16,7 +16,17 @@ export {
   type SimulationResult,
   type SimulationStats,
 } from './simulator.js';
-export { clusterPreset, clusterPresetNames, parseClusterJson, uniformCluster, type UniformClusterOptions } from './clusters.js';
+export {
+  SLS_NODE_DEFAULTS,
+  clusterPreset,
+  clusterPresetNames,
+  parseClusterJson,
+  parseSlsNodes,
+  readClusterFile,
+  uniformCluster,
+  type SlsNodesOptions,
+  type UniformClusterOptions,
+} from './clusters.js';
 export {
   BLOCK_BYTES,
   TYREX_TARGETS,
