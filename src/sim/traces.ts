@@ -3,8 +3,8 @@
  * JSON (a lossless round trip of the Workload type).
  */
 import { MinimrError } from '../errors.js';
-import { parseJsonStream } from './json-stream.js';
 import { parsePools } from '../scheduler/index.js';
+import { isJsonObject, parseJsonStream } from './json-stream.js';
 import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
 
 function bad(message: string, details: Record<string, string | number> = {}): never {
@@ -28,12 +28,23 @@ export interface SlsOptions {
  * reduce: Hadoop's SLS MRAMSimulator asks for map containers at PRIORITY_MAP = 20 and reduce
  * containers at PRIORITY_REDUCE = 10, and its sample traces are written that way.
  * A task's work is its recorded duration; a map's input replica is the node it ran on. Jobs are
- * renumbered job_0001.. in start order (the trace's id becomes the name).
+ * renumbered job_0001.. in start order (the trace's id becomes the name). SLS's optional leading
+ * {"num.nodes", "num.racks"} object sizes SLS's own cluster and is skipped. Any bad field is
+ * EBADCONF naming the job, the task (its position in "job.tasks", SLS tasks have no id) and the
+ * field, and nothing is returned.
  */
 export function parseSlsTrace(text: string, options: SlsOptions = {}): Workload {
+  return slsWorkloadFromValues(parseJsonStream(text, options.name ?? 'SLS trace', 'job object'), options);
+}
+
+function isClusterSizeHeader(value: unknown): boolean {
+  return isJsonObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((k) => k === 'num.nodes' || k === 'num.racks');
+}
+
+function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions = {}): Workload {
   const source = options.name ?? 'SLS trace';
   const defaultMemoryMb = options.defaultMemoryMb ?? 1024;
-  const raw = parseJsonStream(text, source, 'job object');
+  const raw = values.filter((v) => !isClusterSizeHeader(v));
   if (raw.length === 0) bad(`${source}: no jobs`);
   const seen = new Set<string>();
   const parsed = raw.map((value, i) => {
@@ -45,9 +56,9 @@ export function parseSlsTrace(text: string, options: SlsOptions = {}): Workload 
     seen.add(id);
     const amType = j['am.type'];
     if (amType !== undefined && amType !== 'mapreduce') bad(`${where}: field "am.type" is "${String(amType)}"; only "mapreduce" traces are supported`, { jobId: id, field: 'am.type' });
-    const num = (field: string, obj: Record<string, unknown>, at: string): number => {
+    const num = (field: string, obj: Record<string, unknown>, at: string, taskId?: string): number => {
       const v = obj[field];
-      return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : bad(`${at}: field "${field}" must be a number >= 0, got ${JSON.stringify(v)}`, { jobId: id, field });
+      return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : bad(`${at}: field "${field}" must be a number >= 0, got ${JSON.stringify(v)}`, { jobId: id, ...(taskId ? { taskId } : {}), field });
     };
     const start = num('job.start.ms', j, where);
     const end = num('job.end.ms', j, where);
@@ -58,27 +69,28 @@ export function parseSlsTrace(text: string, options: SlsOptions = {}): Workload 
     const maps: TaskSpec[] = [];
     const reduces: TaskSpec[] = [];
     (j['job.tasks'] as unknown[]).forEach((t, k) => {
-      const at = `${where}: task ${k + 1}`;
-      if (typeof t !== 'object' || t === null) bad(`${at} is not an object`, { jobId: id, field: 'job.tasks' });
+      const taskId = `task ${k + 1}`;
+      const at = `${where}: ${taskId}`;
+      if (typeof t !== 'object' || t === null) bad(`${at} is not an object`, { jobId: id, taskId, field: 'job.tasks' });
       const task = t as Record<string, unknown>;
       const host = task['container.host'];
-      if (typeof host !== 'string' || !/^\/[^/]+\/[^/]+$/.test(host)) bad(`${at}: field "container.host" must look like "/rack/node", got ${JSON.stringify(host)}`, { jobId: id, field: 'container.host' });
-      const s = num('container.start.ms', task, at);
-      const e = num('container.end.ms', task, at);
-      if (e < s) bad(`${at}: field "container.end.ms" (${e}) is before "container.start.ms" (${s})`, { jobId: id, field: 'container.end.ms' });
+      if (typeof host !== 'string' || !/^\/[^/]+\/[^/]+$/.test(host)) bad(`${at}: field "container.host" must look like "/rack/node", got ${JSON.stringify(host)}`, { jobId: id, taskId, field: 'container.host' });
+      const s = num('container.start.ms', task, at, taskId);
+      const e = num('container.end.ms', task, at, taskId);
+      if (e < s) bad(`${at}: field "container.end.ms" (${e}) is before "container.start.ms" (${s})`, { jobId: id, taskId, field: 'container.end.ms' });
       const priority = task['container.priority'];
       const type = task['container.type'];
       if (priority !== undefined && priority !== SLS_MAP_PRIORITY && priority !== SLS_REDUCE_PRIORITY) {
-        bad(`${at}: field "container.priority" must be ${SLS_MAP_PRIORITY} (map) or ${SLS_REDUCE_PRIORITY} (reduce), got ${JSON.stringify(priority)}`, { jobId: id, field: 'container.priority' });
+        bad(`${at}: field "container.priority" must be ${SLS_MAP_PRIORITY} (map) or ${SLS_REDUCE_PRIORITY} (reduce), got ${JSON.stringify(priority)}`, { jobId: id, taskId, field: 'container.priority' });
       }
-      if (type !== undefined && type !== 'map' && type !== 'reduce') bad(`${at}: field "container.type" must be "map" or "reduce", got ${JSON.stringify(type)}`, { jobId: id, field: 'container.type' });
-      if (priority === undefined && type === undefined) bad(`${at}: needs "container.priority" or "container.type"`, { jobId: id, field: 'container.type' });
+      if (type !== undefined && type !== 'map' && type !== 'reduce') bad(`${at}: field "container.type" must be "map" or "reduce", got ${JSON.stringify(type)}`, { jobId: id, taskId, field: 'container.type' });
+      if (priority === undefined && type === undefined) bad(`${at}: needs "container.priority" or "container.type"`, { jobId: id, taskId, field: 'container.type' });
       const kind = type ?? (priority === SLS_MAP_PRIORITY ? 'map' : 'reduce');
       if (priority !== undefined && type !== undefined && (priority === SLS_MAP_PRIORITY) !== (type === 'map')) {
-        bad(`${at}: "container.priority" ${String(priority)} contradicts "container.type" "${String(type)}"`, { jobId: id, field: 'container.priority' });
+        bad(`${at}: "container.priority" ${String(priority)} contradicts "container.type" "${String(type)}"`, { jobId: id, taskId, field: 'container.priority' });
       }
       const memory = task['container.memory'] ?? defaultMemoryMb;
-      if (typeof memory !== 'number' || !(memory > 0)) bad(`${at}: field "container.memory" must be a positive number of MB`, { jobId: id, field: 'container.memory' });
+      if (typeof memory !== 'number' || !(memory > 0)) bad(`${at}: field "container.memory" must be a positive number of MB, got ${JSON.stringify(task['container.memory'])}`, { jobId: id, taskId, field: 'container.memory' });
       const node = (host as string).split('/')[2]!;
       const spec: TaskSpec = { workMs: e - s, memoryMb: memory as number, ...(kind === 'map' ? { replicas: [node], inputBytes: 0 } : { inputBytes: 0 }) };
       (kind === 'map' ? maps : reduces).push(spec);

@@ -111,6 +111,36 @@ describe('SLS job traces as Hadoop writes them', () => {
   });
 });
 
+describe('bad SLS job traces', () => {
+  // The reduce of job_1 is its 4th task.
+  const REDUCE = `"container.host" : "/default-rack/node2",
+    "container.start.ms" : 87000,
+    "container.end.ms" : 95000,
+    "container.priority" : 10`;
+  const variant = (replacement: string) => {
+    assert.ok(SLS_JOBS.includes(REDUCE));
+    return SLS_JOBS.replace(REDUCE, replacement);
+  };
+  const cases: Array<[string, string, RegExp, Record<string, string>]> = [
+    ['unknown container type', REDUCE.replace('"container.priority" : 10', '"container.type" : "shuffle"'), /job "job_1": task 4: field "container.type" must be "map" or "reduce", got "shuffle"/, { jobId: 'job_1', taskId: 'task 4', field: 'container.type' }],
+    ['start time of the wrong type', REDUCE.replace('87000', '"87000"'), /job "job_1": task 4: field "container.start.ms" must be a number >= 0, got "87000"/, { jobId: 'job_1', taskId: 'task 4', field: 'container.start.ms' }],
+    ['negative start time', REDUCE.replace('87000', '-87000'), /job "job_1": task 4: field "container.start.ms" must be a number >= 0, got -87000/, { jobId: 'job_1', taskId: 'task 4', field: 'container.start.ms' }],
+    ['end before start', REDUCE.replace('95000', '86000'), /job "job_1": task 4: field "container.end.ms" \(86000\) is before "container.start.ms" \(87000\)/, { jobId: 'job_1', taskId: 'task 4', field: 'container.end.ms' }],
+    ['missing host', REDUCE.replace('"container.host" : "/default-rack/node2",', ''), /job "job_1": task 4: field "container.host" must look like "\/rack\/node", got undefined/, { jobId: 'job_1', taskId: 'task 4', field: 'container.host' }],
+    ['memory of the wrong type', REDUCE.replace('"container.priority" : 10', '"container.priority" : 10, "container.memory" : "2g"'), /job "job_1": task 4: field "container.memory" must be a positive number of MB, got "2g"/, { jobId: 'job_1', taskId: 'task 4', field: 'container.memory' }],
+  ];
+  for (const [name, replacement, message, details] of cases) {
+    test(`${name} -> EBADCONF naming the job, the task and the field`, () => {
+      assert.throws(() => parseSlsTrace(variant(replacement)), isBadConf(message, details));
+    });
+  }
+
+  test("SLS's optional {num.nodes, num.racks} header is not a job", () => {
+    const w = parseSlsTrace(`{ "num.nodes" : 3, "num.racks" : 1 }\n${SLS_JOBS}`);
+    assert.deepEqual(w, parseSlsTrace(SLS_JOBS));
+  });
+});
+
 describe('SLS node files', () => {
   test('one worker per node, racks without the leading "/", SLS defaults unless the node names its resources', () => {
     const shape = parseSlsNodes(SLS_NODES, { name: 'nodes.json' });
@@ -171,7 +201,7 @@ describe('SLS trace on its node file in the simulator', () => {
     const cluster = parseSlsNodes(SLS_NODES);
     const r = simulate({ workload, cluster, policy: new FifoPolicy(), heartbeatMs: 1000 });
     assert.equal(r.run.jobs.length, 2);
-    for (const j of r.run.jobs) assert.notEqual(j.finishMs, null, `${j.id} did not finish`);
+    for (const j of r.run.jobs) assert.equal(j.state, 'succeeded', `${j.id} did not finish`);
     // Job 2 is submitted at 105204 ms and its longest map takes 22163 ms.
     assert.ok(r.run.jobs[1]!.finishMs! >= 105204 + 22163);
   });
