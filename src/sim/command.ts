@@ -34,9 +34,10 @@ async function readText(path: string, what: string): Promise<string> {
   }
 }
 
+/** A named workload, or a .json file: minimr workload JSON, a Hadoop SLS or a Hadoop Rumen job trace. */
 export async function loadWorkload(name: string, o: { seed?: number; load?: number; scale?: number }): Promise<Workload> {
   if ((WORKLOAD_NAMES as readonly string[]).includes(name)) return namedWorkload(name, o);
-  if (!/\.json$/i.test(name)) throw new MinimrError('EBADCONF', `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a .json trace/workload file`);
+  if (!/\.json$/i.test(name)) throw new MinimrError('EBADCONF', `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a .json minimr workload / Hadoop SLS / Hadoop Rumen trace file`);
   return readWorkloadFile(await readText(name, 'workload file'), name);
 }
 

@@ -52,6 +52,7 @@ export {
   type YarnMeOptions,
 } from './workloads.js';
 export { clusterFromSlsTrace, parseSlsTrace, readWorkloadFile, readWorkloadJson, workloadToJson, type SlsOptions } from './traces.js';
+export { clusterFromRumenTrace, parseRumenTrace, type RumenOptions } from './rumen.js';
 export {
   comparePolicies,
   runtimesAlone,

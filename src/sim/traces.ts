@@ -1,10 +1,11 @@
 /**
- * Workloads from files: Hadoop Scheduler Load Simulator (SLS) JSON traces, and minimr's own workload
- * JSON (a lossless round trip of the Workload type).
+ * Workloads from files: Hadoop Scheduler Load Simulator (SLS) JSON traces, Hadoop Rumen job traces
+ * (rumen.ts), and minimr's own workload JSON (a lossless round trip of the Workload type).
  */
 import { MinimrError } from '../errors.js';
 import { parsePools } from '../scheduler/index.js';
-import { isJsonObject, parseJsonStream } from './json-stream.js';
+import { describeJsonValues, isJsonObject, parseJsonStream } from './json-stream.js';
+import { rumenWorkloadFromValues } from './rumen.js';
 import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
 
 function bad(message: string, details: Record<string, string | number> = {}): never {
@@ -41,6 +42,7 @@ function isClusterSizeHeader(value: unknown): boolean {
   return isJsonObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((k) => k === 'num.nodes' || k === 'num.racks');
 }
 
+/** The workload of already split SLS job objects (readWorkloadFile has split them to detect the format). */
 function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions = {}): Workload {
   const source = options.name ?? 'SLS trace';
   const defaultMemoryMb = options.defaultMemoryMb ?? 1024;
@@ -244,9 +246,20 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
   };
 }
 
-/** Either format, told apart by content: minimr's has "format": "minimr-workload". */
+/**
+ * Any of the three formats, told apart by content: minimr's has "format": "minimr-workload", a
+ * Rumen job has "jobID" and "mapTasks", an SLS job "job.id" and other "job." fields; one missing
+ * its id is still recognised by the others, so its error is about the id.
+ */
 export function readWorkloadFile(text: string, source: string): Workload {
   const head = text.trimStart();
   if (head.startsWith('{') && /"format"\s*:\s*"minimr-workload"/.test(text.slice(0, 4096))) return readWorkloadJson(text, source);
-  return parseSlsTrace(text, { name: source });
+  const values = parseJsonStream(text, source, 'job object');
+  const first = values.find((v) => !isClusterSizeHeader(v));
+  if (isJsonObject(first) && ('jobID' in first || 'mapTasks' in first)) return rumenWorkloadFromValues(values, { name: source });
+  if (isJsonObject(first) && Object.keys(first).some((k) => k.startsWith('job.'))) return slsWorkloadFromValues(values, { name: source });
+  return bad(
+    `${source}: expected a Hadoop SLS job trace (objects with "job.id", "job.tasks"), a Hadoop Rumen job trace (objects with "jobID", "mapTasks") ` +
+      `or minimr workload JSON ("format": "minimr-workload"); found ${describeJsonValues(first === undefined ? values : [first])}`,
+  );
 }
