@@ -210,8 +210,8 @@ async function main(): Promise<void> {
       'simulate a workload on a simulated cluster under one or more policies (discrete-event, deterministic)',
       (y) =>
         y
-          .option('workload', { type: 'string', demandOption: true, describe: 'hvw|mvw|lvw|wkld-a..e|yarn-me-uniform|yarn-me-exp|improved-fair, or a .json SLS trace / workload' })
-          .option('cluster', { type: 'string', describe: 'preset (tyrex-20, improved-fair-12, fawkes-60, fawkes-48, yarn-me-50, yarn-me-100, yarn-me-3000) or a .json file; default: the workload\'s' })
+          .option('workload', { type: 'string', demandOption: true, describe: 'hvw|mvw|lvw|wkld-a..e|yarn-me-uniform|yarn-me-exp|improved-fair, or a .json minimr workload, Hadoop SLS job trace or Hadoop Rumen job trace' })
+          .option('cluster', { type: 'string', describe: 'preset (tyrex-20, improved-fair-12, fawkes-60, fawkes-48, yarn-me-50, yarn-me-100, yarn-me-3000), or a .json minimr cluster file or Hadoop SLS node file; default: the workload\'s' })
           .option('policy', { type: 'string', array: true, default: ['fifo'], describe: 'policy name; repeat to compare' })
           .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
           .option('seed', { type: 'number', default: 1 })
@@ -514,9 +514,9 @@ async function main(): Promise<void> {
           'run one workload under several policies, in the simulator and (--real) on a local cluster, and compare them',
           (yy) =>
             yy
-              .option('workload', { type: 'string', demandOption: true, describe: 'hvw | mvw | lvw | wkld-a..e | yarn-me-uniform | yarn-me-exp | improved-fair | a workload/SLS JSON file' })
+              .option('workload', { type: 'string', demandOption: true, describe: 'hvw | mvw | lvw | wkld-a..e | yarn-me-uniform | yarn-me-exp | improved-fair | a minimr workload / Hadoop SLS / Hadoop Rumen JSON file' })
               .option('policies', { type: 'string', default: 'fifo,fair', describe: 'comma-separated policy names' })
-              .option('cluster', { type: 'string', describe: "simulated cluster: a preset or a JSON file (default: the workload's)" })
+              .option('cluster', { type: 'string', describe: "simulated cluster: a preset, or a minimr cluster / Hadoop SLS node JSON file (default: the workload's)" })
               .option('policy-options', { type: 'string', describe: 'JSON object: policy name -> its options' })
               .option('real-policy-options', { type: 'string', describe: 'the same for the real run (e.g. timeouts scaled down); default --policy-options' })
               .option('seed', { type: 'number' })

@@ -38,7 +38,7 @@ interface RealScaleOptions {
 }
 
 interface BenchPoliciesOptions {
-  /** A workload name (hvw, improved-fair, ...) or a workload/SLS trace JSON file. */
+  /** A workload name (hvw, improved-fair, ...) or a minimr workload / SLS / Rumen trace JSON file. */
   readonly workload: string;
   /** Cluster preset or JSON file for the simulation; default: the workload's own. */
   readonly cluster?: string;

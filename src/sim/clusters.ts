@@ -1,8 +1,9 @@
 /**
- * Cluster shapes from the papers (metrics-and-workloads.md), as named presets, and the JSON form a
- * user can write for `minimr sim --cluster path.json`.
+ * Cluster shapes from the papers (metrics-and-workloads.md), as named presets, and the files
+ * `minimr sim --cluster path.json` reads: minimr's cluster JSON and Hadoop SLS node files.
  */
 import { MinimrError } from '../errors.js';
+import { describeJsonValues, isJsonObject, parseJsonStream } from './json-stream.js';
 import type { ClusterShape, WorkerShape } from './types.js';
 
 export interface UniformClusterOptions {
@@ -91,4 +92,85 @@ export function parseClusterJson(value: unknown, source = 'cluster'): ClusterSha
     };
   });
   return { name: typeof v.name === 'string' ? v.name : source, workers };
+}
+
+// ---- Hadoop SLS node files ---------------------------------------------------------------------
+
+export interface SlsNodesOptions {
+  readonly name?: string;
+  /** Memory of a node that names no "memory-mb"; default 10240, SLS's yarn.sls.nm.memory.mb. */
+  readonly memoryMb?: number;
+  /** Cores of a node that names no "vcores"; default 10, SLS's yarn.sls.nm.vcores. */
+  readonly vcores?: number;
+  /** SLS models no disks; default 100 MB/s, as the presets. */
+  readonly diskMBps?: number;
+}
+
+/** What a node of an SLS node file gets when it names no resources of its own. */
+export const SLS_NODE_DEFAULTS = { memoryMb: 10_240, vcores: 10, diskMBps: 100 } as const;
+
+function slsNodesFromValues(values: readonly unknown[], source: string, options: SlsNodesOptions): ClusterShape {
+  const fail = (message: string, details: Record<string, string> = {}): never => {
+    throw new MinimrError('EBADCONF', `${source}: ${message}`, details);
+  };
+  const memoryMb = options.memoryMb ?? SLS_NODE_DEFAULTS.memoryMb;
+  const vcores = options.vcores ?? SLS_NODE_DEFAULTS.vcores;
+  const diskMBps = options.diskMBps ?? SLS_NODE_DEFAULTS.diskMBps;
+  const racks = new Map<string, string>();
+  const workers: WorkerShape[] = [];
+  values.forEach((value, i) => {
+    if (!isJsonObject(value)) return fail(`entry ${i + 1} is not a rack object {"rack": ..., "nodes": [...]}`);
+    // SLS prefixes the rack with "/" to make the network location; minimr names racks without it.
+    const rack = typeof value.rack === 'string' ? value.rack.replace(/^\/+/, '') : '';
+    if (rack === '') fail(`rack ${i + 1}: field "rack" must be a non-empty rack name, got ${JSON.stringify(value.rack)}`, { field: 'rack' });
+    if (!Array.isArray(value.nodes)) fail(`rack "${rack}": field "nodes" must be an array of {"node": ...}`, { rack, field: 'nodes' });
+    (value.nodes as unknown[]).forEach((raw, k) => {
+      if (!isJsonObject(raw)) return fail(`rack "${rack}": node ${k + 1} is not an object {"node": ...}`, { rack, field: 'nodes' });
+      const id = typeof raw.node === 'string' && raw.node !== '' ? raw.node : fail(`rack "${rack}": node ${k + 1}: field "node" must be a non-empty string, got ${JSON.stringify(raw.node)}`, { rack, field: 'node' });
+      const at = `rack "${rack}": node "${id}"`;
+      const elsewhere = racks.get(id);
+      if (elsewhere !== undefined) fail(`${at} is listed twice (also in rack "${elsewhere}")`, { rack, node: id, field: 'node' });
+      racks.set(id, rack);
+      const count = (field: string, fallback: number): number => {
+        const x = raw[field] ?? fallback;
+        return Number.isInteger(x) && (x as number) >= 0 ? (x as number) : fail(`${at}: field "${field}" must be a non-negative integer, got ${JSON.stringify(raw[field])}`, { rack, node: id, field });
+      };
+      if (raw.labels !== undefined && typeof raw.labels !== 'string') fail(`${at}: field "labels" must be a string`, { rack, node: id, field: 'labels' });
+      const cores = count('vcores', vcores);
+      // YARN containers are neither map nor reduce slots: each core is offered as both, as the
+      // yarn-me presets do, and memory is what really limits them.
+      workers.push({ id, rack, mapSlots: cores, reduceSlots: cores, memoryMb: count('memory-mb', memoryMb), diskMBps });
+    });
+  });
+  if (workers.length === 0) fail('the node file lists no nodes');
+  return { name: options.name ?? source, workers };
+}
+
+/**
+ * A cluster from a Hadoop SLS node file (the `--nodes` file of slsrun.sh): JSON objects one after
+ * another, or an array of them, one per rack: {"rack": "default-rack", "nodes": [{"node": "node1"},
+ * ...]}. One worker per node, id the node's name, in the rack named without SLS's leading "/". A
+ * node may set "memory-mb" and "vcores" (SLS's per-node resources); otherwise it gets 10240 MB and
+ * 10 cores (SLS's defaults, or `options`). Each core is a map slot and a reduce slot; disk rate
+ * 100 MB/s. "labels" are accepted and ignored (minimr has no node labels).
+ */
+export function parseSlsNodes(text: string, options: SlsNodesOptions = {}): ClusterShape {
+  const source = options.name ?? 'SLS node file';
+  return slsNodesFromValues(parseJsonStream(text, source, 'rack object'), source, options);
+}
+
+/**
+ * A cluster file in either format, told apart by content: minimr's cluster JSON is one object
+ * with "workers"; an SLS node file holds objects with "rack" and "nodes".
+ */
+export function readClusterFile(text: string, source: string, slsOptions: Omit<SlsNodesOptions, 'name'> = {}): ClusterShape {
+  const values = parseJsonStream(text, source, 'JSON object');
+  const first = values[0];
+  if (values.length === 1 && isJsonObject(first) && 'workers' in first) return parseClusterJson(first, source);
+  if (isJsonObject(first) && ('rack' in first || 'nodes' in first)) return slsNodesFromValues(values, source, { ...slsOptions, name: source });
+  throw new MinimrError(
+    'EBADCONF',
+    `${source}: expected minimr cluster JSON ({"name": ..., "workers": [{"id", "rack", "mapSlots", "reduceSlots", "memoryMb", "diskMBps"}]}) ` +
+      `or a Hadoop SLS node file ({"rack": ..., "nodes": [{"node": ...}]} per rack); found ${describeJsonValues(values)}`,
+  );
 }

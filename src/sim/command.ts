@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { metricsTable } from '../metrics/index.js';
 import type { PolicyOptions } from '../scheduler/index.js';
-import { clusterPreset, clusterPresetNames, parseClusterJson } from './clusters.js';
+import { clusterPreset, clusterPresetNames, readClusterFile } from './clusters.js';
 import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
 import { readWorkloadFile } from './traces.js';
 import type { ClusterShape, Workload } from './types.js';
@@ -34,23 +34,18 @@ async function readText(path: string, what: string): Promise<string> {
   }
 }
 
+/** A named workload, or a .json file: minimr workload JSON, a Hadoop SLS or a Hadoop Rumen job trace. */
 export async function loadWorkload(name: string, o: { seed?: number; load?: number; scale?: number }): Promise<Workload> {
   if ((WORKLOAD_NAMES as readonly string[]).includes(name)) return namedWorkload(name, o);
-  if (!/\.json$/i.test(name)) throw new MinimrError('EBADCONF', `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a .json trace/workload file`);
+  if (!/\.json$/i.test(name)) throw new MinimrError('EBADCONF', `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a .json minimr workload / Hadoop SLS / Hadoop Rumen trace file`);
   return readWorkloadFile(await readText(name, 'workload file'), name);
 }
 
+/** A preset name, or a .json file: minimr's cluster JSON or a Hadoop SLS node file. */
 export async function loadCluster(name: string): Promise<ClusterShape> {
   if (clusterPresetNames().includes(name)) return clusterPreset(name);
   if (!/\.json$/i.test(name)) return clusterPreset(name);
-  const text = await readText(name, 'cluster file');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new MinimrError('EBADCONF', `cluster file ${name} is not valid JSON: ${(err as Error).message}`);
-  }
-  return parseClusterJson(value, name);
+  return readClusterFile(await readText(name, 'cluster file'), name);
 }
 
 /** Runs the simulation(s), writes the report when `out` is given, returns the result and the table. */

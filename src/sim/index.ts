@@ -16,7 +16,17 @@ export {
   type SimulationResult,
   type SimulationStats,
 } from './simulator.js';
-export { clusterPreset, clusterPresetNames, parseClusterJson, uniformCluster, type UniformClusterOptions } from './clusters.js';
+export {
+  SLS_NODE_DEFAULTS,
+  clusterPreset,
+  clusterPresetNames,
+  parseClusterJson,
+  parseSlsNodes,
+  readClusterFile,
+  uniformCluster,
+  type SlsNodesOptions,
+  type UniformClusterOptions,
+} from './clusters.js';
 export {
   BLOCK_BYTES,
   TYREX_TARGETS,
@@ -42,6 +52,7 @@ export {
   type YarnMeOptions,
 } from './workloads.js';
 export { clusterFromSlsTrace, parseSlsTrace, readWorkloadFile, readWorkloadJson, workloadToJson, type SlsOptions } from './traces.js';
+export { clusterFromRumenTrace, parseRumenTrace, type RumenOptions } from './rumen.js';
 export {
   comparePolicies,
   runtimesAlone,

@@ -1,58 +1,20 @@
 /**
- * Workloads from files: Hadoop Scheduler Load Simulator (SLS) JSON traces, and minimr's own workload
- * JSON (a lossless round trip of the Workload type).
+ * Workloads from files: Hadoop Scheduler Load Simulator (SLS) JSON traces, Hadoop Rumen job traces
+ * (rumen.ts), and minimr's own workload JSON (a lossless round trip of the Workload type).
  */
 import { MinimrError } from '../errors.js';
 import { parsePools } from '../scheduler/index.js';
+import { describeJsonValues, isJsonObject, parseJsonStream } from './json-stream.js';
+import { rumenWorkloadFromValues } from './rumen.js';
 import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
 
 function bad(message: string, details: Record<string, string | number> = {}): never {
   throw new MinimrError('EBADCONF', message, details);
 }
 
-/**
- * Splits text holding one JSON array, or JSON objects one after another (SLS writes its traces as
- * concatenated objects), into parsed values.
- */
-function parseJsonStream(text: string, source: string): unknown[] {
-  const trimmed = text.trim();
-  if (trimmed.startsWith('[')) {
-    try {
-      const v: unknown = JSON.parse(trimmed);
-      return v as unknown[];
-    } catch (err) {
-      return bad(`${source}: not valid JSON: ${(err as Error).message}`);
-    }
-  }
-  const values: unknown[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === '{') {
-      if (depth === 0) start = i;
-      depth++;
-    } else if (c === '}') {
-      depth--;
-      if (depth === 0) {
-        try {
-          values.push(JSON.parse(text.slice(start, i + 1)));
-        } catch (err) {
-          bad(`${source}: object ${values.length + 1} is not valid JSON: ${(err as Error).message}`);
-        }
-      } else if (depth < 0) bad(`${source}: unbalanced "}" at character ${i}`);
-    } else if (depth === 0 && !/\s|,/.test(c!)) bad(`${source}: unexpected "${c}" at character ${i} outside a job object`);
-  }
-  if (depth !== 0 || inString) bad(`${source}: the last job object is not closed`);
-  return values;
-}
+/** Hadoop SLS MRAMSimulator's container priorities (PRIORITY_MAP, PRIORITY_REDUCE). */
+const SLS_MAP_PRIORITY = 20;
+const SLS_REDUCE_PRIORITY = 10;
 
 export interface SlsOptions {
   /** Memory of a container that names none (SLS traces usually do not); default 1024 MB. */
@@ -63,14 +25,28 @@ export interface SlsOptions {
 /**
  * Reads an SLS trace: per job `am.type`, `job.id`, `job.start.ms`, `job.end.ms`, `job.queue.name`,
  * `job.tasks` with `container.host` ("/rack/node"), `container.start.ms`, `container.end.ms`,
- * `container.priority` (10 = map, 20 = reduce) and/or `container.type` ("map" | "reduce").
+ * `container.priority` and/or `container.type` ("map" | "reduce"). Priority 20 is a map and 10 a
+ * reduce: Hadoop's SLS MRAMSimulator asks for map containers at PRIORITY_MAP = 20 and reduce
+ * containers at PRIORITY_REDUCE = 10, and its sample traces are written that way.
  * A task's work is its recorded duration; a map's input replica is the node it ran on. Jobs are
- * renumbered job_0001.. in start order (the trace's id becomes the name).
+ * renumbered job_0001.. in start order (the trace's id becomes the name). SLS's optional leading
+ * {"num.nodes", "num.racks"} object sizes SLS's own cluster and is skipped. Any bad field is
+ * EBADCONF naming the job, the task (its position in "job.tasks", SLS tasks have no id) and the
+ * field, and nothing is returned.
  */
 export function parseSlsTrace(text: string, options: SlsOptions = {}): Workload {
+  return slsWorkloadFromValues(parseJsonStream(text, options.name ?? 'SLS trace', 'job object'), options);
+}
+
+function isClusterSizeHeader(value: unknown): boolean {
+  return isJsonObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((k) => k === 'num.nodes' || k === 'num.racks');
+}
+
+/** The workload of already split SLS job objects (readWorkloadFile has split them to detect the format). */
+function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions = {}): Workload {
   const source = options.name ?? 'SLS trace';
   const defaultMemoryMb = options.defaultMemoryMb ?? 1024;
-  const raw = parseJsonStream(text, source);
+  const raw = values.filter((v) => !isClusterSizeHeader(v));
   if (raw.length === 0) bad(`${source}: no jobs`);
   const seen = new Set<string>();
   const parsed = raw.map((value, i) => {
@@ -82,9 +58,9 @@ export function parseSlsTrace(text: string, options: SlsOptions = {}): Workload 
     seen.add(id);
     const amType = j['am.type'];
     if (amType !== undefined && amType !== 'mapreduce') bad(`${where}: field "am.type" is "${String(amType)}"; only "mapreduce" traces are supported`, { jobId: id, field: 'am.type' });
-    const num = (field: string, obj: Record<string, unknown>, at: string): number => {
+    const num = (field: string, obj: Record<string, unknown>, at: string, taskId?: string): number => {
       const v = obj[field];
-      return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : bad(`${at}: field "${field}" must be a number >= 0, got ${JSON.stringify(v)}`, { jobId: id, field });
+      return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : bad(`${at}: field "${field}" must be a number >= 0, got ${JSON.stringify(v)}`, { jobId: id, ...(taskId ? { taskId } : {}), field });
     };
     const start = num('job.start.ms', j, where);
     const end = num('job.end.ms', j, where);
@@ -95,25 +71,28 @@ export function parseSlsTrace(text: string, options: SlsOptions = {}): Workload 
     const maps: TaskSpec[] = [];
     const reduces: TaskSpec[] = [];
     (j['job.tasks'] as unknown[]).forEach((t, k) => {
-      const at = `${where}: task ${k + 1}`;
-      if (typeof t !== 'object' || t === null) bad(`${at} is not an object`, { jobId: id, field: 'job.tasks' });
+      const taskId = `task ${k + 1}`;
+      const at = `${where}: ${taskId}`;
+      if (typeof t !== 'object' || t === null) bad(`${at} is not an object`, { jobId: id, taskId, field: 'job.tasks' });
       const task = t as Record<string, unknown>;
       const host = task['container.host'];
-      if (typeof host !== 'string' || !/^\/[^/]+\/[^/]+$/.test(host)) bad(`${at}: field "container.host" must look like "/rack/node", got ${JSON.stringify(host)}`, { jobId: id, field: 'container.host' });
-      const s = num('container.start.ms', task, at);
-      const e = num('container.end.ms', task, at);
-      if (e < s) bad(`${at}: field "container.end.ms" (${e}) is before "container.start.ms" (${s})`, { jobId: id, field: 'container.end.ms' });
+      if (typeof host !== 'string' || !/^\/[^/]+\/[^/]+$/.test(host)) bad(`${at}: field "container.host" must look like "/rack/node", got ${JSON.stringify(host)}`, { jobId: id, taskId, field: 'container.host' });
+      const s = num('container.start.ms', task, at, taskId);
+      const e = num('container.end.ms', task, at, taskId);
+      if (e < s) bad(`${at}: field "container.end.ms" (${e}) is before "container.start.ms" (${s})`, { jobId: id, taskId, field: 'container.end.ms' });
       const priority = task['container.priority'];
       const type = task['container.type'];
-      if (priority !== undefined && priority !== 10 && priority !== 20) bad(`${at}: field "container.priority" must be 10 (map) or 20 (reduce), got ${JSON.stringify(priority)}`, { jobId: id, field: 'container.priority' });
-      if (type !== undefined && type !== 'map' && type !== 'reduce') bad(`${at}: field "container.type" must be "map" or "reduce", got ${JSON.stringify(type)}`, { jobId: id, field: 'container.type' });
-      if (priority === undefined && type === undefined) bad(`${at}: needs "container.priority" or "container.type"`, { jobId: id, field: 'container.type' });
-      const kind = type ?? (priority === 10 ? 'map' : 'reduce');
-      if (priority !== undefined && type !== undefined && (priority === 10) !== (type === 'map')) {
-        bad(`${at}: "container.priority" ${String(priority)} contradicts "container.type" "${String(type)}"`, { jobId: id, field: 'container.priority' });
+      if (priority !== undefined && priority !== SLS_MAP_PRIORITY && priority !== SLS_REDUCE_PRIORITY) {
+        bad(`${at}: field "container.priority" must be ${SLS_MAP_PRIORITY} (map) or ${SLS_REDUCE_PRIORITY} (reduce), got ${JSON.stringify(priority)}`, { jobId: id, taskId, field: 'container.priority' });
+      }
+      if (type !== undefined && type !== 'map' && type !== 'reduce') bad(`${at}: field "container.type" must be "map" or "reduce", got ${JSON.stringify(type)}`, { jobId: id, taskId, field: 'container.type' });
+      if (priority === undefined && type === undefined) bad(`${at}: needs "container.priority" or "container.type"`, { jobId: id, taskId, field: 'container.type' });
+      const kind = type ?? (priority === SLS_MAP_PRIORITY ? 'map' : 'reduce');
+      if (priority !== undefined && type !== undefined && (priority === SLS_MAP_PRIORITY) !== (type === 'map')) {
+        bad(`${at}: "container.priority" ${String(priority)} contradicts "container.type" "${String(type)}"`, { jobId: id, taskId, field: 'container.priority' });
       }
       const memory = task['container.memory'] ?? defaultMemoryMb;
-      if (typeof memory !== 'number' || !(memory > 0)) bad(`${at}: field "container.memory" must be a positive number of MB`, { jobId: id, field: 'container.memory' });
+      if (typeof memory !== 'number' || !(memory > 0)) bad(`${at}: field "container.memory" must be a positive number of MB, got ${JSON.stringify(task['container.memory'])}`, { jobId: id, taskId, field: 'container.memory' });
       const node = (host as string).split('/')[2]!;
       const spec: TaskSpec = { workMs: e - s, memoryMb: memory as number, ...(kind === 'map' ? { replicas: [node], inputBytes: 0 } : { inputBytes: 0 }) };
       (kind === 'map' ? maps : reduces).push(spec);
@@ -267,9 +246,20 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
   };
 }
 
-/** Either format, told apart by content: minimr's has "format": "minimr-workload". */
+/**
+ * Any of the three formats, told apart by content: minimr's has "format": "minimr-workload", a
+ * Rumen job has "jobID" and "mapTasks", an SLS job "job.id" and other "job." fields; one missing
+ * its id is still recognised by the others, so its error is about the id.
+ */
 export function readWorkloadFile(text: string, source: string): Workload {
   const head = text.trimStart();
   if (head.startsWith('{') && /"format"\s*:\s*"minimr-workload"/.test(text.slice(0, 4096))) return readWorkloadJson(text, source);
-  return parseSlsTrace(text, { name: source });
+  const values = parseJsonStream(text, source, 'job object');
+  const first = values.find((v) => !isClusterSizeHeader(v));
+  if (isJsonObject(first) && ('jobID' in first || 'mapTasks' in first)) return rumenWorkloadFromValues(values, { name: source });
+  if (isJsonObject(first) && Object.keys(first).some((k) => k.startsWith('job.'))) return slsWorkloadFromValues(values, { name: source });
+  return bad(
+    `${source}: expected a Hadoop SLS job trace (objects with "job.id", "job.tasks"), a Hadoop Rumen job trace (objects with "jobID", "mapTasks") ` +
+      `or minimr workload JSON ("format": "minimr-workload"); found ${describeJsonValues(first === undefined ? values : [first])}`,
+  );
 }
