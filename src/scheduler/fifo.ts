@@ -4,6 +4,7 @@
  * rack-local, then anywhere. There is no delay scheduling: a slot is never left idle to wait for a
  * better-placed task (that is what FAIR adds).
  */
+import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { localityOf, Rank, rankOf, visitingOrder, type Room } from './rooms.js';
 import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView } from './types.js';
 
@@ -56,23 +57,15 @@ export class FifoPolicy implements Policy {
       return best;
     };
 
+    const picker = new BestPlacedPicker(launched);
     /** The earliest job's best-placed task of `kind` that fits `room`, or undefined. */
     const pick = (kind: TaskKind, room: Room): { job: JobView; task: TaskView } | undefined => {
       for (const job of snapshot.jobs) {
-        let best: TaskView | undefined;
-        let bestRank = Rank.OffRack + 1;
-        for (const task of job.pendingTasks) {
-          if (task.kind !== kind || launched.has(task.id) || !fits(room, task)) continue;
-          const r = rankOf(task, room.worker);
-          // Strictly better only: among equals the lowest task index (pendingTasks order) wins.
-          if (r < bestRank) {
-            best = task;
-            bestRank = r;
-            if (r === Rank.Node) break;
-          }
-        }
+        if (minPendingMemoryMb(job.pendingTasks, kind) > room.memoryMb) continue;
+        // Among equally placed tasks the lowest task index (pendingTasks order) wins.
+        const task = picker.pick(job.pendingTasks, kind, room.worker, (t) => fits(room, t));
         // Strict job order: a later job is looked at only when this one has nothing that fits here.
-        if (best) return { job, task: best };
+        if (task) return { job, task };
       }
       return undefined;
     };

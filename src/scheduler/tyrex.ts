@@ -24,7 +24,8 @@
  * its original submission order instead, for comparison.
  */
 import { MinimrError } from '../errors.js';
-import { byCodeUnit, localityOf, Rank, rankOf, visitingOrder, type Room } from './rooms.js';
+import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
+import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
 import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
 
 export interface TyrexOptions {
@@ -274,21 +275,15 @@ export class TyrexPolicy implements Policy {
     const rooms = visitingOrder(snapshot).filter((r) => r.mapSlots > 0 || r.reduceSlots > 0);
     const launched = new Set<string>();
 
+    // Placement rank as FIFO's, except that a worker the task already failed on comes last (it
+    // still runs there if nothing else can, so a one-worker cluster is not stuck).
+    const picker = new BestPlacedPicker(launched, (task, worker) => task.failedOnWorkers.includes(worker.id));
     /** The first job of partition k's queue with a task that fits `room`, and its best-placed task there. */
     const pick = (k: number, kind: TaskKind, room: Room): { job: JobView; task: TaskView } | undefined => {
       for (const job of queues[k]!) {
-        let best: TaskView | undefined;
-        let bestRank = Number.POSITIVE_INFINITY;
-        for (const task of job.pendingTasks) {
-          if (task.kind !== kind || launched.has(task.id) || room.memoryMb < task.memoryMb) continue;
-          const r = tyrexRank(task, room.worker);
-          if (r < bestRank) {
-            best = task;
-            bestRank = r;
-            if (r === 0) break;
-          }
-        }
-        if (best) return { job, task: best };
+        if (minPendingMemoryMb(job.pendingTasks, kind) > room.memoryMb) continue;
+        const task = picker.pick(job.pendingTasks, kind, room.worker, (t) => room.memoryMb >= t.memoryMb);
+        if (task) return { job, task };
       }
       return undefined;
     };
@@ -335,13 +330,6 @@ export class TyrexPolicy implements Policy {
   }
 }
 
-/**
- * Placement rank as FIFO's, except that a worker the task already failed on comes last (it still
- * runs there if nothing else can, so a one-worker cluster is not stuck).
- */
-function tyrexRank(task: TaskView, worker: WorkerView): number {
-  return task.failedOnWorkers.includes(worker.id) ? Rank.OffRack + 1 : rankOf(task, worker);
-}
 
 /** Builds a Tyrex policy from `createPolicy` options, rejecting unknown keys. */
 export function createTyrexPolicy(options: Readonly<Record<string, unknown>>, mode?: 'static' | 'dynamic'): TyrexPolicy {
