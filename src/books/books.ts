@@ -340,7 +340,8 @@ export class Books<D extends EngineData = EngineData> {
 
   private newTask(job: JobRecord<D>, kind: TaskKind, index: number, plan: TaskPlan<D>): TaskRecord<D> {
     const id = this.taskIdOf(job.id, kind, index);
-    const preferred = this.fz([...plan.preferredWorkers]);
+    // Never mutated, only replaced: the plan's array serves unless it must be frozen.
+    const preferred = this.freeze ? Object.freeze([...plan.preferredWorkers]) : plan.preferredWorkers;
     let racks = plan.preferredRacks;
     if (racks === undefined) {
       const derived: string[] = [];
@@ -359,7 +360,7 @@ export class Books<D extends EngineData = EngineData> {
       memoryMb: plan.memoryMb,
       inputBytes: plan.inputBytes,
       preferredWorkers: preferred,
-      preferredRacks: this.fz([...racks]),
+      preferredRacks: this.freeze ? Object.freeze([...racks]) : racks,
       failedOnWorkers: this.fz([]),
       unplacedReplicas: placement && kind === 'map' && preferred.length > 0 ? Math.max(0, placement.replication - preferred.length) : 0,
       copiesInFlight: new Set(),

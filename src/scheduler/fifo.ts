@@ -20,7 +20,8 @@ export class FifoPolicy implements Policy {
   readonly name = 'fifo';
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
-    const rooms = visitingOrder(snapshot);
+    // A worker with no free slot can take nothing, not even a task sent away from elsewhere.
+    const rooms = visitingOrder(snapshot, { freeOnly: true });
     const launched = new Set<string>();
     const decisions: Decision[] = [];
 
@@ -58,15 +59,23 @@ export class FifoPolicy implements Policy {
     };
 
     const picker = new BestPlacedPicker(launched);
+    // Launches only take candidates away, so once no task of a kind fits some free memory, none
+    // fits that much or less for the rest of this call: later rooms need not look.
+    const nothingFitsUpTo: Record<TaskKind, number> = { map: -1, reduce: -1 };
+    // The jobs with a pending task of each kind, in job order: most jobs have none of one kind.
+    const withPending = (kind: TaskKind) => snapshot.jobs.filter((j) => minPendingMemoryMb(j.pendingTasks, kind) < Number.POSITIVE_INFINITY);
+    const candidates: Partial<Record<TaskKind, readonly JobView[]>> = {};
     /** The earliest job's best-placed task of `kind` that fits `room`, or undefined. */
     const pick = (kind: TaskKind, room: Room): { job: JobView; task: TaskView } | undefined => {
-      for (const job of snapshot.jobs) {
+      if (room.memoryMb <= nothingFitsUpTo[kind]) return undefined;
+      for (const job of (candidates[kind] ??= withPending(kind))) {
         if (minPendingMemoryMb(job.pendingTasks, kind) > room.memoryMb) continue;
         // Among equally placed tasks the lowest task index (pendingTasks order) wins.
         const task = picker.pick(job.pendingTasks, kind, room.worker, (t) => fits(room, t));
         // Strict job order: a later job is looked at only when this one has nothing that fits here.
         if (task) return { job, task };
       }
+      nothingFitsUpTo[kind] = Math.max(nothingFitsUpTo[kind], room.memoryMb);
       return undefined;
     };
 

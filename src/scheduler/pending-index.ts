@@ -14,6 +14,8 @@ const NONE: readonly TaskView[] = [];
 
 /** Lists this short are scanned: building their index would cost more than it saves. */
 const SCAN_UP_TO = 32;
+/** Tasks looked at for a node-local one before the index is used. */
+const PROBE = 64;
 
 interface KindIndex {
   readonly all: TaskView[];
@@ -48,13 +50,18 @@ function push(map: Map<string, TaskView[]>, key: string, task: TaskView): void {
   else map.set(key, [task]);
 }
 
-/** The least memory a pending task of `kind` asks for (infinite when none), indexed or scanned. */
+/** The least memory a pending task of `kind` asks for (infinite when none), once per list. */
 export function minPendingMemoryMb(tasks: readonly TaskView[], kind: TaskKind): number {
-  if (tasks.length > SCAN_UP_TO) return pendingIndex(tasks).minMemoryMb(kind);
-  let min = Number.POSITIVE_INFINITY;
-  for (const t of tasks) if (t.kind === kind && t.memoryMb < min) min = t.memoryMb;
-  return min;
+  let mins = minMemo.get(tasks);
+  if (!mins) {
+    mins = { map: Number.POSITIVE_INFINITY, reduce: Number.POSITIVE_INFINITY };
+    for (const t of tasks) if (t.memoryMb < mins[t.kind]) mins[t.kind] = t.memoryMb;
+    minMemo.set(tasks, mins);
+  }
+  return mins[kind];
 }
+
+const minMemo = new WeakMap<readonly TaskView[], { map: number; reduce: number }>();
 
 export function pendingIndex(tasks: readonly TaskView[]): PendingIndex {
   const known = memo.get(tasks);
@@ -96,6 +103,10 @@ export class BestPlacedPicker {
 
   pick(tasks: readonly TaskView[], kind: TaskKind, worker: WorkerView, fits: (task: TaskView) => boolean): TaskView | undefined {
     if (tasks.length <= SCAN_UP_TO) return this.scan(tasks, kind, worker, fits);
+    // On a small cluster the first node-local task is usually a few tasks in: look there before
+    // building (or fetching) the index, which pays off where a worker holds few of the inputs.
+    const local = this.first(tasks, (t) => t.kind === kind && t.preferredWorkers.includes(worker.id) && fits(t) && !(this.demote?.(t, worker) ?? false), PROBE);
+    if (local) return local;
     const index = pendingIndex(tasks);
     const all = index.all(kind);
     if (all.length === 0) return undefined;
@@ -125,11 +136,13 @@ export class BestPlacedPicker {
     return best;
   }
 
-  private first(list: readonly TaskView[], ok: (task: TaskView) => boolean): TaskView | undefined {
+  /** The first task of `list` not launched that is `ok`, looking at `limit` tasks at most. */
+  private first(list: readonly TaskView[], ok: (task: TaskView) => boolean, limit = Number.POSITIVE_INFINITY): TaskView | undefined {
     let start = this.skip.get(list) ?? 0;
     while (start < list.length && this.launched.has(list[start]!.id)) start++;
     if (start > 0) this.skip.set(list, start);
-    for (let i = start; i < list.length; i++) {
+    const end = Math.min(list.length, start + limit);
+    for (let i = start; i < end; i++) {
       const t = list[i]!;
       if (!this.launched.has(t.id) && ok(t)) return t;
     }

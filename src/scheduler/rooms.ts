@@ -40,17 +40,17 @@ export function byCodeUnit(a: string, b: string): number {
 
 /**
  * The workers' free room in the order policies offer it: the trigger's worker first (it is the
- * one that just reported free capacity), then by id.
+ * one that just reported free capacity), then by id. With `freeOnly`, workers without a free slot
+ * are left out (on a busy 3000-worker cluster, most of them).
  */
-export function visitingOrder(snapshot: ClusterSnapshot): Room[] {
-  const rooms = snapshot.workers.map(
-    (worker): Room => ({
-      worker,
-      mapSlots: Math.max(0, worker.freeMapSlots),
-      reduceSlots: Math.max(0, worker.freeReduceSlots),
-      memoryMb: Math.max(0, worker.freeMemoryMb),
-    }),
-  );
+export function visitingOrder(snapshot: ClusterSnapshot, options: { freeOnly?: boolean } = {}): Room[] {
+  const rooms: Room[] = [];
+  for (const worker of snapshot.workers) {
+    const mapSlots = Math.max(0, worker.freeMapSlots);
+    const reduceSlots = Math.max(0, worker.freeReduceSlots);
+    if (options.freeOnly && mapSlots === 0 && reduceSlots === 0) continue;
+    rooms.push({ worker, mapSlots, reduceSlots, memoryMb: Math.max(0, worker.freeMemoryMb) });
+  }
   rooms.sort((a, b) => byCodeUnit(a.worker.id, b.worker.id));
   const t = snapshot.trigger;
   if (t.kind === 'heartbeat' || t.kind === 'worker-joined') {

@@ -272,7 +272,7 @@ export class TyrexPolicy implements Policy {
       q.sort((a, b) => this.entries.get(a.id)!.queueKey - this.entries.get(b.id)!.queueKey || a.submitTime - b.submitTime || byCodeUnit(a.id, b.id));
     }
 
-    const rooms = visitingOrder(snapshot).filter((r) => r.mapSlots > 0 || r.reduceSlots > 0);
+    const rooms = visitingOrder(snapshot, { freeOnly: true });
     const launched = new Set<string>();
 
     // Placement rank as FIFO's, except that a worker the task already failed on comes last (it
