@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
+import { MinimrError } from '../../src/errors.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
-import { ProcessorSharing, clusterPreset, simulate, tyrexWorkload, type ClusterShape, type JobSpec, type SimulationOptions, type WorkerShape } from '../../src/sim/index.js';
+import { ProcessorSharing, clusterPreset, parseClusterJson, readClusterFile, simulate, tyrexWorkload, type ClusterShape, type JobSpec, type SimulationOptions, type WorkerShape } from '../../src/sim/index.js';
 import { MiB, job, task, worker } from './helpers.js';
 
 /** Map-only workers w1..wn, all on host "h" with `cores` cores. */
@@ -212,5 +213,42 @@ describe('without CPU sharing nothing changes', () => {
     const mean = (r: ReturnType<typeof simulate>) => r.run.jobs.reduce((s, j) => s + (j.finishMs! - j.submitMs), 0) / r.run.jobs.length;
     assert.ok(shared.run.jobs.every((j) => j.state === 'succeeded'));
     assert.ok(mean(shared) > mean(without) * 1.5, `${mean(shared)} vs ${mean(without)}`);
+  });
+});
+
+describe('cluster JSON: hosts', () => {
+  const workers = [
+    { id: 'w1', rack: 'r1', host: 'box', mapSlots: 6, reduceSlots: 2, memoryMb: 4096, diskMBps: 100 },
+    { id: 'w2', rack: 'r1', host: 'box', mapSlots: 6, reduceSlots: 2, memoryMb: 4096, diskMBps: 100 },
+    { id: 'w3', rack: 'r1', mapSlots: 6, reduceSlots: 2, memoryMb: 4096, diskMBps: 100 },
+  ];
+
+  test('hosts by a worker\'s host or its id, cores may be fractional; absent: no hosts field', () => {
+    const shape = parseClusterJson({ name: 'local', workers, hosts: { box: { cores: 2 }, w3: { cores: 1.5 } } });
+    assert.deepEqual(shape.hosts, { box: { cores: 2 }, w3: { cores: 1.5 } });
+    assert.equal('hosts' in parseClusterJson({ name: 'local', workers }), false);
+    assert.deepEqual(readClusterFile(JSON.stringify({ workers, hosts: { box: { cores: 2 } } }), 'c.json').hosts, { box: { cores: 2 } });
+  });
+
+  const rejects = (value: unknown, field: string, message: RegExp) =>
+    assert.throws(
+      () => parseClusterJson(value, 'c.json'),
+      (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.details?.field === field && message.test(err.message),
+    );
+
+  test('bad hosts are EBADCONF naming the field', () => {
+    rejects({ workers, hosts: [] }, 'hosts', /^c\.json: "hosts" must be an object/);
+    rejects({ workers, hosts: { box: 2 } }, 'cores', /"hosts": "box": "cores" must be a positive number, got undefined/);
+    rejects({ workers, hosts: { box: { cores: 0 } } }, 'cores', /"cores" must be a positive number, got 0/);
+    rejects({ workers, hosts: { box: { cores: '2' } } }, 'cores', /"cores" must be a positive number, got "2"/);
+    rejects({ workers, hosts: { bx: { cores: 2 } } }, 'hosts', /"hosts": "bx" is the host of no worker/);
+    rejects({ workers: [{ ...workers[0], host: '' }] }, 'host', /worker "w1": "host" must be a non-empty string/);
+  });
+
+  test('the simulator checks hosts of a shape built in code too', () => {
+    const shape = { name: 'c', workers: [worker('w1', 'r1')], hosts: { w2: { cores: 1 } } };
+    assert.throws(() => run([job('job_0001', 0, [task(1_000)])], shape), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /hosts: "w2" is the host of no worker/.test(err.message));
+    const zero = { name: 'c', workers: [worker('w1', 'r1')], hosts: { w1: { cores: 0 } } };
+    assert.throws(() => run([job('job_0001', 0, [task(1_000)])], zero), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /cores must be a positive number/.test(err.message));
   });
 });
