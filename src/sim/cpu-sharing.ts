@@ -157,3 +157,26 @@ function virtualAt(history: readonly Breakpoint[], atMs: number): number {
   const b = history[i]!;
   return b.virtualMs + (atMs - b.atMs) * b.rate;
 }
+
+/**
+ * The inverse of processor sharing, for calibrating a model from a measured run: the work each of
+ * a set of runs on one host did, given they shared `cores` cores, is the integral over its run of
+ * min(1, cores / n(t)), n(t) the runs in progress at t. Measured task times on a crowded host are
+ * stretched by sharing; this is what each task would take on a core of its own, were the model right.
+ */
+export function workUnderSharingMs(runs: ReadonlyArray<{ readonly startMs: number; readonly endMs: number }>, cores: number): number[] {
+  if (!(cores > 0)) throw new MinimrError('EBADCONF', `cores must be a positive number, got ${cores}`, { field: 'cores' });
+  const work = runs.map(() => 0);
+  const times = [...new Set(runs.flatMap((r) => [r.startMs, r.endMs]))].sort((a, b) => a - b);
+  for (let k = 0; k + 1 < times.length; k++) {
+    const from = times[k]!;
+    const to = times[k + 1]!;
+    const inProgress: number[] = [];
+    runs.forEach((r, i) => {
+      if (r.startMs <= from && r.endMs >= to) inProgress.push(i);
+    });
+    const rate = Math.min(1, cores / Math.max(1, inProgress.length));
+    for (const i of inProgress) work[i]! += (to - from) * rate;
+  }
+  return work;
+}

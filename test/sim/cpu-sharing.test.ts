@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 
 import { MinimrError } from '../../src/errors.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
-import { ProcessorSharing, clusterPreset, parseClusterJson, readClusterFile, simulate, tyrexWorkload, type ClusterShape, type JobSpec, type SimulationOptions, type WorkerShape } from '../../src/sim/index.js';
+import { ProcessorSharing, clusterPreset, parseClusterJson, readClusterFile, simulate, tyrexWorkload, workUnderSharingMs, type ClusterShape, type JobSpec, type SimulationOptions, type WorkerShape } from '../../src/sim/index.js';
 import { MiB, job, task, worker } from './helpers.js';
 
 /** Map-only workers w1..wn, all on host "h" with `cores` cores. */
@@ -87,6 +87,18 @@ describe('processor sharing arithmetic', () => {
     assert.deepEqual(ps.stop('nobody', 8_000), []);
     assert.equal(ps.shares('g'), true);
     assert.equal(ps.shares('elsewhere'), false);
+  });
+});
+
+describe('work under sharing, from measured runs', () => {
+  test('undoes the stretch the model puts on runs: 10 s and 20 s of work on 1 core measured as 0-20 s and 0-30 s', () => {
+    assert.deepEqual(workUnderSharingMs([{ startMs: 0, endMs: 20_000 }, { startMs: 0, endMs: 30_000 }], 1), [10_000, 20_000]);
+  });
+
+  test('3 runs on 2 cores, one starting late; runs with a core each are not shrunk', () => {
+    // 0-4 s: a and b on 2 cores (full speed); 4-10 s: a, b, c at 2/3; 10-12 s: c alone.
+    assert.deepEqual(workUnderSharingMs([{ startMs: 0, endMs: 10_000 }, { startMs: 0, endMs: 10_000 }, { startMs: 4_000, endMs: 12_000 }], 2), [8_000, 8_000, 6_000]);
+    assert.deepEqual(workUnderSharingMs([{ startMs: 0, endMs: 5_000 }, { startMs: 1_000, endMs: 3_000 }], 4), [5_000, 2_000]);
   });
 });
 
