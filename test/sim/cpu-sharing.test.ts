@@ -90,6 +90,23 @@ describe('processor sharing arithmetic', () => {
   });
 });
 
+describe('processor sharing history', () => {
+  test('old rates are dropped, work done within the heartbeat window stays exact', () => {
+    const ps = new ProcessorSharing<string>(new Map([['h', 1]]), 1_000);
+    ps.start('long', 'h', 100_000, 0);
+    // Runs come and go every second: 'long' alternates between full and half speed.
+    for (let t = 1_000; t <= 20_000; t += 2_000) {
+      ps.start(`s${t}`, 'h', 100_000, t);
+      ps.stop(`s${t}`, t + 1_000);
+    }
+    // 0-1 s full, then ten rounds of 1 s at half and 1 s full; the last half second is 19-20 s.
+    assert.equal(ps.workDoneMs('long', 21_000), 1_000 + 10 * 1_500);
+    assert.equal(ps.workDoneMs('long', 19_500), 1_000 + 9 * 1_500 + 250);
+    assert.equal(ps.workDoneMs('long', 20_500), 1_000 + 9 * 1_500 + 500 + 500);
+    assert.equal(ps.workDoneMs('long', 22_000), 1_000 + 10 * 1_500 + 1_000);
+  });
+});
+
 describe('work under sharing, from measured runs', () => {
   test('undoes the stretch the model puts on runs: 10 s and 20 s of work on 1 core measured as 0-20 s and 0-30 s', () => {
     assert.deepEqual(workUnderSharingMs([{ startMs: 0, endMs: 20_000 }, { startMs: 0, endMs: 30_000 }], 1), [10_000, 20_000]);
