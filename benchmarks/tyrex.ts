@@ -14,7 +14,8 @@
  *    maps scaled by the ratio of map slots, arrivals by `--time-scale`, under FIFO, FAIR and
  *    DYNAMICTAGS; each job's runtime alone measured on the same cluster. The simulator's prediction
  *    for that same scaled workload (task durations calibrated from the real FIFO run, per app and
- *    kind) is printed beside it, with the difference.
+ *    kind; from the alone runs; and from the alone runs with CPU sharing, every worker on one host
+ *    with this machine's cores) is printed beside it, with the difference.
  *
  * Run: npm run bench:tyrex [-- --no-real | --no-sim --real-jobs 30 --time-scale 0.03 --bytes-per-map 1m]
  * Writes bench-results/tyrex/{tyrex.json,tyrex.md,cdf-*.svg}.
@@ -27,7 +28,7 @@ import yargs from 'yargs';
 import { realCluster, runWorkloadOnCluster, scaleWorkload } from '../src/experiments/index.js';
 import { computeMetrics, meanAttemptMs, responseBreakdown, slowdownCdfSvg, type AttemptRunRecord, type PolicyMetrics, type ResponseBreakdown, type RunRecord } from '../src/metrics/index.js';
 import { createPolicy } from '../src/scheduler/index.js';
-import { clusterPreset, comparePolicies, tyrexWorkload, type JobSpec, type PolicyFactory, type TaskSpec, type Workload } from '../src/sim/index.js';
+import { clusterPreset, comparePolicies, tyrexWorkload, workUnderSharingMs, type ClusterShape, type JobSpec, type PolicyFactory, type TaskSpec, type Workload } from '../src/sim/index.js';
 import { parseSize } from '../src/util/index.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -149,6 +150,23 @@ function calibrated(workload: Workload, run: RunRecord): Workload {
   });
   return { name: `${workload.name}-calibrated`, jobs, ...(workload.pools ? { pools: workload.pools } : {}) };
 }
+
+/**
+ * The attempts with each one's time cut to the work it did on the shared cores: the attempts of
+ * one job's alone run overlap on this machine's cores, and the CPU-sharing prediction adds that
+ * sharing back itself. Each job's alone run had the cluster to itself, so jobs are taken apart.
+ */
+function unshared(attempts: readonly AttemptRunRecord[], cores: number): AttemptRunRecord[] {
+  const byJob = new Map<string, AttemptRunRecord[]>();
+  for (const a of attempts) byJob.set(a.jobId, [...(byJob.get(a.jobId) ?? []), a]);
+  return [...byJob.values()].flatMap((runs) => {
+    const work = workUnderSharingMs(runs, cores);
+    return runs.map((a, i) => ({ ...a, endMs: a.startMs + work[i]! }));
+  });
+}
+
+/** Relative error of a prediction, signed: +0.1 predicts 10% more than was measured. */
+const errorOf = (predicted: number, real: number) => (predicted - real) / real;
 
 async function main(): Promise<void> {
   await mkdir(OUT, { recursive: true });
@@ -294,20 +312,35 @@ async function main(): Promise<void> {
       }
     }
     md.push(table(realRows), '');
-    // The simulator's prediction for the same scaled jobs on the same small cluster, twice: task
-    // times from the real FIFO run (stretched by its contention: many slots share two cores) and
-    // from the alone runs (unstretched). The simulator has no model of tasks slowing each other;
-    // the two bound what task stretch alone can explain, and where the real run falls outside both,
-    // the breakdown below shows which segment (queueing, a phase, the tail) differs.
+    // The simulator's prediction for the same scaled jobs on the same small cluster, three times:
+    // task times from the real FIFO run (stretched by its contention: many slots share few cores)
+    // and from the alone runs (less stretched), both with every task at full speed: the two bound
+    // what a fixed task stretch can explain. Then with CPU sharing: every worker of the real
+    // cluster is a process on this machine, so all share its cores, and each task's work is its
+    // alone-run time with that run's own sharing taken out. Where a prediction is off, the
+    // breakdown below shows which segment (queueing, a phase, the tail) differs.
     const aloneAttempts = aloneAttemptsOf ?? [];
+    const cores = os.cpus().length;
+    const sharedReal: ClusterShape = {
+      ...real,
+      name: `${real.name}-sharing-${cores}-cores`,
+      workers: real.workers.map((w) => ({ ...w, host: 'localhost' })),
+      hosts: { localhost: { cores } },
+    };
     const models = [
-      { label: 'contended', what: 'task times from the real FIFO run', workload: calibrated(scaled.workload, fifoRun!) },
-      { label: 'uncontended', what: 'task times from the alone runs', workload: calibrated(scaled.workload, { ...fifoRun!, attempts: aloneAttempts }) },
+      { label: 'contended', what: 'task times from the real FIFO run', workload: calibrated(scaled.workload, fifoRun!), cluster: real },
+      { label: 'uncontended', what: 'task times from the alone runs', workload: calibrated(scaled.workload, { ...fifoRun!, attempts: aloneAttempts }), cluster: real },
+      {
+        label: 'cpu-sharing',
+        what: `task work from the alone runs without their own sharing; all ${real.workers.length} workers share ${cores} cores`,
+        workload: calibrated(scaled.workload, { ...fifoRun!, attempts: unshared(aloneAttempts, cores) }),
+        cluster: sharedReal,
+      },
     ];
     const predictions = models.map((m) => {
       const result = comparePolicies({
         workload: m.workload,
-        cluster: real,
+        cluster: m.cluster,
         policies: ['fifo', fair, { name: 'tyrex-dynamic', create: () => createPolicy('tyrex-dynamic', { capacities: C1 }) }],
         heartbeatMs: 500,
         keepRuns: true,
@@ -316,7 +349,10 @@ async function main(): Promise<void> {
       return { ...m, result, rows: result.policies.map((p) => rowOf(p.policy, p.metrics)) };
     });
     for (const p of predictions) md.push(`The simulator's prediction, ${p.label} (${p.what}, per app and kind):`, '', table(p.rows), '');
-    md.push('| policy | median real / predicted, contended | p95 real / predicted, contended | median real / predicted, uncontended | p95 real / predicted, uncontended |', '|---|---:|---:|---:|---:|');
+    md.push(
+      `| policy | ${predictions.map((p) => `median real / predicted, ${p.label} | p95 real / predicted, ${p.label}`).join(' | ')} |`,
+      `|---|${predictions.map(() => '---:|---:|').join('')}`,
+    );
     for (const r of realRows) {
       const ratios = predictions.map((p) => {
         const s = p.rows.find((x) => x.policy === r.policy)!;
@@ -325,6 +361,39 @@ async function main(): Promise<void> {
       md.push(`| ${r.policy} | ${ratios.join(' | ')} |`);
     }
     md.push('');
+    // Issue 13's target for the CPU-sharing prediction: every policy's mean response time within
+    // 20% of the real one, its p95 slowdown within 50%.
+    const accuracy = realRows.map((r) => {
+      const predicted = Object.fromEntries(
+        predictions.map((p) => {
+          const s = p.rows.find((x) => x.policy === r.policy)!;
+          return [p.label, { meanResponseMs: s.metrics.avgJctMs, p95Slowdown: s.p95, meanResponseError: errorOf(s.metrics.avgJctMs, r.metrics.avgJctMs), p95SlowdownError: errorOf(s.p95, r.p95) }];
+        }),
+      );
+      const sharing = predicted['cpu-sharing']!;
+      const met = Math.abs(sharing.meanResponseError) <= 0.2 && Math.abs(sharing.p95SlowdownError) <= 0.5;
+      return { policy: r.policy, real: { meanResponseMs: r.metrics.avgJctMs, p95Slowdown: r.p95 }, predicted, cpuSharingTargetMet: met };
+    });
+    const pct = (e: number) => `${e >= 0 ? '+' : ''}${(100 * e).toFixed(0)}%`;
+    md.push(
+      'Mean response time (s) and p95 slowdown, real and predicted with and without CPU sharing (error against real in brackets):',
+      '',
+      `| policy | mean response, real | ${predictions.map((p) => `predicted, ${p.label}`).join(' | ')} | p95 slowdown, real | ${predictions.map((p) => `predicted, ${p.label}`).join(' | ')} |`,
+      `|---|---:|${predictions.map(() => '---:|').join('')}---:|${predictions.map(() => '---:|').join('')}`,
+      ...accuracy.map((a) => {
+        const cells = (field: 'meanResponseMs' | 'p95Slowdown', error: 'meanResponseError' | 'p95SlowdownError', show: (v: number) => string) =>
+          predictions.map((p) => `${show(a.predicted[p.label]![field])} (${pct(a.predicted[p.label]![error])})`).join(' | ');
+        const secs = (ms: number) => (ms / 1000).toFixed(2);
+        const two = (v: number) => v.toFixed(2);
+        return `| ${a.policy} | ${secs(a.real.meanResponseMs)} | ${cells('meanResponseMs', 'meanResponseError', secs)} | ${two(a.real.p95Slowdown)} | ${cells('p95Slowdown', 'p95SlowdownError', two)} |`;
+      }),
+      '',
+      ...accuracy.map((a) => {
+        const s = a.predicted['cpu-sharing']!;
+        return `- ${a.cpuSharingTargetMet ? 'PASS' : 'FAIL'} ${a.policy} with CPU sharing: mean response ${pct(s.meanResponseError)} (within 20%), p95 slowdown ${pct(s.p95SlowdownError)} (within 50%)`;
+      }),
+      '',
+    );
     const breakdowns: Array<{ run: string; breakdown: ResponseBreakdown }> = [];
     for (const [i, p] of realPolicies.entries()) {
       breakdowns.push({ run: `${p.name} real`, breakdown: responseBreakdown(realRuns[i]!) });
@@ -354,6 +423,8 @@ async function main(): Promise<void> {
       jobs: workload.jobs.length,
       rows: realRows.map(({ metrics: _m, ...r }) => r),
       predicted: Object.fromEntries(predictions.map((p) => [p.label, p.rows.map(({ metrics: _m, ...r }) => r)])),
+      cpuSharing: { host: 'localhost', cores, workers: real.workers.length },
+      accuracy,
       aloneMs: Object.fromEntries(alone ?? []),
       breakdowns,
     };

@@ -4,7 +4,7 @@
  */
 import { MinimrError } from '../errors.js';
 import { describeJsonValues, isJsonObject, parseJsonStream } from './json-stream.js';
-import type { ClusterShape, WorkerShape } from './types.js';
+import type { ClusterShape, HostShape, WorkerShape } from './types.js';
 
 export interface UniformClusterOptions {
   readonly name: string;
@@ -59,10 +59,14 @@ export function clusterPreset(name: string): ClusterShape {
   return make();
 }
 
-/** A cluster from JSON: {"name": ..., "workers": [{id, rack, mapSlots, reduceSlots, memoryMb, diskMBps}]}. */
+/**
+ * A cluster from JSON: {"name": ..., "workers": [{id, rack, host?, mapSlots, reduceSlots, memoryMb,
+ * diskMBps}], "hosts"?: {"<host>": {"cores": n}}}. "hosts" turns on CPU sharing for the hosts it
+ * lists (ClusterShape.hosts).
+ */
 export function parseClusterJson(value: unknown, source = 'cluster'): ClusterShape {
-  const fail = (message: string): never => {
-    throw new MinimrError('EBADCONF', `${source}: ${message}`);
+  const fail = (message: string, details: Record<string, string> = {}): never => {
+    throw new MinimrError('EBADCONF', `${source}: ${message}`, details);
   };
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('expected an object {name, workers: [...]}');
   const v = value as Record<string, unknown>;
@@ -80,6 +84,7 @@ export function parseClusterJson(value: unknown, source = 'cluster'): ClusterSha
     };
     const disk = w.diskMBps ?? 0;
     if (typeof disk !== 'number' || !(disk >= 0)) fail(`worker "${id}": "diskMBps" must be a number >= 0`);
+    if (w.host !== undefined && !(typeof w.host === 'string' && w.host !== '')) fail(`worker "${id}": "host" must be a non-empty string`, { field: 'host' });
     return {
       id,
       rack: typeof w.rack === 'string' && w.rack !== '' ? w.rack : fail(`worker "${id}": "rack" must be a non-empty string`),
@@ -91,7 +96,23 @@ export function parseClusterJson(value: unknown, source = 'cluster'): ClusterSha
       diskMBps: disk as number,
     };
   });
-  return { name: typeof v.name === 'string' ? v.name : source, workers };
+  const hosts = v.hosts === undefined ? undefined : parseHosts(v.hosts, workers, fail);
+  return { name: typeof v.name === 'string' ? v.name : source, workers, ...(hosts !== undefined ? { hosts } : {}) };
+}
+
+/** "hosts": {"<host>": {"cores": n}}, each a host of some worker (its "host", else its id). */
+function parseHosts(value: unknown, workers: readonly WorkerShape[], fail: (message: string, details?: Record<string, string>) => never): Record<string, HostShape> {
+  if (!isJsonObject(value)) return fail('"hosts" must be an object {"<host>": {"cores": n}, ...}', { field: 'hosts' });
+  const known = new Set(workers.map((w) => w.host ?? w.id));
+  const hosts: Array<[string, HostShape]> = [];
+  for (const [host, raw] of Object.entries(value)) {
+    // A host no worker names is most likely a misspelt one, whose workers would silently run at full speed.
+    if (!known.has(host)) fail(`"hosts": "${host}" is the host of no worker (a worker's "host", else its "id")`, { field: 'hosts', host });
+    const cores = isJsonObject(raw) ? raw.cores : undefined;
+    if (!(typeof cores === 'number' && Number.isFinite(cores) && cores > 0)) fail(`"hosts": "${host}": "cores" must be a positive number, got ${JSON.stringify(cores)}`, { field: 'cores', host });
+    hosts.push([host, { cores: cores as number }]);
+  }
+  return Object.fromEntries(hosts);
 }
 
 // ---- Hadoop SLS node files ---------------------------------------------------------------------

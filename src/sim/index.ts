@@ -5,6 +5,7 @@
 export type * from './types.js';
 export { DEFAULT_SIM_SETTINGS } from './types.js';
 export { EventHeap, type HeapEntry } from './heap.js';
+export { ProcessorSharing, workUnderSharingMs, type ProjectedEnd } from './cpu-sharing.js';
 export { RackIndex, hashSeed, minimumMemoryMb, penalizedMs, placeReplicas, spilledBytes, streamFor, transferMs } from './model.js';
 export {
   Simulator,

@@ -10,6 +10,7 @@ import { Books, type AttemptRecord, type Effect, type JobPlan, type JobRecord, t
 import { MinimrError } from '../errors.js';
 import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
+import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
 import { EventHeap } from './heap.js';
 import { RackIndex, minimumMemoryMb, penalizedMs, placeReplicas, streamFor, transferMs } from './model.js';
 import { DEFAULT_SIM_SETTINGS, type ClusterShape, type FailureSettings, type JobSpec, type SimSettings, type TaskSpec, type Workload, type WorkerShape } from './types.js';
@@ -107,12 +108,14 @@ interface ModelledRun {
   waitingRunMs: number | null;
   readonly failure: 'none' | 'task-error' | 'out-of-memory';
   readonly remote: 'none' | 'rack' | 'off-rack';
+  /** Counts the end events pushed for this run: under CPU sharing a rate change re-projects the end, and only the latest event counts. */
+  endVersion: number;
 }
 
 type SimEvent =
   | { readonly kind: 'submit'; readonly job: SimJob }
   | { readonly kind: 'placement-closed'; readonly job: Job }
-  | { readonly kind: 'end'; readonly attempt: Attempt }
+  | { readonly kind: 'end'; readonly attempt: Attempt; readonly version: number }
   | { readonly kind: 'lost'; readonly worker: Worker; readonly backAtMs?: number }
   | { readonly kind: 'join'; readonly worker: Worker }
   | { readonly kind: 'heartbeat'; readonly worker: Worker; readonly epoch: number };
@@ -149,6 +152,8 @@ export class Simulator {
   private readonly clusterName: string;
   private readonly rackIndex: RackIndex;
   private readonly books: Books<SimData>;
+  /** The hosts whose attempts share their cores (ClusterShape.hosts); null: every attempt runs at full speed. */
+  private readonly cpu: ProcessorSharing<Attempt> | null;
 
   private readonly heap = new EventHeap<SimEvent>();
   private readonly workerCount: number;
@@ -212,6 +217,7 @@ export class Simulator {
     });
     this.workerCount = cluster.workers.length;
     for (const w of this.books.allWorkers) this.addCapacity(w, 1);
+    this.cpu = cluster.hosts === undefined ? null : new ProcessorSharing(this.coresByHost(cluster), this.heartbeatMs);
 
     for (const spec of workload.jobs) this.addJob(spec);
     for (const job of this.jobs) {
@@ -224,6 +230,17 @@ export class Simulator {
       if (outage.backAtMs !== undefined && !(outage.backAtMs > outage.atMs)) bad(`failures: worker "${outage.workerId}": backAtMs must be after atMs`);
       this.push(outage.atMs, { kind: 'lost', worker, backAtMs: outage.backAtMs });
     }
+  }
+
+  private coresByHost(cluster: ClusterShape): Map<string, number> {
+    const hosts = new Set(cluster.workers.map((w) => w.host ?? w.id));
+    const cores = new Map<string, number>();
+    for (const [host, shape] of Object.entries(cluster.hosts ?? {})) {
+      if (!hosts.has(host)) bad(`cluster "${cluster.name}": hosts: "${host}" is the host of no worker`, { field: 'hosts', host });
+      if (!(typeof shape?.cores === 'number' && shape.cores > 0 && Number.isFinite(shape.cores))) bad(`cluster "${cluster.name}": hosts: "${host}": cores must be a positive number`, { field: 'cores', host });
+      cores.set(host, shape.cores);
+    }
+    return cores;
   }
 
   private shapeOf(s: WorkerShape): BooksWorkerShape {
@@ -332,7 +349,7 @@ export class Simulator {
         return null;
       case 'end': {
         const a = ev.attempt;
-        if (a.state !== 'running') return null;
+        if (a.state !== 'running' || ev.version !== a.data.endVersion) return null;
         const spec = a.task.data;
         if (a.data.failure === 'none') {
           this.carryOut(this.books.attemptSucceeded(a, this.now, { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0 }));
@@ -473,7 +490,7 @@ export class Simulator {
     // A reduce launched before its job's last map holds the slot and works only once the maps are done.
     const waits = task.kind === 'reduce' && job.mapsDone < job.maps.length;
     const endMs = waits ? Number.POSITIVE_INFINITY : this.now + runMs;
-    a.data = { endMs, fullMs, workStartMs: this.now, waitingRunMs: waits ? runMs : null, failure, remote };
+    a.data = { endMs, fullMs, workStartMs: this.now, waitingRunMs: waits ? runMs : null, failure, remote, endVersion: 0 };
     this.launches++;
     if (task.kind === 'map') job.data.mapFirstStart ??= this.now;
     else job.data.reduceFirstStart ??= this.now;
@@ -483,7 +500,34 @@ export class Simulator {
     this.usage.mem += memoryMb;
     if (memoryMb < spec.memoryMb) this.usage.elastic++;
     this.partitionSlots[a.partition] = (this.partitionSlots[a.partition] ?? 0) + 1;
-    if (!waits) this.push(endMs, { kind: 'end', attempt: a });
+    if (!waits) this.beginWork(a, runMs);
+  }
+
+  /**
+   * The attempt starts its `runMs` of work now (its whole run, or up to its failure point). Under
+   * CPU sharing the read of remote input and the memory penalty's spill are work like the rest,
+   * slowed alike by the host's other runs: a simplification, as a remote read waits on the network.
+   */
+  private beginWork(a: Attempt, runMs: number): void {
+    if (this.cpu === null || runMs === 0 || !this.cpu.shares(a.worker.shape.host)) {
+      a.data.endMs = this.now + runMs;
+      this.push(a.data.endMs, { kind: 'end', attempt: a, version: a.data.endVersion });
+      return;
+    }
+    this.scheduleEnds(this.cpu.start(a, a.worker.shape.host, runMs, this.now));
+  }
+
+  private scheduleEnds(ends: readonly ProjectedEnd<Attempt>[]): void {
+    for (const { key: a, endMs } of ends) {
+      a.data.endMs = endMs;
+      a.data.endVersion++;
+      this.push(endMs, { kind: 'end', attempt: a, version: a.data.endVersion });
+    }
+  }
+
+  /** Work the attempt had done by `t`: the time since its work began, unless it shares its host's cores. */
+  private workDoneMs(a: Attempt, t: number): number {
+    return this.cpu?.isRunning(a) ? this.cpu.workDoneMs(a, t) : t - a.data.workStartMs;
   }
 
   private ended(a: Attempt): void {
@@ -491,6 +535,9 @@ export class Simulator {
     const task = a.task;
     const job = task.job;
     const w = a.worker;
+    const doneMs = this.workDoneMs(a, now);
+    // Its share of the host's cores goes to the host's other runs from now on.
+    if (this.cpu !== null) this.scheduleEnds(this.cpu.stop(a, now));
     if (w.running.size === 0) this.busyWorkers.delete(w);
     if (task.kind === 'map') this.usage.map--;
     else this.usage.reduce--;
@@ -501,7 +548,7 @@ export class Simulator {
     const input = task.data.inputBytes ?? 0;
     const run = a.data;
     const { outcome, cause } = outcomeOf(a);
-    const bytesRead = outcome === 'succeeded' ? input : run.fullMs > 0 ? input * Math.max(0, Math.min(1, (now - run.workStartMs) / run.fullMs)) : 0;
+    const bytesRead = outcome === 'succeeded' ? input : run.fullMs > 0 ? input * Math.max(0, Math.min(1, doneMs / run.fullMs)) : 0;
     this.attemptRecords.push({
       id: a.id,
       jobId: job.id,
@@ -543,11 +590,11 @@ export class Simulator {
     for (const a of job.running) {
       const run = a.data;
       if (run.waitingRunMs === null) continue;
+      const runMs = run.waitingRunMs;
       run.workStartMs = this.now;
-      run.endMs = this.now + run.waitingRunMs;
       run.waitingRunMs = null;
       this.books.reportProgress(a, 0);
-      this.push(run.endMs, { kind: 'end', attempt: a });
+      this.beginWork(a, runMs);
     }
   }
 
@@ -561,7 +608,7 @@ export class Simulator {
       w.data.progressStamp = stamp;
       for (const a of w.running) {
         const run = a.data;
-        const progress = run.waitingRunMs !== null || stamp <= run.workStartMs || run.fullMs <= 0 ? 0 : Math.min(1, (stamp - run.workStartMs) / run.fullMs);
+        const progress = run.waitingRunMs !== null || stamp <= run.workStartMs || run.fullMs <= 0 ? 0 : Math.min(1, this.workDoneMs(a, stamp) / run.fullMs);
         this.books.reportProgress(a, progress);
       }
     }

@@ -87,9 +87,20 @@ export interface WorkerShape {
   readonly cluster?: string;
 }
 
+export interface HostShape {
+  /** Cores the attempts of all the host's workers share; may be fractional (a host shared with other work). */
+  readonly cores: number;
+}
+
 export interface ClusterShape {
   readonly name: string;
   readonly workers: readonly WorkerShape[];
+  /**
+   * CPU sharing: the hosts (a worker's `host`, else its id) whose cores their running attempts
+   * share by processor sharing, n attempts doing work on c cores each at min(1, c / n) of full
+   * speed. Attempts on hosts not listed, and every attempt when this is absent, run at full speed.
+   */
+  readonly hosts?: Readonly<Record<string, HostShape>>;
 }
 
 export interface WorkerOutage {
