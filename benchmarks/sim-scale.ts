@@ -1,12 +1,12 @@
 /**
- * The simulator's scale figures (issue 4): a 300-job Tyrex HVW workload on tyrex-20 (20 workers,
- * 6 map + 2 reduce slots) under FIFO in under 2 s, and 3000 YARN-ME-style jobs on yarn-me-3000
- * (3000 workers x 16 cores x 10 GB) under FIFO in under 2 minutes. Wall time covers the simulation
- * run alone (workload generation and runtime-alone runs excluded), in this process, cold.
+ * The simulator's scale figures (issue 13): under FIFO, a 300-job Tyrex HVW workload on tyrex-20
+ * (20 workers, 6 map + 2 reduce slots) in under 0.5 s, 3000 YARN-ME-style jobs on yarn-me-3000
+ * (3000 workers x 16 cores x 10 GB) in at most 10 s, and 30,000 such jobs on the same cluster in
+ * under 2 minutes. Wall time covers the simulation run alone (workload generation excluded), in
+ * this process, cold; each case is run --repeats times (default 3) and the median is judged.
  *
- * The 3000-job trace is YARN-ME's uniform trace scaled 30x, with arrivals stretched so the offered
- * memory load is 0.5 (the DSS setting, arrivals within 1000 s, is ~25x overloaded: FIFO then scans
- * every pending task for every worker with a free core on each call, ~1 s per call at this size).
+ * The big traces are YARN-ME's uniform trace scaled 30x and 300x, with arrivals stretched so the
+ * offered memory load is 0.5 (the DSS setting, arrivals within 1000 s, is ~25x overloaded).
  *
  * Run: npm run bench:sim-scale   Writes bench-results/sim-scale/sim-scale.json and sim-scale.md.
  */
@@ -24,22 +24,35 @@ interface Row {
   events: number;
   policyCalls: number;
   simulatedHours: number;
+  /** Median of `walls`. */
   wallS: number;
+  walls: number[];
   eventsPerS: number;
   targetS: number;
   pass: boolean;
 }
 
+const repeatsArg = process.argv.indexOf('--repeats');
+const REPEATS = repeatsArg >= 0 ? Number(process.argv[repeatsArg + 1]) : 3;
+if (!Number.isInteger(REPEATS) || REPEATS < 1) throw new Error('--repeats must be a whole number >= 1');
+
 function run(label: string, workload: Workload, cluster: ClusterShape, targetS: number): Row {
-  process.stderr.write(`${label}: ${workload.jobs.length} jobs on ${cluster.workers.length} workers ...\n`);
-  const started = performance.now();
-  const r = simulate({
-    workload,
-    cluster,
-    policy: new FifoPolicy(),
-    onProgress: (p) => process.stderr.write(`  t=${(p.simMs / 1000).toFixed(0)} s, ${p.jobsDone}/${p.jobsTotal} jobs, ${((performance.now() - started) / 1000).toFixed(1)} s wall\n`),
-  });
-  const wallS = (performance.now() - started) / 1000;
+  const walls: number[] = [];
+  let r: ReturnType<typeof simulate> | undefined;
+  for (let i = 0; i < REPEATS; i++) {
+    process.stderr.write(`${label}: ${workload.jobs.length} jobs on ${cluster.workers.length} workers, run ${i + 1}/${REPEATS} ...\n`);
+    const started = performance.now();
+    r = simulate({
+      workload,
+      cluster,
+      policy: new FifoPolicy(),
+      onProgress: (p) => process.stderr.write(`  t=${(p.simMs / 1000).toFixed(0)} s, ${p.jobsDone}/${p.jobsTotal} jobs, ${((performance.now() - started) / 1000).toFixed(1)} s wall\n`),
+    });
+    walls.push((performance.now() - started) / 1000);
+  }
+  walls.sort((a, b) => a - b);
+  const wallS = walls[Math.floor(walls.length / 2)]!;
+  if (!r) throw new Error('no run');
   const unfinished = r.run.jobs.filter((j) => j.state !== 'succeeded').length;
   if (unfinished > 0) throw new Error(`${label}: ${unfinished} jobs did not finish`);
   return {
@@ -53,20 +66,18 @@ function run(label: string, workload: Workload, cluster: ClusterShape, targetS: 
     wallS,
     eventsPerS: r.stats.events / wallS,
     targetS,
-    pass: wallS < targetS,
+    walls,
+    pass: wallS <= targetS,
   };
 }
 
 const tyrex = clusterPreset('tyrex-20');
 const big = clusterPreset('yarn-me-3000');
+const bigMemoryMb = big.workers.reduce((s, w) => s + w.memoryMb, 0);
 const rows = [
-  run('Tyrex HVW, FIFO', tyrexWorkload({ variant: 'hvw', seed: 1 }), tyrex, 2),
-  run(
-    'YARN-ME uniform x30, FIFO',
-    yarnMeTrace({ kind: 'uniform', seed: 1, scale: 30, load: 0.5, clusterMemoryMb: big.workers.reduce((s, w) => s + w.memoryMb, 0) }),
-    big,
-    120,
-  ),
+  run('Tyrex HVW, FIFO', tyrexWorkload({ variant: 'hvw', seed: 1 }), tyrex, 0.5),
+  run('YARN-ME uniform x30, FIFO', yarnMeTrace({ kind: 'uniform', seed: 1, scale: 30, load: 0.5, clusterMemoryMb: bigMemoryMb }), big, 10),
+  run('YARN-ME uniform x300, FIFO', yarnMeTrace({ kind: 'uniform', seed: 1, scale: 300, load: 0.5, clusterMemoryMb: bigMemoryMb }), big, 120),
 ];
 
 const head = ['case', 'jobs', 'workers', 'tasks', 'events', 'policy calls', 'simulated h', 'wall s', 'events/s', 'target', 'result'];
@@ -75,7 +86,7 @@ const md = [
   `|${head.map(() => '---').join('|')}|`,
   ...rows.map(
     (r) =>
-      `| ${[r.case, r.jobs, r.workers, r.tasks, r.events, r.policyCalls, r.simulatedHours.toFixed(2), r.wallS.toFixed(2), Math.round(r.eventsPerS), `< ${r.targetS} s`, r.pass ? 'PASS' : 'FAIL'].join(' | ')} |`,
+      `| ${[r.case, r.jobs, r.workers, r.tasks, r.events, r.policyCalls, r.simulatedHours.toFixed(2), r.wallS.toFixed(2), Math.round(r.eventsPerS), `<= ${r.targetS} s`, r.pass ? 'PASS' : 'FAIL'].join(' | ')} |`,
   ),
 ].join('\n');
 const dir = join('bench-results', 'sim-scale');
