@@ -25,18 +25,11 @@ export type JobState = 'pending' | 'running' | 'committing' | 'succeeded' | 'fai
 export type TaskState = 'pending' | 'running' | 'succeeded' | 'failed' | 'killed';
 export type AttemptState = 'running' | 'succeeded' | 'failed' | 'killed';
 
-export interface WorkerShape {
-  readonly id: string;
-  readonly host: string;
-  readonly rack: string;
-  readonly mapSlots: number;
-  readonly reduceSlots: number;
-  readonly memoryMb: number;
-  /** MB/s measured by the worker; 0 when unknown. */
-  readonly diskMBps: number;
+/** A worker as it registers: the fixed part of its `WorkerView`. */
+export type WorkerShape = Pick<WorkerView, 'id' | 'host' | 'rack' | 'mapSlots' | 'reduceSlots' | 'memoryMb' | 'diskMBps'> & {
   /** MR-cluster (FAWKES); "default" when absent. */
   readonly cluster?: string;
-}
+};
 
 export interface WorkerRecord<D extends EngineData = EngineData> {
   shape: WorkerShape;
