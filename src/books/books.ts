@@ -126,6 +126,8 @@ export class Books<D extends EngineData = EngineData> {
   private readonly attemptMap = new Map<string, AttemptRecord<D>>();
   /** Pending and running jobs, in submission order. */
   private readonly activeJobs: JobRecord<D>[] = [];
+  /** Copies of a map's input asked for and not yet landed, by task, then target worker (few tasks have any). */
+  private readonly inFlight = new Map<TaskRecord<D>, Set<string>>();
   private liveCount = 0;
 
   private liveDirty = true;
@@ -269,7 +271,7 @@ export class Books<D extends EngineData = EngineData> {
     w.alive = false;
     this.liveCount--;
     this.liveDirty = true;
-    for (const task of this.taskMap.values()) task.copiesInFlight.delete(workerId);
+    for (const task of [...this.inFlight.keys()]) this.copyDone(task, workerId);
     for (const job of this.activeJobs) {
       if (job.reduces.length === 0 || job.reducesDone === job.reduces.length) continue;
       for (const task of job.maps) {
@@ -363,7 +365,6 @@ export class Books<D extends EngineData = EngineData> {
       preferredRacks: this.freeze ? Object.freeze([...racks]) : racks,
       failedOnWorkers: this.fz([]),
       unplacedReplicas: placement && kind === 'map' && preferred.length > 0 ? Math.max(0, placement.replication - preferred.length) : 0,
-      copiesInFlight: new Set(),
       state: 'pending',
       attemptsMade: 0,
       failures: 0,
@@ -425,7 +426,7 @@ export class Books<D extends EngineData = EngineData> {
     if (state !== 'succeeded') {
       for (const task of [...job.maps, ...job.reduces]) if (task.state === 'pending' || task.state === 'running') task.state = state;
     }
-    for (const task of job.maps) task.copiesInFlight.clear();
+    for (const task of job.maps) this.inFlight.delete(task);
     effects.push({ kind: 'job-ended', job });
   }
 
@@ -580,7 +581,7 @@ export class Books<D extends EngineData = EngineData> {
 
   /** A copy asked for by `replicate` has landed: the task is local there from now on. */
   replicaLanded(task: TaskRecord<D>, workerId: string): void {
-    task.copiesInFlight.delete(workerId);
+    this.copyDone(task, workerId);
     if (task.preferredWorkers.includes(workerId)) return;
     const rack = this.workerMap.get(workerId)?.shape.rack;
     task.preferredWorkers = this.fz([...task.preferredWorkers, workerId]);
@@ -592,7 +593,7 @@ export class Books<D extends EngineData = EngineData> {
 
   /** A copy could not be made (no live source): an owed replica stays owed while the window is open. */
   replicaFailed(task: TaskRecord<D>, workerId: string, cause: ReplicaCause): void {
-    task.copiesInFlight.delete(workerId);
+    this.copyDone(task, workerId);
     if (cause === 'placed' && task.job.placementOpen) {
       task.unplacedReplicas++;
       task.view = null;
@@ -611,7 +612,7 @@ export class Books<D extends EngineData = EngineData> {
     const live = this.workersById.filter((w) => w.alive).map((w) => ({ id: w.shape.id, rack: w.shape.rack }));
     const effects: Effect<D>[] = [];
     for (const task of job.maps) {
-      const holders = [...task.preferredWorkers, ...[...task.copiesInFlight].filter((id) => !task.preferredWorkers.includes(id))];
+      const holders = [...task.preferredWorkers, ...this.copiesOf(task).filter((id) => !task.preferredWorkers.includes(id))];
       for (; task.unplacedReplicas > 0; task.unplacedReplicas--) {
         const target = owedReplicaTarget(holders, live, task.index);
         if (target === undefined) break;
@@ -627,8 +628,37 @@ export class Books<D extends EngineData = EngineData> {
     return effects;
   }
 
+  /** Workers a copy of the task's input is on its way to. */
+  copiesOf(task: TaskRecord<D>): string[] {
+    return [...(this.inFlight.get(task) ?? [])];
+  }
+
+  private copyDone(task: TaskRecord<D>, workerId: string): void {
+    const copies = this.inFlight.get(task);
+    if (!copies) return;
+    copies.delete(workerId);
+    if (copies.size === 0) this.inFlight.delete(task);
+  }
+
+  /**
+   * Forgets an ended job: its record leaves the books, and with it every task and attempt, so a
+   * long run holds only what is still going on. The engine keeps whatever it wants to report.
+   */
+  retire(job: JobRecord<D>): void {
+    if (job.state !== 'succeeded' && job.state !== 'failed' && job.state !== 'killed') {
+      throw new MinimrError('EINTERNAL', `job ${job.id} is ${job.state}: only an ended job can be retired`, { jobId: job.id });
+    }
+    this.jobMap.delete(job.id);
+    for (const task of [...job.maps, ...job.reduces]) {
+      this.taskMap.delete(task.id);
+      this.inFlight.delete(task);
+    }
+  }
+
   private requestCopy(task: TaskRecord<D>, workerId: string, cause: ReplicaCause, holders: readonly string[]): Effect<D> {
-    task.copiesInFlight.add(workerId);
+    const copies = this.inFlight.get(task);
+    if (copies) copies.add(workerId);
+    else this.inFlight.set(task, new Set([workerId]));
     const rack = this.workerMap.get(workerId)?.shape.rack;
     const crossRack = !holders.some((id) => this.workerMap.get(id)?.shape.rack === rack);
     return { kind: 'replicate', task, workerId, cause, crossRack };
@@ -682,7 +712,7 @@ export class Books<D extends EngineData = EngineData> {
         }
         case 'replicate': {
           const task = this.taskMap.get(d.taskId)!;
-          if (task.preferredWorkers.includes(d.workerId) || task.copiesInFlight.has(d.workerId)) break;
+          if (task.preferredWorkers.includes(d.workerId) || this.inFlight.get(task)?.has(d.workerId)) break;
           // An owed replica counts as placed when asked for, so the next snapshot no longer offers it.
           const cause: ReplicaCause = task.unplacedReplicas > 0 ? 'placed' : 'extra';
           if (cause === 'placed') {
@@ -690,7 +720,7 @@ export class Books<D extends EngineData = EngineData> {
             task.view = null;
             this.markJob(task.job, { pending: true });
           }
-          effects.push(this.requestCopy(task, d.workerId, cause, [...task.preferredWorkers, ...task.copiesInFlight]));
+          effects.push(this.requestCopy(task, d.workerId, cause, [...task.preferredWorkers, ...this.copiesOf(task)]));
           break;
         }
         case 'move-node': {

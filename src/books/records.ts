@@ -60,8 +60,6 @@ export interface TaskRecord<D extends EngineData = EngineData> {
   failedOnWorkers: readonly string[];
   /** Maps: replicas the input's upload still owes a policy may place (`InputPlacement`); 0 once the window closed. */
   unplacedReplicas: number;
-  /** Copies of the input asked for and not yet landed, by target worker. */
-  readonly copiesInFlight: Set<string>;
   state: TaskState;
   attemptsMade: number;
   /** Failures of the task's own code: these count toward the job's `maxAttempts`. */

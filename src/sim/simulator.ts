@@ -37,6 +37,8 @@ export interface SimulationOptions extends Partial<SimSettings> {
   readonly freeze?: boolean;
   /** Keep the decision log (default true). */
   readonly recordDecisions?: boolean;
+  /** Keep a record of every attempt in the run record (default true); a 30,000-job run without them needs a fraction of the memory. */
+  readonly recordAttempts?: boolean;
   /** Stop at this simulated time even if work is left (jobs then count as unfinished). */
   readonly maxSimMs?: number;
   /** Stop when nothing runs and nothing but heartbeats is due for this long (default 1 day). */
@@ -75,7 +77,9 @@ type Worker = WorkerRecord<SimData>;
 /** A job of the workload, before and after the books admit it. */
 interface SimJob {
   readonly spec: JobSpec;
+  /** In the books from its admission until it ends (then retired from them, `ended` kept). */
   record: Job | null;
+  ended: { readonly state: Job['state']; readonly mapsTotal: number; readonly reducesTotal: number; readonly mapsDone: number; readonly reducesDone: number; readonly partition: number; readonly migrations: Job['migrations'] } | null;
   submitMs: number;
   finishMs: number | null;
   mapRequestMs: number | null;
@@ -144,6 +148,7 @@ export class Simulator {
   private readonly policy: Policy;
   private readonly mode: 'every-event' | 'when-useful';
   private readonly recordDecisions: boolean;
+  private readonly recordAttempts: boolean;
   private readonly maxSimMs: number;
   private readonly stallMs: number;
   private readonly failureProbability: number;
@@ -192,6 +197,7 @@ export class Simulator {
     const mode = this.settings.policyCalls;
     this.mode = mode === 'auto' ? (policy instanceof FifoPolicy ? 'when-useful' : 'every-event') : mode;
     this.recordDecisions = options.recordDecisions ?? true;
+    this.recordAttempts = options.recordAttempts ?? true;
     this.maxSimMs = options.maxSimMs ?? Number.POSITIVE_INFINITY;
     this.stallMs = options.stallMs ?? 24 * 3600 * 1000;
     this.failureProbability = options.failures?.attemptFailureProbability ?? 0;
@@ -259,6 +265,7 @@ export class Simulator {
     const job: SimJob = {
       spec,
       record: null,
+      ended: null,
       submitMs: spec.submitMs,
       finishMs: null,
       mapRequestMs: null,
@@ -535,7 +542,8 @@ export class Simulator {
     const task = a.task;
     const job = task.job;
     const w = a.worker;
-    const doneMs = this.workDoneMs(a, now);
+    // Computed before the host's share is given back: it needs the rates the attempt ran at.
+    const doneMs = this.recordAttempts ? this.workDoneMs(a, now) : 0;
     // Its share of the host's cores goes to the host's other runs from now on.
     if (this.cpu !== null) this.scheduleEnds(this.cpu.stop(a, now));
     if (w.running.size === 0) this.busyWorkers.delete(w);
@@ -545,6 +553,23 @@ export class Simulator {
     if (a.memoryMb < task.memoryMb) this.usage.elastic--;
     this.partitionSlots[a.partition]!--;
 
+    this.recordAttempt(a, doneMs);
+    if (task.successfulAttempt !== a) return;
+    const sim = job.data;
+    if (task.kind === 'map') {
+      sim.mapEnd = Math.max(sim.mapEnd ?? now, now);
+      if (job.reduces.length > 0 && this.books.reducesOpen(job)) sim.reduceRequestMs ??= now;
+    } else {
+      sim.reduceEnd = now;
+    }
+  }
+
+  private recordAttempt(a: Attempt, doneMs: number): void {
+    if (!this.recordAttempts) return;
+    const now = this.now;
+    const task = a.task;
+    const job = task.job;
+    const w = a.worker;
     const input = task.data.inputBytes ?? 0;
     const run = a.data;
     const { outcome, cause } = outcomeOf(a);
@@ -568,19 +593,15 @@ export class Simulator {
       memoryMb: a.memoryMb,
       idealMemoryMb: task.memoryMb,
     });
-    if (task.successfulAttempt !== a) return;
-    const sim = job.data;
-    if (task.kind === 'map') {
-      sim.mapEnd = Math.max(sim.mapEnd ?? now, now);
-      if (job.reduces.length > 0 && this.books.reducesOpen(job)) sim.reduceRequestMs ??= now;
-    } else {
-      sim.reduceEnd = now;
-    }
   }
 
   private jobEnded(job: Job): void {
     const sim = job.data;
     sim.finishMs = job.state === 'succeeded' ? this.now : null;
+    const { state, mapsDone, reducesDone, partition, migrations } = job;
+    sim.ended = { state, mapsTotal: job.maps.length, reducesTotal: job.reduces.length, mapsDone, reducesDone, partition, migrations };
+    sim.record = null;
+    this.books.retire(job);
     this.jobsDone++;
     for (const next of this.dependents.get(job.id) ?? []) this.push(Math.max(next.spec.submitMs, this.now), { kind: 'submit', job: next });
   }
@@ -683,9 +704,10 @@ export class Simulator {
 
   private record(): RunRecord {
     const jobs: JobRunRecord[] = this.jobs.map((j) => {
-      const r = j.record;
-      const mapsTotal = r?.maps.length ?? 0;
-      const reducesTotal = r?.reduces.length ?? 0;
+      const live = j.record;
+      const r = j.ended ?? (live ? { state: live.state, mapsTotal: live.maps.length, reducesTotal: live.reduces.length, mapsDone: live.mapsDone, reducesDone: live.reducesDone, partition: live.partition, migrations: live.migrations } : null);
+      const mapsTotal = r?.mapsTotal ?? 0;
+      const reducesTotal = r?.reducesTotal ?? 0;
       const phase = (request: number | null, first: number | null, end: number | null, count: number, done: number) =>
         count === 0 || request === null ? null : { requestMs: request, firstStartMs: first, endMs: done === count ? end : null };
       return {
