@@ -3,7 +3,8 @@
  * (20 workers, 6 map + 2 reduce slots) in under 0.5 s, 3000 YARN-ME-style jobs on yarn-me-3000
  * (3000 workers x 16 cores x 10 GB) in at most 10 s, and 30,000 such jobs on the same cluster in
  * under 2 minutes. Wall time covers the simulation run alone (workload generation excluded), in
- * this process, cold; each case is run --repeats times (default 3) and the median is judged.
+ * this process; each case is run --repeats times (default 3: the first cold, the others warm) and
+ * the median is judged; every run's time is in the JSON.
  *
  * The big traces are YARN-ME's uniform trace scaled 30x and 300x, with arrivals stretched so the
  * offered memory load is 0.5 (the DSS setting, arrivals within 1000 s, is ~25x overloaded).
@@ -24,7 +25,7 @@ interface Row {
   events: number;
   policyCalls: number;
   simulatedHours: number;
-  /** Median of `walls`. */
+  /** Median of `walls` (in run order: the first is cold, the others warm). */
   wallS: number;
   walls: number[];
   eventsPerS: number;
@@ -53,8 +54,7 @@ function run(label: string, workload: Workload, cluster: ClusterShape, targetS: 
     });
     walls.push((performance.now() - started) / 1000);
   }
-  walls.sort((a, b) => a - b);
-  const wallS = walls[Math.floor(walls.length / 2)]!;
+  const wallS = [...walls].sort((a, b) => a - b)[Math.floor(walls.length / 2)]!;
   if (!r) throw new Error('no run');
   const unfinished = r.run.jobs.filter((j) => j.state !== 'succeeded').length;
   if (unfinished > 0) throw new Error(`${label}: ${unfinished} jobs did not finish`);
