@@ -56,7 +56,7 @@ import type {
 
 /** A reduce that keeps failing to fetch is eventually counted as failing itself. */
 export const MAX_FETCH_FAILURES_PER_REDUCE = 8;
-export const DEFAULT_MAX_ATTEMPTS = 4;
+const DEFAULT_MAX_ATTEMPTS = 4;
 
 export interface BooksOptions {
   /** Freeze every view handed out, so a policy that writes to a snapshot throws (tests). */

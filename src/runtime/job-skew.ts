@@ -177,6 +177,42 @@ interface PartitionGroup {
 }
 
 /** A reducer of a plan: the worker it is expected to run on and that worker's relative speed. */
+/**
+ * The JobTracker's side of skew assignment: reducer slots planned on the live workers, weighted by
+ * the speeds their successful attempts measured.
+ */
+export class SkewPlanner {
+  private readonly speeds = new WorkerSpeedBook();
+
+  constructor(private readonly liveWorkers: () => readonly { readonly workerId: string; readonly reduceSlots: number }[]) {}
+
+  private reducerSlots(reducers: number): ReducerSlot[] {
+    const workers = this.liveWorkers();
+    const speeds = this.speeds.relativeSpeeds(workers.map((w) => w.workerId));
+    return planReducerSlots(workers, reducers, (id) => speeds.get(id) ?? 1);
+  }
+
+  /** Plans a 'cms' job from its sketch before its maps run; false when the job plans later. */
+  planAtSubmission(skew: JobSkew, submission: JobSubmission): boolean {
+    if (!skew.plansAtSubmission(submission)) return false;
+    skew.planFromSketch(submission, this.reducerSlots(skew.reducers));
+    return true;
+  }
+
+  /** The partitions a reduce attempt on `workerId` reads, planning the job from its map outputs first if need be. */
+  partitionsFor(skew: JobSkew, mapOutputBytes: () => readonly number[], taskIndex: number, workerId: string, launchedAt: number): number[] {
+    if (!skew.isPlanned) skew.planFromMapOutputs(mapOutputBytes(), this.reducerSlots(skew.reducers));
+    skew.reduceLaunched(launchedAt);
+    const ids = this.liveWorkers().map((w) => w.workerId);
+    const speeds = this.speeds.relativeSpeeds(ids.includes(workerId) ? ids : [...ids, workerId]);
+    return [...skew.partitionsFor(taskIndex, workerId, (id) => speeds.get(id) ?? 1)];
+  }
+
+  attemptSucceeded(workerId: string, kind: TaskKind, bytes: number, ms: number): void {
+    this.speeds.record(workerId, kind, bytes, ms);
+  }
+}
+
 export interface ReducerSlot {
   readonly workerId: string;
   readonly speed: number;

@@ -5,7 +5,6 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { Books, type Effect } from '../books/index.js';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import type { ReplicaCause } from '../metrics/index.js';
 import type { ClusterSnapshot, Policy, PoolView, SchedulingTrigger } from '../scheduler/index.js';
 import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '../storage/index.js';
 import {
@@ -22,7 +21,8 @@ import {
   type TaskInputPlan,
   type WorkerLink,
 } from './job-in-progress.js';
-import { WorkerSpeedBook, planReducerSlots, type ReducerSlot } from './job-skew.js';
+import { InputCopier, type PlacementLogEntry } from './input-copier.js';
+import { SkewPlanner } from './job-skew.js';
 import {
   MAX_FRAME_BYTES,
   NAMENODE_OPS,
@@ -63,14 +63,6 @@ export interface JobTrackerOptions {
 /** Attempts a worker does not list for this long after launch are taken as lost. */
 const LAUNCH_GRACE_HEARTBEATS = 3;
 
-/** A copy of a map's input on its way to a worker, block by block. */
-interface InputCopy {
-  readonly task: RuntimeTask;
-  readonly workerId: string;
-  readonly cause: ReplicaCause;
-  readonly waiting: Set<string>;
-}
-
 /**
  * The master: NameNode of the block store, transport to workers and clients, and the hand that
  * carries out what the books decide. Job, task and attempt state and every rule of how it changes
@@ -86,10 +78,7 @@ export class JobTracker {
   private readonly clock: () => number;
   private readonly policy: Policy;
   private readonly books: Books<RuntimeData>;
-  /** Every block copy of task input made during the run (`replicate` decisions, owed replicas completed), for data-movement figures. */
-  readonly placementLog: { time: number; jobId: string; taskId: string; workerId: string; blockId: string; bytes: number; crossRack: boolean; cause: ReplicaCause }[] = [];
-  /** Input copies on their way, by block id, until the target confirms. */
-  private readonly copies = new Map<string, InputCopy[]>();
+  private readonly copier: InputCopier;
   private jobSeq = 0;
   private readonly jobIdPrefix: string;
   private httpServer?: Server;
@@ -102,8 +91,8 @@ export class JobTracker {
   private draining = false;
   private readonly jobWaiters = new Map<string, Array<(status: JobStatus) => void>>();
   private readonly workerWaiters: Array<() => void> = [];
-  /** Measured processing rates of workers (kept across re-registrations), for skew assignments. */
-  private readonly workerSpeeds = new WorkerSpeedBook();
+  /** Reducer plans from the live workers and their measured speeds (kept across re-registrations). */
+  private readonly skew: SkewPlanner;
   port = 0;
 
   constructor(options: JobTrackerOptions) {
@@ -127,8 +116,15 @@ export class JobTracker {
       defaultReplication: options.replication,
       logger: this.logger,
     });
+    this.copier = new InputCopier(this.namenode, this.books, this.logger, this.clock);
+    this.skew = new SkewPlanner(() => this.books.liveWorkers().map((w) => ({ workerId: w.shape.id, reduceSlots: w.shape.reduceSlots })));
     const d = new Date();
     this.jobIdPrefix = `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
+  }
+
+  /** Every block copy of task input made during the run (`replicate` decisions, owed replicas completed), for data-movement figures. */
+  get placementLog(): readonly PlacementLogEntry[] {
+    return this.copier.log;
   }
 
   get url(): string {
@@ -201,7 +197,7 @@ export class JobTracker {
         for (const target of message.targets) {
           if (typeof target === 'string' && this.books.worker(target)?.alive) {
             this.namenode.blockReceived(target, message.blockId);
-            this.copyArrived(message.blockId, target);
+            this.copier.arrived(message.blockId, target);
           }
         }
         return undefined;
@@ -326,8 +322,7 @@ export class JobTracker {
     // While draining, the block map is about to be dropped; it is rebuilt from block reports at start.
     if (!this.draining) void this.namenode.datanodeLost(workerId);
     void this.carryOut(this.books.workerLost(workerId, this.clock(), why));
-    // Copies on their way to it will never be confirmed.
-    this.dropCopies((c) => c.workerId === workerId);
+    this.copier.workerLost(workerId);
     this.schedule({ kind: 'worker-lost', workerId });
   }
 
@@ -514,7 +509,7 @@ export class JobTracker {
           later(e.job, () => this.removeOutput(e.job, e.job.data.submission.outputPath));
           break;
         case 'replicate':
-          void this.copyInput(e.task, e.workerId, e.cause);
+          void this.copier.copy(e.task, e.workerId, e.cause);
           break;
         case 'migrated':
           this.logger.info({ jobId: e.job.id, ...e.migration }, 'job migrated');
@@ -558,7 +553,7 @@ export class JobTracker {
 
   private async jobEnded(job: RuntimeJob): Promise<void> {
     for (const worker of this.books.liveWorkers()) worker.data.peer.send({ type: 'cleanup-job', jobId: job.id });
-    this.dropCopies((c) => c.task.job === job);
+    this.copier.jobEnded(job.id);
     const out = job.data.submission.outputPath;
     // A failed or killed job's partial output is of no use and would block a re-run.
     await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : out);
@@ -656,77 +651,6 @@ export class JobTracker {
     }
   }
 
-  // ---- input copies (improved FAIR's placement, owed replicas) -------------------------------------
-
-  /**
-   * Copies the blocks of a map's input split onto `workerId`. A holder of each block sends it, as in
-   * re-replication; once every block has arrived the books list the worker as holding the input.
-   */
-  private async copyInput(task: RuntimeTask, workerId: string, cause: ReplicaCause): Promise<void> {
-    const job = task.job;
-    const target = this.books.worker(workerId);
-    const input = task.data;
-    if (input.kind !== 'file' || !target?.alive) {
-      this.books.replicaFailed(task, workerId, cause);
-      return;
-    }
-    const { path, start, length } = input;
-    let blocks;
-    try {
-      blocks = await this.namenode.getBlocks(path);
-    } catch (err) {
-      this.logger.warn({ taskId: task.id, path, err: (err as Error).message }, 'cannot replicate task input');
-      this.books.replicaFailed(task, workerId, cause);
-      return;
-    }
-    const needed = blocks.filter((b) => b.offset < start + length && b.offset + b.length > start && !b.locations.some((l) => l.workerId === workerId));
-    const copy: InputCopy = { task, workerId, cause, waiting: new Set<string>() };
-    let unsourced = 0;
-    for (const block of needed) {
-      const source = block.locations.map((l) => this.books.worker(l.workerId)).find((w) => w?.alive);
-      if (!source) {
-        unsourced++;
-        continue;
-      }
-      copy.waiting.add(block.blockId);
-      const list = this.copies.get(block.blockId) ?? [];
-      list.push(copy);
-      this.copies.set(block.blockId, list);
-      if (cause !== 'completed') job.data.addCounters({ PLACEMENT_BYTES: block.length });
-      this.placementLog.push({ time: this.clock(), jobId: job.id, taskId: task.id, workerId, blockId: block.blockId, bytes: block.length, crossRack: source.shape.rack !== target.shape.rack, cause });
-      source.data.peer.send({ type: 'replicate-block', blockId: block.blockId, targets: [target.data.address] });
-    }
-    if (unsourced > 0) {
-      // No live worker holds some block: the task must not show as local there, and an owed
-      // replica stays owed (the window's close retries it).
-      this.logger.warn({ taskId: task.id, workerId, blocks: unsourced }, 'no live replica to copy task input from');
-      this.dropCopies((c) => c === copy);
-      this.books.replicaFailed(task, workerId, cause);
-    } else if (copy.waiting.size === 0) this.books.replicaLanded(task, workerId);
-    else this.logger.info({ taskId: task.id, workerId, blocks: copy.waiting.size }, 'replicating task input for placement');
-  }
-
-  private copyArrived(blockId: string, workerId: string): void {
-    const list = this.copies.get(blockId);
-    if (!list) return;
-    for (const copy of list.filter((c) => c.workerId === workerId)) {
-      copy.waiting.delete(blockId);
-      if (copy.waiting.size === 0) this.books.replicaLanded(copy.task, workerId);
-    }
-    const rest = list.filter((c) => c.workerId !== workerId);
-    if (rest.length > 0) this.copies.set(blockId, rest);
-    else this.copies.delete(blockId);
-  }
-
-  /** Forgets the copies `drop` selects, whatever blocks they still wait for. */
-  private dropCopies(drop: (copy: InputCopy) => boolean): void {
-    for (const [blockId, list] of this.copies) {
-      const rest = list.filter((c) => !drop(c));
-      if (rest.length === 0) this.copies.delete(blockId);
-      else if (rest.length < list.length) this.copies.set(blockId, rest);
-    }
-  }
-
   private attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
     const task = attempt.task;
     const job = task.job;
@@ -768,34 +692,20 @@ export class JobTracker {
 
   // ---- skew: virtual partitions and their assignment (see job-skew.ts) -------------------------
 
-  /** The reducers' planned workers and relative speeds, from the live workers. */
-  private reducerSlots(reducers: number): ReducerSlot[] {
-    const workers = this.books.liveWorkers().map((w) => ({ workerId: w.shape.id, reduceSlots: w.shape.reduceSlots }));
-    const speeds = this.workerSpeeds.relativeSpeeds(workers.map((w) => w.workerId));
-    return planReducerSlots(workers, reducers, (id) => speeds.get(id) ?? 1);
-  }
-
   /** 'cms' jobs are assigned before their maps run: the maps partition with the chosen row's hash. */
   private planSkewAtSubmission(job: RuntimeJob): void {
     const skew = job.data.skew;
-    if (!skew.plansAtSubmission(job.data.submission)) return;
-    skew.planFromSketch(job.data.submission, this.reducerSlots(job.reduces.length));
-    this.logger.info({ job: job.id, row: skew.row, ms: skew.assignmentMs }, 'count-min sketch assignment made');
+    if (this.skew.planAtSubmission(skew, job.data.submission)) this.logger.info({ job: job.id, row: skew.row, ms: skew.assignmentMs }, 'count-min sketch assignment made');
   }
 
   /** The partitions a reduce attempt reads; 'hash' and 'simple' jobs are assigned at their first reduce. */
   private skewPartitionsFor(job: RuntimeJob, task: RuntimeTask, attempt: RuntimeAttempt): number[] {
-    const skew = job.data.skew;
-    if (!skew.isPlanned) {
-      const sizes = new Array<number>(skew.partitions).fill(0);
+    const mapOutputBytes = () => {
+      const sizes = new Array<number>(job.data.skew.partitions).fill(0);
       for (const m of job.maps) m.successfulAttempt?.data.mapOutput?.partitionBytes.forEach((b, p) => (sizes[p] = (sizes[p] ?? 0) + b));
-      skew.planFromMapOutputs(sizes, this.reducerSlots(job.reduces.length));
-    }
-    skew.reduceLaunched(attempt.startTime);
-    const workerId = attempt.worker.shape.id;
-    const ids = this.books.liveWorkers().map((w) => w.shape.id);
-    const speeds = this.workerSpeeds.relativeSpeeds(ids.includes(workerId) ? ids : [...ids, workerId]);
-    return [...skew.partitionsFor(task.index, workerId, (id) => speeds.get(id) ?? 1)];
+      return sizes;
+    };
+    return this.skew.partitionsFor(job.data.skew, mapOutputBytes, task.index, attempt.worker.shape.id, attempt.startTime);
   }
 
   /** Worker speeds from every successful attempt; the reduce phase ends with the last reduce. */
@@ -803,7 +713,7 @@ export class JobTracker {
     const task = attempt.task;
     const c = attempt.data.counters;
     const bytes = task.kind === 'reduce' ? c.REDUCE_INPUT_BYTES : (c.MAP_INPUT_BYTES ?? task.inputBytes);
-    this.workerSpeeds.record(attempt.worker.shape.id, task.kind, bytes ?? 0, c.TASK_MS ?? (attempt.finishTime ?? attempt.startTime) - attempt.startTime);
+    this.skew.attemptSucceeded(attempt.worker.shape.id, task.kind, bytes ?? 0, c.TASK_MS ?? (attempt.finishTime ?? attempt.startTime) - attempt.startTime);
     const job = task.job;
     if (task.kind === 'reduce' && job.reducesDone === job.reduces.length) job.data.addCounters(job.data.skew.reducesDone(this.clock()));
   }

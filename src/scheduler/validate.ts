@@ -3,10 +3,11 @@ import type { ClusterSnapshot, Decision, TaskView } from './types.js';
 
 /**
  * Everything a decision list must satisfy against the snapshot it answers, whatever the policy;
- * one message per problem, none when the list is valid. The simulator refuses invalid lists, the
- * conformance suite asserts there are none, and the JobTracker applies the same rules one decision
- * at a time. Kills do not free capacity within the same list: the killed attempt's slot and memory
- * come back only once the worker confirms, as they would on a real cluster.
+ * one message per problem, none when the list is valid. The books (src/books) check every list
+ * with it before any of it is carried out, so the JobTracker and the simulator refuse the same
+ * lists, and the conformance suite asserts policies make none. Kills do not free capacity within
+ * the same list: the killed attempt's slot and memory come back only once the worker confirms, as
+ * they would on a real cluster.
  */
 export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly Decision[]): string[] {
   const problems: string[] = [];
