@@ -64,6 +64,8 @@ export class JobInProgress {
   readonly skew: JobSkew;
   /** Task output renames and the job's commit and clean-up, one after another. */
   commits: Promise<void> = Promise.resolve();
+  /** The job has ended and its clean-up (output removal, workers told) is done. */
+  settled = false;
 
   constructor(submission: JobSubmission) {
     this.submission = submission;
@@ -134,6 +136,10 @@ export function attemptSummaries(job: RuntimeJob): AttemptSummary[] {
   return out;
 }
 
+function isEnded(job: RuntimeJob): boolean {
+  return job.state === 'succeeded' || job.state === 'failed' || job.state === 'killed';
+}
+
 export function jobStatus(job: RuntimeJob): JobStatus {
   const allMapsDone = job.mapsDone === job.maps.length;
   const progressOf = (tasks: readonly RuntimeTask[]) => {
@@ -150,8 +156,9 @@ export function jobStatus(job: RuntimeJob): JobStatus {
     jobId: job.id,
     name: submission.name,
     pool: job.pool,
-    // Committing is the last moment of running, as far as a client can tell.
-    state: job.state === 'committing' ? 'running' : job.state,
+    // A client sees the end only once the clean-up is done (as Hadoop's job goes through its abort
+    // or commit before FAILED or SUCCEEDED): a re-run of the same command must find no output left.
+    state: job.state === 'committing' || (isEnded(job) && !job.data.settled) ? 'running' : job.state,
     submitTime: job.submitTime,
     startTime: job.startTime,
     finishTime: job.finishTime,

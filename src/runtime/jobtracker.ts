@@ -451,7 +451,7 @@ export class JobTracker {
   /** Resolves with the job's final status. */
   waitForJob(jobId: string): Promise<JobStatus> {
     const job = this.requireJob(jobId);
-    if (job.state === 'succeeded' || job.state === 'failed' || job.state === 'killed') return Promise.resolve(jobStatus(job));
+    if (job.data.settled) return Promise.resolve(jobStatus(job));
     return new Promise((resolve) => {
       const list = this.jobWaiters.get(jobId) ?? [];
       list.push(resolve);
@@ -557,6 +557,7 @@ export class JobTracker {
     const out = job.data.submission.outputPath;
     // A failed or killed job's partial output is of no use and would block a re-run.
     await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : out);
+    job.data.settled = true;
     this.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
     for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(jobStatus(job));
     this.jobWaiters.delete(job.id);
