@@ -1,0 +1,85 @@
+/**
+ * The JobTracker checks a policy's whole decision list before it carries out any of it: a list with
+ * one bad decision launches nothing, where it used to launch the good ones. A real JobTracker on
+ * port 0, a fake worker on a raw protocol connection that records what it is told to run, and a
+ * scripted policy.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createLogger } from '../../src/log.js';
+import { JobClient, JobTracker, connectPeer } from '../../src/runtime/index.js';
+import type { RegisterResult } from '../../src/runtime/protocol.js';
+import type { Decision, Policy } from '../../src/scheduler/index.js';
+import { appModule } from '../helpers/cluster.js';
+
+describe('JobTracker: a decision list is checked whole before any of it is carried out', () => {
+  let dir: string;
+  let jt: JobTracker;
+  let client: JobClient;
+  let mode: 'one-bad' | 'all-good' = 'one-bad';
+  const calls: number[] = [];
+
+  /** Launches the first pending task on the first worker; in 'one-bad' mode, also a task that does not exist. */
+  const scripted: Policy = {
+    name: 'scripted',
+    schedule(snapshot) {
+      const job = snapshot.jobs[0];
+      const task = job?.pendingTasks[0];
+      const worker = snapshot.workers[0];
+      if (!job || !task || !worker) return [];
+      calls.push(snapshot.now);
+      const good: Decision = { kind: 'launch', taskId: task.id, jobId: job.id, workerId: worker.id, locality: 'any' };
+      if (mode === 'all-good') return [good];
+      return [good, { kind: 'launch', taskId: `${task.id}_no_such_task`, jobId: job.id, workerId: worker.id, locality: 'any' }];
+    },
+  };
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'minimr-jt-decisions-'));
+    jt = new JobTracker({ dataDir: dir, port: 0, policy: scripted, heartbeatMs: 100_000, logger: createLogger('jt', 'silent') });
+    await jt.start();
+    client = await JobClient.connect(jt.url);
+  });
+
+  after(async () => {
+    client.close();
+    await jt.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('launches nothing from a list with an invalid decision, and the good decision once it comes alone', async () => {
+    const launched: string[] = [];
+    const worker = await connectPeer(jt.url, (m) => {
+      if (m.type === 'launch') launched.push(m.attempt.attemptId);
+    });
+    await worker.request<RegisterResult>({
+      type: 'register',
+      worker: { workerId: 'w1', host: '127.0.0.1', dataPort: 1, rack: '/r1', mapSlots: 2, reduceSlots: 1, memoryMb: 1 << 20, diskMBps: 0 },
+      blockIds: [],
+    });
+    const jobId = await client.submit(appModule('pi'), { output: '/out/pi', params: { maps: 2, samples: 10 } });
+    const heartbeat = async (): Promise<void> => {
+      worker.send({ type: 'heartbeat', workerId: 'w1', attempts: [] });
+      // Frames on one socket are handled in order: the reply to a request sent after the heartbeat
+      // comes after any launch the heartbeat caused.
+      await worker.request({ type: 'job-status', jobId });
+    };
+    await heartbeat();
+    await heartbeat();
+    assert.ok(calls.length >= 2, 'the policy was consulted');
+    assert.deepEqual(launched, []);
+    const before = await client.status(jobId);
+    assert.equal(before.state, 'pending');
+    assert.deepEqual(await client.attempts(jobId), []);
+
+    mode = 'all-good';
+    await heartbeat();
+    await heartbeat();
+    assert.equal(launched.length, 2, 'one launch per heartbeat, each of the next pending task');
+    assert.deepEqual(new Set((await client.attempts(jobId)).map((a) => a.taskId)).size, 2);
+    worker.close(1000, 'done');
+  });
+});
