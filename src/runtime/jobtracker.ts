@@ -484,7 +484,7 @@ export class JobTracker {
         }
         case 'attempt-ended': {
           const a = e.attempt;
-          if (e.tellWorker) a.worker.data.peer.send({ type: 'kill', attemptId: a.id, reason: a.error?.message ?? 'killed' });
+          if (e.tellWorker && a.worker.alive) a.worker.data.peer.send({ type: 'kill', attemptId: a.id, reason: a.error?.message ?? 'killed' });
           this.logger.debug({ attempt: a.id, state: a.state, ms: (a.finishTime ?? a.startTime) - a.startTime }, 'attempt finished');
           if (a.state === 'succeeded') break;
           if (a.error?.details?.jobEnded === undefined) {
