@@ -5,18 +5,15 @@
  * scripted policy.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createLogger } from '../../src/log.js';
-import { JobClient, JobTracker, connectPeer } from '../../src/runtime/index.js';
+import { connectPeer, type JobClient, type JobTracker } from '../../src/runtime/index.js';
 import type { RegisterResult } from '../../src/runtime/protocol.js';
 import type { Decision, Policy } from '../../src/scheduler/index.js';
 import { appModule } from '../helpers/cluster.js';
+import { startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
 
 describe('JobTracker: a decision list is checked whole before any of it is carried out', () => {
-  let dir: string;
+  let lone: LoneJobTracker;
   let jt: JobTracker;
   let client: JobClient;
   let mode: 'one-bad' | 'all-good' = 'one-bad';
@@ -38,17 +35,11 @@ describe('JobTracker: a decision list is checked whole before any of it is carri
   };
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'minimr-jt-decisions-'));
-    jt = new JobTracker({ dataDir: dir, port: 0, policy: scripted, heartbeatMs: 100_000, logger: createLogger('jt', 'silent') });
-    await jt.start();
-    client = await JobClient.connect(jt.url);
+    lone = await startJobTracker(scripted, 100_000);
+    ({ jt, client } = lone);
   });
 
-  after(async () => {
-    client.close();
-    await jt.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(() => lone.stop());
 
   it('launches nothing from a list with an invalid decision, and the good decision once it comes alone', async () => {
     const launched: string[] = [];

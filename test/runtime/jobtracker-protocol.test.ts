@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pack } from 'msgpackr';
 import { WebSocket } from 'ws';
 import { MinimrError } from '../../src/errors.js';
-import { createLogger } from '../../src/log.js';
-import { JobClient, JobTracker, MAX_FRAME_BYTES, PROTOCOL_VERSION, connectPeer } from '../../src/runtime/index.js';
+import { MAX_FRAME_BYTES, PROTOCOL_VERSION, connectPeer, type JobClient, type JobTracker } from '../../src/runtime/index.js';
 import { createPolicy } from '../../src/scheduler/index.js';
+import { startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
 
 /** A raw socket, to send what no well-behaved peer would. */
 async function rawSocket(url: string): Promise<WebSocket> {
@@ -24,22 +21,16 @@ async function closeCode(ws: WebSocket): Promise<{ code: number; reason: string 
 }
 
 describe('JobTracker protocol endpoint (real server on port 0)', () => {
-  let dir: string;
+  let lone: LoneJobTracker;
   let jt: JobTracker;
   let client: JobClient;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'minimr-jt-'));
-    jt = new JobTracker({ dataDir: dir, port: 0, policy: createPolicy('fifo'), heartbeatMs: 200, logger: createLogger('jt', 'silent') });
-    await jt.start();
-    client = await JobClient.connect(jt.url);
+    lone = await startJobTracker(createPolicy('fifo'), 200);
+    ({ jt, client } = lone);
   });
 
-  after(async () => {
-    client.close();
-    await jt.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(() => lone.stop());
 
   async function stillServes(): Promise<void> {
     const info = await client.clusterInfo();
