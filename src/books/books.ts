@@ -47,6 +47,7 @@ import type {
   EngineData,
   JobPlan,
   JobRecord,
+  JobState,
   ReplicaCause,
   TaskPlan,
   TaskRecord,
@@ -109,6 +110,12 @@ function removeItem<T>(list: T[], item: T): void {
 }
 
 const ACTIVE = new Set(['pending', 'running']);
+const ENDED = new Set(['succeeded', 'failed', 'killed']);
+
+/** Succeeded, failed or killed: nothing about the job changes any more. */
+export function hasEnded(job: { readonly state: JobState }): boolean {
+  return ENDED.has(job.state);
+}
 
 export class Books<D extends EngineData = EngineData> {
   private readonly freeze: boolean;
@@ -207,6 +214,7 @@ export class Books<D extends EngineData = EngineData> {
   isActive(job: JobRecord<D>): boolean {
     return ACTIVE.has(job.state);
   }
+
 
   /** Whether something a policy could act on changed since `takeChanged` was last called. */
   get hasChanged(): boolean {
@@ -415,7 +423,7 @@ export class Books<D extends EngineData = EngineData> {
   }
 
   private endJob(job: JobRecord<D>, state: 'succeeded' | 'failed' | 'killed', now: number, effects: Effect<D>[], error?: SerializedError): void {
-    if (job.state === 'succeeded' || job.state === 'failed' || job.state === 'killed') return;
+    if (hasEnded(job)) return;
     job.state = state;
     job.finishTime = now;
     if (error) job.error = error;
@@ -645,7 +653,7 @@ export class Books<D extends EngineData = EngineData> {
    * long run holds only what is still going on. The engine keeps whatever it wants to report.
    */
   retire(job: JobRecord<D>): void {
-    if (job.state !== 'succeeded' && job.state !== 'failed' && job.state !== 'killed') {
+    if (!hasEnded(job)) {
       throw new MinimrError('EINTERNAL', `job ${job.id} is ${job.state}: only an ended job can be retired`, { jobId: job.id });
     }
     this.jobMap.delete(job.id);

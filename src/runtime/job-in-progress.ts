@@ -1,4 +1,4 @@
-import type { AttemptRecord, EngineData, JobPlan, JobRecord, TaskPlan, TaskRecord, WorkerRecord } from '../books/index.js';
+import { hasEnded, type AttemptRecord, type EngineData, type JobPlan, type JobRecord, type TaskPlan, type TaskRecord, type WorkerRecord } from '../books/index.js';
 import type { DatanodeAddress } from '../storage/index.js';
 import {
   JOB_CONF_DEFAULTS,
@@ -136,10 +136,6 @@ export function attemptSummaries(job: RuntimeJob): AttemptSummary[] {
   return out;
 }
 
-function isEnded(job: RuntimeJob): boolean {
-  return job.state === 'succeeded' || job.state === 'failed' || job.state === 'killed';
-}
-
 export function jobStatus(job: RuntimeJob): JobStatus {
   const allMapsDone = job.mapsDone === job.maps.length;
   const progressOf = (tasks: readonly RuntimeTask[]) => {
@@ -158,7 +154,7 @@ export function jobStatus(job: RuntimeJob): JobStatus {
     pool: job.pool,
     // A client sees the end only once the clean-up is done (as Hadoop's job goes through its abort
     // or commit before FAILED or SUCCEEDED): a re-run of the same command must find no output left.
-    state: job.state === 'committing' || (isEnded(job) && !job.data.settled) ? 'running' : job.state,
+    state: job.state === 'committing' || (hasEnded(job) && !job.data.settled) ? 'running' : job.state,
     submitTime: job.submitTime,
     startTime: job.startTime,
     finishTime: job.finishTime,
