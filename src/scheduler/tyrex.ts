@@ -26,7 +26,7 @@
 import { MinimrError } from '../errors.js';
 import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
-import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
+import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView } from './types.js';
 
 export interface TyrexOptions {
   /** Capacity fraction of each partition, summing to 1; default [0.3, 0.7]. */

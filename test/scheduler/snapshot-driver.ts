@@ -7,11 +7,9 @@
  * time in ticks.
  */
 import type {
-  AttemptView,
   ClusterSnapshot,
   Decision,
   JobView,
-  Locality,
   Policy,
   PoolView,
   SchedulingTrigger,
