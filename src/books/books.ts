@@ -620,7 +620,7 @@ export class Books<D extends EngineData = EngineData> {
     const live = this.workersById.filter((w) => w.alive).map((w) => ({ id: w.shape.id, rack: w.shape.rack }));
     const effects: Effect<D>[] = [];
     for (const task of job.maps) {
-      const holders = [...task.preferredWorkers, ...this.copiesOf(task).filter((id) => !task.preferredWorkers.includes(id))];
+      const holders = this.holdersOf(task);
       for (; task.unplacedReplicas > 0; task.unplacedReplicas--) {
         const target = owedReplicaTarget(holders, live, task.index);
         if (target === undefined) break;
@@ -636,9 +636,9 @@ export class Books<D extends EngineData = EngineData> {
     return effects;
   }
 
-  /** Workers a copy of the task's input is on its way to. */
-  copiesOf(task: TaskRecord<D>): string[] {
-    return [...(this.inFlight.get(task) ?? [])];
+  /** Workers holding the task's input or with a copy on its way (a landed copy leaves the in-flight set). */
+  private holdersOf(task: TaskRecord<D>): string[] {
+    return [...task.preferredWorkers, ...(this.inFlight.get(task) ?? [])];
   }
 
   private copyDone(task: TaskRecord<D>, workerId: string): void {
@@ -728,7 +728,7 @@ export class Books<D extends EngineData = EngineData> {
             task.view = null;
             this.markJob(task.job, { pending: true });
           }
-          effects.push(this.requestCopy(task, d.workerId, cause, [...task.preferredWorkers, ...this.copiesOf(task)]));
+          effects.push(this.requestCopy(task, d.workerId, cause, this.holdersOf(task)));
           break;
         }
         case 'move-node': {

@@ -115,7 +115,8 @@ export class BestPlacedPicker {
       this.first(index.onWorker(kind, worker.id), usable) ??
       this.first(index.onRack(kind, worker.rack), usable) ??
       this.first(index.homeless(kind), usable) ??
-      this.first(all, (t) => usable(t) && rankOf(t, worker) === Rank.OffRack) ??
+      // Nothing usable is node-local, rack-local or homeless here: the first usable task is off-rack.
+      this.first(all, usable) ??
       (this.demote ? this.first(all, (t) => fits(t) && this.demote!(t, worker)) : undefined)
     );
   }

@@ -79,7 +79,7 @@ interface SimJob {
   readonly spec: JobSpec;
   /** In the books from its admission until it ends (then retired from them, `ended` kept). */
   record: Job | null;
-  ended: { readonly state: Job['state']; readonly mapsTotal: number; readonly reducesTotal: number; readonly mapsDone: number; readonly reducesDone: number; readonly partition: number; readonly migrations: Job['migrations'] } | null;
+  ended: JobSummary | null;
   submitMs: number;
   finishMs: number | null;
   mapRequestMs: number | null;
@@ -88,6 +88,22 @@ interface SimJob {
   reduceRequestMs: number | null;
   reduceFirstStart: number | null;
   reduceEnd: number | null;
+}
+
+/** What the run record reports of a job the books hold or held. */
+interface JobSummary {
+  readonly state: Job['state'];
+  readonly mapsTotal: number;
+  readonly reducesTotal: number;
+  readonly mapsDone: number;
+  readonly reducesDone: number;
+  readonly partition: number;
+  readonly migrations: Job['migrations'];
+}
+
+function summaryOf(job: Job): JobSummary {
+  const { state, mapsDone, reducesDone, partition, migrations } = job;
+  return { state, mapsTotal: job.maps.length, reducesTotal: job.reduces.length, mapsDone, reducesDone, partition, migrations };
 }
 
 interface SimWorker {
@@ -598,8 +614,7 @@ export class Simulator {
   private jobEnded(job: Job): void {
     const sim = job.data;
     sim.finishMs = job.state === 'succeeded' ? this.now : null;
-    const { state, mapsDone, reducesDone, partition, migrations } = job;
-    sim.ended = { state, mapsTotal: job.maps.length, reducesTotal: job.reduces.length, mapsDone, reducesDone, partition, migrations };
+    sim.ended = summaryOf(job);
     sim.record = null;
     this.books.retire(job);
     this.jobsDone++;
@@ -704,8 +719,7 @@ export class Simulator {
 
   private record(): RunRecord {
     const jobs: JobRunRecord[] = this.jobs.map((j) => {
-      const live = j.record;
-      const r = j.ended ?? (live ? { state: live.state, mapsTotal: live.maps.length, reducesTotal: live.reduces.length, mapsDone: live.mapsDone, reducesDone: live.reducesDone, partition: live.partition, migrations: live.migrations } : null);
+      const r = j.ended ?? (j.record ? summaryOf(j.record) : null);
       const mapsTotal = r?.mapsTotal ?? 0;
       const reducesTotal = r?.reducesTotal ?? 0;
       const phase = (request: number | null, first: number | null, end: number | null, count: number, done: number) =>
