@@ -38,3 +38,5 @@ export {
   type ShuffleRequestHandler,
 } from './shuffle-handler.js';
 export { ReduceShuffle, type ReduceShuffleOptions } from './reduce-shuffle.js';
+export { MapOutputDirectory, type FetchItem, type MapOutputDirectoryOptions } from './map-output-directory.js';
+export type { SegmentHeader } from './fetcher.js';
