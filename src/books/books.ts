@@ -563,6 +563,7 @@ export class Books<D extends EngineData = EngineData> {
 
   private rerunMap(task: TaskRecord<D>, why: string, effects: Effect<D>[]): void {
     const job = task.job;
+    const lostAttempt = task.successfulAttempt!;
     task.state = 'pending';
     task.successfulAttempt = null;
     job.mapsDone--;
@@ -570,7 +571,7 @@ export class Books<D extends EngineData = EngineData> {
     this.pendingAdded(task);
     this.markJob(job, { pending: true });
     this.changed = true;
-    effects.push({ kind: 'map-rerun', task, why });
+    effects.push({ kind: 'map-rerun', task, lostAttempt, why });
   }
 
   /** Whether the job's reduces may launch: enough of its maps are done (all, by default). */

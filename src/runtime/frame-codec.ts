@@ -27,6 +27,7 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'delete-blocks': { blockIds: 'array' },
   'replicate-block': { blockId: 'string', targets: 'array' },
   'cleanup-job': { jobId: 'string' },
+  'map-outputs': { attemptId: 'string', available: 'array', lost: 'array' },
   'submit-job': { id: 'number', job: 'object' },
   'job-status': { id: 'number', jobId: 'string' },
   'list-jobs': { id: 'number' },

@@ -2,12 +2,14 @@ import { hasEnded, type AttemptRecord, type EngineData, type JobPlan, type JobRe
 import type { DatanodeAddress } from '../storage/index.js';
 import {
   JOB_CONF_DEFAULTS,
+  SKEW_CONF_DEFAULTS,
   TASK_OVERHEAD_MB,
   type AttemptShuffleSettings,
   type AttemptSummary,
   type Counters,
   type JobStatus,
   type JobSubmission,
+  type MapOutputAnnouncement,
   type MapOutputSummary,
   type TaskInput,
   type TaskKind,
@@ -35,6 +37,8 @@ export type RuntimeWorker = WorkerRecord<RuntimeData>;
 export interface AttemptReport {
   counters: Counters;
   mapOutput?: MapOutputSummary;
+  /** Reduces: the map output partitions the attempt reads. */
+  reducePartitions?: readonly number[];
 }
 
 export interface WorkerLink {
@@ -106,10 +110,35 @@ export function jobPlan(id: string, submission: JobSubmission, splits: readonly 
     pool: submission.pool ?? 'default',
     weight: submission.weight ?? 1,
     maxAttempts,
+    reduceSlowStart: reduceSlowStartOf(submission),
     ...(submission.inputPlacement ? { inputPlacement: submission.inputPlacement } : {}),
     maps,
     reduces,
     data: new JobInProgress(submission),
+  };
+}
+
+/**
+ * The fraction of maps done before the job's reduces may launch (`job.reduceSlowStart`), the rule
+ * the books apply. A 'simple' skew assignment needs every map's partition sizes: its reduces wait.
+ */
+export function reduceSlowStartOf(submission: JobSubmission): number {
+  const conf = { ...JOB_CONF_DEFAULTS, ...SKEW_CONF_DEFAULTS, ...submission.conf };
+  return conf['skew.strategy'] === 'simple' ? 1 : conf['job.reduceSlowStart'];
+}
+
+/** Where a successful map attempt's output is, for a reduce reading `partitions` of it. */
+export function mapOutputAnnouncement(mapAttempt: RuntimeAttempt, partitions: readonly number[]): MapOutputAnnouncement {
+  const w = mapAttempt.worker;
+  const records = mapAttempt.data.mapOutput?.partitionRecords;
+  return {
+    mapIndex: mapAttempt.task.index,
+    attemptId: mapAttempt.id,
+    workerId: w.shape.id,
+    // A lost worker's outputs are being re-run; the reduce is told when they are (or fails to fetch and says so).
+    host: w.alive ? w.data.address.host : '',
+    dataPort: w.alive ? w.data.address.dataPort : 0,
+    records: records ? partitions.reduce((n, p) => n + (records[p] ?? 0), 0) : 0,
   };
 }
 

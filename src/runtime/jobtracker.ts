@@ -12,6 +12,7 @@ import {
   attemptSummaries,
   jobPlan,
   jobStatus,
+  mapOutputAnnouncement,
   partFileName,
   type RuntimeAttempt,
   type RuntimeData,
@@ -32,6 +33,7 @@ import {
   type Heartbeat,
   type JobStatus,
   type JobSubmission,
+  type MapOutputsChanged,
   type Message,
   type NamenodeOp,
   type RegisterResult,
@@ -498,6 +500,7 @@ export class JobTracker {
           break;
         case 'map-rerun':
           this.logger.info({ task: e.task.id, why: e.why }, 'map output lost: re-running the map');
+          this.tellRunningReduces(e.task.job, e.lostAttempt, 'lost');
           break;
         case 'commit-job':
           later(e.job, () => this.commitJob(e.job));
@@ -591,6 +594,7 @@ export class JobTracker {
       if (task.successfulAttempt === attempt) {
         task.job.data.addCounters(counters);
         this.skewTaskSucceeded(attempt);
+        if (task.kind === 'map') this.tellRunningReduces(task.job, attempt, 'available');
       }
     } else if (message.state === 'failed') {
       effects = this.books.attemptFailed(attempt, error, now);
@@ -652,19 +656,32 @@ export class JobTracker {
     }
   }
 
+  /**
+   * Tells the job's running reduces that a map output became available or was lost: a reduce
+   * launched before the last map (slow start) fetches each output as its map finishes, and waits
+   * for a lost one's re-run (see src/shuffle/map-output-directory.ts).
+   */
+  private tellRunningReduces(job: RuntimeJob, mapAttempt: RuntimeAttempt, change: 'available' | 'lost'): void {
+    for (const a of job.running) {
+      const partitions = a.data.reducePartitions;
+      if (a.task.kind !== 'reduce' || !partitions || !a.worker.alive) continue;
+      a.worker.data.peer.send<MapOutputsChanged>({
+        type: 'map-outputs',
+        attemptId: a.id,
+        available: change === 'available' ? [mapOutputAnnouncement(mapAttempt, partitions)] : [],
+        lost: change === 'lost' ? [{ mapIndex: mapAttempt.task.index, attemptId: mapAttempt.id }] : [],
+      });
+    }
+  }
+
   private attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
     const task = attempt.task;
     const job = task.job;
     const s = job.data.submission;
     const reducePartitions = task.kind === 'reduce' ? this.skewPartitionsFor(job, task, attempt) : undefined;
-    const mapOutputs =
-      task.kind === 'reduce'
-        ? job.maps.map((m) => {
-            const a = m.successfulAttempt!;
-            const w = a.worker;
-            return { mapIndex: m.index, attemptId: a.id, workerId: w.shape.id, host: w.alive ? w.data.address.host : '', dataPort: w.alive ? w.data.address.dataPort : 0 };
-          })
-        : [];
+    if (reducePartitions) attempt.data.reducePartitions = reducePartitions;
+    // A reduce launched before the last map (slow start) learns of the other outputs as their maps finish.
+    const mapOutputs = reducePartitions ? job.maps.flatMap((m) => (m.successfulAttempt ? [mapOutputAnnouncement(m.successfulAttempt, reducePartitions)] : [])) : [];
     return {
       jobId: job.id,
       jobName: s.name,
@@ -680,11 +697,9 @@ export class JobTracker {
       params: s.params,
       shared: s.shared,
       mapOutputs,
+      mapsTotal: job.maps.length,
       memoryMb: attempt.memoryMb,
       shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
-      expectedInputRecords: reducePartitions
-        ? job.maps.reduce((sum, m) => sum + reducePartitions.reduce((n, p) => n + (m.successfulAttempt?.data.mapOutput?.partitionRecords[p] ?? 0), 0), 0)
-        : 0,
       mapPartitions: task.kind === 'map' && job.reduces.length > 0 ? job.data.skew.partitions : undefined,
       partitionSeed: task.kind === 'map' && job.data.skew.strategy === 'cms' && job.data.skew.isPlanned ? job.data.skew.seed : undefined,
       reducePartitions,

@@ -11,6 +11,7 @@ import { codecs } from '../api/index.js';
 import { MinimrError, deserializeError, serializeError } from '../errors.js';
 import {
   MapOutputBuffer,
+  MapOutputDirectory,
   codecByName,
   createShuffleCounters,
   mapOutputPaths,
@@ -29,7 +30,7 @@ import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput } from './input.js';
 import { importJobModule } from './job-loader.js';
 import { OutputWriter } from './output-writer.js';
-import { NAMENODE_OPS, type AttemptSpec, type Counters, type MapOutputSummary, type NamenodeOp } from './protocol.js';
+import { NAMENODE_OPS, type AttemptSpec, type Counters, type LostMapOutput, type MapOutputAnnouncement, type MapOutputSummary, type NamenodeOp } from './protocol.js';
 import type { NamenodeApi } from '../storage/index.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
 
@@ -64,6 +65,45 @@ class DecodedValues<T> implements IterableIterator<T> {
   }
 }
 
+/**
+ * Where a reduce attempt's map outputs are: those its spec lists, then those its worker tells of
+ * (a reduce launched before the last map, slow start), kept until the shuffle starts, then handed
+ * to its directory as they come.
+ */
+class MapOutputInbox {
+  private readonly queued: Array<{ available: readonly MapOutputAnnouncement[]; lost: readonly LostMapOutput[] }> = [];
+  private directory: MapOutputDirectory | undefined;
+  /** Each map output's records in this reduce's partitions, as announced (for progress). */
+  private readonly recordsByMap = new Map<number, number>();
+
+  constructor(readonly attemptId: string, initial: readonly MapOutputAnnouncement[]) {
+    for (const m of initial) this.recordsByMap.set(m.mapIndex, m.records);
+  }
+
+  receive(available: readonly MapOutputAnnouncement[], lost: readonly LostMapOutput[]): void {
+    for (const m of available) this.recordsByMap.set(m.mapIndex, m.records);
+    if (this.directory) this.apply(this.directory, available, lost);
+    else this.queued.push({ available, lost });
+  }
+
+  attach(directory: MapOutputDirectory): void {
+    this.directory = directory;
+    for (const c of this.queued.splice(0)) this.apply(directory, c.available, c.lost);
+  }
+
+  /** Reduce input records the maps wrote for this reduce's partitions, as far as announced. */
+  records(): number {
+    let n = 0;
+    for (const r of this.recordsByMap.values()) n += r;
+    return n;
+  }
+
+  private apply(directory: MapOutputDirectory, available: readonly MapOutputAnnouncement[], lost: readonly LostMapOutput[]): void {
+    for (const m of lost) directory.lose(m.mapIndex, m.attemptId);
+    for (const m of available) directory.add(m);
+  }
+}
+
 class AttemptRunner {
   readonly counters: Counters = {};
   readonly shuffle = createShuffleCounters();
@@ -82,6 +122,8 @@ class AttemptRunner {
     private readonly job: AnyJobDefinition,
     private readonly fs: FsClient,
     private readonly config: TaskProcessConfig,
+    /** Reduces: the map outputs as the worker tells of them. */
+    private readonly mapOutputs: MapOutputInbox,
   ) {
     this.keyCodec = (job.mapKey ?? codecs.text) as Codec<unknown>;
     this.valueCodec = (job.mapValue ?? codecs.msgpack()) as Codec<unknown>;
@@ -247,12 +289,22 @@ class AttemptRunner {
   }
 
   async runReduce(): Promise<void> {
-    const { spec, job } = this;
+    const { spec } = this;
+    const partitions = spec.reducePartitions ?? [spec.index];
+    const directory = new MapOutputDirectory({ mapsTotal: spec.mapsTotal, partitions, locations: spec.mapOutputs });
+    this.mapOutputs.attach(directory);
+    const segments = Math.max(1, spec.mapsTotal * partitions.length);
+    let fetched = 0;
+    const started = performance.now();
     const shuffle = new ReduceShuffle({
       jobId: spec.jobId,
       reduceIndex: spec.index,
-      partitions: spec.reducePartitions ?? [spec.index],
-      locations: spec.mapOutputs,
+      partitions,
+      directory,
+      // The copy phase is the first third of a reduce's progress, as in Hadoop.
+      onFetched: () => {
+        this.progress = (++fetched / segments) / 3;
+      },
       local: { workerId: this.config.workerId, rootDir: this.config.shuffleRoot },
       workDir: reduceWorkDir(this.config.shuffleRoot, spec.jobId, spec.attemptId),
       bufferBytes: spec.shuffle.reduceBufferBytes,
@@ -265,6 +317,8 @@ class AttemptRunner {
     });
     try {
       const records = await shuffle.run();
+      this.add('SHUFFLE_MS', Math.round(performance.now() - started));
+      this.add('SHUFFLE_EARLY_SEGMENTS', directory.earlySegments);
       // Fetching and merging were CPU work of this attempt too.
       await this.throttle.pace();
       await this.reduceFrom(records);
@@ -272,6 +326,8 @@ class AttemptRunner {
       await shuffle.close();
     }
   }
+
+
 
   /** Reduce input bytes (key + value, as merged) for REDUCE_INPUT_BYTES: the rate workers are measured by. */
   private countingBytes(records: Iterable<KeyValue>): Iterable<KeyValue> {
@@ -294,7 +350,7 @@ class AttemptRunner {
     const grouping = createShuffleCounters();
     const reduce = job.reduce;
     try {
-      const expected = Math.max(1, spec.expectedInputRecords);
+      const expected = Math.max(1, this.mapOutputs.records());
       let groups = 0;
       for (const group of groupByKey(this.countingBytes(records), this.compare, grouping)) {
         if ((++groups & 63) === 0) {
@@ -376,8 +432,13 @@ function onFsResult(msg: Extract<TaskProcessRequest, { type: 'fs-result' }>): vo
   else pending.reject(deserializeError(msg.error));
 }
 
+/** The running attempt's map outputs (reduces), for the worker's `map-outputs` messages. */
+let inbox: MapOutputInbox | undefined;
+
 async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<void> {
   const cfg = config!;
+  const mapOutputs = new MapOutputInbox(spec.attemptId, spec.kind === 'reduce' ? spec.mapOutputs : []);
+  inbox = mapOutputs;
   let runner: AttemptRunner | undefined;
   let lastReport = 0;
   const report = () => {
@@ -388,7 +449,7 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<void> 
   const timer = setInterval(report, PROGRESS_INTERVAL_MS);
   try {
     const job = await importJobModule(modulePath, spec.jobName);
-    runner = new AttemptRunner(spec, job, fs!, cfg);
+    runner = new AttemptRunner(spec, job, fs!, cfg, mapOutputs);
     runner.reportIfDue = () => {
       if (Date.now() - lastReport >= PROGRESS_INTERVAL_MS) report();
     };
@@ -436,6 +497,7 @@ async function main(): Promise<void> {
   let started = false;
   process.on('message', (msg: TaskProcessRequest) => {
     if (msg?.type === 'fs-result') onFsResult(msg);
+    if (msg?.type === 'map-outputs' && msg.attemptId === inbox?.attemptId) inbox.receive(msg.available, msg.lost);
     if (msg?.type !== 'run' || started) return;
     started = true;
     void runAttempt(msg.spec, msg.modulePath).finally(() => process.exit(0));

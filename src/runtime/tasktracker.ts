@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '../log.js';
 import { createShuffleRequestHandler, reduceWorkDir, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
 import { LocalDiskBlockStore, createDataRequestHandler, replicateBlock } from '../storage/index.js';
 import { storeJobModule } from './job-loader.js';
-import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, RegisterResult } from './protocol.js';
+import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
 import { measureDiskMBps } from './disk-rate.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
@@ -42,6 +42,8 @@ export interface WorkerOptions {
 interface RunningAttempt {
   readonly spec: AttemptSpec;
   child?: ChildProcess;
+  /** Map output changes for a reduce that arrived before its task process was given the attempt. */
+  readonly mapOutputChanges: MapOutputsChanged[];
   progress: number;
   counters: Counters;
   killReason?: string;
@@ -222,6 +224,9 @@ export class Worker {
       case 'cleanup-job':
         void this.cleanupJob(message.jobId);
         return undefined;
+      case 'map-outputs':
+        this.mapOutputsChanged(message);
+        return undefined;
       default:
         throw new MinimrError('EPROTOCOL', `a worker does not accept "${message.type}" messages`);
     }
@@ -290,7 +295,7 @@ export class Worker {
   }
 
   private async launch(spec: AttemptSpec): Promise<void> {
-    const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false };
+    const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false, mapOutputChanges: [] };
     this.running.set(spec.attemptId, record);
     let modulePath: string;
     try {
@@ -324,6 +329,19 @@ export class Worker {
       }
     });
     child.send({ type: 'run', spec, modulePath } satisfies TaskProcessRequest);
+    for (const change of record.mapOutputChanges.splice(0)) this.forwardMapOutputs(child, change);
+  }
+
+  /** Passes a reduce attempt the map outputs that became available or were lost (in order, after its `run`). */
+  private mapOutputsChanged(message: MapOutputsChanged): void {
+    const record = this.running.get(message.attemptId);
+    if (!record || record.finished) return;
+    if (record.child) this.forwardMapOutputs(record.child, message);
+    else record.mapOutputChanges.push(message);
+  }
+
+  private forwardMapOutputs(child: ChildProcess, message: MapOutputsChanged): void {
+    if (child.connected) child.send({ type: 'map-outputs', attemptId: message.attemptId, available: message.available, lost: message.lost } satisfies TaskProcessRequest);
   }
 
   /** A task's NameNode call, sent on this worker's JobTracker connection. */
