@@ -33,6 +33,7 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'list-jobs': { id: 'number' },
   'job-attempts': { id: 'number', jobId: 'string' },
   'kill-job': { id: 'number', jobId: 'string' },
+  'wait-job': { id: 'number', jobId: 'string' },
   'cluster-info': { id: 'number' },
   fs: { id: 'number', op: 'string', args: 'array' },
   reply: { re: 'number', ok: 'boolean', result: 'any', error: 'object?' },

@@ -15,6 +15,7 @@ import {
   type TaskKind,
 } from './protocol.js';
 import { JobSkew } from './job-skew.js';
+import { jobModuleHash } from './job-loader.js';
 import type { RpcPeer } from './rpc-peer.js';
 
 /**
@@ -62,6 +63,8 @@ function pad(n: number, width: number): string {
 /** A submitted job's part that is the JobTracker's own: the submission, counters, skew plan, commits. */
 export class JobInProgress {
   readonly submission: JobSubmission;
+  /** Content hash of the job module, by which workers cache it. */
+  readonly moduleHash: string;
   /** Counters of succeeded attempts, summed. */
   readonly counters: Counters = {};
   /** Virtual partitions and which reduce reads which (skew strategy); see job-skew.ts. */
@@ -73,6 +76,7 @@ export class JobInProgress {
 
   constructor(submission: JobSubmission) {
     this.submission = submission;
+    this.moduleHash = jobModuleHash(submission.moduleSource);
     this.skew = new JobSkew(submission);
   }
 

@@ -218,6 +218,8 @@ export class JobTracker {
         return attemptSummaries(this.requireJob(message.jobId));
       case 'kill-job':
         return this.killJob(message.jobId);
+      case 'wait-job':
+        return this.waitForJob(message.jobId);
       case 'cluster-info':
         return this.clusterInfo();
       case 'fs':
@@ -685,6 +687,7 @@ export class JobTracker {
     return {
       jobId: job.id,
       jobName: s.name,
+      moduleHash: job.data.moduleHash,
       taskId: task.id,
       attemptId: attempt.id,
       kind: task.kind,

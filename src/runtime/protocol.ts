@@ -182,6 +182,8 @@ export type TaskInput =
 export interface AttemptSpec {
   jobId: string;
   jobName: string;
+  /** Content hash of the job module (`jobModuleHash`): workers cache modules, and reuse task processes, by it. */
+  moduleHash: string;
   taskId: string;
   attemptId: string;
   kind: TaskKind;
@@ -391,6 +393,10 @@ export interface GetJobAttempts extends Request<'job-attempts'> {
 export interface KillJob extends Request<'kill-job'> {
   jobId: string;
 }
+/** Answered with the job's final `JobStatus` once it has ended and its clean-up is done (no polling). */
+export interface WaitForJob extends Request<'wait-job'> {
+  jobId: string;
+}
 export interface ClusterInfo extends Request<'cluster-info'> {}
 export interface NamenodeCall extends Request<'fs'> {
   op: NamenodeOp;
@@ -419,6 +425,7 @@ export type Message =
   | ListJobs
   | GetJobAttempts
   | KillJob
+  | WaitForJob
   | ClusterInfo
   | NamenodeCall
   | Reply;
