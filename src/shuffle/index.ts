@@ -25,7 +25,7 @@ export {
 } from './paths.js';
 export { encodeSegment, SegmentReader, type KeyValue } from './record-format.js';
 export { decodeIndex, encodeIndex, readIndexFile, type IndexFileContents } from './index-file.js';
-export { MapOutputBuffer, DEFAULT_MAP_BUFFER_BYTES, MIN_MAP_BUFFER_BYTES, type MapOutputBufferOptions } from './map-output-buffer.js';
+export { MapOutputBuffer, DEFAULT_MAP_BUFFER_BYTES, MIN_MAP_BUFFER_BYTES, type ArenaPool, type MapOutputBufferOptions } from './map-output-buffer.js';
 export { codecByName, codecById, lz4Codec, noneCodec, type BlockCodec } from './codec.js';
 export { GC_PACE_BYTES, collectGarbageNow, noteTransientBytes } from './gc-pacer.js';
 export { FileSegmentReader, FramedFileWriter, framedRecords, decodeSegment, type SegmentStats } from './frames.js';
