@@ -158,8 +158,8 @@ class GroupValues implements IterableIterator<Buffer> {
 
 /**
  * Runs the combiner once per key group of a sorted stream and yields what it emits. The combiner must
- * keep the group's key (compare === 0): the output is written as one sorted segment, so a changed key
- * would silently break the reducer's merge. Counts combineInputRecords / combineOutputRecords.
+ * keep the group's key (compare === 0), else EBADJOB: the output is written as one sorted segment, so a
+ * changed key would silently break the reducer's merge. Counts combineInputRecords / combineOutputRecords.
  */
 export function* applyCombiner(
   sortedRecords: Iterable<KeyValue>,
@@ -180,7 +180,7 @@ export function* applyCombiner(
       const emitted: KeyValue[] = [];
       combiner(group.key, group.values, (key, value) => {
         if (compare(key, group.key) !== 0) {
-          throw new MinimrError('ETASK', 'combiner emitted a key different from its input key; a combiner must keep the key', {
+          throw new MinimrError('EBADJOB', 'the combiner emitted a key different from its input key; a combiner must keep its key', {
             inputKey: group.key.toString('hex').slice(0, 64),
             emittedKey: key.toString('hex').slice(0, 64),
           });
