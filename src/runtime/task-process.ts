@@ -197,6 +197,7 @@ class AttemptRunner {
           codec: codecByName(spec.shuffle.codec),
           compare: this.compare,
           combiner: this.combiner(),
+          combineSpills: table === 0,
           counters: this.shuffle,
           ids: { jobId: spec.jobId, attemptId: spec.attemptId },
         });

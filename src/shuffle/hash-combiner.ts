@@ -4,12 +4,14 @@
  * Without it, every record a map emits is serialized into the sort buffer, sorted, and combined at
  * each spill: WordCount pays for a hundred million words to combine them into a few thousand. With
  * it, a job with a combiner emits into a hash table keyed by the encoded key bytes, holding per key
- * one pending value; a record for a key already there is combined with the pending value at once
- * (the job's `combine(key, [pending, value])`). Only what the table holds reaches the sort buffer,
- * when the table is full and at the end of the map. The combiner is required to keep the key, so
- * a key it changes is EBADJOB (the table would file the record under the wrong key); a combiner
- * that emits several values has nothing left to gain here: its values go on to the sort buffer,
- * where the spills combine them again, in order.
+ * one combined value. A record for a key already there is appended to a pending list (one shared
+ * buffer of values, linked per key); when that buffer is full, each key's pending values are
+ * combined with its value in one call of the job's `combine(key, [value, ...pending])`, so a
+ * frequent key costs one call per many records, and a key seen once costs none. Only what the
+ * table holds reaches the sort buffer: when the table is full, and at the end of the map. The
+ * combiner must keep the key, so a key it changes is EBADJOB (the table would file the record under
+ * the wrong key); a combiner that emits several values has nothing left to gain here: its values go
+ * on to the sort buffer, where the spills combine them again, in order.
  *
  * Outputs are the same bytes as without the table: a combiner may run any number of times on any
  * grouping of a key's values (Hadoop's contract; the spills already rely on it), and each key's
@@ -18,15 +20,15 @@
  *
  * Memory. The table lives inside the attempt's buffer budget: the runtime gives it a share of
  * `shuffle.map.bufferBytes` and the sort buffer the rest. It counts what it allocates (typed
- * arrays: the slot index, five 32-bit columns per entry, two arenas of key and value bytes, two JS
- * array slots per entry) plus an estimate of the JS values it keeps (a pending value that is a
- * primitive: a heap number or a string; decoded keys kept for the combiner). Values that are
- * objects are stored encoded, in the value arena, so a map that reuses and mutates an object after
- * emitting it changes nothing here, and their size is exact. The arrays grow by doubling while that
- * fits the budget; when an entry does not fit, the table is flushed through the sort buffer and
- * starts again empty (with its arrays kept). A key too large for the table (over 1/8 of its budget,
- * at most 64 KiB) bypasses it: the sort buffer takes it, and one larger than the whole sort buffer
- * is written as a spill of its own there.
+ * arrays: the slot index, a row of 32-bit fields per entry, two arenas of key and value bytes, a JS
+ * array slot per entry, the pending buffer) plus an estimate of the JS values it keeps (a value that
+ * is a primitive: a heap number or a string). Values that
+ * are objects are kept encoded (in the value arena, or as a copy while pending), so a map that
+ * reuses and mutates an object after emitting it changes nothing here, and their size is known.
+ * The arrays grow by doubling while that fits the budget; when an entry does not fit, the table is
+ * flushed through the sort buffer and starts again empty (with its arrays kept). A key too large
+ * for the table (over 1/8 of its budget, at most 64 KiB) bypasses it: the sort buffer takes it, and
+ * one larger than the whole sort buffer is written as a spill of its own there.
  *
  * When it does not pay. If a flush passes on more than 90% of the records the table took in since
  * the last one (nearly every key distinct), the table is turned off for the rest of the attempt:
@@ -59,16 +61,37 @@ export interface HashCombinerOptions {
   readonly counters?: ShuffleCounters;
 }
 
-/** No pending value (the combiner emitted none, or the value went on). */
+/** No value (the combiner emitted none, or the value went on). */
 const EMPTY = Symbol('empty');
-/** The pending value is an object, stored encoded in the value arena. */
+/** The value is an object, stored encoded in the value arena. */
 const ENCODED = Symbol('encoded');
+
+/** A pending value that is an object: a copy of its encoding, decoded when combined. */
+class EncodedValue {
+  constructor(readonly bytes: Buffer) {}
+}
 
 const MIN_BUDGET_BYTES = 64 << 10;
 const MAX_KEY_BYTES = 64 << 10;
 const INITIAL_ENTRIES = 1024;
-/** Five Int32 columns and two JS array slots (8 bytes each) per entry. */
-const BYTES_PER_ENTRY = 5 * 4 + 2 * 8;
+/**
+ * An entry's fields, in one row of `meta` (one cache line per entry: a lookup in a table of a
+ * million keys touches its slot, its row and its key bytes, nothing else).
+ */
+const M_HASH = 0;
+const M_KEY = 1;
+const M_KEY_LENGTH = 2;
+const M_VALUE = 3;
+const M_VALUE_LENGTH = 4;
+/** First and last of the entry's pending values (-1: none). */
+const M_HEAD = 5;
+const M_TAIL = 6;
+const STRIDE = 8;
+/** An entry's row and its JS array slot (8 bytes). */
+const BYTES_PER_ENTRY = STRIDE * 4 + 8;
+/** A pending value: its JS array slot, its next link and a slot of the touched list. */
+const BYTES_PER_PENDING = 8 + 4 + 4;
+const MAX_PENDING = 1 << 16;
 /** A flush passing on more than this fraction of what the table took in turns the table off. */
 const USELESS_FLUSH_RATIO = 0.9;
 
@@ -83,35 +106,46 @@ export class HashCombiner {
   private readonly collect: (partition: number, key: Buffer, value: Buffer) => void;
   private readonly counters: ShuffleCounters | undefined;
 
-  /** Open addressing, linear probing: entry index + 1, 0 when free. Twice the entry capacity. */
+  /**
+   * Open addressing, linear probing, at most 3/4 full: pairs of (entry index + 1, 0 when free; the
+   * key's hash), so a probe compares hashes without leaving the slot.
+   */
   private slots: Int32Array = new Int32Array(0);
   private mask = 0;
   private capacity = 0;
-  private hashes: Int32Array = new Int32Array(0);
-  private keyStart: Int32Array = new Int32Array(0);
-  private keyLength: Int32Array = new Int32Array(0);
-  private valueStart: Int32Array = new Int32Array(0);
-  private valueLength: Int32Array = new Int32Array(0);
-  /** Pending value per entry: a primitive, ENCODED, or EMPTY. */
+  private entries = 0;
+  /** Entry rows of STRIDE fields (M_*). */
+  private meta: Int32Array = new Int32Array(0);
+  /** Bytes of the arrays sized by the capacity (rows, slots, JS array slots, pending buffer). */
+  private fixedBytes = 0;
+  /** Combined value per entry: a primitive, ENCODED, or EMPTY. */
   private values: unknown[] = [];
-  /** The decoded key per entry, once the combiner needed it (primitives only). */
-  private keys: unknown[] = [];
   private keyArena: Buffer = Buffer.alloc(0);
   private keyUsed = 0;
   private valueArena: Buffer = Buffer.alloc(0);
   private valueUsed = 0;
+  /** Estimated heap bytes of the JS values held (combined and pending). */
   private heapBytes = 0;
-  private entries = 0;
+
+  // Pending values, linked per entry, and the entries that have some.
+  private readonly pendingCapacity: number;
+  private readonly pending: unknown[];
+  private readonly pendingNext: Int32Array;
+  private readonly touched: Int32Array;
+  private pendingCount = 0;
+  private touchedCount = 0;
+
   private scratch: Buffer = Buffer.alloc(256);
   private peak = 0;
   private takenSinceFlush = 0;
   private off = false;
 
-  // The combine call in progress.
-  private readonly pair: unknown[] = [undefined, undefined];
+  // The combine call in progress: its key, and what it emitted (one value, or more).
   private combining = -1;
   private combiningKey: unknown;
-  private emitted: unknown[] = [];
+  private emittedCount = 0;
+  private emittedFirst: unknown;
+  private emittedMore: unknown[] = [];
   private readonly onEmit = (key: unknown, value: unknown): void => {
     if (key !== this.combiningKey && !this.isCombiningKey(key)) {
       throw new MinimrError(
@@ -119,7 +153,8 @@ export class HashCombiner {
         `the combiner emitted the key ${describe(key)} for the key ${describe(this.combiningKey)}; a combiner must keep its key (map-side combining files its output under the key it was given)`,
       );
     }
-    this.emitted.push(value);
+    if (this.emittedCount++ === 0) this.emittedFirst = value;
+    else this.emittedMore.push(value);
   };
 
   constructor(options: HashCombinerOptions) {
@@ -135,6 +170,10 @@ export class HashCombiner {
     this.partitionOf = options.partitionOf;
     this.collect = options.collect;
     this.counters = options.counters;
+    this.pendingCapacity = Math.min(MAX_PENDING, Math.floor(this.budget / 32 / BYTES_PER_PENDING));
+    this.pending = new Array<unknown>(this.pendingCapacity).fill(undefined);
+    this.pendingNext = new Int32Array(this.pendingCapacity);
+    this.touched = new Int32Array(this.pendingCapacity);
     this.resize(INITIAL_ENTRIES);
     this.keyArena = Buffer.allocUnsafe(16 << 10);
   }
@@ -146,15 +185,15 @@ export class HashCombiner {
 
   /** Bytes in use now (allocated arrays and arenas, estimated JS values). */
   get usedBytes(): number {
-    return this.arrayBytes(this.capacity) + this.keyArena.length + this.valueArena.length + this.heapBytes;
+    return this.fixedBytes + this.keyArena.length + this.valueArena.length + this.heapBytes;
   }
 
   /** A record whose key is a JS value: text keys are encoded into a scratch buffer, others by their codec. */
   add(key: unknown, value: unknown): void {
     if (this.textKeys && typeof key === 'string') {
       if (key.length > this.maxKeyBytes) {
-        this.count(1);
-        this.passOn(this.keyCodec.encode(key), value);
+        const bytes = this.keyCodec.encode(key);
+        this.addBytes(bytes, 0, bytes.length, value);
         return;
       }
       if (key.length * 3 > this.scratch.length) this.scratch = Buffer.allocUnsafe(Math.max(key.length * 3, this.scratch.length * 2));
@@ -167,28 +206,42 @@ export class HashCombiner {
 
   /** A record whose key is bytes [start, end) of `bytes`, already encoded. */
   addBytes(bytes: Uint8Array, start: number, end: number, value: unknown): void {
-    this.count(1);
+    if (this.counters) this.counters.hashCombineInputRecords++;
     const length = end - start;
     if (this.off || length > this.maxKeyBytes) {
       this.passOn(Buffer.from(bytes.buffer, bytes.byteOffset + start, length), value);
       return;
     }
     const hash = murmur3_32(bytes, 0, start, end) | 0;
-    const e = this.find(bytes, start, length, hash);
-    if (e >= 0) this.combineInto(e, value);
-    else this.insert(bytes, start, length, hash, value);
+    const { slots, mask, meta, keyArena } = this;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const s = slots[2 * slot]!;
+      if (s === 0) break;
+      if (slots[2 * slot + 1] !== hash) continue;
+      const row = (s - 1) * STRIDE;
+      if (meta[row + M_KEY_LENGTH] !== length) continue;
+      const at = meta[row + M_KEY]! - start;
+      let i = start;
+      while (i < end && keyArena[at + i] === bytes[i]) i++;
+      if (i === end) {
+        this.append(s - 1, value);
+        return;
+      }
+    }
+    this.insert(bytes, start, length, hash, value);
   }
 
   /** Passes everything held on to the sort buffer and empties the table. */
   flush(): void {
-    const { values, keyArena, valueArena } = this;
+    this.drain();
+    const values = this.values;
     let passed = 0;
     for (let e = 0; e < this.entries; e++) {
       const v = values[e];
       if (v === EMPTY) continue;
-      const key = keyArena.subarray(this.keyStart[e]!, this.keyStart[e]! + this.keyLength[e]!);
-      const value = v === ENCODED ? valueArena.subarray(this.valueStart[e]!, this.valueStart[e]! + this.valueLength[e]!) : this.valueCodec.encode(v);
-      this.collect(this.partitionOf(key, this.hashes[e]!), key, value);
+      const key = this.keyBytesOf(e);
+      const value = v === ENCODED ? this.valueBytesOf(e) : this.valueCodec.encode(v);
+      this.collect(this.partitionOf(key, this.meta[e * STRIDE + M_HASH]!), key, value);
       passed++;
     }
     const c = this.counters;
@@ -203,25 +256,10 @@ export class HashCombiner {
     this.keyUsed = 0;
     this.valueUsed = 0;
     this.values.length = 0;
-    this.keys.length = 0;
     this.heapBytes = 0;
   }
 
   // ------------------------------------------------------------------ the table
-
-  private find(bytes: Uint8Array, start: number, length: number, hash: number): number {
-    const { slots, mask, hashes, keyLength, keyStart, keyArena } = this;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const s = slots[slot]!;
-      if (s === 0) return -1;
-      const e = s - 1;
-      if (hashes[e] !== hash || keyLength[e] !== length) continue;
-      const at = keyStart[e]!;
-      let i = 0;
-      while (i < length && keyArena[at + i] === bytes[start + i]) i++;
-      if (i === length) return e;
-    }
-  }
 
   private insert(bytes: Uint8Array, start: number, length: number, hash: number, value: unknown): void {
     if (!this.makeRoom(length)) {
@@ -232,81 +270,133 @@ export class HashCombiner {
       }
     }
     const e = this.entries++;
-    let slot = hash & this.mask;
-    while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
-    this.slots[slot] = e + 1;
-    this.hashes[e] = hash;
-    this.keyStart[e] = this.keyUsed;
-    this.keyLength[e] = length;
+    this.index(e, hash);
+    const row = e * STRIDE;
+    this.meta[row + M_HASH] = hash;
+    this.meta[row + M_KEY] = this.keyUsed;
+    this.meta[row + M_KEY_LENGTH] = length;
+    this.meta[row + M_HEAD] = -1;
     if (length > 0) this.keyArena.set(bytes.subarray(start, start + length), this.keyUsed);
     this.keyUsed += length;
     this.values.push(EMPTY);
-    this.keys.push(undefined);
     this.takenSinceFlush++;
     this.setValue(e, value);
     this.afterChange();
   }
 
-  /** Grows the arrays or the key arena for one more entry if the budget allows; false when it does not. */
+  /**
+   * Grows the arrays or the key arena for one more entry if the budget allows; false when it does
+   * not. Each grows by doubling, or by as much as still fits: the last growth fills the budget.
+   */
   private makeRoom(keyLength: number): boolean {
     if (this.entries >= this.capacity) {
-      const grown = this.capacity * 2;
-      if (this.usedBytes + this.arrayBytes(grown) - this.arrayBytes(this.capacity) > this.budget) return false;
-      this.resize(grown);
+      const room = this.budget - this.usedBytes + this.fixedBytes;
+      let capacity = this.capacity * 2;
+      while (capacity > this.capacity && this.fixedBytesFor(capacity) > room) capacity = Math.floor(capacity * 0.9);
+      if (capacity <= this.capacity) return false;
+      this.resize(capacity);
     }
     if (this.keyUsed + keyLength > this.keyArena.length) {
-      const size = Math.max(this.keyArena.length * 2, this.keyUsed + keyLength);
-      if (this.usedBytes + size - this.keyArena.length > this.budget) return false;
+      const room = this.budget - this.usedBytes + this.keyArena.length;
+      const size = Math.min(this.keyArena.length * 2, room);
+      if (size < this.keyUsed + keyLength) return false;
       this.keyArena = grow(this.keyArena, size, this.keyUsed);
     }
     return this.usedBytes <= this.budget;
   }
 
-  private combineInto(e: number, value: unknown): void {
-    const pending = this.values[e];
+  /** Bytes of the arrays for `capacity` entries: rows, slot index, pending buffer. */
+  private fixedBytesFor(capacity: number): number {
+    return capacity * BYTES_PER_ENTRY + 8 * slotsFor(capacity) + this.pendingCapacity * BYTES_PER_PENDING;
+  }
+
+  /** A value for an entry that has one: pending until the next drain. */
+  private append(e: number, value: unknown): void {
     this.takenSinceFlush++;
-    if (pending === EMPTY) {
-      this.setValue(e, value);
+    const i = this.pendingCount++;
+    if (isPrimitive(value)) {
+      this.pending[i] = value;
+      this.heapBytes += heapSize(value);
+    } else {
+      // Copied: the map may change the object (or the codec reuse its buffer) after emitting it.
+      const bytes = Buffer.from(this.valueCodec.encode(value));
+      this.pending[i] = new EncodedValue(bytes);
+      this.heapBytes += bytes.length + 64;
+    }
+    this.pendingNext[i] = -1;
+    const row = e * STRIDE;
+    const meta = this.meta;
+    if (meta[row + M_HEAD]! < 0) {
+      meta[row + M_HEAD] = i;
+      this.touched[this.touchedCount++] = e;
+    } else {
+      this.pendingNext[meta[row + M_TAIL]!] = i;
+    }
+    meta[row + M_TAIL] = i;
+    if (this.pendingCount === this.pendingCapacity) {
+      this.drain();
       this.afterChange();
-      return;
+    } else if (this.heapBytes > this.budget >> 4) {
+      this.afterChange();
     }
-    let key = this.keys[e];
-    if (key === undefined) {
-      key = this.keyCodec.decode(this.keyArena.subarray(this.keyStart[e]!, this.keyStart[e]! + this.keyLength[e]!));
-      if (isPrimitive(key)) {
-        this.keys[e] = key;
-        this.heapBytes += heapSize(key);
+  }
+
+  /** Combines each entry's pending values into its value: one combine call per entry. */
+  private drain(): void {
+    const { touched, pending, pendingNext, meta, values } = this;
+    for (let t = 0; t < this.touchedCount; t++) {
+      const e = touched[t]!;
+      const group: unknown[] = [];
+      const current = values[e];
+      if (current !== EMPTY) group.push(current === ENCODED ? this.valueCodec.decode(this.valueBytesOf(e)) : current);
+      this.clearValue(e);
+      for (let i = meta[e * STRIDE + M_HEAD]!; i >= 0; i = pendingNext[i]!) {
+        const v = pending[i];
+        pending[i] = undefined;
+        if (v instanceof EncodedValue) {
+          this.heapBytes -= v.bytes.length + 64;
+          group.push(this.valueCodec.decode(v.bytes));
+        } else {
+          this.heapBytes -= heapSize(v);
+          group.push(v);
+        }
       }
+      meta[e * STRIDE + M_HEAD] = -1;
+      if (group.length === 1) this.setValue(e, group[0]);
+      else this.combineGroup(e, group);
     }
-    const pair = this.pair;
-    pair[0] = pending === ENCODED ? this.valueCodec.decode(this.valueArena.subarray(this.valueStart[e]!, this.valueStart[e]! + this.valueLength[e]!)) : pending;
-    pair[1] = value;
-    this.clearValue(e);
+    this.pendingCount = 0;
+    this.touchedCount = 0;
+  }
+
+  private combineGroup(e: number, group: unknown[]): void {
+    // Decoded per call, not kept: a frequent key is combined once per drain, and keeping every
+    // key decoded would cost a rare one more memory than its entry.
+    const key = this.keyCodec.decode(this.keyBytesOf(e));
     this.combining = e;
     this.combiningKey = key;
-    const emitted = this.emitted;
-    emitted.length = 0;
+    this.emittedCount = 0;
     try {
-      this.combine(key, pair, this.onEmit);
+      this.combine(key, group, this.onEmit);
     } finally {
       this.combining = -1;
       this.combiningKey = undefined;
-      pair[0] = pair[1] = undefined;
     }
-    if (emitted.length === 1) {
-      this.setValue(e, emitted[0]);
-    } else if (emitted.length > 1) {
+    if (this.emittedCount === 1) {
+      this.setValue(e, this.emittedFirst);
+    } else if (this.emittedCount > 1) {
       // Nothing to gain here: on to the sort buffer, whose spills combine again.
-      const keyBytes = this.keyArena.subarray(this.keyStart[e]!, this.keyStart[e]! + this.keyLength[e]!);
-      const partition = this.partitionOf(keyBytes, this.hashes[e]!);
-      for (const v of emitted) this.collect(partition, keyBytes, this.valueCodec.encode(v));
-      if (this.counters) this.counters.hashCombineOutputRecords += emitted.length;
+      const keyBytes = this.keyBytesOf(e);
+      const partition = this.partitionOf(keyBytes, this.meta[e * STRIDE + M_HASH]!);
+      this.collect(partition, keyBytes, this.valueCodec.encode(this.emittedFirst));
+      for (const v of this.emittedMore) this.collect(partition, keyBytes, this.valueCodec.encode(v));
+      if (this.counters) this.counters.hashCombineOutputRecords += this.emittedCount;
+      this.emittedMore = [];
     }
-    emitted.length = 0;
-    this.afterChange();
+    this.emittedFirst = undefined;
   }
 
-  /** Keeps `value` as entry e's pending value: primitives as they are, objects encoded. */
+  /** Keeps `value` as entry e's value: primitives as they are, objects encoded. */
   private setValue(e: number, value: unknown): void {
     if (isPrimitive(value)) {
       this.values[e] = value;
@@ -319,15 +409,15 @@ export class HashCombiner {
       if (this.usedBytes + size - this.valueArena.length > this.budget) {
         // No room to keep it: it goes on now (the entry holds nothing else of this key).
         this.values[e] = EMPTY;
-        this.collect(this.partitionOf(this.keyBytesOf(e), this.hashes[e]!), this.keyBytesOf(e), encoded);
+        this.collect(this.partitionOf(this.keyBytesOf(e), this.meta[e * STRIDE + M_HASH]!), this.keyBytesOf(e), encoded);
         if (this.counters) this.counters.hashCombineOutputRecords++;
         return;
       }
       this.valueArena = grow(this.valueArena, size, this.valueUsed);
     }
     encoded.copy(this.valueArena, this.valueUsed);
-    this.valueStart[e] = this.valueUsed;
-    this.valueLength[e] = encoded.length;
+    this.meta[e * STRIDE + M_VALUE] = this.valueUsed;
+    this.meta[e * STRIDE + M_VALUE_LENGTH] = encoded.length;
     this.valueUsed += encoded.length;
     this.values[e] = ENCODED;
   }
@@ -339,7 +429,13 @@ export class HashCombiner {
   }
 
   private keyBytesOf(e: number): Buffer {
-    return this.keyArena.subarray(this.keyStart[e]!, this.keyStart[e]! + this.keyLength[e]!);
+    const at = this.meta[e * STRIDE + M_KEY]!;
+    return this.keyArena.subarray(at, at + this.meta[e * STRIDE + M_KEY_LENGTH]!);
+  }
+
+  private valueBytesOf(e: number): Buffer {
+    const at = this.meta[e * STRIDE + M_VALUE]!;
+    return this.valueArena.subarray(at, at + this.meta[e * STRIDE + M_VALUE_LENGTH]!);
   }
 
   /** Whether a key the combiner emitted encodes to the bytes of the key it was given. */
@@ -354,10 +450,6 @@ export class HashCombiner {
     if (this.counters) this.counters.hashCombineOutputRecords++;
   }
 
-  private count(records: number): void {
-    if (this.counters) this.counters.hashCombineInputRecords += records;
-  }
-
   /** Notes the peak; a table over its budget (values grown by the combiner, e.g. joined strings) is flushed. */
   private afterChange(): void {
     const used = this.usedBytes;
@@ -365,31 +457,33 @@ export class HashCombiner {
     if (used > this.budget) this.flush();
   }
 
-  private arrayBytes(capacity: number): number {
-    return capacity * (BYTES_PER_ENTRY + 2 * 4);
+  /** New rows for `capacity` entries; a new slot index (the entries held re-indexed) when its size changes. */
+  private resize(capacity: number): void {
+    const meta = new Int32Array(capacity * STRIDE);
+    meta.set(this.meta.subarray(0, this.entries * STRIDE));
+    this.meta = meta;
+    this.capacity = capacity;
+    this.fixedBytes = this.fixedBytesFor(capacity);
+    const slots = slotsFor(capacity);
+    if (2 * slots === this.slots.length) return;
+    this.slots = new Int32Array(2 * slots);
+    this.mask = slots - 1;
+    for (let e = 0; e < this.entries; e++) this.index(e, meta[e * STRIDE + M_HASH]!);
   }
 
-  /** New columns and slot index for `capacity` entries; the entries held are re-indexed. */
-  private resize(capacity: number): void {
-    const copy = (old: Int32Array): Int32Array => {
-      const a = new Int32Array(capacity);
-      a.set(old.subarray(0, this.entries));
-      return a;
-    };
-    this.hashes = copy(this.hashes);
-    this.keyStart = copy(this.keyStart);
-    this.keyLength = copy(this.keyLength);
-    this.valueStart = copy(this.valueStart);
-    this.valueLength = copy(this.valueLength);
-    this.capacity = capacity;
-    this.slots = new Int32Array(capacity * 2);
-    this.mask = capacity * 2 - 1;
-    for (let e = 0; e < this.entries; e++) {
-      let slot = this.hashes[e]! & this.mask;
-      while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
-      this.slots[slot] = e + 1;
-    }
+  /** Puts entry e into the slot index. */
+  private index(e: number, hash: number): void {
+    const { slots, mask } = this;
+    let slot = hash & mask;
+    while (slots[2 * slot] !== 0) slot = (slot + 1) & mask;
+    slots[2 * slot] = e + 1;
+    slots[2 * slot + 1] = hash;
   }
+}
+
+/** Slots of the index for `capacity` entries: a power of two, at most 3/4 full. */
+function slotsFor(capacity: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.ceil((capacity * 4) / 3)));
 }
 
 function grow(old: Buffer, size: number, used: number): Buffer {
@@ -399,21 +493,14 @@ function grow(old: Buffer, size: number, used: number): Buffer {
 }
 
 function isPrimitive(v: unknown): boolean {
-  return v === null || (typeof v !== 'object' && typeof v !== 'function');
+  return typeof v !== 'object' ? typeof v !== 'function' : v === null;
 }
 
 /** Heap bytes a primitive held by the table keeps alive, beyond its array slot. */
 function heapSize(v: unknown): number {
-  switch (typeof v) {
-    case 'number':
-      return Number.isInteger(v) && (v as number) >= -0x80000000 && (v as number) <= 0x7fffffff ? 0 : 16;
-    case 'string':
-      return 24 + 2 * (v as string).length;
-    case 'bigint':
-      return 32;
-    default:
-      return 0;
-  }
+  if (typeof v === 'number') return (v | 0) === v ? 0 : 16;
+  if (typeof v === 'string') return 24 + 2 * v.length;
+  return typeof v === 'bigint' ? 32 : 0;
 }
 
 function describe(key: unknown): string {

@@ -46,7 +46,7 @@ describe('wordcount', () => {
     const words = (text: string): string[] => {
       const bytes = Buffer.from(text, 'utf8');
       const out: string[] = [];
-      forEachWord(bytes, (start, end) => out.push(bytes.toString('utf8', start, end)));
+      forEachWord(bytes, (_bytes, start, end) => out.push(bytes.toString('utf8', start, end)), undefined);
       return out;
     };
     // Vertical tab and no-break space are not Java delimiters, so they stay inside words.
