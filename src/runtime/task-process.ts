@@ -141,7 +141,7 @@ class AttemptRunner {
             HASH_COMBINE_INPUT_RECORDS: s.hashCombineInputRecords,
             HASH_COMBINE_OUTPUT_RECORDS: s.hashCombineOutputRecords,
             HASH_COMBINE_FLUSHES: s.hashCombineFlushes,
-            HASH_COMBINE_PEAK_BYTES: this.hashTable.peakBytes,
+            PEAK_HASH_COMBINE_BYTES: this.hashTable.peakBytes,
           }
         : {}),
       SPILLED_RECORDS: s.spilledRecords,

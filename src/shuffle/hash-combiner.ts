@@ -174,8 +174,11 @@ export class HashCombiner {
     this.pending = new Array<unknown>(this.pendingCapacity).fill(undefined);
     this.pendingNext = new Int32Array(this.pendingCapacity);
     this.touched = new Int32Array(this.pendingCapacity);
-    this.resize(INITIAL_ENTRIES);
-    this.keyArena = Buffer.allocUnsafe(16 << 10);
+    // Small to start with (a map may emit a handful of keys), and never over a quarter of the budget.
+    let capacity = INITIAL_ENTRIES;
+    while (capacity > 16 && this.fixedBytesFor(capacity) > this.budget / 4) capacity >>= 1;
+    this.resize(capacity);
+    this.keyArena = Buffer.allocUnsafe(Math.min(16 << 10, this.budget >> 3));
   }
 
   /** Most bytes the table used at once. */
