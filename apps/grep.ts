@@ -149,7 +149,7 @@ export default defineJob({
   output: textOutput(),
   reducers: 1,
   mapKey: codecs.text,
-  mapValue: codecs.msgpack<number>(),
+  mapValue: codecs.varuint,
   async mapSplit(input, ctx) {
     // Compiled before reading, so a bad pattern fails even a map whose split holds no line.
     const matcher = compileMatcher(ctx.params);

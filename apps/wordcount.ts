@@ -59,8 +59,8 @@ export default defineJob({
   input: textInput(),
   output: textOutput(),
   mapKey: codecs.text,
-  // msgpack stores 1 as a single byte, which keeps un-combined map output small.
-  mapValue: codecs.msgpack<number>(),
+  // One byte for counts up to 127, in plain JS (msgpack would load a native addon in every map).
+  mapValue: codecs.varuint,
   async mapSplit(input, ctx) {
     for await (const chunk of input.chunks()) forEachWord(chunk.bytes, emitWord, ctx);
   },

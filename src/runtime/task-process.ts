@@ -21,6 +21,7 @@ import {
   groupByKey,
   hashPartition,
   noteTransientBytes,
+  preloadLz4,
   type BytesCombiner,
   type KeyComparator,
   type KeyValue,
@@ -566,6 +567,8 @@ async function main(): Promise<void> {
     started = true;
     void runAttempt(msg.spec, msg.modulePath).finally(() => process.exit(0));
   });
+  // Nearly every attempt compresses or decompresses shuffle frames: load the codec before it starts.
+  preloadLz4();
   void send({ type: 'ready' });
   process.on('disconnect', () => process.exit(0));
   await once(process, 'beforeExit');

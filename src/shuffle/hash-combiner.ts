@@ -86,7 +86,13 @@ const M_VALUE_LENGTH = 4;
 /** First and last of the entry's pending values (-1: none). */
 const M_HEAD = 5;
 const M_TAIL = 6;
+/** Pending values of the entry. */
+const M_PENDING = 7;
 const STRIDE = 8;
+/** A key with this many values pending at a drain is decoded once and kept for its next combines. */
+const HOT_KEY_VALUES = 4;
+/** Heap bytes of a kept key's Map entry, beyond its string. */
+const KEPT_KEY_BYTES = 48;
 /** An entry's row and its JS array slot (8 bytes). */
 const BYTES_PER_ENTRY = STRIDE * 4 + 8;
 /** A pending value: its JS array slot, its next link and a slot of the touched list. */
@@ -120,6 +126,8 @@ export class HashCombiner {
   private fixedBytes = 0;
   /** Combined value per entry: a primitive, ENCODED, or EMPTY. */
   private values: unknown[] = [];
+  /** Decoded keys of frequent entries (primitives), so that they are not decoded at every drain. */
+  private readonly hotKeys = new Map<number, unknown>();
   private keyArena: Buffer = Buffer.alloc(0);
   private keyUsed = 0;
   private valueArena: Buffer = Buffer.alloc(0);
@@ -259,6 +267,7 @@ export class HashCombiner {
     this.keyUsed = 0;
     this.valueUsed = 0;
     this.values.length = 0;
+    this.hotKeys.clear();
     this.heapBytes = 0;
   }
 
@@ -279,6 +288,7 @@ export class HashCombiner {
     this.meta[row + M_KEY] = this.keyUsed;
     this.meta[row + M_KEY_LENGTH] = length;
     this.meta[row + M_HEAD] = -1;
+    this.meta[row + M_PENDING] = 0;
     if (length > 0) this.keyArena.set(bytes.subarray(start, start + length), this.keyUsed);
     this.keyUsed += length;
     this.values.push(EMPTY);
@@ -336,6 +346,7 @@ export class HashCombiner {
       this.pendingNext[meta[row + M_TAIL]!] = i;
     }
     meta[row + M_TAIL] = i;
+    meta[row + M_PENDING]++;
     if (this.pendingCount === this.pendingCapacity) {
       this.drain();
       this.afterChange();
@@ -349,33 +360,44 @@ export class HashCombiner {
     const { touched, pending, pendingNext, meta, values } = this;
     for (let t = 0; t < this.touchedCount; t++) {
       const e = touched[t]!;
-      const group: unknown[] = [];
+      const row = e * STRIDE;
       const current = values[e];
-      if (current !== EMPTY) group.push(current === ENCODED ? this.valueCodec.decode(this.valueBytesOf(e)) : current);
+      const count = meta[row + M_PENDING]!;
+      const group = new Array<unknown>(current === EMPTY ? count : count + 1);
+      let g = 0;
+      if (current !== EMPTY) group[g++] = current === ENCODED ? this.valueCodec.decode(this.valueBytesOf(e)) : current;
       this.clearValue(e);
-      for (let i = meta[e * STRIDE + M_HEAD]!; i >= 0; i = pendingNext[i]!) {
+      for (let i = meta[row + M_HEAD]!; i >= 0; i = pendingNext[i]!) {
         const v = pending[i];
         pending[i] = undefined;
         if (v instanceof EncodedValue) {
           this.heapBytes -= v.bytes.length + 64;
-          group.push(this.valueCodec.decode(v.bytes));
+          group[g++] = this.valueCodec.decode(v.bytes);
         } else {
           this.heapBytes -= heapSize(v);
-          group.push(v);
+          group[g++] = v;
         }
       }
-      meta[e * STRIDE + M_HEAD] = -1;
-      if (group.length === 1) this.setValue(e, group[0]);
-      else this.combineGroup(e, group);
+      meta[row + M_HEAD] = -1;
+      meta[row + M_PENDING] = 0;
+      if (g === 1) this.setValue(e, group[0]);
+      else this.combineGroup(e, group, count >= HOT_KEY_VALUES);
     }
     this.pendingCount = 0;
     this.touchedCount = 0;
   }
 
-  private combineGroup(e: number, group: unknown[]): void {
-    // Decoded per call, not kept: a frequent key is combined once per drain, and keeping every
-    // key decoded would cost a rare one more memory than its entry.
-    const key = this.keyCodec.decode(this.keyBytesOf(e));
+  /** Combines entry e's values; a `hot` key is decoded once and kept (while the budget has room). */
+  private combineGroup(e: number, group: unknown[], hot: boolean): void {
+    let key = this.hotKeys.get(e);
+    if (key === undefined) {
+      key = this.keyCodec.decode(this.keyBytesOf(e));
+      const bytes = heapSize(key) + KEPT_KEY_BYTES;
+      if (hot && isPrimitive(key) && this.usedBytes + bytes <= this.budget) {
+        this.hotKeys.set(e, key);
+        this.heapBytes += bytes;
+      }
+    }
     this.combining = e;
     this.combiningKey = key;
     this.emittedCount = 0;
