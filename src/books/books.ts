@@ -40,6 +40,7 @@ import {
   type WorkerView,
 } from '../scheduler/index.js';
 import { owedReplicaTarget } from '../storage/index.js';
+import { JobSkew, SkewPlanner, type Stopwatch } from './skew.js';
 import type {
   AttemptMeasures,
   AttemptRecord,
@@ -71,6 +72,8 @@ export interface BooksOptions {
   readonly taskId?: (jobId: string, kind: TaskKind, index: number) => string;
   /** Attempt ids; default Hadoop's `attempt_<job number>_m_000003_<n>`, n from 0. */
   readonly attemptId?: (taskId: string, attemptNumber: number) => string;
+  /** Measures what planning a skew assignment costs (ms); without one the cost reads 0. */
+  readonly stopwatch?: Stopwatch;
 }
 
 function pad6(n: number): string {
@@ -124,6 +127,7 @@ export class Books<D extends EngineData = EngineData> {
   private readonly reduceSlowStart: number;
   private readonly taskIdOf: (jobId: string, kind: TaskKind, index: number) => string;
   private readonly attemptIdOf: (taskId: string, n: number) => string;
+  private readonly skewPlanner: SkewPlanner;
 
   private readonly workerMap = new Map<string, WorkerRecord<D>>();
   /** Every worker ever known, sorted by id (snapshots list live workers in id order). */
@@ -155,6 +159,10 @@ export class Books<D extends EngineData = EngineData> {
     this.reduceSlowStart = options.reduceSlowStart ?? 1;
     this.taskIdOf = options.taskId ?? hadoopTaskId;
     this.attemptIdOf = options.attemptId ?? hadoopAttemptId;
+    this.skewPlanner = new SkewPlanner(
+      () => this.workersById.filter((w) => w.alive).map((w) => ({ workerId: w.shape.id, reduceSlots: w.shape.reduceSlots })),
+      options.stopwatch ?? (() => 0),
+    );
     if (!(this.reduceSlowStart >= 0 && this.reduceSlowStart <= 1)) {
       throw new MinimrError('EBADCONF', `reduceSlowStart must be a fraction of the maps in [0, 1], got ${this.reduceSlowStart}`);
     }
@@ -313,6 +321,7 @@ export class Books<D extends EngineData = EngineData> {
       state: 'pending',
       partition: 0,
       migrations: [],
+      skew: plan.skew && plan.reduces.length > 0 ? new JobSkew(plan.skew, plan.reduces.length) : null,
       maps: [],
       reduces: [],
       pendingMaps: [],
@@ -341,6 +350,7 @@ export class Books<D extends EngineData = EngineData> {
       this.startCommit(job, effects);
       return { job, effects };
     }
+    if (job.skew) this.skewPlanner.planAtSubmission(job.skew);
     this.activeJobs.push(job);
     this.jobsDirty = true;
     this.changed = true;
@@ -460,8 +470,10 @@ export class Books<D extends EngineData = EngineData> {
     task.state = 'succeeded';
     task.successfulAttempt = attempt;
     const ms = Math.max(0, now - attempt.startTime);
+    this.skewPlanner.attemptSucceeded(attempt.worker.shape.id, task.kind, measures.inputBytes, measures.taskMs ?? ms);
     const s = job.stats;
     if (task.kind === 'map') {
+      if (measures.partitionBytes) attempt.partitionBytes = measures.partitionBytes;
       job.mapsDone++;
       job.stats = { ...s, completedMapMs: s.completedMapMs + ms, mapInputBytes: s.mapInputBytes + measures.inputBytes, mapOutputBytes: s.mapOutputBytes + measures.outputBytes };
       if (job.reduces.length > 0 && this.reducesOpen(job)) {
@@ -472,6 +484,7 @@ export class Books<D extends EngineData = EngineData> {
     } else {
       job.reducesDone++;
       job.stats = { ...s, completedReduceMs: s.completedReduceMs + ms };
+      if (job.reducesDone === job.reduces.length) job.skew?.reducesDone(now);
     }
     this.markJob(job, { stats: true });
     if (task.kind === 'reduce' || job.reduces.length === 0) effects.push({ kind: 'commit-task', attempt });
@@ -573,9 +586,13 @@ export class Books<D extends EngineData = EngineData> {
     effects.push({ kind: 'map-rerun', task, why });
   }
 
-  /** Whether the job's reduces may launch: enough of its maps are done (all, by default). */
+  /**
+   * Whether the job's reduces may launch: enough of its maps are done (all, by default; all, too,
+   * for a skew assignment still to be made from every map's partition sizes).
+   */
   reducesOpen(job: JobRecord<D>): boolean {
-    return job.mapsDone >= Math.ceil(job.reduceSlowStart * job.maps.length - 1e-9);
+    const needed = job.skew?.needsEveryMap && !job.skew.isPlanned ? job.maps.length : Math.ceil(job.reduceSlowStart * job.maps.length - 1e-9);
+    return job.mapsDone >= needed;
   }
 
   /** The tasks a policy may launch now: pending maps, and pending reduces once they are open. */
@@ -746,6 +763,7 @@ export class Books<D extends EngineData = EngineData> {
 
   private launch(task: TaskRecord<D>, w: WorkerRecord<D>, memoryMb: number, locality: Locality, now: number): AttemptRecord<D> {
     const job = task.job;
+    const reducePartitions = task.kind === 'reduce' && job.skew ? this.reducePartitions(job, job.skew, task, w, now) : undefined;
     const a: AttemptRecord<D> = {
       id: this.attemptIdOf(task.id, task.attemptsMade),
       task,
@@ -754,6 +772,7 @@ export class Books<D extends EngineData = EngineData> {
       memoryMb,
       locality,
       partition: job.partition,
+      ...(reducePartitions ? { reducePartitions } : {}),
       state: 'running',
       progress: 0,
       data: undefined as D['attempt'],
@@ -778,6 +797,16 @@ export class Books<D extends EngineData = EngineData> {
     this.markWorker(w);
     this.lastChange = now;
     return a;
+  }
+
+  /** The partitions a reduce launched on `w` reads; a job not yet assigned is assigned first. */
+  private reducePartitions(job: JobRecord<D>, skew: JobSkew, task: TaskRecord<D>, w: WorkerRecord<D>, now: number): readonly number[] {
+    const mapOutputBytes = (): number[] => {
+      const sizes = new Array<number>(skew.partitions).fill(0);
+      for (const m of job.maps) m.successfulAttempt?.partitionBytes?.forEach((b, p) => (sizes[p] = (sizes[p] ?? 0) + b));
+      return sizes;
+    };
+    return this.skewPlanner.partitionsFor(skew, mapOutputBytes, task.index, w.shape.id, now);
   }
 
   /**

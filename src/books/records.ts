@@ -1,5 +1,6 @@
 import type { SerializedError } from '../errors.js';
 import type { ReplicaCause } from '../metrics/index.js';
+import type { JobSkew, SkewPlan } from './skew.js';
 import type { AttemptView, InputPlacement, JobStats, JobView, Locality, TaskKind, TaskView, WorkerView } from '../scheduler/index.js';
 
 /**
@@ -82,6 +83,10 @@ export interface AttemptRecord<D extends EngineData = EngineData> {
   readonly locality: Locality;
   /** The job's partition when it was launched (Tyrex). */
   readonly partition: number;
+  /** Reduces: the map output partitions it reads (the job's skew assignment). */
+  readonly reducePartitions?: readonly number[];
+  /** Maps that succeeded: bytes of each map output partition, as measured. */
+  partitionBytes?: readonly number[];
   state: AttemptState;
   finishTime?: number;
   /** 0..1, as last reported. */
@@ -118,6 +123,8 @@ export interface JobRecord<D extends EngineData = EngineData> {
   error?: SerializedError;
   partition: number;
   readonly migrations: MigrationRecord[];
+  /** Which partitions each reduce reads; null for a job without reduces or a plan. */
+  readonly skew: JobSkew | null;
   readonly maps: TaskRecord<D>[];
   readonly reduces: TaskRecord<D>[];
   /** Pending tasks in index order. */
@@ -178,6 +185,8 @@ export interface JobPlan<D extends EngineData = EngineData> {
   readonly maxAttempts?: number;
   readonly reduceSlowStart?: number;
   readonly inputPlacement?: InputPlacement;
+  /** How its map output is partitioned among its reduces; absent: one partition per reduce, by hash. */
+  readonly skew?: SkewPlan;
   readonly maps: readonly TaskPlan<D>[];
   readonly reduces: readonly TaskPlan<D>[];
   readonly data: D['job'];
@@ -195,6 +204,11 @@ export interface TaskPlan<D extends EngineData = EngineData> {
 
 /** What a successful attempt measured, for the job's running totals (`JobView.stats`). */
 export interface AttemptMeasures {
+  /** Maps: split bytes read; reduces: shuffle bytes read. */
   readonly inputBytes: number;
   readonly outputBytes: number;
+  /** The attempt's own working time (without process start-up); default finish - start. */
+  readonly taskMs?: number;
+  /** Maps: bytes of each output partition, for the job's skew assignment. */
+  readonly partitionBytes?: readonly number[];
 }
