@@ -6,12 +6,13 @@
  * Attempt progress is what the worker reported at its last heartbeat, computed from the heartbeat
  * phase when the policy is consulted, so heartbeats need no per-worker work otherwise.
  */
-import { Books, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
+import { Books, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobSkew, type SkewPlan, type JobRecord, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
 import { MinimrError } from '../errors.js';
 import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
 import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
 import { EventHeap } from './heap.js';
+import { partitionShares, parseSkewSpec, sketchOf, type SkewSpec } from './skew-model.js';
 import { RackIndex, minimumMemoryMb, penalizedMs, placeReplicas, streamFor, transferMs } from './model.js';
 import { DEFAULT_SIM_SETTINGS, type ClusterShape, type FailureSettings, type JobSpec, type SimSettings, type TaskSpec, type Workload, type WorkerShape } from './types.js';
 
@@ -88,6 +89,8 @@ interface SimJob {
   reduceRequestMs: number | null;
   reduceFirstStart: number | null;
   reduceEnd: number | null;
+  /** Skewed jobs: each map output partition's share of the output, once its partitioner is known. */
+  partitionShares: Float64Array | null;
 }
 
 /** What the run record reports of a job the books hold or held. */
@@ -114,6 +117,8 @@ interface SimWorker {
   /** Heartbeat time the progress of this worker's attempts was computed at. */
   progressStamp: number;
   heartbeatQueued: boolean;
+  /** WorkerShape.cpuThrottle: its attempts' work takes this many times as long. */
+  readonly cpuThrottle: number;
 }
 
 /** An attempt's run as the model predicts it. */
@@ -235,7 +240,7 @@ export class Simulator {
       for (const field of ['mapSlots', 'reduceSlots', 'memoryMb'] as const) {
         if (!Number.isInteger(shape[field]) || shape[field] < 0) bad(`cluster "${cluster.name}": worker "${shape.id}": ${field} must be a non-negative integer`);
       }
-      this.books.workerJoined(this.shapeOf(shape), { order, joinMs: 0, epoch: 0, progressStamp: -1, heartbeatQueued: false }, 0);
+      this.books.workerJoined(this.shapeOf(shape), { order, joinMs: 0, epoch: 0, progressStamp: -1, heartbeatQueued: false, cpuThrottle: shape.cpuThrottle ?? 1 }, 0);
     });
     this.workerCount = cluster.workers.length;
     for (const w of this.books.allWorkers) this.addCapacity(w, 1);
@@ -290,7 +295,9 @@ export class Simulator {
       reduceRequestMs: null,
       reduceFirstStart: null,
       reduceEnd: null,
+      partitionShares: null,
     };
+    if (spec.skew !== undefined) parseSkewSpec(spec.skew, `workload: job "${spec.id}"`);
     const check = (kind: TaskKind, index: number, taskSpec: TaskSpec): void => {
       if (!(taskSpec.workMs >= 0) || !(taskSpec.memoryMb > 0)) {
         bad(`workload: job "${spec.id}": ${kind} ${index}: workMs must be >= 0 and memoryMb > 0`, { jobId: spec.id });
@@ -373,9 +380,8 @@ export class Simulator {
       case 'end': {
         const a = ev.attempt;
         if (a.state !== 'running' || ev.version !== a.data.endVersion) return null;
-        const spec = a.task.data;
         if (a.data.failure === 'none') {
-          this.carryOut(this.books.attemptSucceeded(a, this.now, { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0 }));
+          this.carryOut(this.books.attemptSucceeded(a, this.now, this.measuresOf(a)));
         } else {
           const code = a.data.failure === 'out-of-memory' ? 'EOOM' : 'ETASK';
           this.carryOut(this.books.attemptFailed(a, { code, message: a.data.failure }, this.now));
@@ -410,6 +416,7 @@ export class Simulator {
       ...(spec.weight !== undefined ? { weight: spec.weight } : {}),
       ...(spec.cluster !== undefined ? { cluster: spec.cluster } : {}),
       ...(spec.inputPlacement ? { inputPlacement: spec.inputPlacement } : {}),
+      ...(spec.skew ? { skew: skewPlanOf(spec.skew, spec.reduces.length) } : {}),
       maps: spec.maps.map((t) => ({
         memoryMb: t.memoryMb,
         inputBytes: t.inputBytes ?? 0,
@@ -506,7 +513,8 @@ export class Simulator {
     const stored = task.kind === 'map' && task.preferredWorkers.length > 0 && input > 0;
     const remote: ModelledRun['remote'] = !stored || a.locality === 'node' ? 'none' : a.locality === 'rack' ? 'rack' : 'off-rack';
     const readMs = remote === 'rack' ? transferMs(input, this.settings.rackMBps) : remote === 'off-rack' ? transferMs(input, this.settings.offRackMBps) : 0;
-    const fullMs = Math.max(1, Math.round(penalizedMs(spec, spec.workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
+    const workMs = spec.workMs * this.reduceWorkScale(a) * w.data.cpuThrottle;
+    const fullMs = Math.max(1, Math.round(penalizedMs(spec, workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
     const oom = memoryMb < minimumMemoryMb(spec);
     const failure: ModelledRun['failure'] = oom ? 'out-of-memory' : failsByChance ? 'task-error' : 'none';
     const runMs = oom ? 0 : failsByChance ? Math.max(1, Math.round(fullMs * failPoint)) : fullMs;
@@ -524,6 +532,40 @@ export class Simulator {
     if (memoryMb < spec.memoryMb) this.usage.elastic++;
     this.partitionSlots[a.partition] = (this.partitionSlots[a.partition] ?? 0) + 1;
     if (!waits) this.beginWork(a, runMs);
+  }
+
+  /** What a successful attempt measured: its input, its output and, for a skewed job's maps, each partition's bytes. */
+  private measuresOf(a: Attempt): AttemptMeasures {
+    const spec = a.task.data;
+    const job = a.task.job;
+    if (job.skew === null) return { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0 };
+    const shares = this.partitionSharesOf(job, job.skew);
+    if (a.task.kind === 'map') {
+      const out = spec.outputBytes ?? spec.inputBytes ?? 0;
+      return { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0, partitionBytes: Array.from(shares, (s) => s * out) };
+    }
+    let mapOutput = 0;
+    for (const m of job.maps) mapOutput += m.data.outputBytes ?? m.data.inputBytes ?? 0;
+    return { inputBytes: this.shareOf(shares, a.reducePartitions) * mapOutput, outputBytes: spec.outputBytes ?? 0 };
+  }
+
+  /** A skewed job's reduce works on its share of the output: R x share of its task's work (1 when even). */
+  private reduceWorkScale(a: Attempt): number {
+    const job = a.task.job;
+    if (a.task.kind !== 'reduce' || job.skew === null) return 1;
+    return job.reduces.length * this.shareOf(this.partitionSharesOf(job, job.skew), a.reducePartitions);
+  }
+
+  private shareOf(shares: Float64Array, partitions: readonly number[] | undefined): number {
+    let sum = 0;
+    for (const p of partitions ?? []) sum += shares[p] ?? 0;
+    return sum;
+  }
+
+  /** Known once the job's maps partition: at submission for 'cms' (its sketch row's seed), seed 0 otherwise. */
+  private partitionSharesOf(job: Job, skew: JobSkew): Float64Array {
+    job.data.partitionShares ??= partitionShares(job.data.spec.skew!, skew.partitions, skew.seed);
+    return job.data.partitionShares;
   }
 
   /**
@@ -766,4 +808,10 @@ export function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
 /** Runs a workload on a cluster under a policy and returns the run record and decision log. */
 export function simulate(options: SimulationOptions): SimulationResult {
   return new Simulator(options).run();
+}
+
+/** A skewed job as the books plan it: its strategy and factor, and for 'cms' the sketch a client would send. */
+function skewPlanOf(spec: SkewSpec, reduces: number): SkewPlan {
+  const partitionFactor = spec.partitionFactor ?? 1;
+  return { strategy: spec.strategy, partitionFactor, ...(spec.strategy === 'cms' ? { sketch: sketchOf(spec, reduces * partitionFactor) } : {}) };
 }

@@ -6,6 +6,7 @@ import { MinimrError } from '../errors.js';
 import { parsePools } from '../scheduler/index.js';
 import { describeJsonValues, isJsonObject, parseJsonStream } from './json-stream.js';
 import { rumenWorkloadFromValues } from './rumen.js';
+import { parseSkewSpec } from './skew-model.js';
 import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
 
 function bad(message: string, details: Record<string, string | number> = {}): never {
@@ -232,6 +233,7 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
       ...optional('sizeClass'),
       ...(j.weight !== undefined ? { weight: j.weight as number } : {}),
       ...(placement !== undefined ? { inputPlacement: { replication: placement.replication as number, windowMs: placement.windowMs as number } } : {}),
+      ...(j.skew !== undefined ? { skew: parseSkewSpec(j.skew, at) } : {}),
       maps: (j.maps as unknown[]).map((t, k) => taskFrom(t, `${at}: map ${k}`)),
       reduces: (j.reduces as unknown[]).map((t, k) => taskFrom(t, `${at}: reduce ${k}`)),
     };

@@ -3,6 +3,7 @@
  * cluster shape (workers with rack, slots, memory and disk rate).
  */
 import type { InputPlacement, PoolView } from '../scheduler/index.js';
+import type { SkewSpec } from './skew-model.js';
 
 /**
  * How a task's duration grows when it is granted less memory than its ideal (yarn-me.md).
@@ -64,6 +65,8 @@ export interface JobSpec {
   readonly sizeClass?: string;
   /** Its input is a private data set arriving with it, some replicas still owed (improved FAIR's scenario). */
   readonly inputPlacement?: InputPlacement;
+  /** Its map output keys are skewed and its partitions assigned by a skew strategy (skew-model.ts). */
+  readonly skew?: SkewSpec;
 }
 
 export interface Workload {
@@ -85,6 +88,8 @@ export interface WorkerShape {
   readonly diskMBps: number;
   /** Initial MR-cluster (FAWKES); "default" when absent. */
   readonly cluster?: string;
+  /** Work takes this many times as long as on other workers (a real worker's `--cpu-throttle F`); default 1. */
+  readonly cpuThrottle?: number;
 }
 
 export interface HostShape {
