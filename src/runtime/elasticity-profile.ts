@@ -201,12 +201,16 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
     calibrationBuffer = Math.min(maxBuffer, calibrationBuffer * 2);
   }
   const mapBufferedBytes = Math.max(...calibration.maps.map((m) => m.counters.PEAK_BUFFER_BYTES ?? 0));
+  // A job with a combiner has a hash table in front of its sort buffer, with its share of the map
+  // buffer: the ideal buffer has room for both peaks, and spills come from the sort buffer's share.
+  const tablePeak = Math.max(...calibration.maps.map((m) => m.counters.PEAK_HASH_COMBINE_BYTES ?? 0));
+  const tableShare = tablePeak > 0 ? (conf['shuffle.map.hashCombinePercent'] ?? JOB_CONF_DEFAULTS['shuffle.map.hashCombinePercent']) : 0;
   const mapOutputStoredBytes = mean(calibration.maps.map((m) => m.counters.SPILLED_BYTES ?? 0));
   const segmentsRaw = calibration.maps.map((m) => m.counters.MAP_OUTPUT_RAW_BYTES ?? 0);
   const reduceInputRawBytes = segmentsRaw.reduce((a, b) => a + b, 0);
   const fetched = (calibration.reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0) + (calibration.reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0);
   const reduceStoredPerRaw = reduceInputRawBytes > 0 ? fetched / reduceInputRawBytes : 1;
-  const idealMapBufferBytes = Math.max(64 * 1024, Math.ceil(mapBufferedBytes / spillPercent / MiB) * MiB);
+  const idealMapBufferBytes = Math.max(64 * 1024, Math.ceil(Math.max(mapBufferedBytes / spillPercent / (1 - tableShare), tableShare > 0 ? tablePeak / tableShare : 0) / MiB) * MiB);
   const idealReduceBufferBytes = Math.max(
     64 * 1024,
     Math.ceil(Math.max(reduceInputRawBytes / REDUCE_MERGE_THRESHOLD, Math.max(...segmentsRaw) / REDUCE_SINGLE_SEGMENT_FRACTION) / MiB) * MiB,
@@ -235,7 +239,7 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
       mapSpills: sumCounter(r.maps, 'SPILLS') / r.maps.length,
       mapMergePasses: sumCounter(r.maps, 'MERGE_PASSES') / r.maps.length,
       reduceMergePasses: r.reduce.counters.MERGE_PASSES ?? 0,
-      mapModelSpilledBytes: mapSpilledBytesModel(mapBufferedBytes, mapOutputStoredBytes, mapBufferBytes, spillPercent, factor),
+      mapModelSpilledBytes: mapSpilledBytesModel(mapBufferedBytes, mapOutputStoredBytes, mapBufferBytes * (1 - tableShare), spillPercent, factor),
       reduceModelSpilledBytes: reduceSpilledBytesModel(segmentsRaw, reduceStoredPerRaw, reduceBufferBytes, factor),
       mapModelMs: 0,
       reduceModelMs: 0,

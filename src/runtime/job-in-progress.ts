@@ -221,6 +221,7 @@ export function attemptShuffleSettings(submission: JobSubmission, kind: TaskKind
   return {
     mapBufferBytes: kind === 'map' ? scale(conf['shuffle.map.bufferBytes']) : conf['shuffle.map.bufferBytes'],
     spillPercent: conf['shuffle.map.spillPercent'],
+    hashCombinePercent: conf['shuffle.map.hashCombinePercent'],
     reduceBufferBytes: kind === 'reduce' ? scale(conf['shuffle.reduce.bufferBytes']) : conf['shuffle.reduce.bufferBytes'],
     mergeFactor: conf['shuffle.merge.factor'],
     codec: conf['shuffle.compress'],

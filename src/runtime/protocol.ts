@@ -35,6 +35,11 @@ export interface JobConf {
   'shuffle.map.bufferBytes'?: number;
   /** Fraction of the map buffer that triggers a spill. Default 0.8. */
   'shuffle.map.spillPercent'?: number;
+  /**
+   * Fraction of the map buffer given to the combining hash table of a job with a combiner (the sort
+   * buffer gets the rest); 0 combines at spills only. Default 0.5.
+   */
+  'shuffle.map.hashCombinePercent'?: number;
   /** Reduce-side shuffle buffer, bytes of decompressed map output. Default 64 MiB. */
   'shuffle.reduce.bufferBytes'?: number;
   /** Most runs merged at once (map-side spills and reduce-side runs). Default 10. */
@@ -85,6 +90,7 @@ export interface SkewSample {
 export const JOB_CONF_DEFAULTS = {
   'shuffle.map.bufferBytes': 64 * 1024 * 1024,
   'shuffle.map.spillPercent': 0.8,
+  'shuffle.map.hashCombinePercent': 0.5,
   'shuffle.reduce.bufferBytes': 64 * 1024 * 1024,
   'shuffle.merge.factor': 10,
   'shuffle.compress': 'lz4',
@@ -98,6 +104,8 @@ export const TASK_OVERHEAD_MB = 100;
 export interface AttemptShuffleSettings {
   mapBufferBytes: number;
   spillPercent: number;
+  /** Share of mapBufferBytes for the combining hash table (jobs with a combiner). */
+  hashCombinePercent: number;
   reduceBufferBytes: number;
   mergeFactor: number;
   codec: 'lz4' | 'none';

@@ -33,6 +33,10 @@ export function validateJobConf(raw: unknown): JobConf {
         if (typeof value !== 'number' || !(value > 0 && value <= 1)) bad(`conf ${key} must be a number in (0, 1], got ${JSON.stringify(value)}`);
         conf[key] = value;
         break;
+      case 'shuffle.map.hashCombinePercent':
+        if (typeof value !== 'number' || !(value >= 0 && value < 1)) bad(`conf ${key} must be a number in [0, 1), got ${JSON.stringify(value)}`);
+        conf[key] = value;
+        break;
       case 'shuffle.compress':
         if (value !== 'lz4' && value !== 'none') bad(`conf ${key} must be "lz4" or "none", got ${JSON.stringify(value)}`);
         conf[key] = value;
