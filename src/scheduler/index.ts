@@ -10,6 +10,7 @@ export { FifoPolicy } from './fifo.js';
 export { localityOf } from './rooms.js';
 export { TyrexPolicy, optimalCutoff, partitionCapacities, squaredCoefficientOfVariation, type TimerSample, type TyrexOptions } from './tyrex.js';
 export { validateDecisions } from './validate.js';
+export { FREE_POOL, mrClusterProblems } from './mr-cluster-checks.js';
 export {
   DEFAULT_FAIR_OPTIONS,
   FairPolicy,
