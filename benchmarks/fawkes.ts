@@ -14,7 +14,10 @@
  *
  * Slowdown = response time (arrival to finish, waiting for its cluster included) / the job's
  * runtime on the static reference cluster (one cluster at its minimum share: 10 nodes), the same
- * reference the JS weighting reads. The real-cluster part (a scaled-down WKLD-D and WKLD-C on a
+ * reference the JS weighting reads. Output blocks are written with one replica by default, as
+ * Hadoop's Sort and TeraSort benchmarks write theirs (`--output-replication 3` for HDFS's default:
+ * then a transient-core node writes two of every three replicas to the core nodes too, and Sort's
+ * output is bound by the core nodes' disks whatever the growth). The real-cluster part (a scaled-down WKLD-D and WKLD-C on a
  * local cluster in 3 MR-clusters) needs the runtime's MR-clusters: see `realPart` below.
  *
  * Run: npm run bench:fawkes [-- --full | --workloads d,e | --seed 2]
@@ -38,6 +41,7 @@ const args = yargs(process.argv.slice(2))
   .option('full', { type: 'boolean', default: false, describe: 'every workload x 11 weightings x TR/TC x IP/DP' })
   .option('workloads', { type: 'string', default: 'a,b,c,d,e', describe: 'which of WKLD-A..E to run' })
   .option('seed', { type: 'number', default: 1 })
+  .option('output-replication', { type: 'number', default: 1, describe: 'replicas of each output block (Hadoop\'s Sort and TeraSort write one)' })
   .option('real', { type: 'boolean', default: false, describe: 'the real-cluster part (not built yet: needs the runtime\'s MR-clusters)' })
   .strict()
   .parseSync();
@@ -96,6 +100,7 @@ function run(c: Case, workload: Workload): Row {
     cluster: clusterFor(c.variant),
     policy,
     seed: args.seed,
+    outputReplication: args['output-replication'],
     recordDecisions: false,
     onProgress: (p) => log(`    t=${(p.simMs / 1000).toFixed(0)} s, ${p.jobsDone}/${p.jobsTotal} jobs`),
   });
@@ -233,7 +238,7 @@ async function main(): Promise<void> {
   await mkdir(OUT, { recursive: true });
   const md: string[] = ['# FAWKES in the simulator', ''];
   md.push(
-    `Seed ${args.seed}. Slowdown = response time (arrival to finish) / runtime on the 10-node reference cluster. ` +
+    `Seed ${args.seed}, output blocks written with ${args['output-replication']} replica(s). Slowdown = response time (arrival to finish) / runtime on the 10-node reference cluster. ` +
       'Per cluster: mean slowdown of its jobs / mean nodes it held (first arrival to last finish). ' +
       'Var(D) = E[D^2] per interval of T (60 s on fawkes-60, 120 s on fawkes-48); a reconfiguration is an interval with Var(D) > tau = 0.001.',
     '',
@@ -256,6 +261,7 @@ async function main(): Promise<void> {
   md.push('## Real cluster', '', real?.markdown ?? 'Not run: the runtime has no MR-clusters yet (issue 15 items 1, 2 and 4); `realPart` in benchmarks/fawkes.ts is where it goes.', '');
   const json = {
     seed: args.seed,
+    outputReplication: args['output-replication'],
     full: args.full,
     runs: rows.map((r) => ({
       workload: `wkld-${r.variant}`,
