@@ -40,6 +40,7 @@ import {
   type WorkerView,
 } from '../scheduler/index.js';
 import { owedReplicaTarget } from '../storage/index.js';
+import { MrClusters, type MrClusterOptions } from './mr-clusters.js';
 import { JobSkew, SkewPlanner, type Stopwatch } from './skew.js';
 import type {
   AttemptMeasures,
@@ -74,6 +75,8 @@ export interface BooksOptions {
   readonly attemptId?: (taskId: string, attemptNumber: number) => string;
   /** Measures what planning a skew assignment costs (ms); without one the cost reads 0. */
   readonly stopwatch?: Stopwatch;
+  /** Output replication, block size and storage per node of MR-clusters (FAWKES). */
+  readonly mrClusters?: MrClusterOptions;
 }
 
 function pad6(n: number): string {
@@ -128,6 +131,8 @@ export class Books<D extends EngineData = EngineData> {
   private readonly taskIdOf: (jobId: string, kind: TaskKind, index: number) => string;
   private readonly attemptIdOf: (taskId: string, n: number) => string;
   private readonly skewPlanner: SkewPlanner;
+  /** MR-clusters (FAWKES): requests, admission, node kinds, output blocks and shrinks (mr-clusters.ts). */
+  readonly mrClusters: MrClusters<D>;
 
   private readonly workerMap = new Map<string, WorkerRecord<D>>();
   /** Every worker ever known, sorted by id (snapshots list live workers in id order). */
@@ -166,6 +171,24 @@ export class Books<D extends EngineData = EngineData> {
     if (!(this.reduceSlowStart >= 0 && this.reduceSlowStart <= 1)) {
       throw new MinimrError('EBADCONF', `reduceSlowStart must be a fraction of the maps in [0, 1], got ${this.reduceSlowStart}`);
     }
+    this.mrClusters = new MrClusters<D>(
+      {
+        liveWorkers: () => this.liveWorkers(),
+        worker: (id) => this.workerMap.get(id),
+        evict: (w, why, now, effects) => {
+          for (const a of [...w.running]) this.attemptKilledInto(effects, a, { code: 'EKILLED', message: why, details: { by: 'shrink' } }, now, true);
+          this.rerunOutputsOf(w, why, effects);
+        },
+        relabel: (w, cluster) => {
+          w.cluster = cluster;
+          this.markWorker(w);
+          this.capacityFreed(w);
+          this.changed = true;
+        },
+        touched: (w) => this.markWorker(w),
+      },
+      options.mrClusters,
+    );
   }
 
   private fz<T>(value: T): T {
@@ -268,6 +291,7 @@ export class Books<D extends EngineData = EngineData> {
     this.liveDirty = true;
     this.changed = true;
     this.capacityFreed(w);
+    effects.push(...this.mrClusters.workerJoined(w, now));
     this.lastChange = now;
     return effects;
   }
@@ -288,14 +312,20 @@ export class Books<D extends EngineData = EngineData> {
     this.liveCount--;
     this.liveDirty = true;
     for (const task of [...this.inFlight.keys()]) this.copyDone(task, workerId);
+    this.rerunOutputsOf(w, `its output was lost with worker ${workerId}`, effects);
+    this.mrClusters.workerLost(w, now, effects);
+    this.lastChange = now;
+    return effects;
+  }
+
+  /** The map outputs `w` held are gone: each is re-run while an unfinished reduce of an active job still needs it. */
+  private rerunOutputsOf(w: WorkerRecord<D>, why: string, effects: Effect<D>[]): void {
     for (const job of this.activeJobs) {
       if (job.reduces.length === 0 || job.reducesDone === job.reduces.length) continue;
       for (const task of job.maps) {
-        if (task.state === 'succeeded' && task.successfulAttempt?.worker === w) this.rerunMap(task, `its output was lost with worker ${workerId}`, effects);
+        if (task.state === 'succeeded' && task.successfulAttempt?.worker === w) this.rerunMap(task, why, effects);
       }
     }
-    this.lastChange = now;
-    return effects;
   }
 
   // ---- jobs ------------------------------------------------------------------------------------
@@ -314,6 +344,7 @@ export class Books<D extends EngineData = EngineData> {
       weight: plan.weight ?? 1,
       cluster: plan.cluster ?? 'default',
       submitTime: now,
+      ...(plan.referenceMs !== undefined ? { referenceMs: plan.referenceMs } : {}),
       maxAttempts: plan.maxAttempts ?? this.maxAttempts,
       reduceSlowStart: slowStart,
       ...(plan.inputPlacement ? { inputPlacement: plan.inputPlacement } : {}),
@@ -338,6 +369,7 @@ export class Books<D extends EngineData = EngineData> {
       runningView: null,
       statsView: null,
     };
+    this.mrClusters.jobSubmitted(job);
     this.jobMap.set(job.id, job);
     plan.maps.forEach((p, i) => job.maps.push(this.newTask(job, 'map', i, p)));
     plan.reduces.forEach((p, i) => job.reduces.push(this.newTask(job, 'reduce', i, p)));
@@ -438,6 +470,7 @@ export class Books<D extends EngineData = EngineData> {
     job.finishTime = now;
     if (error) job.error = error;
     this.leaveActive(job);
+    this.mrClusters.jobEnded(job);
     for (const a of [...job.running]) {
       this.endAttempt(a, 'killed', { code: 'EKILLED', message: `job ${state}`, details: { jobEnded: state } }, now, true, effects);
     }
@@ -469,6 +502,7 @@ export class Books<D extends EngineData = EngineData> {
     if (!this.isActive(job) || task.state !== 'running') return effects;
     task.state = 'succeeded';
     task.successfulAttempt = attempt;
+    this.mrClusters.taskSucceeded(attempt, task.kind === 'reduce' || job.reduces.length === 0 ? measures.outputBytes : 0);
     const ms = Math.max(0, now - attempt.startTime);
     this.skewPlanner.attemptSucceeded(attempt.worker.shape.id, task.kind, measures.inputBytes, measures.taskMs ?? ms);
     const s = job.stats;
@@ -750,12 +784,19 @@ export class Books<D extends EngineData = EngineData> {
         }
         case 'move-node': {
           const w = this.workerMap.get(d.workerId)!;
+          if (this.mrClusters.inUse) {
+            this.mrClusters.moveNode(d.workerId, d.toCluster, d.nodeKind, d.preemption ?? 'instant', now, effects);
+            break;
+          }
           const from = w.cluster;
           w.cluster = d.toCluster;
           this.markWorker(w);
           effects.push({ kind: 'worker-moved', worker: w, from });
           break;
         }
+        case 'deactivate-cluster':
+          this.mrClusters.deactivate(d.cluster, now, effects);
+          break;
       }
     }
     return effects;
@@ -851,8 +892,15 @@ export class Books<D extends EngineData = EngineData> {
         case 'migrate':
           jobIds.add(d.jobId);
           break;
-        case 'move-node':
+        case 'move-node': {
+          // The MR-cluster rules look at the nodes that stay in the moved worker's cluster.
+          const cluster = this.workerMap.get(d.workerId)?.cluster;
           workerIds.add(d.workerId);
+          if (this.mrClusters.inUse && cluster !== undefined) for (const w of this.workersById) if (w.alive && w.cluster === cluster) workerIds.add(w.shape.id);
+          break;
+        }
+        case 'deactivate-cluster':
+          for (const job of this.activeJobs) if (job.cluster === d.cluster) jobIds.add(job.id);
           break;
       }
     }
@@ -946,6 +994,7 @@ export class Books<D extends EngineData = EngineData> {
       freeMemoryMb: Math.max(0, s.memoryMb - w.usedMem),
       diskMBps: s.diskMBps > 0 ? s.diskMBps : 0,
       cluster: w.cluster,
+      ...this.mrClusters.workerFields(s.id),
     });
   }
 
@@ -1026,6 +1075,7 @@ export class Books<D extends EngineData = EngineData> {
       partition: job.partition,
       cluster: job.cluster,
       submitTime: job.submitTime,
+      ...(job.referenceMs !== undefined ? { referenceMs: job.referenceMs } : {}),
       mapsTotal: job.maps.length,
       mapsCompleted: job.mapsDone,
       reducesTotal: job.reduces.length,
@@ -1043,6 +1093,7 @@ export class Books<D extends EngineData = EngineData> {
       this.jobArray = this.fz(this.activeJobs.map((j) => this.jobView(j)));
       this.jobsDirty = false;
     }
-    return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools });
+    const mrClusters = this.mrClusters.inUse ? { mrClusters: this.mrClusters.views((v) => this.fz(v)) } : {};
+    return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools, ...mrClusters });
   }
 }

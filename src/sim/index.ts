@@ -34,6 +34,7 @@ export {
   WORKLOAD_NAMES,
   defaultClusterFor,
   estimatedAloneMs,
+  fawkesReferenceCluster,
   fawkesWorkload,
   fitSampleCv2,
   hyperExponential,

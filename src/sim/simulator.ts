@@ -11,6 +11,7 @@ import { MinimrError } from '../errors.js';
 import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
 import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
+import { MrClusterSim, type MrClusterIo, type MrClusterSimEvent } from './mr-clusters.js';
 import { EventHeap } from './heap.js';
 import { partitionShares, parseSkewSpec, sketchOf, type SkewSpec } from './skew-model.js';
 import { RackIndex, minimumMemoryMb, penalizedMs, placeReplicas, streamFor, transferMs } from './model.js';
@@ -135,6 +136,8 @@ interface ModelledRun {
   readonly remote: 'none' | 'rack' | 'off-rack';
   /** Counts the end events pushed for this run: under CPU sharing a rate change re-projects the end, and only the latest event counts. */
   endVersion: number;
+  /** On an MR-cluster: its remote I/O on the core disks. */
+  readonly io: MrClusterIo | null;
 }
 
 type SimEvent =
@@ -143,7 +146,8 @@ type SimEvent =
   | { readonly kind: 'end'; readonly attempt: Attempt; readonly version: number }
   | { readonly kind: 'lost'; readonly worker: Worker; readonly backAtMs?: number }
   | { readonly kind: 'join'; readonly worker: Worker }
-  | { readonly kind: 'heartbeat'; readonly worker: Worker; readonly epoch: number };
+  | { readonly kind: 'heartbeat'; readonly worker: Worker; readonly epoch: number }
+  | { readonly kind: 'mr-cluster'; readonly event: MrClusterSimEvent };
 
 /** Hadoop 1's heartbeat interval: 3 s, longer on big clusters so the master sees ~100 per second. */
 export function defaultHeartbeatMs(workers: number): number {
@@ -180,6 +184,9 @@ export class Simulator {
   private readonly books: Books<SimData>;
   /** The hosts whose attempts share their cores (ClusterShape.hosts); null: every attempt runs at full speed. */
   private readonly cpu: ProcessorSharing<Attempt> | null;
+  /** The workload's MR-clusters (FAWKES): held jobs, activation, drains and their costs. */
+  private readonly mrc: MrClusterSim<SimData, SimJob>;
+  private readonly shapes: ReadonlyMap<string, WorkerShape>;
 
   private readonly heap = new EventHeap<SimEvent>();
   private readonly workerCount: number;
@@ -231,7 +238,23 @@ export class Simulator {
       pools: workload.pools ?? [],
       maxAttempts: this.settings.maxAttempts,
       reduceSlowStart: slowStart,
+      mrClusters: { outputReplication: this.settings.outputReplication ?? this.settings.replication },
     });
+    this.shapes = new Map(cluster.workers.map((w) => [w.id, w]));
+    this.mrc = new MrClusterSim<SimData, SimJob>(
+      {
+        books: this.books,
+        now: () => this.now,
+        push: (time, event) => this.push(time, { kind: 'mr-cluster', event }),
+        carryOut: (effects) => this.carryOut(effects),
+        admit: (job) => {
+          this.admit(job);
+        },
+        started: (job) => job.mapFirstStart !== null || job.reduceFirstStart !== null,
+      },
+      workload.mrClusters ?? [],
+      this.settings,
+    );
 
     const seen = new Set<string>();
     cluster.workers.forEach((shape, order) => {
@@ -344,6 +367,7 @@ export class Simulator {
       partitionSlotsUsed: [...this.partitionSlots].map((v) => v ?? 0),
       workers: this.books.liveWorkerCount,
     });
+    if (this.books.mrClusters.inUse) this.mrc.sample(timeMs, this.books.active.map((job) => ({ cluster: job.cluster, job: job.data })));
   }
 
   // ---- events ----------------------------------------------------------------------------------
@@ -373,7 +397,15 @@ export class Simulator {
     if (ev.kind !== 'heartbeat') this.pendingRealEvents--;
     switch (ev.kind) {
       case 'submit':
+        ev.job.submitMs = this.now;
+        if (this.mrc.hold(ev.job, ev.job.spec.cluster)) {
+          this.queueHeartbeats();
+          return { kind: 'tick' };
+        }
         return this.admit(ev.job);
+      case 'mr-cluster':
+        this.mrc.process(ev.event);
+        return { kind: 'tick' };
       case 'placement-closed':
         this.carryOut(this.books.closePlacementWindow(ev.job));
         return null;
@@ -395,7 +427,7 @@ export class Simulator {
       case 'heartbeat': {
         const w = ev.worker;
         if (!w.alive || w.data.epoch !== ev.epoch) return null;
-        if (this.books.active.length === 0) {
+        if (!this.hasWork()) {
           w.data.heartbeatQueued = false;
           return null;
         }
@@ -405,10 +437,16 @@ export class Simulator {
     }
   }
 
+  /** Jobs in the books, or held for an MR-cluster that is not active yet. */
+  private hasWork(): boolean {
+    return this.books.active.length > 0 || this.mrc.waiting > 0;
+  }
+
+  /** Hands an arrived job to the books. */
   private admit(sim: SimJob): SchedulingTrigger | null {
     const spec = sim.spec;
-    sim.submitMs = this.now;
     const rand = streamFor(this.settings.seed, `place:${spec.id}`);
+    const holders = this.mrc.inputHolders(spec.cluster, this.shapes) ?? this.rackIndex;
     const plan: JobPlan<SimData> = {
       id: spec.id,
       name: spec.name,
@@ -417,10 +455,11 @@ export class Simulator {
       ...(spec.cluster !== undefined ? { cluster: spec.cluster } : {}),
       ...(spec.inputPlacement ? { inputPlacement: spec.inputPlacement } : {}),
       ...(spec.skew ? { skew: skewPlanOf(spec.skew, spec.reduces.length) } : {}),
+      ...(spec.referenceMs !== undefined ? { referenceMs: spec.referenceMs } : {}),
       maps: spec.maps.map((t) => ({
         memoryMb: t.memoryMb,
         inputBytes: t.inputBytes ?? 0,
-        preferredWorkers: t.replicas ?? placeReplicas(this.rackIndex, this.settings.replication, rand),
+        preferredWorkers: t.replicas ?? placeReplicas(holders, this.settings.replication, rand),
         data: t,
       })),
       reduces: spec.reduces.map((t) => ({ memoryMb: t.memoryMb, inputBytes: t.inputBytes ?? 0, preferredWorkers: [], data: t })),
@@ -453,7 +492,7 @@ export class Simulator {
     w.data.progressStamp = -1;
     this.carryOut(this.books.workerJoined(w.shape, w.data, this.now));
     this.addCapacity(w, 1);
-    if (this.books.active.length > 0) this.queueHeartbeats();
+    if (this.hasWork()) this.queueHeartbeats();
     return { kind: 'worker-joined', workerId: w.shape.id };
   }
 
@@ -488,11 +527,17 @@ export class Simulator {
           });
           this.books.replicaLanded(e.task, e.workerId);
           break;
+        case 'mr-cluster':
+        case 'load-input':
+        case 'replicate-block':
+        case 'save-output':
+        case 'worker-moved':
+          this.mrc.effect(e);
+          break;
         case 'commit-task':
         case 'map-rerun':
         case 'discard-output':
         case 'migrated':
-        case 'worker-moved':
           break;
       }
     }
@@ -512,7 +557,10 @@ export class Simulator {
     const input = spec.inputBytes ?? 0;
     const stored = task.kind === 'map' && task.preferredWorkers.length > 0 && input > 0;
     const remote: ModelledRun['remote'] = !stored || a.locality === 'node' ? 'none' : a.locality === 'rack' ? 'rack' : 'off-rack';
-    const readMs = remote === 'rack' ? transferMs(input, this.settings.rackMBps) : remote === 'off-rack' ? transferMs(input, this.settings.offRackMBps) : 0;
+    const netMBps = remote === 'rack' ? this.settings.rackMBps : this.settings.offRackMBps;
+    const commits = task.kind === 'reduce' || job.reduces.length === 0;
+    const io = this.mrc.ioOf(a, remote === 'none' ? 0 : input, netMBps, commits ? (spec.outputBytes ?? 0) : 0);
+    const readMs = io ? io.readMs + io.writeMs : remote === 'none' ? 0 : transferMs(input, netMBps);
     const workMs = spec.workMs * this.reduceWorkScale(a) * w.data.cpuThrottle;
     const fullMs = Math.max(1, Math.round(penalizedMs(spec, workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
     const oom = memoryMb < minimumMemoryMb(spec);
@@ -521,7 +569,7 @@ export class Simulator {
     // A reduce launched before its job's last map holds the slot and works only once the maps are done.
     const waits = task.kind === 'reduce' && job.mapsDone < job.maps.length;
     const endMs = waits ? Number.POSITIVE_INFINITY : this.now + runMs;
-    a.data = { endMs, fullMs, workStartMs: this.now, waitingRunMs: waits ? runMs : null, failure, remote, endVersion: 0 };
+    a.data = { endMs, fullMs, workStartMs: this.now, waitingRunMs: waits ? runMs : null, failure, remote, endVersion: 0, io };
     this.launches++;
     if (task.kind === 'map') job.data.mapFirstStart ??= this.now;
     else job.data.reduceFirstStart ??= this.now;
@@ -610,6 +658,7 @@ export class Simulator {
     this.usage.mem -= a.memoryMb;
     if (a.memoryMb < task.memoryMb) this.usage.elastic--;
     this.partitionSlots[a.partition]!--;
+    this.mrc.ioDone(a.data.io);
 
     this.recordAttempt(a, doneMs);
     if (task.successfulAttempt !== a) return;
@@ -693,7 +742,7 @@ export class Simulator {
   }
 
   private consult(trigger: SchedulingTrigger): void {
-    if (this.books.active.length === 0 || this.books.liveWorkerCount === 0) return;
+    if (!this.hasWork() || this.books.liveWorkerCount === 0) return;
     if (this.mode === 'when-useful' && (!this.books.hasChanged || !this.books.somethingFits())) return;
     this.books.takeChanged();
     this.refreshProgress();
@@ -793,13 +842,14 @@ export class Simulator {
       attempts: this.attemptRecords,
       replications: this.replicationRecords,
       utilization: this.samples,
+      ...(this.books.mrClusters.inUse ? { mrClusters: this.mrc.record(this.policy.balanceHistory) } : {}),
     };
   }
 }
 
 /** The simulator's settings among `o`'s fields (other options ride along in the same objects). */
 export function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
-  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime', 'reduceSlowStart'];
+  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime', 'reduceSlowStart', 'outputReplication'];
   const out: Record<string, unknown> = {};
   for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
   return out as Partial<SimSettings>;

@@ -67,6 +67,19 @@ export interface JobSpec {
   readonly inputPlacement?: InputPlacement;
   /** Its map output keys are skewed and its partitions assigned by a skew strategy (skew-model.ts). */
   readonly skew?: SkewSpec;
+  /** Its runtime on a static reference cluster, when known (FAWKES's JS weight reads it). */
+  readonly referenceMs?: number;
+}
+
+/**
+ * An MR-cluster a workload's jobs run in (FAWKES): requested when its first job arrives (again
+ * after it was deactivated), with its minimum share of core nodes and the input data set it loads.
+ */
+export interface MrClusterSpec {
+  readonly name: string;
+  readonly minNodes: number;
+  /** Bytes of its input data set, written with `replication` replicas onto its core nodes at activation. */
+  readonly inputBytes?: number;
 }
 
 export interface Workload {
@@ -74,6 +87,8 @@ export interface Workload {
   readonly jobs: readonly JobSpec[];
   /** Pools the snapshots list (FAIR minimum shares and weights). */
   readonly pools?: readonly PoolView[];
+  /** MR-clusters (FAWKES): a job naming one runs there once it is active, on its nodes only. */
+  readonly mrClusters?: readonly MrClusterSpec[];
   /** Generator settings and figures (seed, load, CV^2 ...), carried into reports. */
   readonly meta?: Readonly<Record<string, string | number | boolean>>;
 }
@@ -157,6 +172,8 @@ export interface SimSettings {
    * the last map, as minimr's JobTracker does.
    */
   readonly reduceSlowStart: number;
+  /** Replicas of each MR-cluster output block (FAWKES); default: `replication`. */
+  readonly outputReplication?: number;
 }
 
 export const DEFAULT_SIM_SETTINGS: SimSettings = {
