@@ -1,7 +1,8 @@
-import { hasEnded, type AttemptRecord, type EngineData, type JobPlan, type JobRecord, type TaskPlan, type TaskRecord, type WorkerRecord } from '../books/index.js';
+import { hasEnded, type AttemptRecord, type EngineData, type JobPlan, type JobRecord, type SkewPlan, type TaskPlan, type TaskRecord, type WorkerRecord } from '../books/index.js';
 import type { DatanodeAddress } from '../storage/index.js';
 import {
   JOB_CONF_DEFAULTS,
+  SKEW_CONF_DEFAULTS,
   TASK_OVERHEAD_MB,
   type AttemptShuffleSettings,
   type AttemptSummary,
@@ -12,12 +13,11 @@ import {
   type TaskInput,
   type TaskKind,
 } from './protocol.js';
-import { JobSkew } from './job-skew.js';
 import type { RpcPeer } from './rpc-peer.js';
 
 /**
  * What the JobTracker keeps beside the books (src/books, where job, task and attempt state and
- * every transition live): the submission a job came with, its counters and skew plan, a task's
+ * every transition live): the submission a job came with, its counters, a task's
  * split, an attempt's counters and map output, a worker's connection.
  */
 export interface RuntimeData extends EngineData {
@@ -55,13 +55,11 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
 }
 
-/** A submitted job's part that is the JobTracker's own: the submission, counters, skew plan, commits. */
+/** A submitted job's part that is the JobTracker's own: the submission, counters, commits. */
 export class JobInProgress {
   readonly submission: JobSubmission;
   /** Counters of succeeded attempts, summed. */
   readonly counters: Counters = {};
-  /** Virtual partitions and which reduce reads which (skew strategy); see job-skew.ts. */
-  readonly skew: JobSkew;
   /** Task output renames and the job's commit and clean-up, one after another. */
   commits: Promise<void> = Promise.resolve();
   /** The job has ended and its clean-up (output removal, workers told) is done. */
@@ -69,7 +67,6 @@ export class JobInProgress {
 
   constructor(submission: JobSubmission) {
     this.submission = submission;
-    this.skew = new JobSkew(submission);
   }
 
   /** Job counters sum the attempts' counters, except PEAK_* ones, which keep the largest. */
@@ -107,9 +104,21 @@ export function jobPlan(id: string, submission: JobSubmission, splits: readonly 
     weight: submission.weight ?? 1,
     maxAttempts,
     ...(submission.inputPlacement ? { inputPlacement: submission.inputPlacement } : {}),
+    skew: skewPlan(submission),
     maps,
     reduces,
     data: new JobInProgress(submission),
+  };
+}
+
+/** The submission's skew settings (`skew.*` conf) and the sketch its client built, for the books. */
+function skewPlan(submission: JobSubmission): SkewPlan {
+  const conf = { ...SKEW_CONF_DEFAULTS, ...submission.conf };
+  const sample = submission.skewSample;
+  return {
+    strategy: conf['skew.strategy'],
+    partitionFactor: conf['skew.partitionFactor'],
+    ...(sample ? { sketch: sample.sketch, sampleMs: sample.sampleMs, sampledRecords: sample.inputRecords } : {}),
   };
 }
 
@@ -164,7 +173,7 @@ export function jobStatus(job: RuntimeJob): JobStatus {
     reducesCompleted: job.reducesDone,
     mapProgress: progressOf(job.maps),
     reduceProgress: job.reduces.length === 0 ? (job.state === 'succeeded' ? 1 : 0) : progressOf(job.reduces),
-    counters: { ...job.data.counters },
+    counters: { ...job.data.counters, ...job.skew?.counters },
     outputPath: submission.outputPath,
     error: job.error,
     failedAttempts: job.failedAttempts,
@@ -178,9 +187,9 @@ export function jobStatus(job: RuntimeJob): JobStatus {
       ...(m.timerMs !== undefined ? { timerMs: m.timerMs } : {}),
     })),
     skew:
-      job.reduces.length === 0
+      job.skew === null
         ? undefined
-        : job.data.skew.status(
+        : job.skew.status(
             job.reduces.map((r) => ({
               index: r.index,
               ...(r.successfulAttempt ? { successfulAttempt: { workerId: r.successfulAttempt.worker.shape.id, counters: r.successfulAttempt.data.counters } } : {}),

@@ -22,7 +22,6 @@ import {
   type WorkerLink,
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
-import { SkewPlanner } from './job-skew.js';
 import {
   MAX_FRAME_BYTES,
   NAMENODE_OPS,
@@ -92,7 +91,6 @@ export class JobTracker {
   private readonly jobWaiters = new Map<string, Array<(status: JobStatus) => void>>();
   private readonly workerWaiters: Array<() => void> = [];
   /** Reducer plans from the live workers and their measured speeds (kept across re-registrations). */
-  private readonly skew: SkewPlanner;
   port = 0;
 
   constructor(options: JobTrackerOptions) {
@@ -107,7 +105,7 @@ export class JobTracker {
       maxAttempts: options.maxAttempts ?? 4,
     };
     this.policy = options.policy;
-    this.books = new Books<RuntimeData>({ pools: options.pools ?? [], maxAttempts: this.options.maxAttempts });
+    this.books = new Books<RuntimeData>({ pools: options.pools ?? [], maxAttempts: this.options.maxAttempts, stopwatch: () => performance.now() });
     this.clock = options.clock ?? Date.now;
     this.logger = options.logger ?? createLogger('jobtracker');
     this.namenode = new Namenode({
@@ -117,7 +115,6 @@ export class JobTracker {
       logger: this.logger,
     });
     this.copier = new InputCopier(this.namenode, this.books, this.logger, this.clock);
-    this.skew = new SkewPlanner(() => this.books.liveWorkers().map((w) => ({ workerId: w.shape.id, reduceSlots: w.shape.reduceSlots })));
     const d = new Date();
     this.jobIdPrefix = `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
   }
@@ -376,7 +373,7 @@ export class JobTracker {
     await this.prepareOutput(submission);
     const jobId = `${this.jobIdPrefix}_${String(++this.jobSeq).padStart(4, '0')}`;
     const { job, effects } = this.books.submit(jobPlan(jobId, submission, splits, submission.maxAttempts ?? this.options.maxAttempts), this.clock());
-    this.planSkewAtSubmission(job);
+    if (job.skew?.plansAtSubmission) this.logger.info({ job: jobId, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
     this.logger.info({ job: jobId, name: submission.name, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
     if (effects.length > 0) await this.carryOut(effects);
     else setImmediate(() => this.schedule({ kind: 'job-submitted', jobId }));
@@ -586,12 +583,14 @@ export class JobTracker {
     let effects: Effect<RuntimeData>[];
     if (message.state === 'succeeded') {
       const task = attempt.task;
-      const measures = { inputBytes: counters.MAP_INPUT_BYTES ?? task.inputBytes, outputBytes: counters.MAP_OUTPUT_BYTES ?? 0 };
+      const measures = {
+        inputBytes: (task.kind === 'map' ? counters.MAP_INPUT_BYTES : counters.REDUCE_INPUT_BYTES) ?? task.inputBytes,
+        outputBytes: counters.MAP_OUTPUT_BYTES ?? 0,
+        ...(counters.TASK_MS !== undefined ? { taskMs: counters.TASK_MS } : {}),
+        ...(message.mapOutput ? { partitionBytes: message.mapOutput.partitionBytes } : {}),
+      };
       effects = this.books.attemptSucceeded(attempt, now, measures);
-      if (task.successfulAttempt === attempt) {
-        task.job.data.addCounters(counters);
-        this.skewTaskSucceeded(attempt);
-      }
+      if (task.successfulAttempt === attempt) task.job.data.addCounters(counters);
     } else if (message.state === 'failed') {
       effects = this.books.attemptFailed(attempt, error, now);
     } else {
@@ -656,7 +655,7 @@ export class JobTracker {
     const task = attempt.task;
     const job = task.job;
     const s = job.data.submission;
-    const reducePartitions = task.kind === 'reduce' ? this.skewPartitionsFor(job, task, attempt) : undefined;
+    const reducePartitions = attempt.reducePartitions;
     const mapOutputs =
       task.kind === 'reduce'
         ? job.maps.map((m) => {
@@ -685,38 +684,10 @@ export class JobTracker {
       expectedInputRecords: reducePartitions
         ? job.maps.reduce((sum, m) => sum + reducePartitions.reduce((n, p) => n + (m.successfulAttempt?.data.mapOutput?.partitionRecords[p] ?? 0), 0), 0)
         : 0,
-      mapPartitions: task.kind === 'map' && job.reduces.length > 0 ? job.data.skew.partitions : undefined,
-      partitionSeed: task.kind === 'map' && job.data.skew.strategy === 'cms' && job.data.skew.isPlanned ? job.data.skew.seed : undefined,
-      reducePartitions,
+      mapPartitions: task.kind === 'map' ? job.skew?.partitions : undefined,
+      partitionSeed: task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
+      reducePartitions: reducePartitions ? [...reducePartitions] : undefined,
     };
-  }
-
-  // ---- skew: virtual partitions and their assignment (see job-skew.ts) -------------------------
-
-  /** 'cms' jobs are assigned before their maps run: the maps partition with the chosen row's hash. */
-  private planSkewAtSubmission(job: RuntimeJob): void {
-    const skew = job.data.skew;
-    if (this.skew.planAtSubmission(skew, job.data.submission)) this.logger.info({ job: job.id, row: skew.row, ms: skew.assignmentMs }, 'count-min sketch assignment made');
-  }
-
-  /** The partitions a reduce attempt reads; 'hash' and 'simple' jobs are assigned at their first reduce. */
-  private skewPartitionsFor(job: RuntimeJob, task: RuntimeTask, attempt: RuntimeAttempt): number[] {
-    const mapOutputBytes = () => {
-      const sizes = new Array<number>(job.data.skew.partitions).fill(0);
-      for (const m of job.maps) m.successfulAttempt?.data.mapOutput?.partitionBytes.forEach((b, p) => (sizes[p] = (sizes[p] ?? 0) + b));
-      return sizes;
-    };
-    return this.skew.partitionsFor(job.data.skew, mapOutputBytes, task.index, attempt.worker.shape.id, attempt.startTime);
-  }
-
-  /** Worker speeds from every successful attempt; the reduce phase ends with the last reduce. */
-  private skewTaskSucceeded(attempt: RuntimeAttempt): void {
-    const task = attempt.task;
-    const c = attempt.data.counters;
-    const bytes = task.kind === 'reduce' ? c.REDUCE_INPUT_BYTES : (c.MAP_INPUT_BYTES ?? task.inputBytes);
-    this.skew.attemptSucceeded(attempt.worker.shape.id, task.kind, bytes ?? 0, c.TASK_MS ?? (attempt.finishTime ?? attempt.startTime) - attempt.startTime);
-    const job = task.job;
-    if (task.kind === 'reduce' && job.reducesDone === job.reduces.length) job.data.addCounters(job.data.skew.reducesDone(this.clock()));
   }
 }
 

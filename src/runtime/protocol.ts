@@ -8,7 +8,8 @@ import type { JsonObject, JsonValue } from '../api/json.js';
 import type { SerializedError } from '../errors.js';
 import type { BlockInfo, DatanodeAddress } from '../storage/index.js';
 import type { MapOutputLocation } from '../shuffle/index.js';
-import type { SketchWire } from '../skew/index.js';
+import type { SkewStatus } from '../books/index.js';
+import type { SketchWire, SkewStrategy } from '../skew/index.js';
 import type { InputPlacement } from '../scheduler/index.js';
 
 export const PROTOCOL_VERSION = 1;
@@ -66,8 +67,6 @@ export interface JobConf {
   'skew.sampleSplits'?: number;
 }
 
-export type SkewStrategy = 'hash' | 'simple' | 'cms';
-export const SKEW_STRATEGIES: readonly SkewStrategy[] = ['hash', 'simple', 'cms'];
 
 export const SKEW_CONF_DEFAULTS = {
   'skew.strategy': 'hash',
@@ -87,40 +86,6 @@ export interface SkewSample {
   outputRecords: number;
 }
 
-/** What the JobTracker decided for a job's partitions (JobStatus.skew). */
-export interface SkewStatus {
-  strategy: SkewStrategy;
-  partitionFactor: number;
-  /** P, the number of map output partitions. */
-  partitions: number;
-  /** 'cms': the sketch row whose hash partitions the map output, its seed, every row's estimate. */
-  row?: number;
-  seed?: number;
-  rowMakespans?: number[];
-  sampleMs?: number;
-  sampledRecords?: number;
-  /** Time spent computing the assignment, ms (also the SKEW_ASSIGNMENT_MS counter). */
-  assignmentMs?: number;
-  /** Relative speeds (mean 1) of the workers the reducers were planned on. */
-  speeds?: Record<string, number>;
-  /** Estimated reduce-phase time of the assignment, bytes / relative speed. */
-  estimatedMakespan?: number;
-  /** First reduce launch to last reduce success, ms (also REDUCE_PHASE_MS). */
-  reducePhaseMs?: number;
-  reducers: SkewReducerStatus[];
-}
-
-export interface SkewReducerStatus {
-  index: number;
-  partitions: number[];
-  plannedWorker?: string;
-  /** Worker of the successful attempt. */
-  workerId?: string;
-  estimatedBytes?: number;
-  inputBytes?: number;
-  inputRecords?: number;
-  taskMs?: number;
-}
 
 export const JOB_CONF_DEFAULTS = {
   'shuffle.map.bufferBytes': 64 * 1024 * 1024,

@@ -1,6 +1,6 @@
 import { MinimrError } from '../errors.js';
-import { CountMinSketch } from '../skew/index.js';
-import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, SKEW_STRATEGIES, type JobConf, type JobSubmission, type SkewSample, type SkewStrategy } from './protocol.js';
+import { CountMinSketch, SKEW_STRATEGIES, type SkewStrategy } from '../skew/index.js';
+import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, type JobConf, type JobSubmission, type SkewSample } from './protocol.js';
 
 const MIN_BUFFER_BYTES = 64 * 1024;
 const MAX_PARTITION_FACTOR = 1000;

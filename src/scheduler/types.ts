@@ -9,6 +9,13 @@
 export type TaskKind = 'map' | 'reduce';
 export type Locality = 'node' | 'rack' | 'any';
 
+/**
+ * A node's role in its MR-cluster (FAWKES): a core node runs tasks and stores the cluster's input
+ * and output blocks; a transient node runs tasks and stores nothing; a transient-core node runs
+ * tasks and stores only the output it produces.
+ */
+export type NodeKind = 'core' | 'transient' | 'transient-core';
+
 export interface WorkerView {
   readonly id: string;
   readonly host: string;
@@ -26,6 +33,15 @@ export interface WorkerView {
    * `move-node`); "default" on a cluster that is not split.
    */
   readonly cluster: string;
+  /** Its kind in its MR-cluster; absent outside MR-clusters (see `MrClusterView`). */
+  readonly nodeKind?: NodeKind;
+  /** Bytes of MR-cluster output blocks it stores; absent outside MR-clusters. */
+  readonly storedBytes?: number;
+  /**
+   * Set while the worker drains out of its MR-cluster on its way to this cluster: the blocks a
+   * shrink must copy off it are being copied. It takes no launches meanwhile.
+   */
+  readonly leavingFor?: string;
 }
 
 export interface AttemptView {
@@ -111,6 +127,8 @@ export interface JobView {
   /** MR-cluster the job runs in (FAWKES); "default" on a cluster that is not split. */
   readonly cluster: string;
   readonly submitTime: number;
+  /** Its runtime on a static reference cluster, when the submitter knows it (FAWKES's JS weight). */
+  readonly referenceMs?: number;
   readonly mapsTotal: number;
   readonly mapsCompleted: number;
   readonly reducesTotal: number;
@@ -144,6 +162,30 @@ export type SchedulingTrigger =
   | { readonly kind: 'worker-lost'; readonly workerId: string }
   | { readonly kind: 'tick' };
 
+/**
+ * queued: waiting in the global FIFO queue for its minimum share to fit; activating: admitted,
+ * gathering its minimum share of core nodes and loading its input; active: running jobs;
+ * deactivating: its output is being saved before its nodes are released.
+ */
+export type MrClusterState = 'queued' | 'activating' | 'active' | 'deactivating';
+
+/** An MR-cluster (FAWKES) as the books keep it; its nodes are the workers naming it. */
+export interface MrClusterView {
+  readonly name: string;
+  readonly state: MrClusterState;
+  /** Minimum share: core nodes it keeps while it has jobs. */
+  readonly minNodes: number;
+  readonly requestedAt: number;
+  /** When it became active; absent before. */
+  readonly activeSince?: number;
+  /** Jobs and tasks of the cluster completed since it was requested. */
+  readonly jobsCompleted: number;
+  readonly tasksCompleted: number;
+  /** Bytes of output blocks it stores (each block counted once), and what its storing nodes can hold. */
+  readonly storedBytes: number;
+  readonly storageBytes: number;
+}
+
 export interface ClusterSnapshot {
   /** Milliseconds; wall clock on the real cluster, simulated time in the simulator. */
   readonly now: number;
@@ -154,6 +196,8 @@ export interface ClusterSnapshot {
   readonly jobs: readonly JobView[];
   /** Configured pools, in configuration order. */
   readonly pools: readonly PoolView[];
+  /** MR-clusters (FAWKES) in request order: the queued, then the admitted; absent when none was ever requested. */
+  readonly mrClusters?: readonly MrClusterView[];
 }
 
 export type Decision =
@@ -187,10 +231,39 @@ export type Decision =
    * Takes effect for later snapshots; the copy counts as data moved.
    */
   | { readonly kind: 'replicate'; readonly taskId: string; readonly jobId: string; readonly workerId: string }
-  /** Moves a worker to another MR-cluster (FAWKES); its running attempts finish where they are. */
-  | { readonly kind: 'move-node'; readonly workerId: string; readonly toCluster: string };
+  /**
+   * Moves a worker to another MR-cluster (FAWKES). Outside MR-clusters its running attempts finish
+   * where they are. A node leaving an MR-cluster is shrunk by `preemption` (default 'instant'): its
+   * running attempts are killed and re-run elsewhere in that cluster (not counted as failures);
+   * 'instant' moves it at once unless it holds the last replica of a block (those are copied
+   * first), 'delayed' first copies every block it holds onto the cluster's remaining nodes. In the
+   * new MR-cluster it is a `nodeKind` node (default: core while the cluster is below its minimum
+   * share, else transient).
+   */
+  | {
+      readonly kind: 'move-node';
+      readonly workerId: string;
+      readonly toCluster: string;
+      readonly nodeKind?: NodeKind;
+      readonly preemption?: 'instant' | 'delayed';
+    }
+  /** Deactivates an idle MR-cluster: its output is saved, then its nodes are released. */
+  | { readonly kind: 'deactivate-cluster'; readonly cluster: string };
+
+/** What a policy that balances MR-clusters measured at the end of one interval (FAWKES). */
+export interface BalanceSample {
+  readonly timeMs: number;
+  /** Per active MR-cluster: its weight, its mean share of the nodes over the interval and its discrimination D_i. */
+  readonly clusters: readonly { readonly name: string; readonly weight: number; readonly share: number; readonly discrimination: number }[];
+  /** Var(D) = E[D^2]. */
+  readonly globalDiscrimination: number;
+  /** Whether allocations were changed toward the weights (Var(D) above the threshold). */
+  readonly reconfigured: boolean;
+}
 
 export interface Policy {
   readonly name: string;
   schedule(snapshot: ClusterSnapshot): readonly Decision[];
+  /** Policies that balance MR-clusters report each interval here; engines copy it into the run record. */
+  readonly balanceHistory?: readonly BalanceSample[];
 }

@@ -1,3 +1,4 @@
+import { mrClusterProblems } from './mr-cluster-checks.js';
 import { localityOf } from './rooms.js';
 import type { ClusterSnapshot, Decision, TaskView } from './types.js';
 
@@ -53,6 +54,8 @@ export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly
         else if (task.preferredWorkers.length === 0) problems.push(`${at}: task ${d.taskId} has no stored input to replicate`);
         continue;
       }
+      case 'deactivate-cluster':
+        continue;
       case 'launch':
         break;
       default:
@@ -82,5 +85,6 @@ export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly
     if (u.reduce > w.freeReduceSlots) problems.push(`worker ${id}: ${u.reduce} reduces for ${w.freeReduceSlots} free reduce slots`);
     if (u.memoryMb > w.freeMemoryMb) problems.push(`worker ${id}: ${u.memoryMb} MB for ${w.freeMemoryMb} MB free`);
   }
+  problems.push(...mrClusterProblems(snapshot, decisions));
   return problems;
 }

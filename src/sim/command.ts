@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { MinimrError } from '../errors.js';
-import { metricsTable } from '../metrics/index.js';
+import { metricsTable, mrClusterTable } from '../metrics/index.js';
 import type { PolicyOptions } from '../scheduler/index.js';
 import { clusterPreset, clusterPresetNames, readClusterFile } from './clusters.js';
 import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
@@ -66,7 +66,9 @@ export async function runSimCommand(args: SimCommandArgs, progress: (line: strin
     ...(args.noise !== undefined ? { noise: args.noise } : {}),
     ...(args.reduceSlowStart !== undefined ? { reduceSlowStart: args.reduceSlowStart } : {}),
   });
-  const table = metricsTable(result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics })));
+  const rows = result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics }));
+  const mr = mrClusterTable(rows);
+  const table = mr ? `${metricsTable(rows)}\n${mr}` : metricsTable(rows);
   const files = args.out ? await writeComparison(resolve(args.out), result) : [];
   return { result, table, files };
 }

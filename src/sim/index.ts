@@ -34,6 +34,7 @@ export {
   WORKLOAD_NAMES,
   defaultClusterFor,
   estimatedAloneMs,
+  fawkesReferenceCluster,
   fawkesWorkload,
   fitSampleCv2,
   hyperExponential,
@@ -52,6 +53,7 @@ export {
   type TyrexVariant,
   type YarnMeOptions,
 } from './workloads.js';
+export { type SkewSpec } from './skew-model.js';
 export { clusterFromSlsTrace, parseSlsTrace, readWorkloadFile, readWorkloadJson, workloadToJson, type SlsOptions } from './traces.js';
 export { clusterFromRumenTrace, parseRumenTrace, type RumenOptions } from './rumen.js';
 export {

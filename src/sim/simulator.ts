@@ -6,12 +6,14 @@
  * Attempt progress is what the worker reported at its last heartbeat, computed from the heartbeat
  * phase when the policy is consulted, so heartbeats need no per-worker work otherwise.
  */
-import { Books, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
+import { Books, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobSkew, type SkewPlan, type JobRecord, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
 import { MinimrError } from '../errors.js';
 import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
 import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
+import { MrClusterSim, type MrClusterIo, type MrClusterSimEvent } from './mr-clusters.js';
 import { EventHeap } from './heap.js';
+import { partitionShares, parseSkewSpec, sketchOf, type SkewSpec } from './skew-model.js';
 import { RackIndex, minimumMemoryMb, penalizedMs, placeReplicas, streamFor, transferMs } from './model.js';
 import { DEFAULT_SIM_SETTINGS, type ClusterShape, type FailureSettings, type JobSpec, type SimSettings, type TaskSpec, type Workload, type WorkerShape } from './types.js';
 
@@ -88,6 +90,8 @@ interface SimJob {
   reduceRequestMs: number | null;
   reduceFirstStart: number | null;
   reduceEnd: number | null;
+  /** Skewed jobs: each map output partition's share of the output, once its partitioner is known. */
+  partitionShares: Float64Array | null;
 }
 
 /** What the run record reports of a job the books hold or held. */
@@ -114,6 +118,8 @@ interface SimWorker {
   /** Heartbeat time the progress of this worker's attempts was computed at. */
   progressStamp: number;
   heartbeatQueued: boolean;
+  /** WorkerShape.cpuThrottle: its attempts' work takes this many times as long. */
+  readonly cpuThrottle: number;
 }
 
 /** An attempt's run as the model predicts it. */
@@ -130,6 +136,8 @@ interface ModelledRun {
   readonly remote: 'none' | 'rack' | 'off-rack';
   /** Counts the end events pushed for this run: under CPU sharing a rate change re-projects the end, and only the latest event counts. */
   endVersion: number;
+  /** On an MR-cluster: its remote I/O on the core disks. */
+  readonly io: MrClusterIo | null;
 }
 
 type SimEvent =
@@ -138,7 +146,8 @@ type SimEvent =
   | { readonly kind: 'end'; readonly attempt: Attempt; readonly version: number }
   | { readonly kind: 'lost'; readonly worker: Worker; readonly backAtMs?: number }
   | { readonly kind: 'join'; readonly worker: Worker }
-  | { readonly kind: 'heartbeat'; readonly worker: Worker; readonly epoch: number };
+  | { readonly kind: 'heartbeat'; readonly worker: Worker; readonly epoch: number }
+  | { readonly kind: 'mr-cluster'; readonly event: MrClusterSimEvent };
 
 /** Hadoop 1's heartbeat interval: 3 s, longer on big clusters so the master sees ~100 per second. */
 export function defaultHeartbeatMs(workers: number): number {
@@ -175,6 +184,9 @@ export class Simulator {
   private readonly books: Books<SimData>;
   /** The hosts whose attempts share their cores (ClusterShape.hosts); null: every attempt runs at full speed. */
   private readonly cpu: ProcessorSharing<Attempt> | null;
+  /** The workload's MR-clusters (FAWKES): held jobs, activation, drains and their costs. */
+  private readonly mrc: MrClusterSim<SimData, SimJob>;
+  private readonly shapes: ReadonlyMap<string, WorkerShape>;
 
   private readonly heap = new EventHeap<SimEvent>();
   private readonly workerCount: number;
@@ -226,7 +238,23 @@ export class Simulator {
       pools: workload.pools ?? [],
       maxAttempts: this.settings.maxAttempts,
       reduceSlowStart: slowStart,
+      mrClusters: { outputReplication: this.settings.outputReplication ?? this.settings.replication },
     });
+    this.shapes = new Map(cluster.workers.map((w) => [w.id, w]));
+    this.mrc = new MrClusterSim<SimData, SimJob>(
+      {
+        books: this.books,
+        now: () => this.now,
+        push: (time, event) => this.push(time, { kind: 'mr-cluster', event }),
+        carryOut: (effects) => this.carryOut(effects),
+        admit: (job) => {
+          this.admit(job);
+        },
+        started: (job) => job.mapFirstStart !== null || job.reduceFirstStart !== null,
+      },
+      workload.mrClusters ?? [],
+      this.settings,
+    );
 
     const seen = new Set<string>();
     cluster.workers.forEach((shape, order) => {
@@ -235,7 +263,7 @@ export class Simulator {
       for (const field of ['mapSlots', 'reduceSlots', 'memoryMb'] as const) {
         if (!Number.isInteger(shape[field]) || shape[field] < 0) bad(`cluster "${cluster.name}": worker "${shape.id}": ${field} must be a non-negative integer`);
       }
-      this.books.workerJoined(this.shapeOf(shape), { order, joinMs: 0, epoch: 0, progressStamp: -1, heartbeatQueued: false }, 0);
+      this.books.workerJoined(this.shapeOf(shape), { order, joinMs: 0, epoch: 0, progressStamp: -1, heartbeatQueued: false, cpuThrottle: shape.cpuThrottle ?? 1 }, 0);
     });
     this.workerCount = cluster.workers.length;
     for (const w of this.books.allWorkers) this.addCapacity(w, 1);
@@ -290,7 +318,9 @@ export class Simulator {
       reduceRequestMs: null,
       reduceFirstStart: null,
       reduceEnd: null,
+      partitionShares: null,
     };
+    if (spec.skew !== undefined) parseSkewSpec(spec.skew, `workload: job "${spec.id}"`);
     const check = (kind: TaskKind, index: number, taskSpec: TaskSpec): void => {
       if (!(taskSpec.workMs >= 0) || !(taskSpec.memoryMb > 0)) {
         bad(`workload: job "${spec.id}": ${kind} ${index}: workMs must be >= 0 and memoryMb > 0`, { jobId: spec.id });
@@ -337,6 +367,7 @@ export class Simulator {
       partitionSlotsUsed: [...this.partitionSlots].map((v) => v ?? 0),
       workers: this.books.liveWorkerCount,
     });
+    if (this.books.mrClusters.inUse) this.mrc.sample(timeMs, this.books.active.map((job) => ({ cluster: job.cluster, job: job.data })));
   }
 
   // ---- events ----------------------------------------------------------------------------------
@@ -366,16 +397,23 @@ export class Simulator {
     if (ev.kind !== 'heartbeat') this.pendingRealEvents--;
     switch (ev.kind) {
       case 'submit':
+        ev.job.submitMs = this.now;
+        if (this.mrc.hold(ev.job, ev.job.spec.cluster)) {
+          this.queueHeartbeats();
+          return { kind: 'tick' };
+        }
         return this.admit(ev.job);
+      case 'mr-cluster':
+        this.mrc.process(ev.event);
+        return { kind: 'tick' };
       case 'placement-closed':
         this.carryOut(this.books.closePlacementWindow(ev.job));
         return null;
       case 'end': {
         const a = ev.attempt;
         if (a.state !== 'running' || ev.version !== a.data.endVersion) return null;
-        const spec = a.task.data;
         if (a.data.failure === 'none') {
-          this.carryOut(this.books.attemptSucceeded(a, this.now, { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0 }));
+          this.carryOut(this.books.attemptSucceeded(a, this.now, this.measuresOf(a)));
         } else {
           const code = a.data.failure === 'out-of-memory' ? 'EOOM' : 'ETASK';
           this.carryOut(this.books.attemptFailed(a, { code, message: a.data.failure }, this.now));
@@ -389,7 +427,7 @@ export class Simulator {
       case 'heartbeat': {
         const w = ev.worker;
         if (!w.alive || w.data.epoch !== ev.epoch) return null;
-        if (this.books.active.length === 0) {
+        if (!this.hasWork()) {
           w.data.heartbeatQueued = false;
           return null;
         }
@@ -399,10 +437,16 @@ export class Simulator {
     }
   }
 
+  /** Jobs in the books, or held for an MR-cluster that is not active yet. */
+  private hasWork(): boolean {
+    return this.books.active.length > 0 || this.mrc.waiting > 0;
+  }
+
+  /** Hands an arrived job to the books. */
   private admit(sim: SimJob): SchedulingTrigger | null {
     const spec = sim.spec;
-    sim.submitMs = this.now;
     const rand = streamFor(this.settings.seed, `place:${spec.id}`);
+    const holders = this.mrc.inputHolders(spec.cluster, this.shapes) ?? this.rackIndex;
     const plan: JobPlan<SimData> = {
       id: spec.id,
       name: spec.name,
@@ -410,10 +454,12 @@ export class Simulator {
       ...(spec.weight !== undefined ? { weight: spec.weight } : {}),
       ...(spec.cluster !== undefined ? { cluster: spec.cluster } : {}),
       ...(spec.inputPlacement ? { inputPlacement: spec.inputPlacement } : {}),
+      ...(spec.skew ? { skew: skewPlanOf(spec.skew, spec.reduces.length) } : {}),
+      ...(spec.referenceMs !== undefined ? { referenceMs: spec.referenceMs } : {}),
       maps: spec.maps.map((t) => ({
         memoryMb: t.memoryMb,
         inputBytes: t.inputBytes ?? 0,
-        preferredWorkers: t.replicas ?? placeReplicas(this.rackIndex, this.settings.replication, rand),
+        preferredWorkers: t.replicas ?? placeReplicas(holders, this.settings.replication, rand),
         data: t,
       })),
       reduces: spec.reduces.map((t) => ({ memoryMb: t.memoryMb, inputBytes: t.inputBytes ?? 0, preferredWorkers: [], data: t })),
@@ -446,7 +492,7 @@ export class Simulator {
     w.data.progressStamp = -1;
     this.carryOut(this.books.workerJoined(w.shape, w.data, this.now));
     this.addCapacity(w, 1);
-    if (this.books.active.length > 0) this.queueHeartbeats();
+    if (this.hasWork()) this.queueHeartbeats();
     return { kind: 'worker-joined', workerId: w.shape.id };
   }
 
@@ -481,11 +527,17 @@ export class Simulator {
           });
           this.books.replicaLanded(e.task, e.workerId);
           break;
+        case 'mr-cluster':
+        case 'load-input':
+        case 'replicate-block':
+        case 'save-output':
+        case 'worker-moved':
+          this.mrc.effect(e);
+          break;
         case 'commit-task':
         case 'map-rerun':
         case 'discard-output':
         case 'migrated':
-        case 'worker-moved':
           break;
       }
     }
@@ -505,15 +557,19 @@ export class Simulator {
     const input = spec.inputBytes ?? 0;
     const stored = task.kind === 'map' && task.preferredWorkers.length > 0 && input > 0;
     const remote: ModelledRun['remote'] = !stored || a.locality === 'node' ? 'none' : a.locality === 'rack' ? 'rack' : 'off-rack';
-    const readMs = remote === 'rack' ? transferMs(input, this.settings.rackMBps) : remote === 'off-rack' ? transferMs(input, this.settings.offRackMBps) : 0;
-    const fullMs = Math.max(1, Math.round(penalizedMs(spec, spec.workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
+    const netMBps = remote === 'rack' ? this.settings.rackMBps : this.settings.offRackMBps;
+    const commits = task.kind === 'reduce' || job.reduces.length === 0;
+    const io = this.mrc.ioOf(a, remote === 'none' ? 0 : input, netMBps, commits ? (spec.outputBytes ?? 0) : 0);
+    const readMs = io ? io.readMs + io.writeMs : remote === 'none' ? 0 : transferMs(input, netMBps);
+    const workMs = spec.workMs * this.reduceWorkScale(a) * w.data.cpuThrottle;
+    const fullMs = Math.max(1, Math.round(penalizedMs(spec, workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
     const oom = memoryMb < minimumMemoryMb(spec);
     const failure: ModelledRun['failure'] = oom ? 'out-of-memory' : failsByChance ? 'task-error' : 'none';
     const runMs = oom ? 0 : failsByChance ? Math.max(1, Math.round(fullMs * failPoint)) : fullMs;
     // A reduce launched before its job's last map holds the slot and works only once the maps are done.
     const waits = task.kind === 'reduce' && job.mapsDone < job.maps.length;
     const endMs = waits ? Number.POSITIVE_INFINITY : this.now + runMs;
-    a.data = { endMs, fullMs, workStartMs: this.now, waitingRunMs: waits ? runMs : null, failure, remote, endVersion: 0 };
+    a.data = { endMs, fullMs, workStartMs: this.now, waitingRunMs: waits ? runMs : null, failure, remote, endVersion: 0, io };
     this.launches++;
     if (task.kind === 'map') job.data.mapFirstStart ??= this.now;
     else job.data.reduceFirstStart ??= this.now;
@@ -524,6 +580,40 @@ export class Simulator {
     if (memoryMb < spec.memoryMb) this.usage.elastic++;
     this.partitionSlots[a.partition] = (this.partitionSlots[a.partition] ?? 0) + 1;
     if (!waits) this.beginWork(a, runMs);
+  }
+
+  /** What a successful attempt measured: its input, its output and, for a skewed job's maps, each partition's bytes. */
+  private measuresOf(a: Attempt): AttemptMeasures {
+    const spec = a.task.data;
+    const job = a.task.job;
+    if (job.skew === null) return { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0 };
+    const shares = this.partitionSharesOf(job, job.skew);
+    if (a.task.kind === 'map') {
+      const out = spec.outputBytes ?? spec.inputBytes ?? 0;
+      return { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0, partitionBytes: Array.from(shares, (s) => s * out) };
+    }
+    let mapOutput = 0;
+    for (const m of job.maps) mapOutput += m.data.outputBytes ?? m.data.inputBytes ?? 0;
+    return { inputBytes: this.shareOf(shares, a.reducePartitions) * mapOutput, outputBytes: spec.outputBytes ?? 0 };
+  }
+
+  /** A skewed job's reduce works on its share of the output: R x share of its task's work (1 when even). */
+  private reduceWorkScale(a: Attempt): number {
+    const job = a.task.job;
+    if (a.task.kind !== 'reduce' || job.skew === null) return 1;
+    return job.reduces.length * this.shareOf(this.partitionSharesOf(job, job.skew), a.reducePartitions);
+  }
+
+  private shareOf(shares: Float64Array, partitions: readonly number[] | undefined): number {
+    let sum = 0;
+    for (const p of partitions ?? []) sum += shares[p] ?? 0;
+    return sum;
+  }
+
+  /** Known once the job's maps partition: at submission for 'cms' (its sketch row's seed), seed 0 otherwise. */
+  private partitionSharesOf(job: Job, skew: JobSkew): Float64Array {
+    job.data.partitionShares ??= partitionShares(job.data.spec.skew!, skew.partitions, skew.seed);
+    return job.data.partitionShares;
   }
 
   /**
@@ -568,6 +658,7 @@ export class Simulator {
     this.usage.mem -= a.memoryMb;
     if (a.memoryMb < task.memoryMb) this.usage.elastic--;
     this.partitionSlots[a.partition]!--;
+    this.mrc.ioDone(a.data.io);
 
     this.recordAttempt(a, doneMs);
     if (task.successfulAttempt !== a) return;
@@ -651,7 +742,7 @@ export class Simulator {
   }
 
   private consult(trigger: SchedulingTrigger): void {
-    if (this.books.active.length === 0 || this.books.liveWorkerCount === 0) return;
+    if (!this.hasWork() || this.books.liveWorkerCount === 0) return;
     if (this.mode === 'when-useful' && (!this.books.hasChanged || !this.books.somethingFits())) return;
     this.books.takeChanged();
     this.refreshProgress();
@@ -751,13 +842,14 @@ export class Simulator {
       attempts: this.attemptRecords,
       replications: this.replicationRecords,
       utilization: this.samples,
+      ...(this.books.mrClusters.inUse ? { mrClusters: this.mrc.record(this.policy.balanceHistory) } : {}),
     };
   }
 }
 
 /** The simulator's settings among `o`'s fields (other options ride along in the same objects). */
 export function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
-  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime', 'reduceSlowStart'];
+  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime', 'reduceSlowStart', 'outputReplication'];
   const out: Record<string, unknown> = {};
   for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
   return out as Partial<SimSettings>;
@@ -766,4 +858,10 @@ export function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
 /** Runs a workload on a cluster under a policy and returns the run record and decision log. */
 export function simulate(options: SimulationOptions): SimulationResult {
   return new Simulator(options).run();
+}
+
+/** A skewed job as the books plan it: its strategy and factor, and for 'cms' the sketch a client would send. */
+function skewPlanOf(spec: SkewSpec, reduces: number): SkewPlan {
+  const partitionFactor = spec.partitionFactor ?? 1;
+  return { strategy: spec.strategy, partitionFactor, ...(spec.strategy === 'cms' ? { sketch: sketchOf(spec, reduces * partitionFactor) } : {}) };
 }

@@ -6,7 +6,8 @@ import { MinimrError } from '../errors.js';
 import { parsePools } from '../scheduler/index.js';
 import { describeJsonValues, isJsonObject, parseJsonStream } from './json-stream.js';
 import { rumenWorkloadFromValues } from './rumen.js';
-import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
+import { parseSkewSpec } from './skew-model.js';
+import type { ClusterShape, JobSpec, MrClusterSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
 
 function bad(message: string, details: Record<string, string | number> = {}): never {
   throw new MinimrError('EBADCONF', message, details);
@@ -208,6 +209,7 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
     if (!Array.isArray(j.maps) || !Array.isArray(j.reduces)) bad(`${at}: "maps" and "reduces" must be arrays`, { jobId: id });
     if (typeof j.submitMs !== 'number' || !(j.submitMs >= 0)) bad(`${at}: "submitMs" must be a number >= 0`, { jobId: id, field: 'submitMs' });
     if (j.weight !== undefined && (typeof j.weight !== 'number' || !(j.weight > 0))) bad(`${at}: "weight" must be a positive number`, { jobId: id, field: 'weight' });
+    if (j.referenceMs !== undefined && (typeof j.referenceMs !== 'number' || !(j.referenceMs > 0))) bad(`${at}: "referenceMs" must be a positive number`, { jobId: id, field: 'referenceMs' });
     const after = str('after', false);
     if (after !== undefined && !ids.has(after)) bad(`${at}: "after" names "${after}", which is not listed before it`, { jobId: id, field: 'after' });
     const placement = j.inputPlacement as Record<string, unknown> | undefined;
@@ -231,7 +233,9 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
       ...optional('after'),
       ...optional('sizeClass'),
       ...(j.weight !== undefined ? { weight: j.weight as number } : {}),
+      ...(j.referenceMs !== undefined ? { referenceMs: j.referenceMs as number } : {}),
       ...(placement !== undefined ? { inputPlacement: { replication: placement.replication as number, windowMs: placement.windowMs as number } } : {}),
+      ...(j.skew !== undefined ? { skew: parseSkewSpec(j.skew, at) } : {}),
       maps: (j.maps as unknown[]).map((t, k) => taskFrom(t, `${at}: map ${k}`)),
       reduces: (j.reduces as unknown[]).map((t, k) => taskFrom(t, `${at}: reduce ${k}`)),
     };
@@ -242,8 +246,24 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
     name: typeof w.name === 'string' ? w.name : source,
     jobs,
     ...(w.pools !== undefined ? { pools: parsePools(w.pools) } : {}),
+    ...(w.mrClusters !== undefined ? { mrClusters: mrClustersFrom(w.mrClusters, source) } : {}),
     ...(meta !== undefined ? { meta: meta as Record<string, string | number | boolean> } : {}),
   };
+}
+
+/** "mrClusters": [{"name", "minNodes", "inputBytes"?}], each name once. */
+function mrClustersFrom(v: unknown, source: string): MrClusterSpec[] {
+  if (!Array.isArray(v)) return bad(`${source}: "mrClusters" must be an array of {"name", "minNodes", "inputBytes"?}`, { field: 'mrClusters' });
+  const names = new Set<string>();
+  return v.map((raw, i): MrClusterSpec => {
+    const c = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+    const name = typeof c.name === 'string' && c.name !== '' && c.name !== 'default' ? c.name : bad(`${source}: MR-cluster ${i + 1}: "name" must be a non-empty string other than "default"`, { field: 'mrClusters' });
+    if (names.has(name)) bad(`${source}: MR-cluster "${name}" is listed twice`, { field: 'mrClusters' });
+    names.add(name);
+    if (!Number.isInteger(c.minNodes) || (c.minNodes as number) < 1) bad(`${source}: MR-cluster "${name}": "minNodes" must be a whole number >= 1`, { field: 'minNodes' });
+    if (c.inputBytes !== undefined && !(typeof c.inputBytes === 'number' && c.inputBytes >= 0)) bad(`${source}: MR-cluster "${name}": "inputBytes" must be a number >= 0`, { field: 'inputBytes' });
+    return { name, minNodes: c.minNodes as number, ...(c.inputBytes !== undefined ? { inputBytes: c.inputBytes as number } : {}) };
+  });
 }
 
 /**

@@ -3,6 +3,7 @@
  * cluster shape (workers with rack, slots, memory and disk rate).
  */
 import type { InputPlacement, PoolView } from '../scheduler/index.js';
+import type { SkewSpec } from './skew-model.js';
 
 /**
  * How a task's duration grows when it is granted less memory than its ideal (yarn-me.md).
@@ -64,6 +65,21 @@ export interface JobSpec {
   readonly sizeClass?: string;
   /** Its input is a private data set arriving with it, some replicas still owed (improved FAIR's scenario). */
   readonly inputPlacement?: InputPlacement;
+  /** Its map output keys are skewed and its partitions assigned by a skew strategy (skew-model.ts). */
+  readonly skew?: SkewSpec;
+  /** Its runtime on a static reference cluster, when known (FAWKES's JS weight reads it). */
+  readonly referenceMs?: number;
+}
+
+/**
+ * An MR-cluster a workload's jobs run in (FAWKES): requested when its first job arrives (again
+ * after it was deactivated), with its minimum share of core nodes and the input data set it loads.
+ */
+export interface MrClusterSpec {
+  readonly name: string;
+  readonly minNodes: number;
+  /** Bytes of its input data set, written with `replication` replicas onto its core nodes at activation. */
+  readonly inputBytes?: number;
 }
 
 export interface Workload {
@@ -71,6 +87,8 @@ export interface Workload {
   readonly jobs: readonly JobSpec[];
   /** Pools the snapshots list (FAIR minimum shares and weights). */
   readonly pools?: readonly PoolView[];
+  /** MR-clusters (FAWKES): a job naming one runs there once it is active, on its nodes only. */
+  readonly mrClusters?: readonly MrClusterSpec[];
   /** Generator settings and figures (seed, load, CV^2 ...), carried into reports. */
   readonly meta?: Readonly<Record<string, string | number | boolean>>;
 }
@@ -85,6 +103,8 @@ export interface WorkerShape {
   readonly diskMBps: number;
   /** Initial MR-cluster (FAWKES); "default" when absent. */
   readonly cluster?: string;
+  /** Work takes this many times as long as on other workers (a real worker's `--cpu-throttle F`); default 1. */
+  readonly cpuThrottle?: number;
 }
 
 export interface HostShape {
@@ -152,6 +172,8 @@ export interface SimSettings {
    * the last map, as minimr's JobTracker does.
    */
   readonly reduceSlowStart: number;
+  /** Replicas of each MR-cluster output block (FAWKES); default: `replication`. */
+  readonly outputReplication?: number;
 }
 
 export const DEFAULT_SIM_SETTINGS: SimSettings = {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Books, MAX_FETCH_FAILURES_PER_REDUCE, type AttemptRecord, type Effect, type JobRecord, type TaskRecord } from '../../src/books/index.js';
 import type { Decision, SchedulingTrigger } from '../../src/scheduler/index.js';
+import { CountMinSketch, sketchSeeds, type SketchWire } from '../../src/skew/index.js';
 
 const TICK: SchedulingTrigger = { kind: 'tick' };
 
@@ -29,7 +30,12 @@ function submit(
   maps: readonly (readonly string[])[],
   reduces: number,
   now = 0,
-  extra: { maxAttempts?: number; reduceSlowStart?: number; inputPlacement?: { replication: number; windowMs: number } } = {},
+  extra: {
+    maxAttempts?: number;
+    reduceSlowStart?: number;
+    inputPlacement?: { replication: number; windowMs: number };
+    skew?: { strategy: 'hash' | 'simple' | 'cms'; partitionFactor: number; sketch?: SketchWire };
+  } = {},
 ): JobRecord {
   const { job } = books.submit(
     {
@@ -390,5 +396,64 @@ describe('books: snapshots', () => {
     assert.throws(() => {
       (snap.jobs[0]!.pendingTasks as unknown as unknown[]).push(1);
     }, TypeError);
+  });
+});
+
+describe('books: skew assignment', () => {
+  /** Map `index` succeeds on `workerId` having read 1000 bytes in `taskMs`, writing `partitionBytes`. */
+  function mapDone(books: Books, job: JobRecord, index: number, workerId: string, partitionBytes: number[], taskMs = 100): void {
+    const a = launch(books, job.maps[index]!, workerId, 10);
+    books.attemptSucceeded(a, 10 + taskMs, { inputBytes: 1000, outputBytes: 100, taskMs, partitionBytes });
+  }
+
+  it("'simple': reduces wait for every map whatever the slow start, then take partitions largest first (LPT), bound to the worker they were planned on", () => {
+    const books = cluster();
+    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, { reduceSlowStart: 0, skew: { strategy: 'simple', partitionFactor: 2 } });
+    assert.deepEqual(pendingIds(books), ['task_1_m_000000', 'task_1_m_000001']);
+    mapDone(books, job, 0, 'w1', [10, 40, 0, 0]);
+    assert.deepEqual(pendingIds(books, 200), ['task_1_m_000001'], 'half the sizes are not enough to plan on');
+    mapDone(books, job, 1, 'w2', [0, 0, 30, 20]);
+    // Sizes [10, 40, 30, 20], equal speeds, reducer 0 planned on w1 and reducer 1 on w2 (reduce slots
+    // dealt by worker id). By hand: 40 -> r0; 30 -> r1; 20 -> r1 (50 < 60); 10 -> r0 (50 < 60).
+    const r0 = launch(books, job.reduces[0]!, 'w2', 300);
+    assert.deepEqual(r0.reducePartitions, [2, 3], 'reduce 0 launched on w2 takes the group planned on w2');
+    const r1 = launch(books, job.reduces[1]!, 'w1', 300);
+    assert.deepEqual(r1.reducePartitions, [0, 1]);
+    books.attemptFailed(r0, { code: 'ETASK', message: 'boom' }, 310);
+    const again = launch(books, job.reduces[0]!, 'w3', 320);
+    assert.deepEqual(again.reducePartitions, [2, 3], 'a task keeps its group on every attempt');
+    books.attemptSucceeded(r1, 400, { inputBytes: 50, outputBytes: 5 });
+    books.attemptSucceeded(again, 450, { inputBytes: 50, outputBytes: 5 });
+    assert.deepEqual(job.skew!.counters, { REDUCE_PHASE_MS: 150, SKEW_ASSIGNMENT_MS: 0 }, 'first reduce launch (300) to last reduce success (450)');
+  });
+
+  it("'simple': a worker measured three times slower is given less to read", () => {
+    const books = cluster();
+    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, { skew: { strategy: 'simple', partitionFactor: 2 } });
+    mapDone(books, job, 0, 'w1', [10, 40, 0, 0], 100);
+    mapDone(books, job, 1, 'w2', [0, 0, 30, 20], 300);
+    // Map rates 10 and 3.33 bytes/ms: relative speeds 1.5 (w1) and 0.5 (w2). By hand, estimated
+    // time = bytes / speed: 40 -> r0 (26.7 < 80); 30 -> r0 (46.7 < 60); 20 -> r1 (40 < 60); 10 -> r0 (53.3 < 60).
+    assert.deepEqual(launch(books, job.reduces[0]!, 'w1', 500).reducePartitions, [0, 1, 2]);
+    assert.deepEqual(launch(books, job.reduces[1]!, 'w2', 500).reducePartitions, [3]);
+  });
+
+  it("'hash': reduce i reads the partitions p with p mod R = i, wherever it runs, as soon as the slow start allows", () => {
+    const books = cluster();
+    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, { reduceSlowStart: 0.5, skew: { strategy: 'hash', partitionFactor: 3 } });
+    mapDone(books, job, 0, 'w1', [1, 1, 1, 1, 1, 1]);
+    assert.deepEqual(launch(books, job.reduces[1]!, 'w3', 200).reducePartitions, [1, 3, 5]);
+    assert.deepEqual(launch(books, job.reduces[0]!, 'w1', 200).reducePartitions, [0, 2, 4]);
+  });
+
+  it("'cms': assigned at submission from the sketch, so the maps know the chosen row's seed before they run", () => {
+    const books = cluster();
+    const sketch = new CountMinSketch(3, 4);
+    for (let k = 0; k < 50; k++) sketch.add(Buffer.from(`key${k}`), 10, k < 5 ? 100 : 1);
+    const job = submit(books, 'job_1', [['w1']], 2, 0, { skew: { strategy: 'cms', partitionFactor: 2, sketch: sketch.toWire() } });
+    assert.equal(job.skew!.isPlanned, true);
+    assert.equal(job.skew!.seed, sketchSeeds(3)[job.skew!.row!]);
+    const chosen = job.skew!.rowMakespans!;
+    assert.equal(chosen[job.skew!.row!], Math.min(...chosen), 'the row with the smallest estimated reduce phase');
   });
 });
