@@ -46,6 +46,12 @@ export interface WaitOptions {
   pollMs?: number;
 }
 
+/** The first `records` records of a split, as a map task would read them. */
+function sampleInput(fs: FsClient, split: InputSplit, format: SerializedInputFormat, mapIndex: number, records: number): TaskSplitInput {
+  const input = { kind: 'file' as const, path: split.path, start: split.start, length: split.length, fileLength: split.fileLength };
+  return new TaskSplitInput(fs, input, format, mapIndex, undefined, records);
+}
+
 /** A user's handle on a cluster: submit and follow jobs, and use the block store. */
 export class JobClient {
   readonly fs: FsClient;
@@ -181,7 +187,7 @@ export class JobClient {
         emit: (key, value) => encoded(keyCodec.encode(key), value),
         emitKeyBytes: (bytes, start, end, value) => encoded(Buffer.from(bytes.subarray(start, end)), value),
       };
-      const input = new TaskSplitInput(this.fs, { kind: 'file', path: split.path, start: split.start, length: split.length, fileLength: split.fileLength }, format, mapIndex, undefined, perSplit);
+      const input = sampleInput(this.fs, split, format, mapIndex, perSplit);
       try {
         // A whole-split map reads the split's first records; `map` gets the same records one by one.
         if (job.mapSplit) await job.mapSplit(input, ctx);
@@ -213,7 +219,7 @@ export class JobClient {
     const { splits, perSplit } = await this.sampleSplits(paths, format, maxRecords, maxSplits);
     const out: { offsets: number[]; values: unknown[] }[] = [];
     for (const [i, split] of splits.entries()) {
-      const input = new TaskSplitInput(this.fs, { kind: 'file', path: split.path, start: split.start, length: split.length, fileLength: split.fileLength }, format, i, undefined, perSplit);
+      const input = sampleInput(this.fs, split, format, i, perSplit);
       const taken = { offsets: [] as number[], values: [] as unknown[] };
       try {
         for await (const [offset, v] of input.records()) {

@@ -165,6 +165,20 @@ describe('map side: whole-split maps and hash combining give the per-record path
     assert.ok(status.counters.SPILLS! >= 2, 'the huge records were spills of their own');
   });
 
+  it('the client samples a whole-split map for skew.strategy cms: its first records of a few splits, and the output is the same', async () => {
+    const status = await client.run(appModule('wordcount'), {
+      input: ['/in/tricky.txt'],
+      output: '/out/wc-cms',
+      overwrite: true,
+      reducers: 3,
+      conf: { 'skew.strategy': 'cms', 'skew.partitionFactor': 2, 'skew.sampleRecords': 500, 'skew.sampleSplits': 5 },
+    });
+    assert.equal(status.state, 'succeeded');
+    assert.ok(status.skew!.sampledRecords! > 0 && status.skew!.sampledRecords! <= 500, `sampled ${status.skew!.sampledRecords}`);
+    const counts = parseCounts(Buffer.concat(await parts('/out/wc-cms')).toString('utf8'));
+    assert.deepEqual([...counts].sort(), [...referenceWordCount(text)].sort());
+  });
+
   it('a job with both map and mapSplit is EBADJOB', async () => {
     await assert.rejects(client.submit(fixtureModule('both-map-functions'), { input: ['/in/tricky.txt'], output: '/out/both' }), isCode('EBADJOB', /both `map` and `mapSplit`/));
   });
