@@ -26,6 +26,7 @@
  */
 import { MinimrError, type SerializedError } from '../errors.js';
 import {
+  DEFAULT_MEMORY_STEP_MB,
   validateDecisions,
   type AttemptView,
   type ClusterSnapshot,
@@ -71,6 +72,8 @@ export interface BooksOptions {
   readonly taskId?: (jobId: string, kind: TaskKind, index: number) => string;
   /** Attempt ids; default Hadoop's `attempt_<job number>_m_000003_<n>`, n from 0. */
   readonly attemptId?: (taskId: string, attemptNumber: number) => string;
+  /** Elastic grants are whole multiples of this, MB (default DEFAULT_MEMORY_STEP_MB, 100); snapshots carry it. */
+  readonly memoryStepMb?: number;
 }
 
 function pad6(n: number): string {
@@ -124,6 +127,7 @@ export class Books<D extends EngineData = EngineData> {
   private readonly reduceSlowStart: number;
   private readonly taskIdOf: (jobId: string, kind: TaskKind, index: number) => string;
   private readonly attemptIdOf: (taskId: string, n: number) => string;
+  private readonly memoryStepMb: number;
 
   private readonly workerMap = new Map<string, WorkerRecord<D>>();
   /** Every worker ever known, sorted by id (snapshots list live workers in id order). */
@@ -155,6 +159,10 @@ export class Books<D extends EngineData = EngineData> {
     this.reduceSlowStart = options.reduceSlowStart ?? 1;
     this.taskIdOf = options.taskId ?? hadoopTaskId;
     this.attemptIdOf = options.attemptId ?? hadoopAttemptId;
+    this.memoryStepMb = options.memoryStepMb ?? DEFAULT_MEMORY_STEP_MB;
+    if (!Number.isInteger(this.memoryStepMb) || this.memoryStepMb < 1) {
+      throw new MinimrError('EBADCONF', `memoryStepMb must be a whole number of MB >= 1, got ${this.memoryStepMb}`);
+    }
     if (!(this.reduceSlowStart >= 0 && this.reduceSlowStart <= 1)) {
       throw new MinimrError('EBADCONF', `reduceSlowStart must be a fraction of the maps in [0, 1], got ${this.reduceSlowStart}`);
     }
@@ -369,6 +377,8 @@ export class Books<D extends EngineData = EngineData> {
       index,
       memoryMb: plan.memoryMb,
       inputBytes: plan.inputBytes,
+      ...(plan.idealDurationMs !== undefined ? { idealDurationMs: plan.idealDurationMs } : {}),
+      ...(plan.penalty !== undefined ? { penalty: this.fz(plan.penalty) } : {}),
       preferredWorkers: preferred,
       preferredRacks: this.freeze ? Object.freeze([...racks]) : racks,
       failedOnWorkers: this.fz([]),
@@ -694,7 +704,8 @@ export class Books<D extends EngineData = EngineData> {
       switch (d.kind) {
         case 'launch': {
           const task = this.taskMap.get(d.taskId)!;
-          effects.push({ kind: 'launch', attempt: this.launch(task, this.workerMap.get(d.workerId)!, d.memoryMb ?? task.memoryMb, d.locality, now) });
+          const memoryMb = d.memoryMb ?? task.memoryMb;
+          effects.push({ kind: 'launch', attempt: this.launch(task, this.workerMap.get(d.workerId)!, memoryMb, d.elastic ?? memoryMb < task.memoryMb, d.locality, now) });
           break;
         }
         case 'kill': {
@@ -744,7 +755,7 @@ export class Books<D extends EngineData = EngineData> {
     return effects;
   }
 
-  private launch(task: TaskRecord<D>, w: WorkerRecord<D>, memoryMb: number, locality: Locality, now: number): AttemptRecord<D> {
+  private launch(task: TaskRecord<D>, w: WorkerRecord<D>, memoryMb: number, elastic: boolean, locality: Locality, now: number): AttemptRecord<D> {
     const job = task.job;
     const a: AttemptRecord<D> = {
       id: this.attemptIdOf(task.id, task.attemptsMade),
@@ -752,6 +763,7 @@ export class Books<D extends EngineData = EngineData> {
       worker: w,
       startTime: now,
       memoryMb,
+      elastic,
       locality,
       partition: job.partition,
       state: 'running',
@@ -958,6 +970,8 @@ export class Books<D extends EngineData = EngineData> {
       preferredRacks: t.preferredRacks,
       memoryMb: t.memoryMb,
       inputBytes: t.inputBytes,
+      ...(t.idealDurationMs !== undefined ? { idealDurationMs: t.idealDurationMs } : {}),
+      ...(t.penalty !== undefined ? { penalty: t.penalty } : {}),
       failedOnWorkers: t.failedOnWorkers,
       ...(t.unplacedReplicas > 0 ? { unplacedReplicas: t.unplacedReplicas } : {}),
     }));
@@ -973,6 +987,10 @@ export class Books<D extends EngineData = EngineData> {
       startTime: a.startTime,
       progress: a.progress,
       memoryMb: a.memoryMb,
+      idealMemoryMb: a.task.memoryMb,
+      elastic: a.elastic,
+      ...(a.task.idealDurationMs !== undefined ? { idealDurationMs: a.task.idealDurationMs } : {}),
+      ...(a.task.penalty !== undefined ? { penalty: a.task.penalty } : {}),
       locality: a.locality,
       inputWorkers: a.task.preferredWorkers,
       inputBytes: a.task.inputBytes,
@@ -1014,6 +1032,6 @@ export class Books<D extends EngineData = EngineData> {
       this.jobArray = this.fz(this.activeJobs.map((j) => this.jobView(j)));
       this.jobsDirty = false;
     }
-    return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools });
+    return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools, memoryStepMb: this.memoryStepMb });
   }
 }

@@ -417,7 +417,7 @@ async function main(): Promise<void> {
               const ms = a.finishTime ? a.finishTime - a.startTime : undefined;
               const pick = (k: string) => (a.counters[k] !== undefined ? ` ${k}=${a.counters[k]}` : '');
               process.stdout.write(
-                `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ms ${a.memoryMb} MB${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${a.error.message}` : ''}\n`,
+                `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ms ${a.memoryMb} MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${a.error.message}` : ''}\n`,
               );
             }
           });

@@ -205,7 +205,7 @@ function jobRecord(spec: JobSpec, status: JobStatus | undefined, attempts: reado
   };
 }
 
-function attemptRecord(jobId: string, a: AttemptSummary, migrations: readonly MigrationRunRecord[], t0: number, endMs: number, idealMemoryMb: number): AttemptRunRecord {
+function attemptRecord(jobId: string, a: AttemptSummary, migrations: readonly MigrationRunRecord[], t0: number, endMs: number): AttemptRunRecord {
   const c = a.counters;
   const local = c.BYTES_READ_LOCAL ?? 0;
   const rack = c.BYTES_READ_RACK ?? 0;
@@ -231,7 +231,7 @@ function attemptRecord(jobId: string, a: AttemptSummary, migrations: readonly Mi
     remoteNodeBytes: rack + offRack,
     remoteRackBytes: offRack,
     memoryMb: a.memoryMb,
-    idealMemoryMb,
+    idealMemoryMb: a.idealMemoryMb,
   };
 }
 
@@ -326,12 +326,14 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       let maps = 0;
       let reduces = 0;
       let mem = 0;
+      let elastic = 0;
       const byPartition: number[] = [];
       for (const j of s.jobs) {
         for (const a of j.runningAttempts) {
           if (a.kind === 'map') maps++;
           else reduces++;
           mem += a.memoryMb;
+          if (a.elastic) elastic++;
           byPartition[j.partition] = (byPartition[j.partition] ?? 0) + 1;
         }
       }
@@ -343,7 +345,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
         mapSlots: s.workers.reduce((a, w) => a + w.mapSlots, 0),
         reduceSlots: s.workers.reduce((a, w) => a + w.reduceSlots, 0),
         memoryMb: s.workers.reduce((a, w) => a + w.memoryMb, 0),
-        elasticAttempts: 0,
+        elasticAttempts: elastic,
         partitionSlotsUsed: Array.from(byPartition, (v) => v ?? 0),
         workers: s.workers.length,
       });
@@ -384,7 +386,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       const list = jobId ? await client.attempts(jobId) : [];
       const record = jobRecord(p.spec, status, list, t0);
       jobs.push(record);
-      for (const a of list) attempts.push(attemptRecord(p.spec.id, a, record.migrations, t0, endMs, a.memoryMb));
+      for (const a of list) attempts.push(attemptRecord(p.spec.id, a, record.migrations, t0, endMs));
     }
     for (const r of jt.placementLog) {
       const spec = [...jobIds].find(([, real]) => real === r.jobId)?.[0] ?? r.jobId;
@@ -399,7 +401,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       for (const p of plans) {
         const status = await client.run(modulePath(p.app), submitOptions(p, `/alone/${p.spec.id}`), { pollMs: 50 });
         if (status.state === 'succeeded' && status.finishTime !== undefined) aloneMs.set(p.spec.id, status.finishTime - status.submitTime);
-        for (const a of await client.attempts(status.jobId)) aloneAttempts.push(attemptRecord(p.spec.id, a, [], status.submitTime, status.finishTime ?? a.startTime, a.memoryMb));
+        for (const a of await client.attempts(status.jobId)) aloneAttempts.push(attemptRecord(p.spec.id, a, [], status.submitTime, status.finishTime ?? a.startTime));
         progress(`alone: ${p.spec.id} ${(aloneMs.get(p.spec.id) ?? NaN) / 1000} s`);
       }
     }

@@ -126,6 +126,8 @@ export function attemptSummaries(job: RuntimeJob): AttemptSummary[] {
         startTime: a.startTime,
         finishTime: a.finishTime,
         memoryMb: a.memoryMb,
+        idealMemoryMb: task.memoryMb,
+        elastic: a.elastic,
         locality: a.locality,
         inputBytes: task.inputBytes,
         counters: a.data.counters,

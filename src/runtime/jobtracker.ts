@@ -681,6 +681,8 @@ export class JobTracker {
       shared: s.shared,
       mapOutputs,
       memoryMb: attempt.memoryMb,
+      idealMemoryMb: task.memoryMb,
+      elastic: attempt.elastic,
       shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
       expectedInputRecords: reducePartitions
         ? job.maps.reduce((sum, m) => sum + reducePartitions.reduce((n, p) => n + (m.successfulAttempt?.data.mapOutput?.partitionRecords[p] ?? 0), 0), 0)

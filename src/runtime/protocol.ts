@@ -188,7 +188,10 @@ export interface AttemptSpec {
   shared: JsonObject;
   /** Reduces: where every map's output is. */
   mapOutputs: MapOutputLocation[];
+  /** Memory granted; below `idealMemoryMb` the attempt is elastic and `shuffle` has the smaller buffer it implies. */
   memoryMb: number;
+  idealMemoryMb: number;
+  elastic: boolean;
   shuffle: AttemptShuffleSettings;
   /** Reduces: records the maps wrote for this partition (for progress). */
   expectedInputRecords: number;
@@ -239,7 +242,11 @@ export interface AttemptSummary {
   state: AttemptState;
   startTime: number;
   finishTime?: number;
+  /** Memory granted. */
   memoryMb: number;
+  /** The task's ideal memory: `memoryMb` below it means an elastic (under-sized) attempt. */
+  idealMemoryMb: number;
+  elastic: boolean;
   /** Where the attempt's input was relative to its worker when it was launched. */
   locality: 'node' | 'rack' | 'any';
   /** Input bytes of the task (maps: split length; reduces: 0). */

@@ -10,6 +10,7 @@ export { FifoPolicy } from './fifo.js';
 export { localityOf } from './rooms.js';
 export { TyrexPolicy, optimalCutoff, partitionCapacities, squaredCoefficientOfVariation, type TimerSample, type TyrexOptions } from './tyrex.js';
 export { validateDecisions } from './validate.js';
+export { DEFAULT_MEMORY_STEP_MB, DEFAULT_MIN_MEMORY_FRACTION, grantProblem, memoryStepOf, minimumGrantMb } from './memory.js';
 export {
   DEFAULT_FAIR_OPTIONS,
   FairPolicy,

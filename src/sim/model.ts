@@ -3,6 +3,7 @@
  * is, where input replicas go, and the seeded per-attempt draws (noise, failures) that must not
  * depend on the order in which events happen to be processed.
  */
+import { minimumGrantMb } from '../scheduler/index.js';
 import { seededRandom } from '../util/index.js';
 import type { PenaltyModel, TaskSpec, WorkerShape } from './types.js';
 
@@ -23,11 +24,9 @@ export function streamFor(seed: number, key: string): () => number {
   return seededRandom(hashSeed(seed, key));
 }
 
-/** The smallest grant the task can run with; 0 when it is insensitive to memory. */
+/** The smallest grant the task can run with (the books' rule, memory.ts); 0 when it has no penalty model. */
 export function minimumMemoryMb(task: TaskSpec): number {
-  const p = task.penalty;
-  if (!p || p.kind === 'none') return 0;
-  return p.minFraction * task.memoryMb;
+  return task.penalty ? minimumGrantMb(task.memoryMb, task.penalty) : 0;
 }
 
 /** Bytes spilled to disk with `grantedMb` (spill model), 0 when the buffer holds everything. */

@@ -6,7 +6,7 @@
  * Attempt progress is what the worker reported at its last heartbeat, computed from the heartbeat
  * phase when the policy is consulted, so heartbeats need no per-worker work otherwise.
  */
-import { Books, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
+import { Books, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type TaskPlan, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
 import { MinimrError } from '../errors.js';
 import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
@@ -410,13 +410,8 @@ export class Simulator {
       ...(spec.weight !== undefined ? { weight: spec.weight } : {}),
       ...(spec.cluster !== undefined ? { cluster: spec.cluster } : {}),
       ...(spec.inputPlacement ? { inputPlacement: spec.inputPlacement } : {}),
-      maps: spec.maps.map((t) => ({
-        memoryMb: t.memoryMb,
-        inputBytes: t.inputBytes ?? 0,
-        preferredWorkers: t.replicas ?? placeReplicas(this.rackIndex, this.settings.replication, rand),
-        data: t,
-      })),
-      reduces: spec.reduces.map((t) => ({ memoryMb: t.memoryMb, inputBytes: t.inputBytes ?? 0, preferredWorkers: [], data: t })),
+      maps: spec.maps.map((t) => ({ ...this.taskPlan(t), preferredWorkers: t.replicas ?? placeReplicas(this.rackIndex, this.settings.replication, rand) })),
+      reduces: spec.reduces.map((t) => ({ ...this.taskPlan(t), preferredWorkers: [] })),
       data: sim,
     };
     const { job, effects } = this.books.submit(plan, this.now);
@@ -428,6 +423,17 @@ export class Simulator {
     if (!this.books.isActive(job)) return null;
     this.queueHeartbeats();
     return { kind: 'job-submitted', jobId: job.id };
+  }
+
+  /** What the books know of a task: its ideal memory and duration and its penalty model. */
+  private taskPlan(t: TaskSpec): Omit<TaskPlan<SimData>, 'preferredWorkers'> {
+    return {
+      memoryMb: t.memoryMb,
+      inputBytes: t.inputBytes ?? 0,
+      idealDurationMs: t.workMs,
+      ...(t.penalty !== undefined ? { penalty: t.penalty } : {}),
+      data: t,
+    };
   }
 
   private loseWorker(w: Worker, backAtMs: number | undefined): SchedulingTrigger | null {
@@ -521,7 +527,7 @@ export class Simulator {
     if (task.kind === 'map') this.usage.map++;
     else this.usage.reduce++;
     this.usage.mem += memoryMb;
-    if (memoryMb < spec.memoryMb) this.usage.elastic++;
+    if (a.elastic) this.usage.elastic++;
     this.partitionSlots[a.partition] = (this.partitionSlots[a.partition] ?? 0) + 1;
     if (!waits) this.beginWork(a, runMs);
   }
@@ -566,7 +572,7 @@ export class Simulator {
     if (task.kind === 'map') this.usage.map--;
     else this.usage.reduce--;
     this.usage.mem -= a.memoryMb;
-    if (a.memoryMb < task.memoryMb) this.usage.elastic--;
+    if (a.elastic) this.usage.elastic--;
     this.partitionSlots[a.partition]!--;
 
     this.recordAttempt(a, doneMs);

@@ -2,31 +2,10 @@
  * What the simulator runs: a workload (jobs with per-task work, memory and penalty model) on a
  * cluster shape (workers with rack, slots, memory and disk rate).
  */
-import type { InputPlacement, PoolView } from '../scheduler/index.js';
+import type { InputPlacement, PenaltyModel, PoolView } from '../scheduler/index.js';
 
-/**
- * How a task's duration grows when it is granted less memory than its ideal (yarn-me.md).
- * Below `minFraction` of ideal the attempt cannot run: it fails at once (out of memory).
- */
-export type PenaltyModel =
-  /** Insensitive to memory. */
-  | { readonly kind: 'none' }
-  /** Any under-sized grant takes `factor` times as long (mappers; the YARN-ME simulator's 1.5x / 3x). */
-  | { readonly kind: 'step'; readonly factor: number; readonly minFraction: number }
-  /**
-   * T(m) = T + spilledBytes(m) / diskRate, the YARN-ME model. The buffer is the grant minus
-   * `overheadMb`. rule 'map': any spill means one extra pass over all of `bufferBytes` (a step);
-   * rule 'reduce': every full buffer is spilled, buffer * (ceil(bytes / buffer) - 1), a sawtooth.
-   * diskRate is `diskMBps` if given, else the worker's measured disk rate.
-   */
-  | {
-      readonly kind: 'spill';
-      readonly rule: 'map' | 'reduce';
-      readonly bufferBytes: number;
-      readonly overheadMb: number;
-      readonly minFraction: number;
-      readonly diskMBps?: number;
-    };
+/** How a task's duration grows with less than its ideal memory: the scheduler's model (one definition). */
+export type { PenaltyModel } from '../scheduler/index.js';
 
 export interface TaskSpec {
   /** Duration at full speed: ideal memory, input on the node. */

@@ -228,6 +228,8 @@ export function randomSnapshot(seed: number): ClusterSnapshot {
       startTime: 0,
       progress: rand(),
       memoryMb: 256,
+      idealMemoryMb: 256,
+      elastic: false,
       locality: 'any' as const,
       inputWorkers: [],
       inputBytes: 0,
