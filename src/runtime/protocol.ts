@@ -231,6 +231,58 @@ export interface JobStatus {
   migrations: { time: number; from: number; to: number; partialSizeMs?: number; timerMs?: number }[];
   /** Partition assignment (virtual partitions, skew strategy); absent for map-only jobs. */
   skew?: SkewStatus;
+  /** The profile the job's tasks were planned with (YARN-ME): their ideal durations and penalty models come from it. */
+  profile: ProfileUse;
+  /** Attempts launched with less than their task's ideal memory. */
+  elasticAttempts: number;
+}
+
+/**
+ * Whether a job's tasks got ideal durations and penalty models from the profile of its name:
+ * 'none' (no profile: the job runs regular), 'rejected' (absurd: it runs regular, `reason` says
+ * why), 'used' (with the fit of each phase the profile has).
+ */
+export type ProfileUse =
+  | { readonly state: 'none' }
+  | { readonly state: 'rejected'; readonly reason: string }
+  | { readonly state: 'used'; readonly map?: PhaseFitSummary; readonly reduce?: PhaseFitSummary };
+
+/** A phase's fit, summed up. */
+export interface PhaseFitSummary {
+  /** Attempts the profile holds for the phase. */
+  readonly attempts: number;
+  /** Ideal duration of a task of the job's mean input, ms. */
+  readonly idealDurationMs: number;
+  /** Memory with which such a task does not spill: the buffer it needs + the task overhead, MB. */
+  readonly neededMemoryMb: number;
+  /** Fitted disk rate, MB/s; absent when none was fitted (no under-sized run was slower): the worker's own is used. */
+  readonly diskMBps?: number;
+  /** The penalty model's kind: 'spill', or 'none' for tasks that buffer nothing (map-only maps). */
+  readonly penalty: 'none' | 'step' | 'spill';
+}
+
+/** Attempts of one phase of a job that ran with the same shuffle buffer; every figure but `bufferMiB` is a sum over them. */
+export interface BufferBucket {
+  readonly bufferMiB: number;
+  readonly attempts: number;
+  readonly taskMs: number;
+  /** Input bytes the attempts stand for (maps: their splits; reduces: the job's input / reducers). */
+  readonly inputBytes: number;
+  /** Buffer bytes with which each would not have spilled. */
+  readonly needBytes: number;
+  readonly spilledBytes: number;
+}
+
+/** What the JobTracker keeps of a recurring job (src/runtime/job-profile.ts). */
+export interface JobProfile {
+  /** The job name (`defineJob({ name })`): runs of the same name are one recurring job. */
+  readonly job: string;
+  readonly updatedAt: number;
+  /** Successful runs recorded, and `minimr profile` results imported. */
+  readonly runs: number;
+  readonly imports: number;
+  readonly map: readonly BufferBucket[];
+  readonly reduce: readonly BufferBucket[];
 }
 
 /** One attempt as `minimr job attempts` and the profiler see it. */
@@ -366,6 +418,18 @@ export interface KillJob extends Request<'kill-job'> {
   jobId: string;
 }
 export interface ClusterInfo extends Request<'cluster-info'> {}
+/** The profiles of recurring jobs: all, or the one of `job`. */
+export interface GetProfiles extends Request<'job-profiles'> {
+  job?: string;
+}
+/** Adds a `minimr profile` result to the profile of `job`. */
+export interface ImportProfile extends Request<'import-profile'> {
+  job: string;
+  profile: JsonObject;
+}
+export interface RemoveProfile extends Request<'remove-profile'> {
+  job: string;
+}
 export interface NamenodeCall extends Request<'fs'> {
   op: NamenodeOp;
   args: unknown[];
@@ -393,6 +457,9 @@ export type Message =
   | GetJobAttempts
   | KillJob
   | ClusterInfo
+  | GetProfiles
+  | ImportProfile
+  | RemoveProfile
   | NamenodeCall
   | Reply;
 
