@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { MinimrError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
-import { LocalCluster, type AttemptSummary, type JobStatus, type SubmitOptions } from '../runtime/index.js';
+import { LocalCluster, type AttemptSummary, type JobConf, type JobStatus, type SubmitOptions } from '../runtime/index.js';
 import { createPolicy, type ClusterSnapshot, type Decision, type Policy, type PolicyOptions, type SchedulingTrigger } from '../scheduler/index.js';
 import type { ClusterShape, JobSpec, Workload } from '../sim/index.js';
 import { seededUint32 } from '../util/index.js';
@@ -62,8 +62,31 @@ interface RealRunOptions {
   readonly sampleEveryMs?: number;
   /** Default 500 ms; workers silent for 5 heartbeats are lost, so keep it generous on a busy machine. */
   readonly heartbeatMs?: number;
+  /** Elastic grants are whole multiples of this, MB (the JobTracker's default: 100). */
+  readonly memoryStepMb?: number;
+  /** `--cpu-throttle` of every worker (default 1): a worker F times slower, its tasks mostly asleep, as if each worker had a CPU of its own. */
+  readonly cpuThrottle?: number;
+  /** Settings of a workload job's real job (its shuffle buffers, say), by workload job id. */
+  readonly confOf?: (jobId: string) => JobConf | undefined;
+  /** Runs on the started cluster once the inputs are written, before the first job is submitted. */
+  readonly beforeWorkload?: (cluster: LocalCluster) => Promise<void>;
+  /** Runs once every job of the workload has ended, before the cluster is stopped (and before the runs alone). */
+  readonly afterWorkload?: (cluster: LocalCluster, jobs: readonly RealJobRun[]) => Promise<void>;
   readonly onProgress?: (line: string) => void;
   readonly logger?: Logger;
+}
+
+/** A workload job as it ran on the real cluster. */
+export interface RealJobRun {
+  readonly spec: JobSpec;
+  readonly app: RealApp;
+  /** Block-store paths: its input file (absent for Pi) and output directory. */
+  readonly input?: string;
+  readonly output: string;
+  readonly params: SubmitOptions['params'];
+  readonly jobId?: string;
+  readonly status?: JobStatus;
+  readonly attempts: readonly AttemptSummary[];
 }
 
 export interface RealDecisionRecord {
@@ -85,6 +108,8 @@ interface RealRunResult {
   readonly decisions: readonly RealDecisionRecord[];
   /** Workload job id -> real job id. */
   readonly jobIds: ReadonlyMap<string, string>;
+  /** Every workload job with its final status and attempts, in workload order. */
+  readonly jobRuns: readonly RealJobRun[];
 }
 
 /** A policy wrapper that records every non-empty decision list with the time and trigger. */
@@ -104,9 +129,9 @@ class RecordingPolicy implements Policy {
   }
 }
 
-type RealApp = 'wordcount' | 'terasort' | 'grep' | 'pi';
+export type RealApp = 'wordcount' | 'terasort' | 'grep' | 'pi';
 
-function realAppOf(job: JobSpec): RealApp {
+export function realAppOf(job: JobSpec): RealApp {
   switch (job.app) {
     case 'wordcount':
       return 'wordcount';
@@ -277,6 +302,8 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
     memoryMb: w0.memoryMb,
     rackOf: (i) => racks[i]!,
     diskMBpsOf: (i) => o.diskMBps ?? workers[i]!.diskMBps,
+    ...(o.cpuThrottle !== undefined ? { throttleOf: () => o.cpuThrottle! } : {}),
+    ...(o.memoryStepMb !== undefined ? { memoryStepMb: o.memoryStepMb } : {}),
     blockSize: bytesPerMap,
     replication: o.replication ?? Math.min(3, workers.length),
     heartbeatMs: o.heartbeatMs ?? 500,
@@ -308,12 +335,14 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       overwrite: true,
       pool: p.spec.pool,
       weight: p.spec.weight,
+      conf: o.confOf?.(p.spec.id),
       // The placement window is a span of the workload's time, scaled like the arrivals.
       ...(p.spec.inputPlacement ? { inputPlacement: { replication: p.spec.inputPlacement.replication, windowMs: Math.round(p.spec.inputPlacement.windowMs * timeScale) } } : {}),
       // TeraSort's split-point sample is taken at submission: a small one keeps submissions prompt.
       params: p.app === 'grep' ? { pattern: o.grepPattern ?? 'q[a-e]' } : p.app === 'pi' ? { maps: p.maps, samples: 200_000 } : p.app === 'terasort' ? { sampleSize: 2000, sampleSplits: 4 } : {},
     });
     const modulePath = (app: RealApp) => join(APPS_DIR, `${app}.js`);
+    await o.beforeWorkload?.(cluster);
 
     // ---- the workload, jobs submitted at their scaled arrival times -----------------------------
     const jobIds = new Map<string, string>();
@@ -380,6 +409,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
     const jobs: JobRunRecord[] = [];
     const attempts: AttemptRunRecord[] = [];
     const replications: ReplicationRunRecord[] = [];
+    const jobRuns: RealJobRun[] = [];
     for (const p of plans) {
       const jobId = jobIds.get(p.spec.id);
       const status = finished.get(p.spec.id);
@@ -387,7 +417,10 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       const record = jobRecord(p.spec, status, list, t0);
       jobs.push(record);
       for (const a of list) attempts.push(attemptRecord(p.spec.id, a, record.migrations, t0, endMs));
+      const options = submitOptions(p, `/out/${p.spec.id}`);
+      jobRuns.push({ spec: p.spec, app: p.app, ...(p.input ? { input: p.input } : {}), output: options.output, params: options.params, ...(jobId ? { jobId } : {}), ...(status ? { status } : {}), attempts: list });
     }
+    await o.afterWorkload?.(cluster, jobRuns);
     for (const r of jt.placementLog) {
       const spec = [...jobIds].find(([, real]) => real === r.jobId)?.[0] ?? r.jobId;
       replications.push({ timeMs: r.time - t0, jobId: spec, taskId: r.taskId, workerId: r.workerId, bytes: r.bytes, crossRack: r.crossRack, cause: r.cause });
@@ -405,7 +438,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
         progress(`alone: ${p.spec.id} ${(aloneMs.get(p.spec.id) ?? NaN) / 1000} s`);
       }
     }
-    return { run, aloneMs, aloneAttempts, decisions, jobIds };
+    return { run, aloneMs, aloneAttempts, decisions, jobIds, jobRuns };
   } finally {
     await cluster.stop();
   }

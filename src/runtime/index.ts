@@ -19,4 +19,4 @@ export {
   type ProfileOptions,
   type ProfilePoint,
 } from './elasticity-profile.js';
-export { estimatesFor, phaseEstimate, addObservations, observationsOf, profileObservations, validateElasticityProfile, MAX_BUCKET_ATTEMPTS, type AttemptObservation, type TaskEstimate } from './job-profile.js';
+export { estimatesFor, phaseEstimate, neededBufferBytes, addObservations, observationsOf, profileObservations, validateElasticityProfile, MAX_BUCKET_ATTEMPTS, type AttemptObservation, type TaskEstimate } from './job-profile.js';

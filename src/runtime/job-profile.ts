@@ -189,6 +189,17 @@ type Verdict<T> = { readonly ok: true; readonly value: T } | { readonly ok: fals
 
 const finiteAtLeast0 = (x: number) => Number.isFinite(x) && x >= 0;
 
+/**
+ * need(X): the buffer a task of the phase standing for `inputBytes` needs not to spill, by the
+ * needed bytes per input byte of the attempts that had input (else their mean need).
+ */
+export function neededBufferBytes(buckets: readonly BufferBucket[], inputBytes: number): number {
+  const known = buckets.filter((b) => b.inputBytes > 0);
+  const knownInput = known.reduce((s, b) => s + b.inputBytes, 0);
+  if (inputBytes > 0 && knownInput > 0) return (known.reduce((s, b) => s + b.needBytes, 0) / knownInput) * inputBytes;
+  return buckets.reduce((s, b) => s + b.needBytes, 0) / Math.max(1e-9, buckets.reduce((s, b) => s + b.attempts, 0));
+}
+
 /** The fit of one phase for a task standing for `inputBytes` (see the top of this file); null when the profile has no attempts of this phase. */
 export function phaseEstimate(buckets: readonly BufferBucket[], shape: PhaseShape, inputBytes: number, maxWorkerMemoryMb: number): Verdict<TaskEstimate & { neededMemoryMb: number; fitted: boolean }> | null {
   if (buckets.length === 0) return null;
@@ -197,13 +208,8 @@ export function phaseEstimate(buckets: readonly BufferBucket[], shape: PhaseShap
       return { ok: false, reason: `its ${shape.kind} measurements are negative or not numbers (bucket of ${b.bufferMiB} MiB buffers)` };
     }
   }
-  const known = buckets.filter((b) => b.inputBytes > 0);
-  const knownInput = known.reduce((s, b) => s + b.inputBytes, 0);
   const scaleOf = (b: BufferBucket) => (inputBytes > 0 && b.inputBytes > 0 ? inputBytes / (b.inputBytes / b.attempts) : 1);
-  const need =
-    inputBytes > 0 && knownInput > 0
-      ? (known.reduce((s, b) => s + b.needBytes, 0) / knownInput) * inputBytes
-      : buckets.reduce((s, b) => s + b.needBytes, 0) / buckets.reduce((s, b) => s + b.attempts, 0);
+  const need = neededBufferBytes(buckets, inputBytes);
   const points = buckets.map((b) => ({
     // What the bucket's buffer was of what its attempts needed (Infinity: they needed nothing).
     fraction: b.needBytes > 0 ? (b.bufferMiB * MiB) / (b.needBytes / b.attempts) : Infinity,
