@@ -6,14 +6,16 @@
  * Target: yarn-me cuts the mix's average JCT by >= 20%; the predicted gain within 10 points.
  *
  * Run: npm run bench:yarn-me-real [-- --repeats 5 --bytes-per-map 8m --cpu-throttle 4 --policies yarn,yarn-me]
+ * (`--calibration bench-results/yarn-me-real/yarn-me-real.json` reuses that run's calibrated profiles.)
  * Writes bench-results/yarn-me-real/{yarn-me-real.json,yarn-me-real.md,yarn-me-real-*.svg}.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { runYarnMeReal, yarnMeRealMarkdown, yarnMeRealSvgs } from '../src/experiments/index.js';
+import type { JobProfile } from '../src/runtime/index.js';
 import { parseSize } from '../src/util/index.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -27,6 +29,7 @@ const args = yargs(process.argv.slice(2))
   .option('cpu-throttle', { type: 'number', default: 4, describe: "every worker's --cpu-throttle (tasks sleep (F-1)x their work: workers barely share this machine's cores)" })
   .option('memory-factor', { type: 'number', default: 1.8, describe: "worker memory as a multiple of the largest map's ideal memory" })
   .option('memory-step-mb', { type: 'number', default: 10 })
+  .option('calibration', { type: 'string', describe: 'a yarn-me-real.json of an earlier run: reuse its calibrated profiles, skip the two calibration runs' })
   .option('out', { type: 'string', default: resolve(dirname(SELF), '..', '..', 'bench-results', 'yarn-me-real') })
   .strict()
   .parseSync();
@@ -34,6 +37,7 @@ const args = yargs(process.argv.slice(2))
 async function main(): Promise<void> {
   const policies = args.policies.split(',');
   if (policies.length !== 2) throw new Error(`--policies takes two policies, the baseline first, got ${args.policies}`);
+  const calibratedProfiles = args.calibration ? (JSON.parse(await readFile(args.calibration, 'utf8')) as { profiles: JobProfile[] }).profiles : undefined;
   const dataDir = await mkdtemp(join(os.tmpdir(), 'minimr-bench-yarn-me-real-'));
   log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} on ${os.cpus().length} cores`);
   try {
@@ -45,6 +49,7 @@ async function main(): Promise<void> {
       cpuThrottle: args['cpu-throttle'],
       memoryFactor: args['memory-factor'],
       memoryStepMb: args['memory-step-mb'],
+      ...(calibratedProfiles ? { calibratedProfiles } : {}),
       onProgress: log,
     });
     await mkdir(args.out, { recursive: true });

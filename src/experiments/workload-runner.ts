@@ -35,6 +35,8 @@ interface RealRunOptions {
   readonly dataDir: string;
   /** Input bytes per map (also the block size); default 1 MiB. */
   readonly bytesPerMap?: number;
+  /** Input bytes per map of a workload job (its input file's block size), by job id; default `bytesPerMap`. */
+  readonly bytesPerMapOf?: (jobId: string) => number | undefined;
   /** Real maps per workload map (default 1), at least 1 and at most `maxMapsPerJob` per job. */
   readonly mapScale?: number;
   readonly maxMapsPerJob?: number;
@@ -313,17 +315,22 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
   });
   try {
     const client = cluster.client;
-    progress(`writing inputs of ${plans.length} jobs (${bytesPerMap} bytes per map)`);
+    progress(`writing inputs of ${plans.length} jobs (${bytesPerMap} bytes per map${o.bytesPerMapOf ? ' unless the job says' : ''})`);
     for (const [i, p] of plans.entries()) {
       if (!p.input) continue;
       const next = seededUint32(1000 + i);
       const vocabulary = vocabularyFor(next);
       const own = o.privateInputs?.get(p.spec.id);
-      const writer = await client.fs.createWriter(p.input, { overwrite: true, ...(own ? { favoredWorkers: own.workers, replication: own.replication } : {}) });
+      const bytes = o.bytesPerMapOf?.(p.spec.id) ?? bytesPerMap;
+      const writer = await client.fs.createWriter(p.input, {
+        overwrite: true,
+        ...(bytes !== bytesPerMap ? { blockSize: bytes } : {}),
+        ...(own ? { favoredWorkers: own.workers, replication: own.replication } : {}),
+      });
       // One block at a time, yielding in between: the JobTracker shares this thread and must keep
       // answering heartbeats while inputs are written.
       for (let m = 0; m < p.maps; m++) {
-        await writer.write(p.app === 'terasort' ? teraChunk(bytesPerMap, next) : textChunk(bytesPerMap, next, vocabulary));
+        await writer.write(p.app === 'terasort' ? teraChunk(bytes, next) : textChunk(bytes, next, vocabulary));
         await new Promise((r) => setImmediate(r));
       }
       await writer.close();

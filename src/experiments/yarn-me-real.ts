@@ -5,11 +5,12 @@
  * elastic attempts really run with smaller shuffle buffers and spill.
  *
  * How a run is prepared, as a recurring workload would be:
- * 1. Calibration, twice on a cluster with memory to spare (FIFO, regular grants): the mix with
- *    buffers bigger than any task needs, then with buffers at `undersizedFraction` of what each
- *    task needed. The JobTracker records both as it records every run (src/runtime/job-profile.ts):
- *    its profiles of `wordcount`, `terasort` and `grep` then have T and a fitted disk rate, the
- *    paper's two profiling runs.
+ * 1. Calibration, twice on a cluster with memory to spare (FIFO, regular grants), the jobs of the
+ *    mix one after another (each alone on the cluster, as tasks are profiled): with buffers bigger
+ *    than any task needs, then with buffers at `undersizedFraction` of what each task needed. The
+ *    JobTracker records both as it records every run (src/runtime/job-profile.ts): its profiles of
+ *    `wordcount`, `terasort` and `grep` then have T and a fitted disk rate, the paper's two
+ *    profiling runs.
  * 2. Each job of the mix is then configured with the buffers it needs (its true ideal memory: the
  *    smallest with which it does not spill, + the task overhead), and the workers get
  *    `memoryFactor` x the largest map's ideal memory.
@@ -54,18 +55,25 @@ export interface MixJob {
   readonly app: 'wordcount' | 'terasort' | 'grep';
   readonly maps: number;
   readonly reduces: number;
+  /** Its maps' input as a multiple of `bytesPerMap` (default 1). */
+  readonly splitScale?: number;
   /** Arrival, ms after the first. */
   readonly submitMs: number;
 }
 
-/** Like the paper's mix (3 PageRank, 3 Recommender, 8 WordCount), WordCount-heavy, arrivals 2 s apart. */
+/**
+ * Like the paper's mix (3 PageRank, 3 Recommender, 8 WordCount), WordCount-heavy, arrivals 2 s
+ * apart. TeraSort maps read 4x the bytes of a WordCount map: a TeraSort map buffers about 1.75x
+ * its input, a WordCount map about 7x, so both ask for about the same memory, as the paper's tasks
+ * of one cluster do; with 4 reduces a TeraSort reduce asks for about as much again.
+ */
 export const DEFAULT_MIX: readonly MixJob[] = [
   { app: 'wordcount', maps: 4, reduces: 2, submitMs: 0 },
-  { app: 'terasort', maps: 4, reduces: 2, submitMs: 2000 },
+  { app: 'terasort', maps: 4, reduces: 4, submitMs: 2000, splitScale: 4 },
   { app: 'wordcount', maps: 4, reduces: 2, submitMs: 4000 },
   { app: 'grep', maps: 4, reduces: 1, submitMs: 6000 },
   { app: 'wordcount', maps: 4, reduces: 2, submitMs: 8000 },
-  { app: 'terasort', maps: 4, reduces: 2, submitMs: 10000 },
+  { app: 'terasort', maps: 4, reduces: 4, submitMs: 10000, splitScale: 4 },
   { app: 'wordcount', maps: 4, reduces: 2, submitMs: 12000 },
   { app: 'grep', maps: 4, reduces: 1, submitMs: 14000 },
 ];
@@ -94,6 +102,8 @@ export interface YarnMeRealOptions {
   /** Disk rate the workers report, MB/s (the elastic disk share is a part of it). Default 200. */
   readonly diskMBps?: number;
   readonly heartbeatMs?: number;
+  /** Profiles of an earlier calibration (a result's `profiles`): the two calibration runs are skipped. */
+  readonly calibratedProfiles?: readonly JobProfile[];
   readonly onProgress?: (line: string) => void;
 }
 
@@ -135,7 +145,9 @@ export interface PairedFigure {
 export interface YarnMeRealResult {
   readonly policies: readonly [string, string];
   readonly cluster: ClusterShape;
-  readonly settings: Required<Omit<YarnMeRealOptions, 'dataDir' | 'onProgress' | 'policyOptions' | 'mix' | 'policies'>>;
+  readonly settings: Required<Omit<YarnMeRealOptions, 'dataDir' | 'onProgress' | 'policyOptions' | 'mix' | 'policies' | 'calibratedProfiles'>>;
+  /** Whether the calibration ran in this run (else its profiles were given). */
+  readonly calibrated: boolean;
   readonly mix: readonly MixJob[];
   /** Per workload job: its buffers and ideal memory in the measured runs. */
   readonly jobs: readonly { readonly id: string; readonly app: string; readonly mapBufferMiB: number; readonly reduceBufferMiB: number; readonly mapMemoryMb: number; readonly reduceMemoryMb: number }[];
@@ -246,15 +258,18 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
     memoryStepMb: o.memoryStepMb ?? 10,
     undersizedFraction: o.undersizedFraction ?? 0.3,
     cpuThrottle: o.cpuThrottle ?? 4,
-    heartbeatMs: o.heartbeatMs ?? 500,
+    heartbeatMs: o.heartbeatMs ?? 1000,
     diskMBps: o.diskMBps ?? 200,
   };
   const workload = mixWorkload(mix);
+  const splitOf = new Map(workload.jobs.map((spec, i) => [spec.id, Math.round(settings.bytesPerMap * (mix[i]!.splitScale ?? 1))]));
+  const bytesPerMapOf = (id: string) => splitOf.get(id)!;
   const shape = (memoryMb: number) =>
     realCluster({ workers: settings.workers, racks: 1, mapSlots: settings.mapSlots, reduceSlots: settings.reduceSlots, memoryMb, diskMBps: settings.diskMBps, bytesPerMap: settings.bytesPerMap, timeScale: 1, maxMapsPerJob: 64 });
   const common = {
     workload,
     bytesPerMap: settings.bytesPerMap,
+    bytesPerMapOf,
     heartbeatMs: settings.heartbeatMs,
     memoryStepMb: settings.memoryStepMb,
     cpuThrottle: settings.cpuThrottle,
@@ -263,31 +278,36 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
   const seed = (profiles: readonly JobProfile[]) => async (cluster: LocalCluster) => {
     for (const p of profiles) await cluster.jobTracker.profiles.put(p);
   };
-  const inputOf = (spec: JobSpec) => spec.maps.length * settings.bytesPerMap;
+  const inputOf = (spec: JobSpec) => spec.maps.length * bytesPerMapOf(spec.id);
   const byApp = (profiles: readonly JobProfile[], app: string) => profiles.find((p) => p.job === app);
 
   // ---- 1. calibration: the mix with generous buffers, then under-sized ones -------------------
   const generous = 256 * MiB;
   const calibration = shape(4 * (generous / MiB + TASK_OVERHEAD_MB));
-  let profiles: JobProfile[] = [];
+  // Each job alone: durations measured under the contention of the whole mix would be the mix's, not the tasks'.
+  const oneByOne: Workload = { ...workload, jobs: workload.jobs.map((j, i) => ({ ...j, submitMs: 0, ...(i > 0 ? { after: workload.jobs[i - 1]!.id } : {}) })) };
+  let profiles: JobProfile[] = [...(o.calibratedProfiles ?? [])];
   const keepProfiles = async (cluster: LocalCluster) => {
     profiles = cluster.jobTracker.profiles.list();
   };
-  say(`calibration 1/2: the mix with ${generous / MiB} MiB buffers`);
-  await runWorkloadOnCluster({
-    ...common,
-    cluster: calibration,
-    policy: 'fifo',
-    dataDir: join(o.dataDir, 'calibration-1'),
-    confOf: () => ({ 'shuffle.map.bufferBytes': generous, 'shuffle.reduce.bufferBytes': generous }),
-    afterWorkload: keepProfiles,
-    onProgress: (m) => say(`calibration 1: ${m}`),
-  });
+  if (!o.calibratedProfiles) {
+    say(`calibration 1/2: the mix with ${generous / MiB} MiB buffers`);
+    await runWorkloadOnCluster({
+      ...common,
+      workload: oneByOne,
+      cluster: calibration,
+      policy: 'fifo',
+      dataDir: join(o.dataDir, 'calibration-1'),
+      confOf: () => ({ 'shuffle.map.bufferBytes': generous, 'shuffle.reduce.bufferBytes': generous }),
+      afterWorkload: keepProfiles,
+      onProgress: (m) => say(`calibration 1: ${m}`),
+    });
+  }
   const needs = new Map(
     workload.jobs.map((spec) => {
       const p = byApp(profiles, spec.app);
-      if (!p) throw new MinimrError('EINTERNAL', `calibration left no profile of ${spec.app}`);
-      const map = Math.ceil(neededBufferBytes(p.map, settings.bytesPerMap) / MiB) * MiB;
+      if (!p) throw new MinimrError('EBADCONF', `the calibration left no profile of ${spec.app}`);
+      const map = Math.ceil(neededBufferBytes(p.map, bytesPerMapOf(spec.id)) / MiB) * MiB;
       const reduce = Math.ceil(neededBufferBytes(p.reduce, inputOf(spec) / spec.reduces.length) / MiB) * MiB;
       return [spec.id, { map, reduce }] as const;
     }),
@@ -296,17 +316,20 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
     const n = needs.get(id)!;
     return { 'shuffle.map.bufferBytes': Math.max(MiB, Math.round(n.map * fraction)), 'shuffle.reduce.bufferBytes': Math.max(MiB, Math.round(n.reduce * fraction)) };
   };
-  say(`calibration 2/2: the mix with ${settings.undersizedFraction * 100}% of the buffers each task needs`);
-  await runWorkloadOnCluster({
-    ...common,
-    cluster: calibration,
-    policy: 'fifo',
-    dataDir: join(o.dataDir, 'calibration-2'),
-    confOf: (id) => buffers(id, settings.undersizedFraction),
-    beforeWorkload: seed(profiles),
-    afterWorkload: keepProfiles,
-    onProgress: (m) => say(`calibration 2: ${m}`),
-  });
+  if (!o.calibratedProfiles) {
+    say(`calibration 2/2: the mix with ${settings.undersizedFraction * 100}% of the buffers each task needs`);
+    await runWorkloadOnCluster({
+      ...common,
+      workload: oneByOne,
+      cluster: calibration,
+      policy: 'fifo',
+      dataDir: join(o.dataDir, 'calibration-2'),
+      confOf: (id) => buffers(id, settings.undersizedFraction),
+      beforeWorkload: seed(profiles),
+      afterWorkload: keepProfiles,
+      onProgress: (m) => say(`calibration 2: ${m}`),
+    });
+  }
 
   // ---- 2. the jobs at their ideal memory, the workers a little under two maps' worth ----------
   const jobs = workload.jobs.map((spec) => {
@@ -324,7 +347,7 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
     const order = repeat % 2 === 0 ? policies : ([policies[1], policies[0]] as const);
     for (const policy of order) {
       say(`run ${repeat + 1}/${settings.repeats}: ${policy}`);
-      let checked: { ok: number; problems: string[]; hashes: Record<string, string> } = { ok: 0, problems: [], hashes: {} };
+      let bytes: { read: JobBytes[]; missing: string[] } = { read: [], missing: ['the run ended before its outputs were read'] };
       const result = await runWorkloadOnCluster({
         ...common,
         cluster,
@@ -334,10 +357,11 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
         confOf: (id) => buffers(id, 1),
         beforeWorkload: seed(profiles),
         afterWorkload: async (c, jobRuns) => {
-          checked = await checkOutputs(c.client.fs, jobRuns);
+          bytes = await readJobBytes(c.client.fs, jobRuns);
         },
         onProgress: (m) => say(`run ${repeat + 1} ${policy}: ${m}`),
       });
+      const checked = checkOutputs(bytes);
       const metrics = computeMetrics(result.run, new Map());
       runs.push({
         repeat,
@@ -363,11 +387,12 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
   const hashes = runs.map((r) => JSON.stringify(r.outputHashes));
 
   // ---- 4. the simulator's prediction -----------------------------------------------------------
-  const predicted = predict(workload, cluster, profiles, jobs, settings.bytesPerMap, policies, o.policyOptions, settings.heartbeatMs);
+  const predicted = predict(workload, cluster, profiles, jobs, bytesPerMapOf, policies, o.policyOptions, settings.heartbeatMs);
   return {
     policies,
     cluster,
     settings,
+    calibrated: !o.calibratedProfiles,
     mix,
     jobs,
     profiles,
@@ -379,19 +404,36 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
   };
 }
 
-async function checkOutputs(fs: FsClient, jobRuns: readonly RealJobRun[]): Promise<{ ok: number; problems: string[]; hashes: Record<string, string> }> {
-  let ok = 0;
-  const problems: string[] = [];
-  const hashes: Record<string, string> = {};
+interface JobBytes {
+  readonly id: string;
+  readonly app: string;
+  readonly input: Buffer;
+  readonly output: Buffer;
+}
+
+/**
+ * Each succeeded job's input and output, read while the cluster is up; checked only once it is
+ * stopped: the references are seconds of CPU work that would hold up the JobTracker's heartbeats,
+ * which share this thread.
+ */
+async function readJobBytes(fs: FsClient, jobRuns: readonly RealJobRun[]): Promise<{ read: JobBytes[]; missing: string[] }> {
+  const read: JobBytes[] = [];
+  const missing: string[] = [];
   for (const j of jobRuns) {
-    if (j.status?.state !== 'succeeded' || !j.input) {
-      problems.push(`${j.spec.id}: ${j.status?.state ?? 'not run'}`);
-      continue;
-    }
-    const output = await readParts(fs, j.output);
-    hashes[j.spec.id] = createHash('sha256').update(output).digest('hex');
-    const problem = outputProblem(j.app, await readFile(fs, j.input), output);
-    if (problem) problems.push(`${j.spec.id}: ${problem}`);
+    if (j.status?.state !== 'succeeded' || !j.input) missing.push(`${j.spec.id}: ${j.status?.state ?? 'not run'}`);
+    else read.push({ id: j.spec.id, app: j.app, input: await readFile(fs, j.input), output: await readParts(fs, j.output) });
+  }
+  return { read, missing };
+}
+
+function checkOutputs(jobs: { read: JobBytes[]; missing: string[] }): { ok: number; problems: string[]; hashes: Record<string, string> } {
+  const problems = [...jobs.missing];
+  const hashes: Record<string, string> = {};
+  let ok = 0;
+  for (const j of jobs.read) {
+    hashes[j.id] = createHash('sha256').update(j.output).digest('hex');
+    const problem = outputProblem(j.app, j.input, j.output);
+    if (problem) problems.push(`${j.id}: ${problem}`);
     else ok++;
   }
   return { ok, problems, hashes };
@@ -403,7 +445,7 @@ function predict(
   cluster: ClusterShape,
   profiles: readonly JobProfile[],
   jobs: YarnMeRealResult['jobs'],
-  bytesPerMap: number,
+  bytesPerMapOf: (jobId: string) => number,
   policies: readonly [string, string],
   policyOptions: YarnMeRealOptions['policyOptions'],
   heartbeatMs: number,
@@ -414,7 +456,7 @@ function predict(
     const conf: JobConf = { 'shuffle.map.bufferBytes': j.mapBufferMiB * MiB, 'shuffle.reduce.bufferBytes': j.reduceBufferMiB * MiB };
     const verdict = estimatesFor(
       profiles.find((p) => p.job === spec.app),
-      { conf, mapInputBytes: spec.maps.map(() => bytesPerMap), reducers: spec.reduces.length, mapMemoryMb: j.mapMemoryMb, reduceMemoryMb: j.reduceMemoryMb },
+      { conf, mapInputBytes: spec.maps.map(() => bytesPerMapOf(spec.id)), reducers: spec.reduces.length, mapMemoryMb: j.mapMemoryMb, reduceMemoryMb: j.reduceMemoryMb },
       maxMemory,
     );
     if (!verdict.estimates) throw new MinimrError('EINTERNAL', `no estimates for ${spec.id}: profile ${verdict.use.state}${verdict.use.state === 'rejected' ? ` (${verdict.use.reason})` : ''}`);
@@ -426,7 +468,7 @@ function predict(
     });
     return {
       ...spec,
-      maps: verdict.estimates.maps.map((e) => task(e, j.mapMemoryMb, bytesPerMap)),
+      maps: verdict.estimates.maps.map((e) => task(e, j.mapMemoryMb, bytesPerMapOf(spec.id))),
       reduces: spec.reduces.map(() => task(verdict.estimates!.reduce, j.reduceMemoryMb, 0)),
     };
   });
@@ -453,11 +495,11 @@ export function yarnMeRealMarkdown(r: YarnMeRealResult): string {
   const lines = [
     `## Real cluster: ${base} vs ${elastic}`,
     '',
-    `${r.cluster.workers.length} workers x (${w.mapSlots} map + ${w.reduceSlots} reduce slots, ${w.memoryMb} MB), memory step ${r.settings.memoryStepMb} MB, --cpu-throttle ${r.settings.cpuThrottle}, ${r.settings.bytesPerMap / MiB} MiB per map, heartbeat ${r.settings.heartbeatMs} ms; ${r.settings.repeats} pairs of runs, the order alternating.`,
+    `${r.cluster.workers.length} workers x (${w.mapSlots} map + ${w.reduceSlots} reduce slots, ${w.memoryMb} MB), memory step ${r.settings.memoryStepMb} MB, --cpu-throttle ${r.settings.cpuThrottle}, heartbeat ${r.settings.heartbeatMs} ms; ${r.settings.repeats} pairs of runs, the order alternating.`,
     '',
-    '| job | arrives s | maps | reduces | map buffer MiB (ideal MB) | reduce buffer MiB (ideal MB) |',
+    '| job | arrives s | maps x MiB | reduces | map buffer MiB (ideal MB) | reduce buffer MiB (ideal MB) |',
     '|---|---:|---:|---:|---:|---:|',
-    ...r.jobs.map((j, i) => `| ${j.id} | ${s1(r.mix[i]!.submitMs)} | ${r.mix[i]!.maps} | ${r.mix[i]!.reduces} | ${j.mapBufferMiB} (${j.mapMemoryMb}) | ${j.reduceBufferMiB} (${j.reduceMemoryMb}) |`),
+    ...r.jobs.map((j, i) => `| ${j.id} | ${s1(r.mix[i]!.submitMs)} | ${r.mix[i]!.maps} x ${(r.settings.bytesPerMap * (r.mix[i]!.splitScale ?? 1)) / MiB} | ${r.mix[i]!.reduces} | ${j.mapBufferMiB} (${j.mapMemoryMb}) | ${j.reduceBufferMiB} (${j.reduceMemoryMb}) |`),
     '',
     '| run | policy | avg JCT s | makespan s | memory used | attempts | elastic | elastic spilling | spilled MiB elastic / regular | max peak RSS / grant | over grant | outputs right |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
