@@ -140,6 +140,8 @@ function penaltyFrom(v: unknown, at: string): PenaltyModel | undefined {
       return { kind: 'none' };
     case 'step':
       return { kind: 'step', factor: positive('factor'), minFraction: positive('minFraction') };
+    case 'power':
+      return { kind: 'power', exponent: positive('exponent'), minFraction: positive('minFraction') };
     case 'spill':
       if (p.rule !== 'map' && p.rule !== 'reduce') bad(`${at}: penalty "rule" must be "map" or "reduce"`);
       return {
@@ -151,7 +153,7 @@ function penaltyFrom(v: unknown, at: string): PenaltyModel | undefined {
         ...(p.diskMBps !== undefined ? { diskMBps: positive('diskMBps') } : {}),
       };
     default:
-      return bad(`${at}: penalty "kind" must be "none", "step" or "spill"`);
+      return bad(`${at}: unknown penalty model ${JSON.stringify(p.kind)}: "kind" must be "none", "step", "power" or "spill"`, { field: 'penalty' });
   }
 }
 
