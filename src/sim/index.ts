@@ -21,6 +21,7 @@ export {
   SLS_NODE_DEFAULTS,
   clusterPreset,
   clusterPresetNames,
+  meganode,
   parseClusterJson,
   parseSlsNodes,
   readClusterFile,

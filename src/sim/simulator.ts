@@ -208,6 +208,10 @@ export class Simulator {
     this.heartbeatMs = this.settings.heartbeatMs ?? defaultHeartbeatMs(cluster.workers.length);
     if (!(this.heartbeatMs > 0)) bad(`heartbeatMs must be positive, got ${this.heartbeatMs}`);
     if (!(this.settings.sampleEveryMs > 0)) bad(`sampleEveryMs must be positive, got ${this.settings.sampleEveryMs}`);
+    for (const field of ['noise', 'memoryNoise', 'penaltyNoise'] as const) {
+      const v = this.settings[field];
+      if (!(v >= 0 && v < 1)) bad(`${field} must be a fraction in [0, 1), e.g. 0.15 for +-15%, got ${v}`, { field });
+    }
     const slowStart = this.settings.reduceSlowStart;
     if (!(slowStart >= 0 && slowStart <= 1)) bad(`reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`);
     this.policy = policy;
