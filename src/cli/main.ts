@@ -238,6 +238,11 @@ async function main(): Promise<void> {
           .option('scale', { type: 'number', describe: 'workload scale (jobs or sizes, per generator)' })
           .option('heartbeat-ms', { type: 'number', describe: 'default: max(3 s, workers / 100 s)' })
           .option('noise', { type: 'number', describe: 'duration mis-estimation, e.g. 0.15 for +-15%' })
+          .option('memory-noise', { type: 'number', describe: 'ideal memory mis-estimation (YARN-ME), e.g. 0.15 for +-15%' })
+          .option('penalty-noise', { type: 'number', describe: 'penalty mis-estimation (YARN-ME), e.g. 0.15 for +-15%' })
+          .option('node-memory-mb', { type: 'number', describe: 'memory of an SLS/DSS topology file\'s nodes (default 10240)' })
+          .option('node-cores', { type: 'number', describe: 'cores of an SLS/DSS topology file\'s nodes (default 10)' })
+          .option('meganode', { type: 'boolean', describe: 'pool the cluster into one node (YARN-ME\'s meganode bound, with --policy srjf)' })
           .option('reduce-slow-start', { type: 'number', describe: "fraction of a job's maps done before its reduces launch (Hadoop 1: 0.05); default 1, as minimr runs" })
           .option('out', { type: 'string', describe: 'directory for results.json, results.md and SVG plots' }),
       async (argv) => {
@@ -253,6 +258,11 @@ async function main(): Promise<void> {
             scale: argv.scale,
             heartbeatMs: argv['heartbeat-ms'],
             noise: argv.noise,
+            memoryNoise: argv['memory-noise'],
+            penaltyNoise: argv['penalty-noise'],
+            nodeMemoryMb: argv['node-memory-mb'],
+            nodeCores: argv['node-cores'],
+            meganode: argv.meganode,
             reduceSlowStart: argv['reduce-slow-start'],
             out: argv.out,
           },

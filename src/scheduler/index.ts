@@ -3,6 +3,8 @@ import { FairPolicy, parseFairOptions } from './fair.js';
 import { FifoPolicy } from './fifo.js';
 import { ImprovedFairPolicy, parseImprovedFairOptions } from './improved-fair.js';
 import { createTyrexPolicy } from './tyrex.js';
+import { SrjfPolicy } from './srjf.js';
+import { YarnMePolicy, parseYarnMeOptions, parseYarnOptions } from './yarn-me.js';
 import type { Policy } from './types.js';
 
 export type * from './types.js';
@@ -10,6 +12,11 @@ export { FifoPolicy } from './fifo.js';
 export { localityOf } from './rooms.js';
 export { TyrexPolicy, optimalCutoff, partitionCapacities, squaredCoefficientOfVariation, type TimerSample, type TyrexOptions } from './tyrex.js';
 export { validateDecisions } from './validate.js';
+export { DEFAULT_YARN_ME_OPTIONS, DEFAULT_YARN_OPTIONS, YarnMePolicy, parseYarnMeOptions, parseYarnOptions, type YarnMeOptions } from './yarn-me.js';
+export { SrjfPolicy, remainingWorkMs } from './srjf.js';
+export { Reservations, fairShareBefore, fairShareOrder, memoryInUse } from './yarn.js';
+export { Timeline, type TimelineJob, type TimelineNode, type TimelineRelease, type TimelineTasks } from './timeline.js';
+export { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, spilledBytes, type ElasticGrant } from './penalty.js';
 export { DEFAULT_MEMORY_STEP_MB, DEFAULT_MIN_MEMORY_FRACTION, grantProblem, memoryStepOf, minimumGrantMb } from './memory.js';
 export {
   DEFAULT_FAIR_OPTIONS,
@@ -52,7 +59,7 @@ function noOptions(name: string, options: PolicyOptions): void {
   }
 }
 
-// yarn-me and fawkes join here as they are written.
+// fawkes joins here when it is written.
 const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFactory>([
   [
     'fifo',
@@ -70,6 +77,18 @@ const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFact
   ['fair', (options) => new FairPolicy(parseFairOptions(options))],
   // FAIR's options plus minMapsForCharacter (3) and placePrivateData (true).
   ['improved-fair', (options) => new ImprovedFairPolicy(parseImprovedFairOptions(options))],
+  // YARN's regular allocation with reservations, fair queue order. Options: backfillReserved (false).
+  ['yarn', (options) => new YarnMePolicy(parseYarnOptions(options))],
+  // YARN-ME: elastic allocations. Options: backfillReserved (true), diskShare (0.5).
+  ['yarn-me', (options) => new YarnMePolicy(parseYarnMeOptions(options))],
+  // Shortest remaining job first at ideal memory: the meganode bound's scheduler (sim/clusters.ts meganode).
+  [
+    'srjf',
+    (options) => {
+      noOptions('srjf', options);
+      return new SrjfPolicy();
+    },
+  ],
 ]);
 
 /** Names `createPolicy` accepts, in registration order. */

@@ -19,6 +19,8 @@ export type PenaltyModel =
   | { readonly kind: 'none'; readonly minFraction?: number }
   /** Any under-sized grant takes `factor` times as long (mappers; the YARN-ME simulator's 1.5x / 3x). */
   | { readonly kind: 'step'; readonly factor: number; readonly minFraction: number }
+  /** (ideal / granted) ^ exponent times as long (the paper's simulator's POWER1, POWER2 and SQUAREROOT). */
+  | { readonly kind: 'power'; readonly exponent: number; readonly minFraction: number }
   /**
    * T(m) = T + spilledBytes(m) / diskRate, the YARN-ME model. The buffer is the grant minus
    * `overheadMb`. rule 'map': any spill means one extra pass over all of `bufferBytes` (a step);
