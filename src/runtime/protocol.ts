@@ -9,7 +9,7 @@ import type { SerializedError } from '../errors.js';
 import type { BlockInfo, DatanodeAddress } from '../storage/index.js';
 import type { MapOutputLocation } from '../shuffle/index.js';
 import type { SketchWire } from '../skew/index.js';
-import type { InputPlacement } from '../scheduler/index.js';
+import type { InputPlacement, PenaltyModel } from '../scheduler/index.js';
 
 export const PROTOCOL_VERSION = 1;
 /** Control frames are small; bulk data goes over the workers' HTTP data ports. */
@@ -258,7 +258,7 @@ export interface PhaseFitSummary {
   /** Fitted disk rate, MB/s; absent when none was fitted (no under-sized run was slower): the worker's own is used. */
   readonly diskMBps?: number;
   /** The penalty model's kind: 'spill', or 'none' for tasks that buffer nothing (map-only maps). */
-  readonly penalty: 'none' | 'step' | 'spill';
+  readonly penalty: PenaltyModel['kind'];
 }
 
 /** Attempts of one phase of a job that ran with the same shuffle buffer; every figure but `bufferMiB` is a sum over them. */

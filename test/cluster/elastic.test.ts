@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AttemptSummary, JobConf } from '../../src/runtime/index.js';
-import { localityOf, minimumGrantMb, type ClusterSnapshot, type Decision, type Policy, type TaskView } from '../../src/scheduler/index.js';
+import { localityOf, minimumGrantMb, policyNames, type ClusterSnapshot, type Decision, type Policy, type TaskView } from '../../src/scheduler/index.js';
 import { appModule, readOutput, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
 const MiB = 1024 * 1024;
@@ -129,5 +129,39 @@ describe('elastic attempts on a real cluster', () => {
     assert.equal(profile?.runs, 2);
     assert.deepEqual(profile?.map.map((b) => [b.bufferMiB, b.attempts]), [[20, 2], [300, 2]]);
     assert.deepEqual(profile?.reduce.map((b) => [b.bufferMiB, b.attempts]), [[20, 1], [300, 1]]);
+  });
+});
+
+/**
+ * The same story under the real `yarn-me` policy, once it is registered: 4 maps on 2 workers of
+ * 600 MB, each map asking for 400 MB. The first run has no profile and runs regular (one map per
+ * worker at a time); the second, planned from the profile the first left, gets elastic grants for
+ * the maps that do not fit regularly.
+ */
+describe('a recurring job under yarn-me', { skip: !policyNames().includes('yarn-me') && 'the yarn-me policy is not registered on this branch' }, () => {
+  let t: TestCluster;
+
+  before(async () => {
+    t = await startTestCluster({ workers: 2, blockSize: 16 * MiB, memoryStepMb: 10, policy: 'yarn-me', memoryMb: 600 });
+    await t.cluster.client.run(appModule('teragen'), { output: '/tera/small', params: { rows: 40_000, maps: 4 } });
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  it("its second run is scheduled elastically from the profile its first run left, with the same output", async (ctx) => {
+    const client = t.cluster.client;
+    const run = (output: string) => client.run(appModule('terasort'), { input: ['/tera/small'], output, reducers: 1, conf, params: { sampleSize: 2000, sampleSplits: 2 } });
+    const first = await run('/tera/small-1');
+    assert.deepEqual(first.profile, { state: 'none' });
+    assert.equal(first.elasticAttempts, 0);
+    const second = await run('/tera/small-2');
+    assert.equal(second.profile.state, 'used');
+    const attempts = await client.attempts(second.jobId);
+    const elastic = attempts.filter((a) => a.elastic);
+    ctx.diagnostic(attempts.map((a) => `${a.taskId} ${a.workerId} ${a.memoryMb}/${a.idealMemoryMb} MB${a.elastic ? ' elastic' : ''}`).join('; '));
+    assert.ok(elastic.length > 0, `no elastic attempt in ${attempts.map((a) => `${a.attemptId} ${a.memoryMb} MB`).join(', ')}`);
+    assert.ok(elastic.every((a) => a.memoryMb < a.idealMemoryMb && a.memoryMb <= 600 - IDEAL_MB));
+    assert.ok((await readOutput(t.fs, '/tera/small-2')).equals(await readOutput(t.fs, '/tera/small-1')));
   });
 });
