@@ -26,6 +26,7 @@
  */
 import { MinimrError, type SerializedError } from '../errors.js';
 import {
+  DEFAULT_MEMORY_STEP_MB,
   validateDecisions,
   type AttemptView,
   type ClusterSnapshot,
@@ -77,6 +78,8 @@ export interface BooksOptions {
   readonly stopwatch?: Stopwatch;
   /** Output replication, block size and storage per node of MR-clusters (FAWKES). */
   readonly mrClusters?: MrClusterOptions;
+  /** Elastic grants are whole multiples of this, MB (default DEFAULT_MEMORY_STEP_MB, 100); snapshots carry it. */
+  readonly memoryStepMb?: number;
 }
 
 function pad6(n: number): string {
@@ -133,6 +136,7 @@ export class Books<D extends EngineData = EngineData> {
   private readonly skewPlanner: SkewPlanner;
   /** MR-clusters (FAWKES): requests, admission, node kinds, output blocks and shrinks (mr-clusters.ts). */
   readonly mrClusters: MrClusters<D>;
+  private readonly memoryStepMb: number;
 
   private readonly workerMap = new Map<string, WorkerRecord<D>>();
   /** Every worker ever known, sorted by id (snapshots list live workers in id order). */
@@ -168,6 +172,10 @@ export class Books<D extends EngineData = EngineData> {
       () => this.workersById.filter((w) => w.alive).map((w) => ({ workerId: w.shape.id, reduceSlots: w.shape.reduceSlots })),
       options.stopwatch ?? (() => 0),
     );
+    this.memoryStepMb = options.memoryStepMb ?? DEFAULT_MEMORY_STEP_MB;
+    if (!Number.isInteger(this.memoryStepMb) || this.memoryStepMb < 1) {
+      throw new MinimrError('EBADCONF', `memoryStepMb must be a whole number of MB >= 1, got ${this.memoryStepMb}`);
+    }
     if (!(this.reduceSlowStart >= 0 && this.reduceSlowStart <= 1)) {
       throw new MinimrError('EBADCONF', `reduceSlowStart must be a fraction of the maps in [0, 1], got ${this.reduceSlowStart}`);
     }
@@ -411,6 +419,8 @@ export class Books<D extends EngineData = EngineData> {
       index,
       memoryMb: plan.memoryMb,
       inputBytes: plan.inputBytes,
+      ...(plan.idealDurationMs !== undefined ? { idealDurationMs: plan.idealDurationMs } : {}),
+      ...(plan.penalty !== undefined ? { penalty: this.fz(plan.penalty) } : {}),
       preferredWorkers: preferred,
       preferredRacks: this.freeze ? Object.freeze([...racks]) : racks,
       failedOnWorkers: this.fz([]),
@@ -745,7 +755,8 @@ export class Books<D extends EngineData = EngineData> {
       switch (d.kind) {
         case 'launch': {
           const task = this.taskMap.get(d.taskId)!;
-          effects.push({ kind: 'launch', attempt: this.launch(task, this.workerMap.get(d.workerId)!, d.memoryMb ?? task.memoryMb, d.locality, now) });
+          const memoryMb = d.memoryMb ?? task.memoryMb;
+          effects.push({ kind: 'launch', attempt: this.launch(task, this.workerMap.get(d.workerId)!, memoryMb, d.elastic ?? memoryMb < task.memoryMb, d.locality, now) });
           break;
         }
         case 'kill': {
@@ -802,7 +813,7 @@ export class Books<D extends EngineData = EngineData> {
     return effects;
   }
 
-  private launch(task: TaskRecord<D>, w: WorkerRecord<D>, memoryMb: number, locality: Locality, now: number): AttemptRecord<D> {
+  private launch(task: TaskRecord<D>, w: WorkerRecord<D>, memoryMb: number, elastic: boolean, locality: Locality, now: number): AttemptRecord<D> {
     const job = task.job;
     const reducePartitions = task.kind === 'reduce' && job.skew ? this.reducePartitions(job, job.skew, task, w, now) : undefined;
     const a: AttemptRecord<D> = {
@@ -811,6 +822,7 @@ export class Books<D extends EngineData = EngineData> {
       worker: w,
       startTime: now,
       memoryMb,
+      elastic,
       locality,
       partition: job.partition,
       ...(reducePartitions ? { reducePartitions } : {}),
@@ -1036,6 +1048,8 @@ export class Books<D extends EngineData = EngineData> {
       preferredRacks: t.preferredRacks,
       memoryMb: t.memoryMb,
       inputBytes: t.inputBytes,
+      ...(t.idealDurationMs !== undefined ? { idealDurationMs: t.idealDurationMs } : {}),
+      ...(t.penalty !== undefined ? { penalty: t.penalty } : {}),
       failedOnWorkers: t.failedOnWorkers,
       ...(t.unplacedReplicas > 0 ? { unplacedReplicas: t.unplacedReplicas } : {}),
     }));
@@ -1051,6 +1065,10 @@ export class Books<D extends EngineData = EngineData> {
       startTime: a.startTime,
       progress: a.progress,
       memoryMb: a.memoryMb,
+      idealMemoryMb: a.task.memoryMb,
+      elastic: a.elastic,
+      ...(a.task.idealDurationMs !== undefined ? { idealDurationMs: a.task.idealDurationMs } : {}),
+      ...(a.task.penalty !== undefined ? { penalty: a.task.penalty } : {}),
       locality: a.locality,
       inputWorkers: a.task.preferredWorkers,
       inputBytes: a.task.inputBytes,
@@ -1094,6 +1112,6 @@ export class Books<D extends EngineData = EngineData> {
       this.jobsDirty = false;
     }
     const mrClusters = this.mrClusters.inUse ? { mrClusters: this.mrClusters.views((v) => this.fz(v)) } : {};
-    return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools, ...mrClusters });
+    return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools, memoryStepMb: this.memoryStepMb, ...mrClusters });
   }
 }

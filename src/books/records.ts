@@ -2,7 +2,7 @@ import type { SerializedError } from '../errors.js';
 import type { ReplicaCause } from '../metrics/index.js';
 import type { MrClusterRecord, StoredBlock } from './mr-clusters.js';
 import type { JobSkew, SkewPlan } from './skew.js';
-import type { AttemptView, InputPlacement, JobStats, JobView, Locality, MrClusterState, TaskKind, TaskView, WorkerView } from '../scheduler/index.js';
+import type { AttemptView, InputPlacement, JobStats, JobView, Locality, MrClusterState, PenaltyModel, TaskKind, TaskView, WorkerView } from '../scheduler/index.js';
 
 /**
  * What an engine keeps beside the books on each record (the JobTracker: the submission, a task's
@@ -53,8 +53,13 @@ export interface TaskRecord<D extends EngineData = EngineData> {
   readonly job: JobRecord<D>;
   readonly kind: TaskKind;
   readonly index: number;
+  /** Ideal memory. */
   readonly memoryMb: number;
   readonly inputBytes: number;
+  /** Estimated duration at ideal memory (TaskView.idealDurationMs); absent when unknown. */
+  readonly idealDurationMs?: number;
+  /** Absent: no profile, the task runs only with its ideal memory. */
+  readonly penalty?: PenaltyModel;
   /** Replaced (never mutated) when a replica of the input lands. */
   preferredWorkers: readonly string[];
   preferredRacks: readonly string[];
@@ -80,7 +85,10 @@ export interface AttemptRecord<D extends EngineData = EngineData> {
   readonly task: TaskRecord<D>;
   readonly worker: WorkerRecord<D>;
   readonly startTime: number;
+  /** Memory granted. */
   readonly memoryMb: number;
+  /** Granted less than its task's ideal memory (YARN-ME). */
+  readonly elastic: boolean;
   readonly locality: Locality;
   /** The job's partition when it was launched (Tyrex). */
   readonly partition: number;
@@ -209,8 +217,13 @@ export interface JobPlan<D extends EngineData = EngineData> {
 }
 
 export interface TaskPlan<D extends EngineData = EngineData> {
+  /** Ideal memory: what a regular (not elastic) launch grants. */
   readonly memoryMb: number;
   readonly inputBytes: number;
+  /** Estimated duration at ideal memory, ms, for memory-elastic policies; absent when unknown. */
+  readonly idealDurationMs?: number;
+  /** How the task slows with less memory; absent: it runs only with its ideal memory. */
+  readonly penalty?: PenaltyModel;
   /** Workers holding the input (maps); empty when it has none stored. */
   readonly preferredWorkers: readonly string[];
   /** Their racks; derived from the workers the books know when absent. */

@@ -33,6 +33,9 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'job-attempts': { id: 'number', jobId: 'string' },
   'kill-job': { id: 'number', jobId: 'string' },
   'cluster-info': { id: 'number' },
+  'job-profiles': { id: 'number', job: 'string?' },
+  'import-profile': { id: 'number', job: 'string', profile: 'object' },
+  'remove-profile': { id: 'number', job: 'string' },
   fs: { id: 'number', op: 'string', args: 'array' },
   reply: { re: 'number', ok: 'boolean', result: 'any', error: 'object?' },
 };

@@ -15,6 +15,7 @@ import {
   type AttemptSummary,
   type ClusterInfoResult,
   type JobConf,
+  type JobProfile,
   type JobStatus,
   type JobSubmission,
   type SerializedInputFormat,
@@ -273,6 +274,21 @@ export class JobClient {
 
   clusterInfo(): Promise<ClusterInfoResult> {
     return this.peer.request<ClusterInfoResult>({ type: 'cluster-info' });
+  }
+
+  /** The JobTracker's profiles of recurring jobs (all, or the one of `job`: empty when it has none). */
+  profiles(job?: string): Promise<JobProfile[]> {
+    return this.peer.request<JobProfile[]>({ type: 'job-profiles', ...(job !== undefined ? { job } : {}) });
+  }
+
+  /** Adds a `minimr profile` result (its JSON) to the profile of the job named `job`. */
+  importProfile(job: string, profile: JsonObject): Promise<JobProfile> {
+    return this.peer.request<JobProfile>({ type: 'import-profile', job, profile });
+  }
+
+  /** Forgets the profile of `job`; false when there was none. */
+  removeProfile(job: string): Promise<boolean> {
+    return this.peer.request<boolean>({ type: 'remove-profile', job });
   }
 
   /** Polls until the job ends; rejects with the job's error when it failed or was killed. */

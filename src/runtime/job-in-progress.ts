@@ -10,6 +10,7 @@ import {
   type JobStatus,
   type JobSubmission,
   type MapOutputSummary,
+  type ProfileUse,
   type TaskInput,
   type TaskKind,
 } from './protocol.js';
@@ -64,6 +65,8 @@ export class JobInProgress {
   commits: Promise<void> = Promise.resolve();
   /** The job has ended and its clean-up (output removal, workers told) is done. */
   settled = false;
+  /** Whether its tasks were planned from the profile of its name (job-profile.ts). */
+  profile: ProfileUse = { state: 'none' };
 
   constructor(submission: JobSubmission) {
     this.submission = submission;
@@ -79,19 +82,37 @@ export class JobInProgress {
   }
 }
 
-/** The job as the books take it: one map per split, `reducers` reduces, memory from the shuffle buffers. */
-export function jobPlan(id: string, submission: JobSubmission, splits: readonly TaskInputPlan[], maxAttempts: number): JobPlan<RuntimeData> {
-  const mapMemory = submission.mapMemoryMb ?? idealMemoryMb(submission, 'map');
-  const reduceMemory = submission.reduceMemoryMb ?? idealMemoryMb(submission, 'reduce');
-  const maps: TaskPlan<RuntimeData>[] = splits.map((s) => ({
-    memoryMb: mapMemory,
+/** What a task's plan takes from its job's profile (job-profile.ts): absent fields, a regular task. */
+export type TaskEstimates = Pick<TaskPlan<RuntimeData>, 'idealDurationMs' | 'penalty'>;
+
+/** The ideal memory of the job's maps and reduces: the shuffle buffers + overhead, unless the submission says. */
+export function jobMemoryMb(submission: JobSubmission): { readonly map: number; readonly reduce: number } {
+  return { map: submission.mapMemoryMb ?? idealMemoryMb(submission, 'map'), reduce: submission.reduceMemoryMb ?? idealMemoryMb(submission, 'reduce') };
+}
+
+/**
+ * The job as the books take it: one map per split, `reducers` reduces, memory from the shuffle
+ * buffers, and each task's ideal duration and penalty model from the job's profile when it has one.
+ */
+export function jobPlan(
+  id: string,
+  submission: JobSubmission,
+  splits: readonly TaskInputPlan[],
+  maxAttempts: number,
+  estimates?: { readonly maps: readonly TaskEstimates[]; readonly reduce: TaskEstimates },
+): JobPlan<RuntimeData> {
+  const memory = jobMemoryMb(submission);
+  const maps: TaskPlan<RuntimeData>[] = splits.map((s, i) => ({
+    ...estimates?.maps[i],
+    memoryMb: memory.map,
     inputBytes: s.inputBytes,
     preferredWorkers: s.preferredWorkers,
     preferredRacks: s.preferredRacks,
     data: s.input,
   }));
   const reduces: TaskPlan<RuntimeData>[] = Array.from({ length: submission.reducers }, () => ({
-    memoryMb: reduceMemory,
+    ...estimates?.reduce,
+    memoryMb: memory.reduce,
     inputBytes: 0,
     preferredWorkers: [],
     preferredRacks: [],
@@ -135,6 +156,8 @@ export function attemptSummaries(job: RuntimeJob): AttemptSummary[] {
         startTime: a.startTime,
         finishTime: a.finishTime,
         memoryMb: a.memoryMb,
+        idealMemoryMb: task.memoryMb,
+        elastic: a.elastic,
         locality: a.locality,
         inputBytes: task.inputBytes,
         counters: a.data.counters,
@@ -186,6 +209,8 @@ export function jobStatus(job: RuntimeJob): JobStatus {
       ...(m.partialSizeMs !== undefined ? { partialSizeMs: m.partialSizeMs } : {}),
       ...(m.timerMs !== undefined ? { timerMs: m.timerMs } : {}),
     })),
+    profile: job.data.profile,
+    elasticAttempts: [...job.maps, ...job.reduces].reduce((n, t) => n + t.attempts.filter((a) => a.elastic).length, 0),
     skew:
       job.skew === null
         ? undefined
@@ -230,7 +255,7 @@ export function attemptShuffleSettings(submission: JobSubmission, kind: TaskKind
 }
 
 /** Below this a buffer is useless; an allocation under overhead + this still gets this much. */
-const MIN_ELASTIC_BUFFER_BYTES = 1024 * 1024;
+export const MIN_ELASTIC_BUFFER_BYTES = 1024 * 1024;
 
 export function partFileName(kind: TaskKind, index: number): string {
   return `part-${kind === 'map' ? 'm' : 'r'}-${pad(index, 5)}`;

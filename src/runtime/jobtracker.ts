@@ -10,6 +10,7 @@ import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '
 import {
   attemptShuffleSettings,
   attemptSummaries,
+  jobMemoryMb,
   jobPlan,
   jobStatus,
   partFileName,
@@ -22,6 +23,8 @@ import {
   type WorkerLink,
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
+import { estimatesFor, observationsOf } from './job-profile.js';
+import { ProfileStore } from './profile-store.js';
 import {
   MAX_FRAME_BYTES,
   NAMENODE_OPS,
@@ -54,6 +57,8 @@ export interface JobTrackerOptions {
   blockSize?: number;
   replication?: number;
   maxAttempts?: number;
+  /** Elastic grants are whole multiples of this, MB (default 100, the YARN-ME paper's step). */
+  memoryStepMb?: number;
   logger?: Logger;
   /** Time source; tests may pass their own. */
   clock?: () => number;
@@ -73,11 +78,13 @@ const LAUNCH_GRACE_HEARTBEATS = 3;
 export class JobTracker {
   readonly namenode: Namenode;
   readonly logger: Logger;
-  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools'>>;
+  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools' | 'memoryStepMb'>>;
   private readonly clock: () => number;
   private readonly policy: Policy;
   private readonly books: Books<RuntimeData>;
   private readonly copier: InputCopier;
+  /** Profiles of recurring jobs, by job name: their tasks' ideal durations and penalty models. */
+  readonly profiles: ProfileStore;
   private jobSeq = 0;
   private readonly jobIdPrefix: string;
   private httpServer?: Server;
@@ -105,7 +112,12 @@ export class JobTracker {
       maxAttempts: options.maxAttempts ?? 4,
     };
     this.policy = options.policy;
-    this.books = new Books<RuntimeData>({ pools: options.pools ?? [], maxAttempts: this.options.maxAttempts, stopwatch: () => performance.now() });
+    this.books = new Books<RuntimeData>({
+      pools: options.pools ?? [],
+      maxAttempts: this.options.maxAttempts,
+      stopwatch: () => performance.now(),
+      ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
+    });
     this.clock = options.clock ?? Date.now;
     this.logger = options.logger ?? createLogger('jobtracker');
     this.namenode = new Namenode({
@@ -115,6 +127,7 @@ export class JobTracker {
       logger: this.logger,
     });
     this.copier = new InputCopier(this.namenode, this.books, this.logger, this.clock);
+    this.profiles = new ProfileStore(join(options.dataDir, 'profiles'), this.logger);
     const d = new Date();
     this.jobIdPrefix = `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
   }
@@ -135,6 +148,7 @@ export class JobTracker {
   async start(): Promise<void> {
     await mkdir(this.options.dataDir, { recursive: true });
     await this.namenode.open();
+    await this.profiles.open();
     this.httpServer = createServer((_req, res) => {
       res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
     });
@@ -167,6 +181,7 @@ export class JobTracker {
     }
     if (this.httpServer) await new Promise<void>((resolve) => this.httpServer!.close(() => resolve()));
     await this.namenode.close();
+    await this.profiles.close();
   }
 
   // ---- connections ---------------------------------------------------------------------------
@@ -215,6 +230,12 @@ export class JobTracker {
         return this.killJob(message.jobId);
       case 'cluster-info':
         return this.clusterInfo();
+      case 'job-profiles':
+        return message.job === undefined || message.job === null ? this.profiles.list() : [this.profiles.get(message.job)].filter((p) => p !== undefined);
+      case 'import-profile':
+        return this.profiles.import(message.job, message.profile, this.clock());
+      case 'remove-profile':
+        return this.profiles.remove(message.job);
       case 'fs':
         return this.namenodeCall(message.op, message.args);
       default:
@@ -372,7 +393,16 @@ export class JobTracker {
     const splits = maxMaps !== undefined ? allSplits.slice(0, maxMaps) : allSplits;
     await this.prepareOutput(submission);
     const jobId = `${this.jobIdPrefix}_${String(++this.jobSeq).padStart(4, '0')}`;
-    const { job, effects } = this.books.submit(jobPlan(jobId, submission, splits, submission.maxAttempts ?? this.options.maxAttempts), this.clock());
+    const memory = jobMemoryMb(submission);
+    const verdict = estimatesFor(
+      this.profiles.get(submission.name),
+      { conf: submission.conf, mapInputBytes: splits.map((s) => s.inputBytes), reducers: submission.reducers, mapMemoryMb: memory.map, reduceMemoryMb: memory.reduce },
+      Math.max(0, ...this.books.liveWorkers().map((w) => w.shape.memoryMb)),
+    );
+    if (verdict.use.state === 'rejected') this.logger.warn({ job: jobId, name: submission.name, why: verdict.use.reason }, 'profile not usable: the job runs regular');
+    else if (verdict.use.state === 'none') this.logger.info({ job: jobId, name: submission.name }, 'no profile of this job yet: it runs regular');
+    const { job, effects } = this.books.submit(jobPlan(jobId, submission, splits, submission.maxAttempts ?? this.options.maxAttempts, verdict.estimates), this.clock());
+    job.data.profile = verdict.use;
     if (job.skew?.plansAtSubmission) this.logger.info({ job: jobId, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
     this.logger.info({ job: jobId, name: submission.name, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
     if (effects.length > 0) await this.carryOut(effects);
@@ -550,6 +580,8 @@ export class JobTracker {
 
   private async jobEnded(job: RuntimeJob): Promise<void> {
     for (const worker of this.books.liveWorkers()) worker.data.peer.send({ type: 'cleanup-job', jobId: job.id });
+    // Before the job is reported done: a client that runs the same job again right away finds its profile.
+    if (job.state === 'succeeded') await this.recordProfile(job);
     this.copier.jobEnded(job.id);
     const out = job.data.submission.outputPath;
     // A failed or killed job's partial output is of no use and would block a re-run.
@@ -558,6 +590,16 @@ export class JobTracker {
     this.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
     for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(jobStatus(job));
     this.jobWaiters.delete(job.id);
+  }
+
+  /** What the job's successful attempts measured joins the profile of its name; a failure to store it is only logged. */
+  private async recordProfile(job: RuntimeJob): Promise<void> {
+    try {
+      const profile = await this.profiles.record(job.name, observationsOf(job), this.clock());
+      this.logger.debug({ job: job.id, name: job.name, runs: profile.runs }, 'profile updated');
+    } catch (err) {
+      this.logger.warn({ job: job.id, name: job.name, err: (err as Error).message }, 'cannot store the job\'s profile');
+    }
   }
 
   private async removeOutput(job: RuntimeJob, path: string): Promise<void> {
@@ -680,6 +722,8 @@ export class JobTracker {
       shared: s.shared,
       mapOutputs,
       memoryMb: attempt.memoryMb,
+      idealMemoryMb: task.memoryMb,
+      elastic: attempt.elastic,
       shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
       expectedInputRecords: reducePartitions
         ? job.maps.reduce((sum, m) => sum + reducePartitions.reduce((n, p) => n + (m.successfulAttempt?.data.mapOutput?.partitionRecords[p] ?? 0), 0), 0)

@@ -10,7 +10,7 @@ import type { BlockInfo, DatanodeAddress } from '../storage/index.js';
 import type { MapOutputLocation } from '../shuffle/index.js';
 import type { SkewStatus } from '../books/index.js';
 import type { SketchWire, SkewStrategy } from '../skew/index.js';
-import type { InputPlacement } from '../scheduler/index.js';
+import type { InputPlacement, PenaltyModel } from '../scheduler/index.js';
 
 export const PROTOCOL_VERSION = 1;
 /** Control frames are small; bulk data goes over the workers' HTTP data ports. */
@@ -161,7 +161,10 @@ export interface AttemptSpec {
   shared: JsonObject;
   /** Reduces: where every map's output is. */
   mapOutputs: MapOutputLocation[];
+  /** Memory granted; below `idealMemoryMb` the attempt is elastic and `shuffle` has the smaller buffer it implies. */
   memoryMb: number;
+  idealMemoryMb: number;
+  elastic: boolean;
   shuffle: AttemptShuffleSettings;
   /** Reduces: records the maps wrote for this partition (for progress). */
   expectedInputRecords: number;
@@ -201,6 +204,58 @@ export interface JobStatus {
   migrations: { time: number; from: number; to: number; partialSizeMs?: number; timerMs?: number }[];
   /** Partition assignment (virtual partitions, skew strategy); absent for map-only jobs. */
   skew?: SkewStatus;
+  /** The profile the job's tasks were planned with (YARN-ME): their ideal durations and penalty models come from it. */
+  profile: ProfileUse;
+  /** Attempts launched with less than their task's ideal memory. */
+  elasticAttempts: number;
+}
+
+/**
+ * Whether a job's tasks got ideal durations and penalty models from the profile of its name:
+ * 'none' (no profile: the job runs regular), 'rejected' (absurd: it runs regular, `reason` says
+ * why), 'used' (with the fit of each phase the profile has).
+ */
+export type ProfileUse =
+  | { readonly state: 'none' }
+  | { readonly state: 'rejected'; readonly reason: string }
+  | { readonly state: 'used'; readonly map?: PhaseFitSummary; readonly reduce?: PhaseFitSummary };
+
+/** A phase's fit, summed up. */
+export interface PhaseFitSummary {
+  /** Attempts the profile holds for the phase. */
+  readonly attempts: number;
+  /** Ideal duration of a task of the job's mean input, ms. */
+  readonly idealDurationMs: number;
+  /** Memory with which such a task does not spill: the buffer it needs + the task overhead, MB. */
+  readonly neededMemoryMb: number;
+  /** Fitted disk rate, MB/s; absent when none was fitted (no under-sized run was slower): the worker's own is used. */
+  readonly diskMBps?: number;
+  /** The penalty model's kind: 'spill', or 'none' for tasks that buffer nothing (map-only maps). */
+  readonly penalty: PenaltyModel['kind'];
+}
+
+/** Attempts of one phase of a job that ran with the same shuffle buffer; every figure but `bufferMiB` is a sum over them. */
+export interface BufferBucket {
+  readonly bufferMiB: number;
+  readonly attempts: number;
+  readonly taskMs: number;
+  /** Input bytes the attempts stand for (maps: their splits; reduces: the job's input / reducers). */
+  readonly inputBytes: number;
+  /** Buffer bytes with which each would not have spilled. */
+  readonly needBytes: number;
+  readonly spilledBytes: number;
+}
+
+/** What the JobTracker keeps of a recurring job (src/runtime/job-profile.ts). */
+export interface JobProfile {
+  /** The job name (`defineJob({ name })`): runs of the same name are one recurring job. */
+  readonly job: string;
+  readonly updatedAt: number;
+  /** Successful runs recorded, and `minimr profile` results imported. */
+  readonly runs: number;
+  readonly imports: number;
+  readonly map: readonly BufferBucket[];
+  readonly reduce: readonly BufferBucket[];
 }
 
 /** One attempt as `minimr job attempts` and the profiler see it. */
@@ -212,7 +267,11 @@ export interface AttemptSummary {
   state: AttemptState;
   startTime: number;
   finishTime?: number;
+  /** Memory granted. */
   memoryMb: number;
+  /** The task's ideal memory: `memoryMb` below it means an elastic (under-sized) attempt. */
+  idealMemoryMb: number;
+  elastic: boolean;
   /** Where the attempt's input was relative to its worker when it was launched. */
   locality: 'node' | 'rack' | 'any';
   /** Input bytes of the task (maps: split length; reduces: 0). */
@@ -332,6 +391,18 @@ export interface KillJob extends Request<'kill-job'> {
   jobId: string;
 }
 export interface ClusterInfo extends Request<'cluster-info'> {}
+/** The profiles of recurring jobs: all, or the one of `job`. */
+export interface GetProfiles extends Request<'job-profiles'> {
+  job?: string;
+}
+/** Adds a `minimr profile` result to the profile of `job`. */
+export interface ImportProfile extends Request<'import-profile'> {
+  job: string;
+  profile: JsonObject;
+}
+export interface RemoveProfile extends Request<'remove-profile'> {
+  job: string;
+}
 export interface NamenodeCall extends Request<'fs'> {
   op: NamenodeOp;
   args: unknown[];
@@ -359,6 +430,9 @@ export type Message =
   | GetJobAttempts
   | KillJob
   | ClusterInfo
+  | GetProfiles
+  | ImportProfile
+  | RemoveProfile
   | NamenodeCall
   | Reply;
 

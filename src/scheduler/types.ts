@@ -16,6 +16,33 @@ export type Locality = 'node' | 'rack' | 'any';
  */
 export type NodeKind = 'core' | 'transient' | 'transient-core';
 
+/**
+ * How a task's duration grows when it is granted less memory than its ideal (YARN-ME, yarn-me.md;
+ * the functions are in penalty.ts). Below `minFraction` of its ideal memory (10% when the model
+ * names none) a task cannot run at all: the books refuse such a grant.
+ */
+export type PenaltyModel =
+  /** Insensitive to memory. */
+  | { readonly kind: 'none'; readonly minFraction?: number }
+  /** Any under-sized grant takes `factor` times as long (mappers; the YARN-ME simulator's 1.5x / 3x). */
+  | { readonly kind: 'step'; readonly factor: number; readonly minFraction: number }
+  /** (ideal / granted) ^ exponent times as long (the paper's simulator's POWER1, POWER2 and SQUAREROOT). */
+  | { readonly kind: 'power'; readonly exponent: number; readonly minFraction: number }
+  /**
+   * T(m) = T + spilledBytes(m) / diskRate, the YARN-ME model. The buffer is the grant minus
+   * `overheadMb`. rule 'map': any spill means one extra pass over all of `bufferBytes` (a step);
+   * rule 'reduce': every full buffer is spilled, buffer * (ceil(bytes / buffer) - 1), a sawtooth.
+   * diskRate is `diskMBps` if given, else the worker's measured disk rate.
+   */
+  | {
+      readonly kind: 'spill';
+      readonly rule: 'map' | 'reduce';
+      readonly bufferBytes: number;
+      readonly overheadMb: number;
+      readonly minFraction: number;
+      readonly diskMBps?: number;
+    };
+
 export interface WorkerView {
   readonly id: string;
   readonly host: string;
@@ -53,7 +80,16 @@ export interface AttemptView {
   readonly startTime: number;
   /** 0..1 */
   readonly progress: number;
+  /** Memory granted to the attempt. */
   readonly memoryMb: number;
+  /** Its task's ideal memory; an elastic attempt was granted less. */
+  readonly idealMemoryMb: number;
+  /** Launched with less than its ideal memory (YARN-ME): it spills, and runs longer by its penalty model. */
+  readonly elastic: boolean;
+  /** Its task's estimated duration at ideal memory, ms; absent when unknown (see TaskView). */
+  readonly idealDurationMs?: number;
+  /** Its task's penalty model; absent when unknown. */
+  readonly penalty?: PenaltyModel;
   /** Where the input the attempt reads sits, relative to its worker: 'node' = on that worker. */
   readonly locality: Locality;
   /** Workers holding a replica of the attempt's input (maps only). */
@@ -75,6 +111,16 @@ export interface TaskView {
   readonly memoryMb: number;
   /** Input bytes (maps: split length; reduces: 0 until known). */
   readonly inputBytes: number;
+  /**
+   * Estimated duration at ideal memory, ms (from a profile or the workload); absent when unknown.
+   * Memory-elastic policies (YARN-ME) predict durations from it and `penalty`.
+   */
+  readonly idealDurationMs?: number;
+  /**
+   * How the task's duration grows with less memory than ideal; absent when the task has no
+   * profile: it then runs only with its ideal memory (the books refuse an elastic grant).
+   */
+  readonly penalty?: PenaltyModel;
   /** Workers on which an attempt of this task already failed: avoid them when another will do. */
   readonly failedOnWorkers: readonly string[];
   /**
@@ -198,6 +244,11 @@ export interface ClusterSnapshot {
   readonly pools: readonly PoolView[];
   /** MR-clusters (FAWKES) in request order: the queued, then the admitted; absent when none was ever requested. */
   readonly mrClusters?: readonly MrClusterView[];
+  /**
+   * Elastic grants (below a task's ideal memory) are whole multiples of this, MB; absent:
+   * DEFAULT_MEMORY_STEP_MB (100, as in the YARN-ME paper's simulator). See memory.ts.
+   */
+  readonly memoryStepMb?: number;
 }
 
 export type Decision =
@@ -206,8 +257,14 @@ export type Decision =
       readonly taskId: string;
       readonly jobId: string;
       readonly workerId: string;
-      /** Memory granted; defaults to the task's `memoryMb`. */
+      /**
+       * Memory granted; defaults to the task's `memoryMb` (its ideal). Less than ideal is an
+       * elastic grant: at least the task's minimum (10% of ideal unless its penalty model says),
+       * a whole number of memory steps, and only for a task with a penalty model.
+       */
       readonly memoryMb?: number;
+      /** Whether the grant is elastic; defaults to `memoryMb` < ideal, and must agree with it. */
+      readonly elastic?: boolean;
       readonly locality: Locality;
     }
   | { readonly kind: 'kill'; readonly attemptId: string; readonly reason: string }

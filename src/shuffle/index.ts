@@ -39,3 +39,4 @@ export {
   type ShuffleRequestHandler,
 } from './shuffle-handler.js';
 export { ReduceShuffle, type ReduceShuffleOptions } from './reduce-shuffle.js';
+export { META_BYTES } from './sort.js';

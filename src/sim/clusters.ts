@@ -118,6 +118,19 @@ function parseHosts(value: unknown, workers: readonly WorkerShape[], fail: (mess
   return Object.fromEntries(hosts);
 }
 
+/**
+ * YARN-ME's meganode (yarn-me.md): the whole cluster's slots, memory and disk pooled in one
+ * worker, so no task ever waits for memory that is free but spread over nodes. Under `srjf` it is
+ * the paper's idealized bound for elasticity-agnostic schedulers.
+ */
+export function meganode(cluster: ClusterShape): ClusterShape {
+  const sum = (f: (w: WorkerShape) => number) => cluster.workers.reduce((s, w) => s + f(w), 0);
+  return {
+    name: `${cluster.name}-meganode`,
+    workers: [{ id: 'meganode', rack: 'mega', mapSlots: sum((w) => w.mapSlots), reduceSlots: sum((w) => w.reduceSlots), memoryMb: sum((w) => w.memoryMb), diskMBps: sum((w) => w.diskMBps) }],
+  };
+}
+
 // ---- Hadoop SLS node files ---------------------------------------------------------------------
 
 export interface SlsNodesOptions {

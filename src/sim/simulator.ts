@@ -6,16 +6,17 @@
  * Attempt progress is what the worker reported at its last heartbeat, computed from the heartbeat
  * phase when the policy is consulted, so heartbeats need no per-worker work otherwise.
  */
-import { Books, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobSkew, type SkewPlan, type JobRecord, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
+import { Books, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type JobSkew, type SkewPlan, type TaskPlan, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
 import { MinimrError } from '../errors.js';
 import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
-import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
+import { FifoPolicy, YarnMePolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
 import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
 import { MrClusterSim, type MrClusterIo, type MrClusterSimEvent } from './mr-clusters.js';
-import { EventHeap } from './heap.js';
+import { EventHeap } from '../util/index.js';
 import { partitionShares, parseSkewSpec, sketchOf, type SkewSpec } from './skew-model.js';
-import { RackIndex, minimumMemoryMb, penalizedMs, placeReplicas, streamFor, transferMs } from './model.js';
-import { DEFAULT_SIM_SETTINGS, type ClusterShape, type FailureSettings, type JobSpec, type SimSettings, type TaskSpec, type Workload, type WorkerShape } from './types.js';
+import { RackIndex, misestimatedPenalty, placeReplicas, streamFor, transferMs } from './model.js';
+import { penalizedMs } from '../scheduler/index.js';
+import { DEFAULT_SIM_SETTINGS, type ClusterShape, type FailureSettings, type JobSpec, type PolicyCallMode, type SimSettings, type TaskSpec, type Workload, type WorkerShape } from './types.js';
 
 export interface DecisionRecord {
   readonly timeMs: number;
@@ -54,7 +55,7 @@ export interface SimulationStats {
   readonly decisions: number;
   readonly launches: number;
   readonly simulatedMs: number;
-  readonly policyCallMode: 'every-event' | 'when-useful';
+  readonly policyCallMode: Exclude<PolicyCallMode, 'auto'>;
   readonly heartbeatMs: number;
 }
 
@@ -132,7 +133,7 @@ interface ModelledRun {
   workStartMs: number;
   /** A reduce launched before its job's last map: the run it starts once the maps are done; otherwise null. */
   waitingRunMs: number | null;
-  readonly failure: 'none' | 'task-error' | 'out-of-memory';
+  readonly failure: 'none' | 'task-error';
   readonly remote: 'none' | 'rack' | 'off-rack';
   /** Counts the end events pushed for this run: under CPU sharing a rate change re-projects the end, and only the latest event counts. */
   endVersion: number;
@@ -171,7 +172,7 @@ export class Simulator {
   private readonly settings: SimSettings;
   private readonly heartbeatMs: number;
   private readonly policy: Policy;
-  private readonly mode: 'every-event' | 'when-useful';
+  private readonly mode: Exclude<PolicyCallMode, 'auto'>;
   private readonly recordDecisions: boolean;
   private readonly recordAttempts: boolean;
   private readonly maxSimMs: number;
@@ -219,11 +220,15 @@ export class Simulator {
     this.heartbeatMs = this.settings.heartbeatMs ?? defaultHeartbeatMs(cluster.workers.length);
     if (!(this.heartbeatMs > 0)) bad(`heartbeatMs must be positive, got ${this.heartbeatMs}`);
     if (!(this.settings.sampleEveryMs > 0)) bad(`sampleEveryMs must be positive, got ${this.settings.sampleEveryMs}`);
+    for (const field of ['noise', 'memoryNoise', 'penaltyNoise'] as const) {
+      const v = this.settings[field];
+      if (!(v >= 0 && v < 1)) bad(`${field} must be a fraction in [0, 1), e.g. 0.15 for +-15%, got ${v}`, { field });
+    }
     const slowStart = this.settings.reduceSlowStart;
     if (!(slowStart >= 0 && slowStart <= 1)) bad(`reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`);
     this.policy = policy;
     const mode = this.settings.policyCalls;
-    this.mode = mode === 'auto' ? (policy instanceof FifoPolicy ? 'when-useful' : 'every-event') : mode;
+    this.mode = mode === 'auto' ? (policy instanceof FifoPolicy ? 'when-useful' : policy instanceof YarnMePolicy ? 'when-changed' : 'every-event') : mode;
     this.recordDecisions = options.recordDecisions ?? true;
     this.recordAttempts = options.recordAttempts ?? true;
     this.maxSimMs = options.maxSimMs ?? Number.POSITIVE_INFINITY;
@@ -415,8 +420,7 @@ export class Simulator {
         if (a.data.failure === 'none') {
           this.carryOut(this.books.attemptSucceeded(a, this.now, this.measuresOf(a)));
         } else {
-          const code = a.data.failure === 'out-of-memory' ? 'EOOM' : 'ETASK';
-          this.carryOut(this.books.attemptFailed(a, { code, message: a.data.failure }, this.now));
+          this.carryOut(this.books.attemptFailed(a, { code: 'ETASK', message: a.data.failure }, this.now));
         }
         return { kind: 'attempt-finished', attemptId: a.id, jobId: a.task.job.id };
       }
@@ -456,13 +460,8 @@ export class Simulator {
       ...(spec.inputPlacement ? { inputPlacement: spec.inputPlacement } : {}),
       ...(spec.skew ? { skew: skewPlanOf(spec.skew, spec.reduces.length) } : {}),
       ...(spec.referenceMs !== undefined ? { referenceMs: spec.referenceMs } : {}),
-      maps: spec.maps.map((t) => ({
-        memoryMb: t.memoryMb,
-        inputBytes: t.inputBytes ?? 0,
-        preferredWorkers: t.replicas ?? placeReplicas(holders, this.settings.replication, rand),
-        data: t,
-      })),
-      reduces: spec.reduces.map((t) => ({ memoryMb: t.memoryMb, inputBytes: t.inputBytes ?? 0, preferredWorkers: [], data: t })),
+      maps: spec.maps.map((t, i) => ({ ...this.taskPlan(t, `${spec.id}:m${i}`), preferredWorkers: t.replicas ?? placeReplicas(holders, this.settings.replication, rand) })),
+      reduces: spec.reduces.map((t, i) => ({ ...this.taskPlan(t, `${spec.id}:r${i}`), preferredWorkers: [] })),
       data: sim,
     };
     const { job, effects } = this.books.submit(plan, this.now);
@@ -474,6 +473,30 @@ export class Simulator {
     if (!this.books.isActive(job)) return null;
     this.queueHeartbeats();
     return { kind: 'job-submitted', jobId: job.id };
+  }
+
+  /**
+   * What the books know of a task: its ideal memory and duration and its penalty model, the last
+   * as estimated (`penaltyNoise`, drawn per task from its own stream `key`).
+   */
+  private taskPlan(t: TaskSpec, key: string): Omit<TaskPlan<SimData>, 'preferredWorkers'> {
+    const noise = this.settings.penaltyNoise;
+    const penalty = t.penalty && noise > 0 ? misestimatedPenalty(t.penalty, 1 + noise * (2 * streamFor(this.settings.seed, `penalty:${key}`)() - 1)) : t.penalty;
+    return {
+      memoryMb: t.memoryMb,
+      inputBytes: t.inputBytes ?? 0,
+      idealDurationMs: t.workMs,
+      ...(penalty !== undefined ? { penalty } : {}),
+      data: t,
+    };
+  }
+
+  /** The task's true ideal memory (`memoryNoise`), drawn per task so every attempt of it agrees. */
+  private trueIdealMemoryMb(a: Attempt): number {
+    const spec = a.task.data;
+    const noise = this.settings.memoryNoise;
+    if (noise <= 0) return spec.memoryMb;
+    return spec.memoryMb * (1 + noise * (2 * streamFor(this.settings.seed, `memory:${a.task.id}`)() - 1));
   }
 
   private loseWorker(w: Worker, backAtMs: number | undefined): SchedulingTrigger | null {
@@ -561,11 +584,12 @@ export class Simulator {
     const commits = task.kind === 'reduce' || job.reduces.length === 0;
     const io = this.mrc.ioOf(a, remote === 'none' ? 0 : input, netMBps, commits ? (spec.outputBytes ?? 0) : 0);
     const readMs = io ? io.readMs + io.writeMs : remote === 'none' ? 0 : transferMs(input, netMBps);
+    // Only an elastic run meets the truth about its memory: a regular grant is what the task asked for.
+    const idealMemoryMb = a.elastic ? this.trueIdealMemoryMb(a) : spec.memoryMb;
     const workMs = spec.workMs * this.reduceWorkScale(a) * w.data.cpuThrottle;
-    const fullMs = Math.max(1, Math.round(penalizedMs(spec, workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
-    const oom = memoryMb < minimumMemoryMb(spec);
-    const failure: ModelledRun['failure'] = oom ? 'out-of-memory' : failsByChance ? 'task-error' : 'none';
-    const runMs = oom ? 0 : failsByChance ? Math.max(1, Math.round(fullMs * failPoint)) : fullMs;
+    const fullMs = Math.max(1, Math.round(penalizedMs(idealMemoryMb, spec.penalty, workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
+    const failure: ModelledRun['failure'] = failsByChance ? 'task-error' : 'none';
+    const runMs = failsByChance ? Math.max(1, Math.round(fullMs * failPoint)) : fullMs;
     // A reduce launched before its job's last map holds the slot and works only once the maps are done.
     const waits = task.kind === 'reduce' && job.mapsDone < job.maps.length;
     const endMs = waits ? Number.POSITIVE_INFINITY : this.now + runMs;
@@ -577,7 +601,7 @@ export class Simulator {
     if (task.kind === 'map') this.usage.map++;
     else this.usage.reduce++;
     this.usage.mem += memoryMb;
-    if (memoryMb < spec.memoryMb) this.usage.elastic++;
+    if (a.elastic) this.usage.elastic++;
     this.partitionSlots[a.partition] = (this.partitionSlots[a.partition] ?? 0) + 1;
     if (!waits) this.beginWork(a, runMs);
   }
@@ -656,7 +680,7 @@ export class Simulator {
     if (task.kind === 'map') this.usage.map--;
     else this.usage.reduce--;
     this.usage.mem -= a.memoryMb;
-    if (a.memoryMb < task.memoryMb) this.usage.elastic--;
+    if (a.elastic) this.usage.elastic--;
     this.partitionSlots[a.partition]!--;
     this.mrc.ioDone(a.data.io);
 
@@ -744,6 +768,7 @@ export class Simulator {
   private consult(trigger: SchedulingTrigger): void {
     if (!this.hasWork() || this.books.liveWorkerCount === 0) return;
     if (this.mode === 'when-useful' && (!this.books.hasChanged || !this.books.somethingFits())) return;
+    if (this.mode === 'when-changed' && !this.books.hasChanged) return;
     this.books.takeChanged();
     this.refreshProgress();
     const snapshot = this.books.snapshot(trigger, this.now);
@@ -849,7 +874,7 @@ export class Simulator {
 
 /** The simulator's settings among `o`'s fields (other options ride along in the same objects). */
 export function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
-  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime', 'reduceSlowStart', 'outputReplication'];
+  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'memoryNoise', 'penaltyNoise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime', 'reduceSlowStart', 'outputReplication'];
   const out: Record<string, unknown> = {};
   for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
   return out as Partial<SimSettings>;

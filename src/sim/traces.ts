@@ -3,7 +3,7 @@
  * (rumen.ts), and minimr's own workload JSON (a lossless round trip of the Workload type).
  */
 import { MinimrError } from '../errors.js';
-import { parsePools } from '../scheduler/index.js';
+import { DEFAULT_MIN_MEMORY_FRACTION, parsePools, type TaskKind } from '../scheduler/index.js';
 import { describeJsonValues, isJsonObject, parseJsonStream } from './json-stream.js';
 import { rumenWorkloadFromValues } from './rumen.js';
 import { parseSkewSpec } from './skew-model.js';
@@ -63,19 +63,26 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
       const v = obj[field];
       return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : bad(`${at}: field "${field}" must be a number >= 0, got ${JSON.stringify(v)}`, { jobId: id, ...(taskId ? { taskId } : {}), field });
     };
-    const start = num('job.start.ms', j, where);
+    // The paper's simulator (DSS) starts a job after another one with "job.start.ms": "job_X".
+    const afterJob = typeof j['job.start.ms'] === 'string' ? (j['job.start.ms'] as string) : undefined;
+    const start = afterJob !== undefined ? 0 : num('job.start.ms', j, where);
     const end = num('job.end.ms', j, where);
-    if (end < start) bad(`${where}: field "job.end.ms" (${end}) is before "job.start.ms" (${start})`, { jobId: id, field: 'job.end.ms' });
+    if (afterJob === undefined && end < start) bad(`${where}: field "job.end.ms" (${end}) is before "job.start.ms" (${start})`, { jobId: id, field: 'job.end.ms' });
     const queue = j['job.queue.name'];
     if (queue !== undefined && (typeof queue !== 'string' || queue === '')) bad(`${where}: field "job.queue.name" must be a non-empty string`, { jobId: id, field: 'job.queue.name' });
     if (!Array.isArray(j['job.tasks'])) bad(`${where}: field "job.tasks" must be an array`, { jobId: id, field: 'job.tasks' });
     const maps: TaskSpec[] = [];
     const reduces: TaskSpec[] = [];
+    const dssGroups: Array<{ kind: TaskKind; priority: number; specs: TaskSpec[] }> = [];
     (j['job.tasks'] as unknown[]).forEach((t, k) => {
       const taskId = `task ${k + 1}`;
       const at = `${where}: ${taskId}`;
       if (typeof t !== 'object' || t === null) bad(`${at} is not an object`, { jobId: id, taskId, field: 'job.tasks' });
       const task = t as Record<string, unknown>;
+      if (Object.keys(task).some((key) => key.startsWith('c.'))) {
+        dssGroups.push(dssTaskGroup(task, at, { jobId: id, taskId }));
+        return;
+      }
       const host = task['container.host'];
       if (typeof host !== 'string' || !/^\/[^/]+\/[^/]+$/.test(host)) bad(`${at}: field "container.host" must look like "/rack/node", got ${JSON.stringify(host)}`, { jobId: id, taskId, field: 'container.host' });
       const s = num('container.start.ms', task, at, taskId);
@@ -98,19 +105,88 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
       const spec: TaskSpec = { workMs: e - s, memoryMb: memory as number, ...(kind === 'map' ? { replicas: [node], inputBytes: 0 } : { inputBytes: 0 }) };
       (kind === 'map' ? maps : reduces).push(spec);
     });
-    return { id, start, queue: queue as string | undefined, maps, reduces };
+    // DSS's task groups run in priority order (lowest first), maps before reduces as minimr runs them.
+    for (const g of [...dssGroups].sort((a, b) => a.priority - b.priority)) (g.kind === 'map' ? maps : reduces).push(...g.specs);
+    return { id, start, afterJob, queue: queue as string | undefined, maps, reduces, dss: dssGroups.length > 0 };
   });
-  const order = parsed.map((p, i) => ({ p, i })).sort((a, b) => a.p.start - b.p.start || a.i - b.i);
-  const jobs: JobSpec[] = order.map(({ p }, i) => ({
-    id: `job_${String(i + 1).padStart(4, '0')}`,
+  const order = startOrder(parsed, source);
+  const newId = new Map(order.map((p, i) => [p.id, `job_${String(i + 1).padStart(4, '0')}`]));
+  const jobs: JobSpec[] = order.map((p) => ({
+    id: newId.get(p.id)!,
     name: p.id,
-    app: 'sls',
+    app: p.dss ? 'dss' : 'sls',
     submitMs: p.start,
+    ...(p.afterJob !== undefined ? { after: newId.get(p.afterJob)! } : {}),
     ...(p.queue !== undefined ? { pool: p.queue } : {}),
     maps: p.maps,
     reduces: p.reduces,
   }));
-  return { name: options.name ?? 'sls', jobs, meta: { generator: 'sls', jobs: jobs.length } };
+  const dss = parsed.some((p) => p.dss);
+  return { name: options.name ?? (dss ? 'dss' : 'sls'), jobs, meta: { generator: dss ? 'dss' : 'sls', jobs: jobs.length } };
+}
+
+/**
+ * Jobs in start order, each job that starts after another ("job.start.ms": "job_X") right after
+ * the jobs before it in that order; the id must name a job of the trace, and no cycle.
+ */
+function startOrder<P extends { readonly id: string; readonly start: number; readonly afterJob?: string }>(parsed: readonly P[], source: string): P[] {
+  const ids = new Set(parsed.map((p) => p.id));
+  for (const p of parsed) {
+    if (p.afterJob !== undefined && !ids.has(p.afterJob)) bad(`${source}: job "${p.id}": field "job.start.ms" names job "${p.afterJob}", which is not in the trace`, { jobId: p.id, field: 'job.start.ms' });
+  }
+  const order = parsed.map((p, i) => ({ p, i })).filter(({ p }) => p.afterJob === undefined).sort((a, b) => a.p.start - b.p.start || a.i - b.i).map(({ p }) => p);
+  const placed = new Set(order.map((p) => p.id));
+  let waiting = parsed.filter((p) => p.afterJob !== undefined);
+  while (waiting.length > 0) {
+    const ready = waiting.filter((p) => placed.has(p.afterJob!));
+    if (ready.length === 0) bad(`${source}: jobs ${waiting.map((p) => `"${p.id}"`).join(', ')} start after each other in a cycle`, { field: 'job.start.ms' });
+    for (const p of ready) {
+      order.push(p);
+      placed.add(p.id);
+    }
+    waiting = waiting.filter((p) => !placed.has(p.id));
+  }
+  return order;
+}
+
+/** DSS's penalty models as minimr's; SAWTOOTH and SPARKWC are not modelled here. */
+const DSS_PENALTIES: Readonly<Record<string, (ib: number) => PenaltyModel>> = {
+  NULL: () => ({ kind: 'none' }),
+  STEP: (ib) => ({ kind: 'step', factor: ib, minFraction: DEFAULT_MIN_MEMORY_FRACTION }),
+  POWER1: () => ({ kind: 'power', exponent: 1, minFraction: DEFAULT_MIN_MEMORY_FRACTION }),
+  POWER2: () => ({ kind: 'power', exponent: 2, minFraction: DEFAULT_MIN_MEMORY_FRACTION }),
+  SQUAREROOT: () => ({ kind: 'power', exponent: 0.5, minFraction: DEFAULT_MIN_MEMORY_FRACTION }),
+};
+
+/**
+ * A task group of the paper's simulator (DSS): "c.nr" alike containers of "c.type" MAP or REDUCE,
+ * each running "c.dur" ms with "c.mem" MB and "c.cores" (1) core, at "c.prio", with the penalty
+ * model "c.penalty" of initial bump "c.ib" (NULL, STEP, POWER1, POWER2, SQUAREROOT); no penalty
+ * model: insensitive to memory. Any bad field is EBADCONF naming it.
+ */
+function dssTaskGroup(task: Record<string, unknown>, at: string, ids: { jobId: string; taskId: string }): { kind: TaskKind; priority: number; specs: TaskSpec[] } {
+  const fail = (field: string, want: string): never => bad(`${at}: field "${field}" must be ${want}, got ${JSON.stringify(task[field])}`, { ...ids, field });
+  const value = (field: string, ok: (v: number) => boolean, want: string): number => {
+    const v = task[field];
+    return typeof v === 'number' && Number.isFinite(v) && ok(v) ? v : fail(field, want);
+  };
+  const count = value('c.nr', (v) => Number.isInteger(v) && v >= 1, 'a whole number >= 1');
+  const workMs = value('c.dur', (v) => v >= 0, 'a number of ms >= 0');
+  const memoryMb = value('c.mem', (v) => v > 0, 'a positive number of MB');
+  const priority = value('c.prio', Number.isInteger, 'an integer');
+  if (task['c.cores'] !== undefined) value('c.cores', (v) => v === 1, '1 (a task runs in one slot)');
+  const type = typeof task['c.type'] === 'string' ? (task['c.type'] as string).toUpperCase() : '';
+  if (type !== 'MAP' && type !== 'REDUCE') fail('c.type', '"MAP" or "REDUCE" (application masters are not modelled)');
+  let penalty: PenaltyModel | undefined;
+  if (task['c.penalty'] !== undefined) {
+    const name = typeof task['c.penalty'] === 'string' ? (task['c.penalty'] as string).toUpperCase() : '';
+    const model = DSS_PENALTIES[name] ?? bad(`${at}: unknown penalty model ${JSON.stringify(task['c.penalty'])} in field "c.penalty"; known: ${Object.keys(DSS_PENALTIES).join(', ')}`, { ...ids, field: 'c.penalty' });
+    penalty = model(value('c.ib', (v) => v >= 1, 'the penalty\'s initial bump, a number >= 1'));
+  } else if (task['c.ib'] !== undefined) {
+    fail('c.penalty', 'a penalty model when "c.ib" is given');
+  }
+  const spec: TaskSpec = { workMs, memoryMb, inputBytes: 0, replicas: [], ...(penalty ? { penalty } : {}) };
+  return { kind: type === 'MAP' ? 'map' : 'reduce', priority, specs: Array.from({ length: count }, () => spec) };
 }
 
 /** One worker per host named in an SLS trace, with the given slots and memory, in name order. */
@@ -141,6 +217,8 @@ function penaltyFrom(v: unknown, at: string): PenaltyModel | undefined {
       return { kind: 'none' };
     case 'step':
       return { kind: 'step', factor: positive('factor'), minFraction: positive('minFraction') };
+    case 'power':
+      return { kind: 'power', exponent: positive('exponent'), minFraction: positive('minFraction') };
     case 'spill':
       if (p.rule !== 'map' && p.rule !== 'reduce') bad(`${at}: penalty "rule" must be "map" or "reduce"`);
       return {
@@ -152,7 +230,7 @@ function penaltyFrom(v: unknown, at: string): PenaltyModel | undefined {
         ...(p.diskMBps !== undefined ? { diskMBps: positive('diskMBps') } : {}),
       };
     default:
-      return bad(`${at}: penalty "kind" must be "none", "step" or "spill"`);
+      return bad(`${at}: unknown penalty model ${JSON.stringify(p.kind)}: "kind" must be "none", "step", "power" or "spill"`, { field: 'penalty' });
   }
 }
 

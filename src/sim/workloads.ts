@@ -15,7 +15,7 @@
 import { MinimrError } from '../errors.js';
 import type { PoolView } from '../scheduler/index.js';
 import { clusterPreset, uniformCluster } from './clusters.js';
-import { EventHeap } from './heap.js';
+import { EventHeap } from '../util/index.js';
 import { MiB, streamFor } from './model.js';
 import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload } from './types.js';
 

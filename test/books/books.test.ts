@@ -457,3 +457,66 @@ describe('books: skew assignment', () => {
     assert.equal(chosen[job.skew!.row!], Math.min(...chosen), 'the row with the smallest estimated reduce phase');
   });
 });
+
+describe('books: memory', () => {
+  const step = { kind: 'step', factor: 3, minFraction: 0.1 } as const;
+
+  /** Books with w1 (4096 MB) and a job of two 2000 MB maps with a 3x step penalty and 60 s ideal duration. */
+  function elasticJob(options: ConstructorParameters<typeof Books>[0] = {}): { books: Books; job: JobRecord } {
+    const books = new Books(options);
+    books.workerJoined(worker('w1', '/r1', { mapSlots: 4 }), undefined, 0);
+    const map = { memoryMb: 2000, inputBytes: 0, preferredWorkers: [], idealDurationMs: 60_000, penalty: step, data: undefined };
+    const { job } = books.submit({ id: 'job_1', name: 'j', maps: [map, map], reduces: [], data: undefined }, 0);
+    return { books, job };
+  }
+
+  function grant(task: TaskRecord, memoryMb: number | undefined, elastic?: boolean): Decision {
+    return { kind: 'launch', taskId: task.id, jobId: task.job.id, workerId: 'w1', ...(memoryMb !== undefined ? { memoryMb } : {}), ...(elastic !== undefined ? { elastic } : {}), locality: 'any' };
+  }
+
+  it('a pending task shows its ideal memory, ideal duration and penalty model; the snapshot its memory step', () => {
+    const { books } = elasticJob();
+    const snap = books.snapshot(TICK, 0);
+    const t = snap.jobs[0]!.pendingTasks[0]!;
+    assert.deepEqual([t.memoryMb, t.idealDurationMs, t.penalty], [2000, 60_000, step]);
+    assert.equal(snap.memoryStepMb, 100);
+    assert.equal(elasticJob({ memoryStepMb: 64 }).books.snapshot(TICK, 0).memoryStepMb, 64);
+    assert.throws(() => new Books({ memoryStepMb: 0 }), /EBADCONF|memoryStepMb/);
+  });
+
+  it('an elastic grant is carried into the attempt, its view and the worker\'s free memory', () => {
+    const { books, job } = elasticJob();
+    const decisions = [grant(job.maps[0]!, 300), grant(job.maps[1]!, undefined)];
+    assert.deepEqual(books.check(books.snapshot(TICK, 0), decisions), []);
+    const [e1, e2] = books.apply(decisions, 0) as Array<Extract<Effect, { kind: 'launch' }>>;
+    assert.deepEqual([e1!.attempt.memoryMb, e1!.attempt.elastic], [300, true]);
+    assert.deepEqual([e2!.attempt.memoryMb, e2!.attempt.elastic], [2000, false], 'a launch without a grant is regular, at ideal memory');
+    const snap = books.snapshot(TICK, 1);
+    assert.equal(snap.workers[0]!.freeMemoryMb, 4096 - 2300);
+    const views = snap.jobs[0]!.runningAttempts;
+    assert.deepEqual(
+      views.map((a) => [a.memoryMb, a.idealMemoryMb, a.elastic, a.idealDurationMs, a.penalty?.kind]),
+      [
+        [300, 2000, true, 60_000, 'step'],
+        [2000, 2000, false, 60_000, 'step'],
+      ],
+    );
+  });
+
+  it('refuses a grant below the minimum, above free memory, off the step, contradicting its flag, or for a task without a penalty model', () => {
+    const { books, job } = elasticJob();
+    const snap = books.snapshot(TICK, 0);
+    const problems = (d: Decision[]) => books.check(snap, d).join('; ');
+    const t = job.maps[0]!;
+    assert.match(problems([grant(t, 100)]), /below its minimum 200 MB \(0\.1 of its ideal 2000 MB\)/);
+    assert.match(problems([grant(t, 250)]), /not a whole number of 100 MB steps/);
+    assert.match(problems([grant(t, 2000, true)]), /elastic with 2000 MB, not less than its ideal/);
+    assert.match(problems([grant(t, 1000, false)]), /yet says it is not elastic/);
+    assert.match(problems([grant(t, 2000), grant(job.maps[1]!, 2100)]), /w1: 4100 MB for 4096 MB free/);
+    assert.deepEqual(books.check(snap, [grant(t, 200), grant(job.maps[1]!, 1900, true)]), [], 'the minimum itself and whole steps are fine');
+    // A task without a penalty model (no profile) runs only with its ideal memory.
+    const plain = submit(books, 'job_2', [[]], 0);
+    assert.match(books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 500)]).join('; '), /has no penalty model/);
+    assert.deepEqual(books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 600)]), [], 'more than ideal is a regular grant');
+  });
+});
