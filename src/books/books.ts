@@ -620,6 +620,7 @@ export class Books<D extends EngineData = EngineData> {
 
   private rerunMap(task: TaskRecord<D>, why: string, effects: Effect<D>[]): void {
     const job = task.job;
+    const lostAttempt = task.successfulAttempt!;
     task.state = 'pending';
     task.successfulAttempt = null;
     job.mapsDone--;
@@ -627,7 +628,7 @@ export class Books<D extends EngineData = EngineData> {
     this.pendingAdded(task);
     this.markJob(job, { pending: true });
     this.changed = true;
-    effects.push({ kind: 'map-rerun', task, why });
+    effects.push({ kind: 'map-rerun', task, lostAttempt, why });
   }
 
   /**

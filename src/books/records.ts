@@ -170,9 +170,9 @@ export type Effect<D extends EngineData = EngineData> =
   | { readonly kind: 'attempt-ended'; readonly attempt: AttemptRecord<D>; readonly tellWorker: boolean }
   /** The attempt's output is the task's: move it into the job's output (reduces and map-only maps). */
   | { readonly kind: 'commit-task'; readonly attempt: AttemptRecord<D> }
-  /** A finished map must run again: its output is gone (`why`). */
-  | { readonly kind: 'map-rerun'; readonly task: TaskRecord<D>; readonly why: string }
-  /** Every map of the job is done: reduces launched early may start their work. */
+  /** A finished map must run again: the output `lostAttempt` wrote is gone (`why`). */
+  | { readonly kind: 'map-rerun'; readonly task: TaskRecord<D>; readonly lostAttempt: AttemptRecord<D>; readonly why: string }
+  /** Every map of the job is done (a reduce launched early has been told of every map output). */
   | { readonly kind: 'maps-done'; readonly job: JobRecord<D> }
   /** Every task succeeded: write the job's success marker, then call `jobCommitted`. */
   | { readonly kind: 'commit-job'; readonly job: JobRecord<D> }

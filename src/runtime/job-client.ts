@@ -9,7 +9,7 @@ import { CountMinSketch } from '../skew/index.js';
 import type { InputPlacement } from '../scheduler/index.js';
 import { FsClient, computeSplits, type FileStatus, type InputSplit } from '../storage/index.js';
 import { TaskSplitInput } from './input.js';
-import { importJobModule, readJobModuleSource, storeJobModule } from './job-loader.js';
+import { importJobModule, jobModuleHash, readJobModuleSource, storeJobModule } from './job-loader.js';
 import {
   SKEW_CONF_DEFAULTS,
   type AttemptSummary,
@@ -43,7 +43,9 @@ export interface SubmitOptions {
 }
 
 export interface WaitOptions {
+  /** Called with the job's status every `pollMs` while it runs, and with its final status. */
   onProgress?: (status: JobStatus) => void;
+  /** Progress polling interval (default 200 ms); the end itself is not polled for. */
   pollMs?: number;
 }
 
@@ -56,6 +58,8 @@ function sampleInput(fs: FsClient, split: InputSplit, format: SerializedInputFor
 /** A user's handle on a cluster: submit and follow jobs, and use the block store. */
 export class JobClient {
   readonly fs: FsClient;
+  /** Job modules loaded by this client, by content hash. */
+  private readonly jobs = new Map<string, Promise<AnyJobDefinition>>();
 
   private constructor(private readonly peer: RpcPeer) {
     this.fs = new FsClient({ namenode: remoteNamenode(peer) });
@@ -75,15 +79,29 @@ export class JobClient {
   /** Loads the job module here (so a broken module fails now), runs its `prepare`, and submits it. */
   async submit(modulePath: string, options: SubmitOptions): Promise<string> {
     const { name: moduleName, source } = await readJobModuleSource(modulePath);
-    const cacheDir = await mkdtemp(join(tmpdir(), 'minimr-client-'));
-    try {
-      const job = await importJobModule(await storeJobModule(source, cacheDir), moduleName);
-      const submission = await this.buildSubmission(job, moduleName, source, options);
-      const { jobId } = await this.peer.request<{ jobId: string }>({ type: 'submit-job', job: submission });
-      return jobId;
-    } finally {
-      await rm(cacheDir, { recursive: true, force: true });
+    const job = await this.loadJob(moduleName, source);
+    const submission = await this.buildSubmission(job, moduleName, source, options);
+    const { jobId } = await this.peer.request<{ jobId: string }>({ type: 'submit-job', job: submission });
+    return jobId;
+  }
+
+  /** The job a module defines, loaded once per content (a client submitting the same module again reuses it). */
+  private loadJob(moduleName: string, source: string): Promise<AnyJobDefinition> {
+    const hash = jobModuleHash(source);
+    let job = this.jobs.get(hash);
+    if (!job) {
+      job = (async () => {
+        const cacheDir = await mkdtemp(join(tmpdir(), 'minimr-client-'));
+        try {
+          return await importJobModule(await storeJobModule(source, cacheDir), moduleName);
+        } finally {
+          await rm(cacheDir, { recursive: true, force: true });
+        }
+      })();
+      this.jobs.set(hash, job);
+      job.catch(() => this.jobs.delete(hash));
     }
+    return job;
   }
 
   private async buildSubmission(job: AnyJobDefinition, moduleName: string, source: string, options: SubmitOptions): Promise<JobSubmission> {
@@ -291,19 +309,35 @@ export class JobClient {
     return this.peer.request<boolean>({ type: 'remove-profile', job });
   }
 
-  /** Polls until the job ends; rejects with the job's error when it failed or was killed. */
+  /**
+   * Resolves when the job ends, as the JobTracker tells it (a 'wait-job' request answered at the
+   * end: no polling delay); rejects with the job's error when it failed or was killed. With
+   * `onProgress`, the status is also polled every `pollMs` meanwhile.
+   */
   async waitForCompletion(jobId: string, options: WaitOptions = {}): Promise<JobStatus> {
-    const pollMs = options.pollMs ?? 200;
-    for (;;) {
-      const status = await this.status(jobId);
-      options.onProgress?.(status);
-      if (status.state === 'succeeded') return status;
-      if (status.state === 'failed' || status.state === 'killed') {
-        const err = status.error ? deserializeError(status.error) : new MinimrError('EJOBFAILED', `job ${jobId} ${status.state}`);
-        throw new MinimrError(status.state === 'killed' ? 'EJOBKILLED' : 'EJOBFAILED', err.message, { ...err.details, jobId });
+    const ended = this.peer.request<JobStatus>({ type: 'wait-job', jobId });
+    const onProgress = options.onProgress;
+    if (onProgress) {
+      const pollMs = options.pollMs ?? 200;
+      let done = false;
+      const stopped = ended.then(
+        () => (done = true),
+        () => (done = true),
+      );
+      while (!done) {
+        const status = await this.status(jobId);
+        if (done) break;
+        onProgress(status);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([stopped, new Promise((r) => (timer = setTimeout(r, pollMs)))]);
+        clearTimeout(timer);
       }
-      await new Promise((r) => setTimeout(r, pollMs));
     }
+    const status = await ended;
+    onProgress?.(status);
+    if (status.state === 'succeeded') return status;
+    const err = status.error ? deserializeError(status.error) : new MinimrError('EJOBFAILED', `job ${jobId} ${status.state}`);
+    throw new MinimrError(status.state === 'killed' ? 'EJOBKILLED' : 'EJOBFAILED', err.message, { ...err.details, jobId });
   }
 
   /** Submits and waits. */

@@ -9,11 +9,13 @@ import {
   type Counters,
   type JobStatus,
   type JobSubmission,
+  type MapOutputAnnouncement,
   type MapOutputSummary,
   type ProfileUse,
   type TaskInput,
   type TaskKind,
 } from './protocol.js';
+import { jobModuleHash } from './job-loader.js';
 import type { RpcPeer } from './rpc-peer.js';
 
 /**
@@ -59,6 +61,8 @@ function pad(n: number, width: number): string {
 /** A submitted job's part that is the JobTracker's own: the submission, counters, commits. */
 export class JobInProgress {
   readonly submission: JobSubmission;
+  /** Content hash of the job module, by which workers cache it. */
+  readonly moduleHash: string;
   /** Counters of succeeded attempts, summed. */
   readonly counters: Counters = {};
   /** Task output renames and the job's commit and clean-up, one after another. */
@@ -70,6 +74,7 @@ export class JobInProgress {
 
   constructor(submission: JobSubmission) {
     this.submission = submission;
+    this.moduleHash = jobModuleHash(submission.moduleSource);
   }
 
   /** Job counters sum the attempts' counters, except PEAK_* ones, which keep the largest. */
@@ -124,6 +129,7 @@ export function jobPlan(
     pool: submission.pool ?? 'default',
     weight: submission.weight ?? 1,
     maxAttempts,
+    reduceSlowStart: reduceSlowStartOf(submission),
     ...(submission.inputPlacement ? { inputPlacement: submission.inputPlacement } : {}),
     skew: skewPlan(submission),
     maps,
@@ -140,6 +146,29 @@ function skewPlan(submission: JobSubmission): SkewPlan {
     strategy: conf['skew.strategy'],
     partitionFactor: conf['skew.partitionFactor'],
     ...(sample ? { sketch: sample.sketch, sampleMs: sample.sampleMs, sampledRecords: sample.inputRecords } : {}),
+  };
+}
+
+/**
+ * The fraction of maps done before the job's reduces may launch (`job.reduceSlowStart`), the rule
+ * the books apply (they hold a 'simple' skew job's reduces until its last map whatever this says).
+ */
+export function reduceSlowStartOf(submission: JobSubmission): number {
+  return { ...JOB_CONF_DEFAULTS, ...submission.conf }['job.reduceSlowStart'];
+}
+
+/** Where a successful map attempt's output is, for a reduce reading `partitions` of it. */
+export function mapOutputAnnouncement(mapAttempt: RuntimeAttempt, partitions: readonly number[]): MapOutputAnnouncement {
+  const w = mapAttempt.worker;
+  const records = mapAttempt.data.mapOutput?.partitionRecords;
+  return {
+    mapIndex: mapAttempt.task.index,
+    attemptId: mapAttempt.id,
+    workerId: w.shape.id,
+    // A lost worker's outputs are being re-run; the reduce is told when they are (or fails to fetch and says so).
+    host: w.alive ? w.data.address.host : '',
+    dataPort: w.alive ? w.data.address.dataPort : 0,
+    records: records ? partitions.reduce((n, p) => n + (records[p] ?? 0), 0) : 0,
   };
 }
 

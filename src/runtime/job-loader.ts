@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -37,12 +37,23 @@ export async function readJobModuleSource(path: string): Promise<{ name: string;
   return { name: basename(path), source: text };
 }
 
+/** A job module's content hash: workers cache modules by it, and a task process reused by it. */
+export function jobModuleHash(source: string): string {
+  return createHash('sha1').update(source).digest('hex').slice(0, 16);
+}
+
+/** Where `storeJobModule` puts the module of that hash under `cacheDir`. */
+export function jobModuleFile(cacheDir: string, hash: string): string {
+  return join(cacheDir, `job-${hash}.mjs`);
+}
+
 /**
  * Writes the source under `cacheDir` (named by its hash) and returns the file's path. A job is
  * shipped as one file and stored outside this package, where the bare specifier 'minimr' would not
  * resolve; a `node_modules/minimr` link beside it points at the running engine, so a job always
  * runs against the API of the engine that runs it. (A module.register() resolve hook does the same
  * but starts a loader thread in every task process, which cost hundreds of milliseconds a launch.)
+ * The file appears whole (written aside, then renamed): another process may be importing it.
  */
 export async function storeJobModule(source: string, cacheDir: string): Promise<string> {
   await mkdir(join(cacheDir, 'node_modules'), { recursive: true });
@@ -54,16 +65,24 @@ export async function storeJobModule(source: string, cacheDir: string): Promise<
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  const file = join(cacheDir, `job-${createHash('sha1').update(source).digest('hex').slice(0, 16)}.mjs`);
-  await writeFile(file, source);
+  const file = jobModuleFile(cacheDir, jobModuleHash(source));
+  const tmpFile = `${file}.${process.pid}.${randomUUID()}.tmp`;
+  await writeFile(tmpFile, source);
+  await rename(tmpFile, file);
   return file;
 }
 
-/** Imports a stored job module and checks that its default export is a job. */
-export async function importJobModule(file: string, displayName = file): Promise<AnyJobDefinition> {
+/**
+ * Imports a stored job module and checks that its default export is a job. With `instance`, the
+ * module is evaluated afresh under that name even if this process imported it before (a task
+ * process that runs several attempts gives each its own module-level state).
+ */
+export async function importJobModule(file: string, displayName = file, instance?: string): Promise<AnyJobDefinition> {
   let mod: { default?: unknown };
   try {
-    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+    const url = pathToFileURL(file);
+    if (instance !== undefined) url.searchParams.set('instance', instance);
+    mod = (await import(url.href)) as { default?: unknown };
   } catch (err) {
     // defineJob's EBADJOB (both map functions) is a job definition's error, not a loading one. (By
     // name and code: a module loaded through another path to this package has its own class.)

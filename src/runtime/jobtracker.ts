@@ -13,6 +13,7 @@ import {
   jobMemoryMb,
   jobPlan,
   jobStatus,
+  mapOutputAnnouncement,
   partFileName,
   type RuntimeAttempt,
   type RuntimeData,
@@ -34,6 +35,7 @@ import {
   type Heartbeat,
   type JobStatus,
   type JobSubmission,
+  type MapOutputsChanged,
   type Message,
   type NamenodeOp,
   type RegisterResult,
@@ -228,6 +230,8 @@ export class JobTracker {
         return attemptSummaries(this.requireJob(message.jobId));
       case 'kill-job':
         return this.killJob(message.jobId);
+      case 'wait-job':
+        return this.waitForJob(message.jobId);
       case 'cluster-info':
         return this.clusterInfo();
       case 'job-profiles':
@@ -525,6 +529,7 @@ export class JobTracker {
           break;
         case 'map-rerun':
           this.logger.info({ task: e.task.id, why: e.why }, 'map output lost: re-running the map');
+          this.tellRunningReduces(e.task.job, e.lostAttempt, 'lost');
           break;
         case 'commit-job':
           later(e.job, () => this.commitJob(e.job));
@@ -632,7 +637,10 @@ export class JobTracker {
         ...(message.mapOutput ? { partitionBytes: message.mapOutput.partitionBytes } : {}),
       };
       effects = this.books.attemptSucceeded(attempt, now, measures);
-      if (task.successfulAttempt === attempt) task.job.data.addCounters(counters);
+      if (task.successfulAttempt === attempt) {
+        task.job.data.addCounters(counters);
+        if (task.kind === 'map') this.tellRunningReduces(task.job, attempt, 'available');
+      }
     } else if (message.state === 'failed') {
       effects = this.books.attemptFailed(attempt, error, now);
     } else {
@@ -693,22 +701,35 @@ export class JobTracker {
     }
   }
 
+  /**
+   * Tells the job's running reduces that a map output became available or was lost: a reduce
+   * launched before the last map (slow start) fetches each output as its map finishes, and waits
+   * for a lost one's re-run (see src/shuffle/map-output-directory.ts).
+   */
+  private tellRunningReduces(job: RuntimeJob, mapAttempt: RuntimeAttempt, change: 'available' | 'lost'): void {
+    for (const a of job.running) {
+      const partitions = a.reducePartitions;
+      if (a.task.kind !== 'reduce' || !partitions || !a.worker.alive) continue;
+      a.worker.data.peer.send<MapOutputsChanged>({
+        type: 'map-outputs',
+        attemptId: a.id,
+        available: change === 'available' ? [mapOutputAnnouncement(mapAttempt, partitions)] : [],
+        lost: change === 'lost' ? [{ mapIndex: mapAttempt.task.index, attemptId: mapAttempt.id }] : [],
+      });
+    }
+  }
+
   private attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
     const task = attempt.task;
     const job = task.job;
     const s = job.data.submission;
     const reducePartitions = attempt.reducePartitions;
-    const mapOutputs =
-      task.kind === 'reduce'
-        ? job.maps.map((m) => {
-            const a = m.successfulAttempt!;
-            const w = a.worker;
-            return { mapIndex: m.index, attemptId: a.id, workerId: w.shape.id, host: w.alive ? w.data.address.host : '', dataPort: w.alive ? w.data.address.dataPort : 0 };
-          })
-        : [];
+    // A reduce launched before the last map (slow start) learns of the other outputs as their maps finish.
+    const mapOutputs = reducePartitions ? job.maps.flatMap((m) => (m.successfulAttempt ? [mapOutputAnnouncement(m.successfulAttempt, reducePartitions)] : [])) : [];
     return {
       jobId: job.id,
       jobName: s.name,
+      moduleHash: job.data.moduleHash,
       taskId: task.id,
       attemptId: attempt.id,
       kind: task.kind,
@@ -721,13 +742,11 @@ export class JobTracker {
       params: s.params,
       shared: s.shared,
       mapOutputs,
+      mapsTotal: job.maps.length,
       memoryMb: attempt.memoryMb,
       idealMemoryMb: task.memoryMb,
       elastic: attempt.elastic,
       shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
-      expectedInputRecords: reducePartitions
-        ? job.maps.reduce((sum, m) => sum + reducePartitions.reduce((n, p) => n + (m.successfulAttempt?.data.mapOutput?.partitionRecords[p] ?? 0), 0), 0)
-        : 0,
       mapPartitions: task.kind === 'map' ? job.skew?.partitions : undefined,
       partitionSeed: task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
       reducePartitions: reducePartitions ? [...reducePartitions] : undefined,

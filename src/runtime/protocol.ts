@@ -51,6 +51,13 @@ export interface JobConf {
   /** Run only the first N map tasks (for profiling a job on a sample of its input). */
   'job.maxMaps'?: number;
   /**
+   * Fraction of the maps that must be done before the job's reduces may launch (Hadoop's
+   * mapreduce.job.reduce.slowstart.completedmaps): a reduce launched early fetches each map output
+   * as its map finishes, so the shuffle overlaps the map phase. In [0, 1]; the books' rule
+   * (src/books), the same the simulator runs. 'simple' skew jobs always wait for every map.
+   */
+  'job.reduceSlowStart'?: number;
+  /**
    * How map output partitions are given to reducers (see src/skew): 'hash' (partition p to reducer
    * p mod R, today's partitioning), 'simple' (largest partitions first onto the reducer expected to
    * finish first, sizes measured by the maps), 'cms' (count-min sketch of a sample of the input: the
@@ -95,6 +102,7 @@ export const JOB_CONF_DEFAULTS = {
   'shuffle.merge.factor': 10,
   'shuffle.compress': 'lz4',
   'shuffle.parallelCopies': 5,
+  'job.reduceSlowStart': 1,
 } as const;
 
 /** Memory a task process needs besides its shuffle buffer (Node itself, code, I/O buffers), MiB. */
@@ -147,6 +155,8 @@ export type TaskInput =
 export interface AttemptSpec {
   jobId: string;
   jobName: string;
+  /** Content hash of the job module (`jobModuleHash`): workers cache modules, and reuse task processes, by it. */
+  moduleHash: string;
   taskId: string;
   attemptId: string;
   kind: TaskKind;
@@ -159,15 +169,18 @@ export interface AttemptSpec {
   reducers: number;
   params: Record<string, JsonValue>;
   shared: JsonObject;
-  /** Reduces: where every map's output is. */
-  mapOutputs: MapOutputLocation[];
+  /**
+   * Reduces: where the maps' outputs are, those done at launch; a reduce launched before the last
+   * map (slow start) is told of the others as they finish (`MapOutputsChanged`).
+   */
+  mapOutputs: MapOutputAnnouncement[];
+  /** Reduces: the job's map count, i.e. how many map outputs the reduce reads. */
+  mapsTotal: number;
   /** Memory granted; below `idealMemoryMb` the attempt is elastic and `shuffle` has the smaller buffer it implies. */
   memoryMb: number;
   idealMemoryMb: number;
   elastic: boolean;
   shuffle: AttemptShuffleSettings;
-  /** Reduces: records the maps wrote for this partition (for progress). */
-  expectedInputRecords: number;
   /** Maps: partitions to write (P = partitionFactor x reducers); absent means `reducers`. */
   mapPartitions?: number;
   /** Maps of 'cms' jobs: partition with murmur3 under this seed (the chosen sketch row), not the default. */
@@ -298,6 +311,17 @@ export interface AttemptProgress {
   counters: Counters;
 }
 
+/** A map output a reduce may fetch, with its records in the reduce's partitions (for progress). */
+export interface MapOutputAnnouncement extends MapOutputLocation {
+  records: number;
+}
+
+/** A map output that is gone: the attempt that wrote it no longer holds it. */
+export interface LostMapOutput {
+  mapIndex: number;
+  attemptId: string;
+}
+
 /** What a map attempt tells the JobTracker about its output (sizes drive later skew handling). */
 export interface MapOutputSummary {
   partitionBytes: number[];
@@ -375,6 +399,17 @@ export interface ReplicateBlock extends Frame<'replicate-block'> {
 export interface CleanupJob extends Frame<'cleanup-job'> {
   jobId: string;
 }
+/**
+ * Map outputs a running reduce attempt has to know of: those that became available (a map finished,
+ * or finished again after its output was lost) and those lost (the map runs again). Sent in the
+ * order they happened, after the attempt's `launch`.
+ */
+export interface MapOutputsChanged extends Frame<'map-outputs'> {
+  /** The reduce attempt told. */
+  attemptId: string;
+  available: MapOutputAnnouncement[];
+  lost: LostMapOutput[];
+}
 
 /** clients (CLI, task processes) -> JT */
 export interface SubmitJob extends Request<'submit-job'> {
@@ -388,6 +423,10 @@ export interface GetJobAttempts extends Request<'job-attempts'> {
   jobId: string;
 }
 export interface KillJob extends Request<'kill-job'> {
+  jobId: string;
+}
+/** Answered with the job's final `JobStatus` once it has ended and its clean-up is done (no polling). */
+export interface WaitForJob extends Request<'wait-job'> {
   jobId: string;
 }
 export interface ClusterInfo extends Request<'cluster-info'> {}
@@ -424,11 +463,13 @@ export type Message =
   | DeleteBlocks
   | ReplicateBlock
   | CleanupJob
+  | MapOutputsChanged
   | SubmitJob
   | GetJobStatus
   | ListJobs
   | GetJobAttempts
   | KillJob
+  | WaitForJob
   | ClusterInfo
   | GetProfiles
   | ImportProfile

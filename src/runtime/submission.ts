@@ -37,6 +37,12 @@ export function validateJobConf(raw: unknown): JobConf {
         if (typeof value !== 'number' || !(value >= 0 && value < 1)) bad(`conf ${key} must be a number in [0, 1), got ${JSON.stringify(value)}`);
         conf[key] = value;
         break;
+      case 'job.reduceSlowStart':
+        if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
+          bad(`conf ${key} must be the fraction of maps done before reduces start, a number in [0, 1], got ${JSON.stringify(value)}`);
+        }
+        conf[key] = value;
+        break;
       case 'shuffle.compress':
         if (value !== 'lz4' && value !== 'none') bad(`conf ${key} must be "lz4" or "none", got ${JSON.stringify(value)}`);
         conf[key] = value;
@@ -60,6 +66,10 @@ export function validateJobConf(raw: unknown): JobConf {
       default:
         bad(`unknown setting "${key}" (known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', ...Object.keys(SKEW_CONF_DEFAULTS)].join(', ')})`);
     }
+  }
+  const slowStart = conf['job.reduceSlowStart'];
+  if (conf['skew.strategy'] === 'simple' && slowStart !== undefined && slowStart < 1) {
+    bad(`conf job.reduceSlowStart ${slowStart} cannot be used with skew.strategy "simple": it assigns partitions from every map's output sizes, so its reduces wait for the last map (use "hash" or "cms", or drop job.reduceSlowStart)`);
   }
   return conf;
 }

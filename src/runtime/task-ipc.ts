@@ -1,5 +1,5 @@
 import type { SerializedError } from '../errors.js';
-import type { AttemptSpec, Counters, MapOutputSummary, NamenodeOp } from './protocol.js';
+import type { AttemptSpec, Counters, LostMapOutput, MapOutputAnnouncement, MapOutputSummary, NamenodeOp } from './protocol.js';
 
 /**
  * What a task process needs to know about the worker that forked it. A task process talks only to
@@ -17,11 +17,15 @@ export interface TaskProcessConfig {
 
 export type TaskProcessRequest =
   | { type: 'run'; spec: AttemptSpec; modulePath: string }
+  /** For a reduce attempt: map outputs that became available or were lost since its spec was made. */
+  | { type: 'map-outputs'; attemptId: string; available: MapOutputAnnouncement[]; lost: LostMapOutput[] }
   | { type: 'fs-result'; id: number; ok: true; result: unknown }
   | { type: 'fs-result'; id: number; ok: false; error: SerializedError };
 
 export type TaskProcessReport =
   | { type: 'ready' }
+  /** After a successful attempt: the process is as clean as it started and may run another attempt of the same job module. */
+  | { type: 'idle' }
   | { type: 'fs'; id: number; op: NamenodeOp; args: unknown[] }
   | { type: 'progress'; attemptId: string; progress: number; counters: Counters }
   | {

@@ -1,11 +1,19 @@
 /**
  * Entry point of a task process. The worker forks one of these ahead of time, so that a launch only
- * costs a message; each process runs exactly one attempt and exits, so a kill is a plain SIGKILL and
- * no state leaks from one job's code into another's. User code runs here, never in the worker,
- * so a CPU-bound map cannot delay the worker's heartbeats.
+ * costs a message; user code runs here, never in the worker, so a CPU-bound map cannot delay the
+ * worker's heartbeats, and a kill is a plain SIGKILL.
+ *
+ * Reuse. A process runs attempts of one job module only (the worker picks it by the module's
+ * content hash), one at a time, and each attempt imports the module afresh, so module-level state
+ * is the attempt's. After a failed attempt the process exits. After a successful one it stays for
+ * the next attempt only if the attempt left it as it was before any user code ran (`fitForReuse`):
+ * no timer, socket or file left open, no new global or process listener, RSS within a little of
+ * where it started once collected, fewer than MAX_ATTEMPTS_PER_PROCESS attempts (each leaves its
+ * module instance behind). A warm process has its code compiled and the LZ4 addon loaded: a tiny
+ * attempt costs a few ms instead of the ~100 ms of CPU a fresh process spends on its first run.
  */
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { AnyJobDefinition, Codec, MapContext, TaskContext } from '../api/index.js';
 import { codecs } from '../api/index.js';
 import { MinimrError, deserializeError, serializeError } from '../errors.js';
@@ -13,6 +21,7 @@ import {
   HashCombiner,
   MapOutputBuffer,
   MIN_MAP_BUFFER_BYTES,
+  MapOutputDirectory,
   codecByName,
   createShuffleCounters,
   mapOutputPaths,
@@ -20,8 +29,9 @@ import {
   reduceWorkDir,
   groupByKey,
   hashPartition,
+  collectGarbageNow,
   noteTransientBytes,
-  preloadLz4,
+  type ArenaPool,
   type BytesCombiner,
   type KeyComparator,
   type KeyValue,
@@ -32,7 +42,7 @@ import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
 import { OutputWriter } from './output-writer.js';
-import { NAMENODE_OPS, type AttemptSpec, type Counters, type MapOutputSummary, type NamenodeOp } from './protocol.js';
+import { NAMENODE_OPS, type AttemptSpec, type Counters, type LostMapOutput, type MapOutputAnnouncement, type MapOutputSummary, type NamenodeOp } from './protocol.js';
 import type { NamenodeApi } from '../storage/index.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
 
@@ -87,6 +97,72 @@ class DecodedValues<T> implements IterableIterator<T> {
   }
 }
 
+/**
+ * Where a reduce attempt's map outputs are: those its spec lists, then those its worker tells of
+ * (a reduce launched before the last map, slow start), kept until the shuffle starts, then handed
+ * to its directory as they come.
+ */
+class MapOutputInbox {
+  private readonly queued: Array<{ available: readonly MapOutputAnnouncement[]; lost: readonly LostMapOutput[] }> = [];
+  private directory: MapOutputDirectory | undefined;
+  /** Each map output's records in this reduce's partitions, as announced (for progress). */
+  private readonly recordsByMap = new Map<number, number>();
+
+  constructor(readonly attemptId: string, initial: readonly MapOutputAnnouncement[]) {
+    for (const m of initial) this.recordsByMap.set(m.mapIndex, m.records);
+  }
+
+  receive(available: readonly MapOutputAnnouncement[], lost: readonly LostMapOutput[]): void {
+    for (const m of available) this.recordsByMap.set(m.mapIndex, m.records);
+    if (this.directory) this.apply(this.directory, available, lost);
+    else this.queued.push({ available, lost });
+  }
+
+  attach(directory: MapOutputDirectory): void {
+    this.directory = directory;
+    for (const c of this.queued.splice(0)) this.apply(directory, c.available, c.lost);
+  }
+
+  /** Reduce input records the maps wrote for this reduce's partitions, as far as announced. */
+  records(): number {
+    let n = 0;
+    for (const r of this.recordsByMap.values()) n += r;
+    return n;
+  }
+
+  private apply(directory: MapOutputDirectory, available: readonly MapOutputAnnouncement[], lost: readonly LostMapOutput[]): void {
+    for (const m of lost) directory.lose(m.mapIndex, m.attemptId);
+    for (const m of available) directory.add(m);
+  }
+}
+
+/**
+ * The sort buffer memory of this process's last map, kept for its next (a reused process):
+ * allocating 64 MiB per attempt made V8 start a full collection every time (~10 ms of a tiny map).
+ */
+class SpareArena implements ArenaPool {
+  private arena: ArrayBuffer | undefined;
+
+  take(bytes: number): ArrayBuffer | undefined {
+    const a = this.arena;
+    if (a?.byteLength !== bytes) return undefined;
+    this.arena = undefined;
+    return a;
+  }
+
+  give(arena: ArrayBuffer): void {
+    this.arena = arena;
+  }
+
+  drop(): void {
+    this.arena = undefined;
+  }
+}
+
+const spareArena = new SpareArena();
+/** A map that used more of its buffer than this leaves no arena behind (its pages would stay resident while idle). */
+const KEEP_ARENA_MAX_USED_BYTES = 8 << 20;
+
 class AttemptRunner {
   readonly counters: Counters = {};
   readonly shuffle = createShuffleCounters();
@@ -107,6 +183,8 @@ class AttemptRunner {
     private readonly job: AnyJobDefinition,
     private readonly fs: FsClient,
     private readonly config: TaskProcessConfig,
+    /** Reduces: the map outputs as the worker tells of them. */
+    private readonly mapOutputs: MapOutputInbox,
   ) {
     this.keyCodec = (job.mapKey ?? codecs.text) as Codec<unknown>;
     this.valueCodec = (job.mapValue ?? codecs.msgpack()) as Codec<unknown>;
@@ -201,6 +279,7 @@ class AttemptRunner {
           combineSpills: table === 0,
           counters: this.shuffle,
           ids: { jobId: spec.jobId, attemptId: spec.attemptId },
+          arenas: spareArena,
         });
     const sink = output ? this.mapOnlySink(output) : this.mapOutputSink(collector!, table!);
     const split = spec.input.kind === 'file' ? { path: spec.input.path, start: spec.input.start, length: spec.input.length } : undefined;
@@ -252,6 +331,8 @@ class AttemptRunner {
       await collector!.abort();
       throw err;
     }
+    // Pages the map wrote stay resident with a kept arena: keep it only when they are few.
+    if (this.shuffle.peakBufferBytes > KEEP_ARENA_MAX_USED_BYTES) spareArena.drop();
     this.add('MAP_OUTPUT_RAW_BYTES', info.partitions.reduce((sum, p) => sum + p.rawLength, 0));
     return {
       partitionBytes: info.partitions.map((p) => p.length),
@@ -374,12 +455,22 @@ class AttemptRunner {
   }
 
   async runReduce(): Promise<void> {
-    const { spec, job } = this;
+    const { spec } = this;
+    const partitions = spec.reducePartitions ?? [spec.index];
+    const directory = new MapOutputDirectory({ mapsTotal: spec.mapsTotal, partitions, locations: spec.mapOutputs });
+    this.mapOutputs.attach(directory);
+    const segments = Math.max(1, spec.mapsTotal * partitions.length);
+    let fetched = 0;
+    const started = performance.now();
     const shuffle = new ReduceShuffle({
       jobId: spec.jobId,
       reduceIndex: spec.index,
-      partitions: spec.reducePartitions ?? [spec.index],
-      locations: spec.mapOutputs,
+      partitions,
+      directory,
+      // The copy phase is the first third of a reduce's progress, as in Hadoop.
+      onFetched: () => {
+        this.progress = (++fetched / segments) / 3;
+      },
       local: { workerId: this.config.workerId, rootDir: this.config.shuffleRoot },
       workDir: reduceWorkDir(this.config.shuffleRoot, spec.jobId, spec.attemptId),
       bufferBytes: spec.shuffle.reduceBufferBytes,
@@ -392,6 +483,8 @@ class AttemptRunner {
     });
     try {
       const records = await shuffle.run();
+      this.add('SHUFFLE_MS', Math.round(performance.now() - started));
+      this.add('SHUFFLE_EARLY_SEGMENTS', directory.earlySegments);
       // Fetching and merging were CPU work of this attempt too.
       await this.throttle.pace();
       await this.reduceFrom(records);
@@ -399,6 +492,8 @@ class AttemptRunner {
       await shuffle.close();
     }
   }
+
+
 
   /** Reduce input bytes (key + value, as merged) for REDUCE_INPUT_BYTES: the rate workers are measured by. */
   private countingBytes(records: Iterable<KeyValue>): Iterable<KeyValue> {
@@ -421,7 +516,7 @@ class AttemptRunner {
     const grouping = createShuffleCounters();
     const reduce = job.reduce;
     try {
-      const expected = Math.max(1, spec.expectedInputRecords);
+      const expected = Math.max(1, this.mapOutputs.records());
       let groups = 0;
       for (const group of groupByKey(this.countingBytes(records), this.compare, grouping)) {
         if ((++groups & 63) === 0) {
@@ -476,7 +571,6 @@ function peakRssBytes(): number {
   return process.resourceUsage().maxRSS * 1024;
 }
 
-let fs: FsClient | undefined;
 let config: TaskProcessConfig | undefined;
 const pendingFsCalls = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 let nextFsCall = 1;
@@ -503,8 +597,30 @@ function onFsResult(msg: Extract<TaskProcessRequest, { type: 'fs-result' }>): vo
   else pending.reject(deserializeError(msg.error));
 }
 
-async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<void> {
+/** The running attempt's map outputs (reduces), for the worker's `map-outputs` messages. */
+let inbox: MapOutputInbox | undefined;
+
+/** Makes VmHWM this attempt's own from here on (Linux; elsewhere the peak is the process's). */
+function resetPeakRss(): void {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+  } catch {
+    // not Linux, or not allowed: PEAK_RSS_BYTES is then the process's peak
+  }
+}
+
+/** Runs one attempt and reports it; resolves whether it succeeded. */
+async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolean> {
   const cfg = config!;
+  resetPeakRss();
+  // Per attempt: its byte counters are the attempt's.
+  const fs = new FsClient({
+    namenode: namenodeViaWorker(),
+    client: { workerId: cfg.workerId, rack: cfg.rack },
+    localStore: new LocalDiskBlockStore({ dir: cfg.blockDir, workerId: cfg.workerId }),
+  });
+  const mapOutputs = new MapOutputInbox(spec.attemptId, spec.kind === 'reduce' ? spec.mapOutputs : []);
+  inbox = mapOutputs;
   let runner: AttemptRunner | undefined;
   let lastReport = 0;
   const report = () => {
@@ -514,8 +630,12 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<void> 
   };
   const timer = setInterval(report, PROGRESS_INTERVAL_MS);
   try {
-    const job = await importJobModule(modulePath, spec.jobName);
-    runner = new AttemptRunner(spec, job, fs!, cfg);
+    const loadStarted = performance.now();
+    // Imported afresh for each attempt: module-level state is the attempt's, in a reused process too.
+    const job = await importJobModule(modulePath, spec.jobName, spec.attemptId);
+    const moduleLoadMs = performance.now() - loadStarted;
+    runner = new AttemptRunner(spec, job, fs, cfg, mapOutputs);
+    runner.counters.MODULE_LOAD_MS = Math.round(moduleLoadMs);
     runner.reportIfDue = () => {
       if (Date.now() - lastReport >= PROGRESS_INTERVAL_MS) report();
     };
@@ -539,13 +659,81 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<void> 
       });
     }
     runner.progress = 1;
+    clearInterval(timer);
     await send({ type: 'done', attemptId: spec.attemptId, state: 'succeeded', counters: runner.snapshotCounters(), mapOutput });
+    return true;
   } catch (err) {
     const error = serializeError(err);
+    clearInterval(timer);
     await send({ type: 'done', attemptId: spec.attemptId, state: 'failed', counters: runner?.snapshotCounters() ?? {}, error });
+    return false;
   } finally {
     clearInterval(timer);
+    inbox = undefined;
   }
+}
+
+/** Attempts one process runs at most: each leaves its job module instance behind (ES modules are never unloaded). */
+const MAX_ATTEMPTS_PER_PROCESS = 100;
+/** RSS a reused process may have grown by since it was ready, after a full GC. */
+const MAX_REUSE_GROWTH_BYTES = 32 << 20;
+
+/** What this process looked like before it ran any user code, to tell whether an attempt left anything behind. */
+interface CleanState {
+  readonly globals: ReadonlySet<string>;
+  readonly resources: ReadonlyMap<string, number>;
+  readonly processListeners: number;
+  readonly rssBytes: number;
+}
+
+/**
+ * Handles and timers alive now, by kind. Requests in flight (an fs call not awaited, a close, an
+ * immediate) end by themselves and hold nothing: not counted.
+ */
+function countResources(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of process.getActiveResourcesInfo()) {
+    if (/(Req|ReqWrap|ReqCallback|ReqPromise|Immediate)$/.test(r)) continue;
+    counts.set(r, (counts.get(r) ?? 0) + 1);
+  }
+  return counts;
+}
+
+function processListenerCount(): number {
+  return process.eventNames().reduce((n, name) => n + process.listenerCount(name), 0);
+}
+
+function cleanState(): CleanState {
+  collectGarbageNow();
+  return { globals: new Set(Reflect.ownKeys(globalThis).map(String)), resources: countResources(), processListeners: processListenerCount(), rssBytes: process.memoryUsage.rss() };
+}
+
+/**
+ * Whether a process whose attempt succeeded may run another attempt of the same job module: the
+ * attempt left no timer, socket or file open, no new global, no process listener, and no memory
+ * beyond a little growth. Anything else and the process exits: the next attempt gets a fresh one.
+ */
+async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<boolean> {
+  if (attemptsRun >= MAX_ATTEMPTS_PER_PROCESS) return false;
+  // Handles closed by the attempt's last awaits go away on the next turns of the loop.
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  if (Reflect.ownKeys(globalThis).some((k) => !clean.globals.has(String(k)))) return false;
+  for (const [resource, n] of countResources()) if (n > (clean.resources.get(resource) ?? 0)) return false;
+  if (processListenerCount() > clean.processListeners) return false;
+  // A full GC costs ms of CPU (a map has just had one): only when RSS looks grown.
+  if (process.memoryUsage.rss() <= clean.rssBytes + MAX_REUSE_GROWTH_BYTES) return true;
+  collectGarbageNow();
+  return process.memoryUsage.rss() <= clean.rssBytes + MAX_REUSE_GROWTH_BYTES;
+}
+
+/** Loads what every attempt needs (the LZ4 addon, the codecs' code) before the first launch, not during it. */
+function warmUp(): void {
+  // Opened on first use: open them now, so a job that logs leaves no handle the clean state lacks.
+  for (const stream of [process.stdout, process.stderr]) if (!stream.writable) break;
+  const codec = codecByName('lz4');
+  const sample = Buffer.alloc(4096, 7);
+  codec.decompress(codec.compress(sample), sample.length);
 }
 
 async function main(): Promise<void> {
@@ -555,23 +743,31 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   config = JSON.parse(raw) as TaskProcessConfig;
-  fs = new FsClient({
-    namenode: namenodeViaWorker(),
-    client: { workerId: config.workerId, rack: config.rack },
-    localStore: new LocalDiskBlockStore({ dir: config.blockDir, workerId: config.workerId }),
-  });
-  let started = false;
+  warmUp();
+  /** Taken once the process is set up (its IPC channel and listeners in place), before it runs any user code. */
+  let clean: CleanState | undefined;
+  let busy = false;
+  let attemptsRun = 0;
   process.on('message', (msg: TaskProcessRequest) => {
     if (msg?.type === 'fs-result') onFsResult(msg);
-    if (msg?.type !== 'run' || started) return;
-    started = true;
-    void runAttempt(msg.spec, msg.modulePath).finally(() => process.exit(0));
+    if (msg?.type === 'map-outputs' && msg.attemptId === inbox?.attemptId) inbox.receive(msg.available, msg.lost);
+    if (msg?.type !== 'run' || busy) return;
+    busy = true;
+    const state = (clean ??= cleanState());
+    void runAttempt(msg.spec, msg.modulePath)
+      .then(async (succeeded) => {
+        // A failed attempt's process is never reused; a succeeded one only when it is as it was.
+        if (!succeeded || !(await fitForReuse(state, ++attemptsRun))) process.exit(0);
+        busy = false;
+        await send({ type: 'idle' });
+      })
+      .catch(() => process.exit(0));
   });
-  // Nearly every attempt compresses or decompresses shuffle frames: load the codec before it starts.
-  preloadLz4();
-  void send({ type: 'ready' });
   process.on('disconnect', () => process.exit(0));
-  await once(process, 'beforeExit');
+  const exiting = once(process, 'beforeExit');
+  await send({ type: 'ready' });
+  clean ??= cleanState();
+  await exiting;
 }
 
 void main();

@@ -8,8 +8,8 @@ import { MinimrError, serializeError, type SerializedError } from '../errors.js'
 import { createLogger, type Logger } from '../log.js';
 import { createShuffleRequestHandler, reduceWorkDir, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
 import { LocalDiskBlockStore, createDataRequestHandler, replicateBlock } from '../storage/index.js';
-import { storeJobModule } from './job-loader.js';
-import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, RegisterResult } from './protocol.js';
+import { jobModuleHash, storeJobModule } from './job-loader.js';
+import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
 import { measureDiskMBps } from './disk-rate.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
@@ -42,6 +42,12 @@ export interface WorkerOptions {
 interface RunningAttempt {
   readonly spec: AttemptSpec;
   child?: ChildProcess;
+  /** Map output changes for a reduce that arrived before its task process was given the attempt. */
+  readonly mapOutputChanges: MapOutputsChanged[];
+  /** Time spent getting the job module (0 when it was cached). */
+  moduleWaitMs: number;
+  /** Runs in a process that ran an attempt of the same module before. */
+  warm?: boolean;
   progress: number;
   counters: Counters;
   killReason?: string;
@@ -49,10 +55,26 @@ interface RunningAttempt {
 }
 
 const TASK_PROCESS = fileURLToPath(new URL('./task-process.js', import.meta.url));
+/** Job modules a worker keeps on disk, by content hash. */
+const MAX_CACHED_MODULES = 64;
+
+/** A task process kept after a successful attempt, for the next attempt of the same job module. */
+interface IdleProcess {
+  readonly child: ChildProcess;
+  readonly moduleHash: string;
+}
+
+function isUsable(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null && child.connected;
+}
 
 /**
  * The worker (TaskTracker + DataNode): serves its blocks and map outputs over HTTP, keeps a
- * protocol connection to the JobTracker, and runs each task attempt in a child process of its own.
+ * protocol connection to the JobTracker, and runs each task attempt in a child process: user code
+ * never runs in the worker, so it cannot delay heartbeats, and a kill is a SIGKILL. A process
+ * whose attempt succeeded and left it as clean as it started (task-process.ts) is kept for the
+ * next attempt of the same job module, so that a launch costs a message to a warm process; one
+ * whose attempt failed or was killed is never reused.
  */
 export class Worker {
   readonly workerId: string;
@@ -62,15 +84,18 @@ export class Worker {
   private diskMBps: number | undefined;
   private readonly blockStore: LocalDiskBlockStore;
   private readonly shuffleRoot: string;
-  private readonly jobsDir: string;
   private server?: Server;
   private peer?: RpcPeer;
   private heartbeatTimer?: NodeJS.Timeout;
   private heartbeatMs = 1000;
   private readonly running = new Map<string, RunningAttempt>();
+  /** Job modules stored under `modulesDir`, by content hash, least recently used first. */
   private readonly jobModules = new Map<string, Promise<string>>();
+  private readonly modulesDir: string;
   /** Task processes started ahead of launches, one per slot, so a launch costs a message. */
   private readonly spares: ChildProcess[] = [];
+  /** Task processes whose attempt succeeded and left them clean, by the module they ran; least recently idle first. */
+  private readonly idle: IdleProcess[] = [];
   private stopping = false;
   dataPort = 0;
 
@@ -99,11 +124,13 @@ export class Worker {
     this.logger = options.logger ?? createLogger(`worker ${this.workerId}`);
     this.blockStore = new LocalDiskBlockStore({ dir: join(options.dataDir, 'blocks'), workerId: this.workerId });
     this.shuffleRoot = join(options.dataDir, 'shuffle');
-    this.jobsDir = join(options.dataDir, 'jobs');
+    this.modulesDir = join(options.dataDir, 'jobs', 'modules');
   }
 
   async start(): Promise<void> {
-    await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.jobsDir, { recursive: true }), this.blockStore.open()]);
+    // The module cache is indexed in memory: what a previous run left is of no use.
+    await rm(this.modulesDir, { recursive: true, force: true });
+    await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), this.blockStore.open()]);
     const blocks = createDataRequestHandler(this.blockStore, this.workerId);
     const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot });
     this.server = createServer((req, res) => {
@@ -125,7 +152,7 @@ export class Worker {
     this.stopping = true;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     const exits: Promise<unknown>[] = [];
-    for (const child of [...[...this.running.values()].map((r) => r.child), ...this.spares.splice(0)]) {
+    for (const child of [...[...this.running.values()].map((r) => r.child), ...this.spares.splice(0), ...this.idle.splice(0).map((p) => p.child)]) {
       if (child && child.exitCode === null && child.signalCode === null) {
         exits.push(new Promise((resolve) => child.once('exit', resolve)));
         child.kill('SIGKILL');
@@ -222,6 +249,9 @@ export class Worker {
       case 'cleanup-job':
         void this.cleanupJob(message.jobId);
         return undefined;
+      case 'map-outputs':
+        this.mapOutputsChanged(message);
+        return undefined;
       default:
         throw new MinimrError('EPROTOCOL', `a worker does not accept "${message.type}" messages`);
     }
@@ -259,6 +289,10 @@ export class Worker {
       execArgv: ['--max-semi-space-size=4', '--expose-gc', ...(process.env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ').filter(Boolean)],
     });
     child.on('error', (err) => this.logger.warn({ err: err.message }, 'task process error'));
+    child.once('exit', () => {
+      const i = this.idle.findIndex((p) => p.child === child);
+      if (i >= 0) this.idle.splice(i, 1);
+    });
     return child;
   }
 
@@ -267,52 +301,111 @@ export class Worker {
     while (!this.stopping && this.spares.length < wanted) this.spares.push(this.forkTaskProcess());
   }
 
-  private takeTaskProcess(): ChildProcess {
+  /**
+   * A process for an attempt of the module `moduleHash`: one that ran that module before and is
+   * idle (warm: code compiled, addon loaded), else a spare that never ran user code, else a new one.
+   * A process only ever runs attempts of one module.
+   */
+  private takeTaskProcess(moduleHash: string): { child: ChildProcess; warm: boolean } {
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      const p = this.idle[i]!;
+      if (p.moduleHash !== moduleHash || !isUsable(p.child)) continue;
+      this.idle.splice(i, 1);
+      return { child: p.child, warm: true };
+    }
     let child: ChildProcess | undefined;
     while ((child = this.spares.shift())) {
-      if (child.exitCode === null && child.signalCode === null && child.connected) break;
+      if (isUsable(child)) break;
     }
     setImmediate(() => this.refillSpares());
-    return child ?? this.forkTaskProcess();
+    return { child: child ?? this.forkTaskProcess(), warm: false };
   }
 
-  private jobModule(jobId: string): Promise<string> {
-    let p = this.jobModules.get(jobId);
-    if (!p) {
-      p = (async () => {
-        const { source } = await this.peer!.request<{ source: string; name: string }>({ type: 'get-job-module', jobId }, 30_000);
-        return storeJobModule(source, join(this.jobsDir, jobId));
-      })();
-      this.jobModules.set(jobId, p);
-      p.catch(() => this.jobModules.delete(jobId));
+  /** A process whose attempt succeeded says it is clean: keep it for the module's next attempt. */
+  private keepIdle(child: ChildProcess, moduleHash: string): void {
+    if (this.stopping || !isUsable(child)) {
+      child.kill('SIGKILL');
+      return;
     }
+    this.idle.push({ child, moduleHash });
+    // As many warm processes as slots: enough for a job's waves, bounded memory.
+    while (this.idle.length > this.opts.mapSlots + this.opts.reduceSlots) this.idle.shift()!.child.kill('SIGKILL');
+  }
+
+  /** The job module's file, fetched from the JobTracker once per content hash and kept for later jobs. */
+  private jobModule(spec: AttemptSpec): Promise<string> {
+    const hash = spec.moduleHash;
+    let p = this.jobModules.get(hash);
+    if (p) {
+      this.jobModules.delete(hash);
+      this.jobModules.set(hash, p);
+      return p;
+    }
+    p = (async () => {
+      const { source, name } = await this.peer!.request<{ source: string; name: string }>({ type: 'get-job-module', jobId: spec.jobId }, 30_000);
+      if (jobModuleHash(source) !== hash) {
+        throw new MinimrError('EJOBMODULE', `job module ${name} of ${spec.jobId} does not match its hash ${hash}`, { jobId: spec.jobId });
+      }
+      return storeJobModule(source, this.modulesDir);
+    })();
+    this.jobModules.set(hash, p);
+    p.catch(() => this.jobModules.delete(hash));
+    this.evictModules();
     return p;
   }
 
+  /** Keeps the module cache to MAX_CACHED_MODULES, dropping the least recently used that no attempt runs. */
+  private evictModules(): void {
+    if (this.jobModules.size <= MAX_CACHED_MODULES) return;
+    const inUse = new Set([...this.running.values()].map((r) => r.spec.moduleHash));
+    for (const [hash, p] of this.jobModules) {
+      if (this.jobModules.size <= MAX_CACHED_MODULES) break;
+      if (inUse.has(hash)) continue;
+      this.jobModules.delete(hash);
+      for (const idle of this.idle.filter((i) => i.moduleHash === hash)) idle.child.kill('SIGKILL');
+      void p.then((file) => rm(file, { force: true })).catch(() => undefined);
+    }
+  }
+
   private async launch(spec: AttemptSpec): Promise<void> {
-    const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false };
+    const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false, mapOutputChanges: [], moduleWaitMs: 0 };
     this.running.set(spec.attemptId, record);
     let modulePath: string;
+    const waitStarted = performance.now();
     try {
-      modulePath = await this.jobModule(spec.jobId);
+      modulePath = await this.jobModule(spec);
     } catch (err) {
       this.report(record, 'failed', {}, serializeError(err));
       return;
     }
+    record.moduleWaitMs = Math.round(performance.now() - waitStarted);
     if (record.finished) return;
-    const child = this.takeTaskProcess();
+    const { child, warm } = this.takeTaskProcess(spec.moduleHash);
     record.child = child;
-    child.on('message', (msg: TaskProcessReport) => {
+    record.warm = warm;
+    this.logger.debug({ attempt: spec.attemptId, warm, pid: child.pid }, 'attempt started');
+    const detach = (): void => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    const onMessage = (msg: TaskProcessReport): void => {
       if (msg.type === 'progress') {
         record.progress = msg.progress;
         record.counters = msg.counters;
       } else if (msg.type === 'done') {
         this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput);
+        // A failed attempt's process exits by itself; it is never reused.
+        if (msg.state !== 'succeeded') child.kill('SIGKILL');
+      } else if (msg.type === 'idle') {
+        detach();
+        if (record.killReason === undefined) this.keepIdle(child, spec.moduleHash);
+        else child.kill('SIGKILL');
       } else if (msg.type === 'fs') {
         this.forwardFsCall(child, msg);
       }
-    });
-    child.once('exit', (code, signal) => {
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      detach();
       if (record.finished) return;
       if (record.killReason !== undefined) this.report(record, 'killed', record.counters, { code: 'EKILLED', message: record.killReason });
       else {
@@ -322,8 +415,23 @@ export class Worker {
           details: { attemptId: spec.attemptId, taskId: spec.taskId },
         });
       }
-    });
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
     child.send({ type: 'run', spec, modulePath } satisfies TaskProcessRequest);
+    for (const change of record.mapOutputChanges.splice(0)) this.forwardMapOutputs(child, change);
+  }
+
+  /** Passes a reduce attempt the map outputs that became available or were lost (in order, after its `run`). */
+  private mapOutputsChanged(message: MapOutputsChanged): void {
+    const record = this.running.get(message.attemptId);
+    if (!record || record.finished) return;
+    if (record.child) this.forwardMapOutputs(record.child, message);
+    else record.mapOutputChanges.push(message);
+  }
+
+  private forwardMapOutputs(child: ChildProcess, message: MapOutputsChanged): void {
+    if (child.connected) child.send({ type: 'map-outputs', attemptId: message.attemptId, available: message.available, lost: message.lost } satisfies TaskProcessRequest);
   }
 
   /** A task's NameNode call, sent on this worker's JobTracker connection. */
@@ -361,14 +469,13 @@ export class Worker {
     if (spec.kind === 'reduce') {
       void rm(reduceWorkDir(this.shuffleRoot, spec.jobId, spec.attemptId), { recursive: true, force: true }).catch(() => undefined);
     }
-    this.peer?.send<AttemptFinished>({ type: 'attempt-finished', workerId: this.workerId, attemptId: spec.attemptId, state, counters, error, mapOutput });
+    // What the launch cost on this side: fetching the module (0 when cached), and whether the process was warm.
+    const launch = { ...counters, WARM_LAUNCH: record.warm ? 1 : 0, ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}) };
+    this.peer?.send<AttemptFinished>({ type: 'attempt-finished', workerId: this.workerId, attemptId: spec.attemptId, state, counters: launch, error, mapOutput });
   }
 
   private async cleanupJob(jobId: string): Promise<void> {
-    this.jobModules.delete(jobId);
-    await Promise.all([
-      removeJobMapOutputs(this.shuffleRoot, jobId).catch(() => undefined),
-      rm(join(this.jobsDir, jobId), { recursive: true, force: true }),
-    ]);
+    // The job's module stays cached by its hash: the next job of the same module needs no fetch.
+    await removeJobMapOutputs(this.shuffleRoot, jobId).catch(() => undefined);
   }
 }

@@ -56,14 +56,6 @@ function lz4(): Lz4Napi {
   return lz4Binding;
 }
 
-/**
- * Loads the LZ4 addon now. A task process calls it while it waits for its attempt, so that a map's
- * first spill (or a reduce's first frame) does not wait tens of milliseconds for the addon to load.
- */
-export function preloadLz4(): void {
-  lz4();
-}
-
 export const lz4Codec: BlockCodec = {
   id: CODEC_LZ4_ID,
   name: 'lz4',

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import { isMinimrError, MinimrError } from '../errors.js';
 import { readIndexFile } from './index-file.js';
+import { MapOutputDirectory } from './map-output-directory.js';
 import { assertValidShuffleId, mapOutputPaths } from './paths.js';
 import { HEADER_CRC32, HEADER_LENGTH, HEADER_RAW_LENGTH, HEADER_RECORDS, shuffleUrlPath } from './shuffle-handler.js';
 import type { FetchedSegment, FetchMapOutputsOptions, MapOutputLocation, PartitionIndexEntry } from './types.js';
@@ -60,7 +61,11 @@ export interface SegmentSink {
 /** Opens the sink of one try; may wait (memory backpressure). Must give up when `signal` aborts. */
 export type OpenSegmentSink = (loc: MapOutputLocation, header: SegmentHeader, signal: AbortSignal) => Promise<SegmentSink>;
 
-export interface FetchAllOptions extends FetchMapOutputsOptions {
+export interface FetchAllOptions extends Omit<FetchMapOutputsOptions, 'locations'> {
+  /** Every map output, known before the fetch starts; or: */
+  readonly locations?: readonly MapOutputLocation[];
+  /** Map outputs as the reduce learns them (reduce slow start; see map-output-directory.ts). */
+  readonly directory?: MapOutputDirectory;
   readonly openSink: OpenSegmentSink;
   /** Called when a location's segment is complete (after `finish`), in completion order. */
   readonly onFetched?: (loc: MapOutputLocation, header: SegmentHeader) => void;
@@ -94,23 +99,21 @@ function sinkError(err: unknown, where: string): unknown {
  * finished or aborted.
  */
 export async function fetchAll(options: FetchAllOptions): Promise<void> {
-  const { jobId, reduceIndex, locations, local, counters, openSink } = options;
+  const { jobId, reduceIndex, local, counters, openSink } = options;
   const partitions = options.partitions ?? [reduceIndex];
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const retries = options.retries ?? DEFAULT_RETRIES;
   const backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   assertValidShuffleId(jobId, 'jobId');
-  for (const loc of locations) assertValidShuffleId(loc.attemptId, 'attemptId');
   if (!Number.isInteger(reduceIndex) || reduceIndex < 0) {
     throw new MinimrError('EINTERNAL', `invalid reduceIndex ${reduceIndex}`, { jobId, reduceIndex });
   }
-  for (const p of partitions) {
-    if (!Number.isInteger(p) || p < 0) throw new MinimrError('EINTERNAL', `invalid partition ${p}`, { jobId, reduceIndex, partition: p });
+  if ((options.locations === undefined) === (options.directory === undefined)) {
+    throw new MinimrError('EINTERNAL', 'fetchAll takes either the map output locations or a directory of them', { jobId, reduceIndex });
   }
   // One segment per (partition, map), partition by partition: consecutive fetches go to different maps.
-  const work: { loc: MapOutputLocation; partition: number }[] = [];
-  for (const partition of partitions) for (const loc of locations) work.push({ loc, partition });
+  const directory = options.directory ?? new MapOutputDirectory({ partitions, locations: options.locations });
   if (!Number.isInteger(concurrency) || concurrency < 1 || !Number.isInteger(retries) || retries < 0 || backoffMs < 0) {
     throw new MinimrError('EINTERNAL', 'fetch options out of range', { jobId, concurrency, retries, backoffMs });
   }
@@ -122,9 +125,9 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   let firstError: unknown;
-  let next = 0;
 
-  const fetchOne = async (loc: MapOutputLocation, partition: number): Promise<void> => {
+  /** Fetches one segment; false when its output was lost meanwhile (the segment waits for the map's next output). */
+  const fetchOne = async (loc: MapOutputLocation, partition: number): Promise<boolean> => {
     const isLocal = local !== undefined && loc.workerId === local.workerId;
     let lastError: unknown;
     let tries = 0;
@@ -140,12 +143,14 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
           else counters.shuffleBytesRemote += header.length;
         }
         options.onFetched?.(loc, header);
-        return;
+        return true;
       } catch (err) {
         lastError = err;
         if (!(err instanceof FetchTryError)) throw err; // the reducer's own failure, not the map's
+        if (directory.isLost(loc)) return false;
         if (!err.retriable || attempt === retries) break;
         await sleep(backoffMs * 2 ** attempt, undefined, { signal: stop.signal }).catch(() => undefined);
+        if (directory.isLost(loc)) return false;
       }
     }
     // Stopped by the caller, or by another map's failure (whose error is the one reported).
@@ -154,10 +159,15 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
   };
 
   const worker = async (): Promise<void> => {
-    while (!stop.signal.aborted && next < work.length) {
-      const i = next++;
+    while (!stop.signal.aborted && !directory.finished) {
+      const item = directory.take();
+      if (item === undefined) {
+        await directory.changed(stop.signal);
+        continue;
+      }
       try {
-        await fetchOne(work[i]!.loc, work[i]!.partition);
+        if (await fetchOne(item.loc, item.partition)) directory.fetched(item);
+        else directory.refetch(item);
       } catch (err) {
         firstError ??= err;
         stop.abort();
@@ -166,7 +176,7 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
   };
 
   try {
-    await Promise.all(Array.from({ length: Math.min(concurrency, work.length) }, worker));
+    await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
   } finally {
     options.signal?.removeEventListener('abort', onCallerAbort);
     agent.destroy();

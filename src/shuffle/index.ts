@@ -26,9 +26,9 @@ export {
 export { encodeSegment, SegmentReader, type KeyValue } from './record-format.js';
 export { decodeIndex, encodeIndex, readIndexFile, type IndexFileContents } from './index-file.js';
 export { HashCombiner, type HashCombinerOptions, type ValueCodec, type ValueCombiner } from './hash-combiner.js';
-export { MapOutputBuffer, DEFAULT_MAP_BUFFER_BYTES, MIN_MAP_BUFFER_BYTES, type MapOutputBufferOptions } from './map-output-buffer.js';
-export { codecByName, codecById, lz4Codec, noneCodec, preloadLz4, type BlockCodec } from './codec.js';
-export { GC_PACE_BYTES, noteTransientBytes } from './gc-pacer.js';
+export { MapOutputBuffer, DEFAULT_MAP_BUFFER_BYTES, MIN_MAP_BUFFER_BYTES, type ArenaPool, type MapOutputBufferOptions } from './map-output-buffer.js';
+export { codecByName, codecById, lz4Codec, noneCodec, type BlockCodec } from './codec.js';
+export { GC_PACE_BYTES, collectGarbageNow, noteTransientBytes } from './gc-pacer.js';
 export { FileSegmentReader, FramedFileWriter, framedRecords, decodeSegment, type SegmentStats } from './frames.js';
 export { applyCombiner, groupByKey, mergeSortedRuns } from './merger.js';
 export {
@@ -40,3 +40,5 @@ export {
 } from './shuffle-handler.js';
 export { ReduceShuffle, type ReduceShuffleOptions } from './reduce-shuffle.js';
 export { META_BYTES } from './sort.js';
+export { MapOutputDirectory, type FetchItem, type MapOutputDirectoryOptions } from './map-output-directory.js';
+export type { SegmentHeader } from './fetcher.js';

@@ -2,14 +2,16 @@ import { mkdir, rmdir } from 'node:fs/promises';
 import { MinimrError } from '../errors.js';
 import { lz4Codec, type BlockCodec } from './codec.js';
 import { createShuffleCounters } from './counters.js';
-import { fetchAll } from './fetcher.js';
+import { fetchAll, type SegmentHeader } from './fetcher.js';
+import type { MapOutputDirectory } from './map-output-directory.js';
 import { MergeManager } from './merge-manager.js';
 import type { KeyValue } from './record-format.js';
 import type { BytesCombiner, KeyComparator, LocalShuffleSource, MapOutputLocation, ShuffleCounters } from './types.js';
 
 /**
  * ReduceShuffle: one reduce attempt's shuffle, Hadoop's Shuffle + Fetcher + MergeManagerImpl in one
- * object. `run()` fetches this partition of every map output (at most `concurrency` at a time) into a
+ * object. `run()` fetches this partition of every map output (at most `concurrency` at a time; an
+ * output announced later, for a reduce launched before the last map, as soon as it is) into a
  * memory budget of `bufferBytes` RAW bytes, spilling to `workDir` as needed, and returns the sorted
  * stream of all records; `close()` removes whatever it wrote.
  *
@@ -42,7 +44,13 @@ export interface ReduceShuffleOptions {
    * default [reduceIndex].
    */
   readonly partitions?: readonly number[];
-  readonly locations: readonly MapOutputLocation[];
+  /** Every map output, when all are known at launch; or: */
+  readonly locations?: readonly MapOutputLocation[];
+  /**
+   * The map outputs as the reduce learns them (a reduce launched before the last map: slow start).
+   * Fetching starts with the outputs it knows and ends once it has every map's.
+   */
+  readonly directory?: MapOutputDirectory;
   /** This worker's own map outputs, read from disk instead of HTTP. */
   readonly local?: LocalShuffleSource;
   /** Directory for segments fetched to disk and merged runs (created if missing); see `reduceWorkDir`. */
@@ -71,6 +79,8 @@ export interface ReduceShuffleOptions {
   readonly timeoutMs?: number;
   /** Aborting rejects `run()` with EKILLED. */
   readonly signal?: AbortSignal;
+  /** Called when a segment is fetched and verified, in completion order (progress). */
+  readonly onFetched?: (loc: MapOutputLocation, header: SegmentHeader) => void;
 }
 
 export class ReduceShuffle {
@@ -126,6 +136,7 @@ export class ReduceShuffle {
         reduceIndex,
         partitions: o.partitions,
         locations: o.locations,
+        directory: o.directory,
         local: o.local,
         counters: this.counters,
         concurrency: o.concurrency,
@@ -134,6 +145,7 @@ export class ReduceShuffle {
         timeoutMs: o.timeoutMs,
         signal: this.stop.signal,
         openSink: (loc, header, signal) => manager.openSink(loc, header, signal),
+        onFetched: o.onFetched,
       });
       return await manager.finalMerge();
     } catch (err) {
