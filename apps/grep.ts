@@ -6,15 +6,26 @@
  *   --param flags=<RegExp flags>      optional, e.g. `i`; `g` and `y` are ignored (see below)
  *
  * Output: a single line `<pattern><TAB><matching lines>`, e.g. `licen[cs]e\t412`. The count is 0
- * (not a missing line) when nothing matches: every map emits its count, 0 included, from cleanupMap.
- * The one exception is input with no bytes at all (only empty files, or none): it has no splits, so
- * no map runs and the output is empty.
+ * (not a missing line) when nothing matches: every map emits its count, 0 included. The one
+ * exception is input with no bytes at all (only empty files, or none): it has no splits, so no map
+ * runs and the output is empty.
  *
- * Each map counts its matches in module scope (every attempt runs in a process of its own) and emits
- * one (pattern, count) at the end, so a map's output is one record however many lines match. The
- * combiner stays: with one record per map it costs next to nothing, and it keeps the map output at
- * one record per map should map ever emit per line again.
+ * Each map reads its whole split as chunks of whole lines (`mapSplit`) and emits one (pattern,
+ * count) at the end; the combiner stays, at one record per map it costs next to nothing. A line
+ * matches when `RegExp.test` on it (without its `\n` and a CRLF line's `\r`) is true, as if each line
+ * were tested alone; the scan finds those lines without a string per line:
+ *
+ * - A pattern without regular expression syntax and without the `i` flag is a literal: its UTF-8
+ *   bytes are searched in the chunk with `Buffer.indexOf` (a match in the bytes is a match in the
+ *   decoded text: UTF-8 is self-synchronizing), and each hit counts its line and skips to the next.
+ * - Otherwise the chunk is decoded once and one global, multiline copy of the regex runs over it.
+ *   Without lookarounds, every match the line alone has is also found in the chunk from the line's
+ *   start (line edges look alike: `^`/`$` in multiline mode, `\b` next to `\n` or `\r`); a match may
+ *   also cross into the next line, or see a `\r` as a line end, so each line holding the start of a
+ *   match is tested alone before it counts, and the scan goes on at the next line. A pattern with a
+ *   lookaround can see past a line's end, so it is tested line by line.
  */
+import { isAscii } from 'node:buffer';
 import { codecs, defineJob, textInput, textOutput, type JsonValue } from 'minimr';
 
 type Params = Readonly<Record<string, JsonValue>>;
@@ -31,13 +42,23 @@ function stringParam(params: Params, name: string, required: boolean): string | 
   return String(v);
 }
 
-let cached: { pattern: string; flags: string; re: RegExp } | undefined;
+/** Counts the lines of a chunk of whole lines that match. */
+export interface LineMatcher {
+  readonly pattern: string;
+  countMatchingLines(bytes: Buffer): number;
+}
+
+const NEWLINE = 0x0a;
+const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
+const LOOKAROUND = /\(\?<?[=!]/;
+
+let cached: { pattern: string; flags: string; matcher: LineMatcher } | undefined;
 
 /**
- * Compiled once per task, not per line. `g` and `y` are dropped because they make `test` resume
+ * Compiled once per task, not per chunk. `g` and `y` are dropped because they make `test` resume
  * from `lastIndex`, so a line could be judged by where the previous line's match ended.
  */
-export function compilePattern(params: Params): { pattern: string; re: RegExp } {
+export function compileMatcher(params: Params): LineMatcher {
   const pattern = stringParam(params, 'pattern', true) as string;
   const flags = (stringParam(params, 'flags', false) ?? '').replace(/[gy]/g, '');
   if (cached === undefined || cached.pattern !== pattern || cached.flags !== flags) {
@@ -47,9 +68,79 @@ export function compilePattern(params: Params): { pattern: string; re: RegExp } 
     } catch (err) {
       throw new Error(`grep: invalid regular expression /${pattern}/${flags}: ${(err as Error).message}`);
     }
-    cached = { pattern, flags, re };
+    // Not a literal either: what no line holds (\n), or what bytes and decoded text disagree on
+    // (U+FFFD stands for invalid bytes; a lone surrogate is never decoded).
+    const literal =
+      pattern.length > 0 &&
+      !REGEX_SYNTAX.test(pattern) &&
+      !flags.includes('i') &&
+      !/[\r\n\u2028\u2029\ufffd]/.test(pattern) &&
+      Buffer.from(pattern, 'utf8').toString('utf8') === pattern;
+    const count = literal
+      ? literalCounter(Buffer.from(pattern, 'utf8'))
+      : LOOKAROUND.test(pattern)
+        ? lineByLineCounter(re)
+        : chunkRegexCounter(re, new RegExp(pattern, flags.includes('m') ? `${flags}g` : `${flags}gm`));
+    cached = { pattern, flags, matcher: { pattern, countMatchingLines: count } };
   }
-  return cached;
+  return cached.matcher;
+}
+
+function literalCounter(needle: Buffer): (bytes: Buffer) => number {
+  return (bytes) => {
+    let n = 0;
+    for (let hit = bytes.indexOf(needle); hit >= 0; ) {
+      n++;
+      const end = bytes.indexOf(NEWLINE, hit + needle.length);
+      if (end < 0) break;
+      hit = bytes.indexOf(needle, end + 1);
+    }
+    return n;
+  };
+}
+
+/** The chunk as text: an ASCII chunk (the common case) is copied as Latin-1, faster than decoding UTF-8. */
+function decode(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+}
+
+/** A line of `text` without its `\n` and a trailing `\r`. */
+function lineAt(text: string, start: number, end: number): string {
+  return text.charCodeAt(end - 1) === 0x0d && end > start ? text.slice(start, end - 1) : text.slice(start, end);
+}
+
+function chunkRegexCounter(re: RegExp, global: RegExp): (bytes: Buffer) => number {
+  return (bytes) => {
+    const text = decode(bytes);
+    if (text.length === 0) return 0;
+    // After a final newline there is no line (the chunk's lines all end in one, but a file's last).
+    const end = text.length > 0 && text.charCodeAt(text.length - 1) === NEWLINE ? text.length - 1 : text.length;
+    let n = 0;
+    global.lastIndex = 0;
+    for (let m = global.exec(text); m !== null && m.index <= end; m = global.exec(text)) {
+      const lineStart = m.index === 0 ? 0 : text.lastIndexOf('\n', m.index - 1) + 1;
+      let lineEnd = text.indexOf('\n', m.index);
+      if (lineEnd < 0) lineEnd = text.length;
+      if (re.test(lineAt(text, lineStart, lineEnd))) n++;
+      if (lineEnd >= end) break;
+      global.lastIndex = lineEnd + 1;
+    }
+    return n;
+  };
+}
+
+function lineByLineCounter(re: RegExp): (bytes: Buffer) => number {
+  return (bytes) => {
+    const text = decode(bytes);
+    let n = 0;
+    for (let start = 0; start < text.length; ) {
+      let end = text.indexOf('\n', start);
+      if (end < 0) end = text.length;
+      if (re.test(lineAt(text, start, end))) n++;
+      start = end + 1;
+    }
+    return n;
+  };
 }
 
 function sum(values: Iterable<number>): number {
@@ -58,30 +149,20 @@ function sum(values: Iterable<number>): number {
   return total;
 }
 
-/** Matching lines counted so far by the current attempt. */
-let counted: { attemptId: string; matches: number } | undefined;
-
 export default defineJob({
   name: 'grep',
   input: textInput(),
   output: textOutput(),
   reducers: 1,
   mapKey: codecs.text,
-  mapValue: codecs.msgpack<number>(),
-  map(_offset, line, ctx) {
-    const { re } = compilePattern(ctx.params);
-    // Keyed by attempt so that a count left behind by an attempt that never reached cleanupMap (in
-    // a process that runs several, e.g. a test harness) does not leak into the next one.
-    if (counted === undefined || counted.attemptId !== ctx.attemptId) counted = { attemptId: ctx.attemptId, matches: 0 };
-    if (re.test(line)) counted.matches++;
-  },
-  cleanupMap(ctx) {
-    // Compiled here too, so a bad pattern fails even a map whose split holds no line.
-    const { pattern } = compilePattern(ctx.params);
-    const matches = counted !== undefined && counted.attemptId === ctx.attemptId ? counted.matches : 0;
-    counted = undefined;
+  mapValue: codecs.varuint,
+  async mapSplit(input, ctx) {
+    // Compiled before reading, so a bad pattern fails even a map whose split holds no line.
+    const matcher = compileMatcher(ctx.params);
+    let matches = 0;
+    for await (const chunk of input.chunks()) matches += matcher.countMatchingLines(chunk.bytes);
     // Emitted when 0 as well, so that the reducer runs and prints `pattern\t0`.
-    ctx.emit(pattern, matches);
+    ctx.emit(matcher.pattern, matches);
   },
   combine(pattern, counts, ctx) {
     ctx.emit(pattern, sum(counts));

@@ -4,20 +4,26 @@
  * much):
  *
  *   WordCount (2 reducers)   vs  tr -s ' \t\r\f' '\n' < f | sort | uniq -c    and vs awk
- *   Grep (GrepCount)         vs  grep -c <word>
+ *   Grep (GrepCount)         vs  grep -c -F <word>  (literal)  and  grep -c -E <a|b>  (regex)
  *   TeraSort (2 reducers)    vs  sort on the same records as 100-byte text lines (see lib/tera.ts)
  *
  * plus TeraValidate on TeraSort's output (no peer) and the end-to-end latency of a 1 KB WordCount.
- * Every output is checked: WordCount's counts and Grep's count against what the generator wrote and
- * against the peers' own output; TeraSort's output with TeraValidate (order, row count, checksum of
- * the generated records) and record by record against GNU sort's output.
+ * WordCount runs on each corpus chosen: `standard`, a few thousand distinct words (map-side
+ * combining leaves a few thousand records per map), and `zipf`, about a million (the combining
+ * table fills and is flushed, the sort buffer spills); only awk is its peer on the zipf corpus (a
+ * sort of every word is minutes at 1 GB). Grep runs on the standard corpus.
+ * Every output is checked: WordCount's counts and Grep's counts against what the generator wrote
+ * and against the peers' own output; TeraSort's output with TeraValidate (order, row count, checksum
+ * of the generated records) and record by record against GNU sort's output.
  *
  * minimr time = wall time from submit (which loads the module and runs `prepare`, i.e. TeraSort's
  * sampling) until the client sees the job succeeded (polling every 50 ms). Data loading (`fs put`)
  * is reported but not part of any job time; the peers read the local files, already in the page
  * cache, as minimr reads its blocks. MB = 2^20 bytes.
  *
- * Run: npm run bench:apps [-- --size-mb 256] [--keep] [--job-timeout-s 3600]
+ * Run: npm run bench:apps [-- --size-mb 1024] [--corpus standard zipf] [--jobs wordcount grep terasort tiny]
+ *      [--keep] [--job-timeout-s 3600]
+ * The documented full run is the default: 1 GB, both corpora, every job.
  * Writes bench-results/apps.json and apps.md at the package root.
  */
 import yargs from 'yargs';
@@ -29,7 +35,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { LocalCluster, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
 import { createLogger } from '../src/log.js';
-import { headLines, writeCorpus, type CorpusInfo } from './lib/corpus.js';
+import { headLines, writeCorpus, type CorpusInfo, type CorpusOptions, type GrepCase } from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
 import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
 import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
@@ -39,16 +45,45 @@ const MB = 1 << 20;
 
 // ---------------------------------------------------------------- arguments
 
-function parseArgs(argv: string[]): { sizeMb: number; keep: boolean; jobTimeoutS: number; tinyRuns: number } {
+const CORPORA = ['standard', 'zipf'] as const;
+type CorpusName = (typeof CORPORA)[number];
+const JOBS = ['wordcount', 'grep', 'terasort', 'tiny'] as const;
+type JobName = (typeof JOBS)[number];
+
+interface Args {
+  sizeMb: number;
+  corpora: CorpusName[];
+  jobs: Set<JobName>;
+  keep: boolean;
+  jobTimeoutS: number;
+  tinyRuns: number;
+}
+
+function parseArgs(argv: string[]): Args {
   const a = yargs(argv)
-    .option('size-mb', { type: 'number', default: 256, describe: 'input size of each job' })
+    .option('size-mb', { type: 'number', default: 1024, describe: 'input size of each job' })
+    .option('corpus', { type: 'array', choices: CORPORA, default: [...CORPORA], describe: 'WordCount corpora (Grep runs on standard)' })
+    .option('jobs', { type: 'array', choices: JOBS, default: [...JOBS], describe: 'jobs to run' })
     .option('keep', { type: 'boolean', default: false, describe: 'keep the work directory' })
     .option('job-timeout-s', { type: 'number', default: 3600 })
     .option('tiny-runs', { type: 'number', default: 5 })
     .strict()
     .parseSync();
-  return { sizeMb: a.sizeMb, keep: a.keep, jobTimeoutS: a.jobTimeoutS, tinyRuns: Math.round(a.tinyRuns) };
+  return {
+    sizeMb: a.sizeMb,
+    corpora: CORPORA.filter((c) => (a.corpus as string[]).includes(c)),
+    jobs: new Set(a.jobs as JobName[]),
+    keep: a.keep,
+    jobTimeoutS: a.jobTimeoutS,
+    tinyRuns: Math.round(a.tinyRuns),
+  };
 }
+
+/** The corpora's generator settings: the standard one is the generator's default. */
+const CORPUS_OPTIONS: Record<CorpusName, CorpusOptions> = {
+  standard: {},
+  zipf: { seed: 20260116, vocabularySize: 1_000_000, grep: false },
+};
 
 // ---------------------------------------------------------------- progress
 
@@ -104,6 +139,7 @@ async function main(): Promise<void> {
     loadavgEnd: [] as number[],
     date: new Date().toISOString(),
     sizeMb: args.sizeMb,
+    corpora: {} as Record<string, { bytes: number; lines: number; words: number; vocabulary: number; distinctWords: number }>,
     cluster: { workers: 2, mapSlots: 1, reduceSlots: 1, replication: 1, blockSizeMb: 64 },
     tools: {
       sort: toolVersion('sort'),
@@ -123,20 +159,36 @@ async function main(): Promise<void> {
 
   try {
     // ------------------------------------------------------------ inputs
+    // The standard corpus is needed by Grep and the tiny job even when WordCount runs on zipf only.
+    const names = new Set<CorpusName>(args.corpora);
+    if (args.jobs.has('grep') || args.jobs.has('tiny')) names.add('standard');
+    const corpora = new Map<CorpusName, CorpusInfo>();
     let t = performance.now();
-    const corpus = await writeCorpus(join(local, 'corpus.txt'), targetBytes);
-    phases.generateCorpus = (performance.now() - t) / 1000;
-    log(
-      `generated corpus: ${(corpus.bytes / MB).toFixed(1)} MB, ${corpus.lines} lines, ${corpus.words} words, ` +
-        `${corpus.vocabulary.length} distinct; grep word "${corpus.grepWord}" in ${corpus.grepLines} lines ` +
-        `(${((100 * corpus.grepLines) / corpus.lines).toFixed(2)}%) [${phases.generateCorpus.toFixed(1)}s]`,
-    );
-    t = performance.now();
+    for (const name of CORPORA.filter((c) => names.has(c))) {
+      t = performance.now();
+      const corpus = await writeCorpus(join(local, `${name}.txt`), targetBytes, CORPUS_OPTIONS[name]);
+      corpora.set(name, corpus);
+      phases[`generate ${name} corpus`] = (performance.now() - t) / 1000;
+      const distinct = corpus.counts.filter((c) => c > 0).length;
+      env.corpora[name] = { bytes: corpus.bytes, lines: corpus.lines, words: corpus.words, vocabulary: corpus.vocabulary.length, distinctWords: distinct };
+      const grepNote = corpus.grep
+        ? `; grep literal "${corpus.grep.literal.pattern}" in ${corpus.grep.literal.lines} lines, regex "${corpus.grep.regex.pattern}" in ${corpus.grep.regex.lines}`
+        : '';
+      log(
+        `generated ${name} corpus: ${(corpus.bytes / MB).toFixed(1)} MB, ${corpus.lines} lines, ${corpus.words} words, ` +
+          `${distinct} distinct of ${corpus.vocabulary.length}${grepNote} [${phases[`generate ${name} corpus`]!.toFixed(1)}s]`,
+      );
+    }
     const rows = Math.floor(targetBytes / RECORD);
-    const tera = await writeTeraInputs(join(local, 'tera.dat'), join(local, 'tera-lines.txt'), rows);
-    phases.generateTera = (performance.now() - t) / 1000;
-    log(`generated ${rows} TeraGen records (${((rows * RECORD) / MB).toFixed(1)} MB) + peer lines, checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`);
-    const tinyText = headLines(await readHead(corpus.path, 4096), 1024);
+    let tera: Awaited<ReturnType<typeof writeTeraInputs>> | undefined;
+    if (args.jobs.has('terasort')) {
+      t = performance.now();
+      tera = await writeTeraInputs(join(local, 'tera.dat'), join(local, 'tera-lines.txt'), rows);
+      phases.generateTera = (performance.now() - t) / 1000;
+      log(`generated ${rows} TeraGen records (${((rows * RECORD) / MB).toFixed(1)} MB) + peer lines, checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`);
+    }
+    const standard = corpora.get('standard');
+    const tinyText = standard ? headLines(await readHead(standard.path, 4096), 1024) : '';
     await writeFile(join(local, 'tiny.txt'), tinyText);
 
     // ------------------------------------------------------------ cluster
@@ -154,11 +206,10 @@ async function main(): Promise<void> {
     log(`cluster up: 2 workers [${phases.clusterStart.toFixed(1)}s]`);
     const client = cluster.client;
 
-    for (const [local_, dst] of [
-      [corpus.path, '/bench/text/corpus.txt'],
-      [tera.recordsPath, '/bench/tera/input.dat'],
-      [join(local, 'tiny.txt'), '/bench/tiny/tiny.txt'],
-    ] as const) {
+    const inputs: [string, string][] = [...corpora].map(([name, c]) => [c.path, `/bench/${name}/corpus.txt`]);
+    if (tera) inputs.push([tera.recordsPath, '/bench/tera/input.dat']);
+    if (args.jobs.has('tiny')) inputs.push([join(local, 'tiny.txt'), '/bench/tiny/tiny.txt']);
+    for (const [local_, dst] of inputs) {
       t = performance.now();
       const st = await client.fs.put(local_, dst, { overwrite: true });
       const s = (performance.now() - t) / 1000;
@@ -230,16 +281,18 @@ async function main(): Promise<void> {
       }
     }
 
-    const expectedCounts = new Map(corpus.vocabulary.map((w, i) => [w, corpus.counts[i]!] as [string, number]).filter(([, c]) => c > 0));
-
     // ------------------------------------------------------------ WordCount
-    {
-      const result: JobResult = newResult('WordCount', 'wordcount', corpus.bytes, 2);
+    for (const name of args.jobs.has('wordcount') ? args.corpora : []) {
+      const corpus = corpora.get(name)!;
+      const file = `${name}.txt`;
+      const expectedCounts = new Map(corpus.vocabulary.map((w, i) => [w, corpus.counts[i]!] as [string, number]).filter(([, c]) => c > 0));
+      const result: JobResult = newResult(name === 'standard' ? 'WordCount' : `WordCount (${name})`, 'wordcount', corpus.bytes, 2);
       jobs.push(result);
       const minimrCounts = new Map<string, number>();
-      await minimrSide(result, 'wordcount', { input: ['/bench/text'], output: '/bench/out/wordcount', reducers: 2 }, async () => {
+      const out = `/bench/out/wordcount-${name}`;
+      await minimrSide(result, 'wordcount', { input: [`/bench/${name}`], output: out, reducers: 2 }, async () => {
         const problems: string[] = [];
-        for (const line of splitLines(await readText('/bench/out/wordcount'))) {
+        for (const line of splitLines(await readText(out))) {
           const tab = line.indexOf('\t');
           const w = line.slice(0, tab);
           if (minimrCounts.has(w)) problems.push(`word ${w} output twice`);
@@ -250,9 +303,9 @@ async function main(): Promise<void> {
         if (diff) problems.push(`vs generator: ${diff}`);
         return problems;
       });
-      const verifyPeer = (file: string, parse: (line: string) => [string, number]) => async () => {
+      const verifyPeer = (outFile: string, parse: (line: string) => [string, number]) => async () => {
         const counts = new Map<string, number>();
-        for (const line of splitLines(await readFile(join(local, file), 'utf8'))) {
+        for (const line of splitLines(await readFile(join(local, outFile), 'utf8'))) {
           const [w, c] = parse(line);
           counts.set(w, c);
         }
@@ -265,50 +318,60 @@ async function main(): Promise<void> {
         }
         return problems.length ? problems.join('; ') : undefined;
       };
-      await peer(
-        result,
-        'tr | sort | uniq -c',
-        `tr -s ' \\t\\r\\f' '\\n' < corpus.txt | sort | uniq -c > wc-sort.out`,
-        verifyPeer('wc-sort.out', (line) => {
-          const m = /^\s*(\d+) (.*)$/.exec(line);
-          if (!m) throw new Error(`unexpected uniq -c line ${JSON.stringify(line)}`);
-          return [m[2]!, Number(m[1])];
-        }),
-      );
+      if (name === 'standard') {
+        await peer(
+          result,
+          'tr | sort | uniq -c',
+          `tr -s ' \\t\\r\\f' '\\n' < ${file} | sort | uniq -c > wc-sort.out`,
+          verifyPeer('wc-sort.out', (line) => {
+            const m = /^\s*(\d+) (.*)$/.exec(line);
+            if (!m) throw new Error(`unexpected uniq -c line ${JSON.stringify(line)}`);
+            return [m[2]!, Number(m[1])];
+          }),
+        );
+      }
       await peer(
         result,
         'awk',
-        `awk '{for(i=1;i<=NF;i++)c[$i]++} END{for(w in c) print w"\\t"c[w]}' corpus.txt > wc-awk.out`,
+        `awk '{for(i=1;i<=NF;i++)c[$i]++} END{for(w in c) print w"\\t"c[w]}' ${file} > wc-awk.out`,
         verifyPeer('wc-awk.out', (line) => {
           const tab = line.indexOf('\t');
           return [line.slice(0, tab), Number(line.slice(tab + 1))];
         }),
       );
+      await rm(join(local, 'wc-sort.out'), { force: true });
+      await rm(join(local, 'wc-awk.out'), { force: true });
     }
 
     // ------------------------------------------------------------ Grep
-    {
-      const result: JobResult = newResult('Grep', 'grep', corpus.bytes, 1);
+    const grepCases: [string, GrepCase, string][] = standard?.grep && args.jobs.has('grep')
+      ? [
+          ['Grep (literal)', standard.grep.literal, `grep -c -F -- '${standard.grep.literal.pattern}' standard.txt > grep.out`],
+          ['Grep (regex)', standard.grep.regex, `grep -c -E -- '${standard.grep.regex.pattern}' standard.txt > grep.out`],
+        ]
+      : [];
+    for (const [job, grepCase, command] of grepCases) {
+      const result: JobResult = newResult(job, 'grep', standard!.bytes, 1);
       jobs.push(result);
-      const pattern = corpus.grepWord;
+      const { pattern, lines: want } = grepCase;
       let minimrCount: number | undefined;
-      await minimrSide(result, 'grep', { input: ['/bench/text'], output: '/bench/out/grep', params: { pattern } }, async () => {
+      await minimrSide(result, 'grep', { input: ['/bench/standard'], output: '/bench/out/grep', params: { pattern } }, async () => {
         const lines = splitLines(await readText('/bench/out/grep'));
-        const want = `${pattern}\t${corpus.grepLines}`;
+        const expected = `${pattern}\t${want}`;
         if (lines.length === 1 && lines[0]!.startsWith(`${pattern}\t`)) minimrCount = Number(lines[0]!.slice(pattern.length + 1));
-        result.checks.push(`count ${minimrCount ?? JSON.stringify(lines)} (generator: ${corpus.grepLines})`);
-        return lines.length === 1 && lines[0] === want ? [] : [`output ${JSON.stringify(lines)}, expected ${JSON.stringify([want])}`];
+        result.checks.push(`count ${minimrCount ?? JSON.stringify(lines)} (generator: ${want})`);
+        return lines.length === 1 && lines[0] === expected ? [] : [`output ${JSON.stringify(lines)}, expected ${JSON.stringify([expected])}`];
       });
-      await peer(result, 'grep -c', `grep -c -F -- '${pattern}' corpus.txt > grep.out`, async () => {
+      await peer(result, command.split(' --')[0]!, command, async () => {
         const got = Number((await readFile(join(local, 'grep.out'), 'utf8')).trim());
-        if (got !== corpus.grepLines) return `grep -c says ${got}, generator ${corpus.grepLines}`;
-        if (minimrCount !== undefined && got !== minimrCount) return `grep -c says ${got}, minimr ${minimrCount}`;
+        if (got !== want) return `grep says ${got}, generator ${want}`;
+        if (minimrCount !== undefined && got !== minimrCount) return `grep says ${got}, minimr ${minimrCount}`;
         return undefined;
       });
     }
 
     // ------------------------------------------------------------ TeraSort + TeraValidate
-    {
+    if (tera) {
       const result: JobResult = newResult('TeraSort', 'terasort', rows * RECORD, 2);
       jobs.push(result);
       let minimrDigest: string | undefined;
@@ -364,7 +427,7 @@ async function main(): Promise<void> {
     }
 
     // ------------------------------------------------------------ tiny job latency
-    {
+    if (args.jobs.has('tiny')) {
       log(`tiny job: WordCount of ${Buffer.byteLength(tinyText)} bytes, 1 untimed + ${args.tinyRuns} timed runs`);
       const expected = new Map<string, number>();
       for (const w of tinyText.split(/[ \t\n]+/)) if (w) expected.set(w, (expected.get(w) ?? 0) + 1);
@@ -470,7 +533,19 @@ async function readHead(path: string, bytes: number): Promise<string> {
 }
 
 function renderMarkdown(
-  env: { node: string; platform: string; cpu: string; cpus: number; memoryMb: number; loadavgStart: number[]; loadavgEnd: number[]; date: string; sizeMb: number; tools: Record<string, string> },
+  env: {
+    node: string;
+    platform: string;
+    cpu: string;
+    cpus: number;
+    memoryMb: number;
+    loadavgStart: number[];
+    loadavgEnd: number[];
+    date: string;
+    sizeMb: number;
+    corpora: Record<string, { lines: number; words: number; vocabulary: number; distinctWords: number }>;
+    tools: Record<string, string>;
+  },
   jobs: JobResult[],
   tiny: { runs: number[]; medianSeconds: number; medianServerSeconds: number; inputBytes: number; verified: boolean } | undefined,
   phases: Record<string, number>,
@@ -500,6 +575,9 @@ function renderMarkdown(
     `${env.date}: Node ${env.node}, ${env.platform}, ${env.cpus} x ${env.cpu}, ${env.memoryMb} MB RAM, ` +
       `load ${env.loadavgStart.join(' ')} at start, ${env.loadavgEnd.join(' ')} at end (shared machine: compare ratios, not absolute numbers).`,
     `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot each, replication 1, 64 MB blocks. --size-mb ${env.sizeMb}; MB = 2^20 bytes.`,
+    `Corpora: ${Object.entries(env.corpora)
+      .map(([name, c]) => `${name}: ${c.lines} lines, ${c.words} words, ${c.distinctWords} distinct (Zipf over a vocabulary of ${c.vocabulary})`)
+      .join('; ')}. WordCount without a corpus name ran on the standard corpus, as did Grep.`,
     '',
     '| job | input MB | minimr s | minimr MB/s | peer | peer s | peer MB/s | ratio (minimr/peer) |',
     '|---|---:|---:|---:|---|---:|---:|---:|',

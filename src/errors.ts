@@ -31,6 +31,7 @@ export type MinimrErrorCode =
   | 'ETIMEOUT'
   | 'EKILLED' // attempt killed on purpose
   | 'EWORKERLOST'
+  | 'ENOMRCLUSTER' // job submitted to an MR-cluster that is unknown or being deactivated
   | 'EINTERNAL';
 
 export type ErrorDetails = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -71,7 +72,7 @@ export function serializeError(err: unknown): SerializedError {
 const KNOWN_CODES = new Set<string>([
   'ENOINPUT', 'EOUTPUTEXISTS', 'EJOBMODULE', 'EBADJOB', 'EBADCONF', 'ENOENT', 'EEXIST', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY',
   'EBADPATH', 'ECHECKSUM', 'ENOREPLICA', 'ENOWORKERS', 'EDISKFULL', 'EFETCH', 'ETASK', 'EJOBFAILED', 'EJOBKILLED',
-  'ENOJOB', 'EPROTOCOL', 'EVERSION', 'ECONNECT', 'ETIMEOUT', 'EKILLED', 'EWORKERLOST', 'EINTERNAL',
+  'ENOJOB', 'EPROTOCOL', 'EVERSION', 'ECONNECT', 'ETIMEOUT', 'EKILLED', 'EWORKERLOST', 'ENOMRCLUSTER', 'EINTERNAL',
 ]);
 
 /** Rebuilds a MinimrError on the receiving side of a socket or a process boundary. */

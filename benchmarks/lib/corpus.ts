@@ -1,6 +1,7 @@
 /**
  * A deterministic synthetic text corpus for WordCount and Grep: words drawn from a Zipf (s = 1)
- * distribution over a vocabulary of a few thousand made-up lowercase words, lines of 60..100
+ * distribution over a vocabulary of made-up lowercase words (a few thousand by default; the "zipf"
+ * corpus of bench:apps has a million, where map-side combining helps less), lines of 60..100
  * characters, words separated by one space (one separator in 64 is a tab instead, so that the
  * tab delimiter is exercised; every tokenizer compared here splits on both). The generator counts
  * what it writes, which gives an independent reference for both jobs' outputs.
@@ -14,6 +15,16 @@ export interface CorpusOptions {
   vocabularySize?: number;
   /** Fraction of lines the grep word should occur in (it is picked to come close). */
   grepLineFraction?: number;
+  /** Pick grep words (the search is quadratic in the vocabulary: off for huge ones). Default true. */
+  grep?: boolean;
+}
+
+/** Lines that hold any of some words, as counted by the generator. */
+export interface GrepCase {
+  /** The pattern, the same for minimr's RegExp and the peer: a word, or words joined by `|`. */
+  pattern: string;
+  words: string[];
+  lines: number;
 }
 
 export interface CorpusInfo {
@@ -24,9 +35,12 @@ export interface CorpusInfo {
   vocabulary: string[];
   /** Occurrences of vocabulary[i], as written. */
   counts: number[];
-  grepWord: string;
-  /** Lines that contain grepWord (as a substring, which here means as a word: see pickGrepWord). */
-  grepLines: number;
+  /**
+   * Grep cases: a literal (one word) and a regex (two other words, `a|b`), each word in about half
+   * a percent to one percent of the lines; absent without `grep`. Lines that contain a word as a
+   * substring contain it as a word: see pickGrepWord.
+   */
+  grep?: { literal: GrepCase; regex: GrepCase };
 }
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
@@ -75,17 +89,42 @@ function samplingTable(probabilities: number[]): Uint16Array {
 }
 
 /**
+ * Sampling for vocabularies too large for the lookup table (whose cells cannot tell apart words of
+ * probability under 2^-20): a guide table (Chen and Asau) points into the cumulative distribution,
+ * and a short linear search from there finds the word.
+ */
+function guidedSampler(probabilities: number[]): (u32: number) => number {
+  const n = probabilities.length;
+  const cdf = new Float64Array(n);
+  let cumulative = 0;
+  for (let i = 0; i < n; i++) cdf[i] = cumulative += probabilities[i]!;
+  cdf[n - 1] = 1;
+  const size = 1 << TABLE_BITS;
+  const guide = new Uint32Array(size);
+  for (let j = 0, i = 0; j < size; j++) {
+    while (cdf[i]! <= j / size) i++;
+    guide[j] = i;
+  }
+  return (u32) => {
+    const x = u32 / 2 ** 32;
+    let i = guide[u32 >>> (32 - TABLE_BITS)]!;
+    while (cdf[i]! <= x) i++;
+    return i;
+  };
+}
+
+/**
  * The word whose chance of appearing in a line is closest to `fraction`, among words of 5+ letters
  * that are not part of any other vocabulary word; since words are separated by blanks, a line then
  * contains the word as a substring exactly when it contains it as a word, so `grep -c word` and a
  * RegExp test count the same lines as the generator does.
  */
-export function pickGrepWord(vocabulary: string[], probabilities: number[], wordsPerLine: number, fraction: number): number {
+export function pickGrepWord(vocabulary: string[], probabilities: number[], wordsPerLine: number, fraction: number, exclude: ReadonlySet<number> = new Set()): number {
   let best = -1;
   let bestDiff = Infinity;
   for (let i = 0; i < vocabulary.length; i++) {
     const w = vocabulary[i]!;
-    if (w.length < 5) continue;
+    if (w.length < 5 || exclude.has(i)) continue;
     const lineChance = 1 - (1 - probabilities[i]!) ** wordsPerLine;
     const diff = Math.abs(Math.log(lineChance / fraction));
     if (diff >= bestDiff) continue;
@@ -103,8 +142,26 @@ export async function writeCorpus(path: string, targetBytes: number, options: Co
   const vocabulary = makeVocabulary(options.vocabularySize ?? 4000, rng);
   const probabilities = zipfProbabilities(vocabulary.length);
   const meanWordLength = probabilities.reduce((s, p, i) => s + p * vocabulary[i]!.length, 0);
-  const grepIndex = pickGrepWord(vocabulary, probabilities, 80 / (meanWordLength + 1), options.grepLineFraction ?? 0.01);
-  const table = samplingTable(probabilities);
+  const wordsPerLine = 80 / (meanWordLength + 1);
+  const fraction = options.grepLineFraction ?? 0.01;
+  // Grep cases: 0 = none, 1 = the literal's word, 2 = a word of the regex.
+  const grepOf = new Uint8Array(vocabulary.length);
+  let grepIndex = -1;
+  const regexIndexes: number[] = [];
+  if (options.grep ?? true) {
+    grepIndex = pickGrepWord(vocabulary, probabilities, wordsPerLine, fraction);
+    const taken = new Set([grepIndex]);
+    for (let k = 0; k < 2; k++) {
+      const i = pickGrepWord(vocabulary, probabilities, wordsPerLine, fraction / 2, taken);
+      taken.add(i);
+      regexIndexes.push(i);
+      grepOf[i] = 2;
+    }
+    grepOf[grepIndex] = 1;
+  }
+  // The small vocabulary keeps its original table (same corpus bytes as before); a large one needs the guide.
+  const table = vocabulary.length <= 0x10000 ? samplingTable(probabilities) : undefined;
+  const sample = table ? (u32: number) => table[u32 >>> (32 - TABLE_BITS)]! : guidedSampler(probabilities);
   const encoded = vocabulary.map((w) => Buffer.from(w, 'latin1'));
   const counts = new Array<number>(vocabulary.length).fill(0);
 
@@ -117,6 +174,7 @@ export async function writeCorpus(path: string, targetBytes: number, options: Co
   let lines = 0;
   let words = 0;
   let grepLines = 0;
+  let regexLines = 0;
   try {
     for (;;) {
       const target = 60 + (rng() % 41);
@@ -124,7 +182,7 @@ export async function writeCorpus(path: string, targetBytes: number, options: Co
       let len = 0;
       lineWords.length = 0;
       for (;;) {
-        const idx = table[rng() >>> (32 - TABLE_BITS)]!;
+        const idx = sample(rng());
         const w = encoded[idx]!;
         if (lineWords.length > 0) {
           if (len + 1 + w.length > target) break;
@@ -143,12 +201,13 @@ export async function writeCorpus(path: string, targetBytes: number, options: Co
       }
       lines++;
       words += lineWords.length;
-      let hasGrep = false;
+      let hasGrep = 0;
       for (const idx of lineWords) {
         counts[idx]!++;
-        if (idx === grepIndex) hasGrep = true;
+        hasGrep |= 1 << grepOf[idx]!;
       }
-      if (hasGrep) grepLines++;
+      if (hasGrep & 2) grepLines++;
+      if (hasGrep & 4) regexLines++;
       if (pos >= CHUNK) {
         await fh.write(buf, 0, pos);
         bytes += pos;
@@ -162,7 +221,15 @@ export async function writeCorpus(path: string, targetBytes: number, options: Co
   } finally {
     await fh.close();
   }
-  return { path, bytes, lines, words, vocabulary, counts, grepWord: vocabulary[grepIndex]!, grepLines };
+  const info: CorpusInfo = { path, bytes, lines, words, vocabulary, counts };
+  if (grepIndex >= 0) {
+    const regexWords = regexIndexes.map((i) => vocabulary[i]!);
+    info.grep = {
+      literal: { pattern: vocabulary[grepIndex]!, words: [vocabulary[grepIndex]!], lines: grepLines },
+      regex: { pattern: regexWords.join('|'), words: regexWords, lines: regexLines },
+    };
+  }
+  return info;
 }
 
 /** The first whole lines of a corpus file's text, up to `maxBytes`. */

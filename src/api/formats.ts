@@ -32,6 +32,31 @@ export type InputValue<F extends InputFormat> = F extends TextInputFormat
       ? JsonValue
       : never;
 
+/** A run of whole input records as raw bytes, as a whole-split map (`mapSplit`) reads them. */
+export interface InputChunk {
+  /**
+   * Whole records in file order, never one cut between chunks however long. Text: whole lines, each
+   * with its `\n` (a CRLF line with its `\r\n`); only a file's last line may lack its `\n`. The
+   * lines are exactly those `map` would get, by Hadoop's LineRecordReader rule at block edges.
+   * Fixed-length records: a whole number of records. Usually a slice of a block as read (about
+   * 1 MiB): it is never reused, so it may be kept.
+   */
+  readonly bytes: Buffer;
+  /** File offset of `bytes[0]`: the key `map` would get for the chunk's first record. */
+  readonly offset: number;
+}
+
+/**
+ * A map task's whole split, for `mapSplit`. Read it one way, once: `chunks()` (text and
+ * fixed-length input) or `records()` (any input).
+ */
+export interface SplitInput<F extends InputFormat> {
+  /** The split's records as chunks of raw bytes. Generated input has no bytes: use `records()`. */
+  chunks(): AsyncIterable<InputChunk>;
+  /** The split's records one by one, `[key, value]` as `map` gets them. */
+  records(): AsyncIterable<readonly [number, InputValue<F>]>;
+}
+
 export function textInput(): TextInputFormat {
   return { kind: 'text' };
 }

@@ -11,10 +11,13 @@ export {
   type GeneratedInputFormat,
   type OutputFormat,
   type InputValue,
+  type InputChunk,
+  type SplitInput,
 } from './formats.js';
 export {
   defineJob,
   validateJobDefinition,
+  assertOneMapFunction,
   type JobDefinition,
   type AnyJobDefinition,
   type TaskContext,

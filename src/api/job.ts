@@ -1,5 +1,6 @@
+import { MinimrError } from '../errors.js';
 import type { Codec } from './codecs.js';
-import type { InputFormat, InputValue, OutputFormat } from './formats.js';
+import type { InputFormat, InputValue, OutputFormat, SplitInput } from './formats.js';
 import type { JsonObject, JsonValue } from './json.js';
 
 /** What every user function can see about the attempt running it. */
@@ -24,6 +25,13 @@ export interface MapContext<K, V> extends TaskContext {
   /** The byte range this map reads (absent for generated input). */
   readonly split?: { readonly path: string; readonly start: number; readonly length: number };
   emit(key: K, value: V): void;
+  /**
+   * Emits a record whose key is given encoded: bytes [start, end) of `keyBytes` must be exactly what
+   * `mapKey.encode(key)` returns for the key meant (for `codecs.text`, its UTF-8, so valid UTF-8).
+   * The bytes are copied before this returns. Lets a whole-split map emit slices of its input as
+   * keys without making a string per key.
+   */
+  emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: V): void;
 }
 
 export interface ReduceContext<K, V> extends TaskContext {
@@ -57,7 +65,14 @@ export interface JobDefinition<F extends InputFormat, KMid, VMid, KOut = KMid, V
   readonly reducers?: number;
   readonly mapKey?: Codec<KMid>;
   readonly mapValue?: Codec<VMid>;
-  map(key: number, value: InputValue<F>, ctx: MapContext<KMid, VMid>): MaybePromise<void>;
+  /** Called once per input record. A job defines `map` or `mapSplit`, not both (EBADJOB). */
+  map?(key: number, value: InputValue<F>, ctx: MapContext<KMid, VMid>): MaybePromise<void>;
+  /**
+   * Called once per map task with its whole split (Hadoop's Mapper.run, Spark's mapPartitions):
+   * reads the split's bytes (`input.chunks()`) or records (`input.records()`) and emits, so a map
+   * can scan bytes instead of taking a string per line. Retried and failed like `map` when it throws.
+   */
+  mapSplit?(input: SplitInput<F>, ctx: MapContext<KMid, VMid>): MaybePromise<void>;
   combine?(key: KMid, values: Iterable<VMid>, ctx: CombineContext<KMid, VMid>): void;
   reduce?(key: KMid, values: Iterable<VMid>, ctx: ReduceContext<KOut, VOut>): MaybePromise<void>;
   /**
@@ -88,6 +103,7 @@ const JOB_MARK = Symbol.for('minimr.job');
 export function defineJob<F extends InputFormat, KMid = string, VMid = unknown, KOut = KMid, VOut = VMid>(
   def: JobDefinition<F, KMid, VMid, KOut, VOut>,
 ): JobDefinition<F, KMid, VMid, KOut, VOut> {
+  assertOneMapFunction(def, 'defineJob');
   const problems = validateJobDefinition(def as unknown);
   if (problems.length > 0) throw new TypeError(`defineJob: ${problems.join('; ')}`);
   Object.defineProperty(def, JOB_MARK, { value: true, enumerable: false });
@@ -100,8 +116,9 @@ export function validateJobDefinition(def: unknown): string[] {
   const d = def as Record<string, unknown>;
   const problems: string[] = [];
   if (typeof d.name !== 'string' || d.name.length === 0) problems.push('`name` must be a non-empty string');
-  if (typeof d.map !== 'function') problems.push('`map` must be a function');
-  for (const fn of ['reduce', 'combine', 'partition', 'compareKeys', 'prepare', 'cleanupMap', 'cleanupReduce']) {
+  if (d.map !== undefined && d.mapSplit !== undefined) problems.push(BOTH_MAP_FUNCTIONS);
+  else if (d.map === undefined && d.mapSplit === undefined) problems.push('`map` must be a function (or define `mapSplit`)');
+  for (const fn of ['map', 'mapSplit', 'reduce', 'combine', 'partition', 'compareKeys', 'prepare', 'cleanupMap', 'cleanupReduce']) {
     if (d[fn] !== undefined && typeof d[fn] !== 'function') problems.push(`\`${fn}\` must be a function when given`);
   }
   const input = d.input as { kind?: unknown; recordLength?: unknown; splits?: unknown } | undefined;
@@ -116,4 +133,16 @@ export function validateJobDefinition(def: unknown): string[] {
     problems.push('`reducers` must be a non-negative integer');
   }
   return problems;
+}
+
+const BOTH_MAP_FUNCTIONS = 'the job defines both `map` and `mapSplit`: define one (`map` per record, `mapSplit` per split)';
+
+/** A job with both map functions is EBADJOB: which one should run is not something to guess. */
+export function assertOneMapFunction(def: unknown, where: string): void {
+  if (typeof def !== 'object' || def === null) return;
+  const d = def as Record<string, unknown>;
+  if (d.map !== undefined && d.mapSplit !== undefined) {
+    const name = typeof d.name === 'string' ? ` "${d.name}"` : '';
+    throw new MinimrError('EBADJOB', `${where}: job${name}: ${BOTH_MAP_FUNCTIONS}`);
+  }
 }

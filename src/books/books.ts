@@ -26,6 +26,7 @@
  */
 import { MinimrError, type SerializedError } from '../errors.js';
 import {
+  DEFAULT_MEMORY_STEP_MB,
   validateDecisions,
   type AttemptView,
   type ClusterSnapshot,
@@ -40,6 +41,8 @@ import {
   type WorkerView,
 } from '../scheduler/index.js';
 import { owedReplicaTarget } from '../storage/index.js';
+import { MrClusters, type MrClusterOptions } from './mr-clusters.js';
+import { JobSkew, SkewPlanner, type Stopwatch } from './skew.js';
 import type {
   AttemptMeasures,
   AttemptRecord,
@@ -71,6 +74,12 @@ export interface BooksOptions {
   readonly taskId?: (jobId: string, kind: TaskKind, index: number) => string;
   /** Attempt ids; default Hadoop's `attempt_<job number>_m_000003_<n>`, n from 0. */
   readonly attemptId?: (taskId: string, attemptNumber: number) => string;
+  /** Measures what planning a skew assignment costs (ms); without one the cost reads 0. */
+  readonly stopwatch?: Stopwatch;
+  /** Output replication, block size and storage per node of MR-clusters (FAWKES). */
+  readonly mrClusters?: MrClusterOptions;
+  /** Elastic grants are whole multiples of this, MB (default DEFAULT_MEMORY_STEP_MB, 100); snapshots carry it. */
+  readonly memoryStepMb?: number;
 }
 
 function pad6(n: number): string {
@@ -124,6 +133,10 @@ export class Books<D extends EngineData = EngineData> {
   private readonly reduceSlowStart: number;
   private readonly taskIdOf: (jobId: string, kind: TaskKind, index: number) => string;
   private readonly attemptIdOf: (taskId: string, n: number) => string;
+  private readonly skewPlanner: SkewPlanner;
+  /** MR-clusters (FAWKES): requests, admission, node kinds, output blocks and shrinks (mr-clusters.ts). */
+  readonly mrClusters: MrClusters<D>;
+  private readonly memoryStepMb: number;
 
   private readonly workerMap = new Map<string, WorkerRecord<D>>();
   /** Every worker ever known, sorted by id (snapshots list live workers in id order). */
@@ -155,9 +168,35 @@ export class Books<D extends EngineData = EngineData> {
     this.reduceSlowStart = options.reduceSlowStart ?? 1;
     this.taskIdOf = options.taskId ?? hadoopTaskId;
     this.attemptIdOf = options.attemptId ?? hadoopAttemptId;
+    this.skewPlanner = new SkewPlanner(
+      () => this.workersById.filter((w) => w.alive).map((w) => ({ workerId: w.shape.id, reduceSlots: w.shape.reduceSlots })),
+      options.stopwatch ?? (() => 0),
+    );
+    this.memoryStepMb = options.memoryStepMb ?? DEFAULT_MEMORY_STEP_MB;
+    if (!Number.isInteger(this.memoryStepMb) || this.memoryStepMb < 1) {
+      throw new MinimrError('EBADCONF', `memoryStepMb must be a whole number of MB >= 1, got ${this.memoryStepMb}`);
+    }
     if (!(this.reduceSlowStart >= 0 && this.reduceSlowStart <= 1)) {
       throw new MinimrError('EBADCONF', `reduceSlowStart must be a fraction of the maps in [0, 1], got ${this.reduceSlowStart}`);
     }
+    this.mrClusters = new MrClusters<D>(
+      {
+        liveWorkers: () => this.liveWorkers(),
+        worker: (id) => this.workerMap.get(id),
+        evict: (w, why, now, effects) => {
+          for (const a of [...w.running]) this.attemptKilledInto(effects, a, { code: 'EKILLED', message: why, details: { by: 'shrink' } }, now, true);
+          this.rerunOutputsOf(w, why, effects);
+        },
+        relabel: (w, cluster) => {
+          w.cluster = cluster;
+          this.markWorker(w);
+          this.capacityFreed(w);
+          this.changed = true;
+        },
+        touched: (w) => this.markWorker(w),
+      },
+      options.mrClusters,
+    );
   }
 
   private fz<T>(value: T): T {
@@ -260,6 +299,7 @@ export class Books<D extends EngineData = EngineData> {
     this.liveDirty = true;
     this.changed = true;
     this.capacityFreed(w);
+    effects.push(...this.mrClusters.workerJoined(w, now));
     this.lastChange = now;
     return effects;
   }
@@ -280,14 +320,20 @@ export class Books<D extends EngineData = EngineData> {
     this.liveCount--;
     this.liveDirty = true;
     for (const task of [...this.inFlight.keys()]) this.copyDone(task, workerId);
+    this.rerunOutputsOf(w, `its output was lost with worker ${workerId}`, effects);
+    this.mrClusters.workerLost(w, now, effects);
+    this.lastChange = now;
+    return effects;
+  }
+
+  /** The map outputs `w` held are gone: each is re-run while an unfinished reduce of an active job still needs it. */
+  private rerunOutputsOf(w: WorkerRecord<D>, why: string, effects: Effect<D>[]): void {
     for (const job of this.activeJobs) {
       if (job.reduces.length === 0 || job.reducesDone === job.reduces.length) continue;
       for (const task of job.maps) {
-        if (task.state === 'succeeded' && task.successfulAttempt?.worker === w) this.rerunMap(task, `its output was lost with worker ${workerId}`, effects);
+        if (task.state === 'succeeded' && task.successfulAttempt?.worker === w) this.rerunMap(task, why, effects);
       }
     }
-    this.lastChange = now;
-    return effects;
   }
 
   // ---- jobs ------------------------------------------------------------------------------------
@@ -306,6 +352,7 @@ export class Books<D extends EngineData = EngineData> {
       weight: plan.weight ?? 1,
       cluster: plan.cluster ?? 'default',
       submitTime: now,
+      ...(plan.referenceMs !== undefined ? { referenceMs: plan.referenceMs } : {}),
       maxAttempts: plan.maxAttempts ?? this.maxAttempts,
       reduceSlowStart: slowStart,
       ...(plan.inputPlacement ? { inputPlacement: plan.inputPlacement } : {}),
@@ -313,6 +360,7 @@ export class Books<D extends EngineData = EngineData> {
       state: 'pending',
       partition: 0,
       migrations: [],
+      skew: plan.skew && plan.reduces.length > 0 ? new JobSkew(plan.skew, plan.reduces.length) : null,
       maps: [],
       reduces: [],
       pendingMaps: [],
@@ -329,6 +377,7 @@ export class Books<D extends EngineData = EngineData> {
       runningView: null,
       statsView: null,
     };
+    this.mrClusters.jobSubmitted(job);
     this.jobMap.set(job.id, job);
     plan.maps.forEach((p, i) => job.maps.push(this.newTask(job, 'map', i, p)));
     plan.reduces.forEach((p, i) => job.reduces.push(this.newTask(job, 'reduce', i, p)));
@@ -341,6 +390,7 @@ export class Books<D extends EngineData = EngineData> {
       this.startCommit(job, effects);
       return { job, effects };
     }
+    if (job.skew) this.skewPlanner.planAtSubmission(job.skew);
     this.activeJobs.push(job);
     this.jobsDirty = true;
     this.changed = true;
@@ -369,6 +419,8 @@ export class Books<D extends EngineData = EngineData> {
       index,
       memoryMb: plan.memoryMb,
       inputBytes: plan.inputBytes,
+      ...(plan.idealDurationMs !== undefined ? { idealDurationMs: plan.idealDurationMs } : {}),
+      ...(plan.penalty !== undefined ? { penalty: this.fz(plan.penalty) } : {}),
       preferredWorkers: preferred,
       preferredRacks: this.freeze ? Object.freeze([...racks]) : racks,
       failedOnWorkers: this.fz([]),
@@ -428,6 +480,7 @@ export class Books<D extends EngineData = EngineData> {
     job.finishTime = now;
     if (error) job.error = error;
     this.leaveActive(job);
+    this.mrClusters.jobEnded(job);
     for (const a of [...job.running]) {
       this.endAttempt(a, 'killed', { code: 'EKILLED', message: `job ${state}`, details: { jobEnded: state } }, now, true, effects);
     }
@@ -459,9 +512,12 @@ export class Books<D extends EngineData = EngineData> {
     if (!this.isActive(job) || task.state !== 'running') return effects;
     task.state = 'succeeded';
     task.successfulAttempt = attempt;
+    this.mrClusters.taskSucceeded(attempt, task.kind === 'reduce' || job.reduces.length === 0 ? measures.outputBytes : 0);
     const ms = Math.max(0, now - attempt.startTime);
+    this.skewPlanner.attemptSucceeded(attempt.worker.shape.id, task.kind, measures.inputBytes, measures.taskMs ?? ms);
     const s = job.stats;
     if (task.kind === 'map') {
+      if (measures.partitionBytes) attempt.partitionBytes = measures.partitionBytes;
       job.mapsDone++;
       job.stats = { ...s, completedMapMs: s.completedMapMs + ms, mapInputBytes: s.mapInputBytes + measures.inputBytes, mapOutputBytes: s.mapOutputBytes + measures.outputBytes };
       if (job.reduces.length > 0 && this.reducesOpen(job)) {
@@ -472,6 +528,7 @@ export class Books<D extends EngineData = EngineData> {
     } else {
       job.reducesDone++;
       job.stats = { ...s, completedReduceMs: s.completedReduceMs + ms };
+      if (job.reducesDone === job.reduces.length) job.skew?.reducesDone(now);
     }
     this.markJob(job, { stats: true });
     if (task.kind === 'reduce' || job.reduces.length === 0) effects.push({ kind: 'commit-task', attempt });
@@ -574,9 +631,13 @@ export class Books<D extends EngineData = EngineData> {
     effects.push({ kind: 'map-rerun', task, lostAttempt, why });
   }
 
-  /** Whether the job's reduces may launch: enough of its maps are done (all, by default). */
+  /**
+   * Whether the job's reduces may launch: enough of its maps are done (all, by default; all, too,
+   * for a skew assignment still to be made from every map's partition sizes).
+   */
   reducesOpen(job: JobRecord<D>): boolean {
-    return job.mapsDone >= Math.ceil(job.reduceSlowStart * job.maps.length - 1e-9);
+    const needed = job.skew?.needsEveryMap && !job.skew.isPlanned ? job.maps.length : Math.ceil(job.reduceSlowStart * job.maps.length - 1e-9);
+    return job.mapsDone >= needed;
   }
 
   /** The tasks a policy may launch now: pending maps, and pending reduces once they are open. */
@@ -695,7 +756,8 @@ export class Books<D extends EngineData = EngineData> {
       switch (d.kind) {
         case 'launch': {
           const task = this.taskMap.get(d.taskId)!;
-          effects.push({ kind: 'launch', attempt: this.launch(task, this.workerMap.get(d.workerId)!, d.memoryMb ?? task.memoryMb, d.locality, now) });
+          const memoryMb = d.memoryMb ?? task.memoryMb;
+          effects.push({ kind: 'launch', attempt: this.launch(task, this.workerMap.get(d.workerId)!, memoryMb, d.elastic ?? memoryMb < task.memoryMb, d.locality, now) });
           break;
         }
         case 'kill': {
@@ -734,27 +796,37 @@ export class Books<D extends EngineData = EngineData> {
         }
         case 'move-node': {
           const w = this.workerMap.get(d.workerId)!;
+          if (this.mrClusters.inUse) {
+            this.mrClusters.moveNode(d.workerId, d.toCluster, d.nodeKind, d.preemption ?? 'instant', now, effects);
+            break;
+          }
           const from = w.cluster;
           w.cluster = d.toCluster;
           this.markWorker(w);
           effects.push({ kind: 'worker-moved', worker: w, from });
           break;
         }
+        case 'deactivate-cluster':
+          this.mrClusters.deactivate(d.cluster, now, effects);
+          break;
       }
     }
     return effects;
   }
 
-  private launch(task: TaskRecord<D>, w: WorkerRecord<D>, memoryMb: number, locality: Locality, now: number): AttemptRecord<D> {
+  private launch(task: TaskRecord<D>, w: WorkerRecord<D>, memoryMb: number, elastic: boolean, locality: Locality, now: number): AttemptRecord<D> {
     const job = task.job;
+    const reducePartitions = task.kind === 'reduce' && job.skew ? this.reducePartitions(job, job.skew, task, w, now) : undefined;
     const a: AttemptRecord<D> = {
       id: this.attemptIdOf(task.id, task.attemptsMade),
       task,
       worker: w,
       startTime: now,
       memoryMb,
+      elastic,
       locality,
       partition: job.partition,
+      ...(reducePartitions ? { reducePartitions } : {}),
       state: 'running',
       progress: 0,
       data: undefined as D['attempt'],
@@ -779,6 +851,16 @@ export class Books<D extends EngineData = EngineData> {
     this.markWorker(w);
     this.lastChange = now;
     return a;
+  }
+
+  /** The partitions a reduce launched on `w` reads; a job not yet assigned is assigned first. */
+  private reducePartitions(job: JobRecord<D>, skew: JobSkew, task: TaskRecord<D>, w: WorkerRecord<D>, now: number): readonly number[] {
+    const mapOutputBytes = (): number[] => {
+      const sizes = new Array<number>(skew.partitions).fill(0);
+      for (const m of job.maps) m.successfulAttempt?.partitionBytes?.forEach((b, p) => (sizes[p] = (sizes[p] ?? 0) + b));
+      return sizes;
+    };
+    return this.skewPlanner.partitionsFor(skew, mapOutputBytes, task.index, w.shape.id, now);
   }
 
   /**
@@ -823,8 +905,15 @@ export class Books<D extends EngineData = EngineData> {
         case 'migrate':
           jobIds.add(d.jobId);
           break;
-        case 'move-node':
+        case 'move-node': {
+          // The MR-cluster rules look at the nodes that stay in the moved worker's cluster.
+          const cluster = this.workerMap.get(d.workerId)?.cluster;
           workerIds.add(d.workerId);
+          if (this.mrClusters.inUse && cluster !== undefined) for (const w of this.workersById) if (w.alive && w.cluster === cluster) workerIds.add(w.shape.id);
+          break;
+        }
+        case 'deactivate-cluster':
+          for (const job of this.activeJobs) if (job.cluster === d.cluster) jobIds.add(job.id);
           break;
       }
     }
@@ -918,6 +1007,7 @@ export class Books<D extends EngineData = EngineData> {
       freeMemoryMb: Math.max(0, s.memoryMb - w.usedMem),
       diskMBps: s.diskMBps > 0 ? s.diskMBps : 0,
       cluster: w.cluster,
+      ...this.mrClusters.workerFields(s.id),
     });
   }
 
@@ -959,6 +1049,8 @@ export class Books<D extends EngineData = EngineData> {
       preferredRacks: t.preferredRacks,
       memoryMb: t.memoryMb,
       inputBytes: t.inputBytes,
+      ...(t.idealDurationMs !== undefined ? { idealDurationMs: t.idealDurationMs } : {}),
+      ...(t.penalty !== undefined ? { penalty: t.penalty } : {}),
       failedOnWorkers: t.failedOnWorkers,
       ...(t.unplacedReplicas > 0 ? { unplacedReplicas: t.unplacedReplicas } : {}),
     }));
@@ -974,6 +1066,10 @@ export class Books<D extends EngineData = EngineData> {
       startTime: a.startTime,
       progress: a.progress,
       memoryMb: a.memoryMb,
+      idealMemoryMb: a.task.memoryMb,
+      elastic: a.elastic,
+      ...(a.task.idealDurationMs !== undefined ? { idealDurationMs: a.task.idealDurationMs } : {}),
+      ...(a.task.penalty !== undefined ? { penalty: a.task.penalty } : {}),
       locality: a.locality,
       inputWorkers: a.task.preferredWorkers,
       inputBytes: a.task.inputBytes,
@@ -998,6 +1094,7 @@ export class Books<D extends EngineData = EngineData> {
       partition: job.partition,
       cluster: job.cluster,
       submitTime: job.submitTime,
+      ...(job.referenceMs !== undefined ? { referenceMs: job.referenceMs } : {}),
       mapsTotal: job.maps.length,
       mapsCompleted: job.mapsDone,
       reducesTotal: job.reduces.length,
@@ -1015,6 +1112,7 @@ export class Books<D extends EngineData = EngineData> {
       this.jobArray = this.fz(this.activeJobs.map((j) => this.jobView(j)));
       this.jobsDirty = false;
     }
-    return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools });
+    const mrClusters = this.mrClusters.inUse ? { mrClusters: this.mrClusters.views((v) => this.fz(v)) } : {};
+    return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools, memoryStepMb: this.memoryStepMb, ...mrClusters });
   }
 }

@@ -3,6 +3,8 @@
  * snapshots policies see, and the check their decisions must pass (see books.ts).
  */
 export { Books, MAX_FETCH_FAILURES_PER_REDUCE, hasEnded, type BooksOptions } from './books.js';
+export { MrClusters, type BlockReport, type MrClusterOptions, type MrClusterRecord, type MrClusterRequest, type StoredBlock } from './mr-clusters.js';
+export { JobSkew, WorkerSpeedBook, planReducerSlots, type ReducerSlot, type SkewPlan, type SkewReducerStatus, type SkewStatus } from './skew.js';
 export type {
   AttemptMeasures,
   AttemptRecord,

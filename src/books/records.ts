@@ -1,6 +1,8 @@
 import type { SerializedError } from '../errors.js';
 import type { ReplicaCause } from '../metrics/index.js';
-import type { AttemptView, InputPlacement, JobStats, JobView, Locality, TaskKind, TaskView, WorkerView } from '../scheduler/index.js';
+import type { MrClusterRecord, StoredBlock } from './mr-clusters.js';
+import type { JobSkew, SkewPlan } from './skew.js';
+import type { AttemptView, InputPlacement, JobStats, JobView, Locality, MrClusterState, PenaltyModel, TaskKind, TaskView, WorkerView } from '../scheduler/index.js';
 
 /**
  * What an engine keeps beside the books on each record (the JobTracker: the submission, a task's
@@ -51,8 +53,13 @@ export interface TaskRecord<D extends EngineData = EngineData> {
   readonly job: JobRecord<D>;
   readonly kind: TaskKind;
   readonly index: number;
+  /** Ideal memory. */
   readonly memoryMb: number;
   readonly inputBytes: number;
+  /** Estimated duration at ideal memory (TaskView.idealDurationMs); absent when unknown. */
+  readonly idealDurationMs?: number;
+  /** Absent: no profile, the task runs only with its ideal memory. */
+  readonly penalty?: PenaltyModel;
   /** Replaced (never mutated) when a replica of the input lands. */
   preferredWorkers: readonly string[];
   preferredRacks: readonly string[];
@@ -78,10 +85,17 @@ export interface AttemptRecord<D extends EngineData = EngineData> {
   readonly task: TaskRecord<D>;
   readonly worker: WorkerRecord<D>;
   readonly startTime: number;
+  /** Memory granted. */
   readonly memoryMb: number;
+  /** Granted less than its task's ideal memory (YARN-ME). */
+  readonly elastic: boolean;
   readonly locality: Locality;
   /** The job's partition when it was launched (Tyrex). */
   readonly partition: number;
+  /** Reduces: the map output partitions it reads (the job's skew assignment). */
+  readonly reducePartitions?: readonly number[];
+  /** Maps that succeeded: bytes of each map output partition, as measured. */
+  partitionBytes?: readonly number[];
   state: AttemptState;
   finishTime?: number;
   /** 0..1, as last reported. */
@@ -107,6 +121,7 @@ export interface JobRecord<D extends EngineData = EngineData> {
   readonly weight: number;
   readonly cluster: string;
   readonly submitTime: number;
+  readonly referenceMs?: number;
   readonly maxAttempts: number;
   /** Fraction of the maps that must be done before reduces may launch (Hadoop's slow start). */
   readonly reduceSlowStart: number;
@@ -118,6 +133,8 @@ export interface JobRecord<D extends EngineData = EngineData> {
   error?: SerializedError;
   partition: number;
   readonly migrations: MigrationRecord[];
+  /** Which partitions each reduce reads; null for a job without reduces or a plan. */
+  readonly skew: JobSkew | null;
   readonly maps: TaskRecord<D>[];
   readonly reduces: TaskRecord<D>[];
   /** Pending tasks in index order. */
@@ -166,7 +183,19 @@ export type Effect<D extends EngineData = EngineData> =
   /** Copy the input of `task` onto `workerId`, then call `replicaLanded` (or `replicaFailed`). */
   | { readonly kind: 'replicate'; readonly task: TaskRecord<D>; readonly workerId: string; readonly cause: ReplicaCause; readonly crossRack: boolean }
   | { readonly kind: 'migrated'; readonly job: JobRecord<D>; readonly migration: MigrationRecord }
-  | { readonly kind: 'worker-moved'; readonly worker: WorkerRecord<D>; readonly from: string };
+  | { readonly kind: 'worker-moved'; readonly worker: WorkerRecord<D>; readonly from: string }
+  /** An MR-cluster changed state ('new': just requested; 'released': deactivated, its nodes back in the pool). */
+  | { readonly kind: 'mr-cluster'; readonly cluster: MrClusterRecord; readonly from: MrClusterState | 'new'; readonly to: MrClusterState | 'released' }
+  /** Load the cluster's input onto its core nodes, then call `mrClusters.inputLoaded`. */
+  | { readonly kind: 'load-input'; readonly cluster: MrClusterRecord; readonly bytes: number; readonly workerIds: readonly string[] }
+  /**
+   * Copy an output block off a node leaving its MR-cluster ('drain': delayed preemption restores
+   * its replication; 'last-replica': the node held the only one), then call `mrClusters.blockCopied`
+   * (or `blockCopyFailed`). The node leaves once its last copy has landed.
+   */
+  | { readonly kind: 'replicate-block'; readonly block: StoredBlock; readonly fromWorkerId: string; readonly toWorkerId: string; readonly cause: 'drain' | 'last-replica' }
+  /** Save the deactivating cluster's output to persistent storage, then call `mrClusters.outputSaved`. */
+  | { readonly kind: 'save-output'; readonly cluster: MrClusterRecord; readonly bytes: number };
 
 /** A job as an engine hands it to the books. */
 export interface JobPlan<D extends EngineData = EngineData> {
@@ -175,17 +204,26 @@ export interface JobPlan<D extends EngineData = EngineData> {
   readonly pool?: string;
   readonly weight?: number;
   readonly cluster?: string;
+  /** Its runtime on a static reference cluster, when known (FAWKES's JS weight reads it). */
+  readonly referenceMs?: number;
   readonly maxAttempts?: number;
   readonly reduceSlowStart?: number;
   readonly inputPlacement?: InputPlacement;
+  /** How its map output is partitioned among its reduces; absent: one partition per reduce, by hash. */
+  readonly skew?: SkewPlan;
   readonly maps: readonly TaskPlan<D>[];
   readonly reduces: readonly TaskPlan<D>[];
   readonly data: D['job'];
 }
 
 export interface TaskPlan<D extends EngineData = EngineData> {
+  /** Ideal memory: what a regular (not elastic) launch grants. */
   readonly memoryMb: number;
   readonly inputBytes: number;
+  /** Estimated duration at ideal memory, ms, for memory-elastic policies; absent when unknown. */
+  readonly idealDurationMs?: number;
+  /** How the task slows with less memory; absent: it runs only with its ideal memory. */
+  readonly penalty?: PenaltyModel;
   /** Workers holding the input (maps); empty when it has none stored. */
   readonly preferredWorkers: readonly string[];
   /** Their racks; derived from the workers the books know when absent. */
@@ -195,6 +233,11 @@ export interface TaskPlan<D extends EngineData = EngineData> {
 
 /** What a successful attempt measured, for the job's running totals (`JobView.stats`). */
 export interface AttemptMeasures {
+  /** Maps: split bytes read; reduces: shuffle bytes read. */
   readonly inputBytes: number;
   readonly outputBytes: number;
+  /** The attempt's own working time (without process start-up); default finish - start. */
+  readonly taskMs?: number;
+  /** Maps: bytes of each output partition, for the job's skew assignment. */
+  readonly partitionBytes?: readonly number[];
 }

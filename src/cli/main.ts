@@ -107,6 +107,21 @@ function printStatus(s: JobStatus): void {
   if (s.error) process.stdout.write(`  error ${s.error.code}: ${s.error.message}\n`);
 }
 
+/** How the job's tasks were planned: from the profile of its name, or regular. */
+function printProfileUse(s: JobStatus): void {
+  const p = s.profile;
+  if (p.state === 'none') process.stdout.write(`  profile: none (first run of ${s.name}): tasks run regular\n`);
+  else if (p.state === 'rejected') process.stdout.write(`  profile: not usable (${p.reason}): tasks run regular\n`);
+  else {
+    for (const [kind, f] of [['map', p.map], ['reduce', p.reduce]] as const) {
+      if (!f) continue;
+      const rate = f.diskMBps !== undefined ? `disk ${f.diskMBps} MB/s fitted` : "the worker's disk rate";
+      process.stdout.write(`  profile ${kind}: ideal ${f.idealDurationMs} ms, needs ${f.neededMemoryMb} MB, penalty ${f.penalty}${f.penalty === 'spill' ? ` (${rate})` : ''}, from ${f.attempts} attempts\n`);
+    }
+  }
+  if (s.elasticAttempts > 0) process.stdout.write(`  elastic attempts: ${s.elasticAttempts} (granted less than ideal memory; see \`minimr job attempts\`)\n`);
+}
+
 function printCounters(s: JobStatus): void {
   for (const [k, v] of Object.entries(s.counters).sort()) if (v) process.stderr.write(`  ${k.padEnd(28)} ${v}\n`);
 }
@@ -167,6 +182,8 @@ async function main(): Promise<void> {
           .option('replication', { type: 'number', default: 2 })
           .option('map-slots', { type: 'number', default: 2 })
           .option('reduce-slots', { type: 'number', default: 1 })
+          .option('memory-mb', { type: 'number', describe: 'memory each worker offers to tasks, MB (default: 512 per slot)' })
+          .option('memory-step-mb', { type: 'number', describe: 'elastic grants are whole multiples of this, MB (default 100)' })
           .option('policy', { type: 'string', default: 'fifo' })
           .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
           .option('pools', { type: 'string', describe: 'JSON file listing pools with minimum shares and weights' })
@@ -185,6 +202,8 @@ async function main(): Promise<void> {
           replication: argv.replication,
           mapSlots: argv['map-slots'],
           reduceSlots: argv['reduce-slots'],
+          memoryMb: argv['memory-mb'],
+          memoryStepMb: argv['memory-step-mb'],
           policy: argv.policy,
           logger: createLogger('local', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
         });
@@ -219,6 +238,11 @@ async function main(): Promise<void> {
           .option('scale', { type: 'number', describe: 'workload scale (jobs or sizes, per generator)' })
           .option('heartbeat-ms', { type: 'number', describe: 'default: max(3 s, workers / 100 s)' })
           .option('noise', { type: 'number', describe: 'duration mis-estimation, e.g. 0.15 for +-15%' })
+          .option('memory-noise', { type: 'number', describe: 'ideal memory mis-estimation (YARN-ME), e.g. 0.15 for +-15%' })
+          .option('penalty-noise', { type: 'number', describe: 'penalty mis-estimation (YARN-ME), e.g. 0.15 for +-15%' })
+          .option('node-memory-mb', { type: 'number', describe: 'memory of an SLS/DSS topology file\'s nodes (default 10240)' })
+          .option('node-cores', { type: 'number', describe: 'cores of an SLS/DSS topology file\'s nodes (default 10)' })
+          .option('meganode', { type: 'boolean', describe: 'pool the cluster into one node (YARN-ME\'s meganode bound, with --policy srjf)' })
           .option('reduce-slow-start', { type: 'number', describe: "fraction of a job's maps done before its reduces launch (Hadoop 1: 0.05); default 1, as minimr runs" })
           .option('out', { type: 'string', describe: 'directory for results.json, results.md and SVG plots' }),
       async (argv) => {
@@ -234,6 +258,11 @@ async function main(): Promise<void> {
             scale: argv.scale,
             heartbeatMs: argv['heartbeat-ms'],
             noise: argv.noise,
+            memoryNoise: argv['memory-noise'],
+            penaltyNoise: argv['penalty-noise'],
+            nodeMemoryMb: argv['node-memory-mb'],
+            nodeCores: argv['node-cores'],
+            meganode: argv.meganode,
             reduceSlowStart: argv['reduce-slow-start'],
             out: argv.out,
           },
@@ -258,7 +287,8 @@ async function main(): Promise<void> {
           .option('worker-timeout-ms', { type: 'number' })
           .option('block-size', { type: 'string', default: '64m' })
           .option('replication', { type: 'number', default: 3 })
-          .option('max-attempts', { type: 'number', default: 4 }),
+          .option('max-attempts', { type: 'number', default: 4 })
+          .option('memory-step-mb', { type: 'number', describe: 'elastic grants are whole multiples of this, MB (default 100)' }),
       async (argv) => {
         const { policyOptions, pools } = await policySettings(argv);
         const jt = new JobTracker({
@@ -272,6 +302,7 @@ async function main(): Promise<void> {
           blockSize: parseSize(argv['block-size']),
           replication: argv.replication,
           maxAttempts: argv['max-attempts'],
+          memoryStepMb: argv['memory-step-mb'],
         });
         await jt.start();
         await new Promise<void>((resolve) => {
@@ -401,6 +432,58 @@ async function main(): Promise<void> {
         await withClient(argv.jobtracker, profile);
       },
     )
+    .command('profiles', 'profiles of recurring jobs kept by the JobTracker: list | show | import | rm', (y) =>
+      y
+        .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
+        .command('list', 'list the profiles', (yy) => yy, async (argv) => {
+          await withClient(argv.jobtracker, async (c) => {
+            for (const p of await c.profiles()) {
+              const attempts = (b: readonly { attempts: number }[]) => Math.round(b.reduce((n, x) => n + x.attempts, 0));
+              const sizes = (b: readonly { bufferMiB: number }[]) => b.map((x) => x.bufferMiB).join(',') || '-';
+              process.stdout.write(
+                `${p.job}  runs ${p.runs}  imports ${p.imports}  maps ${attempts(p.map)} at buffers ${sizes(p.map)} MiB  reduces ${attempts(p.reduce)} at ${sizes(p.reduce)} MiB  updated ${new Date(p.updatedAt).toISOString()}\n`,
+              );
+            }
+          });
+        })
+        .command('show <job>', "print a job's profile (JSON)", (yy) => yy.positional('job', { type: 'string', demandOption: true }), async (argv) => {
+          await withClient(argv.jobtracker, async (c) => {
+            const [p] = await c.profiles(argv.job);
+            if (!p) throw new MinimrError('ENOENT', `no profile of a job named ${argv.job} (see \`minimr profiles list\`)`);
+            process.stdout.write(`${JSON.stringify(p, null, 2)}\n`);
+          });
+        })
+        .command(
+          'import <file>',
+          'add a `minimr profile` result (profile-JOB.json) to the profile of its job',
+          (yy) =>
+            yy
+              .positional('file', { type: 'string', demandOption: true })
+              .option('job', { type: 'string', describe: "the job's name (defineJob's `name`); default: the one the profile recorded" }),
+          async (argv) => {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(await readFileLocal(resolvePath(argv.file), 'utf8'));
+            } catch (err) {
+              throw new MinimrError('EBADCONF', `cannot read the profile ${argv.file}: ${(err as Error).message}`);
+            }
+            if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MinimrError('EBADCONF', `${argv.file} is not a \`minimr profile\` result (a JSON object)`);
+            const named = (parsed as { jobName?: unknown }).jobName;
+            const job = argv.job ?? (typeof named === 'string' ? named : undefined);
+            if (!job) throw new MinimrError('EBADCONF', `${argv.file} does not say which job it profiles: give --job NAME (the name in its defineJob)`);
+            await withClient(argv.jobtracker, async (c) => {
+              const p = await c.importProfile(job, parsed as Record<string, JsonValue>);
+              process.stdout.write(`profile of ${p.job}: ${p.runs} runs, ${p.imports} imports\n`);
+            });
+          },
+        )
+        .command('rm <job>', "forget a job's profile (its next run is regular)", (yy) => yy.positional('job', { type: 'string', demandOption: true }), async (argv) => {
+          await withClient(argv.jobtracker, async (c) => {
+            if (!(await c.removeProfile(argv.job))) throw new MinimrError('ENOENT', `no profile of a job named ${argv.job}`);
+          });
+        })
+        .demandCommand(1),
+    )
     .command('job', 'job status | attempts | list | kill', (y) =>
       y
         .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
@@ -408,6 +491,7 @@ async function main(): Promise<void> {
           await withClient(argv.jobtracker, async (c) => {
             const s = await c.status(argv.id);
             printStatus(s);
+            printProfileUse(s);
             printCounters(s);
           });
         })
@@ -417,7 +501,7 @@ async function main(): Promise<void> {
               const ms = a.finishTime ? a.finishTime - a.startTime : undefined;
               const pick = (k: string) => (a.counters[k] !== undefined ? ` ${k}=${a.counters[k]}` : '');
               process.stdout.write(
-                `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ms ${a.memoryMb} MB${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${a.error.message}` : ''}\n`,
+                `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ms ${a.memoryMb} MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${a.error.message}` : ''}\n`,
               );
             }
           });

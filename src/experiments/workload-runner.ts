@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { MinimrError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
-import { LocalCluster, type AttemptSummary, type JobStatus, type SubmitOptions } from '../runtime/index.js';
+import { LocalCluster, type AttemptSummary, type JobConf, type JobStatus, type SubmitOptions } from '../runtime/index.js';
 import { createPolicy, type ClusterSnapshot, type Decision, type Policy, type PolicyOptions, type SchedulingTrigger } from '../scheduler/index.js';
 import type { ClusterShape, JobSpec, Workload } from '../sim/index.js';
 import { seededUint32 } from '../util/index.js';
@@ -35,6 +35,8 @@ interface RealRunOptions {
   readonly dataDir: string;
   /** Input bytes per map (also the block size); default 1 MiB. */
   readonly bytesPerMap?: number;
+  /** Input bytes per map of a workload job (its input file's block size), by job id; default `bytesPerMap`. */
+  readonly bytesPerMapOf?: (jobId: string) => number | undefined;
   /** Real maps per workload map (default 1), at least 1 and at most `maxMapsPerJob` per job. */
   readonly mapScale?: number;
   readonly maxMapsPerJob?: number;
@@ -62,8 +64,31 @@ interface RealRunOptions {
   readonly sampleEveryMs?: number;
   /** Default 500 ms; workers silent for 5 heartbeats are lost, so keep it generous on a busy machine. */
   readonly heartbeatMs?: number;
+  /** Elastic grants are whole multiples of this, MB (the JobTracker's default: 100). */
+  readonly memoryStepMb?: number;
+  /** `--cpu-throttle` of every worker (default 1): a worker F times slower, its tasks mostly asleep, as if each worker had a CPU of its own. */
+  readonly cpuThrottle?: number;
+  /** Settings of a workload job's real job (its shuffle buffers, say), by workload job id. */
+  readonly confOf?: (jobId: string) => JobConf | undefined;
+  /** Runs on the started cluster once the inputs are written, before the first job is submitted. */
+  readonly beforeWorkload?: (cluster: LocalCluster) => Promise<void>;
+  /** Runs once every job of the workload has ended, before the cluster is stopped (and before the runs alone). */
+  readonly afterWorkload?: (cluster: LocalCluster, jobs: readonly RealJobRun[]) => Promise<void>;
   readonly onProgress?: (line: string) => void;
   readonly logger?: Logger;
+}
+
+/** A workload job as it ran on the real cluster. */
+export interface RealJobRun {
+  readonly spec: JobSpec;
+  readonly app: RealApp;
+  /** Block-store paths: its input file (absent for Pi) and output directory. */
+  readonly input?: string;
+  readonly output: string;
+  readonly params: SubmitOptions['params'];
+  readonly jobId?: string;
+  readonly status?: JobStatus;
+  readonly attempts: readonly AttemptSummary[];
 }
 
 export interface RealDecisionRecord {
@@ -85,6 +110,8 @@ interface RealRunResult {
   readonly decisions: readonly RealDecisionRecord[];
   /** Workload job id -> real job id. */
   readonly jobIds: ReadonlyMap<string, string>;
+  /** Every workload job with its final status and attempts, in workload order. */
+  readonly jobRuns: readonly RealJobRun[];
 }
 
 /** A policy wrapper that records every non-empty decision list with the time and trigger. */
@@ -104,9 +131,9 @@ class RecordingPolicy implements Policy {
   }
 }
 
-type RealApp = 'wordcount' | 'terasort' | 'grep' | 'pi';
+export type RealApp = 'wordcount' | 'terasort' | 'grep' | 'pi';
 
-function realAppOf(job: JobSpec): RealApp {
+export function realAppOf(job: JobSpec): RealApp {
   switch (job.app) {
     case 'wordcount':
       return 'wordcount';
@@ -205,7 +232,7 @@ function jobRecord(spec: JobSpec, status: JobStatus | undefined, attempts: reado
   };
 }
 
-function attemptRecord(jobId: string, a: AttemptSummary, migrations: readonly MigrationRunRecord[], t0: number, endMs: number, idealMemoryMb: number): AttemptRunRecord {
+function attemptRecord(jobId: string, a: AttemptSummary, migrations: readonly MigrationRunRecord[], t0: number, endMs: number): AttemptRunRecord {
   const c = a.counters;
   const local = c.BYTES_READ_LOCAL ?? 0;
   const rack = c.BYTES_READ_RACK ?? 0;
@@ -231,7 +258,7 @@ function attemptRecord(jobId: string, a: AttemptSummary, migrations: readonly Mi
     remoteNodeBytes: rack + offRack,
     remoteRackBytes: offRack,
     memoryMb: a.memoryMb,
-    idealMemoryMb,
+    idealMemoryMb: a.idealMemoryMb,
   };
 }
 
@@ -277,6 +304,8 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
     memoryMb: w0.memoryMb,
     rackOf: (i) => racks[i]!,
     diskMBpsOf: (i) => o.diskMBps ?? workers[i]!.diskMBps,
+    ...(o.cpuThrottle !== undefined ? { throttleOf: () => o.cpuThrottle! } : {}),
+    ...(o.memoryStepMb !== undefined ? { memoryStepMb: o.memoryStepMb } : {}),
     blockSize: bytesPerMap,
     replication: o.replication ?? Math.min(3, workers.length),
     heartbeatMs: o.heartbeatMs ?? 500,
@@ -286,17 +315,22 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
   });
   try {
     const client = cluster.client;
-    progress(`writing inputs of ${plans.length} jobs (${bytesPerMap} bytes per map)`);
+    progress(`writing inputs of ${plans.length} jobs (${bytesPerMap} bytes per map${o.bytesPerMapOf ? ' unless the job says' : ''})`);
     for (const [i, p] of plans.entries()) {
       if (!p.input) continue;
       const next = seededUint32(1000 + i);
       const vocabulary = vocabularyFor(next);
       const own = o.privateInputs?.get(p.spec.id);
-      const writer = await client.fs.createWriter(p.input, { overwrite: true, ...(own ? { favoredWorkers: own.workers, replication: own.replication } : {}) });
+      const bytes = o.bytesPerMapOf?.(p.spec.id) ?? bytesPerMap;
+      const writer = await client.fs.createWriter(p.input, {
+        overwrite: true,
+        ...(bytes !== bytesPerMap ? { blockSize: bytes } : {}),
+        ...(own ? { favoredWorkers: own.workers, replication: own.replication } : {}),
+      });
       // One block at a time, yielding in between: the JobTracker shares this thread and must keep
       // answering heartbeats while inputs are written.
       for (let m = 0; m < p.maps; m++) {
-        await writer.write(p.app === 'terasort' ? teraChunk(bytesPerMap, next) : textChunk(bytesPerMap, next, vocabulary));
+        await writer.write(p.app === 'terasort' ? teraChunk(bytes, next) : textChunk(bytes, next, vocabulary));
         await new Promise((r) => setImmediate(r));
       }
       await writer.close();
@@ -308,12 +342,14 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       overwrite: true,
       pool: p.spec.pool,
       weight: p.spec.weight,
+      conf: o.confOf?.(p.spec.id),
       // The placement window is a span of the workload's time, scaled like the arrivals.
       ...(p.spec.inputPlacement ? { inputPlacement: { replication: p.spec.inputPlacement.replication, windowMs: Math.round(p.spec.inputPlacement.windowMs * timeScale) } } : {}),
       // TeraSort's split-point sample is taken at submission: a small one keeps submissions prompt.
       params: p.app === 'grep' ? { pattern: o.grepPattern ?? 'q[a-e]' } : p.app === 'pi' ? { maps: p.maps, samples: 200_000 } : p.app === 'terasort' ? { sampleSize: 2000, sampleSplits: 4 } : {},
     });
     const modulePath = (app: RealApp) => join(APPS_DIR, `${app}.js`);
+    await o.beforeWorkload?.(cluster);
 
     // ---- the workload, jobs submitted at their scaled arrival times -----------------------------
     const jobIds = new Map<string, string>();
@@ -326,12 +362,14 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       let maps = 0;
       let reduces = 0;
       let mem = 0;
+      let elastic = 0;
       const byPartition: number[] = [];
       for (const j of s.jobs) {
         for (const a of j.runningAttempts) {
           if (a.kind === 'map') maps++;
           else reduces++;
           mem += a.memoryMb;
+          if (a.elastic) elastic++;
           byPartition[j.partition] = (byPartition[j.partition] ?? 0) + 1;
         }
       }
@@ -343,7 +381,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
         mapSlots: s.workers.reduce((a, w) => a + w.mapSlots, 0),
         reduceSlots: s.workers.reduce((a, w) => a + w.reduceSlots, 0),
         memoryMb: s.workers.reduce((a, w) => a + w.memoryMb, 0),
-        elasticAttempts: 0,
+        elasticAttempts: elastic,
         partitionSlotsUsed: Array.from(byPartition, (v) => v ?? 0),
         workers: s.workers.length,
       });
@@ -378,14 +416,18 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
     const jobs: JobRunRecord[] = [];
     const attempts: AttemptRunRecord[] = [];
     const replications: ReplicationRunRecord[] = [];
+    const jobRuns: RealJobRun[] = [];
     for (const p of plans) {
       const jobId = jobIds.get(p.spec.id);
       const status = finished.get(p.spec.id);
       const list = jobId ? await client.attempts(jobId) : [];
       const record = jobRecord(p.spec, status, list, t0);
       jobs.push(record);
-      for (const a of list) attempts.push(attemptRecord(p.spec.id, a, record.migrations, t0, endMs, a.memoryMb));
+      for (const a of list) attempts.push(attemptRecord(p.spec.id, a, record.migrations, t0, endMs));
+      const options = submitOptions(p, `/out/${p.spec.id}`);
+      jobRuns.push({ spec: p.spec, app: p.app, ...(p.input ? { input: p.input } : {}), output: options.output, params: options.params, ...(jobId ? { jobId } : {}), ...(status ? { status } : {}), attempts: list });
     }
+    await o.afterWorkload?.(cluster, jobRuns);
     for (const r of jt.placementLog) {
       const spec = [...jobIds].find(([, real]) => real === r.jobId)?.[0] ?? r.jobId;
       replications.push({ timeMs: r.time - t0, jobId: spec, taskId: r.taskId, workerId: r.workerId, bytes: r.bytes, crossRack: r.crossRack, cause: r.cause });
@@ -399,11 +441,11 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       for (const p of plans) {
         const status = await client.run(modulePath(p.app), submitOptions(p, `/alone/${p.spec.id}`), { pollMs: 50 });
         if (status.state === 'succeeded' && status.finishTime !== undefined) aloneMs.set(p.spec.id, status.finishTime - status.submitTime);
-        for (const a of await client.attempts(status.jobId)) aloneAttempts.push(attemptRecord(p.spec.id, a, [], status.submitTime, status.finishTime ?? a.startTime, a.memoryMb));
+        for (const a of await client.attempts(status.jobId)) aloneAttempts.push(attemptRecord(p.spec.id, a, [], status.submitTime, status.finishTime ?? a.startTime));
         progress(`alone: ${p.spec.id} ${(aloneMs.get(p.spec.id) ?? NaN) / 1000} s`);
       }
     }
-    return { run, aloneMs, aloneAttempts, decisions, jobIds };
+    return { run, aloneMs, aloneAttempts, decisions, jobIds, jobRuns };
   } finally {
     await cluster.stop();
   }

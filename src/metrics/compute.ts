@@ -3,6 +3,8 @@
  * and each job's runtime alone. Nothing here knows whether the run was simulated or real.
  */
 import type { TaskKind } from '../scheduler/index.js';
+import { mrClusterMetrics, type MrClusterMetrics } from './mr-clusters.js';
+import { mean, timeWeighted } from './stats.js';
 import type { AttemptRunRecord, JobRunRecord, RunRecord, UtilizationSample } from './types.js';
 
 /**
@@ -103,6 +105,8 @@ export interface PolicyMetrics {
   readonly dataMovement: DataMovement;
   readonly partitions: readonly PartitionFigures[];
   readonly perJob: readonly JobFigures[];
+  /** Runs on MR-clusters (FAWKES) only. */
+  readonly mrClusters?: MrClusterMetrics;
 }
 
 export interface MetricsOptions {
@@ -110,12 +114,6 @@ export interface MetricsOptions {
   readonly partitionCapacity?: readonly number[];
 }
 
-function mean(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
-  let sum = 0;
-  for (const v of values) sum += v;
-  return sum / values.length;
-}
 
 export function summarizeSlowdowns(values: readonly number[]): SlowdownSummary {
   const sorted = [...values].sort((a, b) => a - b);
@@ -139,18 +137,6 @@ function phaseDuration(job: JobRunRecord, which: 'mapPhase' | 'reducePhase'): nu
   return p.endMs - p.requestMs;
 }
 
-/** Time-weighted mean of f(sample) over [from, to], each sample holding until the next. */
-function timeWeighted(samples: readonly UtilizationSample[], from: number, to: number, f: (s: UtilizationSample) => number): number {
-  if (to <= from || samples.length === 0) return Number.NaN;
-  let area = 0;
-  for (let i = 0; i < samples.length; i++) {
-    const s = samples[i]!;
-    const start = Math.max(from, s.timeMs);
-    const end = Math.min(to, i + 1 < samples.length ? samples[i + 1]!.timeMs : to);
-    if (end > start) area += f(s) * (end - start);
-  }
-  return area / (to - from);
-}
 
 function ratio(a: number, b: number): number {
   return b > 0 ? a / b : 0;
@@ -272,6 +258,7 @@ export function computeMetrics(
     },
     partitions,
     perJob,
+    ...(run.mrClusters ? { mrClusters: mrClusterMetrics(run, perJob)! } : {}),
   };
 }
 

@@ -18,4 +18,5 @@ export {
   type ResponseBreakdown,
   type SlowdownSummary,
 } from './compute.js';
-export { dataMovementSvg, metricsTable, slowdownCdfSvg, writeReport, type PolicyRow } from './report.js';
+export { mrClusterMetrics, type MrClusterFigures, type MrClusterMetrics } from './mr-clusters.js';
+export { dataMovementSvg, metricsTable, mrClusterTable, slowdownCdfSvg, writeReport, type PolicyRow } from './report.js';

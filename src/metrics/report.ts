@@ -57,6 +57,33 @@ export function metricsTable(rows: readonly PolicyRow[]): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Runs on MR-clusters (FAWKES): per policy and cluster, its jobs' mean slowdown, its mean and most
+ * nodes and its mean queue; per policy, reconfigurations, Var(D), drains and blocks lost. Empty
+ * when no run had MR-clusters.
+ */
+export function mrClusterTable(rows: readonly PolicyRow[]): string {
+  const withMr = rows.filter((r) => r.metrics.mrClusters !== undefined);
+  if (withMr.length === 0) return '';
+  const lines = [
+    '| policy | MR-cluster | jobs done | mean slowdown | mean nodes | max nodes | mean queue (waiting / active jobs) |',
+    '|---|---|---:|---:|---:|---:|---|',
+  ];
+  for (const { policy, metrics } of withMr) {
+    for (const c of metrics.mrClusters!.clusters) {
+      lines.push(`| ${policy} | ${c.name} | ${c.finished}/${c.jobs} | ${num(c.meanSlowdown)} | ${num(c.meanNodes, 1)} | ${c.maxNodes} | ${num(c.meanWaitingJobs, 1)} / ${num(c.meanActiveJobs, 1)} |`);
+    }
+  }
+  lines.push('', '| policy | reconfigurations / intervals | mean Var(D) | max Var(D) | moves | drains | mean drain s | copied GiB | blocks lost | under-replicated at end |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const { policy, metrics } of withMr) {
+    const m = metrics.mrClusters!;
+    lines.push(
+      `| ${policy} | ${m.reconfigurations} / ${m.intervals} | ${num(m.meanGlobalDiscrimination, 4)} | ${num(m.maxGlobalDiscrimination, 4)} | ${m.moves} | ${m.drains} | ${secs(m.meanDrainMs)} | ${gib(m.copiedBytes)} | ${m.blocks.missing} | ${m.blocks.underReplicated} |`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 /** Empirical CDF of the slowdowns, one line per policy. */
 export function slowdownCdfSvg(rows: readonly PolicyRow[], title = 'Job slowdown CDF'): string {
   const series = rows.map(({ policy, metrics }) => {
@@ -92,7 +119,7 @@ export async function writeReport(outDir: string, rows: readonly PolicyRow[], js
   await mkdir(outDir, { recursive: true });
   const files: Array<[string, string]> = [
     ['results.json', `${JSON.stringify(json, null, 2)}\n`],
-    ['results.md', `# ${title}\n\n${metricsTable(rows)}\nQuantiles are nearest-rank (F^-1(q) = smallest slowdown with F >= q); V_F(95) = p95 / median.\n`],
+    ['results.md', `# ${title}\n\n${metricsTable(rows)}\nQuantiles are nearest-rank (F^-1(q) = smallest slowdown with F >= q); V_F(95) = p95 / median.\n${mrClusterTable(rows) ? `\n${mrClusterTable(rows)}` : ''}`],
     ['slowdown-cdf.svg', slowdownCdfSvg(rows, `Job slowdown CDF: ${title}`)],
     ['data-movement.svg', dataMovementSvg(rows, `Data movement: ${title}`)],
   ];

@@ -3,7 +3,7 @@
  * the simulator or the real cluster produced it, so one metrics module serves both.
  * Times are milliseconds on the run's clock (simulated or wall), bytes are bytes.
  */
-import type { Locality, TaskKind } from '../scheduler/index.js';
+import type { BalanceSample, Locality, TaskKind } from '../scheduler/index.js';
 
 export interface PhaseRecord {
   /** When the first task of the phase became runnable (maps: submission; reduces: last map done). */
@@ -111,6 +111,56 @@ export interface UtilizationSample {
   readonly workers: number;
 }
 
+/** One MR-cluster (FAWKES) at one sample time. */
+export interface MrClusterCount {
+  readonly name: string;
+  /** 'requested': its jobs arrived, the request is not yet in the books' queue; else the books' state. */
+  readonly state: string;
+  /** Live nodes it holds (draining ones included), and of those each kind and the draining ones. */
+  readonly nodes: number;
+  readonly core: number;
+  readonly transient: number;
+  readonly transientCore: number;
+  readonly leaving: number;
+  /** Jobs arrived and not started (its queue), and arrived and not ended. */
+  readonly waitingJobs: number;
+  readonly activeJobs: number;
+}
+
+export interface MrClusterSample {
+  readonly timeMs: number;
+  readonly clusters: readonly MrClusterCount[];
+  /** Live workers in no MR-cluster. */
+  readonly freeNodes: number;
+}
+
+/** A node that drained out of its MR-cluster: its blocks were copied before it left. */
+export interface MrClusterDrain {
+  readonly workerId: string;
+  readonly cluster: string;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly bytes: number;
+  readonly cause: 'drain' | 'last-replica';
+}
+
+/** What a run on MR-clusters (FAWKES) did to them. */
+export interface MrClusterRunRecord {
+  /** Every sample period. */
+  readonly samples: readonly MrClusterSample[];
+  readonly states: readonly { readonly timeMs: number; readonly cluster: string; readonly from: string; readonly to: string }[];
+  readonly moves: readonly { readonly timeMs: number; readonly workerId: string; readonly from: string; readonly to: string; readonly nodeKind?: string }[];
+  readonly drains: readonly MrClusterDrain[];
+  /** Bytes of blocks copied off leaving nodes, of input loaded at activations, of output saved at deactivations. */
+  readonly copiedBytes: number;
+  readonly loadedBytes: number;
+  readonly savedBytes: number;
+  /** The policy's weights and discrimination, interval by interval (absent for a policy that keeps none). */
+  readonly balance: readonly BalanceSample[];
+  /** The output blocks left at the end, the under-replicated ones among them, and the blocks lost. */
+  readonly blocks: { readonly blocks: number; readonly underReplicated: number; readonly missing: number };
+}
+
 export interface RunRecord {
   readonly policy: string;
   readonly workload: string;
@@ -122,4 +172,6 @@ export interface RunRecord {
   readonly attempts: readonly AttemptRunRecord[];
   readonly replications: readonly ReplicationRunRecord[];
   readonly utilization: readonly UtilizationSample[];
+  /** Runs on MR-clusters (FAWKES) only. */
+  readonly mrClusters?: MrClusterRunRecord;
 }

@@ -61,7 +61,10 @@ export interface PhaseModel {
 }
 
 export interface ElasticityProfile {
+  /** The profiled module's file name. */
   job: string;
+  /** The job's own name (`defineJob({ name })`), under which the JobTracker keeps its profile; absent in profiles written before it was recorded. */
+  jobName?: string;
   maps: number;
   idealMapBufferBytes: number;
   idealReduceBufferBytes: number;
@@ -70,6 +73,8 @@ export interface ElasticityProfile {
   mapOutputStoredBytes: number;
   reduceInputRawBytes: number;
   reduceStoredPerRaw: number;
+  /** Mean input bytes of a profiled map (the reducer read the output of `maps` of them); absent in profiles written before it was recorded. */
+  mapInputBytes?: number;
   points: ProfilePoint[];
   map: PhaseModel;
   reduce: PhaseModel;
@@ -81,6 +86,7 @@ const REDUCE_MERGE_THRESHOLD = 0.66;
 const REDUCE_SINGLE_SEGMENT_FRACTION = 0.25;
 
 interface RunResult {
+  jobName: string;
   maps: AttemptSummary[];
   reduce: AttemptSummary;
 }
@@ -141,8 +147,14 @@ export function reduceSpilledBytesModel(segmentsRaw: readonly number[], storedPe
   return spilledRaw * storedPerRaw;
 }
 
-function fit(points: ProfilePoint[], measured: (p: ProfilePoint) => number, modelBytes: (p: ProfilePoint) => number): PhaseModel {
-  const ideal = points.find((p) => p.fraction === 1)!;
+/**
+ * The model's two-run fit (yarn-me.md): T from the point at fraction 1, diskRate from the smallest
+ * fraction, every other point predicted. Used by the profiler on its runs and by the JobTracker on
+ * what earlier runs of a job measured (job-profile.ts), each with its own spilled-bytes rule.
+ */
+export function fitSpillModel<P extends { readonly fraction: number }>(points: readonly P[], measured: (p: P) => number, modelBytes: (p: P) => number): PhaseModel {
+  const ideal = points.find((p) => p.fraction === 1);
+  if (!ideal) throw new MinimrError('EINTERNAL', 'a spill model is fitted against a point at ideal memory (fraction 1)');
   const idealMs = measured(ideal);
   const fitPoint = [...points].sort((a, b) => a.fraction - b.fraction)[0]!;
   const extraMs = measured(fitPoint) - idealMs;
@@ -155,6 +167,23 @@ function fit(points: ProfilePoint[], measured: (p: ProfilePoint) => number, mode
     errors.push(Math.abs(predicted - measured(p)) / measured(p));
   }
   return { idealMs, diskBytesPerMs, fittedAt: fitPoint.fraction, meanError: mean(errors), maxError: errors.length ? Math.max(...errors) : 0 };
+}
+
+/** The smallest map buffer that holds `bufferedBytes` (data + record metadata) without a spill: they must stay under the spill threshold. */
+export function mapBufferNeedBytes(bufferedBytes: number, spillPercent: number, hashTablePeakBytes = 0, hashTableShare = 0): number {
+  // With map-side combining the buffer is shared: the hash table may take `hashTableShare` of it,
+  // so both the table's peak and the sort buffer's need must fit their parts.
+  const share = hashTablePeakBytes > 0 ? hashTableShare : 0;
+  const need = Math.max(bufferedBytes / spillPercent / (1 - share), share > 0 ? hashTablePeakBytes / share : 0);
+  return Math.max(64 * 1024, Math.ceil(need / MiB) * MiB);
+}
+
+/**
+ * The smallest reduce buffer that keeps `inputRawBytes` (decompressed) in memory: under the
+ * in-memory merge threshold, and every segment under the single-segment limit.
+ */
+export function reduceBufferNeedBytes(inputRawBytes: number, largestSegmentRawBytes: number): number {
+  return Math.max(64 * 1024, Math.ceil(Math.max(inputRawBytes / REDUCE_MERGE_THRESHOLD, largestSegmentRawBytes / REDUCE_SINGLE_SEGMENT_FRACTION) / MiB) * MiB);
 }
 
 export async function profileJob(client: JobClient, options: ProfileOptions): Promise<ElasticityProfile> {
@@ -179,7 +208,7 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
     await client.fs.remove(output, { recursive: true }).catch(() => undefined);
     const reduce = attempts.find((a) => a.kind === 'reduce');
     if (!reduce) throw new Error(`profile run ${status.jobId} has no succeeded reduce`);
-    return { maps: attempts.filter((a) => a.kind === 'map'), reduce };
+    return { jobName: status.name, maps: attempts.filter((a) => a.kind === 'map'), reduce };
   };
 
   // Calibration: buffers large enough that nothing spills, to measure what ideal memory is. A task
@@ -201,16 +230,17 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
     calibrationBuffer = Math.min(maxBuffer, calibrationBuffer * 2);
   }
   const mapBufferedBytes = Math.max(...calibration.maps.map((m) => m.counters.PEAK_BUFFER_BYTES ?? 0));
+  // A job with a combiner has a hash table in front of its sort buffer, with its share of the map
+  // buffer: the ideal buffer has room for both peaks, and spills come from the sort buffer's share.
+  const tablePeak = Math.max(...calibration.maps.map((m) => m.counters.PEAK_HASH_COMBINE_BYTES ?? 0));
+  const tableShare = tablePeak > 0 ? (conf['shuffle.map.hashCombinePercent'] ?? JOB_CONF_DEFAULTS['shuffle.map.hashCombinePercent']) : 0;
   const mapOutputStoredBytes = mean(calibration.maps.map((m) => m.counters.SPILLED_BYTES ?? 0));
   const segmentsRaw = calibration.maps.map((m) => m.counters.MAP_OUTPUT_RAW_BYTES ?? 0);
   const reduceInputRawBytes = segmentsRaw.reduce((a, b) => a + b, 0);
   const fetched = (calibration.reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0) + (calibration.reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0);
   const reduceStoredPerRaw = reduceInputRawBytes > 0 ? fetched / reduceInputRawBytes : 1;
-  const idealMapBufferBytes = Math.max(64 * 1024, Math.ceil(mapBufferedBytes / spillPercent / MiB) * MiB);
-  const idealReduceBufferBytes = Math.max(
-    64 * 1024,
-    Math.ceil(Math.max(reduceInputRawBytes / REDUCE_MERGE_THRESHOLD, Math.max(...segmentsRaw) / REDUCE_SINGLE_SEGMENT_FRACTION) / MiB) * MiB,
-  );
+  const idealMapBufferBytes = mapBufferNeedBytes(mapBufferedBytes, spillPercent, tablePeak, tableShare);
+  const idealReduceBufferBytes = reduceBufferNeedBytes(reduceInputRawBytes, Math.max(...segmentsRaw));
   if (idealReduceBufferBytes > maxBuffer) {
     throw new MinimrError(
       'EBADJOB',
@@ -235,7 +265,7 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
       mapSpills: sumCounter(r.maps, 'SPILLS') / r.maps.length,
       mapMergePasses: sumCounter(r.maps, 'MERGE_PASSES') / r.maps.length,
       reduceMergePasses: r.reduce.counters.MERGE_PASSES ?? 0,
-      mapModelSpilledBytes: mapSpilledBytesModel(mapBufferedBytes, mapOutputStoredBytes, mapBufferBytes, spillPercent, factor),
+      mapModelSpilledBytes: mapSpilledBytesModel(mapBufferedBytes, mapOutputStoredBytes, mapBufferBytes * (1 - tableShare), spillPercent, factor),
       reduceModelSpilledBytes: reduceSpilledBytesModel(segmentsRaw, reduceStoredPerRaw, reduceBufferBytes, factor),
       mapModelMs: 0,
       reduceModelMs: 0,
@@ -243,14 +273,15 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
     points.push(point);
     say(`${Math.round(fraction * 100)}% of ideal: map ${point.mapMs.toFixed(0)} ms, reduce ${point.reduceMs.toFixed(0)} ms`);
   }
-  const map = fit(points, (p) => p.mapMs, (p) => p.mapModelSpilledBytes);
-  const reduce = fit(points, (p) => p.reduceMs, (p) => p.reduceModelSpilledBytes);
+  const map = fitSpillModel(points, (p) => p.mapMs, (p) => p.mapModelSpilledBytes);
+  const reduce = fitSpillModel(points, (p) => p.reduceMs, (p) => p.reduceModelSpilledBytes);
   for (const p of points) {
     p.mapModelMs = map.idealMs + (map.diskBytesPerMs > 0 ? p.mapModelSpilledBytes / map.diskBytesPerMs : 0);
     p.reduceModelMs = reduce.idealMs + (reduce.diskBytesPerMs > 0 ? p.reduceModelSpilledBytes / reduce.diskBytesPerMs : 0);
   }
   return {
     job: options.modulePath.split('/').pop() ?? options.modulePath,
+    jobName: calibration.jobName,
     maps,
     idealMapBufferBytes,
     idealReduceBufferBytes,
@@ -258,6 +289,7 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
     mapOutputStoredBytes,
     reduceInputRawBytes,
     reduceStoredPerRaw,
+    mapInputBytes: mean(calibration.maps.map((m) => m.counters.MAP_INPUT_BYTES ?? m.inputBytes)),
     points,
     map,
     reduce,

@@ -35,6 +35,9 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'kill-job': { id: 'number', jobId: 'string' },
   'wait-job': { id: 'number', jobId: 'string' },
   'cluster-info': { id: 'number' },
+  'job-profiles': { id: 'number', job: 'string?' },
+  'import-profile': { id: 'number', job: 'string', profile: 'object' },
+  'remove-profile': { id: 'number', job: 'string' },
   fs: { id: 'number', op: 'string', args: 'array' },
   reply: { re: 'number', ok: 'boolean', result: 'any', error: 'object?' },
 };

@@ -6,7 +6,7 @@ export { encodeFrame, decodeFrame } from './frame-codec.js';
 export { RpcPeer, connectPeer } from './rpc-peer.js';
 export { PROTOCOL_VERSION, MAX_FRAME_BYTES } from './protocol.js';
 export { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB } from './protocol.js';
-export type { JobStatus, JobSubmission, JobConf, AttemptSummary, ClusterInfoResult, WorkerStatus, Message, AttemptSpec } from './protocol.js';
+export type { JobStatus, JobSubmission, JobConf, AttemptSummary, ClusterInfoResult, WorkerStatus, Message, AttemptSpec, JobProfile, BufferBucket, ProfileUse, PhaseFitSummary } from './protocol.js';
 export { validateJobConf } from './submission.js';
 export {
   profileJob,
@@ -14,7 +14,9 @@ export {
   profileSvg,
   mapSpilledBytesModel,
   reduceSpilledBytesModel,
+  fitSpillModel,
   type ElasticityProfile,
   type ProfileOptions,
   type ProfilePoint,
 } from './elasticity-profile.js';
+export { estimatesFor, phaseEstimate, neededBufferBytes, addObservations, observationsOf, profileObservations, validateElasticityProfile, MAX_BUCKET_ATTEMPTS, type AttemptObservation, type TaskEstimate } from './job-profile.js';

@@ -1,5 +1,16 @@
+import type { InputChunk, InputFormat, SplitInput } from '../api/index.js';
 import type { JsonValue } from '../api/json.js';
-import { openFixedRecordReader, openLineReader, type FsClient, type RecordBatchReader } from '../storage/index.js';
+import { MinimrError } from '../errors.js';
+import {
+  openFixedRecordChunkReader,
+  openFixedRecordReader,
+  openLineChunkReader,
+  openLineReader,
+  type FsClient,
+  type InputSplit,
+  type RecordBatchReader,
+  type RecordChunkReader,
+} from '../storage/index.js';
 import type { SerializedInputFormat, TaskInput } from './protocol.js';
 
 export interface RecordBatch {
@@ -15,10 +26,14 @@ export interface TaskRecordReader {
   readonly totalBytes: number;
 }
 
+function splitOf(input: Extract<TaskInput, { kind: 'file' }>): InputSplit {
+  return { ...input, preferredWorkers: [], preferredRacks: [] };
+}
+
 /** Opens the records of one task's input according to the job's input format. */
 export function openTaskInput(fs: FsClient, input: TaskInput, format: SerializedInputFormat, mapIndex: number): TaskRecordReader {
   if (input.kind === 'file') {
-    const split = { ...input, preferredWorkers: [], preferredRacks: [] };
+    const split = splitOf(input);
     let reader: RecordBatchReader<string> | RecordBatchReader<Buffer>;
     if (format.kind === 'fixed') reader = openFixedRecordReader(fs, split, format.recordLength);
     else reader = openLineReader(fs, split);
@@ -40,4 +55,128 @@ export function openTaskInput(fs: FsClient, input: TaskInput, format: Serialized
     },
     async close() {},
   };
+}
+
+/** What the attempt does between chunks (and records) of a whole-split map. */
+export interface SplitPacing {
+  /** Whether `pause` should run now, after a record of `records()` (cheap: checked per record). */
+  due(): boolean;
+  /** Reports progress, waits for the sort buffer's room, flushes output, throttles. */
+  pause(bytesRead: number, totalBytes: number): Promise<void>;
+}
+
+const NO_PACING: SplitPacing = { due: () => false, pause: async () => undefined };
+const NEWLINE = 0x0a;
+
+/**
+ * A map task's split for `mapSplit`: chunks of whole records from the storage's chunk readers (so
+ * the records are those `map` would get), or the records themselves from the record readers. It
+ * counts what was read (MAP_INPUT_RECORDS and _BYTES) and lets the attempt pace itself between
+ * chunks. `maxRecords` stops it early (the client's sample of a split).
+ */
+export class TaskSplitInput implements SplitInput<InputFormat> {
+  bytesRead = 0;
+  recordsRead = 0;
+  readonly totalBytes: number;
+  private reading: 'chunks' | 'records' | undefined;
+  private closeReader: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly fs: FsClient,
+    private readonly input: TaskInput,
+    private readonly format: SerializedInputFormat,
+    private readonly mapIndex: number,
+    private readonly pacing: SplitPacing = NO_PACING,
+    private readonly maxRecords = Number.POSITIVE_INFINITY,
+  ) {
+    this.totalBytes = input.kind === 'file' ? input.length : 0;
+  }
+
+  chunks(): AsyncIterable<InputChunk> {
+    this.start('chunks');
+    const { input, format } = this;
+    if (input.kind !== 'file' || format.kind === 'generated') {
+      throw new MinimrError('EBADJOB', 'generated input has no bytes: a mapSplit of generated input reads input.records()');
+    }
+    const split = splitOf(input);
+    const reader = format.kind === 'fixed' ? openFixedRecordChunkReader(this.fs, split, format.recordLength) : openLineChunkReader(this.fs, split);
+    this.closeReader = () => reader.close();
+    return this.chunksOf(reader, format.kind === 'fixed' ? format.recordLength : 0);
+  }
+
+  records(): AsyncIterable<readonly [number, never]> {
+    this.start('records');
+    const reader = openTaskInput(this.fs, this.input, this.format, this.mapIndex);
+    this.closeReader = () => reader.close();
+    return this.recordsOf(reader);
+  }
+
+  /** Closes the reader when the map did not read to the end. */
+  async close(): Promise<void> {
+    await this.closeReader?.();
+  }
+
+  private start(how: 'chunks' | 'records'): void {
+    if (this.reading !== undefined) {
+      throw new MinimrError('EBADJOB', `a mapSplit reads its input once: input.${how}() after input.${this.reading}()`);
+    }
+    this.reading = how;
+  }
+
+  /** `recordLength` 0: lines. */
+  private async *chunksOf(reader: RecordChunkReader, recordLength: number): AsyncIterable<InputChunk> {
+    try {
+      for (let chunk = await reader.next(); chunk !== null && this.recordsRead < this.maxRecords; chunk = await reader.next()) {
+        let bytes = chunk.bytes;
+        let records = recordLength > 0 ? bytes.length / recordLength : countLines(bytes);
+        if (this.recordsRead + records > this.maxRecords) {
+          records = this.maxRecords - this.recordsRead;
+          bytes = bytes.subarray(0, recordLength > 0 ? records * recordLength : endOfLine(bytes, records));
+        }
+        this.recordsRead += records;
+        this.bytesRead += chunk.bytesRead - chunk.bytes.length + bytes.length;
+        yield { bytes, offset: chunk.offset };
+        await this.pacing.pause(this.bytesRead, this.totalBytes);
+      }
+    } finally {
+      await reader.close();
+    }
+  }
+
+  private async *recordsOf(reader: { next(): Promise<RecordBatch | null>; close(): Promise<void> }): AsyncIterable<readonly [number, never]> {
+    const pacing = this.pacing;
+    try {
+      for (let batch = await reader.next(); batch !== null; batch = await reader.next()) {
+        const { offsets, values } = batch;
+        for (let i = 0; i < values.length; i++) {
+          if (this.recordsRead >= this.maxRecords) return;
+          this.recordsRead++;
+          yield [offsets[i]!, values[i] as never];
+          if ((i & 63) === 63 || pacing.due()) await pacing.pause(this.bytesRead + (batch.bytesRead * i) / values.length, this.totalBytes);
+        }
+        this.bytesRead += batch.bytesRead;
+        await pacing.pause(this.bytesRead, this.totalBytes);
+      }
+    } finally {
+      await reader.close();
+    }
+  }
+}
+
+/** Lines in a chunk of whole lines: its newlines, plus a file's last line without one. */
+function countLines(bytes: Buffer): number {
+  let n = 0;
+  for (let i = bytes.indexOf(NEWLINE); i >= 0; i = bytes.indexOf(NEWLINE, i + 1)) n++;
+  return bytes.length > 0 && bytes[bytes.length - 1] !== NEWLINE ? n + 1 : n;
+}
+
+/** Bytes of the first `lines` lines of a chunk. */
+function endOfLine(bytes: Buffer, lines: number): number {
+  let end = 0;
+  for (let i = 0; i < lines; i++) {
+    const newline = bytes.indexOf(NEWLINE, end);
+    if (newline < 0) return bytes.length;
+    end = newline + 1;
+  }
+  return end;
 }

@@ -2,19 +2,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { codecs, type AnyJobDefinition, type Codec, type JsonObject, type JsonValue, type PrepareContext } from '../api/index.js';
+import { codecs, type AnyJobDefinition, type Codec, type JsonObject, type JsonValue, type MapContext, type PrepareContext } from '../api/index.js';
 import { MinimrError, deserializeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CountMinSketch } from '../skew/index.js';
 import type { InputPlacement } from '../scheduler/index.js';
-import { FsClient, computeSplits, type FileStatus } from '../storage/index.js';
-import { openTaskInput } from './input.js';
+import { FsClient, computeSplits, type FileStatus, type InputSplit } from '../storage/index.js';
+import { TaskSplitInput } from './input.js';
 import { importJobModule, jobModuleHash, readJobModuleSource, storeJobModule } from './job-loader.js';
 import {
   SKEW_CONF_DEFAULTS,
   type AttemptSummary,
   type ClusterInfoResult,
   type JobConf,
+  type JobProfile,
   type JobStatus,
   type JobSubmission,
   type SerializedInputFormat,
@@ -46,6 +47,12 @@ export interface WaitOptions {
   onProgress?: (status: JobStatus) => void;
   /** Progress polling interval (default 200 ms); the end itself is not polled for. */
   pollMs?: number;
+}
+
+/** The first `records` records of a split, as a map task would read them. */
+function sampleInput(fs: FsClient, split: InputSplit, format: SerializedInputFormat, mapIndex: number, records: number): TaskSplitInput {
+  const input = { kind: 'file' as const, path: split.path, start: split.start, length: split.length, fileLength: split.fileLength };
+  return new TaskSplitInput(fs, input, format, mapIndex, undefined, records);
 }
 
 /** A user's handle on a cluster: submit and follow jobs, and use the block store. */
@@ -180,10 +187,14 @@ export class JobClient {
     const valueCodec = (job.mapValue ?? codecs.msgpack()) as Codec<unknown>;
     let inputRecords = 0;
     let outputRecords = 0;
-    const splits = await this.sampleBySplit(inputPaths, format, c['skew.sampleRecords'], c['skew.sampleSplits']);
-    for (const [mapIndex, sample] of splits.entries()) {
+    const { splits, perSplit } = await this.sampleSplits(inputPaths, format, c['skew.sampleRecords'], c['skew.sampleSplits']);
+    for (const [mapIndex, split] of splits.entries()) {
       const part = new CountMinSketch(sketch.depth, width, sketch.seeds);
-      const ctx = {
+      const encoded = (k: Buffer, value: unknown) => {
+        part.add(k, k.length + valueCodec.encode(value).length);
+        outputRecords++;
+      };
+      const ctx: MapContext<unknown, unknown> = {
         jobId: 'sample',
         taskId: `sample_m_${mapIndex}`,
         attemptId: `sample_m_${mapIndex}_0`,
@@ -191,19 +202,20 @@ export class JobClient {
         shared,
         count: () => undefined,
         mapIndex,
-        split: sample.split,
-        emit: (key: unknown, value: unknown) => {
-          const k = keyCodec.encode(key);
-          part.add(k, k.length + valueCodec.encode(value).length);
-          outputRecords++;
-        },
+        split: { path: split.path, start: split.start, length: split.length },
+        emit: (key, value) => encoded(keyCodec.encode(key), value),
+        emitKeyBytes: (bytes, start, end, value) => encoded(Buffer.from(bytes.subarray(start, end)), value),
       };
-      for (let i = 0; i < sample.values.length; i++) {
-        const r = job.map(sample.offsets[i]!, sample.values[i] as never, ctx);
-        if (r instanceof Promise) await r;
+      const input = sampleInput(this.fs, split, format, mapIndex, perSplit);
+      try {
+        // A whole-split map reads the split's first records; `map` gets the same records one by one.
+        if (job.mapSplit) await job.mapSplit(input, ctx);
+        else for await (const [offset, value] of input.records()) await job.map!(offset, value, ctx);
+      } finally {
+        await input.close();
       }
       if (job.cleanupMap) await job.cleanupMap(ctx);
-      inputRecords += sample.values.length;
+      inputRecords += input.recordsRead;
       sketch.merge(part);
     }
     return { sketch: sketch.toWire(), sampleMs: performance.now() - started, inputRecords, outputRecords };
@@ -222,8 +234,28 @@ export class JobClient {
     format: SerializedInputFormat,
     maxRecords: number,
     maxSplits: number,
-  ): Promise<{ split: { path: string; start: number; length: number }; offsets: number[]; values: unknown[] }[]> {
-    if (format.kind === 'generated') return [];
+  ): Promise<{ offsets: number[]; values: unknown[] }[]> {
+    const { splits, perSplit } = await this.sampleSplits(paths, format, maxRecords, maxSplits);
+    const out: { offsets: number[]; values: unknown[] }[] = [];
+    for (const [i, split] of splits.entries()) {
+      const input = sampleInput(this.fs, split, format, i, perSplit);
+      const taken = { offsets: [] as number[], values: [] as unknown[] };
+      try {
+        for await (const [offset, v] of input.records()) {
+          taken.offsets.push(offset);
+          taken.values.push(Buffer.isBuffer(v) ? Buffer.from(v) : v);
+        }
+      } finally {
+        await input.close();
+      }
+      out.push(taken);
+    }
+    return out;
+  }
+
+  /** Up to `maxSplits` evenly spaced input splits, and how many records to take from each for about maxRecords in all. */
+  private async sampleSplits(paths: readonly string[], format: SerializedInputFormat, maxRecords: number, maxSplits: number): Promise<{ splits: InputSplit[]; perSplit: number }> {
+    if (format.kind === 'generated') return { splits: [], perSplit: 0 };
     const files: FileStatus[] = [];
     for (const path of paths) {
       const status = await this.fs.stat(path).catch((err: unknown) => {
@@ -233,30 +265,12 @@ export class JobClient {
       if (status.type === 'file') files.push(status);
       else files.push(...(await this.fs.list(path)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? '')));
     }
-    const splits = [];
+    const splits: InputSplit[] = [];
     for (const f of files) splits.push(...computeSplits(f.path, await this.fs.getBlocks(f.path)));
-    if (splits.length === 0) return [];
+    if (splits.length === 0) return { splits: [], perSplit: 0 };
     const take = Math.min(maxSplits, splits.length);
     const perSplit = Math.max(1, Math.ceil(maxRecords / take));
-    const out: { split: { path: string; start: number; length: number }; offsets: number[]; values: unknown[] }[] = [];
-    for (let i = 0; i < take; i++) {
-      const split = splits[Math.floor((i * splits.length) / take)]!;
-      const reader = openTaskInput(this.fs, { kind: 'file', path: split.path, start: split.start, length: split.length, fileLength: split.fileLength }, format, i);
-      const taken = { split: { path: split.path, start: split.start, length: split.length }, offsets: [] as number[], values: [] as unknown[] };
-      try {
-        for (let batch = await reader.next(); batch && taken.values.length < perSplit; batch = await reader.next()) {
-          for (let j = 0; j < batch.values.length && taken.values.length < perSplit; j++) {
-            const v = batch.values[j];
-            taken.offsets.push(batch.offsets[j]!);
-            taken.values.push(Buffer.isBuffer(v) ? Buffer.from(v) : v);
-          }
-        }
-      } finally {
-        await reader.close();
-      }
-      out.push(taken);
-    }
-    return out;
+    return { splits: Array.from({ length: take }, (_, i) => splits[Math.floor((i * splits.length) / take)]!), perSplit };
   }
 
   status(jobId: string): Promise<JobStatus> {
@@ -278,6 +292,21 @@ export class JobClient {
 
   clusterInfo(): Promise<ClusterInfoResult> {
     return this.peer.request<ClusterInfoResult>({ type: 'cluster-info' });
+  }
+
+  /** The JobTracker's profiles of recurring jobs (all, or the one of `job`: empty when it has none). */
+  profiles(job?: string): Promise<JobProfile[]> {
+    return this.peer.request<JobProfile[]>({ type: 'job-profiles', ...(job !== undefined ? { job } : {}) });
+  }
+
+  /** Adds a `minimr profile` result (its JSON) to the profile of the job named `job`. */
+  importProfile(job: string, profile: JsonObject): Promise<JobProfile> {
+    return this.peer.request<JobProfile>({ type: 'import-profile', job, profile });
+  }
+
+  /** Forgets the profile of `job`; false when there was none. */
+  removeProfile(job: string): Promise<boolean> {
+    return this.peer.request<boolean>({ type: 'remove-profile', job });
   }
 
   /**

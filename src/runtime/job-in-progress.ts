@@ -1,4 +1,4 @@
-import { hasEnded, type AttemptRecord, type EngineData, type JobPlan, type JobRecord, type TaskPlan, type TaskRecord, type WorkerRecord } from '../books/index.js';
+import { hasEnded, type AttemptRecord, type EngineData, type JobPlan, type JobRecord, type SkewPlan, type TaskPlan, type TaskRecord, type WorkerRecord } from '../books/index.js';
 import type { DatanodeAddress } from '../storage/index.js';
 import {
   JOB_CONF_DEFAULTS,
@@ -11,16 +11,16 @@ import {
   type JobSubmission,
   type MapOutputAnnouncement,
   type MapOutputSummary,
+  type ProfileUse,
   type TaskInput,
   type TaskKind,
 } from './protocol.js';
-import { JobSkew } from './job-skew.js';
 import { jobModuleHash } from './job-loader.js';
 import type { RpcPeer } from './rpc-peer.js';
 
 /**
  * What the JobTracker keeps beside the books (src/books, where job, task and attempt state and
- * every transition live): the submission a job came with, its counters and skew plan, a task's
+ * every transition live): the submission a job came with, its counters, a task's
  * split, an attempt's counters and map output, a worker's connection.
  */
 export interface RuntimeData extends EngineData {
@@ -38,8 +38,6 @@ export type RuntimeWorker = WorkerRecord<RuntimeData>;
 export interface AttemptReport {
   counters: Counters;
   mapOutput?: MapOutputSummary;
-  /** Reduces: the map output partitions the attempt reads. */
-  reducePartitions?: readonly number[];
 }
 
 export interface WorkerLink {
@@ -60,24 +58,23 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
 }
 
-/** A submitted job's part that is the JobTracker's own: the submission, counters, skew plan, commits. */
+/** A submitted job's part that is the JobTracker's own: the submission, counters, commits. */
 export class JobInProgress {
   readonly submission: JobSubmission;
   /** Content hash of the job module, by which workers cache it. */
   readonly moduleHash: string;
   /** Counters of succeeded attempts, summed. */
   readonly counters: Counters = {};
-  /** Virtual partitions and which reduce reads which (skew strategy); see job-skew.ts. */
-  readonly skew: JobSkew;
   /** Task output renames and the job's commit and clean-up, one after another. */
   commits: Promise<void> = Promise.resolve();
   /** The job has ended and its clean-up (output removal, workers told) is done. */
   settled = false;
+  /** Whether its tasks were planned from the profile of its name (job-profile.ts). */
+  profile: ProfileUse = { state: 'none' };
 
   constructor(submission: JobSubmission) {
     this.submission = submission;
     this.moduleHash = jobModuleHash(submission.moduleSource);
-    this.skew = new JobSkew(submission);
   }
 
   /** Job counters sum the attempts' counters, except PEAK_* ones, which keep the largest. */
@@ -90,19 +87,37 @@ export class JobInProgress {
   }
 }
 
-/** The job as the books take it: one map per split, `reducers` reduces, memory from the shuffle buffers. */
-export function jobPlan(id: string, submission: JobSubmission, splits: readonly TaskInputPlan[], maxAttempts: number): JobPlan<RuntimeData> {
-  const mapMemory = submission.mapMemoryMb ?? idealMemoryMb(submission, 'map');
-  const reduceMemory = submission.reduceMemoryMb ?? idealMemoryMb(submission, 'reduce');
-  const maps: TaskPlan<RuntimeData>[] = splits.map((s) => ({
-    memoryMb: mapMemory,
+/** What a task's plan takes from its job's profile (job-profile.ts): absent fields, a regular task. */
+export type TaskEstimates = Pick<TaskPlan<RuntimeData>, 'idealDurationMs' | 'penalty'>;
+
+/** The ideal memory of the job's maps and reduces: the shuffle buffers + overhead, unless the submission says. */
+export function jobMemoryMb(submission: JobSubmission): { readonly map: number; readonly reduce: number } {
+  return { map: submission.mapMemoryMb ?? idealMemoryMb(submission, 'map'), reduce: submission.reduceMemoryMb ?? idealMemoryMb(submission, 'reduce') };
+}
+
+/**
+ * The job as the books take it: one map per split, `reducers` reduces, memory from the shuffle
+ * buffers, and each task's ideal duration and penalty model from the job's profile when it has one.
+ */
+export function jobPlan(
+  id: string,
+  submission: JobSubmission,
+  splits: readonly TaskInputPlan[],
+  maxAttempts: number,
+  estimates?: { readonly maps: readonly TaskEstimates[]; readonly reduce: TaskEstimates },
+): JobPlan<RuntimeData> {
+  const memory = jobMemoryMb(submission);
+  const maps: TaskPlan<RuntimeData>[] = splits.map((s, i) => ({
+    ...estimates?.maps[i],
+    memoryMb: memory.map,
     inputBytes: s.inputBytes,
     preferredWorkers: s.preferredWorkers,
     preferredRacks: s.preferredRacks,
     data: s.input,
   }));
   const reduces: TaskPlan<RuntimeData>[] = Array.from({ length: submission.reducers }, () => ({
-    memoryMb: reduceMemory,
+    ...estimates?.reduce,
+    memoryMb: memory.reduce,
     inputBytes: 0,
     preferredWorkers: [],
     preferredRacks: [],
@@ -116,19 +131,30 @@ export function jobPlan(id: string, submission: JobSubmission, splits: readonly 
     maxAttempts,
     reduceSlowStart: reduceSlowStartOf(submission),
     ...(submission.inputPlacement ? { inputPlacement: submission.inputPlacement } : {}),
+    skew: skewPlan(submission),
     maps,
     reduces,
     data: new JobInProgress(submission),
   };
 }
 
+/** The submission's skew settings (`skew.*` conf) and the sketch its client built, for the books. */
+function skewPlan(submission: JobSubmission): SkewPlan {
+  const conf = { ...SKEW_CONF_DEFAULTS, ...submission.conf };
+  const sample = submission.skewSample;
+  return {
+    strategy: conf['skew.strategy'],
+    partitionFactor: conf['skew.partitionFactor'],
+    ...(sample ? { sketch: sample.sketch, sampleMs: sample.sampleMs, sampledRecords: sample.inputRecords } : {}),
+  };
+}
+
 /**
  * The fraction of maps done before the job's reduces may launch (`job.reduceSlowStart`), the rule
- * the books apply. A 'simple' skew assignment needs every map's partition sizes: its reduces wait.
+ * the books apply (they hold a 'simple' skew job's reduces until its last map whatever this says).
  */
 export function reduceSlowStartOf(submission: JobSubmission): number {
-  const conf = { ...JOB_CONF_DEFAULTS, ...SKEW_CONF_DEFAULTS, ...submission.conf };
-  return conf['skew.strategy'] === 'simple' ? 1 : conf['job.reduceSlowStart'];
+  return { ...JOB_CONF_DEFAULTS, ...submission.conf }['job.reduceSlowStart'];
 }
 
 /** Where a successful map attempt's output is, for a reduce reading `partitions` of it. */
@@ -159,6 +185,8 @@ export function attemptSummaries(job: RuntimeJob): AttemptSummary[] {
         startTime: a.startTime,
         finishTime: a.finishTime,
         memoryMb: a.memoryMb,
+        idealMemoryMb: task.memoryMb,
+        elastic: a.elastic,
         locality: a.locality,
         inputBytes: task.inputBytes,
         counters: a.data.counters,
@@ -197,7 +225,7 @@ export function jobStatus(job: RuntimeJob): JobStatus {
     reducesCompleted: job.reducesDone,
     mapProgress: progressOf(job.maps),
     reduceProgress: job.reduces.length === 0 ? (job.state === 'succeeded' ? 1 : 0) : progressOf(job.reduces),
-    counters: { ...job.data.counters },
+    counters: { ...job.data.counters, ...job.skew?.counters },
     outputPath: submission.outputPath,
     error: job.error,
     failedAttempts: job.failedAttempts,
@@ -210,10 +238,12 @@ export function jobStatus(job: RuntimeJob): JobStatus {
       ...(m.partialSizeMs !== undefined ? { partialSizeMs: m.partialSizeMs } : {}),
       ...(m.timerMs !== undefined ? { timerMs: m.timerMs } : {}),
     })),
+    profile: job.data.profile,
+    elasticAttempts: [...job.maps, ...job.reduces].reduce((n, t) => n + t.attempts.filter((a) => a.elastic).length, 0),
     skew:
-      job.reduces.length === 0
+      job.skew === null
         ? undefined
-        : job.data.skew.status(
+        : job.skew.status(
             job.reduces.map((r) => ({
               index: r.index,
               ...(r.successfulAttempt ? { successfulAttempt: { workerId: r.successfulAttempt.worker.shape.id, counters: r.successfulAttempt.data.counters } } : {}),
@@ -245,6 +275,7 @@ export function attemptShuffleSettings(submission: JobSubmission, kind: TaskKind
   return {
     mapBufferBytes: kind === 'map' ? scale(conf['shuffle.map.bufferBytes']) : conf['shuffle.map.bufferBytes'],
     spillPercent: conf['shuffle.map.spillPercent'],
+    hashCombinePercent: conf['shuffle.map.hashCombinePercent'],
     reduceBufferBytes: kind === 'reduce' ? scale(conf['shuffle.reduce.bufferBytes']) : conf['shuffle.reduce.bufferBytes'],
     mergeFactor: conf['shuffle.merge.factor'],
     codec: conf['shuffle.compress'],
@@ -253,7 +284,7 @@ export function attemptShuffleSettings(submission: JobSubmission, kind: TaskKind
 }
 
 /** Below this a buffer is useless; an allocation under overhead + this still gets this much. */
-const MIN_ELASTIC_BUFFER_BYTES = 1024 * 1024;
+export const MIN_ELASTIC_BUFFER_BYTES = 1024 * 1024;
 
 export function partFileName(kind: TaskKind, index: number): string {
   return `part-${kind === 'map' ? 'm' : 'r'}-${pad(index, 5)}`;

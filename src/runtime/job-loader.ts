@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { validateJobDefinition, type AnyJobDefinition } from '../api/index.js';
+import { assertOneMapFunction, validateJobDefinition, type AnyJobDefinition } from '../api/index.js';
 import { MinimrError } from '../errors.js';
 
 /** Root of the running engine's package (the directory holding its package.json). */
@@ -84,8 +84,12 @@ export async function importJobModule(file: string, displayName = file, instance
     if (instance !== undefined) url.searchParams.set('instance', instance);
     mod = (await import(url.href)) as { default?: unknown };
   } catch (err) {
+    // defineJob's EBADJOB (both map functions) is a job definition's error, not a loading one. (By
+    // name and code: a module loaded through another path to this package has its own class.)
+    if ((err as MinimrError)?.name === 'MinimrError' && (err as MinimrError).code === 'EBADJOB') throw new MinimrError('EBADJOB', `job module ${displayName}: ${(err as MinimrError).message}`, { module: displayName });
     throw new MinimrError('EJOBMODULE', `job module ${displayName} does not load: ${(err as Error).message}`, { module: displayName });
   }
+  assertOneMapFunction(mod.default, `job module ${displayName}`);
   const problems = validateJobDefinition(mod.default);
   if (problems.length > 0) {
     throw new MinimrError('EJOBMODULE', `job module ${displayName} is not a valid job: ${problems.join('; ')}`, { module: displayName });

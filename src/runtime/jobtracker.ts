@@ -10,6 +10,7 @@ import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '
 import {
   attemptShuffleSettings,
   attemptSummaries,
+  jobMemoryMb,
   jobPlan,
   jobStatus,
   mapOutputAnnouncement,
@@ -23,7 +24,8 @@ import {
   type WorkerLink,
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
-import { SkewPlanner } from './job-skew.js';
+import { estimatesFor, observationsOf } from './job-profile.js';
+import { ProfileStore } from './profile-store.js';
 import {
   MAX_FRAME_BYTES,
   NAMENODE_OPS,
@@ -57,6 +59,8 @@ export interface JobTrackerOptions {
   blockSize?: number;
   replication?: number;
   maxAttempts?: number;
+  /** Elastic grants are whole multiples of this, MB (default 100, the YARN-ME paper's step). */
+  memoryStepMb?: number;
   logger?: Logger;
   /** Time source; tests may pass their own. */
   clock?: () => number;
@@ -76,11 +80,13 @@ const LAUNCH_GRACE_HEARTBEATS = 3;
 export class JobTracker {
   readonly namenode: Namenode;
   readonly logger: Logger;
-  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools'>>;
+  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools' | 'memoryStepMb'>>;
   private readonly clock: () => number;
   private readonly policy: Policy;
   private readonly books: Books<RuntimeData>;
   private readonly copier: InputCopier;
+  /** Profiles of recurring jobs, by job name: their tasks' ideal durations and penalty models. */
+  readonly profiles: ProfileStore;
   private jobSeq = 0;
   private readonly jobIdPrefix: string;
   private httpServer?: Server;
@@ -94,7 +100,6 @@ export class JobTracker {
   private readonly jobWaiters = new Map<string, Array<(status: JobStatus) => void>>();
   private readonly workerWaiters: Array<() => void> = [];
   /** Reducer plans from the live workers and their measured speeds (kept across re-registrations). */
-  private readonly skew: SkewPlanner;
   port = 0;
 
   constructor(options: JobTrackerOptions) {
@@ -109,7 +114,12 @@ export class JobTracker {
       maxAttempts: options.maxAttempts ?? 4,
     };
     this.policy = options.policy;
-    this.books = new Books<RuntimeData>({ pools: options.pools ?? [], maxAttempts: this.options.maxAttempts });
+    this.books = new Books<RuntimeData>({
+      pools: options.pools ?? [],
+      maxAttempts: this.options.maxAttempts,
+      stopwatch: () => performance.now(),
+      ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
+    });
     this.clock = options.clock ?? Date.now;
     this.logger = options.logger ?? createLogger('jobtracker');
     this.namenode = new Namenode({
@@ -119,7 +129,7 @@ export class JobTracker {
       logger: this.logger,
     });
     this.copier = new InputCopier(this.namenode, this.books, this.logger, this.clock);
-    this.skew = new SkewPlanner(() => this.books.liveWorkers().map((w) => ({ workerId: w.shape.id, reduceSlots: w.shape.reduceSlots })));
+    this.profiles = new ProfileStore(join(options.dataDir, 'profiles'), this.logger);
     const d = new Date();
     this.jobIdPrefix = `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
   }
@@ -140,6 +150,7 @@ export class JobTracker {
   async start(): Promise<void> {
     await mkdir(this.options.dataDir, { recursive: true });
     await this.namenode.open();
+    await this.profiles.open();
     this.httpServer = createServer((_req, res) => {
       res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
     });
@@ -172,6 +183,7 @@ export class JobTracker {
     }
     if (this.httpServer) await new Promise<void>((resolve) => this.httpServer!.close(() => resolve()));
     await this.namenode.close();
+    await this.profiles.close();
   }
 
   // ---- connections ---------------------------------------------------------------------------
@@ -222,6 +234,12 @@ export class JobTracker {
         return this.waitForJob(message.jobId);
       case 'cluster-info':
         return this.clusterInfo();
+      case 'job-profiles':
+        return message.job === undefined || message.job === null ? this.profiles.list() : [this.profiles.get(message.job)].filter((p) => p !== undefined);
+      case 'import-profile':
+        return this.profiles.import(message.job, message.profile, this.clock());
+      case 'remove-profile':
+        return this.profiles.remove(message.job);
       case 'fs':
         return this.namenodeCall(message.op, message.args);
       default:
@@ -379,8 +397,17 @@ export class JobTracker {
     const splits = maxMaps !== undefined ? allSplits.slice(0, maxMaps) : allSplits;
     await this.prepareOutput(submission);
     const jobId = `${this.jobIdPrefix}_${String(++this.jobSeq).padStart(4, '0')}`;
-    const { job, effects } = this.books.submit(jobPlan(jobId, submission, splits, submission.maxAttempts ?? this.options.maxAttempts), this.clock());
-    this.planSkewAtSubmission(job);
+    const memory = jobMemoryMb(submission);
+    const verdict = estimatesFor(
+      this.profiles.get(submission.name),
+      { conf: submission.conf, mapInputBytes: splits.map((s) => s.inputBytes), reducers: submission.reducers, mapMemoryMb: memory.map, reduceMemoryMb: memory.reduce },
+      Math.max(0, ...this.books.liveWorkers().map((w) => w.shape.memoryMb)),
+    );
+    if (verdict.use.state === 'rejected') this.logger.warn({ job: jobId, name: submission.name, why: verdict.use.reason }, 'profile not usable: the job runs regular');
+    else if (verdict.use.state === 'none') this.logger.info({ job: jobId, name: submission.name }, 'no profile of this job yet: it runs regular');
+    const { job, effects } = this.books.submit(jobPlan(jobId, submission, splits, submission.maxAttempts ?? this.options.maxAttempts, verdict.estimates), this.clock());
+    job.data.profile = verdict.use;
+    if (job.skew?.plansAtSubmission) this.logger.info({ job: jobId, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
     this.logger.info({ job: jobId, name: submission.name, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
     if (effects.length > 0) await this.carryOut(effects);
     else setImmediate(() => this.schedule({ kind: 'job-submitted', jobId }));
@@ -558,6 +585,8 @@ export class JobTracker {
 
   private async jobEnded(job: RuntimeJob): Promise<void> {
     for (const worker of this.books.liveWorkers()) worker.data.peer.send({ type: 'cleanup-job', jobId: job.id });
+    // Before the job is reported done: a client that runs the same job again right away finds its profile.
+    if (job.state === 'succeeded') await this.recordProfile(job);
     this.copier.jobEnded(job.id);
     const out = job.data.submission.outputPath;
     // A failed or killed job's partial output is of no use and would block a re-run.
@@ -566,6 +595,16 @@ export class JobTracker {
     this.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
     for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(jobStatus(job));
     this.jobWaiters.delete(job.id);
+  }
+
+  /** What the job's successful attempts measured joins the profile of its name; a failure to store it is only logged. */
+  private async recordProfile(job: RuntimeJob): Promise<void> {
+    try {
+      const profile = await this.profiles.record(job.name, observationsOf(job), this.clock());
+      this.logger.debug({ job: job.id, name: job.name, runs: profile.runs }, 'profile updated');
+    } catch (err) {
+      this.logger.warn({ job: job.id, name: job.name, err: (err as Error).message }, 'cannot store the job\'s profile');
+    }
   }
 
   private async removeOutput(job: RuntimeJob, path: string): Promise<void> {
@@ -591,11 +630,15 @@ export class JobTracker {
     let effects: Effect<RuntimeData>[];
     if (message.state === 'succeeded') {
       const task = attempt.task;
-      const measures = { inputBytes: counters.MAP_INPUT_BYTES ?? task.inputBytes, outputBytes: counters.MAP_OUTPUT_BYTES ?? 0 };
+      const measures = {
+        inputBytes: (task.kind === 'map' ? counters.MAP_INPUT_BYTES : counters.REDUCE_INPUT_BYTES) ?? task.inputBytes,
+        outputBytes: counters.MAP_OUTPUT_BYTES ?? 0,
+        ...(counters.TASK_MS !== undefined ? { taskMs: counters.TASK_MS } : {}),
+        ...(message.mapOutput ? { partitionBytes: message.mapOutput.partitionBytes } : {}),
+      };
       effects = this.books.attemptSucceeded(attempt, now, measures);
       if (task.successfulAttempt === attempt) {
         task.job.data.addCounters(counters);
-        this.skewTaskSucceeded(attempt);
         if (task.kind === 'map') this.tellRunningReduces(task.job, attempt, 'available');
       }
     } else if (message.state === 'failed') {
@@ -665,7 +708,7 @@ export class JobTracker {
    */
   private tellRunningReduces(job: RuntimeJob, mapAttempt: RuntimeAttempt, change: 'available' | 'lost'): void {
     for (const a of job.running) {
-      const partitions = a.data.reducePartitions;
+      const partitions = a.reducePartitions;
       if (a.task.kind !== 'reduce' || !partitions || !a.worker.alive) continue;
       a.worker.data.peer.send<MapOutputsChanged>({
         type: 'map-outputs',
@@ -680,8 +723,7 @@ export class JobTracker {
     const task = attempt.task;
     const job = task.job;
     const s = job.data.submission;
-    const reducePartitions = task.kind === 'reduce' ? this.skewPartitionsFor(job, task, attempt) : undefined;
-    if (reducePartitions) attempt.data.reducePartitions = reducePartitions;
+    const reducePartitions = attempt.reducePartitions;
     // A reduce launched before the last map (slow start) learns of the other outputs as their maps finish.
     const mapOutputs = reducePartitions ? job.maps.flatMap((m) => (m.successfulAttempt ? [mapOutputAnnouncement(m.successfulAttempt, reducePartitions)] : [])) : [];
     return {
@@ -702,39 +744,13 @@ export class JobTracker {
       mapOutputs,
       mapsTotal: job.maps.length,
       memoryMb: attempt.memoryMb,
+      idealMemoryMb: task.memoryMb,
+      elastic: attempt.elastic,
       shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
-      mapPartitions: task.kind === 'map' && job.reduces.length > 0 ? job.data.skew.partitions : undefined,
-      partitionSeed: task.kind === 'map' && job.data.skew.strategy === 'cms' && job.data.skew.isPlanned ? job.data.skew.seed : undefined,
-      reducePartitions,
+      mapPartitions: task.kind === 'map' ? job.skew?.partitions : undefined,
+      partitionSeed: task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
+      reducePartitions: reducePartitions ? [...reducePartitions] : undefined,
     };
-  }
-
-  // ---- skew: virtual partitions and their assignment (see job-skew.ts) -------------------------
-
-  /** 'cms' jobs are assigned before their maps run: the maps partition with the chosen row's hash. */
-  private planSkewAtSubmission(job: RuntimeJob): void {
-    const skew = job.data.skew;
-    if (this.skew.planAtSubmission(skew, job.data.submission)) this.logger.info({ job: job.id, row: skew.row, ms: skew.assignmentMs }, 'count-min sketch assignment made');
-  }
-
-  /** The partitions a reduce attempt reads; 'hash' and 'simple' jobs are assigned at their first reduce. */
-  private skewPartitionsFor(job: RuntimeJob, task: RuntimeTask, attempt: RuntimeAttempt): number[] {
-    const mapOutputBytes = () => {
-      const sizes = new Array<number>(job.data.skew.partitions).fill(0);
-      for (const m of job.maps) m.successfulAttempt?.data.mapOutput?.partitionBytes.forEach((b, p) => (sizes[p] = (sizes[p] ?? 0) + b));
-      return sizes;
-    };
-    return this.skew.partitionsFor(job.data.skew, mapOutputBytes, task.index, attempt.worker.shape.id, attempt.startTime);
-  }
-
-  /** Worker speeds from every successful attempt; the reduce phase ends with the last reduce. */
-  private skewTaskSucceeded(attempt: RuntimeAttempt): void {
-    const task = attempt.task;
-    const c = attempt.data.counters;
-    const bytes = task.kind === 'reduce' ? c.REDUCE_INPUT_BYTES : (c.MAP_INPUT_BYTES ?? task.inputBytes);
-    this.skew.attemptSucceeded(attempt.worker.shape.id, task.kind, bytes ?? 0, c.TASK_MS ?? (attempt.finishTime ?? attempt.startTime) - attempt.startTime);
-    const job = task.job;
-    if (task.kind === 'reduce' && job.reducesDone === job.reduces.length) job.data.addCounters(job.data.skew.reducesDone(this.clock()));
   }
 }
 

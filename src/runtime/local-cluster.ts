@@ -31,6 +31,8 @@ export interface LocalClusterOptions {
   throttleOf?: (index: number) => number;
   port?: number;
   maxAttempts?: number;
+  /** Elastic grants are whole multiples of this, MB (default 100). */
+  memoryStepMb?: number;
   logger?: Logger;
   /** Log level of the worker processes (default: warn, so the terminal shows progress, not chatter). */
   workerLogLevel?: string;
@@ -71,6 +73,7 @@ export class LocalCluster {
       blockSize: options.blockSize,
       replication: options.replication,
       maxAttempts: options.maxAttempts,
+      memoryStepMb: options.memoryStepMb,
       logger,
     });
     await jobTracker.start();

@@ -8,8 +8,9 @@ import type { JsonObject, JsonValue } from '../api/json.js';
 import type { SerializedError } from '../errors.js';
 import type { BlockInfo, DatanodeAddress } from '../storage/index.js';
 import type { MapOutputLocation } from '../shuffle/index.js';
-import type { SketchWire } from '../skew/index.js';
-import type { InputPlacement } from '../scheduler/index.js';
+import type { SkewStatus } from '../books/index.js';
+import type { SketchWire, SkewStrategy } from '../skew/index.js';
+import type { InputPlacement, PenaltyModel } from '../scheduler/index.js';
 
 export const PROTOCOL_VERSION = 1;
 /** Control frames are small; bulk data goes over the workers' HTTP data ports. */
@@ -34,6 +35,11 @@ export interface JobConf {
   'shuffle.map.bufferBytes'?: number;
   /** Fraction of the map buffer that triggers a spill. Default 0.8. */
   'shuffle.map.spillPercent'?: number;
+  /**
+   * Fraction of the map buffer given to the combining hash table of a job with a combiner (the sort
+   * buffer gets the rest); 0 combines at spills only. Default 0.5.
+   */
+  'shuffle.map.hashCombinePercent'?: number;
   /** Reduce-side shuffle buffer, bytes of decompressed map output. Default 64 MiB. */
   'shuffle.reduce.bufferBytes'?: number;
   /** Most runs merged at once (map-side spills and reduce-side runs). Default 10. */
@@ -68,8 +74,6 @@ export interface JobConf {
   'skew.sampleSplits'?: number;
 }
 
-export type SkewStrategy = 'hash' | 'simple' | 'cms';
-export const SKEW_STRATEGIES: readonly SkewStrategy[] = ['hash', 'simple', 'cms'];
 
 export const SKEW_CONF_DEFAULTS = {
   'skew.strategy': 'hash',
@@ -89,44 +93,11 @@ export interface SkewSample {
   outputRecords: number;
 }
 
-/** What the JobTracker decided for a job's partitions (JobStatus.skew). */
-export interface SkewStatus {
-  strategy: SkewStrategy;
-  partitionFactor: number;
-  /** P, the number of map output partitions. */
-  partitions: number;
-  /** 'cms': the sketch row whose hash partitions the map output, its seed, every row's estimate. */
-  row?: number;
-  seed?: number;
-  rowMakespans?: number[];
-  sampleMs?: number;
-  sampledRecords?: number;
-  /** Time spent computing the assignment, ms (also the SKEW_ASSIGNMENT_MS counter). */
-  assignmentMs?: number;
-  /** Relative speeds (mean 1) of the workers the reducers were planned on. */
-  speeds?: Record<string, number>;
-  /** Estimated reduce-phase time of the assignment, bytes / relative speed. */
-  estimatedMakespan?: number;
-  /** First reduce launch to last reduce success, ms (also REDUCE_PHASE_MS). */
-  reducePhaseMs?: number;
-  reducers: SkewReducerStatus[];
-}
-
-export interface SkewReducerStatus {
-  index: number;
-  partitions: number[];
-  plannedWorker?: string;
-  /** Worker of the successful attempt. */
-  workerId?: string;
-  estimatedBytes?: number;
-  inputBytes?: number;
-  inputRecords?: number;
-  taskMs?: number;
-}
 
 export const JOB_CONF_DEFAULTS = {
   'shuffle.map.bufferBytes': 64 * 1024 * 1024,
   'shuffle.map.spillPercent': 0.8,
+  'shuffle.map.hashCombinePercent': 0.5,
   'shuffle.reduce.bufferBytes': 64 * 1024 * 1024,
   'shuffle.merge.factor': 10,
   'shuffle.compress': 'lz4',
@@ -141,6 +112,8 @@ export const TASK_OVERHEAD_MB = 100;
 export interface AttemptShuffleSettings {
   mapBufferBytes: number;
   spillPercent: number;
+  /** Share of mapBufferBytes for the combining hash table (jobs with a combiner). */
+  hashCombinePercent: number;
   reduceBufferBytes: number;
   mergeFactor: number;
   codec: 'lz4' | 'none';
@@ -203,7 +176,10 @@ export interface AttemptSpec {
   mapOutputs: MapOutputAnnouncement[];
   /** Reduces: the job's map count, i.e. how many map outputs the reduce reads. */
   mapsTotal: number;
+  /** Memory granted; below `idealMemoryMb` the attempt is elastic and `shuffle` has the smaller buffer it implies. */
   memoryMb: number;
+  idealMemoryMb: number;
+  elastic: boolean;
   shuffle: AttemptShuffleSettings;
   /** Maps: partitions to write (P = partitionFactor x reducers); absent means `reducers`. */
   mapPartitions?: number;
@@ -241,6 +217,58 @@ export interface JobStatus {
   migrations: { time: number; from: number; to: number; partialSizeMs?: number; timerMs?: number }[];
   /** Partition assignment (virtual partitions, skew strategy); absent for map-only jobs. */
   skew?: SkewStatus;
+  /** The profile the job's tasks were planned with (YARN-ME): their ideal durations and penalty models come from it. */
+  profile: ProfileUse;
+  /** Attempts launched with less than their task's ideal memory. */
+  elasticAttempts: number;
+}
+
+/**
+ * Whether a job's tasks got ideal durations and penalty models from the profile of its name:
+ * 'none' (no profile: the job runs regular), 'rejected' (absurd: it runs regular, `reason` says
+ * why), 'used' (with the fit of each phase the profile has).
+ */
+export type ProfileUse =
+  | { readonly state: 'none' }
+  | { readonly state: 'rejected'; readonly reason: string }
+  | { readonly state: 'used'; readonly map?: PhaseFitSummary; readonly reduce?: PhaseFitSummary };
+
+/** A phase's fit, summed up. */
+export interface PhaseFitSummary {
+  /** Attempts the profile holds for the phase. */
+  readonly attempts: number;
+  /** Ideal duration of a task of the job's mean input, ms. */
+  readonly idealDurationMs: number;
+  /** Memory with which such a task does not spill: the buffer it needs + the task overhead, MB. */
+  readonly neededMemoryMb: number;
+  /** Fitted disk rate, MB/s; absent when none was fitted (no under-sized run was slower): the worker's own is used. */
+  readonly diskMBps?: number;
+  /** The penalty model's kind: 'spill', or 'none' for tasks that buffer nothing (map-only maps). */
+  readonly penalty: PenaltyModel['kind'];
+}
+
+/** Attempts of one phase of a job that ran with the same shuffle buffer; every figure but `bufferMiB` is a sum over them. */
+export interface BufferBucket {
+  readonly bufferMiB: number;
+  readonly attempts: number;
+  readonly taskMs: number;
+  /** Input bytes the attempts stand for (maps: their splits; reduces: the job's input / reducers). */
+  readonly inputBytes: number;
+  /** Buffer bytes with which each would not have spilled. */
+  readonly needBytes: number;
+  readonly spilledBytes: number;
+}
+
+/** What the JobTracker keeps of a recurring job (src/runtime/job-profile.ts). */
+export interface JobProfile {
+  /** The job name (`defineJob({ name })`): runs of the same name are one recurring job. */
+  readonly job: string;
+  readonly updatedAt: number;
+  /** Successful runs recorded, and `minimr profile` results imported. */
+  readonly runs: number;
+  readonly imports: number;
+  readonly map: readonly BufferBucket[];
+  readonly reduce: readonly BufferBucket[];
 }
 
 /** One attempt as `minimr job attempts` and the profiler see it. */
@@ -252,7 +280,11 @@ export interface AttemptSummary {
   state: AttemptState;
   startTime: number;
   finishTime?: number;
+  /** Memory granted. */
   memoryMb: number;
+  /** The task's ideal memory: `memoryMb` below it means an elastic (under-sized) attempt. */
+  idealMemoryMb: number;
+  elastic: boolean;
   /** Where the attempt's input was relative to its worker when it was launched. */
   locality: 'node' | 'rack' | 'any';
   /** Input bytes of the task (maps: split length; reduces: 0). */
@@ -398,6 +430,18 @@ export interface WaitForJob extends Request<'wait-job'> {
   jobId: string;
 }
 export interface ClusterInfo extends Request<'cluster-info'> {}
+/** The profiles of recurring jobs: all, or the one of `job`. */
+export interface GetProfiles extends Request<'job-profiles'> {
+  job?: string;
+}
+/** Adds a `minimr profile` result to the profile of `job`. */
+export interface ImportProfile extends Request<'import-profile'> {
+  job: string;
+  profile: JsonObject;
+}
+export interface RemoveProfile extends Request<'remove-profile'> {
+  job: string;
+}
 export interface NamenodeCall extends Request<'fs'> {
   op: NamenodeOp;
   args: unknown[];
@@ -427,6 +471,9 @@ export type Message =
   | KillJob
   | WaitForJob
   | ClusterInfo
+  | GetProfiles
+  | ImportProfile
+  | RemoveProfile
   | NamenodeCall
   | Reply;
 

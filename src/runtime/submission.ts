@@ -1,6 +1,6 @@
 import { MinimrError } from '../errors.js';
-import { CountMinSketch } from '../skew/index.js';
-import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, SKEW_STRATEGIES, type JobConf, type JobSubmission, type SkewSample, type SkewStrategy } from './protocol.js';
+import { CountMinSketch, SKEW_STRATEGIES, type SkewStrategy } from '../skew/index.js';
+import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, type JobConf, type JobSubmission, type SkewSample } from './protocol.js';
 
 const MIN_BUFFER_BYTES = 64 * 1024;
 const MAX_PARTITION_FACTOR = 1000;
@@ -31,6 +31,10 @@ export function validateJobConf(raw: unknown): JobConf {
         break;
       case 'shuffle.map.spillPercent':
         if (typeof value !== 'number' || !(value > 0 && value <= 1)) bad(`conf ${key} must be a number in (0, 1], got ${JSON.stringify(value)}`);
+        conf[key] = value;
+        break;
+      case 'shuffle.map.hashCombinePercent':
+        if (typeof value !== 'number' || !(value >= 0 && value < 1)) bad(`conf ${key} must be a number in [0, 1), got ${JSON.stringify(value)}`);
         conf[key] = value;
         break;
       case 'job.reduceSlowStart':

@@ -14,11 +14,13 @@
  */
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { AnyJobDefinition, Codec, TaskContext } from '../api/index.js';
+import type { AnyJobDefinition, Codec, MapContext, TaskContext } from '../api/index.js';
 import { codecs } from '../api/index.js';
 import { MinimrError, deserializeError, serializeError } from '../errors.js';
 import {
+  HashCombiner,
   MapOutputBuffer,
+  MIN_MAP_BUFFER_BYTES,
   MapOutputDirectory,
   codecByName,
   createShuffleCounters,
@@ -37,7 +39,7 @@ import {
 import { partitionOfKey } from '../skew/index.js';
 import { FsClient, LocalDiskBlockStore } from '../storage/index.js';
 import { CpuThrottle } from './cpu-throttle.js';
-import { openTaskInput } from './input.js';
+import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
 import { OutputWriter } from './output-writer.js';
 import { NAMENODE_OPS, type AttemptSpec, type Counters, type LostMapOutput, type MapOutputAnnouncement, type MapOutputSummary, type NamenodeOp } from './protocol.js';
@@ -45,6 +47,26 @@ import type { NamenodeApi } from '../storage/index.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
 
 const PROGRESS_INTERVAL_MS = 300;
+/** Below this share of the map buffer, a job's combiner runs at spills only (no hash table). */
+const MIN_HASH_COMBINE_BYTES = 64 * 1024;
+/** A key not decoded (yet): the partitioner decodes it only for a job's own `partition`. */
+const NO_KEY = Symbol('no key');
+
+/** Where a map's `emit` and `emitKeyBytes` go; `flush` passes on what a hash table holds. */
+interface MapSink {
+  emit(key: unknown, value: unknown): void;
+  emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: unknown): void;
+  flush?(): void;
+}
+
+/** `start`, once [start, end) is checked to be a range of `bytes`. */
+function checkedRange(bytes: Uint8Array, start: number, end: number): number {
+  if (!(bytes instanceof Uint8Array) || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || start > end || end > bytes.length) {
+    const length = bytes instanceof Uint8Array ? `${bytes.length} bytes` : `a ${typeof bytes}, not bytes`;
+    throw new MinimrError('ETASK', `emitKeyBytes: [${start}, ${end}) is not a range of the key bytes given (${length})`);
+  }
+  return start;
+}
 
 function send(report: TaskProcessReport): Promise<void> {
   return new Promise((resolve) => {
@@ -156,6 +178,8 @@ class AttemptRunner {
   /** Stretches this attempt's working time by the worker's `--cpu-throttle` factor (1: no-op). */
   private readonly throttle: CpuThrottle;
   private reduceInputBytes = 0;
+  /** The map's combining hash table, when it has one. */
+  private hashTable: HashCombiner | undefined;
 
   constructor(
     private readonly spec: AttemptSpec,
@@ -194,6 +218,14 @@ class AttemptRunner {
       MAP_OUTPUT_BYTES: s.mapOutputBytes,
       COMBINE_INPUT_RECORDS: s.combineInputRecords,
       COMBINE_OUTPUT_RECORDS: s.combineOutputRecords,
+      ...(this.hashTable
+        ? {
+            HASH_COMBINE_INPUT_RECORDS: s.hashCombineInputRecords,
+            HASH_COMBINE_OUTPUT_RECORDS: s.hashCombineOutputRecords,
+            HASH_COMBINE_FLUSHES: s.hashCombineFlushes,
+            PEAK_HASH_COMBINE_BYTES: this.hashTable.peakBytes,
+          }
+        : {}),
       SPILLED_RECORDS: s.spilledRecords,
       SPILLED_BYTES: s.spilledBytes,
       SPILLS: s.spills,
@@ -233,76 +265,60 @@ class AttemptRunner {
 
   async runMap(): Promise<MapOutputSummary | undefined> {
     const { spec, job } = this;
-    const reader = openTaskInput(this.fs, spec.input, spec.inputFormat, spec.index);
     const mapOnly = spec.reducers === 0;
-    // Virtual partitions: P = partitionFactor x reducers (see src/skew); P = reducers by default.
-    const partitions = spec.mapPartitions ?? spec.reducers;
-    const seed = spec.partitionSeed;
     const output = mapOnly ? await this.openOutput() : undefined;
+    const table = mapOnly ? undefined : this.hashTableBytes();
     const collector = mapOnly
       ? undefined
       : new MapOutputBuffer({
           dir: mapOutputPaths(this.config.shuffleRoot, spec.jobId, spec.attemptId).dir,
-          numPartitions: partitions,
-          bufferBytes: spec.shuffle.mapBufferBytes,
+          numPartitions: spec.mapPartitions ?? spec.reducers,
+          bufferBytes: spec.shuffle.mapBufferBytes - table!,
           spillPercent: spec.shuffle.spillPercent,
           mergeFactor: spec.shuffle.mergeFactor,
           codec: codecByName(spec.shuffle.codec),
           compare: this.compare,
           combiner: this.combiner(),
+          combineSpills: table === 0,
           counters: this.shuffle,
           ids: { jobId: spec.jobId, attemptId: spec.attemptId },
           arenas: spareArena,
         });
-    const base = this.baseContext();
-    const partition = job.partition;
-    const { keyCodec, valueCodec } = this;
+    const sink = output ? this.mapOnlySink(output) : this.mapOutputSink(collector!, table!);
     const split = spec.input.kind === 'file' ? { path: spec.input.path, start: spec.input.start, length: spec.input.length } : undefined;
-    const ctx = {
-      ...base,
-      mapIndex: spec.index,
-      split,
-      emit: output
-        ? (key: unknown, value: unknown) => output.emit(key, value)
-        : (key: unknown, value: unknown) => {
-            const k = keyCodec.encode(key);
-            // A 'cms' job partitions with the chosen sketch row's hash; otherwise the job's or the default.
-            const p =
-              seed !== undefined ? partitionOfKey(k, partitions, seed) : partition ? partition.call(job, key, partitions, base) : hashPartition(k, partitions);
-            if (!Number.isInteger(p) || p < 0 || p >= partitions) {
-              throw new MinimrError('ETASK', `partition() returned ${p} for a job with ${partitions} partitions`, { taskId: spec.taskId });
-            }
-            collector!.collect(p, k, valueCodec.encode(value));
-          },
+    const ctx: MapContext<unknown, unknown> = { ...this.baseContext(), mapIndex: spec.index, split, emit: sink.emit, emitKeyBytes: sink.emitKeyBytes };
+    const pacing: SplitPacing = {
+      due: () => output?.needsFlush === true || collector?.mustWait === true,
+      pause: async (bytesRead, totalBytes) => {
+        this.progress = this.mapProgress(bytesRead, totalBytes);
+        this.reportIfDue();
+        if (output?.needsFlush) await flushOutput(output);
+        // The buffer is full and a spill is being written: let it finish rather than spill synchronously.
+        if (collector?.mustWait) await collector.waitForRoom();
+        if (this.throttle.due()) await this.throttle.pace();
+      },
     };
     let bytesRead = 0;
     try {
-      for (let batch = await reader.next(); batch; batch = await reader.next()) {
-        const { offsets, values } = batch;
-        for (let i = 0; i < values.length; i++) {
-          // CPU-bound map code starves the event loop, so progress is reported from here too.
-          if ((i & 63) === 63) {
-            this.progress = this.mapProgress(bytesRead + (batch.bytesRead * i) / values.length, reader.totalBytes);
-            this.reportIfDue();
-          }
-          const r = job.map(offsets[i]!, values[i] as never, ctx);
-          if (r instanceof Promise) await r;
-          if (output?.needsFlush) await flushOutput(output);
-          // The buffer is full and a spill is being written: let it finish rather than spill synchronously.
-          if (collector?.mustWait) await collector.waitForRoom();
+      if (job.mapSplit) {
+        const input = new TaskSplitInput(this.fs, spec.input, spec.inputFormat, spec.index, pacing);
+        try {
+          await job.mapSplit(input, ctx);
+        } finally {
+          await input.close();
+          this.add('MAP_INPUT_RECORDS', input.recordsRead);
+          bytesRead = input.bytesRead;
         }
-        this.add('MAP_INPUT_RECORDS', values.length);
-        bytesRead += batch.bytesRead;
-        this.progress = this.mapProgress(bytesRead, reader.totalBytes);
-        await this.throttle.pace();
+      } else {
+        bytesRead = await this.mapRecords(ctx, pacing);
       }
       if (job.cleanupMap) await job.cleanupMap(ctx);
+      sink.flush?.();
+      await this.throttle.pace();
     } catch (err) {
       await collector?.abort();
       await output?.abort().catch(() => undefined);
       throw err;
-    } finally {
-      await reader.close();
     }
     this.add('MAP_INPUT_BYTES', bytesRead);
     if (output) {
@@ -324,6 +340,116 @@ class AttemptRunner {
     return {
       partitionBytes: info.partitions.map((p) => p.length),
       partitionRecords: info.partitions.map((p) => p.records),
+    };
+  }
+
+  /** `map` once per record of the split; returns the input bytes read. */
+  private async mapRecords(ctx: MapContext<unknown, unknown>, pacing: SplitPacing): Promise<number> {
+    const { spec, job } = this;
+    const map = job.map!;
+    const reader = openTaskInput(this.fs, spec.input, spec.inputFormat, spec.index);
+    let bytesRead = 0;
+    try {
+      for (let batch = await reader.next(); batch; batch = await reader.next()) {
+        const { offsets, values } = batch;
+        for (let i = 0; i < values.length; i++) {
+          // CPU-bound map code starves the event loop, so progress is reported from here too.
+          if ((i & 63) === 63) {
+            this.progress = this.mapProgress(bytesRead + (batch.bytesRead * i) / values.length, reader.totalBytes);
+            this.reportIfDue();
+          }
+          const r = map.call(job, offsets[i]!, values[i] as never, ctx);
+          if (r instanceof Promise) await r;
+          if (pacing.due()) await pacing.pause(bytesRead + (batch.bytesRead * i) / values.length, reader.totalBytes);
+        }
+        this.add('MAP_INPUT_RECORDS', values.length);
+        bytesRead += batch.bytesRead;
+        this.progress = this.mapProgress(bytesRead, reader.totalBytes);
+        await this.throttle.pace();
+      }
+    } finally {
+      await reader.close();
+    }
+    return bytesRead;
+  }
+
+  /** A map-only job's output: straight to its part file. */
+  private mapOnlySink(output: OutputWriter): MapSink {
+    const keyCodec = this.keyCodec;
+    return {
+      emit: (key, value) => output.emit(key, value),
+      emitKeyBytes: (bytes, start, end, value) => {
+        const from = checkedRange(bytes, start, end);
+        output.emit(keyCodec.decode(Buffer.from(bytes.buffer, bytes.byteOffset + from, end - from)), value);
+      },
+    };
+  }
+
+  /**
+   * The map's share of its buffer budget that goes to the combining hash table (0: no table): only
+   * for a job with a combiner, and only when the share is big enough to be a table.
+   */
+  private hashTableBytes(): number {
+    if (!this.job.combine) return 0;
+    const bytes = Math.floor(this.spec.shuffle.mapBufferBytes * this.spec.shuffle.hashCombinePercent);
+    const sortBytes = this.spec.shuffle.mapBufferBytes - bytes;
+    return bytes >= MIN_HASH_COMBINE_BYTES && sortBytes >= MIN_MAP_BUFFER_BYTES ? bytes : 0;
+  }
+
+  /**
+   * Where a map's output goes when there are reducers: partitioned and encoded into the sort buffer,
+   * or first into the combining hash table (`tableBytes` > 0).
+   */
+  private mapOutputSink(collector: MapOutputBuffer, tableBytes: number): MapSink {
+    const { spec, job, keyCodec, valueCodec } = this;
+    const partitions = spec.mapPartitions ?? spec.reducers;
+    const seed = spec.partitionSeed;
+    const partition = job.partition;
+    const base = this.baseContext();
+    const checked = (p: number): number => {
+      if (!Number.isInteger(p) || p < 0 || p >= partitions) {
+        throw new MinimrError('ETASK', `partition() returned ${p} for a job with ${partitions} partitions`, { taskId: spec.taskId });
+      }
+      return p;
+    };
+    // A 'cms' job partitions with the chosen sketch row's hash; otherwise the job's or the default.
+    // `hash` is the key's murmur3 with seed 0 when the caller has it (the hash table does), else -1.
+    const partitionOf = (k: Buffer, key: unknown, hash: number): number =>
+      seed !== undefined
+        ? partitionOfKey(k, partitions, seed)
+        : partition
+          ? checked(partition.call(job, key === NO_KEY ? keyCodec.decode(k) : key, partitions, base))
+          : hash >= 0
+            ? hash % partitions
+            : hashPartition(k, partitions);
+    if (tableBytes > 0) {
+      const combine = job.combine!;
+      let combineCtx: { emit: (key: unknown, value: unknown) => void } | undefined;
+      const table = new HashCombiner({
+        budgetBytes: tableBytes,
+        keyCodec,
+        valueCodec,
+        combine: (key, values, emit) => combine.call(job, key, values, (combineCtx ??= { emit })),
+        partitionOf: (k, hash) => partitionOf(k, NO_KEY, hash >>> 0),
+        collect: (p, k, v) => collector.collect(p, k, v),
+        counters: this.shuffle,
+      });
+      this.hashTable = table;
+      return {
+        emit: (key, value) => table.add(key, value),
+        emitKeyBytes: (bytes, start, end, value) => table.addBytes(bytes, checkedRange(bytes, start, end), end, value),
+        flush: () => table.flush(),
+      };
+    }
+    return {
+      emit: (key, value) => {
+        const k = keyCodec.encode(key);
+        collector.collect(partitionOf(k, key, -1), k, valueCodec.encode(value));
+      },
+      emitKeyBytes: (bytes, start, end, value) => {
+        const k = Buffer.from(bytes.buffer, bytes.byteOffset + checkedRange(bytes, start, end), end - start);
+        collector.collect(partitionOf(k, NO_KEY, -1), k, valueCodec.encode(value));
+      },
     };
   }
 

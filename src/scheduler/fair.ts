@@ -57,23 +57,25 @@ export const DEFAULT_FAIR_OPTIONS: FairOptions = Object.freeze({
   fairShareTimeoutMs: 30_000,
 });
 
-export type OptionKind = 'ms' | 'boolean' | 'count';
+export type OptionKind = 'ms' | 'boolean' | 'count' | 'fraction';
 
 /**
  * Checks a policy's options against what it takes: unknown names, wrong types and out-of-range
- * values are EBADJOB naming the option, so a misspelt setting fails at submission.
+ * values are errors naming the option (EBADJOB unless the policy says EBADCONF), so a misspelt
+ * setting fails at submission.
  */
 export function parsePolicyOptions<T extends Record<string, number | boolean>>(
   policy: string,
   raw: Readonly<Record<string, unknown>>,
   defaults: T,
   kinds: Readonly<Record<keyof T, OptionKind>>,
+  code: 'EBADJOB' | 'EBADCONF' = 'EBADJOB',
 ): T {
   const known = Object.keys(defaults);
   const out: Record<string, number | boolean> = { ...defaults };
   for (const [key, value] of Object.entries(raw)) {
     if (!known.includes(key)) {
-      throw new MinimrError('EBADJOB', `scheduler policy '${policy}' has no option '${key}'; it takes: ${known.join(', ')}`, {
+      throw new MinimrError(code, `scheduler policy '${policy}' has no option '${key}'; it takes: ${known.join(', ')}`, {
         policy,
         option: key,
       });
@@ -81,7 +83,7 @@ export function parsePolicyOptions<T extends Record<string, number | boolean>>(
     if (value === undefined) continue;
     const kind = kinds[key as keyof T];
     const bad = (want: string): never => {
-      throw new MinimrError('EBADJOB', `scheduler policy '${policy}': option '${key}' must be ${want}, got ${JSON.stringify(value) ?? String(value)}`, {
+      throw new MinimrError(code, `scheduler policy '${policy}': option '${key}' must be ${want}, got ${JSON.stringify(value) ?? String(value)}`, {
         policy,
         option: key,
       });
@@ -90,6 +92,8 @@ export function parsePolicyOptions<T extends Record<string, number | boolean>>(
       if (typeof value !== 'boolean') bad('true or false');
     } else if (kind === 'count') {
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) bad('a whole number of at least 1');
+    } else if (kind === 'fraction') {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) bad('a fraction in [0, 1]');
     } else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
       bad('a non-negative number of milliseconds');
     }

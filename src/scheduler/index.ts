@@ -1,15 +1,39 @@
 import { MinimrError } from '../errors.js';
 import { FairPolicy, parseFairOptions } from './fair.js';
+import { FawkesPolicy, parseFawkesOptions } from './fawkes.js';
 import { FifoPolicy } from './fifo.js';
 import { ImprovedFairPolicy, parseImprovedFairOptions } from './improved-fair.js';
 import { createTyrexPolicy } from './tyrex.js';
+import { SrjfPolicy } from './srjf.js';
+import { YarnMePolicy, parseYarnMeOptions, parseYarnOptions } from './yarn-me.js';
 import type { Policy } from './types.js';
 
 export type * from './types.js';
-export { FifoPolicy } from './fifo.js';
+export { FifoPolicy, fifoByCluster } from './fifo.js';
+export {
+  DEFAULT_FAWKES_OPTIONS,
+  FawkesPolicy,
+  WEIGHTINGS,
+  clusterFigures,
+  globalDiscrimination,
+  metricOf,
+  normalizedWeights,
+  parseFawkesOptions,
+  targetNodes,
+  type ClusterFigures,
+  type FawkesOptions,
+  type Weighting,
+} from './fawkes.js';
 export { localityOf } from './rooms.js';
 export { TyrexPolicy, optimalCutoff, partitionCapacities, squaredCoefficientOfVariation, type TimerSample, type TyrexOptions } from './tyrex.js';
 export { validateDecisions } from './validate.js';
+export { FREE_POOL, mrClusterProblems } from './mr-cluster-checks.js';
+export { DEFAULT_YARN_ME_OPTIONS, DEFAULT_YARN_OPTIONS, YarnMePolicy, parseYarnMeOptions, parseYarnOptions, type YarnMeOptions } from './yarn-me.js';
+export { SrjfPolicy, remainingWorkMs } from './srjf.js';
+export { Reservations, fairShareBefore, fairShareOrder, memoryInUse } from './yarn.js';
+export { Timeline, type TimelineJob, type TimelineNode, type TimelineRelease, type TimelineTasks } from './timeline.js';
+export { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, spilledBytes, type ElasticGrant } from './penalty.js';
+export { DEFAULT_MEMORY_STEP_MB, DEFAULT_MIN_MEMORY_FRACTION, grantProblem, memoryStepOf, minimumGrantMb } from './memory.js';
 export {
   DEFAULT_FAIR_OPTIONS,
   FairPolicy,
@@ -51,7 +75,6 @@ function noOptions(name: string, options: PolicyOptions): void {
   }
 }
 
-// yarn-me and fawkes join here as they are written.
 const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFactory>([
   [
     'fifo',
@@ -69,6 +92,22 @@ const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFact
   ['fair', (options) => new FairPolicy(parseFairOptions(options))],
   // FAIR's options plus minMapsForCharacter (3) and placePrivateData (true).
   ['improved-fair', (options) => new ImprovedFairPolicy(parseImprovedFairOptions(options))],
+  // Options: weighting ('td'; none, eq, jd, dd, td, pu, du, ru, js, jt, tt), intervalMs (60000),
+  // sampleMs (5000), tau (0.001), grow ('TC' or 'TR'), shrink ('DP' or 'IP'), psi (0.5),
+  // throughputBase (2), deactivateIdle (true).
+  ['fawkes', (options) => new FawkesPolicy(parseFawkesOptions(options))],
+  // YARN's regular allocation with reservations, fair queue order. Options: backfillReserved (false).
+  ['yarn', (options) => new YarnMePolicy(parseYarnOptions(options))],
+  // YARN-ME: elastic allocations. Options: backfillReserved (true), diskShare (0.5).
+  ['yarn-me', (options) => new YarnMePolicy(parseYarnMeOptions(options))],
+  // Shortest remaining job first at ideal memory: the meganode bound's scheduler (sim/clusters.ts meganode).
+  [
+    'srjf',
+    (options) => {
+      noOptions('srjf', options);
+      return new SrjfPolicy();
+    },
+  ],
 ]);
 
 /** Names `createPolicy` accepts, in registration order. */

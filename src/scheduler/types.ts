@@ -9,6 +9,40 @@
 export type TaskKind = 'map' | 'reduce';
 export type Locality = 'node' | 'rack' | 'any';
 
+/**
+ * A node's role in its MR-cluster (FAWKES): a core node runs tasks and stores the cluster's input
+ * and output blocks; a transient node runs tasks and stores nothing; a transient-core node runs
+ * tasks and stores only the output it produces.
+ */
+export type NodeKind = 'core' | 'transient' | 'transient-core';
+
+/**
+ * How a task's duration grows when it is granted less memory than its ideal (YARN-ME, yarn-me.md;
+ * the functions are in penalty.ts). Below `minFraction` of its ideal memory (10% when the model
+ * names none) a task cannot run at all: the books refuse such a grant.
+ */
+export type PenaltyModel =
+  /** Insensitive to memory. */
+  | { readonly kind: 'none'; readonly minFraction?: number }
+  /** Any under-sized grant takes `factor` times as long (mappers; the YARN-ME simulator's 1.5x / 3x). */
+  | { readonly kind: 'step'; readonly factor: number; readonly minFraction: number }
+  /** (ideal / granted) ^ exponent times as long (the paper's simulator's POWER1, POWER2 and SQUAREROOT). */
+  | { readonly kind: 'power'; readonly exponent: number; readonly minFraction: number }
+  /**
+   * T(m) = T + spilledBytes(m) / diskRate, the YARN-ME model. The buffer is the grant minus
+   * `overheadMb`. rule 'map': any spill means one extra pass over all of `bufferBytes` (a step);
+   * rule 'reduce': every full buffer is spilled, buffer * (ceil(bytes / buffer) - 1), a sawtooth.
+   * diskRate is `diskMBps` if given, else the worker's measured disk rate.
+   */
+  | {
+      readonly kind: 'spill';
+      readonly rule: 'map' | 'reduce';
+      readonly bufferBytes: number;
+      readonly overheadMb: number;
+      readonly minFraction: number;
+      readonly diskMBps?: number;
+    };
+
 export interface WorkerView {
   readonly id: string;
   readonly host: string;
@@ -26,6 +60,15 @@ export interface WorkerView {
    * `move-node`); "default" on a cluster that is not split.
    */
   readonly cluster: string;
+  /** Its kind in its MR-cluster; absent outside MR-clusters (see `MrClusterView`). */
+  readonly nodeKind?: NodeKind;
+  /** Bytes of MR-cluster output blocks it stores; absent outside MR-clusters. */
+  readonly storedBytes?: number;
+  /**
+   * Set while the worker drains out of its MR-cluster on its way to this cluster: the blocks a
+   * shrink must copy off it are being copied. It takes no launches meanwhile.
+   */
+  readonly leavingFor?: string;
 }
 
 export interface AttemptView {
@@ -37,7 +80,16 @@ export interface AttemptView {
   readonly startTime: number;
   /** 0..1 */
   readonly progress: number;
+  /** Memory granted to the attempt. */
   readonly memoryMb: number;
+  /** Its task's ideal memory; an elastic attempt was granted less. */
+  readonly idealMemoryMb: number;
+  /** Launched with less than its ideal memory (YARN-ME): it spills, and runs longer by its penalty model. */
+  readonly elastic: boolean;
+  /** Its task's estimated duration at ideal memory, ms; absent when unknown (see TaskView). */
+  readonly idealDurationMs?: number;
+  /** Its task's penalty model; absent when unknown. */
+  readonly penalty?: PenaltyModel;
   /** Where the input the attempt reads sits, relative to its worker: 'node' = on that worker. */
   readonly locality: Locality;
   /** Workers holding a replica of the attempt's input (maps only). */
@@ -59,6 +111,16 @@ export interface TaskView {
   readonly memoryMb: number;
   /** Input bytes (maps: split length; reduces: 0 until known). */
   readonly inputBytes: number;
+  /**
+   * Estimated duration at ideal memory, ms (from a profile or the workload); absent when unknown.
+   * Memory-elastic policies (YARN-ME) predict durations from it and `penalty`.
+   */
+  readonly idealDurationMs?: number;
+  /**
+   * How the task's duration grows with less memory than ideal; absent when the task has no
+   * profile: it then runs only with its ideal memory (the books refuse an elastic grant).
+   */
+  readonly penalty?: PenaltyModel;
   /** Workers on which an attempt of this task already failed: avoid them when another will do. */
   readonly failedOnWorkers: readonly string[];
   /**
@@ -111,6 +173,8 @@ export interface JobView {
   /** MR-cluster the job runs in (FAWKES); "default" on a cluster that is not split. */
   readonly cluster: string;
   readonly submitTime: number;
+  /** Its runtime on a static reference cluster, when the submitter knows it (FAWKES's JS weight). */
+  readonly referenceMs?: number;
   readonly mapsTotal: number;
   readonly mapsCompleted: number;
   readonly reducesTotal: number;
@@ -144,6 +208,30 @@ export type SchedulingTrigger =
   | { readonly kind: 'worker-lost'; readonly workerId: string }
   | { readonly kind: 'tick' };
 
+/**
+ * queued: waiting in the global FIFO queue for its minimum share to fit; activating: admitted,
+ * gathering its minimum share of core nodes and loading its input; active: running jobs;
+ * deactivating: its output is being saved before its nodes are released.
+ */
+export type MrClusterState = 'queued' | 'activating' | 'active' | 'deactivating';
+
+/** An MR-cluster (FAWKES) as the books keep it; its nodes are the workers naming it. */
+export interface MrClusterView {
+  readonly name: string;
+  readonly state: MrClusterState;
+  /** Minimum share: core nodes it keeps while it has jobs. */
+  readonly minNodes: number;
+  readonly requestedAt: number;
+  /** When it became active; absent before. */
+  readonly activeSince?: number;
+  /** Jobs and tasks of the cluster completed since it was requested. */
+  readonly jobsCompleted: number;
+  readonly tasksCompleted: number;
+  /** Bytes of output blocks it stores (each block counted once), and what its storing nodes can hold. */
+  readonly storedBytes: number;
+  readonly storageBytes: number;
+}
+
 export interface ClusterSnapshot {
   /** Milliseconds; wall clock on the real cluster, simulated time in the simulator. */
   readonly now: number;
@@ -154,6 +242,13 @@ export interface ClusterSnapshot {
   readonly jobs: readonly JobView[];
   /** Configured pools, in configuration order. */
   readonly pools: readonly PoolView[];
+  /** MR-clusters (FAWKES) in request order: the queued, then the admitted; absent when none was ever requested. */
+  readonly mrClusters?: readonly MrClusterView[];
+  /**
+   * Elastic grants (below a task's ideal memory) are whole multiples of this, MB; absent:
+   * DEFAULT_MEMORY_STEP_MB (100, as in the YARN-ME paper's simulator). See memory.ts.
+   */
+  readonly memoryStepMb?: number;
 }
 
 export type Decision =
@@ -162,8 +257,14 @@ export type Decision =
       readonly taskId: string;
       readonly jobId: string;
       readonly workerId: string;
-      /** Memory granted; defaults to the task's `memoryMb`. */
+      /**
+       * Memory granted; defaults to the task's `memoryMb` (its ideal). Less than ideal is an
+       * elastic grant: at least the task's minimum (10% of ideal unless its penalty model says),
+       * a whole number of memory steps, and only for a task with a penalty model.
+       */
       readonly memoryMb?: number;
+      /** Whether the grant is elastic; defaults to `memoryMb` < ideal, and must agree with it. */
+      readonly elastic?: boolean;
       readonly locality: Locality;
     }
   | { readonly kind: 'kill'; readonly attemptId: string; readonly reason: string }
@@ -187,10 +288,39 @@ export type Decision =
    * Takes effect for later snapshots; the copy counts as data moved.
    */
   | { readonly kind: 'replicate'; readonly taskId: string; readonly jobId: string; readonly workerId: string }
-  /** Moves a worker to another MR-cluster (FAWKES); its running attempts finish where they are. */
-  | { readonly kind: 'move-node'; readonly workerId: string; readonly toCluster: string };
+  /**
+   * Moves a worker to another MR-cluster (FAWKES). Outside MR-clusters its running attempts finish
+   * where they are. A node leaving an MR-cluster is shrunk by `preemption` (default 'instant'): its
+   * running attempts are killed and re-run elsewhere in that cluster (not counted as failures);
+   * 'instant' moves it at once unless it holds the last replica of a block (those are copied
+   * first), 'delayed' first copies every block it holds onto the cluster's remaining nodes. In the
+   * new MR-cluster it is a `nodeKind` node (default: core while the cluster is below its minimum
+   * share, else transient).
+   */
+  | {
+      readonly kind: 'move-node';
+      readonly workerId: string;
+      readonly toCluster: string;
+      readonly nodeKind?: NodeKind;
+      readonly preemption?: 'instant' | 'delayed';
+    }
+  /** Deactivates an idle MR-cluster: its output is saved, then its nodes are released. */
+  | { readonly kind: 'deactivate-cluster'; readonly cluster: string };
+
+/** What a policy that balances MR-clusters measured at the end of one interval (FAWKES). */
+export interface BalanceSample {
+  readonly timeMs: number;
+  /** Per active MR-cluster: its weight, its mean share of the nodes over the interval and its discrimination D_i. */
+  readonly clusters: readonly { readonly name: string; readonly weight: number; readonly share: number; readonly discrimination: number }[];
+  /** Var(D) = E[D^2]. */
+  readonly globalDiscrimination: number;
+  /** Whether allocations were changed toward the weights (Var(D) above the threshold). */
+  readonly reconfigured: boolean;
+}
 
 export interface Policy {
   readonly name: string;
   schedule(snapshot: ClusterSnapshot): readonly Decision[];
+  /** Policies that balance MR-clusters report each interval here; engines copy it into the run record. */
+  readonly balanceHistory?: readonly BalanceSample[];
 }

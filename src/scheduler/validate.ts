@@ -1,3 +1,5 @@
+import { mrClusterProblems } from './mr-cluster-checks.js';
+import { grantProblem, memoryStepOf } from './memory.js';
 import { localityOf } from './rooms.js';
 import type { ClusterSnapshot, Decision, TaskView } from './types.js';
 
@@ -7,7 +9,8 @@ import type { ClusterSnapshot, Decision, TaskView } from './types.js';
  * with it before any of it is carried out, so the JobTracker and the simulator refuse the same
  * lists, and the conformance suite asserts policies make none. Kills do not free capacity within
  * the same list: the killed attempt's slot and memory come back only once the worker confirms, as
- * they would on a real cluster.
+ * they would on a real cluster. A grant below a task's ideal memory is elastic and must pass the
+ * memory rules of memory.ts (minimum, steps, a penalty model); any grant must fit the free memory.
  */
 export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly Decision[]): string[] {
   const problems: string[] = [];
@@ -53,6 +56,8 @@ export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly
         else if (task.preferredWorkers.length === 0) problems.push(`${at}: task ${d.taskId} has no stored input to replicate`);
         continue;
       }
+      case 'deactivate-cluster':
+        continue;
       case 'launch':
         break;
       default:
@@ -68,7 +73,8 @@ export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly
     if (!worker || !task) continue;
     if (d.jobId !== task.jobId) problems.push(`${at}: task ${d.taskId} belongs to ${task.jobId}, not ${d.jobId}`);
     const memoryMb = d.memoryMb ?? task.memoryMb;
-    if (!Number.isFinite(memoryMb) || memoryMb <= 0) problems.push(`${at}: grants ${memoryMb} MB`);
+    const grant = grantProblem(task, memoryMb, d.elastic, memoryStepOf(snapshot));
+    if (grant !== null) problems.push(`${at}: ${grant}`);
     const expected = localityOf(task, worker);
     if (d.locality !== expected) problems.push(`${at}: claims ${d.locality} locality, achieved ${expected}`);
     const u = used.get(worker.id) ?? { map: 0, reduce: 0, memoryMb: 0 };
@@ -82,5 +88,6 @@ export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly
     if (u.reduce > w.freeReduceSlots) problems.push(`worker ${id}: ${u.reduce} reduces for ${w.freeReduceSlots} free reduce slots`);
     if (u.memoryMb > w.freeMemoryMb) problems.push(`worker ${id}: ${u.memoryMb} MB for ${w.freeMemoryMb} MB free`);
   }
+  problems.push(...mrClusterProblems(snapshot, decisions));
   return problems;
 }

@@ -25,6 +25,7 @@ export {
 } from './paths.js';
 export { encodeSegment, SegmentReader, type KeyValue } from './record-format.js';
 export { decodeIndex, encodeIndex, readIndexFile, type IndexFileContents } from './index-file.js';
+export { HashCombiner, type HashCombinerOptions, type ValueCodec, type ValueCombiner } from './hash-combiner.js';
 export { MapOutputBuffer, DEFAULT_MAP_BUFFER_BYTES, MIN_MAP_BUFFER_BYTES, type ArenaPool, type MapOutputBufferOptions } from './map-output-buffer.js';
 export { codecByName, codecById, lz4Codec, noneCodec, type BlockCodec } from './codec.js';
 export { GC_PACE_BYTES, collectGarbageNow, noteTransientBytes } from './gc-pacer.js';
@@ -38,5 +39,6 @@ export {
   type ShuffleRequestHandler,
 } from './shuffle-handler.js';
 export { ReduceShuffle, type ReduceShuffleOptions } from './reduce-shuffle.js';
+export { META_BYTES } from './sort.js';
 export { MapOutputDirectory, type FetchItem, type MapOutputDirectoryOptions } from './map-output-directory.js';
 export type { SegmentHeader } from './fetcher.js';

@@ -124,6 +124,12 @@ export interface MapOutputBufferOptions {
   readonly mergeFactor?: number;
   /** The combiner runs again in the final merge when there were at least this many spills (default 3). */
   readonly minSpillsForCombine?: number;
+  /**
+   * Whether the combiner runs at each spill (default true). A map whose records come through a
+   * combining hash table turns it off: each flush of the table holds every key once, so a spill
+   * would decode and re-encode records with nothing to combine; the final merge still combines.
+   */
+  readonly combineSpills?: boolean;
   /** Put into error details. */
   readonly ids?: { readonly jobId: string; readonly attemptId: string };
   /** Test seam: how spill, merge and output files are opened. */
@@ -184,6 +190,7 @@ export class MapOutputBuffer implements MapOutputCollector {
   private readonly codec: BlockCodec;
   private readonly mergeFactor: number;
   private readonly minSpillsForCombine: number;
+  private readonly combineSpills: boolean;
   private readonly details: Readonly<Record<string, string>>;
   private readonly openFile: OpenSpillFile;
   private readonly arenas: ArenaPool | undefined;
@@ -257,6 +264,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     this.codec = options.codec ?? lz4Codec;
     this.mergeFactor = mergeFactor;
     this.minSpillsForCombine = options.minSpillsForCombine ?? 3;
+    this.combineSpills = options.combineSpills ?? true;
     this.openFile = options.openFile ?? openSpillFile;
     this.arenas = options.arenas;
     const arena = this.arenas?.take(this.size) ?? new ArrayBuffer(this.size);
@@ -486,7 +494,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     const meta = this.meta;
     const data = this.data;
     const dataView = this.dataView;
-    const combiner = this.combiner;
+    const combiner = this.combineSpills ? this.combiner : undefined;
     const view = function* (p: number): IterableIterator<KeyValue> {
       for (let j = starts[p]!; j < starts[p + 1]!; j++) {
         const s = slot(meta[slot(j) + permWord]!);
@@ -772,7 +780,8 @@ export class MapOutputBuffer implements MapOutputCollector {
       });
     const source: SegmentSource =
       combine && combiner
-        ? (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p, false), compare)), combiner, compare, counters), packer)
+        ? // A key with a single record here has nothing to combine with (nor had it at its spill).
+          (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p, false), compare)), combiner, compare, counters, true), packer)
         : (p, packer) => copyMerged(new CursorMerge(cursorsOf(p, true), compare), packer);
     const stats = await this.writeAsync(path, source, false);
     for (const r of runs) {

@@ -158,14 +158,17 @@ class GroupValues implements IterableIterator<Buffer> {
 
 /**
  * Runs the combiner once per key group of a sorted stream and yields what it emits. The combiner must
- * keep the group's key (compare === 0): the output is written as one sorted segment, so a changed key
- * would silently break the reducer's merge. Counts combineInputRecords / combineOutputRecords.
+ * keep the group's key (compare === 0), else EBADJOB: the output is written as one sorted segment, so a
+ * changed key would silently break the reducer's merge. Counts combineInputRecords / combineOutputRecords.
+ * With `passSingleRecords`, a group of one record passes as it is (counted in and out): for merges of
+ * runs that were combined already, where a key found in one run has nothing left to combine with.
  */
 export function* applyCombiner(
   sortedRecords: Iterable<KeyValue>,
   combiner: BytesCombiner,
   compareOption?: KeyComparator,
   counters?: ShuffleCounters,
+  passSingleRecords = false,
 ): IterableIterator<KeyValue> {
   const compare = effectiveComparator(compareOption);
   // groupByKey counts every record of a group, including those the combiner did not read.
@@ -177,10 +180,25 @@ export function* applyCombiner(
   };
   try {
     for (const group of groupByKey(sortedRecords, compare, seen)) {
+      let values: Iterable<Buffer> = group.values;
+      if (passSingleRecords) {
+        const it = group.values[Symbol.iterator]();
+        const first = it.next();
+        const second = first.done ? first : it.next();
+        if (second.done) {
+          if (!first.done) {
+            if (counters) counters.combineOutputRecords++;
+            yield [group.key, first.value];
+          }
+          syncCount();
+          continue;
+        }
+        values = new ValuesAfter(first.value, second.value, it);
+      }
       const emitted: KeyValue[] = [];
-      combiner(group.key, group.values, (key, value) => {
+      combiner(group.key, values, (key, value) => {
         if (compare(key, group.key) !== 0) {
-          throw new MinimrError('ETASK', 'combiner emitted a key different from its input key; a combiner must keep the key', {
+          throw new MinimrError('EBADJOB', 'the combiner emitted a key different from its input key; a combiner must keep its key', {
             inputKey: group.key.toString('hex').slice(0, 64),
             emittedKey: key.toString('hex').slice(0, 64),
           });
@@ -193,5 +211,27 @@ export function* applyCombiner(
     }
   } finally {
     syncCount();
+  }
+}
+
+/** A group's values once its first two were read (to tell it from a single record). */
+class ValuesAfter implements IterableIterator<Buffer> {
+  private taken = 0;
+
+  constructor(
+    private readonly first: Buffer,
+    private readonly second: Buffer,
+    private readonly rest: Iterator<Buffer>,
+  ) {}
+
+  [Symbol.iterator](): IterableIterator<Buffer> {
+    return this;
+  }
+
+  next(): IteratorResult<Buffer> {
+    const n = this.taken++;
+    if (n === 0) return { done: false, value: this.first };
+    if (n === 1) return { done: false, value: this.second };
+    return this.rest.next();
   }
 }

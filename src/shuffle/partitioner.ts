@@ -9,11 +9,12 @@ import { MinimrError } from '../errors.js';
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
 
-export function murmur3_32(bytes: Uint8Array, seed = 0): number {
+/** MurmurHash3 x86_32 of bytes [start, end). */
+export function murmur3_32(bytes: Uint8Array, seed = 0, start = 0, end = bytes.length): number {
   let h = seed >>> 0;
-  const len = bytes.length;
-  const blocks = len & ~3;
-  for (let i = 0; i < blocks; i += 4) {
+  const len = end - start;
+  const blocks = start + (len & ~3);
+  for (let i = start; i < blocks; i += 4) {
     let k = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
     k = Math.imul(k, C1);
     k = (k << 15) | (k >>> 17);

@@ -16,6 +16,12 @@ export interface ShuffleCounters {
   mapOutputBytes: number;
   combineInputRecords: number;
   combineOutputRecords: number;
+  /** Records a map emitted into its combining hash table (map-side combining by hash). */
+  hashCombineInputRecords: number;
+  /** Records the hash table passed on to the sort buffer (the rest were combined in the table). */
+  hashCombineOutputRecords: number;
+  /** Times the hash table was emptied into the sort buffer (full, or at the end of the map). */
+  hashCombineFlushes: number;
   /** Records written to local disk by spills and merges (map side and reduce side), as Hadoop counts them. */
   spilledRecords: number;
   /** Stored (compressed) bytes those writes took. */

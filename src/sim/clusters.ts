@@ -61,7 +61,7 @@ export function clusterPreset(name: string): ClusterShape {
 
 /**
  * A cluster from JSON: {"name": ..., "workers": [{id, rack, host?, mapSlots, reduceSlots, memoryMb,
- * diskMBps}], "hosts"?: {"<host>": {"cores": n}}}. "hosts" turns on CPU sharing for the hosts it
+ * diskMBps, cpuThrottle?}], "hosts"?: {"<host>": {"cores": n}}}. "hosts" turns on CPU sharing for the hosts it
  * lists (ClusterShape.hosts).
  */
 export function parseClusterJson(value: unknown, source = 'cluster'): ClusterShape {
@@ -85,6 +85,8 @@ export function parseClusterJson(value: unknown, source = 'cluster'): ClusterSha
     const disk = w.diskMBps ?? 0;
     if (typeof disk !== 'number' || !(disk >= 0)) fail(`worker "${id}": "diskMBps" must be a number >= 0`);
     if (w.host !== undefined && !(typeof w.host === 'string' && w.host !== '')) fail(`worker "${id}": "host" must be a non-empty string`, { field: 'host' });
+    const throttle = w.cpuThrottle;
+    if (throttle !== undefined && !(typeof throttle === 'number' && Number.isFinite(throttle) && throttle > 0)) fail(`worker "${id}": "cpuThrottle" must be a positive number`, { field: 'cpuThrottle' });
     return {
       id,
       rack: typeof w.rack === 'string' && w.rack !== '' ? w.rack : fail(`worker "${id}": "rack" must be a non-empty string`),
@@ -94,6 +96,7 @@ export function parseClusterJson(value: unknown, source = 'cluster'): ClusterSha
       reduceSlots: count('reduceSlots'),
       memoryMb: count('memoryMb'),
       diskMBps: disk as number,
+      ...(throttle !== undefined ? { cpuThrottle: throttle as number } : {}),
     };
   });
   const hosts = v.hosts === undefined ? undefined : parseHosts(v.hosts, workers, fail);
@@ -113,6 +116,19 @@ function parseHosts(value: unknown, workers: readonly WorkerShape[], fail: (mess
     hosts.push([host, { cores: cores as number }]);
   }
   return Object.fromEntries(hosts);
+}
+
+/**
+ * YARN-ME's meganode (yarn-me.md): the whole cluster's slots, memory and disk pooled in one
+ * worker, so no task ever waits for memory that is free but spread over nodes. Under `srjf` it is
+ * the paper's idealized bound for elasticity-agnostic schedulers.
+ */
+export function meganode(cluster: ClusterShape): ClusterShape {
+  const sum = (f: (w: WorkerShape) => number) => cluster.workers.reduce((s, w) => s + f(w), 0);
+  return {
+    name: `${cluster.name}-meganode`,
+    workers: [{ id: 'meganode', rack: 'mega', mapSlots: sum((w) => w.mapSlots), reduceSlots: sum((w) => w.reduceSlots), memoryMb: sum((w) => w.memoryMb), diskMBps: sum((w) => w.diskMBps) }],
+  };
 }
 
 // ---- Hadoop SLS node files ---------------------------------------------------------------------

@@ -4,9 +4,9 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { MinimrError } from '../errors.js';
-import { metricsTable } from '../metrics/index.js';
+import { metricsTable, mrClusterTable } from '../metrics/index.js';
 import type { PolicyOptions } from '../scheduler/index.js';
-import { clusterPreset, clusterPresetNames, readClusterFile } from './clusters.js';
+import { clusterPreset, clusterPresetNames, meganode, readClusterFile } from './clusters.js';
 import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
 import { readWorkloadFile } from './traces.js';
 import type { ClusterShape, Workload } from './types.js';
@@ -23,7 +23,14 @@ export interface SimCommandArgs {
   readonly out?: string;
   readonly heartbeatMs?: number;
   readonly noise?: number;
+  readonly memoryNoise?: number;
+  readonly penaltyNoise?: number;
   readonly reduceSlowStart?: number;
+  /** Nodes of an SLS / DSS topology file that name no resources of their own. */
+  readonly nodeMemoryMb?: number;
+  readonly nodeCores?: number;
+  /** Pool the cluster into one node (YARN-ME's meganode bound; run it under srjf). */
+  readonly meganode?: boolean;
 }
 
 async function readText(path: string, what: string): Promise<string> {
@@ -41,17 +48,22 @@ export async function loadWorkload(name: string, o: { seed?: number; load?: numb
   return readWorkloadFile(await readText(name, 'workload file'), name);
 }
 
-/** A preset name, or a .json file: minimr's cluster JSON or a Hadoop SLS node file. */
-export async function loadCluster(name: string): Promise<ClusterShape> {
+/**
+ * A preset name, or a .json file: minimr's cluster JSON or a Hadoop SLS node file (the paper's
+ * simulator's topology file), whose nodes get `sls` memory and cores unless they name their own.
+ */
+export async function loadCluster(name: string, sls: { memoryMb?: number; vcores?: number } = {}): Promise<ClusterShape> {
   if (clusterPresetNames().includes(name)) return clusterPreset(name);
   if (!/\.json$/i.test(name)) return clusterPreset(name);
-  return readClusterFile(await readText(name, 'cluster file'), name);
+  return readClusterFile(await readText(name, 'cluster file'), name, sls);
 }
 
 /** Runs the simulation(s), writes the report when `out` is given, returns the result and the table. */
 export async function runSimCommand(args: SimCommandArgs, progress: (line: string) => void): Promise<{ result: ComparisonResult; table: string; files: string[] }> {
   const workload = await loadWorkload(args.workload, { seed: args.seed, load: args.load, scale: args.scale });
-  const cluster = await loadCluster(args.cluster ?? defaultClusterFor(args.workload));
+  const sls = { ...(args.nodeMemoryMb !== undefined ? { memoryMb: args.nodeMemoryMb } : {}), ...(args.nodeCores !== undefined ? { vcores: args.nodeCores } : {}) };
+  const loaded = await loadCluster(args.cluster ?? defaultClusterFor(args.workload), sls);
+  const cluster = args.meganode ? meganode(loaded) : loaded;
   progress(`workload ${workload.name}: ${workload.jobs.length} jobs; cluster ${cluster.name}: ${cluster.workers.length} workers`);
   const policyOptions = Object.fromEntries(args.policies.map((p) => [p, args.policyOptions ?? {}]));
   const result = comparePolicies({
@@ -64,9 +76,13 @@ export async function runSimCommand(args: SimCommandArgs, progress: (line: strin
     ...(args.seed !== undefined ? { seed: args.seed } : {}),
     ...(args.heartbeatMs !== undefined ? { heartbeatMs: args.heartbeatMs } : {}),
     ...(args.noise !== undefined ? { noise: args.noise } : {}),
+    ...(args.memoryNoise !== undefined ? { memoryNoise: args.memoryNoise } : {}),
+    ...(args.penaltyNoise !== undefined ? { penaltyNoise: args.penaltyNoise } : {}),
     ...(args.reduceSlowStart !== undefined ? { reduceSlowStart: args.reduceSlowStart } : {}),
   });
-  const table = metricsTable(result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics })));
+  const rows = result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics }));
+  const mr = mrClusterTable(rows);
+  const table = mr ? `${metricsTable(rows)}\n${mr}` : metricsTable(rows);
   const files = args.out ? await writeComparison(resolve(args.out), result) : [];
   return { result, table, files };
 }

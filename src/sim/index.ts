@@ -4,9 +4,9 @@
  */
 export type * from './types.js';
 export { DEFAULT_SIM_SETTINGS } from './types.js';
-export { EventHeap, type HeapEntry } from './heap.js';
+export { EventHeap, type HeapEntry } from '../util/index.js';
 export { ProcessorSharing, workUnderSharingMs, type ProjectedEnd } from './cpu-sharing.js';
-export { RackIndex, hashSeed, minimumMemoryMb, penalizedMs, placeReplicas, spilledBytes, streamFor, transferMs } from './model.js';
+export { RackIndex, hashSeed, misestimatedPenalty, placeReplicas, streamFor, transferMs } from './model.js';
 export {
   Simulator,
   defaultHeartbeatMs,
@@ -21,6 +21,7 @@ export {
   SLS_NODE_DEFAULTS,
   clusterPreset,
   clusterPresetNames,
+  meganode,
   parseClusterJson,
   parseSlsNodes,
   readClusterFile,
@@ -34,6 +35,7 @@ export {
   WORKLOAD_NAMES,
   defaultClusterFor,
   estimatedAloneMs,
+  fawkesReferenceCluster,
   fawkesWorkload,
   fitSampleCv2,
   hyperExponential,
@@ -52,6 +54,7 @@ export {
   type TyrexVariant,
   type YarnMeOptions,
 } from './workloads.js';
+export { type SkewSpec } from './skew-model.js';
 export { clusterFromSlsTrace, parseSlsTrace, readWorkloadFile, readWorkloadJson, workloadToJson, type SlsOptions } from './traces.js';
 export { clusterFromRumenTrace, parseRumenTrace, type RumenOptions } from './rumen.js';
 export {

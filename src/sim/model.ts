@@ -3,8 +3,9 @@
  * is, where input replicas go, and the seeded per-attempt draws (noise, failures) that must not
  * depend on the order in which events happen to be processed.
  */
+import { DEFAULT_DISK_MBPS, type PenaltyModel } from '../scheduler/index.js';
 import { seededRandom } from '../util/index.js';
-import type { PenaltyModel, TaskSpec, WorkerShape } from './types.js';
+import type { WorkerShape } from './types.js';
 
 export const MiB = 1024 * 1024;
 
@@ -23,31 +24,17 @@ export function streamFor(seed: number, key: string): () => number {
   return seededRandom(hashSeed(seed, key));
 }
 
-/** The smallest grant the task can run with; 0 when it is insensitive to memory. */
-export function minimumMemoryMb(task: TaskSpec): number {
-  const p = task.penalty;
-  if (!p || p.kind === 'none') return 0;
-  return p.minFraction * task.memoryMb;
-}
-
-/** Bytes spilled to disk with `grantedMb` (spill model), 0 when the buffer holds everything. */
-export function spilledBytes(p: Extract<PenaltyModel, { kind: 'spill' }>, grantedMb: number): number {
-  const buffer = Math.max(MiB, (grantedMb - p.overheadMb) * MiB);
-  if (buffer >= p.bufferBytes) return 0;
-  if (p.rule === 'map') return p.bufferBytes;
-  return buffer * (Math.ceil(p.bufferBytes / buffer) - 1);
-}
-
 /**
- * Duration of `workMs` of work with `grantedMb` of memory: the penalty model applied, nothing
- * else. `workerDiskMBps` is the rate the spill model uses when it names none.
+ * The penalty model as a policy is told it when its estimate is off by `scale` (> 0): a step
+ * model's factor times `scale` (at least 1), a power model's exponent times `scale`, a spill
+ * model's extra time times `scale` (its disk rate divided by it; a model without its own rate
+ * gets the default one's, so the scale shows).
  */
-export function penalizedMs(task: TaskSpec, workMs: number, grantedMb: number, workerDiskMBps: number): number {
-  const p = task.penalty;
-  if (!p || p.kind === 'none' || grantedMb >= task.memoryMb) return workMs;
-  if (p.kind === 'step') return workMs * p.factor;
-  const rate = p.diskMBps ?? (workerDiskMBps > 0 ? workerDiskMBps : 100);
-  return workMs + (spilledBytes(p, grantedMb) / (rate * MiB)) * 1000;
+export function misestimatedPenalty(p: PenaltyModel, scale: number): PenaltyModel {
+  if (p.kind === 'step') return { ...p, factor: Math.max(1, p.factor * scale) };
+  if (p.kind === 'spill') return { ...p, diskMBps: (p.diskMBps ?? DEFAULT_DISK_MBPS) / scale };
+  if (p.kind === 'power') return { ...p, exponent: p.exponent * scale };
+  return p;
 }
 
 /** Time to pull `bytes` over the network at `mbps` MB/s. */

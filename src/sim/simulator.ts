@@ -6,14 +6,17 @@
  * Attempt progress is what the worker reported at its last heartbeat, computed from the heartbeat
  * phase when the policy is consulted, so heartbeats need no per-worker work otherwise.
  */
-import { Books, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
+import { Books, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type JobSkew, type SkewPlan, type TaskPlan, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
 import { MinimrError } from '../errors.js';
 import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
-import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
+import { FifoPolicy, YarnMePolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
 import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
-import { EventHeap } from './heap.js';
-import { RackIndex, minimumMemoryMb, penalizedMs, placeReplicas, streamFor, transferMs } from './model.js';
-import { DEFAULT_SIM_SETTINGS, type ClusterShape, type FailureSettings, type JobSpec, type SimSettings, type TaskSpec, type Workload, type WorkerShape } from './types.js';
+import { MrClusterSim, type MrClusterIo, type MrClusterSimEvent } from './mr-clusters.js';
+import { EventHeap } from '../util/index.js';
+import { partitionShares, parseSkewSpec, sketchOf, type SkewSpec } from './skew-model.js';
+import { RackIndex, misestimatedPenalty, placeReplicas, streamFor, transferMs } from './model.js';
+import { penalizedMs } from '../scheduler/index.js';
+import { DEFAULT_SIM_SETTINGS, type ClusterShape, type FailureSettings, type JobSpec, type PolicyCallMode, type SimSettings, type TaskSpec, type Workload, type WorkerShape } from './types.js';
 
 export interface DecisionRecord {
   readonly timeMs: number;
@@ -52,7 +55,7 @@ export interface SimulationStats {
   readonly decisions: number;
   readonly launches: number;
   readonly simulatedMs: number;
-  readonly policyCallMode: 'every-event' | 'when-useful';
+  readonly policyCallMode: Exclude<PolicyCallMode, 'auto'>;
   readonly heartbeatMs: number;
 }
 
@@ -88,6 +91,8 @@ interface SimJob {
   reduceRequestMs: number | null;
   reduceFirstStart: number | null;
   reduceEnd: number | null;
+  /** Skewed jobs: each map output partition's share of the output, once its partitioner is known. */
+  partitionShares: Float64Array | null;
 }
 
 /** What the run record reports of a job the books hold or held. */
@@ -114,6 +119,8 @@ interface SimWorker {
   /** Heartbeat time the progress of this worker's attempts was computed at. */
   progressStamp: number;
   heartbeatQueued: boolean;
+  /** WorkerShape.cpuThrottle: its attempts' work takes this many times as long. */
+  readonly cpuThrottle: number;
 }
 
 /** An attempt's run as the model predicts it. */
@@ -126,10 +133,12 @@ interface ModelledRun {
   workStartMs: number;
   /** A reduce launched before its job's last map: the run it starts once the maps are done; otherwise null. */
   waitingRunMs: number | null;
-  readonly failure: 'none' | 'task-error' | 'out-of-memory';
+  readonly failure: 'none' | 'task-error';
   readonly remote: 'none' | 'rack' | 'off-rack';
   /** Counts the end events pushed for this run: under CPU sharing a rate change re-projects the end, and only the latest event counts. */
   endVersion: number;
+  /** On an MR-cluster: its remote I/O on the core disks. */
+  readonly io: MrClusterIo | null;
 }
 
 type SimEvent =
@@ -138,7 +147,8 @@ type SimEvent =
   | { readonly kind: 'end'; readonly attempt: Attempt; readonly version: number }
   | { readonly kind: 'lost'; readonly worker: Worker; readonly backAtMs?: number }
   | { readonly kind: 'join'; readonly worker: Worker }
-  | { readonly kind: 'heartbeat'; readonly worker: Worker; readonly epoch: number };
+  | { readonly kind: 'heartbeat'; readonly worker: Worker; readonly epoch: number }
+  | { readonly kind: 'mr-cluster'; readonly event: MrClusterSimEvent };
 
 /** Hadoop 1's heartbeat interval: 3 s, longer on big clusters so the master sees ~100 per second. */
 export function defaultHeartbeatMs(workers: number): number {
@@ -162,7 +172,7 @@ export class Simulator {
   private readonly settings: SimSettings;
   private readonly heartbeatMs: number;
   private readonly policy: Policy;
-  private readonly mode: 'every-event' | 'when-useful';
+  private readonly mode: Exclude<PolicyCallMode, 'auto'>;
   private readonly recordDecisions: boolean;
   private readonly recordAttempts: boolean;
   private readonly maxSimMs: number;
@@ -175,6 +185,9 @@ export class Simulator {
   private readonly books: Books<SimData>;
   /** The hosts whose attempts share their cores (ClusterShape.hosts); null: every attempt runs at full speed. */
   private readonly cpu: ProcessorSharing<Attempt> | null;
+  /** The workload's MR-clusters (FAWKES): held jobs, activation, drains and their costs. */
+  private readonly mrc: MrClusterSim<SimData, SimJob>;
+  private readonly shapes: ReadonlyMap<string, WorkerShape>;
 
   private readonly heap = new EventHeap<SimEvent>();
   private readonly workerCount: number;
@@ -207,11 +220,15 @@ export class Simulator {
     this.heartbeatMs = this.settings.heartbeatMs ?? defaultHeartbeatMs(cluster.workers.length);
     if (!(this.heartbeatMs > 0)) bad(`heartbeatMs must be positive, got ${this.heartbeatMs}`);
     if (!(this.settings.sampleEveryMs > 0)) bad(`sampleEveryMs must be positive, got ${this.settings.sampleEveryMs}`);
+    for (const field of ['noise', 'memoryNoise', 'penaltyNoise'] as const) {
+      const v = this.settings[field];
+      if (!(v >= 0 && v < 1)) bad(`${field} must be a fraction in [0, 1), e.g. 0.15 for +-15%, got ${v}`, { field });
+    }
     const slowStart = this.settings.reduceSlowStart;
     if (!(slowStart >= 0 && slowStart <= 1)) bad(`reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`);
     this.policy = policy;
     const mode = this.settings.policyCalls;
-    this.mode = mode === 'auto' ? (policy instanceof FifoPolicy ? 'when-useful' : 'every-event') : mode;
+    this.mode = mode === 'auto' ? (policy instanceof FifoPolicy ? 'when-useful' : policy instanceof YarnMePolicy ? 'when-changed' : 'every-event') : mode;
     this.recordDecisions = options.recordDecisions ?? true;
     this.recordAttempts = options.recordAttempts ?? true;
     this.maxSimMs = options.maxSimMs ?? Number.POSITIVE_INFINITY;
@@ -226,7 +243,23 @@ export class Simulator {
       pools: workload.pools ?? [],
       maxAttempts: this.settings.maxAttempts,
       reduceSlowStart: slowStart,
+      mrClusters: { outputReplication: this.settings.outputReplication ?? this.settings.replication },
     });
+    this.shapes = new Map(cluster.workers.map((w) => [w.id, w]));
+    this.mrc = new MrClusterSim<SimData, SimJob>(
+      {
+        books: this.books,
+        now: () => this.now,
+        push: (time, event) => this.push(time, { kind: 'mr-cluster', event }),
+        carryOut: (effects) => this.carryOut(effects),
+        admit: (job) => {
+          this.admit(job);
+        },
+        started: (job) => job.mapFirstStart !== null || job.reduceFirstStart !== null,
+      },
+      workload.mrClusters ?? [],
+      this.settings,
+    );
 
     const seen = new Set<string>();
     cluster.workers.forEach((shape, order) => {
@@ -235,7 +268,7 @@ export class Simulator {
       for (const field of ['mapSlots', 'reduceSlots', 'memoryMb'] as const) {
         if (!Number.isInteger(shape[field]) || shape[field] < 0) bad(`cluster "${cluster.name}": worker "${shape.id}": ${field} must be a non-negative integer`);
       }
-      this.books.workerJoined(this.shapeOf(shape), { order, joinMs: 0, epoch: 0, progressStamp: -1, heartbeatQueued: false }, 0);
+      this.books.workerJoined(this.shapeOf(shape), { order, joinMs: 0, epoch: 0, progressStamp: -1, heartbeatQueued: false, cpuThrottle: shape.cpuThrottle ?? 1 }, 0);
     });
     this.workerCount = cluster.workers.length;
     for (const w of this.books.allWorkers) this.addCapacity(w, 1);
@@ -290,7 +323,9 @@ export class Simulator {
       reduceRequestMs: null,
       reduceFirstStart: null,
       reduceEnd: null,
+      partitionShares: null,
     };
+    if (spec.skew !== undefined) parseSkewSpec(spec.skew, `workload: job "${spec.id}"`);
     const check = (kind: TaskKind, index: number, taskSpec: TaskSpec): void => {
       if (!(taskSpec.workMs >= 0) || !(taskSpec.memoryMb > 0)) {
         bad(`workload: job "${spec.id}": ${kind} ${index}: workMs must be >= 0 and memoryMb > 0`, { jobId: spec.id });
@@ -337,6 +372,7 @@ export class Simulator {
       partitionSlotsUsed: [...this.partitionSlots].map((v) => v ?? 0),
       workers: this.books.liveWorkerCount,
     });
+    if (this.books.mrClusters.inUse) this.mrc.sample(timeMs, this.books.active.map((job) => ({ cluster: job.cluster, job: job.data })));
   }
 
   // ---- events ----------------------------------------------------------------------------------
@@ -366,19 +402,25 @@ export class Simulator {
     if (ev.kind !== 'heartbeat') this.pendingRealEvents--;
     switch (ev.kind) {
       case 'submit':
+        ev.job.submitMs = this.now;
+        if (this.mrc.hold(ev.job, ev.job.spec.cluster)) {
+          this.queueHeartbeats();
+          return { kind: 'tick' };
+        }
         return this.admit(ev.job);
+      case 'mr-cluster':
+        this.mrc.process(ev.event);
+        return { kind: 'tick' };
       case 'placement-closed':
         this.carryOut(this.books.closePlacementWindow(ev.job));
         return null;
       case 'end': {
         const a = ev.attempt;
         if (a.state !== 'running' || ev.version !== a.data.endVersion) return null;
-        const spec = a.task.data;
         if (a.data.failure === 'none') {
-          this.carryOut(this.books.attemptSucceeded(a, this.now, { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0 }));
+          this.carryOut(this.books.attemptSucceeded(a, this.now, this.measuresOf(a)));
         } else {
-          const code = a.data.failure === 'out-of-memory' ? 'EOOM' : 'ETASK';
-          this.carryOut(this.books.attemptFailed(a, { code, message: a.data.failure }, this.now));
+          this.carryOut(this.books.attemptFailed(a, { code: 'ETASK', message: a.data.failure }, this.now));
         }
         return { kind: 'attempt-finished', attemptId: a.id, jobId: a.task.job.id };
       }
@@ -389,7 +431,7 @@ export class Simulator {
       case 'heartbeat': {
         const w = ev.worker;
         if (!w.alive || w.data.epoch !== ev.epoch) return null;
-        if (this.books.active.length === 0) {
+        if (!this.hasWork()) {
           w.data.heartbeatQueued = false;
           return null;
         }
@@ -399,10 +441,16 @@ export class Simulator {
     }
   }
 
+  /** Jobs in the books, or held for an MR-cluster that is not active yet. */
+  private hasWork(): boolean {
+    return this.books.active.length > 0 || this.mrc.waiting > 0;
+  }
+
+  /** Hands an arrived job to the books. */
   private admit(sim: SimJob): SchedulingTrigger | null {
     const spec = sim.spec;
-    sim.submitMs = this.now;
     const rand = streamFor(this.settings.seed, `place:${spec.id}`);
+    const holders = this.mrc.inputHolders(spec.cluster, this.shapes) ?? this.rackIndex;
     const plan: JobPlan<SimData> = {
       id: spec.id,
       name: spec.name,
@@ -410,13 +458,10 @@ export class Simulator {
       ...(spec.weight !== undefined ? { weight: spec.weight } : {}),
       ...(spec.cluster !== undefined ? { cluster: spec.cluster } : {}),
       ...(spec.inputPlacement ? { inputPlacement: spec.inputPlacement } : {}),
-      maps: spec.maps.map((t) => ({
-        memoryMb: t.memoryMb,
-        inputBytes: t.inputBytes ?? 0,
-        preferredWorkers: t.replicas ?? placeReplicas(this.rackIndex, this.settings.replication, rand),
-        data: t,
-      })),
-      reduces: spec.reduces.map((t) => ({ memoryMb: t.memoryMb, inputBytes: t.inputBytes ?? 0, preferredWorkers: [], data: t })),
+      ...(spec.skew ? { skew: skewPlanOf(spec.skew, spec.reduces.length) } : {}),
+      ...(spec.referenceMs !== undefined ? { referenceMs: spec.referenceMs } : {}),
+      maps: spec.maps.map((t, i) => ({ ...this.taskPlan(t, `${spec.id}:m${i}`), preferredWorkers: t.replicas ?? placeReplicas(holders, this.settings.replication, rand) })),
+      reduces: spec.reduces.map((t, i) => ({ ...this.taskPlan(t, `${spec.id}:r${i}`), preferredWorkers: [] })),
       data: sim,
     };
     const { job, effects } = this.books.submit(plan, this.now);
@@ -428,6 +473,30 @@ export class Simulator {
     if (!this.books.isActive(job)) return null;
     this.queueHeartbeats();
     return { kind: 'job-submitted', jobId: job.id };
+  }
+
+  /**
+   * What the books know of a task: its ideal memory and duration and its penalty model, the last
+   * as estimated (`penaltyNoise`, drawn per task from its own stream `key`).
+   */
+  private taskPlan(t: TaskSpec, key: string): Omit<TaskPlan<SimData>, 'preferredWorkers'> {
+    const noise = this.settings.penaltyNoise;
+    const penalty = t.penalty && noise > 0 ? misestimatedPenalty(t.penalty, 1 + noise * (2 * streamFor(this.settings.seed, `penalty:${key}`)() - 1)) : t.penalty;
+    return {
+      memoryMb: t.memoryMb,
+      inputBytes: t.inputBytes ?? 0,
+      idealDurationMs: t.workMs,
+      ...(penalty !== undefined ? { penalty } : {}),
+      data: t,
+    };
+  }
+
+  /** The task's true ideal memory (`memoryNoise`), drawn per task so every attempt of it agrees. */
+  private trueIdealMemoryMb(a: Attempt): number {
+    const spec = a.task.data;
+    const noise = this.settings.memoryNoise;
+    if (noise <= 0) return spec.memoryMb;
+    return spec.memoryMb * (1 + noise * (2 * streamFor(this.settings.seed, `memory:${a.task.id}`)() - 1));
   }
 
   private loseWorker(w: Worker, backAtMs: number | undefined): SchedulingTrigger | null {
@@ -446,7 +515,7 @@ export class Simulator {
     w.data.progressStamp = -1;
     this.carryOut(this.books.workerJoined(w.shape, w.data, this.now));
     this.addCapacity(w, 1);
-    if (this.books.active.length > 0) this.queueHeartbeats();
+    if (this.hasWork()) this.queueHeartbeats();
     return { kind: 'worker-joined', workerId: w.shape.id };
   }
 
@@ -481,11 +550,17 @@ export class Simulator {
           });
           this.books.replicaLanded(e.task, e.workerId);
           break;
+        case 'mr-cluster':
+        case 'load-input':
+        case 'replicate-block':
+        case 'save-output':
+        case 'worker-moved':
+          this.mrc.effect(e);
+          break;
         case 'commit-task':
         case 'map-rerun':
         case 'discard-output':
         case 'migrated':
-        case 'worker-moved':
           break;
       }
     }
@@ -505,15 +580,20 @@ export class Simulator {
     const input = spec.inputBytes ?? 0;
     const stored = task.kind === 'map' && task.preferredWorkers.length > 0 && input > 0;
     const remote: ModelledRun['remote'] = !stored || a.locality === 'node' ? 'none' : a.locality === 'rack' ? 'rack' : 'off-rack';
-    const readMs = remote === 'rack' ? transferMs(input, this.settings.rackMBps) : remote === 'off-rack' ? transferMs(input, this.settings.offRackMBps) : 0;
-    const fullMs = Math.max(1, Math.round(penalizedMs(spec, spec.workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
-    const oom = memoryMb < minimumMemoryMb(spec);
-    const failure: ModelledRun['failure'] = oom ? 'out-of-memory' : failsByChance ? 'task-error' : 'none';
-    const runMs = oom ? 0 : failsByChance ? Math.max(1, Math.round(fullMs * failPoint)) : fullMs;
+    const netMBps = remote === 'rack' ? this.settings.rackMBps : this.settings.offRackMBps;
+    const commits = task.kind === 'reduce' || job.reduces.length === 0;
+    const io = this.mrc.ioOf(a, remote === 'none' ? 0 : input, netMBps, commits ? (spec.outputBytes ?? 0) : 0);
+    const readMs = io ? io.readMs + io.writeMs : remote === 'none' ? 0 : transferMs(input, netMBps);
+    // Only an elastic run meets the truth about its memory: a regular grant is what the task asked for.
+    const idealMemoryMb = a.elastic ? this.trueIdealMemoryMb(a) : spec.memoryMb;
+    const workMs = spec.workMs * this.reduceWorkScale(a) * w.data.cpuThrottle;
+    const fullMs = Math.max(1, Math.round(penalizedMs(idealMemoryMb, spec.penalty, workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
+    const failure: ModelledRun['failure'] = failsByChance ? 'task-error' : 'none';
+    const runMs = failsByChance ? Math.max(1, Math.round(fullMs * failPoint)) : fullMs;
     // A reduce launched before its job's last map holds the slot and works only once the maps are done.
     const waits = task.kind === 'reduce' && job.mapsDone < job.maps.length;
     const endMs = waits ? Number.POSITIVE_INFINITY : this.now + runMs;
-    a.data = { endMs, fullMs, workStartMs: this.now, waitingRunMs: waits ? runMs : null, failure, remote, endVersion: 0 };
+    a.data = { endMs, fullMs, workStartMs: this.now, waitingRunMs: waits ? runMs : null, failure, remote, endVersion: 0, io };
     this.launches++;
     if (task.kind === 'map') job.data.mapFirstStart ??= this.now;
     else job.data.reduceFirstStart ??= this.now;
@@ -521,9 +601,43 @@ export class Simulator {
     if (task.kind === 'map') this.usage.map++;
     else this.usage.reduce++;
     this.usage.mem += memoryMb;
-    if (memoryMb < spec.memoryMb) this.usage.elastic++;
+    if (a.elastic) this.usage.elastic++;
     this.partitionSlots[a.partition] = (this.partitionSlots[a.partition] ?? 0) + 1;
     if (!waits) this.beginWork(a, runMs);
+  }
+
+  /** What a successful attempt measured: its input, its output and, for a skewed job's maps, each partition's bytes. */
+  private measuresOf(a: Attempt): AttemptMeasures {
+    const spec = a.task.data;
+    const job = a.task.job;
+    if (job.skew === null) return { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0 };
+    const shares = this.partitionSharesOf(job, job.skew);
+    if (a.task.kind === 'map') {
+      const out = spec.outputBytes ?? spec.inputBytes ?? 0;
+      return { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0, partitionBytes: Array.from(shares, (s) => s * out) };
+    }
+    let mapOutput = 0;
+    for (const m of job.maps) mapOutput += m.data.outputBytes ?? m.data.inputBytes ?? 0;
+    return { inputBytes: this.shareOf(shares, a.reducePartitions) * mapOutput, outputBytes: spec.outputBytes ?? 0 };
+  }
+
+  /** A skewed job's reduce works on its share of the output: R x share of its task's work (1 when even). */
+  private reduceWorkScale(a: Attempt): number {
+    const job = a.task.job;
+    if (a.task.kind !== 'reduce' || job.skew === null) return 1;
+    return job.reduces.length * this.shareOf(this.partitionSharesOf(job, job.skew), a.reducePartitions);
+  }
+
+  private shareOf(shares: Float64Array, partitions: readonly number[] | undefined): number {
+    let sum = 0;
+    for (const p of partitions ?? []) sum += shares[p] ?? 0;
+    return sum;
+  }
+
+  /** Known once the job's maps partition: at submission for 'cms' (its sketch row's seed), seed 0 otherwise. */
+  private partitionSharesOf(job: Job, skew: JobSkew): Float64Array {
+    job.data.partitionShares ??= partitionShares(job.data.spec.skew!, skew.partitions, skew.seed);
+    return job.data.partitionShares;
   }
 
   /**
@@ -566,8 +680,9 @@ export class Simulator {
     if (task.kind === 'map') this.usage.map--;
     else this.usage.reduce--;
     this.usage.mem -= a.memoryMb;
-    if (a.memoryMb < task.memoryMb) this.usage.elastic--;
+    if (a.elastic) this.usage.elastic--;
     this.partitionSlots[a.partition]!--;
+    this.mrc.ioDone(a.data.io);
 
     this.recordAttempt(a, doneMs);
     if (task.successfulAttempt !== a) return;
@@ -651,8 +766,9 @@ export class Simulator {
   }
 
   private consult(trigger: SchedulingTrigger): void {
-    if (this.books.active.length === 0 || this.books.liveWorkerCount === 0) return;
+    if (!this.hasWork() || this.books.liveWorkerCount === 0) return;
     if (this.mode === 'when-useful' && (!this.books.hasChanged || !this.books.somethingFits())) return;
+    if (this.mode === 'when-changed' && !this.books.hasChanged) return;
     this.books.takeChanged();
     this.refreshProgress();
     const snapshot = this.books.snapshot(trigger, this.now);
@@ -751,13 +867,14 @@ export class Simulator {
       attempts: this.attemptRecords,
       replications: this.replicationRecords,
       utilization: this.samples,
+      ...(this.books.mrClusters.inUse ? { mrClusters: this.mrc.record(this.policy.balanceHistory) } : {}),
     };
   }
 }
 
 /** The simulator's settings among `o`'s fields (other options ride along in the same objects). */
 export function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
-  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime', 'reduceSlowStart'];
+  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'memoryNoise', 'penaltyNoise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime', 'reduceSlowStart', 'outputReplication'];
   const out: Record<string, unknown> = {};
   for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
   return out as Partial<SimSettings>;
@@ -766,4 +883,10 @@ export function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
 /** Runs a workload on a cluster under a policy and returns the run record and decision log. */
 export function simulate(options: SimulationOptions): SimulationResult {
   return new Simulator(options).run();
+}
+
+/** A skewed job as the books plan it: its strategy and factor, and for 'cms' the sketch a client would send. */
+function skewPlanOf(spec: SkewSpec, reduces: number): SkewPlan {
+  const partitionFactor = spec.partitionFactor ?? 1;
+  return { strategy: spec.strategy, partitionFactor, ...(spec.strategy === 'cms' ? { sketch: sketchOf(spec, reduces * partitionFactor) } : {}) };
 }

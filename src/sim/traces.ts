@@ -3,10 +3,11 @@
  * (rumen.ts), and minimr's own workload JSON (a lossless round trip of the Workload type).
  */
 import { MinimrError } from '../errors.js';
-import { parsePools } from '../scheduler/index.js';
+import { DEFAULT_MIN_MEMORY_FRACTION, parsePools, type TaskKind } from '../scheduler/index.js';
 import { describeJsonValues, isJsonObject, parseJsonStream } from './json-stream.js';
 import { rumenWorkloadFromValues } from './rumen.js';
-import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
+import { parseSkewSpec } from './skew-model.js';
+import type { ClusterShape, JobSpec, MrClusterSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
 
 function bad(message: string, details: Record<string, string | number> = {}): never {
   throw new MinimrError('EBADCONF', message, details);
@@ -62,19 +63,26 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
       const v = obj[field];
       return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : bad(`${at}: field "${field}" must be a number >= 0, got ${JSON.stringify(v)}`, { jobId: id, ...(taskId ? { taskId } : {}), field });
     };
-    const start = num('job.start.ms', j, where);
+    // The paper's simulator (DSS) starts a job after another one with "job.start.ms": "job_X".
+    const afterJob = typeof j['job.start.ms'] === 'string' ? (j['job.start.ms'] as string) : undefined;
+    const start = afterJob !== undefined ? 0 : num('job.start.ms', j, where);
     const end = num('job.end.ms', j, where);
-    if (end < start) bad(`${where}: field "job.end.ms" (${end}) is before "job.start.ms" (${start})`, { jobId: id, field: 'job.end.ms' });
+    if (afterJob === undefined && end < start) bad(`${where}: field "job.end.ms" (${end}) is before "job.start.ms" (${start})`, { jobId: id, field: 'job.end.ms' });
     const queue = j['job.queue.name'];
     if (queue !== undefined && (typeof queue !== 'string' || queue === '')) bad(`${where}: field "job.queue.name" must be a non-empty string`, { jobId: id, field: 'job.queue.name' });
     if (!Array.isArray(j['job.tasks'])) bad(`${where}: field "job.tasks" must be an array`, { jobId: id, field: 'job.tasks' });
     const maps: TaskSpec[] = [];
     const reduces: TaskSpec[] = [];
+    const dssGroups: Array<{ kind: TaskKind; priority: number; specs: TaskSpec[] }> = [];
     (j['job.tasks'] as unknown[]).forEach((t, k) => {
       const taskId = `task ${k + 1}`;
       const at = `${where}: ${taskId}`;
       if (typeof t !== 'object' || t === null) bad(`${at} is not an object`, { jobId: id, taskId, field: 'job.tasks' });
       const task = t as Record<string, unknown>;
+      if (Object.keys(task).some((key) => key.startsWith('c.'))) {
+        dssGroups.push(dssTaskGroup(task, at, { jobId: id, taskId }));
+        return;
+      }
       const host = task['container.host'];
       if (typeof host !== 'string' || !/^\/[^/]+\/[^/]+$/.test(host)) bad(`${at}: field "container.host" must look like "/rack/node", got ${JSON.stringify(host)}`, { jobId: id, taskId, field: 'container.host' });
       const s = num('container.start.ms', task, at, taskId);
@@ -97,19 +105,88 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
       const spec: TaskSpec = { workMs: e - s, memoryMb: memory as number, ...(kind === 'map' ? { replicas: [node], inputBytes: 0 } : { inputBytes: 0 }) };
       (kind === 'map' ? maps : reduces).push(spec);
     });
-    return { id, start, queue: queue as string | undefined, maps, reduces };
+    // DSS's task groups run in priority order (lowest first), maps before reduces as minimr runs them.
+    for (const g of [...dssGroups].sort((a, b) => a.priority - b.priority)) (g.kind === 'map' ? maps : reduces).push(...g.specs);
+    return { id, start, afterJob, queue: queue as string | undefined, maps, reduces, dss: dssGroups.length > 0 };
   });
-  const order = parsed.map((p, i) => ({ p, i })).sort((a, b) => a.p.start - b.p.start || a.i - b.i);
-  const jobs: JobSpec[] = order.map(({ p }, i) => ({
-    id: `job_${String(i + 1).padStart(4, '0')}`,
+  const order = startOrder(parsed, source);
+  const newId = new Map(order.map((p, i) => [p.id, `job_${String(i + 1).padStart(4, '0')}`]));
+  const jobs: JobSpec[] = order.map((p) => ({
+    id: newId.get(p.id)!,
     name: p.id,
-    app: 'sls',
+    app: p.dss ? 'dss' : 'sls',
     submitMs: p.start,
+    ...(p.afterJob !== undefined ? { after: newId.get(p.afterJob)! } : {}),
     ...(p.queue !== undefined ? { pool: p.queue } : {}),
     maps: p.maps,
     reduces: p.reduces,
   }));
-  return { name: options.name ?? 'sls', jobs, meta: { generator: 'sls', jobs: jobs.length } };
+  const dss = parsed.some((p) => p.dss);
+  return { name: options.name ?? (dss ? 'dss' : 'sls'), jobs, meta: { generator: dss ? 'dss' : 'sls', jobs: jobs.length } };
+}
+
+/**
+ * Jobs in start order, each job that starts after another ("job.start.ms": "job_X") right after
+ * the jobs before it in that order; the id must name a job of the trace, and no cycle.
+ */
+function startOrder<P extends { readonly id: string; readonly start: number; readonly afterJob?: string }>(parsed: readonly P[], source: string): P[] {
+  const ids = new Set(parsed.map((p) => p.id));
+  for (const p of parsed) {
+    if (p.afterJob !== undefined && !ids.has(p.afterJob)) bad(`${source}: job "${p.id}": field "job.start.ms" names job "${p.afterJob}", which is not in the trace`, { jobId: p.id, field: 'job.start.ms' });
+  }
+  const order = parsed.map((p, i) => ({ p, i })).filter(({ p }) => p.afterJob === undefined).sort((a, b) => a.p.start - b.p.start || a.i - b.i).map(({ p }) => p);
+  const placed = new Set(order.map((p) => p.id));
+  let waiting = parsed.filter((p) => p.afterJob !== undefined);
+  while (waiting.length > 0) {
+    const ready = waiting.filter((p) => placed.has(p.afterJob!));
+    if (ready.length === 0) bad(`${source}: jobs ${waiting.map((p) => `"${p.id}"`).join(', ')} start after each other in a cycle`, { field: 'job.start.ms' });
+    for (const p of ready) {
+      order.push(p);
+      placed.add(p.id);
+    }
+    waiting = waiting.filter((p) => !placed.has(p.id));
+  }
+  return order;
+}
+
+/** DSS's penalty models as minimr's; SAWTOOTH and SPARKWC are not modelled here. */
+const DSS_PENALTIES: Readonly<Record<string, (ib: number) => PenaltyModel>> = {
+  NULL: () => ({ kind: 'none' }),
+  STEP: (ib) => ({ kind: 'step', factor: ib, minFraction: DEFAULT_MIN_MEMORY_FRACTION }),
+  POWER1: () => ({ kind: 'power', exponent: 1, minFraction: DEFAULT_MIN_MEMORY_FRACTION }),
+  POWER2: () => ({ kind: 'power', exponent: 2, minFraction: DEFAULT_MIN_MEMORY_FRACTION }),
+  SQUAREROOT: () => ({ kind: 'power', exponent: 0.5, minFraction: DEFAULT_MIN_MEMORY_FRACTION }),
+};
+
+/**
+ * A task group of the paper's simulator (DSS): "c.nr" alike containers of "c.type" MAP or REDUCE,
+ * each running "c.dur" ms with "c.mem" MB and "c.cores" (1) core, at "c.prio", with the penalty
+ * model "c.penalty" of initial bump "c.ib" (NULL, STEP, POWER1, POWER2, SQUAREROOT); no penalty
+ * model: insensitive to memory. Any bad field is EBADCONF naming it.
+ */
+function dssTaskGroup(task: Record<string, unknown>, at: string, ids: { jobId: string; taskId: string }): { kind: TaskKind; priority: number; specs: TaskSpec[] } {
+  const fail = (field: string, want: string): never => bad(`${at}: field "${field}" must be ${want}, got ${JSON.stringify(task[field])}`, { ...ids, field });
+  const value = (field: string, ok: (v: number) => boolean, want: string): number => {
+    const v = task[field];
+    return typeof v === 'number' && Number.isFinite(v) && ok(v) ? v : fail(field, want);
+  };
+  const count = value('c.nr', (v) => Number.isInteger(v) && v >= 1, 'a whole number >= 1');
+  const workMs = value('c.dur', (v) => v >= 0, 'a number of ms >= 0');
+  const memoryMb = value('c.mem', (v) => v > 0, 'a positive number of MB');
+  const priority = value('c.prio', Number.isInteger, 'an integer');
+  if (task['c.cores'] !== undefined) value('c.cores', (v) => v === 1, '1 (a task runs in one slot)');
+  const type = typeof task['c.type'] === 'string' ? (task['c.type'] as string).toUpperCase() : '';
+  if (type !== 'MAP' && type !== 'REDUCE') fail('c.type', '"MAP" or "REDUCE" (application masters are not modelled)');
+  let penalty: PenaltyModel | undefined;
+  if (task['c.penalty'] !== undefined) {
+    const name = typeof task['c.penalty'] === 'string' ? (task['c.penalty'] as string).toUpperCase() : '';
+    const model = DSS_PENALTIES[name] ?? bad(`${at}: unknown penalty model ${JSON.stringify(task['c.penalty'])} in field "c.penalty"; known: ${Object.keys(DSS_PENALTIES).join(', ')}`, { ...ids, field: 'c.penalty' });
+    penalty = model(value('c.ib', (v) => v >= 1, 'the penalty\'s initial bump, a number >= 1'));
+  } else if (task['c.ib'] !== undefined) {
+    fail('c.penalty', 'a penalty model when "c.ib" is given');
+  }
+  const spec: TaskSpec = { workMs, memoryMb, inputBytes: 0, replicas: [], ...(penalty ? { penalty } : {}) };
+  return { kind: type === 'MAP' ? 'map' : 'reduce', priority, specs: Array.from({ length: count }, () => spec) };
 }
 
 /** One worker per host named in an SLS trace, with the given slots and memory, in name order. */
@@ -140,6 +217,8 @@ function penaltyFrom(v: unknown, at: string): PenaltyModel | undefined {
       return { kind: 'none' };
     case 'step':
       return { kind: 'step', factor: positive('factor'), minFraction: positive('minFraction') };
+    case 'power':
+      return { kind: 'power', exponent: positive('exponent'), minFraction: positive('minFraction') };
     case 'spill':
       if (p.rule !== 'map' && p.rule !== 'reduce') bad(`${at}: penalty "rule" must be "map" or "reduce"`);
       return {
@@ -151,7 +230,7 @@ function penaltyFrom(v: unknown, at: string): PenaltyModel | undefined {
         ...(p.diskMBps !== undefined ? { diskMBps: positive('diskMBps') } : {}),
       };
     default:
-      return bad(`${at}: penalty "kind" must be "none", "step" or "spill"`);
+      return bad(`${at}: unknown penalty model ${JSON.stringify(p.kind)}: "kind" must be "none", "step", "power" or "spill"`, { field: 'penalty' });
   }
 }
 
@@ -208,6 +287,7 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
     if (!Array.isArray(j.maps) || !Array.isArray(j.reduces)) bad(`${at}: "maps" and "reduces" must be arrays`, { jobId: id });
     if (typeof j.submitMs !== 'number' || !(j.submitMs >= 0)) bad(`${at}: "submitMs" must be a number >= 0`, { jobId: id, field: 'submitMs' });
     if (j.weight !== undefined && (typeof j.weight !== 'number' || !(j.weight > 0))) bad(`${at}: "weight" must be a positive number`, { jobId: id, field: 'weight' });
+    if (j.referenceMs !== undefined && (typeof j.referenceMs !== 'number' || !(j.referenceMs > 0))) bad(`${at}: "referenceMs" must be a positive number`, { jobId: id, field: 'referenceMs' });
     const after = str('after', false);
     if (after !== undefined && !ids.has(after)) bad(`${at}: "after" names "${after}", which is not listed before it`, { jobId: id, field: 'after' });
     const placement = j.inputPlacement as Record<string, unknown> | undefined;
@@ -231,7 +311,9 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
       ...optional('after'),
       ...optional('sizeClass'),
       ...(j.weight !== undefined ? { weight: j.weight as number } : {}),
+      ...(j.referenceMs !== undefined ? { referenceMs: j.referenceMs as number } : {}),
       ...(placement !== undefined ? { inputPlacement: { replication: placement.replication as number, windowMs: placement.windowMs as number } } : {}),
+      ...(j.skew !== undefined ? { skew: parseSkewSpec(j.skew, at) } : {}),
       maps: (j.maps as unknown[]).map((t, k) => taskFrom(t, `${at}: map ${k}`)),
       reduces: (j.reduces as unknown[]).map((t, k) => taskFrom(t, `${at}: reduce ${k}`)),
     };
@@ -242,8 +324,24 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
     name: typeof w.name === 'string' ? w.name : source,
     jobs,
     ...(w.pools !== undefined ? { pools: parsePools(w.pools) } : {}),
+    ...(w.mrClusters !== undefined ? { mrClusters: mrClustersFrom(w.mrClusters, source) } : {}),
     ...(meta !== undefined ? { meta: meta as Record<string, string | number | boolean> } : {}),
   };
+}
+
+/** "mrClusters": [{"name", "minNodes", "inputBytes"?}], each name once. */
+function mrClustersFrom(v: unknown, source: string): MrClusterSpec[] {
+  if (!Array.isArray(v)) return bad(`${source}: "mrClusters" must be an array of {"name", "minNodes", "inputBytes"?}`, { field: 'mrClusters' });
+  const names = new Set<string>();
+  return v.map((raw, i): MrClusterSpec => {
+    const c = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+    const name = typeof c.name === 'string' && c.name !== '' && c.name !== 'default' ? c.name : bad(`${source}: MR-cluster ${i + 1}: "name" must be a non-empty string other than "default"`, { field: 'mrClusters' });
+    if (names.has(name)) bad(`${source}: MR-cluster "${name}" is listed twice`, { field: 'mrClusters' });
+    names.add(name);
+    if (!Number.isInteger(c.minNodes) || (c.minNodes as number) < 1) bad(`${source}: MR-cluster "${name}": "minNodes" must be a whole number >= 1`, { field: 'minNodes' });
+    if (c.inputBytes !== undefined && !(typeof c.inputBytes === 'number' && c.inputBytes >= 0)) bad(`${source}: MR-cluster "${name}": "inputBytes" must be a number >= 0`, { field: 'inputBytes' });
+    return { name, minNodes: c.minNodes as number, ...(c.inputBytes !== undefined ? { inputBytes: c.inputBytes as number } : {}) };
+  });
 }
 
 /**

@@ -2,31 +2,11 @@
  * What the simulator runs: a workload (jobs with per-task work, memory and penalty model) on a
  * cluster shape (workers with rack, slots, memory and disk rate).
  */
-import type { InputPlacement, PoolView } from '../scheduler/index.js';
+import type { InputPlacement, PenaltyModel, PoolView } from '../scheduler/index.js';
+import type { SkewSpec } from './skew-model.js';
 
-/**
- * How a task's duration grows when it is granted less memory than its ideal (yarn-me.md).
- * Below `minFraction` of ideal the attempt cannot run: it fails at once (out of memory).
- */
-export type PenaltyModel =
-  /** Insensitive to memory. */
-  | { readonly kind: 'none' }
-  /** Any under-sized grant takes `factor` times as long (mappers; the YARN-ME simulator's 1.5x / 3x). */
-  | { readonly kind: 'step'; readonly factor: number; readonly minFraction: number }
-  /**
-   * T(m) = T + spilledBytes(m) / diskRate, the YARN-ME model. The buffer is the grant minus
-   * `overheadMb`. rule 'map': any spill means one extra pass over all of `bufferBytes` (a step);
-   * rule 'reduce': every full buffer is spilled, buffer * (ceil(bytes / buffer) - 1), a sawtooth.
-   * diskRate is `diskMBps` if given, else the worker's measured disk rate.
-   */
-  | {
-      readonly kind: 'spill';
-      readonly rule: 'map' | 'reduce';
-      readonly bufferBytes: number;
-      readonly overheadMb: number;
-      readonly minFraction: number;
-      readonly diskMBps?: number;
-    };
+/** How a task's duration grows with less than its ideal memory: the scheduler's model (one definition). */
+export type { PenaltyModel } from '../scheduler/index.js';
 
 export interface TaskSpec {
   /** Duration at full speed: ideal memory, input on the node. */
@@ -64,6 +44,21 @@ export interface JobSpec {
   readonly sizeClass?: string;
   /** Its input is a private data set arriving with it, some replicas still owed (improved FAIR's scenario). */
   readonly inputPlacement?: InputPlacement;
+  /** Its map output keys are skewed and its partitions assigned by a skew strategy (skew-model.ts). */
+  readonly skew?: SkewSpec;
+  /** Its runtime on a static reference cluster, when known (FAWKES's JS weight reads it). */
+  readonly referenceMs?: number;
+}
+
+/**
+ * An MR-cluster a workload's jobs run in (FAWKES): requested when its first job arrives (again
+ * after it was deactivated), with its minimum share of core nodes and the input data set it loads.
+ */
+export interface MrClusterSpec {
+  readonly name: string;
+  readonly minNodes: number;
+  /** Bytes of its input data set, written with `replication` replicas onto its core nodes at activation. */
+  readonly inputBytes?: number;
 }
 
 export interface Workload {
@@ -71,6 +66,8 @@ export interface Workload {
   readonly jobs: readonly JobSpec[];
   /** Pools the snapshots list (FAIR minimum shares and weights). */
   readonly pools?: readonly PoolView[];
+  /** MR-clusters (FAWKES): a job naming one runs there once it is active, on its nodes only. */
+  readonly mrClusters?: readonly MrClusterSpec[];
   /** Generator settings and figures (seed, load, CV^2 ...), carried into reports. */
   readonly meta?: Readonly<Record<string, string | number | boolean>>;
 }
@@ -85,6 +82,8 @@ export interface WorkerShape {
   readonly diskMBps: number;
   /** Initial MR-cluster (FAWKES); "default" when absent. */
   readonly cluster?: string;
+  /** Work takes this many times as long as on other workers (a real worker's `--cpu-throttle F`); default 1. */
+  readonly cpuThrottle?: number;
 }
 
 export interface HostShape {
@@ -123,9 +122,14 @@ export interface FailureSettings {
  *   the last call, and some task is pending. Exact for policies whose decisions depend on the
  *   snapshot alone and that fill every room they can in one call (FIFO): a call without such a
  *   change returns nothing. Heartbeats then cost nothing at all.
- * - 'auto': 'when-useful' for FifoPolicy, 'every-event' for everything else.
+ * - 'when-changed': when capacity was freed, a task became runnable or a worker joined since the
+ *   last call, whether or not a task fits at its ideal memory (a memory-elastic policy may grant
+ *   less). Heartbeats cost nothing; YARN's per-node heartbeat allocation becomes an allocation at
+ *   once wherever capacity was freed (the policy then visits every node with a free slot).
+ * - 'auto': 'when-useful' for FifoPolicy, 'when-changed' for the YARN policies (YarnMePolicy:
+ *   the paper-scale sweeps need it), 'every-event' for everything else.
  */
-export type PolicyCallMode = 'auto' | 'every-event' | 'when-useful';
+export type PolicyCallMode = 'auto' | 'every-event' | 'when-useful' | 'when-changed';
 
 /** Model settings shared by a run and its runtime-alone runs. */
 export interface SimSettings {
@@ -139,6 +143,20 @@ export interface SimSettings {
   readonly offRackMBps: number;
   /** Mis-estimation: each attempt's real work is workMs * (1 + u), u uniform in [-noise, +noise]. */
   readonly noise: number;
+  /**
+   * Mis-estimation of memory (YARN-ME): a task's true ideal memory is memoryMb * (1 + u), u uniform
+   * in [-memoryNoise, +memoryNoise] per task, while policies see memoryMb. As in the paper's
+   * simulator it changes elastic runs only: an elastic grant at or above the true ideal runs
+   * unpenalized, one below it is penalized against the true ideal; a regular grant (what the task
+   * asks for) runs as estimated.
+   */
+  readonly memoryNoise: number;
+  /**
+   * Mis-estimation of the penalty (YARN-ME): policies see each task's penalty off by (1 + u), u
+   * uniform in [-penaltyNoise, +penaltyNoise] per task (a step model's factor, at least 1; a spill
+   * model's extra time, through its disk rate), while runs follow the true model.
+   */
+  readonly penaltyNoise: number;
   readonly maxAttempts: number;
   /** Utilization sample period. */
   readonly sampleEveryMs: number;
@@ -152,6 +170,8 @@ export interface SimSettings {
    * the last map, as minimr's JobTracker does.
    */
   readonly reduceSlowStart: number;
+  /** Replicas of each MR-cluster output block (FAWKES); default: `replication`. */
+  readonly outputReplication?: number;
 }
 
 export const DEFAULT_SIM_SETTINGS: SimSettings = {
@@ -160,6 +180,8 @@ export const DEFAULT_SIM_SETTINGS: SimSettings = {
   rackMBps: 100,
   offRackMBps: 40,
   noise: 0,
+  memoryNoise: 0,
+  penaltyNoise: 0,
   maxAttempts: 4,
   sampleEveryMs: 10_000,
   policyCalls: 'auto',

@@ -14,8 +14,8 @@
  */
 import { MinimrError } from '../errors.js';
 import type { PoolView } from '../scheduler/index.js';
-import { clusterPreset } from './clusters.js';
-import { EventHeap } from './heap.js';
+import { clusterPreset, uniformCluster } from './clusters.js';
+import { EventHeap } from '../util/index.js';
 import { MiB, streamFor } from './model.js';
 import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload } from './types.js';
 
@@ -96,6 +96,8 @@ export function sizeClassOf(aloneMs: number): 'tiny' | 'short' | 'medium' | 'lar
 interface AppProfile {
   /** Map output / map input. */
   readonly outputRatio: number;
+  /** Job output (what the reduces write to the block store) / map output. */
+  readonly reduceOutputRatio: number;
   /** Share of a job's work done by its reducers. */
   readonly reduceShare: number;
   /** Mapper penalty when under-sized (YARN-ME: worst 1.5x, WordCount 1.35x). */
@@ -105,12 +107,12 @@ interface AppProfile {
 }
 
 const APPS: Readonly<Record<string, AppProfile>> = {
-  wordcount: { outputRatio: 0.3, reduceShare: 0.05, mapPenalty: 1.35, readsInput: true },
-  sort: { outputRatio: 1, reduceShare: 0.12, mapPenalty: 1.5, readsInput: true },
-  grep: { outputRatio: 0.01, reduceShare: 0.02, mapPenalty: 1.15, readsInput: true },
-  pi: { outputRatio: 0, reduceShare: 0.01, mapPenalty: 1.05, readsInput: false },
-  terasort: { outputRatio: 1, reduceShare: 0.12, mapPenalty: 1.5, readsInput: true },
-  grepcount: { outputRatio: 0.01, reduceShare: 0.04, mapPenalty: 1.15, readsInput: true },
+  wordcount: { outputRatio: 0.3, reduceOutputRatio: 0.2, reduceShare: 0.05, mapPenalty: 1.35, readsInput: true },
+  sort: { outputRatio: 1, reduceOutputRatio: 1, reduceShare: 0.12, mapPenalty: 1.5, readsInput: true },
+  grep: { outputRatio: 0.01, reduceOutputRatio: 1, reduceShare: 0.02, mapPenalty: 1.15, readsInput: true },
+  pi: { outputRatio: 0, reduceOutputRatio: 0, reduceShare: 0.01, mapPenalty: 1.05, readsInput: false },
+  terasort: { outputRatio: 1, reduceOutputRatio: 1, reduceShare: 0.12, mapPenalty: 1.5, readsInput: true },
+  grepcount: { outputRatio: 0.01, reduceOutputRatio: 1, reduceShare: 0.04, mapPenalty: 1.15, readsInput: true },
 };
 
 const MAP_MEMORY_MB = 1024;
@@ -136,8 +138,8 @@ const REDUCE_PENALTY: PenaltyModel = {
   minFraction: 0.1,
 };
 
-function reduceTask(workMs: number): TaskSpec {
-  return { workMs: Math.max(1, Math.round(workMs)), memoryMb: REDUCE_MEMORY_MB, penalty: REDUCE_PENALTY, inputBytes: 0, outputBytes: 0 };
+function reduceTask(workMs: number, outputBytes = 0): TaskSpec {
+  return { workMs: Math.max(1, Math.round(workMs)), memoryMb: REDUCE_MEMORY_MB, penalty: REDUCE_PENALTY, inputBytes: 0, outputBytes: Math.round(outputBytes) };
 }
 
 /**
@@ -160,6 +162,8 @@ function mrJob(o: {
   cluster?: string;
   after?: string;
   sizeClass?: string;
+  /** Its reduces write the job's output (FAWKES's clusters store it): map output x the app's reduce output ratio, shared evenly. */
+  writesOutput?: boolean;
 }): JobSpec {
   const app = APPS[o.app]!;
   const blocks = Math.max(1, Math.ceil(o.inputBytes / BLOCK_BYTES - 1e-9));
@@ -169,7 +173,8 @@ function mrJob(o: {
   const rawSum = raw.reduce((s, v) => s + v, 0);
   const target = (o.inputBytes / BLOCK_BYTES) * o.mapBlockMs;
   const maps = raw.map((w, i) => mapTask(app, (w / rawSum) * target, lengths[i]!));
-  const reduces = Array.from({ length: o.reduces }, () => reduceTask(o.reduceWorkMs / o.reduces));
+  const jobOutput = o.writesOutput ? o.inputBytes * app.outputRatio * app.reduceOutputRatio : 0;
+  const reduces = Array.from({ length: o.reduces }, () => reduceTask(o.reduceWorkMs / o.reduces, jobOutput / o.reduces));
   return {
     id: o.id,
     name: o.name,
@@ -345,6 +350,16 @@ export interface FawkesOptions {
   readonly scale?: number;
   /** Multiplies job input sizes (small 1 GB, medium 50 GB, large 100 GB); scale down for real runs. */
   readonly sizeScale?: number;
+  /** Minimum share of each MR-cluster, in core nodes; default 10. */
+  readonly minNodes?: number;
+}
+
+/**
+ * The static reference cluster of FAWKES's slowdowns (and its JS weight): one MR-cluster at its
+ * minimum share, of the fawkes presets' nodes.
+ */
+export function fawkesReferenceCluster(minNodes = 10): ClusterShape {
+  return uniformCluster({ name: `fawkes-reference-${minNodes}`, workers: minNodes, perRack: minNodes, mapSlots: 6, reduceSlots: 2, memoryMb: 24 * 1024, diskMBps: 100 });
 }
 
 type Size = 'small' | 'medium' | 'large';
@@ -379,6 +394,7 @@ export function fawkesWorkload(options: FawkesOptions): Workload {
         pool: cluster,
         cluster,
         sizeClass: size,
+        writesOutput: true,
         ...(after !== undefined ? { after } : {}),
       }),
     );
@@ -446,12 +462,18 @@ export function fawkesWorkload(options: FawkesOptions): Workload {
     const py = y.after !== undefined ? Math.max(pos.get(y.id)!, pos.get(y.after)! + 0.5) : pos.get(y.id)!;
     return px - py;
   });
-  const sum = totals(sorted);
+  const minNodes = options.minNodes ?? 10;
+  const reference = fawkesReferenceCluster(minNodes);
+  const withReference = sorted.map((j) => ({ ...j, referenceMs: Math.round(estimatedAloneMs(j, reference)) }));
+  const sum = totals(withReference);
+  // Each cluster's jobs read parts of one data set: as big as its biggest job's input.
+  const dataSet = (name: string) => Math.max(0, ...withReference.filter((j) => j.cluster === name).map((j) => j.maps.reduce((b, t) => b + (t.inputBytes ?? 0), 0)));
   return {
     name: `fawkes-wkld-${variant}`,
-    jobs: sorted,
+    jobs: withReference,
     pools: clusters.map((name): PoolView => ({ name, minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fifo' })),
-    meta: { generator: 'fawkes', variant, seed, scale, sizeScale, jobs: sorted.length, maps: sum.maps, reduces: sum.reduces, cpuHours: sum.cpuHours },
+    mrClusters: clusters.map((name) => ({ name, minNodes, inputBytes: dataSet(name) })),
+    meta: { generator: 'fawkes', variant, seed, scale, sizeScale, minNodes, jobs: sorted.length, maps: sum.maps, reduces: sum.reduces, cpuHours: sum.cpuHours },
   };
 }
 

@@ -1,6 +1,14 @@
 import { MinimrError } from '../errors.js';
 import type { CountMinSketch } from './count-min.js';
 
+/**
+ * How map output partitions are given to reducers: 'hash' (partition p to reducer p mod R),
+ * 'simple' (Simple Partitions Assignment on the sizes the maps measured), 'cms' (Count-Min Sketch
+ * Assignment from a sketch of a sample of the input).
+ */
+export type SkewStrategy = 'hash' | 'simple' | 'cms';
+export const SKEW_STRATEGIES: readonly SkewStrategy[] = ['hash', 'simple', 'cms'];
+
 /** Which reducer each of P partitions goes to, and what that is expected to cost. */
 export interface PartitionAssignment {
   /** reducerOf[p] = the reducer (0..R-1) that reads partition p. */

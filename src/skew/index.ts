@@ -7,10 +7,12 @@
  */
 export { CountMinSketch, partitionOfKey, sketchSeeds, type SketchWire } from './count-min.js';
 export {
+  SKEW_STRATEGIES,
   hashAssignment,
   simpleAssignment,
   sketchAssignment,
   partitionsByReducer,
   type PartitionAssignment,
   type SketchAssignment,
+  type SkewStrategy,
 } from './assign.js';

@@ -10,6 +10,8 @@ export type {
   NamenodeApi,
   RecordBatch,
   RecordBatchReader,
+  RecordChunk,
+  RecordChunkReader,
 } from './types.js';
 export { Namenode, DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, type NamenodeOptions, type ReplicationWork } from './namenode.js';
 export { chooseTargets, owedReplicaTarget, sortByDistance, type PlacementNode, type PlacementRequest } from './placement.js';
@@ -21,4 +23,4 @@ export { createDataRequestHandler, replicateBlock, type DataRequestHandler } fro
 export { putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBlock, type RemoteReplicationResult } from './data-client.js';
 export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
 export { computeSplits } from './splits.js';
-export { openLineReader, openFixedRecordReader, type BatchOptions } from './record-readers.js';
+export { openLineReader, openFixedRecordReader, openLineChunkReader, openFixedRecordChunkReader, type BatchOptions } from './record-readers.js';

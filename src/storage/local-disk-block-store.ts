@@ -154,18 +154,29 @@ export class LocalDiskBlockStore implements BlockStore {
     try {
       if ((await handle.stat()).size !== meta.length) throw checksumError(blockId, this.workerId, -1);
       const range = clampRange(meta.length, start, end);
-      let position = Math.floor(range.start / CHECKSUM_CHUNK_SIZE) * CHECKSUM_CHUNK_SIZE;
       const ioSize = READ_CHUNKS_PER_IO * CHECKSUM_CHUNK_SIZE;
       // Only the chunks the range touches are read and verified: a bad chunk elsewhere does not fail this read.
       const alignedEnd = Math.min(meta.length, Math.ceil(range.end / CHECKSUM_CHUNK_SIZE) * CHECKSUM_CHUNK_SIZE);
-      while (position < range.end) {
+      const readAt = async (position: number): Promise<{ buf: Buffer; position: number }> => {
         const wanted = Math.min(ioSize, alignedEnd - position);
         const buf = Buffer.allocUnsafe(wanted);
-        const got = await readFully(handle, buf, position);
-        if (got !== wanted) throw checksumError(blockId, this.workerId, position / CHECKSUM_CHUNK_SIZE);
-        verifyChunks(buf, position / CHECKSUM_CHUNK_SIZE, meta.chunkCrcs, blockId, this.workerId);
-        yield buf.subarray(Math.max(range.start - position, 0), Math.min(range.end - position, got));
-        position += got;
+        if ((await readFully(handle, buf, position)) !== wanted) throw checksumError(blockId, this.workerId, position / CHECKSUM_CHUNK_SIZE);
+        return { buf, position };
+      };
+      // One read ahead: the disk (or page cache copy) works while the reader uses the bytes before.
+      let next: Promise<{ buf: Buffer; position: number }> | undefined =
+        range.start < range.end ? readAt(Math.floor(range.start / CHECKSUM_CHUNK_SIZE) * CHECKSUM_CHUNK_SIZE) : undefined;
+      try {
+        while (next !== undefined) {
+          const { buf, position }: { buf: Buffer; position: number } = await next;
+          const after: number = position + buf.length;
+          next = after < range.end ? readAt(after) : undefined;
+          verifyChunks(buf, position / CHECKSUM_CHUNK_SIZE, meta.chunkCrcs, blockId, this.workerId);
+          yield buf.subarray(Math.max(range.start - position, 0), Math.min(range.end - position, buf.length));
+        }
+      } finally {
+        // A reader that stopped early (or failed) leaves a read in flight: it must end before the file closes.
+        await next?.catch(() => undefined);
       }
     } finally {
       await handle.close();

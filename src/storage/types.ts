@@ -110,3 +110,21 @@ export interface RecordBatchReader<V> {
   next(): Promise<RecordBatch<V> | null>;
   close(): Promise<void>;
 }
+
+/**
+ * A split's records as raw bytes: whole records only, never one cut between chunks. Lines keep
+ * their `\n` (and a CRLF line its `\r`); only a file's last line may lack its `\n`.
+ */
+export interface RecordChunk {
+  readonly bytes: Buffer;
+  /** File offset of `bytes[0]`: the offset of the chunk's first record. */
+  readonly offset: number;
+  /** Bytes consumed from the file for this chunk, including bytes skipped before it. */
+  readonly bytesRead: number;
+}
+
+export interface RecordChunkReader {
+  /** The next chunk, or null when the split has no more records. */
+  next(): Promise<RecordChunk | null>;
+  close(): Promise<void>;
+}

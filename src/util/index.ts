@@ -3,3 +3,4 @@ export { lineChart, type LineChartOptions, type Series } from './svg-plot.js';
 export { barChart, type BarChartOptions, type BarSeries } from './svg-bars.js';
 export { zipfSampler } from './zipf.js';
 export { parseSize, formatBytes } from './units.js';
+export { EventHeap, type HeapEntry } from './event-heap.js';

@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
-import { codecs, defineJob, textInput, type AnyJobDefinition } from 'minimr';
+import { codecs, defineJob, textInput, type AnyJobDefinition, type InputFormat, type SplitInput } from 'minimr';
 
 import wordcount, { forEachWord } from '../../apps/wordcount.js';
-import grep from '../../apps/grep.js';
+import grep, { compileMatcher } from '../../apps/grep.js';
 import grepLines from '../../apps/grep-lines.js';
 import teragen, { generateRow, teragenSplits } from '../../apps/teragen.js';
 import terasort, { findPartition, splitPoints } from '../../apps/terasort.js';
@@ -20,6 +20,7 @@ import {
   generatedInputs,
   runJob,
   runMapTask,
+  splitInputOf,
   textRecords,
   type MapInput,
   type Params,
@@ -42,13 +43,16 @@ function textLines(files: Buffer[]): string[] {
 
 describe('wordcount', () => {
   it('tokenizes on exactly space, tab, LF, CR and FF, like StringTokenizer', () => {
-    const words: string[] = [];
-    forEachWord('  a\tb\r\nc\fd\u000be  \u00a0f ', (w) => words.push(w));
+    const words = (text: string): string[] => {
+      const bytes = Buffer.from(text, 'utf8');
+      const out: string[] = [];
+      forEachWord(bytes, (_bytes, start, end) => out.push(bytes.toString('utf8', start, end)), undefined);
+      return out;
+    };
     // Vertical tab and no-break space are not Java delimiters, so they stay inside words.
-    assert.deepEqual(words, ['a', 'b', 'c', 'd\u000be', '\u00a0f']);
-    const none: string[] = [];
-    forEachWord(' \t ', (w) => none.push(w));
-    assert.deepEqual(none, []);
+    assert.deepEqual(words('  a\tb\r\nc\fd\u000be  \u00a0f '), ['a', 'b', 'c', 'd\u000be', '\u00a0f']);
+    assert.deepEqual(words(' \t '), []);
+    assert.deepEqual(words('日本語 x'), ['日本語', 'x']);
   });
 
   it('counts the sample text like a plain split-and-count', async () => {
@@ -98,7 +102,7 @@ describe('grep', () => {
     assert.deepEqual(textLines(result.files), ['no such text anywhere\t0']);
   });
 
-  it('emits one (pattern, count) per map from cleanupMap, 0 included', async () => {
+  it('emits one (pattern, count) per map, 0 included', async () => {
     const re = /licen[cs]e/;
     for (const [i, part] of chunk(sampleLines, 3).entries()) {
       const expected = part.filter(([, l]) => re.test(l as string)).length;
@@ -112,13 +116,46 @@ describe('grep', () => {
     assert.deepEqual(empty.pairs, [[pattern, 0]]);
   });
 
-  it('does not carry a count over from an attempt that never reached cleanupMap', async () => {
+  it('carries no count over from an attempt that failed midway', async () => {
     const matching = sampleLines.filter(([, l]) => /licen[cs]e/.test(l as string)).slice(0, 5);
     assert.equal(matching.length, 5);
     const dead = fakeMapContext({ params: { pattern }, attemptId: 'm_0_0' });
-    for (const [k, v] of matching) await grep.map(k, v as string, dead.ctx);
+    const failing: SplitInput<InputFormat> = {
+      async *chunks() {
+        yield* splitInputOf(matching, 1).chunks();
+        throw new Error('lost the block');
+      },
+      records: () => splitInputOf(matching).records(),
+    };
+    await assert.rejects(Promise.resolve(grep.mapSplit!(failing as never, dead.ctx)), /lost the block/);
+    assert.deepEqual(dead.pairs, []);
     const retry = await runMapTask(asJob(grep), matching.slice(0, 2), { params: { pattern }, attemptId: 'm_0_1' });
     assert.deepEqual(retry.pairs, [[pattern, 2]]);
+  });
+
+  it('counts the lines that match when each is tested alone, for literals and regexes, in chunks of any size', () => {
+    const lines = ['the end', 'Straße naïve 日本語', '', 'abc\r', 'x\ry', 'a xx', 'yy b', 'foo ', 'foo', 'THE\tthe', 'licence\r', '\r', 'é', 'tail'];
+    const text = lines.join('\n');
+    const bytes = Buffer.from(text, 'utf8');
+    const patterns: [string, string][] = [
+      ['the', ''], ['Straße', ''], ['日本', ''], ['e$', ''], ['^$', ''], ['^T', ''], ['a[^x]*b', ''], ['a\\s*\\S*b', ''],
+      ['c$', ''], ['\\r', ''], ['x.y', 's'], ['foo(?!\\s)', ''], ['(?<=o)o$', ''], ['\\bthe\\b', 'i'], ['', ''], ['é', 'u'], ['^', 'm'], ['l$', ''],
+    ];
+    for (const [p, flags] of patterns) {
+      const re = new RegExp(p, flags);
+      // Lines as a reader gives them: without the newline and a CRLF line's CR.
+      const want = lines.filter((l) => re.test(l.replace(/\r$/, ''))).length;
+      const matcher = compileMatcher({ pattern: p, flags });
+      for (const size of [1, 2, 5, lines.length]) {
+        let got = 0;
+        for (let i = 0; i < lines.length; i += size) {
+          const last = i + size >= lines.length;
+          got += matcher.countMatchingLines(Buffer.from(lines.slice(i, i + size).join('\n') + (last ? '' : '\n'), 'utf8'));
+        }
+        assert.equal(got, want, `/${p}/${flags} in chunks of ${size} lines`);
+      }
+      assert.equal(matcher.countMatchingLines(Buffer.concat([bytes, Buffer.from('\n')])), want, `/${p}/${flags} with a final newline`);
+    }
   });
 
   it('outputs nothing for input without a split, and the zero line for splits without lines', async () => {
@@ -343,7 +380,7 @@ describe('teravalidate', () => {
   it('reports a gap inside a split and ignores what a dead attempt left behind', async () => {
     const recs = fixedRecords(Buffer.concat(await teragenData(300, 1)), 100);
     const dead = fakeMapContext({ attemptId: 'm_0_0' });
-    for (const [k, v] of recs.slice(0, 10)) teravalidate.map(k, v as Buffer, dead.ctx);
+    for (const [k, v] of recs.slice(0, 10)) teravalidate.map!(k, v as Buffer, dead.ctx);
     const withGap = recs.filter((_, i) => i !== 120);
     const { pairs } = await runMapTask(asJob(teravalidate), withGap, { attemptId: 'm_0_1' });
     assert.equal(pairs.length, 2, 'a new run after the gap');

@@ -16,11 +16,15 @@ import {
   type MapContext,
   type ReduceContext,
   type PrepareContext,
+  type InputFormat,
+  type SplitInput,
 } from 'minimr';
 
 export type Params = Record<string, JsonValue>;
 
 export interface ContextOptions {
+  /** How `emitKeyBytes` keys are decoded (default: text). */
+  keyCodec?: Codec<unknown>;
   params?: Params;
   shared?: JsonObject;
   mapIndex?: number;
@@ -56,6 +60,7 @@ export function fakeMapContext<K, V>(opts: ContextOptions = {}): { ctx: MapConte
     mapIndex,
     ...(opts.split ? { split: opts.split } : {}),
     emit: (k, v) => void pairs.push([k, v]),
+    emitKeyBytes: (bytes, start, end, v) => void pairs.push([(opts.keyCodec ?? codecs.text).decode(Buffer.from(bytes.subarray(start, end))) as K, v]),
   };
   return { ctx, pairs, counters };
 }
@@ -128,14 +133,42 @@ export interface RunOptions {
   splits?: { path: string; start: number; length: number }[];
 }
 
-/** Runs one map task: every record, then the job's cleanupMap, as the runtime does. */
+/**
+ * A map task's input as a whole-split map reads it: the records' bytes (text lines joined with
+ * `\n`, each line ending in one, as read from a file; fixed records back to back) in chunks of
+ * `linesPerChunk` records, or the records themselves.
+ */
+export function splitInputOf(input: MapInput, linesPerChunk = 7): SplitInput<InputFormat> {
+  let read = false;
+  const once = () => {
+    if (read) throw new Error('a split input is read once');
+    read = true;
+  };
+  return {
+    async *chunks() {
+      once();
+      for (let i = 0; i < input.length; i += linesPerChunk) {
+        const part = input.slice(i, i + linesPerChunk);
+        const bytes = Buffer.concat(part.map(([, v]) => (Buffer.isBuffer(v) ? v : Buffer.from(`${v as string}\n`, 'utf8'))));
+        yield { bytes, offset: part[0]![0] };
+      }
+    },
+    async *records() {
+      once();
+      for (const [k, v] of input) yield [k, v as never] as const;
+    },
+  };
+}
+
+/** Runs one map task: every record (or the whole split), then the job's cleanupMap, as the runtime does. */
 export async function runMapTask(
   job: AnyJobDefinition,
   input: MapInput,
   opts: ContextOptions = {},
 ): Promise<Collected<unknown, unknown> & { ctx: MapContext<unknown, unknown> }> {
-  const task = fakeMapContext<unknown, unknown>(opts);
-  for (const [k, v] of input) await job.map(k, v as never, task.ctx);
+  const task = fakeMapContext<unknown, unknown>({ keyCodec: (job.mapKey ?? codecs.msgpack()) as Codec<unknown>, ...opts });
+  if (job.mapSplit) await job.mapSplit(splitInputOf(input), task.ctx);
+  else for (const [k, v] of input) await job.map!(k, v as never, task.ctx);
   if (job.cleanupMap) await job.cleanupMap(task.ctx);
   return task;
 }

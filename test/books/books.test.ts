@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Books, MAX_FETCH_FAILURES_PER_REDUCE, type AttemptRecord, type Effect, type JobRecord, type TaskRecord } from '../../src/books/index.js';
 import type { Decision, SchedulingTrigger } from '../../src/scheduler/index.js';
+import { CountMinSketch, sketchSeeds, type SketchWire } from '../../src/skew/index.js';
 
 const TICK: SchedulingTrigger = { kind: 'tick' };
 
@@ -29,7 +30,12 @@ function submit(
   maps: readonly (readonly string[])[],
   reduces: number,
   now = 0,
-  extra: { maxAttempts?: number; reduceSlowStart?: number; inputPlacement?: { replication: number; windowMs: number } } = {},
+  extra: {
+    maxAttempts?: number;
+    reduceSlowStart?: number;
+    inputPlacement?: { replication: number; windowMs: number };
+    skew?: { strategy: 'hash' | 'simple' | 'cms'; partitionFactor: number; sketch?: SketchWire };
+  } = {},
 ): JobRecord {
   const { job } = books.submit(
     {
@@ -390,5 +396,127 @@ describe('books: snapshots', () => {
     assert.throws(() => {
       (snap.jobs[0]!.pendingTasks as unknown as unknown[]).push(1);
     }, TypeError);
+  });
+});
+
+describe('books: skew assignment', () => {
+  /** Map `index` succeeds on `workerId` having read 1000 bytes in `taskMs`, writing `partitionBytes`. */
+  function mapDone(books: Books, job: JobRecord, index: number, workerId: string, partitionBytes: number[], taskMs = 100): void {
+    const a = launch(books, job.maps[index]!, workerId, 10);
+    books.attemptSucceeded(a, 10 + taskMs, { inputBytes: 1000, outputBytes: 100, taskMs, partitionBytes });
+  }
+
+  it("'simple': reduces wait for every map whatever the slow start, then take partitions largest first (LPT), bound to the worker they were planned on", () => {
+    const books = cluster();
+    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, { reduceSlowStart: 0, skew: { strategy: 'simple', partitionFactor: 2 } });
+    assert.deepEqual(pendingIds(books), ['task_1_m_000000', 'task_1_m_000001']);
+    mapDone(books, job, 0, 'w1', [10, 40, 0, 0]);
+    assert.deepEqual(pendingIds(books, 200), ['task_1_m_000001'], 'half the sizes are not enough to plan on');
+    mapDone(books, job, 1, 'w2', [0, 0, 30, 20]);
+    // Sizes [10, 40, 30, 20], equal speeds, reducer 0 planned on w1 and reducer 1 on w2 (reduce slots
+    // dealt by worker id). By hand: 40 -> r0; 30 -> r1; 20 -> r1 (50 < 60); 10 -> r0 (50 < 60).
+    const r0 = launch(books, job.reduces[0]!, 'w2', 300);
+    assert.deepEqual(r0.reducePartitions, [2, 3], 'reduce 0 launched on w2 takes the group planned on w2');
+    const r1 = launch(books, job.reduces[1]!, 'w1', 300);
+    assert.deepEqual(r1.reducePartitions, [0, 1]);
+    books.attemptFailed(r0, { code: 'ETASK', message: 'boom' }, 310);
+    const again = launch(books, job.reduces[0]!, 'w3', 320);
+    assert.deepEqual(again.reducePartitions, [2, 3], 'a task keeps its group on every attempt');
+    books.attemptSucceeded(r1, 400, { inputBytes: 50, outputBytes: 5 });
+    books.attemptSucceeded(again, 450, { inputBytes: 50, outputBytes: 5 });
+    assert.deepEqual(job.skew!.counters, { REDUCE_PHASE_MS: 150, SKEW_ASSIGNMENT_MS: 0 }, 'first reduce launch (300) to last reduce success (450)');
+  });
+
+  it("'simple': a worker measured three times slower is given less to read", () => {
+    const books = cluster();
+    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, { skew: { strategy: 'simple', partitionFactor: 2 } });
+    mapDone(books, job, 0, 'w1', [10, 40, 0, 0], 100);
+    mapDone(books, job, 1, 'w2', [0, 0, 30, 20], 300);
+    // Map rates 10 and 3.33 bytes/ms: relative speeds 1.5 (w1) and 0.5 (w2). By hand, estimated
+    // time = bytes / speed: 40 -> r0 (26.7 < 80); 30 -> r0 (46.7 < 60); 20 -> r1 (40 < 60); 10 -> r0 (53.3 < 60).
+    assert.deepEqual(launch(books, job.reduces[0]!, 'w1', 500).reducePartitions, [0, 1, 2]);
+    assert.deepEqual(launch(books, job.reduces[1]!, 'w2', 500).reducePartitions, [3]);
+  });
+
+  it("'hash': reduce i reads the partitions p with p mod R = i, wherever it runs, as soon as the slow start allows", () => {
+    const books = cluster();
+    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, { reduceSlowStart: 0.5, skew: { strategy: 'hash', partitionFactor: 3 } });
+    mapDone(books, job, 0, 'w1', [1, 1, 1, 1, 1, 1]);
+    assert.deepEqual(launch(books, job.reduces[1]!, 'w3', 200).reducePartitions, [1, 3, 5]);
+    assert.deepEqual(launch(books, job.reduces[0]!, 'w1', 200).reducePartitions, [0, 2, 4]);
+  });
+
+  it("'cms': assigned at submission from the sketch, so the maps know the chosen row's seed before they run", () => {
+    const books = cluster();
+    const sketch = new CountMinSketch(3, 4);
+    for (let k = 0; k < 50; k++) sketch.add(Buffer.from(`key${k}`), 10, k < 5 ? 100 : 1);
+    const job = submit(books, 'job_1', [['w1']], 2, 0, { skew: { strategy: 'cms', partitionFactor: 2, sketch: sketch.toWire() } });
+    assert.equal(job.skew!.isPlanned, true);
+    assert.equal(job.skew!.seed, sketchSeeds(3)[job.skew!.row!]);
+    const chosen = job.skew!.rowMakespans!;
+    assert.equal(chosen[job.skew!.row!], Math.min(...chosen), 'the row with the smallest estimated reduce phase');
+  });
+});
+
+describe('books: memory', () => {
+  const step = { kind: 'step', factor: 3, minFraction: 0.1 } as const;
+
+  /** Books with w1 (4096 MB) and a job of two 2000 MB maps with a 3x step penalty and 60 s ideal duration. */
+  function elasticJob(options: ConstructorParameters<typeof Books>[0] = {}): { books: Books; job: JobRecord } {
+    const books = new Books(options);
+    books.workerJoined(worker('w1', '/r1', { mapSlots: 4 }), undefined, 0);
+    const map = { memoryMb: 2000, inputBytes: 0, preferredWorkers: [], idealDurationMs: 60_000, penalty: step, data: undefined };
+    const { job } = books.submit({ id: 'job_1', name: 'j', maps: [map, map], reduces: [], data: undefined }, 0);
+    return { books, job };
+  }
+
+  function grant(task: TaskRecord, memoryMb: number | undefined, elastic?: boolean): Decision {
+    return { kind: 'launch', taskId: task.id, jobId: task.job.id, workerId: 'w1', ...(memoryMb !== undefined ? { memoryMb } : {}), ...(elastic !== undefined ? { elastic } : {}), locality: 'any' };
+  }
+
+  it('a pending task shows its ideal memory, ideal duration and penalty model; the snapshot its memory step', () => {
+    const { books } = elasticJob();
+    const snap = books.snapshot(TICK, 0);
+    const t = snap.jobs[0]!.pendingTasks[0]!;
+    assert.deepEqual([t.memoryMb, t.idealDurationMs, t.penalty], [2000, 60_000, step]);
+    assert.equal(snap.memoryStepMb, 100);
+    assert.equal(elasticJob({ memoryStepMb: 64 }).books.snapshot(TICK, 0).memoryStepMb, 64);
+    assert.throws(() => new Books({ memoryStepMb: 0 }), /EBADCONF|memoryStepMb/);
+  });
+
+  it('an elastic grant is carried into the attempt, its view and the worker\'s free memory', () => {
+    const { books, job } = elasticJob();
+    const decisions = [grant(job.maps[0]!, 300), grant(job.maps[1]!, undefined)];
+    assert.deepEqual(books.check(books.snapshot(TICK, 0), decisions), []);
+    const [e1, e2] = books.apply(decisions, 0) as Array<Extract<Effect, { kind: 'launch' }>>;
+    assert.deepEqual([e1!.attempt.memoryMb, e1!.attempt.elastic], [300, true]);
+    assert.deepEqual([e2!.attempt.memoryMb, e2!.attempt.elastic], [2000, false], 'a launch without a grant is regular, at ideal memory');
+    const snap = books.snapshot(TICK, 1);
+    assert.equal(snap.workers[0]!.freeMemoryMb, 4096 - 2300);
+    const views = snap.jobs[0]!.runningAttempts;
+    assert.deepEqual(
+      views.map((a) => [a.memoryMb, a.idealMemoryMb, a.elastic, a.idealDurationMs, a.penalty?.kind]),
+      [
+        [300, 2000, true, 60_000, 'step'],
+        [2000, 2000, false, 60_000, 'step'],
+      ],
+    );
+  });
+
+  it('refuses a grant below the minimum, above free memory, off the step, contradicting its flag, or for a task without a penalty model', () => {
+    const { books, job } = elasticJob();
+    const snap = books.snapshot(TICK, 0);
+    const problems = (d: Decision[]) => books.check(snap, d).join('; ');
+    const t = job.maps[0]!;
+    assert.match(problems([grant(t, 100)]), /below its minimum 200 MB \(0\.1 of its ideal 2000 MB\)/);
+    assert.match(problems([grant(t, 250)]), /not a whole number of 100 MB steps/);
+    assert.match(problems([grant(t, 2000, true)]), /elastic with 2000 MB, not less than its ideal/);
+    assert.match(problems([grant(t, 1000, false)]), /yet says it is not elastic/);
+    assert.match(problems([grant(t, 2000), grant(job.maps[1]!, 2100)]), /w1: 4100 MB for 4096 MB free/);
+    assert.deepEqual(books.check(snap, [grant(t, 200), grant(job.maps[1]!, 1900, true)]), [], 'the minimum itself and whole steps are fine');
+    // A task without a penalty model (no profile) runs only with its ideal memory.
+    const plain = submit(books, 'job_2', [[]], 0);
+    assert.match(books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 500)]).join('; '), /has no penalty model/);
+    assert.deepEqual(books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 600)]), [], 'more than ideal is a regular grant');
   });
 });

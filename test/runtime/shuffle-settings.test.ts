@@ -35,6 +35,16 @@ describe('job settings', () => {
     }
   });
 
+  it('the hash table takes a share of the map buffer in [0, 1), 0.5 unless set; anything else is EBADJOB', () => {
+    assert.deepEqual(validateJobConf({ 'shuffle.map.hashCombinePercent': 0 }), { 'shuffle.map.hashCombinePercent': 0 });
+    assert.deepEqual(validateJobConf({ 'shuffle.map.hashCombinePercent': 0.25 }), { 'shuffle.map.hashCombinePercent': 0.25 });
+    for (const bad of [1, -0.1, '0.5', null]) {
+      assert.throws(() => validateJobConf({ 'shuffle.map.hashCombinePercent': bad }), (e: unknown) => e instanceof MinimrError && e.code === 'EBADJOB' && /hashCombinePercent/.test(e.message));
+    }
+    assert.equal(attemptShuffleSettings(submission(), 'map', 164).hashCombinePercent, 0.5);
+    assert.equal(attemptShuffleSettings(submission({ 'shuffle.map.hashCombinePercent': 0 }), 'map', 164).hashCombinePercent, 0);
+  });
+
   it("a task's ideal memory is its buffer plus the fixed overhead", () => {
     assert.equal(idealMemoryMb(submission({ 'shuffle.map.bufferBytes': 16 * MiB }), 'map'), 16 + 100);
     assert.equal(idealMemoryMb(submission(), 'reduce'), 64 + 100);

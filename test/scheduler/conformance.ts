@@ -208,6 +208,9 @@ export function randomSnapshot(seed: number): ClusterSnapshot {
     });
   });
   const ids = workers.map((w) => w.id);
+  // Estimates and penalty models for memory-elastic policies, from a stream of their own so the
+  // snapshots every other policy sees stay as they were.
+  const profile = seededRandom(seed + 7919);
   const jobs: JobView[] = Array.from({ length: Math.floor(rand() * 5) }, (_, j) => {
     const jobId = `j${j}`;
     const mapsLeft = rand() < 0.7;
@@ -217,6 +220,7 @@ export function randomSnapshot(seed: number): ClusterSnapshot {
         preferredWorkers: mapsLeft ? subset(rand, ids, 0.3) : [],
         memoryMb: 128 * (1 + Math.floor(rand() * 12)),
         failedOnWorkers: subset(rand, ids, 0.15),
+        ...(profile() < 0.6 ? { idealDurationMs: 1000 + Math.floor(profile() * 60_000), penalty: { kind: 'step', factor: 1 + profile() * 2, minFraction: 0.1 } } : {}),
       }),
     );
     const runningAttempts = ids.length === 0 ? [] : Array.from({ length: Math.floor(rand() * 3) }, (_, a) => ({
@@ -228,6 +232,8 @@ export function randomSnapshot(seed: number): ClusterSnapshot {
       startTime: 0,
       progress: rand(),
       memoryMb: 256,
+      idealMemoryMb: 256,
+      elastic: false,
       locality: 'any' as const,
       inputWorkers: [],
       inputBytes: 0,

@@ -18,7 +18,7 @@ describe('validateDecisions', () => {
     mkTask('j', 'reduce', 1),
   ];
   const running = [
-    { id: 'j-m9_1', taskId: 'j-m9', jobId: 'j', kind: 'map' as const, workerId: 'w2', startTime: 0, progress: 0.5, memoryMb: 256, locality: 'any' as const, inputWorkers: [], inputBytes: 0 },
+    { id: 'j-m9_1', taskId: 'j-m9', jobId: 'j', kind: 'map' as const, workerId: 'w2', startTime: 0, progress: 0.5, memoryMb: 256, idealMemoryMb: 256, elastic: false, locality: 'any' as const, inputWorkers: [], inputBytes: 0 },
   ];
   const s = mkSnapshot(workers, [mkJob('j', tasks, { runningAttempts: running })]);
   const launch = (taskId: string, workerId: string, over: Partial<Extract<Decision, { kind: 'launch' }>> = {}): Decision => ({

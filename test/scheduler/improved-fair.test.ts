@@ -40,6 +40,8 @@ function attempt(jobId: string, index: number, workerId: string, startTime: numb
     startTime,
     progress: 0.5,
     memoryMb: 256,
+    idealMemoryMb: 256,
+    elastic: false,
     locality,
     inputWorkers: [],
     inputBytes: 64 * MB,

@@ -157,7 +157,7 @@ test('a combiner that changes the key is refused, and no output is left', async 
       combiner: (key, _values, emit) => emit(Buffer.concat([key, Buffer.from('!')]), Buffer.alloc(0)),
     });
     buffer.collect(0, Buffer.from('k'), Buffer.from('v'));
-    await assert.rejects(buffer.finish(), (e: unknown) => isMinimrError(e, 'ETASK'));
+    await assert.rejects(buffer.finish(), (e: unknown) => isMinimrError(e, 'EBADJOB'));
     await assert.rejects(readdir(dir), { code: 'ENOENT' }, 'nothing left, not even the directory');
   });
 });

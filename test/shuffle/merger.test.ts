@@ -116,7 +116,7 @@ test('applyCombiner combines each key group and refuses a changed key', () => {
   assert.equal(counters.combineOutputRecords, 2);
   assert.throws(
     () => [...applyCombiner(records, (key, _v, emit) => emit(Buffer.from('zz'), key))],
-    (e: unknown) => isMinimrError(e, 'ETASK'),
+    (e: unknown) => isMinimrError(e, 'EBADJOB'),
   );
 });
 

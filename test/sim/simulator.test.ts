@@ -161,12 +161,20 @@ describe('simulator: hand-computed FIFO runs', () => {
 describe('simulator: model', () => {
   test('step penalty: an under-sized map takes factor x its work', () => {
     const r = simulate({
-      workload: { name: 'p', jobs: [job('job_0001', 0, [task(10_000, { penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 } })])] },
+      workload: { name: 'p', jobs: [job('job_0001', 0, [task(10_000, { memoryMb: 1000, penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 } })])] },
       cluster: cluster(worker('w1', 'r1')),
       policy: grantingPolicy(0.5),
+      sampleEveryMs: 5_000,
     });
-    assert.equal(r.run.attempts[0]!.memoryMb, 512);
+    assert.deepEqual([r.run.attempts[0]!.memoryMb, r.run.attempts[0]!.idealMemoryMb], [500, 1000]);
     assert.equal(r.run.jobs[0]!.finishMs, 15_000);
+    assert.deepEqual(r.run.utilization.map((u) => [u.timeMs, u.elasticAttempts, u.memoryUsedMb]), [
+      [0, 0, 0],
+      [5_000, 1, 500],
+      [10_000, 1, 500],
+      [15_000, 1, 500], // the left limit at 15 s
+      [15_000, 0, 0], // the run's end
+    ]);
   });
 
   test('spill penalty: T + spilled / disk rate, sawtooth rule for reducers', () => {
@@ -181,19 +189,17 @@ describe('simulator: model', () => {
     assert.equal(r.run.jobs[0]!.finishMs, 19_000);
   });
 
-  test('below the minimum allocation the attempt fails at once, and the job fails after maxAttempts', () => {
-    const r = simulate({
-      workload: { name: 'p', jobs: [job('job_0001', 0, [task(10_000, { penalty: { kind: 'step', factor: 3, minFraction: 0.5 } })])] },
-      cluster: cluster(worker('w1', 'r1')),
-      policy: grantingPolicy(0.25),
-      maxAttempts: 3,
-    });
-    assert.deepEqual(r.run.attempts.map((a) => [a.outcome, a.cause, a.endMs - a.startMs]), [
-      ['failed', 'out-of-memory', 0],
-      ['failed', 'out-of-memory', 0],
-      ['failed', 'out-of-memory', 0],
-    ]);
-    assert.equal(r.run.jobs[0]!.state, 'failed');
+  test('a grant below the minimum allocation is refused by the books: the run stops naming it', () => {
+    assert.throws(
+      () =>
+        simulate({
+          workload: { name: 'p', jobs: [job('job_0001', 0, [task(10_000, { memoryMb: 1200, penalty: { kind: 'step', factor: 3, minFraction: 0.5 } })])] },
+          cluster: cluster(worker('w1', 'r1')),
+          policy: grantingPolicy(0.25),
+          maxAttempts: 3,
+        }),
+      /grants task_0001_m_000000 300 MB, below its minimum 600 MB/,
+    );
   });
 
   for (const [label, racks, mbps, remoteRack] of [

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { MinimrError } from '../../src/errors.js';
-import { clusterFromSlsTrace, parseSlsTrace, readWorkloadFile, readWorkloadJson, tyrexWorkload, workloadToJson, improvedFairWorkload } from '../../src/sim/index.js';
+import { clusterFromSlsTrace, fawkesWorkload, parseSlsTrace, readWorkloadFile, readWorkloadJson, tyrexWorkload, workloadToJson, improvedFairWorkload } from '../../src/sim/index.js';
 
 // Maps at container.priority 20 and reduces at 10, as Hadoop's SLS sample traces have them.
 const GOOD = `
@@ -81,11 +81,20 @@ describe('SLS traces', () => {
 
 describe('minimr workload JSON', () => {
   test('round trip of generated workloads (with pools, penalties and replicas)', () => {
-    for (const w of [tyrexWorkload({ variant: 'lvw', seed: 5, scale: 0.1 }), improvedFairWorkload()]) {
+    for (const w of [tyrexWorkload({ variant: 'lvw', seed: 5, scale: 0.1 }), improvedFairWorkload(), fawkesWorkload({ variant: 'e', scale: 0.05 })]) {
       const text = workloadToJson(w);
       assert.deepEqual(readWorkloadJson(text), w);
       assert.deepEqual(readWorkloadFile(text, 'x.json'), w);
     }
+  });
+
+  test('MR-clusters: each named once with a whole minimum share', () => {
+    const base = JSON.parse(workloadToJson(fawkesWorkload({ variant: 'a', scale: 0.02 }))) as Record<string, unknown>;
+    const withClusters = (mrClusters: unknown) => JSON.stringify({ ...base, mrClusters });
+    assert.throws(() => readWorkloadJson(withClusters([{ name: 'x', minNodes: 0 }])), /MR-cluster "x": "minNodes" must be a whole number >= 1/);
+    assert.throws(() => readWorkloadJson(withClusters([{ name: 'x', minNodes: 1 }, { name: 'x', minNodes: 2 }])), /MR-cluster "x" is listed twice/);
+    assert.throws(() => readWorkloadJson(withClusters([{ name: 'default', minNodes: 1 }])), /other than "default"/);
+    assert.throws(() => readWorkloadJson(withClusters({})), /"mrClusters" must be an array/);
   });
 
   test('bad fields are EBADCONF naming the job and field', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { planReducerSlots, WorkerSpeedBook } from '../../src/runtime/job-skew.js';
+import { planReducerSlots, WorkerSpeedBook } from '../../src/books/index.js';
 import { CountMinSketch, hashAssignment, partitionsByReducer, simpleAssignment, sketchAssignment } from '../../src/skew/index.js';
 import { seededRandom } from '../../src/util/index.js';
 

@@ -1,7 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it, before, after } from 'node:test';
 import { isMinimrError } from '../../src/errors.js';
-import { computeSplits, FsClient, openFixedRecordReader, openLineReader, type BatchOptions, type RecordBatchReader } from '../../src/storage/index.js';
+import {
+  computeSplits,
+  FsClient,
+  openFixedRecordChunkReader,
+  openFixedRecordReader,
+  openLineChunkReader,
+  openLineReader,
+  type BatchOptions,
+  type InputSplit,
+  type RecordBatchReader,
+  type RecordChunk,
+  type RecordChunkReader,
+} from '../../src/storage/index.js';
 import { pseudoRandomBytes, seededRandom, silentLogger, startCluster, type TestCluster } from './helpers.js';
 
 /** The reference, computed without the reader: Hadoop's records are the `\n`-split lines, CR dropped, no empty record after a final newline. */
@@ -62,6 +74,20 @@ async function linesThroughSplits(fs: FsClient, path: string, options?: BatchOpt
     lines.push(...got.values);
   }
   return { offsets, lines, splits: splits.length };
+}
+
+/** Every split's chunks, in split order. */
+async function chunksThroughSplits(fs: FsClient, path: string, open: (split: InputSplit) => RecordChunkReader): Promise<RecordChunk[]> {
+  const chunks: RecordChunk[] = [];
+  for (const split of computeSplits(path, await fs.getBlocks(path))) {
+    const reader = open(split);
+    try {
+      for (let c = await reader.next(); c !== null; c = await reader.next()) chunks.push(c);
+    } finally {
+      await reader.close();
+    }
+  }
+  return chunks;
 }
 
 describe('input splits and record readers', () => {
@@ -129,6 +155,42 @@ describe('input splits and record readers', () => {
       assert.deepEqual(got.lines, expected.lines, name);
       assert.deepEqual(got.offsets, expected.offsets, name);
     }
+  });
+
+  for (const blockSize of [64, 1000]) {
+    it(`line chunks: block size ${blockSize}: whole lines only, the splits' chunks back to back are the file, cut into the line reader's lines`, async () => {
+      const content = Buffer.from(randomText(blockSize + 7, blockSize < 100 ? 150 : 400, blockSize * 2), 'utf8');
+      const path = `/chunks/${blockSize}.txt`;
+      await fs.put(content, path, { blockSize, replication: 1 });
+      const chunks = await chunksThroughSplits(fs, path, (split) => openLineChunkReader(fs, split));
+      assert.ok(chunks.length > 5);
+      let at = 0;
+      for (const c of chunks) {
+        assert.equal(c.offset, at, 'each chunk starts where the one before ended');
+        assert.ok(c.offset === 0 || content[c.offset - 1] === 0x0a, 'a chunk starts at a line start');
+        const end = c.offset + c.bytes.length;
+        assert.ok(c.bytes[c.bytes.length - 1] === 0x0a || end === content.length, 'a chunk ends after a newline or at the end of the file');
+        assert.ok(c.bytes.equals(content.subarray(c.offset, end)));
+        at = end;
+      }
+      assert.equal(at, content.length);
+      // Cut at newlines (CR dropped), the chunks give exactly the line reader's lines.
+      const fromChunks = chunks.flatMap((c) => referenceLines(c.bytes.toString('utf8')).lines);
+      assert.deepEqual(fromChunks, (await linesThroughSplits(fs, path)).lines);
+    });
+  }
+
+  it('fixed record chunks: whole records, back to back, the file', async () => {
+    const data = pseudoRandomBytes(100 * 57, 250);
+    await fs.put(data, '/chunks/fixed', { blockSize: 250, replication: 1 });
+    const chunks = await chunksThroughSplits(fs, '/chunks/fixed', (split) => openFixedRecordChunkReader(fs, split, 100));
+    let at = 0;
+    for (const c of chunks) {
+      assert.equal(c.offset, at);
+      assert.equal(c.bytes.length % 100, 0);
+      at += c.bytes.length;
+    }
+    assert.ok(Buffer.concat(chunks.map((c) => c.bytes)).equals(data));
   });
 
   it('lines: closing a reader early stops reading', async () => {

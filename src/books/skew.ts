@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import {
   CountMinSketch,
   hashAssignment,
@@ -6,23 +5,78 @@ import {
   simpleAssignment,
   sketchAssignment,
   type PartitionAssignment,
+  type SketchWire,
+  type SkewStrategy,
 } from '../skew/index.js';
-import { SKEW_CONF_DEFAULTS, type Counters, type JobSubmission, type SkewStatus, type SkewStrategy, type TaskKind } from './protocol.js';
+import type { TaskKind } from '../scheduler/index.js';
+
+/** How a job's map output is partitioned and given to its reduces, as an engine hands it to the books. */
+export interface SkewPlan {
+  readonly strategy: SkewStrategy;
+  /** Virtual partitions per reducer: maps write P = factor x R partitions. */
+  readonly partitionFactor: number;
+  /** 'cms': the sketch of a sample of the input; without one a 'cms' job is assigned like 'simple'. */
+  readonly sketch?: SketchWire;
+  /** 'cms': what sampling cost the client, for the status. */
+  readonly sampleMs?: number;
+  readonly sampledRecords?: number;
+}
+
+/** What the books decided for a job's partitions (JobStatus.skew). */
+export interface SkewStatus {
+  strategy: SkewStrategy;
+  partitionFactor: number;
+  /** P, the number of map output partitions. */
+  partitions: number;
+  /** 'cms': the sketch row whose hash partitions the map output, its seed, every row's estimate. */
+  row?: number;
+  seed?: number;
+  rowMakespans?: number[];
+  sampleMs?: number;
+  sampledRecords?: number;
+  /** Time spent computing the assignment, ms (also the SKEW_ASSIGNMENT_MS counter). */
+  assignmentMs?: number;
+  /** Relative speeds (mean 1) of the workers the reducers were planned on. */
+  speeds?: Record<string, number>;
+  /** Estimated reduce-phase time of the assignment, bytes / relative speed. */
+  estimatedMakespan?: number;
+  /** First reduce launch to last reduce success, ms (also REDUCE_PHASE_MS). */
+  reducePhaseMs?: number;
+  reducers: SkewReducerStatus[];
+}
+
+export interface SkewReducerStatus {
+  index: number;
+  partitions: number[];
+  plannedWorker?: string;
+  /** Worker of the successful attempt. */
+  workerId?: string;
+  estimatedBytes?: number;
+  inputBytes?: number;
+  inputRecords?: number;
+  taskMs?: number;
+}
+
+/** A stopwatch for what planning costs (ms, any origin); the books read no clock of their own. */
+export type Stopwatch = () => number;
 
 /**
- * A job's virtual partitions and their assignment to reduce tasks, as the JobTracker keeps it.
+ * A job's virtual partitions and their assignment to reduce tasks, kept by the books for both
+ * engines (the JobTracker's maps partition by it and its reduces read by it; the simulator's reduce
+ * work follows the bytes it assigns).
  *
  * Maps write P = factor x R partitions. Which partitions a reduce reads is decided once:
  *  - 'hash': reduce i reads {p : p mod R = i}. Because P is a multiple of R, (h mod P) mod R = h mod R:
  *    every key goes to the reducer it goes to today, whatever the factor (same output bytes).
- *  - 'simple': when the last map has finished (reduces start only then), from the exact partition
- *    sizes the maps reported, by Simple Partitions Assignment.
+ *  - 'simple': when the last map has finished (the books open such a job's reduces only then,
+ *    whatever its slow start), from the exact partition sizes the maps reported, by Simple
+ *    Partitions Assignment.
  *  - 'cms': at submission, from the client's sketch (the maps must know the row's hash before they
  *    write anything), by Count-Min Sketch Assignment.
  *
  * Reducer i of an assignment is planned on a worker (reduce slots of the live workers, dealt round
  * robin by worker id) and estimated with that worker's speed. The scheduling policy, not the
- * JobTracker, picks where a reduce task runs, so the plan is kept by binding lazily: when a reduce
+ * books, picks where a reduce task runs, so the plan is kept by binding lazily: when a reduce
  * task is first launched on worker W it takes an unclaimed group of partitions planned for W, or
  * failing that the group planned on the worker whose speed is closest to W's. The task keeps its
  * group for every later attempt. (With one reduce slot per worker and R = workers, as in the skew
@@ -48,16 +102,16 @@ export class JobSkew {
   private reducePhaseStart?: number;
   private reducePhaseEnd?: number;
 
-  constructor(submission: JobSubmission) {
-    const conf = { ...SKEW_CONF_DEFAULTS, ...submission.conf };
-    this.strategy = conf['skew.strategy'];
-    this.factor = conf['skew.partitionFactor'];
-    this.reducers = submission.reducers;
-    this.partitions = submission.reducers * this.factor;
-    if (submission.skewSample) {
-      this.sampleMs = submission.skewSample.sampleMs;
-      this.sampledRecords = submission.skewSample.inputRecords;
-    }
+  private readonly sketch?: SketchWire;
+
+  constructor(plan: SkewPlan, reducers: number) {
+    this.strategy = plan.strategy;
+    this.factor = plan.partitionFactor;
+    this.reducers = reducers;
+    this.partitions = reducers * this.factor;
+    if (plan.sketch) this.sketch = plan.sketch;
+    if (plan.sampleMs !== undefined) this.sampleMs = plan.sampleMs;
+    if (plan.sampledRecords !== undefined) this.sampledRecords = plan.sampledRecords;
   }
 
   get isPlanned(): boolean {
@@ -65,28 +119,33 @@ export class JobSkew {
   }
 
   /** Whether the assignment must be made before any map runs ('cms'), from the client's sketch. */
-  plansAtSubmission(submission: JobSubmission): boolean {
-    return this.strategy === 'cms' && this.reducers > 0 && submission.skewSample !== undefined;
+  get plansAtSubmission(): boolean {
+    return this.strategy === 'cms' && this.reducers > 0 && this.sketch !== undefined;
+  }
+
+  /** 'simple' needs every partition's size: its reduces wait for the last map. */
+  get needsEveryMap(): boolean {
+    return this.strategy === 'simple' && this.reducers > 0;
   }
 
   /** 'cms': chooses the row and the reducer of every partition from the sketch. */
-  planFromSketch(submission: JobSubmission, slots: readonly ReducerSlot[]): void {
-    const started = performance.now();
-    const sketch = CountMinSketch.fromWire(submission.skewSample!.sketch);
+  planFromSketch(slots: readonly ReducerSlot[], stopwatch: Stopwatch): void {
+    const started = stopwatch();
+    const sketch = CountMinSketch.fromWire(this.sketch!);
     const chosen = sketchAssignment(sketch, slots.map((s) => s.speed));
     this.row = chosen.row;
     this.seed = chosen.seed;
     this.rowMakespans = chosen.rowMakespans;
     this.adopt(chosen.assignment, slots);
-    this.assignmentMs += performance.now() - started;
+    this.assignmentMs += stopwatch() - started;
   }
 
   /** 'hash' and 'simple': assigns from the partition sizes the maps measured (bytes of each partition). */
-  planFromMapOutputs(partitionBytes: readonly number[], slots: readonly ReducerSlot[]): void {
-    const started = performance.now();
+  planFromMapOutputs(partitionBytes: readonly number[], slots: readonly ReducerSlot[], stopwatch: Stopwatch): void {
+    const started = stopwatch();
     const speeds = slots.map((s) => s.speed);
     this.adopt(this.strategy === 'simple' ? simpleAssignment(partitionBytes, speeds) : hashAssignment(partitionBytes, speeds), slots);
-    this.assignmentMs += performance.now() - started;
+    this.assignmentMs += stopwatch() - started;
   }
 
   private adopt(assignment: PartitionAssignment, slots: readonly ReducerSlot[]): void {
@@ -129,13 +188,17 @@ export class JobSkew {
     this.reducePhaseStart ??= now;
   }
 
-  /** Called when the last reduce succeeded; returns the job counters this adds. */
-  reducesDone(now: number): Counters {
+  reducesDone(now: number): void {
     this.reducePhaseEnd = now;
-    return { REDUCE_PHASE_MS: now - (this.reducePhaseStart ?? now), SKEW_ASSIGNMENT_MS: Math.round(this.assignmentMs * 1000) / 1000 };
   }
 
-  status(reduces: readonly { index: number; successfulAttempt?: { workerId: string; counters: Counters } }[]): SkewStatus {
+  /** The job counters the reduce phase adds, once its last reduce succeeded. */
+  get counters(): Readonly<Record<string, number>> {
+    if (this.reducePhaseEnd === undefined) return {};
+    return { REDUCE_PHASE_MS: this.reducePhaseEnd - (this.reducePhaseStart ?? this.reducePhaseEnd), SKEW_ASSIGNMENT_MS: round3(this.assignmentMs) };
+  }
+
+  status(reduces: readonly { index: number; successfulAttempt?: { workerId: string; counters: Counts } }[]): SkewStatus {
     return {
       strategy: this.strategy,
       partitionFactor: this.factor,
@@ -176,15 +239,19 @@ interface PartitionGroup {
   claimedBy: number | undefined;
 }
 
-/** A reducer of a plan: the worker it is expected to run on and that worker's relative speed. */
+type Counts = Readonly<Record<string, number | undefined>>;
+
 /**
- * The JobTracker's side of skew assignment: reducer slots planned on the live workers, weighted by
- * the speeds their successful attempts measured.
+ * The books' side of skew assignment, across jobs: reducer slots planned on the live workers,
+ * weighted by the speeds their successful attempts measured.
  */
 export class SkewPlanner {
   private readonly speeds = new WorkerSpeedBook();
 
-  constructor(private readonly liveWorkers: () => readonly { readonly workerId: string; readonly reduceSlots: number }[]) {}
+  constructor(
+    private readonly liveWorkers: () => readonly { readonly workerId: string; readonly reduceSlots: number }[],
+    private readonly stopwatch: Stopwatch,
+  ) {}
 
   private reducerSlots(reducers: number): ReducerSlot[] {
     const workers = this.liveWorkers();
@@ -193,15 +260,15 @@ export class SkewPlanner {
   }
 
   /** Plans a 'cms' job from its sketch before its maps run; false when the job plans later. */
-  planAtSubmission(skew: JobSkew, submission: JobSubmission): boolean {
-    if (!skew.plansAtSubmission(submission)) return false;
-    skew.planFromSketch(submission, this.reducerSlots(skew.reducers));
+  planAtSubmission(skew: JobSkew): boolean {
+    if (!skew.plansAtSubmission) return false;
+    skew.planFromSketch(this.reducerSlots(skew.reducers), this.stopwatch);
     return true;
   }
 
   /** The partitions a reduce attempt on `workerId` reads, planning the job from its map outputs first if need be. */
   partitionsFor(skew: JobSkew, mapOutputBytes: () => readonly number[], taskIndex: number, workerId: string, launchedAt: number): number[] {
-    if (!skew.isPlanned) skew.planFromMapOutputs(mapOutputBytes(), this.reducerSlots(skew.reducers));
+    if (!skew.isPlanned) skew.planFromMapOutputs(mapOutputBytes(), this.reducerSlots(skew.reducers), this.stopwatch);
     skew.reduceLaunched(launchedAt);
     const ids = this.liveWorkers().map((w) => w.workerId);
     const speeds = this.speeds.relativeSpeeds(ids.includes(workerId) ? ids : [...ids, workerId]);
@@ -213,6 +280,7 @@ export class SkewPlanner {
   }
 }
 
+/** A reducer of a plan: the worker it is expected to run on and that worker's relative speed. */
 export interface ReducerSlot {
   readonly workerId: string;
   readonly speed: number;

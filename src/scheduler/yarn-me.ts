@@ -1,0 +1,463 @@
+/**
+ * YARN-ME: memory-elastic scheduling (Iorgulescu et al., ATC 2017; yarn-me.md), as a pure policy.
+ * A task granted less than its ideal memory still runs, only slower (it spills); YARN-ME grants
+ * such *elastic* allocations where YARN would leave memory idle, whenever that does not make the
+ * task its job's straggler. With elasticity off the same loop is plain YARN (the `yarn` policy:
+ * regular allocation, reservations, fair queue order; yarn.ts).
+ *
+ * The decision loop, on each node N's heartbeat (any other trigger visits every node with a free
+ * slot, in id order):
+ *   1. J = the job that reserved N, else the next job of the queue (fair share order).
+ *   2. T = J's next task (node-local first). If T fits regularly (its ideal memory is free on N):
+ *      allocate regular.
+ *   3. Else if T fits elastically: the grant in [minimum, free] (whole memory steps) of lowest
+ *      predicted duration, the smallest among equal ones (the reduce sawtooth); allocate elastic
+ *      only if now + that duration does not pass J's estimated completion from the timeline
+ *      generator (timeline.ts): an elastic task must never become J's straggler.
+ *   4. If T got nothing: reserve N for J. Tasks of other jobs may still use a reserved N only if
+ *      they end before J's task could start there (backfilling).
+ *   5. Disk contention: elastic tasks on a node together use at most `diskShare` of its disk
+ *      bandwidth (their spill rates, penalty.ts); no new elastic task starts beyond it.
+ * Repeat on N while something was allocated.
+ *
+ * Durations are the tasks' estimates (TaskView.idealDurationMs and penalty): a task without them
+ * (no profile) runs only regular. Reservations are the only state kept between calls; they are
+ * derived from the snapshots and dropped when their job or node is gone or has nothing pending.
+ */
+import { MinimrError } from '../errors.js';
+import { parsePolicyOptions, type OptionKind } from './fair.js';
+import { minimumGrantMb, memoryStepOf } from './memory.js';
+import { BestPlacedPicker, pendingIndex } from './pending-index.js';
+import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
+import { localityOf, visitingOrder, type Room } from './rooms.js';
+import { Timeline, type TimelineJob, type TimelineRelease, type TimelineTasks } from './timeline.js';
+import type { AttemptView, ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
+import { Reservations, fairShareOrder, memoryInUse, requeue } from './yarn.js';
+
+export interface YarnMeOptions {
+  /** Elastic allocations (step 3); false: YARN's regular allocation only. */
+  readonly elastic: boolean;
+  /** Step 4's backfilling of reserved nodes; plain YARN does not. */
+  readonly backfillReserved: boolean;
+  /** Step 5: the share of a node's disk bandwidth its elastic tasks may use together. */
+  readonly diskShare: number;
+  /** The timeline is rebuilt on job arrival or departure and at least this often (a YARN NodeManager heartbeat). */
+  readonly timelineRefreshMs: number;
+}
+
+export const DEFAULT_YARN_ME_OPTIONS: YarnMeOptions = Object.freeze({ elastic: true, backfillReserved: true, diskShare: 0.5, timelineRefreshMs: 1000 });
+export const DEFAULT_YARN_OPTIONS: YarnMeOptions = Object.freeze({ ...DEFAULT_YARN_ME_OPTIONS, elastic: false, backfillReserved: false });
+
+type TunableOption = 'backfillReserved' | 'diskShare' | 'timelineRefreshMs';
+const YARN_ME_OPTION_KINDS: Readonly<Record<TunableOption, OptionKind>> = { backfillReserved: 'boolean', diskShare: 'fraction', timelineRefreshMs: 'ms' };
+
+/** `--policy-options` of yarn-me: backfillReserved (true), diskShare (0.5), timelineRefreshMs (1000). A bad field is EBADCONF naming it. */
+export function parseYarnMeOptions(raw: Readonly<Record<string, unknown>>): YarnMeOptions {
+  const { backfillReserved, diskShare, timelineRefreshMs } = DEFAULT_YARN_ME_OPTIONS;
+  return { elastic: true, ...parsePolicyOptions('yarn-me', raw, { backfillReserved, diskShare, timelineRefreshMs }, YARN_ME_OPTION_KINDS, 'EBADCONF') };
+}
+
+/** `--policy-options` of yarn: backfillReserved (false). A bad field is EBADCONF naming it. */
+export function parseYarnOptions(raw: Readonly<Record<string, unknown>>): YarnMeOptions {
+  const parsed = parsePolicyOptions('yarn', raw, { backfillReserved: DEFAULT_YARN_OPTIONS.backfillReserved }, { backfillReserved: 'boolean' }, 'EBADCONF');
+  return { ...DEFAULT_YARN_OPTIONS, ...parsed };
+}
+
+const NOTHING: readonly Decision[] = Object.freeze([]);
+
+/** Workers by id, once per snapshot's worker list (immutable, shared while no worker changes). */
+const workerIndex = new WeakMap<readonly WorkerView[], Map<string, WorkerView>>();
+
+function workerById(snapshot: ClusterSnapshot, id: string): WorkerView | undefined {
+  let index = workerIndex.get(snapshot.workers);
+  if (!index) {
+    index = new Map(snapshot.workers.map((w) => [w.id, w]));
+    workerIndex.set(snapshot.workers, index);
+  }
+  return index.get(id);
+}
+
+/** The smallest grant any of these tasks could get (elastic: its minimum in whole steps), once per list. */
+const smallestGrants = new WeakMap<readonly TaskView[], { step: number; regular: number; elastic: number }>();
+
+function smallestGrantMb(tasks: readonly TaskView[], elastic: boolean, step: number): number {
+  let known = smallestGrants.get(tasks);
+  if (!known || known.step !== step) {
+    known = { step, regular: Number.POSITIVE_INFINITY, elastic: Number.POSITIVE_INFINITY };
+    for (const t of tasks) {
+      known.regular = Math.min(known.regular, t.memoryMb);
+      const least = t.penalty !== undefined && t.idealDurationMs !== undefined ? Math.ceil(minimumGrantMb(t.memoryMb, t.penalty) / step) * step : t.memoryMb;
+      known.elastic = Math.min(known.elastic, least, t.memoryMb);
+    }
+    smallestGrants.set(tasks, known);
+  }
+  return elastic ? known.elastic : known.regular;
+}
+
+/** What a policy grants a task on a node. */
+interface Grant {
+  readonly memoryMb: number;
+  readonly elastic: boolean;
+}
+
+function diskOf(worker: WorkerView): number {
+  return worker.diskMBps > 0 ? worker.diskMBps : DEFAULT_DISK_MBPS;
+}
+
+/** A job's mean successful task time of `kind` so far (ms), for tasks without an estimate; undefined before any. */
+function meanTaskMs(job: JobView, kind: TaskKind): number | undefined {
+  const done = kind === 'map' ? job.mapsCompleted : job.reducesCompleted;
+  const ms = kind === 'map' ? job.stats.completedMapMs : job.stats.completedReduceMs;
+  return done > 0 ? ms / done : undefined;
+}
+
+/** A job's pending tasks not yet launched, as runs of alike tasks (kind, memory, estimated duration). */
+function alikeGroups(job: JobView, launched: ReadonlySet<string>): TimelineTasks[] {
+  const groups: TimelineTasks[] = [];
+  let last: { kind: TaskKind; memoryMb: number; durationMs: number; count: number } | undefined;
+  for (const t of job.pendingTasks) {
+    if (launched.has(t.id)) continue;
+    const durationMs = t.idealDurationMs ?? meanTaskMs(job, t.kind) ?? 0;
+    if (last && last.kind === t.kind && last.memoryMb === t.memoryMb && last.durationMs === durationMs) last.count++;
+    else groups.push((last = { kind: t.kind, memoryMb: t.memoryMb, durationMs, count: 1 }));
+  }
+  return groups;
+}
+
+/** A running attempt's predicted duration from its task's estimates; undefined when it has none. */
+function predictedAttemptMs(a: AttemptView, worker: WorkerView | undefined): number | undefined {
+  if (a.idealDurationMs === undefined) return undefined;
+  return penalizedMs(a.idealMemoryMb, a.penalty, a.idealDurationMs, a.memoryMb, worker ? diskOf(worker) : DEFAULT_DISK_MBPS);
+}
+
+/** A running attempt as the round sees it: where, what it holds, until when. */
+interface Holding {
+  readonly jobId: string;
+  readonly kind: TaskKind;
+  readonly memoryMb: number;
+  readonly endMs: number;
+  /** Its spill's disk rate, MB/s (elastic attempts only). */
+  readonly diskMBps: number;
+}
+
+/** The last timeline built and from what; kept between calls (see Round.timeline). */
+interface TimelineCache {
+  readonly refreshMs: number;
+  timeline: Timeline | null;
+  builtAt: number;
+  jobIds: readonly string[];
+}
+
+function sameIds(ids: readonly string[], jobs: readonly JobView[]): boolean {
+  if (ids.length !== jobs.length) return false;
+  for (let i = 0; i < ids.length; i++) if (ids[i] !== jobs[i]!.id) return false;
+  return true;
+}
+
+/** One call of the policy: the snapshot, what is free where, the queue, and the decisions so far. */
+class Round {
+  readonly decisions: Decision[] = [];
+  readonly launched = new Set<string>();
+  readonly picker = new BestPlacedPicker(this.launched);
+  readonly used: Map<string, number>;
+  /** Jobs with pending tasks not yet launched in this call, in fair share order. */
+  readonly queue: JobView[];
+  readonly pendingLeft = new Map<string, number>();
+  readonly workers = new Map<string, WorkerView>();
+  readonly step: number;
+  /** What runs on the nodes looked at so far (with this call's launches there). */
+  private readonly holdingsByNode = new Map<string, Holding[]>();
+  private holdingsBuilt = false;
+
+  constructor(
+    readonly snapshot: ClusterSnapshot,
+    private readonly timelines: TimelineCache,
+  ) {
+    for (const w of snapshot.workers) this.workers.set(w.id, w);
+    this.used = memoryInUse(snapshot.jobs);
+    const waiting = snapshot.jobs.filter((j) => j.pendingTasks.length > 0);
+    for (const j of waiting) this.pendingLeft.set(j.id, j.pendingTasks.length);
+    this.queue = fairShareOrder(waiting, this.used);
+    this.step = memoryStepOf(snapshot);
+  }
+
+  get now(): number {
+    return this.snapshot.now;
+  }
+
+  /**
+   * Step 3's choice for a job's task and a node's free memory, made once per call: alike tasks
+   * of a job meet many nodes with the same free memory.
+   */
+  elasticChoice(job: JobView, task: TaskView, freeMb: number, diskMBps: number, choose: () => ElasticGrant | null): ElasticGrant | null {
+    const key = `${job.id}\0${task.kind}\0${task.memoryMb}\0${task.idealDurationMs}\0${freeMb}\0${diskMBps}`;
+    let choice = this.elasticChoices.get(key);
+    if (choice === undefined) this.elasticChoices.set(key, (choice = choose()));
+    return choice;
+  }
+
+  private readonly elasticChoices = new Map<string, ElasticGrant | null>();
+
+  /** A running attempt as a holding: its predicted end and, when elastic, its spill's disk rate. */
+  private holdingOf(a: AttemptView): Holding {
+    const worker = this.workers.get(a.workerId);
+    const ms = predictedAttemptMs(a, worker);
+    // Without an estimate: as long again as it has run, scaled by its progress.
+    const elapsed = Math.max(1, this.now - a.startTime);
+    const endMs = ms !== undefined ? a.startTime + ms : a.progress > 0 ? a.startTime + elapsed / a.progress : this.now + elapsed;
+    const disk = a.elastic && a.idealDurationMs !== undefined && worker ? elasticDiskMBps(a.idealMemoryMb, a.penalty, a.idealDurationMs, a.memoryMb, diskOf(worker)) : 0;
+    return { jobId: a.jobId, kind: a.kind, memoryMb: a.memoryMb, endMs: Math.max(this.now, endMs), diskMBps: disk };
+  }
+
+  /** What runs on a node until when, with this call's launches there (all nodes' built at the first ask). */
+  holdings(nodeId: string): Holding[] {
+    if (!this.holdingsBuilt) {
+      this.holdingsBuilt = true;
+      for (const job of this.snapshot.jobs) {
+        for (const a of job.runningAttempts) {
+          const list = this.holdingsByNode.get(a.workerId);
+          if (list) list.push(this.holdingOf(a));
+          else this.holdingsByNode.set(a.workerId, [this.holdingOf(a)]);
+        }
+      }
+    }
+    let list = this.holdingsByNode.get(nodeId);
+    if (!list) this.holdingsByNode.set(nodeId, (list = []));
+    return list;
+  }
+
+  /**
+   * The timeline (timeline.ts): rebuilt when jobs arrived or left, and at most every
+   * `refreshMs` otherwise; between rebuilds, the picture it was built from.
+   */
+  timeline(): Timeline {
+    const cache = this.timelines;
+    if (cache.timeline && this.now - cache.builtAt < cache.refreshMs && sameIds(cache.jobIds, this.snapshot.jobs)) return cache.timeline;
+    const running: TimelineRelease[] = [];
+    for (const job of this.snapshot.jobs) {
+      for (const a of job.runningAttempts) {
+        const h = this.holdingOf(a);
+        running.push({ nodeId: a.workerId, jobId: h.jobId, kind: h.kind, memoryMb: h.memoryMb, endMs: h.endMs });
+      }
+    }
+    const launched = new Set(this.launched);
+    const jobs: TimelineJob[] = this.queue.map((job) => ({
+      id: job.id,
+      get tasks() {
+        return alikeGroups(job, launched);
+      },
+    }));
+    cache.timeline = new Timeline(this.now, this.snapshot.workers, running, jobs);
+    cache.builtAt = this.now;
+    cache.jobIds = this.snapshot.jobs.map((j) => j.id);
+    return cache.timeline;
+  }
+
+  /** J's next task for this node: of a kind with a free slot, the best placed (node-local first). */
+  nextTask(job: JobView, room: Room): TaskView | undefined {
+    for (const kind of ['map', 'reduce'] as const) {
+      if ((kind === 'map' ? room.mapSlots : room.reduceSlots) <= 0) continue;
+      const index = pendingIndex(job.pendingTasks);
+      const all = index.all(kind);
+      // No task of the kind has a home (generated input, reduces, the paper's traces): any node
+      // gets the first one, without looking for a local one task by task.
+      const t = index.homeless(kind).length === all.length ? this.firstNotLaunched(all) : this.picker.pick(job.pendingTasks, kind, room.worker, () => true);
+      if (t) return t;
+    }
+    return undefined;
+  }
+
+  /** Per list, tasks at its front launched in this call (launches only grow in a call). */
+  private readonly launchedAhead = new Map<readonly TaskView[], number>();
+
+  private firstNotLaunched(tasks: readonly TaskView[]): TaskView | undefined {
+    let i = this.launchedAhead.get(tasks) ?? 0;
+    while (i < tasks.length && this.launched.has(tasks[i]!.id)) i++;
+    this.launchedAhead.set(tasks, i);
+    return tasks[i];
+  }
+
+  launch(room: Room, job: JobView, task: TaskView, grant: Grant, durationMs: number | undefined): void {
+    this.decisions.push({
+      kind: 'launch',
+      taskId: task.id,
+      jobId: job.id,
+      workerId: room.worker.id,
+      memoryMb: grant.memoryMb,
+      ...(grant.elastic ? { elastic: true } : {}),
+      locality: localityOf(task, room.worker),
+    });
+    this.launched.add(task.id);
+    if (task.kind === 'map') room.mapSlots--;
+    else room.reduceSlots--;
+    room.memoryMb -= grant.memoryMb;
+    this.used.set(job.id, (this.used.get(job.id) ?? 0) + grant.memoryMb);
+    const left = (this.pendingLeft.get(job.id) ?? 1) - 1;
+    this.pendingLeft.set(job.id, left);
+    if (left <= 0) this.queue.splice(this.queue.indexOf(job), 1);
+    else requeue(this.queue, job, this.used);
+    if (this.holdingsBuilt) {
+      const here = this.holdings(room.worker.id);
+      const disk = grant.elastic && task.idealDurationMs !== undefined ? elasticDiskMBps(task.memoryMb, task.penalty, task.idealDurationMs, grant.memoryMb, diskOf(room.worker)) : 0;
+      here.push({ jobId: job.id, kind: task.kind, memoryMb: grant.memoryMb, endMs: this.now + (durationMs ?? 0), diskMBps: disk });
+    }
+  }
+
+  /** When `task` could start regularly on the room's node, from what runs there now: infinite if never. */
+  regularStartMs(room: Room, task: TaskView): number {
+    let free = room.memoryMb;
+    let slots = task.kind === 'map' ? room.mapSlots : room.reduceSlots;
+    if (free >= task.memoryMb && slots > 0) return this.now;
+    const ends = [...this.holdings(room.worker.id)].sort((a, b) => a.endMs - b.endMs);
+    for (const h of ends) {
+      free += h.memoryMb;
+      if (h.kind === task.kind) slots++;
+      if (free >= task.memoryMb && slots > 0) return h.endMs;
+    }
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+export class YarnMePolicy implements Policy {
+  private readonly reservations = new Reservations();
+  private readonly timelines: TimelineCache;
+
+  constructor(
+    private readonly options: YarnMeOptions = DEFAULT_YARN_ME_OPTIONS,
+    readonly name: string = options.elastic ? 'yarn-me' : 'yarn',
+  ) {
+    this.timelines = { refreshMs: options.timelineRefreshMs, timeline: null, builtAt: 0, jobIds: [] };
+    if (!(options.diskShare >= 0 && options.diskShare <= 1)) {
+      throw new MinimrError('EBADCONF', `scheduler policy '${name}': option 'diskShare' must be a fraction in [0, 1], got ${options.diskShare}`, { policy: name, option: 'diskShare' });
+    }
+  }
+
+  /** Node -> job holding it (for tests and reports). */
+  reserved(): ReadonlyArray<readonly [string, string]> {
+    return this.reservations.entries();
+  }
+
+  schedule(snapshot: ClusterSnapshot): readonly Decision[] {
+    const visit = this.nodesToVisit(snapshot);
+    // Nothing can be granted where the free memory is below every pending task's smallest grant:
+    // most heartbeats of a busy cluster end here, before the queue is sorted.
+    if (visit.length === 0 || !this.anythingFits(snapshot, visit)) return NOTHING;
+    const round = new Round(snapshot, this.timelines);
+    if (this.reservations.size > 0) this.reservations.prune(new Set(round.workers.keys()), round.pendingLeft);
+    for (const room of visit) this.heartbeat(round, room);
+    return round.decisions;
+  }
+
+  /** The heartbeating node, or on any other trigger every node with a free slot (id order). */
+  private nodesToVisit(snapshot: ClusterSnapshot): Room[] {
+    const t = snapshot.trigger;
+    if (t.kind !== 'heartbeat') return visitingOrder(snapshot, { freeOnly: true });
+    const worker = workerById(snapshot, t.workerId);
+    if (!worker || (worker.freeMapSlots <= 0 && worker.freeReduceSlots <= 0)) return [];
+    return [{ worker, mapSlots: Math.max(0, worker.freeMapSlots), reduceSlots: Math.max(0, worker.freeReduceSlots), memoryMb: Math.max(0, worker.freeMemoryMb) }];
+  }
+
+  private anythingFits(snapshot: ClusterSnapshot, rooms: readonly Room[]): boolean {
+    let most = 0;
+    for (const r of rooms) most = Math.max(most, r.memoryMb);
+    const step = memoryStepOf(snapshot);
+    for (const job of snapshot.jobs) {
+      if (job.pendingTasks.length > 0 && smallestGrantMb(job.pendingTasks, this.options.elastic, step) <= most) return true;
+    }
+    return false;
+  }
+
+  /** The decision loop on node N (the room), repeated while it allocates. */
+  private heartbeat(round: Round, room: Room): void {
+    while (room.mapSlots > 0 || room.reduceSlots > 0) {
+      const reservedBy = this.reservations.jobOn(room.worker.id);
+      if (reservedBy !== undefined) {
+        // 1. J = the job that reserved N.
+        const job = round.queue.find((j) => j.id === reservedBy);
+        const task = job && round.nextTask(job, room);
+        if (!job || !task) {
+          this.reservations.release(room.worker.id);
+          continue;
+        }
+        const grant = this.allocate(round, room, job, task);
+        if (grant) {
+          round.launch(room, job, task, grant, this.durationOf(round, room, job, task, grant));
+          this.reservations.release(room.worker.id);
+          continue;
+        }
+        // 4. Others only where they do not delay J's task.
+        if (!this.options.backfillReserved || !this.backfill(round, room, job, task)) return;
+        continue;
+      }
+      if (!this.allocateFromQueue(round, room)) return;
+    }
+  }
+
+  /** Steps 1-4 for an unreserved node: true when something was launched. */
+  private allocateFromQueue(round: Round, room: Room): boolean {
+    for (const job of round.queue) {
+      const task = round.nextTask(job, room);
+      if (!task) continue;
+      const grant = this.allocate(round, room, job, task);
+      if (grant) {
+        round.launch(room, job, task, grant, this.durationOf(round, room, job, task, grant));
+        return true;
+      }
+      // 4. T got nothing: J reserves N, if T could ever fit there and J is owed a reservation.
+      if (task.memoryMb <= room.worker.memoryMb && this.reservations.countOf(job.id) < (round.pendingLeft.get(job.id) ?? 0)) {
+        this.reservations.reserve(room.worker.id, job.id);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Steps 2, 3 and 5: a regular grant, else (YARN-ME) an elastic one, else nothing. */
+  private allocate(round: Round, room: Room, job: JobView, task: TaskView): Grant | null {
+    // 2. Regular when the ideal memory is free.
+    if (task.memoryMb <= room.memoryMb) return { memoryMb: task.memoryMb, elastic: false };
+    if (!this.options.elastic || task.penalty === undefined || task.idealDurationMs === undefined) return null;
+    const disk = diskOf(room.worker);
+    const choice = round.elasticChoice(job, task, room.memoryMb, disk, () => {
+      // 3. Elastic: the grant of lowest predicted duration, smallest among ties ...
+      const minimum = minimumGrantMb(task.memoryMb, task.penalty);
+      const best = room.memoryMb < minimum ? null : bestElasticGrant(task, room.memoryMb, minimum, round.step, disk);
+      if (!best) return null;
+      // ... only if it ends before J would end anyway (never J's straggler).
+      const jobEnd = round.timeline().completionOf(job.id);
+      return jobEnd === undefined || round.now + best.durationMs <= jobEnd ? best : null;
+    });
+    if (!choice || task.idealDurationMs === undefined) return null;
+    // 5. Within the node's disk share for elastic tasks.
+    let spilling = elasticDiskMBps(task.memoryMb, task.penalty, task.idealDurationMs, choice.memoryMb, disk);
+    if (spilling > 0) {
+      for (const h of round.holdings(room.worker.id)) spilling += h.diskMBps;
+      if (spilling > this.options.diskShare * disk) return null;
+    }
+    return { memoryMb: choice.memoryMb, elastic: true };
+  }
+
+  /** The task's predicted duration with `grant` (undefined when it has no estimate). */
+  private durationOf(round: Round, room: Room, job: JobView, task: TaskView, grant: Grant): number | undefined {
+    const ideal = task.idealDurationMs ?? meanTaskMs(job, task.kind);
+    return ideal === undefined ? undefined : penalizedMs(task.memoryMb, task.penalty, ideal, grant.memoryMb, diskOf(room.worker));
+  }
+
+  /** 4. On N reserved by J: the first job of the queue whose task fits now and ends before J's task could start. */
+  private backfill(round: Round, room: Room, reserver: JobView, reserved: TaskView): boolean {
+    const startMs = round.regularStartMs(room, reserved);
+    for (const job of round.queue) {
+      if (job === reserver || smallestGrantMb(job.pendingTasks, this.options.elastic, round.step) > room.memoryMb) continue;
+      const task = round.nextTask(job, room);
+      // No grant makes a task shorter than its ideal duration.
+      if (!task || (task.idealDurationMs !== undefined && round.now + task.idealDurationMs > startMs)) continue;
+      const grant = this.allocate(round, room, job, task);
+      if (!grant) continue;
+      const ms = this.durationOf(round, room, job, task, grant);
+      if (ms === undefined || round.now + ms > startMs) continue;
+      round.launch(room, job, task, grant, ms);
+      return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,57 @@
+/** YARN-ME's timeline generator against hand-computed schedules. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Timeline, type TimelineJob, type TimelineNode } from '../../src/scheduler/index.js';
+
+function node(id: string, memoryMb: number, freeMemoryMb = memoryMb, over: Partial<TimelineNode> = {}): TimelineNode {
+  return { id, memoryMb, mapSlots: 4, reduceSlots: 0, freeMemoryMb, freeMapSlots: 4, freeReduceSlots: 0, ...over };
+}
+
+function job(id: string, count: number, memoryMb: number, durationMs: number, kind: 'map' | 'reduce' = 'map'): TimelineJob {
+  return { id, tasks: [{ kind, memoryMb, durationMs, count }] };
+}
+
+describe('timeline generator', () => {
+  test('alike tasks run in waves on a node', () => {
+    // 4096 MB: two 2048 MB tasks at 0 (end 10 s), the third at 10 s (end 20 s).
+    const t = new Timeline(0, [node('n1', 4096)], [], [job('a', 3, 2048, 10_000)]);
+    assert.equal(t.completionOf('a'), 20_000);
+  });
+
+  test('a queued task waits for a running attempt to give back its memory; the running job ends then', () => {
+    const running = [{ nodeId: 'n1', jobId: 'b', kind: 'map' as const, memoryMb: 3000, endMs: 5_000 }];
+    const t = new Timeline(0, [node('n1', 4000, 1000)], running, [job('a', 1, 2000, 10_000)]);
+    assert.equal(t.completionOf('a'), 15_000);
+    assert.equal(t.completionOf('b'), 5_000);
+  });
+
+  test('queue order: a job never starts ahead of the tasks queued before it', () => {
+    // n1 4000 free; n2 1000 free, 3000 back at 8 s. X's first task takes n1 at 0 (to 10 s); its
+    // second waits for n2 at 8 s (to 18 s). Y's 1000 MB task is queued behind it: n2 has 1000 MB
+    // free at 0 but Y starts only when X's second task has, and at 8 s nothing is free until
+    // n1 at 10 s: Y runs 10-15 s.
+    const nodes = [node('n1', 4000), node('n2', 4000, 1000)];
+    const running = [{ nodeId: 'n2', jobId: 'z', kind: 'map' as const, memoryMb: 3000, endMs: 8_000 }];
+    const t = new Timeline(0, nodes, running, [job('x', 2, 4000, 10_000), job('y', 1, 1000, 5_000)]);
+    assert.equal(t.completionOf('x'), 18_000);
+    assert.equal(t.completionOf('y'), 15_000);
+  });
+
+  test('slots limit as memory does; times start at now and an overdue attempt is due now', () => {
+    const nodes = [node('n1', 10_000, 10_000, { freeMapSlots: 1 })];
+    const running = [{ nodeId: 'n1', jobId: 'old', kind: 'map' as const, memoryMb: 100, endMs: 500 }];
+    // One free slot at 1 s: the first task 1-3 s; the second gets the overdue attempt's slot at 1 s.
+    const t = new Timeline(1_000, nodes, running, [job('a', 3, 100, 2_000)]);
+    assert.equal(t.completionOf('old'), 1_000);
+    // Slots: one free now, one back "now" from the overdue attempt: two tasks 1-3 s, the third 3-5 s.
+    assert.equal(t.completionOf('a'), 5_000);
+  });
+
+  test('a task bigger than any node, or of a kind no node runs, gets no end and holds nothing up', () => {
+    const t = new Timeline(0, [node('n1', 4096)], [], [job('huge', 1, 8192, 1_000), job('reducer', 1, 100, 1_000, 'reduce'), job('a', 1, 1024, 3_000)]);
+    assert.equal(t.completionOf('huge'), undefined);
+    assert.equal(t.completionOf('reducer'), undefined);
+    assert.equal(t.completionOf('a'), 3_000);
+    assert.equal(t.completionOf('unknown'), undefined);
+  });
+});

@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { codecs } from '../../src/api/index.js';
+import { isMinimrError } from '../../src/errors.js';
+import { createShuffleCounters, HashCombiner, murmur3_32, type ValueCombiner } from '../../src/shuffle/index.js';
+import { seededRandom } from '../../src/util/index.js';
+
+interface Passed {
+  partition: number;
+  key: string;
+  value: unknown;
+}
+
+const sum: ValueCombiner = (key, values, emit) => {
+  let n = 0;
+  for (const v of values) n += v as number;
+  emit(key, n);
+};
+
+function table(budgetBytes: number, combine: ValueCombiner, valueCodec = codecs.msgpack()) {
+  const passed: Passed[] = [];
+  const counters = createShuffleCounters();
+  const combiner = new HashCombiner({
+    budgetBytes,
+    keyCodec: codecs.text as never,
+    valueCodec: valueCodec as never,
+    combine,
+    partitionOf: (_key, hash) => (hash >>> 0) % 3,
+    collect: (partition, key, value) => passed.push({ partition, key: key.toString('utf8'), value: valueCodec.decode(Buffer.from(value)) }),
+    counters,
+  });
+  return { combiner, passed, counters };
+}
+
+/** Words with a Zipf-like skew over `distinct` keys. */
+function skewedWords(n: number, distinct: number, seed: number): string[] {
+  const random = seededRandom(seed);
+  return Array.from({ length: n }, () => `w${Math.floor(distinct * random() ** 3)}`);
+}
+
+describe('HashCombiner: map-side combining by hash', () => {
+  it('sums like a Map whatever the budget, each key passed on with its murmur3 partition', () => {
+    const words = skewedWords(200_000, 5000, 1);
+    const want = new Map<string, number>();
+    for (const w of words) want.set(w, (want.get(w) ?? 0) + 1);
+    for (const budget of [64 << 10, 256 << 10, 8 << 20]) {
+      const { combiner, passed, counters } = table(budget, sum);
+      for (const w of words) combiner.add(w, 1);
+      combiner.flush();
+      const got = new Map<string, number>();
+      for (const p of passed) {
+        got.set(p.key, (got.get(p.key) ?? 0) + (p.value as number));
+        assert.equal(p.partition, murmur3_32(Buffer.from(p.key)) % 3);
+      }
+      assert.deepEqual([...got].sort(), [...want].sort(), `budget ${budget}`);
+      assert.equal(counters.hashCombineInputRecords, words.length);
+      assert.equal(counters.hashCombineOutputRecords, passed.length);
+      assert.ok(combiner.peakBytes <= budget, `peak ${combiner.peakBytes} of ${budget}`);
+      if (budget === 8 << 20) assert.equal(passed.length, want.size, 'a table with room passes each key once');
+      else assert.ok(counters.hashCombineFlushes > 1 && passed.length < words.length * 0.9, `budget ${budget}: ${counters.hashCombineFlushes} flushes, ${passed.length} passed`);
+    }
+  });
+
+  it('takes keys as encoded bytes (emitKeyBytes) and as strings alike', () => {
+    const { combiner, passed } = table(1 << 20, sum);
+    const line = Buffer.from('xx Straße yy Straße');
+    combiner.addBytes(line, 3, 10, 1);
+    combiner.add('Straße', 2);
+    combiner.addBytes(line, 14, 21, 3);
+    combiner.flush();
+    assert.deepEqual(passed, [{ partition: murmur3_32(Buffer.from('Straße')) % 3, key: 'Straße', value: 6 }]);
+  });
+
+  it('keeps each key\'s values in emission order through flushes (a combiner that joins strings)', () => {
+    const join: ValueCombiner = (key, values, emit) => emit(key, [...values].join(''));
+    const { combiner, passed, counters } = table(64 << 10, join);
+    const want = new Map<string, string>();
+    const random = seededRandom(3);
+    for (let i = 0; i < 60_000; i++) {
+      const key = `k${Math.floor(random() * 3000)}`;
+      const value = String.fromCharCode(97 + (i % 26));
+      combiner.add(key, value);
+      want.set(key, (want.get(key) ?? '') + value);
+    }
+    combiner.flush();
+    assert.ok(counters.hashCombineFlushes > 1);
+    const got = new Map<string, string>();
+    for (const p of passed) got.set(p.key, (got.get(p.key) ?? '') + (p.value as string));
+    assert.deepEqual(got, want);
+    assert.ok(combiner.peakBytes <= (64 << 10) + 64, `peak ${combiner.peakBytes}`);
+  });
+
+  it('copies an object value when it is emitted: a map that changes it afterwards changes nothing', () => {
+    const merge: ValueCombiner = (key, values, emit) => {
+      const all: number[] = [];
+      for (const v of values) all.push(...(v as { seen: number[] }).seen);
+      emit(key, { seen: all });
+    };
+    const { combiner, passed } = table(1 << 20, merge);
+    const reused = { seen: [0] };
+    for (let i = 1; i <= 5; i++) {
+      reused.seen[0] = i;
+      combiner.add('k', reused);
+    }
+    combiner.flush();
+    assert.deepEqual(passed.map((p) => p.value), [{ seen: [1, 2, 3, 4, 5] }]);
+  });
+
+  it('a combiner that changes the key is EBADJOB, found when it runs', () => {
+    const { combiner } = table(1 << 20, (key, values, emit) => emit(`${key as string}!`, [...values].length));
+    combiner.add('a', 1);
+    combiner.add('b', 1);
+    assert.doesNotThrow(() => combiner.add('a', 1));
+    assert.throws(
+      () => combiner.flush(),
+      (err: unknown) => isMinimrError(err, 'EBADJOB') && /emitted the key "a!" for the key "a"/.test((err as Error).message),
+    );
+  });
+
+  it('a combiner that emits several values passes them on, in order; one that emits none drops the key', () => {
+    const identity: ValueCombiner = (key, values, emit) => {
+      for (const v of values) if ((v as number) >= 0) emit(key, v);
+    };
+    const { combiner, passed } = table(1 << 20, identity);
+    for (const v of [1, 2, -1, 3]) combiner.add('k', v);
+    for (const v of [-1, -2]) combiner.add('gone', v);
+    combiner.flush();
+    assert.deepEqual(passed.map((p) => `${p.key}=${p.value as number}`), ['k=1', 'k=2', 'k=3']);
+  });
+
+  it('a key over the table\'s limit goes straight on, without waiting for a flush', () => {
+    const { combiner, passed } = table(1 << 20, sum);
+    const big = 'b'.repeat(200_000);
+    combiner.add('small', 1);
+    combiner.add(big, 1);
+    assert.deepEqual(passed.map((p) => p.key.length), [200_000]);
+    combiner.add(big, 1);
+    combiner.flush();
+    assert.deepEqual(passed.map((p) => [p.key.length, p.value]), [[200_000, 1], [200_000, 1], [5, 1]]);
+  });
+
+  it('turns itself off once a flush shows that nearly every key is distinct', () => {
+    const { combiner, passed, counters } = table(64 << 10, sum);
+    for (let i = 0; i < 50_000; i++) combiner.add(`distinct-${i}`, 1);
+    combiner.flush();
+    assert.equal(counters.hashCombineFlushes, 1);
+    assert.equal(passed.length, 50_000);
+    assert.equal(counters.hashCombineOutputRecords, 50_000);
+  });
+
+  it('refuses a budget too small to be a table', () => {
+    assert.throws(() => table(1000, sum), (err: unknown) => isMinimrError(err, 'EBADJOB'));
+  });
+});

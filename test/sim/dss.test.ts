@@ -1,0 +1,87 @@
+/**
+ * Traces of the paper's simulator (DSS): SLS job objects whose tasks are groups with "c.nr",
+ * "c.dur", "c.mem", "c.cores", "c.prio", "c.type", "c.penalty" and "c.ib", with a topology file
+ * of racks and nodes. Expected workloads are written out by hand from the trace text.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { MinimrError } from '../../src/errors.js';
+import { createPolicy } from '../../src/scheduler/index.js';
+import { readClusterFile, readWorkloadFile, simulate } from '../../src/sim/index.js';
+
+const TRACE = `{"am.type": "mapreduce", "job.id": "job_7", "job.start.ms": 5000, "job.end.ms": 900000,
+ "job.tasks": [
+  {"c.nr": 1, "c.dur": 20000, "c.mem": 1000, "c.cores": 1, "c.prio": 10, "c.type": "REDUCE", "c.penalty": "POWER2", "c.ib": 1},
+  {"c.nr": 3, "c.dur": 60000, "c.mem": 2048, "c.cores": 1, "c.prio": 20, "c.type": "MAP", "c.penalty": "STEP", "c.ib": 1.5}
+ ]}
+{"am.type": "mapreduce", "job.id": "job_3", "job.start.ms": 0, "job.end.ms": 100000,
+ "job.tasks": [ {"c.nr": 2, "c.dur": 1000, "c.mem": 500, "c.prio": 20, "c.type": "map"} ]}
+{"am.type": "mapreduce", "job.id": "job_9", "job.start.ms": "job_7", "job.end.ms": 0,
+ "job.tasks": [ {"c.nr": 1, "c.dur": 3000, "c.mem": 800, "c.prio": 20, "c.type": "MAP", "c.penalty": "NULL", "c.ib": 1} ]}`;
+
+const TOPOLOGY = `{"rack": "rack1", "nodes": [{"node": "node1"}, {"node": "node2"}]}
+{"rack": "rack2", "nodes": [{"node": "node3"}]}`;
+
+describe('DSS traces', () => {
+  test('task groups become tasks with their duration, memory and penalty model; jobs in start order, "after" kept', () => {
+    const w = readWorkloadFile(TRACE, 'trace.json');
+    assert.deepEqual(
+      w.jobs.map((j) => [j.id, j.name, j.app, j.submitMs, j.after ?? null, j.maps.length, j.reduces.length]),
+      [
+        ['job_0001', 'job_3', 'dss', 0, null, 2, 0],
+        ['job_0002', 'job_7', 'dss', 5000, null, 3, 1],
+        ['job_0003', 'job_9', 'dss', 0, 'job_0002', 1, 0],
+      ],
+    );
+    const j7 = w.jobs[1]!;
+    assert.deepEqual(j7.maps[0], { workMs: 60_000, memoryMb: 2048, inputBytes: 0, replicas: [], penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 } });
+    assert.deepEqual(j7.reduces[0]!.penalty, { kind: 'power', exponent: 2, minFraction: 0.1 });
+    assert.equal(w.jobs[0]!.maps[0]!.penalty, undefined, 'no penalty model: insensitive to memory');
+    assert.deepEqual(w.jobs[2]!.maps[0]!.penalty, { kind: 'none' });
+  });
+
+  test('the topology file is an SLS node file: node memory and cores as the paper\'s simulator is told', () => {
+    const c = readClusterFile(TOPOLOGY, 'topo.json', { memoryMb: 10_240, vcores: 16 });
+    assert.deepEqual(
+      c.workers.map((w) => [w.id, w.rack, w.memoryMb, w.mapSlots]),
+      [
+        ['node1', 'rack1', 10_240, 16],
+        ['node2', 'rack1', 10_240, 16],
+        ['node3', 'rack2', 10_240, 16],
+      ],
+    );
+  });
+
+  test('runs unchanged under yarn and yarn-me', () => {
+    const workload = readWorkloadFile(TRACE, 'trace.json');
+    const cluster = readClusterFile(TOPOLOGY, 'topo.json', { memoryMb: 4096, vcores: 4 });
+    for (const name of ['yarn', 'yarn-me']) {
+      const r = simulate({ workload, cluster, policy: createPolicy(name) });
+      assert.deepEqual(r.run.jobs.map((j) => j.state), ['succeeded', 'succeeded', 'succeeded'], name);
+      // job_9 starts only once job_7 has finished.
+      assert.ok(r.run.jobs[2]!.submitMs >= r.run.jobs[1]!.finishMs!, name);
+    }
+  });
+
+  test('a bad field is EBADCONF naming it', () => {
+    const withTask = (task: string, start = '0') => `{"job.id": "job_1", "job.start.ms": ${start}, "job.end.ms": 1000, "job.tasks": [${task}]}`;
+    const ok = '"c.nr": 1, "c.dur": 10, "c.mem": 100, "c.prio": 20, "c.type": "MAP"';
+    for (const [trace, field, words] of [
+      [withTask(`{${ok.replace('"c.nr": 1', '"c.nr": 0')}}`), 'c.nr', 'whole number'],
+      [withTask(`{${ok.replace('"c.dur": 10', '"c.dur": -1')}}`), 'c.dur', 'ms'],
+      [withTask(`{${ok.replace('"c.mem": 100', '"c.mem": "1g"')}}`), 'c.mem', 'MB'],
+      [withTask(`{${ok}, "c.cores": 2}`), 'c.cores', 'one slot'],
+      [withTask(`{${ok.replace('"MAP"', '"MRAM"')}}`), 'c.type', 'application masters'],
+      [withTask(`{${ok}, "c.penalty": "SAWTOOTH", "c.ib": 2}`), 'c.penalty', 'unknown penalty model "SAWTOOTH"'],
+      [withTask(`{${ok}, "c.penalty": "STEP"}`), 'c.ib', 'initial bump'],
+      [withTask(`{${ok}, "c.ib": 2}`), 'c.penalty', 'a penalty model'],
+      [withTask(`{${ok}}`, '"job_42"'), 'job.start.ms', 'not in the trace'],
+    ] as const) {
+      assert.throws(
+        () => readWorkloadFile(trace, 't.json'),
+        (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.details?.field === field && err.message.includes(words),
+        `${field}: ${trace}`,
+      );
+    }
+  });
+});
