@@ -122,7 +122,8 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
   it('an output lost while it is fetched, or before, is read from the map\'s re-run: no EFETCH, same input', async () => {
     await withTempDir(async (tmp) => {
       const [a, b] = await twoWorkers(tmp);
-      const slow = await startWorker('wS', join(tmp, 's'), 300);
+      // Slow enough that the fetch is surely in flight when the test loses its output, however loaded the machine.
+      const slow = await startWorker('wS', join(tmp, 's'), 10_000);
       try {
         const { mapRecords, locations } = await writeMaps([a, b], { sizes: [300, 400, 500, 200], numReduces: 1, seed: 12 });
         // Map 1's first output is on the slow worker; its re-run lands on worker B.
@@ -139,7 +140,7 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
         const rs = new ReduceShuffle({ jobId: JOB, reduceIndex: 0, directory, workDir: join(tmp, 'work'), bufferBytes: 1 << 20, concurrency: 2, retries: 1, backoffMs: 10 });
         try {
           const running = rs.run();
-          while (slow.inFlight === 0) await new Promise((r) => setTimeout(r, 5));
+          while (slow.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
           // The slow worker dies with map 1's fetch in flight, and the map is re-run elsewhere.
           directory.lose(1, first.attemptId);
           await stopWorker(slow);

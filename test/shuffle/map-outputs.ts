@@ -40,9 +40,10 @@ export async function startWorker(workerId: string, rootDir: string, delayMs = 0
     worker.inFlight++;
     worker.maxInFlight = Math.max(worker.maxInFlight, worker.inFlight);
     res.on('close', () => worker.inFlight--);
+    // Unref'd: a test that stops the worker with a request still delayed need not wait for it.
     setTimeout(() => {
       if (!handler(req, res)) res.writeHead(404).end('not a shuffle url');
-    }, delayMs);
+    }, delayMs).unref();
   });
   worker.server.listen(0, '127.0.0.1');
   await once(worker.server, 'listening');
