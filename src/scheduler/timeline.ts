@@ -40,31 +40,31 @@ export interface TimelineJob {
   readonly tasks: readonly TimelineTasks[];
 }
 
-/** A binary heap whose items' keys change in place (positions kept in a map). */
-class IndexedHeap<T> {
+/** Something a heap can hold: it keeps its own position (-1 when not in the heap). */
+interface Placed {
+  at: number;
+}
+
+/** A binary heap whose items' keys change in place (each item keeps its position). */
+class IndexedHeap<T extends Placed> {
   private readonly items: T[] = [];
-  private readonly at = new Map<T, number>();
   constructor(private readonly before: (a: T, b: T) => boolean) {}
 
   get top(): T | undefined {
     return this.items[0];
   }
 
-  has(item: T): boolean {
-    return this.at.has(item);
-  }
-
   add(item: T): void {
-    this.at.set(item, this.items.length);
+    item.at = this.items.length;
     this.items.push(item);
     this.update(item);
   }
 
   remove(item: T): void {
-    const i = this.at.get(item);
-    if (i === undefined) return;
+    const i = item.at;
+    if (i < 0) return;
     const last = this.items.pop()!;
-    this.at.delete(item);
+    item.at = -1;
     if (last !== item) {
       this.put(last, i);
       this.update(last);
@@ -74,11 +74,10 @@ class IndexedHeap<T> {
   /** Restores the order after `item`'s key changed. */
   update(item: T): void {
     const h = this.items;
-    const known = this.at.get(item);
-    if (known === undefined) return;
-    let i = known;
+    let i = item.at;
+    if (i < 0) return;
     while (i > 0) {
-      const parent: number = (i - 1) >> 1;
+      const parent = (i - 1) >> 1;
       if (!this.before(item, h[parent]!)) break;
       this.put(h[parent]!, i);
       i = parent;
@@ -96,7 +95,7 @@ class IndexedHeap<T> {
 
   private put(item: T, i: number): void {
     this.items[i] = item;
-    this.at.set(item, i);
+    item.at = i;
   }
 }
 
@@ -106,7 +105,7 @@ interface NodeState {
   readonly freeSlots: Record<TaskKind, number>;
 }
 
-interface JobState {
+interface JobState extends Placed {
   readonly id: string;
   /** Position in the queue: the order among jobs using as much memory. */
   readonly rank: number;
@@ -117,20 +116,27 @@ interface JobState {
   left: number;
 }
 
+/** A node in one kind's heap. */
+interface NodeEntry extends Placed {
+  readonly node: NodeState;
+}
+
 /** More free memory first among nodes with a free slot of `kind`; ties by node order, never by heap shape. */
-function nodeOrder(kind: TaskKind): (a: NodeState, b: NodeState) => boolean {
+function nodeOrder(kind: TaskKind): (a: NodeEntry, b: NodeEntry) => boolean {
   const key = (n: NodeState) => (n.freeSlots[kind] > 0 ? n.freeMemoryMb : -1);
-  return (a, b) => key(a) > key(b) || (key(a) === key(b) && a.index < b.index);
+  return (a, b) => key(a.node) > key(b.node) || (key(a.node) === key(b.node) && a.node.index < b.node.index);
 }
 
 export class Timeline {
   private readonly nodes: NodeState[] = [];
-  private readonly byFree: Record<TaskKind, IndexedHeap<NodeState>> = { map: new IndexedHeap(nodeOrder('map')), reduce: new IndexedHeap(nodeOrder('reduce')) };
+  /** Each node's place in each kind's heap, by node index. */
+  private readonly entries: Record<TaskKind, NodeEntry[]> = { map: [], reduce: [] };
+  private readonly byFree: Record<TaskKind, IndexedHeap<NodeEntry>> = { map: new IndexedHeap(nodeOrder('map')), reduce: new IndexedHeap(nodeOrder('reduce')) };
   /** Jobs with tasks left to place, the one using the least memory first. */
   private readonly queue = new IndexedHeap<JobState>((a, b) => a.usedMb < b.usedMb || (a.usedMb === b.usedMb && a.rank < b.rank));
   private readonly jobsById = new Map<string, JobState>();
   /** What running or placed tasks give back, and when. */
-  private readonly releases = new EventHeap<{ node: NodeState; job: JobState | undefined; kind: TaskKind; memoryMb: number }>();
+  private readonly releases = new EventHeap<{ node: NodeState; job: JobState | undefined; kind: TaskKind; memoryMb: number; slots: number }>();
   /** The most memory of a node with slots of each kind: a bigger task never fits regularly. */
   private readonly largestNodeMb: Record<TaskKind, number> = { map: 0, reduce: 0 };
   private readonly completion = new Map<string, number>();
@@ -155,6 +161,8 @@ export class Timeline {
     const byId = new Map<string, NodeState>();
     nodes.forEach((n, index) => {
       const state: NodeState = { index, freeMemoryMb: Math.max(0, n.freeMemoryMb), freeSlots: { map: Math.max(0, n.freeMapSlots), reduce: Math.max(0, n.freeReduceSlots) } };
+      this.entries.map.push({ node: state, at: -1 });
+      this.entries.reduce.push({ node: state, at: -1 });
       if (n.mapSlots > 0) this.largestNodeMb.map = Math.max(this.largestNodeMb.map, n.memoryMb);
       if (n.reduceSlots > 0) this.largestNodeMb.reduce = Math.max(this.largestNodeMb.reduce, n.memoryMb);
       this.nodes.push(state);
@@ -162,13 +170,13 @@ export class Timeline {
     });
     // A kind no node runs needs no order (the paper's traces have maps only).
     this.kinds = (['map', 'reduce'] as const).filter((k) => this.largestNodeMb[k] > 0);
-    for (const state of this.nodes) for (const k of this.kinds) this.byFree[k].add(state);
-    jobs.forEach((j, rank) => this.jobsById.set(j.id, { id: j.id, rank, usedMb: usedMb.get(j.id) ?? 0, groups: j.tasks, group: 0, left: j.tasks[0]?.count ?? 0 }));
+    for (const k of this.kinds) for (const entry of this.entries[k]) this.byFree[k].add(entry);
+    jobs.forEach((j, rank) => this.jobsById.set(j.id, { at: -1, id: j.id, rank, usedMb: usedMb.get(j.id) ?? 0, groups: j.tasks, group: 0, left: j.tasks[0]?.count ?? 0 }));
     for (const r of running) {
       const end = Math.max(now, r.endMs);
       this.extend(r.jobId, end);
       const node = byId.get(r.nodeId);
-      if (node) this.releases.push(end, { node, job: this.jobsById.get(r.jobId), kind: r.kind, memoryMb: r.memoryMb });
+      if (node) this.releases.push(end, { node, job: this.jobsById.get(r.jobId), kind: r.kind, memoryMb: r.memoryMb, slots: 1 });
     }
     for (const job of this.jobsById.values()) {
       this.skipUnplaceable(job);
@@ -204,26 +212,39 @@ export class Timeline {
     this.placed = true;
     for (let job = this.queue.top; job !== undefined; job = this.queue.top) {
       const g = job.groups[job.group]!;
-      const heap = this.byFree[g.kind];
-      const node = heap.top;
+      const node = this.byFree[g.kind].top?.node;
       const fits = node !== undefined && node.freeSlots[g.kind] > 0 && node.freeMemoryMb >= g.memoryMb;
       if (!fits) {
         // The first in line waits: time moves on to the next release (which may change who is first).
         if (!this.release()) this.queue.remove(job);
         continue;
       }
-      node.freeMemoryMb -= g.memoryMb;
-      node.freeSlots[g.kind]--;
+      // As many alike tasks as fit on the node while the job stays first in line.
+      const next = this.secondUsedMb(job);
+      let n = 0;
+      do {
+        node.freeMemoryMb -= g.memoryMb;
+        node.freeSlots[g.kind]--;
+        job.usedMb += g.memoryMb;
+        job.left--;
+        n++;
+      } while (job.left > 0 && node.freeSlots[g.kind] > 0 && node.freeMemoryMb >= g.memoryMb && job.usedMb < next);
       this.reorder(node);
       const end = this.clock + g.durationMs;
-      this.releases.push(end, { node, job, kind: g.kind, memoryMb: g.memoryMb });
+      this.releases.push(end, { node, job, kind: g.kind, memoryMb: n * g.memoryMb, slots: n });
       this.extend(job.id, end);
-      job.usedMb += g.memoryMb;
-      job.left--;
       this.skipUnplaceable(job);
       if (job.group < job.groups.length) this.queue.update(job);
       else this.queue.remove(job);
     }
+  }
+
+  /** The memory the job next in line after `job` uses: `job` stays first while it uses less. */
+  private secondUsedMb(job: JobState): number {
+    this.queue.remove(job);
+    const second = this.queue.top;
+    this.queue.add(job);
+    return second ? second.usedMb : Number.POSITIVE_INFINITY;
   }
 
   /** Applies the next release (the clock moves to it); false when none is left. */
@@ -231,9 +252,9 @@ export class Timeline {
     const next = this.releases.pop();
     if (!next) return false;
     this.clock = Math.max(this.clock, next.time);
-    const { node, job, kind, memoryMb } = next.value;
+    const { node, job, kind, memoryMb, slots } = next.value;
     node.freeMemoryMb += memoryMb;
-    node.freeSlots[kind]++;
+    node.freeSlots[kind] += slots;
     this.reorder(node);
     if (job) {
       job.usedMb -= memoryMb;
@@ -243,6 +264,6 @@ export class Timeline {
   }
 
   private reorder(node: NodeState): void {
-    for (const k of this.kinds) this.byFree[k].update(node);
+    for (const k of this.kinds) this.byFree[k].update(this.entries[k][node.index]!);
   }
 }

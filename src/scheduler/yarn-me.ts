@@ -65,6 +65,9 @@ export function parseYarnOptions(raw: Readonly<Record<string, unknown>>): YarnMe
 
 const NOTHING: readonly Decision[] = Object.freeze([]);
 
+/** Jobs of the queue looked at to backfill a reserved node. */
+const BACKFILL_DEPTH = 128;
+
 /** Workers by id, once per snapshot's worker list (immutable, shared while no worker changes). */
 const workerIndex = new WeakMap<readonly WorkerView[], Map<string, WorkerView>>();
 
@@ -468,7 +471,10 @@ export class YarnMePolicy implements Policy {
   /** 4. On N reserved by J: the first job of the queue whose task fits now and ends before J's task could start. */
   private backfill(round: Round, room: Room, reserver: JobView, reserved: TaskView): boolean {
     const startMs = round.regularStartMs(room, reserved);
+    let looked = 0;
     for (const job of round.queue) {
+      // The queue's head is where backfilling pays; a 3000-node cluster's thousand-job queue is not scanned per node.
+      if (++looked > BACKFILL_DEPTH) break;
       if (job === reserver || smallestGrantMb(job.pendingTasks, this.options.elastic, round.step) > room.memoryMb) continue;
       const task = round.nextTask(job, room);
       // No grant makes a task shorter than its ideal duration.
