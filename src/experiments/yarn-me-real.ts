@@ -387,7 +387,7 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
   const hashes = runs.map((r) => JSON.stringify(r.outputHashes));
 
   // ---- 4. the simulator's prediction -----------------------------------------------------------
-  const predicted = predict(workload, cluster, profiles, jobs, bytesPerMapOf, policies, o.policyOptions, settings.heartbeatMs);
+  const predicted = predict(workload, cluster, profiles, jobs, bytesPerMapOf, policies, o.policyOptions, settings.heartbeatMs, settings.memoryStepMb);
   return {
     policies,
     cluster,
@@ -449,6 +449,7 @@ function predict(
   policies: readonly [string, string],
   policyOptions: YarnMeRealOptions['policyOptions'],
   heartbeatMs: number,
+  memoryStepMb: number,
 ): YarnMeRealResult['predicted'] {
   const maxMemory = Math.max(...cluster.workers.map((w) => w.memoryMb));
   const simJobs: JobSpec[] = workload.jobs.map((spec) => {
@@ -477,7 +478,7 @@ function predict(
   const runs: RunRecord[] = [];
   let elasticAttempts = 0;
   for (const p of policies) {
-    const r = simulate({ workload: simWorkload, cluster, policy: createPolicy(p, policyOptions?.[p] ?? {}), heartbeatMs, sampleEveryMs: 250, recordDecisions: false });
+    const r = simulate({ workload: simWorkload, cluster, policy: createPolicy(p, policyOptions?.[p] ?? {}), heartbeatMs, memoryStepMb, sampleEveryMs: 250, recordDecisions: false });
     avgJctMs[p] = computeMetrics(r.run, new Map()).avgJctMs;
     runs.push(r.run);
     if (p === policies[1]) elasticAttempts = r.run.attempts.filter((a) => a.memoryMb < a.idealMemoryMb).length;

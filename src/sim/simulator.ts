@@ -45,6 +45,8 @@ export interface SimulationOptions extends Partial<SimSettings> {
   /** Stop when nothing runs and nothing but heartbeats is due for this long (default 1 day). */
   readonly stallMs?: number;
   readonly onProgress?: (p: SimulationProgress) => void;
+  /** Elastic grants are whole multiples of this, MB (the books' default, 100, unless given): as the real JobTracker's `memoryStepMb`. */
+  readonly memoryStepMb?: number;
 }
 
 export interface SimulationStats {
@@ -231,6 +233,7 @@ export class Simulator {
       pools: workload.pools ?? [],
       maxAttempts: this.settings.maxAttempts,
       reduceSlowStart: slowStart,
+      ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
     });
 
     const seen = new Set<string>();
