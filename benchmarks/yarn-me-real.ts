@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     const markdown = `# bench:yarn-me-real\n\nLoad average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} on ${os.cpus().length} cores.\n\n${yarnMeRealMarkdown(result)}\n`;
     await writeFile(join(args.out, 'yarn-me-real.md'), markdown);
     const { runs, predicted, ...rest } = result;
-    const json = { ...rest, runs: runs.map(({ run, ...r }) => ({ ...r, jobs: run.jobs })), predicted: { ...predicted, runs: undefined } };
+    const json = { ...rest, runs: runs.map(({ run, ...r }) => ({ ...r, jobs: run.jobs })), predicted: predicted.map(({ runs: simRuns, ...p }) => ({ ...p, jobs: simRuns.map((x) => x.jobs) })) };
     await writeFile(join(args.out, 'yarn-me-real.json'), JSON.stringify(json, null, 2));
     for (const [name, svg] of Object.entries(yarnMeRealSvgs(result))) await writeFile(join(args.out, name), svg);
     process.stdout.write(markdown);
