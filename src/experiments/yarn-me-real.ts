@@ -547,6 +547,12 @@ function mean(xs: readonly number[]): number {
   return xs.reduce((s, x) => s + x, 0) / xs.length;
 }
 
+/** The result as JSON: each run's jobs instead of its whole record, each prediction's jobs. */
+export function yarnMeRealJson(r: YarnMeRealResult): unknown {
+  const { runs, predicted, ...rest } = r;
+  return { ...rest, runs: runs.map(({ run, ...x }) => ({ ...x, jobs: run.jobs })), predicted: predicted.map(({ runs: simRuns, ...p }) => ({ ...p, jobs: simRuns.map((x) => x.jobs) })) };
+}
+
 /** Memory in use and elastic attempts over time, first pair of runs and the prediction. */
 export function yarnMeRealSvgs(r: YarnMeRealResult): Record<string, string> {
   const first = r.runs.filter((x) => x.repeat === 0);
