@@ -19,18 +19,20 @@
  * Both policies run in the same process, one after the other, so the ratios hold on a busy
  * machine; wall times are printed for direction only.
  *
- * The real-cluster part (a TeraSort/WordCount/GrepCount mix on a local cluster whose worker
- * memory leaves idle memory under regular allocation, yarn vs yarn-me, with the simulator's
- * prediction beside it) needs profiles on the real cluster and real elastic attempts (items 4
- * and 5): `realRun` below is its hook, and `--real` calls it.
+ * With `--real`, the real-cluster part (a TeraSort/WordCount/GrepCount mix on a local cluster
+ * whose worker memory leaves idle memory under regular allocation, yarn vs yarn-me, with the
+ * simulator's prediction beside it; `--real-repeats` pairs of runs, default 3): what
+ * `npm run bench:yarn-me-real` runs alone, with its options (src/experiments/yarn-me-real.ts).
  *
- * Run: npm run bench:yarn-me [-- --seeds 12 --other-seeds 6 --big-scale 30 --skip-big | --only-big --real]
+ * Run: npm run bench:yarn-me [-- --seeds 12 --other-seeds 6 --big-scale 30 --skip-big | --only-big | --real --real-repeats 3]
  * Writes bench-results/yarn-me/{yarn-me.json, yarn-me.md, ratio-cdf.svg, memory.svg, elastic.svg}
  * (with --only-big: yarn-me-big.json and yarn-me-big.md).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { runYarnMeReal, yarnMeRealJson, yarnMeRealMarkdown, yarnMeRealSvgs } from '../src/experiments/index.js';
 import type { RunRecord } from '../src/metrics/index.js';
 import { createPolicy, type PolicyOptions } from '../src/scheduler/index.js';
 import { clusterPreset, defaultHeartbeatMs, meganode, simulate, yarnMeTrace, type ClusterShape, type SimSettings, type Workload } from '../src/sim/index.js';
@@ -146,14 +148,21 @@ function configuration(
   };
 }
 
-/** The real-cluster rows (items 4, 5 and 7's real run): not written yet; returns null until then. */
+/** The real-cluster rows (items 4, 5 and 7's real run): bench:yarn-me-real with its defaults (src/experiments/yarn-me-real.ts). */
 interface RealRunResult {
   readonly markdown: string;
   readonly json: unknown;
 }
 
-async function realRun(_options: { readonly outDir: string; readonly log: (line: string) => void }): Promise<RealRunResult | null> {
-  return null;
+async function realRun(options: { readonly outDir: string; readonly log: (line: string) => void }): Promise<RealRunResult | null> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'minimr-bench-yarn-me-'));
+  try {
+    const result = await runYarnMeReal({ dataDir, repeats: Math.round(arg('real-repeats', 3)), onProgress: (m) => options.log(`real: ${m}`) });
+    for (const [name, svg] of Object.entries(yarnMeRealSvgs(result))) writeFileSync(join(options.outDir, name), svg);
+    return { markdown: yarnMeRealMarkdown(result), json: yarnMeRealJson(result) };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 function share(rows: readonly ConfigRow[], ratio: (r: ConfigRow) => number, atMost: number): number {
@@ -227,7 +236,6 @@ async function main(): Promise<void> {
   const bigPolicy = { timelineRefreshMs: defaultHeartbeatMs(bigCluster.workers.length) };
   const big = SKIP_BIG ? [] : [configuration(`3000 nodes, uniform 3x x${BIG_SCALE}`, 'uniform', 3, 1, {}, false, bigCluster, BIG_SCALE, bigPolicy)];
   const real = REAL ? await realRun({ outDir: OUT, log }) : null;
-  if (REAL && real === null) log('real run: not available yet (needs profiles and real elastic attempts, issue 14 items 4 and 5)');
 
   // ---- summary rows ----
   const rows = [...new Set(sweep.map((r) => r.row))].map((row) => {
