@@ -30,7 +30,7 @@ import { createLogger } from '../src/log.js';
 import { LocalCluster } from '../src/runtime/index.js';
 import { writeCorpus } from './lib/corpus.js';
 import { readOutputText } from './lib/follow-job.js';
-import { median as medianOf, splitLines } from './lib/shell.js';
+import { median as medianOf, progressLog, splitLines } from './lib/shell.js';
 import { breakdown, PHASES, type Phase, type TinyRun } from './lib/tiny-job.js';
 
 const RUNS = 20;
@@ -177,10 +177,7 @@ function row(id: string, what: string, samples: number[]): Row {
   };
 }
 
-const T0 = performance.now();
-function log(msg: string): void {
-  process.stdout.write(`[${((performance.now() - T0) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`);
-}
+const log = progressLog();
 
 interface TinyJobResult {
   inputBytes: number;

@@ -25,16 +25,13 @@ import { createLogger } from '../src/log.js';
 import { LocalCluster, type JobClient } from '../src/runtime/index.js';
 import { writeCorpus } from './lib/corpus.js';
 import { partFiles, readOutputText } from './lib/follow-job.js';
-import { median, r3, splitLines } from './lib/shell.js';
+import { median, progressLog, r3, splitLines } from './lib/shell.js';
 import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const MB = 1 << 20;
 
-const T0 = performance.now();
-function log(msg: string): void {
-  process.stdout.write(`[${((performance.now() - T0) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`);
-}
+const log = progressLog();
 
 interface Run {
   job: string;

@@ -55,3 +55,9 @@ export function splitLines(text: string): string[] {
   if (lines[lines.length - 1] === '') lines.pop();
   return lines;
 }
+
+/** A progress logger: each line stamped with the seconds since this call. */
+export function progressLog(): (msg: string) => void {
+  const t0 = performance.now();
+  return (msg) => process.stdout.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`);
+}

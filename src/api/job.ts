@@ -77,7 +77,8 @@ export interface JobDefinition<F extends InputFormat, KMid, VMid, KOut = KMid, V
   reduce?(key: KMid, values: Iterable<VMid>, ctx: ReduceContext<KOut, VOut>): MaybePromise<void>;
   /**
    * Runs once after a map task's last record (Hadoop's Mapper.cleanup) and may emit, e.g. a per-task
-   * summary. Every attempt runs in a process of its own, so module-level state is per attempt.
+   * summary. Every attempt imports the job module afresh (in a task process, never in the
+   * worker), so module-level state is per attempt.
    */
   cleanupMap?(ctx: MapContext<KMid, VMid>): MaybePromise<void>;
   /** Runs once after a reduce task's last group (Hadoop's Reducer.cleanup) and may emit. */

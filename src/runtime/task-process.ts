@@ -7,7 +7,7 @@
  * content hash), one at a time, and each attempt imports the module afresh, so module-level state
  * is the attempt's. After a failed attempt the process exits. After a successful one it stays for
  * the next attempt only if the attempt left it as it was before any user code ran (`fitForReuse`):
- * no timer, socket or file left open, no new global or process listener, RSS within a little of
+ * no timer, socket or file left open, no new global or process listener, RSS within 8 MiB of
  * where it started once collected, fewer than MAX_ATTEMPTS_PER_PROCESS attempts (each leaves its
  * module instance behind). A warm process has its code compiled and the LZ4 addon loaded: a tiny
  * attempt costs a few ms instead of the ~100 ms of CPU a fresh process spends on its first run.
@@ -160,8 +160,11 @@ class SpareArena implements ArenaPool {
 }
 
 const spareArena = new SpareArena();
-/** A map that used more of its buffer than this leaves no arena behind (its pages would stay resident while idle). */
-const KEEP_ARENA_MAX_USED_BYTES = 8 << 20;
+/**
+ * A map that used more of its buffer than this leaves no arena behind: the pages it wrote would stay
+ * resident, and the process would no longer pass `fitForReuse`'s RSS check.
+ */
+const KEEP_ARENA_MAX_USED_BYTES = 1 << 20;
 
 class AttemptRunner {
   readonly counters: Counters = {};
@@ -675,8 +678,13 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
 
 /** Attempts one process runs at most: each leaves its job module instance behind (ES modules are never unloaded). */
 const MAX_ATTEMPTS_PER_PROCESS = 100;
-/** RSS a reused process may have grown by since it was ready, after a full GC. */
-const MAX_REUSE_GROWTH_BYTES = 32 << 20;
+/**
+ * RSS a reused process may have grown by since it was ready, after a full GC. Small, so that an
+ * attempt in a reused process has the memory one in a fresh process has (a task's memory is its
+ * buffer + TASK_OVERHEAD_MB, and bench:shuffle's tasks peak within a few MiB of it): processes of
+ * big attempts, whose heaps and malloc arenas grew, are not reused; they gain little from it.
+ */
+const MAX_REUSE_GROWTH_BYTES = 8 << 20;
 
 /** What this process looked like before it ran any user code, to tell whether an attempt left anything behind. */
 interface CleanState {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import type { JobClient } from '../../src/runtime/index.js';
-import { appModule, fixtureModule, makeText, parseCounts, readAll, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { appModule, assertCountsEqual, fixtureModule, makeText, parseCounts, readAll, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
 
 function isCode(code: string, pattern?: RegExp) {
   return (err: unknown) => {
@@ -14,23 +14,6 @@ function isCode(code: string, pattern?: RegExp) {
     if (pattern) assert.match(err.message, pattern);
     return true;
   };
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function assertCountsEqual(output: Buffer, text: string): void {
-  const got = parseCounts(output.toString('utf8'));
-  const want = referenceWordCount(text);
-  assert.equal(got.size, want.size);
-  for (const [w, n] of want) assert.equal(got.get(w), n, `count of ${JSON.stringify(w)}`);
 }
 
 describe('bad input gets a clear error and loses nothing', () => {

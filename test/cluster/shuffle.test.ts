@@ -4,19 +4,9 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { profileJob, profileMarkdown, profileSvg, type AttemptSummary, type JobConf, type ProfilePoint } from '../../src/runtime/index.js';
-import { appModule, fixtureModule, makeText, parseCounts, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { appModule, fixtureModule, makeText, parseCounts, readOutput, referenceWordCount, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
 
 const KiB = 1024;
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function filesUnder(dir: string): Promise<string[]> {
   try {

@@ -1,30 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AttemptSummary, JobClient } from '../../src/runtime/index.js';
-import { appModule, fixtureModule, makeText, parseCounts, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { appModule, assertCountsEqual, fixtureModule, makeText, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
 
 /**
  * Reduce slow start on a real cluster (`job.reduceSlowStart`): reduces launch once that fraction of
  * the maps is done (the books' rule, the one the simulator runs), fetch each map output as its map
  * finishes, and give the same output as reduces started after the last map.
  */
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-function assertCountsEqual(output: Buffer, text: string): void {
-  const got = parseCounts(output.toString('utf8'));
-  const want = referenceWordCount(text);
-  assert.equal(got.size, want.size);
-  for (const [w, n] of want) assert.equal(got.get(w), n, `count of ${JSON.stringify(w)}`);
-}
 
 const succeeded = (attempts: AttemptSummary[], kind: 'map' | 'reduce') => attempts.filter((a) => a.kind === kind && a.state === 'succeeded');
 

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,4 +100,23 @@ export function parseCounts(output: string): Map<string, number> {
     m.set(line.slice(0, tab), Number(line.slice(tab + 1)));
   }
   return m;
+}
+
+/** Polls `probe` every 50 ms until it gives a value, or fails after `timeoutMs` naming `what`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A WordCount output equals the reference count of `text`. */
+export function assertCountsEqual(output: Buffer, text: string): void {
+  const got = parseCounts(output.toString('utf8'));
+  const want = referenceWordCount(text);
+  assert.equal(got.size, want.size);
+  for (const [w, n] of want) assert.equal(got.get(w), n, `count of ${JSON.stringify(w)}`);
 }

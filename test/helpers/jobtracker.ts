@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../src/log.js';
-import { JobClient, JobTracker, connectPeer } from '../../src/runtime/index.js';
-import type { AttemptSpec, RegisterResult } from '../../src/runtime/protocol.js';
+import { JobClient, JobTracker, connectPeer, type RpcPeer } from '../../src/runtime/index.js';
+import type { AttemptSpec, MapOutputsChanged, Message, RegisterResult } from '../../src/runtime/protocol.js';
 import type { Policy } from '../../src/scheduler/index.js';
 
 export interface LoneJobTracker {
@@ -29,36 +29,46 @@ export async function startJobTracker(policy: Policy, heartbeatMs: number): Prom
   };
 }
 
+/** A worker played by a test on a raw protocol connection: registered, recording what it is told, running nothing. */
 export interface FakeWorker {
+  readonly id: string;
+  readonly peer: RpcPeer;
   /** Every attempt the JobTracker told this worker to launch, in order. */
   readonly launched: AttemptSpec[];
+  readonly told: MapOutputsChanged[];
   /** Sends a heartbeat and waits until the JobTracker has handled it (and whatever it launched). */
   heartbeat(jobId: string): Promise<void>;
   close(): void;
 }
 
-/**
- * A worker "w1" on a raw protocol connection to `jt`: it registers with the given slots and
- * memory, records what it is told to launch, runs nothing and reports no progress.
- */
-export async function fakeWorker(jt: JobTracker, shape: { mapSlots: number; reduceSlots: number; memoryMb: number }): Promise<FakeWorker> {
+export async function registerFakeWorker(url: string, id: string, slots: { map: number; reduce: number; memoryMb?: number }, dataPort = 1): Promise<FakeWorker> {
   const launched: AttemptSpec[] = [];
-  const peer = await connectPeer(jt.url, (m) => {
+  const told: MapOutputsChanged[] = [];
+  const peer = await connectPeer(url, (m: Message) => {
     if (m.type === 'launch') launched.push(m.attempt);
+    if (m.type === 'map-outputs') told.push(m);
   });
   await peer.request<RegisterResult>({
     type: 'register',
-    worker: { workerId: 'w1', host: '127.0.0.1', dataPort: 1, rack: '/r1', ...shape, diskMBps: 0 },
+    worker: { workerId: id, host: '127.0.0.1', dataPort, rack: '/r1', mapSlots: slots.map, reduceSlots: slots.reduce, memoryMb: slots.memoryMb ?? 1 << 20, diskMBps: 0 },
     blockIds: [],
   });
   return {
+    id,
+    peer,
     launched,
+    told,
     async heartbeat(jobId) {
-      peer.send({ type: 'heartbeat', workerId: 'w1', attempts: [] });
+      peer.send({ type: 'heartbeat', workerId: id, attempts: [] });
       // Frames on one socket are handled in order: the reply to a request sent after the heartbeat
       // comes after any launch the heartbeat caused.
       await peer.request({ type: 'job-status', jobId });
     },
     close: () => peer.close(1000, 'done'),
   };
+}
+
+/** Worker "w1" with the given slots and memory. */
+export function fakeWorker(jt: JobTracker, shape: { mapSlots: number; reduceSlots: number; memoryMb: number }): Promise<FakeWorker> {
+  return registerFakeWorker(jt.url, 'w1', { map: shape.mapSlots, reduce: shape.reduceSlots, memoryMb: shape.memoryMb });
 }

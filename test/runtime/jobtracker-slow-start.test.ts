@@ -6,33 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { connectPeer, type RpcPeer } from '../../src/runtime/index.js';
-import type { AttemptSpec, MapOutputsChanged, Message, RegisterResult } from '../../src/runtime/protocol.js';
+import type { AttemptSpec } from '../../src/runtime/protocol.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
 import { appModule } from '../helpers/cluster.js';
-import { startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
-
-interface FakeWorker {
-  readonly id: string;
-  readonly peer: RpcPeer;
-  readonly launched: AttemptSpec[];
-  readonly told: MapOutputsChanged[];
-}
-
-async function fakeWorker(url: string, id: string, dataPort: number, slots: { map: number; reduce: number }): Promise<FakeWorker> {
-  const launched: AttemptSpec[] = [];
-  const told: MapOutputsChanged[] = [];
-  const peer = await connectPeer(url, (m: Message) => {
-    if (m.type === 'launch') launched.push(m.attempt);
-    if (m.type === 'map-outputs') told.push(m);
-  });
-  await peer.request<RegisterResult>({
-    type: 'register',
-    worker: { workerId: id, host: '127.0.0.1', dataPort, rack: '/r1', mapSlots: slots.map, reduceSlots: slots.reduce, memoryMb: 1 << 20, diskMBps: 0 },
-    blockIds: [],
-  });
-  return { id, peer, launched, told };
-}
+import { registerFakeWorker, startJobTracker, type FakeWorker, type LoneJobTracker } from '../helpers/jobtracker.js';
 
 describe('JobTracker: a reduce launched before the last map is told of map outputs as they come and go', () => {
   let lone: LoneJobTracker;
@@ -44,8 +21,8 @@ describe('JobTracker: a reduce launched before the last map is told of map outpu
 
   it('launch lists the outputs done; each finished map is announced, each lost one withdrawn, in order', async () => {
     const { jt, client } = lone;
-    const w1 = await fakeWorker(jt.url, 'w1', 1001, { map: 3, reduce: 0 });
-    const w2 = await fakeWorker(jt.url, 'w2', 1002, { map: 0, reduce: 1 });
+    const w1 = await registerFakeWorker(jt.url, 'w1', { map: 3, reduce: 0 }, 1001);
+    const w2 = await registerFakeWorker(jt.url, 'w2', { map: 0, reduce: 1 }, 1002);
     const jobId = await client.submit(appModule('pi'), { output: '/out/pi', params: { maps: 3, samples: 10 }, conf: { 'job.reduceSlowStart': 0.3 } });
     // Frames on one socket are handled in order: a reply to a request sent after an event comes after what the event caused.
     const settle = async (w: FakeWorker): Promise<void> => {
@@ -87,7 +64,7 @@ describe('JobTracker: a reduce launched before the last map is told of map outpu
     ]);
 
     // w1 is lost: its finished maps' outputs are gone (the maps re-run), its running map too.
-    const w3 = await fakeWorker(jt.url, 'w3', 1003, { map: 3, reduce: 0 });
+    const w3 = await registerFakeWorker(jt.url, 'w3', { map: 3, reduce: 0 }, 1003);
     w1.peer.close();
     while ((await client.clusterInfo()).workers.some((w) => w.workerId === 'w1')) await new Promise((r) => setTimeout(r, 10));
     await settle(w3);

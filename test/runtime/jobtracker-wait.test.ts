@@ -5,11 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
-import { connectPeer } from '../../src/runtime/index.js';
-import type { AttemptSpec, JobStatus, RegisterResult } from '../../src/runtime/protocol.js';
+import type { AttemptSpec, JobStatus } from '../../src/runtime/protocol.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
 import { appModule } from '../helpers/cluster.js';
-import { startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
+import { registerFakeWorker, startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
 
 describe('JobTracker: wait-job is answered when the job ends', () => {
   let lone: LoneJobTracker;
@@ -21,15 +20,7 @@ describe('JobTracker: wait-job is answered when the job ends', () => {
 
   it('answers with the final status once the last attempt is done and the clean-up finished, not before', async () => {
     const { jt, client } = lone;
-    const launched: AttemptSpec[] = [];
-    const worker = await connectPeer(jt.url, (m) => {
-      if (m.type === 'launch') launched.push(m.attempt);
-    });
-    await worker.request<RegisterResult>({
-      type: 'register',
-      worker: { workerId: 'w1', host: '127.0.0.1', dataPort: 1, rack: '/r1', mapSlots: 2, reduceSlots: 1, memoryMb: 1 << 20, diskMBps: 0 },
-      blockIds: [],
-    });
+    const { peer: worker, launched } = await registerFakeWorker(jt.url, 'w1', { map: 2, reduce: 1 });
     const jobId = await client.submit(appModule('pi'), { output: '/out/pi', params: { maps: 2, samples: 10 } });
     let answered = false;
     const waiting = worker.request<JobStatus>({ type: 'wait-job', jobId });
