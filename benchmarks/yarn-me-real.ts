@@ -14,7 +14,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
-import { runYarnMeReal, yarnMeRealMarkdown, yarnMeRealSvgs } from '../src/experiments/index.js';
+import { runYarnMeReal, yarnMeRealJson, yarnMeRealMarkdown, yarnMeRealSvgs } from '../src/experiments/index.js';
 import type { JobProfile } from '../src/runtime/index.js';
 import { parseSize } from '../src/util/index.js';
 
@@ -55,9 +55,7 @@ async function main(): Promise<void> {
     await mkdir(args.out, { recursive: true });
     const markdown = `# bench:yarn-me-real\n\nLoad average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} on ${os.cpus().length} cores.\n\n${yarnMeRealMarkdown(result)}\n`;
     await writeFile(join(args.out, 'yarn-me-real.md'), markdown);
-    const { runs, predicted, ...rest } = result;
-    const json = { ...rest, runs: runs.map(({ run, ...r }) => ({ ...r, jobs: run.jobs })), predicted: { ...predicted, runs: undefined } };
-    await writeFile(join(args.out, 'yarn-me-real.json'), JSON.stringify(json, null, 2));
+    await writeFile(join(args.out, 'yarn-me-real.json'), JSON.stringify(yarnMeRealJson(result), null, 2));
     for (const [name, svg] of Object.entries(yarnMeRealSvgs(result))) await writeFile(join(args.out, name), svg);
     process.stdout.write(markdown);
     log(`wrote ${args.out}/yarn-me-real.{md,json} and SVG plots`);

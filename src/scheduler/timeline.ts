@@ -1,17 +1,15 @@
 /**
  * YARN-ME's timeline generator (yarn-me.md): when will each job finish if every task from now on
  * ran regularly? Per node, the running attempts free their memory and slots at their predicted
- * ends; the queued tasks, taken in queue order, each start on the node where it fits first (the
- * one with the most free memory at that time) and run their ideal duration there. A job's
- * estimated completion is the latest end among its running attempts and its placed tasks.
+ * ends; the queued tasks are placed as the fair scheduler would place them: whenever there is
+ * room, the next task of the job using the least memory (per the queue's order among equals)
+ * starts on the node with the most free memory, at its ideal memory, for its estimated duration.
+ * A job's estimated completion is the latest end among its running attempts and placed tasks.
  *
- * The placement is a list schedule in queue order: a task never starts before the one queued
- * ahead of it, as YARN's reservations keep a job's next task first in line. A task larger than any
- * node never fits regularly and gets no end (its job can only be helped by elasticity).
- *
- * Placement is lazy: jobs are placed in queue order only as far as an estimate is asked for, and a
- * job's estimate depends only on the jobs ahead of it, so asking for the head of the queue is cheap
- * however long the queue is.
+ * The next task of the job first in line waits for room (as YARN's reservations keep it first in
+ * line), and time moves on to the next release until it fits. A task larger than any node never
+ * fits regularly and gets no end (only elasticity can run it). The whole queue is placed once, on
+ * the first question, in O(tasks x log(nodes + jobs)).
  */
 import { EventHeap } from '../util/index.js';
 import type { TaskKind, WorkerView } from './types.js';
@@ -36,139 +34,163 @@ export interface TimelineTasks {
   readonly count: number;
 }
 
-/** A job of the queue with the tasks it still has to run regularly, in order. */
+/** A job of the queue: the tasks it still has to run regularly, in order. */
 export interface TimelineJob {
   readonly id: string;
   readonly tasks: readonly TimelineTasks[];
 }
 
-interface NodeState {
-  readonly index: number;
-  freeMemoryMb: number;
-  readonly freeSlots: Record<TaskKind, number>;
-  /** Position in each kind's heap. */
-  readonly at: Record<TaskKind, number>;
+/** Something a heap can hold: it keeps its own position (-1 when not in the heap). */
+interface Placed {
+  at: number;
 }
 
-/**
- * Nodes by free memory, most first, among those with a free slot of one kind (the others sit at
- * the bottom with key -1). Positions are tracked so a node's key can change in place.
- */
-class NodesByFreeMemory {
-  private readonly heap: NodeState[] = [];
-  constructor(private readonly kind: TaskKind) {}
+/** A binary heap whose items' keys change in place (each item keeps its position). */
+class IndexedHeap<T extends Placed> {
+  private readonly items: T[] = [];
+  constructor(private readonly before: (a: T, b: T) => boolean) {}
 
-  private key(n: NodeState): number {
-    return n.freeSlots[this.kind] > 0 ? n.freeMemoryMb : -1;
+  get top(): T | undefined {
+    return this.items[0];
   }
 
-  add(n: NodeState): void {
-    n.at[this.kind] = this.heap.length;
-    this.heap.push(n);
-    this.update(n);
+  add(item: T): void {
+    item.at = this.items.length;
+    this.items.push(item);
+    this.update(item);
   }
 
-  top(): NodeState | undefined {
-    return this.heap[0];
+  remove(item: T): void {
+    const i = item.at;
+    if (i < 0) return;
+    const last = this.items.pop()!;
+    item.at = -1;
+    if (last !== item) {
+      this.put(last, i);
+      this.update(last);
+    }
   }
 
-  topKey(): number {
-    const t = this.heap[0];
-    return t === undefined ? -1 : this.key(t);
-  }
-
-  /** Restores the order after `n`'s free memory or slots changed. */
-  update(n: NodeState): void {
-    const h = this.heap;
-    let i = n.at[this.kind];
-    const k = this.key(n);
+  /** Restores the order after `item`'s key changed. */
+  update(item: T): void {
+    const h = this.items;
+    let i = item.at;
+    if (i < 0) return;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.before(k, n, h[parent]!)) break;
+      if (!this.before(item, h[parent]!)) break;
       this.put(h[parent]!, i);
       i = parent;
     }
     for (;;) {
       const l = 2 * i + 1;
       if (l >= h.length) break;
-      const r = l + 1;
-      const c = r < h.length && this.before(this.key(h[r]!), h[r]!, h[l]!) ? r : l;
-      if (!this.before(this.key(h[c]!), h[c]!, n)) break;
+      const c = l + 1 < h.length && this.before(h[l + 1]!, h[l]!) ? l + 1 : l;
+      if (!this.before(h[c]!, item)) break;
       this.put(h[c]!, i);
       i = c;
     }
-    this.put(n, i);
+    this.put(item, i);
   }
 
-  /** More free memory first; ties by node order, so placements never depend on the heap's shape. */
-  private before(k: number, n: NodeState, other: NodeState): boolean {
-    const ko = this.key(other);
-    return k > ko || (k === ko && n.index < other.index);
+  private put(item: T, i: number): void {
+    this.items[i] = item;
+    item.at = i;
   }
+}
 
-  private put(n: NodeState, i: number): void {
-    this.heap[i] = n;
-    n.at[this.kind] = i;
-  }
+interface NodeState {
+  readonly index: number;
+  freeMemoryMb: number;
+  readonly freeSlots: Record<TaskKind, number>;
+}
+
+interface JobState extends Placed {
+  readonly id: string;
+  /** Position in the queue: the order among jobs using as much memory. */
+  readonly rank: number;
+  usedMb: number;
+  /** Tasks left to place, as groups; `group`'s `left` are still to place. */
+  readonly groups: readonly TimelineTasks[];
+  group: number;
+  left: number;
+}
+
+/** A node in one kind's heap. */
+interface NodeEntry extends Placed {
+  readonly node: NodeState;
+}
+
+/** More free memory first among nodes with a free slot of `kind`; ties by node order, never by heap shape. */
+function nodeOrder(kind: TaskKind): (a: NodeEntry, b: NodeEntry) => boolean {
+  const key = (n: NodeState) => (n.freeSlots[kind] > 0 ? n.freeMemoryMb : -1);
+  return (a, b) => key(a.node) > key(b.node) || (key(a.node) === key(b.node) && a.node.index < b.node.index);
 }
 
 export class Timeline {
   private readonly nodes: NodeState[] = [];
-  private readonly byFree: Record<TaskKind, NodesByFreeMemory> = { map: new NodesByFreeMemory('map'), reduce: new NodesByFreeMemory('reduce') };
-  /** What running or placed tasks give back, and when: memory and `slots` slots of `kind`. */
-  private readonly releases = new EventHeap<{ node: NodeState; kind: TaskKind; memoryMb: number; slots: number }>();
+  /** Each node's place in each kind's heap, by node index. */
+  private readonly entries: Record<TaskKind, NodeEntry[]> = { map: [], reduce: [] };
+  private readonly byFree: Record<TaskKind, IndexedHeap<NodeEntry>> = { map: new IndexedHeap(nodeOrder('map')), reduce: new IndexedHeap(nodeOrder('reduce')) };
+  /** Jobs with tasks left to place, the one using the least memory first. */
+  private readonly queue = new IndexedHeap<JobState>((a, b) => a.usedMb < b.usedMb || (a.usedMb === b.usedMb && a.rank < b.rank));
+  private readonly jobsById = new Map<string, JobState>();
+  /** What running or placed tasks give back, and when. */
+  private readonly releases = new EventHeap<{ node: NodeState; job: JobState | undefined; kind: TaskKind; memoryMb: number; slots: number }>();
   /** The most memory of a node with slots of each kind: a bigger task never fits regularly. */
   private readonly largestNodeMb: Record<TaskKind, number> = { map: 0, reduce: 0 };
   private readonly completion = new Map<string, number>();
+  /** The kinds some node has slots for. */
+  private readonly kinds: readonly TaskKind[];
   private clock: number;
-  private placedJobs = 0;
+  private placed = false;
 
   /**
-   * `jobs` in queue order. Times are ms on the snapshot's clock; releases due before `now` are
-   * taken as due now (an attempt past its predicted end is about to end).
+   * `jobs` in queue order, `usedMb` the memory each holds now. Times are ms on the snapshot's
+   * clock; releases due before `now` are taken as due now (an attempt past its predicted end is
+   * about to end).
    */
   constructor(
     readonly now: number,
     nodes: readonly TimelineNode[],
     running: readonly TimelineRelease[],
-    private readonly jobs: readonly TimelineJob[],
+    jobs: readonly TimelineJob[],
+    usedMb: ReadonlyMap<string, number> = new Map(),
   ) {
     this.clock = now;
     const byId = new Map<string, NodeState>();
     nodes.forEach((n, index) => {
-      const state: NodeState = {
-        index,
-        freeMemoryMb: Math.max(0, n.freeMemoryMb),
-        freeSlots: { map: Math.max(0, n.freeMapSlots), reduce: Math.max(0, n.freeReduceSlots) },
-        at: { map: -1, reduce: -1 },
-      };
+      const state: NodeState = { index, freeMemoryMb: Math.max(0, n.freeMemoryMb), freeSlots: { map: Math.max(0, n.freeMapSlots), reduce: Math.max(0, n.freeReduceSlots) } };
+      this.entries.map.push({ node: state, at: -1 });
+      this.entries.reduce.push({ node: state, at: -1 });
       if (n.mapSlots > 0) this.largestNodeMb.map = Math.max(this.largestNodeMb.map, n.memoryMb);
       if (n.reduceSlots > 0) this.largestNodeMb.reduce = Math.max(this.largestNodeMb.reduce, n.memoryMb);
       this.nodes.push(state);
       byId.set(n.id, state);
-      this.byFree.map.add(state);
-      this.byFree.reduce.add(state);
     });
+    // A kind no node runs needs no order (the paper's traces have maps only).
+    this.kinds = (['map', 'reduce'] as const).filter((k) => this.largestNodeMb[k] > 0);
+    for (const k of this.kinds) for (const entry of this.entries[k]) this.byFree[k].add(entry);
+    jobs.forEach((j, rank) => this.jobsById.set(j.id, { at: -1, id: j.id, rank, usedMb: usedMb.get(j.id) ?? 0, groups: j.tasks, group: 0, left: j.tasks[0]?.count ?? 0 }));
     for (const r of running) {
       const end = Math.max(now, r.endMs);
       this.extend(r.jobId, end);
       const node = byId.get(r.nodeId);
-      if (node) this.releases.push(end, { node, kind: r.kind, memoryMb: r.memoryMb, slots: 1 });
+      if (node) this.releases.push(end, { node, job: this.jobsById.get(r.jobId), kind: r.kind, memoryMb: r.memoryMb, slots: 1 });
+    }
+    for (const job of this.jobsById.values()) {
+      this.skipUnplaceable(job);
+      if (job.group < job.groups.length) this.queue.add(job);
     }
   }
 
   /**
-   * The estimated completion of job `jobId` (ms), placing the queue up to it first; undefined for a
-   * job that is neither queued nor running (or whose tasks never fit and has nothing running).
+   * The estimated completion of job `jobId` (ms); undefined for a job that is neither queued nor
+   * running (or whose tasks never fit and has nothing running).
    */
   completionOf(jobId: string): number | undefined {
-    while (this.placedJobs < this.jobs.length && !this.placedUpTo(jobId)) this.placeNextJob();
+    if (!this.placed) this.placeAll();
     return this.completion.get(jobId);
-  }
-
-  private placedUpTo(jobId: string): boolean {
-    for (let i = 0; i < this.placedJobs; i++) if (this.jobs[i]!.id === jobId) return true;
-    return false;
   }
 
   private extend(jobId: string, endMs: number): void {
@@ -176,44 +198,72 @@ export class Timeline {
     if (known === undefined || endMs > known) this.completion.set(jobId, endMs);
   }
 
-  /** Places the next job's tasks, as many alike ones at once as fit on the chosen node. */
-  private placeNextJob(): void {
-    const job = this.jobs[this.placedJobs++]!;
-    for (const group of job.tasks) {
-      const { kind, memoryMb, durationMs } = group;
-      if (memoryMb > this.largestNodeMb[kind]) continue;
-      for (let left = group.count; left > 0; ) {
-        const node = this.firstFit(kind, memoryMb);
-        if (!node) break;
-        const n = Math.min(left, node.freeSlots[kind], memoryMb > 0 ? Math.floor(node.freeMemoryMb / memoryMb) : left);
-        node.freeMemoryMb -= n * memoryMb;
-        node.freeSlots[kind] -= n;
-        this.reorder(node);
-        const end = this.clock + durationMs;
-        this.releases.push(end, { node, kind, memoryMb: n * memoryMb, slots: n });
-        this.extend(job.id, end);
-        left -= n;
-      }
+  /** Moves past groups with nothing left or too big for any node. */
+  private skipUnplaceable(job: JobState): void {
+    while (job.group < job.groups.length) {
+      const g = job.groups[job.group]!;
+      if (job.left > 0 && g.memoryMb <= this.largestNodeMb[g.kind]) return;
+      job.group++;
+      job.left = job.groups[job.group]?.count ?? 0;
     }
   }
 
-  /** The node with the most free memory once `memoryMb` and a slot of `kind` are free on one; time moves on to then. */
-  private firstFit(kind: TaskKind, memoryMb: number): NodeState | undefined {
-    const heap = this.byFree[kind];
-    while (heap.topKey() < memoryMb) {
-      const next = this.releases.pop();
-      if (!next) return undefined;
-      this.clock = Math.max(this.clock, next.time);
-      const { node } = next.value;
-      node.freeMemoryMb += next.value.memoryMb;
-      node.freeSlots[next.value.kind] += next.value.slots;
+  private placeAll(): void {
+    this.placed = true;
+    for (let job = this.queue.top; job !== undefined; job = this.queue.top) {
+      const g = job.groups[job.group]!;
+      const node = this.byFree[g.kind].top?.node;
+      const fits = node !== undefined && node.freeSlots[g.kind] > 0 && node.freeMemoryMb >= g.memoryMb;
+      if (!fits) {
+        // The first in line waits: time moves on to the next release (which may change who is first).
+        if (!this.release()) this.queue.remove(job);
+        continue;
+      }
+      // As many alike tasks as fit on the node while the job stays first in line.
+      const next = this.secondUsedMb(job);
+      let n = 0;
+      do {
+        node.freeMemoryMb -= g.memoryMb;
+        node.freeSlots[g.kind]--;
+        job.usedMb += g.memoryMb;
+        job.left--;
+        n++;
+      } while (job.left > 0 && node.freeSlots[g.kind] > 0 && node.freeMemoryMb >= g.memoryMb && job.usedMb < next);
       this.reorder(node);
+      const end = this.clock + g.durationMs;
+      this.releases.push(end, { node, job, kind: g.kind, memoryMb: n * g.memoryMb, slots: n });
+      this.extend(job.id, end);
+      this.skipUnplaceable(job);
+      if (job.group < job.groups.length) this.queue.update(job);
+      else this.queue.remove(job);
     }
-    return heap.top();
+  }
+
+  /** The memory the job next in line after `job` uses: `job` stays first while it uses less. */
+  private secondUsedMb(job: JobState): number {
+    this.queue.remove(job);
+    const second = this.queue.top;
+    this.queue.add(job);
+    return second ? second.usedMb : Number.POSITIVE_INFINITY;
+  }
+
+  /** Applies the next release (the clock moves to it); false when none is left. */
+  private release(): boolean {
+    const next = this.releases.pop();
+    if (!next) return false;
+    this.clock = Math.max(this.clock, next.time);
+    const { node, job, kind, memoryMb, slots } = next.value;
+    node.freeMemoryMb += memoryMb;
+    node.freeSlots[kind] += slots;
+    this.reorder(node);
+    if (job) {
+      job.usedMb -= memoryMb;
+      this.queue.update(job);
+    }
+    return true;
   }
 
   private reorder(node: NodeState): void {
-    this.byFree.map.update(node);
-    this.byFree.reduce.update(node);
+    for (const k of this.kinds) this.byFree[k].update(this.entries[k][node.index]!);
   }
 }

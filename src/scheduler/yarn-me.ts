@@ -41,17 +41,17 @@ export interface YarnMeOptions {
   readonly backfillReserved: boolean;
   /** Step 5: the share of a node's disk bandwidth its elastic tasks may use together. */
   readonly diskShare: number;
-  /** The timeline is rebuilt on job arrival or departure and at least this often (a YARN NodeManager heartbeat). */
+  /** The timeline is rebuilt on job arrival or departure and at least this often (a heartbeat of the simulator's 100-node clusters). */
   readonly timelineRefreshMs: number;
 }
 
-export const DEFAULT_YARN_ME_OPTIONS: YarnMeOptions = Object.freeze({ elastic: true, backfillReserved: true, diskShare: 0.5, timelineRefreshMs: 1000 });
+export const DEFAULT_YARN_ME_OPTIONS: YarnMeOptions = Object.freeze({ elastic: true, backfillReserved: true, diskShare: 0.5, timelineRefreshMs: 3000 });
 export const DEFAULT_YARN_OPTIONS: YarnMeOptions = Object.freeze({ ...DEFAULT_YARN_ME_OPTIONS, elastic: false, backfillReserved: false });
 
 type TunableOption = 'backfillReserved' | 'diskShare' | 'timelineRefreshMs';
 const YARN_ME_OPTION_KINDS: Readonly<Record<TunableOption, OptionKind>> = { backfillReserved: 'boolean', diskShare: 'fraction', timelineRefreshMs: 'ms' };
 
-/** `--policy-options` of yarn-me: backfillReserved (true), diskShare (0.5), timelineRefreshMs (1000). A bad field is EBADCONF naming it. */
+/** `--policy-options` of yarn-me: backfillReserved (true), diskShare (0.5), timelineRefreshMs (3000). A bad field is EBADCONF naming it. */
 export function parseYarnMeOptions(raw: Readonly<Record<string, unknown>>): YarnMeOptions {
   const { backfillReserved, diskShare, timelineRefreshMs } = DEFAULT_YARN_ME_OPTIONS;
   return { elastic: true, ...parsePolicyOptions('yarn-me', raw, { backfillReserved, diskShare, timelineRefreshMs }, YARN_ME_OPTION_KINDS, 'EBADCONF') };
@@ -64,6 +64,9 @@ export function parseYarnOptions(raw: Readonly<Record<string, unknown>>): YarnMe
 }
 
 const NOTHING: readonly Decision[] = Object.freeze([]);
+
+/** Jobs of the queue looked at to backfill a reserved node. */
+const BACKFILL_DEPTH = 128;
 
 /** Workers by id, once per snapshot's worker list (immutable, shared while no worker changes). */
 const workerIndex = new WeakMap<readonly WorkerView[], Map<string, WorkerView>>();
@@ -247,7 +250,7 @@ class Round {
         return alikeGroups(job, launched);
       },
     }));
-    cache.timeline = new Timeline(this.now, this.snapshot.workers, running, jobs);
+    cache.timeline = new Timeline(this.now, this.snapshot.workers, running, jobs, this.used);
     cache.builtAt = this.now;
     cache.jobIds = this.snapshot.jobs.map((j) => j.id);
     return cache.timeline;
@@ -321,6 +324,10 @@ class Round {
 export class YarnMePolicy implements Policy {
   private readonly reservations = new Reservations();
   private readonly timelines: TimelineCache;
+  /** Each node's view when last looked at, and when every node was last visited (nodesToVisit). */
+  private readonly seenViews = new Map<string, WorkerView>();
+  private lastFullVisitMs = Number.NEGATIVE_INFINITY;
+  private lastJobIds: readonly string[] = [];
 
   constructor(
     private readonly options: YarnMeOptions = DEFAULT_YARN_ME_OPTIONS,
@@ -348,10 +355,28 @@ export class YarnMePolicy implements Policy {
     return round.decisions;
   }
 
-  /** The heartbeating node, or on any other trigger every node with a free slot (id order). */
+  /**
+   * The heartbeating node. On any other trigger, the nodes with a free slot (id order) whose state
+   * changed since this policy last saw them, as YARN looks at a node when it reports back; all of
+   * them when jobs arrived or left, and at least every `timelineRefreshMs` (a heartbeat's worth),
+   * so a node whose situation changes only with time is looked at again. The books hand out the
+   * same WorkerView while a worker does not change, so a changed view is a changed node.
+   */
   private nodesToVisit(snapshot: ClusterSnapshot): Room[] {
     const t = snapshot.trigger;
-    if (t.kind !== 'heartbeat') return visitingOrder(snapshot, { freeOnly: true });
+    if (t.kind !== 'heartbeat') {
+      const rooms = visitingOrder(snapshot, { freeOnly: true });
+      const seen = this.seenViews;
+      const all = snapshot.now - this.lastFullVisitMs >= this.options.timelineRefreshMs || !sameIds(this.lastJobIds, snapshot.jobs) || seen.size === 0;
+      const visit = all ? rooms : rooms.filter((r) => seen.get(r.worker.id) !== r.worker);
+      if (all) {
+        this.lastFullVisitMs = snapshot.now;
+        this.lastJobIds = snapshot.jobs.map((j) => j.id);
+        seen.clear();
+      }
+      for (const w of snapshot.workers) seen.set(w.id, w);
+      return visit;
+    }
     const worker = workerById(snapshot, t.workerId);
     if (!worker || (worker.freeMapSlots <= 0 && worker.freeReduceSlots <= 0)) return [];
     return [{ worker, mapSlots: Math.max(0, worker.freeMapSlots), reduceSlots: Math.max(0, worker.freeReduceSlots), memoryMb: Math.max(0, worker.freeMemoryMb) }];
@@ -446,7 +471,10 @@ export class YarnMePolicy implements Policy {
   /** 4. On N reserved by J: the first job of the queue whose task fits now and ends before J's task could start. */
   private backfill(round: Round, room: Room, reserver: JobView, reserved: TaskView): boolean {
     const startMs = round.regularStartMs(room, reserved);
+    let looked = 0;
     for (const job of round.queue) {
+      // The queue's head is where backfilling pays; a 3000-node cluster's thousand-job queue is not scanned per node.
+      if (++looked > BACKFILL_DEPTH) break;
       if (job === reserver || smallestGrantMb(job.pendingTasks, this.options.elastic, round.step) > room.memoryMb) continue;
       const task = round.nextTask(job, room);
       // No grant makes a task shorter than its ideal duration.

@@ -52,6 +52,7 @@ export function requeue(order: JobView[], job: JobView, usedMb: ReadonlyMap<stri
  */
 export class Reservations {
   private readonly byNode = new Map<string, string>();
+  private readonly countByJob = new Map<string, number>();
 
   get size(): number {
     return this.byNode.size;
@@ -62,27 +63,31 @@ export class Reservations {
   }
 
   countOf(jobId: string): number {
-    let n = 0;
-    for (const j of this.byNode.values()) if (j === jobId) n++;
-    return n;
+    return this.countByJob.get(jobId) ?? 0;
   }
 
   reserve(nodeId: string, jobId: string): void {
+    this.release(nodeId);
     this.byNode.set(nodeId, jobId);
+    this.countByJob.set(jobId, this.countOf(jobId) + 1);
   }
 
   release(nodeId: string): void {
+    const job = this.byNode.get(nodeId);
+    if (job === undefined) return;
     this.byNode.delete(nodeId);
+    const left = this.countOf(job) - 1;
+    if (left > 0) this.countByJob.set(job, left);
+    else this.countByJob.delete(job);
   }
 
-  /** Drops reservations of nodes no longer live and of jobs with nothing pending. */
+  /** Drops reservations of nodes no longer live and of jobs with nothing pending (or more than they have pending). */
   prune(liveNodes: ReadonlySet<string>, pendingByJob: ReadonlyMap<string, number>): void {
     const kept = new Map<string, number>();
     for (const [node, job] of [...this.byNode]) {
-      const pending = pendingByJob.get(job) ?? 0;
       const held = kept.get(job) ?? 0;
-      if (!liveNodes.has(node) || held >= pending) {
-        this.byNode.delete(node);
+      if (!liveNodes.has(node) || held >= (pendingByJob.get(job) ?? 0)) {
+        this.release(node);
         continue;
       }
       kept.set(job, held + 1);

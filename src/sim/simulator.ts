@@ -47,6 +47,8 @@ export interface SimulationOptions extends Partial<SimSettings> {
   /** Stop when nothing runs and nothing but heartbeats is due for this long (default 1 day). */
   readonly stallMs?: number;
   readonly onProgress?: (p: SimulationProgress) => void;
+  /** Elastic grants are whole multiples of this, MB (the books' default, 100, unless given): as the real JobTracker's `memoryStepMb`. */
+  readonly memoryStepMb?: number;
 }
 
 export interface SimulationStats {
@@ -244,6 +246,7 @@ export class Simulator {
       maxAttempts: this.settings.maxAttempts,
       reduceSlowStart: slowStart,
       mrClusters: { outputReplication: this.settings.outputReplication ?? this.settings.replication },
+      ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
     });
     this.shapes = new Map(cluster.workers.map((w) => [w.id, w]));
     this.mrc = new MrClusterSim<SimData, SimJob>(

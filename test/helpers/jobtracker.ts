@@ -29,15 +29,19 @@ export async function startJobTracker(policy: Policy, heartbeatMs: number): Prom
   };
 }
 
-/** A worker played by a test on a raw protocol connection: registered, recording what it is told. */
+/** A worker played by a test on a raw protocol connection: registered, recording what it is told, running nothing. */
 export interface FakeWorker {
   readonly id: string;
   readonly peer: RpcPeer;
+  /** Every attempt the JobTracker told this worker to launch, in order. */
   readonly launched: AttemptSpec[];
   readonly told: MapOutputsChanged[];
+  /** Sends a heartbeat and waits until the JobTracker has handled it (and whatever it launched). */
+  heartbeat(jobId: string): Promise<void>;
+  close(): void;
 }
 
-export async function registerFakeWorker(url: string, id: string, slots: { map: number; reduce: number }, dataPort = 1): Promise<FakeWorker> {
+export async function registerFakeWorker(url: string, id: string, slots: { map: number; reduce: number; memoryMb?: number }, dataPort = 1): Promise<FakeWorker> {
   const launched: AttemptSpec[] = [];
   const told: MapOutputsChanged[] = [];
   const peer = await connectPeer(url, (m: Message) => {
@@ -46,8 +50,25 @@ export async function registerFakeWorker(url: string, id: string, slots: { map: 
   });
   await peer.request<RegisterResult>({
     type: 'register',
-    worker: { workerId: id, host: '127.0.0.1', dataPort, rack: '/r1', mapSlots: slots.map, reduceSlots: slots.reduce, memoryMb: 1 << 20, diskMBps: 0 },
+    worker: { workerId: id, host: '127.0.0.1', dataPort, rack: '/r1', mapSlots: slots.map, reduceSlots: slots.reduce, memoryMb: slots.memoryMb ?? 1 << 20, diskMBps: 0 },
     blockIds: [],
   });
-  return { id, peer, launched, told };
+  return {
+    id,
+    peer,
+    launched,
+    told,
+    async heartbeat(jobId) {
+      peer.send({ type: 'heartbeat', workerId: id, attempts: [] });
+      // Frames on one socket are handled in order: the reply to a request sent after the heartbeat
+      // comes after any launch the heartbeat caused.
+      await peer.request({ type: 'job-status', jobId });
+    },
+    close: () => peer.close(1000, 'done'),
+  };
+}
+
+/** Worker "w1" with the given slots and memory. */
+export function fakeWorker(jt: JobTracker, shape: { mapSlots: number; reduceSlots: number; memoryMb: number }): Promise<FakeWorker> {
+  return registerFakeWorker(jt.url, 'w1', { map: shape.mapSlots, reduce: shape.reduceSlots, memoryMb: shape.memoryMb });
 }

@@ -6,11 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { connectPeer, type JobClient, type JobTracker } from '../../src/runtime/index.js';
-import type { RegisterResult } from '../../src/runtime/protocol.js';
+import type { JobClient, JobTracker } from '../../src/runtime/index.js';
 import type { Decision, Policy } from '../../src/scheduler/index.js';
 import { appModule } from '../helpers/cluster.js';
-import { startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
+import { fakeWorker, startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
 
 describe('JobTracker: a decision list is checked whole before any of it is carried out', () => {
   let lone: LoneJobTracker;
@@ -42,22 +41,10 @@ describe('JobTracker: a decision list is checked whole before any of it is carri
   after(() => lone.stop());
 
   it('launches nothing from a list with an invalid decision, and the good decision once it comes alone', async () => {
-    const launched: string[] = [];
-    const worker = await connectPeer(jt.url, (m) => {
-      if (m.type === 'launch') launched.push(m.attempt.attemptId);
-    });
-    await worker.request<RegisterResult>({
-      type: 'register',
-      worker: { workerId: 'w1', host: '127.0.0.1', dataPort: 1, rack: '/r1', mapSlots: 2, reduceSlots: 1, memoryMb: 1 << 20, diskMBps: 0 },
-      blockIds: [],
-    });
+    const worker = await fakeWorker(jt, { mapSlots: 2, reduceSlots: 1, memoryMb: 1 << 20 });
+    const launched = worker.launched;
     const jobId = await client.submit(appModule('pi'), { output: '/out/pi', params: { maps: 2, samples: 10 } });
-    const heartbeat = async (): Promise<void> => {
-      worker.send({ type: 'heartbeat', workerId: 'w1', attempts: [] });
-      // Frames on one socket are handled in order: the reply to a request sent after the heartbeat
-      // comes after any launch the heartbeat caused.
-      await worker.request({ type: 'job-status', jobId });
-    };
+    const heartbeat = () => worker.heartbeat(jobId);
     await heartbeat();
     await heartbeat();
     assert.ok(calls.length >= 2, 'the policy was consulted');
@@ -71,6 +58,6 @@ describe('JobTracker: a decision list is checked whole before any of it is carri
     await heartbeat();
     assert.equal(launched.length, 2, 'one launch per heartbeat, each of the next pending task');
     assert.deepEqual(new Set((await client.attempts(jobId)).map((a) => a.taskId)).size, 2);
-    worker.close(1000, 'done');
+    worker.close();
   });
 });

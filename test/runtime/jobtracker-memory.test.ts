@@ -6,11 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { connectPeer, type JobClient, type JobTracker } from '../../src/runtime/index.js';
-import type { AttemptSpec, RegisterResult } from '../../src/runtime/protocol.js';
+import type { JobClient, JobTracker } from '../../src/runtime/index.js';
 import type { Decision, Policy } from '../../src/scheduler/index.js';
 import { appModule } from '../helpers/cluster.js';
-import { startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
+import { fakeWorker, startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
 
 /** A map's ideal memory with the default 64 MiB sort buffer: buffer + the task's 100 MiB overhead. */
 const IDEAL_MB = 64 + 100;
@@ -42,20 +41,10 @@ describe('JobTracker: memory grants', () => {
   after(() => lone.stop());
 
   it('passes the grant, the ideal memory and elasticity to the worker and into the attempt summary', async () => {
-    const launched: AttemptSpec[] = [];
-    const worker = await connectPeer(jt.url, (m) => {
-      if (m.type === 'launch') launched.push(m.attempt);
-    });
-    await worker.request<RegisterResult>({
-      type: 'register',
-      worker: { workerId: 'w1', host: '127.0.0.1', dataPort: 1, rack: '/r1', mapSlots: 4, reduceSlots: 1, memoryMb: 4096, diskMBps: 0 },
-      blockIds: [],
-    });
+    const worker = await fakeWorker(jt, { mapSlots: 4, reduceSlots: 1, memoryMb: 4096 });
+    const launched = worker.launched;
     const jobId = await client.submit(appModule('pi'), { output: '/out/pi-mem', params: { maps: 4, samples: 10 } });
-    const heartbeat = async (): Promise<void> => {
-      worker.send({ type: 'heartbeat', workerId: 'w1', attempts: [] });
-      await worker.request({ type: 'job-status', jobId });
-    };
+    const heartbeat = () => worker.heartbeat(jobId);
     await heartbeat();
     // One launch per consultation (the submission, then the heartbeat), one task at a time.
     const regular = launched.length;
@@ -76,6 +65,6 @@ describe('JobTracker: memory grants', () => {
       summaries.map((a) => [a.attemptId, a.memoryMb, a.idealMemoryMb, a.elastic]),
       launched.map((a) => [a.attemptId, IDEAL_MB + 36, IDEAL_MB, false]),
     );
-    worker.close(1000, 'done');
+    worker.close();
   });
 });

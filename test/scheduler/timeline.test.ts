@@ -25,16 +25,19 @@ describe('timeline generator', () => {
     assert.equal(t.completionOf('b'), 5_000);
   });
 
-  test('queue order: a job never starts ahead of the tasks queued before it', () => {
-    // n1 4000 free; n2 1000 free, 3000 back at 8 s. X's first task takes n1 at 0 (to 10 s); its
-    // second waits for n2 at 8 s (to 18 s). Y's 1000 MB task is queued behind it: n2 has 1000 MB
-    // free at 0 but Y starts only when X's second task has, and at 8 s nothing is free until
-    // n1 at 10 s: Y runs 10-15 s.
+  test('fair order: room goes to the job using the least memory; the first in line waits for its task to fit', () => {
+    // n1 4000 free; n2 1000 free, 3000 back at 8 s. X's first task takes n1 at 0 (to 10 s); then
+    // Y uses less memory (0 MB): its 1000 MB task takes n2 at 0 (to 5 s). X's second task waits:
+    // n2 has 1000 MB back at 5 s, 4000 at 8 s: X runs 8-18 s.
     const nodes = [node('n1', 4000), node('n2', 4000, 1000)];
     const running = [{ nodeId: 'n2', jobId: 'z', kind: 'map' as const, memoryMb: 3000, endMs: 8_000 }];
     const t = new Timeline(0, nodes, running, [job('x', 2, 4000, 10_000), job('y', 1, 1000, 5_000)]);
     assert.equal(t.completionOf('x'), 18_000);
-    assert.equal(t.completionOf('y'), 15_000);
+    assert.equal(t.completionOf('y'), 5_000);
+    // Y already holding 8000 MB: X goes first and keeps the room; Y's task waits for n1 at 10 s.
+    const busyY = new Timeline(0, nodes, running, [job('x', 2, 4000, 10_000), job('y', 1, 1000, 5_000)], new Map([['y', 8000]]));
+    assert.equal(busyY.completionOf('x'), 18_000);
+    assert.equal(busyY.completionOf('y'), 15_000);
   });
 
   test('slots limit as memory does; times start at now and an overdue attempt is due now', () => {

@@ -167,7 +167,7 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
 
   it('an output that fails to fetch and nobody said was lost fails the reduce with EFETCH naming it', async () => {
     await withTempDir(async (tmp) => {
-      const [a] = await twoWorkers(tmp);
+      const [a, b] = await twoWorkers(tmp);
       try {
         const { locations } = await writeMaps([a], { sizes: [100, 100], numReduces: 1, seed: 13 });
         const directory = new MapOutputDirectory({ mapsTotal: 3, partitions: [0], locations });
@@ -181,7 +181,9 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
           await rs.close();
         }
       } finally {
+        // Both: a worker left listening keeps the test file's process from ever exiting.
         await stopWorker(a);
+        await stopWorker(b);
       }
     });
   });
