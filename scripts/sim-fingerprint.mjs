@@ -8,7 +8,8 @@
  *   node scripts/sim-fingerprint.mjs /path/to/old/checkout > old.txt
  *   node scripts/sim-fingerprint.mjs . > new.txt && diff old.txt new.txt
  *
- * A checkout here is a directory with bin/minimr.js and a built dist/.
+ * A checkout here is a directory with bin/minimr.js and a built dist/. Optional second and third
+ * arguments: the workloads and the seeds, comma-separated (default all shipped workloads, 1,2).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -19,8 +20,8 @@ import { pathToFileURL } from 'node:url';
 
 const root = resolve(process.argv[2] ?? '.');
 const POLICIES = ['fifo', 'fair', 'improved-fair', 'tyrex'];
-const WORKLOADS = ['hvw', 'mvw', 'lvw', 'wkld-a', 'wkld-b', 'wkld-c', 'wkld-d', 'wkld-e', 'yarn-me-uniform', 'yarn-me-exp', 'improved-fair'];
-const SEEDS = [1, 2];
+const WORKLOADS = process.argv[3]?.split(',') ?? ['hvw', 'mvw', 'lvw', 'wkld-a', 'wkld-b', 'wkld-c', 'wkld-d', 'wkld-e', 'yarn-me-uniform', 'yarn-me-exp', 'improved-fair'];
+const SEEDS = process.argv[4]?.split(',').map(Number) ?? [1, 2];
 
 const sha = (text) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 const sim = await import(pathToFileURL(join(root, 'dist/src/sim/index.js')).href);
