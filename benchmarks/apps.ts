@@ -34,7 +34,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { LocalCluster, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
-import { createLogger } from '../src/log.js';
+import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster, type MachineRecord } from './lib/bench-cluster.js';
 import { headLines, writeCorpus, type CorpusInfo, type CorpusOptions, type GrepCase } from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
 import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
@@ -130,17 +130,10 @@ async function main(): Promise<void> {
   const local = join(work, 'local');
   await mkdir(local);
   const env = {
-    node: process.version,
-    platform: `${process.platform} ${os.release()}`,
-    cpu: os.cpus()[0]?.model ?? 'unknown',
-    cpus: os.cpus().length,
-    memoryMb: Math.round(os.totalmem() / MB),
-    loadavgStart: os.loadavg().map((x) => r3(x)),
-    loadavgEnd: [] as number[],
-    date: new Date().toISOString(),
+    ...machineRecord(),
     sizeMb: args.sizeMb,
     corpora: {} as Record<string, { bytes: number; lines: number; words: number; vocabulary: number; distinctWords: number }>,
-    cluster: { workers: 2, mapSlots: 1, reduceSlots: 1, replication: 1, blockSizeMb: 64 },
+    cluster: BENCH_CLUSTER,
     tools: {
       sort: toolVersion('sort'),
       tr: toolVersion('tr'),
@@ -193,15 +186,7 @@ async function main(): Promise<void> {
 
     // ------------------------------------------------------------ cluster
     t = performance.now();
-    cluster = await LocalCluster.start({
-      dataDir: join(work, 'cluster'),
-      workers: 2,
-      mapSlots: 1,
-      reduceSlots: 1,
-      replication: 1,
-      blockSize: 64 * MB,
-      logger: createLogger('bench', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
-    });
+    cluster = await startBenchCluster(join(work, 'cluster'));
     phases.clusterStart = (performance.now() - t) / 1000;
     log(`cluster up: 2 workers [${phases.clusterStart.toFixed(1)}s]`);
     const client = cluster.client;
@@ -473,7 +458,7 @@ async function main(): Promise<void> {
     if (!args.keep) await rm(work, { recursive: true, force: true });
     else log(`kept ${work}`);
   }
-  env.loadavgEnd = os.loadavg().map((x) => r3(x));
+  finishMachineRecord(env);
 
   // ---------------------------------------------------------------- report
   const md = renderMarkdown(env, jobs, tiny, phases, failure);
@@ -533,15 +518,7 @@ async function readHead(path: string, bytes: number): Promise<string> {
 }
 
 function renderMarkdown(
-  env: {
-    node: string;
-    platform: string;
-    cpu: string;
-    cpus: number;
-    memoryMb: number;
-    loadavgStart: number[];
-    loadavgEnd: number[];
-    date: string;
+  env: MachineRecord & {
     sizeMb: number;
     corpora: Record<string, { lines: number; words: number; vocabulary: number; distinctWords: number }>;
     tools: Record<string, string>;
@@ -572,8 +549,7 @@ function renderMarkdown(
   const lines = [
     '# minimr apps vs Unix peers',
     '',
-    `${env.date}: Node ${env.node}, ${env.platform}, ${env.cpus} x ${env.cpu}, ${env.memoryMb} MB RAM, ` +
-      `load ${env.loadavgStart.join(' ')} at start, ${env.loadavgEnd.join(' ')} at end (shared machine: compare ratios, not absolute numbers).`,
+    machineLine(env),
     `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot each, replication 1, 64 MB blocks. --size-mb ${env.sizeMb}; MB = 2^20 bytes.`,
     `Corpora: ${Object.entries(env.corpora)
       .map(([name, c]) => `${name}: ${c.lines} lines, ${c.words} words, ${c.distinctWords} distinct (Zipf over a vocabulary of ${c.vocabulary})`)

@@ -51,7 +51,7 @@ import {
   type SubmitOptions,
 } from '../src/runtime/index.js';
 import { lineChart } from '../src/util/index.js';
-import { createLogger } from '../src/log.js';
+import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster, type MachineRecord } from './lib/bench-cluster.js';
 import { writeCorpus } from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
 import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
@@ -224,17 +224,10 @@ async function main(): Promise<void> {
   const outDir = resolve(dirname(SELF), '..', '..', 'bench-results');
   mkdirSync(outDir, { recursive: true });
   const env = {
-    node: process.version,
-    platform: `${process.platform} ${os.release()}`,
-    cpu: os.cpus()[0]?.model ?? 'unknown',
-    cpus: os.cpus().length,
-    memoryMb: Math.round(os.totalmem() / MB),
-    loadavgStart: os.loadavg().map((x) => r3(x)),
-    loadavgEnd: [] as number[],
-    date: new Date().toISOString(),
+    ...machineRecord(),
     args,
     taskOverheadMb: TASK_OVERHEAD_MB,
-    cluster: { workers: 2, mapSlots: 1, reduceSlots: 1, replication: 1, blockSizeMb: 64 },
+    cluster: BENCH_CLUSTER,
     tools: { sort: toolVersion('sort') },
   };
   log(
@@ -278,15 +271,7 @@ async function main(): Promise<void> {
 
     // ------------------------------------------------------------ cluster
     t = performance.now();
-    cluster = await LocalCluster.start({
-      dataDir: join(work, 'cluster'),
-      workers: 2,
-      mapSlots: 1,
-      reduceSlots: 1,
-      replication: 1,
-      blockSize: 64 * MB,
-      logger: createLogger('bench', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
-    });
+    cluster = await startBenchCluster(join(work, 'cluster'));
     phases.clusterStart = (performance.now() - t) / 1000;
     const client = cluster.client;
     const info = await client.clusterInfo();
@@ -516,7 +501,7 @@ async function main(): Promise<void> {
     if (!args.keep) await rm(work, { recursive: true, force: true });
     else log(`kept ${work}`);
   }
-  env.loadavgEnd = os.loadavg().map((x) => r3(x));
+  finishMachineRecord(env);
 
   // ---------------------------------------------------------------- targets
   const targets: Target[] = [];
@@ -698,15 +683,7 @@ function rssLine(g: RssGroup): string {
 }
 
 function renderMarkdown(
-  env: {
-    node: string;
-    platform: string;
-    cpu: string;
-    cpus: number;
-    memoryMb: number;
-    loadavgStart: number[];
-    loadavgEnd: number[];
-    date: string;
+  env: MachineRecord & {
     args: Args;
     tools: Record<string, string>;
   },
@@ -722,8 +699,7 @@ function renderMarkdown(
   const lines: string[] = [
     '# minimr shuffle: external merge sort under a memory bound',
     '',
-    `${env.date}: Node ${env.node}, ${env.platform}, ${env.cpus} x ${env.cpu}, ${env.memoryMb} MB RAM, ` +
-      `load ${env.loadavgStart.join(' ')} at start, ${env.loadavgEnd.join(' ')} at end (shared machine: compare ratios, not absolute numbers).`,
+    machineLine(env),
     `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot each, replication 1, 64 MB blocks. --size-mb ${env.args.sizeMb}; MB = MiB = 2^20 bytes.`,
     '',
     '## Targets',

@@ -21,9 +21,9 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
-import { createLogger } from '../src/log.js';
 import { LocalCluster, type JobClient } from '../src/runtime/index.js';
 import { writeCorpus } from './lib/corpus.js';
+import { startBenchCluster } from './lib/bench-cluster.js';
 import { partFiles, readOutputText } from './lib/follow-job.js';
 import { median, progressLog, r3, splitLines } from './lib/shell.js';
 import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
@@ -90,15 +90,7 @@ async function main(): Promise<void> {
     const rows = Math.floor(targetBytes / RECORD);
     const tera = await writeTeraInputs(join(local, 'tera.dat'), join(local, 'tera-lines.txt'), rows);
     log(`inputs: corpus ${(corpus.bytes / MB).toFixed(1)} MB, ${rows} TeraGen records`);
-    cluster = await LocalCluster.start({
-      dataDir: join(work, 'cluster'),
-      workers: 2,
-      mapSlots: 1,
-      reduceSlots: 1,
-      replication: 1,
-      blockSize: 64 * MB,
-      logger: createLogger('bench', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
-    });
+    cluster = await startBenchCluster(join(work, 'cluster'));
     const client = cluster.client;
     await client.fs.put(corpus.path, '/bench/text/corpus.txt');
     await client.fs.put(tera.recordsPath, '/bench/tera/input.dat');

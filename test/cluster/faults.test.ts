@@ -3,18 +3,8 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MinimrError } from '../../src/errors.js';
 import type { JobClient } from '../../src/runtime/index.js';
-import { appModule, assertCountsEqual, fixtureModule, makeText, parseCounts, readAll, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
-
-function isCode(code: string, pattern?: RegExp) {
-  return (err: unknown) => {
-    assert.ok(err instanceof MinimrError, `expected MinimrError ${code}, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  };
-}
+import { appModule, isCode, assertCountsEqual, fixtureModule, makeText, parseCounts, readAll, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
 
 describe('bad input gets a clear error and loses nothing', () => {
   let t: TestCluster;

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MinimrError } from '../../src/errors.js';
 import type { JobClient, JobStatus } from '../../src/runtime/index.js';
 import { seededRandom } from '../../src/util/index.js';
-import { appModule, fixtureModule, makeText, parseCounts, readAll, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { appModule, isCode, fixtureModule, makeText, parseCounts, readAll, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
 /**
  * The map side's two fast paths on a real 3-worker cluster with 64 KiB blocks: whole-split maps
@@ -35,15 +34,6 @@ function referenceLines(text: string): string[] {
   const lines = text.split('\n');
   if (text.endsWith('\n')) lines.pop();
   return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
-}
-
-function isCode(code: string, pattern?: RegExp) {
-  return (err: unknown) => {
-    assert.ok(err instanceof MinimrError, `expected MinimrError ${code}, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  };
 }
 
 describe('map side: whole-split maps and hash combining give the per-record path\'s output', () => {

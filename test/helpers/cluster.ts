@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MinimrError } from '../../src/errors.js';
 import { LocalCluster, type LocalClusterOptions } from '../../src/runtime/index.js';
 import type { FsClient } from '../../src/storage/index.js';
 import { createLogger } from '../../src/log.js';
@@ -119,4 +120,14 @@ export function assertCountsEqual(output: Buffer, text: string): void {
   const want = referenceWordCount(text);
   assert.equal(got.size, want.size);
   for (const [w, n] of want) assert.equal(got.get(w), n, `count of ${JSON.stringify(w)}`);
+}
+
+/** An `assert.rejects` check: the error is a MinimrError with this code (and a message matching `pattern`). */
+export function isCode(code: string, pattern?: RegExp) {
+  return (err: unknown) => {
+    assert.ok(err instanceof MinimrError, `expected MinimrError ${code}, got ${String(err)}`);
+    assert.equal(err.code, code, err.message);
+    if (pattern) assert.match(err.message, pattern);
+    return true;
+  };
 }
