@@ -17,7 +17,7 @@
  *    kind; from the alone runs; and from the alone runs with CPU sharing, every worker on one host
  *    with this machine's cores) is printed beside it, with the difference.
  *
- * Run: npm run bench:tyrex [-- --no-real | --no-sim --real-jobs 30 --time-scale 0.03 --bytes-per-map 1m --repeats 3]
+ * Run: npm run bench:tyrex [-- --no-real | --no-sim --real-jobs 30 --time-scale 0.03 --bytes-per-map 1m --repeats 6]
  * Writes bench-results/tyrex/{tyrex.json,tyrex.md,cdf-*.svg}.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -43,7 +43,7 @@ const args = yargs(process.argv.slice(2))
   .option('time-scale', { type: 'number', default: 0.03, describe: 'real ms per simulated ms (arrivals)' })
   .option('bytes-per-map', { type: 'string', default: '1m' })
   .option('seed', { type: 'number', default: 1 })
-  .option('repeats', { type: 'number', default: 1, describe: 'real runs of each policy (interleaved); the prediction is judged against their mean' })
+  .option('repeats', { type: 'number', default: 6, describe: "real runs of each policy (interleaved); the prediction is judged against their mean (one run's mean response differs from the next by about 15% on a 2-core machine: with fewer runs the verdict mostly judges that noise)" })
   .strict()
   .parseSync();
 

@@ -93,7 +93,21 @@ function figures(run: RunRecord, wallS: number): Figures {
 
 function simulateUnder(policy: string, workload: Workload, cluster: ClusterShape, settings: Partial<SimSettings>, label: string, options: PolicyOptions = {}): { figures: Figures; run: RunRecord } {
   const started = performance.now();
-  const r = simulate({ ...settings, workload, cluster, policy: createPolicy(policy, options), recordDecisions: false });
+  // Progress at most every 10 s of wall time: the 3000-node runs take minutes each.
+  let said = started;
+  const r = simulate({
+    ...settings,
+    workload,
+    cluster,
+    policy: createPolicy(policy, options),
+    recordDecisions: false,
+    onProgress: (p) => {
+      const now = performance.now();
+      if (now - said < 10_000) return;
+      said = now;
+      log(`  ${label} ${policy}: ${p.jobsDone}/${p.jobsTotal} jobs done at t=${(p.simMs / 1000).toFixed(0)} s, ${((now - started) / 1000).toFixed(0)} s wall`);
+    },
+  });
   const f = figures(r.run, (performance.now() - started) / 1000);
   log(`  ${label} ${policy}: avg JCT ${f.avgJctS.toFixed(0)} s, makespan ${f.makespanS.toFixed(0)} s, memory ${(100 * f.memoryUtilization).toFixed(0)}%, elastic ${(100 * f.elasticShare).toFixed(0)}%, ${f.wallS.toFixed(1)} s wall`);
   return { figures: f, run: r.run };
