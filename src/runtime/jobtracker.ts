@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { Books, type Effect } from '../books/index.js';
@@ -41,7 +42,8 @@ import {
   type RegisterResult,
   type RegisterWorker,
 } from './protocol.js';
-import { RpcPeer } from './rpc-peer.js';
+import { acceptPeer, type RpcPeer } from './rpc-peer.js';
+import { lendSecretInProcess, loadOrCreateSecret, osUserName, readSecretFile, validateUserName, withdrawSecretInProcess } from './auth.js';
 import { validateSubmission } from './submission.js';
 
 export interface JobTrackerOptions {
@@ -64,6 +66,15 @@ export interface JobTrackerOptions {
   logger?: Logger;
   /** Time source; tests may pass their own. */
   clock?: () => number;
+  /**
+   * The cluster secret every connection must prove it knows (auth.ts). Default: `<dataDir>/secret`,
+   * generated on first start; a file given here must exist.
+   */
+  secretFile?: string;
+  /** The cluster's administrator, who may act on every job and path (default: the OS user running the JobTracker). */
+  admin?: string;
+  /** Serve wss:// (and https://) with this certificate and key (PEM). */
+  tls?: { readonly cert: Buffer; readonly key: Buffer };
 }
 
 /** Attempts a worker does not list for this long after launch are taken as lost. */
@@ -80,7 +91,13 @@ const LAUNCH_GRACE_HEARTBEATS = 3;
 export class JobTracker {
   readonly namenode: Namenode;
   readonly logger: Logger;
-  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools' | 'memoryStepMb'>>;
+  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools' | 'memoryStepMb' | 'secretFile' | 'admin' | 'tls'>>;
+  /** Where the cluster secret is; workers of a local cluster are given this path. */
+  readonly secretFile: string;
+  private secret?: Buffer;
+  /** The user who may act on every job and path. */
+  readonly admin: string;
+  private readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
   private readonly clock: () => number;
   private readonly policy: Policy;
   private readonly books: Books<RuntimeData>;
@@ -122,6 +139,9 @@ export class JobTracker {
     });
     this.clock = options.clock ?? Date.now;
     this.logger = options.logger ?? createLogger('jobtracker');
+    this.secretFile = options.secretFile ?? join(options.dataDir, 'secret');
+    this.admin = validateUserName(options.admin ?? osUserName(), 'admin user name');
+    this.tls = options.tls;
     this.namenode = new Namenode({
       dbPath: join(options.dataDir, 'namenode'),
       defaultBlockSize: options.blockSize,
@@ -140,7 +160,7 @@ export class JobTracker {
   }
 
   get url(): string {
-    return `ws://${this.options.host}:${this.port}`;
+    return `${this.tls ? 'wss' : 'ws'}://${this.options.host}:${this.port}`;
   }
 
   get heartbeatMs(): number {
@@ -149,11 +169,13 @@ export class JobTracker {
 
   async start(): Promise<void> {
     await mkdir(this.options.dataDir, { recursive: true });
+    this.secret = this.secretFile === join(this.options.dataDir, 'secret') ? await loadOrCreateSecret(this.secretFile) : await readSecretFile(this.secretFile);
     await this.namenode.open();
     await this.profiles.open();
-    this.httpServer = createServer((_req, res) => {
+    const upgradeRequired = (_req: unknown, res: ServerResponse): void => {
       res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
-    });
+    };
+    this.httpServer = this.tls ? createTlsServer({ cert: this.tls.cert, key: this.tls.key }, upgradeRequired) : createServer(upgradeRequired);
     this.wss = new WebSocketServer({ server: this.httpServer, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
     this.wss.on('connection', (socket: WebSocket) => this.onConnection(socket));
     await new Promise<void>((resolve, reject) => {
@@ -163,7 +185,8 @@ export class JobTracker {
     const addr = this.httpServer.address();
     this.port = typeof addr === 'object' && addr ? addr.port : this.options.port;
     this.livenessTimer = setInterval(() => this.checkLiveness(), Math.max(50, Math.floor(this.options.heartbeatMs / 2)));
-    this.logger.info({ url: this.url, policy: this.policy.name }, 'JobTracker listening');
+    lendSecretInProcess(this.url, this.secret);
+    this.logger.info({ url: this.url, policy: this.policy.name, admin: this.admin, secretFile: this.secretFile }, 'JobTracker listening');
   }
 
   /** Announces an orderly shutdown, so that workers leaving is not reported as a failure. */
@@ -176,6 +199,7 @@ export class JobTracker {
     this.draining = true;
     this.stopped = true;
     if (this.livenessTimer) clearInterval(this.livenessTimer);
+    withdrawSecretInProcess(this.url);
     for (const w of this.books.liveWorkers()) w.data.peer.close(1001, 'JobTracker shutting down');
     if (this.wss) {
       for (const client of this.wss.clients) client.terminate();
@@ -189,7 +213,7 @@ export class JobTracker {
   // ---- connections ---------------------------------------------------------------------------
 
   private onConnection(socket: WebSocket): void {
-    const peer = new RpcPeer(socket, (message, p) => this.onMessage(message, p), this.logger);
+    const peer = acceptPeer(socket, this.secret!, (message, p) => this.onMessage(message, p), this.logger);
     void peer.closed.then(() => {
       if (peer.label) {
         const worker = this.books.worker(peer.label);

@@ -354,6 +354,20 @@ interface Request<T extends string> extends Frame<T> {
   id: number;
 }
 
+/**
+ * JT -> any peer, first frame of every connection: the challenge (src/runtime/auth.ts). Nothing
+ * but `auth` is accepted before the answer.
+ */
+export interface Hello extends Frame<'hello'> {
+  nonce: string;
+}
+/** any peer -> JT: proof of the cluster secret for `user`; answered with `AuthResult`. */
+export interface Authenticate extends Request<'auth'> {
+  user: string;
+  nonce: string;
+  proof: string;
+}
+
 /** worker -> JT */
 export interface RegisterWorker extends Request<'register'> {
   worker: DatanodeAddress & { mapSlots: number; reduceSlots: number; memoryMb: number; diskMBps: number };
@@ -453,6 +467,8 @@ export type Reply =
   | (Frame<'reply'> & { re: number; ok: false; error: SerializedError });
 
 export type Message =
+  | Hello
+  | Authenticate
   | RegisterWorker
   | Heartbeat
   | AttemptFinished
@@ -481,6 +497,12 @@ export type MessageType = Message['type'];
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 /** A message as the sender writes it: version and request id are filled in by the peer. */
 export type Outgoing<M extends Message> = M extends Request<string> ? Omit<M, 'v' | 'id'> : Omit<M, 'v'>;
+
+export interface AuthResult {
+  /** The JobTracker's proof that it knows the secret too. */
+  proof: string;
+  user: string;
+}
 
 export interface RegisterResult {
   heartbeatMs: number;
