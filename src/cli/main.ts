@@ -24,7 +24,8 @@ import {
 import { clientCredentials, forgetClusterSecret, recordClusterSecret, type PeerSecurity } from '../runtime/auth.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';
-import { formatBytes, parseSize } from '../util/index.js';
+import { formatMode, parseMode } from '../storage/index.js';
+import { escapeControlCharacters, formatBytes, parseSize } from '../util/index.js';
 
 const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';
 const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
@@ -103,7 +104,7 @@ function progressPrinter(jobId: string): (s: JobStatus) => void {
 function printStatus(s: JobStatus): void {
   const secs = s.finishTime && s.startTime ? ((s.finishTime - s.startTime) / 1000).toFixed(2) : '-';
   process.stdout.write(
-    `${s.jobId}  ${s.name}  ${s.state}  maps ${s.mapsCompleted}/${s.mapsTotal}  reduces ${s.reducesCompleted}/${s.reducesTotal}  ${secs}s  output ${s.outputPath}\n`,
+    `${s.jobId}  ${escapeControlCharacters(s.name)}  ${s.user}  ${s.state}  maps ${s.mapsCompleted}/${s.mapsTotal}  reduces ${s.reducesCompleted}/${s.reducesTotal}  ${secs}s  output ${s.outputPath}\n`,
   );
   if (s.error) process.stdout.write(`  error ${s.error.code}: ${s.error.message}\n`);
 }
@@ -566,7 +567,7 @@ async function main(): Promise<void> {
         })
         .demandCommand(1),
     )
-    .command('fs', 'the block store: put | get | cat | ls | rm | stat | mkdir', (y) =>
+    .command('fs', 'the block store: put | get | cat | ls | rm | stat | mkdir | chmod | chown', (y) =>
       y
         .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
         .command(
@@ -609,11 +610,34 @@ async function main(): Promise<void> {
         })
         .command('ls [path]', 'list a directory', (yy) => yy.positional('path', { type: 'string', default: '/' }), async (argv) => {
           await withClient(argv, async (c) => {
-            for (const f of await c.fs.list(String(argv.path))) {
-              process.stdout.write(`${f.type === 'dir' ? 'd' : '-'} ${String(f.replication).padStart(2)} ${String(f.length).padStart(12)} ${new Date(f.mtime).toISOString()} ${f.path}\n`);
+            const entries = await c.fs.list(String(argv.path));
+            const ownerWidth = Math.max(0, ...entries.map((f) => f.owner.length));
+            const groupWidth = Math.max(0, ...entries.map((f) => f.group.length));
+            for (const f of entries) {
+              process.stdout.write(
+                `${formatMode(f.type, f.mode)} ${String(f.replication).padStart(2)} ${f.owner.padEnd(ownerWidth)} ${f.group.padEnd(groupWidth)} ${String(f.length).padStart(12)} ${new Date(f.mtime).toISOString()} ${escapeControlCharacters(f.path)}\n`,
+              );
             }
           });
         })
+        .command(
+          'chmod <mode> <path>',
+          "set a path's mode bits, octal (755, 1777 for a sticky directory); its owner or the admin",
+          (yy) => yy.positional('mode', { type: 'string', demandOption: true }).positional('path', { type: 'string', demandOption: true }),
+          async (argv) => {
+            const mode = parseMode(argv.mode);
+            await withClient(argv, (c) => c.fs.chmod(argv.path, mode));
+          },
+        )
+        .command(
+          'chown <owner> <path>',
+          'give a path another owner (OWNER, OWNER:GROUP or :GROUP); the admin only',
+          (yy) => yy.positional('owner', { type: 'string', demandOption: true }).positional('path', { type: 'string', demandOption: true }).option('recursive', { type: 'boolean', alias: 'R', default: false }),
+          async (argv) => {
+            const [owner, group] = argv.owner.includes(':') ? argv.owner.split(':', 2) : [argv.owner, ''];
+            await withClient(argv, (c) => c.fs.chown(argv.path, owner || null, group || null, { recursive: argv.recursive }));
+          },
+        )
         .command(
           'rm <path>',
           'remove a file or (with -r) a directory',
@@ -731,7 +755,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof MinimrError) {
-    process.stderr.write(`minimr: ${err.code}: ${err.message}\n`);
+    process.stderr.write(`minimr: ${err.code}: ${escapeControlCharacters(err.message)}\n`);
     process.exit(1);
   }
   process.stderr.write(`minimr: ${(err as Error)?.stack ?? String(err)}\n`);

@@ -29,6 +29,7 @@ import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { MinimrError } from '../errors.js';
+import { validateUserName } from '../storage/index.js';
 
 export interface Credentials {
   /** The user the connection acts for. */
@@ -49,16 +50,6 @@ export const MIN_SECRET_BYTES = 16;
 /** A connection that has not authenticated within this time is closed. */
 export const AUTH_TIMEOUT_MS = 10_000;
 
-const USER_NAME = /^[A-Za-z_][A-Za-z0-9_.@-]{0,63}$/;
-
-/** A user name as the cluster stores and prints it; EBADCONF otherwise. */
-export function validateUserName(user: unknown, what = 'user name'): string {
-  if (typeof user !== 'string' || !USER_NAME.test(user)) {
-    throw new MinimrError('EBADCONF', `${what} must be 1-64 characters of [A-Za-z0-9_.@-], starting with a letter or _, got ${JSON.stringify(String(user)).slice(0, 80)}`);
-  }
-  return user;
-}
-
 /** The OS user running this process, the default user of every connection. */
 export function osUserName(): string {
   let name = '';
@@ -67,7 +58,11 @@ export function osUserName(): string {
   } catch {
     name = process.env.USER ?? process.env.USERNAME ?? '';
   }
-  return USER_NAME.test(name) ? name : 'nobody';
+  try {
+    return validateUserName(name);
+  } catch {
+    return 'nobody';
+  }
 }
 
 export function newNonce(): string {

@@ -40,7 +40,7 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'job-profiles': { id: 'number', job: 'string?' },
   'import-profile': { id: 'number', job: 'string', profile: 'object' },
   'remove-profile': { id: 'number', job: 'string' },
-  fs: { id: 'number', op: 'string', args: 'array' },
+  fs: { id: 'number', op: 'string', args: 'array', jobId: 'string?' },
   reply: { re: 'number', ok: 'boolean', result: 'any', error: 'object?' },
 };
 

@@ -7,7 +7,7 @@ import { Books, type Effect } from '../books/index.js';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { ClusterSnapshot, Policy, PoolView, SchedulingTrigger } from '../scheduler/index.js';
-import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '../storage/index.js';
+import { Namenode, computeSplits, validateUserName, type Caller, type DatanodeAddress, type FileStatus } from '../storage/index.js';
 import {
   attemptShuffleSettings,
   attemptSummaries,
@@ -29,7 +29,7 @@ import { estimatesFor, observationsOf } from './job-profile.js';
 import { ProfileStore } from './profile-store.js';
 import {
   MAX_FRAME_BYTES,
-  NAMENODE_OPS,
+  NAMENODE_ARITY,
   type AttemptFinished,
   type AttemptSpec,
   type ClusterInfoResult,
@@ -43,7 +43,7 @@ import {
   type RegisterWorker,
 } from './protocol.js';
 import { acceptPeer, type RpcPeer } from './rpc-peer.js';
-import { lendSecretInProcess, loadOrCreateSecret, osUserName, readSecretFile, validateUserName, withdrawSecretInProcess } from './auth.js';
+import { lendSecretInProcess, loadOrCreateSecret, osUserName, readSecretFile, withdrawSecretInProcess } from './auth.js';
 import { validateSubmission } from './submission.js';
 
 export interface JobTrackerOptions {
@@ -143,6 +143,7 @@ export class JobTracker {
     this.admin = validateUserName(options.admin ?? osUserName(), 'admin user name');
     this.tls = options.tls;
     this.namenode = new Namenode({
+      superuser: this.admin,
       dbPath: join(options.dataDir, 'namenode'),
       defaultBlockSize: options.blockSize,
       defaultReplication: options.replication,
@@ -242,10 +243,12 @@ export class JobTracker {
       }
       case 'get-job-module': {
         const job = this.requireJob(message.jobId);
+        // A job's code is for the workers that run it, its owner and the admin.
+        if (!this.isWorkerPeer(peer)) this.requireJobAccess(job, peer.user, 'read the module of');
         return { source: job.data.submission.moduleSource, name: job.data.submission.moduleName };
       }
       case 'submit-job':
-        return this.submitJob(message.job);
+        return this.submitJob(message.job, peer.user);
       case 'job-status':
         return jobStatus(this.requireJob(message.jobId));
       case 'list-jobs':
@@ -253,7 +256,7 @@ export class JobTracker {
       case 'job-attempts':
         return attemptSummaries(this.requireJob(message.jobId));
       case 'kill-job':
-        return this.killJob(message.jobId);
+        return this.killJob(message.jobId, peer.user);
       case 'wait-job':
         return this.waitForJob(message.jobId);
       case 'cluster-info':
@@ -265,18 +268,40 @@ export class JobTracker {
       case 'remove-profile':
         return this.profiles.remove(message.job);
       case 'fs':
-        return this.namenodeCall(message.op, message.args);
+        return this.namenodeCall(message.op, message.args, this.fsCaller(peer, message.jobId));
       default:
         throw new MinimrError('EPROTOCOL', `a JobTracker does not accept "${message.type}" messages`);
     }
   }
 
-  private namenodeCall(op: NamenodeOp, args: unknown[]): Promise<unknown> {
-    if (!(NAMENODE_OPS as readonly string[]).includes(op)) {
+  private namenodeCall(op: NamenodeOp, args: unknown[], caller: Caller): Promise<unknown> {
+    if (!Object.hasOwn(NAMENODE_ARITY, op)) {
       throw new MinimrError('EPROTOCOL', `unknown file system operation "${op}"`);
     }
+    // The operation's own arguments, then the caller: a peer cannot pass a caller of its choosing.
+    const own = Array.from({ length: NAMENODE_ARITY[op] }, (_, i) => args[i] ?? undefined);
     const fn = this.namenode[op] as (...a: unknown[]) => Promise<unknown>;
-    return fn.apply(this.namenode, args);
+    return fn.apply(this.namenode, [...own, caller]);
+  }
+
+  /** Who a file system call acts as: a worker's call for a task acts as the task's job's owner, any other as its connection's user. */
+  private fsCaller(peer: RpcPeer, jobId: string | undefined): Caller {
+    if (typeof jobId === 'string' && this.isWorkerPeer(peer)) {
+      const job = this.books.job(jobId);
+      if (!job) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker`, { jobId });
+      return this.namenode.callerFor(job.data.owner);
+    }
+    return this.namenode.callerFor(peer.user);
+  }
+
+  private isWorkerPeer(peer: RpcPeer): boolean {
+    return peer.label !== '' && this.books.worker(peer.label)?.data.peer === peer;
+  }
+
+  /** Only a job's owner and the admin may act on it. */
+  private requireJobAccess(job: RuntimeJob, user: string, action: string): void {
+    if (user === job.data.owner || user === this.admin) return;
+    throw new MinimrError('EPERM', `permission denied: job ${job.id} belongs to ${job.data.owner}; user ${user} may not ${action} it`, { jobId: job.id });
   }
 
   // ---- workers ---------------------------------------------------------------------------------
@@ -414,12 +439,14 @@ export class JobTracker {
     return job;
   }
 
-  async submitJob(raw: JobSubmission): Promise<{ jobId: string }> {
+  /** Submits a job for `user` (default: the admin): its input must be readable and its output writable by that user. */
+  async submitJob(raw: JobSubmission, user: string = this.admin): Promise<{ jobId: string }> {
     const submission = validateSubmission(raw);
-    const allSplits = await this.planInput(submission);
+    const caller = this.namenode.callerFor(user);
+    const allSplits = await this.planInput(submission, caller);
     const maxMaps = submission.conf?.['job.maxMaps'];
     const splits = maxMaps !== undefined ? allSplits.slice(0, maxMaps) : allSplits;
-    await this.prepareOutput(submission);
+    await this.prepareOutput(submission, caller);
     const jobId = `${this.jobIdPrefix}_${String(++this.jobSeq).padStart(4, '0')}`;
     const memory = jobMemoryMb(submission);
     const verdict = estimatesFor(
@@ -429,16 +456,16 @@ export class JobTracker {
     );
     if (verdict.use.state === 'rejected') this.logger.warn({ job: jobId, name: submission.name, why: verdict.use.reason }, 'profile not usable: the job runs regular');
     else if (verdict.use.state === 'none') this.logger.info({ job: jobId, name: submission.name }, 'no profile of this job yet: it runs regular');
-    const { job, effects } = this.books.submit(jobPlan(jobId, submission, splits, submission.maxAttempts ?? this.options.maxAttempts, verdict.estimates), this.clock());
+    const { job, effects } = this.books.submit(jobPlan(jobId, submission, user, splits, submission.maxAttempts ?? this.options.maxAttempts, verdict.estimates), this.clock());
     job.data.profile = verdict.use;
     if (job.skew?.plansAtSubmission) this.logger.info({ job: jobId, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
-    this.logger.info({ job: jobId, name: submission.name, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
+    this.logger.info({ job: jobId, name: submission.name, user, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
     if (effects.length > 0) await this.carryOut(effects);
     else setImmediate(() => this.schedule({ kind: 'job-submitted', jobId }));
     return { jobId };
   }
 
-  private async planInput(submission: JobSubmission): Promise<TaskInputPlan[]> {
+  private async planInput(submission: JobSubmission, caller: Caller): Promise<TaskInputPlan[]> {
     if (submission.input.kind === 'generated') {
       return submission.input.splits.map((value) => ({ input: { kind: 'generated', value }, preferredWorkers: [], preferredRacks: [], inputBytes: 0 }));
     }
@@ -449,7 +476,7 @@ export class JobTracker {
     for (const path of submission.inputPaths) {
       let status: FileStatus;
       try {
-        status = await this.namenode.stat(path);
+        status = await this.namenode.stat(path, caller);
       } catch (err) {
         if (err instanceof MinimrError && err.code === 'ENOENT') {
           throw new MinimrError('ENOINPUT', `input path ${path} does not exist (put data there with \`minimr fs put LOCAL ${path}\`)`, { path });
@@ -459,14 +486,14 @@ export class JobTracker {
       if (status.type === 'file') files.push(status);
       else {
         // Like Hadoop's FileInputFormat: names starting with _ or . (e.g. _SUCCESS) are not input.
-        const children = (await this.namenode.list(path)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''));
+        const children = (await this.namenode.list(path, caller)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''));
         if (children.length === 0) throw new MinimrError('ENOINPUT', `input directory ${path} has no files`, { path });
         files.push(...children);
       }
     }
     const plans: TaskInputPlan[] = [];
     for (const file of files) {
-      const blocks = await this.namenode.getBlocks(file.path);
+      const blocks = await this.namenode.getBlocks(file.path, undefined, caller);
       for (const split of computeSplits(file.path, blocks)) {
         plans.push({
           input: { kind: 'file', path: split.path, start: split.start, length: split.length, fileLength: split.fileLength },
@@ -479,11 +506,11 @@ export class JobTracker {
     return plans;
   }
 
-  private async prepareOutput(submission: JobSubmission): Promise<void> {
+  private async prepareOutput(submission: JobSubmission, caller: Caller): Promise<void> {
     const out = submission.outputPath;
     let exists = true;
     try {
-      await this.namenode.stat(out);
+      await this.namenode.stat(out, caller);
     } catch (err) {
       if (!(err instanceof MinimrError && err.code === 'ENOENT')) throw err;
       exists = false;
@@ -492,13 +519,15 @@ export class JobTracker {
       if (!submission.overwrite) {
         throw new MinimrError('EOUTPUTEXISTS', `output path ${out} already exists; remove it (\`minimr fs rm -r ${out}\`) or submit with --overwrite`, { path: out });
       }
-      await this.namenode.remove(out, { recursive: true });
+      await this.namenode.remove(out, { recursive: true }, caller);
     }
-    await this.namenode.mkdir(`${out}/_temporary`, { parents: true });
+    await this.namenode.mkdir(`${out}/_temporary`, { parents: true }, caller);
   }
 
-  async killJob(jobId: string): Promise<JobStatus> {
+  /** Kills a job on behalf of `user` (default: the admin): its owner or the admin only. */
+  async killJob(jobId: string, user: string = this.admin): Promise<JobStatus> {
     const job = this.requireJob(jobId);
+    this.requireJobAccess(job, user, 'kill');
     await this.carryOut(this.books.killJob(job, this.clock(), { code: 'EJOBKILLED', message: `job ${jobId} was killed on request` }));
     return jobStatus(job);
   }
@@ -598,8 +627,10 @@ export class JobTracker {
     if (job.state !== 'committing') return;
     const out = job.data.submission.outputPath;
     try {
-      await this.namenode.create(`${out}/_SUCCESS`, { overwrite: true, replication: 1 });
-      await this.namenode.complete(`${out}/_SUCCESS`);
+      // The marker belongs to the job's owner, like the rest of its output.
+      const owner = this.namenode.callerFor(job.data.owner);
+      await this.namenode.create(`${out}/_SUCCESS`, { overwrite: true, replication: 1 }, owner);
+      await this.namenode.complete(`${out}/_SUCCESS`, owner);
     } catch (err) {
       void this.carryOut(this.books.failJob(job, this.clock(), { code: 'EJOBFAILED', message: `cannot commit job output: ${(err as Error).message}` }));
       return;

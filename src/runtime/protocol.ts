@@ -195,6 +195,8 @@ export type AttemptState = 'running' | 'succeeded' | 'failed' | 'killed';
 export interface JobStatus {
   jobId: string;
   name: string;
+  /** The user who submitted it. */
+  user: string;
   pool: string;
   state: JobState;
   submitTime: number;
@@ -328,21 +330,28 @@ export interface MapOutputSummary {
   partitionRecords: number[];
 }
 
-export const NAMENODE_OPS = [
-  'mkdir',
-  'stat',
-  'list',
-  'remove',
-  'rename',
-  'create',
-  'allocateBlock',
-  'commitBlock',
-  'complete',
-  'abandon',
-  'getBlocks',
-  'reportBadReplica',
-] as const;
-export type NamenodeOp = (typeof NAMENODE_OPS)[number];
+/**
+ * The NameNode operations a connection may call, with how many arguments each takes: the JobTracker
+ * passes that many of those sent, then the caller it authenticated (never one the peer sent).
+ */
+export const NAMENODE_ARITY = {
+  mkdir: 2,
+  stat: 1,
+  list: 1,
+  remove: 2,
+  rename: 2,
+  create: 2,
+  allocateBlock: 2,
+  commitBlock: 2,
+  complete: 1,
+  abandon: 1,
+  getBlocks: 2,
+  reportBadReplica: 2,
+  chmod: 2,
+  chown: 4,
+} as const;
+export const NAMENODE_OPS = Object.keys(NAMENODE_ARITY) as (keyof typeof NAMENODE_ARITY)[];
+export type NamenodeOp = keyof typeof NAMENODE_ARITY;
 
 // ---- messages ---------------------------------------------------------------------------------
 
@@ -459,6 +468,8 @@ export interface RemoveProfile extends Request<'remove-profile'> {
 export interface NamenodeCall extends Request<'fs'> {
   op: NamenodeOp;
   args: unknown[];
+  /** From a worker, for a task: the job it runs for, whose owner the call acts as. */
+  jobId?: string;
 }
 
 /** Answer to any request. */

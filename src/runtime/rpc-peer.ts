@@ -3,7 +3,8 @@ import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
 import { MinimrError, deserializeError, serializeError, type SerializedError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { AUTH_TIMEOUT_MS, authProof, inProcessCredentials, newNonce, proofMatches, validateUserName, type Credentials, type PeerSecurity } from './auth.js';
+import { validateUserName } from '../storage/index.js';
+import { AUTH_TIMEOUT_MS, authProof, inProcessCredentials, newNonce, proofMatches, type Credentials, type PeerSecurity } from './auth.js';
 import { decodeFrame, encodeFrame } from './frame-codec.js';
 import { MAX_FRAME_BYTES, PROTOCOL_VERSION, type AuthResult, type Message, type Outgoing, type Reply } from './protocol.js';
 

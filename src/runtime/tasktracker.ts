@@ -408,7 +408,7 @@ export class Worker {
         if (record.killReason === undefined) this.keepIdle(child, spec.moduleHash);
         else child.kill('SIGKILL');
       } else if (msg.type === 'fs') {
-        this.forwardFsCall(child, msg);
+        this.forwardFsCall(child, msg, spec.jobId);
       }
     };
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
@@ -441,8 +441,8 @@ export class Worker {
     if (child.connected) child.send({ type: 'map-outputs', attemptId: message.attemptId, available: message.available, lost: message.lost } satisfies TaskProcessRequest);
   }
 
-  /** A task's NameNode call, sent on this worker's JobTracker connection. */
-  private forwardFsCall(child: ChildProcess, msg: Extract<TaskProcessReport, { type: 'fs' }>): void {
+  /** A task's NameNode call, sent on this worker's JobTracker connection for the task's job (it acts as the job's owner). */
+  private forwardFsCall(child: ChildProcess, msg: Extract<TaskProcessReport, { type: 'fs' }>, jobId: string): void {
     const reply = (answer: TaskProcessRequest) => {
       if (child.connected) child.send(answer);
     };
@@ -450,7 +450,7 @@ export class Worker {
       reply({ type: 'fs-result', id: msg.id, ok: false, error: { code: 'ECONNECT', message: 'the worker is not connected to a JobTracker' } });
       return;
     }
-    this.peer.request({ type: 'fs', op: msg.op, args: msg.args }).then(
+    this.peer.request({ type: 'fs', op: msg.op, args: msg.args, jobId }).then(
       (result) => reply({ type: 'fs-result', id: msg.id, ok: true, result }),
       (err: unknown) => reply({ type: 'fs-result', id: msg.id, ok: false, error: serializeError(err) }),
     );
