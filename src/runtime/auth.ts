@@ -19,10 +19,11 @@
  * paths (ownership, in jobtracker.ts and the NameNode). Anyone who holds the secret can name any
  * user; docs/security.md says so.
  *
- * Where a client finds the secret: credentials passed in; a JobTracker in the same process (the
- * local cluster, tests); `--secret-file` / MINIMR_SECRET_FILE; or, for a cluster started on this
- * machine by this OS user, the pointer that `minimr local` and `minimr jobtracker` leave under
- * ~/.minimr/clusters (the file names the secret file, it does not hold the secret).
+ * Where a client finds the secret: credentials passed in; `--secret-file` / MINIMR_SECRET_FILE;
+ * a JobTracker in the same process (the local cluster, tests: one process is one trust domain); or,
+ * for a cluster started on this machine by this OS user, the pointer that `minimr local` and
+ * `minimr jobtracker` leave under ~/.minimr/clusters (it names the secret file, it does not hold
+ * the secret, and only that user can read it).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';

@@ -94,6 +94,8 @@ export class JobTracker {
   private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools' | 'memoryStepMb' | 'secretFile' | 'admin' | 'tls'>>;
   /** Where the cluster secret is; workers of a local cluster are given this path. */
   readonly secretFile: string;
+  /** A secret file given is never written; the default one is made on first start. */
+  private readonly secretGiven: boolean;
   private secret?: Buffer;
   /** The user who may act on every job and path. */
   readonly admin: string;
@@ -140,6 +142,7 @@ export class JobTracker {
     this.clock = options.clock ?? Date.now;
     this.logger = options.logger ?? createLogger('jobtracker');
     this.secretFile = options.secretFile ?? join(options.dataDir, 'secret');
+    this.secretGiven = options.secretFile !== undefined;
     this.admin = validateUserName(options.admin ?? osUserName(), 'admin user name');
     this.tls = options.tls;
     this.namenode = new Namenode({
@@ -170,7 +173,7 @@ export class JobTracker {
 
   async start(): Promise<void> {
     await mkdir(this.options.dataDir, { recursive: true });
-    this.secret = this.secretFile === join(this.options.dataDir, 'secret') ? await loadOrCreateSecret(this.secretFile) : await readSecretFile(this.secretFile);
+    this.secret = this.secretGiven ? await readSecretFile(this.secretFile) : await loadOrCreateSecret(this.secretFile);
     await this.namenode.open();
     await this.profiles.open();
     const upgradeRequired = (_req: unknown, res: ServerResponse): void => {
