@@ -29,16 +29,18 @@ host_up() { # name ip
 up() {
   local workers=${1:-3}
   mkdir -p "$STATE"
+  # The cluster secret, shared by the JobTracker, the workers and `run` (the hosts share this file system).
+  [ -s "$STATE/secret" ] || (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$STATE/secret")
   ip link add "$BRIDGE" type bridge
   ip link set "$BRIDGE" up
   host_up jt "$SUBNET.1"
-  ip netns exec "$PREFIX-jt" $MINIMR jobtracker --host "$SUBNET.1" --port 7700 --dir "$STATE/jt" \
+  ip netns exec "$PREFIX-jt" $MINIMR jobtracker --host "$SUBNET.1" --port 7700 --dir "$STATE/jt" --secret-file "$STATE/secret" \
     --heartbeat-ms 300 --block-size 256k --replication 2 >"$STATE/jt.log" 2>&1 &
   echo $! >"$STATE/jt.pid"
   for i in $(seq 1 "$workers"); do
     host_up "w$i" "$SUBNET.$((10 + i))"
     ip netns exec "$PREFIX-w$i" $MINIMR worker --jobtracker "ws://$SUBNET.1:7700" --host "$SUBNET.$((10 + i))" \
-      --id "w$i" --rack "/rack-$(( (i - 1) % 2 ))" --dir "$STATE/w$i" >"$STATE/w$i.log" 2>&1 &
+      --id "w$i" --rack "/rack-$(( (i - 1) % 2 ))" --dir "$STATE/w$i" --secret-file "$STATE/secret" >"$STATE/w$i.log" 2>&1 &
     echo $! >"$STATE/w$i.pid"
   done
   # Wait until every worker has registered.
@@ -54,13 +56,15 @@ up() {
 run_info() {
   ip netns exec "$PREFIX-jt" node --input-type=module -e "
     import { JobClient } from '$ROOT/dist/src/runtime/index.js';
-    const c = await JobClient.connect('ws://$SUBNET.1:7700');
+    import { clientCredentials } from '$ROOT/dist/src/runtime/auth.js';
+    const url = 'ws://$SUBNET.1:7700';
+    const c = await JobClient.connect(url, { security: { credentials: await clientCredentials(url, { secretFile: '$STATE/secret' }) } });
     for (const w of (await c.clusterInfo()).workers) console.log('workerId', w.workerId, w.host, w.rack);
     c.close();"
 }
 
 run() {
-  MINIMR_JOBTRACKER="ws://$SUBNET.1:7700" ip netns exec "$PREFIX-jt" $MINIMR "$@"
+  MINIMR_JOBTRACKER="ws://$SUBNET.1:7700" MINIMR_SECRET_FILE="$STATE/secret" ip netns exec "$PREFIX-jt" $MINIMR "$@"
 }
 
 down() {

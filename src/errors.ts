@@ -32,6 +32,8 @@ export type MinimrErrorCode =
   | 'EKILLED' // attempt killed on purpose
   | 'EWORKERLOST'
   | 'ENOMRCLUSTER' // job submitted to an MR-cluster that is unknown or being deactivated
+  | 'EAUTH' // the connection did not prove it knows the cluster secret
+  | 'EPERM' // the user may not do this to another user's job or path
   | 'EINTERNAL';
 
 export type ErrorDetails = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -72,7 +74,7 @@ export function serializeError(err: unknown): SerializedError {
 const KNOWN_CODES = new Set<string>([
   'ENOINPUT', 'EOUTPUTEXISTS', 'EJOBMODULE', 'EBADJOB', 'EBADCONF', 'ENOENT', 'EEXIST', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY',
   'EBADPATH', 'ECHECKSUM', 'ENOREPLICA', 'ENOWORKERS', 'EDISKFULL', 'EFETCH', 'ETASK', 'EJOBFAILED', 'EJOBKILLED',
-  'ENOJOB', 'EPROTOCOL', 'EVERSION', 'ECONNECT', 'ETIMEOUT', 'EKILLED', 'EWORKERLOST', 'ENOMRCLUSTER', 'EINTERNAL',
+  'ENOJOB', 'EPROTOCOL', 'EVERSION', 'ECONNECT', 'ETIMEOUT', 'EKILLED', 'EWORKERLOST', 'ENOMRCLUSTER', 'EAUTH', 'EPERM', 'EINTERNAL',
 ]);
 
 /** Rebuilds a MinimrError on the receiving side of a socket or a process boundary. */

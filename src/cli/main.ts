@@ -21,9 +21,11 @@ import {
   type JobConf,
   type JobStatus,
 } from '../runtime/index.js';
+import { clientCredentials, forgetClusterSecret, recordClusterSecret, type PeerSecurity } from '../runtime/auth.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';
-import { formatBytes, parseSize } from '../util/index.js';
+import { formatMode, parseMode } from '../storage/index.js';
+import { escapeControlCharacters, formatBytes, parseSize } from '../util/index.js';
 
 const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';
 const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
@@ -102,7 +104,7 @@ function progressPrinter(jobId: string): (s: JobStatus) => void {
 function printStatus(s: JobStatus): void {
   const secs = s.finishTime && s.startTime ? ((s.finishTime - s.startTime) / 1000).toFixed(2) : '-';
   process.stdout.write(
-    `${s.jobId}  ${s.name}  ${s.state}  maps ${s.mapsCompleted}/${s.mapsTotal}  reduces ${s.reducesCompleted}/${s.reducesTotal}  ${secs}s  output ${s.outputPath}\n`,
+    `${s.jobId}  ${escapeControlCharacters(s.name)}  ${s.user}  ${s.state}  maps ${s.mapsCompleted}/${s.mapsTotal}  reduces ${s.reducesCompleted}/${s.reducesTotal}  ${secs}s  output ${s.outputPath}\n`,
   );
   if (s.error) process.stdout.write(`  error ${s.error.code}: ${s.error.message}\n`);
 }
@@ -126,13 +128,43 @@ function printCounters(s: JobStatus): void {
   for (const [k, v] of Object.entries(s.counters).sort()) if (v) process.stderr.write(`  ${k.padEnd(28)} ${v}\n`);
 }
 
-async function withClient<T>(url: string, fn: (c: JobClient) => Promise<T>): Promise<T> {
-  const client = await JobClient.connect(url);
+/** The options every command that talks to a cluster takes. */
+interface ClusterArgs {
+  jobtracker: string;
+  'secret-file'?: string;
+  user?: string;
+  'tls-ca'?: string;
+}
+
+/** How this command proves the cluster secret, and which TLS certificates it trusts. */
+async function peerSecurity(argv: ClusterArgs): Promise<PeerSecurity> {
+  const credentials = await clientCredentials(argv.jobtracker, { user: argv.user, secretFile: argv['secret-file'] });
+  const caFile = argv['tls-ca'] ?? process.env.MINIMR_TLS_CA;
+  return { ...(credentials ? { credentials } : {}), ...(caFile ? { tlsCa: await readConfigFile(caFile, '--tls-ca') } : {}) };
+}
+
+async function readConfigFile(path: string, option: string): Promise<Buffer> {
+  try {
+    return await readFileLocal(resolvePath(path));
+  } catch (err) {
+    throw new MinimrError('EBADCONF', `cannot read ${option} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+async function withClient<T>(argv: ClusterArgs, fn: (c: JobClient) => Promise<T>): Promise<T> {
+  const client = await JobClient.connect(argv.jobtracker, { security: await peerSecurity(argv) });
   try {
     return await fn(client);
   } finally {
     client.close();
   }
+}
+
+/** The JobTracker's TLS certificate and key, both or neither. */
+async function tlsIdentity(certFile: string | undefined, keyFile: string | undefined): Promise<{ cert: Buffer; key: Buffer } | undefined> {
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) throw new MinimrError('EBADCONF', '--tls-cert and --tls-key go together: give both, or neither for plain ws://');
+  return { cert: await readConfigFile(certFile, '--tls-cert'), key: await readConfigFile(keyFile, '--tls-key') };
 }
 
 async function readAll(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
@@ -170,6 +202,9 @@ async function main(): Promise<void> {
   await yargs(hideBin(process.argv))
     .scriptName('minimr')
     .usage('$0 <command> [options]')
+    .option('secret-file', { type: 'string', describe: 'the cluster secret file (default: $MINIMR_SECRET_FILE; a cluster this user started here is found by itself)' })
+    .option('user', { type: 'string', describe: 'the user to act as (default: $MINIMR_USER, else the OS user)' })
+    .option('tls-ca', { type: 'string', describe: 'certificate authority to trust for a wss:// JobTracker (PEM; default: $MINIMR_TLS_CA)' })
     .command(
       'local',
       'run an embedded cluster on this machine (JobTracker here, workers as child processes)',
@@ -216,11 +251,14 @@ async function main(): Promise<void> {
           }
           return;
         }
+        await recordClusterSecret(cluster.url, cluster.jobTracker.secretFile).catch(() => undefined);
         process.stderr.write(`submit jobs with: MINIMR_JOBTRACKER=${cluster.url} minimr submit ...  (Ctrl-C stops the cluster)\n`);
+        process.stderr.write(`cluster secret: ${cluster.jobTracker.secretFile} (found by this user's commands on this machine; elsewhere give it with MINIMR_SECRET_FILE)\n`);
         await new Promise<void>((resolve) => {
           process.once('SIGINT', resolve);
           process.once('SIGTERM', resolve);
         });
+        await forgetClusterSecret(cluster.url);
         await cluster.stop();
       },
     )
@@ -278,7 +316,10 @@ async function main(): Promise<void> {
       (y) =>
         y
           .option('dir', { type: 'string', default: '.minimr/jobtracker' })
-          .option('host', { type: 'string', default: '0.0.0.0' })
+          .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on (loopback only by default; 0.0.0.0 for every interface)' })
+          .option('admin', { type: 'string', describe: 'the user who may act on every job and path (default: the OS user running the JobTracker)' })
+          .option('tls-cert', { type: 'string', describe: 'serve wss:// with this certificate (PEM); needs --tls-key' })
+          .option('tls-key', { type: 'string', describe: 'private key of --tls-cert (PEM)' })
           .option('port', { type: 'number', default: 7700 })
           .option('policy', { type: 'string', default: 'fifo' })
           .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
@@ -291,6 +332,7 @@ async function main(): Promise<void> {
           .option('memory-step-mb', { type: 'number', describe: 'elastic grants are whole multiples of this, MB (default 100)' }),
       async (argv) => {
         const { policyOptions, pools } = await policySettings(argv);
+        const secretFile = argv['secret-file'] ?? process.env.MINIMR_SECRET_FILE;
         const jt = new JobTracker({
           dataDir: resolvePath(argv.dir),
           host: argv.host,
@@ -303,12 +345,18 @@ async function main(): Promise<void> {
           replication: argv.replication,
           maxAttempts: argv['max-attempts'],
           memoryStepMb: argv['memory-step-mb'],
+          secretFile: secretFile ? resolvePath(secretFile) : undefined,
+          admin: argv.admin,
+          tls: await tlsIdentity(argv['tls-cert'], argv['tls-key']),
         });
         await jt.start();
+        await recordClusterSecret(jt.url, jt.secretFile).catch(() => undefined);
+        process.stderr.write(`JobTracker ${jt.url}, admin ${jt.admin}, cluster secret ${jt.secretFile} (give it to workers and clients with --secret-file or MINIMR_SECRET_FILE)\n`);
         await new Promise<void>((resolve) => {
           process.once('SIGINT', resolve);
           process.once('SIGTERM', resolve);
         });
+        await forgetClusterSecret(jt.url);
         await jt.stop();
       },
     )
@@ -334,7 +382,12 @@ async function main(): Promise<void> {
             describe: 'slow this worker down for experiments: each task sleeps (F-1) x the time it worked, so it takes ~F times as long',
           }),
       async (argv) => {
+        const security = await peerSecurity(argv);
+        if (!security.credentials) {
+          throw new MinimrError('EAUTH', `a worker needs the cluster secret: give the JobTracker's secret file with --secret-file or MINIMR_SECRET_FILE`);
+        }
         const worker = new Worker({
+          security,
           jobTrackerUrl: argv.jobtracker,
           dataDir: resolvePath(argv.dir),
           workerId: argv.id,
@@ -374,7 +427,7 @@ async function main(): Promise<void> {
           .option('conf', { type: 'string', array: true, alias: 'c', describe: 'job setting key=value, e.g. shuffle.map.bufferBytes=16m (repeatable)' })
           .option('wait', { type: 'boolean', default: true, describe: 'follow the job until it ends (--no-wait to return at once)' }),
       async (argv) => {
-        await withClient(argv.jobtracker, async (client) => {
+        await withClient(argv, async (client) => {
           const jobId = await client.submit(resolvePath(argv.module), {
             input: argv.input,
             output: argv.output,
@@ -429,14 +482,14 @@ async function main(): Promise<void> {
           await writeFileLocal(`${base}.svg`, profileSvg(result));
           process.stdout.write(`${profileMarkdown(result)}\n\nwrote ${base}.{json,md,svg}\n`);
         };
-        await withClient(argv.jobtracker, profile);
+        await withClient(argv, profile);
       },
     )
     .command('profiles', 'profiles of recurring jobs kept by the JobTracker: list | show | import | rm', (y) =>
       y
         .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
         .command('list', 'list the profiles', (yy) => yy, async (argv) => {
-          await withClient(argv.jobtracker, async (c) => {
+          await withClient(argv, async (c) => {
             for (const p of await c.profiles()) {
               const attempts = (b: readonly { attempts: number }[]) => Math.round(b.reduce((n, x) => n + x.attempts, 0));
               const sizes = (b: readonly { bufferMiB: number }[]) => b.map((x) => x.bufferMiB).join(',') || '-';
@@ -447,7 +500,7 @@ async function main(): Promise<void> {
           });
         })
         .command('show <job>', "print a job's profile (JSON)", (yy) => yy.positional('job', { type: 'string', demandOption: true }), async (argv) => {
-          await withClient(argv.jobtracker, async (c) => {
+          await withClient(argv, async (c) => {
             const [p] = await c.profiles(argv.job);
             if (!p) throw new MinimrError('ENOENT', `no profile of a job named ${argv.job} (see \`minimr profiles list\`)`);
             process.stdout.write(`${JSON.stringify(p, null, 2)}\n`);
@@ -471,14 +524,14 @@ async function main(): Promise<void> {
             const named = (parsed as { jobName?: unknown }).jobName;
             const job = argv.job ?? (typeof named === 'string' ? named : undefined);
             if (!job) throw new MinimrError('EBADCONF', `${argv.file} does not say which job it profiles: give --job NAME (the name in its defineJob)`);
-            await withClient(argv.jobtracker, async (c) => {
+            await withClient(argv, async (c) => {
               const p = await c.importProfile(job, parsed as Record<string, JsonValue>);
               process.stdout.write(`profile of ${p.job}: ${p.runs} runs, ${p.imports} imports\n`);
             });
           },
         )
         .command('rm <job>', "forget a job's profile (its next run is regular)", (yy) => yy.positional('job', { type: 'string', demandOption: true }), async (argv) => {
-          await withClient(argv.jobtracker, async (c) => {
+          await withClient(argv, async (c) => {
             if (!(await c.removeProfile(argv.job))) throw new MinimrError('ENOENT', `no profile of a job named ${argv.job}`);
           });
         })
@@ -488,7 +541,7 @@ async function main(): Promise<void> {
       y
         .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
         .command('status <id>', 'show a job', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
-          await withClient(argv.jobtracker, async (c) => {
+          await withClient(argv, async (c) => {
             const s = await c.status(argv.id);
             printStatus(s);
             printProfileUse(s);
@@ -496,7 +549,7 @@ async function main(): Promise<void> {
           });
         })
         .command('attempts <id>', 'list a job\'s attempts with their workers, times and counters', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
-          await withClient(argv.jobtracker, async (c) => {
+          await withClient(argv, async (c) => {
             for (const a of await c.attempts(argv.id)) {
               const ms = a.finishTime ? a.finishTime - a.startTime : undefined;
               const pick = (k: string) => (a.counters[k] !== undefined ? ` ${k}=${a.counters[k]}` : '');
@@ -507,14 +560,14 @@ async function main(): Promise<void> {
           });
         })
         .command('list', 'list jobs', (yy) => yy, async (argv) => {
-          await withClient(argv.jobtracker, async (c) => (await c.list()).forEach(printStatus));
+          await withClient(argv, async (c) => (await c.list()).forEach(printStatus));
         })
         .command('kill <id>', 'kill a job', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
-          await withClient(argv.jobtracker, async (c) => printStatus(await c.kill(argv.id)));
+          await withClient(argv, async (c) => printStatus(await c.kill(argv.id)));
         })
         .demandCommand(1),
     )
-    .command('fs', 'the block store: put | get | cat | ls | rm | stat | mkdir', (y) =>
+    .command('fs', 'the block store: put | get | cat | ls | rm | stat | mkdir | chmod | chown', (y) =>
       y
         .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
         .command(
@@ -528,7 +581,7 @@ async function main(): Promise<void> {
               .option('replication', { type: 'number' })
               .option('block-size', { type: 'string' }),
           async (argv) => {
-            await withClient(argv.jobtracker, async (c) => {
+            await withClient(argv, async (c) => {
               const size = (await statLocal(argv.local)).size;
               const started = Date.now();
               await c.fs.put(resolvePath(argv.local), argv.path, {
@@ -545,33 +598,56 @@ async function main(): Promise<void> {
           'copy a file out of the block store',
           (yy) => yy.positional('path', { type: 'string', demandOption: true }).positional('local', { type: 'string', demandOption: true }),
           async (argv) => {
-            await withClient(argv.jobtracker, (c) => c.fs.get(argv.path, resolvePath(argv.local)));
+            await withClient(argv, (c) => c.fs.get(argv.path, resolvePath(argv.local)));
           },
         )
         .command('cat <path>', 'print a file', (yy) => yy.positional('path', { type: 'string', demandOption: true }), async (argv) => {
-          await withClient(argv.jobtracker, async (c) => {
+          await withClient(argv, async (c) => {
             const st = await c.fs.stat(argv.path);
             const files = st.type === 'dir' ? (await c.fs.list(argv.path)).filter((f) => f.type === 'file').map((f) => f.path) : [argv.path];
             for (const f of files) await pipeline(Readable.from(c.fs.cat(f)), process.stdout, { end: false });
           });
         })
         .command('ls [path]', 'list a directory', (yy) => yy.positional('path', { type: 'string', default: '/' }), async (argv) => {
-          await withClient(argv.jobtracker, async (c) => {
-            for (const f of await c.fs.list(String(argv.path))) {
-              process.stdout.write(`${f.type === 'dir' ? 'd' : '-'} ${String(f.replication).padStart(2)} ${String(f.length).padStart(12)} ${new Date(f.mtime).toISOString()} ${f.path}\n`);
+          await withClient(argv, async (c) => {
+            const entries = await c.fs.list(String(argv.path));
+            const ownerWidth = Math.max(0, ...entries.map((f) => f.owner.length));
+            const groupWidth = Math.max(0, ...entries.map((f) => f.group.length));
+            for (const f of entries) {
+              process.stdout.write(
+                `${formatMode(f.type, f.mode)} ${String(f.replication).padStart(2)} ${f.owner.padEnd(ownerWidth)} ${f.group.padEnd(groupWidth)} ${String(f.length).padStart(12)} ${new Date(f.mtime).toISOString()} ${escapeControlCharacters(f.path)}\n`,
+              );
             }
           });
         })
+        .command(
+          'chmod <mode> <path>',
+          "set a path's mode bits, octal (755, 1777 for a sticky directory); its owner or the admin",
+          (yy) => yy.positional('mode', { type: 'string', demandOption: true }).positional('path', { type: 'string', demandOption: true }),
+          async (argv) => {
+            const mode = parseMode(argv.mode);
+            await withClient(argv, (c) => c.fs.chmod(argv.path, mode));
+          },
+        )
+        .command(
+          'chown <owner> <path>',
+          'give a path another owner (OWNER, OWNER:GROUP or :GROUP); the admin only',
+          (yy) => yy.positional('owner', { type: 'string', demandOption: true }).positional('path', { type: 'string', demandOption: true }).option('recursive', { type: 'boolean', alias: 'R', default: false }),
+          async (argv) => {
+            const [owner, group] = argv.owner.includes(':') ? argv.owner.split(':', 2) : [argv.owner, ''];
+            await withClient(argv, (c) => c.fs.chown(argv.path, owner || null, group || null, { recursive: argv.recursive }));
+          },
+        )
         .command(
           'rm <path>',
           'remove a file or (with -r) a directory',
           (yy) => yy.positional('path', { type: 'string', demandOption: true }).option('recursive', { type: 'boolean', alias: 'r', default: false }),
           async (argv) => {
-            await withClient(argv.jobtracker, (c) => c.fs.remove(argv.path, { recursive: argv.recursive }));
+            await withClient(argv, (c) => c.fs.remove(argv.path, { recursive: argv.recursive }));
           },
         )
         .command('stat <path>', 'show a file\'s blocks and replicas', (yy) => yy.positional('path', { type: 'string', demandOption: true }), async (argv) => {
-          await withClient(argv.jobtracker, async (c) => {
+          await withClient(argv, async (c) => {
             const st = await c.fs.stat(argv.path);
             process.stdout.write(`${JSON.stringify(st)}\n`);
             if (st.type === 'file') {
@@ -586,7 +662,7 @@ async function main(): Promise<void> {
           'make a directory',
           (yy) => yy.positional('path', { type: 'string', demandOption: true }).option('parents', { type: 'boolean', alias: 'p', default: false }),
           async (argv) => {
-            await withClient(argv.jobtracker, (c) => c.fs.mkdir(argv.path, { parents: argv.parents }));
+            await withClient(argv, (c) => c.fs.mkdir(argv.path, { parents: argv.parents }));
           },
         )
         .demandCommand(1),
@@ -679,7 +755,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof MinimrError) {
-    process.stderr.write(`minimr: ${err.code}: ${err.message}\n`);
+    process.stderr.write(`minimr: ${err.code}: ${escapeControlCharacters(err.message)}\n`);
     process.exit(1);
   }
   process.stderr.write(`minimr: ${(err as Error)?.stack ?? String(err)}\n`);

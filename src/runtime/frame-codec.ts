@@ -17,6 +17,8 @@ type Shape = Readonly<Record<string, FieldKind | `${FieldKind}?`>>;
 
 /** Required fields per message type; the static types in protocol.ts are the full description. */
 export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
+  hello: { nonce: 'string' },
+  auth: { id: 'number', user: 'string', nonce: 'string', proof: 'string' },
   register: { id: 'number', worker: 'object', blockIds: 'array' },
   heartbeat: { workerId: 'string', attempts: 'array' },
   'attempt-finished': { workerId: 'string', attemptId: 'string', state: 'string', counters: 'object', error: 'object?', mapOutput: 'object?' },
@@ -38,7 +40,7 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'job-profiles': { id: 'number', job: 'string?' },
   'import-profile': { id: 'number', job: 'string', profile: 'object' },
   'remove-profile': { id: 'number', job: 'string' },
-  fs: { id: 'number', op: 'string', args: 'array' },
+  fs: { id: 'number', op: 'string', args: 'array', jobId: 'string?' },
   reply: { re: 'number', ok: 'boolean', result: 'any', error: 'object?' },
 };
 

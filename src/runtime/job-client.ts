@@ -24,6 +24,7 @@ import {
 import { validateJobConf } from './submission.js';
 import { remoteNamenode } from './remote-namenode.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
+import type { PeerSecurity } from './auth.js';
 
 export interface SubmitOptions {
   input?: readonly string[];
@@ -65,10 +66,11 @@ export class JobClient {
     this.fs = new FsClient({ namenode: remoteNamenode(peer) });
   }
 
-  static async connect(url: string, logger?: Logger): Promise<JobClient> {
+  /** Connects and authenticates (see auth.ts: without `security.credentials`, a JobTracker in this process lends its secret). */
+  static async connect(url: string, options: { logger?: Logger; security?: PeerSecurity } = {}): Promise<JobClient> {
     const peer = await connectPeer(url, () => {
       throw new MinimrError('EPROTOCOL', 'clients accept no requests');
-    }, logger);
+    }, options.logger, undefined, options.security);
     return new JobClient(peer);
   }
 

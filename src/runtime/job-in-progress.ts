@@ -61,6 +61,8 @@ function pad(n: number, width: number): string {
 /** A submitted job's part that is the JobTracker's own: the submission, counters, commits. */
 export class JobInProgress {
   readonly submission: JobSubmission;
+  /** The user who submitted the job: only they and the admin may kill it; its output is theirs. */
+  readonly owner: string;
   /** Content hash of the job module, by which workers cache it. */
   readonly moduleHash: string;
   /** Counters of succeeded attempts, summed. */
@@ -72,8 +74,9 @@ export class JobInProgress {
   /** Whether its tasks were planned from the profile of its name (job-profile.ts). */
   profile: ProfileUse = { state: 'none' };
 
-  constructor(submission: JobSubmission) {
+  constructor(submission: JobSubmission, owner: string) {
     this.submission = submission;
+    this.owner = owner;
     this.moduleHash = jobModuleHash(submission.moduleSource);
   }
 
@@ -102,6 +105,7 @@ export function jobMemoryMb(submission: JobSubmission): { readonly map: number; 
 export function jobPlan(
   id: string,
   submission: JobSubmission,
+  owner: string,
   splits: readonly TaskInputPlan[],
   maxAttempts: number,
   estimates?: { readonly maps: readonly TaskEstimates[]; readonly reduce: TaskEstimates },
@@ -134,7 +138,7 @@ export function jobPlan(
     skew: skewPlan(submission),
     maps,
     reduces,
-    data: new JobInProgress(submission),
+    data: new JobInProgress(submission, owner),
   };
 }
 
@@ -212,6 +216,7 @@ export function jobStatus(job: RuntimeJob): JobStatus {
   return {
     jobId: job.id,
     name: submission.name,
+    user: job.data.owner,
     pool: job.pool,
     // A client sees the end only once the clean-up is done (as Hadoop's job goes through its abort
     // or commit before FAILED or SUCCEEDED): a re-run of the same command must find no output left.

@@ -1,12 +1,13 @@
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { Books, type Effect } from '../books/index.js';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { ClusterSnapshot, Policy, PoolView, SchedulingTrigger } from '../scheduler/index.js';
-import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '../storage/index.js';
+import { Namenode, computeSplits, validateUserName, type Caller, type DatanodeAddress, type FileStatus } from '../storage/index.js';
 import {
   attemptShuffleSettings,
   attemptSummaries,
@@ -28,7 +29,7 @@ import { estimatesFor, observationsOf } from './job-profile.js';
 import { ProfileStore } from './profile-store.js';
 import {
   MAX_FRAME_BYTES,
-  NAMENODE_OPS,
+  NAMENODE_ARITY,
   type AttemptFinished,
   type AttemptSpec,
   type ClusterInfoResult,
@@ -41,7 +42,8 @@ import {
   type RegisterResult,
   type RegisterWorker,
 } from './protocol.js';
-import { RpcPeer } from './rpc-peer.js';
+import { acceptPeer, type RpcPeer } from './rpc-peer.js';
+import { lendSecretInProcess, loadOrCreateSecret, osUserName, readSecretFile, withdrawSecretInProcess } from './auth.js';
 import { validateSubmission } from './submission.js';
 
 export interface JobTrackerOptions {
@@ -64,6 +66,15 @@ export interface JobTrackerOptions {
   logger?: Logger;
   /** Time source; tests may pass their own. */
   clock?: () => number;
+  /**
+   * The cluster secret every connection must prove it knows (auth.ts). Default: `<dataDir>/secret`,
+   * generated on first start; a file given here must exist.
+   */
+  secretFile?: string;
+  /** The cluster's administrator, who may act on every job and path (default: the OS user running the JobTracker). */
+  admin?: string;
+  /** Serve wss:// (and https://) with this certificate and key (PEM). */
+  tls?: { readonly cert: Buffer; readonly key: Buffer };
 }
 
 /** Attempts a worker does not list for this long after launch are taken as lost. */
@@ -80,7 +91,15 @@ const LAUNCH_GRACE_HEARTBEATS = 3;
 export class JobTracker {
   readonly namenode: Namenode;
   readonly logger: Logger;
-  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools' | 'memoryStepMb'>>;
+  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools' | 'memoryStepMb' | 'secretFile' | 'admin' | 'tls'>>;
+  /** Where the cluster secret is; workers of a local cluster are given this path. */
+  readonly secretFile: string;
+  /** A secret file given is never written; the default one is made on first start. */
+  private readonly secretGiven: boolean;
+  private secret?: Buffer;
+  /** The user who may act on every job and path. */
+  readonly admin: string;
+  private readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
   private readonly clock: () => number;
   private readonly policy: Policy;
   private readonly books: Books<RuntimeData>;
@@ -122,7 +141,12 @@ export class JobTracker {
     });
     this.clock = options.clock ?? Date.now;
     this.logger = options.logger ?? createLogger('jobtracker');
+    this.secretFile = options.secretFile ?? join(options.dataDir, 'secret');
+    this.secretGiven = options.secretFile !== undefined;
+    this.admin = validateUserName(options.admin ?? osUserName(), 'admin user name');
+    this.tls = options.tls;
     this.namenode = new Namenode({
+      superuser: this.admin,
       dbPath: join(options.dataDir, 'namenode'),
       defaultBlockSize: options.blockSize,
       defaultReplication: options.replication,
@@ -140,7 +164,7 @@ export class JobTracker {
   }
 
   get url(): string {
-    return `ws://${this.options.host}:${this.port}`;
+    return `${this.tls ? 'wss' : 'ws'}://${this.options.host}:${this.port}`;
   }
 
   get heartbeatMs(): number {
@@ -149,11 +173,13 @@ export class JobTracker {
 
   async start(): Promise<void> {
     await mkdir(this.options.dataDir, { recursive: true });
+    this.secret = this.secretGiven ? await readSecretFile(this.secretFile) : await loadOrCreateSecret(this.secretFile);
     await this.namenode.open();
     await this.profiles.open();
-    this.httpServer = createServer((_req, res) => {
+    const upgradeRequired = (_req: unknown, res: ServerResponse): void => {
       res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
-    });
+    };
+    this.httpServer = this.tls ? createTlsServer({ cert: this.tls.cert, key: this.tls.key }, upgradeRequired) : createServer(upgradeRequired);
     this.wss = new WebSocketServer({ server: this.httpServer, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
     this.wss.on('connection', (socket: WebSocket) => this.onConnection(socket));
     await new Promise<void>((resolve, reject) => {
@@ -163,7 +189,8 @@ export class JobTracker {
     const addr = this.httpServer.address();
     this.port = typeof addr === 'object' && addr ? addr.port : this.options.port;
     this.livenessTimer = setInterval(() => this.checkLiveness(), Math.max(50, Math.floor(this.options.heartbeatMs / 2)));
-    this.logger.info({ url: this.url, policy: this.policy.name }, 'JobTracker listening');
+    lendSecretInProcess(this.url, this.secret);
+    this.logger.info({ url: this.url, policy: this.policy.name, admin: this.admin, secretFile: this.secretFile }, 'JobTracker listening');
   }
 
   /** Announces an orderly shutdown, so that workers leaving is not reported as a failure. */
@@ -176,6 +203,7 @@ export class JobTracker {
     this.draining = true;
     this.stopped = true;
     if (this.livenessTimer) clearInterval(this.livenessTimer);
+    withdrawSecretInProcess(this.url);
     for (const w of this.books.liveWorkers()) w.data.peer.close(1001, 'JobTracker shutting down');
     if (this.wss) {
       for (const client of this.wss.clients) client.terminate();
@@ -189,7 +217,7 @@ export class JobTracker {
   // ---- connections ---------------------------------------------------------------------------
 
   private onConnection(socket: WebSocket): void {
-    const peer = new RpcPeer(socket, (message, p) => this.onMessage(message, p), this.logger);
+    const peer = acceptPeer(socket, this.secret!, (message, p) => this.onMessage(message, p), this.logger);
     void peer.closed.then(() => {
       if (peer.label) {
         const worker = this.books.worker(peer.label);
@@ -218,10 +246,12 @@ export class JobTracker {
       }
       case 'get-job-module': {
         const job = this.requireJob(message.jobId);
+        // A job's code is for the workers that run it, its owner and the admin.
+        if (!this.isWorkerPeer(peer)) this.requireJobAccess(job, peer.user, 'read the module of');
         return { source: job.data.submission.moduleSource, name: job.data.submission.moduleName };
       }
       case 'submit-job':
-        return this.submitJob(message.job);
+        return this.submitJob(message.job, peer.user);
       case 'job-status':
         return jobStatus(this.requireJob(message.jobId));
       case 'list-jobs':
@@ -229,7 +259,7 @@ export class JobTracker {
       case 'job-attempts':
         return attemptSummaries(this.requireJob(message.jobId));
       case 'kill-job':
-        return this.killJob(message.jobId);
+        return this.killJob(message.jobId, peer.user);
       case 'wait-job':
         return this.waitForJob(message.jobId);
       case 'cluster-info':
@@ -241,18 +271,40 @@ export class JobTracker {
       case 'remove-profile':
         return this.profiles.remove(message.job);
       case 'fs':
-        return this.namenodeCall(message.op, message.args);
+        return this.namenodeCall(message.op, message.args, this.fsCaller(peer, message.jobId));
       default:
         throw new MinimrError('EPROTOCOL', `a JobTracker does not accept "${message.type}" messages`);
     }
   }
 
-  private namenodeCall(op: NamenodeOp, args: unknown[]): Promise<unknown> {
-    if (!(NAMENODE_OPS as readonly string[]).includes(op)) {
+  private namenodeCall(op: NamenodeOp, args: unknown[], caller: Caller): Promise<unknown> {
+    if (!Object.hasOwn(NAMENODE_ARITY, op)) {
       throw new MinimrError('EPROTOCOL', `unknown file system operation "${op}"`);
     }
+    // The operation's own arguments, then the caller: a peer cannot pass a caller of its choosing.
+    const own = Array.from({ length: NAMENODE_ARITY[op] }, (_, i) => args[i] ?? undefined);
     const fn = this.namenode[op] as (...a: unknown[]) => Promise<unknown>;
-    return fn.apply(this.namenode, args);
+    return fn.apply(this.namenode, [...own, caller]);
+  }
+
+  /** Who a file system call acts as: a worker's call for a task acts as the task's job's owner, any other as its connection's user. */
+  private fsCaller(peer: RpcPeer, jobId: string | undefined): Caller {
+    if (typeof jobId === 'string' && this.isWorkerPeer(peer)) {
+      const job = this.books.job(jobId);
+      if (!job) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker`, { jobId });
+      return this.namenode.callerFor(job.data.owner);
+    }
+    return this.namenode.callerFor(peer.user);
+  }
+
+  private isWorkerPeer(peer: RpcPeer): boolean {
+    return peer.label !== '' && this.books.worker(peer.label)?.data.peer === peer;
+  }
+
+  /** Only a job's owner and the admin may act on it. */
+  private requireJobAccess(job: RuntimeJob, user: string, action: string): void {
+    if (user === job.data.owner || user === this.admin) return;
+    throw new MinimrError('EPERM', `permission denied: job ${job.id} belongs to ${job.data.owner}; user ${user} may not ${action} it`, { jobId: job.id });
   }
 
   // ---- workers ---------------------------------------------------------------------------------
@@ -390,12 +442,14 @@ export class JobTracker {
     return job;
   }
 
-  async submitJob(raw: JobSubmission): Promise<{ jobId: string }> {
+  /** Submits a job for `user` (default: the admin): its input must be readable and its output writable by that user. */
+  async submitJob(raw: JobSubmission, user: string = this.admin): Promise<{ jobId: string }> {
     const submission = validateSubmission(raw);
-    const allSplits = await this.planInput(submission);
+    const caller = this.namenode.callerFor(user);
+    const allSplits = await this.planInput(submission, caller);
     const maxMaps = submission.conf?.['job.maxMaps'];
     const splits = maxMaps !== undefined ? allSplits.slice(0, maxMaps) : allSplits;
-    await this.prepareOutput(submission);
+    await this.prepareOutput(submission, caller);
     const jobId = `${this.jobIdPrefix}_${String(++this.jobSeq).padStart(4, '0')}`;
     const memory = jobMemoryMb(submission);
     const verdict = estimatesFor(
@@ -405,16 +459,16 @@ export class JobTracker {
     );
     if (verdict.use.state === 'rejected') this.logger.warn({ job: jobId, name: submission.name, why: verdict.use.reason }, 'profile not usable: the job runs regular');
     else if (verdict.use.state === 'none') this.logger.info({ job: jobId, name: submission.name }, 'no profile of this job yet: it runs regular');
-    const { job, effects } = this.books.submit(jobPlan(jobId, submission, splits, submission.maxAttempts ?? this.options.maxAttempts, verdict.estimates), this.clock());
+    const { job, effects } = this.books.submit(jobPlan(jobId, submission, user, splits, submission.maxAttempts ?? this.options.maxAttempts, verdict.estimates), this.clock());
     job.data.profile = verdict.use;
     if (job.skew?.plansAtSubmission) this.logger.info({ job: jobId, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
-    this.logger.info({ job: jobId, name: submission.name, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
+    this.logger.info({ job: jobId, name: submission.name, user, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
     if (effects.length > 0) await this.carryOut(effects);
     else setImmediate(() => this.schedule({ kind: 'job-submitted', jobId }));
     return { jobId };
   }
 
-  private async planInput(submission: JobSubmission): Promise<TaskInputPlan[]> {
+  private async planInput(submission: JobSubmission, caller: Caller): Promise<TaskInputPlan[]> {
     if (submission.input.kind === 'generated') {
       return submission.input.splits.map((value) => ({ input: { kind: 'generated', value }, preferredWorkers: [], preferredRacks: [], inputBytes: 0 }));
     }
@@ -425,7 +479,7 @@ export class JobTracker {
     for (const path of submission.inputPaths) {
       let status: FileStatus;
       try {
-        status = await this.namenode.stat(path);
+        status = await this.namenode.stat(path, caller);
       } catch (err) {
         if (err instanceof MinimrError && err.code === 'ENOENT') {
           throw new MinimrError('ENOINPUT', `input path ${path} does not exist (put data there with \`minimr fs put LOCAL ${path}\`)`, { path });
@@ -435,14 +489,14 @@ export class JobTracker {
       if (status.type === 'file') files.push(status);
       else {
         // Like Hadoop's FileInputFormat: names starting with _ or . (e.g. _SUCCESS) are not input.
-        const children = (await this.namenode.list(path)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''));
+        const children = (await this.namenode.list(path, caller)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''));
         if (children.length === 0) throw new MinimrError('ENOINPUT', `input directory ${path} has no files`, { path });
         files.push(...children);
       }
     }
     const plans: TaskInputPlan[] = [];
     for (const file of files) {
-      const blocks = await this.namenode.getBlocks(file.path);
+      const blocks = await this.namenode.getBlocks(file.path, undefined, caller);
       for (const split of computeSplits(file.path, blocks)) {
         plans.push({
           input: { kind: 'file', path: split.path, start: split.start, length: split.length, fileLength: split.fileLength },
@@ -455,11 +509,11 @@ export class JobTracker {
     return plans;
   }
 
-  private async prepareOutput(submission: JobSubmission): Promise<void> {
+  private async prepareOutput(submission: JobSubmission, caller: Caller): Promise<void> {
     const out = submission.outputPath;
     let exists = true;
     try {
-      await this.namenode.stat(out);
+      await this.namenode.stat(out, caller);
     } catch (err) {
       if (!(err instanceof MinimrError && err.code === 'ENOENT')) throw err;
       exists = false;
@@ -468,13 +522,15 @@ export class JobTracker {
       if (!submission.overwrite) {
         throw new MinimrError('EOUTPUTEXISTS', `output path ${out} already exists; remove it (\`minimr fs rm -r ${out}\`) or submit with --overwrite`, { path: out });
       }
-      await this.namenode.remove(out, { recursive: true });
+      await this.namenode.remove(out, { recursive: true }, caller);
     }
-    await this.namenode.mkdir(`${out}/_temporary`, { parents: true });
+    await this.namenode.mkdir(`${out}/_temporary`, { parents: true }, caller);
   }
 
-  async killJob(jobId: string): Promise<JobStatus> {
+  /** Kills a job on behalf of `user` (default: the admin): its owner or the admin only. */
+  async killJob(jobId: string, user: string = this.admin): Promise<JobStatus> {
     const job = this.requireJob(jobId);
+    this.requireJobAccess(job, user, 'kill');
     await this.carryOut(this.books.killJob(job, this.clock(), { code: 'EJOBKILLED', message: `job ${jobId} was killed on request` }));
     return jobStatus(job);
   }
@@ -574,8 +630,10 @@ export class JobTracker {
     if (job.state !== 'committing') return;
     const out = job.data.submission.outputPath;
     try {
-      await this.namenode.create(`${out}/_SUCCESS`, { overwrite: true, replication: 1 });
-      await this.namenode.complete(`${out}/_SUCCESS`);
+      // The marker belongs to the job's owner, like the rest of its output.
+      const owner = this.namenode.callerFor(job.data.owner);
+      await this.namenode.create(`${out}/_SUCCESS`, { overwrite: true, replication: 1 }, owner);
+      await this.namenode.complete(`${out}/_SUCCESS`, owner);
     } catch (err) {
       void this.carryOut(this.books.failJob(job, this.clock(), { code: 'EJOBFAILED', message: `cannot commit job output: ${(err as Error).message}` }));
       return;

@@ -110,7 +110,8 @@ export class LocalCluster {
     if (throttle !== 1) args.push('--cpu-throttle', String(throttle));
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, MINIMR_LOG_LEVEL: o.workerLogLevel ?? process.env.MINIMR_LOG_LEVEL ?? 'warn' },
+      // The workers prove the cluster secret like any other; they read it from the JobTracker's file.
+      env: { ...process.env, MINIMR_LOG_LEVEL: o.workerLogLevel ?? process.env.MINIMR_LOG_LEVEL ?? 'warn', MINIMR_SECRET_FILE: this.jobTracker.secretFile },
     });
     const worker = { workerId, process: child };
     const existing = this.workers.findIndex((w) => w.workerId === workerId);

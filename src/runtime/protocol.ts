@@ -195,6 +195,8 @@ export type AttemptState = 'running' | 'succeeded' | 'failed' | 'killed';
 export interface JobStatus {
   jobId: string;
   name: string;
+  /** The user who submitted it. */
+  user: string;
   pool: string;
   state: JobState;
   submitTime: number;
@@ -328,21 +330,28 @@ export interface MapOutputSummary {
   partitionRecords: number[];
 }
 
-export const NAMENODE_OPS = [
-  'mkdir',
-  'stat',
-  'list',
-  'remove',
-  'rename',
-  'create',
-  'allocateBlock',
-  'commitBlock',
-  'complete',
-  'abandon',
-  'getBlocks',
-  'reportBadReplica',
-] as const;
-export type NamenodeOp = (typeof NAMENODE_OPS)[number];
+/**
+ * The NameNode operations a connection may call, with how many arguments each takes: the JobTracker
+ * passes that many of those sent, then the caller it authenticated (never one the peer sent).
+ */
+export const NAMENODE_ARITY = {
+  mkdir: 2,
+  stat: 1,
+  list: 1,
+  remove: 2,
+  rename: 2,
+  create: 2,
+  allocateBlock: 2,
+  commitBlock: 2,
+  complete: 1,
+  abandon: 1,
+  getBlocks: 2,
+  reportBadReplica: 2,
+  chmod: 2,
+  chown: 4,
+} as const;
+export const NAMENODE_OPS = Object.keys(NAMENODE_ARITY) as (keyof typeof NAMENODE_ARITY)[];
+export type NamenodeOp = keyof typeof NAMENODE_ARITY;
 
 // ---- messages ---------------------------------------------------------------------------------
 
@@ -352,6 +361,20 @@ interface Frame<T extends string> {
 }
 interface Request<T extends string> extends Frame<T> {
   id: number;
+}
+
+/**
+ * JT -> any peer, first frame of every connection: the challenge (src/runtime/auth.ts). Nothing
+ * but `auth` is accepted before the answer.
+ */
+export interface Hello extends Frame<'hello'> {
+  nonce: string;
+}
+/** any peer -> JT: proof of the cluster secret for `user`; answered with `AuthResult`. */
+export interface Authenticate extends Request<'auth'> {
+  user: string;
+  nonce: string;
+  proof: string;
 }
 
 /** worker -> JT */
@@ -445,6 +468,8 @@ export interface RemoveProfile extends Request<'remove-profile'> {
 export interface NamenodeCall extends Request<'fs'> {
   op: NamenodeOp;
   args: unknown[];
+  /** From a worker, for a task: the job it runs for, whose owner the call acts as. */
+  jobId?: string;
 }
 
 /** Answer to any request. */
@@ -453,6 +478,8 @@ export type Reply =
   | (Frame<'reply'> & { re: number; ok: false; error: SerializedError });
 
 export type Message =
+  | Hello
+  | Authenticate
   | RegisterWorker
   | Heartbeat
   | AttemptFinished
@@ -481,6 +508,12 @@ export type MessageType = Message['type'];
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 /** A message as the sender writes it: version and request id are filled in by the peer. */
 export type Outgoing<M extends Message> = M extends Request<string> ? Omit<M, 'v' | 'id'> : Omit<M, 'v'>;
+
+export interface AuthResult {
+  /** The JobTracker's proof that it knows the secret too. */
+  proof: string;
+  user: string;
+}
 
 export interface RegisterResult {
   heartbeatMs: number;

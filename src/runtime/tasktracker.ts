@@ -11,6 +11,7 @@ import { LocalDiskBlockStore, createDataRequestHandler, replicateBlock } from '.
 import { jobModuleHash, storeJobModule } from './job-loader.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
+import type { PeerSecurity } from './auth.js';
 import { measureDiskMBps } from './disk-rate.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
 
@@ -36,6 +37,8 @@ export interface WorkerOptions {
    * times as long (see cpu-throttle.ts). Default 1: full speed.
    */
   cpuThrottle?: number;
+  /** How to authenticate to the JobTracker (auth.ts). */
+  security?: PeerSecurity;
   logger?: Logger;
 }
 
@@ -79,7 +82,8 @@ function isUsable(child: ChildProcess): boolean {
 export class Worker {
   readonly workerId: string;
   readonly logger: Logger;
-  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle'>>;
+  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle' | 'security'>>;
+  private readonly security: PeerSecurity;
   private readonly cpuThrottle: number;
   private diskMBps: number | undefined;
   private readonly blockStore: LocalDiskBlockStore;
@@ -115,6 +119,7 @@ export class Worker {
       memoryMb: options.memoryMb ?? (mapSlots + reduceSlots) * 512,
     };
     this.diskMBps = options.diskMBps;
+    this.security = options.security ?? {};
     const throttle = options.cpuThrottle ?? 1;
     if (!(Number.isFinite(throttle) && throttle >= 1 && throttle <= 100)) {
       throw new MinimrError('EBADCONF', `cpu throttle must be a number in 1..100 (1 = full speed, 2 = half speed), got ${throttle}`);
@@ -145,7 +150,7 @@ export class Worker {
     this.dataPort = typeof addr === 'object' && addr ? addr.port : this.opts.dataPort;
     this.refillSpares();
     this.diskMBps ??= await measureDiskMBps(this.opts.dataDir);
-    await this.connect();
+    await this.connect(true);
   }
 
   async stop(): Promise<void> {
@@ -168,11 +173,11 @@ export class Worker {
 
   // ---- JobTracker connection -----------------------------------------------------------------
 
-  private async connect(): Promise<void> {
+  private async connect(firstTime = false): Promise<void> {
     let delay = 250;
     for (;;) {
       try {
-        const peer = await connectPeer(this.opts.jobTrackerUrl, (m) => this.onMessage(m), this.logger);
+        const peer = await connectPeer(this.opts.jobTrackerUrl, (m) => this.onMessage(m), this.logger, undefined, this.security);
         const blockIds = await this.blockStore.list();
         const result = await peer.request<RegisterResult>(
           {
@@ -201,6 +206,8 @@ export class Worker {
         return;
       } catch (err) {
         if (this.stopping) return;
+        // A wrong secret will not get better by retrying: at start-up, say so and stop.
+        if (firstTime && err instanceof MinimrError && err.code === 'EAUTH') throw err;
         this.logger.warn({ err: (err as Error).message, retryMs: delay }, 'cannot register with the JobTracker, retrying');
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 2, 5000);
@@ -401,7 +408,7 @@ export class Worker {
         if (record.killReason === undefined) this.keepIdle(child, spec.moduleHash);
         else child.kill('SIGKILL');
       } else if (msg.type === 'fs') {
-        this.forwardFsCall(child, msg);
+        this.forwardFsCall(child, msg, spec.jobId);
       }
     };
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
@@ -434,8 +441,8 @@ export class Worker {
     if (child.connected) child.send({ type: 'map-outputs', attemptId: message.attemptId, available: message.available, lost: message.lost } satisfies TaskProcessRequest);
   }
 
-  /** A task's NameNode call, sent on this worker's JobTracker connection. */
-  private forwardFsCall(child: ChildProcess, msg: Extract<TaskProcessReport, { type: 'fs' }>): void {
+  /** A task's NameNode call, sent on this worker's JobTracker connection for the task's job (it acts as the job's owner). */
+  private forwardFsCall(child: ChildProcess, msg: Extract<TaskProcessReport, { type: 'fs' }>, jobId: string): void {
     const reply = (answer: TaskProcessRequest) => {
       if (child.connected) child.send(answer);
     };
@@ -443,7 +450,7 @@ export class Worker {
       reply({ type: 'fs-result', id: msg.id, ok: false, error: { code: 'ECONNECT', message: 'the worker is not connected to a JobTracker' } });
       return;
     }
-    this.peer.request({ type: 'fs', op: msg.op, args: msg.args }).then(
+    this.peer.request({ type: 'fs', op: msg.op, args: msg.args, jobId }).then(
       (result) => reply({ type: 'fs-result', id: msg.id, ok: true, result }),
       (err: unknown) => reply({ type: 'fs-result', id: msg.id, ok: false, error: serializeError(err) }),
     );

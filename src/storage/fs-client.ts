@@ -70,6 +70,14 @@ export class FsClient {
     return this.namenode.rename(from, to);
   }
 
+  chmod(path: string, mode: string | number): Promise<void> {
+    return this.namenode.chmod(path, mode);
+  }
+
+  chown(path: string, owner: string | null, group: string | null, options?: { recursive?: boolean }): Promise<void> {
+    return this.namenode.chown(path, owner, group, options);
+  }
+
   getBlocks(path: string): Promise<BlockInfo[]> {
     return this.namenode.getBlocks(path, this.client);
   }

@@ -2,6 +2,18 @@ import type { Level } from 'level';
 import { MinimrError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { baseName, isSameOrBelow, joinPath, parentOf, validatePath } from './paths.js';
+import {
+  DEFAULT_DIR_MODE,
+  DEFAULT_FILE_MODE,
+  DEFAULT_GROUP,
+  ROOT_MODE,
+  parseMode,
+  requireAccess,
+  requireStickyOwnership,
+  validateUserName,
+  type Caller,
+  type Ownership,
+} from './permissions.js';
 import { chooseTargets, sortByDistance, type PlacementNode } from './placement.js';
 import type {
   BlockAllocation,
@@ -23,6 +35,11 @@ export interface NamenodeOptions {
   /** A replication copy not confirmed within this time is handed out again (default 60 s). */
   readonly replicationTimeoutMs?: number;
   readonly logger?: Logger;
+  /**
+   * The superuser: the NameNode's own callers (the JobTracker) act as this user, new paths they
+   * make belong to it, and a caller of this name passes every permission check (default 'minimr').
+   */
+  readonly superuser?: string;
 }
 
 export interface ReplicationWork {
@@ -36,12 +53,12 @@ interface StoredBlock {
   readonly crc32: number;
 }
 
-interface DirInode {
+interface DirInode extends Ownership {
   readonly type: 'dir';
   readonly mtime: number;
 }
 
-interface FileInode {
+interface FileInode extends Ownership {
   readonly type: 'file';
   readonly mtime: number;
   readonly replication: number;
@@ -83,6 +100,8 @@ export class Namenode implements NamenodeApi {
   private readonly defaultReplication: number;
   private readonly replicationTimeoutMs: number;
   private readonly log: Logger;
+  /** Who the NameNode's own callers are. */
+  private readonly superCaller: Caller;
 
   private readonly inodes = new Map<string, Inode>();
   private readonly children = new Map<string, Set<string>>();
@@ -114,6 +133,12 @@ export class Namenode implements NamenodeApi {
     // The JobTracker passes its logger; without one the NameNode is silent.
     this.log = options.logger ?? ({ info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger);
     this.dbPath = options.dbPath;
+    this.superCaller = { user: validateUserName(options.superuser ?? 'minimr', 'superuser name'), superuser: true };
+  }
+
+  /** What a caller the JobTracker authenticated is: the superuser by name, else an ordinary user. */
+  callerFor(user: string): Caller {
+    return { user, superuser: user === this.superCaller.user };
   }
 
   async open(): Promise<void> {
@@ -125,13 +150,13 @@ export class Namenode implements NamenodeApi {
     const abandoned: string[] = [];
     for await (const [key, value] of this.db.iterator({ gte: INODE_PREFIX, lt: `${INODE_PREFIX}\uffff` })) {
       const path = key.slice(INODE_PREFIX.length);
-      const inode = value as Inode;
+      const inode = this.withOwnership(path, value as Inode);
       // A file still under construction lost its writer with the previous process: nobody can finish it.
       if (inode.type === 'file' && inode.underConstruction) abandoned.push(path);
       else this.setInode(path, inode);
     }
     if (!this.inodes.has('/')) {
-      const root: DirInode = { type: 'dir', mtime: Date.now() };
+      const root: DirInode = { type: 'dir', mtime: Date.now(), owner: this.superCaller.user, group: DEFAULT_GROUP, mode: ROOT_MODE };
       await this.db.put(`${INODE_PREFIX}/`, root);
       this.setInode('/', root);
     }
@@ -153,32 +178,42 @@ export class Namenode implements NamenodeApi {
 
   // ---------------------------------------------------------------- namespace
 
-  mkdir(path: string, options?: { parents?: boolean }): Promise<void> {
+  // Every operation takes the caller last (absent: the superuser); the JobTracker passes the user a
+  // connection authenticated as, never an argument the connection sent (see permissions.ts).
+
+  mkdir(path: string, options?: { parents?: boolean }, caller?: Caller): Promise<void> {
     return this.exclusive(async () => {
       validatePath(path);
+      const who = caller ?? this.superCaller;
+      this.traverse(who, path);
       const changes = new Map<string, Inode | null>();
       const existing = this.inodes.get(path);
       if (options?.parents) {
         if (existing?.type === 'file') throw new MinimrError('EEXIST', `a file exists at ${path}`, { path });
-        this.planMkdirs(path, changes);
+        this.planMkdirs(path, changes, who);
       } else {
         if (existing) throw new MinimrError('EEXIST', `${path} already exists`, { path });
-        this.requireParentDir(path);
-        changes.set(path, { type: 'dir', mtime: Date.now() });
+        const parent = this.requireParentDir(path);
+        requireAccess(who, parent, parentOf(path), 'write', 'execute');
+        changes.set(path, this.newDir(who, parent));
       }
       await this.applyChanges(changes);
     });
   }
 
-  async stat(path: string): Promise<FileStatus> {
+  async stat(path: string, caller?: Caller): Promise<FileStatus> {
     validatePath(path);
+    this.traverse(caller ?? this.superCaller, path);
     return this.statusOf(path, this.visibleInode(path));
   }
 
-  async list(path: string): Promise<FileStatus[]> {
+  async list(path: string, caller?: Caller): Promise<FileStatus[]> {
     validatePath(path);
+    const who = caller ?? this.superCaller;
+    this.traverse(who, path);
     const inode = this.visibleInode(path);
     if (inode.type === 'file') return [this.statusOf(path, inode)];
+    requireAccess(who, inode, path, 'read', 'execute');
     const result: FileStatus[] = [];
     for (const name of [...(this.children.get(path) ?? [])].sort()) {
       const childPath = joinPath(path, name);
@@ -188,16 +223,20 @@ export class Namenode implements NamenodeApi {
     return result;
   }
 
-  remove(path: string, options?: { recursive?: boolean }): Promise<void> {
+  remove(path: string, options?: { recursive?: boolean }, caller?: Caller): Promise<void> {
     return this.exclusive(async () => {
       validatePath(path);
       if (path === '/') throw new MinimrError('EBADPATH', 'the root directory cannot be removed', { path });
+      const who = caller ?? this.superCaller;
+      this.traverse(who, path);
       const inode = this.inodes.get(path);
       if (!inode) throw new MinimrError('ENOENT', `no such file or directory: ${path}`, { path });
       if (inode.type === 'dir' && !options?.recursive && (this.children.get(path)?.size ?? 0) > 0) {
         throw new MinimrError('ENOTEMPTY', `directory not empty: ${path}`, { path });
       }
       const doomed = this.subtree(path);
+      // As HDFS: a recursive remove needs the right to remove every entry below, not only the top.
+      for (const p of doomed) this.requireRemovable(who, p);
       const changes = new Map<string, Inode | null>(doomed.map((p) => [p, null]));
       const files = doomed.map((p) => this.inodes.get(p)).filter((i): i is FileInode => i?.type === 'file');
       await this.applyChanges(changes);
@@ -205,17 +244,21 @@ export class Namenode implements NamenodeApi {
     });
   }
 
-  rename(from: string, to: string): Promise<void> {
+  rename(from: string, to: string, caller?: Caller): Promise<void> {
     return this.exclusive(async () => {
       validatePath(from);
       validatePath(to);
       if (from === '/' || to === '/') throw new MinimrError('EBADPATH', 'the root directory cannot be renamed', { path: from, to });
+      const who = caller ?? this.superCaller;
+      this.traverse(who, from);
+      this.traverse(who, to);
       const inode = this.inodes.get(from);
       if (!inode) throw new MinimrError('ENOENT', `no such file or directory: ${from}`, { path: from });
       if (from === to) return;
       if (isSameOrBelow(to, from)) throw new MinimrError('EBADPATH', `cannot move ${from} into itself (${to})`, { path: from, to });
       if (this.inodes.has(to)) throw new MinimrError('EEXIST', `destination exists: ${to}`, { path: to });
-      this.requireParentDir(to);
+      this.requireRemovable(who, from);
+      requireAccess(who, this.requireParentDir(to), parentOf(to), 'write', 'execute');
       const changes = new Map<string, Inode | null>();
       const moved = this.subtree(from);
       for (const oldPath of moved) changes.set(oldPath, null);
@@ -232,9 +275,11 @@ export class Namenode implements NamenodeApi {
 
   // ---------------------------------------------------------------- writing
 
-  create(path: string, options?: CreateOptions): Promise<{ blockSize: number; replication: number }> {
+  create(path: string, options?: CreateOptions, caller?: Caller): Promise<{ blockSize: number; replication: number }> {
     return this.exclusive(async () => {
       validatePath(path);
+      const who = caller ?? this.superCaller;
+      this.traverse(who, path);
       if (path === '/') throw new MinimrError('EISDIR', 'cannot create a file at /', { path });
       const replication = options?.replication ?? this.defaultReplication;
       const blockSize = options?.blockSize ?? this.defaultBlockSize;
@@ -247,10 +292,13 @@ export class Namenode implements NamenodeApi {
       const existing = this.inodes.get(path);
       if (existing?.type === 'dir') throw new MinimrError('EISDIR', `a directory exists at ${path}`, { path });
       if (existing && !options?.overwrite) throw new MinimrError('EEXIST', `file exists: ${path}`, { path });
+      if (existing) this.requireRemovable(who, path);
       const changes = new Map<string, Inode | null>();
       if (options?.parents === false) this.requireParentDir(path);
-      else this.planMkdirs(parentOf(path), changes);
-      const file: FileInode = { type: 'file', mtime: Date.now(), replication, blockSize, blocks: [], underConstruction: true };
+      else this.planMkdirs(parentOf(path), changes, who);
+      const parent = (changes.get(parentOf(path)) ?? this.inodes.get(parentOf(path)))!;
+      requireAccess(who, parent, parentOf(path), 'write', 'execute');
+      const file: FileInode = { type: 'file', mtime: Date.now(), replication, blockSize, blocks: [], underConstruction: true, owner: who.user, group: parent.group, mode: DEFAULT_FILE_MODE };
       changes.set(path, file);
       await this.applyChanges(changes);
       if (existing?.type === 'file') this.dropBlocksOf(new Set([path]), [existing]);
@@ -261,10 +309,10 @@ export class Namenode implements NamenodeApi {
     });
   }
 
-  allocateBlock(path: string, client?: ClientLocation): Promise<BlockAllocation> {
+  allocateBlock(path: string, client?: ClientLocation, caller?: Caller): Promise<BlockAllocation> {
     return this.exclusive(async () => {
       validatePath(path);
-      const file = this.fileUnderConstruction(path);
+      const file = this.fileUnderConstruction(path, caller);
       const live = this.datanodes.size;
       if (live === 0) throw new MinimrError('ENOWORKERS', `no live datanode to store a block of ${path}`, { path });
       if (file.replication > live && !this.warnedReplicationCap.has(path)) {
@@ -291,10 +339,10 @@ export class Namenode implements NamenodeApi {
     });
   }
 
-  commitBlock(path: string, block: { blockId: string; length: number; crc32: number; workerIds: readonly string[] }): Promise<void> {
+  commitBlock(path: string, block: { blockId: string; length: number; crc32: number; workerIds: readonly string[] }, caller?: Caller): Promise<void> {
     return this.exclusive(async () => {
       validatePath(path);
-      const file = this.fileUnderConstruction(path);
+      const file = this.fileUnderConstruction(path, caller);
       const pending = this.pendingBlocks.get(block.blockId);
       if (!pending || pending.path !== path) {
         throw new MinimrError('EINTERNAL', `block ${block.blockId} was not allocated to ${path}`, { path, blockId: block.blockId });
@@ -316,19 +364,20 @@ export class Namenode implements NamenodeApi {
     });
   }
 
-  complete(path: string): Promise<void> {
+  complete(path: string, caller?: Caller): Promise<void> {
     return this.exclusive(async () => {
       validatePath(path);
       const inode = this.inodes.get(path);
       if (inode?.type !== 'file') throw new MinimrError('ENOENT', `no file being written at ${path}`, { path });
       if (!inode.underConstruction) return;
+      this.requireWriter(caller, inode, path);
       await this.applyChanges(new Map([[path, { ...inode, underConstruction: false, mtime: Date.now() }]]));
       this.warnedReplicationCap.delete(path);
       this.favoredWorkers.delete(path);
     });
   }
 
-  abandon(path: string): Promise<void> {
+  abandon(path: string, caller?: Caller): Promise<void> {
     return this.exclusive(async () => {
       validatePath(path);
       const inode = this.inodes.get(path);
@@ -337,6 +386,7 @@ export class Namenode implements NamenodeApi {
         this.log.debug({ path }, 'abandon: no file under construction');
         return;
       }
+      this.requireWriter(caller, inode, path);
       await this.applyChanges(new Map([[path, null]]));
       this.dropBlocksOf(new Set([path]), [inode]);
       this.warnedReplicationCap.delete(path);
@@ -345,10 +395,13 @@ export class Namenode implements NamenodeApi {
 
   // ---------------------------------------------------------------- reading
 
-  async getBlocks(path: string, client?: ClientLocation): Promise<BlockInfo[]> {
+  async getBlocks(path: string, client?: ClientLocation, caller?: Caller): Promise<BlockInfo[]> {
     validatePath(path);
+    const who = caller ?? this.superCaller;
+    this.traverse(who, path);
     const inode = this.visibleInode(path);
     if (inode.type === 'dir') throw new MinimrError('EISDIR', `${path} is a directory`, { path });
+    requireAccess(who, inode, path, 'read');
     let offset = 0;
     return inode.blocks.map((block) => {
       const live = [...(this.locations.get(block.blockId) ?? [])]
@@ -358,6 +411,41 @@ export class Namenode implements NamenodeApi {
       const info: BlockInfo = { blockId: block.blockId, offset, length: block.length, crc32: block.crc32, locations: sortByDistance(live, client) };
       offset += block.length;
       return info;
+    });
+  }
+
+  // ---------------------------------------------------------------- ownership
+
+  /** Sets a path's mode bits: its owner or the superuser may (as HDFS's setPermission). */
+  chmod(path: string, mode: string | number, caller?: Caller): Promise<void> {
+    return this.exclusive(async () => {
+      validatePath(path);
+      const who = caller ?? this.superCaller;
+      this.traverse(who, path);
+      const bits = parseMode(mode);
+      const inode = this.visibleInode(path);
+      if (!who.superuser && who.user !== inode.owner) {
+        throw new MinimrError('EPERM', `permission denied: only ${inode.owner} (the owner) or the admin may change the mode of ${path}`, { path });
+      }
+      await this.applyChanges(new Map([[path, { ...inode, mode: bits }]]));
+    });
+  }
+
+  /** Gives a path (with `recursive`, everything below it too) another owner and/or group: the superuser only, as in HDFS. */
+  chown(path: string, owner: string | null, group: string | null, options?: { recursive?: boolean }, caller?: Caller): Promise<void> {
+    return this.exclusive(async () => {
+      validatePath(path);
+      const who = caller ?? this.superCaller;
+      if (!who.superuser) throw new MinimrError('EPERM', `permission denied: only the admin may change the owner of ${path}`, { path });
+      if (owner !== null && owner !== undefined) validateUserName(owner, 'owner');
+      if (group !== null && group !== undefined) validateUserName(group, 'group');
+      this.visibleInode(path);
+      const changes = new Map<string, Inode | null>();
+      for (const p of options?.recursive ? this.subtree(path) : [path]) {
+        const inode = this.inodes.get(p)!;
+        changes.set(p, { ...inode, owner: owner ?? inode.owner, group: group ?? inode.group });
+      }
+      await this.applyChanges(changes);
     });
   }
 
@@ -477,30 +565,75 @@ export class Namenode implements NamenodeApi {
     return inode;
   }
 
-  private fileUnderConstruction(path: string): FileInode {
+  private fileUnderConstruction(path: string, caller: Caller | undefined): FileInode {
     const inode = this.inodes.get(path);
     if (inode?.type !== 'file' || !inode.underConstruction) {
       throw new MinimrError('ENOENT', `no file being written at ${path}`, { path });
     }
+    this.requireWriter(caller, inode, path);
     return inode;
   }
 
-  private requireParentDir(path: string): void {
+  /** A file under construction is written by its creator alone (HDFS's lease holder). */
+  private requireWriter(caller: Caller | undefined, inode: FileInode, path: string): void {
+    const who = caller ?? this.superCaller;
+    if (!who.superuser && who.user !== inode.owner) {
+      throw new MinimrError('EPERM', `permission denied: ${path} is being written by ${inode.owner}, not ${who.user}`, { path });
+    }
+  }
+
+  private requireParentDir(path: string): DirInode {
     const parent = parentOf(path);
     const inode = this.inodes.get(parent);
     if (!inode) throw new MinimrError('ENOENT', `parent directory does not exist: ${parent}`, { path: parent });
     if (inode.type !== 'dir') throw new MinimrError('ENOTDIR', `not a directory: ${parent}`, { path: parent });
+    return inode;
   }
 
-  private planMkdirs(path: string, changes: Map<string, Inode | null>): void {
-    const now = Date.now();
+  /** Every existing directory above `path` must let the caller in (execute), as in HDFS and POSIX. */
+  private traverse(who: Caller, path: string): void {
+    if (who.superuser) return;
+    for (let dir = parentOf(path), last = path; dir !== last; last = dir, dir = parentOf(dir)) {
+      const inode = this.inodes.get(dir);
+      if (inode?.type === 'dir') requireAccess(who, inode, dir, 'execute');
+    }
+  }
+
+  /** Removing or moving `path` away takes write access to its directory, and ownership in a sticky one. */
+  private requireRemovable(who: Caller, path: string): void {
+    const parent = this.inodes.get(parentOf(path));
+    const inode = this.inodes.get(path);
+    if (!parent || !inode) return;
+    requireAccess(who, parent, parentOf(path), 'write', 'execute');
+    requireStickyOwnership(who, parent, inode, path);
+  }
+
+  private newDir(who: Caller, parent: Ownership): DirInode {
+    return { type: 'dir', mtime: Date.now(), owner: who.user, group: parent.group, mode: DEFAULT_DIR_MODE };
+  }
+
+  /** Plans the missing directories of `path`; each needs write access to the directory it is made in. */
+  private planMkdirs(path: string, changes: Map<string, Inode | null>, who: Caller): void {
+    let parent: Inode = this.inodes.get('/')!;
     let prefix = '';
     for (const segment of path === '/' ? [] : path.slice(1).split('/')) {
+      const parentPath = prefix || '/';
       prefix = `${prefix}/${segment}`;
-      const inode = changes.get(prefix) ?? this.inodes.get(prefix);
-      if (!inode) changes.set(prefix, { type: 'dir', mtime: now });
-      else if (inode.type !== 'dir') throw new MinimrError('ENOTDIR', `not a directory: ${prefix}`, { path: prefix });
+      let inode = changes.get(prefix) ?? this.inodes.get(prefix);
+      if (!inode) {
+        requireAccess(who, parent, parentPath, 'write', 'execute');
+        inode = this.newDir(who, parent);
+        changes.set(prefix, inode);
+      } else if (inode.type !== 'dir') throw new MinimrError('ENOTDIR', `not a directory: ${prefix}`, { path: prefix });
+      parent = inode;
     }
+  }
+
+  /** Inodes stored before paths had owners belong to the superuser, with the default modes. */
+  private withOwnership(path: string, inode: Inode): Inode {
+    if (typeof inode.owner === 'string' && typeof inode.mode === 'number') return inode;
+    const mode = path === '/' ? ROOT_MODE : inode.type === 'dir' ? DEFAULT_DIR_MODE : DEFAULT_FILE_MODE;
+    return { ...inode, owner: this.superCaller.user, group: DEFAULT_GROUP, mode };
   }
 
   private subtree(path: string): string[] {
@@ -624,8 +757,9 @@ export class Namenode implements NamenodeApi {
   }
 
   private statusOf(path: string, inode: Inode): FileStatus {
-    if (inode.type === 'dir') return { path, type: 'dir', length: 0, replication: 0, blockSize: 0, mtime: inode.mtime };
+    const ownership = { owner: inode.owner, group: inode.group, mode: inode.mode };
+    if (inode.type === 'dir') return { path, type: 'dir', length: 0, replication: 0, blockSize: 0, mtime: inode.mtime, ...ownership };
     const length = inode.blocks.reduce((sum, b) => sum + b.length, 0);
-    return { path, type: 'file', length, replication: inode.replication, blockSize: inode.blockSize, mtime: inode.mtime };
+    return { path, type: 'file', length, replication: inode.replication, blockSize: inode.blockSize, mtime: inode.mtime, ...ownership };
   }
 }

@@ -31,6 +31,10 @@ export interface FileStatus {
   readonly replication: number;
   readonly blockSize: number;
   readonly mtime: number;
+  /** Owner, group and mode bits (permissions.ts). */
+  readonly owner: string;
+  readonly group: string;
+  readonly mode: number;
 }
 
 export interface CreateOptions {
@@ -80,6 +84,10 @@ export interface NamenodeApi {
   getBlocks(path: string, client?: ClientLocation): Promise<BlockInfo[]>;
   /** A replica failed its checksum: forget it, and schedule its deletion on that worker. */
   reportBadReplica(blockId: string, workerId: string): Promise<void>;
+  /** Sets the mode bits of a path (its owner or the admin); `mode` octal, as `755`. */
+  chmod(path: string, mode: string | number): Promise<void>;
+  /** Gives a path another owner and/or group (null: unchanged); the admin only. */
+  chown(path: string, owner: string | null, group: string | null, options?: { recursive?: boolean }): Promise<void>;
 }
 
 /**

@@ -4,3 +4,4 @@ export { barChart, type BarChartOptions, type BarSeries } from './svg-bars.js';
 export { zipfSampler } from './zipf.js';
 export { parseSize, formatBytes } from './units.js';
 export { EventHeap, type HeapEntry } from './event-heap.js';
+export { escapeControlCharacters } from './text.js';

@@ -1,0 +1,13 @@
+/**
+ * Names in the block store and job names come from users and may hold any character but NUL; a
+ * terminal must not be driven by them (an escape sequence in a file name could rewrite the screen,
+ * a newline could forge a line of `fs ls`). Control characters (C0, DEL, C1) and the backslash
+ * are printed as escapes, so what is shown names the path unambiguously.
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\\]/g;
+
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\\': '\\\\' };
+
+export function escapeControlCharacters(text: string): string {
+  return text.replace(CONTROL, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
