@@ -279,7 +279,7 @@ export class JobTracker {
     this.logger.info({ worker: w.workerId, rack: address.rack, mapSlots: w.mapSlots, reduceSlots: w.reduceSlots, blocks: blockIds.length }, 'worker registered');
     for (const wake of this.workerWaiters.splice(0)) wake();
     setImmediate(() => this.schedule({ kind: 'worker-joined', workerId: w.workerId }));
-    return { heartbeatMs: this.options.heartbeatMs, orphanBlocks };
+    return { heartbeatMs: this.options.heartbeatMs, orphanBlocks, blockKey: this.namenode.blockKey.toString() };
   }
 
   private workerFor(peer: RpcPeer, workerId: string): RuntimeWorker | undefined {
@@ -315,7 +315,7 @@ export class JobTracker {
     const deletions = this.namenode.takeBlockDeletions(worker.shape.id);
     if (deletions.length > 0) peer.send({ type: 'delete-blocks', blockIds: deletions });
     for (const work of this.namenode.takeReplicationWork(worker.shape.id)) {
-      peer.send({ type: 'replicate-block', blockId: work.blockId, targets: [...work.targets] });
+      peer.send({ type: 'replicate-block', blockId: work.blockId, targets: [...work.targets], token: work.token });
     }
     this.schedule({ kind: 'heartbeat', workerId: worker.shape.id });
   }

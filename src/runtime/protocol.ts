@@ -395,6 +395,8 @@ export interface DeleteBlocks extends Frame<'delete-blocks'> {
 export interface ReplicateBlock extends Frame<'replicate-block'> {
   blockId: string;
   targets: DatanodeAddress[];
+  /** Write token for the targets, issued by the NameNode. */
+  token: string;
 }
 export interface CleanupJob extends Frame<'cleanup-job'> {
   jobId: string;
@@ -484,6 +486,8 @@ export type Outgoing<M extends Message> = M extends Request<string> ? Omit<M, 'v
 
 export interface RegisterResult {
   heartbeatMs: number;
+  /** The NameNode's block token key (base64url): the worker's data port checks block access tokens with it. */
+  blockKey: string;
   /** Blocks the NameNode does not know: the worker deletes them. */
   orphanBlocks: string[];
 }

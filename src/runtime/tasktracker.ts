@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { createShuffleRequestHandler, reduceWorkDir, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
-import { LocalDiskBlockStore, createDataRequestHandler, replicateBlock } from '../storage/index.js';
+import { BlockTokenKey, LocalDiskBlockStore, createDataRequestHandler, replicateBlock } from '../storage/index.js';
 import { jobModuleHash, storeJobModule } from './job-loader.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
@@ -97,6 +97,8 @@ export class Worker {
   /** Task processes whose attempt succeeded and left them clean, by the module they ran; least recently idle first. */
   private readonly idle: IdleProcess[] = [];
   private stopping = false;
+  /** From the JobTracker at registration: the data port serves nothing before it has one. */
+  private blockKey: BlockTokenKey | undefined;
   dataPort = 0;
 
   constructor(options: WorkerOptions) {
@@ -131,7 +133,7 @@ export class Worker {
     // The module cache is indexed in memory: what a previous run left is of no use.
     await rm(this.modulesDir, { recursive: true, force: true });
     await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), this.blockStore.open()]);
-    const blocks = createDataRequestHandler(this.blockStore, this.workerId);
+    const blocks = createDataRequestHandler(this.blockStore, this.workerId, { blockKey: () => this.blockKey });
     const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot });
     this.server = createServer((req, res) => {
       if (blocks(req, res) || shuffle(req, res)) return;
@@ -191,6 +193,7 @@ export class Worker {
           },
           30_000,
         );
+        this.blockKey = BlockTokenKey.parse(result.blockKey);
         this.peer = peer;
         this.heartbeatMs = result.heartbeatMs;
         for (const id of result.orphanBlocks) await this.blockStore.delete(id).catch(() => undefined);
@@ -236,7 +239,7 @@ export class Worker {
         for (const id of message.blockIds) void this.blockStore.delete(id).catch((err: Error) => this.logger.warn({ block: id, err: err.message }, 'block delete failed'));
         return undefined;
       case 'replicate-block':
-        void replicateBlock(this.blockStore, message.blockId, message.targets).then(
+        void replicateBlock(this.blockStore, message.blockId, message.targets, message.token).then(
           (result) => {
             for (const f of result.failed) this.logger.warn({ block: message.blockId, target: f.workerId, err: f.message }, 'block replication failed');
             if (result.succeeded.length > 0) {

@@ -124,7 +124,7 @@ export class FsClient {
     for (const location of block.locations) {
       try {
         const where = this.distanceTo(location);
-        for await (const chunk of this.openReplica(location, block.blockId, position, to)) {
+        for await (const chunk of this.openReplica(location, block.blockId, block.token, position, to)) {
           position += chunk.length;
           this.bytesRead[where] += chunk.length;
           yield chunk;
@@ -153,9 +153,9 @@ export class FsClient {
     return 'offRack';
   }
 
-  private openReplica(location: DatanodeAddress, blockId: string, start: number, end: number): AsyncIterable<Buffer> {
+  private openReplica(location: DatanodeAddress, blockId: string, token: string, start: number, end: number): AsyncIterable<Buffer> {
     if (this.localStore && location.workerId === this.localStore.workerId) return this.localStore.read(blockId, start, end);
-    return readRemoteBlock(location, blockId, start, end, { timeoutMs: this.timeoutMs });
+    return readRemoteBlock(location, blockId, start, end, { timeoutMs: this.timeoutMs, token });
   }
 }
 
@@ -297,13 +297,13 @@ class BlockWriter implements FileWriter {
 
   /** Allocates the next block and starts one streaming upload per replica. */
   private async openBlock(): Promise<OpenBlock> {
-    const { blockId, targets } = await this.namenode.allocateBlock(this.path, this.client);
+    const { blockId, targets, token } = await this.namenode.allocateBlock(this.path, this.client);
     const streams = targets.map((target) => {
       const stream = new ReplicaStream();
       stream.result =
         this.localStore && target.workerId === this.localStore.workerId
           ? this.localStore.write(blockId, stream)
-          : putRemoteBlock(target, blockId, stream, { timeoutMs: this.timeoutMs });
+          : putRemoteBlock(target, blockId, stream, { timeoutMs: this.timeoutMs, token });
       // A replica that fails stops being waited for; its error is reported when the block ends.
       stream.result.catch(() => stream.fail());
       return stream;

@@ -1,6 +1,7 @@
 import type { Level } from 'level';
 import { MinimrError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { BlockTokenKey, DEFAULT_BLOCK_TOKEN_LIFETIME_MS, replicationScope, type BlockOperation } from './block-token.js';
 import { baseName, isSameOrBelow, joinPath, parentOf, validatePath } from './paths.js';
 import { chooseTargets, sortByDistance, type PlacementNode } from './placement.js';
 import type {
@@ -22,12 +23,16 @@ export interface NamenodeOptions {
   readonly defaultReplication?: number;
   /** A replication copy not confirmed within this time is handed out again (default 60 s). */
   readonly replicationTimeoutMs?: number;
+  /** Lifetime of the block access tokens it issues (default one hour). */
+  readonly blockTokenLifetimeMs?: number;
   readonly logger?: Logger;
 }
 
 export interface ReplicationWork {
   readonly blockId: string;
   readonly targets: DatanodeAddress[];
+  /** Write token the source hands its targets. */
+  readonly token: string;
 }
 
 interface StoredBlock {
@@ -83,6 +88,9 @@ export class Namenode implements NamenodeApi {
   private readonly defaultReplication: number;
   private readonly replicationTimeoutMs: number;
   private readonly log: Logger;
+  /** Shared with the datanodes at registration; tokens it signs open their data ports. Never persisted: a restart re-keys. */
+  readonly blockKey = BlockTokenKey.generate();
+  private readonly blockTokenLifetimeMs: number;
 
   private readonly inodes = new Map<string, Inode>();
   private readonly children = new Map<string, Set<string>>();
@@ -111,6 +119,7 @@ export class Namenode implements NamenodeApi {
     this.defaultBlockSize = blockSize;
     this.defaultReplication = replication;
     this.replicationTimeoutMs = options.replicationTimeoutMs ?? 60_000;
+    this.blockTokenLifetimeMs = options.blockTokenLifetimeMs ?? DEFAULT_BLOCK_TOKEN_LIFETIME_MS;
     // The JobTracker passes its logger; without one the NameNode is silent.
     this.log = options.logger ?? ({ info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger);
     this.dbPath = options.dbPath;
@@ -287,7 +296,7 @@ export class Namenode implements NamenodeApi {
         targets = chooseTargets({ nodes: this.placementNodes(), count, writer: client });
       }
       this.pendingBlocks.set(blockId, { path, targets: targets.map((t) => t.workerId) });
-      return { blockId, targets };
+      return { blockId, targets, token: this.issueBlockToken(blockId, 'write') };
     });
   }
 
@@ -355,7 +364,14 @@ export class Namenode implements NamenodeApi {
         .map((workerId) => this.datanodes.get(workerId)?.address)
         .filter((a): a is DatanodeAddress => a !== undefined)
         .sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0));
-      const info: BlockInfo = { blockId: block.blockId, offset, length: block.length, crc32: block.crc32, locations: sortByDistance(live, client) };
+      const info: BlockInfo = {
+        blockId: block.blockId,
+        offset,
+        length: block.length,
+        crc32: block.crc32,
+        locations: sortByDistance(live, client),
+        token: this.issueBlockToken(block.blockId, 'read'),
+      };
       offset += block.length;
       return info;
     });
@@ -366,6 +382,30 @@ export class Namenode implements NamenodeApi {
     this.removeLocation(blockId, workerId);
     this.scheduleDeletion(workerId, blockId);
     this.checkReplication(blockId);
+  }
+
+  // ---------------------------------------------------------------- block access tokens (in-process, for the runtime)
+
+  /** A token for `op` on `blockId`, valid for the configured lifetime. */
+  issueBlockToken(blockId: string, op: BlockOperation): string {
+    return this.blockKey.issue(blockId, op, Date.now() + this.blockTokenLifetimeMs);
+  }
+
+  /**
+   * A token for a datanode's `POST /blocks/ID/replicate` to exactly `targets`: each must be a live
+   * datanode at the address it registered, so nobody can have a block relayed to a host of theirs.
+   */
+  relayToken(blockId: string, targets: readonly DatanodeAddress[]): string {
+    for (const target of targets) {
+      const registered = this.datanodes.get(target.workerId)?.address;
+      if (!registered || replicationScope([registered]) !== replicationScope([target])) {
+        throw new MinimrError('ETOKEN', `cannot relay block ${blockId} to ${target.workerId} at ${target.host}:${target.dataPort}: not a registered datanode`, {
+          blockId,
+          workerId: target.workerId,
+        });
+      }
+    }
+    return this.blockKey.issue(blockId, 'replicate', Date.now() + this.blockTokenLifetimeMs, replicationScope(targets));
   }
 
   // ---------------------------------------------------------------- datanodes (in-process, for the runtime)
@@ -450,7 +490,7 @@ export class Namenode implements NamenodeApi {
       });
       if (targets.length === 0) continue;
       this.replicationInFlight.set(blockId, { source: workerId, targets: targets.map((t) => t.workerId), expires: now + this.replicationTimeoutMs });
-      work.push({ blockId, targets });
+      work.push({ blockId, targets, token: this.issueBlockToken(blockId, 'write') });
     }
     return work;
   }

@@ -22,6 +22,8 @@ export interface BlockInfo {
   readonly crc32: number;
   /** Live replicas known to the NameNode, best first for the asking client when it gave its location. */
   readonly locations: readonly DatanodeAddress[];
+  /** Block access token for reading this block from any of its replicas (block-token.ts). */
+  readonly token: string;
 }
 
 export interface FileStatus {
@@ -56,6 +58,8 @@ export interface ClientLocation {
 export interface BlockAllocation {
   readonly blockId: string;
   readonly targets: readonly DatanodeAddress[];
+  /** Block access token for writing this block to its targets. */
+  readonly token: string;
 }
 
 /**
