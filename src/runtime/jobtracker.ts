@@ -729,6 +729,7 @@ export class JobTracker {
     return {
       jobId: job.id,
       jobName: s.name,
+      shuffleSecret: job.data.shuffleSecret,
       moduleHash: job.data.moduleHash,
       taskId: task.id,
       attemptId: attempt.id,

@@ -155,6 +155,8 @@ export type TaskInput =
 export interface AttemptSpec {
   jobId: string;
   jobName: string;
+  /** The job's shuffle secret: its maps' worker serves their output only to fetches hashed with it; its reduces hash with it. */
+  shuffleSecret: string;
   /** Content hash of the job module (`jobModuleHash`): workers cache modules, and reuse task processes, by it. */
   moduleHash: string;
   taskId: string;

@@ -99,6 +99,8 @@ export class Worker {
   private stopping = false;
   /** From the JobTracker at registration: the data port serves nothing before it has one. */
   private blockKey: BlockTokenKey | undefined;
+  /** Shuffle secrets of the jobs whose attempts ran here, until their clean-up: the shuffle handler serves only these. */
+  private readonly jobSecrets = new Map<string, string>();
   dataPort = 0;
 
   constructor(options: WorkerOptions) {
@@ -134,7 +136,7 @@ export class Worker {
     await rm(this.modulesDir, { recursive: true, force: true });
     await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), this.blockStore.open()]);
     const blocks = createDataRequestHandler(this.blockStore, this.workerId, { blockKey: () => this.blockKey });
-    const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot });
+    const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot, jobSecret: (jobId) => this.jobSecrets.get(jobId) });
     this.server = createServer((req, res) => {
       if (blocks(req, res) || shuffle(req, res)) return;
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));
@@ -372,6 +374,7 @@ export class Worker {
 
   private async launch(spec: AttemptSpec): Promise<void> {
     const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false, mapOutputChanges: [], moduleWaitMs: 0 };
+    if (typeof spec.shuffleSecret === 'string') this.jobSecrets.set(spec.jobId, spec.shuffleSecret);
     this.running.set(spec.attemptId, record);
     let modulePath: string;
     const waitStarted = performance.now();
@@ -478,6 +481,7 @@ export class Worker {
   }
 
   private async cleanupJob(jobId: string): Promise<void> {
+    this.jobSecrets.delete(jobId);
     // The job's module stays cached by its hash: the next job of the same module needs no fetch.
     await removeJobMapOutputs(this.shuffleRoot, jobId).catch(() => undefined);
   }
