@@ -216,6 +216,13 @@ export class JobTracker {
         }
         return undefined;
       }
+      case 'replica-corrupt': {
+        // Only the holder's own finding counts: a message naming another worker's replica is ignored.
+        if (!this.workerFor(peer, message.workerId)) return undefined;
+        this.logger.warn({ worker: message.workerId, blockId: message.blockId, reason: message.reason }, 'worker found its replica corrupt');
+        this.namenode.replicaCorrupt(message.workerId, message.blockId);
+        return undefined;
+      }
       case 'get-job-module': {
         const job = this.requireJob(message.jobId);
         return { source: job.data.submission.moduleSource, name: job.data.submission.moduleName };
@@ -314,6 +321,8 @@ export class JobTracker {
     }
     const deletions = this.namenode.takeBlockDeletions(worker.shape.id);
     if (deletions.length > 0) peer.send({ type: 'delete-blocks', blockIds: deletions });
+    const verifications = this.namenode.takeVerifications(worker.shape.id);
+    if (verifications.length > 0) peer.send({ type: 'verify-blocks', blocks: verifications });
     for (const work of this.namenode.takeReplicationWork(worker.shape.id)) {
       peer.send({ type: 'replicate-block', blockId: work.blockId, targets: [...work.targets], token: work.token });
     }

@@ -6,7 +6,7 @@
  */
 import type { JsonObject, JsonValue } from '../api/json.js';
 import type { SerializedError } from '../errors.js';
-import type { BlockInfo, DatanodeAddress } from '../storage/index.js';
+import type { BlockInfo, BlockVerification, DatanodeAddress } from '../storage/index.js';
 import type { MapOutputLocation } from '../shuffle/index.js';
 import type { SkewStatus } from '../books/index.js';
 import type { SketchWire, SkewStrategy } from '../skew/index.js';
@@ -379,6 +379,12 @@ export interface BlockReplicated extends Frame<'block-replicated'> {
   blockId: string;
   targets: string[];
 }
+/** A replica the NameNode asked this worker to verify does not match the NameNode's checksum (or is gone). */
+export interface ReplicaCorrupt extends Frame<'replica-corrupt'> {
+  workerId: string;
+  blockId: string;
+  reason: string;
+}
 export interface GetJobModule extends Request<'get-job-module'> {
   jobId: string;
 }
@@ -393,6 +399,10 @@ export interface KillAttempt extends Frame<'kill'> {
 }
 export interface DeleteBlocks extends Frame<'delete-blocks'> {
   blockIds: string[];
+}
+/** Replicas a reader reported bad: the worker reads each and answers `replica-corrupt` if it does not match. */
+export interface VerifyBlocks extends Frame<'verify-blocks'> {
+  blocks: BlockVerification[];
 }
 export interface ReplicateBlock extends Frame<'replicate-block'> {
   blockId: string;
@@ -465,6 +475,8 @@ export type Message =
   | LaunchAttempt
   | KillAttempt
   | DeleteBlocks
+  | VerifyBlocks
+  | ReplicaCorrupt
   | ReplicateBlock
   | CleanupJob
   | MapOutputsChanged

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { createShuffleRequestHandler, reduceWorkDir, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
-import { BlockTokenKey, LocalDiskBlockStore, createDataRequestHandler, replicateBlock } from '../storage/index.js';
+import { BlockTokenKey, LocalDiskBlockStore, checkLocalReplica, createDataRequestHandler, replicateBlock, type BlockVerification } from '../storage/index.js';
 import { jobModuleHash, storeJobModule } from './job-loader.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
@@ -239,6 +239,9 @@ export class Worker {
         return undefined;
       case 'delete-blocks':
         for (const id of message.blockIds) void this.blockStore.delete(id).catch((err: Error) => this.logger.warn({ block: id, err: err.message }, 'block delete failed'));
+        return undefined;
+      case 'verify-blocks':
+        for (const block of message.blocks) void this.verifyReplica(block);
         return undefined;
       case 'replicate-block':
         void replicateBlock(this.blockStore, message.blockId, message.targets, message.token).then(
@@ -478,6 +481,21 @@ export class Worker {
     // What the launch cost on this side: fetching the module (0 when cached), and whether the process was warm.
     const launch = { ...counters, WARM_LAUNCH: record.warm ? 1 : 0, ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}) };
     this.peer?.send<AttemptFinished>({ type: 'attempt-finished', workerId: this.workerId, attemptId: spec.attemptId, state, counters: launch, error, mapOutput });
+  }
+
+  /** A reader reported this replica bad: check it, and tell the NameNode only what this worker found. */
+  private async verifyReplica(block: BlockVerification): Promise<void> {
+    try {
+      const reason = await checkLocalReplica(this.blockStore, block);
+      if (reason === undefined) {
+        this.logger.info({ block: block.blockId }, 'replica reported bad verified good');
+        return;
+      }
+      this.logger.warn({ block: block.blockId, reason }, 'replica reported bad is corrupt');
+      this.peer?.send({ type: 'replica-corrupt', workerId: this.workerId, blockId: block.blockId, reason });
+    } catch (err) {
+      this.logger.warn({ block: block.blockId, err: (err as Error).message }, 'cannot verify a replica');
+    }
   }
 
   private async cleanupJob(jobId: string): Promise<void> {

@@ -22,6 +22,7 @@ export { InMemoryBlockStore } from './memory-block-store.js';
 export { createDataRequestHandler, replicateBlock, type DataAccess, type DataRequestHandler } from './data-server.js';
 export { BlockTokenKey, BLOCK_TOKEN_HEADER, DEFAULT_BLOCK_TOKEN_LIFETIME_MS, replicationScope, type BlockOperation } from './block-token.js';
 export { putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBlock, type DataRequestOptions, type RemoteReplicationResult } from './data-client.js';
+export { checkLocalReplica, type BlockVerification } from './replica-check.js';
 export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
 export { computeSplits } from './splits.js';
 export { openLineReader, openFixedRecordReader, openLineChunkReader, openFixedRecordChunkReader, type BatchOptions } from './record-readers.js';

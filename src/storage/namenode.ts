@@ -3,6 +3,7 @@ import { MinimrError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { BlockTokenKey, DEFAULT_BLOCK_TOKEN_LIFETIME_MS, replicationScope, type BlockOperation } from './block-token.js';
 import { baseName, isSameOrBelow, joinPath, parentOf, validatePath } from './paths.js';
+import type { BlockVerification } from './replica-check.js';
 import { chooseTargets, sortByDistance, type PlacementNode } from './placement.js';
 import type {
   BlockAllocation,
@@ -101,6 +102,8 @@ export class Namenode implements NamenodeApi {
   private readonly locations = new Map<string, Set<string>>();
   private readonly datanodes = new Map<string, DatanodeState>();
   private readonly deletions = new Map<string, Set<string>>();
+  /** Replicas readers reported bad, by the worker asked to check them. */
+  private readonly verifications = new Map<string, Set<string>>();
   private readonly underReplicated = new Set<string>();
   private readonly replicationInFlight = new Map<string, { readonly source: string; readonly targets: readonly string[]; readonly expires: number }>();
   private readonly warnedReplicationCap = new Set<string>();
@@ -377,8 +380,36 @@ export class Namenode implements NamenodeApi {
     });
   }
 
+  /**
+   * A reader says a replica is bad. Its word deletes nothing (anyone may say it of every replica):
+   * the worker holding the replica is asked to read it against this NameNode's checksum
+   * (`takeVerifications`), and only its own `replicaCorrupt` removes it.
+   */
   async reportBadReplica(blockId: string, workerId: string): Promise<void> {
-    this.log.warn({ blockId, workerId }, 'bad replica reported; scheduling its deletion');
+    if (typeof blockId !== 'string' || typeof workerId !== 'string' || !this.locations.get(blockId)?.has(workerId)) return;
+    this.log.warn({ blockId, workerId }, 'bad replica reported; asking its datanode to verify it');
+    let queue = this.verifications.get(workerId);
+    if (!queue) this.verifications.set(workerId, (queue = new Set()));
+    queue.add(blockId);
+  }
+
+  /** Replicas this worker should check (piggybacked on a heartbeat reply), each handed out once. */
+  takeVerifications(workerId: string): BlockVerification[] {
+    const pending = this.verifications.get(workerId);
+    if (!pending) return [];
+    this.verifications.delete(workerId);
+    const result: BlockVerification[] = [];
+    for (const blockId of pending) {
+      const block = this.storedBlock(blockId);
+      if (block && this.locations.get(blockId)?.has(workerId)) result.push({ blockId, length: block.length, crc32: block.crc32 });
+    }
+    return result;
+  }
+
+  /** The replica's own datanode read it and found it corrupt: forget it, delete it there, copy the block again. */
+  replicaCorrupt(workerId: string, blockId: string): void {
+    if (!this.locations.get(blockId)?.has(workerId)) return;
+    this.log.warn({ blockId, workerId }, 'datanode found its replica corrupt; scheduling its deletion');
     this.removeLocation(blockId, workerId);
     this.scheduleDeletion(workerId, blockId);
     this.checkReplication(blockId);
@@ -449,6 +480,7 @@ export class Namenode implements NamenodeApi {
     if (!state) return;
     this.datanodes.delete(workerId);
     this.deletions.delete(workerId);
+    this.verifications.delete(workerId);
     for (const blockId of state.blocks) this.locations.get(blockId)?.delete(workerId);
     for (const [blockId, work] of this.replicationInFlight) {
       if (work.source === workerId || work.targets.includes(workerId)) this.replicationInFlight.delete(blockId);
@@ -625,6 +657,12 @@ export class Namenode implements NamenodeApi {
     let queue = this.deletions.get(workerId);
     if (!queue) this.deletions.set(workerId, (queue = new Set()));
     queue.add(blockId);
+  }
+
+  private storedBlock(blockId: string): StoredBlock | undefined {
+    const path = this.blockOwner.get(blockId);
+    const inode = path === undefined ? undefined : this.inodes.get(path);
+    return inode?.type === 'file' ? inode.blocks.find((b) => b.blockId === blockId) : undefined;
   }
 
   private replicationOf(blockId: string): number {

@@ -82,7 +82,7 @@ export interface NamenodeApi {
   /** Drops a file under construction (writer failed); its blocks are deleted. */
   abandon(path: string): Promise<void>;
   getBlocks(path: string, client?: ClientLocation): Promise<BlockInfo[]>;
-  /** A replica failed its checksum: forget it, and schedule its deletion on that worker. */
+  /** A replica looked bad to a reader: the NameNode has its datanode verify it (only that datanode's finding deletes it). */
   reportBadReplica(blockId: string, workerId: string): Promise<void>;
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Logger } from '../../src/log.js';
-import { BlockTokenKey, createDataRequestHandler, LocalDiskBlockStore, Namenode, type BlockOperation, type DatanodeAddress } from '../../src/storage/index.js';
+import { BlockTokenKey, checkLocalReplica, createDataRequestHandler, LocalDiskBlockStore, Namenode, type BlockOperation, type DatanodeAddress } from '../../src/storage/index.js';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 
@@ -95,4 +95,16 @@ export async function startCluster(racks: readonly string[], namenodeOptions: { 
       await cleanup();
     },
   };
+}
+
+/**
+ * What the runtime does on heartbeats: each datanode checks the replicas readers reported against
+ * the NameNode's checksums, and only what it finds corrupt is removed.
+ */
+export async function verifyReportedReplicas(cluster: TestCluster): Promise<void> {
+  for (const node of cluster.datanodes) {
+    for (const block of cluster.namenode.takeVerifications(node.address.workerId)) {
+      if ((await checkLocalReplica(node.store, block)) !== undefined) cluster.namenode.replicaCorrupt(node.address.workerId, block.blockId);
+    }
+  }
 }
