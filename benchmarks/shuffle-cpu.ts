@@ -27,7 +27,7 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import yargs from 'yargs';
 import { OutputWriter } from '../src/runtime/output-writer.js';
-import { createShuffleCounters, groupByKey, mapOutputPaths, MapOutputBuffer, ReduceShuffle, type MapOutputLocation } from '../src/shuffle/index.js';
+import { createShuffleCounters, groupByKey, mapOutputPaths, MapOutputBuffer, newShuffleSecret, ReduceShuffle, type MapOutputLocation } from '../src/shuffle/index.js';
 import { generateRow } from '../apps/teragen.js';
 
 const args = yargs(process.argv.slice(2))
@@ -121,6 +121,8 @@ async function runReduce(root: string): Promise<void> {
   const counters = createShuffleCounters();
   const shuffle = new ReduceShuffle({
     jobId: JOB,
+    // Every map output is local here: the secret is never sent.
+    shuffleSecret: newShuffleSecret(),
     reduceIndex: 0,
     locations,
     local: { workerId: WORKER, rootDir: root },

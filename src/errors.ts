@@ -17,6 +17,7 @@ export type MinimrErrorCode =
   | 'ENOTEMPTY'
   | 'EBADPATH'
   | 'ECHECKSUM' // data does not match its checksum
+  | 'ETOKEN' // a data port request without a valid block access token or shuffle hash
   | 'ENOREPLICA' // no live, valid replica of a block
   | 'ENOWORKERS' // not enough live workers for an operation (e.g. replication)
   | 'EDISKFULL'
@@ -73,7 +74,7 @@ export function serializeError(err: unknown): SerializedError {
 
 const KNOWN_CODES = new Set<string>([
   'ENOINPUT', 'EOUTPUTEXISTS', 'EJOBMODULE', 'EBADJOB', 'EBADCONF', 'ENOENT', 'EEXIST', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY',
-  'EBADPATH', 'ECHECKSUM', 'ENOREPLICA', 'ENOWORKERS', 'EDISKFULL', 'EFETCH', 'ETASK', 'EJOBFAILED', 'EJOBKILLED',
+  'EBADPATH', 'ECHECKSUM', 'ETOKEN', 'ENOREPLICA', 'ENOWORKERS', 'EDISKFULL', 'EFETCH', 'ETASK', 'EJOBFAILED', 'EJOBKILLED',
   'ENOJOB', 'EPROTOCOL', 'EVERSION', 'ECONNECT', 'ETIMEOUT', 'EKILLED', 'EWORKERLOST', 'ENOMRCLUSTER', 'EAUTH', 'EPERM', 'EINTERNAL',
 ]);
 

@@ -43,6 +43,7 @@ import {
 import { owedReplicaTarget } from '../storage/index.js';
 import { MrClusters, type MrClusterOptions } from './mr-clusters.js';
 import { JobSkew, SkewPlanner, type Stopwatch } from './skew.js';
+import { WorkerHealth, type WorkerHealthOptions } from './worker-health.js';
 import type {
   AttemptMeasures,
   AttemptRecord,
@@ -80,7 +81,20 @@ export interface BooksOptions {
   readonly mrClusters?: MrClusterOptions;
   /** Elastic grants are whole multiples of this, MB (default DEFAULT_MEMORY_STEP_MB, 100); snapshots carry it. */
   readonly memoryStepMb?: number;
+  /** When failing or vanishing attempts blacklist a worker for a job, or graylist it (worker-health.ts). */
+  readonly workerHealth?: WorkerHealthOptions;
+  /** The most slots and memory a worker may claim; a registration above them is refused (EBADCONF). */
+  readonly workerLimits?: WorkerLimits;
 }
+
+export interface WorkerLimits {
+  readonly maxMapSlots: number;
+  readonly maxReduceSlots: number;
+  readonly maxMemoryMb: number;
+}
+
+/** Generous enough for any machine; what they stop is a claim no machine makes (1e9 slots). */
+export const DEFAULT_WORKER_LIMITS: WorkerLimits = { maxMapSlots: 1024, maxReduceSlots: 1024, maxMemoryMb: 16 * 1024 * 1024 };
 
 function pad6(n: number): string {
   return String(n).padStart(6, '0');
@@ -150,6 +164,10 @@ export class Books<D extends EngineData = EngineData> {
   private readonly inFlight = new Map<TaskRecord<D>, Set<string>>();
   private liveCount = 0;
 
+  /** Which workers failing or vanishing attempts made the books stop trusting. */
+  readonly health: WorkerHealth;
+  private readonly workerLimits: WorkerLimits;
+
   private liveDirty = true;
   private readonly dirtyWorkers: WorkerRecord<D>[] = [];
   private workerArray: readonly WorkerView[] = [];
@@ -173,6 +191,8 @@ export class Books<D extends EngineData = EngineData> {
       options.stopwatch ?? (() => 0),
     );
     this.memoryStepMb = options.memoryStepMb ?? DEFAULT_MEMORY_STEP_MB;
+    this.health = new WorkerHealth(options.workerHealth);
+    this.workerLimits = options.workerLimits ?? DEFAULT_WORKER_LIMITS;
     if (!Number.isInteger(this.memoryStepMb) || this.memoryStepMb < 1) {
       throw new MinimrError('EBADCONF', `memoryStepMb must be a whole number of MB >= 1, got ${this.memoryStepMb}`);
     }
@@ -274,11 +294,7 @@ export class Books<D extends EngineData = EngineData> {
    * registering again is first taken as lost: its attempts cannot be trusted to be the same.
    */
   workerJoined(shape: WorkerShape, data: D['worker'], now: number): Effect<D>[] {
-    for (const field of ['mapSlots', 'reduceSlots', 'memoryMb'] as const) {
-      if (!Number.isInteger(shape[field]) || shape[field] < 0) {
-        throw new MinimrError('EBADCONF', `worker "${shape.id}": ${field} must be a non-negative integer`, { workerId: shape.id });
-      }
-    }
+    this.checkWorkerClaim(shape);
     const effects: Effect<D>[] = [];
     let w = this.workerMap.get(shape.id);
     if (w?.alive) effects.push(...this.workerLost(shape.id, now, 'it registered again'));
@@ -302,6 +318,25 @@ export class Books<D extends EngineData = EngineData> {
     effects.push(...this.mrClusters.workerJoined(w, now));
     this.lastChange = now;
     return effects;
+  }
+
+  /**
+   * Refuses (EBADCONF) a worker whose slots or memory are not whole numbers within the configured
+   * maxima: a worker claiming a billion slots would be handed a job's every task and run none.
+   */
+  checkWorkerClaim(shape: Pick<WorkerShape, 'id' | 'mapSlots' | 'reduceSlots' | 'memoryMb'>): void {
+    const limits = { mapSlots: this.workerLimits.maxMapSlots, reduceSlots: this.workerLimits.maxReduceSlots, memoryMb: this.workerLimits.maxMemoryMb };
+    for (const field of ['mapSlots', 'reduceSlots', 'memoryMb'] as const) {
+      if (!Number.isInteger(shape[field]) || shape[field] < 0) {
+        throw new MinimrError('EBADCONF', `worker "${shape.id}": ${field} must be a non-negative integer`, { workerId: shape.id });
+      }
+      if (shape[field] > limits[field]) {
+        throw new MinimrError('EBADCONF', `worker "${shape.id}" claims ${field} ${shape[field]}, above this cluster's maximum of ${limits[field]}`, {
+          workerId: shape.id,
+          field,
+        });
+      }
+    }
   }
 
   /**
@@ -481,6 +516,7 @@ export class Books<D extends EngineData = EngineData> {
     if (error) job.error = error;
     this.leaveActive(job);
     this.mrClusters.jobEnded(job);
+    this.health.jobEnded(job.id);
     for (const a of [...job.running]) {
       this.endAttempt(a, 'killed', { code: 'EKILLED', message: `job ${state}`, details: { jobEnded: state } }, now, true, effects);
     }
@@ -507,6 +543,7 @@ export class Books<D extends EngineData = EngineData> {
     const effects: Effect<D>[] = [];
     attempt.progress = 1;
     this.endAttempt(attempt, 'succeeded', undefined, now, false, effects);
+    this.health.success(attempt.worker.shape.id);
     const task = attempt.task;
     const job = task.job;
     if (!this.isActive(job) || task.state !== 'running') return effects;
@@ -553,6 +590,8 @@ export class Books<D extends EngineData = EngineData> {
       const map = job.maps[Number(error.details?.mapIndex)];
       const mapAttempt = error.details?.attemptId;
       if (map && map.state === 'succeeded' && (mapAttempt === undefined || map.successfulAttempt?.id === mapAttempt)) {
+        // The output that cannot be fetched counts against the worker that was to serve it.
+        this.workerFailed(job, map.successfulAttempt!.worker, now);
         this.rerunMap(map, `${task.id} cannot fetch its output`, effects);
       }
       this.taskPending(task);
@@ -560,10 +599,8 @@ export class Books<D extends EngineData = EngineData> {
     }
     task.failures++;
     const workerId = attempt.worker.shape.id;
-    if (!task.failedOnWorkers.includes(workerId)) {
-      task.failedOnWorkers = this.fz([...task.failedOnWorkers, workerId]);
-      task.view = null;
-    }
+    this.avoidWorker(task, workerId);
+    this.workerFailed(job, attempt.worker, now);
     if (task.failures >= job.maxAttempts) {
       task.state = 'failed';
       const message = `task ${task.id} failed ${task.failures} times; last attempt ${attempt.id} on ${workerId}: ${error.message || 'unknown error'}`;
@@ -572,6 +609,36 @@ export class Books<D extends EngineData = EngineData> {
     }
     this.taskPending(task);
     return effects;
+  }
+
+  /**
+   * The worker was told to run the attempt and never reported it: killed like a lost attempt (the
+   * task's own failures do not grow), but it counts against the worker (worker-health.ts).
+   */
+  attemptVanished(attempt: AttemptRecord<D>, error: SerializedError, now: number): Effect<D>[] {
+    if (attempt.state !== 'running') return [];
+    const effects = this.attemptKilled(attempt, error, now, false);
+    this.avoidWorker(attempt.task, attempt.worker.shape.id);
+    this.workerFailed(attempt.task.job, attempt.worker, now);
+    return effects;
+  }
+
+  /** The task's next attempts go elsewhere when a policy can place them elsewhere. */
+  private avoidWorker(task: TaskRecord<D>, workerId: string): void {
+    if (task.failedOnWorkers.includes(workerId)) return;
+    task.failedOnWorkers = this.fz([...task.failedOnWorkers, workerId]);
+    task.view = null;
+    if (task.state === 'pending') this.markJob(task.job, { pending: true });
+  }
+
+  /** Counts a failed or vanished attempt against `w`: blacklisted for the job, every task avoids it; graylisted, it gets nothing. */
+  private workerFailed(job: JobRecord<D>, w: WorkerRecord<D>, now: number): void {
+    const change = this.health.failure(job.id, w.shape.id, now, this.liveCount);
+    if (change.blacklisted) for (const task of [...job.maps, ...job.reduces]) this.avoidWorker(task, w.shape.id);
+    if (change.graylisted) {
+      this.markWorker(w);
+      this.changed = true;
+    }
   }
 
   /** Killed by a policy or lost: the task runs again, and nothing counts against it. */
@@ -950,7 +1017,7 @@ export class Books<D extends EngineData = EngineData> {
   }
 
   private capacityFreed(w: WorkerRecord<D>): void {
-    if (!w.alive) return;
+    if (!w.alive || this.health.isGraylisted(w.shape.id)) return;
     const free = w.shape.memoryMb - w.usedMem;
     if (w.usedMap < w.shape.mapSlots && free > this.maxFree.map) this.maxFree.map = free;
     if (w.usedReduce < w.shape.reduceSlots && free > this.maxFree.reduce) this.maxFree.reduce = free;
@@ -995,6 +1062,8 @@ export class Books<D extends EngineData = EngineData> {
 
   private workerView(w: WorkerRecord<D>): WorkerView {
     const s = w.shape;
+    // A graylisted worker shows no free slot: no policy can give it an attempt.
+    const open = !this.health.isGraylisted(s.id);
     return this.fz({
       id: s.id,
       host: s.host,
@@ -1002,8 +1071,8 @@ export class Books<D extends EngineData = EngineData> {
       mapSlots: s.mapSlots,
       reduceSlots: s.reduceSlots,
       memoryMb: s.memoryMb,
-      freeMapSlots: Math.max(0, s.mapSlots - w.usedMap),
-      freeReduceSlots: Math.max(0, s.reduceSlots - w.usedReduce),
+      freeMapSlots: open ? Math.max(0, s.mapSlots - w.usedMap) : 0,
+      freeReduceSlots: open ? Math.max(0, s.reduceSlots - w.usedReduce) : 0,
       freeMemoryMb: Math.max(0, s.memoryMb - w.usedMem),
       diskMBps: s.diskMBps > 0 ? s.diskMBps : 0,
       cluster: w.cluster,
@@ -1107,6 +1176,12 @@ export class Books<D extends EngineData = EngineData> {
 
   /** The policy's read-only view of the books. */
   snapshot(trigger: SchedulingTrigger, now: number): ClusterSnapshot {
+    for (const workerId of this.health.expire(now)) {
+      const w = this.workerMap.get(workerId);
+      if (!w) continue;
+      this.markWorker(w);
+      this.capacityFreed(w);
+    }
     const workers = this.buildWorkers();
     if (this.jobsDirty) {
       this.jobArray = this.fz(this.activeJobs.map((j) => this.jobView(j)));

@@ -74,7 +74,7 @@ export class InputCopier {
       this.copies.set(block.blockId, list);
       if (cause !== 'completed') job.data.addCounters({ PLACEMENT_BYTES: block.length });
       this.log.push({ time: this.clock(), jobId: job.id, taskId: task.id, workerId, blockId: block.blockId, bytes: block.length, crossRack: source.shape.rack !== target.shape.rack, cause });
-      source.data.peer.send({ type: 'replicate-block', blockId: block.blockId, targets: [target.data.address] });
+      source.data.peer.send({ type: 'replicate-block', blockId: block.blockId, targets: [target.data.address], token: this.namenode.issueBlockToken(block.blockId, 'write') });
     }
     if (unsourced > 0) {
       // The task must not show as local there while some of its input could not be copied.

@@ -57,13 +57,17 @@ function sampleInput(fs: FsClient, split: InputSplit, format: SerializedInputFor
 }
 
 /** A user's handle on a cluster: submit and follow jobs, and use the block store. */
+/** Up to the largest block size a user is likely to choose (the default is 64 MiB). */
+const CLIENT_HOLD_BYTES = 256 * 1024 * 1024;
+
 export class JobClient {
   readonly fs: FsClient;
   /** Job modules loaded by this client, by content hash. */
   private readonly jobs = new Map<string, Promise<AnyJobDefinition>>();
 
   private constructor(private readonly peer: RpcPeer) {
-    this.fs = new FsClient({ namenode: remoteNamenode(peer) });
+    // What a client prints or copies out must be right: it holds each block until it matches the NameNode's checksum.
+    this.fs = new FsClient({ namenode: remoteNamenode(peer), holdUnverifiedBytes: CLIENT_HOLD_BYTES });
   }
 
   /** Connects and authenticates (see auth.ts: without `security.credentials`, a JobTracker in this process lends its secret). */

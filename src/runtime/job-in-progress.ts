@@ -1,5 +1,6 @@
 import { hasEnded, type AttemptRecord, type EngineData, type JobPlan, type JobRecord, type SkewPlan, type TaskPlan, type TaskRecord, type WorkerRecord } from '../books/index.js';
 import type { DatanodeAddress } from '../storage/index.js';
+import { newShuffleSecret } from '../shuffle/index.js';
 import {
   JOB_CONF_DEFAULTS,
   SKEW_CONF_DEFAULTS,
@@ -65,6 +66,8 @@ export class JobInProgress {
   readonly owner: string;
   /** Content hash of the job module, by which workers cache it. */
   readonly moduleHash: string;
+  /** Given to the job's attempts only: proves a shuffle fetch belongs to the job (src/shuffle/shuffle-secret.ts). */
+  readonly shuffleSecret = newShuffleSecret();
   /** Counters of succeeded attempts, summed. */
   readonly counters: Counters = {};
   /** Task output renames and the job's commit and clean-up, one after another. */

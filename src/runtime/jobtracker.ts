@@ -3,7 +3,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { Books, type Effect } from '../books/index.js';
+import { Books, type Effect, type WorkerHealthOptions, type WorkerLimits } from '../books/index.js';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { ClusterSnapshot, Policy, PoolView, SchedulingTrigger } from '../scheduler/index.js';
@@ -63,6 +63,10 @@ export interface JobTrackerOptions {
   maxAttempts?: number;
   /** Elastic grants are whole multiples of this, MB (default 100, the YARN-ME paper's step). */
   memoryStepMb?: number;
+  /** The most slots and memory a worker may claim (default DEFAULT_WORKER_LIMITS). */
+  workerLimits?: WorkerLimits;
+  /** When a worker's failing or vanishing attempts exclude it (default DEFAULT_WORKER_HEALTH). */
+  workerHealth?: WorkerHealthOptions;
   logger?: Logger;
   /** Time source; tests may pass their own. */
   clock?: () => number;
@@ -91,7 +95,7 @@ const LAUNCH_GRACE_HEARTBEATS = 3;
 export class JobTracker {
   readonly namenode: Namenode;
   readonly logger: Logger;
-  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools' | 'memoryStepMb' | 'secretFile' | 'admin' | 'tls'>>;
+  private readonly options: Required<Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools' | 'memoryStepMb' | 'secretFile' | 'admin' | 'tls' | 'workerLimits' | 'workerHealth'>>;
   /** Where the cluster secret is; workers of a local cluster are given this path. */
   readonly secretFile: string;
   /** A secret file given is never written; the default one is made on first start. */
@@ -138,6 +142,8 @@ export class JobTracker {
       maxAttempts: this.options.maxAttempts,
       stopwatch: () => performance.now(),
       ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
+      ...(options.workerLimits !== undefined ? { workerLimits: options.workerLimits } : {}),
+      ...(options.workerHealth !== undefined ? { workerHealth: options.workerHealth } : {}),
     });
     this.clock = options.clock ?? Date.now;
     this.logger = options.logger ?? createLogger('jobtracker');
@@ -244,6 +250,13 @@ export class JobTracker {
         }
         return undefined;
       }
+      case 'replica-corrupt': {
+        // Only the holder's own finding counts: a message naming another worker's replica is ignored.
+        if (!this.workerFor(peer, message.workerId)) return undefined;
+        this.logger.warn({ worker: message.workerId, blockId: message.blockId, reason: message.reason }, 'worker found its replica corrupt');
+        this.namenode.replicaCorrupt(message.workerId, message.blockId);
+        return undefined;
+      }
       case 'get-job-module': {
         const job = this.requireJob(message.jobId);
         // A job's code is for the workers that run it, its owner and the admin.
@@ -317,8 +330,18 @@ export class JobTracker {
     for (const field of ['mapSlots', 'reduceSlots', 'memoryMb', 'dataPort'] as const) {
       if (!Number.isInteger(w[field]) || w[field] < 0) throw new MinimrError('EPROTOCOL', `register: ${field} must be a non-negative integer`);
     }
+    this.books.checkWorkerClaim({ id: w.workerId, mapSlots: w.mapSlots, reduceSlots: w.reduceSlots, memoryMb: w.memoryMb });
     const previous = this.books.worker(w.workerId);
-    if (previous?.alive) this.workerLost(previous, 'it registered again');
+    if (previous?.alive) {
+      // An id is not proof of being that worker: while the live one is still connected, the newcomer is refused.
+      if (previous.data.peer !== peer && previous.data.peer.isOpen) {
+        this.logger.warn({ worker: w.workerId, host: w.host }, 'refused a registration with the id of a live, connected worker');
+        throw new MinimrError('EBADCONF', `worker id ${w.workerId} belongs to a live worker that is still connected; give this worker another --id, or stop the other one first`, {
+          workerId: w.workerId,
+        });
+      }
+      this.workerLost(previous, 'it registered again');
+    }
     const address: DatanodeAddress = { workerId: w.workerId, host: String(w.host), dataPort: w.dataPort, rack: String(w.rack || '/default-rack') };
     const now = this.clock();
     const link: WorkerLink = { address, peer, registeredAt: now, lastHeartbeat: now };
@@ -331,7 +354,7 @@ export class JobTracker {
     this.logger.info({ worker: w.workerId, rack: address.rack, mapSlots: w.mapSlots, reduceSlots: w.reduceSlots, blocks: blockIds.length }, 'worker registered');
     for (const wake of this.workerWaiters.splice(0)) wake();
     setImmediate(() => this.schedule({ kind: 'worker-joined', workerId: w.workerId }));
-    return { heartbeatMs: this.options.heartbeatMs, orphanBlocks };
+    return { heartbeatMs: this.options.heartbeatMs, orphanBlocks, blockKey: this.namenode.blockKey.toString() };
   }
 
   private workerFor(peer: RpcPeer, workerId: string): RuntimeWorker | undefined {
@@ -361,13 +384,15 @@ export class JobTracker {
     for (const attempt of [...worker.running]) {
       if (!reported.has(attempt.id) && now - attempt.startTime > LAUNCH_GRACE_HEARTBEATS * this.options.heartbeatMs) {
         const error = { code: 'EWORKERLOST', message: `worker ${worker.shape.id} does not know attempt ${attempt.id}` };
-        void this.carryOut(this.books.attemptKilled(attempt, error, now, false));
+        void this.carryOut(this.books.attemptVanished(attempt, error, now));
       }
     }
     const deletions = this.namenode.takeBlockDeletions(worker.shape.id);
     if (deletions.length > 0) peer.send({ type: 'delete-blocks', blockIds: deletions });
+    const verifications = this.namenode.takeVerifications(worker.shape.id);
+    if (verifications.length > 0) peer.send({ type: 'verify-blocks', blocks: verifications });
     for (const work of this.namenode.takeReplicationWork(worker.shape.id)) {
-      peer.send({ type: 'replicate-block', blockId: work.blockId, targets: [...work.targets] });
+      peer.send({ type: 'replicate-block', blockId: work.blockId, targets: [...work.targets], token: work.token });
     }
     this.schedule({ kind: 'heartbeat', workerId: worker.shape.id });
   }
@@ -686,7 +711,11 @@ export class JobTracker {
     if (message.mapOutput) attempt.data.mapOutput = message.mapOutput;
     const error: SerializedError = message.error ?? { code: 'EUNKNOWN', message: 'unknown error' };
     let effects: Effect<RuntimeData>[];
-    if (message.state === 'succeeded') {
+    const unproven = message.state === 'succeeded' ? this.unprovenSuccess(attempt, message) : undefined;
+    if (unproven) {
+      this.logger.warn({ attempt: attempt.id, worker: worker.shape.id, why: unproven }, 'success report refused');
+      effects = this.books.attemptFailed(attempt, { code: 'EPROTOCOL', message: `worker ${worker.shape.id} reported ${attempt.id} succeeded, but ${unproven}` }, now);
+    } else if (message.state === 'succeeded') {
       const task = attempt.task;
       const measures = {
         inputBytes: (task.kind === 'map' ? counters.MAP_INPUT_BYTES : counters.REDUCE_INPUT_BYTES) ?? task.inputBytes,
@@ -706,6 +735,24 @@ export class JobTracker {
     }
     void this.carryOut(effects);
     this.schedule({ kind: 'attempt-finished', attemptId: attempt.id, jobId: attempt.task.job.id });
+  }
+
+  /**
+   * Why a map's success report cannot be taken (undefined: it can): a map whose job has reduces
+   * must describe the output it stores, partition by partition, or its reducers would take it for
+   * empty and the job would succeed without its data.
+   */
+  private unprovenSuccess(attempt: RuntimeAttempt, message: AttemptFinished): string | undefined {
+    const task = attempt.task;
+    const job = task.job;
+    if (task.kind !== 'map' || job.reduces.length === 0) return undefined;
+    const partitions = job.skew?.partitions ?? job.reduces.length;
+    const out = message.mapOutput;
+    const wellFormed = (list: unknown): boolean => Array.isArray(list) && list.length === partitions && list.every((n) => Number.isInteger(n) && n >= 0);
+    if (!out || !wellFormed(out.partitionBytes) || !wellFormed(out.partitionRecords)) {
+      return `its report does not describe the map output of ${partitions} partitions`;
+    }
+    return undefined;
   }
 
   private async removeAttemptOutput(attempt: RuntimeAttempt): Promise<void> {
@@ -787,6 +834,7 @@ export class JobTracker {
     return {
       jobId: job.id,
       jobName: s.name,
+      shuffleSecret: job.data.shuffleSecret,
       moduleHash: job.data.moduleHash,
       taskId: task.id,
       attemptId: attempt.id,

@@ -6,7 +6,7 @@
  */
 import type { JsonObject, JsonValue } from '../api/json.js';
 import type { SerializedError } from '../errors.js';
-import type { BlockInfo, DatanodeAddress } from '../storage/index.js';
+import type { BlockInfo, BlockVerification, DatanodeAddress } from '../storage/index.js';
 import type { MapOutputLocation } from '../shuffle/index.js';
 import type { SkewStatus } from '../books/index.js';
 import type { SketchWire, SkewStrategy } from '../skew/index.js';
@@ -155,6 +155,8 @@ export type TaskInput =
 export interface AttemptSpec {
   jobId: string;
   jobName: string;
+  /** The job's shuffle secret: its maps' worker serves their output only to fetches hashed with it; its reduces hash with it. */
+  shuffleSecret: string;
   /** Content hash of the job module (`jobModuleHash`): workers cache modules, and reuse task processes, by it. */
   moduleHash: string;
   taskId: string;
@@ -400,6 +402,12 @@ export interface BlockReplicated extends Frame<'block-replicated'> {
   blockId: string;
   targets: string[];
 }
+/** A replica the NameNode asked this worker to verify does not match the NameNode's checksum (or is gone). */
+export interface ReplicaCorrupt extends Frame<'replica-corrupt'> {
+  workerId: string;
+  blockId: string;
+  reason: string;
+}
 export interface GetJobModule extends Request<'get-job-module'> {
   jobId: string;
 }
@@ -415,9 +423,15 @@ export interface KillAttempt extends Frame<'kill'> {
 export interface DeleteBlocks extends Frame<'delete-blocks'> {
   blockIds: string[];
 }
+/** Replicas a reader reported bad: the worker reads each and answers `replica-corrupt` if it does not match. */
+export interface VerifyBlocks extends Frame<'verify-blocks'> {
+  blocks: BlockVerification[];
+}
 export interface ReplicateBlock extends Frame<'replicate-block'> {
   blockId: string;
   targets: DatanodeAddress[];
+  /** Write token for the targets, issued by the NameNode. */
+  token: string;
 }
 export interface CleanupJob extends Frame<'cleanup-job'> {
   jobId: string;
@@ -488,6 +502,8 @@ export type Message =
   | LaunchAttempt
   | KillAttempt
   | DeleteBlocks
+  | VerifyBlocks
+  | ReplicaCorrupt
   | ReplicateBlock
   | CleanupJob
   | MapOutputsChanged
@@ -517,6 +533,8 @@ export interface AuthResult {
 
 export interface RegisterResult {
   heartbeatMs: number;
+  /** The NameNode's block token key (base64url): the worker's data port checks block access tokens with it. */
+  blockKey: string;
   /** Blocks the NameNode does not know: the worker deletes them. */
   orphanBlocks: string[];
 }

@@ -467,6 +467,7 @@ class AttemptRunner {
     const started = performance.now();
     const shuffle = new ReduceShuffle({
       jobId: spec.jobId,
+      shuffleSecret: spec.shuffleSecret,
       reduceIndex: spec.index,
       partitions,
       directory,

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { createShuffleRequestHandler, reduceWorkDir, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
-import { LocalDiskBlockStore, createDataRequestHandler, replicateBlock } from '../storage/index.js';
+import { BlockTokenKey, LocalDiskBlockStore, checkLocalReplica, createDataRequestHandler, replicateBlock, type BlockVerification } from '../storage/index.js';
 import { jobModuleHash, storeJobModule } from './job-loader.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
@@ -101,6 +101,10 @@ export class Worker {
   /** Task processes whose attempt succeeded and left them clean, by the module they ran; least recently idle first. */
   private readonly idle: IdleProcess[] = [];
   private stopping = false;
+  /** From the JobTracker at registration: the data port serves nothing before it has one. */
+  private blockKey: BlockTokenKey | undefined;
+  /** Shuffle secrets of the jobs whose attempts ran here, until their clean-up: the shuffle handler serves only these. */
+  private readonly jobSecrets = new Map<string, string>();
   dataPort = 0;
 
   constructor(options: WorkerOptions) {
@@ -136,8 +140,8 @@ export class Worker {
     // The module cache is indexed in memory: what a previous run left is of no use.
     await rm(this.modulesDir, { recursive: true, force: true });
     await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), this.blockStore.open()]);
-    const blocks = createDataRequestHandler(this.blockStore, this.workerId);
-    const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot });
+    const blocks = createDataRequestHandler(this.blockStore, this.workerId, { blockKey: () => this.blockKey });
+    const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot, jobSecret: (jobId) => this.jobSecrets.get(jobId) });
     this.server = createServer((req, res) => {
       if (blocks(req, res) || shuffle(req, res)) return;
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));
@@ -196,6 +200,7 @@ export class Worker {
           },
           30_000,
         );
+        this.blockKey = BlockTokenKey.parse(result.blockKey);
         this.peer = peer;
         this.heartbeatMs = result.heartbeatMs;
         for (const id of result.orphanBlocks) await this.blockStore.delete(id).catch(() => undefined);
@@ -242,8 +247,11 @@ export class Worker {
       case 'delete-blocks':
         for (const id of message.blockIds) void this.blockStore.delete(id).catch((err: Error) => this.logger.warn({ block: id, err: err.message }, 'block delete failed'));
         return undefined;
+      case 'verify-blocks':
+        for (const block of message.blocks) void this.verifyReplica(block);
+        return undefined;
       case 'replicate-block':
-        void replicateBlock(this.blockStore, message.blockId, message.targets).then(
+        void replicateBlock(this.blockStore, message.blockId, message.targets, message.token).then(
           (result) => {
             for (const f of result.failed) this.logger.warn({ block: message.blockId, target: f.workerId, err: f.message }, 'block replication failed');
             if (result.succeeded.length > 0) {
@@ -376,6 +384,7 @@ export class Worker {
 
   private async launch(spec: AttemptSpec): Promise<void> {
     const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false, mapOutputChanges: [], moduleWaitMs: 0 };
+    if (typeof spec.shuffleSecret === 'string') this.jobSecrets.set(spec.jobId, spec.shuffleSecret);
     this.running.set(spec.attemptId, record);
     let modulePath: string;
     const waitStarted = performance.now();
@@ -481,7 +490,23 @@ export class Worker {
     this.peer?.send<AttemptFinished>({ type: 'attempt-finished', workerId: this.workerId, attemptId: spec.attemptId, state, counters: launch, error, mapOutput });
   }
 
+  /** A reader reported this replica bad: check it, and tell the NameNode only what this worker found. */
+  private async verifyReplica(block: BlockVerification): Promise<void> {
+    try {
+      const reason = await checkLocalReplica(this.blockStore, block);
+      if (reason === undefined) {
+        this.logger.info({ block: block.blockId }, 'replica reported bad verified good');
+        return;
+      }
+      this.logger.warn({ block: block.blockId, reason }, 'replica reported bad is corrupt');
+      this.peer?.send({ type: 'replica-corrupt', workerId: this.workerId, blockId: block.blockId, reason });
+    } catch (err) {
+      this.logger.warn({ block: block.blockId, err: (err as Error).message }, 'cannot verify a replica');
+    }
+  }
+
   private async cleanupJob(jobId: string): Promise<void> {
+    this.jobSecrets.delete(jobId);
     // The job's module stays cached by its hash: the next job of the same module needs no fetch.
     await removeJobMapOutputs(this.shuffleRoot, jobId).catch(() => undefined);
   }

@@ -7,6 +7,7 @@ import { readIndexFile } from './index-file.js';
 import { MapOutputDirectory } from './map-output-directory.js';
 import { assertValidShuffleId, mapOutputPaths } from './paths.js';
 import { HEADER_CRC32, HEADER_LENGTH, HEADER_RAW_LENGTH, HEADER_RECORDS, shuffleUrlPath } from './shuffle-handler.js';
+import { sameHash, SHUFFLE_HASH_HEADER, SHUFFLE_REPLY_HEADER, shuffleReplyHash, shuffleRequestHash } from './shuffle-secret.js';
 import type { FetchedSegment, FetchMapOutputsOptions, MapOutputLocation, PartitionIndexEntry } from './types.js';
 
 /**
@@ -137,7 +138,7 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
       try {
         const header = isLocal
           ? await readLocal(local.rootDir, jobId, loc, partition, openSink, stop.signal)
-          : await fetchRemote(agent, jobId, loc, partition, timeoutMs, openSink, stop.signal);
+          : await fetchRemote(agent, jobId, options.shuffleSecret, loc, partition, timeoutMs, openSink, stop.signal);
         if (counters) {
           if (isLocal) counters.shuffleBytesLocal += header.length;
           else counters.shuffleBytesRemote += header.length;
@@ -357,6 +358,7 @@ function headerNumber(res: IncomingMessage, name: string): number | undefined {
 async function fetchRemote(
   agent: Agent,
   jobId: string,
+  secret: string,
   loc: MapOutputLocation,
   reduceIndex: number,
   timeoutMs: number,
@@ -379,8 +381,10 @@ async function fetchRemote(
   }
 
   async function fetchRemoteTry(): Promise<SegmentHeader> {
+    const path = shuffleUrlPath(jobId, loc.attemptId, reduceIndex);
+    const requestHash = shuffleRequestHash(secret, path);
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      req = get({ host: loc.host, port: loc.dataPort, path: shuffleUrlPath(jobId, loc.attemptId, reduceIndex), agent, timeout: timeoutMs }, resolve);
+      req = get({ host: loc.host, port: loc.dataPort, path, headers: { [SHUFFLE_HASH_HEADER]: requestHash }, agent, timeout: timeoutMs }, resolve);
       req.on('timeout', () => req!.destroy(new FetchTryError(`no data from ${where} for ${timeoutMs} ms`, true)));
       req.on('error', (err) => {
         reject(err instanceof FetchTryError ? err : new FetchTryError(`cannot fetch from ${where}: ${err.message}`, true, undefined, { cause: err }));
@@ -395,6 +399,10 @@ async function fetchRemote(
         const body = await readErrorBody(res);
         const retriable = !(status >= 400 && status < 500);
         throw new FetchTryError(`HTTP ${status} from ${where}${body ? `: ${body}` : ''}`, retriable, status);
+      }
+      const reply = res.headers[SHUFFLE_REPLY_HEADER];
+      if (!sameHash(typeof reply === 'string' ? reply : undefined, shuffleReplyHash(secret, requestHash))) {
+        throw new FetchTryError(`${where} does not prove it knows job ${jobId}'s shuffle secret`, false, status);
       }
       const length = headerNumber(res, HEADER_LENGTH);
       const records = headerNumber(res, HEADER_RECORDS);

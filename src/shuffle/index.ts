@@ -39,6 +39,7 @@ export {
   type ShuffleRequestHandler,
 } from './shuffle-handler.js';
 export { ReduceShuffle, type ReduceShuffleOptions } from './reduce-shuffle.js';
+export { newShuffleSecret, shuffleRequestHash, SHUFFLE_HASH_HEADER } from './shuffle-secret.js';
 export { META_BYTES } from './sort.js';
 export { MapOutputDirectory, type FetchItem, type MapOutputDirectoryOptions } from './map-output-directory.js';
 export type { SegmentHeader } from './fetcher.js';

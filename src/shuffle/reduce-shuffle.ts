@@ -38,6 +38,8 @@ import type { BytesCombiner, KeyComparator, LocalShuffleSource, MapOutputLocatio
 export interface ReduceShuffleOptions {
   readonly jobId: string;
   readonly reduceIndex: number;
+  /** The job's shuffle secret, from the attempt's spec. */
+  readonly shuffleSecret: string;
   /**
    * The map output partitions to fetch from every map and merge into the one sorted stream (a key is
    * in exactly one partition, so the merge's key order is the same however they are grouped);
@@ -134,6 +136,7 @@ export class ReduceShuffle {
       await fetchAll({
         jobId,
         reduceIndex,
+        shuffleSecret: o.shuffleSecret,
         partitions: o.partitions,
         locations: o.locations,
         directory: o.directory,

@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream';
 import { isMinimrError, type MinimrErrorCode } from '../errors.js';
 import { readIndexFile } from './index-file.js';
 import { isValidShuffleId, mapOutputPaths } from './paths.js';
+import { sameHash, SHUFFLE_HASH_HEADER, SHUFFLE_REPLY_HEADER, shuffleReplyHash, shuffleRequestHash } from './shuffle-secret.js';
 import type { PartitionIndexEntry } from './types.js';
 
 /**
@@ -27,6 +28,8 @@ export const HEADER_RAW_LENGTH = 'x-minimr-raw-length';
 
 export interface ShuffleHandlerOptions {
   readonly rootDir: string;
+  /** The shuffle secret of a job this worker ran maps of (none: its output is served to nobody). */
+  readonly jobSecret: (jobId: string) => string | undefined;
 }
 
 export type ShuffleRequestHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -70,6 +73,15 @@ export function createShuffleRequestHandler(options: ShuffleHandlerOptions): Shu
       return true;
     }
     const partition = Number(partitionText);
+    // Before anything else: a request without the job's secret learns nothing, not even whether the output exists.
+    const secret = options.jobSecret(jobId);
+    const given = req.headers[SHUFFLE_HASH_HEADER];
+    const requestHash = typeof given === 'string' ? given : undefined;
+    if (secret === undefined || !sameHash(requestHash, shuffleRequestHash(secret, pathname))) {
+      sendError(res, 403, 'ETOKEN', `shuffle requests need the HMAC of the URL under job ${jobId}'s shuffle secret (header ${SHUFFLE_HASH_HEADER})`, { jobId });
+      return true;
+    }
+    res.setHeader(SHUFFLE_REPLY_HEADER, shuffleReplyHash(secret, requestHash!));
     serveSegment(rootDir, jobId, attemptId, partition, req, res).catch((err: unknown) => {
       // Headers already sent means the body was cut short; the client sees a short read and retries.
       if (res.headersSent) res.destroy(err instanceof Error ? err : undefined);

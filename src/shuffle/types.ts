@@ -89,6 +89,8 @@ export interface LocalShuffleSource {
 export interface FetchMapOutputsOptions {
   readonly jobId: string;
   readonly reduceIndex: number;
+  /** The job's shuffle secret (shuffle-secret.ts): map workers serve only requests hashed with it. */
+  readonly shuffleSecret: string;
   /**
    * Map output partitions this reduce reads, each from every map (virtual partitions, src/skew);
    * default [reduceIndex].

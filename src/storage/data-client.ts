@@ -1,6 +1,7 @@
 import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { deserializeError, MinimrError, type SerializedError } from '../errors.js';
 import type { BlockWriteResult } from './block-store.js';
+import { BLOCK_TOKEN_HEADER } from './block-token.js';
 import type { DatanodeAddress } from './types.js';
 
 /** Keep-alive: a job reads and writes many blocks between the same few workers. */
@@ -13,6 +14,8 @@ export const BLOCK_CRC_HEADER = 'x-block-crc32';
 export interface DataRequestOptions {
   /** Idle time after which the request fails with ETIMEOUT. */
   readonly timeoutMs?: number;
+  /** The block access token the NameNode issued for this block and operation. */
+  readonly token?: string;
 }
 
 export interface RemoteReplicationResult {
@@ -71,7 +74,8 @@ function send(
   options: DataRequestOptions,
 ): Promise<IncomingMessage> {
   return new Promise<IncomingMessage>((resolve, reject) => {
-    const req = request({ host: target.host, port: target.dataPort, method, path, headers, agent });
+    const withToken = options.token === undefined ? headers : { ...headers, [BLOCK_TOKEN_HEADER]: options.token };
+    const req = request({ host: target.host, port: target.dataPort, method, path, headers: withToken, agent });
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     req.setTimeout(timeoutMs, () => {
       req.destroy(new MinimrError('ETIMEOUT', `datanode ${target.workerId} idle for ${timeoutMs} ms on block ${blockId}`, { workerId: target.workerId, blockId }));

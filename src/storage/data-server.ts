@@ -2,10 +2,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { crc32 } from 'node:zlib';
 import { MinimrError, serializeError, type MinimrErrorCode } from '../errors.js';
 import { clampRange, validateBlockId, type BlockStore } from './block-store.js';
+import { BLOCK_TOKEN_HEADER, replicationScope, type BlockOperation, type BlockTokenKey } from './block-token.js';
 import { BLOCK_CRC_HEADER, ERROR_TRAILER, putRemoteBlock, RANGE_LENGTH_HEADER, type RemoteReplicationResult } from './data-client.js';
 import type { DatanodeAddress } from './types.js';
 
 export type DataRequestHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** How a datanode checks block access tokens: the key it got when it registered (none yet: refuse all). */
+export interface DataAccess {
+  blockKey(): BlockTokenKey | undefined;
+  /** Wall-clock ms for token expiry (default Date.now). */
+  now?(): number;
+}
 
 const MAX_JSON_BODY = 64 * 1024;
 const ROUTE = /^\/blocks\/([^/]*)(\/replicate)?$/;
@@ -17,6 +25,7 @@ const STATUS_BY_CODE: Partial<Record<MinimrErrorCode, number>> = {
   ECHECKSUM: 409,
   EDISKFULL: 507,
   ETIMEOUT: 504,
+  ETOKEN: 403,
 };
 
 function parseIntegerParam(raw: string | null, name: string): number | undefined {
@@ -128,9 +137,9 @@ async function serveWrite(store: BlockStore, blockId: string, req: IncomingMessa
 }
 
 /** Copies a stored block to other datanodes in parallel; each target succeeds or fails on its own. */
-export async function replicateBlock(store: BlockStore, blockId: string, targets: readonly DatanodeAddress[]): Promise<RemoteReplicationResult> {
+export async function replicateBlock(store: BlockStore, blockId: string, targets: readonly DatanodeAddress[], writeToken: string): Promise<RemoteReplicationResult> {
   const { crc32: expectedCrc32 } = await store.stat(blockId);
-  const outcomes = await Promise.allSettled(targets.map((target) => putRemoteBlock(target, blockId, store.read(blockId), { expectedCrc32 })));
+  const outcomes = await Promise.allSettled(targets.map((target) => putRemoteBlock(target, blockId, store.read(blockId), { expectedCrc32, token: writeToken })));
   const result: RemoteReplicationResult = { blockId, succeeded: [], failed: [] };
   outcomes.forEach((outcome, i) => {
     const workerId = targets[i]!.workerId;
@@ -143,20 +152,35 @@ export async function replicateBlock(store: BlockStore, blockId: string, targets
   return result;
 }
 
-async function serveReplicate(store: BlockStore, blockId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/**
+ * A relay the NameNode ordered: its token binds the targets, so the datanode copies only to the
+ * registered workers the NameNode chose, never to a host a caller names.
+ */
+async function serveReplicate(store: BlockStore, blockId: string, req: IncomingMessage, res: ServerResponse, key: BlockTokenKey, now: number): Promise<void> {
   const body = await readJsonBody(req);
   const targets = (body as { targets?: unknown } | null)?.targets;
   if (!Array.isArray(targets) || !targets.every(isDatanodeAddress)) {
     throw new MinimrError('EPROTOCOL', 'replicate body must be {targets: DatanodeAddress[]}', { blockId });
   }
-  sendJson(res, 200, await replicateBlock(store, blockId, targets));
+  key.verify(tokenOf(req), blockId, 'replicate', now, replicationScope(targets));
+  sendJson(res, 200, await replicateBlock(store, blockId, targets, key.issue(blockId, 'write', now + RELAY_WRITE_TOKEN_MS)));
 }
+
+/** A relay's own write tokens live only as long as the copy may take. */
+const RELAY_WRITE_TOKEN_MS = 10 * 60_000;
+
+function tokenOf(req: IncomingMessage): string | undefined {
+  const raw = req.headers[BLOCK_TOKEN_HEADER];
+  return typeof raw === 'string' ? raw : undefined;
+}
+
+const OPERATION_BY_ROUTE: Record<string, BlockOperation> = { 'GET ': 'read', 'PUT ': 'write', 'DELETE ': 'delete' };
 
 /**
  * The datanode's HTTP surface, to mount on the worker's data server next to the shuffle handler:
  * returns false for URLs outside `/blocks/`, so the caller can try its other handlers.
  */
-export function createDataRequestHandler(store: BlockStore, workerId: string): DataRequestHandler {
+export function createDataRequestHandler(store: BlockStore, workerId: string, access: DataAccess): DataRequestHandler {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://datanode');
     if (url.pathname !== '/blocks' && !url.pathname.startsWith('/blocks/')) return false;
@@ -166,6 +190,11 @@ export function createDataRequestHandler(store: BlockStore, workerId: string): D
       // Not decoded on purpose: a valid id needs no escaping, and `%2e%2e` must not turn into `..`.
       const blockId = validateBlockId(match[1]);
       const route = `${req.method ?? ''} ${match[2] ?? ''}`;
+      const key = access.blockKey();
+      if (!key) throw new MinimrError('ETOKEN', `datanode ${workerId} has not registered with a NameNode yet and serves no blocks`, { blockId });
+      const now = access.now?.() ?? Date.now();
+      const op = OPERATION_BY_ROUTE[route];
+      if (op !== undefined) key.verify(tokenOf(req), blockId, op, now);
       switch (route) {
         case 'GET ':
           return serveRead(store, blockId, url, res);
@@ -174,7 +203,7 @@ export function createDataRequestHandler(store: BlockStore, workerId: string): D
         case 'DELETE ':
           return sendJson(res, 200, { blockId, deleted: await store.delete(blockId) });
         case 'POST /replicate':
-          return serveReplicate(store, blockId, req, res);
+          return serveReplicate(store, blockId, req, res, key, now);
         default:
           res.setHeader('allow', match[2] ? 'POST' : 'GET, PUT, DELETE');
           throw new MinimrError('EPROTOCOL', `method ${req.method} not allowed on ${url.pathname}`, { blockId });

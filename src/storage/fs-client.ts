@@ -17,6 +17,13 @@ export interface FsClientOptions {
   readonly localStore?: BlockStore;
   readonly timeoutMs?: number;
   readonly logger?: Logger;
+  /**
+   * Whole blocks up to this size are read into memory and checked against the NameNode's crc32
+   * before any byte is handed out, so a tampered replica is skipped for the next one (default 0:
+   * stream, and check at the block's end, failing with ECHECKSUM). Clients that print or copy data
+   * out (`fs cat`, `fs get`) hold; tasks stream, and a failed attempt is retried.
+   */
+  readonly holdUnverifiedBytes?: number;
 }
 
 export interface FileWriter {
@@ -34,6 +41,7 @@ export class FsClient {
   private readonly localStore: BlockStore | undefined;
   private readonly timeoutMs: number | undefined;
   private readonly log: Logger;
+  private readonly holdUnverifiedBytes: number;
   /**
    * Bytes this client read, by where the replica was relative to it: on its own worker, another
    * worker of its rack, another rack. Data movement is a scheduling metric (improved FAIR).
@@ -45,6 +53,7 @@ export class FsClient {
     this.client = options.client;
     this.localStore = options.localStore;
     this.timeoutMs = options.timeoutMs;
+    this.holdUnverifiedBytes = options.holdUnverifiedBytes ?? 0;
     // Without a logger, replica fallbacks stay silent (they still happen); task processes pass none so
     // they need not load the logging library.
     this.log = options.logger ?? SILENT_LOGGER;
@@ -126,33 +135,78 @@ export class FsClient {
     }
   }
 
+  /**
+   * A block's bytes from its replicas in turn: a replica that fails (unreachable, its own chunk
+   * checksums, or, for a whole block, the NameNode's crc32) is reported and the next one resumes
+   * where it stopped. Only a read of the whole block can be checked against the NameNode's crc32;
+   * a partial one relies on the datanode's chunk checksums.
+   */
   private async *readBlock(path: string, block: BlockInfo, from: number, to: number): AsyncIterable<Buffer> {
+    const whole = from === 0 && to === block.length;
+    const hold = whole && block.length <= this.holdUnverifiedBytes;
     let position = from;
+    let crc = 0;
     let lastError: unknown;
+    let checksumFailures = 0;
     for (const location of block.locations) {
       try {
         const where = this.distanceTo(location);
-        for await (const chunk of this.openReplica(location, block.blockId, position, to)) {
-          position += chunk.length;
+        const held: Buffer[] = [];
+        let heldCrc = crc;
+        let heldEnd = position;
+        for await (const chunk of this.openReplica(location, block.blockId, block.token, position, to)) {
           this.bytesRead[where] += chunk.length;
-          yield chunk;
+          heldEnd += chunk.length;
+          if (!whole) {
+            position = heldEnd;
+            yield chunk;
+          } else if (hold) {
+            heldCrc = crc32(chunk, heldCrc);
+            held.push(chunk);
+          } else {
+            crc = crc32(chunk, crc);
+            position = heldEnd;
+            yield chunk;
+          }
         }
-        if (position !== to) {
-          throw new MinimrError('ECONNECT', `replica on ${location.workerId} ended at ${position} of ${to}`, { blockId: block.blockId, workerId: location.workerId });
+        if (heldEnd !== to) {
+          throw new MinimrError('ECONNECT', `replica on ${location.workerId} ended at ${heldEnd} of ${to}`, { blockId: block.blockId, workerId: location.workerId });
         }
+        if (whole && (hold ? heldCrc : crc) >>> 0 !== block.crc32) {
+          const err = new MinimrError('ECHECKSUM', `block ${block.blockId} of ${path} from ${location.workerId} does not match the NameNode's checksum`, {
+            blockId: block.blockId,
+            workerId: location.workerId,
+            path,
+          });
+          // Bytes already handed out cannot be taken back: only a held block can try the next replica.
+          if (!hold) {
+            await this.reportBad(block.blockId, location.workerId);
+            throw new HandedOutError(err);
+          }
+          throw err;
+        }
+        for (const chunk of held) yield chunk;
         return;
       } catch (err) {
+        if (err instanceof HandedOutError) throw err.cause;
         lastError = err;
         // Resume on the next replica at `position`: the bytes already handed out were verified good.
         this.log.warn({ path, blockId: block.blockId, workerId: location.workerId, err: serializeError(err) }, 'replica read failed; trying the next one');
-        if (isMinimrError(err, 'ECHECKSUM') || isMinimrError(err, 'ENOENT')) {
-          await this.namenode.reportBadReplica(block.blockId, location.workerId).catch((reportErr: unknown) => {
-            this.log.warn({ blockId: block.blockId, err: serializeError(reportErr) }, 'could not report a bad replica');
-          });
-        }
+        if (isMinimrError(err, 'ECHECKSUM')) checksumFailures++;
+        if (isMinimrError(err, 'ECHECKSUM') || isMinimrError(err, 'ENOENT')) await this.reportBad(block.blockId, location.workerId);
       }
     }
+    if (checksumFailures > 0 && checksumFailures === block.locations.length) {
+      throw new MinimrError('ECHECKSUM', `every replica of block ${block.blockId} of ${path} is corrupt`, { blockId: block.blockId, path }, { cause: lastError });
+    }
     throw new MinimrError('ENOREPLICA', `no readable replica of block ${block.blockId} of ${path}`, { blockId: block.blockId, path }, { cause: lastError });
+  }
+
+  /** Tells the NameNode a replica looked bad; it has the datanode check, so a wrong report deletes nothing. */
+  private async reportBad(blockId: string, workerId: string): Promise<void> {
+    await this.namenode.reportBadReplica(blockId, workerId).catch((reportErr: unknown) => {
+      this.log.warn({ blockId, err: serializeError(reportErr) }, 'could not report a bad replica');
+    });
   }
 
   private distanceTo(location: DatanodeAddress): 'local' | 'rack' | 'offRack' {
@@ -161,9 +215,16 @@ export class FsClient {
     return 'offRack';
   }
 
-  private openReplica(location: DatanodeAddress, blockId: string, start: number, end: number): AsyncIterable<Buffer> {
+  private openReplica(location: DatanodeAddress, blockId: string, token: string, start: number, end: number): AsyncIterable<Buffer> {
     if (this.localStore && location.workerId === this.localStore.workerId) return this.localStore.read(blockId, start, end);
-    return readRemoteBlock(location, blockId, start, end, { timeoutMs: this.timeoutMs });
+    return readRemoteBlock(location, blockId, start, end, { timeoutMs: this.timeoutMs, token });
+  }
+}
+
+/** Wraps the error of a block whose bad bytes were already handed out: no replica can make up for it. */
+class HandedOutError extends Error {
+  constructor(override readonly cause: MinimrError) {
+    super(cause.message);
   }
 }
 
@@ -305,13 +366,13 @@ class BlockWriter implements FileWriter {
 
   /** Allocates the next block and starts one streaming upload per replica. */
   private async openBlock(): Promise<OpenBlock> {
-    const { blockId, targets } = await this.namenode.allocateBlock(this.path, this.client);
+    const { blockId, targets, token } = await this.namenode.allocateBlock(this.path, this.client);
     const streams = targets.map((target) => {
       const stream = new ReplicaStream();
       stream.result =
         this.localStore && target.workerId === this.localStore.workerId
           ? this.localStore.write(blockId, stream)
-          : putRemoteBlock(target, blockId, stream, { timeoutMs: this.timeoutMs });
+          : putRemoteBlock(target, blockId, stream, { timeoutMs: this.timeoutMs, token });
       // A replica that fails stops being waited for; its error is reported when the block ends.
       stream.result.catch(() => stream.fail());
       return stream;

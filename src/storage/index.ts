@@ -20,8 +20,10 @@ export { formatMode, parseMode, permits, validateUserName, type Access, type Cal
 export { CHECKSUM_CHUNK_SIZE, validateBlockId, type BlockStat, type BlockStore, type BlockWriteResult } from './block-store.js';
 export { LocalDiskBlockStore, type LocalDiskBlockStoreOptions } from './local-disk-block-store.js';
 export { InMemoryBlockStore } from './memory-block-store.js';
-export { createDataRequestHandler, replicateBlock, type DataRequestHandler } from './data-server.js';
-export { putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBlock, type RemoteReplicationResult } from './data-client.js';
+export { createDataRequestHandler, replicateBlock, type DataAccess, type DataRequestHandler } from './data-server.js';
+export { BlockTokenKey, BLOCK_TOKEN_HEADER, DEFAULT_BLOCK_TOKEN_LIFETIME_MS, replicationScope, type BlockOperation } from './block-token.js';
+export { putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBlock, type DataRequestOptions, type RemoteReplicationResult } from './data-client.js';
+export { checkLocalReplica, type BlockVerification } from './replica-check.js';
 export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
 export { computeSplits } from './splits.js';
 export { openLineReader, openFixedRecordReader, openLineChunkReader, openFixedRecordChunkReader, type BatchOptions } from './record-readers.js';

@@ -1,6 +1,7 @@
 import type { Level } from 'level';
 import { MinimrError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { BlockTokenKey, DEFAULT_BLOCK_TOKEN_LIFETIME_MS, replicationScope, type BlockOperation } from './block-token.js';
 import { baseName, isSameOrBelow, joinPath, parentOf, validatePath } from './paths.js';
 import {
   DEFAULT_DIR_MODE,
@@ -14,6 +15,7 @@ import {
   type Caller,
   type Ownership,
 } from './permissions.js';
+import type { BlockVerification } from './replica-check.js';
 import { chooseTargets, sortByDistance, type PlacementNode } from './placement.js';
 import type {
   BlockAllocation,
@@ -34,6 +36,8 @@ export interface NamenodeOptions {
   readonly defaultReplication?: number;
   /** A replication copy not confirmed within this time is handed out again (default 60 s). */
   readonly replicationTimeoutMs?: number;
+  /** Lifetime of the block access tokens it issues (default one hour). */
+  readonly blockTokenLifetimeMs?: number;
   readonly logger?: Logger;
   /**
    * The superuser: the NameNode's own callers (the JobTracker) act as this user, new paths they
@@ -45,6 +49,8 @@ export interface NamenodeOptions {
 export interface ReplicationWork {
   readonly blockId: string;
   readonly targets: DatanodeAddress[];
+  /** Write token the source hands its targets. */
+  readonly token: string;
 }
 
 interface StoredBlock {
@@ -102,6 +108,9 @@ export class Namenode implements NamenodeApi {
   private readonly log: Logger;
   /** Who the NameNode's own callers are. */
   private readonly superCaller: Caller;
+  /** Shared with the datanodes at registration; tokens it signs open their data ports. Never persisted: a restart re-keys. */
+  readonly blockKey = BlockTokenKey.generate();
+  private readonly blockTokenLifetimeMs: number;
 
   private readonly inodes = new Map<string, Inode>();
   private readonly children = new Map<string, Set<string>>();
@@ -112,6 +121,8 @@ export class Namenode implements NamenodeApi {
   private readonly locations = new Map<string, Set<string>>();
   private readonly datanodes = new Map<string, DatanodeState>();
   private readonly deletions = new Map<string, Set<string>>();
+  /** Replicas readers reported bad, by the worker asked to check them. */
+  private readonly verifications = new Map<string, Set<string>>();
   private readonly underReplicated = new Set<string>();
   private readonly replicationInFlight = new Map<string, { readonly source: string; readonly targets: readonly string[]; readonly expires: number }>();
   private readonly warnedReplicationCap = new Set<string>();
@@ -130,6 +141,7 @@ export class Namenode implements NamenodeApi {
     this.defaultBlockSize = blockSize;
     this.defaultReplication = replication;
     this.replicationTimeoutMs = options.replicationTimeoutMs ?? 60_000;
+    this.blockTokenLifetimeMs = options.blockTokenLifetimeMs ?? DEFAULT_BLOCK_TOKEN_LIFETIME_MS;
     // The JobTracker passes its logger; without one the NameNode is silent.
     this.log = options.logger ?? ({ info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger);
     this.dbPath = options.dbPath;
@@ -335,7 +347,7 @@ export class Namenode implements NamenodeApi {
         targets = chooseTargets({ nodes: this.placementNodes(), count, writer: client });
       }
       this.pendingBlocks.set(blockId, { path, targets: targets.map((t) => t.workerId) });
-      return { blockId, targets };
+      return { blockId, targets, token: this.issueBlockToken(blockId, 'write') };
     });
   }
 
@@ -408,7 +420,14 @@ export class Namenode implements NamenodeApi {
         .map((workerId) => this.datanodes.get(workerId)?.address)
         .filter((a): a is DatanodeAddress => a !== undefined)
         .sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0));
-      const info: BlockInfo = { blockId: block.blockId, offset, length: block.length, crc32: block.crc32, locations: sortByDistance(live, client) };
+      const info: BlockInfo = {
+        blockId: block.blockId,
+        offset,
+        length: block.length,
+        crc32: block.crc32,
+        locations: sortByDistance(live, client),
+        token: this.issueBlockToken(block.blockId, 'read'),
+      };
       offset += block.length;
       return info;
     });
@@ -449,11 +468,63 @@ export class Namenode implements NamenodeApi {
     });
   }
 
+  /**
+   * A reader says a replica is bad. Its word deletes nothing (anyone may say it of every replica):
+   * the worker holding the replica is asked to read it against this NameNode's checksum
+   * (`takeVerifications`), and only its own `replicaCorrupt` removes it.
+   */
   async reportBadReplica(blockId: string, workerId: string): Promise<void> {
-    this.log.warn({ blockId, workerId }, 'bad replica reported; scheduling its deletion');
+    if (typeof blockId !== 'string' || typeof workerId !== 'string' || !this.locations.get(blockId)?.has(workerId)) return;
+    this.log.warn({ blockId, workerId }, 'bad replica reported; asking its datanode to verify it');
+    let queue = this.verifications.get(workerId);
+    if (!queue) this.verifications.set(workerId, (queue = new Set()));
+    queue.add(blockId);
+  }
+
+  /** Replicas this worker should check (piggybacked on a heartbeat reply), each handed out once. */
+  takeVerifications(workerId: string): BlockVerification[] {
+    const pending = this.verifications.get(workerId);
+    if (!pending) return [];
+    this.verifications.delete(workerId);
+    const result: BlockVerification[] = [];
+    for (const blockId of pending) {
+      const block = this.storedBlock(blockId);
+      if (block && this.locations.get(blockId)?.has(workerId)) result.push({ blockId, length: block.length, crc32: block.crc32 });
+    }
+    return result;
+  }
+
+  /** The replica's own datanode read it and found it corrupt: forget it, delete it there, copy the block again. */
+  replicaCorrupt(workerId: string, blockId: string): void {
+    if (!this.locations.get(blockId)?.has(workerId)) return;
+    this.log.warn({ blockId, workerId }, 'datanode found its replica corrupt; scheduling its deletion');
     this.removeLocation(blockId, workerId);
     this.scheduleDeletion(workerId, blockId);
     this.checkReplication(blockId);
+  }
+
+  // ---------------------------------------------------------------- block access tokens (in-process, for the runtime)
+
+  /** A token for `op` on `blockId`, valid for the configured lifetime. */
+  issueBlockToken(blockId: string, op: BlockOperation): string {
+    return this.blockKey.issue(blockId, op, Date.now() + this.blockTokenLifetimeMs);
+  }
+
+  /**
+   * A token for a datanode's `POST /blocks/ID/replicate` to exactly `targets`: each must be a live
+   * datanode at the address it registered, so nobody can have a block relayed to a host of theirs.
+   */
+  relayToken(blockId: string, targets: readonly DatanodeAddress[]): string {
+    for (const target of targets) {
+      const registered = this.datanodes.get(target.workerId)?.address;
+      if (!registered || replicationScope([registered]) !== replicationScope([target])) {
+        throw new MinimrError('ETOKEN', `cannot relay block ${blockId} to ${target.workerId} at ${target.host}:${target.dataPort}: not a registered datanode`, {
+          blockId,
+          workerId: target.workerId,
+        });
+      }
+    }
+    return this.blockKey.issue(blockId, 'replicate', Date.now() + this.blockTokenLifetimeMs, replicationScope(targets));
   }
 
   // ---------------------------------------------------------------- datanodes (in-process, for the runtime)
@@ -497,6 +568,7 @@ export class Namenode implements NamenodeApi {
     if (!state) return;
     this.datanodes.delete(workerId);
     this.deletions.delete(workerId);
+    this.verifications.delete(workerId);
     for (const blockId of state.blocks) this.locations.get(blockId)?.delete(workerId);
     for (const [blockId, work] of this.replicationInFlight) {
       if (work.source === workerId || work.targets.includes(workerId)) this.replicationInFlight.delete(blockId);
@@ -538,7 +610,7 @@ export class Namenode implements NamenodeApi {
       });
       if (targets.length === 0) continue;
       this.replicationInFlight.set(blockId, { source: workerId, targets: targets.map((t) => t.workerId), expires: now + this.replicationTimeoutMs });
-      work.push({ blockId, targets });
+      work.push({ blockId, targets, token: this.issueBlockToken(blockId, 'write') });
     }
     return work;
   }
@@ -718,6 +790,12 @@ export class Namenode implements NamenodeApi {
     let queue = this.deletions.get(workerId);
     if (!queue) this.deletions.set(workerId, (queue = new Set()));
     queue.add(blockId);
+  }
+
+  private storedBlock(blockId: string): StoredBlock | undefined {
+    const path = this.blockOwner.get(blockId);
+    const inode = path === undefined ? undefined : this.inodes.get(path);
+    return inode?.type === 'file' ? inode.blocks.find((b) => b.blockId === blockId) : undefined;
   }
 
   private replicationOf(blockId: string): number {

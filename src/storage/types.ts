@@ -22,6 +22,8 @@ export interface BlockInfo {
   readonly crc32: number;
   /** Live replicas known to the NameNode, best first for the asking client when it gave its location. */
   readonly locations: readonly DatanodeAddress[];
+  /** Block access token for reading this block from any of its replicas (block-token.ts). */
+  readonly token: string;
 }
 
 export interface FileStatus {
@@ -60,6 +62,8 @@ export interface ClientLocation {
 export interface BlockAllocation {
   readonly blockId: string;
   readonly targets: readonly DatanodeAddress[];
+  /** Block access token for writing this block to its targets. */
+  readonly token: string;
 }
 
 /**
@@ -82,7 +86,7 @@ export interface NamenodeApi {
   /** Drops a file under construction (writer failed); its blocks are deleted. */
   abandon(path: string): Promise<void>;
   getBlocks(path: string, client?: ClientLocation): Promise<BlockInfo[]>;
-  /** A replica failed its checksum: forget it, and schedule its deletion on that worker. */
+  /** A replica looked bad to a reader: the NameNode has its datanode verify it (only that datanode's finding deletes it). */
   reportBadReplica(blockId: string, workerId: string): Promise<void>;
   /** Sets the mode bits of a path (its owner or the admin); `mode` octal, as `755`. */
   chmod(path: string, mode: string | number): Promise<void>;

@@ -7,7 +7,7 @@ import { MapOutputDirectory } from '../../src/shuffle/map-output-directory.js';
 import { mapOutputPaths } from '../../src/shuffle/paths.js';
 import { ReduceShuffle } from '../../src/shuffle/reduce-shuffle.js';
 import type { MapOutputLocation } from '../../src/shuffle/types.js';
-import { JOB, referenceInput, startWorker, stopWorker, writeMapOutput, writeMaps, type Worker } from './map-outputs.js';
+import { JOB, SECRET, referenceInput, startWorker, stopWorker, writeMapOutput, writeMaps, type Worker } from './map-outputs.js';
 import { withTempDir } from './support.js';
 
 function loc(mapIndex: number, attempt = 0, workerId = 'w1'): MapOutputLocation {
@@ -95,7 +95,7 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
           const directory = new MapOutputDirectory({ mapsTotal: SIZES.length, partitions: [1], locations: locations.slice(0, 2) });
           const counters = createShuffleCounters();
           const workDir = join(tmp, `work-${bufferBytes}`);
-          const rs = new ReduceShuffle({ jobId: JOB, reduceIndex: 1, directory, workDir, bufferBytes, concurrency: 2, counters });
+          const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 1, directory, workDir, bufferBytes, concurrency: 2, counters });
           try {
             const running = rs.run();
             // The other maps finish one by one while the reduce runs; the last one comes once all others are fetched.
@@ -137,7 +137,7 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
         await writeMapOutput(mapOutputPaths(a.rootDir, JOB, rerun3.attemptId).dir, mapRecords[3]!, 1);
 
         const directory = new MapOutputDirectory({ mapsTotal: 4, partitions: [0], locations: [first, locations[0]!] });
-        const rs = new ReduceShuffle({ jobId: JOB, reduceIndex: 0, directory, workDir: join(tmp, 'work'), bufferBytes: 1 << 20, concurrency: 2, retries: 1, backoffMs: 10 });
+        const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, directory, workDir: join(tmp, 'work'), bufferBytes: 1 << 20, concurrency: 2, retries: 1, backoffMs: 10 });
         try {
           const running = rs.run();
           while (slow.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
@@ -172,7 +172,7 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
         const { locations } = await writeMaps([a], { sizes: [100, 100], numReduces: 1, seed: 13 });
         const directory = new MapOutputDirectory({ mapsTotal: 3, partitions: [0], locations });
         const gone = { ...locations[0]!, mapIndex: 2, attemptId: 'attempt_m2_0' };
-        const rs = new ReduceShuffle({ jobId: JOB, reduceIndex: 0, directory, workDir: join(tmp, 'work'), bufferBytes: 1 << 20, retries: 0 });
+        const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, directory, workDir: join(tmp, 'work'), bufferBytes: 1 << 20, retries: 0 });
         try {
           const running = rs.run();
           directory.add(gone);

@@ -14,11 +14,14 @@ import { encodeIndex } from '../../src/shuffle/index-file.js';
 import { hashPartition } from '../../src/shuffle/partitioner.js';
 import { mapOutputPaths } from '../../src/shuffle/paths.js';
 import { createShuffleRequestHandler } from '../../src/shuffle/shuffle-handler.js';
+import { newShuffleSecret } from '../../src/shuffle/shuffle-secret.js';
 import type { MapOutputLocation, PartitionIndexEntry } from '../../src/shuffle/types.js';
 import { isMinimrError, type MinimrError } from '../../src/errors.js';
 import { randomBytes, rng, u32, type Rec } from './support.js';
 
 export const JOB = 'job_reduce';
+/** The shuffle secret of JOB, which the test workers know. */
+export const SECRET = newShuffleSecret();
 
 export interface Worker {
   readonly workerId: string;
@@ -33,7 +36,7 @@ export interface Worker {
 
 /** A worker's data server as the runtime would mount it: shuffle handler first, 404 otherwise. */
 export async function startWorker(workerId: string, rootDir: string, delayMs = 0): Promise<Worker> {
-  const handler = createShuffleRequestHandler({ rootDir });
+  const handler = createShuffleRequestHandler({ rootDir, jobSecret: (jobId) => (jobId === JOB ? SECRET : undefined) });
   const worker: Worker = { workerId, rootDir, server: createServer(), port: 0, requests: [], inFlight: 0, maxInFlight: 0 };
   worker.server.on('request', (req, res) => {
     worker.requests.push(req.url ?? '');

@@ -7,7 +7,7 @@ import { createShuffleCounters } from '../../src/shuffle/counters.js';
 import { mapOutputPaths, reduceWorkDir } from '../../src/shuffle/paths.js';
 import { ReduceShuffle, type ReduceShuffleOptions } from '../../src/shuffle/reduce-shuffle.js';
 import type { BytesCombiner, MapOutputLocation, ShuffleCounters } from '../../src/shuffle/types.js';
-import { assertFetchFailure, flipByte, JOB, referenceInput, startWorker, stopWorker, writeMaps, type Worker } from './map-outputs.js';
+import { assertFetchFailure, flipByte, JOB, SECRET, referenceInput, startWorker, stopWorker, writeMaps, type Worker } from './map-outputs.js';
 import { lz4Codec } from '../../src/shuffle/codec.js';
 import { FramedFileWriter } from '../../src/shuffle/frames.js';
 import { encodeIndex } from '../../src/shuffle/index-file.js';
@@ -29,9 +29,9 @@ interface Outcome {
   filesDuringRun: string[];
 }
 
-async function shuffle(options: Omit<ReduceShuffleOptions, 'jobId'>): Promise<Outcome> {
+async function shuffle(options: Omit<ReduceShuffleOptions, 'jobId' | 'shuffleSecret'>): Promise<Outcome> {
   const counters = createShuffleCounters();
-  const rs = new ReduceShuffle({ jobId: JOB, counters, ...options });
+  const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, counters, ...options });
   try {
     const records = await rs.run();
     const filesDuringRun = await filesUnder(options.workDir);
@@ -203,7 +203,7 @@ test('a corrupted segment byte fails with EFETCH naming the map after the retrie
         const before = w.requests.filter((u) => u === badUrl).length;
         for (const local of [undefined, { workerId: 'wR', rootDir: w.rootDir }]) {
           const workDir = join(tmp, `work-${bad.mapIndex}-${local ? 'local' : 'remote'}`);
-          const rs = new ReduceShuffle({ jobId: JOB, reduceIndex: 1, locations, local, workDir, bufferBytes, concurrency: 2, retries: 2, backoffMs: 10 });
+          const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 1, locations, local, workDir, bufferBytes, concurrency: 2, retries: 2, backoffMs: 10 });
           const started = Date.now();
           await assert.rejects(rs.run(), (err) => assertFetchFailure(err, bad, 1));
           assert.ok(Date.now() - started >= 10 + 20, 'backoff doubles between retries');
@@ -214,7 +214,7 @@ test('a corrupted segment byte fails with EFETCH naming the map after the retrie
         await flipByte(paths.dataFile, at); // repaired
       }
       // The other partition of the same maps is intact.
-      const rs = new ReduceShuffle({ jobId: JOB, reduceIndex: 0, locations, workDir: join(tmp, 'ok'), bufferBytes: 1 << 20, retries: 0 });
+      const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, workDir: join(tmp, 'ok'), bufferBytes: 1 << 20, retries: 0 });
       assert.ok([...(await rs.run())].length > 0);
       await rs.close();
     } finally {
@@ -234,7 +234,7 @@ test('a missing map output fails with EFETCH at once (remote 404 and local), and
       for (const local of [undefined, { workerId: 'wM', rootDir: w.rootDir }]) {
         const workDir = join(tmp, `work-${local ? 'local' : 'remote'}`);
         // A small budget, so that runs are on disk when the failure comes.
-        const rs = new ReduceShuffle({ jobId: JOB, reduceIndex: 0, locations, local, workDir, bufferBytes: Math.ceil(rawTotal / 5), concurrency: 1, retries: 3, backoffMs: 1000 });
+        const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, local, workDir, bufferBytes: Math.ceil(rawTotal / 5), concurrency: 1, retries: 3, backoffMs: 1000 });
         await assert.rejects(rs.run(), (err) => assertFetchFailure(err, gone, 0) && (local !== undefined || (err as MinimrError).details.status === 404));
         await rs.close();
         await rs.close();
@@ -254,7 +254,7 @@ test('close() during a run stops it (EKILLED) and removes its files; a cancelled
       const { locations, entries } = await writeMaps([w], { sizes: [800, 900, 700, 1000, 600, 500], numReduces: 1, seed: 5 });
       const rawTotal = entries.reduce((n, e) => n + e[0]!.rawLength, 0);
       const workDir = join(tmp, 'work');
-      const rs = new ReduceShuffle({ jobId: JOB, reduceIndex: 0, locations, workDir, bufferBytes: Math.ceil(rawTotal / 5), concurrency: 2 });
+      const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, workDir, bufferBytes: Math.ceil(rawTotal / 5), concurrency: 2 });
       const pending = rs.run();
       await new Promise((resolve) => setTimeout(resolve, 250));
       await rs.close();
@@ -262,7 +262,7 @@ test('close() during a run stops it (EKILLED) and removes its files; a cancelled
       assert.deepEqual(await filesUnder(workDir), []);
 
       const ac = new AbortController();
-      const rs2 = new ReduceShuffle({ jobId: JOB, reduceIndex: 0, locations, workDir, bufferBytes: rawTotal, signal: ac.signal });
+      const rs2 = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, workDir, bufferBytes: rawTotal, signal: ac.signal });
       const pending2 = rs2.run();
       setTimeout(() => ac.abort(), 50);
       await assert.rejects(pending2, (e: unknown) => isMinimrError(e, 'EKILLED'));

@@ -9,19 +9,22 @@ import { decodeSegment } from '../../src/shuffle/frames.js';
 import { groupByKey, mergeSortedRuns } from '../../src/shuffle/merger.js';
 import { mapOutputPaths } from '../../src/shuffle/paths.js';
 import { SegmentReader } from '../../src/shuffle/record-format.js';
+import { SHUFFLE_HASH_HEADER, shuffleRequestHash } from '../../src/shuffle/shuffle-secret.js';
 import type { MapOutputLocation } from '../../src/shuffle/types.js';
 import { isMinimrError, type MinimrError } from '../../src/errors.js';
 import { parseIndex, withTempDir } from './support.js';
-import { assertFetchFailure, flipByte, JOB, referenceInput, startWorker, stopWorker, writeMapOutput, writeMaps as writeMapsWith, type Worker } from './map-outputs.js';
+import { assertFetchFailure, flipByte, JOB, SECRET, referenceInput, startWorker, stopWorker, writeMapOutput, writeMaps as writeMapsWith, type Worker } from './map-outputs.js';
 
 /** `numMaps` map outputs of 200-1000 records, alternating between the workers. */
 function writeMaps(workers: Worker[], numMaps: number, numReduces: number, seed: number) {
   return writeMapsWith(workers, { sizes: Array.from({ length: numMaps }, (_, m) => 200 + ((m * 337 + seed * 101) % 800)), numReduces, seed });
 }
 
+/** A request as JOB's reducers send it: hashed with JOB's shuffle secret. */
 function get(port: number, path: string, method = 'GET'): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method }, (res) => {
+    const headers = { [SHUFFLE_HASH_HEADER]: shuffleRequestHash(SECRET, path.split('?')[0]!) };
+    const req = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -45,7 +48,7 @@ test('fetcher gets every map output for each reduce: remote over HTTP, local fro
       for (let r = 0; r < numReduces; r++) {
         const counters = createShuffleCounters();
         const segments = await fetchMapOutputs({
-          jobId: JOB,
+          jobId: JOB, shuffleSecret: SECRET,
           reduceIndex: r,
           locations: shuffled,
           concurrency: 2,
@@ -169,19 +172,19 @@ test('a corrupted segment byte on disk fails with EFETCH after the retries (remo
 
       const started = Date.now();
       await assert.rejects(
-        fetchMapOutputs({ jobId: JOB, reduceIndex: 1, locations, concurrency: 2, retries: 2, backoffMs: 20 }),
+        fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 1, locations, concurrency: 2, retries: 2, backoffMs: 20 }),
         (err) => assertFetchFailure(err, bad, 1),
       );
       assert.equal(w.requests.filter((u) => u === badUrl).length, 3, 'first try + 2 retries');
       assert.ok(Date.now() - started >= 20 + 40, 'backoff doubles between retries');
 
       // The other partition of the same map is intact.
-      const ok = await fetchMapOutputs({ jobId: JOB, reduceIndex: 0, locations, retries: 0 });
+      const ok = await fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, retries: 0 });
       assert.equal(ok.length, 4);
 
       // Same corruption read through the local short-circuit.
       await assert.rejects(
-        fetchMapOutputs({ jobId: JOB, reduceIndex: 1, locations, retries: 1, backoffMs: 1, local: { workerId: 'wR', rootDir: w.rootDir } }),
+        fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 1, locations, retries: 1, backoffMs: 1, local: { workerId: 'wR', rootDir: w.rootDir } }),
         (err) => assertFetchFailure(err, bad, 1),
       );
     } finally {
@@ -198,12 +201,12 @@ test('a missing map output fails with EFETCH at once (remote 404 and local), nam
       const gone = locations[1]!;
       await rm(mapOutputPaths(w.rootDir, JOB, gone.attemptId).dir, { recursive: true });
       await assert.rejects(
-        fetchMapOutputs({ jobId: JOB, reduceIndex: 0, locations, retries: 3, backoffMs: 1000 }),
+        fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, retries: 3, backoffMs: 1000 }),
         (err) => assertFetchFailure(err, gone, 0) && (err as MinimrError).details.status === 404,
       );
       assert.equal(w.requests.filter((u) => u.includes(gone.attemptId)).length, 1, 'a 404 is not retried');
       await assert.rejects(
-        fetchMapOutputs({ jobId: JOB, reduceIndex: 0, locations, backoffMs: 1000, local: { workerId: 'wM', rootDir: w.rootDir } }),
+        fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, backoffMs: 1000, local: { workerId: 'wM', rootDir: w.rootDir } }),
         (err) => assertFetchFailure(err, gone, 0),
       );
     } finally {
@@ -218,7 +221,7 @@ test('an unreachable worker fails with EFETCH after the retries', async () => {
     const { locations } = await writeMaps([w], 1, 1, 5);
     await stopWorker(w); // nothing listens on the port any more
     await assert.rejects(
-      fetchMapOutputs({ jobId: JOB, reduceIndex: 0, locations, retries: 2, backoffMs: 5 }),
+      fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, retries: 2, backoffMs: 5 }),
       (err) => assertFetchFailure(err, locations[0]!, 0) && (err as MinimrError).details.tries === 3,
     );
   });
@@ -230,7 +233,7 @@ test('the caller can cancel a fetch (EKILLED)', async () => {
     try {
       const { locations } = await writeMaps([w], 2, 1, 6);
       const ac = new AbortController();
-      const pending = fetchMapOutputs({ jobId: JOB, reduceIndex: 0, locations, signal: ac.signal });
+      const pending = fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, signal: ac.signal });
       setTimeout(() => ac.abort(), 50);
       await assert.rejects(pending, (e: unknown) => isMinimrError(e, 'EKILLED'));
     } finally {

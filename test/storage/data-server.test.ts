@@ -4,8 +4,8 @@ import { open } from 'node:fs/promises';
 import { describe, it, before, after } from 'node:test';
 import { crc32 } from 'node:zlib';
 import { isMinimrError } from '../../src/errors.js';
-import { CHECKSUM_CHUNK_SIZE, putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBlock } from '../../src/storage/index.js';
-import { collect, makeTempDir, pseudoRandomBytes, startDatanode, stopDatanode, type TestDatanode } from './helpers.js';
+import { BLOCK_TOKEN_HEADER, CHECKSUM_CHUNK_SIZE, putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBlock, replicationScope } from '../../src/storage/index.js';
+import { collect, makeTempDir, pseudoRandomBytes, startDatanode, stopDatanode, testBlockKey, tokenFor, type TestDatanode } from './helpers.js';
 
 interface RawAnswer {
   status: number;
@@ -41,28 +41,30 @@ describe('data server', () => {
   it('PUT stores, GET reads whole and ranged, DELETE removes', async () => {
     const [w1] = nodes;
     const data = pseudoRandomBytes(150_000, 21);
-    assert.deepEqual(await putRemoteBlock(w1!.address, 'blk_1', data, { expectedCrc32: crc32(data) }), { length: data.length, crc32: crc32(data) });
+    const read = { token: tokenFor('blk_1', 'read') };
+    const remove = { token: tokenFor('blk_1', 'delete') };
+    assert.deepEqual(await putRemoteBlock(w1!.address, 'blk_1', data, { expectedCrc32: crc32(data), token: tokenFor('blk_1', 'write') }), { length: data.length, crc32: crc32(data) });
     assert.equal(Buffer.compare(await collect(w1!.store.read('blk_1')), data), 0);
-    assert.equal(Buffer.compare(await collect(readRemoteBlock(w1!.address, 'blk_1', 0, data.length)), data), 0);
-    assert.equal(Buffer.compare(await collect(readRemoteBlock(w1!.address, 'blk_1', 70_000, 70_010)), data.subarray(70_000, 70_010)), 0);
-    assert.equal(await deleteRemoteBlock(w1!.address, 'blk_1'), true);
+    assert.equal(Buffer.compare(await collect(readRemoteBlock(w1!.address, 'blk_1', 0, data.length, read)), data), 0);
+    assert.equal(Buffer.compare(await collect(readRemoteBlock(w1!.address, 'blk_1', 70_000, 70_010, read)), data.subarray(70_000, 70_010)), 0);
+    assert.equal(await deleteRemoteBlock(w1!.address, 'blk_1', remove), true);
     assert.equal(await w1!.store.has('blk_1'), false);
-    assert.equal(await deleteRemoteBlock(w1!.address, 'blk_1'), false);
+    assert.equal(await deleteRemoteBlock(w1!.address, 'blk_1', remove), false);
   });
 
   it('errors come back as JSON {code, message, details} with a status', async () => {
     const [w1] = nodes;
-    const missing = await raw(w1!, 'GET', '/blocks/blk_none');
+    const missing = await raw(w1!, 'GET', '/blocks/blk_none', undefined, { [BLOCK_TOKEN_HEADER]: tokenFor('blk_none', 'read') });
     assert.equal(missing.status, 404);
     const parsed = JSON.parse(missing.body) as { code: string; message: string; details: Record<string, unknown> };
     assert.equal(parsed.code, 'ENOENT');
     assert.equal(parsed.details.blockId, 'blk_none');
     assert.equal(parsed.details.workerId, 'w1');
-    await assert.rejects(collect(readRemoteBlock(w1!.address, 'blk_none', 0, 10)), (err) => isMinimrError(err, 'ENOENT'));
+    await assert.rejects(collect(readRemoteBlock(w1!.address, 'blk_none', 0, 10, { token: tokenFor('blk_none', 'read') })), (err) => isMinimrError(err, 'ENOENT'));
 
-    const badRange = await raw(w1!, 'GET', '/blocks/blk_none?start=-1');
+    const badRange = await raw(w1!, 'GET', '/blocks/blk_none?start=-1', undefined, { [BLOCK_TOKEN_HEADER]: tokenFor('blk_none', 'read') });
     assert.equal(badRange.status, 400);
-    const badMethod = await raw(w1!, 'PATCH', '/blocks/blk_1');
+    const badMethod = await raw(w1!, 'PATCH', '/blocks/blk_1', undefined, { [BLOCK_TOKEN_HEADER]: tokenFor('blk_1', 'read') });
     assert.equal(JSON.parse(badMethod.body).code, 'EPROTOCOL');
   });
 
@@ -86,7 +88,7 @@ describe('data server', () => {
 
   it('an upload that does not match its crc32 is refused and not stored', async () => {
     const [w1] = nodes;
-    await assert.rejects(putRemoteBlock(w1!.address, 'blk_crc', Buffer.from('payload'), { expectedCrc32: 12345 }), (err) => isMinimrError(err, 'ECHECKSUM'));
+    await assert.rejects(putRemoteBlock(w1!.address, 'blk_crc', Buffer.from('payload'), { expectedCrc32: 12345, token: tokenFor('blk_crc', 'write') }), (err) => isMinimrError(err, 'ECHECKSUM'));
     assert.equal(await w1!.store.has('blk_crc'), false);
   });
 
@@ -101,7 +103,7 @@ describe('data server', () => {
     let received = 0;
     await assert.rejects(
       (async () => {
-        for await (const chunk of readRemoteBlock(w1!.address, 'blk_mid', 0, data.length)) {
+        for await (const chunk of readRemoteBlock(w1!.address, 'blk_mid', 0, data.length, { token: tokenFor('blk_mid', 'read') })) {
           assert.equal(Buffer.compare(chunk, data.subarray(received, received + chunk.length)), 0, 'only good bytes are sent');
           received += chunk.length;
         }
@@ -115,20 +117,23 @@ describe('data server', () => {
     const [w1] = nodes;
     const data = pseudoRandomBytes(6_000_000, 24);
     await w1!.store.write('blk_early', data);
+    const read = { token: tokenFor('blk_early', 'read') };
     for (let i = 0; i < 3; i++) {
-      for await (const chunk of readRemoteBlock(w1!.address, 'blk_early', 0, data.length)) {
+      for await (const chunk of readRemoteBlock(w1!.address, 'blk_early', 0, data.length, read)) {
         assert.ok(chunk.length > 0);
         break;
       }
     }
-    assert.equal(Buffer.compare(await collect(readRemoteBlock(w1!.address, 'blk_early', 0, data.length)), data), 0);
+    assert.equal(Buffer.compare(await collect(readRemoteBlock(w1!.address, 'blk_early', 0, data.length, read)), data), 0);
   });
 
   it('replicate copies a local block to other datanodes', async () => {
     const [w1, w2, w3] = nodes;
     const data = pseudoRandomBytes(5_000_000, 23);
     await w1!.store.write('blk_rep', data);
-    const result = await replicateRemoteBlock(w1!.address, 'blk_rep', [w2!.address, w3!.address, { ...w3!.address, workerId: 'dead', dataPort: 1 }]);
+    const targets = [w2!.address, w3!.address, { ...w3!.address, workerId: 'dead', dataPort: 1 }];
+    const relay = testBlockKey.issue('blk_rep', 'replicate', Date.now() + 60_000, replicationScope(targets));
+    const result = await replicateRemoteBlock(w1!.address, 'blk_rep', targets, { token: relay });
     assert.deepEqual(result.succeeded.sort(), ['w2', 'w3']);
     assert.deepEqual(result.failed.map((f) => [f.workerId, f.code]), [['dead', 'ECONNECT']]);
     for (const node of [w2!, w3!]) assert.equal(Buffer.compare(await collect(node.store.read('blk_rep')), data), 0);

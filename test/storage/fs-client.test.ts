@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMinimrError } from '../../src/errors.js';
 import { FsClient, type BlockInfo } from '../../src/storage/index.js';
-import { collect, pseudoRandomBytes, seededRandom, silentLogger, startCluster, stopDatanode, type TestCluster } from './helpers.js';
+import { collect, pseudoRandomBytes, seededRandom, silentLogger, startCluster, stopDatanode, verifyReportedReplicas, type TestCluster } from './helpers.js';
 
 async function corruptReplica(cluster: TestCluster, workerId: string, blockId: string, offsetInBlock: number): Promise<void> {
   const datanode = cluster.datanodes.find((d) => d.address.workerId === workerId)!;
@@ -50,6 +50,7 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       const badWorker = victim.locations[0]!.workerId;
       await corruptReplica(cluster, badWorker, victim.blockId, 12_345);
       assert.equal(Buffer.compare(await collect(fs.cat('/in/data.bin')), data), 0, 'still byte-identical');
+      await verifyReportedReplicas(cluster);
       assert.deepEqual(cluster.namenode.takeBlockDeletions(badWorker), [victim.blockId]);
       const after = (await fs.getBlocks('/in/data.bin'))[4]!;
       assert.deepEqual(after.locations.map((l) => l.workerId), victim.locations.slice(1).map((l) => l.workerId));
@@ -69,13 +70,14 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       // Past the first megabyte the datanode has already sent good bytes when it hits the bad chunk.
       await corruptReplica(cluster, first!.locations[0]!.workerId, first!.blockId, 2_500_000);
       assert.equal(Buffer.compare(await collect(fs.cat('/big')), data), 0);
+      await verifyReportedReplicas(cluster);
       assert.deepEqual(cluster.namenode.takeBlockDeletions(first!.locations[0]!.workerId), [first!.blockId]);
     } finally {
       await cluster.close();
     }
   });
 
-  it('every replica corrupt: ENOREPLICA {blockId, path}', async () => {
+  it('every replica corrupt: ECHECKSUM {blockId, path}', async () => {
     const cluster = await startCluster(['r1', 'r2', 'r3'], { defaultBlockSize: 50_000 });
     try {
       const fs = client(cluster);
@@ -85,7 +87,7 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       for (const location of block.locations) await corruptReplica(cluster, location.workerId, block.blockId, 100);
       await assert.rejects(
         collect(fs.cat('/f')),
-        (err) => isMinimrError(err, 'ENOREPLICA') && err.details.blockId === block.blockId && err.details.path === '/f',
+        (err) => isMinimrError(err, 'ECHECKSUM') && err.details.blockId === block.blockId && err.details.path === '/f',
       );
       // The first block is still readable on its own.
       assert.equal(Buffer.compare(await collect(fs.readRange('/f', 0, 50_000)), data.subarray(0, 50_000)), 0);
@@ -163,7 +165,8 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       // Checksums still apply on the short-circuit path.
       const [first] = await local.getBlocks('/local');
       await corruptReplica(cluster, 'w1', first!.blockId, 5);
-      await assert.rejects(collect(local.cat('/local')), (err) => isMinimrError(err, 'ENOREPLICA'));
+      await assert.rejects(collect(local.cat('/local')), (err) => isMinimrError(err, 'ECHECKSUM'));
+      await verifyReportedReplicas(cluster);
       assert.deepEqual(cluster.namenode.takeBlockDeletions('w1'), [first!.blockId]);
     } finally {
       await cluster.close();
@@ -187,6 +190,89 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       await fs.remove('/files', { recursive: true });
       await assert.rejects(fs.stat('/files'), (err) => isMinimrError(err, 'ENOENT'));
       await assert.rejects(fs.get('/missing', dst), (err) => isMinimrError(err, 'ENOENT'));
+    } finally {
+      await cluster.close();
+    }
+  });
+});
+
+describe("FsClient checks whole blocks against the NameNode's checksum", () => {
+  /** Replaces a replica with other bytes of the same length, stored with checksums of their own, as an overwrite on the data port would. */
+  async function tamper(cluster: TestCluster, workerId: string, blockId: string, length: number): Promise<void> {
+    const datanode = cluster.datanodes.find((d) => d.address.workerId === workerId)!;
+    await datanode.store.delete(blockId);
+    await datanode.store.write(blockId, Buffer.alloc(length, 0x21));
+  }
+
+  it('a tampered replica is skipped for a good one when blocks are held; reported, its datanode confirms and it is deleted', async () => {
+    const cluster = await startCluster(['r1', 'r2', 'r3'], { defaultBlockSize: 40_000 });
+    try {
+      const fs = client(cluster, { holdUnverifiedBytes: 1 << 20 });
+      const data = pseudoRandomBytes(100_000, 14);
+      await fs.put(data, '/t', { replication: 2 });
+      const block = (await fs.getBlocks('/t'))[1]!;
+      const bad = block.locations[0]!.workerId;
+      await tamper(cluster, bad, block.blockId, block.length);
+      assert.equal(Buffer.compare(await collect(fs.cat('/t')), data), 0);
+      await verifyReportedReplicas(cluster);
+      assert.deepEqual(cluster.namenode.takeBlockDeletions(bad), [block.blockId]);
+      assert.deepEqual((await fs.getBlocks('/t'))[1]!.locations.map((l) => l.workerId), [block.locations[1]!.workerId]);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('tampered on every replica: ECHECKSUM, and no byte of the bad block is handed out', async () => {
+    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 40_000 });
+    try {
+      const fs = client(cluster, { holdUnverifiedBytes: 1 << 20 });
+      const data = pseudoRandomBytes(100_000, 15);
+      await fs.put(data, '/t', { replication: 2 });
+      const block = (await fs.getBlocks('/t'))[1]!;
+      for (const l of block.locations) await tamper(cluster, l.workerId, block.blockId, block.length);
+      const received: Buffer[] = [];
+      await assert.rejects(
+        (async () => {
+          for await (const chunk of fs.cat('/t')) received.push(chunk);
+        })(),
+        (err) => isMinimrError(err, 'ECHECKSUM') && err.details.blockId === block.blockId,
+      );
+      assert.equal(Buffer.compare(Buffer.concat(received), data.subarray(0, 40_000)), 0, 'only the good first block');
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('streaming (tasks): a tampered replica fails the read with ECHECKSUM; once its datanode confirms it, reads are right', async () => {
+    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 40_000 });
+    try {
+      const fs = client(cluster);
+      const data = pseudoRandomBytes(100_000, 16);
+      await fs.put(data, '/t', { replication: 2 });
+      const block = (await fs.getBlocks('/t'))[0]!;
+      await tamper(cluster, block.locations[0]!.workerId, block.blockId, block.length);
+      await assert.rejects(collect(fs.cat('/t')), (err) => isMinimrError(err, 'ECHECKSUM'));
+      await verifyReportedReplicas(cluster);
+      assert.equal(Buffer.compare(await collect(fs.cat('/t')), data), 0);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a forged bad-replica report of every replica leaves them all', async () => {
+    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 40_000 });
+    try {
+      const fs = client(cluster);
+      const data = pseudoRandomBytes(60_000, 17);
+      await fs.put(data, '/t', { replication: 2 });
+      const before = await fs.getBlocks('/t');
+      for (const block of before) for (const l of block.locations) await cluster.namenode.reportBadReplica(block.blockId, l.workerId);
+      await verifyReportedReplicas(cluster);
+      for (const node of cluster.datanodes) assert.deepEqual(cluster.namenode.takeBlockDeletions(node.address.workerId), []);
+      const after = await fs.getBlocks('/t');
+      assert.deepEqual(after.map((b) => b.locations.map((l) => l.workerId)), before.map((b) => b.locations.map((l) => l.workerId)));
+      for (const node of cluster.datanodes) assert.equal((await node.store.list()).length, 2);
+      assert.equal(Buffer.compare(await collect(fs.cat('/t')), data), 0);
     } finally {
       await cluster.close();
     }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Logger } from '../../src/log.js';
-import { createDataRequestHandler, LocalDiskBlockStore, Namenode, type DatanodeAddress } from '../../src/storage/index.js';
+import { BlockTokenKey, checkLocalReplica, createDataRequestHandler, LocalDiskBlockStore, Namenode, type BlockOperation, type DatanodeAddress } from '../../src/storage/index.js';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 
@@ -42,10 +42,18 @@ export interface TestDatanode {
   readonly server: Server;
 }
 
-export async function startDatanode(dir: string, workerId: string, rack: string): Promise<TestDatanode> {
+/** The block token key of datanodes started outside a test cluster (a cluster's datanodes share its NameNode's). */
+export const testBlockKey = BlockTokenKey.generate();
+
+/** A token the datanodes of `startDatanode` accept, valid for a minute. */
+export function tokenFor(blockId: string, op: BlockOperation, key: BlockTokenKey = testBlockKey): string {
+  return key.issue(blockId, op, Date.now() + 60_000);
+}
+
+export async function startDatanode(dir: string, workerId: string, rack: string, key: BlockTokenKey = testBlockKey): Promise<TestDatanode> {
   const store = new LocalDiskBlockStore({ dir: join(dir, workerId), workerId });
   await store.open();
-  const handler = createDataRequestHandler(store, workerId);
+  const handler = createDataRequestHandler(store, workerId, { blockKey: () => key });
   const server = createServer((req, res) => {
     if (!handler(req, res)) res.writeHead(404).end('not a data route');
   });
@@ -73,7 +81,7 @@ export async function startCluster(racks: readonly string[], namenodeOptions: { 
   await namenode.open();
   const datanodes: TestDatanode[] = [];
   for (const [i, rack] of racks.entries()) {
-    const node = await startDatanode(dir, `w${i + 1}`, rack);
+    const node = await startDatanode(dir, `w${i + 1}`, rack, namenode.blockKey);
     namenode.registerDatanode(node.address, await node.store.list());
     datanodes.push(node);
   }
@@ -87,4 +95,16 @@ export async function startCluster(racks: readonly string[], namenodeOptions: { 
       await cleanup();
     },
   };
+}
+
+/**
+ * What the runtime does on heartbeats: each datanode checks the replicas readers reported against
+ * the NameNode's checksums, and only what it finds corrupt is removed.
+ */
+export async function verifyReportedReplicas(cluster: TestCluster): Promise<void> {
+  for (const node of cluster.datanodes) {
+    for (const block of cluster.namenode.takeVerifications(node.address.workerId)) {
+      if ((await checkLocalReplica(node.store, block)) !== undefined) cluster.namenode.replicaCorrupt(node.address.workerId, block.blockId);
+    }
+  }
 }
