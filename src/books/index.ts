@@ -2,7 +2,7 @@
  * The books both engines keep: job, task, attempt and worker state with every transition, the
  * snapshots policies see, and the check their decisions must pass (see books.ts).
  */
-export { Books, MAX_FETCH_FAILURES_PER_REDUCE, hasEnded, type BooksOptions } from './books.js';
+export { Books, MAX_FETCH_FAILURES_PER_REDUCE, hadoopAttemptId, hasEnded, type BooksOptions } from './books.js';
 export { MrClusters, type BlockReport, type MrClusterOptions, type MrClusterRecord, type MrClusterRequest, type StoredBlock } from './mr-clusters.js';
 export { JobSkew, WorkerSpeedBook, planReducerSlots, type ReducerSlot, type SkewPlan, type SkewReducerStatus, type SkewStatus } from './skew.js';
 export type {

@@ -17,7 +17,7 @@ type Shape = Readonly<Record<string, FieldKind | `${FieldKind}?`>>;
 
 /** Required fields per message type; the static types in protocol.ts are the full description. */
 export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
-  register: { id: 'number', worker: 'object', blockIds: 'array' },
+  register: { id: 'number', worker: 'object', blockIds: 'array', mapOutputs: 'array?' },
   heartbeat: { workerId: 'string', attempts: 'array' },
   'attempt-finished': { workerId: 'string', attemptId: 'string', state: 'string', counters: 'object', error: 'object?', mapOutput: 'object?' },
   'block-replicated': { workerId: 'string', blockId: 'string', targets: 'array' },
@@ -30,7 +30,7 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'map-outputs': { attemptId: 'string', available: 'array', lost: 'array' },
   'submit-job': { id: 'number', job: 'object' },
   'job-status': { id: 'number', jobId: 'string' },
-  'list-jobs': { id: 'number' },
+  'list-jobs': { id: 'number', all: 'boolean?' },
   'job-attempts': { id: 'number', jobId: 'string' },
   'kill-job': { id: 'number', jobId: 'string' },
   'wait-job': { id: 'number', jobId: 'string' },
