@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,6 +88,34 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     ...extra,
   ];
 
+  const workerArgs = (i: number) => [
+    'worker',
+    '--jobtracker',
+    `ws://127.0.0.1:${port}`,
+    '--dir',
+    join(dir, `w${i}`),
+    '--id',
+    `worker-${i}`,
+    '--rack',
+    `/rack-${i}`,
+    '--map-slots',
+    '2',
+    '--reduce-slots',
+    '1',
+    '--disk-mbps',
+    '100',
+  ];
+
+  /** A complete-looking map output of a job no JobTracker knows, on worker i's disk. */
+  async function plantOrphan(i: number): Promise<string> {
+    const jobDir = join(dir, `w${i}`, 'shuffle', 'job_19990101000000_0001');
+    const attemptDir = join(jobDir, 'attempt_19990101000000_0001_m_000000_0');
+    await mkdir(attemptDir, { recursive: true });
+    await writeFile(join(attemptDir, 'file.out'), 'stale');
+    await writeFile(join(attemptDir, 'file.out.index'), 'stale');
+    return jobDir;
+  }
+
   async function connect(): Promise<JobClient> {
     return waitFor('the JobTracker to listen', () => JobClient.connect(`ws://127.0.0.1:${port}`).catch(() => undefined), 60_000);
   }
@@ -108,10 +136,7 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     dir = await mkdtemp(join(tmpdir(), 'minimr-restart-'));
     port = await freePort();
     jobTracker = startProcess(jobTrackerArgs());
-    for (let i = 0; i < 2; i++) {
-      const args = ['worker', '--jobtracker', `ws://127.0.0.1:${port}`, '--dir', join(dir, `w${i}`), '--id', `worker-${i}`, '--rack', `/rack-${i}`];
-      workers.push(startProcess([...args, '--map-slots', '2', '--reduce-slots', '1', '--disk-mbps', '100']));
-    }
+    for (let i = 0; i < 2; i++) workers.push(startProcess(workerArgs(i)));
     const probe = await connect();
     await waitFor('both workers to register', async () => ((await probe.clusterInfo()).workers.length === 2 ? true : undefined), 60_000);
     probe.close();
@@ -226,5 +251,16 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     const [code] = (await once(cli, 'exit')) as [number];
     assert.equal(code, 0);
     for (const s of [...earlier, last]) assert.match(printed, new RegExp(s.jobId));
+  });
+
+  it('orphan map outputs are deleted: by a worker registering with a restarted JobTracker, and by a worker at its start', async () => {
+    const gone = async (path: string) => (await readdir(path).then(() => false, () => true)) || undefined;
+    const onLiveWorker = await plantOrphan(0);
+    await restartJobTracker();
+    await waitFor('worker-0 to delete the orphan it reported', () => gone(onLiveWorker), 30_000);
+    await stopProcess(workers[1]);
+    const onStoppedWorker = await plantOrphan(1);
+    workers[1] = startProcess(workerArgs(1));
+    await waitFor('worker-1 to delete the orphan at its start', () => gone(onStoppedWorker), 30_000);
   });
 });
