@@ -87,10 +87,14 @@ export function attemptNumberOf(attemptId: string): number {
 export class JobJournal {
   private db!: Level<string, Buffer>;
   private opened = false;
+  /** Set by `freeze`: nothing more is written. */
+  private frozen = false;
   private queue: Promise<unknown> = Promise.resolve();
   /** Tasks of the active jobs, by job, then task id: a change is written as the whole record. */
   private readonly tasks = new Map<string, Map<string, JournaledTask>>();
   private readonly jobs = new Map<string, JournaledJob>();
+  /** Keys of records found damaged at open, for the JobTracker to report. */
+  readonly damaged: string[] = [];
 
   constructor(private readonly dbPath: string) {}
 
@@ -99,20 +103,45 @@ export class JobJournal {
     const { Level } = await import('level');
     this.db = new Level<string, Buffer>(this.dbPath, { valueEncoding: 'buffer' });
     await this.db.open();
-    for await (const [, value] of this.db.iterator({ gte: JOB, lt: `${JOB}${END}` })) {
-      const job = packr.unpack(value) as JournaledJob;
-      this.jobs.set(job.jobId, job);
+    for await (const [key, value] of this.db.iterator({ gte: JOB, lt: `${JOB}${END}` })) {
+      const job = this.decode<JournaledJob>(key, value);
+      if (job === undefined) continue;
+      if (typeof job.jobId !== 'string' || typeof job.submission !== 'object' || !Array.isArray(job.splits)) {
+        this.damaged.push(key);
+        continue;
+      }
+      this.jobs.set(job.jobId, job as JournaledJob);
       this.tasks.set(job.jobId, new Map());
     }
     for await (const [key, value] of this.db.iterator({ gte: TASK, lt: `${TASK}${END}` })) {
       const [jobId, taskId] = key.slice(TASK.length).split('!');
       const tasks = this.tasks.get(jobId!);
-      if (tasks && taskId) tasks.set(taskId, packr.unpack(value) as JournaledTask);
+      const task = this.decode<JournaledTask>(key, value);
+      if (tasks && taskId && typeof task?.nextAttempt === 'number') tasks.set(taskId, task as JournaledTask);
     }
     this.opened = true;
   }
 
+  /** A record that does not decode is left out (its job is not recovered; a task's, re-run) and named here. */
+  private decode<T>(key: string, value: Buffer): Partial<T> | undefined {
+    try {
+      return packr.unpack(value) as Partial<T>;
+    } catch {
+      this.damaged.push(key);
+      return undefined;
+    }
+  }
+
+  /**
+   * Writes nothing from now on: a JobTracker shutting down in order sees its workers leave, and
+   * what that does to its jobs is not what a restart should resume from (it resumes from before).
+   */
+  freeze(): void {
+    this.frozen = true;
+  }
+
   async close(): Promise<void> {
+    this.frozen = true;
     if (!this.opened) return;
     await this.queue.catch(() => undefined);
     await this.db.close();
@@ -213,6 +242,7 @@ export class JobJournal {
 
   /** One write at a time, in call order; a failed write rejects its caller and not the ones after it. */
   private write(step: () => Promise<unknown>): Promise<void> {
+    if (this.frozen) return Promise.resolve();
     const next = this.queue.then(step, step);
     this.queue = next.catch(() => undefined);
     return next.then(() => undefined);

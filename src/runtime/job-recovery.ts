@@ -76,6 +76,8 @@ export class JobRecovery {
   /** `workerId attemptId` of every map output a registered worker reported. */
   private readonly held = new Set<string>();
   private readonly expectedWorkers = new Set<string>();
+  /** `workerId attemptId` of every map output the journal says a worker holds. */
+  private readonly journaledOutputs = new Set<string>();
   private readonly deadline: number;
 
   private constructor(
@@ -85,7 +87,11 @@ export class JobRecovery {
   ) {
     this.deadline = host.clock() + waitMs;
     for (const p of pending) {
-      for (const t of p.recovered.tasks.values()) if (t.success && !t.success.committed) this.expectedWorkers.add(t.success.workerId);
+      for (const t of p.recovered.tasks.values()) {
+        if (!t.success || t.success.committed) continue;
+        this.expectedWorkers.add(t.success.workerId);
+        this.journaledOutputs.add(`${t.success.workerId} ${t.success.attemptId}`);
+      }
     }
   }
 
@@ -107,7 +113,14 @@ export class JobRecovery {
         continue;
       }
       const rerunReduces = job.skew !== null && job.skew.strategy !== 'hash';
-      const committed = await committedTasks(host, job, rerunReduces);
+      let committed: Set<string>;
+      try {
+        committed = await committedTasks(host, job, rerunReduces);
+      } catch (err) {
+        const error = { code: 'EJOBFAILED', message: `job ${j.jobId} cannot resume after the JobTracker's restart: its output directory ${j.submission.outputPath}: ${(err as Error).message}` };
+        void host.carryOut([...effects, ...host.books.failJob(job, host.clock(), error)]);
+        continue;
+      }
       pending.push({ job, recovered, committed, rerunReduces });
       void host.carryOut(effects);
       host.logger.info({ job: j.jobId, maps: job.maps.length, reduces: job.reduces.length, committed: committed.size }, 'job recovered from the journal');
@@ -117,12 +130,7 @@ export class JobRecovery {
 
   /** Whether a worker's map output is one a recovered job may keep. */
   wants(workerId: string, output: HeldMapOutput): boolean {
-    const p = this.pending.find((x) => x.job.id === output.jobId);
-    if (!p) return false;
-    for (const t of p.recovered.tasks.values()) {
-      if (t.success?.attemptId === output.attemptId && t.success.workerId === workerId) return true;
-    }
-    return false;
+    return this.journaledOutputs.has(`${workerId} ${output.attemptId}`);
   }
 
   workerRegistered(workerId: string, outputs: readonly HeldMapOutput[]): void {
@@ -245,10 +253,16 @@ export function journaledSuccess(attempt: RuntimeAttempt, committed: boolean): J
  * waits, one its journal names).
  */
 export function mapOutputsToDrop(books: Books<RuntimeData>, recovery: JobRecovery | null, workerId: string, outputs: readonly HeldMapOutput[]): HeldMapOutput[] {
-  return outputs.filter((o) => {
-    if (recovery?.wants(workerId, o)) return false;
-    const job = books.job(o.jobId);
-    if (!job || !books.isActive(job)) return true;
-    return !job.maps.some((t) => t.successfulAttempt?.id === o.attemptId && t.successfulAttempt.worker.shape.id === workerId);
-  });
+  const needed = new Map<string, Set<string>>();
+  const neededOf = (jobId: string): Set<string> => {
+    let ids = needed.get(jobId);
+    if (!ids) {
+      const job = books.job(jobId);
+      const maps = job && books.isActive(job) ? job.maps : [];
+      ids = new Set(maps.flatMap((t) => (t.successfulAttempt?.worker.shape.id === workerId ? [t.successfulAttempt.id] : [])));
+      needed.set(jobId, ids);
+    }
+    return ids;
+  };
+  return outputs.filter((o) => !recovery?.wants(workerId, o) && !neededOf(o.jobId).has(o.attemptId));
 }

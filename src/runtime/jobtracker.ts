@@ -176,6 +176,7 @@ export class JobTracker {
     await this.namenode.open();
     await this.profiles.open();
     await this.journal.open();
+    if (this.journal.damaged.length > 0) this.logger.error({ records: this.journal.damaged }, 'damaged job journal records left out: their jobs (or tasks) are not recovered (or re-run)');
     for (const id of await this.journal.jobIds()) {
       if (id.startsWith(`${this.jobIdPrefix}_`)) this.jobSeq = Math.max(this.jobSeq, Number(id.slice(this.jobIdPrefix.length + 1)) || 0);
     }
@@ -202,11 +203,13 @@ export class JobTracker {
   /** Announces an orderly shutdown, so that workers leaving is not reported as a failure. */
   drain(): void {
     this.draining = true;
+    this.journal.freeze();
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.draining = true;
+    this.journal.freeze();
     this.stopped = true;
     if (this.livenessTimer) clearInterval(this.livenessTimer);
     for (const w of this.books.liveWorkers()) w.data.peer.close(1001, 'JobTracker shutting down');
