@@ -176,10 +176,22 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     return { jobId, final, before, seenAfter: seen.slice(seenBefore) };
   }
 
-  async function assertNoTemporary(output: string): Promise<void> {
+  /**
+   * The attempts that had succeeded before the kill are still the tasks' successful attempts; the
+   * output is the reference WordCount, byte for byte what an undisturbed run of the same job writes,
+   * with no `_temporary` left. Returns the successful attempts of `kind`.
+   */
+  async function assertKeptAndCorrect(jobId: string, output: string, reducers: number, before: Set<string>, kind: 'map' | 'reduce'): Promise<Set<string>> {
+    const after = await succeeded(jobId, kind);
+    for (const id of before) assert.ok(after.has(id), `${kind} attempt ${id}, done before the kill, was kept`);
+    const written = await readOutput(client.fs, output);
+    assertCountsEqual(written, text);
     const paths = await walk(client.fs, output);
     assert.deepEqual(paths.filter((p) => p.includes('_temporary')), [], 'no _temporary left in the output');
     assert.ok(paths.includes(`${output}/_SUCCESS`), 'the job committed');
+    await client.run(fixtureModule('slow-wordcount'), { input: ['/in/text.txt'], output: `${output}-undisturbed`, reducers });
+    assert.ok(written.equals(await readOutput(client.fs, `${output}-undisturbed`)), 'output identical to an undisturbed run');
+    return after;
   }
 
   it('SIGKILL in the map phase: the job resumes, keeps the maps whose outputs are still on the workers, and its output is the reference WordCount', async () => {
@@ -187,15 +199,8 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     assert.equal(final.state, 'succeeded');
     assert.equal(final.jobId, jobId);
     assert.ok(seenAfter.some((s) => s.mapsCompleted < s.mapsTotal), 'the client kept following the job after the restart, mid-map');
-    const after = await succeeded(jobId, 'map');
-    for (const id of before) assert.ok(after.has(id), `map attempt ${id}, done before the kill, was kept`);
-    assert.ok(after.size === final.mapsTotal);
-    const output = await readOutput(client.fs, '/out/mid-map');
-    assertCountsEqual(output, text);
-    await assertNoTemporary('/out/mid-map');
-    // Byte for byte what an undisturbed run of the same job writes.
-    await client.run(fixtureModule('slow-wordcount'), { input: ['/in/text.txt'], output: '/out/undisturbed-3', reducers: 3 });
-    assert.ok(output.equals(await readOutput(client.fs, '/out/undisturbed-3')), 'output identical to an undisturbed run');
+    const after = await assertKeptAndCorrect(jobId, '/out/mid-map', 3, before, 'map');
+    assert.equal(after.size, final.mapsTotal);
   });
 
   it('SIGKILL in the reduce phase: committed reduces are kept, the rest re-run, and the output is the reference WordCount', async () => {
@@ -208,13 +213,7 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     assert.equal(final.state, 'succeeded');
     assert.ok(seenAfter.length > 0, 'the client kept following the job after the restart');
     assert.ok(before.size >= 1);
-    const after = await succeeded(jobId, 'reduce');
-    for (const id of before) assert.ok(after.has(id), `reduce attempt ${id}, committed before the kill, was kept`);
-    const output = await readOutput(client.fs, '/out/mid-reduce');
-    assertCountsEqual(output, text);
-    await assertNoTemporary('/out/mid-reduce');
-    await client.run(fixtureModule('slow-wordcount'), { input: ['/in/text.txt'], output: '/out/undisturbed-4', reducers: 4 });
-    assert.ok(output.equals(await readOutput(client.fs, '/out/undisturbed-4')), 'output identical to an undisturbed run');
+    await assertKeptAndCorrect(jobId, '/out/mid-reduce', 4, before, 'reduce');
   });
 
   it('no map outputs remain on the workers once the jobs have ended', async () => {
