@@ -104,7 +104,7 @@ function hadoopTaskId(jobId: string, kind: TaskKind, index: number): string {
   return `task_${jobId.replace(/^job_/, '')}_${kind === 'map' ? 'm' : 'r'}_${pad6(index)}`;
 }
 
-function hadoopAttemptId(taskId: string, n: number): string {
+export function hadoopAttemptId(taskId: string, n: number): string {
   return `${taskId.replace(/^task_/, 'attempt_')}_${n}`;
 }
 

@@ -329,11 +329,17 @@ async function main(): Promise<void> {
           .option('block-size', { type: 'string', default: '64m' })
           .option('replication', { type: 'number', default: 3 })
           .option('max-attempts', { type: 'number', default: 4 })
-          .option('memory-step-mb', { type: 'number', describe: 'elastic grants are whole multiples of this, MB (default 100)' }),
+          .option('memory-step-mb', { type: 'number', describe: 'elastic grants are whole multiples of this, MB (default 100)' })
+          .option('retained-jobs', { type: 'number', default: 100, describe: 'ended jobs kept in memory; older ones retire to the history (job list --all)' })
+          .option('retain-ms', { type: 'number', default: 3_600_000, describe: 'an ended job retires to the history after this long, ms' })
+          .option('recovery-wait-ms', { type: 'number', describe: "after a restart, how long recovered jobs wait for their workers to register again, ms (default max(10 s, the worker timeout))" }),
       async (argv) => {
         const { policyOptions, pools } = await policySettings(argv);
         const secretFile = argv['secret-file'] ?? process.env.MINIMR_SECRET_FILE;
         const jt = new JobTracker({
+          retainedJobs: argv['retained-jobs'],
+          retainMs: argv['retain-ms'],
+          recoveryWaitMs: argv['recovery-wait-ms'],
           dataDir: resolvePath(argv.dir),
           host: argv.host,
           port: argv.port,
@@ -559,9 +565,14 @@ async function main(): Promise<void> {
             }
           });
         })
-        .command('list', 'list jobs', (yy) => yy, async (argv) => {
-          await withClient(argv, async (c) => (await c.list()).forEach(printStatus));
-        })
+        .command(
+          'list',
+          'list jobs: running, queued and recently ended (--all: and the retired ones, from the history)',
+          (yy) => yy.option('all', { type: 'boolean', default: false, describe: 'include jobs retired from memory to the history' }),
+          async (argv) => {
+            await withClient(argv, async (c) => (await c.list(argv.all)).forEach(printStatus));
+          },
+        )
         .command('kill <id>', 'kill a job', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
           await withClient(argv, async (c) => printStatus(await c.kill(argv.id)));
         })

@@ -19,7 +19,7 @@ type Shape = Readonly<Record<string, FieldKind | `${FieldKind}?`>>;
 export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   hello: { nonce: 'string' },
   auth: { id: 'number', user: 'string', nonce: 'string', proof: 'string' },
-  register: { id: 'number', worker: 'object', blockIds: 'array' },
+  register: { id: 'number', worker: 'object', blockIds: 'array', mapOutputs: 'array?' },
   heartbeat: { workerId: 'string', attempts: 'array' },
   'attempt-finished': { workerId: 'string', attemptId: 'string', state: 'string', counters: 'object', error: 'object?', mapOutput: 'object?' },
   'block-replicated': { workerId: 'string', blockId: 'string', targets: 'array' },
@@ -34,7 +34,7 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'map-outputs': { attemptId: 'string', available: 'array', lost: 'array' },
   'submit-job': { id: 'number', job: 'object' },
   'job-status': { id: 'number', jobId: 'string' },
-  'list-jobs': { id: 'number' },
+  'list-jobs': { id: 'number', all: 'boolean?' },
   'job-attempts': { id: 'number', jobId: 'string' },
   'kill-job': { id: 'number', jobId: 'string' },
   'wait-job': { id: 'number', jobId: 'string' },

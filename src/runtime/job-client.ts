@@ -48,6 +48,11 @@ export interface WaitOptions {
   onProgress?: (status: JobStatus) => void;
   /** Progress polling interval (default 200 ms); the end itself is not polled for. */
   pollMs?: number;
+  /**
+   * How long to keep trying to reconnect when the connection to the JobTracker is lost (it may be
+   * restarting: its jobs resume), ms; default 120 s, 0 = give up at once.
+   */
+  reconnectMs?: number;
 }
 
 /** The first `records` records of a split, as a map task would read them. */
@@ -65,17 +70,50 @@ export class JobClient {
   /** Job modules loaded by this client, by content hash. */
   private readonly jobs = new Map<string, Promise<AnyJobDefinition>>();
 
-  private constructor(private readonly peer: RpcPeer) {
+  private constructor(
+    private peer: RpcPeer,
+    private readonly url: string,
+    private readonly options: { readonly logger?: Logger; readonly security?: PeerSecurity },
+  ) {
     // What a client prints or copies out must be right: it holds each block until it matches the NameNode's checksum.
-    this.fs = new FsClient({ namenode: remoteNamenode(peer), holdUnverifiedBytes: CLIENT_HOLD_BYTES });
+    this.fs = new FsClient({ namenode: remoteNamenode(() => this.peer), holdUnverifiedBytes: CLIENT_HOLD_BYTES });
+  }
+
+  private get logger(): Logger | undefined {
+    return this.options.logger;
   }
 
   /** Connects and authenticates (see auth.ts: without `security.credentials`, a JobTracker in this process lends its secret). */
   static async connect(url: string, options: { logger?: Logger; security?: PeerSecurity } = {}): Promise<JobClient> {
-    const peer = await connectPeer(url, () => {
+    return new JobClient(await JobClient.open(url, options), url, options);
+  }
+
+  private static open(url: string, options: { readonly logger?: Logger; readonly security?: PeerSecurity }): Promise<RpcPeer> {
+    return connectPeer(url, () => {
       throw new MinimrError('EPROTOCOL', 'clients accept no requests');
     }, options.logger, undefined, options.security);
-    return new JobClient(peer);
+  }
+
+  /** Connects again after the connection was lost, trying for up to `withinMs`. */
+  private async reconnect(withinMs: number, lost: MinimrError, jobId: string): Promise<void> {
+    const deadline = Date.now() + withinMs;
+    let delayMs = 100;
+    this.logger?.warn({ url: this.url, err: lost.message }, 'lost the JobTracker connection: reconnecting');
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, Math.min(delayMs, Math.max(0, deadline - Date.now()))));
+      delayMs = Math.min(delayMs * 2, 2000);
+      try {
+        this.peer = await JobClient.open(this.url, this.options);
+        return;
+      } catch (err) {
+        if (!(err instanceof MinimrError && err.code === 'ECONNECT')) throw err;
+      }
+    }
+    throw new MinimrError(
+      'ECONNECT',
+      `lost the JobTracker at ${this.url} and could not reconnect within ${withinMs} ms (${lost.message}); job ${jobId} resumes when it restarts: follow it with \`minimr job status ${jobId}\``,
+      { url: this.url, jobId },
+    );
   }
 
   close(): void {
@@ -288,8 +326,9 @@ export class JobClient {
     return this.peer.request<AttemptSummary[]>({ type: 'job-attempts', jobId });
   }
 
-  list(): Promise<JobStatus[]> {
-    return this.peer.request<JobStatus[]>({ type: 'list-jobs' });
+  /** The jobs in the JobTracker's memory; with `all`, the retired ones from its history too. */
+  list(all = false): Promise<JobStatus[]> {
+    return this.peer.request<JobStatus[]>({ type: 'list-jobs', ...(all ? { all } : {}) });
   }
 
   kill(jobId: string): Promise<JobStatus> {
@@ -318,9 +357,22 @@ export class JobClient {
   /**
    * Resolves when the job ends, as the JobTracker tells it (a 'wait-job' request answered at the
    * end: no polling delay); rejects with the job's error when it failed or was killed. With
-   * `onProgress`, the status is also polled every `pollMs` meanwhile.
+   * `onProgress`, the status is also polled every `pollMs` meanwhile. A lost connection is made
+   * again (for up to `reconnectMs`) and the job followed on: a JobTracker restarted on its
+   * directory resumes it.
    */
   async waitForCompletion(jobId: string, options: WaitOptions = {}): Promise<JobStatus> {
+    for (;;) {
+      try {
+        return await this.follow(jobId, options);
+      } catch (err) {
+        if (!(err instanceof MinimrError && err.code === 'ECONNECT') || this.peer.isOpen) throw err;
+        await this.reconnect(options.reconnectMs ?? 120_000, err, jobId);
+      }
+    }
+  }
+
+  private async follow(jobId: string, options: WaitOptions): Promise<JobStatus> {
     const ended = this.peer.request<JobStatus>({ type: 'wait-job', jobId });
     const onProgress = options.onProgress;
     if (onProgress) {

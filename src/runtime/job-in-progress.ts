@@ -1,4 +1,4 @@
-import { hasEnded, type AttemptRecord, type EngineData, type JobPlan, type JobRecord, type SkewPlan, type TaskPlan, type TaskRecord, type WorkerRecord } from '../books/index.js';
+import { hasEnded, type AttemptMeasures, type AttemptRecord, type EngineData, type JobPlan, type JobRecord, type SkewPlan, type TaskPlan, type TaskRecord, type WorkerRecord } from '../books/index.js';
 import type { DatanodeAddress } from '../storage/index.js';
 import { newShuffleSecret } from '../shuffle/index.js';
 import {
@@ -162,6 +162,17 @@ function skewPlan(submission: JobSubmission): SkewPlan {
  */
 export function reduceSlowStartOf(submission: JobSubmission): number {
   return { ...JOB_CONF_DEFAULTS, ...submission.conf }['job.reduceSlowStart'];
+}
+
+/** What a successful attempt measured, as the books take it (its counters and map output say). */
+export function attemptMeasures(task: RuntimeTask, report: AttemptReport): AttemptMeasures {
+  const counters = report.counters;
+  return {
+    inputBytes: (task.kind === 'map' ? counters.MAP_INPUT_BYTES : counters.REDUCE_INPUT_BYTES) ?? task.inputBytes,
+    outputBytes: counters.MAP_OUTPUT_BYTES ?? 0,
+    ...(counters.TASK_MS !== undefined ? { taskMs: counters.TASK_MS } : {}),
+    ...(report.mapOutput ? { partitionBytes: report.mapOutput.partitionBytes } : {}),
+  };
 }
 
 /** Where a successful map attempt's output is, for a reduce reading `partitions` of it. */

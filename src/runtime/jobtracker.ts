@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../log.js';
 import type { ClusterSnapshot, Policy, PoolView, SchedulingTrigger } from '../scheduler/index.js';
 import { Namenode, computeSplits, validateUserName, type Caller, type DatanodeAddress, type FileStatus } from '../storage/index.js';
 import {
+  attemptMeasures,
   attemptShuffleSettings,
   attemptSummaries,
   jobMemoryMb,
@@ -25,6 +26,8 @@ import {
   type WorkerLink,
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
+import { JobJournal, type JobHistoryEntry } from './job-journal.js';
+import { AttemptNumbering, JobRecovery, journaledSuccess, mapOutputsToDrop } from './job-recovery.js';
 import { estimatesFor, observationsOf } from './job-profile.js';
 import { ProfileStore } from './profile-store.js';
 import {
@@ -67,6 +70,12 @@ export interface JobTrackerOptions {
   workerLimits?: WorkerLimits;
   /** When a worker's failing or vanishing attempts exclude it (default DEFAULT_WORKER_HEALTH). */
   workerHealth?: WorkerHealthOptions;
+  /** Ended jobs kept in memory at most (older ones retire to the history); default 100, as Hadoop 1's completeuserjobs.maximum. */
+  retainedJobs?: number;
+  /** An ended job retires to the history after this long in memory, ms; default 1 hour. */
+  retainMs?: number;
+  /** After a restart, how long recovered jobs wait for their workers to register again, ms; default max(10 s, the worker timeout). */
+  recoveryWaitMs?: number;
   logger?: Logger;
   /** Time source; tests may pass their own. */
   clock?: () => number;
@@ -104,6 +113,13 @@ export class JobTracker {
   /** The user who may act on every job and path. */
   readonly admin: string;
   private readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /** Submissions, task successes and ended jobs' history, for restart recovery and `job list --all`. */
+  private readonly journal: JobJournal;
+  private readonly numbering = new AttemptNumbering();
+  /** Recovered jobs waiting for their workers to register again; nothing is scheduled meanwhile. */
+  private recovery: JobRecovery | null = null;
+  /** Ended and settled jobs still in memory, oldest first, until they retire. */
+  private readonly ended: RuntimeJob[] = [];
   private readonly clock: () => number;
   private readonly policy: Policy;
   private readonly books: Books<RuntimeData>;
@@ -135,12 +151,19 @@ export class JobTracker {
       heartbeatMs,
       workerTimeoutMs: options.workerTimeoutMs ?? heartbeatMs * 5,
       maxAttempts: options.maxAttempts ?? 4,
+      retainedJobs: options.retainedJobs ?? 100,
+      retainMs: options.retainMs ?? 3_600_000,
+      recoveryWaitMs: options.recoveryWaitMs ?? Math.max(10_000, options.workerTimeoutMs ?? heartbeatMs * 5),
     };
+    for (const [name, value] of [['retainedJobs', this.options.retainedJobs], ['retainMs', this.options.retainMs], ['recoveryWaitMs', this.options.recoveryWaitMs]] as const) {
+      if (!Number.isInteger(value) || value < 0) throw new MinimrError('EBADCONF', `${name} must be a whole number >= 0, got ${value}`);
+    }
     this.policy = options.policy;
     this.books = new Books<RuntimeData>({
       pools: options.pools ?? [],
       maxAttempts: this.options.maxAttempts,
       stopwatch: () => performance.now(),
+      attemptId: (taskId, n) => this.numbering.attemptId(taskId, n),
       ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
       ...(options.workerLimits !== undefined ? { workerLimits: options.workerLimits } : {}),
       ...(options.workerHealth !== undefined ? { workerHealth: options.workerHealth } : {}),
@@ -160,6 +183,7 @@ export class JobTracker {
     });
     this.copier = new InputCopier(this.namenode, this.books, this.logger, this.clock);
     this.profiles = new ProfileStore(join(options.dataDir, 'profiles'), this.logger);
+    this.journal = new JobJournal(join(options.dataDir, 'jobs'));
     const d = new Date();
     this.jobIdPrefix = `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
   }
@@ -182,6 +206,16 @@ export class JobTracker {
     this.secret = this.secretGiven ? await readSecretFile(this.secretFile) : await loadOrCreateSecret(this.secretFile);
     await this.namenode.open();
     await this.profiles.open();
+    await this.journal.open();
+    if (this.journal.damaged.length > 0) this.logger.error({ records: this.journal.damaged }, 'damaged job journal records left out: their jobs (or tasks) are not recovered (or re-run)');
+    for (const id of await this.journal.jobIds()) {
+      if (id.startsWith(`${this.jobIdPrefix}_`)) this.jobSeq = Math.max(this.jobSeq, Number(id.slice(this.jobIdPrefix.length + 1)) || 0);
+    }
+    this.recovery = await JobRecovery.begin(
+      { books: this.books, namenode: this.namenode, logger: this.logger, numbering: this.numbering, clock: this.clock, carryOut: (effects) => this.carryOut(effects) },
+      this.journal.activeJobs(),
+      this.options.recoveryWaitMs,
+    );
     const upgradeRequired = (_req: unknown, res: ServerResponse): void => {
       res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
     };
@@ -202,11 +236,13 @@ export class JobTracker {
   /** Announces an orderly shutdown, so that workers leaving is not reported as a failure. */
   drain(): void {
     this.draining = true;
+    this.journal.freeze();
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.draining = true;
+    this.journal.freeze();
     this.stopped = true;
     if (this.livenessTimer) clearInterval(this.livenessTimer);
     withdrawSecretInProcess(this.url);
@@ -218,6 +254,7 @@ export class JobTracker {
     if (this.httpServer) await new Promise<void>((resolve) => this.httpServer!.close(() => resolve()));
     await this.namenode.close();
     await this.profiles.close();
+    await this.journal.close();
   }
 
   // ---- connections ---------------------------------------------------------------------------
@@ -266,11 +303,11 @@ export class JobTracker {
       case 'submit-job':
         return this.submitJob(message.job, peer.user);
       case 'job-status':
-        return jobStatus(this.requireJob(message.jobId));
+        return this.jobRecord(message.jobId).then((r) => r.status);
       case 'list-jobs':
-        return [...this.books.jobs()].map(jobStatus);
+        return this.listJobs(message.all === true);
       case 'job-attempts':
-        return attemptSummaries(this.requireJob(message.jobId));
+        return this.jobRecord(message.jobId).then((r) => r.attempts);
       case 'kill-job':
         return this.killJob(message.jobId, peer.user);
       case 'wait-job':
@@ -351,10 +388,13 @@ export class JobTracker {
     peer.label = w.workerId;
     const blockIds = Array.isArray(message.blockIds) ? message.blockIds.filter((b): b is string => typeof b === 'string') : [];
     const orphanBlocks = await this.namenode.registerDatanode(address, blockIds);
-    this.logger.info({ worker: w.workerId, rack: address.rack, mapSlots: w.mapSlots, reduceSlots: w.reduceSlots, blocks: blockIds.length }, 'worker registered');
+    const mapOutputs = Array.isArray(message.mapOutputs) ? message.mapOutputs.filter((o) => typeof o?.jobId === 'string' && typeof o.attemptId === 'string') : [];
+    const orphanMapOutputs = mapOutputsToDrop(this.books, this.recovery, w.workerId, mapOutputs);
+    this.recovery?.workerRegistered(w.workerId, mapOutputs);
+    this.logger.info({ worker: w.workerId, rack: address.rack, mapSlots: w.mapSlots, reduceSlots: w.reduceSlots, blocks: blockIds.length, mapOutputs: mapOutputs.length, orphanMapOutputs: orphanMapOutputs.length }, 'worker registered');
     for (const wake of this.workerWaiters.splice(0)) wake();
     setImmediate(() => this.schedule({ kind: 'worker-joined', workerId: w.workerId }));
-    return { heartbeatMs: this.options.heartbeatMs, orphanBlocks, blockKey: this.namenode.blockKey.toString() };
+    return { heartbeatMs: this.options.heartbeatMs, orphanBlocks, orphanMapOutputs, blockKey: this.namenode.blockKey.toString() };
   }
 
   private workerFor(peer: RpcPeer, workerId: string): RuntimeWorker | undefined {
@@ -399,6 +439,8 @@ export class JobTracker {
 
   private checkLiveness(): void {
     const now = this.clock();
+    this.retireEnded(now);
+    if (this.recovery) this.schedule({ kind: 'tick' });
     for (const worker of this.books.liveWorkers()) {
       if (now - worker.data.lastHeartbeat > this.options.workerTimeoutMs) {
         this.workerLost(worker, `no heartbeat for ${now - worker.data.lastHeartbeat} ms`);
@@ -463,8 +505,26 @@ export class JobTracker {
 
   private requireJob(jobId: string): RuntimeJob {
     const job = this.books.job(jobId);
-    if (!job) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker (see \`minimr job list\`)`, { jobId });
+    if (!job) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker (see \`minimr job list --all\`)`, { jobId });
     return job;
+  }
+
+  /** A job's status and attempts: from memory, or from the history once it has retired. */
+  private async jobRecord(jobId: string): Promise<JobHistoryEntry> {
+    const job = this.books.job(jobId);
+    if (job) return { status: jobStatus(job), attempts: attemptSummaries(job) };
+    const entry = typeof jobId === 'string' ? await this.journal.history(jobId) : undefined;
+    if (!entry) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker or in its history (see \`minimr job list --all\`)`, { jobId });
+    return entry;
+  }
+
+  /** The jobs in memory; with `all`, the retired ones from the history too, in submission order. */
+  private async listJobs(all: boolean): Promise<JobStatus[]> {
+    const live = [...this.books.jobs()].map(jobStatus);
+    if (!all) return live;
+    const inMemory = new Set(live.map((s) => s.jobId));
+    const retired = (await this.journal.historyStatuses()).filter((s) => !inMemory.has(s.jobId));
+    return [...retired, ...live].sort((a, b) => a.submitTime - b.submitTime || (a.jobId < b.jobId ? -1 : 1));
   }
 
   /** Submits a job for `user` (default: the admin): its input must be readable and its output writable by that user. */
@@ -484,7 +544,27 @@ export class JobTracker {
     );
     if (verdict.use.state === 'rejected') this.logger.warn({ job: jobId, name: submission.name, why: verdict.use.reason }, 'profile not usable: the job runs regular');
     else if (verdict.use.state === 'none') this.logger.info({ job: jobId, name: submission.name }, 'no profile of this job yet: it runs regular');
-    const { job, effects } = this.books.submit(jobPlan(jobId, submission, user, splits, submission.maxAttempts ?? this.options.maxAttempts, verdict.estimates), this.clock());
+    const maxAttempts = submission.maxAttempts ?? this.options.maxAttempts;
+    const submitTime = this.clock();
+    // Journaled before it is admitted: a client holding its id holds a job that survives a restart.
+    await this.journal.jobSubmitted({
+      jobId,
+      submission,
+      user,
+      splits,
+      ...(verdict.estimates ? { estimates: verdict.estimates } : {}),
+      maxAttempts,
+      profile: verdict.use,
+      submitTime,
+    });
+    let admitted: ReturnType<Books<RuntimeData>['submit']>;
+    try {
+      admitted = this.books.submit(jobPlan(jobId, submission, user, splits, maxAttempts, verdict.estimates), submitTime);
+    } catch (err) {
+      await this.journal.forget(jobId);
+      throw err;
+    }
+    const { job, effects } = admitted;
     job.data.profile = verdict.use;
     if (job.skew?.plansAtSubmission) this.logger.info({ job: jobId, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
     this.logger.info({ job: jobId, name: submission.name, user, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
@@ -554,6 +634,7 @@ export class JobTracker {
 
   /** Kills a job on behalf of `user` (default: the admin): its owner or the admin only. */
   async killJob(jobId: string, user: string = this.admin): Promise<JobStatus> {
+    if (!this.books.job(jobId)) return (await this.jobRecord(jobId)).status;
     const job = this.requireJob(jobId);
     this.requireJobAccess(job, user, 'kill');
     await this.carryOut(this.books.killJob(job, this.clock(), { code: 'EJOBKILLED', message: `job ${jobId} was killed on request` }));
@@ -561,7 +642,8 @@ export class JobTracker {
   }
 
   /** Resolves with the job's final status. */
-  waitForJob(jobId: string): Promise<JobStatus> {
+  async waitForJob(jobId: string): Promise<JobStatus> {
+    if (!this.books.job(jobId)) return (await this.jobRecord(jobId)).status;
     const job = this.requireJob(jobId);
     if (job.data.settled) return Promise.resolve(jobStatus(job));
     return new Promise((resolve) => {
@@ -590,6 +672,7 @@ export class JobTracker {
         case 'launch': {
           const a = e.attempt;
           a.data = { counters: {} };
+          this.journaled(this.journal.attemptLaunched(a.task.job.id, a.task.id, a.id));
           this.logger.debug({ attempt: a.id, worker: a.worker.shape.id, locality: a.locality }, 'attempt launched');
           a.worker.data.peer.send({ type: 'launch', attempt: this.attemptSpec(a) });
           break;
@@ -610,6 +693,7 @@ export class JobTracker {
           break;
         case 'map-rerun':
           this.logger.info({ task: e.task.id, why: e.why }, 'map output lost: re-running the map');
+          this.journaled(this.journal.taskLost(e.task.job.id, e.task.id));
           this.tellRunningReduces(e.task.job, e.lostAttempt, 'lost');
           break;
         case 'commit-job':
@@ -645,6 +729,7 @@ export class JobTracker {
     const part = partFileName(task.kind, task.index);
     try {
       await this.namenode.rename(`${out}/_temporary/${attempt.id}/${part}`, `${out}/${part}`);
+      this.journaled(this.journal.taskSucceeded(job.id, task.id, journaledSuccess(attempt, true)));
     } catch (err) {
       // Not awaited: the failure's clean-up runs on this same chain, after this step.
       void this.carryOut(this.books.failJob(job, this.clock(), { code: 'EJOBFAILED', message: `cannot commit the output of ${attempt.id}: ${(err as Error).message}` }));
@@ -667,6 +752,8 @@ export class JobTracker {
   }
 
   private async jobEnded(job: RuntimeJob): Promise<void> {
+    const ended = job.state === 'succeeded' ? { state: job.state } : { state: job.state as 'failed' | 'killed', ...(job.error ? { error: job.error } : {}) };
+    await this.journal.jobEnding(job.id, ended).catch((err: Error) => this.journalFailed(err));
     for (const worker of this.books.liveWorkers()) worker.data.peer.send({ type: 'cleanup-job', jobId: job.id });
     // Before the job is reported done: a client that runs the same job again right away finds its profile.
     if (job.state === 'succeeded') await this.recordProfile(job);
@@ -675,9 +762,38 @@ export class JobTracker {
     // A failed or killed job's partial output is of no use and would block a re-run.
     await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : out);
     job.data.settled = true;
+    const status = jobStatus(job);
+    // Written before the client hears of the end: an ended job never runs again after a restart.
+    await this.journal.jobEnded({ status, attempts: attemptSummaries(job) }).catch((err: Error) => this.journalFailed(err));
     this.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
-    for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(jobStatus(job));
+    for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(status);
     this.jobWaiters.delete(job.id);
+    this.ended.push(job);
+    this.retireEnded(this.clock());
+  }
+
+  /**
+   * Ended jobs beyond `retainedJobs`, or in memory for longer than `retainMs`, leave the books and
+   * memory (as Hadoop 1's JobTracker retires them); `job status` and `job list --all` find them in
+   * the history.
+   */
+  private retireEnded(now: number): void {
+    while (this.ended.length > 0) {
+      const job = this.ended[0]!;
+      if (this.ended.length <= this.options.retainedJobs && now - (job.finishTime ?? now) < this.options.retainMs) break;
+      this.ended.shift();
+      this.books.retire(job);
+      this.numbering.forget([...job.maps, ...job.reduces].map((t) => t.id));
+      this.logger.debug({ job: job.id }, 'job retired to the history');
+    }
+  }
+
+  private journaled(write: Promise<void>): void {
+    write.catch((err: Error) => this.journalFailed(err));
+  }
+
+  private journalFailed(err: Error): void {
+    this.logger.error({ err: err.message }, 'cannot write the job journal: a restart may not recover the latest job state');
   }
 
   /** What the job's successful attempts measured joins the profile of its name; a failure to store it is only logged. */
@@ -717,16 +833,12 @@ export class JobTracker {
       effects = this.books.attemptFailed(attempt, { code: 'EPROTOCOL', message: `worker ${worker.shape.id} reported ${attempt.id} succeeded, but ${unproven}` }, now);
     } else if (message.state === 'succeeded') {
       const task = attempt.task;
-      const measures = {
-        inputBytes: (task.kind === 'map' ? counters.MAP_INPUT_BYTES : counters.REDUCE_INPUT_BYTES) ?? task.inputBytes,
-        outputBytes: counters.MAP_OUTPUT_BYTES ?? 0,
-        ...(counters.TASK_MS !== undefined ? { taskMs: counters.TASK_MS } : {}),
-        ...(message.mapOutput ? { partitionBytes: message.mapOutput.partitionBytes } : {}),
-      };
-      effects = this.books.attemptSucceeded(attempt, now, measures);
+      effects = this.books.attemptSucceeded(attempt, now, attemptMeasures(task, attempt.data));
       if (task.successfulAttempt === attempt) {
         task.job.data.addCounters(counters);
         if (task.kind === 'map') this.tellRunningReduces(task.job, attempt, 'available');
+        // Its output is on its worker's disk; a reduce's (or a map-only map's) is journaled once committed.
+        if (task.kind === 'map' && task.job.reduces.length > 0) this.journaled(this.journal.taskSucceeded(task.job.id, task.id, journaledSuccess(attempt, false)));
       }
     } else if (message.state === 'failed') {
       effects = this.books.attemptFailed(attempt, error, now);
@@ -779,6 +891,13 @@ export class JobTracker {
    */
   private schedule(trigger: SchedulingTrigger): void {
     if (this.stopped) return;
+    if (this.recovery) {
+      if (!this.recovery.ready) return;
+      // Its replay runs through the books at once; what it leaves pending is scheduled below.
+      const resumed = this.recovery.finish();
+      this.recovery = null;
+      resumed.catch((err: unknown) => this.logger.error({ err: serializeError(err) }, 'job recovery failed'));
+    }
     if (this.scheduling) {
       this.rescheduleQueued = trigger;
       return;

@@ -33,6 +33,9 @@ export interface LocalClusterOptions {
   maxAttempts?: number;
   /** Elastic grants are whole multiples of this, MB (default 100). */
   memoryStepMb?: number;
+  /** Ended jobs the JobTracker keeps in memory, and for how long, ms (see JobTrackerOptions). */
+  retainedJobs?: number;
+  retainMs?: number;
   logger?: Logger;
   /** Log level of the worker processes (default: warn, so the terminal shows progress, not chatter). */
   workerLogLevel?: string;
@@ -74,6 +77,8 @@ export class LocalCluster {
       replication: options.replication,
       maxAttempts: options.maxAttempts,
       memoryStepMb: options.memoryStepMb,
+      retainedJobs: options.retainedJobs,
+      retainMs: options.retainMs,
       logger,
     });
     await jobTracker.start();

@@ -383,6 +383,13 @@ export interface Authenticate extends Request<'auth'> {
 export interface RegisterWorker extends Request<'register'> {
   worker: DatanodeAddress & { mapSlots: number; reduceSlots: number; memoryMb: number; diskMBps: number };
   blockIds: string[];
+  /** Map outputs on the worker's disk (a JobTracker restarted meanwhile may keep them); absent from older workers. */
+  mapOutputs?: HeldMapOutput[];
+}
+/** A map attempt's output a worker holds on its disk. */
+export interface HeldMapOutput {
+  jobId: string;
+  attemptId: string;
 }
 export interface Heartbeat extends Frame<'heartbeat'> {
   workerId: string;
@@ -455,7 +462,10 @@ export interface SubmitJob extends Request<'submit-job'> {
 export interface GetJobStatus extends Request<'job-status'> {
   jobId: string;
 }
-export interface ListJobs extends Request<'list-jobs'> {}
+/** Jobs in the JobTracker's memory (running, queued, recently ended); with `all`, the retired ones from its history too. */
+export interface ListJobs extends Request<'list-jobs'> {
+  all?: boolean;
+}
 export interface GetJobAttempts extends Request<'job-attempts'> {
   jobId: string;
 }
@@ -537,6 +547,8 @@ export interface RegisterResult {
   blockKey: string;
   /** Blocks the NameNode does not know: the worker deletes them. */
   orphanBlocks: string[];
+  /** Map outputs no job needs (its job ended or is unknown, or another attempt's output replaced it): the worker deletes them. */
+  orphanMapOutputs?: HeldMapOutput[];
 }
 
 export interface ClusterInfoResult {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import { createShuffleRequestHandler, reduceWorkDir, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
+import { createShuffleRequestHandler, listMapOutputs, reduceWorkDir, removeAllMapOutputs, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
 import { BlockTokenKey, LocalDiskBlockStore, checkLocalReplica, createDataRequestHandler, replicateBlock, type BlockVerification } from '../storage/index.js';
 import { jobModuleHash, storeJobModule } from './job-loader.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
@@ -139,6 +139,8 @@ export class Worker {
   async start(): Promise<void> {
     // The module cache is indexed in memory: what a previous run left is of no use.
     await rm(this.modulesDir, { recursive: true, force: true });
+    // So are its map outputs: a worker that starts registers as new, and its old outputs were re-run.
+    await removeAllMapOutputs(this.shuffleRoot);
     await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), this.blockStore.open()]);
     const blocks = createDataRequestHandler(this.blockStore, this.workerId, { blockKey: () => this.blockKey });
     const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot, jobSecret: (jobId) => this.jobSecrets.get(jobId) });
@@ -183,6 +185,8 @@ export class Worker {
       try {
         const peer = await connectPeer(this.opts.jobTrackerUrl, (m) => this.onMessage(m), this.logger, undefined, this.security);
         const blockIds = await this.blockStore.list();
+        // A JobTracker restarted since the last registration keeps the outputs its recovered jobs need.
+        const mapOutputs = await listMapOutputs(this.shuffleRoot);
         const result = await peer.request<RegisterResult>(
           {
             type: 'register',
@@ -197,6 +201,7 @@ export class Worker {
               diskMBps: this.diskMBps ?? 0,
             },
             blockIds,
+            mapOutputs,
           },
           30_000,
         );
@@ -204,9 +209,10 @@ export class Worker {
         this.peer = peer;
         this.heartbeatMs = result.heartbeatMs;
         for (const id of result.orphanBlocks) await this.blockStore.delete(id).catch(() => undefined);
+        for (const o of result.orphanMapOutputs ?? []) await removeAttemptMapOutput(this.shuffleRoot, o.jobId, o.attemptId).catch(() => undefined);
         if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
         this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
-        this.logger.info({ jobTracker: this.opts.jobTrackerUrl, dataPort: this.dataPort, blocks: blockIds.length }, 'registered with the JobTracker');
+        this.logger.info({ jobTracker: this.opts.jobTrackerUrl, dataPort: this.dataPort, blocks: blockIds.length, mapOutputs: mapOutputs.length, orphanMapOutputs: result.orphanMapOutputs?.length ?? 0 }, 'registered with the JobTracker');
         void peer.closed.then(() => this.onDisconnect());
         return;
       } catch (err) {

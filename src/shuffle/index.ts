@@ -17,7 +17,9 @@ export { hashPartition, murmur3_32 } from './partitioner.js';
 export {
   assertValidShuffleId,
   isValidShuffleId,
+  listMapOutputs,
   mapOutputPaths,
+  removeAllMapOutputs,
   removeAttemptMapOutput,
   removeJobMapOutputs,
   reduceWorkDir,

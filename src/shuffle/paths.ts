@@ -1,4 +1,4 @@
-import { rm, rmdir } from 'node:fs/promises';
+import { access, readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 
@@ -65,4 +65,26 @@ export async function removeAttemptMapOutput(rootDir: string, jobId: string, att
   await rm(paths.dir, { recursive: true, force: true });
   // The job directory goes once its last attempt does; a non-empty or missing one stays as is.
   await rmdir(join(rootDir, jobId)).catch(() => undefined);
+}
+
+/** The complete map outputs under `rootDir` (those with their index written), by job and attempt. */
+export async function listMapOutputs(rootDir: string): Promise<{ jobId: string; attemptId: string }[]> {
+  const out: { jobId: string; attemptId: string }[] = [];
+  for (const jobId of await readdir(rootDir).catch(() => [] as string[])) {
+    if (!isValidShuffleId(jobId)) continue;
+    for (const attemptId of await readdir(join(rootDir, jobId)).catch(() => [] as string[])) {
+      if (!isValidShuffleId(attemptId)) continue;
+      const complete = await access(mapOutputPaths(rootDir, jobId, attemptId).indexFile).then(
+        () => true,
+        () => false,
+      );
+      if (complete) out.push({ jobId, attemptId });
+    }
+  }
+  return out;
+}
+
+/** Drops everything under `rootDir`: at a worker's start, what a previous run left is no job's any more. */
+export async function removeAllMapOutputs(rootDir: string): Promise<void> {
+  for (const name of await readdir(rootDir).catch(() => [] as string[])) await rm(join(rootDir, name), { recursive: true, force: true });
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../src/log.js';
 import { JobClient, JobTracker, connectPeer, type RpcPeer } from '../../src/runtime/index.js';
-import type { AttemptSpec, MapOutputsChanged, Message, RegisterResult } from '../../src/runtime/protocol.js';
+import type { AttemptSpec, HeldMapOutput, MapOutputsChanged, Message, RegisterResult } from '../../src/runtime/protocol.js';
 import type { Policy } from '../../src/scheduler/index.js';
 
 export interface LoneJobTracker {
@@ -36,28 +36,38 @@ export interface FakeWorker {
   /** Every attempt the JobTracker told this worker to launch, in order. */
   readonly launched: AttemptSpec[];
   readonly told: MapOutputsChanged[];
+  /** The JobTracker's answer to the registration. */
+  readonly registered: RegisterResult;
   /** Sends a heartbeat and waits until the JobTracker has handled it (and whatever it launched). */
   heartbeat(jobId: string): Promise<void>;
   close(): void;
 }
 
-export async function registerFakeWorker(url: string, id: string, slots: { map: number; reduce: number; memoryMb?: number }, dataPort = 1): Promise<FakeWorker> {
+export async function registerFakeWorker(
+  url: string,
+  id: string,
+  slots: { map: number; reduce: number; memoryMb?: number },
+  dataPort = 1,
+  mapOutputs?: HeldMapOutput[],
+): Promise<FakeWorker> {
   const launched: AttemptSpec[] = [];
   const told: MapOutputsChanged[] = [];
   const peer = await connectPeer(url, (m: Message) => {
     if (m.type === 'launch') launched.push(m.attempt);
     if (m.type === 'map-outputs') told.push(m);
   });
-  await peer.request<RegisterResult>({
+  const registered = await peer.request<RegisterResult>({
     type: 'register',
     worker: { workerId: id, host: '127.0.0.1', dataPort, rack: '/r1', mapSlots: slots.map, reduceSlots: slots.reduce, memoryMb: slots.memoryMb ?? 1 << 20, diskMBps: 0 },
     blockIds: [],
+    ...(mapOutputs ? { mapOutputs } : {}),
   });
   return {
     id,
     peer,
     launched,
     told,
+    registered,
     async heartbeat(jobId) {
       peer.send({ type: 'heartbeat', workerId: id, attempts: [] });
       // Frames on one socket are handled in order: the reply to a request sent after the heartbeat
