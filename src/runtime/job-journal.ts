@@ -27,6 +27,8 @@ import type { AttemptSummary, Counters, JobStatus, JobSubmission, MapOutputSumma
 export interface JournaledJob {
   readonly jobId: string;
   readonly submission: JobSubmission;
+  /** Who submitted it: the job's owner again after a restart. Older records without it belong to the admin. */
+  readonly user?: string;
   readonly splits: readonly TaskInputPlan[];
   readonly estimates?: { readonly maps: readonly TaskEstimates[]; readonly reduce: TaskEstimates };
   readonly maxAttempts: number;
@@ -106,7 +108,7 @@ export class JobJournal {
     for await (const [key, value] of this.db.iterator({ gte: JOB, lt: `${JOB}${END}` })) {
       const job = this.decode<JournaledJob>(key, value);
       if (job === undefined) continue;
-      if (typeof job.jobId !== 'string' || typeof job.submission !== 'object' || !Array.isArray(job.splits)) {
+      if (typeof job.jobId !== 'string' || typeof job.submission !== 'object' || !Array.isArray(job.splits) || (job.user !== undefined && typeof job.user !== 'string')) {
         this.damaged.push(key);
         continue;
       }

@@ -96,12 +96,12 @@ export class JobRecovery {
   }
 
   /** Admits the journal's jobs again; resolves to null when there are none. */
-  static async begin(host: RecoveryHost, jobs: readonly RecoveredJob[], waitMs: number): Promise<JobRecovery | null> {
+  static async begin(host: RecoveryHost, jobs: readonly RecoveredJob[], waitMs: number, admin: string): Promise<JobRecovery | null> {
     if (jobs.length === 0) return null;
     const pending: PendingJob[] = [];
     for (const recovered of jobs) {
       const j = recovered.job;
-      const plan = jobPlan(j.jobId, j.submission, j.splits, j.maxAttempts, j.estimates);
+      const plan = jobPlan(j.jobId, j.submission, j.user ?? admin, j.splits, j.maxAttempts, j.estimates);
       const { job, effects } = host.books.submit(plan, j.submitTime);
       job.data.profile = j.profile;
       for (const task of [...job.maps, ...job.reduces]) host.numbering.setBase(task.id, recovered.tasks.get(task.id)?.nextAttempt ?? 0);

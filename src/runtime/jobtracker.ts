@@ -215,6 +215,7 @@ export class JobTracker {
       { books: this.books, namenode: this.namenode, logger: this.logger, numbering: this.numbering, clock: this.clock, carryOut: (effects) => this.carryOut(effects) },
       this.journal.activeJobs(),
       this.options.recoveryWaitMs,
+      this.admin,
     );
     const upgradeRequired = (_req: unknown, res: ServerResponse): void => {
       res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
