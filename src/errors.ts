@@ -32,6 +32,8 @@ export type MinimrErrorCode =
   | 'EKILLED' // attempt killed on purpose
   | 'EWORKERLOST'
   | 'ENOMRCLUSTER' // job submitted to an MR-cluster that is unknown or being deactivated
+  | 'EBADREQUEST' // a request's arguments are malformed (a log range, an HTTP query)
+  | 'ENOATTEMPT' // no such attempt on this JobTracker
   | 'EINTERNAL';
 
 export type ErrorDetails = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -73,6 +75,7 @@ const KNOWN_CODES = new Set<string>([
   'ENOINPUT', 'EOUTPUTEXISTS', 'EJOBMODULE', 'EBADJOB', 'EBADCONF', 'ENOENT', 'EEXIST', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY',
   'EBADPATH', 'ECHECKSUM', 'ENOREPLICA', 'ENOWORKERS', 'EDISKFULL', 'EFETCH', 'ETASK', 'EJOBFAILED', 'EJOBKILLED',
   'ENOJOB', 'EPROTOCOL', 'EVERSION', 'ECONNECT', 'ETIMEOUT', 'EKILLED', 'EWORKERLOST', 'ENOMRCLUSTER', 'EINTERNAL',
+  'EBADREQUEST', 'ENOATTEMPT',
 ]);
 
 /** Rebuilds a MinimrError on the receiving side of a socket or a process boundary. */

@@ -10,8 +10,11 @@ import { MinimrError } from '../errors.js';
 import { benchPolicies } from '../experiments/index.js';
 import { createLogger } from '../log.js';
 import {
+  ATTEMPT_LOG_STREAMS,
+  DEFAULT_LOG_READ_BYTES,
   JobClient,
   JobTracker,
+  MAX_LOG_READ_BYTES,
   LocalCluster,
   Worker,
   profileJob,
@@ -484,7 +487,7 @@ async function main(): Promise<void> {
         })
         .demandCommand(1),
     )
-    .command('job', 'job status | attempts | list | kill', (y) =>
+    .command('job', 'job status | attempts | logs | list | kill', (y) =>
       y
         .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
         .command('status <id>', 'show a job', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
@@ -506,6 +509,29 @@ async function main(): Promise<void> {
             }
           });
         })
+        .command(
+          'logs <attempt>',
+          "print an attempt's stdout and stderr, read from the worker that ran it (the last 64 KiB of each by default)",
+          (yy) =>
+            yy
+              .positional('attempt', { type: 'string', demandOption: true })
+              .option('stream', { choices: ['stdout', 'stderr', 'both'] as const, default: 'both' as const })
+              .option('offset', { type: 'number', describe: 'start at this byte (default: the tail)' })
+              .option('length', { type: 'number', describe: `bytes to read, at most ${MAX_LOG_READ_BYTES} (default ${DEFAULT_LOG_READ_BYTES})` }),
+          async (argv) => {
+            await withClient(argv.jobtracker, async (c) => {
+              const streams = argv.stream === 'both' ? ATTEMPT_LOG_STREAMS : [argv.stream];
+              for (const stream of streams) {
+                const slice = await c.attemptLog(argv.attempt, stream, { ...(argv.offset !== undefined ? { offset: argv.offset } : {}), ...(argv.length !== undefined ? { length: argv.length } : {}) });
+                const end = slice.offset + Buffer.byteLength(slice.text);
+                if (streams.length > 1) process.stdout.write(`==> ${stream} of ${slice.attemptId} on ${slice.workerId} (bytes ${slice.offset}-${end} of ${slice.size}) <==\n`);
+                else if (slice.offset > 0 || end < slice.size) process.stderr.write(`bytes ${slice.offset}-${end} of ${slice.size} (--offset and --length read the rest)\n`);
+                process.stdout.write(slice.text);
+                if (streams.length > 1 && slice.text !== '' && !slice.text.endsWith('\n')) process.stdout.write('\n');
+              }
+            });
+          },
+        )
         .command('list', 'list jobs', (yy) => yy, async (argv) => {
           await withClient(argv.jobtracker, async (c) => (await c.list()).forEach(printStatus));
         })

@@ -24,6 +24,7 @@ import {
 import { validateJobConf } from './submission.js';
 import { remoteNamenode } from './remote-namenode.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
+import type { AttemptLogSlice, AttemptLogStream } from './attempt-logs.js';
 
 export interface SubmitOptions {
   input?: readonly string[];
@@ -280,6 +281,11 @@ export class JobClient {
   /** Every attempt of a job with its worker, times and counters. */
   attempts(jobId: string): Promise<AttemptSummary[]> {
     return this.peer.request<AttemptSummary[]>({ type: 'job-attempts', jobId });
+  }
+
+  /** A slice of an attempt's stdout or stderr (default: its last 64 KiB), which the JobTracker reads from the attempt's worker. */
+  attemptLog(attemptId: string, stream: AttemptLogStream, range: { offset?: number; length?: number } = {}): Promise<AttemptLogSlice> {
+    return this.peer.request<AttemptLogSlice>({ type: 'attempt-log', attemptId, stream, ...range });
   }
 
   list(): Promise<JobStatus[]> {

@@ -24,6 +24,7 @@ import {
   type WorkerLink,
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
+import { fetchAttemptLog, isAttemptLogStream, type AttemptLogSlice } from './attempt-logs.js';
 import { estimatesFor, observationsOf } from './job-profile.js';
 import { ProfileStore } from './profile-store.js';
 import {
@@ -240,6 +241,8 @@ export class JobTracker {
         return this.profiles.import(message.job, message.profile, this.clock());
       case 'remove-profile':
         return this.profiles.remove(message.job);
+      case 'attempt-log':
+        return this.attemptLog(message.attemptId, message.stream, message.offset ?? undefined, message.length ?? undefined);
       case 'fs':
         return this.namenodeCall(message.op, message.args);
       default:
@@ -380,6 +383,38 @@ export class JobTracker {
         lastHeartbeat: w.data.lastHeartbeat,
       })),
     };
+  }
+
+  /**
+   * A slice of an attempt's stdout or stderr (default: its last 64 KiB), read from the worker that
+   * ran it: the logs stay on the workers (attempt-logs.ts), only the JobTracker knows where.
+   */
+  async attemptLog(attemptId: string, stream: string, offset?: number, length?: number): Promise<AttemptLogSlice> {
+    if (!isAttemptLogStream(stream)) throw new MinimrError('EBADREQUEST', `an attempt log is stdout or stderr, got ${JSON.stringify(stream)}`);
+    const attempt = this.findAttempt(attemptId);
+    if (!attempt) throw new MinimrError('ENOATTEMPT', `no attempt ${attemptId} on this JobTracker (see \`minimr job attempts JOB\`)`, { attemptId });
+    const workerId = attempt.worker.shape.id;
+    // A worker that registered again since has a new data port: ask the one alive now.
+    const worker = this.books.worker(workerId);
+    if (!worker?.alive) {
+      throw new MinimrError('EWORKERLOST', `attempt ${attemptId} ran on worker ${workerId}, which is not connected now; its log is on that machine under DIR/logs/${attempt.task.job.id}/${attemptId}/`, { attemptId, workerId });
+    }
+    const { host, dataPort } = worker.data.address;
+    const dataUrl = `http://${host.includes(':') ? `[${host}]` : host}:${dataPort}`;
+    return fetchAttemptLog(dataUrl, { jobId: attempt.task.job.id, attemptId, workerId }, stream, offset, length);
+  }
+
+  /** Any attempt the books hold, running or ended (the books index only running ones). */
+  findAttempt(attemptId: string): RuntimeAttempt | undefined {
+    const running = this.books.attempt(attemptId);
+    if (running) return running;
+    for (const job of this.books.jobs()) {
+      for (const task of [...job.maps, ...job.reduces]) {
+        const found = task.attempts.find((a) => a.id === attemptId);
+        if (found) return found;
+      }
+    }
+    return undefined;
   }
 
   // ---- jobs ------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import { jobModuleHash, storeJobModule } from './job-loader.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
 import { measureDiskMBps } from './disk-rate.js';
+import { AttemptLog, DEFAULT_ATTEMPT_LOG_MAX_BYTES, DEFAULT_LOG_RETAIN_HOURS, TaskOutputRouter, createAttemptLogRequestHandler, pruneAttemptLogs } from './attempt-logs.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
 
 export interface WorkerOptions {
@@ -36,6 +37,10 @@ export interface WorkerOptions {
    * times as long (see cpu-throttle.ts). Default 1: full speed.
    */
   cpuThrottle?: number;
+  /** Bytes of stdout and of stderr kept per attempt (attempt-logs.ts; default 16 MiB). */
+  attemptLogMaxBytes?: number;
+  /** Attempt logs of a job are removed this long after they were last written (default 24 h). */
+  logRetainHours?: number;
   logger?: Logger;
 }
 
@@ -52,6 +57,8 @@ interface RunningAttempt {
   counters: Counters;
   killReason?: string;
   finished: boolean;
+  /** Where the attempt's stdout and stderr go (attempt-logs.ts). */
+  log?: AttemptLog;
 }
 
 const TASK_PROCESS = fileURLToPath(new URL('./task-process.js', import.meta.url));
@@ -79,7 +86,7 @@ function isUsable(child: ChildProcess): boolean {
 export class Worker {
   readonly workerId: string;
   readonly logger: Logger;
-  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle'>>;
+  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle' | 'attemptLogMaxBytes' | 'logRetainHours'>>;
   private readonly cpuThrottle: number;
   private diskMBps: number | undefined;
   private readonly blockStore: LocalDiskBlockStore;
@@ -97,6 +104,12 @@ export class Worker {
   /** Task processes whose attempt succeeded and left them clean, by the module they ran; least recently idle first. */
   private readonly idle: IdleProcess[] = [];
   private stopping = false;
+  /** Attempt logs, `LOGS/JOB/ATTEMPT/{stdout,stderr}`. */
+  readonly logRoot: string;
+  private readonly attemptLogMaxBytes: number;
+  private readonly logRetainHours: number;
+  private readonly taskOutput = new TaskOutputRouter();
+  private pruneTimer?: NodeJS.Timeout;
   dataPort = 0;
 
   constructor(options: WorkerOptions) {
@@ -125,16 +138,25 @@ export class Worker {
     this.blockStore = new LocalDiskBlockStore({ dir: join(options.dataDir, 'blocks'), workerId: this.workerId });
     this.shuffleRoot = join(options.dataDir, 'shuffle');
     this.modulesDir = join(options.dataDir, 'jobs', 'modules');
+    this.logRoot = join(options.dataDir, 'logs');
+    this.attemptLogMaxBytes = options.attemptLogMaxBytes ?? DEFAULT_ATTEMPT_LOG_MAX_BYTES;
+    this.logRetainHours = options.logRetainHours ?? DEFAULT_LOG_RETAIN_HOURS;
+    if (!(Number.isInteger(this.attemptLogMaxBytes) && this.attemptLogMaxBytes >= 0)) throw new MinimrError('EBADCONF', `attempt log size must be a non-negative number of bytes, got ${this.attemptLogMaxBytes}`);
+    if (!(this.logRetainHours > 0)) throw new MinimrError('EBADCONF', `log retention must be a positive number of hours, got ${this.logRetainHours}`);
   }
 
   async start(): Promise<void> {
     // The module cache is indexed in memory: what a previous run left is of no use.
     await rm(this.modulesDir, { recursive: true, force: true });
-    await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), this.blockStore.open()]);
+    await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), mkdir(this.logRoot, { recursive: true }), this.blockStore.open()]);
+    await this.pruneLogs();
+    this.pruneTimer = setInterval(() => void this.pruneLogs(), 3600_000);
+    this.pruneTimer.unref();
     const blocks = createDataRequestHandler(this.blockStore, this.workerId);
     const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot });
+    const logs = createAttemptLogRequestHandler(this.logRoot);
     this.server = createServer((req, res) => {
-      if (blocks(req, res) || shuffle(req, res)) return;
+      if (blocks(req, res) || shuffle(req, res) || logs(req, res)) return;
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));
     });
     await new Promise<void>((resolve, reject) => {
@@ -148,9 +170,15 @@ export class Worker {
     await this.connect();
   }
 
+  private async pruneLogs(): Promise<void> {
+    const removed = await pruneAttemptLogs(this.logRoot, this.logRetainHours);
+    if (removed > 0) this.logger.info({ jobs: removed, retainHours: this.logRetainHours }, 'old attempt logs removed');
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
     const exits: Promise<unknown>[] = [];
     for (const child of [...[...this.running.values()].map((r) => r.child), ...this.spares.splice(0), ...this.idle.splice(0).map((p) => p.child)]) {
       if (child && child.exitCode === null && child.signalCode === null) {
@@ -284,11 +312,13 @@ export class Worker {
         MINIMR_TASK_CONFIG: JSON.stringify(config),
       },
       serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // Piped, to the log of the attempt the process runs (attempt-logs.ts).
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // For profiling task code, e.g. MINIMR_TASK_EXEC_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof".
       execArgv: ['--max-semi-space-size=4', '--expose-gc', ...(process.env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ').filter(Boolean)],
     });
     child.on('error', (err) => this.logger.warn({ err: err.message }, 'task process error'));
+    this.taskOutput.attach(child);
     child.once('exit', () => {
       const i = this.idle.findIndex((p) => p.child === child);
       if (i >= 0) this.idle.splice(i, 1);
@@ -371,18 +401,25 @@ export class Worker {
     const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false, mapOutputChanges: [], moduleWaitMs: 0 };
     this.running.set(spec.attemptId, record);
     let modulePath: string;
-    const waitStarted = performance.now();
+    let waitStarted = performance.now();
     try {
+      record.log = await AttemptLog.open(this.logRoot, spec.jobId, spec.attemptId, this.attemptLogMaxBytes);
+      waitStarted = performance.now();
       modulePath = await this.jobModule(spec);
     } catch (err) {
       this.report(record, 'failed', {}, serializeError(err));
       return;
     }
+    const log = record.log;
     record.moduleWaitMs = Math.round(performance.now() - waitStarted);
-    if (record.finished) return;
+    if (record.finished) {
+      void log.close();
+      return;
+    }
     const { child, warm } = this.takeTaskProcess(spec.moduleHash);
     record.child = child;
     record.warm = warm;
+    this.taskOutput.assign(child, log);
     this.logger.debug({ attempt: spec.attemptId, warm, pid: child.pid }, 'attempt started');
     const detach = (): void => {
       child.off('message', onMessage);
@@ -470,6 +507,11 @@ export class Worker {
       void rm(reduceWorkDir(this.shuffleRoot, spec.jobId, spec.attemptId), { recursive: true, force: true }).catch(() => undefined);
     }
     // What the launch cost on this side: fetching the module (0 when cached), and whether the process was warm.
+    if (state !== 'succeeded') {
+      record.log?.note(`attempt ${state}${error ? `: ${error.code}: ${error.message}` : ''}`);
+      // Its process is not reused: nothing more will be written (a succeeded attempt's log is closed when its process runs the next one).
+      if (!record.child) void record.log?.close();
+    }
     const launch = { ...counters, WARM_LAUNCH: record.warm ? 1 : 0, ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}) };
     this.peer?.send<AttemptFinished>({ type: 'attempt-finished', workerId: this.workerId, attemptId: spec.attemptId, state, counters: launch, error, mapOutput });
   }
