@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { Books, type Effect } from '../books/index.js';
@@ -24,6 +24,7 @@ import {
   type WorkerLink,
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
+import { ClusterMetrics, PROMETHEUS_CONTENT_TYPE, formatPrometheus } from './metrics.js';
 import { fetchAttemptLog, isAttemptLogStream, type AttemptLogSlice } from './attempt-logs.js';
 import { estimatesFor, observationsOf } from './job-profile.js';
 import { ProfileStore } from './profile-store.js';
@@ -88,6 +89,8 @@ export class JobTracker {
   private readonly copier: InputCopier;
   /** Profiles of recurring jobs, by job name: their tasks' ideal durations and penalty models. */
   readonly profiles: ProfileStore;
+  /** Counters and histograms of `/metrics` (metrics.ts). */
+  readonly metrics = new ClusterMetrics();
   private jobSeq = 0;
   private readonly jobIdPrefix: string;
   private httpServer?: Server;
@@ -152,9 +155,7 @@ export class JobTracker {
     await mkdir(this.options.dataDir, { recursive: true });
     await this.namenode.open();
     await this.profiles.open();
-    this.httpServer = createServer((_req, res) => {
-      res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
-    });
+    this.httpServer = createServer((req, res) => this.onHttpRequest(req, res));
     this.wss = new WebSocketServer({ server: this.httpServer, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
     this.wss.on('connection', (socket: WebSocket) => this.onConnection(socket));
     await new Promise<void>((resolve, reject) => {
@@ -185,6 +186,38 @@ export class JobTracker {
     if (this.httpServer) await new Promise<void>((resolve) => this.httpServer!.close(() => resolve()));
     await this.namenode.close();
     await this.profiles.close();
+  }
+
+  // ---- HTTP: metrics ---------------------------------------------------------------------------
+
+  private onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
+    const path = new URL(req.url ?? '/', 'http://jobtracker').pathname;
+    if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(req.method === 'HEAD' ? undefined : this.metricsText());
+      return;
+    }
+    res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
+  }
+
+  /** `/metrics`: the counters kept as effects are carried out, and gauges read from the books now. */
+  metricsText(): string {
+    const usage = this.namenode.usage();
+    return formatPrometheus(
+      this.metrics.families({
+        jobs: [...this.books.jobs()],
+        workers: this.books.liveWorkers().map((w) => ({
+          id: w.shape.id,
+          mapSlots: w.shape.mapSlots,
+          reduceSlots: w.shape.reduceSlots,
+          memoryMb: w.shape.memoryMb,
+          lastHeartbeat: w.data.lastHeartbeat,
+          running: [...w.running].map((a) => ({ kind: a.task.kind, memoryMb: a.memoryMb, elastic: a.elastic })),
+        })),
+        now: this.clock(),
+        heartbeatMs: this.options.heartbeatMs,
+        blockStore: usage,
+      }),
+    );
   }
 
   // ---- connections ---------------------------------------------------------------------------
@@ -299,6 +332,7 @@ export class JobTracker {
     if (!worker) return;
     const now = this.clock();
     worker.data.lastHeartbeat = now;
+    this.metrics.heartbeat(worker.shape.id, now);
     const reported = new Set<string>();
     for (const p of message.attempts) {
       if (!p || typeof p.attemptId !== 'string') continue;
@@ -347,6 +381,7 @@ export class JobTracker {
     // While draining, the block map is about to be dropped; it is rebuilt from block reports at start.
     if (!this.draining) void this.namenode.datanodeLost(workerId);
     void this.carryOut(this.books.workerLost(workerId, this.clock(), why));
+    this.metrics.workerLeft(workerId);
     this.copier.workerLost(workerId);
     this.schedule({ kind: 'worker-lost', workerId });
   }
@@ -444,6 +479,7 @@ export class JobTracker {
     job.data.profile = verdict.use;
     if (job.skew?.plansAtSubmission) this.logger.info({ job: jobId, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
     this.logger.info({ job: jobId, name: submission.name, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
+    this.metrics.jobSubmitted();
     if (effects.length > 0) await this.carryOut(effects);
     else setImmediate(() => this.schedule({ kind: 'job-submitted', jobId }));
     return { jobId };
@@ -544,6 +580,7 @@ export class JobTracker {
         case 'launch': {
           const a = e.attempt;
           a.data = { counters: {} };
+          this.metrics.attemptLaunched(a.task.kind);
           this.logger.debug({ attempt: a.id, worker: a.worker.shape.id, locality: a.locality }, 'attempt launched');
           a.worker.data.peer.send({ type: 'launch', attempt: this.attemptSpec(a) });
           break;
@@ -552,6 +589,7 @@ export class JobTracker {
           const a = e.attempt;
           if (e.tellWorker && a.worker.alive) a.worker.data.peer.send({ type: 'kill', attemptId: a.id, reason: a.error?.message ?? 'killed' });
           this.logger.debug({ attempt: a.id, state: a.state, ms: (a.finishTime ?? a.startTime) - a.startTime }, 'attempt finished');
+          this.metrics.attemptEnded(a.task.kind, a.state, a.data.counters);
           if (a.state === 'succeeded') break;
           if (a.error?.details?.jobEnded === undefined) {
             this.logger.warn({ attempt: a.id, worker: a.worker.shape.id, state: a.state, code: a.error?.code, err: a.error?.message }, 'attempt did not succeed');
@@ -627,6 +665,7 @@ export class JobTracker {
     // A failed or killed job's partial output is of no use and would block a re-run.
     await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : out);
     job.data.settled = true;
+    this.metrics.jobEnded(job.state);
     this.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
     for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(jobStatus(job));
     this.jobWaiters.delete(job.id);
