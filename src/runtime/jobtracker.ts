@@ -24,6 +24,9 @@ import {
   type WorkerLink,
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
+import { createUiRequestHandler } from '../ui/index.js';
+import { jobTrackerUiSource } from './ui-source.js';
+import { isLoopbackAddress } from './advertised-host.js';
 import { ClusterMetrics, PROMETHEUS_CONTENT_TYPE, formatPrometheus } from './metrics.js';
 import { fetchAttemptLog, isAttemptLogStream, type AttemptLogSlice } from './attempt-logs.js';
 import { estimatesFor, observationsOf } from './job-profile.js';
@@ -91,6 +94,10 @@ export class JobTracker {
   readonly profiles: ProfileStore;
   /** Counters and histograms of `/metrics` (metrics.ts). */
   readonly metrics = new ClusterMetrics();
+  /** Where each connection comes from: a worker that advertises loopback from elsewhere is warned about. */
+  private readonly peerAddresses = new WeakMap<RpcPeer, string>();
+  /** The web UI's pages (src/ui), served on the protocol's port. */
+  private readonly ui: (req: IncomingMessage, res: ServerResponse) => boolean;
   private jobSeq = 0;
   private readonly jobIdPrefix: string;
   private httpServer?: Server;
@@ -134,6 +141,19 @@ export class JobTracker {
     });
     this.copier = new InputCopier(this.namenode, this.books, this.logger, this.clock);
     this.profiles = new ProfileStore(join(options.dataDir, 'profiles'), this.logger);
+    this.ui = createUiRequestHandler(
+      jobTrackerUiSource({
+        books: this.books,
+        namenode: this.namenode,
+        policy: this.policy,
+        clock: this.clock,
+        heartbeatMs: this.options.heartbeatMs,
+        startedAt: this.clock(),
+        snapshot: (trigger) => this.snapshot(trigger),
+        findAttempt: (id) => this.findAttempt(id),
+        attemptLog: (id, stream, offset, length) => this.attemptLog(id, stream, offset, length),
+      }),
+    );
     const d = new Date();
     this.jobIdPrefix = `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
   }
@@ -157,7 +177,7 @@ export class JobTracker {
     await this.profiles.open();
     this.httpServer = createServer((req, res) => this.onHttpRequest(req, res));
     this.wss = new WebSocketServer({ server: this.httpServer, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
-    this.wss.on('connection', (socket: WebSocket) => this.onConnection(socket));
+    this.wss.on('connection', (socket: WebSocket, req: IncomingMessage) => this.onConnection(socket, req.socket.remoteAddress));
     await new Promise<void>((resolve, reject) => {
       this.httpServer!.once('error', reject);
       this.httpServer!.listen(this.options.port, this.options.host, () => resolve());
@@ -188,7 +208,7 @@ export class JobTracker {
     await this.profiles.close();
   }
 
-  // ---- HTTP: metrics ---------------------------------------------------------------------------
+  // ---- HTTP: metrics and the web UI -----------------------------------------------------------
 
   private onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
     const path = new URL(req.url ?? '/', 'http://jobtracker').pathname;
@@ -196,6 +216,7 @@ export class JobTracker {
       res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(req.method === 'HEAD' ? undefined : this.metricsText());
       return;
     }
+    if (this.ui(req, res)) return;
     res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
   }
 
@@ -222,8 +243,9 @@ export class JobTracker {
 
   // ---- connections ---------------------------------------------------------------------------
 
-  private onConnection(socket: WebSocket): void {
+  private onConnection(socket: WebSocket, remoteAddress: string | undefined): void {
     const peer = new RpcPeer(socket, (message, p) => this.onMessage(message, p), this.logger);
+    if (remoteAddress) this.peerAddresses.set(peer, remoteAddress);
     void peer.closed.then(() => {
       if (peer.label) {
         const worker = this.books.worker(peer.label);
@@ -304,6 +326,10 @@ export class JobTracker {
     const previous = this.books.worker(w.workerId);
     if (previous?.alive) this.workerLost(previous, 'it registered again');
     const address: DatanodeAddress = { workerId: w.workerId, host: String(w.host), dataPort: w.dataPort, rack: String(w.rack || '/default-rack') };
+    const from = this.peerAddresses.get(peer);
+    if (from && isLoopbackAddress(address.host) && !isLoopbackAddress(from)) {
+      this.logger.warn({ worker: w.workerId, advertised: address.host, from }, `worker ${w.workerId} connects from ${from} but advertises the loopback address ${address.host} for its data port: other workers cannot fetch its map outputs (start it with --host set to an address they reach)`);
+    }
     const now = this.clock();
     const link: WorkerLink = { address, peer, registeredAt: now, lastHeartbeat: now };
     const diskMBps = typeof w.diskMBps === 'number' && Number.isFinite(w.diskMBps) && w.diskMBps > 0 ? w.diskMBps : 0;
