@@ -26,6 +26,7 @@ import {
 } from '../runtime/index.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';
+import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
 import { formatBytes, parseSize } from '../util/index.js';
 
 const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';
@@ -170,9 +171,14 @@ async function runWordCountExample(cluster: LocalCluster, top: number): Promise<
 }
 
 async function main(): Promise<void> {
-  await yargs(hideBin(process.argv))
+  const args = hideBin(process.argv);
+  const configPath = configPathOf(args);
+  const config = configPath !== undefined ? configFor(await readConfigFile(configPath), commandOf(args)) : {};
+  await yargs(args)
     .scriptName('minimr')
     .usage('$0 <command> [options]')
+    .option('config', { type: 'string', global: true, describe: 'JSON file of options by command ({"worker": {"rack": "/r1"}, ...}); flags on the command line win' })
+    .config(config)
     .command(
       'local',
       'run an embedded cluster on this machine (JobTracker here, workers as child processes)',
@@ -323,7 +329,7 @@ async function main(): Promise<void> {
           .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
           .option('dir', { type: 'string', default: '.minimr/worker' })
           .option('id', { type: 'string', describe: 'worker id (default: hostname-pid)' })
-          .option('host', { type: 'string', default: '127.0.0.1', describe: 'address others use to reach this worker' })
+          .option('host', { type: 'string', describe: "address others use to reach this worker (default: this machine's address on the route to the JobTracker)" })
           .option('bind', { type: 'string', describe: 'address the data port binds to (default: --host)' })
           .option('data-port', { type: 'number', default: 0 })
           .option('rack', { type: 'string', default: '/default-rack' })
@@ -335,7 +341,9 @@ async function main(): Promise<void> {
             type: 'number',
             default: 1,
             describe: 'slow this worker down for experiments: each task sleeps (F-1) x the time it worked, so it takes ~F times as long',
-          }),
+          })
+          .option('attempt-log-max-mb', { type: 'number', default: 16, describe: "MB of stdout and of stderr kept per attempt (the rest is counted, not kept)" })
+          .option('log-retain-hours', { type: 'number', default: 24, describe: 'attempt logs of a job are removed this long after they were last written' }),
       async (argv) => {
         const worker = new Worker({
           jobTrackerUrl: argv.jobtracker,
@@ -350,6 +358,8 @@ async function main(): Promise<void> {
           memoryMb: argv['memory-mb'],
           diskMBps: argv['disk-mbps'],
           cpuThrottle: argv['cpu-throttle'],
+          attemptLogMaxBytes: Math.round(argv['attempt-log-max-mb'] * 1024 * 1024),
+          logRetainHours: argv['log-retain-hours'],
         });
         await worker.start();
         await new Promise<void>((resolve) => {
@@ -697,7 +707,8 @@ async function main(): Promise<void> {
     .help()
     .fail((msg, err, y) => {
       if (err) throw err;
-      process.stderr.write(`${y.help()}\n\n${msg}\n`);
+      const fromConfig = configPath !== undefined && /^Unknown argument/.test(msg) ? ` (an option in ${configPath}'s "${commandOf(args)}" section or on the command line that this command does not have)` : '';
+      process.stderr.write(`${y.help()}\n\n${msg}${fromConfig}\n`);
       process.exit(2);
     })
     .parseAsync();

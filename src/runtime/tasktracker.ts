@@ -12,6 +12,7 @@ import { jobModuleHash, storeJobModule } from './job-loader.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
 import { measureDiskMBps } from './disk-rate.js';
+import { hostOfUrl, localAddressToward, loopbackAdvertisedWarning } from './advertised-host.js';
 import { AttemptLog, DEFAULT_ATTEMPT_LOG_MAX_BYTES, DEFAULT_LOG_RETAIN_HOURS, TaskOutputRouter, createAttemptLogRequestHandler, pruneAttemptLogs } from './attempt-logs.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
 
@@ -19,7 +20,7 @@ export interface WorkerOptions {
   jobTrackerUrl: string;
   dataDir: string;
   workerId?: string;
-  /** Address other workers and clients use to reach this worker's data port. */
+  /** Address other workers and clients use to reach this worker's data port; default: this machine's address on the route to the JobTracker. */
   host?: string;
   /** Address the data port binds to (default: `host`). */
   bindHost?: string;
@@ -86,7 +87,10 @@ function isUsable(child: ChildProcess): boolean {
 export class Worker {
   readonly workerId: string;
   readonly logger: Logger;
-  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle' | 'attemptLogMaxBytes' | 'logRetainHours'>>;
+  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle' | 'attemptLogMaxBytes' | 'logRetainHours' | 'host' | 'bindHost'>>;
+  /** Advertised and bound addresses of the data port: known at start when `host` is not given. */
+  private host: string | undefined;
+  private bindHost: string | undefined;
   private readonly cpuThrottle: number;
   private diskMBps: number | undefined;
   private readonly blockStore: LocalDiskBlockStore;
@@ -113,20 +117,19 @@ export class Worker {
   dataPort = 0;
 
   constructor(options: WorkerOptions) {
-    const host = options.host ?? '127.0.0.1';
     const mapSlots = options.mapSlots ?? 2;
     const reduceSlots = options.reduceSlots ?? 1;
     this.opts = {
       jobTrackerUrl: options.jobTrackerUrl,
       dataDir: options.dataDir,
-      host,
-      bindHost: options.bindHost ?? host,
       dataPort: options.dataPort ?? 0,
       rack: options.rack ?? '/default-rack',
       mapSlots,
       reduceSlots,
       memoryMb: options.memoryMb ?? (mapSlots + reduceSlots) * 512,
     };
+    this.host = options.host;
+    this.bindHost = options.bindHost;
     this.diskMBps = options.diskMBps;
     const throttle = options.cpuThrottle ?? 1;
     if (!(Number.isFinite(throttle) && throttle >= 1 && throttle <= 100)) {
@@ -159,9 +162,12 @@ export class Worker {
       if (blocks(req, res) || shuffle(req, res) || logs(req, res)) return;
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));
     });
+    const host = (this.host ??= await localAddressToward(this.opts.jobTrackerUrl));
+    const warning = loopbackAdvertisedWarning(host, hostOfUrl(this.opts.jobTrackerUrl));
+    if (warning) this.logger.warn({ host, jobTracker: this.opts.jobTrackerUrl }, warning);
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
-      this.server!.listen(this.opts.dataPort, this.opts.bindHost, () => resolve());
+      this.server!.listen(this.opts.dataPort, this.bindHost ?? host, () => resolve());
     });
     const addr = this.server.address();
     this.dataPort = typeof addr === 'object' && addr ? addr.port : this.opts.dataPort;
@@ -207,7 +213,7 @@ export class Worker {
             type: 'register',
             worker: {
               workerId: this.workerId,
-              host: this.opts.host,
+              host: this.host!,
               dataPort: this.dataPort,
               rack: this.opts.rack,
               mapSlots: this.opts.mapSlots,
