@@ -535,9 +535,11 @@ export class FairPolicy implements Policy {
         {
           title: 'Pools',
           columns: ['pool', 'mode', 'weight', 'map running', 'map demand', 'map min share', 'map fair share', 'reduce running', 'reduce demand', 'reduce min share', 'reduce fair share', 'below min share for'],
-          rows: [...shares.pools].map(([name, f]) => {
+          // Configured pools first, idle ones too (with zeros), then pools named only by jobs.
+          rows: [...new Set([...configured.keys(), ...shares.pools.keys()])].map((name) => {
             const p = configured.get(name);
-            return [name, p?.mode ?? 'fair', p?.weight ?? 1, f.map.running, f.map.demand, round(f.map.minShare), round(f.map.share), f.reduce.running, f.reduce.demand, round(f.reduce.minShare), round(f.reduce.share), starved(this.poolStarvedSince, name)];
+            const f = shares.pools.get(name);
+            return [name, p?.mode ?? 'fair', p?.weight ?? 1, f?.map.running ?? 0, f?.map.demand ?? 0, round(f?.map.minShare ?? 0), round(f?.map.share ?? 0), f?.reduce.running ?? 0, f?.reduce.demand ?? 0, round(f?.reduce.minShare ?? 0), round(f?.reduce.share ?? 0), starved(this.poolStarvedSince, name)];
           }),
         },
         {
