@@ -343,7 +343,7 @@ async function main(): Promise<void> {
             describe: 'slow this worker down for experiments: each task sleeps (F-1) x the time it worked, so it takes ~F times as long',
           })
           .option('attempt-log-max-mb', { type: 'number', default: 16, describe: "MB of stdout and of stderr kept per attempt (the rest is counted, not kept)" })
-          .option('log-retain-hours', { type: 'number', default: 24, describe: 'attempt logs of a job are removed this long after they were last written' }),
+          .option('log-retain-hours', { type: 'number', default: 24, describe: 'attempt logs of a job are removed this long after its last attempt on this worker started' }),
       async (argv) => {
         const worker = new Worker({
           jobTrackerUrl: argv.jobtracker,

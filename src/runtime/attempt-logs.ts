@@ -12,7 +12,8 @@
  *
  * Bounds: each stream of an attempt keeps at most `maxBytes` on disk (a runaway task must not fill
  * the worker's disk); what is beyond is counted and the file ends with a line that says how much
- * was dropped. Job log directories older than the retention are removed at start and every hour.
+ * was dropped. A job's log directory is removed at start and every hour once the retention has
+ * passed since its last attempt here started (the directory's mtime).
  * Reads are served by the worker's data port (`/logs/JOB/ATTEMPT/STREAM?offset=&length=`) at most
  * MAX_LOG_READ_BYTES at a time, by default the tail; the JobTracker relays them to
  * `minimr job logs` and the web UI, since only it knows which worker ran an attempt.
@@ -146,7 +147,7 @@ export class TaskOutputRouter {
   }
 }
 
-/** Removes job log directories not written to for `retainHours`. */
+/** Removes job log directories whose last attempt started (their mtime) more than `retainHours` ago. */
 export async function pruneAttemptLogs(logRoot: string, retainHours: number, now = Date.now()): Promise<number> {
   let removed = 0;
   let jobs: string[];

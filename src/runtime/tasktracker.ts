@@ -40,7 +40,7 @@ export interface WorkerOptions {
   cpuThrottle?: number;
   /** Bytes of stdout and of stderr kept per attempt (attempt-logs.ts; default 16 MiB). */
   attemptLogMaxBytes?: number;
-  /** Attempt logs of a job are removed this long after they were last written (default 24 h). */
+  /** Attempt logs of a job are removed this long after its last attempt here started (default 24 h). */
   logRetainHours?: number;
   logger?: Logger;
 }
