@@ -35,6 +35,8 @@ export type MinimrErrorCode =
   | 'ENOMRCLUSTER' // job submitted to an MR-cluster that is unknown or being deactivated
   | 'EAUTH' // the connection did not prove it knows the cluster secret
   | 'EPERM' // the user may not do this to another user's job or path
+  | 'EBADREQUEST' // a request's arguments are malformed (a log range, an HTTP query)
+  | 'ENOATTEMPT' // no such attempt on this JobTracker
   | 'EINTERNAL';
 
 export type ErrorDetails = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -76,6 +78,7 @@ const KNOWN_CODES = new Set<string>([
   'ENOINPUT', 'EOUTPUTEXISTS', 'EJOBMODULE', 'EBADJOB', 'EBADCONF', 'ENOENT', 'EEXIST', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY',
   'EBADPATH', 'ECHECKSUM', 'ETOKEN', 'ENOREPLICA', 'ENOWORKERS', 'EDISKFULL', 'EFETCH', 'ETASK', 'EJOBFAILED', 'EJOBKILLED',
   'ENOJOB', 'EPROTOCOL', 'EVERSION', 'ECONNECT', 'ETIMEOUT', 'EKILLED', 'EWORKERLOST', 'ENOMRCLUSTER', 'EAUTH', 'EPERM', 'EINTERNAL',
+  'EBADREQUEST', 'ENOATTEMPT',
 ]);
 
 /** Rebuilds a MinimrError on the receiving side of a socket or a process boundary. */

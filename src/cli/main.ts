@@ -10,8 +10,11 @@ import { MinimrError } from '../errors.js';
 import { benchPolicies } from '../experiments/index.js';
 import { createLogger } from '../log.js';
 import {
+  ATTEMPT_LOG_STREAMS,
+  DEFAULT_LOG_READ_BYTES,
   JobClient,
   JobTracker,
+  MAX_LOG_READ_BYTES,
   LocalCluster,
   Worker,
   profileJob,
@@ -25,6 +28,7 @@ import { clientCredentials, forgetClusterSecret, recordClusterSecret, type PeerS
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';
 import { formatMode, parseMode } from '../storage/index.js';
+import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
 import { escapeControlCharacters, formatBytes, parseSize } from '../util/index.js';
 
 const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';
@@ -140,10 +144,10 @@ interface ClusterArgs {
 async function peerSecurity(argv: ClusterArgs): Promise<PeerSecurity> {
   const credentials = await clientCredentials(argv.jobtracker, { user: argv.user, secretFile: argv['secret-file'] });
   const caFile = argv['tls-ca'] ?? process.env.MINIMR_TLS_CA;
-  return { ...(credentials ? { credentials } : {}), ...(caFile ? { tlsCa: await readConfigFile(caFile, '--tls-ca') } : {}) };
+  return { ...(credentials ? { credentials } : {}), ...(caFile ? { tlsCa: await readCredentialFile(caFile, '--tls-ca') } : {}) };
 }
 
-async function readConfigFile(path: string, option: string): Promise<Buffer> {
+async function readCredentialFile(path: string, option: string): Promise<Buffer> {
   try {
     return await readFileLocal(resolvePath(path));
   } catch (err) {
@@ -164,7 +168,7 @@ async function withClient<T>(argv: ClusterArgs, fn: (c: JobClient) => Promise<T>
 async function tlsIdentity(certFile: string | undefined, keyFile: string | undefined): Promise<{ cert: Buffer; key: Buffer } | undefined> {
   if (certFile === undefined && keyFile === undefined) return undefined;
   if (certFile === undefined || keyFile === undefined) throw new MinimrError('EBADCONF', '--tls-cert and --tls-key go together: give both, or neither for plain ws://');
-  return { cert: await readConfigFile(certFile, '--tls-cert'), key: await readConfigFile(keyFile, '--tls-key') };
+  return { cert: await readCredentialFile(certFile, '--tls-cert'), key: await readCredentialFile(keyFile, '--tls-key') };
 }
 
 async function readAll(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
@@ -199,12 +203,17 @@ async function runWordCountExample(cluster: LocalCluster, top: number): Promise<
 }
 
 async function main(): Promise<void> {
-  await yargs(hideBin(process.argv))
+  const args = hideBin(process.argv);
+  const configPath = configPathOf(args);
+  const config = configPath !== undefined ? configFor(await readConfigFile(configPath), commandOf(args)) : {};
+  await yargs(args)
     .scriptName('minimr')
     .usage('$0 <command> [options]')
     .option('secret-file', { type: 'string', describe: 'the cluster secret file (default: $MINIMR_SECRET_FILE; a cluster this user started here is found by itself)' })
     .option('user', { type: 'string', describe: 'the user to act as (default: $MINIMR_USER, else the OS user)' })
     .option('tls-ca', { type: 'string', describe: 'certificate authority to trust for a wss:// JobTracker (PEM; default: $MINIMR_TLS_CA)' })
+    .option('config', { type: 'string', global: true, describe: 'JSON file of options by command ({"worker": {"rack": "/r1"}, ...}); flags on the command line win' })
+    .config(config)
     .command(
       'local',
       'run an embedded cluster on this machine (JobTracker here, workers as child processes)',
@@ -374,7 +383,7 @@ async function main(): Promise<void> {
           .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
           .option('dir', { type: 'string', default: '.minimr/worker' })
           .option('id', { type: 'string', describe: 'worker id (default: hostname-pid)' })
-          .option('host', { type: 'string', default: '127.0.0.1', describe: 'address others use to reach this worker' })
+          .option('host', { type: 'string', describe: "address others use to reach this worker (default: this machine's address on the route to the JobTracker)" })
           .option('bind', { type: 'string', describe: 'address the data port binds to (default: --host)' })
           .option('data-port', { type: 'number', default: 0 })
           .option('rack', { type: 'string', default: '/default-rack' })
@@ -386,7 +395,9 @@ async function main(): Promise<void> {
             type: 'number',
             default: 1,
             describe: 'slow this worker down for experiments: each task sleeps (F-1) x the time it worked, so it takes ~F times as long',
-          }),
+          })
+          .option('attempt-log-max-mb', { type: 'number', default: 16, describe: "MB of stdout and of stderr kept per attempt (the rest is counted, not kept)" })
+          .option('log-retain-hours', { type: 'number', default: 24, describe: 'attempt logs of a job are removed this long after its last attempt on this worker started' }),
       async (argv) => {
         const security = await peerSecurity(argv);
         if (!security.credentials) {
@@ -406,6 +417,8 @@ async function main(): Promise<void> {
           memoryMb: argv['memory-mb'],
           diskMBps: argv['disk-mbps'],
           cpuThrottle: argv['cpu-throttle'],
+          attemptLogMaxBytes: Math.round(argv['attempt-log-max-mb'] * 1024 * 1024),
+          logRetainHours: argv['log-retain-hours'],
         });
         await worker.start();
         await new Promise<void>((resolve) => {
@@ -543,7 +556,7 @@ async function main(): Promise<void> {
         })
         .demandCommand(1),
     )
-    .command('job', 'job status | attempts | list | kill', (y) =>
+    .command('job', 'job status | attempts | logs | list | kill', (y) =>
       y
         .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
         .command('status <id>', 'show a job', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
@@ -565,6 +578,29 @@ async function main(): Promise<void> {
             }
           });
         })
+        .command(
+          'logs <attempt>',
+          "print an attempt's stdout and stderr, read from the worker that ran it (the last 64 KiB of each by default)",
+          (yy) =>
+            yy
+              .positional('attempt', { type: 'string', demandOption: true })
+              .option('stream', { choices: ['stdout', 'stderr', 'both'] as const, default: 'both' as const })
+              .option('offset', { type: 'number', describe: 'start at this byte (default: the tail)' })
+              .option('length', { type: 'number', describe: `bytes to read, at most ${MAX_LOG_READ_BYTES} (default ${DEFAULT_LOG_READ_BYTES})` }),
+          async (argv) => {
+            await withClient(argv, async (c) => {
+              const streams = argv.stream === 'both' ? ATTEMPT_LOG_STREAMS : [argv.stream];
+              for (const stream of streams) {
+                const slice = await c.attemptLog(argv.attempt, stream, { ...(argv.offset !== undefined ? { offset: argv.offset } : {}), ...(argv.length !== undefined ? { length: argv.length } : {}) });
+                const end = slice.offset + Buffer.byteLength(slice.text);
+                if (streams.length > 1) process.stdout.write(`==> ${stream} of ${slice.attemptId} on ${slice.workerId} (bytes ${slice.offset}-${end} of ${slice.size}) <==\n`);
+                else if (slice.offset > 0 || end < slice.size) process.stderr.write(`bytes ${slice.offset}-${end} of ${slice.size} (--offset and --length read the rest)\n`);
+                process.stdout.write(slice.text);
+                if (streams.length > 1 && slice.text !== '' && !slice.text.endsWith('\n')) process.stdout.write('\n');
+              }
+            });
+          },
+        )
         .command(
           'list',
           'list jobs: running, queued and recently ended (--all: and the retired ones, from the history)',
@@ -758,7 +794,8 @@ async function main(): Promise<void> {
     .help()
     .fail((msg, err, y) => {
       if (err) throw err;
-      process.stderr.write(`${y.help()}\n\n${msg}\n`);
+      const fromConfig = configPath !== undefined && /^Unknown argument/.test(msg) ? ` (an option in ${configPath}'s "${commandOf(args)}" section or on the command line that this command does not have)` : '';
+      process.stderr.write(`${y.help()}\n\n${msg}${fromConfig}\n`);
       process.exit(2);
     })
     .parseAsync();

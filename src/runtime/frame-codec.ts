@@ -42,6 +42,7 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'job-profiles': { id: 'number', job: 'string?' },
   'import-profile': { id: 'number', job: 'string', profile: 'object' },
   'remove-profile': { id: 'number', job: 'string' },
+  'attempt-log': { id: 'number', attemptId: 'string', stream: 'string', offset: 'number?', length: 'number?' },
   fs: { id: 'number', op: 'string', args: 'array', jobId: 'string?' },
   reply: { re: 'number', ok: 'boolean', result: 'any', error: 'object?' },
 };

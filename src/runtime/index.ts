@@ -20,3 +20,11 @@ export {
   type ProfilePoint,
 } from './elasticity-profile.js';
 export { estimatesFor, phaseEstimate, neededBufferBytes, addObservations, observationsOf, profileObservations, validateElasticityProfile, MAX_BUCKET_ATTEMPTS, type AttemptObservation, type TaskEstimate } from './job-profile.js';
+export {
+  ATTEMPT_LOG_STREAMS,
+  DEFAULT_LOG_READ_BYTES,
+  MAX_LOG_READ_BYTES,
+  isAttemptLogStream,
+  type AttemptLogSlice,
+  type AttemptLogStream,
+} from './attempt-logs.js';

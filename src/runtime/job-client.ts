@@ -25,6 +25,7 @@ import { validateJobConf } from './submission.js';
 import { remoteNamenode } from './remote-namenode.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
 import type { PeerSecurity } from './auth.js';
+import type { AttemptLogSlice, AttemptLogStream } from './attempt-logs.js';
 
 export interface SubmitOptions {
   input?: readonly string[];
@@ -324,6 +325,11 @@ export class JobClient {
   /** Every attempt of a job with its worker, times and counters. */
   attempts(jobId: string): Promise<AttemptSummary[]> {
     return this.peer.request<AttemptSummary[]>({ type: 'job-attempts', jobId });
+  }
+
+  /** A slice of an attempt's stdout or stderr (default: its last 64 KiB), which the JobTracker reads from the attempt's worker. */
+  attemptLog(attemptId: string, stream: AttemptLogStream, range: { offset?: number; length?: number } = {}): Promise<AttemptLogSlice> {
+    return this.peer.request<AttemptLogSlice>({ type: 'attempt-log', attemptId, stream, ...range });
   }
 
   /** The jobs in the JobTracker's memory; with `all`, the retired ones from its history too. */

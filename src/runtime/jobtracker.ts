@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -28,6 +28,11 @@ import {
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
 import { JobJournal, type JobHistoryEntry } from './job-journal.js';
 import { AttemptNumbering, JobRecovery, journaledSuccess, mapOutputsToDrop } from './job-recovery.js';
+import { createUiRequestHandler } from '../ui/index.js';
+import { jobTrackerUiSource } from './ui-source.js';
+import { isLoopbackAddress } from './advertised-host.js';
+import { ClusterMetrics, PROMETHEUS_CONTENT_TYPE, formatPrometheus } from './metrics.js';
+import { fetchAttemptLog, isAttemptLogStream, type AttemptLogSlice } from './attempt-logs.js';
 import { estimatesFor, observationsOf } from './job-profile.js';
 import { ProfileStore } from './profile-store.js';
 import {
@@ -126,6 +131,12 @@ export class JobTracker {
   private readonly copier: InputCopier;
   /** Profiles of recurring jobs, by job name: their tasks' ideal durations and penalty models. */
   readonly profiles: ProfileStore;
+  /** Counters and histograms of `/metrics` (metrics.ts). */
+  readonly metrics = new ClusterMetrics();
+  /** Where each connection comes from: a worker that advertises loopback from elsewhere is warned about. */
+  private readonly peerAddresses = new WeakMap<RpcPeer, string>();
+  /** The web UI's pages (src/ui), served on the protocol's port. */
+  private readonly ui: (req: IncomingMessage, res: ServerResponse) => boolean;
   private jobSeq = 0;
   private readonly jobIdPrefix: string;
   private httpServer?: Server;
@@ -184,6 +195,19 @@ export class JobTracker {
     this.copier = new InputCopier(this.namenode, this.books, this.logger, this.clock);
     this.profiles = new ProfileStore(join(options.dataDir, 'profiles'), this.logger);
     this.journal = new JobJournal(join(options.dataDir, 'jobs'));
+    this.ui = createUiRequestHandler(
+      jobTrackerUiSource({
+        books: this.books,
+        namenode: this.namenode,
+        policy: this.policy,
+        clock: this.clock,
+        heartbeatMs: this.options.heartbeatMs,
+        startedAt: this.clock(),
+        snapshot: (trigger) => this.snapshot(trigger),
+        findAttempt: (id) => this.findAttempt(id),
+        attemptLog: (id, stream, offset, length) => this.attemptLog(id, stream, offset, length),
+      }),
+    );
     const d = new Date();
     this.jobIdPrefix = `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
   }
@@ -217,12 +241,10 @@ export class JobTracker {
       this.options.recoveryWaitMs,
       this.admin,
     );
-    const upgradeRequired = (_req: unknown, res: ServerResponse): void => {
-      res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
-    };
-    this.httpServer = this.tls ? createTlsServer({ cert: this.tls.cert, key: this.tls.key }, upgradeRequired) : createServer(upgradeRequired);
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.onHttpRequest(req, res);
+    this.httpServer = this.tls ? createTlsServer({ cert: this.tls.cert, key: this.tls.key }, onRequest) : createServer(onRequest);
     this.wss = new WebSocketServer({ server: this.httpServer, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
-    this.wss.on('connection', (socket: WebSocket) => this.onConnection(socket));
+    this.wss.on('connection', (socket: WebSocket, req: IncomingMessage) => this.onConnection(socket, req.socket.remoteAddress));
     await new Promise<void>((resolve, reject) => {
       this.httpServer!.once('error', reject);
       this.httpServer!.listen(this.options.port, this.options.host, () => resolve());
@@ -258,10 +280,44 @@ export class JobTracker {
     await this.journal.close();
   }
 
+  // ---- HTTP: metrics and the web UI -----------------------------------------------------------
+
+  private onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
+    const path = new URL(req.url ?? '/', 'http://jobtracker').pathname;
+    if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(req.method === 'HEAD' ? undefined : this.metricsText());
+      return;
+    }
+    if (this.ui(req, res)) return;
+    res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
+  }
+
+  /** `/metrics`: the counters kept as effects are carried out, and gauges read from the books now. */
+  metricsText(): string {
+    const usage = this.namenode.usage();
+    return formatPrometheus(
+      this.metrics.families({
+        jobs: [...this.books.jobs()],
+        workers: this.books.liveWorkers().map((w) => ({
+          id: w.shape.id,
+          mapSlots: w.shape.mapSlots,
+          reduceSlots: w.shape.reduceSlots,
+          memoryMb: w.shape.memoryMb,
+          lastHeartbeat: w.data.lastHeartbeat,
+          running: [...w.running].map((a) => ({ kind: a.task.kind, memoryMb: a.memoryMb, elastic: a.elastic })),
+        })),
+        now: this.clock(),
+        heartbeatMs: this.options.heartbeatMs,
+        blockStore: usage,
+      }),
+    );
+  }
+
   // ---- connections ---------------------------------------------------------------------------
 
-  private onConnection(socket: WebSocket): void {
+  private onConnection(socket: WebSocket, remoteAddress: string | undefined): void {
     const peer = acceptPeer(socket, this.secret!, (message, p) => this.onMessage(message, p), this.logger);
+    if (remoteAddress) this.peerAddresses.set(peer, remoteAddress);
     void peer.closed.then(() => {
       if (peer.label) {
         const worker = this.books.worker(peer.label);
@@ -321,6 +377,8 @@ export class JobTracker {
         return this.profiles.import(message.job, message.profile, this.clock());
       case 'remove-profile':
         return this.profiles.remove(message.job);
+      case 'attempt-log':
+        return this.attemptLog(message.attemptId, message.stream, message.offset ?? undefined, message.length ?? undefined);
       case 'fs':
         return this.namenodeCall(message.op, message.args, this.fsCaller(peer, message.jobId));
       default:
@@ -381,6 +439,10 @@ export class JobTracker {
       this.workerLost(previous, 'it registered again');
     }
     const address: DatanodeAddress = { workerId: w.workerId, host: String(w.host), dataPort: w.dataPort, rack: String(w.rack || '/default-rack') };
+    const from = this.peerAddresses.get(peer);
+    if (from && isLoopbackAddress(address.host) && !isLoopbackAddress(from)) {
+      this.logger.warn({ worker: w.workerId, advertised: address.host, from }, `worker ${w.workerId} connects from ${from} but advertises the loopback address ${address.host} for its data port: other workers cannot fetch its map outputs (start it with --host set to an address they reach)`);
+    }
     const now = this.clock();
     const link: WorkerLink = { address, peer, registeredAt: now, lastHeartbeat: now };
     const diskMBps = typeof w.diskMBps === 'number' && Number.isFinite(w.diskMBps) && w.diskMBps > 0 ? w.diskMBps : 0;
@@ -412,6 +474,7 @@ export class JobTracker {
     if (!worker) return;
     const now = this.clock();
     worker.data.lastHeartbeat = now;
+    this.metrics.heartbeat(worker.shape.id, now);
     const reported = new Set<string>();
     for (const p of message.attempts) {
       if (!p || typeof p.attemptId !== 'string') continue;
@@ -464,6 +527,7 @@ export class JobTracker {
     // While draining, the block map is about to be dropped; it is rebuilt from block reports at start.
     if (!this.draining) void this.namenode.datanodeLost(workerId);
     void this.carryOut(this.books.workerLost(workerId, this.clock(), why));
+    this.metrics.workerLeft(workerId);
     this.copier.workerLost(workerId);
     this.schedule({ kind: 'worker-lost', workerId });
   }
@@ -500,6 +564,38 @@ export class JobTracker {
         lastHeartbeat: w.data.lastHeartbeat,
       })),
     };
+  }
+
+  /**
+   * A slice of an attempt's stdout or stderr (default: its last 64 KiB), read from the worker that
+   * ran it: the logs stay on the workers (attempt-logs.ts), only the JobTracker knows where.
+   */
+  async attemptLog(attemptId: string, stream: string, offset?: number, length?: number): Promise<AttemptLogSlice> {
+    if (!isAttemptLogStream(stream)) throw new MinimrError('EBADREQUEST', `an attempt log is stdout or stderr, got ${JSON.stringify(stream)}`);
+    const attempt = this.findAttempt(attemptId);
+    if (!attempt) throw new MinimrError('ENOATTEMPT', `no attempt ${attemptId} on this JobTracker (see \`minimr job attempts JOB\`)`, { attemptId });
+    const workerId = attempt.worker.shape.id;
+    // A worker that registered again since has a new data port: ask the one alive now.
+    const worker = this.books.worker(workerId);
+    if (!worker?.alive) {
+      throw new MinimrError('EWORKERLOST', `attempt ${attemptId} ran on worker ${workerId}, which is not connected now; its log is on that machine under DIR/logs/${attempt.task.job.id}/${attemptId}/`, { attemptId, workerId });
+    }
+    const { host, dataPort } = worker.data.address;
+    const dataUrl = `http://${host.includes(':') ? `[${host}]` : host}:${dataPort}`;
+    return fetchAttemptLog(dataUrl, { jobId: attempt.task.job.id, attemptId, workerId }, stream, offset, length);
+  }
+
+  /** Any attempt the books hold, running or ended (the books index only running ones). */
+  findAttempt(attemptId: string): RuntimeAttempt | undefined {
+    const running = this.books.attempt(attemptId);
+    if (running) return running;
+    for (const job of this.books.jobs()) {
+      for (const task of [...job.maps, ...job.reduces]) {
+        const found = task.attempts.find((a) => a.id === attemptId);
+        if (found) return found;
+      }
+    }
+    return undefined;
   }
 
   // ---- jobs ------------------------------------------------------------------------------------
@@ -569,6 +665,7 @@ export class JobTracker {
     job.data.profile = verdict.use;
     if (job.skew?.plansAtSubmission) this.logger.info({ job: jobId, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
     this.logger.info({ job: jobId, name: submission.name, user, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
+    this.metrics.jobSubmitted();
     if (effects.length > 0) await this.carryOut(effects);
     else setImmediate(() => this.schedule({ kind: 'job-submitted', jobId }));
     return { jobId };
@@ -674,6 +771,7 @@ export class JobTracker {
           const a = e.attempt;
           a.data = { counters: {} };
           this.journaled(this.journal.attemptLaunched(a.task.job.id, a.task.id, a.id));
+          this.metrics.attemptLaunched(a.task.kind);
           this.logger.debug({ attempt: a.id, worker: a.worker.shape.id, locality: a.locality }, 'attempt launched');
           a.worker.data.peer.send({ type: 'launch', attempt: this.attemptSpec(a) });
           break;
@@ -682,6 +780,7 @@ export class JobTracker {
           const a = e.attempt;
           if (e.tellWorker && a.worker.alive) a.worker.data.peer.send({ type: 'kill', attemptId: a.id, reason: a.error?.message ?? 'killed' });
           this.logger.debug({ attempt: a.id, state: a.state, ms: (a.finishTime ?? a.startTime) - a.startTime }, 'attempt finished');
+          this.metrics.attemptEnded(a.task.kind, a.state, a.data.counters);
           if (a.state === 'succeeded') break;
           if (a.error?.details?.jobEnded === undefined) {
             this.logger.warn({ attempt: a.id, worker: a.worker.shape.id, state: a.state, code: a.error?.code, err: a.error?.message }, 'attempt did not succeed');
@@ -766,6 +865,7 @@ export class JobTracker {
     const status = jobStatus(job);
     // Written before the client hears of the end: an ended job never runs again after a restart.
     await this.journal.jobEnded({ status, attempts: attemptSummaries(job) }).catch((err: Error) => this.journalFailed(err));
+    this.metrics.jobEnded(job.state);
     this.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
     for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(status);
     this.jobWaiters.delete(job.id);

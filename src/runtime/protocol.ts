@@ -489,6 +489,16 @@ export interface ImportProfile extends Request<'import-profile'> {
 export interface RemoveProfile extends Request<'remove-profile'> {
   job: string;
 }
+/** A slice of an attempt's stdout or stderr, which the JobTracker reads from the worker that ran it (attempt-logs.ts). */
+export interface GetAttemptLog extends Request<'attempt-log'> {
+  attemptId: string;
+  /** 'stdout' or 'stderr'. */
+  stream: string;
+  /** Default: the tail. */
+  offset?: number;
+  /** Default 64 KiB, at most 1 MiB. */
+  length?: number;
+}
 export interface NamenodeCall extends Request<'fs'> {
   op: NamenodeOp;
   args: unknown[];
@@ -527,6 +537,7 @@ export type Message =
   | GetProfiles
   | ImportProfile
   | RemoveProfile
+  | GetAttemptLog
   | NamenodeCall
   | Reply;
 

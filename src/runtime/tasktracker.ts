@@ -13,13 +13,15 @@ import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOut
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
 import type { PeerSecurity } from './auth.js';
 import { measureDiskMBps } from './disk-rate.js';
+import { hostOfUrl, localAddressToward, loopbackAdvertisedWarning } from './advertised-host.js';
+import { AttemptLog, DEFAULT_ATTEMPT_LOG_MAX_BYTES, DEFAULT_LOG_RETAIN_HOURS, TaskOutputRouter, createAttemptLogRequestHandler, pruneAttemptLogs } from './attempt-logs.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
 
 export interface WorkerOptions {
   jobTrackerUrl: string;
   dataDir: string;
   workerId?: string;
-  /** Address other workers and clients use to reach this worker's data port. */
+  /** Address other workers and clients use to reach this worker's data port; default: this machine's address on the route to the JobTracker. */
   host?: string;
   /** Address the data port binds to (default: `host`). */
   bindHost?: string;
@@ -39,6 +41,10 @@ export interface WorkerOptions {
   cpuThrottle?: number;
   /** How to authenticate to the JobTracker (auth.ts). */
   security?: PeerSecurity;
+  /** Bytes of stdout and of stderr kept per attempt (attempt-logs.ts; default 16 MiB). */
+  attemptLogMaxBytes?: number;
+  /** Attempt logs of a job are removed this long after its last attempt here started (default 24 h). */
+  logRetainHours?: number;
   logger?: Logger;
 }
 
@@ -55,6 +61,8 @@ interface RunningAttempt {
   counters: Counters;
   killReason?: string;
   finished: boolean;
+  /** Where the attempt's stdout and stderr go (attempt-logs.ts). */
+  log?: AttemptLog;
 }
 
 const TASK_PROCESS = fileURLToPath(new URL('./task-process.js', import.meta.url));
@@ -82,8 +90,11 @@ function isUsable(child: ChildProcess): boolean {
 export class Worker {
   readonly workerId: string;
   readonly logger: Logger;
-  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle' | 'security'>>;
+  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle' | 'security' | 'attemptLogMaxBytes' | 'logRetainHours' | 'host' | 'bindHost'>>;
   private readonly security: PeerSecurity;
+  /** Advertised and bound addresses of the data port: known at start when `host` is not given. */
+  private host: string | undefined;
+  private bindHost: string | undefined;
   private readonly cpuThrottle: number;
   private diskMBps: number | undefined;
   private readonly blockStore: LocalDiskBlockStore;
@@ -105,23 +116,28 @@ export class Worker {
   private blockKey: BlockTokenKey | undefined;
   /** Shuffle secrets of the jobs whose attempts ran here, until their clean-up: the shuffle handler serves only these. */
   private readonly jobSecrets = new Map<string, string>();
+  /** Attempt logs, `LOGS/JOB/ATTEMPT/{stdout,stderr}`. */
+  readonly logRoot: string;
+  private readonly attemptLogMaxBytes: number;
+  private readonly logRetainHours: number;
+  private readonly taskOutput = new TaskOutputRouter();
+  private pruneTimer?: NodeJS.Timeout;
   dataPort = 0;
 
   constructor(options: WorkerOptions) {
-    const host = options.host ?? '127.0.0.1';
     const mapSlots = options.mapSlots ?? 2;
     const reduceSlots = options.reduceSlots ?? 1;
     this.opts = {
       jobTrackerUrl: options.jobTrackerUrl,
       dataDir: options.dataDir,
-      host,
-      bindHost: options.bindHost ?? host,
       dataPort: options.dataPort ?? 0,
       rack: options.rack ?? '/default-rack',
       mapSlots,
       reduceSlots,
       memoryMb: options.memoryMb ?? (mapSlots + reduceSlots) * 512,
     };
+    this.host = options.host;
+    this.bindHost = options.bindHost;
     this.diskMBps = options.diskMBps;
     this.security = options.security ?? {};
     const throttle = options.cpuThrottle ?? 1;
@@ -134,6 +150,11 @@ export class Worker {
     this.blockStore = new LocalDiskBlockStore({ dir: join(options.dataDir, 'blocks'), workerId: this.workerId });
     this.shuffleRoot = join(options.dataDir, 'shuffle');
     this.modulesDir = join(options.dataDir, 'jobs', 'modules');
+    this.logRoot = join(options.dataDir, 'logs');
+    this.attemptLogMaxBytes = options.attemptLogMaxBytes ?? DEFAULT_ATTEMPT_LOG_MAX_BYTES;
+    this.logRetainHours = options.logRetainHours ?? DEFAULT_LOG_RETAIN_HOURS;
+    if (!(Number.isInteger(this.attemptLogMaxBytes) && this.attemptLogMaxBytes >= 0)) throw new MinimrError('EBADCONF', `attempt log size must be a non-negative number of bytes, got ${this.attemptLogMaxBytes}`);
+    if (!(this.logRetainHours > 0)) throw new MinimrError('EBADCONF', `log retention must be a positive number of hours, got ${this.logRetainHours}`);
   }
 
   async start(): Promise<void> {
@@ -141,16 +162,23 @@ export class Worker {
     await rm(this.modulesDir, { recursive: true, force: true });
     // So are its map outputs: a worker that starts registers as new, and its old outputs were re-run.
     await removeAllMapOutputs(this.shuffleRoot);
-    await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), this.blockStore.open()]);
+    await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), mkdir(this.logRoot, { recursive: true }), this.blockStore.open()]);
+    await this.pruneLogs();
+    this.pruneTimer = setInterval(() => void this.pruneLogs(), 3600_000);
+    this.pruneTimer.unref();
     const blocks = createDataRequestHandler(this.blockStore, this.workerId, { blockKey: () => this.blockKey });
     const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot, jobSecret: (jobId) => this.jobSecrets.get(jobId) });
+    const logs = createAttemptLogRequestHandler(this.logRoot);
     this.server = createServer((req, res) => {
-      if (blocks(req, res) || shuffle(req, res)) return;
+      if (blocks(req, res) || shuffle(req, res) || logs(req, res)) return;
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));
     });
+    const host = (this.host ??= await localAddressToward(this.opts.jobTrackerUrl));
+    const warning = loopbackAdvertisedWarning(host, hostOfUrl(this.opts.jobTrackerUrl));
+    if (warning) this.logger.warn({ host, jobTracker: this.opts.jobTrackerUrl }, warning);
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
-      this.server!.listen(this.opts.dataPort, this.opts.bindHost, () => resolve());
+      this.server!.listen(this.opts.dataPort, this.bindHost ?? host, () => resolve());
     });
     const addr = this.server.address();
     this.dataPort = typeof addr === 'object' && addr ? addr.port : this.opts.dataPort;
@@ -159,9 +187,15 @@ export class Worker {
     await this.connect(true);
   }
 
+  private async pruneLogs(): Promise<void> {
+    const removed = await pruneAttemptLogs(this.logRoot, this.logRetainHours);
+    if (removed > 0) this.logger.info({ jobs: removed, retainHours: this.logRetainHours }, 'old attempt logs removed');
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
     const exits: Promise<unknown>[] = [];
     for (const child of [...[...this.running.values()].map((r) => r.child), ...this.spares.splice(0), ...this.idle.splice(0).map((p) => p.child)]) {
       if (child && child.exitCode === null && child.signalCode === null) {
@@ -192,7 +226,7 @@ export class Worker {
             type: 'register',
             worker: {
               workerId: this.workerId,
-              host: this.opts.host,
+              host: this.host!,
               dataPort: this.dataPort,
               rack: this.opts.rack,
               mapSlots: this.opts.mapSlots,
@@ -305,11 +339,13 @@ export class Worker {
         MINIMR_TASK_CONFIG: JSON.stringify(config),
       },
       serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // Piped, to the log of the attempt the process runs (attempt-logs.ts).
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // For profiling task code, e.g. MINIMR_TASK_EXEC_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof".
       execArgv: ['--max-semi-space-size=4', '--expose-gc', ...(process.env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ').filter(Boolean)],
     });
     child.on('error', (err) => this.logger.warn({ err: err.message }, 'task process error'));
+    this.taskOutput.attach(child);
     child.once('exit', () => {
       const i = this.idle.findIndex((p) => p.child === child);
       if (i >= 0) this.idle.splice(i, 1);
@@ -393,18 +429,25 @@ export class Worker {
     if (typeof spec.shuffleSecret === 'string') this.jobSecrets.set(spec.jobId, spec.shuffleSecret);
     this.running.set(spec.attemptId, record);
     let modulePath: string;
-    const waitStarted = performance.now();
+    let waitStarted = performance.now();
     try {
+      record.log = await AttemptLog.open(this.logRoot, spec.jobId, spec.attemptId, this.attemptLogMaxBytes);
+      waitStarted = performance.now();
       modulePath = await this.jobModule(spec);
     } catch (err) {
       this.report(record, 'failed', {}, serializeError(err));
       return;
     }
+    const log = record.log;
     record.moduleWaitMs = Math.round(performance.now() - waitStarted);
-    if (record.finished) return;
+    if (record.finished) {
+      void log.close();
+      return;
+    }
     const { child, warm } = this.takeTaskProcess(spec.moduleHash);
     record.child = child;
     record.warm = warm;
+    this.taskOutput.assign(child, log);
     this.logger.debug({ attempt: spec.attemptId, warm, pid: child.pid }, 'attempt started');
     const detach = (): void => {
       child.off('message', onMessage);
@@ -492,6 +535,11 @@ export class Worker {
       void rm(reduceWorkDir(this.shuffleRoot, spec.jobId, spec.attemptId), { recursive: true, force: true }).catch(() => undefined);
     }
     // What the launch cost on this side: fetching the module (0 when cached), and whether the process was warm.
+    if (state !== 'succeeded') {
+      record.log?.note(`attempt ${state}${error ? `: ${error.code}: ${error.message}` : ''}`);
+      // Its process is not reused: nothing more will be written (a succeeded attempt's log is closed when its process runs the next one).
+      if (!record.child) void record.log?.close();
+    }
     const launch = { ...counters, WARM_LAUNCH: record.warm ? 1 : 0, ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}) };
     this.peer?.send<AttemptFinished>({ type: 'attempt-finished', workerId: this.workerId, attemptId: spec.attemptId, state, counters: launch, error, mapOutput });
   }

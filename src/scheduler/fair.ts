@@ -19,6 +19,7 @@ import type {
   JobView,
   Locality,
   Policy,
+  PolicyState,
   PoolView,
   TaskKind,
   TaskView,
@@ -510,6 +511,47 @@ export class FairPolicy implements Policy {
       for (const kind of KINDS) this.preempt(kind, jobs, pools, ctx, kind === 'map' ? heldIdle : 0);
     }
     return decisions;
+  }
+
+  /** Pools and jobs with their running tasks, demand, minimum and fair shares, and how long each has been starved. */
+  describeState(snapshot: ClusterSnapshot): PolicyState {
+    const shares = fairShares(snapshot);
+    const round = (x: number) => Math.round(x * 100) / 100;
+    const starved = (map: ReadonlyMap<string, number>, id: string) =>
+      KINDS.flatMap((kind) => {
+        const since = map.get(`${kind}\0${id}`);
+        return since === undefined ? [] : [`${kind} ${Math.round((snapshot.now - since) / 1000)} s`];
+      }).join(', ') || '-';
+    const configured = new Map(snapshot.pools.map((p) => [p.name, p]));
+    const o = this.options;
+    return {
+      notes: [
+        `delay scheduling: ${o.nodeLocalDelayMs} ms for a node-local map, then ${o.rackLocalDelayMs} ms more for a rack-local one`,
+        o.preemption
+          ? `preemption: after ${o.minShareTimeoutMs} ms below a pool's minimum share, or ${o.fairShareTimeoutMs} ms below half a job's fair share`
+          : 'preemption: off',
+      ],
+      tables: [
+        {
+          title: 'Pools',
+          columns: ['pool', 'mode', 'weight', 'map running', 'map demand', 'map min share', 'map fair share', 'reduce running', 'reduce demand', 'reduce min share', 'reduce fair share', 'below min share for'],
+          // Configured pools first, idle ones too (with zeros), then pools named only by jobs.
+          rows: [...new Set([...configured.keys(), ...shares.pools.keys()])].map((name) => {
+            const p = configured.get(name);
+            const f = shares.pools.get(name);
+            return [name, p?.mode ?? 'fair', p?.weight ?? 1, f?.map.running ?? 0, f?.map.demand ?? 0, round(f?.map.minShare ?? 0), round(f?.map.share ?? 0), f?.reduce.running ?? 0, f?.reduce.demand ?? 0, round(f?.reduce.minShare ?? 0), round(f?.reduce.share ?? 0), starved(this.poolStarvedSince, name)];
+          }),
+        },
+        {
+          title: 'Jobs',
+          columns: ['job', 'pool', 'weight', 'map running', 'map demand', 'map fair share', 'reduce running', 'reduce demand', 'reduce fair share', 'below half its share for'],
+          rows: snapshot.jobs.map((j) => {
+            const f = shares.jobs.get(j.id);
+            return [j.id, j.pool, j.weight, f?.map.running ?? 0, f?.map.demand ?? 0, round(f?.map.share ?? 0), f?.reduce.running ?? 0, f?.reduce.demand ?? 0, round(f?.reduce.share ?? 0), starved(this.jobStarvedSince, j.id)];
+          }),
+        },
+      ],
+    };
   }
 
   /** Slots a subclass keeps for particular tasks; FAIR keeps none. */

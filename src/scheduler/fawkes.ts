@@ -42,7 +42,7 @@ import { MinimrError } from '../errors.js';
 import { fifoByCluster } from './fifo.js';
 import { FREE_POOL } from './mr-cluster-checks.js';
 import { byCodeUnit, visitingOrder } from './rooms.js';
-import type { BalanceSample, ClusterSnapshot, Decision, JobView, MrClusterView, NodeKind, Policy, WorkerView } from './types.js';
+import type { BalanceSample, ClusterSnapshot, Decision, JobView, MrClusterView, NodeKind, Policy, PolicyState, WorkerView } from './types.js';
 
 export const WEIGHTINGS = ['none', 'eq', 'jd', 'dd', 'td', 'pu', 'du', 'ru', 'js', 'jt', 'tt'] as const;
 export type Weighting = (typeof WEIGHTINGS)[number];
@@ -291,6 +291,42 @@ export class FawkesPolicy implements Policy {
   constructor(options: FawkesOptions = DEFAULT_FAWKES_OPTIONS) {
     this.options = options;
     this.name = `fawkes-${options.weighting}-${options.grow.toLowerCase()}-${options.shrink.toLowerCase()}`;
+  }
+
+  /** The MR-clusters with their nodes by kind, targets and weights, and the last interval's discrimination. */
+  describeState(snapshot: ClusterSnapshot): PolicyState {
+    const o = this.options;
+    const last = this.balanceHistory.at(-1);
+    const nodesOf = groupBy(snapshot.workers, (w) => w.cluster);
+    const jobsOf = groupBy(snapshot.jobs, (j) => j.cluster);
+    const kinds = (name: string, kind: NodeKind) => (nodesOf.get(name) ?? []).filter((w) => w.nodeKind === kind).length;
+    return {
+      notes: [
+        `weighting ${o.weighting}, interval ${o.intervalMs} ms sampled every ${o.sampleMs} ms, tau ${o.tau}; nodes grow as ${o.grow} and shrink by ${o.shrink}`,
+        last
+          ? `last interval (ended at ${last.timeMs} ms): Var(D) ${last.globalDiscrimination.toFixed(4)}, ${last.reconfigured ? 'targets recomputed' : 'targets kept'}`
+          : 'no interval has ended yet',
+        `free nodes: ${nodesOf.get(FREE_POOL)?.length ?? 0}`,
+      ],
+      tables: [
+        {
+          title: 'MR-clusters',
+          columns: ['cluster', 'state', 'min nodes', 'core', 'transient-core', 'transient', 'target', 'weight', 'jobs', 'stored / storage (bytes)'],
+          rows: (snapshot.mrClusters ?? []).map((c) => [
+            c.name,
+            c.state,
+            c.minNodes,
+            kinds(c.name, 'core'),
+            kinds(c.name, 'transient-core'),
+            kinds(c.name, 'transient'),
+            this.targets.get(c.name) ?? '-',
+            this.weights.has(c.name) ? this.weights.get(c.name)!.toFixed(3) : '-',
+            jobsOf.get(c.name)?.length ?? 0,
+            `${c.storedBytes} / ${c.storageBytes}`,
+          ]),
+        },
+      ],
+    };
   }
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {

@@ -318,9 +318,29 @@ export interface BalanceSample {
   readonly reconfigured: boolean;
 }
 
+/** One table of a policy's own state, as the web UI shows it. */
+export interface PolicyStateTable {
+  readonly title: string;
+  readonly columns: readonly string[];
+  readonly rows: ReadonlyArray<ReadonlyArray<string | number>>;
+}
+
+/** What a policy keeps between decisions and how it sees the cluster now, for people (`describeState`). */
+export interface PolicyState {
+  /** Settings and facts in a sentence each. */
+  readonly notes: readonly string[];
+  readonly tables: readonly PolicyStateTable[];
+}
+
 export interface Policy {
   readonly name: string;
   schedule(snapshot: ClusterSnapshot): readonly Decision[];
+  /**
+   * Its own state (FAIR's shares, Tyrex's partitions and timers, YARN-ME's memory and elastic
+   * attempts, FAWKES' MR-clusters and weights) over a snapshot, for the web UI. Pure like
+   * `schedule`, and changes nothing: calling it never alters a later decision.
+   */
+  describeState?(snapshot: ClusterSnapshot): PolicyState;
   /** Policies that balance MR-clusters report each interval here; engines copy it into the run record. */
   readonly balanceHistory?: readonly BalanceSample[];
 }

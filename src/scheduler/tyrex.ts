@@ -26,7 +26,7 @@
 import { MinimrError } from '../errors.js';
 import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
-import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView } from './types.js';
+import type { ClusterSnapshot, Decision, JobView, Policy, PolicyState, TaskKind, TaskView } from './types.js';
 
 export interface TyrexOptions {
   /** Capacity fraction of each partition, summing to 1; default [0.3, 0.7]. */
@@ -207,6 +207,37 @@ export class TyrexPolicy implements Policy {
     return decisions;
   }
 
+  /** The partitions with their capacities and timers, and each job's partition and partial size there. */
+  describeState(snapshot: ClusterSnapshot): PolicyState {
+    const { cap, used } = this.slotUse(snapshot);
+    const partitionOf = (j: JobView) => this.entries.get(j.id)?.partition ?? Math.min(j.partition, this.capacities.length - 1);
+    const timerOf = (k: number): string => {
+      if (k === this.capacities.length - 1) return 'last partition: no timer';
+      const t = this.mode === 'static' ? this.timersMs[k] : this.lastTimer.get(k);
+      return t === undefined ? 'not computed yet' : Number.isFinite(t) ? `${Math.round(t)} ms` : 'infinite (CV² at or below the threshold)';
+    };
+    return {
+      notes: [
+        `${this.mode === 'static' ? 'STATICTAGS: fixed timers' : `DYNAMICTAGS: timers from the partial sizes when CV² > ${this.cv2Threshold}`}; migrated jobs join the ${this.migratedOrder} of the next queue${this.borrowIdle ? '; idle slots are lent' : ''}`,
+      ],
+      tables: [
+        {
+          title: 'Partitions',
+          columns: ['partition', 'capacity', 'map slots', 'reduce slots', 'running map', 'running reduce', 'jobs', 'timer'],
+          rows: this.capacities.map((c, k) => {
+            const members = snapshot.jobs.filter((j) => partitionOf(j) === k);
+            return [k, c, cap.map[k] ?? 0, cap.reduce[k] ?? 0, used.map[k] ?? 0, used.reduce[k] ?? 0, members.length, timerOf(k)];
+          }),
+        },
+        {
+          title: 'Jobs',
+          columns: ['job', 'partition', 'partial size (ms)', 'maps done', 'reduces done'],
+          rows: snapshot.jobs.map((j) => [j.id, partitionOf(j), Math.round(this.partialSizeMs(j)), `${j.mapsCompleted}/${j.mapsTotal}`, `${j.reducesCompleted}/${j.reducesTotal}`]),
+        },
+      ],
+    };
+  }
+
   /** Partial size of a job in its current partition, ms. */
   partialSizeMs(job: JobView): number {
     const entry = this.entries.get(job.id);
@@ -253,7 +284,8 @@ export class TyrexPolicy implements Policy {
     }
   }
 
-  private launch(snapshot: ClusterSnapshot, decisions: Decision[]): void {
+  /** Each partition's slot capacity, and the slots its attempts hold (an attempt counts in the partition it was launched in). */
+  private slotUse(snapshot: ClusterSnapshot): { cap: Record<TaskKind, number[]>; used: Record<TaskKind, number[]> } {
     const K = this.capacities.length;
     const totalMap = snapshot.workers.reduce((s, w) => s + w.mapSlots, 0);
     const totalReduce = snapshot.workers.reduce((s, w) => s + w.reduceSlots, 0);
@@ -262,10 +294,16 @@ export class TyrexPolicy implements Policy {
     for (const job of snapshot.jobs) {
       const launchedIn = this.launchedIn.get(job.id);
       for (const a of job.runningAttempts) {
-        const k = launchedIn?.get(a.taskId) ?? this.entries.get(job.id)!.partition;
+        const k = launchedIn?.get(a.taskId) ?? this.entries.get(job.id)?.partition ?? Math.min(job.partition, K - 1);
         used[a.kind][k]! += 1;
       }
     }
+    return { cap, used };
+  }
+
+  private launch(snapshot: ClusterSnapshot, decisions: Decision[]): void {
+    const K = this.capacities.length;
+    const { cap, used } = this.slotUse(snapshot);
     const queues: JobView[][] = Array.from({ length: K }, () => []);
     for (const job of snapshot.jobs) queues[this.entries.get(job.id)!.partition]!.push(job);
     for (const q of queues) {

@@ -31,7 +31,7 @@ import { BestPlacedPicker, pendingIndex } from './pending-index.js';
 import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
 import { localityOf, visitingOrder, type Room } from './rooms.js';
 import { Timeline, type TimelineJob, type TimelineRelease, type TimelineTasks } from './timeline.js';
-import type { AttemptView, ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
+import type { AttemptView, ClusterSnapshot, Decision, JobView, Policy, PolicyState, TaskKind, TaskView, WorkerView } from './types.js';
 import { Reservations, fairShareOrder, memoryInUse, requeue } from './yarn.js';
 
 export interface YarnMeOptions {
@@ -342,6 +342,41 @@ export class YarnMePolicy implements Policy {
   /** Node -> job holding it (for tests and reports). */
   reserved(): ReadonlyArray<readonly [string, string]> {
     return this.reservations.entries();
+  }
+
+  /** Each node's memory, its elastic attempts and reservation; the queue in fair-share order; every elastic attempt. */
+  describeState(snapshot: ClusterSnapshot): PolicyState {
+    const used = memoryInUse(snapshot.jobs);
+    const running = snapshot.jobs.flatMap((j) => j.runningAttempts);
+    const o = this.options;
+    return {
+      notes: [
+        o.elastic
+          ? `elastic grants in steps of ${memoryStepOf(snapshot)} MB; elastic attempts of a node spill at most ${o.diskShare} of its disk rate together; reserved nodes ${o.backfillReserved ? 'are backfilled' : 'are not backfilled'}`
+          : 'regular grants only (ideal memory): a task that does not fit reserves the node',
+        `timeline rebuilt on job arrival or departure and every ${o.timelineRefreshMs} ms`,
+      ],
+      tables: [
+        {
+          title: 'Nodes',
+          columns: ['worker', 'memory (MB)', 'free (MB)', 'running', 'elastic', 'reserved for'],
+          rows: snapshot.workers.map((w) => {
+            const here = running.filter((a) => a.workerId === w.id);
+            return [w.id, w.memoryMb, w.freeMemoryMb, here.length, here.filter((a) => a.elastic).length, this.reservations.jobOn(w.id) ?? '-'];
+          }),
+        },
+        {
+          title: 'Queue (fair-share order: least memory in use per unit of weight first)',
+          columns: ['job', 'weight', 'memory in use (MB)', 'pending tasks', 'running', 'reserved nodes'],
+          rows: fairShareOrder(snapshot.jobs, used).map((j) => [j.id, j.weight, used.get(j.id) ?? 0, j.pendingTasks.length, j.runningAttempts.length, this.reservations.countOf(j.id)]),
+        },
+        {
+          title: 'Elastic attempts',
+          columns: ['attempt', 'kind', 'worker', 'granted (MB)', 'ideal (MB)', 'running for (s)'],
+          rows: running.filter((a) => a.elastic).map((a) => [a.id, a.kind, a.workerId, a.memoryMb, a.idealMemoryMb, Math.round((snapshot.now - a.startTime) / 1000)]),
+        },
+      ],
+    };
   }
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {

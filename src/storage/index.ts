@@ -13,7 +13,7 @@ export type {
   RecordChunk,
   RecordChunkReader,
 } from './types.js';
-export { Namenode, DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, type NamenodeOptions, type ReplicationWork } from './namenode.js';
+export { Namenode, DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, type NamenodeOptions, type ReplicationWork, type BlockStoreUsage } from './namenode.js';
 export { chooseTargets, owedReplicaTarget, sortByDistance, type PlacementNode, type PlacementRequest } from './placement.js';
 export { validatePath, normalizeFsPath } from './paths.js';
 export { formatMode, parseMode, permits, validateUserName, type Access, type Caller, type Ownership } from './permissions.js';

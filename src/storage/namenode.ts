@@ -46,6 +46,17 @@ export interface NamenodeOptions {
   readonly superuser?: string;
 }
 
+export interface BlockStoreUsage {
+  readonly files: number;
+  readonly dirs: number;
+  readonly blocks: number;
+  /** Bytes of the files (one replica). */
+  readonly bytes: number;
+  readonly underReplicatedBlocks: number;
+  /** Replicas each live datanode holds. */
+  readonly datanodes: readonly { readonly workerId: string; readonly rack: string; readonly blocks: number; readonly bytes: number }[];
+}
+
 export interface ReplicationWork {
   readonly blockId: string;
   readonly targets: DatanodeAddress[];
@@ -613,6 +624,34 @@ export class Namenode implements NamenodeApi {
       work.push({ blockId, targets, token: this.issueBlockToken(blockId, 'write') });
     }
     return work;
+  }
+
+  /** What the block store holds, for status pages and metrics: namespace totals, and each live datanode's replicas. */
+  usage(): BlockStoreUsage {
+    let files = 0;
+    let dirs = 0;
+    let blocks = 0;
+    let bytes = 0;
+    const blockBytes = new Map<string, number>();
+    for (const inode of this.inodes.values()) {
+      if (inode.type === 'dir') {
+        dirs++;
+        continue;
+      }
+      files++;
+      for (const b of inode.blocks) {
+        blocks++;
+        bytes += b.length;
+        blockBytes.set(b.blockId, b.length);
+      }
+    }
+    const datanodes = this.liveDatanodes().map((address) => {
+      const held = this.datanodes.get(address.workerId)!.blocks;
+      let stored = 0;
+      for (const id of held) stored += blockBytes.get(id) ?? 0;
+      return { workerId: address.workerId, rack: address.rack, blocks: held.size, bytes: stored };
+    });
+    return { files, dirs, blocks, bytes, underReplicatedBlocks: this.underReplicated.size, datanodes };
   }
 
   /** Blocks with fewer live replicas than min(replication, live datanodes); for status pages and tests. */

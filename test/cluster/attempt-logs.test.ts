@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { MinimrError } from '../../src/errors.js';
+import type { JobClient } from '../../src/runtime/index.js';
+import { fixtureModule, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+
+const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
+
+/**
+ * Each attempt's stdout and stderr reach a file of its own on its worker, even when one task
+ * process runs several attempts one after another (one worker, one map slot: warm reuse), and the
+ * JobTracker serves them to `minimr job logs`.
+ */
+describe('per-attempt logs on a real cluster', () => {
+  let t: TestCluster;
+  let client: JobClient;
+  const files = [0, 1, 2, 3].map((f) => Array.from({ length: 40 + f }, (_, j) => `f${f} line ${j}`));
+
+  before(async () => {
+    t = await startTestCluster({ workers: 1, mapSlots: 1, reduceSlots: 1, replication: 1 });
+    client = t.cluster.client;
+    for (const [f, lines] of files.entries()) await t.fs.put(Buffer.from(lines.map((l) => `${l}\n`).join('')), `/in/f${f}.txt`);
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  it("a map attempt's stdout is exactly what it printed, whatever process ran it", async () => {
+    const status = await client.run(fixtureModule('chatty'), { input: ['/in'], output: '/out/chatty', reducers: 1 });
+    assert.equal(status.state, 'succeeded');
+    const attempts = await client.attempts(status.jobId);
+    const maps = attempts.filter((a) => a.kind === 'map');
+    assert.equal(maps.length, 4);
+    const seen = new Set<number>();
+    for (const a of maps) {
+      const slice = await client.attemptLog(a.attemptId, 'stdout');
+      assert.equal(slice.workerId, a.workerId);
+      const f = files.findIndex((lines) => lines[0] !== undefined && slice.text.includes(`read ${lines[0]}\n`));
+      assert.ok(f >= 0, `stdout of ${a.attemptId}: ${slice.text.slice(0, 200)}`);
+      seen.add(f);
+      assert.equal(slice.text, files[f]!.map((l) => `${a.attemptId} read ${l}\n`).join(''));
+      assert.equal(slice.size, Buffer.byteLength(slice.text));
+    }
+    assert.equal(seen.size, 4, 'each map printed its own split');
+    const reduce = attempts.find((a) => a.kind === 'reduce')!;
+    const err = await client.attemptLog(reduce.attemptId, 'stderr');
+    // The reduce's keys are the first words of the lines: f0..f3, in key order.
+    assert.equal(err.text, ['f0', 'f1', 'f2', 'f3'].map((k) => `reduce saw ${k}\n`).join(''));
+  });
+
+  it("a failed attempt's stderr ends with how it ended; the CLI prints both streams", async () => {
+    const status = await client.run(fixtureModule('chatty'), { input: ['/in/f0.txt'], output: '/out/chatty-fail', params: { failFirst: 1 }, reducers: 1 });
+    assert.equal(status.state, 'succeeded');
+    const failed = (await client.attempts(status.jobId)).find((a) => a.state === 'failed');
+    assert.ok(failed, 'the first map attempt failed');
+    const err = await client.attemptLog(failed.attemptId, 'stderr');
+    assert.match(err.text, new RegExp(`^${failed.attemptId} fails now\\n`));
+    assert.match(err.text, /\[minimr\] attempt failed: ETASK: .*failing on purpose/);
+    const out = await promisify(execFile)(process.execPath, [BIN, 'job', 'logs', failed.attemptId, '--jobtracker', t.cluster.url]);
+    assert.match(out.stdout, new RegExp(`==> stdout of ${failed.attemptId} on worker-0 \\(bytes 0-\\d+ of \\d+\\) <==\\n${failed.attemptId} read f0 line 0\\n`));
+    assert.match(out.stdout, /==> stderr of .* <==\n.*fails now\n/);
+  });
+
+  it('an unknown attempt or stream is a clear error', async () => {
+    await assert.rejects(client.attemptLog('attempt_nope', 'stdout'), (e: unknown) => e instanceof MinimrError && e.code === 'ENOATTEMPT' && /minimr job attempts/.test(e.message));
+    const attempts = await client.attempts((await client.list())[0]!.jobId);
+    await assert.rejects(
+      client.attemptLog(attempts[0]!.attemptId, 'stdin' as 'stdout'),
+      (e: unknown) => e instanceof MinimrError && e.code === 'EBADREQUEST',
+    );
+  });
+});
