@@ -24,3 +24,5 @@ export { putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBloc
 export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
 export { computeSplits } from './splits.js';
 export { openLineReader, openFixedRecordReader, openLineChunkReader, openFixedRecordChunkReader, type BatchOptions } from './record-readers.js';
+export type { BlockScope } from './block-scope.js';
+export { fsckReport, formatFsck, type FsckBlock, type FsckFile, type FsckReport } from './fsck.js';
