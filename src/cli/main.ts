@@ -25,7 +25,9 @@ import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../
 import { runSimCommand } from '../sim/index.js';
 import { formatBytes, parseSize } from '../util/index.js';
 
-const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';
+import { DEFAULT_JOBTRACKER, withClient } from './client.js';
+import { fsckCommand, mrcCommands } from './mrc-commands.js';
+
 const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
 const SAMPLE_TEXT = fileURLToPath(new URL('../../../apps/data/sample.txt', import.meta.url));
 
@@ -124,15 +126,6 @@ function printProfileUse(s: JobStatus): void {
 
 function printCounters(s: JobStatus): void {
   for (const [k, v] of Object.entries(s.counters).sort()) if (v) process.stderr.write(`  ${k.padEnd(28)} ${v}\n`);
-}
-
-async function withClient<T>(url: string, fn: (c: JobClient) => Promise<T>): Promise<T> {
-  const client = await JobClient.connect(url);
-  try {
-    return await fn(client);
-  } finally {
-    client.close();
-  }
 }
 
 async function readAll(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
@@ -371,6 +364,7 @@ async function main(): Promise<void> {
           .option('overwrite', { type: 'boolean', default: false })
           .option('pool', { type: 'string' })
           .option('weight', { type: 'number', describe: 'share inside the pool relative to its other jobs (FAIR)' })
+          .option('mr-cluster', { type: 'string', describe: 'run on this MR-cluster (FAWKES); input and output under /mrc/NAME/' })
           .option('conf', { type: 'string', array: true, alias: 'c', describe: 'job setting key=value, e.g. shuffle.map.bufferBytes=16m (repeatable)' })
           .option('wait', { type: 'boolean', default: true, describe: 'follow the job until it ends (--no-wait to return at once)' }),
       async (argv) => {
@@ -383,6 +377,7 @@ async function main(): Promise<void> {
             overwrite: argv.overwrite,
             pool: argv.pool,
             weight: argv.weight,
+            ...(argv['mr-cluster'] !== undefined ? { mrCluster: argv['mr-cluster'] } : {}),
             conf: parseConf(argv.conf),
           });
           if (!argv.wait) {
@@ -514,9 +509,9 @@ async function main(): Promise<void> {
         })
         .demandCommand(1),
     )
-    .command('fs', 'the block store: put | get | cat | ls | rm | stat | mkdir', (y) =>
-      y
-        .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
+    .command('mrc', 'MR-clusters (FAWKES): activate | list | deactivate', mrcCommands)
+    .command('fs', 'the block store: put | get | cat | ls | rm | stat | mkdir | fsck', (y) =>
+      fsckCommand(y.option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER }))
         .command(
           'put <local> <path>',
           'copy a local file into the block store',

@@ -38,6 +38,8 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'job-profiles': { id: 'number', job: 'string?' },
   'import-profile': { id: 'number', job: 'string', profile: 'object' },
   'remove-profile': { id: 'number', job: 'string' },
+  mrc: { id: 'number', op: 'string', args: 'array' },
+  fsck: { id: 'number', path: 'string?' },
   fs: { id: 'number', op: 'string', args: 'array' },
   reply: { re: 'number', ok: 'boolean', result: 'any', error: 'object?' },
 };

@@ -6,7 +6,7 @@ import { Books, type Effect } from '../books/index.js';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { ClusterSnapshot, Policy, PoolView, SchedulingTrigger } from '../scheduler/index.js';
-import { Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '../storage/index.js';
+import { DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, Namenode, computeSplits, type DatanodeAddress, type FileStatus } from '../storage/index.js';
 import {
   attemptShuffleSettings,
   attemptSummaries,
@@ -25,6 +25,7 @@ import {
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
 import { estimatesFor, observationsOf } from './job-profile.js';
+import { MrClusterRuntime } from './mr-cluster-runtime.js';
 import { ProfileStore } from './profile-store.js';
 import {
   MAX_FRAME_BYTES,
@@ -85,6 +86,8 @@ export class JobTracker {
   private readonly policy: Policy;
   private readonly books: Books<RuntimeData>;
   private readonly copier: InputCopier;
+  /** MR-clusters (FAWKES): carries out the books' MR-cluster effects and scopes their blocks in the NameNode. */
+  private readonly mrc: MrClusterRuntime;
   /** Profiles of recurring jobs, by job name: their tasks' ideal durations and penalty models. */
   readonly profiles: ProfileStore;
   private jobSeq = 0;
@@ -118,6 +121,7 @@ export class JobTracker {
       pools: options.pools ?? [],
       maxAttempts: this.options.maxAttempts,
       stopwatch: () => performance.now(),
+      mrClusters: { engineBlocks: true, outputReplication: options.replication ?? DEFAULT_REPLICATION, blockBytes: options.blockSize ?? DEFAULT_BLOCK_SIZE },
       ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
     });
     this.clock = options.clock ?? Date.now;
@@ -129,6 +133,17 @@ export class JobTracker {
       logger: this.logger,
     });
     this.copier = new InputCopier(this.namenode, this.books, this.logger, this.clock);
+    this.mrc = new MrClusterRuntime({
+      books: this.books,
+      namenode: this.namenode,
+      policy: this.policy,
+      logger: this.logger,
+      clock: () => this.clock(),
+      carryOut: (effects) => this.carryOut(effects),
+      snapshot: () => this.snapshot({ kind: 'tick' }),
+      reschedule: () => setImmediate(() => this.schedule({ kind: 'tick' })),
+    });
+    this.namenode.setScope(this.mrc);
     this.profiles = new ProfileStore(join(options.dataDir, 'profiles'), this.logger);
     const d = new Date();
     this.jobIdPrefix = `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
@@ -212,6 +227,7 @@ export class JobTracker {
           if (typeof target === 'string' && this.books.worker(target)?.alive) {
             this.namenode.blockReceived(target, message.blockId);
             this.copier.arrived(message.blockId, target);
+            this.mrc.copyLanded(message.blockId, target);
           }
         }
         return undefined;
@@ -240,10 +256,27 @@ export class JobTracker {
         return this.profiles.import(message.job, message.profile, this.clock());
       case 'remove-profile':
         return this.profiles.remove(message.job);
+      case 'mrc':
+        return this.mrClusterCall(message.op, message.args);
+      case 'fsck':
+        return this.namenode.fsck(message.path ?? '/');
       case 'fs':
         return this.namenodeCall(message.op, message.args);
       default:
         throw new MinimrError('EPROTOCOL', `a JobTracker does not accept "${message.type}" messages`);
+    }
+  }
+
+  private mrClusterCall(op: string, args: unknown[]): unknown {
+    switch (op) {
+      case 'activate':
+        return this.mrc.activate(args[0], args[1], args[2]);
+      case 'list':
+        return this.mrc.list();
+      case 'deactivate':
+        return this.mrc.deactivate(args[0]);
+      default:
+        throw new MinimrError('EPROTOCOL', `unknown MR-cluster operation "${op}" (activate, list, deactivate)`);
     }
   }
 
@@ -334,6 +367,7 @@ export class JobTracker {
       if (this.books.isActive(job) && now - job.submitTime < placement.windowMs) continue;
       void this.carryOut(this.books.closePlacementWindow(job));
     }
+    this.mrc.tick(now);
   }
 
   private workerLost(worker: RuntimeWorker, why: string): void {
@@ -392,6 +426,7 @@ export class JobTracker {
 
   async submitJob(raw: JobSubmission): Promise<{ jobId: string }> {
     const submission = validateSubmission(raw);
+    this.mrc.checkSubmission(submission);
     const allSplits = await this.planInput(submission);
     const maxMaps = submission.conf?.['job.maxMaps'];
     const splits = maxMaps !== undefined ? allSplits.slice(0, maxMaps) : allSplits;
@@ -548,6 +583,13 @@ export class JobTracker {
           break;
         case 'worker-moved':
           this.logger.info({ worker: e.worker.shape.id, from: e.from, to: e.worker.cluster }, 'worker moved');
+          this.mrc.effect(e);
+          break;
+        case 'mr-cluster':
+        case 'load-input':
+        case 'replicate-block':
+        case 'save-output':
+          this.mrc.effect(e);
           break;
         case 'maps-done':
           break;
@@ -684,7 +726,8 @@ export class JobTracker {
       while (next) {
         this.rescheduleQueued = null;
         const snap = this.snapshot(next);
-        if (snap.jobs.length === 0 || snap.workers.length === 0) break;
+        // MR-clusters are balanced, and idle ones deactivated, with no job in the system too.
+        if ((snap.jobs.length === 0 && !snap.mrClusters?.length) || snap.workers.length === 0) break;
         const decisions = this.policy.schedule(snap);
         const problems = this.books.check(snap, decisions);
         if (problems.length > 0) {
@@ -750,6 +793,7 @@ export class JobTracker {
       mapPartitions: task.kind === 'map' ? job.skew?.partitions : undefined,
       partitionSeed: task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
       reducePartitions: reducePartitions ? [...reducePartitions] : undefined,
+      outputReplication: s.conf?.['job.outputReplication'],
     };
   }
 }
