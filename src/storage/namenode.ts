@@ -397,6 +397,9 @@ export class Namenode implements NamenodeApi {
       else if ((this.locations.get(blockId)?.size ?? 0) >= this.replicationOf(blockId)) {
         // The block was re-replicated while this node was away: its copy is one too many.
         this.scheduleDeletion(address.workerId, blockId);
+      } else if (this.outOfScope(blockId, address.workerId)) {
+        // A scoped block on a node that may no longer hold it (it left its MR-cluster meanwhile): a copy elsewhere stays.
+        this.scheduleDeletion(address.workerId, blockId);
       } else this.addLocation(blockId, address.workerId);
     }
     this.recheckAllReplication();
@@ -412,8 +415,7 @@ export class Namenode implements NamenodeApi {
       return false;
     }
     const path = this.blockOwner.get(blockId);
-    const holders = this.locations.get(blockId)?.size ?? 0;
-    if (path !== undefined && this.scope && !this.scope.mayHold(path, workerId) && holders > 0 && !this.locations.get(blockId)!.has(workerId)) {
+    if (!this.locations.get(blockId)?.has(workerId) && this.outOfScope(blockId, workerId)) {
       // A copy that landed on a node its scope no longer lets hold it (it left meanwhile): not kept.
       this.scheduleDeletion(workerId, blockId);
       return true;
@@ -652,6 +654,13 @@ export class Namenode implements NamenodeApi {
     let queue = this.deletions.get(workerId);
     if (!queue) this.deletions.set(workerId, (queue = new Set()));
     queue.add(blockId);
+  }
+
+  /** Whether a copy of the block on `workerId` is one its scope does not let it keep while a live replica is elsewhere. */
+  private outOfScope(blockId: string, workerId: string): boolean {
+    const path = this.blockOwner.get(blockId);
+    if (path === undefined || !this.scope || this.scope.mayHold(path, workerId)) return false;
+    return [...(this.locations.get(blockId) ?? [])].some((w) => w !== workerId && this.datanodes.has(w));
   }
 
   private replicationOf(blockId: string): number {

@@ -82,6 +82,8 @@ describe('NameNode block scopes (MR-cluster placement)', () => {
       assert.ok(scope.events.includes(`added /s/a ${blockId} w1`));
       assert.equal(nn.blockReceived('w4', blockId), true);
       assert.deepEqual(nn.takeBlockDeletions('w4'), [blockId], 'a copy on w4 is not kept');
+      nn.registerDatanode(node('w4', 'r2'), [blockId]);
+      assert.deepEqual(nn.takeBlockDeletions('w4'), [blockId], 'nor one it reports when it comes back');
       assert.deepEqual((await nn.getBlocks('/s/a'))[0]!.locations.map((l) => l.workerId).sort(), ['w1', 'w3']);
       // w3 leaves: its copy goes, w1 keeps the block; w1 alone cannot drop the last replica.
       assert.deepEqual(nn.dropReplicas('w3', (p) => p.startsWith('/s/')), []);
