@@ -25,6 +25,7 @@ import {
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
 import { estimatesFor, observationsOf } from './job-profile.js';
+import { inputFilesAt } from './input-files.js';
 import { MrClusterRuntime } from './mr-cluster-runtime.js';
 import { ProfileStore } from './profile-store.js';
 import {
@@ -457,24 +458,7 @@ export class JobTracker {
       throw new MinimrError('ENOINPUT', 'the job reads files but no input path was given (--input PATH)');
     }
     const files: FileStatus[] = [];
-    for (const path of submission.inputPaths) {
-      let status: FileStatus;
-      try {
-        status = await this.namenode.stat(path);
-      } catch (err) {
-        if (err instanceof MinimrError && err.code === 'ENOENT') {
-          throw new MinimrError('ENOINPUT', `input path ${path} does not exist (put data there with \`minimr fs put LOCAL ${path}\`)`, { path });
-        }
-        throw err;
-      }
-      if (status.type === 'file') files.push(status);
-      else {
-        // Like Hadoop's FileInputFormat: names starting with _ or . (e.g. _SUCCESS) are not input.
-        const children = (await this.namenode.list(path)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''));
-        if (children.length === 0) throw new MinimrError('ENOINPUT', `input directory ${path} has no files`, { path });
-        files.push(...children);
-      }
-    }
+    for (const path of submission.inputPaths) files.push(...(await inputFilesAt(this.namenode, path)));
     const plans: TaskInputPlan[] = [];
     for (const file of files) {
       const blocks = await this.namenode.getBlocks(file.path);

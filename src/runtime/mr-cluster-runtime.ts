@@ -28,8 +28,9 @@
 import { MinimrError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { FREE_POOL, type ClusterSnapshot, type Decision, type NodeKind, type Policy } from '../scheduler/index.js';
-import { FsClient, type BlockScope, type FileStatus, type Namenode } from '../storage/index.js';
+import { FsClient, type BlockScope, type Namenode } from '../storage/index.js';
 import type { Books, Effect } from '../books/index.js';
+import { inputFilesAt } from './input-files.js';
 import type { RuntimeData, RuntimeJob } from './job-in-progress.js';
 import type { JobSubmission } from './protocol.js';
 
@@ -220,10 +221,13 @@ export class MrClusterRuntime implements BlockScope {
     let inputBytes = 0;
     if (inputPath !== undefined && inputPath !== null) {
       if (typeof inputPath !== 'string') throw new MinimrError('EBADCONF', '--input must be a path in the block store');
-      inputBytes = (await this.inputFiles(inputPath)).reduce((sum, f) => sum + f.length, 0);
+      inputBytes = (await inputFilesAt(this.host.namenode, inputPath)).reduce((sum, f) => sum + f.length, 0);
     }
     const effects = this.clusters.request({ name, minNodes, inputBytes }, this.host.clock());
+    // A name used again after a release starts afresh.
+    this.inputErrors.delete(name);
     if (typeof inputPath === 'string') this.inputs.set(name, inputPath);
+    else this.inputs.delete(name);
     this.host.logger.info({ cluster: name, minNodes, input: inputPath ?? null }, 'MR-cluster requested');
     this.afterChange(effects);
     return this.row(name);
@@ -348,20 +352,6 @@ export class MrClusterRuntime implements BlockScope {
     this.host.reschedule();
   }
 
-  private async inputFiles(path: string): Promise<FileStatus[]> {
-    let status: FileStatus;
-    try {
-      status = await this.host.namenode.stat(path);
-    } catch (err) {
-      if (err instanceof MinimrError && err.code === 'ENOENT') {
-        throw new MinimrError('ENOINPUT', `input path ${path} does not exist (put data there with \`minimr fs put LOCAL ${path}\`)`, { path });
-      }
-      throw err;
-    }
-    if (status.type === 'file') return [status];
-    return (await this.host.namenode.list(path)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''));
-  }
-
   /** Copies the activation's input into `/mrc/NAME/input/`, onto the core nodes, then the cluster is active. */
   private async loadInput(name: string): Promise<void> {
     const source = this.inputs.get(name);
@@ -369,7 +359,7 @@ export class MrClusterRuntime implements BlockScope {
     try {
       if (source === undefined) throw new MinimrError('EINTERNAL', `MR-cluster ${name} has input bytes but no input path`);
       const fs = new FsClient({ namenode: this.host.namenode, logger: this.host.logger });
-      for (const file of await this.inputFiles(source)) {
+      for (const file of await inputFilesAt(this.host.namenode, source)) {
         const target = `${mrClusterRoot(name)}/input/${file.path.split('/').pop()}`;
         const writer = await fs.createWriter(target, { overwrite: true, replication: file.replication });
         try {
