@@ -17,19 +17,26 @@
  * reference the JS weighting reads. Output blocks are written with one replica by default, as
  * Hadoop's Sort and TeraSort benchmarks write theirs (`--output-replication 3` for HDFS's default:
  * then a transient-core node writes two of every three replicas to the core nodes too, and Sort's
- * output is bound by the core nodes' disks whatever the growth). The real-cluster part (a scaled-down WKLD-D and WKLD-C on a
- * local cluster in 3 MR-clusters) needs the runtime's MR-clusters: see `realPart` below.
+ * output is bound by the core nodes' disks whatever the growth).
  *
- * Run: npm run bench:fawkes [-- --full | --workloads d,e | --seed 2]
+ * `--real` adds the real-cluster part (`realPart` below): a scaled-down WKLD-D and WKLD-C on a local
+ * cluster of 12 workers in 3 MR-clusters, under None, EQ, TD and PU, interleaved repeats, paired
+ * differences against None with standard errors, the simulator's prediction beside it, `fs fsck`
+ * after every run, and one more TD run in which a draining worker is SIGKILLed.
+ *
+ * Run: npm run bench:fawkes [-- --full | --workloads d,e | --seed 2 | --real [--repeats 3] [--no-sim]]
  * Writes bench-results/fawkes/{fawkes.json,fawkes.md,nodes-*.svg,slowdown-*.svg}.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { computeMetrics, type MrClusterSample, type PolicyMetrics, type RunRecord } from '../src/metrics/index.js';
 import { FawkesPolicy, WEIGHTINGS, parseFawkesOptions, type BalanceSample, type Weighting } from '../src/scheduler/index.js';
-import { clusterPreset, fawkesWorkload, simulate, type FawkesVariant, type Workload } from '../src/sim/index.js';
+import { runWorkloadOnCluster } from '../src/experiments/index.js';
+import { clusterPreset, estimatedAloneMs, fawkesWorkload, simulate, uniformCluster, type ClusterShape, type FawkesVariant, type Workload } from '../src/sim/index.js';
+import type { FsckReport } from '../src/storage/index.js';
 import { barChart, lineChart } from '../src/util/index.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -42,7 +49,18 @@ const args = yargs(process.argv.slice(2))
   .option('workloads', { type: 'string', default: 'a,b,c,d,e', describe: 'which of WKLD-A..E to run' })
   .option('seed', { type: 'number', default: 1 })
   .option('output-replication', { type: 'number', default: 1, describe: 'replicas of each output block (Hadoop\'s Sort and TeraSort write one)' })
-  .option('real', { type: 'boolean', default: false, describe: 'the real-cluster part (not built yet: needs the runtime\'s MR-clusters)' })
+  .option('real', { type: 'boolean', default: false, describe: 'the real-cluster part: scaled WKLD-D and WKLD-C on a local cluster' })
+  .option('sim', { type: 'boolean', default: true, describe: 'the simulator part at the paper\'s scale (--no-sim: only the real part)' })
+  .option('repeats', { type: 'number', default: 3, describe: 'real: interleaved runs per weighting' })
+  .option('real-workloads', { type: 'string', default: 'd,c' })
+  .option('real-weightings', { type: 'string', default: 'none,eq,td,pu' })
+  .option('real-workers', { type: 'number', default: 12 })
+  .option('real-min-nodes', { type: 'number', default: 3, describe: 'real: minimum share of each MR-cluster' })
+  .option('real-scale', { type: 'number', default: 0.03, describe: 'real: fraction of the workload\'s jobs' })
+  .option('bytes-per-map', { type: 'number', default: 128 * 1024 })
+  .option('max-maps-per-job', { type: 'number', default: 16 })
+  .option('time-scale', { type: 'number', default: 0.05, describe: 'real: arrival times and T scaled by this' })
+  .option('kill-draining', { type: 'boolean', default: true, describe: 'real: one more TD run with a draining worker SIGKILLed' })
   .strict()
   .parseSync();
 
@@ -215,11 +233,191 @@ function checks(rows: readonly Row[]): string[] {
  * (src/experiments) as bench:fair does, and return its rows; until then it reports that it did not run.
  */
 async function realPart(): Promise<{ readonly markdown: string; readonly json: unknown } | null> {
-  return null;
+  const variants = args['real-workloads'].split(',').map((v) => v.trim().toLowerCase()) as FawkesVariant[];
+  const weightings = args['real-weightings'].split(',').map((w) => w.trim().toLowerCase()) as Weighting[];
+  for (const w of weightings) if (!(WEIGHTINGS as readonly string[]).includes(w)) throw new Error(`unknown weighting ${w}`);
+  const md: string[] = [];
+  const json: unknown[] = [];
+  for (const variant of variants) {
+    const part = await realVariant(variant, weightings);
+    md.push(part.markdown);
+    json.push(part.json);
+  }
+  return { markdown: md.join('\n'), json };
+}
+
+interface RealRow {
+  readonly weighting: Weighting;
+  readonly repeat: number;
+  readonly killed?: string;
+  readonly meanSlowdown: number;
+  readonly clusterSlowdown: Readonly<Record<string, number>>;
+  readonly finished: number;
+  readonly jobs: number;
+  readonly moves: number;
+  readonly fsck: Pick<FsckReport, 'totalBlocks' | 'totalReplicas' | 'underReplicated' | 'missing' | 'healthy'>;
+  readonly wallS: number;
+}
+
+/** The real cluster of the scaled runs: workers in 3 racks, two map slots and one reduce slot each. */
+function realShape(): ClusterShape {
+  const workers = args['real-workers'];
+  return uniformCluster({ name: `fawkes-real-${workers}`, workers, perRack: Math.ceil(workers / 3), mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: 100 });
+}
+
+const fawkesOptionsFor = (variant: FawkesVariant, weighting: Weighting, timeScale: number) => ({
+  weighting,
+  grow: 'TC',
+  shrink: 'DP',
+  intervalMs: Math.max(1000, Math.round(intervalFor(variant) * timeScale)),
+  sampleMs: Math.max(200, Math.round(5000 * timeScale)),
+  // The runs alone come after the workload, on the same clusters.
+  deactivateIdle: false,
+});
+
+/** Mean slowdown overall and per MR-cluster, from each job's response time over its runtime alone. */
+function slowdowns(run: RunRecord, aloneMs: ReadonlyMap<string, number>): { mean: number; perCluster: Record<string, number> } {
+  const all: number[] = [];
+  const per = new Map<string, number[]>();
+  for (const j of run.jobs) {
+    const alone = aloneMs.get(j.id);
+    if (j.finishMs === null || alone === undefined || alone <= 0) continue;
+    const s = (j.finishMs - j.submitMs) / alone;
+    all.push(s);
+    per.set(j.cluster, [...(per.get(j.cluster) ?? []), s]);
+  }
+  const mean = (xs: readonly number[]) => (xs.length > 0 ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
+  return { mean: mean(all), perCluster: Object.fromEntries([...per].sort().map(([c, xs]) => [c, mean(xs)])) };
+}
+
+async function realVariant(variant: FawkesVariant, weightings: readonly Weighting[]): Promise<{ markdown: string; json: unknown }> {
+  const timeScale = args['time-scale'];
+  const minNodes = args['real-min-nodes'];
+  const workload = fawkesWorkload({ variant, seed: args.seed, scale: args['real-scale'], minNodes });
+  const shape = realShape();
+  const name = `WKLD-${variant.toUpperCase()}`;
+  log(`real ${name}: ${workload.jobs.length} jobs on ${shape.workers.length} workers, 3 MR-clusters of ${minNodes} core nodes, ${args.repeats} repeat(s) of ${weightings.join(', ')}`);
+  const rows: RealRow[] = [];
+  let aloneMs: ReadonlyMap<string, number> | null = null;
+  const once = async (weighting: Weighting, repeat: number, killDraining: boolean): Promise<void> => {
+    const dataDir = join(tmpdir(), `minimr-bench-fawkes-${process.pid}-${variant}-${weighting}-${repeat}${killDraining ? '-kill' : ''}`);
+    const started = Date.now();
+    let fsck: FsckReport | undefined;
+    let killed: string | undefined;
+    let watcher: NodeJS.Timeout | undefined;
+    log(`  ${name} ${weighting.toUpperCase()} run ${repeat}${killDraining ? ' (a draining worker SIGKILLed)' : ''}`);
+    try {
+      const result = await runWorkloadOnCluster({
+        workload,
+        cluster: shape,
+        policy: 'fawkes',
+        policyOptions: fawkesOptionsFor(variant, weighting, timeScale),
+        dataDir,
+        bytesPerMap: args['bytes-per-map'],
+        maxMapsPerJob: args['max-maps-per-job'],
+        timeScale,
+        mrClusterMinNodes: minNodes,
+        confOf: () => ({ 'job.outputReplication': args['output-replication'] }),
+        measureAlone: aloneMs === null,
+        beforeWorkload: async (cluster) => {
+          if (!killDraining) return;
+          watcher = setInterval(() => {
+            void cluster.client.mrcList().then(async (l) => {
+              const leaving = l.clusters.flatMap((c) => c.leaving);
+              if (killed !== undefined || leaving.length === 0) return;
+              killed = leaving[0]!.workerId;
+              log(`    SIGKILL ${killed}, draining toward ${leaving[0]!.to}`);
+              await cluster.killWorker(cluster.workers.findIndex((w) => w.workerId === killed));
+            }, () => undefined);
+          }, 50);
+        },
+        afterWorkload: async (cluster) => {
+          if (watcher) clearInterval(watcher);
+          fsck = await cluster.client.fsck('/');
+        },
+        onProgress: (line) => log(`    ${line}`),
+      });
+      if (aloneMs === null) aloneMs = result.aloneMs;
+      const s = slowdowns(result.run, aloneMs);
+      const f = fsck!;
+      rows.push({
+        weighting,
+        repeat,
+        ...(killed !== undefined ? { killed } : {}),
+        meanSlowdown: s.mean,
+        clusterSlowdown: s.perCluster,
+        finished: result.run.jobs.filter((j) => j.finishMs !== null).length,
+        jobs: result.run.jobs.length,
+        moves: result.decisions.filter((d) => d.decision.kind === 'move-node').length,
+        fsck: { totalBlocks: f.totalBlocks, totalReplicas: f.totalReplicas, underReplicated: f.underReplicated, missing: f.missing, healthy: f.healthy },
+        wallS: (Date.now() - started) / 1000,
+      });
+      log(`    mean slowdown ${num(s.mean)}; fsck: ${f.totalBlocks} blocks, ${f.missing.length} missing, ${f.underReplicated.length} under-replicated`);
+    } finally {
+      if (watcher) clearInterval(watcher);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  };
+  // None first: its first run also measures every job alone on the clusters at their minimum shares.
+  const order = ['none' as Weighting, ...weightings.filter((w) => w !== 'none')].filter((w) => weightings.includes(w) || w === 'none');
+  for (let r = 1; r <= args.repeats; r++) for (const w of order) await once(w, r, false);
+  if (args['kill-draining']) await once(weightings.includes('td') ? 'td' : order[order.length - 1]!, args.repeats + 1, true);
+
+  // The simulator's prediction: the same scaled workload on the same cluster shape, T at the paper's
+  // scale, each job's slowdown over its estimated runtime alone on one cluster at its minimum share.
+  const reference = uniformCluster({ name: 'reference', workers: minNodes, perRack: minNodes, mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: 100 });
+  const predictedAlone = new Map(workload.jobs.map((j) => [j.id, estimatedAloneMs(j, reference)]));
+  const predicted = new Map<Weighting, { mean: number; perCluster: Record<string, number> }>();
+  for (const w of order) {
+    const policy = new FawkesPolicy(parseFawkesOptions({ ...fawkesOptionsFor(variant, w, 1) }));
+    const sim = simulate({ workload, cluster: shape, policy, seed: args.seed, outputReplication: args['output-replication'], recordDecisions: false });
+    predicted.set(w, slowdowns(sim.run, predictedAlone));
+  }
+
+  const measured = rows.filter((r) => r.killed === undefined);
+  const clusters = [...new Set(measured.flatMap((r) => Object.keys(r.clusterSlowdown)))].sort();
+  const meanSe = (xs: readonly number[]): string => {
+    const n = xs.length;
+    const m = xs.reduce((a, b) => a + b, 0) / n;
+    const se = n > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (n - 1) / n) : Number.NaN;
+    return `${num(m)}${n > 1 ? ` ± ${num(se)}` : ''}`;
+  };
+  const md: string[] = [
+    `### ${name}, scaled: ${workload.jobs.length} jobs on ${shape.workers.length} local workers, 3 MR-clusters of ${minNodes} core nodes (TC growth, DP shrinks)`,
+    '',
+    `Arrivals and T scaled by ${timeScale} (T = ${fawkesOptionsFor(variant, 'td', timeScale).intervalMs} ms), ${args['bytes-per-map']} bytes per map (at most ${args['max-maps-per-job']} maps), output blocks with ${args['output-replication']} replica(s). ` +
+      'Slowdown = response time / the job\'s runtime alone on its cluster at its minimum share (measured once, in the first None run). ' +
+      `Real: mean over ${args.repeats} interleaved run(s) ± standard error. Predicted: the simulator on the same workload and cluster shape at the paper's time scale, slowdowns over its own estimate alone.`,
+    '',
+    `| weighting | real mean slowdown | ${clusters.map((c) => `real ${c}`).join(' | ')} | predicted | ${clusters.map((c) => `predicted ${c}`).join(' | ')} | node moves | missing blocks (fsck, max) |`,
+    `|---|---:|${clusters.map(() => '---:').join('|')}|---:|${clusters.map(() => '---:').join('|')}|---:|---:|`,
+  ];
+  for (const w of order) {
+    const mine = measured.filter((r) => r.weighting === w);
+    const p = predicted.get(w)!;
+    md.push(
+      `| ${w.toUpperCase()} | ${meanSe(mine.map((r) => r.meanSlowdown))} | ${clusters.map((c) => meanSe(mine.map((r) => r.clusterSlowdown[c] ?? Number.NaN))).join(' | ')} | ${num(p.mean)} | ${clusters.map((c) => num(p.perCluster[c] ?? Number.NaN)).join(' | ')} | ${meanSe(mine.map((r) => r.moves))} | ${Math.max(...mine.map((r) => r.fsck.missing.length))} |`,
+    );
+  }
+  md.push('');
+  const none = measured.filter((r) => r.weighting === 'none').sort((a, b) => a.repeat - b.repeat);
+  for (const w of order.filter((x) => x !== 'none')) {
+    const diffs = measured.filter((r) => r.weighting === w).sort((a, b) => a.repeat - b.repeat).map((r, k) => r.meanSlowdown - none[k]!.meanSlowdown);
+    const n = diffs.length;
+    const mean = diffs.reduce((a, b) => a + b, 0) / n;
+    const se = n > 1 ? Math.sqrt(diffs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1) / n) : Number.NaN;
+    const pd = predicted.get(w)!.mean - predicted.get('none')!.mean;
+    md.push(`- ${w.toUpperCase()} minus None, run by run: ${mean >= 0 ? '+' : ''}${num(mean)} mean slowdown (standard error ${num(se)}), lower in ${diffs.filter((x) => x < 0).length} of ${n}; predicted ${pd >= 0 ? '+' : ''}${num(pd)}.`);
+  }
+  const kill = rows.find((r) => r.killed !== undefined);
+  if (kill) md.push(`- ${kill.weighting.toUpperCase()} run with ${kill.killed} SIGKILLed while draining: ${kill.finished}/${kill.jobs} jobs finished, fsck ${kill.fsck.healthy ? 'HEALTHY' : 'CORRUPT'}: ${kill.fsck.totalBlocks} blocks, ${kill.fsck.missing.length} missing, ${kill.fsck.underReplicated.length} under-replicated.`);
+  else if (args['kill-draining']) md.push('- The kill run saw no worker draining: nobody was killed.');
+  md.push(`- fs fsck after every run: ${rows.every((r) => r.fsck.missing.length === 0) ? '0 missing blocks in every run' : `missing blocks in ${rows.filter((r) => r.fsck.missing.length > 0).length} run(s)`}.`, '');
+  return { markdown: md.join('\n'), json: { workload: `wkld-${variant}`, jobs: workload.jobs.length, workers: shape.workers.length, minNodes, timeScale, rows, predicted: Object.fromEntries(predicted) } };
 }
 
 async function main(): Promise<void> {
-  const cases = plan();
+  const cases = args.sim ? plan() : [];
   log(`${cases.length} simulations (seed ${args.seed})${args.full ? ', the full grid' : ''}`);
   const workloads = new Map<FawkesVariant, Workload>();
   const rows: Row[] = [];
@@ -258,7 +456,7 @@ async function main(): Promise<void> {
   const verdicts = checks(rows);
   md.push('## Checks', '', ...verdicts.map((v) => `- ${v}`), '');
   const real = args.real ? await realPart() : null;
-  md.push('## Real cluster', '', real?.markdown ?? 'Not run: the runtime has no MR-clusters yet (issue 15 items 1, 2 and 4); `realPart` in benchmarks/fawkes.ts is where it goes.', '');
+  md.push('## Real cluster', '', real?.markdown ?? 'Not run (`--real` runs it).', '');
   const json = {
     seed: args.seed,
     outputReplication: args['output-replication'],

@@ -49,6 +49,13 @@ export interface MrClusterOptions {
   readonly blockBytes?: number;
   /** What one storing node can hold, for DU (output bytes / storage capacity); default 1 TiB. */
   readonly storagePerNodeBytes?: number;
+  /**
+   * The engine has a real block store and reports its blocks (`blockStored`, `replicaAdded`,
+   * `replicaRemoved`, `blockRemoved`) instead of the books placing output blocks of a task's
+   * output bytes themselves; default false (the simulator). The JobTracker's NameNode places a
+   * cluster's blocks by the same node kinds (src/runtime/mr-cluster-runtime.ts).
+   */
+  readonly engineBlocks?: boolean;
 }
 
 export interface StoredBlock {
@@ -58,6 +65,8 @@ export interface StoredBlock {
   readonly bytes: number;
   /** Members of the cluster holding a replica, in the order they got it. */
   readonly replicas: string[];
+  /** Input of the cluster (loaded at activation, or written without a job): on core nodes, not output (DU). */
+  readonly input?: boolean;
 }
 
 export interface MrClusterRecord {
@@ -126,6 +135,7 @@ export class MrClusters<D extends EngineData = EngineData> {
   private readonly outputReplication: number;
   private readonly blockBytes: number;
   private readonly storagePerNodeBytes: number;
+  private readonly engineBlocks: boolean;
   /** In request order. */
   private readonly records = new Map<string, MrClusterRecord>();
   private readonly queue: MrClusterRecord[] = [];
@@ -146,6 +156,7 @@ export class MrClusters<D extends EngineData = EngineData> {
     this.outputReplication = options.outputReplication ?? 3;
     this.blockBytes = options.blockBytes ?? 64 * MiB;
     this.storagePerNodeBytes = options.storagePerNodeBytes ?? 1024 * 1024 * MiB;
+    this.engineBlocks = options.engineBlocks ?? false;
     if (!Number.isInteger(this.outputReplication) || this.outputReplication < 1) {
       throw new MinimrError('EBADCONF', `MR-clusters: output replication must be a whole number >= 1, got ${this.outputReplication}`);
     }
@@ -342,6 +353,7 @@ export class MrClusters<D extends EngineData = EngineData> {
     if (!c) return;
     c.tasksCompleted++;
     this.dirty(c);
+    if (this.engineBlocks) return;
     for (let left = outputBytes; left > 0; left -= this.blockBytes) {
       this.storeBlock(c, job.id, Math.min(left, this.blockBytes), attempt.worker);
     }
@@ -385,9 +397,68 @@ export class MrClusters<D extends EngineData = EngineData> {
     if (block.replicas.length === 0 && this.blockMap.delete(block.id)) {
       const c = this.records.get(block.cluster);
       c?.blocks.delete(block.id);
-      if (c) c.storedBytes -= block.bytes;
+      if (c && !block.input) c.storedBytes -= block.bytes;
       this.missing.push(block);
     }
+  }
+
+  // ---- an engine's real blocks (engineBlocks) ----------------------------------------------------
+
+  /** A block the engine wrote into the cluster's namespace, with its replicas (only the cluster's storing members count). */
+  blockStored(cluster: string, block: { readonly id: string; readonly bytes: number; readonly jobId: string; readonly input: boolean }, workerIds: readonly string[]): void {
+    const c = this.records.get(cluster);
+    if (!c || this.blockMap.has(block.id)) return;
+    const stored: StoredBlock = { id: block.id, cluster, jobId: block.jobId, bytes: block.bytes, replicas: [], ...(block.input ? { input: true } : {}) };
+    c.blocks.set(stored.id, stored);
+    this.blockMap.set(stored.id, stored);
+    if (!block.input) c.storedBytes += block.bytes;
+    this.dirty(c);
+    for (const id of workerIds) this.replicaAdded(block.id, id);
+  }
+
+  /** A replica of a known block landed outside a drain (the engine's re-replication). */
+  replicaAdded(blockId: string, workerId: string): void {
+    const block = this.blockMap.get(blockId);
+    const m = this.members.get(workerId);
+    const w = this.host.worker(workerId);
+    if (!block || !m || !w?.alive || m.cluster !== block.cluster || m.kind === 'transient' || block.replicas.includes(workerId)) return;
+    this.addReplica(block, w);
+  }
+
+  /** A replica is gone (a bad copy dropped); a block left with none is missing. */
+  replicaRemoved(blockId: string, workerId: string): void {
+    const block = this.blockMap.get(blockId);
+    const w = this.host.worker(workerId);
+    if (block && w && block.replicas.includes(workerId)) this.dropReplica(block, w);
+  }
+
+  /** The block's file was removed: it is no longer the cluster's, and a drain waiting for its copy need not. */
+  blockRemoved(blockId: string, now: number): Effect<D>[] {
+    const effects: Effect<D>[] = [];
+    const block = this.blockMap.get(blockId);
+    if (!block) return effects;
+    for (const id of block.replicas) {
+      const m = this.members.get(id);
+      if (m?.blocks.delete(block)) {
+        m.storedBytes -= block.bytes;
+        const w = this.host.worker(id);
+        if (w) this.host.touched(w);
+      }
+    }
+    block.replicas.length = 0;
+    this.blockMap.delete(blockId);
+    const c = this.records.get(block.cluster);
+    if (c) {
+      c.blocks.delete(blockId);
+      if (!block.input) c.storedBytes -= block.bytes;
+      this.dirty(c);
+    }
+    for (const [id, m] of [...this.members]) {
+      if (!m.leaving?.copies.has(blockId)) continue;
+      this.copySettled(m.leaving, block, blockId);
+      if (m.leaving.copies.size === 0) this.leave(this.host.worker(id)!, now, effects);
+    }
+    return effects;
   }
 
   // ---- moves -------------------------------------------------------------------------------------

@@ -31,7 +31,9 @@ import { formatMode, parseMode } from '../storage/index.js';
 import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
 import { escapeControlCharacters, formatBytes, parseSize } from '../util/index.js';
 
-const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';
+import { DEFAULT_JOBTRACKER, peerSecurity, tlsIdentity, withClient, type ClusterArgs } from './client.js';
+import { fsckCommand, mrcCommands } from './mrc-commands.js';
+
 const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
 const SAMPLE_TEXT = fileURLToPath(new URL('../../../apps/data/sample.txt', import.meta.url));
 
@@ -130,45 +132,6 @@ function printProfileUse(s: JobStatus): void {
 
 function printCounters(s: JobStatus): void {
   for (const [k, v] of Object.entries(s.counters).sort()) if (v) process.stderr.write(`  ${k.padEnd(28)} ${v}\n`);
-}
-
-/** The options every command that talks to a cluster takes. */
-interface ClusterArgs {
-  jobtracker: string;
-  'secret-file'?: string;
-  user?: string;
-  'tls-ca'?: string;
-}
-
-/** How this command proves the cluster secret, and which TLS certificates it trusts. */
-async function peerSecurity(argv: ClusterArgs): Promise<PeerSecurity> {
-  const credentials = await clientCredentials(argv.jobtracker, { user: argv.user, secretFile: argv['secret-file'] });
-  const caFile = argv['tls-ca'] ?? process.env.MINIMR_TLS_CA;
-  return { ...(credentials ? { credentials } : {}), ...(caFile ? { tlsCa: await readCredentialFile(caFile, '--tls-ca') } : {}) };
-}
-
-async function readCredentialFile(path: string, option: string): Promise<Buffer> {
-  try {
-    return await readFileLocal(resolvePath(path));
-  } catch (err) {
-    throw new MinimrError('EBADCONF', `cannot read ${option} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
-
-async function withClient<T>(argv: ClusterArgs, fn: (c: JobClient) => Promise<T>): Promise<T> {
-  const client = await JobClient.connect(argv.jobtracker, { security: await peerSecurity(argv) });
-  try {
-    return await fn(client);
-  } finally {
-    client.close();
-  }
-}
-
-/** The JobTracker's TLS certificate and key, both or neither. */
-async function tlsIdentity(certFile: string | undefined, keyFile: string | undefined): Promise<{ cert: Buffer; key: Buffer } | undefined> {
-  if (certFile === undefined && keyFile === undefined) return undefined;
-  if (certFile === undefined || keyFile === undefined) throw new MinimrError('EBADCONF', '--tls-cert and --tls-key go together: give both, or neither for plain ws://');
-  return { cert: await readCredentialFile(certFile, '--tls-cert'), key: await readCredentialFile(keyFile, '--tls-key') };
 }
 
 async function readAll(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
@@ -443,6 +406,7 @@ async function main(): Promise<void> {
           .option('overwrite', { type: 'boolean', default: false })
           .option('pool', { type: 'string' })
           .option('weight', { type: 'number', describe: 'share inside the pool relative to its other jobs (FAIR)' })
+          .option('mr-cluster', { type: 'string', describe: 'run on this MR-cluster (FAWKES); input and output under /mrc/NAME/' })
           .option('conf', { type: 'string', array: true, alias: 'c', describe: 'job setting key=value, e.g. shuffle.map.bufferBytes=16m (repeatable)' })
           .option('wait', { type: 'boolean', default: true, describe: 'follow the job until it ends (--no-wait to return at once)' }),
       async (argv) => {
@@ -455,6 +419,7 @@ async function main(): Promise<void> {
             overwrite: argv.overwrite,
             pool: argv.pool,
             weight: argv.weight,
+            ...(argv['mr-cluster'] !== undefined ? { mrCluster: argv['mr-cluster'] } : {}),
             conf: parseConf(argv.conf),
           });
           if (!argv.wait) {
@@ -614,9 +579,9 @@ async function main(): Promise<void> {
         })
         .demandCommand(1),
     )
-    .command('fs', 'the block store: put | get | cat | ls | rm | stat | mkdir | chmod | chown', (y) =>
-      y
-        .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
+    .command('mrc', 'MR-clusters (FAWKES): activate | list | deactivate', mrcCommands)
+    .command('fs', 'the block store: put | get | cat | ls | rm | stat | mkdir | chmod | chown | fsck', (y) =>
+      fsckCommand(y.option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER }))
         .command(
           'put <local> <path>',
           'copy a local file into the block store',

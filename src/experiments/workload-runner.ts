@@ -8,6 +8,12 @@
  * absolute durations do not, which is why each job's runtime alone is measured on the same
  * cluster (`measureAlone`), never taken from the workload.
  *
+ * A workload with MR-clusters (FAWKES) runs each cluster's jobs on it: the inputs of a cluster's
+ * jobs are written under `/workload/NAME/`, the cluster is activated with them as its input (they
+ * are copied into `/mrc/NAME/input/` on its core nodes) before the first job arrives, and its jobs
+ * read there and write `/mrc/NAME/out/`. A policy that balances the clusters should not deactivate
+ * an idle one during the run (FAWKES's `deactivateIdle: false`): the runs alone come after it.
+ *
  * The real jobs are the example apps, loaded from the built package by path: resolving them here
  * keeps the runtime free of any knowledge of which apps exist.
  */
@@ -70,6 +76,8 @@ interface RealRunOptions {
   readonly cpuThrottle?: number;
   /** Settings of a workload job's real job (its shuffle buffers, say), by workload job id. */
   readonly confOf?: (jobId: string) => JobConf | undefined;
+  /** Minimum share of every MR-cluster of the workload (default: the workload's own). */
+  readonly mrClusterMinNodes?: number;
   /** Runs on the started cluster once the inputs are written, before the first job is submitted. */
   readonly beforeWorkload?: (cluster: LocalCluster) => Promise<void>;
   /** Runs once every job of the workload has ended, before the cluster is stopped (and before the runs alone). */
@@ -82,6 +90,8 @@ interface RealRunOptions {
 export interface RealJobRun {
   readonly spec: JobSpec;
   readonly app: RealApp;
+  /** Its MR-cluster, when the workload has MR-clusters. */
+  readonly cluster?: string;
   /** Block-store paths: its input file (absent for Pi) and output directory. */
   readonly input?: string;
   readonly output: string;
@@ -197,6 +207,35 @@ interface RealJobPlan {
   readonly maps: number;
   readonly reduces: number;
   readonly input?: string;
+  /** Its MR-cluster (its input is copied to `/mrc/NAME/input/` at activation, and read there). */
+  readonly cluster?: string;
+}
+
+/** Where a job of an MR-cluster reads its input and writes (`kind`: out, alone): the cluster's namespace. */
+function mrClusterPath(cluster: string, kind: 'input' | 'out' | 'alone', jobId: string): string {
+  return `/mrc/${cluster}/${kind}/${jobId}`;
+}
+
+/** Activates the workload's MR-clusters with their jobs' inputs (`withInput`: those whose jobs read files), one after another, each until it is active. */
+async function activateMrClusters(
+  client: LocalCluster['client'],
+  specs: NonNullable<Workload['mrClusters']>,
+  withInput: ReadonlySet<string>,
+  minNodes: number | undefined,
+  progress: (line: string) => void,
+): Promise<void> {
+  for (const spec of specs) {
+    const row = await client.mrcActivate(spec.name, minNodes ?? spec.minNodes, withInput.has(spec.name) ? `/workload/${spec.name}` : undefined);
+    progress(`MR-cluster ${spec.name}: ${row.queued ?? row.state}`);
+    const deadline = Date.now() + 600_000;
+    for (;;) {
+      const now = (await client.mrcList()).clusters.find((c) => c.name === spec.name);
+      if (now?.state === 'active') break;
+      if (Date.now() > deadline) throw new MinimrError('ETIMEOUT', `MR-cluster ${spec.name} is still ${now?.state ?? 'gone'} after 10 minutes${now?.queued ? `: ${now.queued}` : ''}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    progress(`MR-cluster ${spec.name} active`);
+  }
 }
 
 function clampInt(x: number, lo: number, hi: number): number {
@@ -280,14 +319,18 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
   const maxMaps = o.maxMapsPerJob ?? 64;
   const maxReduces = o.maxReducesPerJob ?? 4;
   const timeScale = o.timeScale ?? 1;
+  const mrClusters = o.workload.mrClusters ?? [];
+  const clusterOf = (spec: JobSpec): string | undefined => (spec.cluster !== undefined && mrClusters.some((c) => c.name === spec.cluster) ? spec.cluster : undefined);
   const plans: RealJobPlan[] = o.workload.jobs.map((spec) => {
     const app = realAppOf(spec);
+    const cluster = clusterOf(spec);
     return {
       spec,
       app,
       maps: clampInt(spec.maps.length * mapScale, 1, maxMaps),
       reduces: app === 'grep' || app === 'pi' ? 1 : clampInt(spec.reduces.length, 1, maxReduces),
-      ...(app === 'pi' ? {} : { input: `/workload/${spec.id}` }),
+      ...(app === 'pi' ? {} : { input: cluster !== undefined ? `/workload/${cluster}/${spec.id}` : `/workload/${spec.id}` }),
+      ...(cluster !== undefined ? { cluster } : {}),
     };
   });
   const after = new Map(o.workload.jobs.filter((j) => j.after !== undefined).map((j) => [j.id, j.after!]));
@@ -335,9 +378,15 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       }
       await writer.close();
     }
+    if (mrClusters.length > 0) {
+      const withInput = new Set(plans.flatMap((p) => (p.cluster !== undefined && p.input ? [p.cluster] : [])));
+      await activateMrClusters(client, mrClusters, withInput, o.mrClusterMinNodes, progress);
+    }
+    const outputOf = (p: RealJobPlan, kind: 'out' | 'alone'): string => (p.cluster !== undefined ? mrClusterPath(p.cluster, kind, p.spec.id) : `/${kind}/${p.spec.id}`);
     const submitOptions = (p: RealJobPlan, output: string): SubmitOptions => ({
-      input: p.input ? [p.input] : [],
+      input: p.input ? [p.cluster !== undefined ? mrClusterPath(p.cluster, 'input', p.spec.id) : p.input] : [],
       output,
+      ...(p.cluster !== undefined ? { mrCluster: p.cluster } : {}),
       reducers: p.reduces,
       overwrite: true,
       pool: p.spec.pool,
@@ -396,7 +445,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
         const wait = Math.max(0, t0 + p.spec.submitMs * timeScale - Date.now());
         await new Promise((r) => setTimeout(r, wait));
         if (dep) await done.get(dep);
-        const submission = previousSubmission.then(() => client.submit(modulePath(p.app), submitOptions(p, `/out/${p.spec.id}`)));
+        const submission = previousSubmission.then(() => client.submit(modulePath(p.app), submitOptions(p, outputOf(p, 'out'))));
         previousSubmission = submission.catch(() => undefined);
         const jobId = await submission;
         jobIds.set(p.spec.id, jobId);
@@ -424,8 +473,8 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       const record = jobRecord(p.spec, status, list, t0);
       jobs.push(record);
       for (const a of list) attempts.push(attemptRecord(p.spec.id, a, record.migrations, t0, endMs));
-      const options = submitOptions(p, `/out/${p.spec.id}`);
-      jobRuns.push({ spec: p.spec, app: p.app, ...(p.input ? { input: p.input } : {}), output: options.output, params: options.params, ...(jobId ? { jobId } : {}), ...(status ? { status } : {}), attempts: list });
+      const options = submitOptions(p, outputOf(p, 'out'));
+      jobRuns.push({ spec: p.spec, app: p.app, ...(p.cluster !== undefined ? { cluster: p.cluster } : {}), ...(options.input?.[0] !== undefined ? { input: options.input[0] } : {}), output: options.output, params: options.params, ...(jobId ? { jobId } : {}), ...(status ? { status } : {}), attempts: list });
     }
     await o.afterWorkload?.(cluster, jobRuns);
     for (const r of jt.placementLog) {
@@ -439,7 +488,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
     const aloneAttempts: AttemptRunRecord[] = [];
     if (o.measureAlone ?? true) {
       for (const p of plans) {
-        const status = await client.run(modulePath(p.app), submitOptions(p, `/alone/${p.spec.id}`), { pollMs: 50 });
+        const status = await client.run(modulePath(p.app), submitOptions(p, outputOf(p, 'alone')), { pollMs: 50 });
         if (status.state === 'succeeded' && status.finishTime !== undefined) aloneMs.set(p.spec.id, status.finishTime - status.submitTime);
         for (const a of await client.attempts(status.jobId)) aloneAttempts.push(attemptRecord(p.spec.id, a, [], status.submitTime, status.finishTime ?? a.startTime));
         progress(`alone: ${p.spec.id} ${(aloneMs.get(p.spec.id) ?? NaN) / 1000} s`);

@@ -43,6 +43,8 @@ export const MESSAGE_SHAPES: Readonly<Record<MessageType, Shape>> = {
   'import-profile': { id: 'number', job: 'string', profile: 'object' },
   'remove-profile': { id: 'number', job: 'string' },
   'attempt-log': { id: 'number', attemptId: 'string', stream: 'string', offset: 'number?', length: 'number?' },
+  mrc: { id: 'number', op: 'string', args: 'array' },
+  fsck: { id: 'number', path: 'string?' },
   fs: { id: 'number', op: 'string', args: 'array', jobId: 'string?' },
   reply: { re: 'number', ok: 'boolean', result: 'any', error: 'object?' },
 };

@@ -7,7 +7,8 @@ import { MinimrError, deserializeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CountMinSketch } from '../skew/index.js';
 import type { InputPlacement } from '../scheduler/index.js';
-import { FsClient, computeSplits, type FileStatus, type InputSplit } from '../storage/index.js';
+import { FsClient, computeSplits, type FileStatus, type FsckReport, type InputSplit } from '../storage/index.js';
+import type { MrClusterListing, MrClusterRow } from './mr-cluster-runtime.js';
 import { TaskSplitInput } from './input.js';
 import { importJobModule, jobModuleHash, readJobModuleSource, storeJobModule } from './job-loader.js';
 import {
@@ -37,6 +38,8 @@ export interface SubmitOptions {
   pool?: string;
   /** Share inside the pool relative to its other jobs (FAIR); default 1. */
   weight?: number;
+  /** The MR-cluster (FAWKES) to run on; input and output then live under /mrc/NAME/. */
+  mrCluster?: string;
   /** The input is a private data set still owed replicas a scheduler may place (see `InputPlacement`). */
   inputPlacement?: InputPlacement;
   maxAttempts?: number;
@@ -195,6 +198,7 @@ export class JobClient {
       output: job.output ?? { kind: 'text', separator: '\t' },
       pool: options.pool,
       weight: options.weight,
+      ...(options.mrCluster !== undefined ? { mrCluster: options.mrCluster } : {}),
       ...(options.inputPlacement ? { inputPlacement: options.inputPlacement } : {}),
       maxAttempts: options.maxAttempts,
       conf: options.conf,
@@ -339,6 +343,25 @@ export class JobClient {
 
   kill(jobId: string): Promise<JobStatus> {
     return this.peer.request<JobStatus>({ type: 'kill-job', jobId });
+  }
+
+  /** Requests MR-cluster `name` with a minimum share of `minNodes` core nodes (and its input copied from `input`); it may wait in the queue (`queued` says why). */
+  mrcActivate(name: string, minNodes: number, input?: string): Promise<MrClusterRow> {
+    return this.peer.request<MrClusterRow>({ type: 'mrc', op: 'activate', args: [name, minNodes, input ?? null] });
+  }
+
+  mrcList(): Promise<MrClusterListing> {
+    return this.peer.request<MrClusterListing>({ type: 'mrc', op: 'list', args: [] });
+  }
+
+  /** Deactivates an idle MR-cluster: its namespace is saved under /mrc-saved, then its nodes return to the pool. */
+  mrcDeactivate(name: string): Promise<MrClusterRow> {
+    return this.peer.request<MrClusterRow>({ type: 'mrc', op: 'deactivate', args: [name] });
+  }
+
+  /** The block store's health under `path` (`minimr fs fsck`). */
+  fsck(path = '/'): Promise<FsckReport> {
+    return this.peer.request<FsckReport>({ type: 'fsck', path });
   }
 
   clusterInfo(): Promise<ClusterInfoResult> {

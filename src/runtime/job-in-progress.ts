@@ -135,6 +135,7 @@ export function jobPlan(
     name: submission.name,
     pool: submission.pool ?? 'default',
     weight: submission.weight ?? 1,
+    ...(submission.mrCluster !== undefined ? { cluster: submission.mrCluster } : {}),
     maxAttempts,
     reduceSlowStart: reduceSlowStartOf(submission),
     ...(submission.inputPlacement ? { inputPlacement: submission.inputPlacement } : {}),

@@ -7,7 +7,7 @@ import { Books, type Effect, type WorkerHealthOptions, type WorkerLimits } from 
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { ClusterSnapshot, Policy, PoolView, SchedulingTrigger } from '../scheduler/index.js';
-import { Namenode, computeSplits, validateUserName, type Caller, type DatanodeAddress, type FileStatus } from '../storage/index.js';
+import { DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, Namenode, computeSplits, validateUserName, type Caller, type DatanodeAddress, type FileStatus } from '../storage/index.js';
 import {
   attemptMeasures,
   attemptShuffleSettings,
@@ -34,6 +34,8 @@ import { isLoopbackAddress } from './advertised-host.js';
 import { ClusterMetrics, PROMETHEUS_CONTENT_TYPE, formatPrometheus } from './metrics.js';
 import { fetchAttemptLog, isAttemptLogStream, type AttemptLogSlice } from './attempt-logs.js';
 import { estimatesFor, observationsOf } from './job-profile.js';
+import { inputFilesAt } from './input-files.js';
+import { MrClusterRuntime } from './mr-cluster-runtime.js';
 import { ProfileStore } from './profile-store.js';
 import {
   MAX_FRAME_BYTES,
@@ -129,6 +131,8 @@ export class JobTracker {
   private readonly policy: Policy;
   private readonly books: Books<RuntimeData>;
   private readonly copier: InputCopier;
+  /** MR-clusters (FAWKES): carries out the books' MR-cluster effects and scopes their blocks in the NameNode. */
+  private readonly mrc: MrClusterRuntime;
   /** Profiles of recurring jobs, by job name: their tasks' ideal durations and penalty models. */
   readonly profiles: ProfileStore;
   /** Counters and histograms of `/metrics` (metrics.ts). */
@@ -175,6 +179,7 @@ export class JobTracker {
       maxAttempts: this.options.maxAttempts,
       stopwatch: () => performance.now(),
       attemptId: (taskId, n) => this.numbering.attemptId(taskId, n),
+      mrClusters: { engineBlocks: true, outputReplication: options.replication ?? DEFAULT_REPLICATION, blockBytes: options.blockSize ?? DEFAULT_BLOCK_SIZE },
       ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
       ...(options.workerLimits !== undefined ? { workerLimits: options.workerLimits } : {}),
       ...(options.workerHealth !== undefined ? { workerHealth: options.workerHealth } : {}),
@@ -193,6 +198,17 @@ export class JobTracker {
       logger: this.logger,
     });
     this.copier = new InputCopier(this.namenode, this.books, this.logger, this.clock);
+    this.mrc = new MrClusterRuntime({
+      books: this.books,
+      namenode: this.namenode,
+      policy: this.policy,
+      logger: this.logger,
+      clock: () => this.clock(),
+      carryOut: (effects) => this.carryOut(effects),
+      snapshot: () => this.snapshot({ kind: 'tick' }),
+      reschedule: () => setImmediate(() => this.schedule({ kind: 'tick' })),
+    });
+    this.namenode.setScope(this.mrc);
     this.profiles = new ProfileStore(join(options.dataDir, 'profiles'), this.logger);
     this.journal = new JobJournal(join(options.dataDir, 'jobs'));
     this.ui = createUiRequestHandler(
@@ -340,6 +356,7 @@ export class JobTracker {
           if (typeof target === 'string' && this.books.worker(target)?.alive) {
             this.namenode.blockReceived(target, message.blockId);
             this.copier.arrived(message.blockId, target);
+            this.mrc.copyLanded(message.blockId, target);
           }
         }
         return undefined;
@@ -379,10 +396,31 @@ export class JobTracker {
         return this.profiles.remove(message.job);
       case 'attempt-log':
         return this.attemptLog(message.attemptId, message.stream, message.offset ?? undefined, message.length ?? undefined);
+      case 'mrc':
+        return this.mrClusterCall(message.op, message.args, peer.user);
+      case 'fsck':
+        return this.namenode.fsck(message.path ?? '/');
       case 'fs':
         return this.namenodeCall(message.op, message.args, this.fsCaller(peer, message.jobId));
       default:
         throw new MinimrError('EPROTOCOL', `a JobTracker does not accept "${message.type}" messages`);
+    }
+  }
+
+  /** Listing is anyone's; activating and deactivating an MR-cluster reshapes the whole pool: the admin's. */
+  private mrClusterCall(op: string, args: unknown[], user: string): unknown {
+    if ((op === 'activate' || op === 'deactivate') && user !== this.admin) {
+      throw new MinimrError('EPERM', `permission denied: only the admin (${this.admin}) may ${op} an MR-cluster; user ${user} may list them`);
+    }
+    switch (op) {
+      case 'activate':
+        return this.mrc.activate(args[0], args[1], args[2]);
+      case 'list':
+        return this.mrc.list();
+      case 'deactivate':
+        return this.mrc.deactivate(args[0]);
+      default:
+        throw new MinimrError('EPROTOCOL', `unknown MR-cluster operation "${op}" (activate, list, deactivate)`);
     }
   }
 
@@ -517,6 +555,7 @@ export class JobTracker {
       if (this.books.isActive(job) && now - job.submitTime < placement.windowMs) continue;
       void this.carryOut(this.books.closePlacementWindow(job));
     }
+    this.mrc.tick(now);
   }
 
   private workerLost(worker: RuntimeWorker, why: string): void {
@@ -627,6 +666,7 @@ export class JobTracker {
   /** Submits a job for `user` (default: the admin): its input must be readable and its output writable by that user. */
   async submitJob(raw: JobSubmission, user: string = this.admin): Promise<{ jobId: string }> {
     const submission = validateSubmission(raw);
+    this.mrc.checkSubmission(submission);
     const caller = this.namenode.callerFor(user);
     const allSplits = await this.planInput(submission, caller);
     const maxMaps = submission.conf?.['job.maxMaps'];
@@ -679,24 +719,7 @@ export class JobTracker {
       throw new MinimrError('ENOINPUT', 'the job reads files but no input path was given (--input PATH)');
     }
     const files: FileStatus[] = [];
-    for (const path of submission.inputPaths) {
-      let status: FileStatus;
-      try {
-        status = await this.namenode.stat(path, caller);
-      } catch (err) {
-        if (err instanceof MinimrError && err.code === 'ENOENT') {
-          throw new MinimrError('ENOINPUT', `input path ${path} does not exist (put data there with \`minimr fs put LOCAL ${path}\`)`, { path });
-        }
-        throw err;
-      }
-      if (status.type === 'file') files.push(status);
-      else {
-        // Like Hadoop's FileInputFormat: names starting with _ or . (e.g. _SUCCESS) are not input.
-        const children = (await this.namenode.list(path, caller)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''));
-        if (children.length === 0) throw new MinimrError('ENOINPUT', `input directory ${path} has no files`, { path });
-        files.push(...children);
-      }
-    }
+    for (const path of submission.inputPaths) files.push(...(await inputFilesAt(this.namenode, path, caller)));
     const plans: TaskInputPlan[] = [];
     for (const file of files) {
       const blocks = await this.namenode.getBlocks(file.path, undefined, caller);
@@ -813,6 +836,13 @@ export class JobTracker {
           break;
         case 'worker-moved':
           this.logger.info({ worker: e.worker.shape.id, from: e.from, to: e.worker.cluster }, 'worker moved');
+          this.mrc.effect(e);
+          break;
+        case 'mr-cluster':
+        case 'load-input':
+        case 'replicate-block':
+        case 'save-output':
+          this.mrc.effect(e);
           break;
         case 'maps-done':
           break;
@@ -1009,7 +1039,8 @@ export class JobTracker {
       while (next) {
         this.rescheduleQueued = null;
         const snap = this.snapshot(next);
-        if (snap.jobs.length === 0 || snap.workers.length === 0) break;
+        // MR-clusters are balanced, and idle ones deactivated, with no job in the system too.
+        if ((snap.jobs.length === 0 && !snap.mrClusters?.length) || snap.workers.length === 0) break;
         const decisions = this.policy.schedule(snap);
         const problems = this.books.check(snap, decisions);
         if (problems.length > 0) {
@@ -1076,6 +1107,7 @@ export class JobTracker {
       mapPartitions: task.kind === 'map' ? job.skew?.partitions : undefined,
       partitionSeed: task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
       reducePartitions: reducePartitions ? [...reducePartitions] : undefined,
+      outputReplication: s.conf?.['job.outputReplication'],
     };
   }
 }

@@ -50,6 +50,8 @@ export interface JobConf {
   'shuffle.parallelCopies'?: number;
   /** Run only the first N map tasks (for profiling a job on a sample of its input). */
   'job.maxMaps'?: number;
+  /** Replicas of each block of the job's output (Hadoop's dfs.replication for the job; Sort writes 1). Default: the JobTracker's replication. */
+  'job.outputReplication'?: number;
   /**
    * Fraction of the maps that must be done before the job's reduces may launch (Hadoop's
    * mapreduce.job.reduce.slowstart.completedmaps): a reduce launched early fetches each map output
@@ -136,6 +138,8 @@ export interface JobSubmission {
   pool?: string;
   /** Share of the job inside its pool relative to the pool's other jobs (FAIR); default 1. */
   weight?: number;
+  /** The MR-cluster (FAWKES) the job runs on; its input and output live under /mrc/NAME/. */
+  mrCluster?: string;
   maxAttempts?: number;
   mapMemoryMb?: number;
   reduceMemoryMb?: number;
@@ -189,6 +193,8 @@ export interface AttemptSpec {
   partitionSeed?: number;
   /** Reduces: the partitions this reduce reads and merges; absent means [index]. */
   reducePartitions?: number[];
+  /** Replicas of each output block (`job.outputReplication`); absent: the JobTracker's default. */
+  outputReplication?: number;
 }
 
 export type JobState = 'pending' | 'running' | 'succeeded' | 'failed' | 'killed';
@@ -499,6 +505,15 @@ export interface GetAttemptLog extends Request<'attempt-log'> {
   /** Default 64 KiB, at most 1 MiB. */
   length?: number;
 }
+/** MR-cluster operations (`minimr mrc`): activate [name, minNodes, inputPath?], list [], deactivate [name]. */
+export interface MrClusterCall extends Request<'mrc'> {
+  op: 'activate' | 'list' | 'deactivate';
+  args: unknown[];
+}
+/** `minimr fs fsck [PATH]`: the block report of the files under `path` (default /). */
+export interface FsckCall extends Request<'fsck'> {
+  path?: string;
+}
 export interface NamenodeCall extends Request<'fs'> {
   op: NamenodeOp;
   args: unknown[];
@@ -538,6 +553,8 @@ export type Message =
   | ImportProfile
   | RemoveProfile
   | GetAttemptLog
+  | MrClusterCall
+  | FsckCall
   | NamenodeCall
   | Reply;
 

@@ -27,6 +27,7 @@ export function validateJobConf(raw: unknown): JobConf {
         break;
       case 'shuffle.parallelCopies':
       case 'job.maxMaps':
+      case 'job.outputReplication':
         conf[key] = int(1);
         break;
       case 'shuffle.map.spillPercent':
@@ -64,7 +65,7 @@ export function validateJobConf(raw: unknown): JobConf {
         conf[key] = int(1);
         break;
       default:
-        bad(`unknown setting "${key}" (known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', ...Object.keys(SKEW_CONF_DEFAULTS)].join(', ')})`);
+        bad(`unknown setting "${key}" (known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', 'job.outputReplication', ...Object.keys(SKEW_CONF_DEFAULTS)].join(', ')})`);
     }
   }
   const slowStart = conf['job.reduceSlowStart'];
@@ -116,6 +117,7 @@ export function validateSubmission(raw: unknown): JobSubmission {
     if (s[f] !== undefined && (!Number.isInteger(s[f]) || (s[f] as number) <= 0)) bad(`\`${f}\` must be a positive integer`);
   }
   if (s.pool !== undefined && typeof s.pool !== 'string') bad('`pool` must be a string');
+  if (s.mrCluster !== undefined && s.mrCluster !== null && (typeof s.mrCluster !== 'string' || s.mrCluster === '')) bad('`mrCluster` must be the name of an MR-cluster');
   if (s.weight !== undefined && !(typeof s.weight === 'number' && Number.isFinite(s.weight) && s.weight > 0)) bad('`weight` must be a positive number');
   const placement = s.inputPlacement as JobSubmission['inputPlacement'];
   if (placement !== undefined) {
@@ -143,6 +145,7 @@ export function validateSubmission(raw: unknown): JobSubmission {
     output,
     pool: s.pool,
     weight: s.weight,
+    ...(typeof s.mrCluster === 'string' ? { mrCluster: s.mrCluster } : {}),
     maxAttempts: s.maxAttempts,
     mapMemoryMb: s.mapMemoryMb,
     reduceMemoryMb: s.reduceMemoryMb,

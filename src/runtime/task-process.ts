@@ -248,7 +248,8 @@ class AttemptRunner {
   }
 
   private async openOutput(): Promise<OutputWriter> {
-    const sink = await this.fs.createWriter(this.spec.outputTempPath, { overwrite: true });
+    const replication = this.spec.outputReplication;
+    const sink = await this.fs.createWriter(this.spec.outputTempPath, { overwrite: true, ...(replication !== undefined && replication !== null ? { replication } : {}) });
     return new OutputWriter(this.spec.outputFormat, sink);
   }
 

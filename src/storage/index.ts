@@ -27,3 +27,5 @@ export { checkLocalReplica, type BlockVerification } from './replica-check.js';
 export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
 export { computeSplits } from './splits.js';
 export { openLineReader, openFixedRecordReader, openLineChunkReader, openFixedRecordChunkReader, type BatchOptions } from './record-readers.js';
+export type { BlockScope } from './block-scope.js';
+export { fsckReport, formatFsck, type FsckBlock, type FsckFile, type FsckReport } from './fsck.js';

@@ -16,6 +16,8 @@ import {
   type Ownership,
 } from './permissions.js';
 import type { BlockVerification } from './replica-check.js';
+import type { BlockScope } from './block-scope.js';
+import { fsckReport, type FsckFile, type FsckReport } from './fsck.js';
 import { chooseTargets, sortByDistance, type PlacementNode } from './placement.js';
 import type {
   BlockAllocation,
@@ -141,6 +143,7 @@ export class Namenode implements NamenodeApi {
   private readonly favoredWorkers = new Map<string, readonly string[]>();
   private nextBlockId = 1;
   private opened = false;
+  private scope: BlockScope | undefined;
   /** Namespace mutations run one at a time so memory and the database never disagree. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -190,6 +193,11 @@ export class Namenode implements NamenodeApi {
     const counter = await this.db.get(NEXT_BLOCK_ID_KEY);
     this.nextBlockId = typeof counter === 'number' ? counter : 1;
     this.opened = true;
+  }
+
+  /** Confines the blocks of part of the namespace to some datanodes (see block-scope.ts); undefined lifts it. */
+  setScope(scope: BlockScope | undefined): void {
+    this.scope = scope;
   }
 
   async close(): Promise<void> {
@@ -312,6 +320,7 @@ export class Namenode implements NamenodeApi {
       if (favored !== undefined && (!Array.isArray(favored) || favored.some((w) => typeof w !== 'string' || w === ''))) {
         throw new MinimrError('EBADJOB', 'favoredWorkers must be a list of worker ids', { path });
       }
+      this.scope?.checkWritable(path);
       const existing = this.inodes.get(path);
       if (existing?.type === 'dir') throw new MinimrError('EISDIR', `a directory exists at ${path}`, { path });
       if (existing && !options?.overwrite) throw new MinimrError('EEXIST', `file exists: ${path}`, { path });
@@ -336,8 +345,9 @@ export class Namenode implements NamenodeApi {
     return this.exclusive(async () => {
       validatePath(path);
       const file = this.fileUnderConstruction(path, caller);
-      const live = this.datanodes.size;
-      if (live === 0) throw new MinimrError('ENOWORKERS', `no live datanode to store a block of ${path}`, { path });
+      const nodes = this.placementNodes(path, client?.workerId);
+      const live = nodes.length;
+      if (live === 0) throw new MinimrError('ENOWORKERS', `no live datanode ${this.datanodes.size > 0 ? 'may store' : 'to store'} a block of ${path}`, { path });
       if (file.replication > live && !this.warnedReplicationCap.has(path)) {
         this.warnedReplicationCap.add(path);
         this.log.warn({ path, replication: file.replication, liveDatanodes: live }, 'fewer live datanodes than the replication asked; writing fewer replicas');
@@ -350,12 +360,11 @@ export class Namenode implements NamenodeApi {
       let targets: DatanodeAddress[];
       if (favored) {
         // The least-loaded live favored workers first; the default policy places the rest around them.
-        const nodes = this.placementNodes();
         const mine = nodes.filter((n) => favored.includes(n.address.workerId)).sort((a, b) => a.blockCount - b.blockCount || (a.address.workerId < b.address.workerId ? -1 : 1));
         const first = mine.slice(0, count).map((n) => n.address);
         targets = [...first, ...chooseTargets({ nodes, count: count - first.length, existing: first })];
       } else {
-        targets = chooseTargets({ nodes: this.placementNodes(), count, writer: client });
+        targets = chooseTargets({ nodes, count, writer: client });
       }
       this.pendingBlocks.set(blockId, { path, targets: targets.map((t) => t.workerId) });
       return { blockId, targets, token: this.issueBlockToken(blockId, 'write') };
@@ -381,6 +390,7 @@ export class Namenode implements NamenodeApi {
       this.pendingBlocks.delete(block.blockId);
       this.blockOwner.set(block.blockId, path);
       for (const workerId of block.workerIds) this.addLocation(block.blockId, workerId);
+      if (this.scope) this.scope.blockCommitted(path, block.blockId, block.length, block.workerIds.filter((w) => this.datanodes.has(w)));
       // A target the writer gave up on may still hold a copy; deleting a missing block is harmless.
       for (const workerId of pending.targets) if (!block.workerIds.includes(workerId)) this.scheduleDeletion(workerId, block.blockId);
       this.checkReplication(block.blockId);
@@ -510,6 +520,8 @@ export class Namenode implements NamenodeApi {
     if (!this.locations.get(blockId)?.has(workerId)) return;
     this.log.warn({ blockId, workerId }, 'datanode found its replica corrupt; scheduling its deletion');
     this.removeLocation(blockId, workerId);
+    const path = this.blockOwner.get(blockId);
+    if (path !== undefined) this.scope?.replicaRemoved(path, blockId, workerId);
     this.scheduleDeletion(workerId, blockId);
     this.checkReplication(blockId);
   }
@@ -555,6 +567,9 @@ export class Namenode implements NamenodeApi {
       else if ((this.locations.get(blockId)?.size ?? 0) >= this.replicationOf(blockId)) {
         // The block was re-replicated while this node was away: its copy is one too many.
         this.scheduleDeletion(address.workerId, blockId);
+      } else if (this.outOfScope(blockId, address.workerId)) {
+        // A scoped block on a node that may no longer hold it (it left its MR-cluster meanwhile): a copy elsewhere stays.
+        this.scheduleDeletion(address.workerId, blockId);
       } else this.addLocation(blockId, address.workerId);
     }
     this.recheckAllReplication();
@@ -569,9 +584,61 @@ export class Namenode implements NamenodeApi {
       this.scheduleDeletion(workerId, blockId);
       return false;
     }
+    const path = this.blockOwner.get(blockId);
+    if (!this.locations.get(blockId)?.has(workerId) && this.outOfScope(blockId, workerId)) {
+      // A copy that landed on a node its scope no longer lets hold it (it left meanwhile): not kept.
+      this.scheduleDeletion(workerId, blockId);
+      return true;
+    }
     this.addLocation(blockId, workerId);
+    if (path !== undefined) this.scope?.replicaAdded(path, blockId, workerId);
     this.checkReplication(blockId);
     return true;
+  }
+
+  /**
+   * Drops the worker's replicas of the blocks of files `inScope` accepts, each only while another
+   * live replica remains (a node leaving an MR-cluster). Returns the blocks it had to keep.
+   */
+  dropReplicas(workerId: string, inScope: (path: string) => boolean): string[] {
+    const kept: string[] = [];
+    for (const blockId of [...(this.datanodes.get(workerId)?.blocks ?? [])]) {
+      const path = this.blockOwner.get(blockId);
+      if (path === undefined || !inScope(path)) continue;
+      const others = [...(this.locations.get(blockId) ?? [])].filter((w) => w !== workerId && this.datanodes.has(w)).length;
+      if (others === 0) {
+        kept.push(blockId);
+        continue;
+      }
+      this.removeLocation(blockId, workerId);
+      this.scheduleDeletion(workerId, blockId);
+      this.checkReplication(blockId);
+    }
+    return kept;
+  }
+
+  /** The files under `path` with their blocks and live replicas (`minimr fs fsck`, see fsck.ts). */
+  async fsck(path = '/'): Promise<FsckReport> {
+    validatePath(path);
+    this.visibleInode(path);
+    const files: FsckFile[] = [];
+    let directories = 0;
+    for (const p of this.subtree(path).sort()) {
+      const inode = this.inodes.get(p);
+      if (!inode) continue;
+      if (inode.type === 'dir') {
+        directories++;
+        continue;
+      }
+      if (inode.underConstruction) continue;
+      const blocks = inode.blocks.map((b) => ({
+        blockId: b.blockId,
+        length: b.length,
+        replicas: [...(this.locations.get(b.blockId) ?? [])].filter((w) => this.datanodes.has(w)).sort(),
+      }));
+      files.push({ path: p, length: blocks.reduce((sum, b) => sum + b.length, 0), replication: inode.replication, blocks });
+    }
+    return fsckReport(path, files, directories, this.datanodes.size);
   }
 
   datanodeLost(workerId: string): void {
@@ -615,7 +682,7 @@ export class Namenode implements NamenodeApi {
       const missing = this.desiredReplication(blockId) - holders.length;
       if (missing <= 0) continue;
       const targets = chooseTargets({
-        nodes: this.placementNodes(),
+        nodes: this.placementNodes(this.blockOwner.get(blockId)),
         count: missing,
         existing: holders.map((w) => this.datanodes.get(w)!.address),
       });
@@ -799,6 +866,8 @@ export class Namenode implements NamenodeApi {
   }
 
   private forgetBlock(blockId: string): void {
+    const path = this.blockOwner.get(blockId) ?? this.pendingBlocks.get(blockId)?.path;
+    if (path !== undefined) this.scope?.blockForgotten(path, blockId);
     for (const workerId of this.locations.get(blockId) ?? []) {
       this.datanodes.get(workerId)?.blocks.delete(blockId);
       this.scheduleDeletion(workerId, blockId);
@@ -837,14 +906,27 @@ export class Namenode implements NamenodeApi {
     return inode?.type === 'file' ? inode.blocks.find((b) => b.blockId === blockId) : undefined;
   }
 
+  /** Whether a copy of the block on `workerId` is one its scope does not let it keep while a live replica is elsewhere. */
+  private outOfScope(blockId: string, workerId: string): boolean {
+    const path = this.blockOwner.get(blockId);
+    if (path === undefined || !this.scope || this.scope.mayHold(path, workerId)) return false;
+    return [...(this.locations.get(blockId) ?? [])].some((w) => w !== workerId && this.datanodes.has(w));
+  }
+
   private replicationOf(blockId: string): number {
     const path = this.blockOwner.get(blockId);
     const inode = path === undefined ? undefined : this.inodes.get(path);
     return inode?.type === 'file' ? inode.replication : 0;
   }
 
+  /** The file's replication, capped by the live datanodes that may hold the block (its holders among them). */
   private desiredReplication(blockId: string): number {
-    return Math.min(this.replicationOf(blockId), this.datanodes.size);
+    const path = this.blockOwner.get(blockId);
+    const storers = path === undefined ? undefined : this.scope?.storers(path);
+    if (!storers) return Math.min(this.replicationOf(blockId), this.datanodes.size);
+    const may = new Set([...storers].filter((w) => this.datanodes.has(w)));
+    for (const w of this.locations.get(blockId) ?? []) if (this.datanodes.has(w)) may.add(w);
+    return Math.min(this.replicationOf(blockId), may.size);
   }
 
   private checkReplication(blockId: string): void {
@@ -862,12 +944,14 @@ export class Namenode implements NamenodeApi {
     for (const blockId of this.blockOwner.keys()) this.checkReplication(blockId);
   }
 
-  private placementNodes(): PlacementNode[] {
+  /** The live datanodes that may hold a block of `path` (all without a scope), with their loads. */
+  private placementNodes(path?: string, writerId?: string): PlacementNode[] {
+    const storers = path === undefined ? undefined : this.scope?.storers(path, writerId);
     const pendingLoad = new Map<string, number>();
     for (const pending of this.pendingBlocks.values()) {
       for (const workerId of pending.targets) pendingLoad.set(workerId, (pendingLoad.get(workerId) ?? 0) + 1);
     }
-    return [...this.datanodes.values()].map((d) => ({
+    return [...this.datanodes.values()].filter((d) => !storers || storers.has(d.address.workerId)).map((d) => ({
       address: d.address,
       blockCount: d.blocks.size + (pendingLoad.get(d.address.workerId) ?? 0),
     }));

@@ -350,3 +350,48 @@ describe('books: shrinking MR-clusters', () => {
     assert.equal(books.mrClusters.cluster('A'), undefined);
   });
 });
+
+describe('books: MR-clusters with the engine\'s real blocks (engineBlocks, as the JobTracker runs them)', () => {
+  /** A with core nodes w1 and w4, and w2 moved in as a transient-core node. */
+  function engineA(): Books {
+    const books = withActiveA({ mrClusters: { engineBlocks: true, outputReplication: 2 } });
+    decide(books, [{ kind: 'move-node', workerId: 'w2', toCluster: 'A', nodeKind: 'transient-core' }], 6);
+    return books;
+  }
+
+  it('a task\'s output bytes make no blocks of their own: the engine reports each block, its replicas counted only on storing members', () => {
+    const books = engineA();
+    const job = submit(books, 'job_1', 'A', 1, 0, 10);
+    books.attemptSucceeded(launch(books, job.maps[0]!, 'w2', 11), 12, { inputBytes: 1000, outputBytes: 5 * MiB });
+    assert.equal(books.mrClusters.blockReport('A').blocks, 0);
+    // w3 is free (not in A): a replica there is not A's.
+    books.mrClusters.blockStored('A', { id: 'blk_7', bytes: 5 * MiB, jobId: 'job_1', input: false }, ['w2', 'w1', 'w3']);
+    books.mrClusters.blockStored('A', { id: 'blk_8', bytes: 3 * MiB, jobId: 'input', input: true }, ['w1', 'w4']);
+    const a = books.mrClusters.cluster('A')!;
+    assert.deepEqual([...a.blocks.values()].map((b) => [b.id, b.replicas]), [['blk_7', ['w2', 'w1']], ['blk_8', ['w1', 'w4']]]);
+    assert.equal(a.storedBytes, 5 * MiB, 'input is not output (DU)');
+    const w = (id: string) => books.snapshot(TICK, 12).workers.find((x) => x.id === id)!;
+    assert.deepEqual([w('w1').storedBytes, w('w2').storedBytes, w('w4').storedBytes], [8 * MiB, 5 * MiB, 3 * MiB]);
+    books.mrClusters.replicaAdded('blk_7', 'w4');
+    books.mrClusters.replicaAdded('blk_7', 'w3');
+    assert.deepEqual(a.blocks.get('blk_7')!.replicas, ['w2', 'w1', 'w4']);
+    books.mrClusters.replicaRemoved('blk_7', 'w1');
+    assert.deepEqual(a.blocks.get('blk_7')!.replicas, ['w2', 'w4']);
+    assert.deepEqual(books.mrClusters.blockRemoved('blk_8', 13), []);
+    assert.deepEqual([w('w1').storedBytes, w('w4').storedBytes], [0, 5 * MiB]);
+    assert.deepEqual(books.mrClusters.blockReport('A'), { blocks: 1, bytes: 5 * MiB, replicas: 2, underReplicated: 0, missing: [] });
+  });
+
+  it('a drain waits for the copies of the real blocks; a block removed meanwhile needs no copy, and the node leaves', () => {
+    const books = engineA();
+    books.mrClusters.blockStored('A', { id: 'blk_1', bytes: MiB, jobId: 'job_1', input: false }, ['w2']);
+    books.mrClusters.blockStored('A', { id: 'blk_2', bytes: MiB, jobId: 'job_1', input: false }, ['w2', 'w1']);
+    const effects = decide(books, [{ kind: 'move-node', workerId: 'w2', toCluster: 'default', preemption: 'delayed' }], 20);
+    // Both onto core w4: the least loaded (w1 holds blk_2), then the only core without blk_2.
+    assert.deepEqual(of(effects, 'replicate-block').map((c) => [c.block.id, c.fromWorkerId, c.toWorkerId]), [['blk_1', 'w2', 'w4'], ['blk_2', 'w2', 'w4']]);
+    assert.deepEqual(kindsOf(books.mrClusters.blockCopied('blk_1', 'w4', 21)), []);
+    assert.deepEqual(kindsOf(books.mrClusters.blockRemoved('blk_2', 22)), ['worker-moved']);
+    assert.equal(books.worker('w2')!.cluster, 'default');
+    assert.deepEqual(books.mrClusters.blockReport('A'), { blocks: 1, bytes: MiB, replicas: 1, underReplicated: 1, missing: [] });
+  });
+});
