@@ -24,7 +24,7 @@ import {
   type JobConf,
   type JobStatus,
 } from '../runtime/index.js';
-import { clientCredentials, forgetClusterSecret, recordClusterSecret, type PeerSecurity } from '../runtime/auth.js';
+import { forgetClusterSecret, recordClusterSecret } from '../runtime/auth.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';
 import { formatMode, parseMode } from '../storage/index.js';
