@@ -24,7 +24,7 @@ import {
   type JobConf,
   type JobStatus,
 } from '../runtime/index.js';
-import { forgetClusterSecret, recordClusterSecret } from '../runtime/auth.js';
+import { clientCredentials, forgetClusterSecret, recordClusterSecret, webPassword } from '../runtime/auth.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';
 import { formatMode, parseMode } from '../storage/index.js';
@@ -580,6 +580,16 @@ async function main(): Promise<void> {
         .demandCommand(1),
     )
     .command('mrc', 'MR-clusters (FAWKES): activate | list | deactivate', mrcCommands)
+    .command(
+      'web-password',
+      "print the password of the JobTracker's web pages and /metrics (HTTP Basic, any user name), derived from the cluster secret",
+      (y) => y.option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER }),
+      async (argv) => {
+        const credentials = await clientCredentials(argv.jobtracker, { ...(argv.user !== undefined ? { user: argv.user } : {}), ...(argv['secret-file'] !== undefined ? { secretFile: argv['secret-file'] } : {}) });
+        if (!credentials) throw new MinimrError('EAUTH', `no cluster secret for ${argv.jobtracker}: give --secret-file (or $MINIMR_SECRET_FILE)`);
+        process.stdout.write(`${webPassword(credentials.secret)}\n`);
+      },
+    )
     .command('fs', 'the block store: put | get | cat | ls | rm | stat | mkdir | chmod | chown | fsck', (y) =>
       fsckCommand(y.option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER }))
         .command(

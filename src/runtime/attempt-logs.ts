@@ -24,6 +24,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { MinimrError, deserializeError } from '../errors.js';
+import { BLOCK_TOKEN_HEADER, type BlockTokenKey } from '../storage/index.js';
 
 export const ATTEMPT_LOG_STREAMS = ['stdout', 'stderr'] as const;
 export type AttemptLogStream = (typeof ATTEMPT_LOG_STREAMS)[number];
@@ -192,7 +193,10 @@ function optionalInt(raw: string | null): number | undefined {
  * text/plain, the file's size in `x-minimr-log-size` and where they start in `x-minimr-log-offset`.
  * Returns false for other paths, so it can be chained with the worker's other handlers.
  */
-export function createAttemptLogRequestHandler(logRoot: string): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function createAttemptLogRequestHandler(
+  logRoot: string,
+  access: { readonly blockKey: () => BlockTokenKey | undefined; readonly now?: () => number },
+): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://worker');
     const m = /^\/logs\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
@@ -201,6 +205,16 @@ export function createAttemptLogRequestHandler(logRoot: string): (req: IncomingM
     const [, jobId, attemptId, stream] = m as unknown as [string, string, string, string];
     if (req.method !== 'GET') return fail(405, 'EBADREQUEST', 'logs are read with GET'), true;
     if (!isAttemptLogStream(stream)) return fail(400, 'EBADREQUEST', `a log stream is stdout or stderr, got ${stream}`), true;
+    // A task's output may hold its job's data: only the JobTracker, which checked the reader owns the job, has a token.
+    const key = access.blockKey();
+    const header = req.headers[BLOCK_TOKEN_HEADER];
+    try {
+      if (!key) throw new MinimrError('ETOKEN', 'this worker has not registered yet: it serves no logs');
+      key.verify(typeof header === 'string' ? header : undefined, attemptLogTokenId(decodeURIComponent(jobId), decodeURIComponent(attemptId)), 'read', (access.now ?? Date.now)());
+    } catch (err) {
+      const e = err as MinimrError;
+      return fail(403, e.code ?? 'ETOKEN', e.message), true;
+    }
     void (async () => {
       try {
         const file = join(attemptLogDir(logRoot, decodeURIComponent(jobId), decodeURIComponent(attemptId)), stream);
@@ -224,10 +238,16 @@ export function createAttemptLogRequestHandler(logRoot: string): (req: IncomingM
 }
 
 /** Reads a slice of an attempt's log from the worker that ran it (`dataUrl`: `http://HOST:PORT`). */
+/** What a log token names: the attempt's log, not any block (the same key signs both). */
+export function attemptLogTokenId(jobId: string, attemptId: string): string {
+  return `attempt-log/${jobId}/${attemptId}`;
+}
+
 export async function fetchAttemptLog(
   dataUrl: string,
   where: { jobId: string; attemptId: string; workerId: string },
   stream: AttemptLogStream,
+  token: string,
   offset?: number,
   length?: number,
 ): Promise<AttemptLogSlice> {
@@ -237,7 +257,7 @@ export async function fetchAttemptLog(
   const url = `${dataUrl}/logs/${encodeURIComponent(where.jobId)}/${encodeURIComponent(where.attemptId)}/${stream}?${query}`;
   let res: Response;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
+    res = await fetch(url, { signal: AbortSignal.timeout(15_000), headers: { [BLOCK_TOKEN_HEADER]: token } });
   } catch (err) {
     throw new MinimrError('EFETCH', `cannot read the log of ${where.attemptId} from worker ${where.workerId} (${dataUrl}): ${(err as Error).message}`);
   }

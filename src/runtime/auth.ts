@@ -75,6 +75,30 @@ export function authProof(secret: Buffer, role: 'client' | 'server', serverNonce
   return createHmac('sha256', secret).update(`minimr-auth-v1\0${role}\0${serverNonce}\0${clientNonce}\0${user}`).digest('hex');
 }
 
+/**
+ * The password of the JobTracker's web pages and /metrics (HTTP Basic, any user name): derived from
+ * the cluster secret, so whoever holds the secret can print it (`minimr web-password`) and a
+ * browser or a Prometheus scraper never holds the secret itself.
+ */
+export function webPassword(secret: Buffer): string {
+  return createHmac('sha256', secret).update('minimr-web-password-v1').digest('base64url').slice(0, 32);
+}
+
+/**
+ * The user an HTTP request signs in as with Basic authentication and the web password, or
+ * undefined when it does not (no header, another scheme, a wrong password, a bad user name).
+ */
+export function webUser(authorization: string | undefined, password: string): string | undefined {
+  const m = /^Basic ([A-Za-z0-9+/=]{1,1024})$/.exec(authorization ?? '');
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  const user = decoded.slice(0, colon);
+  if (!/^[A-Za-z0-9_.@-]{1,64}$/.test(user)) return undefined;
+  return proofMatches(password, decoded.slice(colon + 1)) ? user : undefined;
+}
+
 /** Constant-time comparison of a proof received with the one expected. */
 export function proofMatches(expected: string, received: unknown): boolean {
   if (typeof received !== 'string' || received.length !== expected.length) return false;

@@ -32,7 +32,7 @@ import { createUiRequestHandler } from '../ui/index.js';
 import { jobTrackerUiSource } from './ui-source.js';
 import { isLoopbackAddress } from './advertised-host.js';
 import { ClusterMetrics, PROMETHEUS_CONTENT_TYPE, formatPrometheus } from './metrics.js';
-import { fetchAttemptLog, isAttemptLogStream, type AttemptLogSlice } from './attempt-logs.js';
+import { attemptLogTokenId, fetchAttemptLog, isAttemptLogStream, type AttemptLogSlice } from './attempt-logs.js';
 import { estimatesFor, observationsOf } from './job-profile.js';
 import { inputFilesAt } from './input-files.js';
 import { MrClusterRuntime } from './mr-cluster-runtime.js';
@@ -53,7 +53,7 @@ import {
   type RegisterWorker,
 } from './protocol.js';
 import { acceptPeer, type RpcPeer } from './rpc-peer.js';
-import { lendSecretInProcess, loadOrCreateSecret, osUserName, readSecretFile, withdrawSecretInProcess } from './auth.js';
+import { lendSecretInProcess, loadOrCreateSecret, osUserName, readSecretFile, webPassword, webUser, withdrawSecretInProcess } from './auth.js';
 import { validateSubmission } from './submission.js';
 
 export interface JobTrackerOptions {
@@ -269,7 +269,7 @@ export class JobTracker {
     this.port = typeof addr === 'object' && addr ? addr.port : this.options.port;
     this.livenessTimer = setInterval(() => this.checkLiveness(), Math.max(50, Math.floor(this.options.heartbeatMs / 2)));
     lendSecretInProcess(this.url, this.secret);
-    this.logger.info({ url: this.url, policy: this.policy.name, admin: this.admin, secretFile: this.secretFile }, 'JobTracker listening');
+    this.logger.info({ url: this.url, web: this.url.replace(/^ws/, 'http') + '/', policy: this.policy.name, admin: this.admin, secretFile: this.secretFile }, 'JobTracker listening (web pages: any user name, the password `minimr web-password` prints)');
   }
 
   /** Announces an orderly shutdown, so that workers leaving is not reported as a failure. */
@@ -298,7 +298,20 @@ export class JobTracker {
 
   // ---- HTTP: metrics and the web UI -----------------------------------------------------------
 
+  /** The password of the web pages and /metrics (any user name): see auth.ts's webPassword. */
+  get webPassword(): string {
+    if (!this.secret) throw new MinimrError('EINTERNAL', 'the JobTracker has not started: it has no secret yet');
+    return webPassword(this.secret);
+  }
+
   private onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
+    // The pages show every job, path and log of the cluster: like the RPC port, nothing without the secret.
+    if (webUser(req.headers.authorization, this.webPassword) === undefined) {
+      res
+        .writeHead(401, { 'www-authenticate': 'Basic realm="minimr", charset="UTF-8"', 'content-type': 'text/plain; charset=utf-8' })
+        .end('minimr JobTracker: sign in with any user name and the web password, which `minimr web-password` prints\n');
+      return;
+    }
     const path = new URL(req.url ?? '/', 'http://jobtracker').pathname;
     if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
       res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(req.method === 'HEAD' ? undefined : this.metricsText());
@@ -394,8 +407,12 @@ export class JobTracker {
         return this.profiles.import(message.job, message.profile, this.clock());
       case 'remove-profile':
         return this.profiles.remove(message.job);
-      case 'attempt-log':
+      case 'attempt-log': {
+        // A task's output may hold its job's data: its owner's and the admin's to read.
+        const job = this.findAttempt(message.attemptId)?.task.job;
+        if (job) this.requireJobAccess(job, peer.user, 'read the logs of');
         return this.attemptLog(message.attemptId, message.stream, message.offset ?? undefined, message.length ?? undefined);
+      }
       case 'mrc':
         return this.mrClusterCall(message.op, message.args, peer.user);
       case 'fsck':
@@ -621,7 +638,9 @@ export class JobTracker {
     }
     const { host, dataPort } = worker.data.address;
     const dataUrl = `http://${host.includes(':') ? `[${host}]` : host}:${dataPort}`;
-    return fetchAttemptLog(dataUrl, { jobId: attempt.task.job.id, attemptId, workerId }, stream, offset, length);
+    const jobId = attempt.task.job.id;
+    const token = this.namenode.blockKey.issue(attemptLogTokenId(jobId, attemptId), 'read', Date.now() + 60_000);
+    return fetchAttemptLog(dataUrl, { jobId, attemptId, workerId }, stream, token, offset, length);
   }
 
   /** Any attempt the books hold, running or ended (the books index only running ones). */

@@ -168,7 +168,7 @@ export class Worker {
     this.pruneTimer.unref();
     const blocks = createDataRequestHandler(this.blockStore, this.workerId, { blockKey: () => this.blockKey });
     const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot, jobSecret: (jobId) => this.jobSecrets.get(jobId) });
-    const logs = createAttemptLogRequestHandler(this.logRoot);
+    const logs = createAttemptLogRequestHandler(this.logRoot, { blockKey: () => this.blockKey });
     this.server = createServer((req, res) => {
       if (blocks(req, res) || shuffle(req, res) || logs(req, res)) return;
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));

@@ -41,7 +41,7 @@ describe('/metrics of a real cluster', () => {
     const status = await t.cluster.client.run(appModule('wordcount'), { input: ['/in/text.txt'], output: '/out/wc', reducers: 2 });
     assert.equal(status.state, 'succeeded');
     const attempts = await t.cluster.client.attempts(status.jobId);
-    const res = await fetch(`http://127.0.0.1:${t.cluster.jobTracker.port}/metrics`);
+    const res = await fetch(`http://127.0.0.1:${t.cluster.jobTracker.port}/metrics`, { headers: { authorization: `Basic ${Buffer.from(`prometheus:${t.cluster.jobTracker.webPassword}`).toString('base64')}` } });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
     const m = parsePrometheusText(await res.text());

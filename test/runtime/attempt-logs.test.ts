@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
+import { BLOCK_TOKEN_HEADER, BlockTokenKey } from '../../src/storage/index.js';
 import {
   AttemptLog,
   MAX_LOG_READ_BYTES,
+  attemptLogTokenId,
   createAttemptLogRequestHandler,
   fetchAttemptLog,
   logReadRange,
@@ -19,10 +21,13 @@ describe('attempt logs on a worker: files with a cap, served in slices', () => {
   let server: Server;
   let dataUrl: string;
   const where = { jobId: 'job_1_0001', attemptId: 'attempt_job_1_0001_m_000000_0', workerId: 'w0' };
+  const key = BlockTokenKey.generate();
+  const tokenFor = (attemptId: string, expiresAt = Date.now() + 60_000) => key.issue(attemptLogTokenId(where.jobId, attemptId), 'read', expiresAt);
+  const token = tokenFor(where.attemptId);
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'minimr-logs-'));
-    const handler = createAttemptLogRequestHandler(root);
+    const handler = createAttemptLogRequestHandler(root, { blockKey: () => key });
     server = createServer((req, res) => {
       if (!handler(req, res)) res.writeHead(404).end();
     });
@@ -53,22 +58,39 @@ describe('attempt logs on a worker: files with a cap, served in slices', () => {
     log.write('stdout', text);
     await log.close();
     const total = Buffer.byteLength(text);
-    const tail = await fetchAttemptLog(dataUrl, where, 'stdout', undefined, 100);
+    const tail = await fetchAttemptLog(dataUrl, where, 'stdout', token, undefined, 100);
     assert.equal(tail.size, total);
     assert.equal(tail.offset, total - 100);
     assert.equal(tail.text, text.slice(total - 100));
-    const middle = await fetchAttemptLog(dataUrl, where, 'stdout', 7, 20);
+    const middle = await fetchAttemptLog(dataUrl, where, 'stdout', token, 7, 20);
     assert.equal(middle.text, text.slice(7, 27));
-    const past = await fetchAttemptLog(dataUrl, where, 'stdout', total + 5, 10);
+    const past = await fetchAttemptLog(dataUrl, where, 'stdout', token, total + 5, 10);
     assert.equal(past.text, '');
-    const empty = await fetchAttemptLog(dataUrl, where, 'stderr');
+    const empty = await fetchAttemptLog(dataUrl, where, 'stderr', token);
     assert.deepEqual([empty.size, empty.text], [0, '']);
-    await assert.rejects(fetchAttemptLog(dataUrl, where, 'stdout', 0, MAX_LOG_READ_BYTES + 1), (e: unknown) => e instanceof MinimrError && e.code === 'EBADREQUEST');
-    await assert.rejects(fetchAttemptLog(dataUrl, { ...where, attemptId: 'nope' }, 'stdout'), (e: unknown) => e instanceof MinimrError && e.code === 'ENOENT');
+    await assert.rejects(fetchAttemptLog(dataUrl, where, 'stdout', token, 0, MAX_LOG_READ_BYTES + 1), (e: unknown) => e instanceof MinimrError && e.code === 'EBADREQUEST');
+    await assert.rejects(fetchAttemptLog(dataUrl, { ...where, attemptId: 'nope' }, 'stdout', tokenFor('nope')), (e: unknown) => e instanceof MinimrError && e.code === 'ENOENT');
+  });
+
+  it('serves a log only with a token the JobTracker issued for that attempt, unexpired', async () => {
+    const url = `${dataUrl}/logs/${where.jobId}/${where.attemptId}/stdout`;
+    const refused = async (headers: Record<string, string>) => {
+      const res = await fetch(url, { headers });
+      assert.equal(res.status, 403);
+      assert.equal(((await res.json()) as { code: string }).code, 'ETOKEN');
+    };
+    await refused({});
+    await refused({ [BLOCK_TOKEN_HEADER]: tokenFor('attempt_job_1_0001_m_000001_0') });
+    await refused({ [BLOCK_TOKEN_HEADER]: tokenFor(where.attemptId, Date.now() - 1) });
+    await refused({ [BLOCK_TOKEN_HEADER]: BlockTokenKey.generate().issue(attemptLogTokenId(where.jobId, where.attemptId), 'read', Date.now() + 60_000) });
+    await refused({ [BLOCK_TOKEN_HEADER]: key.issue(attemptLogTokenId(where.jobId, where.attemptId), 'write', Date.now() + 60_000) });
+    assert.equal((await fetch(url, { headers: { [BLOCK_TOKEN_HEADER]: token } })).status, 200);
   });
 
   it('refuses paths that are not job and attempt ids', async () => {
-    const res = await fetch(`${dataUrl}/logs/..%2F..%2Fetc/passwd/stdout`);
+    // Even with a token signed for it: the path check does not rely on the JobTracker's.
+    const signed = key.issue(attemptLogTokenId('../../etc', 'passwd'), 'read', Date.now() + 60_000);
+    const res = await fetch(`${dataUrl}/logs/..%2F..%2Fetc/passwd/stdout`, { headers: { [BLOCK_TOKEN_HEADER]: signed } });
     assert.equal(res.status, 400);
     const res2 = await fetch(`${dataUrl}/logs/${where.jobId}/${where.attemptId}/environ`);
     assert.equal(res2.status, 400);

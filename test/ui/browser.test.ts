@@ -42,9 +42,10 @@ describe('the web UI in headless Chromium', { skip: chromium.why }, () => {
   before(async () => {
     const { chromium: driver } = await import('playwright-core');
     browser = await driver.launch({ executablePath: chromium.path!, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     t = await startTestCluster({ policy: 'fair', pools: [{ name: 'research', minMapSlots: 2, minReduceSlots: 1, weight: 2, mode: 'fair' }, { name: 'default', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fair' }] });
     base = `http://127.0.0.1:${t.cluster.jobTracker.port}`;
+    // Signed in as a browser is: HTTP Basic with any user name and the web password.
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 }, httpCredentials: { username: 'operator', password: t.cluster.jobTracker.webPassword } });
     await t.fs.put(Buffer.from(text), '/in/text.txt');
   });
   after(async () => {
@@ -75,8 +76,9 @@ describe('the web UI in headless Chromium', { skip: chromium.why }, () => {
     assert.ok(seen.length >= 2, `map progress seen while running: ${seen.join(', ')}`);
     for (let i = 1; i < seen.length; i++) assert.ok(seen[i]! > seen[i - 1]!, `progress moves forward: ${seen.join(', ')}`);
     await page.reload();
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, 'job', 'status', jobId, '--jobtracker', t.cluster.url]);
-    const m = /(\S+)  slow-wordcount  (\w+)  maps (\d+)\/(\d+)  reduces (\d+)\/(\d+)/.exec(stdout);
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, 'job', 'status', jobId, '--jobtracker', t.cluster.url, '--secret-file', t.cluster.jobTracker.secretFile]);
+    // `job status`: id, name, owner, state, maps, reduces.
+    const m = /(\S+)  slow-wordcount  \S+  (\w+)  maps (\d+)\/(\d+)  reduces (\d+)\/(\d+)/.exec(stdout);
     assert.ok(m, stdout);
     assert.equal(await fieldText('state'), m[2]);
     assert.deepEqual([await fieldText('mapsCompleted'), await fieldText('mapsTotal'), await fieldText('reducesCompleted'), await fieldText('reducesTotal')], [m[3], m[4], m[5], m[6]]);

@@ -56,9 +56,21 @@ describe('web UI of a real cluster', () => {
   });
 
   const get = async (path: string): Promise<{ status: number; body: string; headers: Headers }> => {
-    const res = await fetch(base + path);
+    const res = await fetch(base + path, { headers: signedIn() });
     return { status: res.status, body: await res.text(), headers: res.headers };
   };
+  const signedIn = (password = t.cluster.jobTracker.webPassword, user = 'alice') => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+
+  it('answers nothing but 401 without the web password (derived from the cluster secret)', async () => {
+    for (const headers of [{}, signedIn('not-the-password'), signedIn(t.cluster.jobTracker.webPassword, 'bad user'), { authorization: 'Bearer x' }]) {
+      for (const path of ['/', '/jobs', '/metrics', '/fs?path=/in']) {
+        const res = await fetch(base + path, { headers });
+        assert.equal(res.status, 401, `${path} with ${JSON.stringify(headers)}`);
+        assert.match(res.headers.get('www-authenticate') ?? '', /^Basic realm="minimr"/);
+        assert.doesNotMatch(await res.text(), /wordcount|\/in\//);
+      }
+    }
+  });
 
   it('the cluster overview counts the workers, slots and racks the JobTracker reports', async () => {
     const { status, body, headers } = await get('/');
@@ -141,7 +153,7 @@ describe('web UI of a real cluster', () => {
     assert.equal((await get('/attempts/x/logs?stream=stdin')).status, 400);
     assert.equal((await get('/fs?path=/nope')).status, 404);
     assert.equal((await get('/fs?path=relative')).status, 400);
-    assert.equal((await fetch(`${base}/jobs`, { method: 'POST' })).status, 405);
+    assert.equal((await fetch(`${base}/jobs`, { method: 'POST', headers: signedIn() })).status, 405);
     assert.equal((await get('/not-a-page')).status, 426, 'other paths still answer that the port speaks the protocol');
   });
 });
