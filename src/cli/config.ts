@@ -4,12 +4,12 @@
  *
  *   { "jobtracker": { "port": 7700, "dir": "/var/lib/minimr/jt", "policy": "fair", "pools": "/etc/minimr/pools.json" },
  *     "worker":     { "jobtracker": "ws://10.0.0.1:7700", "rack": "/rack-a", "map-slots": 4 },
- *     "client":     { "jobtracker": "ws://10.0.0.1:7700" } }
+ *     "client":     { "jobtracker": "ws://10.0.0.1:7700", "secret-file": "/etc/minimr/secret" } }
  *
  * A section holds the options of its command (`local`, `jobtracker`, `worker`, `submit`, `sim`,
  * `profile`, `profiles`, `job`, `fs`, `bench`) by their flag names (`map-slots` or `mapSlots`),
  * with the values the flags take (numbers as numbers, `--param k=v` lists as arrays); `client`
- * sets `jobtracker` for every command that talks to a cluster. Flags on the command line win over
+ * sets `jobtracker`, `secret-file`, `user` and `tls-ca` for every command that talks to a cluster. Flags on the command line win over
  * the file. A file that cannot be read, is not JSON, has an unknown section or a value of a
  * wrong type is EBADCONF naming the file and the key; an option the command does not have is
  * refused by the command line parser, as a mistyped flag is.
@@ -18,9 +18,11 @@ import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { MinimrError } from '../errors.js';
 
-export const CONFIG_SECTIONS = ['local', 'jobtracker', 'worker', 'submit', 'sim', 'profile', 'profiles', 'job', 'fs', 'bench'] as const;
+export const CONFIG_SECTIONS = ['local', 'jobtracker', 'worker', 'submit', 'sim', 'profile', 'profiles', 'job', 'fs', 'mrc', 'web-password', 'bench'] as const;
 /** Commands that talk to a running cluster: the `client` section applies to them. */
-const CLIENT_COMMANDS = new Set(['submit', 'profile', 'profiles', 'job', 'fs']);
+const CLIENT_COMMANDS = new Set(['submit', 'profile', 'profiles', 'job', 'fs', 'mrc', 'web-password']);
+/** What every client command takes: where the JobTracker is and how to prove the cluster secret to it. */
+const CLIENT_OPTIONS = ['jobtracker', 'secret-file', 'user', 'tls-ca'];
 
 type ConfigValue = string | number | boolean | ReadonlyArray<string | number>;
 export type CommandConfig = Readonly<Record<string, ConfigValue>>;
@@ -78,8 +80,8 @@ export async function readConfigFile(path: string): Promise<ReadonlyMap<string, 
       throw new MinimrError('EBADCONF', `${file}: unknown section "${name}"; sections: ${[...CONFIG_SECTIONS, 'client'].join(', ')}`);
     }
     const checked = checkSection(file, name, section);
-    if (name === 'client' && Object.keys(checked).some((k) => k !== 'jobtracker')) {
-      throw new MinimrError('EBADCONF', `${file}: the "client" section holds only "jobtracker" (the URL every client command uses); put other options in the command's own section`);
+    if (name === 'client' && Object.keys(checked).some((k) => !CLIENT_OPTIONS.includes(k))) {
+      throw new MinimrError('EBADCONF', `${file}: the "client" section holds only ${CLIENT_OPTIONS.map((k) => `"${k}"`).join(', ')} (what every client command uses); put other options in the command's own section`);
     }
     sections.set(name, checked);
   }
