@@ -59,7 +59,7 @@ describe('per-attempt logs on a real cluster', () => {
     const err = await client.attemptLog(failed.attemptId, 'stderr');
     assert.match(err.text, new RegExp(`^${failed.attemptId} fails now\\n`));
     assert.match(err.text, /\[minimr\] attempt failed: ETASK: .*failing on purpose/);
-    const out = await promisify(execFile)(process.execPath, [BIN, 'job', 'logs', failed.attemptId, '--jobtracker', t.cluster.url]);
+    const out = await promisify(execFile)(process.execPath, [BIN, 'job', 'logs', failed.attemptId, '--jobtracker', t.cluster.url, '--secret-file', t.cluster.jobTracker.secretFile]);
     assert.match(out.stdout, new RegExp(`==> stdout of ${failed.attemptId} on worker-0 \\(bytes 0-\\d+ of \\d+\\) <==\\n${failed.attemptId} read f0 line 0\\n`));
     assert.match(out.stdout, /==> stderr of .* <==\n.*fails now\n/);
   });

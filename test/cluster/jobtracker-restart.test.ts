@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { clientCredentials } from '../../src/runtime/auth.js';
 import { JobClient, type JobStatus } from '../../src/runtime/index.js';
 import type { FsClient } from '../../src/storage/index.js';
 import { assertCountsEqual, fixtureModule, makeText, readOutput, waitFor } from '../helpers/cluster.js';
@@ -24,8 +26,11 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The cluster secret every process of the test is given (the JobTracker too: it must survive its restarts unchanged). */
+let secretFile = '';
+
 function startProcess(args: string[]): ChildProcess {
-  return spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, MINIMR_LOG_LEVEL: LOG_LEVEL } });
+  return spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, MINIMR_LOG_LEVEL: LOG_LEVEL, MINIMR_SECRET_FILE: secretFile } });
 }
 
 async function stopProcess(child: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
@@ -117,7 +122,9 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
   }
 
   async function connect(): Promise<JobClient> {
-    return waitFor('the JobTracker to listen', () => JobClient.connect(`ws://127.0.0.1:${port}`).catch(() => undefined), 60_000);
+    const url = `ws://127.0.0.1:${port}`;
+    const credentials = await clientCredentials(url, { secretFile });
+    return waitFor('the JobTracker to listen', () => JobClient.connect(url, { ...(credentials ? { security: { credentials } } : {}) }).catch(() => undefined), 60_000);
   }
 
   async function startJobTracker(extra: string[] = []): Promise<void> {
@@ -134,6 +141,8 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'minimr-restart-'));
+    secretFile = join(dir, 'secret');
+    await writeFile(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
     port = await freePort();
     jobTracker = startProcess(jobTrackerArgs());
     for (let i = 0; i < 2; i++) workers.push(startProcess(workerArgs(i)));
@@ -244,7 +253,7 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
       assert.ok((await client.attempts(s.jobId)).length >= s.mapsTotal + s.reducesTotal);
     }
     // The CLI says the same.
-    const cli = spawn(process.execPath, [CLI, 'job', 'list', '--all', '--jobtracker', `ws://127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const cli = spawn(process.execPath, [CLI, 'job', 'list', '--all', '--jobtracker', `ws://127.0.0.1:${port}`, '--secret-file', secretFile], { stdio: ['ignore', 'pipe', 'inherit'] });
     let printed = '';
     cli.stdout!.on('data', (d: Buffer) => (printed += d.toString()));
     const [code] = (await once(cli, 'exit')) as [number];

@@ -10,9 +10,11 @@ import { appModule, isCode, readAll, readOutput, startTestCluster, waitFor, type
 const execFileP = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
 
-async function minimr(args: string[], url: string): Promise<{ code: number; stdout: string; stderr: string }> {
+/** The CLI against a test cluster, with its secret (and as its admin: the OS user who started it). */
+async function minimr(args: string[], cluster: { url: string; jobTracker: { secretFile: string } }): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await execFileP(process.execPath, [BIN, ...args], { env: { ...process.env, MINIMR_LOG_LEVEL: 'error', MINIMR_JOBTRACKER: url } });
+    const env = { ...process.env, MINIMR_LOG_LEVEL: 'error', MINIMR_JOBTRACKER: cluster.url, ...(cluster.jobTracker.secretFile ? { MINIMR_SECRET_FILE: cluster.jobTracker.secretFile } : {}) };
+    const { stdout, stderr } = await execFileP(process.execPath, [BIN, ...args], { env });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -124,7 +126,7 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
 
   it('a new cluster gets its minimum share by delayed preemption: the leaving nodes\' blocks are copied first, none lost', async () => {
     const before = await client.fsck('/mrc/A');
-    const listed = await minimr(['mrc', 'activate', 'B', '--min-nodes', '2', '--wait'], t.cluster.url);
+    const listed = await minimr(['mrc', 'activate', 'B', '--min-nodes', '2', '--wait'], t.cluster);
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stdout, /MR-cluster B is active/);
     const l = await client.mrcList();
@@ -146,7 +148,7 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
     }
     assert.ok(moved > 0, 'the drained nodes held blocks');
     assert.equal((await readOutput(t.fs, '/mrc/A/out1')).toString(), grepReference(text, 'w'));
-    const shown = await minimr(['mrc', 'list'], t.cluster.url);
+    const shown = await minimr(['mrc', 'list'], t.cluster);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /^NAME\s+STATE\s+MIN\s+CORE\s+TC\s+TR/m);
     assert.match(shown.stdout, /^A\s+active\s+2\s+2\s+\d+\s+0/m);
@@ -191,34 +193,34 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
       assert.ok(now.replicas.length >= 1, `${b.path}: ${id} had another replica and still has one`);
     }
     assert.equal((await readOutput(t.fs, '/mrc/A/out1')).toString(), grepReference(text, 'w'));
-    const fsck = await minimr(['fs', 'fsck', '/mrc/A'], t.cluster.url);
+    const fsck = await minimr(['fs', 'fsck', '/mrc/A'], t.cluster);
     assert.equal(fsck.code, 1, 'fsck exits 1 with missing blocks');
     assert.match(fsck.stdout, /Status: CORRUPT/);
     assert.match(fsck.stdout, new RegExp(`Missing blocks:\\s+${onlyOnTc.length}\\b`));
     for (const id of onlyOnTc) assert.match(fsck.stdout, new RegExp(`MISSING block ${id}\\b`));
-    const healthy = await minimr(['fs', 'fsck', '/data'], t.cluster.url);
+    const healthy = await minimr(['fs', 'fsck', '/data'], t.cluster);
     assert.equal(healthy.code, 0, healthy.stdout);
     assert.match(healthy.stdout, /Status: HEALTHY/);
     assert.match(healthy.stdout, /Missing blocks:\s+0\b/);
   });
 
   it('bad MR-cluster requests and submissions get clear errors', async () => {
-    const again = await minimr(['mrc', 'activate', 'A', '--min-nodes', '1'], t.cluster.url);
+    const again = await minimr(['mrc', 'activate', 'A', '--min-nodes', '1'], t.cluster);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /minimr: EBADCONF: MR-cluster "A" is already active/);
-    const zero = await minimr(['mrc', 'activate', 'Z', '--min-nodes', '0'], t.cluster.url);
+    const zero = await minimr(['mrc', 'activate', 'Z', '--min-nodes', '0'], t.cluster);
     assert.equal(zero.code, 1);
     assert.match(zero.stderr, /minimr: EBADCONF: .*--min-nodes must be a whole number of nodes >= 1, got 0/);
-    const unknown = await minimr(['submit', appModule('grep-lines'), '--mr-cluster', 'nope', '--input', '/mrc/nope/in', '--output', '/mrc/nope/out', '--param', 'pattern=w'], t.cluster.url);
+    const unknown = await minimr(['submit', appModule('grep-lines'), '--mr-cluster', 'nope', '--input', '/mrc/nope/in', '--output', '/mrc/nope/out', '--param', 'pattern=w'], t.cluster);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /minimr: ENOMRCLUSTER: MR-cluster "nope" is not active/);
     await assert.rejects(client.submit(appModule('grep-lines'), { input: ['/data/lines.txt'], output: '/mrc/A/out3', params: { pattern: 'w' }, mrCluster: 'A' }), isCode('EBADJOB', /under \/mrc\/A\//));
     await assert.rejects(client.submit(appModule('grep-lines'), { input: ['/data/lines.txt'], output: '/mrc/A/out3', params: { pattern: 'w' } }), isCode('EBADJOB', /--mr-cluster A/));
     await assert.rejects(t.fs.put(Buffer.from('x\n'), '/mrc/nope/file'), isCode('ENOMRCLUSTER', /activate it first/));
-    const big = await minimr(['mrc', 'activate', 'D', '--min-nodes', '3'], t.cluster.url);
+    const big = await minimr(['mrc', 'activate', 'D', '--min-nodes', '3'], t.cluster);
     assert.equal(big.code, 0, big.stderr);
     assert.match(big.stdout, /MR-cluster D waits in the queue: its minimum share of 3 nodes plus the 5 the admitted clusters keep exceeds the pool of 4 live workers/);
-    const busy = await minimr(['mrc', 'deactivate', 'D'], t.cluster.url);
+    const busy = await minimr(['mrc', 'deactivate', 'D'], t.cluster);
     assert.equal(busy.code, 1);
     assert.match(busy.stderr, /EBADCONF: cannot deactivate MR-cluster D: .*queued/);
   });
@@ -226,7 +228,7 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
   it('deactivation saves the namespace outside the cluster, then its nodes return to the pool', async () => {
     await t.fs.put(Buffer.from('kept\n'), '/mrc/B/notes.txt');
     const bNodes = row(await client.mrcList(), 'B')!.nodes.core;
-    const out = await minimr(['mrc', 'deactivate', 'B'], t.cluster.url);
+    const out = await minimr(['mrc', 'deactivate', 'B'], t.cluster);
     assert.equal(out.code, 0, out.stderr);
     await waitFor('B released', async () => (row(await client.mrcList(), 'B') ? undefined : true));
     assert.equal((await readAll(t.fs.cat('/mrc-saved/B/notes.txt'))).toString(), 'kept\n');
@@ -240,7 +242,7 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
 
 describe('MR-cluster settings', () => {
   it('an unknown FAWKES weighting is EBADCONF before any cluster starts', async () => {
-    const r = await minimr(['local', '--workers', '1', '--policy', 'fawkes', '--policy-options', '{"weighting":"xx"}'], 'ws://127.0.0.1:1');
+    const r = await minimr(['local', '--workers', '1', '--policy', 'fawkes', '--policy-options', '{"weighting":"xx"}'], { url: 'ws://127.0.0.1:1', jobTracker: { secretFile: '' } });
     assert.equal(r.code, 1);
     assert.match(r.stderr, /minimr: EBADCONF: fawkes: unknown weighting "xx"; known: NONE, EQ, JD, DD, TD, PU, DU, RU, JS, JT, TT/);
   });
