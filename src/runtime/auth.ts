@@ -48,8 +48,12 @@ export interface PeerSecurity {
 
 /** Shortest secret accepted, bytes. */
 export const MIN_SECRET_BYTES = 16;
-/** A connection that has not authenticated within this time is closed. */
-export const AUTH_TIMEOUT_MS = 10_000;
+/**
+ * A connection that has not authenticated within this time is closed, and a client waits this long
+ * for the challenge and the answer: as long as a worker waits for its registration, so that a
+ * loaded JobTracker slows a handshake down without failing it.
+ */
+export const AUTH_TIMEOUT_MS = 30_000;
 
 /** The OS user running this process, the default user of every connection. */
 export function osUserName(): string {

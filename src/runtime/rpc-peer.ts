@@ -224,7 +224,7 @@ export async function connectPeer(url: string, handler: MessageHandler, logger?:
   });
   if (credentials) {
     try {
-      await authenticate(peer, credentials, challenge, url, timeoutMs);
+      await authenticate(peer, credentials, challenge, url, Math.max(timeoutMs, AUTH_TIMEOUT_MS));
     } catch (err) {
       peer.close(1000, 'authentication failed');
       throw err;
