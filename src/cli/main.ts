@@ -24,7 +24,6 @@ import {
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';
 import { formatBytes, parseSize } from '../util/index.js';
-
 import { DEFAULT_JOBTRACKER, withClient } from './client.js';
 import { fsckCommand, mrcCommands } from './mrc-commands.js';
 
