@@ -249,6 +249,8 @@ async function realPart(): Promise<{ readonly markdown: string; readonly json: u
 interface RealRow {
   readonly weighting: Weighting;
   readonly repeat: number;
+  /** The extra run in which a draining worker is SIGKILLed (`killed`: the one it was, if one drained). */
+  readonly killRun: boolean;
   readonly killed?: string;
   readonly meanSlowdown: number;
   readonly clusterSlowdown: Readonly<Record<string, number>>;
@@ -317,7 +319,11 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
         maxMapsPerJob: args['max-maps-per-job'],
         timeScale,
         mrClusterMinNodes: minNodes,
-        confOf: () => ({ 'job.outputReplication': args['output-replication'] }),
+        // A cluster's blocks live on its core nodes: more replicas than those would stay under-replicated.
+        replication: Math.min(3, minNodes),
+        // The kill run writes two replicas of every output block: a block with one replica on the
+        // killed worker would be lost by design, and the run shows that none with another is.
+        confOf: () => ({ 'job.outputReplication': killDraining ? Math.max(2, args['output-replication']) : args['output-replication'] }),
         measureAlone: aloneMs === null,
         beforeWorkload: async (cluster) => {
           if (!killDraining) return;
@@ -343,6 +349,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
       rows.push({
         weighting,
         repeat,
+        killRun: killDraining,
         ...(killed !== undefined ? { killed } : {}),
         meanSlowdown: s.mean,
         clusterSlowdown: s.perCluster,
@@ -374,7 +381,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
     predicted.set(w, slowdowns(sim.run, predictedAlone));
   }
 
-  const measured = rows.filter((r) => r.killed === undefined);
+  const measured = rows.filter((r) => !r.killRun);
   const clusters = [...new Set(measured.flatMap((r) => Object.keys(r.clusterSlowdown)))].sort();
   const meanSe = (xs: readonly number[]): string => {
     const n = xs.length;
@@ -409,10 +416,16 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
     const pd = predicted.get(w)!.mean - predicted.get('none')!.mean;
     md.push(`- ${w.toUpperCase()} minus None, run by run: ${mean >= 0 ? '+' : ''}${num(mean)} mean slowdown (standard error ${num(se)}), lower in ${diffs.filter((x) => x < 0).length} of ${n}; predicted ${pd >= 0 ? '+' : ''}${num(pd)}.`);
   }
-  const kill = rows.find((r) => r.killed !== undefined);
-  if (kill) md.push(`- ${kill.weighting.toUpperCase()} run with ${kill.killed} SIGKILLed while draining: ${kill.finished}/${kill.jobs} jobs finished, fsck ${kill.fsck.healthy ? 'HEALTHY' : 'CORRUPT'}: ${kill.fsck.totalBlocks} blocks, ${kill.fsck.missing.length} missing, ${kill.fsck.underReplicated.length} under-replicated.`);
+  const kill = rows.find((r) => r.killRun);
+  if (kill?.killed !== undefined) {
+    md.push(
+      `- ${kill.weighting.toUpperCase()} run with ${kill.killed} SIGKILLed while draining (output blocks with ${Math.max(2, args['output-replication'])} replicas): ${kill.finished}/${kill.jobs} jobs finished, ` +
+        `fsck ${kill.fsck.healthy ? 'HEALTHY' : 'CORRUPT'}: ${kill.fsck.totalBlocks} blocks, ${kill.fsck.missing.length} missing, ${kill.fsck.underReplicated.length} under-replicated.`,
+    );
+  }
   else if (args['kill-draining']) md.push('- The kill run saw no worker draining: nobody was killed.');
-  md.push(`- fs fsck after every run: ${rows.every((r) => r.fsck.missing.length === 0) ? '0 missing blocks in every run' : `missing blocks in ${rows.filter((r) => r.fsck.missing.length > 0).length} run(s)`}.`, '');
+  const lost = rows.filter((r) => r.fsck.missing.length > 0);
+  md.push(`- fs fsck after every run (the kill run included): ${lost.length === 0 ? '0 missing blocks in every run' : `missing blocks in ${lost.map((r) => `${r.weighting.toUpperCase()} run ${r.repeat}: ${r.fsck.missing.length}`).join(', ')}`}.`, '');
   return { markdown: md.join('\n'), json: { workload: `wkld-${variant}`, jobs: workload.jobs.length, workers: shape.workers.length, minNodes, timeScale, rows, predicted: Object.fromEntries(predicted) } };
 }
 

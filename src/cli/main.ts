@@ -30,7 +30,6 @@ import { runSimCommand } from '../sim/index.js';
 import { formatMode, parseMode } from '../storage/index.js';
 import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
 import { escapeControlCharacters, formatBytes, parseSize } from '../util/index.js';
-
 import { DEFAULT_JOBTRACKER, peerSecurity, tlsIdentity, withClient, type ClusterArgs } from './client.js';
 import { fsckCommand, mrcCommands } from './mrc-commands.js';
 
