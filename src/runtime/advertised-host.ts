@@ -11,9 +11,10 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { MinimrError } from '../errors.js';
 
+/** Loopback, or the unspecified address (`ws://0.0.0.0:7700` reaches this machine too). */
 export function isLoopbackAddress(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || h.startsWith('127.') || h === '0:0:0:0:0:0:0:1' || h.startsWith('::ffff:127.');
+  return h === 'localhost' || h === '::1' || h.startsWith('127.') || h === '0:0:0:0:0:0:0:1' || h.startsWith('::ffff:127.') || h === '0.0.0.0' || h === '::';
 }
 
 /** Host part of a ws:// URL, without IPv6 brackets. */

@@ -12,6 +12,7 @@ describe("a worker's advertised address", () => {
   it('warns only of loopback advertised to a JobTracker elsewhere', () => {
     assert.match(loopbackAdvertisedWarning('127.0.0.1', '10.0.0.1') ?? '', /loopback address 127\.0\.0\.1 .* JobTracker at 10\.0\.0\.1: other machines cannot reach it/);
     assert.equal(loopbackAdvertisedWarning('127.0.0.1', '127.0.0.1'), undefined);
+    assert.equal(loopbackAdvertisedWarning('127.0.0.1', '0.0.0.0'), undefined, 'ws://0.0.0.0 is this machine');
     assert.equal(loopbackAdvertisedWarning('10.0.0.5', '10.0.0.1'), undefined);
   });
 
