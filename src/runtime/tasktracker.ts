@@ -175,8 +175,9 @@ export class Worker {
   private async connect(): Promise<void> {
     let delay = 250;
     for (;;) {
+      let peer: RpcPeer | undefined;
       try {
-        const peer = await connectPeer(this.opts.jobTrackerUrl, (m) => this.onMessage(m), this.logger);
+        peer = await connectPeer(this.opts.jobTrackerUrl, (m) => this.onMessage(m), this.logger);
         const blockIds = await this.blockStore.list();
         const result = await peer.request<RegisterResult>(
           {
@@ -205,6 +206,9 @@ export class Worker {
         void peer.closed.then(() => this.onDisconnect());
         return;
       } catch (err) {
+        // A registration the JobTracker took but whose answer came too late holds the id on this
+        // connection: closed, it frees the id for the next try (the JobTracker refuses a live id).
+        peer?.close(1000, 'registration failed');
         if (this.stopping) return;
         this.logger.warn({ err: (err as Error).message, retryMs: delay }, 'cannot register with the JobTracker, retrying');
         await new Promise((r) => setTimeout(r, delay));
