@@ -612,10 +612,11 @@ export class Books<D extends EngineData = EngineData> {
   }
 
   /**
-   * The worker was told to run the attempt and never reported it: killed like a lost attempt (the
-   * task's own failures do not grow), but it counts against the worker (worker-health.ts).
+   * The attempt ended by its worker's fault: it was launched and never reported (vanished), or its
+   * report cannot be true (a map success without its output). Killed like a lost attempt (the
+   * task's own failures do not grow), it counts against the worker (worker-health.ts).
    */
-  attemptVanished(attempt: AttemptRecord<D>, error: SerializedError, now: number): Effect<D>[] {
+  attemptWorkerFault(attempt: AttemptRecord<D>, error: SerializedError, now: number): Effect<D>[] {
     if (attempt.state !== 'running') return [];
     const effects = this.attemptKilled(attempt, error, now, false);
     this.avoidWorker(attempt.task, attempt.worker.shape.id);

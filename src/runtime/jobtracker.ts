@@ -543,7 +543,7 @@ export class JobTracker {
     for (const attempt of [...worker.running]) {
       if (!reported.has(attempt.id) && now - attempt.startTime > LAUNCH_GRACE_HEARTBEATS * this.options.heartbeatMs) {
         const error = { code: 'EWORKERLOST', message: `worker ${worker.shape.id} does not know attempt ${attempt.id}` };
-        void this.carryOut(this.books.attemptVanished(attempt, error, now));
+        void this.carryOut(this.books.attemptWorkerFault(attempt, error, now));
       }
     }
     const deletions = this.namenode.takeBlockDeletions(worker.shape.id);
@@ -980,7 +980,7 @@ export class JobTracker {
     const unproven = message.state === 'succeeded' ? this.unprovenSuccess(attempt, message) : undefined;
     if (unproven) {
       this.logger.warn({ attempt: attempt.id, worker: worker.shape.id, why: unproven }, 'success report refused');
-      effects = this.books.attemptFailed(attempt, { code: 'EPROTOCOL', message: `worker ${worker.shape.id} reported ${attempt.id} succeeded, but ${unproven}` }, now);
+      effects = this.books.attemptWorkerFault(attempt, { code: 'EPROTOCOL', message: `worker ${worker.shape.id} reported ${attempt.id} succeeded, but ${unproven}` }, now);
     } else if (message.state === 'succeeded') {
       const task = attempt.task;
       effects = this.books.attemptSucceeded(attempt, now, attemptMeasures(task, attempt.data));

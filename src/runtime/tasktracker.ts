@@ -216,8 +216,9 @@ export class Worker {
   private async connect(firstTime = false): Promise<void> {
     let delay = 250;
     for (;;) {
+      let peer: RpcPeer | undefined;
       try {
-        const peer = await connectPeer(this.opts.jobTrackerUrl, (m) => this.onMessage(m), this.logger, undefined, this.security);
+        peer = await connectPeer(this.opts.jobTrackerUrl, (m) => this.onMessage(m), this.logger, undefined, this.security);
         const blockIds = await this.blockStore.list();
         // A JobTracker restarted since the last registration keeps the outputs its recovered jobs need.
         const mapOutputs = await listMapOutputs(this.shuffleRoot);
@@ -250,6 +251,9 @@ export class Worker {
         void peer.closed.then(() => this.onDisconnect());
         return;
       } catch (err) {
+        // A registration the JobTracker took but whose answer came too late holds the id on this
+        // connection: closed, it frees the id for the next try (the JobTracker refuses a live id).
+        peer?.close(1000, 'registration failed');
         if (this.stopping) return;
         // A wrong secret will not get better by retrying: at start-up, say so and stop.
         if (firstTime && err instanceof MinimrError && err.code === 'EAUTH') throw err;

@@ -69,7 +69,7 @@ describe('books: workers whose attempts keep failing or vanishing', () => {
   it('attempts that vanish count as failures of the worker, not of the task', () => {
     const books = cluster(['w1', 'w2', 'w3', 'w4']);
     const job = submit(books, 'job_1', 3);
-    for (let i = 0; i < 3; i++) books.attemptVanished(launch(books, job.maps[i]!, 'w1', 10), { code: 'EWORKERLOST', message: 'never heard of it' }, 20);
+    for (let i = 0; i < 3; i++) books.attemptWorkerFault(launch(books, job.maps[i]!, 'w1', 10), { code: 'EWORKERLOST', message: 'never heard of it' }, 20);
     for (const task of job.maps) {
       assert.equal(task.failures, 0, 'the task is not to blame');
       assert.equal(task.state, 'pending');
