@@ -73,6 +73,8 @@ export class JobClient {
   readonly fs: FsClient;
   /** Job modules loaded by this client, by content hash. */
   private readonly jobs = new Map<string, Promise<AnyJobDefinition>>();
+  /** Closed by its user: a lost connection is not made again. */
+  private closed = false;
 
   private constructor(
     private peer: RpcPeer,
@@ -106,8 +108,10 @@ export class JobClient {
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, Math.min(delayMs, Math.max(0, deadline - Date.now()))));
       delayMs = Math.min(delayMs * 2, 2000);
+      if (this.closed) throw lost;
       try {
         this.peer = await JobClient.open(this.url, this.options);
+        if (this.closed) this.peer.close(1000, 'client done');
         return;
       } catch (err) {
         if (!(err instanceof MinimrError && err.code === 'ECONNECT')) throw err;
@@ -121,6 +125,7 @@ export class JobClient {
   }
 
   close(): void {
+    this.closed = true;
     this.peer.close(1000, 'client done');
   }
 
@@ -395,7 +400,7 @@ export class JobClient {
       try {
         return await this.follow(jobId, options);
       } catch (err) {
-        if (!(err instanceof MinimrError && err.code === 'ECONNECT') || this.peer.isOpen) throw err;
+        if (!(err instanceof MinimrError && err.code === 'ECONNECT') || this.peer.isOpen || this.closed) throw err;
         await this.reconnect(options.reconnectMs ?? 120_000, err, jobId);
       }
     }

@@ -149,14 +149,15 @@ export class JobRecovery {
     const waits: Promise<void>[] = [];
     for (const p of this.pending) {
       if (!this.host.books.isActive(p.job)) continue;
-      const reduceDone = (t: RuntimeTask) => !p.rerunReduces && (p.committed.has(t.id) || this.success(p, t)?.committed === true);
+      // A part file in the output directory is the commit; a journaled commit whose part is gone runs again.
+      const reduceDone = (t: RuntimeTask) => !p.rerunReduces && p.committed.has(t.id);
       const needsMapOutputs = p.job.reduces.some((t) => !reduceDone(t));
       let kept = 0;
       for (const task of p.job.maps) {
         const success = this.success(p, task);
         const keep =
           p.job.reduces.length === 0
-            ? p.committed.has(task.id) || success?.committed === true
+            ? p.committed.has(task.id)
             : !needsMapOutputs || (success !== undefined && this.held.has(`${success.workerId} ${success.attemptId}`) && this.host.books.worker(success.workerId)?.alive === true);
         if (keep) {
           waits.push(this.adopt(p, task, success));

@@ -26,7 +26,8 @@ import {
   type WorkerLink,
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
-import { JobJournal, type JobHistoryEntry } from './job-journal.js';
+import { JobHistory } from './job-history.js';
+import { JobJournal } from './job-journal.js';
 import { AttemptNumbering, JobRecovery, journaledSuccess, mapOutputsToDrop } from './job-recovery.js';
 import { createUiRequestHandler } from '../ui/index.js';
 import { jobTrackerUiSource } from './ui-source.js';
@@ -125,8 +126,8 @@ export class JobTracker {
   private readonly numbering = new AttemptNumbering();
   /** Recovered jobs waiting for their workers to register again; nothing is scheduled meanwhile. */
   private recovery: JobRecovery | null = null;
-  /** Ended and settled jobs still in memory, oldest first, until they retire. */
-  private readonly ended: RuntimeJob[] = [];
+  /** Ended jobs in memory until they retire, then in the journal's history. */
+  private readonly history: JobHistory;
   private readonly clock: () => number;
   private readonly policy: Policy;
   private readonly books: Books<RuntimeData>;
@@ -224,6 +225,7 @@ export class JobTracker {
         attemptLog: (id, stream, offset, length) => this.attemptLog(id, stream, offset, length),
       }),
     );
+    this.history = new JobHistory(this.books, this.journal, this.numbering, this.options, this.logger);
     const d = new Date();
     this.jobIdPrefix = `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
   }
@@ -390,11 +392,11 @@ export class JobTracker {
       case 'submit-job':
         return this.submitJob(message.job, peer.user);
       case 'job-status':
-        return this.jobRecord(message.jobId).then((r) => r.status);
+        return this.history.record(message.jobId).then((r) => r.status);
       case 'list-jobs':
-        return this.listJobs(message.all === true);
+        return this.history.list(message.all === true);
       case 'job-attempts':
-        return this.jobRecord(message.jobId).then((r) => r.attempts);
+        return this.history.record(message.jobId).then((r) => r.attempts);
       case 'kill-job':
         return this.killJob(message.jobId, peer.user);
       case 'wait-job':
@@ -558,7 +560,7 @@ export class JobTracker {
 
   private checkLiveness(): void {
     const now = this.clock();
-    this.retireEnded(now);
+    this.history.retire(now);
     if (this.recovery) this.schedule({ kind: 'tick' });
     for (const worker of this.books.liveWorkers()) {
       if (now - worker.data.lastHeartbeat > this.options.workerTimeoutMs) {
@@ -664,24 +666,6 @@ export class JobTracker {
     return job;
   }
 
-  /** A job's status and attempts: from memory, or from the history once it has retired. */
-  private async jobRecord(jobId: string): Promise<JobHistoryEntry> {
-    const job = this.books.job(jobId);
-    if (job) return { status: jobStatus(job), attempts: attemptSummaries(job) };
-    const entry = typeof jobId === 'string' ? await this.journal.history(jobId) : undefined;
-    if (!entry) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker or in its history (see \`minimr job list --all\`)`, { jobId });
-    return entry;
-  }
-
-  /** The jobs in memory; with `all`, the retired ones from the history too, in submission order. */
-  private async listJobs(all: boolean): Promise<JobStatus[]> {
-    const live = [...this.books.jobs()].map(jobStatus);
-    if (!all) return live;
-    const inMemory = new Set(live.map((s) => s.jobId));
-    const retired = (await this.journal.historyStatuses()).filter((s) => !inMemory.has(s.jobId));
-    return [...retired, ...live].sort((a, b) => a.submitTime - b.submitTime || (a.jobId < b.jobId ? -1 : 1));
-  }
-
   /** Submits a job for `user` (default: the admin): its input must be readable and its output writable by that user. */
   async submitJob(raw: JobSubmission, user: string = this.admin): Promise<{ jobId: string }> {
     const submission = validateSubmission(raw);
@@ -774,7 +758,7 @@ export class JobTracker {
 
   /** Kills a job on behalf of `user` (default: the admin): its owner or the admin only. */
   async killJob(jobId: string, user: string = this.admin): Promise<JobStatus> {
-    if (!this.books.job(jobId)) return (await this.jobRecord(jobId)).status;
+    if (!this.books.job(jobId)) return (await this.history.record(jobId)).status;
     const job = this.requireJob(jobId);
     this.requireJobAccess(job, user, 'kill');
     await this.carryOut(this.books.killJob(job, this.clock(), { code: 'EJOBKILLED', message: `job ${jobId} was killed on request` }));
@@ -783,7 +767,7 @@ export class JobTracker {
 
   /** Resolves with the job's final status. */
   async waitForJob(jobId: string): Promise<JobStatus> {
-    if (!this.books.job(jobId)) return (await this.jobRecord(jobId)).status;
+    if (!this.books.job(jobId)) return (await this.history.record(jobId)).status;
     const job = this.requireJob(jobId);
     if (job.data.settled) return Promise.resolve(jobStatus(job));
     return new Promise((resolve) => {
@@ -918,24 +902,7 @@ export class JobTracker {
     this.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
     for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(status);
     this.jobWaiters.delete(job.id);
-    this.ended.push(job);
-    this.retireEnded(this.clock());
-  }
-
-  /**
-   * Ended jobs beyond `retainedJobs`, or in memory for longer than `retainMs`, leave the books and
-   * memory (as Hadoop 1's JobTracker retires them); `job status` and `job list --all` find them in
-   * the history.
-   */
-  private retireEnded(now: number): void {
-    while (this.ended.length > 0) {
-      const job = this.ended[0]!;
-      if (this.ended.length <= this.options.retainedJobs && now - (job.finishTime ?? now) < this.options.retainMs) break;
-      this.ended.shift();
-      this.books.retire(job);
-      this.numbering.forget([...job.maps, ...job.reduces].map((t) => t.id));
-      this.logger.debug({ job: job.id }, 'job retired to the history');
-    }
+    this.history.settled(job, this.clock());
   }
 
   private journaled(write: Promise<void>): void {
