@@ -39,9 +39,11 @@ function raw(node: DatanodeAddress, method: string, path: string, headers: Recor
   });
 }
 
-async function cli(url: string, args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+/** The CLI against a test cluster, proving its secret. */
+async function cli(cluster: { url: string; jobTracker: { secretFile: string } }, args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   try {
-    const { stdout, stderr } = await execFileP(process.execPath, [BIN, ...args, '--jobtracker', url], { encoding: 'buffer', maxBuffer: 64 << 20 });
+    const argv = [BIN, ...args, '--jobtracker', cluster.url, '--secret-file', cluster.jobTracker.secretFile];
+    const { stdout, stderr } = await execFileP(process.execPath, argv, { encoding: 'buffer', maxBuffer: 64 << 20 });
     return { code: 0, stdout, stderr: stderr.toString() };
   } catch (err) {
     const e = err as { code: number; stdout: Buffer; stderr: Buffer };
@@ -132,7 +134,7 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
     const victimStore = store(bad);
     await victimStore.delete(one.blockId);
     await victimStore.write(one.blockId, Buffer.alloc(one.length, 0x21));
-    const ok = await cli(t.cluster.url, ['fs', 'cat', '/in/text.txt']);
+    const ok = await cli(t.cluster, ['fs', 'cat', '/in/text.txt']);
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(ok.stdout.toString(), text);
     // Reported by the reader, confirmed by its own datanode: the bad replica goes, the block is copied again.
@@ -144,7 +146,7 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
       await s.delete(every.blockId);
       await s.write(every.blockId, Buffer.alloc(every.length, 0x22));
     }
-    const failed = await cli(t.cluster.url, ['fs', 'cat', '/in/text.txt']);
+    const failed = await cli(t.cluster, ['fs', 'cat', '/in/text.txt']);
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /ECHECKSUM/);
     await t.fs.remove('/in/text.txt');
