@@ -1,5 +1,6 @@
-import { hasEnded, type AttemptMeasures, type AttemptRecord, type EngineData, type JobPlan, type JobRecord, type SkewPlan, type TaskPlan, type TaskRecord, type WorkerRecord } from '../books/index.js';
-import type { DatanodeAddress } from '../storage/index.js';
+import { hasEnded, type AttemptMeasures, type AttemptRecord, type Books, type Effect, type EngineData, type JobPlan, type JobRecord, type SkewPlan, type TaskPlan, type TaskRecord, type WorkerRecord } from '../books/index.js';
+import type { Logger } from '../log.js';
+import type { DatanodeAddress, Namenode } from '../storage/index.js';
 import { newShuffleSecret } from '../shuffle/index.js';
 import {
   JOB_CONF_DEFAULTS,
@@ -35,6 +36,16 @@ export type RuntimeJob = JobRecord<RuntimeData>;
 export type RuntimeTask = TaskRecord<RuntimeData>;
 export type RuntimeAttempt = AttemptRecord<RuntimeData>;
 export type RuntimeWorker = WorkerRecord<RuntimeData>;
+
+/** What the JobTracker lends the parts that act on its books beside it (recovery, MR-clusters). */
+export interface BooksHost {
+  readonly books: Books<RuntimeData>;
+  readonly namenode: Namenode;
+  readonly logger: Logger;
+  clock(): number;
+  /** Carries out effects as after any transition. */
+  carryOut(effects: readonly Effect<RuntimeData>[]): Promise<void>;
+}
 
 export interface AttemptReport {
   counters: Counters;

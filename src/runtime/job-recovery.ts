@@ -24,10 +24,8 @@
  * - A job that had ended but whose clean-up had not finished ends again the same way (killed or
  *   failed through `Books.killJob`/`failJob`, succeeded through its commit), so its clean-up runs.
  */
-import { hadoopAttemptId, type Books, type Effect } from '../books/index.js';
-import type { Logger } from '../log.js';
-import type { Namenode } from '../storage/index.js';
-import { attemptMeasures, jobPlan, partFileName, type RuntimeAttempt, type RuntimeData, type RuntimeJob, type RuntimeTask } from './job-in-progress.js';
+import { hadoopAttemptId, type Books } from '../books/index.js';
+import { attemptMeasures, jobPlan, partFileName, type BooksHost, type RuntimeAttempt, type RuntimeData, type RuntimeJob, type RuntimeTask } from './job-in-progress.js';
 import { attemptNumberOf, type JournaledSuccess, type RecoveredJob } from './job-journal.js';
 import type { HeldMapOutput } from './protocol.js';
 
@@ -52,14 +50,8 @@ export class AttemptNumbering {
   }
 }
 
-export interface RecoveryHost {
-  readonly books: Books<RuntimeData>;
-  readonly namenode: Namenode;
-  readonly logger: Logger;
+export interface RecoveryHost extends BooksHost {
   readonly numbering: AttemptNumbering;
-  clock(): number;
-  /** Carries out effects as after any transition. */
-  carryOut(effects: readonly Effect<RuntimeData>[]): Promise<void>;
 }
 
 interface PendingJob {

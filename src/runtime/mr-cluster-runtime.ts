@@ -26,12 +26,11 @@
  *   by the books as a policy's would be).
  */
 import { MinimrError } from '../errors.js';
-import type { Logger } from '../log.js';
 import { FREE_POOL, type ClusterSnapshot, type Decision, type NodeKind, type Policy } from '../scheduler/index.js';
-import { FsClient, type BlockScope, type Namenode } from '../storage/index.js';
+import { FsClient, type BlockScope } from '../storage/index.js';
 import type { Books, Effect } from '../books/index.js';
 import { inputFilesAt } from './input-files.js';
-import type { RuntimeData, RuntimeJob } from './job-in-progress.js';
+import type { BooksHost, RuntimeData, RuntimeJob } from './job-in-progress.js';
 import type { JobSubmission } from './protocol.js';
 
 /** A drain copy not confirmed within this time is made again, onto another node when there is one. */
@@ -84,13 +83,8 @@ export interface MrClusterListing {
 }
 
 /** What the JobTracker lends. */
-export interface MrClusterRuntimeHost {
-  readonly books: Books<RuntimeData>;
-  readonly namenode: Namenode;
+export interface MrClusterRuntimeHost extends BooksHost {
   readonly policy: Policy;
-  readonly logger: Logger;
-  clock(): number;
-  carryOut(effects: readonly Effect<RuntimeData>[]): Promise<void>;
   snapshot(): ClusterSnapshot;
   reschedule(): void;
 }
