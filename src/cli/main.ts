@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { JsonValue } from '../api/index.js';
+import { DEFAULT_WORKER_LIMITS } from '../books/index.js';
 import { MinimrError } from '../errors.js';
 import { benchPolicies } from '../experiments/index.js';
 import { createLogger } from '../log.js';
@@ -303,9 +304,16 @@ async function main(): Promise<void> {
           .option('memory-step-mb', { type: 'number', describe: 'elastic grants are whole multiples of this, MB (default 100)' })
           .option('retained-jobs', { type: 'number', default: 100, describe: 'ended jobs kept in memory; older ones retire to the history (job list --all)' })
           .option('retain-ms', { type: 'number', default: 3_600_000, describe: 'an ended job retires to the history after this long, ms' })
-          .option('recovery-wait-ms', { type: 'number', describe: "after a restart, how long recovered jobs wait for their workers to register again, ms (default max(10 s, the worker timeout))" }),
+          .option('recovery-wait-ms', { type: 'number', describe: "after a restart, how long recovered jobs wait for their workers to register again, ms (default max(10 s, the worker timeout))" })
+          .option('max-worker-map-slots', { type: 'number', default: DEFAULT_WORKER_LIMITS.maxMapSlots, describe: 'a worker claiming more map slots is refused at registration' })
+          .option('max-worker-reduce-slots', { type: 'number', default: DEFAULT_WORKER_LIMITS.maxReduceSlots, describe: 'a worker claiming more reduce slots is refused' })
+          .option('max-worker-memory-mb', { type: 'number', default: DEFAULT_WORKER_LIMITS.maxMemoryMb, describe: 'a worker claiming more memory is refused' }),
       async (argv) => {
         const { policyOptions, pools } = await policySettings(argv);
+        const limits = { maxMapSlots: argv['max-worker-map-slots'], maxReduceSlots: argv['max-worker-reduce-slots'], maxMemoryMb: argv['max-worker-memory-mb'] };
+        for (const [flag, value] of Object.entries(limits)) {
+          if (!(Number.isInteger(value) && value > 0)) throw new MinimrError('EBADCONF', `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`).replace('max-', 'max-worker-')} must be a positive integer, got ${value}`);
+        }
         const secretFile = argv['secret-file'] ?? process.env.MINIMR_SECRET_FILE;
         const jt = new JobTracker({
           retainedJobs: argv['retained-jobs'],
@@ -325,6 +333,7 @@ async function main(): Promise<void> {
           secretFile: secretFile ? resolvePath(secretFile) : undefined,
           admin: argv.admin,
           tls: await tlsIdentity(argv['tls-cert'], argv['tls-key']),
+          workerLimits: limits,
         });
         await jt.start();
         await recordClusterSecret(jt.url, jt.secretFile).catch(() => undefined);

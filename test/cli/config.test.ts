@@ -89,6 +89,12 @@ describe('--config minimr.json', () => {
     assert.match(broken.stderr, /^minimr: EBADCONF: the config file .*broken\.json is not valid JSON/);
   });
 
+  it('the JobTracker refuses worker claim limits that are not positive integers', async () => {
+    const r = await minimr(['jobtracker', '--dir', join(dir, 'jt-limits'), '--port', '0', '--max-worker-map-slots', '0']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^minimr: EBADCONF: --max-worker-map-slots must be a positive integer, got 0/);
+  });
+
   it('a worker started from a config file registers with its rack, slots and the address of its route to the JobTracker', async () => {
     const file = await write('worker.json', {
       worker: { jobtracker: t.cluster.url, 'secret-file': t.cluster.jobTracker.secretFile, dir: join(dir, 'w9'), id: 'worker-from-config', rack: '/rack-config', 'map-slots': 3, 'reduce-slots': 2, 'memory-mb': 2048, 'disk-mbps': 50 },
