@@ -25,7 +25,7 @@ import {
   type JobConf,
   type JobStatus,
 } from '../runtime/index.js';
-import { clientCredentials, forgetClusterSecret, recordClusterSecret, webPassword } from '../runtime/auth.js';
+import { forgetClusterSecret, recordClusterSecret, webPassword } from '../runtime/auth.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';
 import { formatMode, parseMode } from '../storage/index.js';
@@ -310,10 +310,12 @@ async function main(): Promise<void> {
           .option('max-worker-memory-mb', { type: 'number', default: DEFAULT_WORKER_LIMITS.maxMemoryMb, describe: 'a worker claiming more memory is refused' }),
       async (argv) => {
         const { policyOptions, pools } = await policySettings(argv);
-        const limits = { maxMapSlots: argv['max-worker-map-slots'], maxReduceSlots: argv['max-worker-reduce-slots'], maxMemoryMb: argv['max-worker-memory-mb'] };
-        for (const [flag, value] of Object.entries(limits)) {
-          if (!(Number.isInteger(value) && value > 0)) throw new MinimrError('EBADCONF', `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`).replace('max-', 'max-worker-')} must be a positive integer, got ${value}`);
+        const limitFlags = ['max-worker-map-slots', 'max-worker-reduce-slots', 'max-worker-memory-mb'] as const;
+        for (const flag of limitFlags) {
+          const value = argv[flag];
+          if (!(Number.isInteger(value) && value > 0)) throw new MinimrError('EBADCONF', `--${flag} must be a positive integer, got ${value}`);
         }
+        const limits = { maxMapSlots: argv['max-worker-map-slots'], maxReduceSlots: argv['max-worker-reduce-slots'], maxMemoryMb: argv['max-worker-memory-mb'] };
         const secretFile = argv['secret-file'] ?? process.env.MINIMR_SECRET_FILE;
         const jt = new JobTracker({
           retainedJobs: argv['retained-jobs'],
@@ -593,7 +595,7 @@ async function main(): Promise<void> {
       "print the password of the JobTracker's web pages and /metrics (HTTP Basic, any user name), derived from the cluster secret",
       (y) => y.option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER }),
       async (argv) => {
-        const credentials = await clientCredentials(argv.jobtracker, { ...(argv.user !== undefined ? { user: argv.user } : {}), ...(argv['secret-file'] !== undefined ? { secretFile: argv['secret-file'] } : {}) });
+        const { credentials } = await peerSecurity(argv);
         if (!credentials) throw new MinimrError('EAUTH', `no cluster secret for ${argv.jobtracker}: give --secret-file (or $MINIMR_SECRET_FILE)`);
         process.stdout.write(`${webPassword(credentials.secret)}\n`);
       },

@@ -30,7 +30,7 @@ import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { MinimrError } from '../errors.js';
-import { validateUserName } from '../storage/index.js';
+import { isValidUserName, validateUserName } from '../storage/index.js';
 
 export interface Credentials {
   /** The user the connection acts for. */
@@ -99,7 +99,7 @@ export function webUser(authorization: string | undefined, password: string): st
   const colon = decoded.indexOf(':');
   if (colon <= 0) return undefined;
   const user = decoded.slice(0, colon);
-  if (!/^[A-Za-z0-9_.@-]{1,64}$/.test(user)) return undefined;
+  if (!isValidUserName(user)) return undefined;
   return proofMatches(password, decoded.slice(colon + 1)) ? user : undefined;
 }
 

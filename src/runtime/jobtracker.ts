@@ -118,6 +118,8 @@ export class JobTracker {
   /** A secret file given is never written; the default one is made on first start. */
   private readonly secretGiven: boolean;
   private secret?: Buffer;
+  /** Derived from the secret once, at start (auth.ts's webPassword). */
+  private webPasswordOfSecret?: string;
   /** The user who may act on every job and path. */
   readonly admin: string;
   private readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
@@ -246,6 +248,7 @@ export class JobTracker {
   async start(): Promise<void> {
     await mkdir(this.options.dataDir, { recursive: true });
     this.secret = this.secretGiven ? await readSecretFile(this.secretFile) : await loadOrCreateSecret(this.secretFile);
+    this.webPasswordOfSecret = webPassword(this.secret);
     await this.namenode.open();
     await this.profiles.open();
     await this.journal.open();
@@ -302,8 +305,8 @@ export class JobTracker {
 
   /** The password of the web pages and /metrics (any user name): see auth.ts's webPassword. */
   get webPassword(): string {
-    if (!this.secret) throw new MinimrError('EINTERNAL', 'the JobTracker has not started: it has no secret yet');
-    return webPassword(this.secret);
+    if (this.webPasswordOfSecret === undefined) throw new MinimrError('EINTERNAL', 'the JobTracker has not started: it has no secret yet');
+    return this.webPasswordOfSecret;
   }
 
   private onHttpRequest(req: IncomingMessage, res: ServerResponse): void {

@@ -34,8 +34,13 @@ export const DEFAULT_GROUP = 'supergroup';
 const USER_NAME = /^[A-Za-z_][A-Za-z0-9_.@-]{0,63}$/;
 
 /** A user or group name as the cluster stores and prints it; EBADCONF otherwise. */
+/** Whether `user` is a name a connection, an owner or a web sign-in may use. */
+export function isValidUserName(user: unknown): user is string {
+  return typeof user === 'string' && USER_NAME.test(user);
+}
+
 export function validateUserName(user: unknown, what = 'user name'): string {
-  if (typeof user !== 'string' || !USER_NAME.test(user)) {
+  if (!isValidUserName(user)) {
     throw new MinimrError('EBADCONF', `${what} must be 1-64 characters of [A-Za-z0-9_.@-], starting with a letter or _, got ${JSON.stringify(String(user)).slice(0, 80)}`);
   }
   return user;
