@@ -60,6 +60,12 @@ const args = yargs(process.argv.slice(2))
   .option('bytes-per-map', { type: 'number', default: 128 * 1024 })
   .option('max-maps-per-job', { type: 'number', default: 16 })
   .option('time-scale', { type: 'number', default: 0.05, describe: 'real: arrival times and T scaled by this' })
+  .option('cpu-throttle', {
+    type: 'number',
+    default: 1,
+    describe:
+      "real: every worker's --cpu-throttle on the 'cpu' basis (each worker as if on a core of its own, F times slower): at F >= busy tasks / this machine's cores, the workers no longer share its CPU, so an idle MR-cluster's nodes cannot lend their CPU to a busy one, as they cannot on separate machines",
+  })
   .option('kill-draining', { type: 'boolean', default: true, describe: 'real: one more TD run with a draining worker SIGKILLed' })
   .strict()
   .parseSync();
@@ -318,6 +324,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
         bytesPerMap: args['bytes-per-map'],
         maxMapsPerJob: args['max-maps-per-job'],
         timeScale,
+        cpuThrottle: args['cpu-throttle'],
         mrClusterMinNodes: minNodes,
         // A cluster's blocks live on its core nodes: more replicas than those would stay under-replicated.
         replication: Math.min(3, minNodes),
@@ -392,7 +399,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   const md: string[] = [
     `### ${name}, scaled: ${workload.jobs.length} jobs on ${shape.workers.length} local workers, 3 MR-clusters of ${minNodes} core nodes (TC growth, DP shrinks)`,
     '',
-    `Arrivals and T scaled by ${timeScale} (T = ${fawkesOptionsFor(variant, 'td', timeScale).intervalMs} ms), ${args['bytes-per-map']} bytes per map (at most ${args['max-maps-per-job']} maps), output blocks with ${args['output-replication']} replica(s). ` +
+    `Arrivals and T scaled by ${timeScale} (T = ${fawkesOptionsFor(variant, 'td', timeScale).intervalMs} ms), ${args['bytes-per-map']} bytes per map (at most ${args['max-maps-per-job']} maps), --cpu-throttle ${args['cpu-throttle']}, output blocks with ${args['output-replication']} replica(s). ` +
       'Slowdown = response time / the job\'s runtime alone on its cluster at its minimum share (measured once, in the first None run). ' +
       `Real: mean over ${args.repeats} interleaved run(s) ± standard error. Predicted: the simulator on the same workload and cluster shape at the paper's time scale, slowdowns over its own estimate alone.`,
     '',
@@ -416,6 +423,14 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
     const pd = predicted.get(w)!.mean - predicted.get('none')!.mean;
     md.push(`- ${w.toUpperCase()} minus None, run by run: ${mean >= 0 ? '+' : ''}${num(mean)} mean slowdown (standard error ${num(se)}), lower in ${diffs.filter((x) => x < 0).length} of ${n}; predicted ${pd >= 0 ? '+' : ''}${num(pd)}.`);
   }
+  // The real load equals the simulated one when jobs run alone as much faster as they arrive faster.
+  const measuredAlone = aloneMs as ReadonlyMap<string, number> | null;
+  const aloneRatios = workload.jobs.map((j) => (measuredAlone?.get(j.id) ?? Number.NaN) / predictedAlone.get(j.id)!).filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  const medianRatio = aloneRatios.length > 0 ? aloneRatios[Math.floor(aloneRatios.length / 2)]! : Number.NaN;
+  md.push(
+    `- Runtime alone, real over simulated: median ${medianRatio.toPrecision(2)} (quartiles ${aloneRatios.length > 0 ? `${aloneRatios[Math.floor(aloneRatios.length / 4)]!.toPrecision(2)}-${aloneRatios[Math.floor((3 * aloneRatios.length) / 4)]!.toPrecision(2)}` : 'n/a'}); arrivals are scaled by ${timeScale}: ` +
+      (medianRatio > 1.5 * timeScale ? 'the real cluster is more loaded than the simulated one.' : medianRatio < timeScale / 1.5 ? 'the real cluster is less loaded than the simulated one.' : 'the two loads are comparable.'),
+  );
   const kill = rows.find((r) => r.killRun);
   if (kill?.killed !== undefined) {
     md.push(
@@ -426,7 +441,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   else if (args['kill-draining']) md.push('- The kill run saw no worker draining: nobody was killed.');
   const lost = rows.filter((r) => r.fsck.missing.length > 0);
   md.push(`- fs fsck after every run (the kill run included): ${lost.length === 0 ? '0 missing blocks in every run' : `missing blocks in ${lost.map((r) => `${r.weighting.toUpperCase()} run ${r.repeat}: ${r.fsck.missing.length}`).join(', ')}`}.`, '');
-  return { markdown: md.join('\n'), json: { workload: `wkld-${variant}`, jobs: workload.jobs.length, workers: shape.workers.length, minNodes, timeScale, rows, predicted: Object.fromEntries(predicted) } };
+  return { markdown: md.join('\n'), json: { workload: `wkld-${variant}`, jobs: workload.jobs.length, workers: shape.workers.length, minNodes, timeScale, cpuThrottle: args['cpu-throttle'], aloneRealOverSimulated: medianRatio, rows, predicted: Object.fromEntries(predicted) } };
 }
 
 async function main(): Promise<void> {

@@ -367,7 +367,12 @@ async function main(): Promise<void> {
           .option('cpu-throttle', {
             type: 'number',
             default: 1,
-            describe: 'slow this worker down for experiments: each task sleeps (F-1) x the time it worked, so it takes ~F times as long',
+            describe: 'slow this worker down for experiments: its tasks take ~F times as long (see --cpu-throttle-basis)',
+          })
+          .option('cpu-throttle-basis', {
+            choices: ['working', 'cpu'] as const,
+            default: 'working' as const,
+            describe: "what --cpu-throttle stretches: 'working' time (a worker F times slower than the others) or 'cpu' time (workers each with a core of their own, F times slower, not sharing this machine's)",
           })
           .option('attempt-log-max-mb', { type: 'number', default: 16, describe: "MB of stdout and of stderr kept per attempt (the rest is counted, not kept)" })
           .option('log-retain-hours', { type: 'number', default: 24, describe: 'attempt logs of a job are removed this long after its last attempt on this worker started' }),
@@ -390,6 +395,7 @@ async function main(): Promise<void> {
           memoryMb: argv['memory-mb'],
           diskMBps: argv['disk-mbps'],
           cpuThrottle: argv['cpu-throttle'],
+          cpuThrottleBasis: argv['cpu-throttle-basis'],
           attemptLogMaxBytes: Math.round(argv['attempt-log-max-mb'] * 1024 * 1024),
           logRetainHours: argv['log-retain-hours'],
         });

@@ -72,7 +72,10 @@ interface RealRunOptions {
   readonly heartbeatMs?: number;
   /** Elastic grants are whole multiples of this, MB (the JobTracker's default: 100). */
   readonly memoryStepMb?: number;
-  /** `--cpu-throttle` of every worker (default 1): a worker F times slower, its tasks mostly asleep, as if each worker had a CPU of its own. */
+  /**
+   * `--cpu-throttle` of every worker (default 1), on the 'cpu' basis: each worker as if it had a core
+   * of its own, F times slower than this machine's, its tasks mostly asleep (see cpu-throttle.ts).
+   */
   readonly cpuThrottle?: number;
   /** Settings of a workload job's real job (its shuffle buffers, say), by workload job id. */
   readonly confOf?: (jobId: string) => JobConf | undefined;
@@ -347,7 +350,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
     memoryMb: w0.memoryMb,
     rackOf: (i) => racks[i]!,
     diskMBpsOf: (i) => o.diskMBps ?? workers[i]!.diskMBps,
-    ...(o.cpuThrottle !== undefined ? { throttleOf: () => o.cpuThrottle! } : {}),
+    ...(o.cpuThrottle !== undefined ? { throttleOf: () => o.cpuThrottle!, throttleBasis: 'cpu' as const } : {}),
     ...(o.memoryStepMb !== undefined ? { memoryStepMb: o.memoryStepMb } : {}),
     blockSize: bytesPerMap,
     replication: o.replication ?? Math.min(3, workers.length),

@@ -103,7 +103,7 @@ export interface YarnMeRealOptions {
   readonly memoryStepMb?: number;
   /** Buffers of the under-sized calibration run, as a fraction of what each task needed. Default 0.3. */
   readonly undersizedFraction?: number;
-  /** `--cpu-throttle` of every worker: each task sleeps (F-1)x the time it worked, so workers barely share this machine's cores. Default 4. */
+  /** `--cpu-throttle` of every worker, on the 'cpu' basis: each worker as if on a core of its own, F times slower than this machine's (see src/runtime/cpu-throttle.ts). Default 4. */
   readonly cpuThrottle?: number;
   /** Disk rate the workers report, MB/s (the elastic disk share is a part of it). Default 200. */
   readonly diskMBps?: number;
@@ -550,10 +550,10 @@ function mean(xs: readonly number[]): number {
   return xs.reduce((s, x) => s + x, 0) / xs.length;
 }
 
-/** The result as JSON: each run's jobs instead of its whole record, each prediction's jobs. */
+/** The result as JSON: each run's jobs and attempts (their times, workers and grants) instead of its whole record, each prediction's jobs. */
 export function yarnMeRealJson(r: YarnMeRealResult): unknown {
   const { runs, predicted, ...rest } = r;
-  return { ...rest, runs: runs.map(({ run, ...x }) => ({ ...x, jobs: run.jobs })), predicted: predicted.map(({ runs: simRuns, ...p }) => ({ ...p, jobs: simRuns.map((x) => x.jobs) })) };
+  return { ...rest, runs: runs.map(({ run, ...x }) => ({ ...x, jobs: run.jobs, attempts: run.attempts.map(({ id, jobId, kind, workerId, startMs, endMs, outcome, memoryMb, idealMemoryMb }) => ({ id, jobId, kind, workerId, startMs, endMs, outcome, memoryMb, idealMemoryMb })) })), predicted: predicted.map(({ runs: simRuns, ...p }) => ({ ...p, jobs: simRuns.map((x) => x.jobs) })) };
 }
 
 /** Memory in use and elastic attempts over time, first pair of runs and the prediction. */

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../log.js';
 import { createPolicy, type Policy, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { JobClient } from './job-client.js';
 import { JobTracker } from './jobtracker.js';
+import type { ThrottleBasis } from './cpu-throttle.js';
 
 export interface LocalClusterOptions {
   dataDir: string;
@@ -29,6 +30,8 @@ export interface LocalClusterOptions {
   diskMBpsOf?: (index: number) => number;
   /** CPU throttle factor of worker i (`minimr worker --cpu-throttle`): 2 makes its tasks ~2x slower. Default 1. */
   throttleOf?: (index: number) => number;
+  /** What every worker's throttle stretches (`minimr worker --cpu-throttle-basis`); default 'working'. */
+  throttleBasis?: ThrottleBasis;
   port?: number;
   maxAttempts?: number;
   /** Elastic grants are whole multiples of this, MB (default 100). */
@@ -113,6 +116,7 @@ export class LocalCluster {
     if (o.diskMBpsOf) args.push('--disk-mbps', String(o.diskMBpsOf(index)));
     const throttle = o.throttleOf?.(index) ?? 1;
     if (throttle !== 1) args.push('--cpu-throttle', String(throttle));
+    if (throttle !== 1 && o.throttleBasis !== undefined) args.push('--cpu-throttle-basis', o.throttleBasis);
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'inherit', 'inherit'],
       // The workers prove the cluster secret like any other; they read it from the JobTracker's file.

@@ -1,5 +1,6 @@
 import type { SerializedError } from '../errors.js';
 import type { AttemptSpec, Counters, LostMapOutput, MapOutputAnnouncement, MapOutputSummary, NamenodeOp } from './protocol.js';
+import type { ThrottleBasis } from './cpu-throttle.js';
 
 /**
  * What a task process needs to know about the worker that forked it. A task process talks only to
@@ -13,6 +14,8 @@ export interface TaskProcessConfig {
   shuffleRoot: string;
   /** `--cpu-throttle`: task CPU time is stretched by this factor (see cpu-throttle.ts); 1 = full speed. */
   cpuThrottle?: number;
+  /** What the throttle stretches (see cpu-throttle.ts); default 'working'. */
+  cpuThrottleBasis?: ThrottleBasis;
 }
 
 export type TaskProcessRequest =

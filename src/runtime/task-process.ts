@@ -192,7 +192,7 @@ class AttemptRunner {
     this.keyCodec = (job.mapKey ?? codecs.text) as Codec<unknown>;
     this.valueCodec = (job.mapValue ?? codecs.msgpack()) as Codec<unknown>;
     this.compare = job.compareKeys ?? Buffer.compare;
-    this.throttle = new CpuThrottle(config.cpuThrottle ?? 1);
+    this.throttle = new CpuThrottle(config.cpuThrottle ?? 1, config.cpuThrottleBasis ?? 'working');
   }
 
   private baseContext(): TaskContext {

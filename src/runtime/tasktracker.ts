@@ -16,6 +16,7 @@ import { measureDiskMBps } from './disk-rate.js';
 import { hostOfUrl, localAddressToward, loopbackAdvertisedWarning } from './advertised-host.js';
 import { AttemptLog, DEFAULT_ATTEMPT_LOG_MAX_BYTES, DEFAULT_LOG_RETAIN_HOURS, TaskOutputRouter, createAttemptLogRequestHandler, pruneAttemptLogs } from './attempt-logs.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
+import { THROTTLE_BASES, type ThrottleBasis } from './cpu-throttle.js';
 
 export interface WorkerOptions {
   jobTrackerUrl: string;
@@ -39,6 +40,11 @@ export interface WorkerOptions {
    * times as long (see cpu-throttle.ts). Default 1: full speed.
    */
   cpuThrottle?: number;
+  /**
+   * What the throttle stretches: 'working' time (default; a worker F times slower than the others)
+   * or 'cpu' time (workers each with a core of their own, F times slower); see cpu-throttle.ts.
+   */
+  cpuThrottleBasis?: ThrottleBasis;
   /** How to authenticate to the JobTracker (auth.ts). */
   security?: PeerSecurity;
   /** Bytes of stdout and of stderr kept per attempt (attempt-logs.ts; default 16 MiB). */
@@ -90,12 +96,13 @@ function isUsable(child: ChildProcess): boolean {
 export class Worker {
   readonly workerId: string;
   readonly logger: Logger;
-  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle' | 'security' | 'attemptLogMaxBytes' | 'logRetainHours' | 'host' | 'bindHost'>>;
+  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle' | 'cpuThrottleBasis' | 'security' | 'attemptLogMaxBytes' | 'logRetainHours' | 'host' | 'bindHost'>>;
   private readonly security: PeerSecurity;
   /** Advertised and bound addresses of the data port: known at start when `host` is not given. */
   private host: string | undefined;
   private bindHost: string | undefined;
   private readonly cpuThrottle: number;
+  private readonly cpuThrottleBasis: ThrottleBasis;
   private diskMBps: number | undefined;
   private readonly blockStore: LocalDiskBlockStore;
   private readonly shuffleRoot: string;
@@ -145,6 +152,11 @@ export class Worker {
       throw new MinimrError('EBADCONF', `cpu throttle must be a number in 1..100 (1 = full speed, 2 = half speed), got ${throttle}`);
     }
     this.cpuThrottle = throttle;
+    const basis = options.cpuThrottleBasis ?? 'working';
+    if (!THROTTLE_BASES.includes(basis)) {
+      throw new MinimrError('EBADCONF', `cpu throttle basis must be one of ${THROTTLE_BASES.join(', ')}, got ${String(basis)}`);
+    }
+    this.cpuThrottleBasis = basis;
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}`;
     this.logger = options.logger ?? createLogger(`worker ${this.workerId}`);
     this.blockStore = new LocalDiskBlockStore({ dir: join(options.dataDir, 'blocks'), workerId: this.workerId });
@@ -325,6 +337,7 @@ export class Worker {
       blockDir: join(this.opts.dataDir, 'blocks'),
       shuffleRoot: this.shuffleRoot,
       cpuThrottle: this.cpuThrottle,
+      cpuThrottleBasis: this.cpuThrottleBasis,
     };
     const child = fork(TASK_PROCESS, [], {
       // A task's memory is its shuffle buffer plus a fixed overhead (TASK_OVERHEAD_MB); these keep the
