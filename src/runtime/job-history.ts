@@ -84,7 +84,7 @@ export class JobHistory {
     }
   }
 
-  /** A job's status and attempts: from memory, or from the history once it has retired. */
+  /** A job's status, tasks and attempts: from memory, or from the history once it has retired. */
   async record(jobId: string): Promise<JobHistoryEntry> {
     const job = this.books.job(jobId);
     if (job) return historyEntry(job);

@@ -21,9 +21,8 @@
  */
 import { Packr } from 'msgpackr';
 import type { Level } from 'level';
-import type { AttemptMeasures } from '../books/index.js';
+import type { AttemptMeasures, TaskState } from '../books/index.js';
 import type { Locality } from '../scheduler/index.js';
-import type { TaskState } from '../books/index.js';
 import type { TaskEstimates, TaskInputPlan } from './job-in-progress.js';
 import type { AttemptSummary, Counters, JobStatus, JobSubmission, MapOutputSummary, ProfileUse } from './protocol.js';
 
