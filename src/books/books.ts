@@ -108,6 +108,12 @@ export function hadoopAttemptId(taskId: string, n: number): string {
   return `${taskId.replace(/^task_/, 'attempt_')}_${n}`;
 }
 
+/** The job of an attempt id made by `hadoopAttemptId` (`attempt_X_m_000003_2`: `job_X`); undefined for any other id. */
+export function jobIdOfAttempt(attemptId: string): string | undefined {
+  const m = /^attempt_(.+)_[mr]_\d{6,}_\d+$/.exec(attemptId);
+  return m ? `job_${m[1]}` : undefined;
+}
+
 function byId(a: WorkerRecord, b: WorkerRecord): number {
   return a.shape.id < b.shape.id ? -1 : a.shape.id > b.shape.id ? 1 : 0;
 }

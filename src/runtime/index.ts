@@ -21,6 +21,8 @@ export {
   type ProfilePoint,
 } from './elasticity-profile.js';
 export { estimatesFor, phaseEstimate, neededBufferBytes, addObservations, observationsOf, profileObservations, validateElasticityProfile, MAX_BUCKET_ATTEMPTS, type AttemptObservation, type TaskEstimate } from './job-profile.js';
+export type { FinishedJobsPage } from './job-history.js';
+export type { FinishedCursor } from './job-journal.js';
 export {
   ATTEMPT_LOG_STREAMS,
   DEFAULT_LOG_READ_BYTES,

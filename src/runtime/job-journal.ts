@@ -9,8 +9,11 @@
  * - per task: how many attempt numbers were used (attempt ids are never reused across a restart,
  *   so a stale file of a dead attempt cannot be taken for a new one's) and its success: a map's
  *   output location (worker, attempt, partition sizes) and a reduce's (or map-only map's) commit;
- * - an ended job: its final status and attempts, the history `job status` and `job list --all`
- *   answer from once the job has left the JobTracker's memory.
+ * - an ended job: its final status, tasks and attempts, the history `job status`, `job list --all`
+ *   and the web UI answer from once the job has left the JobTracker's memory; and its status alone
+ *   again under its finish time (`finished!`), so that the most recent ended jobs are read a page at
+ *   a time, newest first, without unpacking every job's attempts (Hadoop's JobHistory server lists
+ *   them so). A history written before that index existed is indexed once, at open.
  *
  * What is journaled is facts the world already holds (an output on a worker's disk, a part file
  * in the namespace); job-recovery.ts replays them through the books' own transitions. Writes go
@@ -18,7 +21,7 @@
  */
 import { Packr } from 'msgpackr';
 import type { Level } from 'level';
-import type { AttemptMeasures } from '../books/index.js';
+import type { AttemptMeasures, TaskState } from '../books/index.js';
 import type { Locality } from '../scheduler/index.js';
 import type { TaskEstimates, TaskInputPlan } from './job-in-progress.js';
 import type { AttemptSummary, Counters, JobStatus, JobSubmission, MapOutputSummary, ProfileUse } from './protocol.js';
@@ -66,16 +69,45 @@ export interface RecoveredJob {
   readonly tasks: ReadonlyMap<string, JournaledTask>;
 }
 
+/** A task of an ended job, as its page shows it (its attempts are the entry's). */
+export interface TaskSummary {
+  readonly taskId: string;
+  readonly kind: 'map' | 'reduce';
+  readonly index: number;
+  readonly state: TaskState;
+  readonly inputBytes: number;
+}
+
 /** An ended job's record in the history. */
 export interface JobHistoryEntry {
   readonly status: JobStatus;
   readonly attempts: readonly AttemptSummary[];
+  /** Absent in records written before tasks were recorded. */
+  readonly tasks?: readonly TaskSummary[];
+}
+
+/** Where a page of the finished jobs starts: after (older than) this job. */
+export interface FinishedCursor {
+  readonly finishTime: number;
+  readonly jobId: string;
 }
 
 const JOB = 'job!';
 const TASK = 'task!';
 const HISTORY = 'history!';
+const FINISHED = 'finished!';
+/** Set once every history record has its `finished!` entry. */
+const FINISHED_INDEXED = 'meta!finished-indexed';
 const END = '\uffff';
+
+/** Sorts as the finish time, then the job id: the newest job is the last key. */
+function finishedKey(c: FinishedCursor): string {
+  return `${FINISHED}${String(Math.max(0, Math.floor(c.finishTime))).padStart(16, '0')}!${c.jobId}`;
+}
+
+function finishedKeyOf(status: JobStatus): string {
+  return finishedKey({ finishTime: status.finishTime ?? status.submitTime, jobId: status.jobId });
+}
 
 // The same plain msgpack the protocol speaks: a submission stored is the submission received.
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number' });
@@ -97,6 +129,8 @@ export class JobJournal {
   private readonly jobs = new Map<string, JournaledJob>();
   /** Keys of records found damaged at open, for the JobTracker to report. */
   readonly damaged: string[] = [];
+  /** Ended jobs in the history. */
+  private finishedCount = 0;
 
   constructor(private readonly dbPath: string) {}
 
@@ -121,7 +155,20 @@ export class JobJournal {
       const task = this.decode<JournaledTask>(key, value);
       if (tasks && taskId && typeof task?.nextAttempt === 'number') tasks.set(taskId, task as JournaledTask);
     }
+    if ((await this.db.get(FINISHED_INDEXED)) === undefined) await this.indexFinished();
+    for await (const _ of this.db.keys({ gte: FINISHED, lt: `${FINISHED}${END}` })) this.finishedCount++;
     this.opened = true;
+  }
+
+  /** The `finished!` entries of a history written before they existed: once, in one batch. */
+  private async indexFinished(): Promise<void> {
+    const batch: { type: 'put'; key: string; value: Buffer }[] = [];
+    for await (const [key, value] of this.db.iterator({ gte: HISTORY, lt: `${HISTORY}${END}` })) {
+      const entry = this.decode<JobHistoryEntry>(key, value);
+      if (entry?.status && typeof entry.status.jobId === 'string') batch.push({ type: 'put', key: finishedKeyOf(entry.status), value: packr.pack(entry.status) });
+    }
+    batch.push({ type: 'put', key: FINISHED_INDEXED, value: packr.pack(true) });
+    await this.db.batch(batch);
   }
 
   /** A record that does not decode is left out (its job is not recovered; a task's, re-run) and named here. */
@@ -203,8 +250,13 @@ export class JobJournal {
   }
 
   /** The job's clean-up is done: it leaves the journal for the history, in one batch. */
-  jobEnded(entry: JobHistoryEntry): Promise<void> {
-    return this.removeJob(entry.status.jobId, [{ type: 'put', key: HISTORY + entry.status.jobId, value: packr.pack(entry) }]);
+  async jobEnded(entry: JobHistoryEntry): Promise<void> {
+    const written = !this.frozen;
+    await this.removeJob(entry.status.jobId, [
+      { type: 'put', key: HISTORY + entry.status.jobId, value: packr.pack(entry) },
+      { type: 'put', key: finishedKeyOf(entry.status), value: packr.pack(entry.status) },
+    ]);
+    if (written) this.finishedCount++;
   }
 
   async history(jobId: string): Promise<JobHistoryEntry | undefined> {
@@ -212,10 +264,25 @@ export class JobJournal {
     return value === undefined ? undefined : (packr.unpack(value) as JobHistoryEntry);
   }
 
-  /** Every ended job's final status, oldest id first. */
+  /** Every ended job's final status, oldest first. */
   async historyStatuses(): Promise<JobStatus[]> {
+    return this.finishedStatuses({ limit: Infinity, newestFirst: false });
+  }
+
+  /** How many ended jobs the history holds. */
+  get historySize(): number {
+    return this.finishedCount;
+  }
+
+  /** Up to `limit` ended jobs' statuses, newest first, those older than `before` when given. */
+  finishedPage(limit: number, before?: FinishedCursor): Promise<JobStatus[]> {
+    return this.finishedStatuses({ limit, newestFirst: true, ...(before ? { before } : {}) });
+  }
+
+  private async finishedStatuses(q: { limit: number; newestFirst: boolean; before?: FinishedCursor }): Promise<JobStatus[]> {
     const out: JobStatus[] = [];
-    for await (const value of this.db.values({ gte: HISTORY, lt: `${HISTORY}${END}` })) out.push((packr.unpack(value) as JobHistoryEntry).status);
+    const range = { gte: FINISHED, lt: q.before ? finishedKey(q.before) : `${FINISHED}${END}`, reverse: q.newestFirst, limit: q.limit };
+    for await (const value of this.db.values(range)) out.push(packr.unpack(value) as JobStatus);
     return out;
   }
 

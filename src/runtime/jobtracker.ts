@@ -11,7 +11,6 @@ import { DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, Namenode, computeSplits, valid
 import {
   attemptMeasures,
   attemptShuffleSettings,
-  attemptSummaries,
   jobMemoryMb,
   jobPlan,
   jobStatus,
@@ -26,7 +25,7 @@ import {
   type WorkerLink,
 } from './job-in-progress.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
-import { JobHistory } from './job-history.js';
+import { JobHistory, historyEntry } from './job-history.js';
 import { JobJournal } from './job-journal.js';
 import { AttemptNumbering, JobRecovery, journaledSuccess, mapOutputsToDrop } from './job-recovery.js';
 import { createUiRequestHandler } from '../ui/index.js';
@@ -214,6 +213,7 @@ export class JobTracker {
     this.namenode.setScope(this.mrc);
     this.profiles = new ProfileStore(join(options.dataDir, 'profiles'), this.logger);
     this.journal = new JobJournal(join(options.dataDir, 'jobs'));
+    this.history = new JobHistory(this.books, this.journal, this.numbering, this.options, this.logger);
     this.ui = createUiRequestHandler(
       jobTrackerUiSource({
         books: this.books,
@@ -223,11 +223,11 @@ export class JobTracker {
         heartbeatMs: this.options.heartbeatMs,
         startedAt: this.clock(),
         snapshot: (trigger) => this.snapshot(trigger),
-        findAttempt: (id) => this.findAttempt(id),
+        history: this.history,
+        locateAttempt: (id) => this.locateAttempt(id),
         attemptLog: (id, stream, offset, length) => this.attemptLog(id, stream, offset, length),
       }),
     );
-    this.history = new JobHistory(this.books, this.journal, this.numbering, this.options, this.logger);
     const d = new Date();
     this.jobIdPrefix = `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
   }
@@ -414,9 +414,10 @@ export class JobTracker {
         return this.profiles.remove(message.job);
       case 'attempt-log': {
         // A task's output may hold its job's data: its owner's and the admin's to read.
-        const job = this.findAttempt(message.attemptId)?.task.job;
-        if (job) this.requireJobAccess(job, peer.user, 'read the logs of');
-        return this.attemptLog(message.attemptId, message.stream, message.offset ?? undefined, message.length ?? undefined);
+        return this.locateAttempt(message.attemptId).then((origin) => {
+          if (origin) this.requireOwnerAccess(origin.jobId, origin.owner, peer.user, 'read the logs of');
+          return this.attemptLog(message.attemptId, message.stream, message.offset ?? undefined, message.length ?? undefined);
+        });
       }
       case 'mrc':
         return this.mrClusterCall(message.op, message.args, peer.user);
@@ -472,8 +473,13 @@ export class JobTracker {
 
   /** Only a job's owner and the admin may act on it. */
   private requireJobAccess(job: RuntimeJob, user: string, action: string): void {
-    if (user === job.data.owner || user === this.admin) return;
-    throw new MinimrError('EPERM', `permission denied: job ${job.id} belongs to ${job.data.owner}; user ${user} may not ${action} it`, { jobId: job.id });
+    this.requireOwnerAccess(job.id, job.data.owner, user, action);
+  }
+
+  /** A job, in memory or retired, is its owner's and the admin's to act on. */
+  private requireOwnerAccess(jobId: string, owner: string, user: string, action: string): void {
+    if (user === owner || user === this.admin) return;
+    throw new MinimrError('EPERM', `permission denied: job ${jobId} belongs to ${owner}; user ${user} may not ${action} it`, { jobId });
   }
 
   // ---- workers ---------------------------------------------------------------------------------
@@ -633,19 +639,26 @@ export class JobTracker {
    */
   async attemptLog(attemptId: string, stream: string, offset?: number, length?: number): Promise<AttemptLogSlice> {
     if (!isAttemptLogStream(stream)) throw new MinimrError('EBADREQUEST', `an attempt log is stdout or stderr, got ${JSON.stringify(stream)}`);
-    const attempt = this.findAttempt(attemptId);
-    if (!attempt) throw new MinimrError('ENOATTEMPT', `no attempt ${attemptId} on this JobTracker (see \`minimr job attempts JOB\`)`, { attemptId });
-    const workerId = attempt.worker.shape.id;
+    const origin = await this.locateAttempt(attemptId);
+    if (!origin) throw new MinimrError('ENOATTEMPT', `no attempt ${attemptId} on this JobTracker or in its history (see \`minimr job attempts JOB\`)`, { attemptId });
+    const { jobId, workerId } = origin;
     // A worker that registered again since has a new data port: ask the one alive now.
     const worker = this.books.worker(workerId);
     if (!worker?.alive) {
-      throw new MinimrError('EWORKERLOST', `attempt ${attemptId} ran on worker ${workerId}, which is not connected now; its log is on that machine under DIR/logs/${attempt.task.job.id}/${attemptId}/`, { attemptId, workerId });
+      throw new MinimrError('EWORKERLOST', `attempt ${attemptId} ran on worker ${workerId}, which is not connected now; its log is on that machine under DIR/logs/${jobId}/${attemptId}/`, { attemptId, workerId });
     }
     const { host, dataPort } = worker.data.address;
     const dataUrl = `http://${host.includes(':') ? `[${host}]` : host}:${dataPort}`;
-    const jobId = attempt.task.job.id;
     const token = this.namenode.blockKey.issue(attemptLogTokenId(jobId, attemptId), 'read', Date.now() + 60_000);
     return fetchAttemptLog(dataUrl, { jobId, attemptId, workerId }, stream, token, offset, length);
+  }
+
+  /** The job, owner and worker of an attempt in memory, or of a retired job's from the history. */
+  private async locateAttempt(attemptId: string): Promise<{ jobId: string; owner: string; workerId: string } | undefined> {
+    const attempt = this.findAttempt(attemptId);
+    if (attempt) return { jobId: attempt.task.job.id, owner: attempt.task.job.data.owner, workerId: attempt.worker.shape.id };
+    const retired = await this.history.retiredAttempt(attemptId);
+    return retired && { jobId: retired.jobId, owner: retired.owner, workerId: retired.attempt.workerId };
   }
 
   /** Any attempt the books hold, running or ended (the books index only running ones). */
@@ -898,9 +911,10 @@ export class JobTracker {
     // A failed or killed job's partial output is of no use and would block a re-run.
     await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : out);
     job.data.settled = true;
-    const status = jobStatus(job);
+    const entry = historyEntry(job);
+    const status = entry.status;
     // Written before the client hears of the end: an ended job never runs again after a restart.
-    await this.journal.jobEnded({ status, attempts: attemptSummaries(job) }).catch((err: Error) => this.journalFailed(err));
+    await this.journal.jobEnded(entry).catch((err: Error) => this.journalFailed(err));
     this.metrics.jobEnded(job.state);
     this.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
     for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(status);

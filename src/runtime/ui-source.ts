@@ -3,7 +3,10 @@ import type { Policy, SchedulingTrigger } from '../scheduler/index.js';
 import type { Namenode } from '../storage/index.js';
 import type { UiSource, UiTask } from '../ui/index.js';
 import type { AttemptLogSlice, AttemptLogStream } from './attempt-logs.js';
-import { attemptSummaries, jobStatus, type RuntimeAttempt, type RuntimeData } from './job-in-progress.js';
+import type { AttemptSummary } from './protocol.js';
+import { MinimrError } from '../errors.js';
+import type { JobHistory } from './job-history.js';
+import { jobStatus, type RuntimeData } from './job-in-progress.js';
 
 /** What the web UI reads of a JobTracker: its books, NameNode and policy, read-only. */
 export interface JobTrackerParts {
@@ -14,7 +17,9 @@ export interface JobTrackerParts {
   readonly heartbeatMs: number;
   readonly startedAt: number;
   readonly snapshot: (trigger: SchedulingTrigger) => ReturnType<Books<RuntimeData>['snapshot']>;
-  readonly findAttempt: (attemptId: string) => RuntimeAttempt | undefined;
+  /** Ended jobs, in memory and retired. */
+  readonly history: JobHistory;
+  readonly locateAttempt: (attemptId: string) => Promise<{ readonly jobId: string } | undefined>;
   readonly attemptLog: (attemptId: string, stream: AttemptLogStream, offset?: number, length?: number) => Promise<AttemptLogSlice>;
 }
 
@@ -45,15 +50,23 @@ export function jobTrackerUiSource(p: JobTrackerParts): UiSource {
       jobs: [...p.books.jobs()].map(jobStatus),
     }),
     jobs: () => [...p.books.jobs()].map(jobStatus),
-    job: (jobId) => {
-      const job = p.books.job(jobId);
-      if (!job) return undefined;
-      const byTask = new Map<string, ReturnType<typeof attemptSummaries>>();
-      for (const a of attemptSummaries(job)) byTask.set(a.taskId, [...(byTask.get(a.taskId) ?? []), a]);
-      const tasks: UiTask[] = [...job.maps, ...job.reduces].map((t) => ({ taskId: t.id, kind: t.kind, index: t.index, state: t.state, inputBytes: t.inputBytes, attempts: byTask.get(t.id) ?? [] }));
-      return { status: jobStatus(job), tasks };
+    finishedJobs: (limit, before) => p.history.finished(limit, before),
+    job: async (jobId) => {
+      let entry: Awaited<ReturnType<JobHistory['record']>>;
+      try {
+        entry = await p.history.record(jobId);
+      } catch (err) {
+        if (err instanceof MinimrError && err.code === 'ENOJOB') return undefined;
+        throw err;
+      }
+      const byTask = new Map<string, AttemptSummary[]>();
+      for (const a of entry.attempts) byTask.set(a.taskId, [...(byTask.get(a.taskId) ?? []), a]);
+      // A record written before tasks were recorded: its tasks are those its attempts name.
+      const tasks = entry.tasks ?? [...byTask.values()].map((as) => ({ taskId: as[0]!.taskId, kind: as[0]!.kind, index: -1, state: 'not recorded', inputBytes: as[0]!.inputBytes }));
+      const withAttempts: UiTask[] = tasks.map((t) => ({ ...t, attempts: byTask.get(t.taskId) ?? [] }));
+      return { status: entry.status, tasks: withAttempts };
     },
-    jobOfAttempt: (attemptId) => p.findAttempt(attemptId)?.task.job.id,
+    jobOfAttempt: async (attemptId) => (await p.locateAttempt(attemptId))?.jobId,
     attemptLog: p.attemptLog,
     stat: (path) => p.namenode.stat(path),
     list: (path) => p.namenode.list(path),

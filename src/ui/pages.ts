@@ -4,7 +4,7 @@
  * works behind any proxy and without a CDN, shows the same figures as `minimr job status` (the
  * same JobStatus), and is tested by reading the HTML.
  */
-import type { AttemptLogSlice, AttemptSummary, JobStatus } from '../runtime/index.js';
+import type { AttemptLogSlice, AttemptSummary, FinishedCursor, FinishedJobsPage, JobStatus } from '../runtime/index.js';
 import type { PolicyState } from '../scheduler/index.js';
 import type { BlockInfo, BlockStoreUsage, FileStatus } from '../storage/index.js';
 import { formatBytes } from '../util/index.js';
@@ -132,17 +132,25 @@ function jobsTable(jobs: readonly JobStatus[], id: string, now: number): SafeHtm
   );
 }
 
-export function jobsPage(jobs: readonly JobStatus[], now: number): string {
-  const running = jobs.filter((j) => j.state === 'running');
-  const queued = jobs.filter((j) => j.state === 'pending');
-  const finished = jobs.filter((j) => j.state !== 'running' && j.state !== 'pending').reverse();
+export function jobsUrl(limit: number, before?: FinishedCursor): string {
+  return href('/jobs', { limit, before: before ? `${before.finishTime}.${before.jobId}` : undefined });
+}
+
+/**
+ * The active jobs, and one page of the finished ones (in memory or retired to the history), newest
+ * first: `limit` of them, older than `paging.before` when given, with a link to the next older page.
+ */
+export function jobsPage(active: readonly JobStatus[], finished: FinishedJobsPage, now: number, paging: { readonly limit: number; readonly before?: FinishedCursor }): string {
+  const running = active.filter((j) => j.state === 'running');
+  const queued = active.filter((j) => j.state === 'pending');
   const body = html`
 <h2>Running (${running.length})</h2>
 ${jobsTable(running, 'running-jobs', now)}
 <h2>Queued (${queued.length})</h2>
 ${jobsTable(queued, 'queued-jobs', now)}
-<h2>Finished (${finished.length})</h2>
-${jobsTable(finished, 'finished-jobs', now)}`;
+<h2>Finished (${finished.total})</h2>
+<p id="finished-paging">${paging.before ? html`Finished before ${formatTime(paging.before.finishTime)}: ${finished.jobs.length} shown · ${link(jobsUrl(paging.limit), 'newest')}` : html`The ${finished.jobs.length} most recent`}${finished.older ? html` · ${link(jobsUrl(paging.limit, finished.older), 'older', { rel: 'next' })}` : ''}</p>
+${jobsTable(finished.jobs, 'finished-jobs', now)}`;
   return page('Jobs', body, { refreshSeconds: running.length + queued.length > 0 ? 2 : undefined });
 }
 
@@ -224,6 +232,14 @@ ${slice.offset > 0 ? html` · ${link(logUrl(slice.attemptId, slice.stream, Math.
 ${end < slice.size ? html` · ${link(logUrl(slice.attemptId, slice.stream, end), 'later')} · ${link(logUrl(slice.attemptId, slice.stream), 'end')}` : ''}</p>
 ${slice.text === '' ? html`<p class="empty">(empty)</p>` : html`<pre class="log" id="log">${slice.text}</pre>`}`;
   return page(`${slice.stream} of ${slice.attemptId}`, body);
+}
+
+/** An attempt whose log its worker no longer has, or whose worker is gone: said so, with the reason. */
+export function logUnavailablePage(attemptId: string, stream: 'stdout' | 'stderr', jobId: string | undefined, reason: string): string {
+  const body = html`
+<p class="error" id="log-unavailable">Log no longer available: ${reason}</p>
+<p>${jobId ? html`Job ${link(jobUrl(jobId), jobId)}. ` : ''}The log of an attempt stays on the worker that ran it for that worker's <code>--log-retain-hours</code>.</p>`;
+  return page(`${stream} of ${attemptId}`, body);
 }
 
 // ---- block store ----------------------------------------------------------------------------

@@ -6,19 +6,22 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MinimrError } from '../errors.js';
-import type { AttemptLogSlice, AttemptLogStream, JobStatus } from '../runtime/index.js';
+import type { AttemptLogSlice, AttemptLogStream, FinishedCursor, FinishedJobsPage, JobStatus } from '../runtime/index.js';
 import type { PolicyState } from '../scheduler/index.js';
 import type { BlockInfo, BlockStoreUsage, FileStatus } from '../storage/index.js';
-import { attemptLogPage, directoryPage, errorPage, filePage, jobPage, jobsPage, overviewPage, schedulerPage, type UiOverview, type UiTask } from './pages.js';
+import { attemptLogPage, directoryPage, errorPage, filePage, jobPage, jobsPage, logUnavailablePage, overviewPage, schedulerPage, type UiOverview, type UiTask } from './pages.js';
 
 /** What the UI reads; the JobTracker provides it. */
 export interface UiSource {
   overview(): UiOverview;
+  /** The jobs in the JobTracker's memory. */
   jobs(): JobStatus[];
-  /** A job with its tasks and their attempts; undefined when the JobTracker does not hold it. */
-  job(jobId: string): { status: JobStatus; tasks: UiTask[] } | undefined;
-  /** The job an attempt belongs to, if the JobTracker holds it. */
-  jobOfAttempt(attemptId: string): string | undefined;
+  /** Up to `limit` ended jobs, in memory or retired to the history, newest first, older than `before`. */
+  finishedJobs(limit: number, before?: FinishedCursor): Promise<FinishedJobsPage>;
+  /** A job with its tasks and their attempts, from memory or the history; undefined when neither has it. */
+  job(jobId: string): Promise<{ status: JobStatus; tasks: UiTask[] } | undefined>;
+  /** The job an attempt belongs to, if the JobTracker or its history knows the attempt. */
+  jobOfAttempt(attemptId: string): Promise<string | undefined>;
   attemptLog(attemptId: string, stream: AttemptLogStream, offset?: number, length?: number): Promise<AttemptLogSlice>;
   stat(path: string): Promise<FileStatus>;
   list(path: string): Promise<FileStatus[]>;
@@ -37,6 +40,11 @@ const HEADERS = {
 } as const;
 
 const LOG_PAGE_BYTES = 64 * 1024;
+/** Finished jobs a page lists by default and at most (`?limit=`). */
+const FINISHED_PAGE_JOBS = 50;
+const MAX_FINISHED_PAGE_JOBS = 1000;
+/** Why an attempt's log cannot be read any more: its worker removed it or is gone. */
+const LOG_GONE_CODES: ReadonlySet<string> = new Set(['ENOENT', 'EWORKERLOST']);
 
 const STATUS_OF: Readonly<Record<string, number>> = { ENOJOB: 404, ENOATTEMPT: 404, ENOENT: 404, EBADREQUEST: 400, EBADPATH: 400, EWORKERLOST: 503, EFETCH: 502 };
 
@@ -47,6 +55,15 @@ function intParam(url: URL, name: string): number | undefined {
   return Number(v);
 }
 
+/** `?before=FINISHTIME.JOBID`: where a page of finished jobs starts (the `older` link of the one before). */
+function cursorParam(url: URL): FinishedCursor | undefined {
+  const v = url.searchParams.get('before');
+  if (v === null || v === '') return undefined;
+  const m = /^(\d{1,16})\.(.{1,200})$/s.exec(v);
+  if (!m) throw new MinimrError('EBADREQUEST', `?before= takes FINISHTIME.JOBID (the "older" link of the jobs page), got ${JSON.stringify(v)}`);
+  return { finishTime: Number(m[1]), jobId: m[2]! };
+}
+
 function segment(raw: string): string {
   try {
     return decodeURIComponent(raw);
@@ -55,20 +72,32 @@ function segment(raw: string): string {
   }
 }
 
+/** A page, with its status when that is not 200. */
+type Page = string | { readonly status: number; readonly body: string };
+
 /**
  * Serves the UI's pages; returns false for paths it does not know (the JobTracker answers those).
- * Pages: `/`, `/jobs`, `/jobs/ID`, `/attempts/ID/logs?stream=&offset=`, `/fs?path=`, `/scheduler`.
+ * Pages: `/`, `/jobs?limit=&before=`, `/jobs/ID`, `/attempts/ID/logs?stream=&offset=`, `/fs?path=`, `/scheduler`.
  */
 export function createUiRequestHandler(source: UiSource): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const routes: ReadonlyArray<[RegExp, (m: RegExpExecArray, url: URL) => Promise<string> | string]> = [
+  const routes: ReadonlyArray<[RegExp, (m: RegExpExecArray, url: URL) => Promise<Page> | Page]> = [
     [/^\/$/, () => overviewPage(source.overview())],
-    [/^\/jobs\/?$/, () => jobsPage(source.jobs(), source.now())],
+    [
+      /^\/jobs\/?$/,
+      async (_m, url) => {
+        const limit = intParam(url, 'limit') ?? FINISHED_PAGE_JOBS;
+        if (limit < 1 || limit > MAX_FINISHED_PAGE_JOBS) throw new MinimrError('EBADREQUEST', `?limit= is 1..${MAX_FINISHED_PAGE_JOBS} jobs, got ${limit}`);
+        const before = cursorParam(url);
+        const active = source.jobs().filter((j) => j.state === 'running' || j.state === 'pending');
+        return jobsPage(active, await source.finishedJobs(limit, before), source.now(), { limit, ...(before ? { before } : {}) });
+      },
+    ],
     [
       /^\/jobs\/([^/]+)$/,
-      (m) => {
+      async (m) => {
         const id = segment(m[1]!);
-        const job = source.job(id);
-        if (!job) throw new MinimrError('ENOJOB', `no job ${id} on this JobTracker`);
+        const job = await source.job(id);
+        if (!job) throw new MinimrError('ENOJOB', `no job ${id} on this JobTracker or in its history`);
         return jobPage(job.status, job.tasks, source.now());
       },
     ],
@@ -78,8 +107,14 @@ export function createUiRequestHandler(source: UiSource): (req: IncomingMessage,
         const id = segment(m[1]!);
         const stream = url.searchParams.get('stream') ?? 'stderr';
         if (stream !== 'stdout' && stream !== 'stderr') throw new MinimrError('EBADREQUEST', `?stream= is stdout or stderr, got ${JSON.stringify(stream)}`);
-        const slice = await source.attemptLog(id, stream, intParam(url, 'offset'), LOG_PAGE_BYTES);
-        return attemptLogPage(slice, source.jobOfAttempt(id), LOG_PAGE_BYTES);
+        const offset = intParam(url, 'offset');
+        try {
+          const slice = await source.attemptLog(id, stream, offset, LOG_PAGE_BYTES);
+          return attemptLogPage(slice, await source.jobOfAttempt(id), LOG_PAGE_BYTES);
+        } catch (err) {
+          if (!(err instanceof MinimrError) || !LOG_GONE_CODES.has(err.code)) throw err;
+          return { status: STATUS_OF[err.code]!, body: logUnavailablePage(id, stream, await source.jobOfAttempt(id), err.message) };
+        }
       },
     ],
     [
@@ -111,7 +146,9 @@ export function createUiRequestHandler(source: UiSource): (req: IncomingMessage,
       let status = 200;
       let body: string;
       try {
-        body = await route[1](route[0].exec(url.pathname)!, url);
+        const answer = await route[1](route[0].exec(url.pathname)!, url);
+        if (typeof answer === 'string') body = answer;
+        else ({ status, body } = answer);
       } catch (err) {
         const code = err instanceof MinimrError ? err.code : 'EINTERNAL';
         status = STATUS_OF[code] ?? 500;

@@ -42,7 +42,8 @@ describe('the web UI in headless Chromium', { skip: chromium.why }, () => {
   before(async () => {
     const { chromium: driver } = await import('playwright-core');
     browser = await driver.launch({ executablePath: chromium.path!, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-    t = await startTestCluster({ policy: 'fair', pools: [{ name: 'research', minMapSlots: 2, minReduceSlots: 1, weight: 2, mode: 'fair' }, { name: 'default', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fair' }] });
+    // One ended job kept in memory: the first job retires to the history when the second ends.
+    t = await startTestCluster({ retainedJobs: 1, policy: 'fair', pools: [{ name: 'research', minMapSlots: 2, minReduceSlots: 1, weight: 2, mode: 'fair' }, { name: 'default', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fair' }] });
     base = `http://127.0.0.1:${t.cluster.jobTracker.port}`;
     // Signed in as a browser is: HTTP Basic with any user name and the web password.
     page = await browser.newPage({ viewport: { width: 1280, height: 800 }, httpCredentials: { username: 'operator', password: t.cluster.jobTracker.webPassword } });
@@ -104,6 +105,24 @@ describe('the web UI in headless Chromium', { skip: chromium.why }, () => {
     await shot('ui-attempt-log');
   });
 
+  it("a retired job's page, reached from the jobs page, shows its figures and logs from the history", async () => {
+    const retired = (await t.cluster.client.list(true)).find((s) => s.name === 'slow-wordcount')!;
+    assert.ok(!(await t.cluster.client.list()).some((s) => s.jobId === retired.jobId), 'it has left the JobTracker\'s memory');
+    await page.goto(`${base}/jobs`);
+    await page.click(`#finished-jobs a[href="/jobs/${retired.jobId}"]`);
+    const s = await t.cluster.client.status(retired.jobId);
+    assert.equal(await fieldText('state'), s.state);
+    assert.deepEqual(
+      [await fieldText('mapsCompleted'), await fieldText('mapsTotal'), await fieldText('reducesCompleted'), await fieldText('reducesTotal')],
+      [s.mapsCompleted, s.mapsTotal, s.reducesCompleted, s.reducesTotal].map(String),
+    );
+    assert.equal((await page.textContent('#job-counters tr[data-id="MAP_INPUT_RECORDS"] td.num'))?.trim(), String(s.counters.MAP_INPUT_RECORDS));
+    const reduce = (await t.cluster.client.attempts(retired.jobId)).find((a) => a.kind === 'reduce')!;
+    await page.click(`tr[data-id="${reduce.attemptId}"] a.log-link:text("stderr")`);
+    assert.equal(new URL(page.url()).pathname, `/attempts/${reduce.attemptId}/logs`);
+    assert.equal(await fieldText('size'), String((await t.cluster.client.attemptLog(reduce.attemptId, 'stderr')).size));
+  });
+
   it('the cluster, jobs, block store and scheduler pages load and agree with the cluster', async () => {
     await page.goto(`${base}/`);
     const info = await t.cluster.client.clusterInfo();
@@ -111,7 +130,7 @@ describe('the web UI in headless Chromium', { skip: chromium.why }, () => {
     assert.equal(await page.locator('#workers tbody tr').count(), info.workers.length);
     await shot('ui-cluster');
     await page.goto(`${base}/jobs`);
-    assert.equal(await page.locator('#finished-jobs tbody tr').count(), (await t.cluster.client.list()).length);
+    assert.equal(await page.locator('#finished-jobs tbody tr').count(), (await t.cluster.client.list(true)).length);
     await shot('ui-jobs');
     await page.goto(`${base}/fs?path=/in`);
     await page.click('a:text("text.txt")');

@@ -29,7 +29,7 @@ describe('web UI markup', () => {
       jobId: 'job_1', name: HOSTILE, user: HOSTILE, pool: HOSTILE, state: 'running', submitTime: 0, mapsTotal: 2, mapsCompleted: 1, reducesTotal: 1, reducesCompleted: 0,
       mapProgress: 0.5, reduceProgress: 0, counters: {}, outputPath: '/o', failedAttempts: 0, killedAttempts: 0, partition: 0, migrations: [], profile: { state: 'none' }, elasticAttempts: 0,
     };
-    for (const page of [jobsPage([job], 1000), schedulerPage(HOSTILE, { notes: [HOSTILE], tables: [{ title: HOSTILE, columns: [HOSTILE], rows: [[HOSTILE]] }] }, [job])]) {
+    for (const page of [jobsPage([job], { jobs: [{ ...job, jobId: 'job_2', state: 'succeeded', finishTime: 900 }], total: 1 }, 1000, { limit: 50 }), schedulerPage(HOSTILE, { notes: [HOSTILE], tables: [{ title: HOSTILE, columns: [HOSTILE], rows: [[HOSTILE]] }] }, [job])]) {
       assert.ok(!page.includes('<script'), 'no script element');
       assert.ok(page.includes(escapeHtml(HOSTILE)));
     }
