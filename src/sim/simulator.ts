@@ -6,7 +6,7 @@
  * Attempt progress is what the worker reported at its last heartbeat, computed from the heartbeat
  * phase when the policy is consulted, so heartbeats need no per-worker work otherwise.
  */
-import { Books, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type JobSkew, type SkewPlan, type TaskPlan, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
+import { Books, DEFAULT_WORKER_LIMITS, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type JobSkew, type SkewPlan, type TaskPlan, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
 import { MinimrError } from '../errors.js';
 import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
 import { FifoPolicy, YarnMePolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
@@ -247,6 +247,13 @@ export class Simulator {
       reduceSlowStart: slowStart,
       mrClusters: { outputReplication: this.settings.outputReplication ?? this.settings.replication },
       ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
+      // The limits guard a JobTracker against a worker's claims; a simulated cluster's shape is the
+      // experiment's own, and a pooled one (YARN-ME's meganode: 100 nodes' slots in one) is above them.
+      workerLimits: {
+        maxMapSlots: Math.max(DEFAULT_WORKER_LIMITS.maxMapSlots, ...cluster.workers.map((w) => w.mapSlots)),
+        maxReduceSlots: Math.max(DEFAULT_WORKER_LIMITS.maxReduceSlots, ...cluster.workers.map((w) => w.reduceSlots)),
+        maxMemoryMb: Math.max(DEFAULT_WORKER_LIMITS.maxMemoryMb, ...cluster.workers.map((w) => w.memoryMb)),
+      },
     });
     this.shapes = new Map(cluster.workers.map((w) => [w.id, w]));
     this.mrc = new MrClusterSim<SimData, SimJob>(

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createPolicy, remainingWorkMs } from '../../src/scheduler/index.js';
-import { meganode } from '../../src/sim/index.js';
+import { meganode, simulate } from '../../src/sim/index.js';
 import { STEADY_RESPONSE_BOUND_MS, policyConformance } from './conformance.js';
 import { mkJob, mkSnapshot, mkTask, mkWorker } from './snapshot-driver.js';
 
@@ -25,5 +25,15 @@ describe('srjf', () => {
   test('meganode pools every worker into one', () => {
     const c = meganode({ name: 'c', workers: [1, 2, 3].map((i) => ({ id: `w${i}`, rack: 'r', mapSlots: 16, reduceSlots: 0, memoryMb: 10_240, diskMBps: 100 })) });
     assert.deepEqual(c.workers, [{ id: 'meganode', rack: 'mega', mapSlots: 48, reduceSlots: 0, memoryMb: 30_720, diskMBps: 300 }]);
+  });
+
+  test("a meganode above a JobTracker's worker limits (100 nodes x 16 slots) runs in the simulator", () => {
+    // The limits guard a JobTracker against a worker's claims (1024 slots); a simulated cluster is trusted.
+    const c = meganode({ name: 'c', workers: Array.from({ length: 100 }, (_, i) => ({ id: `w${i}`, rack: 'r', mapSlots: 16, reduceSlots: 16, memoryMb: 10_240, diskMBps: 100 })) });
+    const jobs = [0, 1].map((j) => ({ id: `j${j}`, name: `j${j}`, app: 'wordcount', submitMs: j * 1000, maps: Array.from({ length: 2000 }, () => ({ workMs: 1000, memoryMb: 500 })), reduces: [{ workMs: 1000, memoryMb: 500 }] }));
+    const r = simulate({ workload: { name: 'w', jobs }, cluster: c, policy: createPolicy('srjf'), heartbeatMs: 1000, recordDecisions: false });
+    assert.deepEqual(r.run.jobs.map((j) => j.state), ['succeeded', 'succeeded']);
+    // 4000 maps of 1 s on 1600 slots: at least three waves.
+    assert.ok(Math.max(...r.run.jobs.map((j) => j.finishMs ?? 0)) >= 3000);
   });
 });
