@@ -381,9 +381,13 @@ export class YarnMePolicy implements Policy {
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     const visit = this.nodesToVisit(snapshot);
+    if (visit.length === 0) return NOTHING;
     // Nothing can be granted where the free memory is below every pending task's smallest grant:
-    // most heartbeats of a busy cluster end here, before the queue is sorted.
-    if (visit.length === 0 || !this.anythingFits(snapshot, visit)) return NOTHING;
+    // most heartbeats of a busy cluster end here, before the queue is sorted. Not on a node that
+    // no job has reserved yet, though: there the queue's first job reserves it (step 4), as YARN
+    // reserves a node whenever the task it offers the node to does not fit, whether or not any
+    // other would. Without that, staggered heartbeats on a busy cluster never reserved anything.
+    if (!this.anythingFits(snapshot, visit) && visit.every((r) => this.reservations.jobOn(r.worker.id) !== undefined)) return NOTHING;
     const round = new Round(snapshot, this.timelines);
     if (this.reservations.size > 0) this.reservations.prune(new Set(round.workers.keys()), round.pendingLeft);
     for (const room of visit) this.heartbeat(round, room);

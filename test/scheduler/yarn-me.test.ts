@@ -105,6 +105,19 @@ describe('yarn-me: one round', () => {
     assert.deepEqual(run('yarn-me', { backfillReserved: false }, 3_000), { launched: [], reserved: [['w1', 'j']] });
   });
 
+  test('yarn reserves a node on its heartbeat even when no pending task fits it (then a later small job waits, as in YARN)', () => {
+    // w1 has 1000 MB free; J's 2000 MB map fits nowhere. YARN reserves w1 for J all the same, so
+    // that K, arriving later with a 500 MB map, does not take the memory J is waiting for.
+    const policy = createPolicy('yarn') as YarnMePolicy;
+    const other = mkJob('other', [], { runningAttempts: [running('other', 3096, 5_000)] });
+    const j = mkJob('j', [mkTask('j', 'map', 0, { memoryMb: 2000 })], { submitTime: 1 });
+    assert.deepEqual(launches(policy.schedule(mkSnapshot([w1(1000)], [j, other], { trigger: heartbeat }))), []);
+    assert.deepEqual(policy.reserved(), [['w1', 'j']]);
+    const k = mkJob('k', [mkTask('k', 'map', 0, { memoryMb: 500 })], { submitTime: 2 });
+    assert.deepEqual(launches(policy.schedule(mkSnapshot([w1(1000)], [j, other, k], { trigger: heartbeat }))), []);
+    assert.deepEqual(policy.reserved(), [['w1', 'j']]);
+  });
+
   test('a reservation ends with its job, and the node serves the queue again', () => {
     const policy = createPolicy('yarn') as YarnMePolicy;
     const other = mkJob('other', [], { runningAttempts: [running('other', 3096, 5_000)] });
