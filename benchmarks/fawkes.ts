@@ -58,6 +58,11 @@ const args = yargs(process.argv.slice(2))
   .option('real-min-nodes', { type: 'number', default: 3, describe: 'real: minimum share of each MR-cluster' })
   .option('real-scale', { type: 'number', default: 0.03, describe: 'real: fraction of the workload\'s jobs' })
   .option('bytes-per-map', { type: 'number', default: 128 * 1024 })
+  .option('map-scale', {
+    type: 'number',
+    default: 1,
+    describe: "real: maps per workload map (at least 1 per job, at most --max-maps-per-job): below 1, big jobs keep their size relative to small ones under a cap that a local cluster can run",
+  })
   .option('max-maps-per-job', { type: 'number', default: 16 })
   .option('time-scale', { type: 'number', default: 0.05, describe: 'real: arrival times and T scaled by this' })
   .option('cpu-throttle', {
@@ -322,6 +327,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
         policyOptions: fawkesOptionsFor(variant, weighting, timeScale),
         dataDir,
         bytesPerMap: args['bytes-per-map'],
+        mapScale: args['map-scale'],
         maxMapsPerJob: args['max-maps-per-job'],
         timeScale,
         cpuThrottle: args['cpu-throttle'],
@@ -399,7 +405,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   const md: string[] = [
     `### ${name}, scaled: ${workload.jobs.length} jobs on ${shape.workers.length} local workers, 3 MR-clusters of ${minNodes} core nodes (TC growth, DP shrinks)`,
     '',
-    `Arrivals and T scaled by ${timeScale} (T = ${fawkesOptionsFor(variant, 'td', timeScale).intervalMs} ms), ${args['bytes-per-map']} bytes per map (at most ${args['max-maps-per-job']} maps), --cpu-throttle ${args['cpu-throttle']}, output blocks with ${args['output-replication']} replica(s). ` +
+    `Arrivals and T scaled by ${timeScale} (T = ${fawkesOptionsFor(variant, 'td', timeScale).intervalMs} ms), ${args['bytes-per-map']} bytes per map, ${args['map-scale']} real map(s) per workload map (at least 1, at most ${args['max-maps-per-job']}), --cpu-throttle ${args['cpu-throttle']}, output blocks with ${args['output-replication']} replica(s). ` +
       'Slowdown = response time / the job\'s runtime alone on its cluster at its minimum share (measured once, in the first None run). ' +
       `Real: mean over ${args.repeats} interleaved run(s) ± standard error. Predicted: the simulator on the same workload and cluster shape at the paper's time scale, slowdowns over its own estimate alone.`,
     '',

@@ -103,7 +103,7 @@ export interface YarnMeRealOptions {
   readonly memoryStepMb?: number;
   /** Buffers of the under-sized calibration run, as a fraction of what each task needed. Default 0.3. */
   readonly undersizedFraction?: number;
-  /** `--cpu-throttle` of every worker, on the 'cpu' basis: each worker as if on a core of its own, F times slower than this machine's (see src/runtime/cpu-throttle.ts). Default 4. */
+  /** `--cpu-throttle` of every worker, on the 'cpu' basis: each worker as if on a core of its own, F times slower than this machine's (see src/runtime/cpu-throttle.ts). Default 8: 4 workers x 3 slots need 6 cores at most, under 8 x this machine's 2. */
   readonly cpuThrottle?: number;
   /** Disk rate the workers report, MB/s (the elastic disk share is a part of it). Default 200. */
   readonly diskMBps?: number;
@@ -273,7 +273,7 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
     memoryFactor: o.memoryFactor ?? 1.8,
     memoryStepMb: o.memoryStepMb ?? 10,
     undersizedFraction: o.undersizedFraction ?? 0.3,
-    cpuThrottle: o.cpuThrottle ?? 4,
+    cpuThrottle: o.cpuThrottle ?? 8,
     heartbeatMs: o.heartbeatMs ?? 1000,
     diskMBps: o.diskMBps ?? 200,
   };
