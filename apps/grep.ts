@@ -92,7 +92,7 @@ function isLiteral(text: string): boolean {
   return text.length > 0 && !REGEX_SYNTAX.test(text) && !/[\r\n\u2028\u2029\ufffd]/.test(text) && Buffer.from(text, 'utf8').toString('utf8') === text;
 }
 
-/** Each chunk is searched once per literal: beyond a few, one regex pass is cheaper. */
+/** Each chunk is searched once per literal, so a long alternation goes to the one regex pass instead (the limit is a guess, not measured). */
 const MAX_LITERALS = 4;
 
 /** Lines holding any of `needles`. */
