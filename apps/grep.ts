@@ -18,6 +18,10 @@
  * - A pattern without regular expression syntax and without the `i` flag is a literal: its UTF-8
  *   bytes are searched in the chunk with `Buffer.indexOf` (a match in the bytes is a match in the
  *   decoded text: UTF-8 is self-synchronizing), and each hit counts its line and skips to the next.
+ *   An alternation of a few such literals (`foo|bar`, as GNU grep's keyword matcher) is searched the
+ *   same way, each literal's next hit kept until the scan passes it: a line matches when one of the
+ *   alternatives occurs in it, and decoding the chunk for the regex engine costs more than a few
+ *   byte searches.
  * - Otherwise the chunk is decoded once and one global, multiline copy of the regex runs over it.
  *   Without lookarounds, every match the line alone has is also found in the chunk from the line's
  *   start (line edges look alike: `^`/`$` in multiline mode, `\b` next to `\n` or `\r`); a match may
@@ -68,16 +72,10 @@ export function compileMatcher(params: Params): LineMatcher {
     } catch (err) {
       throw new Error(`grep: invalid regular expression /${pattern}/${flags}: ${(err as Error).message}`);
     }
-    // Not a literal either: what no line holds (\n), or what bytes and decoded text disagree on
-    // (U+FFFD stands for invalid bytes; a lone surrogate is never decoded).
-    const literal =
-      pattern.length > 0 &&
-      !REGEX_SYNTAX.test(pattern) &&
-      !flags.includes('i') &&
-      !/[\r\n\u2028\u2029\ufffd]/.test(pattern) &&
-      Buffer.from(pattern, 'utf8').toString('utf8') === pattern;
-    const count = literal
-      ? literalCounter(Buffer.from(pattern, 'utf8'))
+    const alternatives = pattern.split('|');
+    const literals = !flags.includes('i') && alternatives.length <= MAX_LITERALS && alternatives.every(isLiteral);
+    const count = literals
+      ? literalCounter(alternatives.map((literal) => Buffer.from(literal, 'utf8')))
       : LOOKAROUND.test(pattern)
         ? lineByLineCounter(re)
         : chunkRegexCounter(re, new RegExp(pattern, flags.includes('m') ? `${flags}g` : `${flags}gm`));
@@ -86,16 +84,32 @@ export function compileMatcher(params: Params): LineMatcher {
   return cached.matcher;
 }
 
-function literalCounter(needle: Buffer): (bytes: Buffer) => number {
+/**
+ * Text that means itself in a regex. Not one either: what no line holds (\n), or what bytes and
+ * decoded text disagree on (U+FFFD stands for invalid bytes; a lone surrogate is never decoded).
+ */
+function isLiteral(text: string): boolean {
+  return text.length > 0 && !REGEX_SYNTAX.test(text) && !/[\r\n\u2028\u2029\ufffd]/.test(text) && Buffer.from(text, 'utf8').toString('utf8') === text;
+}
+
+/** Each chunk is searched once per literal, so a long alternation goes to the one regex pass instead (the limit is a guess, not measured). */
+const MAX_LITERALS = 4;
+
+/** Lines holding any of `needles`. */
+function literalCounter(needles: readonly Buffer[]): (bytes: Buffer) => number {
   return (bytes) => {
+    // Each needle's first hit at or after the scan's position (-1: none left in the chunk).
+    const next = needles.map((needle) => bytes.indexOf(needle));
     let n = 0;
-    for (let hit = bytes.indexOf(needle); hit >= 0; ) {
+    for (;;) {
+      let hit = -1;
+      for (const h of next) if (h >= 0 && (hit < 0 || h < hit)) hit = h;
+      if (hit < 0) return n;
       n++;
-      const end = bytes.indexOf(NEWLINE, hit + needle.length);
-      if (end < 0) break;
-      hit = bytes.indexOf(needle, end + 1);
+      const end = bytes.indexOf(NEWLINE, hit);
+      if (end < 0) return n;
+      for (let i = 0; i < needles.length; i++) if (next[i]! >= 0 && next[i]! <= end) next[i] = bytes.indexOf(needles[i]!, end + 1);
     }
-    return n;
   };
 }
 

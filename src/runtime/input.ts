@@ -11,6 +11,7 @@ import {
   type RecordBatchReader,
   type RecordChunkReader,
 } from '../storage/index.js';
+import { countNewlines } from './newline-count.js';
 import type { SerializedInputFormat, TaskInput } from './protocol.js';
 
 export interface RecordBatch {
@@ -165,8 +166,7 @@ export class TaskSplitInput implements SplitInput<InputFormat> {
 
 /** Lines in a chunk of whole lines: its newlines, plus a file's last line without one. */
 function countLines(bytes: Buffer): number {
-  let n = 0;
-  for (let i = bytes.indexOf(NEWLINE); i >= 0; i = bytes.indexOf(NEWLINE, i + 1)) n++;
+  const n = countNewlines(bytes);
   return bytes.length > 0 && bytes[bytes.length - 1] !== NEWLINE ? n + 1 : n;
 }
 

@@ -9,6 +9,17 @@ export interface BlockWriteResult {
   readonly crc32: number;
 }
 
+/**
+ * A piece of a block as a store read it, with the CRC-32 of its bytes when they are whole checksum
+ * chunks (`undefined` for a piece cut inside a chunk). That CRC is combined from the chunk checksums
+ * the bytes were just verified against, so it is exactly the bytes' CRC: a reader checking a whole
+ * block against the NameNode's crc32 need not hash the bytes a second time.
+ */
+export interface VerifiedPiece {
+  readonly bytes: Buffer;
+  readonly crc32: number | undefined;
+}
+
 export interface BlockStat {
   readonly blockId: string;
   readonly length: number;
@@ -25,6 +36,8 @@ export interface BlockStore {
   write(blockId: string, source: AsyncIterable<Buffer> | Buffer): Promise<BlockWriteResult>;
   /** Bytes [start, end) of the block (clamped to its length), verified chunk by chunk. ENOENT when absent. */
   read(blockId: string, start?: number, end?: number): AsyncIterable<Buffer>;
+  /** As `read`, each piece with its CRC-32 when it is whole chunks. */
+  readPieces(blockId: string, start?: number, end?: number): AsyncIterable<VerifiedPiece>;
   has(blockId: string): Promise<boolean>;
   /** Every stored block id: the datanode's block report. */
   list(): Promise<string[]>;
@@ -108,12 +121,74 @@ export async function* toAsyncChunks(source: AsyncIterable<Buffer> | Buffer): As
   for await (const chunk of source) yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
 }
 
-/** Checks `data`, which starts at chunk `firstChunk` and is chunk-aligned (the last chunk may be short). */
-export function verifyChunks(data: Buffer, firstChunk: number, chunkCrcs: readonly number[], blockId: string, workerId: string): void {
+/**
+ * Checks `data`, which starts at chunk `firstChunk` and is chunk-aligned (the last chunk may be
+ * short), and returns its CRC-32, combined from the chunks' verified checksums.
+ */
+export function verifyChunks(data: Buffer, firstChunk: number, chunkCrcs: readonly number[], blockId: string, workerId: string): number {
+  let crc = 0;
   for (let offset = 0, chunk = firstChunk; offset < data.length; offset += CHECKSUM_CHUNK_SIZE, chunk++) {
     const expected = chunkCrcs[chunk];
-    if (expected === undefined || crc32(data.subarray(offset, offset + CHECKSUM_CHUNK_SIZE)) !== expected) {
-      throw checksumError(blockId, workerId, chunk);
-    }
+    const bytes = data.subarray(offset, offset + CHECKSUM_CHUNK_SIZE);
+    if (expected === undefined || crc32(bytes) !== expected) throw checksumError(blockId, workerId, chunk);
+    crc = crc32Combine(crc, expected, bytes.length);
   }
+  return crc;
+}
+
+/**
+ * The piece of a verified read `buf` (chunk-aligned, at block offset `position`, with CRC-32 `crc`)
+ * that falls in `range`: its CRC is known only when the piece is all of `buf`.
+ */
+export function pieceInRange(buf: Buffer, position: number, crc: number, range: { start: number; end: number }): VerifiedPiece {
+  const from = Math.max(range.start - position, 0);
+  const to = Math.min(range.end - position, buf.length);
+  return { bytes: from === 0 && to === buf.length ? buf : buf.subarray(from, to), crc32: from === 0 && to === buf.length ? crc : undefined };
+}
+
+/** A store's `read`, from its `readPieces`. */
+export async function* bytesOf(pieces: AsyncIterable<VerifiedPiece>): AsyncIterable<Buffer> {
+  for await (const piece of pieces) yield piece.bytes;
+}
+
+const CRC32_POLYNOMIAL = 0xedb88320;
+
+/** a(x) * b(x) modulo the CRC-32 polynomial, bits reflected as in zlib's `multmodp`. */
+function multiplyModP(a: number, b: number): number {
+  if (a === 0) return 0;
+  let product = 0;
+  for (let bit = 0x80000000; ; ) {
+    if ((a & bit) !== 0) {
+      product ^= b;
+      if ((a & (bit - 1)) === 0) break;
+    }
+    bit >>>= 1;
+    b = b & 1 ? (b >>> 1) ^ CRC32_POLYNOMIAL : b >>> 1;
+  }
+  return product >>> 0;
+}
+
+/** x^(2^k) mod P for k = 0..31, as zlib's `x2n_table`. */
+const X_TO_2_TO_THE = ((): number[] => {
+  const table = [0x40000000]; // x^1 (bit 31 is x^0)
+  for (let k = 1; k < 32; k++) table.push(multiplyModP(table[k - 1]!, table[k - 1]!));
+  return table;
+})();
+
+const shiftCache = new Map<number, number>();
+
+/** x^(8 * length) mod P: what appending `length` bytes does to a CRC. Few lengths occur (chunk and read sizes), so they are cached. */
+function shiftForBytes(length: number): number {
+  let shift = shiftCache.get(length);
+  if (shift === undefined) {
+    shift = 0x80000000;
+    for (let n = length, k = 3; n > 0; n = Math.floor(n / 2), k++) if (n % 2 === 1) shift = multiplyModP(X_TO_2_TO_THE[k & 31]!, shift);
+    if (shiftCache.size < 64) shiftCache.set(length, shift);
+  }
+  return shift;
+}
+
+/** The CRC-32 of A followed by B, from CRC-32(A), CRC-32(B) and B's length (zlib's `crc32_combine`). */
+export function crc32Combine(crcA: number, crcB: number, lengthB: number): number {
+  return (multiplyModP(shiftForBytes(lengthB), crcA >>> 0) ^ (crcB >>> 0)) >>> 0;
 }

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import { isMinimrError, MinimrError, serializeError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { BlockStore, BlockWriteResult } from './block-store.js';
+import { crc32Combine, type BlockStore, type BlockWriteResult, type VerifiedPiece } from './block-store.js';
 import { putRemoteBlock, readRemoteBlock } from './data-client.js';
 import type { BlockInfo, ClientLocation, CreateOptions, DatanodeAddress, FileStatus, NamenodeApi } from './types.js';
 
@@ -154,17 +154,17 @@ export class FsClient {
         const held: Buffer[] = [];
         let heldCrc = crc;
         let heldEnd = position;
-        for await (const chunk of this.openReplica(location, block.blockId, block.token, position, to)) {
+        for await (const { bytes: chunk, crc32: chunkCrc } of this.openReplica(location, block.blockId, block.token, position, to)) {
           this.bytesRead[where] += chunk.length;
           heldEnd += chunk.length;
           if (!whole) {
             position = heldEnd;
             yield chunk;
           } else if (hold) {
-            heldCrc = crc32(chunk, heldCrc);
+            heldCrc = appendCrc(heldCrc, chunk, chunkCrc);
             held.push(chunk);
           } else {
-            crc = crc32(chunk, crc);
+            crc = appendCrc(crc, chunk, chunkCrc);
             position = heldEnd;
             yield chunk;
           }
@@ -215,10 +215,20 @@ export class FsClient {
     return 'offRack';
   }
 
-  private openReplica(location: DatanodeAddress, blockId: string, token: string, start: number, end: number): AsyncIterable<Buffer> {
-    if (this.localStore && location.workerId === this.localStore.workerId) return this.localStore.read(blockId, start, end);
-    return readRemoteBlock(location, blockId, start, end, { timeoutMs: this.timeoutMs, token });
+  private openReplica(location: DatanodeAddress, blockId: string, token: string, start: number, end: number): AsyncIterable<VerifiedPiece> {
+    if (this.localStore && location.workerId === this.localStore.workerId) return this.localStore.readPieces(blockId, start, end);
+    return unverifiedPieces(readRemoteBlock(location, blockId, start, end, { timeoutMs: this.timeoutMs, token }));
   }
+}
+
+/** Bytes from the network: their CRC is still to be computed. */
+async function* unverifiedPieces(chunks: AsyncIterable<Buffer>): AsyncIterable<VerifiedPiece> {
+  for await (const bytes of chunks) yield { bytes, crc32: undefined };
+}
+
+/** The running CRC of a block read with `bytes` appended: combined from the piece's known CRC (a local replica's verified chunks), else hashed. */
+function appendCrc(crc: number, bytes: Buffer, bytesCrc: number | undefined): number {
+  return bytesCrc === undefined ? crc32(bytes, crc) : crc32Combine(crc, bytesCrc, bytes.length);
 }
 
 /** Wraps the error of a block whose bad bytes were already handed out: no replica can make up for it. */

@@ -4,16 +4,18 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } fro
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import {
+  bytesOf,
   ChunkChecksummer,
   CHECKSUM_CHUNK_SIZE,
   checksumError,
   clampRange,
   missingBlockError,
+  pieceInRange,
   toAsyncChunks,
   validateBlockId,
   verifyChunks,
 } from './block-store.js';
-import type { BlockStat, BlockStore, BlockWriteResult } from './block-store.js';
+import type { BlockStat, BlockStore, BlockWriteResult, VerifiedPiece } from './block-store.js';
 
 export interface LocalDiskBlockStoreOptions {
   /** Directory of this datanode's blocks; created if missing. */
@@ -141,7 +143,11 @@ export class LocalDiskBlockStore implements BlockStore {
     }
   }
 
-  async *read(blockId: string, start?: number, end?: number): AsyncIterable<Buffer> {
+  read(blockId: string, start?: number, end?: number): AsyncIterable<Buffer> {
+    return bytesOf(this.readPieces(blockId, start, end));
+  }
+
+  async *readPieces(blockId: string, start?: number, end?: number): AsyncIterable<VerifiedPiece> {
     validateBlockId(blockId);
     const meta = await this.readMeta(blockId);
     let handle: FileHandle;
@@ -171,8 +177,8 @@ export class LocalDiskBlockStore implements BlockStore {
           const { buf, position }: { buf: Buffer; position: number } = await next;
           const after: number = position + buf.length;
           next = after < range.end ? readAt(after) : undefined;
-          verifyChunks(buf, position / CHECKSUM_CHUNK_SIZE, meta.chunkCrcs, blockId, this.workerId);
-          yield buf.subarray(Math.max(range.start - position, 0), Math.min(range.end - position, buf.length));
+          const crc = verifyChunks(buf, position / CHECKSUM_CHUNK_SIZE, meta.chunkCrcs, blockId, this.workerId);
+          yield pieceInRange(buf, position, crc, range);
         }
       } finally {
         // A reader that stopped early (or failed) leaves a read in flight: it must end before the file closes.

@@ -1,5 +1,5 @@
-import { ChunkChecksummer, CHECKSUM_CHUNK_SIZE, clampRange, missingBlockError, toAsyncChunks, validateBlockId, verifyChunks } from './block-store.js';
-import type { BlockStat, BlockStore, BlockWriteResult } from './block-store.js';
+import { bytesOf, ChunkChecksummer, CHECKSUM_CHUNK_SIZE, clampRange, missingBlockError, pieceInRange, toAsyncChunks, validateBlockId, verifyChunks } from './block-store.js';
+import type { BlockStat, BlockStore, BlockWriteResult, VerifiedPiece } from './block-store.js';
 
 interface StoredBlock {
   readonly data: Buffer;
@@ -29,7 +29,11 @@ export class InMemoryBlockStore implements BlockStore {
     return { length, crc32 };
   }
 
-  async *read(blockId: string, start?: number, end?: number): AsyncIterable<Buffer> {
+  read(blockId: string, start?: number, end?: number): AsyncIterable<Buffer> {
+    return bytesOf(this.readPieces(blockId, start, end));
+  }
+
+  async *readPieces(blockId: string, start?: number, end?: number): AsyncIterable<VerifiedPiece> {
     validateBlockId(blockId);
     const block = this.blocks.get(blockId);
     if (!block) throw missingBlockError(blockId, this.workerId);
@@ -38,8 +42,10 @@ export class InMemoryBlockStore implements BlockStore {
     const alignedEnd = Math.min(block.data.length, Math.ceil(range.end / CHECKSUM_CHUNK_SIZE) * CHECKSUM_CHUNK_SIZE);
     while (position < range.end) {
       const slice = block.data.subarray(position, Math.min(position + READ_SLICE, alignedEnd));
-      verifyChunks(slice, position / CHECKSUM_CHUNK_SIZE, block.chunkCrcs, blockId, this.workerId);
-      yield Buffer.from(slice.subarray(Math.max(range.start - position, 0), Math.min(range.end - position, slice.length)));
+      const crc = verifyChunks(slice, position / CHECKSUM_CHUNK_SIZE, block.chunkCrcs, blockId, this.workerId);
+      // A copy: a reader may keep or change what it is given, the stored block must stay as it is.
+      const piece = pieceInRange(slice, position, crc, range);
+      yield { bytes: Buffer.from(piece.bytes), crc32: piece.crc32 };
       position += slice.length;
     }
   }

@@ -140,6 +140,8 @@ describe('grep', () => {
     const patterns: [string, string][] = [
       ['the', ''], ['Straße', ''], ['日本', ''], ['e$', ''], ['^$', ''], ['^T', ''], ['a[^x]*b', ''], ['a\\s*\\S*b', ''],
       ['c$', ''], ['\\r', ''], ['x.y', 's'], ['foo(?!\\s)', ''], ['(?<=o)o$', ''], ['\\bthe\\b', 'i'], ['', ''], ['é', 'u'], ['^', 'm'], ['l$', ''],
+      // Alternations of literals: overlapping, in one line, one never there, an empty alternative, beyond the literal limit.
+      ['foo|the', ''], ['the|THE', ''], ['oo|foo', ''], ['日本|naïve|zzz', ''], ['xx|', ''], ['a|b|c|d|e', ''], ['xx|yy', 'i'],
     ];
     for (const [p, flags] of patterns) {
       const re = new RegExp(p, flags);

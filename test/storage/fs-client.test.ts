@@ -259,6 +259,22 @@ describe("FsClient checks whole blocks against the NameNode's checksum", () => {
     }
   });
 
+  it('short-circuit streaming: a local replica rewritten with checksums of its own fails with ECHECKSUM (its chunks verify, the block does not)', async () => {
+    const cluster = await startCluster(['r1'], { defaultBlockSize: 300_000 });
+    try {
+      const w1 = cluster.datanodes[0]!;
+      const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: w1.store });
+      const data = pseudoRandomBytes(700_000, 18);
+      await local.put(data, '/t', { replication: 1 });
+      assert.equal(Buffer.compare(await collect(local.cat('/t')), data), 0);
+      const block = (await local.getBlocks('/t'))[1]!;
+      await tamper(cluster, 'w1', block.blockId, block.length);
+      await assert.rejects(collect(local.cat('/t')), (err) => isMinimrError(err, 'ECHECKSUM') && err.details.blockId === block.blockId);
+    } finally {
+      await cluster.close();
+    }
+  });
+
   it('a forged bad-replica report of every replica leaves them all', async () => {
     const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 40_000 });
     try {
