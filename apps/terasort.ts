@@ -104,10 +104,15 @@ export default defineJob({
     );
     return { splitPoints: points.map((b) => b.toString('hex')), sampled: sample.length };
   },
-  map(_offset, record, ctx) {
-    // Views, not copies, to save a 100-byte copy per record; this relies on the input reader not
-    // overwriting a record's memory after handing it to map.
-    ctx.emit(record.subarray(0, KEY_LENGTH), record.subarray(KEY_LENGTH));
+  // The whole split in chunks of whole records, each record's bytes handed to the sort buffer as
+  // they are (key = its first 10 bytes, value = the rest): no Buffer per record on the way, which
+  // per record cost more CPU (allocation and the GC of what survived a chunk) than sorting it.
+  async mapSplit(input, ctx) {
+    for await (const { bytes } of input.chunks()) {
+      for (let at = 0; at + RECORD_LENGTH <= bytes.length; at += RECORD_LENGTH) {
+        ctx.emitRecordBytes(bytes, at, at + KEY_LENGTH, at + RECORD_LENGTH);
+      }
+    }
   },
   // Spelled out rather than left to a default: duplicate keys must all be kept, in any order.
   reduce(key, values, ctx) {

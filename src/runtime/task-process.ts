@@ -49,23 +49,41 @@ import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from '.
 const PROGRESS_INTERVAL_MS = 300;
 /** Below this share of the map buffer, a job's combiner runs at spills only (no hash table). */
 const MIN_HASH_COMBINE_BYTES = 64 * 1024;
+/**
+ * Room a whole-split map waits for in its sort buffer, while a spill is being written, before its
+ * next input chunk: a chunk from a local block is 1 MiB, and 100-byte records take 1.3 MiB of the
+ * buffer with their metadata. Less room would make the chunk's last records spill synchronously.
+ */
+const SPLIT_CHUNK_ROOM_BYTES = 2 << 20;
 /** A key not decoded (yet): the partitioner decodes it only for a job's own `partition`. */
 const NO_KEY = Symbol('no key');
 
-/** Where a map's `emit` and `emitKeyBytes` go; `flush` passes on what a hash table holds. */
+/** Where a map's `emit`, `emitKeyBytes` and `emitRecordBytes` go; `flush` passes on what a hash table holds. */
 interface MapSink {
   emit(key: unknown, value: unknown): void;
   emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: unknown): void;
+  emitRecordBytes(bytes: Uint8Array, keyStart: number, keyEnd: number, valueEnd: number): void;
   flush?(): void;
 }
 
 /** `start`, once [start, end) is checked to be a range of `bytes`. */
-function checkedRange(bytes: Uint8Array, start: number, end: number): number {
+function checkedRange(bytes: Uint8Array, start: number, end: number, what = 'emitKeyBytes: [start, end) is not a range of the key bytes given'): number {
   if (!(bytes instanceof Uint8Array) || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || start > end || end > bytes.length) {
     const length = bytes instanceof Uint8Array ? `${bytes.length} bytes` : `a ${typeof bytes}, not bytes`;
-    throw new MinimrError('ETASK', `emitKeyBytes: [${start}, ${end}) is not a range of the key bytes given (${length})`);
+    throw new MinimrError('ETASK', `${what.replace('start', String(start)).replace('end', String(end))} (${length})`);
   }
   return start;
+}
+
+/**
+ * `bytes` as a Buffer, once [keyStart, keyEnd) and [keyEnd, valueEnd) are checked to be ranges of it
+ * (emitRecordBytes).
+ */
+function checkedRecord(bytes: Uint8Array, keyStart: number, keyEnd: number, valueEnd: number): Buffer {
+  const what = 'emitRecordBytes: key [start, end) is not a range of the bytes given';
+  checkedRange(bytes, keyStart, keyEnd, what);
+  checkedRange(bytes, keyEnd, valueEnd, 'emitRecordBytes: value [start, end) is not a range of the bytes given');
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
 function send(report: TaskProcessReport): Promise<void> {
@@ -287,7 +305,16 @@ class AttemptRunner {
         });
     const sink = output ? this.mapOnlySink(output) : this.mapOutputSink(collector!, table!);
     const split = spec.input.kind === 'file' ? { path: spec.input.path, start: spec.input.start, length: spec.input.length } : undefined;
-    const ctx: MapContext<unknown, unknown> = { ...this.baseContext(), mapIndex: spec.index, split, emit: sink.emit, emitKeyBytes: sink.emitKeyBytes };
+    const ctx: MapContext<unknown, unknown> = {
+      ...this.baseContext(),
+      mapIndex: spec.index,
+      split,
+      emit: sink.emit,
+      emitKeyBytes: sink.emitKeyBytes,
+      emitRecordBytes: sink.emitRecordBytes,
+    };
+    // A whole-split map can wait for room only between input chunks: it waits for a chunk's worth.
+    const room = job.mapSplit ? SPLIT_CHUNK_ROOM_BYTES : undefined;
     const pacing: SplitPacing = {
       due: () => output?.needsFlush === true || collector?.mustWait === true,
       pause: async (bytesRead, totalBytes) => {
@@ -295,7 +322,7 @@ class AttemptRunner {
         this.reportIfDue();
         if (output?.needsFlush) await flushOutput(output);
         // The buffer is full and a spill is being written: let it finish rather than spill synchronously.
-        if (collector?.mustWait) await collector.waitForRoom();
+        if (collector && (room === undefined ? collector.mustWait : collector.mustWaitFor(room))) await collector.waitForRoom(room);
         if (this.throttle.due()) await this.throttle.pace();
       },
     };
@@ -376,12 +403,16 @@ class AttemptRunner {
 
   /** A map-only job's output: straight to its part file. */
   private mapOnlySink(output: OutputWriter): MapSink {
-    const keyCodec = this.keyCodec;
+    const { keyCodec, valueCodec } = this;
     return {
       emit: (key, value) => output.emit(key, value),
       emitKeyBytes: (bytes, start, end, value) => {
         const from = checkedRange(bytes, start, end);
         output.emit(keyCodec.decode(Buffer.from(bytes.buffer, bytes.byteOffset + from, end - from)), value);
+      },
+      emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
+        const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
+        output.emit(keyCodec.decode(b.subarray(keyStart, keyEnd)), valueCodec.decode(b.subarray(keyEnd, valueEnd)));
       },
     };
   }
@@ -439,6 +470,10 @@ class AttemptRunner {
       return {
         emit: (key, value) => table.add(key, value),
         emitKeyBytes: (bytes, start, end, value) => table.addBytes(bytes, checkedRange(bytes, start, end), end, value),
+        emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
+          const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
+          table.addBytes(b, keyStart, keyEnd, valueCodec.decode(b.subarray(keyEnd, valueEnd)));
+        },
         flush: () => table.flush(),
       };
     }
@@ -450,6 +485,11 @@ class AttemptRunner {
       emitKeyBytes: (bytes, start, end, value) => {
         const k = Buffer.from(bytes.buffer, bytes.byteOffset + checkedRange(bytes, start, end), end - start);
         collector.collect(partitionOf(k, NO_KEY, -1), k, valueCodec.encode(value));
+      },
+      // The key gets a view only for the partitioner; the record's bytes go to the sort buffer as they are.
+      emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
+        const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
+        collector.collectRange(partitionOf(b.subarray(keyStart, keyEnd), NO_KEY, -1), b, keyStart, keyEnd, valueEnd);
       },
     };
   }
