@@ -114,10 +114,9 @@ export default defineJob({
       }
     }
   },
-  // Spelled out rather than left to a default: duplicate keys must all be kept, in any order.
-  reduce(key, values, ctx) {
-    for (const value of values) ctx.emit(key, value);
-  },
+  // No `reduce`: the default emits every value under its key, so duplicate keys are all kept, and
+  // with bytes keys and values in byte order the runtime copies the merged records to the output
+  // as they are, with no Buffer per record.
   partition(key, partitions, ctx) {
     if (partitions <= 1) return 0;
     const { points, prefixes } = partitionerFor(ctx.shared);
