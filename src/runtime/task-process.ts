@@ -69,10 +69,10 @@ interface MapSink {
 }
 
 /** `start`, once [start, end) is checked to be a range of `bytes`. */
-function checkedRange(bytes: Uint8Array, start: number, end: number, what = 'emitKeyBytes: [start, end) is not a range of the key bytes given'): number {
+function checkedRange(bytes: Uint8Array, start: number, end: number, what = 'emitKeyBytes:', of = 'the key bytes given'): number {
   if (!(bytes instanceof Uint8Array) || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || start > end || end > bytes.length) {
     const length = bytes instanceof Uint8Array ? `${bytes.length} bytes` : `a ${typeof bytes}, not bytes`;
-    throw new MinimrError('ETASK', `${what.replace('start', String(start)).replace('end', String(end))} (${length})`);
+    throw new MinimrError('ETASK', `${what} [${start}, ${end}) is not a range of ${of} (${length})`);
   }
   return start;
 }
@@ -82,9 +82,8 @@ function checkedRange(bytes: Uint8Array, start: number, end: number, what = 'emi
  * (emitRecordBytes).
  */
 function checkedRecord(bytes: Uint8Array, keyStart: number, keyEnd: number, valueEnd: number): Buffer {
-  const what = 'emitRecordBytes: key [start, end) is not a range of the bytes given';
-  checkedRange(bytes, keyStart, keyEnd, what);
-  checkedRange(bytes, keyEnd, valueEnd, 'emitRecordBytes: value [start, end) is not a range of the bytes given');
+  checkedRange(bytes, keyStart, keyEnd, 'emitRecordBytes: key', 'the bytes given');
+  checkedRange(bytes, keyEnd, valueEnd, 'emitRecordBytes: value', 'the bytes given');
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
