@@ -104,15 +104,11 @@ export default defineJob({
     );
     return { splitPoints: points.map((b) => b.toString('hex')), sampled: sample.length };
   },
-  // The whole split in chunks of whole records, each record's bytes handed to the sort buffer as
-  // they are (key = its first 10 bytes, value = the rest): no Buffer per record on the way, which
-  // per record cost more CPU (allocation and the GC of what survived a chunk) than sorting it.
-  async mapSplit(input, ctx) {
-    for await (const { bytes } of input.chunks()) {
-      for (let at = 0; at + RECORD_LENGTH <= bytes.length; at += RECORD_LENGTH) {
-        ctx.emitRecordBytes(bytes, at, at + KEY_LENGTH, at + RECORD_LENGTH);
-      }
-    }
+  // Each record's bytes go to the sort buffer as they are (key = its first 10 bytes, value = the
+  // rest), with no key or value Buffer made. Per record, not per input chunk (`mapSplit`): the map
+  // can then wait for a spill between any two records, so spills stay full at small buffers.
+  map(_offset, record, ctx) {
+    ctx.emitRecordBytes(record, 0, KEY_LENGTH, RECORD_LENGTH);
   },
   // No `reduce`: the default emits every value under its key, so duplicate keys are all kept, and
   // with bytes keys and values in byte order the runtime copies the merged records to the output

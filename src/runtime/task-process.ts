@@ -51,12 +51,6 @@ import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from '.
 const PROGRESS_INTERVAL_MS = 300;
 /** Below this share of the map buffer, a job's combiner runs at spills only (no hash table). */
 const MIN_HASH_COMBINE_BYTES = 64 * 1024;
-/**
- * Room a whole-split map waits for in its sort buffer, while a spill is being written, before its
- * next input chunk: a chunk from a local block is 1 MiB, and 100-byte records take 1.3 MiB of the
- * buffer with their metadata. Less room would make the chunk's last records spill synchronously.
- */
-const SPLIT_CHUNK_ROOM_BYTES = 2 << 20;
 /** A key not decoded (yet): the partitioner decodes it only for a job's own `partition`. */
 const NO_KEY = Symbol('no key');
 
@@ -314,8 +308,6 @@ class AttemptRunner {
       emitKeyBytes: sink.emitKeyBytes,
       emitRecordBytes: sink.emitRecordBytes,
     };
-    // A whole-split map can wait for room only between input chunks: it waits for a chunk's worth.
-    const room = job.mapSplit ? SPLIT_CHUNK_ROOM_BYTES : undefined;
     const pacing: SplitPacing = {
       due: () => output?.needsFlush === true || collector?.mustWait === true,
       pause: async (bytesRead, totalBytes) => {
@@ -323,7 +315,7 @@ class AttemptRunner {
         this.reportIfDue();
         if (output?.needsFlush) await flushOutput(output);
         // The buffer is full and a spill is being written: let it finish rather than spill synchronously.
-        if (collector && (room === undefined ? collector.mustWait : collector.mustWaitFor(room))) await collector.waitForRoom(room);
+        if (collector?.mustWait) await collector.waitForRoom();
         if (this.throttle.due()) await this.throttle.pace();
       },
     };

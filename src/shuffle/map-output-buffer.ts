@@ -301,14 +301,6 @@ export class MapOutputBuffer implements MapOutputCollector {
 
   /** True when the map should `await waitForRoom()` before its next map() call. */
   get mustWait(): boolean {
-    return this.mustWaitFor(this.lowWater);
-  }
-
-  /**
-   * True when less than `roomBytes` (records with their metadata) is left beside the spill being
-   * written: a whole-split map, which can wait only between input chunks, asks for a chunk's worth.
-   */
-  mustWaitFor(roomBytes: number): boolean {
     if (this.failure) return true;
     const a = this.inflight;
     if (!a) return false;
@@ -316,14 +308,11 @@ export class MapOutputBuffer implements MapOutputCollector {
     const dataRoom = a.m + this.size - this.d;
     const metaRoom = this.m - a.d;
     const records = Math.min(dataRoom / avg, metaRoom / META_BYTES);
-    return records * (avg + META_BYTES) < roomBytes;
+    return records * (avg + META_BYTES) < this.lowWater;
   }
 
-  /**
-   * Resolves once there is `roomBytes` of room or no spill is being written (then the whole rest of
-   * the buffer is the collecting generation's); rejects with the failure of the output.
-   */
-  async waitForRoom(roomBytes = this.lowWater): Promise<void> {
+  /** Resolves once the spill being written (if any) is done; rejects with the failure of the output. */
+  async waitForRoom(): Promise<void> {
     for (;;) {
       if (this.failure) {
         await this.cleanup;
@@ -332,7 +321,7 @@ export class MapOutputBuffer implements MapOutputCollector {
       const a = this.inflight;
       if (!a) return;
       await a.done;
-      if (!this.mustWaitFor(roomBytes) && !this.failure) return;
+      if (!this.mustWait && !this.failure) return;
     }
   }
 
