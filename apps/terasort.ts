@@ -104,15 +104,15 @@ export default defineJob({
     );
     return { splitPoints: points.map((b) => b.toString('hex')), sampled: sample.length };
   },
+  // Each record's bytes go to the sort buffer as they are (key = its first 10 bytes, value = the
+  // rest), with no key or value Buffer made. Per record, not per input chunk (`mapSplit`): the map
+  // can then wait for a spill between any two records, so spills stay full at small buffers.
   map(_offset, record, ctx) {
-    // Views, not copies, to save a 100-byte copy per record; this relies on the input reader not
-    // overwriting a record's memory after handing it to map.
-    ctx.emit(record.subarray(0, KEY_LENGTH), record.subarray(KEY_LENGTH));
+    ctx.emitRecordBytes(record, 0, KEY_LENGTH, RECORD_LENGTH);
   },
-  // Spelled out rather than left to a default: duplicate keys must all be kept, in any order.
-  reduce(key, values, ctx) {
-    for (const value of values) ctx.emit(key, value);
-  },
+  // No `reduce`: the default emits every value under its key, so duplicate keys are all kept, and
+  // with bytes keys and values in byte order the runtime copies the merged records to the output
+  // as they are, with no Buffer per record.
   partition(key, partitions, ctx) {
     if (partitions <= 1) return 0;
     const { points, prefixes } = partitionerFor(ctx.shared);

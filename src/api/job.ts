@@ -32,6 +32,14 @@ export interface MapContext<K, V> extends TaskContext {
    * keys without making a string per key.
    */
   emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: V): void;
+  /**
+   * Emits a record given encoded, key and value side by side: bytes [keyStart, keyEnd) of `bytes`
+   * are `mapKey.encode(key)` and bytes [keyEnd, valueEnd) are `mapValue.encode(value)` for the
+   * record meant. The bytes are copied before this returns. Lets a whole-split map of fixed-width
+   * records (TeraSort) hand each record's bytes from its input chunk to the sort buffer, with no
+   * Buffer or decoded value per record.
+   */
+  emitRecordBytes(bytes: Uint8Array, keyStart: number, keyEnd: number, valueEnd: number): void;
 }
 
 export interface ReduceContext<K, V> extends TaskContext {

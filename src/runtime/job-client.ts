@@ -259,6 +259,8 @@ export class JobClient {
         split: { path: split.path, start: split.start, length: split.length },
         emit: (key, value) => encoded(keyCodec.encode(key), value),
         emitKeyBytes: (bytes, start, end, value) => encoded(Buffer.from(bytes.subarray(start, end)), value),
+        emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) =>
+          encoded(Buffer.from(bytes.subarray(keyStart, keyEnd)), valueCodec.decode(Buffer.from(bytes.subarray(keyEnd, valueEnd)))),
       };
       const input = sampleInput(this.fs, split, format, mapIndex, perSplit);
       try {

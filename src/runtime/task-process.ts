@@ -14,7 +14,7 @@
  */
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { AnyJobDefinition, Codec, MapContext, TaskContext } from '../api/index.js';
+import type { AnyJobDefinition, Codec, MapContext, ReduceContext, TaskContext } from '../api/index.js';
 import { codecs } from '../api/index.js';
 import { MinimrError, deserializeError, serializeError } from '../errors.js';
 import {
@@ -30,11 +30,13 @@ import {
   groupByKey,
   hashPartition,
   collectGarbageNow,
+  compareByteRanges,
   noteTransientBytes,
   type ArenaPool,
   type BytesCombiner,
   type KeyComparator,
   type KeyValue,
+  type MergedInput,
 } from '../shuffle/index.js';
 import { partitionOfKey } from '../skew/index.js';
 import { FsClient, LocalDiskBlockStore } from '../storage/index.js';
@@ -52,20 +54,31 @@ const MIN_HASH_COMBINE_BYTES = 64 * 1024;
 /** A key not decoded (yet): the partitioner decodes it only for a job's own `partition`. */
 const NO_KEY = Symbol('no key');
 
-/** Where a map's `emit` and `emitKeyBytes` go; `flush` passes on what a hash table holds. */
+/** Where a map's `emit`, `emitKeyBytes` and `emitRecordBytes` go; `flush` passes on what a hash table holds. */
 interface MapSink {
   emit(key: unknown, value: unknown): void;
   emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: unknown): void;
+  emitRecordBytes(bytes: Uint8Array, keyStart: number, keyEnd: number, valueEnd: number): void;
   flush?(): void;
 }
 
 /** `start`, once [start, end) is checked to be a range of `bytes`. */
-function checkedRange(bytes: Uint8Array, start: number, end: number): number {
+function checkedRange(bytes: Uint8Array, start: number, end: number, what = 'emitKeyBytes:', of = 'the key bytes given'): number {
   if (!(bytes instanceof Uint8Array) || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || start > end || end > bytes.length) {
     const length = bytes instanceof Uint8Array ? `${bytes.length} bytes` : `a ${typeof bytes}, not bytes`;
-    throw new MinimrError('ETASK', `emitKeyBytes: [${start}, ${end}) is not a range of the key bytes given (${length})`);
+    throw new MinimrError('ETASK', `${what} [${start}, ${end}) is not a range of ${of} (${length})`);
   }
   return start;
+}
+
+/**
+ * `bytes` as a Buffer, once [keyStart, keyEnd) and [keyEnd, valueEnd) are checked to be ranges of it
+ * (emitRecordBytes).
+ */
+function checkedRecord(bytes: Uint8Array, keyStart: number, keyEnd: number, valueEnd: number): Buffer {
+  checkedRange(bytes, keyStart, keyEnd, 'emitRecordBytes: key', 'the bytes given');
+  checkedRange(bytes, keyEnd, valueEnd, 'emitRecordBytes: value', 'the bytes given');
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
 function send(report: TaskProcessReport): Promise<void> {
@@ -287,7 +300,14 @@ class AttemptRunner {
         });
     const sink = output ? this.mapOnlySink(output) : this.mapOutputSink(collector!, table!);
     const split = spec.input.kind === 'file' ? { path: spec.input.path, start: spec.input.start, length: spec.input.length } : undefined;
-    const ctx: MapContext<unknown, unknown> = { ...this.baseContext(), mapIndex: spec.index, split, emit: sink.emit, emitKeyBytes: sink.emitKeyBytes };
+    const ctx: MapContext<unknown, unknown> = {
+      ...this.baseContext(),
+      mapIndex: spec.index,
+      split,
+      emit: sink.emit,
+      emitKeyBytes: sink.emitKeyBytes,
+      emitRecordBytes: sink.emitRecordBytes,
+    };
     const pacing: SplitPacing = {
       due: () => output?.needsFlush === true || collector?.mustWait === true,
       pause: async (bytesRead, totalBytes) => {
@@ -376,12 +396,16 @@ class AttemptRunner {
 
   /** A map-only job's output: straight to its part file. */
   private mapOnlySink(output: OutputWriter): MapSink {
-    const keyCodec = this.keyCodec;
+    const { keyCodec, valueCodec } = this;
     return {
       emit: (key, value) => output.emit(key, value),
       emitKeyBytes: (bytes, start, end, value) => {
         const from = checkedRange(bytes, start, end);
         output.emit(keyCodec.decode(Buffer.from(bytes.buffer, bytes.byteOffset + from, end - from)), value);
+      },
+      emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
+        const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
+        output.emit(keyCodec.decode(b.subarray(keyStart, keyEnd)), valueCodec.decode(b.subarray(keyEnd, valueEnd)));
       },
     };
   }
@@ -439,6 +463,10 @@ class AttemptRunner {
       return {
         emit: (key, value) => table.add(key, value),
         emitKeyBytes: (bytes, start, end, value) => table.addBytes(bytes, checkedRange(bytes, start, end), end, value),
+        emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
+          const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
+          table.addBytes(b, keyStart, keyEnd, valueCodec.decode(b.subarray(keyEnd, valueEnd)));
+        },
         flush: () => table.flush(),
       };
     }
@@ -450,6 +478,11 @@ class AttemptRunner {
       emitKeyBytes: (bytes, start, end, value) => {
         const k = Buffer.from(bytes.buffer, bytes.byteOffset + checkedRange(bytes, start, end), end - start);
         collector.collect(partitionOf(k, NO_KEY, -1), k, valueCodec.encode(value));
+      },
+      // The key gets a view only for the partitioner; the record's bytes go to the sort buffer as they are.
+      emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
+        const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
+        collector.collectRange(partitionOf(b.subarray(keyStart, keyEnd), NO_KEY, -1), b, keyStart, keyEnd, valueEnd);
       },
     };
   }
@@ -511,34 +544,18 @@ class AttemptRunner {
     return { [Symbol.iterator]: () => ({ next }) };
   }
 
-  private async reduceFrom(records: Iterable<KeyValue>): Promise<void> {
+  private async reduceFrom(records: MergedInput): Promise<void> {
     const { spec, job } = this;
     this.progress = 1 / 3;
     const output = await this.openOutput();
     const ctx = { ...this.baseContext(), reduceIndex: spec.index, emit: (k: unknown, v: unknown) => output.emit(k, v) };
-    const { keyCodec, valueCodec } = this;
-    // The shuffle counts reduce input records itself; grouping only adds the group count.
-    const grouping = createShuffleCounters();
-    const reduce = job.reduce;
     try {
       const expected = Math.max(1, this.mapOutputs.records());
-      let groups = 0;
-      for (const group of groupByKey(this.countingBytes(records), this.compare, grouping)) {
-        if ((++groups & 63) === 0) {
-          this.progress = 1 / 3 + (2 / 3) * Math.min(0.99, grouping.reduceInputRecords / expected);
-          this.reportIfDue();
-          if (this.throttle.due()) await this.throttle.pace();
-        }
-        const key = keyCodec.decode(group.key);
-        if (reduce) {
-          const r = reduce.call(job, key, decodeAll(group.values, valueCodec), ctx);
-          if (r instanceof Promise) await r;
-        } else {
-          for (const v of group.values) output.emit(key, valueCodec.decode(v));
-        }
-        if (output.needsFlush) await flushOutput(output);
-      }
-      this.shuffle.reduceInputGroups = grouping.reduceInputGroups;
+      // The default reduce (every value under its key) of bytes in byte order writes each merged
+      // record's bytes as they are: what emit(key, value) would write, with no Buffer or group per
+      // record (TeraSort's reduce spent more on those than on merging).
+      const copies = !job.reduce && !job.compareKeys && this.keyCodec.name === 'bytes' && this.valueCodec.name === 'bytes';
+      this.shuffle.reduceInputGroups = copies ? await this.copyRecords(records, output, expected) : await this.reduceGroups(records, output, ctx, expected);
       if (job.cleanupReduce) await job.cleanupReduce(ctx);
       await this.throttle.pace();
     } catch (err) {
@@ -548,6 +565,56 @@ class AttemptRunner {
     await output.close();
     this.add('REDUCE_OUTPUT_RECORDS', output.records);
     this.add('OUTPUT_BYTES', output.bytes);
+  }
+
+  /** The progress of a reduce that has read `records` of about `expected` input records. */
+  private async reduceProgress(records: number, expected: number): Promise<void> {
+    this.progress = 1 / 3 + (2 / 3) * Math.min(0.99, records / expected);
+    this.reportIfDue();
+    if (this.throttle.due()) await this.throttle.pace();
+  }
+
+  /** Calls the job's reduce (or emits every value) per key group; returns the number of groups. */
+  private async reduceGroups(records: Iterable<KeyValue>, output: OutputWriter, ctx: ReduceContext<unknown, unknown>, expected: number): Promise<number> {
+    const { job, keyCodec, valueCodec } = this;
+    // The shuffle counts reduce input records itself; grouping only adds the group count.
+    const grouping = createShuffleCounters();
+    const reduce = job.reduce;
+    let groups = 0;
+    for (const group of groupByKey(this.countingBytes(records), this.compare, grouping)) {
+      if ((++groups & 63) === 0) await this.reduceProgress(grouping.reduceInputRecords, expected);
+      const key = keyCodec.decode(group.key);
+      if (reduce) {
+        const r = reduce.call(job, key, decodeAll(group.values, valueCodec), ctx);
+        if (r instanceof Promise) await r;
+      } else {
+        for (const v of group.values) output.emit(key, valueCodec.decode(v));
+      }
+      if (output.needsFlush) await flushOutput(output);
+    }
+    return grouping.reduceInputGroups;
+  }
+
+  /** The default reduce over bytes keys and values in byte order, record by record in place; returns the number of groups. */
+  private async copyRecords(input: MergedInput, output: OutputWriter, expected: number): Promise<number> {
+    let groups = 0;
+    let records = 0;
+    let lastKey: Buffer | undefined;
+    let lastStart = 0;
+    let lastEnd = 0;
+    for (let r = input.nextRecord(); r !== undefined; r = input.nextRecord()) {
+      const { buf, keyStart, keyEnd } = r;
+      // A merge never reuses a frame it handed out a record of, so the last key's bytes are still there.
+      if (lastKey === undefined || compareByteRanges(lastKey, lastStart, lastEnd, buf, keyStart, keyEnd) !== 0) groups++;
+      lastKey = buf;
+      lastStart = keyStart;
+      lastEnd = keyEnd;
+      this.reduceInputBytes += keyEnd - keyStart + r.end - r.valueStart;
+      output.emitRange(buf, keyStart, keyEnd, r.valueStart, r.end);
+      if ((++records & 1023) === 0) await this.reduceProgress(records, expected);
+      if (output.needsFlush) await flushOutput(output);
+    }
+    return groups;
   }
 }
 

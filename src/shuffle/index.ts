@@ -9,10 +9,13 @@ export type {
   MapOutputCollector,
   MapOutputInfo,
   MapOutputLocation,
+  MergedInput,
   PartitionIndexEntry,
+  RecordBytes,
   ShuffleCounters,
 } from './types.js';
 export { createShuffleCounters } from './counters.js';
+export { compareByteRanges } from './bytes-compare.js';
 export { hashPartition, murmur3_32 } from './partitioner.js';
 export {
   assertValidShuffleId,

@@ -95,8 +95,11 @@ import {
   type SortResult,
 } from './sort.js';
 import {
+  copyViaViews,
   openSpillFile,
   recordsInto,
+  VIEW_COPY_MAX,
+  viewOf,
   writeFramedFile,
   writeFramedFileSync,
   type FramedFileStats,
@@ -202,6 +205,8 @@ export class MapOutputBuffer implements MapOutputCollector {
   private dataView: DataView;
   private meta: Uint32Array;
   private hist = new Uint32Array(65536);
+  private lastSource: Buffer | undefined;
+  private lastSourceView: DataView = new DataView(new ArrayBuffer(0));
 
   // The collecting generation.
   private e = 0;
@@ -321,6 +326,19 @@ export class MapOutputBuffer implements MapOutputCollector {
   }
 
   collect(partition: number, key: Buffer, value: Buffer): void {
+    this.collectFrom(partition, key, 0, key.length, value, 0, value.length);
+  }
+
+  /**
+   * Collects the record whose key is `src[keyStart, keyEnd)` and value `src[keyEnd, valueEnd)`, as
+   * `collect` does, without a Buffer per record: fixed-width input records go from their input
+   * chunk straight into the arena. The caller has checked the range.
+   */
+  collectRange(partition: number, src: Buffer, keyStart: number, keyEnd: number, valueEnd: number): void {
+    this.collectFrom(partition, src, keyStart, keyEnd - keyStart, src, keyEnd, valueEnd - keyEnd);
+  }
+
+  private collectFrom(partition: number, keySrc: Buffer, keyStart: number, kl: number, valueSrc: Buffer, valueStart: number, vl: number): void {
     if (this.failure) throw this.failure;
     if (this.state !== 'collecting') {
       throw new MinimrError('EINTERNAL', `collect() after the map output was ${this.state}`, this.details);
@@ -332,7 +350,7 @@ export class MapOutputBuffer implements MapOutputCollector {
         numPartitions: this.numPartitions,
       });
     }
-    const len = key.length + value.length;
+    const len = kl + vl;
     this.collected++;
     this.collectedBytes += len;
     // What a map emits is copied out of buffers (input chunks, encoded keys and values) that die
@@ -343,10 +361,10 @@ export class MapOutputBuffer implements MapOutputCollector {
       this.counters.mapOutputBytes += len;
     }
     try {
-      if (this.tryPlace(partition, key, value)) {
+      if (this.tryPlace(partition, keySrc, keyStart, kl, valueSrc, valueStart, vl)) {
         if (this.inflight === undefined && this.curBytes >= this.threshold) this.startAsyncSpill();
       } else {
-        this.collectSlow(partition, key, value);
+        this.collectSlow(partition, keySrc.subarray(keyStart, keyStart + kl), valueSrc.subarray(valueStart, valueStart + vl));
       }
     } catch (err) {
       this.fail(err);
@@ -390,10 +408,8 @@ export class MapOutputBuffer implements MapOutputCollector {
   // ------------------------------------------------------------------ collecting
 
   /** Puts the record into the collecting generation if it fits; false otherwise. */
-  private tryPlace(partition: number, key: Buffer, value: Buffer): boolean {
+  private tryPlace(partition: number, keySrc: Buffer, keyStart: number, kl: number, valueSrc: Buffer, valueStart: number, vl: number): boolean {
     const S = this.size;
-    const kl = key.length;
-    const vl = value.length;
     const len = kl + vl;
     let p = this.d;
     if (len > 0) {
@@ -409,10 +425,15 @@ export class MapOutputBuffer implements MapOutputCollector {
     }
     const data = this.data;
     const at = p % S;
-    if (kl < 32) for (let i = 0; i < kl; i++) data[at + i] = key[i]!;
-    else key.copy(data, at);
-    if (vl < 32) for (let i = 0; i < vl; i++) data[at + kl + i] = value[i]!;
-    else value.copy(data, at + kl);
+    if (keySrc === valueSrc && valueStart === keyStart + kl && len <= VIEW_COPY_MAX) {
+      // One record of an input chunk: word copies (a native copy per record costs more).
+      copyViaViews(this.dataView, at, this.viewOfSource(keySrc), keyStart, len);
+    } else {
+      if (kl < 32) for (let i = 0; i < kl; i++) data[at + i] = keySrc[keyStart + i]!;
+      else keySrc.copy(data, at, keyStart, keyStart + kl);
+      if (vl < 32) for (let i = 0; i < vl; i++) data[at + kl + i] = valueSrc[valueStart + i]!;
+      else valueSrc.copy(data, at + kl, valueStart, valueStart + vl);
+    }
     const w = (((m % S) + S) % S) >>> 2;
     const meta = this.meta;
     meta[w + W_PART] = partition;
@@ -420,8 +441,8 @@ export class MapOutputBuffer implements MapOutputCollector {
     meta[w + W_KLEN] = kl;
     meta[w + W_VLEN] = vl;
     if (this.byteOrder) {
-      meta[w + W_PFX_HI] = prefixHi(key, 0, kl);
-      meta[w + W_PFX_LO] = prefixLo(key, 0, kl);
+      meta[w + W_PFX_HI] = prefixHi(keySrc, keyStart, kl);
+      meta[w + W_PFX_LO] = prefixLo(keySrc, keyStart, kl);
     }
     this.curBytes += p + len - this.d + META_BYTES;
     this.d = p + len;
@@ -432,12 +453,21 @@ export class MapOutputBuffer implements MapOutputCollector {
     return true;
   }
 
+  /** A DataView of `src`, made once per source buffer (an input chunk gives many records). */
+  private viewOfSource(src: Buffer): DataView {
+    if (src !== this.lastSource) {
+      this.lastSource = src;
+      this.lastSourceView = viewOf(src);
+    }
+    return this.lastSourceView;
+  }
+
   /** The record did not fit: spill what is collected, or write the record as a spill of its own. */
   private collectSlow(partition: number, key: Buffer, value: Buffer): void {
     if (this.n > 0) {
       if (this.inflight === undefined) this.startAsyncSpill();
       else this.spillSync();
-      if (this.tryPlace(partition, key, value)) return;
+      if (this.tryPlace(partition, key, 0, key.length, value, 0, value.length)) return;
     }
     const index = this.nextSpill++;
     const source: SegmentSource = function* (p: number, packer: FramePacker) {
@@ -645,6 +675,7 @@ export class MapOutputBuffer implements MapOutputCollector {
   private release(mergeFollows = true): void {
     if (!mergeFollows && this.arena) this.arenas?.give(this.arena);
     this.arena = undefined;
+    this.lastSource = undefined;
     this.data = Buffer.alloc(0);
     this.dataView = new DataView(new ArrayBuffer(0));
     this.meta = new Uint32Array(0);

@@ -9,7 +9,7 @@ import { noteTransientBytes } from './gc-pacer.js';
 import { SegmentReader, type KeyValue } from './record-format.js';
 import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from './run-cursor.js';
 import { openSpillFile, writeFramedFile, type FramedFileStats, type FramePacker, type SegmentSource, type SpillFile } from './spill-writer.js';
-import type { BytesCombiner, KeyComparator, MapOutputLocation, ShuffleCounters } from './types.js';
+import type { BytesCombiner, KeyComparator, MapOutputLocation, MergedInput, ShuffleCounters } from './types.js';
 
 /**
  * MergeManager: the reduce side's memory-bounded external merge sort (Hadoop's MergeManagerImpl).
@@ -188,7 +188,7 @@ export class MergeManager {
    * After the last fetch: waits for the background merges, runs the final merge passes, and returns
    * the sorted stream of all records (synchronous: blocking reads, one frame per on-disk run).
    */
-  async finalMerge(): Promise<Iterable<KeyValue>> {
+  async finalMerge(): Promise<MergedInput> {
     await this.settle();
     this.throwIfFailed();
     this.finalized = true;
@@ -215,8 +215,7 @@ export class MergeManager {
       groups = [...rest, [merged]];
     }
     const finalRuns = groups.flat().sort((a, b) => a.id - b.id);
-    const counters = this.counters;
-    return { [Symbol.iterator]: () => new MergedRecords(this.mergeOf(finalRuns), counters) };
+    return new MergedRecords(this.mergeOf(finalRuns), this.counters);
   }
 
   /** Removes every file this manager made. Safe to call more than once; call after `settle`. */
@@ -580,10 +579,11 @@ function* taggedRecords(merge: CursorMerge): Generator<TaggedRecord> {
 }
 
 /**
- * The final merge as the reduce reads it: [key, value] views, counted in reduceInputRecords. A plain
- * iterator (this runs once per reduce input record); `return` closes the runs' files.
+ * The final merge as the reduce reads it: [key, value] views, or each record in place
+ * (`nextRecord`), counted in reduceInputRecords. A plain iterator (this runs once per reduce input
+ * record), read once; `return` closes the runs' files.
  */
-class MergedRecords implements Iterator<KeyValue> {
+class MergedRecords implements Iterator<KeyValue>, MergedInput {
   private current: RecordCursor | undefined;
   private started = false;
 
@@ -592,7 +592,11 @@ class MergedRecords implements Iterator<KeyValue> {
     private readonly counters: ShuffleCounters,
   ) {}
 
-  next(): IteratorResult<KeyValue> {
+  [Symbol.iterator](): Iterator<KeyValue> {
+    return this;
+  }
+
+  nextRecord(): RecordCursor | undefined {
     let c: RecordCursor | undefined;
     try {
       if (!this.started) {
@@ -608,9 +612,15 @@ class MergedRecords implements Iterator<KeyValue> {
     this.current = c;
     if (c === undefined) {
       this.merge.close();
-      return { done: true, value: undefined };
+      return undefined;
     }
     this.counters.reduceInputRecords++;
+    return c;
+  }
+
+  next(): IteratorResult<KeyValue> {
+    const c = this.nextRecord();
+    if (c === undefined) return { done: true, value: undefined };
     return { done: false, value: [c.buf.subarray(c.keyStart, c.keyEnd), c.buf.subarray(c.valueStart, c.end)] };
   }
 

@@ -5,8 +5,7 @@ import { createShuffleCounters } from './counters.js';
 import { fetchAll, type SegmentHeader } from './fetcher.js';
 import type { MapOutputDirectory } from './map-output-directory.js';
 import { MergeManager } from './merge-manager.js';
-import type { KeyValue } from './record-format.js';
-import type { BytesCombiner, KeyComparator, LocalShuffleSource, MapOutputLocation, ShuffleCounters } from './types.js';
+import type { BytesCombiner, KeyComparator, LocalShuffleSource, MapOutputLocation, MergedInput, ShuffleCounters } from './types.js';
 
 /**
  * ReduceShuffle: one reduce attempt's shuffle, Hadoop's Shuffle + Fetcher + MergeManagerImpl in one
@@ -100,7 +99,7 @@ export class ReduceShuffle {
   }
 
   /** Fetches everything, then returns the sorted merged stream (to be read once, synchronously). */
-  run(): Promise<Iterable<KeyValue>> {
+  run(): Promise<MergedInput> {
     if (this.running) return Promise.reject(new MinimrError('EINTERNAL', 'ReduceShuffle.run called twice'));
     if (this.closed) return Promise.reject(new MinimrError('EINTERNAL', 'ReduceShuffle.run after close'));
     const p = this.doRun();
@@ -108,7 +107,7 @@ export class ReduceShuffle {
     return p;
   }
 
-  private async doRun(): Promise<Iterable<KeyValue>> {
+  private async doRun(): Promise<MergedInput> {
     const o = this.options;
     const { jobId, reduceIndex } = o;
     const manager = new MergeManager({

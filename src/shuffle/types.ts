@@ -6,6 +6,8 @@
  * the collector and merger behind these same interfaces.
  */
 
+import type { KeyValue } from './record-format.js';
+
 export type KeyComparator = (a: Buffer, b: Buffer) => number;
 
 /** A combiner over encoded records: gets one key's values, emits zero or more records. */
@@ -72,6 +74,24 @@ export interface MapOutputLocation {
   readonly workerId: string;
   readonly host: string;
   readonly dataPort: number;
+}
+
+/** Where one record's bytes are: key [keyStart, keyEnd) and value [valueStart, end) of `buf`. */
+export interface RecordBytes {
+  readonly buf: Buffer;
+  readonly keyStart: number;
+  readonly keyEnd: number;
+  readonly valueStart: number;
+  readonly end: number;
+}
+
+/**
+ * A reduce's merged input, read once: as [key, value] views (the iterator), or, by a reader that
+ * copies the bytes it needs, record by record in place (`nextRecord`), with no Buffer per record.
+ */
+export interface MergedInput extends Iterable<KeyValue> {
+  /** Moves to the next record; where it is (valid until the next call), or undefined at the end. */
+  nextRecord(): RecordBytes | undefined;
 }
 
 /** An iterator over one reduce group's values; valid only until the next group is taken. */

@@ -23,8 +23,10 @@ import {
 export type Params = Record<string, JsonValue>;
 
 export interface ContextOptions {
-  /** How `emitKeyBytes` keys are decoded (default: text). */
+  /** How `emitKeyBytes` and `emitRecordBytes` keys are decoded (default: text). */
   keyCodec?: Codec<unknown>;
+  /** How `emitRecordBytes` values are decoded (default: bytes). */
+  valueCodec?: Codec<unknown>;
   params?: Params;
   shared?: JsonObject;
   mapIndex?: number;
@@ -61,6 +63,11 @@ export function fakeMapContext<K, V>(opts: ContextOptions = {}): { ctx: MapConte
     ...(opts.split ? { split: opts.split } : {}),
     emit: (k, v) => void pairs.push([k, v]),
     emitKeyBytes: (bytes, start, end, v) => void pairs.push([(opts.keyCodec ?? codecs.text).decode(Buffer.from(bytes.subarray(start, end))) as K, v]),
+    emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) =>
+      void pairs.push([
+        (opts.keyCodec ?? codecs.text).decode(Buffer.from(bytes.subarray(keyStart, keyEnd))) as K,
+        (opts.valueCodec ?? codecs.bytes).decode(Buffer.from(bytes.subarray(keyEnd, valueEnd))) as V,
+      ]),
   };
   return { ctx, pairs, counters };
 }
@@ -166,7 +173,11 @@ export async function runMapTask(
   input: MapInput,
   opts: ContextOptions = {},
 ): Promise<Collected<unknown, unknown> & { ctx: MapContext<unknown, unknown> }> {
-  const task = fakeMapContext<unknown, unknown>({ keyCodec: (job.mapKey ?? codecs.msgpack()) as Codec<unknown>, ...opts });
+  const task = fakeMapContext<unknown, unknown>({
+    keyCodec: (job.mapKey ?? codecs.msgpack()) as Codec<unknown>,
+    valueCodec: (job.mapValue ?? codecs.msgpack()) as Codec<unknown>,
+    ...opts,
+  });
   if (job.mapSplit) await job.mapSplit(splitInputOf(input), task.ctx);
   else for (const [k, v] of input) await job.map!(k, v as never, task.ctx);
   if (job.cleanupMap) await job.cleanupMap(task.ctx);

@@ -265,3 +265,40 @@ test('byte order with skewed and uniform keys at partition counts from 1 to past
     }
   });
 });
+
+test('collectRange: fixed-width records taken from input chunks give the reference output, across spills', async () => {
+  await withTempDir(async (root) => {
+    const rand = rng(7);
+    const numPartitions = 3;
+    const counters = createShuffleCounters();
+    const { dir } = mapOutputPaths(root, 'job1', 'm_0_0');
+    // 64 KiB of buffer for ~400 KiB of records: several spills and a merge.
+    const buffer = new MapOutputBuffer({ dir, numPartitions, bufferBytes: 64 << 10, counters });
+    const RECORD = 100;
+    const KEY = 10;
+    const records: Rec[] = [];
+    for (let c = 0; c < 40; c++) {
+      const chunk = Buffer.alloc(RECORD * 100);
+      for (let i = 0; i < chunk.length; i++) chunk[i] = Math.floor(rand() * 256);
+      // Duplicate keys: every 7th record repeats the chunk's first key.
+      for (let at = 7 * RECORD; at < chunk.length; at += 7 * RECORD) chunk.copy(chunk, at, 0, KEY);
+      for (let at = 0; at < chunk.length; at += RECORD) {
+        const key = chunk.subarray(at, at + KEY);
+        const partition = key[0]! % numPartitions;
+        records.push({ partition, key: Buffer.from(key), value: Buffer.from(chunk.subarray(at + KEY, at + RECORD)) });
+        buffer.collectRange(partition, chunk, at, at + KEY, at + RECORD);
+      }
+      // The input reader does not reuse chunks, but the bytes must have been copied all the same.
+      chunk.fill(0xee);
+    }
+    const info = await buffer.finish();
+    assert.ok(counters.spills > 2, `spilled ${counters.spills} times`);
+    assert.equal(counters.mapOutputRecords, records.length);
+    assert.equal(counters.mapOutputBytes, records.length * RECORD);
+    const back = await readBack(info, numPartitions);
+    assert.deepEqual(
+      back.map((seg) => seg.map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`)),
+      perPartition(referenceSort(records), numPartitions),
+    );
+  });
+});
