@@ -37,22 +37,30 @@ import type { RunRecord } from '../src/metrics/index.js';
 import { createPolicy, type PolicyOptions } from '../src/scheduler/index.js';
 import { clusterPreset, defaultHeartbeatMs, meganode, simulate, yarnMeTrace, type ClusterShape, type SimSettings, type Workload } from '../src/sim/index.js';
 import { lineChart, type Series } from '../src/util/index.js';
+import yargs from 'yargs';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
+const positive = (name: string) => (v: number): number => {
   if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name} must be a positive number`);
   return v;
-}
+};
 
-const SEEDS = Math.round(arg('seeds', 12));
-const OTHER_SEEDS = Math.round(arg('other-seeds', 6));
-const BIG_SCALE = arg('big-scale', 30);
-const SKIP_BIG = process.argv.includes('--skip-big');
-/** Only the 3000-node case (it is the slowest by far; run it apart on a busy machine). */
-const ONLY_BIG = process.argv.includes('--only-big');
-const REAL = process.argv.includes('--real');
+const args = yargs(process.argv.slice(2))
+  .option('seeds', { type: 'number', default: 12, coerce: positive('seeds'), describe: 'configurations of each uniform trace (and of the mis-estimated one)' })
+  .option('other-seeds', { type: 'number', default: 6, coerce: positive('other-seeds'), describe: 'configurations of each exponential trace' })
+  .option('big-scale', { type: 'number', default: 30, coerce: positive('big-scale'), describe: 'the 3000-node case: the uniform 3x trace scaled this many times' })
+  .option('skip-big', { type: 'boolean', default: false, describe: 'leave out the 3000-node case' })
+  .option('only-big', { type: 'boolean', default: false, describe: 'only the 3000-node case (the slowest by far; run it apart on a busy machine)' })
+  .option('real', { type: 'boolean', default: false, describe: 'also the real-cluster part (what bench:yarn-me-real runs)' })
+  .option('real-repeats', { type: 'number', default: 3, coerce: positive('real-repeats'), describe: 'real: pairs of runs' })
+  .strict()
+  .parseSync();
+
+const SEEDS = Math.round(args.seeds);
+const OTHER_SEEDS = Math.round(args['other-seeds']);
+const BIG_SCALE = args['big-scale'];
+const SKIP_BIG = args['skip-big'];
+const ONLY_BIG = args['only-big'];
+const REAL = args.real;
 const OUT = join('bench-results', 'yarn-me');
 const TARGET_RATIO = 0.7;
 /** +-15% of duration, ideal memory and penalty. */
@@ -171,7 +179,7 @@ interface RealRunResult {
 async function realRun(options: { readonly outDir: string; readonly log: (line: string) => void }): Promise<RealRunResult | null> {
   const dataDir = mkdtempSync(join(tmpdir(), 'minimr-bench-yarn-me-'));
   try {
-    const result = await runYarnMeReal({ dataDir, repeats: Math.round(arg('real-repeats', 3)), onProgress: (m) => options.log(`real: ${m}`) });
+    const result = await runYarnMeReal({ dataDir, repeats: Math.round(args['real-repeats']), onProgress: (m) => options.log(`real: ${m}`) });
     for (const [name, svg] of Object.entries(yarnMeRealSvgs(result))) writeFileSync(join(options.outDir, name), svg);
     return { markdown: yarnMeRealMarkdown(result), json: yarnMeRealJson(result) };
   } finally {
