@@ -37,7 +37,7 @@ import yargs from 'yargs';
 import { realCluster, runWorkloadOnCluster, scaleWorkload } from '../src/experiments/index.js';
 import { computeMetrics, type RunRecord } from '../src/metrics/index.js';
 import { clusterPreset, comparePolicies, namedWorkload, type Workload } from '../src/sim/index.js';
-import { barChart, parseSize } from '../src/util/index.js';
+import { barChart, meanWithStandardError, parseSize } from '../src/util/index.js';
 import { median } from './lib/shell.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -163,9 +163,7 @@ function pairedLine(rows: readonly Row[], label: string, get: (r: Row) => number
   const of = (policy: string) => rows.filter((r) => r.policy === policy).sort((a, b) => (a.repeat ?? 0) - (b.repeat ?? 0));
   const fair = of('fair');
   const diffs = of('improved-fair').map((r, k) => get(r) - get(fair[k]!));
-  const n = diffs.length;
-  const mean = diffs.reduce((s, x) => s + x, 0) / n;
-  const se = n > 1 ? Math.sqrt(diffs.reduce((s, x) => s + (x - mean) ** 2, 0) / (n - 1) / n) : Number.NaN;
+  const { mean, standardError: se, n } = meanWithStandardError(diffs);
   return `${label}: ${mean >= 0 ? '+' : ''}${mean.toFixed(digits)} ${unit} (standard error ${se.toFixed(digits)}), lower in ${diffs.filter((x) => x < 0).length} of ${n}`;
 }
 

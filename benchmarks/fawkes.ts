@@ -37,7 +37,7 @@ import { FawkesPolicy, WEIGHTINGS, parseFawkesOptions, type BalanceSample, type 
 import { runWorkloadOnCluster } from '../src/experiments/index.js';
 import { clusterPreset, estimatedAloneMs, fawkesWorkload, simulate, uniformCluster, type ClusterShape, type FawkesVariant, type Workload } from '../src/sim/index.js';
 import type { FsckReport } from '../src/storage/index.js';
-import { barChart, lineChart } from '../src/util/index.js';
+import { barChart, lineChart, meanWithStandardError } from '../src/util/index.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const OUT = resolve(dirname(SELF), '..', '..', 'bench-results', 'fawkes');
@@ -397,9 +397,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   const measured = rows.filter((r) => !r.killRun);
   const clusters = [...new Set(measured.flatMap((r) => Object.keys(r.clusterSlowdown)))].sort();
   const meanSe = (xs: readonly number[]): string => {
-    const n = xs.length;
-    const m = xs.reduce((a, b) => a + b, 0) / n;
-    const se = n > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (n - 1) / n) : Number.NaN;
+    const { mean: m, standardError: se, n } = meanWithStandardError(xs);
     return `${num(m)}${n > 1 ? ` ± ${num(se)}` : ''}`;
   };
   const md: string[] = [
@@ -423,9 +421,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   const none = measured.filter((r) => r.weighting === 'none').sort((a, b) => a.repeat - b.repeat);
   for (const w of order.filter((x) => x !== 'none')) {
     const diffs = measured.filter((r) => r.weighting === w).sort((a, b) => a.repeat - b.repeat).map((r, k) => r.meanSlowdown - none[k]!.meanSlowdown);
-    const n = diffs.length;
-    const mean = diffs.reduce((a, b) => a + b, 0) / n;
-    const se = n > 1 ? Math.sqrt(diffs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1) / n) : Number.NaN;
+    const { mean, standardError: se, n } = meanWithStandardError(diffs);
     const pd = predicted.get(w)!.mean - predicted.get('none')!.mean;
     md.push(`- ${w.toUpperCase()} minus None, run by run: ${mean >= 0 ? '+' : ''}${num(mean)} mean slowdown (standard error ${num(se)}), lower in ${diffs.filter((x) => x < 0).length} of ${n}; predicted ${pd >= 0 ? '+' : ''}${num(pd)}.`);
   }

@@ -46,7 +46,7 @@ import {
 import { createPolicy, type PolicyOptions } from '../scheduler/index.js';
 import { simulate, type ClusterShape, type JobSpec, type TaskSpec, type Workload } from '../sim/index.js';
 import type { FsClient } from '../storage/index.js';
-import { lineChart } from '../util/index.js';
+import { lineChart, meanWithStandardError, type MeanWithError } from '../util/index.js';
 import { realCluster } from './bench-policies.js';
 import { runWorkloadOnCluster, type RealJobRun } from './workload-runner.js';
 
@@ -151,11 +151,8 @@ export interface Prediction {
   readonly runs: readonly RunRecord[];
 }
 
-export interface PairedFigure {
-  readonly mean: number;
-  readonly standardError: number;
-  readonly n: number;
-}
+/** A paired figure over the pairs of runs: its mean, standard error and number of pairs. */
+export type PairedFigure = MeanWithError;
 
 export interface YarnMeRealResult {
   readonly policies: readonly [string, string];
@@ -250,13 +247,6 @@ function attemptFigures(attempts: readonly AttemptSummary[]): AttemptFigures {
     maxRssOverGrant: ratios.length ? Math.max(...ratios) : 0,
     overGrant: ratios.filter((r) => r > 1).length,
   };
-}
-
-function paired(xs: readonly number[]): PairedFigure {
-  const n = xs.length;
-  const mean = xs.reduce((s, x) => s + x, 0) / n;
-  const standardError = n > 1 ? Math.sqrt(xs.reduce((s, x) => s + (x - mean) ** 2, 0) / (n - 1) / n) : Number.NaN;
-  return { mean, standardError, n };
 }
 
 export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealResult> {
@@ -398,8 +388,8 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
   const of = (policy: string) => runs.filter((r) => r.policy === policy).sort((a, b) => a.repeat - b.repeat);
   const base = of(policies[0]);
   const elastic = of(policies[1]);
-  const jctRatio = paired(elastic.map((r, i) => r.avgJctMs / base[i]!.avgJctMs));
-  const jctDiffMs = paired(elastic.map((r, i) => r.avgJctMs - base[i]!.avgJctMs));
+  const jctRatio = meanWithStandardError(elastic.map((r, i) => r.avgJctMs / base[i]!.avgJctMs));
+  const jctDiffMs = meanWithStandardError(elastic.map((r, i) => r.avgJctMs - base[i]!.avgJctMs));
   const hashes = runs.map((r) => JSON.stringify(r.outputHashes));
 
   // ---- 4. the simulator's prediction -----------------------------------------------------------

@@ -5,3 +5,4 @@ export { zipfSampler } from './zipf.js';
 export { parseSize, formatBytes } from './units.js';
 export { EventHeap, type HeapEntry } from './event-heap.js';
 export { escapeControlCharacters } from './text.js';
+export { meanWithStandardError, type MeanWithError } from './stats.js';
