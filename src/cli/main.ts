@@ -21,9 +21,11 @@ import {
   profileJob,
   profileMarkdown,
   profileSvg,
+  THROTTLE_BASES,
   validateJobConf,
   type JobConf,
   type JobStatus,
+  type ThrottleBasis,
 } from '../runtime/index.js';
 import { forgetClusterSecret, recordClusterSecret, webPassword } from '../runtime/auth.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
@@ -370,8 +372,8 @@ async function main(): Promise<void> {
             describe: 'slow this worker down for experiments: its tasks take ~F times as long (see --cpu-throttle-basis)',
           })
           .option('cpu-throttle-basis', {
-            choices: ['working', 'cpu'] as const,
-            default: 'working' as const,
+            choices: THROTTLE_BASES,
+            default: 'working' as ThrottleBasis,
             describe: "what --cpu-throttle stretches: 'working' time (a worker F times slower than the others) or 'cpu' time (workers each with a core of their own, F times slower, not sharing this machine's)",
           })
           .option('attempt-log-max-mb', { type: 'number', default: 16, describe: "MB of stdout and of stderr kept per attempt (the rest is counted, not kept)" })

@@ -31,3 +31,4 @@ export {
   type AttemptLogSlice,
   type AttemptLogStream,
 } from './attempt-logs.js';
+export { THROTTLE_BASES, type ThrottleBasis } from './cpu-throttle.js';
