@@ -22,7 +22,11 @@
  *    with the ideal duration, memory and penalty model the profiles give it (what the real policy
  *    is told), on a simulated cluster of the same workers, under the same two policies; once with
  *    a CPU per worker, once with the workers sharing this machine's cores (processor sharing of
- *    cores x throttle: a throttled task works 1/F of its time), as they do.
+ *    cores x throttle: a throttled task works 1/F of its time), as they do. And once with each
+ *    task's duration measured in the baseline's runs instead of the profile's: a profile times a job
+ *    alone, and in the mix tasks run about 1.3x longer (they share the machine, wait for launches
+ *    and fetches); that prediction takes the baseline as measured and predicts what the elastic
+ *    policy changes.
  *
  * Figures: each run's average job completion time, memory utilization and elastic attempts;
  * yarn-me minus yarn pair by pair (mean and standard error of the difference and of the ratio);
@@ -169,7 +173,10 @@ export interface YarnMeRealResult {
   readonly paired: { readonly jctDiffMs: PairedFigure; readonly jctRatio: PairedFigure };
   /** 1 - mean ratio: the measured cut of the average JCT. */
   readonly measuredGain: number;
-  /** The simulator's predictions: workers with CPUs of their own, and sharing this machine's cores. */
+  /**
+   * The simulator's predictions: from the profiles' task times on workers with CPUs of their own,
+   * and sharing this machine's cores; and from the task times measured in the baseline's runs.
+   */
   readonly predicted: readonly Prediction[];
   /** Every run wrote the same bytes for every job. */
   readonly outputsIdentical: boolean;
@@ -401,6 +408,7 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
   const predicted = [
     predict('workers with CPUs of their own', simJobs, cluster, simulateUnder),
     predict(`the workers sharing ${os.cpus().length} cores x ${settings.cpuThrottle} (the throttle)`, simJobs, shared, simulateUnder),
+    predict(`task times measured in the ${policies[0]} runs`, withBaselineTaskTimes(simJobs, base.map((r) => r.run)), cluster, simulateUnder),
   ];
   return {
     policies,
@@ -478,6 +486,32 @@ function estimatedWorkload(workload: Workload, cluster: ClusterShape, profiles: 
     };
   });
   return { ...workload, jobs: simJobs };
+}
+
+/**
+ * The workload with each task's ideal duration the mean duration of its job's regular attempts of
+ * its kind in the baseline's runs, penalty models and memory unchanged. A profile times a job alone;
+ * in the mix, tasks share the machine with others and wait for launches and fetches, which the
+ * simulator does not model: the baseline's runs measure that, and the elastic policy's gain is
+ * then predicted from what it changes (grants, spills, order).
+ */
+export function withBaselineTaskTimes(workload: Workload, baseline: readonly RunRecord[]): Workload {
+  const durations = new Map<string, number[]>();
+  for (const run of baseline) {
+    for (const a of run.attempts) {
+      if (a.outcome !== 'succeeded' || a.memoryMb < a.idealMemoryMb) continue;
+      const key = `${a.jobId}:${a.kind}`;
+      durations.set(key, [...(durations.get(key) ?? []), a.endMs - a.startMs]);
+    }
+  }
+  const timed = (jobId: string, kind: 'map' | 'reduce', t: TaskSpec): TaskSpec => {
+    const measured = durations.get(`${jobId}:${kind}`);
+    return measured ? { ...t, workMs: Math.max(1, Math.round(mean(measured))) } : t;
+  };
+  return {
+    ...workload,
+    jobs: workload.jobs.map((j) => ({ ...j, maps: j.maps.map((t) => timed(j.id, 'map', t)), reduces: j.reduces.map((t) => timed(j.id, 'reduce', t)) })),
+  };
 }
 
 function predict(
