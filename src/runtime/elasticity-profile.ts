@@ -111,10 +111,14 @@ function intermediatePasses(runs: number, factor: number): number {
 
 /** Extra stored bytes a map writes with buffer B, beyond the single final write at ideal memory. */
 export function mapSpilledBytesModel(bufferedBytes: number, storedBytes: number, bufferBytes: number, spillPercent: number, factor: number): number {
-  const spills = Math.max(1, Math.ceil(bufferedBytes / (spillPercent * bufferBytes)));
+  const generation = spillPercent * bufferBytes;
+  const spills = Math.max(1, Math.ceil(bufferedBytes / generation));
   if (spills === 1) return 0;
-  // Every spill is written once, then merged into the final output (which the ideal run writes too);
-  // each intermediate merge pass rewrites (about) everything once more.
+  // Up to `factor` spills: every full generation is written once as a spill, and the last one goes
+  // from the buffer into the final merge (MapOutputBuffer), whose output the ideal run writes too.
+  if (spills <= factor) return storedBytes * Math.min(1, ((spills - 1) * generation) / bufferedBytes);
+  // More: every spill is written, then merged into the final output; each intermediate merge pass
+  // rewrites (about) everything once more.
   return storedBytes * (1 + intermediatePasses(spills, factor));
 }
 

@@ -114,11 +114,62 @@ test('TeraSort-like records: same output with no spill, 1/8 and 1/64 of the data
         assert.equal(counters.mergePasses, 0);
       } else {
         assert.ok(counters.spills > 1, `${name}: ${counters.spills} spills`);
-        assert.ok(counters.spilledRecords >= 2 * n);
+        if (counters.spills <= 10) {
+          // The last generation went from the buffer into the final merge: written once, not twice.
+          assert.ok(counters.spilledRecords > n && counters.spilledRecords < 2 * n, `${name}: ${counters.spilledRecords} records written`);
+        } else {
+          assert.ok(counters.spilledRecords >= 2 * n);
+        }
         assert.ok(counters.spilledBytes > back.dataBytes);
         assert.equal(counters.mergePasses > 0, counters.spills > 10, `${name}: ${counters.spills} spills, ${counters.mergePasses} passes`);
       }
     }
+  });
+});
+
+/** Records with keys of 0..40 bytes and values of 0..3000, none in partition 2, and two larger than the buffer. */
+function mixedRecords(n: number, partitions: number, seed: number, bufferBytes: number): Emit[] {
+  const rand = rng(seed);
+  const out: Emit[] = [];
+  for (let i = 0; i < n; i++) {
+    const key = Buffer.alloc(Math.floor(rand() * rand() * 41));
+    for (let j = 0; j < key.length; j++) key[j] = Math.floor(rand() * 4); // short alphabet: many shared prefixes and equal keys
+    const value = Buffer.alloc(Math.floor(rand() * rand() * rand() * 3001), i & 0xff);
+    let p = Math.floor(rand() * partitions);
+    if (p === 2) p = 0;
+    out.push([p, key, value]);
+  }
+  out.splice(Math.floor(n / 3), 0, [1, Buffer.from('huge-1'), Buffer.alloc(bufferBytes + 100, 1)]);
+  out.splice(Math.floor((2 * n) / 3), 0, [3, Buffer.alloc(bufferBytes, 0x01), Buffer.alloc(10, 2)]);
+  return out;
+}
+
+test('the last generation joins the final merge from the buffer: only earlier spills are written, same output', async () => {
+  await withTempDir(async (root) => {
+    const P = 4;
+    const bufferBytes = 256 << 10;
+    const records = mixedRecords(3000, P, 11, bufferBytes);
+    const opened: string[] = [];
+    const recordingOpen: OpenSpillFile = (path) => {
+      opened.push(path);
+      return openSpillFile(path);
+    };
+    const { back, counters } = await run(join(root, 'mem'), records, { numPartitions: P, bufferBytes, openFile: recordingOpen });
+    const reference = teraReference(records, P);
+    assert.deepEqual(back.partitions, reference);
+    assert.deepEqual(back.partitions[2], [], 'an empty partition stays empty');
+    const spillFiles = opened.filter((f) => /\/spill-\d+\.out$/.test(f));
+    const others = opened.filter((f) => !spillFiles.includes(f));
+    assert.ok(counters.spills >= 4 && counters.spills <= 10, `${counters.spills} spills`);
+    assert.equal(spillFiles.length, counters.spills - 1, 'every generation but the last was written as a spill');
+    assert.equal(others.length, 1, `one merged output: ${others.join(', ')}`);
+    assert.equal(counters.mergePasses, 0);
+    assert.ok(counters.spilledRecords > records.length && counters.spilledRecords < 2 * records.length);
+
+    // The same records through the old path (more spills than the merge factor allows in one merge) agree.
+    const viaDisk = await run(join(root, 'disk'), records, { numPartitions: P, bufferBytes, mergeFactor: 2 });
+    assert.deepEqual(viaDisk.back.partitions, reference);
+    assert.ok(viaDisk.counters.mergePasses > 0);
   });
 });
 
@@ -294,12 +345,15 @@ test('abort while spills are running, and while finish merges, leaves no files',
     await assert.rejects(readdir(join(root, 'a')), { code: 'ENOENT' });
     assert.throws(() => a.collect(0, Buffer.from('k'), Buffer.from('v')));
 
-    const b = new MapOutputBuffer({ dir: join(root, 'b'), numPartitions: 2, bufferBytes: 64 << 10, mergeFactor: 2 });
-    for (const [p, k, v] of records) b.collect(p, k, v);
-    const finishing = b.finish();
-    await new Promise((r) => setImmediate(r));
-    await b.abort();
-    await finishing.catch(() => undefined);
-    await assert.rejects(readdir(join(root, 'b')), { code: 'ENOENT' });
+    // Merging spill files only (mergeFactor 2), and spills with the buffer's last generation (default).
+    for (const [name, mergeFactor, count] of [['b', 2, 8000], ['c', 10, 3000]] as const) {
+      const b = new MapOutputBuffer({ dir: join(root, name), numPartitions: 2, bufferBytes: 64 << 10, mergeFactor });
+      for (const [p, k, v] of records.slice(0, count)) b.collect(p, k, v);
+      const finishing = b.finish();
+      await new Promise((r) => setImmediate(r));
+      await b.abort();
+      await finishing.catch(() => undefined);
+      await assert.rejects(readdir(join(root, name)), { code: 'ENOENT' });
+    }
   });
 });
