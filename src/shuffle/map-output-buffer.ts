@@ -80,7 +80,7 @@ import { readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { compareBytes, effectiveComparator } from './bytes-compare.js';
-import { lz4Codec, type BlockCodec } from './codec.js';
+import { lz4Codec, noneCodec, type BlockCodec } from './codec.js';
 import type { FrameSource, SegmentStats } from './frames.js';
 import { collectGarbageNow, lendToGcPace, noteTransientBytes } from './gc-pacer.js';
 import { tempPathFor, writeIndexFile } from './index-file.js';
@@ -130,7 +130,15 @@ export interface MapOutputBufferOptions {
   readonly compare?: KeyComparator;
   readonly combiner?: BytesCombiner;
   readonly counters?: ShuffleCounters;
+  /** Codec of the map output (default lz4). */
   readonly codec?: BlockCodec;
+  /**
+   * Codec of the files only this map reads back: spills and intermediate merged runs (default none).
+   * They are written once and read once, soon, mostly from the page cache: on TeraGen rows (LZ4 to
+   * 38%) compressing and decompressing them cost more CPU than writing 2.6x the bytes to the page
+   * cache (benchmarks/map-merge.js; see the commit that made it the default).
+   */
+  readonly spillCodec?: BlockCodec;
   /** Most runs merged at once (default 10). */
   readonly mergeFactor?: number;
   /** The combiner runs again in the final merge when there were at least this many spills (default 3). */
@@ -186,6 +194,8 @@ interface InFlightSpill {
 interface Run {
   readonly path: string;
   readonly segments: readonly SegmentStats[];
+  /** The codec its frames were written with. */
+  readonly codec: BlockCodec;
 }
 
 /** The sorted last generation as a run of the final merge: its records packed as they are read. */
@@ -205,6 +215,7 @@ export class MapOutputBuffer implements MapOutputCollector {
   private readonly combiner: BytesCombiner | undefined;
   private readonly counters: ShuffleCounters | undefined;
   private readonly codec: BlockCodec;
+  private readonly spillCodec: BlockCodec;
   private readonly mergeFactor: number;
   private readonly minSpillsForCombine: number;
   private readonly combineSpills: boolean;
@@ -281,6 +292,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     this.combiner = options.combiner;
     this.counters = options.counters;
     this.codec = options.codec ?? lz4Codec;
+    this.spillCodec = options.spillCodec ?? noneCodec;
     this.mergeFactor = mergeFactor;
     this.minSpillsForCombine = options.minSpillsForCombine ?? 3;
     this.combineSpills = options.combineSpills ?? true;
@@ -488,7 +500,7 @@ export class MapOutputBuffer implements MapOutputCollector {
       if (p === partition) packer.add(key, value);
     };
     const path = this.spillPath(index);
-    this.runs[index] = { path, segments: this.writeSync(path, source, true).segments };
+    this.runs[index] = { path, segments: this.writeSync(path, source, true, this.spillCodec).segments, codec: this.spillCodec };
   }
 
   /** Detaches the collecting generation and starts a new one in the free part of the ring. */
@@ -560,7 +572,8 @@ export class MapOutputBuffer implements MapOutputCollector {
     };
   }
 
-  private startAsyncSpill(): void {
+  /** `codec`: the spill codec, unless this spill is known to become the output. */
+  private startAsyncSpill(codec = this.spillCodec): void {
     const gen = this.detach();
     const index = this.nextSpill++;
     const sorted = this.sort(gen);
@@ -568,9 +581,9 @@ export class MapOutputBuffer implements MapOutputCollector {
     const spill: InFlightSpill = { m: gen.m, d: gen.d, bytes: gen.bytes, done: Promise.resolve() };
     this.inflight = spill;
     this.placeEquator();
-    spill.done = this.writeAsync(path, this.spillSource(gen, sorted), true).then(
+    spill.done = this.writeAsync(path, this.spillSource(gen, sorted), true, codec).then(
       (stats) => {
-        this.runs[index] = { path, segments: stats.segments };
+        this.runs[index] = { path, segments: stats.segments, codec };
         this.inflight = undefined;
         if (this.state === 'collecting' && this.curBytes >= this.threshold) {
           try {
@@ -593,7 +606,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     const index = this.nextSpill++;
     const sorted = this.sort(gen);
     const path = this.spillPath(index);
-    this.runs[index] = { path, segments: this.writeSync(path, this.spillSource(gen, sorted), true).segments };
+    this.runs[index] = { path, segments: this.writeSync(path, this.spillSource(gen, sorted), true, this.spillCodec).segments, codec: this.spillCodec };
     this.placeEquator();
   }
 
@@ -625,11 +638,11 @@ export class MapOutputBuffer implements MapOutputCollector {
     if (this.peak > c.peakBufferBytes) c.peakBufferBytes = this.peak;
   }
 
-  private async writeAsync(path: string, source: SegmentSource, spill: boolean): Promise<FramedFileStats> {
+  private async writeAsync(path: string, source: SegmentSource, spill: boolean, codec: BlockCodec): Promise<FramedFileStats> {
     let file: SpillFile | undefined;
     try {
       file = this.open(path);
-      const stats = await writeFramedFile(file, source, { codec: this.codec, numSegments: this.numPartitions, check: this.check });
+      const stats = await writeFramedFile(file, source, { codec, numSegments: this.numPartitions, check: this.check });
       await file.close();
       this.count(stats, spill);
       return stats;
@@ -639,11 +652,11 @@ export class MapOutputBuffer implements MapOutputCollector {
     }
   }
 
-  private writeSync(path: string, source: SegmentSource, spill: boolean): FramedFileStats {
+  private writeSync(path: string, source: SegmentSource, spill: boolean, codec: BlockCodec): FramedFileStats {
     let file: SpillFile | undefined;
     try {
       file = this.open(path);
-      const stats = writeFramedFileSync(file, source, { codec: this.codec, numSegments: this.numPartitions, check: this.check });
+      const stats = writeFramedFileSync(file, source, { codec, numSegments: this.numPartitions, check: this.check });
       file.closeSync();
       this.count(stats, spill);
       return stats;
@@ -790,7 +803,8 @@ export class MapOutputBuffer implements MapOutputCollector {
   /** Spills what is left, then renames a single spill to the output or merges the spills. */
   private async spillAndMerge(dataFile: string): Promise<readonly SegmentStats[]> {
     if (this.n > 0) {
-      this.startAsyncSpill();
+      // With nothing spilled before, this spill is the output.
+      this.startAsyncSpill(this.runs.length === 0 ? this.codec : this.spillCodec);
       await this.inflight!.done;
     }
     this.stopIfAborted();
@@ -800,8 +814,9 @@ export class MapOutputBuffer implements MapOutputCollector {
     const runs = this.runs as Run[];
     const spills = runs.length;
     let segments: readonly SegmentStats[];
-    if (spills === 1) {
-      // One spill: it already is the output.
+    if (spills === 1 && runs[0]!.codec === this.codec) {
+      // One spill: it already is the output. (One written as a spill, because the map ended right
+      // after it, is merged alone below to take the output's codec.)
       await rename(runs[0]!.path, dataFile);
       this.files.delete(runs[0]!.path);
       this.files.add(dataFile);
@@ -837,7 +852,7 @@ export class MapOutputBuffer implements MapOutputCollector {
           next.push(runs[i++]!);
           continue;
         }
-        next.push(await this.mergeRuns(runs.slice(i, i + g), join(this.dir, `merge-${merged++}.out`), false));
+        next.push(await this.mergeRuns(runs.slice(i, i + g), join(this.dir, `merge-${merged++}.out`), false, this.spillCodec));
         i += g;
         toReduce -= g - 1;
       }
@@ -846,7 +861,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     }
     const tmp = tempPathFor(dataFile);
     const combine = this.combiner !== undefined && spills >= this.minSpillsForCombine;
-    const out = await this.mergeRuns(runs, tmp, combine, inMemory);
+    const out = await this.mergeRuns(runs, tmp, combine, this.codec, inMemory);
     await rename(tmp, dataFile);
     this.files.delete(tmp);
     this.files.add(dataFile);
@@ -855,9 +870,9 @@ export class MapOutputBuffer implements MapOutputCollector {
 
   /**
    * K-way merges `runs` (in order: stable), then `inMemory` after them, into one file of one segment
-   * per partition; removes the input files.
+   * per partition written with `codec`; removes the input files.
    */
-  private async mergeRuns(runs: readonly Run[], path: string, combine: boolean, inMemory?: MemoryRun): Promise<Run> {
+  private async mergeRuns(runs: readonly Run[], path: string, combine: boolean, codec: BlockCodec, inMemory?: MemoryRun): Promise<Run> {
     this.stopIfAborted();
     const { compare, combiner, counters, details } = this;
     // reuseFrames: a merge that copies every record before the next reuses its runs' frame buffers.
@@ -875,12 +890,12 @@ export class MapOutputBuffer implements MapOutputCollector {
         ? // A key with a single record here has nothing to combine with (nor had it at its spill).
           (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p, false), compare)), combiner, compare, counters, true), packer)
         : (p, packer) => copyMerged(new CursorMerge(cursorsOf(p, true), compare), packer);
-    const stats = await this.writeAsync(path, source, false);
+    const stats = await this.writeAsync(path, source, false, codec);
     for (const r of runs) {
       await rm(r.path, { force: true });
       this.files.delete(r.path);
     }
-    return { path, segments: stats.segments };
+    return { path, segments: stats.segments, codec };
   }
 }
 

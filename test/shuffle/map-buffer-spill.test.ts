@@ -3,7 +3,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isMinimrError } from '../../src/errors.js';
-import { createShuffleCounters, hashPartition, type BytesCombiner, type ShuffleCounters } from '../../src/shuffle/index.js';
+import { createShuffleCounters, hashPartition, lz4Codec, type BytesCombiner, type ShuffleCounters } from '../../src/shuffle/index.js';
 import { MapOutputBuffer, type MapOutputBufferOptions } from '../../src/shuffle/map-output-buffer.js';
 import type { OpenSpillFile } from '../../src/shuffle/spill-writer.js';
 import { openSpillFile } from '../../src/shuffle/spill-writer.js';
@@ -170,6 +170,78 @@ test('the last generation joins the final merge from the buffer: only earlier sp
     const viaDisk = await run(join(root, 'disk'), records, { numPartitions: P, bufferBytes, mergeFactor: 2 });
     assert.deepEqual(viaDisk.back.partitions, reference);
     assert.ok(viaDisk.counters.mergePasses > 0);
+  });
+});
+
+/** Opens files normally and keeps a copy of every byte written to each, by path. */
+function recordingWrites(): { open: OpenSpillFile; bytesOf: Map<string, Buffer> } {
+  const bytesOf = new Map<string, Buffer>();
+  const keep = (path: string, data: Buffer, pos: number): void => {
+    const had = bytesOf.get(path) ?? Buffer.alloc(0);
+    const grown = Buffer.alloc(Math.max(had.length, pos + data.length));
+    had.copy(grown);
+    data.copy(grown, pos);
+    bytesOf.set(path, grown);
+  };
+  const open: OpenSpillFile = (path) => {
+    const file = openSpillFile(path);
+    return {
+      async write(data, pos) {
+        keep(path, data, pos);
+        await file.write(data, pos);
+      },
+      writeSync(data, pos) {
+        keep(path, data, pos);
+        file.writeSync(data, pos);
+      },
+      close: () => file.close(),
+      closeSync: () => file.closeSync(),
+    };
+  };
+  return { open, bytesOf };
+}
+
+/** The codec byte of every frame of a framed file (header: u32 raw, u32 stored, u32 crc, u8 codec, 3 zero bytes). */
+function frameCodecs(file: Buffer): Set<number> {
+  const codecs = new Set<number>();
+  for (let pos = 0; pos < file.length; pos += 16 + file.readUInt32LE(pos + 4)) codecs.add(file[pos + 12]!);
+  return codecs;
+}
+
+test('spills are stored uncompressed and the merged output with LZ4', async () => {
+  await withTempDir(async (root) => {
+    const records = teraRecords(6000, 2, 12); // values of one repeated letter: LZ4 pays
+    const { open, bytesOf } = recordingWrites();
+    const { back, counters } = await run(join(root, 'z'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: open });
+    assert.deepEqual(back.partitions, teraReference(records, 2));
+    assert.ok(counters.spills > 1);
+    const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
+    const outputs = [...bytesOf.keys()].filter((f) => !spills.includes(f));
+    assert.ok(spills.length > 0 && outputs.length === 1, [...bytesOf.keys()].join(', '));
+    for (const f of spills) assert.deepEqual(frameCodecs(bytesOf.get(f)!), new Set([0]), f);
+    assert.deepEqual(frameCodecs(bytesOf.get(outputs[0]!)!), new Set([1]));
+    // A job's output codec is kept for spills when asked for.
+    const lz4Spills = recordingWrites();
+    const again = await run(join(root, 'y'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: lz4Spills.open, spillCodec: lz4Codec });
+    assert.deepEqual(again.back.partitions, back.partitions);
+    for (const [f, bytes] of lz4Spills.bytesOf) assert.deepEqual(frameCodecs(bytes), new Set([1]), f);
+  });
+});
+
+test('a map that ends right after a spill started gets an LZ4 output, not its uncompressed spill renamed', async () => {
+  await withTempDir(async (root) => {
+    // 100-byte records take 132 bytes of a 64 KiB buffer each: the 398th passes the 80% mark and
+    // starts a spill of everything, so nothing is left in the buffer at finish.
+    const records = teraRecords(398, 2, 13);
+    const { open, bytesOf } = recordingWrites();
+    const { back, counters } = await run(join(root, 'x'), records, { numPartitions: 2, bufferBytes: 64 << 10, openFile: open });
+    assert.deepEqual(back.partitions, teraReference(records, 2));
+    assert.equal(counters.spills, 1);
+    const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
+    assert.equal(spills.length, 1, 'the spill was written');
+    assert.deepEqual(frameCodecs(bytesOf.get(spills[0]!)!), new Set([0]));
+    const output = [...bytesOf.keys()].find((f) => !spills.includes(f))!;
+    assert.deepEqual(frameCodecs(bytesOf.get(output)!), new Set([1]), 'the output was re-encoded with LZ4');
   });
 });
 
