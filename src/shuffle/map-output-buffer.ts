@@ -23,7 +23,8 @@
  * Spill trigger and what overlaps with the map. When the collecting generation's bytes (data,
  * metadata, waste) pass `spillPercent` of the buffer and no spill is running, `collect` sorts the
  * generation (synchronously: it is CPU work on this thread whatever we do) and starts writing it in
- * the background: frames are packed from the sorted order, compressed on libuv's thread pool and
+ * the background: frames are packed from the sorted order, compressed (with `spillCodec`, none by
+ * default; see the Merge passes note) on libuv's thread pool and
  * written in 1 MiB batches (spill-writer.ts). Meanwhile a new generation starts in the free rest of
  * the ring, its equator placed so that data and metadata fill that gap in the proportion of the
  * average record seen so far (as Hadoop does), and `collect` goes on filling it. When the spill is
@@ -56,7 +57,11 @@
  * in `spills`. Not with a combiner at spills, whose output the merge could not reproduce, nor when
  * the runs exceed `mergeFactor`: then the last generation is spilled first, as before.) The
  * buffer is held until that merge ends, so the task's memory stays at its collecting peak, within
- * the budget. Each partition's segments of all runs are k-way merged
+ * the budget. Spill files and intermediate merged runs are only read back by this map, once, soon
+ * and mostly from the page cache, so they are stored with `spillCodec` (default none): on TeraGen
+ * rows LZ4 both ways cost more CPU than writing 2.6x the bytes; the map output keeps `codec` (a
+ * lone spill written as a spill is merged alone to get it). Each partition's segments of all runs
+ * are k-way merged
  * (a `CursorMerge` over one `FileFrameFeed` per run: one frame per open run in memory, decompressed
  * into a buffer the run reuses from frame to frame; records are copied in their encoded form, see
  * run-cursor.ts, so the merge makes no garbage per record or per frame read) into the data
