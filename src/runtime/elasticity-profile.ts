@@ -109,13 +109,21 @@ function intermediatePasses(runs: number, factor: number): number {
   return passes;
 }
 
-/** Extra stored bytes a map writes with buffer B, beyond the single final write at ideal memory. */
-export function mapSpilledBytesModel(bufferedBytes: number, storedBytes: number, bufferBytes: number, spillPercent: number, factor: number): number {
-  const spills = Math.max(1, Math.ceil(bufferedBytes / (spillPercent * bufferBytes)));
+/**
+ * Extra bytes a map writes with buffer B, beyond the single final write at ideal memory.
+ * `spilledOutputBytes`: what the whole map output takes as spill files, which MapOutputBuffer
+ * writes uncompressed by default (its raw bytes, MAP_OUTPUT_RAW_BYTES).
+ */
+export function mapSpilledBytesModel(bufferedBytes: number, spilledOutputBytes: number, bufferBytes: number, spillPercent: number, factor: number): number {
+  const generation = spillPercent * bufferBytes;
+  const spills = Math.max(1, Math.ceil(bufferedBytes / generation));
   if (spills === 1) return 0;
-  // Every spill is written once, then merged into the final output (which the ideal run writes too);
-  // each intermediate merge pass rewrites (about) everything once more.
-  return storedBytes * (1 + intermediatePasses(spills, factor));
+  // Up to `factor` spills: every full generation is written once as a spill, and the last one goes
+  // from the buffer into the final merge (MapOutputBuffer), whose output the ideal run writes too.
+  if (spills <= factor) return spilledOutputBytes * Math.min(1, ((spills - 1) * generation) / bufferedBytes);
+  // More: every spill is written, then merged into the final output; each intermediate merge pass
+  // rewrites (about) everything once more.
+  return spilledOutputBytes * (1 + intermediatePasses(spills, factor));
 }
 
 /**
@@ -235,6 +243,8 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
   const tablePeak = Math.max(...calibration.maps.map((m) => m.counters.PEAK_HASH_COMBINE_BYTES ?? 0));
   const tableShare = tablePeak > 0 ? (conf['shuffle.map.hashCombinePercent'] ?? JOB_CONF_DEFAULTS['shuffle.map.hashCombinePercent']) : 0;
   const mapOutputStoredBytes = mean(calibration.maps.map((m) => m.counters.SPILLED_BYTES ?? 0));
+  // Spill files are written uncompressed (MapOutputBuffer's spillCodec), so spills take raw bytes.
+  const mapOutputRawBytes = mean(calibration.maps.map((m) => m.counters.MAP_OUTPUT_RAW_BYTES ?? 0));
   const segmentsRaw = calibration.maps.map((m) => m.counters.MAP_OUTPUT_RAW_BYTES ?? 0);
   const reduceInputRawBytes = segmentsRaw.reduce((a, b) => a + b, 0);
   const fetched = (calibration.reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0) + (calibration.reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0);
@@ -265,7 +275,7 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
       mapSpills: sumCounter(r.maps, 'SPILLS') / r.maps.length,
       mapMergePasses: sumCounter(r.maps, 'MERGE_PASSES') / r.maps.length,
       reduceMergePasses: r.reduce.counters.MERGE_PASSES ?? 0,
-      mapModelSpilledBytes: mapSpilledBytesModel(mapBufferedBytes, mapOutputStoredBytes, mapBufferBytes * (1 - tableShare), spillPercent, factor),
+      mapModelSpilledBytes: mapSpilledBytesModel(mapBufferedBytes, mapOutputRawBytes, mapBufferBytes * (1 - tableShare), spillPercent, factor),
       reduceModelSpilledBytes: reduceSpilledBytesModel(segmentsRaw, reduceStoredPerRaw, reduceBufferBytes, factor),
       mapModelMs: 0,
       reduceModelMs: 0,

@@ -44,7 +44,7 @@ export interface JobConf {
   'shuffle.reduce.bufferBytes'?: number;
   /** Most runs merged at once (map-side spills and reduce-side runs). Default 10. */
   'shuffle.merge.factor'?: number;
-  /** Frame codec of spills and map outputs. Default lz4. */
+  /** Frame codec of map outputs and the reduce side's runs (map-side spills are uncompressed). Default lz4. */
   'shuffle.compress'?: 'lz4' | 'none';
   /** Map outputs a reducer fetches at once. Default 5. */
   'shuffle.parallelCopies'?: number;

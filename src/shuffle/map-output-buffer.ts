@@ -23,7 +23,8 @@
  * Spill trigger and what overlaps with the map. When the collecting generation's bytes (data,
  * metadata, waste) pass `spillPercent` of the buffer and no spill is running, `collect` sorts the
  * generation (synchronously: it is CPU work on this thread whatever we do) and starts writing it in
- * the background: frames are packed from the sorted order, compressed on libuv's thread pool and
+ * the background: frames are packed from the sorted order, compressed (with `spillCodec`, none by
+ * default; see the Merge passes note) on libuv's thread pool and
  * written in 1 MiB batches (spill-writer.ts). Meanwhile a new generation starts in the free rest of
  * the ring, its equator placed so that data and metadata fill that gap in the proportion of the
  * average record seen so far (as Hadoop does), and `collect` goes on filling it. When the spill is
@@ -47,8 +48,20 @@
  * stable merge sort. Equal keys keep collection order in every case, so the output does not depend
  * on the buffer size.
  *
- * Merge passes. `finish` spills what is left. One spill: it is renamed to the data file and only
- * the index is written. More: each partition's segments of all spills are k-way merged
+ * Merge passes. With nothing spilled yet, `finish` spills what is left, renames that one spill to
+ * the data file and writes only the index. Otherwise the last generation is sorted and joins the
+ * final merge straight from the buffer (packed into frames as the merge reads it), as a run after
+ * the spills: it is not written and read back, which for a 64 MB TeraSort split with a 64 MiB
+ * buffer (two generations, since records and their metadata exceed the buffer) saves writing,
+ * compressing, reading and decompressing about 40% of the data once. (It still counts as a spill
+ * in `spills`. Not with a combiner at spills, whose output the merge could not reproduce, nor when
+ * the runs exceed `mergeFactor`: then the last generation is spilled first, as before.) The
+ * buffer is held until that merge ends, so the task's memory stays at its collecting peak, within
+ * the budget. Spill files and intermediate merged runs are only read back by this map, once, soon
+ * and mostly from the page cache, so they are stored with `spillCodec` (default none): on TeraGen
+ * rows LZ4 both ways cost more CPU than writing 2.6x the bytes; the map output keeps `codec` (a
+ * lone spill written as a spill is merged alone to get it). Each partition's segments of all runs
+ * are k-way merged
  * (a `CursorMerge` over one `FileFrameFeed` per run: one frame per open run in memory, decompressed
  * into a buffer the run reuses from frame to frame; records are copied in their encoded form, see
  * run-cursor.ts, so the merge makes no garbage per record or per frame read) into the data
@@ -58,11 +71,11 @@
  * round is counted in `mergePasses`). Files are written to temp names and renamed; every file lives
  * under `dir`, and a failure or `abort` removes all of them.
  *
- * Why the penalty is a step function of memory. With enough memory for the whole output there is no
- * merge at all: the map output is written once. As soon as it does not fit, everything is written
- * twice (spills, then the merged file) and read once more, and that cost is nearly the same whether
- * the output is 1.2x or 8x the buffer: the spill count grows but each spill is written once and the
- * final merge is one sequential pass over all of them. Only when spills exceed `mergeFactor` does
+ * Why the penalty is nearly a step function of memory. With enough memory for the whole output there
+ * is no merge at all: the map output is written once. As soon as it does not fit, all but the last
+ * generation is written twice (spills, then the merged file) and read once more, and that cost is
+ * nearly the same whether the output is 1.5x or 8x the buffer: the spill count grows but each spill
+ * is written once and the final merge is one sequential pass over all of them. Only when spills exceed `mergeFactor` does
  * another step come (part of the data is written a third time), and with mergeFactor 10 that is
  * ten buffers' worth, so for mappers the penalty is essentially one extra merge pass: a step.
  * (Reducers differ: their spilled bytes grow with the shortfall, a sawtooth; see merge-manager.ts.)
@@ -72,13 +85,13 @@ import { readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { compareBytes, effectiveComparator } from './bytes-compare.js';
-import { lz4Codec, type BlockCodec } from './codec.js';
+import { lz4Codec, noneCodec, type BlockCodec } from './codec.js';
 import type { FrameSource, SegmentStats } from './frames.js';
 import { collectGarbageNow, lendToGcPace, noteTransientBytes } from './gc-pacer.js';
 import { tempPathFor, writeIndexFile } from './index-file.js';
 import { applyCombiner } from './merger.js';
 import { mapOutputFilesIn } from './paths.js';
-import { copyMerged, cursorRecords, CursorMerge, FileFrameFeed, RecordCursor } from './run-cursor.js';
+import { copyMerged, cursorRecords, CursorMerge, FileFrameFeed, packedFeed, RecordCursor } from './run-cursor.js';
 import type { KeyValue } from './record-format.js';
 import {
   META_BYTES,
@@ -96,6 +109,7 @@ import {
 } from './sort.js';
 import {
   copyViaViews,
+  FramePacker,
   openSpillFile,
   recordsInto,
   VIEW_COPY_MAX,
@@ -103,7 +117,6 @@ import {
   writeFramedFile,
   writeFramedFileSync,
   type FramedFileStats,
-  type FramePacker,
   type OpenSpillFile,
   type SegmentSource,
   type SpillFile,
@@ -122,7 +135,15 @@ export interface MapOutputBufferOptions {
   readonly compare?: KeyComparator;
   readonly combiner?: BytesCombiner;
   readonly counters?: ShuffleCounters;
+  /** Codec of the map output (default lz4). */
   readonly codec?: BlockCodec;
+  /**
+   * Codec of the files only this map reads back: spills and intermediate merged runs (default none).
+   * They are written once and read once, soon, mostly from the page cache: on TeraGen rows (LZ4 to
+   * 38%) compressing and decompressing them cost more CPU than writing 2.6x the bytes to the page
+   * cache (benchmarks/map-merge.js; see the commit that made it the default).
+   */
+  readonly spillCodec?: BlockCodec;
   /** Most runs merged at once (default 10). */
   readonly mergeFactor?: number;
   /** The combiner runs again in the final merge when there were at least this many spills (default 3). */
@@ -178,6 +199,14 @@ interface InFlightSpill {
 interface Run {
   readonly path: string;
   readonly segments: readonly SegmentStats[];
+  /** The codec its frames were written with. */
+  readonly codec: BlockCodec;
+}
+
+/** The sorted last generation as a run of the final merge: its records packed as they are read. */
+interface MemoryRun {
+  readonly source: SegmentSource;
+  readonly packer: FramePacker;
 }
 
 export class MapOutputBuffer implements MapOutputCollector {
@@ -191,6 +220,7 @@ export class MapOutputBuffer implements MapOutputCollector {
   private readonly combiner: BytesCombiner | undefined;
   private readonly counters: ShuffleCounters | undefined;
   private readonly codec: BlockCodec;
+  private readonly spillCodec: BlockCodec;
   private readonly mergeFactor: number;
   private readonly minSpillsForCombine: number;
   private readonly combineSpills: boolean;
@@ -267,6 +297,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     this.combiner = options.combiner;
     this.counters = options.counters;
     this.codec = options.codec ?? lz4Codec;
+    this.spillCodec = options.spillCodec ?? noneCodec;
     this.mergeFactor = mergeFactor;
     this.minSpillsForCombine = options.minSpillsForCombine ?? 3;
     this.combineSpills = options.combineSpills ?? true;
@@ -474,7 +505,7 @@ export class MapOutputBuffer implements MapOutputCollector {
       if (p === partition) packer.add(key, value);
     };
     const path = this.spillPath(index);
-    this.runs[index] = { path, segments: this.writeSync(path, source, true).segments };
+    this.runs[index] = { path, segments: this.writeSync(path, source, true, this.spillCodec).segments, codec: this.spillCodec };
   }
 
   /** Detaches the collecting generation and starts a new one in the free part of the ring. */
@@ -546,7 +577,8 @@ export class MapOutputBuffer implements MapOutputCollector {
     };
   }
 
-  private startAsyncSpill(): void {
+  /** `codec`: the spill codec, unless this spill is known to become the output. */
+  private startAsyncSpill(codec = this.spillCodec): void {
     const gen = this.detach();
     const index = this.nextSpill++;
     const sorted = this.sort(gen);
@@ -554,9 +586,9 @@ export class MapOutputBuffer implements MapOutputCollector {
     const spill: InFlightSpill = { m: gen.m, d: gen.d, bytes: gen.bytes, done: Promise.resolve() };
     this.inflight = spill;
     this.placeEquator();
-    spill.done = this.writeAsync(path, this.spillSource(gen, sorted), true).then(
+    spill.done = this.writeAsync(path, this.spillSource(gen, sorted), true, codec).then(
       (stats) => {
-        this.runs[index] = { path, segments: stats.segments };
+        this.runs[index] = { path, segments: stats.segments, codec };
         this.inflight = undefined;
         if (this.state === 'collecting' && this.curBytes >= this.threshold) {
           try {
@@ -579,7 +611,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     const index = this.nextSpill++;
     const sorted = this.sort(gen);
     const path = this.spillPath(index);
-    this.runs[index] = { path, segments: this.writeSync(path, this.spillSource(gen, sorted), true).segments };
+    this.runs[index] = { path, segments: this.writeSync(path, this.spillSource(gen, sorted), true, this.spillCodec).segments, codec: this.spillCodec };
     this.placeEquator();
   }
 
@@ -611,11 +643,11 @@ export class MapOutputBuffer implements MapOutputCollector {
     if (this.peak > c.peakBufferBytes) c.peakBufferBytes = this.peak;
   }
 
-  private async writeAsync(path: string, source: SegmentSource, spill: boolean): Promise<FramedFileStats> {
+  private async writeAsync(path: string, source: SegmentSource, spill: boolean, codec: BlockCodec): Promise<FramedFileStats> {
     let file: SpillFile | undefined;
     try {
       file = this.open(path);
-      const stats = await writeFramedFile(file, source, { codec: this.codec, numSegments: this.numPartitions, check: this.check });
+      const stats = await writeFramedFile(file, source, { codec, numSegments: this.numPartitions, check: this.check });
       await file.close();
       this.count(stats, spill);
       return stats;
@@ -625,11 +657,11 @@ export class MapOutputBuffer implements MapOutputCollector {
     }
   }
 
-  private writeSync(path: string, source: SegmentSource, spill: boolean): FramedFileStats {
+  private writeSync(path: string, source: SegmentSource, spill: boolean, codec: BlockCodec): FramedFileStats {
     let file: SpillFile | undefined;
     try {
       file = this.open(path);
-      const stats = writeFramedFileSync(file, source, { codec: this.codec, numSegments: this.numPartitions, check: this.check });
+      const stats = writeFramedFileSync(file, source, { codec, numSegments: this.numPartitions, check: this.check });
       file.closeSync();
       this.count(stats, spill);
       return stats;
@@ -725,33 +757,13 @@ export class MapOutputBuffer implements MapOutputCollector {
   private async writeOutput(): Promise<MapOutputInfo> {
     if (this.inflight) await this.inflight.done;
     this.stopIfAborted();
-    if (this.n > 0) {
-      this.startAsyncSpill();
-      await this.inflight!.done;
-    }
-    this.stopIfAborted();
-    this.release(this.runs.length > 1);
-    if (this.counters && this.peak > this.counters.peakBufferBytes) this.counters.peakBufferBytes = this.peak;
-
     const paths = mapOutputFilesIn(this.dir);
-    const runs = this.runs as Run[];
-    const spills = runs.length;
     let segments: readonly SegmentStats[];
-    if (spills === 1) {
-      // One spill: it already is the output.
-      await rename(runs[0]!.path, paths.dataFile);
-      this.files.delete(runs[0]!.path);
-      this.files.add(paths.dataFile);
-      segments = runs[0]!.segments;
+    if (this.n > 0 && this.runs.length > 0 && this.mayMergeFromMemory()) {
+      segments = await this.mergeWithSortBuffer(paths.dataFile);
+      this.release(false);
     } else {
-      // The merge runs well below the map's peak (the sort buffer was freed above): its garbage may
-      // pile up by the buffer's size (up to the pacer's cap) longer between paced GCs (gc-pacer.ts).
-      const returnLoan = lendToGcPace(this.size);
-      try {
-        segments = await this.mergeAll(runs, paths.dataFile, spills);
-      } finally {
-        returnLoan();
-      }
+      segments = await this.spillAndMerge(paths.dataFile);
     }
     this.stopIfAborted();
     await writeIndexFile(paths.indexFile, segments, this.codec.id);
@@ -767,8 +779,71 @@ export class MapOutputBuffer implements MapOutputCollector {
     return { dataFile: paths.dataFile, indexFile: paths.indexFile, partitions };
   }
 
-  /** Merges the spills into the data file (intermediate rounds first when they exceed mergeFactor). */
-  private async mergeAll(spilled: readonly Run[], dataFile: string, spills: number): Promise<readonly SegmentStats[]> {
+  /**
+   * Whether the last generation can join the final merge from the buffer: its records must be what
+   * its spill would have held (no combiner at spills), and the spills on disk plus it must fit one
+   * merge (more go through intermediate merges of spill files, as before).
+   */
+  private mayMergeFromMemory(): boolean {
+    const combinesAtSpill = this.combiner !== undefined && this.combineSpills;
+    return !combinesAtSpill && this.runs.length + 1 <= this.mergeFactor;
+  }
+
+  /** Sorts the last generation and merges it, from the buffer, with the spills into `dataFile`. */
+  private async mergeWithSortBuffer(dataFile: string): Promise<readonly SegmentStats[]> {
+    const gen = this.detach();
+    const sorted = this.sort(gen);
+    // Counted as a spill (a generation sorted and flushed) though it never reaches the disk: SPILLS
+    // keeps meaning how many times the buffer filled, which the elasticity profile and YARN-ME's
+    // accounting read.
+    if (this.counters) {
+      this.counters.spills++;
+      if (this.peak > this.counters.peakBufferBytes) this.counters.peakBufferBytes = this.peak;
+    }
+    const inMemory: MemoryRun = { source: this.spillSource(gen, sorted), packer: new FramePacker() };
+    const runs = this.runs as Run[];
+    return this.mergeAll(runs, dataFile, runs.length + 1, inMemory);
+  }
+
+  /** Spills what is left, then renames a single spill to the output or merges the spills. */
+  private async spillAndMerge(dataFile: string): Promise<readonly SegmentStats[]> {
+    if (this.n > 0) {
+      // With nothing spilled before, this spill is the output.
+      this.startAsyncSpill(this.runs.length === 0 ? this.codec : this.spillCodec);
+      await this.inflight!.done;
+    }
+    this.stopIfAborted();
+    this.release(this.runs.length > 1);
+    if (this.counters && this.peak > this.counters.peakBufferBytes) this.counters.peakBufferBytes = this.peak;
+
+    const runs = this.runs as Run[];
+    const spills = runs.length;
+    let segments: readonly SegmentStats[];
+    if (spills === 1 && runs[0]!.codec === this.codec) {
+      // One spill: it already is the output. (One written as a spill, because the map ended right
+      // after it, is merged alone below to take the output's codec.)
+      await rename(runs[0]!.path, dataFile);
+      this.files.delete(runs[0]!.path);
+      this.files.add(dataFile);
+      segments = runs[0]!.segments;
+    } else {
+      // The merge runs well below the map's peak (the sort buffer was freed above): its garbage may
+      // pile up by the buffer's size (up to the pacer's cap) longer between paced GCs (gc-pacer.ts).
+      const returnLoan = lendToGcPace(this.size);
+      try {
+        segments = await this.mergeAll(runs, dataFile, spills);
+      } finally {
+        returnLoan();
+      }
+    }
+    return segments;
+  }
+
+  /**
+   * Merges the spills (and the buffer's last generation, `inMemory`, as the last run) into the data
+   * file, intermediate rounds first when the spills exceed mergeFactor.
+   */
+  private async mergeAll(spilled: readonly Run[], dataFile: string, spills: number, inMemory?: MemoryRun): Promise<readonly SegmentStats[]> {
     let runs = spilled as Run[];
     let merged = 0;
     while (runs.length > this.mergeFactor) {
@@ -782,7 +857,7 @@ export class MapOutputBuffer implements MapOutputCollector {
           next.push(runs[i++]!);
           continue;
         }
-        next.push(await this.mergeRuns(runs.slice(i, i + g), join(this.dir, `merge-${merged++}.out`), false));
+        next.push(await this.mergeRuns(runs.slice(i, i + g), join(this.dir, `merge-${merged++}.out`), false, this.spillCodec));
         i += g;
         toReduce -= g - 1;
       }
@@ -791,35 +866,41 @@ export class MapOutputBuffer implements MapOutputCollector {
     }
     const tmp = tempPathFor(dataFile);
     const combine = this.combiner !== undefined && spills >= this.minSpillsForCombine;
-    const out = await this.mergeRuns(runs, tmp, combine);
+    const out = await this.mergeRuns(runs, tmp, combine, this.codec, inMemory);
     await rename(tmp, dataFile);
     this.files.delete(tmp);
     this.files.add(dataFile);
     return out.segments;
   }
 
-  /** K-way merges `runs` (in order: stable) into one file of one segment per partition; removes the inputs. */
-  private async mergeRuns(runs: readonly Run[], path: string, combine: boolean): Promise<Run> {
+  /**
+   * K-way merges `runs` (in order: stable), then `inMemory` after them, into one file of one segment
+   * per partition written with `codec`; removes the input files.
+   */
+  private async mergeRuns(runs: readonly Run[], path: string, combine: boolean, codec: BlockCodec, inMemory?: MemoryRun): Promise<Run> {
     this.stopIfAborted();
     const { compare, combiner, counters, details } = this;
     // reuseFrames: a merge that copies every record before the next reuses its runs' frame buffers.
-    const cursorsOf = (p: number, reuseFrames: boolean): RecordCursor[] =>
-      runs.map((r, order) => {
+    const cursorsOf = (p: number, reuseFrames: boolean): RecordCursor[] => {
+      const cursors = runs.map((r, order) => {
         const seg = r.segments[p]!;
         const src: FrameSource = { name: r.path, details };
         return new RecordCursor(new FileFrameFeed(r.path, seg.offset, seg.length, src, reuseFrames), 0, order, r.path);
       });
+      if (inMemory) cursors.push(new RecordCursor(packedFeed(inMemory.source, p, inMemory.packer, reuseFrames), 0, runs.length, 'sort buffer'));
+      return cursors;
+    };
     const source: SegmentSource =
       combine && combiner
         ? // A key with a single record here has nothing to combine with (nor had it at its spill).
           (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p, false), compare)), combiner, compare, counters, true), packer)
         : (p, packer) => copyMerged(new CursorMerge(cursorsOf(p, true), compare), packer);
-    const stats = await this.writeAsync(path, source, false);
+    const stats = await this.writeAsync(path, source, false, codec);
     for (const r of runs) {
       await rm(r.path, { force: true });
       this.files.delete(r.path);
     }
-    return { path, segments: stats.segments };
+    return { path, segments: stats.segments, codec };
   }
 }
 

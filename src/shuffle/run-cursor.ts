@@ -3,7 +3,7 @@ import { MinimrError } from '../errors.js';
 import { compareBytes, compareByteRanges } from './bytes-compare.js';
 import { decodeFrameAt, decodeFrameReusing, FRAME_HEADER_SIZE, readFully, type FrameSource } from './frames.js';
 import { MinHeap } from './min-heap.js';
-import { viewOf, type FramePacker } from './spill-writer.js';
+import { sourceIterator, viewOf, type FramePacker, type SegmentSource } from './spill-writer.js';
 import type { KeyComparator } from './types.js';
 
 /**
@@ -193,6 +193,43 @@ export function bufferFeed(raw: Buffer): FrameFeed {
     },
     close() {
       done = true;
+    },
+  };
+}
+
+/**
+ * The frames a segment source packs, one at a time, as a run to merge without writing it first: the
+ * map side's last sort-buffer generation joins the final merge this way instead of as a spill file.
+ * `packer` may be shared by the feeds of several segments read one after the other (each feed cuts
+ * its last frame). `reuseFrames`: as for FileFrameFeed, a frame's bytes go back to the packer when
+ * the next frame is asked for; otherwise every frame stays valid for the views handed out of it.
+ */
+export function packedFeed(source: SegmentSource, segment: number, packer: FramePacker, reuseFrames: boolean): FrameFeed {
+  let records: Iterator<void> | undefined;
+  let lent: Buffer | undefined;
+  let done = false;
+  return {
+    next() {
+      if (lent !== undefined && reuseFrames) packer.recycle(lent);
+      lent = undefined;
+      if (packer.ready.length === 0 && !done) {
+        const it = (records ??= sourceIterator(source(segment, packer)));
+        while (packer.ready.length === 0) {
+          if (it.next().done) {
+            done = true;
+            packer.cut();
+            break;
+          }
+        }
+      }
+      lent = packer.ready.shift();
+      return lent;
+    },
+    close() {
+      if (!done) records?.return?.();
+      done = true;
+      // A feed closed early leaves no frame of its segment for the next feed of the packer.
+      packer.ready.length = 0;
     },
   };
 }

@@ -254,8 +254,13 @@ class SegmentAccounts {
   }
 }
 
+/** What a segment source returned, as an iterator. */
+export function sourceIterator(source: Iterator<void> | Iterable<void>): Iterator<void> {
+  return Symbol.iterator in source ? (source as Iterable<void>)[Symbol.iterator]() : (source as Iterator<void>);
+}
+
 function* drive(source: Iterator<void> | Iterable<void>): Generator<void> {
-  const it = Symbol.iterator in source ? (source as Iterable<void>)[Symbol.iterator]() : (source as Iterator<void>);
+  const it = sourceIterator(source);
   let done = false;
   try {
     for (let r = it.next(); !r.done; r = it.next()) yield;

@@ -39,11 +39,12 @@ function perPartition(sorted: readonly Rec[], numPartitions: number): string[][]
 }
 
 /** Collects `count` random records into a buffer using `pool`, and checks the output against the reference. */
-async function runWith(root: string, name: string, pool: ArenaPool, bufferBytes: number, count: number, seed: number) {
+async function runWith(root: string, name: string, pool: ArenaPool, bufferBytes: number, count: number, seed: number, mergeFactor?: number) {
   const rand = rng(seed);
   const numPartitions = 3;
   const counters = createShuffleCounters();
-  const buffer = new MapOutputBuffer({ dir: mapOutputPaths(root, 'job_pool', name).dir, numPartitions, bufferBytes, counters, arenas: pool });
+  const dir = mapOutputPaths(root, 'job_pool', name).dir;
+  const buffer = new MapOutputBuffer({ dir, numPartitions, bufferBytes, counters, arenas: pool, ...(mergeFactor ? { mergeFactor } : {}) });
   const records: Rec[] = [];
   for (let i = 0; i < count; i++) {
     const key = randomBytes(rand, 9, 6);
@@ -79,9 +80,23 @@ test('an arena released before a merge is not given back (the merge must not run
   await withTempDir(async (root) => {
     const bufferBytes = 64 * 1024;
     const pool = new GarbagePool(bufferBytes, 6);
-    const counters = await runWith(root, 'b_0', pool, bufferBytes, 6000, 3);
-    assert.ok(counters.spills > 1, `several spills, got ${counters.spills}`);
+    // More spills than the merge factor: the last generation is spilled too, and the arena freed before the merges.
+    const counters = await runWith(root, 'b_0', pool, bufferBytes, 6000, 3, 2);
+    assert.ok(counters.spills > 2, `several spills, got ${counters.spills}`);
+    assert.ok(counters.mergePasses > 0);
     assert.equal(pool.taken, 1);
     assert.equal(pool.given.length, 0);
+  });
+});
+
+test('an arena whose last generation joined the final merge goes back to the pool after that merge', async () => {
+  await withTempDir(async (root) => {
+    const bufferBytes = 64 * 1024;
+    const pool = new GarbagePool(bufferBytes, 7);
+    const counters = await runWith(root, 'c_0', pool, bufferBytes, 6000, 4);
+    assert.ok(counters.spills > 1 && counters.spills <= 10, `a few spills, got ${counters.spills}`);
+    assert.equal(counters.mergePasses, 0);
+    assert.equal(pool.taken, 1);
+    assert.equal(pool.given.length, 1);
   });
 });

@@ -3,7 +3,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isMinimrError } from '../../src/errors.js';
-import { createShuffleCounters, hashPartition, type BytesCombiner, type ShuffleCounters } from '../../src/shuffle/index.js';
+import { createShuffleCounters, hashPartition, lz4Codec, type BytesCombiner, type ShuffleCounters } from '../../src/shuffle/index.js';
 import { MapOutputBuffer, type MapOutputBufferOptions } from '../../src/shuffle/map-output-buffer.js';
 import type { OpenSpillFile } from '../../src/shuffle/spill-writer.js';
 import { openSpillFile } from '../../src/shuffle/spill-writer.js';
@@ -114,11 +114,134 @@ test('TeraSort-like records: same output with no spill, 1/8 and 1/64 of the data
         assert.equal(counters.mergePasses, 0);
       } else {
         assert.ok(counters.spills > 1, `${name}: ${counters.spills} spills`);
-        assert.ok(counters.spilledRecords >= 2 * n);
+        if (counters.spills <= 10) {
+          // The last generation went from the buffer into the final merge: written once, not twice.
+          assert.ok(counters.spilledRecords > n && counters.spilledRecords < 2 * n, `${name}: ${counters.spilledRecords} records written`);
+        } else {
+          assert.ok(counters.spilledRecords >= 2 * n);
+        }
         assert.ok(counters.spilledBytes > back.dataBytes);
         assert.equal(counters.mergePasses > 0, counters.spills > 10, `${name}: ${counters.spills} spills, ${counters.mergePasses} passes`);
       }
     }
+  });
+});
+
+/** Records with keys of 0..40 bytes and values of 0..3000, none in partition 2, and two larger than the buffer. */
+function mixedRecords(n: number, partitions: number, seed: number, bufferBytes: number): Emit[] {
+  const rand = rng(seed);
+  const out: Emit[] = [];
+  for (let i = 0; i < n; i++) {
+    const key = Buffer.alloc(Math.floor(rand() * rand() * 41));
+    for (let j = 0; j < key.length; j++) key[j] = Math.floor(rand() * 4); // short alphabet: many shared prefixes and equal keys
+    const value = Buffer.alloc(Math.floor(rand() * rand() * rand() * 3001), i & 0xff);
+    let p = Math.floor(rand() * partitions);
+    if (p === 2) p = 0;
+    out.push([p, key, value]);
+  }
+  out.splice(Math.floor(n / 3), 0, [1, Buffer.from('huge-1'), Buffer.alloc(bufferBytes + 100, 1)]);
+  out.splice(Math.floor((2 * n) / 3), 0, [3, Buffer.alloc(bufferBytes, 0x01), Buffer.alloc(10, 2)]);
+  return out;
+}
+
+test('the last generation joins the final merge from the buffer: only earlier spills are written, same output', async () => {
+  await withTempDir(async (root) => {
+    const P = 4;
+    const bufferBytes = 256 << 10;
+    const records = mixedRecords(3000, P, 11, bufferBytes);
+    const opened: string[] = [];
+    const recordingOpen: OpenSpillFile = (path) => {
+      opened.push(path);
+      return openSpillFile(path);
+    };
+    const { back, counters } = await run(join(root, 'mem'), records, { numPartitions: P, bufferBytes, openFile: recordingOpen });
+    const reference = teraReference(records, P);
+    assert.deepEqual(back.partitions, reference);
+    assert.deepEqual(back.partitions[2], [], 'an empty partition stays empty');
+    const spillFiles = opened.filter((f) => /\/spill-\d+\.out$/.test(f));
+    const others = opened.filter((f) => !spillFiles.includes(f));
+    assert.ok(counters.spills >= 4 && counters.spills <= 10, `${counters.spills} spills`);
+    assert.equal(spillFiles.length, counters.spills - 1, 'every generation but the last was written as a spill');
+    assert.equal(others.length, 1, `one merged output: ${others.join(', ')}`);
+    assert.equal(counters.mergePasses, 0);
+    assert.ok(counters.spilledRecords > records.length && counters.spilledRecords < 2 * records.length);
+
+    // The same records through the old path (more spills than the merge factor allows in one merge) agree.
+    const viaDisk = await run(join(root, 'disk'), records, { numPartitions: P, bufferBytes, mergeFactor: 2 });
+    assert.deepEqual(viaDisk.back.partitions, reference);
+    assert.ok(viaDisk.counters.mergePasses > 0);
+  });
+});
+
+/** Opens files normally and keeps a copy of every byte written to each, by path. */
+function recordingWrites(): { open: OpenSpillFile; bytesOf: Map<string, Buffer> } {
+  const bytesOf = new Map<string, Buffer>();
+  const keep = (path: string, data: Buffer, pos: number): void => {
+    const had = bytesOf.get(path) ?? Buffer.alloc(0);
+    const grown = Buffer.alloc(Math.max(had.length, pos + data.length));
+    had.copy(grown);
+    data.copy(grown, pos);
+    bytesOf.set(path, grown);
+  };
+  const open: OpenSpillFile = (path) => {
+    const file = openSpillFile(path);
+    return {
+      async write(data, pos) {
+        keep(path, data, pos);
+        await file.write(data, pos);
+      },
+      writeSync(data, pos) {
+        keep(path, data, pos);
+        file.writeSync(data, pos);
+      },
+      close: () => file.close(),
+      closeSync: () => file.closeSync(),
+    };
+  };
+  return { open, bytesOf };
+}
+
+/** The codec byte of every frame of a framed file (header: u32 raw, u32 stored, u32 crc, u8 codec, 3 zero bytes). */
+function frameCodecs(file: Buffer): Set<number> {
+  const codecs = new Set<number>();
+  for (let pos = 0; pos < file.length; pos += 16 + file.readUInt32LE(pos + 4)) codecs.add(file[pos + 12]!);
+  return codecs;
+}
+
+test('spills are stored uncompressed and the merged output with LZ4', async () => {
+  await withTempDir(async (root) => {
+    const records = teraRecords(6000, 2, 12); // values of one repeated letter: LZ4 pays
+    const { open, bytesOf } = recordingWrites();
+    const { back, counters } = await run(join(root, 'z'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: open });
+    assert.deepEqual(back.partitions, teraReference(records, 2));
+    assert.ok(counters.spills > 1);
+    const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
+    const outputs = [...bytesOf.keys()].filter((f) => !spills.includes(f));
+    assert.ok(spills.length > 0 && outputs.length === 1, [...bytesOf.keys()].join(', '));
+    for (const f of spills) assert.deepEqual(frameCodecs(bytesOf.get(f)!), new Set([0]), f);
+    assert.deepEqual(frameCodecs(bytesOf.get(outputs[0]!)!), new Set([1]));
+    // A job's output codec is kept for spills when asked for.
+    const lz4Spills = recordingWrites();
+    const again = await run(join(root, 'y'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: lz4Spills.open, spillCodec: lz4Codec });
+    assert.deepEqual(again.back.partitions, back.partitions);
+    for (const [f, bytes] of lz4Spills.bytesOf) assert.deepEqual(frameCodecs(bytes), new Set([1]), f);
+  });
+});
+
+test('a map that ends right after a spill started gets an LZ4 output, not its uncompressed spill renamed', async () => {
+  await withTempDir(async (root) => {
+    // 100-byte records take 132 bytes of a 64 KiB buffer each: the 398th passes the 80% mark and
+    // starts a spill of everything, so nothing is left in the buffer at finish.
+    const records = teraRecords(398, 2, 13);
+    const { open, bytesOf } = recordingWrites();
+    const { back, counters } = await run(join(root, 'x'), records, { numPartitions: 2, bufferBytes: 64 << 10, openFile: open });
+    assert.deepEqual(back.partitions, teraReference(records, 2));
+    assert.equal(counters.spills, 1);
+    const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
+    assert.equal(spills.length, 1, 'the spill was written');
+    assert.deepEqual(frameCodecs(bytesOf.get(spills[0]!)!), new Set([0]));
+    const output = [...bytesOf.keys()].find((f) => !spills.includes(f))!;
+    assert.deepEqual(frameCodecs(bytesOf.get(output)!), new Set([1]), 'the output was re-encoded with LZ4');
   });
 });
 
@@ -294,12 +417,15 @@ test('abort while spills are running, and while finish merges, leaves no files',
     await assert.rejects(readdir(join(root, 'a')), { code: 'ENOENT' });
     assert.throws(() => a.collect(0, Buffer.from('k'), Buffer.from('v')));
 
-    const b = new MapOutputBuffer({ dir: join(root, 'b'), numPartitions: 2, bufferBytes: 64 << 10, mergeFactor: 2 });
-    for (const [p, k, v] of records) b.collect(p, k, v);
-    const finishing = b.finish();
-    await new Promise((r) => setImmediate(r));
-    await b.abort();
-    await finishing.catch(() => undefined);
-    await assert.rejects(readdir(join(root, 'b')), { code: 'ENOENT' });
+    // Merging spill files only (mergeFactor 2), and spills with the buffer's last generation (default).
+    for (const [name, mergeFactor, count] of [['b', 2, 8000], ['c', 10, 3000]] as const) {
+      const b = new MapOutputBuffer({ dir: join(root, name), numPartitions: 2, bufferBytes: 64 << 10, mergeFactor });
+      for (const [p, k, v] of records.slice(0, count)) b.collect(p, k, v);
+      const finishing = b.finish();
+      await new Promise((r) => setImmediate(r));
+      await b.abort();
+      await finishing.catch(() => undefined);
+      await assert.rejects(readdir(join(root, name)), { code: 'ENOENT' });
+    }
   });
 });
