@@ -174,7 +174,8 @@ export default defineJob({
     // Compiled before reading, so a bad pattern fails even a map whose split holds no line.
     const matcher = compileMatcher(ctx.params);
     let matches = 0;
-    for await (const chunk of input.chunks()) matches += matcher.countMatchingLines(chunk.bytes);
+    // Nothing of a chunk is kept once counted: the reader may read the next one into the same memory.
+    for await (const chunk of input.chunks({ reuseBuffers: true })) matches += matcher.countMatchingLines(chunk.bytes);
     // Emitted when 0 as well, so that the reducer runs and prints `pattern\t0`.
     ctx.emit(matcher.pattern, matches);
   },

@@ -39,11 +39,21 @@ export interface InputChunk {
    * with its `\n` (a CRLF line with its `\r\n`); only a file's last line may lack its `\n`. The
    * lines are exactly those `map` would get, by Hadoop's LineRecordReader rule at block edges.
    * Fixed-length records: a whole number of records. Usually a slice of a block as read (about
-   * 1 MiB): it is never reused, so it may be kept.
+   * 1 MiB): it is never reused, so it may be kept, unless the chunks were asked for with
+   * `reuseBuffers` (then it is valid only until the next chunk is asked for).
    */
   readonly bytes: Buffer;
   /** File offset of `bytes[0]`: the key `map` would get for the chunk's first record. */
   readonly offset: number;
+}
+
+export interface ChunkOptions {
+  /**
+   * The map is done with each chunk's bytes when it asks for the next chunk (it keeps no slice of
+   * them: `emit` and `emitKeyBytes` copy what they are given): the reader may then read into the
+   * same memory again, instead of a fresh buffer per read. Default false.
+   */
+  readonly reuseBuffers?: boolean;
 }
 
 /**
@@ -52,7 +62,7 @@ export interface InputChunk {
  */
 export interface SplitInput<F extends InputFormat> {
   /** The split's records as chunks of raw bytes. Generated input has no bytes: use `records()`. */
-  chunks(): AsyncIterable<InputChunk>;
+  chunks(options?: ChunkOptions): AsyncIterable<InputChunk>;
   /** The split's records one by one, `[key, value]` as `map` gets them. */
   records(): AsyncIterable<readonly [number, InputValue<F>]>;
 }

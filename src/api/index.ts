@@ -12,6 +12,7 @@ export {
   type OutputFormat,
   type InputValue,
   type InputChunk,
+  type ChunkOptions,
   type SplitInput,
 } from './formats.js';
 export {

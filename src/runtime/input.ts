@@ -1,4 +1,4 @@
-import type { InputChunk, InputFormat, SplitInput } from '../api/index.js';
+import type { ChunkOptions, InputChunk, InputFormat, SplitInput } from '../api/index.js';
 import type { JsonValue } from '../api/json.js';
 import { MinimrError } from '../errors.js';
 import {
@@ -93,14 +93,16 @@ export class TaskSplitInput implements SplitInput<InputFormat> {
     this.totalBytes = input.kind === 'file' ? input.length : 0;
   }
 
-  chunks(): AsyncIterable<InputChunk> {
+  chunks(options: ChunkOptions = {}): AsyncIterable<InputChunk> {
     this.start('chunks');
     const { input, format } = this;
     if (input.kind !== 'file' || format.kind === 'generated') {
       throw new MinimrError('EBADJOB', 'generated input has no bytes: a mapSplit of generated input reads input.records()');
     }
     const split = splitOf(input);
-    const reader = format.kind === 'fixed' ? openFixedRecordChunkReader(this.fs, split, format.recordLength) : openLineChunkReader(this.fs, split);
+    const readerOptions = { reuseBuffers: options.reuseBuffers === true };
+    const reader =
+      format.kind === 'fixed' ? openFixedRecordChunkReader(this.fs, split, format.recordLength, readerOptions) : openLineChunkReader(this.fs, split, readerOptions);
     this.closeReader = () => reader.close();
     return this.chunksOf(reader, format.kind === 'fixed' ? format.recordLength : 0);
   }

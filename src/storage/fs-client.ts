@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import { isMinimrError, MinimrError, serializeError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { crc32Combine, type BlockStore, type BlockWriteResult, type VerifiedPiece } from './block-store.js';
+import { crc32Combine, type BlockStore, type BlockWriteResult, type ReadBufferPool, type VerifiedPiece } from './block-store.js';
 import { putRemoteBlock, readRemoteBlock } from './data-client.js';
 import type { BlockInfo, ClientLocation, CreateOptions, DatanodeAddress, FileStatus, NamenodeApi } from './types.js';
 
@@ -123,15 +123,19 @@ export class FsClient {
     return this.readRange(path, 0, Number.POSITIVE_INFINITY);
   }
 
-  /** Bytes [start, end) of a file, across blocks, each block from its best working replica. */
-  async *readRange(path: string, start = 0, end = Number.POSITIVE_INFINITY): AsyncIterable<Buffer> {
+  /**
+   * Bytes [start, end) of a file, across blocks, each block from its best working replica. With
+   * `buffers`, a local replica is read into that pool's buffers, each taken back when the reader
+   * asks for the next piece: a piece is then valid only until then.
+   */
+  async *readRange(path: string, start = 0, end = Number.POSITIVE_INFINITY, buffers?: ReadBufferPool): AsyncIterable<Buffer> {
     if (!(start >= 0) || !(end >= start)) throw new MinimrError('EPROTOCOL', `invalid byte range [${start}, ${end}) of ${path}`, { path, start, end });
     const blocks = await this.namenode.getBlocks(path, this.client);
     for (const block of blocks) {
       const blockEnd = block.offset + block.length;
       if (blockEnd <= start || block.length === 0) continue;
       if (block.offset >= end) break;
-      yield* this.readBlock(path, block, Math.max(start, block.offset) - block.offset, Math.min(end, blockEnd) - block.offset);
+      yield* this.readBlock(path, block, Math.max(start, block.offset) - block.offset, Math.min(end, blockEnd) - block.offset, buffers);
     }
   }
 
@@ -141,9 +145,11 @@ export class FsClient {
    * where it stopped. Only a read of the whole block can be checked against the NameNode's crc32;
    * a partial one relies on the datanode's chunk checksums.
    */
-  private async *readBlock(path: string, block: BlockInfo, from: number, to: number): AsyncIterable<Buffer> {
+  private async *readBlock(path: string, block: BlockInfo, from: number, to: number, buffers: ReadBufferPool | undefined): AsyncIterable<Buffer> {
     const whole = from === 0 && to === block.length;
     const hold = whole && block.length <= this.holdUnverifiedBytes;
+    // Held pieces are kept until the block is checked: their buffers must not come back for reuse.
+    const pool = hold ? undefined : buffers;
     let position = from;
     let crc = 0;
     let lastError: unknown;
@@ -154,7 +160,7 @@ export class FsClient {
         const held: Buffer[] = [];
         let heldCrc = crc;
         let heldEnd = position;
-        for await (const { bytes: chunk, crc32: chunkCrc } of this.openReplica(location, block.blockId, block.token, position, to)) {
+        for await (const { bytes: chunk, crc32: chunkCrc } of this.openReplica(location, block.blockId, block.token, position, to, pool)) {
           this.bytesRead[where] += chunk.length;
           heldEnd += chunk.length;
           if (!whole) {
@@ -215,8 +221,8 @@ export class FsClient {
     return 'offRack';
   }
 
-  private openReplica(location: DatanodeAddress, blockId: string, token: string, start: number, end: number): AsyncIterable<VerifiedPiece> {
-    if (this.localStore && location.workerId === this.localStore.workerId) return this.localStore.readPieces(blockId, start, end);
+  private openReplica(location: DatanodeAddress, blockId: string, token: string, start: number, end: number, buffers: ReadBufferPool | undefined): AsyncIterable<VerifiedPiece> {
+    if (this.localStore && location.workerId === this.localStore.workerId) return this.localStore.readPieces(blockId, start, end, buffers);
     return unverifiedPieces(readRemoteBlock(location, blockId, start, end, { timeoutMs: this.timeoutMs, token }));
   }
 }

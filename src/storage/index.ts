@@ -17,7 +17,7 @@ export { Namenode, DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, type NamenodeOptions
 export { chooseTargets, owedReplicaTarget, sortByDistance, type PlacementNode, type PlacementRequest } from './placement.js';
 export { validatePath, normalizeFsPath } from './paths.js';
 export { formatMode, isValidUserName, parseMode, permits, validateUserName, type Access, type Caller, type Ownership } from './permissions.js';
-export { CHECKSUM_CHUNK_SIZE, crc32Combine, validateBlockId, type BlockStat, type BlockStore, type BlockWriteResult, type VerifiedPiece } from './block-store.js';
+export { CHECKSUM_CHUNK_SIZE, crc32Combine, ReadBufferPool, validateBlockId, type BlockStat, type BlockStore, type BlockWriteResult, type VerifiedPiece } from './block-store.js';
 export { LocalDiskBlockStore, type LocalDiskBlockStoreOptions } from './local-disk-block-store.js';
 export { InMemoryBlockStore } from './memory-block-store.js';
 export { createDataRequestHandler, replicateBlock, type DataAccess, type DataRequestHandler } from './data-server.js';
@@ -26,6 +26,6 @@ export { putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBloc
 export { checkLocalReplica, type BlockVerification } from './replica-check.js';
 export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
 export { computeSplits } from './splits.js';
-export { openLineReader, openFixedRecordReader, openLineChunkReader, openFixedRecordChunkReader, type BatchOptions } from './record-readers.js';
+export { openLineReader, openFixedRecordReader, openLineChunkReader, openFixedRecordChunkReader, type BatchOptions, type ChunkReaderOptions } from './record-readers.js';
 export type { BlockScope } from './block-scope.js';
 export { fsckReport, formatFsck, type FsckBlock, type FsckFile, type FsckReport } from './fsck.js';

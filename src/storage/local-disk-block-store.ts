@@ -15,7 +15,7 @@ import {
   validateBlockId,
   verifyChunks,
 } from './block-store.js';
-import type { BlockStat, BlockStore, BlockWriteResult, VerifiedPiece } from './block-store.js';
+import type { BlockStat, BlockStore, BlockWriteResult, ReadBufferPool, VerifiedPiece } from './block-store.js';
 
 export interface LocalDiskBlockStoreOptions {
   /** Directory of this datanode's blocks; created if missing. */
@@ -36,6 +36,13 @@ const DATA_SUFFIX = '.blk';
 const META_SUFFIX = '.meta';
 /** Read 16 checksum chunks (1 MiB) per disk read: fewer syscalls, still bounded memory. */
 const READ_CHUNKS_PER_IO = 16;
+
+/** A read of the block: `buf` the bytes, `memory` the whole buffer they were read into (a pool's buffer may be longer). */
+interface PieceRead {
+  readonly buf: Buffer;
+  readonly memory: Buffer;
+  readonly position: number;
+}
 
 function isErrno(err: unknown, ...codes: string[]): boolean {
   return err instanceof Error && codes.includes(String((err as NodeJS.ErrnoException).code));
@@ -147,7 +154,7 @@ export class LocalDiskBlockStore implements BlockStore {
     return bytesOf(this.readPieces(blockId, start, end));
   }
 
-  async *readPieces(blockId: string, start?: number, end?: number): AsyncIterable<VerifiedPiece> {
+  async *readPieces(blockId: string, start?: number, end?: number, buffers?: ReadBufferPool): AsyncIterable<VerifiedPiece> {
     validateBlockId(blockId);
     const meta = await this.readMeta(blockId);
     let handle: FileHandle;
@@ -163,22 +170,24 @@ export class LocalDiskBlockStore implements BlockStore {
       const ioSize = READ_CHUNKS_PER_IO * CHECKSUM_CHUNK_SIZE;
       // Only the chunks the range touches are read and verified: a bad chunk elsewhere does not fail this read.
       const alignedEnd = Math.min(meta.length, Math.ceil(range.end / CHECKSUM_CHUNK_SIZE) * CHECKSUM_CHUNK_SIZE);
-      const readAt = async (position: number): Promise<{ buf: Buffer; position: number }> => {
+      const readAt = async (position: number): Promise<PieceRead> => {
         const wanted = Math.min(ioSize, alignedEnd - position);
-        const buf = Buffer.allocUnsafe(wanted);
+        const memory = buffers?.take(wanted) ?? Buffer.allocUnsafe(wanted);
+        const buf = memory.length === wanted ? memory : memory.subarray(0, wanted);
         if ((await readFully(handle, buf, position)) !== wanted) throw checksumError(blockId, this.workerId, position / CHECKSUM_CHUNK_SIZE);
-        return { buf, position };
+        return { buf, memory, position };
       };
       // One read ahead: the disk (or page cache copy) works while the reader uses the bytes before.
-      let next: Promise<{ buf: Buffer; position: number }> | undefined =
-        range.start < range.end ? readAt(Math.floor(range.start / CHECKSUM_CHUNK_SIZE) * CHECKSUM_CHUNK_SIZE) : undefined;
+      let next: Promise<PieceRead> | undefined = range.start < range.end ? readAt(Math.floor(range.start / CHECKSUM_CHUNK_SIZE) * CHECKSUM_CHUNK_SIZE) : undefined;
       try {
         while (next !== undefined) {
-          const { buf, position }: { buf: Buffer; position: number } = await next;
+          const { buf, memory, position }: PieceRead = await next;
           const after: number = position + buf.length;
           next = after < range.end ? readAt(after) : undefined;
           const crc = verifyChunks(buf, position / CHECKSUM_CHUNK_SIZE, meta.chunkCrcs, blockId, this.workerId);
           yield pieceInRange(buf, position, crc, range);
+          // The reader asked for the next piece: it is done with this one.
+          buffers?.give(memory);
         }
       } finally {
         // A reader that stopped early (or failed) leaves a read in flight: it must end before the file closes.

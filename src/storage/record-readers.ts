@@ -6,6 +6,7 @@
  * records: the rule lives in the chunk readers alone.
  */
 import { MinimrError } from '../errors.js';
+import { ReadBufferPool } from './block-store.js';
 import type { FsClient } from './fs-client.js';
 import type { InputSplit, RecordBatch, RecordBatchReader, RecordChunk, RecordChunkReader } from './types.js';
 
@@ -16,6 +17,16 @@ export interface BatchOptions {
   readonly maxBytes?: number;
 }
 
+/** How a chunk reader may treat the chunks it hands out. */
+export interface ChunkReaderOptions {
+  /**
+   * Each chunk's bytes are valid only until the next chunk is asked for: the reader then reads into
+   * the same buffers again instead of fresh memory per read (see ReadBufferPool). Default false:
+   * chunks are never reused, so they may be kept.
+   */
+  readonly reuseBuffers?: boolean;
+}
+
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 const EMPTY = Buffer.alloc(0);
@@ -24,9 +35,16 @@ const EMPTY = Buffer.alloc(0);
 class ByteSource {
   private readonly iterator: AsyncIterator<Buffer>;
   private exhausted = false;
+  private readonly reuseBuffers: boolean;
 
-  constructor(source: AsyncIterable<Buffer>) {
-    this.iterator = source[Symbol.asyncIterator]();
+  constructor(fs: FsClient, path: string, start: number, end: number, options: ChunkReaderOptions) {
+    this.reuseBuffers = options.reuseBuffers === true;
+    this.iterator = fs.readRange(path, start, end, this.reuseBuffers ? new ReadBufferPool() : undefined)[Symbol.asyncIterator]();
+  }
+
+  /** Bytes of the current read that the reader holds past the next read: copied out when reads reuse their buffers. */
+  keep(bytes: Buffer): Buffer {
+    return this.reuseBuffers ? Buffer.from(bytes) : bytes;
   }
 
   async nextChunk(): Promise<Buffer | undefined> {
@@ -68,8 +86,8 @@ class LineChunkReader implements RecordChunkReader {
   private consumed = 0;
   private done = false;
 
-  constructor(fs: FsClient, split: InputSplit) {
-    this.source = new ByteSource(fs.readRange(split.path, split.start, split.fileLength));
+  constructor(fs: FsClient, split: InputSplit, options: ChunkReaderOptions) {
+    this.source = new ByteSource(fs, split.path, split.start, split.fileLength, options);
     this.splitEnd = split.start + split.length;
     this.position = split.start;
     this.skippingFirstLine = split.start !== 0;
@@ -137,7 +155,7 @@ class LineChunkReader implements RecordChunkReader {
 
   private keepPartial(): void {
     const rest = this.chunk.subarray(this.chunkPos);
-    this.partial.push(rest);
+    this.partial.push(this.source.keep(rest));
     this.partialLength += rest.length;
     this.consume(rest.length);
   }
@@ -189,7 +207,7 @@ class FixedRecordChunkReader implements RecordChunkReader {
   private done = false;
   private readonly path: string;
 
-  constructor(fs: FsClient, split: InputSplit, recordLength: number) {
+  constructor(fs: FsClient, split: InputSplit, recordLength: number, options: ChunkReaderOptions) {
     if (!Number.isInteger(recordLength) || recordLength <= 0) {
       throw new MinimrError('EBADJOB', `record length must be a positive integer, got ${recordLength}`, { path: split.path });
     }
@@ -207,7 +225,7 @@ class FixedRecordChunkReader implements RecordChunkReader {
     const endIndex = Math.max(firstIndex, Math.ceil(splitEnd / recordLength));
     this.nextOffset = firstIndex * recordLength;
     this.endOffset = endIndex * recordLength;
-    this.source = new ByteSource(fs.readRange(split.path, this.nextOffset, this.endOffset));
+    this.source = new ByteSource(fs, split.path, this.nextOffset, this.endOffset, options);
   }
 
   async next(): Promise<RecordChunk | null> {
@@ -232,7 +250,7 @@ class FixedRecordChunkReader implements RecordChunkReader {
         return { bytes: out, offset, bytesRead: bytes };
       }
       const take = Math.min(length - this.partialLength, available);
-      this.partial.push(this.chunk.subarray(this.chunkPos, this.chunkPos + take));
+      this.partial.push(this.source.keep(this.chunk.subarray(this.chunkPos, this.chunkPos + take)));
       this.partialLength += take;
       this.chunkPos += take;
       if (this.partialLength === length) {
@@ -334,13 +352,13 @@ function fixedCutter(recordLength: number): RecordCutter<Buffer> {
 }
 
 /** Whole lines of a split in chunks of raw bytes (Hadoop's LineRecordReader rule at block edges). */
-export function openLineChunkReader(fs: FsClient, split: InputSplit): RecordChunkReader {
-  return new LineChunkReader(fs, split);
+export function openLineChunkReader(fs: FsClient, split: InputSplit, options: ChunkReaderOptions = {}): RecordChunkReader {
+  return new LineChunkReader(fs, split, options);
 }
 
 /** Whole fixed-length records of a split in chunks of raw bytes (slices of the reads where possible). */
-export function openFixedRecordChunkReader(fs: FsClient, split: InputSplit, recordLength: number): RecordChunkReader {
-  return new FixedRecordChunkReader(fs, split, recordLength);
+export function openFixedRecordChunkReader(fs: FsClient, split: InputSplit, recordLength: number, options: ChunkReaderOptions = {}): RecordChunkReader {
+  return new FixedRecordChunkReader(fs, split, recordLength, options);
 }
 
 export function openLineReader(fs: FsClient, split: InputSplit, options: BatchOptions = {}): RecordBatchReader<string> {

@@ -18,6 +18,7 @@ import {
   type PrepareContext,
   type InputFormat,
   type SplitInput,
+  type ChunkOptions,
 } from 'minimr';
 
 export type Params = Record<string, JsonValue>;
@@ -152,12 +153,14 @@ export function splitInputOf(input: MapInput, linesPerChunk = 7): SplitInput<Inp
     read = true;
   };
   return {
-    async *chunks() {
+    async *chunks(options?: ChunkOptions) {
       once();
       for (let i = 0; i < input.length; i += linesPerChunk) {
         const part = input.slice(i, i + linesPerChunk);
         const bytes = Buffer.concat(part.map(([, v]) => (Buffer.isBuffer(v) ? v : Buffer.from(`${v as string}\n`, 'utf8'))));
         yield { bytes, offset: part[0]![0] };
+        // As a reader reusing its buffers would: a map that kept a slice of the chunk sees it change.
+        if (options?.reuseBuffers === true) bytes.fill(0xff);
       }
     },
     async *records() {

@@ -227,6 +227,68 @@ describe('input splits and record readers', () => {
     });
   }
 
+  describe('chunks read from a local replica with reuseBuffers', () => {
+    // Blocks of 3 MiB + 1000 bytes are three 1 MiB disk reads and a short one: lines and records span
+    // reads and blocks, and one line is longer than a block.
+    const blockSize = 3 * 1024 * 1024 + 1000;
+    let local: FsClient;
+    before(() => {
+      const node = cluster.datanodes[0]!;
+      local = new FsClient({ namenode: cluster.namenode, client: { workerId: node.address.workerId, rack: node.address.rack }, localStore: node.store, logger: silentLogger });
+    });
+
+    /** Each chunk checked against the file as it is handed out (before the next is asked for), and the 1 MiB read buffers the chunks were in (not the copies partial lines or records were joined in). */
+    async function checkChunks(content: Buffer, path: string, open: (split: InputSplit) => RecordChunkReader): Promise<{ chunks: number; buffers: number; splits: number }> {
+      const splits = computeSplits(path, await local.getBlocks(path));
+      const buffers = new Set<ArrayBufferLike>();
+      let at = 0;
+      let chunks = 0;
+      for (const split of splits) {
+        assert.deepEqual(split.preferredWorkers, [cluster.datanodes[0]!.address.workerId], 'the blocks are on the local replica');
+        const reader = open(split);
+        try {
+          for (let c = await reader.next(); c !== null; c = await reader.next()) {
+            assert.equal(c.offset, at, 'each chunk starts where the one before ended');
+            assert.ok(c.bytes.equals(content.subarray(c.offset, c.offset + c.bytes.length)), `chunk at ${c.offset} is the file's bytes`);
+            at += c.bytes.length;
+            chunks++;
+            if (c.bytes.buffer.byteLength >= 1 << 20) buffers.add(c.bytes.buffer);
+          }
+        } finally {
+          await reader.close();
+        }
+      }
+      assert.equal(at, content.length, 'the chunks back to back are the file');
+      return { chunks, buffers: buffers.size, splits: splits.length };
+    }
+
+    it('lines: every chunk is the file as handed out, lines cut by reads and blocks and longer than a block included', async () => {
+      const random = seededRandom(77);
+      const parts: string[] = [];
+      for (let bytes = 0; bytes < 9 * 1024 * 1024; ) {
+        const long = random() < 0.002;
+        const line = long ? 'L'.repeat(blockSize + 12345) : 'é€x\t'.repeat(Math.floor(random() * 40)) + (random() < 0.2 ? '\r' : '');
+        parts.push(line);
+        bytes += Buffer.byteLength(line) + 1;
+      }
+      parts.push('x'.repeat(blockSize + 1), 'tail without newline');
+      const content = Buffer.from(parts.join('\n'), 'utf8');
+      await local.put(content, '/reuse/lines.txt', { blockSize, replication: 1 });
+      const reused = await checkChunks(content, '/reuse/lines.txt', (split) => openLineChunkReader(local, split, { reuseBuffers: true }));
+      assert.ok(reused.splits >= 3 && reused.chunks > 5, `${reused.splits} splits, ${reused.chunks} chunks`);
+    });
+
+    it('fixed records: records that span reads and blocks are whole and right, and the reads go into the same two buffers', async () => {
+      const data = pseudoRandomBytes(100 * 200_000, 4242);
+      await local.put(data, '/reuse/fixed', { blockSize, replication: 1 });
+      const reused = await checkChunks(data, '/reuse/fixed', (split) => openFixedRecordChunkReader(local, split, 100, { reuseBuffers: true }));
+      const fresh = await checkChunks(data, '/reuse/fixed', (split) => openFixedRecordChunkReader(local, split, 100));
+      // Without reuse every read is a buffer of its own (more than two a split); with it, a split's reads go into two, over and over.
+      assert.ok(fresh.buffers > 2 * fresh.splits, `without reuse: ${fresh.buffers} buffers for ${fresh.splits} splits`);
+      assert.ok(reused.buffers <= 2 * reused.splits, `with reuse: ${reused.buffers} buffers for ${reused.splits} splits`);
+    });
+  });
+
   it('fixed records: a trailing partial record is EBADJOB naming the path', async () => {
     await fs.put(pseudoRandomBytes(250), '/fixed/partial', { blockSize: 100, replication: 1 });
     const [split] = computeSplits('/fixed/partial', await fs.getBlocks('/fixed/partial'));
