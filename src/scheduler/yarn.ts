@@ -19,13 +19,13 @@ import { byCodeUnit } from './rooms.js';
 
 /** Memory each job's running attempts hold, MB. */
 export function memoryInUse(jobs: readonly JobView[]): Map<string, number> {
-  const used = new Map<string, number>();
-  for (const job of jobs) {
-    let mb = 0;
-    for (const a of job.runningAttempts) mb += a.memoryMb;
-    used.set(job.id, mb);
-  }
-  return used;
+  return new Map(jobs.map((job) => [job.id, memoryOf(job)]));
+}
+
+function memoryOf(job: JobView): number {
+  let mb = 0;
+  for (const a of job.runningAttempts) mb += a.memoryMb;
+  return mb;
 }
 
 /** Memory in use by job id, MB (a Map, or a round's view of one). */
@@ -64,12 +64,6 @@ function placeOf(order: readonly JobView[], job: JobView, usedMb: MemoryByJob): 
     else hi = mid;
   }
   return lo;
-}
-
-function memoryOf(job: JobView): number {
-  let mb = 0;
-  for (const a of job.runningAttempts) mb += a.memoryMb;
-  return mb;
 }
 
 /**
