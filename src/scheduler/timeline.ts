@@ -155,7 +155,7 @@ export class Timeline {
     nodes: readonly TimelineNode[],
     running: readonly TimelineRelease[],
     jobs: readonly TimelineJob[],
-    usedMb: ReadonlyMap<string, number> = new Map(),
+    usedMb: Pick<ReadonlyMap<string, number>, 'get'> = new Map(),
   ) {
     this.clock = now;
     const byId = new Map<string, NodeState>();
