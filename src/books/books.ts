@@ -133,6 +133,18 @@ function insertByIndex<T extends { readonly index: number }>(list: T[], task: T)
   list.splice(lo, 0, task);
 }
 
+/** Inserts the attempt after those of tasks not after its own (taskOrder), so a task's attempts keep their launch order. */
+function insertByTask<A extends { readonly task: TaskRecord }>(list: A[], a: A): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (taskOrder(list[mid]!.task, a.task) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, a);
+}
+
 function removeItem<T>(list: T[], item: T): void {
   const i = list.indexOf(item);
   if (i >= 0) list.splice(i, 1);
@@ -179,6 +191,11 @@ export class Books<D extends EngineData = EngineData> {
   private workerArray: readonly WorkerView[] = [];
   private jobsDirty = true;
   private jobArray: readonly JobView[] = [];
+  /** Jobs joined or left the active ones since jobArray was built: it is built anew, not patched. */
+  private jobListChanged = true;
+  /** Active jobs whose view was dropped since jobArray was built, and each active job's place in it. */
+  private readonly dirtyJobs: JobRecord<D>[] = [];
+  private jobSlots = new Map<JobRecord<D>, number>();
 
   /** Something a policy could act on changed since `takeChanged()` was last called. */
   private changed = false;
@@ -409,6 +426,7 @@ export class Books<D extends EngineData = EngineData> {
       mapsDone: 0,
       reducesDone: 0,
       running: [],
+      runningByTask: [],
       failedAttempts: 0,
       killedAttempts: 0,
       stats: { completedMapMs: 0, completedReduceMs: 0, mapInputBytes: 0, mapOutputBytes: 0 },
@@ -434,6 +452,7 @@ export class Books<D extends EngineData = EngineData> {
     if (job.skew) this.skewPlanner.planAtSubmission(job.skew);
     this.activeJobs.push(job);
     this.jobsDirty = true;
+    this.jobListChanged = true;
     this.changed = true;
     this.lastChange = now;
     return { job, effects };
@@ -512,6 +531,7 @@ export class Books<D extends EngineData = EngineData> {
     if (i >= 0) {
       this.activeJobs.splice(i, 1);
       this.jobsDirty = true;
+      this.jobListChanged = true;
     }
   }
 
@@ -678,6 +698,7 @@ export class Books<D extends EngineData = EngineData> {
     this.capacityFreed(w);
     this.markWorker(w);
     removeItem(job.running, a);
+    removeItem(job.runningByTask, a);
     this.markJob(job, { running: true });
     this.changed = true;
     this.lastChange = now;
@@ -913,6 +934,7 @@ export class Books<D extends EngineData = EngineData> {
     if (task.memoryMb <= this.minPending[task.kind]) this.minPendingStale = true;
     removeItem(task.kind === 'map' ? job.pendingMaps : job.pendingReduces, task);
     job.running.push(a);
+    insertByTask(job.runningByTask, a);
     if (job.state === 'pending') {
       job.state = 'running';
       job.startTime = now;
@@ -1064,6 +1086,7 @@ export class Books<D extends EngineData = EngineData> {
     if (job.view !== null) {
       job.view = null;
       this.jobsDirty = true;
+      this.dirtyJobs.push(job);
     }
   }
 
@@ -1158,8 +1181,7 @@ export class Books<D extends EngineData = EngineData> {
       job.pendingView = this.fz(this.runnable(job).map((t) => this.taskView(t)));
     }
     if (job.runningView === null) {
-      const list = job.running.length > 1 ? [...job.running].sort((a, b) => taskOrder(a.task, b.task)) : job.running;
-      job.runningView = this.fz(list.map((a) => this.attemptView(a)));
+      job.runningView = this.fz(job.runningByTask.map((a) => this.attemptView(a)));
     }
     job.statsView ??= this.fz({ ...job.stats }) as JobStats;
     return (job.view = this.fz({
@@ -1181,6 +1203,25 @@ export class Books<D extends EngineData = EngineData> {
     }));
   }
 
+  /** The active jobs' views: on a thousand-job cluster most calls patch the few that changed. */
+  private buildJobs(): JobView[] {
+    let list: JobView[];
+    if (this.jobListChanged) {
+      list = this.activeJobs.map((j) => this.jobView(j));
+      this.jobSlots = new Map(this.activeJobs.map((j, i) => [j, i]));
+    } else {
+      list = this.jobArray.slice();
+      for (const job of this.dirtyJobs) {
+        const i = this.jobSlots.get(job);
+        if (i !== undefined) list[i] = this.jobView(job);
+      }
+    }
+    this.dirtyJobs.length = 0;
+    this.jobsDirty = false;
+    this.jobListChanged = false;
+    return list;
+  }
+
   /** The policy's read-only view of the books. */
   snapshot(trigger: SchedulingTrigger, now: number): ClusterSnapshot {
     for (const workerId of this.health.expire(now)) {
@@ -1190,10 +1231,7 @@ export class Books<D extends EngineData = EngineData> {
       this.capacityFreed(w);
     }
     const workers = this.buildWorkers();
-    if (this.jobsDirty) {
-      this.jobArray = this.fz(this.activeJobs.map((j) => this.jobView(j)));
-      this.jobsDirty = false;
-    }
+    if (this.jobsDirty) this.jobArray = this.fz(this.buildJobs());
     const mrClusters = this.mrClusters.inUse ? { mrClusters: this.mrClusters.views((v) => this.fz(v)) } : {};
     return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools, memoryStepMb: this.memoryStepMb, ...mrClusters });
   }

@@ -143,6 +143,8 @@ export interface JobRecord<D extends EngineData = EngineData> {
   mapsDone: number;
   reducesDone: number;
   readonly running: AttemptRecord<D>[];
+  /** The same attempts by task (maps, then reduces, by index; a task's attempts in launch order): the order of JobView.runningAttempts, kept so no view sorts them. */
+  readonly runningByTask: AttemptRecord<D>[];
   failedAttempts: number;
   killedAttempts: number;
   stats: JobStats;

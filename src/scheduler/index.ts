@@ -30,7 +30,7 @@ export { validateDecisions } from './validate.js';
 export { FREE_POOL, mrClusterProblems } from './mr-cluster-checks.js';
 export { DEFAULT_YARN_ME_OPTIONS, DEFAULT_YARN_OPTIONS, YarnMePolicy, parseYarnMeOptions, parseYarnOptions, type YarnMeOptions } from './yarn-me.js';
 export { SrjfPolicy, remainingWorkMs } from './srjf.js';
-export { Reservations, fairShareBefore, fairShareOrder, memoryInUse } from './yarn.js';
+export { FairQueue, Reservations, fairShareBefore, fairShareOrder, memoryInUse, type MemoryByJob } from './yarn.js';
 export { Timeline, type TimelineJob, type TimelineNode, type TimelineRelease, type TimelineTasks } from './timeline.js';
 export { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, spilledBytes, type ElasticGrant } from './penalty.js';
 export { DEFAULT_MEMORY_STEP_MB, DEFAULT_MIN_MEMORY_FRACTION, grantProblem, memoryStepOf, minimumGrantMb } from './memory.js';

@@ -8,8 +8,16 @@
  *
  * The next task of the job first in line waits for room (as YARN's reservations keep it first in
  * line), and time moves on to the next release until it fits. A task larger than any node never
- * fits regularly and gets no end (only elasticity can run it). The whole queue is placed once, on
- * the first question, in O(tasks x log(nodes + jobs)).
+ * fits regularly and gets no end (only elasticity can run it).
+ *
+ * The queue is placed in that order, O(log(nodes + jobs)) per step, but only as far as the
+ * questions asked need: a job's completion is known once its last task is placed, and whether it
+ * ends at or after a given time as soon as one of its ends does (its completion only grows as
+ * its tasks are placed). On 3000 nodes the queue holds hundreds of thousands of tasks, while
+ * YARN-ME asks about the jobs first in line, which are placed first; placing all of it per
+ * timeline made the timeline the cost of a run. Placing is the same steps in the same order
+ * whatever is asked and when, so the answers are those of placing everything at once. For the
+ * same reason a job's tasks are read only when it comes up in line.
  */
 import { EventHeap } from '../util/index.js';
 import type { TaskKind, WorkerView } from './types.js';
@@ -34,7 +42,7 @@ export interface TimelineTasks {
   readonly count: number;
 }
 
-/** A job of the queue: the tasks it still has to run regularly, in order. */
+/** A job of the queue: the tasks it still has to run regularly, in order (read when the job comes up in line: it must not change). */
 export interface TimelineJob {
   readonly id: string;
   readonly tasks: readonly TimelineTasks[];
@@ -110,8 +118,9 @@ interface JobState extends Placed {
   /** Position in the queue: the order among jobs using as much memory. */
   readonly rank: number;
   usedMb: number;
-  /** Tasks left to place, as groups; `group`'s `left` are still to place. */
-  readonly groups: readonly TimelineTasks[];
+  readonly source: TimelineJob;
+  /** Tasks left to place, as groups (null until read from `source`); `group`'s `left` are still to place. */
+  groups: readonly TimelineTasks[] | null;
   group: number;
   left: number;
 }
@@ -132,7 +141,7 @@ export class Timeline {
   /** Each node's place in each kind's heap, by node index. */
   private readonly entries: Record<TaskKind, NodeEntry[]> = { map: [], reduce: [] };
   private readonly byFree: Record<TaskKind, IndexedHeap<NodeEntry>> = { map: new IndexedHeap(nodeOrder('map')), reduce: new IndexedHeap(nodeOrder('reduce')) };
-  /** Jobs with tasks left to place, the one using the least memory first. */
+  /** Jobs with tasks left to place (or not yet known to have none), the one using the least memory first. */
   private readonly queue = new IndexedHeap<JobState>((a, b) => a.usedMb < b.usedMb || (a.usedMb === b.usedMb && a.rank < b.rank));
   private readonly jobsById = new Map<string, JobState>();
   /** What running or placed tasks give back, and when. */
@@ -143,7 +152,6 @@ export class Timeline {
   /** The kinds some node has slots for. */
   private readonly kinds: readonly TaskKind[];
   private clock: number;
-  private placed = false;
 
   /**
    * `jobs` in queue order, `usedMb` the memory each holds now. Times are ms on the snapshot's
@@ -155,7 +163,7 @@ export class Timeline {
     nodes: readonly TimelineNode[],
     running: readonly TimelineRelease[],
     jobs: readonly TimelineJob[],
-    usedMb: ReadonlyMap<string, number> = new Map(),
+    usedMb: Pick<ReadonlyMap<string, number>, 'get'> = new Map(),
   ) {
     this.clock = now;
     const byId = new Map<string, NodeState>();
@@ -171,17 +179,15 @@ export class Timeline {
     // A kind no node runs needs no order (the paper's traces have maps only).
     this.kinds = (['map', 'reduce'] as const).filter((k) => this.largestNodeMb[k] > 0);
     for (const k of this.kinds) for (const entry of this.entries[k]) this.byFree[k].add(entry);
-    jobs.forEach((j, rank) => this.jobsById.set(j.id, { at: -1, id: j.id, rank, usedMb: usedMb.get(j.id) ?? 0, groups: j.tasks, group: 0, left: j.tasks[0]?.count ?? 0 }));
+    jobs.forEach((j, rank) => this.jobsById.set(j.id, { at: -1, id: j.id, rank, usedMb: usedMb.get(j.id) ?? 0, source: j, groups: null, group: 0, left: 0 }));
     for (const r of running) {
       const end = Math.max(now, r.endMs);
       this.extend(r.jobId, end);
       const node = byId.get(r.nodeId);
       if (node) this.releases.push(end, { node, job: this.jobsById.get(r.jobId), kind: r.kind, memoryMb: r.memoryMb, slots: 1 });
     }
-    for (const job of this.jobsById.values()) {
-      this.skipUnplaceable(job);
-      if (job.group < job.groups.length) this.queue.add(job);
-    }
+    // A job whose tasks never fit leaves the line when it comes up (firstInLine), as if never in it.
+    for (const job of this.jobsById.values()) this.queue.add(job);
   }
 
   /**
@@ -189,8 +195,30 @@ export class Timeline {
    * running (or whose tasks never fit and has nothing running).
    */
   completionOf(jobId: string): number | undefined {
-    if (!this.placed) this.placeAll();
+    const job = this.inLine(jobId);
+    while (job !== undefined && job.at >= 0 && this.placeNext());
     return this.completion.get(jobId);
+  }
+
+  /**
+   * Whether a task of job `jobId` ending at `endMs` ends no later than the job would
+   * (completionOf), or the job has no estimated completion.
+   */
+  withinJob(jobId: string, endMs: number): boolean {
+    const job = this.inLine(jobId);
+    // Its completion only grows while its tasks are placed: one end at or past endMs answers.
+    while (job !== undefined && job.at >= 0 && !((this.completion.get(jobId) ?? Number.NEGATIVE_INFINITY) >= endMs) && this.placeNext());
+    const end = this.completion.get(jobId);
+    return end === undefined || endMs <= end;
+  }
+
+  /** The job `jobId` if it is still in line; one whose tasks never fit leaves it first. */
+  private inLine(jobId: string): JobState | undefined {
+    const job = this.jobsById.get(jobId);
+    if (job === undefined || job.at < 0) return undefined;
+    if (this.hasTaskToPlace(job)) return job;
+    this.queue.remove(job);
+    return undefined;
   }
 
   private extend(jobId: string, endMs: number): void {
@@ -198,51 +226,72 @@ export class Timeline {
     if (known === undefined || endMs > known) this.completion.set(jobId, endMs);
   }
 
+  /** Whether the job has a task left that fits some node (its tasks are read at the first ask). */
+  private hasTaskToPlace(job: JobState): boolean {
+    if (job.groups === null) {
+      job.groups = job.source.tasks;
+      job.left = job.groups[0]?.count ?? 0;
+      this.skipUnplaceable(job);
+    }
+    return job.group < job.groups.length;
+  }
+
   /** Moves past groups with nothing left or too big for any node. */
   private skipUnplaceable(job: JobState): void {
-    while (job.group < job.groups.length) {
-      const g = job.groups[job.group]!;
+    const groups = job.groups ?? [];
+    while (job.group < groups.length) {
+      const g = groups[job.group]!;
       if (job.left > 0 && g.memoryMb <= this.largestNodeMb[g.kind]) return;
       job.group++;
-      job.left = job.groups[job.group]?.count ?? 0;
+      job.left = groups[job.group]?.count ?? 0;
     }
   }
 
-  private placeAll(): void {
-    this.placed = true;
+  /** The job first in line with a task to place; those with none leave the line. */
+  private firstInLine(): JobState | undefined {
     for (let job = this.queue.top; job !== undefined; job = this.queue.top) {
-      const g = job.groups[job.group]!;
-      const node = this.byFree[g.kind].top?.node;
-      const fits = node !== undefined && node.freeSlots[g.kind] > 0 && node.freeMemoryMb >= g.memoryMb;
-      if (!fits) {
-        // The first in line waits: time moves on to the next release (which may change who is first).
-        if (!this.release()) this.queue.remove(job);
-        continue;
-      }
-      // As many alike tasks as fit on the node while the job stays first in line.
-      const next = this.secondUsedMb(job);
-      let n = 0;
-      do {
-        node.freeMemoryMb -= g.memoryMb;
-        node.freeSlots[g.kind]--;
-        job.usedMb += g.memoryMb;
-        job.left--;
-        n++;
-      } while (job.left > 0 && node.freeSlots[g.kind] > 0 && node.freeMemoryMb >= g.memoryMb && job.usedMb < next);
-      this.reorder(node);
-      const end = this.clock + g.durationMs;
-      this.releases.push(end, { node, job, kind: g.kind, memoryMb: n * g.memoryMb, slots: n });
-      this.extend(job.id, end);
-      this.skipUnplaceable(job);
-      if (job.group < job.groups.length) this.queue.update(job);
-      else this.queue.remove(job);
+      if (this.hasTaskToPlace(job)) return job;
+      this.queue.remove(job);
     }
+    return undefined;
+  }
+
+  /** One step of placing the queue: the first in line's next tasks, else time on to the next release. False when nothing is left to place. */
+  private placeNext(): boolean {
+    const job = this.firstInLine();
+    if (job === undefined) return false;
+    const g = job.groups![job.group]!;
+    const node = this.byFree[g.kind].top?.node;
+    const fits = node !== undefined && node.freeSlots[g.kind] > 0 && node.freeMemoryMb >= g.memoryMb;
+    if (!fits) {
+      // The first in line waits: time moves on to the next release (which may change who is first).
+      if (!this.release()) this.queue.remove(job);
+      return true;
+    }
+    // As many alike tasks as fit on the node while the job stays first in line.
+    const next = this.secondUsedMb(job);
+    let n = 0;
+    do {
+      node.freeMemoryMb -= g.memoryMb;
+      node.freeSlots[g.kind]--;
+      job.usedMb += g.memoryMb;
+      job.left--;
+      n++;
+    } while (job.left > 0 && node.freeSlots[g.kind] > 0 && node.freeMemoryMb >= g.memoryMb && job.usedMb < next);
+    this.reorder(node);
+    const end = this.clock + g.durationMs;
+    this.releases.push(end, { node, job, kind: g.kind, memoryMb: n * g.memoryMb, slots: n });
+    this.extend(job.id, end);
+    this.skipUnplaceable(job);
+    if (job.group < job.groups!.length) this.queue.update(job);
+    else this.queue.remove(job);
+    return true;
   }
 
   /** The memory the job next in line after `job` uses: `job` stays first while it uses less. */
   private secondUsedMb(job: JobState): number {
     this.queue.remove(job);
-    const second = this.queue.top;
+    const second = this.firstInLine();
     this.queue.add(job);
     return second ? second.usedMb : Number.POSITIVE_INFINITY;
   }

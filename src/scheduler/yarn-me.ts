@@ -21,8 +21,10 @@
  * Repeat on N while something was allocated.
  *
  * Durations are the tasks' estimates (TaskView.idealDurationMs and penalty): a task without them
- * (no profile) runs only regular. Reservations are the only state kept between calls; they are
- * derived from the snapshots and dropped when their job or node is gone or has nothing pending.
+ * (no profile) runs only regular. Reservations are the only state of the policy kept between
+ * calls; they are dropped when their job or node is gone or has nothing pending. What else is kept
+ * (the fair queue, the live workers, the last timeline) is brought up to date from each snapshot,
+ * so a call on 3000 nodes costs what changed: it decides as computing it all anew would.
  */
 import { MinimrError } from '../errors.js';
 import { parsePolicyOptions, type OptionKind } from './fair.js';
@@ -32,7 +34,7 @@ import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type
 import { localityOf, visitingOrder, type Room } from './rooms.js';
 import { Timeline, type TimelineJob, type TimelineRelease, type TimelineTasks } from './timeline.js';
 import type { AttemptView, ClusterSnapshot, Decision, JobView, Policy, PolicyState, TaskKind, TaskView, WorkerView } from './types.js';
-import { Reservations, fairShareOrder, memoryInUse, requeue } from './yarn.js';
+import { FairQueue, Reservations, fairShareOrder, memoryInUse, requeue, type MemoryByJob } from './yarn.js';
 
 export interface YarnMeOptions {
   /** Elastic allocations (step 3); false: YARN's regular allocation only. */
@@ -68,16 +70,58 @@ const NOTHING: readonly Decision[] = Object.freeze([]);
 /** Jobs of the queue looked at to backfill a reserved node. */
 const BACKFILL_DEPTH = 128;
 
-/** Workers by id, once per snapshot's worker list (immutable, shared while no worker changes). */
-const workerIndex = new WeakMap<readonly WorkerView[], Map<string, WorkerView>>();
+/**
+ * The live workers as of the last snapshot: each one's place in the list, kept while the same
+ * workers are live (the books keep their order), so finding a worker by id costs no map of 3000
+ * workers per call.
+ */
+class LiveWorkers {
+  private list: readonly WorkerView[] = [];
+  private placeById = new Map<string, number>();
+  /** Counts the changes of who is live (or of their order). */
+  generation = 0;
 
-function workerById(snapshot: ClusterSnapshot, id: string): WorkerView | undefined {
-  let index = workerIndex.get(snapshot.workers);
-  if (!index) {
-    index = new Map(snapshot.workers.map((w) => [w.id, w]));
-    workerIndex.set(snapshot.workers, index);
+  /** Takes the snapshot's workers. */
+  update(workers: readonly WorkerView[]): void {
+    if (workers === this.list) return;
+    let same = workers.length === this.list.length;
+    for (let i = 0; same && i < workers.length; i++) same = workers[i]!.id === this.list[i]!.id;
+    this.list = workers;
+    if (same) return;
+    this.placeById = new Map(workers.map((w, i) => [w.id, i]));
+    this.generation++;
   }
-  return index.get(id);
+
+  byId(id: string): WorkerView | undefined {
+    const i = this.placeById.get(id);
+    return i === undefined ? undefined : this.list[i];
+  }
+
+  has(id: string): boolean {
+    return this.placeById.has(id);
+  }
+}
+
+/** What the policy keeps between calls to bring up to date from each snapshot. */
+interface Kept {
+  readonly queue: FairQueue;
+  readonly workers: LiveWorkers;
+  readonly timelines: TimelineCache;
+}
+
+/** A round's memory in use per job: the queue's, plus this call's launches. */
+class RoundMemory implements MemoryByJob {
+  private readonly added = new Map<string, number>();
+
+  constructor(private readonly base: ReadonlyMap<string, number>) {}
+
+  get(jobId: string): number | undefined {
+    return this.added.get(jobId) ?? this.base.get(jobId);
+  }
+
+  add(jobId: string, mb: number): void {
+    this.added.set(jobId, (this.get(jobId) ?? 0) + mb);
+  }
 }
 
 /** The smallest grant any of these tasks could get (elastic: its minimum in whole steps), once per list. */
@@ -162,11 +206,11 @@ class Round {
   readonly decisions: Decision[] = [];
   readonly launched = new Set<string>();
   readonly picker = new BestPlacedPicker(this.launched);
-  readonly used: Map<string, number>;
+  readonly used: RoundMemory;
   /** Jobs with pending tasks not yet launched in this call, in fair share order. */
   readonly queue: JobView[];
-  readonly pendingLeft = new Map<string, number>();
-  readonly workers = new Map<string, WorkerView>();
+  /** Pending tasks not yet launched, of the jobs launched from in this call. */
+  private readonly pendingLaunched = new Map<string, number>();
   readonly step: number;
   /** What runs on the nodes looked at so far (with this call's launches there). */
   private readonly holdingsByNode = new Map<string, Holding[]>();
@@ -174,14 +218,26 @@ class Round {
 
   constructor(
     readonly snapshot: ClusterSnapshot,
-    private readonly timelines: TimelineCache,
+    private readonly kept: Kept,
   ) {
-    for (const w of snapshot.workers) this.workers.set(w.id, w);
-    this.used = memoryInUse(snapshot.jobs);
-    const waiting = snapshot.jobs.filter((j) => j.pendingTasks.length > 0);
-    for (const j of waiting) this.pendingLeft.set(j.id, j.pendingTasks.length);
-    this.queue = fairShareOrder(waiting, this.used);
+    this.used = new RoundMemory(kept.queue.usedMb);
+    this.queue = kept.queue.waiting.slice();
     this.step = memoryStepOf(snapshot);
+  }
+
+  /** Pending tasks of the job not launched yet (0 for a job not in the snapshot's queue). */
+  pendingLeft(jobId: string): number {
+    return this.pendingLaunched.get(jobId) ?? this.kept.queue.viewOf(jobId)?.pendingTasks.length ?? 0;
+  }
+
+  /** The job of this id while it is in the queue (it has tasks not launched yet). */
+  queued(jobId: string): JobView | undefined {
+    const job = this.kept.queue.viewOf(jobId);
+    return job && this.pendingLeft(jobId) > 0 ? job : undefined;
+  }
+
+  worker(id: string): WorkerView | undefined {
+    return this.kept.workers.byId(id);
   }
 
   get now(): number {
@@ -203,7 +259,7 @@ class Round {
 
   /** A running attempt as a holding: its predicted end and, when elastic, its spill's disk rate. */
   private holdingOf(a: AttemptView): Holding {
-    const worker = this.workers.get(a.workerId);
+    const worker = this.worker(a.workerId);
     const ms = predictedAttemptMs(a, worker);
     // Without an estimate: as long again as it has run, scaled by its progress.
     const elapsed = Math.max(1, this.now - a.startTime);
@@ -234,7 +290,7 @@ class Round {
    * `refreshMs` otherwise; between rebuilds, the picture it was built from.
    */
   timeline(): Timeline {
-    const cache = this.timelines;
+    const cache = this.kept.timelines;
     if (cache.timeline && this.now - cache.builtAt < cache.refreshMs && sameIds(cache.jobIds, this.snapshot.jobs)) return cache.timeline;
     const running: TimelineRelease[] = [];
     for (const job of this.snapshot.jobs) {
@@ -294,9 +350,9 @@ class Round {
     if (task.kind === 'map') room.mapSlots--;
     else room.reduceSlots--;
     room.memoryMb -= grant.memoryMb;
-    this.used.set(job.id, (this.used.get(job.id) ?? 0) + grant.memoryMb);
-    const left = (this.pendingLeft.get(job.id) ?? 1) - 1;
-    this.pendingLeft.set(job.id, left);
+    this.used.add(job.id, grant.memoryMb);
+    const left = this.pendingLeft(job.id) - 1;
+    this.pendingLaunched.set(job.id, left);
     if (left <= 0) this.queue.splice(this.queue.indexOf(job), 1);
     else requeue(this.queue, job, this.used);
     if (this.holdingsBuilt) {
@@ -323,17 +379,24 @@ class Round {
 
 export class YarnMePolicy implements Policy {
   private readonly reservations = new Reservations();
-  private readonly timelines: TimelineCache;
+  private readonly kept: Kept;
   /** Each node's view when last looked at, and when every node was last visited (nodesToVisit). */
   private readonly seenViews = new Map<string, WorkerView>();
+  /** The worker list seenViews was last brought up to (nodesToVisit compares with it place by place), and its generation. */
+  private seenWorkers: readonly WorkerView[] = [];
+  private seenGeneration = -1;
+  /** The generation of live workers the reservations were last pruned against. */
+  private prunedGeneration = 0;
   private lastFullVisitMs = Number.NEGATIVE_INFINITY;
   private lastJobIds: readonly string[] = [];
+  /** The snapshots' memory step (the queue's asks are in whole steps). */
+  private step = Number.NaN;
 
   constructor(
     private readonly options: YarnMeOptions = DEFAULT_YARN_ME_OPTIONS,
     readonly name: string = options.elastic ? 'yarn-me' : 'yarn',
   ) {
-    this.timelines = { refreshMs: options.timelineRefreshMs, timeline: null, builtAt: 0, jobIds: [] };
+    this.kept = { queue: new FairQueue((job) => smallestGrantMb(job.pendingTasks, options.elastic, this.step)), workers: new LiveWorkers(), timelines: { refreshMs: options.timelineRefreshMs, timeline: null, builtAt: 0, jobIds: [] } };
     if (!(options.diskShare >= 0 && options.diskShare <= 1)) {
       throw new MinimrError('EBADCONF', `scheduler policy '${name}': option 'diskShare' must be a fraction in [0, 1], got ${options.diskShare}`, { policy: name, option: 'diskShare' });
     }
@@ -380,16 +443,30 @@ export class YarnMePolicy implements Policy {
   }
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
+    const workers = this.kept.workers;
+    workers.update(snapshot.workers);
     const visit = this.nodesToVisit(snapshot);
     if (visit.length === 0) return NOTHING;
+    const step = memoryStepOf(snapshot);
+    if (step !== this.step) {
+      this.step = step;
+      this.kept.queue.forgetAsks();
+    }
+    this.kept.queue.update(snapshot.jobs);
     // Nothing can be granted where the free memory is below every pending task's smallest grant:
-    // most heartbeats of a busy cluster end here, before the queue is sorted. Not on a node that
-    // no job has reserved yet, though: there the queue's first job reserves it (step 4), as YARN
-    // reserves a node whenever the task it offers the node to does not fit, whether or not any
-    // other would. Without that, staggered heartbeats on a busy cluster never reserved anything.
-    if (!this.anythingFits(snapshot, visit) && visit.every((r) => this.reservations.jobOn(r.worker.id) !== undefined)) return NOTHING;
-    const round = new Round(snapshot, this.timelines);
-    if (this.reservations.size > 0) this.reservations.prune(new Set(round.workers.keys()), round.pendingLeft);
+    // most heartbeats of a busy cluster end here. Not on a node that no job has reserved yet,
+    // though: there the queue's first job reserves it (step 4), as YARN reserves a node whenever
+    // the task it offers the node to does not fit, whether or not any other would. Without that,
+    // staggered heartbeats on a busy cluster never reserved anything.
+    if (!this.anythingFits(visit) && visit.every((r) => this.reservations.jobOn(r.worker.id) !== undefined)) return NOTHING;
+    const round = new Round(snapshot, this.kept);
+    // Only the jobs that changed since the last prune can have fewer tasks pending than reservations.
+    const changedJobs = this.kept.queue.takeChanged();
+    if (this.reservations.size > 0) {
+      const liveChanged = this.prunedGeneration !== workers.generation;
+      this.reservations.prune((job) => round.pendingLeft(job), liveChanged ? (node) => workers.has(node) : undefined, changedJobs);
+      this.prunedGeneration = workers.generation;
+    }
     for (const room of visit) this.heartbeat(round, room);
     return round.decisions;
   }
@@ -404,31 +481,42 @@ export class YarnMePolicy implements Policy {
   private nodesToVisit(snapshot: ClusterSnapshot): Room[] {
     const t = snapshot.trigger;
     if (t.kind !== 'heartbeat') {
-      const rooms = visitingOrder(snapshot, { freeOnly: true });
       const seen = this.seenViews;
       const all = snapshot.now - this.lastFullVisitMs >= this.options.timelineRefreshMs || !sameIds(this.lastJobIds, snapshot.jobs) || seen.size === 0;
-      const visit = all ? rooms : rooms.filter((r) => seen.get(r.worker.id) !== r.worker);
-      if (all) {
-        this.lastFullVisitMs = snapshot.now;
-        this.lastJobIds = snapshot.jobs.map((j) => j.id);
-        seen.clear();
+      let visit: Room[];
+      const generation = this.kept.workers.generation;
+      if (all || generation !== this.seenGeneration) {
+        const rooms = visitingOrder(snapshot, { freeOnly: true });
+        visit = all ? rooms : rooms.filter((r) => seen.get(r.worker.id) !== r.worker);
+        if (all) {
+          this.lastFullVisitMs = snapshot.now;
+          this.lastJobIds = snapshot.jobs.map((j) => j.id);
+          seen.clear();
+        }
+        for (const w of snapshot.workers) seen.set(w.id, w);
+      } else {
+        // The same workers in the same places: the changed ones are those whose view is new.
+        const changed: WorkerView[] = [];
+        const before = this.seenWorkers;
+        snapshot.workers.forEach((w, i) => {
+          if (w !== before[i]) changed.push(w);
+        });
+        for (const w of changed) seen.set(w.id, w);
+        visit = changed.length === 0 ? [] : visitingOrder({ ...snapshot, workers: changed }, { freeOnly: true });
       }
-      for (const w of snapshot.workers) seen.set(w.id, w);
+      this.seenWorkers = snapshot.workers;
+      this.seenGeneration = generation;
       return visit;
     }
-    const worker = workerById(snapshot, t.workerId);
+    const worker = this.kept.workers.byId(t.workerId);
     if (!worker || (worker.freeMapSlots <= 0 && worker.freeReduceSlots <= 0)) return [];
     return [{ worker, mapSlots: Math.max(0, worker.freeMapSlots), reduceSlots: Math.max(0, worker.freeReduceSlots), memoryMb: Math.max(0, worker.freeMemoryMb) }];
   }
 
-  private anythingFits(snapshot: ClusterSnapshot, rooms: readonly Room[]): boolean {
+  private anythingFits(rooms: readonly Room[]): boolean {
     let most = 0;
     for (const r of rooms) most = Math.max(most, r.memoryMb);
-    const step = memoryStepOf(snapshot);
-    for (const job of snapshot.jobs) {
-      if (job.pendingTasks.length > 0 && smallestGrantMb(job.pendingTasks, this.options.elastic, step) <= most) return true;
-    }
-    return false;
+    return this.kept.queue.leastAsk <= most;
   }
 
   /** The decision loop on node N (the room), repeated while it allocates. */
@@ -437,7 +525,7 @@ export class YarnMePolicy implements Policy {
       const reservedBy = this.reservations.jobOn(room.worker.id);
       if (reservedBy !== undefined) {
         // 1. J = the job that reserved N.
-        const job = round.queue.find((j) => j.id === reservedBy);
+        const job = round.queued(reservedBy);
         const task = job && round.nextTask(job, room);
         if (!job || !task) {
           this.reservations.release(room.worker.id);
@@ -468,7 +556,7 @@ export class YarnMePolicy implements Policy {
         return true;
       }
       // 4. T got nothing: J reserves N, if T could ever fit there and J is owed a reservation.
-      if (task.memoryMb <= room.worker.memoryMb && this.reservations.countOf(job.id) < (round.pendingLeft.get(job.id) ?? 0)) {
+      if (task.memoryMb <= room.worker.memoryMb && this.reservations.countOf(job.id) < round.pendingLeft(job.id)) {
         this.reservations.reserve(room.worker.id, job.id);
         return true;
       }
@@ -487,9 +575,8 @@ export class YarnMePolicy implements Policy {
       const minimum = minimumGrantMb(task.memoryMb, task.penalty);
       const best = room.memoryMb < minimum ? null : bestElasticGrant(task, room.memoryMb, minimum, round.step, disk);
       if (!best) return null;
-      // ... only if it ends before J would end anyway (never J's straggler).
-      const jobEnd = round.timeline().completionOf(job.id);
-      return jobEnd === undefined || round.now + best.durationMs <= jobEnd ? best : null;
+      // ... only if it ends within J's estimated completion (never J's straggler).
+      return round.timeline().withinJob(job.id, round.now + best.durationMs) ? best : null;
     });
     if (!choice || task.idealDurationMs === undefined) return null;
     // 5. Within the node's disk share for elastic tasks.

@@ -197,6 +197,11 @@ export class Simulator {
   private readonly jobsById = new Map<string, SimJob>();
   private readonly dependents = new Map<string, SimJob[]>();
   private readonly busyWorkers = new Set<Worker>();
+  /** The workers by heartbeat phase (their heartbeat time modulo the interval), rebuilt after a worker joins; and their phases. */
+  private workersByPhase: Worker[] | null = null;
+  private phases: number[] = [];
+  /** When attempt progress was last refreshed. */
+  private progressRefreshedMs = Number.NEGATIVE_INFINITY;
 
   private now = 0;
   private readonly usage = { map: 0, reduce: 0, mem: 0, mapTotal: 0, reduceTotal: 0, memTotal: 0, elastic: 0 };
@@ -523,6 +528,7 @@ export class Simulator {
     if (w.alive) return null;
     w.data.joinMs = this.now;
     w.data.progressStamp = -1;
+    this.workersByPhase = null;
     this.carryOut(this.books.workerJoined(w.shape, w.data, this.now));
     this.addCapacity(w, 1);
     if (this.hasWork()) this.queueHeartbeats();
@@ -761,17 +767,66 @@ export class Simulator {
 
   // ---- the policy ------------------------------------------------------------------------------
 
-  /** Attempt progress is what the worker reported at its last heartbeat. */
+  /**
+   * Attempt progress is what the worker reported at its last heartbeat. Only workers with a
+   * heartbeat since the last refresh can have news: on 3000 workers a call looks at the few whose
+   * phase the clock passed, not at every busy worker. (A worker busy since then has only attempts
+   * started after its last heartbeat, still at progress 0.)
+   */
   private refreshProgress(): void {
-    for (const w of this.busyWorkers) {
-      const stamp = this.lastHeartbeat(w, this.now);
-      if (stamp === w.data.progressStamp) continue;
-      w.data.progressStamp = stamp;
-      for (const a of w.running) {
-        const run = a.data;
-        const progress = run.waitingRunMs !== null || stamp <= run.workStartMs || run.fullMs <= 0 ? 0 : Math.min(1, this.workDoneMs(a, stamp) / run.fullMs);
-        this.books.reportProgress(a, progress);
+    const since = this.progressRefreshedMs;
+    this.progressRefreshedMs = this.now;
+    if (this.now - since >= this.heartbeatMs) {
+      for (const w of this.busyWorkers) this.refreshWorkerProgress(w);
+      return;
+    }
+    if (this.now === since) return;
+    const ring = this.phaseRing();
+    const from = since % this.heartbeatMs;
+    const to = this.now % this.heartbeatMs;
+    // Phases in (from, to], wrapping past the end of the interval.
+    const visit = (lo: number, hi: number): void => {
+      for (let i = this.firstPhaseAbove(lo); i < ring.length && this.phases[i]! <= hi; i++) {
+        const w = ring[i]!;
+        if (this.busyWorkers.has(w)) this.refreshWorkerProgress(w);
       }
+    };
+    if (from < to) visit(from, to);
+    else {
+      visit(from, Number.POSITIVE_INFINITY);
+      visit(Number.NEGATIVE_INFINITY, to);
+    }
+  }
+
+  private phaseRing(): Worker[] {
+    if (this.workersByPhase === null) {
+      const phaseOf = (w: Worker): number => ((this.heartbeatBase(w) % this.heartbeatMs) + this.heartbeatMs) % this.heartbeatMs;
+      this.workersByPhase = [...this.books.allWorkers].sort((a, b) => phaseOf(a) - phaseOf(b));
+      this.phases = this.workersByPhase.map(phaseOf);
+    }
+    return this.workersByPhase;
+  }
+
+  /** The first place in the ring whose phase is above `phase`. */
+  private firstPhaseAbove(phase: number): number {
+    let lo = 0;
+    let hi = this.phases.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.phases[mid]! <= phase) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private refreshWorkerProgress(w: Worker): void {
+    const stamp = this.lastHeartbeat(w, this.now);
+    if (stamp === w.data.progressStamp) return;
+    w.data.progressStamp = stamp;
+    for (const a of w.running) {
+      const run = a.data;
+      const progress = run.waitingRunMs !== null || stamp <= run.workStartMs || run.fullMs <= 0 ? 0 : Math.min(1, this.workDoneMs(a, stamp) / run.fullMs);
+      this.books.reportProgress(a, progress);
     }
   }
 
