@@ -37,7 +37,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
-import { computeMetrics, type RunRecord } from '../metrics/index.js';
+import { computeMetrics, meanAttemptMs, type AttemptRunRecord, type RunRecord } from '../metrics/index.js';
 import {
   TASK_OVERHEAD_MB,
   estimatesFor,
@@ -496,17 +496,18 @@ function estimatedWorkload(workload: Workload, cluster: ClusterShape, profiles: 
  * then predicted from what it changes (grants, spills, order).
  */
 export function withBaselineTaskTimes(workload: Workload, baseline: readonly RunRecord[]): Workload {
-  const durations = new Map<string, number[]>();
+  const regularByJob = new Map<string, AttemptRunRecord[]>();
   for (const run of baseline) {
     for (const a of run.attempts) {
-      if (a.outcome !== 'succeeded' || a.memoryMb < a.idealMemoryMb) continue;
-      const key = `${a.jobId}:${a.kind}`;
-      durations.set(key, [...(durations.get(key) ?? []), a.endMs - a.startMs]);
+      if (a.memoryMb < a.idealMemoryMb) continue;
+      const list = regularByJob.get(a.jobId);
+      if (list) list.push(a);
+      else regularByJob.set(a.jobId, [a]);
     }
   }
   const timed = (jobId: string, kind: 'map' | 'reduce', t: TaskSpec): TaskSpec => {
-    const measured = durations.get(`${jobId}:${kind}`);
-    return measured ? { ...t, workMs: Math.max(1, Math.round(mean(measured))) } : t;
+    const measuredMs = meanAttemptMs(regularByJob.get(jobId) ?? [], kind);
+    return Number.isFinite(measuredMs) ? { ...t, workMs: Math.max(1, Math.round(measuredMs)) } : t;
   };
   return {
     ...workload,
