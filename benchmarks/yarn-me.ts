@@ -349,7 +349,9 @@ async function main(): Promise<void> {
   const md = [
     '# YARN-ME vs YARN (npm run bench:yarn-me)',
     '',
-    `Simulator, ${cluster100.workers.length} nodes x 16 cores x 10 GB, 100 jobs per trace arriving in [0, 1000] s; a configuration is one seed of the trace generator. Ratio = YARN-ME avg JCT / YARN avg JCT. Node ${process.version}, ${wallS.toFixed(0)} s wall in all.`,
+    ONLY_BIG
+      ? `Simulator, the 3000-node case only (--only-big): yarn-me-3000, the uniform 3x trace scaled ${BIG_SCALE}x (${BIG_SCALE * 100} jobs). Ratio = YARN-ME avg JCT / YARN avg JCT. Node ${process.version}, ${wallS.toFixed(0)} s wall in all.`
+      : `Simulator, ${cluster100.workers.length} nodes x 16 cores x 10 GB, 100 jobs per trace arriving in [0, 1000] s; a configuration is one seed of the trace generator. Ratio = YARN-ME avg JCT / YARN avg JCT. Node ${process.version}, ${wallS.toFixed(0)} s wall in all.`,
     '',
     '## Claims',
     '',
@@ -363,7 +365,7 @@ async function main(): Promise<void> {
     '',
     details,
     '',
-    ...(real ? ['## Real cluster', '', real.markdown, ''] : ['## Real cluster', '', 'Not run (`--real`; needs issue 14 items 4 and 5).', '']),
+    ...(real ? ['## Real cluster', '', real.markdown, ''] : ['## Real cluster', '', 'Not run (pass `--real`, or run `npm run bench:yarn-me-real`).', '']),
     'Plots: ratio-cdf.svg (CDF of the ratio per row), memory.svg (memory granted over time), elastic.svg (elastic tasks over time).',
     '',
   ].join('\n');
