@@ -75,9 +75,9 @@ const TASK_PROCESS = fileURLToPath(new URL('./task-process.js', import.meta.url)
 /** Job modules a worker keeps on disk, by content hash. */
 const MAX_CACHED_MODULES = 64;
 /**
- * How long after its last attempt ended a worker that runs none starts spares: longer than the gap between two
- * attempts of a running job (the next one comes with the reply to the heartbeat that reported the
- * last; <1 ms measured between grep's maps), short beside the time between jobs.
+ * How long after its last attempt ended a worker that runs none starts spares: longer than the gap
+ * between two attempts of a running job (the next one comes with the JobTracker's answer to the
+ * report of the last; <1 ms measured between grep's maps), short beside the time between jobs.
  */
 const SPARE_REFILL_IDLE_MS = 200;
 
