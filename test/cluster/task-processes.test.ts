@@ -91,14 +91,18 @@ describe('task processes: reused when clean, never after a failure or a leak', (
   it('a worker starts no spare process while it runs attempts: each cold launch beyond the spares it had forks its own', { skip: process.platform !== 'linux' }, async () => {
     // The spares come back once the worker has been idle a while after the tests before.
     await sleep(1000);
-    const status = await run('clean');
+    // A module no test here ran before: no warm process of it is idle, so its first map and its reduce launch cold.
+    const status = await client.run(appModule('grep'), { input: ['/in/text.txt'], output: '/out/grep-spares', params: { pattern: 'a' }, reducers: 1, overwrite: true });
+    assert.equal(status.state, 'succeeded');
+    const matching = text.split('\n').filter((line, i, all) => (i < all.length - 1 || line !== '') && line.includes('a')).length;
+    assert.equal((await readOutput(t.fs, '/out/grep-spares')).toString(), `a\t${matching}\n`);
     const starts = await taskProcessStartTimes();
     // Until its last attempt ended: then the worker is idle, and starts its spares again.
     const lastAttemptEnd = Math.max(...(await client.attempts(status.jobId)).map((a) => a.finishTime ?? Number.POSITIVE_INFINITY));
     const startedDuringJob = starts.filter((at) => at >= status.startTime! - 10 && at <= lastAttemptEnd).length;
     const launches = status.mapsTotal + status.reducesTotal;
     const cold = launches - (status.counters.WARM_LAUNCH ?? 0);
-    // One spare per slot (a map and a reduce slot) was there at the start; started beside running attempts, each taken spare was replaced at once.
+    // One spare per slot (a map and a reduce slot) was there at the start. Before, each spare taken was replaced at once, beside the running attempts.
     assert.ok(cold >= 2, `the first map and the reduce launch cold: ${cold}`);
     assert.ok(startedDuringJob <= cold - 2, `${startedDuringJob} task processes started while the job ran, for ${cold} cold launches`);
   });
