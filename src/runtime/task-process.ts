@@ -44,6 +44,7 @@ import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
 import { OutputWriter } from './output-writer.js';
+import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from './process-reuse.js';
 import { NAMENODE_OPS, type AttemptSpec, type Counters, type LostMapOutput, type MapOutputAnnouncement, type MapOutputSummary, type NamenodeOp } from './protocol.js';
 import type { NamenodeApi } from '../storage/index.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
@@ -747,20 +748,14 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
 
 /** Attempts one process runs at most: each leaves its job module instance behind (ES modules are never unloaded). */
 const MAX_ATTEMPTS_PER_PROCESS = 100;
-/**
- * RSS a reused process may have grown by since it was ready, after a full GC. Small, so that an
- * attempt in a reused process has the memory one in a fresh process has (a task's memory is its
- * buffer + TASK_OVERHEAD_MB, and bench:shuffle's tasks peak within a few MiB of it): processes of
- * big attempts, whose heaps and malloc arenas grew, are not reused; they gain little from it.
- */
-const MAX_REUSE_GROWTH_BYTES = 8 << 20;
-
 /** What this process looked like before it ran any user code, to tell whether an attempt left anything behind. */
 interface CleanState {
   readonly globals: ReadonlySet<string>;
   readonly resources: ReadonlyMap<string, number>;
   readonly processListeners: number;
   readonly rssBytes: number;
+  /** RSS after the first attempt, once it was fit for reuse (see `memoryFitForReuse`). */
+  warmRssBytes?: number;
 }
 
 /**
@@ -798,10 +793,14 @@ async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<bool
   if (Reflect.ownKeys(globalThis).some((k) => !clean.globals.has(String(k)))) return false;
   for (const [resource, n] of countResources()) if (n > (clean.resources.get(resource) ?? 0)) return false;
   if (processListenerCount() > clean.processListeners) return false;
-  // A full GC costs ms of CPU (a map has just had one): only when RSS looks grown.
-  if (process.memoryUsage.rss() <= clean.rssBytes + MAX_REUSE_GROWTH_BYTES) return true;
+  // A full GC costs ms of CPU (a map has just had one): only when RSS looks grown, or to take the warm state.
+  const measuredFrom = clean.warmRssBytes ?? clean.rssBytes;
+  if (clean.warmRssBytes !== undefined && process.memoryUsage.rss() <= measuredFrom + MAX_REUSE_GROWTH_BYTES) return true;
   collectGarbageNow();
-  return process.memoryUsage.rss() <= clean.rssBytes + MAX_REUSE_GROWTH_BYTES;
+  const rss = process.memoryUsage.rss();
+  if (!memoryFitForReuse(rss, clean.rssBytes, clean.warmRssBytes)) return false;
+  clean.warmRssBytes ??= rss;
+  return true;
 }
 
 /** Loads what every attempt needs (the LZ4 addon, the codecs' code) before the first launch, not during it. */

@@ -74,6 +74,12 @@ interface RunningAttempt {
 const TASK_PROCESS = fileURLToPath(new URL('./task-process.js', import.meta.url));
 /** Job modules a worker keeps on disk, by content hash. */
 const MAX_CACHED_MODULES = 64;
+/**
+ * How long after its last attempt ended a worker that runs none starts spares: longer than the gap
+ * between two attempts of a running job (the next one comes with the JobTracker's answer to the
+ * report of the last; <1 ms measured between grep's maps), short beside the time between jobs.
+ */
+const SPARE_REFILL_IDLE_MS = 200;
 
 /** A task process kept after a successful attempt, for the next attempt of the same job module. */
 interface IdleProcess {
@@ -114,7 +120,10 @@ export class Worker {
   /** Job modules stored under `modulesDir`, by content hash, least recently used first. */
   private readonly jobModules = new Map<string, Promise<string>>();
   private readonly modulesDir: string;
-  /** Task processes started ahead of launches, one per slot, so a launch costs a message. */
+  /**
+   * Task processes started ahead of launches, one per slot, so a launch costs a message. Started
+   * only while this worker runs no attempt (see `refillSpares`).
+   */
   private readonly spares: ChildProcess[] = [];
   /** Task processes whose attempt succeeded and left them clean, by the module they ran; least recently idle first. */
   private readonly idle: IdleProcess[] = [];
@@ -370,7 +379,16 @@ export class Worker {
     return child;
   }
 
+  /**
+   * Starts spares up to one per slot, but only while no attempt runs here. A process's start-up
+   * (Node's bootstrap, the runtime's modules, the warm-up) takes ~100-150 ms of CPU, and started
+   * beside running attempts it took that CPU from them: in a 1 GB grep on 2 cores, the 4 spares
+   * started as the job's first map and reduce took theirs cost ~0.5 s of CPU in a ~2-4 s job, and
+   * were not used, since each slot's next attempt ran in its warm process. A launch that finds no
+   * spare (its job's first in a busy worker, or after a process not fit for reuse) forks one itself.
+   */
   private refillSpares(): void {
+    if (this.running.size > 0) return;
     const wanted = this.opts.mapSlots + this.opts.reduceSlots;
     while (!this.stopping && this.spares.length < wanted) this.spares.push(this.forkTaskProcess());
   }
@@ -391,7 +409,6 @@ export class Worker {
     while ((child = this.spares.shift())) {
       if (isUsable(child)) break;
     }
-    setImmediate(() => this.refillSpares());
     return { child: child ?? this.forkTaskProcess(), warm: false };
   }
 
@@ -543,6 +560,8 @@ export class Worker {
     if (record.finished) return;
     record.finished = true;
     this.running.delete(record.spec.attemptId);
+    // Not at once: between two attempts of a job the worker runs none for a moment.
+    if (this.running.size === 0) setTimeout(() => this.refillSpares(), SPARE_REFILL_IDLE_MS).unref();
     const { spec } = record;
     // A task process that died (or was killed) cannot clean up after itself: its worker does.
     if (state !== 'succeeded' && spec.kind === 'map') {

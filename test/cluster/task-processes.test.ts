@@ -1,9 +1,34 @@
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobClient } from '../../src/runtime/index.js';
 import { appModule, fixtureModule, makeText, parseCounts, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+
+/** Clock ticks per second of /proc/PID/stat's start time (USER_HZ: 100 on Linux's common builds). */
+const TICKS_PER_SECOND = 100;
+
+/** Start times (epoch ms, to 10 ms) of the task processes of the workers this test process started (Linux /proc). */
+async function taskProcessStartTimes(): Promise<number[]> {
+  const uptimeS = Number((await readFile('/proc/uptime', 'utf8')).split(' ')[0]);
+  const bootMs = Date.now() - uptimeS * 1000;
+  const processes: { pid: number; ppid: number; startMs: number; task: boolean }[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = await readFile(`/proc/${name}/stat`, 'utf8');
+      // After the command name in parentheses: state, ppid, ..., starttime (the 22nd field overall).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const task = (await readFile(`/proc/${name}/cmdline`, 'utf8')).includes('task-process.js');
+      processes.push({ pid: Number(name), ppid: Number(fields[1]), startMs: bootMs + (Number(fields[19]) / TICKS_PER_SECOND) * 1000, task });
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const workers = new Set(processes.filter((p) => p.ppid === process.pid).map((p) => p.pid));
+  return processes.filter((p) => p.task && workers.has(p.ppid)).map((p) => p.startMs);
+}
 
 /**
  * Task processes are kept warm between attempts of the same job module, but never after a failed
@@ -61,5 +86,24 @@ describe('task processes: reused when clean, never after a failure or a leak', (
     }
     const modules = (await readdir(join(t.dir, 'worker-0', 'jobs', 'modules'))).filter((f) => f.endsWith('.mjs'));
     assert.equal(modules.length, 2, `one file per module (process-marks, wordcount): ${modules.join(', ')}`);
+  });
+
+  it('a worker starts no spare process while it runs attempts: each cold launch beyond the spares it had forks its own', { skip: process.platform !== 'linux' }, async () => {
+    // The spares come back once the worker has been idle a while after the tests before.
+    await sleep(1000);
+    // A module no test here ran before: no warm process of it is idle, so its first map and its reduce launch cold.
+    const status = await client.run(appModule('grep'), { input: ['/in/text.txt'], output: '/out/grep-spares', params: { pattern: 'a' }, reducers: 1, overwrite: true });
+    assert.equal(status.state, 'succeeded');
+    const matching = text.split('\n').filter((line, i, all) => (i < all.length - 1 || line !== '') && line.includes('a')).length;
+    assert.equal((await readOutput(t.fs, '/out/grep-spares')).toString(), `a\t${matching}\n`);
+    const starts = await taskProcessStartTimes();
+    // Until its last attempt ended: then the worker is idle, and starts its spares again.
+    const lastAttemptEnd = Math.max(...(await client.attempts(status.jobId)).map((a) => a.finishTime ?? Number.POSITIVE_INFINITY));
+    const startedDuringJob = starts.filter((at) => at >= status.startTime! - 10 && at <= lastAttemptEnd).length;
+    const launches = status.mapsTotal + status.reducesTotal;
+    const cold = launches - (status.counters.WARM_LAUNCH ?? 0);
+    // One spare per slot (a map and a reduce slot) was there at the start. Before, each spare taken was replaced at once, beside the running attempts.
+    assert.ok(cold >= 2, `the first map and the reduce launch cold: ${cold}`);
+    assert.ok(startedDuringJob <= cold - 2, `${startedDuringJob} task processes started while the job ran, for ${cold} cold launches`);
   });
 });

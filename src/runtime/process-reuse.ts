@@ -1,0 +1,26 @@
+/**
+ * RSS a reused process may have grown by, after a full GC, beyond what any process running this
+ * job's attempts comes to. Small, so that an attempt in a reused process has the memory one in a
+ * fresh process has (a task's memory is its buffer + TASK_OVERHEAD_MB, and bench:shuffle's tasks
+ * peak within a few MiB of it): processes of big attempts, whose heaps and malloc arenas grew, are
+ * not reused; they gain little from it. See `memoryFitForReuse` for what the growth is measured from.
+ */
+export const MAX_REUSE_GROWTH_BYTES = 8 << 20;
+
+/**
+ * Whether a process's memory, after a full GC, lets it run another attempt.
+ *
+ * A fresh process grows during its first attempt whatever that attempt does: libuv's thread pool
+ * and its malloc arena, the WebAssembly memory of the newline counter, the runtime's code compiled,
+ * V8's heap sized to the job. Any attempt in a fresh process pays that too, so it is not memory an
+ * attempt leaves behind for the next. The first attempt's growth is measured from the clean
+ * process (`cleanRss`); once it passes, the RSS after it (`warmRss`) is what later attempts are
+ * measured from, so what the limit catches is memory that accumulates from attempt to attempt
+ * (a job module that keeps data in a global, a heap or arena that a big attempt grew). Measured
+ * from the clean process, the few hundred KiB that every attempt's own module instance adds made
+ * grep's processes cross 8 MiB after about 7 maps and start afresh (measured: 3-6 MiB after the
+ * first attempt, up to 8.6 MiB after the seventh, each fresh process ~100+ ms of CPU to start).
+ */
+export function memoryFitForReuse(rssAfterGc: number, cleanRss: number, warmRss: number | undefined): boolean {
+  return rssAfterGc <= (warmRss ?? cleanRss) + MAX_REUSE_GROWTH_BYTES;
+}
