@@ -713,11 +713,14 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
     };
     let mapOutput: MapOutputSummary | undefined;
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     try {
       if (spec.kind === 'map') mapOutput = await runner.runMap();
       else await runner.runReduce();
       // Time inside the task, launch excluded: what the elasticity profiler models.
       runner.counters.TASK_MS = Math.round(performance.now() - started);
+      const cpu = process.cpuUsage(cpuStarted);
+      runner.counters.TASK_CPU_MS = Math.round((cpu.user + cpu.system) / 1000);
       runner.counters.PEAK_RSS_BYTES = peakRssBytes();
     } catch (err) {
       if (err instanceof MinimrError) throw err;
