@@ -6,6 +6,12 @@
  * `npm run bench:tera-phases` turns it into a per-attempt timeline: where a job's time goes between
  * the JobTracker, the worker, the process and the shuffle, and whether a step waited or computed.
  *
+ * Events: `jt-launch`, `jt-finished` (JobTracker: launch sent, attempt-finished received); `w-launch`,
+ * `w-run` (with `warm`: a process that ran the module before), `w-done`, `w-fork` (worker); `t-run`,
+ * `t-loaded`, `t-input-done` (map), `t-shuffled`, `t-reduced`, `t-closed` (reduce), `t-done` (task
+ * process); `b-sort`, `b-sorted`, `b-spill-written`, `b-finish`, `b-merge-start`, `b-merged` (the
+ * map's sort buffer, in the task process, without the attempt id: its pid's current attempt).
+ *
  * For measurements on one machine (all processes must see the same FILE). Off, it costs one
  * environment lookup per step (a few per attempt, none per record). Lines are appended with one
  * write each (O_APPEND), so the processes' lines do not interleave within a line.
