@@ -55,6 +55,7 @@ import {
 import { acceptPeer, type RpcPeer } from './rpc-peer.js';
 import { lendSecretInProcess, loadOrCreateSecret, osUserName, readSecretFile, webPassword, webUser, withdrawSecretInProcess } from './auth.js';
 import { validateSubmission } from './submission.js';
+import { phaseTrace } from '../util/index.js';
 
 export interface JobTrackerOptions {
   /** Directory for the NameNode's metadata. */
@@ -367,6 +368,7 @@ export class JobTracker {
       case 'heartbeat':
         return this.onHeartbeat(message, peer);
       case 'attempt-finished':
+        phaseTrace('jt-finished', { attempt: message.attemptId });
         return this.onAttemptFinished(message, peer);
       case 'block-replicated': {
         if (!this.workerFor(peer, message.workerId)) return undefined;
@@ -815,6 +817,7 @@ export class JobTracker {
           this.journaled(this.journal.attemptLaunched(a.task.job.id, a.task.id, a.id));
           this.metrics.attemptLaunched(a.task.kind);
           this.logger.debug({ attempt: a.id, worker: a.worker.shape.id, locality: a.locality }, 'attempt launched');
+          phaseTrace('jt-launch', { attempt: a.id, worker: a.worker.shape.id });
           a.worker.data.peer.send({ type: 'launch', attempt: this.attemptSpec(a) });
           break;
         }

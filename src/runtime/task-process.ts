@@ -48,6 +48,7 @@ import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from './process-reuse.js';
 import { NAMENODE_OPS, type AttemptSpec, type Counters, type LostMapOutput, type MapOutputAnnouncement, type MapOutputSummary, type NamenodeOp } from './protocol.js';
 import type { NamenodeApi } from '../storage/index.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
+import { phaseTrace } from '../util/index.js';
 
 const PROGRESS_INTERVAL_MS = 300;
 /** Below this share of the map buffer, a job's combiner runs at spills only (no hash table). */
@@ -350,6 +351,7 @@ class AttemptRunner {
       return undefined;
     }
     let info;
+    phaseTrace('t-input-done', { attempt: spec.attemptId });
     try {
       info = await collector!.finish();
     } catch (err) {
@@ -522,6 +524,7 @@ class AttemptRunner {
     });
     try {
       const records = await shuffle.run();
+      phaseTrace('t-shuffled', { attempt: spec.attemptId });
       this.add('SHUFFLE_MS', Math.round(performance.now() - started));
       this.add('SHUFFLE_EARLY_SEGMENTS', directory.earlySegments);
       // Fetching and merging were CPU work of this attempt too.
@@ -563,7 +566,9 @@ class AttemptRunner {
       await output.abort().catch(() => undefined);
       throw err;
     }
+    phaseTrace('t-reduced', { attempt: spec.attemptId });
     await output.close();
+    phaseTrace('t-closed', { attempt: spec.attemptId });
     this.add('REDUCE_OUTPUT_RECORDS', output.records);
     this.add('OUTPUT_BYTES', output.bytes);
   }
@@ -685,6 +690,7 @@ function resetPeakRss(): void {
 /** Runs one attempt and reports it; resolves whether it succeeded. */
 async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolean> {
   const cfg = config!;
+  phaseTrace('t-run', { attempt: spec.attemptId });
   resetPeakRss();
   // Per attempt: its byte counters are the attempt's.
   const fs = new FsClient({
@@ -713,12 +719,16 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
       if (Date.now() - lastReport >= PROGRESS_INTERVAL_MS) report();
     };
     let mapOutput: MapOutputSummary | undefined;
+    phaseTrace('t-loaded', { attempt: spec.attemptId });
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     try {
       if (spec.kind === 'map') mapOutput = await runner.runMap();
       else await runner.runReduce();
       // Time inside the task, launch excluded: what the elasticity profiler models.
       runner.counters.TASK_MS = Math.round(performance.now() - started);
+      const cpu = process.cpuUsage(cpuStarted);
+      runner.counters.TASK_CPU_MS = Math.round((cpu.user + cpu.system) / 1000);
       runner.counters.PEAK_RSS_BYTES = peakRssBytes();
     } catch (err) {
       if (err instanceof MinimrError) throw err;
@@ -732,6 +742,7 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
       });
     }
     runner.progress = 1;
+    phaseTrace('t-done', { attempt: spec.attemptId });
     clearInterval(timer);
     await send({ type: 'done', attemptId: spec.attemptId, state: 'succeeded', counters: runner.snapshotCounters(), mapOutput });
     return true;

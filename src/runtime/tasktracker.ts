@@ -17,6 +17,7 @@ import { hostOfUrl, localAddressToward, loopbackAdvertisedWarning } from './adve
 import { AttemptLog, DEFAULT_ATTEMPT_LOG_MAX_BYTES, DEFAULT_LOG_RETAIN_HOURS, TaskOutputRouter, createAttemptLogRequestHandler, pruneAttemptLogs } from './attempt-logs.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
 import { THROTTLE_BASES, type ThrottleBasis } from './cpu-throttle.js';
+import { phaseTrace } from '../util/index.js';
 
 export interface WorkerOptions {
   jobTrackerUrl: string;
@@ -340,6 +341,7 @@ export class Worker {
   // ---- attempts --------------------------------------------------------------------------------
 
   private forkTaskProcess(): ChildProcess {
+    phaseTrace('w-fork');
     const config: TaskProcessConfig = {
       workerId: this.workerId,
       rack: this.opts.rack,
@@ -459,6 +461,7 @@ export class Worker {
   }
 
   private async launch(spec: AttemptSpec): Promise<void> {
+    phaseTrace('w-launch', { attempt: spec.attemptId });
     const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false, mapOutputChanges: [], moduleWaitMs: 0 };
     if (typeof spec.shuffleSecret === 'string') this.jobSecrets.set(spec.jobId, spec.shuffleSecret);
     this.running.set(spec.attemptId, record);
@@ -492,6 +495,7 @@ export class Worker {
         record.progress = msg.progress;
         record.counters = msg.counters;
       } else if (msg.type === 'done') {
+        phaseTrace('w-done', { attempt: spec.attemptId });
         this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput);
         // A failed attempt's process exits by itself; it is never reused.
         if (msg.state !== 'succeeded') child.kill('SIGKILL');
@@ -517,6 +521,7 @@ export class Worker {
     };
     child.on('message', onMessage);
     child.on('exit', onExit);
+    phaseTrace('w-run', { attempt: spec.attemptId, warm, child: child.pid });
     child.send({ type: 'run', spec, modulePath } satisfies TaskProcessRequest);
     for (const change of record.mapOutputChanges.splice(0)) this.forwardMapOutputs(child, change);
   }

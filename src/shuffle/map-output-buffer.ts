@@ -122,6 +122,7 @@ import {
   type SpillFile,
 } from './spill-writer.js';
 import type { BytesCombiner, KeyComparator, MapOutputCollector, MapOutputInfo, PartitionIndexEntry, ShuffleCounters } from './types.js';
+import { phaseTrace } from '../util/index.js';
 
 export interface MapOutputBufferOptions {
   /** The attempt's output directory, normally `mapOutputPaths(root, jobId, attemptId).dir`. All files go here. */
@@ -581,7 +582,9 @@ export class MapOutputBuffer implements MapOutputCollector {
   private startAsyncSpill(codec = this.spillCodec): void {
     const gen = this.detach();
     const index = this.nextSpill++;
+    phaseTrace('b-sort', { n: gen.n });
     const sorted = this.sort(gen);
+    phaseTrace('b-sorted');
     const path = this.spillPath(index);
     const spill: InFlightSpill = { m: gen.m, d: gen.d, bytes: gen.bytes, done: Promise.resolve() };
     this.inflight = spill;
@@ -589,6 +592,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     spill.done = this.writeAsync(path, this.spillSource(gen, sorted), true, codec).then(
       (stats) => {
         this.runs[index] = { path, segments: stats.segments, codec };
+        phaseTrace('b-spill-written');
         this.inflight = undefined;
         if (this.state === 'collecting' && this.curBytes >= this.threshold) {
           try {
@@ -755,7 +759,9 @@ export class MapOutputBuffer implements MapOutputCollector {
   }
 
   private async writeOutput(): Promise<MapOutputInfo> {
+    phaseTrace('b-finish');
     if (this.inflight) await this.inflight.done;
+    phaseTrace('b-merge-start');
     this.stopIfAborted();
     const paths = mapOutputFilesIn(this.dir);
     let segments: readonly SegmentStats[];
@@ -765,6 +771,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     } else {
       segments = await this.spillAndMerge(paths.dataFile);
     }
+    phaseTrace('b-merged');
     this.stopIfAborted();
     await writeIndexFile(paths.indexFile, segments, this.codec.id);
     this.files.add(paths.indexFile);

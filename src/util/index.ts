@@ -6,3 +6,4 @@ export { parseSize, formatBytes } from './units.js';
 export { EventHeap, type HeapEntry } from './event-heap.js';
 export { escapeControlCharacters } from './text.js';
 export { meanWithStandardError, type MeanWithError } from './stats.js';
+export { phaseTrace, type PhaseTraceEvent } from './phase-trace.js';

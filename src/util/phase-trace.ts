@@ -1,0 +1,38 @@
+/**
+ * Phase trace: with MINIMR_PHASE_TRACE=FILE in the environment, the JobTracker, the workers and the
+ * task processes each append one JSON line per step of an attempt to FILE (launch sent, process
+ * given the attempt, module loaded, sort and spill of each buffer generation, final merge, done
+ * seen by the JobTracker), with the wall time, the process id and the process's CPU time so far.
+ * `npm run bench:tera-phases` turns it into a per-attempt timeline: where a job's time goes between
+ * the JobTracker, the worker, the process and the shuffle, and whether a step waited or computed.
+ *
+ * Events: `jt-launch`, `jt-finished` (JobTracker: launch sent, attempt-finished received); `w-launch`,
+ * `w-run` (with `warm`: a process that ran the module before), `w-done`, `w-fork` (worker); `t-run`,
+ * `t-loaded`, `t-input-done` (map), `t-shuffled`, `t-reduced`, `t-closed` (reduce), `t-done` (task
+ * process); `b-sort`, `b-sorted`, `b-spill-written`, `b-finish`, `b-merge-start`, `b-merged` (the
+ * map's sort buffer, in the task process, without the attempt id: its pid's current attempt).
+ *
+ * For measurements on one machine (all processes must see the same FILE). Off, it costs one
+ * environment lookup per step (a few per attempt, none per record). Lines are appended with one
+ * write each (O_APPEND), so the processes' lines do not interleave within a line.
+ */
+import { appendFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+/** One step: `t` ms since the epoch (sub-ms), `cpuMs` this process's CPU time (user + system) so far. */
+export interface PhaseTraceEvent {
+  readonly t: number;
+  readonly pid: number;
+  readonly event: string;
+  readonly cpuMs: number;
+  readonly attempt?: string;
+  readonly [field: string]: unknown;
+}
+
+export function phaseTrace(event: string, fields: Readonly<Record<string, unknown>> = {}): void {
+  const file = process.env.MINIMR_PHASE_TRACE;
+  if (!file) return;
+  const cpu = process.cpuUsage();
+  const line: PhaseTraceEvent = { t: performance.timeOrigin + performance.now(), pid: process.pid, event, cpuMs: Math.round((cpu.user + cpu.system) / 1000), ...fields };
+  appendFileSync(file, JSON.stringify(line) + '\n');
+}
