@@ -149,6 +149,8 @@ export class JobTracker {
   private httpServer?: Server;
   private wss?: WebSocketServer;
   private livenessTimer?: NodeJS.Timeout;
+  /** When the liveness check last ran (performance.now()), to tell a stalled tracker from silent workers. */
+  private lastLivenessCheck?: number;
   private scheduling = false;
   private rescheduleQueued: SchedulingTrigger | null = null;
   private stopped = false;
@@ -273,7 +275,7 @@ export class JobTracker {
     });
     const addr = this.httpServer.address();
     this.port = typeof addr === 'object' && addr ? addr.port : this.options.port;
-    this.livenessTimer = setInterval(() => this.checkLiveness(), Math.max(50, Math.floor(this.options.heartbeatMs / 2)));
+    this.livenessTimer = setInterval(() => this.checkLiveness(), this.livenessIntervalMs());
     lendSecretInProcess(this.url, this.secret);
     this.logger.info({ url: this.url, web: this.url.replace(/^ws/, 'http') + '/', policy: this.policy.name, admin: this.admin, secretFile: this.secretFile }, 'JobTracker listening (web pages: any user name, the password `minimr web-password` prints)');
   }
@@ -569,14 +571,36 @@ export class JobTracker {
     this.schedule({ kind: 'heartbeat', workerId: worker.shape.id });
   }
 
+  private livenessIntervalMs(): number {
+    return Math.max(50, Math.floor(this.options.heartbeatMs / 2));
+  }
+
+  /**
+   * Whether this tick of the liveness check came late enough that the tracker itself was stalled
+   * (CPU starvation, a long GC, a synchronous step). Node runs due timers before it reads sockets,
+   * so after a stall the check would see every worker's last heartbeat as old while their fresh
+   * heartbeats still wait unread: a stalled tracker would declare its whole cluster lost at once.
+   * Such a tick passes no verdict; the next one, on time, judges with the heartbeats read.
+   */
+  private livenessTickLate(): boolean {
+    const tick = performance.now();
+    const previous = this.lastLivenessCheck;
+    this.lastLivenessCheck = tick;
+    return previous !== undefined && tick - previous > 2 * this.livenessIntervalMs();
+  }
+
   private checkLiveness(): void {
     const now = this.clock();
     this.history.retire(now);
     if (this.recovery) this.schedule({ kind: 'tick' });
-    for (const worker of this.books.liveWorkers()) {
-      if (now - worker.data.lastHeartbeat > this.options.workerTimeoutMs) {
-        this.workerLost(worker, `no heartbeat for ${now - worker.data.lastHeartbeat} ms`);
-        worker.data.peer.terminate();
+    if (this.livenessTickLate()) {
+      this.logger.debug('liveness check came late (the JobTracker was stalled): no worker judged on this tick');
+    } else {
+      for (const worker of this.books.liveWorkers()) {
+        if (now - worker.data.lastHeartbeat > this.options.workerTimeoutMs) {
+          this.workerLost(worker, `no heartbeat for ${now - worker.data.lastHeartbeat} ms`);
+          worker.data.peer.terminate();
+        }
       }
     }
     for (const job of this.books.jobs()) {
