@@ -33,7 +33,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { LocalCluster, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
+import { LocalCluster, type AttemptSummary, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
 import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster, type MachineRecord } from './lib/bench-cluster.js';
 import { headLines, writeCorpus, type CorpusInfo, type CorpusOptions, type GrepCase } from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
@@ -115,10 +115,38 @@ interface JobResult {
   jobId?: string;
   maps?: number;
   counters?: Record<string, number>;
+  /** Where its successful map attempts read their input, and their CPU (TASK_CPU_MS) by that. */
+  mapLocality?: MapLocality;
   error?: string;
   verified: boolean | null;
   checks: string[];
   peers: PeerResult[];
+}
+
+/**
+ * Successful map attempts by where their input was (node-local: a replica on their worker),
+ * with the mean task CPU of each group: a map that reads its block over the network costs the
+ * reading process more CPU than one reading its worker's replica.
+ */
+interface MapLocality {
+  nodeLocal: number;
+  nonLocal: number;
+  meanCpuMsNodeLocal: number | null;
+  meanCpuMsNonLocal: number | null;
+}
+
+function mapLocalityOf(attempts: readonly AttemptSummary[]): MapLocality {
+  const maps = attempts.filter((a) => a.kind === 'map' && a.state === 'succeeded');
+  const local = maps.filter((a) => a.locality === 'node');
+  const remote = maps.filter((a) => a.locality !== 'node');
+  const meanCpu = (group: readonly AttemptSummary[]) =>
+    group.length === 0 ? null : Math.round(group.reduce((sum, a) => sum + (a.counters.TASK_CPU_MS ?? 0), 0) / group.length);
+  return { nodeLocal: local.length, nonLocal: remote.length, meanCpuMsNodeLocal: meanCpu(local), meanCpuMsNonLocal: meanCpu(remote) };
+}
+
+function describeMapLocality(l: MapLocality): string {
+  const cpu = (ms: number | null) => (ms === null ? '' : `, mean CPU ${ms} ms`);
+  return `${l.nodeLocal} node-local${cpu(l.meanCpuMsNodeLocal)}; ${l.nonLocal} non-local${cpu(l.meanCpuMsNonLocal)}`;
 }
 
 // ---------------------------------------------------------------- main
@@ -254,6 +282,8 @@ async function main(): Promise<void> {
         result.jobId = status.jobId;
         result.maps = status.mapsTotal;
         result.counters = status.counters;
+        result.mapLocality = mapLocalityOf(await client.attempts(status.jobId));
+        log(`${result.job}: maps ${describeMapLocality(result.mapLocality)}`);
         const problems = await verify(status);
         result.verified = problems.length === 0;
         log(`${result.job}: output ${result.verified ? 'verified' : 'MISMATCH'}: ${result.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`);
@@ -564,6 +594,9 @@ function renderMarkdown(
         `(JobTracker submit->finish ${tiny.medianServerSeconds.toFixed(3)} s) over ${tiny.runs.length} runs: ${tiny.runs.map((x) => x.toFixed(3)).join(', ')} s` +
         (tiny.verified ? '.' : ' — OUTPUT MISMATCH.')
       : 'Tiny job: not run.',
+    '',
+    'Map locality (successful map attempts; mean TASK_CPU_MS):',
+    ...jobs.filter((j) => j.mapLocality).map((j) => `- ${j.job}: ${describeMapLocality(j.mapLocality!)}`),
     '',
     'Verification:',
     ...jobs.map(
