@@ -12,12 +12,13 @@
  * node-local launch ends the wait. Maps with no stored input, or whose input is on no live
  * worker that may run them, never wait. The default, 0, launches anywhere at once, as Hadoop 1's
  * FIFO does (the simulator's FIFO results, runtime-alone baselines and call mode rest on it).
- * FAWKES's per-cluster FIFO (`fifoByCluster`) does not wait.
- * On a pool split into MR-clusters (FAWKES) each cluster is such a FIFO queue on its own nodes.
+ * On a pool split into MR-clusters (FAWKES) each cluster is such a FIFO queue on its own nodes,
+ * without the wait (`fifoByCluster`, which FAWKES shares: its decisions are pinned without one).
  */
 import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { localityOf, Rank, rankOf, visitingOrder, type Room } from './rooms.js';
 import { parsePolicyOptions, type OptionKind } from './fair.js';
+import { LocalityWaits } from './locality-waits.js';
 import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
 
 export interface FifoOptions {
@@ -39,12 +40,6 @@ export function parseFifoOptions(raw: Readonly<Record<string, unknown>>): FifoOp
  */
 type MayRunAway = (job: JobView, task: TaskView) => boolean;
 
-/** A job's locality wait: skipped for lack of a node-local map since `waitMs` ago (time between calls). */
-interface LocalityWait {
-  waitMs: number;
-  skipped: boolean;
-}
-
 function slotsOf(room: Room, kind: TaskKind): number {
   return kind === 'map' ? room.mapSlots : room.reduceSlots;
 }
@@ -55,8 +50,7 @@ function fits(room: Room, task: TaskView): boolean {
 
 export class FifoPolicy implements Policy {
   readonly name = 'fifo';
-  private readonly waits = new Map<string, LocalityWait>();
-  private lastNow: number | undefined;
+  private readonly waits = new LocalityWaits();
 
   constructor(private readonly options: FifoOptions = DEFAULT_FIFO_OPTIONS) {}
 
@@ -76,43 +70,19 @@ export class FifoPolicy implements Policy {
       fifoByCluster(snapshot, rooms, decisions);
       return decisions;
     }
-    this.advanceWaits(snapshot);
+    this.waits.advance(snapshot);
     const workers = snapshot.workers;
     const mayRunAway: MayRunAway = (job, task) => {
       if (!hasLiveHolder(task, workers)) return true;
-      const wait = this.waitOf(job.id);
+      const wait = this.waits.of(job.id);
       if (wait.waitMs >= this.options.nodeLocalDelayMs) return true;
       wait.skipped = true;
       return false;
     };
     placeFifo(snapshot.jobs, rooms, decisions, mayRunAway);
     // A node-local launch ends its job's wait.
-    for (const d of decisions) if (d.kind === 'launch' && d.locality === 'node') this.waits.delete(d.jobId);
+    for (const d of decisions) if (d.kind === 'launch' && d.locality === 'node') this.waits.launched(d.jobId, 0);
     return decisions;
-  }
-
-  /** A job skipped in the last call has waited the time since (Zaharia et al.'s `j.wait`). */
-  private advanceWaits(snapshot: ClusterSnapshot): void {
-    const elapsed = this.lastNow === undefined ? 0 : Math.max(0, snapshot.now - this.lastNow);
-    this.lastNow = snapshot.now;
-    const present = new Set(snapshot.jobs.map((j) => j.id));
-    for (const [id, wait] of this.waits) {
-      if (!present.has(id)) {
-        this.waits.delete(id);
-        continue;
-      }
-      if (wait.skipped) wait.waitMs += elapsed;
-      wait.skipped = false;
-    }
-  }
-
-  private waitOf(jobId: string): LocalityWait {
-    let wait = this.waits.get(jobId);
-    if (!wait) {
-      wait = { waitMs: 0, skipped: false };
-      this.waits.set(jobId, wait);
-    }
-    return wait;
   }
 }
 
