@@ -22,7 +22,7 @@
  * cache, as minimr reads its blocks. MB = 2^20 bytes.
  *
  * Run: npm run bench:apps [-- --size-mb 1024] [--corpus standard zipf] [--jobs wordcount grep terasort tiny]
- *      [--keep] [--job-timeout-s 3600]
+ *      [--keep] [--job-timeout-s 3600] [--node-local-delay-ms 3000]
  * The documented full run is the default: 1 GB, both corpora, every job.
  * Writes bench-results/apps.json and apps.md at the package root.
  */
@@ -33,7 +33,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { LocalCluster, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
+import { LocalCluster, type AttemptSummary, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
 import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster, type MachineRecord } from './lib/bench-cluster.js';
 import { headLines, writeCorpus, type CorpusInfo, type CorpusOptions, type GrepCase } from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
@@ -57,6 +57,7 @@ interface Args {
   keep: boolean;
   jobTimeoutS: number;
   tinyRuns: number;
+  nodeLocalDelayMs: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -67,6 +68,7 @@ function parseArgs(argv: string[]): Args {
     .option('keep', { type: 'boolean', default: false, describe: 'keep the work directory' })
     .option('job-timeout-s', { type: 'number', default: 3600 })
     .option('tiny-runs', { type: 'number', default: 5 })
+    .option('node-local-delay-ms', { type: 'number', default: BENCH_CLUSTER.nodeLocalDelayMs, describe: "FIFO's locality wait (0: a free slot runs another worker's block at once)" })
     .strict()
     .parseSync();
   return {
@@ -76,6 +78,7 @@ function parseArgs(argv: string[]): Args {
     keep: a.keep,
     jobTimeoutS: a.jobTimeoutS,
     tinyRuns: Math.round(a.tinyRuns),
+    nodeLocalDelayMs: a.nodeLocalDelayMs,
   };
 }
 
@@ -115,10 +118,38 @@ interface JobResult {
   jobId?: string;
   maps?: number;
   counters?: Record<string, number>;
+  /** Where its successful map attempts read their input, and their CPU (TASK_CPU_MS) by that. */
+  mapLocality?: MapLocality;
   error?: string;
   verified: boolean | null;
   checks: string[];
   peers: PeerResult[];
+}
+
+/**
+ * Successful map attempts by where their input was (node-local: a replica on their worker),
+ * with the mean task CPU of each group: a map that reads its block over the network costs the
+ * reading process more CPU than one reading its worker's replica.
+ */
+interface MapLocality {
+  nodeLocal: number;
+  nonLocal: number;
+  meanCpuMsNodeLocal: number | null;
+  meanCpuMsNonLocal: number | null;
+}
+
+function mapLocalityOf(attempts: readonly AttemptSummary[]): MapLocality {
+  const maps = attempts.filter((a) => a.kind === 'map' && a.state === 'succeeded');
+  const local = maps.filter((a) => a.locality === 'node');
+  const remote = maps.filter((a) => a.locality !== 'node');
+  const meanCpu = (group: readonly AttemptSummary[]) =>
+    group.length === 0 ? null : Math.round(group.reduce((sum, a) => sum + (a.counters.TASK_CPU_MS ?? 0), 0) / group.length);
+  return { nodeLocal: local.length, nonLocal: remote.length, meanCpuMsNodeLocal: meanCpu(local), meanCpuMsNonLocal: meanCpu(remote) };
+}
+
+function describeMapLocality(l: MapLocality): string {
+  const cpu = (ms: number | null) => (ms === null ? '' : `, mean CPU ${ms} ms`);
+  return `${l.nodeLocal} node-local${cpu(l.meanCpuMsNodeLocal)}; ${l.nonLocal} non-local${cpu(l.meanCpuMsNonLocal)}`;
 }
 
 // ---------------------------------------------------------------- main
@@ -132,6 +163,7 @@ async function main(): Promise<void> {
   const env = {
     ...machineRecord(),
     sizeMb: args.sizeMb,
+    nodeLocalDelayMs: args.nodeLocalDelayMs,
     corpora: {} as Record<string, { bytes: number; lines: number; words: number; vocabulary: number; distinctWords: number }>,
     cluster: BENCH_CLUSTER,
     tools: {
@@ -186,7 +218,7 @@ async function main(): Promise<void> {
 
     // ------------------------------------------------------------ cluster
     t = performance.now();
-    cluster = await startBenchCluster(join(work, 'cluster'));
+    cluster = await startBenchCluster(join(work, 'cluster'), { nodeLocalDelayMs: args.nodeLocalDelayMs });
     phases.clusterStart = (performance.now() - t) / 1000;
     log(`cluster up: 2 workers [${phases.clusterStart.toFixed(1)}s]`);
     const client = cluster.client;
@@ -254,6 +286,8 @@ async function main(): Promise<void> {
         result.jobId = status.jobId;
         result.maps = status.mapsTotal;
         result.counters = status.counters;
+        result.mapLocality = mapLocalityOf(await client.attempts(status.jobId));
+        log(`${result.job}: maps ${describeMapLocality(result.mapLocality)}`);
         const problems = await verify(status);
         result.verified = problems.length === 0;
         log(`${result.job}: output ${result.verified ? 'verified' : 'MISMATCH'}: ${result.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`);
@@ -520,6 +554,7 @@ async function readHead(path: string, bytes: number): Promise<string> {
 function renderMarkdown(
   env: MachineRecord & {
     sizeMb: number;
+    nodeLocalDelayMs: number;
     corpora: Record<string, { lines: number; words: number; vocabulary: number; distinctWords: number }>;
     tools: Record<string, string>;
   },
@@ -550,7 +585,7 @@ function renderMarkdown(
     '# minimr apps vs Unix peers',
     '',
     machineLine(env),
-    `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot each, replication 1, 64 MB blocks. --size-mb ${env.sizeMb}; MB = 2^20 bytes.`,
+    `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot each, replication 1, 64 MB blocks, FIFO with a ${env.nodeLocalDelayMs} ms locality wait. --size-mb ${env.sizeMb}; MB = 2^20 bytes.`,
     `Corpora: ${Object.entries(env.corpora)
       .map(([name, c]) => `${name}: ${c.lines} lines, ${c.words} words, ${c.distinctWords} distinct (Zipf over a vocabulary of ${c.vocabulary})`)
       .join('; ')}. WordCount without a corpus name ran on the standard corpus, as did Grep.`,
@@ -564,6 +599,9 @@ function renderMarkdown(
         `(JobTracker submit->finish ${tiny.medianServerSeconds.toFixed(3)} s) over ${tiny.runs.length} runs: ${tiny.runs.map((x) => x.toFixed(3)).join(', ')} s` +
         (tiny.verified ? '.' : ' — OUTPUT MISMATCH.')
       : 'Tiny job: not run.',
+    '',
+    'Map locality (successful map attempts; mean TASK_CPU_MS):',
+    ...jobs.filter((j) => j.mapLocality).map((j) => `- ${j.job}: ${describeMapLocality(j.mapLocality!)}`),
     '',
     'Verification:',
     ...jobs.map(

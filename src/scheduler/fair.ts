@@ -11,6 +11,7 @@
  * confirmed) is derived from the snapshots and from this policy's own earlier decisions.
  */
 import { MinimrError } from '../errors.js';
+import { LocalityWaits } from './locality-waits.js';
 import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
 import type {
   AttemptView,
@@ -220,16 +221,6 @@ interface MapIndex {
   readonly homeless: TaskView[];
   /** Maps with input on some live worker. */
   readonly located: TaskView[];
-}
-
-/** Delay-scheduling state of one job (Zaharia et al., Algorithm 2). */
-interface DelayState {
-  /** Locality level of its last launch with a home: 0 node, 1 rack, 2 off-rack. */
-  level: 0 | 1 | 2;
-  /** Time spent skipping slots since that launch, summed over calls at which it was skipped. */
-  waitMs: number;
-  /** Skipped at least one slot in the last call. */
-  skipped: boolean;
 }
 
 /** A map slot kept for one pending task until that task can run there node-local (a copy of its input is on the way). */
@@ -466,8 +457,7 @@ export class FairPolicy implements Policy {
   readonly name: string = 'fair';
   readonly options: FairOptions;
 
-  private readonly delay = new Map<string, DelayState>();
-  private lastNow: number | undefined;
+  private readonly waits = new LocalityWaits();
   /** When a pool (key kind + pool) was first seen below its minimum share, while it still is. */
   private readonly poolStarvedSince = new Map<string, number>();
   /** When a job (key kind + job) was first seen below half its fair share, while it still is. */
@@ -598,30 +588,11 @@ export class FairPolicy implements Policy {
 
   // --- state carried between calls -----------------------------------------------------------
 
-  /** A job skipped in the last call has waited the time since; Algorithm 2's `j.wait`. */
+  /** Jobs' locality waits advance; kills the snapshots no longer list are done. */
   private advanceWaits(snapshot: ClusterSnapshot): void {
-    const elapsed = this.lastNow === undefined ? 0 : Math.max(0, snapshot.now - this.lastNow);
-    this.lastNow = snapshot.now;
-    const present = new Set(snapshot.jobs.map((j) => j.id));
-    for (const [id, state] of this.delay) {
-      if (!present.has(id)) {
-        this.delay.delete(id);
-        continue;
-      }
-      if (state.skipped) state.waitMs += elapsed;
-      state.skipped = false;
-    }
+    this.waits.advance(snapshot);
     const listed = new Set(snapshot.jobs.flatMap((j) => j.runningAttempts.map((a) => a.id)));
     for (const id of this.killing) if (!listed.has(id)) this.killing.delete(id);
-  }
-
-  private delayOf(jobId: string): DelayState {
-    let state = this.delay.get(jobId);
-    if (!state) {
-      state = { level: 0, waitMs: 0, skipped: false };
-      this.delay.set(jobId, state);
-    }
-    return state;
   }
 
   private updateStarvation(jobs: readonly JobModel[], pools: readonly PoolModel[], now: number): void {
@@ -712,12 +683,7 @@ export class FairPolicy implements Policy {
       memoryMb: task.memoryMb,
       locality: localityOf(task, room.worker),
     });
-    if (kind === 'map' && home !== 'none') {
-      const state = this.delayOf(job.view.id);
-      state.level = home === 'node' ? 0 : home === 'rack' ? 1 : 2;
-      state.waitMs = 0;
-      state.skipped = false;
-    }
+    if (kind === 'map' && home !== 'none') this.waits.launched(job.view.id, home === 'node' ? 0 : home === 'rack' ? 1 : 2);
     job.run[kind] += 1;
     job.pool.run[kind] += 1;
     job.unlaunched[kind] -= 1;
@@ -755,14 +721,14 @@ export class FairPolicy implements Policy {
     if (homeless) return { job, task: homeless, home: 'none' };
     const off = rack ?? first(index.located);
     if (off && allowed >= 2) return { job, task: off, home: 'off' };
-    if (off) this.delayOf(job.view.id).skipped = true;
+    if (off) this.waits.of(job.view.id).skipped = true;
     return undefined;
   }
 
   /** Locality level a job may launch at now: 0 node-local only, 1 rack-local too, 2 anywhere. */
   private allowedLevel(job: JobModel, now: number): 0 | 1 | 2 {
     if (this.starvedPastTimeout(job, 'map', now)) return 2;
-    const state = this.delay.get(job.view.id) ?? { level: 0, waitMs: 0 };
+    const state = this.waits.peek(job.view.id) ?? { level: 0, waitMs: 0 };
     const { nodeLocalDelayMs: w1, rackLocalDelayMs: w2 } = this.options;
     if (state.level === 2) return 2;
     if (state.level === 1) return state.waitMs >= w2 ? 2 : 1;

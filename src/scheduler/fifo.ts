@@ -1,13 +1,44 @@
 /**
- * FIFO with data locality, after Hadoop's JobQueueTaskScheduler: jobs are served strictly in
- * submission order, and within the job that gets a slot the task is chosen node-local first, then
- * rack-local, then anywhere. There is no delay scheduling: a slot is never left idle to wait for a
- * better-placed task (that is what FAIR adds). On a pool split into MR-clusters (FAWKES) each
- * cluster is such a FIFO queue on its own nodes.
+ * FIFO with data locality, after Hadoop's JobQueueTaskScheduler: jobs are served in submission
+ * order, and within the job that gets a slot the task is chosen node-local first, then
+ * rack-local, then anywhere.
+ *
+ * Delay scheduling, when `nodeLocalDelayMs` > 0 (Zaharia et al., EuroSys 2010; the wait of
+ * Hadoop's FairScheduler `locality.threshold.node` and Spark's `spark.locality.wait`, 3 s): a
+ * free map slot on a worker that holds none of a job's pending input does not run one of its
+ * maps there while a live worker that holds it could; the job is skipped (a later job may take
+ * the slot) until it has been skipped for `nodeLocalDelayMs`, as a slot usually frees on a
+ * holder sooner, and a map reading its block over the network costs more than it gains. A
+ * node-local launch ends the wait. Maps with no stored input, or whose input is on no live
+ * worker that may run them, never wait. The default, 0, launches anywhere at once, as Hadoop 1's
+ * FIFO does (the simulator's FIFO results, runtime-alone baselines and call mode rest on it).
+ * On a pool split into MR-clusters (FAWKES) each cluster is such a FIFO queue on its own nodes,
+ * without the wait (`fifoByCluster`, which FAWKES shares: its decisions are pinned without one).
  */
 import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { localityOf, Rank, rankOf, visitingOrder, type Room } from './rooms.js';
-import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView } from './types.js';
+import { parsePolicyOptions, type OptionKind } from './fair.js';
+import { LocalityWaits } from './locality-waits.js';
+import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
+
+export interface FifoOptions {
+  /** How long a job may skip free map slots without its input before it runs a map there; 0: never skips. */
+  readonly nodeLocalDelayMs: number;
+}
+
+export const DEFAULT_FIFO_OPTIONS: FifoOptions = Object.freeze({ nodeLocalDelayMs: 0 });
+
+const FIFO_OPTION_KINDS: Readonly<Record<keyof FifoOptions, OptionKind>> = { nodeLocalDelayMs: 'ms' };
+
+export function parseFifoOptions(raw: Readonly<Record<string, unknown>>): FifoOptions {
+  return parsePolicyOptions('fifo', raw, { ...DEFAULT_FIFO_OPTIONS }, FIFO_OPTION_KINDS);
+}
+
+/**
+ * Whether a free slot elsewhere may run `job`'s `task` (not node-local there) now; when it says
+ * no, the job is skipped for that slot and a later job is offered it.
+ */
+type MayRunAway = (job: JobView, task: TaskView) => boolean;
 
 function slotsOf(room: Room, kind: TaskKind): number {
   return kind === 'map' ? room.mapSlots : room.reduceSlots;
@@ -19,13 +50,45 @@ function fits(room: Room, task: TaskView): boolean {
 
 export class FifoPolicy implements Policy {
   readonly name = 'fifo';
+  private readonly waits = new LocalityWaits();
+
+  constructor(private readonly options: FifoOptions = DEFAULT_FIFO_OPTIONS) {}
+
+  /**
+   * Whether its decisions depend on more than the snapshot (the time jobs have waited): a caller
+   * may then not skip calls in which nothing changed, since a wait running out is no change.
+   */
+  get waitsForLocality(): boolean {
+    return this.options.nodeLocalDelayMs > 0;
+  }
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     const decisions: Decision[] = [];
-    // A worker with no free slot can take nothing, not even a task sent away from elsewhere.
-    fifoByCluster(snapshot, visitingOrder(snapshot, { freeOnly: true }), decisions);
+    const rooms = visitingOrder(snapshot, { freeOnly: true });
+    if (!this.waitsForLocality || (snapshot.mrClusters !== undefined && snapshot.mrClusters.length > 0)) {
+      // A worker with no free slot can take nothing, not even a task sent away from elsewhere.
+      fifoByCluster(snapshot, rooms, decisions);
+      return decisions;
+    }
+    this.waits.advance(snapshot);
+    const workers = snapshot.workers;
+    const mayRunAway: MayRunAway = (job, task) => {
+      if (!hasLiveHolder(task, workers)) return true;
+      const wait = this.waits.of(job.id);
+      if (wait.waitMs >= this.options.nodeLocalDelayMs) return true;
+      wait.skipped = true;
+      return false;
+    };
+    placeFifo(snapshot.jobs, rooms, decisions, mayRunAway);
+    // A node-local launch ends its job's wait.
+    for (const d of decisions) if (d.kind === 'launch' && d.locality === 'node') this.waits.launched(d.jobId, 0);
     return decisions;
   }
+}
+
+/** Some live worker that holds the task's input may run it (has map slots and has not failed it). */
+function hasLiveHolder(task: TaskView, workers: readonly WorkerView[]): boolean {
+  return workers.some((w) => w.mapSlots > 0 && task.preferredWorkers.includes(w.id) && !task.failedOnWorkers.includes(w.id));
 }
 
 /**
@@ -49,8 +112,12 @@ export function fifoByCluster(snapshot: ClusterSnapshot, rooms: readonly Room[],
   }
 }
 
-/** FIFO with locality: `jobs` in their order on `rooms` (visiting order), launches appended to `decisions`. */
-function placeFifo(jobs: readonly JobView[], rooms: readonly Room[], decisions: Decision[]): void {
+/**
+ * FIFO with locality: `jobs` in their order on `rooms` (visiting order), launches appended to
+ * `decisions`; a map that would not be node-local where offered runs there only if `mayRunAway`
+ * allows (else its job is passed over for that room).
+ */
+function placeFifo(jobs: readonly JobView[], rooms: readonly Room[], decisions: Decision[], mayRunAway?: MayRunAway): void {
   const launched = new Set<string>();
 
   const launch = (job: JobView, task: TaskView, room: Room): void => {
@@ -96,14 +163,20 @@ function placeFifo(jobs: readonly JobView[], rooms: readonly Room[], decisions: 
   /** The earliest job's best-placed task of `kind` that fits `room`, or undefined. */
   const pick = (kind: TaskKind, room: Room): { job: JobView; task: TaskView } | undefined => {
     if (room.memoryMb <= nothingFitsUpTo[kind]) return undefined;
+    let waiting = false;
     for (const job of (candidates[kind] ??= withPending(kind))) {
       if (minPendingMemoryMb(job.pendingTasks, kind) > room.memoryMb) continue;
       // Among equally placed tasks the lowest task index (pendingTasks order) wins.
       const task = picker.pick(job.pendingTasks, kind, room.worker, (t) => fits(room, t));
-      // Strict job order: a later job is looked at only when this one has nothing that fits here.
+      if (task && kind === 'map' && mayRunAway && rankOf(task, room.worker) !== Rank.Node && task.preferredWorkers.length > 0 && !mayRunAway(job, task)) {
+        waiting = true;
+        continue;
+      }
+      // Job order: a later job is looked at only when this one has nothing that fits (or waits) here.
       if (task) return { job, task };
     }
-    nothingFitsUpTo[kind] = Math.max(nothingFitsUpTo[kind], room.memoryMb);
+    // A job that waits has a task that fits: the memory shortcut does not hold.
+    if (!waiting) nothingFitsUpTo[kind] = Math.max(nothingFitsUpTo[kind], room.memoryMb);
     return undefined;
   };
 

@@ -1,7 +1,7 @@
 import { MinimrError } from '../errors.js';
 import { FairPolicy, parseFairOptions } from './fair.js';
 import { FawkesPolicy, parseFawkesOptions } from './fawkes.js';
-import { FifoPolicy } from './fifo.js';
+import { FifoPolicy, parseFifoOptions } from './fifo.js';
 import { ImprovedFairPolicy, parseImprovedFairOptions } from './improved-fair.js';
 import { createTyrexPolicy } from './tyrex.js';
 import { SrjfPolicy } from './srjf.js';
@@ -9,7 +9,7 @@ import { YarnMePolicy, parseYarnMeOptions, parseYarnOptions } from './yarn-me.js
 import type { Policy } from './types.js';
 
 export type * from './types.js';
-export { FifoPolicy, fifoByCluster } from './fifo.js';
+export { DEFAULT_FIFO_OPTIONS, FifoPolicy, fifoByCluster, parseFifoOptions, type FifoOptions } from './fifo.js';
 export {
   DEFAULT_FAWKES_OPTIONS,
   FawkesPolicy,
@@ -78,10 +78,8 @@ function noOptions(name: string, options: PolicyOptions): void {
 const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFactory>([
   [
     'fifo',
-    (options) => {
-      noOptions('fifo', options);
-      return new FifoPolicy();
-    },
+    // Option: nodeLocalDelayMs (0: non-local maps launch at once; Hadoop's and Spark's wait is 3000).
+    (options) => new FifoPolicy(parseFifoOptions(options)),
   ],
   // Tyrex with DYNAMICTAGS unless options say `mode: 'static'`; the two named variants fix the mode.
   ['tyrex', (options) => createTyrexPolicy(options)],

@@ -235,7 +235,7 @@ export class Simulator {
     if (!(slowStart >= 0 && slowStart <= 1)) bad(`reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`);
     this.policy = policy;
     const mode = this.settings.policyCalls;
-    this.mode = mode === 'auto' ? (policy instanceof FifoPolicy ? 'when-useful' : policy instanceof YarnMePolicy ? 'when-changed' : 'every-event') : mode;
+    this.mode = mode === 'auto' ? (policy instanceof FifoPolicy && !policy.waitsForLocality ? 'when-useful' : policy instanceof YarnMePolicy ? 'when-changed' : 'every-event') : mode;
     this.recordDecisions = options.recordDecisions ?? true;
     this.recordAttempts = options.recordAttempts ?? true;
     this.maxSimMs = options.maxSimMs ?? Number.POSITIVE_INFINITY;

@@ -126,8 +126,9 @@ export interface FailureSettings {
  *   last call, whether or not a task fits at its ideal memory (a memory-elastic policy may grant
  *   less). Heartbeats cost nothing; YARN's per-node heartbeat allocation becomes an allocation at
  *   once wherever capacity was freed (the policy then visits every node with a free slot).
- * - 'auto': 'when-useful' for FifoPolicy, 'when-changed' for the YARN policies (YarnMePolicy:
- *   the paper-scale sweeps need it), 'every-event' for everything else.
+ * - 'auto': 'when-useful' for FifoPolicy without a locality wait, 'when-changed' for the YARN
+ *   policies (YarnMePolicy: the paper-scale sweeps need it), 'every-event' for everything else
+ *   (a FIFO that waits for locality too: a wait running out is no change).
  */
 export type PolicyCallMode = 'auto' | 'every-event' | 'when-useful' | 'when-changed';
 

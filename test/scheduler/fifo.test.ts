@@ -122,6 +122,94 @@ describe('fifo: locality', () => {
   });
 });
 
+describe('fifo: delay scheduling (nodeLocalDelayMs)', () => {
+  // Two workers on one rack, one map slot each: w1 is free, w2 (which holds the input) is busy.
+  const busyHolder: WorkerView[] = [mkWorker('w1', 'r1', { freeMapSlots: 1 }), mkWorker('w2', 'r1', full)];
+  const onW2 = (job: string, index: number, over: Partial<TaskView> = {}) => mkTask(job, 'map', index, { preferredWorkers: ['w2'], workers: busyHolder, ...over });
+  const at = (now: number, jobs: ReturnType<typeof mkJob>[], workers = busyHolder) =>
+    mkSnapshot(workers, jobs, { now, trigger: { kind: 'heartbeat', workerId: 'w1' } });
+  const waiting = () => new FifoPolicy({ nodeLocalDelayMs: 3000 });
+
+  test('a free slot without the input waits for the holder as long as the delay, then runs the map there', () => {
+    const policy = waiting();
+    const job = mkJob('j', [onW2('j', 0)]);
+    // Skipped at 0 and at 2999 (2999 ms waited), launched at 3000 (3000 ms waited).
+    assert.deepEqual(placement(policy.schedule(at(0, [job]))), {});
+    assert.deepEqual(placement(policy.schedule(at(2999, [job]))), {});
+    const late = launches(policy.schedule(at(3000, [job])));
+    assert.deepEqual(late.map((d) => [d.taskId, d.workerId, d.locality]), [['j-m0', 'w1', 'rack']]);
+  });
+
+  test('by default (0) it does not wait; createPolicy takes nodeLocalDelayMs', () => {
+    const job = mkJob('j', [onW2('j', 0)]);
+    assert.deepEqual(placement(createPolicy('fifo').schedule(at(0, [job]))), { 'j-m0': 'w1' });
+    assert.equal(new FifoPolicy().waitsForLocality, false);
+    const quick = createPolicy('fifo', { nodeLocalDelayMs: 500 });
+    assert.deepEqual(placement(quick.schedule(at(0, [job]))), {});
+    assert.deepEqual(placement(quick.schedule(at(499, [job]))), {});
+    assert.deepEqual(placement(quick.schedule(at(500, [job]))), { 'j-m0': 'w1' });
+  });
+
+  test('the holder takes the map node-local when its slot frees within the wait', () => {
+    const policy = waiting();
+    const job = mkJob('j', [onW2('j', 0)]);
+    assert.deepEqual(placement(policy.schedule(at(0, [job]))), {});
+    const bothFree = [mkWorker('w1', 'r1', { freeMapSlots: 1 }), mkWorker('w2', 'r1', { freeMapSlots: 1 })];
+    const d = launches(policy.schedule(at(1000, [job], bothFree)));
+    assert.deepEqual(d.map((x) => [x.taskId, x.workerId, x.locality]), [['j-m0', 'w2', 'node']]);
+  });
+
+  test('a node-local launch ends the wait: the next non-local map waits the whole delay afresh', () => {
+    const policy = waiting();
+    const tasks = [onW2('j', 0), onW2('j', 1)];
+    assert.deepEqual(placement(policy.schedule(at(0, [mkJob('j', tasks)]))), {});
+    const holderFree = [mkWorker('w1', 'r1', full), mkWorker('w2', 'r1', { freeMapSlots: 1 })];
+    assert.deepEqual(placement(policy.schedule(at(2000, [mkJob('j', tasks)], holderFree))), { 'j-m0': 'w2' });
+    // Had the wait gone on from 0, 4000 ms would be past it.
+    const rest = () => [mkJob('j', [tasks[1]!])];
+    assert.deepEqual(placement(policy.schedule(at(4000, rest()))), {});
+    assert.deepEqual(placement(policy.schedule(at(6999, rest()))), {});
+    assert.deepEqual(placement(policy.schedule(at(7000, rest()))), { 'j-m1': 'w1' });
+  });
+
+  test('time counts only while the job is skipped: calls in which it was not offered a slot add none', () => {
+    const policy = waiting();
+    const job = mkJob('j', [onW2('j', 0)]);
+    assert.deepEqual(placement(policy.schedule(at(0, [job]))), {});
+    const noneFree = [mkWorker('w1', 'r1', full), mkWorker('w2', 'r1', full)];
+    // Skipped at 0 (waits from then to 1000); not offered at 1000 (1000 to 5000 do not count);
+    // skipped again from 5000: 1000 + 1999 ms at 6999, 3000 at 7000.
+    assert.deepEqual(placement(policy.schedule(at(1000, [job], noneFree))), {});
+    assert.deepEqual(placement(policy.schedule(at(5000, [job]))), {});
+    assert.deepEqual(placement(policy.schedule(at(6999, [job]))), {});
+    assert.deepEqual(placement(policy.schedule(at(7000, [job]))), { 'j-m0': 'w1' });
+  });
+
+  test('a waiting job lets a later job run its node-local map on the slot', () => {
+    const a = mkJob('a', [onW2('a', 0)]);
+    const b = mkJob('b', [mkTask('b', 'map', 0, { preferredWorkers: ['w1'], workers: busyHolder })]);
+    assert.deepEqual(placement(waiting().schedule(at(0, [a, b]))), { 'b-m0': 'w1' });
+  });
+
+  test('a map whose input is on no live worker, or only on one it failed on or without map slots, runs at once', () => {
+    const gone = mkJob('g', [mkTask('g', 'map', 0, { preferredWorkers: ['w9'], workers: busyHolder })]);
+    assert.deepEqual(placement(waiting().schedule(at(0, [gone]))), { 'g-m0': 'w1' });
+    const failed = mkJob('f', [onW2('f', 0, { failedOnWorkers: ['w2'] })]);
+    assert.deepEqual(placement(waiting().schedule(at(0, [failed]))), { 'f-m0': 'w1' });
+    const noMapSlots = [mkWorker('w1', 'r1', { freeMapSlots: 1 }), mkWorker('w2', 'r1', { mapSlots: 0 })];
+    const onReduceOnly = mkJob('n', [mkTask('n', 'map', 0, { preferredWorkers: ['w2'], workers: noMapSlots })]);
+    assert.deepEqual(placement(waiting().schedule(at(0, [onReduceOnly], noMapSlots))), { 'n-m0': 'w1' });
+  });
+
+  test('maps with no stored input and reduces never wait', () => {
+    const homeless = mkJob('h', [mkTask('h', 'map', 0, { workers: busyHolder })]);
+    assert.deepEqual(placement(waiting().schedule(at(0, [homeless]))), { 'h-m0': 'w1' });
+    const reduceSlotOnly = [mkWorker('w1', 'r1', { freeMapSlots: 0 }), mkWorker('w2', 'r1', full)];
+    const reduces = mkJob('r', [mkTask('r', 'reduce', 0)]);
+    assert.deepEqual(placement(waiting().schedule(at(0, [reduces], reduceSlotOnly))), { 'r-r0': 'w1' });
+  });
+});
+
 describe('fifo: failed workers', () => {
   const one = { freeMapSlots: 1 } as const;
 
@@ -239,5 +327,11 @@ describe('createPolicy', () => {
 
   test('options fifo does not take are rejected', () => {
     assert.throws(() => createPolicy('fifo', { delayMs: 5 }), (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB');
+    for (const bad of [-1, '3000', Number.NaN]) {
+      assert.throws(
+        () => createPolicy('fifo', { nodeLocalDelayMs: bad }),
+        (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB' && /nodeLocalDelayMs/.test(err.message),
+      );
+    }
   });
 });

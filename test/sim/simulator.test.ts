@@ -290,6 +290,36 @@ describe('simulator: model', () => {
   });
 });
 
+describe('simulator: FIFO with a locality wait', () => {
+  // w1 runs m0 (its own input, 4 s); m1's input is on w1 too, so w2's free slot waits for it.
+  const run = (nodeLocalDelayMs: number) =>
+    simulate({
+      workload: { name: 'wait', jobs: [job('job_0001', 0, [task(4_000, { replicas: ['w1'] }), task(1_000, { replicas: ['w1'] })])] },
+      cluster: cluster(worker('w1', 'r1'), worker('w2', 'r1')),
+      policy: new FifoPolicy({ nodeLocalDelayMs }),
+      heartbeatMs: 1000,
+    })
+      .run.attempts.map((a) => [a.taskId, a.workerId, a.startMs, a.locality] as const)
+      .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+      .map(([, workerId, startMs, locality]) => [workerId, startMs, locality]);
+
+  test('without a wait the second map runs on the other worker at once', () => {
+    assert.deepEqual(run(0), [['w1', 0, 'node'], ['w2', 0, 'rack']]);
+  });
+
+  test('a wait longer than the holder is busy runs it on the holder when it frees', () => {
+    assert.deepEqual(run(5_000), [['w1', 0, 'node'], ['w1', 4_000, 'node']]);
+  });
+
+  test('a shorter wait runs it elsewhere at the first heartbeat once the wait is over, though nothing else changed', () => {
+    const [first, second] = run(2_000);
+    assert.deepEqual(first, ['w1', 0, 'node']);
+    // At a heartbeat within one interval (1 s) after the wait ran out, not when w1 freed at 4 s.
+    assert.deepEqual([second![0], second![2]], ['w2', 'rack']);
+    assert.ok((second![1] as number) >= 2_000 && (second![1] as number) < 3_000, String(second![1]));
+  });
+});
+
 describe('simulator: decisions', () => {
   /** FIFO, plus one kill of the first running map at the first call at or after 5 s. */
   function killingPolicy(): Policy {
