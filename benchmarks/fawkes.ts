@@ -27,7 +27,7 @@
  * Run: npm run bench:fawkes [-- --full | --workloads d,e | --seed 2 | --real [--repeats 3] [--no-sim]]
  * Writes bench-results/fawkes/{fawkes.json,fawkes.md,nodes-*.svg,slowdown-*.svg}.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,7 @@ import { runWorkloadOnCluster } from '../src/experiments/index.js';
 import { clusterPreset, estimatedAloneMs, fawkesWorkload, simulate, uniformCluster, type ClusterShape, type FawkesVariant, type Workload } from '../src/sim/index.js';
 import type { FsckReport } from '../src/storage/index.js';
 import { barChart, lineChart, meanWithStandardError } from '../src/util/index.js';
+import { MachineLoadSampler, type MachineLoadSample } from './lib/machine-load.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const OUT = resolve(dirname(SELF), '..', '..', 'bench-results', 'fawkes');
@@ -72,6 +73,16 @@ const args = yargs(process.argv.slice(2))
       "real: every worker's --cpu-throttle on the 'cpu' basis (each worker as if on a core of its own, F times slower): at F >= busy tasks / this machine's cores, the workers no longer share its CPU, so an idle MR-cluster's nodes cannot lend their CPU to a busy one, as they cannot on separate machines",
   })
   .option('kill-draining', { type: 'boolean', default: true, describe: 'real: one more TD run with a draining worker SIGKILLed' })
+  .option('alone-file', {
+    type: 'string',
+    describe:
+      'real: where the runtimes alone are kept: read from it when it holds them for the same settings (workload, cluster, bytes, maps, throttle), else measured in the first None run and written to it',
+  })
+  .option('trace-runs', {
+    type: 'boolean',
+    default: false,
+    describe: 'real: write each run\'s jobs, attempts, node moves and the machine\'s load second by second to real-runs/*.json beside the report',
+  })
   .strict()
   .parseSync();
 
@@ -303,6 +314,37 @@ function slowdowns(run: RunRecord, aloneMs: ReadonlyMap<string, number>): { mean
   return { mean: mean(all), perCluster: Object.fromEntries([...per].sort().map(([c, xs]) => [c, mean(xs)])) };
 }
 
+/** The runtimes alone kept in --alone-file for exactly these settings, or null. */
+async function readAlone(key: Readonly<Record<string, unknown>>): Promise<ReadonlyMap<string, number> | null> {
+  const file = args['alone-file'];
+  if (file === undefined) return null;
+  let kept: { key: unknown; aloneMs: Array<[string, number]> };
+  try {
+    kept = JSON.parse(await readFile(file, 'utf8')) as typeof kept;
+  } catch {
+    return null;
+  }
+  if (JSON.stringify(kept.key) !== JSON.stringify(key)) {
+    log(`  ${file} holds runtimes alone for other settings: measuring them again`);
+    return null;
+  }
+  return new Map(kept.aloneMs);
+}
+
+async function writeAlone(key: Readonly<Record<string, unknown>>, aloneMs: ReadonlyMap<string, number>): Promise<void> {
+  const file = args['alone-file'];
+  if (file === undefined || aloneMs.size === 0) return;
+  await writeFile(file, `${JSON.stringify({ key, aloneMs: [...aloneMs] }, null, 1)}\n`);
+}
+
+/** One run's jobs, attempts, MR-cluster record and decisions, with the machine's load, for later study. */
+async function writeTrace(name: string, result: Awaited<ReturnType<typeof runWorkloadOnCluster>>, load: readonly MachineLoadSample[]): Promise<void> {
+  const dir = join(OUT, 'real-runs');
+  await mkdir(dir, { recursive: true });
+  const { jobs, attempts, mrClusters, endMs } = result.run;
+  await writeFile(join(dir, `${name}.json`), `${JSON.stringify({ endMs, jobs, attempts, mrClusters, decisions: result.decisions, load })}\n`);
+}
+
 async function realVariant(variant: FawkesVariant, weightings: readonly Weighting[]): Promise<{ markdown: string; json: unknown }> {
   const timeScale = args['time-scale'];
   const minNodes = args['real-min-nodes'];
@@ -311,13 +353,29 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   const name = `WKLD-${variant.toUpperCase()}`;
   log(`real ${name}: ${workload.jobs.length} jobs on ${shape.workers.length} workers, 3 MR-clusters of ${minNodes} core nodes, ${args.repeats} repeat(s) of ${weightings.join(', ')}`);
   const rows: RealRow[] = [];
-  let aloneMs: ReadonlyMap<string, number> | null = null;
+  // Runtime alone depends on the jobs, the cluster and the throttle, not on arrivals or weightings.
+  const aloneKey = {
+    variant,
+    seed: args.seed,
+    scale: args['real-scale'],
+    workers: shape.workers.length,
+    minNodes,
+    bytesPerMap: args['bytes-per-map'],
+    mapScale: args['map-scale'],
+    maxMapsPerJob: args['max-maps-per-job'],
+    cpuThrottle: args['cpu-throttle'],
+    outputReplication: args['output-replication'],
+  };
+  let aloneMs: ReadonlyMap<string, number> | null = await readAlone(aloneKey);
+  if (aloneMs !== null) log(`  runtimes alone of ${aloneMs.size} jobs read from ${args['alone-file']}`);
   const once = async (weighting: Weighting, repeat: number, killDraining: boolean): Promise<void> => {
     const dataDir = join(tmpdir(), `minimr-bench-fawkes-${process.pid}-${variant}-${weighting}-${repeat}${killDraining ? '-kill' : ''}`);
     const started = Date.now();
     let fsck: FsckReport | undefined;
     let killed: string | undefined;
     let watcher: NodeJS.Timeout | undefined;
+    let load: MachineLoadSampler | undefined;
+    let loadSamples: readonly MachineLoadSample[] = [];
     log(`  ${name} ${weighting.toUpperCase()} run ${repeat}${killDraining ? ' (a draining worker SIGKILLed)' : ''}`);
     try {
       const result = await runWorkloadOnCluster({
@@ -339,6 +397,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
         confOf: () => ({ 'job.outputReplication': killDraining ? Math.max(2, args['output-replication']) : args['output-replication'] }),
         measureAlone: aloneMs === null,
         beforeWorkload: async (cluster) => {
+          if (args['trace-runs']) load = new MachineLoadSampler();
           if (!killDraining) return;
           watcher = setInterval(() => {
             void cluster.client.mrcList().then(async (l) => {
@@ -352,11 +411,16 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
         },
         afterWorkload: async (cluster) => {
           if (watcher) clearInterval(watcher);
+          if (load) loadSamples = load.stop();
           fsck = await cluster.client.fsck('/');
         },
         onProgress: (line) => log(`    ${line}`),
       });
-      if (aloneMs === null) aloneMs = result.aloneMs;
+      if (aloneMs === null) {
+        aloneMs = result.aloneMs;
+        await writeAlone(aloneKey, aloneMs);
+      }
+      if (args['trace-runs']) await writeTrace(`${variant}-${weighting}-${repeat}${killDraining ? '-kill' : ''}`, result, loadSamples);
       const s = slowdowns(result.run, aloneMs);
       const f = fsck!;
       rows.push({
@@ -375,6 +439,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
       log(`    mean slowdown ${num(s.mean)}; fsck: ${f.totalBlocks} blocks, ${f.missing.length} missing, ${f.underReplicated.length} under-replicated`);
     } finally {
       if (watcher) clearInterval(watcher);
+      load?.stop();
       await rm(dataDir, { recursive: true, force: true });
     }
   };
