@@ -72,6 +72,12 @@ const args = yargs(process.argv.slice(2))
     describe:
       "real: every worker's --cpu-throttle on the 'cpu' basis (each worker as if on a core of its own, F times slower): at F >= busy tasks / this machine's cores, the workers no longer share its CPU, so an idle MR-cluster's nodes cannot lend their CPU to a busy one, as they cannot on separate machines",
   })
+  .option('cpu-quota', {
+    type: 'number',
+    default: 0,
+    describe:
+      "real: cores of CPU time each worker, with its task processes, may use (a cgroup quota; Linux, root); 0: none. Unlike --cpu-throttle it holds everything a worker does, so with quotas adding up to at most this machine's cores, no worker can slow another",
+  })
   .option('kill-draining', { type: 'boolean', default: true, describe: 'real: one more TD run with a draining worker SIGKILLed' })
   .option('alone-file', {
     type: 'string',
@@ -342,7 +348,11 @@ async function writeTrace(name: string, result: Awaited<ReturnType<typeof runWor
   const dir = join(OUT, 'real-runs');
   await mkdir(dir, { recursive: true });
   const { jobs, attempts, mrClusters, endMs } = result.run;
-  await writeFile(join(dir, `${name}.json`), `${JSON.stringify({ endMs, jobs, attempts, mrClusters, decisions: result.decisions, load })}\n`);
+  // CPU the attempt used after its code started (TASK_CPU_MS), and the time the throttle slept.
+  const counters = Object.fromEntries(
+    result.jobRuns.flatMap((j) => j.attempts.map((a) => [a.attemptId, { cpuMs: a.counters.TASK_CPU_MS ?? null, throttleSleptMs: a.counters.THROTTLE_SLEEP_MS ?? null }])),
+  );
+  await writeFile(join(dir, `${name}.json`), `${JSON.stringify({ endMs, jobs, attempts, counters, mrClusters, decisions: result.decisions, load })}\n`);
 }
 
 async function realVariant(variant: FawkesVariant, weightings: readonly Weighting[]): Promise<{ markdown: string; json: unknown }> {
@@ -364,6 +374,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
     mapScale: args['map-scale'],
     maxMapsPerJob: args['max-maps-per-job'],
     cpuThrottle: args['cpu-throttle'],
+    cpuQuota: args['cpu-quota'],
     outputReplication: args['output-replication'],
   };
   let aloneMs: ReadonlyMap<string, number> | null = await readAlone(aloneKey);
@@ -389,6 +400,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
         maxMapsPerJob: args['max-maps-per-job'],
         timeScale,
         cpuThrottle: args['cpu-throttle'],
+        ...(args['cpu-quota'] > 0 ? { cpuQuota: args['cpu-quota'] } : {}),
         mrClusterMinNodes: minNodes,
         // A cluster's blocks live on its core nodes: more replicas than those would stay under-replicated.
         replication: Math.min(3, minNodes),
@@ -468,7 +480,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   const md: string[] = [
     `### ${name}, scaled: ${workload.jobs.length} jobs on ${shape.workers.length} local workers, 3 MR-clusters of ${minNodes} core nodes (TC growth, DP shrinks)`,
     '',
-    `Arrivals and T scaled by ${timeScale} (T = ${fawkesOptionsFor(variant, 'td', timeScale).intervalMs} ms), ${args['bytes-per-map']} bytes per map, ${args['map-scale']} real map(s) per workload map (at least 1, at most ${args['max-maps-per-job']}), --cpu-throttle ${args['cpu-throttle']}, output blocks with ${args['output-replication']} replica(s). ` +
+    `Arrivals and T scaled by ${timeScale} (T = ${fawkesOptionsFor(variant, 'td', timeScale).intervalMs} ms), ${args['bytes-per-map']} bytes per map, ${args['map-scale']} real map(s) per workload map (at least 1, at most ${args['max-maps-per-job']}), --cpu-throttle ${args['cpu-throttle']}${args['cpu-quota'] > 0 ? `, a CPU quota of ${args['cpu-quota']} cores per worker (cgroup)` : ''}, output blocks with ${args['output-replication']} replica(s). ` +
       'Slowdown = response time / the job\'s runtime alone on its cluster at its minimum share (measured once, in the first None run). ' +
       `Real: mean over ${args.repeats} interleaved run(s) ± standard error. Predicted: the simulator on the same workload and cluster shape at the paper's time scale, slowdowns over its own estimate alone.`,
     '',
@@ -508,7 +520,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   else if (args['kill-draining']) md.push('- The kill run saw no worker draining: nobody was killed.');
   const lost = rows.filter((r) => r.fsck.missing.length > 0);
   md.push(`- fs fsck after every run (the kill run included): ${lost.length === 0 ? '0 missing blocks in every run' : `missing blocks in ${lost.map((r) => `${r.weighting.toUpperCase()} run ${r.repeat}: ${r.fsck.missing.length}`).join(', ')}`}.`, '');
-  return { markdown: md.join('\n'), json: { workload: `wkld-${variant}`, jobs: workload.jobs.length, workers: shape.workers.length, minNodes, timeScale, cpuThrottle: args['cpu-throttle'], aloneRealOverSimulated: medianRatio, rows, predicted: Object.fromEntries(predicted) } };
+  return { markdown: md.join('\n'), json: { workload: `wkld-${variant}`, jobs: workload.jobs.length, workers: shape.workers.length, minNodes, timeScale, cpuThrottle: args['cpu-throttle'], cpuQuota: args['cpu-quota'], aloneRealOverSimulated: medianRatio, rows, predicted: Object.fromEntries(predicted) } };
 }
 
 async function main(): Promise<void> {

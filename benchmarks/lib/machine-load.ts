@@ -7,7 +7,7 @@
  * independent (bench:fawkes's real part) can be confounded by CPU they take from each other; these
  * samples say whether the cores were saturated and whether the JobTracker fell behind.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 
@@ -18,6 +18,13 @@ export interface MachineLoadSample {
   readonly machineBusy: number;
   /** Of all cores' time, the share this process used (0..1). */
   readonly selfBusy: number;
+  /**
+   * Of all cores' time, the share this process's children used (a local cluster's workers: heartbeats,
+   * block and shuffle serving) and their children (task processes, the ones ended since the previous
+   * sample included).
+   */
+  readonly childrenBusy: number;
+  readonly grandchildrenBusy: number;
   /** This process's event-loop delay over the interval: median and maximum, ms. */
   readonly loopDelayP50Ms: number;
   readonly loopDelayMaxMs: number;
@@ -42,6 +49,48 @@ function readCoreTimes(): CoreTimes | null {
   }
 }
 
+/** Clock ticks per second of /proc/PID/stat's times (USER_HZ, 100 on Linux). */
+const TICKS_PER_S = 100;
+
+interface ProcTimes {
+  readonly pid: number;
+  readonly ppid: number;
+  /** utime + stime, and cutime + cstime (its ended children that it waited for), ms. */
+  readonly selfMs: number;
+  readonly reapedChildrenMs: number;
+}
+
+function readProcs(): ProcTimes[] {
+  const out: ProcTimes[] = [];
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command name, which may contain spaces, in parentheses.
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = (k: number) => (Number(f[k]) * 1000) / TICKS_PER_S;
+      out.push({ pid: Number(pid), ppid: Number(f[1]), selfMs: ms(11) + ms(12), reapedChildrenMs: ms(13) + ms(14) });
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/** CPU used so far by this process's children, and by their children (live or ended and reaped), ms. */
+function descendantsCpuMs(): { children: number; grandchildren: number } {
+  const procs = readProcs();
+  const children = procs.filter((p) => p.ppid === process.pid);
+  const childPids = new Set(children.map((p) => p.pid));
+  const live = procs.filter((p) => childPids.has(p.ppid)).reduce((a, p) => a + p.selfMs + p.reapedChildrenMs, 0);
+  return { children: children.reduce((a, p) => a + p.selfMs, 0), grandchildren: live + children.reduce((a, p) => a + p.reapedChildrenMs, 0) };
+}
+
 export class MachineLoadSampler {
   readonly samples: MachineLoadSample[] = [];
   private readonly started = performance.now();
@@ -49,6 +98,7 @@ export class MachineLoadSampler {
   private readonly timer: NodeJS.Timeout;
   private lastCores = readCoreTimes();
   private lastSelf = process.cpuUsage();
+  private lastDescendants = descendantsCpuMs();
   private lastAt = performance.now();
 
   constructor(everyMs = 1000) {
@@ -63,17 +113,23 @@ export class MachineLoadSampler {
     const self = process.cpuUsage();
     const wallMs = now - this.lastAt;
     const selfMs = (self.user - this.lastSelf.user + self.system - this.lastSelf.system) / 1000;
+    const descendants = descendantsCpuMs();
+    const coreMs = wallMs * cpus().length;
     const machineBusy = cores && this.lastCores && cores.total > this.lastCores.total ? (cores.busy - this.lastCores.busy) / (cores.total - this.lastCores.total) : Number.NaN;
     this.samples.push({
       timeMs: Math.round(now - this.started),
       machineBusy,
-      selfBusy: wallMs > 0 ? selfMs / (wallMs * cpus().length) : Number.NaN,
+      selfBusy: coreMs > 0 ? selfMs / coreMs : Number.NaN,
+      // A child that ended loses its own times from the sum, so a share can dip below 0 for a sample.
+      childrenBusy: coreMs > 0 ? (descendants.children - this.lastDescendants.children) / coreMs : Number.NaN,
+      grandchildrenBusy: coreMs > 0 ? (descendants.grandchildren - this.lastDescendants.grandchildren) / coreMs : Number.NaN,
       loopDelayP50Ms: this.histogram.percentile(50) / 1e6,
       loopDelayMaxMs: this.histogram.max / 1e6,
     });
     this.histogram.reset();
     this.lastCores = cores;
     this.lastSelf = self;
+    this.lastDescendants = descendants;
     this.lastAt = now;
   }
 

@@ -77,6 +77,11 @@ interface RealRunOptions {
    * of its own, F times slower than this machine's, its tasks mostly asleep (see cpu-throttle.ts).
    */
   readonly cpuThrottle?: number;
+  /**
+   * Cores of CPU time each worker (with its task processes) may use, by a cgroup quota (Linux, root;
+   * see src/runtime/cpu-quota.ts): workers that cannot take CPU from each other, whatever they do.
+   */
+  readonly cpuQuota?: number;
   /** Settings of a workload job's real job (its shuffle buffers, say), by workload job id. */
   readonly confOf?: (jobId: string) => JobConf | undefined;
   /** Minimum share of every MR-cluster of the workload (default: the workload's own). */
@@ -351,6 +356,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
     rackOf: (i) => racks[i]!,
     diskMBpsOf: (i) => o.diskMBps ?? workers[i]!.diskMBps,
     ...(o.cpuThrottle !== undefined ? { throttleOf: () => o.cpuThrottle!, throttleBasis: 'cpu' as const } : {}),
+    ...(o.cpuQuota !== undefined ? { cpuQuotaOf: () => o.cpuQuota } : {}),
     ...(o.memoryStepMb !== undefined ? { memoryStepMb: o.memoryStepMb } : {}),
     blockSize: bytesPerMap,
     replication: o.replication ?? Math.min(3, workers.length),

@@ -32,3 +32,4 @@ export {
   type AttemptLogStream,
 } from './attempt-logs.js';
 export { THROTTLE_BASES, type ThrottleBasis } from './cpu-throttle.js';
+export { CpuQuotaGroup } from './cpu-quota.js';

@@ -8,6 +8,7 @@ import { createPolicy, type Policy, type PolicyOptions, type PoolView } from '..
 import { JobClient } from './job-client.js';
 import { JobTracker } from './jobtracker.js';
 import type { ThrottleBasis } from './cpu-throttle.js';
+import { CpuQuotaGroup } from './cpu-quota.js';
 
 export interface LocalClusterOptions {
   dataDir: string;
@@ -32,6 +33,11 @@ export interface LocalClusterOptions {
   throttleOf?: (index: number) => number;
   /** What every worker's throttle stretches (`minimr worker --cpu-throttle-basis`); default 'working'. */
   throttleBasis?: ThrottleBasis;
+  /**
+   * Cores of CPU time worker i (with every task process it starts) may use, enforced by a cgroup
+   * quota (see cpu-quota.ts; Linux, root); default: no quota, the workers share the machine.
+   */
+  cpuQuotaOf?: (index: number) => number | undefined;
   port?: number;
   maxAttempts?: number;
   /** Elastic grants are whole multiples of this, MB (default 100). */
@@ -58,6 +64,8 @@ const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 export class LocalCluster {
   readonly jobTracker: JobTracker;
   readonly workers: LocalWorkerProcess[] = [];
+  /** Worker id -> its CPU quota's cgroup, for workers started with one. */
+  readonly cpuQuotas = new Map<string, CpuQuotaGroup>();
   client!: JobClient;
   private readonly options: LocalClusterOptions;
 
@@ -117,11 +125,19 @@ export class LocalCluster {
     const throttle = o.throttleOf?.(index) ?? 1;
     if (throttle !== 1) args.push('--cpu-throttle', String(throttle));
     if (throttle !== 1 && o.throttleBasis !== undefined) args.push('--cpu-throttle-basis', o.throttleBasis);
+    const cores = o.cpuQuotaOf?.(index);
+    // Created before the spawn, so that a bad setting fails before there is a process to clean up.
+    const quota = cores !== undefined ? (this.cpuQuotas.get(workerId) ?? CpuQuotaGroup.create(`minimr-${process.pid}-${workerId}`, cores)) : undefined;
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'inherit', 'inherit'],
       // The workers prove the cluster secret like any other; they read it from the JobTracker's file.
       env: { ...process.env, MINIMR_LOG_LEVEL: o.workerLogLevel ?? process.env.MINIMR_LOG_LEVEL ?? 'warn', MINIMR_SECRET_FILE: this.jobTracker.secretFile },
     });
+    if (quota && child.pid !== undefined) {
+      // Right after the spawn, before the worker starts any task process: those inherit the group.
+      quota.add(child.pid);
+      this.cpuQuotas.set(workerId, quota);
+    }
     const worker = { workerId, process: child };
     const existing = this.workers.findIndex((w) => w.workerId === workerId);
     if (existing >= 0) this.workers[existing] = worker;
@@ -152,5 +168,7 @@ export class LocalCluster {
       }),
     );
     await this.jobTracker.stop();
+    // A group still holding a killed worker's orphaned task processes stays; they end on their own.
+    for (const quota of this.cpuQuotas.values()) quota.remove();
   }
 }
