@@ -91,7 +91,7 @@ describe('task processes: reused when clean, never after a failure or a leak', (
   it('a worker starts no spare process while it runs attempts: each cold launch beyond the spares it had forks its own', { skip: process.platform !== 'linux' }, async () => {
     // The spares come back once the worker has been idle a while after the tests before.
     await sleep(1000);
-    // A module no test here ran before: no warm process of it is idle, so its first map and its reduce launch cold.
+    // A module no test here ran before: no warm process of it is idle, so its first map launches cold.
     const status = await client.run(appModule('grep'), { input: ['/in/text.txt'], output: '/out/grep-spares', params: { pattern: 'a' }, reducers: 1, overwrite: true });
     assert.equal(status.state, 'succeeded');
     const matching = text.split('\n').filter((line, i, all) => (i < all.length - 1 || line !== '') && line.includes('a')).length;
@@ -103,7 +103,8 @@ describe('task processes: reused when clean, never after a failure or a leak', (
     const launches = status.mapsTotal + status.reducesTotal;
     const cold = launches - (status.counters.WARM_LAUNCH ?? 0);
     // One spare per slot (a map and a reduce slot) was there at the start. Before, each spare taken was replaced at once, beside the running attempts.
-    assert.ok(cold >= 2, `the first map and the reduce launch cold: ${cold}`);
-    assert.ok(startedDuringJob <= cold - 2, `${startedDuringJob} task processes started while the job ran, for ${cold} cold launches`);
+    // The first map surely launches cold; the reduce may be warm (it can take the map's process once the map is done, as on a loaded machine).
+    assert.ok(cold >= 1, `the first map launches cold: ${cold}`);
+    assert.ok(startedDuringJob <= Math.max(0, cold - 2), `${startedDuringJob} task processes started while the job ran, for ${cold} cold launches`);
   });
 });
