@@ -70,7 +70,7 @@ const args = yargs(process.argv.slice(2))
     type: 'number',
     default: 1,
     describe:
-      "real: every worker's --cpu-throttle on the 'cpu' basis (each worker as if on a core of its own, F times slower): at F >= busy tasks / this machine's cores, the workers no longer share its CPU, so an idle MR-cluster's nodes cannot lend their CPU to a busy one, as they cannot on separate machines",
+      "real: every worker's --cpu-throttle on the 'cpu' basis (each task as if on a core of its own, F times slower); it stretches a task's own work only, so the workers still share the cores for the rest: --cpu-quota holds all of it",
   })
   .option('cpu-quota', {
     type: 'number',
@@ -255,23 +255,29 @@ function checks(rows: readonly Row[]): string[] {
  * of about 12 workers in 3 MR-clusters under None, EQ, TD and PU, over several interleaved runs
  * (paired differences with standard errors, as bench:fair prints them), the simulator's prediction
  * for the same scaled workload beside each, and `fs fsck` after every run (0 missing blocks),
- * one run with a draining worker SIGKILLed. It needs what the runtime does not have yet (items 1,
- * 2 and 4 of the issue): `minimr mrc activate|list|deactivate`, `submit --mr-cluster`, block
- * placement by node kind and `fs fsck`. Build it here, on `realCluster`/`runWorkloadOnCluster`
- * (src/experiments) as bench:fair does, and return its rows; until then it reports that it did not run.
+ * one run with a draining worker SIGKILLed.
+ *
+ * The simulator's nodes are separate machines; the local cluster's workers share this machine's
+ * cores. For the comparison to mean anything, a busy MR-cluster must not take CPU from another:
+ * `--cpu-quota` holds each worker, task processes included, to its share (a cgroup quota). The
+ * older `--cpu-throttle` only stretches a task's own work, and what it left unstretched (task
+ * process starts, heartbeats, serving blocks and map outputs) made c-3, which TD never touches,
+ * a third slower whenever TD kept all 12 workers busy.
  */
-async function realPart(): Promise<{ readonly markdown: string; readonly json: unknown } | null> {
+async function realPart(): Promise<{ readonly markdown: string; readonly json: unknown; readonly files: Array<[string, string]> } | null> {
   const variants = args['real-workloads'].split(',').map((v) => v.trim().toLowerCase()) as FawkesVariant[];
   const weightings = args['real-weightings'].split(',').map((w) => w.trim().toLowerCase()) as Weighting[];
   for (const w of weightings) if (!(WEIGHTINGS as readonly string[]).includes(w)) throw new Error(`unknown weighting ${w}`);
   const md: string[] = [];
   const json: unknown[] = [];
+  const files: Array<[string, string]> = [];
   for (const variant of variants) {
     const part = await realVariant(variant, weightings);
     md.push(part.markdown);
     json.push(part.json);
+    files.push([`real-slowdown-wkld-${variant}.svg`, part.svg]);
   }
-  return { markdown: md.join('\n'), json };
+  return { markdown: md.join('\n'), json, files };
 }
 
 interface RealRow {
@@ -355,7 +361,7 @@ async function writeTrace(name: string, result: Awaited<ReturnType<typeof runWor
   await writeFile(join(dir, `${name}.json`), `${JSON.stringify({ endMs, jobs, attempts, counters, mrClusters, decisions: result.decisions, load })}\n`);
 }
 
-async function realVariant(variant: FawkesVariant, weightings: readonly Weighting[]): Promise<{ markdown: string; json: unknown }> {
+async function realVariant(variant: FawkesVariant, weightings: readonly Weighting[]): Promise<{ markdown: string; json: unknown; svg: string }> {
   const timeScale = args['time-scale'];
   const minNodes = args['real-min-nodes'];
   const workload = fawkesWorkload({ variant, seed: args.seed, scale: args['real-scale'], minNodes });
@@ -520,7 +526,19 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   else if (args['kill-draining']) md.push('- The kill run saw no worker draining: nobody was killed.');
   const lost = rows.filter((r) => r.fsck.missing.length > 0);
   md.push(`- fs fsck after every run (the kill run included): ${lost.length === 0 ? '0 missing blocks in every run' : `missing blocks in ${lost.map((r) => `${r.weighting.toUpperCase()} run ${r.repeat}: ${r.fsck.missing.length}`).join(', ')}`}.`, '');
-  return { markdown: md.join('\n'), json: { workload: `wkld-${variant}`, jobs: workload.jobs.length, workers: shape.workers.length, minNodes, timeScale, cpuThrottle: args['cpu-throttle'], cpuQuota: args['cpu-quota'], aloneRealOverSimulated: medianRatio, rows, predicted: Object.fromEntries(predicted) } };
+  // Real beside predicted, per cluster: the mean over the repeats of each.
+  const realMean = (w: Weighting, pick: (r: RealRow) => number) => meanWithStandardError(measured.filter((r) => r.weighting === w).map(pick)).mean;
+  const svg = barChart({
+    title: `${name} on ${shape.workers.length} local workers: mean slowdown per MR-cluster, real and predicted`,
+    yLabel: 'mean job slowdown',
+    categories: order.flatMap((w) => [`${w.toUpperCase()} real`, `${w.toUpperCase()} predicted`]),
+    series: [
+      ...clusters.map((c) => ({ name: c, values: order.flatMap((w) => [realMean(w, (r) => r.clusterSlowdown[c] ?? Number.NaN), predicted.get(w)!.perCluster[c] ?? Number.NaN]) })),
+      { name: 'all jobs', values: order.flatMap((w) => [realMean(w, (r) => r.meanSlowdown), predicted.get(w)!.mean]) },
+    ],
+    width: Math.max(640, 110 * 2 * order.length + 240),
+  });
+  return { svg, markdown: md.join('\n'), json: { workload: `wkld-${variant}`, jobs: workload.jobs.length, workers: shape.workers.length, minNodes, timeScale, cpuThrottle: args['cpu-throttle'], cpuQuota: args['cpu-quota'], aloneRealOverSimulated: medianRatio, rows, predicted: Object.fromEntries(predicted) } };
 }
 
 async function main(): Promise<void> {
@@ -564,6 +582,7 @@ async function main(): Promise<void> {
   md.push('## Checks', '', ...verdicts.map((v) => `- ${v}`), '');
   const real = args.real ? await realPart() : null;
   md.push('## Real cluster', '', real?.markdown ?? 'Not run (`--real` runs it).', '');
+  if (real) files.push(...real.files);
   const json = {
     seed: args.seed,
     outputReplication: args['output-replication'],

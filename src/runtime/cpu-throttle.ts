@@ -49,7 +49,10 @@ const processClock: ThrottleClock = {
  *   busy tasks need no more than F x this machine's cores, each runs as on a core of its own, which
  *   is what the simulator's processor-sharing model (hosts with `cores`) assumes; beyond that, they
  *   share. This is the basis for runs compared with a simulated cluster of separate machines
- *   (bench:yarn-me-real, bench:fawkes's real part).
+ *   (bench:yarn-me-real). Only the task's own work is stretched: starting its process, the
+ *   worker's heartbeats and its serving of blocks and map outputs still share the machine, which
+ *   made one MR-cluster slow another in bench:fawkes; a worker CPU quota (cpu-quota.ts) holds all
+ *   of a worker's work, and bench:fawkes's real part uses that.
  */
 export class CpuThrottle {
   /** Total time slept, ms (the THROTTLE_SLEEP_MS counter). */
