@@ -65,6 +65,16 @@ describe('task processes: reused when clean, never after a failure or a leak', (
     assert.equal(status.counters['user.fresh-module'], status.mapsTotal, 'every attempt saw its own module-level state');
   });
 
+  it('the next attempt waits for the last one\'s process to decide whether it stays, rather than starting a fresh one', async () => {
+    // One map slot: each map is launched as the JobTracker answers the previous map's report, while
+    // that map's process is still measuring itself (a GC). Each launch after the first can take it.
+    const status = await run('clean');
+    const launches = status.mapsTotal + status.reducesTotal;
+    // The first may find a process the test before left idle.
+    assert.ok((status.counters['user.reused-clean'] ?? 0) >= status.mapsTotal - 1, `every map after the first found a mark: ${JSON.stringify(status.counters)}`);
+    assert.ok((status.counters.WARM_LAUNCH ?? 0) >= launches - 1, `every launch after the first was warm: ${status.counters.WARM_LAUNCH} of ${launches}`);
+  });
+
   it('a failed attempt\'s process never runs another attempt', async () => {
     const status = await run('fail-first');
     assert.equal(status.failedAttempts, status.mapsTotal, 'the first attempt of every map failed');
