@@ -113,7 +113,9 @@ describe('task processes: reused when clean, never after a failure or a leak', (
     const launches = status.mapsTotal + status.reducesTotal;
     const cold = launches - (status.counters.WARM_LAUNCH ?? 0);
     // One spare per slot (a map and a reduce slot) was there at the start. Before, each spare taken was replaced at once, beside the running attempts.
-    assert.ok(cold >= 2, `the first map and the reduce launch cold: ${cold}`);
-    assert.ok(startedDuringJob <= cold - 2, `${startedDuringJob} task processes started while the job ran, for ${cold} cold launches`);
+    // The reduce may launch warm, in the last map's process (it waits for that process's reuse decision).
+    assert.ok(cold >= 1, `the first map launches cold: ${cold}`);
+    const spares = 2;
+    assert.ok(startedDuringJob <= Math.max(0, cold - spares), `${startedDuringJob} task processes started while the job ran, for ${cold} cold launches and ${spares} spares`);
   });
 });
