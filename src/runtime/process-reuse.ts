@@ -55,6 +55,25 @@ export function memoryFitForReuse(now: MemorySample, clean: MemorySample, warm: 
   return now.liveBytes <= (warm ?? clean).liveBytes + MAX_REUSE_GROWTH_BYTES && now.rssBytes <= rssLimit(clean, warm);
 }
 
+/** What the worker knows of an idle process when an attempt could take it. */
+export interface IdleProcessMemory {
+  /** RSS after a GC above the clean process's (the free memory it kept: see above). */
+  readonly retainedRssBytes: number;
+  /** Memory granted to the attempt the process ran last. */
+  readonly grantMb: number;
+}
+
+/**
+ * Whether an idle process may run an attempt granted `grantMb`. One that kept more than
+ * MAX_REUSE_GROWTH_BYTES of RSS kept free memory of the size its last attempt's peak needed (heap
+ * pages, malloc free lists): an attempt granted as much reuses it, as the last one did; one granted
+ * less (an elastic attempt, whose smaller buffer would leave that memory idle beside its own) starts
+ * in a fresh process instead, so the retained memory cannot push it over its grant.
+ */
+export function idleProcessFits(idle: IdleProcessMemory, grantMb: number): boolean {
+  return idle.retainedRssBytes <= MAX_REUSE_GROWTH_BYTES || grantMb >= idle.grantMb;
+}
+
 /** The most RSS a process may have to be reused. */
 export function rssLimit(clean: MemorySample, warm: MemorySample | undefined): number {
   return warm ? warm.rssBytes + MAX_REUSE_GROWTH_BYTES : clean.rssBytes + MAX_FIRST_ATTEMPT_GROWTH_BYTES;

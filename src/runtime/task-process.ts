@@ -880,7 +880,7 @@ async function main(): Promise<void> {
         phaseTrace('t-reuse', { attempt: msg.spec.attemptId, ...decision, cleanRssBytes: state.memory.rssBytes, cleanLiveBytes: state.memory.liveBytes });
         if (!decision.reuse) process.exit(0);
         busy = false;
-        await send({ type: 'idle' });
+        await send({ type: 'idle', retainedRssBytes: Math.max(0, (decision.rssBytes ?? state.memory.rssBytes) - state.memory.rssBytes) });
       })
       .catch(() => process.exit(0));
   });

@@ -10,6 +10,7 @@ import { createLogger, type Logger } from '../log.js';
 import { createShuffleRequestHandler, listMapOutputs, reduceWorkDir, removeAllMapOutputs, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
 import { BlockTokenKey, LocalDiskBlockStore, checkLocalReplica, createDataRequestHandler, replicateBlock, type BlockVerification } from '../storage/index.js';
 import { jobModuleHash, storeJobModule } from './job-loader.js';
+import { idleProcessFits, type IdleProcessMemory } from './process-reuse.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
 import type { PeerSecurity } from './auth.js';
@@ -89,7 +90,7 @@ const SPARE_REFILL_IDLE_MS = 200;
 const MAX_REUSE_DECISION_WAIT_MS = 1000;
 
 /** A task process kept after a successful attempt, for the next attempt of the same job module. */
-interface IdleProcess {
+interface IdleProcess extends IdleProcessMemory {
   readonly child: ChildProcess;
   readonly moduleHash: string;
 }
@@ -412,13 +413,14 @@ export class Worker {
 
   /**
    * A process for an attempt of the module `moduleHash`: one that ran that module before and is
-   * idle (warm: code compiled, addon loaded), else a spare that never ran user code, else a new one.
-   * A process only ever runs attempts of one module.
+   * idle (warm: code compiled, addon loaded) and whose kept memory fits the attempt's grant
+   * (`idleProcessFits`), else a spare that never ran user code, else a new one. A process only ever
+   * runs attempts of one module.
    */
-  private takeTaskProcess(moduleHash: string): { child: ChildProcess; warm: boolean } {
+  private takeTaskProcess(moduleHash: string, grantMb: number): { child: ChildProcess; warm: boolean } {
     for (let i = this.idle.length - 1; i >= 0; i--) {
       const p = this.idle[i]!;
-      if (p.moduleHash !== moduleHash || !isUsable(p.child)) continue;
+      if (p.moduleHash !== moduleHash || !isUsable(p.child) || !idleProcessFits(p, grantMb)) continue;
       this.idle.splice(i, 1);
       return { child: p.child, warm: true };
     }
@@ -436,8 +438,8 @@ export class Worker {
    * ms after a 64 MiB map); without the wait the launch started a fresh process (~150 ms of CPU,
    * ~200 ms before the attempt ran) beside the warm one. Bounded: past it, a fresh process.
    */
-  private async awaitReuseDecision(moduleHash: string): Promise<void> {
-    if (this.idle.some((p) => p.moduleHash === moduleHash && isUsable(p.child))) return;
+  private async awaitReuseDecision(moduleHash: string, grantMb: number): Promise<void> {
+    if (this.idle.some((p) => p.moduleHash === moduleHash && isUsable(p.child) && idleProcessFits(p, grantMb))) return;
     const pending = [...this.deciding.values()].filter((d) => d.moduleHash === moduleHash).map((d) => d.decided);
     if (pending.length === 0) return;
     const timeout = new AbortController();
@@ -459,12 +461,12 @@ export class Worker {
   }
 
   /** A process whose attempt succeeded says it is clean: keep it for the module's next attempt. */
-  private keepIdle(child: ChildProcess, moduleHash: string): void {
+  private keepIdle(child: ChildProcess, kept: Omit<IdleProcess, 'child'>): void {
     if (this.stopping || !isUsable(child)) {
       child.kill('SIGKILL');
       return;
     }
-    this.idle.push({ child, moduleHash });
+    this.idle.push({ child, ...kept });
     // As many warm processes as slots: enough for a job's waves, bounded memory.
     while (this.idle.length > this.opts.mapSlots + this.opts.reduceSlots) this.idle.shift()!.child.kill('SIGKILL');
   }
@@ -521,12 +523,12 @@ export class Worker {
     }
     const log = record.log;
     record.moduleWaitMs = Math.round(performance.now() - waitStarted);
-    await this.awaitReuseDecision(spec.moduleHash);
+    await this.awaitReuseDecision(spec.moduleHash, spec.memoryMb);
     if (record.finished) {
       void log.close();
       return;
     }
-    const { child, warm } = this.takeTaskProcess(spec.moduleHash);
+    const { child, warm } = this.takeTaskProcess(spec.moduleHash, spec.memoryMb);
     record.child = child;
     record.warm = warm;
     this.taskOutput.assign(child, log);
@@ -548,7 +550,7 @@ export class Worker {
         if (msg.state !== 'succeeded') child.kill('SIGKILL');
       } else if (msg.type === 'idle') {
         detach();
-        if (record.killReason === undefined) this.keepIdle(child, spec.moduleHash);
+        if (record.killReason === undefined) this.keepIdle(child, { moduleHash: spec.moduleHash, retainedRssBytes: msg.retainedRssBytes, grantMb: spec.memoryMb });
         else child.kill('SIGKILL');
         this.decided(child);
       } else if (msg.type === 'fs') {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_FIRST_ATTEMPT_GROWTH_BYTES, MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from '../../src/runtime/process-reuse.js';
+import { idleProcessFits, MAX_FIRST_ATTEMPT_GROWTH_BYTES, MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from '../../src/runtime/process-reuse.js';
 
 const MiB = 1 << 20;
 const clean = { rssBytes: 60 * MiB, liveBytes: 9 * MiB };
@@ -31,5 +31,23 @@ describe('memoryFitForReuse', () => {
   it('allows 8 MiB of growth, 48 MiB of RSS over the first attempt', () => {
     assert.equal(MAX_REUSE_GROWTH_BYTES, 8 * MiB);
     assert.equal(MAX_FIRST_ATTEMPT_GROWTH_BYTES, 48 * MiB);
+  });
+});
+
+describe('idleProcessFits', () => {
+  it('gives a process that kept little memory to any attempt of its module', () => {
+    const idle = { retainedRssBytes: MAX_REUSE_GROWTH_BYTES, grantMb: 164 };
+    assert.equal(idleProcessFits(idle, 164), true);
+    assert.equal(idleProcessFits(idle, 101), true);
+  });
+
+  it('gives a process that kept a big attempt\'s free memory only to attempts granted at least as much', () => {
+    // A TeraSort map at 64 MiB buffers (grant 164 MB) left ~30 MiB of RSS over the clean process.
+    const idle = { retainedRssBytes: 30 * MiB, grantMb: 164 };
+    assert.equal(idleProcessFits(idle, 164), true);
+    assert.equal(idleProcessFits(idle, 200), true);
+    // An elastic attempt of the same job, granted less: a fresh process.
+    assert.equal(idleProcessFits(idle, 163), false);
+    assert.equal(idleProcessFits({ retainedRssBytes: MAX_REUSE_GROWTH_BYTES + 1, grantMb: 164 }, 116), false);
   });
 });
