@@ -99,8 +99,14 @@ describe('task processes: reused when clean, never after a failure or a leak', (
   });
 
   it('a worker starts no spare process while it runs attempts: each cold launch beyond the spares it had forks its own', { skip: process.platform !== 'linux' }, async () => {
-    // The spares come back once the worker has been idle a while after the tests before.
+    // The spares come back once the worker has been idle a while after the tests before (200 ms,
+    // later on a loaded machine): wait until no task process has started for a second.
     await sleep(1000);
+    for (let waited = 0; waited < 20_000; waited += 250) {
+      const newest = Math.max(0, ...(await taskProcessStartTimes()));
+      if (Date.now() - newest >= 1000) break;
+      await sleep(250);
+    }
     // A module no test here ran before: no warm process of it is idle, so its first map and its reduce launch cold.
     const status = await client.run(appModule('grep'), { input: ['/in/text.txt'], output: '/out/grep-spares', params: { pattern: 'a' }, reducers: 1, overwrite: true });
     assert.equal(status.state, 'succeeded');
