@@ -10,8 +10,10 @@
  * no timer, socket or file left open, no new global or process listener, memory within the limits
  * of process-reuse.ts once collected (live memory within 8 MiB of where it started; RSS within
  * 48 MiB after the first attempt, then within 8 MiB of that), fewer than MAX_ATTEMPTS_PER_PROCESS
- * attempts (each leaves its module instance behind). A warm process has its code compiled and the LZ4 addon loaded: a tiny
- * attempt costs a few ms instead of the ~100 ms of CPU a fresh process spends on its first run.
+ * attempts (each leaves its module instance behind). A warm process has its code compiled and the
+ * LZ4 addon loaded: a tiny attempt costs a few ms instead of the ~100 ms of CPU a fresh process
+ * spends on its first run. It tells the worker the RSS it kept ('idle'), which gives it only
+ * attempts whose grant that memory cannot push over (`idleProcessFits`).
  */
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
