@@ -89,8 +89,6 @@ interface AttemptTimeline {
   gapMs: number | null;
   taskCpuMs: number;
   taskMs: number;
-  /** What the process did after the attempt: 'reused', 'exit: REASON (rss/limit MiB)', or '' (not traced). */
-  after: string;
 }
 
 function shortId(attempt: string): string {
@@ -125,15 +123,7 @@ function timeline(events: PhaseTraceEvent[], summary: AttemptSummary, t0: number
     gapMs: null,
     taskCpuMs: summary.counters.TASK_CPU_MS ?? 0,
     taskMs: summary.counters.TASK_MS ?? 0,
-    after: reuseDecision(at('t-reuse')),
   };
-}
-
-function reuseDecision(e: PhaseTraceEvent | undefined): string {
-  if (!e) return '';
-  if (e.reuse === true) return 'reused';
-  const mib = (b: unknown) => (typeof b === 'number' ? (b / MB).toFixed(0) : '?');
-  return `exit: ${String(e.reason)}${e.rssBytes !== undefined ? ` (RSS ${mib(e.rssBytes)}/${mib(e.limitBytes)} MiB, live ${mib(e.liveBytes)} MiB, clean ${mib(e.cleanLiveBytes)})` : ''}`;
 }
 
 /** Trace events by attempt: the task process's own (buffer events carry no attempt id) go to the attempt its process runs. */
@@ -210,7 +200,7 @@ function writeResults(env: ReturnType<typeof machineRecord>, jobs: { jobId: stri
   writeFileSync(join(out, 'tera-phases.json'), JSON.stringify({ env, cluster: BENCH_CLUSTER, sizeMb: args.sizeMb, conf, jobs }, null, 2));
   const md: string[] = ['# TeraSort, attempt by attempt', '', machineLine(env), ''];
   md.push(`Cluster: ${BENCH_CLUSTER.workers} workers, ${BENCH_CLUSTER.mapSlots} map + ${BENCH_CLUSTER.reduceSlots} reduce slot each, ${BENCH_CLUSTER.blockSizeMb} MB blocks; --size-mb ${args.sizeMb}; conf ${JSON.stringify(conf)}.`);
-  md.push('Each cell: wall ms / CPU ms of the task process in that step (no CPU: the step ends outside the process). gap: ms from the previous attempt\'s end on that worker to this launch. before: CPU ms the process used before it was given the attempt (a fresh process\'s start-up). process after: whether the task process stayed for another attempt (`reused`) or exited, and why (after a full GC: RSS / the most allowed, live memory and the clean process\'s; src/runtime/process-reuse.ts).', '');
+  md.push('Each cell: wall ms / CPU ms of the task process in that step (no CPU: the step ends outside the process). gap: ms from the previous attempt\'s end on that worker to this launch. before: CPU ms the process used before it was given the attempt (a fresh process\'s start-up).', '');
   for (const job of jobs) {
     const cores = env.cpus;
     const total = job.mapCpuMs + job.reduceCpuMs;
@@ -219,14 +209,14 @@ function writeResults(env: ReturnType<typeof machineRecord>, jobs: { jobId: stri
     for (const kind of ['map', 'reduce'] as const) {
       const list = job.attempts.filter((a) => a.kind === kind);
       const steps = (kind === 'map' ? MAP_STEPS : REDUCE_STEPS).map(([s]) => s);
-      md.push(`| ${kind} | worker | launched s | gap ms | before ms | ${steps.join(' | ')} | task ms / CPU ms | process after |`);
-      md.push(`|---|---|---:|---:|---:|${steps.map(() => '---:').join('|')}|---:|---|`);
+      md.push(`| ${kind} | worker | launched s | gap ms | before ms | ${steps.join(' | ')} | task ms / CPU ms |`);
+      md.push(`|---|---|---:|---:|---:|${steps.map(() => '---:').join('|')}|---:|`);
       for (const a of list) {
         const cells = steps.map((s) => {
           const st = a.steps.find((x) => x.step === s);
           return st ? `${r0(st.wallMs)}${st.cpuMs === null ? '' : ` / ${r0(st.cpuMs)}`}` : '';
         });
-        md.push(`| ${a.attempt} | ${a.worker} | ${s2(a.launchedAt)} | ${r0(a.gapMs)} | ${r0(a.processCpuBeforeMs)}${a.warm ? ' (warm)' : ''} | ${cells.join(' | ')} | ${a.taskMs} / ${a.taskCpuMs} | ${a.after} |`);
+        md.push(`| ${a.attempt} | ${a.worker} | ${s2(a.launchedAt)} | ${r0(a.gapMs)} | ${r0(a.processCpuBeforeMs)}${a.warm ? ' (warm)' : ''} | ${cells.join(' | ')} | ${a.taskMs} / ${a.taskCpuMs} |`);
       }
       md.push('');
     }

@@ -27,12 +27,8 @@ export type TaskProcessRequest =
 
 export type TaskProcessReport =
   | { type: 'ready' }
-  /**
-   * After a successful attempt: the process is as clean as it started and may run another attempt of
-   * the same job module. `retainedRssBytes`: its RSS after a GC above the clean process's (see
-   * `idleProcessFits`).
-   */
-  | { type: 'idle'; retainedRssBytes: number }
+  /** After a successful attempt: the process is as clean as it started and may run another attempt of the same job module. */
+  | { type: 'idle' }
   | { type: 'fs'; id: number; op: NamenodeOp; args: unknown[] }
   | { type: 'progress'; attemptId: string; progress: number; counters: Counters }
   | {

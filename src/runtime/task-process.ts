@@ -7,17 +7,13 @@
  * content hash), one at a time, and each attempt imports the module afresh, so module-level state
  * is the attempt's. After a failed attempt the process exits. After a successful one it stays for
  * the next attempt only if the attempt left it as it was before any user code ran (`fitForReuse`):
- * no timer, socket or file left open, no new global or process listener, memory within the limits
- * of process-reuse.ts once collected (live memory within 8 MiB of where it started; RSS within
- * 48 MiB after the first attempt, then within 8 MiB of that), fewer than MAX_ATTEMPTS_PER_PROCESS
- * attempts (each leaves its module instance behind). A warm process has its code compiled and the
- * LZ4 addon loaded: a tiny attempt costs a few ms instead of the ~100 ms of CPU a fresh process
- * spends on its first run. It tells the worker the RSS it kept ('idle'), which gives it only
- * attempts whose grant that memory cannot push over (`idleProcessFits`).
+ * no timer, socket or file left open, no new global or process listener, RSS within 8 MiB of
+ * where it started once collected, fewer than MAX_ATTEMPTS_PER_PROCESS attempts (each leaves its
+ * module instance behind). A warm process has its code compiled and the LZ4 addon loaded: a tiny
+ * attempt costs a few ms instead of the ~100 ms of CPU a fresh process spends on its first run.
  */
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { AnyJobDefinition, Codec, MapContext, ReduceContext, TaskContext } from '../api/index.js';
 import { codecs } from '../api/index.js';
 import { MinimrError, deserializeError, serializeError } from '../errors.js';
@@ -48,7 +44,7 @@ import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
 import { OutputWriter } from './output-writer.js';
-import { memoryFitForReuse, rssLimit, sampleMemory, type MemorySample } from './process-reuse.js';
+import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from './process-reuse.js';
 import { NAMENODE_OPS, type AttemptSpec, type Counters, type LostMapOutput, type MapOutputAnnouncement, type MapOutputSummary, type NamenodeOp } from './protocol.js';
 import type { NamenodeApi } from '../storage/index.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
@@ -175,10 +171,6 @@ class SpareArena implements ArenaPool {
 
   drop(): void {
     this.arena = undefined;
-  }
-
-  get bytes(): number {
-    return this.arena?.byteLength ?? 0;
   }
 }
 
@@ -772,9 +764,9 @@ interface CleanState {
   readonly globals: ReadonlySet<string>;
   readonly resources: ReadonlyMap<string, number>;
   readonly processListeners: number;
-  readonly memory: MemorySample;
-  /** Memory after the first attempt, once it was fit for reuse (see `memoryFitForReuse`). */
-  warm?: MemorySample;
+  readonly rssBytes: number;
+  /** RSS after the first attempt, once it was fit for reuse (see `memoryFitForReuse`). */
+  warmRssBytes?: number;
 }
 
 /**
@@ -796,55 +788,30 @@ function processListenerCount(): number {
 
 function cleanState(): CleanState {
   collectGarbageNow();
-  return { globals: new Set(Reflect.ownKeys(globalThis).map(String)), resources: countResources(), processListeners: processListenerCount(), memory: sampleMemory() };
+  return { globals: new Set(Reflect.ownKeys(globalThis).map(String)), resources: countResources(), processListeners: processListenerCount(), rssBytes: process.memoryUsage.rss() };
 }
-
-/** Why a process runs another attempt or exits, for the phase trace (`t-reuse`). */
-interface ReuseDecision {
-  readonly reuse: boolean;
-  readonly reason: 'attempts' | 'global' | 'handle' | 'listener' | 'memory' | 'fit';
-  /** Memory measured, after a full GC when one was needed, and the most RSS may be. */
-  readonly rssBytes?: number;
-  readonly liveBytes?: number;
-  readonly limitBytes?: number;
-}
-
-/**
- * Waits between memory samples after the GC, while the process looks unfit: V8 frees collected
- * ArrayBuffers' memory on a background thread (measured: a TeraSort map's 64 MiB sort buffer still
- * in RSS right after the GC, gone 100 ms later).
- */
-const SETTLE_WAITS_MS = [10, 20, 40, 80];
 
 /**
  * Whether a process whose attempt succeeded may run another attempt of the same job module: the
  * attempt left no timer, socket or file open, no new global, no process listener, and no memory
  * beyond a little growth. Anything else and the process exits: the next attempt gets a fresh one.
  */
-async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<ReuseDecision> {
-  if (attemptsRun >= MAX_ATTEMPTS_PER_PROCESS) return { reuse: false, reason: 'attempts' };
+async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<boolean> {
+  if (attemptsRun >= MAX_ATTEMPTS_PER_PROCESS) return false;
   // Handles closed by the attempt's last awaits go away on the next turns of the loop.
   await new Promise((resolve) => setImmediate(resolve));
   await new Promise((resolve) => setImmediate(resolve));
-  if (Reflect.ownKeys(globalThis).some((k) => !clean.globals.has(String(k)))) return { reuse: false, reason: 'global' };
-  for (const [resource, n] of countResources()) if (n > (clean.resources.get(resource) ?? 0)) return { reuse: false, reason: 'handle' };
-  if (processListenerCount() > clean.processListeners) return { reuse: false, reason: 'listener' };
-  const limitBytes = rssLimit(clean.memory, clean.warm);
-  const decision = (reuse: boolean, m: MemorySample): ReuseDecision => ({ reuse, reason: reuse ? 'fit' : 'memory', ...m, limitBytes });
-  // A full GC costs ms of CPU (a map has just had one): not when a warm process is fit even with
-  // its garbage counted as live.
-  let memory = sampleMemory(spareArena.bytes);
-  if (clean.warm !== undefined && memoryFitForReuse(memory, clean.memory, clean.warm)) return decision(true, memory);
+  if (Reflect.ownKeys(globalThis).some((k) => !clean.globals.has(String(k)))) return false;
+  for (const [resource, n] of countResources()) if (n > (clean.resources.get(resource) ?? 0)) return false;
+  if (processListenerCount() > clean.processListeners) return false;
+  // A full GC costs ms of CPU (a map has just had one): only when RSS looks grown, or to take the warm state.
+  const measuredFrom = clean.warmRssBytes ?? clean.rssBytes;
+  if (clean.warmRssBytes !== undefined && process.memoryUsage.rss() <= measuredFrom + MAX_REUSE_GROWTH_BYTES) return true;
   collectGarbageNow();
-  memory = sampleMemory(spareArena.bytes);
-  for (const ms of SETTLE_WAITS_MS) {
-    if (memoryFitForReuse(memory, clean.memory, clean.warm)) break;
-    await sleep(ms);
-    memory = sampleMemory(spareArena.bytes);
-  }
-  if (!memoryFitForReuse(memory, clean.memory, clean.warm)) return decision(false, memory);
-  clean.warm ??= memory;
-  return decision(true, memory);
+  const rss = process.memoryUsage.rss();
+  if (!memoryFitForReuse(rss, clean.rssBytes, clean.warmRssBytes)) return false;
+  clean.warmRssBytes ??= rss;
+  return true;
 }
 
 /** Loads what every attempt needs (the LZ4 addon, the codecs' code) before the first launch, not during it. */
@@ -877,12 +844,9 @@ async function main(): Promise<void> {
     void runAttempt(msg.spec, msg.modulePath)
       .then(async (succeeded) => {
         // A failed attempt's process is never reused; a succeeded one only when it is as it was.
-        if (!succeeded) process.exit(0);
-        const decision = await fitForReuse(state, ++attemptsRun);
-        phaseTrace('t-reuse', { attempt: msg.spec.attemptId, ...decision, cleanRssBytes: state.memory.rssBytes, cleanLiveBytes: state.memory.liveBytes });
-        if (!decision.reuse) process.exit(0);
+        if (!succeeded || !(await fitForReuse(state, ++attemptsRun))) process.exit(0);
         busy = false;
-        await send({ type: 'idle', retainedRssBytes: Math.max(0, (decision.rssBytes ?? state.memory.rssBytes) - state.memory.rssBytes) });
+        await send({ type: 'idle' });
       })
       .catch(() => process.exit(0));
   });

@@ -3,14 +3,12 @@ import { mkdir, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { createShuffleRequestHandler, listMapOutputs, reduceWorkDir, removeAllMapOutputs, removeAttemptMapOutput, removeJobMapOutputs } from '../shuffle/index.js';
 import { BlockTokenKey, LocalDiskBlockStore, checkLocalReplica, createDataRequestHandler, replicateBlock, type BlockVerification } from '../storage/index.js';
 import { jobModuleHash, storeJobModule } from './job-loader.js';
-import { idleProcessFits, type IdleProcessMemory } from './process-reuse.js';
 import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from './protocol.js';
 import { connectPeer, type RpcPeer } from './rpc-peer.js';
 import type { PeerSecurity } from './auth.js';
@@ -83,23 +81,11 @@ const MAX_CACHED_MODULES = 64;
  * report of the last; <1 ms measured between grep's maps), short beside the time between jobs.
  */
 const SPARE_REFILL_IDLE_MS = 200;
-/**
- * Longest a launch waits for a process of its module that is deciding whether it stays (see
- * `awaitReuseDecision`): a decision takes a GC, tens of ms; a fresh process ~200 ms to take an attempt.
- */
-const MAX_REUSE_DECISION_WAIT_MS = 1000;
 
 /** A task process kept after a successful attempt, for the next attempt of the same job module. */
-interface IdleProcess extends IdleProcessMemory {
+interface IdleProcess {
   readonly child: ChildProcess;
   readonly moduleHash: string;
-}
-
-/** A task process whose attempt succeeded, until it says it stays ('idle') or exits. */
-interface DecidingProcess {
-  readonly moduleHash: string;
-  readonly decided: Promise<void>;
-  readonly settle: () => void;
 }
 
 function isUsable(child: ChildProcess): boolean {
@@ -142,7 +128,6 @@ export class Worker {
   private readonly spares: ChildProcess[] = [];
   /** Task processes whose attempt succeeded and left them clean, by the module they ran; least recently idle first. */
   private readonly idle: IdleProcess[] = [];
-  private readonly deciding = new Map<ChildProcess, DecidingProcess>();
   private stopping = false;
   /** From the JobTracker at registration: the data port serves nothing before it has one. */
   private blockKey: BlockTokenKey | undefined;
@@ -392,7 +377,6 @@ export class Worker {
     child.once('exit', () => {
       const i = this.idle.findIndex((p) => p.child === child);
       if (i >= 0) this.idle.splice(i, 1);
-      this.decided(child);
     });
     return child;
   }
@@ -413,14 +397,13 @@ export class Worker {
 
   /**
    * A process for an attempt of the module `moduleHash`: one that ran that module before and is
-   * idle (warm: code compiled, addon loaded) and whose kept memory fits the attempt's grant
-   * (`idleProcessFits`), else a spare that never ran user code, else a new one. A process only ever
-   * runs attempts of one module.
+   * idle (warm: code compiled, addon loaded), else a spare that never ran user code, else a new one.
+   * A process only ever runs attempts of one module.
    */
-  private takeTaskProcess(moduleHash: string, grantMb: number): { child: ChildProcess; warm: boolean } {
+  private takeTaskProcess(moduleHash: string): { child: ChildProcess; warm: boolean } {
     for (let i = this.idle.length - 1; i >= 0; i--) {
       const p = this.idle[i]!;
-      if (p.moduleHash !== moduleHash || !isUsable(p.child) || !idleProcessFits(p, grantMb)) continue;
+      if (p.moduleHash !== moduleHash || !isUsable(p.child)) continue;
       this.idle.splice(i, 1);
       return { child: p.child, warm: true };
     }
@@ -431,42 +414,13 @@ export class Worker {
     return { child: child ?? this.forkTaskProcess(), warm: false };
   }
 
-  /**
-   * Waits for a process of `moduleHash` that is deciding whether it stays, when no idle one of that
-   * module is there. The next attempt of a job comes with the JobTracker's answer to the report of
-   * the last, while that attempt's process still collects its garbage to measure itself (tens of
-   * ms after a 64 MiB map); without the wait the launch started a fresh process (~150 ms of CPU,
-   * ~200 ms before the attempt ran) beside the warm one. Bounded: past it, a fresh process.
-   */
-  private async awaitReuseDecision(moduleHash: string, grantMb: number): Promise<void> {
-    if (this.idle.some((p) => p.moduleHash === moduleHash && isUsable(p.child) && idleProcessFits(p, grantMb))) return;
-    const pending = [...this.deciding.values()].filter((d) => d.moduleHash === moduleHash).map((d) => d.decided);
-    if (pending.length === 0) return;
-    const timeout = new AbortController();
-    await Promise.race([Promise.race(pending), sleep(MAX_REUSE_DECISION_WAIT_MS, undefined, { ref: false, signal: timeout.signal }).catch(() => undefined)]);
-    timeout.abort();
-  }
-
-  private noteDeciding(child: ChildProcess, moduleHash: string): void {
-    let settle = (): void => undefined;
-    const decided = new Promise<void>((resolve) => (settle = resolve));
-    this.deciding.set(child, { moduleHash, decided, settle });
-  }
-
-  private decided(child: ChildProcess): void {
-    const d = this.deciding.get(child);
-    if (!d) return;
-    this.deciding.delete(child);
-    d.settle();
-  }
-
   /** A process whose attempt succeeded says it is clean: keep it for the module's next attempt. */
-  private keepIdle(child: ChildProcess, kept: Omit<IdleProcess, 'child'>): void {
+  private keepIdle(child: ChildProcess, moduleHash: string): void {
     if (this.stopping || !isUsable(child)) {
       child.kill('SIGKILL');
       return;
     }
-    this.idle.push({ child, ...kept });
+    this.idle.push({ child, moduleHash });
     // As many warm processes as slots: enough for a job's waves, bounded memory.
     while (this.idle.length > this.opts.mapSlots + this.opts.reduceSlots) this.idle.shift()!.child.kill('SIGKILL');
   }
@@ -523,12 +477,11 @@ export class Worker {
     }
     const log = record.log;
     record.moduleWaitMs = Math.round(performance.now() - waitStarted);
-    await this.awaitReuseDecision(spec.moduleHash, spec.memoryMb);
     if (record.finished) {
       void log.close();
       return;
     }
-    const { child, warm } = this.takeTaskProcess(spec.moduleHash, spec.memoryMb);
+    const { child, warm } = this.takeTaskProcess(spec.moduleHash);
     record.child = child;
     record.warm = warm;
     this.taskOutput.assign(child, log);
@@ -543,16 +496,13 @@ export class Worker {
         record.counters = msg.counters;
       } else if (msg.type === 'done') {
         phaseTrace('w-done', { attempt: spec.attemptId });
-        // Before the report: the JobTracker's next launch may come with its answer.
-        if (msg.state === 'succeeded') this.noteDeciding(child, spec.moduleHash);
         this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput);
         // A failed attempt's process exits by itself; it is never reused.
         if (msg.state !== 'succeeded') child.kill('SIGKILL');
       } else if (msg.type === 'idle') {
         detach();
-        if (record.killReason === undefined) this.keepIdle(child, { moduleHash: spec.moduleHash, retainedRssBytes: msg.retainedRssBytes, grantMb: spec.memoryMb });
+        if (record.killReason === undefined) this.keepIdle(child, spec.moduleHash);
         else child.kill('SIGKILL');
-        this.decided(child);
       } else if (msg.type === 'fs') {
         this.forwardFsCall(child, msg, spec.jobId);
       }

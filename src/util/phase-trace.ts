@@ -8,9 +8,8 @@
  *
  * Events: `jt-launch`, `jt-finished` (JobTracker: launch sent, attempt-finished received); `w-launch`,
  * `w-run` (with `warm`: a process that ran the module before), `w-done`, `w-fork` (worker); `t-run`,
- * `t-loaded`, `t-input-done` (map), `t-shuffled`, `t-reduced`, `t-closed` (reduce), `t-done`,
- * `t-reuse` (whether the process stays for another attempt, and why: `reason`, its memory
- * `rssBytes`, `liveBytes` and RSS limit `limitBytes`, and the clean process's) (task process); `b-sort`, `b-sorted`, `b-spill-written`, `b-finish`, `b-merge-start`, `b-merged` (the
+ * `t-loaded`, `t-input-done` (map), `t-shuffled`, `t-reduced`, `t-closed` (reduce), `t-done` (task
+ * process); `b-sort`, `b-sorted`, `b-spill-written`, `b-finish`, `b-merge-start`, `b-merged` (the
  * map's sort buffer, in the task process, without the attempt id: its pid's current attempt).
  *
  * For measurements on one machine (all processes must see the same FILE). Off, it costs one

@@ -44,21 +44,12 @@ describe('phase trace: every attempt\'s steps, from every process, in order', ()
     assert.ok(pids.has(process.pid), 'the JobTracker wrote');
     let spilled = 0;
     for (const a of attempts) {
-      // t-reuse: the process's decision after the attempt, made while (or after) the worker and the
-      // JobTracker hear of its end, so not in their order; checked on its own below.
-      const own = events.filter((e) => e.attempt === a.attemptId && e.event !== 't-reuse');
+      const own = events.filter((e) => e.attempt === a.attemptId);
       const order = ['jt-launch', 'w-launch', 'w-run', 't-run', 't-loaded', ...(a.kind === 'map' ? ['t-input-done'] : ['t-shuffled', 't-reduced', 't-closed']), 't-done', 'w-done', 'jt-finished'];
       assert.deepEqual(own.map((e) => e.event), order, `${a.attemptId}'s steps`);
       for (let i = 1; i < own.length; i++) assert.ok(own[i]!.t >= own[i - 1]!.t, `${a.attemptId}: ${own[i]!.event} after ${own[i - 1]!.event}`);
       const taskPid = own.find((e) => e.event === 't-run')!.pid;
       assert.ok(taskPid !== process.pid && own.find((e) => e.event === 'w-run')!.pid !== taskPid, 'the worker and the task process are other processes');
-      const reuse = events.filter((e) => e.attempt === a.attemptId && e.event === 't-reuse');
-      assert.ok(reuse.length <= 1, `${a.attemptId}: at most one reuse decision`);
-      for (const r of reuse) {
-        assert.equal(r.pid, taskPid, `${a.attemptId}: its own process decides whether it stays`);
-        assert.ok(r.t >= own.find((e) => e.event === 't-done')!.t, `${a.attemptId}: the decision comes after the attempt`);
-        assert.ok(['attempts', 'global', 'handle', 'listener', 'memory', 'fit'].includes(String(r.reason)), `${a.attemptId}: a reason (${String(r.reason)})`);
-      }
       const taskEvents = own.filter((e) => e.pid === taskPid);
       for (let i = 1; i < taskEvents.length; i++) assert.ok(taskEvents[i]!.cpuMs >= taskEvents[i - 1]!.cpuMs, 'a process\'s CPU time only grows');
       if (a.kind === 'map' && a.counters.SPILLS === 2) {
