@@ -4,7 +4,7 @@ import { MinimrError } from '../errors.js';
 import { effectiveComparator } from './bytes-compare.js';
 import type { BlockCodec } from './codec.js';
 import type { SegmentHeader, SegmentSink } from './fetcher.js';
-import { decodeFrameAt, FRAME_HEADER_SIZE, type FrameSource } from './frames.js';
+import { decodeFrameAt, DEFAULT_FRAME_RAW_BYTES, FRAME_HEADER_SIZE, type FrameSource } from './frames.js';
 import { noteTransientBytes } from './gc-pacer.js';
 import { SegmentReader, type KeyValue } from './record-format.js';
 import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from './run-cursor.js';
@@ -27,16 +27,26 @@ import type { BytesCombiner, KeyComparator, MapOutputLocation, MergedInput, Shuf
  *  - When committed in-memory bytes reach mergeThreshold * bufferBytes, all committed in-memory
  *    segments are merged (through the combiner, if any) into one sorted on-disk run, and their memory
  *    is freed. The same happens earlier if a waiting fetch could otherwise never be served.
- *  - When on-disk runs exceed 2 * mergeFactor - 1, the mergeFactor smallest are merged into one, in
- *    the background while fetches go on.
+ *  - When on-disk runs exceed 2 * width - 1, the mergeFactor smallest are merged into one, in the
+ *    background while fetches go on; width is what the final merge could read at once with the
+ *    memory now in use (below): mergeFactor, or more when the budget has room.
  *  - Final merge: the in-memory segments count as one run (they merge in memory, no file; Hadoop's
- *    final merge treats them the same way), each on-disk run as one. While there are more than
- *    mergeFactor, the smallest are merged into an intermediate on-disk run (Hadoop's pass sizing: the
- *    first pass takes just enough that every later pass merges exactly mergeFactor); when a pass takes
- *    the in-memory group, all of its segments go to disk and their memory is freed. What is left is
- *    merged lazily and synchronously into the reduce: the in-memory segments still held + one frame
- *    per on-disk run (at most mergeFactor files open). So an input that fits the buffer never
- *    touches the disk, however many maps there are.
+ *    final merge treats them the same way), each on-disk run as one. It reads as many runs at once
+ *    as the budget has room for (the final merge's width): mergeFactor, or more when the part of
+ *    the budget the in-memory segments leave free holds MERGE_READ_BYTES_PER_RUN for each run (at
+ *    most MAX_MERGE_WIDTH files open). While there are more runs than that, the smallest are merged
+ *    into an intermediate on-disk run (Hadoop's pass sizing: the first pass takes just enough that
+ *    every later pass is full); when a pass takes the in-memory group, all of its segments go to disk
+ *    and their memory is freed. What is left is merged lazily and synchronously into the reduce: the
+ *    in-memory segments still held + one frame per on-disk run. So an input that fits the buffer
+ *    never touches the disk, however many maps there are, and segments that went to disk are read
+ *    once more only, in one pass, whenever their read buffers fit the budget: as Spark merges all
+ *    spill files in one pass, and as Hadoop users raise mapreduce.task.io.sort.factor. (TeraSort's
+ *    1 GB, 16 maps, 2 reduces of 64 MB: every 32 MB segment goes to disk; with width 10 a pass
+ *    re-wrote 7 of them, 224 MB, before the reduce read them all; 16 runs need 12 MiB of the budget.)
+ *    Memory stays bounded by the budget: the in-memory segments + the runs' read buffers, each run's
+ *    counted as MERGE_READ_BYTES_PER_RUN; below mergeFactor runs' worth, mergeFactor still applies
+ *    (its read buffers, a few MiB, beside the budget, as before).
  * Counters: the disk writes above (segments shuffled to disk, in-memory merges, on-disk merges) add to
  * spilledRecords / spilledBytes (stored bytes); each on-disk merge (background or final) is a merge pass.
  *
@@ -54,6 +64,16 @@ import type { BytesCombiner, KeyComparator, MapOutputLocation, MergedInput, Shuf
  * map order then emission order, whatever the budget did: the reduce input is byte-identical across
  * budgets (without a combiner; a combiner sees different groups under different budgets).
  */
+
+/**
+ * What one on-disk run costs a merge that reads it: its read buffer (a stored frame), the raw frame
+ * decompressed from it, and the frame before, which the reduce may still hold views into until the
+ * GC takes it (frames hold DEFAULT_FRAME_RAW_BYTES of records; lz4 stores them at most that plus a
+ * little).
+ */
+export const MERGE_READ_BYTES_PER_RUN = 3 * DEFAULT_FRAME_RAW_BYTES;
+/** Most runs the final merge reads at once however large the budget: each is an open file. */
+export const MAX_MERGE_WIDTH = 256;
 
 export interface MergeManagerOptions {
   readonly workDir: string;
@@ -192,7 +212,6 @@ export class MergeManager {
     await this.settle();
     this.throwIfFailed();
     this.finalized = true;
-    const factor = this.opts.mergeFactor;
     // The in-memory segments count as one run (as in Hadoop, they are merged in memory without any
     // file); each on-disk run counts as one. A pass that picks the in-memory group writes all of it.
     let groups: Run[][] = this.diskRuns.map((r) => [r]);
@@ -200,11 +219,13 @@ export class MergeManager {
     this.memRuns = [];
     this.diskRuns = [];
     const size = (g: Run[]): number => g.reduce((n, r) => n + r.rawLength, 0);
-    for (let pass = 1; groups.length > factor; pass++) {
+    // No fetch is in flight: `used` is the in-memory segments, freed when a pass writes them.
+    for (let pass = 1; groups.length > this.mergeWidth(); pass++) {
       this.throwIfFailed();
+      const width = this.mergeWidth();
       // Hadoop's pass factor: the first pass merges just enough runs that every later pass is full.
-      const mod = (groups.length - 1) % (factor - 1);
-      const take = pass > 1 || mod === 0 ? factor : mod + 1;
+      const mod = (groups.length - 1) % (width - 1);
+      const take = pass > 1 || mod === 0 ? width : mod + 1;
       groups.sort((a, b) => size(a) - size(b) || a[0]!.id - b[0]!.id);
       const inputs = groups.slice(0, take).flat();
       const rest = groups.slice(take);
@@ -216,6 +237,16 @@ export class MergeManager {
     }
     const finalRuns = groups.flat().sort((a, b) => a.id - b.id);
     return new MergedRecords(this.mergeOf(finalRuns), this.counters);
+  }
+
+  /**
+   * How many runs the final merge reads at once: mergeFactor, or as many as the budget left beside
+   * the memory in use (in-memory segments, and while fetching, reservations) holds read buffers for
+   * (up to MAX_MERGE_WIDTH).
+   */
+  private mergeWidth(): number {
+    const fit = Math.floor((this.opts.bufferBytes - this.used) / MERGE_READ_BYTES_PER_RUN);
+    return Math.max(this.opts.mergeFactor, Math.min(fit, MAX_MERGE_WIDTH));
   }
 
   /** Removes every file this manager made. Safe to call more than once; call after `settle`. */
@@ -292,7 +323,7 @@ export class MergeManager {
       const stuck = this.waiters.length > 0 && this.reservedInFlight === 0;
       if (due || stuck) this.startMemMerge();
     }
-    if (!this.diskMerging && this.diskRuns.length > 2 * this.opts.mergeFactor - 1) this.startDiskMerge();
+    if (!this.diskMerging && this.diskRuns.length > 2 * this.mergeWidth() - 1) this.startDiskMerge();
   }
 
   /** An in-memory segment is complete and verified. */

@@ -20,9 +20,11 @@ import type { BytesCombiner, KeyComparator, LocalShuffleSource, MapOutputLocatio
  *    frees memory). Segments are decompressed frame by frame as they arrive.
  *  - A segment bigger than maxSingleShuffleFraction * bufferBytes goes straight to disk, compressed as
  *    it came. When the segments in memory reach mergeThreshold * bufferBytes they are merged (combiner
- *    applied) into one sorted run on disk. More than 2 * mergeFactor - 1 runs on disk: the mergeFactor
- *    smallest are merged in the background. At the end, merge passes bring the runs down to mergeFactor
- *    and the rest is merged lazily into the reduce (synchronous, blocking reads of one frame per run).
+ *    applied) into one sorted run on disk. More than 2 * width - 1 runs on disk (width: mergeFactor, or
+ *    more when the budget holds read buffers for more): the mergeFactor smallest are merged in the
+ *    background. At the end, merge passes bring the runs down to what the
+ *    final merge reads at once (mergeFactor, or all of them when the budget holds a read buffer for
+ *    each) and the rest is merged lazily into the reduce (synchronous, blocking reads of one frame per run).
  *  - The reducer's penalty is the disk traffic: spilledBytes(m) grows in steps of mergeThreshold * m as
  *    input/buffer grows, so as a function of memory it is a sawtooth, not a monotone curve.
  *  - Equal keys come out by map index, then emission order, whatever the budget.

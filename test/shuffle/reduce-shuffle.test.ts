@@ -6,6 +6,7 @@ import { isMinimrError, type MinimrError } from '../../src/errors.js';
 import { createShuffleCounters } from '../../src/shuffle/counters.js';
 import { mapOutputPaths, reduceWorkDir } from '../../src/shuffle/paths.js';
 import { ReduceShuffle, type ReduceShuffleOptions } from '../../src/shuffle/reduce-shuffle.js';
+import { MERGE_READ_BYTES_PER_RUN } from '../../src/shuffle/merge-manager.js';
 import type { BytesCombiner, MapOutputLocation, ShuffleCounters } from '../../src/shuffle/types.js';
 import { assertFetchFailure, flipByte, JOB, SECRET, referenceInput, startWorker, stopWorker, writeMaps, type Worker } from './map-outputs.js';
 import { lz4Codec } from '../../src/shuffle/codec.js';
@@ -377,6 +378,40 @@ test('the merged runs on disk are compressed frames (spilledBytes below the raw 
       assert.deepEqual(out, referenceInput(mapRecords, 0));
       assert.ok(filesDuringRun.length > 0, 'runs were on disk while the stream was read');
       assert.ok(counters.spilledBytes > 0 && counters.spilledBytes < rawTotal, `spilled ${counters.spilledBytes} of ${rawTotal} raw`);
+    } finally {
+      await stopWorker(w);
+    }
+  });
+});
+
+test('the final merge reads every on-disk run at once when the budget holds their read buffers; a smaller budget merges in passes of mergeFactor', async () => {
+  await withTempDir(async (tmp) => {
+    const w = await startWorker('wW', join(tmp, 'w'));
+    try {
+      const maps = 16;
+      const { mapRecords, locations } = await writeMaps([w], { sizes: Array.from({ length: maps }, (_, m) => 150 + 37 * m), numReduces: 1, seed: 21 });
+      const expected = referenceInput(mapRecords, 0);
+      const total = expected.length;
+      const mergeFactor = 4;
+      // Fewest passes of fan-in f that bring n runs down to f: each pass removes at most f - 1 runs.
+      const passesFor = (n: number, f: number) => Math.max(0, Math.ceil((n - f) / (f - 1)));
+      const cases = [
+        { name: 'budget holds all 16 runs', bufferBytes: maps * MERGE_READ_BYTES_PER_RUN, width: maps },
+        { name: 'budget holds 10 runs', bufferBytes: 10 * MERGE_READ_BYTES_PER_RUN + 1000, width: 10 },
+        { name: 'budget holds 1 run: mergeFactor', bufferBytes: MERGE_READ_BYTES_PER_RUN, width: mergeFactor },
+      ];
+      for (const [i, c] of cases.entries()) {
+        // Every segment above a byte of the budget: all 16 go straight to disk.
+        const { out, counters } = await shuffle(
+          { reduceIndex: 0, locations, workDir: join(tmp, `work${i}`), bufferBytes: c.bufferBytes, mergeFactor, maxSingleShuffleFraction: 1 / c.bufferBytes },
+          i % 2 === 1,
+        );
+        assert.deepEqual(out, expected, `${c.name}: reduce input equals the reference`);
+        const passes = passesFor(maps, c.width);
+        assert.equal(counters.mergePasses, passes, `${c.name}: ${passes} passes of at most ${c.width} runs`);
+        if (passes === 0) assert.equal(counters.spilledRecords, total, `${c.name}: each record written once, as fetched`);
+        else assert.ok(counters.spilledRecords > total, `${c.name}: the passes re-wrote records`);
+      }
     } finally {
       await stopWorker(w);
     }
