@@ -30,7 +30,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import type { AttemptSummary } from '../src/runtime/index.js';
+import { parseConfPairs, type AttemptSummary, type JobConf } from '../src/runtime/index.js';
 import type { PhaseTraceEvent } from '../src/util/index.js';
 import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster } from './lib/bench-cluster.js';
 import { progressLog } from './lib/shell.js';
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
   const traceFile = join(work, 'trace.jsonl');
   // The JobTracker (this process) and the workers (its children) read it at each step.
   process.env.MINIMR_PHASE_TRACE = traceFile;
-  const conf = Object.fromEntries(args.conf.map((kv) => kv.split('=') as [string, string]));
+  const conf = parseConfPairs(args.conf);
   const rows = Math.floor((args.sizeMb * MB) / RECORD);
   const jobs: { jobId: string; seconds: number; serverSeconds: number; attempts: AttemptTimeline[]; mapCpuMs: number; reduceCpuMs: number }[] = [];
   log(`tera-phases: --size-mb ${args.sizeMb}, ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}, work dir ${work}`);
@@ -194,7 +194,7 @@ async function main(): Promise<void> {
   writeResults(env, jobs, conf);
 }
 
-function writeResults(env: ReturnType<typeof machineRecord>, jobs: { jobId: string; seconds: number; serverSeconds: number; attempts: AttemptTimeline[]; mapCpuMs: number; reduceCpuMs: number }[], conf: Record<string, string>): void {
+function writeResults(env: ReturnType<typeof machineRecord>, jobs: { jobId: string; seconds: number; serverSeconds: number; attempts: AttemptTimeline[]; mapCpuMs: number; reduceCpuMs: number }[], conf: JobConf): void {
   const out = resolve(dirname(SELF), '../../bench-results');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'tera-phases.json'), JSON.stringify({ env, cluster: BENCH_CLUSTER, sizeMb: args.sizeMb, conf, jobs }, null, 2));

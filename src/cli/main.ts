@@ -22,6 +22,7 @@ import {
   profileMarkdown,
   profileSvg,
   THROTTLE_BASES,
+  parseConfPairs,
   validateJobConf,
   type JobConf,
   type JobStatus,
@@ -51,19 +52,6 @@ function parseParams(list: readonly string[] | undefined): Record<string, JsonVa
   return params;
 }
 
-/** `--conf key=value` pairs; sizes may be written as 64m, 16k ... */
-function parseConf(list: readonly string[] | undefined): JobConf {
-  const raw: Record<string, JsonValue> = {};
-  for (const item of list ?? []) {
-    const eq = item.indexOf('=');
-    if (eq <= 0) throw new MinimrError('EBADJOB', `--conf takes key=value, got "${item}"`);
-    const key = item.slice(0, eq);
-    const value = item.slice(eq + 1);
-    if (/bufferBytes$/.test(key)) raw[key] = parseSize(value);
-    else raw[key] = value !== '' && /^-?[\d.]+$/.test(value) ? Number(value) : value;
-  }
-  return validateJobConf(raw);
-}
 
 /** Shows map/reduce progress: one updating line on a terminal, a line per change otherwise. */
 /** `--policy-options` (a JSON object) and `--pools` (a JSON file), checked before anything starts. */
@@ -438,7 +426,7 @@ async function main(): Promise<void> {
             pool: argv.pool,
             weight: argv.weight,
             ...(argv['mr-cluster'] !== undefined ? { mrCluster: argv['mr-cluster'] } : {}),
-            conf: parseConf(argv.conf),
+            conf: parseConfPairs(argv.conf),
           });
           if (!argv.wait) {
             process.stdout.write(`${jobId}\n`);
@@ -472,7 +460,7 @@ async function main(): Promise<void> {
             input: argv.input,
             workDir: `/tmp/minimr-profile-${process.pid}`,
             params: parseParams(argv.param),
-            conf: parseConf(argv.conf),
+            conf: parseConfPairs(argv.conf),
             fractions,
             maps: argv.maps,
             onProgress: (m) => process.stderr.write(`profile: ${m}\n`),

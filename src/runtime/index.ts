@@ -7,7 +7,7 @@ export { RpcPeer, connectPeer } from './rpc-peer.js';
 export { PROTOCOL_VERSION, MAX_FRAME_BYTES } from './protocol.js';
 export { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB } from './protocol.js';
 export type { JobStatus, JobSubmission, JobConf, AttemptSummary, ClusterInfoResult, WorkerStatus, Message, AttemptSpec, JobProfile, BufferBucket, ProfileUse, PhaseFitSummary } from './protocol.js';
-export { validateJobConf } from './submission.js';
+export { parseConfPairs, validateJobConf } from './submission.js';
 export { mrClusterOfPath, mrClusterRoot, type MrClusterListing, type MrClusterRow } from './mr-cluster-runtime.js';
 export {
   profileJob,

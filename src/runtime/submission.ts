@@ -1,4 +1,6 @@
 import { MinimrError } from '../errors.js';
+import { parseSize } from '../util/index.js';
+import type { JsonValue } from '../api/index.js';
 import { CountMinSketch, SKEW_STRATEGIES, type SkewStrategy } from '../skew/index.js';
 import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, type JobConf, type JobSubmission, type SkewSample } from './protocol.js';
 
@@ -172,4 +174,18 @@ function validateSkewSample(raw: unknown, conf: JobConf, reducers: number): Skew
     if (!(typeof sample[f] === 'number' && Number.isFinite(sample[f]) && sample[f] >= 0)) bad(`skewSample.${f} must be a non-negative number`);
   }
   return { sketch: sample.sketch!, sampleMs: sample.sampleMs!, inputRecords: sample.inputRecords!, outputRecords: sample.outputRecords! };
+}
+
+/** `--conf key=value` pairs (the CLI's and the benchmarks'); numbers become numbers, sizes may be written as 64m, 16k ... */
+export function parseConfPairs(list: readonly string[] | undefined): JobConf {
+  const raw: Record<string, JsonValue> = {};
+  for (const item of list ?? []) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new MinimrError('EBADJOB', `--conf takes key=value, got "${item}"`);
+    const key = item.slice(0, eq);
+    const value = item.slice(eq + 1);
+    if (/bufferBytes$/.test(key)) raw[key] = parseSize(value);
+    else raw[key] = value !== '' && /^-?[\d.]+$/.test(value) ? Number(value) : value;
+  }
+  return validateJobConf(raw);
 }
