@@ -95,8 +95,9 @@ export class ChunkChecksummer {
   private chunkFill = 0;
   private total = 0;
 
+  // One pass over the bytes: the block's CRC is the chunks' CRCs combined as each chunk ends (a
+  // second crc32 pass over every byte written was a tenth of a 512 MiB reduce's CPU).
   update(data: Buffer): void {
-    this.blockCrc = crc32(data, this.blockCrc);
     this.total += data.length;
     let offset = 0;
     while (offset < data.length) {
@@ -104,21 +105,20 @@ export class ChunkChecksummer {
       this.chunkCrc = crc32(data.subarray(offset, offset + take), this.chunkCrc);
       this.chunkFill += take;
       offset += take;
-      if (this.chunkFill === CHECKSUM_CHUNK_SIZE) {
-        this.chunkCrcs.push(this.chunkCrc);
-        this.chunkCrc = 0;
-        this.chunkFill = 0;
-      }
+      if (this.chunkFill === CHECKSUM_CHUNK_SIZE) this.endChunk();
     }
   }
 
   finish(): { length: number; crc32: number; chunkCrcs: number[] } {
-    if (this.chunkFill > 0) {
-      this.chunkCrcs.push(this.chunkCrc);
-      this.chunkCrc = 0;
-      this.chunkFill = 0;
-    }
+    if (this.chunkFill > 0) this.endChunk();
     return { length: this.total, crc32: this.blockCrc >>> 0, chunkCrcs: this.chunkCrcs };
+  }
+
+  private endChunk(): void {
+    this.chunkCrcs.push(this.chunkCrc >>> 0);
+    this.blockCrc = this.chunkCrcs.length === 1 ? this.chunkCrc >>> 0 : crc32Combine(this.blockCrc, this.chunkCrc, this.chunkFill);
+    this.chunkCrc = 0;
+    this.chunkFill = 0;
   }
 }
 
