@@ -1,3 +1,4 @@
+import { copyViaViews, VIEW_COPY_MAX } from '../shuffle/index.js';
 import type { SerializedOutputFormat } from './protocol.js';
 
 /** Where formatted output bytes go (an FsClient file writer, which copies what it is given). */
@@ -27,6 +28,7 @@ function toBuffer(value: unknown): Buffer {
  */
 export class OutputWriter {
   private chunk: Buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  private view: DataView | undefined;
   private used = 0;
   /** Full chunks waiting for `flush` (more than one only when a single call emitted a lot). */
   private readonly full: Buffer[] = [];
@@ -63,37 +65,47 @@ export class OutputWriter {
    * `src`: key [keyStart, keyEnd), value [valueStart, valueEnd). Writes the same bytes without a
    * Buffer per record (a reduce copying merged records to its output).
    */
-  emitRange(src: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void {
+  emitRange(src: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, srcView?: DataView): void {
     this.records++;
     if (this.format.kind === 'records' && valueStart === keyEnd) {
-      this.putRange(src, keyStart, valueEnd);
+      this.putRange(src, keyStart, valueEnd, srcView);
       return;
     }
-    this.putRange(src, keyStart, keyEnd);
+    this.putRange(src, keyStart, keyEnd, srcView);
     if (this.format.kind === 'records') {
-      this.putRange(src, valueStart, valueEnd);
+      this.putRange(src, valueStart, valueEnd, srcView);
       return;
     }
     this.put(this.separator);
-    this.putRange(src, valueStart, valueEnd);
+    this.putRange(src, valueStart, valueEnd, srcView);
     this.putNewline();
   }
 
-  private putRange(src: Buffer, start: number, end: number): void {
+  /** `srcView`: a DataView of `src`'s bytes (src.byteOffset at 0), when the caller has one. */
+  private putRange(src: Buffer, start: number, end: number, srcView: DataView | undefined): void {
     const n = end - start;
     this.room(n);
     const chunk = this.chunk;
     const at = this.used;
-    // A native copy costs a call and a view per record; short keys are cheaper byte by byte.
-    if (n < 32) for (let i = 0; i < n; i++) chunk[at + i] = src[start + i]!;
+    // A native copy costs a call and a view per record (TeraSort's reduce: a fifth of its CPU in
+    // them); short ranges are cheaper four bytes at a time, or byte by byte without a view.
+    if (srcView !== undefined && n <= VIEW_COPY_MAX) copyViaViews(this.view ?? this.newView(), at, srcView, start, n);
+    else if (n < 32) for (let i = 0; i < n; i++) chunk[at + i] = src[start + i]!;
     else src.copy(chunk, at, start, end);
     this.used = at + n;
+  }
+
+  /** A DataView of the current chunk, made on first use per chunk (`room` drops it with the chunk). */
+  private newView(): DataView {
+    this.view = new DataView(this.chunk.buffer, this.chunk.byteOffset, this.chunk.byteLength);
+    return this.view;
   }
 
   private room(bytes: number): void {
     if (this.used + bytes <= this.chunk.length) return;
     if (this.used > 0) this.full.push(this.chunk.subarray(0, this.used));
     this.chunk = (bytes <= CHUNK_BYTES ? this.spare.pop() : undefined) ?? Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+    this.view = undefined;
     this.used = 0;
   }
 

@@ -616,7 +616,7 @@ class AttemptRunner {
       lastStart = keyStart;
       lastEnd = keyEnd;
       this.reduceInputBytes += keyEnd - keyStart + r.end - r.valueStart;
-      output.emitRange(buf, keyStart, keyEnd, r.valueStart, r.end);
+      output.emitRange(buf, keyStart, keyEnd, r.valueStart, r.end, r.view);
       if ((++records & 1023) === 0) await this.reduceProgress(records, expected);
       if (output.needsFlush) await flushOutput(output);
     }

@@ -46,5 +46,6 @@ export {
 export { ReduceShuffle, type ReduceShuffleOptions } from './reduce-shuffle.js';
 export { newShuffleSecret, shuffleRequestHash, SHUFFLE_HASH_HEADER } from './shuffle-secret.js';
 export { META_BYTES } from './sort.js';
+export { copyViaViews, VIEW_COPY_MAX } from './spill-writer.js';
 export { MapOutputDirectory, type FetchItem, type MapOutputDirectoryOptions } from './map-output-directory.js';
 export type { SegmentHeader } from './fetcher.js';

@@ -79,6 +79,8 @@ export interface MapOutputLocation {
 /** Where one record's bytes are: key [keyStart, keyEnd) and value [valueStart, end) of `buf`. */
 export interface RecordBytes {
   readonly buf: Buffer;
+  /** A DataView of `buf`'s bytes, for copies four bytes at a time (copyViaViews). */
+  readonly view: DataView;
   readonly keyStart: number;
   readonly keyEnd: number;
   readonly valueStart: number;

@@ -61,12 +61,14 @@ describe('memory-bounded shuffle on a 3-worker cluster', () => {
   it('TeraSort output is byte-identical with buffers of the whole data, 1/8 and 1/64 of it, and sorted', async () => {
     const dataBytes = rows * 100;
     const outputs: Buffer[] = [];
+    const groups: number[] = [];
     let smallest: AttemptSummary[] = [];
     let smallestBuffer = 0;
     for (const [i, fraction] of [1, 1 / 8, 1 / 64].entries()) {
       const conf = buffers(dataBytes * 2 * fraction);
       const status = await t.cluster.client.run(appModule('terasort'), { input: ['/tera/in'], output: `/tera/out-${i}`, reducers: 2, conf });
       outputs.push(await readOutput(t.fs, `/tera/out-${i}`));
+      groups.push(status.counters.REDUCE_INPUT_GROUPS ?? -1);
       if (fraction < 0.1) {
         smallest = await t.cluster.client.attempts(status.jobId);
         smallestBuffer = conf['shuffle.map.bufferBytes']!;
@@ -79,11 +81,40 @@ describe('memory-bounded shuffle on a 3-worker cluster', () => {
     want.sort((a, b) => Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)) || Buffer.compare(a, b));
     const keysOut = Array.from({ length: rows }, (_, i) => outputs[0]!.subarray(i * 100, i * 100 + 10));
     assert.deepEqual(keysOut, want.map((r) => r.subarray(0, 10)));
+    // The reduce copies the merged records out as they are and counts a group per distinct key.
+    const distinctKeys = new Set(want.map((r) => r.toString('hex', 0, 10))).size;
+    assert.deepEqual(groups, [distinctKeys, distinctKeys, distinctKeys], 'reduce input groups = distinct keys');
     assert.ok(counter(smallest, 'map', 'SPILLS') > smallest.filter((a) => a.kind === 'map' && a.state === 'succeeded').length, 'maps spilled more than once');
     assert.ok(counter(smallest, 'reduce', 'SPILLED_BYTES') > 0, 'reduces wrote runs to disk');
     for (const a of smallest.filter((x) => x.state === 'succeeded')) {
       assert.ok((a.counters.PEAK_BUFFER_BYTES ?? 0) <= smallestBuffer, `${a.attemptId} held ${a.counters.PEAK_BUFFER_BYTES} bytes in a ${smallestBuffer}-byte buffer`);
     }
+  });
+
+  it('TeraSort of records with repeated keys, its reduces reading runs on disk: every record out, in key order, and one reduce input group per distinct key', async () => {
+    // 6000 records with keys drawn from 700, each record's tail saying which record it is.
+    const n = 6000;
+    const input = Buffer.alloc(n * 100);
+    let seed = 99;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
+    for (let i = 0; i < n; i++) {
+      const k = (next() >>> 16) % 700;
+      input.writeUInt32BE(k * 2654435761 >>> 0, i * 100);
+      input.writeUInt32BE(k, i * 100 + 4);
+      input.writeUInt16BE(k & 0xffff, i * 100 + 8);
+      input.write(String(i).padStart(90, '.'), i * 100 + 10, 'latin1');
+    }
+    await t.fs.put(input, '/tera/dup-in');
+    const status = await t.cluster.client.run(appModule('terasort'), { input: ['/tera/dup-in'], output: '/tera/dup-out', reducers: 2, conf: buffers(64 * KiB) });
+    assert.ok(counter(await t.cluster.client.attempts(status.jobId), 'reduce', 'SPILLED_BYTES') > 0, 'the reduces read runs on disk');
+    const out = await readOutput(t.fs, '/tera/dup-out');
+    const records = (b: Buffer): string[] => Array.from({ length: b.length / 100 }, (_, i) => b.toString('latin1', i * 100, (i + 1) * 100));
+    const got = records(out);
+    const want = records(input).sort();
+    assert.equal(got.length, n);
+    assert.deepEqual([...got].sort(), want, 'every record once');
+    for (let i = 1; i < got.length; i++) assert.ok(Buffer.compare(Buffer.from(got[i - 1]!.slice(0, 10), 'latin1'), Buffer.from(got[i]!.slice(0, 10), 'latin1')) <= 0, `key order at record ${i}`);
+    assert.equal(status.counters.REDUCE_INPUT_GROUPS, new Set(want.map((r) => r.slice(0, 10))).size);
   });
 
   it('merges in several passes when the runs exceed the merge factor, with the same output', async () => {
