@@ -267,6 +267,13 @@ test('byte order with skewed and uniform keys at partition counts from 1 to past
 });
 
 test('collectRange: fixed-width records taken from input chunks give the reference output, across spills', async () => {
+  // As a chunk ('chunk'), or each record as its own Buffer over the chunk's memory, as a record reader
+  // hands them out, in chunks that start at odd offsets of larger, alternating memories ('records').
+  for (const mode of ['chunk', 'records'] as const) await collectRangeCase(mode);
+});
+
+async function collectRangeCase(mode: 'chunk' | 'records'): Promise<void> {
+  const memories = [Buffer.alloc(100 * 100 + 4099), Buffer.alloc(100 * 100 + 4099)];
   await withTempDir(async (root) => {
     const rand = rng(7);
     const numPartitions = 3;
@@ -278,7 +285,7 @@ test('collectRange: fixed-width records taken from input chunks give the referen
     const KEY = 10;
     const records: Rec[] = [];
     for (let c = 0; c < 40; c++) {
-      const chunk = Buffer.alloc(RECORD * 100);
+      const chunk = mode === 'chunk' ? Buffer.alloc(RECORD * 100) : memories[c % 2]!.subarray(3 + (c % 4) * 1021, 3 + (c % 4) * 1021 + RECORD * 100);
       for (let i = 0; i < chunk.length; i++) chunk[i] = Math.floor(rand() * 256);
       // Duplicate keys: every 7th record repeats the chunk's first key.
       for (let at = 7 * RECORD; at < chunk.length; at += 7 * RECORD) chunk.copy(chunk, at, 0, KEY);
@@ -286,7 +293,8 @@ test('collectRange: fixed-width records taken from input chunks give the referen
         const key = chunk.subarray(at, at + KEY);
         const partition = key[0]! % numPartitions;
         records.push({ partition, key: Buffer.from(key), value: Buffer.from(chunk.subarray(at + KEY, at + RECORD)) });
-        buffer.collectRange(partition, chunk, at, at + KEY, at + RECORD);
+        if (mode === 'chunk') buffer.collectRange(partition, chunk, at, at + KEY, at + RECORD);
+        else buffer.collectRange(partition, chunk.subarray(at, at + RECORD), 0, KEY, RECORD);
       }
       // The input reader does not reuse chunks, but the bytes must have been copied all the same.
       chunk.fill(0xee);
@@ -299,6 +307,7 @@ test('collectRange: fixed-width records taken from input chunks give the referen
     assert.deepEqual(
       back.map((seg) => seg.map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`)),
       perPartition(referenceSort(records), numPartitions),
+      mode,
     );
   });
-});
+}
