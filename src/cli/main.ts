@@ -23,7 +23,6 @@ import {
   profileSvg,
   THROTTLE_BASES,
   parseConfPairs,
-  validateJobConf,
   type JobConf,
   type JobStatus,
   type ThrottleBasis,
@@ -51,7 +50,6 @@ function parseParams(list: readonly string[] | undefined): Record<string, JsonVa
   }
   return params;
 }
-
 
 /** Shows map/reduce progress: one updating line on a terminal, a line per change otherwise. */
 /** `--policy-options` (a JSON object) and `--pools` (a JSON file), checked before anything starts. */
