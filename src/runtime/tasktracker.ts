@@ -340,8 +340,9 @@ export class Worker {
 
   // ---- attempts --------------------------------------------------------------------------------
 
-  private forkTaskProcess(): ChildProcess {
-    phaseTrace('w-fork');
+  /** `spare`: started ahead of any launch (refillSpares), not for the launch at hand. */
+  private forkTaskProcess(spare: boolean): ChildProcess {
+    phaseTrace('w-fork', { spare, running: this.running.size });
     const config: TaskProcessConfig = {
       workerId: this.workerId,
       rack: this.opts.rack,
@@ -392,7 +393,7 @@ export class Worker {
   private refillSpares(): void {
     if (this.running.size > 0) return;
     const wanted = this.opts.mapSlots + this.opts.reduceSlots;
-    while (!this.stopping && this.spares.length < wanted) this.spares.push(this.forkTaskProcess());
+    while (!this.stopping && this.spares.length < wanted) this.spares.push(this.forkTaskProcess(true));
   }
 
   /**
@@ -411,7 +412,7 @@ export class Worker {
     while ((child = this.spares.shift())) {
       if (isUsable(child)) break;
     }
-    return { child: child ?? this.forkTaskProcess(), warm: false };
+    return { child: child ?? this.forkTaskProcess(false), warm: false };
   }
 
   /** A process whose attempt succeeded says it is clean: keep it for the module's next attempt. */

@@ -7,7 +7,8 @@
  * the JobTracker, the worker, the process and the shuffle, and whether a step waited or computed.
  *
  * Events: `jt-launch`, `jt-finished` (JobTracker: launch sent, attempt-finished received); `w-launch`,
- * `w-run` (with `warm`: a process that ran the module before), `w-done`, `w-fork` (worker); `t-run`,
+ * `w-run` (with `warm`: a process that ran the module before), `w-done`, `w-fork` (worker; with `spare`:
+ * started ahead rather than for the launch at hand, and `running`: the attempts it ran then); `t-run`,
  * `t-loaded`, `t-input-done` (map), `t-shuffled`, `t-reduced`, `t-closed` (reduce), `t-done` (task
  * process); `b-sort`, `b-sorted`, `b-spill-written`, `b-finish`, `b-merge-start`, `b-merged` (the
  * map's sort buffer, in the task process, without the attempt id: its pid's current attempt).

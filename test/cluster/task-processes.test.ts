@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobClient } from '../../src/runtime/index.js';
+import type { PhaseTraceEvent } from '../../src/util/index.js';
 import { appModule, fixtureModule, makeText, parseCounts, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
 /** Clock ticks per second of /proc/PID/stat's start time (USER_HZ: 100 on Linux's common builds). */
@@ -41,13 +43,22 @@ describe('task processes: reused when clean, never after a failure or a leak', (
   const text = makeText(600_000, 31);
   const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 
+  // The worker traces each task process it forks (w-fork: a spare or for a launch, and the attempts
+  // it ran then), which the spare-process test below reads: the worker's own account, no clocks.
+  let traceDir: string;
+  let trace: string;
   before(async () => {
+    traceDir = await mkdtemp(join(tmpdir(), 'minimr-task-processes-'));
+    trace = join(traceDir, 'trace.jsonl');
+    process.env.MINIMR_PHASE_TRACE = trace;
     t = await startTestCluster({ workers: 1, mapSlots: 1, reduceSlots: 1, replication: 1 });
     client = t.cluster.client;
     await t.fs.put(Buffer.from(text), '/in/text.txt');
   });
   after(async () => {
+    delete process.env.MINIMR_PHASE_TRACE;
     await t?.stop();
+    await rm(traceDir, { recursive: true, force: true });
   });
 
   const run = async (mode: string) => {
@@ -97,22 +108,28 @@ describe('task processes: reused when clean, never after a failure or a leak', (
       if (Date.now() - newest >= 1000) break;
       await sleep(250);
     }
+    await rm(trace, { force: true });
     // A module no test here ran before: no warm process of it is idle, so its first map launches cold.
     const status = await client.run(appModule('grep'), { input: ['/in/text.txt'], output: '/out/grep-spares', params: { pattern: 'a' }, reducers: 1, overwrite: true });
     assert.equal(status.state, 'succeeded');
     const matching = text.split('\n').filter((line, i, all) => (i < all.length - 1 || line !== '') && line.includes('a')).length;
     assert.equal((await readOutput(t.fs, '/out/grep-spares')).toString(), `a\t${matching}\n`);
-    const starts = await taskProcessStartTimes();
-    // Only while an attempt ran: a worker that runs none for 200 ms starts its spares again, and on a
-    // loaded machine the gap between the map's end and the reduce's launch can be that long.
-    const attempts = await client.attempts(status.jobId);
-    const whileRunning = (at: number) => attempts.some((a) => at >= a.startTime - 10 && at <= (a.finishTime ?? Number.POSITIVE_INFINITY));
-    const startedDuringJob = starts.filter(whileRunning).length;
+    // The spares the worker forks again once idle after the job are traced too: they must show running 0.
+    await sleep(1000);
+    const forks = (await readFile(trace, 'utf8').catch(() => ''))
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as PhaseTraceEvent)
+      .filter((e) => e.event === 'w-fork');
     const launches = status.mapsTotal + status.reducesTotal;
     const cold = launches - (status.counters.WARM_LAUNCH ?? 0);
-    // One spare per slot (a map and a reduce slot) was there at the start. Before, each spare taken was replaced at once, beside the running attempts.
-    // The first map surely launches cold; the reduce may be warm (it can take the map's process once the map is done, as on a loaded machine).
+    // One spare per slot (a map and a reduce slot) was there at the start. Before, each spare taken
+    // was replaced at once, beside the running attempts. The first map surely launches cold; the
+    // reduce may be warm (it can take the map's process once the map is done).
     assert.ok(cold >= 1, `the first map launches cold: ${cold}`);
-    assert.ok(startedDuringJob <= Math.max(0, cold - 2), `${startedDuringJob} task processes started while its attempts ran, for ${cold} cold launches (attempts ${attempts.map((a) => `${a.kind} ${a.startTime}-${a.finishTime}`).join(', ')}; starts ${starts.filter((at) => at >= status.startTime! - 10).join(', ')})`);
+    const besideAttempts = forks.filter((f) => (f.running as number) > 0);
+    const describe = JSON.stringify(forks.map((f) => ({ spare: f.spare, running: f.running })));
+    assert.ok(besideAttempts.every((f) => f.spare === false), `only a launch forks while attempts run: ${describe}`);
+    assert.ok(besideAttempts.length <= Math.max(0, cold - 2), `${besideAttempts.length} task processes forked while attempts ran, for ${cold} cold launches: ${describe}`);
   });
 });
