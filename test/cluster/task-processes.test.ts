@@ -116,11 +116,12 @@ describe('task processes: reused when clean, never after a failure or a leak', (
     assert.equal((await readOutput(t.fs, '/out/grep-spares')).toString(), `a\t${matching}\n`);
     // The spares the worker forks again once idle after the job are traced too: they must show running 0.
     await sleep(1000);
-    const forks = (await readFile(trace, 'utf8').catch(() => ''))
+    const events = (await readFile(trace, 'utf8').catch(() => ''))
       .split('\n')
       .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as PhaseTraceEvent)
-      .filter((e) => e.event === 'w-fork');
+      .map((line) => JSON.parse(line) as PhaseTraceEvent);
+    assert.ok(events.some((e) => e.event === 'w-run'), 'the worker traces its steps (else no fork would show either)');
+    const forks = events.filter((e) => e.event === 'w-fork');
     const launches = status.mapsTotal + status.reducesTotal;
     const cold = launches - (status.counters.WARM_LAUNCH ?? 0);
     // One spare per slot (a map and a reduce slot) was there at the start. Before, each spare taken
@@ -128,8 +129,8 @@ describe('task processes: reused when clean, never after a failure or a leak', (
     // reduce may be warm (it can take the map's process once the map is done).
     assert.ok(cold >= 1, `the first map launches cold: ${cold}`);
     const besideAttempts = forks.filter((f) => (f.running as number) > 0);
-    const describe = JSON.stringify(forks.map((f) => ({ spare: f.spare, running: f.running })));
-    assert.ok(besideAttempts.every((f) => f.spare === false), `only a launch forks while attempts run: ${describe}`);
-    assert.ok(besideAttempts.length <= Math.max(0, cold - 2), `${besideAttempts.length} task processes forked while attempts ran, for ${cold} cold launches: ${describe}`);
+    const forkList = JSON.stringify(forks.map((f) => ({ spare: f.spare, running: f.running })));
+    assert.ok(besideAttempts.every((f) => f.spare === false), `only a launch forks while attempts run: ${forkList}`);
+    assert.ok(besideAttempts.length <= Math.max(0, cold - 2), `${besideAttempts.length} task processes forked while attempts ran, for ${cold} cold launches: ${forkList}`);
   });
 });
