@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { isMinimrError } from '../../src/errors.js';
+import { isMinimrError, MinimrError } from '../../src/errors.js';
 import { FsClient, type BlockInfo } from '../../src/storage/index.js';
 import { collect, pseudoRandomBytes, seededRandom, silentLogger, startCluster, stopDatanode, verifyReportedReplicas, type TestCluster } from './helpers.js';
 
@@ -146,6 +146,68 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       await assert.rejects(aborted.write(Buffer.from('x')));
       const deleted = [...cluster.namenode.takeBlockDeletions('w1'), ...cluster.namenode.takeBlockDeletions('w2')];
       assert.ok(deleted.length >= 2, 'blocks of the aborted file are scheduled for deletion');
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it('a block ends while the next is written; a block that fails to end fails the writer by the next block at the latest, and leaves no file', async () => {
+    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 20_000 });
+    try {
+      const w1 = cluster.datanodes[0]!;
+      // The local store fails the second block it is given, after taking all of its bytes (a disk that fills up).
+      let blocksGiven = 0;
+      const failing = Object.create(w1.store) as typeof w1.store;
+      failing.write = async (blockId, source) => {
+        if (++blocksGiven !== 2) return w1.store.write(blockId, source);
+        if (!Buffer.isBuffer(source)) for await (const chunk of source) void chunk;
+        throw new MinimrError('EDISKFULL', `no space left for ${blockId}`);
+      };
+      const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: failing });
+      const writer = await local.createWriter('/failing', { replication: 1 });
+      const data = pseudoRandomBytes(100_000, 13);
+      let accepted = 0;
+      const failure = await (async () => {
+        try {
+          for (; accepted < data.length; accepted += 1000) await writer.write(data.subarray(accepted, accepted + 1000));
+          await writer.close();
+        } catch (err) {
+          return err;
+        }
+        return undefined;
+      })();
+      assert.ok(isMinimrError(failure, 'ENOREPLICA'), `the writer failed: ${String(failure)}`);
+      assert.ok(accepted <= 3 * 20_000, `it stopped within the block after the failed one: ${accepted} bytes accepted`);
+      await assert.rejects(local.stat('/failing'), (err) => isMinimrError(err, 'ENOENT'));
+
+      // A block whose end is held back (its fsyncs) does not hold back the writes of the next block.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let slowGiven = 0;
+      const slow = Object.create(w1.store) as typeof w1.store;
+      slow.write = async (blockId, source) => {
+        if (++slowGiven !== 1) return w1.store.write(blockId, source);
+        const result = await w1.store.write(blockId, source);
+        await held;
+        return result;
+      };
+      const slowWriter = await client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: slow }).createWriter('/slow', { replication: 1 });
+      const writes = (async () => {
+        for (let offset = 0; offset < 35_000; offset += 5000) await slowWriter.write(data.subarray(offset, offset + 5000));
+        return 'written';
+      })();
+      assert.equal(await Promise.race([writes, new Promise((resolve) => setTimeout(() => resolve('held back'), 3000))]), 'written', 'the second block was written while the first had not ended');
+      release();
+      assert.equal((await slowWriter.close()).length, 35_000);
+      assert.deepEqual((await local.getBlocks('/slow')).map((b) => b.length), [20_000, 15_000]);
+      assert.equal(Buffer.compare(await collect(local.cat('/slow')), data.subarray(0, 35_000)), 0);
+
+      // Without failures the blocks, ended while later ones were written, are all there in order.
+      const good = await client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: w1.store }).createWriter('/good', { replication: 1 });
+      for (let offset = 0; offset < data.length; offset += 7000) await good.write(data.subarray(offset, offset + 7000));
+      assert.equal((await good.close()).length, data.length);
+      assert.deepEqual((await local.getBlocks('/good')).map((b) => b.length), [20_000, 20_000, 20_000, 20_000, 20_000]);
+      assert.equal(Buffer.compare(await collect(local.cat('/good')), data), 0);
     } finally {
       await cluster.close();
     }
