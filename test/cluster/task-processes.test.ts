@@ -43,22 +43,13 @@ describe('task processes: reused when clean, never after a failure or a leak', (
   const text = makeText(600_000, 31);
   const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 
-  // The worker traces each task process it forks (w-fork: a spare or for a launch, and the attempts
-  // it ran then), which the spare-process test below reads: the worker's own account, no clocks.
-  let traceDir: string;
-  let trace: string;
   before(async () => {
-    traceDir = await mkdtemp(join(tmpdir(), 'minimr-task-processes-'));
-    trace = join(traceDir, 'trace.jsonl');
-    process.env.MINIMR_PHASE_TRACE = trace;
     t = await startTestCluster({ workers: 1, mapSlots: 1, reduceSlots: 1, replication: 1 });
     client = t.cluster.client;
     await t.fs.put(Buffer.from(text), '/in/text.txt');
   });
   after(async () => {
-    delete process.env.MINIMR_PHASE_TRACE;
     await t?.stop();
-    await rm(traceDir, { recursive: true, force: true });
   });
 
   const run = async (mode: string) => {
@@ -98,9 +89,41 @@ describe('task processes: reused when clean, never after a failure or a leak', (
     const modules = (await readdir(join(t.dir, 'worker-0', 'jobs', 'modules'))).filter((f) => f.endsWith('.mjs'));
     assert.equal(modules.length, 2, `one file per module (process-marks, wordcount): ${modules.join(', ')}`);
   });
+});
+
+/**
+ * Spares: a worker starts them only while it runs no attempt. Its own cluster, with the phase trace
+ * on: the worker traces each task process it forks (w-fork: a spare or for a launch, and the
+ * attempts it ran then), and the test reads that account instead of comparing clocks (the
+ * JobTracker, in this process, may see an attempt end after the worker's refill already forked).
+ */
+describe('task processes: spares', () => {
+  let t: TestCluster;
+  let client: JobClient;
+  let traceDir: string;
+  let trace: string;
+  const text = makeText(600_000, 31);
+
+  before(async () => {
+    traceDir = await mkdtemp(join(tmpdir(), 'minimr-spares-'));
+    trace = join(traceDir, 'trace.jsonl');
+    process.env.MINIMR_PHASE_TRACE = trace;
+    try {
+      t = await startTestCluster({ workers: 1, mapSlots: 1, reduceSlots: 1, replication: 1 });
+    } finally {
+      // The workers and their task processes have it; nothing else in this process needs it.
+      delete process.env.MINIMR_PHASE_TRACE;
+    }
+    client = t.cluster.client;
+    await t.fs.put(Buffer.from(text), '/in/text.txt');
+  });
+  after(async () => {
+    await t?.stop();
+    await rm(traceDir, { recursive: true, force: true });
+  });
 
   it('a worker starts no spare process while it runs attempts: each cold launch beyond the spares it had forks its own', { skip: process.platform !== 'linux' }, async () => {
-    // The spares come back once the worker has been idle a while after the tests before (200 ms,
+    // A worker forks its spares once it is idle (at its start, and 200 ms after its last attempt;
     // later on a loaded machine): wait until no task process has started for a second.
     await sleep(1000);
     for (let waited = 0; waited < 20_000; waited += 250) {
