@@ -32,7 +32,7 @@ import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../
 import { runSimCommand } from '../sim/index.js';
 import { formatMode, parseMode } from '../storage/index.js';
 import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
-import { escapeControlCharacters, formatBytes, parseSize } from '../util/index.js';
+import { escapeControlCharacters, formatBytes, keyValuePairs, parseSize } from '../util/index.js';
 import { DEFAULT_JOBTRACKER, peerSecurity, tlsIdentity, withClient, type ClusterArgs } from './client.js';
 import { fsckCommand, mrcCommands } from './mrc-commands.js';
 
@@ -41,11 +41,7 @@ const SAMPLE_TEXT = fileURLToPath(new URL('../../../apps/data/sample.txt', impor
 
 function parseParams(list: readonly string[] | undefined): Record<string, JsonValue> {
   const params: Record<string, JsonValue> = {};
-  for (const item of list ?? []) {
-    const eq = item.indexOf('=');
-    if (eq <= 0) throw new MinimrError('EBADJOB', `--param takes key=value, got "${item}"`);
-    const key = item.slice(0, eq);
-    const raw = item.slice(eq + 1);
+  for (const [key, raw] of keyValuePairs(list, '--param')) {
     params[key] = raw !== '' && !Number.isNaN(Number(raw)) && /^-?\d/.test(raw) ? Number(raw) : raw;
   }
   return params;

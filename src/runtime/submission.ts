@@ -1,5 +1,5 @@
 import { MinimrError } from '../errors.js';
-import { parseSize } from '../util/index.js';
+import { keyValuePairs, parseSize } from '../util/index.js';
 import type { JsonValue } from '../api/index.js';
 import { CountMinSketch, SKEW_STRATEGIES, type SkewStrategy } from '../skew/index.js';
 import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, type JobConf, type JobSubmission, type SkewSample } from './protocol.js';
@@ -179,11 +179,7 @@ function validateSkewSample(raw: unknown, conf: JobConf, reducers: number): Skew
 /** `--conf key=value` pairs (the CLI's and the benchmarks'); numbers become numbers, sizes may be written as 64m, 16k ... */
 export function parseConfPairs(list: readonly string[] | undefined): JobConf {
   const raw: Record<string, JsonValue> = {};
-  for (const item of list ?? []) {
-    const eq = item.indexOf('=');
-    if (eq <= 0) throw new MinimrError('EBADJOB', `--conf takes key=value, got "${item}"`);
-    const key = item.slice(0, eq);
-    const value = item.slice(eq + 1);
+  for (const [key, value] of keyValuePairs(list, '--conf')) {
     if (/bufferBytes$/.test(key)) raw[key] = parseSize(value);
     else raw[key] = value !== '' && /^-?[\d.]+$/.test(value) ? Number(value) : value;
   }

@@ -116,7 +116,7 @@ export class ChunkChecksummer {
 
   private endChunk(): void {
     this.chunkCrcs.push(this.chunkCrc >>> 0);
-    this.blockCrc = this.chunkCrcs.length === 1 ? this.chunkCrc >>> 0 : crc32Combine(this.blockCrc, this.chunkCrc, this.chunkFill);
+    this.blockCrc = crc32Combine(this.blockCrc, this.chunkCrc, this.chunkFill);
     this.chunkCrc = 0;
     this.chunkFill = 0;
   }

@@ -7,3 +7,4 @@ export { EventHeap, type HeapEntry } from './event-heap.js';
 export { escapeControlCharacters } from './text.js';
 export { meanWithStandardError, type MeanWithError } from './stats.js';
 export { phaseTrace, type PhaseTraceEvent } from './phase-trace.js';
+export { keyValuePairs } from './key-value.js';
