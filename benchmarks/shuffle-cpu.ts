@@ -145,6 +145,7 @@ async function runReduce(root: string): Promise<void> {
     },
     close: () => fh.close(),
     abort: () => fh.close(),
+    garbageBytes: 0,
   };
   const output = new OutputWriter({ kind: 'records' } as never, sink);
   try {

@@ -4,6 +4,8 @@ import type { SerializedOutputFormat } from './protocol.js';
 /** Where formatted output bytes go (an FsClient file writer, which copies what it is given). */
 export interface ByteSink {
   write(chunk: Buffer): Promise<void>;
+  /** Bytes of its copies left to the garbage collector (FileWriter.garbageBytes). */
+  readonly garbageBytes: number;
   close(): Promise<unknown>;
   abort(): Promise<void>;
 }
@@ -123,6 +125,11 @@ export class OutputWriter {
   private putNewline(): void {
     this.room(1);
     this.chunk[this.used++] = 0x0a;
+  }
+
+  /** What the sink's copies of the output so far left to the garbage collector. */
+  get garbageBytes(): number {
+    return this.sink.garbageBytes;
   }
 
   get needsFlush(): boolean {

@@ -32,7 +32,11 @@ export interface BlockStat {
  */
 export interface BlockStore {
   readonly workerId: string;
-  /** Stores (or replaces) a block; readers never see it half-written. */
+  /**
+   * Stores (or replaces) a block; readers never see it half-written. The store is done with a
+   * chunk of `source` when it asks for the next one (or when the write settles): the writer
+   * reuses that memory then.
+   */
   write(blockId: string, source: AsyncIterable<Buffer> | Buffer): Promise<BlockWriteResult>;
   /** Bytes [start, end) of the block (clamped to its length), verified chunk by chunk. ENOENT when absent. */
   read(blockId: string, start?: number, end?: number): AsyncIterable<Buffer>;

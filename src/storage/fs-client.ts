@@ -28,6 +28,11 @@ export interface FsClientOptions {
 
 export interface FileWriter {
   write(data: Buffer): Promise<void>;
+  /**
+   * Bytes of the copies this writer made of what it was given that are left to the garbage
+   * collector: a caller that paces full GCs by the garbage it makes (a task) counts these.
+   */
+  readonly garbageBytes: number;
   /** Sends the last block and makes the file visible; on failure the file is abandoned. */
   close(): Promise<FileStatus>;
   /** Drops the file and its blocks. */
@@ -248,6 +253,14 @@ const SILENT_LOGGER = { warn: () => undefined } as unknown as Logger;
 
 /** Bytes queued per replica before `write` waits for the slowest replica to catch up. */
 const STREAM_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+/** Size of the copies a writer reuses (see BlockWriter.copyOf). */
+const REUSED_COPY_BYTES = 1024 * 1024;
+/**
+ * Spare copies a writer keeps: at least as many as can be in flight, so that none is dropped in a
+ * steady stream: two blocks' queues (one block ending while the next is written) of
+ * STREAM_HIGH_WATER_BYTES and a chunk each, plus the chunk each store is writing.
+ */
+const MAX_SPARE_COPIES = 2 * (STREAM_HIGH_WATER_BYTES / REUSED_COPY_BYTES + 2);
 
 /**
  * One replica's upload of the block being written: a queue of chunks that the HTTP PUT (or the local
@@ -261,6 +274,14 @@ class ReplicaStream implements AsyncIterable<Buffer> {
   private wakeConsumer: (() => void) | undefined;
   private wakeProducer: (() => void) | undefined;
   result!: Promise<BlockWriteResult>;
+
+  /**
+   * `released`, when given, is told of each chunk the consumer is done with: a block store is
+   * done with a chunk of its source when it asks for the next one, or when the source ends
+   * (BlockStore.write). Only for a local store: an HTTP upload may still hold a chunk it was
+   * given in its socket's queue.
+   */
+  constructor(private readonly released?: (chunk: Buffer) => void) {}
 
   push(chunk: Buffer): void {
     if (this.failed) return;
@@ -301,6 +322,8 @@ class ReplicaStream implements AsyncIterable<Buffer> {
         this.queued -= chunk.length;
         this.wake('producer');
         yield chunk;
+        // Back for more: the consumer is done with this one (a consumer that stops early never comes back).
+        this.released?.(chunk);
         continue;
       }
       // An abandoned upload must fail, not end: a clean end would store a truncated block.
@@ -317,6 +340,8 @@ interface OpenBlock {
   streams: ReplicaStream[];
   length: number;
   crc: number;
+  /** Its one replica is the local store, which says when it is done with a chunk: copies are reused. */
+  reusesCopies: boolean;
 }
 
 class BlockWriter implements FileWriter {
@@ -333,6 +358,9 @@ class BlockWriter implements FileWriter {
   private finishFailure: unknown;
   private failure: unknown;
   private finished = false;
+  /** Copies the local store has written, for the next ones. */
+  private readonly spareCopies: Buffer[] = [];
+  garbageBytes = 0;
 
   constructor(
     private readonly path: string,
@@ -351,9 +379,9 @@ class BlockWriter implements FileWriter {
       while (offset < data.length) {
         if (this.finishFailure !== undefined) throw this.finishFailure;
         const block = this.block ?? (await this.openBlock());
-        const take = Math.min(this.blockSize - block.length, data.length - offset);
-        // A copy: callers reuse their buffers once write resolves, and replicas read it later.
-        const chunk = Buffer.from(data.subarray(offset, offset + take));
+        const room = Math.min(this.blockSize - block.length, data.length - offset);
+        const take = block.reusesCopies ? Math.min(room, REUSED_COPY_BYTES) : room;
+        const chunk = this.copyOf(data, offset, take, block.reusesCopies && take === REUSED_COPY_BYTES);
         block.crc = crc32(chunk, block.crc);
         block.length += take;
         offset += take;
@@ -373,6 +401,7 @@ class BlockWriter implements FileWriter {
       if (this.block) await this.finishBlock();
       await this.namenode.complete(this.path);
       this.finished = true;
+      this.dropSpareCopies();
       return await this.namenode.stat(this.path);
     } catch (err) {
       throw await this.fail(err);
@@ -385,7 +414,14 @@ class BlockWriter implements FileWriter {
     this.failure ??= new MinimrError('EKILLED', `write of ${this.path} aborted`, { path: this.path });
     await this.finishing?.catch(() => undefined);
     await this.dropBlock();
+    this.dropSpareCopies();
     await this.namenode.abandon(this.path);
+  }
+
+  /** A writer that is done leaves its spare copies to the GC. */
+  private dropSpareCopies(): void {
+    this.garbageBytes += this.spareCopies.length * REUSED_COPY_BYTES;
+    this.spareCopies.length = 0;
   }
 
   private assertWritable(): void {
@@ -393,20 +429,46 @@ class BlockWriter implements FileWriter {
     if (this.finished) throw new MinimrError('EINTERNAL', `writer of ${this.path} is closed`, { path: this.path });
   }
 
+  /**
+   * A copy of `take` bytes of `data` from `offset`: callers reuse their buffers once write
+   * resolves, and replicas read the copy later. Whole REUSED_COPY_BYTES copies for a block stored
+   * only by the local store (`reused`) go into memory that store has finished writing, so a writer
+   * given MiB chunks (OutputWriter's, put's) makes no garbage per byte: a reduce writing 512 MiB
+   * of output left 512 MiB of copies to the GC, and its task paced a full GC every 16 MiB of them
+   * (gc-pacer.ts). Only whole ones, so that the memory held stays the bytes queued. An HTTP
+   * upload may hold a chunk in its socket's queue after asking for the next, so copies for remote
+   * replicas are fresh each time and left to the GC, as are shorter ones.
+   */
+  private copyOf(data: Buffer, offset: number, take: number, reused: boolean): Buffer {
+    if (!reused) {
+      this.garbageBytes += take;
+      return Buffer.from(data.subarray(offset, offset + take));
+    }
+    const memory = this.spareCopies.pop() ?? Buffer.allocUnsafe(REUSED_COPY_BYTES);
+    data.copy(memory, 0, offset, offset + take);
+    return memory;
+  }
+
+  /** The local store is done with `chunk`, a copy made by `copyOf`: a reused one goes back to the spares. */
+  private readonly copyWritten = (chunk: Buffer): void => {
+    if (chunk.length !== REUSED_COPY_BYTES) return;
+    if (this.spareCopies.length < MAX_SPARE_COPIES) this.spareCopies.push(chunk);
+    else this.garbageBytes += REUSED_COPY_BYTES;
+  };
+
   /** Allocates the next block and starts one streaming upload per replica. */
   private async openBlock(): Promise<OpenBlock> {
     const { blockId, targets, token } = await this.namenode.allocateBlock(this.path, this.client);
+    const isLocal = (target: DatanodeAddress): boolean => this.localStore !== undefined && target.workerId === this.localStore.workerId;
+    const reusesCopies = targets.length === 1 && isLocal(targets[0]!);
     const streams = targets.map((target) => {
-      const stream = new ReplicaStream();
-      stream.result =
-        this.localStore && target.workerId === this.localStore.workerId
-          ? this.localStore.write(blockId, stream)
-          : putRemoteBlock(target, blockId, stream, { timeoutMs: this.timeoutMs, token });
+      const stream = new ReplicaStream(reusesCopies ? this.copyWritten : undefined);
+      stream.result = isLocal(target) ? this.localStore!.write(blockId, stream) : putRemoteBlock(target, blockId, stream, { timeoutMs: this.timeoutMs, token });
       // A replica that fails stops being waited for; its error is reported when the block ends.
       stream.result.catch(() => stream.fail());
       return stream;
     });
-    this.block = { blockId, targets, streams, length: 0, crc: 0 };
+    this.block = { blockId, targets, streams, length: 0, crc: 0, reusesCopies };
     return this.block;
   }
 

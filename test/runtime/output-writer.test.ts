@@ -9,6 +9,7 @@ function copyingSink(): ByteSink & { readonly parts: Buffer[]; closed: boolean }
   return {
     parts,
     closed: false,
+    garbageBytes: 0,
     async write(chunk) {
       parts.push(Buffer.from(chunk));
       await new Promise((resolve) => setImmediate(resolve));

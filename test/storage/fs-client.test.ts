@@ -213,6 +213,57 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
     }
   });
 
+  it('a writer whose one replica is the local store reuses its copies once written: no garbage, every byte as given', async () => {
+    const MiB = 1 << 20;
+    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 5 * MiB });
+    try {
+      const w1 = cluster.datanodes[0]!;
+      // A store slower than the writer, so that copies wait in the queue and are reused while
+      // others are still unwritten; it notes the memory of every chunk it is given.
+      const memories = new Set<ArrayBufferLike>();
+      let chunks = 0;
+      const slow = Object.create(w1.store) as typeof w1.store;
+      slow.write = (blockId, source) =>
+        w1.store.write(
+          blockId,
+          (async function* () {
+            for await (const chunk of source as AsyncIterable<Buffer>) {
+              memories.add(chunk.buffer);
+              chunks++;
+              await new Promise((resolve) => setTimeout(resolve, 2));
+              yield chunk;
+            }
+          })(),
+        );
+      const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: slow });
+      const data = pseudoRandomBytes(40 * MiB + 12_345, 21);
+      const writer = await local.createWriter('/reused', { replication: 1 });
+      // MiB writes, as OutputWriter makes them, then a short one: only that one is a copy of its own.
+      for (let offset = 0; offset < data.length; offset += MiB) await writer.write(data.subarray(offset, offset + MiB));
+      assert.equal(writer.garbageBytes, 12_345, 'no MiB copy was left to the GC while writing');
+      assert.equal((await writer.close()).length, data.length);
+      assert.equal(Buffer.compare(await collect(local.cat('/reused')), data), 0, 'no copy was reused before the store had written it');
+      assert.equal(chunks, 41);
+      assert.ok(memories.size <= 13, `41 chunks in ${memories.size} memories`);
+      assert.ok(writer.garbageBytes <= 12_345 + 12 * MiB, 'the spare copies are left to the GC at close');
+
+      // Writes that straddle the blocks' ends: the pieces shorter than a MiB are fresh copies; every byte is right.
+      const odd = await local.createWriter('/odd', { replication: 1 });
+      for (let offset = 0; offset < 12 * MiB; offset += 700_001) await odd.write(data.subarray(offset, Math.min(12 * MiB, offset + 700_001)));
+      await odd.close();
+      assert.equal(Buffer.compare(await collect(local.cat('/odd')), data.subarray(0, 12 * MiB)), 0);
+
+      // With a remote replica too, every copy is fresh (an HTTP upload may hold a chunk after asking for the next) and is garbage.
+      const twice = await local.createWriter('/twice', { replication: 2 });
+      await twice.write(data.subarray(0, 3 * MiB));
+      assert.equal(twice.garbageBytes, 3 * MiB);
+      await twice.close();
+      assert.equal(Buffer.compare(await collect(local.cat('/twice')), data.subarray(0, 3 * MiB)), 0);
+    } finally {
+      await cluster.close();
+    }
+  });
+
   it('short-circuit: a client on a worker reads and writes its local replica without HTTP', async () => {
     const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 30_000 });
     try {
