@@ -253,14 +253,16 @@ const SILENT_LOGGER = { warn: () => undefined } as unknown as Logger;
 
 /** Bytes queued per replica before `write` waits for the slowest replica to catch up. */
 const STREAM_HIGH_WATER_BYTES = 4 * 1024 * 1024;
-/** Size of the copies a writer reuses (see BlockWriter.copyOf). */
+/** Size of the copies a writer reuses (see BlockWriter.copyOf), and the shortest write it uses one for. */
 const REUSED_COPY_BYTES = 1024 * 1024;
+const MIN_REUSED_COPY_BYTES = REUSED_COPY_BYTES / 2;
 /**
  * Spare copies a writer keeps: at least as many as can be in flight, so that none is dropped in a
  * steady stream: two blocks' queues (one block ending while the next is written) of
- * STREAM_HIGH_WATER_BYTES and a chunk each, plus the chunk each store is writing.
+ * STREAM_HIGH_WATER_BYTES in copies of at least MIN_REUSED_COPY_BYTES and a chunk each, plus the
+ * chunk each store is writing.
  */
-const MAX_SPARE_COPIES = 2 * (STREAM_HIGH_WATER_BYTES / REUSED_COPY_BYTES + 2);
+const MAX_SPARE_COPIES = 2 * (STREAM_HIGH_WATER_BYTES / MIN_REUSED_COPY_BYTES + 2);
 
 /**
  * One replica's upload of the block being written: a queue of chunks that the HTTP PUT (or the local
@@ -381,7 +383,7 @@ class BlockWriter implements FileWriter {
         const block = this.block ?? (await this.openBlock());
         const room = Math.min(this.blockSize - block.length, data.length - offset);
         const take = block.reusesCopies ? Math.min(room, REUSED_COPY_BYTES) : room;
-        const chunk = this.copyOf(data, offset, take, block.reusesCopies && take === REUSED_COPY_BYTES);
+        const chunk = this.copyOf(data, offset, take, block.reusesCopies && take >= MIN_REUSED_COPY_BYTES);
         block.crc = crc32(chunk, block.crc);
         block.length += take;
         offset += take;
@@ -431,13 +433,14 @@ class BlockWriter implements FileWriter {
 
   /**
    * A copy of `take` bytes of `data` from `offset`: callers reuse their buffers once write
-   * resolves, and replicas read the copy later. Whole REUSED_COPY_BYTES copies for a block stored
-   * only by the local store (`reused`) go into memory that store has finished writing, so a writer
-   * given MiB chunks (OutputWriter's, put's) makes no garbage per byte: a reduce writing 512 MiB
-   * of output left 512 MiB of copies to the GC, and its task paced a full GC every 16 MiB of them
-   * (gc-pacer.ts). Only whole ones, so that the memory held stays the bytes queued. An HTTP
-   * upload may hold a chunk in its socket's queue after asking for the next, so copies for remote
-   * replicas are fresh each time and left to the GC, as are shorter ones.
+   * resolves, and replicas read the copy later. Copies of MIN_REUSED_COPY_BYTES up to
+   * REUSED_COPY_BYTES for a block stored only by the local store (`reused`) go into memory that
+   * store has finished writing, so a writer given chunks of about a MiB (OutputWriter's, put's)
+   * makes no garbage per byte: a reduce writing 512 MiB of output left 512 MiB of copies to the
+   * GC, and its task paced a full GC every 16 MiB of them (gc-pacer.ts). Not shorter ones, so that
+   * the memory held stays within twice the bytes queued. An HTTP upload may hold a chunk in its
+   * socket's queue after asking for the next, so copies for remote replicas are fresh each time
+   * and left to the GC, as are shorter ones.
    */
   private copyOf(data: Buffer, offset: number, take: number, reused: boolean): Buffer {
     if (!reused) {
@@ -446,13 +449,13 @@ class BlockWriter implements FileWriter {
     }
     const memory = this.spareCopies.pop() ?? Buffer.allocUnsafe(REUSED_COPY_BYTES);
     data.copy(memory, 0, offset, offset + take);
-    return memory;
+    return memory.subarray(0, take);
   }
 
   /** The local store is done with `chunk`, a copy made by `copyOf`: a reused one goes back to the spares. */
   private readonly copyWritten = (chunk: Buffer): void => {
-    if (chunk.length !== REUSED_COPY_BYTES) return;
-    if (this.spareCopies.length < MAX_SPARE_COPIES) this.spareCopies.push(chunk);
+    if (chunk.length < MIN_REUSED_COPY_BYTES) return;
+    if (this.spareCopies.length < MAX_SPARE_COPIES) this.spareCopies.push(Buffer.from(chunk.buffer, chunk.byteOffset, REUSED_COPY_BYTES));
     else this.garbageBytes += REUSED_COPY_BYTES;
   };
 
