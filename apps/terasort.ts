@@ -105,10 +105,15 @@ export default defineJob({
     return { splitPoints: points.map((b) => b.toString('hex')), sampled: sample.length };
   },
   // Each record's bytes go to the sort buffer as they are (key = its first 10 bytes, value = the
-  // rest), with no key or value Buffer made. Per record, not per input chunk (`mapSplit`): the map
-  // can then wait for a spill between any two records, so spills stay full at small buffers.
-  map(_offset, record, ctx) {
-    ctx.emitRecordBytes(record, 0, KEY_LENGTH, RECORD_LENGTH);
+  // rest), straight from the input chunk: no Buffer per record, and the chunks are read into the
+  // same memory over and over (`reuseBuffers`: the sort buffer copies what is emitted). The runtime
+  // hands fixed-length records over in pieces the sort buffer can take while a spill is written
+  // (SplitPacing in src/runtime/input.ts), so spills stay full at small buffers, as they did when
+  // this map ran once per record.
+  async mapSplit(input, ctx) {
+    for await (const { bytes } of input.chunks({ reuseBuffers: true })) {
+      for (let at = 0; at < bytes.length; at += RECORD_LENGTH) ctx.emitRecordBytes(bytes, at, at + KEY_LENGTH, at + RECORD_LENGTH);
+    }
   },
   // No `reduce`: the default emits every value under its key, so duplicate keys are all kept, and
   // with bytes keys and values in byte order the runtime copies the merged records to the output

@@ -39,8 +39,10 @@ export interface InputChunk {
    * with its `\n` (a CRLF line with its `\r\n`); only a file's last line may lack its `\n`. The
    * lines are exactly those `map` would get, by Hadoop's LineRecordReader rule at block edges.
    * Fixed-length records: a whole number of records. Usually a slice of a block as read (about
-   * 1 MiB): it is never reused, so it may be kept, unless the chunks were asked for with
-   * `reuseBuffers` (then it is valid only until the next chunk is asked for).
+   * 1 MiB; fixed-length records of a map with a sort buffer at most an eighth of that buffer, each
+   * piece handed over once the buffer has room for it, so that a map emitting what it reads never
+   * makes the buffer spill synchronously): it is never reused, so it may be kept, unless the chunks
+   * were asked for with `reuseBuffers` (then it is valid only until the next chunk is asked for).
    */
   readonly bytes: Buffer;
   /** File offset of `bytes[0]`: the key `map` would get for the chunk's first record. */

@@ -64,6 +64,13 @@ export interface SplitPacing {
   due(): boolean;
   /** Reports progress, waits for the sort buffer's room, flushes output, throttles. */
   pause(bytesRead: number, totalBytes: number): Promise<void>;
+  /**
+   * Most bytes of fixed-length records a chunk hands the map at once: about what the sort buffer
+   * can still take once a spill has started (none: chunks as read).
+   */
+  readonly chunkBytes?: number;
+  /** Waits, while a spill is being written, until the sort buffer can take about `bytes` more of map output. */
+  roomFor?(bytes: number): Promise<void>;
 }
 
 const NO_PACING: SplitPacing = { due: () => false, pause: async () => undefined };
@@ -138,7 +145,20 @@ export class TaskSplitInput implements SplitInput<InputFormat> {
         }
         this.recordsRead += records;
         this.bytesRead += chunk.bytesRead - chunk.bytes.length + bytes.length;
-        yield { bytes, offset: chunk.offset };
+        // Fixed-length records come in pieces the sort buffer can take while a spill is written, and
+        // each waits for that room first: a map that emits a record per record (TeraSort) then
+        // never makes collect spill synchronously, as it would if a whole chunk arrived at a full buffer.
+        const { chunkBytes, roomFor } = this.pacing;
+        if (recordLength > 0 && chunkBytes !== undefined && roomFor !== undefined) {
+          const step = Math.max(1, Math.floor(chunkBytes / recordLength)) * recordLength;
+          for (let at = 0; at < bytes.length; at += step) {
+            const piece = bytes.length <= step ? bytes : bytes.subarray(at, at + step);
+            await roomFor(piece.length);
+            yield { bytes: piece, offset: chunk.offset + at };
+          }
+        } else {
+          yield { bytes, offset: chunk.offset };
+        }
         await this.pacing.pause(this.bytesRead, this.totalBytes);
       }
     } finally {

@@ -51,6 +51,8 @@ import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from '.
 import { phaseTrace } from '../util/index.js';
 
 const PROGRESS_INTERVAL_MS = 300;
+/** The smallest piece of fixed-length records a mapSplit gets (SplitPacing.chunkBytes), however small the buffer. */
+const RECORD_PIECE_MIN_BYTES = 16 * 1024;
 /** Below this share of the map buffer, a job's combiner runs at spills only (no hash table). */
 const MIN_HASH_COMBINE_BYTES = 64 * 1024;
 /** A key not decoded (yet): the partitioner decodes it only for a job's own `partition`. */
@@ -311,6 +313,12 @@ class AttemptRunner {
       emitRecordBytes: sink.emitRecordBytes,
     };
     const pacing: SplitPacing = {
+      // After a spill starts, the free rest of the buffer is 1 - spillPercent of it (a fifth by
+      // default): an eighth of the buffer in records, with their metadata, fits in it.
+      chunkBytes: collector ? Math.max(RECORD_PIECE_MIN_BYTES, Math.floor((spec.shuffle.mapBufferBytes - table!) / 8)) : undefined,
+      roomFor: async (bytes) => {
+        if (collector?.mustWaitFor(bytes)) await collector.waitForRoom();
+      },
       due: () => output?.needsFlush === true || collector?.mustWait === true,
       pause: async (bytesRead, totalBytes) => {
         this.progress = this.mapProgress(bytesRead, totalBytes);

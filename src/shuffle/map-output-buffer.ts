@@ -332,6 +332,15 @@ export class MapOutputBuffer implements MapOutputCollector {
 
   /** True when the map should `await waitForRoom()` before its next map() call. */
   get mustWait(): boolean {
+    return this.mustWaitFor(0);
+  }
+
+  /**
+   * True when the map should `await waitForRoom()` before it emits about `bytes` more of records
+   * (a whole input chunk's, say): a spill is being written and the free rest of the buffer could
+   * not take them, so `collect` would have to spill synchronously.
+   */
+  mustWaitFor(bytes: number): boolean {
     if (this.failure) return true;
     const a = this.inflight;
     if (!a) return false;
@@ -339,7 +348,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     const dataRoom = a.m + this.size - this.d;
     const metaRoom = this.m - a.d;
     const records = Math.min(dataRoom / avg, metaRoom / META_BYTES);
-    return records * (avg + META_BYTES) < this.lowWater;
+    return records * (avg + META_BYTES) < this.lowWater + bytes * (1 + META_BYTES / avg);
   }
 
   /** Resolves once the spill being written (if any) is done; rejects with the failure of the output. */

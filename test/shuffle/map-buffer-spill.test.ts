@@ -316,6 +316,32 @@ test('one map() call emitting more than the free buffer while a spill runs (sync
   });
 });
 
+test('a map emitting a chunk of records at a time that waits when mustWaitFor(chunk) says so never spills synchronously; one that asks mustWait does', async () => {
+  await withTempDir(async (root) => {
+    const records = teraRecords(30_000, 3, 6);
+    const CHUNK = 1000; // records emitted between two checks: 100 KB of data, as a piece of input
+    const emitChunks = async (dir: string, mustWaitBefore: (buffer: MapOutputBuffer) => boolean): Promise<number> => {
+      let syncWrites = 0;
+      const counting: OpenSpillFile = (path) => {
+        const file = openSpillFile(path);
+        return { ...file, writeSync: (data, position) => (syncWrites++, file.writeSync(data, position)) };
+      };
+      const counters = createShuffleCounters();
+      const buffer = new MapOutputBuffer({ dir, numPartitions: 3, bufferBytes: 1 << 20, counters, ids: IDS, openFile: counting });
+      for (let i = 0; i < records.length; i += CHUNK) {
+        if (mustWaitBefore(buffer)) await buffer.waitForRoom();
+        for (const [p, k, v] of records.slice(i, i + CHUNK)) buffer.collect(p, k, v);
+      }
+      const info = await buffer.finish();
+      assert.deepEqual((await readOutput(info.dataFile, info.indexFile, 3)).partitions, teraReference(records, 3));
+      assert.ok(counters.spills > 3, `the map spilled several times (${counters.spills})`);
+      return syncWrites;
+    };
+    assert.equal(await emitChunks(join(root, 'for'), (b) => b.mustWaitFor(CHUNK * 100)), 0, 'no synchronous spill');
+    assert.ok((await emitChunks(join(root, 'plain'), (b) => b.mustWait)) > 0, 'checking for one record only, a chunk overflows the buffer while a spill runs');
+  });
+});
+
 test('a budget below 64 KiB is refused with EBADJOB', () => {
   assert.throws(() => new MapOutputBuffer({ dir: '/x', numPartitions: 1, bufferBytes: (64 << 10) - 1 }), (e: unknown) => isMinimrError(e, 'EBADJOB'));
   assert.throws(() => new MapOutputBuffer({ dir: '/x', numPartitions: 1, bufferBytes: 64 << 10, mergeFactor: 1 }), (e: unknown) => isMinimrError(e, 'EBADJOB'));
