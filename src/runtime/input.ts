@@ -146,8 +146,8 @@ export class TaskSplitInput implements SplitInput<InputFormat> {
         this.recordsRead += records;
         this.bytesRead += chunk.bytesRead - chunk.bytes.length + bytes.length;
         // Fixed-length records come in pieces the sort buffer can take while a spill is written, and
-        // each waits for that room first: a map that emits a record per record (TeraSort) then
-        // never makes collect spill synchronously, as it would if a whole chunk arrived at a full buffer.
+        // each waits for that room first: a map that emits every record it reads (TeraSort) then
+        // never makes collect spill synchronously, as it would if a whole chunk met a full buffer.
         const { chunkBytes, roomFor } = this.pacing;
         if (recordLength > 0 && chunkBytes !== undefined && roomFor !== undefined) {
           const step = Math.max(1, Math.floor(chunkBytes / recordLength)) * recordLength;
