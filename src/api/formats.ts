@@ -53,7 +53,9 @@ export interface ChunkOptions {
   /**
    * The map is done with each chunk's bytes when it asks for the next chunk (it keeps no slice of
    * them: `emit` and `emitKeyBytes` copy what they are given): the reader may then read into the
-   * same memory again, instead of a fresh buffer per read. Default false.
+   * same memory again, instead of a fresh buffer per read. What the map emits with
+   * `emitRecordBytes` from such chunks is then not garbage, and is not counted as such when the task
+   * paces its full GCs. Default false.
    */
   readonly reuseBuffers?: boolean;
 }

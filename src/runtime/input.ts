@@ -85,6 +85,8 @@ const NEWLINE = 0x0a;
 export class TaskSplitInput implements SplitInput<InputFormat> {
   bytesRead = 0;
   recordsRead = 0;
+  /** The chunks are read into the same memory over and over (`reuseBuffers`): what is emitted from them is not garbage. */
+  reusesBuffers = false;
   readonly totalBytes: number;
   private reading: 'chunks' | 'records' | undefined;
   private closeReader: (() => Promise<void>) | undefined;
@@ -108,6 +110,7 @@ export class TaskSplitInput implements SplitInput<InputFormat> {
     }
     const split = splitOf(input);
     const readerOptions = { reuseBuffers: options.reuseBuffers === true };
+    this.reusesBuffers = readerOptions.reuseBuffers;
     const reader =
       format.kind === 'fixed' ? openFixedRecordChunkReader(this.fs, split, format.recordLength, readerOptions) : openLineChunkReader(this.fs, split, readerOptions);
     this.closeReader = () => reader.close();

@@ -302,7 +302,9 @@ class AttemptRunner {
           ids: { jobId: spec.jobId, attemptId: spec.attemptId },
           arenas: spareArena,
         });
-    const sink = output ? this.mapOnlySink(output) : this.mapOutputSink(collector!, table!);
+    // A mapSplit's input, once it exists: whether its chunks' memory is reused.
+    let splitInput: TaskSplitInput | undefined;
+    const sink = output ? this.mapOnlySink(output) : this.mapOutputSink(collector!, table!, () => splitInput?.reusesBuffers !== true);
     const split = spec.input.kind === 'file' ? { path: spec.input.path, start: spec.input.start, length: spec.input.length } : undefined;
     const ctx: MapContext<unknown, unknown> = {
       ...this.baseContext(),
@@ -332,7 +334,7 @@ class AttemptRunner {
     let bytesRead = 0;
     try {
       if (job.mapSplit) {
-        const input = new TaskSplitInput(this.fs, spec.input, spec.inputFormat, spec.index, pacing);
+        const input = (splitInput = new TaskSplitInput(this.fs, spec.input, spec.inputFormat, spec.index, pacing));
         try {
           await job.mapSplit(input, ctx);
         } finally {
@@ -436,7 +438,8 @@ class AttemptRunner {
    * Where a map's output goes when there are reducers: partitioned and encoded into the sort buffer,
    * or first into the combining hash table (`tableBytes` > 0).
    */
-  private mapOutputSink(collector: MapOutputBuffer, tableBytes: number): MapSink {
+  /** `inputIsGarbage`: whether the bytes emitRecordBytes is given die after (not an input chunk read with reuseBuffers). */
+  private mapOutputSink(collector: MapOutputBuffer, tableBytes: number, inputIsGarbage: () => boolean): MapSink {
     const { spec, job, keyCodec, valueCodec } = this;
     const partitions = spec.mapPartitions ?? spec.reducers;
     const seed = spec.partitionSeed;
@@ -493,7 +496,7 @@ class AttemptRunner {
       // The key gets a view only for the partitioner; the record's bytes go to the sort buffer as they are.
       emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
         const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
-        collector.collectRange(partitionOf(b.subarray(keyStart, keyEnd), NO_KEY, -1), b, keyStart, keyEnd, valueEnd);
+        collector.collectRange(partitionOf(b.subarray(keyStart, keyEnd), NO_KEY, -1), b, keyStart, keyEnd, valueEnd, inputIsGarbage());
       },
     };
   }

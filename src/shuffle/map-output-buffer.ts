@@ -372,13 +372,23 @@ export class MapOutputBuffer implements MapOutputCollector {
   /**
    * Collects the record whose key is `src[keyStart, keyEnd)` and value `src[keyEnd, valueEnd)`, as
    * `collect` does, without a Buffer per record: fixed-width input records go from their input
-   * chunk straight into the arena. The caller has checked the range.
+   * chunk straight into the arena. The caller has checked the range. `srcIsGarbage` false: `src` is
+   * memory its owner reuses (an input chunk read with reuseBuffers), not garbage for the GC pacer.
    */
-  collectRange(partition: number, src: Buffer, keyStart: number, keyEnd: number, valueEnd: number): void {
-    this.collectFrom(partition, src, keyStart, keyEnd - keyStart, src, keyEnd, valueEnd - keyEnd);
+  collectRange(partition: number, src: Buffer, keyStart: number, keyEnd: number, valueEnd: number, srcIsGarbage = true): void {
+    this.collectFrom(partition, src, keyStart, keyEnd - keyStart, src, keyEnd, valueEnd - keyEnd, srcIsGarbage);
   }
 
-  private collectFrom(partition: number, keySrc: Buffer, keyStart: number, kl: number, valueSrc: Buffer, valueStart: number, vl: number): void {
+  private collectFrom(
+    partition: number,
+    keySrc: Buffer,
+    keyStart: number,
+    kl: number,
+    valueSrc: Buffer,
+    valueStart: number,
+    vl: number,
+    srcIsGarbage = true,
+  ): void {
     if (this.failure) throw this.failure;
     if (this.state !== 'collecting') {
       throw new MinimrError('EINTERNAL', `collect() after the map output was ${this.state}`, this.details);
@@ -394,8 +404,8 @@ export class MapOutputBuffer implements MapOutputCollector {
     this.collected++;
     this.collectedBytes += len;
     // What a map emits is copied out of buffers (input chunks, encoded keys and values) that die
-    // right after, unseen by V8's GC heuristics; see gc-pacer.ts.
-    noteTransientBytes(len);
+    // right after, unseen by V8's GC heuristics (see gc-pacer.ts); unless they are reused.
+    if (srcIsGarbage) noteTransientBytes(len);
     if (this.counters) {
       this.counters.mapOutputRecords++;
       this.counters.mapOutputBytes += len;
