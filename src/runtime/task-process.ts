@@ -436,9 +436,9 @@ class AttemptRunner {
 
   /**
    * Where a map's output goes when there are reducers: partitioned and encoded into the sort buffer,
-   * or first into the combining hash table (`tableBytes` > 0).
+   * or first into the combining hash table (`tableBytes` > 0). `inputIsGarbage`: whether the bytes
+   * emitRecordBytes is given die after it (not an input chunk read with reuseBuffers).
    */
-  /** `inputIsGarbage`: whether the bytes emitRecordBytes is given die after (not an input chunk read with reuseBuffers). */
   private mapOutputSink(collector: MapOutputBuffer, tableBytes: number, inputIsGarbage: () => boolean): MapSink {
     const { spec, job, keyCodec, valueCodec } = this;
     const partitions = spec.mapPartitions ?? spec.reducers;
