@@ -16,7 +16,7 @@
  * Writes bench-results/block-writer.json and block-writer.md at the package root.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -28,6 +28,7 @@ import { noteTransientBytes } from '../src/shuffle/index.js';
 import { FsClient, LocalDiskBlockStore, Namenode } from '../src/storage/index.js';
 import { createLogger } from '../src/log.js';
 import { finishMachineRecord, machineLine, machineRecord } from './lib/bench-cluster.js';
+import { readStatusKb } from './lib/proc-rss.js';
 import { median, progressLog } from './lib/shell.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -52,8 +53,7 @@ interface Measurement {
 }
 
 function peakRssMb(): number {
-  const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
-  return m ? Number(m[1]) / 1024 : process.resourceUsage().maxRSS / 1024;
+  return (readStatusKb(process.pid, 'VmHWM') ?? process.resourceUsage().maxRSS) / 1024;
 }
 
 /** One measurement in this (task-like) process; prints it as one JSON line. */

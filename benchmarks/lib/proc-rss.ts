@@ -30,7 +30,8 @@ export interface AttemptTimes {
   finishTime?: number;
 }
 
-function readStatusKb(pid: number, field: string): number | undefined {
+/** A `kB` field of /proc/PID/status (VmHWM, VmRSS ...); undefined where there is none. */
+export function readStatusKb(pid: number, field: string): number | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/status`, 'latin1');
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);

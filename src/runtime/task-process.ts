@@ -314,20 +314,21 @@ class AttemptRunner {
       emitKeyBytes: sink.emitKeyBytes,
       emitRecordBytes: sink.emitRecordBytes,
     };
+    // The buffer cannot take `bytes` more while a spill is being written: let it finish rather than spill synchronously.
+    const roomFor = async (bytes: number): Promise<void> => {
+      if (collector?.mustWaitFor(bytes)) await collector.waitForRoom();
+    };
     const pacing: SplitPacing = {
       // After a spill starts, the free rest of the buffer is 1 - spillPercent of it (a fifth by
       // default): an eighth of the buffer in records, with their metadata, fits in it.
       chunkBytes: collector ? Math.max(RECORD_PIECE_MIN_BYTES, Math.floor((spec.shuffle.mapBufferBytes - table!) / 8)) : undefined,
-      roomFor: async (bytes) => {
-        if (collector?.mustWaitFor(bytes)) await collector.waitForRoom();
-      },
+      roomFor,
       due: () => output?.needsFlush === true || collector?.mustWait === true,
       pause: async (bytesRead, totalBytes) => {
         this.progress = this.mapProgress(bytesRead, totalBytes);
         this.reportIfDue();
         if (output?.needsFlush) await flushOutput(output);
-        // The buffer is full and a spill is being written: let it finish rather than spill synchronously.
-        if (collector?.mustWait) await collector.waitForRoom();
+        await roomFor(0);
         if (this.throttle.due()) await this.throttle.pace();
       },
     };
