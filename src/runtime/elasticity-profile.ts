@@ -112,18 +112,31 @@ function intermediatePasses(runs: number, factor: number): number {
 /**
  * Extra bytes a map writes with buffer B, beyond the single final write at ideal memory.
  * `spilledOutputBytes`: what the whole map output takes as spill files, which MapOutputBuffer
- * writes uncompressed by default (its raw bytes, MAP_OUTPUT_RAW_BYTES).
+ * writes uncompressed by default (its raw bytes, MAP_OUTPUT_RAW_BYTES). `outputRuns`: the job's
+ * shuffle.map.outputRuns; with 2, the first spill takes the output's codec (it may become the
+ * output's first run), at `storedPerRaw` of its raw bytes.
  */
-export function mapSpilledBytesModel(bufferedBytes: number, spilledOutputBytes: number, bufferBytes: number, spillPercent: number, factor: number): number {
+export function mapSpilledBytesModel(
+  bufferedBytes: number,
+  spilledOutputBytes: number,
+  bufferBytes: number,
+  spillPercent: number,
+  factor: number,
+  outputRuns = 1,
+  storedPerRaw = 1,
+): number {
   const generation = spillPercent * bufferBytes;
   const spills = Math.max(1, Math.ceil(bufferedBytes / generation));
   if (spills === 1) return 0;
+  // Two generations published as two runs: each is written once, which the ideal run writes too.
+  if (spills === 2 && outputRuns >= 2) return 0;
+  const firstSpillSaving = outputRuns >= 2 ? spilledOutputBytes * Math.min(1, generation / bufferedBytes) * (1 - storedPerRaw) : 0;
   // Up to `factor` spills: every full generation is written once as a spill, and the last one goes
   // from the buffer into the final merge (MapOutputBuffer), whose output the ideal run writes too.
-  if (spills <= factor) return spilledOutputBytes * Math.min(1, ((spills - 1) * generation) / bufferedBytes);
+  if (spills <= factor) return spilledOutputBytes * Math.min(1, ((spills - 1) * generation) / bufferedBytes) - firstSpillSaving;
   // More: every spill is written, then merged into the final output; each intermediate merge pass
   // rewrites (about) everything once more.
-  return spilledOutputBytes * (1 + intermediatePasses(spills, factor));
+  return spilledOutputBytes * (1 + intermediatePasses(spills, factor)) - firstSpillSaving;
 }
 
 /**
@@ -200,6 +213,7 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
   const conf: JobConf = { ...options.conf };
   const spillPercent = conf['shuffle.map.spillPercent'] ?? JOB_CONF_DEFAULTS['shuffle.map.spillPercent'];
   const factor = conf['shuffle.merge.factor'] ?? JOB_CONF_DEFAULTS['shuffle.merge.factor'];
+  const outputRuns = conf['shuffle.map.outputRuns'] ?? JOB_CONF_DEFAULTS['shuffle.map.outputRuns'];
   const fractions = [...new Set([1, ...(options.fractions ?? [0.75, 0.5, 0.25, 0.1])])].sort((a, b) => b - a);
   let runNo = 0;
   const run = async (mapBufferBytes: number, reduceBufferBytes: number): Promise<RunResult> => {
@@ -245,6 +259,8 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
   const mapOutputStoredBytes = mean(calibration.maps.map((m) => m.counters.SPILLED_BYTES ?? 0));
   // Spill files are written uncompressed (MapOutputBuffer's spillCodec), so spills take raw bytes.
   const mapOutputRawBytes = mean(calibration.maps.map((m) => m.counters.MAP_OUTPUT_RAW_BYTES ?? 0));
+  // At the calibration's buffer the map output is written once, with the output's codec.
+  const mapStoredPerRaw = mapOutputRawBytes > 0 ? mapOutputStoredBytes / mapOutputRawBytes : 1;
   const segmentsRaw = calibration.maps.map((m) => m.counters.MAP_OUTPUT_RAW_BYTES ?? 0);
   const reduceInputRawBytes = segmentsRaw.reduce((a, b) => a + b, 0);
   const fetched = (calibration.reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0) + (calibration.reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0);
@@ -275,7 +291,7 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
       mapSpills: sumCounter(r.maps, 'SPILLS') / r.maps.length,
       mapMergePasses: sumCounter(r.maps, 'MERGE_PASSES') / r.maps.length,
       reduceMergePasses: r.reduce.counters.MERGE_PASSES ?? 0,
-      mapModelSpilledBytes: mapSpilledBytesModel(mapBufferedBytes, mapOutputRawBytes, mapBufferBytes * (1 - tableShare), spillPercent, factor),
+      mapModelSpilledBytes: mapSpilledBytesModel(mapBufferedBytes, mapOutputRawBytes, mapBufferBytes * (1 - tableShare), spillPercent, factor, outputRuns, mapStoredPerRaw),
       reduceModelSpilledBytes: reduceSpilledBytesModel(segmentsRaw, reduceStoredPerRaw, reduceBufferBytes, factor),
       mapModelMs: 0,
       reduceModelMs: 0,

@@ -309,6 +309,7 @@ export function attemptShuffleSettings(submission: JobSubmission, kind: TaskKind
     hashCombinePercent: conf['shuffle.map.hashCombinePercent'],
     reduceBufferBytes: kind === 'reduce' ? scale(conf['shuffle.reduce.bufferBytes']) : conf['shuffle.reduce.bufferBytes'],
     mergeFactor: conf['shuffle.merge.factor'],
+    mapOutputRuns: conf['shuffle.map.outputRuns'],
     codec: conf['shuffle.compress'],
     parallelCopies: conf['shuffle.parallelCopies'],
   };

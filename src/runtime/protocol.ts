@@ -44,6 +44,11 @@ export interface JobConf {
   'shuffle.reduce.bufferBytes'?: number;
   /** Most runs merged at once (map-side spills and reduce-side runs). Default 10. */
   'shuffle.merge.factor'?: number;
+  /**
+   * Most sorted runs per partition in a map's output, 1 or 2: with 2, a map whose output took two
+   * generations of its sort buffer publishes both unmerged, and the reduces merge them. Default 2.
+   */
+  'shuffle.map.outputRuns'?: number;
   /** Frame codec of map outputs and the reduce side's runs (map-side spills are uncompressed). Default lz4. */
   'shuffle.compress'?: 'lz4' | 'none';
   /** Map outputs a reducer fetches at once. Default 5. */
@@ -102,6 +107,7 @@ export const JOB_CONF_DEFAULTS = {
   'shuffle.map.hashCombinePercent': 0.5,
   'shuffle.reduce.bufferBytes': 64 * 1024 * 1024,
   'shuffle.merge.factor': 10,
+  'shuffle.map.outputRuns': 2,
   'shuffle.compress': 'lz4',
   'shuffle.parallelCopies': 5,
   'job.reduceSlowStart': 1,
@@ -118,6 +124,7 @@ export interface AttemptShuffleSettings {
   hashCombinePercent: number;
   reduceBufferBytes: number;
   mergeFactor: number;
+  mapOutputRuns: number;
   codec: 'lz4' | 'none';
   parallelCopies: number;
 }

@@ -2,6 +2,7 @@ import { MinimrError } from '../errors.js';
 import { keyValuePairs, parseSize } from '../util/index.js';
 import type { JsonValue } from '../api/index.js';
 import { CountMinSketch, SKEW_STRATEGIES, type SkewStrategy } from '../skew/index.js';
+import { MAX_MAP_OUTPUT_RUNS } from '../shuffle/index.js';
 import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, type JobConf, type JobSubmission, type SkewSample } from './protocol.js';
 
 const MIN_BUFFER_BYTES = 64 * 1024;
@@ -26,6 +27,10 @@ export function validateJobConf(raw: unknown): JobConf {
         break;
       case 'shuffle.merge.factor':
         conf[key] = int(2);
+        break;
+      case 'shuffle.map.outputRuns':
+        conf[key] = int(1);
+        if (conf[key] > MAX_MAP_OUTPUT_RUNS) bad(`conf ${key} must be 1 or ${MAX_MAP_OUTPUT_RUNS}, got ${conf[key]}`);
         break;
       case 'shuffle.parallelCopies':
       case 'job.maxMaps':

@@ -37,6 +37,7 @@ import {
   type KeyComparator,
   type KeyValue,
   type MergedInput,
+  type PartitionIndexEntry,
 } from '../shuffle/index.js';
 import { partitionOfKey } from '../skew/index.js';
 import { FsClient, LocalDiskBlockStore } from '../storage/index.js';
@@ -294,6 +295,7 @@ class AttemptRunner {
           bufferBytes: spec.shuffle.mapBufferBytes - table!,
           spillPercent: spec.shuffle.spillPercent,
           mergeFactor: spec.shuffle.mergeFactor,
+          maxOutputRuns: spec.shuffle.mapOutputRuns,
           codec: codecByName(spec.shuffle.codec),
           compare: this.compare,
           combiner: this.combiner(),
@@ -371,10 +373,11 @@ class AttemptRunner {
     }
     // Pages the map wrote stay resident with a kept arena: keep it only when they are few.
     if (this.shuffle.peakBufferBytes > KEEP_ARENA_MAX_USED_BYTES) spareArena.drop();
-    this.add('MAP_OUTPUT_RAW_BYTES', info.partitions.reduce((sum, p) => sum + p.rawLength, 0));
+    const total = (runs: readonly PartitionIndexEntry[], field: 'length' | 'rawLength' | 'records'): number => runs.reduce((sum, r) => sum + r[field], 0);
+    this.add('MAP_OUTPUT_RAW_BYTES', info.partitions.reduce((sum, runs) => sum + total(runs, 'rawLength'), 0));
     return {
-      partitionBytes: info.partitions.map((p) => p.length),
-      partitionRecords: info.partitions.map((p) => p.records),
+      partitionBytes: info.partitions.map((runs) => total(runs, 'length')),
+      partitionRecords: info.partitions.map((runs) => total(runs, 'records')),
     };
   }
 

@@ -6,9 +6,9 @@ import { isMinimrError, MinimrError } from '../errors.js';
 import { readIndexFile } from './index-file.js';
 import { MapOutputDirectory } from './map-output-directory.js';
 import { assertValidShuffleId, mapOutputPaths } from './paths.js';
-import { HEADER_CRC32, HEADER_LENGTH, HEADER_RAW_LENGTH, HEADER_RECORDS, shuffleUrlPath } from './shuffle-handler.js';
+import { HEADER_LENGTH, HEADER_RAW_LENGTH, HEADER_RECORDS, HEADER_RUNS, parseRunsHeader, shuffleUrlPath } from './shuffle-handler.js';
 import { sameHash, SHUFFLE_HASH_HEADER, SHUFFLE_REPLY_HEADER, shuffleReplyHash, shuffleRequestHash } from './shuffle-secret.js';
-import type { FetchedSegment, FetchMapOutputsOptions, MapOutputLocation, PartitionIndexEntry } from './types.js';
+import type { FetchedSegment, FetchMapOutputsOptions, MapOutputLocation, PartitionIndexEntry, SegmentRun } from './types.js';
 
 /**
  * Fetcher: gets one reduce partition from every map output, `concurrency` at a time, over HTTP from
@@ -17,7 +17,9 @@ import type { FetchedSegment, FetchMapOutputsOptions, MapOutputLocation, Partiti
  * segment's size is known: the reduce side's MergeManager decides there whether the segment is
  * decompressed into memory or written to disk as it is, and makes the fetch wait when memory is short.
  *
- * Every segment is checked against its crc32 (of the stored bytes, computed as they stream). A failed
+ * A segment is one sorted run of the map's records for the partition, or two (MAX_MAP_OUTPUT_RUNS),
+ * fetched together: a sink sees them all or none. Every run is checked against its crc32 (of its
+ * stored bytes, computed as they stream). A failed
  * try (connection error, 5xx, short body, checksum mismatch, corrupt frame, timeout) is retried with
  * doubling backoff; a 4xx (output missing, bad request) is not, as asking again gets the same answer.
  * When one map output cannot be had, the whole call rejects with EFETCH naming that map — the analogue
@@ -37,19 +39,20 @@ const LOCAL_CHUNK = 256 * 1024;
 
 /** What a reducer learns of a segment before its bytes: from the index (local) or the headers (HTTP). */
 export interface SegmentHeader {
-  /** Stored bytes (frames, headers included). */
+  /** Stored bytes (frames, headers included), all runs. */
   readonly length: number;
-  /** Bytes of the records once decompressed. */
+  /** Bytes of the records once decompressed, all runs. */
   readonly rawLength: number;
   readonly records: number;
-  readonly crc32: number;
+  /** The sorted runs, in order: their stored bytes come one after the other. */
+  readonly runs: readonly SegmentRun[];
   readonly local: boolean;
 }
 
 /**
  * Receives one try's stored bytes, in order. `write` may return a promise (the stream waits for it);
  * a chunk is not used by the fetcher after `write` (or its promise) returns. After the last chunk the
- * fetcher checks length and crc32, then calls `finish`; on any failure it calls `abort` instead.
+ * fetcher checks length and each run's crc32, then calls `finish`; on any failure it calls `abort` instead.
  * A MinimrError ECHECKSUM/EPROTOCOL thrown by `write`/`finish` is a bad segment (retried); any other
  * error is the reducer's own and fails the call as it is.
  */
@@ -202,7 +205,7 @@ export async function fetchMapOutputs(options: FetchMapOutputsOptions): Promise<
           got += chunk.copy(data, got);
         },
         finish: () => {
-          segments.push({ mapIndex: loc.mapIndex, attemptId: loc.attemptId, workerId: loc.workerId, records: header.records, crc32: header.crc32, data, local: header.local });
+          segments.push({ mapIndex: loc.mapIndex, attemptId: loc.attemptId, workerId: loc.workerId, records: header.records, runs: header.runs, data, local: header.local });
         },
         abort: () => undefined,
       };
@@ -250,8 +253,8 @@ function fetchFailed(
 }
 
 /**
- * Streams one try's bytes into a fresh sink, checking length and crc32 on the way; finishes the sink
- * when both hold, aborts it otherwise.
+ * Streams one try's bytes into a fresh sink, checking length and each run's crc32 on the way;
+ * finishes the sink when all hold, aborts it otherwise.
  */
 async function pump(
   header: SegmentHeader,
@@ -263,7 +266,23 @@ async function pump(
   let done = false;
   try {
     let got = 0;
+    const { runs } = header;
+    let run = 0;
+    let runEnd = runs[0]?.length ?? 0;
     let crc = 0;
+    /** Checks every run that ends at `got` (empty ones included) and moves on to the next. */
+    const closeRuns = (): void => {
+      while (run < runs.length && got === runEnd) {
+        const expected = runs[run]!.crc32 >>> 0;
+        if (crc >>> 0 !== expected) {
+          const which = runs.length > 1 ? ` (run ${run + 1} of ${runs.length})` : '';
+          throw new FetchTryError(`crc32 mismatch in segment from ${where}${which}: expected ${expected}, got ${crc >>> 0}`, true, status);
+        }
+        crc = 0;
+        if (++run < runs.length) runEnd += runs[run]!.length;
+      }
+    };
+    closeRuns();
     const it = chunks[Symbol.asyncIterator]();
     for (;;) {
       let step: IteratorResult<Buffer>;
@@ -278,18 +297,20 @@ async function pump(
       if (got + chunk.length > header.length) {
         throw new FetchTryError(`data from ${where} is longer than its ${header.length}-byte segment`, true, status);
       }
-      got += chunk.length;
-      crc = crc32(chunk, crc);
+      for (let pos = 0; pos < chunk.length; ) {
+        const take = Math.min(chunk.length - pos, runEnd - got);
+        crc = crc32(pos === 0 && take === chunk.length ? chunk : chunk.subarray(pos, pos + take), crc);
+        got += take;
+        pos += take;
+        closeRuns();
+      }
       try {
         await sink.write(chunk);
       } catch (err) {
         throw sinkError(err, where);
       }
     }
-    if (got !== header.length) throw new FetchTryError(`short segment from ${where}: ${got} of ${header.length} bytes`, true, status);
-    if (crc >>> 0 !== header.crc32 >>> 0) {
-      throw new FetchTryError(`crc32 mismatch in segment from ${where}: expected ${header.crc32}, got ${crc >>> 0}`, true, status);
-    }
+    if (got !== header.length || run < runs.length) throw new FetchTryError(`short segment from ${where}: ${got} of ${header.length} bytes`, true, status);
     try {
       await sink.finish();
     } catch (err) {
@@ -310,7 +331,7 @@ async function readLocal(
   signal: AbortSignal,
 ): Promise<SegmentHeader> {
   const paths = mapOutputPaths(rootDir, jobId, loc.attemptId);
-  let partitions: readonly PartitionIndexEntry[];
+  let partitions: readonly (readonly PartitionIndexEntry[])[];
   try {
     ({ partitions } = await readIndexFile(paths.indexFile));
   } catch (err) {
@@ -318,8 +339,8 @@ async function readLocal(
     if (isMinimrError(err, 'ECHECKSUM')) throw new FetchTryError(err.message, true, undefined, { cause: err });
     throw new FetchTryError(`cannot read ${paths.indexFile}: ${(err as Error).message}`, true, undefined, { cause: err });
   }
-  const entry = partitions[reduceIndex];
-  if (!entry) throw new FetchTryError(`partition ${reduceIndex} out of range: map output has ${partitions.length} partitions`, false);
+  const runs = partitions[reduceIndex];
+  if (!runs) throw new FetchTryError(`partition ${reduceIndex} out of range: map output has ${partitions.length} partitions`, false);
   let fh: FileHandle;
   try {
     fh = await open(paths.dataFile, 'r');
@@ -328,18 +349,20 @@ async function readLocal(
   }
   try {
     const { size } = await fh.stat();
-    if (size < entry.offset + entry.length) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
-    const header: SegmentHeader = { length: entry.length, rawLength: entry.rawLength, records: entry.records, crc32: entry.crc32, local: true };
+    if (runs.some((r) => size < r.offset + r.length)) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
+    const header = segmentHeader(runs, true);
     const sink = await openSink(loc, header, signal);
     const file = fh;
     async function* chunks(): AsyncGenerator<Buffer> {
-      for (let pos = 0; pos < entry!.length; ) {
-        if (signal.aborted) throw new FetchTryError('stopped', false);
-        const buf = Buffer.allocUnsafe(Math.min(LOCAL_CHUNK, entry!.length - pos));
-        const { bytesRead } = await file.read(buf, 0, buf.length, entry!.offset + pos);
-        if (bytesRead === 0) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
-        pos += bytesRead;
-        yield buf.subarray(0, bytesRead);
+      for (const run of runs!) {
+        for (let pos = 0; pos < run.length; ) {
+          if (signal.aborted) throw new FetchTryError('stopped', false);
+          const buf = Buffer.allocUnsafe(Math.min(LOCAL_CHUNK, run.length - pos));
+          const { bytesRead } = await file.read(buf, 0, buf.length, run.offset + pos);
+          if (bytesRead === 0) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
+          pos += bytesRead;
+          yield buf.subarray(0, bytesRead);
+        }
       }
     }
     await pump(header, sink, chunks(), paths.dataFile);
@@ -347,6 +370,18 @@ async function readLocal(
   } finally {
     await fh.close();
   }
+}
+
+function segmentHeader(runs: readonly SegmentRun[], local: boolean): SegmentHeader {
+  let length = 0;
+  let rawLength = 0;
+  let records = 0;
+  for (const r of runs) {
+    length += r.length;
+    rawLength += r.rawLength;
+    records += r.records;
+  }
+  return { length, rawLength, records, runs: runs.map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })), local };
 }
 
 function headerNumber(res: IncomingMessage, name: string): number | undefined {
@@ -406,12 +441,16 @@ async function fetchRemote(
       }
       const length = headerNumber(res, HEADER_LENGTH);
       const records = headerNumber(res, HEADER_RECORDS);
-      const expectedCrc = headerNumber(res, HEADER_CRC32);
       const rawLength = headerNumber(res, HEADER_RAW_LENGTH);
-      if (length === undefined || records === undefined || expectedCrc === undefined || rawLength === undefined) {
+      const runsText = res.headers[HEADER_RUNS];
+      const runs = typeof runsText === 'string' ? parseRunsHeader(runsText) : undefined;
+      if (length === undefined || records === undefined || rawLength === undefined || runs === undefined) {
         throw new FetchTryError(`response from ${where} lacks the segment headers`, true, status);
       }
-      const header: SegmentHeader = { length, rawLength, records, crc32: expectedCrc, local: false };
+      const header = segmentHeader(runs, false);
+      if (header.length !== length || header.records !== records || header.rawLength !== rawLength) {
+        throw new FetchTryError(`response from ${where} has segment headers whose runs do not add up to their totals`, true, status);
+      }
       // Waiting for memory is not the server's silence: no idle timeout while the sink is not open.
       res.pause();
       req!.setTimeout(0);

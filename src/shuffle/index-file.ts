@@ -3,49 +3,59 @@ import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { MinimrError } from '../errors.js';
 import { CODEC_LZ4_ID, CODEC_NONE_ID } from './codec.js';
-import type { PartitionIndexEntry } from './types.js';
+import { MAX_MAP_OUTPUT_RUNS, type PartitionIndexEntry } from './types.js';
 
 /**
- * The IndexFile of one map output (version 2), little-endian:
- *   magic "MRIX" | u16 version (2) | u16 codec id | u32 numPartitions
- *   numPartitions x (u64 offset | u64 length | u64 rawLength | u64 records | u32 crc32)
+ * The IndexFile of one map output (version 3), little-endian:
+ *   magic "MRIX" | u16 version (3) | u16 codec id | u32 numPartitions | u32 runs
+ *   numPartitions x runs x (u64 offset | u64 length | u64 rawLength | u64 records | u32 crc32)
  *   u32 crc32 of everything before it
- * The data file is a sequence of segments of frames (frames.ts); `length` is a segment's stored bytes
- * (frame headers included), `rawLength` its records' bytes once decompressed (what a reducer needs to
- * hold it in memory), `crc32` the checksum of its stored bytes. The codec id is the codec the writer
- * used (each frame still names its own, since an incompressible frame is stored raw). Readers refuse a
- * version or a codec they do not know (ECHECKSUM) rather than serve garbage. No fsync: map outputs are
- * disposable (a lost one is re-run) and a torn file fails its checksum.
+ * The data file is a sequence of segments of frames (frames.ts), one per partition and sorted run:
+ * every partition has `runs` of them (1 to MAX_MAP_OUTPUT_RUNS; its entries are consecutive, in run
+ * order). `length` is a run's stored bytes (frame headers included), `rawLength` its records' bytes
+ * once decompressed (what a reducer needs to hold it in memory), `crc32` the checksum of its stored
+ * bytes. The codec id is the codec the writer used (each frame still names its own, since an
+ * incompressible frame is stored raw). Readers refuse a version or a codec they do not know
+ * (ECHECKSUM) rather than serve garbage. No fsync: map outputs are disposable (a lost one is re-run)
+ * and a torn file fails its checksum. (Version 2 had no run count: one run per partition.)
  */
 
 const MAGIC = 0x5849524d; // "MRIX" read as u32 LE
-export const INDEX_VERSION = 2;
+export const INDEX_VERSION = 3;
 export const CODEC_NONE = CODEC_NONE_ID;
 const KNOWN_CODECS = new Set([CODEC_NONE_ID, CODEC_LZ4_ID]);
-const HEADER_SIZE = 12;
+const HEADER_SIZE = 16;
 const ENTRY_SIZE = 36;
 const TRAILER_SIZE = 4;
 
 export interface IndexFileContents {
   readonly codec: number;
-  readonly partitions: readonly PartitionIndexEntry[];
+  /** Per partition, its runs in order (all partitions have as many). */
+  readonly partitions: readonly (readonly PartitionIndexEntry[])[];
 }
 
-export function encodeIndex(partitions: readonly PartitionIndexEntry[], codec = CODEC_NONE): Buffer {
+export function encodeIndex(partitions: readonly (readonly PartitionIndexEntry[])[], codec = CODEC_NONE): Buffer {
   if (!KNOWN_CODECS.has(codec)) throw new MinimrError('EINTERNAL', `encodeIndex: unknown codec id ${codec}`);
-  const buf = Buffer.alloc(HEADER_SIZE + partitions.length * ENTRY_SIZE + TRAILER_SIZE);
+  const runs = partitions[0]?.length ?? 1;
+  if (runs < 1 || runs > MAX_MAP_OUTPUT_RUNS || partitions.some((p) => p.length !== runs)) {
+    throw new MinimrError('EINTERNAL', `encodeIndex: every partition needs the same number of runs, 1 to ${MAX_MAP_OUTPUT_RUNS}`);
+  }
+  const buf = Buffer.alloc(HEADER_SIZE + partitions.length * runs * ENTRY_SIZE + TRAILER_SIZE);
   buf.writeUInt32LE(MAGIC, 0);
   buf.writeUInt16LE(INDEX_VERSION, 4);
   buf.writeUInt16LE(codec, 6);
   buf.writeUInt32LE(partitions.length, 8);
+  buf.writeUInt32LE(runs, 12);
   let pos = HEADER_SIZE;
   for (const p of partitions) {
-    buf.writeBigUInt64LE(BigInt(p.offset), pos);
-    buf.writeBigUInt64LE(BigInt(p.length), pos + 8);
-    buf.writeBigUInt64LE(BigInt(p.rawLength), pos + 16);
-    buf.writeBigUInt64LE(BigInt(p.records), pos + 24);
-    buf.writeUInt32LE(p.crc32 >>> 0, pos + 32);
-    pos += ENTRY_SIZE;
+    for (const r of p) {
+      buf.writeBigUInt64LE(BigInt(r.offset), pos);
+      buf.writeBigUInt64LE(BigInt(r.length), pos + 8);
+      buf.writeBigUInt64LE(BigInt(r.rawLength), pos + 16);
+      buf.writeBigUInt64LE(BigInt(r.records), pos + 24);
+      buf.writeUInt32LE(r.crc32 >>> 0, pos + 32);
+      pos += ENTRY_SIZE;
+    }
   }
   buf.writeUInt32LE(crc32(buf.subarray(0, pos)), pos);
   return buf;
@@ -72,18 +82,24 @@ export function decodeIndex(buf: Buffer, file = '<buffer>'): IndexFileContents {
   const codec = buf.readUInt16LE(6);
   if (!KNOWN_CODECS.has(codec)) throw corrupt(file, `unknown codec id ${codec}`);
   const n = buf.readUInt32LE(8);
-  if (HEADER_SIZE + n * ENTRY_SIZE !== body) throw corrupt(file, `length does not match ${n} partitions`);
-  const partitions: PartitionIndexEntry[] = [];
+  const runs = buf.readUInt32LE(12);
+  if (runs < 1 || runs > MAX_MAP_OUTPUT_RUNS) throw corrupt(file, `${runs} runs per partition (1 to ${MAX_MAP_OUTPUT_RUNS})`);
+  if (HEADER_SIZE + n * runs * ENTRY_SIZE !== body) throw corrupt(file, `length does not match ${n} partitions of ${runs} runs`);
+  const partitions: PartitionIndexEntry[][] = [];
   let pos = HEADER_SIZE;
   for (let i = 0; i < n; i++) {
-    partitions.push({
-      offset: readU64(buf, pos, file),
-      length: readU64(buf, pos + 8, file),
-      rawLength: readU64(buf, pos + 16, file),
-      records: readU64(buf, pos + 24, file),
-      crc32: buf.readUInt32LE(pos + 32),
-    });
-    pos += ENTRY_SIZE;
+    const entries: PartitionIndexEntry[] = [];
+    for (let r = 0; r < runs; r++) {
+      entries.push({
+        offset: readU64(buf, pos, file),
+        length: readU64(buf, pos + 8, file),
+        rawLength: readU64(buf, pos + 16, file),
+        records: readU64(buf, pos + 24, file),
+        crc32: buf.readUInt32LE(pos + 32),
+      });
+      pos += ENTRY_SIZE;
+    }
+    partitions.push(entries);
   }
   return { codec, partitions };
 }
@@ -94,7 +110,7 @@ export async function readIndexFile(file: string): Promise<IndexFileContents> {
 }
 
 /** Temp + rename: a reader sees either no index or a complete one, never a half-written one. */
-export async function writeIndexFile(file: string, partitions: readonly PartitionIndexEntry[], codec = CODEC_NONE): Promise<void> {
+export async function writeIndexFile(file: string, partitions: readonly (readonly PartitionIndexEntry[])[], codec = CODEC_NONE): Promise<void> {
   await writeFileAtomically(file, encodeIndex(partitions, codec));
 }
 

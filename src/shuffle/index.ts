@@ -11,9 +11,11 @@ export type {
   MapOutputLocation,
   MergedInput,
   PartitionIndexEntry,
+  SegmentRun,
   RecordBytes,
   ShuffleCounters,
 } from './types.js';
+export { MAX_MAP_OUTPUT_RUNS } from './types.js';
 export { createShuffleCounters } from './counters.js';
 export { compareByteRanges } from './bytes-compare.js';
 export { hashPartition, murmur3_32 } from './partitioner.js';

@@ -1,4 +1,4 @@
-import { open, rm } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { effectiveComparator } from './bytes-compare.js';
@@ -9,7 +9,7 @@ import { noteTransientBytes } from './gc-pacer.js';
 import { SegmentReader, type KeyValue } from './record-format.js';
 import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from './run-cursor.js';
 import { openSpillFile, writeFramedFile, type FramedFileStats, type FramePacker, type SegmentSource, type SpillFile } from './spill-writer.js';
-import type { BytesCombiner, KeyComparator, MapOutputLocation, MergedInput, ShuffleCounters } from './types.js';
+import { MAX_MAP_OUTPUT_RUNS, type BytesCombiner, type KeyComparator, type MapOutputLocation, type MergedInput, type SegmentRun, type ShuffleCounters } from './types.js';
 
 /**
  * MergeManager: the reduce side's memory-bounded external merge sort (Hadoop's MergeManagerImpl).
@@ -58,11 +58,16 @@ import type { BytesCombiner, KeyComparator, MapOutputLocation, MergedInput, Shuf
  * steps when the run count crosses mergeFactor and a merge pass re-writes data. Hence the scheduler's
  * rule: among allocations with the same predicted time, take the smallest.
  *
- * Order of equal keys. Every record carries its map index (a "tag"): constant for a fetched segment,
- * written as a varint before the value in the runs this class writes. Merges break key ties by tag,
- * then by run; a map's records are always in one run, in emission order. So equal keys come out in
- * map order then emission order, whatever the budget did: the reduce input is byte-identical across
- * budgets (without a combiner; a combiner sees different groups under different budgets).
+ * Order of equal keys. Every record carries a "tag", its map index and the run of the map's output
+ * it came in (mapIndex * MAX_MAP_OUTPUT_RUNS + run; a map that kept two runs has its earlier records
+ * in the first): constant for a fetched run, written as a varint before the value in the runs this
+ * class writes. Merges break key ties by tag, then by run; one tag's records are always in one run,
+ * in emission order. So equal keys come out in map order then emission order, whatever the budget
+ * (or the maps' buffers) did: the reduce input is byte-identical across budgets (without a combiner;
+ * a combiner sees different groups under different budgets).
+ *
+ * A fetched segment of two runs is two runs here from the start (two in-memory segments, or two
+ * files), committed together once the whole segment is verified.
  */
 
 /**
@@ -97,7 +102,8 @@ interface MemRun {
   readonly raw: Buffer;
   readonly rawLength: number;
   readonly records: number;
-  readonly mapIndex: number;
+  /** Of every record: see Order of equal keys. */
+  readonly tag: number;
 }
 
 interface DiskRun {
@@ -108,8 +114,8 @@ interface DiskRun {
   readonly length: number;
   readonly rawLength: number;
   readonly records: number;
-  /** A fetched map segment (untagged, all of `mapIndex`), or a run this class wrote (tagged records). */
-  readonly mapIndex: number | undefined;
+  /** A fetched run (untagged, all records have this tag), or undefined: a run this class wrote (tagged records). */
+  readonly tag: number | undefined;
 }
 
 type Run = MemRun | DiskRun;
@@ -326,15 +332,16 @@ export class MergeManager {
     if (!this.diskMerging && this.diskRuns.length > 2 * this.mergeWidth() - 1) this.startDiskMerge();
   }
 
-  /** An in-memory segment is complete and verified. */
-  commit(run: Omit<MemRun, 'id' | 'kind'>): void {
-    this.reservedInFlight -= run.rawLength;
+  /** An in-memory segment is complete and verified: its runs, in order. */
+  commit(runs: ReadonlyArray<Omit<MemRun, 'id' | 'kind'>>): void {
+    const bytes = runs.reduce((n, r) => n + r.rawLength, 0);
+    this.reservedInFlight -= bytes;
     if (this.failure !== undefined) {
-      this.used -= run.rawLength;
+      this.used -= bytes;
       return;
     }
-    this.memRuns.push({ kind: 'mem', id: this.nextId++, ...run });
-    this.committedBytes += run.rawLength;
+    for (const run of runs) if (run.records > 0) this.memRuns.push({ kind: 'mem', id: this.nextId++, ...run });
+    this.committedBytes += bytes;
     this.pump();
   }
 
@@ -346,24 +353,46 @@ export class MergeManager {
     return path;
   }
 
+  /** One file per run of the segment, so that each run is merged, and its file removed, on its own. */
   private async openDiskSink(loc: MapOutputLocation, header: SegmentHeader): Promise<SegmentSink> {
-    const path = this.newPath(`map${loc.mapIndex}`);
-    const fh = await open(path, 'wx');
-    let pos = 0;
+    const files: Array<{ readonly path: string; readonly fh: FileHandle; readonly run: SegmentRun; readonly tag: number }> = [];
     let closed = false;
     const close = async (): Promise<void> => {
       if (closed) return;
       closed = true;
-      await fh.close();
+      await Promise.all(files.map((f) => f.fh.close()));
     };
+    const remove = async (): Promise<void> => {
+      await close().catch(() => undefined);
+      for (const f of files) this.files.delete(f.path);
+      await Promise.all(files.map((f) => rm(f.path, { force: true })));
+    };
+    try {
+      for (const [index, run] of header.runs.entries()) {
+        if (run.length === 0) continue;
+        const path = this.newPath(`map${loc.mapIndex}`);
+        files.push({ path, fh: await open(path, 'wx'), run, tag: runTag(loc.mapIndex, index) });
+      }
+    } catch (err) {
+      await remove();
+      throw err;
+    }
+    let current = 0;
+    let pos = 0;
     return {
       write: async (chunk) => {
         // Fetched chunks (socket or file reads) die once written; see gc-pacer.ts.
         noteTransientBytes(chunk.length);
         for (let off = 0; off < chunk.length; ) {
-          const { bytesWritten } = await fh.write(chunk, off, chunk.length - off, pos);
+          const f = files[current];
+          if (f === undefined) throw new MinimrError('ECHECKSUM', `segment of map ${loc.mapIndex} is longer than its runs`, { ...this.opts.details, mapIndex: loc.mapIndex });
+          const { bytesWritten } = await f.fh.write(chunk, off, Math.min(chunk.length - off, f.run.length - pos), pos);
           off += bytesWritten;
           pos += bytesWritten;
+          if (pos === f.run.length) {
+            current++;
+            pos = 0;
+          }
         }
       },
       finish: async () => {
@@ -371,14 +400,12 @@ export class MergeManager {
         this.counters.spilledRecords += header.records;
         this.counters.spilledBytes += header.length;
         if (this.failure !== undefined) return;
-        this.diskRuns.push({ kind: 'disk', id: this.nextId++, path, length: header.length, rawLength: header.rawLength, records: header.records, mapIndex: loc.mapIndex });
+        for (const { path, run, tag } of files) {
+          this.diskRuns.push({ kind: 'disk', id: this.nextId++, path, length: run.length, rawLength: run.rawLength, records: run.records, tag });
+        }
         this.pump();
       },
-      abort: async () => {
-        await close().catch(() => undefined);
-        this.files.delete(path);
-        await rm(path, { force: true });
-      },
+      abort: remove,
     };
   }
 
@@ -468,7 +495,7 @@ export class MergeManager {
     const seg = stats.segments[0]!;
     this.counters.spilledRecords += seg.records;
     this.counters.spilledBytes += seg.length;
-    return { kind: 'disk', id: this.nextId++, path, length: seg.length, rawLength: seg.rawLength, records: seg.records, mapIndex: undefined };
+    return { kind: 'disk', id: this.nextId++, path, length: seg.length, rawLength: seg.rawLength, records: seg.records, tag: undefined };
   }
 
   /**
@@ -555,10 +582,18 @@ class InMemorySink implements SegmentSink {
   finish(): void {
     if (this.frame !== undefined || this.headGot !== 0) throw this.corrupt('segment ends inside a frame');
     if (this.rawPos !== this.raw.length) throw this.corrupt(`frames hold ${this.rawPos} raw bytes, the index says ${this.raw.length}`);
-    const records = new SegmentReader(this.raw).countRecords();
-    if (records !== this.header.records) throw this.corrupt(`segment has ${records} records, the index says ${this.header.records}`);
+    // Each run's records are the raw bytes of its frames, which come one run after the other.
+    const runs: Array<Omit<MemRun, 'id' | 'kind'>> = [];
+    let at = 0;
+    for (const [index, run] of this.header.runs.entries()) {
+      const raw = this.raw.subarray(at, at + run.rawLength);
+      at += run.rawLength;
+      const records = new SegmentReader(raw).countRecords();
+      if (records !== run.records) throw this.corrupt(`run ${index + 1} of the segment has ${records} records, the index says ${run.records}`);
+      runs.push({ raw, rawLength: raw.length, records, tag: runTag(this.loc.mapIndex, index) });
+    }
     this.done = true;
-    this.manager.commit({ raw: this.raw, rawLength: this.raw.length, records, mapIndex: this.loc.mapIndex });
+    this.manager.commit(runs);
   }
 
   abort(): void {
@@ -574,9 +609,14 @@ class InMemorySink implements SegmentSink {
 
 /** A run's cursor: its tag is the map index of a fetched segment, or read from each record of a run this class wrote. */
 function cursorOf(run: Run, order: number, reuseFrames: boolean): RecordCursor {
-  if (run.kind === 'mem') return new RecordCursor(bufferFeed(run.raw), run.mapIndex, order, `map ${run.mapIndex} (in memory)`);
+  if (run.kind === 'mem') return new RecordCursor(bufferFeed(run.raw), run.tag, order, `map ${Math.floor(run.tag / MAX_MAP_OUTPUT_RUNS)} (in memory)`);
   const feed = new FileFrameFeed(run.path, 0, run.length, { name: run.path }, reuseFrames);
-  return new RecordCursor(feed, run.mapIndex ?? TAG_IN_VALUE, order, run.path);
+  return new RecordCursor(feed, run.tag ?? TAG_IN_VALUE, order, run.path);
+}
+
+/** The tag of run `run` of map `mapIndex`'s segment: see Order of equal keys. */
+function runTag(mapIndex: number, run: number): number {
+  return mapIndex * MAX_MAP_OUTPUT_RUNS + run;
 }
 
 /** Writes a merge into a packer as tagged records, yielding whenever a frame is ready. */

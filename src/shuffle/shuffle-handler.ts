@@ -1,19 +1,20 @@
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { isMinimrError, type MinimrErrorCode } from '../errors.js';
 import { readIndexFile } from './index-file.js';
 import { isValidShuffleId, mapOutputPaths } from './paths.js';
 import { sameHash, SHUFFLE_HASH_HEADER, SHUFFLE_REPLY_HEADER, shuffleReplyHash, shuffleRequestHash } from './shuffle-secret.js';
-import type { PartitionIndexEntry } from './types.js';
+import { MAX_MAP_OUTPUT_RUNS, type PartitionIndexEntry, type SegmentRun } from './types.js';
 
 /**
  * ShuffleHandler: serves `GET /shuffle/<jobId>/<attemptId>/<partition>` from the map outputs under
- * `rootDir`, one partition's segment per request, streamed from the data file exactly as stored (its
- * frames stay compressed: the reducer decompresses, or keeps them compressed on its disk). Headers
- * give the record count, the stored length, the raw (decompressed) length and the crc32 of the
- * stored bytes. The index is read and
+ * `rootDir`, one partition's segment per request: its runs (one or two, see MAX_MAP_OUTPUT_RUNS) one
+ * after the other, streamed from the data file exactly as stored (frames stay compressed: the
+ * reducer decompresses, or keeps them compressed on its disk). Headers give the totals (record count,
+ * stored length, raw length) and, per run, its stored length, raw length, records and the crc32 of
+ * its stored bytes (`x-minimr-runs`: `length:rawLength:records:crc32`, comma-separated, in order).
+ * The index is read and
  * verified on every request (it is small and it is the only proof the output is complete); the segment
  * is not verified here — the reducer checks it against the crc32 header, so a bad disk shows up as a
  * fetch failure that re-runs the map.
@@ -22,7 +23,8 @@ import type { PartitionIndexEntry } from './types.js';
 export const SHUFFLE_PATH_PREFIX = '/shuffle/';
 export const HEADER_RECORDS = 'x-minimr-records';
 export const HEADER_LENGTH = 'x-minimr-length';
-export const HEADER_CRC32 = 'x-minimr-crc32';
+/** The segment's runs, in order: `length:rawLength:records:crc32`, comma-separated. */
+export const HEADER_RUNS = 'x-minimr-runs';
 /** Bytes of the segment's records once decompressed: the reducer decides memory or disk from it. */
 export const HEADER_RAW_LENGTH = 'x-minimr-raw-length';
 
@@ -49,6 +51,27 @@ function sendError(
   const body = JSON.stringify({ code, message, details });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** Read size when streaming a segment's runs. */
+const SERVE_CHUNK = 256 * 1024;
+
+/** The `x-minimr-runs` header of a segment. */
+export function runsHeader(runs: readonly SegmentRun[]): string {
+  return runs.map((r) => `${r.length}:${r.rawLength}:${r.records}:${r.crc32 >>> 0}`).join(',');
+}
+
+/** Parses `x-minimr-runs`; undefined when malformed or out of range. */
+export function parseRunsHeader(text: string): SegmentRun[] | undefined {
+  const parts = text.split(',');
+  if (parts.length < 1 || parts.length > MAX_MAP_OUTPUT_RUNS) return undefined;
+  const runs: SegmentRun[] = [];
+  for (const part of parts) {
+    const m = /^(\d{1,15}):(\d{1,15}):(\d{1,15}):(\d{1,10})$/.exec(part);
+    if (!m || Number(m[4]) > 0xffffffff) return undefined;
+    runs.push({ length: Number(m[1]), rawLength: Number(m[2]), records: Number(m[3]), crc32: Number(m[4]) });
+  }
+  return runs;
 }
 
 /** Returns true when the URL was a shuffle URL (answered, whatever the outcome), false otherwise. */
@@ -101,7 +124,7 @@ async function serveSegment(
 ): Promise<void> {
   const details = { jobId, attemptId, partition };
   const paths = mapOutputPaths(rootDir, jobId, attemptId);
-  let partitions: readonly PartitionIndexEntry[];
+  let partitions: readonly (readonly PartitionIndexEntry[])[];
   try {
     ({ partitions } = await readIndexFile(paths.indexFile));
   } catch (err) {
@@ -114,8 +137,8 @@ async function serveSegment(
     }
     return;
   }
-  const entry = partitions[partition];
-  if (!entry) {
+  const runs = partitions[partition];
+  if (!runs) {
     sendError(res, 400, 'EFETCH', `partition ${partition} out of range: map output has ${partitions.length} partitions`, details);
     return;
   }
@@ -132,28 +155,44 @@ async function serveSegment(
   let handedOver = false;
   try {
     const { size } = await fh.stat();
-    if (size < entry.offset + entry.length) {
-      sendError(res, 500, 'EFETCH', `map output data file is truncated (${size} bytes, segment ends at ${entry.offset + entry.length})`, details);
+    const end = runs.reduce((n, r) => Math.max(n, r.offset + r.length), 0);
+    if (size < end) {
+      sendError(res, 500, 'EFETCH', `map output data file is truncated (${size} bytes, segment ends at ${end})`, details);
       return;
     }
+    const total = (field: 'length' | 'rawLength' | 'records'): number => runs.reduce((n, r) => n + r[field], 0);
+    const length = total('length');
     res.writeHead(200, {
       'content-type': 'application/octet-stream',
-      'content-length': entry.length,
-      [HEADER_LENGTH]: entry.length,
-      [HEADER_RECORDS]: entry.records,
-      [HEADER_CRC32]: entry.crc32,
-      [HEADER_RAW_LENGTH]: entry.rawLength,
+      'content-length': length,
+      [HEADER_LENGTH]: length,
+      [HEADER_RECORDS]: total('records'),
+      [HEADER_RAW_LENGTH]: total('rawLength'),
+      [HEADER_RUNS]: runsHeader(runs),
     });
-    if (req.method === 'HEAD' || entry.length === 0) {
+    if (req.method === 'HEAD' || length === 0) {
       res.end();
       return;
     }
-    const stream = createReadStream('', { fd: fh, start: entry.offset, end: entry.offset + entry.length - 1, autoClose: true });
     handedOver = true;
-    // pipeline destroys the file stream (closing the handle) however the response ends, including a
-    // reducer that hung up before we started.
-    pipeline(stream, res, () => undefined);
+    // pipeline ends the reads however the response ends, including a reducer that hung up before we
+    // started; the handle closes once a read in progress is done.
+    pipeline(Readable.from(readRuns(fh, runs)), res, () => {
+      fh.close().catch(() => undefined);
+    });
   } finally {
     if (!handedOver) await fh.close();
+  }
+}
+
+async function* readRuns(fh: FileHandle, runs: readonly PartitionIndexEntry[]): AsyncGenerator<Buffer> {
+  for (const run of runs) {
+    for (let pos = 0; pos < run.length; ) {
+      const buf = Buffer.allocUnsafe(Math.min(SERVE_CHUNK, run.length - pos));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, run.offset + pos);
+      if (bytesRead === 0) throw new Error(`map output data file ends at byte ${run.offset + pos}, inside a segment`);
+      pos += bytesRead;
+      yield buf.subarray(0, bytesRead);
+    }
   }
 }

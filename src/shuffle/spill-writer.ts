@@ -27,11 +27,12 @@ export interface SpillFile {
   closeSync(): void;
 }
 
-export type OpenSpillFile = (path: string) => SpillFile;
+/** `existing`: open the file as it is, to write past its end (by default it is created or truncated). */
+export type OpenSpillFile = (path: string, existing?: boolean) => SpillFile;
 
-/** Default: a plain file opened for writing (truncated). */
-export const openSpillFile: OpenSpillFile = (path) => {
-  const fd = openSync(path, 'w');
+/** Default: a plain file opened for writing. */
+export const openSpillFile: OpenSpillFile = (path, existing = false) => {
+  const fd = openSync(path, existing ? 'r+' : 'w');
   let closed = false;
   const writeOnce = (data: Buffer, off: number, len: number, pos: number): Promise<number> =>
     new Promise((resolve, reject) => write(fd, data, off, len, pos, (err, n) => (err ? reject(err) : resolve(n))));
@@ -217,11 +218,13 @@ export interface FramedFileOptions {
   readonly inFlight?: number;
   readonly writeBatchBytes?: number;
   readonly frameRawBytes?: number;
+  /** Where in the file the first segment starts (default 0): the offsets of `segments` count from the file's start. */
+  readonly startOffset?: number;
 }
 
 export interface FramedFileStats {
   readonly segments: SegmentStats[];
-  /** Stored bytes of the file. */
+  /** Stored bytes written. */
   readonly bytes: number;
   readonly records: number;
 }
@@ -241,16 +244,16 @@ class SegmentAccounts {
     this.length[seg]! += frame.length;
     this.crc[seg] = crc32(frame, this.crc[seg]!);
   }
-  stats(): FramedFileStats {
+  stats(startOffset = 0): FramedFileStats {
     const segments: SegmentStats[] = [];
-    let offset = 0;
+    let offset = startOffset;
     let records = 0;
     for (let p = 0; p < this.length.length; p++) {
       segments.push({ offset, length: this.length[p]!, rawLength: this.raw[p]!, records: this.records[p]!, crc32: this.crc[p]! >>> 0 });
       offset += this.length[p]!;
       records += this.records[p]!;
     }
-    return { segments, bytes: offset, records };
+    return { segments, bytes: offset - startOffset, records };
   }
 }
 
@@ -329,7 +332,7 @@ export async function writeFramedFile(file: SpillFile, source: SegmentSource, op
   const packer = new FramePacker(frameRawBytes);
   const batch = new FrameBatch(opts.writeBatchBytes ?? 1 << 20, frameRawBytes);
   const pending: Array<{ seg: number; raw: Buffer; stored: Promise<Buffer> }> = [];
-  let filePos = 0;
+  let filePos = opts.startOffset ?? 0;
 
   const write = async (buf: Buffer): Promise<void> => {
     const at = filePos;
@@ -380,7 +383,7 @@ export async function writeFramedFile(file: SpillFile, source: SegmentSource, op
     // Let compressions still running settle before the caller frees their input.
     await Promise.allSettled(pending.map((e) => e.stored));
   }
-  return acc.stats();
+  return acc.stats(opts.startOffset);
 }
 
 export function writeFramedFileSync(file: SpillFile, source: SegmentSource, opts: FramedFileOptions): FramedFileStats {
@@ -389,7 +392,7 @@ export function writeFramedFileSync(file: SpillFile, source: SegmentSource, opts
   const acc = new SegmentAccounts(numSegments);
   const packer = new FramePacker(frameRawBytes);
   const batch = new FrameBatch(opts.writeBatchBytes ?? 1 << 20, frameRawBytes);
-  let filePos = 0;
+  let filePos = opts.startOffset ?? 0;
   const write = (buf: Buffer): void => {
     file.writeSync(buf, filePos);
     filePos += buf.length;
@@ -424,7 +427,7 @@ export function writeFramedFileSync(file: SpillFile, source: SegmentSource, opts
     acc.raw[p] = packer.rawBytes - beforeRaw;
   }
   flushBatch();
-  return acc.stats();
+  return acc.stats(opts.startOffset);
 }
 
 /** Adapts an iterable of records into a segment source. */

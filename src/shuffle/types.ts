@@ -1,8 +1,8 @@
 /**
  * Contracts of the shuffle. Map output records are (partition, key bytes, value bytes); keys are
  * ordered by `KeyComparator` (byte order unless the job gives its own). A finished map output is one
- * data file plus an index with one entry per reduce partition, stored on the map worker's disk and
- * served to reducers over HTTP. The first version sorts in memory; the external-sort issue replaces
+ * data file plus an index with one entry per reduce partition and sorted run (one run, or two: see
+ * MAX_MAP_OUTPUT_RUNS), stored on the map worker's disk and served to reducers over HTTP. The first version sorts in memory; the external-sort issue replaces
  * the collector and merger behind these same interfaces.
  */
 
@@ -40,22 +40,37 @@ export interface ShuffleCounters {
   reduceInputGroups: number;
 }
 
-export interface PartitionIndexEntry {
-  /** Byte offset of the partition's segment in the data file. */
-  readonly offset: number;
-  /** Segment length in bytes as stored. */
+/**
+ * Most sorted runs one partition of a map output holds. A map whose output took two generations of
+ * its sort buffer publishes both as they are, rather than merging them (map-output-buffer.ts); the
+ * reduce merges them with the other maps' runs. Records of one map and run carry the tag
+ * mapIndex * MAX_MAP_OUTPUT_RUNS + run on the reduce side, so equal keys still come out in map order,
+ * then emission order.
+ */
+export const MAX_MAP_OUTPUT_RUNS = 2;
+
+/** One sorted run of one partition, as stored: its frames, checksummed. */
+export interface SegmentRun {
+  /** Length in bytes as stored (frame headers included). */
   readonly length: number;
-  /** Bytes of the segment's records once decompressed (what a reducer needs to hold it in memory). */
+  /** Bytes of the run's records once decompressed (what a reducer needs to hold it in memory). */
   readonly rawLength: number;
   readonly records: number;
-  /** CRC-32 of the stored segment bytes. */
+  /** CRC-32 of the stored bytes. */
   readonly crc32: number;
+}
+
+/** One run of one partition in a map output's data file. */
+export interface PartitionIndexEntry extends SegmentRun {
+  /** Byte offset of the run in the data file. */
+  readonly offset: number;
 }
 
 export interface MapOutputInfo {
   readonly dataFile: string;
   readonly indexFile: string;
-  readonly partitions: readonly PartitionIndexEntry[];
+  /** Per partition, its runs in emission order (every partition has the same number of runs). */
+  readonly partitions: readonly (readonly PartitionIndexEntry[])[];
 }
 
 /** Map side: collects a map task's output and writes the partitioned, sorted file. */
@@ -133,13 +148,14 @@ export interface FetchMapOutputsOptions {
   readonly signal?: AbortSignal;
 }
 
-/** One map's segment for one reduce partition, verified against its crc32. */
+/** One map's segment for one reduce partition, each run verified against its crc32. */
 export interface FetchedSegment {
   readonly mapIndex: number;
   readonly attemptId: string;
   readonly workerId: string;
   readonly records: number;
-  readonly crc32: number;
+  /** `data` holds these runs one after the other. */
+  readonly runs: readonly SegmentRun[];
   /** Segment bytes as stored (record format: `[varint keyLen][varint valueLen][key][value]`...). */
   readonly data: Buffer;
   /** Read from this worker's disk rather than over HTTP. */

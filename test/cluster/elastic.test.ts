@@ -113,10 +113,11 @@ describe('elastic attempts on a real cluster', () => {
     const elastic = await client.attempts(secondId);
     assert.ok(elastic.length >= 3 && elastic.every((a) => a.elastic && a.memoryMb === ELASTIC_MB && a.idealMemoryMb === IDEAL_MB), 'every attempt of run 2 is elastic at 30%');
     assert.equal(second.elasticAttempts, elastic.length);
-    for (const kind of ['map', 'reduce'] as const) {
-      assert.ok(sum(succeeded(elastic, kind), 'SPILLED_BYTES') > sum(succeeded(regular, kind), 'SPILLED_BYTES'), `elastic ${kind}s spill more`);
-    }
-    assert.ok(succeeded(elastic, 'map').every((a) => (a.counters.SPILLS ?? 0) > 1), 'every elastic map spilled more than its final output');
+    assert.ok(sum(succeeded(elastic, 'reduce'), 'SPILLED_BYTES') > sum(succeeded(regular, 'reduce'), 'SPILLED_BYTES'), 'the elastic reduce spills more');
+    // A 15 MB split takes two generations of a 20 MiB buffer: the maps publish both as two runs
+    // (shuffle.map.outputRuns), so they write no more than the regular maps did.
+    assert.ok(succeeded(elastic, 'map').every((a) => (a.counters.SPILLS ?? 0) === 2), 'every elastic map filled its buffer twice');
+    assert.ok(sum(succeeded(elastic, 'map'), 'SPILLED_BYTES') <= sum(succeeded(regular, 'map'), 'SPILLED_BYTES') * 1.01, 'two runs, written once');
     for (const a of succeeded(elastic, 'map').concat(succeeded(elastic, 'reduce'))) {
       const c = a.counters;
       ctx.diagnostic(`${a.attemptId}: ${a.memoryMb} MB, ${wallMs(a)} ms, spills ${c.SPILLS}, spilled ${((c.SPILLED_BYTES ?? 0) / MiB).toFixed(1)} MiB, peak RSS ${((c.PEAK_RSS_BYTES ?? 0) / MiB).toFixed(1)} MiB`);

@@ -7,6 +7,7 @@ import { profileJob, profileMarkdown, profileSvg, type AttemptSummary, type JobC
 import { appModule, fixtureModule, makeText, parseCounts, readOutput, referenceWordCount, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
 
 const KiB = 1024;
+const MiB = 1024 * KiB;
 
 async function filesUnder(dir: string): Promise<string[]> {
   try {
@@ -115,6 +116,47 @@ describe('memory-bounded shuffle on a 3-worker cluster', () => {
     assert.deepEqual([...got].sort(), want, 'every record once');
     for (let i = 1; i < got.length; i++) assert.ok(Buffer.compare(Buffer.from(got[i - 1]!.slice(0, 10), 'latin1'), Buffer.from(got[i]!.slice(0, 10), 'latin1')) <= 0, `key order at record ${i}`);
     assert.equal(status.counters.REDUCE_INPUT_GROUPS, new Set(want.map((r) => r.slice(0, 10))).size);
+  });
+
+  it('maps whose output takes two generations of their buffer publish two runs: same bytes out as with one merged run, equal keys in map then input order, less written', async () => {
+    // Two files of 3000 records (two maps), keys drawn from 300: many equal keys within and across maps.
+    const n = 3000;
+    const files: Buffer[] = [];
+    let seed = 7;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
+    for (let f = 0; f < 2; f++) {
+      const part = Buffer.alloc(n * 100);
+      for (let i = 0; i < n; i++) {
+        const k = (next() >>> 16) % 300;
+        part.writeUInt32BE(k * 2654435761 >>> 0, i * 100);
+        part.writeUInt32BE(k, i * 100 + 4);
+        part.writeUInt16BE(k, i * 100 + 8);
+        part.write(`${f}:${i}`.padStart(90, '.'), i * 100 + 10, 'latin1');
+      }
+      files.push(part);
+      await t.fs.put(part, `/tera/two-runs/part-${f}`);
+    }
+    // Stable sort by key of the maps' records in map order: what the reduce must see.
+    const all = Buffer.concat(files);
+    const want = Array.from({ length: 2 * n }, (_, i) => all.subarray(i * 100, (i + 1) * 100)).sort((a, b) => Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)));
+    // 3000 records of 132 bytes with their metadata: two generations of a 384 KiB buffer. The
+    // reduce budget of 64 KiB sends runs to disk; of 16 MiB keeps them in memory.
+    const outputs: Buffer[] = [];
+    const mapWrites: number[] = [];
+    for (const [runs, reduceBytes] of [[1, 16 * 1024 * KiB], [2, 16 * 1024 * KiB], [2, 64 * KiB]] as const) {
+      const conf: JobConf = { 'shuffle.map.bufferBytes': 384 * KiB, 'shuffle.reduce.bufferBytes': reduceBytes, 'shuffle.map.outputRuns': runs };
+      const output = `/tera/two-runs-out-${runs}-${reduceBytes}`;
+      const status = await t.cluster.client.run(appModule('terasort'), { input: ['/tera/two-runs'], output, reducers: 2, conf });
+      const attempts = await t.cluster.client.attempts(status.jobId);
+      assert.equal(counter(attempts, 'map', 'SPILLS'), 4, 'each map filled its buffer twice');
+      mapWrites.push(counter(attempts, 'map', 'SPILLED_BYTES'));
+      if (reduceBytes < MiB) assert.ok(counter(attempts, 'reduce', 'SPILLED_BYTES') > 0, 'the reduces read runs on disk');
+      outputs.push(await readOutput(t.fs, output));
+    }
+    assert.ok(outputs[0]!.equals(Buffer.concat(want)), 'one run: the stable sort of the input');
+    assert.ok(outputs[1]!.equals(outputs[0]!) && outputs[2]!.equals(outputs[0]!), 'two runs: the same bytes');
+    // One run: the first generation is written as a spill, then again in the merged output.
+    assert.ok(mapWrites[1]! < 0.8 * mapWrites[0]!, `two runs write less (${mapWrites.join(', ')})`);
   });
 
   it('merges in several passes when the runs exceed the merge factor, with the same output', async () => {

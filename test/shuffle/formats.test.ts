@@ -17,7 +17,7 @@ import {
 } from '../../src/shuffle/index.js';
 import { isMinimrError } from '../../src/errors.js';
 import { buildSegment, hex, parseIndex, parseSegment, randomBytes, rng, withTempDir } from './support.js';
-import { parseIndexV2 } from './map-support.js';
+import { parseIndexV3 } from './map-support.js';
 
 test('murmur3_32 matches published MurmurHash3 x86_32 vectors', () => {
   // Vectors from the reference implementation (seed 0 unless given).
@@ -67,21 +67,23 @@ test('a malformed segment is rejected with EPROTOCOL', () => {
   assert.throws(() => [...new SegmentReader(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x01]))], (e: unknown) => isMinimrError(e, 'EPROTOCOL'));
 });
 
-test('index v2 encode/decode round trip (rawLength, codec id), checksum detects any flipped byte', () => {
+test('index v3 encode/decode round trip (runs, rawLength, codec id), checksum detects any flipped byte', () => {
   const entries = [
     { offset: 0, length: 10, rawLength: 25, records: 2, crc32: 0xdeadbeef },
     { offset: 10, length: 0, rawLength: 0, records: 0, crc32: 0 },
     { offset: 10, length: 2 ** 40, rawLength: 2 ** 42 + 3, records: 12345678901, crc32: 1 },
   ];
+  const oneRun = entries.map((e) => [e]);
+  const twoRuns = [[entries[0]!, entries[2]!], [entries[1]!, { ...entries[0]!, offset: 7 }]];
   for (const codec of [0, 1]) {
-    const buf = encodeIndex(entries, codec);
-    const decoded = decodeIndex(buf);
-    assert.deepEqual(decoded.partitions, entries);
-    assert.equal(decoded.codec, codec);
-    const independent = parseIndexV2(buf);
-    assert.deepEqual(independent, { version: 2, codec, entries });
+    for (const partitions of [oneRun, twoRuns]) {
+      const buf = encodeIndex(partitions, codec);
+      assert.deepEqual(decodeIndex(buf), { codec, partitions });
+      assert.deepEqual(parseIndexV3(buf), { version: 3, codec, runs: partitions[0]!.length, entries: partitions });
+      assert.equal(buf.length, 16 + 36 * partitions.length * partitions[0]!.length + 4);
+    }
+    const buf = encodeIndex(oneRun, codec);
     assert.deepEqual(parseIndex(buf), entries);
-    assert.equal(buf.length, 12 + 36 * entries.length + 4);
     assert.equal(buf.readUInt32LE(buf.length - 4), crc32(buf.subarray(0, buf.length - 4)));
     for (let i = 0; i < buf.length; i++) {
       const bad = Buffer.from(buf);
@@ -101,8 +103,8 @@ function withHeader(buf: Buffer, offset: number, value: number): Buffer {
 }
 
 test('index decode refuses unknown versions and codecs with ECHECKSUM naming the file', () => {
-  const buf = encodeIndex([{ offset: 0, length: 3, rawLength: 3, records: 1, crc32: 5 }], 1);
-  for (const version of [1, 3, 0xffff]) {
+  const buf = encodeIndex([[{ offset: 0, length: 3, rawLength: 3, records: 1, crc32: 5 }]], 1);
+  for (const version of [1, 2, 4, 0xffff]) {
     assert.throws(
       () => decodeIndex(withHeader(buf, 4, version), '/x/file.out.index'),
       (e: unknown) => isMinimrError(e, 'ECHECKSUM') && /version/.test(e.message) && e.message.includes('/x/file.out.index'),
@@ -113,6 +115,16 @@ test('index decode refuses unknown versions and codecs with ECHECKSUM naming the
       () => decodeIndex(withHeader(buf, 6, codec), '/x/file.out.index'),
       (e: unknown) => isMinimrError(e, 'ECHECKSUM') && /codec/.test(e.message),
     );
+  }
+  for (const runs of [0, 3]) {
+    const bad = Buffer.from(buf);
+    bad.writeUInt32LE(runs, 12);
+    bad.writeUInt32LE(crc32(bad.subarray(0, bad.length - 4)), bad.length - 4);
+    assert.throws(() => decodeIndex(bad, '/x/file.out.index'), (e: unknown) => isMinimrError(e, 'ECHECKSUM') && new RegExp(`${runs} runs`).test(e.message));
+  }
+  const entry = { offset: 0, length: 3, rawLength: 3, records: 1, crc32: 5 };
+  for (const partitions of [[[entry], [entry, entry]], [[entry, entry, entry]], [[]]]) {
+    assert.throws(() => encodeIndex(partitions), (e: unknown) => isMinimrError(e, 'EINTERNAL'));
   }
   // A version 1 index (28-byte entries, no rawLength) as the first version wrote it.
   const v1 = Buffer.alloc(12 + 28 + 4);
@@ -126,7 +138,7 @@ test('index decode refuses unknown versions and codecs with ECHECKSUM naming the
 test('readIndexFile verifies the file on disk', async () => {
   await withTempDir(async (dir) => {
     const file = join(dir, 'idx');
-    await writeFile(file, encodeIndex([{ offset: 0, length: 3, rawLength: 9, records: 1, crc32: 5 }]));
+    await writeFile(file, encodeIndex([[{ offset: 0, length: 3, rawLength: 9, records: 1, crc32: 5 }]]));
     assert.equal((await readIndexFile(file)).partitions.length, 1);
     const bytes = await readFile(file);
     bytes[13] ^= 1;

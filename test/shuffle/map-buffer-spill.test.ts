@@ -77,7 +77,7 @@ async function run(
     if (i % 7 === 6 && buffer.mustWait) await buffer.waitForRoom();
   }
   const info = await buffer.finish();
-  const back = await readOutput(info.dataFile, info.indexFile, options.numPartitions);
+  const back = await readOutput(info.dataFile, info.indexFile, options.numPartitions, options.compare);
   assert.deepEqual((await readdir(dir)).sort(), ['file.out', 'file.out.index'], 'only the output is left');
   assert.ok(counters.peakBufferBytes > 0);
   assert.ok(counters.peakBufferBytes <= (options.bufferBytes ?? 64 << 20), `peak ${counters.peakBufferBytes} within the budget`);
@@ -107,7 +107,7 @@ test('TeraSort-like records: same output with no spill, 1/8 and 1/64 of the data
       const n = records.length;
       assert.equal(counters.mapOutputRecords, n);
       assert.equal(counters.mapOutputBytes, size);
-      assert.equal(back.entries.reduce((s, e) => s + e.records, 0), n);
+      assert.equal(back.entries.flat().reduce((s, e) => s + e.records, 0), n);
       if (name === 'big') {
         assert.equal(counters.spills, 1);
         assert.equal(counters.spilledRecords, n);
@@ -184,8 +184,8 @@ function recordingWrites(): { open: OpenSpillFile; bytesOf: Map<string, Buffer> 
     data.copy(grown, pos);
     bytesOf.set(path, grown);
   };
-  const open: OpenSpillFile = (path) => {
-    const file = openSpillFile(path);
+  const open: OpenSpillFile = (path, existing) => {
+    const file = openSpillFile(path, existing);
     return {
       async write(data, pos) {
         keep(path, data, pos);
@@ -209,18 +209,24 @@ function frameCodecs(file: Buffer): Set<number> {
   return codecs;
 }
 
-test('spills are stored uncompressed and the merged output with LZ4', async () => {
+test('spills are stored uncompressed and the merged output with LZ4; the first spill too when it may become part of the output', async () => {
   await withTempDir(async (root) => {
     const records = teraRecords(6000, 2, 12); // values of one repeated letter: LZ4 pays
     const { open, bytesOf } = recordingWrites();
-    const { back, counters } = await run(join(root, 'z'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: open });
+    const { back, counters } = await run(join(root, 'z'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: open, maxOutputRuns: 1 });
     assert.deepEqual(back.partitions, teraReference(records, 2));
-    assert.ok(counters.spills > 1);
+    assert.ok(counters.spills > 2);
     const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
     const outputs = [...bytesOf.keys()].filter((f) => !spills.includes(f));
     assert.ok(spills.length > 0 && outputs.length === 1, [...bytesOf.keys()].join(', '));
     for (const f of spills) assert.deepEqual(frameCodecs(bytesOf.get(f)!), new Set([0]), f);
     assert.deepEqual(frameCodecs(bytesOf.get(outputs[0]!)!), new Set([1]));
+    // With two runs allowed (the default), the first spill could have been the output's first run.
+    const twoRuns = recordingWrites();
+    const same = await run(join(root, 'w'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: twoRuns.open });
+    assert.deepEqual(same.back.partitions, back.partitions);
+    assert.equal(same.back.runs[0]!.length, 1, 'more than two generations are merged');
+    for (const [f, bytes] of twoRuns.bytesOf) assert.deepEqual(frameCodecs(bytes), new Set([f.endsWith('/spill-0.out') || !/\/spill-\d+\.out$/.test(f) ? 1 : 0]), f);
     // A job's output codec is kept for spills when asked for.
     const lz4Spills = recordingWrites();
     const again = await run(join(root, 'y'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: lz4Spills.open, spillCodec: lz4Codec });
@@ -229,13 +235,13 @@ test('spills are stored uncompressed and the merged output with LZ4', async () =
   });
 });
 
-test('a map that ends right after a spill started gets an LZ4 output, not its uncompressed spill renamed', async () => {
+test('a map that ends right after a spill started gets an LZ4 output: its first spill renamed, or re-encoded when that spill was uncompressed', async () => {
   await withTempDir(async (root) => {
     // 100-byte records take 132 bytes of a 64 KiB buffer each: the 398th passes the 80% mark and
     // starts a spill of everything, so nothing is left in the buffer at finish.
     const records = teraRecords(398, 2, 13);
     const { open, bytesOf } = recordingWrites();
-    const { back, counters } = await run(join(root, 'x'), records, { numPartitions: 2, bufferBytes: 64 << 10, openFile: open });
+    const { back, counters } = await run(join(root, 'x'), records, { numPartitions: 2, bufferBytes: 64 << 10, openFile: open, maxOutputRuns: 1 });
     assert.deepEqual(back.partitions, teraReference(records, 2));
     assert.equal(counters.spills, 1);
     const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
@@ -243,6 +249,63 @@ test('a map that ends right after a spill started gets an LZ4 output, not its un
     assert.deepEqual(frameCodecs(bytesOf.get(spills[0]!)!), new Set([0]));
     const output = [...bytesOf.keys()].find((f) => !spills.includes(f))!;
     assert.deepEqual(frameCodecs(bytesOf.get(output)!), new Set([1]), 'the output was re-encoded with LZ4');
+    // Two runs allowed: the first spill took LZ4 and is the output, written once.
+    const twoRuns = recordingWrites();
+    const again = await run(join(root, 'y'), records, { numPartitions: 2, bufferBytes: 64 << 10, openFile: twoRuns.open });
+    assert.deepEqual(again.back.partitions, back.partitions);
+    assert.deepEqual([...twoRuns.bytesOf.keys()].map((f) => f.slice(f.lastIndexOf('/') + 1)), ['spill-0.out']);
+    assert.deepEqual(frameCodecs(twoRuns.bytesOf.get([...twoRuns.bytesOf.keys()][0]!)!), new Set([1]));
+    assert.equal(again.counters.spilledBytes, again.back.dataBytes);
+  });
+});
+
+test('an output of two generations is published as two sorted runs, written once and never read back; equal keys keep emission order', async () => {
+  await withTempDir(async (root) => {
+    // Keys from a small alphabet (many equal keys across the two generations), values numbered.
+    const rand = rng(21);
+    const records: Emit[] = [];
+    for (let i = 0; i < 700; i++) {
+      const k = Buffer.from([0x61 + Math.floor(rand() * 4), 0x61 + Math.floor(rand() * 4)]);
+      const v = Buffer.alloc(90, 0x61 + (i % 26));
+      u32(i).copy(v);
+      records.push([hashPartition(k, 3), k, v]);
+    }
+    // Reference: stable sort by key within each partition (emission order for equal keys).
+    const reference: string[][] = [[], [], []];
+    const sorted = records.map(([p, k, v], i) => ({ p, k, v, i })).sort((a, b) => Buffer.compare(a.k, b.k) || a.i - b.i);
+    for (const r of sorted) reference[r.p]!.push(`${r.k.toString('hex')}:${r.v.toString('hex')}`);
+    const { open, bytesOf } = recordingWrites();
+    // 700 records of 92 bytes + 32 of metadata: two generations of an 64 KiB buffer.
+    const { back, counters } = await run(join(root, 'two'), records, { numPartitions: 3, bufferBytes: 64 << 10, openFile: open });
+    assert.equal(counters.spills, 2);
+    assert.equal(back.entries[0]!.length, 2, 'two runs per partition');
+    assert.deepEqual(back.partitions, reference);
+    assert.ok(back.runs.every((runs) => runs[0]!.length > 0 && runs[1]!.length > 0), 'both runs hold records of every partition');
+    // Written once: the first spill, then the second run after it in the same file, nothing else.
+    assert.deepEqual([...bytesOf.keys()].map((f) => f.slice(f.lastIndexOf('/') + 1)), ['spill-0.out']);
+    assert.equal(counters.spilledRecords, records.length);
+    assert.equal(counters.spilledBytes, back.dataBytes);
+    assert.equal(counters.mergePasses, 0);
+    // One run asked for: the same records, merged into one run, more bytes written.
+    const one = await run(join(root, 'one'), records, { numPartitions: 3, bufferBytes: 64 << 10, maxOutputRuns: 1 });
+    assert.equal(one.back.entries[0]!.length, 1);
+    assert.deepEqual(one.back.partitions, reference);
+    assert.ok(one.counters.spilledBytes > one.back.dataBytes);
+    // A combiner that the merge of two spills would run again means a merge.
+    const combined = await run(join(root, 'combined'), records, { numPartitions: 3, bufferBytes: 64 << 10, combiner: (k, vs, emit) => { for (const v of vs) emit(k, v); }, minSpillsForCombine: 2 });
+    assert.equal(combined.back.entries[0]!.length, 1);
+    assert.throws(() => new MapOutputBuffer({ dir: join(root, 'bad'), numPartitions: 1, maxOutputRuns: 3 }), (e: unknown) => isMinimrError(e, 'EBADJOB') && /maxOutputRuns/.test((e as Error).message));
+    // The disk fills while the second run is appended: EDISKFULL, and no file is left.
+    const firstRunBytes = back.entries.reduce((n, runs) => n + runs[0]!.length, 0);
+    const dir = join(root, 'full');
+    let error: unknown;
+    try {
+      await run(dir, records, { numPartitions: 3, bufferBytes: 64 << 10, openFile: diskFullAfter(firstRunBytes + 100, () => true) });
+    } catch (err) {
+      error = err;
+    }
+    assert.ok(isMinimrError(error, 'EDISKFULL') && String(error.details.file).endsWith('spill-0.out'), String(error));
+    await assert.rejects(readdir(dir), { code: 'ENOENT' }, 'all files removed');
   });
 });
 
@@ -323,8 +386,8 @@ test('a map emitting a chunk of records at a time that waits when mustWaitFor(ch
     const CHUNK = 1000; // records emitted between two checks: 100 KB of data, as a piece of input
     const emitChunks = async (dir: string, mustWaitBefore: (buffer: MapOutputBuffer) => boolean): Promise<number> => {
       let syncWrites = 0;
-      const counting: OpenSpillFile = (path) => {
-        const file = openSpillFile(path);
+      const counting: OpenSpillFile = (path, existing) => {
+        const file = openSpillFile(path, existing);
         return { ...file, writeSync: (data, position) => (syncWrites++, file.writeSync(data, position)) };
       };
       const counters = createShuffleCounters();
@@ -377,8 +440,8 @@ test('a corrupt spill fails the final merge with ECHECKSUM naming the spill file
 function diskFullAfter(limit: number, which: (path: string) => boolean): OpenSpillFile {
   let written = 0;
   const enospc = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
-  return (path) => {
-    const file = openSpillFile(path);
+  return (path, existing) => {
+    const file = openSpillFile(path, existing);
     const charge = (n: number): void => {
       if (!which(path)) return;
       written += n;

@@ -17,9 +17,9 @@ import { readOutput } from './map-support.js';
 import { hex, randomBytes, referenceSort, rng, u32, withTempDir, type Rec } from './support.js';
 
 /** Reads a finished output back with the independent parsers (map-support.ts) and checks its framing. */
-async function readBack(info: MapOutputInfo, numPartitions: number): Promise<Array<Array<[Buffer, Buffer]>>> {
-  const back = await readOutput(info.dataFile, info.indexFile, numPartitions);
-  assert.deepEqual(back.entries, info.partitions.map((p) => ({ ...p })));
+async function readBack(info: MapOutputInfo, numPartitions: number, compare?: (a: Buffer, b: Buffer) => number): Promise<Array<Array<[Buffer, Buffer]>>> {
+  const back = await readOutput(info.dataFile, info.indexFile, numPartitions, compare);
+  assert.deepEqual(back.entries, info.partitions.map((runs) => runs.map((r) => ({ ...r }))));
   return back.partitions.map((seg) =>
     seg.map((r) => {
       const [k, v] = r.split(':');
@@ -80,7 +80,7 @@ test('a custom comparator decides the order (reverse bytes)', async () => {
       records.push(r);
       buffer.collect(r.partition, r.key, r.value);
     }
-    const got = (await readBack(await buffer.finish(), 3)).map((seg) => hex(seg));
+    const got = (await readBack(await buffer.finish(), 3, reverse)).map((seg) => hex(seg));
     assert.deepEqual(got, perPartition(referenceSort(records, reverse), 3));
   });
 });

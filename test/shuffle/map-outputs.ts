@@ -61,7 +61,9 @@ export async function stopWorker(w: Worker): Promise<void> {
 
 /**
  * Writes one map output: per partition, records sorted by Buffer.compare (stable), as frames of
- * `frameRawBytes`. Returns the index entries it wrote.
+ * `frameRawBytes`. With `runs` 2, as a map that kept two generations of its buffer: the first half
+ * of the records (emission order) in the first run of every partition, the rest in the second.
+ * Returns, per partition, the totals of its runs and the runs' index entries.
  */
 export async function writeMapOutput(
   dir: string,
@@ -69,24 +71,41 @@ export async function writeMapOutput(
   numPartitions: number,
   codec: BlockCodec = lz4Codec,
   frameRawBytes = 2048,
-): Promise<PartitionIndexEntry[]> {
+  runs: 1 | 2 = 1,
+): Promise<WrittenPartition[]> {
   await mkdir(dir, { recursive: true });
   const fh = await open(`${dir}/file.out`, 'w');
-  const entries: PartitionIndexEntry[] = [];
+  const entries: PartitionIndexEntry[][] = Array.from({ length: numPartitions }, () => []);
+  const cut = runs === 1 ? records.length : Math.floor(records.length / 2);
   try {
     const writer = new FramedFileWriter(fh, codec, 1 << 16, frameRawBytes);
-    for (let p = 0; p < numPartitions; p++) {
-      writer.beginSegment();
-      const sorted = records.filter((r) => r.partition === p).sort((a, b) => Buffer.compare(a.key, b.key));
-      for (const r of sorted) await writer.append(r.key, r.value);
-      entries.push(await writer.endSegment());
+    for (const part of runs === 1 ? [records] : [records.slice(0, cut), records.slice(cut)]) {
+      for (let p = 0; p < numPartitions; p++) {
+        writer.beginSegment();
+        const sorted = part.filter((r) => r.partition === p).sort((a, b) => Buffer.compare(a.key, b.key));
+        for (const r of sorted) await writer.append(r.key, r.value);
+        entries[p]!.push(await writer.endSegment());
+      }
     }
     await writer.finish();
   } finally {
     await fh.close();
   }
   await writeFile(`${dir}/file.out.index`, encodeIndex(entries, codec.id));
-  return entries;
+  return entries.map((rs) => ({
+    length: rs.reduce((n, r) => n + r.length, 0),
+    rawLength: rs.reduce((n, r) => n + r.rawLength, 0),
+    records: rs.reduce((n, r) => n + r.records, 0),
+    runs: rs,
+  }));
+}
+
+/** One partition of a map output writeMapOutput wrote. */
+export interface WrittenPartition {
+  readonly length: number;
+  readonly rawLength: number;
+  readonly records: number;
+  readonly runs: readonly PartitionIndexEntry[];
 }
 
 export interface MapSpec {
@@ -97,6 +116,8 @@ export interface MapSpec {
   /** Key bytes drawn from a small alphabet, so equal keys across maps are common. */
   readonly keyLen?: number;
   readonly valueLen?: number;
+  /** Runs per partition in every map output (default 1). */
+  readonly runs?: 1 | 2;
 }
 
 /** Writes the maps of `spec`, round-robin over the workers; returns records and locations. */
@@ -104,7 +125,7 @@ export async function writeMaps(workers: readonly Worker[], spec: MapSpec) {
   const rand = rng(spec.seed);
   const mapRecords: Rec[][] = [];
   const locations: MapOutputLocation[] = [];
-  const entries: PartitionIndexEntry[][] = [];
+  const entries: WrittenPartition[][] = [];
   for (let m = 0; m < spec.sizes.length; m++) {
     const w = workers[m % workers.length]!;
     const attemptId = `attempt_m${m}_0`;
@@ -115,7 +136,7 @@ export async function writeMaps(workers: readonly Worker[], spec: MapSpec) {
       const value = Buffer.concat([u32(m), u32(i), Buffer.alloc(Math.floor(rand() * (spec.valueLen ?? 24)), 0x61 + (i % 26))]);
       records.push({ partition: hashPartition(key, spec.numReduces), key, value });
     }
-    entries.push(await writeMapOutput(mapOutputPaths(w.rootDir, JOB, attemptId).dir, records, spec.numReduces));
+    entries.push(await writeMapOutput(mapOutputPaths(w.rootDir, JOB, attemptId).dir, records, spec.numReduces, lz4Codec, 2048, spec.runs));
     mapRecords.push(records);
     locations.push({ mapIndex: m, attemptId, workerId: w.workerId, host: '127.0.0.1', dataPort: w.port });
   }

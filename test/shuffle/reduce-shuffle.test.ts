@@ -60,12 +60,12 @@ async function twoWorkers(tmp: string, delayMs = 0): Promise<[Worker, Worker]> {
 // Maps of very different sizes: the big ones' segments exceed maxSingleShuffleFraction of small budgets.
 const SIZES = [40, 900, 120, 15, 2500, 300, 0, 700, 60, 1800, 5, 400];
 
-test('reduce input is byte-identical to the reference for every budget: in memory, to disk, merged, multi-pass', async () => {
+for (const runs of [1, 2] as const) test(`reduce input is byte-identical to the reference for every budget: in memory, to disk, merged, multi-pass (map outputs of ${runs} run${runs > 1 ? 's' : ''})`, async () => {
   await withTempDir(async (tmp) => {
     const [a, b] = await twoWorkers(tmp);
     try {
       const numReduces = 2;
-      const { mapRecords, locations, entries } = await writeMaps([a, b], { sizes: SIZES, numReduces, seed: 7 });
+      const { mapRecords, locations, entries } = await writeMaps([a, b], { sizes: SIZES, numReduces, seed: 7, runs });
       for (let r = 0; r < numReduces; r++) {
         const expected = referenceInput(mapRecords, r);
         const rawTotal = entries.reduce((n, e) => n + e[r]!.rawLength, 0);
@@ -198,18 +198,18 @@ test('a fetch that can never fit beside the committed segments makes them merge 
   });
 });
 
-test('a corrupted segment byte fails with EFETCH naming the map after the retries (memory and disk paths, remote and local)', async () => {
+for (const runs of [1, 2] as const) test(`a corrupted segment byte fails with EFETCH naming the map after the retries (memory and disk paths, remote and local; ${runs} run${runs > 1 ? 's, the second one corrupt' : ''})`, async () => {
   await withTempDir(async (tmp) => {
     const w = await startWorker('wR', join(tmp, 'r'));
     try {
-      const { locations, entries } = await writeMaps([w], { sizes: [200, 2000, 300, 250], numReduces: 2, seed: 3 });
+      const { locations, entries } = await writeMaps([w], { sizes: [200, 2000, 300, 250], numReduces: 2, seed: 3, runs });
       const rawTotal = entries.reduce((n, e) => n + e[1]!.rawLength, 0);
       for (const [bad, bufferBytes] of [
         [locations[2]!, rawTotal * 4], // a small segment: decompressed into memory
         [locations[1]!, Math.ceil(rawTotal / 3)], // the big one: streamed to disk
       ] as const) {
         const paths = mapOutputPaths(w.rootDir, JOB, bad.attemptId);
-        const entry = entries[bad.mapIndex]![1]!;
+        const entry = entries[bad.mapIndex]![1]!.runs.at(-1)!;
         const at = entry.offset + Math.floor(entry.length / 2);
         await flipByte(paths.dataFile, at);
         const badUrl = `/shuffle/${JOB}/${bad.attemptId}/1`;
@@ -365,7 +365,7 @@ async function writeSortedMapOutput(dir: string, recs: ReadonlyArray<{ key: Buff
   const entry = await writer.endSegment();
   await writer.finish();
   await fh.close();
-  await writeFile(join(dir, 'file.out.index'), encodeIndex([entry], lz4Codec.id));
+  await writeFile(join(dir, 'file.out.index'), encodeIndex([[entry]], lz4Codec.id));
 }
 
 test('the merged runs on disk are compressed frames (spilledBytes below the raw bytes written)', async () => {

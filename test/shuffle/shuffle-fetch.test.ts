@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { readFile, rm } from 'node:fs/promises';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { lz4Codec } from '../../src/shuffle/codec.js';
 import { createShuffleCounters } from '../../src/shuffle/counters.js';
 import { fetchMapOutputs } from '../../src/shuffle/fetcher.js';
 import { decodeSegment } from '../../src/shuffle/frames.js';
 import { groupByKey, mergeSortedRuns } from '../../src/shuffle/merger.js';
 import { mapOutputPaths } from '../../src/shuffle/paths.js';
 import { SegmentReader } from '../../src/shuffle/record-format.js';
-import { SHUFFLE_HASH_HEADER, shuffleRequestHash } from '../../src/shuffle/shuffle-secret.js';
+import { SHUFFLE_HASH_HEADER, SHUFFLE_REPLY_HEADER, shuffleReplyHash, shuffleRequestHash } from '../../src/shuffle/shuffle-secret.js';
 import type { MapOutputLocation } from '../../src/shuffle/types.js';
 import { isMinimrError, type MinimrError } from '../../src/errors.js';
 import { parseIndex, withTempDir } from './support.js';
@@ -105,7 +106,7 @@ test('handler: headers, 404 JSON for missing output, 400 for bad partitions, fal
       assert.equal(ok.status, 200);
       assert.equal(ok.headers['x-minimr-records'], String(entry.records));
       assert.equal(ok.headers['x-minimr-length'], String(entry.length));
-      assert.equal(ok.headers['x-minimr-crc32'], String(entry.crc32));
+      assert.equal(ok.headers['x-minimr-runs'], `${entry.length}:${entries[0]![1]!.rawLength}:${entry.records}:${entry.crc32}`);
       assert.equal(ok.headers['x-minimr-raw-length'], String(entries[0]![1]!.rawLength));
       assert.ok(entries[0]![1]!.rawLength > entry.length, 'served as stored: compressed frames');
       assert.equal(ok.body.length, entry.length);
@@ -211,6 +212,60 @@ test('a missing map output fails with EFETCH at once (remote 404 and local), nam
       );
     } finally {
       await stopWorker(w);
+    }
+  });
+});
+
+test('a segment of two runs: each run checked against its own crc32; headers whose runs are malformed or do not add up are refused', async () => {
+  await withTempDir(async (tmp) => {
+    // A real two-run map output, served by a worker that knows the secret but may lie in its headers.
+    const dir = join(tmp, 'm');
+    const records = Array.from({ length: 400 }, (_, i) => ({ partition: 0, key: Buffer.from(`k${(i * 7919) % 400}`), value: Buffer.from(`v${i}`) }));
+    const [written] = await writeMapOutput(dir, records, 1, lz4Codec, 512, 2);
+    const [run0, run1] = written!.runs;
+    const body = (await readFile(join(dir, 'file.out'))).subarray(run0!.offset, run1!.offset + run1!.length);
+    const honest = `${run0!.length}:${run0!.rawLength}:${run0!.records}:${run0!.crc32},${run1!.length}:${run1!.rawLength}:${run1!.records}:${run1!.crc32}`;
+    let runsHeader: string | undefined = honest;
+    let payload = body;
+    const server = createServer((req, res) => {
+      const given = req.headers[SHUFFLE_HASH_HEADER];
+      const headers: Record<string, string | number> = {
+        'content-length': payload.length,
+        'x-minimr-length': written!.length,
+        'x-minimr-records': written!.records,
+        'x-minimr-raw-length': written!.rawLength,
+        [SHUFFLE_REPLY_HEADER]: shuffleReplyHash(SECRET, typeof given === 'string' ? given : ''),
+      };
+      if (runsHeader !== undefined) headers['x-minimr-runs'] = runsHeader;
+      res.writeHead(200, headers).end(payload);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const loc: MapOutputLocation = { mapIndex: 0, attemptId: 'attempt_m0_0', workerId: 'w', host: '127.0.0.1', dataPort: (server.address() as { port: number }).port };
+    const fetch = () => fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations: [loc], retries: 0 });
+    try {
+      const [segment] = await fetch();
+      assert.deepEqual(segment!.runs, [run0, run1].map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })));
+      assert.ok(segment!.data.equals(body));
+      const refused = async (why: RegExp): Promise<void> => {
+        await assert.rejects(fetch(), (err) => assertFetchFailure(err, loc, 0) && why.test((err as Error).message));
+      };
+      // The second run's bytes altered (its crc32 no longer matches), the first intact.
+      payload = Buffer.from(body);
+      payload[run0!.length + 20] ^= 1;
+      await refused(/crc32 mismatch .*\(run 2 of 2\)/);
+      payload = body;
+      for (const bad of [undefined, 'garbage', `${honest},${honest.split(',')[0]}`, `${run0!.length}:1:2:${2 ** 32}`, '-1:0:0:0']) {
+        runsHeader = bad;
+        await refused(/lacks the segment headers/);
+      }
+      runsHeader = `${run0!.length + 1}:${run0!.rawLength}:${run0!.records}:${run0!.crc32},${run1!.length}:${run1!.rawLength}:${run1!.records}:${run1!.crc32}`;
+      await refused(/do not add up/);
+      // Runs that add up but cut the bytes in the wrong place: the first run's crc32 fails.
+      runsHeader = `${run0!.length + 16}:${run0!.rawLength}:${run0!.records}:${run0!.crc32},${run1!.length - 16}:${run1!.rawLength}:${run1!.records}:${run1!.crc32}`;
+      await refused(/crc32 mismatch .*\(run 1 of 2\)/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });

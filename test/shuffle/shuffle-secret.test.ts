@@ -71,7 +71,7 @@ test("a job's map output is served only to fetches hashed with that job's secret
 test('a reducer does not take a segment from a server that cannot prove it knows the secret', async () => {
   // Answers every request with a well-formed empty segment, as a rogue worker would.
   const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-length': 0, 'x-minimr-length': 0, 'x-minimr-records': 0, 'x-minimr-crc32': 0, 'x-minimr-raw-length': 0 }).end();
+    res.writeHead(200, { 'content-length': 0, 'x-minimr-length': 0, 'x-minimr-records': 0, 'x-minimr-runs': '0:0:0:0', 'x-minimr-raw-length': 0 }).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;

@@ -80,7 +80,7 @@ export function buildSegment(records: ReadonlyArray<readonly [Buffer, Buffer]>):
   return Buffer.concat(parts);
 }
 
-export interface IndexEntryV2 {
+export interface IndexEntry {
   offset: number;
   length: number;
   rawLength: number;
@@ -88,28 +88,41 @@ export interface IndexEntryV2 {
   crc32: number;
 }
 
-/** Independent index parser (format v2 documented in src/shuffle/index-file.ts), checking magic, checksum and size. */
-export function parseIndexV2(buf: Buffer): { version: number; codec: number; entries: IndexEntryV2[] } {
+/**
+ * Independent index parser (format v3 documented in src/shuffle/index-file.ts), checking magic,
+ * checksum and size: per partition, its runs' entries.
+ */
+export function parseIndexV3(buf: Buffer): { version: number; codec: number; runs: number; entries: IndexEntry[][] } {
   assert.equal(buf.toString('latin1', 0, 4), 'MRIX');
   assert.equal(buf.readUInt32LE(buf.length - 4), crc32(buf.subarray(0, buf.length - 4)));
   const n = buf.readUInt32LE(8);
-  const entries: IndexEntryV2[] = [];
+  const runs = buf.readUInt32LE(12);
+  const entries: IndexEntry[][] = [];
   for (let i = 0; i < n; i++) {
-    const at = 12 + i * 36;
-    entries.push({
-      offset: Number(buf.readBigUInt64LE(at)),
-      length: Number(buf.readBigUInt64LE(at + 8)),
-      rawLength: Number(buf.readBigUInt64LE(at + 16)),
-      records: Number(buf.readBigUInt64LE(at + 24)),
-      crc32: buf.readUInt32LE(at + 32),
-    });
+    const partition: IndexEntry[] = [];
+    for (let r = 0; r < runs; r++) {
+      const at = 16 + (i * runs + r) * 36;
+      partition.push({
+        offset: Number(buf.readBigUInt64LE(at)),
+        length: Number(buf.readBigUInt64LE(at + 8)),
+        rawLength: Number(buf.readBigUInt64LE(at + 16)),
+        records: Number(buf.readBigUInt64LE(at + 24)),
+        crc32: buf.readUInt32LE(at + 32),
+      });
+    }
+    entries.push(partition);
   }
-  assert.equal(buf.length, 12 + n * 36 + 4);
-  return { version: buf.readUInt16LE(4), codec: buf.readUInt16LE(6), entries };
+  assert.equal(buf.length, 16 + n * runs * 36 + 4);
+  return { version: buf.readUInt16LE(4), codec: buf.readUInt16LE(6), runs, entries };
 }
 
-export function parseIndex(buf: Buffer): IndexEntryV2[] {
-  return parseIndexV2(buf).entries;
+/** Per partition, the entry of its one run (an output of one run per partition). */
+export function parseIndex(buf: Buffer): IndexEntry[] {
+  const { entries } = parseIndexV3(buf);
+  return entries.map((runs) => {
+    assert.equal(runs.length, 1, 'one run per partition');
+    return runs[0]!;
+  });
 }
 
 export function u32(n: number): Buffer {
