@@ -21,8 +21,15 @@
  * is reported but not part of any job time; the peers read the local files, already in the page
  * cache, as minimr reads its blocks. MB = 2^20 bytes.
  *
+ * One run of each side can mislead: the machine's speed drifts by 10-20% within minutes, and the
+ * two sides run one after the other. `--repeats N` runs every job and its peers N times in all,
+ * interleaved, the order alternating from pair to pair (minimr then peers, then peers then minimr,
+ * ...), and reports each peer's ratio pair by pair: their median, mean and standard error. The
+ * repeats check that the job's output bytes (OUTPUT_BYTES) are the first run's and that the peers
+ * exit cleanly; the first run's outputs are checked in full as above.
+ *
  * Run: npm run bench:apps [-- --size-mb 1024] [--corpus standard zipf] [--jobs wordcount grep terasort tiny]
- *      [--keep] [--job-timeout-s 3600] [--node-local-delay-ms 3000]
+ *      [--keep] [--job-timeout-s 3600] [--node-local-delay-ms 3000] [--repeats 1]
  * The documented full run is the default: 1 GB, both corpora, every job.
  * Writes bench-results/apps.json and apps.md at the package root.
  */
@@ -38,6 +45,7 @@ import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBe
 import { headLines, writeCorpus, type CorpusInfo, type CorpusOptions, type GrepCase } from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
 import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
+import { meanWithStandardError } from '../src/util/index.js';
 import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -58,6 +66,7 @@ interface Args {
   jobTimeoutS: number;
   tinyRuns: number;
   nodeLocalDelayMs: number;
+  repeats: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -69,8 +78,10 @@ function parseArgs(argv: string[]): Args {
     .option('job-timeout-s', { type: 'number', default: 3600 })
     .option('tiny-runs', { type: 'number', default: 5 })
     .option('node-local-delay-ms', { type: 'number', default: BENCH_CLUSTER.nodeLocalDelayMs, describe: "FIFO's locality wait (0: a free slot runs another worker's block at once)" })
+    .option('repeats', { type: 'number', default: 1, describe: 'runs of every job and of its peers, interleaved: ratios pair by pair, their median, mean and standard error' })
     .strict()
     .parseSync();
+  if (!Number.isInteger(a.repeats) || a.repeats < 1) throw new Error(`--repeats must be a positive integer, got ${a.repeats}`);
   return {
     sizeMb: a.sizeMb,
     corpora: CORPORA.filter((c) => (a.corpus as string[]).includes(c)),
@@ -79,6 +90,7 @@ function parseArgs(argv: string[]): Args {
     jobTimeoutS: a.jobTimeoutS,
     tinyRuns: Math.round(a.tinyRuns),
     nodeLocalDelayMs: a.nodeLocalDelayMs,
+    repeats: a.repeats,
   };
 }
 
@@ -104,6 +116,8 @@ interface PeerResult {
   error?: string;
   verified: boolean | null;
   note?: string;
+  /** With --repeats: the seconds of every run, the first included, in order (pair k with the job's run k). */
+  runsSeconds?: number[];
 }
 
 interface JobResult {
@@ -124,6 +138,16 @@ interface JobResult {
   verified: boolean | null;
   checks: string[];
   peers: PeerResult[];
+  /** With --repeats: the seconds of every run, the first included, in order. */
+  runsSeconds?: number[];
+}
+
+/** A peer's ratios pair by pair (--repeats): minimr's run k over the peer's run k. */
+function pairedRatios(job: JobResult, peer: PeerResult): number[] | undefined {
+  const mine = job.runsSeconds;
+  const theirs = peer.runsSeconds;
+  if (!mine || !theirs || mine.length < 2 || theirs.length !== mine.length) return undefined;
+  return mine.map((s, k) => s / theirs[k]!);
 }
 
 /**
@@ -277,8 +301,54 @@ async function main(): Promise<void> {
       }
     }
 
+    /** What each job was submitted with, for --repeats. */
+    const submissions = new Map<JobResult, { appName: string; options: SubmitOptions }>();
+
+    /**
+     * --repeats: runs a verified job and its peers N - 1 more times, the order alternating from
+     * pair to pair; the job's output bytes must be the first run's, the peers must exit cleanly.
+     */
+    async function repeatRuns(result: JobResult): Promise<void> {
+      const how = submissions.get(result);
+      const peers = result.peers.filter((p) => p.verified === true && p.seconds !== null);
+      if (args.repeats < 2 || !how || result.verified !== true || result.seconds === null || peers.length === 0) return;
+      const runs = [result.seconds];
+      result.runsSeconds = runs;
+      for (const p of peers) p.runsSeconds = [p.seconds!];
+      for (let k = 1; k < args.repeats; k++) {
+        const label = `${result.job} run ${k + 1} of ${args.repeats}`;
+        const minimr = async (): Promise<void> => {
+          const { status, seconds } = await runTimed(label, how.appName, how.options);
+          const bytes = status.counters.OUTPUT_BYTES;
+          if (bytes !== result.counters?.OUTPUT_BYTES) throw new Error(`${label}: ${bytes} output bytes, the first run wrote ${result.counters?.OUTPUT_BYTES}`);
+          runs.push(seconds);
+          log(`${label}: ${seconds.toFixed(2)}s`);
+        };
+        const peerRuns = async (): Promise<void> => {
+          for (const p of peers) {
+            const seconds = await timeShell(p.command, { cwd: local, env: { TMPDIR: local } });
+            p.runsSeconds!.push(seconds);
+            log(`${label}: peer ${p.peer}: ${seconds.toFixed(2)}s`);
+          }
+        };
+        if (k % 2 === 1) {
+          await peerRuns();
+          await minimr();
+        } else {
+          await minimr();
+          await peerRuns();
+        }
+      }
+      for (const p of peers) {
+        const ratios = pairedRatios(result, p)!;
+        const { mean, standardError } = meanWithStandardError(ratios);
+        log(`${result.job} vs ${p.peer}: ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}; median ${median(ratios).toFixed(2)}, mean ${mean.toFixed(2)} (standard error ${standardError.toFixed(2)})`);
+      }
+    }
+
     /** Runs the minimr side of a job; a failure is recorded, not thrown, so the other jobs still run. */
     async function minimrSide(result: JobResult, appName: string, options: SubmitOptions, verify: (s: JobStatus) => Promise<string[]>): Promise<boolean> {
+      submissions.set(result, { appName, options });
       try {
         const { status, seconds } = await runTimed(result.job, appName, options);
         result.seconds = seconds;
@@ -445,6 +515,8 @@ async function main(): Promise<void> {
       });
     }
 
+    for (const result of jobs) await repeatRuns(result);
+
     // ------------------------------------------------------------ tiny job latency
     if (args.jobs.has('tiny')) {
       log(`tiny job: WordCount of ${Buffer.byteLength(tinyText)} bytes, 1 untimed + ${args.tinyRuns} timed runs`);
@@ -511,6 +583,7 @@ async function main(): Promise<void> {
         seconds: p.seconds === null ? null : r3(p.seconds),
         mbPerSecond: p.seconds ? r3(j.inputBytes / MB / p.seconds) : null,
         ratio: p.seconds && j.seconds ? r3(j.seconds / p.seconds) : null,
+        ...pairedRatioStats(j, p),
       })),
     })),
     tinyJob: tiny ?? null,
@@ -530,7 +603,13 @@ function newResult(job: string, app: string, inputBytes: number, reducers: numbe
   return { job, app, inputBytes, reducers, seconds: null, serverSeconds: null, verified: null, checks: [], peers: [] };
 }
 
-
+/** For the JSON: a peer's paired ratios and their median, mean and standard error (--repeats). */
+function pairedRatioStats(job: JobResult, peer: PeerResult): Record<string, number | number[]> {
+  const ratios = pairedRatios(job, peer);
+  if (!ratios) return {};
+  const { mean, standardError } = meanWithStandardError(ratios);
+  return { pairedRatios: ratios.map(r3), medianRatio: r3(median(ratios)), meanRatio: r3(mean), ratioStandardError: r3(standardError) };
+}
 
 /** undefined when equal, else a short description of the first differences. */
 function compareCounts(got: Map<string, number>, want: Map<string, number>): string | undefined {
@@ -574,7 +653,12 @@ function renderMarkdown(
     for (const p of peers) {
       const peerS = p ? (p.error ? 'FAILED' : f(p.seconds)) : '—';
       const peerRate = p?.seconds ? f(mb(j.inputBytes) / p.seconds, 1) : '—';
-      const ratio = p?.seconds && j.seconds ? f(j.seconds / p.seconds, 1) : '—';
+      const ratios = p ? pairedRatios(j, p) : undefined;
+      const ratio = ratios
+        ? `${f(median(ratios), 2)} (median of ${ratios.length} pairs; mean ${f(meanWithStandardError(ratios).mean, 2)}, standard error ${f(meanWithStandardError(ratios).standardError, 2)})`
+        : p?.seconds && j.seconds
+          ? f(j.seconds / p.seconds, 1)
+          : '—';
       const pmark = p && p.verified === false ? ' ✗' : '';
       // A pipe inside a table cell must be escaped, even in a code span.
       const peerName = p ? '`' + p.peer.replace(/\|/g, '\\|') + '`' + pmark : '—';
@@ -594,6 +678,15 @@ function renderMarkdown(
     '|---|---:|---:|---:|---|---:|---:|---:|',
     ...rows,
     '',
+    ...(jobs.some((j) => j.runsSeconds)
+      ? [
+          'Seconds and MB/s are the first run\'s. Every run, in order (run k of a job paired with run k of its peers; odd pairs ran the peers first):',
+          ...jobs.flatMap((j) =>
+            j.runsSeconds ? [`- ${j.job}: minimr ${j.runsSeconds.map((s) => f(s)).join(', ')}; ${j.peers.filter((p) => p.runsSeconds).map((p) => `\`${p.peer.replace(/\|/g, '\\|')}\` ${p.runsSeconds!.map((s) => f(s)).join(', ')}`).join('; ')}`] : [],
+          ),
+          '',
+        ]
+      : []),
     tiny
       ? `Tiny job (WordCount of ${tiny.inputBytes} bytes) on the warm cluster: median ${tiny.medianSeconds.toFixed(3)} s end to end ` +
         `(JobTracker submit->finish ${tiny.medianServerSeconds.toFixed(3)} s) over ${tiny.runs.length} runs: ${tiny.runs.map((x) => x.toFixed(3)).join(', ')} s` +
