@@ -71,6 +71,14 @@ const CLIENT_HOLD_BYTES = 256 * 1024 * 1024;
 
 export class JobClient {
   readonly fs: FsClient;
+  /**
+   * Reads for input samples (`ctx.sample` in `prepare`, skew sketches): they stream. Held, a
+   * sample's first records came only after their whole block was read and checked: TeraSort's 10
+   * sampled 64 MB splits read 640 MB before the job was submitted, 0.6-0.9 s of a 15 s job. A
+   * sample that stops before its block's end reads those bytes unchecked; it steers split points or
+   * a skew sketch, never the bytes of an output.
+   */
+  private readonly sampleFs: FsClient;
   /** Job modules loaded by this client, by content hash. */
   private readonly jobs = new Map<string, Promise<AnyJobDefinition>>();
   /** Closed by its user: a lost connection is not made again. */
@@ -83,6 +91,13 @@ export class JobClient {
   ) {
     // What a client prints or copies out must be right: it holds each block until it matches the NameNode's checksum.
     this.fs = new FsClient({ namenode: remoteNamenode(() => this.peer), holdUnverifiedBytes: CLIENT_HOLD_BYTES });
+    this.sampleFs = new FsClient({ namenode: remoteNamenode(() => this.peer) });
+  }
+
+  /** Bytes this client's input samples read from the block store so far. */
+  get sampleBytesRead(): number {
+    const { local, rack, offRack } = this.sampleFs.bytesRead;
+    return local + rack + offRack;
   }
 
   private get logger(): Logger | undefined {
@@ -262,7 +277,7 @@ export class JobClient {
         emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) =>
           encoded(Buffer.from(bytes.subarray(keyStart, keyEnd)), valueCodec.decode(Buffer.from(bytes.subarray(keyEnd, valueEnd)))),
       };
-      const input = sampleInput(this.fs, split, format, mapIndex, perSplit);
+      const input = sampleInput(this.sampleFs, split, format, mapIndex, perSplit);
       try {
         // A whole-split map reads the split's first records; `map` gets the same records one by one.
         if (job.mapSplit) await job.mapSplit(input, ctx);
@@ -294,7 +309,7 @@ export class JobClient {
     const { splits, perSplit } = await this.sampleSplits(paths, format, maxRecords, maxSplits);
     const out: { offsets: number[]; values: unknown[] }[] = [];
     for (const [i, split] of splits.entries()) {
-      const input = sampleInput(this.fs, split, format, i, perSplit);
+      const input = sampleInput(this.sampleFs, split, format, i, perSplit);
       const taken = { offsets: [] as number[], values: [] as unknown[] };
       try {
         for await (const [offset, v] of input.records()) {

@@ -90,6 +90,20 @@ describe('apps end to end on a 3-worker cluster', () => {
     assert.match(report, new RegExp(`^rows\\t${rows}$`, 'm'));
   });
 
+  it("TeraSort's sampling reads the records it samples, not its splits' whole blocks", async () => {
+    // 4 blocks of 4 MiB; 10 records sampled from each.
+    const rows = 4 * 41_943;
+    const input = Buffer.alloc(rows * 100);
+    for (let i = 0; i < rows; i++) input.writeUInt32BE((i * 2654435761) >>> 0, i * 100);
+    await t.fs.put(input, '/tera/sample-in/part-0', { blockSize: 4 * 1024 * 1024 });
+    const client = t.cluster.client;
+    const before = client.sampleBytesRead;
+    const jobId = await client.submit(appModule('terasort'), { input: ['/tera/sample-in'], output: '/tera/sample-out', reducers: 2, params: { sampleSize: 40, sampleSplits: 4 }, conf: { 'job.maxMaps': 1 } });
+    const read = client.sampleBytesRead - before;
+    assert.ok(read > 0 && read < input.length / 4, `sampling read ${read} of ${input.length} bytes`);
+    assert.equal((await client.waitForCompletion(jobId)).state, 'succeeded');
+  });
+
   it('Pi (quasi-Monte Carlo) is close to Math.PI and counts every sample', async () => {
     await t.cluster.client.run(appModule('pi'), { output: '/out/pi', params: { maps: 8, samples: 20_000 } });
     const out = (await readOutput(t.fs, '/out/pi')).toString('utf8');
