@@ -64,7 +64,7 @@ export function runsHeader(runs: readonly SegmentRun[]): string {
 /** Parses `x-minimr-runs`; undefined when malformed or out of range. */
 export function parseRunsHeader(text: string): SegmentRun[] | undefined {
   const parts = text.split(',');
-  if (parts.length < 1 || parts.length > MAX_MAP_OUTPUT_RUNS) return undefined;
+  if (parts.length > MAX_MAP_OUTPUT_RUNS) return undefined;
   const runs: SegmentRun[] = [];
   for (const part of parts) {
     const m = /^(\d{1,15}):(\d{1,15}):(\d{1,15}):(\d{1,10})$/.exec(part);
