@@ -44,8 +44,8 @@ import { LocalCluster, type AttemptSummary, type JobStatus, type SubmitOptions }
 import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster, type MachineRecord } from './lib/bench-cluster.js';
 import { headLines, writeCorpus, type CorpusInfo, type CorpusOptions, type GrepCase } from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
+import { describeRatios, pairedRatios as summarizeRatios, ratioSummaryJson, runPair } from './lib/paired.js';
 import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
-import { meanWithStandardError } from '../src/util/index.js';
 import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -143,11 +143,8 @@ interface JobResult {
 }
 
 /** A peer's ratios pair by pair (--repeats): minimr's run k over the peer's run k. */
-function pairedRatios(job: JobResult, peer: PeerResult): number[] | undefined {
-  const mine = job.runsSeconds;
-  const theirs = peer.runsSeconds;
-  if (!mine || !theirs || mine.length < 2 || theirs.length !== mine.length) return undefined;
-  return mine.map((s, k) => s / theirs[k]!);
+function pairedRatios(job: JobResult, peer: PeerResult) {
+  return summarizeRatios(job.runsSeconds, peer.runsSeconds);
 }
 
 /**
@@ -331,18 +328,11 @@ async function main(): Promise<void> {
             log(`${label}: peer ${p.peer}: ${seconds.toFixed(2)}s`);
           }
         };
-        if (k % 2 === 1) {
-          await peerRuns();
-          await minimr();
-        } else {
-          await minimr();
-          await peerRuns();
-        }
+        await runPair(k, minimr, peerRuns);
       }
       for (const p of peers) {
-        const ratios = pairedRatios(result, p)!;
-        const { mean, standardError } = meanWithStandardError(ratios);
-        log(`${result.job} vs ${p.peer}: ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}; median ${median(ratios).toFixed(2)}, mean ${mean.toFixed(2)} (standard error ${standardError.toFixed(2)})`);
+        const s = pairedRatios(result, p)!;
+        log(`${result.job} vs ${p.peer}: ratios ${s.ratios.map((r) => r.toFixed(2)).join(', ')}; ${describeRatios(s)}`);
       }
     }
 
@@ -583,7 +573,7 @@ async function main(): Promise<void> {
         seconds: p.seconds === null ? null : r3(p.seconds),
         mbPerSecond: p.seconds ? r3(j.inputBytes / MB / p.seconds) : null,
         ratio: p.seconds && j.seconds ? r3(j.seconds / p.seconds) : null,
-        ...pairedRatioStats(j, p),
+        ...ratioSummaryJson(pairedRatios(j, p)),
       })),
     })),
     tinyJob: tiny ?? null,
@@ -601,14 +591,6 @@ async function main(): Promise<void> {
 
 function newResult(job: string, app: string, inputBytes: number, reducers: number): JobResult {
   return { job, app, inputBytes, reducers, seconds: null, serverSeconds: null, verified: null, checks: [], peers: [] };
-}
-
-/** For the JSON: a peer's paired ratios and their median, mean and standard error (--repeats). */
-function pairedRatioStats(job: JobResult, peer: PeerResult): Record<string, number | number[]> {
-  const ratios = pairedRatios(job, peer);
-  if (!ratios) return {};
-  const { mean, standardError } = meanWithStandardError(ratios);
-  return { pairedRatios: ratios.map(r3), medianRatio: r3(median(ratios)), meanRatio: r3(mean), ratioStandardError: r3(standardError) };
 }
 
 /** undefined when equal, else a short description of the first differences. */
@@ -655,7 +637,7 @@ function renderMarkdown(
       const peerRate = p?.seconds ? f(mb(j.inputBytes) / p.seconds, 1) : '—';
       const ratios = p ? pairedRatios(j, p) : undefined;
       const ratio = ratios
-        ? `${f(median(ratios), 2)} (median of ${ratios.length} pairs; mean ${f(meanWithStandardError(ratios).mean, 2)}, standard error ${f(meanWithStandardError(ratios).standardError, 2)})`
+        ? describeRatios(ratios)
         : p?.seconds && j.seconds
           ? f(j.seconds / p.seconds, 1)
           : '—';
