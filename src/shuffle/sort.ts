@@ -73,6 +73,8 @@ export interface SortResult {
 
 /** Partitions up to this many take the MSD path (at least one key bit per bucket). */
 const MSD_MAX_PARTITIONS = 32768;
+/** MSD buckets up to this size are sorted in small arrays (msdSort's sortSmallBucket), larger ones in place. */
+const SMALL_BUCKET = 32;
 
 export function sortSpill(spec: SortSpec): SortResult {
   if (spec.compare === undefined && spec.numPartitions <= MSD_MAX_PARTITIONS) return msdSort(spec);
@@ -264,9 +266,6 @@ function msdSort(spec: SortSpec): SortResult {
   }
   return { permWord: W_S0, starts };
 }
-
-/** Buckets up to this size are sorted in small arrays (msdSort's sortSmallBucket), larger ones in place. */
-const SMALL_BUCKET = 32;
 
 /**
  * Stable bottom-up merge sort of ranks lo..hi of the permutation held in word `src` of the entries,
