@@ -32,12 +32,12 @@ import {
   collectGarbageNow,
   compareByteRanges,
   noteTransientBytes,
+  runTotals,
   type ArenaPool,
   type BytesCombiner,
   type KeyComparator,
   type KeyValue,
   type MergedInput,
-  type PartitionIndexEntry,
 } from '../shuffle/index.js';
 import { partitionOfKey } from '../skew/index.js';
 import { FsClient, LocalDiskBlockStore } from '../storage/index.js';
@@ -373,11 +373,11 @@ class AttemptRunner {
     }
     // Pages the map wrote stay resident with a kept arena: keep it only when they are few.
     if (this.shuffle.peakBufferBytes > KEEP_ARENA_MAX_USED_BYTES) spareArena.drop();
-    const total = (runs: readonly PartitionIndexEntry[], field: 'length' | 'rawLength' | 'records'): number => runs.reduce((sum, r) => sum + r[field], 0);
-    this.add('MAP_OUTPUT_RAW_BYTES', info.partitions.reduce((sum, runs) => sum + total(runs, 'rawLength'), 0));
+    const partitions = info.partitions.map(runTotals);
+    this.add('MAP_OUTPUT_RAW_BYTES', partitions.reduce((sum, p) => sum + p.rawLength, 0));
     return {
-      partitionBytes: info.partitions.map((runs) => total(runs, 'length')),
-      partitionRecords: info.partitions.map((runs) => total(runs, 'records')),
+      partitionBytes: partitions.map((p) => p.length),
+      partitionRecords: partitions.map((p) => p.records),
     };
   }
 

@@ -3,7 +3,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import { isMinimrError, MinimrError } from '../errors.js';
-import { readIndexFile } from './index-file.js';
+import { readIndexFile, readRuns, runsEnd, runTotals } from './index-file.js';
 import { MapOutputDirectory } from './map-output-directory.js';
 import { assertValidShuffleId, mapOutputPaths } from './paths.js';
 import { HEADER_LENGTH, HEADER_RAW_LENGTH, HEADER_RECORDS, HEADER_RUNS, parseRunsHeader, shuffleUrlPath } from './shuffle-handler.js';
@@ -349,22 +349,23 @@ async function readLocal(
   }
   try {
     const { size } = await fh.stat();
-    if (runs.some((r) => size < r.offset + r.length)) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
+    if (size < runsEnd(runs)) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
     const header = segmentHeader(runs, true);
     const sink = await openSink(loc, header, signal);
-    const file = fh;
+    const reads = readRuns(fh, runs, LOCAL_CHUNK);
     async function* chunks(): AsyncGenerator<Buffer> {
-      for (const run of runs!) {
-        for (let pos = 0; pos < run.length; ) {
+      try {
+        for (;;) {
           if (signal.aborted) throw new FetchTryError('stopped', false);
-          const buf = Buffer.allocUnsafe(Math.min(LOCAL_CHUNK, run.length - pos));
-          const { bytesRead } = await file.read(buf, 0, buf.length, run.offset + pos);
-          if (bytesRead === 0) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
-          pos += bytesRead;
-          yield buf.subarray(0, bytesRead);
+          const step = await reads.next();
+          if (step.done) return;
+          yield step.value;
         }
+      } finally {
+        await reads.return(undefined);
       }
     }
+    // A file that ends inside a run (truncated after the check above) fails the try in pump, retriably.
     await pump(header, sink, chunks(), paths.dataFile);
     return header;
   } finally {
@@ -373,15 +374,7 @@ async function readLocal(
 }
 
 function segmentHeader(runs: readonly SegmentRun[], local: boolean): SegmentHeader {
-  let length = 0;
-  let rawLength = 0;
-  let records = 0;
-  for (const r of runs) {
-    length += r.length;
-    rawLength += r.rawLength;
-    records += r.records;
-  }
-  return { length, rawLength, records, runs: runs.map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })), local };
+  return { ...runTotals(runs), runs: runs.map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })), local };
 }
 
 function headerNumber(res: IncomingMessage, name: string): number | undefined {

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { MinimrError } from '../errors.js';
 import { CODEC_LZ4_ID, CODEC_NONE_ID } from './codec.js';
-import { MAX_MAP_OUTPUT_RUNS, type PartitionIndexEntry } from './types.js';
+import { MAX_MAP_OUTPUT_RUNS, type PartitionIndexEntry, type SegmentRun } from './types.js';
 
 /**
  * The IndexFile of one map output (version 3), little-endian:
@@ -102,6 +102,40 @@ export function decodeIndex(buf: Buffer, file = '<buffer>'): IndexFileContents {
     partitions.push(entries);
   }
   return { codec, partitions };
+}
+
+/** One partition's stored bytes, raw bytes and records, over its runs. */
+export function runTotals(runs: readonly SegmentRun[]): { length: number; rawLength: number; records: number } {
+  let length = 0;
+  let rawLength = 0;
+  let records = 0;
+  for (const r of runs) {
+    length += r.length;
+    rawLength += r.rawLength;
+    records += r.records;
+  }
+  return { length, rawLength, records };
+}
+
+/** Where the last of a partition's runs ends in the data file: a shorter file lacks some of them. */
+export function runsEnd(runs: readonly PartitionIndexEntry[]): number {
+  return runs.reduce((end, r) => Math.max(end, r.offset + r.length), 0);
+}
+
+/**
+ * A partition's runs as stored, read from the open data file in pieces of at most `chunkBytes`,
+ * one run after the other. A file that ends inside a run throws.
+ */
+export async function* readRuns(fh: FileHandle, runs: readonly PartitionIndexEntry[], chunkBytes: number): AsyncGenerator<Buffer> {
+  for (const run of runs) {
+    for (let pos = 0; pos < run.length; ) {
+      const buf = Buffer.allocUnsafe(Math.min(chunkBytes, run.length - pos));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, run.offset + pos);
+      if (bytesRead === 0) throw new Error(`map output data file ends at byte ${run.offset + pos}, inside a segment`);
+      pos += bytesRead;
+      yield buf.subarray(0, bytesRead);
+    }
+  }
 }
 
 /** Reads and verifies an index file. A missing file surfaces as the fs error (code ENOENT). */

@@ -31,7 +31,7 @@ export {
   type MapOutputPaths,
 } from './paths.js';
 export { encodeSegment, SegmentReader, type KeyValue } from './record-format.js';
-export { decodeIndex, encodeIndex, readIndexFile, type IndexFileContents } from './index-file.js';
+export { decodeIndex, encodeIndex, readIndexFile, runTotals, type IndexFileContents } from './index-file.js';
 export { HashCombiner, type HashCombinerOptions, type ValueCodec, type ValueCombiner } from './hash-combiner.js';
 export { MapOutputBuffer, DEFAULT_MAP_BUFFER_BYTES, MIN_MAP_BUFFER_BYTES, type ArenaPool, type MapOutputBufferOptions } from './map-output-buffer.js';
 export { codecByName, codecById, lz4Codec, noneCodec, type BlockCodec } from './codec.js';

@@ -1,8 +1,8 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, Readable } from 'node:stream';
 import { isMinimrError, type MinimrErrorCode } from '../errors.js';
-import { readIndexFile } from './index-file.js';
+import { readIndexFile, readRuns, runsEnd, runTotals } from './index-file.js';
 import { isValidShuffleId, mapOutputPaths } from './paths.js';
 import { sameHash, SHUFFLE_HASH_HEADER, SHUFFLE_REPLY_HEADER, shuffleReplyHash, shuffleRequestHash } from './shuffle-secret.js';
 import { MAX_MAP_OUTPUT_RUNS, type PartitionIndexEntry, type SegmentRun } from './types.js';
@@ -155,19 +155,18 @@ async function serveSegment(
   let handedOver = false;
   try {
     const { size } = await fh.stat();
-    const end = runs.reduce((n, r) => Math.max(n, r.offset + r.length), 0);
+    const end = runsEnd(runs);
     if (size < end) {
       sendError(res, 500, 'EFETCH', `map output data file is truncated (${size} bytes, segment ends at ${end})`, details);
       return;
     }
-    const total = (field: 'length' | 'rawLength' | 'records'): number => runs.reduce((n, r) => n + r[field], 0);
-    const length = total('length');
+    const { length, records, rawLength } = runTotals(runs);
     res.writeHead(200, {
       'content-type': 'application/octet-stream',
       'content-length': length,
       [HEADER_LENGTH]: length,
-      [HEADER_RECORDS]: total('records'),
-      [HEADER_RAW_LENGTH]: total('rawLength'),
+      [HEADER_RECORDS]: records,
+      [HEADER_RAW_LENGTH]: rawLength,
       [HEADER_RUNS]: runsHeader(runs),
     });
     if (req.method === 'HEAD' || length === 0) {
@@ -177,22 +176,10 @@ async function serveSegment(
     handedOver = true;
     // pipeline ends the reads however the response ends, including a reducer that hung up before we
     // started; the handle closes once a read in progress is done.
-    pipeline(Readable.from(readRuns(fh, runs)), res, () => {
+    pipeline(Readable.from(readRuns(fh, runs, SERVE_CHUNK)), res, () => {
       fh.close().catch(() => undefined);
     });
   } finally {
     if (!handedOver) await fh.close();
-  }
-}
-
-async function* readRuns(fh: FileHandle, runs: readonly PartitionIndexEntry[]): AsyncGenerator<Buffer> {
-  for (const run of runs) {
-    for (let pos = 0; pos < run.length; ) {
-      const buf = Buffer.allocUnsafe(Math.min(SERVE_CHUNK, run.length - pos));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, run.offset + pos);
-      if (bytesRead === 0) throw new Error(`map output data file ends at byte ${run.offset + pos}, inside a segment`);
-      pos += bytesRead;
-      yield buf.subarray(0, bytesRead);
-    }
   }
 }
