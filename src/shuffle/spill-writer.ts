@@ -1,7 +1,7 @@
 import { closeSync, openSync, write, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { CODEC_NONE_ID, type BlockCodec } from './codec.js';
-import { DEFAULT_FRAME_RAW_BYTES, FRAME_HEADER_SIZE, frameFromCompressed, type SegmentStats } from './frames.js';
+import { DEFAULT_FRAME_RAW_BYTES, FRAME_HEADER_SIZE, frameFromCompressed, segmentCrcWith, type SegmentStats } from './frames.js';
 import { writeVarint } from './record-format.js';
 
 /**
@@ -242,7 +242,7 @@ class SegmentAccounts {
   }
   add(seg: number, frame: Buffer): void {
     this.length[seg]! += frame.length;
-    this.crc[seg] = crc32(frame, this.crc[seg]!);
+    this.crc[seg] = segmentCrcWith(this.crc[seg]!, frame);
   }
   stats(startOffset = 0): FramedFileStats {
     const segments: SegmentStats[] = [];
