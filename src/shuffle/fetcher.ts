@@ -3,6 +3,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import { isMinimrError, MinimrError } from '../errors.js';
+import { noteTransientBytes } from './gc-pacer.js';
 import { readIndexFile, readRuns, runsEnd, runTotals } from './index-file.js';
 import { MapOutputDirectory } from './map-output-directory.js';
 import { assertValidShuffleId, mapOutputPaths } from './paths.js';
@@ -57,6 +58,7 @@ export interface SegmentHeader {
  * error is the reducer's own and fails the call as it is.
  */
 export interface SegmentSink {
+  /** `chunk` is the caller's again once this returns (or resolves): a sink copies what it keeps. */
   write(chunk: Buffer): void | Promise<void>;
   finish(): void | Promise<void>;
   abort(): void | Promise<void>;
@@ -254,13 +256,16 @@ function fetchFailed(
 
 /**
  * Streams one try's bytes into a fresh sink, checking length and each run's crc32 on the way;
- * finishes the sink when all hold, aborts it otherwise.
+ * finishes the sink when all hold, aborts it otherwise. `chunksAreGarbage`: each chunk dies once
+ * written (socket data), as opposed to memory the source reads into again; the GC pacer counts
+ * those bytes (gc-pacer.ts).
  */
 async function pump(
   header: SegmentHeader,
   sink: SegmentSink,
   chunks: AsyncIterable<Buffer>,
   where: string,
+  chunksAreGarbage: boolean,
   status?: number,
 ): Promise<void> {
   let done = false;
@@ -304,6 +309,7 @@ async function pump(
         pos += take;
         closeRuns();
       }
+      if (chunksAreGarbage) noteTransientBytes(chunk.length);
       try {
         await sink.write(chunk);
       } catch (err) {
@@ -352,7 +358,10 @@ async function readLocal(
     if (size < runsEnd(runs)) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
     const header = segmentHeader(runs, true);
     const sink = await openSink(loc, header, signal);
-    const reads = readRuns(fh, runs, LOCAL_CHUNK);
+    // One read buffer for the whole segment: the sink is done with a chunk before the next is read
+    // (pump awaits it). A fresh one per 256 KiB read was garbage the GC pacer collected every 16 MiB:
+    // a full GC per 64 reads.
+    const reads = readRuns(fh, runs, LOCAL_CHUNK, true);
     async function* chunks(): AsyncGenerator<Buffer> {
       try {
         for (;;) {
@@ -366,7 +375,7 @@ async function readLocal(
       }
     }
     // A file that ends inside a run (truncated after the check above) fails the try in pump, retriably.
-    await pump(header, sink, chunks(), paths.dataFile);
+    await pump(header, sink, chunks(), paths.dataFile, false);
     return header;
   } finally {
     await fh.close();
@@ -449,7 +458,7 @@ async function fetchRemote(
       req!.setTimeout(0);
       const sink = await openSink(loc, header, signal);
       req!.setTimeout(timeoutMs);
-      await pump(header, sink, res, where, status);
+      await pump(header, sink, res, where, true, status);
       return header;
     } finally {
       if (!res.complete) req!.destroy();

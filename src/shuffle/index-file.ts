@@ -124,12 +124,15 @@ export function runsEnd(runs: readonly PartitionIndexEntry[]): number {
 
 /**
  * A partition's runs as stored, read from the open data file in pieces of at most `chunkBytes`,
- * one run after the other. A file that ends inside a run throws.
+ * one run after the other. A file that ends inside a run throws. With `reuse`, every piece is read
+ * into the same memory: a piece is valid only until the next one is asked for.
  */
-export async function* readRuns(fh: FileHandle, runs: readonly PartitionIndexEntry[], chunkBytes: number): AsyncGenerator<Buffer> {
+export async function* readRuns(fh: FileHandle, runs: readonly PartitionIndexEntry[], chunkBytes: number, reuse = false): AsyncGenerator<Buffer> {
+  let reused: Buffer | undefined;
   for (const run of runs) {
     for (let pos = 0; pos < run.length; ) {
-      const buf = Buffer.allocUnsafe(Math.min(chunkBytes, run.length - pos));
+      const want = Math.min(chunkBytes, run.length - pos);
+      const buf = reuse ? (reused ??= Buffer.allocUnsafe(chunkBytes)).subarray(0, want) : Buffer.allocUnsafe(want);
       const { bytesRead } = await fh.read(buf, 0, buf.length, run.offset + pos);
       if (bytesRead === 0) throw new Error(`map output data file ends at byte ${run.offset + pos}, inside a segment`);
       pos += bytesRead;

@@ -5,7 +5,6 @@ import { effectiveComparator } from './bytes-compare.js';
 import type { BlockCodec } from './codec.js';
 import type { SegmentHeader, SegmentSink } from './fetcher.js';
 import { decodeFrameAt, DEFAULT_FRAME_RAW_BYTES, FRAME_HEADER_SIZE, type FrameSource } from './frames.js';
-import { noteTransientBytes } from './gc-pacer.js';
 import { SegmentReader, type KeyValue } from './record-format.js';
 import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from './run-cursor.js';
 import { openSpillFile, writeFramedFile, type FramedFileStats, type FramePacker, type SegmentSource, type SpillFile } from './spill-writer.js';
@@ -381,8 +380,6 @@ export class MergeManager {
     let pos = 0;
     return {
       write: async (chunk) => {
-        // Fetched chunks (socket or file reads) die once written; see gc-pacer.ts.
-        noteTransientBytes(chunk.length);
         for (let off = 0; off < chunk.length; ) {
           const f = files[current];
           if (f === undefined) throw new MinimrError('ECHECKSUM', `segment of map ${loc.mapIndex} is longer than its runs`, { ...this.opts.details, mapIndex: loc.mapIndex });
@@ -533,6 +530,8 @@ class InMemorySink implements SegmentSink {
   private readonly head = Buffer.allocUnsafe(FRAME_HEADER_SIZE);
   private headGot = 0;
   private frame: Buffer | undefined;
+  /** The memory frames are gathered in, reused from frame to frame: a frame is decoded and copied out before the next begins. */
+  private frameMemory: Buffer | undefined;
   private frameGot = 0;
   private done = false;
 
@@ -546,7 +545,6 @@ class InMemorySink implements SegmentSink {
   }
 
   write(chunk: Buffer): void {
-    noteTransientBytes(chunk.length);
     let pos = 0;
     while (pos < chunk.length) {
       if (this.frame === undefined) {
@@ -559,7 +557,9 @@ class InMemorySink implements SegmentSink {
         const storedLength = this.head.readUInt32LE(4);
         if (this.storedPos + FRAME_HEADER_SIZE + storedLength > this.header.length) throw this.corrupt('frame runs past the end of the segment');
         if (this.rawPos + rawLength > this.raw.length) throw this.corrupt('frames hold more than the segment\'s raw length');
-        this.frame = Buffer.allocUnsafe(FRAME_HEADER_SIZE + storedLength);
+        const frameLength = FRAME_HEADER_SIZE + storedLength;
+        if (this.frameMemory === undefined || this.frameMemory.length < frameLength) this.frameMemory = Buffer.allocUnsafe(frameLength);
+        this.frame = this.frameMemory.subarray(0, frameLength);
         this.head.copy(this.frame, 0);
         this.frameGot = FRAME_HEADER_SIZE;
       } else {
