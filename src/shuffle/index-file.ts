@@ -128,11 +128,12 @@ export function runsEnd(runs: readonly PartitionIndexEntry[]): number {
  * into the same memory: a piece is valid only until the next one is asked for.
  */
 export async function* readRuns(fh: FileHandle, runs: readonly PartitionIndexEntry[], chunkBytes: number, reuse = false): AsyncGenerator<Buffer> {
-  let reused: Buffer | undefined;
+  // No bigger than the runs: most segments of a job with many reduces are far smaller than a chunk.
+  const reused = reuse ? Buffer.allocUnsafe(Math.min(chunkBytes, runs.reduce((n, r) => n + r.length, 0))) : undefined;
   for (const run of runs) {
     for (let pos = 0; pos < run.length; ) {
       const want = Math.min(chunkBytes, run.length - pos);
-      const buf = reuse ? (reused ??= Buffer.allocUnsafe(chunkBytes)).subarray(0, want) : Buffer.allocUnsafe(want);
+      const buf = reused ? reused.subarray(0, want) : Buffer.allocUnsafe(want);
       const { bytesRead } = await fh.read(buf, 0, buf.length, run.offset + pos);
       if (bytesRead === 0) throw new Error(`map output data file ends at byte ${run.offset + pos}, inside a segment`);
       pos += bytesRead;

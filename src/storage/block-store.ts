@@ -211,7 +211,10 @@ const X_TO_2_TO_THE = ((): number[] => {
 
 const shiftCache = new Map<number, number>();
 
-/** x^(8 * length) mod P: what appending `length` bytes does to a CRC. Few lengths occur (chunk and read sizes), so they are cached. */
+/**
+ * x^(8 * length) mod P: what appending `length` bytes does to a CRC. The first 64 lengths asked for
+ * are cached: chunk and read sizes recur; the shuffle's frame lengths vary, and cost a few microseconds each uncached.
+ */
 function shiftForBytes(length: number): number {
   let shift = shiftCache.get(length);
   if (shift === undefined) {
