@@ -129,7 +129,7 @@ export function runsEnd(runs: readonly PartitionIndexEntry[]): number {
  */
 export async function* readRuns(fh: FileHandle, runs: readonly PartitionIndexEntry[], chunkBytes: number, reuse = false): AsyncGenerator<Buffer> {
   // No bigger than the runs: most segments of a job with many reduces are far smaller than a chunk.
-  const reused = reuse ? Buffer.allocUnsafe(Math.min(chunkBytes, runs.reduce((n, r) => n + r.length, 0))) : undefined;
+  const reused = reuse ? Buffer.allocUnsafe(Math.min(chunkBytes, runTotals(runs).length)) : undefined;
   for (const run of runs) {
     for (let pos = 0; pos < run.length; ) {
       const want = Math.min(chunkBytes, run.length - pos);

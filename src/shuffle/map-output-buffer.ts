@@ -101,7 +101,7 @@ import { compareBytes, effectiveComparator } from './bytes-compare.js';
 import { lz4Codec, noneCodec, type BlockCodec } from './codec.js';
 import type { FrameSource, SegmentStats } from './frames.js';
 import { collectGarbageNow, lendToGcPace, noteTransientBytes } from './gc-pacer.js';
-import { tempPathFor, writeIndexFile } from './index-file.js';
+import { runsEnd, tempPathFor, writeIndexFile } from './index-file.js';
 import { applyCombiner } from './merger.js';
 import { mapOutputFilesIn } from './paths.js';
 import { copyMerged, cursorRecords, CursorMerge, FileFrameFeed, packedFeed, RecordCursor } from './run-cursor.js';
@@ -853,8 +853,7 @@ export class MapOutputBuffer implements MapOutputCollector {
     const first = this.runs[0]!;
     const gen = this.detach();
     const sorted = this.sort(gen);
-    const end = first.segments.reduce((n, s) => Math.max(n, s.offset + s.length), 0);
-    const second = await this.writeAsync(first.path, this.spillSource(gen, sorted), true, this.codec, end);
+    const second = await this.writeAsync(first.path, this.spillSource(gen, sorted), true, this.codec, runsEnd(first.segments));
     await rename(first.path, dataFile);
     this.files.delete(first.path);
     this.files.add(dataFile);

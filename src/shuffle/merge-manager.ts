@@ -607,7 +607,7 @@ class InMemorySink implements SegmentSink {
   }
 }
 
-/** A run's cursor: its tag is the map index of a fetched segment, or read from each record of a run this class wrote. */
+/** A run's cursor: its tag is a fetched run's (runTag), or read from each record of a run this class wrote. */
 function cursorOf(run: Run, order: number, reuseFrames: boolean): RecordCursor {
   if (run.kind === 'mem') return new RecordCursor(bufferFeed(run.raw), run.tag, order, `map ${Math.floor(run.tag / MAX_MAP_OUTPUT_RUNS)} (in memory)`);
   const feed = new FileFrameFeed(run.path, 0, run.length, { name: run.path }, reuseFrames);
