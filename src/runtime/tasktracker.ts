@@ -16,6 +16,7 @@ import { measureDiskMBps } from './disk-rate.js';
 import { hostOfUrl, localAddressToward, loopbackAdvertisedWarning } from './advertised-host.js';
 import { AttemptLog, DEFAULT_ATTEMPT_LOG_MAX_BYTES, DEFAULT_LOG_RETAIN_HOURS, TaskOutputRouter, createAttemptLogRequestHandler, pruneAttemptLogs } from './attempt-logs.js';
 import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
+import { taskProcessEntry } from './task-process-entry.js';
 import { THROTTLE_BASES, type ThrottleBasis } from './cpu-throttle.js';
 import { phaseTrace } from '../util/index.js';
 
@@ -72,7 +73,8 @@ interface RunningAttempt {
   log?: AttemptLog;
 }
 
-const TASK_PROCESS = fileURLToPath(new URL('./task-process.js', import.meta.url));
+/** The file forked for task processes, chosen at the first fork (task-process-entry.ts). */
+let taskProcessFile: string | undefined;
 /** Job modules a worker keeps on disk, by content hash. */
 const MAX_CACHED_MODULES = 64;
 /**
@@ -351,7 +353,8 @@ export class Worker {
       cpuThrottle: this.cpuThrottle,
       cpuThrottleBasis: this.cpuThrottleBasis,
     };
-    const child = fork(TASK_PROCESS, [], {
+    taskProcessFile ??= taskProcessEntry(fileURLToPath(new URL('.', import.meta.url)));
+    const child = fork(taskProcessFile, [], {
       // A task's memory is its shuffle buffer plus a fixed overhead (TASK_OVERHEAD_MB); these keep the
       // overhead fixed: a small young generation (tasks make short-lived garbage at a high rate, and a
       // 16 MiB semi-space held ~40 MiB for nothing), two malloc arenas (libuv's thread pool,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobClient } from '../../src/runtime/index.js';
@@ -11,25 +11,25 @@ import { appModule, fixtureModule, makeText, parseCounts, readOutput, referenceW
 /** Clock ticks per second of /proc/PID/stat's start time (USER_HZ: 100 on Linux's common builds). */
 const TICKS_PER_SECOND = 100;
 
-/** Start times (epoch ms, to 10 ms) of the task processes of the workers this test process started (Linux /proc). */
-async function taskProcessStartTimes(): Promise<number[]> {
+/** The task processes of the workers this test process started (Linux /proc): start time (epoch ms, to 10 ms) and the file they run. */
+async function taskProcesses(): Promise<{ startMs: number; entry: string }[]> {
   const uptimeS = Number((await readFile('/proc/uptime', 'utf8')).split(' ')[0]);
   const bootMs = Date.now() - uptimeS * 1000;
-  const processes: { pid: number; ppid: number; startMs: number; task: boolean }[] = [];
+  const processes: { pid: number; ppid: number; startMs: number; entry: string | undefined }[] = [];
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = await readFile(`/proc/${name}/stat`, 'utf8');
       // After the command name in parentheses: state, ppid, ..., starttime (the 22nd field overall).
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const task = (await readFile(`/proc/${name}/cmdline`, 'utf8')).includes('task-process.js');
-      processes.push({ pid: Number(name), ppid: Number(fields[1]), startMs: bootMs + (Number(fields[19]) / TICKS_PER_SECOND) * 1000, task });
+      const entry = (await readFile(`/proc/${name}/cmdline`, 'utf8')).split('\0').find((arg) => /task-process[^/]*\.js$/.test(arg));
+      processes.push({ pid: Number(name), ppid: Number(fields[1]), startMs: bootMs + (Number(fields[19]) / TICKS_PER_SECOND) * 1000, entry });
     } catch {
       // the process ended meanwhile
     }
   }
   const workers = new Set(processes.filter((p) => p.ppid === process.pid).map((p) => p.pid));
-  return processes.filter((p) => p.task && workers.has(p.ppid)).map((p) => p.startMs);
+  return processes.flatMap((p) => (p.entry !== undefined && workers.has(p.ppid) ? [{ startMs: p.startMs, entry: p.entry }] : []));
 }
 
 /**
@@ -65,6 +65,16 @@ describe('task processes: reused when clean, never after a failure or a leak', (
     assert.ok((status.counters['user.reused-clean'] ?? 0) >= 1, `some maps ran in a process a previous map used: ${JSON.stringify(status.counters)}`);
     assert.ok((status.counters.WARM_LAUNCH ?? 0) >= 1);
     assert.equal(status.counters['user.fresh-module'], status.mapsTotal, 'every attempt saw its own module-level state');
+  });
+
+  it('runs the bundled task process that `npm run build` wrote, sharing the public API modules with the job', async () => {
+    const entries = new Set((await taskProcesses()).map((p) => basename(p.entry)));
+    assert.deepEqual([...entries], ['task-process.bundle.js'], 'the worker\'s task processes (kept warm or spare) run the bundle');
+    const bundle = await readFile(new URL('../../src/runtime/task-process.bundle.js', import.meta.url), 'utf8');
+    // The job's `import ... from 'minimr'` loads these files: one MinimrError class, one set of codecs.
+    assert.match(bundle, /from "\.\.\/errors\.js"/);
+    assert.match(bundle, /from "\.\.\/api\/index\.js"/);
+    assert.doesNotMatch(bundle, /class MinimrError\b/);
   });
 
   it('a failed attempt\'s process never runs another attempt', async () => {
@@ -127,7 +137,7 @@ describe('task processes: spares', () => {
     // later on a loaded machine): wait until no task process has started for a second.
     await sleep(1000);
     for (let waited = 0; waited < 20_000; waited += 250) {
-      const newest = Math.max(0, ...(await taskProcessStartTimes()));
+      const newest = Math.max(0, ...(await taskProcesses()).map((p) => p.startMs));
       if (Date.now() - newest >= 1000) break;
       await sleep(250);
     }
