@@ -142,16 +142,19 @@ export function mapSpilledBytesModel(
 /**
  * Extra stored bytes a reducer writes with buffer B: segments above the single-segment limit go to
  * disk as they arrive; the others fill memory, which is merged to disk whenever it passes the merge
- * threshold: a sawtooth in input/buffer.
+ * threshold: a sawtooth in input/buffer. A segment above the limit from a map on the reducer's own
+ * worker is read where it lies and writes nothing (merge-manager.ts): `localShare` is the share of
+ * the input that is local (a run's SHUFFLE_BYTES_LOCAL over all it fetched; 0 counts every such
+ * segment as written).
  */
-export function reduceSpilledBytesModel(segmentsRaw: readonly number[], storedPerRaw: number, bufferBytes: number, factor: number): number {
+export function reduceSpilledBytesModel(segmentsRaw: readonly number[], storedPerRaw: number, bufferBytes: number, factor: number, localShare = 0): number {
   let onDisk = 0;
   let inMemory = 0;
   let runs = 0;
   let spilledRaw = 0;
   for (const seg of segmentsRaw) {
     if (seg > REDUCE_SINGLE_SEGMENT_FRACTION * bufferBytes) {
-      spilledRaw += seg;
+      spilledRaw += seg * (1 - localShare);
       runs++;
       continue;
     }
@@ -166,6 +169,13 @@ export function reduceSpilledBytesModel(segmentsRaw: readonly number[], storedPe
   const finalRuns = runs + (inMemory > 0 ? 1 : 0);
   if (finalRuns > factor) spilledRaw += (onDisk + inMemory) * intermediatePasses(finalRuns, factor);
   return spilledRaw * storedPerRaw;
+}
+
+/** The share of what a reduce fetched that came from maps on its own worker (stored bytes). */
+function localShareOf(reduce: AttemptSummary): number {
+  const local = reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0;
+  const all = local + (reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0);
+  return all > 0 ? local / all : 0;
 }
 
 /**
@@ -292,7 +302,7 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
       mapMergePasses: sumCounter(r.maps, 'MERGE_PASSES') / r.maps.length,
       reduceMergePasses: r.reduce.counters.MERGE_PASSES ?? 0,
       mapModelSpilledBytes: mapSpilledBytesModel(mapBufferedBytes, mapOutputRawBytes, mapBufferBytes * (1 - tableShare), spillPercent, factor, outputRuns, mapStoredPerRaw),
-      reduceModelSpilledBytes: reduceSpilledBytesModel(segmentsRaw, reduceStoredPerRaw, reduceBufferBytes, factor),
+      reduceModelSpilledBytes: reduceSpilledBytesModel(segmentsRaw, reduceStoredPerRaw, reduceBufferBytes, factor, localShareOf(r.reduce)),
       mapModelMs: 0,
       reduceModelMs: 0,
     };

@@ -251,6 +251,7 @@ class AttemptRunner {
       PEAK_BUFFER_BYTES: s.peakBufferBytes,
       SHUFFLE_BYTES_LOCAL: s.shuffleBytesLocal,
       SHUFFLE_BYTES_REMOTE: s.shuffleBytesRemote,
+      SHUFFLE_BYTES_IN_PLACE: s.shuffleBytesInPlace,
       REDUCE_INPUT_RECORDS: s.reduceInputRecords,
       REDUCE_INPUT_GROUPS: s.reduceInputGroups,
       BYTES_READ_LOCAL: this.fs.bytesRead.local,

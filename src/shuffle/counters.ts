@@ -16,6 +16,7 @@ export function createShuffleCounters(): ShuffleCounters {
     peakBufferBytes: 0,
     shuffleBytesLocal: 0,
     shuffleBytesRemote: 0,
+    shuffleBytesInPlace: 0,
     reduceInputRecords: 0,
     reduceInputGroups: 0,
   };

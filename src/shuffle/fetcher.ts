@@ -48,6 +48,12 @@ export interface SegmentHeader {
   /** The sorted runs, in order: their stored bytes come one after the other. */
   readonly runs: readonly SegmentRun[];
   readonly local: boolean;
+  /**
+   * Where the stored bytes lie on this machine (a local map output): the data file and each run's
+   * offset in it. A sink may read them there later instead of keeping a copy; the fetcher still
+   * streams the bytes through `write` first, so their CRCs are checked before `finish`.
+   */
+  readonly file?: { readonly path: string; readonly runOffsets: readonly number[] };
 }
 
 /**
@@ -356,7 +362,7 @@ async function readLocal(
   try {
     const { size } = await fh.stat();
     if (size < runsEnd(runs)) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
-    const header = segmentHeader(runs, true);
+    const header: SegmentHeader = { ...segmentHeader(runs, true), file: { path: paths.dataFile, runOffsets: runs.map((r) => r.offset) } };
     const sink = await openSink(loc, header, signal);
     // One read buffer for the whole segment: the sink is done with a chunk before the next is read
     // (pump awaits it). A fresh one per 256 KiB read was garbage the GC pacer collected every 16 MiB:

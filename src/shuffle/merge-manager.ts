@@ -22,7 +22,9 @@ import { MAX_MAP_OUTPUT_RUNS, type BytesCombiner, type KeyComparator, type MapOu
  *
  * What goes to disk, and when.
  *  - A segment with rawLength > maxSingleShuffleFraction * bufferBytes is streamed straight to a file
- *    as it arrives, frames still compressed (one network chunk in memory at a time).
+ *    as it arrives, frames still compressed (one network chunk in memory at a time). Unless it is
+ *    one of this worker's own map outputs: then it is read in place from the map's data file,
+ *    once its bytes are checked (openInPlaceSink), and nothing is written.
  *  - When committed in-memory bytes reach mergeThreshold * bufferBytes, all committed in-memory
  *    segments are merged (through the combiner, if any) into one sorted on-disk run, and their memory
  *    is freed. The same happens earlier if a waiting fetch could otherwise never be served.
@@ -41,7 +43,8 @@ import { MAX_MAP_OUTPUT_RUNS, type BytesCombiner, type KeyComparator, type MapOu
  *    never touches the disk, however many maps there are, and segments that went to disk are read
  *    once more only, in one pass, whenever their read buffers fit the budget: as Spark merges all
  *    spill files in one pass, and as Hadoop users raise mapreduce.task.io.sort.factor. (TeraSort's
- *    1 GB, 16 maps, 2 reduces of 64 MB: every 32 MB segment goes to disk; with width 10 a pass
+ *    1 GB, 16 maps, 2 reduces of 64 MB: every 32 MB segment goes to disk, or stays in its local
+ *    map's file; with width 10 a pass
  *    re-wrote 7 of them, 224 MB, before the reduce read them all; 16 runs need 12 MiB of the budget.)
  *    Memory stays bounded by the budget: the in-memory segments + the runs' read buffers, each run's
  *    counted as MERGE_READ_BYTES_PER_RUN; below mergeFactor runs' worth, mergeFactor still applies
@@ -109,6 +112,10 @@ interface DiskRun {
   readonly kind: 'disk';
   readonly id: number;
   readonly path: string;
+  /** Where the run starts in `path`: 0 in a file this class wrote, the run's offset in a local map output read in place. */
+  readonly offset: number;
+  /** Whether this class wrote `path` (and removes it once merged), or it is a local map's output, read in place. */
+  readonly owned: boolean;
   /** Stored bytes. */
   readonly length: number;
   readonly rawLength: number;
@@ -186,7 +193,10 @@ export class MergeManager {
       if (header.records !== 0 || header.rawLength !== 0) throw new MinimrError('ECHECKSUM', 'empty segment with records', { ...this.opts.details, mapIndex: loc.mapIndex });
       return { write: () => undefined, finish: () => undefined, abort: () => undefined };
     }
-    if (header.rawLength > this.maxSingleBytes) return this.openDiskSink(loc, header);
+    if (header.rawLength > this.maxSingleBytes) {
+      const { file } = header;
+      return file && file.runOffsets.length === header.runs.length ? this.openInPlaceSink(loc, header, file) : this.openDiskSink(loc, header);
+    }
     await this.acquire(header.rawLength, signal);
     try {
       this.throwIfFailed();
@@ -398,7 +408,7 @@ export class MergeManager {
         this.counters.spilledBytes += header.length;
         if (this.failure !== undefined) return;
         for (const { path, run, tag } of files) {
-          this.diskRuns.push({ kind: 'disk', id: this.nextId++, path, length: run.length, rawLength: run.rawLength, records: run.records, tag });
+          this.diskRuns.push({ kind: 'disk', id: this.nextId++, path, offset: 0, owned: true, length: run.length, rawLength: run.rawLength, records: run.records, tag });
         }
         this.pump();
       },
@@ -406,9 +416,34 @@ export class MergeManager {
     };
   }
 
+  /**
+   * A local map output's segment that would go to disk stays where it is: the merges read its runs
+   * from the map's data file, as Spark reads a node's own shuffle blocks, instead of this reduce
+   * writing a copy into its work dir first (the same bytes written again, and as much page cache,
+   * per local map). The fetcher has streamed the bytes through `write` and checked their CRCs by
+   * `finish`. The file is the map's: never removed here (its worker removes the job's map outputs
+   * when the job ends), and nothing is spilled.
+   */
+  private openInPlaceSink(loc: MapOutputLocation, header: SegmentHeader, file: { readonly path: string; readonly runOffsets: readonly number[] }): SegmentSink {
+    return {
+      write: () => undefined,
+      finish: () => {
+        if (this.failure !== undefined) return;
+        this.counters.shuffleBytesInPlace += header.length;
+        for (const [index, run] of header.runs.entries()) {
+          if (run.length === 0) continue;
+          const offset = file.runOffsets[index]!;
+          this.diskRuns.push({ kind: 'disk', id: this.nextId++, path: file.path, offset, owned: false, length: run.length, rawLength: run.rawLength, records: run.records, tag: runTag(loc.mapIndex, index) });
+        }
+        this.pump();
+      },
+      abort: () => undefined,
+    };
+  }
+
   private async removeRuns(runs: readonly Run[]): Promise<void> {
     for (const r of runs) {
-      if (r.kind !== 'disk') continue;
+      if (r.kind !== 'disk' || !r.owned) continue;
       this.files.delete(r.path);
       await rm(r.path, { force: true });
     }
@@ -492,7 +527,7 @@ export class MergeManager {
     const seg = stats.segments[0]!;
     this.counters.spilledRecords += seg.records;
     this.counters.spilledBytes += seg.length;
-    return { kind: 'disk', id: this.nextId++, path, length: seg.length, rawLength: seg.rawLength, records: seg.records, tag: undefined };
+    return { kind: 'disk', id: this.nextId++, path, offset: 0, owned: true, length: seg.length, rawLength: seg.rawLength, records: seg.records, tag: undefined };
   }
 
   /**
@@ -610,7 +645,7 @@ class InMemorySink implements SegmentSink {
 /** A run's cursor: its tag is a fetched run's (runTag), or read from each record of a run this class wrote. */
 function cursorOf(run: Run, order: number, reuseFrames: boolean): RecordCursor {
   if (run.kind === 'mem') return new RecordCursor(bufferFeed(run.raw), run.tag, order, `map ${Math.floor(run.tag / MAX_MAP_OUTPUT_RUNS)} (in memory)`);
-  const feed = new FileFrameFeed(run.path, 0, run.length, { name: run.path }, reuseFrames);
+  const feed = new FileFrameFeed(run.path, run.offset, run.length, { name: run.path }, reuseFrames);
   return new RecordCursor(feed, run.tag ?? TAG_IN_VALUE, order, run.path);
 }
 

@@ -29,7 +29,8 @@ import type { BytesCombiner, KeyComparator, LocalShuffleSource, MapOutputLocatio
  *    input/buffer grows, so as a function of memory it is a sawtooth, not a monotone curve.
  *  - Equal keys come out by map index, then emission order, whatever the budget.
  *
- * Counters: shuffleBytesLocal / shuffleBytesRemote (stored bytes fetched), spilledRecords /
+ * Counters: shuffleBytesLocal / shuffleBytesRemote (stored bytes fetched; shuffleBytesInPlace: the
+ * local ones read where they lie instead of spilled), spilledRecords /
  * spilledBytes (every reduce-side disk write: segments shuffled to disk, in-memory merges, merge
  * passes), mergePasses (on-disk merges, background or final), peakBufferBytes, combineInput/Output
  * records (in-memory merges), reduceInputRecords (records the returned stream yields; so do not also

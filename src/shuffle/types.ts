@@ -36,6 +36,8 @@ export interface ShuffleCounters {
   /** Stored bytes fetched from this worker's disk / from other workers. */
   shuffleBytesLocal: number;
   shuffleBytesRemote: number;
+  /** Of shuffleBytesLocal: the segments too big for memory, read in place from their map's file instead of spilled. */
+  shuffleBytesInPlace: number;
   reduceInputRecords: number;
   reduceInputGroups: number;
 }

@@ -80,5 +80,10 @@ describe('spill models of the elasticity profile', () => {
     assert.equal(reduceSpilledBytesModel(segs, 0.5, 40 * MiB, 10), 15 * MiB);
     // Buffer 30 MiB: each 10 MiB segment exceeds 25% (7.5 MiB): all go straight to disk.
     assert.equal(reduceSpilledBytesModel(segs, 0.5, 30 * MiB, 10), 20 * MiB);
+    // ... unless they come from maps on the reducer's worker: those are read in place, not written.
+    assert.equal(reduceSpilledBytesModel(segs, 0.5, 30 * MiB, 10, 1), 0);
+    assert.equal(reduceSpilledBytesModel(segs, 0.5, 30 * MiB, 10, 0.25), 15 * MiB);
+    // In-memory merges write what they merge, wherever it came from.
+    assert.equal(reduceSpilledBytesModel(segs, 0.5, 40 * MiB, 10, 1), 15 * MiB);
   });
 });

@@ -12,7 +12,7 @@ import { assertFetchFailure, flipByte, JOB, SECRET, referenceInput, startWorker,
 import { lz4Codec } from '../../src/shuffle/codec.js';
 import { FramedFileWriter } from '../../src/shuffle/frames.js';
 import { encodeIndex } from '../../src/shuffle/index-file.js';
-import { mkdir, open, writeFile } from 'node:fs/promises';
+import { mkdir, open, stat, writeFile } from 'node:fs/promises';
 import { randomBytes, rng, u32, withTempDir } from './support.js';
 
 async function filesUnder(dir: string): Promise<string[]> {
@@ -148,6 +148,50 @@ for (const runs of [1, 2] as const) test(`reduce input is byte-identical to the 
         }
       }
       assert.equal(a.requests.length, 0, 'local map outputs are not fetched over HTTP');
+    } finally {
+      await stopWorker(a);
+      await stopWorker(b);
+    }
+  });
+});
+
+test('a local map\'s segment that goes to disk is read in place from the map\'s file: no copy in the work dir, only remote segments spilled', async () => {
+  await withTempDir(async (tmp) => {
+    const [a, b] = await twoWorkers(tmp);
+    try {
+      // Two runs per map output: each run is read in place at its own offset.
+      const { mapRecords, locations, entries } = await writeMaps([a, b], { sizes: SIZES, numReduces: 2, seed: 19, runs: 2 });
+      const r = 1;
+      const rawTotal = entries.reduce((n, e) => n + e[r]!.rawLength, 0);
+      const onB = locations.filter((l) => l.workerId === 'wB');
+      const remoteStored = onB.reduce((n, l) => n + entries[l.mapIndex]![r]!.length, 0);
+      const remoteRuns = onB.reduce((n, l) => n + entries[l.mapIndex]![r]!.runs.filter((run) => run.length > 0).length, 0);
+      const localFiles = locations.filter((l) => l.workerId === 'wA').map((l) => mapOutputPaths(a.rootDir, JOB, l.attemptId).dataFile);
+      const sizesBefore = await Promise.all(localFiles.map(async (f) => (await stat(f)).size));
+      // Every segment above one byte goes to disk; mergeFactor 2 makes merge passes over in-place runs too.
+      for (const mergeFactor of [100, 2]) {
+        const workDir = reduceWorkDir(join(tmp, 'reduce'), JOB, `attempt_r_inplace_${mergeFactor}`);
+        const { out, counters, filesDuringRun } = await shuffle({
+          reduceIndex: r,
+          locations,
+          local: { workerId: 'wA', rootDir: a.rootDir },
+          workDir,
+          bufferBytes: rawTotal,
+          maxSingleShuffleFraction: 1 / rawTotal,
+          mergeFactor,
+        });
+        assert.deepEqual(out, referenceInput(mapRecords, r), `mergeFactor ${mergeFactor}: reduce input equals the reference`);
+        if (mergeFactor === 100) {
+          assert.equal(counters.spilledBytes, remoteStored, 'only the remote segments were written to disk');
+          assert.equal(filesDuringRun.length, remoteRuns, `one file per remote run, none for the local ones: ${filesDuringRun.join(', ')}`);
+          assert.equal(counters.shuffleBytesInPlace, counters.shuffleBytesLocal, 'every local segment was read in place');
+        } else {
+          assert.ok(counters.mergePasses > 0, 'merge passes read the in-place runs');
+        }
+        assert.ok(counters.shuffleBytesLocal > 0);
+      }
+      // The map's files are its own: still there, as they were, for other reduces and retries.
+      assert.deepEqual(await Promise.all(localFiles.map(async (f) => (await stat(f)).size)), sizesBefore);
     } finally {
       await stopWorker(a);
       await stopWorker(b);
