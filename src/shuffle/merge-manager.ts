@@ -44,8 +44,8 @@ import { MAX_MAP_OUTPUT_RUNS, type BytesCombiner, type KeyComparator, type MapOu
  *    once more only, in one pass, whenever their read buffers fit the budget: as Spark merges all
  *    spill files in one pass, and as Hadoop users raise mapreduce.task.io.sort.factor. (TeraSort's
  *    1 GB, 16 maps, 2 reduces of 64 MB: every 32 MB segment goes to disk, or stays in its local
- *    map's file; with width 10 a pass
- *    re-wrote 7 of them, 224 MB, before the reduce read them all; 16 runs need 12 MiB of the budget.)
+ *    map's file; with width 10 a pass re-wrote 7 of them, 224 MB, before the reduce read them all;
+ *    16 runs need 12 MiB of the budget.)
  *    Memory stays bounded by the budget: the in-memory segments + the runs' read buffers, each run's
  *    counted as MERGE_READ_BYTES_PER_RUN; below mergeFactor runs' worth, mergeFactor still applies
  *    (its read buffers, a few MiB, beside the budget, as before).
