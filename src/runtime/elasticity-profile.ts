@@ -171,11 +171,15 @@ export function reduceSpilledBytesModel(segmentsRaw: readonly number[], storedPe
   return spilledRaw * storedPerRaw;
 }
 
-/** The share of what a reduce fetched that came from maps on its own worker (stored bytes). */
+/** Stored bytes a reduce fetched, from its own worker and from others. */
+function fetchedBytes(reduce: AttemptSummary): number {
+  return (reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0) + (reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0);
+}
+
+/** The share of what a reduce fetched that came from maps on its own worker. */
 function localShareOf(reduce: AttemptSummary): number {
-  const local = reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0;
-  const all = local + (reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0);
-  return all > 0 ? local / all : 0;
+  const all = fetchedBytes(reduce);
+  return all > 0 ? (reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0) / all : 0;
 }
 
 /**
@@ -273,7 +277,7 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
   const mapStoredPerRaw = mapOutputRawBytes > 0 ? mapOutputStoredBytes / mapOutputRawBytes : 1;
   const segmentsRaw = calibration.maps.map((m) => m.counters.MAP_OUTPUT_RAW_BYTES ?? 0);
   const reduceInputRawBytes = segmentsRaw.reduce((a, b) => a + b, 0);
-  const fetched = (calibration.reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0) + (calibration.reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0);
+  const fetched = fetchedBytes(calibration.reduce);
   const reduceStoredPerRaw = reduceInputRawBytes > 0 ? fetched / reduceInputRawBytes : 1;
   const idealMapBufferBytes = mapBufferNeedBytes(mapBufferedBytes, spillPercent, tablePeak, tableShare);
   const idealReduceBufferBytes = reduceBufferNeedBytes(reduceInputRawBytes, Math.max(...segmentsRaw));

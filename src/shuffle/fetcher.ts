@@ -362,7 +362,7 @@ async function readLocal(
   try {
     const { size } = await fh.stat();
     if (size < runsEnd(runs)) throw new FetchTryError(`${paths.dataFile} is truncated`, true);
-    const header: SegmentHeader = { ...segmentHeader(runs, true), file: { path: paths.dataFile, runOffsets: runs.map((r) => r.offset) } };
+    const header = segmentHeader(runs, { path: paths.dataFile, runOffsets: runs.map((r) => r.offset) });
     const sink = await openSink(loc, header, signal);
     // One read buffer for the whole segment: the sink is done with a chunk before the next is read
     // (pump awaits it). A fresh one per 256 KiB read was garbage the GC pacer collected every 16 MiB:
@@ -388,8 +388,10 @@ async function readLocal(
   }
 }
 
-function segmentHeader(runs: readonly SegmentRun[], local: boolean): SegmentHeader {
-  return { ...runTotals(runs), runs: runs.map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })), local };
+/** `file`: where a local map output's runs lie; none for a segment fetched over HTTP. */
+function segmentHeader(runs: readonly SegmentRun[], file?: SegmentHeader['file']): SegmentHeader {
+  const header = { ...runTotals(runs), runs: runs.map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })) };
+  return file ? { ...header, local: true, file } : { ...header, local: false };
 }
 
 function headerNumber(res: IncomingMessage, name: string): number | undefined {
@@ -455,7 +457,7 @@ async function fetchRemote(
       if (length === undefined || records === undefined || rawLength === undefined || runs === undefined) {
         throw new FetchTryError(`response from ${where} lacks the segment headers`, true, status);
       }
-      const header = segmentHeader(runs, false);
+      const header = segmentHeader(runs);
       if (header.length !== length || header.records !== records || header.rawLength !== rawLength) {
         throw new FetchTryError(`response from ${where} has segment headers whose runs do not add up to their totals`, true, status);
       }
