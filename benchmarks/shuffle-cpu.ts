@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import yargs from 'yargs';
-import { OutputWriter } from '../src/runtime/output-writer.js';
+import { OutputWriter } from '../src/runtime/task/output-writer.js';
 import { createShuffleCounters, groupByKey, mapOutputPaths, MapOutputBuffer, newShuffleSecret, ReduceShuffle, type MapOutputLocation } from '../src/shuffle/index.js';
 import { generateRow } from '../apps/teragen.js';
 

@@ -1,6 +1,6 @@
-// Bundles the task process's entry (dist/src/runtime/task-process.js, as tsc wrote it) and the
-// ~65 modules it imports into one file beside it, dist/src/runtime/task-process.bundle.js, which
-// workers fork instead (src/runtime/task-process-entry.ts says when). Node's ESM loader resolves,
+// Bundles the task process's entry (dist/src/runtime/task/task-process.js, as tsc wrote it) and the
+// ~65 modules it imports into one file beside it, dist/src/runtime/task/task-process.bundle.js, which
+// workers fork instead (src/runtime/task/task-process-entry.ts says when). Node's ESM loader resolves,
 // reads and links each module separately: loading the 67 files cost a fresh task process ~45 ms of
 // CPU of its ~145 ms start-up, one file about 5, and a 1 GB TeraSort starts 18 task processes.
 //
@@ -17,7 +17,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const runtimeDir = resolve(root, 'dist/src/runtime');
+const runtimeDir = resolve(root, 'dist/src/runtime/task');
 const entry = resolve(runtimeDir, 'task-process.js');
 const outfile = resolve(runtimeDir, 'task-process.bundle.js');
 

@@ -27,7 +27,7 @@ import {
   type JobStatus,
   type ThrottleBasis,
 } from '../runtime/index.js';
-import { forgetClusterSecret, recordClusterSecret, webPassword } from '../runtime/auth.js';
+import { forgetClusterSecret, recordClusterSecret, webPassword } from '../runtime/wire/auth.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';
 import { formatMode, parseMode } from '../storage/index.js';

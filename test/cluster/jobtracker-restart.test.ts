@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { clientCredentials } from '../../src/runtime/auth.js';
+import { clientCredentials } from '../../src/runtime/wire/auth.js';
 import { JobClient, type JobStatus } from '../../src/runtime/index.js';
 import type { FsClient } from '../../src/storage/index.js';
 import { assertCountsEqual, fixtureModule, makeText, readOutput, waitFor } from '../helpers/cluster.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { formatPrometheus, Histogram } from '../../src/runtime/metrics.js';
+import { formatPrometheus, Histogram } from '../../src/runtime/jobtracker/prometheus.js';
 import { appModule, makeText, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { parsePrometheusText, sampleValue } from '../helpers/prometheus.js';
 

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { isMinimrError } from '../../src/errors.js';
-import type { AttemptSpec, Message, RegisterResult } from '../../src/runtime/protocol.js';
-import { connectPeer, type RpcPeer } from '../../src/runtime/rpc-peer.js';
+import type { AttemptSpec, Message, RegisterResult } from '../../src/runtime/wire/protocol.js';
+import { connectPeer, type RpcPeer } from '../../src/runtime/wire/rpc-peer.js';
 import { BLOCK_TOKEN_HEADER, BlockTokenKey, LocalDiskBlockStore, type BlockInfo, type DatanodeAddress } from '../../src/storage/index.js';
 import { appModule, assertCountsEqual, makeText, readAll, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
 

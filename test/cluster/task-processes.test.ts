@@ -70,10 +70,10 @@ describe('task processes: reused when clean, never after a failure or a leak', (
   it('runs the bundled task process that `npm run build` wrote, sharing the public API modules with the job', async () => {
     const entries = new Set((await taskProcesses()).map((p) => basename(p.entry)));
     assert.deepEqual([...entries], ['task-process.bundle.js'], 'the worker\'s task processes (kept warm or spare) run the bundle');
-    const bundle = await readFile(new URL('../../src/runtime/task-process.bundle.js', import.meta.url), 'utf8');
+    const bundle = await readFile(new URL('../../src/runtime/task/task-process.bundle.js', import.meta.url), 'utf8');
     // The job's `import ... from 'minimr'` loads these files: one MinimrError class, one set of codecs.
-    assert.match(bundle, /from "\.\.\/errors\.js"/);
-    assert.match(bundle, /from "\.\.\/api\/index\.js"/);
+    assert.match(bundle, /from "\.\.\/\.\.\/errors\.js"/);
+    assert.match(bundle, /from "\.\.\/\.\.\/api\/index\.js"/);
     assert.doesNotMatch(bundle, /class MinimrError\b/);
   });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
 import { describe, it } from 'node:test';
-import { isLoopbackAddress, localAddressToward, loopbackAdvertisedWarning } from '../../src/runtime/advertised-host.js';
+import { isLoopbackAddress, localAddressToward, loopbackAdvertisedWarning } from '../../src/runtime/worker/advertised-host.js';
 
 describe("a worker's advertised address", () => {
   it('tells loopback addresses', () => {

@@ -14,7 +14,7 @@ import {
   fetchAttemptLog,
   logReadRange,
   pruneAttemptLogs,
-} from '../../src/runtime/attempt-logs.js';
+} from '../../src/runtime/worker/attempt-logs.js';
 
 describe('attempt logs on a worker: files with a cap, served in slices', () => {
   let root: string;

@@ -10,9 +10,9 @@ import { promisify } from 'node:util';
 import { pack, unpack } from 'msgpackr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createLogger } from '../../src/log.js';
-import { loadOrCreateSecret, readSecretFile } from '../../src/runtime/auth.js';
+import { loadOrCreateSecret, readSecretFile } from '../../src/runtime/wire/auth.js';
 import { JobClient, JobTracker, PROTOCOL_VERSION, connectPeer } from '../../src/runtime/index.js';
-import { acceptPeer } from '../../src/runtime/rpc-peer.js';
+import { acceptPeer } from '../../src/runtime/wire/rpc-peer.js';
 import { createPolicy } from '../../src/scheduler/index.js';
 import { isCode } from '../helpers/cluster.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CpuThrottle, type ThrottleClock } from '../../src/runtime/cpu-throttle.js';
+import { CpuThrottle, type ThrottleClock } from '../../src/runtime/task/cpu-throttle.js';
 
 /** A clock the test moves by hand: wall time and the process's CPU time. */
 function manualClock(): ThrottleClock & { advance(wallMs: number, cpuMs: number): void } {

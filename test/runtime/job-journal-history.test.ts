@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Level } from 'level';
 import { Packr } from 'msgpackr';
-import { JobJournal, type JobHistoryEntry } from '../../src/runtime/job-journal.js';
+import { JobJournal, type JobHistoryEntry } from '../../src/runtime/jobtracker/job-journal.js';
 import type { JobStatus } from '../../src/runtime/index.js';
 
 function status(jobId: string, finishTime: number): JobStatus {

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { AttemptSpec } from '../../src/runtime/protocol.js';
+import type { AttemptSpec } from '../../src/runtime/wire/protocol.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
 import { appModule } from '../helpers/cluster.js';
 import { registerFakeWorker, startJobTracker, type FakeWorker, type LoneJobTracker } from '../helpers/jobtracker.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { countNewlines } from '../../src/runtime/newline-count.js';
+import { countNewlines } from '../../src/runtime/task/newline-count.js';
 
 /** The reference: one byte at a time. */
 function newlinesOneByOne(bytes: Uint8Array): number {

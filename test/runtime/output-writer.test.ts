@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { OutputWriter, type ByteSink } from '../../src/runtime/output-writer.js';
+import { OutputWriter, type ByteSink } from '../../src/runtime/task/output-writer.js';
 import { seededRandom } from '../../src/util/index.js';
 
 /** A sink that copies what it is given, as FsClient's writer does, and keeps the copies. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from '../../src/runtime/process-reuse.js';
+import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from '../../src/runtime/task/process-reuse.js';
 
 const MiB = 1 << 20;
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { mapSpilledBytesModel, reduceSpilledBytesModel, validateJobConf } from '../../src/runtime/index.js';
-import { attemptShuffleSettings, idealMemoryMb } from '../../src/runtime/job-in-progress.js';
-import type { JobSubmission } from '../../src/runtime/protocol.js';
+import { attemptShuffleSettings, idealMemoryMb } from '../../src/runtime/jobtracker/job-in-progress.js';
+import type { JobSubmission } from '../../src/runtime/wire/protocol.js';
 
 const MiB = 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TaskSplitInput, type SplitPacing } from '../../src/runtime/input.js';
+import { TaskSplitInput, type SplitPacing } from '../../src/runtime/task/input.js';
 import { FsClient } from '../../src/storage/index.js';
 import { pseudoRandomBytes, silentLogger, startCluster } from '../storage/helpers.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { validateSubmission } from '../../src/runtime/submission.js';
+import { validateSubmission } from '../../src/runtime/wire/submission.js';
 import { minimalSubmission } from '../helpers/submission.js';
 
 const base = minimalSubmission;

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { taskProcessEntry } from '../../src/runtime/task-process-entry.js';
+import { taskProcessEntry } from '../../src/runtime/task/task-process-entry.js';
 
 describe('taskProcessEntry: the bundle only while it is as new as every module it was built from', () => {
   let dir: string;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HUGE_PAGES_MIN_BUFFER_BYTES, taskProcessEnv } from '../../src/runtime/tasktracker.js';
+import { HUGE_PAGES_MIN_BUFFER_BYTES, taskProcessEnv } from '../../src/runtime/worker/worker.js';
 import type { AttemptSpec } from '../../src/runtime/index.js';
 
 const MiB = 1024 * 1024;

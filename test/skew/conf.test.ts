@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { validateJobConf } from '../../src/runtime/index.js';
-import { validateSubmission } from '../../src/runtime/submission.js';
+import { validateSubmission } from '../../src/runtime/wire/submission.js';
 import { minimalSubmission } from '../helpers/submission.js';
 import { CountMinSketch } from '../../src/skew/index.js';
 

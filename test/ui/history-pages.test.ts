@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { JobClient, type JobStatus } from '../../src/runtime/index.js';
-import { readSecretFile } from '../../src/runtime/auth.js';
+import { readSecretFile } from '../../src/runtime/wire/auth.js';
 import { fixtureModule, isCode, makeText, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));

@@ -1,0 +1,876 @@
+/**
+ * Entry point of a task process. The worker forks one of these ahead of time, so that a launch only
+ * costs a message; user code runs here, never in the worker, so a CPU-bound map cannot delay the
+ * worker's heartbeats, and a kill is a plain SIGKILL.
+ *
+ * Reuse. A process runs attempts of one job module only (the worker picks it by the module's
+ * content hash), one at a time, and each attempt imports the module afresh, so module-level state
+ * is the attempt's. After a failed attempt the process exits. After a successful one it stays for
+ * the next attempt only if the attempt left it as it was before any user code ran (`fitForReuse`):
+ * no timer, socket or file left open, no new global or process listener, RSS within 8 MiB of
+ * where it started once collected, fewer than MAX_ATTEMPTS_PER_PROCESS attempts (each leaves its
+ * module instance behind). A warm process has its code compiled and the LZ4 addon loaded: a tiny
+ * attempt costs a few ms instead of the ~100 ms of CPU a fresh process spends on its first run.
+ */
+import { once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { AnyJobDefinition, Codec, MapContext, ReduceContext, TaskContext } from '../../api/index.js';
+import { codecs } from '../../api/index.js';
+import { MinimrError, deserializeError, serializeError } from '../../errors.js';
+import {
+  HashCombiner,
+  MapOutputBuffer,
+  MIN_MAP_BUFFER_BYTES,
+  MapOutputDirectory,
+  codecByName,
+  createShuffleCounters,
+  mapOutputPaths,
+  ReduceShuffle,
+  reduceWorkDir,
+  groupByKey,
+  hashPartition,
+  collectGarbageNow,
+  compareByteRanges,
+  noteTransientBytes,
+  runTotals,
+  type ArenaPool,
+  type BytesCombiner,
+  type KeyComparator,
+  type KeyValue,
+  type MergedInput,
+} from '../../shuffle/index.js';
+import { partitionOfKey } from '../../skew/index.js';
+import { FsClient, LocalDiskBlockStore } from '../../storage/index.js';
+import { CpuThrottle } from './cpu-throttle.js';
+import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
+import { importJobModule } from './job-loader.js';
+import { OutputWriter } from './output-writer.js';
+import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from './process-reuse.js';
+import { NAMENODE_OPS, type AttemptSpec, type Counters, type LostMapOutput, type MapOutputAnnouncement, type MapOutputSummary, type NamenodeOp } from '../wire/protocol.js';
+import type { NamenodeApi } from '../../storage/index.js';
+import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
+import { phaseTrace } from '../../util/index.js';
+
+const PROGRESS_INTERVAL_MS = 300;
+/** The smallest piece of fixed-length records a mapSplit gets (SplitPacing.chunkBytes), however small the buffer. */
+const RECORD_PIECE_MIN_BYTES = 16 * 1024;
+/** Below this share of the map buffer, a job's combiner runs at spills only (no hash table). */
+const MIN_HASH_COMBINE_BYTES = 64 * 1024;
+/** A key not decoded (yet): the partitioner decodes it only for a job's own `partition`. */
+const NO_KEY = Symbol('no key');
+
+/** Where a map's `emit`, `emitKeyBytes` and `emitRecordBytes` go; `flush` passes on what a hash table holds. */
+interface MapSink {
+  emit(key: unknown, value: unknown): void;
+  emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: unknown): void;
+  emitRecordBytes(bytes: Uint8Array, keyStart: number, keyEnd: number, valueEnd: number): void;
+  flush?(): void;
+}
+
+/** `start`, once [start, end) is checked to be a range of `bytes`. */
+function checkedRange(bytes: Uint8Array, start: number, end: number, what = 'emitKeyBytes:', of = 'the key bytes given'): number {
+  if (!(bytes instanceof Uint8Array) || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || start > end || end > bytes.length) {
+    const length = bytes instanceof Uint8Array ? `${bytes.length} bytes` : `a ${typeof bytes}, not bytes`;
+    throw new MinimrError('ETASK', `${what} [${start}, ${end}) is not a range of ${of} (${length})`);
+  }
+  return start;
+}
+
+/**
+ * `bytes` as a Buffer, once [keyStart, keyEnd) and [keyEnd, valueEnd) are checked to be ranges of it
+ * (emitRecordBytes).
+ */
+function checkedRecord(bytes: Uint8Array, keyStart: number, keyEnd: number, valueEnd: number): Buffer {
+  checkedRange(bytes, keyStart, keyEnd, 'emitRecordBytes: key', 'the bytes given');
+  checkedRange(bytes, keyEnd, valueEnd, 'emitRecordBytes: value', 'the bytes given');
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+}
+
+function send(report: TaskProcessReport): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send || !process.connected) return resolve();
+    process.send(report, undefined, {}, () => resolve());
+  });
+}
+
+/** Values decoded as the reduce reads them; the identity codec (bytes) passes them through. */
+function decodeAll<T>(values: Iterable<Buffer>, codec: Codec<T>): Iterable<T> {
+  if (codec.name === 'bytes') return values as unknown as Iterable<T>;
+  return new DecodedValues(values[Symbol.iterator](), codec);
+}
+
+class DecodedValues<T> implements IterableIterator<T> {
+  constructor(
+    private readonly it: Iterator<Buffer>,
+    private readonly codec: Codec<T>,
+  ) {}
+
+  [Symbol.iterator](): IterableIterator<T> {
+    return this;
+  }
+
+  next(): IteratorResult<T> {
+    const r = this.it.next();
+    return r.done ? { done: true, value: undefined } : { done: false, value: this.codec.decode(r.value) };
+  }
+}
+
+/**
+ * Where a reduce attempt's map outputs are: those its spec lists, then those its worker tells of
+ * (a reduce launched before the last map, slow start), kept until the shuffle starts, then handed
+ * to its directory as they come.
+ */
+class MapOutputInbox {
+  private readonly queued: Array<{ available: readonly MapOutputAnnouncement[]; lost: readonly LostMapOutput[] }> = [];
+  private directory: MapOutputDirectory | undefined;
+  /** Each map output's records in this reduce's partitions, as announced (for progress). */
+  private readonly recordsByMap = new Map<number, number>();
+
+  constructor(readonly attemptId: string, initial: readonly MapOutputAnnouncement[]) {
+    for (const m of initial) this.recordsByMap.set(m.mapIndex, m.records);
+  }
+
+  receive(available: readonly MapOutputAnnouncement[], lost: readonly LostMapOutput[]): void {
+    for (const m of available) this.recordsByMap.set(m.mapIndex, m.records);
+    if (this.directory) this.apply(this.directory, available, lost);
+    else this.queued.push({ available, lost });
+  }
+
+  attach(directory: MapOutputDirectory): void {
+    this.directory = directory;
+    for (const c of this.queued.splice(0)) this.apply(directory, c.available, c.lost);
+  }
+
+  /** Reduce input records the maps wrote for this reduce's partitions, as far as announced. */
+  records(): number {
+    let n = 0;
+    for (const r of this.recordsByMap.values()) n += r;
+    return n;
+  }
+
+  private apply(directory: MapOutputDirectory, available: readonly MapOutputAnnouncement[], lost: readonly LostMapOutput[]): void {
+    for (const m of lost) directory.lose(m.mapIndex, m.attemptId);
+    for (const m of available) directory.add(m);
+  }
+}
+
+/**
+ * The sort buffer memory of this process's last map, kept for its next (a reused process):
+ * allocating 64 MiB per attempt made V8 start a full collection every time (~10 ms of a tiny map).
+ */
+class SpareArena implements ArenaPool {
+  private arena: ArrayBuffer | undefined;
+
+  take(bytes: number): ArrayBuffer | undefined {
+    const a = this.arena;
+    if (a?.byteLength !== bytes) return undefined;
+    this.arena = undefined;
+    return a;
+  }
+
+  give(arena: ArrayBuffer): void {
+    this.arena = arena;
+  }
+
+  drop(): void {
+    this.arena = undefined;
+  }
+}
+
+const spareArena = new SpareArena();
+/**
+ * A map that used more of its buffer than this leaves no arena behind: the pages it wrote would stay
+ * resident, and the process would no longer pass `fitForReuse`'s RSS check.
+ */
+const KEEP_ARENA_MAX_USED_BYTES = 1 << 20;
+
+class AttemptRunner {
+  readonly counters: Counters = {};
+  readonly shuffle = createShuffleCounters();
+  progress = 0;
+  /** Set by the attempt: reports progress now if the last report is old enough. */
+  reportIfDue: () => void = () => undefined;
+  private readonly keyCodec: Codec<unknown>;
+  private readonly valueCodec: Codec<unknown>;
+  private readonly compare: KeyComparator;
+  /** Stretches this attempt's working time by the worker's `--cpu-throttle` factor (1: no-op). */
+  private readonly throttle: CpuThrottle;
+  private reduceInputBytes = 0;
+  /** The map's combining hash table, when it has one. */
+  private hashTable: HashCombiner | undefined;
+
+  constructor(
+    private readonly spec: AttemptSpec,
+    private readonly job: AnyJobDefinition,
+    private readonly fs: FsClient,
+    private readonly config: TaskProcessConfig,
+    /** Reduces: the map outputs as the worker tells of them. */
+    private readonly mapOutputs: MapOutputInbox,
+  ) {
+    this.keyCodec = (job.mapKey ?? codecs.text) as Codec<unknown>;
+    this.valueCodec = (job.mapValue ?? codecs.msgpack()) as Codec<unknown>;
+    this.compare = job.compareKeys ?? Buffer.compare;
+    this.throttle = new CpuThrottle(config.cpuThrottle ?? 1, config.cpuThrottleBasis ?? 'working');
+  }
+
+  private baseContext(): TaskContext {
+    const counters = this.counters;
+    return {
+      jobId: this.spec.jobId,
+      taskId: this.spec.taskId,
+      attemptId: this.spec.attemptId,
+      params: this.spec.params,
+      shared: this.spec.shared,
+      count(name: string, delta = 1) {
+        const key = `user.${name}`;
+        counters[key] = (counters[key] ?? 0) + delta;
+      },
+    };
+  }
+
+  snapshotCounters(): Counters {
+    const s = this.shuffle;
+    return {
+      ...this.counters,
+      MAP_OUTPUT_RECORDS: s.mapOutputRecords,
+      MAP_OUTPUT_BYTES: s.mapOutputBytes,
+      COMBINE_INPUT_RECORDS: s.combineInputRecords,
+      COMBINE_OUTPUT_RECORDS: s.combineOutputRecords,
+      ...(this.hashTable
+        ? {
+            HASH_COMBINE_INPUT_RECORDS: s.hashCombineInputRecords,
+            HASH_COMBINE_OUTPUT_RECORDS: s.hashCombineOutputRecords,
+            HASH_COMBINE_FLUSHES: s.hashCombineFlushes,
+            PEAK_HASH_COMBINE_BYTES: this.hashTable.peakBytes,
+          }
+        : {}),
+      SPILLED_RECORDS: s.spilledRecords,
+      SPILLED_BYTES: s.spilledBytes,
+      SPILLS: s.spills,
+      MERGE_PASSES: s.mergePasses,
+      PEAK_BUFFER_BYTES: s.peakBufferBytes,
+      SHUFFLE_BYTES_LOCAL: s.shuffleBytesLocal,
+      SHUFFLE_BYTES_REMOTE: s.shuffleBytesRemote,
+      SHUFFLE_BYTES_IN_PLACE: s.shuffleBytesInPlace,
+      REDUCE_INPUT_RECORDS: s.reduceInputRecords,
+      REDUCE_INPUT_GROUPS: s.reduceInputGroups,
+      BYTES_READ_LOCAL: this.fs.bytesRead.local,
+      BYTES_READ_RACK: this.fs.bytesRead.rack,
+      BYTES_READ_OFF_RACK: this.fs.bytesRead.offRack,
+      REDUCE_INPUT_BYTES: this.reduceInputBytes,
+      ...(this.throttle.sleptMs > 0 ? { THROTTLE_SLEEP_MS: Math.round(this.throttle.sleptMs) } : {}),
+    };
+  }
+
+  private add(name: string, delta: number): void {
+    this.counters[name] = (this.counters[name] ?? 0) + delta;
+  }
+
+  private async openOutput(): Promise<OutputWriter> {
+    const replication = this.spec.outputReplication;
+    const sink = await this.fs.createWriter(this.spec.outputTempPath, { overwrite: true, ...(replication !== undefined && replication !== null ? { replication } : {}) });
+    return new OutputWriter(this.spec.outputFormat, sink);
+  }
+
+  private combiner(): BytesCombiner | undefined {
+    const combine = this.job.combine;
+    if (!combine) return undefined;
+    const { keyCodec, valueCodec } = this;
+    return (key, values, emit) => {
+      combine.call(this.job, keyCodec.decode(key), decodeAll(values, valueCodec), {
+        emit: (k: unknown, v: unknown) => emit(keyCodec.encode(k), valueCodec.encode(v)),
+      });
+    };
+  }
+
+  async runMap(): Promise<MapOutputSummary | undefined> {
+    const { spec, job } = this;
+    const mapOnly = spec.reducers === 0;
+    const output = mapOnly ? await this.openOutput() : undefined;
+    const table = mapOnly ? undefined : this.hashTableBytes();
+    const collector = mapOnly
+      ? undefined
+      : new MapOutputBuffer({
+          dir: mapOutputPaths(this.config.shuffleRoot, spec.jobId, spec.attemptId).dir,
+          numPartitions: spec.mapPartitions ?? spec.reducers,
+          bufferBytes: spec.shuffle.mapBufferBytes - table!,
+          spillPercent: spec.shuffle.spillPercent,
+          mergeFactor: spec.shuffle.mergeFactor,
+          maxOutputRuns: spec.shuffle.mapOutputRuns,
+          codec: codecByName(spec.shuffle.codec),
+          compare: this.compare,
+          combiner: this.combiner(),
+          combineSpills: table === 0,
+          counters: this.shuffle,
+          ids: { jobId: spec.jobId, attemptId: spec.attemptId },
+          arenas: spareArena,
+        });
+    // A mapSplit's input, once it exists: whether its chunks' memory is reused.
+    let splitInput: TaskSplitInput | undefined;
+    const sink = output ? this.mapOnlySink(output) : this.mapOutputSink(collector!, table!, () => splitInput?.reusesBuffers !== true);
+    const split = spec.input.kind === 'file' ? { path: spec.input.path, start: spec.input.start, length: spec.input.length } : undefined;
+    const ctx: MapContext<unknown, unknown> = {
+      ...this.baseContext(),
+      mapIndex: spec.index,
+      split,
+      emit: sink.emit,
+      emitKeyBytes: sink.emitKeyBytes,
+      emitRecordBytes: sink.emitRecordBytes,
+    };
+    // The buffer cannot take `bytes` more while a spill is being written: let it finish rather than spill synchronously.
+    const roomFor = async (bytes: number): Promise<void> => {
+      if (collector?.mustWaitFor(bytes)) await collector.waitForRoom();
+    };
+    const pacing: SplitPacing = {
+      // After a spill starts, the free rest of the buffer is 1 - spillPercent of it (a fifth by
+      // default): an eighth of the buffer in records, with their metadata, fits in it.
+      chunkBytes: collector ? Math.max(RECORD_PIECE_MIN_BYTES, Math.floor((spec.shuffle.mapBufferBytes - table!) / 8)) : undefined,
+      roomFor,
+      due: () => output?.needsFlush === true || collector?.mustWait === true,
+      pause: async (bytesRead, totalBytes) => {
+        this.progress = this.mapProgress(bytesRead, totalBytes);
+        this.reportIfDue();
+        if (output?.needsFlush) await flushOutput(output);
+        await roomFor(0);
+        if (this.throttle.due()) await this.throttle.pace();
+      },
+    };
+    let bytesRead = 0;
+    try {
+      if (job.mapSplit) {
+        const input = (splitInput = new TaskSplitInput(this.fs, spec.input, spec.inputFormat, spec.index, pacing));
+        try {
+          await job.mapSplit(input, ctx);
+        } finally {
+          await input.close();
+          this.add('MAP_INPUT_RECORDS', input.recordsRead);
+          bytesRead = input.bytesRead;
+        }
+      } else {
+        bytesRead = await this.mapRecords(ctx, pacing);
+      }
+      if (job.cleanupMap) await job.cleanupMap(ctx);
+      sink.flush?.();
+      await this.throttle.pace();
+    } catch (err) {
+      await collector?.abort();
+      await output?.abort().catch(() => undefined);
+      throw err;
+    }
+    this.add('MAP_INPUT_BYTES', bytesRead);
+    if (output) {
+      await output.close();
+      this.add('MAP_OUTPUT_RECORDS', output.records);
+      this.add('OUTPUT_BYTES', output.bytes);
+      return undefined;
+    }
+    let info;
+    phaseTrace('t-input-done', { attempt: spec.attemptId });
+    try {
+      info = await collector!.finish();
+    } catch (err) {
+      await collector!.abort();
+      throw err;
+    }
+    // Pages the map wrote stay resident with a kept arena: keep it only when they are few.
+    if (this.shuffle.peakBufferBytes > KEEP_ARENA_MAX_USED_BYTES) spareArena.drop();
+    const partitions = info.partitions.map(runTotals);
+    this.add('MAP_OUTPUT_RAW_BYTES', partitions.reduce((sum, p) => sum + p.rawLength, 0));
+    return {
+      partitionBytes: partitions.map((p) => p.length),
+      partitionRecords: partitions.map((p) => p.records),
+    };
+  }
+
+  /** `map` once per record of the split; returns the input bytes read. */
+  private async mapRecords(ctx: MapContext<unknown, unknown>, pacing: SplitPacing): Promise<number> {
+    const { spec, job } = this;
+    const map = job.map!;
+    const reader = openTaskInput(this.fs, spec.input, spec.inputFormat, spec.index);
+    let bytesRead = 0;
+    try {
+      for (let batch = await reader.next(); batch; batch = await reader.next()) {
+        const { offsets, values } = batch;
+        for (let i = 0; i < values.length; i++) {
+          // CPU-bound map code starves the event loop, so progress is reported from here too.
+          if ((i & 63) === 63) {
+            this.progress = this.mapProgress(bytesRead + (batch.bytesRead * i) / values.length, reader.totalBytes);
+            this.reportIfDue();
+          }
+          const r = map.call(job, offsets[i]!, values[i] as never, ctx);
+          if (r instanceof Promise) await r;
+          if (pacing.due()) await pacing.pause(bytesRead + (batch.bytesRead * i) / values.length, reader.totalBytes);
+        }
+        this.add('MAP_INPUT_RECORDS', values.length);
+        bytesRead += batch.bytesRead;
+        this.progress = this.mapProgress(bytesRead, reader.totalBytes);
+        await this.throttle.pace();
+      }
+    } finally {
+      await reader.close();
+    }
+    return bytesRead;
+  }
+
+  /** A map-only job's output: straight to its part file. */
+  private mapOnlySink(output: OutputWriter): MapSink {
+    const { keyCodec, valueCodec } = this;
+    return {
+      emit: (key, value) => output.emit(key, value),
+      emitKeyBytes: (bytes, start, end, value) => {
+        const from = checkedRange(bytes, start, end);
+        output.emit(keyCodec.decode(Buffer.from(bytes.buffer, bytes.byteOffset + from, end - from)), value);
+      },
+      emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
+        const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
+        output.emit(keyCodec.decode(b.subarray(keyStart, keyEnd)), valueCodec.decode(b.subarray(keyEnd, valueEnd)));
+      },
+    };
+  }
+
+  /**
+   * The map's share of its buffer budget that goes to the combining hash table (0: no table): only
+   * for a job with a combiner, and only when the share is big enough to be a table.
+   */
+  private hashTableBytes(): number {
+    if (!this.job.combine) return 0;
+    const bytes = Math.floor(this.spec.shuffle.mapBufferBytes * this.spec.shuffle.hashCombinePercent);
+    const sortBytes = this.spec.shuffle.mapBufferBytes - bytes;
+    return bytes >= MIN_HASH_COMBINE_BYTES && sortBytes >= MIN_MAP_BUFFER_BYTES ? bytes : 0;
+  }
+
+  /**
+   * Where a map's output goes when there are reducers: partitioned and encoded into the sort buffer,
+   * or first into the combining hash table (`tableBytes` > 0). `inputIsGarbage`: whether the bytes
+   * emitRecordBytes is given die after it (not an input chunk read with reuseBuffers).
+   */
+  private mapOutputSink(collector: MapOutputBuffer, tableBytes: number, inputIsGarbage: () => boolean): MapSink {
+    const { spec, job, keyCodec, valueCodec } = this;
+    const partitions = spec.mapPartitions ?? spec.reducers;
+    const seed = spec.partitionSeed;
+    const partition = job.partition;
+    const base = this.baseContext();
+    const checked = (p: number): number => {
+      if (!Number.isInteger(p) || p < 0 || p >= partitions) {
+        throw new MinimrError('ETASK', `partition() returned ${p} for a job with ${partitions} partitions`, { taskId: spec.taskId });
+      }
+      return p;
+    };
+    // A 'cms' job partitions with the chosen sketch row's hash; otherwise the job's or the default.
+    // `hash` is the key's murmur3 with seed 0 when the caller has it (the hash table does), else -1.
+    const partitionOf = (k: Buffer, key: unknown, hash: number): number =>
+      seed !== undefined
+        ? partitionOfKey(k, partitions, seed)
+        : partition
+          ? checked(partition.call(job, key === NO_KEY ? keyCodec.decode(k) : key, partitions, base))
+          : hash >= 0
+            ? hash % partitions
+            : hashPartition(k, partitions);
+    if (tableBytes > 0) {
+      const combine = job.combine!;
+      let combineCtx: { emit: (key: unknown, value: unknown) => void } | undefined;
+      const table = new HashCombiner({
+        budgetBytes: tableBytes,
+        keyCodec,
+        valueCodec,
+        combine: (key, values, emit) => combine.call(job, key, values, (combineCtx ??= { emit })),
+        partitionOf: (k, hash) => partitionOf(k, NO_KEY, hash >>> 0),
+        collect: (p, k, v) => collector.collect(p, k, v),
+        counters: this.shuffle,
+      });
+      this.hashTable = table;
+      return {
+        emit: (key, value) => table.add(key, value),
+        emitKeyBytes: (bytes, start, end, value) => table.addBytes(bytes, checkedRange(bytes, start, end), end, value),
+        emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
+          const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
+          table.addBytes(b, keyStart, keyEnd, valueCodec.decode(b.subarray(keyEnd, valueEnd)));
+        },
+        flush: () => table.flush(),
+      };
+    }
+    return {
+      emit: (key, value) => {
+        const k = keyCodec.encode(key);
+        collector.collect(partitionOf(k, key, -1), k, valueCodec.encode(value));
+      },
+      emitKeyBytes: (bytes, start, end, value) => {
+        const k = Buffer.from(bytes.buffer, bytes.byteOffset + checkedRange(bytes, start, end), end - start);
+        collector.collect(partitionOf(k, NO_KEY, -1), k, valueCodec.encode(value));
+      },
+      // The key gets a view only for the partitioner; the record's bytes go to the sort buffer as they are.
+      emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
+        const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
+        collector.collectRange(partitionOf(b.subarray(keyStart, keyEnd), NO_KEY, -1), b, keyStart, keyEnd, valueEnd, inputIsGarbage());
+      },
+    };
+  }
+
+  private mapProgress(bytesRead: number, totalBytes: number): number {
+    return totalBytes > 0 ? Math.min(0.99, bytesRead / totalBytes) : 0.5;
+  }
+
+  async runReduce(): Promise<void> {
+    const { spec } = this;
+    const partitions = spec.reducePartitions ?? [spec.index];
+    const directory = new MapOutputDirectory({ mapsTotal: spec.mapsTotal, partitions, locations: spec.mapOutputs });
+    this.mapOutputs.attach(directory);
+    const segments = Math.max(1, spec.mapsTotal * partitions.length);
+    let fetched = 0;
+    const started = performance.now();
+    const shuffle = new ReduceShuffle({
+      jobId: spec.jobId,
+      shuffleSecret: spec.shuffleSecret,
+      reduceIndex: spec.index,
+      partitions,
+      directory,
+      // The copy phase is the first third of a reduce's progress, as in Hadoop.
+      onFetched: () => {
+        this.progress = (++fetched / segments) / 3;
+      },
+      local: { workerId: this.config.workerId, rootDir: this.config.shuffleRoot },
+      workDir: reduceWorkDir(this.config.shuffleRoot, spec.jobId, spec.attemptId),
+      bufferBytes: spec.shuffle.reduceBufferBytes,
+      mergeFactor: spec.shuffle.mergeFactor,
+      codec: codecByName(spec.shuffle.codec),
+      compare: this.compare,
+      combiner: this.combiner(),
+      concurrency: spec.shuffle.parallelCopies,
+      counters: this.shuffle,
+    });
+    try {
+      const records = await shuffle.run();
+      phaseTrace('t-shuffled', { attempt: spec.attemptId });
+      this.add('SHUFFLE_MS', Math.round(performance.now() - started));
+      this.add('SHUFFLE_EARLY_SEGMENTS', directory.earlySegments);
+      // Fetching and merging were CPU work of this attempt too.
+      await this.throttle.pace();
+      await this.reduceFrom(records);
+    } finally {
+      await shuffle.close();
+    }
+  }
+
+
+
+  /** Reduce input bytes (key + value, as merged) for REDUCE_INPUT_BYTES: the rate workers are measured by. */
+  private countingBytes(records: Iterable<KeyValue>): Iterable<KeyValue> {
+    const it = records[Symbol.iterator]();
+    const next = (): IteratorResult<KeyValue> => {
+      const r = it.next();
+      if (!r.done) this.reduceInputBytes += r.value[0].length + r.value[1].length;
+      return r;
+    };
+    return { [Symbol.iterator]: () => ({ next }) };
+  }
+
+  private async reduceFrom(records: MergedInput): Promise<void> {
+    const { spec, job } = this;
+    this.progress = 1 / 3;
+    const output = await this.openOutput();
+    const ctx = { ...this.baseContext(), reduceIndex: spec.index, emit: (k: unknown, v: unknown) => output.emit(k, v) };
+    try {
+      const expected = Math.max(1, this.mapOutputs.records());
+      // The default reduce (every value under its key) of bytes in byte order writes each merged
+      // record's bytes as they are: what emit(key, value) would write, with no Buffer or group per
+      // record (TeraSort's reduce spent more on those than on merging).
+      const copies = !job.reduce && !job.compareKeys && this.keyCodec.name === 'bytes' && this.valueCodec.name === 'bytes';
+      this.shuffle.reduceInputGroups = copies ? await this.copyRecords(records, output, expected) : await this.reduceGroups(records, output, ctx, expected);
+      if (job.cleanupReduce) await job.cleanupReduce(ctx);
+      await this.throttle.pace();
+    } catch (err) {
+      await output.abort().catch(() => undefined);
+      throw err;
+    }
+    phaseTrace('t-reduced', { attempt: spec.attemptId });
+    await output.close();
+    phaseTrace('t-closed', { attempt: spec.attemptId });
+    this.add('REDUCE_OUTPUT_RECORDS', output.records);
+    this.add('OUTPUT_BYTES', output.bytes);
+  }
+
+  /** The progress of a reduce that has read `records` of about `expected` input records. */
+  private async reduceProgress(records: number, expected: number): Promise<void> {
+    this.progress = 1 / 3 + (2 / 3) * Math.min(0.99, records / expected);
+    this.reportIfDue();
+    if (this.throttle.due()) await this.throttle.pace();
+  }
+
+  /** Calls the job's reduce (or emits every value) per key group; returns the number of groups. */
+  private async reduceGroups(records: Iterable<KeyValue>, output: OutputWriter, ctx: ReduceContext<unknown, unknown>, expected: number): Promise<number> {
+    const { job, keyCodec, valueCodec } = this;
+    // The shuffle counts reduce input records itself; grouping only adds the group count.
+    const grouping = createShuffleCounters();
+    const reduce = job.reduce;
+    let groups = 0;
+    for (const group of groupByKey(this.countingBytes(records), this.compare, grouping)) {
+      if ((++groups & 63) === 0) await this.reduceProgress(grouping.reduceInputRecords, expected);
+      const key = keyCodec.decode(group.key);
+      if (reduce) {
+        const r = reduce.call(job, key, decodeAll(group.values, valueCodec), ctx);
+        if (r instanceof Promise) await r;
+      } else {
+        for (const v of group.values) output.emit(key, valueCodec.decode(v));
+      }
+      if (output.needsFlush) await flushOutput(output);
+    }
+    return grouping.reduceInputGroups;
+  }
+
+  /** The default reduce over bytes keys and values in byte order, record by record in place; returns the number of groups. */
+  private async copyRecords(input: MergedInput, output: OutputWriter, expected: number): Promise<number> {
+    let groups = 0;
+    let records = 0;
+    let lastKey: Buffer | undefined;
+    let lastStart = 0;
+    let lastEnd = 0;
+    for (let r = input.nextRecord(); r !== undefined; r = input.nextRecord()) {
+      const { buf, keyStart, keyEnd } = r;
+      // A merge never reuses a frame it handed out a record of, so the last key's bytes are still there.
+      if (lastKey === undefined || compareByteRanges(lastKey, lastStart, lastEnd, buf, keyStart, keyEnd) !== 0) groups++;
+      lastKey = buf;
+      lastStart = keyStart;
+      lastEnd = keyEnd;
+      this.reduceInputBytes += keyEnd - keyStart + r.end - r.valueStart;
+      output.emitRange(buf, keyStart, keyEnd, r.valueStart, r.end, r.view);
+      if ((++records & 1023) === 0) await this.reduceProgress(records, expected);
+      if (output.needsFlush) await flushOutput(output);
+    }
+    return groups;
+  }
+}
+
+/**
+ * Hands full output chunks to the file writer. The copies the writer leaves to the GC (those for
+ * remote replicas: up to a MiB of garbage per MiB of output, which V8 lets pile up) go to the
+ * shuffle's GC pacer like its own buffers do (a reduce of 512 MiB peaked ~20 MiB higher without).
+ */
+async function flushOutput(output: OutputWriter): Promise<void> {
+  const before = output.garbageBytes;
+  await output.flush();
+  noteTransientBytes(output.garbageBytes - before);
+}
+
+/**
+ * This process's own peak RSS. Linux's getrusage maxRSS is inherited across fork, so a task forked
+ * by a worker that once used more would report the worker's peak; VmHWM is this process's alone.
+ */
+function peakRssBytes(): number {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // not Linux: fall back below
+  }
+  return process.resourceUsage().maxRSS * 1024;
+}
+
+let config: TaskProcessConfig | undefined;
+const pendingFsCalls = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+let nextFsCall = 1;
+
+/** The NameNode, reached through the worker that forked this process. */
+function namenodeViaWorker(): NamenodeApi {
+  const api: Partial<Record<NamenodeOp, (...args: unknown[]) => Promise<unknown>>> = {};
+  for (const op of NAMENODE_OPS) {
+    api[op] = (...args: unknown[]) =>
+      new Promise((resolve, reject) => {
+        const id = nextFsCall++;
+        pendingFsCalls.set(id, { resolve, reject });
+        void send({ type: 'fs', id, op, args: args.map((a) => (a === undefined ? null : a)) });
+      });
+  }
+  return api as unknown as NamenodeApi;
+}
+
+function onFsResult(msg: Extract<TaskProcessRequest, { type: 'fs-result' }>): void {
+  const pending = pendingFsCalls.get(msg.id);
+  if (!pending) return;
+  pendingFsCalls.delete(msg.id);
+  if (msg.ok) pending.resolve(msg.result);
+  else pending.reject(deserializeError(msg.error));
+}
+
+/** The running attempt's map outputs (reduces), for the worker's `map-outputs` messages. */
+let inbox: MapOutputInbox | undefined;
+
+/** Makes VmHWM this attempt's own from here on (Linux; elsewhere the peak is the process's). */
+function resetPeakRss(): void {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+  } catch {
+    // not Linux, or not allowed: PEAK_RSS_BYTES is then the process's peak
+  }
+}
+
+/** Runs one attempt and reports it; resolves whether it succeeded. */
+async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolean> {
+  const cfg = config!;
+  phaseTrace('t-run', { attempt: spec.attemptId });
+  resetPeakRss();
+  // Per attempt: its byte counters are the attempt's.
+  const fs = new FsClient({
+    namenode: namenodeViaWorker(),
+    client: { workerId: cfg.workerId, rack: cfg.rack },
+    localStore: new LocalDiskBlockStore({ dir: cfg.blockDir, workerId: cfg.workerId }),
+  });
+  const mapOutputs = new MapOutputInbox(spec.attemptId, spec.kind === 'reduce' ? spec.mapOutputs : []);
+  inbox = mapOutputs;
+  let runner: AttemptRunner | undefined;
+  let lastReport = 0;
+  const report = () => {
+    if (!runner) return;
+    lastReport = Date.now();
+    void send({ type: 'progress', attemptId: spec.attemptId, progress: runner.progress, counters: runner.snapshotCounters() });
+  };
+  const timer = setInterval(report, PROGRESS_INTERVAL_MS);
+  try {
+    const loadStarted = performance.now();
+    // Imported afresh for each attempt: module-level state is the attempt's, in a reused process too.
+    const job = await importJobModule(modulePath, spec.jobName, spec.attemptId);
+    const moduleLoadMs = performance.now() - loadStarted;
+    runner = new AttemptRunner(spec, job, fs, cfg, mapOutputs);
+    runner.counters.MODULE_LOAD_MS = Math.round(moduleLoadMs);
+    runner.reportIfDue = () => {
+      if (Date.now() - lastReport >= PROGRESS_INTERVAL_MS) report();
+    };
+    let mapOutput: MapOutputSummary | undefined;
+    phaseTrace('t-loaded', { attempt: spec.attemptId });
+    const started = performance.now();
+    const cpuStarted = process.cpuUsage();
+    try {
+      if (spec.kind === 'map') mapOutput = await runner.runMap();
+      else await runner.runReduce();
+      // Time inside the task, launch excluded: what the elasticity profiler models.
+      runner.counters.TASK_MS = Math.round(performance.now() - started);
+      const cpu = process.cpuUsage(cpuStarted);
+      runner.counters.TASK_CPU_MS = Math.round((cpu.user + cpu.system) / 1000);
+      runner.counters.PEAK_RSS_BYTES = peakRssBytes();
+    } catch (err) {
+      if (err instanceof MinimrError) throw err;
+      const e = err as Error;
+      const where = spec.kind === 'map' ? 'map' : 'reduce';
+      throw new MinimrError('ETASK', `${where} of ${spec.taskId} threw: ${e?.message ?? String(err)}`, {
+        jobId: spec.jobId,
+        taskId: spec.taskId,
+        attemptId: spec.attemptId,
+        stack: e?.stack?.split('\n').slice(0, 6).join('\n'),
+      });
+    }
+    runner.progress = 1;
+    phaseTrace('t-done', { attempt: spec.attemptId });
+    clearInterval(timer);
+    await send({ type: 'done', attemptId: spec.attemptId, state: 'succeeded', counters: runner.snapshotCounters(), mapOutput });
+    return true;
+  } catch (err) {
+    const error = serializeError(err);
+    clearInterval(timer);
+    await send({ type: 'done', attemptId: spec.attemptId, state: 'failed', counters: runner?.snapshotCounters() ?? {}, error });
+    return false;
+  } finally {
+    clearInterval(timer);
+    inbox = undefined;
+  }
+}
+
+/** Attempts one process runs at most: each leaves its job module instance behind (ES modules are never unloaded). */
+const MAX_ATTEMPTS_PER_PROCESS = 100;
+/** What this process looked like before it ran any user code, to tell whether an attempt left anything behind. */
+interface CleanState {
+  readonly globals: ReadonlySet<string>;
+  readonly resources: ReadonlyMap<string, number>;
+  readonly processListeners: number;
+  readonly rssBytes: number;
+  /** RSS after the first attempt, once it was fit for reuse (see `memoryFitForReuse`). */
+  warmRssBytes?: number;
+}
+
+/**
+ * Handles and timers alive now, by kind. Requests in flight (an fs call not awaited, a close, an
+ * immediate) end by themselves and hold nothing: not counted.
+ */
+function countResources(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of process.getActiveResourcesInfo()) {
+    if (/(Req|ReqWrap|ReqCallback|ReqPromise|Immediate)$/.test(r)) continue;
+    counts.set(r, (counts.get(r) ?? 0) + 1);
+  }
+  return counts;
+}
+
+function processListenerCount(): number {
+  return process.eventNames().reduce((n, name) => n + process.listenerCount(name), 0);
+}
+
+function cleanState(): CleanState {
+  collectGarbageNow();
+  return { globals: new Set(Reflect.ownKeys(globalThis).map(String)), resources: countResources(), processListeners: processListenerCount(), rssBytes: process.memoryUsage.rss() };
+}
+
+/**
+ * Whether a process whose attempt succeeded may run another attempt of the same job module: the
+ * attempt left no timer, socket or file open, no new global, no process listener, and no memory
+ * beyond a little growth. Anything else and the process exits: the next attempt gets a fresh one.
+ */
+async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<boolean> {
+  if (attemptsRun >= MAX_ATTEMPTS_PER_PROCESS) return false;
+  // Handles closed by the attempt's last awaits go away on the next turns of the loop.
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  if (Reflect.ownKeys(globalThis).some((k) => !clean.globals.has(String(k)))) return false;
+  for (const [resource, n] of countResources()) if (n > (clean.resources.get(resource) ?? 0)) return false;
+  if (processListenerCount() > clean.processListeners) return false;
+  // A full GC costs ms of CPU (a map has just had one): only when RSS looks grown, or to take the warm state.
+  const measuredFrom = clean.warmRssBytes ?? clean.rssBytes;
+  if (clean.warmRssBytes !== undefined && process.memoryUsage.rss() <= measuredFrom + MAX_REUSE_GROWTH_BYTES) return true;
+  collectGarbageNow();
+  const rss = process.memoryUsage.rss();
+  if (!memoryFitForReuse(rss, clean.rssBytes, clean.warmRssBytes)) return false;
+  clean.warmRssBytes ??= rss;
+  return true;
+}
+
+/** Loads what every attempt needs (the LZ4 addon, the codecs' code) before the first launch, not during it. */
+function warmUp(): void {
+  // Opened on first use: open them now, so a job that logs leaves no handle the clean state lacks.
+  for (const stream of [process.stdout, process.stderr]) if (!stream.writable) break;
+  const codec = codecByName('lz4');
+  const sample = Buffer.alloc(4096, 7);
+  codec.decompress(codec.compress(sample), sample.length);
+}
+
+async function main(): Promise<void> {
+  const raw = process.env.MINIMR_TASK_CONFIG;
+  if (!raw || !process.send) {
+    process.stderr.write('minimr task process: start it through a worker (needs MINIMR_TASK_CONFIG and an IPC channel)\n');
+    process.exit(2);
+  }
+  config = JSON.parse(raw) as TaskProcessConfig;
+  warmUp();
+  /** Taken once the process is set up (its IPC channel and listeners in place), before it runs any user code. */
+  let clean: CleanState | undefined;
+  let busy = false;
+  let attemptsRun = 0;
+  process.on('message', (msg: TaskProcessRequest) => {
+    if (msg?.type === 'fs-result') onFsResult(msg);
+    if (msg?.type === 'map-outputs' && msg.attemptId === inbox?.attemptId) inbox.receive(msg.available, msg.lost);
+    if (msg?.type !== 'run' || busy) return;
+    busy = true;
+    const state = (clean ??= cleanState());
+    void runAttempt(msg.spec, msg.modulePath)
+      .then(async (succeeded) => {
+        // A failed attempt's process is never reused; a succeeded one only when it is as it was.
+        if (!succeeded || !(await fitForReuse(state, ++attemptsRun))) process.exit(0);
+        busy = false;
+        await send({ type: 'idle' });
+      })
+      .catch(() => process.exit(0));
+  });
+  process.on('disconnect', () => process.exit(0));
+  const exiting = once(process, 'beforeExit');
+  await send({ type: 'ready' });
+  clean ??= cleanState();
+  await exiting;
+}
+
+void main();

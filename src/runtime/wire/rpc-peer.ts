@@ -1,0 +1,252 @@
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { WebSocket } from 'ws';
+import { MinimrError, deserializeError, serializeError, type SerializedError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { validateUserName } from '../../storage/index.js';
+import { AUTH_TIMEOUT_MS, authProof, inProcessCredentials, newNonce, proofMatches, type Credentials, type PeerSecurity } from './auth.js';
+import { decodeFrame, encodeFrame } from './frame-codec.js';
+import { MAX_FRAME_BYTES, PROTOCOL_VERSION, type AuthResult, type Message, type Outgoing, type Reply } from './protocol.js';
+
+/** Close codes (RFC 6455) used when a peer misbehaves. */
+export const CLOSE_PROTOCOL_ERROR = 1002;
+export const CLOSE_UNSUPPORTED_DATA = 1003;
+/** Application close code (4000-4999): the peer did not authenticate. */
+export const CLOSE_AUTH_FAILED = 4401;
+
+type RequestMessage = Extract<Message, { id: number }>;
+type EventMessage = Exclude<Message, RequestMessage | Reply>;
+
+/** Answers a request (return value or thrown error become the reply) or handles an event. */
+export type MessageHandler = (message: RequestMessage | EventMessage, peer: RpcPeer) => unknown;
+
+interface PendingRequest {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * One end of a protocol connection: framing, request/reply correlation, and the rule that a
+ * malformed frame closes this connection only.
+ */
+export class RpcPeer extends EventEmitter {
+  readonly socket: WebSocket;
+  private readonly pending = new Map<number, PendingRequest>();
+  private nextId = 1;
+  private handler: MessageHandler;
+  private readonly logger?: Logger;
+  readonly closed: Promise<{ code: number; reason: string }>;
+  /** Free slot for the owner (e.g. the worker id once registered). */
+  label = '';
+  /** The user this connection authenticated as (server side); empty before. */
+  user = '';
+
+  constructor(socket: WebSocket, handler: MessageHandler, logger?: Logger) {
+    super();
+    this.socket = socket;
+    this.handler = handler;
+    this.logger = logger;
+    this.closed = new Promise((resolve) => {
+      socket.once('close', (code: number, reason: Buffer) => {
+        const why = reason.toString();
+        for (const [, p] of this.pending) {
+          if (p.timer) clearTimeout(p.timer);
+          p.reject(new MinimrError('ECONNECT', `connection closed before a reply arrived (${code}${why ? `: ${why}` : ''})`));
+        }
+        this.pending.clear();
+        resolve({ code, reason: why });
+      });
+    });
+    socket.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => this.onFrame(data, isBinary));
+    socket.on('error', (err) => {
+      this.logger?.warn({ err: err.message, peer: this.label }, 'socket error');
+    });
+  }
+
+  setHandler(handler: MessageHandler): void {
+    this.handler = handler;
+  }
+
+  get isOpen(): boolean {
+    return this.socket.readyState === WebSocket.OPEN;
+  }
+
+  send<M extends Message>(message: Outgoing<M>): void {
+    if (!this.isOpen) return;
+    this.socket.send(encodeFrame({ v: PROTOCOL_VERSION, ...message } as unknown as Message));
+  }
+
+  request<T>(message: Outgoing<RequestMessage>, timeoutMs = 0): Promise<T> {
+    if (!this.isOpen) return Promise.reject(new MinimrError('ECONNECT', 'connection is closed'));
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      const pending: PendingRequest = { resolve: resolve as (v: unknown) => void, reject };
+      if (timeoutMs > 0) {
+        pending.timer = setTimeout(() => {
+          this.pending.delete(id);
+          reject(new MinimrError('ETIMEOUT', `no reply to "${message.type}" within ${timeoutMs} ms`));
+        }, timeoutMs);
+      }
+      this.pending.set(id, pending);
+      this.socket.send(encodeFrame({ v: PROTOCOL_VERSION, id, ...message } as unknown as Message));
+    });
+  }
+
+  close(code = 1000, reason = ''): void {
+    // Close reasons are limited to 123 bytes by RFC 6455.
+    const short = Buffer.from(reason).subarray(0, 120).toString();
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(code, short);
+  }
+
+  terminate(): void {
+    this.socket.terminate();
+  }
+
+  /**
+   * An error as a reply carries it: code, message and details, never a stack. An error that is not
+   * a MinimrError is a fault of this side whose text may name its files: the peer gets EINTERNAL
+   * and a reference to find the whole error in this side's log.
+   */
+  private replyError(err: unknown, type: string): SerializedError {
+    if (err instanceof MinimrError) return { code: err.code, message: err.message, details: { ...err.details } };
+    const reference = randomBytes(4).toString('hex');
+    this.logger?.error({ err: serializeError(err), type, reference, peer: this.label || this.user }, 'request failed');
+    return { code: 'EINTERNAL', message: `internal error while handling "${type}" (reference ${reference} in the server's log)` };
+  }
+
+  private onFrame(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
+    let message: Message;
+    try {
+      message = decodeFrame(data, isBinary);
+    } catch (err) {
+      const e = err as MinimrError;
+      this.logger?.warn({ code: e.code, err: e.message, peer: this.label }, 'closing connection after a bad frame');
+      this.emit('protocol-error', e);
+      this.close(isBinary ? CLOSE_PROTOCOL_ERROR : CLOSE_UNSUPPORTED_DATA, `${e.code}: ${e.message}`);
+      return;
+    }
+    if (message.type === 'reply') {
+      const pending = this.pending.get(message.re);
+      if (!pending) return;
+      this.pending.delete(message.re);
+      if (pending.timer) clearTimeout(pending.timer);
+      if (message.ok) pending.resolve(message.result);
+      else pending.reject(deserializeError(message.error));
+      return;
+    }
+    if ('id' in message && typeof message.id === 'number') {
+      const id = message.id;
+      Promise.resolve()
+        .then(() => this.handler(message, this))
+        .then(
+          (result) => this.send<Reply>({ type: 'reply', re: id, ok: true, result: result ?? null }),
+          (err: unknown) => this.send<Reply>({ type: 'reply', re: id, ok: false, error: this.replyError(err, message.type) }),
+        );
+      return;
+    }
+    try {
+      const r = this.handler(message as EventMessage, this);
+      if (r instanceof Promise) r.catch((err: unknown) => this.logger?.error({ err, type: message.type }, 'event handler failed'));
+    } catch (err) {
+      this.logger?.error({ err, type: message.type }, 'event handler failed');
+    }
+  }
+}
+
+/**
+ * The JobTracker's side of a new connection: sends the challenge and accepts nothing but a valid
+ * `auth` until then (see auth.ts); then `handler` takes over and `peer.user` is set. A wrong proof,
+ * any other message first, or silence for AUTH_TIMEOUT_MS gets EAUTH and the connection closed.
+ */
+export function acceptPeer(socket: WebSocket, secret: Buffer, handler: MessageHandler, logger?: Logger): RpcPeer {
+  const serverNonce = newNonce();
+  const refuse = (peer: RpcPeer, why: string): never => {
+    logger?.warn({ why }, 'connection refused: not authenticated');
+    // After the reply has been sent: the peer reads why before the socket closes.
+    setImmediate(() => peer.close(CLOSE_AUTH_FAILED, `EAUTH: ${why}`));
+    throw new MinimrError('EAUTH', why);
+  };
+  const gate: MessageHandler = (message, peer) => {
+    if (message.type !== 'auth') {
+      return refuse(peer, `this JobTracker requires authentication before "${message.type}": prove you know the cluster secret (give the secret file with --secret-file or MINIMR_SECRET_FILE)`);
+    }
+    let user: string;
+    try {
+      user = validateUserName(message.user);
+    } catch (err) {
+      return refuse(peer, (err as Error).message);
+    }
+    if (typeof message.nonce !== 'string' || !/^[0-9a-f]{32,128}$/.test(message.nonce)) return refuse(peer, 'auth: the client nonce must be 32-128 hex digits');
+    if (!proofMatches(authProof(secret, 'client', serverNonce, message.nonce, user), message.proof)) {
+      return refuse(peer, `authentication failed for user ${user}: wrong cluster secret`);
+    }
+    clearTimeout(timer);
+    peer.user = user;
+    peer.setHandler(handler);
+    return { proof: authProof(secret, 'server', serverNonce, message.nonce, user), user } satisfies AuthResult;
+  };
+  const peer = new RpcPeer(socket, gate, logger);
+  const timer = setTimeout(() => peer.close(CLOSE_AUTH_FAILED, `EAUTH: no authentication within ${AUTH_TIMEOUT_MS} ms`), AUTH_TIMEOUT_MS);
+  void peer.closed.then(() => clearTimeout(timer));
+  peer.send({ type: 'hello', nonce: serverNonce });
+  return peer;
+}
+
+/**
+ * Opens a protocol connection to a JobTracker and authenticates it with the credentials given, or
+ * those a JobTracker in this process lends; without any, the connection stays unauthenticated and
+ * the JobTracker answers its first request with EAUTH.
+ */
+export async function connectPeer(url: string, handler: MessageHandler, logger?: Logger, timeoutMs = 10_000, security: PeerSecurity = {}): Promise<RpcPeer> {
+  const credentials = security.credentials ?? inProcessCredentials(url);
+  let challenged!: (nonce: string) => void;
+  const challenge = new Promise<string>((resolve) => (challenged = resolve));
+  const socket = new WebSocket(url, {
+    maxPayload: MAX_FRAME_BYTES,
+    perMessageDeflate: false,
+    handshakeTimeout: timeoutMs,
+    ...(security.tlsCa ? { ca: security.tlsCa } : {}),
+  });
+  // Listening before the socket opens: the challenge may come in the same packet as the upgrade.
+  const peer = new RpcPeer(socket, (message, p) => (message.type === 'hello' ? challenged(String(message.nonce)) : handler(message, p)), logger);
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => {
+      socket.off('open', onOpen);
+      reject(new MinimrError('ECONNECT', `cannot reach the JobTracker at ${url}: ${err.message}. Is it running?`, { url }));
+    };
+    const onOpen = () => {
+      socket.off('error', onError);
+      resolve();
+    };
+    socket.once('error', onError);
+    socket.once('open', onOpen);
+  });
+  if (credentials) {
+    try {
+      await authenticate(peer, credentials, challenge, url, Math.max(timeoutMs, AUTH_TIMEOUT_MS));
+    } catch (err) {
+      peer.close(1000, 'authentication failed');
+      throw err;
+    }
+  }
+  return peer;
+}
+
+async function authenticate(peer: RpcPeer, credentials: Credentials, challenge: Promise<string>, url: string, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const serverNonce = await Promise.race([
+    challenge,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new MinimrError('EAUTH', `the server at ${url} sent no authentication challenge within ${timeoutMs} ms: is it a minimr JobTracker of this version?`, { url })), timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  const clientNonce = newNonce();
+  const result = await peer.request<AuthResult>(
+    { type: 'auth', user: credentials.user, nonce: clientNonce, proof: authProof(credentials.secret, 'client', serverNonce, clientNonce, credentials.user) },
+    timeoutMs,
+  );
+  if (!proofMatches(authProof(credentials.secret, 'server', serverNonce, clientNonce, credentials.user), result?.proof)) {
+    throw new MinimrError('EAUTH', `the server at ${url} did not prove it knows the cluster secret: it is not this cluster's JobTracker`, { url });
+  }
+}

@@ -1,0 +1,642 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdir, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
+import { createLogger, type Logger } from '../../log.js';
+import { createShuffleRequestHandler, listMapOutputs, reduceWorkDir, removeAllMapOutputs, removeAttemptMapOutput, removeJobMapOutputs } from '../../shuffle/index.js';
+import { BlockTokenKey, LocalDiskBlockStore, checkLocalReplica, createDataRequestHandler, replicateBlock, type BlockVerification } from '../../storage/index.js';
+import { jobModuleHash, storeJobModule } from '../task/job-loader.js';
+import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from '../wire/protocol.js';
+import { connectPeer, type RpcPeer } from '../wire/rpc-peer.js';
+import type { PeerSecurity } from '../wire/auth.js';
+import { measureDiskMBps } from './disk-rate.js';
+import { hostOfUrl, localAddressToward, loopbackAdvertisedWarning } from './advertised-host.js';
+import { AttemptLog, DEFAULT_ATTEMPT_LOG_MAX_BYTES, DEFAULT_LOG_RETAIN_HOURS, TaskOutputRouter, createAttemptLogRequestHandler, pruneAttemptLogs } from './attempt-logs.js';
+import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from '../task/task-ipc.js';
+import { taskProcessEntry } from '../task/task-process-entry.js';
+import { THROTTLE_BASES, type ThrottleBasis } from '../task/cpu-throttle.js';
+import { phaseTrace } from '../../util/index.js';
+
+export interface WorkerOptions {
+  jobTrackerUrl: string;
+  dataDir: string;
+  workerId?: string;
+  /** Address other workers and clients use to reach this worker's data port; default: this machine's address on the route to the JobTracker. */
+  host?: string;
+  /** Address the data port binds to (default: `host`). */
+  bindHost?: string;
+  /** 0 picks a free port. */
+  dataPort?: number;
+  rack?: string;
+  mapSlots?: number;
+  reduceSlots?: number;
+  memoryMb?: number;
+  /** Disk rate to report, MB/s; measured at start-up when not given (see `measureDiskMBps`). */
+  diskMBps?: number;
+  /**
+   * Slows this worker's tasks down on purpose (experiments with heterogeneous workers): each task
+   * process sleeps (F - 1) x the time it worked, at points of its record loop, so it takes about F
+   * times as long (see cpu-throttle.ts). Default 1: full speed.
+   */
+  cpuThrottle?: number;
+  /**
+   * What the throttle stretches: 'working' time (default; a worker F times slower than the others)
+   * or 'cpu' time (workers each with a core of their own, F times slower); see cpu-throttle.ts.
+   */
+  cpuThrottleBasis?: ThrottleBasis;
+  /** How to authenticate to the JobTracker (auth.ts). */
+  security?: PeerSecurity;
+  /** Bytes of stdout and of stderr kept per attempt (attempt-logs.ts; default 16 MiB). */
+  attemptLogMaxBytes?: number;
+  /** Attempt logs of a job are removed this long after its last attempt here started (default 24 h). */
+  logRetainHours?: number;
+  logger?: Logger;
+}
+
+interface RunningAttempt {
+  readonly spec: AttemptSpec;
+  child?: ChildProcess;
+  /** Map output changes for a reduce that arrived before its task process was given the attempt. */
+  readonly mapOutputChanges: MapOutputsChanged[];
+  /** Time spent getting the job module (0 when it was cached). */
+  moduleWaitMs: number;
+  /** Runs in a process that ran an attempt of the same module before. */
+  warm?: boolean;
+  progress: number;
+  counters: Counters;
+  killReason?: string;
+  finished: boolean;
+  /** Where the attempt's stdout and stderr go (attempt-logs.ts). */
+  log?: AttemptLog;
+}
+
+/** An attempt's shuffle buffer at or above this gets its task process on transparent huge pages. */
+export const HUGE_PAGES_MIN_BUFFER_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The environment of a task process forked for `attempt` (undefined: a spare, for any attempt).
+ *
+ * A task's memory is its shuffle buffer plus a fixed overhead (TASK_OVERHEAD_MB); the malloc
+ * settings keep the overhead fixed: two malloc arenas (libuv's thread pool, used by compression and
+ * file I/O, otherwise leaves per-thread arenas of freed memory), and glibc's mmap threshold held at
+ * 512 KiB: by default it rises to the size of the largest block freed, after which 1 MiB I/O chunks
+ * come from the heap and their memory stays with the process once freed (maps: ~4-9 MiB of peak
+ * RSS). Not lower: at 128 KiB every 256 KiB frame is a fresh mmap, and a reduce took ~15% more CPU
+ * in page faults.
+ *
+ * For an attempt with a buffer of at least HUGE_PAGES_MIN_BUFFER_BYTES, glibc.malloc.hugetlb=1 is
+ * added to the user's GLIBC_TUNABLES (unless they set it): glibc then madvises its mmapped blocks
+ * for transparent huge pages (Linux's THP in `madvise` mode, as Debian ships it), so the sort
+ * buffer sits on 2 MiB pages. The spill copies records in key order from all over the buffer, and
+ * with 4 KiB pages nearly every record was a TLB miss (64 MB maps, in one process: ~1.0 -> ~0.93 s
+ * of CPU each); and a page fault maps 2 MiB, not 4 KiB. A 1 GB TeraSort with 64 MiB buffers: task
+ * CPU -0.6 s of ~19.5 (SE 0.35), job -0.3 s of ~12 (SE 0.2; tera-phases, 6 pairs). Not for smaller
+ * buffers, nor for spares: blocks partly used take whole 2 MiB pages, which cost a 16 MiB map ~4-6
+ * MiB of peak RSS (bench:shuffle; its margin under buffer + 100 MiB was 7 MiB) and gained it
+ * nothing. Ignored where glibc is older than 2.35 or THP is off.
+ */
+export function taskProcessEnv(env: NodeJS.ProcessEnv, attempt?: Pick<AttemptSpec, 'kind' | 'shuffle'>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {
+    ...env,
+    MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2',
+    MALLOC_MMAP_THRESHOLD_: env.MALLOC_MMAP_THRESHOLD_ ?? '524288',
+  };
+  const buffer = attempt === undefined ? 0 : attempt.kind === 'map' ? attempt.shuffle.mapBufferBytes : attempt.shuffle.reduceBufferBytes;
+  const user = env.GLIBC_TUNABLES;
+  if (buffer >= HUGE_PAGES_MIN_BUFFER_BYTES && !(user !== undefined && /(^|:)glibc\.malloc\.hugetlb=/.test(user))) {
+    out.GLIBC_TUNABLES = user ? `${user}:glibc.malloc.hugetlb=1` : 'glibc.malloc.hugetlb=1';
+  }
+  return out;
+}
+
+/** The file forked for task processes, chosen at the first fork (task-process-entry.ts). */
+let taskProcessFile: string | undefined;
+/** Job modules a worker keeps on disk, by content hash. */
+const MAX_CACHED_MODULES = 64;
+/**
+ * How long after its last attempt ended a worker that runs none starts spares: longer than the gap
+ * between two attempts of a running job (the next one comes with the JobTracker's answer to the
+ * report of the last; <1 ms measured between grep's maps), short beside the time between jobs.
+ */
+const SPARE_REFILL_IDLE_MS = 200;
+
+/** A task process kept after a successful attempt, for the next attempt of the same job module. */
+interface IdleProcess {
+  readonly child: ChildProcess;
+  readonly moduleHash: string;
+}
+
+function isUsable(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null && child.connected;
+}
+
+/**
+ * The worker (TaskTracker + DataNode): serves its blocks and map outputs over HTTP, keeps a
+ * protocol connection to the JobTracker, and runs each task attempt in a child process: user code
+ * never runs in the worker, so it cannot delay heartbeats, and a kill is a SIGKILL. A process
+ * whose attempt succeeded and left it as clean as it started (task-process.ts) is kept for the
+ * next attempt of the same job module, so that a launch costs a message to a warm process; one
+ * whose attempt failed or was killed is never reused.
+ */
+export class Worker {
+  readonly workerId: string;
+  readonly logger: Logger;
+  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle' | 'cpuThrottleBasis' | 'security' | 'attemptLogMaxBytes' | 'logRetainHours' | 'host' | 'bindHost'>>;
+  private readonly security: PeerSecurity;
+  /** Advertised and bound addresses of the data port: known at start when `host` is not given. */
+  private host: string | undefined;
+  private bindHost: string | undefined;
+  private readonly cpuThrottle: number;
+  private readonly cpuThrottleBasis: ThrottleBasis;
+  private diskMBps: number | undefined;
+  private readonly blockStore: LocalDiskBlockStore;
+  private readonly shuffleRoot: string;
+  private server?: Server;
+  private peer?: RpcPeer;
+  private heartbeatTimer?: NodeJS.Timeout;
+  private heartbeatMs = 1000;
+  private readonly running = new Map<string, RunningAttempt>();
+  /** Job modules stored under `modulesDir`, by content hash, least recently used first. */
+  private readonly jobModules = new Map<string, Promise<string>>();
+  private readonly modulesDir: string;
+  /**
+   * Task processes started ahead of launches, one per slot, so a launch costs a message. Started
+   * only while this worker runs no attempt (see `refillSpares`).
+   */
+  private readonly spares: ChildProcess[] = [];
+  /** Task processes whose attempt succeeded and left them clean, by the module they ran; least recently idle first. */
+  private readonly idle: IdleProcess[] = [];
+  private stopping = false;
+  /** From the JobTracker at registration: the data port serves nothing before it has one. */
+  private blockKey: BlockTokenKey | undefined;
+  /** Shuffle secrets of the jobs whose attempts ran here, until their clean-up: the shuffle handler serves only these. */
+  private readonly jobSecrets = new Map<string, string>();
+  /** Attempt logs, `LOGS/JOB/ATTEMPT/{stdout,stderr}`. */
+  readonly logRoot: string;
+  private readonly attemptLogMaxBytes: number;
+  private readonly logRetainHours: number;
+  private readonly taskOutput = new TaskOutputRouter();
+  private pruneTimer?: NodeJS.Timeout;
+  dataPort = 0;
+
+  constructor(options: WorkerOptions) {
+    const mapSlots = options.mapSlots ?? 2;
+    const reduceSlots = options.reduceSlots ?? 1;
+    this.opts = {
+      jobTrackerUrl: options.jobTrackerUrl,
+      dataDir: options.dataDir,
+      dataPort: options.dataPort ?? 0,
+      rack: options.rack ?? '/default-rack',
+      mapSlots,
+      reduceSlots,
+      memoryMb: options.memoryMb ?? (mapSlots + reduceSlots) * 512,
+    };
+    this.host = options.host;
+    this.bindHost = options.bindHost;
+    this.diskMBps = options.diskMBps;
+    this.security = options.security ?? {};
+    const throttle = options.cpuThrottle ?? 1;
+    if (!(Number.isFinite(throttle) && throttle >= 1 && throttle <= 100)) {
+      throw new MinimrError('EBADCONF', `cpu throttle must be a number in 1..100 (1 = full speed, 2 = half speed), got ${throttle}`);
+    }
+    this.cpuThrottle = throttle;
+    const basis = options.cpuThrottleBasis ?? 'working';
+    if (!THROTTLE_BASES.includes(basis)) {
+      throw new MinimrError('EBADCONF', `cpu throttle basis must be one of ${THROTTLE_BASES.join(', ')}, got ${String(basis)}`);
+    }
+    this.cpuThrottleBasis = basis;
+    this.workerId = options.workerId ?? `${hostname()}-${process.pid}`;
+    this.logger = options.logger ?? createLogger(`worker ${this.workerId}`);
+    this.blockStore = new LocalDiskBlockStore({ dir: join(options.dataDir, 'blocks'), workerId: this.workerId });
+    this.shuffleRoot = join(options.dataDir, 'shuffle');
+    this.modulesDir = join(options.dataDir, 'jobs', 'modules');
+    this.logRoot = join(options.dataDir, 'logs');
+    this.attemptLogMaxBytes = options.attemptLogMaxBytes ?? DEFAULT_ATTEMPT_LOG_MAX_BYTES;
+    this.logRetainHours = options.logRetainHours ?? DEFAULT_LOG_RETAIN_HOURS;
+    if (!(Number.isInteger(this.attemptLogMaxBytes) && this.attemptLogMaxBytes >= 0)) throw new MinimrError('EBADCONF', `attempt log size must be a non-negative number of bytes, got ${this.attemptLogMaxBytes}`);
+    if (!(this.logRetainHours > 0)) throw new MinimrError('EBADCONF', `log retention must be a positive number of hours, got ${this.logRetainHours}`);
+  }
+
+  async start(): Promise<void> {
+    // The module cache is indexed in memory: what a previous run left is of no use.
+    await rm(this.modulesDir, { recursive: true, force: true });
+    // So are its map outputs: a worker that starts registers as new, and its old outputs were re-run.
+    await removeAllMapOutputs(this.shuffleRoot);
+    await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), mkdir(this.logRoot, { recursive: true }), this.blockStore.open()]);
+    await this.pruneLogs();
+    this.pruneTimer = setInterval(() => void this.pruneLogs(), 3600_000);
+    this.pruneTimer.unref();
+    const blocks = createDataRequestHandler(this.blockStore, this.workerId, { blockKey: () => this.blockKey });
+    const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot, jobSecret: (jobId) => this.jobSecrets.get(jobId) });
+    const logs = createAttemptLogRequestHandler(this.logRoot, { blockKey: () => this.blockKey });
+    this.server = createServer((req, res) => {
+      if (blocks(req, res) || shuffle(req, res) || logs(req, res)) return;
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));
+    });
+    const host = (this.host ??= await localAddressToward(this.opts.jobTrackerUrl));
+    const warning = loopbackAdvertisedWarning(host, hostOfUrl(this.opts.jobTrackerUrl));
+    if (warning) this.logger.warn({ host, jobTracker: this.opts.jobTrackerUrl }, warning);
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.opts.dataPort, this.bindHost ?? host, () => resolve());
+    });
+    const addr = this.server.address();
+    this.dataPort = typeof addr === 'object' && addr ? addr.port : this.opts.dataPort;
+    this.refillSpares();
+    this.diskMBps ??= await measureDiskMBps(this.opts.dataDir);
+    await this.connect(true);
+  }
+
+  private async pruneLogs(): Promise<void> {
+    const removed = await pruneAttemptLogs(this.logRoot, this.logRetainHours);
+    if (removed > 0) this.logger.info({ jobs: removed, retainHours: this.logRetainHours }, 'old attempt logs removed');
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    const exits: Promise<unknown>[] = [];
+    for (const child of [...[...this.running.values()].map((r) => r.child), ...this.spares.splice(0), ...this.idle.splice(0).map((p) => p.child)]) {
+      if (child && child.exitCode === null && child.signalCode === null) {
+        exits.push(new Promise((resolve) => child.once('exit', resolve)));
+        child.kill('SIGKILL');
+      }
+    }
+    await Promise.all(exits);
+    this.peer?.close(1000, 'worker stopping');
+    if (this.server) {
+      this.server.closeAllConnections();
+      await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    }
+  }
+
+  // ---- JobTracker connection -----------------------------------------------------------------
+
+  private async connect(firstTime = false): Promise<void> {
+    let delay = 250;
+    for (;;) {
+      let peer: RpcPeer | undefined;
+      try {
+        peer = await connectPeer(this.opts.jobTrackerUrl, (m) => this.onMessage(m), this.logger, undefined, this.security);
+        const blockIds = await this.blockStore.list();
+        // A JobTracker restarted since the last registration keeps the outputs its recovered jobs need.
+        const mapOutputs = await listMapOutputs(this.shuffleRoot);
+        const result = await peer.request<RegisterResult>(
+          {
+            type: 'register',
+            worker: {
+              workerId: this.workerId,
+              host: this.host!,
+              dataPort: this.dataPort,
+              rack: this.opts.rack,
+              mapSlots: this.opts.mapSlots,
+              reduceSlots: this.opts.reduceSlots,
+              memoryMb: this.opts.memoryMb,
+              diskMBps: this.diskMBps ?? 0,
+            },
+            blockIds,
+            mapOutputs,
+          },
+          30_000,
+        );
+        this.blockKey = BlockTokenKey.parse(result.blockKey);
+        this.peer = peer;
+        this.heartbeatMs = result.heartbeatMs;
+        for (const id of result.orphanBlocks) await this.blockStore.delete(id).catch(() => undefined);
+        for (const o of result.orphanMapOutputs ?? []) await removeAttemptMapOutput(this.shuffleRoot, o.jobId, o.attemptId).catch(() => undefined);
+        if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+        this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+        this.logger.info({ jobTracker: this.opts.jobTrackerUrl, dataPort: this.dataPort, blocks: blockIds.length, mapOutputs: mapOutputs.length, orphanMapOutputs: result.orphanMapOutputs?.length ?? 0 }, 'registered with the JobTracker');
+        void peer.closed.then(() => this.onDisconnect());
+        return;
+      } catch (err) {
+        // A registration the JobTracker took but whose answer came too late holds the id on this
+        // connection: closed, it frees the id for the next try (the JobTracker refuses a live id).
+        peer?.close(1000, 'registration failed');
+        if (this.stopping) return;
+        // A wrong secret will not get better by retrying: at start-up, say so and stop.
+        if (firstTime && err instanceof MinimrError && err.code === 'EAUTH') throw err;
+        this.logger.warn({ err: (err as Error).message, retryMs: delay }, 'cannot register with the JobTracker, retrying');
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  private onDisconnect(): void {
+    if (this.stopping) return;
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.logger.warn('lost the JobTracker connection: killing running attempts and registering again');
+    // The JobTracker has already given these attempts up and will re-run them elsewhere.
+    for (const attempt of this.running.values()) this.kill(attempt.spec.attemptId, 'JobTracker connection lost');
+    void this.connect();
+  }
+
+  private heartbeat(): void {
+    const attempts = [...this.running.values()]
+      .filter((r) => !r.finished)
+      .map((r) => ({ attemptId: r.spec.attemptId, progress: r.progress, counters: r.counters }));
+    this.peer?.send<Heartbeat>({ type: 'heartbeat', workerId: this.workerId, attempts });
+  }
+
+  private onMessage(message: Message): unknown {
+    switch (message.type) {
+      case 'launch':
+        void this.launch(message.attempt);
+        return undefined;
+      case 'kill':
+        this.kill(message.attemptId, message.reason);
+        return undefined;
+      case 'delete-blocks':
+        for (const id of message.blockIds) void this.blockStore.delete(id).catch((err: Error) => this.logger.warn({ block: id, err: err.message }, 'block delete failed'));
+        return undefined;
+      case 'verify-blocks':
+        for (const block of message.blocks) void this.verifyReplica(block);
+        return undefined;
+      case 'replicate-block':
+        void replicateBlock(this.blockStore, message.blockId, message.targets, message.token).then(
+          (result) => {
+            for (const f of result.failed) this.logger.warn({ block: message.blockId, target: f.workerId, err: f.message }, 'block replication failed');
+            if (result.succeeded.length > 0) {
+              this.peer?.send({ type: 'block-replicated', workerId: this.workerId, blockId: message.blockId, targets: result.succeeded });
+            }
+          },
+          (err: Error) => this.logger.warn({ block: message.blockId, err: err.message }, 'block replication failed'),
+        );
+        return undefined;
+      case 'cleanup-job':
+        void this.cleanupJob(message.jobId);
+        return undefined;
+      case 'map-outputs':
+        this.mapOutputsChanged(message);
+        return undefined;
+      default:
+        throw new MinimrError('EPROTOCOL', `a worker does not accept "${message.type}" messages`);
+    }
+  }
+
+  // ---- attempts --------------------------------------------------------------------------------
+
+  /** `attempt`: the launch it is forked for; undefined for a spare, started ahead of any launch (refillSpares). */
+  private forkTaskProcess(attempt?: AttemptSpec): ChildProcess {
+    phaseTrace('w-fork', { spare: attempt === undefined, running: this.running.size });
+    const config: TaskProcessConfig = {
+      workerId: this.workerId,
+      rack: this.opts.rack,
+      blockDir: join(this.opts.dataDir, 'blocks'),
+      shuffleRoot: this.shuffleRoot,
+      cpuThrottle: this.cpuThrottle,
+      cpuThrottleBasis: this.cpuThrottleBasis,
+    };
+    taskProcessFile ??= taskProcessEntry(fileURLToPath(new URL('../task/', import.meta.url)));
+    const child = fork(taskProcessFile, [], {
+      // A task's memory is its shuffle buffer plus a fixed overhead (TASK_OVERHEAD_MB): malloc's
+      // settings (taskProcessEnv) and a small young generation keep it fixed (tasks make short-lived
+      // garbage at a high rate, and a 16 MiB semi-space held ~40 MiB for nothing).
+      // --expose-gc: the shuffle paces full GCs (src/shuffle/gc-pacer.ts).
+      env: { ...taskProcessEnv(process.env, attempt), MINIMR_TASK_CONFIG: JSON.stringify(config) },
+      serialization: 'advanced',
+      // Piped, to the log of the attempt the process runs (attempt-logs.ts).
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      // For profiling task code, e.g. MINIMR_TASK_EXEC_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof".
+      execArgv: ['--max-semi-space-size=4', '--expose-gc', ...(process.env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ').filter(Boolean)],
+    });
+    child.on('error', (err) => this.logger.warn({ err: err.message }, 'task process error'));
+    this.taskOutput.attach(child);
+    child.once('exit', () => {
+      const i = this.idle.findIndex((p) => p.child === child);
+      if (i >= 0) this.idle.splice(i, 1);
+    });
+    return child;
+  }
+
+  /**
+   * Starts spares up to one per slot, but only while no attempt runs here. A process's start-up
+   * (Node's bootstrap, the runtime's modules, the warm-up) takes ~100-150 ms of CPU, and started
+   * beside running attempts it took that CPU from them: in a 1 GB grep on 2 cores, the 4 spares
+   * started as the job's first map and reduce took theirs cost ~0.5 s of CPU in a ~2-4 s job, and
+   * were not used, since each slot's next attempt ran in its warm process. A launch that finds no
+   * spare (its job's first in a busy worker, or after a process not fit for reuse) forks one itself.
+   */
+  private refillSpares(): void {
+    if (this.running.size > 0) return;
+    const wanted = this.opts.mapSlots + this.opts.reduceSlots;
+    while (!this.stopping && this.spares.length < wanted) this.spares.push(this.forkTaskProcess());
+  }
+
+  /**
+   * A process for `spec`: one that ran the attempt's job module (moduleHash) before and is idle
+   * (warm: code compiled, addon loaded), else a spare that never ran user code, else a new one.
+   * A process only ever runs attempts of one module.
+   */
+  private takeTaskProcess(spec: AttemptSpec): { child: ChildProcess; warm: boolean } {
+    const { moduleHash } = spec;
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      const p = this.idle[i]!;
+      if (p.moduleHash !== moduleHash || !isUsable(p.child)) continue;
+      this.idle.splice(i, 1);
+      return { child: p.child, warm: true };
+    }
+    let child: ChildProcess | undefined;
+    while ((child = this.spares.shift())) {
+      if (isUsable(child)) break;
+    }
+    return { child: child ?? this.forkTaskProcess(spec), warm: false };
+  }
+
+  /** A process whose attempt succeeded says it is clean: keep it for the module's next attempt. */
+  private keepIdle(child: ChildProcess, moduleHash: string): void {
+    if (this.stopping || !isUsable(child)) {
+      child.kill('SIGKILL');
+      return;
+    }
+    this.idle.push({ child, moduleHash });
+    // As many warm processes as slots: enough for a job's waves, bounded memory.
+    while (this.idle.length > this.opts.mapSlots + this.opts.reduceSlots) this.idle.shift()!.child.kill('SIGKILL');
+  }
+
+  /** The job module's file, fetched from the JobTracker once per content hash and kept for later jobs. */
+  private jobModule(spec: AttemptSpec): Promise<string> {
+    const hash = spec.moduleHash;
+    let p = this.jobModules.get(hash);
+    if (p) {
+      this.jobModules.delete(hash);
+      this.jobModules.set(hash, p);
+      return p;
+    }
+    p = (async () => {
+      const { source, name } = await this.peer!.request<{ source: string; name: string }>({ type: 'get-job-module', jobId: spec.jobId }, 30_000);
+      if (jobModuleHash(source) !== hash) {
+        throw new MinimrError('EJOBMODULE', `job module ${name} of ${spec.jobId} does not match its hash ${hash}`, { jobId: spec.jobId });
+      }
+      return storeJobModule(source, this.modulesDir);
+    })();
+    this.jobModules.set(hash, p);
+    p.catch(() => this.jobModules.delete(hash));
+    this.evictModules();
+    return p;
+  }
+
+  /** Keeps the module cache to MAX_CACHED_MODULES, dropping the least recently used that no attempt runs. */
+  private evictModules(): void {
+    if (this.jobModules.size <= MAX_CACHED_MODULES) return;
+    const inUse = new Set([...this.running.values()].map((r) => r.spec.moduleHash));
+    for (const [hash, p] of this.jobModules) {
+      if (this.jobModules.size <= MAX_CACHED_MODULES) break;
+      if (inUse.has(hash)) continue;
+      this.jobModules.delete(hash);
+      for (const idle of this.idle.filter((i) => i.moduleHash === hash)) idle.child.kill('SIGKILL');
+      void p.then((file) => rm(file, { force: true })).catch(() => undefined);
+    }
+  }
+
+  private async launch(spec: AttemptSpec): Promise<void> {
+    phaseTrace('w-launch', { attempt: spec.attemptId });
+    const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false, mapOutputChanges: [], moduleWaitMs: 0 };
+    if (typeof spec.shuffleSecret === 'string') this.jobSecrets.set(spec.jobId, spec.shuffleSecret);
+    this.running.set(spec.attemptId, record);
+    let modulePath: string;
+    let waitStarted = performance.now();
+    try {
+      record.log = await AttemptLog.open(this.logRoot, spec.jobId, spec.attemptId, this.attemptLogMaxBytes);
+      waitStarted = performance.now();
+      modulePath = await this.jobModule(spec);
+    } catch (err) {
+      this.report(record, 'failed', {}, serializeError(err));
+      return;
+    }
+    const log = record.log;
+    record.moduleWaitMs = Math.round(performance.now() - waitStarted);
+    if (record.finished) {
+      void log.close();
+      return;
+    }
+    const { child, warm } = this.takeTaskProcess(spec);
+    record.child = child;
+    record.warm = warm;
+    this.taskOutput.assign(child, log);
+    this.logger.debug({ attempt: spec.attemptId, warm, pid: child.pid }, 'attempt started');
+    const detach = (): void => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    const onMessage = (msg: TaskProcessReport): void => {
+      if (msg.type === 'progress') {
+        record.progress = msg.progress;
+        record.counters = msg.counters;
+      } else if (msg.type === 'done') {
+        phaseTrace('w-done', { attempt: spec.attemptId });
+        this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput);
+        // A failed attempt's process exits by itself; it is never reused.
+        if (msg.state !== 'succeeded') child.kill('SIGKILL');
+      } else if (msg.type === 'idle') {
+        detach();
+        if (record.killReason === undefined) this.keepIdle(child, spec.moduleHash);
+        else child.kill('SIGKILL');
+      } else if (msg.type === 'fs') {
+        this.forwardFsCall(child, msg, spec.jobId);
+      }
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      detach();
+      if (record.finished) return;
+      if (record.killReason !== undefined) this.report(record, 'killed', record.counters, { code: 'EKILLED', message: record.killReason });
+      else {
+        this.report(record, 'failed', record.counters, {
+          code: 'ETASK',
+          message: `task process of ${spec.attemptId} exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})`,
+          details: { attemptId: spec.attemptId, taskId: spec.taskId },
+        });
+      }
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+    phaseTrace('w-run', { attempt: spec.attemptId, warm, child: child.pid });
+    child.send({ type: 'run', spec, modulePath } satisfies TaskProcessRequest);
+    for (const change of record.mapOutputChanges.splice(0)) this.forwardMapOutputs(child, change);
+  }
+
+  /** Passes a reduce attempt the map outputs that became available or were lost (in order, after its `run`). */
+  private mapOutputsChanged(message: MapOutputsChanged): void {
+    const record = this.running.get(message.attemptId);
+    if (!record || record.finished) return;
+    if (record.child) this.forwardMapOutputs(record.child, message);
+    else record.mapOutputChanges.push(message);
+  }
+
+  private forwardMapOutputs(child: ChildProcess, message: MapOutputsChanged): void {
+    if (child.connected) child.send({ type: 'map-outputs', attemptId: message.attemptId, available: message.available, lost: message.lost } satisfies TaskProcessRequest);
+  }
+
+  /** A task's NameNode call, sent on this worker's JobTracker connection for the task's job (it acts as the job's owner). */
+  private forwardFsCall(child: ChildProcess, msg: Extract<TaskProcessReport, { type: 'fs' }>, jobId: string): void {
+    const reply = (answer: TaskProcessRequest) => {
+      if (child.connected) child.send(answer);
+    };
+    if (!this.peer) {
+      reply({ type: 'fs-result', id: msg.id, ok: false, error: { code: 'ECONNECT', message: 'the worker is not connected to a JobTracker' } });
+      return;
+    }
+    this.peer.request({ type: 'fs', op: msg.op, args: msg.args, jobId }).then(
+      (result) => reply({ type: 'fs-result', id: msg.id, ok: true, result }),
+      (err: unknown) => reply({ type: 'fs-result', id: msg.id, ok: false, error: serializeError(err) }),
+    );
+  }
+
+  private kill(attemptId: string, reason: string): void {
+    const record = this.running.get(attemptId);
+    if (!record || record.finished) return;
+    record.killReason = reason;
+    if (record.child && record.child.exitCode === null && record.child.signalCode === null) record.child.kill('SIGKILL');
+    else this.report(record, 'killed', record.counters, { code: 'EKILLED', message: reason });
+  }
+
+  private report(record: RunningAttempt, state: 'succeeded' | 'failed' | 'killed', counters: Counters, error?: SerializedError, mapOutput?: MapOutputSummary): void {
+    if (record.finished) return;
+    record.finished = true;
+    this.running.delete(record.spec.attemptId);
+    // Not at once: between two attempts of a job the worker runs none for a moment.
+    if (this.running.size === 0) setTimeout(() => this.refillSpares(), SPARE_REFILL_IDLE_MS).unref();
+    const { spec } = record;
+    // A task process that died (or was killed) cannot clean up after itself: its worker does.
+    if (state !== 'succeeded' && spec.kind === 'map') {
+      void removeAttemptMapOutput(this.shuffleRoot, spec.jobId, spec.attemptId).catch(() => undefined);
+    }
+    if (spec.kind === 'reduce') {
+      void rm(reduceWorkDir(this.shuffleRoot, spec.jobId, spec.attemptId), { recursive: true, force: true }).catch(() => undefined);
+    }
+    // What the launch cost on this side: fetching the module (0 when cached), and whether the process was warm.
+    if (state !== 'succeeded') {
+      record.log?.note(`attempt ${state}${error ? `: ${error.code}: ${error.message}` : ''}`);
+      // Its process is not reused: nothing more will be written (a succeeded attempt's log is closed when its process runs the next one).
+      if (!record.child) void record.log?.close();
+    }
+    const launch = { ...counters, WARM_LAUNCH: record.warm ? 1 : 0, ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}) };
+    this.peer?.send<AttemptFinished>({ type: 'attempt-finished', workerId: this.workerId, attemptId: spec.attemptId, state, counters: launch, error, mapOutput });
+  }
+
+  /** A reader reported this replica bad: check it, and tell the NameNode only what this worker found. */
+  private async verifyReplica(block: BlockVerification): Promise<void> {
+    try {
+      const reason = await checkLocalReplica(this.blockStore, block);
+      if (reason === undefined) {
+        this.logger.info({ block: block.blockId }, 'replica reported bad verified good');
+        return;
+      }
+      this.logger.warn({ block: block.blockId, reason }, 'replica reported bad is corrupt');
+      this.peer?.send({ type: 'replica-corrupt', workerId: this.workerId, blockId: block.blockId, reason });
+    } catch (err) {
+      this.logger.warn({ block: block.blockId, err: (err as Error).message }, 'cannot verify a replica');
+    }
+  }
+
+  private async cleanupJob(jobId: string): Promise<void> {
+    this.jobSecrets.delete(jobId);
+    // The job's module stays cached by its hash: the next job of the same module needs no fetch.
+    await removeJobMapOutputs(this.shuffleRoot, jobId).catch(() => undefined);
+  }
+}
