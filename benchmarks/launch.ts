@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import yargs from 'yargs';
 import { createLogger } from '../src/log.js';
-import { LocalCluster } from '../src/runtime/index.js';
+import { LocalCluster } from '../src/local/index.js';
 import { writeCorpus } from './lib/corpus.js';
 import { readOutputText } from './lib/follow-job.js';
 import { median as medianOf, progressLog, splitLines } from './lib/shell.js';

@@ -56,7 +56,7 @@ up() {
 run_info() {
   ip netns exec "$PREFIX-jt" node --input-type=module -e "
     import { JobClient } from '$ROOT/dist/src/runtime/index.js';
-    import { clientCredentials } from '$ROOT/dist/src/runtime/auth.js';
+    import { clientCredentials } from '$ROOT/dist/src/runtime/wire/index.js';
     const url = 'ws://$SUBNET.1:7700';
     const c = await JobClient.connect(url, { security: { credentials: await clientCredentials(url, { secretFile: '$STATE/secret' }) } });
     for (const w of (await c.clusterInfo()).workers) console.log('workerId', w.workerId, w.host, w.rack);

@@ -16,6 +16,9 @@ export type MinimrErrorCode =
   | 'EISDIR'
   | 'ENOTEMPTY'
   | 'EBADPATH'
+  | 'ENOROUTE' // no API operation at that URL
+  | 'EMETHOD' // an API operation asked with another HTTP method
+  | 'ETOOLARGE' // a request bigger than the server takes
   | 'ECHECKSUM' // data does not match its checksum
   | 'ETOKEN' // a data port request without a valid block access token or shuffle hash
   | 'ENOREPLICA' // no live, valid replica of a block

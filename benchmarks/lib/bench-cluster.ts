@@ -1,7 +1,7 @@
 // The embedded cluster and machine record the data-path benchmarks (apps, shuffle, slow-start) share,
 // so their ratios are measured on the same shape of cluster and reported with the same context.
 import os from 'node:os';
-import { LocalCluster } from '../../src/runtime/index.js';
+import { LocalCluster } from '../../src/local/index.js';
 import { createLogger } from '../../src/log.js';
 import { r3 } from './shell.js';
 

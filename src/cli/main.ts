@@ -10,23 +10,8 @@ import { DEFAULT_WORKER_LIMITS } from '../books/index.js';
 import { MinimrError } from '../errors.js';
 import { benchPolicies } from '../experiments/index.js';
 import { createLogger } from '../log.js';
-import {
-  ATTEMPT_LOG_STREAMS,
-  DEFAULT_LOG_READ_BYTES,
-  JobClient,
-  JobTracker,
-  MAX_LOG_READ_BYTES,
-  LocalCluster,
-  Worker,
-  profileJob,
-  profileMarkdown,
-  profileSvg,
-  THROTTLE_BASES,
-  parseConfPairs,
-  type JobConf,
-  type JobStatus,
-  type ThrottleBasis,
-} from '../runtime/index.js';
+import { ATTEMPT_LOG_STREAMS, DEFAULT_LOG_READ_BYTES, JobClient, JobTracker, MAX_LOG_READ_BYTES, Worker, profileJob, profileMarkdown, profileSvg, THROTTLE_BASES, parseConfPairs, type JobConf, type JobStatus, type ThrottleBasis } from '../runtime/index.js';
+import { LocalCluster } from '../local/index.js';
 import { forgetClusterSecret, recordClusterSecret, webPassword } from '../runtime/wire/auth.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';

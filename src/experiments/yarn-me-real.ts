@@ -38,15 +38,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { computeMetrics, meanAttemptMs, type AttemptRunRecord, type RunRecord } from '../metrics/index.js';
-import {
-  TASK_OVERHEAD_MB,
-  estimatesFor,
-  neededBufferBytes,
-  type AttemptSummary,
-  type JobConf,
-  type JobProfile,
-  type LocalCluster,
-} from '../runtime/index.js';
+import { TASK_OVERHEAD_MB, estimatesFor, neededBufferBytes, type AttemptSummary, type JobConf, type JobProfile } from '../runtime/index.js';
+import { type LocalCluster } from '../local/index.js';
 import { createPolicy, type PolicyOptions } from '../scheduler/index.js';
 import { simulate, type ClusterShape, type JobSpec, type TaskSpec, type Workload } from '../sim/index.js';
 import type { FsClient } from '../storage/index.js';

@@ -1,14 +1,49 @@
-export { JobTracker, type JobTrackerOptions } from './jobtracker/jobtracker.js';
-export { Worker, type WorkerOptions } from './worker/worker.js';
-export { JobClient, type SubmitOptions, type WaitOptions } from './client/job-client.js';
-export { LocalCluster, type LocalClusterOptions, type LocalWorkerProcess } from './local/local-cluster.js';
-export { encodeFrame, decodeFrame } from './wire/frame-codec.js';
-export { RpcPeer, connectPeer } from './wire/rpc-peer.js';
-export { PROTOCOL_VERSION, MAX_FRAME_BYTES } from './wire/protocol.js';
-export { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB } from './wire/protocol.js';
-export type { JobStatus, JobSubmission, JobConf, AttemptSummary, ClusterInfoResult, WorkerStatus, Message, AttemptSpec, JobProfile, BufferBucket, ProfileUse, PhaseFitSummary } from './wire/protocol.js';
-export { parseConfPairs, validateJobConf } from './wire/submission.js';
-export { mrClusterOfPath, mrClusterRoot, type MrClusterListing, type MrClusterRow } from './jobtracker/mr-cluster-runtime.js';
+/**
+ * The runtime, one folder per process (Hadoop's and Spark's topology, visible in the tree):
+ * - wire/: what crosses between processes: the protocol tables, their dispatcher, stubs and types;
+ * - jobtracker/: the master (JobTracker and NameNode) around the books;
+ * - worker/: the workers (TaskTracker and DataNode);
+ * - task/: the task processes a worker forks;
+ * - client/: submitting and following jobs.
+ * An embedded cluster of all of them is src/local.
+ */
+export { JobTracker, type JobTrackerOptions } from './jobtracker/index.js';
+export { Worker, CpuQuotaGroup, type WorkerOptions } from './worker/index.js';
+export { JobClient, type SubmitOptions, type WaitOptions } from './client/index.js';
+export { THROTTLE_BASES, type ThrottleBasis } from './task/index.js';
+export {
+  encodeFrame,
+  decodeFrame,
+  RpcPeer,
+  connectPeer,
+  PROTOCOL_VERSION,
+  MAX_FRAME_BYTES,
+  JOB_CONF_DEFAULTS,
+  TASK_OVERHEAD_MB,
+  ATTEMPT_LOG_STREAMS,
+  DEFAULT_LOG_READ_BYTES,
+  MAX_LOG_READ_BYTES,
+  isAttemptLogStream,
+  parseConfPairs,
+  validateJobConf,
+  type JobStatus,
+  type JobSubmission,
+  type JobConf,
+  type AttemptSummary,
+  type ClusterInfoResult,
+  type WorkerStatus,
+  type Message,
+  type AttemptSpec,
+  type JobProfile,
+  type BufferBucket,
+  type ProfileUse,
+  type PhaseFitSummary,
+  type FinishedJobsPage,
+  type FinishedCursor,
+  type AttemptLogSlice,
+  type AttemptLogStream,
+} from './wire/index.js';
+export { mrClusterOfPath, mrClusterRoot, type MrClusterListing, type MrClusterRow } from './jobtracker/index.js';
 export {
   profileJob,
   profileMarkdown,
@@ -19,17 +54,16 @@ export {
   type ElasticityProfile,
   type ProfileOptions,
   type ProfilePoint,
-} from './client/elasticity-profile.js';
-export { estimatesFor, phaseEstimate, neededBufferBytes, addObservations, observationsOf, profileObservations, validateElasticityProfile, MAX_BUCKET_ATTEMPTS, type AttemptObservation, type TaskEstimate } from './jobtracker/job-profile.js';
-export type { FinishedJobsPage } from './jobtracker/job-history.js';
-export type { FinishedCursor } from './jobtracker/job-journal.js';
+} from './client/index.js';
 export {
-  ATTEMPT_LOG_STREAMS,
-  DEFAULT_LOG_READ_BYTES,
-  MAX_LOG_READ_BYTES,
-  isAttemptLogStream,
-  type AttemptLogSlice,
-  type AttemptLogStream,
-} from './worker/attempt-logs.js';
-export { THROTTLE_BASES, type ThrottleBasis } from './task/cpu-throttle.js';
-export { CpuQuotaGroup } from './worker/cpu-quota.js';
+  estimatesFor,
+  phaseEstimate,
+  neededBufferBytes,
+  addObservations,
+  observationsOf,
+  profileObservations,
+  validateElasticityProfile,
+  MAX_BUCKET_ATTEMPTS,
+  type AttemptObservation,
+  type TaskEstimate,
+} from './jobtracker/index.js';

@@ -4,47 +4,11 @@
  * works behind any proxy and without a CDN, shows the same figures as `minimr job status` (the
  * same JobStatus), and is tested by reading the HTML.
  */
-import type { AttemptLogSlice, AttemptSummary, FinishedCursor, FinishedJobsPage, JobStatus } from '../runtime/index.js';
+import type { AttemptLogSlice, AttemptSummary, FinishedCursor, FinishedJobsPage, JobStatus, UiOverview, UiTask, UiWorker } from '../runtime/wire/index.js';
 import type { PolicyState } from '../scheduler/index.js';
 import type { BlockInfo, BlockStoreUsage, FileStatus } from '../storage/index.js';
 import { formatBytes } from '../util/index.js';
 import { formatDuration, formatTime, href, html, link, page, progressBar, raw, table, type SafeHtml } from './html.js';
-
-export interface UiWorker {
-  readonly id: string;
-  readonly host: string;
-  readonly dataPort: number;
-  readonly rack: string;
-  readonly mapSlots: number;
-  readonly reduceSlots: number;
-  readonly usedMapSlots: number;
-  readonly usedReduceSlots: number;
-  readonly memoryMb: number;
-  readonly usedMemoryMb: number;
-  readonly diskMBps: number;
-  readonly lastHeartbeat: number;
-  /** MR-cluster it belongs to (FAWKES), when any. */
-  readonly cluster?: string;
-}
-
-export interface UiOverview {
-  readonly now: number;
-  readonly startedAt: number;
-  readonly policy: string;
-  readonly heartbeatMs: number;
-  readonly workers: readonly UiWorker[];
-  readonly blockStore: BlockStoreUsage;
-  readonly jobs: readonly JobStatus[];
-}
-
-export interface UiTask {
-  readonly taskId: string;
-  readonly kind: 'map' | 'reduce';
-  readonly index: number;
-  readonly state: string;
-  readonly inputBytes: number;
-  readonly attempts: readonly AttemptSummary[];
-}
 
 export function jobUrl(jobId: string): string {
   return `/jobs/${encodeURIComponent(jobId)}`;

@@ -6,30 +6,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MinimrError } from '../errors.js';
-import type { AttemptLogSlice, AttemptLogStream, FinishedCursor, FinishedJobsPage, JobStatus } from '../runtime/index.js';
+import type { FinishedCursor, UiSource } from '../runtime/wire/index.js';
 import type { PolicyState } from '../scheduler/index.js';
 import type { BlockInfo, BlockStoreUsage, FileStatus } from '../storage/index.js';
-import { attemptLogPage, directoryPage, errorPage, filePage, jobPage, jobsPage, logUnavailablePage, overviewPage, schedulerPage, type UiOverview, type UiTask } from './pages.js';
-
-/** What the UI reads; the JobTracker provides it. */
-export interface UiSource {
-  overview(): UiOverview;
-  /** The jobs in the JobTracker's memory. */
-  jobs(): JobStatus[];
-  /** Up to `limit` ended jobs, in memory or retired to the history, newest first, older than `before`. */
-  finishedJobs(limit: number, before?: FinishedCursor): Promise<FinishedJobsPage>;
-  /** A job with its tasks and their attempts, from memory or the history; undefined when neither has it. */
-  job(jobId: string): Promise<{ status: JobStatus; tasks: UiTask[] } | undefined>;
-  /** The job an attempt belongs to, if the JobTracker or its history knows the attempt. */
-  jobOfAttempt(attemptId: string): Promise<string | undefined>;
-  attemptLog(attemptId: string, stream: AttemptLogStream, offset?: number, length?: number): Promise<AttemptLogSlice>;
-  stat(path: string): Promise<FileStatus>;
-  list(path: string): Promise<FileStatus[]>;
-  blocks(path: string): Promise<BlockInfo[]>;
-  blockStoreUsage(): BlockStoreUsage;
-  policy(): { name: string; state?: PolicyState };
-  now(): number;
-}
+import { attemptLogPage, directoryPage, errorPage, filePage, jobPage, jobsPage, logUnavailablePage, overviewPage, schedulerPage, } from './pages.js';
 
 const HEADERS = {
   'content-type': 'text/html; charset=utf-8',

@@ -139,7 +139,7 @@ describe('security: authentication and ownership on real processes', () => {
   for (const [what, frame] of [
     ['submit', { type: 'submit-job', id: 1, job: { name: 'x' } }],
     ['register', { type: 'register', id: 1, worker: { workerId: 'rogue', host: '127.0.0.1', dataPort: 1, rack: '/r', mapSlots: 64, reduceSlots: 64, memoryMb: 1 << 20, diskMBps: 0 }, blockIds: [] }],
-    ['fs', { type: 'fs', id: 1, op: 'remove', args: ['/data', { recursive: true }] }],
+    ['fs', { type: 'fs-remove', id: 1, path: '/data', recursive: true }],
   ] as const) {
     it(`refuses an unauthenticated ${what} with EAUTH and closes that connection only`, async () => {
       const raw = await rawSocket();

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { isMinimrError } from '../../src/errors.js';
-import type { AttemptSpec, Message, RegisterResult } from '../../src/runtime/wire/protocol.js';
+import type { AttemptSpec, Message, RegisterResult } from '../../src/runtime/wire/index.js';
 import { connectPeer, type RpcPeer } from '../../src/runtime/wire/rpc-peer.js';
 import { BLOCK_TOKEN_HEADER, BlockTokenKey, LocalDiskBlockStore, type BlockInfo, type DatanodeAddress } from '../../src/storage/index.js';
 import { appModule, assertCountsEqual, makeText, readAll, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
@@ -116,7 +116,7 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
     // As any client on the wire can.
     const client = await connectPeer(t.cluster.url, () => undefined);
     try {
-      for (const l of block.locations) await client.request({ type: 'fs', op: 'reportBadReplica', args: [block.blockId, l.workerId] });
+      for (const l of block.locations) await client.request({ type: 'fs-reportBadReplica', blockId: block.blockId, workerId: l.workerId });
     } finally {
       client.close(1000, 'done');
     }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/log.js';
-import { LocalCluster } from '../../src/runtime/index.js';
+import { LocalCluster } from '../../src/local/index.js';
 import { createPolicy, type ClusterSnapshot, type Decision, type Policy, type PolicyOptions, type PoolView } from '../../src/scheduler/index.js';
 import { Simulator, type JobSpec, type TaskSpec } from '../../src/sim/index.js';
 import { appModule, fixtureModule, makeText } from '../helpers/cluster.js';

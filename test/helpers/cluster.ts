@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MinimrError } from '../../src/errors.js';
-import { LocalCluster, type LocalClusterOptions } from '../../src/runtime/index.js';
+import { LocalCluster, type LocalClusterOptions } from '../../src/local/index.js';
 import type { FsClient } from '../../src/storage/index.js';
 import { createLogger } from '../../src/log.js';
 import { seededRandom } from '../../src/util/index.js';

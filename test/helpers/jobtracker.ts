@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../src/log.js';
 import { JobClient, JobTracker, connectPeer, type RpcPeer } from '../../src/runtime/index.js';
-import type { AttemptSpec, HeldMapOutput, MapOutputsChanged, Message, RegisterResult } from '../../src/runtime/wire/protocol.js';
+import type { AttemptSpec, HeldMapOutput, MapOutputsChanged, Message, RegisterResult } from '../../src/runtime/wire/index.js';
 import type { Policy } from '../../src/scheduler/index.js';
 
 export interface LoneJobTracker {

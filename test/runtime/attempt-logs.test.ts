@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { BLOCK_TOKEN_HEADER, BlockTokenKey } from '../../src/storage/index.js';
+import { MAX_LOG_READ_BYTES } from '../../src/runtime/wire/index.js';
 import {
   AttemptLog,
-  MAX_LOG_READ_BYTES,
   attemptLogTokenId,
   createAttemptLogRequestHandler,
   fetchAttemptLog,

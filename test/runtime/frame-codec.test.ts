@@ -15,8 +15,8 @@ function expectCode(fn: () => unknown, code: string, pattern?: RegExp): void {
 
 describe('frame codec', () => {
   it('round-trips every field of a request', () => {
-    const frame = encodeFrame({ v: PROTOCOL_VERSION, type: 'fs', id: 7, op: 'stat', args: ['/a', null] });
-    assert.deepEqual(decodeFrame(frame), { v: PROTOCOL_VERSION, type: 'fs', id: 7, op: 'stat', args: ['/a', null] });
+    const frame = encodeFrame({ v: PROTOCOL_VERSION, type: 'fs-create', id: 7, path: '/a', replication: 2, favoredWorkers: ['w1'] });
+    assert.deepEqual(decodeFrame(frame), { v: PROTOCOL_VERSION, type: 'fs-create', id: 7, path: '/a', replication: 2, favoredWorkers: ['w1'] });
   });
 
   it('round-trips binary payloads and nested objects', () => {
@@ -42,7 +42,7 @@ describe('frame codec', () => {
   it('rejects a missing required field', () =>
     expectCode(() => decodeFrame(pack({ v: PROTOCOL_VERSION, type: 'kill', reason: 'x' })), 'EPROTOCOL', /lacks field "attemptId"/));
   it('rejects a field of the wrong type', () =>
-    expectCode(() => decodeFrame(pack({ v: PROTOCOL_VERSION, type: 'fs', id: 1, op: 'stat', args: 'not-a-list' })), 'EPROTOCOL', /"args" must be array/));
+    expectCode(() => decodeFrame(pack({ v: PROTOCOL_VERSION, type: 'delete-blocks', blockIds: 'not-a-list' })), 'EPROTOCOL', /"blockIds" must be array/));
   it('rejects a request without a numeric id', () =>
     expectCode(() => decodeFrame(pack({ v: PROTOCOL_VERSION, type: 'list-jobs', id: '1' })), 'EPROTOCOL', /"id" must be number/));
   it('rejects frames over the size limit', () => expectCode(() => decodeFrame(Buffer.alloc(MAX_FRAME_BYTES + 1, 0x90)), 'EPROTOCOL', /exceeds/));

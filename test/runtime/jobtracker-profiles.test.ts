@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { MinimrError } from '../../src/errors.js';
 import { connectPeer, JobClient, JobTracker, type JobProfile, type RpcPeer } from '../../src/runtime/index.js';
-import type { RegisterResult } from '../../src/runtime/wire/protocol.js';
+import type { RegisterResult } from '../../src/runtime/wire/index.js';
 import type { TaskView } from '../../src/scheduler/index.js';
 import { appModule } from '../helpers/cluster.js';
 

@@ -72,9 +72,9 @@ describe('JobTracker protocol endpoint (real server on port 0)', () => {
     await stillServes();
   });
 
-  it('answers a request for an unknown file system operation with an error and keeps the connection', async () => {
+  it('answers a file system request with a wrong-typed argument with an error and keeps the connection', async () => {
     const peer = await connectPeer(jt.url, () => undefined);
-    await assert.rejects(peer.request({ type: 'fs', op: 'format' as never, args: [] }), (err: unknown) => {
+    await assert.rejects(peer.request({ type: 'fs-remove', path: '/nothing', recursive: 'yes' }), (err: unknown) => {
       assert.ok(err instanceof MinimrError);
       assert.equal(err.code, 'EPROTOCOL');
       return true;

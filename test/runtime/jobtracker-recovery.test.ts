@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/log.js';
 import { JobClient, JobTracker } from '../../src/runtime/index.js';
 import { JobJournal } from '../../src/runtime/jobtracker/job-journal.js';
-import type { AttemptSpec } from '../../src/runtime/wire/protocol.js';
+import type { AttemptSpec } from '../../src/runtime/wire/index.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
 import { appModule } from '../helpers/cluster.js';
 import { registerFakeWorker, type FakeWorker } from '../helpers/jobtracker.js';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { AttemptSpec } from '../../src/runtime/wire/protocol.js';
+import { PROTOCOL_VERSION, type AttemptSpec } from '../../src/runtime/wire/index.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
 import { appModule } from '../helpers/cluster.js';
 import { registerFakeWorker, startJobTracker, type FakeWorker, type LoneJobTracker } from '../helpers/jobtracker.js';
@@ -55,7 +55,7 @@ describe('JobTracker: a reduce launched before the last map is told of map outpu
     await finish(w1, m1!);
     assert.deepEqual(w2.told, [
       {
-        v: 1,
+        v: PROTOCOL_VERSION,
         type: 'map-outputs',
         attemptId: reduce.attemptId,
         available: [{ mapIndex: 1, attemptId: m1!.attemptId, workerId: 'w1', host: '127.0.0.1', dataPort: 1001, records: 8 }],

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
-import type { AttemptSpec, JobStatus } from '../../src/runtime/wire/protocol.js';
+import type { AttemptSpec, JobStatus } from '../../src/runtime/wire/index.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
 import { appModule } from '../helpers/cluster.js';
 import { registerFakeWorker, startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';

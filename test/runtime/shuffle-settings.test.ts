@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { mapSpilledBytesModel, reduceSpilledBytesModel, validateJobConf } from '../../src/runtime/index.js';
 import { attemptShuffleSettings, idealMemoryMb } from '../../src/runtime/jobtracker/job-in-progress.js';
-import type { JobSubmission } from '../../src/runtime/wire/protocol.js';
+import type { JobSubmission } from '../../src/runtime/wire/index.js';
 
 const MiB = 1024 * 1024;
 

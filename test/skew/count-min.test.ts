@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Packr } from 'msgpackr';
-import { decodeFrame, encodeFrame } from '../../src/runtime/index.js';
+import { PROTOCOL_VERSION, decodeFrame, encodeFrame } from '../../src/runtime/index.js';
 import { hashPartition } from '../../src/shuffle/index.js';
 import { CountMinSketch, partitionOfKey, sketchSeeds } from '../../src/skew/index.js';
 import { seededRandom, zipfSampler } from '../../src/util/index.js';
@@ -104,7 +104,7 @@ describe('count-min sketch', () => {
     assert.deepEqual([...alone.records], [...sketch.records]);
     assert.deepEqual([...alone.bytes], [...sketch.bytes]);
     assert.deepEqual(alone.seeds, sketch.seeds);
-    const frame = decodeFrame(encodeFrame({ v: 1, type: 'reply', re: 1, ok: true, result: { sketch: sketch.toWire() } }));
+    const frame = decodeFrame(encodeFrame({ v: PROTOCOL_VERSION, type: 'reply', re: 1, ok: true, result: { sketch: sketch.toWire() } }));
     const viaFrame = CountMinSketch.fromWire((frame as { result: { sketch: unknown } }).result.sketch);
     assert.deepEqual([...viaFrame.bytes], [...sketch.bytes]);
     assert.equal(viaFrame.estimate(Buffer.from('y')).bytes, 2 ** 40 + 0.5);

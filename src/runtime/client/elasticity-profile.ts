@@ -2,7 +2,7 @@ import type { JsonValue } from '../../api/index.js';
 import { lineChart } from '../../util/index.js';
 import type { JobClient } from './job-client.js';
 import { MinimrError } from '../../errors.js';
-import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB, type AttemptSummary, type JobConf } from '../wire/protocol.js';
+import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB, type AttemptSummary, type JobConf } from '../wire/index.js';
 
 /**
  * The elasticity profile of a job (YARN-ME, ../shared/specs/yarn-me.md): how much slower its map

@@ -8,11 +8,23 @@ import type { Logger } from '../../log.js';
 import { CountMinSketch } from '../../skew/index.js';
 import type { InputPlacement } from '../../scheduler/index.js';
 import { FsClient, computeSplits, type FileStatus, type FsckReport, type InputSplit } from '../../storage/index.js';
-import type { MrClusterListing, MrClusterRow } from '../jobtracker/mr-cluster-runtime.js';
+import type { MrClusterListing, MrClusterRow } from '../jobtracker/index.js';
 import { TaskSplitInput } from '../task/input.js';
-import { importJobModule, jobModuleHash, readJobModuleSource, storeJobModule } from '../task/job-loader.js';
+import { importJobModule, jobModuleHash, readJobModuleSource, storeJobModule } from '../task/index.js';
 import {
+  CLIENT_PROTOCOL,
+  Dispatcher,
   SKEW_CONF_DEFAULTS,
+  connectPeer,
+  namenodeOverCalls,
+  stubOf,
+  validateJobConf,
+  type AttemptLogSlice,
+  type AttemptLogStream,
+  type PeerSecurity,
+  type RpcPeer,
+  type Stub,
+  type ClientProtocol,
   type AttemptSummary,
   type ClusterInfoResult,
   type JobConf,
@@ -21,12 +33,7 @@ import {
   type JobSubmission,
   type SerializedInputFormat,
   type SkewSample,
-} from '../wire/protocol.js';
-import { validateJobConf } from '../wire/submission.js';
-import { remoteNamenode } from '../wire/remote-namenode.js';
-import { connectPeer, type RpcPeer } from '../wire/rpc-peer.js';
-import type { PeerSecurity } from '../wire/auth.js';
-import type { AttemptLogSlice, AttemptLogStream } from '../worker/attempt-logs.js';
+} from '../wire/index.js';
 
 export interface SubmitOptions {
   input?: readonly string[];
@@ -83,15 +90,21 @@ export class JobClient {
   private readonly jobs = new Map<string, Promise<AnyJobDefinition>>();
   /** Closed by its user: a lost connection is not made again. */
   private closed = false;
+  /** The client link's operations, over the current connection (a lost one is made again). */
+  private readonly jobTracker: Stub<ClientProtocol>;
 
   private constructor(
     private peer: RpcPeer,
     private readonly url: string,
     private readonly options: { readonly logger?: Logger; readonly security?: PeerSecurity },
   ) {
+    this.jobTracker = stubOf(CLIENT_PROTOCOL, () => this.peer);
+    // The `fs-<operation>` rows of the client link, as the storage layer's NamenodeApi.
+    const rows = this.jobTracker as unknown as Readonly<Record<string, (args: object) => Promise<unknown>>>;
+    const namenode = namenodeOverCalls((op, args) => rows[`fs-${op}`]!(args) as never);
     // What a client prints or copies out must be right: it holds each block until it matches the NameNode's checksum.
-    this.fs = new FsClient({ namenode: remoteNamenode(() => this.peer), holdUnverifiedBytes: CLIENT_HOLD_BYTES });
-    this.sampleFs = new FsClient({ namenode: remoteNamenode(() => this.peer) });
+    this.fs = new FsClient({ namenode, holdUnverifiedBytes: CLIENT_HOLD_BYTES });
+    this.sampleFs = new FsClient({ namenode });
   }
 
   /** Bytes this client's input samples read from the block store so far. */
@@ -110,9 +123,8 @@ export class JobClient {
   }
 
   private static open(url: string, options: { readonly logger?: Logger; readonly security?: PeerSecurity }): Promise<RpcPeer> {
-    return connectPeer(url, () => {
-      throw new MinimrError('EPROTOCOL', 'clients accept no requests');
-    }, options.logger, undefined, options.security);
+    // A JobTracker sends a client nothing but answers: the client serves no operation.
+    return connectPeer(url, new Dispatcher<RpcPeer>('a client', () => ({ user: '', roles: new Set() })), options.logger, undefined, options.security);
   }
 
   /** Connects again after the connection was lost, trying for up to `withinMs`. */
@@ -149,7 +161,7 @@ export class JobClient {
     const { name: moduleName, source } = await readJobModuleSource(modulePath);
     const job = await this.loadJob(moduleName, source);
     const submission = await this.buildSubmission(job, moduleName, source, options);
-    const { jobId } = await this.peer.request<{ jobId: string }>({ type: 'submit-job', job: submission });
+    const { jobId } = await this.jobTracker['submit-job']({ job: submission });
     return jobId;
   }
 
@@ -345,64 +357,64 @@ export class JobClient {
   }
 
   status(jobId: string): Promise<JobStatus> {
-    return this.peer.request<JobStatus>({ type: 'job-status', jobId });
+    return this.jobTracker['job-status']({ jobId });
   }
 
   /** Every attempt of a job with its worker, times and counters. */
   attempts(jobId: string): Promise<AttemptSummary[]> {
-    return this.peer.request<AttemptSummary[]>({ type: 'job-attempts', jobId });
+    return this.jobTracker['job-attempts']({ jobId });
   }
 
   /** A slice of an attempt's stdout or stderr (default: its last 64 KiB), which the JobTracker reads from the attempt's worker. */
   attemptLog(attemptId: string, stream: AttemptLogStream, range: { offset?: number; length?: number } = {}): Promise<AttemptLogSlice> {
-    return this.peer.request<AttemptLogSlice>({ type: 'attempt-log', attemptId, stream, ...range });
+    return this.jobTracker['attempt-log']({ attemptId, stream, ...range });
   }
 
   /** The jobs in the JobTracker's memory; with `all`, the retired ones from its history too. */
   list(all = false): Promise<JobStatus[]> {
-    return this.peer.request<JobStatus[]>({ type: 'list-jobs', ...(all ? { all } : {}) });
+    return this.jobTracker['list-jobs'](all ? { all } : {});
   }
 
   kill(jobId: string): Promise<JobStatus> {
-    return this.peer.request<JobStatus>({ type: 'kill-job', jobId });
+    return this.jobTracker['kill-job']({ jobId });
   }
 
   /** Requests MR-cluster `name` with a minimum share of `minNodes` core nodes (and its input copied from `input`); it may wait in the queue (`queued` says why). */
   mrcActivate(name: string, minNodes: number, input?: string): Promise<MrClusterRow> {
-    return this.peer.request<MrClusterRow>({ type: 'mrc', op: 'activate', args: [name, minNodes, input ?? null] });
+    return this.jobTracker['mrc-activate']({ name, minNodes, input }) as Promise<MrClusterRow>;
   }
 
   mrcList(): Promise<MrClusterListing> {
-    return this.peer.request<MrClusterListing>({ type: 'mrc', op: 'list', args: [] });
+    return this.jobTracker['mrc-list']({}) as Promise<MrClusterListing>;
   }
 
   /** Deactivates an idle MR-cluster: its namespace is saved under /mrc-saved, then its nodes return to the pool. */
   mrcDeactivate(name: string): Promise<MrClusterRow> {
-    return this.peer.request<MrClusterRow>({ type: 'mrc', op: 'deactivate', args: [name] });
+    return this.jobTracker['mrc-deactivate']({ name }) as Promise<MrClusterRow>;
   }
 
   /** The block store's health under `path` (`minimr fs fsck`). */
   fsck(path = '/'): Promise<FsckReport> {
-    return this.peer.request<FsckReport>({ type: 'fsck', path });
+    return this.jobTracker.fsck({ path }) as Promise<FsckReport>;
   }
 
   clusterInfo(): Promise<ClusterInfoResult> {
-    return this.peer.request<ClusterInfoResult>({ type: 'cluster-info' });
+    return this.jobTracker['cluster-info']({});
   }
 
   /** The JobTracker's profiles of recurring jobs (all, or the one of `job`: empty when it has none). */
   profiles(job?: string): Promise<JobProfile[]> {
-    return this.peer.request<JobProfile[]>({ type: 'job-profiles', ...(job !== undefined ? { job } : {}) });
+    return this.jobTracker['job-profiles']({ job });
   }
 
   /** Adds a `minimr profile` result (its JSON) to the profile of the job named `job`. */
   importProfile(job: string, profile: JsonObject): Promise<JobProfile> {
-    return this.peer.request<JobProfile>({ type: 'import-profile', job, profile });
+    return this.jobTracker['import-profile']({ job, profile });
   }
 
   /** Forgets the profile of `job`; false when there was none. */
   removeProfile(job: string): Promise<boolean> {
-    return this.peer.request<boolean>({ type: 'remove-profile', job });
+    return this.jobTracker['remove-profile']({ job });
   }
 
   /**
@@ -424,7 +436,7 @@ export class JobClient {
   }
 
   private async follow(jobId: string, options: WaitOptions): Promise<JobStatus> {
-    const ended = this.peer.request<JobStatus>({ type: 'wait-job', jobId });
+    const ended = this.jobTracker['wait-job']({ jobId });
     const onProgress = options.onProgress;
     if (onProgress) {
       const pollMs = options.pollMs ?? 200;

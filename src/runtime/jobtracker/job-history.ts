@@ -12,7 +12,7 @@ import type { Logger } from '../../log.js';
 import { attemptSummaries, jobStatus, type RuntimeData, type RuntimeJob } from './job-in-progress.js';
 import type { FinishedCursor, JobHistoryEntry, JobJournal } from './job-journal.js';
 import type { AttemptNumbering } from './job-recovery.js';
-import type { AttemptSummary, JobStatus } from '../wire/protocol.js';
+import type { AttemptSummary, JobStatus } from '../wire/index.js';
 
 export interface RetentionOptions {
   readonly retainedJobs: number;

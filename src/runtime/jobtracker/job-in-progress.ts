@@ -16,9 +16,9 @@ import {
   type ProfileUse,
   type TaskInput,
   type TaskKind,
-} from '../wire/protocol.js';
+} from '../wire/index.js';
 import { jobModuleHash } from '../task/job-loader.js';
-import type { RpcPeer } from '../wire/rpc-peer.js';
+import type { JobTrackerToWorker, RpcPeer, Stub } from '../wire/index.js';
 
 /**
  * What the JobTracker keeps beside the books (src/books, where job, task and attempt state and
@@ -55,6 +55,8 @@ export interface AttemptReport {
 export interface WorkerLink {
   readonly address: DatanodeAddress;
   readonly peer: RpcPeer;
+  /** What the JobTracker tells the worker (JOBTRACKER_TO_WORKER), over `peer`. */
+  readonly commands: Stub<JobTrackerToWorker>;
   readonly registeredAt: number;
   lastHeartbeat: number;
 }

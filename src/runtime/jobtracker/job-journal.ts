@@ -24,7 +24,7 @@ import type { Level } from 'level';
 import type { AttemptMeasures, TaskState } from '../../books/index.js';
 import type { Locality } from '../../scheduler/index.js';
 import type { TaskEstimates, TaskInputPlan } from './job-in-progress.js';
-import type { AttemptSummary, Counters, JobStatus, JobSubmission, MapOutputSummary, ProfileUse } from '../wire/protocol.js';
+import type { AttemptSummary, Counters, JobStatus, JobSubmission, MapOutputSummary, ProfileUse } from '../wire/index.js';
 
 /** What a job was admitted with: enough to admit it again, unchanged, after a restart. */
 export interface JournaledJob {

@@ -36,7 +36,7 @@ import { DEFAULT_MIN_MEMORY_FRACTION, spilledBytes, type PenaltyModel } from '..
 import { MinimrError } from '../../errors.js';
 import { fitSpillModel, mapBufferNeedBytes, reduceBufferNeedBytes, type ElasticityProfile } from '../client/elasticity-profile.js';
 import { attemptShuffleSettings, MIN_ELASTIC_BUFFER_BYTES, type RuntimeJob } from './job-in-progress.js';
-import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB, type BufferBucket, type JobConf, type JobProfile, type PhaseFitSummary, type ProfileUse, type TaskKind } from '../wire/protocol.js';
+import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB, type BufferBucket, type JobConf, type JobProfile, type PhaseFitSummary, type ProfileUse, type TaskKind } from '../wire/index.js';
 
 const MiB = 1024 * 1024;
 
@@ -60,6 +60,8 @@ export function addObservations(
   observations: readonly AttemptObservation[],
   now: number,
   source: 'run' | 'import',
+  /** Who adds them: the owner of a profile made now (a profile keeps the owner it was made with). */
+  by?: string,
 ): JobProfile {
   const phases = { map: new Map((profile?.map ?? []).map((b) => [b.bufferMiB, b])), reduce: new Map((profile?.reduce ?? []).map((b) => [b.bufferMiB, b])) };
   for (const o of observations) {
@@ -77,8 +79,10 @@ export function addObservations(
     });
   }
   const sorted = (m: Map<number, BufferBucket>) => [...m.values()].sort((a, b) => a.bufferMiB - b.bufferMiB);
+  const owner = profile ? profile.owner : by;
   return {
     job,
+    ...(owner !== undefined ? { owner } : {}),
     updatedAt: now,
     runs: (profile?.runs ?? 0) + (source === 'run' ? 1 : 0),
     imports: (profile?.imports ?? 0) + (source === 'import' ? 1 : 0),

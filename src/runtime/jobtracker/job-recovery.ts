@@ -27,7 +27,7 @@
 import { hadoopAttemptId, type Books } from '../../books/index.js';
 import { attemptMeasures, jobPlan, partFileName, type BooksHost, type RuntimeAttempt, type RuntimeData, type RuntimeJob, type RuntimeTask } from './job-in-progress.js';
 import { attemptNumberOf, type JournaledSuccess, type RecoveredJob } from './job-journal.js';
-import type { HeldMapOutput } from '../wire/protocol.js';
+import type { HeldMapOutput } from '../wire/index.js';
 
 /**
  * Attempt numbers of recovered tasks continue after the last one the dead JobTracker used; the

@@ -31,7 +31,7 @@ import { FsClient, type BlockScope } from '../../storage/index.js';
 import type { Books, Effect } from '../../books/index.js';
 import { inputFilesAt } from './input-files.js';
 import type { BooksHost, RuntimeData, RuntimeJob } from './job-in-progress.js';
-import type { JobSubmission } from '../wire/protocol.js';
+import type { JobSubmission } from '../wire/index.js';
 
 /** A drain copy not confirmed within this time is made again, onto another node when there is one. */
 export const DRAIN_COPY_TIMEOUT_MS = 30_000;

@@ -2,7 +2,7 @@ import type { Level } from 'level';
 import { MinimrError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { addObservations, profileObservations, validateElasticityProfile, type AttemptObservation } from './job-profile.js';
-import type { JobProfile } from '../wire/protocol.js';
+import type { JobProfile } from '../wire/index.js';
 
 const PROFILE_PREFIX = 'profile!';
 
@@ -50,16 +50,16 @@ export class ProfileStore {
     return [...this.profiles.values()].sort((a, b) => (a.job < b.job ? -1 : a.job > b.job ? 1 : 0));
   }
 
-  /** Adds what a successful run of `job` measured. */
-  record(job: string, observations: readonly AttemptObservation[], now: number): Promise<JobProfile> {
-    return this.exclusive(() => addObservations(this.profiles.get(job), job, observations, now, 'run'));
+  /** Adds what a successful run of `job` measured; a new profile belongs to `owner` (the job's). */
+  record(job: string, observations: readonly AttemptObservation[], now: number, owner?: string): Promise<JobProfile> {
+    return this.exclusive(() => addObservations(this.profiles.get(job), job, observations, now, 'run', owner));
   }
 
   /** Adds a `minimr profile` result (checked: EBADCONF if it is not one) to the profile of `job`. */
-  async import(job: string, raw: unknown, now: number): Promise<JobProfile> {
+  async import(job: string, raw: unknown, now: number, owner?: string): Promise<JobProfile> {
     if (typeof job !== 'string' || job === '') throw new MinimrError('EBADCONF', 'a profile is imported under a job name (the `name` of its defineJob)');
     const observations = profileObservations(validateElasticityProfile(raw));
-    return this.exclusive(() => addObservations(this.profiles.get(job), job, observations, now, 'import'));
+    return this.exclusive(() => addObservations(this.profiles.get(job), job, observations, now, 'import', owner));
   }
 
   /** Stores a profile as given, unchecked: for tests of what a damaged store does. */

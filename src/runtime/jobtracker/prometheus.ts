@@ -12,7 +12,7 @@
  * finished jobs are retired from the JobTracker's memory.
  */
 import type { JobState } from '../../books/index.js';
-import type { AttemptState, Counters, TaskKind } from '../wire/protocol.js';
+import type { AttemptState, Counters, TaskKind } from '../wire/index.js';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -118,7 +118,7 @@ const ATTEMPT_COUNTER_TOTALS: ReadonlyArray<{ counter: string; name: string; hel
  * The JobTracker's metrics: counters it bumps as it carries out the books' effects, and gauges
  * read from the books at scrape time.
  */
-export class ClusterMetrics {
+export class PrometheusMetrics {
   private jobsSubmitted = 0;
   private readonly jobsEnded = new Map<JobState, number>();
   private readonly attemptsLaunched = new Map<TaskKind, number>();

@@ -12,7 +12,7 @@ import {
   type RecordChunkReader,
 } from '../../storage/index.js';
 import { countNewlines } from './newline-count.js';
-import type { SerializedInputFormat, TaskInput } from '../wire/protocol.js';
+import type { SerializedInputFormat, TaskInput } from '../wire/index.js';
 
 export interface RecordBatch {
   offsets: number[];

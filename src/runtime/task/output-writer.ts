@@ -1,5 +1,5 @@
 import { copyViaViews, VIEW_COPY_MAX } from '../../shuffle/index.js';
-import type { SerializedOutputFormat } from '../wire/protocol.js';
+import type { SerializedOutputFormat } from '../wire/index.js';
 
 /** Where formatted output bytes go (an FsClient file writer, which copies what it is given). */
 export interface ByteSink {

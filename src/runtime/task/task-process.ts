@@ -16,7 +16,7 @@ import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { AnyJobDefinition, Codec, MapContext, ReduceContext, TaskContext } from '../../api/index.js';
 import { codecs } from '../../api/index.js';
-import { MinimrError, deserializeError, serializeError } from '../../errors.js';
+import { MinimrError, serializeError } from '../../errors.js';
 import {
   HashCombiner,
   MapOutputBuffer,
@@ -46,9 +46,23 @@ import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
 import { OutputWriter } from './output-writer.js';
 import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from './process-reuse.js';
-import { NAMENODE_OPS, type AttemptSpec, type Counters, type LostMapOutput, type MapOutputAnnouncement, type MapOutputSummary, type NamenodeOp } from '../wire/protocol.js';
-import type { NamenodeApi } from '../../storage/index.js';
-import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from './task-ipc.js';
+import {
+  Dispatcher,
+  IpcLink,
+  TASK_TO_WORKER,
+  WORKER_TO_TASK,
+  namenodeOverCalls,
+  stubOf,
+  type AttemptSpec,
+  type Caller,
+  type Counters,
+  type LostMapOutput,
+  type MapOutputAnnouncement,
+  type MapOutputSummary,
+  type Stub,
+  type TaskToWorker,
+} from '../wire/task-link.js';
+import type { TaskProcessConfig } from './task-config.js';
 import { phaseTrace } from '../../util/index.js';
 
 const PROGRESS_INTERVAL_MS = 300;
@@ -86,12 +100,8 @@ function checkedRecord(bytes: Uint8Array, keyStart: number, keyEnd: number, valu
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
-function send(report: TaskProcessReport): Promise<void> {
-  return new Promise((resolve) => {
-    if (!process.send || !process.connected) return resolve();
-    process.send(report, undefined, {}, () => resolve());
-  });
-}
+/** The worker, over this process's IPC channel (the task link); set in main(). */
+let worker!: Stub<TaskToWorker>;
 
 /** Values decoded as the reduce reads them; the identity codec (bytes) passes them through. */
 function decodeAll<T>(values: Iterable<Buffer>, codec: Codec<T>): Iterable<T> {
@@ -222,6 +232,10 @@ class AttemptRunner {
       params: this.spec.params,
       shared: this.spec.shared,
       count(name: string, delta = 1) {
+        // Counters cross the wire as finite numbers: a bad one is the job's error, at its own call.
+        if (typeof delta !== 'number' || !Number.isFinite(delta)) {
+          throw new MinimrError('EBADJOB', `ctx.count(${JSON.stringify(name)}, delta): delta must be a finite number, got ${String(delta)}`);
+        }
         const key = `user.${name}`;
         counters[key] = (counters[key] ?? 0) + delta;
       },
@@ -666,29 +680,11 @@ function peakRssBytes(): number {
 }
 
 let config: TaskProcessConfig | undefined;
-const pendingFsCalls = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-let nextFsCall = 1;
-
-/** The NameNode, reached through the worker that forked this process. */
-function namenodeViaWorker(): NamenodeApi {
-  const api: Partial<Record<NamenodeOp, (...args: unknown[]) => Promise<unknown>>> = {};
-  for (const op of NAMENODE_OPS) {
-    api[op] = (...args: unknown[]) =>
-      new Promise((resolve, reject) => {
-        const id = nextFsCall++;
-        pendingFsCalls.set(id, { resolve, reject });
-        void send({ type: 'fs', id, op, args: args.map((a) => (a === undefined ? null : a)) });
-      });
-  }
-  return api as unknown as NamenodeApi;
-}
-
-function onFsResult(msg: Extract<TaskProcessRequest, { type: 'fs-result' }>): void {
-  const pending = pendingFsCalls.get(msg.id);
-  if (!pending) return;
-  pendingFsCalls.delete(msg.id);
-  if (msg.ok) pending.resolve(msg.result);
-  else pending.reject(deserializeError(msg.error));
+/** The NameNode, reached through the worker that forked this process (its `fs-*` rows). */
+function namenodeViaWorker() {
+  // The row of each NameNode operation on the task link is `fs-<operation>` (task-protocol.ts).
+  const rows = worker as unknown as Readonly<Record<string, (args: object) => Promise<unknown>>>;
+  return namenodeOverCalls((op, args) => rows[`fs-${op}`]!(args) as never);
 }
 
 /** The running attempt's map outputs (reduces), for the worker's `map-outputs` messages. */
@@ -721,7 +717,7 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
   const report = () => {
     if (!runner) return;
     lastReport = Date.now();
-    void send({ type: 'progress', attemptId: spec.attemptId, progress: runner.progress, counters: runner.snapshotCounters() });
+    void worker.progress({ attemptId: spec.attemptId, progress: runner.progress, counters: runner.snapshotCounters() });
   };
   const timer = setInterval(report, PROGRESS_INTERVAL_MS);
   try {
@@ -760,12 +756,12 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
     runner.progress = 1;
     phaseTrace('t-done', { attempt: spec.attemptId });
     clearInterval(timer);
-    await send({ type: 'done', attemptId: spec.attemptId, state: 'succeeded', counters: runner.snapshotCounters(), mapOutput });
+    await worker.done({ attemptId: spec.attemptId, state: 'succeeded', counters: runner.snapshotCounters(), mapOutput });
     return true;
   } catch (err) {
     const error = serializeError(err);
     clearInterval(timer);
-    await send({ type: 'done', attemptId: spec.attemptId, state: 'failed', counters: runner?.snapshotCounters() ?? {}, error });
+    await worker.done({ attemptId: spec.attemptId, state: 'failed', counters: runner?.snapshotCounters() ?? {}, error });
     return false;
   } finally {
     clearInterval(timer);
@@ -851,24 +847,31 @@ async function main(): Promise<void> {
   let clean: CleanState | undefined;
   let busy = false;
   let attemptsRun = 0;
-  process.on('message', (msg: TaskProcessRequest) => {
-    if (msg?.type === 'fs-result') onFsResult(msg);
-    if (msg?.type === 'map-outputs' && msg.attemptId === inbox?.attemptId) inbox.receive(msg.available, msg.lost);
-    if (msg?.type !== 'run' || busy) return;
+  const run = (spec: AttemptSpec, modulePath: string): void => {
+    if (busy) return;
     busy = true;
     const state = (clean ??= cleanState());
-    void runAttempt(msg.spec, msg.modulePath)
+    void runAttempt(spec, modulePath)
       .then(async (succeeded) => {
         // A failed attempt's process is never reused; a succeeded one only when it is as it was.
         if (!succeeded || !(await fitForReuse(state, ++attemptsRun))) process.exit(0);
         busy = false;
-        await send({ type: 'idle' });
+        await worker.idle({});
       })
       .catch(() => process.exit(0));
+  };
+  const fromWorker: Caller = { user: '', roles: new Set(['worker-process']) };
+  const commands = new Dispatcher<NodeJS.Process>('a task process', () => fromWorker).serve(WORKER_TO_TASK, {
+    run: ({ spec, modulePath }) => run(spec, modulePath),
+    'map-outputs': ({ attemptId, available, lost }) => {
+      if (attemptId === inbox?.attemptId) inbox.receive(available, lost);
+    },
   });
+  const link = new IpcLink(process, commands, process, (err) => process.stderr.write(`minimr task process: frame from the worker refused: ${err.code}: ${err.message}\n`));
+  worker = stubOf(TASK_TO_WORKER, () => link);
   process.on('disconnect', () => process.exit(0));
   const exiting = once(process, 'beforeExit');
-  await send({ type: 'ready' });
+  await worker.ready({});
   clean ??= cleanState();
   await exiting;
 }

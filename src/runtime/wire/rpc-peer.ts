@@ -5,8 +5,11 @@ import { MinimrError, deserializeError, serializeError, type SerializedError } f
 import type { Logger } from '../../log.js';
 import { validateUserName } from '../../storage/index.js';
 import { AUTH_TIMEOUT_MS, authProof, inProcessCredentials, newNonce, proofMatches, type Credentials, type PeerSecurity } from './auth.js';
-import { decodeFrame, encodeFrame } from './frame-codec.js';
-import { MAX_FRAME_BYTES, PROTOCOL_VERSION, type AuthResult, type Message, type Outgoing, type Reply } from './protocol.js';
+import type { Dispatcher } from './dispatch.js';
+import { MAX_FRAME_BYTES, PROTOCOL_VERSION, argumentsOf, decodeFrame, encodeFrame, type Frame, type OperationFrame, type ReplyFrame } from './frame-codec.js';
+import type { AuthResult } from './handshake.js';
+import type { Message } from './messages.js';
+import type { Link } from './stubs.js';
 
 /** Close codes (RFC 6455) used when a peer misbehaves. */
 export const CLOSE_PROTOCOL_ERROR = 1002;
@@ -14,11 +17,14 @@ export const CLOSE_UNSUPPORTED_DATA = 1003;
 /** Application close code (4000-4999): the peer did not authenticate. */
 export const CLOSE_AUTH_FAILED = 4401;
 
-type RequestMessage = Extract<Message, { id: number }>;
-type EventMessage = Exclude<Message, RequestMessage | Reply>;
+/**
+ * A peer played by hand, frame by frame: the handshake before a connection has authenticated, and
+ * tests that act as a worker or a rogue. Every endpoint of the system serves a Dispatcher instead.
+ */
+export type RawHandler = (frame: Message, peer: RpcPeer) => unknown;
 
-/** Answers a request (return value or thrown error become the reply) or handles an event. */
-export type MessageHandler = (message: RequestMessage | EventMessage, peer: RpcPeer) => unknown;
+/** A frame as a sender writes it: the version and a request's id are the peer's to fill in. */
+export type Outgoing = { readonly type: string } & Record<string, unknown>;
 
 interface PendingRequest {
   resolve(value: unknown): void;
@@ -27,14 +33,15 @@ interface PendingRequest {
 }
 
 /**
- * One end of a protocol connection: framing, request/reply correlation, and the rule that a
- * malformed frame closes this connection only.
+ * One end of a WebSocket link: framing, request/reply correlation, the rule that a malformed frame
+ * closes this connection only, and the hand-off of every request and event to the endpoint's
+ * dispatcher (dispatch.ts), whose answer or error becomes the reply.
  */
-export class RpcPeer extends EventEmitter {
+export class RpcPeer extends EventEmitter implements Link {
   readonly socket: WebSocket;
   private readonly pending = new Map<number, PendingRequest>();
   private nextId = 1;
-  private handler: MessageHandler;
+  private handler: Dispatcher<RpcPeer> | RawHandler;
   private readonly logger?: Logger;
   readonly closed: Promise<{ code: number; reason: string }>;
   /** Free slot for the owner (e.g. the worker id once registered). */
@@ -42,7 +49,7 @@ export class RpcPeer extends EventEmitter {
   /** The user this connection authenticated as (server side); empty before. */
   user = '';
 
-  constructor(socket: WebSocket, handler: MessageHandler, logger?: Logger) {
+  constructor(socket: WebSocket, handler: Dispatcher<RpcPeer> | RawHandler, logger?: Logger) {
     super();
     this.socket = socket;
     this.handler = handler;
@@ -64,7 +71,8 @@ export class RpcPeer extends EventEmitter {
     });
   }
 
-  setHandler(handler: MessageHandler): void {
+  /** From now on, requests and events go to `handler`. */
+  serve(handler: Dispatcher<RpcPeer> | RawHandler): void {
     this.handler = handler;
   }
 
@@ -72,12 +80,14 @@ export class RpcPeer extends EventEmitter {
     return this.socket.readyState === WebSocket.OPEN;
   }
 
-  send<M extends Message>(message: Outgoing<M>): void {
+  /** Sends an event (or a reply) as written. */
+  send(message: Outgoing): void {
     if (!this.isOpen) return;
-    this.socket.send(encodeFrame({ v: PROTOCOL_VERSION, ...message } as unknown as Message));
+    this.socket.send(encodeFrame({ v: PROTOCOL_VERSION, ...message } as Frame));
   }
 
-  request<T>(message: Outgoing<RequestMessage>, timeoutMs = 0): Promise<T> {
+  /** Sends a request as written and resolves with its answer. */
+  request<T>(message: Outgoing, timeoutMs = 0): Promise<T> {
     if (!this.isOpen) return Promise.reject(new MinimrError('ECONNECT', 'connection is closed'));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
@@ -89,8 +99,16 @@ export class RpcPeer extends EventEmitter {
         }, timeoutMs);
       }
       this.pending.set(id, pending);
-      this.socket.send(encodeFrame({ v: PROTOCOL_VERSION, id, ...message } as unknown as Message));
+      this.socket.send(encodeFrame({ v: PROTOCOL_VERSION, ...message, id } as Frame));
     });
+  }
+
+  call(type: string, args: object, timeoutMs?: number): Promise<unknown> {
+    return this.request({ ...args, type }, timeoutMs);
+  }
+
+  tell(type: string, args: object): void {
+    this.send({ ...args, type });
   }
 
   close(code = 1000, reason = ''): void {
@@ -115,10 +133,16 @@ export class RpcPeer extends EventEmitter {
     return { code: 'EINTERNAL', message: `internal error while handling "${type}" (reference ${reference} in the server's log)` };
   }
 
+  private handle(frame: OperationFrame): unknown {
+    const handler = this.handler;
+    // A hand-played peer trusts the frame's shape; a dispatcher checks it.
+    return typeof handler === 'function' ? handler(frame as unknown as Message, this) : handler.call(frame.type, argumentsOf(frame), this);
+  }
+
   private onFrame(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
-    let message: Message;
+    let frame: Frame;
     try {
-      message = decodeFrame(data, isBinary);
+      frame = decodeFrame(data, isBinary);
     } catch (err) {
       const e = err as MinimrError;
       this.logger?.warn({ code: e.code, err: e.message, peer: this.label }, 'closing connection after a bad frame');
@@ -126,40 +150,46 @@ export class RpcPeer extends EventEmitter {
       this.close(isBinary ? CLOSE_PROTOCOL_ERROR : CLOSE_UNSUPPORTED_DATA, `${e.code}: ${e.message}`);
       return;
     }
-    if (message.type === 'reply') {
-      const pending = this.pending.get(message.re);
+    if (frame.type === 'reply') {
+      const reply = frame as ReplyFrame;
+      const pending = this.pending.get(reply.re);
       if (!pending) return;
-      this.pending.delete(message.re);
+      this.pending.delete(reply.re);
       if (pending.timer) clearTimeout(pending.timer);
-      if (message.ok) pending.resolve(message.result);
-      else pending.reject(deserializeError(message.error));
+      if (reply.ok) pending.resolve(reply.result);
+      else pending.reject(deserializeError(reply.error));
       return;
     }
-    if ('id' in message && typeof message.id === 'number') {
+    const message = frame as OperationFrame;
+    if (typeof message.id === 'number') {
       const id = message.id;
       Promise.resolve()
-        .then(() => this.handler(message, this))
+        .then(() => this.handle(message))
         .then(
-          (result) => this.send<Reply>({ type: 'reply', re: id, ok: true, result: result ?? null }),
-          (err: unknown) => this.send<Reply>({ type: 'reply', re: id, ok: false, error: this.replyError(err, message.type) }),
+          (result) => this.send({ type: 'reply', re: id, ok: true, result: result ?? null }),
+          (err: unknown) => this.send({ type: 'reply', re: id, ok: false, error: this.replyError(err, message.type) }),
         );
       return;
     }
+    const eventFailed = (err: unknown): void => {
+      const code = err instanceof MinimrError ? err.code : 'EINTERNAL';
+      this.logger?.warn({ err: serializeError(err), code, type: message.type, peer: this.label || this.user }, 'event refused or failed');
+    };
     try {
-      const r = this.handler(message as EventMessage, this);
-      if (r instanceof Promise) r.catch((err: unknown) => this.logger?.error({ err, type: message.type }, 'event handler failed'));
+      const r = this.handle(message);
+      if (r instanceof Promise) r.catch(eventFailed);
     } catch (err) {
-      this.logger?.error({ err, type: message.type }, 'event handler failed');
+      eventFailed(err);
     }
   }
 }
 
 /**
  * The JobTracker's side of a new connection: sends the challenge and accepts nothing but a valid
- * `auth` until then (see auth.ts); then `handler` takes over and `peer.user` is set. A wrong proof,
+ * `auth` until then (see auth.ts); then `dispatcher` takes over and `peer.user` is set. A wrong proof,
  * any other message first, or silence for AUTH_TIMEOUT_MS gets EAUTH and the connection closed.
  */
-export function acceptPeer(socket: WebSocket, secret: Buffer, handler: MessageHandler, logger?: Logger): RpcPeer {
+export function acceptPeer(socket: WebSocket, secret: Buffer, dispatcher: Dispatcher<RpcPeer> | RawHandler, logger?: Logger): RpcPeer {
   const serverNonce = newNonce();
   const refuse = (peer: RpcPeer, why: string): never => {
     logger?.warn({ why }, 'connection refused: not authenticated');
@@ -167,7 +197,7 @@ export function acceptPeer(socket: WebSocket, secret: Buffer, handler: MessageHa
     setImmediate(() => peer.close(CLOSE_AUTH_FAILED, `EAUTH: ${why}`));
     throw new MinimrError('EAUTH', why);
   };
-  const gate: MessageHandler = (message, peer) => {
+  const gate: RawHandler = (message, peer) => {
     if (message.type !== 'auth') {
       return refuse(peer, `this JobTracker requires authentication before "${message.type}": prove you know the cluster secret (give the secret file with --secret-file or MINIMR_SECRET_FILE)`);
     }
@@ -183,7 +213,7 @@ export function acceptPeer(socket: WebSocket, secret: Buffer, handler: MessageHa
     }
     clearTimeout(timer);
     peer.user = user;
-    peer.setHandler(handler);
+    peer.serve(dispatcher);
     return { proof: authProof(secret, 'server', serverNonce, message.nonce, user), user } satisfies AuthResult;
   };
   const peer = new RpcPeer(socket, gate, logger);
@@ -196,9 +226,16 @@ export function acceptPeer(socket: WebSocket, secret: Buffer, handler: MessageHa
 /**
  * Opens a protocol connection to a JobTracker and authenticates it with the credentials given, or
  * those a JobTracker in this process lends; without any, the connection stays unauthenticated and
- * the JobTracker answers its first request with EAUTH.
+ * the JobTracker answers its first request with EAUTH. What the JobTracker sends is handed to
+ * `handler` once the handshake is done.
  */
-export async function connectPeer(url: string, handler: MessageHandler, logger?: Logger, timeoutMs = 10_000, security: PeerSecurity = {}): Promise<RpcPeer> {
+export async function connectPeer(
+  url: string,
+  handler: Dispatcher<RpcPeer> | RawHandler,
+  logger?: Logger,
+  timeoutMs = 10_000,
+  security: PeerSecurity = {},
+): Promise<RpcPeer> {
   const credentials = security.credentials ?? inProcessCredentials(url);
   let challenged!: (nonce: string) => void;
   const challenge = new Promise<string>((resolve) => (challenged = resolve));
@@ -209,7 +246,15 @@ export async function connectPeer(url: string, handler: MessageHandler, logger?:
     ...(security.tlsCa ? { ca: security.tlsCa } : {}),
   });
   // Listening before the socket opens: the challenge may come in the same packet as the upgrade.
-  const peer = new RpcPeer(socket, (message, p) => (message.type === 'hello' ? challenged(String(message.nonce)) : handler(message, p)), logger);
+  const awaitHello: RawHandler = (message, p) => {
+    if (message.type === 'hello') {
+      challenged(String(message.nonce));
+      p.serve(handler);
+      return undefined;
+    }
+    throw new MinimrError('EPROTOCOL', `"${message.type}" before the JobTracker's challenge`);
+  };
+  const peer = new RpcPeer(socket, awaitHello, logger);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) => {
       socket.off('open', onOpen);

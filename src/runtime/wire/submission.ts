@@ -3,7 +3,7 @@ import { keyValuePairs, parseSize } from '../../util/index.js';
 import type { JsonValue } from '../../api/index.js';
 import { CountMinSketch, SKEW_STRATEGIES, type SkewStrategy } from '../../skew/index.js';
 import { MAX_MAP_OUTPUT_RUNS } from '../../shuffle/index.js';
-import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, type JobConf, type JobSubmission, type SkewSample } from './protocol.js';
+import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, type JobConf, type JobSubmission, type SkewSample } from './types.js';
 
 const MIN_BUFFER_BYTES = 64 * 1024;
 const MAX_PARTITION_FACTOR = 1000;

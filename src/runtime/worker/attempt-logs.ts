@@ -25,13 +25,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { MinimrError, deserializeError } from '../../errors.js';
 import { BLOCK_TOKEN_HEADER, type BlockTokenKey } from '../../storage/index.js';
+import { ATTEMPT_LOG_STREAMS, DEFAULT_LOG_READ_BYTES, MAX_LOG_READ_BYTES, isAttemptLogStream, type AttemptLogSlice, type AttemptLogStream } from '../wire/index.js';
 
-export const ATTEMPT_LOG_STREAMS = ['stdout', 'stderr'] as const;
-export type AttemptLogStream = (typeof ATTEMPT_LOG_STREAMS)[number];
-
-/** Bytes one read returns at most, and by default (the tail of the log). */
-export const MAX_LOG_READ_BYTES = 1024 * 1024;
-export const DEFAULT_LOG_READ_BYTES = 64 * 1024;
 /** Bytes kept on disk per stream of an attempt, by default. */
 export const DEFAULT_ATTEMPT_LOG_MAX_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_LOG_RETAIN_HOURS = 24;
@@ -39,26 +34,11 @@ export const DEFAULT_LOG_RETAIN_HOURS = 24;
 /** Job and attempt ids as the JobTracker makes them; anything else never reaches the file system. */
 const ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 
-export function isAttemptLogStream(s: unknown): s is AttemptLogStream {
-  return (ATTEMPT_LOG_STREAMS as readonly unknown[]).includes(s);
-}
-
 export function attemptLogDir(logRoot: string, jobId: string, attemptId: string): string {
   if (!ID.test(jobId) || !ID.test(attemptId)) throw new MinimrError('EBADREQUEST', `not a job or attempt id: ${JSON.stringify(jobId)}, ${JSON.stringify(attemptId)}`);
   return join(logRoot, jobId, attemptId);
 }
 
-/** One read of an attempt's log. */
-export interface AttemptLogSlice {
-  readonly attemptId: string;
-  readonly workerId: string;
-  readonly stream: AttemptLogStream;
-  /** Size of the whole file, bytes. */
-  readonly size: number;
-  /** Where `text` starts in the file. */
-  readonly offset: number;
-  readonly text: string;
-}
 
 /** The two files of one attempt, each written up to its cap. */
 export class AttemptLog {

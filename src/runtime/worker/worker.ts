@@ -7,17 +7,34 @@ import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
 import { createShuffleRequestHandler, listMapOutputs, reduceWorkDir, removeAllMapOutputs, removeAttemptMapOutput, removeJobMapOutputs } from '../../shuffle/index.js';
-import { BlockTokenKey, LocalDiskBlockStore, checkLocalReplica, createDataRequestHandler, replicateBlock, type BlockVerification } from '../../storage/index.js';
-import { jobModuleHash, storeJobModule } from '../task/job-loader.js';
-import type { AttemptFinished, AttemptSpec, Counters, Heartbeat, Message, MapOutputSummary, MapOutputsChanged, RegisterResult } from '../wire/protocol.js';
-import { connectPeer, type RpcPeer } from '../wire/rpc-peer.js';
-import type { PeerSecurity } from '../wire/auth.js';
+import { BlockTokenKey, LocalDiskBlockStore, checkLocalReplica, createDataRequestHandler, replicateBlock } from '../../storage/index.js';
+import { jobModuleHash, storeJobModule, taskProcessEntry, THROTTLE_BASES, type TaskProcessConfig, type ThrottleBasis } from '../task/index.js';
+import {
+  Dispatcher,
+  IpcLink,
+  JOBTRACKER_TO_WORKER,
+  TASK_TO_WORKER,
+  WORKER_TO_JOBTRACKER,
+  WORKER_TO_TASK,
+  connectPeer,
+  stubOf,
+  type ArgsOf,
+  type AttemptSpec,
+  type Caller,
+  type Counters,
+  type Handlers,
+  type JobTrackerToWorker,
+  type MapOutputSummary,
+  type MapOutputsChanged,
+  type PeerSecurity,
+  type RpcPeer,
+  type Stub,
+  type TaskToWorker,
+  type WorkerToTask,
+} from '../wire/index.js';
 import { measureDiskMBps } from './disk-rate.js';
 import { hostOfUrl, localAddressToward, loopbackAdvertisedWarning } from './advertised-host.js';
 import { AttemptLog, DEFAULT_ATTEMPT_LOG_MAX_BYTES, DEFAULT_LOG_RETAIN_HOURS, TaskOutputRouter, createAttemptLogRequestHandler, pruneAttemptLogs } from './attempt-logs.js';
-import type { TaskProcessConfig, TaskProcessReport, TaskProcessRequest } from '../task/task-ipc.js';
-import { taskProcessEntry } from '../task/task-process-entry.js';
-import { THROTTLE_BASES, type ThrottleBasis } from '../task/cpu-throttle.js';
 import { phaseTrace } from '../../util/index.js';
 
 export interface WorkerOptions {
@@ -59,6 +76,8 @@ export interface WorkerOptions {
 interface RunningAttempt {
   readonly spec: AttemptSpec;
   child?: ChildProcess;
+  /** What the worker tells the attempt's task process, once it has one (WORKER_TO_TASK). */
+  link?: Stub<WorkerToTask>;
   /** Map output changes for a reduce that arrived before its task process was given the attempt. */
   readonly mapOutputChanges: MapOutputsChanged[];
   /** Time spent getting the job module (0 when it was cached). */
@@ -141,6 +160,10 @@ function isUsable(child: ChildProcess): boolean {
  * next attempt of the same job module, so that a launch costs a message to a warm process; one
  * whose attempt failed or was killed is never reused.
  */
+/** The callers of this worker's two endpoints: its JobTracker connection and its task processes. */
+const JOBTRACKER_CALLER: Caller = { user: '', roles: new Set(['jobtracker']) };
+const TASK_CALLER: Caller = { user: '', roles: new Set(['task']) };
+
 export class Worker {
   readonly workerId: string;
   readonly logger: Logger;
@@ -156,6 +179,13 @@ export class Worker {
   private readonly shuffleRoot: string;
   private server?: Server;
   private peer?: RpcPeer;
+  /** What this worker tells and asks its JobTracker, over the current connection. */
+  private readonly jobTracker: Stub<typeof WORKER_TO_JOBTRACKER> = stubOf(WORKER_TO_JOBTRACKER, () => {
+    if (!this.peer) throw new MinimrError('ECONNECT', 'the worker is not connected to a JobTracker');
+    return this.peer;
+  });
+  /** What the JobTracker may tell this worker: its one peer is the JobTracker. */
+  private readonly commands = new Dispatcher<RpcPeer>('a worker', () => JOBTRACKER_CALLER).serve(JOBTRACKER_TO_WORKER, this.commandHandlers());
   private heartbeatTimer?: NodeJS.Timeout;
   private heartbeatMs = 1000;
   private readonly running = new Map<string, RunningAttempt>();
@@ -281,13 +311,14 @@ export class Worker {
     for (;;) {
       let peer: RpcPeer | undefined;
       try {
-        peer = await connectPeer(this.opts.jobTrackerUrl, (m) => this.onMessage(m), this.logger, undefined, this.security);
+        peer = await connectPeer(this.opts.jobTrackerUrl, this.commands, this.logger, undefined, this.security);
         const blockIds = await this.blockStore.list();
         // A JobTracker restarted since the last registration keeps the outputs its recovered jobs need.
         const mapOutputs = await listMapOutputs(this.shuffleRoot);
-        const result = await peer.request<RegisterResult>(
+        const registering = peer;
+        const register = stubOf(WORKER_TO_JOBTRACKER, () => registering).register;
+        const result = await register(
           {
-            type: 'register',
             worker: {
               workerId: this.workerId,
               host: this.host!,
@@ -340,43 +371,32 @@ export class Worker {
     const attempts = [...this.running.values()]
       .filter((r) => !r.finished)
       .map((r) => ({ attemptId: r.spec.attemptId, progress: r.progress, counters: r.counters }));
-    this.peer?.send<Heartbeat>({ type: 'heartbeat', workerId: this.workerId, attempts });
+    if (this.peer) void this.jobTracker.heartbeat({ workerId: this.workerId, attempts });
   }
 
-  private onMessage(message: Message): unknown {
-    switch (message.type) {
-      case 'launch':
-        void this.launch(message.attempt);
-        return undefined;
-      case 'kill':
-        this.kill(message.attemptId, message.reason);
-        return undefined;
-      case 'delete-blocks':
-        for (const id of message.blockIds) void this.blockStore.delete(id).catch((err: Error) => this.logger.warn({ block: id, err: err.message }, 'block delete failed'));
-        return undefined;
-      case 'verify-blocks':
-        for (const block of message.blocks) void this.verifyReplica(block);
-        return undefined;
-      case 'replicate-block':
-        void replicateBlock(this.blockStore, message.blockId, message.targets, message.token).then(
+  /** How this worker carries out what the JobTracker tells it (JOBTRACKER_TO_WORKER). */
+  private commandHandlers(): Handlers<JobTrackerToWorker, RpcPeer> {
+    return {
+      launch: ({ attempt }) => void this.launch(attempt),
+      kill: ({ attemptId, reason }) => this.kill(attemptId, reason),
+      'delete-blocks': ({ blockIds }) => {
+        for (const id of blockIds) void this.blockStore.delete(id).catch((err: Error) => this.logger.warn({ block: id, err: err.message }, 'block delete failed'));
+      },
+      'verify-blocks': ({ blocks }) => {
+        for (const block of blocks) void this.verifyReplica(block);
+      },
+      'replicate-block': ({ blockId, targets, token }) => {
+        void replicateBlock(this.blockStore, blockId, targets, token).then(
           (result) => {
-            for (const f of result.failed) this.logger.warn({ block: message.blockId, target: f.workerId, err: f.message }, 'block replication failed');
-            if (result.succeeded.length > 0) {
-              this.peer?.send({ type: 'block-replicated', workerId: this.workerId, blockId: message.blockId, targets: result.succeeded });
-            }
+            for (const f of result.failed) this.logger.warn({ block: blockId, target: f.workerId, err: f.message }, 'block replication failed');
+            if (result.succeeded.length > 0 && this.peer) void this.jobTracker['block-replicated']({ workerId: this.workerId, blockId, targets: [...result.succeeded] });
           },
-          (err: Error) => this.logger.warn({ block: message.blockId, err: err.message }, 'block replication failed'),
+          (err: Error) => this.logger.warn({ block: blockId, err: err.message }, 'block replication failed'),
         );
-        return undefined;
-      case 'cleanup-job':
-        void this.cleanupJob(message.jobId);
-        return undefined;
-      case 'map-outputs':
-        this.mapOutputsChanged(message);
-        return undefined;
-      default:
-        throw new MinimrError('EPROTOCOL', `a worker does not accept "${message.type}" messages`);
-    }
+      },
+      'cleanup-job': ({ jobId }) => void this.cleanupJob(jobId),
+      'map-outputs': (message) => this.mapOutputsChanged({ type: 'map-outputs', ...message }),
+    };
   }
 
   // ---- attempts --------------------------------------------------------------------------------
@@ -469,7 +489,7 @@ export class Worker {
       return p;
     }
     p = (async () => {
-      const { source, name } = await this.peer!.request<{ source: string; name: string }>({ type: 'get-job-module', jobId: spec.jobId }, 30_000);
+      const { source, name } = await this.jobTracker['get-job-module']({ jobId: spec.jobId }, 30_000);
       if (jobModuleHash(source) !== hash) {
         throw new MinimrError('EJOBMODULE', `job module ${name} of ${spec.jobId} does not match its hash ${hash}`, { jobId: spec.jobId });
       }
@@ -521,26 +541,32 @@ export class Worker {
     this.taskOutput.assign(child, log);
     this.logger.debug({ attempt: spec.attemptId, warm, pid: child.pid }, 'attempt started');
     const detach = (): void => {
-      child.off('message', onMessage);
+      link.detach();
       child.off('exit', onExit);
     };
-    const onMessage = (msg: TaskProcessReport): void => {
-      if (msg.type === 'progress') {
+    const taskHandlers: Handlers<TaskToWorker, ChildProcess> = {
+      ready: () => undefined,
+      progress: (msg) => {
         record.progress = msg.progress;
         record.counters = msg.counters;
-      } else if (msg.type === 'done') {
+      },
+      done: (msg) => {
         phaseTrace('w-done', { attempt: spec.attemptId });
         this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput);
         // A failed attempt's process exits by itself; it is never reused.
         if (msg.state !== 'succeeded') child.kill('SIGKILL');
-      } else if (msg.type === 'idle') {
+      },
+      idle: () => {
         detach();
         if (record.killReason === undefined) this.keepIdle(child, spec.moduleHash);
         else child.kill('SIGKILL');
-      } else if (msg.type === 'fs') {
-        this.forwardFsCall(child, msg, spec.jobId);
-      }
+      },
+      ...this.forwardedFsCalls(spec.jobId),
     };
+    const link = new IpcLink(child, new Dispatcher<ChildProcess>('a worker', () => TASK_CALLER).serve(TASK_TO_WORKER, taskHandlers), child, (err) =>
+      this.logger.warn({ attempt: spec.attemptId, code: err.code, err: err.message }, 'task process frame refused'),
+    );
+    record.link = stubOf(WORKER_TO_TASK, () => link);
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
       detach();
       if (record.finished) return;
@@ -553,38 +579,37 @@ export class Worker {
         });
       }
     };
-    child.on('message', onMessage);
     child.on('exit', onExit);
     phaseTrace('w-run', { attempt: spec.attemptId, warm, child: child.pid });
-    child.send({ type: 'run', spec, modulePath } satisfies TaskProcessRequest);
-    for (const change of record.mapOutputChanges.splice(0)) this.forwardMapOutputs(child, change);
+    void record.link.run({ spec, modulePath });
+    for (const change of record.mapOutputChanges.splice(0)) this.forwardMapOutputs(record, change);
   }
 
   /** Passes a reduce attempt the map outputs that became available or were lost (in order, after its `run`). */
   private mapOutputsChanged(message: MapOutputsChanged): void {
     const record = this.running.get(message.attemptId);
     if (!record || record.finished) return;
-    if (record.child) this.forwardMapOutputs(record.child, message);
+    if (record.link) this.forwardMapOutputs(record, message);
     else record.mapOutputChanges.push(message);
   }
 
-  private forwardMapOutputs(child: ChildProcess, message: MapOutputsChanged): void {
-    if (child.connected) child.send({ type: 'map-outputs', attemptId: message.attemptId, available: message.available, lost: message.lost } satisfies TaskProcessRequest);
+  private forwardMapOutputs(record: RunningAttempt, message: MapOutputsChanged): void {
+    void record.link?.['map-outputs']({ attemptId: message.attemptId, available: message.available, lost: message.lost });
   }
 
-  /** A task's NameNode call, sent on this worker's JobTracker connection for the task's job (it acts as the job's owner). */
-  private forwardFsCall(child: ChildProcess, msg: Extract<TaskProcessReport, { type: 'fs' }>, jobId: string): void {
-    const reply = (answer: TaskProcessRequest) => {
-      if (child.connected) child.send(answer);
-    };
-    if (!this.peer) {
-      reply({ type: 'fs-result', id: msg.id, ok: false, error: { code: 'ECONNECT', message: 'the worker is not connected to a JobTracker' } });
-      return;
-    }
-    this.peer.request({ type: 'fs', op: msg.op, args: msg.args, jobId }).then(
-      (result) => reply({ type: 'fs-result', id: msg.id, ok: true, result }),
-      (err: unknown) => reply({ type: 'fs-result', id: msg.id, ok: false, error: serializeError(err) }),
-    );
+  /**
+   * A task's NameNode calls (`fs-*` of the task link), each sent on this worker's JobTracker
+   * connection as `task-fs-*` for the task's job (it acts as the job's owner).
+   */
+  private forwardedFsCalls(jobId: string): Pick<Handlers<TaskToWorker, ChildProcess>, Extract<keyof TaskToWorker, `fs-${string}`>> {
+    const forward =
+      (op: string) =>
+      (args: object): Promise<unknown> => {
+        if (!this.peer) return Promise.reject(new MinimrError('ECONNECT', 'the worker is not connected to a JobTracker'));
+        return this.peer.call(`task-${op}`, { ...args, jobId });
+      };
+    const ops = Object.keys(TASK_TO_WORKER).filter((name) => name.startsWith('fs-'));
+    return Object.fromEntries(ops.map((op) => [op, forward(op)])) as unknown as Pick<Handlers<TaskToWorker, ChildProcess>, Extract<keyof TaskToWorker, `fs-${string}`>>;
   }
 
   private kill(attemptId: string, reason: string): void {
@@ -616,11 +641,11 @@ export class Worker {
       if (!record.child) void record.log?.close();
     }
     const launch = { ...counters, WARM_LAUNCH: record.warm ? 1 : 0, ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}) };
-    this.peer?.send<AttemptFinished>({ type: 'attempt-finished', workerId: this.workerId, attemptId: spec.attemptId, state, counters: launch, error, mapOutput });
+    if (this.peer) void this.jobTracker['attempt-finished']({ workerId: this.workerId, attemptId: spec.attemptId, state, counters: launch, error, mapOutput });
   }
 
   /** A reader reported this replica bad: check it, and tell the NameNode only what this worker found. */
-  private async verifyReplica(block: BlockVerification): Promise<void> {
+  private async verifyReplica(block: ArgsOf<JobTrackerToWorker['verify-blocks']>['blocks'][number]): Promise<void> {
     try {
       const reason = await checkLocalReplica(this.blockStore, block);
       if (reason === undefined) {
@@ -628,7 +653,7 @@ export class Worker {
         return;
       }
       this.logger.warn({ block: block.blockId, reason }, 'replica reported bad is corrupt');
-      this.peer?.send({ type: 'replica-corrupt', workerId: this.workerId, blockId: block.blockId, reason });
+      if (this.peer) void this.jobTracker['replica-corrupt']({ workerId: this.workerId, blockId: block.blockId, reason });
     } catch (err) {
       this.logger.warn({ block: block.blockId, err: (err as Error).message }, 'cannot verify a replica');
     }

@@ -3,12 +3,10 @@ import { once } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createLogger, type Logger } from '../../log.js';
-import { createPolicy, type Policy, type PolicyOptions, type PoolView } from '../../scheduler/index.js';
-import { JobClient } from '../client/job-client.js';
-import { JobTracker } from '../jobtracker/jobtracker.js';
-import type { ThrottleBasis } from '../task/cpu-throttle.js';
-import { CpuQuotaGroup } from '../worker/cpu-quota.js';
+import { createLogger, type Logger } from '../log.js';
+import { CpuQuotaGroup, JobClient, JobTracker, type ThrottleBasis } from '../runtime/index.js';
+import { createPolicy, type Policy, type PolicyOptions, type PoolView } from '../scheduler/index.js';
+import { createUiRequestHandler } from '../ui/index.js';
 
 export interface LocalClusterOptions {
   dataDir: string;
@@ -55,7 +53,7 @@ export interface LocalWorkerProcess {
   readonly process: ChildProcess;
 }
 
-const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 
 /**
  * An embedded cluster on this machine: the JobTracker in this process, each worker in a process of
@@ -91,6 +89,7 @@ export class LocalCluster {
       retainedJobs: options.retainedJobs,
       retainMs: options.retainMs,
       logger,
+      webPages: createUiRequestHandler,
     });
     await jobTracker.start();
     const cluster = new LocalCluster(options, jobTracker);

@@ -1,14 +1,16 @@
 import type { Books } from '../../books/index.js';
 import type { Policy, SchedulingTrigger } from '../../scheduler/index.js';
 import type { Namenode } from '../../storage/index.js';
-import type { UiSource, UiTask } from '../../ui/index.js';
-import type { AttemptLogSlice, AttemptLogStream } from '../worker/attempt-logs.js';
-import type { AttemptSummary } from '../wire/protocol.js';
+import type { AttemptLogSlice, AttemptLogStream, AttemptSummary, UiSource, UiTask } from '../wire/index.js';
 import { MinimrError } from '../../errors.js';
 import type { JobHistory } from './job-history.js';
 import { jobStatus, type RuntimeData } from './job-in-progress.js';
 
-/** What the web UI reads of a JobTracker: its books, NameNode and policy, read-only. */
+/**
+ * What the web UI reads of a JobTracker (wire/web.ts's UiSource): its books, NameNode and policy,
+ * read-only, and the client service's own functions for what the client link serves too (attempt
+ * logs, where an attempt ran).
+ */
 export interface JobTrackerParts {
   readonly books: Books<RuntimeData>;
   readonly namenode: Namenode;
@@ -23,7 +25,7 @@ export interface JobTrackerParts {
   readonly attemptLog: (attemptId: string, stream: AttemptLogStream, offset?: number, length?: number) => Promise<AttemptLogSlice>;
 }
 
-export function jobTrackerUiSource(p: JobTrackerParts): UiSource {
+export function jobTrackerWebSource(p: JobTrackerParts): UiSource {
   return {
     now: p.clock,
     overview: () => ({

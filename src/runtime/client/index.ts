@@ -1,0 +1,13 @@
+/** The client side of a cluster: submitting and following jobs, and the elasticity profiler. */
+export { JobClient, type SubmitOptions, type WaitOptions } from './job-client.js';
+export {
+  profileJob,
+  profileMarkdown,
+  profileSvg,
+  mapSpilledBytesModel,
+  reduceSpilledBytesModel,
+  fitSpillModel,
+  type ElasticityProfile,
+  type ProfileOptions,
+  type ProfilePoint,
+} from './elasticity-profile.js';

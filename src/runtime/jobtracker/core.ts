@@ -1,0 +1,44 @@
+/**
+ * What the JobTracker's services (client-service.ts, worker-service.ts, liveness.ts, the HTTP
+ * side) may use of its core: the books and the parts beside them, and the few acts that change
+ * them. The core (jobtracker.ts) implements it; the services depend on this and nothing else of it.
+ */
+import type { SchedulingTrigger, ClusterSnapshot, Policy } from '../../scheduler/index.js';
+import type { BooksHost, RuntimeAttempt, RuntimeJob, RuntimeWorker } from './job-in-progress.js';
+import type { InputCopier } from './input-copier.js';
+import type { JobHistory } from './job-history.js';
+import type { JobJournal } from './job-journal.js';
+import type { JobRecovery } from './job-recovery.js';
+import type { MrClusterRuntime } from './mr-cluster-runtime.js';
+import type { ProfileStore } from './profile-store.js';
+import type { PrometheusMetrics } from './prometheus.js';
+import type { JobStatus } from '../wire/index.js';
+
+export interface TrackerCore extends BooksHost {
+  readonly admin: string;
+  readonly policy: Policy;
+  readonly heartbeatMs: number;
+  readonly metrics: PrometheusMetrics;
+  readonly copier: InputCopier;
+  readonly mrc: MrClusterRuntime;
+  readonly history: JobHistory;
+  readonly profiles: ProfileStore;
+  readonly journal: JobJournal;
+  /** Jobs recovered after a restart, waiting for their workers; null once resumed. */
+  readonly recovery: JobRecovery | null;
+  /** Set while the cluster shuts down: workers leaving is expected then. */
+  readonly draining: boolean;
+  snapshot(trigger: SchedulingTrigger): ClusterSnapshot;
+  /** Consults the policy and carries out its decisions (re-entrant calls fold into one rerun). */
+  schedule(trigger: SchedulingTrigger): void;
+  /** Takes a worker out of the books and the NameNode's map of replicas. */
+  workerLost(worker: RuntimeWorker, why: string): void;
+  /** Tells the job's running reduces that a map output became available or was lost. */
+  tellRunningReduces(job: RuntimeJob, mapAttempt: RuntimeAttempt, change: 'available' | 'lost'): void;
+  /** A journal write whose failure is logged, not thrown. */
+  journaled(write: Promise<void>): void;
+  /** Wakes whoever waits for workers to register. */
+  workerRegistered(): void;
+  /** Resolves with the job's final status once it has ended and its clean-up is done. */
+  waitForJob(jobId: string): Promise<JobStatus>;
+}

@@ -1,0 +1,105 @@
+/**
+ * The JobTracker's one port: WebSocket links (clients and workers, each authenticated before its
+ * first operation) and HTTP (the JSON API, `/metrics`, the web pages its entry point plugs in).
+ * Both hand every operation to a dispatcher over the protocol tables: the WebSocket one serves the
+ * client and worker tables, the HTTP one the client table, with the same functions.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from '../../log.js';
+import {
+  CLIENT_PROTOCOL,
+  Dispatcher,
+  MAX_FRAME_BYTES,
+  WORKER_TO_JOBTRACKER,
+  acceptPeer,
+  webUser,
+  type Authority,
+  type ClientProtocol,
+  type Handlers,
+  type RpcPeer,
+  type WorkerToJobTracker,
+} from '../wire/index.js';
+import { ApiV1, type HttpCaller } from './api-v1.js';
+import { PROMETHEUS_CONTENT_TYPE } from './prometheus.js';
+
+/** Serves a request the endpoint does not know (the web pages); false when it does not either. */
+export type HttpPages = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+export interface EndpointParts {
+  readonly logger: Logger;
+  readonly authority: Authority;
+  readonly clientHandlers: Handlers<ClientProtocol, unknown>;
+  readonly workerHandlers: Handlers<WorkerToJobTracker, RpcPeer>;
+  /** Whether a connection is a live registered worker's (the `worker` role). */
+  isWorkerPeer(peer: RpcPeer): boolean;
+  /** A new connection, before it authenticated. */
+  connected(peer: RpcPeer, remoteAddress: string | undefined): void;
+  metricsText(): string;
+  readonly pages?: HttpPages;
+}
+
+export class TrackerEndpoint {
+  private httpServer?: Server;
+  private wss?: WebSocketServer;
+  private readonly websocket: Dispatcher<RpcPeer>;
+  private readonly api: ApiV1;
+  port = 0;
+
+  constructor(private readonly parts: EndpointParts) {
+    this.websocket = new Dispatcher<RpcPeer>('a JobTracker', (peer) => ({ user: peer.user, roles: new Set(parts.isWorkerPeer(peer) ? ['worker'] : []) }), parts.authority)
+      .serve(CLIENT_PROTOCOL, parts.clientHandlers)
+      .serve(WORKER_TO_JOBTRACKER, parts.workerHandlers);
+    const http = new Dispatcher<HttpCaller>('the JobTracker API', (caller) => ({ user: caller.user, roles: new Set() }), parts.authority).serve(CLIENT_PROTOCOL, parts.clientHandlers);
+    this.api = new ApiV1(http, parts.logger);
+  }
+
+  async listen(host: string, port: number, secret: Buffer, webPassword: string, tls?: { readonly cert: Buffer; readonly key: Buffer }): Promise<void> {
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.onHttpRequest(req, res, webPassword);
+    this.httpServer = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, onRequest) : createServer(onRequest);
+    this.wss = new WebSocketServer({ server: this.httpServer, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+    this.wss.on('connection', (socket: WebSocket, req: IncomingMessage) => {
+      const peer = acceptPeer(socket, secret, this.websocket, this.parts.logger);
+      this.parts.connected(peer, req.socket.remoteAddress);
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.httpServer!.once('error', reject);
+      this.httpServer!.listen(port, host, () => resolve());
+    });
+    const addr = this.httpServer.address();
+    this.port = typeof addr === 'object' && addr ? addr.port : port;
+  }
+
+  async close(): Promise<void> {
+    if (this.wss) {
+      for (const client of this.wss.clients) client.terminate();
+      await new Promise<void>((resolve) => this.wss!.close(() => resolve()));
+    }
+    if (this.httpServer) await new Promise<void>((resolve) => this.httpServer!.close(() => resolve()));
+  }
+
+  private onHttpRequest(req: IncomingMessage, res: ServerResponse, webPassword: string): void {
+    const url = new URL(req.url ?? '/', 'http://jobtracker');
+    // The pages and the API show every job, path and log of the cluster: like the RPC port, nothing without the secret.
+    const user = webUser(req.headers.authorization, webPassword);
+    if (user === undefined) {
+      const api = url.pathname.startsWith('/api/');
+      res
+        .writeHead(401, { 'www-authenticate': 'Basic realm="minimr", charset="UTF-8"', 'content-type': api ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' })
+        .end(
+          api
+            ? JSON.stringify({ error: { code: 'EAUTH', message: 'sign in with HTTP Basic: any user name (the user you act as) and the web password, which `minimr web-password` prints' } })
+            : 'minimr JobTracker: sign in with any user name and the web password, which `minimr web-password` prints\n',
+        );
+      return;
+    }
+    if (url.pathname === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(req.method === 'HEAD' ? undefined : this.parts.metricsText());
+      return;
+    }
+    if (this.api.handle(req, res, url, { user })) return;
+    if (this.parts.pages?.(req, res)) return;
+    res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
+  }
+}

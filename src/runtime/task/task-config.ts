@@ -1,0 +1,18 @@
+import type { ThrottleBasis } from './cpu-throttle.js';
+
+/**
+ * What a task process needs to know about the worker that forked it (MINIMR_TASK_CONFIG). A task
+ * process talks only to its worker, over the task link (wire/task-protocol.ts): NameNode calls go
+ * over the IPC channel and the worker forwards them on its own JobTracker connection, so tasks open
+ * no sockets to the master and load no WebSocket code.
+ */
+export interface TaskProcessConfig {
+  workerId: string;
+  rack: string;
+  blockDir: string;
+  shuffleRoot: string;
+  /** `--cpu-throttle`: task CPU time is stretched by this factor (see cpu-throttle.ts); 1 = full speed. */
+  cpuThrottle?: number;
+  /** What the throttle stretches (see cpu-throttle.ts); default 'working'. */
+  cpuThrottleBasis?: ThrottleBasis;
+}

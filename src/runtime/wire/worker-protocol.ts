@@ -1,0 +1,107 @@
+/**
+ * The two directions of a worker's link (Hadoop's InterTrackerProtocol and DatanodeProtocol):
+ * what a worker tells and asks its JobTracker, and what the JobTracker tells a worker. A worker's
+ * reports are events, valid only from the connection that registered that worker id (the
+ * JobTracker ignores a report naming another worker). A task's file system calls arrive here as
+ * `task-fs-*`, forwarded by the worker that runs the task, with the job they are for.
+ */
+import { namenodeRowsForJob } from './namenode-operations.js';
+import { args, table } from './operations.js';
+import { CountersSchema, IdSchema, SerializedErrorSchema, Type } from './schema.js';
+import {
+  AttemptProgressSchema,
+  AttemptSpecSchema,
+  DatanodeAddressSchema,
+  HeldMapOutputSchema,
+  LostMapOutputSchema,
+  MapOutputAnnouncementSchema,
+  MapOutputSummarySchema,
+  RegisterResultSchema,
+  WorkerClaimSchema,
+} from './types.js';
+
+const WorkerId = IdSchema('the reporting worker');
+const BlockIds = Type.Array(IdSchema('a block'), { maxItems: 10_000_000 });
+
+const reports = table({
+  register: {
+    summary: "join the cluster: the worker's slots, memory and data port, the blocks and map outputs on its disk",
+    args: args({ worker: WorkerClaimSchema, blockIds: BlockIds, mapOutputs: Type.Optional(Type.Array(HeldMapOutputSchema)) }),
+    result: RegisterResultSchema,
+    allowed: ['any'],
+  },
+  heartbeat: {
+    summary: "the worker is alive; its running attempts' progress and counters",
+    args: args({ workerId: WorkerId, attempts: Type.Array(AttemptProgressSchema) }),
+    result: null,
+    allowed: ['worker'],
+  },
+  'attempt-finished': {
+    summary: 'an attempt ended: its state, counters, error and (maps) output sizes',
+    args: args({
+      workerId: WorkerId,
+      attemptId: IdSchema('the attempt'),
+      state: Type.Union([Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('killed')]),
+      counters: CountersSchema,
+      error: Type.Optional(SerializedErrorSchema),
+      mapOutput: Type.Optional(MapOutputSummarySchema),
+    }),
+    result: null,
+    allowed: ['worker'],
+  },
+  'block-replicated': {
+    summary: 'a block this worker was asked to copy now has replicas on these workers',
+    args: args({ workerId: WorkerId, blockId: IdSchema('the block'), targets: Type.Array(IdSchema('a worker')) }),
+    result: null,
+    allowed: ['worker'],
+  },
+  'replica-corrupt': {
+    summary: "a replica the NameNode asked this worker to verify does not match the NameNode's checksum (or is gone)",
+    args: args({ workerId: WorkerId, blockId: IdSchema('the block'), reason: Type.String({ maxLength: 10_000 }) }),
+    result: null,
+    allowed: ['worker'],
+  },
+  'get-job-module': {
+    summary: "a job's module source: for the workers that run it, its owner and the admin",
+    args: args({ jobId: IdSchema('the job') }),
+    result: Type.Object({ source: Type.String(), name: Type.String() }),
+    allowed: ['worker', 'owner', 'admin'],
+    owner: { resource: 'job', arg: 'jobId', action: 'read the module of' },
+  },
+});
+
+export const WORKER_TO_JOBTRACKER = { ...reports, ...table(namenodeRowsForJob('task-fs-', ['worker'])) };
+export type WorkerToJobTracker = typeof WORKER_TO_JOBTRACKER;
+
+export const JOBTRACKER_TO_WORKER = table({
+  launch: { summary: 'run this attempt', args: args({ attempt: AttemptSpecSchema }), result: null, allowed: ['jobtracker'] },
+  kill: {
+    summary: 'kill this attempt',
+    args: args({ attemptId: IdSchema('the attempt'), reason: Type.String({ maxLength: 100_000 }) }),
+    result: null,
+    allowed: ['jobtracker'],
+  },
+  'delete-blocks': { summary: 'delete these replicas', args: args({ blockIds: BlockIds }), result: null, allowed: ['jobtracker'] },
+  'verify-blocks': {
+    summary: "read these replicas against the NameNode's checksums; answer replica-corrupt for each that does not match",
+    args: args({
+      blocks: Type.Array(Type.Object({ blockId: IdSchema('the block'), length: Type.Integer({ minimum: 0 }), crc32: Type.Integer({ minimum: 0, maximum: 0xffffffff }) })),
+    }),
+    result: null,
+    allowed: ['jobtracker'],
+  },
+  'replicate-block': {
+    summary: 'copy this block to these workers (write token from the NameNode)',
+    args: args({ blockId: IdSchema('the block'), targets: Type.Array(DatanodeAddressSchema), token: Type.String() }),
+    result: null,
+    allowed: ['jobtracker'],
+  },
+  'cleanup-job': { summary: "the job ended: drop its map outputs and cached module", args: args({ jobId: IdSchema('the job') }), result: null, allowed: ['jobtracker'] },
+  'map-outputs': {
+    summary: "map outputs a running reduce attempt has to know of: those that became available and those lost, in order",
+    args: args({ attemptId: IdSchema('the reduce attempt'), available: Type.Array(MapOutputAnnouncementSchema), lost: Type.Array(LostMapOutputSchema) }),
+    result: null,
+    allowed: ['jobtracker'],
+  },
+});
+export type JobTrackerToWorker = typeof JOBTRACKER_TO_WORKER;
