@@ -1,5 +1,5 @@
 /**
- * FAIR vs improved FAIR on the improved-FAIR scenario (fair-and-improved-fair.md): TeraSort
+ * FAIR vs improved FAIR on the improved-FAIR scenario (docs/specs/fair-and-improved-fair.md): TeraSort
  * (I/O-bound) and GrepCount (CPU-bound) fill the cluster, then WordCount arrives with a private
  * data set on one rack and a minimum share of a third of the map slots; preemption makes room.
  *

@@ -1,5 +1,5 @@
 /**
- * Deterministic workload generators (metrics-and-workloads.md): seed + scale in, a Workload out.
+ * Deterministic workload generators (docs/specs/metrics-and-workloads.md): seed + scale in, a Workload out.
  *
  * Tyrex HVW/MVW/LVW and how the job-size CV^2 is hit: job sizes (total task work) are drawn from a
  * two-phase hyper-exponential with balanced means, whose CV^2 is exactly the target. A sample of 300
