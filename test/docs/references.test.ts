@@ -38,14 +38,16 @@ const OTHER_PROJECTS = new Set([
   'SchedulerLoadSimulator.md', // Hadoop's SLS documentation
 ]);
 
-/** A word ending in .md: an optional path of ./, ../ and directory names, then a file name. */
-const MD_WORD = /(?<![\w./@-])((?:\.{1,2}\/)*(?:[\w@-][\w.@-]*\/)*[\w@-][\w.@-]*\.md)(?![\w-]|\.\w)/g;
+/** A word ending in .md: an optional path of ./, ../ and directory names, a file name, maybe #a-heading. */
+const MD_WORD = /(?<![\w./@-])((?:\.{1,2}\/)*(?:[\w@-][\w.@-]*\/)*[\w@-][\w.@-]*\.md)(?:#([\w-]+))?(?![\w-]|\.\w)/g;
 
 interface Reference {
   /** Repository-relative path of the file the reference is in, with / separators. */
   readonly file: string;
   readonly line: number;
   readonly word: string;
+  /** The heading it points at (`page.md#heading`), if any. */
+  readonly anchor?: string;
 }
 
 function scannedFiles(): string[] {
@@ -73,7 +75,9 @@ function toRepoPath(path: string): string {
 function referencesInText(file: string, text: string): Reference[] {
   const found: Reference[] = [];
   text.split('\n').forEach((line, i) => {
-    for (const match of line.matchAll(MD_WORD)) found.push({ file, line: i + 1, word: match[1]! });
+    for (const match of line.matchAll(MD_WORD)) {
+      found.push({ file, line: i + 1, word: match[1]!, ...(match[2] !== undefined ? { anchor: match[2] } : {}) });
+    }
   });
   return found;
 }
@@ -92,9 +96,30 @@ function insideRepository(path: string): boolean {
   return rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep);
 }
 
-/** Names a file of the repository, from the root or from the referring file's directory. */
+/** The file of the repository `ref` names, from the root or from the referring file's directory. */
+function target(ref: Reference): string | undefined {
+  return [join(ROOT, ref.word), join(ROOT, dirname(ref.file), ref.word)].find((path) => insideRepository(path) && isFile(path));
+}
+
 function resolves(ref: Reference): boolean {
-  return [join(ROOT, ref.word), join(ROOT, dirname(ref.file), ref.word)].some((path) => insideRepository(path) && isFile(path));
+  return target(ref) !== undefined;
+}
+
+/** The anchors of a Markdown file's headings, as GitHub makes them ("## GC pacer" is #gc-pacer). */
+function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const line of markdown.split('\n')) {
+    const heading = /^#{1,6}\s+(.*)$/.exec(line)?.[1];
+    if (heading === undefined) continue;
+    anchors.add(
+      heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-'),
+    );
+  }
+  return anchors;
 }
 
 /** Why `ref` need not name a file in the repository, or undefined when it must. */
@@ -154,6 +179,11 @@ describe('references to Markdown files', () => {
     const inBenchmark = referencesInText('benchmarks/fair.ts', text);
     assert.equal(exemption(inBenchmark[4]!), "the benchmark's own report");
     assert.equal(exemption(inBenchmark[1]!), undefined);
+    // A heading anchor is taken apart from the path, and headings become anchors as GitHub makes them.
+    assert.deepEqual(referencesInText('src/shuffle/gc-pacer.ts', ' * figures: docs/performance-notes.md#gc-pacer'), [
+      { file: 'src/shuffle/gc-pacer.ts', line: 1, word: 'docs/performance-notes.md', anchor: 'gc-pacer' },
+    ]);
+    assert.deepEqual([...headingAnchors('# Title\n## GC pacer\ntext\n### `src/x.ts`: the (1) sort\n')], ['title', 'gc-pacer', 'srcxts-the-1-sort']);
   });
 
   test('every reference names a file in the repository', () => {
@@ -165,6 +195,17 @@ describe('references to Markdown files', () => {
         return `${ref.file}:${ref.line}: ${ref.word}${candidates ? ` (did you mean ${candidates.join(' or ')}?)` : ''}`;
       });
     assert.deepEqual(unresolved, [], `references to Markdown files that are not in the repository:\n${unresolved.join('\n')}`);
+  });
+
+  test('every #heading a reference points at is a heading of its page', () => {
+    const missing = references
+      .filter((ref) => ref.anchor !== undefined)
+      .filter((ref) => {
+        const path = target(ref);
+        return path !== undefined && !headingAnchors(readFileSync(path, 'utf8')).has(ref.anchor!);
+      })
+      .map((ref) => `${ref.file}:${ref.line}: ${ref.word}#${ref.anchor}`);
+    assert.deepEqual(missing, [], `references to headings that do not exist:\n${missing.join('\n')}`);
   });
 
   test('every page of docs/specs is cited from src/', () => {
