@@ -1,5 +1,5 @@
 /**
- * FAIR vs improved FAIR on the improved-FAIR scenario (fair-and-improved-fair.md): TeraSort
+ * FAIR vs improved FAIR on the improved-FAIR scenario (docs/specs/fair-and-improved-fair.md): TeraSort
  * (I/O-bound) and GrepCount (CPU-bound) fill the cluster, then WordCount arrives with a private
  * data set on one rack and a minimum share of a third of the map slots; preemption makes room.
  *
@@ -14,7 +14,8 @@
  *    in the simulator, after TeraSort's first maps have finished and its character is known, and
  *    preemption waits as long relative to a map. GrepCount uses a backtracking pattern so its
  *    maps are CPU-bound as in the paper; the workers report `--disk-mbps` as their disk rate, the
- *    rate that makes TeraSort (map output = input) I/O-bound by the spec's rule at these sizes.
+ *    rate that makes TeraSort (map output = input) I/O-bound at these sizes by the rule of
+ *    docs/specs/fair-and-improved-fair.md.
  *
  * WordCount's data set arrives with it: one replica per block written, the second owed for
  * T_min + T_fair; improved FAIR places owed replicas on the nodes its kills free, the rest go to the

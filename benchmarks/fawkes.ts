@@ -1,5 +1,5 @@
 /**
- * FAWKES (fawkes.md, issue 15): balanced allocations across dynamic MR-clusters, in the simulator at
+ * FAWKES (docs/specs/fawkes.md, issue 15): balanced allocations across dynamic MR-clusters, in the simulator at
  * the paper's scale.
  *
  * 1. WKLD-A on fawkes-60 (3 clusters of 10 core nodes arriving 100 s apart, 50 small WordCount

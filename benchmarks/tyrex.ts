@@ -1,5 +1,5 @@
 /**
- * Tyrex against FIFO and FAIR (tyrex.md, metrics-and-workloads.md).
+ * Tyrex against FIFO and FAIR (docs/specs/tyrex.md, docs/specs/metrics-and-workloads.md).
  *
  * 1. Simulator at paper scale (tyrex-20: 20 workers x 6 map + 2 reduce slots, 300 jobs): HVW, MVW
  *    and LVW at load 0.7 and HVW at 0.9, under FIFO, FAIR (as the Tyrex paper uses it: weighted

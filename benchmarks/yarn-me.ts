@@ -1,5 +1,5 @@
 /**
- * YARN-ME against YARN (issue 14, yarn-me.md), in the simulator at the paper's scale:
+ * YARN-ME against YARN (issue 14, docs/specs/yarn-me.md), in the simulator at the paper's scale:
  *
  * - the sweep: 100 nodes x 16 cores x 10 GB (yarn-me-100), 100 jobs arriving uniformly in
  *   [0, 1000] s, one phase per job, YARN-ME's uniform and exponential traces with 1.5x and 3x

@@ -1,5 +1,5 @@
 /**
- * The figures every policy comparison reports (metrics-and-workloads.md), computed from a run record
+ * The figures every policy comparison reports (docs/specs/metrics-and-workloads.md), computed from a run record
  * and each job's runtime alone. Nothing here knows whether the run was simulated or real.
  */
 import type { TaskKind } from '../scheduler/index.js';

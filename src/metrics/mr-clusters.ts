@@ -1,5 +1,5 @@
 /**
- * Figures of a run on MR-clusters (FAWKES, metrics-and-workloads.md): per cluster its jobs'
+ * Figures of a run on MR-clusters (FAWKES, docs/specs/metrics-and-workloads.md): per cluster its jobs'
  * average slowdown, its node count and queue length over time; for the run, the discrimination the
  * policy measured, its reconfigurations, and what the shrinks cost (drains, copied bytes) and kept
  * (blocks lost: none, as the books promise).

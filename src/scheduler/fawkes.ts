@@ -1,6 +1,6 @@
 /**
  * FAWKES (Ghit, Yigitbasi, Iosup, Epema, SIGMETRICS 2014): balanced allocations across dynamic
- * MR-clusters on one pool of workers (spec: fawkes.md). The books keep the MR-clusters, admit them
+ * MR-clusters on one pool of workers (spec: docs/specs/fawkes.md). The books keep the MR-clusters, admit them
  * by minimum share, place their blocks by node kind and carry out shrinks (src/books/mr-clusters.ts);
  * this policy decides how many nodes each cluster should hold, which nodes move, and which tasks run.
  *

@@ -55,7 +55,8 @@ export type JobCharacter = 'io-bound' | 'cpu-bound';
 const BYTES_PER_MS_PER_MBPS = 1e6 / 1000;
 
 /**
- * The spec's test on one node: I/O-bound iff n * (1 + lambda) * MID / DIOR > MTCT, with
+ * The job-character test of docs/specs/fair-and-improved-fair.md, on one node: I/O-bound iff
+ * n * (1 + lambda) * MID / DIOR > MTCT, with
  * lambda = map output / map input bytes, MID = mean input bytes per finished map, MTCT = mean
  * finished map time, n = the node's map slots (the maps that share its disk when it is full, which
  * is when preemption happens), DIOR = its disk rate. CPU-bound when fewer than `minMaps` maps have

@@ -1,5 +1,5 @@
 /**
- * The memory rules of the resource model (YARN-ME, yarn-me.md), shared by the decision check and
+ * The memory rules of the resource model (YARN-ME, docs/specs/yarn-me.md), shared by the decision check and
  * the policies: a task may be granted less than its ideal memory (an elastic grant) down to a
  * minimum, in whole steps. One place, so the books refuse exactly what the policies avoid.
  */

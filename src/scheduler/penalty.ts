@@ -1,5 +1,5 @@
 /**
- * Penalty models (YARN-ME, yarn-me.md): how long a task runs with a given memory grant, how much of
+ * Penalty models (YARN-ME, docs/specs/yarn-me.md): how long a task runs with a given memory grant, how much of
  * its node's disk an elastic run uses, and which elastic grant a memory-elastic policy picks. Pure
  * functions of the model, shared by the policies (predictions) and the simulator (its model of
  * time), so a prediction and the simulated truth differ only by the estimates they are given.

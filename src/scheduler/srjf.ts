@@ -1,5 +1,5 @@
 /**
- * Shortest remaining job first (SRJF): the scheduler of YARN-ME's *meganode* bound (yarn-me.md):
+ * Shortest remaining job first (SRJF): the scheduler of YARN-ME's *meganode* bound (docs/specs/yarn-me.md):
  * on one node pooling the whole cluster's memory and cores, the job with the least estimated work
  * left (its pending tasks' durations plus what its running attempts have left, as the paper's
  * simulator's SRTF counts it) goes first, and every task that fits at its ideal memory runs, in

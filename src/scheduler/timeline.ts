@@ -1,5 +1,5 @@
 /**
- * YARN-ME's timeline generator (yarn-me.md): when will each job finish if every task from now on
+ * YARN-ME's timeline generator (docs/specs/yarn-me.md): when will each job finish if every task from now on
  * ran regularly? Per node, the running attempts free their memory and slots at their predicted
  * ends; the queued tasks are placed as the fair scheduler would place them: whenever there is
  * room, the next task of the job using the least memory (per the queue's order among equals)

@@ -17,7 +17,7 @@ export type Locality = 'node' | 'rack' | 'any';
 export type NodeKind = 'core' | 'transient' | 'transient-core';
 
 /**
- * How a task's duration grows when it is granted less memory than its ideal (YARN-ME, yarn-me.md;
+ * How a task's duration grows when it is granted less memory than its ideal (YARN-ME, docs/specs/yarn-me.md;
  * the functions are in penalty.ts). Below `minFraction` of its ideal memory (10% when the model
  * names none) a task cannot run at all: the books refuse such a grant.
  */

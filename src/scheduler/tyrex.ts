@@ -15,7 +15,7 @@
  * Timers: STATICTAGS uses configured timers T_1..T_{K-1}; DYNAMICTAGS recomputes, at every
  * scheduling call, the cutoff p at which the squared coefficients of variation of the partial
  * sizes below and above p are equal, and only when those sizes vary enough (CV^2 > 2). The
- * distribution is, as the spec says, the current partial sizes of all the jobs in the partition,
+ * distribution is, as docs/specs/tyrex.md says, the current partial sizes of all the jobs in the partition,
  * zeros included. (Leaving out the jobs with nothing completed yet, and adding the sizes of recent
  * departures instead, was tried: in the simulator on HVW it migrated too little and P_1 clogged.)
  *

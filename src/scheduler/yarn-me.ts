@@ -1,5 +1,5 @@
 /**
- * YARN-ME: memory-elastic scheduling (Iorgulescu et al., ATC 2017; yarn-me.md), as a pure policy.
+ * YARN-ME: memory-elastic scheduling (Iorgulescu et al., ATC 2017; docs/specs/yarn-me.md), as a pure policy.
  * A task granted less than its ideal memory still runs, only slower (it spills); YARN-ME grants
  * such *elastic* allocations where YARN would leave memory idle, whenever that does not make the
  * task its job's straggler. With elasticity off the same loop is plain YARN (the `yarn` policy:

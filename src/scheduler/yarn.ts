@@ -1,5 +1,5 @@
 /**
- * YARN's side of the YARN-ME policies (yarn-me.md): the queue order of the Fair Scheduler and
+ * YARN's side of the YARN-ME policies (docs/specs/yarn-me.md): the queue order of the Fair Scheduler and
  * node reservations. The `yarn` policy is YarnMePolicy with elasticity off (yarn-me.ts): YARN's
  * regular allocation, where a task runs only with its ideal memory, and a job that cannot place
  * its next task on a node reserves that node until it can.

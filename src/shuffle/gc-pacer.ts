@@ -6,28 +6,24 @@
  * input chunks and the reduce's output chunks are tracked as external memory, which V8 lets grow by
  * 64 MiB before it reacts. With a 4 MiB semi-space those buffers are promoted before they die, so
  * they stay mapped until an unrelated full GC: most of a task's RSS beyond its sort buffer was such
- * garbage (a 512 MiB reduce: peak RSS 161 MiB on a 16 MiB heap with 14 MiB of tracked external
- * memory; a 64 MiB map: ~110 MiB beyond its buffer).
+ * garbage.
  *
  * So the shuffle reports the bytes that pass through such buffers (`noteTransientBytes`) and a full
  * GC runs every GC_PACE_BYTES of them, when the process allows it (task processes run with
  * --expose-gc; elsewhere this does nothing). A GC takes a few ms on a task's small heap (the sort
- * buffer is one ArrayBuffer, not traced). Measured on that reduce (benchmarks/shuffle-cpu.ts, task
- * flags): every 32 MiB, peak RSS 131 MiB; every 16 MiB, 112 MiB with CPU within noise; every
- * 8 MiB, 112 MiB and ~20% more CPU.
+ * buffer is one ArrayBuffer, not traced). 16 MiB: a wider pace left a reduce's peak RSS higher,
+ * a narrower one lowered it no further and cost ~20% more CPU.
  *
  * The pace is set by the task's peak, and a task peaks while it holds its largest buffer (a map at its
  * last spill, sort buffer full). Memory given back for good is lent to the pace (`lendToGcPace`):
  * a map's final merge runs after its sort buffer is freed and may let its garbage pile up by the
  * buffer's size longer. Loans at most double the pace (MAX_LENT_BYTES): garbage nobody counts (JS
- * objects, write batches) piles up longer too. Measured per phase (VmHWM reset when the buffer is
- * freed), 64 MB TeraSort maps peak at 156-161 MiB collecting with a 64 MiB buffer and at 89-151
- * merging; with a 16 MiB buffer at 112-113 and 93-102. Each full GC saved is a ~7-10 ms pause of
- * this thread on a task's heap (--trace-gc) plus V8's marking threads' work. A reduce lends
- * nothing: lending its unheld budget (capped) during the final merge cut a 256 MB reduce's full GCs
- * from 22 to 14, but raised a 512 MB reduce's peak at a 16 MiB buffer from 104-107 to 118-120 MiB
- * (shuffle-cpu.ts) and to 125-142 MiB in the 1 GB TeraSort benchmark, over its 116 MiB bound. A GC
+ * objects, write batches) piles up longer too. Each full GC saved is a pause of this thread on a
+ * task's heap plus V8's marking threads' work. A reduce lends nothing: lending its unheld budget
+ * (capped) during the final merge saved full GCs but raised its peak RSS over its bound. A GC
  * run for another reason (`collectGarbageNow`) restarts the count.
+ *
+ * figures: docs/performance-notes.md#gc-pacer
  */
 export const GC_PACE_BYTES = 16 << 20;
 /** The most that loans widen the pace by. */

@@ -18,8 +18,8 @@ import type { KeyComparator } from './types.js';
  * insertion, in small arrays holding each record's prefix words once (SMALL_BUCKET); skewed keys
  * make larger buckets, sorted by the merge sort (n log n compares of prefix words, full keys only
  * on prefix ties). One sequential pass replaces the four LSD passes this used
- * to make (two random reads of the entries per record each): on 64 MiB of TeraSort records the sort
- * took 1.9 s of CPU before, 0.3 s after. (More than 32768 partitions: LSD radix passes on
+ * to make (two random reads of the entries per record each; figures: docs/performance-notes.md#map-sort).
+ * (More than 32768 partitions: LSD radix passes on
  * (partition, prefix, length) instead, then the same tie sort.) Equal keys keep collection order
  * (every step is stable and starts from record order), so the output does not depend on the buffer
  * size. A custom comparator: radix on the partition, then the merge sort per partition.

@@ -1,5 +1,5 @@
 /**
- * Cluster shapes from the papers (metrics-and-workloads.md), as named presets, and the files
+ * Cluster shapes from the papers (docs/specs/metrics-and-workloads.md), as named presets, and the files
  * `minimr sim --cluster path.json` reads: minimr's cluster JSON and Hadoop SLS node files.
  */
 import { MinimrError } from '../errors.js';
@@ -119,7 +119,7 @@ function parseHosts(value: unknown, workers: readonly WorkerShape[], fail: (mess
 }
 
 /**
- * YARN-ME's meganode (yarn-me.md): the whole cluster's slots, memory and disk pooled in one
+ * YARN-ME's meganode (docs/specs/yarn-me.md): the whole cluster's slots, memory and disk pooled in one
  * worker, so no task ever waits for memory that is free but spread over nodes. Under `srjf` it is
  * the paper's idealized bound for elasticity-agnostic schedulers.
  */

@@ -1,5 +1,5 @@
 /**
- * Deterministic workload generators (metrics-and-workloads.md): seed + scale in, a Workload out.
+ * Deterministic workload generators (docs/specs/metrics-and-workloads.md): seed + scale in, a Workload out.
  *
  * Tyrex HVW/MVW/LVW and how the job-size CV^2 is hit: job sizes (total task work) are drawn from a
  * two-phase hyper-exponential with balanced means, whose CV^2 is exactly the target. A sample of 300
@@ -589,7 +589,8 @@ export interface ImprovedFairOptions {
  * 50 MB/s disks and 8 maps per node, n (1 + lambda) MID / DIOR is 20.5 s for TeraSort (> its 15 s
  * maps: I/O-bound) and 10.3 s for GrepCount (< 40 s: CPU-bound). Each job has its own pool;
  * WordCount's pool has a minimum share of 32 map slots, its fair share of 96. WordCount reads a
- * private data set kept on one rack's nodes (the spec's "user's private data set"), so where the
+ * private data set kept on one rack's nodes (the "user's private data set" of
+ * docs/specs/fair-and-improved-fair.md), so where the
  * kills free slots decides whether its maps read locally or over the network. The data set arrives
  * with the job: one replica of each block is written, the second is owed (`inputPlacement`), and
  * improved FAIR places it on a node its kills free; under FAIR it lands on the rack when the

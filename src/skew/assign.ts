@@ -4,7 +4,7 @@ import type { CountMinSketch } from './count-min.js';
 /**
  * How map output partitions are given to reducers: 'hash' (partition p to reducer p mod R),
  * 'simple' (Simple Partitions Assignment on the sizes the maps measured), 'cms' (Count-Min Sketch
- * Assignment from a sketch of a sample of the input).
+ * Assignment from a sketch of a sample of the input). The algorithms: docs/specs/skew-count-min.md.
  */
 export type SkewStrategy = 'hash' | 'simple' | 'cms';
 export const SKEW_STRATEGIES: readonly SkewStrategy[] = ['hash', 'simple', 'cms'];

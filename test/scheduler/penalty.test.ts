@@ -1,4 +1,4 @@
-/** Penalty models and YARN-ME's elastic grant, against hand-computed durations (yarn-me.md). */
+/** Penalty models and YARN-ME's elastic grant, against hand-computed durations (docs/specs/yarn-me.md). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bestElasticGrant, elasticDiskMBps, minimumGrantMb, penalizedMs, spilledBytes, type PenaltyModel } from '../../src/scheduler/index.js';

@@ -5,7 +5,7 @@ import { MinimrError } from '../../errors.js';
 import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB, type AttemptSummary, type JobConf } from '../wire/index.js';
 
 /**
- * The elasticity profile of a job (YARN-ME, ../shared/specs/yarn-me.md): how much slower its map
+ * The elasticity profile of a job (YARN-ME, docs/specs/yarn-me.md): how much slower its map
  * and its reduce run when given a fraction of their ideal memory, and how well the model
  *   T(m) = T + spilledBytes(m) / diskRate
  * predicts that from two runs. T is the runtime at ideal memory; spilledBytes(m) is computed from
@@ -183,7 +183,7 @@ function localShareOf(reduce: AttemptSummary): number {
 }
 
 /**
- * The model's two-run fit (yarn-me.md): T from the point at fraction 1, diskRate from the smallest
+ * The model's two-run fit (docs/specs/yarn-me.md): T from the point at fraction 1, diskRate from the smallest
  * fraction, every other point predicted. Used by the profiler on its runs and by the JobTracker on
  * what earlier runs of a job measured (job-profile.ts), each with its own spilled-bytes rule.
  */

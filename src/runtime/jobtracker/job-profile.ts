@@ -1,5 +1,5 @@
 /**
- * Profiles of recurring jobs (YARN-ME, ../shared/specs/yarn-me.md): what earlier runs of a job of
+ * Profiles of recurring jobs (YARN-ME, docs/specs/yarn-me.md): what earlier runs of a job of
  * the same name measured, so that the JobTracker can hand each task of a new run its ideal duration
  * and penalty model (the books' TaskPlan.idealDurationMs and .penalty) and a memory-elastic policy
  * can grant it less than its ideal memory. A job with no profile runs regular, as YARN-ME says.
@@ -18,7 +18,8 @@
  * recurring job whose input grew gets longer tasks and bigger buffers. Attempts of generated-input
  * jobs (no input bytes) are not scaled.
  *
- * The fit, for a task standing for X input bytes (the model of yarn-me.md, T(m) = T + spilledBytes(m)/diskRate):
+ * The fit, for a task standing for X input bytes (the model of docs/specs/yarn-me.md,
+ * T(m) = T + spilledBytes(m)/diskRate):
  * - need(X): needed buffer bytes per input byte times X: the buffer with which it does not spill;
  * - T: the mean (scaled) duration of the buckets whose buffer held what their attempts needed
  *   (if none did, the bucket closest to it, and need(X) is what that bucket had);

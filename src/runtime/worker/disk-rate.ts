@@ -7,7 +7,8 @@ const CHUNK = 1024 * 1024;
 /**
  * The worker's disk write rate in MB/s (10^6 bytes), from writing and fsyncing a small probe file
  * in its data directory at start-up. Improved FAIR classifies jobs as I/O- or CPU-bound against
- * this rate (the spec's DIOR). A page-cache-backed directory (tmpfs) reports a very high rate,
+ * this rate (DIOR in docs/specs/fair-and-improved-fair.md). A page-cache-backed directory (tmpfs)
+ * reports a very high rate,
  * which is the truth for that worker. 0 means the probe failed; the worker still starts.
  */
 export async function measureDiskMBps(dir: string): Promise<number> {
