@@ -18,7 +18,7 @@ export type {
 export { MAX_MAP_OUTPUT_RUNS } from './types.js';
 export { createShuffleCounters } from './counters.js';
 export { compareByteRanges } from './bytes-compare.js';
-export { hashPartition, murmur3_32 } from './partitioner.js';
+export { hashPartition } from './partitioner.js';
 export {
   assertValidShuffleId,
   isValidShuffleId,
