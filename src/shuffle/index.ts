@@ -36,7 +36,7 @@ export { HashCombiner, type HashCombinerOptions, type ValueCodec, type ValueComb
 export { MapOutputBuffer, DEFAULT_MAP_BUFFER_BYTES, MIN_MAP_BUFFER_BYTES, type ArenaPool, type MapOutputBufferOptions } from './map-output-buffer.js';
 export { codecByName, codecById, lz4Codec, noneCodec, type BlockCodec } from './codec.js';
 export { GC_PACE_BYTES, collectGarbageNow, noteTransientBytes } from './gc-pacer.js';
-export { FileSegmentReader, FramedFileWriter, framedRecords, decodeSegment, type SegmentStats } from './frames.js';
+export { FramedFileWriter, decodeSegment, type SegmentStats } from './frames.js';
 export { applyCombiner, groupByKey, mergeSortedRuns } from './merger.js';
 export {
   createShuffleRequestHandler,

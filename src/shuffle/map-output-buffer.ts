@@ -984,8 +984,3 @@ export class MapOutputBuffer implements MapOutputCollector {
     return { path, segments: stats.segments, codec };
   }
 }
-
-/** The first version's name; same class. */
-export const InMemoryMapOutputBuffer = MapOutputBuffer;
-export type InMemoryMapOutputBuffer = MapOutputBuffer;
-export type InMemoryMapOutputBufferOptions = MapOutputBufferOptions;
