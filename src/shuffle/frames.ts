@@ -61,7 +61,7 @@ function corrupt(source: FrameSource, offset: number, why: string): MinimrError 
 }
 
 /** Packs records into frames; a completed frame comes back from `add`/`flush` ready to write. */
-export class FrameEncoder {
+class FrameEncoder {
   private raw: Buffer;
   private used = 0;
   private readonly frameRawBytes: number;
@@ -110,7 +110,7 @@ export class FrameEncoder {
 }
 
 /** One frame (header + stored bytes) from raw record bytes. Stored raw when compression does not help. */
-export function encodeFrame(codec: BlockCodec, raw: Buffer): Buffer {
+function encodeFrame(codec: BlockCodec, raw: Buffer): Buffer {
   return frameFromCompressed(codec, raw, codec.compress(raw));
 }
 

@@ -33,7 +33,7 @@ export {
 export { encodeSegment, SegmentReader, type KeyValue } from './record-format.js';
 export { decodeIndex, encodeIndex, readIndexFile, runTotals, type IndexFileContents } from './index-file.js';
 export { HashCombiner, type HashCombinerOptions, type ValueCodec, type ValueCombiner } from './hash-combiner.js';
-export { MapOutputBuffer, DEFAULT_MAP_BUFFER_BYTES, MIN_MAP_BUFFER_BYTES, type ArenaPool, type MapOutputBufferOptions } from './map-output-buffer.js';
+export { MapOutputBuffer, MIN_MAP_BUFFER_BYTES, type ArenaPool, type MapOutputBufferOptions } from './map-output-buffer.js';
 export { codecByName, codecById, lz4Codec, noneCodec, type BlockCodec } from './codec.js';
 export { GC_PACE_BYTES, collectGarbageNow, noteTransientBytes } from './gc-pacer.js';
 export { FramedFileWriter, decodeSegment, type SegmentStats } from './frames.js';
@@ -41,7 +41,6 @@ export { applyCombiner, groupByKey, mergeSortedRuns } from './merger.js';
 export {
   createShuffleRequestHandler,
   shuffleUrlPath,
-  SHUFFLE_PATH_PREFIX,
   type ShuffleHandlerOptions,
   type ShuffleRequestHandler,
 } from './shuffle-handler.js';
