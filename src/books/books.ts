@@ -56,7 +56,7 @@ import type {
   TaskPlan,
   TaskRecord,
   WorkerRecord,
-  WorkerShape,
+  WorkerRegistration,
 } from './records.js';
 
 /** A reduce that keeps failing to fetch is eventually counted as failing itself. */
@@ -316,7 +316,7 @@ export class Books<D extends EngineData = EngineData> {
    * A worker joins, or a lost one comes back (with the shape it registers with now). A live worker
    * registering again is first taken as lost: its attempts cannot be trusted to be the same.
    */
-  workerJoined(shape: WorkerShape, data: D['worker'], now: number): Effect<D>[] {
+  workerJoined(shape: WorkerRegistration, data: D['worker'], now: number): Effect<D>[] {
     this.checkWorkerClaim(shape);
     const effects: Effect<D>[] = [];
     let w = this.workerMap.get(shape.id);
@@ -347,7 +347,7 @@ export class Books<D extends EngineData = EngineData> {
    * Refuses (EBADCONF) a worker whose slots or memory are not whole numbers within the configured
    * maxima: a worker claiming a billion slots would be handed a job's every task and run none.
    */
-  checkWorkerClaim(shape: Pick<WorkerShape, 'id' | 'mapSlots' | 'reduceSlots' | 'memoryMb'>): void {
+  checkWorkerClaim(shape: Pick<WorkerRegistration, 'id' | 'mapSlots' | 'reduceSlots' | 'memoryMb'>): void {
     const limits = { mapSlots: this.workerLimits.maxMapSlots, reduceSlots: this.workerLimits.maxReduceSlots, memoryMb: this.workerLimits.maxMemoryMb };
     for (const field of ['mapSlots', 'reduceSlots', 'memoryMb'] as const) {
       if (!Number.isInteger(shape[field]) || shape[field] < 0) {

@@ -21,5 +21,5 @@ export type {
   TaskRecord,
   TaskState,
   WorkerRecord,
-  WorkerShape,
+  WorkerRegistration,
 } from './records.js';

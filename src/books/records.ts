@@ -28,13 +28,13 @@ export type TaskState = 'pending' | 'running' | 'succeeded' | 'failed' | 'killed
 export type AttemptState = 'running' | 'succeeded' | 'failed' | 'killed';
 
 /** A worker as it registers: the fixed part of its `WorkerView`. */
-export type WorkerShape = Pick<WorkerView, 'id' | 'host' | 'rack' | 'mapSlots' | 'reduceSlots' | 'memoryMb' | 'diskMBps'> & {
+export type WorkerRegistration = Pick<WorkerView, 'id' | 'host' | 'rack' | 'mapSlots' | 'reduceSlots' | 'memoryMb' | 'diskMBps'> & {
   /** MR-cluster (FAWKES); "default" when absent. */
   readonly cluster?: string;
 };
 
 export interface WorkerRecord<D extends EngineData = EngineData> {
-  shape: WorkerShape;
+  shape: WorkerRegistration;
   cluster: string;
   alive: boolean;
   usedMap: number;

@@ -19,4 +19,4 @@ export {
   type SlowdownSummary,
 } from './compute.js';
 export { mrClusterMetrics, type MrClusterFigures, type MrClusterMetrics } from './mr-clusters.js';
-export { dataMovementSvg, metricsTable, mrClusterTable, slowdownCdfSvg, writeReport, type PolicyRow } from './report.js';
+export { metricsTable, mrClusterTable, slowdownCdfSvg, writeReport, type PolicyRow } from './report.js';

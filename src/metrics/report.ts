@@ -99,7 +99,7 @@ export function slowdownCdfSvg(rows: readonly PolicyRow[], title = 'Job slowdown
 }
 
 /** Remote, off-rack and re-read bytes (GiB) per policy. */
-export function dataMovementSvg(rows: readonly PolicyRow[], title = 'Data movement'): string {
+function dataMovementSvg(rows: readonly PolicyRow[], title = 'Data movement'): string {
   return barChart({
     title,
     yLabel: 'GiB',

@@ -113,7 +113,7 @@ interface NodeState {
   readonly freeSlots: Record<TaskKind, number>;
 }
 
-interface JobState extends Placed {
+interface QueuedJob extends Placed {
   readonly id: string;
   /** Position in the queue: the order among jobs using as much memory. */
   readonly rank: number;
@@ -142,10 +142,10 @@ export class Timeline {
   private readonly entries: Record<TaskKind, NodeEntry[]> = { map: [], reduce: [] };
   private readonly byFree: Record<TaskKind, IndexedHeap<NodeEntry>> = { map: new IndexedHeap(nodeOrder('map')), reduce: new IndexedHeap(nodeOrder('reduce')) };
   /** Jobs with tasks left to place (or not yet known to have none), the one using the least memory first. */
-  private readonly queue = new IndexedHeap<JobState>((a, b) => a.usedMb < b.usedMb || (a.usedMb === b.usedMb && a.rank < b.rank));
-  private readonly jobsById = new Map<string, JobState>();
+  private readonly queue = new IndexedHeap<QueuedJob>((a, b) => a.usedMb < b.usedMb || (a.usedMb === b.usedMb && a.rank < b.rank));
+  private readonly jobsById = new Map<string, QueuedJob>();
   /** What running or placed tasks give back, and when. */
-  private readonly releases = new EventHeap<{ node: NodeState; job: JobState | undefined; kind: TaskKind; memoryMb: number; slots: number }>();
+  private readonly releases = new EventHeap<{ node: NodeState; job: QueuedJob | undefined; kind: TaskKind; memoryMb: number; slots: number }>();
   /** The most memory of a node with slots of each kind: a bigger task never fits regularly. */
   private readonly largestNodeMb: Record<TaskKind, number> = { map: 0, reduce: 0 };
   private readonly completion = new Map<string, number>();
@@ -213,7 +213,7 @@ export class Timeline {
   }
 
   /** The job `jobId` if it is still in line; one whose tasks never fit leaves it first. */
-  private inLine(jobId: string): JobState | undefined {
+  private inLine(jobId: string): QueuedJob | undefined {
     const job = this.jobsById.get(jobId);
     if (job === undefined || job.at < 0) return undefined;
     if (this.hasTaskToPlace(job)) return job;
@@ -227,7 +227,7 @@ export class Timeline {
   }
 
   /** Whether the job has a task left that fits some node (its tasks are read at the first ask). */
-  private hasTaskToPlace(job: JobState): boolean {
+  private hasTaskToPlace(job: QueuedJob): boolean {
     if (job.groups === null) {
       job.groups = job.source.tasks;
       job.left = job.groups[0]?.count ?? 0;
@@ -237,7 +237,7 @@ export class Timeline {
   }
 
   /** Moves past groups with nothing left or too big for any node. */
-  private skipUnplaceable(job: JobState): void {
+  private skipUnplaceable(job: QueuedJob): void {
     const groups = job.groups ?? [];
     while (job.group < groups.length) {
       const g = groups[job.group]!;
@@ -248,7 +248,7 @@ export class Timeline {
   }
 
   /** The job first in line with a task to place; those with none leave the line. */
-  private firstInLine(): JobState | undefined {
+  private firstInLine(): QueuedJob | undefined {
     for (let job = this.queue.top; job !== undefined; job = this.queue.top) {
       if (this.hasTaskToPlace(job)) return job;
       this.queue.remove(job);
@@ -289,7 +289,7 @@ export class Timeline {
   }
 
   /** The memory the job next in line after `job` uses: `job` stays first while it uses less. */
-  private secondUsedMb(job: JobState): number {
+  private secondUsedMb(job: QueuedJob): number {
     this.queue.remove(job);
     const second = this.firstInLine();
     this.queue.add(job);

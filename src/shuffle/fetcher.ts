@@ -198,8 +198,8 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
 }
 
 /**
- * First-version API, kept while src/runtime/task-process.ts still calls it: every segment's stored
- * bytes in memory, in map order. `ReduceShuffle` replaces it (memory budget, spills to disk).
+ * Every segment's stored bytes in memory, in map order: the simplest sink over `fetchAll`. Only the
+ * fetch tests call it (no task does: `ReduceShuffle` fetches under a memory budget, spilling to disk).
  */
 export async function fetchMapOutputs(options: FetchMapOutputsOptions): Promise<FetchedSegment[]> {
   const segments: FetchedSegment[] = [];

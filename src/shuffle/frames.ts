@@ -1,10 +1,10 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { MinimrError } from '../errors.js';
 import { crc32Combine } from '../storage/index.js';
 import { CODEC_NONE_ID, codecById, type BlockCodec } from './codec.js';
-import { SegmentReader, varintSize, writeVarint, type KeyValue } from './record-format.js';
+import { varintSize, writeVarint } from './record-format.js';
 
 /**
  * Frames: the unit of compression and checksumming of every shuffle file (spills, final map output,
@@ -61,7 +61,7 @@ function corrupt(source: FrameSource, offset: number, why: string): MinimrError 
 }
 
 /** Packs records into frames; a completed frame comes back from `add`/`flush` ready to write. */
-export class FrameEncoder {
+class FrameEncoder {
   private raw: Buffer;
   private used = 0;
   private readonly frameRawBytes: number;
@@ -110,7 +110,7 @@ export class FrameEncoder {
 }
 
 /** One frame (header + stored bytes) from raw record bytes. Stored raw when compression does not help. */
-export function encodeFrame(codec: BlockCodec, raw: Buffer): Buffer {
+function encodeFrame(codec: BlockCodec, raw: Buffer): Buffer {
   return frameFromCompressed(codec, raw, codec.compress(raw));
 }
 
@@ -282,57 +282,6 @@ export function decodeSegment(stored: Buffer, source: FrameSource): Buffer {
     pos = next;
   }
   return parts.length === 1 ? parts[0]! : Buffer.concat(parts, total);
-}
-
-/** Records of a segment of stored frames held in memory, decompressed one frame at a time. */
-export function* framedRecords(stored: Buffer, source: FrameSource): IterableIterator<KeyValue> {
-  for (let pos = 0; pos < stored.length; ) {
-    const { raw, next } = decodeFrameAt(stored, pos, source);
-    yield* new SegmentReader(raw);
-    pos = next;
-  }
-}
-
-/**
- * Records of one segment of a file, read with blocking reads one frame at a time. Blocking is
- * deliberate: this runs in a task process (never in a worker), where it keeps the merge and the
- * user's reduce synchronous; memory is one frame per open run, whatever the run's size.
- */
-export class FileSegmentReader implements Iterable<KeyValue> {
-  constructor(
-    readonly path: string,
-    readonly offset: number,
-    readonly length: number,
-    private readonly source: FrameSource = { name: path },
-  ) {}
-
-  *[Symbol.iterator](): Iterator<KeyValue> {
-    if (this.length === 0) return;
-    const fd = openSync(this.path, 'r');
-    try {
-      const header = Buffer.allocUnsafe(FRAME_HEADER_SIZE);
-      let pos = this.offset;
-      const end = this.offset + this.length;
-      while (pos < end) {
-        if (readFully(fd, header, 0, FRAME_HEADER_SIZE, pos) !== FRAME_HEADER_SIZE) throw corrupt(this.source, pos, 'truncated frame header');
-        const storedLength = header.readUInt32LE(4);
-        const frameLength = FRAME_HEADER_SIZE + storedLength;
-        if (pos + frameLength > end) throw corrupt(this.source, pos, 'frame runs past the end of the segment');
-        // A fresh buffer per frame: records are views into it (or into its decompressed copy), and
-        // views handed out earlier must stay valid while the merge still holds them.
-        const frame = Buffer.allocUnsafe(frameLength);
-        header.copy(frame, 0);
-        if (readFully(fd, frame, FRAME_HEADER_SIZE, storedLength, pos + FRAME_HEADER_SIZE) !== storedLength) {
-          throw corrupt(this.source, pos, 'truncated frame');
-        }
-        const { raw } = decodeFrameAt(frame, 0, { ...this.source, details: { ...this.source.details, frameOffset: pos } });
-        yield* new SegmentReader(raw);
-        pos += frameLength;
-      }
-    } finally {
-      closeSync(fd);
-    }
-  }
 }
 
 /** Reads until `length` bytes or end of file; returns how many were read. */

@@ -35,7 +35,7 @@
  * records go straight to the sort buffer, whose spills still combine.
  */
 import { MinimrError } from '../errors.js';
-import { murmur3_32 } from './partitioner.js';
+import { murmur3_32 } from '../util/index.js';
 import type { ShuffleCounters } from './types.js';
 
 /** A key or value codec of the job (structurally the API's `Codec`). */

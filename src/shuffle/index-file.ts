@@ -21,8 +21,8 @@ import { MAX_MAP_OUTPUT_RUNS, type PartitionIndexEntry, type SegmentRun } from '
  */
 
 const MAGIC = 0x5849524d; // "MRIX" read as u32 LE
-export const INDEX_VERSION = 3;
-export const CODEC_NONE = CODEC_NONE_ID;
+const INDEX_VERSION = 3;
+const CODEC_NONE = CODEC_NONE_ID;
 const KNOWN_CODECS = new Set([CODEC_NONE_ID, CODEC_LZ4_ID]);
 const HEADER_SIZE = 16;
 const ENTRY_SIZE = 36;

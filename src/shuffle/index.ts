@@ -18,7 +18,7 @@ export type {
 export { MAX_MAP_OUTPUT_RUNS } from './types.js';
 export { createShuffleCounters } from './counters.js';
 export { compareByteRanges } from './bytes-compare.js';
-export { hashPartition, murmur3_32 } from './partitioner.js';
+export { hashPartition } from './partitioner.js';
 export {
   assertValidShuffleId,
   isValidShuffleId,
@@ -33,15 +33,14 @@ export {
 export { encodeSegment, SegmentReader, type KeyValue } from './record-format.js';
 export { decodeIndex, encodeIndex, readIndexFile, runTotals, type IndexFileContents } from './index-file.js';
 export { HashCombiner, type HashCombinerOptions, type ValueCodec, type ValueCombiner } from './hash-combiner.js';
-export { MapOutputBuffer, DEFAULT_MAP_BUFFER_BYTES, MIN_MAP_BUFFER_BYTES, type ArenaPool, type MapOutputBufferOptions } from './map-output-buffer.js';
+export { MapOutputBuffer, MIN_MAP_BUFFER_BYTES, type ArenaPool, type MapOutputBufferOptions } from './map-output-buffer.js';
 export { codecByName, codecById, lz4Codec, noneCodec, type BlockCodec } from './codec.js';
 export { GC_PACE_BYTES, collectGarbageNow, noteTransientBytes } from './gc-pacer.js';
-export { FileSegmentReader, FramedFileWriter, framedRecords, decodeSegment, type SegmentStats } from './frames.js';
+export { FramedFileWriter, decodeSegment, type SegmentStats } from './frames.js';
 export { applyCombiner, groupByKey, mergeSortedRuns } from './merger.js';
 export {
   createShuffleRequestHandler,
   shuffleUrlPath,
-  SHUFFLE_PATH_PREFIX,
   type ShuffleHandlerOptions,
   type ShuffleRequestHandler,
 } from './shuffle-handler.js';

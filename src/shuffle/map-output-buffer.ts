@@ -192,7 +192,7 @@ export interface ArenaPool {
   give(arena: ArrayBuffer): void;
 }
 
-export const DEFAULT_MAP_BUFFER_BYTES = 64 << 20;
+const DEFAULT_MAP_BUFFER_BYTES = 64 << 20;
 export const MIN_MAP_BUFFER_BYTES = 64 << 10;
 const MAX_MAP_BUFFER_BYTES = 0xffffffff - META_BYTES;
 
@@ -984,8 +984,3 @@ export class MapOutputBuffer implements MapOutputCollector {
     return { path, segments: stats.segments, codec };
   }
 }
-
-/** The first version's name; same class. */
-export const InMemoryMapOutputBuffer = MapOutputBuffer;
-export type InMemoryMapOutputBuffer = MapOutputBuffer;
-export type InMemoryMapOutputBufferOptions = MapOutputBufferOptions;

@@ -80,7 +80,7 @@ import { MAX_MAP_OUTPUT_RUNS, type BytesCombiner, type KeyComparator, type MapOu
  */
 export const MERGE_READ_BYTES_PER_RUN = 3 * DEFAULT_FRAME_RAW_BYTES;
 /** Most runs the final merge reads at once however large the budget: each is an open file. */
-export const MAX_MERGE_WIDTH = 256;
+const MAX_MERGE_WIDTH = 256;
 
 export interface MergeManagerOptions {
   readonly workDir: string;

@@ -12,7 +12,7 @@ import type { BytesCombiner, KeyComparator, KeyGroup, ShuffleCounters } from './
  */
 
 
-interface HeapEntry {
+interface RunHead {
   key: Buffer;
   value: Buffer;
   readonly run: number;
@@ -29,10 +29,10 @@ export function mergeSortedRuns(runs: ReadonlyArray<Iterable<KeyValue>>, compare
 }
 
 class KWayMerge implements IterableIterator<KeyValue> {
-  private readonly heap: MinHeap<HeapEntry>;
+  private readonly heap: MinHeap<RunHead>;
 
   constructor(runs: ReadonlyArray<Iterable<KeyValue>>, compare: KeyComparator) {
-    this.heap = new MinHeap<HeapEntry>((a, b) => {
+    this.heap = new MinHeap<RunHead>((a, b) => {
       const c = compare(a.key, b.key);
       return c < 0 || (c === 0 && a.run < b.run);
     });

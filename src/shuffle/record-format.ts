@@ -52,10 +52,6 @@ function readVarint(buf: Buffer, offset: number, out: { value: number; next: num
   out.next = offset;
 }
 
-export function encodedRecordSize(keyLen: number, valueLen: number): number {
-  return varintSize(keyLen) + varintSize(valueLen) + keyLen + valueLen;
-}
-
 /**
  * Parses one segment held in memory. Yields key/value as views into the segment (no copies), so they
  * stay valid as long as the segment Buffer does.

@@ -235,9 +235,10 @@ export function packedFeed(source: SegmentSource, segment: number, packer: Frame
 }
 
 /**
- * The frames of one segment of a file, read with blocking reads one frame at a time (a task process
- * keeps its merges synchronous; see FileSegmentReader). Opens the file at the first frame, closes it
- * at the end or on `close`.
+ * The frames of one segment of a file, read with blocking reads one frame at a time. Blocking is
+ * deliberate: this runs in a task process (never in a worker), where it keeps the merge and the user's
+ * reduce synchronous; memory is one frame per open run, whatever the run's size. Opens the file at the
+ * first frame, closes it at the end or on `close`.
  *
  * `reuseFrames`: the reader is done with a frame's bytes when it asks for the next one (a merge that
  * copies each record into its output, with no views handed out), so frames are decompressed into one

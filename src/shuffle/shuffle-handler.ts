@@ -20,7 +20,7 @@ import { MAX_MAP_OUTPUT_RUNS, type PartitionIndexEntry, type SegmentRun } from '
  * fetch failure that re-runs the map.
  */
 
-export const SHUFFLE_PATH_PREFIX = '/shuffle/';
+const SHUFFLE_PATH_PREFIX = '/shuffle/';
 export const HEADER_RECORDS = 'x-minimr-records';
 export const HEADER_LENGTH = 'x-minimr-length';
 /** The segment's runs, in order: `length:rawLength:records:crc32`, comma-separated. */
@@ -57,7 +57,7 @@ function sendError(
 const SERVE_CHUNK = 256 * 1024;
 
 /** The `x-minimr-runs` header of a segment. */
-export function runsHeader(runs: readonly SegmentRun[]): string {
+function runsHeader(runs: readonly SegmentRun[]): string {
   return runs.map((r) => `${r.length}:${r.rawLength}:${r.records}:${r.crc32 >>> 0}`).join(',');
 }
 

@@ -6,7 +6,7 @@
  * Attempt progress is what the worker reported at its last heartbeat, computed from the heartbeat
  * phase when the policy is consulted, so heartbeats need no per-worker work otherwise.
  */
-import { Books, DEFAULT_WORKER_LIMITS, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type JobSkew, type SkewPlan, type TaskPlan, type WorkerRecord, type WorkerShape as BooksWorkerShape } from '../books/index.js';
+import { Books, DEFAULT_WORKER_LIMITS, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type JobSkew, type SkewPlan, type TaskPlan, type WorkerRecord, type WorkerRegistration } from '../books/index.js';
 import { MinimrError } from '../errors.js';
 import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
 import { FifoPolicy, YarnMePolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
@@ -313,7 +313,7 @@ export class Simulator {
     return cores;
   }
 
-  private shapeOf(s: WorkerShape): BooksWorkerShape {
+  private shapeOf(s: WorkerShape): WorkerRegistration {
     return { id: s.id, host: s.host ?? s.id, rack: s.rack, mapSlots: s.mapSlots, reduceSlots: s.reduceSlots, memoryMb: s.memoryMb, diskMBps: s.diskMBps, ...(s.cluster !== undefined ? { cluster: s.cluster } : {}) };
   }
 

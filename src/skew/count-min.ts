@@ -1,5 +1,5 @@
 import { MinimrError } from '../errors.js';
-import { murmur3_32 } from '../shuffle/index.js';
+import { murmur3_32 } from '../util/index.js';
 
 /**
  * A count-min sketch over serialized map output keys, counting records AND bytes.

@@ -15,11 +15,10 @@ export type {
 } from './types.js';
 export { Namenode, DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, type NamenodeOptions, type ReplicationWork, type BlockStoreUsage } from './namenode.js';
 export { chooseTargets, owedReplicaTarget, sortByDistance, type PlacementNode, type PlacementRequest } from './placement.js';
-export { validatePath, normalizeFsPath } from './paths.js';
-export { formatMode, isValidUserName, parseMode, permits, validateUserName, type Access, type Caller, type Ownership } from './permissions.js';
+export { validatePath } from './paths.js';
+export { formatMode, isValidUserName, parseMode, validateUserName, type Access, type Caller, type Ownership } from './permissions.js';
 export { CHECKSUM_CHUNK_SIZE, crc32Combine, ReadBufferPool, validateBlockId, type BlockStat, type BlockStore, type BlockWriteResult, type VerifiedPiece } from './block-store.js';
 export { LocalDiskBlockStore, type LocalDiskBlockStoreOptions } from './local-disk-block-store.js';
-export { InMemoryBlockStore } from './memory-block-store.js';
 export { createDataRequestHandler, replicateBlock, type DataAccess, type DataRequestHandler } from './data-server.js';
 export { BlockTokenKey, BLOCK_TOKEN_HEADER, DEFAULT_BLOCK_TOKEN_LIFETIME_MS, replicationScope, type BlockOperation } from './block-token.js';
 export { putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBlock, type DataRequestOptions, type RemoteReplicationResult } from './data-client.js';

@@ -66,7 +66,7 @@ export interface ReplicationWork {
   readonly token: string;
 }
 
-interface StoredBlock {
+interface FileBlock {
   readonly blockId: string;
   readonly length: number;
   readonly crc32: number;
@@ -82,7 +82,7 @@ interface FileInode extends Ownership {
   readonly mtime: number;
   readonly replication: number;
   readonly blockSize: number;
-  readonly blocks: readonly StoredBlock[];
+  readonly blocks: readonly FileBlock[];
   readonly underConstruction: boolean;
 }
 
@@ -385,7 +385,7 @@ export class Namenode implements NamenodeApi {
       if (block.workerIds.length === 0) {
         throw new MinimrError('ENOREPLICA', `block ${block.blockId} was committed with no replica`, { path, blockId: block.blockId });
       }
-      const stored: StoredBlock = { blockId: block.blockId, length: block.length, crc32: block.crc32 };
+      const stored: FileBlock = { blockId: block.blockId, length: block.length, crc32: block.crc32 };
       await this.applyChanges(new Map([[path, { ...file, blocks: [...file.blocks, stored] }]]));
       this.pendingBlocks.delete(block.blockId);
       this.blockOwner.set(block.blockId, path);
@@ -900,7 +900,7 @@ export class Namenode implements NamenodeApi {
     queue.add(blockId);
   }
 
-  private storedBlock(blockId: string): StoredBlock | undefined {
+  private storedBlock(blockId: string): FileBlock | undefined {
     const path = this.blockOwner.get(blockId);
     const inode = path === undefined ? undefined : this.inodes.get(path);
     return inode?.type === 'file' ? inode.blocks.find((b) => b.blockId === blockId) : undefined;

@@ -1,4 +1,3 @@
-import { posix } from 'node:path';
 import { MinimrError } from '../errors.js';
 
 /**
@@ -19,13 +18,6 @@ export function validatePath(path: unknown): string {
     }
   }
   return path;
-}
-
-/** For command lines, where people type `out/` or `/a/../b`: canonical form, or EBADPATH. */
-export function normalizeFsPath(path: string): string {
-  if (!path.startsWith('/')) throw new MinimrError('EBADPATH', `path is not absolute: ${path}`, { path });
-  const normalized = posix.normalize(path);
-  return validatePath(normalized.length > 1 && normalized.endsWith('/') ? normalized.slice(0, -1) : normalized);
 }
 
 export function parentOf(path: string): string {

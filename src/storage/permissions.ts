@@ -25,7 +25,7 @@ export interface Ownership {
 
 export type Access = 'read' | 'write' | 'execute';
 
-export const STICKY_BIT = 0o1000;
+const STICKY_BIT = 0o1000;
 export const DEFAULT_DIR_MODE = 0o755;
 export const DEFAULT_FILE_MODE = 0o644;
 export const ROOT_MODE = 0o1777;
@@ -49,7 +49,7 @@ export function validateUserName(user: unknown, what = 'user name'): string {
 const ACCESS_BIT: Readonly<Record<Access, number>> = { read: 4, write: 2, execute: 1 };
 
 /** Whether `caller` has `access` to an inode with these owner and mode bits. */
-export function permits(caller: Caller, inode: Ownership, access: Access): boolean {
+function permits(caller: Caller, inode: Ownership, access: Access): boolean {
   if (caller.superuser) return true;
   const shift = caller.user === inode.owner ? 6 : caller.user === inode.group ? 3 : 0;
   return ((inode.mode >> shift) & ACCESS_BIT[access]) !== 0;

@@ -8,3 +8,4 @@ export { escapeControlCharacters } from './text.js';
 export { meanWithStandardError, type MeanWithError } from './stats.js';
 export { phaseTrace, type PhaseTraceEvent } from './phase-trace.js';
 export { keyValuePairs } from './key-value.js';
+export { murmur3_32 } from './murmur3.js';

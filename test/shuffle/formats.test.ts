@@ -11,25 +11,12 @@ import {
   encodeSegment,
   hashPartition,
   mapOutputPaths,
-  murmur3_32,
   readIndexFile,
   SegmentReader,
 } from '../../src/shuffle/index.js';
 import { isMinimrError } from '../../src/errors.js';
 import { buildSegment, hex, parseIndex, parseSegment, randomBytes, rng, withTempDir } from './support.js';
 import { parseIndexV3 } from './map-support.js';
-
-test('murmur3_32 matches published MurmurHash3 x86_32 vectors', () => {
-  // Vectors from the reference implementation (seed 0 unless given).
-  assert.equal(murmur3_32(Buffer.alloc(0)), 0);
-  assert.equal(murmur3_32(Buffer.alloc(0), 1), 0x514e28b7);
-  assert.equal(murmur3_32(Buffer.from('hello')), 0x248bfa47);
-  assert.equal(murmur3_32(Buffer.from('The quick brown fox jumps over the lazy dog')), 0x2e4ff723);
-  assert.equal(murmur3_32(Buffer.from([0x21, 0x43, 0x65, 0x87])), 0xf55b516b);
-  assert.equal(murmur3_32(Buffer.from([0x21, 0x43, 0x65])), 0x7e4a8634);
-  assert.equal(murmur3_32(Buffer.from([0x21, 0x43])), 0xa0f7b07a);
-  assert.equal(murmur3_32(Buffer.from([0x21])), 0x72661cf4);
-});
 
 test('hashPartition is in range, spreads keys, and is the same in another process', () => {
   const keys = Array.from({ length: 2000 }, (_, i) => Buffer.from(`key-${i}`));

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { codecs } from '../../src/api/index.js';
 import { isMinimrError } from '../../src/errors.js';
-import { createShuffleCounters, HashCombiner, murmur3_32, type ValueCombiner } from '../../src/shuffle/index.js';
-import { seededRandom } from '../../src/util/index.js';
+import { createShuffleCounters, HashCombiner, type ValueCombiner } from '../../src/shuffle/index.js';
+import { murmur3_32, seededRandom } from '../../src/util/index.js';
 
 interface Passed {
   partition: number;

@@ -4,7 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMinimrError } from '../../src/errors.js';
-import { InMemoryBlockStore, LocalDiskBlockStore } from '../../src/storage/index.js';
+import { LocalDiskBlockStore } from '../../src/storage/index.js';
 import { blockStoreSuite } from './block-store-suite.js';
 import { collect, makeTempDir, pseudoRandomBytes } from './helpers.js';
 
@@ -22,18 +22,6 @@ blockStoreSuite('LocalDiskBlockStore', async () => {
       one[0] = one[0]! ^ 0xff;
       await handle.write(one, 0, 1, offset);
       await handle.close();
-    },
-  };
-});
-
-blockStoreSuite('InMemoryBlockStore', async () => {
-  const store = new InMemoryBlockStore('w-mem');
-  return {
-    store,
-    cleanup: async () => undefined,
-    async corrupt(blockId, offset) {
-      const raw = store.rawBlock(blockId)!;
-      raw[offset] = raw[offset]! ^ 0xff;
     },
   };
 });
