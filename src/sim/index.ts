@@ -4,9 +4,9 @@
  */
 export type * from './types.js';
 export { DEFAULT_SIM_SETTINGS } from './types.js';
-export { EventHeap, type HeapEntry } from '../util/index.js';
+export { EventHeap, hashSeed, streamFor, type HeapEntry } from '../util/index.js';
 export { ProcessorSharing, workUnderSharingMs, type ProjectedEnd } from './cpu-sharing.js';
-export { RackIndex, hashSeed, misestimatedPenalty, placeReplicas, streamFor, transferMs } from './model.js';
+export { RackIndex, misestimatedPenalty, placeReplicas, transferMs } from './model.js';
 export {
   Simulator,
   defaultHeartbeatMs,

@@ -12,9 +12,9 @@ import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, U
 import { FifoPolicy, YarnMePolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
 import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
 import { MrClusterSim, type MrClusterIo, type MrClusterSimEvent } from './mr-clusters.js';
-import { EventHeap } from '../util/index.js';
+import { EventHeap, streamFor } from '../util/index.js';
 import { partitionShares, parseSkewSpec, sketchOf, type SkewSpec } from './skew-model.js';
-import { RackIndex, misestimatedPenalty, placeReplicas, streamFor, transferMs } from './model.js';
+import { RackIndex, misestimatedPenalty, placeReplicas, transferMs } from './model.js';
 import { penalizedMs } from '../scheduler/index.js';
 import { DEFAULT_SIM_SETTINGS, type ClusterShape, type FailureSettings, type JobSpec, type PolicyCallMode, type SimSettings, type TaskSpec, type Workload, type WorkerShape } from './types.js';
 

@@ -15,8 +15,8 @@
 import { MinimrError } from '../errors.js';
 import type { PoolView } from '../scheduler/index.js';
 import { clusterPreset, uniformCluster } from './clusters.js';
-import { EventHeap } from '../util/index.js';
-import { MiB, streamFor } from './model.js';
+import { EventHeap, streamFor } from '../util/index.js';
+import { MiB } from './model.js';
 import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload } from './types.js';
 
 export const BLOCK_BYTES = 64 * MiB;
