@@ -1,8 +1,8 @@
 /**
  * Experiments: a simulator workload run on a real local cluster, and `minimr bench policies`.
  * A folder of its own because it joins the two halves of the project: it reads workloads and
- * cluster shapes from src/sim and starts clusters from src/runtime, so neither of those has to
- * know about the other. The CLI and the benchmarks import it from here.
+ * cluster shapes from src/workloads and starts clusters from src/runtime, so neither of those has
+ * to know about the other. The CLI and the benchmarks import it from here.
  */
 export { runWorkloadOnCluster } from './workload-runner.js';
 export { benchPolicies, realCluster, scaleWorkload } from './bench-policies.js';

@@ -25,7 +25,7 @@ import { createLogger, type Logger } from '../log.js';
 import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
 import { LocalCluster, type AttemptSummary, type JobConf, type JobStatus, type SubmitOptions } from '../runtime/index.js';
 import { createPolicy, type ClusterSnapshot, type Decision, type Policy, type PolicyOptions, type SchedulingTrigger } from '../scheduler/index.js';
-import type { ClusterShape, JobSpec, Workload } from '../sim/index.js';
+import type { ClusterShape, JobSpec, Workload } from '../workloads/index.js';
 import { seededUint32 } from '../util/index.js';
 
 /** dist/apps, beside dist/src: where the built example apps are. */

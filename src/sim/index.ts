@@ -1,6 +1,6 @@
 /**
- * The discrete-event simulator: workloads, cluster shapes, the simulator that drives an unchanged
- * Policy, and policy comparisons.
+ * The discrete-event simulator: it runs a workload on a cluster shape (both from src/workloads),
+ * driving an unchanged Policy, and compares policies.
  */
 export type * from './types.js';
 export { DEFAULT_SIM_SETTINGS } from './types.js';
@@ -18,46 +18,6 @@ export {
   type SimulationStats,
 } from './simulator.js';
 export {
-  SLS_NODE_DEFAULTS,
-  clusterPreset,
-  clusterPresetNames,
-  meganode,
-  parseClusterJson,
-  parseSlsNodes,
-  readClusterFile,
-  uniformCluster,
-  type SlsNodesOptions,
-  type UniformClusterOptions,
-} from './clusters.js';
-export {
-  BLOCK_BYTES,
-  TYREX_TARGETS,
-  WORKLOAD_NAMES,
-  defaultClusterFor,
-  estimatedAloneMs,
-  fawkesReferenceCluster,
-  fawkesWorkload,
-  fitSampleCv2,
-  hyperExponential,
-  improvedFairWorkload,
-  listScheduleMs,
-  namedWorkload,
-  sizeClassOf,
-  squaredCv,
-  tyrexWorkload,
-  yarnMeTrace,
-  type FawkesOptions,
-  type FawkesVariant,
-  type ImprovedFairOptions,
-  type NamedWorkloadOptions,
-  type TyrexOptions,
-  type TyrexVariant,
-  type YarnMeOptions,
-} from './workloads.js';
-export { type SkewSpec } from './skew-model.js';
-export { clusterFromSlsTrace, parseSlsTrace, readWorkloadFile, readWorkloadJson, workloadToJson, type SlsOptions } from './traces.js';
-export { clusterFromRumenTrace, parseRumenTrace, type RumenOptions } from './rumen.js';
-export {
   comparePolicies,
   runtimesAlone,
   writeComparison,
@@ -66,4 +26,4 @@ export {
   type PolicyFactory,
   type PolicyResult,
 } from './compare.js';
-export { loadCluster, loadWorkload, runSimCommand, type SimCommandArgs } from './command.js';
+export { runSimCommand, type SimCommandArgs } from './command.js';

@@ -5,7 +5,7 @@
  * which the workload generators share.
  */
 import { DEFAULT_DISK_MBPS, type PenaltyModel } from '../scheduler/index.js';
-import type { WorkerShape } from './types.js';
+import type { WorkerShape } from '../workloads/index.js';
 
 export const MiB = 1024 * 1024;
 
