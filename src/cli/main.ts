@@ -8,7 +8,7 @@ import { hideBin } from 'yargs/helpers';
 import type { JsonValue } from '../api/index.js';
 import { DEFAULT_WORKER_LIMITS } from '../books/index.js';
 import { MinimrError } from '../errors.js';
-import { benchPolicies } from '../experiments/index.js';
+import { benchPolicies, runSimCommand } from '../experiments/index.js';
 import { createLogger } from '../log.js';
 import {
   ATTEMPT_LOG_STREAMS,
@@ -29,7 +29,6 @@ import {
 } from '../runtime/index.js';
 import { forgetClusterSecret, recordClusterSecret, webPassword } from '../runtime/auth.js';
 import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
-import { runSimCommand } from '../sim/index.js';
 import { formatMode, parseMode } from '../storage/index.js';
 import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
 import { escapeControlCharacters, formatBytes, keyValuePairs, parseSize } from '../util/index.js';

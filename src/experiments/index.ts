@@ -5,6 +5,16 @@
  * to know about the other. The CLI and the benchmarks import it from here.
  */
 export { runWorkloadOnCluster } from './workload-runner.js';
+export {
+  comparePolicies,
+  runtimesAlone,
+  writeComparison,
+  type CompareOptions,
+  type ComparisonResult,
+  type PolicyFactory,
+  type PolicyResult,
+} from './compare.js';
+export { runSimCommand, type SimCommandArgs } from './sim-command.js';
 export { benchPolicies, realCluster, scaleWorkload } from './bench-policies.js';
 export type { RealJobRun } from './workload-runner.js';
 export { DEFAULT_MIX, runYarnMeReal, yarnMeRealJson, yarnMeRealMarkdown, yarnMeRealSvgs, withBaselineTaskTimes, type MixJob, type YarnMeRealOptions, type YarnMeRealResult } from './yarn-me-real.js';

@@ -1,6 +1,6 @@
 /**
  * The discrete-event simulator: it runs a workload on a cluster shape (both from src/workloads),
- * driving an unchanged Policy, and compares policies.
+ * driving an unchanged Policy. Comparisons of policies and \`minimr sim\` are in src/experiments.
  */
 export type * from './types.js';
 export { DEFAULT_SIM_SETTINGS } from './types.js';
@@ -10,6 +10,7 @@ export { RackIndex, misestimatedPenalty, placeReplicas, transferMs } from './mod
 export {
   Simulator,
   defaultHeartbeatMs,
+  pickSettings,
   simulate,
   type DecisionRecord,
   type SimulationOptions,
@@ -17,13 +18,3 @@ export {
   type SimulationResult,
   type SimulationStats,
 } from './simulator.js';
-export {
-  comparePolicies,
-  runtimesAlone,
-  writeComparison,
-  type CompareOptions,
-  type ComparisonResult,
-  type PolicyFactory,
-  type PolicyResult,
-} from './compare.js';
-export { runSimCommand, type SimCommandArgs } from './command.js';

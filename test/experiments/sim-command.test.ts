@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { MinimrError } from '../../src/errors.js';
-import { runSimCommand } from '../../src/sim/index.js';
+import { runSimCommand } from '../../src/experiments/index.js';
 import { loadCluster, loadWorkload } from '../../src/workloads/index.js';
 
 const execFileP = promisify(execFile);
