@@ -1,8 +1,9 @@
 /**
- * Experiments: a simulator workload run on a real local cluster, and `minimr bench policies`.
- * A folder of its own because it joins the two halves of the project: it reads workloads and
- * cluster shapes from src/workloads and starts clusters from src/runtime, so neither of those has
- * to know about the other. The CLI and the benchmarks import it from here.
+ * Experiments: policy comparisons in the simulator (and `minimr sim`, which runs them), a
+ * workload run on a real local cluster, and `minimr bench policies`. A folder of its own because
+ * it joins the two halves of the project: it reads workloads and cluster shapes from
+ * src/workloads, runs them in src/sim and on clusters started from src/runtime, so none of those
+ * has to know about the others. The CLI and the benchmarks import it from here.
  */
 export { runWorkloadOnCluster } from './workload-runner.js';
 export {
