@@ -37,7 +37,8 @@ import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { realCluster, runWorkloadOnCluster, scaleWorkload } from '../src/experiments/index.js';
 import { computeMetrics, type RunRecord } from '../src/metrics/index.js';
-import { clusterPreset, comparePolicies, namedWorkload, type Workload } from '../src/sim/index.js';
+import { comparePolicies } from '../src/experiments/index.js';
+import { clusterPreset, namedWorkload, type Workload } from '../src/workloads/index.js';
 import { barChart, meanWithStandardError, parseSize } from '../src/util/index.js';
 import { median } from './lib/shell.js';
 

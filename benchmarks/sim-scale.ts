@@ -15,7 +15,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { FifoPolicy } from '../src/scheduler/index.js';
-import { clusterPreset, simulate, tyrexWorkload, yarnMeTrace, type ClusterShape, type Workload } from '../src/sim/index.js';
+import { simulate } from '../src/sim/index.js';
+import { clusterPreset, tyrexWorkload, yarnMeTrace, type ClusterShape, type Workload } from '../src/workloads/index.js';
 
 interface Row {
   case: string;

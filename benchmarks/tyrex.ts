@@ -28,7 +28,9 @@ import yargs from 'yargs';
 import { realCluster, runWorkloadOnCluster, scaleWorkload } from '../src/experiments/index.js';
 import { computeMetrics, meanAttemptMs, responseBreakdown, slowdownCdfSvg, type AttemptRunRecord, type PolicyMetrics, type ResponseBreakdown, type RunRecord } from '../src/metrics/index.js';
 import { createPolicy } from '../src/scheduler/index.js';
-import { clusterPreset, comparePolicies, tyrexWorkload, workUnderSharingMs, type ClusterShape, type JobSpec, type PolicyFactory, type TaskSpec, type Workload } from '../src/sim/index.js';
+import { workUnderSharingMs } from '../src/sim/index.js';
+import { comparePolicies, type PolicyFactory } from '../src/experiments/index.js';
+import { clusterPreset, tyrexWorkload, type ClusterShape, type JobSpec, type TaskSpec, type Workload } from '../src/workloads/index.js';
 import { parseSize } from '../src/util/index.js';
 
 const SELF = fileURLToPath(import.meta.url);

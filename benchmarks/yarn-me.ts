@@ -35,7 +35,8 @@ import { performance } from 'node:perf_hooks';
 import { runYarnMeReal, yarnMeRealJson, yarnMeRealMarkdown, yarnMeRealSvgs } from '../src/experiments/index.js';
 import type { RunRecord } from '../src/metrics/index.js';
 import { createPolicy, type PolicyOptions } from '../src/scheduler/index.js';
-import { clusterPreset, defaultHeartbeatMs, meganode, simulate, yarnMeTrace, type ClusterShape, type SimSettings, type Workload } from '../src/sim/index.js';
+import { defaultHeartbeatMs, simulate, type SimSettings } from '../src/sim/index.js';
+import { clusterPreset, meganode, yarnMeTrace, type ClusterShape, type Workload } from '../src/workloads/index.js';
 import { lineChart, type Series } from '../src/util/index.js';
 import yargs from 'yargs';
 

@@ -13,7 +13,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -25,6 +25,9 @@ const SEEDS = process.argv[4]?.split(',').map(Number) ?? [1, 2];
 
 const sha = (text) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 const sim = await import(pathToFileURL(join(root, 'dist/src/sim/index.js')).href);
+// The workload generators and cluster presets left src/sim for src/workloads; older builds keep them in sim.
+const workloadsModule = join(root, 'dist/src/workloads/index.js');
+const workloads = existsSync(workloadsModule) ? await import(pathToFileURL(workloadsModule).href) : sim;
 const scheduler = await import(pathToFileURL(join(root, 'dist/src/scheduler/index.js')).href);
 
 for (const workload of WORKLOADS) {
@@ -39,8 +42,8 @@ for (const workload of WORKLOADS) {
     });
     rmSync(out, { recursive: true, force: true });
     process.stdout.write(`cli ${workload} seed=${seed} table=${sha(table)} ${files.join(' ')}\n`);
-    const w = sim.namedWorkload(workload, { seed });
-    const cluster = sim.clusterPreset(sim.defaultClusterFor(workload));
+    const w = workloads.namedWorkload(workload, { seed });
+    const cluster = workloads.clusterPreset(workloads.defaultClusterFor(workload));
     for (const policy of POLICIES) {
       const r = sim.simulate({ workload: w, cluster, policy: scheduler.createPolicy(policy), seed });
       process.stdout.write(`run ${workload} seed=${seed} ${policy} record=${sha(JSON.stringify(r.run))} decisions=${sha(JSON.stringify(r.decisions))} stats=${sha(JSON.stringify(r.stats))}\n`);

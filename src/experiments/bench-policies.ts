@@ -11,16 +11,8 @@ import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { computeMetrics, metricsTable, writeReport, type PolicyMetrics } from '../metrics/index.js';
 import type { PolicyOptions, PoolView } from '../scheduler/index.js';
-import {
-  comparePolicies,
-  defaultClusterFor,
-  loadCluster,
-  loadWorkload,
-  writeComparison,
-  type ClusterShape,
-  type ComparisonResult,
-  type Workload,
-} from '../sim/index.js';
+import { defaultClusterFor, loadCluster, loadWorkload, type ClusterShape, type Workload } from '../workloads/index.js';
+import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
 import { runWorkloadOnCluster, type RealDecisionRecord } from './workload-runner.js';
 
 interface RealScaleOptions {

@@ -26,7 +26,7 @@ import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicationRun
 import { type AttemptSummary, type JobConf, type JobStatus, type SubmitOptions } from '../runtime/index.js';
 import { LocalCluster } from '../local/index.js';
 import { createPolicy, type ClusterSnapshot, type Decision, type Policy, type PolicyOptions, type SchedulingTrigger } from '../scheduler/index.js';
-import type { ClusterShape, JobSpec, Workload } from '../sim/index.js';
+import type { ClusterShape, JobSpec, Workload } from '../workloads/index.js';
 import { seededUint32 } from '../util/index.js';
 
 /** dist/apps, beside dist/src: where the built example apps are. */

@@ -41,7 +41,8 @@ import { computeMetrics, meanAttemptMs, type AttemptRunRecord, type RunRecord } 
 import { TASK_OVERHEAD_MB, estimatesFor, neededBufferBytes, type AttemptSummary, type JobConf, type JobProfile } from '../runtime/index.js';
 import { type LocalCluster } from '../local/index.js';
 import { createPolicy, type PolicyOptions } from '../scheduler/index.js';
-import { simulate, type ClusterShape, type JobSpec, type TaskSpec, type Workload } from '../sim/index.js';
+import { simulate } from '../sim/index.js';
+import type { ClusterShape, JobSpec, TaskSpec, Workload } from '../workloads/index.js';
 import type { FsClient } from '../storage/index.js';
 import { lineChart, meanWithStandardError, type MeanWithError } from '../util/index.js';
 import { realCluster } from './bench-policies.js';

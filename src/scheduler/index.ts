@@ -98,7 +98,7 @@ const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFact
   ['yarn', (options) => new YarnMePolicy(parseYarnOptions(options))],
   // YARN-ME: elastic allocations. Options: backfillReserved (true), diskShare (0.5).
   ['yarn-me', (options) => new YarnMePolicy(parseYarnMeOptions(options))],
-  // Shortest remaining job first at ideal memory: the meganode bound's scheduler (sim/clusters.ts meganode).
+  // Shortest remaining job first at ideal memory: the meganode bound's scheduler (workloads/clusters.ts meganode).
   [
     'srjf',
     (options) => {

@@ -1,28 +1,13 @@
 /**
  * The simulator's cost model: how long an attempt takes given its memory grant and where its input
- * is, where input replicas go, and the seeded per-attempt draws (noise, failures) that must not
- * depend on the order in which events happen to be processed.
+ * is, and where input replicas go. The seeded per-attempt draws (noise, failures), which must not
+ * depend on the order in which events happen to be processed, come from `streamFor` (src/util),
+ * which the workload generators share.
  */
 import { DEFAULT_DISK_MBPS, type PenaltyModel } from '../scheduler/index.js';
-import { seededRandom } from '../util/index.js';
-import type { WorkerShape } from './types.js';
+import type { WorkerShape } from '../workloads/index.js';
 
 export const MiB = 1024 * 1024;
-
-/** FNV-1a over the string, mixed with the seed: a stable 32-bit key for a seeded stream. */
-export function hashSeed(seed: number, key: string): number {
-  let h = (0x811c9dc5 ^ (seed >>> 0)) >>> 0;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
-}
-
-/** A seeded stream of floats in [0, 1) for one named thing (an attempt, a job's placement). */
-export function streamFor(seed: number, key: string): () => number {
-  return seededRandom(hashSeed(seed, key));
-}
 
 /**
  * The penalty model as a policy is told it when its estimate is off by `scale` (> 0): a step

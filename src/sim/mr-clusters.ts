@@ -24,7 +24,8 @@ import type { Books, EngineData, Effect, AttemptRecord } from '../books/index.js
 import type { MrClusterCount, MrClusterDrain, MrClusterRunRecord, MrClusterSample } from '../metrics/index.js';
 import type { BalanceSample } from '../scheduler/index.js';
 import { RackIndex, transferMs } from './model.js';
-import type { MrClusterSpec, SimSettings, WorkerShape } from './types.js';
+import type { SimSettings } from './types.js';
+import type { MrClusterSpec, WorkerShape } from '../workloads/index.js';
 
 export type MrClusterSimEvent =
   | { readonly kind: 'input-loaded'; readonly cluster: string }

@@ -12,11 +12,12 @@ import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, U
 import { FifoPolicy, YarnMePolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
 import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
 import { MrClusterSim, type MrClusterIo, type MrClusterSimEvent } from './mr-clusters.js';
-import { EventHeap } from '../util/index.js';
-import { partitionShares, parseSkewSpec, sketchOf, type SkewSpec } from './skew-model.js';
-import { RackIndex, misestimatedPenalty, placeReplicas, streamFor, transferMs } from './model.js';
+import { EventHeap, streamFor } from '../util/index.js';
+import { partitionShares, sketchOf } from './skew-model.js';
+import { RackIndex, misestimatedPenalty, placeReplicas, transferMs } from './model.js';
 import { penalizedMs } from '../scheduler/index.js';
-import { DEFAULT_SIM_SETTINGS, type ClusterShape, type FailureSettings, type JobSpec, type PolicyCallMode, type SimSettings, type TaskSpec, type Workload, type WorkerShape } from './types.js';
+import { DEFAULT_SIM_SETTINGS, type FailureSettings, type PolicyCallMode, type SimSettings } from './types.js';
+import { parseSkewSpec, type ClusterShape, type JobSpec, type SkewSpec, type TaskSpec, type Workload, type WorkerShape } from '../workloads/index.js';
 
 export interface DecisionRecord {
   readonly timeMs: number;

@@ -1,4 +1,4 @@
-export { seededRandom, seededUint32 } from './random.js';
+export { hashSeed, seededRandom, seededUint32, streamFor } from './random.js';
 export { lineChart, type LineChartOptions, type Series } from './svg-plot.js';
 export { barChart, type BarChartOptions, type BarSeries } from './svg-bars.js';
 export { zipfSampler } from './zipf.js';

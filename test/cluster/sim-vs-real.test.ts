@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/log.js';
 import { LocalCluster } from '../../src/local/index.js';
 import { createPolicy, type ClusterSnapshot, type Decision, type Policy, type PolicyOptions, type PoolView } from '../../src/scheduler/index.js';
-import { Simulator, type JobSpec, type TaskSpec } from '../../src/sim/index.js';
+import { Simulator } from '../../src/sim/index.js';
+import type { JobSpec, TaskSpec } from '../../src/workloads/index.js';
 import { appModule, fixtureModule, makeText } from '../helpers/cluster.js';
 
 /**

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { withBaselineTaskTimes } from '../../src/experiments/index.js';
 import type { AttemptRunRecord, RunRecord } from '../../src/metrics/index.js';
 import type { PenaltyModel } from '../../src/scheduler/index.js';
-import type { Workload } from '../../src/sim/index.js';
+import type { Workload } from '../../src/workloads/index.js';
 
 function attempt(over: Partial<AttemptRunRecord>): AttemptRunRecord {
   return {

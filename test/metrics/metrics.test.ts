@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { computeMetrics, metricsTable, quantile, responseBreakdown, summarizeSlowdowns, variability, type AttemptRunRecord, type JobRunRecord, type RunRecord } from '../../src/metrics/index.js';
-import { clusterPreset, comparePolicies, tyrexWorkload, writeComparison } from '../../src/sim/index.js';
+import { comparePolicies, writeComparison } from '../../src/experiments/index.js';
+import { clusterPreset, tyrexWorkload } from '../../src/workloads/index.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
 
 describe('quantiles', () => {

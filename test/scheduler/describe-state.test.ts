@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createPolicy, type ClusterSnapshot, type Policy, type PolicyState } from '../../src/scheduler/index.js';
-import { clusterPreset, namedWorkload, simulate } from '../../src/sim/index.js';
+import { simulate } from '../../src/sim/index.js';
+import { clusterPreset, namedWorkload } from '../../src/workloads/index.js';
 
 /** The same policy, asked to describe its state before and after every `every`-th decision. */
 function describing(policy: Policy, states: PolicyState[], every = 1): Policy {

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createPolicy, remainingWorkMs } from '../../src/scheduler/index.js';
-import { meganode, simulate } from '../../src/sim/index.js';
+import { simulate } from '../../src/sim/index.js';
+import { meganode } from '../../src/workloads/index.js';
 import { STEADY_RESPONSE_BOUND_MS, policyConformance } from './conformance.js';
 import { mkJob, mkSnapshot, mkTask, mkWorker } from './snapshot-driver.js';
 

@@ -3,7 +3,8 @@ import { describe, test } from 'node:test';
 
 import { MinimrError } from '../../src/errors.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
-import { ProcessorSharing, clusterPreset, parseClusterJson, readClusterFile, simulate, tyrexWorkload, workUnderSharingMs, type ClusterShape, type JobSpec, type SimulationOptions, type WorkerShape } from '../../src/sim/index.js';
+import { ProcessorSharing, simulate, workUnderSharingMs, type SimulationOptions } from '../../src/sim/index.js';
+import { clusterPreset, parseClusterJson, readClusterFile, tyrexWorkload, type ClusterShape, type JobSpec, type WorkerShape } from '../../src/workloads/index.js';
 import { MiB, job, task, worker } from './helpers.js';
 
 /** Map-only workers w1..wn, all on host "h" with `cores` cores. */

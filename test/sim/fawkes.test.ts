@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FifoPolicy, createPolicy, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
 import { computeMetrics } from '../../src/metrics/index.js';
-import { clusterPreset, fawkesWorkload, simulate, type ClusterShape, type Workload } from '../../src/sim/index.js';
+import { simulate } from '../../src/sim/index.js';
+import { clusterPreset, fawkesWorkload, type ClusterShape, type Workload } from '../../src/workloads/index.js';
 import { MiB, cluster, job, task, worker } from './helpers.js';
 
 /** w1..w4 on rack r1, w5..w8 on rack r2: one map slot each, disks of 100 MB/s. */

@@ -1,6 +1,6 @@
 /** Small hand-made clusters, jobs and policies for the simulator tests. */
 import { localityOf, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
-import type { ClusterShape, JobSpec, TaskSpec, WorkerShape } from '../../src/sim/index.js';
+import type { ClusterShape, JobSpec, TaskSpec, WorkerShape } from '../../src/workloads/index.js';
 
 export const MiB = 1024 * 1024;
 

@@ -4,7 +4,8 @@ import { describe, test } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
 import { computeMetrics } from '../../src/metrics/index.js';
-import { EventHeap, RackIndex, clusterPreset, placeReplicas, simulate, streamFor, tyrexWorkload, type SimulationOptions } from '../../src/sim/index.js';
+import { EventHeap, RackIndex, placeReplicas, simulate, streamFor, type SimulationOptions } from '../../src/sim/index.js';
+import { clusterPreset, tyrexWorkload } from '../../src/workloads/index.js';
 import { MiB, cluster, grantingPolicy, job, task, worker } from './helpers.js';
 
 function finishTimes(r: ReturnType<typeof simulate>): Record<string, number | null> {

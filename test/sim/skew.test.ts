@@ -7,7 +7,8 @@ import { describe, test } from 'node:test';
 
 import { MinimrError } from '../../src/errors.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
-import { readWorkloadJson, simulate, type JobSpec } from '../../src/sim/index.js';
+import { simulate } from '../../src/sim/index.js';
+import { readWorkloadJson, type JobSpec } from '../../src/workloads/index.js';
 import { partitionOfKey } from '../../src/skew/index.js';
 import { cluster, job, task, worker } from './helpers.js';
 

@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { FairQueue, createPolicy, fairShareOrder, memoryInUse, type ClusterSnapshot, type Decision, type JobView, type Policy, type PolicyOptions } from '../../src/scheduler/index.js';
-import { simulate, uniformCluster, yarnMeTrace, type SimSettings } from '../../src/sim/index.js';
+import { simulate, type SimSettings } from '../../src/sim/index.js';
+import { uniformCluster, yarnMeTrace } from '../../src/workloads/index.js';
 
 const cluster = uniformCluster({ name: 'yarn-me-20', workers: 20, perRack: 10, mapSlots: 16, reduceSlots: 0, memoryMb: 10 * 1024, diskMBps: 100 });
 const MISESTIMATED: Partial<SimSettings> = { noise: 0.15, memoryNoise: 0.15, penaltyNoise: 0.15 };

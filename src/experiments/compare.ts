@@ -4,8 +4,8 @@
  */
 import { computeMetrics, writeReport, type MetricsOptions, type PolicyMetrics, type RunRecord } from '../metrics/index.js';
 import { FifoPolicy, createPolicy, type Policy, type PolicyOptions } from '../scheduler/index.js';
-import { Simulator, pickSettings, type DecisionRecord, type SimulationOptions, type SimulationStats } from './simulator.js';
-import type { ClusterShape, FailureSettings, SimSettings, Workload } from './types.js';
+import { Simulator, pickSettings, type DecisionRecord, type FailureSettings, type SimSettings, type SimulationOptions, type SimulationStats } from '../sim/index.js';
+import type { ClusterShape, Workload } from '../workloads/index.js';
 
 export interface PolicyFactory {
   readonly name: string;

@@ -6,7 +6,7 @@ import { MinimrError } from '../errors.js';
 import { DEFAULT_MIN_MEMORY_FRACTION, parsePools, type TaskKind } from '../scheduler/index.js';
 import { describeJsonValues, isJsonObject, parseJsonStream } from './json-stream.js';
 import { rumenWorkloadFromValues } from './rumen.js';
-import { parseSkewSpec } from './skew-model.js';
+import { parseSkewSpec } from './skew-spec.js';
 import type { ClusterShape, JobSpec, MrClusterSpec, PenaltyModel, TaskSpec, Workload, WorkerShape } from './types.js';
 
 function bad(message: string, details: Record<string, string | number> = {}): never {

@@ -1,16 +1,11 @@
 /**
  * `minimr sim`: the logic behind the yargs command, so the CLI stays a thin shell.
  */
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { MinimrError } from '../errors.js';
 import { metricsTable, mrClusterTable } from '../metrics/index.js';
 import type { PolicyOptions } from '../scheduler/index.js';
-import { clusterPreset, clusterPresetNames, meganode, readClusterFile } from './clusters.js';
+import { defaultClusterFor, loadCluster, loadWorkload, meganode } from '../workloads/index.js';
 import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
-import { readWorkloadFile } from './traces.js';
-import type { ClusterShape, Workload } from './types.js';
-import { WORKLOAD_NAMES, defaultClusterFor, namedWorkload } from './workloads.js';
 
 export interface SimCommandArgs {
   readonly workload: string;
@@ -31,31 +26,6 @@ export interface SimCommandArgs {
   readonly nodeCores?: number;
   /** Pool the cluster into one node (YARN-ME's meganode bound; run it under srjf). */
   readonly meganode?: boolean;
-}
-
-async function readText(path: string, what: string): Promise<string> {
-  try {
-    return await readFile(resolve(path), 'utf8');
-  } catch (err) {
-    throw new MinimrError('EBADCONF', `cannot read the ${what} ${path}: ${(err as Error).message}`);
-  }
-}
-
-/** A named workload, or a .json file: minimr workload JSON, a Hadoop SLS or a Hadoop Rumen job trace. */
-export async function loadWorkload(name: string, o: { seed?: number; load?: number; scale?: number }): Promise<Workload> {
-  if ((WORKLOAD_NAMES as readonly string[]).includes(name)) return namedWorkload(name, o);
-  if (!/\.json$/i.test(name)) throw new MinimrError('EBADCONF', `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a .json minimr workload / Hadoop SLS / Hadoop Rumen trace file`);
-  return readWorkloadFile(await readText(name, 'workload file'), name);
-}
-
-/**
- * A preset name, or a .json file: minimr's cluster JSON or a Hadoop SLS node file (the paper's
- * simulator's topology file), whose nodes get `sls` memory and cores unless they name their own.
- */
-export async function loadCluster(name: string, sls: { memoryMb?: number; vcores?: number } = {}): Promise<ClusterShape> {
-  if (clusterPresetNames().includes(name)) return clusterPreset(name);
-  if (!/\.json$/i.test(name)) return clusterPreset(name);
-  return readClusterFile(await readText(name, 'cluster file'), name, sls);
 }
 
 /** Runs the simulation(s), writes the report when `out` is given, returns the result and the table. */

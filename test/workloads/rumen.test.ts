@@ -6,7 +6,8 @@ import { describe, test } from 'node:test';
 
 import { MinimrError } from '../../src/errors.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
-import { clusterFromRumenTrace, loadWorkload, parseRumenTrace, parseSlsNodes, readWorkloadFile, simulate } from '../../src/sim/index.js';
+import { simulate } from '../../src/sim/index.js';
+import { clusterFromRumenTrace, loadWorkload, parseRumenTrace, parseSlsNodes, readWorkloadFile } from '../../src/workloads/index.js';
 
 type Json = Record<string, unknown>;
 

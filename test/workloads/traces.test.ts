@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { MinimrError } from '../../src/errors.js';
-import { clusterFromSlsTrace, fawkesWorkload, parseSlsTrace, readWorkloadFile, readWorkloadJson, tyrexWorkload, workloadToJson, improvedFairWorkload } from '../../src/sim/index.js';
+import { clusterFromSlsTrace, fawkesWorkload, parseSlsTrace, readWorkloadFile, readWorkloadJson, tyrexWorkload, workloadToJson, improvedFairWorkload } from '../../src/workloads/index.js';
 
 // Maps at container.priority 20 and reduces at 10, as Hadoop's SLS sample traces have them.
 const GOOD = `

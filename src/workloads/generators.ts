@@ -15,10 +15,10 @@
 import { MinimrError } from '../errors.js';
 import type { PoolView } from '../scheduler/index.js';
 import { clusterPreset, uniformCluster } from './clusters.js';
-import { EventHeap } from '../util/index.js';
-import { MiB, streamFor } from './model.js';
+import { EventHeap, streamFor } from '../util/index.js';
 import type { ClusterShape, JobSpec, PenaltyModel, TaskSpec, Workload } from './types.js';
 
+const MiB = 1024 * 1024;
 export const BLOCK_BYTES = 64 * MiB;
 const GiB = 1024 * MiB;
 

@@ -13,7 +13,7 @@ import {
   tyrexWorkload,
   yarnMeTrace,
   type JobSpec,
-} from '../../src/sim/index.js';
+} from '../../src/workloads/index.js';
 
 const workOf = (j: JobSpec) => [...j.maps, ...j.reduces].reduce((s, t) => s + t.workMs, 0);
 

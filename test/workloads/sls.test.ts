@@ -6,7 +6,8 @@ import { describe, test } from 'node:test';
 
 import { MinimrError } from '../../src/errors.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
-import { loadCluster, parseSlsNodes, parseSlsTrace, simulate } from '../../src/sim/index.js';
+import { simulate } from '../../src/sim/index.js';
+import { loadCluster, parseSlsNodes, parseSlsTrace } from '../../src/workloads/index.js';
 
 // Hadoop's SLS sample job trace (SchedulerLoadSimulator.md, sls-jobs.json: maps at priority 20),
 // with one reduce at priority 10 added to the first job.

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { createPolicy } from '../../src/scheduler/index.js';
-import { readClusterFile, readWorkloadFile, simulate } from '../../src/sim/index.js';
+import { simulate } from '../../src/sim/index.js';
+import { readClusterFile, readWorkloadFile } from '../../src/workloads/index.js';
 
 const TRACE = `{"am.type": "mapreduce", "job.id": "job_7", "job.start.ms": 5000, "job.end.ms": 900000,
  "job.tasks": [

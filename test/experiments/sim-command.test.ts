@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { MinimrError } from '../../src/errors.js';
-import { loadCluster, loadWorkload, runSimCommand } from '../../src/sim/index.js';
+import { runSimCommand } from '../../src/experiments/index.js';
+import { loadCluster, loadWorkload } from '../../src/workloads/index.js';
 
 const execFileP = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));

@@ -1,0 +1,36 @@
+/**
+ * Workloads and cluster shapes by name or file, as `minimr sim` and the tests name them: a generator
+ * or preset name, or a .json file in any of the formats this folder reads.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { MinimrError } from '../errors.js';
+import { clusterPreset, clusterPresetNames, readClusterFile } from './clusters.js';
+import { WORKLOAD_NAMES, namedWorkload } from './generators.js';
+import { readWorkloadFile } from './traces.js';
+import type { ClusterShape, Workload } from './types.js';
+
+async function readText(path: string, what: string): Promise<string> {
+  try {
+    return await readFile(resolve(path), 'utf8');
+  } catch (err) {
+    throw new MinimrError('EBADCONF', `cannot read the ${what} ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** A named workload, or a .json file: minimr workload JSON, a Hadoop SLS or a Hadoop Rumen job trace. */
+export async function loadWorkload(name: string, o: { seed?: number; load?: number; scale?: number }): Promise<Workload> {
+  if ((WORKLOAD_NAMES as readonly string[]).includes(name)) return namedWorkload(name, o);
+  if (!/\.json$/i.test(name)) throw new MinimrError('EBADCONF', `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a .json minimr workload / Hadoop SLS / Hadoop Rumen trace file`);
+  return readWorkloadFile(await readText(name, 'workload file'), name);
+}
+
+/**
+ * A preset name, or a .json file: minimr's cluster JSON or a Hadoop SLS node file (the paper's
+ * simulator's topology file), whose nodes get `sls` memory and cores unless they name their own.
+ */
+export async function loadCluster(name: string, sls: { memoryMb?: number; vcores?: number } = {}): Promise<ClusterShape> {
+  if (clusterPresetNames().includes(name)) return clusterPreset(name);
+  if (!/\.json$/i.test(name)) return clusterPreset(name);
+  return readClusterFile(await readText(name, 'cluster file'), name, sls);
+}
