@@ -16,6 +16,7 @@ import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
 import type {
   AttemptView,
   ClusterSnapshot,
+  Consultation,
   Decision,
   JobView,
   Locality,
@@ -455,6 +456,8 @@ interface FillContext {
 
 export class FairPolicy implements Policy {
   readonly name: string = 'fair';
+  /** Locality waits and starvation timeouts run out with time alone. */
+  readonly consultWhen: Consultation = 'every-event';
   readonly options: FairOptions;
 
   private readonly waits = new LocalityWaits();

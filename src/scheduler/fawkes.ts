@@ -42,7 +42,7 @@ import { MinimrError } from '../errors.js';
 import { fifoByCluster } from './fifo.js';
 import { FREE_POOL } from './mr-cluster-checks.js';
 import { byCodeUnit, visitingOrder } from './rooms.js';
-import type { BalanceSample, ClusterSnapshot, Decision, JobView, MrClusterView, NodeKind, Policy, PolicyState, WorkerView } from './types.js';
+import type { BalanceSample, ClusterSnapshot, Consultation, Decision, JobView, MrClusterView, NodeKind, Policy, PolicyState, WorkerView } from './types.js';
 
 export const WEIGHTINGS = ['none', 'eq', 'jd', 'dd', 'td', 'pu', 'du', 'ru', 'js', 'jt', 'tt'] as const;
 export type Weighting = (typeof WEIGHTINGS)[number];
@@ -273,6 +273,8 @@ const GROW_KIND: Readonly<Record<FawkesOptions['grow'], NodeKind>> = { TR: 'tran
 
 export class FawkesPolicy implements Policy {
   readonly name: string;
+  /** Samples, intervals and idle clusters' deactivation are timed. */
+  readonly consultWhen: Consultation = 'every-event';
   readonly options: FawkesOptions;
   /** Every interval's weights, discrimination and whether allocations changed. */
   readonly balanceHistory: BalanceSample[] = [];

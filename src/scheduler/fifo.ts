@@ -19,7 +19,7 @@ import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { localityOf, Rank, rankOf, visitingOrder, type Room } from './rooms.js';
 import { parsePolicyOptions, type OptionKind } from './fair.js';
 import { LocalityWaits } from './locality-waits.js';
-import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
+import type { ClusterSnapshot, Consultation, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
 
 export interface FifoOptions {
   /** How long a job may skip free map slots without its input before it runs a map there; 0: never skips. */
@@ -60,6 +60,11 @@ export class FifoPolicy implements Policy {
    */
   get waitsForLocality(): boolean {
     return this.options.nodeLocalDelayMs > 0;
+  }
+
+  /** Without a wait it launches at ideal memory whatever fits, from the snapshot alone; a wait running out is no change. */
+  get consultWhen(): Consultation {
+    return this.waitsForLocality ? 'every-event' : 'after-change-if-a-task-fits';
   }
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {

@@ -9,7 +9,7 @@
  */
 import { minPendingMemoryMb } from './pending-index.js';
 import { localityOf, visitingOrder } from './rooms.js';
-import type { ClusterSnapshot, Decision, JobView, Policy } from './types.js';
+import type { ClusterSnapshot, Consultation, Decision, JobView, Policy } from './types.js';
 
 function meanMs(job: JobView, kind: 'map' | 'reduce'): number {
   const done = kind === 'map' ? job.mapsCompleted : job.reducesCompleted;
@@ -26,6 +26,8 @@ export function remainingWorkMs(job: JobView, now: number): number {
 
 export class SrjfPolicy implements Policy {
   readonly name = 'srjf';
+  /** Running attempts' remaining work, and so the job order, changes with time alone. */
+  readonly consultWhen: Consultation = 'every-event';
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     const rooms = visitingOrder(snapshot, { freeOnly: true });

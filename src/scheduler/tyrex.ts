@@ -26,7 +26,7 @@
 import { MinimrError } from '../errors.js';
 import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
-import type { ClusterSnapshot, Decision, JobView, Policy, PolicyState, TaskKind, TaskView } from './types.js';
+import type { ClusterSnapshot, Consultation, Decision, JobView, Policy, PolicyState, TaskKind, TaskView } from './types.js';
 
 export interface TyrexOptions {
   /** Capacity fraction of each partition, summing to 1; default [0.3, 0.7]. */
@@ -152,6 +152,8 @@ interface JobEntry {
 
 export class TyrexPolicy implements Policy {
   readonly name: string;
+  /** Partial sizes grow, and dynamic timers move, without a change of capacity or of runnable tasks. */
+  readonly consultWhen: Consultation = 'every-event';
   private readonly capacities: readonly number[];
   private readonly mode: 'static' | 'dynamic';
   private readonly timersMs: readonly number[];

@@ -33,7 +33,7 @@ import { BestPlacedPicker, pendingIndex } from './pending-index.js';
 import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
 import { localityOf, visitingOrder, type Room } from './rooms.js';
 import { Timeline, type TimelineJob, type TimelineRelease, type TimelineTasks } from './timeline.js';
-import type { AttemptView, ClusterSnapshot, Decision, JobView, Policy, PolicyState, TaskKind, TaskView, WorkerView } from './types.js';
+import type { AttemptView, ClusterSnapshot, Consultation, Decision, JobView, Policy, PolicyState, TaskKind, TaskView, WorkerView } from './types.js';
 import { FairQueue, Reservations, fairShareOrder, memoryInUse, requeue, type MemoryByJob } from './yarn.js';
 
 export interface YarnMeOptions {
@@ -378,6 +378,8 @@ class Round {
 }
 
 export class YarnMePolicy implements Policy {
+  /** Heartbeat-by-heartbeat allocation becomes allocation wherever capacity was freed (see `Consultation`). */
+  readonly consultWhen: Consultation = 'after-change';
   private readonly reservations = new Reservations();
   private readonly kept: Kept;
   /** Each node's view when last looked at, and when every node was last visited (nodesToVisit). */
