@@ -8,6 +8,7 @@
  * finished task, else as nothing.
  */
 import { minPendingMemoryMb } from './pending-index.js';
+import { definePolicy, parseOptions, type PolicyDefinition } from './options.js';
 import { localityOf, visitingOrder } from './rooms.js';
 import type { ClusterSnapshot, Consultation, Decision, JobView, Policy } from './types.js';
 
@@ -54,3 +55,14 @@ export class SrjfPolicy implements Policy {
     return decisions;
   }
 }
+
+export const SRJF_DEFINITION: PolicyDefinition = definePolicy({
+  name: 'srjf',
+  summary: "shortest remaining job first at ideal memory, every task that fits, no reservations: the scheduler of YARN-ME's meganode bound",
+  options: {},
+  defaults: {},
+  create(options) {
+    parseOptions('srjf', options, {}, {});
+    return new SrjfPolicy();
+  },
+});

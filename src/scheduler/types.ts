@@ -372,4 +372,10 @@ export interface Policy {
   describeState?(snapshot: ClusterSnapshot): PolicyState;
   /** Policies that balance MR-clusters report each interval here; engines copy it into the run record. */
   readonly balanceHistory?: readonly BalanceSample[];
+  /**
+   * The options it runs with, by name, every one it takes filled in (given or default): a policy
+   * `createPolicy` makes without options holds here the defaults `policyHelp()` lists. Absent for a
+   * policy that takes none.
+   */
+  readonly options?: Readonly<Record<string, unknown>>;
 }
