@@ -25,7 +25,7 @@ import { createLogger, type Logger } from '../log.js';
 import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
 import { type AttemptSummary, type JobConf, type JobStatus, type SubmitOptions } from '../runtime/index.js';
 import { LocalCluster } from '../local/index.js';
-import { createPolicy, type ClusterSnapshot, type Decision, type Policy, type PolicyOptions, type SchedulingTrigger } from '../scheduler/index.js';
+import { createPolicy, type ClusterSnapshot, type Consultation, type Decision, type Policy, type PolicyOptions, type SchedulingTrigger } from '../scheduler/index.js';
 import type { ClusterShape, JobSpec, Workload } from '../workloads/index.js';
 import { seededUint32 } from '../util/index.js';
 
@@ -142,6 +142,9 @@ class RecordingPolicy implements Policy {
     private readonly t0: () => number,
   ) {
     this.name = inner.name;
+  }
+  get consultWhen(): Consultation {
+    return this.inner.consultWhen;
   }
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     const decisions = this.inner.schedule(snapshot);

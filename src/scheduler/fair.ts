@@ -10,12 +10,13 @@
  * Everything remembered between calls (locality waits, starvation clocks, kills not yet
  * confirmed) is derived from the snapshots and from this policy's own earlier decisions.
  */
-import { MinimrError } from '../errors.js';
 import { LocalityWaits } from './locality-waits.js';
+import { definePolicy, optionError, parseOptions, type NumberRange, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
 import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
 import type {
   AttemptView,
   ClusterSnapshot,
+  Consultation,
   Decision,
   JobView,
   Locality,
@@ -59,75 +60,42 @@ export const DEFAULT_FAIR_OPTIONS: FairOptions = Object.freeze({
   fairShareTimeoutMs: 30_000,
 });
 
-export type OptionKind = 'ms' | 'boolean' | 'count' | 'fraction';
+const MS: NumberRange = { min: 0, unit: 'ms' };
 
-/**
- * Checks a policy's options against what it takes: unknown names, wrong types and out-of-range
- * values are errors naming the option (EBADJOB unless the policy says EBADCONF), so a misspelt
- * setting fails at submission.
- */
-export function parsePolicyOptions<T extends Record<string, number | boolean>>(
-  policy: string,
-  raw: Readonly<Record<string, unknown>>,
-  defaults: T,
-  kinds: Readonly<Record<keyof T, OptionKind>>,
-  code: 'EBADJOB' | 'EBADCONF' = 'EBADJOB',
-): T {
-  const known = Object.keys(defaults);
-  const out: Record<string, number | boolean> = { ...defaults };
-  for (const [key, value] of Object.entries(raw)) {
-    if (!known.includes(key)) {
-      throw new MinimrError(code, `scheduler policy '${policy}' has no option '${key}'; it takes: ${known.join(', ')}`, {
-        policy,
-        option: key,
-      });
-    }
-    if (value === undefined) continue;
-    const kind = kinds[key as keyof T];
-    const bad = (want: string): never => {
-      throw new MinimrError(code, `scheduler policy '${policy}': option '${key}' must be ${want}, got ${JSON.stringify(value) ?? String(value)}`, {
-        policy,
-        option: key,
-      });
-    };
-    if (kind === 'boolean') {
-      if (typeof value !== 'boolean') bad('true or false');
-    } else if (kind === 'count') {
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) bad('a whole number of at least 1');
-    } else if (kind === 'fraction') {
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) bad('a fraction in [0, 1]');
-    } else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-      bad('a non-negative number of milliseconds');
-    }
-    out[key] = value as number | boolean;
-  }
-  return out as T;
-}
-
-const FAIR_OPTION_KINDS: Readonly<Record<keyof FairOptions, OptionKind>> = {
-  nodeLocalDelayMs: 'ms',
-  rackLocalDelayMs: 'ms',
-  preemption: 'boolean',
-  minShareTimeoutMs: 'ms',
-  fairShareTimeoutMs: 'ms',
+/** FAIR's options as `--policy-options` takes them (improved FAIR takes them too). */
+export const FAIR_OPTION_SPECS: OptionSpecs<FairOptions> = {
+  nodeLocalDelayMs: { type: 'number', range: MS, about: 'how long a job may skip free slots waiting for a node-local map (delay scheduling)' },
+  rackLocalDelayMs: { type: 'number', range: MS, about: 'how much longer before it accepts an off-rack one' },
+  preemption: { type: 'boolean', about: 'kill the newest attempts of over-scheduled jobs for starved pools and jobs' },
+  minShareTimeoutMs: { type: 'number', range: MS, about: 'how long a pool may stay below its minimum share before it preempts (below fairShareTimeoutMs)' },
+  fairShareTimeoutMs: { type: 'number', range: MS, about: 'how long a job may stay below half its fair share before it preempts' },
 };
 
 /** Checks the timeouts' order, which no single option can be checked for alone. */
 export function checkTimeouts(policy: string, options: FairOptions): void {
   if (options.preemption && !(options.minShareTimeoutMs < options.fairShareTimeoutMs)) {
-    throw new MinimrError(
-      'EBADJOB',
-      `scheduler policy '${policy}': option 'minShareTimeoutMs' (${options.minShareTimeoutMs}) must be below 'fairShareTimeoutMs' (${options.fairShareTimeoutMs}) (T_min < T_fair)`,
-      { policy, option: 'minShareTimeoutMs' },
+    throw optionError(
+      policy,
+      'minShareTimeoutMs',
+      `(${options.minShareTimeoutMs}) must be below 'fairShareTimeoutMs' (${options.fairShareTimeoutMs}) while preemption is on (T_min < T_fair)`,
     );
   }
 }
 
-export function parseFairOptions(raw: Readonly<Record<string, unknown>>, policy = 'fair'): FairOptions {
-  const options = parsePolicyOptions(policy, raw, { ...DEFAULT_FAIR_OPTIONS }, FAIR_OPTION_KINDS);
+export function parseFairOptions(raw: PolicyOptions, policy = 'fair'): FairOptions {
+  const options = parseOptions(policy, raw, FAIR_OPTION_SPECS, DEFAULT_FAIR_OPTIONS);
   checkTimeouts(policy, options);
   return options;
 }
+
+export const FAIR_DEFINITION: PolicyDefinition = definePolicy({
+  name: 'fair',
+  summary:
+    "Hadoop's Fair Scheduler: pools (--pools) with minimum shares and weights, water-filled shares, delay scheduling, and preemption of the newest attempts of the jobs most over their share",
+  options: FAIR_OPTION_SPECS,
+  defaults: DEFAULT_FAIR_OPTIONS,
+  create: (options) => new FairPolicy(parseFairOptions(options)),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Shares
@@ -455,6 +423,8 @@ interface FillContext {
 
 export class FairPolicy implements Policy {
   readonly name: string = 'fair';
+  /** Locality waits and starvation timeouts run out with time alone. */
+  readonly consultWhen: Consultation = 'every-event';
   readonly options: FairOptions;
 
   private readonly waits = new LocalityWaits();

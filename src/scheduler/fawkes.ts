@@ -38,16 +38,16 @@
  *
  * Inside each cluster, FIFO with locality on its own nodes (fifo.ts), never on a node that moves.
  */
-import { MinimrError } from '../errors.js';
+import { definePolicy, optionError, parseOptions, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
 import { fifoByCluster } from './fifo.js';
 import { FREE_POOL } from './mr-cluster-checks.js';
 import { byCodeUnit, visitingOrder } from './rooms.js';
-import type { BalanceSample, ClusterSnapshot, Decision, JobView, MrClusterView, NodeKind, Policy, PolicyState, WorkerView } from './types.js';
+import type { BalanceSample, ClusterSnapshot, Consultation, Decision, JobView, MrClusterView, NodeKind, Policy, PolicyState, WorkerView } from './types.js';
 
 export const WEIGHTINGS = ['none', 'eq', 'jd', 'dd', 'td', 'pu', 'du', 'ru', 'js', 'jt', 'tt'] as const;
 export type Weighting = (typeof WEIGHTINGS)[number];
 
-export interface FawkesOptions {
+export type FawkesOptions = {
   /** How weights are computed; default 'td' (the paper's best). */
   readonly weighting: Weighting;
   /** T: the interval weights and discrimination are computed over; default 60 s. */
@@ -66,7 +66,7 @@ export interface FawkesOptions {
   readonly throughputBase: number;
   /** Deactivate a cluster idle for T; default true. */
   readonly deactivateIdle: boolean;
-}
+};
 
 export const DEFAULT_FAWKES_OPTIONS: FawkesOptions = {
   weighting: 'td',
@@ -80,44 +80,40 @@ export const DEFAULT_FAWKES_OPTIONS: FawkesOptions = {
   deactivateIdle: true,
 };
 
-/** `--policy-options` for fawkes: every field checked, unknown ones named (EBADCONF). */
-export function parseFawkesOptions(raw: Readonly<Record<string, unknown>>): FawkesOptions {
-  const bad = (message: string): never => {
-    throw new MinimrError('EBADCONF', `fawkes: ${message}`, { policy: 'fawkes' });
-  };
-  const known = Object.keys(DEFAULT_FAWKES_OPTIONS);
-  const unknown = Object.keys(raw).filter((k) => !known.includes(k));
-  if (unknown.length > 0) bad(`unknown option(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
-  const o: Record<string, unknown> = { ...DEFAULT_FAWKES_OPTIONS, ...raw };
-  const weighting = typeof o.weighting === 'string' ? o.weighting.toLowerCase() : o.weighting;
-  if (!(WEIGHTINGS as readonly unknown[]).includes(weighting)) {
-    bad(`unknown weighting "${String(o.weighting)}"; known: ${WEIGHTINGS.map((w) => w.toUpperCase()).join(', ')}`);
+const FAWKES_OPTION_SPECS: OptionSpecs<FawkesOptions> = {
+  weighting: {
+    type: 'choice',
+    choices: WEIGHTINGS,
+    about:
+      'how weights are computed: none (minimum shares only), eq (equal), demand jd/dd/td (waiting jobs, their input bytes, waiting tasks), usage pu/du/ru (busy slots, stored output, psi PU + (1 - psi) DU), performance js/jt/tt (slowdown, job and task throughput)',
+  },
+  intervalMs: { type: 'number', range: { min: 0, minExclusive: true, unit: 'ms' }, about: 'T: the interval weights and discrimination are computed over, and an idle cluster is deactivated after' },
+  sampleMs: { type: 'number', range: { min: 0, minExclusive: true, unit: 'ms' }, about: 'how often each cluster samples its metric (at most intervalMs)' },
+  tau: { type: 'number', range: { min: 0 }, about: 'allocations follow the weights only when Var(D) exceeds this' },
+  grow: { type: 'choice', choices: ['TR', 'TC'], about: 'nodes join a cluster as TR (transient) or TC (transient-core) nodes' },
+  shrink: { type: 'choice', choices: ['IP', 'DP'], about: 'nodes leave a cluster by IP (instant) or DP (delayed) preemption' },
+  psi: { type: 'number', range: { min: 0, minExclusive: true, max: 1, maxExclusive: true }, about: "RU's mix: psi PU + (1 - psi) DU" },
+  throughputBase: { type: 'number', range: { min: 1, minExclusive: true }, about: 'a of the throughput weightings jt and tt, a^-(completed / waiting)' },
+  deactivateIdle: { type: 'boolean', about: 'deactivate a cluster idle for a whole interval' },
+};
+
+/** `--policy-options` for fawkes: every field checked, unknown ones named (EBADCONF); names are case-insensitive. */
+export function parseFawkesOptions(raw: PolicyOptions): FawkesOptions {
+  const options = parseOptions('fawkes', raw, FAWKES_OPTION_SPECS, DEFAULT_FAWKES_OPTIONS);
+  if (options.sampleMs > options.intervalMs) {
+    throw optionError('fawkes', 'sampleMs', `(${options.sampleMs}) must not exceed intervalMs (${options.intervalMs}): an interval needs a sample`);
   }
-  const positive = (key: string): number => (typeof o[key] === 'number' && (o[key] as number) > 0 && Number.isFinite(o[key]) ? (o[key] as number) : bad(`${key} must be a positive number, got ${JSON.stringify(o[key])}`));
-  const intervalMs = positive('intervalMs');
-  const sampleMs = positive('sampleMs');
-  if (sampleMs > intervalMs) bad(`sampleMs (${sampleMs}) must not exceed intervalMs (${intervalMs}): an interval needs a sample`);
-  if (!(typeof o.tau === 'number' && o.tau >= 0)) bad(`tau must be a number >= 0, got ${JSON.stringify(o.tau)}`);
-  const grow = typeof o.grow === 'string' ? o.grow.toUpperCase() : o.grow;
-  if (grow !== 'TR' && grow !== 'TC') bad(`grow must be "TR" (transient nodes) or "TC" (transient-core nodes), got ${JSON.stringify(o.grow)}`);
-  const shrink = typeof o.shrink === 'string' ? o.shrink.toUpperCase() : o.shrink;
-  if (shrink !== 'IP' && shrink !== 'DP') bad(`shrink must be "IP" (instant preemption) or "DP" (delayed preemption), got ${JSON.stringify(o.shrink)}`);
-  if (!(typeof o.psi === 'number' && o.psi > 0 && o.psi < 1)) bad(`psi must be in (0, 1), got ${JSON.stringify(o.psi)}`);
-  const throughputBase = positive('throughputBase');
-  if (throughputBase <= 1) bad(`throughputBase must be above 1, got ${throughputBase}`);
-  if (typeof o.deactivateIdle !== 'boolean') bad(`deactivateIdle must be true or false, got ${JSON.stringify(o.deactivateIdle)}`);
-  return {
-    weighting: weighting as Weighting,
-    intervalMs,
-    sampleMs,
-    tau: o.tau as number,
-    grow: grow as FawkesOptions['grow'],
-    shrink: shrink as FawkesOptions['shrink'],
-    psi: o.psi as number,
-    throughputBase,
-    deactivateIdle: o.deactivateIdle as boolean,
-  };
+  return options;
 }
+
+export const FAWKES_DEFINITION: PolicyDefinition = definePolicy({
+  name: 'fawkes',
+  summary:
+    'FAWKES: MR-clusters on one pool of workers; every interval each cluster gets a weight from its demand, usage or performance, and nodes move toward the weights above the minimum shares; FIFO with locality inside each cluster',
+  options: FAWKES_OPTION_SPECS,
+  defaults: DEFAULT_FAWKES_OPTIONS,
+  create: (options) => new FawkesPolicy(parseFawkesOptions(options)),
+});
 
 // ---- the metrics a cluster samples -----------------------------------------------------------------
 
@@ -273,6 +269,8 @@ const GROW_KIND: Readonly<Record<FawkesOptions['grow'], NodeKind>> = { TR: 'tran
 
 export class FawkesPolicy implements Policy {
   readonly name: string;
+  /** Samples, intervals and idle clusters' deactivation are timed. */
+  readonly consultWhen: Consultation = 'every-event';
   readonly options: FawkesOptions;
   /** Every interval's weights, discrimination and whether allocations changed. */
   readonly balanceHistory: BalanceSample[] = [];

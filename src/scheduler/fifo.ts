@@ -17,22 +17,36 @@
  */
 import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { localityOf, Rank, rankOf, visitingOrder, type Room } from './rooms.js';
-import { parsePolicyOptions, type OptionKind } from './fair.js';
+import { definePolicy, parseOptions, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
 import { LocalityWaits } from './locality-waits.js';
-import type { ClusterSnapshot, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
+import type { ClusterSnapshot, Consultation, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
 
-export interface FifoOptions {
+export type FifoOptions = {
   /** How long a job may skip free map slots without its input before it runs a map there; 0: never skips. */
   readonly nodeLocalDelayMs: number;
-}
+};
 
 export const DEFAULT_FIFO_OPTIONS: FifoOptions = Object.freeze({ nodeLocalDelayMs: 0 });
 
-const FIFO_OPTION_KINDS: Readonly<Record<keyof FifoOptions, OptionKind>> = { nodeLocalDelayMs: 'ms' };
+const FIFO_OPTION_SPECS: OptionSpecs<FifoOptions> = {
+  nodeLocalDelayMs: {
+    type: 'number',
+    range: { min: 0, unit: 'ms' },
+    about: "delay scheduling: how long a job may skip free map slots without its input before it runs a map there (0: never skips; Hadoop's and Spark's wait is 3000)",
+  },
+};
 
-export function parseFifoOptions(raw: Readonly<Record<string, unknown>>): FifoOptions {
-  return parsePolicyOptions('fifo', raw, { ...DEFAULT_FIFO_OPTIONS }, FIFO_OPTION_KINDS);
+export function parseFifoOptions(raw: PolicyOptions): FifoOptions {
+  return parseOptions('fifo', raw, FIFO_OPTION_SPECS, DEFAULT_FIFO_OPTIONS);
 }
+
+export const FIFO_DEFINITION: PolicyDefinition = definePolicy({
+  name: 'fifo',
+  summary: "Hadoop's FIFO: jobs in submission order, each job's tasks node-local first, then rack-local, then anywhere",
+  options: FIFO_OPTION_SPECS,
+  defaults: DEFAULT_FIFO_OPTIONS,
+  create: (options) => new FifoPolicy(parseFifoOptions(options)),
+});
 
 /**
  * Whether a free slot elsewhere may run `job`'s `task` (not node-local there) now; when it says
@@ -52,7 +66,7 @@ export class FifoPolicy implements Policy {
   readonly name = 'fifo';
   private readonly waits = new LocalityWaits();
 
-  constructor(private readonly options: FifoOptions = DEFAULT_FIFO_OPTIONS) {}
+  constructor(readonly options: FifoOptions = DEFAULT_FIFO_OPTIONS) {}
 
   /**
    * Whether its decisions depend on more than the snapshot (the time jobs have waited): a caller
@@ -60,6 +74,11 @@ export class FifoPolicy implements Policy {
    */
   get waitsForLocality(): boolean {
     return this.options.nodeLocalDelayMs > 0;
+  }
+
+  /** Without a wait it launches at ideal memory whatever fits, from the snapshot alone; a wait running out is no change. */
+  get consultWhen(): Consultation {
+    return this.waitsForLocality ? 'every-event' : 'after-change-if-a-task-fits';
   }
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {

@@ -5,7 +5,8 @@
  * are FAIR's; what changes is which attempts of a victim job die, and a `replicate` after each map
  * kill so the starved job's next map on that node reads its input locally.
  */
-import { type FairOptions, DEFAULT_FAIR_OPTIONS, FairPolicy, type OptionKind, type SlotHold, type VictimContext, checkTimeouts, mostRecentFirst, parsePolicyOptions } from './fair.js';
+import { type FairOptions, DEFAULT_FAIR_OPTIONS, FAIR_OPTION_SPECS, FairPolicy, type SlotHold, type VictimContext, checkTimeouts, mostRecentFirst } from './fair.js';
+import { definePolicy, parseOptions, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
 import type { AttemptView, ClusterSnapshot, Decision, JobStats, JobView, Locality, WorkerView } from './types.js';
 
 export type ImprovedFairOptions = FairOptions & {
@@ -32,22 +33,27 @@ export const DEFAULT_IMPROVED_FAIR_OPTIONS: ImprovedFairOptions = Object.freeze(
   placementWaitMs: 3000,
 });
 
-const OPTION_KINDS: Readonly<Record<keyof ImprovedFairOptions, OptionKind>> = {
-  nodeLocalDelayMs: 'ms',
-  rackLocalDelayMs: 'ms',
-  preemption: 'boolean',
-  minShareTimeoutMs: 'ms',
-  fairShareTimeoutMs: 'ms',
-  minMapsForCharacter: 'count',
-  placePrivateData: 'boolean',
-  placementWaitMs: 'ms',
+const OPTION_SPECS: OptionSpecs<ImprovedFairOptions> = {
+  ...FAIR_OPTION_SPECS,
+  minMapsForCharacter: { type: 'number', range: { min: 1, integer: true }, about: 'a job counts as CPU-bound until this many of its maps have finished' },
+  placePrivateData: { type: 'boolean', about: "after each map kill, place a replica the starved job's input still owes on the freed node" },
+  placementWaitMs: { type: 'number', range: { min: 0, unit: 'ms' }, about: 'how long the freed slot waits for that copy, kept for the map it was made for' },
 };
 
-export function parseImprovedFairOptions(raw: Readonly<Record<string, unknown>>): ImprovedFairOptions {
-  const options = parsePolicyOptions('improved-fair', raw, { ...DEFAULT_IMPROVED_FAIR_OPTIONS }, OPTION_KINDS);
+export function parseImprovedFairOptions(raw: PolicyOptions): ImprovedFairOptions {
+  const options = parseOptions('improved-fair', raw, OPTION_SPECS, DEFAULT_IMPROVED_FAIR_OPTIONS);
   checkTimeouts('improved-fair', options);
   return options;
 }
+
+export const IMPROVED_FAIR_DEFINITION: PolicyDefinition = definePolicy({
+  name: 'improved-fair',
+  summary:
+    "FAIR whose preemption picks victims by job character (I/O- or CPU-bound, Tao et al.) and places the starved job's private input on the node a kill frees",
+  options: OPTION_SPECS,
+  defaults: DEFAULT_IMPROVED_FAIR_OPTIONS,
+  create: (options) => new ImprovedFairPolicy(parseImprovedFairOptions(options)),
+});
 
 export type JobCharacter = 'io-bound' | 'cpu-bound';
 
@@ -124,6 +130,8 @@ export function orderCpuBoundVictims(attempts: readonly AttemptView[]): AttemptV
 
 export class ImprovedFairPolicy extends FairPolicy {
   override readonly name: string = 'improved-fair';
+  /** All its options, FAIR's with its own. */
+  declare readonly options: ImprovedFairOptions;
   readonly improvedOptions: ImprovedFairOptions;
   /** Freed slots waiting for the copy made for one map, by task id; `sinceMs` = when the copy was asked for. */
   private readonly holds = new Map<string, SlotHold & { readonly sinceMs: number }>();
@@ -132,6 +140,7 @@ export class ImprovedFairPolicy extends FairPolicy {
     const parsed = parseImprovedFairOptions(options);
     const { minMapsForCharacter: _m, placePrivateData: _p, placementWaitMs: _w, ...fair } = parsed;
     super(fair);
+    this.options = parsed;
     this.improvedOptions = parsed;
   }
 

@@ -1,11 +1,12 @@
 import { MinimrError } from '../errors.js';
-import { FairPolicy, parseFairOptions } from './fair.js';
-import { FawkesPolicy, parseFawkesOptions } from './fawkes.js';
-import { FifoPolicy, parseFifoOptions } from './fifo.js';
-import { ImprovedFairPolicy, parseImprovedFairOptions } from './improved-fair.js';
-import { createTyrexPolicy } from './tyrex.js';
-import { SrjfPolicy } from './srjf.js';
-import { YarnMePolicy, parseYarnMeOptions, parseYarnOptions } from './yarn-me.js';
+import { FAIR_DEFINITION } from './fair.js';
+import { FAWKES_DEFINITION } from './fawkes.js';
+import { FIFO_DEFINITION } from './fifo.js';
+import { IMPROVED_FAIR_DEFINITION } from './improved-fair.js';
+import { allowedValues, type PolicyDefinition, type PolicyOptions } from './options.js';
+import { SRJF_DEFINITION } from './srjf.js';
+import { TYREX_DEFINITIONS } from './tyrex.js';
+import { YARN_DEFINITION, YARN_ME_DEFINITION } from './yarn-me.js';
 import type { Policy } from './types.js';
 
 export type * from './types.js';
@@ -25,7 +26,8 @@ export {
   type Weighting,
 } from './fawkes.js';
 export { localityOf } from './rooms.js';
-export { TyrexPolicy, optimalCutoff, partitionCapacities, squaredCoefficientOfVariation, type TimerSample, type TyrexOptions } from './tyrex.js';
+export { DEFAULT_TYREX_OPTIONS, TyrexPolicy, optimalCutoff, parseTyrexOptions, partitionCapacities, squaredCoefficientOfVariation, type TimerSample, type TyrexOptions, type TyrexSettings } from './tyrex.js';
+export type { NumberRange, OptionSpec, OptionValue, PolicyDefinition, PolicyOptions } from './options.js';
 export { validateDecisions } from './validate.js';
 export { FREE_POOL, mrClusterProblems } from './mr-cluster-checks.js';
 export { DEFAULT_YARN_ME_OPTIONS, DEFAULT_YARN_OPTIONS, YarnMePolicy, parseYarnMeOptions, parseYarnOptions, type YarnMeOptions } from './yarn-me.js';
@@ -62,65 +64,79 @@ export {
   parseImprovedFairOptions,
 } from './improved-fair.js';
 
-export type PolicyOptions = Readonly<Record<string, unknown>>;
-type PolicyFactory = (options: PolicyOptions) => Policy;
+/**
+ * Every policy `createPolicy` knows, in the order the help text lists them. Each module declares its
+ * own (name, summary, options with defaults, constructor): adding a policy is adding its definition here.
+ */
+const DEFINITIONS: readonly PolicyDefinition[] = [
+  FIFO_DEFINITION,
+  ...TYREX_DEFINITIONS,
+  FAIR_DEFINITION,
+  IMPROVED_FAIR_DEFINITION,
+  FAWKES_DEFINITION,
+  YARN_DEFINITION,
+  YARN_ME_DEFINITION,
+  SRJF_DEFINITION,
+];
 
-/** Rejects options a policy does not know, so a misspelt setting fails at submission, not silently. */
-function noOptions(name: string, options: PolicyOptions): void {
-  const unknown = Object.keys(options);
-  if (unknown.length > 0) {
-    throw new MinimrError('EBADJOB', `scheduler policy '${name}' takes no options, got: ${unknown.join(', ')}`, {
-      policy: name,
-    });
-  }
+const BY_NAME: ReadonlyMap<string, PolicyDefinition> = new Map(DEFINITIONS.map((d) => [d.name, d]));
+
+/** The registered policies' definitions, in registration order. */
+export function policyDefinitions(): readonly PolicyDefinition[] {
+  return DEFINITIONS;
 }
-
-const FACTORIES: ReadonlyMap<string, PolicyFactory> = new Map<string, PolicyFactory>([
-  [
-    'fifo',
-    // Option: nodeLocalDelayMs (0: non-local maps launch at once; Hadoop's and Spark's wait is 3000).
-    (options) => new FifoPolicy(parseFifoOptions(options)),
-  ],
-  // Tyrex with DYNAMICTAGS unless options say `mode: 'static'`; the two named variants fix the mode.
-  ['tyrex', (options) => createTyrexPolicy(options)],
-  ['tyrex-dynamic', (options) => createTyrexPolicy(options, 'dynamic')],
-  ['tyrex-static', (options) => createTyrexPolicy(options, 'static')],
-  // Options: nodeLocalDelayMs (3000), rackLocalDelayMs (3000), preemption (true),
-  // minShareTimeoutMs (15000), fairShareTimeoutMs (30000).
-  ['fair', (options) => new FairPolicy(parseFairOptions(options))],
-  // FAIR's options plus minMapsForCharacter (3) and placePrivateData (true).
-  ['improved-fair', (options) => new ImprovedFairPolicy(parseImprovedFairOptions(options))],
-  // Options: weighting ('td'; none, eq, jd, dd, td, pu, du, ru, js, jt, tt), intervalMs (60000),
-  // sampleMs (5000), tau (0.001), grow ('TC' or 'TR'), shrink ('DP' or 'IP'), psi (0.5),
-  // throughputBase (2), deactivateIdle (true).
-  ['fawkes', (options) => new FawkesPolicy(parseFawkesOptions(options))],
-  // YARN's regular allocation with reservations, fair queue order. Options: backfillReserved (false).
-  ['yarn', (options) => new YarnMePolicy(parseYarnOptions(options))],
-  // YARN-ME: elastic allocations. Options: backfillReserved (true), diskShare (0.5).
-  ['yarn-me', (options) => new YarnMePolicy(parseYarnMeOptions(options))],
-  // Shortest remaining job first at ideal memory: the meganode bound's scheduler (workloads/clusters.ts meganode).
-  [
-    'srjf',
-    (options) => {
-      noOptions('srjf', options);
-      return new SrjfPolicy();
-    },
-  ],
-]);
 
 /** Names `createPolicy` accepts, in registration order. */
 export function policyNames(): readonly string[] {
-  return [...FACTORIES.keys()];
+  return DEFINITIONS.map((d) => d.name);
 }
 
-/** A fresh policy object: policies may keep state between calls, so instances are never shared. */
+/**
+ * A fresh policy object: policies may keep state between calls, so instances are never shared. An
+ * unknown name, or an option the policy does not take or allow, is EBADCONF.
+ */
 export function createPolicy(name: string, options: PolicyOptions = {}): Policy {
-  const factory = FACTORIES.get(name);
-  if (!factory) {
-    throw new MinimrError('EBADJOB', `unknown scheduler policy '${name}'; known policies: ${policyNames().join(', ')}`, {
-      policy: name,
-    });
+  const definition = BY_NAME.get(name);
+  if (!definition) {
+    throw new MinimrError('EBADCONF', `unknown scheduler policy '${name}'; known policies: ${policyNames().join(', ')}`, { policy: name });
   }
-  return factory(options);
+  return definition.create(options);
+}
+
+const HELP_WIDTH = 100;
+
+/** `text` in lines of at most HELP_WIDTH characters (a longer word stands alone), the first indented by `first`, the rest by `rest`. */
+function wrapped(text: string, first: string, rest: string): string[] {
+  const lines: string[] = [];
+  let line = first;
+  for (const word of text.split(' ')) {
+    const indent = lines.length === 0 ? first : rest;
+    if (line.length > indent.length && line.length + 1 + word.length > HELP_WIDTH) {
+      lines.push(line);
+      line = rest + word;
+    } else line += (line.length > indent.length ? ' ' : '') + word;
+  }
+  lines.push(line);
+  return lines;
+}
+
+/**
+ * Every registered policy with its summary and its options, each as `NAME = DEFAULT: allowed values;
+ * what it does` (DEFAULT as JSON, as `--policy-options` takes it), written from the definitions.
+ */
+export function policyHelp(): string {
+  const out = ['Scheduler policies (--policy NAME) and their options (--policy-options JSON), each as NAME = DEFAULT:'];
+  for (const definition of DEFINITIONS) {
+    out.push('', ...wrapped(`${definition.name}: ${definition.summary}`, '', '    '));
+    const names = Object.keys(definition.options);
+    if (names.length === 0) out.push('  (no options)');
+    for (const name of names) {
+      const spec = definition.options[name]!;
+      const value = definition.defaults[name];
+      const head = value === undefined ? `${name} (no default)` : `${name} = ${JSON.stringify(value)}`;
+      out.push(...wrapped(`${head}: ${allowedValues(spec)}; ${spec.about}`, '  ', '      '));
+    }
+  }
+  return out.join('\n');
 }
 export { parsePools } from './pools.js';

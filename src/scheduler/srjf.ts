@@ -8,8 +8,9 @@
  * finished task, else as nothing.
  */
 import { minPendingMemoryMb } from './pending-index.js';
+import { definePolicy, parseOptions, type PolicyDefinition } from './options.js';
 import { localityOf, visitingOrder } from './rooms.js';
-import type { ClusterSnapshot, Decision, JobView, Policy } from './types.js';
+import type { ClusterSnapshot, Consultation, Decision, JobView, Policy } from './types.js';
 
 function meanMs(job: JobView, kind: 'map' | 'reduce'): number {
   const done = kind === 'map' ? job.mapsCompleted : job.reducesCompleted;
@@ -26,6 +27,8 @@ export function remainingWorkMs(job: JobView, now: number): number {
 
 export class SrjfPolicy implements Policy {
   readonly name = 'srjf';
+  /** Running attempts' remaining work, and so the job order, changes with time alone. */
+  readonly consultWhen: Consultation = 'every-event';
 
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     const rooms = visitingOrder(snapshot, { freeOnly: true });
@@ -52,3 +55,14 @@ export class SrjfPolicy implements Policy {
     return decisions;
   }
 }
+
+export const SRJF_DEFINITION: PolicyDefinition = definePolicy({
+  name: 'srjf',
+  summary: "shortest remaining job first at ideal memory, every task that fits, no reservations: the scheduler of YARN-ME's meganode bound",
+  options: {},
+  defaults: {},
+  create(options) {
+    parseOptions('srjf', options, {}, {});
+    return new SrjfPolicy();
+  },
+});

@@ -332,8 +332,37 @@ export interface PolicyState {
   readonly tables: readonly PolicyStateTable[];
 }
 
+/**
+ * When an engine must consult a policy for its decisions to come out as if it had been consulted at
+ * every event. An engine may always consult more often (the JobTracker consults at every trigger);
+ * a simulator of thousands of nodes consults as seldom as the policy allows, as heartbeats are most
+ * of its events.
+ */
+export type Consultation =
+  /**
+   * Time alone may change its decisions (a locality wait or a starvation timeout running out, an
+   * interval ending, a running attempt's remaining work shrinking): consult it at every event,
+   * heartbeats included. The safe choice, and the slowest.
+   */
+  | 'every-event'
+  /**
+   * Its decisions depend on the snapshot's capacity, runnable tasks and workers, and one call does
+   * all it can: consult it only after capacity was freed, a task became runnable or a worker joined
+   * since the last call. YARN and YARN-ME declare it: their heartbeat-by-heartbeat allocation then
+   * becomes one allocation wherever capacity was freed, which the paper-scale sweeps need.
+   */
+  | 'after-change'
+  /**
+   * As 'after-change', and it launches only tasks that fit a worker at their ideal memory (FIFO
+   * without a locality wait): consult it only after such a change, and only when some runnable task
+   * fits some worker's free slot and memory. A call it skips would have decided nothing.
+   */
+  | 'after-change-if-a-task-fits';
+
 export interface Policy {
   readonly name: string;
+  /** When the engine must consult it (see `Consultation`); engines read this, never the policy's class. */
+  readonly consultWhen: Consultation;
   schedule(snapshot: ClusterSnapshot): readonly Decision[];
   /**
    * Its own state (FAIR's shares, Tyrex's partitions and timers, YARN-ME's memory and elastic
@@ -343,4 +372,10 @@ export interface Policy {
   describeState?(snapshot: ClusterSnapshot): PolicyState;
   /** Policies that balance MR-clusters report each interval here; engines copy it into the run record. */
   readonly balanceHistory?: readonly BalanceSample[];
+  /**
+   * The options it runs with, by name, every one it takes filled in (given or default): a policy
+   * `createPolicy` makes without options holds here the defaults `policyHelp()` lists. Absent for a
+   * policy that takes none.
+   */
+  readonly options?: Readonly<Record<string, unknown>>;
 }

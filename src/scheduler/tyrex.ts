@@ -23,12 +23,12 @@
  * (TAGS serves each host in FIFO order of arrival at that host); `migratedOrder: 'arrival'` keeps
  * its original submission order instead, for comparison.
  */
-import { MinimrError } from '../errors.js';
+import { definePolicy, optionError, parseOptions, shown, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
 import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
-import type { ClusterSnapshot, Decision, JobView, Policy, PolicyState, TaskKind, TaskView } from './types.js';
+import type { ClusterSnapshot, Consultation, Decision, JobView, Policy, PolicyState, TaskKind, TaskView } from './types.js';
 
-export interface TyrexOptions {
+export type TyrexOptions = {
   /** Capacity fraction of each partition, summing to 1; default [0.3, 0.7]. */
   readonly capacities?: readonly number[];
   /** 'dynamic' (DYNAMICTAGS, default) or 'static' (STATICTAGS). */
@@ -46,7 +46,76 @@ export interface TyrexOptions {
    * gets the slot first.
    */
   readonly borrowIdle?: boolean;
+};
+
+/** Tyrex's options with the defaults filled in; `timersMs` has none (static mode needs it, dynamic mode refuses it). */
+export type TyrexSettings = Required<Omit<TyrexOptions, 'timersMs'>> & Pick<TyrexOptions, 'timersMs'>;
+
+export const DEFAULT_TYREX_OPTIONS: TyrexSettings = Object.freeze({
+  capacities: Object.freeze([0.3, 0.7]),
+  mode: 'dynamic',
+  cv2Threshold: 2,
+  migratedOrder: 'tail',
+  borrowIdle: false,
+});
+
+const MODE_ABOUT = 'dynamic (DYNAMICTAGS: timers from the partial sizes) or static (STATICTAGS: the timersMs given)';
+
+const TYREX_OPTION_SPECS: OptionSpecs<TyrexSettings> = {
+  capacities: { type: 'numbers', minItems: 2, range: { min: 0, minExclusive: true, max: 1 }, about: "each partition's fraction of the map and of the reduce slots, summing to 1" },
+  mode: { type: 'choice', choices: ['dynamic', 'static'], about: MODE_ABOUT },
+  timersMs: { type: 'numbers', range: { min: 0, minExclusive: true, unit: 'ms' }, about: 'static mode only, and needed there: the partial size at which a job leaves each partition but the last' },
+  cv2Threshold: { type: 'number', range: { min: 0 }, about: 'dynamic mode migrates from a partition only when CV^2 of its partial sizes exceeds this' },
+  migratedOrder: { type: 'choice', choices: ['tail', 'arrival'], about: "where a migrated job joins the next partition's queue: its tail (the paper) or by submission" },
+  borrowIdle: { type: 'boolean', about: "beyond the paper: lend a partition's idle slots to the others until the next task boundary" },
+};
+
+/** Checks Tyrex's options, with what no single option can be checked for alone. */
+export function parseTyrexOptions(raw: PolicyOptions, policy = 'tyrex', defaults: TyrexSettings = DEFAULT_TYREX_OPTIONS, specs: OptionSpecs<TyrexSettings> = TYREX_OPTION_SPECS): TyrexSettings {
+  const options = parseOptions(policy, raw, specs, defaults);
+  const { capacities, timersMs } = options;
+  if (Math.abs(capacities.reduce((a, b) => a + b, 0) - 1) > 1e-9) throw optionError(policy, 'capacities', `must sum to 1, got ${capacities.join(' + ')}`);
+  if (options.mode === 'static') {
+    if (timersMs === undefined || timersMs.length !== capacities.length - 1) {
+      throw optionError(policy, 'timersMs', `must hold ${capacities.length - 1} timer(s) in static mode (one per partition but the last), got ${timersMs === undefined ? 'none' : shown(timersMs)}`);
+    }
+  } else if (timersMs !== undefined) throw optionError(policy, 'timersMs', 'applies to static mode only');
+  return options;
 }
+
+/** tyrex-static and tyrex-dynamic: Tyrex with its mode fixed by the name. */
+function tyrexWithMode(mode: 'static' | 'dynamic'): PolicyDefinition {
+  const name = `tyrex-${mode}`;
+  const specs: OptionSpecs<TyrexSettings> = { ...TYREX_OPTION_SPECS, mode: { type: 'choice', choices: [mode], about: `${mode}, fixed by the name (policy tyrex chooses by option)` } };
+  const defaults: TyrexSettings = { ...DEFAULT_TYREX_OPTIONS, mode };
+  return definePolicy({
+    name,
+    summary: `Tyrex with ${mode === 'static' ? 'STATICTAGS: fixed timers (timersMs)' : 'DYNAMICTAGS: timers from the partial sizes'}`,
+    options: specs,
+    defaults,
+    create(options) {
+      const given = options.mode;
+      if (given !== undefined && !(typeof given === 'string' && given.toLowerCase() === mode)) {
+        throw optionError(name, 'mode', `is fixed: ${name} cannot take mode ${shown(given)}; use policy "tyrex" to choose the mode by option`);
+      }
+      return new TyrexPolicy(parseTyrexOptions(options, name, defaults, specs));
+    },
+  });
+}
+
+/** tyrex (the mode by option, DYNAMICTAGS unless it says static), tyrex-dynamic and tyrex-static. */
+export const TYREX_DEFINITIONS: readonly PolicyDefinition[] = [
+  definePolicy({
+    name: 'tyrex',
+    summary:
+      'Tyrex (TAGS for MapReduce): the slots split into partitions by capacity, FIFO in each; a job moves to the next partition when its partial size (task time completed there) passes the partition\'s timer',
+    options: TYREX_OPTION_SPECS,
+    defaults: DEFAULT_TYREX_OPTIONS,
+    create: (options) => new TyrexPolicy(parseTyrexOptions(options)),
+  }),
+  tyrexWithMode('dynamic'),
+  tyrexWithMode('static'),
+];
 
 /** The dynamic timer of one partition at one moment, for the "dynamic timer over time" plot. */
 export interface TimerSample {
@@ -152,6 +221,8 @@ interface JobEntry {
 
 export class TyrexPolicy implements Policy {
   readonly name: string;
+  /** Partial sizes grow, and dynamic timers move, without a change of capacity or of runnable tasks. */
+  readonly consultWhen: Consultation = 'every-event';
   private readonly capacities: readonly number[];
   private readonly mode: 'static' | 'dynamic';
   private readonly timersMs: readonly number[];
@@ -165,34 +236,17 @@ export class TyrexPolicy implements Policy {
   private readonly lastTimer = new Map<number, number>();
   private readonly borrowIdle: boolean;
 
+  readonly options: TyrexSettings;
+
   constructor(options: TyrexOptions = {}) {
-    const capacities = options.capacities ?? [0.3, 0.7];
-    const bad = (message: string): never => {
-      throw new MinimrError('EBADJOB', `tyrex: ${message}`, { policy: 'tyrex' });
-    };
-    if (!Array.isArray(capacities) || capacities.length < 2 || capacities.some((c) => typeof c !== 'number' || !(c > 0))) {
-      bad('capacities must be at least two positive fractions');
-    }
-    if (Math.abs(capacities.reduce((a, b) => a + b, 0) - 1) > 1e-9) bad(`capacities must sum to 1, got ${capacities.join(' + ')}`);
-    const mode = options.mode ?? 'dynamic';
-    if (mode !== 'static' && mode !== 'dynamic') bad(`mode must be "static" or "dynamic", got "${String(mode)}"`);
-    const timersMs = options.timersMs ?? [];
-    if (mode === 'static') {
-      if (!Array.isArray(timersMs) || timersMs.length !== capacities.length - 1 || timersMs.some((t) => typeof t !== 'number' || !(t > 0))) {
-        bad(`static mode needs ${capacities.length - 1} positive timersMs (one per partition but the last)`);
-      }
-    } else if (options.timersMs !== undefined) bad('timersMs applies to static mode only');
-    const cv2Threshold = options.cv2Threshold ?? 2;
-    if (typeof cv2Threshold !== 'number' || !(cv2Threshold >= 0)) bad('cv2Threshold must be a non-negative number');
-    const migratedOrder = options.migratedOrder ?? 'tail';
-    if (migratedOrder !== 'tail' && migratedOrder !== 'arrival') bad('migratedOrder must be "tail" or "arrival"');
+    this.options = parseTyrexOptions(options);
+    const { capacities, mode, timersMs, cv2Threshold, migratedOrder, borrowIdle } = this.options;
     this.capacities = capacities;
     this.mode = mode;
-    this.timersMs = timersMs;
+    this.timersMs = timersMs ?? [];
     this.cv2Threshold = cv2Threshold;
     this.migratedOrder = migratedOrder;
-    if (options.borrowIdle !== undefined && typeof options.borrowIdle !== 'boolean') bad('borrowIdle must be true or false');
-    this.borrowIdle = options.borrowIdle ?? false;
+    this.borrowIdle = borrowIdle;
     this.name = `${mode === 'static' ? 'tyrex-static' : 'tyrex-dynamic'}${this.borrowIdle ? '+borrow' : ''}`;
   }
 
@@ -366,16 +420,4 @@ export class TyrexPolicy implements Policy {
       }
     }
   }
-}
-
-
-/** Builds a Tyrex policy from `createPolicy` options, rejecting unknown keys. */
-export function createTyrexPolicy(options: Readonly<Record<string, unknown>>, mode?: 'static' | 'dynamic'): TyrexPolicy {
-  const known = new Set(['capacities', 'mode', 'timersMs', 'cv2Threshold', 'migratedOrder', 'borrowIdle']);
-  const unknown = Object.keys(options).filter((k) => !known.has(k));
-  if (unknown.length > 0) throw new MinimrError('EBADJOB', `tyrex: unknown option(s) ${unknown.join(', ')}; known: ${[...known].join(', ')}`, { policy: 'tyrex' });
-  if (mode && options.mode !== undefined && options.mode !== mode) {
-    throw new MinimrError('EBADJOB', `tyrex-${mode} cannot take mode "${String(options.mode)}"; use policy "tyrex" to choose the mode by option`, { policy: 'tyrex' });
-  }
-  return new TyrexPolicy({ ...(options as TyrexOptions), ...(mode ? { mode } : {}) });
 }

@@ -26,17 +26,16 @@
  * (the fair queue, the live workers, the last timeline) is brought up to date from each snapshot,
  * so a call on 3000 nodes costs what changed: it decides as computing it all anew would.
  */
-import { MinimrError } from '../errors.js';
-import { parsePolicyOptions, type OptionKind } from './fair.js';
+import { definePolicy, optionError, parseOptions, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
 import { minimumGrantMb, memoryStepOf } from './memory.js';
 import { BestPlacedPicker, pendingIndex } from './pending-index.js';
 import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
 import { localityOf, visitingOrder, type Room } from './rooms.js';
 import { Timeline, type TimelineJob, type TimelineRelease, type TimelineTasks } from './timeline.js';
-import type { AttemptView, ClusterSnapshot, Decision, JobView, Policy, PolicyState, TaskKind, TaskView, WorkerView } from './types.js';
+import type { AttemptView, ClusterSnapshot, Consultation, Decision, JobView, Policy, PolicyState, TaskKind, TaskView, WorkerView } from './types.js';
 import { FairQueue, Reservations, fairShareOrder, memoryInUse, requeue, type MemoryByJob } from './yarn.js';
 
-export interface YarnMeOptions {
+export type YarnMeOptions = {
   /** Elastic allocations (step 3); false: YARN's regular allocation only. */
   readonly elastic: boolean;
   /** Step 4's backfilling of reserved nodes; plain YARN does not. */
@@ -45,25 +44,61 @@ export interface YarnMeOptions {
   readonly diskShare: number;
   /** The timeline is rebuilt on job arrival or departure and at least this often (a heartbeat of the simulator's 100-node clusters). */
   readonly timelineRefreshMs: number;
-}
+};
 
 export const DEFAULT_YARN_ME_OPTIONS: YarnMeOptions = Object.freeze({ elastic: true, backfillReserved: true, diskShare: 0.5, timelineRefreshMs: 3000 });
 export const DEFAULT_YARN_OPTIONS: YarnMeOptions = Object.freeze({ ...DEFAULT_YARN_ME_OPTIONS, elastic: false, backfillReserved: false });
 
-type TunableOption = 'backfillReserved' | 'diskShare' | 'timelineRefreshMs';
-const YARN_ME_OPTION_KINDS: Readonly<Record<TunableOption, OptionKind>> = { backfillReserved: 'boolean', diskShare: 'fraction', timelineRefreshMs: 'ms' };
+/** What `--policy-options` may set: whether a run is elastic is the policy's name (yarn or yarn-me). */
+type YarnMeTunables = Pick<YarnMeOptions, 'backfillReserved' | 'diskShare' | 'timelineRefreshMs'>;
+type YarnTunables = Pick<YarnMeOptions, 'backfillReserved'>;
 
-/** `--policy-options` of yarn-me: backfillReserved (true), diskShare (0.5), timelineRefreshMs (3000). A bad field is EBADCONF naming it. */
-export function parseYarnMeOptions(raw: Readonly<Record<string, unknown>>): YarnMeOptions {
-  const { backfillReserved, diskShare, timelineRefreshMs } = DEFAULT_YARN_ME_OPTIONS;
-  return { elastic: true, ...parsePolicyOptions('yarn-me', raw, { backfillReserved, diskShare, timelineRefreshMs }, YARN_ME_OPTION_KINDS, 'EBADCONF') };
+const BACKFILL_SPEC = {
+  type: 'boolean',
+  about: "tasks of other jobs may use a reserved node when they end before the reserving job's task could start there",
+} as const;
+
+const YARN_ME_OPTION_SPECS: OptionSpecs<YarnMeTunables> = {
+  backfillReserved: BACKFILL_SPEC,
+  diskShare: { type: 'number', range: { min: 0, max: 1 }, about: "the share of a node's disk bandwidth its elastic tasks may spill at together" },
+  timelineRefreshMs: { type: 'number', range: { min: 0, unit: 'ms' }, about: 'the timeline of job completions is rebuilt on job arrival or departure and at least this often' },
+};
+
+const YARN_OPTION_SPECS: OptionSpecs<YarnTunables> = { backfillReserved: BACKFILL_SPEC };
+
+const tunables = <K extends keyof YarnMeOptions>(options: YarnMeOptions, keys: readonly K[]): Pick<YarnMeOptions, K> =>
+  Object.fromEntries(keys.map((k) => [k, options[k]])) as Pick<YarnMeOptions, K>;
+
+const YARN_ME_DEFAULTS = tunables(DEFAULT_YARN_ME_OPTIONS, ['backfillReserved', 'diskShare', 'timelineRefreshMs']);
+const YARN_DEFAULTS = tunables(DEFAULT_YARN_OPTIONS, ['backfillReserved']);
+
+/** `--policy-options` of yarn-me; a bad field is EBADCONF naming it. */
+export function parseYarnMeOptions(raw: PolicyOptions): YarnMeOptions {
+  return { ...DEFAULT_YARN_ME_OPTIONS, ...parseOptions('yarn-me', raw, YARN_ME_OPTION_SPECS, YARN_ME_DEFAULTS) };
 }
 
-/** `--policy-options` of yarn: backfillReserved (false). A bad field is EBADCONF naming it. */
-export function parseYarnOptions(raw: Readonly<Record<string, unknown>>): YarnMeOptions {
-  const parsed = parsePolicyOptions('yarn', raw, { backfillReserved: DEFAULT_YARN_OPTIONS.backfillReserved }, { backfillReserved: 'boolean' }, 'EBADCONF');
-  return { ...DEFAULT_YARN_OPTIONS, ...parsed };
+/** `--policy-options` of yarn; a bad field is EBADCONF naming it. */
+export function parseYarnOptions(raw: PolicyOptions): YarnMeOptions {
+  return { ...DEFAULT_YARN_OPTIONS, ...parseOptions('yarn', raw, YARN_OPTION_SPECS, YARN_DEFAULTS) };
 }
+
+export const YARN_DEFINITION: PolicyDefinition = definePolicy({
+  name: 'yarn',
+  summary:
+    "YARN's regular allocation: a task runs only with its ideal memory; queue by fair share; a job whose next task does not fit on a node reserves it until it fits",
+  options: YARN_OPTION_SPECS,
+  defaults: YARN_DEFAULTS,
+  create: (options) => new YarnMePolicy(parseYarnOptions(options)),
+});
+
+export const YARN_ME_DEFINITION: PolicyDefinition = definePolicy({
+  name: 'yarn-me',
+  summary:
+    "YARN-ME: as yarn, but a task that does not fit gets an elastic grant (less memory, it spills) when it then still ends before its job's estimated completion",
+  options: YARN_ME_OPTION_SPECS,
+  defaults: YARN_ME_DEFAULTS,
+  create: (options) => new YarnMePolicy(parseYarnMeOptions(options)),
+});
 
 const NOTHING: readonly Decision[] = Object.freeze([]);
 
@@ -378,6 +413,8 @@ class Round {
 }
 
 export class YarnMePolicy implements Policy {
+  /** Heartbeat-by-heartbeat allocation becomes allocation wherever capacity was freed (see `Consultation`). */
+  readonly consultWhen: Consultation = 'after-change';
   private readonly reservations = new Reservations();
   private readonly kept: Kept;
   /** Each node's view when last looked at, and when every node was last visited (nodesToVisit). */
@@ -393,12 +430,12 @@ export class YarnMePolicy implements Policy {
   private step = Number.NaN;
 
   constructor(
-    private readonly options: YarnMeOptions = DEFAULT_YARN_ME_OPTIONS,
+    readonly options: YarnMeOptions = DEFAULT_YARN_ME_OPTIONS,
     readonly name: string = options.elastic ? 'yarn-me' : 'yarn',
   ) {
     this.kept = { queue: new FairQueue((job) => smallestGrantMb(job.pendingTasks, options.elastic, this.step)), workers: new LiveWorkers(), timelines: { refreshMs: options.timelineRefreshMs, timeline: null, builtAt: 0, jobIds: [] } };
     if (!(options.diskShare >= 0 && options.diskShare <= 1)) {
-      throw new MinimrError('EBADCONF', `scheduler policy '${name}': option 'diskShare' must be a fraction in [0, 1], got ${options.diskShare}`, { policy: name, option: 'diskShare' });
+      throw optionError(name, 'diskShare', `must be a number in [0, 1], got ${options.diskShare}`);
     }
   }
 

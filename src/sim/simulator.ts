@@ -9,7 +9,7 @@
 import { Books, DEFAULT_WORKER_LIMITS, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type JobSkew, type SkewPlan, type TaskPlan, type WorkerRecord, type WorkerRegistration } from '../books/index.js';
 import { MinimrError } from '../errors.js';
 import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
-import { FifoPolicy, YarnMePolicy, type ClusterSnapshot, type Decision, type Policy, type SchedulingTrigger, type TaskKind } from '../scheduler/index.js';
+import type { ClusterSnapshot, Consultation, Decision, Policy, SchedulingTrigger, TaskKind } from '../scheduler/index.js';
 import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
 import { MrClusterSim, type MrClusterIo, type MrClusterSimEvent } from './mr-clusters.js';
 import { EventHeap, streamFor } from '../util/index.js';
@@ -18,6 +18,13 @@ import { RackIndex, misestimatedPenalty, placeReplicas, transferMs } from './mod
 import { penalizedMs } from '../scheduler/index.js';
 import { DEFAULT_SIM_SETTINGS, type FailureSettings, type PolicyCallMode, type SimSettings } from './types.js';
 import { parseSkewSpec, type ClusterShape, type JobSpec, type SkewSpec, type TaskSpec, type Workload, type WorkerShape } from '../workloads/index.js';
+
+/** The call mode that consults a policy when it declares it must be consulted (`Policy.consultWhen`). */
+const CALL_MODE_OF: Readonly<Record<Consultation, Exclude<PolicyCallMode, 'auto'>>> = {
+  'every-event': 'every-event',
+  'after-change': 'when-changed',
+  'after-change-if-a-task-fits': 'when-useful',
+};
 
 export interface DecisionRecord {
   readonly timeMs: number;
@@ -236,7 +243,7 @@ export class Simulator {
     if (!(slowStart >= 0 && slowStart <= 1)) bad(`reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`);
     this.policy = policy;
     const mode = this.settings.policyCalls;
-    this.mode = mode === 'auto' ? (policy instanceof FifoPolicy && !policy.waitsForLocality ? 'when-useful' : policy instanceof YarnMePolicy ? 'when-changed' : 'every-event') : mode;
+    this.mode = mode === 'auto' ? CALL_MODE_OF[policy.consultWhen] : mode;
     this.recordDecisions = options.recordDecisions ?? true;
     this.recordAttempts = options.recordAttempts ?? true;
     this.maxSimMs = options.maxSimMs ?? Number.POSITIVE_INFINITY;

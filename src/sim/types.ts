@@ -26,9 +26,8 @@ export interface FailureSettings {
  *   last call, whether or not a task fits at its ideal memory (a memory-elastic policy may grant
  *   less). Heartbeats cost nothing; YARN's per-node heartbeat allocation becomes an allocation at
  *   once wherever capacity was freed (the policy then visits every node with a free slot).
- * - 'auto': 'when-useful' for FifoPolicy without a locality wait, 'when-changed' for the YARN
- *   policies (YarnMePolicy: the paper-scale sweeps need it), 'every-event' for everything else
- *   (a FIFO that waits for locality too: a wait running out is no change).
+ * - 'auto': what the policy declares (`Policy.consultWhen`): 'every-event' for 'every-event',
+ *   'when-changed' for 'after-change', 'when-useful' for 'after-change-if-a-task-fits'.
  */
 export type PolicyCallMode = 'auto' | 'every-event' | 'when-useful' | 'when-changed';
 

@@ -29,6 +29,7 @@ const conf: JobConf = { 'shuffle.map.bufferBytes': BUFFER, 'shuffle.reduce.buffe
  */
 class ThirtyPercentPolicy implements Policy {
   readonly name = 'thirty-percent';
+  readonly consultWhen = 'every-event';
   held = false;
   schedule(s: ClusterSnapshot): readonly Decision[] {
     if (this.held) return [];

@@ -11,6 +11,7 @@ import { appModule, makeText, parseCounts, readOutput, referenceWordCount, start
  */
 class PlacementScript implements Policy {
   readonly name = 'placement-script';
+  readonly consultWhen = 'every-event';
   private readonly fifo = new FifoPolicy();
   target: string | undefined;
   migrated = false;
@@ -101,6 +102,7 @@ describe('migrate, replicate and read locality on a real cluster', () => {
  */
 class OwedReplicaScript implements Policy {
   readonly name = 'owed-replica-script';
+  readonly consultWhen = 'every-event';
   private readonly fifo = new FifoPolicy();
   /** unplacedReplicas of every pending map in the first snapshot of the job. */
   firstOwed: number[] | undefined;
@@ -183,6 +185,7 @@ describe('owed replicas of a private data set on a real cluster', () => {
  */
 class ReplicateFromNowhere implements Policy {
   readonly name = 'replicate-from-nowhere';
+  readonly consultWhen = 'every-event';
   asked = false;
   /** Map 0's preferred workers in every snapshot after the replicate. */
   readonly seen: string[][] = [];

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/log.js';
 import { LocalCluster } from '../../src/local/index.js';
-import { createPolicy, type ClusterSnapshot, type Decision, type Policy, type PolicyOptions, type PoolView } from '../../src/scheduler/index.js';
+import { createPolicy, type ClusterSnapshot, type Consultation, type Decision, type Policy, type PolicyOptions, type PoolView } from '../../src/scheduler/index.js';
 import { Simulator } from '../../src/sim/index.js';
 import type { JobSpec, TaskSpec } from '../../src/workloads/index.js';
 import { appModule, fixtureModule, makeText } from '../helpers/cluster.js';
@@ -54,6 +54,9 @@ class Recorder implements Policy {
   readonly attemptTask = new Map<string, string>();
   constructor(private readonly inner: Policy) {
     this.name = inner.name;
+  }
+  get consultWhen(): Consultation {
+    return this.inner.consultWhen;
   }
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     for (const j of snapshot.jobs) for (const a of j.runningAttempts) this.attemptTask.set(a.id, a.taskId);

@@ -21,6 +21,7 @@ describe('JobTracker: a decision list is checked whole before any of it is carri
   /** Launches the first pending task on the first worker; in 'one-bad' mode, also a task that does not exist. */
   const scripted: Policy = {
     name: 'scripted',
+    consultWhen: 'every-event',
     schedule(snapshot) {
       const job = snapshot.jobs[0];
       const task = job?.pendingTasks[0];

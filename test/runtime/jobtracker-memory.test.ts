@@ -23,6 +23,7 @@ describe('JobTracker: memory grants', () => {
   /** Launches the first pending task on the first worker with `grantMb`. */
   const granting: Policy = {
     name: 'granting',
+    consultWhen: 'every-event',
     schedule(snapshot) {
       const job = snapshot.jobs[0];
       const task = job?.pendingTasks[0];

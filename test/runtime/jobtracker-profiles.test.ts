@@ -50,7 +50,7 @@ describe('JobTracker: profiles of recurring jobs', () => {
         done();
       },
     });
-    jt = new JobTracker({ dataDir: dir, port: 0, policy: { name: 'none', schedule: () => [] }, heartbeatMs: 100_000, logger: pino({ level: 'info' }, sink) });
+    jt = new JobTracker({ dataDir: dir, port: 0, policy: { name: 'none', consultWhen: 'every-event', schedule: () => [] }, heartbeatMs: 100_000, logger: pino({ level: 'info' }, sink) });
     await jt.start();
     client = await JobClient.connect(jt.url);
     worker = await connectPeer(jt.url, () => undefined);

@@ -9,6 +9,7 @@ function describing(policy: Policy, states: PolicyState[], every = 1): Policy {
   let calls = 0;
   return {
     name: policy.name,
+    consultWhen: policy.consultWhen,
     get balanceHistory() {
       return policy.balanceHistory;
     },

@@ -433,7 +433,7 @@ describe('fair: preemption', () => {
 describe('fair: options', () => {
   const rejects = (options: Record<string, unknown>, name: string): void => {
     for (const make of [() => createPolicy('fair', options), () => new FairPolicy(options as never)]) {
-      assert.throws(make, (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB' && err.message.includes(name), JSON.stringify(options));
+      assert.throws(make, (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes(name), JSON.stringify(options));
     }
   };
 
@@ -450,7 +450,7 @@ describe('fair: options', () => {
     });
   });
 
-  test('unknown options and bad values are EBADJOB naming the option', () => {
+  test('unknown options and bad values are EBADCONF naming the option', () => {
     rejects({ nodeDelayMs: 1 }, 'nodeDelayMs');
     rejects({ nodeLocalDelayMs: -1 }, 'nodeLocalDelayMs');
     rejects({ rackLocalDelayMs: '3000' }, 'rackLocalDelayMs');

@@ -316,21 +316,21 @@ describe('createPolicy', () => {
     assert.ok(policyNames().includes('fifo'));
   });
 
-  test('an unknown name is EBADJOB and lists the known policies', () => {
+  test('an unknown name is EBADCONF and lists the known policies', () => {
     for (const name of ['nope', 'FIFO', 'fifo2']) {
       assert.throws(
         () => createPolicy(name),
-        (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB' && err.message.includes(name) && err.message.includes('fifo'),
+        (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes(name) && err.message.includes('fifo'),
       );
     }
   });
 
   test('options fifo does not take are rejected', () => {
-    assert.throws(() => createPolicy('fifo', { delayMs: 5 }), (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB');
+    assert.throws(() => createPolicy('fifo', { delayMs: 5 }), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF');
     for (const bad of [-1, '3000', Number.NaN]) {
       assert.throws(
         () => createPolicy('fifo', { nodeLocalDelayMs: bad }),
-        (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB' && /nodeLocalDelayMs/.test(err.message),
+        (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /nodeLocalDelayMs/.test(err.message),
       );
     }
   });

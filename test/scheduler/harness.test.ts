@@ -95,6 +95,7 @@ describe('steady-load starvation bound', () => {
     const fifo = new FifoPolicy();
     const newestFirst: Policy = {
       name: 'newest-first',
+      consultWhen: 'every-event',
       schedule: (s: ClusterSnapshot) => fifo.schedule({ ...s, jobs: [...s.jobs].reverse() }),
     };
     const worst = (p: Policy): number => Math.max(...runSteadyLoad(p).responses.values());
@@ -151,6 +152,7 @@ describe('SnapshotDriver', () => {
   test('an invalid decision list is refused', () => {
     const greedy: Policy = {
       name: 'greedy',
+      consultWhen: 'every-event',
       schedule: (s) => s.jobs.flatMap((j) => j.pendingTasks.map((t): Decision => ({ kind: 'launch', taskId: t.id, jobId: j.id, workerId: 'w1', locality: 'any' }))),
     };
     const driver = new SnapshotDriver({ workers, jobs: [{ id: 'j', submitTime: 0, maps: 3, reduces: 0 }] });

@@ -332,7 +332,7 @@ describe('improved-fair: options', () => {
     assert.equal(tuned.improvedOptions.minMapsForCharacter, 5);
   });
 
-  test('unknown options and bad values are EBADJOB naming the option', () => {
+  test('unknown options and bad values are EBADCONF naming the option', () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ minMapsForCharacter: 0 }, 'minMapsForCharacter'],
       [{ minMapsForCharacter: 1.5 }, 'minMapsForCharacter'],
@@ -345,7 +345,7 @@ describe('improved-fair: options', () => {
     ];
     for (const [options, name] of cases) {
       for (const make of [() => createPolicy('improved-fair', options), () => new ImprovedFairPolicy(options as never)]) {
-        assert.throws(make, (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB' && err.message.includes(name) && err.message.includes('improved-fair'));
+        assert.throws(make, (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes(name) && err.message.includes('improved-fair'));
       }
     }
   });

@@ -92,8 +92,8 @@ describe('tyrex: partition capacities', () => {
 });
 
 describe('tyrex: options', () => {
-  test('bad options are rejected with EBADJOB naming the problem', () => {
-    const bad = (f: () => unknown, re: RegExp) => assert.throws(f, (e: unknown) => e instanceof MinimrError && e.code === 'EBADJOB' && re.test(e.message));
+  test('bad options are rejected with EBADCONF naming the problem', () => {
+    const bad = (f: () => unknown, re: RegExp) => assert.throws(f, (e: unknown) => e instanceof MinimrError && e.code === 'EBADCONF' && re.test(e.message));
     bad(() => createPolicy('tyrex', { capacities: [0.5, 0.6] }), /sum to 1/);
     bad(() => createPolicy('tyrex', { capacities: [1] }), /at least two/);
     bad(() => createPolicy('tyrex-static', {}), /timersMs/);

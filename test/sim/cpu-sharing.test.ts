@@ -195,6 +195,7 @@ describe('CPU sharing in the simulator', () => {
     const seen: Array<[number, string, number]> = [];
     const watcher: Policy = {
       name: 'watch',
+      consultWhen: 'every-event',
       schedule(s: ClusterSnapshot): readonly Decision[] {
         for (const j of s.jobs) for (const a of j.runningAttempts) seen.push([s.now, a.id, a.progress]);
         return new FifoPolicy().schedule(s);

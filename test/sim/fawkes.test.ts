@@ -39,6 +39,7 @@ describe('simulator: MR-clusters', () => {
   function shrinkScript(preemption: 'instant' | 'delayed'): Policy {
     return {
       name: `script-${preemption}`,
+      consultWhen: 'every-event',
       schedule(s: ClusterSnapshot): readonly Decision[] {
         const w3 = s.workers.find((w) => w.id === 'w3')!;
         const a = s.mrClusters?.find((c) => c.name === 'A');

@@ -28,6 +28,7 @@ export function job(id: string, submitMs: number, maps: TaskSpec[], reduces: Tas
 export function grantingPolicy(fraction: number): Policy {
   return {
     name: `grant-${fraction}`,
+    consultWhen: 'every-event',
     schedule(s: ClusterSnapshot): readonly Decision[] {
       const free = new Map(s.workers.map((w) => [w.id, { map: w.freeMapSlots, reduce: w.freeReduceSlots, mem: w.freeMemoryMb }]));
       const out: Decision[] = [];

@@ -36,6 +36,7 @@ describe('simulator: mis-estimation of memory and penalty', () => {
     const inner = grantingPolicy(0.5);
     const recording: Policy = {
       name: 'recording',
+      consultWhen: 'every-event',
       schedule(s: ClusterSnapshot): readonly Decision[] {
         for (const j of s.jobs) for (const t of j.pendingTasks) if (t.penalty?.kind === 'step') seen.push(t.penalty.factor);
         return inner.schedule(s);

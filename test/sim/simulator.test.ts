@@ -328,6 +328,7 @@ describe('simulator: decisions', () => {
     let killed = false;
     return {
       name: 'kill-once',
+      consultWhen: 'every-event',
       schedule(s: ClusterSnapshot): readonly Decision[] {
         const victim = s.jobs.flatMap((j) => j.runningAttempts)[0];
         if (!killed && s.now >= 5_000 && victim) {
@@ -358,6 +359,7 @@ describe('simulator: decisions', () => {
     let step = 0;
     const policy: Policy = {
       name: 'misc',
+      consultWhen: 'every-event',
       schedule(s) {
         step++;
         if (step === 1) {
@@ -399,6 +401,7 @@ describe('simulator: decisions', () => {
     const owedSeen: number[][] = [];
     const policy: Policy = {
       name: 'owed',
+      consultWhen: 'every-event',
       schedule(s) {
         step++;
         const maps = s.jobs[0]?.pendingTasks ?? [];
@@ -434,7 +437,7 @@ describe('simulator: decisions', () => {
   });
 
   test('an invalid decision list is an error naming the policy', () => {
-    const policy: Policy = { name: 'broken', schedule: () => [{ kind: 'launch', taskId: 'nope', jobId: 'job_0001', workerId: 'w1', locality: 'any' }] };
+    const policy: Policy = { name: 'broken', consultWhen: 'every-event', schedule: () => [{ kind: 'launch', taskId: 'nope', jobId: 'job_0001', workerId: 'w1', locality: 'any' }] };
     assert.throws(
       () => simulate({ workload: { name: 'x', jobs: [job('job_0001', 0, [task(1)])] }, cluster: cluster(worker('w1', 'r1')), policy }),
       (err: unknown) => err instanceof MinimrError && /policy 'broken'/.test(err.message) && /not pending/.test(err.message),
@@ -444,6 +447,7 @@ describe('simulator: decisions', () => {
   test('frozen snapshots: a policy that writes to one throws', () => {
     const policy: Policy = {
       name: 'writer',
+      consultWhen: 'every-event',
       schedule(s) {
         (s.jobs[0] as { partition: number }).partition = 3;
         return [];
@@ -457,6 +461,7 @@ describe('simulator: decisions', () => {
     const fifo = new FifoPolicy();
     const policy: Policy = {
       name: 'recorder',
+      consultWhen: 'every-event',
       schedule(s) {
         seen.push({ snapshot: s, copy: JSON.stringify(s) });
         return fifo.schedule(s);

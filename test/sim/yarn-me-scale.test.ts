@@ -56,6 +56,8 @@ describe('yarn and yarn-me decide as without the indexes (pinned decision logs a
 /** Runs `inner`, and before each call checks the kept queue and the snapshot's attempt order against computations from scratch. */
 class CheckingPolicy implements Policy {
   readonly name = 'checking';
+  /** Checks at every event, heartbeats included, not only when the inner policy would be consulted. */
+  readonly consultWhen = 'every-event';
   calls = 0;
   private readonly queue = new FairQueue((job) => Math.min(...job.pendingTasks.map((t) => t.memoryMb)));
 
