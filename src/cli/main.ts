@@ -28,76 +28,18 @@ import {
   type ThrottleBasis,
 } from '../runtime/index.js';
 import { forgetClusterSecret, recordClusterSecret, webPassword } from '../runtime/auth.js';
-import { createPolicy, parsePools, type PolicyOptions, type PoolView } from '../scheduler/index.js';
+import { createPolicy, type PolicyOptions } from '../scheduler/index.js';
 import { runSimCommand } from '../sim/index.js';
 import { formatMode, parseMode } from '../storage/index.js';
 import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
-import { escapeControlCharacters, formatBytes, keyValuePairs, parseSize } from '../util/index.js';
+import { escapeControlCharacters, formatBytes, parseSize } from '../util/index.js';
 import { DEFAULT_JOBTRACKER, peerSecurity, tlsIdentity, withClient, type ClusterArgs } from './client.js';
 import { fsckCommand, mrcCommands } from './mrc-commands.js';
+import { printCounters, printStatus, progressPrinter } from './job-output.js';
+import { parseParams, policySettings } from './options.js';
 
 const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
 const SAMPLE_TEXT = fileURLToPath(new URL('../../../apps/data/sample.txt', import.meta.url));
-
-function parseParams(list: readonly string[] | undefined): Record<string, JsonValue> {
-  const params: Record<string, JsonValue> = {};
-  for (const [key, raw] of keyValuePairs(list, '--param')) {
-    params[key] = raw !== '' && !Number.isNaN(Number(raw)) && /^-?\d/.test(raw) ? Number(raw) : raw;
-  }
-  return params;
-}
-
-/** Shows map/reduce progress: one updating line on a terminal, a line per change otherwise. */
-/** `--policy-options` (a JSON object) and `--pools` (a JSON file), checked before anything starts. */
-async function policySettings(argv: { 'policy-options'?: string; pools?: string }): Promise<{ policyOptions: PolicyOptions; pools: PoolView[] }> {
-  let policyOptions: PolicyOptions = {};
-  if (argv['policy-options'] !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(argv['policy-options']);
-    } catch (err) {
-      throw new MinimrError('EBADCONF', `--policy-options is not valid JSON: ${(err as Error).message}`);
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MinimrError('EBADCONF', '--policy-options must be a JSON object');
-    policyOptions = parsed as PolicyOptions;
-  }
-  let pools: PoolView[] = [];
-  if (argv.pools !== undefined) {
-    let text: string;
-    try {
-      text = await readFileLocal(resolvePath(argv.pools), 'utf8');
-    } catch (err) {
-      throw new MinimrError('EBADCONF', `cannot read the pools file ${argv.pools}: ${(err as Error).message}`);
-    }
-    try {
-      pools = parsePools(JSON.parse(text));
-    } catch (err) {
-      if (err instanceof MinimrError) throw err;
-      throw new MinimrError('EBADCONF', `the pools file ${argv.pools} is not valid JSON: ${(err as Error).message}`);
-    }
-  }
-  return { policyOptions, pools };
-}
-
-function progressPrinter(jobId: string): (s: JobStatus) => void {
-  const tty = process.stderr.isTTY;
-  let last = '';
-  return (s) => {
-    const line = `${jobId} ${s.state.padEnd(9)} map ${String(Math.floor(s.mapProgress * 100)).padStart(3)}% reduce ${String(Math.floor(s.reduceProgress * 100)).padStart(3)}%`;
-    if (line === last) return;
-    last = line;
-    if (tty) process.stderr.write(`\r${line}${s.state === 'running' || s.state === 'pending' ? '' : '\n'}`);
-    else process.stderr.write(`${line}\n`);
-  };
-}
-
-function printStatus(s: JobStatus): void {
-  const secs = s.finishTime && s.startTime ? ((s.finishTime - s.startTime) / 1000).toFixed(2) : '-';
-  process.stdout.write(
-    `${s.jobId}  ${escapeControlCharacters(s.name)}  ${s.user}  ${s.state}  maps ${s.mapsCompleted}/${s.mapsTotal}  reduces ${s.reducesCompleted}/${s.reducesTotal}  ${secs}s  output ${s.outputPath}\n`,
-  );
-  if (s.error) process.stdout.write(`  error ${s.error.code}: ${s.error.message}\n`);
-}
 
 /** How the job's tasks were planned: from the profile of its name, or regular. */
 function printProfileUse(s: JobStatus): void {
@@ -112,10 +54,6 @@ function printProfileUse(s: JobStatus): void {
     }
   }
   if (s.elasticAttempts > 0) process.stdout.write(`  elastic attempts: ${s.elasticAttempts} (granted less than ideal memory; see \`minimr job attempts\`)\n`);
-}
-
-function printCounters(s: JobStatus): void {
-  for (const [k, v] of Object.entries(s.counters).sort()) if (v) process.stderr.write(`  ${k.padEnd(28)} ${v}\n`);
 }
 
 async function readAll(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
