@@ -2,44 +2,36 @@ import { mkdir as mkdirLocal, readFile as readFileLocal, stat as statLocal, writ
 import { resolve as resolvePath } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { JsonValue } from '../api/index.js';
-import { DEFAULT_WORKER_LIMITS } from '../books/index.js';
 import { MinimrError } from '../errors.js';
-import { benchPolicies } from '../experiments/index.js';
-import { createLogger } from '../log.js';
 import {
   ATTEMPT_LOG_STREAMS,
   DEFAULT_LOG_READ_BYTES,
   JobClient,
-  JobTracker,
   MAX_LOG_READ_BYTES,
-  LocalCluster,
-  Worker,
   profileJob,
   profileMarkdown,
   profileSvg,
-  THROTTLE_BASES,
   parseConfPairs,
   type JobConf,
   type JobStatus,
-  type ThrottleBasis,
 } from '../runtime/index.js';
-import { forgetClusterSecret, recordClusterSecret, webPassword } from '../runtime/auth.js';
-import { createPolicy, type PolicyOptions } from '../scheduler/index.js';
-import { runSimCommand } from '../sim/index.js';
+import { webPassword } from '../runtime/auth.js';
 import { formatMode, parseMode } from '../storage/index.js';
 import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
 import { escapeControlCharacters, formatBytes, parseSize } from '../util/index.js';
-import { DEFAULT_JOBTRACKER, peerSecurity, tlsIdentity, withClient, type ClusterArgs } from './client.js';
+import { DEFAULT_JOBTRACKER, peerSecurity, withClient, type ClusterArgs } from './client.js';
 import { fsckCommand, mrcCommands } from './mrc-commands.js';
+import { benchCommand } from './commands/bench.js';
+import { jobtrackerCommand } from './commands/jobtracker.js';
+import { localCommand } from './commands/local.js';
+import { simCommand } from './commands/sim.js';
+import { workerCommand } from './commands/worker.js';
 import { printCounters, printStatus, progressPrinter } from './job-output.js';
-import { parseParams, policySettings } from './options.js';
+import { parseParams } from './options.js';
 
-const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
-const SAMPLE_TEXT = fileURLToPath(new URL('../../../apps/data/sample.txt', import.meta.url));
 
 /** How the job's tasks were planned: from the profile of its name, or regular. */
 function printProfileUse(s: JobStatus): void {
@@ -56,37 +48,6 @@ function printProfileUse(s: JobStatus): void {
   if (s.elasticAttempts > 0) process.stdout.write(`  elastic attempts: ${s.elasticAttempts} (granted less than ideal memory; see \`minimr job attempts\`)\n`);
 }
 
-async function readAll(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const c of chunks) parts.push(c);
-  return Buffer.concat(parts);
-}
-
-/** The quick-start demo: WordCount on the bundled sample text, then the most frequent words. */
-async function runWordCountExample(cluster: LocalCluster, top: number): Promise<void> {
-  const fs = cluster.client.fs;
-  const input = '/examples/sample.txt';
-  const output = '/examples/wordcount';
-  const size = (await statLocal(SAMPLE_TEXT)).size;
-  process.stderr.write(`putting ${SAMPLE_TEXT} (${formatBytes(size)}) into the block store at ${input}\n`);
-  await fs.put(SAMPLE_TEXT, input, { overwrite: true });
-  const jobId = await cluster.client.submit(resolvePath(APPS_DIR, 'wordcount.js'), { input: [input], output, overwrite: true, reducers: 2 });
-  const started = Date.now();
-  const status = await cluster.client.waitForCompletion(jobId, { onProgress: progressPrinter(jobId) });
-  process.stderr.write(`WordCount finished in ${((Date.now() - started) / 1000).toFixed(2)} s with ${status.mapsTotal} maps and ${status.reducesTotal} reduces\n`);
-  const counts: Array<[string, number]> = [];
-  for (const f of await fs.list(output)) {
-    if (!/part-r-/.test(f.path)) continue;
-    for (const line of (await readAll(fs.cat(f.path))).toString('utf8').split('\n')) {
-      const tab = line.lastIndexOf('\t');
-      if (tab > 0) counts.push([line.slice(0, tab), Number(line.slice(tab + 1))]);
-    }
-  }
-  counts.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-  process.stdout.write(`top ${top} words of ${counts.length} distinct:\n`);
-  for (const [word, n] of counts.slice(0, top)) process.stdout.write(`${String(n).padStart(8)}  ${word}\n`);
-}
-
 async function main(): Promise<void> {
   const args = hideBin(process.argv);
   const configPath = configPathOf(args);
@@ -99,237 +60,10 @@ async function main(): Promise<void> {
     .option('tls-ca', { type: 'string', describe: 'certificate authority to trust for a wss:// JobTracker (PEM; default: $MINIMR_TLS_CA)' })
     .option('config', { type: 'string', global: true, describe: 'JSON file of options by command ({"worker": {"rack": "/r1"}, ...}); flags on the command line win' })
     .config(config)
-    .command(
-      'local',
-      'run an embedded cluster on this machine (JobTracker here, workers as child processes)',
-      (y) =>
-        y
-          .option('workers', { type: 'number', default: 3, describe: 'number of worker processes' })
-          .option('dir', { type: 'string', default: '.minimr/local', describe: 'data directory' })
-          .option('port', { type: 'number', default: 0, describe: 'JobTracker port (0: any free port)' })
-          .option('block-size', { type: 'string', describe: 'block size (e.g. 64m); default 64m, the example uses 64k' })
-          .option('replication', { type: 'number', default: 2 })
-          .option('map-slots', { type: 'number', default: 2 })
-          .option('reduce-slots', { type: 'number', default: 1 })
-          .option('memory-mb', { type: 'number', describe: 'memory each worker offers to tasks, MB (default: 512 per slot)' })
-          .option('memory-step-mb', { type: 'number', describe: 'elastic grants are whole multiples of this, MB (default 100)' })
-          .option('policy', { type: 'string', default: 'fifo' })
-          .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
-          .option('pools', { type: 'string', describe: 'JSON file listing pools with minimum shares and weights' })
-          .option('example', { choices: ['wordcount'] as const, describe: 'run an example job, print its result, and exit' })
-          .option('top', { type: 'number', default: 20, describe: 'words to show for --example wordcount' }),
-      async (argv) => {
-        const blockSize = argv['block-size'] ? parseSize(argv['block-size']) : argv.example ? 64 * 1024 : undefined;
-        const { policyOptions, pools } = await policySettings(argv);
-        const cluster = await LocalCluster.start({
-          policyOptions,
-          pools,
-          dataDir: resolvePath(argv.dir),
-          workers: argv.workers,
-          port: argv.port,
-          blockSize,
-          replication: argv.replication,
-          mapSlots: argv['map-slots'],
-          reduceSlots: argv['reduce-slots'],
-          memoryMb: argv['memory-mb'],
-          memoryStepMb: argv['memory-step-mb'],
-          policy: argv.policy,
-          logger: createLogger('local', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
-        });
-        process.stderr.write(`local cluster up: JobTracker ${cluster.url}, ${argv.workers} workers, data in ${resolvePath(argv.dir)}\n`);
-        if (argv.example) {
-          try {
-            await runWordCountExample(cluster, argv.top);
-          } finally {
-            await cluster.stop();
-          }
-          return;
-        }
-        await recordClusterSecret(cluster.url, cluster.jobTracker.secretFile).catch(() => undefined);
-        process.stderr.write(`submit jobs with: MINIMR_JOBTRACKER=${cluster.url} minimr submit ...  (Ctrl-C stops the cluster)\n`);
-        process.stderr.write(`cluster secret: ${cluster.jobTracker.secretFile} (found by this user's commands on this machine; elsewhere give it with MINIMR_SECRET_FILE)\n`);
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', resolve);
-          process.once('SIGTERM', resolve);
-        });
-        await forgetClusterSecret(cluster.url);
-        await cluster.stop();
-      },
-    )
-    .command(
-      'sim',
-      'simulate a workload on a simulated cluster under one or more policies (discrete-event, deterministic)',
-      (y) =>
-        y
-          .option('workload', { type: 'string', demandOption: true, describe: 'hvw|mvw|lvw|wkld-a..e|yarn-me-uniform|yarn-me-exp|improved-fair, or a .json minimr workload, Hadoop SLS job trace or Hadoop Rumen job trace' })
-          .option('cluster', { type: 'string', describe: 'preset (tyrex-20, improved-fair-12, fawkes-60, fawkes-48, yarn-me-50, yarn-me-100, yarn-me-3000), or a .json minimr cluster file or Hadoop SLS node file; default: the workload\'s' })
-          .option('policy', { type: 'string', array: true, default: ['fifo'], describe: 'policy name; repeat to compare' })
-          .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
-          .option('seed', { type: 'number', default: 1 })
-          .option('load', { type: 'number', describe: 'offered load for the Tyrex workloads (default 0.7)' })
-          .option('scale', { type: 'number', describe: 'workload scale (jobs or sizes, per generator)' })
-          .option('heartbeat-ms', { type: 'number', describe: 'default: max(3 s, workers / 100 s)' })
-          .option('noise', { type: 'number', describe: 'duration mis-estimation, e.g. 0.15 for +-15%' })
-          .option('memory-noise', { type: 'number', describe: 'ideal memory mis-estimation (YARN-ME), e.g. 0.15 for +-15%' })
-          .option('penalty-noise', { type: 'number', describe: 'penalty mis-estimation (YARN-ME), e.g. 0.15 for +-15%' })
-          .option('node-memory-mb', { type: 'number', describe: 'memory of an SLS/DSS topology file\'s nodes (default 10240)' })
-          .option('node-cores', { type: 'number', describe: 'cores of an SLS/DSS topology file\'s nodes (default 10)' })
-          .option('meganode', { type: 'boolean', describe: 'pool the cluster into one node (YARN-ME\'s meganode bound, with --policy srjf)' })
-          .option('reduce-slow-start', { type: 'number', describe: "fraction of a job's maps done before its reduces launch (Hadoop 1: 0.05); default 1, as minimr runs" })
-          .option('out', { type: 'string', describe: 'directory for results.json, results.md and SVG plots' }),
-      async (argv) => {
-        const { policyOptions } = await policySettings(argv);
-        const { table, files } = await runSimCommand(
-          {
-            workload: argv.workload,
-            cluster: argv.cluster,
-            policies: argv.policy.map(String),
-            policyOptions,
-            seed: argv.seed,
-            load: argv.load,
-            scale: argv.scale,
-            heartbeatMs: argv['heartbeat-ms'],
-            noise: argv.noise,
-            memoryNoise: argv['memory-noise'],
-            penaltyNoise: argv['penalty-noise'],
-            nodeMemoryMb: argv['node-memory-mb'],
-            nodeCores: argv['node-cores'],
-            meganode: argv.meganode,
-            reduceSlowStart: argv['reduce-slow-start'],
-            out: argv.out,
-          },
-          (line) => process.stderr.write(`${line}\n`),
-        );
-        process.stdout.write(table);
-        for (const f of files) process.stderr.write(`wrote ${f}\n`);
-      },
-    )
-    .command(
-      'jobtracker',
-      'run a JobTracker (master + NameNode)',
-      (y) =>
-        y
-          .option('dir', { type: 'string', default: '.minimr/jobtracker' })
-          .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on (loopback only by default; 0.0.0.0 for every interface)' })
-          .option('admin', { type: 'string', describe: 'the user who may act on every job and path (default: the OS user running the JobTracker)' })
-          .option('tls-cert', { type: 'string', describe: 'serve wss:// with this certificate (PEM); needs --tls-key' })
-          .option('tls-key', { type: 'string', describe: 'private key of --tls-cert (PEM)' })
-          .option('port', { type: 'number', default: 7700 })
-          .option('policy', { type: 'string', default: 'fifo' })
-          .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
-          .option('pools', { type: 'string', describe: 'JSON file listing pools with minimum shares and weights' })
-          .option('heartbeat-ms', { type: 'number', default: 1000 })
-          .option('worker-timeout-ms', { type: 'number' })
-          .option('block-size', { type: 'string', default: '64m' })
-          .option('replication', { type: 'number', default: 3 })
-          .option('max-attempts', { type: 'number', default: 4 })
-          .option('memory-step-mb', { type: 'number', describe: 'elastic grants are whole multiples of this, MB (default 100)' })
-          .option('retained-jobs', { type: 'number', default: 100, describe: 'ended jobs kept in memory; older ones retire to the history (job list --all)' })
-          .option('retain-ms', { type: 'number', default: 3_600_000, describe: 'an ended job retires to the history after this long, ms' })
-          .option('recovery-wait-ms', { type: 'number', describe: "after a restart, how long recovered jobs wait for their workers to register again, ms (default max(10 s, the worker timeout))" })
-          .option('max-worker-map-slots', { type: 'number', default: DEFAULT_WORKER_LIMITS.maxMapSlots, describe: 'a worker claiming more map slots is refused at registration' })
-          .option('max-worker-reduce-slots', { type: 'number', default: DEFAULT_WORKER_LIMITS.maxReduceSlots, describe: 'a worker claiming more reduce slots is refused' })
-          .option('max-worker-memory-mb', { type: 'number', default: DEFAULT_WORKER_LIMITS.maxMemoryMb, describe: 'a worker claiming more memory is refused' }),
-      async (argv) => {
-        const { policyOptions, pools } = await policySettings(argv);
-        const limitFlags = ['max-worker-map-slots', 'max-worker-reduce-slots', 'max-worker-memory-mb'] as const;
-        for (const flag of limitFlags) {
-          const value = argv[flag];
-          if (!(Number.isInteger(value) && value > 0)) throw new MinimrError('EBADCONF', `--${flag} must be a positive integer, got ${value}`);
-        }
-        const limits = { maxMapSlots: argv['max-worker-map-slots'], maxReduceSlots: argv['max-worker-reduce-slots'], maxMemoryMb: argv['max-worker-memory-mb'] };
-        const secretFile = argv['secret-file'] ?? process.env.MINIMR_SECRET_FILE;
-        const jt = new JobTracker({
-          retainedJobs: argv['retained-jobs'],
-          retainMs: argv['retain-ms'],
-          recoveryWaitMs: argv['recovery-wait-ms'],
-          dataDir: resolvePath(argv.dir),
-          host: argv.host,
-          port: argv.port,
-          policy: createPolicy(argv.policy, policyOptions),
-          pools,
-          heartbeatMs: argv['heartbeat-ms'],
-          workerTimeoutMs: argv['worker-timeout-ms'],
-          blockSize: parseSize(argv['block-size']),
-          replication: argv.replication,
-          maxAttempts: argv['max-attempts'],
-          memoryStepMb: argv['memory-step-mb'],
-          secretFile: secretFile ? resolvePath(secretFile) : undefined,
-          admin: argv.admin,
-          tls: await tlsIdentity(argv['tls-cert'], argv['tls-key']),
-          workerLimits: limits,
-        });
-        await jt.start();
-        await recordClusterSecret(jt.url, jt.secretFile).catch(() => undefined);
-        process.stderr.write(`JobTracker ${jt.url}, admin ${jt.admin}, cluster secret ${jt.secretFile} (give it to workers and clients with --secret-file or MINIMR_SECRET_FILE)\n`);
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', resolve);
-          process.once('SIGTERM', resolve);
-        });
-        await forgetClusterSecret(jt.url);
-        await jt.stop();
-      },
-    )
-    .command(
-      'worker',
-      'run a worker (TaskTracker + DataNode)',
-      (y) =>
-        y
-          .option('jobtracker', { type: 'string', default: DEFAULT_JOBTRACKER })
-          .option('dir', { type: 'string', default: '.minimr/worker' })
-          .option('id', { type: 'string', describe: 'worker id (default: hostname-pid)' })
-          .option('host', { type: 'string', describe: "address others use to reach this worker (default: this machine's address on the route to the JobTracker)" })
-          .option('bind', { type: 'string', describe: 'address the data port binds to (default: --host)' })
-          .option('data-port', { type: 'number', default: 0 })
-          .option('rack', { type: 'string', default: '/default-rack' })
-          .option('map-slots', { type: 'number', default: 2 })
-          .option('reduce-slots', { type: 'number', default: 1 })
-          .option('memory-mb', { type: 'number' })
-          .option('disk-mbps', { type: 'number', describe: 'disk rate to report, MB/s (default: measured at start-up)' })
-          .option('cpu-throttle', {
-            type: 'number',
-            default: 1,
-            describe: 'slow this worker down for experiments: its tasks take ~F times as long (see --cpu-throttle-basis)',
-          })
-          .option('cpu-throttle-basis', {
-            choices: THROTTLE_BASES,
-            default: 'working' as ThrottleBasis,
-            describe: "what --cpu-throttle stretches: 'working' time (a worker F times slower than the others) or 'cpu' time (workers each with a core of their own, F times slower, not sharing this machine's)",
-          })
-          .option('attempt-log-max-mb', { type: 'number', default: 16, describe: "MB of stdout and of stderr kept per attempt (the rest is counted, not kept)" })
-          .option('log-retain-hours', { type: 'number', default: 24, describe: 'attempt logs of a job are removed this long after its last attempt on this worker started' }),
-      async (argv) => {
-        const security = await peerSecurity(argv);
-        if (!security.credentials) {
-          throw new MinimrError('EAUTH', `a worker needs the cluster secret: give the JobTracker's secret file with --secret-file or MINIMR_SECRET_FILE`);
-        }
-        const worker = new Worker({
-          security,
-          jobTrackerUrl: argv.jobtracker,
-          dataDir: resolvePath(argv.dir),
-          workerId: argv.id,
-          host: argv.host,
-          bindHost: argv.bind,
-          dataPort: argv['data-port'],
-          rack: argv.rack,
-          mapSlots: argv['map-slots'],
-          reduceSlots: argv['reduce-slots'],
-          memoryMb: argv['memory-mb'],
-          diskMBps: argv['disk-mbps'],
-          cpuThrottle: argv['cpu-throttle'],
-          cpuThrottleBasis: argv['cpu-throttle-basis'],
-          attemptLogMaxBytes: Math.round(argv['attempt-log-max-mb'] * 1024 * 1024),
-          logRetainHours: argv['log-retain-hours'],
-        });
-        await worker.start();
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', resolve);
-          process.once('SIGTERM', resolve);
-        });
-        await worker.stop();
-        process.exit(0);
-      },
-    )
+    .command(localCommand)
+    .command(simCommand)
+    .command(jobtrackerCommand)
+    .command(workerCommand)
     .command(
       'submit <module>',
       'submit a job module (.js or .ts) and follow it',
@@ -627,81 +361,7 @@ async function main(): Promise<void> {
         )
         .demandCommand(1),
     )
-    .command('bench', 'benchmarks: policies', (y) =>
-      y
-        .command(
-          'policies',
-          'run one workload under several policies, in the simulator and (--real) on a local cluster, and compare them',
-          (yy) =>
-            yy
-              .option('workload', { type: 'string', demandOption: true, describe: 'hvw | mvw | lvw | wkld-a..e | yarn-me-uniform | yarn-me-exp | improved-fair | a minimr workload / Hadoop SLS / Hadoop Rumen JSON file' })
-              .option('policies', { type: 'string', default: 'fifo,fair', describe: 'comma-separated policy names' })
-              .option('cluster', { type: 'string', describe: "simulated cluster: a preset, or a minimr cluster / Hadoop SLS node JSON file (default: the workload's)" })
-              .option('policy-options', { type: 'string', describe: 'JSON object: policy name -> its options' })
-              .option('real-policy-options', { type: 'string', describe: 'the same for the real run (e.g. timeouts scaled down); default --policy-options' })
-              .option('seed', { type: 'number' })
-              .option('load', { type: 'number' })
-              .option('scale', { type: 'number' })
-              .option('sim', { type: 'boolean', default: true, describe: 'run the simulator (--no-sim to skip)' })
-              .option('real', { type: 'boolean', default: false, describe: 'also run on a real local cluster, scaled down' })
-              .option('real-workers', { type: 'number', default: 6 })
-              .option('real-racks', { type: 'number', default: 3 })
-              .option('real-map-slots', { type: 'number', default: 2 })
-              .option('real-reduce-slots', { type: 'number', default: 1 })
-              .option('real-memory-mb', { type: 'number', default: 2048 })
-              .option('real-disk-mbps', { type: 'number', default: 20, describe: 'disk rate the real workers report (scaled with the data)' })
-              .option('bytes-per-map', { type: 'string', default: '1m' })
-              .option('time-scale', { type: 'number', default: 0.05, describe: 'real ms per workload ms, for arrival times' })
-              .option('max-maps-per-job', { type: 'number', default: 48 })
-              .option('out', { type: 'string', default: 'bench-results/policies' })
-              .option('dir', { type: 'string', default: '.minimr/bench-policies', describe: 'data directory of the real clusters' }),
-          async (argv) => {
-            const parseJson = (flag: string, text: string | undefined): Record<string, PolicyOptions> | undefined => {
-              if (text === undefined) return undefined;
-              try {
-                const v: unknown = JSON.parse(text);
-                if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
-                return v as Record<string, PolicyOptions>;
-              } catch (err) {
-                throw new MinimrError('EBADCONF', `${flag} must be a JSON object of policy name -> options: ${(err as Error).message}`);
-              }
-            };
-            const policyOptions = parseJson('--policy-options', argv['policy-options']);
-            const realPolicyOptions = parseJson('--real-policy-options', argv['real-policy-options']);
-            const result = await benchPolicies({
-              workload: argv.workload,
-              ...(argv.cluster !== undefined ? { cluster: argv.cluster } : {}),
-              policies: argv.policies.split(',').map((p) => p.trim()).filter(Boolean),
-              ...(policyOptions ? { policyOptions } : {}),
-              ...(realPolicyOptions ? { realPolicyOptions } : {}),
-              ...(argv.seed !== undefined ? { seed: argv.seed } : {}),
-              ...(argv.load !== undefined ? { load: argv.load } : {}),
-              ...(argv.scale !== undefined ? { scale: argv.scale } : {}),
-              sim: argv.sim,
-              ...(argv.real
-                ? {
-                    real: {
-                      workers: argv['real-workers'],
-                      racks: argv['real-racks'],
-                      mapSlots: argv['real-map-slots'],
-                      reduceSlots: argv['real-reduce-slots'],
-                      memoryMb: argv['real-memory-mb'],
-                      diskMBps: argv['real-disk-mbps'],
-                      bytesPerMap: parseSize(argv['bytes-per-map']),
-                      timeScale: argv['time-scale'],
-                      maxMapsPerJob: argv['max-maps-per-job'],
-                    },
-                  }
-                : {}),
-              out: resolvePath(argv.out),
-              dataDir: resolvePath(argv.dir),
-              progress: (line) => process.stderr.write(`${line}\n`),
-            });
-            process.stdout.write(`${await readFileLocal(result.files[result.files.length - 1]!, 'utf8')}\nwritten: ${result.files.join(', ')}\n`);
-          },
-        )
-        .demandCommand(1),
-    )
+    .command(benchCommand)
     .demandCommand(1)
     .strict()
     .help()
