@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { MinimrError } from '../errors.js';
-import { JobClient } from '../runtime/index.js';
-import { clientCredentials, type PeerSecurity } from '../runtime/wire/auth.js';
+import { JobClient, clientCredentials, type PeerSecurity } from '../runtime/index.js';
 
 /** The options every command that talks to a cluster takes. */
 export interface ClusterArgs {

@@ -1,0 +1,14 @@
+/** The command modules of `minimr`, one per command group; src/cli/main.ts lists them in help order. */
+export { benchCommand } from './bench.js';
+export { fsCommand } from './fs.js';
+export { jobCommand } from './job.js';
+export { jobtrackerCommand } from './jobtracker.js';
+export { localCommand } from './local.js';
+export { mrcCommand } from './mrc.js';
+export { policiesCommand } from './policies.js';
+export { profileCommand } from './profile.js';
+export { profilesCommand } from './profiles.js';
+export { simCommand } from './sim.js';
+export { submitCommand } from './submit.js';
+export { webPasswordCommand } from './web-password.js';
+export { workerCommand } from './worker.js';
