@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { crc32 } from 'node:zlib';
 import {
   decodeIndex,
   encodeIndex,
   encodeSegment,
-  hashPartition,
   mapOutputPaths,
   murmur3_32,
   readIndexFile,
@@ -29,24 +26,6 @@ test('murmur3_32 matches published MurmurHash3 x86_32 vectors', () => {
   assert.equal(murmur3_32(Buffer.from([0x21, 0x43, 0x65])), 0x7e4a8634);
   assert.equal(murmur3_32(Buffer.from([0x21, 0x43])), 0xa0f7b07a);
   assert.equal(murmur3_32(Buffer.from([0x21])), 0x72661cf4);
-});
-
-test('hashPartition is in range, spreads keys, and is the same in another process', () => {
-  const keys = Array.from({ length: 2000 }, (_, i) => Buffer.from(`key-${i}`));
-  const counts = new Array<number>(7).fill(0);
-  const mine = keys.map((k) => hashPartition(k, 7));
-  for (const p of mine) {
-    assert.ok(Number.isInteger(p) && p >= 0 && p < 7);
-    counts[p]!++;
-  }
-  for (const c of counts) assert.ok(c > 2000 / 7 / 2, `skewed partition counts ${counts.join(',')}`);
-  const modUrl = pathToFileURL(join(fileURLToPath(new URL('.', import.meta.url)), '../../src/shuffle/partitioner.js')).href;
-  const script = `import { hashPartition } from ${JSON.stringify(modUrl)};
-    const out = []; for (let i = 0; i < 2000; i++) out.push(hashPartition(Buffer.from('key-' + i), 7));
-    process.stdout.write(JSON.stringify(out));`;
-  const other = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as number[];
-  assert.deepEqual(other, mine);
-  assert.throws(() => hashPartition(Buffer.from('x'), 0), (e: unknown) => isMinimrError(e, 'EBADJOB'));
 });
 
 test('segment encode/parse round trip agrees with an independent codec', () => {
