@@ -1,24 +1,15 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
+import { cliEnv, MINIMR_BIN as BIN, runMinimr, type CliResult } from '../helpers/cli.js';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
-const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
-
-async function minimr(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], { env: { ...process.env, MINIMR_LOG_LEVEL: 'error', MINIMR_JOBTRACKER: '' } });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function minimr(args: string[]): Promise<CliResult> {
+  return runMinimr(args, { env: cliEnv({ MINIMR_JOBTRACKER: '' }) });
 }
 
 // The `minimr` command and a worker process reading a config file; the file's parsing alone is in

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { MINIMR_BIN as BIN } from '../helpers/cli.js';
 
 const execFileP = promisify(execFile);
-const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
 
 // `minimr sim` as a process; runSimCommand in-process is in test/sim/command.test.ts.
 describe('minimr sim', () => {
