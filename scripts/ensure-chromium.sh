@@ -1,5 +1,5 @@
 #!/bin/sh
-# Makes sure a headless Chromium is on this machine for the browser tests (test/ui/browser.test.ts):
+# Makes sure a headless Chromium is on this machine for the browser tests (test/cluster/ui-browser.test.ts):
 # Debian's `chromium` package, installed with apt-get when missing. Prints the browser's path on
 # success; exits 1 (with the reason on stderr) when it is not there and cannot be installed, and the
 # browser tests then skip saying so.

@@ -5,22 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Books, MAX_FETCH_FAILURES_PER_REDUCE, type AttemptRecord, type Effect, type JobRecord, type TaskRecord } from '../../src/books/index.js';
-import type { Decision, SchedulingTrigger } from '../../src/scheduler/index.js';
+import { Books, MAX_FETCH_FAILURES_PER_REDUCE, type Effect, type JobRecord, type TaskRecord } from '../../src/books/index.js';
+import type { Decision } from '../../src/scheduler/index.js';
 import { CountMinSketch, sketchSeeds, type SketchWire } from '../../src/skew/index.js';
-
-const TICK: SchedulingTrigger = { kind: 'tick' };
-
-function worker(id: string, rack: string, over: { mapSlots?: number; reduceSlots?: number; memoryMb?: number } = {}) {
-  return { id, host: id, rack, mapSlots: over.mapSlots ?? 2, reduceSlots: over.reduceSlots ?? 1, memoryMb: over.memoryMb ?? 4096, diskMBps: 100 };
-}
+import { launch, TICK, workerShape } from '../helpers/books.js';
 
 /** Books with workers w1, w2 (rack r1) and w3 (rack r2). */
 function cluster(options: ConstructorParameters<typeof Books>[0] = {}): Books {
   const books = new Books(options);
-  books.workerJoined(worker('w1', '/r1'), undefined, 0);
-  books.workerJoined(worker('w2', '/r1'), undefined, 0);
-  books.workerJoined(worker('w3', '/r2'), undefined, 0);
+  books.workerJoined(workerShape('w1', '/r1'), undefined, 0);
+  books.workerJoined(workerShape('w2', '/r1'), undefined, 0);
+  books.workerJoined(workerShape('w3', '/r2'), undefined, 0);
   return books;
 }
 
@@ -49,16 +44,6 @@ function submit(
     now,
   );
   return job;
-}
-
-/** Launches `task` on `workerId` the way an engine does: snapshot, check, apply. */
-function launch(books: Books, task: TaskRecord, workerId: string, now: number): AttemptRecord {
-  const decision: Decision = { kind: 'launch', taskId: task.id, jobId: task.job.id, workerId, locality: task.preferredWorkers.includes(workerId) ? 'node' : task.preferredRacks.includes(books.worker(workerId)!.shape.rack) ? 'rack' : 'any' };
-  const snap = books.snapshot(TICK, now);
-  assert.deepEqual(books.check(snap, [decision]), []);
-  const [effect] = books.apply([decision], now);
-  assert.equal(effect?.kind, 'launch');
-  return (effect as Extract<Effect, { kind: 'launch' }>).attempt;
 }
 
 const ok = { inputBytes: 1000, outputBytes: 500 };
@@ -274,7 +259,7 @@ describe('books: decisions', () => {
     assert.deepEqual(books.check(snap, [m1, m2]), []);
     assert.match(books.check(snap, [m1, m3]).join('\n'), /launched twice/);
     const small = new Books();
-    small.workerJoined(worker('w1', '/r1', { mapSlots: 1 }), undefined, 0);
+    small.workerJoined(workerShape('w1', '/r1', { mapSlots: 1 }), undefined, 0);
     const j2 = submit(small, 'job_2', [['w1'], ['w1']], 0);
     const s2 = small.snapshot(TICK, 0);
     const both = j2.maps.map((t): Decision => ({ kind: 'launch', taskId: t.id, jobId: 'job_2', workerId: 'w1', locality: 'node' }));
@@ -380,11 +365,11 @@ describe('books: snapshots', () => {
 
   it('live workers are listed in id order; a lost one leaves, and comes back with its new shape', () => {
     const books = new Books();
-    for (const id of ['w3', 'w1', 'w2']) books.workerJoined(worker(id, '/r1'), undefined, 0);
+    for (const id of ['w3', 'w1', 'w2']) books.workerJoined(workerShape(id, '/r1'), undefined, 0);
     assert.deepEqual(books.snapshot(TICK, 0).workers.map((w) => w.id), ['w1', 'w2', 'w3']);
     books.workerLost('w2', 1, 'gone');
     assert.deepEqual(books.snapshot(TICK, 1).workers.map((w) => w.id), ['w1', 'w3']);
-    books.workerJoined(worker('w2', '/r9', { mapSlots: 5 }), undefined, 2);
+    books.workerJoined(workerShape('w2', '/r9', { mapSlots: 5 }), undefined, 2);
     const w2 = books.snapshot(TICK, 2).workers[1]!;
     assert.deepEqual([w2.id, w2.rack, w2.mapSlots], ['w2', '/r9', 5]);
   });
@@ -464,7 +449,7 @@ describe('books: memory', () => {
   /** Books with w1 (4096 MB) and a job of two 2000 MB maps with a 3x step penalty and 60 s ideal duration. */
   function elasticJob(options: ConstructorParameters<typeof Books>[0] = {}): { books: Books; job: JobRecord } {
     const books = new Books(options);
-    books.workerJoined(worker('w1', '/r1', { mapSlots: 4 }), undefined, 0);
+    books.workerJoined(workerShape('w1', '/r1', { mapSlots: 4 }), undefined, 0);
     const map = { memoryMb: 2000, inputBytes: 0, preferredWorkers: [], idealDurationMs: 60_000, penalty: step, data: undefined };
     const { job } = books.submit({ id: 'job_1', name: 'j', maps: [map, map], reduces: [], data: undefined }, 0);
     return { books, job };

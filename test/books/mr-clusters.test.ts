@@ -6,22 +6,18 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Books, type AttemptRecord, type Effect, type JobRecord, type TaskRecord } from '../../src/books/index.js';
-import type { Decision, SchedulingTrigger } from '../../src/scheduler/index.js';
+import { Books, type Effect, type JobRecord } from '../../src/books/index.js';
+import type { Decision } from '../../src/scheduler/index.js';
 import { MinimrError } from '../../src/errors.js';
+import { launch, TICK, workerShape } from '../helpers/books.js';
 
-const TICK: SchedulingTrigger = { kind: 'tick' };
 const MiB = 1024 * 1024;
-
-function worker(id: string, rack: string) {
-  return { id, host: id, rack, mapSlots: 2, reduceSlots: 1, memoryMb: 4096, diskMBps: 100 };
-}
 
 /** Six free workers: w1..w3 on rack r1, w4..w6 on rack r2. */
 function pool(options: ConstructorParameters<typeof Books>[0] = {}): Books {
   const books = new Books({ freeze: true, ...options });
   for (const [id, rack] of [['w1', 'r1'], ['w2', 'r1'], ['w3', 'r1'], ['w4', 'r2'], ['w5', 'r2'], ['w6', 'r2']] as const) {
-    books.workerJoined(worker(id, rack), undefined, 0);
+    books.workerJoined(workerShape(id, rack), undefined, 0);
   }
   return books;
 }
@@ -48,11 +44,6 @@ function decide(books: Books, decisions: readonly Decision[], now: number): Effe
 
 function problems(books: Books, decisions: readonly Decision[], now: number): string[] {
   return books.check(books.snapshot(TICK, now), decisions);
-}
-
-function launch(books: Books, task: TaskRecord, workerId: string, now: number): AttemptRecord {
-  const [effect] = decide(books, [{ kind: 'launch', taskId: task.id, jobId: task.job.id, workerId, locality: 'any' }], now);
-  return (effect as Extract<Effect, { kind: 'launch' }>).attempt;
 }
 
 function clusterOf(books: Books, name: string): string[] {

@@ -5,18 +5,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isMinimrError } from '../../src/errors.js';
-import { Books, type AttemptRecord, type Effect, type JobRecord, type TaskRecord } from '../../src/books/index.js';
-import { createPolicy, type Decision, type SchedulingTrigger } from '../../src/scheduler/index.js';
-
-const TICK: SchedulingTrigger = { kind: 'tick' };
-
-function worker(id: string, over: { mapSlots?: number; reduceSlots?: number; memoryMb?: number } = {}) {
-  return { id, host: id, rack: '/r1', mapSlots: over.mapSlots ?? 2, reduceSlots: over.reduceSlots ?? 1, memoryMb: over.memoryMb ?? 4096, diskMBps: 100 };
-}
+import { Books, type JobRecord } from '../../src/books/index.js';
+import { createPolicy, type Decision } from '../../src/scheduler/index.js';
+import { launch, TICK, workerShape } from '../helpers/books.js';
 
 function cluster(ids: readonly string[], options: ConstructorParameters<typeof Books>[0] = {}): Books {
   const books = new Books(options);
-  for (const id of ids) books.workerJoined(worker(id), undefined, 0);
+  for (const id of ids) books.workerJoined(workerShape(id, '/r1'), undefined, 0);
   return books;
 }
 
@@ -35,19 +30,12 @@ function submit(books: Books, id: string, maps: number, now = 0): JobRecord {
   return job;
 }
 
-function launch(books: Books, task: TaskRecord, workerId: string, now: number): AttemptRecord {
-  const decision: Decision = { kind: 'launch', taskId: task.id, jobId: task.job.id, workerId, locality: 'any' };
-  assert.deepEqual(books.check(books.snapshot(TICK, now), [decision]), []);
-  const [effect] = books.apply([decision], now);
-  return (effect as Extract<Effect, { kind: 'launch' }>).attempt;
-}
-
 const fail = { code: 'ETASK', message: 'boom' };
 
 describe('books: workers whose attempts keep failing or vanishing', () => {
   it('3 failures of a job on one worker blacklist it for that job: every task of the job avoids it, other jobs do not', () => {
     const books = cluster(['w1']);
-    books.workerJoined(worker('w2', { mapSlots: 4 }), undefined, 0);
+    books.workerJoined(workerShape('w2', '/r1', { mapSlots: 4 }), undefined, 0);
     const job = submit(books, 'job_1', 4);
     const other = submit(books, 'job_2', 1);
     for (let i = 0; i < 2; i++) books.attemptFailed(launch(books, job.maps[i]!, 'w1', 10 + i), fail, 20 + i);
@@ -131,12 +119,12 @@ describe('books: workers whose attempts keep failing or vanishing', () => {
   it('slot and memory claims above the configured maxima are refused with EBADCONF', () => {
     const books = new Books({ workerLimits: { maxMapSlots: 64, maxReduceSlots: 16, maxMemoryMb: 65_536 } });
     for (const over of [{ mapSlots: 1e9 }, { reduceSlots: 17 }, { memoryMb: 65_537 }]) {
-      assert.throws(() => books.workerJoined(worker('rogue', over), undefined, 0), (err) => isMinimrError(err, 'EBADCONF') && /maximum/.test(err.message));
+      assert.throws(() => books.workerJoined(workerShape('rogue', '/r1', over), undefined, 0), (err) => isMinimrError(err, 'EBADCONF') && /maximum/.test(err.message));
     }
     assert.equal(books.liveWorkerCount, 0);
-    books.workerJoined(worker('w1', { mapSlots: 64, reduceSlots: 16, memoryMb: 65_536 }), undefined, 0);
+    books.workerJoined(workerShape('w1', '/r1', { mapSlots: 64, reduceSlots: 16, memoryMb: 65_536 }), undefined, 0);
     assert.equal(books.liveWorkerCount, 1);
     // The default maxima refuse a billion slots too.
-    assert.throws(() => new Books().workerJoined(worker('rogue', { mapSlots: 1e9 }), undefined, 0), (err) => isMinimrError(err, 'EBADCONF'));
+    assert.throws(() => new Books().workerJoined(workerShape('rogue', '/r1', { mapSlots: 1e9 }), undefined, 0), (err) => isMinimrError(err, 'EBADCONF'));
   });
 });

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import type { JobClient } from '../../src/runtime/index.js';
 import { fixtureModule, startTestCluster, type TestCluster } from '../helpers/cluster.js';
-
-const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
+import { MINIMR_BIN as BIN } from '../helpers/cli.js';
 
 /**
  * Each attempt's stdout and stderr reach a file of its own on its worker, even when one task

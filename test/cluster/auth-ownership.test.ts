@@ -1,26 +1,16 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { createHmac } from 'node:crypto';
 import { pack, unpack } from 'msgpackr';
 import { WebSocket } from 'ws';
 import { JobClient, PROTOCOL_VERSION } from '../../src/runtime/index.js';
+import { MINIMR_BIN as BIN, runMinimr, type CliResult } from '../helpers/cli.js';
 import { appModule, assertCountsEqual, fixtureModule, isCode, makeText, readOutput, waitFor } from '../helpers/cluster.js';
-
-const execFileP = promisify(execFile);
-const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /**
  * A JobTracker and a worker as real processes on port 0, with an admin named `admin`, and users
@@ -46,18 +36,12 @@ describe('security: authentication and ownership on real processes', () => {
     return { ...base, ...extra };
   }
 
-  async function minimr(args: string[], extra: Record<string, string> = {}): Promise<Result> {
-    try {
-      const { stdout, stderr } = await execFileP(process.execPath, [BIN, ...args], { env: env(extra), maxBuffer: 8 << 20 });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
+  function minimr(args: string[], extra: Record<string, string> = {}): Promise<CliResult> {
+    return runMinimr(args, { env: env(extra) });
   }
 
   /** `minimr` as a user who has the cluster secret. */
-  function as(user: string, args: string[]): Promise<Result> {
+  function as(user: string, args: string[]): Promise<CliResult> {
     return minimr([...args, '--user', user], { MINIMR_SECRET_FILE: secretFile });
   }
 

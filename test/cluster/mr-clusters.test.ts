@@ -1,25 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import type { JobClient, MrClusterRow } from '../../src/runtime/index.js';
 import type { FsckReport } from '../../src/storage/index.js';
+import { cliEnv, runMinimr, type CliResult } from '../helpers/cli.js';
 import { appModule, isCode, readAll, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
 
-const execFileP = promisify(execFile);
-const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
-
 /** The CLI against a test cluster, with its secret (and as its admin: the OS user who started it). */
-async function minimr(args: string[], cluster: { url: string; jobTracker: { secretFile: string } }): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const env = { ...process.env, MINIMR_LOG_LEVEL: 'error', MINIMR_JOBTRACKER: cluster.url, ...(cluster.jobTracker.secretFile ? { MINIMR_SECRET_FILE: cluster.jobTracker.secretFile } : {}) };
-    const { stdout, stderr } = await execFileP(process.execPath, [BIN, ...args], { env });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function minimr(args: string[], cluster: { url: string; jobTracker: { secretFile: string } }): Promise<CliResult> {
+  return runMinimr(args, { env: cliEnv({ MINIMR_JOBTRACKER: cluster.url, ...(cluster.jobTracker.secretFile ? { MINIMR_SECRET_FILE: cluster.jobTracker.secretFile } : {}) }) });
 }
 
 /** Plain lines, every one with a "w" (the pattern the map-only job keeps) and every third with a "q". */

@@ -7,11 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import { makeText, parseCounts, referenceWordCount } from '../helpers/cluster.js';
+import { MINIMR_BIN as BIN } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 const SCRIPT = fileURLToPath(new URL('../../../cluster/netns-cluster.sh', import.meta.url));
 const APPS = fileURLToPath(new URL('../../apps/', import.meta.url));
-const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
 
 async function netnsAvailable(): Promise<string | undefined> {
   if (process.getuid?.() !== 0) return 'needs root to create network namespaces';

@@ -4,20 +4,16 @@
  * serves the right data and a right WordCount afterwards.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createServer, request } from 'node:http';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { isMinimrError } from '../../src/errors.js';
 import type { AttemptSpec, Message, RegisterResult } from '../../src/runtime/wire/index.js';
 import { connectPeer, type RpcPeer } from '../../src/runtime/wire/rpc-peer.js';
 import { BLOCK_TOKEN_HEADER, BlockTokenKey, LocalDiskBlockStore, type BlockInfo, type DatanodeAddress } from '../../src/storage/index.js';
+import { runMinimrBinary } from '../helpers/cli.js';
 import { appModule, assertCountsEqual, makeText, readAll, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
 
-const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
-const execFileP = promisify(execFile);
 
 function raw(node: DatanodeAddress, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; code: string }> {
   return new Promise((resolve, reject) => {
@@ -40,15 +36,8 @@ function raw(node: DatanodeAddress, method: string, path: string, headers: Recor
 }
 
 /** The CLI against a test cluster, proving its secret. */
-async function cli(cluster: { url: string; jobTracker: { secretFile: string } }, args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
-  try {
-    const argv = [BIN, ...args, '--jobtracker', cluster.url, '--secret-file', cluster.jobTracker.secretFile];
-    const { stdout, stderr } = await execFileP(process.execPath, argv, { encoding: 'buffer', maxBuffer: 64 << 20 });
-    return { code: 0, stdout, stderr: stderr.toString() };
-  } catch (err) {
-    const e = err as { code: number; stdout: Buffer; stderr: Buffer };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr.toString() };
-  }
+function cli(cluster: { url: string; jobTracker: { secretFile: string } }, args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  return runMinimrBinary([...args, '--jobtracker', cluster.url, '--secret-file', cluster.jobTracker.secretFile], { env: process.env });
 }
 
 describe('a cluster whose data ports and workers cannot be abused', () => {

@@ -1,18 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
 import { MinimrError } from '../../src/errors.js';
 import { runSimCommand } from '../../src/experiments/index.js';
 import { loadCluster, loadWorkload } from '../../src/workloads/index.js';
-
-const execFileP = promisify(execFile);
-const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
 
 const TRACE = [0, 2000, 4000]
   .map(
@@ -47,11 +41,5 @@ describe('minimr sim', () => {
   test('unknown workloads and clusters are EBADCONF', async () => {
     await assert.rejects(loadWorkload('nope', {}), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /unknown workload "nope"/.test(err.message));
     await assert.rejects(loadCluster('tyrex-21'), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /unknown cluster preset/.test(err.message));
-  });
-
-  test('the CLI prints the metrics table on stdout and progress on stderr', async () => {
-    const { stdout, stderr } = await execFileP(process.execPath, [BIN, 'sim', '--workload', 'improved-fair', '--policy', 'fifo', '--seed', '2'], { timeout: 120_000 });
-    assert.match(stdout, /\| fifo \| 3\/3 \|/);
-    assert.match(stderr, /cluster improved-fair-12: 12 workers/);
   });
 });

@@ -4,13 +4,7 @@ import { withBaselineTaskTimes } from '../../src/experiments/index.js';
 import type { AttemptRunRecord, RunRecord } from '../../src/metrics/index.js';
 import type { PenaltyModel } from '../../src/scheduler/index.js';
 import type { Workload } from '../../src/workloads/index.js';
-
-function attempt(over: Partial<AttemptRunRecord>): AttemptRunRecord {
-  return {
-    id: 'a', jobId: 'j1', taskId: 't', kind: 'map', workerId: 'w1', startMs: 0, endMs: 1000, outcome: 'succeeded', locality: 'node', partition: 0,
-    inputBytes: 0, bytesRead: 0, remoteNodeBytes: 0, remoteRackBytes: 0, memoryMb: 100, idealMemoryMb: 100, ...over,
-  };
-}
+import { mkRunAttempt } from '../helpers/run-records.js';
 
 function run(attempts: AttemptRunRecord[]): RunRecord {
   return { policy: 'yarn', workload: 'w', cluster: 'c', seed: 1, endMs: 0, jobs: [], attempts, replications: [], utilization: [] };
@@ -29,18 +23,18 @@ describe('the yarn-me-real prediction from the baseline runs', () => {
   it("gives each task its job's mean regular attempt time of its kind over the runs, and keeps memory and penalty", () => {
     const baseline = [
       run([
-        attempt({ jobId: 'j1', kind: 'map', startMs: 0, endMs: 1000 }),
-        attempt({ jobId: 'j1', kind: 'map', startMs: 100, endMs: 1300 }),
-        attempt({ jobId: 'j1', kind: 'reduce', startMs: 1300, endMs: 1700 }),
+        mkRunAttempt({ jobId: 'j1', kind: 'map', startMs: 0, endMs: 1000 }),
+        mkRunAttempt({ jobId: 'j1', kind: 'map', startMs: 100, endMs: 1300 }),
+        mkRunAttempt({ jobId: 'j1', kind: 'reduce', startMs: 1300, endMs: 1700 }),
         // neither a failed attempt nor an elastic one times the task's ideal duration
-        attempt({ jobId: 'j1', kind: 'map', startMs: 0, endMs: 9000, outcome: 'failed' }),
-        attempt({ jobId: 'j1', kind: 'map', startMs: 0, endMs: 9000, memoryMb: 50, idealMemoryMb: 150 }),
+        mkRunAttempt({ jobId: 'j1', kind: 'map', startMs: 0, endMs: 9000, outcome: 'failed' }),
+        mkRunAttempt({ jobId: 'j1', kind: 'map', startMs: 0, endMs: 9000, memoryMb: 50, idealMemoryMb: 150 }),
       ]),
       run([
-        attempt({ jobId: 'j1', kind: 'map', startMs: 0, endMs: 1400 }),
-        attempt({ jobId: 'j1', kind: 'map', startMs: 0, endMs: 1000 }),
-        attempt({ jobId: 'j1', kind: 'reduce', startMs: 2000, endMs: 2600 }),
-        attempt({ jobId: 'j2', kind: 'map', startMs: 2000, endMs: 2900 }),
+        mkRunAttempt({ jobId: 'j1', kind: 'map', startMs: 0, endMs: 1400 }),
+        mkRunAttempt({ jobId: 'j1', kind: 'map', startMs: 0, endMs: 1000 }),
+        mkRunAttempt({ jobId: 'j1', kind: 'reduce', startMs: 2000, endMs: 2600 }),
+        mkRunAttempt({ jobId: 'j2', kind: 'map', startMs: 2000, endMs: 2900 }),
       ]),
     ];
     const timed = withBaselineTaskTimes(workload, baseline);

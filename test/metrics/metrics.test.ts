@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { computeMetrics, metricsTable, quantile, responseBreakdown, summarizeSlowdowns, variability, type AttemptRunRecord, type JobRunRecord, type RunRecord } from '../../src/metrics/index.js';
+import { computeMetrics, metricsTable, quantile, responseBreakdown, summarizeSlowdowns, variability, type JobRunRecord, type RunRecord } from '../../src/metrics/index.js';
 import { comparePolicies, writeComparison } from '../../src/experiments/index.js';
 import { clusterPreset, tyrexWorkload } from '../../src/workloads/index.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
+import { mkRunAttempt } from '../helpers/run-records.js';
 
 describe('quantiles', () => {
   const ten = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
@@ -37,13 +38,6 @@ function jobRec(id: string, submitMs: number, finishMs: number, over: Partial<Jo
   };
 }
 
-function attempt(over: Partial<AttemptRunRecord>): AttemptRunRecord {
-  return {
-    id: 'a', jobId: 'j1', taskId: 't', kind: 'map', workerId: 'w1', startMs: 0, endMs: 1000, outcome: 'succeeded', locality: 'node', partition: 0,
-    inputBytes: 0, bytesRead: 0, remoteNodeBytes: 0, remoteRackBytes: 0, memoryMb: 100, idealMemoryMb: 100, ...over,
-  };
-}
-
 describe('computeMetrics on a hand-made run', () => {
   const run: RunRecord = {
     policy: 'p', workload: 'w', cluster: 'c', seed: 1, endMs: 40_000,
@@ -53,9 +47,9 @@ describe('computeMetrics on a hand-made run', () => {
       jobRec('j3', 5_000, 0, { state: 'failed', finishMs: null }),
     ],
     attempts: [
-      attempt({ jobId: 'j1', startMs: 0, endMs: 4000, outcome: 'killed', bytesRead: 100, remoteNodeBytes: 100, remoteRackBytes: 0 }),
-      attempt({ jobId: 'j1', startMs: 4000, endMs: 12_000, remoteNodeBytes: 300, remoteRackBytes: 300, bytesRead: 300 }),
-      attempt({ jobId: 'j2', startMs: 10_000, endMs: 30_000, partition: 1, outcome: 'failed' }),
+      mkRunAttempt({ jobId: 'j1', startMs: 0, endMs: 4000, outcome: 'killed', bytesRead: 100, remoteNodeBytes: 100, remoteRackBytes: 0 }),
+      mkRunAttempt({ jobId: 'j1', startMs: 4000, endMs: 12_000, remoteNodeBytes: 300, remoteRackBytes: 300, bytesRead: 300 }),
+      mkRunAttempt({ jobId: 'j2', startMs: 10_000, endMs: 30_000, partition: 1, outcome: 'failed' }),
     ],
     replications: [
       { timeMs: 1, jobId: 'j1', taskId: 't', workerId: 'w2', bytes: 50, crossRack: true },
@@ -111,7 +105,7 @@ describe('computeMetrics on a hand-made run', () => {
     const withTail: RunRecord = {
       ...run,
       jobs: [...run.jobs, jobRec('j4', 1000, 10_000, { reducesTotal: 0, mapPhase: { requestMs: 1000, firstStartMs: 3000, endMs: 6000 } })],
-      attempts: [...run.attempts, attempt({ jobId: 'j4', kind: 'reduce', startMs: 0, endMs: 2000 }), attempt({ jobId: 'j4', kind: 'reduce', startMs: 0, endMs: 500, outcome: 'killed' })],
+      attempts: [...run.attempts, mkRunAttempt({ jobId: 'j4', kind: 'reduce', startMs: 0, endMs: 2000 }), mkRunAttempt({ jobId: 'j4', kind: 'reduce', startMs: 0, endMs: 500, outcome: 'killed' })],
     };
     const b = responseBreakdown(withTail);
     assert.equal(b.jobs, 3);

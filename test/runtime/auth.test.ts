@@ -1,22 +1,16 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { pack, unpack } from 'msgpackr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createLogger } from '../../src/log.js';
-import { loadOrCreateSecret, readSecretFile } from '../../src/runtime/wire/auth.js';
-import { JobClient, JobTracker, PROTOCOL_VERSION, connectPeer } from '../../src/runtime/index.js';
-import { acceptPeer } from '../../src/runtime/wire/rpc-peer.js';
-import { createPolicy } from '../../src/scheduler/index.js';
+import { PROTOCOL_VERSION, acceptPeer, connectPeer, loadOrCreateSecret, readSecretFile } from '../../src/runtime/wire/index.js';
 import { isCode } from '../helpers/cluster.js';
 
-const execFileP = promisify(execFile);
 const SECRET = Buffer.from('0123456789abcdef0123456789abcdef');
 const credentials = { user: 'alice', secret: SECRET };
 
@@ -97,35 +91,6 @@ describe('authentication of protocol connections', () => {
       peer.close();
     } finally {
       await real.close();
-    }
-  });
-
-  it('serves wss:// with --tls-cert/--tls-key; a client trusts it with the CA given, and not without', async (t) => {
-    const cert = join(dir, 'cert.pem');
-    const key = join(dir, 'key.pem');
-    try {
-      await execFileP('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert]);
-    } catch {
-      t.skip('openssl is not available to make a test certificate');
-      return;
-    }
-    const jt = new JobTracker({
-      dataDir: join(dir, 'tls-jt'),
-      port: 0,
-      policy: createPolicy('fifo'),
-      logger: createLogger('jt', 'silent'),
-      tls: { cert: await readFile(cert), key: await readFile(key) },
-    });
-    await jt.start();
-    try {
-      assert.match(jt.url, /^wss:\/\/127\.0\.0\.1:\d+$/);
-      const secret = await readSecretFile(jt.secretFile);
-      await assert.rejects(JobClient.connect(jt.url, { security: { credentials: { user: 'alice', secret } } }), isCode('ECONNECT', /self-signed|certificate/));
-      const client = await JobClient.connect(jt.url, { security: { credentials: { user: 'alice', secret }, tlsCa: await readFile(cert) } });
-      assert.deepEqual(await client.list(), []);
-      client.close();
-    } finally {
-      await jt.stop();
     }
   });
 });

@@ -21,6 +21,7 @@ import {
   seededRandom,
   validateDecisions,
 } from './snapshot-driver.js';
+import { mkAttempt } from '../helpers/books.js';
 
 // ---------------------------------------------------------------------------------------------
 // Purity guard
@@ -223,21 +224,9 @@ export function randomSnapshot(seed: number): ClusterSnapshot {
         ...(profile() < 0.6 ? { idealDurationMs: 1000 + Math.floor(profile() * 60_000), penalty: { kind: 'step', factor: 1 + profile() * 2, minFraction: 0.1 } } : {}),
       }),
     );
-    const runningAttempts = ids.length === 0 ? [] : Array.from({ length: Math.floor(rand() * 3) }, (_, a) => ({
-      id: `${jobId}-running${a}_1`,
-      taskId: `${jobId}-running${a}`,
-      jobId,
-      kind: 'map' as const,
-      workerId: pick(rand, ids),
-      startTime: 0,
-      progress: rand(),
-      memoryMb: 256,
-      idealMemoryMb: 256,
-      elastic: false,
-      locality: 'any' as const,
-      inputWorkers: [],
-      inputBytes: 0,
-    }));
+    const runningAttempts = ids.length === 0 ? [] : Array.from({ length: Math.floor(rand() * 3) }, (_, a) =>
+      mkAttempt(jobId, 'map', a, pick(rand, ids), 0, { id: `${jobId}-running${a}_1`, taskId: `${jobId}-running${a}`, progress: rand(), inputBytes: 0 }),
+    );
     return mkJob(jobId, tasks, { submitTime: j * 1000, runningAttempts });
   });
   const triggers: SchedulingTrigger[] = [

@@ -16,6 +16,7 @@ import {
   type WorkerView,
 } from '../../src/scheduler/index.js';
 import { policyConformance } from './conformance.js';
+import { mkAttempt } from '../helpers/books.js';
 import { mkJob, mkSnapshot, mkTask, mkWorker, validateDecisions } from './snapshot-driver.js';
 
 policyConformance('fair', () => new FairPolicy());
@@ -37,26 +38,6 @@ function perJob(ds: readonly Decision[]): Record<string, number> {
 
 function pool(name: string, over: Partial<PoolView> = {}): PoolView {
   return { name, minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fair', ...over };
-}
-
-/** A running map attempt of `jobId`'s task `index`. */
-function attempt(jobId: string, index: number, workerId: string, startTime: number, over: Partial<AttemptView> = {}): AttemptView {
-  return {
-    id: `${jobId}-m${index}_1`,
-    taskId: `${jobId}-m${index}`,
-    jobId,
-    kind: 'map',
-    workerId,
-    startTime,
-    progress: 0.5,
-    memoryMb: 256,
-    idealMemoryMb: 256,
-    elastic: false,
-    locality: 'any',
-    inputWorkers: [],
-    inputBytes: 64 * 1024 * 1024,
-    ...over,
-  };
 }
 
 /** `n` pending maps without input locations, indexes from `from`. */
@@ -150,8 +131,8 @@ describe('fair: water-filling shares', () => {
     const workers = ['w1', 'w2'].map((id) => mkWorker(id, 'r1', { mapSlots: 4, freeMapSlots: 2, reduceSlots: 2 }));
     const pools = [pool('x', { minMapSlots: 6, minReduceSlots: 1 }), pool('y', { minMapSlots: 6 })];
     const jobs = [
-      mkJob('a', homelessMaps('a', 8), { pool: 'x', runningAttempts: [attempt('a', 20, 'w1', 0), attempt('a', 21, 'w1', 0)] }),
-      mkJob('b', homelessMaps('b', 8), { pool: 'y', runningAttempts: [attempt('b', 20, 'w2', 0), attempt('b', 21, 'w2', 0)] }),
+      mkJob('a', homelessMaps('a', 8), { pool: 'x', runningAttempts: [mkAttempt('a', 'map', 20, 'w1', 0), mkAttempt('a', 'map', 21, 'w1', 0)] }),
+      mkJob('b', homelessMaps('b', 8), { pool: 'y', runningAttempts: [mkAttempt('b', 'map', 20, 'w2', 0), mkAttempt('b', 'map', 21, 'w2', 0)] }),
       mkJob('c', [mkTask('c', 'reduce', 0), mkTask('c', 'reduce', 1)], { pool: 'x', mapsTotal: 1, mapsCompleted: 1 }),
     ];
     const shares = fairShares(mkSnapshot(workers, jobs, { pools }));
@@ -196,7 +177,7 @@ describe('fair: which job gets a free slot', () => {
 
   test('running attempts count: the job with fewer running gets the free slots', () => {
     const w = oneWorker(4, { freeMapSlots: 2 });
-    const a = mkJob('a', homelessMaps('a', 5), { runningAttempts: [attempt('a', 10, 'w1', 0), attempt('a', 11, 'w1', 0)] });
+    const a = mkJob('a', homelessMaps('a', 5), { runningAttempts: [mkAttempt('a', 'map', 10, 'w1', 0), mkAttempt('a', 'map', 11, 'w1', 0)] });
     const b = mkJob('b', homelessMaps('b', 5), { submitTime: 9 });
     assert.deepEqual(perJob(schedule(new FairPolicy(), mkSnapshot(w, [a, b]))), { b: 2 });
   });
@@ -217,7 +198,7 @@ describe('fair: which job gets a free slot', () => {
   test('reduces go to reduce slots by the same order', () => {
     const w = [mkWorker('w1', 'r1', { mapSlots: 1, freeMapSlots: 0, reduceSlots: 3, freeReduceSlots: 3 })];
     const a = mkJob('a', [0, 1, 2].map((i) => mkTask('a', 'reduce', i)), {
-      runningAttempts: [attempt('a', 0, 'w1', 0, { id: 'a-r9_1', taskId: 'a-r9', kind: 'reduce' })],
+      runningAttempts: [mkAttempt('a', 'reduce', 9, 'w1', 0, { inputBytes: 64 * 1024 * 1024 })],
     });
     const b = mkJob('b', [0, 1, 2].map((i) => mkTask('b', 'reduce', i)), { submitTime: 3 });
     assert.deepEqual(launches(schedule(new FairPolicy(), mkSnapshot(w, [a, b]))).map((d) => d.taskId), ['b-r0', 'a-r0', 'b-r1']);
@@ -345,7 +326,7 @@ describe('fair: preemption', () => {
     const policy = new FairPolicy({ minShareTimeoutMs: 5000, fairShareTimeoutMs: 20_000 });
     const pools = [pool('prod', { minMapSlots: 3 })];
     // b (pool batch) holds all 8 slots: b-m{2i}, b-m{2i+1} on w{i+1}, launched 100 ms apart.
-    const bRunning = Array.from({ length: 8 }, (_, i) => attempt('b', i, `w${Math.floor(i / 2) + 1}`, i * 100));
+    const bRunning = Array.from({ length: 8 }, (_, i) => mkAttempt('b', 'map', i, `w${Math.floor(i / 2) + 1}`, i * 100));
     const b = mkJob('b', [], { pool: 'batch', runningAttempts: bRunning });
     const p = mkJob('p', homelessMaps('p', 5), { pool: 'prod', submitTime: 1000 });
     // prod = max(3, R) capped at 5, batch = R: R + R = 8 -> 4 each; prod is below its minimum 3 from t=1000.
@@ -372,8 +353,8 @@ describe('fair: preemption', () => {
     const w = cluster().slice(0, 3);
     // a: 4 running, b: 2 running (b's newest attempt is the newest of all), c: 4 pending.
     // Shares: min(4,R) + min(2,R) + min(4,R) = 6 -> R = 2: a 2, b 2, c 2.
-    const a = mkJob('a', [], { runningAttempts: [attempt('a', 0, 'w1', 0), attempt('a', 1, 'w1', 100), attempt('a', 2, 'w2', 200), attempt('a', 3, 'w2', 300)] });
-    const b = mkJob('b', [], { runningAttempts: [attempt('b', 0, 'w3', 50), attempt('b', 1, 'w3', 500)] });
+    const a = mkJob('a', [], { runningAttempts: [mkAttempt('a', 'map', 0, 'w1', 0), mkAttempt('a', 'map', 1, 'w1', 100), mkAttempt('a', 'map', 2, 'w2', 200), mkAttempt('a', 'map', 3, 'w2', 300)] });
+    const b = mkJob('b', [], { runningAttempts: [mkAttempt('b', 'map', 0, 'w3', 50), mkAttempt('b', 'map', 1, 'w3', 500)] });
     const c = mkJob('c', homelessMaps('c', 4), { submitTime: 2000 });
     for (let now = 2000; now < 12_000; now += 1000) assert.deepEqual(schedule(policy, mkSnapshot(w, [a, b, c], { now })), [], `t=${now}`);
     const ds = schedule(policy, mkSnapshot(w, [a, b, c], { now: 12_000 }));
@@ -385,8 +366,8 @@ describe('fair: preemption', () => {
     const policy = new FairPolicy({ minShareTimeoutMs: 500, fairShareTimeoutMs: 1000 });
     // a: 4 running, b: 4 running, c: 4 pending; 8 slots -> shares 8/3 each; c needs floor(8/3) = 2.
     // a and b are equally over (4 - 8/3): the newer latest attempt goes first (b's), then a is the most over.
-    const a = mkJob('a', [], { runningAttempts: [0, 1, 2, 3].map((i) => attempt('a', i, `w${i + 1}`, i * 10)) });
-    const b = mkJob('b', [], { runningAttempts: [0, 1, 2, 3].map((i) => attempt('b', i, `w${i + 1}`, 5 + i * 10)) });
+    const a = mkJob('a', [], { runningAttempts: [0, 1, 2, 3].map((i) => mkAttempt('a', 'map', i, `w${i + 1}`, i * 10)) });
+    const b = mkJob('b', [], { runningAttempts: [0, 1, 2, 3].map((i) => mkAttempt('b', 'map', i, `w${i + 1}`, 5 + i * 10)) });
     const c = mkJob('c', homelessMaps('c', 4));
     assert.deepEqual(schedule(policy, mkSnapshot(cluster(), [a, b, c], { now: 0 })), []);
     assert.deepEqual(ids(schedule(policy, mkSnapshot(cluster(), [a, b, c], { now: 1000 }))), ['b-m3_1', 'a-m3_1']);
@@ -395,8 +376,8 @@ describe('fair: preemption', () => {
   test('a job with at least half its fair share does not preempt', () => {
     const policy = new FairPolicy({ minShareTimeoutMs: 500, fairShareTimeoutMs: 1000 });
     // Shares 4 and 4 (b demands 2 running + 2 pending); b runs 2 = half of 4.
-    const a = mkJob('a', [], { runningAttempts: [0, 1, 2, 3, 4, 5].map((i) => attempt('a', i, `w${(i % 4) + 1}`, i)) });
-    const b = mkJob('b', homelessMaps('b', 2), { runningAttempts: [attempt('b', 9, 'w3', 0), attempt('b', 8, 'w4', 0)] });
+    const a = mkJob('a', [], { runningAttempts: [0, 1, 2, 3, 4, 5].map((i) => mkAttempt('a', 'map', i, `w${(i % 4) + 1}`, i)) });
+    const b = mkJob('b', homelessMaps('b', 2), { runningAttempts: [mkAttempt('b', 'map', 9, 'w3', 0), mkAttempt('b', 'map', 8, 'w4', 0)] });
     for (let now = 0; now <= 5000; now += 1000) assert.deepEqual(schedule(policy, mkSnapshot(cluster(), [a, b], { now })), []);
   });
 
@@ -404,8 +385,8 @@ describe('fair: preemption', () => {
     const policy = new FairPolicy({ minShareTimeoutMs: 1000, fairShareTimeoutMs: 60_000 });
     const pools = [pool('x', { minMapSlots: 4 }), pool('y'), pool('z', { minMapSlots: 4 })];
     // Minimums 4 + 4 take all 8 slots: x 4, y 0, z 4. a (x) launched last, b (y) first.
-    const a = mkJob('a', [], { pool: 'x', runningAttempts: [0, 1, 2, 3].map((i) => attempt('a', i, `w${i + 1}`, 1000 + i)) });
-    const b = mkJob('b', [], { pool: 'y', runningAttempts: [0, 1, 2, 3].map((i) => attempt('b', i, `w${i + 1}`, i)) });
+    const a = mkJob('a', [], { pool: 'x', runningAttempts: [0, 1, 2, 3].map((i) => mkAttempt('a', 'map', i, `w${i + 1}`, 1000 + i)) });
+    const b = mkJob('b', [], { pool: 'y', runningAttempts: [0, 1, 2, 3].map((i) => mkAttempt('b', 'map', i, `w${i + 1}`, i)) });
     const c = mkJob('c', homelessMaps('c', 4), { pool: 'z' });
     assert.deepEqual(schedule(policy, mkSnapshot(cluster(), [a, b, c], { now: 2000, pools })), []);
     assert.deepEqual(ids(schedule(policy, mkSnapshot(cluster(), [a, b, c], { now: 3000, pools }))), ['b-m3_1', 'b-m2_1', 'b-m1_1', 'b-m0_1']);
@@ -415,8 +396,8 @@ describe('fair: preemption', () => {
     const policy = new FairPolicy({ minShareTimeoutMs: 500, fairShareTimeoutMs: 1000 });
     const w = ['w1', 'w2'].map((id) => mkWorker(id, 'r1', { mapSlots: 1, freeMapSlots: 0, reduceSlots: 1, freeReduceSlots: 0 }));
     const reduce = (jobId: string, i: number, workerId: string, start: number): AttemptView =>
-      attempt(jobId, i, workerId, start, { id: `${jobId}-r${i}_1`, taskId: `${jobId}-r${i}`, kind: 'reduce', inputBytes: 0 });
-    const a = mkJob('a', [], { runningAttempts: [reduce('a', 0, 'w1', 0), reduce('a', 1, 'w2', 10), attempt('a', 0, 'w1', 20), attempt('a', 1, 'w2', 30)] });
+      mkAttempt(jobId, 'reduce', i, workerId, start);
+    const a = mkJob('a', [], { runningAttempts: [reduce('a', 0, 'w1', 0), reduce('a', 1, 'w2', 10), mkAttempt('a', 'map', 0, 'w1', 20), mkAttempt('a', 'map', 1, 'w2', 30)] });
     const b = mkJob('b', [mkTask('b', 'reduce', 0), mkTask('b', 'reduce', 1)], { mapsTotal: 2, mapsCompleted: 2 });
     assert.deepEqual(schedule(policy, mkSnapshot(w, [a, b], { now: 0 })), []);
     assert.deepEqual(ids(schedule(policy, mkSnapshot(w, [a, b], { now: 1000 }))), ['a-r1_1']);
@@ -424,7 +405,7 @@ describe('fair: preemption', () => {
 
   test('preemption: false never kills', () => {
     const policy = new FairPolicy({ preemption: false, minShareTimeoutMs: 500, fairShareTimeoutMs: 1000 });
-    const a = mkJob('a', [], { runningAttempts: [0, 1, 2, 3, 4, 5, 6, 7].map((i) => attempt('a', i, `w${(i % 4) + 1}`, i)) });
+    const a = mkJob('a', [], { runningAttempts: [0, 1, 2, 3, 4, 5, 6, 7].map((i) => mkAttempt('a', 'map', i, `w${(i % 4) + 1}`, i)) });
     const b = mkJob('b', homelessMaps('b', 8));
     for (let now = 0; now <= 10_000; now += 1000) assert.deepEqual(schedule(policy, mkSnapshot(cluster(), [a, b], { now })), []);
   });

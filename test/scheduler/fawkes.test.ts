@@ -22,6 +22,7 @@ import {
   type WorkerView,
 } from '../../src/scheduler/index.js';
 import { policyConformance } from './conformance.js';
+import { mkAttempt } from '../helpers/books.js';
 import { mkJob, mkSnapshot, mkTask, mkWorker, validateDecisions } from './snapshot-driver.js';
 
 for (const weighting of WEIGHTINGS) policyConformance(`fawkes (${weighting.toUpperCase()})`, () => createPolicy('fawkes', { weighting }));
@@ -62,7 +63,7 @@ describe('fawkes: weights', () => {
    */
   const cluster = mrc('A', { storedBytes: 100, storageBytes: 400, jobsCompleted: 3, tasksCompleted: 12 });
   const workers = [node('a1', 'A', { freeMapSlots: 0 }), node('a2', 'A')];
-  const running = (i: number) => ({ id: `j2-m${i}_1`, taskId: `j2-m${i}`, jobId: 'j2', kind: 'map' as const, workerId: 'a1', startTime: 4000, progress: 0.5, memoryMb: 256, idealMemoryMb: 256, elastic: false, locality: 'node' as const, inputWorkers: [], inputBytes: 10 });
+  const running = (i: number) => mkAttempt('j2', 'map', i, 'a1', 4000, { locality: 'node', inputBytes: 10 });
   const jobs = [
     mkJob('j1', [mkTask('j1', 'map', 0, { inputBytes: 100 }), mkTask('j1', 'map', 1, { inputBytes: 200 })], { cluster: 'A', reducesTotal: 1, submitTime: 0, referenceMs: 1000 }),
     mkJob('j2', [mkTask('j2', 'map', 3, { inputBytes: 10 })], { cluster: 'A', mapsTotal: 4, mapsCompleted: 1, reducesTotal: 2, runningAttempts: [running(1), running(2)], submitTime: 1000, referenceMs: 2000 }),

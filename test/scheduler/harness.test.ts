@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
 import { ImpureCallError, STEADY_RESPONSE_BOUND_MS, runSteadyLoad, withPurityGuard } from './conformance.js';
+import { mkAttempt } from '../helpers/books.js';
 import { SnapshotDriver, mkJob, mkSnapshot, mkTask, mkWorker, validateDecisions } from './snapshot-driver.js';
 
 describe('validateDecisions', () => {
@@ -17,9 +18,7 @@ describe('validateDecisions', () => {
     mkTask('j', 'reduce', 0),
     mkTask('j', 'reduce', 1),
   ];
-  const running = [
-    { id: 'j-m9_1', taskId: 'j-m9', jobId: 'j', kind: 'map' as const, workerId: 'w2', startTime: 0, progress: 0.5, memoryMb: 256, idealMemoryMb: 256, elastic: false, locality: 'any' as const, inputWorkers: [], inputBytes: 0 },
-  ];
+  const running = [mkAttempt('j', 'map', 9, 'w2', 0, { inputBytes: 0 })];
   const s = mkSnapshot(workers, [mkJob('j', tasks, { runningAttempts: running })]);
   const launch = (taskId: string, workerId: string, over: Partial<Extract<Decision, { kind: 'launch' }>> = {}): Decision => ({
     kind: 'launch',

@@ -22,6 +22,7 @@ import {
   type WorkerView,
 } from '../../src/scheduler/index.js';
 import { policyConformance } from './conformance.js';
+import { mkAttempt } from '../helpers/books.js';
 import { SnapshotDriver, mkJob, mkSnapshot, mkTask, mkWorker, validateDecisions } from './snapshot-driver.js';
 
 policyConformance('improved-fair', () => new ImprovedFairPolicy());
@@ -30,22 +31,9 @@ policyConformance('improved-fair with quick preemption', () => new ImprovedFairP
 
 const MB = 1e6;
 
+/** A running map attempt with 64 MB (decimal) of input. */
 function attempt(jobId: string, index: number, workerId: string, startTime: number, locality: Locality = 'any'): AttemptView {
-  return {
-    id: `${jobId}-m${index}_1`,
-    taskId: `${jobId}-m${index}`,
-    jobId,
-    kind: 'map',
-    workerId,
-    startTime,
-    progress: 0.5,
-    memoryMb: 256,
-    idealMemoryMb: 256,
-    elastic: false,
-    locality,
-    inputWorkers: [],
-    inputBytes: 64 * MB,
-  };
+  return mkAttempt(jobId, 'map', index, workerId, startTime, { locality, inputBytes: 64 * MB });
 }
 
 /** Stats of `maps` finished maps of 64 MB each, output = lambda x input, `mtct` ms each on average. */

@@ -9,13 +9,9 @@
 import type {
   ClusterSnapshot,
   Decision,
-  JobView,
   Policy,
   PoolView,
   SchedulingTrigger,
-  TaskKind,
-  TaskView,
-  WorkerView,
 } from '../../src/scheduler/index.js';
 import { Books, type AttemptRecord, type Effect } from '../../src/books/index.js';
 
@@ -300,90 +296,7 @@ export class SnapshotDriver {
 
 export { validateDecisions } from '../../src/scheduler/index.js';
 
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
-
-/** Hand-made snapshots for single-round tests; fields not given take harmless defaults. */
-export function mkWorker(id: string, rack: string, over: Partial<WorkerView> = {}): WorkerView {
-  const mapSlots = over.mapSlots ?? 2;
-  const reduceSlots = over.reduceSlots ?? 1;
-  const memoryMb = over.memoryMb ?? 4096;
-  return {
-    id,
-    host: id,
-    rack,
-    mapSlots,
-    reduceSlots,
-    memoryMb,
-    freeMapSlots: mapSlots,
-    freeReduceSlots: reduceSlots,
-    freeMemoryMb: memoryMb,
-    diskMBps: 0,
-    cluster: 'default',
-    ...over,
-  };
-}
-
-export function mkTask(
-  jobId: string,
-  kind: TaskKind,
-  index: number,
-  over: Partial<TaskView> & { workers?: readonly WorkerView[] } = {},
-): TaskView {
-  const { workers: all = [], ...rest } = over;
-  const preferredWorkers = rest.preferredWorkers ?? [];
-  const racks: string[] = [];
-  for (const id of preferredWorkers) {
-    const rack = all.find((w) => w.id === id)?.rack;
-    if (rack !== undefined && !racks.includes(rack)) racks.push(rack);
-  }
-  return {
-    id: `${jobId}-${kind === 'map' ? 'm' : 'r'}${index}`,
-    jobId,
-    kind,
-    index,
-    preferredWorkers,
-    preferredRacks: racks,
-    memoryMb: 256,
-    inputBytes: kind === 'map' ? 64 * 1024 * 1024 : 0,
-    failedOnWorkers: [],
-    ...rest,
-  };
-}
-
-export function mkJob(id: string, pendingTasks: readonly TaskView[], over: Partial<JobView> = {}): JobView {
-  const maps = pendingTasks.filter((t) => t.kind === 'map').length;
-  const reduces = pendingTasks.filter((t) => t.kind === 'reduce').length;
-  return {
-    id,
-    name: id,
-    pool: 'default',
-    weight: 1,
-    partition: 0,
-    cluster: 'default',
-    submitTime: 0,
-    mapsTotal: maps,
-    mapsCompleted: 0,
-    reducesTotal: reduces,
-    reducesCompleted: 0,
-    pendingTasks,
-    runningAttempts: [],
-    stats: { completedMapMs: 0, completedReduceMs: 0, mapInputBytes: 0, mapOutputBytes: 0 },
-    ...over,
-  };
-}
-
-export function mkSnapshot(
-  workers: readonly WorkerView[],
-  jobs: readonly JobView[],
-  over: Partial<ClusterSnapshot> = {},
-): ClusterSnapshot {
-  return deepFreeze({ now: 0, trigger: { kind: 'tick' }, workers, jobs, pools: [], ...over });
-}
+// The hand-made snapshot builders moved to test/helpers/books.ts; re-exported for this folder's tests.
+export { deepFreeze, mkJob, mkSnapshot, mkTask, mkWorker } from '../helpers/books.js';
 
 export { seededRandom } from '../../src/util/index.js';

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { YarnMePolicy, createPolicy, type AttemptView, type ClusterSnapshot, type Decision, type PenaltyModel, type TaskView, type WorkerView } from '../../src/scheduler/index.js';
 import { policyConformance } from './conformance.js';
+import { mkAttempt } from '../helpers/books.js';
 import { mkJob, mkSnapshot, mkTask, mkWorker } from './snapshot-driver.js';
 
 policyConformance('yarn', () => createPolicy('yarn'));
@@ -24,23 +25,7 @@ function w1(freeMemoryMb: number, over: Partial<WorkerView> = {}): WorkerView {
 
 /** A running map of job `jobId` on w1 holding `memoryMb` for `durationMs` from 0. */
 function running(jobId: string, memoryMb: number, durationMs: number, over: Partial<AttemptView> = {}): AttemptView {
-  return {
-    id: `${jobId}-run_1`,
-    taskId: `${jobId}-run`,
-    jobId,
-    kind: 'map',
-    workerId: 'w1',
-    startTime: 0,
-    progress: 0,
-    memoryMb,
-    idealMemoryMb: memoryMb,
-    elastic: false,
-    idealDurationMs: durationMs,
-    locality: 'any',
-    inputWorkers: [],
-    inputBytes: 0,
-    ...over,
-  };
+  return mkAttempt(jobId, 'map', 0, 'w1', 0, { id: `${jobId}-run_1`, taskId: `${jobId}-run`, progress: 0, memoryMb, idealMemoryMb: memoryMb, idealDurationMs: durationMs, inputBytes: 0, ...over });
 }
 
 function reducer(jobId: string, index: number, over: Partial<TaskView> = {}): TaskView {

@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { crc32 } from 'node:zlib';
 import {
   decodeIndex,
   encodeIndex,
   encodeSegment,
-  hashPartition,
   mapOutputPaths,
   readIndexFile,
   SegmentReader,
@@ -18,23 +15,6 @@ import { isMinimrError } from '../../src/errors.js';
 import { buildSegment, hex, parseIndex, parseSegment, randomBytes, rng, withTempDir } from './support.js';
 import { parseIndexV3 } from './map-support.js';
 
-test('hashPartition is in range, spreads keys, and is the same in another process', () => {
-  const keys = Array.from({ length: 2000 }, (_, i) => Buffer.from(`key-${i}`));
-  const counts = new Array<number>(7).fill(0);
-  const mine = keys.map((k) => hashPartition(k, 7));
-  for (const p of mine) {
-    assert.ok(Number.isInteger(p) && p >= 0 && p < 7);
-    counts[p]!++;
-  }
-  for (const c of counts) assert.ok(c > 2000 / 7 / 2, `skewed partition counts ${counts.join(',')}`);
-  const modUrl = pathToFileURL(join(fileURLToPath(new URL('.', import.meta.url)), '../../src/shuffle/partitioner.js')).href;
-  const script = `import { hashPartition } from ${JSON.stringify(modUrl)};
-    const out = []; for (let i = 0; i < 2000; i++) out.push(hashPartition(Buffer.from('key-' + i), 7));
-    process.stdout.write(JSON.stringify(out));`;
-  const other = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as number[];
-  assert.deepEqual(other, mine);
-  assert.throws(() => hashPartition(Buffer.from('x'), 0), (e: unknown) => isMinimrError(e, 'EBADJOB'));
-});
 
 test('segment encode/parse round trip agrees with an independent codec', () => {
   const rand = rng(7);

@@ -7,7 +7,7 @@ import { MapOutputDirectory } from '../../src/shuffle/map-output-directory.js';
 import { mapOutputPaths } from '../../src/shuffle/paths.js';
 import { ReduceShuffle } from '../../src/shuffle/reduce-shuffle.js';
 import type { MapOutputLocation } from '../../src/shuffle/types.js';
-import { JOB, SECRET, referenceInput, startWorker, stopWorker, writeMapOutput, writeMaps, type Worker } from './map-outputs.js';
+import { JOB, SECRET, referenceInput, startWorker, stopWorker, twoWorkers, writeMapOutput, writeMaps } from './map-outputs.js';
 import { withTempDir } from './support.js';
 
 function loc(mapIndex: number, attempt = 0, workerId = 'w1'): MapOutputLocation {
@@ -77,10 +77,6 @@ describe('MapOutputDirectory: the work of a reduce that learns its map outputs a
     assert.throws(() => d.add({ ...loc(0), attemptId: '../etc' }), (e: unknown) => isMinimrError(e, 'EBADPATH'));
   });
 });
-
-async function twoWorkers(tmp: string, delayMs = 0): Promise<[Worker, Worker]> {
-  return [await startWorker('wA', join(tmp, 'a'), delayMs), await startWorker('wB', join(tmp, 'b'), delayMs)];
-}
 
 describe('ReduceShuffle launched before the last map (slow start)', () => {
   const SIZES = [40, 900, 120, 15, 2500, 300, 0, 700];

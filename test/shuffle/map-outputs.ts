@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { mkdir, open, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { lz4Codec, type BlockCodec } from '../../src/shuffle/codec.js';
 import { FramedFileWriter } from '../../src/shuffle/frames.js';
 import { encodeIndex } from '../../src/shuffle/index-file.js';
@@ -52,6 +53,11 @@ export async function startWorker(workerId: string, rootDir: string, delayMs = 0
   await once(worker.server, 'listening');
   worker.port = (worker.server.address() as AddressInfo).port;
   return worker;
+}
+
+/** Two workers, wA and wB, serving map outputs from `tmp`/a and `tmp`/b. */
+export async function twoWorkers(tmp: string, delayMs = 0): Promise<[Worker, Worker]> {
+  return [await startWorker('wA', join(tmp, 'a'), delayMs), await startWorker('wB', join(tmp, 'b'), delayMs)];
 }
 
 export async function stopWorker(w: Worker): Promise<void> {

@@ -8,7 +8,7 @@ import { mapOutputPaths, reduceWorkDir } from '../../src/shuffle/paths.js';
 import { ReduceShuffle, type ReduceShuffleOptions } from '../../src/shuffle/reduce-shuffle.js';
 import { MERGE_READ_BYTES_PER_RUN } from '../../src/shuffle/merge-manager.js';
 import type { BytesCombiner, MapOutputLocation, ShuffleCounters } from '../../src/shuffle/types.js';
-import { assertFetchFailure, flipByte, JOB, SECRET, referenceInput, startWorker, stopWorker, writeMaps, type Worker } from './map-outputs.js';
+import { assertFetchFailure, flipByte, JOB, SECRET, referenceInput, startWorker, stopWorker, twoWorkers, writeMaps } from './map-outputs.js';
 import { lz4Codec } from '../../src/shuffle/codec.js';
 import { FramedFileWriter } from '../../src/shuffle/frames.js';
 import { encodeIndex } from '../../src/shuffle/index-file.js';
@@ -51,10 +51,6 @@ async function shuffle(options: Omit<ReduceShuffleOptions, 'jobId' | 'shuffleSec
     assert.deepEqual(await filesUnder(options.workDir), [], 'close() leaves no files under workDir');
     await rs.close(); // twice is fine
   }
-}
-
-async function twoWorkers(tmp: string, delayMs = 0): Promise<[Worker, Worker]> {
-  return [await startWorker('wA', join(tmp, 'a'), delayMs), await startWorker('wB', join(tmp, 'b'), delayMs)];
 }
 
 // Maps of very different sizes: the big ones' segments exceed maxSingleShuffleFraction of small budgets.

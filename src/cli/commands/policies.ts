@@ -6,7 +6,7 @@ export const policiesCommand = defineCommand({
   command: 'policies',
   describe: 'list the scheduler policies (--policy) with their options (--policy-options) and defaults',
   builder: (y) => y,
-  handler: () => {
+  handler: async () => {
     process.stdout.write(`${policyHelp()}\n`);
   },
 });

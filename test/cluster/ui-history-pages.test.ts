@@ -8,14 +8,12 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { JobClient, type JobStatus } from '../../src/runtime/index.js';
 import { readSecretFile } from '../../src/runtime/wire/auth.js';
 import { fixtureModule, isCode, makeText, startTestCluster, type TestCluster } from '../helpers/cluster.js';
-
-const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
+import { MINIMR_BIN as BIN } from '../helpers/cli.js';
 
 /** Every element with `data-field="NAME"` in a part of a page: its text. */
 function fields(part: string, name: string): string[] {

@@ -1,36 +1,19 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
+import { cliEnv, MINIMR_BIN as BIN, runMinimr, type CliResult } from '../helpers/cli.js';
 import { makeText, parseCounts, referenceWordCount } from '../helpers/cluster.js';
 
-const execFileP = promisify(execFile);
-const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
 const SAMPLE = fileURLToPath(new URL('../../../apps/data/sample.txt', import.meta.url));
 const WORDCOUNT = fileURLToPath(new URL('../../apps/wordcount.js', import.meta.url));
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function minimr(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  try {
-    const { stdout, stderr } = await execFileP(process.execPath, [BIN, ...args], {
-      env: { ...process.env, MINIMR_LOG_LEVEL: 'error', ...env },
-      maxBuffer: 32 * 1024 * 1024,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function minimr(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runMinimr(args, { env: cliEnv(env) });
 }
 
 describe('the minimr command', () => {
