@@ -40,7 +40,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { LocalCluster, type AttemptSummary, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
+import type { LocalCluster, AttemptSummary, JobStatus, SubmitOptions } from '../src/runtime/index.js';
 import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster, type MachineRecord } from './lib/bench-cluster.js';
 import { headLines, writeCorpus, type CorpusInfo, type CorpusOptions, type GrepCase } from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';

@@ -44,7 +44,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import {
-  LocalCluster,
+  type LocalCluster,
   TASK_OVERHEAD_MB,
   profileJob,
   profileMarkdown,

@@ -21,7 +21,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
-import { LocalCluster, type JobClient } from '../src/runtime/index.js';
+import type { LocalCluster, JobClient } from '../src/runtime/index.js';
 import { writeCorpus } from './lib/corpus.js';
 import { startBenchCluster } from './lib/bench-cluster.js';
 import { partFiles, readOutputText } from './lib/follow-job.js';
