@@ -13,7 +13,7 @@ import { createLogger } from '../log.js';
 import {
   ATTEMPT_LOG_STREAMS,
   DEFAULT_LOG_READ_BYTES,
-  JobClient,
+  type JobClient,
   JobTracker,
   MAX_LOG_READ_BYTES,
   LocalCluster,
@@ -23,7 +23,6 @@ import {
   profileSvg,
   THROTTLE_BASES,
   parseConfPairs,
-  type JobConf,
   type JobStatus,
   type ThrottleBasis,
 } from '../runtime/index.js';
@@ -33,7 +32,7 @@ import { runSimCommand } from '../sim/index.js';
 import { formatMode, parseMode } from '../storage/index.js';
 import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
 import { escapeControlCharacters, formatBytes, keyValuePairs, parseSize } from '../util/index.js';
-import { DEFAULT_JOBTRACKER, peerSecurity, tlsIdentity, withClient, type ClusterArgs } from './client.js';
+import { DEFAULT_JOBTRACKER, peerSecurity, tlsIdentity, withClient } from './client.js';
 import { fsckCommand, mrcCommands } from './mrc-commands.js';
 
 const APPS_DIR = fileURLToPath(new URL('../../apps/', import.meta.url));
