@@ -54,7 +54,7 @@ export {
   type TyrexVariant,
   type YarnMeOptions,
 } from './workloads.js';
-export { type SkewSpec } from './skew-model.js';
+export type { SkewSpec } from './skew-model.js';
 export { clusterFromSlsTrace, parseSlsTrace, readWorkloadFile, readWorkloadJson, workloadToJson, type SlsOptions } from './traces.js';
 export { clusterFromRumenTrace, parseRumenTrace, type RumenOptions } from './rumen.js';
 export {
