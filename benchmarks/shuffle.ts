@@ -44,7 +44,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { TASK_OVERHEAD_MB, profileJob, profileMarkdown, profileSvg, type AttemptSummary, type ElasticityProfile, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
-import { LocalCluster } from '../src/local/index.js';
+import type { LocalCluster } from '../src/local/index.js';
 import { lineChart } from '../src/util/index.js';
 import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster, type MachineRecord } from './lib/bench-cluster.js';
 import { writeCorpus } from './lib/corpus.js';

@@ -369,7 +369,7 @@ export class Books<D extends EngineData = EngineData> {
    */
   workerLost(workerId: string, now: number, why: string): Effect<D>[] {
     const w = this.workerMap.get(workerId);
-    if (!w || !w.alive) return [];
+    if (!w?.alive) return [];
     const effects: Effect<D>[] = [];
     for (const a of [...w.running]) {
       this.attemptKilledInto(effects, a, { code: 'EWORKERLOST', message: `worker ${workerId} was lost (${why})` }, now, false);

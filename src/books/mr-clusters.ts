@@ -232,7 +232,7 @@ export class MrClusters<D extends EngineData = EngineData> {
   /** Why a queued cluster waits, in words a user can act on; undefined when it is not queued. */
   queueReason(name: string): string | undefined {
     const c = this.records.get(name);
-    if (!c || c.state !== 'queued') return undefined;
+    if (c?.state !== 'queued') return undefined;
     const ahead = this.queue.indexOf(c);
     if (ahead > 0) return `MR-cluster ${name} waits behind ${ahead} earlier request(s) in the FIFO queue (head: ${this.queue[0]!.name})`;
     const admitted = this.admittedMinimum();

@@ -161,7 +161,7 @@ export class JobSkew {
     this.speeds = {};
     for (const s of slots) this.speeds[s.workerId] = round3(s.speed);
     // 'hash' is not a plan of placements: reduce i reads partitions {p : p mod R = i}, as today.
-    if (this.strategy === 'hash') this.groups.forEach((g, i) => this.claim(i, i));
+    if (this.strategy === 'hash') this.groups.forEach((_, i) => this.claim(i, i));
   }
 
   /** The partitions reduce task `taskIndex` reads, binding it to a group on its first launch. */

@@ -5,7 +5,7 @@
 import type { TaskKind } from '../scheduler/index.js';
 import { mrClusterMetrics, type MrClusterMetrics } from './mr-clusters.js';
 import { mean, timeWeighted } from './stats.js';
-import type { AttemptRunRecord, JobRunRecord, RunRecord, UtilizationSample } from './types.js';
+import type { AttemptRunRecord, JobRunRecord, RunRecord } from './types.js';
 
 /**
  * Empirical quantile by nearest rank: F^-1(q) is the smallest observed x with F(x) >= q/100, i.e.

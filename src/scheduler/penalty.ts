@@ -56,7 +56,7 @@ export function penalizedMs(
  * disk share does not limit them; the paper's simulated traces use step penalties).
  */
 export function elasticDiskMBps(idealMemoryMb: number, penalty: PenaltyModel | undefined, idealMs: number, grantedMb: number, workerDiskMBps: number): number {
-  if (!penalty || penalty.kind !== 'spill' || grantedMb >= idealMemoryMb) return 0;
+  if (penalty?.kind !== 'spill' || grantedMb >= idealMemoryMb) return 0;
   const ms = penalizedMs(idealMemoryMb, penalty, idealMs, grantedMb, workerDiskMBps);
   return ms > 0 ? spilledBytes(penalty, grantedMb) / MiB / (ms / 1000) : 0;
 }

@@ -12,6 +12,7 @@ export function localityOf(task: TaskView, worker: WorkerView): Locality {
  * rack-local and off-rack: they are 'any' everywhere, so spending a slot on them first keeps the
  * tasks that do have a home for the workers that can run them locally (Hadoop's nonLocalMaps).
  */
+// biome-ignore lint/suspicious/noConstEnum: internal to src/scheduler (not in its index); tsc inlines it in hot loops
 export const enum Rank {
   Node = 0,
   Rack = 1,

@@ -51,7 +51,7 @@ export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly
       case 'replicate': {
         const task = pending.get(d.taskId);
         if (!workers.has(d.workerId)) problems.push(`${at}: replicates onto unknown worker ${d.workerId}`);
-        if (!task || task.kind !== 'map') problems.push(`${at}: replicates the input of ${d.taskId}, which is not a pending map`);
+        if (task?.kind !== 'map') problems.push(`${at}: replicates the input of ${d.taskId}, which is not a pending map`);
         else if (task.jobId !== d.jobId) problems.push(`${at}: task ${d.taskId} belongs to ${task.jobId}, not ${d.jobId}`);
         else if (task.preferredWorkers.length === 0) problems.push(`${at}: task ${d.taskId} has no stored input to replicate`);
         continue;

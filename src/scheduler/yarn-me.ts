@@ -570,7 +570,7 @@ export class YarnMePolicy implements Policy {
         }
         const grant = this.allocate(round, room, job, task);
         if (grant) {
-          round.launch(room, job, task, grant, this.durationOf(round, room, job, task, grant));
+          round.launch(room, job, task, grant, this.durationOf(room, job, task, grant));
           this.reservations.release(room.worker.id);
           continue;
         }
@@ -589,7 +589,7 @@ export class YarnMePolicy implements Policy {
       if (!task) continue;
       const grant = this.allocate(round, room, job, task);
       if (grant) {
-        round.launch(room, job, task, grant, this.durationOf(round, room, job, task, grant));
+        round.launch(room, job, task, grant, this.durationOf(room, job, task, grant));
         return true;
       }
       // 4. T got nothing: J reserves N, if T could ever fit there and J is owed a reservation.
@@ -626,7 +626,7 @@ export class YarnMePolicy implements Policy {
   }
 
   /** The task's predicted duration with `grant` (undefined when it has no estimate). */
-  private durationOf(round: Round, room: Room, job: JobView, task: TaskView, grant: Grant): number | undefined {
+  private durationOf(room: Room, job: JobView, task: TaskView, grant: Grant): number | undefined {
     const ideal = task.idealDurationMs ?? meanTaskMs(job, task.kind);
     return ideal === undefined ? undefined : penalizedMs(task.memoryMb, task.penalty, ideal, grant.memoryMb, diskOf(room.worker));
   }
@@ -644,7 +644,7 @@ export class YarnMePolicy implements Policy {
       if (!task || (task.idealDurationMs !== undefined && round.now + task.idealDurationMs > startMs)) continue;
       const grant = this.allocate(round, room, job, task);
       if (!grant) continue;
-      const ms = this.durationOf(round, room, job, task, grant);
+      const ms = this.durationOf(room, job, task, grant);
       if (ms === undefined || round.now + ms > startMs) continue;
       round.launch(room, job, task, grant, ms);
       return true;

@@ -550,6 +550,7 @@ export class MapOutputBuffer implements MapOutputCollector {
       if (this.tryPlace(partition, key, 0, key.length, value, 0, value.length)) return;
     }
     const index = this.nextSpill++;
+    // biome-ignore lint/correctness/useYield: a SegmentSource is a generator; this one adds its one record
     const source: SegmentSource = function* (p: number, packer: FramePacker) {
       if (p === partition) packer.add(key, value);
     };

@@ -22,7 +22,7 @@ function keyBytes(i: number): Uint8Array {
 export function keyShares(spec: SkewSpec): Float64Array {
   const shares = new Float64Array(spec.keys);
   let sum = 0;
-  for (let i = 0; i < spec.keys; i++) sum += shares[i] = 1 / Math.pow(i + 1, spec.zipf);
+  for (let i = 0; i < spec.keys; i++) sum += shares[i] = 1 / (i + 1) ** spec.zipf;
   for (let i = 0; i < spec.keys; i++) shares[i]! /= sum;
   return shares;
 }

@@ -50,6 +50,7 @@ export function chooseTargets(request: PlacementRequest): DatanodeAddress[] {
       const firstRack = chosen[0]!.rack;
       if (!take((n) => n.address.rack !== firstRack)) take(() => true);
     } else if (position === 2 && chosen[0]!.rack !== chosen[1]!.rack && take((n) => n.address.rack === chosen[1]!.rack)) {
+      // biome-ignore lint/complexity/noUselessContinue: this arm's work is the take() in its condition
       continue;
     } else {
       // Least-used rack first; `candidates` is already load-ordered, so a stable sort keeps that order within a rack.

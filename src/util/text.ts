@@ -4,6 +4,7 @@
  * a newline could forge a line of `fs ls`). Control characters (C0, DEL, C1) and the backslash
  * are printed as escapes, so what is shown names the path unambiguously.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\\]/g;
 
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\\': '\\\\' };

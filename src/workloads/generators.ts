@@ -51,7 +51,7 @@ export function hyperExponential(rand: () => number, mean: number, cv2: number):
 
 /** x -> x^a with a chosen so the sample's CV^2 is `target`, then scaled to `mean`. */
 export function fitSampleCv2(values: readonly number[], target: number, mean: number): number[] {
-  const transform = (a: number) => values.map((v) => Math.pow(v, a));
+  const transform = (a: number) => values.map((v) => v ** a);
   let lo = 0.01;
   let hi = 8;
   for (let i = 0; i < 100; i++) {

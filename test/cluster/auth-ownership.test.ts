@@ -244,7 +244,11 @@ describe('security: authentication and ownership on real processes', () => {
     await alice.fs.put(Buffer.from('x'), name);
     const ls = await as('bob', ['fs', 'ls', '/alice']);
     assert.equal(ls.code, 0, ls.stderr);
-    assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f]/.test(ls.stdout), `raw control characters in ${JSON.stringify(ls.stdout)}`);
+    assert.ok(
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for raw control characters
+      !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(ls.stdout),
+      `raw control characters in ${JSON.stringify(ls.stdout)}`,
+    );
     assert.ok(ls.stdout.includes('/alice/odd\\nname\\x1b[31mred\\x07\n'), ls.stdout);
   });
 });

@@ -33,7 +33,7 @@ function rows(part: string): Map<string, string> {
   return new Map(part.split('<tr data-id="').slice(1).map((row) => [row.slice(0, row.indexOf('"')), row]));
 }
 
-function unescape(text: string): string {
+function unescapeHtml(text: string): string {
   return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
 }
 
@@ -109,10 +109,10 @@ describe('web UI of jobs retired to the history', () => {
 
     const log = await get(href);
     assert.equal(log.status, 200);
-    const pre = /<pre class="log" id="log">([^]*)<\/pre>/.exec(log.body);
+    const pre = /<pre class="log" id="log">([\s\S]*)<\/pre>/.exec(log.body);
     assert.ok(pre, log.body);
-    assert.match(unescape(pre[1]!), new RegExp(`${failed.attemptId} fails now\\n\\[minimr\\] attempt failed: ETASK`));
-    assert.equal(unescape(pre[1]!), (await t.cluster.client.attemptLog(failed.attemptId, 'stderr')).text, 'the log `minimr job logs` reads');
+    assert.match(unescapeHtml(pre[1]!), new RegExp(`${failed.attemptId} fails now\\n\\[minimr\\] attempt failed: ETASK`));
+    assert.equal(unescapeHtml(pre[1]!), (await t.cluster.client.attemptLog(failed.attemptId, 'stderr')).text, 'the log `minimr job logs` reads');
     assert.ok(log.body.includes(`href="/jobs/${retired.jobId}"`), 'links back to its job');
 
     // The owner's or the admin's to read, retired or not.

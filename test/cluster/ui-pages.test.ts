@@ -14,7 +14,7 @@ function field(page: string, name: string): string {
   return m[1]!;
 }
 
-function unescape(text: string): string {
+function unescapeHtml(text: string): string {
   return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
 }
 
@@ -98,9 +98,9 @@ describe('web UI of a real cluster', () => {
     const expected = await t.cluster.client.attemptLog(map.attemptId, 'stdout', { offset: 0, length: 64 * 1024 });
     const { status, body } = await get(`/attempts/${map.attemptId}/logs?stream=stdout&offset=0`);
     assert.equal(status, 200);
-    const pre = /<pre class="log" id="log">([^]*)<\/pre>/.exec(body);
+    const pre = /<pre class="log" id="log">([\s\S]*)<\/pre>/.exec(body);
     assert.ok(pre);
-    assert.equal(unescape(pre[1]!), expected.text);
+    assert.equal(unescapeHtml(pre[1]!), expected.text);
     assert.ok(!body.includes('<script'));
     assert.ok(body.includes(`href="/jobs/${chatty.jobId}"`), 'links back to its job');
   });

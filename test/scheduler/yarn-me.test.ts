@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
-import { YarnMePolicy, createPolicy, type AttemptView, type ClusterSnapshot, type Decision, type PenaltyModel, type TaskView, type WorkerView } from '../../src/scheduler/index.js';
+import { type YarnMePolicy, createPolicy, type AttemptView, type ClusterSnapshot, type Decision, type PenaltyModel, type TaskView, type WorkerView } from '../../src/scheduler/index.js';
 import { policyConformance } from './conformance.js';
 import { mkAttempt } from '../helpers/books.js';
 import { mkJob, mkSnapshot, mkTask, mkWorker } from './snapshot-driver.js';

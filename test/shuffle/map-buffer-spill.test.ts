@@ -387,7 +387,13 @@ test('a map emitting a chunk of records at a time that waits when mustWaitFor(ch
       let syncWrites = 0;
       const counting: OpenSpillFile = (path, existing) => {
         const file = openSpillFile(path, existing);
-        return { ...file, writeSync: (data, position) => (syncWrites++, file.writeSync(data, position)) };
+        return {
+          ...file,
+          writeSync: (data, position) => {
+            syncWrites++;
+            return file.writeSync(data, position);
+          },
+        };
       };
       const counters = createShuffleCounters();
       const buffer = new MapOutputBuffer({ dir, numPartitions: 3, bufferBytes: 1 << 20, counters, ids: IDS, openFile: counting });

@@ -111,7 +111,10 @@ function rumenJob(): Json {
     otherTasks: [],
     outcome: 'SUCCESS',
     jobtype: 'JAVA',
-    successfulMapAttemptCDFs: [{ maximum: 9223372036854775807, minimum: -9223372036854775808, rankings: [], numberValues: 0 }],
+    successfulMapAttemptCDFs: [
+      // biome-ignore lint/correctness/noPrecisionLoss: Rumen writes Java's Long.MAX_VALUE/MIN_VALUE as these literals
+      { maximum: 9223372036854775807, minimum: -9223372036854775808, rankings: [], numberValues: 0 },
+    ],
     jobMapMB: 200,
     jobReduceMB: 200,
   };
