@@ -35,7 +35,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { createLogger } from '../src/log.js';
-import { type JobConf, type JobStatus } from '../src/runtime/index.js';
+import type { JobConf, JobStatus } from '../src/runtime/index.js';
 import { LocalCluster } from '../src/local/index.js';
 import { seededRandom, zipfSampler } from '../src/util/index.js';
 import { readOutputText } from './lib/follow-job.js';

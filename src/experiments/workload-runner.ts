@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { MinimrError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
-import { type AttemptSummary, type JobConf, type JobStatus, type SubmitOptions } from '../runtime/index.js';
+import type { AttemptSummary, JobConf, JobStatus, SubmitOptions } from '../runtime/index.js';
 import { LocalCluster } from '../local/index.js';
 import { createPolicy, type ClusterSnapshot, type Consultation, type Decision, type Policy, type PolicyOptions, type SchedulingTrigger } from '../scheduler/index.js';
 import type { ClusterShape, JobSpec, Workload } from '../workloads/index.js';

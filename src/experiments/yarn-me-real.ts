@@ -39,7 +39,7 @@ import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { computeMetrics, meanAttemptMs, type AttemptRunRecord, type RunRecord } from '../metrics/index.js';
 import { TASK_OVERHEAD_MB, estimatesFor, neededBufferBytes, type AttemptSummary, type JobConf, type JobProfile } from '../runtime/index.js';
-import { type LocalCluster } from '../local/index.js';
+import type { LocalCluster } from '../local/index.js';
 import { createPolicy, type PolicyOptions } from '../scheduler/index.js';
 import { simulate } from '../sim/index.js';
 import type { ClusterShape, JobSpec, TaskSpec, Workload } from '../workloads/index.js';

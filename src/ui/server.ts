@@ -7,9 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MinimrError } from '../errors.js';
 import type { FinishedCursor, UiSource } from '../runtime/wire/index.js';
-import type { PolicyState } from '../scheduler/index.js';
-import type { BlockInfo, BlockStoreUsage, FileStatus } from '../storage/index.js';
-import { attemptLogPage, directoryPage, errorPage, filePage, jobPage, jobsPage, logUnavailablePage, overviewPage, schedulerPage, } from './pages.js';
+import { attemptLogPage, directoryPage, errorPage, filePage, jobPage, jobsPage, logUnavailablePage, overviewPage, schedulerPage } from './pages.js';
 
 const HEADERS = {
   'content-type': 'text/html; charset=utf-8',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { mapSpilledBytesModel, reduceSpilledBytesModel, validateJobConf } from '../../src/runtime/index.js';
-import { attemptShuffleSettings, idealMemoryMb } from '../../src/runtime/jobtracker/job-in-progress.js';
+import { attemptShuffleSettings, idealMemoryMb } from '../../src/runtime/jobtracker/runtime-data.js';
 import type { JobSubmission } from '../../src/runtime/wire/index.js';
 
 const MiB = 1024 * 1024;

@@ -27,7 +27,7 @@ import {
 import { fetchAttemptLog, attemptLogTokenId } from '../worker/index.js';
 import type { TrackerCore } from './core.js';
 import { inputFilesAt } from './input-files.js';
-import { jobMemoryMb, jobPlan, jobStatus, type RuntimeAttempt, type RuntimeData, type TaskInputPlan } from './job-in-progress.js';
+import { jobMemoryMb, jobPlan, jobStatus, type RuntimeAttempt, type RuntimeData, type TaskInputPlan } from './runtime-data.js';
 import { estimatesFor } from './job-profile.js';
 
 /** Where an attempt ran and whose job it was, from memory or the history. */

@@ -4,7 +4,8 @@
  * them. The core (jobtracker.ts) implements it; the services depend on this and nothing else of it.
  */
 import type { SchedulingTrigger, ClusterSnapshot, Policy } from '../../scheduler/index.js';
-import type { BooksHost, RuntimeAttempt, RuntimeJob, RuntimeWorker } from './job-in-progress.js';
+import type { Effect } from '../../books/index.js';
+import type { BooksHost, RuntimeAttempt, RuntimeData, RuntimeJob, RuntimeWorker } from './runtime-data.js';
 import type { InputCopier } from './input-copier.js';
 import type { JobHistory } from './job-history.js';
 import type { JobJournal } from './job-journal.js';
@@ -35,10 +36,14 @@ export interface TrackerCore extends BooksHost {
   workerLost(worker: RuntimeWorker, why: string): void;
   /** Tells the job's running reduces that a map output became available or was lost. */
   tellRunningReduces(job: RuntimeJob, mapAttempt: RuntimeAttempt, change: 'available' | 'lost'): void;
+  /** Carries out what the books' transitions leave to the world (launches, kills, commits ...). */
+  carryOut(effects: readonly Effect<RuntimeData>[]): Promise<void>;
   /** A journal write whose failure is logged, not thrown. */
   journaled(write: Promise<void>): void;
   /** Wakes whoever waits for workers to register. */
   workerRegistered(): void;
+  /** Tells those waiting for the job that it has ended and is cleaned up. */
+  jobSettled(jobId: string, status: JobStatus): void;
   /** Resolves with the job's final status once it has ended and its clean-up is done. */
   waitForJob(jobId: string): Promise<JobStatus>;
 }

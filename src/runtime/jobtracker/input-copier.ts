@@ -1,8 +1,8 @@
 import type { Books } from '../../books/index.js';
 import type { Logger } from '../../log.js';
 import type { ReplicaCause } from '../../metrics/index.js';
-import type { Namenode } from '../../storage/index.js';
-import type { RuntimeData, RuntimeTask } from './job-in-progress.js';
+import type { BlockInfo, Namenode } from '../../storage/index.js';
+import type { RuntimeData, RuntimeTask } from './runtime-data.js';
 
 /** One block copy of task input made during the run, for data-movement figures. */
 export interface PlacementLogEntry {
@@ -51,7 +51,7 @@ export class InputCopier {
       return;
     }
     const { path, start, length } = input;
-    let blocks;
+    let blocks: BlockInfo[];
     try {
       blocks = await this.namenode.getBlocks(path);
     } catch (err) {

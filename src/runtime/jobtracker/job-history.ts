@@ -9,7 +9,7 @@
 import { jobIdOfAttempt, type Books } from '../../books/index.js';
 import { MinimrError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { attemptSummaries, jobStatus, type RuntimeData, type RuntimeJob } from './job-in-progress.js';
+import { attemptSummaries, jobStatus, type RuntimeData, type RuntimeJob } from './runtime-data.js';
 import type { FinishedCursor, JobHistoryEntry, JobJournal } from './job-journal.js';
 import type { AttemptNumbering } from './job-recovery.js';
 import type { AttemptSummary, JobStatus } from '../wire/index.js';

@@ -23,7 +23,7 @@ import { Packr } from 'msgpackr';
 import type { Level } from 'level';
 import type { AttemptMeasures, TaskState } from '../../books/index.js';
 import type { Locality } from '../../scheduler/index.js';
-import type { TaskEstimates, TaskInputPlan } from './job-in-progress.js';
+import type { TaskEstimates, TaskInputPlan } from './runtime-data.js';
 import type { AttemptSummary, Counters, JobStatus, JobSubmission, MapOutputSummary, ProfileUse } from '../wire/index.js';
 
 /** What a job was admitted with: enough to admit it again, unchanged, after a restart. */

@@ -36,7 +36,7 @@ import { META_BYTES } from '../../shuffle/index.js';
 import { DEFAULT_MIN_MEMORY_FRACTION, spilledBytes, type PenaltyModel } from '../../scheduler/index.js';
 import { MinimrError } from '../../errors.js';
 import { fitSpillModel, mapBufferNeedBytes, reduceBufferNeedBytes, type ElasticityProfile } from '../client/elasticity-profile.js';
-import { attemptShuffleSettings, MIN_ELASTIC_BUFFER_BYTES, type RuntimeJob } from './job-in-progress.js';
+import { attemptShuffleSettings, MIN_ELASTIC_BUFFER_BYTES, type RuntimeJob } from './runtime-data.js';
 import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB, type BufferBucket, type JobConf, type JobProfile, type PhaseFitSummary, type ProfileUse, type TaskKind } from '../wire/index.js';
 
 const MiB = 1024 * 1024;

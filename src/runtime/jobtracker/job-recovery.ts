@@ -25,7 +25,7 @@
  *   failed through `Books.killJob`/`failJob`, succeeded through its commit), so its clean-up runs.
  */
 import { hadoopAttemptId, type Books } from '../../books/index.js';
-import { attemptMeasures, jobPlan, partFileName, type BooksHost, type RuntimeAttempt, type RuntimeData, type RuntimeJob, type RuntimeTask } from './job-in-progress.js';
+import { attemptMeasures, jobPlan, partFileName, type BooksHost, type RuntimeAttempt, type RuntimeData, type RuntimeJob, type RuntimeTask } from './runtime-data.js';
 import { attemptNumberOf, type JournaledSuccess, type RecoveredJob } from './job-journal.js';
 import type { HeldMapOutput } from '../wire/index.js';
 

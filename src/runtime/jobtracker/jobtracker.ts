@@ -1,9 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Books, type Effect, type WorkerHealthOptions, type WorkerLimits } from '../../books/index.js';
+import { Books, type Effect, } from '../../books/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
-import type { ClusterSnapshot, Policy, PoolView, SchedulingTrigger } from '../../scheduler/index.js';
+import type { ClusterSnapshot, Policy, SchedulingTrigger } from '../../scheduler/index.js';
 import { DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, Namenode, validateUserName } from '../../storage/index.js';
 import { phaseTrace } from '../../util/index.js';
 import {
@@ -13,71 +13,24 @@ import {
   readSecretFile,
   webPassword,
   withdrawSecretInProcess,
-  type AttemptSpec,
   type JobStatus,
-  type UiSource,
 } from '../wire/index.js';
 import { ClientService } from './client-service.js';
+import type { JobTrackerOptions } from './options.js';
 import type { TrackerCore } from './core.js';
-import { TrackerEndpoint, type HttpPages } from './endpoint.js';
+import { TrackerEndpoint, } from './endpoint.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
-import { JobHistory, historyEntry } from './job-history.js';
-import { attemptShuffleSettings, jobStatus, mapOutputAnnouncement, partFileName, type RuntimeAttempt, type RuntimeData, type RuntimeJob, type RuntimeWorker } from './job-in-progress.js';
+import { JobHistory, } from './job-history.js';
+import { attemptSpec, jobStatus, mapOutputAnnouncement, type RuntimeAttempt, type RuntimeData, type RuntimeJob, type RuntimeWorker } from './runtime-data.js';
 import { JobJournal } from './job-journal.js';
-import { observationsOf } from './job-profile.js';
-import { AttemptNumbering, JobRecovery, journaledSuccess } from './job-recovery.js';
+import { AttemptNumbering, JobRecovery, } from './job-recovery.js';
+import { JobCompletion } from './job-completion.js';
 import { Liveness } from './liveness.js';
 import { MrClusterRuntime } from './mr-cluster-runtime.js';
 import { ProfileStore } from './profile-store.js';
-import { PrometheusMetrics, formatPrometheus } from './prometheus.js';
+import { PrometheusMetrics, prometheusText } from './prometheus.js';
 import { jobTrackerWebSource } from './web-source.js';
 import { WorkerService } from './worker-service.js';
-
-export interface JobTrackerOptions {
-  /** Directory for the NameNode's metadata. */
-  dataDir: string;
-  host?: string;
-  /** 0 picks a free port. */
-  port?: number;
-  policy: Policy;
-  /** Pools with their minimum shares and weights, as the policy sees them (`ClusterSnapshot.pools`). */
-  pools?: readonly PoolView[];
-  heartbeatMs?: number;
-  /** A worker silent for this long is declared lost (default 5 heartbeats). */
-  workerTimeoutMs?: number;
-  blockSize?: number;
-  replication?: number;
-  maxAttempts?: number;
-  /** Elastic grants are whole multiples of this, MB (default 100, the YARN-ME paper's step). */
-  memoryStepMb?: number;
-  /** The most slots and memory a worker may claim (default DEFAULT_WORKER_LIMITS). */
-  workerLimits?: WorkerLimits;
-  /** When a worker's failing or vanishing attempts exclude it (default DEFAULT_WORKER_HEALTH). */
-  workerHealth?: WorkerHealthOptions;
-  /** Ended jobs kept in memory at most (older ones retire to the history); default 100, as Hadoop 1's completeuserjobs.maximum. */
-  retainedJobs?: number;
-  /** An ended job retires to the history after this long in memory, ms; default 1 hour. */
-  retainMs?: number;
-  /** After a restart, how long recovered jobs wait for their workers to register again, ms; default max(10 s, the worker timeout). */
-  recoveryWaitMs?: number;
-  logger?: Logger;
-  /** Time source; tests may pass their own. */
-  clock?: () => number;
-  /**
-   * The cluster secret every connection must prove it knows (auth.ts). Default: `<dataDir>/secret`,
-   * generated on first start; a file given here must exist.
-   */
-  secretFile?: string;
-  /** The cluster's administrator, who may act on every job and path (default: the OS user running the JobTracker). */
-  admin?: string;
-  /** Serve wss:// (and https://) with this certificate and key (PEM). */
-  tls?: { readonly cert: Buffer; readonly key: Buffer };
-  /**
-   * The web pages, served on the same port for requests that are neither the API nor /metrics:
-   * the entry point that starts the JobTracker plugs src/ui in here (the runtime does not import it).
-   */
-  webPages?: (source: UiSource) => HttpPages;
-}
 
 /**
  * The master: NameNode of the block store, transport to workers and clients, and the hand that
@@ -87,6 +40,8 @@ export interface JobTrackerOptions {
  * decisions, and carries out the effects the books return (launch and kill messages, block copies,
  * output commits).
  */
+export type { JobTrackerOptions };
+
 export class JobTracker implements TrackerCore {
   readonly namenode: Namenode;
   readonly logger: Logger;
@@ -125,6 +80,8 @@ export class JobTracker implements TrackerCore {
   /** The client link's side here: submission, status, logs, profiles, the file system (client-service.ts). */
   private readonly clients: ClientService;
   private readonly liveness: Liveness;
+  /** Output commits and the end of a job (job-completion.ts). */
+  private readonly completion = new JobCompletion(this);
   /** The port: WebSocket links, the JSON API, /metrics and the web pages (endpoint.ts). */
   private readonly endpoint: TrackerEndpoint;
   private scheduling = false;
@@ -287,22 +244,7 @@ export class JobTracker implements TrackerCore {
 
   /** `/metrics`: the counters kept as effects are carried out, and gauges read from the books now. */
   metricsText(): string {
-    return formatPrometheus(
-      this.metrics.families({
-        jobs: [...this.books.jobs()],
-        workers: this.books.liveWorkers().map((w) => ({
-          id: w.shape.id,
-          mapSlots: w.shape.mapSlots,
-          reduceSlots: w.shape.reduceSlots,
-          memoryMb: w.shape.memoryMb,
-          lastHeartbeat: w.data.lastHeartbeat,
-          running: [...w.running].map((a) => ({ kind: a.task.kind, memoryMb: a.memoryMb, elastic: a.elastic })),
-        })),
-        now: this.clock(),
-        heartbeatMs: this.options.heartbeatMs,
-        blockStore: this.namenode.usage(),
-      }),
-    );
+    return prometheusText(this.metrics, this.books, this.namenode.usage(), this.clock(), this.options.heartbeatMs);
   }
 
   /** Submits a job for `user` (default: the admin), as the client link's `submit-job` does. */
@@ -378,7 +320,7 @@ export class JobTracker implements TrackerCore {
           this.metrics.attemptLaunched(a.task.kind);
           this.logger.debug({ attempt: a.id, worker: a.worker.shape.id, locality: a.locality }, 'attempt launched');
           phaseTrace('jt-launch', { attempt: a.id, worker: a.worker.shape.id });
-          a.worker.data.commands.launch({ attempt: this.attemptSpec(a) });
+          a.worker.data.commands.launch({ attempt: attemptSpec(a) });
           break;
         }
         case 'attempt-ended': {
@@ -390,11 +332,11 @@ export class JobTracker implements TrackerCore {
           if (a.error?.details?.jobEnded === undefined) {
             this.logger.warn({ attempt: a.id, worker: a.worker.shape.id, state: a.state, code: a.error?.code, err: a.error?.message }, 'attempt did not succeed');
           }
-          waits.push(this.removeAttemptOutput(a));
+          waits.push(this.completion.removeAttemptOutput(a));
           break;
         }
         case 'commit-task':
-          later(e.attempt.task.job, () => this.commitTaskOutput(e.attempt));
+          later(e.attempt.task.job, () => this.completion.commitTaskOutput(e.attempt));
           break;
         case 'map-rerun':
           this.logger.info({ task: e.task.id, why: e.why }, 'map output lost: re-running the map');
@@ -402,13 +344,13 @@ export class JobTracker implements TrackerCore {
           this.tellRunningReduces(e.task.job, e.lostAttempt, 'lost');
           break;
         case 'commit-job':
-          later(e.job, () => this.commitJob(e.job));
+          later(e.job, () => this.completion.commitJob(e.job));
           break;
         case 'job-ended':
-          later(e.job, () => this.jobEnded(e.job));
+          later(e.job, () => this.completion.jobEnded(e.job));
           break;
         case 'discard-output':
-          later(e.job, () => this.removeOutput(e.job, e.job.data.submission.outputPath));
+          later(e.job, () => this.completion.removeOutput(e.job, e.job.data.submission.outputPath));
           break;
         case 'replicate':
           void this.copier.copy(e.task, e.workerId, e.cause);
@@ -433,56 +375,9 @@ export class JobTracker implements TrackerCore {
     return Promise.all(waits).then(() => undefined);
   }
 
-  private async commitTaskOutput(attempt: RuntimeAttempt): Promise<void> {
-    const task = attempt.task;
-    const job = task.job;
-    if (job.state !== 'running' && job.state !== 'committing') return;
-    const out = job.data.submission.outputPath;
-    const part = partFileName(task.kind, task.index);
-    try {
-      await this.namenode.rename(`${out}/_temporary/${attempt.id}/${part}`, `${out}/${part}`);
-      this.journaled(this.journal.taskSucceeded(job.id, task.id, journaledSuccess(attempt, true)));
-    } catch (err) {
-      // Not awaited: the failure's clean-up runs on this same chain, after this step.
-      void this.carryOut(this.books.failJob(job, this.clock(), { code: 'EJOBFAILED', message: `cannot commit the output of ${attempt.id}: ${(err as Error).message}` }));
-    }
-  }
-
-  private async commitJob(job: RuntimeJob): Promise<void> {
-    if (job.state !== 'committing') return;
-    const out = job.data.submission.outputPath;
-    try {
-      // The marker belongs to the job's owner, like the rest of its output.
-      const owner = this.namenode.callerFor(job.data.owner);
-      await this.namenode.create(`${out}/_SUCCESS`, { overwrite: true, replication: 1 }, owner);
-      await this.namenode.complete(`${out}/_SUCCESS`, owner);
-    } catch (err) {
-      void this.carryOut(this.books.failJob(job, this.clock(), { code: 'EJOBFAILED', message: `cannot commit job output: ${(err as Error).message}` }));
-      return;
-    }
-    void this.carryOut(this.books.jobCommitted(job, this.clock()));
-  }
-
-  private async jobEnded(job: RuntimeJob): Promise<void> {
-    const ended = job.state === 'succeeded' ? { state: job.state } : { state: job.state as 'failed' | 'killed', ...(job.error ? { error: job.error } : {}) };
-    await this.journal.jobEnding(job.id, ended).catch((err: Error) => this.journalFailed(err));
-    for (const worker of this.books.liveWorkers()) worker.data.commands['cleanup-job']({ jobId: job.id });
-    // Before the job is reported done: a client that runs the same job again right away finds its profile.
-    if (job.state === 'succeeded') await this.recordProfile(job);
-    this.copier.jobEnded(job.id);
-    const out = job.data.submission.outputPath;
-    // A failed or killed job's partial output is of no use and would block a re-run.
-    await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : out);
-    job.data.settled = true;
-    const entry = historyEntry(job);
-    const status = entry.status;
-    // Written before the client hears of the end: an ended job never runs again after a restart.
-    await this.journal.jobEnded(entry).catch((err: Error) => this.journalFailed(err));
-    this.metrics.jobEnded(job.state);
-    this.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
-    for (const resolve of this.jobWaiters.get(job.id) ?? []) resolve(status);
-    this.jobWaiters.delete(job.id);
-    this.history.settled(job, this.clock());
+  jobSettled(jobId: string, status: JobStatus): void {
+    for (const resolve of this.jobWaiters.get(jobId) ?? []) resolve(status);
+    this.jobWaiters.delete(jobId);
   }
 
   journaled(write: Promise<void>): void {
@@ -491,34 +386,6 @@ export class JobTracker implements TrackerCore {
 
   private journalFailed(err: Error): void {
     this.logger.error({ err: err.message }, 'cannot write the job journal: a restart may not recover the latest job state');
-  }
-
-  /** What the job's successful attempts measured joins the profile of its name; a failure to store it is only logged. */
-  private async recordProfile(job: RuntimeJob): Promise<void> {
-    try {
-      const profile = await this.profiles.record(job.name, observationsOf(job), this.clock(), job.data.owner);
-      this.logger.debug({ job: job.id, name: job.name, runs: profile.runs }, 'profile updated');
-    } catch (err) {
-      this.logger.warn({ job: job.id, name: job.name, err: (err as Error).message }, 'cannot store the job\'s profile');
-    }
-  }
-
-  private async removeOutput(job: RuntimeJob, path: string): Promise<void> {
-    try {
-      await this.namenode.remove(path, { recursive: true });
-    } catch (err) {
-      if (!(err instanceof MinimrError && err.code === 'ENOENT')) this.logger.warn({ job: job.id, err: (err as Error).message }, 'output cleanup failed');
-    }
-  }
-
-  private async removeAttemptOutput(attempt: RuntimeAttempt): Promise<void> {
-    const job = attempt.task.job;
-    if (attempt.task.kind === 'map' && job.reduces.length > 0) return; // the worker removes its own map output
-    try {
-      await this.namenode.remove(`${job.data.submission.outputPath}/_temporary/${attempt.id}`, { recursive: true });
-    } catch (err) {
-      if (!(err instanceof MinimrError && err.code === 'ENOENT')) this.logger.warn({ attempt: attempt.id, err: (err as Error).message }, 'cannot remove attempt output');
-    }
   }
 
   // ---- scheduling ------------------------------------------------------------------------------
@@ -585,42 +452,6 @@ export class JobTracker implements TrackerCore {
         lost: change === 'lost' ? [{ mapIndex: mapAttempt.task.index, attemptId: mapAttempt.id }] : [],
       });
     }
-  }
-
-  private attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
-    const task = attempt.task;
-    const job = task.job;
-    const s = job.data.submission;
-    const reducePartitions = attempt.reducePartitions;
-    // A reduce launched before the last map (slow start) learns of the other outputs as their maps finish.
-    const mapOutputs = reducePartitions ? job.maps.flatMap((m) => (m.successfulAttempt ? [mapOutputAnnouncement(m.successfulAttempt, reducePartitions)] : [])) : [];
-    return {
-      jobId: job.id,
-      jobName: s.name,
-      shuffleSecret: job.data.shuffleSecret,
-      moduleHash: job.data.moduleHash,
-      taskId: task.id,
-      attemptId: attempt.id,
-      kind: task.kind,
-      index: task.index,
-      input: task.data,
-      inputFormat: s.input.kind === 'generated' ? { kind: 'generated', splits: [] } : s.input,
-      outputFormat: s.output,
-      outputTempPath: `${s.outputPath}/_temporary/${attempt.id}/${partFileName(task.kind, task.index)}`,
-      reducers: job.reduces.length,
-      params: s.params,
-      shared: s.shared,
-      mapOutputs,
-      mapsTotal: job.maps.length,
-      memoryMb: attempt.memoryMb,
-      idealMemoryMb: task.memoryMb,
-      elastic: attempt.elastic,
-      shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
-      mapPartitions: task.kind === 'map' ? job.skew?.partitions : undefined,
-      partitionSeed: task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
-      reducePartitions: reducePartitions ? [...reducePartitions] : undefined,
-      outputReplication: s.conf?.['job.outputReplication'],
-    };
   }
 }
 

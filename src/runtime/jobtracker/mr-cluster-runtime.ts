@@ -30,7 +30,7 @@ import { FREE_POOL, type ClusterSnapshot, type Decision, type NodeKind, type Pol
 import { FsClient, type BlockScope } from '../../storage/index.js';
 import type { Books, Effect } from '../../books/index.js';
 import { inputFilesAt } from './input-files.js';
-import type { BooksHost, RuntimeData, RuntimeJob } from './job-in-progress.js';
+import type { BooksHost, RuntimeData, RuntimeJob } from './runtime-data.js';
 import type { JobSubmission } from '../wire/index.js';
 
 /** A drain copy not confirmed within this time is made again, onto another node when there is one. */

@@ -11,7 +11,9 @@
  * Counters are kept here, not recomputed from the jobs in memory, so they never go down when
  * finished jobs are retired from the JobTracker's memory.
  */
-import type { JobState } from '../../books/index.js';
+import type { Books, JobState } from '../../books/index.js';
+import type { BlockStoreUsage } from '../../storage/index.js';
+import type { RuntimeData } from './runtime-data.js';
 import type { AttemptState, Counters, TaskKind } from '../wire/index.js';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -242,4 +244,30 @@ export class PrometheusMetrics {
     }
     return families;
   }
+}
+
+/** The text of `/metrics` for the books as they are now. */
+export function prometheusText(
+  metrics: PrometheusMetrics,
+  books: Books<RuntimeData>,
+  blockStore: BlockStoreUsage,
+  now: number,
+  heartbeatMs: number,
+): string {
+  return formatPrometheus(
+    metrics.families({
+      jobs: [...books.jobs()],
+      workers: books.liveWorkers().map((w) => ({
+        id: w.shape.id,
+        mapSlots: w.shape.mapSlots,
+        reduceSlots: w.shape.reduceSlots,
+        memoryMb: w.shape.memoryMb,
+        lastHeartbeat: w.data.lastHeartbeat,
+        running: [...w.running].map((a) => ({ kind: a.task.kind, memoryMb: a.memoryMb, elastic: a.elastic })),
+      })),
+      now,
+      heartbeatMs,
+      blockStore,
+    }),
+  );
 }

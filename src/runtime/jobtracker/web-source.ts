@@ -4,7 +4,7 @@ import type { Namenode } from '../../storage/index.js';
 import type { AttemptLogSlice, AttemptLogStream, AttemptSummary, UiSource, UiTask } from '../wire/index.js';
 import { MinimrError } from '../../errors.js';
 import type { JobHistory } from './job-history.js';
-import { jobStatus, type RuntimeData } from './job-in-progress.js';
+import { jobStatus, type RuntimeData } from './runtime-data.js';
 
 /**
  * What the web UI reads of a JobTracker (wire/web.ts's UiSource): its books, NameNode and policy,

@@ -22,7 +22,7 @@ import {
   type WorkerToJobTracker,
 } from '../wire/index.js';
 import type { TrackerCore } from './core.js';
-import { attemptMeasures, type RuntimeAttempt, type RuntimeData, type RuntimeWorker, type WorkerLink } from './job-in-progress.js';
+import { attemptMeasures, type RuntimeAttempt, type RuntimeData, type RuntimeWorker, type WorkerLink } from './runtime-data.js';
 import { journaledSuccess, mapOutputsToDrop } from './job-recovery.js';
 
 /** Attempts a worker does not list for this long after launch are taken as lost. */

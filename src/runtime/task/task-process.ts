@@ -378,7 +378,7 @@ class AttemptRunner {
       this.add('OUTPUT_BYTES', output.bytes);
       return undefined;
     }
-    let info;
+    let info: Awaited<ReturnType<NonNullable<typeof collector>['finish']>>;
     phaseTrace('t-input-done', { attempt: spec.attemptId });
     try {
       info = await collector!.finish();

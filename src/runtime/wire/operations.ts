@@ -52,6 +52,7 @@ export interface Operation<A extends TObject = TObject, R extends TSchema | null
 export type Table = Readonly<Record<string, Operation>>;
 
 export type ArgsOf<O extends Operation> = Static<O['args']>;
+// biome-ignore lint/suspicious/noConfusingVoidType: an event's function answers nothing; void lets it be any statement.
 export type ResultOf<O extends Operation> = O['result'] extends TSchema ? Static<O['result']> : void;
 export type Events<T extends Table> = { [K in keyof T]: T[K]['result'] extends null ? K : never }[keyof T];
 export type Requests<T extends Table> = Exclude<keyof T, Events<T>>;

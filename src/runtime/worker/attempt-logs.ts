@@ -181,10 +181,13 @@ export function createAttemptLogRequestHandler(
     const url = new URL(req.url ?? '/', 'http://worker');
     const m = /^\/logs\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
     if (!m) return false;
-    const fail = (status: number, code: string, message: string) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ code, message }));
+    const fail = (status: number, code: string, message: string): true => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ code, message }));
+      return true;
+    };
     const [, jobId, attemptId, stream] = m as unknown as [string, string, string, string];
-    if (req.method !== 'GET') return fail(405, 'EBADREQUEST', 'logs are read with GET'), true;
-    if (!isAttemptLogStream(stream)) return fail(400, 'EBADREQUEST', `a log stream is stdout or stderr, got ${stream}`), true;
+    if (req.method !== 'GET') return fail(405, 'EBADREQUEST', 'logs are read with GET');
+    if (!isAttemptLogStream(stream)) return fail(400, 'EBADREQUEST', `a log stream is stdout or stderr, got ${stream}`);
     // A task's output may hold its job's data: only the JobTracker, which checked the reader owns the job, has a token.
     const key = access.blockKey();
     const header = req.headers[BLOCK_TOKEN_HEADER];
@@ -193,7 +196,7 @@ export function createAttemptLogRequestHandler(
       key.verify(typeof header === 'string' ? header : undefined, attemptLogTokenId(decodeURIComponent(jobId), decodeURIComponent(attemptId)), 'read', (access.now ?? Date.now)());
     } catch (err) {
       const e = err as MinimrError;
-      return fail(403, e.code ?? 'ETOKEN', e.message), true;
+      return fail(403, e.code ?? 'ETOKEN', e.message);
     }
     void (async () => {
       try {

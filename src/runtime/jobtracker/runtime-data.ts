@@ -7,6 +7,7 @@ import {
   SKEW_CONF_DEFAULTS,
   TASK_OVERHEAD_MB,
   type AttemptShuffleSettings,
+  type AttemptSpec,
   type AttemptSummary,
   type Counters,
   type JobStatus,
@@ -26,7 +27,7 @@ import type { JobTrackerToWorker, RpcPeer, Stub } from '../wire/index.js';
  * split, an attempt's counters and map output, a worker's connection.
  */
 export interface RuntimeData extends EngineData {
-  readonly job: JobInProgress;
+  readonly job: SubmittedJob;
   readonly task: TaskInput;
   readonly attempt: AttemptReport;
   readonly worker: WorkerLink;
@@ -73,7 +74,7 @@ function pad(n: number, width: number): string {
 }
 
 /** A submitted job's part that is the JobTracker's own: the submission, counters, commits. */
-export class JobInProgress {
+export class SubmittedJob {
   readonly submission: JobSubmission;
   /** The user who submitted the job: only they and the admin may kill it; its output is theirs. */
   readonly owner: string;
@@ -155,7 +156,7 @@ export function jobPlan(
     skew: skewPlan(submission),
     maps,
     reduces,
-    data: new JobInProgress(submission, owner),
+    data: new SubmittedJob(submission, owner),
   };
 }
 
@@ -322,4 +323,41 @@ export const MIN_ELASTIC_BUFFER_BYTES = 1024 * 1024;
 
 export function partFileName(kind: TaskKind, index: number): string {
   return `part-${kind === 'map' ? 'm' : 'r'}-${pad(index, 5)}`;
+}
+
+/** What a worker is told to run for `attempt`: the `launch` operation's argument. */
+export function attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
+  const task = attempt.task;
+  const job = task.job;
+  const s = job.data.submission;
+  const reducePartitions = attempt.reducePartitions;
+  // A reduce launched before the last map (slow start) learns of the other outputs as their maps finish.
+  const mapOutputs = reducePartitions ? job.maps.flatMap((m) => (m.successfulAttempt ? [mapOutputAnnouncement(m.successfulAttempt, reducePartitions)] : [])) : [];
+  return {
+    jobId: job.id,
+    jobName: s.name,
+    shuffleSecret: job.data.shuffleSecret,
+    moduleHash: job.data.moduleHash,
+    taskId: task.id,
+    attemptId: attempt.id,
+    kind: task.kind,
+    index: task.index,
+    input: task.data,
+    inputFormat: s.input.kind === 'generated' ? { kind: 'generated', splits: [] } : s.input,
+    outputFormat: s.output,
+    outputTempPath: `${s.outputPath}/_temporary/${attempt.id}/${partFileName(task.kind, task.index)}`,
+    reducers: job.reduces.length,
+    params: s.params,
+    shared: s.shared,
+    mapOutputs,
+    mapsTotal: job.maps.length,
+    memoryMb: attempt.memoryMb,
+    idealMemoryMb: task.memoryMb,
+    elastic: attempt.elastic,
+    shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
+    mapPartitions: task.kind === 'map' ? job.skew?.partitions : undefined,
+    partitionSeed: task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
+    reducePartitions: reducePartitions ? [...reducePartitions] : undefined,
+    outputReplication: s.conf?.['job.outputReplication'],
+  };
 }

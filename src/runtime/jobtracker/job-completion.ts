@@ -1,0 +1,96 @@
+/**
+ * A job's output, committed as Hadoop's FileOutputCommitter does on the block store: each task's
+ * part file renamed from its attempt's `_temporary` directory when the task succeeds, `_SUCCESS`
+ * once every task has, and the clean-up when the job ends (the `_temporary` directory, or a failed
+ * job's whole output), its profile recorded and its history written before its waiters hear of it.
+ * The core runs these steps on the job's own chain, one after another (carryOut's `later`).
+ */
+import { MinimrError } from '../../errors.js';
+import type { TrackerCore } from './core.js';
+import { historyEntry } from './job-history.js';
+import { observationsOf } from './job-profile.js';
+import { journaledSuccess } from './job-recovery.js';
+import { partFileName, type RuntimeAttempt, type RuntimeJob } from './runtime-data.js';
+
+export class JobCompletion {
+  constructor(private readonly core: TrackerCore) {}
+
+  async commitTaskOutput(attempt: RuntimeAttempt): Promise<void> {
+    const task = attempt.task;
+    const job = task.job;
+    if (job.state !== 'running' && job.state !== 'committing') return;
+    const out = job.data.submission.outputPath;
+    const part = partFileName(task.kind, task.index);
+    try {
+      await this.core.namenode.rename(`${out}/_temporary/${attempt.id}/${part}`, `${out}/${part}`);
+      this.core.journaled(this.core.journal.taskSucceeded(job.id, task.id, journaledSuccess(attempt, true)));
+    } catch (err) {
+      // Not awaited: the failure's clean-up runs on this same chain, after this step.
+      void this.core.carryOut(this.core.books.failJob(job, this.core.clock(), { code: 'EJOBFAILED', message: `cannot commit the output of ${attempt.id}: ${(err as Error).message}` }));
+    }
+  }
+
+  async commitJob(job: RuntimeJob): Promise<void> {
+    if (job.state !== 'committing') return;
+    const out = job.data.submission.outputPath;
+    try {
+      // The marker belongs to the job's owner, like the rest of its output.
+      const owner = this.core.namenode.callerFor(job.data.owner);
+      await this.core.namenode.create(`${out}/_SUCCESS`, { overwrite: true, replication: 1 }, owner);
+      await this.core.namenode.complete(`${out}/_SUCCESS`, owner);
+    } catch (err) {
+      void this.core.carryOut(this.core.books.failJob(job, this.core.clock(), { code: 'EJOBFAILED', message: `cannot commit job output: ${(err as Error).message}` }));
+      return;
+    }
+    void this.core.carryOut(this.core.books.jobCommitted(job, this.core.clock()));
+  }
+
+  async jobEnded(job: RuntimeJob): Promise<void> {
+    const ended = job.state === 'succeeded' ? { state: job.state } : { state: job.state as 'failed' | 'killed', ...(job.error ? { error: job.error } : {}) };
+    await this.core.journal.jobEnding(job.id, ended).catch((err: Error) => this.core.journaled(Promise.reject(err)));
+    for (const worker of this.core.books.liveWorkers()) worker.data.commands['cleanup-job']({ jobId: job.id });
+    // Before the job is reported done: a client that runs the same job again right away finds its profile.
+    if (job.state === 'succeeded') await this.recordProfile(job);
+    this.core.copier.jobEnded(job.id);
+    const out = job.data.submission.outputPath;
+    // A failed or killed job's partial output is of no use and would block a re-run.
+    await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : out);
+    job.data.settled = true;
+    const entry = historyEntry(job);
+    const status = entry.status;
+    // Written before the client hears of the end: an ended job never runs again after a restart.
+    await this.core.journal.jobEnded(entry).catch((err: Error) => this.core.journaled(Promise.reject(err)));
+    this.core.metrics.jobEnded(job.state);
+    this.core.logger.info({ job: job.id, state: job.state, error: job.error?.message }, 'job finished');
+    this.core.jobSettled(job.id, status);
+    this.core.history.settled(job, this.core.clock());
+  }
+
+  /** What the job's successful attempts measured joins the profile of its name; a failure to store it is only logged. */
+  async recordProfile(job: RuntimeJob): Promise<void> {
+    try {
+      const profile = await this.core.profiles.record(job.name, observationsOf(job), this.core.clock(), job.data.owner);
+      this.core.logger.debug({ job: job.id, name: job.name, runs: profile.runs }, 'profile updated');
+    } catch (err) {
+      this.core.logger.warn({ job: job.id, name: job.name, err: (err as Error).message }, 'cannot store the job\'s profile');
+    }
+  }
+
+  async removeOutput(job: RuntimeJob, path: string): Promise<void> {
+    try {
+      await this.core.namenode.remove(path, { recursive: true });
+    } catch (err) {
+      if (!(err instanceof MinimrError && err.code === 'ENOENT')) this.core.logger.warn({ job: job.id, err: (err as Error).message }, 'output cleanup failed');
+    }
+  }
+
+  async removeAttemptOutput(attempt: RuntimeAttempt): Promise<void> {
+    const job = attempt.task.job;
+    if (attempt.task.kind === 'map' && job.reduces.length > 0) return; // the worker removes its own map output
+    try {
+      await this.core.namenode.remove(`${job.data.submission.outputPath}/_temporary/${attempt.id}`, { recursive: true });
+    } catch (err) {
+      if (!(err instanceof MinimrError && err.code === 'ENOENT')) this.core.logger.warn({ attempt: attempt.id, err: (err as Error).message }, 'cannot remove attempt output');
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/** How a JobTracker is set up (`minimr jobtracker`'s flags, LocalCluster's options). */
+import type { WorkerHealthOptions, WorkerLimits } from '../../books/index.js';
+import type { Logger } from '../../log.js';
+import type { Policy, PoolView } from '../../scheduler/index.js';
+import type { UiSource } from '../wire/index.js';
+import type { HttpPages } from './endpoint.js';
+
+export interface JobTrackerOptions {
+  /** Directory for the NameNode's metadata. */
+  dataDir: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  policy: Policy;
+  /** Pools with their minimum shares and weights, as the policy sees them (`ClusterSnapshot.pools`). */
+  pools?: readonly PoolView[];
+  heartbeatMs?: number;
+  /** A worker silent for this long is declared lost (default 5 heartbeats). */
+  workerTimeoutMs?: number;
+  blockSize?: number;
+  replication?: number;
+  maxAttempts?: number;
+  /** Elastic grants are whole multiples of this, MB (default 100, the YARN-ME paper's step). */
+  memoryStepMb?: number;
+  /** The most slots and memory a worker may claim (default DEFAULT_WORKER_LIMITS). */
+  workerLimits?: WorkerLimits;
+  /** When a worker's failing or vanishing attempts exclude it (default DEFAULT_WORKER_HEALTH). */
+  workerHealth?: WorkerHealthOptions;
+  /** Ended jobs kept in memory at most (older ones retire to the history); default 100, as Hadoop 1's completeuserjobs.maximum. */
+  retainedJobs?: number;
+  /** An ended job retires to the history after this long in memory, ms; default 1 hour. */
+  retainMs?: number;
+  /** After a restart, how long recovered jobs wait for their workers to register again, ms; default max(10 s, the worker timeout). */
+  recoveryWaitMs?: number;
+  logger?: Logger;
+  /** Time source; tests may pass their own. */
+  clock?: () => number;
+  /**
+   * The cluster secret every connection must prove it knows (auth.ts). Default: `<dataDir>/secret`,
+   * generated on first start; a file given here must exist.
+   */
+  secretFile?: string;
+  /** The cluster's administrator, who may act on every job and path (default: the OS user running the JobTracker). */
+  admin?: string;
+  /** Serve wss:// (and https://) with this certificate and key (PEM). */
+  tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /**
+   * The web pages, served on the same port for requests that are neither the API nor /metrics:
+   * the entry point that starts the JobTracker plugs src/ui in here (the runtime does not import it).
+   */
+  webPages?: (source: UiSource) => HttpPages;
+}
+
