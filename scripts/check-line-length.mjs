@@ -9,14 +9,12 @@
 // --except-literals lets a line through when it would fit without a string, template or regex literal on it (one
 // the formatter cannot break): the state until those literals are split by hand. PATHs (files or folders)
 // default to the folders biome.jsonc formats.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { extname, join, relative } from 'node:path';
+import { readFileSync, } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FOLDERS, sourceFiles } from './lib/source-files.mjs';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
-const FOLDERS = ['src', 'test', 'benchmarks', 'apps', 'scripts', 'bin'];
-const EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.git']);
 
 function parseArgs(argv) {
   const args = { max: 120, quiet: false, exceptLiterals: false, paths: [] };
@@ -39,19 +37,6 @@ function parseArgs(argv) {
   return args;
 }
 
-function* sourceFiles(path) {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (!stat) return;
-  if (stat.isFile()) {
-    if (EXTENSIONS.has(extname(path))) yield path;
-    return;
-  }
-  if (!stat.isDirectory()) return;
-  for (const entry of readdirSync(path, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    if (entry.isDirectory() && SKIPPED_DIRS.has(entry.name)) continue;
-    yield* sourceFiles(join(path, entry.name));
-  }
-}
 
 /** Width in characters (code points), as an editor's column counter shows it. */
 function width(line) {

@@ -16,15 +16,13 @@
 //
 // PATHs (files or folders) default to the folders biome.jsonc formats. Run `biome format --write` after it
 // (scripts/reformat.sh does both).
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { extname, join, relative } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { FOLDERS, sourceFiles } from './lib/source-files.mjs';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
-const FOLDERS = ['src', 'test', 'benchmarks', 'apps', 'scripts', 'bin'];
-const EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.git']);
 /** Comment texts that tools read as one line: never wrapped. */
 const DIRECTIVE =
   /^(biome-ignore|@ts-|eslint-|prettier-ignore|istanbul |c8 |#|<reference|@vitest-|tslint:|jshint|global )/;
@@ -52,19 +50,6 @@ function parseArgs(argv) {
   return args;
 }
 
-function* sourceFiles(path) {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (!stat) return;
-  if (stat.isFile()) {
-    if (EXTENSIONS.has(extname(path))) yield path;
-    return;
-  }
-  if (!stat.isDirectory()) return;
-  for (const entry of readdirSync(path, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    if (entry.isDirectory() && SKIPPED_DIRS.has(entry.name)) continue;
-    yield* sourceFiles(join(path, entry.name));
-  }
-}
 
 /** Width in characters (code points), as check-line-length.mjs counts it. */
 function width(s) {

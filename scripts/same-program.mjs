@@ -8,27 +8,12 @@
 //   node scripts/same-program.mjs BEFORE [AFTER]
 //
 // BEFORE and AFTER (default: this checkout) are directories holding the source folders biome.jsonc formats.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { extname, join, relative } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import ts from 'typescript';
+import { FOLDERS, sourceFiles } from './lib/source-files.mjs';
 
-const FOLDERS = ['src', 'test', 'benchmarks', 'apps', 'scripts', 'bin'];
-const EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.git']);
 
-function* sourceFiles(path) {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (!stat) return;
-  if (stat.isFile()) {
-    if (EXTENSIONS.has(extname(path))) yield path;
-    return;
-  }
-  if (!stat.isDirectory()) return;
-  for (const entry of readdirSync(path, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    if (entry.isDirectory() && SKIPPED_DIRS.has(entry.name)) continue;
-    yield* sourceFiles(join(path, entry.name));
-  }
-}
 
 /** The file's syntax tree as a list: `<Kind` and `>` around each node, the text of each token. */
 function program(file, text) {

@@ -232,6 +232,7 @@ describe('MR-cluster settings', () => {
   it('an unknown FAWKES weighting is EBADCONF before any cluster starts', async () => {
     const r = await minimr(['local', '--workers', '1', '--policy', 'fawkes', '--policy-options', '{"weighting":"xx"}'], { url: 'ws://127.0.0.1:1', jobTracker: { secretFile: '' } });
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /minimr: EBADCONF: fawkes: unknown weighting "xx"; known: NONE, EQ, JD, DD, TD, PU, DU, RU, JS, JT, TT/);
+    // The one option parser's wording (scheduler/options.ts), naming the policy, the option and the choices.
+    assert.match(r.stderr, /minimr: EBADCONF: scheduler policy 'fawkes': option 'weighting' must be one of "none", "eq", "jd", "dd", "td", "pu", "du", "ru", "js", "jt", "tt" \(any case\), got "xx"/);
   });
 });

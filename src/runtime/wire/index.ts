@@ -25,19 +25,17 @@ export {
 export { Dispatcher, authorize, describeAllowed, type Caller, type CallContext, type Handlers, type Authority, type Ownership } from './dispatch.js';
 export { stubOf, type Stub, type Link } from './stubs.js';
 export { IpcLink, type IpcChannel } from './ipc-link.js';
+export { WEBSOCKET_OPERATIONS, encodeFrame, decodeFrame } from './frame-codec.js';
 export {
   PROTOCOL_VERSION,
   MAX_FRAME_BYTES,
-  WEBSOCKET_OPERATIONS,
   operationsOf,
-  encodeFrame,
-  decodeFrame,
   checkFrame,
   argumentsOf,
   type Frame,
   type OperationFrame,
   type ReplyFrame,
-} from './frame-codec.js';
+} from './frames.js';
 export { RpcPeer, acceptPeer, connectPeer, CLOSE_AUTH_FAILED, CLOSE_PROTOCOL_ERROR, CLOSE_UNSUPPORTED_DATA, type RawHandler, type Outgoing } from './rpc-peer.js';
 export * from './auth.js';
 export { validateSubmission, validateJobConf, parseConfPairs } from './submission.js';

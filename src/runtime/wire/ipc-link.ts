@@ -4,10 +4,11 @@
  * re, ok, result | error }`) and the same checks: a frame of no known operation, or an event whose
  * arguments do not conform, is dropped and reported; requests go through the endpoint's dispatcher.
  */
-import { MinimrError, deserializeError, serializeError } from '../../errors.js';
+import { MinimrError, serializeError } from '../../errors.js';
 import type { Dispatcher } from './dispatch.js';
-import { PROTOCOL_VERSION, argumentsOf, checkFrame, operationsOf, type OperationFrame, type ReplyFrame } from './frame-codec.js';
+import { PROTOCOL_VERSION, argumentsOf, checkFrame, operationsOf, type OperationFrame, type ReplyFrame } from './frames.js';
 import { TASK_TO_WORKER, WORKER_TO_TASK } from './task-protocol.js';
+import { PendingReplies } from './pending-replies.js';
 import type { Link } from './stubs.js';
 
 /** A process-like end of an IPC channel: the `process` of a task, the ChildProcess of its worker. */
@@ -22,8 +23,7 @@ const TASK_OPERATIONS = operationsOf(TASK_TO_WORKER, WORKER_TO_TASK);
 
 
 export class IpcLink<P> implements Link {
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-  private nextId = 1;
+  private readonly pending = new PendingReplies();
   private readonly listener = (message: unknown): void => this.onMessage(message);
 
   constructor(
@@ -40,16 +40,13 @@ export class IpcLink<P> implements Link {
   /** Stops listening; pending calls fail. */
   detach(): void {
     this.channel.off('message', this.listener);
-    for (const p of this.pending.values()) p.reject(new MinimrError('ECONNECT', 'the task link was closed before a reply arrived'));
-    this.pending.clear();
+    this.pending.failAll(new MinimrError('ECONNECT', 'the task link was closed before a reply arrived'));
   }
 
   call(type: string, args: object): Promise<unknown> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      void this.write({ v: PROTOCOL_VERSION, ...args, type, id });
-    });
+    const { id, answer } = this.pending.open(type);
+    void this.write({ v: PROTOCOL_VERSION, ...args, type, id });
+    return answer;
   }
 
   tell(type: string, args: object): Promise<void> {
@@ -72,12 +69,7 @@ export class IpcLink<P> implements Link {
       return;
     }
     if (frame.type === 'reply') {
-      const reply = frame as ReplyFrame;
-      const pending = this.pending.get(reply.re);
-      if (!pending) return;
-      this.pending.delete(reply.re);
-      if (reply.ok) pending.resolve(reply.result);
-      else pending.reject(deserializeError(reply.error));
+      this.pending.settle(frame as ReplyFrame);
       return;
     }
     const op = frame as OperationFrame;

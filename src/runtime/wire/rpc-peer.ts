@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
-import { MinimrError, deserializeError, serializeError, type SerializedError } from '../../errors.js';
+import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { validateUserName } from '../../storage/index.js';
 import { AUTH_TIMEOUT_MS, authProof, inProcessCredentials, newNonce, proofMatches, type Credentials, type PeerSecurity } from './auth.js';
 import type { Dispatcher } from './dispatch.js';
-import { MAX_FRAME_BYTES, PROTOCOL_VERSION, argumentsOf, decodeFrame, encodeFrame, type Frame, type OperationFrame, type ReplyFrame } from './frame-codec.js';
+import { decodeFrame, encodeFrame } from './frame-codec.js';
+import { MAX_FRAME_BYTES, PROTOCOL_VERSION, argumentsOf, type Frame, type OperationFrame, type ReplyFrame } from './frames.js';
 import type { AuthResult } from './handshake.js';
 import type { Message } from './messages.js';
+import { PendingReplies } from './pending-replies.js';
 import type { Link } from './stubs.js';
 
 /** Close codes (RFC 6455) used when a peer misbehaves. */
@@ -26,12 +28,6 @@ export type RawHandler = (frame: Message, peer: RpcPeer) => unknown;
 /** A frame as a sender writes it: the version and a request's id are the peer's to fill in. */
 export type Outgoing = { readonly type: string } & Record<string, unknown>;
 
-interface PendingRequest {
-  resolve(value: unknown): void;
-  reject(err: Error): void;
-  timer?: NodeJS.Timeout;
-}
-
 /**
  * One end of a WebSocket link: framing, request/reply correlation, the rule that a malformed frame
  * closes this connection only, and the hand-off of every request and event to the endpoint's
@@ -39,8 +35,7 @@ interface PendingRequest {
  */
 export class RpcPeer extends EventEmitter implements Link {
   readonly socket: WebSocket;
-  private readonly pending = new Map<number, PendingRequest>();
-  private nextId = 1;
+  private readonly pending = new PendingReplies();
   private handler: Dispatcher<RpcPeer> | RawHandler;
   private readonly logger?: Logger;
   readonly closed: Promise<{ code: number; reason: string }>;
@@ -57,11 +52,7 @@ export class RpcPeer extends EventEmitter implements Link {
     this.closed = new Promise((resolve) => {
       socket.once('close', (code: number, reason: Buffer) => {
         const why = reason.toString();
-        for (const [, p] of this.pending) {
-          if (p.timer) clearTimeout(p.timer);
-          p.reject(new MinimrError('ECONNECT', `connection closed before a reply arrived (${code}${why ? `: ${why}` : ''})`));
-        }
-        this.pending.clear();
+        this.pending.failAll(new MinimrError('ECONNECT', `connection closed before a reply arrived (${code}${why ? `: ${why}` : ''})`));
         resolve({ code, reason: why });
       });
     });
@@ -89,18 +80,9 @@ export class RpcPeer extends EventEmitter implements Link {
   /** Sends a request as written and resolves with its answer. */
   request<T>(message: Outgoing, timeoutMs = 0): Promise<T> {
     if (!this.isOpen) return Promise.reject(new MinimrError('ECONNECT', 'connection is closed'));
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      const pending: PendingRequest = { resolve: resolve as (v: unknown) => void, reject };
-      if (timeoutMs > 0) {
-        pending.timer = setTimeout(() => {
-          this.pending.delete(id);
-          reject(new MinimrError('ETIMEOUT', `no reply to "${message.type}" within ${timeoutMs} ms`));
-        }, timeoutMs);
-      }
-      this.pending.set(id, pending);
-      this.socket.send(encodeFrame({ v: PROTOCOL_VERSION, ...message, id } as Frame));
-    });
+    const { id, answer } = this.pending.open(message.type, timeoutMs);
+    this.socket.send(encodeFrame({ v: PROTOCOL_VERSION, ...message, id } as Frame));
+    return answer as Promise<T>;
   }
 
   call(type: string, args: object, timeoutMs?: number): Promise<unknown> {
@@ -151,13 +133,7 @@ export class RpcPeer extends EventEmitter implements Link {
       return;
     }
     if (frame.type === 'reply') {
-      const reply = frame as ReplyFrame;
-      const pending = this.pending.get(reply.re);
-      if (!pending) return;
-      this.pending.delete(reply.re);
-      if (pending.timer) clearTimeout(pending.timer);
-      if (reply.ok) pending.resolve(reply.result);
-      else pending.reject(deserializeError(reply.error));
+      this.pending.settle(frame as ReplyFrame);
       return;
     }
     const message = frame as OperationFrame;

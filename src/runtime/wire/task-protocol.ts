@@ -6,7 +6,7 @@
 import { namenodeRows } from './namenode-operations.js';
 import { args, table } from './operations.js';
 import { CountersSchema, IdSchema, SerializedErrorSchema, Type } from './schema.js';
-import { AttemptSpecSchema, LostMapOutputSchema, MapOutputAnnouncementSchema, MapOutputSummarySchema } from './types.js';
+import { AttemptSpecSchema, MapOutputSummarySchema, MapOutputsChangedSchema } from './types.js';
 
 export const TASK_TO_WORKER = {
   ...table({
@@ -49,7 +49,7 @@ export const WORKER_TO_TASK = table({
   },
   'map-outputs': {
     summary: 'for a reduce attempt: map outputs that became available or were lost since its spec was made',
-    args: args({ attemptId: IdSchema('the reduce attempt'), available: Type.Array(MapOutputAnnouncementSchema), lost: Type.Array(LostMapOutputSchema) }),
+    args: MapOutputsChangedSchema,
     result: null,
     allowed: ['worker-process'],
   },

@@ -196,6 +196,12 @@ export type MapOutputAnnouncement = Static<typeof MapOutputAnnouncementSchema>;
 export const LostMapOutputSchema = Type.Object({ mapIndex: CountSchema(), attemptId: IdSchema('the map attempt') });
 export type LostMapOutput = Static<typeof LostMapOutputSchema>;
 
+/** Map outputs a running reduce has to know of, in the order they came and went (`map-outputs`). */
+export const MapOutputsChangedSchema = Type.Object(
+  { attemptId: IdSchema('the reduce attempt'), available: Type.Array(MapOutputAnnouncementSchema), lost: Type.Array(LostMapOutputSchema) },
+  { additionalProperties: false },
+);
+
 export const AttemptSpecSchema = Type.Object({
   jobId: IdSchema('the job'),
   jobName: Type.String(),

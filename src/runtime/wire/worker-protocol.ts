@@ -13,8 +13,7 @@ import {
   AttemptSpecSchema,
   DatanodeAddressSchema,
   HeldMapOutputSchema,
-  LostMapOutputSchema,
-  MapOutputAnnouncementSchema,
+  MapOutputsChangedSchema,
   MapOutputSummarySchema,
   RegisterResultSchema,
   WorkerClaimSchema,
@@ -99,7 +98,7 @@ export const JOBTRACKER_TO_WORKER = table({
   'cleanup-job': { summary: "the job ended: drop its map outputs and cached module", args: args({ jobId: IdSchema('the job') }), result: null, allowed: ['jobtracker'] },
   'map-outputs': {
     summary: "map outputs a running reduce attempt has to know of: those that became available and those lost, in order",
-    args: args({ attemptId: IdSchema('the reduce attempt'), available: Type.Array(MapOutputAnnouncementSchema), lost: Type.Array(LostMapOutputSchema) }),
+    args: MapOutputsChangedSchema,
     result: null,
     allowed: ['jobtracker'],
   },
