@@ -89,10 +89,18 @@ export function compileMatcher(params: Params): LineMatcher {
  * decoded text disagree on (U+FFFD stands for invalid bytes; a lone surrogate is never decoded).
  */
 function isLiteral(text: string): boolean {
-  return text.length > 0 && !REGEX_SYNTAX.test(text) && !/[\r\n\u2028\u2029\ufffd]/.test(text) && Buffer.from(text, 'utf8').toString('utf8') === text;
+  return (
+    text.length > 0 &&
+    !REGEX_SYNTAX.test(text) &&
+    !/[\r\n\u2028\u2029\ufffd]/.test(text) &&
+    Buffer.from(text, 'utf8').toString('utf8') === text
+  );
 }
 
-/** Each chunk is searched once per literal, so a long alternation goes to the one regex pass instead (the limit is a guess, not measured). */
+/**
+ * Each chunk is searched once per literal, so a long alternation goes to the one regex pass instead
+ * (the limit is a guess, not measured).
+ */
 const MAX_LITERALS = 4;
 
 /** Lines holding any of `needles`. */
@@ -108,7 +116,8 @@ function literalCounter(needles: readonly Buffer[]): (bytes: Buffer) => number {
       n++;
       const end = bytes.indexOf(NEWLINE, hit);
       if (end < 0) return n;
-      for (let i = 0; i < needles.length; i++) if (next[i]! >= 0 && next[i]! <= end) next[i] = bytes.indexOf(needles[i]!, end + 1);
+      for (let i = 0; i < needles.length; i++)
+        if (next[i]! >= 0 && next[i]! <= end) next[i] = bytes.indexOf(needles[i]!, end + 1);
     }
   };
 }

@@ -15,7 +15,8 @@ type Params = Readonly<Record<string, JsonValue>>;
 
 function intParam(params: Params, name: string, min: number): number {
   const v = params[name];
-  if (v === undefined || v === null) throw new Error(`pi: missing parameter \`${name}\` (give it with --param ${name}=...)`);
+  if (v === undefined || v === null)
+    throw new Error(`pi: missing parameter \`${name}\` (give it with --param ${name}=...)`);
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
   if (!Number.isSafeInteger(n) || n < min) {
     throw new Error(`pi: parameter \`${name}\` must be an integer >= ${min}, got ${JSON.stringify(v)}`);

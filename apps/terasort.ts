@@ -115,7 +115,8 @@ export default defineJob({
   // this map ran once per record.
   async mapSplit(input, ctx) {
     for await (const { bytes } of input.chunks({ reuseBuffers: true })) {
-      for (let at = 0; at < bytes.length; at += RECORD_LENGTH) ctx.emitRecordBytes(bytes, at, at + KEY_LENGTH, at + RECORD_LENGTH);
+      for (let at = 0; at < bytes.length; at += RECORD_LENGTH)
+        ctx.emitRecordBytes(bytes, at, at + KEY_LENGTH, at + RECORD_LENGTH);
     }
   },
   // No `reduce`: the default emits every value under its key, so duplicate keys are all kept, and

@@ -23,7 +23,15 @@
  * and the reducer reports the gap. One key for everything, so one reduce call sees all splits.
  */
 import { crc32 } from 'node:zlib';
-import { codecs, defineJob, fixedRecordInput, textOutput, type Codec, type JsonValue, type ReduceContext } from 'minimr';
+import {
+  codecs,
+  defineJob,
+  fixedRecordInput,
+  textOutput,
+  type Codec,
+  type JsonValue,
+  type ReduceContext,
+} from 'minimr';
 
 const RECORD_LENGTH = 100;
 const KEY_LENGTH = 10;

@@ -23,7 +23,11 @@ for (const c of [0x20, 0x09, 0x0a, 0x0d, 0x0c]) DELIMITER[c] = 1;
  * bytes: 0x80 set when it has a non-ASCII byte. (A function and its context rather than a closure
  * per chunk: the call stays monomorphic, so V8 inlines it into the loop.)
  */
-export function forEachWord<C>(bytes: Uint8Array, onWord: (bytes: Uint8Array, start: number, end: number, high: number, context: C) => void, context: C): void {
+export function forEachWord<C>(
+  bytes: Uint8Array,
+  onWord: (bytes: Uint8Array, start: number, end: number, high: number, context: C) => void,
+  context: C,
+): void {
   const n = bytes.length;
   let start = -1;
   let high = 0;

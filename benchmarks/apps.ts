@@ -42,7 +42,14 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { AttemptSummary, JobStatus, SubmitOptions } from '../src/runtime/index.js';
 import type { LocalCluster } from '../src/local/index.js';
-import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster, type MachineRecord } from './lib/bench-cluster.js';
+import {
+  BENCH_CLUSTER,
+  finishMachineRecord,
+  machineLine,
+  machineRecord,
+  startBenchCluster,
+  type MachineRecord,
+} from './lib/bench-cluster.js';
 import { headLines, writeCorpus, type CorpusInfo, type CorpusOptions, type GrepCase } from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
 import { describeRatios, pairedRatios as summarizeRatios, ratioSummaryJson, runPair } from './lib/paired.js';
@@ -73,16 +80,31 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const a = yargs(argv)
     .option('size-mb', { type: 'number', default: 1024, describe: 'input size of each job' })
-    .option('corpus', { type: 'array', choices: CORPORA, default: [...CORPORA], describe: 'WordCount corpora (Grep runs on standard)' })
+    .option('corpus', {
+      type: 'array',
+      choices: CORPORA,
+      default: [...CORPORA],
+      describe: 'WordCount corpora (Grep runs on standard)',
+    })
     .option('jobs', { type: 'array', choices: JOBS, default: [...JOBS], describe: 'jobs to run' })
     .option('keep', { type: 'boolean', default: false, describe: 'keep the work directory' })
     .option('job-timeout-s', { type: 'number', default: 3600 })
     .option('tiny-runs', { type: 'number', default: 5 })
-    .option('node-local-delay-ms', { type: 'number', default: BENCH_CLUSTER.nodeLocalDelayMs, describe: "FIFO's locality wait (0: a free slot runs another worker's block at once)" })
-    .option('repeats', { type: 'number', default: 1, describe: 'runs of every job and of its peers, interleaved: ratios pair by pair, their median, mean and standard error' })
+    .option('node-local-delay-ms', {
+      type: 'number',
+      default: BENCH_CLUSTER.nodeLocalDelayMs,
+      describe: "FIFO's locality wait (0: a free slot runs another worker's block at once)",
+    })
+    .option('repeats', {
+      type: 'number',
+      default: 1,
+      describe:
+        'runs of every job and of its peers, interleaved: ratios pair by pair, their median, mean and standard error',
+    })
     .strict()
     .parseSync();
-  if (!Number.isInteger(a.repeats) || a.repeats < 1) throw new Error(`--repeats must be a positive integer, got ${a.repeats}`);
+  if (!Number.isInteger(a.repeats) || a.repeats < 1)
+    throw new Error(`--repeats must be a positive integer, got ${a.repeats}`);
   return {
     sizeMb: a.sizeMb,
     corpora: CORPORA.filter((c) => (a.corpus as string[]).includes(c)),
@@ -165,8 +187,15 @@ function mapLocalityOf(attempts: readonly AttemptSummary[]): MapLocality {
   const local = maps.filter((a) => a.locality === 'node');
   const remote = maps.filter((a) => a.locality !== 'node');
   const meanCpu = (group: readonly AttemptSummary[]) =>
-    group.length === 0 ? null : Math.round(group.reduce((sum, a) => sum + (a.counters.TASK_CPU_MS ?? 0), 0) / group.length);
-  return { nodeLocal: local.length, nonLocal: remote.length, meanCpuMsNodeLocal: meanCpu(local), meanCpuMsNonLocal: meanCpu(remote) };
+    group.length === 0
+      ? null
+      : Math.round(group.reduce((sum, a) => sum + (a.counters.TASK_CPU_MS ?? 0), 0) / group.length);
+  return {
+    nodeLocal: local.length,
+    nonLocal: remote.length,
+    meanCpuMsNodeLocal: meanCpu(local),
+    meanCpuMsNonLocal: meanCpu(remote),
+  };
 }
 
 function describeMapLocality(l: MapLocality): string {
@@ -186,7 +215,10 @@ async function main(): Promise<void> {
     ...machineRecord(),
     sizeMb: args.sizeMb,
     nodeLocalDelayMs: args.nodeLocalDelayMs,
-    corpora: {} as Record<string, { bytes: number; lines: number; words: number; vocabulary: number; distinctWords: number }>,
+    corpora: {} as Record<
+      string,
+      { bytes: number; lines: number; words: number; vocabulary: number; distinctWords: number }
+    >,
     cluster: BENCH_CLUSTER,
     tools: {
       sort: toolVersion('sort'),
@@ -196,11 +228,22 @@ async function main(): Promise<void> {
       awk: toolVersion('awk', ['-W', 'version']),
     },
   };
-  log(`minimr apps benchmark: --size-mb ${args.sizeMb}, work dir ${work}; ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}`);
+  log(
+    `minimr apps benchmark: --size-mb ${args.sizeMb}, work dir ${work}; ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}`,
+  );
 
   const jobs: JobResult[] = [];
   const phases: Record<string, number> = {};
-  let tiny: { runs: number[]; serverRuns: number[]; medianSeconds: number; medianServerSeconds: number; inputBytes: number; verified: boolean } | undefined;
+  let tiny:
+    | {
+        runs: number[];
+        serverRuns: number[];
+        medianSeconds: number;
+        medianServerSeconds: number;
+        inputBytes: number;
+        verified: boolean;
+      }
+    | undefined;
   let cluster: LocalCluster | undefined;
   let failure: string | undefined;
 
@@ -217,7 +260,13 @@ async function main(): Promise<void> {
       corpora.set(name, corpus);
       phases[`generate ${name} corpus`] = (performance.now() - t) / 1000;
       const distinct = corpus.counts.filter((c) => c > 0).length;
-      env.corpora[name] = { bytes: corpus.bytes, lines: corpus.lines, words: corpus.words, vocabulary: corpus.vocabulary.length, distinctWords: distinct };
+      env.corpora[name] = {
+        bytes: corpus.bytes,
+        lines: corpus.lines,
+        words: corpus.words,
+        vocabulary: corpus.vocabulary.length,
+        distinctWords: distinct,
+      };
       const grepNote = corpus.grep
         ? `; grep literal "${corpus.grep.literal.pattern}" in ${corpus.grep.literal.lines} lines, regex "${corpus.grep.regex.pattern}" in ${corpus.grep.regex.lines}`
         : '';
@@ -232,7 +281,9 @@ async function main(): Promise<void> {
       t = performance.now();
       tera = await writeTeraInputs(join(local, 'tera.dat'), join(local, 'tera-lines.txt'), rows);
       phases.generateTera = (performance.now() - t) / 1000;
-      log(`generated ${rows} TeraGen records (${((rows * RECORD) / MB).toFixed(1)} MB) + peer lines, checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`);
+      log(
+        `generated ${rows} TeraGen records (${((rows * RECORD) / MB).toFixed(1)} MB) + peer lines, checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`,
+      );
     }
     const standard = corpora.get('standard');
     const tinyText = standard ? headLines(await readHead(standard.path, 4096), 1024) : '';
@@ -253,13 +304,19 @@ async function main(): Promise<void> {
       const st = await client.fs.put(local_, dst, { overwrite: true });
       const s = (performance.now() - t) / 1000;
       phases[`put ${dst}`] = s;
-      log(`put ${dst}: ${(st.length / MB).toFixed(1)} MB in ${s.toFixed(1)}s (${(st.length / MB / s).toFixed(1)} MB/s)`);
+      log(
+        `put ${dst}: ${(st.length / MB).toFixed(1)} MB in ${s.toFixed(1)}s (${(st.length / MB / s).toFixed(1)} MB/s)`,
+      );
     }
 
     const app = (name: string) => fileURLToPath(new URL(`../apps/${name}.js`, import.meta.url));
 
     /** Submits, waits with a time limit, and returns the status and the wall time. */
-    async function runTimed(label: string, appName: string, options: SubmitOptions): Promise<{ status: JobStatus; seconds: number }> {
+    async function runTimed(
+      label: string,
+      appName: string,
+      options: SubmitOptions,
+    ): Promise<{ status: JobStatus; seconds: number }> {
       const t0 = performance.now();
       const jobId = await client.submit(app(appName), { ...options, overwrite: true });
       log(`${label}: submitted ${jobId} [${((performance.now() - t0) / 1000).toFixed(1)}s after submit started]`);
@@ -272,7 +329,8 @@ async function main(): Promise<void> {
       try {
         return await followJob(client, jobId, label, t0, log);
       } catch (err) {
-        if (timedOut) throw new Error(`${label}: killed after --job-timeout-s ${args.jobTimeoutS}: ${(err as Error).message}`);
+        if (timedOut)
+          throw new Error(`${label}: killed after --job-timeout-s ${args.jobTimeoutS}: ${(err as Error).message}`);
         throw err;
       } finally {
         clearTimeout(timer);
@@ -282,7 +340,12 @@ async function main(): Promise<void> {
     const partFilesOf = (dir: string) => partFiles(client, dir);
     const readText = (dir: string) => readOutputText(client, dir);
 
-    async function peer(result: JobResult, name: string, command: string, verify: () => Promise<string | undefined>): Promise<void> {
+    async function peer(
+      result: JobResult,
+      name: string,
+      command: string,
+      verify: () => Promise<string | undefined>,
+    ): Promise<void> {
       log(`${result.job}: peer ${name}: ${command}`);
       const p: PeerResult = { peer: name, command, seconds: null, verified: null };
       result.peers.push(p);
@@ -292,7 +355,9 @@ async function main(): Promise<void> {
         p.verified = problem === undefined;
         if (problem) p.note = problem;
         const mbps = result.inputBytes / MB / p.seconds;
-        log(`${result.job}: peer ${name}: ${p.seconds.toFixed(2)}s (${mbps.toFixed(1)} MB/s), output ${p.verified ? 'verified' : `MISMATCH: ${problem}`}`);
+        log(
+          `${result.job}: peer ${name}: ${p.seconds.toFixed(2)}s (${mbps.toFixed(1)} MB/s), output ${p.verified ? 'verified' : `MISMATCH: ${problem}`}`,
+        );
       } catch (err) {
         p.error = (err as Error).message;
         log(`${result.job}: peer ${name} FAILED: ${p.error}`);
@@ -318,7 +383,8 @@ async function main(): Promise<void> {
         const minimr = async (): Promise<void> => {
           const { status, seconds } = await runTimed(label, how.appName, how.options);
           const bytes = status.counters.OUTPUT_BYTES;
-          if (bytes !== result.counters?.OUTPUT_BYTES) throw new Error(`${label}: ${bytes} output bytes, the first run wrote ${result.counters?.OUTPUT_BYTES}`);
+          if (bytes !== result.counters?.OUTPUT_BYTES)
+            throw new Error(`${label}: ${bytes} output bytes, the first run wrote ${result.counters?.OUTPUT_BYTES}`);
           runs.push(seconds);
           log(`${label}: ${seconds.toFixed(2)}s`);
         };
@@ -338,7 +404,12 @@ async function main(): Promise<void> {
     }
 
     /** Runs the minimr side of a job; a failure is recorded, not thrown, so the other jobs still run. */
-    async function minimrSide(result: JobResult, appName: string, options: SubmitOptions, verify: (s: JobStatus) => Promise<string[]>): Promise<boolean> {
+    async function minimrSide(
+      result: JobResult,
+      appName: string,
+      options: SubmitOptions,
+      verify: (s: JobStatus) => Promise<string[]>,
+    ): Promise<boolean> {
       submissions.set(result, { appName, options });
       try {
         const { status, seconds } = await runTimed(result.job, appName, options);
@@ -351,7 +422,9 @@ async function main(): Promise<void> {
         log(`${result.job}: maps ${describeMapLocality(result.mapLocality)}`);
         const problems = await verify(status);
         result.verified = problems.length === 0;
-        log(`${result.job}: output ${result.verified ? 'verified' : 'MISMATCH'}: ${result.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`);
+        log(
+          `${result.job}: output ${result.verified ? 'verified' : 'MISMATCH'}: ${result.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`,
+        );
         if (problems.length) result.error = problems.join('; ');
         return true;
       } catch (err) {
@@ -365,8 +438,15 @@ async function main(): Promise<void> {
     for (const name of args.jobs.has('wordcount') ? args.corpora : []) {
       const corpus = corpora.get(name)!;
       const file = `${name}.txt`;
-      const expectedCounts = new Map(corpus.vocabulary.map((w, i) => [w, corpus.counts[i]!] as [string, number]).filter(([, c]) => c > 0));
-      const result: JobResult = newResult(name === 'standard' ? 'WordCount' : `WordCount (${name})`, 'wordcount', corpus.bytes, 2);
+      const expectedCounts = new Map(
+        corpus.vocabulary.map((w, i) => [w, corpus.counts[i]!] as [string, number]).filter(([, c]) => c > 0),
+      );
+      const result: JobResult = newResult(
+        name === 'standard' ? 'WordCount' : `WordCount (${name})`,
+        'wordcount',
+        corpus.bytes,
+        2,
+      );
       jobs.push(result);
       const minimrCounts = new Map<string, number>();
       const out = `/bench/out/wordcount-${name}`;
@@ -424,24 +504,41 @@ async function main(): Promise<void> {
     }
 
     // ------------------------------------------------------------ Grep
-    const grepCases: [string, GrepCase, string][] = standard?.grep && args.jobs.has('grep')
-      ? [
-          ['Grep (literal)', standard.grep.literal, `grep -c -F -- '${standard.grep.literal.pattern}' standard.txt > grep.out`],
-          ['Grep (regex)', standard.grep.regex, `grep -c -E -- '${standard.grep.regex.pattern}' standard.txt > grep.out`],
-        ]
-      : [];
+    const grepCases: [string, GrepCase, string][] =
+      standard?.grep && args.jobs.has('grep')
+        ? [
+            [
+              'Grep (literal)',
+              standard.grep.literal,
+              `grep -c -F -- '${standard.grep.literal.pattern}' standard.txt > grep.out`,
+            ],
+            [
+              'Grep (regex)',
+              standard.grep.regex,
+              `grep -c -E -- '${standard.grep.regex.pattern}' standard.txt > grep.out`,
+            ],
+          ]
+        : [];
     for (const [job, grepCase, command] of grepCases) {
       const result: JobResult = newResult(job, 'grep', standard!.bytes, 1);
       jobs.push(result);
       const { pattern, lines: want } = grepCase;
       let minimrCount: number | undefined;
-      await minimrSide(result, 'grep', { input: ['/bench/standard'], output: '/bench/out/grep', params: { pattern } }, async () => {
-        const lines = splitLines(await readText('/bench/out/grep'));
-        const expected = `${pattern}\t${want}`;
-        if (lines.length === 1 && lines[0]!.startsWith(`${pattern}\t`)) minimrCount = Number(lines[0]!.slice(pattern.length + 1));
-        result.checks.push(`count ${minimrCount ?? JSON.stringify(lines)} (generator: ${want})`);
-        return lines.length === 1 && lines[0] === expected ? [] : [`output ${JSON.stringify(lines)}, expected ${JSON.stringify([expected])}`];
-      });
+      await minimrSide(
+        result,
+        'grep',
+        { input: ['/bench/standard'], output: '/bench/out/grep', params: { pattern } },
+        async () => {
+          const lines = splitLines(await readText('/bench/out/grep'));
+          const expected = `${pattern}\t${want}`;
+          if (lines.length === 1 && lines[0]!.startsWith(`${pattern}\t`))
+            minimrCount = Number(lines[0]!.slice(pattern.length + 1));
+          result.checks.push(`count ${minimrCount ?? JSON.stringify(lines)} (generator: ${want})`);
+          return lines.length === 1 && lines[0] === expected
+            ? []
+            : [`output ${JSON.stringify(lines)}, expected ${JSON.stringify([expected])}`];
+        },
+      );
       await peer(result, command.split(' --')[0]!, command, async () => {
         const got = Number((await readFile(join(local, 'grep.out'), 'utf8')).trim());
         if (got !== want) return `grep says ${got}, generator ${want}`;
@@ -455,42 +552,55 @@ async function main(): Promise<void> {
       const result: JobResult = newResult('TeraSort', 'terasort', rows * RECORD, 2);
       jobs.push(result);
       let minimrDigest: string | undefined;
-      const sorted = await minimrSide(result, 'terasort', { input: ['/bench/tera/input.dat'], output: '/bench/out/terasort', reducers: 2 }, async (status) => {
-        const problems: string[] = [];
-        const digest = new SequenceDigest();
-        for (const p of await partFilesOf('/bench/out/terasort')) {
-          for await (const chunk of wholeRecords(client.fs.cat(p), RECORD)) digest.addRecords(chunk);
-        }
-        minimrDigest = digest.digest();
-        result.checks.push(`${digest.records} records out`);
-        if (digest.records !== rows) problems.push(`${digest.records} records out, ${rows} in`);
-        result.checks.push(`${status.reducesTotal} parts`);
-        return problems;
-      });
+      const sorted = await minimrSide(
+        result,
+        'terasort',
+        { input: ['/bench/tera/input.dat'], output: '/bench/out/terasort', reducers: 2 },
+        async (status) => {
+          const problems: string[] = [];
+          const digest = new SequenceDigest();
+          for (const p of await partFilesOf('/bench/out/terasort')) {
+            for await (const chunk of wholeRecords(client.fs.cat(p), RECORD)) digest.addRecords(chunk);
+          }
+          minimrDigest = digest.digest();
+          result.checks.push(`${digest.records} records out`);
+          if (digest.records !== rows) problems.push(`${digest.records} records out, ${rows} in`);
+          result.checks.push(`${status.reducesTotal} parts`);
+          return problems;
+        },
+      );
 
       const validate: JobResult = newResult('TeraValidate', 'teravalidate', rows * RECORD, 1);
       if (sorted) {
         jobs.push(validate);
-        await minimrSide(validate, 'teravalidate', { input: ['/bench/out/terasort'], output: '/bench/out/teravalidate' }, async () => {
-          const lines = splitLines(await readText('/bench/out/teravalidate'));
-          const want = ['misorder\t0', `rows\t${rows}`, `checksum\t${tera.checksum}`];
-          validate.checks.push(lines.join(', ').replace(/\t/g, ' '));
-          const problems = want.filter((w) => !lines.includes(w)).map((w) => `missing ${JSON.stringify(w)}`);
-          if (lines.some((l) => l.startsWith('error\t'))) problems.push('error lines present');
-          // TeraValidate's verdict is TeraSort's verdict too.
-          if (problems.length) {
-            result.verified = false;
-            result.error = `TeraValidate: ${problems.join('; ')}`;
-          } else {
-            result.checks.push('TeraValidate: sorted, same rows and checksum as generated');
-          }
-          return problems;
-        });
+        await minimrSide(
+          validate,
+          'teravalidate',
+          { input: ['/bench/out/terasort'], output: '/bench/out/teravalidate' },
+          async () => {
+            const lines = splitLines(await readText('/bench/out/teravalidate'));
+            const want = ['misorder\t0', `rows\t${rows}`, `checksum\t${tera.checksum}`];
+            validate.checks.push(lines.join(', ').replace(/\t/g, ' '));
+            const problems = want.filter((w) => !lines.includes(w)).map((w) => `missing ${JSON.stringify(w)}`);
+            if (lines.some((l) => l.startsWith('error\t'))) problems.push('error lines present');
+            // TeraValidate's verdict is TeraSort's verdict too.
+            if (problems.length) {
+              result.verified = false;
+              result.error = `TeraValidate: ${problems.join('; ')}`;
+            } else {
+              result.checks.push('TeraValidate: sorted, same rows and checksum as generated');
+            }
+            return problems;
+          },
+        );
       }
 
       await peer(result, 'sort', `sort -o tera-sorted.txt tera-lines.txt`, async () => {
         const digest = new SequenceDigest();
-        for await (const chunk of wholeRecords(createReadStream(join(local, 'tera-sorted.txt'), { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>, RECORD)) {
+        for await (const chunk of wholeRecords(
+          createReadStream(join(local, 'tera-sorted.txt'), { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>,
+          RECORD,
+        )) {
           digest.addLines(chunk);
         }
         if (digest.records !== rows) return `${digest.records} lines out, ${rows} in`;
@@ -542,7 +652,9 @@ async function main(): Promise<void> {
         inputBytes: Buffer.byteLength(tinyText),
         verified,
       };
-      log(`tiny job: median ${tiny.medianSeconds}s end to end (server ${tiny.medianServerSeconds}s); runs ${tiny.runs.join(', ')}`);
+      log(
+        `tiny job: median ${tiny.medianSeconds}s end to end (server ${tiny.medianServerSeconds}s); runs ${tiny.runs.join(', ')}`,
+      );
     }
   } catch (err) {
     failure = (err as Error).stack ?? String(err);
@@ -584,7 +696,10 @@ async function main(): Promise<void> {
   writeFileSync(resolve(outDir, 'apps.md'), md);
   process.stdout.write('\n' + md);
   process.stdout.write(`\nwrote ${resolve(outDir, 'apps.json')} and apps.md\n`);
-  const bad = failure !== undefined || jobs.some((j) => j.verified !== true || j.peers.some((p) => p.verified !== true)) || tiny?.verified === false;
+  const bad =
+    failure !== undefined ||
+    jobs.some((j) => j.verified !== true || j.peers.some((p) => p.verified !== true)) ||
+    tiny?.verified === false;
   if (bad) process.exitCode = 1;
 }
 
@@ -621,7 +736,9 @@ function renderMarkdown(
     tools: Record<string, string>;
   },
   jobs: JobResult[],
-  tiny: { runs: number[]; medianSeconds: number; medianServerSeconds: number; inputBytes: number; verified: boolean } | undefined,
+  tiny:
+    | { runs: number[]; medianSeconds: number; medianServerSeconds: number; inputBytes: number; verified: boolean }
+    | undefined,
   phases: Record<string, number>,
   failure: string | undefined,
 ): string {
@@ -637,15 +754,13 @@ function renderMarkdown(
       const peerS = p ? (p.error ? 'FAILED' : f(p.seconds)) : '—';
       const peerRate = p?.seconds ? f(mb(j.inputBytes) / p.seconds, 1) : '—';
       const ratios = p ? pairedRatios(j, p) : undefined;
-      const ratio = ratios
-        ? describeRatios(ratios)
-        : p?.seconds && j.seconds
-          ? f(j.seconds / p.seconds, 1)
-          : '—';
+      const ratio = ratios ? describeRatios(ratios) : p?.seconds && j.seconds ? f(j.seconds / p.seconds, 1) : '—';
       const pmark = p && p.verified === false ? ' ✗' : '';
       // A pipe inside a table cell must be escaped, even in a code span.
       const peerName = p ? '`' + p.peer.replace(/\|/g, '\\|') + '`' + pmark : '—';
-      rows.push(`| ${j.job}${mark} | ${f(mb(j.inputBytes), 1)} | ${minimrS} | ${minimrRate} | ${peerName} | ${peerS} | ${peerRate} | ${ratio} |`);
+      rows.push(
+        `| ${j.job}${mark} | ${f(mb(j.inputBytes), 1)} | ${minimrS} | ${minimrRate} | ${peerName} | ${peerS} | ${peerRate} | ${ratio} |`,
+      );
     }
   }
   const lines = [
@@ -654,7 +769,10 @@ function renderMarkdown(
     machineLine(env),
     `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot each, replication 1, 64 MB blocks, FIFO with a ${env.nodeLocalDelayMs} ms locality wait. --size-mb ${env.sizeMb}; MB = 2^20 bytes.`,
     `Corpora: ${Object.entries(env.corpora)
-      .map(([name, c]) => `${name}: ${c.lines} lines, ${c.words} words, ${c.distinctWords} distinct (Zipf over a vocabulary of ${c.vocabulary})`)
+      .map(
+        ([name, c]) =>
+          `${name}: ${c.lines} lines, ${c.words} words, ${c.distinctWords} distinct (Zipf over a vocabulary of ${c.vocabulary})`,
+      )
       .join('; ')}. WordCount without a corpus name ran on the standard corpus, as did Grep.`,
     '',
     '| job | input MB | minimr s | minimr MB/s | peer | peer s | peer MB/s | ratio (minimr/peer) |',
@@ -663,9 +781,16 @@ function renderMarkdown(
     '',
     ...(jobs.some((j) => j.runsSeconds)
       ? [
-          'Seconds and MB/s are the first run\'s. Every run, in order (run k of a job paired with run k of its peers; odd pairs ran the peers first):',
+          "Seconds and MB/s are the first run's. Every run, in order (run k of a job paired with run k of its peers; odd pairs ran the peers first):",
           ...jobs.flatMap((j) =>
-            j.runsSeconds ? [`- ${j.job}: minimr ${j.runsSeconds.map((s) => f(s)).join(', ')}; ${j.peers.filter((p) => p.runsSeconds).map((p) => `\`${p.peer.replace(/\|/g, '\\|')}\` ${p.runsSeconds!.map((s) => f(s)).join(', ')}`).join('; ')}`] : [],
+            j.runsSeconds
+              ? [
+                  `- ${j.job}: minimr ${j.runsSeconds.map((s) => f(s)).join(', ')}; ${j.peers
+                    .filter((p) => p.runsSeconds)
+                    .map((p) => `\`${p.peer.replace(/\|/g, '\\|')}\` ${p.runsSeconds!.map((s) => f(s)).join(', ')}`)
+                    .join('; ')}`,
+                ]
+              : [],
           ),
           '',
         ]
@@ -685,21 +810,30 @@ function renderMarkdown(
         `- ${j.job}: ${j.verified === true ? 'OK' : j.verified === false ? 'MISMATCH' : 'not verified'}` +
         (j.checks.length ? ` (${j.checks.join('; ')})` : '') +
         (j.error ? ` — ${j.error}` : '') +
-        j.peers.map((p) => `; peer \`${p.peer}\` ${p.error ? `FAILED: ${p.error}` : p.verified ? 'output agrees' : `MISMATCH: ${p.note}`}`).join(''),
+        j.peers
+          .map(
+            (p) =>
+              `; peer \`${p.peer}\` ${p.error ? `FAILED: ${p.error}` : p.verified ? 'output agrees' : `MISMATCH: ${p.note}`}`,
+          )
+          .join(''),
     ),
     '',
-    'minimr s = wall time from submit (module load and `prepare`, i.e. TeraSort\'s sampling, included) until the client sees success, polling every 50 ms. ' +
+    "minimr s = wall time from submit (module load and `prepare`, i.e. TeraSort's sampling, included) until the client sees success, polling every 50 ms. " +
       'Peers run under LC_ALL=C on the same bytes, read from a local file in the page cache, output written to a local file. ' +
-      'TeraSort\'s peer sorts the same records as 100-byte text lines (20 hex digits of the key, the row number, filler, newline), ' +
+      "TeraSort's peer sorts the same records as 100-byte text lines (20 hex digits of the key, the row number, filler, newline), " +
       'since GNU sort needs lines and the binary keys may contain newlines; hex keeps the byte order, so both outputs must list the records in the same order, and they are compared record by record. ' +
-      'TeraValidate (order, row count and checksum of TeraSort\'s output) has no peer.',
+      "TeraValidate (order, row count and checksum of TeraSort's output) has no peer.",
     '',
     'Peer commands (in the data directory):',
     ...jobs.flatMap((j) => j.peers.map((p) => `- ${j.job}: \`${p.command}\``)),
     '',
-    `Tools: ${Object.entries(env.tools).map(([k, v]) => `${k}: ${v}`).join('; ')}.`,
+    `Tools: ${Object.entries(env.tools)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ')}.`,
     '',
-    `Other phases (s): ${Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}.`,
+    `Other phases (s): ${Object.entries(phases)
+      .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+      .join(', ')}.`,
     '',
   ];
   if (failure) lines.push('**The run failed:**', '', '```', failure, '```', '');

@@ -61,7 +61,8 @@ async function child(kind: 'writer' | 'plain'): Promise<void> {
   const dir = await mkdtemp(join(os.tmpdir(), 'minimr-bench-block-writer-'));
   let fullGcs = 0;
   const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullGcs++;
+    for (const e of list.getEntries())
+      if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullGcs++;
   });
   observer.observe({ entryTypes: ['gc'] });
   const chunk = Buffer.alloc(args.chunkBytes, 0x41);
@@ -110,7 +111,14 @@ async function child(kind: 'writer' | 'plain'): Promise<void> {
     const cpu = process.cpuUsage(cpu0);
     await new Promise((r) => setTimeout(r, 20)); // let the last GC entries arrive
     observer.disconnect();
-    const m: Omit<Measurement, 'repeat'> = { kind, cpuMs: (cpu.user + cpu.system) / 1000, wallMs, fullGcs, garbageMb: garbage / MB, peakRssMb: peakRssMb() };
+    const m: Omit<Measurement, 'repeat'> = {
+      kind,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      wallMs,
+      fullGcs,
+      garbageMb: garbage / MB,
+      peakRssMb: peakRssMb(),
+    };
     process.stdout.write(`${JSON.stringify(m)}\n`);
   } finally {
     await namenode?.close();
@@ -121,7 +129,17 @@ async function child(kind: 'writer' | 'plain'): Promise<void> {
 async function measure(kind: 'writer' | 'plain', repeat: number): Promise<Measurement> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['--max-semi-space-size=4', '--expose-gc', SELF, '--child', kind, '--mb', String(args.mb), '--chunk-bytes', String(args.chunkBytes)],
+    [
+      '--max-semi-space-size=4',
+      '--expose-gc',
+      SELF,
+      '--child',
+      kind,
+      '--mb',
+      String(args.mb),
+      '--chunk-bytes',
+      String(args.chunkBytes),
+    ],
     { env: { ...process.env, MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '524288' }, maxBuffer: 1 << 20 },
   );
   const line = stdout.trim().split('\n').pop()!;
@@ -131,13 +149,17 @@ async function measure(kind: 'writer' | 'plain', repeat: number): Promise<Measur
 async function main(): Promise<void> {
   const log = progressLog();
   const env = machineRecord();
-  log(`block writer: ${args.mb} MiB in ${args.chunkBytes}-byte writes, ${args.repeats} repeats; load ${env.loadavgStart.join(' ')}`);
+  log(
+    `block writer: ${args.mb} MiB in ${args.chunkBytes}-byte writes, ${args.repeats} repeats; load ${env.loadavgStart.join(' ')}`,
+  );
   const runs: Measurement[] = [];
   for (let r = 1; r <= args.repeats; r++) {
     for (const kind of ['writer', 'plain'] as const) {
       const m = await measure(kind, r);
       runs.push(m);
-      log(`${kind} ${r}: cpu ${m.cpuMs.toFixed(0)} ms, wall ${m.wallMs.toFixed(0)} ms, ${m.fullGcs} full GCs, garbage ${m.garbageMb.toFixed(1)} MiB, peak RSS ${m.peakRssMb.toFixed(1)} MiB`);
+      log(
+        `${kind} ${r}: cpu ${m.cpuMs.toFixed(0)} ms, wall ${m.wallMs.toFixed(0)} ms, ${m.fullGcs} full GCs, garbage ${m.garbageMb.toFixed(1)} MiB, peak RSS ${m.peakRssMb.toFixed(1)} MiB`,
+      );
     }
   }
   finishMachineRecord(env);
@@ -154,7 +176,14 @@ async function main(): Promise<void> {
   const root = resolve(dirname(SELF), '..', '..');
   const outDir = join(root, 'bench-results');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'block-writer.json'), JSON.stringify({ env, options: { mb: args.mb, repeats: args.repeats, chunkBytes: args.chunkBytes }, runs, summary, ratio }, null, 2));
+  writeFileSync(
+    join(outDir, 'block-writer.json'),
+    JSON.stringify(
+      { env, options: { mb: args.mb, repeats: args.repeats, chunkBytes: args.chunkBytes }, runs, summary, ratio },
+      null,
+      2,
+    ),
+  );
   const md = [
     '# Block writer vs a plain file: a reduce output path',
     '',
@@ -164,7 +193,10 @@ async function main(): Promise<void> {
     '',
     '| repeat | path | CPU ms | wall ms | full GCs | garbage MiB | peak RSS MiB |',
     '|---:|---|---:|---:|---:|---:|---:|',
-    ...runs.map((m) => `| ${m.repeat} | ${m.kind} | ${m.cpuMs.toFixed(0)} | ${m.wallMs.toFixed(0)} | ${m.fullGcs} | ${m.garbageMb.toFixed(1)} | ${m.peakRssMb.toFixed(1)} |`),
+    ...runs.map(
+      (m) =>
+        `| ${m.repeat} | ${m.kind} | ${m.cpuMs.toFixed(0)} | ${m.wallMs.toFixed(0)} | ${m.fullGcs} | ${m.garbageMb.toFixed(1)} | ${m.peakRssMb.toFixed(1)} |`,
+    ),
     '',
     `Medians: writer ${summary.writerCpuMs.toFixed(0)} ms of CPU (${summary.writerFullGcs} full GCs, ${summary.writerGarbageMb.toFixed(1)} MiB left to the GC, peak RSS ${summary.writerPeakRssMb.toFixed(1)} MiB), plain file ${summary.plainCpuMs.toFixed(0)} ms (peak RSS ${summary.plainPeakRssMb.toFixed(1)} MiB): **writer / plain CPU ${ratio.toFixed(2)}x**.`,
     '',

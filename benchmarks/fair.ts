@@ -25,7 +25,8 @@
  * their sum), owed replicas placed and completed (upload traffic, equal in total under both),
  * bytes re-read and slot-seconds lost to kills, each job's completion time, WordCount's node-local
  * maps, and improved FAIR minus FAIR pair by pair with standard errors. Target: improved FAIR moves
- * less data and finishes WordCount no later than FAIR, in both. Writes bench-results/fair/{fair.json,fair.md,data-moved.svg} and the real runs' records (runs-real.json).
+ * less data and finishes WordCount no later than FAIR, in both. Writes
+ * bench-results/fair/{fair.json,fair.md,data-moved.svg} and the real runs' records (runs-real.json).
  *
  * Run: npm run bench:fair [-- --bytes-per-map 8m --time-scale 0.3 --disk-mbps 10 --repeats 10 --sim-seeds 30 --no-real]
  * (about 30 minutes with the real runs: 20 runs of ~80 s, a policy's runs interleaved with the other's)
@@ -51,21 +52,42 @@ const log = (m: string) => process.stderr.write(`[${((Date.now() - T0) / 1000).t
 const args = yargs(process.argv.slice(2))
   .option('real', { type: 'boolean', default: true })
   .option('bytes-per-map', { type: 'string', default: '8m' })
-  .option('time-scale', { type: 'number', default: 0.3, describe: 'real ms per simulated ms for arrivals (real maps take ~0.3x the simulated ones here)' })
+  .option('time-scale', {
+    type: 'number',
+    default: 0.3,
+    describe: 'real ms per simulated ms for arrivals (real maps take ~0.3x the simulated ones here)',
+  })
   .option('disk-mbps', { type: 'number', default: 10 })
   .option('t-min-ms', { type: 'number', default: 1500, describe: 'real run: T_min' })
   .option('t-fair-ms', { type: 'number', default: 3000, describe: 'real run: T_fair' })
   .option('delay-ms', { type: 'number', default: 500, describe: 'real run: node- and rack-local delay' })
-  .option('workers', { type: 'number', default: 6, describe: 'real run: worker processes (2 map + 1 reduce slot each)' })
+  .option('workers', {
+    type: 'number',
+    default: 6,
+    describe: 'real run: worker processes (2 map + 1 reduce slot each)',
+  })
   .option('racks', { type: 'number', default: 3, describe: 'real run: racks the workers are spread over' })
-  .option('sim-seeds', { type: 'number', default: 30, describe: 'simulator runs per policy, one per workload seed; the verdict uses their means' })
-  .option('repeats', { type: 'number', default: 10, describe: 'real runs per policy, interleaved (fair, improved-fair, fair, ...); the verdict uses their means (a WordCount run varies by +-5 s here: fewer runs cannot tell 1 s apart)' })
+  .option('sim-seeds', {
+    type: 'number',
+    default: 30,
+    describe: 'simulator runs per policy, one per workload seed; the verdict uses their means',
+  })
+  .option('repeats', {
+    type: 'number',
+    default: 10,
+    describe:
+      'real runs per policy, interleaved (fair, improved-fair, fair, ...); the verdict uses their means (a WordCount run varies by +-5 s here: fewer runs cannot tell 1 s apart)',
+  })
   .option('grep-pattern', { type: 'string', default: '(?:\\w+\\s)+?q[a-e](?:\\w+\\s)+?x[a-c]' })
   .check((a) => {
-    if (!Number.isInteger(a['sim-seeds']) || a['sim-seeds'] < 1) throw new Error(`--sim-seeds must be a whole number >= 1, got ${a['sim-seeds']}`);
-    if (!Number.isInteger(a.repeats) || a.repeats < 1) throw new Error(`--repeats must be a whole number of runs >= 1, got ${a.repeats}`);
+    if (!Number.isInteger(a['sim-seeds']) || a['sim-seeds'] < 1)
+      throw new Error(`--sim-seeds must be a whole number >= 1, got ${a['sim-seeds']}`);
+    if (!Number.isInteger(a.repeats) || a.repeats < 1)
+      throw new Error(`--repeats must be a whole number of runs >= 1, got ${a.repeats}`);
     if (!Number.isInteger(a.workers) || !Number.isInteger(a.racks) || a.racks < 1 || a.workers < a.racks) {
-      throw new Error(`--workers and --racks must be whole numbers with 1 <= racks <= workers, got ${a.workers} and ${a.racks}`);
+      throw new Error(
+        `--workers and --racks must be whole numbers with 1 <= racks <= workers, got ${a.workers} and ${a.racks}`,
+      );
     }
     return true;
   })
@@ -79,7 +101,10 @@ interface Row {
   readonly offRackBytes: number;
   /** Copies beyond the input's replication (data moved). */
   readonly extraCopyBytes: number;
-  /** Owed replicas of the private data set: written where improved FAIR placed them, or on the rack when the window closed (upload traffic under any policy). */
+  /**
+   * Owed replicas of the private data set: written where improved FAIR placed them, or on the rack when the window
+   * closed (upload traffic under any policy).
+   */
   readonly placedBytes: number;
   readonly completedBytes: number;
   readonly networkBytes: number;
@@ -161,8 +186,15 @@ function meanRows(rows: readonly Row[], where: 'sim' | 'real'): Row[] {
  * back): the mean difference, its standard error, and in how many pairs improved FAIR was lower.
  * A mean difference within about two standard errors of 0 is not told apart from noise.
  */
-function pairedLine(rows: readonly Row[], label: string, get: (r: Row) => number, unit: string, digits: number): string {
-  const of = (policy: string) => rows.filter((r) => r.policy === policy).sort((a, b) => (a.repeat ?? 0) - (b.repeat ?? 0));
+function pairedLine(
+  rows: readonly Row[],
+  label: string,
+  get: (r: Row) => number,
+  unit: string,
+  digits: number,
+): string {
+  const of = (policy: string) =>
+    rows.filter((r) => r.policy === policy).sort((a, b) => (a.repeat ?? 0) - (b.repeat ?? 0));
   const fair = of('fair');
   const diffs = of('improved-fair').map((r, k) => get(r) - get(fair[k]!));
   const { mean, standardError: se, n } = meanWithStandardError(diffs);
@@ -198,15 +230,34 @@ async function main(): Promise<void> {
   // verdict is on the mean over seeds (the workload's task-time jitter and the simulator's noise).
   const simRows: Row[] = [];
   for (let seed = 1; seed <= args['sim-seeds']; seed++) {
-    log(`simulator seed ${seed}/${args['sim-seeds']}: improved-fair workload on improved-fair-12 under fair and improved-fair`);
-    const sim = comparePolicies({ workload: namedWorkload('improved-fair', { seed }), cluster: simCluster, policies: [...POLICIES], policyOptions: { fair: simOptions, 'improved-fair': simOptions }, keepRuns: true, seed });
+    log(
+      `simulator seed ${seed}/${args['sim-seeds']}: improved-fair workload on improved-fair-12 under fair and improved-fair`,
+    );
+    const sim = comparePolicies({
+      workload: namedWorkload('improved-fair', { seed }),
+      cluster: simCluster,
+      policies: [...POLICIES],
+      policyOptions: { fair: simOptions, 'improved-fair': simOptions },
+      keepRuns: true,
+      seed,
+    });
     for (const p of sim.policies) simRows.push({ ...rowOf('sim', p.policy, p.run!), repeat: seed });
   }
   const simMeans = meanRows(simRows, 'sim');
 
   const realRows: Row[] = [];
   const realRuns: RunRecord[] = [];
-  const real = realCluster({ workers: args.workers, racks: args.racks, mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: args['disk-mbps'], bytesPerMap: parseSize(args['bytes-per-map']), timeScale: args['time-scale'], maxMapsPerJob: 64 });
+  const real = realCluster({
+    workers: args.workers,
+    racks: args.racks,
+    mapSlots: 2,
+    reduceSlots: 1,
+    memoryMb: 2048,
+    diskMBps: args['disk-mbps'],
+    bytesPerMap: parseSize(args['bytes-per-map']),
+    timeScale: args['time-scale'],
+    maxMapsPerJob: 64,
+  });
   if (args.real) {
     const scaled = scaleWorkload(workload, simCluster, real);
     const realOptions = {
@@ -215,43 +266,53 @@ async function main(): Promise<void> {
       nodeLocalDelayMs: args['delay-ms'],
       rackLocalDelayMs: args['delay-ms'],
     };
-    for (let repeat = 1; repeat <= args.repeats; repeat++) for (const policy of POLICIES) {
-      const dir = await mkdtemp(join(os.tmpdir(), `minimr-bench-fair-${policy}-`));
-      try {
-        log(`real ${repeat}/${args.repeats}: ${policy} on ${real.name} (${args['bytes-per-map']} per map, maps x ${scaled.mapScale})`);
-        const result = await runWorkloadOnCluster({
-          workload: scaled.workload,
-          cluster: real,
-          policy,
-          policyOptions: realOptions,
-          dataDir: dir,
-          bytesPerMap: parseSize(args['bytes-per-map']),
-          mapScale: scaled.mapScale,
-          timeScale: args['time-scale'],
-          privateInputs: scaled.privateInputs,
-          grepPattern: args['grep-pattern'],
-          measureAlone: false,
-          onProgress: (m) => log(`real ${policy}: ${m}`),
-        });
-        const failed = result.run.jobs.filter((j) => j.state !== 'succeeded');
-        if (failed.length > 0) throw new Error(`real ${policy}: jobs did not succeed: ${failed.map((j) => j.id).join(', ')}`);
-        realRows.push({ ...rowOf('real', policy, result.run), repeat });
-        realRuns.push(result.run);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
+    for (let repeat = 1; repeat <= args.repeats; repeat++)
+      for (const policy of POLICIES) {
+        const dir = await mkdtemp(join(os.tmpdir(), `minimr-bench-fair-${policy}-`));
+        try {
+          log(
+            `real ${repeat}/${args.repeats}: ${policy} on ${real.name} (${args['bytes-per-map']} per map, maps x ${scaled.mapScale})`,
+          );
+          const result = await runWorkloadOnCluster({
+            workload: scaled.workload,
+            cluster: real,
+            policy,
+            policyOptions: realOptions,
+            dataDir: dir,
+            bytesPerMap: parseSize(args['bytes-per-map']),
+            mapScale: scaled.mapScale,
+            timeScale: args['time-scale'],
+            privateInputs: scaled.privateInputs,
+            grepPattern: args['grep-pattern'],
+            measureAlone: false,
+            onProgress: (m) => log(`real ${policy}: ${m}`),
+          });
+          const failed = result.run.jobs.filter((j) => j.state !== 'succeeded');
+          if (failed.length > 0)
+            throw new Error(`real ${policy}: jobs did not succeed: ${failed.map((j) => j.id).join(', ')}`);
+          realRows.push({ ...rowOf('real', policy, result.run), repeat });
+          realRuns.push(result.run);
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
       }
-    }
   }
 
   const realMeans = realRows.length > 0 ? meanRows(realRows, 'real') : [];
   const md = [
     '# FAIR vs improved FAIR: TeraSort + GrepCount fill the cluster, then WordCount arrives',
     '',
-    `${new Date().toISOString()}; Node ${process.version}; ${os.cpus().length} CPUs; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.`,
+    `${new Date().toISOString()}; Node ${process.version}; ${os.cpus().length} CPUs; load ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}.`,
     '',
     `## Simulator: ${simCluster.name} (12 workers, 3 racks of 4, 8 map slots each), 10 GB per job, T_min 5 s, T_fair 10 s, seeds 1-${args['sim-seeds']}`,
     '',
-    table([...simRows].sort((a, b) => a.policy.localeCompare(b.policy) || (a.repeat ?? 0) - (b.repeat ?? 0)), 'GiB'),
+    table(
+      [...simRows].sort((a, b) => a.policy.localeCompare(b.policy) || (a.repeat ?? 0) - (b.repeat ?? 0)),
+      'GiB',
+    ),
     '',
     'Means over the seeds:',
     '',
@@ -267,7 +328,10 @@ async function main(): Promise<void> {
           '',
           `Each policy ran ${args.repeats} time(s), interleaved (fair, improved-fair, fair, ...), on a fresh cluster each time; the verdict compares the means. One run moves a few 8 MiB blocks more or fewer by timing alone, so single runs disagree.`,
           '',
-          table([...realRows].sort((a, b) => a.policy.localeCompare(b.policy) || (a.repeat ?? 0) - (b.repeat ?? 0)), 'MiB'),
+          table(
+            [...realRows].sort((a, b) => a.policy.localeCompare(b.policy) || (a.repeat ?? 0) - (b.repeat ?? 0)),
+            'MiB',
+          ),
           '',
           'Means:',
           '',
@@ -281,14 +345,20 @@ async function main(): Promise<void> {
           '',
         ]
       : []),
-    'Data moved = map input read from a replica on another node + extra copies (replicate decisions for inputs already fully replicated). WordCount\'s private data set arrives with it: one replica per block is written, the second is owed; improved FAIR places owed replicas on nodes its kills free, and those it did not place are written on the holder\'s rack when the placement window (T_min + T_fair) closes. The upload writes two replicas per block under both policies, so owed replicas are shown apart, not counted as data moved. Re-read = input the killed attempts had read (read again by their re-runs).',
+    "Data moved = map input read from a replica on another node + extra copies (replicate decisions for inputs already fully replicated). WordCount's private data set arrives with it: one replica per block is written, the second is owed; improved FAIR places owed replicas on nodes its kills free, and those it did not place are written on the holder's rack when the placement window (T_min + T_fair) closes. The upload writes two replicas per block under both policies, so owed replicas are shown apart, not counted as data moved. Re-read = input the killed attempts had read (read again by their re-runs).",
     '',
   ].join('\n');
   await mkdir(OUT, { recursive: true });
-  await writeFile(join(OUT, 'fair.json'), `${JSON.stringify({ args, sim: simRows, simMeans, real: realRows, realMeans }, null, 2)}\n`);
+  await writeFile(
+    join(OUT, 'fair.json'),
+    `${JSON.stringify({ args, sim: simRows, simMeans, real: realRows, realMeans }, null, 2)}\n`,
+  );
   if (realRuns.length > 0) await writeFile(join(OUT, 'runs-real.json'), `${JSON.stringify(realRuns)}\n`);
   await writeFile(join(OUT, 'fair.md'), md);
-  const groups = [...simMeans.map((r) => ({ ...r, label: `sim ${r.policy}`, value: r.networkBytes / 2 ** 30 })), ...realMeans.map((r) => ({ ...r, label: `real ${r.policy}`, value: r.networkBytes / 2 ** 20 }))];
+  const groups = [
+    ...simMeans.map((r) => ({ ...r, label: `sim ${r.policy}`, value: r.networkBytes / 2 ** 30 })),
+    ...realMeans.map((r) => ({ ...r, label: `real ${r.policy}`, value: r.networkBytes / 2 ** 20 })),
+  ];
   await writeFile(
     join(OUT, 'data-moved.svg'),
     barChart({

@@ -33,10 +33,24 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { computeMetrics, type MrClusterSample, type PolicyMetrics, type RunRecord } from '../src/metrics/index.js';
-import { FawkesPolicy, WEIGHTINGS, parseFawkesOptions, type BalanceSample, type Weighting } from '../src/scheduler/index.js';
+import {
+  FawkesPolicy,
+  WEIGHTINGS,
+  parseFawkesOptions,
+  type BalanceSample,
+  type Weighting,
+} from '../src/scheduler/index.js';
 import { runWorkloadOnCluster } from '../src/experiments/index.js';
 import { simulate } from '../src/sim/index.js';
-import { clusterPreset, estimatedAloneMs, fawkesWorkload, uniformCluster, type ClusterShape, type FawkesVariant, type Workload } from '../src/workloads/index.js';
+import {
+  clusterPreset,
+  estimatedAloneMs,
+  fawkesWorkload,
+  uniformCluster,
+  type ClusterShape,
+  type FawkesVariant,
+  type Workload,
+} from '../src/workloads/index.js';
 import type { FsckReport } from '../src/storage/index.js';
 import { barChart, lineChart, meanWithStandardError } from '../src/util/index.js';
 import { MachineLoadSampler, type MachineLoadSample } from './lib/machine-load.js';
@@ -50,20 +64,33 @@ const args = yargs(process.argv.slice(2))
   .option('full', { type: 'boolean', default: false, describe: 'every workload x 11 weightings x TR/TC x IP/DP' })
   .option('workloads', { type: 'string', default: 'a,b,c,d,e', describe: 'which of WKLD-A..E to run' })
   .option('seed', { type: 'number', default: 1 })
-  .option('output-replication', { type: 'number', default: 1, describe: 'replicas of each output block (Hadoop\'s Sort and TeraSort write one)' })
-  .option('real', { type: 'boolean', default: false, describe: 'the real-cluster part: scaled WKLD-D and WKLD-C on a local cluster' })
-  .option('sim', { type: 'boolean', default: true, describe: 'the simulator part at the paper\'s scale (--no-sim: only the real part)' })
+  .option('output-replication', {
+    type: 'number',
+    default: 1,
+    describe: "replicas of each output block (Hadoop's Sort and TeraSort write one)",
+  })
+  .option('real', {
+    type: 'boolean',
+    default: false,
+    describe: 'the real-cluster part: scaled WKLD-D and WKLD-C on a local cluster',
+  })
+  .option('sim', {
+    type: 'boolean',
+    default: true,
+    describe: "the simulator part at the paper's scale (--no-sim: only the real part)",
+  })
   .option('repeats', { type: 'number', default: 3, describe: 'real: interleaved runs per weighting' })
   .option('real-workloads', { type: 'string', default: 'd,c' })
   .option('real-weightings', { type: 'string', default: 'none,eq,td,pu' })
   .option('real-workers', { type: 'number', default: 12 })
   .option('real-min-nodes', { type: 'number', default: 3, describe: 'real: minimum share of each MR-cluster' })
-  .option('real-scale', { type: 'number', default: 0.03, describe: 'real: fraction of the workload\'s jobs' })
+  .option('real-scale', { type: 'number', default: 0.03, describe: "real: fraction of the workload's jobs" })
   .option('bytes-per-map', { type: 'number', default: 128 * 1024 })
   .option('map-scale', {
     type: 'number',
     default: 1,
-    describe: "real: maps per workload map (at least 1 per job, at most --max-maps-per-job): below 1, big jobs keep their size relative to small ones under a cap that a local cluster can run",
+    describe:
+      'real: maps per workload map (at least 1 per job, at most --max-maps-per-job): below 1, big jobs keep their size relative to small ones under a cap that a local cluster can run',
   })
   .option('max-maps-per-job', { type: 'number', default: 16 })
   .option('time-scale', { type: 'number', default: 0.05, describe: 'real: arrival times and T scaled by this' })
@@ -79,7 +106,11 @@ const args = yargs(process.argv.slice(2))
     describe:
       "real: cores of CPU time each worker, with its task processes, may use (a cgroup quota; Linux, root); 0: none. Unlike --cpu-throttle it holds everything a worker does, so with quotas adding up to at most this machine's cores, no worker can slow another",
   })
-  .option('kill-draining', { type: 'boolean', default: true, describe: 'real: one more TD run with a draining worker SIGKILLed' })
+  .option('kill-draining', {
+    type: 'boolean',
+    default: true,
+    describe: 'real: one more TD run with a draining worker SIGKILLed',
+  })
   .option('alone-file', {
     type: 'string',
     describe:
@@ -88,7 +119,8 @@ const args = yargs(process.argv.slice(2))
   .option('trace-runs', {
     type: 'boolean',
     default: false,
-    describe: 'real: write each run\'s jobs, attempts, node moves and the machine\'s load second by second to real-runs/*.json beside the report',
+    describe:
+      "real: write each run's jobs, attempts, node moves and the machine's load second by second to real-runs/*.json beside the report",
   })
   .strict()
   .parseSync();
@@ -119,28 +151,43 @@ const intervalFor = (v: FawkesVariant) => (v === 'd' || v === 'e' ? 120_000 : 60
 const labelOf = (c: Case) => `${c.weighting.toUpperCase()} ${c.grow} ${c.shrink}`;
 
 function plan(): Case[] {
-  const wanted = new Set(args.workloads.split(',').map((s) => s.trim().toLowerCase().replace(/^wkld-/, '')));
+  const wanted = new Set(
+    args.workloads.split(',').map((s) =>
+      s
+        .trim()
+        .toLowerCase()
+        .replace(/^wkld-/, ''),
+    ),
+  );
   const cases: Case[] = [];
   const add = (c: Case) => {
-    if (wanted.has(c.variant) && !cases.some((k) => labelOf(k) === labelOf(c) && k.variant === c.variant)) cases.push(c);
+    if (wanted.has(c.variant) && !cases.some((k) => labelOf(k) === labelOf(c) && k.variant === c.variant))
+      cases.push(c);
   };
   const variants: FawkesVariant[] = ['a', 'b', 'c', 'd', 'e'];
   if (args.full) {
-    for (const variant of variants) for (const weighting of WEIGHTINGS) for (const grow of ['TR', 'TC'] as const) for (const shrink of ['IP', 'DP'] as const) add({ variant, weighting, grow, shrink });
+    for (const variant of variants)
+      for (const weighting of WEIGHTINGS)
+        for (const grow of ['TR', 'TC'] as const)
+          for (const shrink of ['IP', 'DP'] as const) add({ variant, weighting, grow, shrink });
     return cases;
   }
   add({ variant: 'a', weighting: 'jd', grow: 'TR', shrink: 'IP' });
   add({ variant: 'a', weighting: 'none', grow: 'TR', shrink: 'IP' });
   for (const variant of ['b', 'c'] as const) {
     add({ variant, weighting: 'none', grow: 'TC', shrink: 'DP' });
-    for (const grow of ['TR', 'TC'] as const) for (const shrink of ['IP', 'DP'] as const) add({ variant, weighting: 'td', grow, shrink });
+    for (const grow of ['TR', 'TC'] as const)
+      for (const shrink of ['IP', 'DP'] as const) add({ variant, weighting: 'td', grow, shrink });
   }
-  for (const variant of ['d', 'e'] as const) for (const weighting of WEIGHTINGS) add({ variant, weighting, grow: 'TC', shrink: 'DP' });
+  for (const variant of ['d', 'e'] as const)
+    for (const weighting of WEIGHTINGS) add({ variant, weighting, grow: 'TC', shrink: 'DP' });
   return cases;
 }
 
 function run(c: Case, workload: Workload): Row {
-  const policy = new FawkesPolicy(parseFawkesOptions({ weighting: c.weighting, grow: c.grow, shrink: c.shrink, intervalMs: intervalFor(c.variant) }));
+  const policy = new FawkesPolicy(
+    parseFawkesOptions({ weighting: c.weighting, grow: c.grow, shrink: c.shrink, intervalMs: intervalFor(c.variant) }),
+  );
   const started = Date.now();
   const result = simulate({
     workload,
@@ -205,9 +252,20 @@ function table(rows: readonly Row[]): string {
 /** Nodes per MR-cluster over time (stacked kinds summed), one line per cluster. */
 function nodesSvg(row: Row, title: string): string {
   const names = [...new Set(row.samples.flatMap((s) => s.clusters.map((c) => c.name)))].sort();
-  const series = names.map((name) => ({ name, points: row.samples.map((s): [number, number] => [s.timeMs / 1000, s.clusters.find((c) => c.name === name)?.nodes ?? 0]) }));
+  const series = names.map((name) => ({
+    name,
+    points: row.samples.map((s): [number, number] => [
+      s.timeMs / 1000,
+      s.clusters.find((c) => c.name === name)?.nodes ?? 0,
+    ]),
+  }));
   series.push({ name: 'free', points: row.samples.map((s): [number, number] => [s.timeMs / 1000, s.freeNodes]) });
-  return lineChart({ title, xLabel: 'time (s)', yLabel: 'nodes', series: series.map((s) => ({ ...s, points: thin(s.points) })) });
+  return lineChart({
+    title,
+    xLabel: 'time (s)',
+    yLabel: 'nodes',
+    series: series.map((s) => ({ ...s, points: thin(s.points) })),
+  });
 }
 
 /** At most ~400 points per line. */
@@ -223,7 +281,10 @@ function slowdownSvg(rows: readonly Row[], title: string): string {
     yLabel: 'mean job slowdown',
     categories: rows.map((r) => r.label),
     series: [
-      ...clusters.map((name) => ({ name, values: rows.map((r) => r.metrics.mrClusters!.clusters.find((c) => c.name === name)?.meanSlowdown ?? 0) })),
+      ...clusters.map((name) => ({
+        name,
+        values: rows.map((r) => r.metrics.mrClusters!.clusters.find((c) => c.name === name)?.meanSlowdown ?? 0),
+      })),
       { name: 'all jobs', values: rows.map((r) => r.metrics.slowdown.mean) },
     ],
     width: Math.max(640, 90 * rows.length + 240),
@@ -238,14 +299,18 @@ function checks(rows: readonly Row[]): string[] {
   const none = find('d', 'NONE TC DP');
   if (td && none) {
     const lower = 1 - td.metrics.slowdown.mean / none.metrics.slowdown.mean;
-    out.push(`${mark(lower >= 0.25)} WKLD-D: TD's average job slowdown ${num(td.metrics.slowdown.mean)} is ${num(100 * lower, 0)}% below None's ${num(none.metrics.slowdown.mean)} (target: at least 25%)`);
+    out.push(
+      `${mark(lower >= 0.25)} WKLD-D: TD's average job slowdown ${num(td.metrics.slowdown.mean)} is ${num(100 * lower, 0)}% below None's ${num(none.metrics.slowdown.mean)} (target: at least 25%)`,
+    );
   }
   for (const shrink of ['IP', 'DP'] as const) {
     const tc = find('c', `TD TC ${shrink}`);
     const tr = find('c', `TD TR ${shrink}`);
     if (tc && tr) {
       const s = (r: Row) => r.appSlowdown.sort ?? Number.NaN;
-      out.push(`${mark(s(tc) < s(tr))} WKLD-C, shrinking by ${shrink}: Sort's mean slowdown growing with TC ${num(s(tc))} vs with TR ${num(s(tr))} (${num(100 * (1 - s(tc) / s(tr)), 1)}% lower; target: lower)`);
+      out.push(
+        `${mark(s(tc) < s(tr))} WKLD-C, shrinking by ${shrink}: Sort's mean slowdown growing with TC ${num(s(tc))} vs with TR ${num(s(tr))} (${num(100 * (1 - s(tc) / s(tr)), 1)}% lower; target: lower)`,
+      );
     }
   }
   return out;
@@ -265,10 +330,15 @@ function checks(rows: readonly Row[]): string[] {
  * process starts, heartbeats, serving blocks and map outputs) made c-3, which TD never touches,
  * a third slower whenever TD kept all 12 workers busy.
  */
-async function realPart(): Promise<{ readonly markdown: string; readonly json: unknown; readonly files: Array<[string, string]> } | null> {
+async function realPart(): Promise<{
+  readonly markdown: string;
+  readonly json: unknown;
+  readonly files: Array<[string, string]>;
+} | null> {
   const variants = args['real-workloads'].split(',').map((v) => v.trim().toLowerCase()) as FawkesVariant[];
   const weightings = args['real-weightings'].split(',').map((w) => w.trim().toLowerCase()) as Weighting[];
-  for (const w of weightings) if (!(WEIGHTINGS as readonly string[]).includes(w)) throw new Error(`unknown weighting ${w}`);
+  for (const w of weightings)
+    if (!(WEIGHTINGS as readonly string[]).includes(w)) throw new Error(`unknown weighting ${w}`);
   const md: string[] = [];
   const json: unknown[] = [];
   const files: Array<[string, string]> = [];
@@ -299,7 +369,15 @@ interface RealRow {
 /** The real cluster of the scaled runs: workers in 3 racks, two map slots and one reduce slot each. */
 function realShape(): ClusterShape {
   const workers = args['real-workers'];
-  return uniformCluster({ name: `fawkes-real-${workers}`, workers, perRack: Math.ceil(workers / 3), mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: 100 });
+  return uniformCluster({
+    name: `fawkes-real-${workers}`,
+    workers,
+    perRack: Math.ceil(workers / 3),
+    mapSlots: 2,
+    reduceSlots: 1,
+    memoryMb: 2048,
+    diskMBps: 100,
+  });
 }
 
 const fawkesOptionsFor = (variant: FawkesVariant, weighting: Weighting, timeScale: number) => ({
@@ -313,7 +391,10 @@ const fawkesOptionsFor = (variant: FawkesVariant, weighting: Weighting, timeScal
 });
 
 /** Mean slowdown overall and per MR-cluster, from each job's response time over its runtime alone. */
-function slowdowns(run: RunRecord, aloneMs: ReadonlyMap<string, number>): { mean: number; perCluster: Record<string, number> } {
+function slowdowns(
+  run: RunRecord,
+  aloneMs: ReadonlyMap<string, number>,
+): { mean: number; perCluster: Record<string, number> } {
   const all: number[] = [];
   const per = new Map<string, number[]>();
   for (const j of run.jobs) {
@@ -351,24 +432,41 @@ async function writeAlone(key: Readonly<Record<string, unknown>>, aloneMs: Reado
 }
 
 /** One run's jobs, attempts, MR-cluster record and decisions, with the machine's load, for later study. */
-async function writeTrace(name: string, result: Awaited<ReturnType<typeof runWorkloadOnCluster>>, load: readonly MachineLoadSample[]): Promise<void> {
+async function writeTrace(
+  name: string,
+  result: Awaited<ReturnType<typeof runWorkloadOnCluster>>,
+  load: readonly MachineLoadSample[],
+): Promise<void> {
   const dir = join(OUT, 'real-runs');
   await mkdir(dir, { recursive: true });
   const { jobs, attempts, mrClusters, endMs } = result.run;
   // CPU the attempt used after its code started (TASK_CPU_MS), and the time the throttle slept.
   const counters = Object.fromEntries(
-    result.jobRuns.flatMap((j) => j.attempts.map((a) => [a.attemptId, { cpuMs: a.counters.TASK_CPU_MS ?? null, throttleSleptMs: a.counters.THROTTLE_SLEEP_MS ?? null }])),
+    result.jobRuns.flatMap((j) =>
+      j.attempts.map((a) => [
+        a.attemptId,
+        { cpuMs: a.counters.TASK_CPU_MS ?? null, throttleSleptMs: a.counters.THROTTLE_SLEEP_MS ?? null },
+      ]),
+    ),
   );
-  await writeFile(join(dir, `${name}.json`), `${JSON.stringify({ endMs, jobs, attempts, counters, mrClusters, decisions: result.decisions, load })}\n`);
+  await writeFile(
+    join(dir, `${name}.json`),
+    `${JSON.stringify({ endMs, jobs, attempts, counters, mrClusters, decisions: result.decisions, load })}\n`,
+  );
 }
 
-async function realVariant(variant: FawkesVariant, weightings: readonly Weighting[]): Promise<{ markdown: string; json: unknown; svg: string }> {
+async function realVariant(
+  variant: FawkesVariant,
+  weightings: readonly Weighting[],
+): Promise<{ markdown: string; json: unknown; svg: string }> {
   const timeScale = args['time-scale'];
   const minNodes = args['real-min-nodes'];
   const workload = fawkesWorkload({ variant, seed: args.seed, scale: args['real-scale'], minNodes });
   const shape = realShape();
   const name = `WKLD-${variant.toUpperCase()}`;
-  log(`real ${name}: ${workload.jobs.length} jobs on ${shape.workers.length} workers, 3 MR-clusters of ${minNodes} core nodes, ${args.repeats} repeat(s) of ${weightings.join(', ')}`);
+  log(
+    `real ${name}: ${workload.jobs.length} jobs on ${shape.workers.length} workers, 3 MR-clusters of ${minNodes} core nodes, ${args.repeats} repeat(s) of ${weightings.join(', ')}`,
+  );
   const rows: RealRow[] = [];
   // Runtime alone depends on the jobs, the cluster and the throttle, not on arrivals or weightings.
   const aloneKey = {
@@ -387,7 +485,10 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   let aloneMs: ReadonlyMap<string, number> | null = await readAlone(aloneKey);
   if (aloneMs !== null) log(`  runtimes alone of ${aloneMs.size} jobs read from ${args['alone-file']}`);
   const once = async (weighting: Weighting, repeat: number, killDraining: boolean): Promise<void> => {
-    const dataDir = join(tmpdir(), `minimr-bench-fawkes-${process.pid}-${variant}-${weighting}-${repeat}${killDraining ? '-kill' : ''}`);
+    const dataDir = join(
+      tmpdir(),
+      `minimr-bench-fawkes-${process.pid}-${variant}-${weighting}-${repeat}${killDraining ? '-kill' : ''}`,
+    );
     const started = Date.now();
     let fsck: FsckReport | undefined;
     let killed: string | undefined;
@@ -413,19 +514,24 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
         replication: Math.min(3, minNodes),
         // The kill run writes two replicas of every output block: a block with one replica on the
         // killed worker would be lost by design, and the run shows that none with another is.
-        confOf: () => ({ 'job.outputReplication': killDraining ? Math.max(2, args['output-replication']) : args['output-replication'] }),
+        confOf: () => ({
+          'job.outputReplication': killDraining ? Math.max(2, args['output-replication']) : args['output-replication'],
+        }),
         measureAlone: aloneMs === null,
         beforeWorkload: async (cluster) => {
           if (args['trace-runs']) load = new MachineLoadSampler();
           if (!killDraining) return;
           watcher = setInterval(() => {
-            void cluster.client.mrcList().then(async (l) => {
-              const leaving = l.clusters.flatMap((c) => c.leaving);
-              if (killed !== undefined || leaving.length === 0) return;
-              killed = leaving[0]!.workerId;
-              log(`    SIGKILL ${killed}, draining toward ${leaving[0]!.to}`);
-              await cluster.killWorker(cluster.workers.findIndex((w) => w.workerId === killed));
-            }, () => undefined);
+            void cluster.client.mrcList().then(
+              async (l) => {
+                const leaving = l.clusters.flatMap((c) => c.leaving);
+                if (killed !== undefined || leaving.length === 0) return;
+                killed = leaving[0]!.workerId;
+                log(`    SIGKILL ${killed}, draining toward ${leaving[0]!.to}`);
+                await cluster.killWorker(cluster.workers.findIndex((w) => w.workerId === killed));
+              },
+              () => undefined,
+            );
           }, 50);
         },
         afterWorkload: async (cluster) => {
@@ -439,7 +545,8 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
         aloneMs = result.aloneMs;
         await writeAlone(aloneKey, aloneMs);
       }
-      if (args['trace-runs']) await writeTrace(`${variant}-${weighting}-${repeat}${killDraining ? '-kill' : ''}`, result, loadSamples);
+      if (args['trace-runs'])
+        await writeTrace(`${variant}-${weighting}-${repeat}${killDraining ? '-kill' : ''}`, result, loadSamples);
       const s = slowdowns(result.run, aloneMs);
       const f = fsck!;
       rows.push({
@@ -452,10 +559,18 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
         finished: result.run.jobs.filter((j) => j.finishMs !== null).length,
         jobs: result.run.jobs.length,
         moves: result.decisions.filter((d) => d.decision.kind === 'move-node').length,
-        fsck: { totalBlocks: f.totalBlocks, totalReplicas: f.totalReplicas, underReplicated: f.underReplicated, missing: f.missing, healthy: f.healthy },
+        fsck: {
+          totalBlocks: f.totalBlocks,
+          totalReplicas: f.totalReplicas,
+          underReplicated: f.underReplicated,
+          missing: f.missing,
+          healthy: f.healthy,
+        },
         wallS: (Date.now() - started) / 1000,
       });
-      log(`    mean slowdown ${num(s.mean)}; fsck: ${f.totalBlocks} blocks, ${f.missing.length} missing, ${f.underReplicated.length} under-replicated`);
+      log(
+        `    mean slowdown ${num(s.mean)}; fsck: ${f.totalBlocks} blocks, ${f.missing.length} missing, ${f.underReplicated.length} under-replicated`,
+      );
     } finally {
       if (watcher) clearInterval(watcher);
       load?.stop();
@@ -463,18 +578,36 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
     }
   };
   // None first: its first run also measures every job alone on the clusters at their minimum shares.
-  const order = ['none' as Weighting, ...weightings.filter((w) => w !== 'none')].filter((w) => weightings.includes(w) || w === 'none');
+  const order = ['none' as Weighting, ...weightings.filter((w) => w !== 'none')].filter(
+    (w) => weightings.includes(w) || w === 'none',
+  );
   for (let r = 1; r <= args.repeats; r++) for (const w of order) await once(w, r, false);
-  if (args['kill-draining']) await once(weightings.includes('td') ? 'td' : order[order.length - 1]!, args.repeats + 1, true);
+  if (args['kill-draining'])
+    await once(weightings.includes('td') ? 'td' : order[order.length - 1]!, args.repeats + 1, true);
 
   // The simulator's prediction: the same scaled workload on the same cluster shape, T at the paper's
   // scale, each job's slowdown over its estimated runtime alone on one cluster at its minimum share.
-  const reference = uniformCluster({ name: 'reference', workers: minNodes, perRack: minNodes, mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: 100 });
+  const reference = uniformCluster({
+    name: 'reference',
+    workers: minNodes,
+    perRack: minNodes,
+    mapSlots: 2,
+    reduceSlots: 1,
+    memoryMb: 2048,
+    diskMBps: 100,
+  });
   const predictedAlone = new Map(workload.jobs.map((j) => [j.id, estimatedAloneMs(j, reference)]));
   const predicted = new Map<Weighting, { mean: number; perCluster: Record<string, number> }>();
   for (const w of order) {
     const policy = new FawkesPolicy(parseFawkesOptions({ ...fawkesOptionsFor(variant, w, 1) }));
-    const sim = simulate({ workload, cluster: shape, policy, seed: args.seed, outputReplication: args['output-replication'], recordDecisions: false });
+    const sim = simulate({
+      workload,
+      cluster: shape,
+      policy,
+      seed: args.seed,
+      outputReplication: args['output-replication'],
+      recordDecisions: false,
+    });
     predicted.set(w, slowdowns(sim.run, predictedAlone));
   }
 
@@ -488,7 +621,7 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
     `### ${name}, scaled: ${workload.jobs.length} jobs on ${shape.workers.length} local workers, 3 MR-clusters of ${minNodes} core nodes (TC growth, DP shrinks)`,
     '',
     `Arrivals and T scaled by ${timeScale} (T = ${fawkesOptionsFor(variant, 'td', timeScale).intervalMs} ms), ${args['bytes-per-map']} bytes per map, ${args['map-scale']} real map(s) per workload map (at least 1, at most ${args['max-maps-per-job']}), --cpu-throttle ${args['cpu-throttle']}${args['cpu-quota'] > 0 ? `, a CPU quota of ${args['cpu-quota']} cores per worker (cgroup)` : ''}, output blocks with ${args['output-replication']} replica(s). ` +
-      'Slowdown = response time / the job\'s runtime alone on its cluster at its minimum share (measured once, in the first None run). ' +
+      "Slowdown = response time / the job's runtime alone on its cluster at its minimum share (measured once, in the first None run). " +
       `Real: mean over ${args.repeats} interleaved run(s) ± standard error. Predicted: the simulator on the same workload and cluster shape at the paper's time scale, slowdowns over its own estimate alone.`,
     '',
     `| weighting | real mean slowdown | ${clusters.map((c) => `real ${c}`).join(' | ')} | predicted | ${clusters.map((c) => `predicted ${c}`).join(' | ')} | node moves | missing blocks (fsck, max) |`,
@@ -504,18 +637,30 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
   md.push('');
   const none = measured.filter((r) => r.weighting === 'none').sort((a, b) => a.repeat - b.repeat);
   for (const w of order.filter((x) => x !== 'none')) {
-    const diffs = measured.filter((r) => r.weighting === w).sort((a, b) => a.repeat - b.repeat).map((r, k) => r.meanSlowdown - none[k]!.meanSlowdown);
+    const diffs = measured
+      .filter((r) => r.weighting === w)
+      .sort((a, b) => a.repeat - b.repeat)
+      .map((r, k) => r.meanSlowdown - none[k]!.meanSlowdown);
     const { mean, standardError: se, n } = meanWithStandardError(diffs);
     const pd = predicted.get(w)!.mean - predicted.get('none')!.mean;
-    md.push(`- ${w.toUpperCase()} minus None, run by run: ${mean >= 0 ? '+' : ''}${num(mean)} mean slowdown (standard error ${num(se)}), lower in ${diffs.filter((x) => x < 0).length} of ${n}; predicted ${pd >= 0 ? '+' : ''}${num(pd)}.`);
+    md.push(
+      `- ${w.toUpperCase()} minus None, run by run: ${mean >= 0 ? '+' : ''}${num(mean)} mean slowdown (standard error ${num(se)}), lower in ${diffs.filter((x) => x < 0).length} of ${n}; predicted ${pd >= 0 ? '+' : ''}${num(pd)}.`,
+    );
   }
   // The real load equals the simulated one when jobs run alone as much faster as they arrive faster.
   const measuredAlone = aloneMs as ReadonlyMap<string, number> | null;
-  const aloneRatios = workload.jobs.map((j) => (measuredAlone?.get(j.id) ?? Number.NaN) / predictedAlone.get(j.id)!).filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  const aloneRatios = workload.jobs
+    .map((j) => (measuredAlone?.get(j.id) ?? Number.NaN) / predictedAlone.get(j.id)!)
+    .filter((x) => Number.isFinite(x))
+    .sort((a, b) => a - b);
   const medianRatio = aloneRatios.length > 0 ? aloneRatios[Math.floor(aloneRatios.length / 2)]! : Number.NaN;
   md.push(
     `- Runtime alone, real over simulated: median ${medianRatio.toPrecision(2)} (quartiles ${aloneRatios.length > 0 ? `${aloneRatios[Math.floor(aloneRatios.length / 4)]!.toPrecision(2)}-${aloneRatios[Math.floor((3 * aloneRatios.length) / 4)]!.toPrecision(2)}` : 'n/a'}); arrivals are scaled by ${timeScale}: ` +
-      (medianRatio > 1.5 * timeScale ? 'the real cluster is more loaded than the simulated one.' : medianRatio < timeScale / 1.5 ? 'the real cluster is less loaded than the simulated one.' : 'the two loads are comparable.'),
+      (medianRatio > 1.5 * timeScale
+        ? 'the real cluster is more loaded than the simulated one.'
+        : medianRatio < timeScale / 1.5
+          ? 'the real cluster is less loaded than the simulated one.'
+          : 'the two loads are comparable.'),
   );
   const kill = rows.find((r) => r.killRun);
   if (kill?.killed !== undefined) {
@@ -523,23 +668,47 @@ async function realVariant(variant: FawkesVariant, weightings: readonly Weightin
       `- ${kill.weighting.toUpperCase()} run with ${kill.killed} SIGKILLed while draining (output blocks with ${Math.max(2, args['output-replication'])} replicas): ${kill.finished}/${kill.jobs} jobs finished, ` +
         `fsck ${kill.fsck.healthy ? 'HEALTHY' : 'CORRUPT'}: ${kill.fsck.totalBlocks} blocks, ${kill.fsck.missing.length} missing, ${kill.fsck.underReplicated.length} under-replicated.`,
     );
-  }
-  else if (args['kill-draining']) md.push('- The kill run saw no worker draining: nobody was killed.');
+  } else if (args['kill-draining']) md.push('- The kill run saw no worker draining: nobody was killed.');
   const lost = rows.filter((r) => r.fsck.missing.length > 0);
-  md.push(`- fs fsck after every run (the kill run included): ${lost.length === 0 ? '0 missing blocks in every run' : `missing blocks in ${lost.map((r) => `${r.weighting.toUpperCase()} run ${r.repeat}: ${r.fsck.missing.length}`).join(', ')}`}.`, '');
+  md.push(
+    `- fs fsck after every run (the kill run included): ${lost.length === 0 ? '0 missing blocks in every run' : `missing blocks in ${lost.map((r) => `${r.weighting.toUpperCase()} run ${r.repeat}: ${r.fsck.missing.length}`).join(', ')}`}.`,
+    '',
+  );
   // Real beside predicted, per cluster: the mean over the repeats of each.
-  const realMean = (w: Weighting, pick: (r: RealRow) => number) => meanWithStandardError(measured.filter((r) => r.weighting === w).map(pick)).mean;
+  const realMean = (w: Weighting, pick: (r: RealRow) => number) =>
+    meanWithStandardError(measured.filter((r) => r.weighting === w).map(pick)).mean;
   const svg = barChart({
     title: `${name} on ${shape.workers.length} local workers: mean slowdown per MR-cluster, real and predicted`,
     yLabel: 'mean job slowdown',
     categories: order.flatMap((w) => [`${w.toUpperCase()} real`, `${w.toUpperCase()} predicted`]),
     series: [
-      ...clusters.map((c) => ({ name: c, values: order.flatMap((w) => [realMean(w, (r) => r.clusterSlowdown[c] ?? Number.NaN), predicted.get(w)!.perCluster[c] ?? Number.NaN]) })),
+      ...clusters.map((c) => ({
+        name: c,
+        values: order.flatMap((w) => [
+          realMean(w, (r) => r.clusterSlowdown[c] ?? Number.NaN),
+          predicted.get(w)!.perCluster[c] ?? Number.NaN,
+        ]),
+      })),
       { name: 'all jobs', values: order.flatMap((w) => [realMean(w, (r) => r.meanSlowdown), predicted.get(w)!.mean]) },
     ],
     width: Math.max(640, 110 * 2 * order.length + 240),
   });
-  return { svg, markdown: md.join('\n'), json: { workload: `wkld-${variant}`, jobs: workload.jobs.length, workers: shape.workers.length, minNodes, timeScale, cpuThrottle: args['cpu-throttle'], cpuQuota: args['cpu-quota'], aloneRealOverSimulated: medianRatio, rows, predicted: Object.fromEntries(predicted) } };
+  return {
+    svg,
+    markdown: md.join('\n'),
+    json: {
+      workload: `wkld-${variant}`,
+      jobs: workload.jobs.length,
+      workers: shape.workers.length,
+      minNodes,
+      timeScale,
+      cpuThrottle: args['cpu-throttle'],
+      cpuQuota: args['cpu-quota'],
+      aloneRealOverSimulated: medianRatio,
+      rows,
+      predicted: Object.fromEntries(predicted),
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -553,9 +722,13 @@ async function main(): Promise<void> {
       workload = fawkesWorkload({ variant: c.variant, seed: args.seed });
       workloads.set(c.variant, workload);
     }
-    log(`[${i + 1}/${cases.length}] WKLD-${c.variant.toUpperCase()} (${workload.jobs.length} jobs) on ${clusterFor(c.variant).name}: ${labelOf(c)}`);
+    log(
+      `[${i + 1}/${cases.length}] WKLD-${c.variant.toUpperCase()} (${workload.jobs.length} jobs) on ${clusterFor(c.variant).name}: ${labelOf(c)}`,
+    );
     const row = run(c, workload);
-    log(`    mean slowdown ${num(row.metrics.slowdown.mean)}, ${row.metrics.mrClusters!.reconfigurations} reconfigurations, ${num(row.wallS, 1)} s wall`);
+    log(
+      `    mean slowdown ${num(row.metrics.slowdown.mean)}, ${row.metrics.mrClusters!.reconfigurations} reconfigurations, ${num(row.wallS, 1)} s wall`,
+    );
     rows.push(row);
   }
 
@@ -572,12 +745,26 @@ async function main(): Promise<void> {
     const mine = rows.filter((r) => r.variant === variant);
     if (mine.length === 0) continue;
     const w = workloads.get(variant)!;
-    md.push(`## WKLD-${variant.toUpperCase()} on ${clusterFor(variant).name} (${w.jobs.length} jobs)`, '', table(mine), '');
+    md.push(
+      `## WKLD-${variant.toUpperCase()} on ${clusterFor(variant).name} (${w.jobs.length} jobs)`,
+      '',
+      table(mine),
+      '',
+    );
     const apps = [...new Set(mine.flatMap((r) => Object.keys(r.appSlowdown)))].sort();
-    md.push(`Mean slowdown per app: ${mine.map((r) => `${r.label}: ${apps.map((a) => `${a} ${num(r.appSlowdown[a] ?? Number.NaN)}`).join(', ')}`).join('; ')}.`, '');
-    files.push([`slowdown-wkld-${variant}.svg`, slowdownSvg(mine, `WKLD-${variant.toUpperCase()}: mean slowdown per MR-cluster and weighting`)]);
+    md.push(
+      `Mean slowdown per app: ${mine.map((r) => `${r.label}: ${apps.map((a) => `${a} ${num(r.appSlowdown[a] ?? Number.NaN)}`).join(', ')}`).join('; ')}.`,
+      '',
+    );
+    files.push([
+      `slowdown-wkld-${variant}.svg`,
+      slowdownSvg(mine, `WKLD-${variant.toUpperCase()}: mean slowdown per MR-cluster and weighting`),
+    ]);
     const plotted = mine.find((r) => r.weighting === (variant === 'a' ? 'jd' : 'td')) ?? mine[0]!;
-    files.push([`nodes-wkld-${variant}.svg`, nodesSvg(plotted, `WKLD-${variant.toUpperCase()}, ${plotted.label}: nodes per MR-cluster`)]);
+    files.push([
+      `nodes-wkld-${variant}.svg`,
+      nodesSvg(plotted, `WKLD-${variant.toUpperCase()}, ${plotted.label}: nodes per MR-cluster`),
+    ]);
   }
   const verdicts = checks(rows);
   md.push('## Checks', '', ...verdicts.map((v) => `- ${v}`), '');

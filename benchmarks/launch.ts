@@ -94,7 +94,10 @@ function nextMessage(source: ChildProcess | Worker, want: Msg['type']): Promise<
 }
 
 function spawnChild(): ChildProcess {
-  return fork(SELF, [], { env: { ...process.env, [ROLE_ENV]: 'child' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return fork(SELF, [], {
+    env: { ...process.env, [ROLE_ENV]: 'child' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
 }
 
 function spawnWorker(): Worker {
@@ -112,7 +115,10 @@ async function stopWorker(worker: Worker): Promise<void> {
 }
 
 /** Launch to "ready", then shut down outside the timed section. */
-async function timeLaunch<T extends ChildProcess | Worker>(spawn: () => T, stop: (r: T) => Promise<void>): Promise<number> {
+async function timeLaunch<T extends ChildProcess | Worker>(
+  spawn: () => T,
+  stop: (r: T) => Promise<void>,
+): Promise<number> {
   const t0 = performance.now();
   const runner = spawn();
   await nextMessage(runner, 'ready');
@@ -220,15 +226,23 @@ async function tinyJob(runs: number, warmup: number): Promise<TinyJobResult> {
       const tEnd = Date.now();
       const run = breakdown(status, await client.attempts(jobId), t0, tEnd);
       if (i === -warmup) {
-        const got = new Map(splitLines(await readOutputText(client, '/bench/out/tiny')).map((l) => [l.slice(0, l.lastIndexOf('\t')), Number(l.slice(l.lastIndexOf('\t') + 1))] as const));
+        const got = new Map(
+          splitLines(await readOutputText(client, '/bench/out/tiny')).map(
+            (l) => [l.slice(0, l.lastIndexOf('\t')), Number(l.slice(l.lastIndexOf('\t') + 1))] as const,
+          ),
+        );
         verified = got.size === want.size && [...want].every(([w, n]) => got.get(w) === n);
         log(`tiny job output ${verified ? 'verified' : 'MISMATCH'} (${got.size} words)`);
       }
       if (i >= 0) timed.push(run);
-      log(`tiny ${i < 0 ? 'warm-up' : `run ${i + 1}`}: ${run.totalMs} ms, ${run.warmLaunches}/${run.attempts} attempts in warm processes`);
+      log(
+        `tiny ${i < 0 ? 'warm-up' : `run ${i + 1}`}: ${run.totalMs} ms, ${run.warmLaunches}/${run.attempts} attempts in warm processes`,
+      );
     }
     const totals = timed.map((r) => r.totalMs);
-    const phaseMediansMs = Object.fromEntries(PHASES.map(([p]) => [p, medianOf(timed.map((r) => r.phasesMs[p]))])) as Record<Phase, number>;
+    const phaseMediansMs = Object.fromEntries(
+      PHASES.map(([p]) => [p, medianOf(timed.map((r) => r.phasesMs[p]))]),
+    ) as Record<Phase, number>;
     return {
       inputBytes: corpus.bytes,
       warmup,
@@ -255,17 +269,41 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   log('launch costs: fork, worker thread, round trips');
 
-  rows.push(row('a', 'fork child process, import msgpackr, ready over IPC', await sample(RUNS, () => timeLaunch(spawnChild, stopChild))));
-  rows.push(row('b', 'worker_threads Worker, import msgpackr, ready message', await sample(RUNS, () => timeLaunch(spawnWorker, stopWorker))));
+  rows.push(
+    row(
+      'a',
+      'fork child process, import msgpackr, ready over IPC',
+      await sample(RUNS, () => timeLaunch(spawnChild, stopChild)),
+    ),
+  );
+  rows.push(
+    row(
+      'b',
+      'worker_threads Worker, import msgpackr, ready message',
+      await sample(RUNS, () => timeLaunch(spawnWorker, stopWorker)),
+    ),
+  );
 
   const child = spawnChild();
   await nextMessage(child, 'ready');
-  rows.push(row('c', 'message round trip to a pre-spawned child process', await timeRoundTrips(child, (m) => child.send(m), RUNS)));
+  rows.push(
+    row(
+      'c',
+      'message round trip to a pre-spawned child process',
+      await timeRoundTrips(child, (m) => child.send(m), RUNS),
+    ),
+  );
   await stopChild(child);
 
   const worker = spawnWorker();
   await nextMessage(worker, 'ready');
-  rows.push(row('d', 'message round trip to a pre-spawned worker thread', await timeRoundTrips(worker, (m) => worker.postMessage(m), RUNS)));
+  rows.push(
+    row(
+      'd',
+      'message round trip to a pre-spawned worker thread',
+      await timeRoundTrips(worker, (m) => worker.postMessage(m), RUNS),
+    ),
+  );
   await stopWorker(worker);
 
   const loadBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
@@ -290,7 +328,9 @@ async function main(): Promise<void> {
     '',
     '| | what | median (ms) | p95 (ms) | min (ms) | max (ms) |',
     '|---|---|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.id} | ${r.what} | ${fmt(r.medianMs)} | ${fmt(r.p95Ms)} | ${fmt(r.minMs)} | ${fmt(r.maxMs)} |`),
+    ...rows.map(
+      (r) => `| ${r.id} | ${r.what} | ${fmt(r.medianMs)} | ${fmt(r.p95Ms)} | ${fmt(r.minMs)} | ${fmt(r.maxMs)} |`,
+    ),
     '',
     `## (e) Tiny job end to end on a warm cluster`,
     '',
@@ -310,7 +350,14 @@ async function main(): Promise<void> {
 
   const outDir = resolve(dirname(SELF), '..', '..', 'bench-results');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(resolve(outDir, 'launch.json'), JSON.stringify({ env, results: rows, tinyJob: { ...tiny, loadavgBefore: loadBefore, loadavgAfter: loadAfter } }, null, 2) + '\n');
+  writeFileSync(
+    resolve(outDir, 'launch.json'),
+    JSON.stringify(
+      { env, results: rows, tinyJob: { ...tiny, loadavgBefore: loadBefore, loadavgAfter: loadAfter } },
+      null,
+      2,
+    ) + '\n',
+  );
   writeFileSync(resolve(outDir, 'launch.md'), md);
   process.stdout.write(md);
   process.stdout.write(`\nwrote ${resolve(outDir, 'launch.json')} and launch.md\n`);

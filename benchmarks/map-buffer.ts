@@ -1,7 +1,8 @@
 /**
  * MapOutputBuffer: collect + finish of 1M TeraSort records (10-byte random keys, 90-byte values,
  * 100 MB of data, 4 partitions) at sort buffers of 64, 16 and 4 MiB, the map loop awaiting
- * waitForRoom() when mustWait is set. Not an npm script: `npx tsc -p . && node dist/benchmarks/map-buffer.js [records]`.
+ * waitForRoom() when mustWait is set. Not an npm script:
+ * `npx tsc -p . && node dist/benchmarks/map-buffer.js [records]`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,12 @@ const root = await mkdtemp(join(tmpdir(), 'minimr-mapbuf-'));
 try {
   for (const mib of [64, 16, 4]) {
     const counters = createShuffleCounters();
-    const buffer = new MapOutputBuffer({ dir: join(root, `b${mib}`), numPartitions: P, bufferBytes: mib << 20, counters });
+    const buffer = new MapOutputBuffer({
+      dir: join(root, `b${mib}`),
+      numPartitions: P,
+      bufferBytes: mib << 20,
+      counters,
+    });
     const t0 = performance.now();
     for (let i = 0; i < N; i++) {
       const key = keys.subarray(i * 10, i * 10 + 10);

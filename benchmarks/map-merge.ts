@@ -12,9 +12,11 @@
  * copy of dist/ built from the base commit) and alternates the two implementations rep by rep, in
  * the same process: separate runs drift too much on a shared machine to show a 10% change.
  *
- * Not an npm script: `npm run build && node dist/benchmarks/map-merge.js [--mb 16] [--buffers 27,10,2.7] [--reps 7] [--against DIR]`;
- * as a task process runs: `MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=524288 node --max-semi-space-size=4
- * --expose-gc dist/benchmarks/map-merge.js`; add `--cpu-prof` (node flag) with `--buffers 10` to profile.
+ * Not an npm script:
+ * `npm run build && node dist/benchmarks/map-merge.js [--mb 16] [--buffers 27,10,2.7] [--reps 7] [--against DIR]`; as a
+ * task process runs:
+ * `MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=524288 node --max-semi-space-size=4 --expose-gc
+ * dist/benchmarks/map-merge.js`; add `--cpu-prof` (node flag) with `--buffers 10` to profile.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -47,7 +49,8 @@ if (args.against) {
 
 let fullGcs = 0;
 new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullGcs++;
+  for (const e of list.getEntries())
+    if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullGcs++;
 }).observe({ entryTypes: ['gc'] });
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
 
@@ -133,8 +136,12 @@ try {
 } finally {
   await rm(root, { recursive: true, force: true });
 }
-console.log(`map of ${args.mb} MB TeraGen rows, ${args.parts} partition(s), codec ${args.codec}, spillPercent ${args['spill-percent']}, medians of ${args.reps}:`);
-console.log('| buffer MiB | build | spills | collect ms (cpu) | finish ms (cpu) | total ms (cpu) | full GCs | output sha256 |');
+console.log(
+  `map of ${args.mb} MB TeraGen rows, ${args.parts} partition(s), codec ${args.codec}, spillPercent ${args['spill-percent']}, medians of ${args.reps}:`,
+);
+console.log(
+  '| buffer MiB | build | spills | collect ms (cpu) | finish ms (cpu) | total ms (cpu) | full GCs | output sha256 |',
+);
 console.log('|---|---|---|---|---|---|---|---|');
 for (const mib of buffers) {
   for (const impl of impls) {

@@ -27,7 +27,15 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import yargs from 'yargs';
 import { OutputWriter } from '../src/runtime/task/output-writer.js';
-import { createShuffleCounters, groupByKey, mapOutputPaths, MapOutputBuffer, newShuffleSecret, ReduceShuffle, type MapOutputLocation } from '../src/shuffle/index.js';
+import {
+  createShuffleCounters,
+  groupByKey,
+  mapOutputPaths,
+  MapOutputBuffer,
+  newShuffleSecret,
+  ReduceShuffle,
+  type MapOutputLocation,
+} from '../src/shuffle/index.js';
 import { generateRow } from '../apps/teragen.js';
 
 const args = yargs(process.argv.slice(2))
@@ -69,7 +77,8 @@ function rssMiB(): string {
 let peak = { rss: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
 function samplePeak(): void {
   const mu = process.memoryUsage();
-  if (mu.rss > peak.rss) peak = { rss: mu.rss, heapTotal: mu.heapTotal, external: mu.external, arrayBuffers: mu.arrayBuffers };
+  if (mu.rss > peak.rss)
+    peak = { rss: mu.rss, heapTotal: mu.heapTotal, external: mu.external, arrayBuffers: mu.arrayBuffers };
 }
 const peakText = (): string =>
   `sampled peak RSS ${(peak.rss / 2 ** 20).toFixed(0)} MiB (heap ${(peak.heapTotal / 2 ** 20).toFixed(0)}, external ${(peak.external / 2 ** 20).toFixed(0)}, arrayBuffers ${(peak.arrayBuffers / 2 ** 20).toFixed(0)})`;
@@ -94,7 +103,7 @@ async function runMaps(root: string): Promise<void> {
     for (let r = 0; r < records; r++) {
       const rec = input.subarray(r * RECORD, (r + 1) * RECORD);
       const key = rec.subarray(0, KEY);
-      buffer.collect(((key[0]! << 8) | key[1]!) * parts >>> 16, key, rec.subarray(KEY));
+      buffer.collect((((key[0]! << 8) | key[1]!) * parts) >>> 16, key, rec.subarray(KEY));
       if (buffer.mustWait) await buffer.waitForRoom();
       if ((r & 0x3fff) === 0) samplePeak();
     }
@@ -112,12 +121,15 @@ async function runMaps(root: string): Promise<void> {
       `map ${m}: ${fmt(t)} (collect ${fmt(collected)}); spills ${counters.spills}, spilled ${(counters.spilledBytes / 2 ** 20).toFixed(1)} MiB; ${rssMiB()}\n`,
     );
   }
-  console.log(`map total (${args.maps} x ${args['map-mb']} MB, buffer ${args['map-buffer-mb']} MB): ${fmt(total)}; per map cpu ${(total.cpuS / args.maps).toFixed(2)} s`);
+  console.log(
+    `map total (${args.maps} x ${args['map-mb']} MB, buffer ${args['map-buffer-mb']} MB): ${fmt(total)}; per map cpu ${(total.cpuS / args.maps).toFixed(2)} s`,
+  );
 }
 
 async function runReduce(root: string): Promise<void> {
   const locations: MapOutputLocation[] = [];
-  for (let m = 0; m < args.maps; m++) locations.push({ mapIndex: m, attemptId: attemptOf(m), workerId: WORKER, host: '127.0.0.1', dataPort: 1 });
+  for (let m = 0; m < args.maps; m++)
+    locations.push({ mapIndex: m, attemptId: attemptOf(m), workerId: WORKER, host: '127.0.0.1', dataPort: 1 });
   const counters = createShuffleCounters();
   const shuffle = new ReduceShuffle({
     jobId: JOB,
@@ -185,7 +197,8 @@ mkdirSync(root, { recursive: true });
 try {
   if (args.phase !== 'reduce') await runMaps(root);
   if (args.phase !== 'map') {
-    if (!existsSync(mapOutputPaths(root, JOB, attemptOf(args.maps - 1)).dataFile)) throw new Error(`no map outputs in ${root}: run --phase map first`);
+    if (!existsSync(mapOutputPaths(root, JOB, attemptOf(args.maps - 1)).dataFile))
+      throw new Error(`no map outputs in ${root}: run --phase map first`);
     await runReduce(root);
   }
 } finally {

@@ -43,10 +43,26 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { TASK_OVERHEAD_MB, profileJob, profileMarkdown, profileSvg, type AttemptSummary, type ElasticityProfile, type JobStatus, type SubmitOptions } from '../src/runtime/index.js';
+import {
+  TASK_OVERHEAD_MB,
+  profileJob,
+  profileMarkdown,
+  profileSvg,
+  type AttemptSummary,
+  type ElasticityProfile,
+  type JobStatus,
+  type SubmitOptions,
+} from '../src/runtime/index.js';
 import type { LocalCluster } from '../src/local/index.js';
 import { lineChart } from '../src/util/index.js';
-import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster, type MachineRecord } from './lib/bench-cluster.js';
+import {
+  BENCH_CLUSTER,
+  finishMachineRecord,
+  machineLine,
+  machineRecord,
+  startBenchCluster,
+  type MachineRecord,
+} from './lib/bench-cluster.js';
 import { writeCorpus } from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
 import { describeRatios, pairedRatios, ratioSummaryJson, runPair } from './lib/paired.js';
@@ -86,10 +102,15 @@ function parseArgs(argv: string[]): Args {
     .option('stall-s', { type: 'number', default: 120, describe: 'kill a job with no attempt running for this long' })
     .option('profile-mb', { type: 'number', default: 64 })
     .option('profile-block-mb', { type: 'number', default: 16 })
-    .option('repeats', { type: 'number', default: 1, describe: 'runs of each TeraSort case and of its GNU sort, interleaved: ratios pair by pair (lib/paired.ts)' })
+    .option('repeats', {
+      type: 'number',
+      default: 1,
+      describe: 'runs of each TeraSort case and of its GNU sort, interleaved: ratios pair by pair (lib/paired.ts)',
+    })
     .strict()
     .parseSync();
-  if (!Number.isInteger(a.repeats) || a.repeats < 1) throw new Error(`--repeats must be a positive integer, got ${a.repeats}`);
+  if (!Number.isInteger(a.repeats) || a.repeats < 1)
+    throw new Error(`--repeats must be a positive integer, got ${a.repeats}`);
   return {
     sizeMb: a.sizeMb,
     skipProfile: a.skipProfile,
@@ -160,7 +181,13 @@ interface RssGroup {
   pass: boolean | null;
   over: string[];
   /** The same from the /proc VmHWM samples of the attempts that could be matched to a process. */
-  sampled: { matched: number; medianMb: number | null; maxMb: number | null; marginMb: number | null; pass: boolean | null };
+  sampled: {
+    matched: number;
+    medianMb: number | null;
+    maxMb: number | null;
+    marginMb: number | null;
+    pass: boolean | null;
+  };
 }
 
 interface GnuSortResult {
@@ -253,7 +280,9 @@ async function main(): Promise<void> {
     let t = performance.now();
     const tera = await writeTeraInputs(join(local, 'tera.dat'), join(local, 'tera-lines.txt'), rows);
     phases.generateTera = (performance.now() - t) / 1000;
-    log(`generated ${rows} TeraGen records (${((rows * RECORD) / MB).toFixed(1)} MB) + GNU sort lines, checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`);
+    log(
+      `generated ${rows} TeraGen records (${((rows * RECORD) / MB).toFixed(1)} MB) + GNU sort lines, checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`,
+    );
 
     const profileBytes = Math.round(args.profileMb * MB);
     let corpusPath: string | undefined;
@@ -263,7 +292,11 @@ async function main(): Promise<void> {
       const corpus = await writeCorpus(join(local, 'profile-corpus.txt'), profileBytes);
       corpusPath = corpus.path;
       const profileRows = Math.floor(profileBytes / RECORD);
-      const pt = await writeTeraInputs(join(local, 'profile-tera.dat'), join(local, 'profile-tera-lines.txt'), profileRows);
+      const pt = await writeTeraInputs(
+        join(local, 'profile-tera.dat'),
+        join(local, 'profile-tera-lines.txt'),
+        profileRows,
+      );
       profileTeraPath = pt.recordsPath;
       await rm(pt.linesPath, { force: true });
       phases.generateProfileInputs = (performance.now() - t) / 1000;
@@ -279,7 +312,9 @@ async function main(): Promise<void> {
     phases.clusterStart = (performance.now() - t) / 1000;
     const client = cluster.client;
     const info = await client.clusterInfo();
-    log(`cluster up: ${info.workers.map((w) => `${w.workerId} (${w.memoryMb} MB)`).join(', ')}, policy ${info.policy} [${phases.clusterStart.toFixed(1)}s]`);
+    log(
+      `cluster up: ${info.workers.map((w) => `${w.workerId} (${w.memoryMb} MB)`).join(', ')}, policy ${info.policy} [${phases.clusterStart.toFixed(1)}s]`,
+    );
     watchdog = new JobWatchdog(client, { jobTimeoutS: args.jobTimeoutS, stallS: args.stallS, log });
     const liveCluster = cluster;
     sampler = new ProcRssSampler(() => liveCluster.workers.map((w) => ({ workerId: w.workerId, pid: w.process.pid })));
@@ -291,7 +326,9 @@ async function main(): Promise<void> {
       const st = await client.fs.put(src, dst, { overwrite: true, ...(blockSize ? { blockSize } : {}) });
       const s = (performance.now() - t1) / 1000;
       phases[`put ${dst}`] = s;
-      log(`put ${dst}: ${(st.length / MB).toFixed(1)} MB${blockSize ? ` in ${(blockSize / MB).toFixed(0)} MB blocks` : ''} in ${s.toFixed(1)}s (${(st.length / MB / s).toFixed(1)} MB/s)`);
+      log(
+        `put ${dst}: ${(st.length / MB).toFixed(1)} MB${blockSize ? ` in ${(blockSize / MB).toFixed(0)} MB blocks` : ''} in ${s.toFixed(1)}s (${(st.length / MB / s).toFixed(1)} MB/s)`,
+      );
     };
     await put(tera.recordsPath, '/bench/tera/input.dat');
     const profileBlock = Math.round(args.profileBlockMb * MB);
@@ -301,7 +338,11 @@ async function main(): Promise<void> {
     const app = (name: string) => fileURLToPath(new URL(`../apps/${name}.js`, import.meta.url));
 
     /** Submits, waits, and returns the status and the wall time; a watchdog kill shows up as the reason. */
-    async function runTimed(label: string, appName: string, options: SubmitOptions): Promise<{ status: JobStatus; seconds: number }> {
+    async function runTimed(
+      label: string,
+      appName: string,
+      options: SubmitOptions,
+    ): Promise<{ status: JobStatus; seconds: number }> {
       const t0 = performance.now();
       const jobId = await client.submit(app(appName), { ...options, overwrite: true });
       log(`${label}: submitted ${jobId} [${((performance.now() - t0) / 1000).toFixed(1)}s after submit started]`);
@@ -309,7 +350,10 @@ async function main(): Promise<void> {
         return await followJob(client, jobId, label, t0, log);
       } catch (err) {
         const why = watchdog?.reasonFor(jobId);
-        throw Object.assign(new Error(`${label} (${jobId}): ${(err as Error).message}${why ? ` [watchdog: ${why}]` : ''}`), { jobId });
+        throw Object.assign(
+          new Error(`${label} (${jobId}): ${(err as Error).message}${why ? ` [watchdog: ${why}]` : ''}`),
+          { jobId },
+        );
       }
     }
 
@@ -327,7 +371,9 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
       sampler?.sample();
       const matched = sampler?.available ? sampler.attribute(attempts) : new Map<string, ProcSample>();
-      run.workerPeakMb = sampler?.available ? Object.fromEntries(Object.entries(sampler.workerPeaks()).map(([k, v]) => [k, r3(v / MB)])) : undefined;
+      run.workerPeakMb = sampler?.available
+        ? Object.fromEntries(Object.entries(sampler.workerPeaks()).map(([k, v]) => [k, r3(v / MB)]))
+        : undefined;
       run.attempts = attempts.map((a) => attemptRow(a, run.bufferMb, matched.get(a.attemptId)));
       run.phases = { map: phaseCounters(attempts, 'map'), reduce: phaseCounters(attempts, 'reduce') };
       run.rss = (['map', 'reduce'] as const).map((phase) => rssGroup(run.attempts, phase, run.bufferMb));
@@ -338,7 +384,12 @@ async function main(): Promise<void> {
           `${attempts.length} attempts (${attempts.filter((a) => a.state !== 'succeeded').length} not succeeded)`,
       );
       for (const g of run.rss) log(`${label}: ${rssLine(g)}`);
-      if (run.workerPeakMb) log(`${label}: worker processes' own peak RSS (VmHWM): ${Object.entries(run.workerPeakMb).map(([k, v]) => `${k} ${v.toFixed(1)} MiB`).join(', ')}`);
+      if (run.workerPeakMb)
+        log(
+          `${label}: worker processes' own peak RSS (VmHWM): ${Object.entries(run.workerPeakMb)
+            .map(([k, v]) => `${k} ${v.toFixed(1)} MiB`)
+            .join(', ')}`,
+        );
     }
 
     // ------------------------------------------------------------ TeraSort at 64 MB and 16 MB
@@ -389,17 +440,27 @@ async function main(): Promise<void> {
         if (digest.records !== rows) problems.push(`${digest.records} records out, ${rows} in`);
 
         // verification 2: TeraValidate
-        const v = await runTimed(`TeraValidate ${bufferMb} MB`, 'teravalidate', { input: [output], output: `/bench/out/teravalidate-${bufferMb}` });
+        const v = await runTimed(`TeraValidate ${bufferMb} MB`, 'teravalidate', {
+          input: [output],
+          output: `/bench/out/teravalidate-${bufferMb}`,
+        });
         run.validateSeconds = v.seconds;
         const lines = splitLines(await readText(`/bench/out/teravalidate-${bufferMb}`));
         const want = ['misorder\t0', `rows\t${rows}`, `checksum\t${tera.checksum}`];
         const missing = want.filter((w) => !lines.includes(w));
-        run.checks.push(`TeraValidate: ${lines.filter((l) => !l.startsWith('error\t')).join(', ').replace(/\t/g, ' ')}`);
+        run.checks.push(
+          `TeraValidate: ${lines
+            .filter((l) => !l.startsWith('error\t'))
+            .join(', ')
+            .replace(/\t/g, ' ')}`,
+        );
         if (missing.length) problems.push(`TeraValidate: missing ${missing.map((m) => JSON.stringify(m)).join(', ')}`);
         if (lines.some((l) => l.startsWith('error\t'))) problems.push('TeraValidate: error lines present');
         run.verified = problems.length === 0;
         if (problems.length) run.error = problems.join('; ');
-        log(`${label}: output ${run.verified ? 'verified' : 'MISMATCH'}: ${run.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`);
+        log(
+          `${label}: output ${run.verified ? 'verified' : 'MISMATCH'}: ${run.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`,
+        );
       } catch (err) {
         run.error = (err as Error).message;
         run.verified = false;
@@ -418,7 +479,10 @@ async function main(): Promise<void> {
       try {
         run.gnu.seconds = await timeShell(command, { cwd: local, env: { TMPDIR: local } });
         const digest = new SequenceDigest();
-        for await (const chunk of wholeRecords(createReadStream(join(local, sortedFile), { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>, RECORD)) {
+        for await (const chunk of wholeRecords(
+          createReadStream(join(local, sortedFile), { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>,
+          RECORD,
+        )) {
           digest.addLines(chunk);
         }
         const problems: string[] = [];
@@ -428,7 +492,9 @@ async function main(): Promise<void> {
           run.checks.push(`record order ${same ? 'identical to' : 'DIFFERENT from'} GNU sort's`);
           if (!same) {
             run.verified = false;
-            run.error = [run.error, 'minimr and GNU sort put the records in different orders'].filter(Boolean).join('; ');
+            run.error = [run.error, 'minimr and GNU sort put the records in different orders']
+              .filter(Boolean)
+              .join('; ');
             problems.push('record order differs from minimr');
           }
         }
@@ -444,7 +510,13 @@ async function main(): Promise<void> {
       }
 
       // --repeats: more pairs, the order alternating; the output bytes must be the first run's.
-      if (args.repeats > 1 && run.verified === true && run.gnu.verified === true && run.seconds !== null && run.gnu.seconds !== null) {
+      if (
+        args.repeats > 1 &&
+        run.verified === true &&
+        run.gnu.verified === true &&
+        run.seconds !== null &&
+        run.gnu.seconds !== null
+      ) {
         const mine = (run.runsSeconds = [run.seconds]);
         const theirs = (run.gnu.runsSeconds = [run.gnu.seconds]);
         for (let k = 1; k < args.repeats; k++) {
@@ -458,7 +530,10 @@ async function main(): Promise<void> {
                 reducers: 2,
                 conf: { 'shuffle.map.bufferBytes': bufferMb * MB, 'shuffle.reduce.bufferBytes': bufferMb * MB },
               });
-              if (status.counters.OUTPUT_BYTES !== run.counters?.OUTPUT_BYTES) throw new Error(`${pair}: ${status.counters.OUTPUT_BYTES} output bytes, the first run wrote ${run.counters?.OUTPUT_BYTES}`);
+              if (status.counters.OUTPUT_BYTES !== run.counters?.OUTPUT_BYTES)
+                throw new Error(
+                  `${pair}: ${status.counters.OUTPUT_BYTES} output bytes, the first run wrote ${run.counters?.OUTPUT_BYTES}`,
+                );
               mine.push(seconds);
             },
             async () => {
@@ -482,10 +557,18 @@ async function main(): Promise<void> {
         ['terasort', '/bench/profile/tera/input.dat'],
       ] as const) {
         const st = await client.fs.stat(inputPath);
-        const result: ProfileResult = { app: appName, inputPath, inputBytes: st.length, blockMb: args.profileBlockMb, seconds: null };
+        const result: ProfileResult = {
+          app: appName,
+          inputPath,
+          inputBytes: st.length,
+          blockMb: args.profileBlockMb,
+          seconds: null,
+        };
         profiles.push(result);
         const t1 = performance.now();
-        log(`profile ${appName}: ${(st.length / MB).toFixed(1)} MB input, ${PROFILE_MAPS} maps, fractions ${FRACTIONS.join(', ')}`);
+        log(
+          `profile ${appName}: ${(st.length / MB).toFixed(1)} MB input, ${PROFILE_MAPS} maps, fractions ${FRACTIONS.join(', ')}`,
+        );
         try {
           const profile = await profileJob(client, {
             modulePath: app(appName),
@@ -541,7 +624,11 @@ async function main(): Promise<void> {
     const paired = pairedRatios(r.runsSeconds, r.gnu.runsSeconds);
     targets.push({
       name: `TeraSort ${f(r.inputBytes / MB, 0)} MB, ${r.bufferMb} MB buffers vs sort -S ${r.bufferMb}M`,
-      measured: paired ? `minimr/sort ${describeRatios(paired)}` : ratio === null ? 'not measured' : `${f(r.seconds)} s / ${f(r.gnu.seconds)} s = ${f(ratio)}x`,
+      measured: paired
+        ? `minimr/sort ${describeRatios(paired)}`
+        : ratio === null
+          ? 'not measured'
+          : `${f(r.seconds)} s / ${f(r.gnu.seconds)} s = ${f(ratio)}x`,
       target: `<= ${TARGET_RATIO}x${paired ? ' (the median)' : ''}`,
       pass: paired ? paired.median <= TARGET_RATIO : ratio === null ? null : ratio <= TARGET_RATIO,
     });
@@ -565,7 +652,10 @@ async function main(): Promise<void> {
     for (const g of r.rss) {
       targets.push({
         name: `TeraSort ${r.bufferMb} MB buffers: peak RSS of ${g.phase} tasks`,
-        measured: g.maxMb === null ? 'not measured' : `max ${f(g.maxMb, 1)} MiB of ${f(g.boundMb, 0)} MiB (margin ${f(g.marginMb, 1)} MiB)`,
+        measured:
+          g.maxMb === null
+            ? 'not measured'
+            : `max ${f(g.maxMb, 1)} MiB of ${f(g.boundMb, 0)} MiB (margin ${f(g.marginMb, 1)} MiB)`,
         target: `<= buffer + ${TASK_OVERHEAD_MB} MiB`,
         pass: g.pass,
       });
@@ -577,12 +667,19 @@ async function main(): Promise<void> {
   // ---------------------------------------------------------------- report
   const chart = runs.some((r) => r.seconds !== null || r.gnu.seconds !== null)
     ? lineChart({
-        title: `TeraSort ${f(rows * RECORD / MB, 0)} MB: wall time vs sort memory`,
+        title: `TeraSort ${f((rows * RECORD) / MB, 0)} MB: wall time vs sort memory`,
         xLabel: 'buffer per task / sort -S (MB)',
         yLabel: 'wall time (s)',
         series: [
-          { name: 'minimr TeraSort', points: runs.filter((r) => r.seconds !== null).map((r) => [r.bufferMb, r.seconds!] as const) },
-          { name: 'GNU sort', points: runs.filter((r) => r.gnu.seconds !== null).map((r) => [r.bufferMb, r.gnu.seconds!] as const), dashed: true },
+          {
+            name: 'minimr TeraSort',
+            points: runs.filter((r) => r.seconds !== null).map((r) => [r.bufferMb, r.seconds!] as const),
+          },
+          {
+            name: 'GNU sort',
+            points: runs.filter((r) => r.gnu.seconds !== null).map((r) => [r.bufferMb, r.gnu.seconds!] as const),
+            dashed: true,
+          },
         ],
       })
     : undefined;
@@ -597,11 +694,20 @@ async function main(): Promise<void> {
       serverSeconds: nr3(r.serverSeconds),
       validateSeconds: nr3(r.validateSeconds),
       mbPerSecond: r.seconds ? r3(r.inputBytes / MB / r.seconds) : null,
-      gnu: { ...r.gnu, seconds: nr3(r.gnu.seconds), mbPerSecond: r.gnu.seconds ? r3(r.inputBytes / MB / r.gnu.seconds) : null },
+      gnu: {
+        ...r.gnu,
+        seconds: nr3(r.gnu.seconds),
+        mbPerSecond: r.gnu.seconds ? r3(r.inputBytes / MB / r.gnu.seconds) : null,
+      },
       ratio: r.seconds !== null && r.gnu.seconds ? r3(r.seconds / r.gnu.seconds) : null,
       ...ratioSummaryJson(pairedRatios(r.runsSeconds, r.gnu.runsSeconds)),
     })),
-    profiles: profiles.map((p) => ({ ...p, seconds: nr3(p.seconds), mapPenalty: p.mapPenalty === undefined ? null : r3(p.mapPenalty), reducePenalty: p.reducePenalty === undefined ? null : r3(p.reducePenalty) })),
+    profiles: profiles.map((p) => ({
+      ...p,
+      seconds: nr3(p.seconds),
+      mapPenalty: p.mapPenalty === undefined ? null : r3(p.mapPenalty),
+      reducePenalty: p.reducePenalty === undefined ? null : r3(p.reducePenalty),
+    })),
     targets,
     watchdogKills: watchdog?.kills ?? [],
     failure: failure ?? null,
@@ -609,14 +715,20 @@ async function main(): Promise<void> {
   writeFileSync(resolve(outDir, 'shuffle.json'), JSON.stringify(json, null, 2) + '\n');
   writeFileSync(resolve(outDir, 'shuffle.md'), md);
   process.stdout.write('\n' + md);
-  process.stdout.write(`\nwrote ${resolve(outDir, 'shuffle.json')} and shuffle.md${chart ? ', shuffle-terasort.svg' : ''}${profiles.filter((p) => p.svg).map((p) => `, ${p.svg}`).join('')}\n`);
-  const bad = failure !== undefined || runs.some((r) => r.verified !== true || r.gnu.verified !== true) || profiles.some((p) => p.error !== undefined);
+  process.stdout.write(
+    `\nwrote ${resolve(outDir, 'shuffle.json')} and shuffle.md${chart ? ', shuffle-terasort.svg' : ''}${profiles
+      .filter((p) => p.svg)
+      .map((p) => `, ${p.svg}`)
+      .join('')}\n`,
+  );
+  const bad =
+    failure !== undefined ||
+    runs.some((r) => r.verified !== true || r.gnu.verified !== true) ||
+    profiles.some((p) => p.error !== undefined);
   if (bad) process.exitCode = 1;
 }
 
 // ---------------------------------------------------------------- helpers
-
-
 
 const mib = (bytes: number | undefined): string => ((bytes ?? 0) / MB).toFixed(1);
 const pct = (x: number): string => `${Number((x * 100).toFixed(1))}%`;
@@ -630,7 +742,10 @@ function f(x: number | null | undefined, digits = 2): string {
 function attemptRow(a: AttemptSummary, configuredBufferMb: number, sample: ProcSample | undefined): AttemptRow {
   // An attempt granted less than ideal memory gets a buffer of (granted - overhead), see
   // attemptShuffleSettings; its bound is then its own grant.
-  const bufferMb = a.memoryMb > 0 && a.memoryMb - TASK_OVERHEAD_MB < configuredBufferMb ? Math.max(1, a.memoryMb - TASK_OVERHEAD_MB) : configuredBufferMb;
+  const bufferMb =
+    a.memoryMb > 0 && a.memoryMb - TASK_OVERHEAD_MB < configuredBufferMb
+      ? Math.max(1, a.memoryMb - TASK_OVERHEAD_MB)
+      : configuredBufferMb;
   const boundMb = bufferMb + TASK_OVERHEAD_MB;
   const rss = a.counters.PEAK_RSS_BYTES;
   const peakRssMb = rss !== undefined && rss > 0 ? rss / MB : null;
@@ -677,7 +792,9 @@ function rssGroup(rows: AttemptRow[], phase: Phase, bufferMb: number): RssGroup 
   const maxMb = rss.length ? Math.max(...rss) : null;
   // Margin against each attempt's own bound (they differ only when the scheduler granted less).
   const marginMb = measured.length ? Math.min(...measured.map((r) => r.boundMb - r.peakRssMb!)) : null;
-  const over = measured.filter((r) => r.withinBound === false).map((r) => `${r.attemptId} ${f(r.peakRssMb, 1)} MiB > ${f(r.boundMb, 0)} MiB`);
+  const over = measured
+    .filter((r) => r.withinBound === false)
+    .map((r) => `${r.attemptId} ${f(r.peakRssMb, 1)} MiB > ${f(r.boundMb, 0)} MiB`);
   const sampledRows = mine.filter((r) => r.sampledHwmMb !== null);
   const hwm = sampledRows.map((r) => r.sampledHwmMb!);
   const sampledMargin = sampledRows.length ? Math.min(...sampledRows.map((r) => r.boundMb - r.sampledHwmMb!)) : null;
@@ -747,7 +864,9 @@ function renderMarkdown(
     '|---:|---:|---:|---:|---|---|---:|---:|---:|',
     ...runs.map((r) => {
       const paired = pairedRatios(r.runsSeconds, r.gnu.runsSeconds);
-      const ratio = paired ? describeRatios(paired) : f(r.seconds !== null && r.gnu.seconds ? r.seconds / r.gnu.seconds : null);
+      const ratio = paired
+        ? describeRatios(paired)
+        : f(r.seconds !== null && r.gnu.seconds ? r.seconds / r.gnu.seconds : null);
       const ok = r.verified === true ? 'yes' : r.verified === false ? '**NO**' : '—';
       return (
         `| ${r.bufferMb} MB | ${r.seconds === null ? 'FAILED' : f(r.seconds)} | ${r.seconds ? f(inputMb / r.seconds, 1) : '—'} | ${f(r.validateSeconds)} | ${ok} | ` +
@@ -758,7 +877,12 @@ function renderMarkdown(
     ...(runs.some((r) => r.runsSeconds)
       ? [
           "Seconds and MB/s are the first run's. Every run, in order (run k of minimr paired with run k of GNU sort; odd pairs ran GNU sort first):",
-          ...runs.filter((r) => r.runsSeconds).map((r) => `- ${r.bufferMb} MB: minimr ${r.runsSeconds!.map((s) => f(s)).join(', ')}; GNU sort ${(r.gnu.runsSeconds ?? []).map((s) => f(s)).join(', ')}`),
+          ...runs
+            .filter((r) => r.runsSeconds)
+            .map(
+              (r) =>
+                `- ${r.bufferMb} MB: minimr ${r.runsSeconds!.map((s) => f(s)).join(', ')}; GNU sort ${(r.gnu.runsSeconds ?? []).map((s) => f(s)).join(', ')}`,
+            ),
           '',
         ]
       : []),
@@ -768,7 +892,8 @@ function renderMarkdown(
     '| buffers | maps | reduces | map SPILLS | map SPILLED MB | map MERGE_PASSES | map PEAK_BUFFER MB | reduce SPILLED MB | reduce MERGE_PASSES | reduce PEAK_BUFFER MB | SHUFFLE_BYTES_LOCAL MB | SHUFFLE_BYTES_REMOTE MB | job SPILLED_BYTES MB | job SPILLS | job MERGE_PASSES |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...runs.map((r) => {
-      if (!r.phases || !r.counters) return `| ${r.bufferMb} MB | — | — | — | — | — | — | — | — | — | — | — | — | — | — |`;
+      if (!r.phases || !r.counters)
+        return `| ${r.bufferMb} MB | — | — | — | — | — | — | — | — | — | — | — | — | — | — |`;
       const m = r.phases.map;
       const d = r.phases.reduce;
       const c = r.counters;
@@ -790,13 +915,18 @@ function renderMarkdown(
       ),
     ),
     '',
-    'Margin = the smallest (bound - peak RSS) over the phase\'s attempts; the bound is the attempt\'s buffer (its grant minus the overhead when granted less than ideal) + the overhead. Every attempt is checked, whatever its end state; the targets use PEAK_RSS_BYTES. ' +
-      'VmHWM columns: an independent measurement, the peak RSS of each task process\'s own address space sampled from /proc every 100 ms and matched to its attempt by worker and exit time (lib/proc-rss.ts). ' +
-      'They differ from PEAK_RSS_BYTES when that counter comes from getrusage ru_maxrss (process.resourceUsage().maxRSS): on Linux a forked child inherits in ru_maxrss the peak of the worker it was forked from, so it is at least the worker\'s RSS at fork time.',
+    "Margin = the smallest (bound - peak RSS) over the phase's attempts; the bound is the attempt's buffer (its grant minus the overhead when granted less than ideal) + the overhead. Every attempt is checked, whatever its end state; the targets use PEAK_RSS_BYTES. " +
+      "VmHWM columns: an independent measurement, the peak RSS of each task process's own address space sampled from /proc every 100 ms and matched to its attempt by worker and exit time (lib/proc-rss.ts). " +
+      "They differ from PEAK_RSS_BYTES when that counter comes from getrusage ru_maxrss (process.resourceUsage().maxRSS): on Linux a forked child inherits in ru_maxrss the peak of the worker it was forked from, so it is at least the worker's RSS at fork time.",
     '',
     ...runs
       .filter((r) => r.workerPeakMb)
-      .map((r) => `Worker processes' own peak RSS (VmHWM) during the ${r.bufferMb} MB run: ${Object.entries(r.workerPeakMb!).map(([k, v]) => `${k} ${v.toFixed(1)} MiB`).join(', ')}.`),
+      .map(
+        (r) =>
+          `Worker processes' own peak RSS (VmHWM) during the ${r.bufferMb} MB run: ${Object.entries(r.workerPeakMb!)
+            .map(([k, v]) => `${k} ${v.toFixed(1)} MiB`)
+            .join(', ')}.`,
+      ),
     '',
   ];
   for (const r of runs) {
@@ -815,9 +945,16 @@ function renderMarkdown(
       '',
     );
   }
-  lines.push('Verification:', ...runs.map((r) => `- ${r.bufferMb} MB: ${r.verified === true ? 'OK' : r.verified === false ? 'FAILED' : 'not verified'} (${r.checks.join('; ')})${r.error ? ` — ${r.error}` : ''}${r.gnu.error ? `; GNU sort FAILED: ${r.gnu.error}` : r.gnu.note ? `; GNU sort: ${r.gnu.note}` : ''}`), '');
   lines.push(
-    'minimr s = wall time from submit (module load and TeraSort\'s sampling `prepare` included) until the client sees success, polling every 50 ms; TeraValidate runs afterwards and is not included. ' +
+    'Verification:',
+    ...runs.map(
+      (r) =>
+        `- ${r.bufferMb} MB: ${r.verified === true ? 'OK' : r.verified === false ? 'FAILED' : 'not verified'} (${r.checks.join('; ')})${r.error ? ` — ${r.error}` : ''}${r.gnu.error ? `; GNU sort FAILED: ${r.gnu.error}` : r.gnu.note ? `; GNU sort: ${r.gnu.note}` : ''}`,
+    ),
+    '',
+  );
+  lines.push(
+    "minimr s = wall time from submit (module load and TeraSort's sampling `prepare` included) until the client sees success, polling every 50 ms; TeraValidate runs afterwards and is not included. " +
       'GNU sort runs as `LC_ALL=C sort -S <buffer>M --parallel=2 -T <work dir> -o <file>` on the same records as 100-byte text lines (20 hex digits of the key, row number, filler), read from a local file in the page cache; ' +
       'hex keeps the byte order, so both outputs must list the records in the same order, and they are compared record by record (SHA-256 over key + row number of every record, in order). ' +
       'Same memory: each minimr task gets the buffer (2 map tasks and 2 reduce tasks run at once, one of each per worker), GNU sort gets -S of the same size for its 2 threads.',
@@ -827,7 +964,10 @@ function renderMarkdown(
   lines.push('## Elasticity profiles', '');
   if (profiles.length === 0) lines.push('Not run (--skip-profile).', '');
   for (const p of profiles) {
-    lines.push(`Input: ${f(p.inputBytes / MB, 1)} MB in ${p.blockMb} MB blocks (\`${p.inputPath}\`), ${PROFILE_MAPS} maps + 1 reduce per point; profile took ${f(p.seconds, 1)} s.`, '');
+    lines.push(
+      `Input: ${f(p.inputBytes / MB, 1)} MB in ${p.blockMb} MB blocks (\`${p.inputPath}\`), ${PROFILE_MAPS} maps + 1 reduce per point; profile took ${f(p.seconds, 1)} s.`,
+      '',
+    );
     if (p.profile) {
       lines.push(profileMarkdown(p.profile), '');
       lines.push(
@@ -844,8 +984,18 @@ function renderMarkdown(
       lines.push(`### Elasticity profile of ${p.app}: FAILED`, '', '```', p.error ?? 'unknown error', '```', '');
     }
   }
-  lines.push(`Tools: ${Object.entries(env.tools).map(([k, v]) => `${k}: ${v}`).join('; ')}.`, '');
-  lines.push(`Other phases (s): ${Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}.`, '');
+  lines.push(
+    `Tools: ${Object.entries(env.tools)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ')}.`,
+    '',
+  );
+  lines.push(
+    `Other phases (s): ${Object.entries(phases)
+      .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+      .join(', ')}.`,
+    '',
+  );
   if (failure) lines.push('**The run failed:**', '', '```', failure, '```', '');
   return lines.join('\n');
 }

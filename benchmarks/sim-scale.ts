@@ -42,7 +42,9 @@ function run(label: string, workload: Workload, cluster: ClusterShape, targetS: 
   const walls: number[] = [];
   let r: ReturnType<typeof simulate> | undefined;
   for (let i = 0; i < REPEATS; i++) {
-    process.stderr.write(`${label}: ${workload.jobs.length} jobs on ${cluster.workers.length} workers, run ${i + 1}/${REPEATS} ...\n`);
+    process.stderr.write(
+      `${label}: ${workload.jobs.length} jobs on ${cluster.workers.length} workers, run ${i + 1}/${REPEATS} ...\n`,
+    );
     const started = performance.now();
     r = simulate({
       workload,
@@ -51,7 +53,10 @@ function run(label: string, workload: Workload, cluster: ClusterShape, targetS: 
       // Speed is measured, not the run's details: a 30,000-job log would fill the heap.
       recordDecisions: false,
       recordAttempts: false,
-      onProgress: (p) => process.stderr.write(`  t=${(p.simMs / 1000).toFixed(0)} s, ${p.jobsDone}/${p.jobsTotal} jobs, ${((performance.now() - started) / 1000).toFixed(1)} s wall\n`),
+      onProgress: (p) =>
+        process.stderr.write(
+          `  t=${(p.simMs / 1000).toFixed(0)} s, ${p.jobsDone}/${p.jobsTotal} jobs, ${((performance.now() - started) / 1000).toFixed(1)} s wall\n`,
+        ),
     });
     walls.push((performance.now() - started) / 1000);
   }
@@ -80,11 +85,33 @@ const big = clusterPreset('yarn-me-3000');
 const bigMemoryMb = big.workers.reduce((s, w) => s + w.memoryMb, 0);
 const rows = [
   run('Tyrex HVW, FIFO', tyrexWorkload({ variant: 'hvw', seed: 1 }), tyrex, 0.5),
-  run('YARN-ME uniform x30, FIFO', yarnMeTrace({ kind: 'uniform', seed: 1, scale: 30, load: 0.5, clusterMemoryMb: bigMemoryMb }), big, 10),
-  run('YARN-ME uniform x300, FIFO', yarnMeTrace({ kind: 'uniform', seed: 1, scale: 300, load: 0.5, clusterMemoryMb: bigMemoryMb }), big, 120),
+  run(
+    'YARN-ME uniform x30, FIFO',
+    yarnMeTrace({ kind: 'uniform', seed: 1, scale: 30, load: 0.5, clusterMemoryMb: bigMemoryMb }),
+    big,
+    10,
+  ),
+  run(
+    'YARN-ME uniform x300, FIFO',
+    yarnMeTrace({ kind: 'uniform', seed: 1, scale: 300, load: 0.5, clusterMemoryMb: bigMemoryMb }),
+    big,
+    120,
+  ),
 ];
 
-const head = ['case', 'jobs', 'workers', 'tasks', 'events', 'policy calls', 'simulated h', 'wall s', 'events/s', 'target', 'result'];
+const head = [
+  'case',
+  'jobs',
+  'workers',
+  'tasks',
+  'events',
+  'policy calls',
+  'simulated h',
+  'wall s',
+  'events/s',
+  'target',
+  'result',
+];
 const md = [
   `| ${head.join(' | ')} |`,
   `|${head.map(() => '---').join('|')}|`,

@@ -24,7 +24,8 @@
  * those placements (the expected result when the slow worker is any of them); the per-placement
  * rows follow it. `--slow-worker worker-N` runs one placement.
  *
- * Run: npm run bench:skew [-- --records 200000 --keys 10000 --factor 8 --ns-per-byte 2500 --work latency --slow-worker all]
+ * Run: npm run bench:skew [-- --records 200000 --keys 10000 --factor 8 --ns-per-byte 2500 --work latency --slow-worker
+ * all]
  * Writes bench-results/skew/skew.json, skew.md and skew.svg.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -57,12 +58,17 @@ const args = yargs(process.argv.slice(2))
   .option('keys', { type: 'number', default: 10_000 })
   .option('factor', { type: 'number', default: 8, describe: 'virtual partitions per reducer for simple and cms' })
   .option('ns-per-byte', { type: 'number', default: 2500, describe: 'reduce work per input byte' })
-  .option('slow-worker', { type: 'string', default: 'all', describe: "the worker started with --cpu-throttle 2, or 'all' for each in turn" })
+  .option('slow-worker', {
+    type: 'string',
+    default: 'all',
+    describe: "the worker started with --cpu-throttle 2, or 'all' for each in turn",
+  })
   .option('work', { choices: ['latency', 'cpu'] as const, default: 'latency' as const })
   .option('keep', { type: 'boolean', default: false })
   .strict()
   .parseSync();
-const PLACEMENTS = args['slow-worker'] === 'all' ? Array.from({ length: WORKERS }, (_, i) => `worker-${i}`) : [args['slow-worker']];
+const PLACEMENTS =
+  args['slow-worker'] === 'all' ? Array.from({ length: WORKERS }, (_, i) => `worker-${i}`) : [args['slow-worker']];
 
 function zipfInput(records: number, keys: number, s: number, seed: number): Buffer {
   const next = seededRandom(seed);
@@ -147,7 +153,8 @@ function meanRows(rows: readonly Row[]): Row[] {
 }
 
 function table(rows: readonly Row[]): string {
-  const head = '| slow worker | s | strategy | row | max/mean reducer input | slow worker\'s share | reduce phase (s) | vs hash | job (s) | assignment (ms) | sample (ms) |';
+  const head =
+    "| slow worker | s | strategy | row | max/mean reducer input | slow worker's share | reduce phase (s) | vs hash | job (s) | assignment (ms) | sample (ms) |";
   const lines = [head, '|---|---|---|---|---|---|---|---|---|---|---|'];
   for (const r of rows) {
     const hash = rows.find((h) => h.s === r.s && h.strategy === 'hash' && h.slowWorker === r.slowWorker)!;
@@ -169,7 +176,9 @@ function barsSvg(rows: readonly Row[]): string {
   const groupW = (W - pad.l - pad.r) / SKEWS.length;
   const barW = (groupW * 0.8) / STRATEGIES.length;
   const y = (v: number) => H - pad.b - ((H - pad.t - pad.b) * v) / max;
-  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`];
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
+  ];
   parts.push(`<text x="${W / 2}" y="18" text-anchor="middle">Reduce-phase time (s), 4 workers, one 2x slower</text>`);
   parts.push(`<line x1="${pad.l}" y1="${H - pad.b}" x2="${W - pad.r}" y2="${H - pad.b}" stroke="#000"/>`);
   for (let t = 0; t <= 4; t++) {
@@ -183,7 +192,9 @@ function barsSvg(rows: readonly Row[]): string {
     STRATEGIES.forEach((strategy, i) => {
       const r = rows.find((x) => x.s === s && x.strategy === strategy);
       if (!r) return;
-      parts.push(`<rect x="${x0 + i * barW}" y="${y(r.reducePhaseS)}" width="${barW - 2}" height="${H - pad.b - y(r.reducePhaseS)}" fill="${colors[strategy]}"/>`);
+      parts.push(
+        `<rect x="${x0 + i * barW}" y="${y(r.reducePhaseS)}" width="${barW - 2}" height="${H - pad.b - y(r.reducePhaseS)}" fill="${colors[strategy]}"/>`,
+      );
     });
   });
   STRATEGIES.forEach((strategy, i) => {
@@ -215,7 +226,10 @@ async function main(): Promise<void> {
   ].join('\n');
   const outDir = resolve(dirname(SELF), '..', '..', 'bench-results', 'skew');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'skew.json'), `${JSON.stringify({ settings: { ...args, workers: WORKERS, reducers: REDUCERS, placements: PLACEMENTS }, means, rows }, null, 2)}\n`);
+  writeFileSync(
+    join(outDir, 'skew.json'),
+    `${JSON.stringify({ settings: { ...args, workers: WORKERS, reducers: REDUCERS, placements: PLACEMENTS }, means, rows }, null, 2)}\n`,
+  );
   writeFileSync(join(outDir, 'skew.md'), md);
   writeFileSync(join(outDir, 'skew.svg'), barsSvg(means));
   process.stdout.write(`${md}\nwritten to ${outDir}/skew.{json,md,svg}\n`);
@@ -245,9 +259,19 @@ async function runPlacement(slowWorker: string, inputs: ReadonlyMap<number, Buff
       log(`input s=${s}: ${args.records} records, ${(input.length / 1e6).toFixed(1)} MB`);
     }
     const run = async (s: number, strategy: string, out: string) => {
-      const conf: JobConf = { 'skew.strategy': strategy as JobConf['skew.strategy'], 'skew.partitionFactor': strategy === 'hash' ? 1 : args.factor };
+      const conf: JobConf = {
+        'skew.strategy': strategy as JobConf['skew.strategy'],
+        'skew.partitionFactor': strategy === 'hash' ? 1 : args.factor,
+      };
       const started = performance.now();
-      const status = await cluster.client.run(JOB, { input: [`/skew/in-${s}.txt`], output: out, reducers: REDUCERS, params, conf, overwrite: true });
+      const status = await cluster.client.run(JOB, {
+        input: [`/skew/in-${s}.txt`],
+        output: out,
+        reducers: REDUCERS,
+        params,
+        conf,
+        overwrite: true,
+      });
       return { status, jobS: (performance.now() - started) / 1000 };
     };
     log('warm-up job (hash, s=0.8): measures worker speeds');
@@ -261,7 +285,8 @@ async function runPlacement(slowWorker: string, inputs: ReadonlyMap<number, Buff
         rows.push(row);
         const lines = (await readOutputText(cluster.client, out)).split('\n').filter(Boolean).sort().join('\n');
         const counted = lines.split('\n').reduce((n, l) => n + Number(l.split('\t')[1]), 0);
-        if (counted !== args.records) throw new Error(`${strategy} at s=${s} counted ${counted} records of ${args.records}`);
+        if (counted !== args.records)
+          throw new Error(`${strategy} at s=${s} counted ${counted} records of ${args.records}`);
         if (reference === undefined) reference = lines;
         else if (lines !== reference) throw new Error(`${strategy} at s=${s}: output differs from hash's`);
         log(

@@ -62,7 +62,8 @@ async function main(): Promise<void> {
     .strict()
     .parseSync();
   const values = args.values.split(',').map(Number);
-  if (values.some((v) => !(v >= 0 && v <= 1))) throw new Error(`--values must be fractions in [0, 1], got ${args.values}`);
+  if (values.some((v) => !(v >= 0 && v <= 1)))
+    throw new Error(`--values must be fractions in [0, 1], got ${args.values}`);
   if (!values.includes(1)) values.push(1);
   const repeats = Math.max(1, Math.round(args.repeats));
   const targetBytes = Math.round(args.sizeMb * MB);
@@ -80,7 +81,9 @@ async function main(): Promise<void> {
     repeats,
     cluster: { workers: 2, mapSlots: 1, reduceSlots: 1, replication: 1, blockSizeMb: 64, reducers: 2 },
   };
-  log(`slow start benchmark: ${args.sizeMb} MB per job, values ${values.join(', ')}, ${repeats} repeats; ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}`);
+  log(
+    `slow start benchmark: ${args.sizeMb} MB per job, values ${values.join(', ')}, ${repeats} repeats; ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}`,
+  );
   const runs: Run[] = [];
   let cluster: LocalCluster | undefined;
   let failure: string | undefined;
@@ -104,8 +107,14 @@ async function main(): Promise<void> {
         input: '/bench/text',
         output: '/bench/out/wordcount',
         async verify(c, output) {
-          const got = new Map(splitLines(await readOutputText(c, output)).map((l) => [l.slice(0, l.indexOf('\t')), Number(l.slice(l.indexOf('\t') + 1))] as const));
-          const wrong = [...expected].filter(([w, n]) => got.get(w) !== n).length + [...got.keys()].filter((w) => !expected.has(w)).length;
+          const got = new Map(
+            splitLines(await readOutputText(c, output)).map(
+              (l) => [l.slice(0, l.indexOf('\t')), Number(l.slice(l.indexOf('\t') + 1))] as const,
+            ),
+          );
+          const wrong =
+            [...expected].filter(([w, n]) => got.get(w) !== n).length +
+            [...got.keys()].filter((w) => !expected.has(w)).length;
           return wrong === 0 ? undefined : `${wrong} words counted wrong`;
         },
       },
@@ -116,7 +125,8 @@ async function main(): Promise<void> {
         output: '/bench/out/terasort',
         async verify(c, output) {
           const digest = new SequenceDigest();
-          for (const p of await partFiles(c, output)) for await (const chunk of wholeRecords(c.fs.cat(p), RECORD)) digest.addRecords(chunk);
+          for (const p of await partFiles(c, output))
+            for await (const chunk of wholeRecords(c.fs.cat(p), RECORD)) digest.addRecords(chunk);
           if (digest.records !== rows) return `${digest.records} records out, ${rows} in`;
           const d = digest.digest();
           teraDigest ??= d;
@@ -131,7 +141,13 @@ async function main(): Promise<void> {
         const order = repeat === 0 ? [1, ...values.filter((v) => v !== 1)] : values;
         for (const slowStart of order) {
           const t0 = performance.now();
-          const jobId = await client.submit(app(jc.app), { input: [jc.input], output: jc.output, reducers: 2, overwrite: true, conf: { 'job.reduceSlowStart': slowStart } });
+          const jobId = await client.submit(app(jc.app), {
+            input: [jc.input],
+            output: jc.output,
+            reducers: 2,
+            overwrite: true,
+            conf: { 'job.reduceSlowStart': slowStart },
+          });
           const status = await client.waitForCompletion(jobId);
           const seconds = (performance.now() - t0) / 1000;
           const attempts = (await client.attempts(jobId)).filter((a) => a.state === 'succeeded');
@@ -203,7 +219,14 @@ async function main(): Promise<void> {
   if (failure) md.push('**The run failed:**', '', '```', failure, '```', '');
   const outDir = resolve(dirname(SELF), '..', '..', 'bench-results');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(resolve(outDir, 'slow-start.json'), JSON.stringify({ env, summary, runs: runs.map((r) => ({ ...r, seconds: r3(r.seconds) })), failure: failure ?? null }, null, 2) + '\n');
+  writeFileSync(
+    resolve(outDir, 'slow-start.json'),
+    JSON.stringify(
+      { env, summary, runs: runs.map((r) => ({ ...r, seconds: r3(r.seconds) })), failure: failure ?? null },
+      null,
+      2,
+    ) + '\n',
+  );
   writeFileSync(resolve(outDir, 'slow-start.md'), md.join('\n'));
   process.stdout.write('\n' + md.join('\n'));
   process.stdout.write(`\nwrote ${resolve(outDir, 'slow-start.json')} and slow-start.md\n`);

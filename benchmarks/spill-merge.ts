@@ -45,7 +45,9 @@ try {
   for (let s = 0; s < args.runs; s++) {
     const mine: number[] = [];
     for (let r = s; r < rows; r += args.runs) mine.push(r);
-    mine.sort((a, b) => compareByteRanges(input, a * RECORD, a * RECORD + KEY, input, b * RECORD, b * RECORD + KEY) || a - b);
+    mine.sort(
+      (a, b) => compareByteRanges(input, a * RECORD, a * RECORD + KEY, input, b * RECORD, b * RECORD + KEY) || a - b,
+    );
     const source: SegmentSource = function* (_p, packer) {
       for (const r of mine) {
         packer.addContiguous(input, inputView, r * RECORD, KEY, RECORD - KEY);
@@ -68,7 +70,10 @@ try {
     const source: SegmentSource = (_p, packer) =>
       copyMerged(
         new CursorMerge(
-          spills.map((s, order) => new RecordCursor(new FileFrameFeed(s.path, 0, s.length, { name: s.path }, true), 0, order, s.path)),
+          spills.map(
+            (s, order) =>
+              new RecordCursor(new FileFrameFeed(s.path, 0, s.length, { name: s.path }, true), 0, order, s.path),
+          ),
           compareBytes,
         ),
         packer,

@@ -32,7 +32,13 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseConfPairs, type AttemptSummary, type JobConf } from '../src/runtime/index.js';
 import type { PhaseTraceEvent } from '../src/util/index.js';
-import { BENCH_CLUSTER, finishMachineRecord, machineLine, machineRecord, startBenchCluster } from './lib/bench-cluster.js';
+import {
+  BENCH_CLUSTER,
+  finishMachineRecord,
+  machineLine,
+  machineRecord,
+  startBenchCluster,
+} from './lib/bench-cluster.js';
 import { progressLog } from './lib/shell.js';
 import { RECORD, writeTeraInputs } from './lib/tera.js';
 
@@ -126,7 +132,10 @@ function timeline(events: PhaseTraceEvent[], summary: AttemptSummary, t0: number
   };
 }
 
-/** Trace events by attempt: the task process's own (buffer events carry no attempt id) go to the attempt its process runs. */
+/**
+ * Trace events by attempt: the task process's own (buffer events carry no attempt id) go to the attempt its process
+ * runs.
+ */
 function eventsByAttempt(events: PhaseTraceEvent[]): Map<string, PhaseTraceEvent[]> {
   const byAttempt = new Map<string, PhaseTraceEvent[]>();
   const running = new Map<number, string>();
@@ -152,7 +161,14 @@ async function main(): Promise<void> {
   process.env.MINIMR_PHASE_TRACE = traceFile;
   const conf = parseConfPairs(args.conf);
   const rows = Math.floor((args.sizeMb * MB) / RECORD);
-  const jobs: { jobId: string; seconds: number; serverSeconds: number; attempts: AttemptTimeline[]; mapCpuMs: number; reduceCpuMs: number }[] = [];
+  const jobs: {
+    jobId: string;
+    seconds: number;
+    serverSeconds: number;
+    attempts: AttemptTimeline[];
+    mapCpuMs: number;
+    reduceCpuMs: number;
+  }[] = [];
   log(`tera-phases: --size-mb ${args.sizeMb}, ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}, work dir ${work}`);
   const cluster = await startBenchCluster(join(work, 'cluster'));
   try {
@@ -163,11 +179,20 @@ async function main(): Promise<void> {
     for (let rep = 0; rep < args.reps; rep++) {
       await rm(traceFile, { force: true });
       const t0 = performance.now();
-      const status = await cluster.client.run(app, { input: ['/tera/input.dat'], output: '/tera/out', reducers: 2, overwrite: true, conf });
+      const status = await cluster.client.run(app, {
+        input: ['/tera/input.dat'],
+        output: '/tera/out',
+        reducers: 2,
+        overwrite: true,
+        conf,
+      });
       const seconds = (performance.now() - t0) / 1000;
       if (status.state !== 'succeeded') throw new Error(`TeraSort ${status.jobId} ${status.state}`);
       const summaries = await cluster.client.attempts(status.jobId);
-      const events = (await readFile(traceFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as PhaseTraceEvent);
+      const events = (await readFile(traceFile, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as PhaseTraceEvent);
       const byAttempt = eventsByAttempt(events);
       const first = Math.min(...events.filter((e) => e.event === 'jt-launch').map((e) => e.t));
       const attempts = summaries
@@ -182,9 +207,18 @@ async function main(): Promise<void> {
         lastEnd.set(key, a.endedAt);
       }
       const cpu = (kind: string) => attempts.filter((a) => a.kind === kind).reduce((s, a) => s + a.taskCpuMs, 0);
-      const job = { jobId: status.jobId, seconds, serverSeconds: ((status.finishTime ?? 0) - status.submitTime) / 1000, attempts, mapCpuMs: cpu('map'), reduceCpuMs: cpu('reduce') };
+      const job = {
+        jobId: status.jobId,
+        seconds,
+        serverSeconds: ((status.finishTime ?? 0) - status.submitTime) / 1000,
+        attempts,
+        mapCpuMs: cpu('map'),
+        reduceCpuMs: cpu('reduce'),
+      };
       jobs.push(job);
-      log(`TeraSort ${status.jobId}: ${seconds.toFixed(2)} s; task CPU: maps ${s2(job.mapCpuMs)} s, reduces ${s2(job.reduceCpuMs)} s`);
+      log(
+        `TeraSort ${status.jobId}: ${seconds.toFixed(2)} s; task CPU: maps ${s2(job.mapCpuMs)} s, reduces ${s2(job.reduceCpuMs)} s`,
+      );
     }
   } finally {
     await cluster.stop();
@@ -194,18 +228,40 @@ async function main(): Promise<void> {
   writeResults(env, jobs, conf);
 }
 
-function writeResults(env: ReturnType<typeof machineRecord>, jobs: { jobId: string; seconds: number; serverSeconds: number; attempts: AttemptTimeline[]; mapCpuMs: number; reduceCpuMs: number }[], conf: JobConf): void {
+function writeResults(
+  env: ReturnType<typeof machineRecord>,
+  jobs: {
+    jobId: string;
+    seconds: number;
+    serverSeconds: number;
+    attempts: AttemptTimeline[];
+    mapCpuMs: number;
+    reduceCpuMs: number;
+  }[],
+  conf: JobConf,
+): void {
   const out = resolve(dirname(SELF), '../../bench-results');
   mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, 'tera-phases.json'), JSON.stringify({ env, cluster: BENCH_CLUSTER, sizeMb: args.sizeMb, conf, jobs }, null, 2));
+  writeFileSync(
+    join(out, 'tera-phases.json'),
+    JSON.stringify({ env, cluster: BENCH_CLUSTER, sizeMb: args.sizeMb, conf, jobs }, null, 2),
+  );
   const md: string[] = ['# TeraSort, attempt by attempt', '', machineLine(env), ''];
-  md.push(`Cluster: ${BENCH_CLUSTER.workers} workers, ${BENCH_CLUSTER.mapSlots} map + ${BENCH_CLUSTER.reduceSlots} reduce slot each, ${BENCH_CLUSTER.blockSizeMb} MB blocks; --size-mb ${args.sizeMb}; conf ${JSON.stringify(conf)}.`);
-  md.push('Each cell: wall ms / CPU ms of the task process in that step (no CPU: the step ends outside the process). gap: ms from the previous attempt\'s end on that worker to this launch. before: CPU ms the process used before it was given the attempt (a fresh process\'s start-up).', '');
+  md.push(
+    `Cluster: ${BENCH_CLUSTER.workers} workers, ${BENCH_CLUSTER.mapSlots} map + ${BENCH_CLUSTER.reduceSlots} reduce slot each, ${BENCH_CLUSTER.blockSizeMb} MB blocks; --size-mb ${args.sizeMb}; conf ${JSON.stringify(conf)}.`,
+  );
+  md.push(
+    "Each cell: wall ms / CPU ms of the task process in that step (no CPU: the step ends outside the process). gap: ms from the previous attempt's end on that worker to this launch. before: CPU ms the process used before it was given the attempt (a fresh process's start-up).",
+    '',
+  );
   for (const job of jobs) {
     const cores = env.cpus;
     const total = job.mapCpuMs + job.reduceCpuMs;
     md.push(`## ${job.jobId}: ${job.seconds.toFixed(2)} s (JobTracker ${job.serverSeconds.toFixed(2)} s)`, '');
-    md.push(`Task CPU: maps ${s2(job.mapCpuMs)} s, reduces ${s2(job.reduceCpuMs)} s, together ${s2(total)} s = ${(total / 1000 / job.serverSeconds / cores * 100).toFixed(0)}% of ${cores} cores over the job.`, '');
+    md.push(
+      `Task CPU: maps ${s2(job.mapCpuMs)} s, reduces ${s2(job.reduceCpuMs)} s, together ${s2(total)} s = ${((total / 1000 / job.serverSeconds / cores) * 100).toFixed(0)}% of ${cores} cores over the job.`,
+      '',
+    );
     for (const kind of ['map', 'reduce'] as const) {
       const list = job.attempts.filter((a) => a.kind === kind);
       const steps = (kind === 'map' ? MAP_STEPS : REDUCE_STEPS).map(([s]) => s);
@@ -216,7 +272,9 @@ function writeResults(env: ReturnType<typeof machineRecord>, jobs: { jobId: stri
           const st = a.steps.find((x) => x.step === s);
           return st ? `${r0(st.wallMs)}${st.cpuMs === null ? '' : ` / ${r0(st.cpuMs)}`}` : '';
         });
-        md.push(`| ${a.attempt} | ${a.worker} | ${s2(a.launchedAt)} | ${r0(a.gapMs)} | ${r0(a.processCpuBeforeMs)}${a.warm ? ' (warm)' : ''} | ${cells.join(' | ')} | ${a.taskMs} / ${a.taskCpuMs} |`);
+        md.push(
+          `| ${a.attempt} | ${a.worker} | ${s2(a.launchedAt)} | ${r0(a.gapMs)} | ${r0(a.processCpuBeforeMs)}${a.warm ? ' (warm)' : ''} | ${cells.join(' | ')} | ${a.taskMs} / ${a.taskCpuMs} |`,
+        );
       }
       md.push('');
     }

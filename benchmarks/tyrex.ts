@@ -26,11 +26,27 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { realCluster, runWorkloadOnCluster, scaleWorkload } from '../src/experiments/index.js';
-import { computeMetrics, meanAttemptMs, responseBreakdown, slowdownCdfSvg, type AttemptRunRecord, type PolicyMetrics, type ResponseBreakdown, type RunRecord } from '../src/metrics/index.js';
+import {
+  computeMetrics,
+  meanAttemptMs,
+  responseBreakdown,
+  slowdownCdfSvg,
+  type AttemptRunRecord,
+  type PolicyMetrics,
+  type ResponseBreakdown,
+  type RunRecord,
+} from '../src/metrics/index.js';
 import { createPolicy } from '../src/scheduler/index.js';
 import { workUnderSharingMs } from '../src/sim/index.js';
 import { comparePolicies, type PolicyFactory } from '../src/experiments/index.js';
-import { clusterPreset, tyrexWorkload, type ClusterShape, type JobSpec, type TaskSpec, type Workload } from '../src/workloads/index.js';
+import {
+  clusterPreset,
+  tyrexWorkload,
+  type ClusterShape,
+  type JobSpec,
+  type TaskSpec,
+  type Workload,
+} from '../src/workloads/index.js';
 import { parseSize } from '../src/util/index.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -39,20 +55,32 @@ const T0 = Date.now();
 const log = (m: string) => process.stderr.write(`[${((Date.now() - T0) / 1000).toFixed(1).padStart(6)}s] ${m}\n`);
 
 const args = yargs(process.argv.slice(2))
-  .option('sim', { type: 'boolean', default: true, describe: 'the paper-scale simulations (--no-sim: the real run only)' })
+  .option('sim', {
+    type: 'boolean',
+    default: true,
+    describe: 'the paper-scale simulations (--no-sim: the real run only)',
+  })
   .option('real', { type: 'boolean', default: true })
   .option('real-jobs', { type: 'number', default: 30 })
   .option('time-scale', { type: 'number', default: 0.03, describe: 'real ms per simulated ms (arrivals)' })
   .option('bytes-per-map', { type: 'string', default: '1m' })
   .option('seed', { type: 'number', default: 1 })
-  .option('repeats', { type: 'number', default: 6, describe: "real runs of each policy (interleaved); the prediction is judged against their mean (one run's mean response differs from the next by about 15% on a 2-core machine: with fewer runs the verdict mostly judges that noise)" })
+  .option('repeats', {
+    type: 'number',
+    default: 6,
+    describe:
+      "real runs of each policy (interleaved); the prediction is judged against their mean (one run's mean response differs from the next by about 15% on a 2-core machine: with fewer runs the verdict mostly judges that noise)",
+  })
   .strict()
   .parseSync();
 
 const TIMERS_S = [30, 60, 120, 250, 500, 1000, 2000];
 const C1 = [0.3, 0.7];
 const fair: PolicyFactory = { name: 'fair', create: () => createPolicy('fair', { preemption: false }) };
-const dynamic = (borrow: boolean): PolicyFactory => ({ name: `tyrex-dynamic${borrow ? '+borrow' : ''}`, create: () => createPolicy('tyrex-dynamic', { capacities: C1, borrowIdle: borrow }) });
+const dynamic = (borrow: boolean): PolicyFactory => ({
+  name: `tyrex-dynamic${borrow ? '+borrow' : ''}`,
+  create: () => createPolicy('tyrex-dynamic', { capacities: C1, borrowIdle: borrow }),
+});
 const staticAt = (s: number, borrow: boolean): PolicyFactory => ({
   name: `tyrex-static(${s}s)${borrow ? '+borrow' : ''}`,
   create: () => createPolicy('tyrex-static', { capacities: C1, timersMs: [s * 1000], borrowIdle: borrow }),
@@ -81,7 +109,10 @@ const rowOf = (policy: string, m: PolicyMetrics): Row => ({
 });
 
 function table(rows: readonly Row[]): string {
-  const lines = ['| policy | median slowdown | V_F(95) | p95 slowdown | max slowdown | jobs finishing in P_1 | P_1 / P_2 utilization |', '|---|---:|---:|---:|---:|---:|---|'];
+  const lines = [
+    '| policy | median slowdown | V_F(95) | p95 slowdown | max slowdown | jobs finishing in P_1 | P_1 / P_2 utilization |',
+    '|---|---:|---:|---:|---:|---:|---|',
+  ];
   for (const r of rows) {
     const tyrex = r.policy.startsWith('tyrex');
     lines.push(
@@ -91,7 +122,9 @@ function table(rows: readonly Row[]): string {
   return lines.join('\n');
 }
 
-/** The paper's claims for one workload ('0.7': those at load 0.7, '0.9': at 0.9), checked for each Tyrex variant given. */
+/**
+ * The paper's claims for one workload ('0.7': those at load 0.7, '0.9': at 0.9), checked for each Tyrex variant given.
+ */
 function targets(name: string, claims: '0.7' | '0.9', rows: readonly Row[], variants: readonly string[]): string[] {
   const get = (p: string) => rows.find((r) => r.policy === p)!;
   const fifo = get('fifo');
@@ -102,11 +135,19 @@ function targets(name: string, claims: '0.7' | '0.9', rows: readonly Row[], vari
     const t = get(v);
     if (claims === '0.7') {
       if (name === 'hvw') {
-        out.push(`${mark(t.vf95 <= fifo.vf95 / 2 && t.vf95 <= fairRow.vf95 / 2)} ${v}: V_F(95) ${t.vf95.toFixed(2)} <= half of FIFO's ${fifo.vf95.toFixed(2)} and FAIR's ${fairRow.vf95.toFixed(2)}`);
-        out.push(`${mark(t.median <= 1.1 * fifo.median && t.median <= 1.1 * fairRow.median)} ${v}: median ${t.median.toFixed(2)} <= 1.1x FIFO's ${fifo.median.toFixed(2)} and FAIR's ${fairRow.median.toFixed(2)}`);
+        out.push(
+          `${mark(t.vf95 <= fifo.vf95 / 2 && t.vf95 <= fairRow.vf95 / 2)} ${v}: V_F(95) ${t.vf95.toFixed(2)} <= half of FIFO's ${fifo.vf95.toFixed(2)} and FAIR's ${fairRow.vf95.toFixed(2)}`,
+        );
+        out.push(
+          `${mark(t.median <= 1.1 * fifo.median && t.median <= 1.1 * fairRow.median)} ${v}: median ${t.median.toFixed(2)} <= 1.1x FIFO's ${fifo.median.toFixed(2)} and FAIR's ${fairRow.median.toFixed(2)}`,
+        );
       }
-      out.push(`${mark(t.p95 <= 0.5 * fifo.p95)} ${v}: p95 ${t.p95.toFixed(2)} at least 50% below FIFO's ${fifo.p95.toFixed(2)} (${(100 * (1 - t.p95 / fifo.p95)).toFixed(0)}% below)`);
-      out.push(`${mark(t.p95 <= 0.8 * fairRow.p95)} ${v}: p95 ${t.p95.toFixed(2)} at least 20% below FAIR's ${fairRow.p95.toFixed(2)} (${(100 * (1 - t.p95 / fairRow.p95)).toFixed(0)}% below)`);
+      out.push(
+        `${mark(t.p95 <= 0.5 * fifo.p95)} ${v}: p95 ${t.p95.toFixed(2)} at least 50% below FIFO's ${fifo.p95.toFixed(2)} (${(100 * (1 - t.p95 / fifo.p95)).toFixed(0)}% below)`,
+      );
+      out.push(
+        `${mark(t.p95 <= 0.8 * fairRow.p95)} ${v}: p95 ${t.p95.toFixed(2)} at least 20% below FAIR's ${fairRow.p95.toFixed(2)} (${(100 * (1 - t.p95 / fairRow.p95)).toFixed(0)}% below)`,
+      );
     } else {
       out.push(`${mark(t.max <= 10)} ${v}: no job above slowdown 10 at load 0.9 (max ${t.max.toFixed(1)})`);
     }
@@ -119,8 +160,10 @@ function breakdownTable(rows: ReadonlyArray<{ run: string; breakdown: ResponseBr
   return [
     '| run | response | queued | map phase | gap | reduce phase | tail | map attempt | reduce attempt |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map(({ run, breakdown: b }) =>
-      `| ${run} | ${s(b.responseMs)} | ${s(b.queuedMs)} | ${s(b.mapPhaseMs)} | ${s(b.betweenPhasesMs)} | ${s(b.reducePhaseMs)} | ${s(b.tailMs)} | ${s(b.mapAttemptMs)} | ${s(b.reduceAttemptMs)} |`),
+    ...rows.map(
+      ({ run, breakdown: b }) =>
+        `| ${run} | ${s(b.responseMs)} | ${s(b.queuedMs)} | ${s(b.mapPhaseMs)} | ${s(b.betweenPhasesMs)} | ${s(b.reducePhaseMs)} | ${s(b.tailMs)} | ${s(b.mapAttemptMs)} | ${s(b.reduceAttemptMs)} |`,
+    ),
   ].join('\n');
 }
 
@@ -142,13 +185,19 @@ function calibrated(workload: Workload, run: RunRecord): Workload {
   };
   const submit = new Map(run.jobs.map((j) => [j.id, j.submitMs]));
   const jobs: JobSpec[] = workload.jobs.map((j) => {
-    const task = (kind: 'map' | 'reduce', t: TaskSpec): TaskSpec => ({ workMs: mean(j.app, kind), memoryMb: 100, inputBytes: t.inputBytes ?? 0 });
+    const task = (kind: 'map' | 'reduce', t: TaskSpec): TaskSpec => ({
+      workMs: mean(j.app, kind),
+      memoryMb: 100,
+      inputBytes: t.inputBytes ?? 0,
+    });
     const real = run.jobs.find((r) => r.id === j.id)!;
     return {
       ...j,
       submitMs: submit.get(j.id) ?? j.submitMs,
       maps: Array.from({ length: real.mapsTotal }, (_, i) => task('map', j.maps[i % j.maps.length]!)),
-      reduces: Array.from({ length: real.reducesTotal }, (_, i) => task('reduce', j.reduces[i % Math.max(1, j.reduces.length)] ?? { workMs: 0, memoryMb: 100 })),
+      reduces: Array.from({ length: real.reducesTotal }, (_, i) =>
+        task('reduce', j.reduces[i % Math.max(1, j.reduces.length)] ?? { workMs: 0, memoryMb: 100 }),
+      ),
     };
   });
   return { name: `${workload.name}-calibrated`, jobs, ...(workload.pools ? { pools: workload.pools } : {}) };
@@ -184,12 +233,25 @@ const errorOf = (predicted: number, real: number) => (predicted - real) / real;
 async function main(): Promise<void> {
   await mkdir(OUT, { recursive: true });
   const cluster = clusterPreset('tyrex-20');
-  const md: string[] = ['# Tyrex vs FIFO and FAIR', '', `${new Date().toISOString()}; Node ${process.version}; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.`, ''];
+  const md: string[] = [
+    '# Tyrex vs FIFO and FAIR',
+    '',
+    `${new Date().toISOString()}; Node ${process.version}; load ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}.`,
+    '',
+  ];
   const json: Record<string, unknown> = { args };
 
   // ---- simulator, paper scale ----------------------------------------------------------------
   md.push('## Simulator: tyrex-20 (20 workers x 6 map + 2 reduce slots), 300 jobs, C_1 = 30%', '');
-  md.push('FAIR here is fair sharing without preemption (the Tyrex paper\'s weighted processor sharing of slots). Best static timer = the lowest p95 slowdown of the sweep ' + TIMERS_S.map((s) => `${s}`).join(', ') + ' s.', '');
+  md.push(
+    "FAIR here is fair sharing without preemption (the Tyrex paper's weighted processor sharing of slots). Best static timer = the lowest p95 slowdown of the sweep " +
+      TIMERS_S.map((s) => `${s}`).join(', ') +
+      ' s.',
+    '',
+  );
   const cases: Array<{ name: 'hvw' | 'mvw' | 'lvw'; load: number }> = [
     { name: 'hvw', load: 0.7 },
     { name: 'mvw', load: 0.7 },
@@ -200,23 +262,76 @@ async function main(): Promise<void> {
   for (const c of args.sim ? cases : []) {
     const workload = tyrexWorkload({ variant: c.name, load: c.load, seed: args.seed });
     log(`simulator: ${c.name} at load ${c.load}: ${workload.jobs.length} jobs, sweep of ${TIMERS_S.length} timers`);
-    const policies: Array<string | PolicyFactory> = ['fifo', fair, dynamic(false), dynamic(true), ...TIMERS_S.flatMap((s) => [staticAt(s, false), staticAt(s, true)])];
-    const result = comparePolicies({ workload, cluster, policies, seed: args.seed, keepRuns: false, metrics: { partitionCapacity: C1 } });
+    const policies: Array<string | PolicyFactory> = [
+      'fifo',
+      fair,
+      dynamic(false),
+      dynamic(true),
+      ...TIMERS_S.flatMap((s) => [staticAt(s, false), staticAt(s, true)]),
+    ];
+    const result = comparePolicies({
+      workload,
+      cluster,
+      policies,
+      seed: args.seed,
+      keepRuns: false,
+      metrics: { partitionCapacity: C1 },
+    });
     const all = result.policies.map((p) => rowOf(p.policy, p.metrics));
     const bestOf = (borrow: boolean) =>
-      all.filter((r) => r.policy.startsWith('tyrex-static') && r.policy.endsWith('+borrow') === borrow).reduce((a, b) => (b.p95 < a.p95 ? b : a));
+      all
+        .filter((r) => r.policy.startsWith('tyrex-static') && r.policy.endsWith('+borrow') === borrow)
+        .reduce((a, b) => (b.p95 < a.p95 ? b : a));
     const bestStatic = bestOf(false);
     const bestStaticBorrow = bestOf(true);
-    const shown = [all.find((r) => r.policy === 'fifo')!, all.find((r) => r.policy === 'fair')!, bestStatic, all.find((r) => r.policy === 'tyrex-dynamic')!];
+    const shown = [
+      all.find((r) => r.policy === 'fifo')!,
+      all.find((r) => r.policy === 'fair')!,
+      bestStatic,
+      all.find((r) => r.policy === 'tyrex-dynamic')!,
+    ];
     const beyond = [bestStaticBorrow, all.find((r) => r.policy === 'tyrex-dynamic+borrow')!];
-    md.push(`### ${c.name.toUpperCase()} at load ${c.load} (CV^2 ${Number(workload.meta?.cv2 ?? NaN).toFixed(1)}, ${workload.meta?.maps} maps, ${workload.meta?.reduces} reduces)`, '');
+    md.push(
+      `### ${c.name.toUpperCase()} at load ${c.load} (CV^2 ${Number(workload.meta?.cv2 ?? NaN).toFixed(1)}, ${workload.meta?.maps} maps, ${workload.meta?.reduces} reduces)`,
+      '',
+    );
     md.push(table(shown), '');
-    md.push('Targets (the paper\'s claims):', '', ...targets(c.name, c.load === 0.9 ? '0.9' : '0.7', [...shown, ...beyond], [bestStatic.policy, 'tyrex-dynamic']).map((t) => `- ${t}`), '');
-    md.push('Beyond the paper (idle-slot borrowing, off by default):', '', table(beyond), '', ...targets(c.name, c.load === 0.9 ? '0.9' : '0.7', [...shown, ...beyond], beyond.map((b) => b.policy)).map((t) => `- ${t}`), '');
-    const sweep = all.filter((r) => r.policy.startsWith('tyrex-static')).map((r) => `${r.policy}: p95 ${r.p95.toFixed(2)}, median ${r.median.toFixed(2)}, V_F(95) ${r.vf95.toFixed(2)}`);
+    md.push(
+      "Targets (the paper's claims):",
+      '',
+      ...targets(
+        c.name,
+        c.load === 0.9 ? '0.9' : '0.7',
+        [...shown, ...beyond],
+        [bestStatic.policy, 'tyrex-dynamic'],
+      ).map((t) => `- ${t}`),
+      '',
+    );
+    md.push(
+      'Beyond the paper (idle-slot borrowing, off by default):',
+      '',
+      table(beyond),
+      '',
+      ...targets(
+        c.name,
+        c.load === 0.9 ? '0.9' : '0.7',
+        [...shown, ...beyond],
+        beyond.map((b) => b.policy),
+      ).map((t) => `- ${t}`),
+      '',
+    );
+    const sweep = all
+      .filter((r) => r.policy.startsWith('tyrex-static'))
+      .map((r) => `${r.policy}: p95 ${r.p95.toFixed(2)}, median ${r.median.toFixed(2)}, V_F(95) ${r.vf95.toFixed(2)}`);
     md.push('<details><summary>static timer sweep</summary>', '', ...sweep.map((s) => `- ${s}`), '', '</details>', '');
     const svg = `cdf-${c.name}-${String(c.load).replace('.', '')}.svg`;
-    await writeFile(join(OUT, svg), slowdownCdfSvg([...shown, ...beyond].map((r) => ({ policy: r.policy, metrics: r.metrics })), `${c.name.toUpperCase()} load ${c.load}: slowdown CDF`));
+    await writeFile(
+      join(OUT, svg),
+      slowdownCdfSvg(
+        [...shown, ...beyond].map((r) => ({ policy: r.policy, metrics: r.metrics })),
+        `${c.name.toUpperCase()} load ${c.load}: slowdown CDF`,
+      ),
+    );
     md.push(`Slowdown CDF: ${svg}`, '');
     simJson.push({ workload: c.name, load: c.load, meta: workload.meta, rows: all.map(({ metrics: _m, ...r }) => r) });
   }
@@ -227,16 +342,44 @@ async function main(): Promise<void> {
   // lower load the same workloads show where the paper's claims hold in this simulator.
   const sensitivity: unknown[] = [];
   if (args.sim) {
-    md.push('## Simulator: the same comparison at lower loads', '', 'Load as above (offered work on the map slots); timers 60 s and 250 s for STATICTAGS.', '');
+    md.push(
+      '## Simulator: the same comparison at lower loads',
+      '',
+      'Load as above (offered work on the map slots); timers 60 s and 250 s for STATICTAGS.',
+      '',
+    );
     for (const load of [0.35, 0.5]) {
       for (const name of ['hvw', 'mvw'] as const) {
         const workload = tyrexWorkload({ variant: name, load, seed: args.seed });
         log(`simulator: ${name} at load ${load} (sensitivity)`);
-        const policies: Array<string | PolicyFactory> = ['fifo', fair, dynamic(false), staticAt(60, false), staticAt(250, false)];
-        const result = comparePolicies({ workload, cluster, policies, seed: args.seed, keepRuns: false, metrics: { partitionCapacity: C1 } });
+        const policies: Array<string | PolicyFactory> = [
+          'fifo',
+          fair,
+          dynamic(false),
+          staticAt(60, false),
+          staticAt(250, false),
+        ];
+        const result = comparePolicies({
+          workload,
+          cluster,
+          policies,
+          seed: args.seed,
+          keepRuns: false,
+          metrics: { partitionCapacity: C1 },
+        });
         const rows = result.policies.map((p) => rowOf(p.policy, p.metrics));
         md.push(`### ${name.toUpperCase()} at load ${load}`, '', table(rows), '');
-        md.push("The paper's load-0.7 claims, checked here:", '', ...targets(name, '0.7', rows, rows.filter((r) => r.policy.startsWith('tyrex')).map((r) => r.policy)).map((t) => `- ${t}`), '');
+        md.push(
+          "The paper's load-0.7 claims, checked here:",
+          '',
+          ...targets(
+            name,
+            '0.7',
+            rows,
+            rows.filter((r) => r.policy.startsWith('tyrex')).map((r) => r.policy),
+          ).map((t) => `- ${t}`),
+          '',
+        );
         sensitivity.push({ workload: name, load, rows: rows.map(({ metrics: _m, ...r }) => r) });
       }
     }
@@ -250,19 +393,42 @@ async function main(): Promise<void> {
   // the seed rows show whether a pass is a property of the setting or of one draw of the workload.
   if (args.sim) {
     const slowStart = 0.05;
-    md.push(`## Simulator: Hadoop 1's reduce slow start (${slowStart}), by load`, '', 'Load as above. Summary: the Tyrex variant with the lowest p95 per case, and how many of the paper\'s load-0.7 claims each Tyrex variant meets (details below).', '');
+    md.push(
+      `## Simulator: Hadoop 1's reduce slow start (${slowStart}), by load`,
+      '',
+      "Load as above. Summary: the Tyrex variant with the lowest p95 per case, and how many of the paper's load-0.7 claims each Tyrex variant meets (details below).",
+      '',
+    );
     const grid: Array<{ workload: string; load: number; seed: number; rows: Row[] }> = [];
     const caseOf = (name: 'hvw' | 'mvw' | 'lvw', load: number, seed: number) => {
       const workload = tyrexWorkload({ variant: name, load, seed });
       log(`simulator: ${name} at load ${load}, seed ${seed}, reduce slow start ${slowStart}`);
-      const policies: Array<string | PolicyFactory> = ['fifo', fair, dynamic(false), staticAt(60, false), staticAt(250, false)];
-      const result = comparePolicies({ workload, cluster, policies, seed, keepRuns: false, metrics: { partitionCapacity: C1 }, reduceSlowStart: slowStart });
+      const policies: Array<string | PolicyFactory> = [
+        'fifo',
+        fair,
+        dynamic(false),
+        staticAt(60, false),
+        staticAt(250, false),
+      ];
+      const result = comparePolicies({
+        workload,
+        cluster,
+        policies,
+        seed,
+        keepRuns: false,
+        metrics: { partitionCapacity: C1 },
+        reduceSlowStart: slowStart,
+      });
       const rows = result.policies.map((p) => rowOf(p.policy, p.metrics));
       grid.push({ workload: name, load, seed, rows });
     };
-    for (const load of [0.35, 0.5, 0.7]) for (const name of ['hvw', 'mvw', 'lvw'] as const) caseOf(name, load, args.seed);
+    for (const load of [0.35, 0.5, 0.7])
+      for (const name of ['hvw', 'mvw', 'lvw'] as const) caseOf(name, load, args.seed);
     for (const seed of [args.seed + 1, args.seed + 2]) caseOf('hvw', 0.35, seed);
-    md.push('| workload | load | seed | FIFO median / p95 | FAIR median / p95 | best Tyrex | its median / V_F(95) / p95 | claims met per Tyrex variant |', '|---|---:|---:|---|---|---|---|---|');
+    md.push(
+      '| workload | load | seed | FIFO median / p95 | FAIR median / p95 | best Tyrex | its median / V_F(95) / p95 | claims met per Tyrex variant |',
+      '|---|---:|---:|---|---|---|---|---|',
+    );
     for (const g of grid) {
       const get = (p: string) => g.rows.find((r) => r.policy === p)!;
       const tyrexRows = g.rows.filter((r) => r.policy.startsWith('tyrex'));
@@ -273,21 +439,58 @@ async function main(): Promise<void> {
       });
       const f = get('fifo');
       const fr = get('fair');
-      md.push(`| ${g.workload.toUpperCase()} | ${g.load} | ${g.seed} | ${f.median.toFixed(2)} / ${f.p95.toFixed(2)} | ${fr.median.toFixed(2)} / ${fr.p95.toFixed(2)} | ${best.policy} | ${best.median.toFixed(2)} / ${best.vf95.toFixed(2)} / ${best.p95.toFixed(2)} | ${met.join(', ')} |`);
+      md.push(
+        `| ${g.workload.toUpperCase()} | ${g.load} | ${g.seed} | ${f.median.toFixed(2)} / ${f.p95.toFixed(2)} | ${fr.median.toFixed(2)} / ${fr.p95.toFixed(2)} | ${best.policy} | ${best.median.toFixed(2)} / ${best.vf95.toFixed(2)} / ${best.p95.toFixed(2)} | ${met.join(', ')} |`,
+      );
     }
     md.push('');
     for (const g of grid) {
-      md.push(`<details><summary>${g.workload.toUpperCase()} at load ${g.load}, seed ${g.seed}</summary>`, '', table(g.rows), '', ...targets(g.workload, '0.7', g.rows, g.rows.filter((r) => r.policy.startsWith('tyrex')).map((r) => r.policy)).map((t) => `- ${t}`), '', '</details>', '');
+      md.push(
+        `<details><summary>${g.workload.toUpperCase()} at load ${g.load}, seed ${g.seed}</summary>`,
+        '',
+        table(g.rows),
+        '',
+        ...targets(
+          g.workload,
+          '0.7',
+          g.rows,
+          g.rows.filter((r) => r.policy.startsWith('tyrex')).map((r) => r.policy),
+        ).map((t) => `- ${t}`),
+        '',
+        '</details>',
+        '',
+      );
     }
-    json.slowStart = { reduceSlowStart: slowStart, cases: grid.map((g) => ({ workload: g.workload, load: g.load, seed: g.seed, rows: g.rows.map(({ metrics: _m, ...r }) => r) })) };
+    json.slowStart = {
+      reduceSlowStart: slowStart,
+      cases: grid.map((g) => ({
+        workload: g.workload,
+        load: g.load,
+        seed: g.seed,
+        rows: g.rows.map(({ metrics: _m, ...r }) => r),
+      })),
+    };
   }
 
   // ---- real cluster, scaled down ---------------------------------------------------------------
   if (args.real) {
-    const real = realCluster({ workers: 4, racks: 2, mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: 100, bytesPerMap: parseSize(args['bytes-per-map']), timeScale: args['time-scale'], maxMapsPerJob: 32 });
+    const real = realCluster({
+      workers: 4,
+      racks: 2,
+      mapSlots: 2,
+      reduceSlots: 1,
+      memoryMb: 2048,
+      diskMBps: 100,
+      bytesPerMap: parseSize(args['bytes-per-map']),
+      timeScale: args['time-scale'],
+      maxMapsPerJob: 32,
+    });
     const workload = tyrexWorkload({ variant: 'hvw', load: 0.7, seed: args.seed, scale: args['real-jobs'] / 300 });
     const scaled = scaleWorkload(workload, cluster, real);
-    md.push(`## Real local cluster: ${real.name}, HVW with ${workload.jobs.length} jobs, maps x ${scaled.mapScale.toFixed(3)}, arrivals x ${args['time-scale']}, ${args['bytes-per-map']} per map`, '');
+    md.push(
+      `## Real local cluster: ${real.name}, HVW with ${workload.jobs.length} jobs, maps x ${scaled.mapScale.toFixed(3)}, arrivals x ${args['time-scale']}, ${args['bytes-per-map']} per map`,
+      '',
+    );
     const realPolicies = [
       { name: 'fifo', policy: 'fifo', options: {} },
       { name: 'fair', policy: 'fair', options: { preemption: false } },
@@ -299,36 +502,45 @@ async function main(): Promise<void> {
     // machine's speed falls on every policy alike.
     const runsOf = new Map<string, RunRecord[]>(realPolicies.map((p) => [p.name, []]));
     const repeats = Math.max(1, Math.floor(args.repeats));
-    for (let repeat = 0; repeat < repeats; repeat++) for (const p of realPolicies) {
-      const dir = await mkdtemp(join(os.tmpdir(), `minimr-bench-tyrex-${p.name}-`));
-      try {
-        log(`real: ${p.name}${repeats > 1 ? `, run ${repeat + 1} of ${repeats}` : ''}`);
-        const result = await runWorkloadOnCluster({
-          workload: scaled.workload,
-          cluster: real,
-          policy: p.policy,
-          policyOptions: p.options,
-          dataDir: dir,
-          bytesPerMap: parseSize(args['bytes-per-map']),
-          mapScale: scaled.mapScale,
-          maxMapsPerJob: 32,
-          timeScale: args['time-scale'],
-          measureAlone: alone === undefined,
-          onProgress: (m) => log(`real ${p.name}: ${m}`),
-        });
-        alone ??= result.aloneMs;
-        aloneAttemptsOf ??= result.aloneAttempts;
-        runsOf.get(p.name)!.push(result.run);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
+    for (let repeat = 0; repeat < repeats; repeat++)
+      for (const p of realPolicies) {
+        const dir = await mkdtemp(join(os.tmpdir(), `minimr-bench-tyrex-${p.name}-`));
+        try {
+          log(`real: ${p.name}${repeats > 1 ? `, run ${repeat + 1} of ${repeats}` : ''}`);
+          const result = await runWorkloadOnCluster({
+            workload: scaled.workload,
+            cluster: real,
+            policy: p.policy,
+            policyOptions: p.options,
+            dataDir: dir,
+            bytesPerMap: parseSize(args['bytes-per-map']),
+            mapScale: scaled.mapScale,
+            maxMapsPerJob: 32,
+            timeScale: args['time-scale'],
+            measureAlone: alone === undefined,
+            onProgress: (m) => log(`real ${p.name}: ${m}`),
+          });
+          alone ??= result.aloneMs;
+          aloneAttemptsOf ??= result.aloneAttempts;
+          runsOf.get(p.name)!.push(result.run);
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
       }
-    }
     const realRuns = realPolicies.map((p) => runsOf.get(p.name)![0]!);
     const fifoRuns = runsOf.get('fifo')!;
     const fifoRun = fifoRuns[0]!;
-    const realMetricsOf = (policy: string) => runsOf.get(policy)!.map((run) => computeMetrics(run, alone!, { partitionCapacity: C1 }));
+    const realMetricsOf = (policy: string) =>
+      runsOf.get(policy)!.map((run) => computeMetrics(run, alone!, { partitionCapacity: C1 }));
     const realRows = realPolicies.map((p) => rowOf(p.name, realMetricsOf(p.name)[0]!));
-    md.push(repeats > 1 ? `First run of each policy (${repeats} runs each; the prediction below is judged against their mean):` : '', '', table(realRows), '');
+    md.push(
+      repeats > 1
+        ? `First run of each policy (${repeats} runs each; the prediction below is judged against their mean):`
+        : '',
+      '',
+      table(realRows),
+      '',
+    );
     // The simulator's prediction for the same scaled jobs on the same small cluster, three times:
     // task times from the real FIFO run (stretched by its contention: many slots share few cores)
     // and from the alone runs (less stretched), both with every task at full speed: the two bound
@@ -345,8 +557,18 @@ async function main(): Promise<void> {
       hosts: { localhost: { cores } },
     };
     const models = [
-      { label: 'contended', what: 'task times from the real FIFO run', workload: calibrated(scaled.workload, fifoRun), cluster: real },
-      { label: 'uncontended', what: 'task times from the alone runs', workload: calibrated(scaled.workload, { ...fifoRun, attempts: aloneAttempts }), cluster: real },
+      {
+        label: 'contended',
+        what: 'task times from the real FIFO run',
+        workload: calibrated(scaled.workload, fifoRun),
+        cluster: real,
+      },
+      {
+        label: 'uncontended',
+        what: 'task times from the alone runs',
+        workload: calibrated(scaled.workload, { ...fifoRun, attempts: aloneAttempts }),
+        cluster: real,
+      },
       {
         label: 'cpu-sharing',
         what: `task work from the alone runs without their own sharing; all ${real.workers.length} workers share ${cores} cores`,
@@ -356,7 +578,10 @@ async function main(): Promise<void> {
       {
         label: 'cpu-sharing from FIFO',
         what: `task work from the real FIFO run${repeats > 1 ? 's' : ''} without the sharing it met; all ${real.workers.length} workers share ${cores} cores`,
-        workload: calibrated(scaled.workload, { ...fifoRun, attempts: fifoRuns.flatMap((run) => unsharedTogether(run.attempts, cores)) }),
+        workload: calibrated(scaled.workload, {
+          ...fifoRun,
+          attempts: fifoRuns.flatMap((run) => unsharedTogether(run.attempts, cores)),
+        }),
         cluster: sharedReal,
       },
     ];
@@ -364,14 +589,19 @@ async function main(): Promise<void> {
       const result = comparePolicies({
         workload: m.workload,
         cluster: m.cluster,
-        policies: ['fifo', fair, { name: 'tyrex-dynamic', create: () => createPolicy('tyrex-dynamic', { capacities: C1 }) }],
+        policies: [
+          'fifo',
+          fair,
+          { name: 'tyrex-dynamic', create: () => createPolicy('tyrex-dynamic', { capacities: C1 }) },
+        ],
         heartbeatMs: 500,
         keepRuns: true,
         metrics: { partitionCapacity: C1 },
       });
       return { ...m, result, rows: result.policies.map((p) => rowOf(p.policy, p.metrics)) };
     });
-    for (const p of predictions) md.push(`The simulator's prediction, ${p.label} (${p.what}, per app and kind):`, '', table(p.rows), '');
+    for (const p of predictions)
+      md.push(`The simulator's prediction, ${p.label} (${p.what}, per app and kind):`, '', table(p.rows), '');
     md.push(
       `| policy | ${predictions.map((p) => `median real / predicted, ${p.label} | p95 real / predicted, ${p.label}`).join(' | ')} |`,
       `|---|${predictions.map(() => '---:|---:|').join('')}`,
@@ -394,7 +624,8 @@ async function main(): Promise<void> {
     // with task work calibrated under contention, these come out 2-4x the real ones).
     const stats = (values: readonly number[]) => {
       const mean = values.reduce((x, y) => x + y, 0) / values.length;
-      const sd = values.length > 1 ? Math.sqrt(values.reduce((x, y) => x + (y - mean) ** 2, 0) / (values.length - 1)) : 0;
+      const sd =
+        values.length > 1 ? Math.sqrt(values.reduce((x, y) => x + (y - mean) ** 2, 0) / (values.length - 1)) : 0;
       return { mean, se: sd / Math.sqrt(values.length) };
     };
     const accuracy = realPolicies.map(({ name: policy }) => {
@@ -418,11 +649,17 @@ async function main(): Promise<void> {
           ];
         }),
       );
-      const met = (label: string) => Math.abs(predicted[label]!.meanResponseError) <= 0.2 && Math.abs(predicted[label]!.p95SlowdownError) <= 0.5;
+      const met = (label: string) =>
+        Math.abs(predicted[label]!.meanResponseError) <= 0.2 && Math.abs(predicted[label]!.p95SlowdownError) <= 0.5;
       return {
         policy,
         runs: runs.length,
-        real: { meanResponseMs: realMean.mean, meanResponseSeMs: realMean.se, p95Slowdown: realP95.mean, p95SlowdownSe: realP95.se },
+        real: {
+          meanResponseMs: realMean.mean,
+          meanResponseSeMs: realMean.se,
+          p95Slowdown: realP95.mean,
+          p95SlowdownSe: realP95.se,
+        },
         predicted,
         cpuSharingTargetMet: met('cpu-sharing'),
         cpuSharingFromFifoTargetMet: met('cpu-sharing from FIFO'),
@@ -431,15 +668,19 @@ async function main(): Promise<void> {
     const pct = (e: number) => `${e >= 0 ? '+' : ''}${(100 * e).toFixed(0)}%`;
     const secs = (ms: number) => (ms / 1000).toFixed(2);
     const two = (v: number) => v.toFixed(2);
-    const pm = (mean: string, se: number, show: (v: number) => string) => (repeats > 1 ? `${mean} ± ${show(se)}` : mean);
+    const pm = (mean: string, se: number, show: (v: number) => string) =>
+      repeats > 1 ? `${mean} ± ${show(se)}` : mean;
     md.push(
       `Mean response time (s), real${repeats > 1 ? ` (mean ± standard error of ${repeats} runs)` : ''} and predicted (error against real in brackets):`,
       '',
       `| policy | real | ${predictions.map((p) => `predicted, ${p.label}`).join(' | ')} |`,
       `|---|---:|${predictions.map(() => '---:|').join('')}`,
-      ...accuracy.map((a) => `| ${a.policy} | ${pm(secs(a.real.meanResponseMs), a.real.meanResponseSeMs, secs)} | ${predictions.map((p) => `${secs(a.predicted[p.label]!.meanResponseMs)} (${pct(a.predicted[p.label]!.meanResponseError)})`).join(' | ')} |`),
+      ...accuracy.map(
+        (a) =>
+          `| ${a.policy} | ${pm(secs(a.real.meanResponseMs), a.real.meanResponseSeMs, secs)} | ${predictions.map((p) => `${secs(a.predicted[p.label]!.meanResponseMs)} (${pct(a.predicted[p.label]!.meanResponseError)})`).join(' | ')} |`,
+      ),
       '',
-      'p95 slowdown, real and predicted, the prediction over the measured alone times and, second, over the simulator\'s own alone runs (error against real in brackets):',
+      "p95 slowdown, real and predicted, the prediction over the measured alone times and, second, over the simulator's own alone runs (error against real in brackets):",
       '',
       `| policy | real | ${predictions.map((p) => `predicted, ${p.label}`).join(' | ')} |`,
       `|---|---:|${predictions.map(() => '---:|').join('')}`,
@@ -465,7 +706,8 @@ async function main(): Promise<void> {
       breakdowns.push({ run: `${p.name} real`, breakdown: responseBreakdown(realRuns[i]!) });
       for (const prediction of predictions) {
         const sim = prediction.result.policies.find((x) => x.policy === p.name)?.run;
-        if (sim) breakdowns.push({ run: `${p.name} predicted, ${prediction.label}`, breakdown: responseBreakdown(sim) });
+        if (sim)
+          breakdowns.push({ run: `${p.name} predicted, ${prediction.label}`, breakdown: responseBreakdown(sim) });
       }
     }
     const meanOf = (values: Iterable<number>) => {
@@ -483,7 +725,10 @@ async function main(): Promise<void> {
       `Mean task attempt alone against in the FIFO run: maps ${s2(meanAttemptMs(aloneAttempts, 'map'))} s against ${s2(meanAttemptMs(fifoRun.attempts, 'map'))} s, reduces ${s2(meanAttemptMs(aloneAttempts, 'reduce'))} s against ${s2(meanAttemptMs(fifoRun.attempts, 'reduce'))} s (${os.cpus().length} cores for ${real.workers.reduce((n, w) => n + w.mapSlots + w.reduceSlots, 0)} slots).`,
       '',
     );
-    await writeFile(join(OUT, 'runs-real.json'), `${JSON.stringify({ policies: realPolicies.map((p) => p.name), runs: realPolicies.map((p) => runsOf.get(p.name)!), aloneMs: Object.fromEntries(alone ?? []), aloneAttempts: aloneAttemptsOf ?? [] })}\n`);
+    await writeFile(
+      join(OUT, 'runs-real.json'),
+      `${JSON.stringify({ policies: realPolicies.map((p) => p.name), runs: realPolicies.map((p) => runsOf.get(p.name)!), aloneMs: Object.fromEntries(alone ?? []), aloneAttempts: aloneAttemptsOf ?? [] })}\n`,
+    );
     json.real = {
       cluster: real.name,
       jobs: workload.jobs.length,

@@ -26,10 +26,22 @@ const args = yargs(process.argv.slice(2))
   .option('repeats', { type: 'number', default: 3, describe: 'pairs of runs (one per policy, order alternating)' })
   .option('policies', { type: 'string', default: 'yarn,yarn-me', describe: 'the baseline and the elastic policy' })
   .option('bytes-per-map', { type: 'string', default: '8m' })
-  .option('cpu-throttle', { type: 'number', default: 8, describe: "every worker's --cpu-throttle on the 'cpu' basis (each worker as if on a core of its own, F times slower): at F >= busy tasks / this machine's cores they do not share its cores" })
-  .option('memory-factor', { type: 'number', default: 1.8, describe: "worker memory as a multiple of the largest map's ideal memory" })
+  .option('cpu-throttle', {
+    type: 'number',
+    default: 8,
+    describe:
+      "every worker's --cpu-throttle on the 'cpu' basis (each worker as if on a core of its own, F times slower): at F >= busy tasks / this machine's cores they do not share its cores",
+  })
+  .option('memory-factor', {
+    type: 'number',
+    default: 1.8,
+    describe: "worker memory as a multiple of the largest map's ideal memory",
+  })
   .option('memory-step-mb', { type: 'number', default: 10 })
-  .option('calibration', { type: 'string', describe: 'a yarn-me-real.json of an earlier run: reuse its calibrated profiles, skip the two calibration runs' })
+  .option('calibration', {
+    type: 'string',
+    describe: 'a yarn-me-real.json of an earlier run: reuse its calibrated profiles, skip the two calibration runs',
+  })
   .option('out', { type: 'string', default: resolve(dirname(SELF), '..', '..', 'bench-results', 'yarn-me-real') })
   .strict()
   .parseSync();
@@ -37,9 +49,16 @@ const args = yargs(process.argv.slice(2))
 async function main(): Promise<void> {
   const policies = args.policies.split(',');
   if (policies.length !== 2) throw new Error(`--policies takes two policies, the baseline first, got ${args.policies}`);
-  const calibratedProfiles = args.calibration ? (JSON.parse(await readFile(args.calibration, 'utf8')) as { profiles: JobProfile[] }).profiles : undefined;
+  const calibratedProfiles = args.calibration
+    ? (JSON.parse(await readFile(args.calibration, 'utf8')) as { profiles: JobProfile[] }).profiles
+    : undefined;
   const dataDir = await mkdtemp(join(os.tmpdir(), 'minimr-bench-yarn-me-real-'));
-  log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} on ${os.cpus().length} cores`);
+  log(
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} on ${os.cpus().length} cores`,
+  );
   try {
     const result = await runYarnMeReal({
       dataDir,
@@ -53,7 +72,10 @@ async function main(): Promise<void> {
       onProgress: log,
     });
     await mkdir(args.out, { recursive: true });
-    const markdown = `# bench:yarn-me-real\n\nLoad average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} on ${os.cpus().length} cores.\n\n${yarnMeRealMarkdown(result)}\n`;
+    const markdown = `# bench:yarn-me-real\n\nLoad average at the end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} on ${os.cpus().length} cores.\n\n${yarnMeRealMarkdown(result)}\n`;
     await writeFile(join(args.out, 'yarn-me-real.md'), markdown);
     await writeFile(join(args.out, 'yarn-me-real.json'), JSON.stringify(yarnMeRealJson(result), null, 2));
     for (const [name, svg] of Object.entries(yarnMeRealSvgs(result))) await writeFile(join(args.out, name), svg);

@@ -24,7 +24,8 @@
  * simulator's prediction beside it; `--real-repeats` pairs of runs, default 3): what
  * `npm run bench:yarn-me-real` runs alone, with its options (src/experiments/yarn-me-real.ts).
  *
- * Run: npm run bench:yarn-me [-- --seeds 12 --other-seeds 6 --big-scale 30 --skip-big | --only-big | --real --real-repeats 3]
+ * Run: npm run bench:yarn-me [-- --seeds 12 --other-seeds 6 --big-scale 30 --skip-big | --only-big | --real
+ * --real-repeats 3]
  * Writes bench-results/yarn-me/{yarn-me.json, yarn-me.md, ratio-cdf.svg, memory.svg, elastic.svg}
  * (with --only-big: yarn-me-big.json and yarn-me-big.md).
  */
@@ -40,19 +41,49 @@ import { clusterPreset, meganode, yarnMeTrace, type ClusterShape, type Workload 
 import { lineChart, type Series } from '../src/util/index.js';
 import yargs from 'yargs';
 
-const positive = (name: string) => (v: number): number => {
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name} must be a positive number`);
-  return v;
-};
+const positive =
+  (name: string) =>
+  (v: number): number => {
+    if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name} must be a positive number`);
+    return v;
+  };
 
 const args = yargs(process.argv.slice(2))
-  .option('seeds', { type: 'number', default: 12, coerce: positive('seeds'), describe: 'configurations of each uniform trace (and of the mis-estimated one)' })
-  .option('other-seeds', { type: 'number', default: 6, coerce: positive('other-seeds'), describe: 'configurations of each exponential trace' })
-  .option('big-scale', { type: 'number', default: 30, coerce: positive('big-scale'), describe: 'the 3000-node case: the uniform 3x trace scaled this many times' })
+  .option('seeds', {
+    type: 'number',
+    default: 12,
+    coerce: positive('seeds'),
+    describe: 'configurations of each uniform trace (and of the mis-estimated one)',
+  })
+  .option('other-seeds', {
+    type: 'number',
+    default: 6,
+    coerce: positive('other-seeds'),
+    describe: 'configurations of each exponential trace',
+  })
+  .option('big-scale', {
+    type: 'number',
+    default: 30,
+    coerce: positive('big-scale'),
+    describe: 'the 3000-node case: the uniform 3x trace scaled this many times',
+  })
   .option('skip-big', { type: 'boolean', default: false, describe: 'leave out the 3000-node case' })
-  .option('only-big', { type: 'boolean', default: false, describe: 'only the 3000-node case (the slowest by far; run it apart on a busy machine)' })
-  .option('real', { type: 'boolean', default: false, describe: 'also the real-cluster part (what bench:yarn-me-real runs)' })
-  .option('real-repeats', { type: 'number', default: 3, coerce: positive('real-repeats'), describe: 'real: pairs of runs' })
+  .option('only-big', {
+    type: 'boolean',
+    default: false,
+    describe: 'only the 3000-node case (the slowest by far; run it apart on a busy machine)',
+  })
+  .option('real', {
+    type: 'boolean',
+    default: false,
+    describe: 'also the real-cluster part (what bench:yarn-me-real runs)',
+  })
+  .option('real-repeats', {
+    type: 'number',
+    default: 3,
+    coerce: positive('real-repeats'),
+    describe: 'real: pairs of runs',
+  })
   .strict()
   .parseSync();
 
@@ -87,7 +118,9 @@ function figures(run: RunRecord, wallS: number): Figures {
   const avgJctS = done.reduce((s, j) => s + (j.finishMs! - j.submitMs), 0) / Math.max(1, done.length) / 1000;
   const u = run.utilization;
   let area = 0;
-  for (let i = 1; i < u.length; i++) area += (u[i]!.timeMs - u[i - 1]!.timeMs) * (u[i - 1]!.memoryMb > 0 ? u[i - 1]!.memoryUsedMb / u[i - 1]!.memoryMb : 0);
+  for (let i = 1; i < u.length; i++)
+    area +=
+      (u[i]!.timeMs - u[i - 1]!.timeMs) * (u[i - 1]!.memoryMb > 0 ? u[i - 1]!.memoryUsedMb / u[i - 1]!.memoryMb : 0);
   const span = u.length > 1 ? u[u.length - 1]!.timeMs - u[0]!.timeMs : 0;
   const elastic = run.attempts.filter((a) => a.memoryMb < a.idealMemoryMb).length;
   return {
@@ -100,7 +133,14 @@ function figures(run: RunRecord, wallS: number): Figures {
   };
 }
 
-function simulateUnder(policy: string, workload: Workload, cluster: ClusterShape, settings: Partial<SimSettings>, label: string, options: PolicyOptions = {}): { figures: Figures; run: RunRecord } {
+function simulateUnder(
+  policy: string,
+  workload: Workload,
+  cluster: ClusterShape,
+  settings: Partial<SimSettings>,
+  label: string,
+  options: PolicyOptions = {},
+): { figures: Figures; run: RunRecord } {
   const started = performance.now();
   // Progress at most every 10 s of wall time: the 3000-node runs take minutes each.
   let said = started;
@@ -114,11 +154,15 @@ function simulateUnder(policy: string, workload: Workload, cluster: ClusterShape
       const now = performance.now();
       if (now - said < 10_000) return;
       said = now;
-      log(`  ${label} ${policy}: ${p.jobsDone}/${p.jobsTotal} jobs done at t=${(p.simMs / 1000).toFixed(0)} s, ${((now - started) / 1000).toFixed(0)} s wall`);
+      log(
+        `  ${label} ${policy}: ${p.jobsDone}/${p.jobsTotal} jobs done at t=${(p.simMs / 1000).toFixed(0)} s, ${((now - started) / 1000).toFixed(0)} s wall`,
+      );
     },
   });
   const f = figures(r.run, (performance.now() - started) / 1000);
-  log(`  ${label} ${policy}: avg JCT ${f.avgJctS.toFixed(0)} s, makespan ${f.makespanS.toFixed(0)} s, memory ${(100 * f.memoryUtilization).toFixed(0)}%, elastic ${(100 * f.elasticShare).toFixed(0)}%, ${f.wallS.toFixed(1)} s wall`);
+  log(
+    `  ${label} ${policy}: avg JCT ${f.avgJctS.toFixed(0)} s, makespan ${f.makespanS.toFixed(0)} s, memory ${(100 * f.memoryUtilization).toFixed(0)}%, elastic ${(100 * f.elasticShare).toFixed(0)}%, ${f.wallS.toFixed(1)} s wall`,
+  );
   return { figures: f, run: r.run };
 }
 
@@ -157,7 +201,9 @@ function configuration(
     keptRuns.set('yarn', yarn.run);
     keptRuns.set('yarn-me', yarnMe.run);
   }
-  const mega = withMeganode ? simulateUnder('srjf', workload, meganode(cluster), settings, `${label} meganode`).figures : undefined;
+  const mega = withMeganode
+    ? simulateUnder('srjf', workload, meganode(cluster), settings, `${label} meganode`).figures
+    : undefined;
   return {
     row,
     kind,
@@ -171,16 +217,26 @@ function configuration(
   };
 }
 
-/** The real-cluster rows (items 4, 5 and 7's real run): bench:yarn-me-real with its defaults (src/experiments/yarn-me-real.ts). */
+/**
+ * The real-cluster rows (items 4, 5 and 7's real run): bench:yarn-me-real with its defaults
+ * (src/experiments/yarn-me-real.ts).
+ */
 interface RealRunResult {
   readonly markdown: string;
   readonly json: unknown;
 }
 
-async function realRun(options: { readonly outDir: string; readonly log: (line: string) => void }): Promise<RealRunResult | null> {
+async function realRun(options: {
+  readonly outDir: string;
+  readonly log: (line: string) => void;
+}): Promise<RealRunResult | null> {
   const dataDir = mkdtempSync(join(tmpdir(), 'minimr-bench-yarn-me-'));
   try {
-    const result = await runYarnMeReal({ dataDir, repeats: Math.round(args['real-repeats']), onProgress: (m) => options.log(`real: ${m}`) });
+    const result = await runYarnMeReal({
+      dataDir,
+      repeats: Math.round(args['real-repeats']),
+      onProgress: (m) => options.log(`real: ${m}`),
+    });
     for (const [name, svg] of Object.entries(yarnMeRealSvgs(result))) writeFileSync(join(options.outDir, name), svg);
     return { markdown: yarnMeRealMarkdown(result), json: yarnMeRealJson(result) };
   } finally {
@@ -194,7 +250,11 @@ function share(rows: readonly ConfigRow[], ratio: (r: ConfigRow) => number, atMo
 
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? Number.NaN : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return s.length === 0
+    ? Number.NaN
+    : s.length % 2
+      ? s[(s.length - 1) / 2]!
+      : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 function cdf(name: string, ratios: readonly number[], dashed = false): Series {
@@ -205,9 +265,14 @@ function cdf(name: string, ratios: readonly number[], dashed = false): Series {
 const pct = (x: number): string => `${(100 * x).toFixed(0)}%`;
 
 /** ratio-cdf.svg, memory.svg and elastic.svg. */
-function writePlots(sweepRows: readonly string[], sweep: readonly ConfigRow[], misestimated: readonly ConfigRow[]): void {
+function writePlots(
+  sweepRows: readonly string[],
+  sweep: readonly ConfigRow[],
+  misestimated: readonly ConfigRow[],
+): void {
   const rowNames = [...sweepRows, 'uniform 3x, +-15%'];
-  const ratiosOf = (row: string) => (row === 'uniform 3x, +-15%' ? misestimated : sweep.filter((r) => r.row === row)).map((r) => r.ratio);
+  const ratiosOf = (row: string) =>
+    (row === 'uniform 3x, +-15%' ? misestimated : sweep.filter((r) => r.row === row)).map((r) => r.ratio);
   writeFileSync(
     join(OUT, 'ratio-cdf.svg'),
     lineChart({
@@ -217,15 +282,20 @@ function writePlots(sweepRows: readonly string[], sweep: readonly ConfigRow[], m
       series: rowNames.map((row) => cdf(row, ratiosOf(row), row.includes('+-15%'))),
     }),
   );
-  const overTime = (run: RunRecord | undefined, value: (s: RunRecord['utilization'][number]) => number): Array<readonly [number, number]> =>
-    (run?.utilization ?? []).map((s) => [s.timeMs / 1000, value(s)] as const);
+  const overTime = (
+    run: RunRecord | undefined,
+    value: (s: RunRecord['utilization'][number]) => number,
+  ): Array<readonly [number, number]> => (run?.utilization ?? []).map((s) => [s.timeMs / 1000, value(s)] as const);
   writeFileSync(
     join(OUT, 'memory.svg'),
     lineChart({
       title: 'Memory granted to running tasks, uniform 3x, seed 1',
       xLabel: 'time (s)',
       yLabel: 'share of cluster memory',
-      series: ['yarn', 'yarn-me'].map((p) => ({ name: p, points: overTime(keptRuns.get(p), (s) => (s.memoryMb > 0 ? s.memoryUsedMb / s.memoryMb : 0)) })),
+      series: ['yarn', 'yarn-me'].map((p) => ({
+        name: p,
+        points: overTime(keptRuns.get(p), (s) => (s.memoryMb > 0 ? s.memoryUsedMb / s.memoryMb : 0)),
+      })),
     }),
   );
   writeFileSync(
@@ -251,13 +321,31 @@ async function main(): Promise<void> {
     ['exponential', 1.5, OTHER_SEEDS],
   ] as const) {
     const row = `${kind} ${penalty}x`;
-    if (!ONLY_BIG) for (const seed of seeds(n)) sweep.push(configuration(row, kind, penalty, seed, {}, kind === 'uniform', cluster100));
+    if (!ONLY_BIG)
+      for (const seed of seeds(n))
+        sweep.push(configuration(row, kind, penalty, seed, {}, kind === 'uniform', cluster100));
   }
-  const misestimated = ONLY_BIG ? [] : seeds(SEEDS).map((seed) => configuration('uniform 3x, +-15%', 'uniform', 3, seed, MISESTIMATION, false));
+  const misestimated = ONLY_BIG
+    ? []
+    : seeds(SEEDS).map((seed) => configuration('uniform 3x, +-15%', 'uniform', 3, seed, MISESTIMATION, false));
   const bigCluster = clusterPreset('yarn-me-3000');
   // The timeline is rebuilt once per heartbeat of the cluster (30 s on 3000 nodes), as on 100 nodes.
   const bigPolicy = { timelineRefreshMs: defaultHeartbeatMs(bigCluster.workers.length) };
-  const big = SKIP_BIG ? [] : [configuration(`3000 nodes, uniform 3x x${BIG_SCALE}`, 'uniform', 3, 1, {}, false, bigCluster, BIG_SCALE, bigPolicy)];
+  const big = SKIP_BIG
+    ? []
+    : [
+        configuration(
+          `3000 nodes, uniform 3x x${BIG_SCALE}`,
+          'uniform',
+          3,
+          1,
+          {},
+          false,
+          bigCluster,
+          BIG_SCALE,
+          bigPolicy,
+        ),
+      ];
   const real = REAL ? await realRun({ outDir: OUT, log }) : null;
 
   // ---- summary rows ----
@@ -271,9 +359,14 @@ async function main(): Promise<void> {
       medianRatio: median(list.map((r) => r.ratio)),
       bestRatio: Math.min(...list.map((r) => r.ratio)),
       worstRatio: Math.max(...list.map((r) => r.ratio)),
-      yarnMeBeatsMeganode: withMega.length > 0 ? share(withMega, (r) => r.yarnMe.avgJctS / r.meganode!.avgJctS, 1) : null,
-      medianMeganodeRatio: withMega.length > 0 ? median(withMega.map((r) => r.meganode!.avgJctS / r.yarn.avgJctS)) : null,
-      memoryUtilization: { yarn: median(list.map((r) => r.yarn.memoryUtilization)), yarnMe: median(list.map((r) => r.yarnMe.memoryUtilization)) },
+      yarnMeBeatsMeganode:
+        withMega.length > 0 ? share(withMega, (r) => r.yarnMe.avgJctS / r.meganode!.avgJctS, 1) : null,
+      medianMeganodeRatio:
+        withMega.length > 0 ? median(withMega.map((r) => r.meganode!.avgJctS / r.yarn.avgJctS)) : null,
+      memoryUtilization: {
+        yarn: median(list.map((r) => r.yarn.memoryUtilization)),
+        yarnMe: median(list.map((r) => r.yarnMe.memoryUtilization)),
+      },
     };
   });
   const base = rows.find((r) => r.row === 'uniform 3x');
@@ -281,7 +374,11 @@ async function main(): Promise<void> {
   const checks = [
     ...(base
       ? [
-          { claim: `uniform 3x: YARN-ME/YARN avg JCT <= ${TARGET_RATIO} in >= 40% of configurations`, figure: pct(base.shareAtMost07), pass: base.shareAtMost07 >= 0.4 },
+          {
+            claim: `uniform 3x: YARN-ME/YARN avg JCT <= ${TARGET_RATIO} in >= 40% of configurations`,
+            figure: pct(base.shareAtMost07),
+            pass: base.shareAtMost07 >= 0.4,
+          },
           {
             claim: 'uniform 3x, +-15% mis-estimation: the share <= 0.7 drops by <= 10 points',
             figure: `${pct(misShare)} (was ${pct(base.shareAtMost07)}, ${((misShare - base.shareAtMost07) * 100).toFixed(0)} points)`,
@@ -289,13 +386,32 @@ async function main(): Promise<void> {
           },
         ]
       : []),
-    ...big.map((b) => ({ claim: `${b.row}: YARN-ME gains (ratio < 1)`, figure: b.ratio.toFixed(2), pass: b.ratio < 1 })),
+    ...big.map((b) => ({
+      claim: `${b.row}: YARN-ME gains (ratio < 1)`,
+      figure: b.ratio.toFixed(2),
+      pass: b.ratio < 1,
+    })),
   ];
 
   // ---- tables ----
-  const table = (head: string[], body: Array<Array<string | number>>) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const table = (head: string[], body: Array<Array<string | number>>) =>
+    [
+      `| ${head.join(' | ')} |`,
+      `|${head.map(() => '---').join('|')}|`,
+      ...body.map((r) => `| ${r.join(' | ')} |`),
+    ].join('\n');
   const summary = table(
-    ['traces', 'configurations', 'share <= 0.7', 'median ratio', 'best', 'worst', 'meganode / YARN (median)', 'YARN-ME beats meganode', 'memory util YARN -> YARN-ME (median)'],
+    [
+      'traces',
+      'configurations',
+      'share <= 0.7',
+      'median ratio',
+      'best',
+      'worst',
+      'meganode / YARN (median)',
+      'YARN-ME beats meganode',
+      'memory util YARN -> YARN-ME (median)',
+    ],
     [
       ...rows.map((r) => [
         r.row,
@@ -308,22 +424,48 @@ async function main(): Promise<void> {
         r.yarnMeBeatsMeganode === null ? '-' : pct(r.yarnMeBeatsMeganode),
         `${pct(r.memoryUtilization.yarn)} -> ${pct(r.memoryUtilization.yarnMe)}`,
       ]),
-      ...(misestimated.length === 0 ? [] : [[
-        'uniform 3x, +-15% duration, memory, penalty',
-        misestimated.length,
-        pct(misShare),
-        median(misestimated.map((r) => r.ratio)).toFixed(2),
-        Math.min(...misestimated.map((r) => r.ratio)).toFixed(2),
-        Math.max(...misestimated.map((r) => r.ratio)).toFixed(2),
+      ...(misestimated.length === 0
+        ? []
+        : [
+            [
+              'uniform 3x, +-15% duration, memory, penalty',
+              misestimated.length,
+              pct(misShare),
+              median(misestimated.map((r) => r.ratio)).toFixed(2),
+              Math.min(...misestimated.map((r) => r.ratio)).toFixed(2),
+              Math.max(...misestimated.map((r) => r.ratio)).toFixed(2),
+              '-',
+              '-',
+              `${pct(median(misestimated.map((r) => r.yarn.memoryUtilization)))} -> ${pct(median(misestimated.map((r) => r.yarnMe.memoryUtilization)))}`,
+            ],
+          ]),
+      ...big.map((b) => [
+        b.row,
+        1,
+        pct(b.ratio <= TARGET_RATIO ? 1 : 0),
+        b.ratio.toFixed(2),
         '-',
         '-',
-        `${pct(median(misestimated.map((r) => r.yarn.memoryUtilization)))} -> ${pct(median(misestimated.map((r) => r.yarnMe.memoryUtilization)))}`,
-      ]]),
-      ...big.map((b) => [b.row, 1, pct(b.ratio <= TARGET_RATIO ? 1 : 0), b.ratio.toFixed(2), '-', '-', '-', '-', `${pct(b.yarn.memoryUtilization)} -> ${pct(b.yarnMe.memoryUtilization)}`]),
+        '-',
+        '-',
+        `${pct(b.yarn.memoryUtilization)} -> ${pct(b.yarnMe.memoryUtilization)}`,
+      ]),
     ],
   );
   const details = table(
-    ['traces', 'seed', 'max tasks/job', 'max task GB', 'max task s', 'YARN avg JCT s', 'YARN-ME avg JCT s', 'ratio', 'meganode avg JCT s', 'YARN-ME elastic', 'wall s (YARN, YARN-ME)'],
+    [
+      'traces',
+      'seed',
+      'max tasks/job',
+      'max task GB',
+      'max task s',
+      'YARN avg JCT s',
+      'YARN-ME avg JCT s',
+      'ratio',
+      'meganode avg JCT s',
+      'YARN-ME elastic',
+      'wall s (YARN, YARN-ME)',
+    ],
     [...sweep, ...misestimated, ...big].map((r) => [
       r.row,
       r.seed,
@@ -344,7 +486,12 @@ async function main(): Promise<void> {
   );
 
   // ---- plots ----
-  if (!ONLY_BIG) writePlots(rows.map((r) => r.row), sweep, misestimated);
+  if (!ONLY_BIG)
+    writePlots(
+      rows.map((r) => r.row),
+      sweep,
+      misestimated,
+    );
 
   const wallS = (performance.now() - started) / 1000;
   const md = [
@@ -366,13 +513,18 @@ async function main(): Promise<void> {
     '',
     details,
     '',
-    ...(real ? ['## Real cluster', '', real.markdown, ''] : ['## Real cluster', '', 'Not run (pass `--real`, or run `npm run bench:yarn-me-real`).', '']),
+    ...(real
+      ? ['## Real cluster', '', real.markdown, '']
+      : ['## Real cluster', '', 'Not run (pass `--real`, or run `npm run bench:yarn-me-real`).', '']),
     'Plots: ratio-cdf.svg (CDF of the ratio per row), memory.svg (memory granted over time), elastic.svg (elastic tasks over time).',
     '',
   ].join('\n');
   const stem = ONLY_BIG ? 'yarn-me-big' : 'yarn-me';
   writeFileSync(join(OUT, `${stem}.md`), md);
-  writeFileSync(join(OUT, `${stem}.json`), `${JSON.stringify({ node: process.version, wallS, checks, rows, misestimated, big, sweep, real: real?.json ?? null }, null, 2)}\n`);
+  writeFileSync(
+    join(OUT, `${stem}.json`),
+    `${JSON.stringify({ node: process.version, wallS, checks, rows, misestimated, big, sweep, real: real?.json ?? null }, null, 2)}\n`,
+  );
   process.stdout.write(`${claims}\n\n${summary}\n`);
   log(`wrote ${OUT}/${stem}.md, ${stem}.json${ONLY_BIG ? '' : ', ratio-cdf.svg, memory.svg, elastic.svg'}`);
 }

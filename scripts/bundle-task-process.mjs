@@ -64,4 +64,6 @@ const { metafile } = await build({
 });
 const inputs = Object.keys(metafile.inputs).map((p) => relative(runtimeDir, resolve(root, p)).split('\\').join('/'));
 writeFileSync(resolve(runtimeDir, 'task-process.bundle.json'), `${JSON.stringify({ inputs }, null, 1)}\n`);
-console.log(`bundled ${inputs.length} modules into ${relative(root, outfile)} (${shared.size} public API modules left outside)`);
+console.log(
+  `bundled ${inputs.length} modules into ${relative(root, outfile)} (${shared.size} public API modules left outside)`,
+);

@@ -9,7 +9,7 @@
 // --except-literals lets a line through when it would fit without a string, template or regex literal on it (one
 // the formatter cannot break): the state until those literals are split by hand. PATHs (files or folders)
 // default to the folders biome.jsonc formats.
-import { readFileSync, } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FOLDERS, sourceFiles } from './lib/source-files.mjs';
@@ -36,7 +36,6 @@ function parseArgs(argv) {
   }
   return args;
 }
-
 
 /** Width in characters (code points), as an editor's column counter shows it. */
 function width(line) {

@@ -50,7 +50,6 @@ function parseArgs(argv) {
   return args;
 }
 
-
 /** Width in characters (code points), as check-line-length.mjs counts it. */
 function width(s) {
   let n = 0;

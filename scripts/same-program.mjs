@@ -13,8 +13,6 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { FOLDERS, sourceFiles } from './lib/source-files.mjs';
 
-
-
 /** The file's syntax tree as a list: `<Kind` and `>` around each node, the text of each token. */
 function program(file, text) {
   const kind = /\.[cm]?ts$/.test(file) ? ts.ScriptKind.TS : ts.ScriptKind.JS;

@@ -20,7 +20,19 @@ import { pathToFileURL } from 'node:url';
 
 const root = resolve(process.argv[2] ?? '.');
 const POLICIES = ['fifo', 'fair', 'improved-fair', 'tyrex'];
-const WORKLOADS = process.argv[3]?.split(',') ?? ['hvw', 'mvw', 'lvw', 'wkld-a', 'wkld-b', 'wkld-c', 'wkld-d', 'wkld-e', 'yarn-me-uniform', 'yarn-me-exp', 'improved-fair'];
+const WORKLOADS = process.argv[3]?.split(',') ?? [
+  'hvw',
+  'mvw',
+  'lvw',
+  'wkld-a',
+  'wkld-b',
+  'wkld-c',
+  'wkld-d',
+  'wkld-e',
+  'yarn-me-uniform',
+  'yarn-me-exp',
+  'improved-fair',
+];
 const SEEDS = process.argv[4]?.split(',').map(Number) ?? [1, 2];
 
 const sha = (text) => createHash('sha256').update(text).digest('hex').slice(0, 16);
@@ -33,20 +45,34 @@ const scheduler = await import(pathToFileURL(join(root, 'dist/src/scheduler/inde
 for (const workload of WORKLOADS) {
   for (const seed of SEEDS) {
     const out = mkdtempSync(join(tmpdir(), 'sim-fingerprint-'));
-    const args = [join(root, 'bin/minimr.js'), 'sim', '--workload', workload, '--seed', String(seed), '--out', out, ...POLICIES.flatMap((p) => ['--policy', p])];
+    const args = [
+      join(root, 'bin/minimr.js'),
+      'sim',
+      '--workload',
+      workload,
+      '--seed',
+      String(seed),
+      '--out',
+      out,
+      ...POLICIES.flatMap((p) => ['--policy', p]),
+    ];
     const table = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const files = readdirSync(out).sort().map((f) => {
-      let text = readFileSync(join(out, f), 'utf8');
-      if (f.endsWith('.json')) text = JSON.stringify(JSON.parse(text), (k, v) => (k === 'wallMs' ? undefined : v));
-      return `${f}:${sha(text)}`;
-    });
+    const files = readdirSync(out)
+      .sort()
+      .map((f) => {
+        let text = readFileSync(join(out, f), 'utf8');
+        if (f.endsWith('.json')) text = JSON.stringify(JSON.parse(text), (k, v) => (k === 'wallMs' ? undefined : v));
+        return `${f}:${sha(text)}`;
+      });
     rmSync(out, { recursive: true, force: true });
     process.stdout.write(`cli ${workload} seed=${seed} table=${sha(table)} ${files.join(' ')}\n`);
     const w = workloads.namedWorkload(workload, { seed });
     const cluster = workloads.clusterPreset(workloads.defaultClusterFor(workload));
     for (const policy of POLICIES) {
       const r = sim.simulate({ workload: w, cluster, policy: scheduler.createPolicy(policy), seed });
-      process.stdout.write(`run ${workload} seed=${seed} ${policy} record=${sha(JSON.stringify(r.run))} decisions=${sha(JSON.stringify(r.decisions))} stats=${sha(JSON.stringify(r.stats))}\n`);
+      process.stdout.write(
+        `run ${workload} seed=${seed} ${policy} record=${sha(JSON.stringify(r.run))} decisions=${sha(JSON.stringify(r.decisions))} stats=${sha(JSON.stringify(r.stats))}\n`,
+      );
     }
   }
 }

@@ -5,10 +5,16 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-const SLOW_FIRST = ['dist/test/storage/record-readers.test.js', 'dist/test/scheduler/describe-state.test.js', 'dist/test/scheduler/yarn-me.test.js'];
+const SLOW_FIRST = [
+  'dist/test/storage/record-readers.test.js',
+  'dist/test/scheduler/describe-state.test.js',
+  'dist/test/scheduler/yarn-me.test.js',
+];
 
 function testFiles(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.js') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.js') ? [join(dir, e.name)] : [],
+  );
 }
 
 const all = testFiles('dist/test').sort();

@@ -71,17 +71,49 @@ export interface SerializedError {
 export function serializeError(err: unknown): SerializedError {
   if (err instanceof MinimrError) return err.toJSON();
   if (err instanceof Error) {
-    const code = typeof (err as NodeJS.ErrnoException).code === 'string' ? String((err as NodeJS.ErrnoException).code) : 'EINTERNAL';
+    const code =
+      typeof (err as NodeJS.ErrnoException).code === 'string'
+        ? String((err as NodeJS.ErrnoException).code)
+        : 'EINTERNAL';
     return { code, message: err.message, stack: err.stack };
   }
   return { code: 'EINTERNAL', message: String(err) };
 }
 
 const KNOWN_CODES = new Set<string>([
-  'ENOINPUT', 'EOUTPUTEXISTS', 'EJOBMODULE', 'EBADJOB', 'EBADCONF', 'ENOENT', 'EEXIST', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY',
-  'EBADPATH', 'ECHECKSUM', 'ETOKEN', 'ENOREPLICA', 'ENOWORKERS', 'EDISKFULL', 'EFETCH', 'ETASK', 'EJOBFAILED', 'EJOBKILLED',
-  'ENOJOB', 'EPROTOCOL', 'EVERSION', 'ECONNECT', 'ETIMEOUT', 'EKILLED', 'EWORKERLOST', 'ENOMRCLUSTER', 'EAUTH', 'EPERM', 'EINTERNAL',
-  'EBADREQUEST', 'ENOATTEMPT',
+  'ENOINPUT',
+  'EOUTPUTEXISTS',
+  'EJOBMODULE',
+  'EBADJOB',
+  'EBADCONF',
+  'ENOENT',
+  'EEXIST',
+  'ENOTDIR',
+  'EISDIR',
+  'ENOTEMPTY',
+  'EBADPATH',
+  'ECHECKSUM',
+  'ETOKEN',
+  'ENOREPLICA',
+  'ENOWORKERS',
+  'EDISKFULL',
+  'EFETCH',
+  'ETASK',
+  'EJOBFAILED',
+  'EJOBKILLED',
+  'ENOJOB',
+  'EPROTOCOL',
+  'EVERSION',
+  'ECONNECT',
+  'ETIMEOUT',
+  'EKILLED',
+  'EWORKERLOST',
+  'ENOMRCLUSTER',
+  'EAUTH',
+  'EPERM',
+  'EINTERNAL',
+  'EBADREQUEST',
+  'ENOATTEMPT',
 ]);
 
 /** Rebuilds a MinimrError on the receiving side of a socket or a process boundary. */

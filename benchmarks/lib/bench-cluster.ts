@@ -13,7 +13,15 @@ const MB = 1024 * 1024;
  * out of its own blocks otherwise takes the other's last pending one over the network, even when
  * that worker frees within milliseconds.
  */
-export const BENCH_CLUSTER = { workers: 2, mapSlots: 1, reduceSlots: 1, replication: 1, blockSizeMb: 64, policy: 'fifo', nodeLocalDelayMs: 3000 } as const;
+export const BENCH_CLUSTER = {
+  workers: 2,
+  mapSlots: 1,
+  reduceSlots: 1,
+  replication: 1,
+  blockSizeMb: 64,
+  policy: 'fifo',
+  nodeLocalDelayMs: 3000,
+} as const;
 
 export function startBenchCluster(dataDir: string, options: { nodeLocalDelayMs?: number } = {}): Promise<LocalCluster> {
   return LocalCluster.start({

@@ -9,7 +9,6 @@
 import { open } from 'node:fs/promises';
 import { seededUint32 } from '../../src/util/index.js';
 
-
 export interface CorpusOptions {
   seed?: number;
   vocabularySize?: number;
@@ -119,7 +118,13 @@ function guidedSampler(probabilities: number[]): (u32: number) => number {
  * contains the word as a substring exactly when it contains it as a word, so `grep -c word` and a
  * RegExp test count the same lines as the generator does.
  */
-export function pickGrepWord(vocabulary: string[], probabilities: number[], wordsPerLine: number, fraction: number, exclude: ReadonlySet<number> = new Set()): number {
+export function pickGrepWord(
+  vocabulary: string[],
+  probabilities: number[],
+  wordsPerLine: number,
+  fraction: number,
+  exclude: ReadonlySet<number> = new Set(),
+): number {
   let best = -1;
   let bestDiff = Infinity;
   for (let i = 0; i < vocabulary.length; i++) {

@@ -88,7 +88,10 @@ function descendantsCpuMs(): { children: number; grandchildren: number } {
   const children = procs.filter((p) => p.ppid === process.pid);
   const childPids = new Set(children.map((p) => p.pid));
   const live = procs.filter((p) => childPids.has(p.ppid)).reduce((a, p) => a + p.selfMs + p.reapedChildrenMs, 0);
-  return { children: children.reduce((a, p) => a + p.selfMs, 0), grandchildren: live + children.reduce((a, p) => a + p.reapedChildrenMs, 0) };
+  return {
+    children: children.reduce((a, p) => a + p.selfMs, 0),
+    grandchildren: live + children.reduce((a, p) => a + p.reapedChildrenMs, 0),
+  };
 }
 
 export class MachineLoadSampler {
@@ -115,14 +118,18 @@ export class MachineLoadSampler {
     const selfMs = (self.user - this.lastSelf.user + self.system - this.lastSelf.system) / 1000;
     const descendants = descendantsCpuMs();
     const coreMs = wallMs * cpus().length;
-    const machineBusy = cores && this.lastCores && cores.total > this.lastCores.total ? (cores.busy - this.lastCores.busy) / (cores.total - this.lastCores.total) : Number.NaN;
+    const machineBusy =
+      cores && this.lastCores && cores.total > this.lastCores.total
+        ? (cores.busy - this.lastCores.busy) / (cores.total - this.lastCores.total)
+        : Number.NaN;
     this.samples.push({
       timeMs: Math.round(now - this.started),
       machineBusy,
       selfBusy: coreMs > 0 ? selfMs / coreMs : Number.NaN,
       // A child that ended loses its own times from the sum, so a share can dip below 0 for a sample.
       childrenBusy: coreMs > 0 ? (descendants.children - this.lastDescendants.children) / coreMs : Number.NaN,
-      grandchildrenBusy: coreMs > 0 ? (descendants.grandchildren - this.lastDescendants.grandchildren) / coreMs : Number.NaN,
+      grandchildrenBusy:
+        coreMs > 0 ? (descendants.grandchildren - this.lastDescendants.grandchildren) / coreMs : Number.NaN,
       loopDelayP50Ms: this.histogram.percentile(50) / 1e6,
       loopDelayMaxMs: this.histogram.max / 1e6,
     });

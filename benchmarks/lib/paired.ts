@@ -26,8 +26,12 @@ export interface RatioSummary {
 }
 
 /** The ratios of paired runs and their median, mean and standard error; undefined below two pairs. */
-export function pairedRatios(minimrSeconds: readonly number[] | undefined, peerSeconds: readonly number[] | undefined): RatioSummary | undefined {
-  if (!minimrSeconds || !peerSeconds || minimrSeconds.length < 2 || peerSeconds.length !== minimrSeconds.length) return undefined;
+export function pairedRatios(
+  minimrSeconds: readonly number[] | undefined,
+  peerSeconds: readonly number[] | undefined,
+): RatioSummary | undefined {
+  if (!minimrSeconds || !peerSeconds || minimrSeconds.length < 2 || peerSeconds.length !== minimrSeconds.length)
+    return undefined;
   const ratios = minimrSeconds.map((s, k) => s / peerSeconds[k]!);
   const { mean, standardError } = meanWithStandardError(ratios);
   return { ratios, median: median(ratios), mean, standardError };
@@ -36,7 +40,12 @@ export function pairedRatios(minimrSeconds: readonly number[] | undefined, peerS
 /** For a benchmark's JSON: the ratios and their median, mean and standard error (nothing below two pairs). */
 export function ratioSummaryJson(s: RatioSummary | undefined): Record<string, number | number[]> {
   if (!s) return {};
-  return { pairedRatios: s.ratios.map(r3), medianRatio: r3(s.median), meanRatio: r3(s.mean), ratioStandardError: r3(s.standardError) };
+  return {
+    pairedRatios: s.ratios.map(r3),
+    medianRatio: r3(s.median),
+    meanRatio: r3(s.mean),
+    ratioStandardError: r3(s.standardError),
+  };
 }
 
 /** "1.25 (median of 5 pairs; mean 1.22, standard error 0.02)" */

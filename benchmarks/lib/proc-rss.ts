@@ -43,11 +43,7 @@ export function readStatusKb(pid: number, field: string): number | undefined {
 
 function childrenOf(pid: number): number[] {
   try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1')
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number);
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(/\s+/).filter(Boolean).map(Number);
   } catch {
     return [];
   }
@@ -90,7 +86,8 @@ export class ProcRssSampler {
     for (const w of this.workers()) {
       if (w.pid === undefined) continue;
       const whwm = readStatusKb(w.pid, 'VmHWM');
-      if (whwm !== undefined) this.workerHwm.set(w.workerId, Math.max(this.workerHwm.get(w.workerId) ?? 0, whwm * 1024));
+      if (whwm !== undefined)
+        this.workerHwm.set(w.workerId, Math.max(this.workerHwm.get(w.workerId) ?? 0, whwm * 1024));
       for (const pid of childrenOf(w.pid)) {
         const hwm = readStatusKb(pid, 'VmHWM');
         if (hwm === undefined) continue;

@@ -34,7 +34,9 @@ export function timeShell(command: string, options: ShellOptions = {}): Promise<
 /** First line of `cmd --version` (or `-W version` for mawk), for the record. */
 export function toolVersion(cmd: string, args: string[] = ['--version']): string {
   try {
-    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]!.trim();
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+      .split('\n')[0]!
+      .trim();
   } catch {
     return 'unknown';
   }

@@ -11,7 +11,10 @@ import type { AttemptSummary, JobStatus } from '../../src/runtime/index.js';
 export const PHASES = [
   ['submit', 'client: module read (and loaded, the first time), submission; JobTracker: input splits, output dir'],
   ['schedule', 'job admitted -> its first map launched (policy call)'],
-  ['map launch', 'map launched -> its code runs: message to the worker, process handed the attempt, job module fetched and imported'],
+  [
+    'map launch',
+    'map launched -> its code runs: message to the worker, process handed the attempt, job module fetched and imported',
+  ],
   ['map task', 'the map itself: read the split, map, sort and write its output (TASK_MS)'],
   ['map report', 'map done -> the JobTracker knows: counters, message, books'],
   ['map to reduce', 'last map known done -> reduce launched'],
@@ -20,7 +23,10 @@ export const PHASES = [
   ['reduce task', 'reduce: reduce and write its part file to the block store'],
   ['reduce report', 'as for the map'],
   ['commit', 'last task done -> job committed (part renamed, _SUCCESS written)'],
-  ['clean-up + notify', 'job committed -> the client sees it ended (_temporary removed, workers told, wait-job answered)'],
+  [
+    'clean-up + notify',
+    'job committed -> the client sees it ended (_temporary removed, workers told, wait-job answered)',
+  ],
 ] as const;
 
 export type Phase = (typeof PHASES)[number][0];
@@ -39,7 +45,8 @@ export function breakdown(status: JobStatus, attempts: readonly AttemptSummary[]
   const last = (list: AttemptSummary[]) => list.reduce((a, b) => ((b.finishTime ?? 0) > (a.finishTime ?? 0) ? b : a));
   const maps = done('map');
   const reduces = done('reduce');
-  if (maps.length === 0 || reduces.length === 0 || status.finishTime === undefined) throw new Error(`job ${status.jobId} has no successful map and reduce`);
+  if (maps.length === 0 || reduces.length === 0 || status.finishTime === undefined)
+    throw new Error(`job ${status.jobId} has no successful map and reduce`);
   const map = last(maps);
   const reduce = last(reduces);
   const firstMapStart = Math.min(...maps.map((a) => a.startTime));

@@ -68,7 +68,9 @@ export class JobWatchdog {
         this.idleSince.set(job.jobId, since);
         if ((now - since) / 1000 >= this.options.stallS) {
           const info = await this.client.clusterInfo();
-          const workers = info.workers.map((w) => `${w.workerId} ${w.memoryMb} MB, ${w.runningAttempts} running`).join('; ');
+          const workers = info.workers
+            .map((w) => `${w.workerId} ${w.memoryMb} MB, ${w.runningAttempts} running`)
+            .join('; ');
           const launched = attempts.map((a) => `${a.kind} ${a.memoryMb} MB ${a.state}`).join(', ') || 'none';
           await this.kill(
             job,
@@ -87,7 +89,9 @@ export class JobWatchdog {
   private async kill(job: JobStatus, reason: string): Promise<void> {
     this.kills.push({ jobId: job.jobId, name: job.name, reason });
     this.options.log(`watchdog: killing ${job.jobId} (${job.name}): ${reason}`);
-    await this.client.kill(job.jobId).catch((err: unknown) => this.options.log(`watchdog: kill ${job.jobId} failed: ${(err as Error).message}`));
+    await this.client
+      .kill(job.jobId)
+      .catch((err: unknown) => this.options.log(`watchdog: kill ${job.jobId} failed: ${(err as Error).message}`));
   }
 }
 

@@ -52,7 +52,8 @@ const uint64: Codec<bigint> = {
 const varuint: Codec<number> = {
   name: 'varuint',
   encode: (value) => {
-    if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`codecs.varuint: expected an integer in 0..2^53-1, got ${String(value)}`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new TypeError(`codecs.varuint: expected an integer in 0..2^53-1, got ${String(value)}`);
     if (value < 0x80) {
       const b = Buffer.allocUnsafe(1);
       b[0] = value;
@@ -89,7 +90,8 @@ const varuint: Codec<number> = {
  * (TASK_OVERHEAD_MB) must cover even for jobs that never use this codec (TeraSort's bytes).
  */
 let msgpackr: { pack: typeof Pack; unpack: typeof Unpack } | undefined;
-const loadMsgpackr = () => (msgpackr ??= createRequire(import.meta.url)('msgpackr') as { pack: typeof Pack; unpack: typeof Unpack });
+const loadMsgpackr = () =>
+  (msgpackr ??= createRequire(import.meta.url)('msgpackr') as { pack: typeof Pack; unpack: typeof Unpack });
 
 /** Any msgpack-able value; compact for small numbers (1 byte for 0..127), not order-preserving. */
 function msgpack<T = unknown>(): Codec<T> {

@@ -82,7 +82,9 @@ export function fixedRecordInput(recordLength: number): FixedRecordInputFormat {
   return { kind: 'fixed', recordLength };
 }
 
-export function generatedInput(splits: (params: Readonly<Record<string, JsonValue>>) => JsonValue[]): GeneratedInputFormat {
+export function generatedInput(
+  splits: (params: Readonly<Record<string, JsonValue>>) => JsonValue[],
+): GeneratedInputFormat {
   return { kind: 'generated', splits };
 }
 

@@ -125,8 +125,19 @@ export function validateJobDefinition(def: unknown): string[] {
   const problems: string[] = [];
   if (typeof d.name !== 'string' || d.name.length === 0) problems.push('`name` must be a non-empty string');
   if (d.map !== undefined && d.mapSplit !== undefined) problems.push(BOTH_MAP_FUNCTIONS);
-  else if (d.map === undefined && d.mapSplit === undefined) problems.push('`map` must be a function (or define `mapSplit`)');
-  for (const fn of ['map', 'mapSplit', 'reduce', 'combine', 'partition', 'compareKeys', 'prepare', 'cleanupMap', 'cleanupReduce']) {
+  else if (d.map === undefined && d.mapSplit === undefined)
+    problems.push('`map` must be a function (or define `mapSplit`)');
+  for (const fn of [
+    'map',
+    'mapSplit',
+    'reduce',
+    'combine',
+    'partition',
+    'compareKeys',
+    'prepare',
+    'cleanupMap',
+    'cleanupReduce',
+  ]) {
     if (d[fn] !== undefined && typeof d[fn] !== 'function') problems.push(`\`${fn}\` must be a function when given`);
   }
   const input = d.input as { kind?: unknown; recordLength?: unknown; splits?: unknown } | undefined;
@@ -143,7 +154,8 @@ export function validateJobDefinition(def: unknown): string[] {
   return problems;
 }
 
-const BOTH_MAP_FUNCTIONS = 'the job defines both `map` and `mapSplit`: define one (`map` per record, `mapSplit` per split)';
+const BOTH_MAP_FUNCTIONS =
+  'the job defines both `map` and `mapSplit`: define one (`map` per record, `mapSplit` per split)';
 
 /** A job with both map functions is EBADJOB: which one should run is not something to guess. */
 export function assertOneMapFunction(def: unknown, where: string): void {

@@ -94,7 +94,11 @@ export interface WorkerLimits {
 }
 
 /** Generous enough for any machine; what they stop is a claim no machine makes (1e9 slots). */
-export const DEFAULT_WORKER_LIMITS: WorkerLimits = { maxMapSlots: 1024, maxReduceSlots: 1024, maxMemoryMb: 16 * 1024 * 1024 };
+export const DEFAULT_WORKER_LIMITS: WorkerLimits = {
+  maxMapSlots: 1024,
+  maxReduceSlots: 1024,
+  maxMemoryMb: 16 * 1024 * 1024,
+};
 
 function pad6(n: number): string {
   return String(n).padStart(6, '0');
@@ -133,7 +137,9 @@ function insertByIndex<T extends { readonly index: number }>(list: T[], task: T)
   list.splice(lo, 0, task);
 }
 
-/** Inserts the attempt after those of tasks not after its own (taskOrder), so a task's attempts keep their launch order. */
+/**
+ * Inserts the attempt after those of tasks not after its own (taskOrder), so a task's attempts keep their launch order.
+ */
 function insertByTask<A extends { readonly task: TaskRecord }>(list: A[], a: A): void {
   let lo = 0;
   let hi = list.length;
@@ -210,7 +216,10 @@ export class Books<D extends EngineData = EngineData> {
     this.taskIdOf = options.taskId ?? hadoopTaskId;
     this.attemptIdOf = options.attemptId ?? hadoopAttemptId;
     this.skewPlanner = new SkewPlanner(
-      () => this.workersById.filter((w) => w.alive).map((w) => ({ workerId: w.shape.id, reduceSlots: w.shape.reduceSlots })),
+      () =>
+        this.workersById
+          .filter((w) => w.alive)
+          .map((w) => ({ workerId: w.shape.id, reduceSlots: w.shape.reduceSlots })),
       options.stopwatch ?? (() => 0),
     );
     this.memoryStepMb = options.memoryStepMb ?? DEFAULT_MEMORY_STEP_MB;
@@ -220,14 +229,18 @@ export class Books<D extends EngineData = EngineData> {
       throw new MinimrError('EBADCONF', `memoryStepMb must be a whole number of MB >= 1, got ${this.memoryStepMb}`);
     }
     if (!(this.reduceSlowStart >= 0 && this.reduceSlowStart <= 1)) {
-      throw new MinimrError('EBADCONF', `reduceSlowStart must be a fraction of the maps in [0, 1], got ${this.reduceSlowStart}`);
+      throw new MinimrError(
+        'EBADCONF',
+        `reduceSlowStart must be a fraction of the maps in [0, 1], got ${this.reduceSlowStart}`,
+      );
     }
     this.mrClusters = new MrClusters<D>(
       {
         liveWorkers: () => this.liveWorkers(),
         worker: (id) => this.workerMap.get(id),
         evict: (w, why, now, effects) => {
-          for (const a of [...w.running]) this.attemptKilledInto(effects, a, { code: 'EKILLED', message: why, details: { by: 'shrink' } }, now, true);
+          for (const a of [...w.running])
+            this.attemptKilledInto(effects, a, { code: 'EKILLED', message: why, details: { by: 'shrink' } }, now, true);
           this.rerunOutputsOf(w, why, effects);
         },
         relabel: (w, cluster) => {
@@ -297,7 +310,6 @@ export class Books<D extends EngineData = EngineData> {
     return ACTIVE.has(job.state);
   }
 
-
   /** Whether something a policy could act on changed since `takeChanged` was last called. */
   get hasChanged(): boolean {
     return this.changed;
@@ -326,7 +338,18 @@ export class Books<D extends EngineData = EngineData> {
       w.cluster = shape.cluster ?? 'default';
       w.data = data;
     } else {
-      w = { shape, cluster: shape.cluster ?? 'default', alive: false, usedMap: 0, usedReduce: 0, usedMem: 0, running: new Set(), data, view: null, slot: -1 };
+      w = {
+        shape,
+        cluster: shape.cluster ?? 'default',
+        alive: false,
+        usedMap: 0,
+        usedReduce: 0,
+        usedMem: 0,
+        running: new Set(),
+        data,
+        view: null,
+        slot: -1,
+      };
       this.workerMap.set(shape.id, w);
       let at = this.workersById.findIndex((other) => byId(w!, other) < 0);
       if (at < 0) at = this.workersById.length;
@@ -348,16 +371,26 @@ export class Books<D extends EngineData = EngineData> {
    * maxima: a worker claiming a billion slots would be handed a job's every task and run none.
    */
   checkWorkerClaim(shape: Pick<WorkerRegistration, 'id' | 'mapSlots' | 'reduceSlots' | 'memoryMb'>): void {
-    const limits = { mapSlots: this.workerLimits.maxMapSlots, reduceSlots: this.workerLimits.maxReduceSlots, memoryMb: this.workerLimits.maxMemoryMb };
+    const limits = {
+      mapSlots: this.workerLimits.maxMapSlots,
+      reduceSlots: this.workerLimits.maxReduceSlots,
+      memoryMb: this.workerLimits.maxMemoryMb,
+    };
     for (const field of ['mapSlots', 'reduceSlots', 'memoryMb'] as const) {
       if (!Number.isInteger(shape[field]) || shape[field] < 0) {
-        throw new MinimrError('EBADCONF', `worker "${shape.id}": ${field} must be a non-negative integer`, { workerId: shape.id });
+        throw new MinimrError('EBADCONF', `worker "${shape.id}": ${field} must be a non-negative integer`, {
+          workerId: shape.id,
+        });
       }
       if (shape[field] > limits[field]) {
-        throw new MinimrError('EBADCONF', `worker "${shape.id}" claims ${field} ${shape[field]}, above this cluster's maximum of ${limits[field]}`, {
-          workerId: shape.id,
-          field,
-        });
+        throw new MinimrError(
+          'EBADCONF',
+          `worker "${shape.id}" claims ${field} ${shape[field]}, above this cluster's maximum of ${limits[field]}`,
+          {
+            workerId: shape.id,
+            field,
+          },
+        );
       }
     }
   }
@@ -372,7 +405,13 @@ export class Books<D extends EngineData = EngineData> {
     if (!w?.alive) return [];
     const effects: Effect<D>[] = [];
     for (const a of [...w.running]) {
-      this.attemptKilledInto(effects, a, { code: 'EWORKERLOST', message: `worker ${workerId} was lost (${why})` }, now, false);
+      this.attemptKilledInto(
+        effects,
+        a,
+        { code: 'EWORKERLOST', message: `worker ${workerId} was lost (${why})` },
+        now,
+        false,
+      );
     }
     w.alive = false;
     this.liveCount--;
@@ -398,10 +437,15 @@ export class Books<D extends EngineData = EngineData> {
 
   /** Admits a job: its tasks are pending from now. A job with no tasks goes straight to its commit. */
   submit(plan: JobPlan<D>, now: number): { job: JobRecord<D>; effects: Effect<D>[] } {
-    if (this.jobMap.has(plan.id)) throw new MinimrError('EINTERNAL', `job ${plan.id} is already in the books`, { jobId: plan.id });
+    if (this.jobMap.has(plan.id))
+      throw new MinimrError('EINTERNAL', `job ${plan.id} is already in the books`, { jobId: plan.id });
     const slowStart = plan.reduceSlowStart ?? this.reduceSlowStart;
     if (!(slowStart >= 0 && slowStart <= 1)) {
-      throw new MinimrError('EBADCONF', `job ${plan.id}: reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`, { jobId: plan.id });
+      throw new MinimrError(
+        'EBADCONF',
+        `job ${plan.id}: reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`,
+        { jobId: plan.id },
+      );
     }
     const job: JobRecord<D> = {
       id: plan.id,
@@ -484,7 +528,8 @@ export class Books<D extends EngineData = EngineData> {
       preferredWorkers: preferred,
       preferredRacks: this.freeze ? Object.freeze([...racks]) : racks,
       failedOnWorkers: this.fz([]),
-      unplacedReplicas: placement && kind === 'map' && preferred.length > 0 ? Math.max(0, placement.replication - preferred.length) : 0,
+      unplacedReplicas:
+        placement && kind === 'map' && preferred.length > 0 ? Math.max(0, placement.replication - preferred.length) : 0,
       state: 'pending',
       attemptsMade: 0,
       failures: 0,
@@ -514,7 +559,8 @@ export class Books<D extends EngineData = EngineData> {
 
   /** The job's success marker is written. A job that ended meanwhile has what the commit wrote discarded. */
   jobCommitted(job: JobRecord<D>, now: number): Effect<D>[] {
-    if (job.state !== 'committing') return job.state === 'failed' || job.state === 'killed' ? [{ kind: 'discard-output', job }] : [];
+    if (job.state !== 'committing')
+      return job.state === 'failed' || job.state === 'killed' ? [{ kind: 'discard-output', job }] : [];
     const effects: Effect<D>[] = [];
     this.endJob(job, 'succeeded', now, effects);
     return effects;
@@ -535,7 +581,13 @@ export class Books<D extends EngineData = EngineData> {
     }
   }
 
-  private endJob(job: JobRecord<D>, state: 'succeeded' | 'failed' | 'killed', now: number, effects: Effect<D>[], error?: SerializedError): void {
+  private endJob(
+    job: JobRecord<D>,
+    state: 'succeeded' | 'failed' | 'killed',
+    now: number,
+    effects: Effect<D>[],
+    error?: SerializedError,
+  ): void {
     if (hasEnded(job)) return;
     job.state = state;
     job.finishTime = now;
@@ -544,10 +596,18 @@ export class Books<D extends EngineData = EngineData> {
     this.mrClusters.jobEnded(job);
     this.health.jobEnded(job.id);
     for (const a of [...job.running]) {
-      this.endAttempt(a, 'killed', { code: 'EKILLED', message: `job ${state}`, details: { jobEnded: state } }, now, true, effects);
+      this.endAttempt(
+        a,
+        'killed',
+        { code: 'EKILLED', message: `job ${state}`, details: { jobEnded: state } },
+        now,
+        true,
+        effects,
+      );
     }
     if (state !== 'succeeded') {
-      for (const task of [...job.maps, ...job.reduces]) if (task.state === 'pending' || task.state === 'running') task.state = state;
+      for (const task of [...job.maps, ...job.reduces])
+        if (task.state === 'pending' || task.state === 'running') task.state = state;
     }
     for (const task of job.maps) this.inFlight.delete(task);
     effects.push({ kind: 'job-ended', job });
@@ -575,14 +635,22 @@ export class Books<D extends EngineData = EngineData> {
     if (!this.isActive(job) || task.state !== 'running') return effects;
     task.state = 'succeeded';
     task.successfulAttempt = attempt;
-    this.mrClusters.taskSucceeded(attempt, task.kind === 'reduce' || job.reduces.length === 0 ? measures.outputBytes : 0);
+    this.mrClusters.taskSucceeded(
+      attempt,
+      task.kind === 'reduce' || job.reduces.length === 0 ? measures.outputBytes : 0,
+    );
     const ms = Math.max(0, now - attempt.startTime);
     this.skewPlanner.attemptSucceeded(attempt.worker.shape.id, task.kind, measures.inputBytes, measures.taskMs ?? ms);
     const s = job.stats;
     if (task.kind === 'map') {
       if (measures.partitionBytes) attempt.partitionBytes = measures.partitionBytes;
       job.mapsDone++;
-      job.stats = { ...s, completedMapMs: s.completedMapMs + ms, mapInputBytes: s.mapInputBytes + measures.inputBytes, mapOutputBytes: s.mapOutputBytes + measures.outputBytes };
+      job.stats = {
+        ...s,
+        completedMapMs: s.completedMapMs + ms,
+        mapInputBytes: s.mapInputBytes + measures.inputBytes,
+        mapOutputBytes: s.mapOutputBytes + measures.outputBytes,
+      };
       if (job.reduces.length > 0 && this.reducesOpen(job)) {
         for (const t of job.pendingReduces) this.pendingAdded(t);
         this.markJob(job, { pending: true });
@@ -630,7 +698,11 @@ export class Books<D extends EngineData = EngineData> {
     if (task.failures >= job.maxAttempts) {
       task.state = 'failed';
       const message = `task ${task.id} failed ${task.failures} times; last attempt ${attempt.id} on ${workerId}: ${error.message || 'unknown error'}`;
-      this.endJob(job, 'failed', now, effects, { code: 'EJOBFAILED', message, details: { jobId: job.id, taskId: task.id, attemptId: attempt.id, cause: error.code } });
+      this.endJob(job, 'failed', now, effects, {
+        code: 'EJOBFAILED',
+        message,
+        details: { jobId: job.id, taskId: task.id, attemptId: attempt.id, cause: error.code },
+      });
       return effects;
     }
     this.taskPending(task);
@@ -658,7 +730,10 @@ export class Books<D extends EngineData = EngineData> {
     if (task.state === 'pending') this.markJob(task.job, { pending: true });
   }
 
-  /** Counts a failed or vanished attempt against `w`: blacklisted for the job, every task avoids it; graylisted, it gets nothing. */
+  /**
+   * Counts a failed or vanished attempt against `w`: blacklisted for the job, every task avoids it; graylisted, it gets
+   * nothing.
+   */
   private workerFailed(job: JobRecord<D>, w: WorkerRecord<D>, now: number): void {
     const change = this.health.failure(job.id, w.shape.id, now, this.liveCount);
     if (change.blacklisted) for (const task of [...job.maps, ...job.reduces]) this.avoidWorker(task, w.shape.id);
@@ -675,7 +750,13 @@ export class Books<D extends EngineData = EngineData> {
     return effects;
   }
 
-  private attemptKilledInto(effects: Effect<D>[], attempt: AttemptRecord<D>, error: SerializedError, now: number, tellWorker: boolean): void {
+  private attemptKilledInto(
+    effects: Effect<D>[],
+    attempt: AttemptRecord<D>,
+    error: SerializedError,
+    now: number,
+    tellWorker: boolean,
+  ): void {
     if (attempt.state !== 'running') return;
     this.endAttempt(attempt, 'killed', error, now, tellWorker, effects);
     const task = attempt.task;
@@ -683,7 +764,14 @@ export class Books<D extends EngineData = EngineData> {
     if (this.isActive(task.job) && task.state === 'running') this.taskPending(task);
   }
 
-  private endAttempt(a: AttemptRecord<D>, state: 'succeeded' | 'failed' | 'killed', error: SerializedError | undefined, now: number, tellWorker: boolean, effects: Effect<D>[]): void {
+  private endAttempt(
+    a: AttemptRecord<D>,
+    state: 'succeeded' | 'failed' | 'killed',
+    error: SerializedError | undefined,
+    now: number,
+    tellWorker: boolean,
+    effects: Effect<D>[],
+  ): void {
     const task = a.task;
     const job = task.job;
     const w = a.worker;
@@ -731,7 +819,10 @@ export class Books<D extends EngineData = EngineData> {
    * for a skew assignment still to be made from every map's partition sizes).
    */
   reducesOpen(job: JobRecord<D>): boolean {
-    const needed = job.skew?.needsEveryMap && !job.skew.isPlanned ? job.maps.length : Math.ceil(job.reduceSlowStart * job.maps.length - 1e-9);
+    const needed =
+      job.skew?.needsEveryMap && !job.skew.isPlanned
+        ? job.maps.length
+        : Math.ceil(job.reduceSlowStart * job.maps.length - 1e-9);
     return job.mapsDone >= needed;
   }
 
@@ -750,7 +841,8 @@ export class Books<D extends EngineData = EngineData> {
     if (task.preferredWorkers.includes(workerId)) return;
     const rack = this.workerMap.get(workerId)?.shape.rack;
     task.preferredWorkers = this.fz([...task.preferredWorkers, workerId]);
-    if (rack !== undefined && !task.preferredRacks.includes(rack)) task.preferredRacks = this.fz([...task.preferredRacks, rack]);
+    if (rack !== undefined && !task.preferredRacks.includes(rack))
+      task.preferredRacks = this.fz([...task.preferredRacks, rack]);
     task.view = null;
     this.markJob(task.job, { pending: true, running: task.state === 'running' });
     for (const a of task.job.running) if (a.task === task) a.view = null;
@@ -811,7 +903,9 @@ export class Books<D extends EngineData = EngineData> {
    */
   retire(job: JobRecord<D>): void {
     if (!hasEnded(job)) {
-      throw new MinimrError('EINTERNAL', `job ${job.id} is ${job.state}: only an ended job can be retired`, { jobId: job.id });
+      throw new MinimrError('EINTERNAL', `job ${job.id} is ${job.state}: only an ended job can be retired`, {
+        jobId: job.id,
+      });
     }
     this.jobMap.delete(job.id);
     for (const task of [...job.maps, ...job.reduces]) {
@@ -820,7 +914,12 @@ export class Books<D extends EngineData = EngineData> {
     }
   }
 
-  private requestCopy(task: TaskRecord<D>, workerId: string, cause: ReplicaCause, holders: readonly string[]): Effect<D> {
+  private requestCopy(
+    task: TaskRecord<D>,
+    workerId: string,
+    cause: ReplicaCause,
+    holders: readonly string[],
+  ): Effect<D> {
     const copies = this.inFlight.get(task);
     if (copies) copies.add(workerId);
     else this.inFlight.set(task, new Set([workerId]));
@@ -852,12 +951,29 @@ export class Books<D extends EngineData = EngineData> {
         case 'launch': {
           const task = this.taskMap.get(d.taskId)!;
           const memoryMb = d.memoryMb ?? task.memoryMb;
-          effects.push({ kind: 'launch', attempt: this.launch(task, this.workerMap.get(d.workerId)!, memoryMb, d.elastic ?? memoryMb < task.memoryMb, d.locality, now) });
+          effects.push({
+            kind: 'launch',
+            attempt: this.launch(
+              task,
+              this.workerMap.get(d.workerId)!,
+              memoryMb,
+              d.elastic ?? memoryMb < task.memoryMb,
+              d.locality,
+              now,
+            ),
+          });
           break;
         }
         case 'kill': {
           const a = this.attemptMap.get(d.attemptId);
-          if (a) this.attemptKilledInto(effects, a, { code: 'EKILLED', message: d.reason, details: { by: 'policy' } }, now, true);
+          if (a)
+            this.attemptKilledInto(
+              effects,
+              a,
+              { code: 'EKILLED', message: d.reason, details: { by: 'policy' } },
+              now,
+              true,
+            );
           break;
         }
         case 'migrate': {
@@ -909,9 +1025,17 @@ export class Books<D extends EngineData = EngineData> {
     return effects;
   }
 
-  private launch(task: TaskRecord<D>, w: WorkerRecord<D>, memoryMb: number, elastic: boolean, locality: Locality, now: number): AttemptRecord<D> {
+  private launch(
+    task: TaskRecord<D>,
+    w: WorkerRecord<D>,
+    memoryMb: number,
+    elastic: boolean,
+    locality: Locality,
+    now: number,
+  ): AttemptRecord<D> {
     const job = task.job;
-    const reducePartitions = task.kind === 'reduce' && job.skew ? this.reducePartitions(job, job.skew, task, w, now) : undefined;
+    const reducePartitions =
+      task.kind === 'reduce' && job.skew ? this.reducePartitions(job, job.skew, task, w, now) : undefined;
     const a: AttemptRecord<D> = {
       id: this.attemptIdOf(task.id, task.attemptsMade),
       task,
@@ -950,10 +1074,17 @@ export class Books<D extends EngineData = EngineData> {
   }
 
   /** The partitions a reduce launched on `w` reads; a job not yet assigned is assigned first. */
-  private reducePartitions(job: JobRecord<D>, skew: JobSkew, task: TaskRecord<D>, w: WorkerRecord<D>, now: number): readonly number[] {
+  private reducePartitions(
+    job: JobRecord<D>,
+    skew: JobSkew,
+    task: TaskRecord<D>,
+    w: WorkerRecord<D>,
+    now: number,
+  ): readonly number[] {
     const mapOutputBytes = (): number[] => {
       const sizes = new Array<number>(skew.partitions).fill(0);
-      for (const m of job.maps) m.successfulAttempt?.partitionBytes?.forEach((b, p) => (sizes[p] = (sizes[p] ?? 0) + b));
+      for (const m of job.maps)
+        m.successfulAttempt?.partitionBytes?.forEach((b, p) => (sizes[p] = (sizes[p] ?? 0) + b));
       return sizes;
     };
     return this.skewPlanner.partitionsFor(skew, mapOutputBytes, task.index, w.shape.id, now);
@@ -1005,7 +1136,8 @@ export class Books<D extends EngineData = EngineData> {
           // The MR-cluster rules look at the nodes that stay in the moved worker's cluster.
           const cluster = this.workerMap.get(d.workerId)?.cluster;
           workerIds.add(d.workerId);
-          if (this.mrClusters.inUse && cluster !== undefined) for (const w of this.workersById) if (w.alive && w.cluster === cluster) workerIds.add(w.shape.id);
+          if (this.mrClusters.inUse && cluster !== undefined)
+            for (const w of this.workersById) if (w.alive && w.cluster === cluster) workerIds.add(w.shape.id);
           break;
         }
         case 'deactivate-cluster':
@@ -1233,6 +1365,14 @@ export class Books<D extends EngineData = EngineData> {
     const workers = this.buildWorkers();
     if (this.jobsDirty) this.jobArray = this.fz(this.buildJobs());
     const mrClusters = this.mrClusters.inUse ? { mrClusters: this.mrClusters.views((v) => this.fz(v)) } : {};
-    return this.fz({ now, trigger: this.fz(trigger), workers, jobs: this.jobArray, pools: this.pools, memoryStepMb: this.memoryStepMb, ...mrClusters });
+    return this.fz({
+      now,
+      trigger: this.fz(trigger),
+      workers,
+      jobs: this.jobArray,
+      pools: this.pools,
+      memoryStepMb: this.memoryStepMb,
+      ...mrClusters,
+    });
   }
 }

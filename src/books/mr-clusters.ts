@@ -106,7 +106,9 @@ export interface MrClusterHost<D extends EngineData> {
   /** Live workers in id order. */
   liveWorkers(): readonly WorkerRecord<D>[];
   worker(id: string): WorkerRecord<D> | undefined;
-  /** Kills the worker's running attempts (not counted) and re-runs the map outputs it held that a reduce still needs. */
+  /**
+   * Kills the worker's running attempts (not counted) and re-runs the map outputs it held that a reduce still needs.
+   */
   evict(w: WorkerRecord<D>, why: string, now: number, effects: Effect<D>[]): void;
   /** Puts the worker in another cluster; its view and the capacity bookkeeping follow. */
   relabel(w: WorkerRecord<D>, cluster: string): void;
@@ -158,9 +160,13 @@ export class MrClusters<D extends EngineData = EngineData> {
     this.storagePerNodeBytes = options.storagePerNodeBytes ?? 1024 * 1024 * MiB;
     this.engineBlocks = options.engineBlocks ?? false;
     if (!Number.isInteger(this.outputReplication) || this.outputReplication < 1) {
-      throw new MinimrError('EBADCONF', `MR-clusters: output replication must be a whole number >= 1, got ${this.outputReplication}`);
+      throw new MinimrError(
+        'EBADCONF',
+        `MR-clusters: output replication must be a whole number >= 1, got ${this.outputReplication}`,
+      );
     }
-    if (!(this.blockBytes > 0)) throw new MinimrError('EBADCONF', `MR-clusters: block size must be positive, got ${this.blockBytes}`);
+    if (!(this.blockBytes > 0))
+      throw new MinimrError('EBADCONF', `MR-clusters: block size must be positive, got ${this.blockBytes}`);
   }
 
   /** Whether an MR-cluster was ever requested: from then on a job's cluster must exist. */
@@ -197,15 +203,25 @@ export class MrClusters<D extends EngineData = EngineData> {
   request(req: MrClusterRequest, now: number): Effect<D>[] {
     const name = req.name;
     if (typeof name !== 'string' || name === '' || name === FREE_POOL) {
-      throw new MinimrError('EBADCONF', `an MR-cluster needs a name other than "" and "${FREE_POOL}" (the pool of free workers), got ${JSON.stringify(name)}`);
+      throw new MinimrError(
+        'EBADCONF',
+        `an MR-cluster needs a name other than "" and "${FREE_POOL}" (the pool of free workers), got ${JSON.stringify(name)}`,
+      );
     }
     const known = this.records.get(name);
     if (known) throw new MinimrError('EBADCONF', `MR-cluster "${name}" is already ${known.state}`, { cluster: name });
     if (!Number.isInteger(req.minNodes) || req.minNodes < 1) {
-      throw new MinimrError('EBADCONF', `MR-cluster "${name}": its minimum share must be a whole number of nodes >= 1, got ${req.minNodes}`, { cluster: name });
+      throw new MinimrError(
+        'EBADCONF',
+        `MR-cluster "${name}": its minimum share must be a whole number of nodes >= 1, got ${req.minNodes}`,
+        { cluster: name },
+      );
     }
     const inputBytes = req.inputBytes ?? 0;
-    if (!(inputBytes >= 0)) throw new MinimrError('EBADCONF', `MR-cluster "${name}": input bytes must be >= 0, got ${inputBytes}`, { cluster: name });
+    if (!(inputBytes >= 0))
+      throw new MinimrError('EBADCONF', `MR-cluster "${name}": input bytes must be >= 0, got ${inputBytes}`, {
+        cluster: name,
+      });
     this.used = true;
     const c: MrClusterRecord = {
       name,
@@ -234,7 +250,8 @@ export class MrClusters<D extends EngineData = EngineData> {
     const c = this.records.get(name);
     if (c?.state !== 'queued') return undefined;
     const ahead = this.queue.indexOf(c);
-    if (ahead > 0) return `MR-cluster ${name} waits behind ${ahead} earlier request(s) in the FIFO queue (head: ${this.queue[0]!.name})`;
+    if (ahead > 0)
+      return `MR-cluster ${name} waits behind ${ahead} earlier request(s) in the FIFO queue (head: ${this.queue[0]!.name})`;
     const admitted = this.admittedMinimum();
     const pool = this.host.liveWorkers().length;
     return `MR-cluster ${name} waits in the queue: its minimum share of ${c.minNodes} nodes plus the ${admitted} the admitted clusters keep exceeds the pool of ${pool} live workers`;
@@ -276,7 +293,9 @@ export class MrClusters<D extends EngineData = EngineData> {
     }
   }
 
-  /** The free worker on the rack where the cluster has the fewest nodes, lowest id first: its input spreads over racks. */
+  /**
+   * The free worker on the rack where the cluster has the fewest nodes, lowest id first: its input spreads over racks.
+   */
   private spreadPick(cluster: string, free: readonly WorkerRecord<D>[]): WorkerRecord<D> {
     const perRack = new Map<string, number>();
     for (const { w } of this.memberWorkers(cluster)) perRack.set(w.shape.rack, (perRack.get(w.shape.rack) ?? 0) + 1);
@@ -288,7 +307,8 @@ export class MrClusters<D extends EngineData = EngineData> {
   private maybeLoad(c: MrClusterRecord, now: number, effects: Effect<D>[]): void {
     if (c.state !== 'activating' || c.loading || this.coreCount(c.name) < c.minNodes) return;
     c.loading = true;
-    if (c.inputBytes > 0) effects.push({ kind: 'load-input', cluster: c, bytes: c.inputBytes, workerIds: this.coreNodes(c.name) });
+    if (c.inputBytes > 0)
+      effects.push({ kind: 'load-input', cluster: c, bytes: c.inputBytes, workerIds: this.coreNodes(c.name) });
     else this.activate(c, now, effects);
   }
 
@@ -362,7 +382,8 @@ export class MrClusters<D extends EngineData = EngineData> {
   private storeBlock(c: MrClusterRecord, jobId: string, bytes: number, writer: WorkerRecord<D>): void {
     const block: StoredBlock = { id: `blk_mrc_${++this.blockSeq}`, cluster: c.name, jobId, bytes, replicas: [] };
     const wm = this.members.get(writer.shape.id);
-    const writerStores = wm !== undefined && wm.cluster === c.name && wm.kind !== 'transient' && wm.leaving === null && writer.alive;
+    const writerStores =
+      wm !== undefined && wm.cluster === c.name && wm.kind !== 'transient' && wm.leaving === null && writer.alive;
     const first = writerStores ? [address(writer)] : [];
     const cores = this.memberWorkers(c.name).filter(({ w, m }) => m.kind === 'core' && w !== writer);
     const others = chooseTargets({
@@ -404,11 +425,25 @@ export class MrClusters<D extends EngineData = EngineData> {
 
   // ---- an engine's real blocks (engineBlocks) ----------------------------------------------------
 
-  /** A block the engine wrote into the cluster's namespace, with its replicas (only the cluster's storing members count). */
-  blockStored(cluster: string, block: { readonly id: string; readonly bytes: number; readonly jobId: string; readonly input: boolean }, workerIds: readonly string[]): void {
+  /**
+   * A block the engine wrote into the cluster's namespace, with its replicas
+   * (only the cluster's storing members count).
+   */
+  blockStored(
+    cluster: string,
+    block: { readonly id: string; readonly bytes: number; readonly jobId: string; readonly input: boolean },
+    workerIds: readonly string[],
+  ): void {
     const c = this.records.get(cluster);
     if (!c || this.blockMap.has(block.id)) return;
-    const stored: StoredBlock = { id: block.id, cluster, jobId: block.jobId, bytes: block.bytes, replicas: [], ...(block.input ? { input: true } : {}) };
+    const stored: StoredBlock = {
+      id: block.id,
+      cluster,
+      jobId: block.jobId,
+      bytes: block.bytes,
+      replicas: [],
+      ...(block.input ? { input: true } : {}),
+    };
     c.blocks.set(stored.id, stored);
     this.blockMap.set(stored.id, stored);
     if (!block.input) c.storedBytes += block.bytes;
@@ -421,7 +456,15 @@ export class MrClusters<D extends EngineData = EngineData> {
     const block = this.blockMap.get(blockId);
     const m = this.members.get(workerId);
     const w = this.host.worker(workerId);
-    if (!block || !m || !w?.alive || m.cluster !== block.cluster || m.kind === 'transient' || block.replicas.includes(workerId)) return;
+    if (
+      !block ||
+      !m ||
+      !w?.alive ||
+      m.cluster !== block.cluster ||
+      m.kind === 'transient' ||
+      block.replicas.includes(workerId)
+    )
+      return;
     this.addReplica(block, w);
   }
 
@@ -464,7 +507,14 @@ export class MrClusters<D extends EngineData = EngineData> {
   // ---- moves -------------------------------------------------------------------------------------
 
   /** Carries out a checked `move-node` (see the file's rules). */
-  moveNode(workerId: string, toCluster: string, nodeKind: NodeKind | undefined, preemption: 'instant' | 'delayed', now: number, effects: Effect<D>[]): void {
+  moveNode(
+    workerId: string,
+    toCluster: string,
+    nodeKind: NodeKind | undefined,
+    preemption: 'instant' | 'delayed',
+    now: number,
+    effects: Effect<D>[],
+  ): void {
     const w = this.host.worker(workerId)!;
     const m = this.members.get(workerId);
     if (!m) {
@@ -487,8 +537,18 @@ export class MrClusters<D extends EngineData = EngineData> {
     if (leaving.copies.size === 0) this.leave(w, now, effects);
   }
 
-  /** Asks for a copy of `block` off the leaving `w`, onto the best target other than `exclude`; false when there is none. */
-  private planCopy(w: WorkerRecord<D>, leaving: Leaving, block: StoredBlock, exclude: string | undefined, cause: 'drain' | 'last-replica', effects: Effect<D>[]): boolean {
+  /**
+   * Asks for a copy of `block` off the leaving `w`, onto the best target other than `exclude`; false when there is
+   * none.
+   */
+  private planCopy(
+    w: WorkerRecord<D>,
+    leaving: Leaving,
+    block: StoredBlock,
+    exclude: string | undefined,
+    cause: 'drain' | 'last-replica',
+    effects: Effect<D>[],
+  ): boolean {
     const target = this.copyTarget(block, exclude);
     if (target === undefined) return false;
     const id = target.shape.id;
@@ -507,7 +567,10 @@ export class MrClusters<D extends EngineData = EngineData> {
     else this.incoming.delete(target);
   }
 
-  /** Where a copy of `block` goes: a storing node of its cluster that stays and lacks it, core first, then the least loaded. */
+  /**
+   * Where a copy of `block` goes: a storing node of its cluster that stays and lacks it, core first, then the least
+   * loaded.
+   */
   private copyTarget(block: StoredBlock, exclude?: string): WorkerRecord<D> | undefined {
     let best: { w: WorkerRecord<D>; core: boolean; load: number } | undefined;
     for (const { w, m } of this.memberWorkers(block.cluster)) {
@@ -520,7 +583,9 @@ export class MrClusters<D extends EngineData = EngineData> {
     return best?.w;
   }
 
-  /** A drain copy landed on `workerId`: it is a replica from now on, and the drained node leaves after its last copy. */
+  /**
+   * A drain copy landed on `workerId`: it is a replica from now on, and the drained node leaves after its last copy.
+   */
   blockCopied(blockId: string, workerId: string, now: number): Effect<D>[] {
     const effects: Effect<D>[] = [];
     const found = this.drainOf(blockId, workerId);
@@ -529,7 +594,14 @@ export class MrClusters<D extends EngineData = EngineData> {
     const block = this.blockMap.get(blockId);
     const target = this.members.get(workerId);
     const holder = this.host.worker(workerId);
-    if (block && target && holder?.alive && target.cluster === block.cluster && target.kind !== 'transient' && target.leaving === null) {
+    if (
+      block &&
+      target &&
+      holder?.alive &&
+      target.cluster === block.cluster &&
+      target.kind !== 'transient' &&
+      target.leaving === null
+    ) {
       this.copySettled(leaving, block, blockId);
       if (!block.replicas.includes(workerId)) this.addReplica(block, holder);
     } else {
@@ -560,7 +632,8 @@ export class MrClusters<D extends EngineData = EngineData> {
   private recopy(w: WorkerRecord<D>, leaving: Leaving, blockId: string, failedOn: string, effects: Effect<D>[]): void {
     const block = this.blockMap.get(blockId);
     this.copySettled(leaving, block, blockId);
-    if (block && !this.planCopy(w, leaving, block, failedOn, 'drain', effects)) this.planCopy(w, leaving, block, undefined, 'drain', effects);
+    if (block && !this.planCopy(w, leaving, block, failedOn, 'drain', effects))
+      this.planCopy(w, leaving, block, undefined, 'drain', effects);
   }
 
   /** The drained node leaves its cluster: its replicas are dropped there and it arrives where it was moved. */
@@ -646,7 +719,8 @@ export class MrClusters<D extends EngineData = EngineData> {
   workerLost(w: WorkerRecord<D>, now: number, effects: Effect<D>[]): void {
     const m = this.members.get(w.shape.id);
     if (!m) return;
-    for (const blockId of [...(m.leaving?.copies.keys() ?? [])]) this.copySettled(m.leaving!, this.blockMap.get(blockId), blockId);
+    for (const blockId of [...(m.leaving?.copies.keys() ?? [])])
+      this.copySettled(m.leaving!, this.blockMap.get(blockId), blockId);
     for (const block of [...m.blocks]) this.dropReplica(block, w);
     this.members.delete(w.shape.id);
     const c = this.records.get(m.cluster);
@@ -677,7 +751,8 @@ export class MrClusters<D extends EngineData = EngineData> {
         jobsCompleted: c.jobsCompleted,
         tasksCompleted: c.tasksCompleted,
         storedBytes: c.storedBytes,
-        storageBytes: this.memberWorkers(c.name).filter(({ m }) => m.kind !== 'transient').length * this.storagePerNodeBytes,
+        storageBytes:
+          this.memberWorkers(c.name).filter(({ m }) => m.kind !== 'transient').length * this.storagePerNodeBytes,
       });
       list.push(c.view);
     }

@@ -2,7 +2,18 @@ import type { SerializedError } from '../errors.js';
 import type { ReplicaCause } from '../metrics/index.js';
 import type { MrClusterRecord, StoredBlock } from './mr-clusters.js';
 import type { JobSkew, SkewPlan } from './skew.js';
-import type { AttemptView, InputPlacement, JobStats, JobView, Locality, MrClusterState, PenaltyModel, TaskKind, TaskView, WorkerView } from '../scheduler/index.js';
+import type {
+  AttemptView,
+  InputPlacement,
+  JobStats,
+  JobView,
+  Locality,
+  MrClusterState,
+  PenaltyModel,
+  TaskKind,
+  TaskView,
+  WorkerView,
+} from '../scheduler/index.js';
 
 /**
  * What an engine keeps beside the books on each record (the JobTracker: the submission, a task's
@@ -28,7 +39,10 @@ export type TaskState = 'pending' | 'running' | 'succeeded' | 'failed' | 'killed
 export type AttemptState = 'running' | 'succeeded' | 'failed' | 'killed';
 
 /** A worker as it registers: the fixed part of its `WorkerView`. */
-export type WorkerRegistration = Pick<WorkerView, 'id' | 'host' | 'rack' | 'mapSlots' | 'reduceSlots' | 'memoryMb' | 'diskMBps'> & {
+export type WorkerRegistration = Pick<
+  WorkerView,
+  'id' | 'host' | 'rack' | 'mapSlots' | 'reduceSlots' | 'memoryMb' | 'diskMBps'
+> & {
   /** MR-cluster (FAWKES); "default" when absent. */
   readonly cluster?: string;
 };
@@ -143,7 +157,10 @@ export interface JobRecord<D extends EngineData = EngineData> {
   mapsDone: number;
   reducesDone: number;
   readonly running: AttemptRecord<D>[];
-  /** The same attempts by task (maps, then reduces, by index; a task's attempts in launch order): the order of JobView.runningAttempts, kept so no view sorts them. */
+  /**
+   * The same attempts by task (maps, then reduces, by index; a task's attempts in launch order): the order of
+   * JobView.runningAttempts, kept so no view sorts them.
+   */
   readonly runningByTask: AttemptRecord<D>[];
   failedAttempts: number;
   killedAttempts: number;
@@ -173,7 +190,12 @@ export type Effect<D extends EngineData = EngineData> =
   /** The attempt's output is the task's: move it into the job's output (reduces and map-only maps). */
   | { readonly kind: 'commit-task'; readonly attempt: AttemptRecord<D> }
   /** A finished map must run again: the output `lostAttempt` wrote is gone (`why`). */
-  | { readonly kind: 'map-rerun'; readonly task: TaskRecord<D>; readonly lostAttempt: AttemptRecord<D>; readonly why: string }
+  | {
+      readonly kind: 'map-rerun';
+      readonly task: TaskRecord<D>;
+      readonly lostAttempt: AttemptRecord<D>;
+      readonly why: string;
+    }
   /** Every map of the job is done (a reduce launched early has been told of every map output). */
   | { readonly kind: 'maps-done'; readonly job: JobRecord<D> }
   /** Every task succeeded: write the job's success marker, then call `jobCommitted`. */
@@ -183,19 +205,41 @@ export type Effect<D extends EngineData = EngineData> =
   /** A job killed or failed while its commit was being written: remove what the commit wrote. */
   | { readonly kind: 'discard-output'; readonly job: JobRecord<D> }
   /** Copy the input of `task` onto `workerId`, then call `replicaLanded` (or `replicaFailed`). */
-  | { readonly kind: 'replicate'; readonly task: TaskRecord<D>; readonly workerId: string; readonly cause: ReplicaCause; readonly crossRack: boolean }
+  | {
+      readonly kind: 'replicate';
+      readonly task: TaskRecord<D>;
+      readonly workerId: string;
+      readonly cause: ReplicaCause;
+      readonly crossRack: boolean;
+    }
   | { readonly kind: 'migrated'; readonly job: JobRecord<D>; readonly migration: MigrationRecord }
   | { readonly kind: 'worker-moved'; readonly worker: WorkerRecord<D>; readonly from: string }
   /** An MR-cluster changed state ('new': just requested; 'released': deactivated, its nodes back in the pool). */
-  | { readonly kind: 'mr-cluster'; readonly cluster: MrClusterRecord; readonly from: MrClusterState | 'new'; readonly to: MrClusterState | 'released' }
+  | {
+      readonly kind: 'mr-cluster';
+      readonly cluster: MrClusterRecord;
+      readonly from: MrClusterState | 'new';
+      readonly to: MrClusterState | 'released';
+    }
   /** Load the cluster's input onto its core nodes, then call `mrClusters.inputLoaded`. */
-  | { readonly kind: 'load-input'; readonly cluster: MrClusterRecord; readonly bytes: number; readonly workerIds: readonly string[] }
+  | {
+      readonly kind: 'load-input';
+      readonly cluster: MrClusterRecord;
+      readonly bytes: number;
+      readonly workerIds: readonly string[];
+    }
   /**
    * Copy an output block off a node leaving its MR-cluster ('drain': delayed preemption restores
    * its replication; 'last-replica': the node held the only one), then call `mrClusters.blockCopied`
    * (or `blockCopyFailed`). The node leaves once its last copy has landed.
    */
-  | { readonly kind: 'replicate-block'; readonly block: StoredBlock; readonly fromWorkerId: string; readonly toWorkerId: string; readonly cause: 'drain' | 'last-replica' }
+  | {
+      readonly kind: 'replicate-block';
+      readonly block: StoredBlock;
+      readonly fromWorkerId: string;
+      readonly toWorkerId: string;
+      readonly cause: 'drain' | 'last-replica';
+    }
   /** Save the deactivating cluster's output to persistent storage, then call `mrClusters.outputSaved`. */
   | { readonly kind: 'save-output'; readonly cluster: MrClusterRecord; readonly bytes: number };
 

@@ -132,7 +132,10 @@ export class JobSkew {
   planFromSketch(slots: readonly ReducerSlot[], stopwatch: Stopwatch): void {
     const started = stopwatch();
     const sketch = CountMinSketch.fromWire(this.sketch!);
-    const chosen = sketchAssignment(sketch, slots.map((s) => s.speed));
+    const chosen = sketchAssignment(
+      sketch,
+      slots.map((s) => s.speed),
+    );
     this.row = chosen.row;
     this.seed = chosen.seed;
     this.rowMakespans = chosen.rowMakespans;
@@ -144,7 +147,10 @@ export class JobSkew {
   planFromMapOutputs(partitionBytes: readonly number[], slots: readonly ReducerSlot[], stopwatch: Stopwatch): void {
     const started = stopwatch();
     const speeds = slots.map((s) => s.speed);
-    this.adopt(this.strategy === 'simple' ? simpleAssignment(partitionBytes, speeds) : hashAssignment(partitionBytes, speeds), slots);
+    this.adopt(
+      this.strategy === 'simple' ? simpleAssignment(partitionBytes, speeds) : hashAssignment(partitionBytes, speeds),
+      slots,
+    );
     this.assignmentMs += stopwatch() - started;
   }
 
@@ -173,7 +179,11 @@ export class JobSkew {
       const speed = speedOf(workerId);
       g =
         free.find((i) => groups[i]!.plannedWorker === workerId) ??
-        free.reduce((best, i) => (Math.abs(groups[i]!.plannedSpeed - speed) < Math.abs(groups[best]!.plannedSpeed - speed) ? i : best), free[0]!);
+        free.reduce(
+          (best, i) =>
+            Math.abs(groups[i]!.plannedSpeed - speed) < Math.abs(groups[best]!.plannedSpeed - speed) ? i : best,
+          free[0]!,
+        );
       this.claim(g, taskIndex);
     }
     return groups[g]!.partitions;
@@ -195,10 +205,15 @@ export class JobSkew {
   /** The job counters the reduce phase adds, once its last reduce succeeded. */
   get counters(): Readonly<Record<string, number>> {
     if (this.reducePhaseEnd === undefined) return {};
-    return { REDUCE_PHASE_MS: this.reducePhaseEnd - (this.reducePhaseStart ?? this.reducePhaseEnd), SKEW_ASSIGNMENT_MS: round3(this.assignmentMs) };
+    return {
+      REDUCE_PHASE_MS: this.reducePhaseEnd - (this.reducePhaseStart ?? this.reducePhaseEnd),
+      SKEW_ASSIGNMENT_MS: round3(this.assignmentMs),
+    };
   }
 
-  status(reduces: readonly { index: number; successfulAttempt?: { workerId: string; counters: Counts } }[]): SkewStatus {
+  status(
+    reduces: readonly { index: number; successfulAttempt?: { workerId: string; counters: Counts } }[],
+  ): SkewStatus {
     return {
       strategy: this.strategy,
       partitionFactor: this.factor,
@@ -211,7 +226,10 @@ export class JobSkew {
       assignmentMs: this.isPlanned ? round3(this.assignmentMs) : undefined,
       speeds: this.speeds,
       estimatedMakespan: this.estimatedMakespan === undefined ? undefined : round3(this.estimatedMakespan),
-      reducePhaseMs: this.reducePhaseEnd !== undefined && this.reducePhaseStart !== undefined ? this.reducePhaseEnd - this.reducePhaseStart : undefined,
+      reducePhaseMs:
+        this.reducePhaseEnd !== undefined && this.reducePhaseStart !== undefined
+          ? this.reducePhaseEnd - this.reducePhaseStart
+          : undefined,
       reducers: reduces.map((task) => {
         const g = this.groupOfTask[task.index];
         const group = g === undefined ? undefined : this.groups?.[g];
@@ -267,7 +285,13 @@ export class SkewPlanner {
   }
 
   /** The partitions a reduce attempt on `workerId` reads, planning the job from its map outputs first if need be. */
-  partitionsFor(skew: JobSkew, mapOutputBytes: () => readonly number[], taskIndex: number, workerId: string, launchedAt: number): number[] {
+  partitionsFor(
+    skew: JobSkew,
+    mapOutputBytes: () => readonly number[],
+    taskIndex: number,
+    workerId: string,
+    launchedAt: number,
+  ): number[] {
     if (!skew.isPlanned) skew.planFromMapOutputs(mapOutputBytes(), this.reducerSlots(skew.reducers), this.stopwatch);
     skew.reduceLaunched(launchedAt);
     const ids = this.liveWorkers().map((w) => w.workerId);
@@ -295,10 +319,13 @@ export function planReducerSlots(
   reducers: number,
   speedOf: (workerId: string) => number,
 ): ReducerSlot[] {
-  const sorted = [...workers].filter((w) => w.reduceSlots > 0).sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0));
+  const sorted = [...workers]
+    .filter((w) => w.reduceSlots > 0)
+    .sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0));
   const order: string[] = [];
   const levels = Math.max(0, ...sorted.map((w) => w.reduceSlots));
-  for (let level = 0; level < levels; level++) for (const w of sorted) if (w.reduceSlots > level) order.push(w.workerId);
+  for (let level = 0; level < levels; level++)
+    for (const w of sorted) if (w.reduceSlots > level) order.push(w.workerId);
   if (order.length === 0) return Array.from({ length: reducers }, (_, i) => ({ workerId: `unknown-${i}`, speed: 1 }));
   return Array.from({ length: reducers }, (_, i) => {
     const workerId = order[i % order.length]!;

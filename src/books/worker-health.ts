@@ -71,8 +71,13 @@ export class WorkerHealth {
     const run = (this.consecutive.get(workerId) ?? 0) + 1;
     this.consecutive.set(workerId, run);
     let graylisted = false;
-    const deserves = run >= o.graylistConsecutiveFailures || (this.blacklistedBy.get(workerId)?.size ?? 0) >= o.graylistJobs;
-    if (deserves && !this.isGraylisted(workerId) && this.graylistedUntil.size + 1 <= Math.floor(liveWorkers * o.maxGraylistedFraction)) {
+    const deserves =
+      run >= o.graylistConsecutiveFailures || (this.blacklistedBy.get(workerId)?.size ?? 0) >= o.graylistJobs;
+    if (
+      deserves &&
+      !this.isGraylisted(workerId) &&
+      this.graylistedUntil.size + 1 <= Math.floor(liveWorkers * o.maxGraylistedFraction)
+    ) {
       this.graylistedUntil.set(workerId, now + o.graylistMs);
       this.consecutive.set(workerId, 0);
       graylisted = true;

@@ -15,14 +15,20 @@ export interface ClusterArgs {
 export async function peerSecurity(argv: ClusterArgs): Promise<PeerSecurity> {
   const credentials = await clientCredentials(argv.jobtracker, { user: argv.user, secretFile: argv['secret-file'] });
   const caFile = argv['tls-ca'] ?? process.env.MINIMR_TLS_CA;
-  return { ...(credentials ? { credentials } : {}), ...(caFile ? { tlsCa: await readCredentialFile(caFile, '--tls-ca') } : {}) };
+  return {
+    ...(credentials ? { credentials } : {}),
+    ...(caFile ? { tlsCa: await readCredentialFile(caFile, '--tls-ca') } : {}),
+  };
 }
 
 async function readCredentialFile(path: string, option: string): Promise<Buffer> {
   try {
     return await readFile(resolvePath(path));
   } catch (err) {
-    throw new MinimrError('EBADCONF', `cannot read ${option} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new MinimrError(
+      'EBADCONF',
+      `cannot read ${option} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
 }
 
@@ -36,10 +42,17 @@ export async function withClient<T>(argv: ClusterArgs, fn: (c: JobClient) => Pro
 }
 
 /** The JobTracker's TLS certificate and key, both or neither. */
-export async function tlsIdentity(certFile: string | undefined, keyFile: string | undefined): Promise<{ cert: Buffer; key: Buffer } | undefined> {
+export async function tlsIdentity(
+  certFile: string | undefined,
+  keyFile: string | undefined,
+): Promise<{ cert: Buffer; key: Buffer } | undefined> {
   if (certFile === undefined && keyFile === undefined) return undefined;
-  if (certFile === undefined || keyFile === undefined) throw new MinimrError('EBADCONF', '--tls-cert and --tls-key go together: give both, or neither for plain ws://');
-  return { cert: await readCredentialFile(certFile, '--tls-cert'), key: await readCredentialFile(keyFile, '--tls-key') };
+  if (certFile === undefined || keyFile === undefined)
+    throw new MinimrError('EBADCONF', '--tls-cert and --tls-key go together: give both, or neither for plain ws://');
+  return {
+    cert: await readCredentialFile(certFile, '--tls-cert'),
+    key: await readCredentialFile(keyFile, '--tls-key'),
+  };
 }
 
 export const DEFAULT_JOBTRACKER = process.env.MINIMR_JOBTRACKER ?? 'ws://127.0.0.1:7700';

@@ -9,8 +9,8 @@
  * A section holds the options of its command (`local`, `jobtracker`, `worker`, `submit`, `sim`,
  * `profile`, `profiles`, `job`, `fs`, `bench`) by their flag names (`map-slots` or `mapSlots`),
  * with the values the flags take (numbers as numbers, `--param k=v` lists as arrays); `client`
- * sets `jobtracker`, `secret-file`, `user` and `tls-ca` for every command that talks to a cluster. Flags on the command line win over
- * the file. A file that cannot be read, is not JSON, has an unknown section or a value of a
+ * sets `jobtracker`, `secret-file`, `user` and `tls-ca` for every command that talks to a cluster. Flags on the command
+ * line win over the file. A file that cannot be read, is not JSON, has an unknown section or a value of a
  * wrong type is EBADCONF naming the file and the key; an option the command does not have is
  * refused by the command line parser, as a mistyped flag is.
  */
@@ -18,7 +18,20 @@ import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { MinimrError } from '../errors.js';
 
-export const CONFIG_SECTIONS = ['local', 'jobtracker', 'worker', 'submit', 'sim', 'profile', 'profiles', 'job', 'fs', 'mrc', 'web-password', 'bench'] as const;
+export const CONFIG_SECTIONS = [
+  'local',
+  'jobtracker',
+  'worker',
+  'submit',
+  'sim',
+  'profile',
+  'profiles',
+  'job',
+  'fs',
+  'mrc',
+  'web-password',
+  'bench',
+] as const;
 /** Commands that talk to a running cluster: the `client` section applies to them. */
 const CLIENT_COMMANDS = new Set(['submit', 'profile', 'profiles', 'job', 'fs', 'mrc', 'web-password']);
 /** What every client command takes: where the JobTracker is and how to prove the cluster secret to it. */
@@ -34,7 +47,8 @@ export function configPathOf(args: readonly string[]): string | undefined {
     if (a === '--') break;
     if (a === '--config') {
       const next = args[i + 1];
-      if (next === undefined || next.startsWith('--')) throw new MinimrError('EBADCONF', '--config takes a file name (e.g. --config minimr.json)');
+      if (next === undefined || next.startsWith('--'))
+        throw new MinimrError('EBADCONF', '--config takes a file name (e.g. --config minimr.json)');
       return next;
     }
     if (a.startsWith('--config=')) return a.slice('--config='.length);
@@ -44,16 +58,25 @@ export function configPathOf(args: readonly string[]): string | undefined {
 
 function checkSection(file: string, name: string, section: unknown): CommandConfig {
   if (typeof section !== 'object' || section === null || Array.isArray(section)) {
-    throw new MinimrError('EBADCONF', `${file}: "${name}" must be an object of that command's options, e.g. { "port": 7700 }`);
+    throw new MinimrError(
+      'EBADCONF',
+      `${file}: "${name}" must be an object of that command's options, e.g. { "port": 7700 }`,
+    );
   }
   for (const [key, value] of Object.entries(section)) {
     const ok =
       typeof value === 'string' ||
       typeof value === 'boolean' ||
       (typeof value === 'number' && Number.isFinite(value)) ||
-      (Array.isArray(value) && value.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))));
-    if (!ok) throw new MinimrError('EBADCONF', `${file}: "${name}.${key}" must be a string, a number, true/false or a list of those, got ${JSON.stringify(value)}`);
-    if (key === 'config') throw new MinimrError('EBADCONF', `${file}: "${name}.config": a config file cannot name another`);
+      (Array.isArray(value) &&
+        value.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))));
+    if (!ok)
+      throw new MinimrError(
+        'EBADCONF',
+        `${file}: "${name}.${key}" must be a string, a number, true/false or a list of those, got ${JSON.stringify(value)}`,
+      );
+    if (key === 'config')
+      throw new MinimrError('EBADCONF', `${file}: "${name}.config": a config file cannot name another`);
   }
   return section as CommandConfig;
 }
@@ -73,15 +96,22 @@ export async function readConfigFile(path: string): Promise<ReadonlyMap<string, 
   } catch (err) {
     throw new MinimrError('EBADCONF', `the config file ${file} is not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MinimrError('EBADCONF', `the config file ${file} must hold a JSON object of sections by command`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new MinimrError('EBADCONF', `the config file ${file} must hold a JSON object of sections by command`);
   const sections = new Map<string, CommandConfig>();
   for (const [name, section] of Object.entries(parsed)) {
     if (name !== 'client' && !(CONFIG_SECTIONS as readonly string[]).includes(name)) {
-      throw new MinimrError('EBADCONF', `${file}: unknown section "${name}"; sections: ${[...CONFIG_SECTIONS, 'client'].join(', ')}`);
+      throw new MinimrError(
+        'EBADCONF',
+        `${file}: unknown section "${name}"; sections: ${[...CONFIG_SECTIONS, 'client'].join(', ')}`,
+      );
     }
     const checked = checkSection(file, name, section);
     if (name === 'client' && Object.keys(checked).some((k) => !CLIENT_OPTIONS.includes(k))) {
-      throw new MinimrError('EBADCONF', `${file}: the "client" section holds only ${CLIENT_OPTIONS.map((k) => `"${k}"`).join(', ')} (what every client command uses); put other options in the command's own section`);
+      throw new MinimrError(
+        'EBADCONF',
+        `${file}: the "client" section holds only ${CLIENT_OPTIONS.map((k) => `"${k}"`).join(', ')} (what every client command uses); put other options in the command's own section`,
+      );
     }
     sections.set(name, checked);
   }

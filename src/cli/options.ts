@@ -23,10 +23,21 @@ export interface GlobalOptions {
 /** Declares the options of {@link GlobalOptions} on the top-level parser (so every command's help lists them). */
 export function globalOptions(y: Argv): Argv<GlobalOptions> {
   return y
-    .option('secret-file', { type: 'string', describe: 'the cluster secret file (default: $MINIMR_SECRET_FILE; a cluster this user started here is found by itself)' })
+    .option('secret-file', {
+      type: 'string',
+      describe:
+        'the cluster secret file (default: $MINIMR_SECRET_FILE; a cluster this user started here is found by itself)',
+    })
     .option('user', { type: 'string', describe: 'the user to act as (default: $MINIMR_USER, else the OS user)' })
-    .option('tls-ca', { type: 'string', describe: 'certificate authority to trust for a wss:// JobTracker (PEM; default: $MINIMR_TLS_CA)' })
-    .option('config', { type: 'string', global: true, describe: 'JSON file of options by command ({"worker": {"rack": "/r1"}, ...}); flags on the command line win' });
+    .option('tls-ca', {
+      type: 'string',
+      describe: 'certificate authority to trust for a wss:// JobTracker (PEM; default: $MINIMR_TLS_CA)',
+    })
+    .option('config', {
+      type: 'string',
+      global: true,
+      describe: 'JSON file of options by command ({"worker": {"rack": "/r1"}, ...}); flags on the command line win',
+    });
 }
 
 /** `--jobtracker`: where the JobTracker of a command that talks to a cluster is. */
@@ -35,15 +46,24 @@ export function jobtrackerOption<T>(y: Argv<T>): Argv<T & { jobtracker: string }
 }
 
 /** `--policy`, `--policy-options` and `--pools` of a command that runs a JobTracker. */
-export function policyOptions<T>(y: Argv<T>): Argv<T & { policy: string; 'policy-options': string | undefined; pools: string | undefined }> {
+export function policyOptions<T>(
+  y: Argv<T>,
+): Argv<T & { policy: string; 'policy-options': string | undefined; pools: string | undefined }> {
   return y
-    .option('policy', { type: 'string', default: 'fifo', describe: `scheduler policy: ${policyNames().join(', ')} (\`minimr policies\` lists their options)` })
+    .option('policy', {
+      type: 'string',
+      default: 'fifo',
+      describe: `scheduler policy: ${policyNames().join(', ')} (\`minimr policies\` lists their options)`,
+    })
     .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
     .option('pools', { type: 'string', describe: 'JSON file listing pools with minimum shares and weights' });
 }
 
 /** `--policy-options` (a JSON object) and `--pools` (a JSON file), checked before anything starts. */
-export async function policySettings(argv: { 'policy-options'?: string; pools?: string }): Promise<{ policyOptions: PolicyOptions; pools: PoolView[] }> {
+export async function policySettings(argv: {
+  'policy-options'?: string;
+  pools?: string;
+}): Promise<{ policyOptions: PolicyOptions; pools: PoolView[] }> {
   let policyOptions: PolicyOptions = {};
   if (argv['policy-options'] !== undefined) {
     let parsed: unknown;
@@ -52,7 +72,8 @@ export async function policySettings(argv: { 'policy-options'?: string; pools?: 
     } catch (err) {
       throw new MinimrError('EBADCONF', `--policy-options is not valid JSON: ${(err as Error).message}`);
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MinimrError('EBADCONF', '--policy-options must be a JSON object');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new MinimrError('EBADCONF', '--policy-options must be a JSON object');
     policyOptions = parsed as PolicyOptions;
   }
   let pools: PoolView[] = [];
@@ -99,6 +120,10 @@ export function defineCommand<U>(module: {
  * A command that only groups subcommands (`minimr job status`): its builder declares them, with
  * `demandCommand(1)` so that the group alone is a usage error; it has nothing to do itself.
  */
-export function defineGroup<U>(module: { command: string; describe: string; builder: (y: Argv<GlobalOptions>) => Argv<U> }): CommandModule<GlobalOptions, U> {
+export function defineGroup<U>(module: {
+  command: string;
+  describe: string;
+  builder: (y: Argv<GlobalOptions>) => Argv<U>;
+}): CommandModule<GlobalOptions, U> {
   return { ...module, handler: () => undefined };
 }

@@ -58,7 +58,12 @@ interface RealPolicyResult {
 
 interface BenchPoliciesResult {
   readonly sim?: ComparisonResult;
-  readonly real?: { readonly cluster: ClusterShape; readonly workload: Workload; readonly runtimeAloneMs: Readonly<Record<string, number>>; readonly policies: readonly RealPolicyResult[] };
+  readonly real?: {
+    readonly cluster: ClusterShape;
+    readonly workload: Workload;
+    readonly runtimeAloneMs: Readonly<Record<string, number>>;
+    readonly policies: readonly RealPolicyResult[];
+  };
   readonly files: readonly string[];
 }
 
@@ -104,10 +109,15 @@ export function scaleWorkload(
   const privateInputs = new Map<string, { workers: string[]; replication: number }>();
   for (const job of workload.jobs) {
     if (job.maps.length === 0 || !job.maps.every((m) => m.replicas !== undefined && m.replicas.length > 0)) continue;
-    const racks = new Set(job.maps.flatMap((m) => m.replicas!.map((id) => rackOfSimWorker.get(id))).filter((r): r is string => r !== undefined));
+    const racks = new Set(
+      job.maps
+        .flatMap((m) => m.replicas!.map((id) => rackOfSimWorker.get(id)))
+        .filter((r): r is string => r !== undefined),
+    );
     const realRackNames = new Set([...racks].map((r) => realRacks[simRacks.indexOf(r) % realRacks.length]!));
     const workers = real.workers.filter((w) => realRackNames.has(w.rack)).map((w) => w.id);
-    if (workers.length > 0) privateInputs.set(job.id, { workers, replication: Math.min(job.maps[0]!.replicas!.length, workers.length) });
+    if (workers.length > 0)
+      privateInputs.set(job.id, { workers, replication: Math.min(job.maps[0]!.replicas!.length, workers.length) });
   }
   return { workload: { ...workload, ...(pools ? { pools } : {}) }, mapScale, privateInputs };
 }
@@ -156,7 +166,12 @@ export async function benchPolicies(o: BenchPoliciesOptions): Promise<BenchPolic
         onProgress: (m) => log(`real ${policy}: ${m}`),
       });
       alone ??= result.aloneMs;
-      policies.push({ policy, metrics: computeMetrics(result.run, alone), decisions: result.decisions, wallMs: Date.now() - started });
+      policies.push({
+        policy,
+        metrics: computeMetrics(result.run, alone),
+        decisions: result.decisions,
+        wallMs: Date.now() - started,
+      });
     }
     real = { cluster, workload: scaled.workload, runtimeAloneMs: Object.fromEntries(alone ?? new Map()), policies };
     const json = {
@@ -165,9 +180,21 @@ export async function benchPolicies(o: BenchPoliciesOptions): Promise<BenchPolic
       scale: o.real,
       mapScale: scaled.mapScale,
       runtimeAloneMs: real.runtimeAloneMs,
-      policies: policies.map((p) => ({ policy: p.policy, metrics: p.metrics, wallMs: p.wallMs, decisions: p.decisions.length })),
+      policies: policies.map((p) => ({
+        policy: p.policy,
+        metrics: p.metrics,
+        wallMs: p.wallMs,
+        decisions: p.decisions.length,
+      })),
     };
-    files.push(...(await writeReport(join(o.out, 'real'), policies, json, `${workload.name} on a real ${cluster.name} (scaled down)`)));
+    files.push(
+      ...(await writeReport(
+        join(o.out, 'real'),
+        policies,
+        json,
+        `${workload.name} on a real ${cluster.name} (scaled down)`,
+      )),
+    );
   }
   await mkdir(o.out, { recursive: true });
   const summary = [

@@ -2,9 +2,23 @@
  * Runs one workload under several policies (fresh policy object per run) and computes the
  * comparison figures, with each job's runtime alone simulated once and shared.
  */
-import { computeMetrics, writeReport, type MetricsOptions, type PolicyMetrics, type RunRecord } from '../metrics/index.js';
+import {
+  computeMetrics,
+  writeReport,
+  type MetricsOptions,
+  type PolicyMetrics,
+  type RunRecord,
+} from '../metrics/index.js';
 import { FifoPolicy, createPolicy, type Policy, type PolicyOptions } from '../scheduler/index.js';
-import { Simulator, pickSettings, type DecisionRecord, type FailureSettings, type SimSettings, type SimulationOptions, type SimulationStats } from '../sim/index.js';
+import {
+  Simulator,
+  pickSettings,
+  type DecisionRecord,
+  type FailureSettings,
+  type SimSettings,
+  type SimulationOptions,
+  type SimulationStats,
+} from '../sim/index.js';
 import type { ClusterShape, Workload } from '../workloads/index.js';
 
 export interface PolicyFactory {
@@ -58,8 +72,19 @@ export function runtimesAlone(
 ): Map<string, number> {
   workload.jobs.forEach((job, i) => {
     if (cache.has(job.id)) return;
-    const alone: Workload = { name: `${workload.name}:${job.id}`, jobs: [{ ...job, submitMs: 0, after: undefined }], ...(workload.pools ? { pools: workload.pools } : {}) };
-    const result = new Simulator({ ...settings, workload: alone, cluster, policy: new FifoPolicy(), recordDecisions: false, policyCalls: 'when-useful' }).run();
+    const alone: Workload = {
+      name: `${workload.name}:${job.id}`,
+      jobs: [{ ...job, submitMs: 0, after: undefined }],
+      ...(workload.pools ? { pools: workload.pools } : {}),
+    };
+    const result = new Simulator({
+      ...settings,
+      workload: alone,
+      cluster,
+      policy: new FifoPolicy(),
+      recordDecisions: false,
+      policyCalls: 'when-useful',
+    }).run();
     const rec = result.run.jobs[0]!;
     if (rec.finishMs !== null) cache.set(job.id, rec.finishMs - rec.submitMs);
     onJob?.(i + 1, workload.jobs.length);
@@ -88,13 +113,20 @@ export function comparePolicies(options: CompareOptions): ComparisonResult {
       policy,
       recordDecisions: keep,
       ...(options.failures ? { failures: options.failures } : {}),
-      onProgress: (pr) => log(`  ${name}: t=${(pr.simMs / 1000).toFixed(0)} s, ${pr.jobsDone}/${pr.jobsTotal} jobs, ${pr.events} events`),
+      onProgress: (pr) =>
+        log(`  ${name}: t=${(pr.simMs / 1000).toFixed(0)} s, ${pr.jobsDone}/${pr.jobsTotal} jobs, ${pr.events} events`),
     };
     const started = performance.now();
     const result = new Simulator(simOptions).run();
     const wallMs = performance.now() - started;
     const metrics = computeMetrics(result.run, alone, options.metrics);
-    results.push({ policy: name, metrics, stats: result.stats, wallMs, ...(keep ? { run: result.run, decisions: result.decisions } : {}) });
+    results.push({
+      policy: name,
+      metrics,
+      stats: result.stats,
+      wallMs,
+      ...(keep ? { run: result.run, decisions: result.decisions } : {}),
+    });
   }
   return {
     workload: options.workload.name,
@@ -113,7 +145,12 @@ export async function writeComparison(outDir: string, result: ComparisonResult):
     cluster: result.cluster,
     seed: result.seed,
     workloadMeta: result.workloadMeta,
-    policies: result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics, stats: p.stats, wallMs: Math.round(p.wallMs) })),
+    policies: result.policies.map((p) => ({
+      policy: p.policy,
+      metrics: p.metrics,
+      stats: p.stats,
+      wallMs: Math.round(p.wallMs),
+    })),
   };
   return writeReport(
     outDir,

@@ -18,4 +18,14 @@ export {
 export { runSimCommand, type SimCommandArgs } from './sim-command.js';
 export { benchPolicies, realCluster, scaleWorkload } from './bench-policies.js';
 export type { RealJobRun } from './workload-runner.js';
-export { DEFAULT_MIX, runYarnMeReal, yarnMeRealJson, yarnMeRealMarkdown, yarnMeRealSvgs, withBaselineTaskTimes, type MixJob, type YarnMeRealOptions, type YarnMeRealResult } from './yarn-me-real.js';
+export {
+  DEFAULT_MIX,
+  runYarnMeReal,
+  yarnMeRealJson,
+  yarnMeRealMarkdown,
+  yarnMeRealSvgs,
+  withBaselineTaskTimes,
+  type MixJob,
+  type YarnMeRealOptions,
+  type YarnMeRealResult,
+} from './yarn-me-real.js';

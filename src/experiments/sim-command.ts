@@ -29,12 +29,20 @@ export interface SimCommandArgs {
 }
 
 /** Runs the simulation(s), writes the report when `out` is given, returns the result and the table. */
-export async function runSimCommand(args: SimCommandArgs, progress: (line: string) => void): Promise<{ result: ComparisonResult; table: string; files: string[] }> {
+export async function runSimCommand(
+  args: SimCommandArgs,
+  progress: (line: string) => void,
+): Promise<{ result: ComparisonResult; table: string; files: string[] }> {
   const workload = await loadWorkload(args.workload, { seed: args.seed, load: args.load, scale: args.scale });
-  const sls = { ...(args.nodeMemoryMb !== undefined ? { memoryMb: args.nodeMemoryMb } : {}), ...(args.nodeCores !== undefined ? { vcores: args.nodeCores } : {}) };
+  const sls = {
+    ...(args.nodeMemoryMb !== undefined ? { memoryMb: args.nodeMemoryMb } : {}),
+    ...(args.nodeCores !== undefined ? { vcores: args.nodeCores } : {}),
+  };
   const loaded = await loadCluster(args.cluster ?? defaultClusterFor(args.workload), sls);
   const cluster = args.meganode ? meganode(loaded) : loaded;
-  progress(`workload ${workload.name}: ${workload.jobs.length} jobs; cluster ${cluster.name}: ${cluster.workers.length} workers`);
+  progress(
+    `workload ${workload.name}: ${workload.jobs.length} jobs; cluster ${cluster.name}: ${cluster.workers.length} workers`,
+  );
   const policyOptions = Object.fromEntries(args.policies.map((p) => [p, args.policyOptions ?? {}]));
   const result = comparePolicies({
     workload,

@@ -22,10 +22,25 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MinimrError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import type { AttemptRunRecord, JobRunRecord, MigrationRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
+import type {
+  AttemptRunRecord,
+  JobRunRecord,
+  MigrationRunRecord,
+  ReplicationRunRecord,
+  RunRecord,
+  UtilizationSample,
+} from '../metrics/index.js';
 import type { AttemptSummary, JobConf, JobStatus, SubmitOptions } from '../runtime/index.js';
 import { LocalCluster } from '../local/index.js';
-import { createPolicy, type ClusterSnapshot, type Consultation, type Decision, type Policy, type PolicyOptions, type SchedulingTrigger } from '../scheduler/index.js';
+import {
+  createPolicy,
+  type ClusterSnapshot,
+  type Consultation,
+  type Decision,
+  type Policy,
+  type PolicyOptions,
+  type SchedulingTrigger,
+} from '../scheduler/index.js';
 import type { ClusterShape, JobSpec, Workload } from '../workloads/index.js';
 import { seededUint32 } from '../util/index.js';
 
@@ -148,7 +163,8 @@ class RecordingPolicy implements Policy {
   }
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     const decisions = this.inner.schedule(snapshot);
-    for (const decision of decisions) this.log.push({ timeMs: snapshot.now - this.t0(), trigger: snapshot.trigger.kind, decision });
+    for (const decision of decisions)
+      this.log.push({ timeMs: snapshot.now - this.t0(), trigger: snapshot.trigger.kind, decision });
     return decisions;
   }
 }
@@ -168,7 +184,11 @@ export function realAppOf(job: JobSpec): RealApp {
     case 'pi':
       return 'pi';
     default:
-      throw new MinimrError('EBADCONF', `job ${job.id}: app "${job.app}" has no real counterpart (wordcount, sort, terasort, grep, grepcount, pi)`, { jobId: job.id });
+      throw new MinimrError(
+        'EBADCONF',
+        `job ${job.id}: app "${job.app}" has no real counterpart (wordcount, sort, terasort, grep, grepcount, pi)`,
+        { jobId: job.id },
+      );
   }
 }
 
@@ -228,7 +248,10 @@ function mrClusterPath(cluster: string, kind: 'input' | 'out' | 'alone', jobId: 
   return `/mrc/${cluster}/${kind}/${jobId}`;
 }
 
-/** Activates the workload's MR-clusters with their jobs' inputs (`withInput`: those whose jobs read files), one after another, each until it is active. */
+/**
+ * Activates the workload's MR-clusters with their jobs' inputs (`withInput`: those whose jobs read files), one after
+ * another, each until it is active.
+ */
 async function activateMrClusters(
   client: LocalCluster['client'],
   specs: NonNullable<Workload['mrClusters']>,
@@ -237,13 +260,21 @@ async function activateMrClusters(
   progress: (line: string) => void,
 ): Promise<void> {
   for (const spec of specs) {
-    const row = await client.mrcActivate(spec.name, minNodes ?? spec.minNodes, withInput.has(spec.name) ? `/workload/${spec.name}` : undefined);
+    const row = await client.mrcActivate(
+      spec.name,
+      minNodes ?? spec.minNodes,
+      withInput.has(spec.name) ? `/workload/${spec.name}` : undefined,
+    );
     progress(`MR-cluster ${spec.name}: ${row.queued ?? row.state}`);
     const deadline = Date.now() + 600_000;
     for (;;) {
       const now = (await client.mrcList()).clusters.find((c) => c.name === spec.name);
       if (now?.state === 'active') break;
-      if (Date.now() > deadline) throw new MinimrError('ETIMEOUT', `MR-cluster ${spec.name} is still ${now?.state ?? 'gone'} after 10 minutes${now?.queued ? `: ${now.queued}` : ''}`);
+      if (Date.now() > deadline)
+        throw new MinimrError(
+          'ETIMEOUT',
+          `MR-cluster ${spec.name} is still ${now?.state ?? 'gone'} after 10 minutes${now?.queued ? `: ${now.queued}` : ''}`,
+        );
       await new Promise((r) => setTimeout(r, 200));
     }
     progress(`MR-cluster ${spec.name} active`);
@@ -255,16 +286,33 @@ function clampInt(x: number, lo: number, hi: number): number {
 }
 
 /** The part of a status and attempt list the run record needs, with times relative to `t0`. */
-function jobRecord(spec: JobSpec, status: JobStatus | undefined, attempts: readonly AttemptSummary[], t0: number): JobRunRecord {
+function jobRecord(
+  spec: JobSpec,
+  status: JobStatus | undefined,
+  attempts: readonly AttemptSummary[],
+  t0: number,
+): JobRunRecord {
   const rel = (t: number) => t - t0;
   const ok = (a: AttemptSummary) => a.state === 'succeeded' && a.finishTime !== undefined;
   const maps = attempts.filter((a) => a.kind === 'map');
   const reduces = attempts.filter((a) => a.kind === 'reduce');
   const submit = status ? rel(status.submitTime) : spec.submitMs;
-  const mapEnd = maps.filter(ok).length === (status?.mapsTotal ?? -1) && maps.length > 0 ? Math.max(...maps.filter(ok).map((a) => rel(a.finishTime!))) : null;
+  const mapEnd =
+    maps.filter(ok).length === (status?.mapsTotal ?? -1) && maps.length > 0
+      ? Math.max(...maps.filter(ok).map((a) => rel(a.finishTime!)))
+      : null;
   const first = (xs: AttemptSummary[]) => (xs.length ? Math.min(...xs.map((a) => rel(a.startTime))) : null);
-  const reduceEnd = status?.state === 'succeeded' && reduces.length > 0 ? Math.max(...reduces.filter(ok).map((a) => rel(a.finishTime!))) : null;
-  const migrations: MigrationRunRecord[] = (status?.migrations ?? []).map((m) => ({ timeMs: rel(m.time), from: m.from, to: m.to, partialSizeMs: m.partialSizeMs, timerMs: m.timerMs }));
+  const reduceEnd =
+    status?.state === 'succeeded' && reduces.length > 0
+      ? Math.max(...reduces.filter(ok).map((a) => rel(a.finishTime!)))
+      : null;
+  const migrations: MigrationRunRecord[] = (status?.migrations ?? []).map((m) => ({
+    timeMs: rel(m.time),
+    from: m.from,
+    to: m.to,
+    partialSizeMs: m.partialSizeMs,
+    timerMs: m.timerMs,
+  }));
   return {
     id: spec.id,
     name: spec.name,
@@ -273,17 +321,34 @@ function jobRecord(spec: JobSpec, status: JobStatus | undefined, attempts: reado
     cluster: spec.cluster ?? 'default',
     submitMs: submit,
     finishMs: status?.state === 'succeeded' && status.finishTime !== undefined ? rel(status.finishTime) : null,
-    state: status?.state === 'succeeded' ? 'succeeded' : status?.state === 'failed' || status?.state === 'killed' ? 'failed' : 'unfinished',
+    state:
+      status?.state === 'succeeded'
+        ? 'succeeded'
+        : status?.state === 'failed' || status?.state === 'killed'
+          ? 'failed'
+          : 'unfinished',
     mapsTotal: status?.mapsTotal ?? spec.maps.length,
     reducesTotal: status?.reducesTotal ?? spec.reduces.length,
-    mapPhase: maps.length || (status?.mapsTotal ?? 0) > 0 ? { requestMs: submit, firstStartMs: first(maps), endMs: mapEnd } : null,
-    reducePhase: (status?.reducesTotal ?? 0) > 0 && mapEnd !== null ? { requestMs: mapEnd, firstStartMs: first(reduces), endMs: reduceEnd } : null,
+    mapPhase:
+      maps.length || (status?.mapsTotal ?? 0) > 0
+        ? { requestMs: submit, firstStartMs: first(maps), endMs: mapEnd }
+        : null,
+    reducePhase:
+      (status?.reducesTotal ?? 0) > 0 && mapEnd !== null
+        ? { requestMs: mapEnd, firstStartMs: first(reduces), endMs: reduceEnd }
+        : null,
     partition: status?.partition ?? 0,
     migrations,
   };
 }
 
-function attemptRecord(jobId: string, a: AttemptSummary, migrations: readonly MigrationRunRecord[], t0: number, endMs: number): AttemptRunRecord {
+function attemptRecord(
+  jobId: string,
+  a: AttemptSummary,
+  migrations: readonly MigrationRunRecord[],
+  t0: number,
+  endMs: number,
+): AttemptRunRecord {
   const c = a.counters;
   const local = c.BYTES_READ_LOCAL ?? 0;
   const rack = c.BYTES_READ_RACK ?? 0;
@@ -291,7 +356,14 @@ function attemptRecord(jobId: string, a: AttemptSummary, migrations: readonly Mi
   const start = a.startTime - t0;
   let partition = 0;
   for (const m of migrations) if (m.timeMs <= start) partition = m.to;
-  const cause = a.state === 'killed' ? (a.error?.code === 'EKILLED' ? `policy-kill: ${a.error.message}` : 'worker-lost') : a.state === 'failed' ? 'task-error' : undefined;
+  const cause =
+    a.state === 'killed'
+      ? a.error?.code === 'EKILLED'
+        ? `policy-kill: ${a.error.message}`
+        : 'worker-lost'
+      : a.state === 'failed'
+        ? 'task-error'
+        : undefined;
   return {
     id: a.attemptId,
     jobId,
@@ -323,8 +395,13 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
   const workers = o.cluster.workers;
   if (workers.length === 0) throw new MinimrError('EBADCONF', `cluster ${o.cluster.name} has no workers`);
   const w0 = workers[0]!;
-  if (workers.some((w) => w.mapSlots !== w0.mapSlots || w.reduceSlots !== w0.reduceSlots || w.memoryMb !== w0.memoryMb)) {
-    throw new MinimrError('EBADCONF', `a real local cluster has the same slots and memory on every worker; ${o.cluster.name} does not`);
+  if (
+    workers.some((w) => w.mapSlots !== w0.mapSlots || w.reduceSlots !== w0.reduceSlots || w.memoryMb !== w0.memoryMb)
+  ) {
+    throw new MinimrError(
+      'EBADCONF',
+      `a real local cluster has the same slots and memory on every worker; ${o.cluster.name} does not`,
+    );
   }
   const bytesPerMap = o.bytesPerMap ?? 1 << 20;
   const mapScale = o.mapScale ?? 1;
@@ -332,7 +409,8 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
   const maxReduces = o.maxReducesPerJob ?? 4;
   const timeScale = o.timeScale ?? 1;
   const mrClusters = o.workload.mrClusters ?? [];
-  const clusterOf = (spec: JobSpec): string | undefined => (spec.cluster !== undefined && mrClusters.some((c) => c.name === spec.cluster) ? spec.cluster : undefined);
+  const clusterOf = (spec: JobSpec): string | undefined =>
+    spec.cluster !== undefined && mrClusters.some((c) => c.name === spec.cluster) ? spec.cluster : undefined;
   const plans: RealJobPlan[] = o.workload.jobs.map((spec) => {
     const app = realAppOf(spec);
     const cluster = clusterOf(spec);
@@ -341,7 +419,9 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       app,
       maps: clampInt(spec.maps.length * mapScale, 1, maxMaps),
       reduces: app === 'grep' || app === 'pi' ? 1 : clampInt(spec.reduces.length, 1, maxReduces),
-      ...(app === 'pi' ? {} : { input: cluster !== undefined ? `/workload/${cluster}/${spec.id}` : `/workload/${spec.id}` }),
+      ...(app === 'pi'
+        ? {}
+        : { input: cluster !== undefined ? `/workload/${cluster}/${spec.id}` : `/workload/${spec.id}` }),
       ...(cluster !== undefined ? { cluster } : {}),
     };
   });
@@ -371,7 +451,9 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
   });
   try {
     const client = cluster.client;
-    progress(`writing inputs of ${plans.length} jobs (${bytesPerMap} bytes per map${o.bytesPerMapOf ? ' unless the job says' : ''})`);
+    progress(
+      `writing inputs of ${plans.length} jobs (${bytesPerMap} bytes per map${o.bytesPerMapOf ? ' unless the job says' : ''})`,
+    );
     for (const [i, p] of plans.entries()) {
       if (!p.input) continue;
       const next = seededUint32(1000 + i);
@@ -395,7 +477,8 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       const withInput = new Set(plans.flatMap((p) => (p.cluster !== undefined && p.input ? [p.cluster] : [])));
       await activateMrClusters(client, mrClusters, withInput, o.mrClusterMinNodes, progress);
     }
-    const outputOf = (p: RealJobPlan, kind: 'out' | 'alone'): string => (p.cluster !== undefined ? mrClusterPath(p.cluster, kind, p.spec.id) : `/${kind}/${p.spec.id}`);
+    const outputOf = (p: RealJobPlan, kind: 'out' | 'alone'): string =>
+      p.cluster !== undefined ? mrClusterPath(p.cluster, kind, p.spec.id) : `/${kind}/${p.spec.id}`;
     const submitOptions = (p: RealJobPlan, output: string): SubmitOptions => ({
       input: p.input ? [p.cluster !== undefined ? mrClusterPath(p.cluster, 'input', p.spec.id) : p.input] : [],
       output,
@@ -406,9 +489,23 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       weight: p.spec.weight,
       conf: o.confOf?.(p.spec.id),
       // The placement window is a span of the workload's time, scaled like the arrivals.
-      ...(p.spec.inputPlacement ? { inputPlacement: { replication: p.spec.inputPlacement.replication, windowMs: Math.round(p.spec.inputPlacement.windowMs * timeScale) } } : {}),
+      ...(p.spec.inputPlacement
+        ? {
+            inputPlacement: {
+              replication: p.spec.inputPlacement.replication,
+              windowMs: Math.round(p.spec.inputPlacement.windowMs * timeScale),
+            },
+          }
+        : {}),
       // TeraSort's split-point sample is taken at submission: a small one keeps submissions prompt.
-      params: p.app === 'grep' ? { pattern: o.grepPattern ?? 'q[a-e]' } : p.app === 'pi' ? { maps: p.maps, samples: 200_000 } : p.app === 'terasort' ? { sampleSize: 2000, sampleSplits: 4 } : {},
+      params:
+        p.app === 'grep'
+          ? { pattern: o.grepPattern ?? 'q[a-e]' }
+          : p.app === 'pi'
+            ? { maps: p.maps, samples: 200_000 }
+            : p.app === 'terasort'
+              ? { sampleSize: 2000, sampleSplits: 4 }
+              : {},
     });
     const modulePath = (app: RealApp) => join(APPS_DIR, `${app}.js`);
     await o.beforeWorkload?.(cluster);
@@ -458,14 +555,20 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
         const wait = Math.max(0, t0 + p.spec.submitMs * timeScale - Date.now());
         await new Promise((r) => setTimeout(r, wait));
         if (dep) await done.get(dep);
-        const submission = previousSubmission.then(() => client.submit(modulePath(p.app), submitOptions(p, outputOf(p, 'out'))));
+        const submission = previousSubmission.then(() =>
+          client.submit(modulePath(p.app), submitOptions(p, outputOf(p, 'out'))),
+        );
         previousSubmission = submission.catch(() => undefined);
         const jobId = await submission;
         jobIds.set(p.spec.id, jobId);
-        progress(`${((Date.now() - t0) / 1000).toFixed(1)} s: submitted ${p.spec.id} (${p.app}, ${p.maps} maps, ${p.reduces} reduces) as ${jobId}`);
+        progress(
+          `${((Date.now() - t0) / 1000).toFixed(1)} s: submitted ${p.spec.id} (${p.app}, ${p.maps} maps, ${p.reduces} reduces) as ${jobId}`,
+        );
         const status = await client.waitForCompletion(jobId, { pollMs: 100 });
         finished.set(p.spec.id, status);
-        progress(`${((Date.now() - t0) / 1000).toFixed(1)} s: ${p.spec.id} ${status.state} (${finished.size}/${plans.length})`);
+        progress(
+          `${((Date.now() - t0) / 1000).toFixed(1)} s: ${p.spec.id} ${status.state} (${finished.size}/${plans.length})`,
+        );
       };
       for (const p of plans) done.set(p.spec.id, runOne(p));
       await Promise.all(done.values());
@@ -487,14 +590,42 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
       jobs.push(record);
       for (const a of list) attempts.push(attemptRecord(p.spec.id, a, record.migrations, t0, endMs));
       const options = submitOptions(p, outputOf(p, 'out'));
-      jobRuns.push({ spec: p.spec, app: p.app, ...(p.cluster !== undefined ? { cluster: p.cluster } : {}), ...(options.input?.[0] !== undefined ? { input: options.input[0] } : {}), output: options.output, params: options.params, ...(jobId ? { jobId } : {}), ...(status ? { status } : {}), attempts: list });
+      jobRuns.push({
+        spec: p.spec,
+        app: p.app,
+        ...(p.cluster !== undefined ? { cluster: p.cluster } : {}),
+        ...(options.input?.[0] !== undefined ? { input: options.input[0] } : {}),
+        output: options.output,
+        params: options.params,
+        ...(jobId ? { jobId } : {}),
+        ...(status ? { status } : {}),
+        attempts: list,
+      });
     }
     await o.afterWorkload?.(cluster, jobRuns);
     for (const r of jt.placementLog) {
       const spec = [...jobIds].find(([, real]) => real === r.jobId)?.[0] ?? r.jobId;
-      replications.push({ timeMs: r.time - t0, jobId: spec, taskId: r.taskId, workerId: r.workerId, bytes: r.bytes, crossRack: r.crossRack, cause: r.cause });
+      replications.push({
+        timeMs: r.time - t0,
+        jobId: spec,
+        taskId: r.taskId,
+        workerId: r.workerId,
+        bytes: r.bytes,
+        crossRack: r.crossRack,
+        cause: r.cause,
+      });
     }
-    const run: RunRecord = { policy: recorder.name, workload: o.workload.name, cluster: o.cluster.name, seed: Number(o.workload.meta?.seed ?? 0), endMs, jobs, attempts, replications, utilization: samples };
+    const run: RunRecord = {
+      policy: recorder.name,
+      workload: o.workload.name,
+      cluster: o.cluster.name,
+      seed: Number(o.workload.meta?.seed ?? 0),
+      endMs,
+      jobs,
+      attempts,
+      replications,
+      utilization: samples,
+    };
 
     // ---- each job alone on the empty cluster ---------------------------------------------------
     const aloneMs = new Map<string, number>();
@@ -502,8 +633,10 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
     if (o.measureAlone ?? true) {
       for (const p of plans) {
         const status = await client.run(modulePath(p.app), submitOptions(p, outputOf(p, 'alone')), { pollMs: 50 });
-        if (status.state === 'succeeded' && status.finishTime !== undefined) aloneMs.set(p.spec.id, status.finishTime - status.submitTime);
-        for (const a of await client.attempts(status.jobId)) aloneAttempts.push(attemptRecord(p.spec.id, a, [], status.submitTime, status.finishTime ?? a.startTime));
+        if (status.state === 'succeeded' && status.finishTime !== undefined)
+          aloneMs.set(p.spec.id, status.finishTime - status.submitTime);
+        for (const a of await client.attempts(status.jobId))
+          aloneAttempts.push(attemptRecord(p.spec.id, a, [], status.submitTime, status.finishTime ?? a.startTime));
         progress(`alone: ${p.spec.id} ${(aloneMs.get(p.spec.id) ?? NaN) / 1000} s`);
       }
     }

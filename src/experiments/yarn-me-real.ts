@@ -38,7 +38,14 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { computeMetrics, meanAttemptMs, type AttemptRunRecord, type RunRecord } from '../metrics/index.js';
-import { TASK_OVERHEAD_MB, estimatesFor, neededBufferBytes, type AttemptSummary, type JobConf, type JobProfile } from '../runtime/index.js';
+import {
+  TASK_OVERHEAD_MB,
+  estimatesFor,
+  neededBufferBytes,
+  type AttemptSummary,
+  type JobConf,
+  type JobProfile,
+} from '../runtime/index.js';
 import type { LocalCluster } from '../local/index.js';
 import { createPolicy, type PolicyOptions } from '../scheduler/index.js';
 import { simulate } from '../sim/index.js';
@@ -101,7 +108,11 @@ export interface YarnMeRealOptions {
   readonly memoryStepMb?: number;
   /** Buffers of the under-sized calibration run, as a fraction of what each task needed. Default 0.3. */
   readonly undersizedFraction?: number;
-  /** `--cpu-throttle` of every worker, on the 'cpu' basis: each worker as if on a core of its own, F times slower than this machine's (see src/runtime/cpu-throttle.ts). Default 8: 4 workers x 3 slots need 6 cores at most, under 8 x this machine's 2. */
+  /**
+   * `--cpu-throttle` of every worker, on the 'cpu' basis: each worker as if on a core of its own, F times slower than
+   * this machine's (see src/runtime/cpu-throttle.ts). Default 8: 4 workers x 3 slots need 6 cores at most, under 8 x
+   * this machine's 2.
+   */
   readonly cpuThrottle?: number;
   /** Disk rate the workers report, MB/s (the elastic disk share is a part of it). Default 200. */
   readonly diskMBps?: number;
@@ -155,12 +166,21 @@ export type PairedFigure = MeanWithError;
 export interface YarnMeRealResult {
   readonly policies: readonly [string, string];
   readonly cluster: ClusterShape;
-  readonly settings: Required<Omit<YarnMeRealOptions, 'dataDir' | 'onProgress' | 'policyOptions' | 'mix' | 'policies' | 'calibratedProfiles'>>;
+  readonly settings: Required<
+    Omit<YarnMeRealOptions, 'dataDir' | 'onProgress' | 'policyOptions' | 'mix' | 'policies' | 'calibratedProfiles'>
+  >;
   /** Whether the calibration ran in this run (else its profiles were given). */
   readonly calibrated: boolean;
   readonly mix: readonly MixJob[];
   /** Per workload job: its buffers and ideal memory in the measured runs. */
-  readonly jobs: readonly { readonly id: string; readonly app: string; readonly mapBufferMiB: number; readonly reduceBufferMiB: number; readonly mapMemoryMb: number; readonly reduceMemoryMb: number }[];
+  readonly jobs: readonly {
+    readonly id: string;
+    readonly app: string;
+    readonly mapBufferMiB: number;
+    readonly reduceBufferMiB: number;
+    readonly mapMemoryMb: number;
+    readonly reduceMemoryMb: number;
+  }[];
   readonly profiles: readonly JobProfile[];
   readonly runs: readonly MeasuredRun[];
   /** Elastic policy minus baseline, pair by pair: average JCT (ms) and the ratio of average JCTs. */
@@ -193,7 +213,10 @@ function mixWorkload(mix: readonly MixJob[]): Workload {
 
 /** Each job's part files, concatenated in part order. */
 async function readParts(fs: FsClient, dir: string): Promise<Buffer> {
-  const parts = (await fs.list(dir)).filter((f) => /\/part-[mr]-\d+$/.test(f.path)).map((f) => f.path).sort();
+  const parts = (await fs.list(dir))
+    .filter((f) => /\/part-[mr]-\d+$/.test(f.path))
+    .map((f) => f.path)
+    .sort();
   const chunks: Buffer[] = [];
   for (const p of parts) for await (const c of fs.cat(p)) chunks.push(c);
   return Buffer.concat(chunks);
@@ -211,7 +234,9 @@ function outputProblem(app: string, input: Buffer, output: Buffer): string | nul
     const records: Buffer[] = [];
     for (let at = 0; at + 100 <= input.length; at += 100) records.push(input.subarray(at, at + 100));
     records.sort((a, b) => Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)) || Buffer.compare(a, b));
-    return output.equals(Buffer.concat(records)) ? null : `output (${output.length} bytes) is not the ${records.length} input records in key order`;
+    return output.equals(Buffer.concat(records))
+      ? null
+      : `output (${output.length} bytes) is not the ${records.length} input records in key order`;
   }
   const text = input.toString('utf8');
   if (app === 'grep') {
@@ -219,7 +244,9 @@ function outputProblem(app: string, input: Buffer, output: Buffer): string | nul
     if (lines[lines.length - 1] === '') lines.pop();
     const re = new RegExp(GREP_PATTERN);
     const expected = `${GREP_PATTERN}\t${lines.filter((l) => re.test(l.replace(/\r$/, ''))).length}\n`;
-    return output.toString('utf8') === expected ? null : `output ${JSON.stringify(output.toString('utf8'))}, expected ${JSON.stringify(expected)}`;
+    return output.toString('utf8') === expected
+      ? null
+      : `output ${JSON.stringify(output.toString('utf8'))}, expected ${JSON.stringify(expected)}`;
   }
   const expected = new Map<string, number>();
   for (const token of text.split(/[ \t\n\r\f]+/)) if (token) expected.set(token, (expected.get(token) ?? 0) + 1);
@@ -244,7 +271,9 @@ function attemptFigures(attempts: readonly AttemptSummary[]): AttemptFigures {
     elastic: elastic.length,
     elasticSpilledBytes: spilled(elastic),
     regularSpilledBytes: spilled(done.filter((a) => !a.elastic)),
-    elasticSpilling: elastic.filter((a) => (a.kind === 'map' ? (a.counters.SPILLS ?? 0) > 1 : (a.counters.SPILLED_BYTES ?? 0) > 0)).length,
+    elasticSpilling: elastic.filter((a) =>
+      a.kind === 'map' ? (a.counters.SPILLS ?? 0) > 1 : (a.counters.SPILLED_BYTES ?? 0) > 0,
+    ).length,
     maxRssOverGrant: ratios.length ? Math.max(...ratios) : 0,
     overGrant: ratios.filter((r) => r > 1).length,
   };
@@ -269,10 +298,22 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
     diskMBps: o.diskMBps ?? 200,
   };
   const workload = mixWorkload(mix);
-  const splitOf = new Map(workload.jobs.map((spec, i) => [spec.id, Math.round(settings.bytesPerMap * (mix[i]!.splitScale ?? 1))]));
+  const splitOf = new Map(
+    workload.jobs.map((spec, i) => [spec.id, Math.round(settings.bytesPerMap * (mix[i]!.splitScale ?? 1))]),
+  );
   const bytesPerMapOf = (id: string) => splitOf.get(id)!;
   const shape = (memoryMb: number) =>
-    realCluster({ workers: settings.workers, racks: 1, mapSlots: settings.mapSlots, reduceSlots: settings.reduceSlots, memoryMb, diskMBps: settings.diskMBps, bytesPerMap: settings.bytesPerMap, timeScale: 1, maxMapsPerJob: 64 });
+    realCluster({
+      workers: settings.workers,
+      racks: 1,
+      mapSlots: settings.mapSlots,
+      reduceSlots: settings.reduceSlots,
+      memoryMb,
+      diskMBps: settings.diskMBps,
+      bytesPerMap: settings.bytesPerMap,
+      timeScale: 1,
+      maxMapsPerJob: 64,
+    });
   const common = {
     workload,
     bytesPerMap: settings.bytesPerMap,
@@ -292,7 +333,10 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
   const generous = 256 * MiB;
   const calibration = shape(4 * (generous / MiB + TASK_OVERHEAD_MB));
   // Each job alone: durations measured under the contention of the whole mix would be the mix's, not the tasks'.
-  const oneByOne: Workload = { ...workload, jobs: workload.jobs.map((j, i) => ({ ...j, submitMs: 0, ...(i > 0 ? { after: workload.jobs[i - 1]!.id } : {}) })) };
+  const oneByOne: Workload = {
+    ...workload,
+    jobs: workload.jobs.map((j, i) => ({ ...j, submitMs: 0, ...(i > 0 ? { after: workload.jobs[i - 1]!.id } : {}) })),
+  };
   let profiles: JobProfile[] = [...(o.calibratedProfiles ?? [])];
   const keepProfiles = async (cluster: LocalCluster) => {
     profiles = cluster.jobTracker.profiles.list();
@@ -321,7 +365,10 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
   );
   const buffers = (id: string, fraction: number): JobConf => {
     const n = needs.get(id)!;
-    return { 'shuffle.map.bufferBytes': Math.max(MiB, Math.round(n.map * fraction)), 'shuffle.reduce.bufferBytes': Math.max(MiB, Math.round(n.reduce * fraction)) };
+    return {
+      'shuffle.map.bufferBytes': Math.max(MiB, Math.round(n.map * fraction)),
+      'shuffle.reduce.bufferBytes': Math.max(MiB, Math.round(n.reduce * fraction)),
+    };
   };
   if (!o.calibratedProfiles) {
     say(`calibration 2/2: the mix with ${settings.undersizedFraction * 100}% of the buffers each task needs`);
@@ -341,12 +388,22 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
   // ---- 2. the jobs at their ideal memory, the workers a little under two maps' worth ----------
   const jobs = workload.jobs.map((spec) => {
     const n = needs.get(spec.id)!;
-    return { id: spec.id, app: spec.app, mapBufferMiB: n.map / MiB, reduceBufferMiB: n.reduce / MiB, mapMemoryMb: n.map / MiB + TASK_OVERHEAD_MB, reduceMemoryMb: n.reduce / MiB + TASK_OVERHEAD_MB };
+    return {
+      id: spec.id,
+      app: spec.app,
+      mapBufferMiB: n.map / MiB,
+      reduceBufferMiB: n.reduce / MiB,
+      mapMemoryMb: n.map / MiB + TASK_OVERHEAD_MB,
+      reduceMemoryMb: n.reduce / MiB + TASK_OVERHEAD_MB,
+    };
   });
   const largestMap = Math.max(...jobs.map((j) => j.mapMemoryMb));
-  const workerMemoryMb = Math.floor((settings.memoryFactor * largestMap) / settings.memoryStepMb) * settings.memoryStepMb;
+  const workerMemoryMb =
+    Math.floor((settings.memoryFactor * largestMap) / settings.memoryStepMb) * settings.memoryStepMb;
   const cluster = shape(workerMemoryMb);
-  say(`workers: ${workerMemoryMb} MB each (${settings.memoryFactor} x the largest map's ideal ${largestMap} MB); jobs: ${jobs.map((j) => `${j.id} ${j.mapMemoryMb}/${j.reduceMemoryMb} MB`).join(', ')}`);
+  say(
+    `workers: ${workerMemoryMb} MB each (${settings.memoryFactor} x the largest map's ideal ${largestMap} MB); jobs: ${jobs.map((j) => `${j.id} ${j.mapMemoryMb}/${j.reduceMemoryMb} MB`).join(', ')}`,
+  );
 
   // ---- 3. measured runs, interleaved -----------------------------------------------------------
   const runs: MeasuredRun[] = [];
@@ -354,7 +411,10 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
     const order = repeat % 2 === 0 ? policies : ([policies[1], policies[0]] as const);
     for (const policy of order) {
       say(`run ${repeat + 1}/${settings.repeats}: ${policy}`);
-      let bytes: { read: JobBytes[]; missing: string[] } = { read: [], missing: ['the run ended before its outputs were read'] };
+      let bytes: { read: JobBytes[]; missing: string[] } = {
+        read: [],
+        missing: ['the run ended before its outputs were read'],
+      };
       const result = await runWorkloadOnCluster({
         ...common,
         cluster,
@@ -383,7 +443,9 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
         outputHashes: checked.hashes,
         run: result.run,
       });
-      say(`run ${repeat + 1} ${policy}: average JCT ${(metrics.avgJctMs / 1000).toFixed(1)} s, memory ${(metrics.utilization.memory * 100).toFixed(0)}%, outputs ${checked.ok}/${jobs.length} right`);
+      say(
+        `run ${repeat + 1} ${policy}: average JCT ${(metrics.avgJctMs / 1000).toFixed(1)} s, memory ${(metrics.utilization.memory * 100).toFixed(0)}%, outputs ${checked.ok}/${jobs.length} right`,
+      );
     }
   }
   const of = (policy: string) => runs.filter((r) => r.policy === policy).sort((a, b) => a.repeat - b.repeat);
@@ -395,14 +457,36 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
 
   // ---- 4. the simulator's prediction -----------------------------------------------------------
   const simJobs = estimatedWorkload(workload, cluster, profiles, jobs, bytesPerMapOf);
-  const simulateUnder = { policies, policyOptions: o.policyOptions, heartbeatMs: settings.heartbeatMs, memoryStepMb: settings.memoryStepMb };
+  const simulateUnder = {
+    policies,
+    policyOptions: o.policyOptions,
+    heartbeatMs: settings.heartbeatMs,
+    memoryStepMb: settings.memoryStepMb,
+  };
   // A throttled task works 1/F of its time: F x this machine's cores is how many can work at once.
   const cores = os.cpus().length * settings.cpuThrottle;
-  const shared: ClusterShape = { ...cluster, workers: cluster.workers.map((w) => ({ ...w, host: 'this-machine' })), hosts: { 'this-machine': { cores } } };
+  const shared: ClusterShape = {
+    ...cluster,
+    workers: cluster.workers.map((w) => ({ ...w, host: 'this-machine' })),
+    hosts: { 'this-machine': { cores } },
+  };
   const predicted = [
     predict('workers with CPUs of their own', simJobs, cluster, simulateUnder),
-    predict(`the workers sharing ${os.cpus().length} cores x ${settings.cpuThrottle} (the throttle)`, simJobs, shared, simulateUnder),
-    predict(`task times measured in the ${policies[0]} runs`, withBaselineTaskTimes(simJobs, base.map((r) => r.run)), cluster, simulateUnder),
+    predict(
+      `the workers sharing ${os.cpus().length} cores x ${settings.cpuThrottle} (the throttle)`,
+      simJobs,
+      shared,
+      simulateUnder,
+    ),
+    predict(
+      `task times measured in the ${policies[0]} runs`,
+      withBaselineTaskTimes(
+        simJobs,
+        base.map((r) => r.run),
+      ),
+      cluster,
+      simulateUnder,
+    ),
   ];
   return {
     policies,
@@ -432,17 +516,30 @@ interface JobBytes {
  * stopped: the references are seconds of CPU work that would hold up the JobTracker's heartbeats,
  * which share this thread.
  */
-async function readJobBytes(fs: FsClient, jobRuns: readonly RealJobRun[]): Promise<{ read: JobBytes[]; missing: string[] }> {
+async function readJobBytes(
+  fs: FsClient,
+  jobRuns: readonly RealJobRun[],
+): Promise<{ read: JobBytes[]; missing: string[] }> {
   const read: JobBytes[] = [];
   const missing: string[] = [];
   for (const j of jobRuns) {
     if (j.status?.state !== 'succeeded' || !j.input) missing.push(`${j.spec.id}: ${j.status?.state ?? 'not run'}`);
-    else read.push({ id: j.spec.id, app: j.app, input: await readFile(fs, j.input), output: await readParts(fs, j.output) });
+    else
+      read.push({
+        id: j.spec.id,
+        app: j.app,
+        input: await readFile(fs, j.input),
+        output: await readParts(fs, j.output),
+      });
   }
   return { read, missing };
 }
 
-function checkOutputs(jobs: { read: JobBytes[]; missing: string[] }): { ok: number; problems: string[]; hashes: Record<string, string> } {
+function checkOutputs(jobs: { read: JobBytes[]; missing: string[] }): {
+  ok: number;
+  problems: string[];
+  hashes: Record<string, string>;
+} {
   const problems = [...jobs.missing];
   const hashes: Record<string, string> = {};
   let ok = 0;
@@ -456,18 +553,41 @@ function checkOutputs(jobs: { read: JobBytes[]; missing: string[] }): { ok: numb
 }
 
 /** The same jobs for the simulator, each task with the estimates the profiles give the real policy. */
-function estimatedWorkload(workload: Workload, cluster: ClusterShape, profiles: readonly JobProfile[], jobs: YarnMeRealResult['jobs'], bytesPerMapOf: (jobId: string) => number): Workload {
+function estimatedWorkload(
+  workload: Workload,
+  cluster: ClusterShape,
+  profiles: readonly JobProfile[],
+  jobs: YarnMeRealResult['jobs'],
+  bytesPerMapOf: (jobId: string) => number,
+): Workload {
   const maxMemory = Math.max(...cluster.workers.map((w) => w.memoryMb));
   const simJobs: JobSpec[] = workload.jobs.map((spec) => {
     const j = jobs.find((x) => x.id === spec.id)!;
-    const conf: JobConf = { 'shuffle.map.bufferBytes': j.mapBufferMiB * MiB, 'shuffle.reduce.bufferBytes': j.reduceBufferMiB * MiB };
+    const conf: JobConf = {
+      'shuffle.map.bufferBytes': j.mapBufferMiB * MiB,
+      'shuffle.reduce.bufferBytes': j.reduceBufferMiB * MiB,
+    };
     const verdict = estimatesFor(
       profiles.find((p) => p.job === spec.app),
-      { conf, mapInputBytes: spec.maps.map(() => bytesPerMapOf(spec.id)), reducers: spec.reduces.length, mapMemoryMb: j.mapMemoryMb, reduceMemoryMb: j.reduceMemoryMb },
+      {
+        conf,
+        mapInputBytes: spec.maps.map(() => bytesPerMapOf(spec.id)),
+        reducers: spec.reduces.length,
+        mapMemoryMb: j.mapMemoryMb,
+        reduceMemoryMb: j.reduceMemoryMb,
+      },
       maxMemory,
     );
-    if (!verdict.estimates) throw new MinimrError('EINTERNAL', `no estimates for ${spec.id}: profile ${verdict.use.state}${verdict.use.state === 'rejected' ? ` (${verdict.use.reason})` : ''}`);
-    const task = (e: { idealDurationMs?: number; penalty?: TaskSpec['penalty'] }, memoryMb: number, inputBytes: number): TaskSpec => ({
+    if (!verdict.estimates)
+      throw new MinimrError(
+        'EINTERNAL',
+        `no estimates for ${spec.id}: profile ${verdict.use.state}${verdict.use.state === 'rejected' ? ` (${verdict.use.reason})` : ''}`,
+      );
+    const task = (
+      e: { idealDurationMs?: number; penalty?: TaskSpec['penalty'] },
+      memoryMb: number,
+      inputBytes: number,
+    ): TaskSpec => ({
       workMs: Math.max(1, Math.round(e.idealDurationMs ?? 1)),
       memoryMb,
       ...(e.penalty ? { penalty: e.penalty } : {}),
@@ -505,7 +625,11 @@ export function withBaselineTaskTimes(workload: Workload, baseline: readonly Run
   };
   return {
     ...workload,
-    jobs: workload.jobs.map((j) => ({ ...j, maps: j.maps.map((t) => timed(j.id, 'map', t)), reduces: j.reduces.map((t) => timed(j.id, 'reduce', t)) })),
+    jobs: workload.jobs.map((j) => ({
+      ...j,
+      maps: j.maps.map((t) => timed(j.id, 'map', t)),
+      reduces: j.reduces.map((t) => timed(j.id, 'reduce', t)),
+    })),
   };
 }
 
@@ -513,13 +637,26 @@ function predict(
   model: string,
   workload: Workload,
   cluster: ClusterShape,
-  o: { readonly policies: readonly [string, string]; readonly policyOptions: YarnMeRealOptions['policyOptions']; readonly heartbeatMs: number; readonly memoryStepMb: number },
+  o: {
+    readonly policies: readonly [string, string];
+    readonly policyOptions: YarnMeRealOptions['policyOptions'];
+    readonly heartbeatMs: number;
+    readonly memoryStepMb: number;
+  },
 ): Prediction {
   const avgJctMs: Record<string, number> = {};
   const runs: RunRecord[] = [];
   let elasticAttempts = 0;
   for (const p of o.policies) {
-    const r = simulate({ workload, cluster, policy: createPolicy(p, o.policyOptions?.[p] ?? {}), heartbeatMs: o.heartbeatMs, memoryStepMb: o.memoryStepMb, sampleEveryMs: 250, recordDecisions: false });
+    const r = simulate({
+      workload,
+      cluster,
+      policy: createPolicy(p, o.policyOptions?.[p] ?? {}),
+      heartbeatMs: o.heartbeatMs,
+      memoryStepMb: o.memoryStepMb,
+      sampleEveryMs: 250,
+      recordDecisions: false,
+    });
     avgJctMs[p] = computeMetrics(r.run, new Map()).avgJctMs;
     runs.push(r.run);
     if (p === o.policies[1]) elasticAttempts = r.run.attempts.filter((a) => a.memoryMb < a.idealMemoryMb).length;
@@ -541,7 +678,10 @@ export function yarnMeRealMarkdown(r: YarnMeRealResult): string {
     '',
     '| job | arrives s | maps x MiB | reduces | map buffer MiB (ideal MB) | reduce buffer MiB (ideal MB) |',
     '|---|---:|---:|---:|---:|---:|',
-    ...r.jobs.map((j, i) => `| ${j.id} | ${s1(r.mix[i]!.submitMs)} | ${r.mix[i]!.maps} x ${(r.settings.bytesPerMap * (r.mix[i]!.splitScale ?? 1)) / MiB} | ${r.mix[i]!.reduces} | ${j.mapBufferMiB} (${j.mapMemoryMb}) | ${j.reduceBufferMiB} (${j.reduceMemoryMb}) |`),
+    ...r.jobs.map(
+      (j, i) =>
+        `| ${j.id} | ${s1(r.mix[i]!.submitMs)} | ${r.mix[i]!.maps} x ${(r.settings.bytesPerMap * (r.mix[i]!.splitScale ?? 1)) / MiB} | ${r.mix[i]!.reduces} | ${j.mapBufferMiB} (${j.mapMemoryMb}) | ${j.reduceBufferMiB} (${j.reduceMemoryMb}) |`,
+    ),
     '',
     '| run | policy | avg JCT s | makespan s | memory used | attempts | elastic | elastic spilling | spilled MiB elastic / regular | max peak RSS / grant | over grant | outputs right |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -555,11 +695,19 @@ export function yarnMeRealMarkdown(r: YarnMeRealResult): string {
     `| | ${base} avg JCT s | ${elastic} avg JCT s | cut of the average JCT |`,
     '|---|---:|---:|---:|',
     `| measured (mean of ${r.paired.jctRatio.n} pairs) | ${s1(mean(r.runs.filter((x) => x.policy === base).map((x) => x.avgJctMs)))} | ${s1(mean(r.runs.filter((x) => x.policy === elastic).map((x) => x.avgJctMs)))} | ${pct(r.measuredGain)} |`,
-    ...r.predicted.map((p) => `| predicted, ${p.model} (${p.elasticAttempts} elastic attempts) | ${s1(p.avgJctMs[base]!)} | ${s1(p.avgJctMs[elastic]!)} | ${pct(p.gain)} |`),
+    ...r.predicted.map(
+      (p) =>
+        `| predicted, ${p.model} (${p.elasticAttempts} elastic attempts) | ${s1(p.avgJctMs[base]!)} | ${s1(p.avgJctMs[elastic]!)} | ${pct(p.gain)} |`,
+    ),
     '',
     `Targets: ${elastic} cuts the average JCT by >= 20%: ${r.measuredGain >= 0.2 ? 'met' : 'not met'} (${pct(r.measuredGain)}); predicted gain within 10 points of the measured one: ${r.predicted
-      .map((p) => `${Math.abs(p.gain - r.measuredGain) <= 0.1 ? 'met' : 'not met'} with ${p.model} (${((p.gain - r.measuredGain) * 100).toFixed(1)} points)`)
-      .join(', ')}; every attempt within its grant: ${r.runs.every((x) => x.figures.overGrant === 0) ? 'yes' : 'no'}; outputs equal to the references: ${r.runs.every((x) => x.outputsOk === r.jobs.length) ? 'yes' : 'no'}, and identical across runs: ${r.outputsIdentical ? 'yes' : 'no'}.`,
+      .map(
+        (p) =>
+          `${Math.abs(p.gain - r.measuredGain) <= 0.1 ? 'met' : 'not met'} with ${p.model} (${((p.gain - r.measuredGain) * 100).toFixed(1)} points)`,
+      )
+      .join(
+        ', ',
+      )}; every attempt within its grant: ${r.runs.every((x) => x.figures.overGrant === 0) ? 'yes' : 'no'}; outputs equal to the references: ${r.runs.every((x) => x.outputsOk === r.jobs.length) ? 'yes' : 'no'}, and identical across runs: ${r.outputsIdentical ? 'yes' : 'no'}.`,
     ...r.runs.flatMap((x) => x.outputProblems.map((p) => `- run ${x.repeat + 1} ${x.policy}: ${p}`)),
   ];
   return lines.join('\n');
@@ -569,16 +717,42 @@ function mean(xs: readonly number[]): number {
   return xs.reduce((s, x) => s + x, 0) / xs.length;
 }
 
-/** The result as JSON: each run's jobs and attempts (their times, workers and grants) instead of its whole record, each prediction's jobs. */
+/**
+ * The result as JSON: each run's jobs and attempts (their times, workers and grants) instead of its whole record, each
+ * prediction's jobs.
+ */
 export function yarnMeRealJson(r: YarnMeRealResult): unknown {
   const { runs, predicted, ...rest } = r;
-  return { ...rest, runs: runs.map(({ run, ...x }) => ({ ...x, jobs: run.jobs, attempts: run.attempts.map(({ id, jobId, kind, workerId, startMs, endMs, outcome, memoryMb, idealMemoryMb }) => ({ id, jobId, kind, workerId, startMs, endMs, outcome, memoryMb, idealMemoryMb })) })), predicted: predicted.map(({ runs: simRuns, ...p }) => ({ ...p, jobs: simRuns.map((x) => x.jobs) })) };
+  return {
+    ...rest,
+    runs: runs.map(({ run, ...x }) => ({
+      ...x,
+      jobs: run.jobs,
+      attempts: run.attempts.map(({ id, jobId, kind, workerId, startMs, endMs, outcome, memoryMb, idealMemoryMb }) => ({
+        id,
+        jobId,
+        kind,
+        workerId,
+        startMs,
+        endMs,
+        outcome,
+        memoryMb,
+        idealMemoryMb,
+      })),
+    })),
+    predicted: predicted.map(({ runs: simRuns, ...p }) => ({ ...p, jobs: simRuns.map((x) => x.jobs) })),
+  };
 }
 
 /** Memory in use and elastic attempts over time, first pair of runs and the prediction. */
 export function yarnMeRealSvgs(r: YarnMeRealResult): Record<string, string> {
   const first = r.runs.filter((x) => x.repeat === 0);
-  const series = (run: RunRecord, name: string, value: (s: RunRecord['utilization'][number]) => number, dashed = false) => ({
+  const series = (
+    run: RunRecord,
+    name: string,
+    value: (s: RunRecord['utilization'][number]) => number,
+    dashed = false,
+  ) => ({
     name,
     dashed,
     points: run.utilization.map((s) => [s.timeMs / 1000, value(s)] as const),
@@ -589,13 +763,19 @@ export function yarnMeRealSvgs(r: YarnMeRealResult): Record<string, string> {
       title: 'Memory in use on the real cluster (first pair of runs) and in the prediction',
       xLabel: 's',
       yLabel: '% of cluster memory',
-      series: [...first.map((x) => series(x.run, x.policy, memory)), ...r.predicted[1]!.runs.map((run, i) => series(run, `${r.policies[i]} (sim)`, memory, true))],
+      series: [
+        ...first.map((x) => series(x.run, x.policy, memory)),
+        ...r.predicted[1]!.runs.map((run, i) => series(run, `${r.policies[i]} (sim)`, memory, true)),
+      ],
     }),
     'yarn-me-real-elastic.svg': lineChart({
       title: 'Elastic attempts running (first pair of runs) and in the prediction',
       xLabel: 's',
       yLabel: 'elastic attempts',
-      series: [...first.map((x) => series(x.run, x.policy, (s) => s.elasticAttempts)), ...r.predicted[1]!.runs.map((run, i) => series(run, `${r.policies[i]} (sim)`, (s) => s.elasticAttempts, true))],
+      series: [
+        ...first.map((x) => series(x.run, x.policy, (s) => s.elasticAttempts)),
+        ...r.predicted[1]!.runs.map((run, i) => series(run, `${r.policies[i]} (sim)`, (s) => s.elasticAttempts, true)),
+      ],
     }),
   };
 }

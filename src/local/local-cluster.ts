@@ -74,7 +74,10 @@ export class LocalCluster {
 
   static async start(options: LocalClusterOptions): Promise<LocalCluster> {
     const logger = options.logger ?? createLogger('local');
-    const policy = typeof options.policy === 'object' ? options.policy : createPolicy(options.policy ?? 'fifo', options.policyOptions);
+    const policy =
+      typeof options.policy === 'object'
+        ? options.policy
+        : createPolicy(options.policy ?? 'fifo', options.policyOptions);
     const jobTracker = new JobTracker({
       dataDir: join(options.dataDir, 'jobtracker'),
       port: options.port ?? 0,
@@ -126,11 +129,18 @@ export class LocalCluster {
     if (throttle !== 1 && o.throttleBasis !== undefined) args.push('--cpu-throttle-basis', o.throttleBasis);
     const cores = o.cpuQuotaOf?.(index);
     // Created before the spawn, so that a bad setting fails before there is a process to clean up.
-    const quota = cores !== undefined ? (this.cpuQuotas.get(workerId) ?? CpuQuotaGroup.create(`minimr-${process.pid}-${workerId}`, cores)) : undefined;
+    const quota =
+      cores !== undefined
+        ? (this.cpuQuotas.get(workerId) ?? CpuQuotaGroup.create(`minimr-${process.pid}-${workerId}`, cores))
+        : undefined;
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'inherit', 'inherit'],
       // The workers prove the cluster secret like any other; they read it from the JobTracker's file.
-      env: { ...process.env, MINIMR_LOG_LEVEL: o.workerLogLevel ?? process.env.MINIMR_LOG_LEVEL ?? 'warn', MINIMR_SECRET_FILE: this.jobTracker.secretFile },
+      env: {
+        ...process.env,
+        MINIMR_LOG_LEVEL: o.workerLogLevel ?? process.env.MINIMR_LOG_LEVEL ?? 'warn',
+        MINIMR_SECRET_FILE: this.jobTracker.secretFile,
+      },
     });
     if (quota && child.pid !== undefined) {
       // Right after the spawn, before the worker starts any task process: those inherit the group.

@@ -101,7 +101,13 @@ export interface PolicyMetrics {
   readonly avgMapPhaseMs: number;
   readonly avgReducePhaseMs: number;
   /** Time-weighted means over [first submission, last finish]. */
-  readonly utilization: { readonly mapSlots: number; readonly reduceSlots: number; readonly slots: number; readonly memory: number; readonly elasticAttempts: number };
+  readonly utilization: {
+    readonly mapSlots: number;
+    readonly reduceSlots: number;
+    readonly slots: number;
+    readonly memory: number;
+    readonly elasticAttempts: number;
+  };
   readonly dataMovement: DataMovement;
   readonly partitions: readonly PartitionFigures[];
   readonly perJob: readonly JobFigures[];
@@ -113,7 +119,6 @@ export interface MetricsOptions {
   /** Capacity fraction of each partition (Tyrex C_k), for partition utilization. */
   readonly partitionCapacity?: readonly number[];
 }
-
 
 export function summarizeSlowdowns(values: readonly number[]): SlowdownSummary {
   const sorted = [...values].sort((a, b) => a - b);
@@ -137,7 +142,6 @@ function phaseDuration(job: JobRunRecord, which: 'mapPhase' | 'reducePhase'): nu
   return p.endMs - p.requestMs;
 }
 
-
 function ratio(a: number, b: number): number {
   return b > 0 ? a / b : 0;
 }
@@ -147,7 +151,8 @@ export function computeMetrics(
   runtimeAloneMs: ReadonlyMap<string, number> | Readonly<Record<string, number>>,
   options: MetricsOptions = {},
 ): PolicyMetrics {
-  const alone = (id: string): number | undefined => (runtimeAloneMs instanceof Map ? runtimeAloneMs.get(id) : (runtimeAloneMs as Record<string, number>)[id]);
+  const alone = (id: string): number | undefined =>
+    runtimeAloneMs instanceof Map ? runtimeAloneMs.get(id) : (runtimeAloneMs as Record<string, number>)[id];
   const finishedJobs = run.jobs.filter((j) => j.state === 'succeeded' && j.finishMs !== null);
   const perJob: JobFigures[] = [];
   for (const j of finishedJobs) {
@@ -214,7 +219,12 @@ export function computeMetrics(
     elasticAttempts: timeWeighted(s, ...span, (x) => x.elasticAttempts),
   };
 
-  const partitionCount = Math.max(partitionMs.length, ...finishedJobs.map((j) => j.partition + 1), options.partitionCapacity?.length ?? 0, 1);
+  const partitionCount = Math.max(
+    partitionMs.length,
+    ...finishedJobs.map((j) => j.partition + 1),
+    options.partitionCapacity?.length ?? 0,
+    1,
+  );
   const busyMs = partitionMs.reduce((sum, v) => sum + (v ?? 0), 0);
   const meanSlots = timeWeighted(s, ...span, (x) => x.mapSlots + x.reduceSlots);
   const partitions: PartitionFigures[] = [];
@@ -227,7 +237,8 @@ export function computeMetrics(
       jobsFinished,
       fraction: ratio(jobsFinished, finishedJobs.length),
       slotSeconds: ms / 1000,
-      utilization: capacity !== undefined ? ratio(ms, capacity * meanSlots * (lastFinish - firstSubmit)) : ratio(ms, busyMs),
+      utilization:
+        capacity !== undefined ? ratio(ms, capacity * meanSlots * (lastFinish - firstSubmit)) : ratio(ms, busyMs),
     });
   }
 
@@ -296,8 +307,14 @@ export function responseBreakdown(run: RunRecord): ResponseBreakdown {
   const response: number[] = [];
   for (const j of run.jobs) {
     if (j.state !== 'succeeded' || j.finishMs === null) continue;
-    const m = j.mapPhase?.firstStartMs != null && j.mapPhase.endMs !== null ? { start: j.mapPhase.firstStartMs, end: j.mapPhase.endMs } : null;
-    const r = j.reducePhase?.firstStartMs != null && j.reducePhase.endMs !== null ? { start: j.reducePhase.firstStartMs, end: j.reducePhase.endMs } : null;
+    const m =
+      j.mapPhase?.firstStartMs != null && j.mapPhase.endMs !== null
+        ? { start: j.mapPhase.firstStartMs, end: j.mapPhase.endMs }
+        : null;
+    const r =
+      j.reducePhase?.firstStartMs != null && j.reducePhase.endMs !== null
+        ? { start: j.reducePhase.firstStartMs, end: j.reducePhase.endMs }
+        : null;
     const firstStart = m?.start ?? r?.start ?? j.finishMs;
     const lastEnd = r?.end ?? m?.end ?? firstStart;
     response.push(j.finishMs - j.submitMs);

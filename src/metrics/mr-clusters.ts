@@ -55,7 +55,9 @@ export function mrClusterMetrics(run: RunRecord, perJob: readonly JobFigures[]):
       name,
       jobs: jobs.length,
       finished: jobs.filter((j) => j.state === 'succeeded').length,
-      meanSlowdown: mean(jobs.map((j) => slowdownOf.get(j.id)).filter((x): x is number => x !== undefined && Number.isFinite(x))),
+      meanSlowdown: mean(
+        jobs.map((j) => slowdownOf.get(j.id)).filter((x): x is number => x !== undefined && Number.isFinite(x)),
+      ),
       meanNodes: timeWeighted(mr.samples, from, to, (s) => count(s)?.nodes ?? 0),
       maxNodes: Math.max(0, ...mr.samples.map((s) => count(s)?.nodes ?? 0)),
       meanWaitingJobs: timeWeighted(mr.samples, from, to, (s) => count(s)?.waitingJobs ?? 0),

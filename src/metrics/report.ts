@@ -27,8 +27,22 @@ function secs(ms: number): string {
 /** One row per policy; GiB = 2^30 bytes, times in seconds. */
 export function metricsTable(rows: readonly PolicyRow[]): string {
   const head = [
-    'policy', 'jobs done', 'median slowdown', 'p95 slowdown', 'max slowdown', 'V_F(95)', 'avg JCT s', 'makespan s',
-    'map phase s', 'reduce phase s', 'slot util', 'mem util', 'remote GiB', 'off-rack GiB', 're-read GiB', 'killed slot-s',
+    'policy',
+    'jobs done',
+    'median slowdown',
+    'p95 slowdown',
+    'max slowdown',
+    'V_F(95)',
+    'avg JCT s',
+    'makespan s',
+    'map phase s',
+    'reduce phase s',
+    'slot util',
+    'mem util',
+    'remote GiB',
+    'off-rack GiB',
+    're-read GiB',
+    'killed slot-s',
   ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const { policy, metrics: m } of rows) {
@@ -71,10 +85,16 @@ export function mrClusterTable(rows: readonly PolicyRow[]): string {
   ];
   for (const { policy, metrics } of withMr) {
     for (const c of metrics.mrClusters!.clusters) {
-      lines.push(`| ${policy} | ${c.name} | ${c.finished}/${c.jobs} | ${num(c.meanSlowdown)} | ${num(c.meanNodes, 1)} | ${c.maxNodes} | ${num(c.meanWaitingJobs, 1)} / ${num(c.meanActiveJobs, 1)} |`);
+      lines.push(
+        `| ${policy} | ${c.name} | ${c.finished}/${c.jobs} | ${num(c.meanSlowdown)} | ${num(c.meanNodes, 1)} | ${c.maxNodes} | ${num(c.meanWaitingJobs, 1)} / ${num(c.meanActiveJobs, 1)} |`,
+      );
     }
   }
-  lines.push('', '| policy | reconfigurations / intervals | mean Var(D) | max Var(D) | moves | drains | mean drain s | copied GiB | blocks lost | under-replicated at end |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push(
+    '',
+    '| policy | reconfigurations / intervals | mean Var(D) | max Var(D) | moves | drains | mean drain s | copied GiB | blocks lost | under-replicated at end |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
   for (const { policy, metrics } of withMr) {
     const m = metrics.mrClusters!;
     lines.push(
@@ -87,7 +107,10 @@ export function mrClusterTable(rows: readonly PolicyRow[]): string {
 /** Empirical CDF of the slowdowns, one line per policy. */
 export function slowdownCdfSvg(rows: readonly PolicyRow[], title = 'Job slowdown CDF'): string {
   const series = rows.map(({ policy, metrics }) => {
-    const sorted = metrics.perJob.map((j) => j.slowdown).filter((s) => Number.isFinite(s)).sort((a, b) => a - b);
+    const sorted = metrics.perJob
+      .map((j) => j.slowdown)
+      .filter((s) => Number.isFinite(s))
+      .sort((a, b) => a - b);
     // At most ~200 points per line: the plot stays light for 3000-job runs.
     const step = Math.max(1, Math.floor(sorted.length / 200));
     const points: Array<[number, number]> = [];
@@ -115,11 +138,19 @@ function dataMovementSvg(rows: readonly PolicyRow[], title = 'Data movement'): s
  * Writes results.json (`json` as given), results.md (`title` and the table), slowdown-cdf.svg and
  * data-movement.svg into `outDir`; returns the paths written.
  */
-export async function writeReport(outDir: string, rows: readonly PolicyRow[], json: unknown, title: string): Promise<string[]> {
+export async function writeReport(
+  outDir: string,
+  rows: readonly PolicyRow[],
+  json: unknown,
+  title: string,
+): Promise<string[]> {
   await mkdir(outDir, { recursive: true });
   const files: Array<[string, string]> = [
     ['results.json', `${JSON.stringify(json, null, 2)}\n`],
-    ['results.md', `# ${title}\n\n${metricsTable(rows)}\nQuantiles are nearest-rank (F^-1(q) = smallest slowdown with F >= q); V_F(95) = p95 / median.\n${mrClusterTable(rows) ? `\n${mrClusterTable(rows)}` : ''}`],
+    [
+      'results.md',
+      `# ${title}\n\n${metricsTable(rows)}\nQuantiles are nearest-rank (F^-1(q) = smallest slowdown with F >= q); V_F(95) = p95 / median.\n${mrClusterTable(rows) ? `\n${mrClusterTable(rows)}` : ''}`,
+    ],
     ['slowdown-cdf.svg', slowdownCdfSvg(rows, `Job slowdown CDF: ${title}`)],
     ['data-movement.svg', dataMovementSvg(rows, `Data movement: ${title}`)],
   ];

@@ -8,7 +8,12 @@ export function mean(values: readonly number[]): number {
 }
 
 /** Time-weighted mean of f(sample) over [from, to], each sample holding until the next. */
-export function timeWeighted<S extends { readonly timeMs: number }>(samples: readonly S[], from: number, to: number, f: (s: S) => number): number {
+export function timeWeighted<S extends { readonly timeMs: number }>(
+  samples: readonly S[],
+  from: number,
+  to: number,
+  f: (s: S) => number,
+): number {
   if (to <= from || samples.length === 0) return Number.NaN;
   let area = 0;
   for (let i = 0; i < samples.length; i++) {

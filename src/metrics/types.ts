@@ -148,8 +148,19 @@ export interface MrClusterDrain {
 export interface MrClusterRunRecord {
   /** Every sample period. */
   readonly samples: readonly MrClusterSample[];
-  readonly states: readonly { readonly timeMs: number; readonly cluster: string; readonly from: string; readonly to: string }[];
-  readonly moves: readonly { readonly timeMs: number; readonly workerId: string; readonly from: string; readonly to: string; readonly nodeKind?: string }[];
+  readonly states: readonly {
+    readonly timeMs: number;
+    readonly cluster: string;
+    readonly from: string;
+    readonly to: string;
+  }[];
+  readonly moves: readonly {
+    readonly timeMs: number;
+    readonly workerId: string;
+    readonly from: string;
+    readonly to: string;
+    readonly nodeKind?: string;
+  }[];
   readonly drains: readonly MrClusterDrain[];
   /** Bytes of blocks copied off leaving nodes, of input loaded at activations, of output saved at deactivations. */
   readonly copiedBytes: number;

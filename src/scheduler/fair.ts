@@ -11,7 +11,15 @@
  * confirmed) is derived from the snapshots and from this policy's own earlier decisions.
  */
 import { LocalityWaits } from './locality-waits.js';
-import { definePolicy, optionError, parseOptions, type NumberRange, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
+import {
+  definePolicy,
+  optionError,
+  parseOptions,
+  type NumberRange,
+  type OptionSpecs,
+  type PolicyDefinition,
+  type PolicyOptions,
+} from './options.js';
 import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
 import type {
   AttemptView,
@@ -64,11 +72,23 @@ const MS: NumberRange = { min: 0, unit: 'ms' };
 
 /** FAIR's options as `--policy-options` takes them (improved FAIR takes them too). */
 export const FAIR_OPTION_SPECS: OptionSpecs<FairOptions> = {
-  nodeLocalDelayMs: { type: 'number', range: MS, about: 'how long a job may skip free slots waiting for a node-local map (delay scheduling)' },
+  nodeLocalDelayMs: {
+    type: 'number',
+    range: MS,
+    about: 'how long a job may skip free slots waiting for a node-local map (delay scheduling)',
+  },
   rackLocalDelayMs: { type: 'number', range: MS, about: 'how much longer before it accepts an off-rack one' },
   preemption: { type: 'boolean', about: 'kill the newest attempts of over-scheduled jobs for starved pools and jobs' },
-  minShareTimeoutMs: { type: 'number', range: MS, about: 'how long a pool may stay below its minimum share before it preempts (below fairShareTimeoutMs)' },
-  fairShareTimeoutMs: { type: 'number', range: MS, about: 'how long a job may stay below half its fair share before it preempts' },
+  minShareTimeoutMs: {
+    type: 'number',
+    range: MS,
+    about: 'how long a pool may stay below its minimum share before it preempts (below fairShareTimeoutMs)',
+  },
+  fairShareTimeoutMs: {
+    type: 'number',
+    range: MS,
+    about: 'how long a job may stay below half its fair share before it preempts',
+  },
 };
 
 /** Checks the timeouts' order, which no single option can be checked for alone. */
@@ -117,7 +137,10 @@ export interface ShareClaim {
  */
 export function waterFill(claims: readonly ShareClaim[], capacity: number): number[] {
   const demands = claims.map((c) => Math.max(0, c.demand));
-  const total = Math.min(Math.max(0, capacity), demands.reduce((s, d) => s + d, 0));
+  const total = Math.min(
+    Math.max(0, capacity),
+    demands.reduce((s, d) => s + d, 0),
+  );
   if (total <= 0) return claims.map(() => 0);
   const mins = claims.map((c, i) => Math.min(Math.max(0, c.minShare), demands[i]!));
   const sumMin = mins.reduce((s, m) => s + m, 0);
@@ -127,7 +150,9 @@ export function waterFill(claims: readonly ShareClaim[], capacity: number): numb
     demands.reduce((s, d, i) => s + Math.min(d, Math.max(mins[i]!, level * weights[i]!)), 0);
   // filled() is piecewise linear in the level, with kinks where a claim leaves its floor or
   // reaches its demand: find the segment that reaches `total` and solve it exactly.
-  const kinks = [...new Set(demands.flatMap((d, i) => [mins[i]! / weights[i]!, d / weights[i]!]))].sort((a, b) => a - b);
+  const kinks = [...new Set(demands.flatMap((d, i) => [mins[i]! / weights[i]!, d / weights[i]!]))].sort(
+    (a, b) => a - b,
+  );
   let level = kinks[kinks.length - 1] ?? 0;
   let prev = 0;
   let prevFilled = sumMin;
@@ -191,7 +216,9 @@ interface MapIndex {
   readonly located: TaskView[];
 }
 
-/** A map slot kept for one pending task until that task can run there node-local (a copy of its input is on the way). */
+/**
+ * A map slot kept for one pending task until that task can run there node-local (a copy of its input is on the way).
+ */
 export interface SlotHold {
   readonly workerId: string;
   readonly jobId: string;
@@ -223,7 +250,6 @@ interface Need {
   readonly reason: string;
 }
 
-
 function sign(x: number): number {
   return x < 0 ? -1 : x > 0 ? 1 : 0;
 }
@@ -243,7 +269,8 @@ function comparePools(kind: TaskKind): (a: PoolModel, b: PoolModel) => number {
     const bNeedy = b.run[kind] < b.minTarget[kind];
     let r: number;
     if (aNeedy !== bNeedy) r = aNeedy ? -1 : 1;
-    else if (aNeedy) r = sign(a.run[kind] / Math.max(a.minTarget[kind], 1) - b.run[kind] / Math.max(b.minTarget[kind], 1));
+    else if (aNeedy)
+      r = sign(a.run[kind] / Math.max(a.minTarget[kind], 1) - b.run[kind] / Math.max(b.minTarget[kind], 1));
     else r = sign(a.run[kind] / a.weight - b.run[kind] / b.weight);
     return r || sign(a.startTime - b.startTime) || byCodeUnit(a.name, b.name);
   };
@@ -349,7 +376,10 @@ function buildModel(
   const pools = [...byName.values()].filter((p) => p.jobs.length > 0);
 
   for (const kind of KINDS) {
-    const total = Math.min(capacity[kind], pools.reduce((s, p) => s + p.demand[kind], 0));
+    const total = Math.min(
+      capacity[kind],
+      pools.reduce((s, p) => s + p.demand[kind], 0),
+    );
     const wanted = pools.map((p) => Math.min(p.configuredMin[kind], p.demand[kind]));
     const sumWanted = wanted.reduce((s, m) => s + m, 0);
     const scale = sumWanted > total ? total / sumWanted : 1;
@@ -378,7 +408,6 @@ function buildModel(
   return { jobs, pools, workers };
 }
 
-
 export interface ShareFigures {
   readonly running: number;
   /** Running attempts plus pending tasks. */
@@ -396,7 +425,12 @@ export interface FairShares {
 /** The shares FAIR works with for a snapshot, for reports and tests. */
 export function fairShares(snapshot: ClusterSnapshot): FairShares {
   const { jobs, pools } = buildModel(snapshot, new Set());
-  const figures = (run: PerKind<number>, demand: PerKind<number>, min: PerKind<number> | undefined, share: PerKind<number>): PerKind<ShareFigures> => ({
+  const figures = (
+    run: PerKind<number>,
+    demand: PerKind<number>,
+    min: PerKind<number> | undefined,
+    share: PerKind<number>,
+  ): PerKind<ShareFigures> => ({
     map: { running: run.map, demand: demand.map, minShare: min?.map ?? 0, share: share.map },
     reduce: { running: run.reduce, demand: demand.reduce, minShare: min?.reduce ?? 0, share: share.reduce },
   });
@@ -454,7 +488,8 @@ export class FairPolicy implements Policy {
     const launched = new Set<string>();
     const queues: PerKind<PoolModel[]> = perKind(() => []);
     for (const kind of KINDS) {
-      for (const pool of pools) pool.queue[kind].push(...pool.jobs.filter((j) => j.unlaunched[kind] > 0).sort(compareJobs(kind, pool.mode)));
+      for (const pool of pools)
+        pool.queue[kind].push(...pool.jobs.filter((j) => j.unlaunched[kind] > 0).sort(compareJobs(kind, pool.mode)));
       queues[kind].push(...pools.filter((p) => p.queue[kind].length > 0).sort(comparePools(kind)));
     }
 
@@ -494,20 +529,68 @@ export class FairPolicy implements Policy {
       tables: [
         {
           title: 'Pools',
-          columns: ['pool', 'mode', 'weight', 'map running', 'map demand', 'map min share', 'map fair share', 'reduce running', 'reduce demand', 'reduce min share', 'reduce fair share', 'below min share for'],
+          columns: [
+            'pool',
+            'mode',
+            'weight',
+            'map running',
+            'map demand',
+            'map min share',
+            'map fair share',
+            'reduce running',
+            'reduce demand',
+            'reduce min share',
+            'reduce fair share',
+            'below min share for',
+          ],
           // Configured pools first, idle ones too (with zeros), then pools named only by jobs.
           rows: [...new Set([...configured.keys(), ...shares.pools.keys()])].map((name) => {
             const p = configured.get(name);
             const f = shares.pools.get(name);
-            return [name, p?.mode ?? 'fair', p?.weight ?? 1, f?.map.running ?? 0, f?.map.demand ?? 0, round(f?.map.minShare ?? 0), round(f?.map.share ?? 0), f?.reduce.running ?? 0, f?.reduce.demand ?? 0, round(f?.reduce.minShare ?? 0), round(f?.reduce.share ?? 0), starved(this.poolStarvedSince, name)];
+            return [
+              name,
+              p?.mode ?? 'fair',
+              p?.weight ?? 1,
+              f?.map.running ?? 0,
+              f?.map.demand ?? 0,
+              round(f?.map.minShare ?? 0),
+              round(f?.map.share ?? 0),
+              f?.reduce.running ?? 0,
+              f?.reduce.demand ?? 0,
+              round(f?.reduce.minShare ?? 0),
+              round(f?.reduce.share ?? 0),
+              starved(this.poolStarvedSince, name),
+            ];
           }),
         },
         {
           title: 'Jobs',
-          columns: ['job', 'pool', 'weight', 'map running', 'map demand', 'map fair share', 'reduce running', 'reduce demand', 'reduce fair share', 'below half its share for'],
+          columns: [
+            'job',
+            'pool',
+            'weight',
+            'map running',
+            'map demand',
+            'map fair share',
+            'reduce running',
+            'reduce demand',
+            'reduce fair share',
+            'below half its share for',
+          ],
           rows: snapshot.jobs.map((j) => {
             const f = shares.jobs.get(j.id);
-            return [j.id, j.pool, j.weight, f?.map.running ?? 0, f?.map.demand ?? 0, round(f?.map.share ?? 0), f?.reduce.running ?? 0, f?.reduce.demand ?? 0, round(f?.reduce.share ?? 0), starved(this.jobStarvedSince, j.id)];
+            return [
+              j.id,
+              j.pool,
+              j.weight,
+              f?.map.running ?? 0,
+              f?.map.demand ?? 0,
+              round(f?.map.share ?? 0),
+              f?.reduce.running ?? 0,
+              f?.reduce.demand ?? 0,
+              round(f?.reduce.share ?? 0),
+              starved(this.jobStarvedSince, j.id),
+            ];
           }),
         },
       ],
@@ -520,7 +603,10 @@ export class FairPolicy implements Policy {
   }
 
   /** The holds whose task is still pending, by worker. */
-  private liveHolds(snapshot: ClusterSnapshot, jobs: readonly JobModel[]): Map<string, Array<{ job: JobModel; task: TaskView }>> {
+  private liveHolds(
+    snapshot: ClusterSnapshot,
+    jobs: readonly JobModel[],
+  ): Map<string, Array<{ job: JobModel; task: TaskView }>> {
     const byWorker = new Map<string, Array<{ job: JobModel; task: TaskView }>>();
     const holds = this.mapSlotHolds(snapshot);
     if (holds.length === 0) return byWorker;
@@ -540,7 +626,11 @@ export class FairPolicy implements Policy {
    * A held slot runs its task as soon as the task's input is on the node; until then it stays
    * idle, so the copy is not wasted on a task that reads its input over the network anyway.
    */
-  private serveHolds(room: Room, holds: ReadonlyArray<{ job: JobModel; task: TaskView }> | undefined, ctx: FillContext): number {
+  private serveHolds(
+    room: Room,
+    holds: ReadonlyArray<{ job: JobModel; task: TaskView }> | undefined,
+    ctx: FillContext,
+  ): number {
     let idle = 0;
     for (const { job, task } of holds ?? []) {
       if (room.mapSlots <= 0) break;
@@ -574,8 +664,10 @@ export class FairPolicy implements Policy {
       else if (!map.has(key)) map.set(key, now);
     };
     for (const kind of KINDS) {
-      for (const p of pools) track(this.poolStarvedSince, seenPools, `${kind}\0${p.name}`, p.run[kind] < p.minTarget[kind]);
-      for (const j of jobs) track(this.jobStarvedSince, seenJobs, `${kind}\0${j.view.id}`, j.run[kind] < j.share[kind] / 2);
+      for (const p of pools)
+        track(this.poolStarvedSince, seenPools, `${kind}\0${p.name}`, p.run[kind] < p.minTarget[kind]);
+      for (const j of jobs)
+        track(this.jobStarvedSince, seenJobs, `${kind}\0${j.view.id}`, j.run[kind] < j.share[kind] / 2);
     }
     for (const key of this.poolStarvedSince.keys()) if (!seenPools.has(key)) this.poolStarvedSince.delete(key);
     for (const key of this.jobStarvedSince.keys()) if (!seenJobs.has(key)) this.jobStarvedSince.delete(key);
@@ -596,7 +688,10 @@ export class FairPolicy implements Policy {
   private starvedPastTimeout(job: JobModel, kind: TaskKind, now: number): boolean {
     const pool = this.poolStarvedFor(job.pool, kind, now);
     const own = this.jobStarvedFor(job, kind, now);
-    return (pool !== undefined && pool >= this.options.minShareTimeoutMs) || (own !== undefined && own >= this.options.fairShareTimeoutMs);
+    return (
+      (pool !== undefined && pool >= this.options.minShareTimeoutMs) ||
+      (own !== undefined && own >= this.options.fairShareTimeoutMs)
+    );
   }
 
   private mapIndexOf(job: JobModel, workers: ReadonlyMap<string, WorkerView>): MapIndex {
@@ -653,7 +748,8 @@ export class FairPolicy implements Policy {
       memoryMb: task.memoryMb,
       locality: localityOf(task, room.worker),
     });
-    if (kind === 'map' && home !== 'none') this.waits.launched(job.view.id, home === 'node' ? 0 : home === 'rack' ? 1 : 2);
+    if (kind === 'map' && home !== 'none')
+      this.waits.launched(job.view.id, home === 'node' ? 0 : home === 'rack' ? 1 : 2);
     job.run[kind] += 1;
     job.pool.run[kind] += 1;
     job.unlaunched[kind] -= 1;
@@ -675,7 +771,8 @@ export class FairPolicy implements Policy {
     ctx: FillContext,
   ): { job: JobModel; task: TaskView; home: Home } | undefined {
     const worker = room.worker;
-    const usable = (t: TaskView): boolean => !ctx.launched.has(t.id) && !ctx.held.has(t.id) && fits(room, t) && !this.avoid(t, worker, ctx.workers);
+    const usable = (t: TaskView): boolean =>
+      !ctx.launched.has(t.id) && !ctx.held.has(t.id) && fits(room, t) && !this.avoid(t, worker, ctx.workers);
     const first = (list: readonly TaskView[] | undefined): TaskView | undefined => list?.find(usable);
     if (kind === 'reduce') {
       const task = first(job.pending.reduce);
@@ -733,7 +830,8 @@ export class FairPolicy implements Policy {
     // Kills asked for earlier that the runtime has not confirmed yet will free slots already, and
     // slots held for a task whose input is being copied there are freed already.
     let credit = heldIdle;
-    for (const j of ctx.snapshot.jobs) for (const a of j.runningAttempts) if (a.kind === kind && this.killing.has(a.id)) credit += 1;
+    for (const j of ctx.snapshot.jobs)
+      for (const a of j.runningAttempts) if (a.kind === kind && this.killing.has(a.id)) credit += 1;
     const needs: Need[] = [];
     const firstWaiting = (pool: PoolModel): JobModel | undefined =>
       [...pool.jobs].filter((j) => j.unlaunched[kind] > 0).sort(compareJobs(kind, pool.mode))[0];
@@ -857,7 +955,8 @@ export class FairPolicy implements Policy {
       if (
         !best ||
         excess > bestExcess + 1e-9 ||
-        (Math.abs(excess - bestExcess) <= 1e-9 && (latest > bestLatest || (latest === bestLatest && byCodeUnit(v.view.id, best.view.id) < 0)))
+        (Math.abs(excess - bestExcess) <= 1e-9 &&
+          (latest > bestLatest || (latest === bestLatest && byCodeUnit(v.view.id, best.view.id) < 0)))
       ) {
         best = v;
         bestExcess = excess;
@@ -868,7 +967,11 @@ export class FairPolicy implements Policy {
   }
 
   /** The order in which a victim job's attempts are killed: FAIR kills the most recently launched first. */
-  protected orderVictimAttempts(_victim: JobView, attempts: readonly AttemptView[], _ctx: VictimContext): AttemptView[] {
+  protected orderVictimAttempts(
+    _victim: JobView,
+    attempts: readonly AttemptView[],
+    _ctx: VictimContext,
+  ): AttemptView[] {
     return [...attempts].sort(mostRecentFirst);
   }
 
@@ -881,4 +984,3 @@ export class FairPolicy implements Policy {
 function round(x: number): string {
   return String(Math.round(x * 100) / 100);
 }
-

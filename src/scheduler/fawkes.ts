@@ -38,11 +38,29 @@
  *
  * Inside each cluster, FIFO with locality on its own nodes (fifo.ts), never on a node that moves.
  */
-import { definePolicy, optionError, parseOptions, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
+import {
+  definePolicy,
+  optionError,
+  parseOptions,
+  type OptionSpecs,
+  type PolicyDefinition,
+  type PolicyOptions,
+} from './options.js';
 import { fifoByCluster } from './fifo.js';
 import { FREE_POOL } from './mr-cluster-checks.js';
 import { byCodeUnit, visitingOrder } from './rooms.js';
-import type { BalanceSample, ClusterSnapshot, Consultation, Decision, JobView, MrClusterView, NodeKind, Policy, PolicyState, WorkerView } from './types.js';
+import type {
+  BalanceSample,
+  ClusterSnapshot,
+  Consultation,
+  Decision,
+  JobView,
+  MrClusterView,
+  NodeKind,
+  Policy,
+  PolicyState,
+  WorkerView,
+} from './types.js';
 
 export const WEIGHTINGS = ['none', 'eq', 'jd', 'dd', 'td', 'pu', 'du', 'ru', 'js', 'jt', 'tt'] as const;
 export type Weighting = (typeof WEIGHTINGS)[number];
@@ -87,13 +105,37 @@ const FAWKES_OPTION_SPECS: OptionSpecs<FawkesOptions> = {
     about:
       'how weights are computed: none (minimum shares only), eq (equal), demand jd/dd/td (waiting jobs, their input bytes, waiting tasks), usage pu/du/ru (busy slots, stored output, psi PU + (1 - psi) DU), performance js/jt/tt (slowdown, job and task throughput)',
   },
-  intervalMs: { type: 'number', range: { min: 0, minExclusive: true, unit: 'ms' }, about: 'T: the interval weights and discrimination are computed over, and an idle cluster is deactivated after' },
-  sampleMs: { type: 'number', range: { min: 0, minExclusive: true, unit: 'ms' }, about: 'how often each cluster samples its metric (at most intervalMs)' },
+  intervalMs: {
+    type: 'number',
+    range: { min: 0, minExclusive: true, unit: 'ms' },
+    about: 'T: the interval weights and discrimination are computed over, and an idle cluster is deactivated after',
+  },
+  sampleMs: {
+    type: 'number',
+    range: { min: 0, minExclusive: true, unit: 'ms' },
+    about: 'how often each cluster samples its metric (at most intervalMs)',
+  },
   tau: { type: 'number', range: { min: 0 }, about: 'allocations follow the weights only when Var(D) exceeds this' },
-  grow: { type: 'choice', choices: ['TR', 'TC'], about: 'nodes join a cluster as TR (transient) or TC (transient-core) nodes' },
-  shrink: { type: 'choice', choices: ['IP', 'DP'], about: 'nodes leave a cluster by IP (instant) or DP (delayed) preemption' },
-  psi: { type: 'number', range: { min: 0, minExclusive: true, max: 1, maxExclusive: true }, about: "RU's mix: psi PU + (1 - psi) DU" },
-  throughputBase: { type: 'number', range: { min: 1, minExclusive: true }, about: 'a of the throughput weightings jt and tt, a^-(completed / waiting)' },
+  grow: {
+    type: 'choice',
+    choices: ['TR', 'TC'],
+    about: 'nodes join a cluster as TR (transient) or TC (transient-core) nodes',
+  },
+  shrink: {
+    type: 'choice',
+    choices: ['IP', 'DP'],
+    about: 'nodes leave a cluster by IP (instant) or DP (delayed) preemption',
+  },
+  psi: {
+    type: 'number',
+    range: { min: 0, minExclusive: true, max: 1, maxExclusive: true },
+    about: "RU's mix: psi PU + (1 - psi) DU",
+  },
+  throughputBase: {
+    type: 'number',
+    range: { min: 1, minExclusive: true },
+    about: 'a of the throughput weightings jt and tt, a^-(completed / waiting)',
+  },
   deactivateIdle: { type: 'boolean', about: 'deactivate a cluster idle for a whole interval' },
 };
 
@@ -101,7 +143,11 @@ const FAWKES_OPTION_SPECS: OptionSpecs<FawkesOptions> = {
 export function parseFawkesOptions(raw: PolicyOptions): FawkesOptions {
   const options = parseOptions('fawkes', raw, FAWKES_OPTION_SPECS, DEFAULT_FAWKES_OPTIONS);
   if (options.sampleMs > options.intervalMs) {
-    throw optionError('fawkes', 'sampleMs', `(${options.sampleMs}) must not exceed intervalMs (${options.intervalMs}): an interval needs a sample`);
+    throw optionError(
+      'fawkes',
+      'sampleMs',
+      `(${options.sampleMs}) must not exceed intervalMs (${options.intervalMs}): an interval needs a sample`,
+    );
   }
   return options;
 }
@@ -138,7 +184,12 @@ function isWaiting(job: JobView): boolean {
 }
 
 /** The cluster's figures from the snapshot (its jobs and its nodes). */
-export function clusterFigures(cluster: MrClusterView, jobs: readonly JobView[], workers: readonly WorkerView[], now: number): ClusterFigures {
+export function clusterFigures(
+  cluster: MrClusterView,
+  jobs: readonly JobView[],
+  workers: readonly WorkerView[],
+  now: number,
+): ClusterFigures {
   let waitingJobs = 0;
   let waitingInputBytes = 0;
   let waitingTasks = 0;
@@ -148,7 +199,8 @@ export function clusterFigures(cluster: MrClusterView, jobs: readonly JobView[],
       waitingJobs++;
       for (const t of job.pendingTasks) if (t.kind === 'map') waitingInputBytes += t.inputBytes;
     }
-    waitingTasks += job.mapsTotal - job.mapsCompleted + job.reducesTotal - job.reducesCompleted - job.runningAttempts.length;
+    waitingTasks +=
+      job.mapsTotal - job.mapsCompleted + job.reducesTotal - job.reducesCompleted - job.runningAttempts.length;
     slowdownSum += job.referenceMs !== undefined && job.referenceMs > 0 ? (now - job.submitTime) / job.referenceMs : 1;
   }
   let busySlots = 0;
@@ -173,13 +225,19 @@ export function clusterFigures(cluster: MrClusterView, jobs: readonly JobView[],
 
 const ratio = (a: number, b: number): number => (b > 0 ? a / b : 0);
 
-/** a^-(done / waiting): 1 when nothing is done yet, toward 0 as throughput outruns the queue; 0 with nothing waiting. */
+/**
+ * a^-(done / waiting): 1 when nothing is done yet, toward 0 as throughput outruns the queue; 0 with nothing waiting.
+ */
 function throughputWeight(a: number, done: number, waiting: number): number {
   return waiting > 0 ? a ** -(done / waiting) : 0;
 }
 
 /** The metric y a weighting samples (None and EQ sample nothing: 0). */
-export function metricOf(weighting: Weighting, f: ClusterFigures, options: Pick<FawkesOptions, 'psi' | 'throughputBase'>): number {
+export function metricOf(
+  weighting: Weighting,
+  f: ClusterFigures,
+  options: Pick<FawkesOptions, 'psi' | 'throughputBase'>,
+): number {
   const pu = ratio(f.busySlots, f.slots);
   const du = ratio(f.storedBytes, f.storageBytes);
   switch (weighting) {
@@ -228,7 +286,10 @@ export function globalDiscrimination(discriminations: readonly number[]): number
  * cluster whose weighted share is below its minimum keeps its minimum and leaves the others the
  * rest), largest remainders for the odd nodes (ties by name).
  */
-export function targetNodes(total: number, clusters: readonly { readonly name: string; readonly minNodes: number; readonly weight: number }[]): Map<string, number> {
+export function targetNodes(
+  total: number,
+  clusters: readonly { readonly name: string; readonly minNodes: number; readonly weight: number }[],
+): Map<string, number> {
   const out = new Map<string, number>();
   let open = [...clusters];
   let left = total;
@@ -250,8 +311,11 @@ export function targetNodes(total: number, clusters: readonly { readonly name: s
     out.set(c.name, Math.floor(x));
     given += Math.floor(x);
   }
-  const byRemainder = [...raw].sort((a, b) => b.x - Math.floor(b.x) - (a.x - Math.floor(a.x)) || byCodeUnit(a.c.name, b.c.name));
-  for (let i = 0; given < left && i < byRemainder.length; i++, given++) out.set(byRemainder[i]!.c.name, out.get(byRemainder[i]!.c.name)! + 1);
+  const byRemainder = [...raw].sort(
+    (a, b) => b.x - Math.floor(b.x) - (a.x - Math.floor(a.x)) || byCodeUnit(a.c.name, b.c.name),
+  );
+  for (let i = 0; given < left && i < byRemainder.length; i++, given++)
+    out.set(byRemainder[i]!.c.name, out.get(byRemainder[i]!.c.name)! + 1);
   return out;
 }
 
@@ -309,7 +373,18 @@ export class FawkesPolicy implements Policy {
       tables: [
         {
           title: 'MR-clusters',
-          columns: ['cluster', 'state', 'min nodes', 'core', 'transient-core', 'transient', 'target', 'weight', 'jobs', 'stored / storage (bytes)'],
+          columns: [
+            'cluster',
+            'state',
+            'min nodes',
+            'core',
+            'transient-core',
+            'transient',
+            'target',
+            'weight',
+            'jobs',
+            'stored / storage (bytes)',
+          ],
           rows: (snapshot.mrClusters ?? []).map((c) => [
             c.name,
             c.state,
@@ -344,7 +419,11 @@ export class FawkesPolicy implements Policy {
     const jobsOf = groupBy(snapshot.jobs, (j) => j.cluster);
     const total = snapshot.workers.length;
 
-    this.interval ??= { start: Math.floor(now / this.options.intervalMs) * this.options.intervalMs, samples: new Map(), shareIntegral: new Map() };
+    this.interval ??= {
+      start: Math.floor(now / this.options.intervalMs) * this.options.intervalMs,
+      samples: new Map(),
+      shareIntegral: new Map(),
+    };
     for (;;) {
       const end = this.interval.start + this.options.intervalMs;
       this.integrateShares(Math.min(now, end));
@@ -352,11 +431,17 @@ export class FawkesPolicy implements Policy {
       this.closeInterval(active);
     }
     this.lastTime = now;
-    this.lastShares = new Map(clusters.map((c) => [c.name, total > 0 ? (nodesOf.get(c.name)?.length ?? 0) / total : 0]));
+    this.lastShares = new Map(
+      clusters.map((c) => [c.name, total > 0 ? (nodesOf.get(c.name)?.length ?? 0) / total : 0]),
+    );
 
     if (now >= this.nextSampleAt) {
       for (const c of active) {
-        const y = metricOf(this.options.weighting, clusterFigures(c, jobsOf.get(c.name) ?? [], nodesOf.get(c.name) ?? [], now), this.options);
+        const y = metricOf(
+          this.options.weighting,
+          clusterFigures(c, jobsOf.get(c.name) ?? [], nodesOf.get(c.name) ?? [], now),
+          this.options,
+        );
         const s = this.interval.samples.get(c.name) ?? { sum: 0, n: 0 };
         s.sum += y;
         s.n += 1;
@@ -382,7 +467,8 @@ export class FawkesPolicy implements Policy {
     const interval = this.interval!;
     const from = Math.max(this.lastTime, interval.start);
     if (until <= from) return;
-    for (const [name, share] of this.lastShares) interval.shareIntegral.set(name, (interval.shareIntegral.get(name) ?? 0) + share * (until - from));
+    for (const [name, share] of this.lastShares)
+      interval.shareIntegral.set(name, (interval.shareIntegral.get(name) ?? 0) + share * (until - from));
     this.lastTime = until;
   }
 
@@ -410,7 +496,11 @@ export class FawkesPolicy implements Policy {
   }
 
   /** Targets: activating clusters their minimum share, active ones by the weights in force (None: their minimum). */
-  private retarget(admitted: readonly MrClusterView[], total: number, nodesOf: ReadonlyMap<string, readonly WorkerView[]>): void {
+  private retarget(
+    admitted: readonly MrClusterView[],
+    total: number,
+    nodesOf: ReadonlyMap<string, readonly WorkerView[]>,
+  ): void {
     const activating = admitted.filter((c) => c.state === 'activating');
     const active = admitted.filter((c) => c.state === 'active');
     const targets = new Map(activating.map((c) => [c.name, c.minNodes]));
@@ -423,8 +513,15 @@ export class FawkesPolicy implements Policy {
       const known = this.weights.size > 0;
       const current = (c: MrClusterView) => nodesOf.get(c.name)?.length ?? 0;
       const weightOf = (c: MrClusterView) => (known ? (this.weights.get(c.name) ?? 0) : current(c));
-      const planned = targetNodes(rest, active.map((c) => ({ name: c.name, minNodes: c.minNodes, weight: weightOf(c) })));
-      for (const c of active) targets.set(c.name, known ? planned.get(c.name)! : Math.min(planned.get(c.name)!, Math.max(current(c), c.minNodes)));
+      const planned = targetNodes(
+        rest,
+        active.map((c) => ({ name: c.name, minNodes: c.minNodes, weight: weightOf(c) })),
+      );
+      for (const c of active)
+        targets.set(
+          c.name,
+          known ? planned.get(c.name)! : Math.min(planned.get(c.name)!, Math.max(current(c), c.minNodes)),
+        );
     }
     this.targets = targets;
   }
@@ -437,7 +534,9 @@ export class FawkesPolicy implements Policy {
     decisions: Decision[],
   ): void {
     for (const c of active) {
-      const busy = (jobsOf.get(c.name)?.length ?? 0) > 0 || (nodesOf.get(c.name) ?? []).some((w) => w.freeMapSlots < w.mapSlots || w.freeReduceSlots < w.reduceSlots);
+      const busy =
+        (jobsOf.get(c.name)?.length ?? 0) > 0 ||
+        (nodesOf.get(c.name) ?? []).some((w) => w.freeMapSlots < w.mapSlots || w.freeReduceSlots < w.reduceSlots);
       // Seen idle for the first time: idle since it became active, as far as anyone knows.
       if (busy) this.lastBusy.set(c.name, now);
       else if (!this.lastBusy.has(c.name)) this.lastBusy.set(c.name, c.activeSince ?? now);
@@ -449,16 +548,32 @@ export class FawkesPolicy implements Policy {
   }
 
   /** Moves nodes toward the targets: free nodes first, then the cheapest nodes of clusters above their target. */
-  private move(snapshot: ClusterSnapshot, admitted: readonly MrClusterView[], nodesOf: ReadonlyMap<string, readonly WorkerView[]>, decisions: Decision[], moved: Set<string>): void {
+  private move(
+    snapshot: ClusterSnapshot,
+    admitted: readonly MrClusterView[],
+    nodesOf: ReadonlyMap<string, readonly WorkerView[]>,
+    decisions: Decision[],
+    moved: Set<string>,
+  ): void {
     const deactivating = new Set(decisions.flatMap((d) => (d.kind === 'deactivate-cluster' ? [d.cluster] : [])));
     const arriving = new Map<string, number>();
-    for (const w of snapshot.workers) if (w.leavingFor !== undefined) arriving.set(w.leavingFor, (arriving.get(w.leavingFor) ?? 0) + 1);
+    for (const w of snapshot.workers)
+      if (w.leavingFor !== undefined) arriving.set(w.leavingFor, (arriving.get(w.leavingFor) ?? 0) + 1);
     const staying = (name: string) => (nodesOf.get(name) ?? []).filter((w) => w.leavingFor === undefined);
     const receivers = admitted
       .filter((c) => !deactivating.has(c.name))
-      .map((c) => ({ c, need: (this.targets.get(c.name) ?? c.minNodes) - staying(c.name).length - (arriving.get(c.name) ?? 0), cores: staying(c.name).filter((w) => w.nodeKind === 'core').length }))
+      .map((c) => ({
+        c,
+        need: (this.targets.get(c.name) ?? c.minNodes) - staying(c.name).length - (arriving.get(c.name) ?? 0),
+        cores: staying(c.name).filter((w) => w.nodeKind === 'core').length,
+      }))
       .filter((r) => r.need > 0)
-      .sort((a, b) => Number(b.c.state === 'activating') - Number(a.c.state === 'activating') || b.need - a.need || byCodeUnit(a.c.name, b.c.name));
+      .sort(
+        (a, b) =>
+          Number(b.c.state === 'activating') - Number(a.c.state === 'activating') ||
+          b.need - a.need ||
+          byCodeUnit(a.c.name, b.c.name),
+      );
     if (receivers.length === 0) return;
     const supply: Array<{ w: WorkerView; from: string | null }> = staying(FREE_POOL).map((w) => ({ w, from: null }));
     for (const c of admitted) {
@@ -470,14 +585,17 @@ export class FawkesPolicy implements Policy {
     for (const r of receivers) {
       for (; r.need > 0 && next < supply.length; r.need--) {
         const { w, from } = supply[next++]!;
-        const nodeKind: NodeKind = r.c.state === 'activating' || r.cores < r.c.minNodes ? 'core' : GROW_KIND[this.options.grow];
+        const nodeKind: NodeKind =
+          r.c.state === 'activating' || r.cores < r.c.minNodes ? 'core' : GROW_KIND[this.options.grow];
         if (nodeKind === 'core') r.cores++;
         decisions.push({
           kind: 'move-node',
           workerId: w.id,
           toCluster: r.c.name,
           nodeKind,
-          ...(from !== null ? { preemption: this.options.shrink === 'IP' ? ('instant' as const) : ('delayed' as const) } : {}),
+          ...(from !== null
+            ? { preemption: this.options.shrink === 'IP' ? ('instant' as const) : ('delayed' as const) }
+            : {}),
         });
         moved.add(w.id);
       }
@@ -485,11 +603,18 @@ export class FawkesPolicy implements Policy {
   }
 }
 
-/** The nodes a cluster gives up first: transient ones, the least busy first, then transient-core ones, the fewest stored bytes first; never core. */
+/**
+ * The nodes a cluster gives up first: transient ones, the least busy first, then transient-core ones, the fewest stored
+ * bytes first; never core.
+ */
 function victims(nodes: readonly WorkerView[]): WorkerView[] {
   const busy = (w: WorkerView) => w.mapSlots - w.freeMapSlots + w.reduceSlots - w.freeReduceSlots;
-  const transient = nodes.filter((w) => w.nodeKind === 'transient').sort((a, b) => busy(a) - busy(b) || byCodeUnit(a.id, b.id));
-  const transientCore = nodes.filter((w) => w.nodeKind === 'transient-core').sort((a, b) => (a.storedBytes ?? 0) - (b.storedBytes ?? 0) || byCodeUnit(a.id, b.id));
+  const transient = nodes
+    .filter((w) => w.nodeKind === 'transient')
+    .sort((a, b) => busy(a) - busy(b) || byCodeUnit(a.id, b.id));
+  const transientCore = nodes
+    .filter((w) => w.nodeKind === 'transient-core')
+    .sort((a, b) => (a.storedBytes ?? 0) - (b.storedBytes ?? 0) || byCodeUnit(a.id, b.id));
   return [...transient, ...transientCore];
 }
 

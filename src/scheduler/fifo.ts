@@ -19,7 +19,16 @@ import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { localityOf, Rank, rankOf, visitingOrder, type Room } from './rooms.js';
 import { definePolicy, parseOptions, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
 import { LocalityWaits } from './locality-waits.js';
-import type { ClusterSnapshot, Consultation, Decision, JobView, Policy, TaskKind, TaskView, WorkerView } from './types.js';
+import type {
+  ClusterSnapshot,
+  Consultation,
+  Decision,
+  JobView,
+  Policy,
+  TaskKind,
+  TaskView,
+  WorkerView,
+} from './types.js';
 
 export type FifoOptions = {
   /** How long a job may skip free map slots without its input before it runs a map there; 0: never skips. */
@@ -32,7 +41,8 @@ const FIFO_OPTION_SPECS: OptionSpecs<FifoOptions> = {
   nodeLocalDelayMs: {
     type: 'number',
     range: { min: 0, unit: 'ms' },
-    about: "delay scheduling: how long a job may skip free map slots without its input before it runs a map there (0: never skips; Hadoop's and Spark's wait is 3000)",
+    about:
+      "delay scheduling: how long a job may skip free map slots without its input before it runs a map there (0: never skips; Hadoop's and Spark's wait is 3000)",
   },
 };
 
@@ -76,7 +86,9 @@ export class FifoPolicy implements Policy {
     return this.options.nodeLocalDelayMs > 0;
   }
 
-  /** Without a wait it launches at ideal memory whatever fits, from the snapshot alone; a wait running out is no change. */
+  /**
+   * Without a wait it launches at ideal memory whatever fits, from the snapshot alone; a wait running out is no change.
+   */
   get consultWhen(): Consultation {
     return this.waitsForLocality ? 'every-event' : 'after-change-if-a-task-fits';
   }
@@ -107,7 +119,9 @@ export class FifoPolicy implements Policy {
 
 /** Some live worker that holds the task's input may run it (has map slots and has not failed it). */
 function hasLiveHolder(task: TaskView, workers: readonly WorkerView[]): boolean {
-  return workers.some((w) => w.mapSlots > 0 && task.preferredWorkers.includes(w.id) && !task.failedOnWorkers.includes(w.id));
+  return workers.some(
+    (w) => w.mapSlots > 0 && task.preferredWorkers.includes(w.id) && !task.failedOnWorkers.includes(w.id),
+  );
 }
 
 /**
@@ -127,7 +141,11 @@ export function fifoByCluster(snapshot: ClusterSnapshot, rooms: readonly Room[],
     else jobsOf.set(job.cluster, [job]);
   }
   for (const [cluster, jobs] of jobsOf) {
-    placeFifo(jobs, rooms.filter((r) => r.worker.cluster === cluster && r.worker.leavingFor === undefined), decisions);
+    placeFifo(
+      jobs,
+      rooms.filter((r) => r.worker.cluster === cluster && r.worker.leavingFor === undefined),
+      decisions,
+    );
   }
 }
 
@@ -136,7 +154,12 @@ export function fifoByCluster(snapshot: ClusterSnapshot, rooms: readonly Room[],
  * `decisions`; a map that would not be node-local where offered runs there only if `mayRunAway`
  * allows (else its job is passed over for that room).
  */
-function placeFifo(jobs: readonly JobView[], rooms: readonly Room[], decisions: Decision[], mayRunAway?: MayRunAway): void {
+function placeFifo(
+  jobs: readonly JobView[],
+  rooms: readonly Room[],
+  decisions: Decision[],
+  mayRunAway?: MayRunAway,
+): void {
   const launched = new Set<string>();
 
   const launch = (job: JobView, task: TaskView, room: Room): void => {
@@ -177,7 +200,8 @@ function placeFifo(jobs: readonly JobView[], rooms: readonly Room[], decisions: 
   // fits that much or less for the rest of this call: later rooms need not look.
   const nothingFitsUpTo: Record<TaskKind, number> = { map: -1, reduce: -1 };
   // The jobs with a pending task of each kind, in job order: most jobs have none of one kind.
-  const withPending = (kind: TaskKind) => jobs.filter((j) => minPendingMemoryMb(j.pendingTasks, kind) < Number.POSITIVE_INFINITY);
+  const withPending = (kind: TaskKind) =>
+    jobs.filter((j) => minPendingMemoryMb(j.pendingTasks, kind) < Number.POSITIVE_INFINITY);
   const candidates: Partial<Record<TaskKind, readonly JobView[]>> = {};
   /** The earliest job's best-placed task of `kind` that fits `room`, or undefined. */
   const pick = (kind: TaskKind, room: Room): { job: JobView; task: TaskView } | undefined => {
@@ -187,7 +211,14 @@ function placeFifo(jobs: readonly JobView[], rooms: readonly Room[], decisions: 
       if (minPendingMemoryMb(job.pendingTasks, kind) > room.memoryMb) continue;
       // Among equally placed tasks the lowest task index (pendingTasks order) wins.
       const task = picker.pick(job.pendingTasks, kind, room.worker, (t) => fits(room, t));
-      if (task && kind === 'map' && mayRunAway && rankOf(task, room.worker) !== Rank.Node && task.preferredWorkers.length > 0 && !mayRunAway(job, task)) {
+      if (
+        task &&
+        kind === 'map' &&
+        mayRunAway &&
+        rankOf(task, room.worker) !== Rank.Node &&
+        task.preferredWorkers.length > 0 &&
+        !mayRunAway(job, task)
+      ) {
         waiting = true;
         continue;
       }

@@ -5,7 +5,16 @@
  * are FAIR's; what changes is which attempts of a victim job die, and a `replicate` after each map
  * kill so the starved job's next map on that node reads its input locally.
  */
-import { type FairOptions, DEFAULT_FAIR_OPTIONS, FAIR_OPTION_SPECS, FairPolicy, type SlotHold, type VictimContext, checkTimeouts, mostRecentFirst } from './fair.js';
+import {
+  type FairOptions,
+  DEFAULT_FAIR_OPTIONS,
+  FAIR_OPTION_SPECS,
+  FairPolicy,
+  type SlotHold,
+  type VictimContext,
+  checkTimeouts,
+  mostRecentFirst,
+} from './fair.js';
 import { definePolicy, parseOptions, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
 import type { AttemptView, ClusterSnapshot, Decision, JobStats, JobView, Locality, WorkerView } from './types.js';
 
@@ -35,9 +44,20 @@ export const DEFAULT_IMPROVED_FAIR_OPTIONS: ImprovedFairOptions = Object.freeze(
 
 const OPTION_SPECS: OptionSpecs<ImprovedFairOptions> = {
   ...FAIR_OPTION_SPECS,
-  minMapsForCharacter: { type: 'number', range: { min: 1, integer: true }, about: 'a job counts as CPU-bound until this many of its maps have finished' },
-  placePrivateData: { type: 'boolean', about: "after each map kill, place a replica the starved job's input still owes on the freed node" },
-  placementWaitMs: { type: 'number', range: { min: 0, unit: 'ms' }, about: 'how long the freed slot waits for that copy, kept for the map it was made for' },
+  minMapsForCharacter: {
+    type: 'number',
+    range: { min: 1, integer: true },
+    about: 'a job counts as CPU-bound until this many of its maps have finished',
+  },
+  placePrivateData: {
+    type: 'boolean',
+    about: "after each map kill, place a replica the starved job's input still owes on the freed node",
+  },
+  placementWaitMs: {
+    type: 'number',
+    range: { min: 0, unit: 'ms' },
+    about: 'how long the freed slot waits for that copy, kept for the map it was made for',
+  },
 };
 
 export function parseImprovedFairOptions(raw: PolicyOptions): ImprovedFairOptions {
@@ -68,7 +88,13 @@ const BYTES_PER_MS_PER_MBPS = 1e6 / 1000;
  * is when preemption happens), DIOR = its disk rate. CPU-bound when fewer than `minMaps` maps have
  * finished, when nothing was read, or when the disk rate is unknown (`diskMBps` <= 0).
  */
-export function ioBoundOn(stats: JobStats, mapsCompleted: number, mapSlots: number, diskMBps: number, minMaps: number): boolean {
+export function ioBoundOn(
+  stats: JobStats,
+  mapsCompleted: number,
+  mapSlots: number,
+  diskMBps: number,
+  minMaps: number,
+): boolean {
   if (mapsCompleted < minMaps || mapsCompleted <= 0 || stats.mapInputBytes <= 0 || !(diskMBps > 0)) return false;
   const lambda = stats.mapOutputBytes / stats.mapInputBytes;
   const mid = stats.mapInputBytes / mapsCompleted;
@@ -77,7 +103,9 @@ export function ioBoundOn(stats: JobStats, mapsCompleted: number, mapSlots: numb
   return ioMs > mtct;
 }
 
-/** A worker's disk rate, or the mean of the rates the cluster's workers report when it reports none (0 when none does). */
+/**
+ * A worker's disk rate, or the mean of the rates the cluster's workers report when it reports none (0 when none does).
+ */
 export function diskRateOf(worker: WorkerView, workers: Iterable<WorkerView>): number {
   if (worker.diskMBps > 0) return worker.diskMBps;
   let sum = 0;
@@ -96,11 +124,16 @@ export function diskRateOf(worker: WorkerView, workers: Iterable<WorkerView>): n
  * verdict is the reliable one (a loaded node can make an I/O-bound job look CPU-bound, never the
  * reverse), so the job is I/O-bound when it is on any of those nodes.
  */
-export function jobCharacter(job: JobView, workers: readonly WorkerView[], minMapsForCharacter = DEFAULT_IMPROVED_FAIR_OPTIONS.minMapsForCharacter): JobCharacter {
+export function jobCharacter(
+  job: JobView,
+  workers: readonly WorkerView[],
+  minMapsForCharacter = DEFAULT_IMPROVED_FAIR_OPTIONS.minMapsForCharacter,
+): JobCharacter {
   const running = new Set(job.runningAttempts.filter((a) => a.kind === 'map').map((a) => a.workerId));
   const nodes = running.size > 0 ? workers.filter((w) => running.has(w.id)) : workers;
   for (const w of nodes) {
-    if (ioBoundOn(job.stats, job.mapsCompleted, w.mapSlots, diskRateOf(w, workers), minMapsForCharacter)) return 'io-bound';
+    if (ioBoundOn(job.stats, job.mapsCompleted, w.mapSlots, diskRateOf(w, workers), minMapsForCharacter))
+      return 'io-bound';
   }
   return 'cpu-bound';
 }
@@ -117,9 +150,13 @@ export function ioBoundCategory(attempt: AttemptView, starvedInputWorkers: Reado
   return (starvedInputWorkers.has(attempt.workerId) ? 1 : 4) + FAR_FIRST[attempt.locality];
 }
 
-export function orderIoBoundVictims(attempts: readonly AttemptView[], starvedInputWorkers: ReadonlySet<string>): AttemptView[] {
+export function orderIoBoundVictims(
+  attempts: readonly AttemptView[],
+  starvedInputWorkers: ReadonlySet<string>,
+): AttemptView[] {
   return [...attempts].sort(
-    (a, b) => ioBoundCategory(a, starvedInputWorkers) - ioBoundCategory(b, starvedInputWorkers) || mostRecentFirst(a, b),
+    (a, b) =>
+      ioBoundCategory(a, starvedInputWorkers) - ioBoundCategory(b, starvedInputWorkers) || mostRecentFirst(a, b),
   );
 }
 
@@ -148,9 +185,15 @@ export class ImprovedFairPolicy extends FairPolicy {
     return 'improved-fair';
   }
 
-  protected override orderVictimAttempts(victim: JobView, attempts: readonly AttemptView[], ctx: VictimContext): AttemptView[] {
+  protected override orderVictimAttempts(
+    victim: JobView,
+    attempts: readonly AttemptView[],
+    ctx: VictimContext,
+  ): AttemptView[] {
     const character = jobCharacter(victim, ctx.snapshot.workers, this.improvedOptions.minMapsForCharacter);
-    return character === 'io-bound' ? orderIoBoundVictims(attempts, ctx.beneficiaryInputWorkers) : orderCpuBoundVictims(attempts);
+    return character === 'io-bound'
+      ? orderIoBoundVictims(attempts, ctx.beneficiaryInputWorkers)
+      : orderCpuBoundVictims(attempts);
   }
 
   /**
@@ -173,7 +216,12 @@ export class ImprovedFairPolicy extends FairPolicy {
     if (!movable) return [];
     ctx.claimed.add(movable.id);
     if (this.improvedOptions.placementWaitMs > 0) {
-      this.holds.set(movable.id, { workerId: node, jobId: ctx.beneficiary.id, taskId: movable.id, sinceMs: ctx.snapshot.now });
+      this.holds.set(movable.id, {
+        workerId: node,
+        jobId: ctx.beneficiary.id,
+        taskId: movable.id,
+        sinceMs: ctx.snapshot.now,
+      });
     }
     return [{ kind: 'replicate', taskId: movable.id, jobId: ctx.beneficiary.id, workerId: node }];
   }
@@ -184,7 +232,8 @@ export class ImprovedFairPolicy extends FairPolicy {
     const pending = new Set<string>();
     for (const job of snapshot.jobs) for (const t of job.pendingTasks) if (this.holds.has(t.id)) pending.add(t.id);
     for (const [taskId, hold] of this.holds) {
-      if (!pending.has(taskId) || snapshot.now - hold.sinceMs >= this.improvedOptions.placementWaitMs) this.holds.delete(taskId);
+      if (!pending.has(taskId) || snapshot.now - hold.sinceMs >= this.improvedOptions.placementWaitMs)
+        this.holds.delete(taskId);
     }
     return [...this.holds.values()];
   }

@@ -26,16 +26,46 @@ export {
   type Weighting,
 } from './fawkes.js';
 export { localityOf } from './rooms.js';
-export { DEFAULT_TYREX_OPTIONS, TyrexPolicy, optimalCutoff, parseTyrexOptions, partitionCapacities, squaredCoefficientOfVariation, type TimerSample, type TyrexOptions, type TyrexSettings } from './tyrex.js';
+export {
+  DEFAULT_TYREX_OPTIONS,
+  TyrexPolicy,
+  optimalCutoff,
+  parseTyrexOptions,
+  partitionCapacities,
+  squaredCoefficientOfVariation,
+  type TimerSample,
+  type TyrexOptions,
+  type TyrexSettings,
+} from './tyrex.js';
 export type { NumberRange, OptionSpec, OptionValue, PolicyDefinition, PolicyOptions } from './options.js';
 export { validateDecisions } from './validate.js';
 export { FREE_POOL, mrClusterProblems } from './mr-cluster-checks.js';
-export { DEFAULT_YARN_ME_OPTIONS, DEFAULT_YARN_OPTIONS, YarnMePolicy, parseYarnMeOptions, parseYarnOptions, type YarnMeOptions } from './yarn-me.js';
+export {
+  DEFAULT_YARN_ME_OPTIONS,
+  DEFAULT_YARN_OPTIONS,
+  YarnMePolicy,
+  parseYarnMeOptions,
+  parseYarnOptions,
+  type YarnMeOptions,
+} from './yarn-me.js';
 export { SrjfPolicy, remainingWorkMs } from './srjf.js';
 export { FairQueue, Reservations, fairShareBefore, fairShareOrder, memoryInUse, type MemoryByJob } from './yarn.js';
 export { Timeline, type TimelineJob, type TimelineNode, type TimelineRelease, type TimelineTasks } from './timeline.js';
-export { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, spilledBytes, type ElasticGrant } from './penalty.js';
-export { DEFAULT_MEMORY_STEP_MB, DEFAULT_MIN_MEMORY_FRACTION, grantProblem, memoryStepOf, minimumGrantMb } from './memory.js';
+export {
+  DEFAULT_DISK_MBPS,
+  bestElasticGrant,
+  elasticDiskMBps,
+  penalizedMs,
+  spilledBytes,
+  type ElasticGrant,
+} from './penalty.js';
+export {
+  DEFAULT_MEMORY_STEP_MB,
+  DEFAULT_MIN_MEMORY_FRACTION,
+  grantProblem,
+  memoryStepOf,
+  minimumGrantMb,
+} from './memory.js';
 export {
   DEFAULT_FAIR_OPTIONS,
   FairPolicy,
@@ -98,14 +128,21 @@ export function policyNames(): readonly string[] {
 export function createPolicy(name: string, options: PolicyOptions = {}): Policy {
   const definition = BY_NAME.get(name);
   if (!definition) {
-    throw new MinimrError('EBADCONF', `unknown scheduler policy '${name}'; known policies: ${policyNames().join(', ')}`, { policy: name });
+    throw new MinimrError(
+      'EBADCONF',
+      `unknown scheduler policy '${name}'; known policies: ${policyNames().join(', ')}`,
+      { policy: name },
+    );
   }
   return definition.create(options);
 }
 
 const HELP_WIDTH = 100;
 
-/** `text` in lines of at most HELP_WIDTH characters (a longer word stands alone), the first indented by `first`, the rest by `rest`. */
+/**
+ * `text` in lines of at most HELP_WIDTH characters (a longer word stands alone), the first indented by `first`, the
+ * rest by `rest`.
+ */
 function wrapped(text: string, first: string, rest: string): string[] {
   const lines: string[] = [];
   let line = first;

@@ -35,11 +35,18 @@ export function grantProblem(
 ): string | null {
   if (!Number.isFinite(grantedMb) || grantedMb <= 0) return `grants ${grantedMb} MB`;
   const ideal = task.memoryMb;
-  if (grantedMb >= ideal) return elastic === true ? `marks ${task.id} elastic with ${grantedMb} MB, not less than its ideal ${ideal} MB` : null;
-  if (elastic === false) return `grants ${task.id} ${grantedMb} MB, less than its ideal ${ideal} MB, yet says it is not elastic`;
-  if (!task.penalty) return `grants ${task.id} ${grantedMb} MB, less than its ideal ${ideal} MB, but the task has no penalty model: it runs only with its ideal memory`;
+  if (grantedMb >= ideal)
+    return elastic === true
+      ? `marks ${task.id} elastic with ${grantedMb} MB, not less than its ideal ${ideal} MB`
+      : null;
+  if (elastic === false)
+    return `grants ${task.id} ${grantedMb} MB, less than its ideal ${ideal} MB, yet says it is not elastic`;
+  if (!task.penalty)
+    return `grants ${task.id} ${grantedMb} MB, less than its ideal ${ideal} MB, but the task has no penalty model: it runs only with its ideal memory`;
   const minimum = minimumGrantMb(ideal, task.penalty);
-  if (grantedMb < minimum) return `grants ${task.id} ${grantedMb} MB, below its minimum ${minimum} MB (${task.penalty.minFraction ?? DEFAULT_MIN_MEMORY_FRACTION} of its ideal ${ideal} MB)`;
-  if (grantedMb % stepMb !== 0) return `grants ${task.id} ${grantedMb} MB elastically, not a whole number of ${stepMb} MB steps`;
+  if (grantedMb < minimum)
+    return `grants ${task.id} ${grantedMb} MB, below its minimum ${minimum} MB (${task.penalty.minFraction ?? DEFAULT_MIN_MEMORY_FRACTION} of its ideal ${ideal} MB)`;
+  if (grantedMb % stepMb !== 0)
+    return `grants ${task.id} ${grantedMb} MB elastically, not a whole number of ${stepMb} MB steps`;
   return null;
 }

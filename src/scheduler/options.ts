@@ -35,10 +35,20 @@ export type ChoiceOption = { readonly type: 'choice'; readonly choices: readonly
 /** A list of at least `minItems` (default 1) numbers, each in `range`. */
 export type NumbersOption = { readonly type: 'numbers'; readonly range: NumberRange; readonly minItems?: number };
 
-/** One option as a policy declares it: what values it takes, and what it does (one sentence or two, for the help text). */
+/**
+ * One option as a policy declares it: what values it takes, and what it does (one sentence or two, for the help text).
+ */
 export type OptionSpec = (BooleanOption | NumberOption | ChoiceOption | NumbersOption) & { readonly about: string };
 
-type SpecFor<V> = V extends boolean ? BooleanOption : V extends number ? NumberOption : V extends string ? ChoiceOption : V extends readonly number[] ? NumbersOption : never;
+type SpecFor<V> = V extends boolean
+  ? BooleanOption
+  : V extends number
+    ? NumberOption
+    : V extends string
+      ? ChoiceOption
+      : V extends readonly number[]
+        ? NumbersOption
+        : never;
 
 /** A declaration for every option of `O`, of the kind its type needs. */
 export type OptionSpecs<O> = { readonly [K in keyof O]-?: SpecFor<NonNullable<O[K]>> & { readonly about: string } };
@@ -96,7 +106,8 @@ const COUNT_WORDS = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven'
 
 function rangeText(range: NumberRange): string {
   const { min, max } = range;
-  if (min !== undefined && max !== undefined) return `in ${range.minExclusive ? '(' : '['}${min}, ${max}${range.maxExclusive ? ')' : ']'}`;
+  if (min !== undefined && max !== undefined)
+    return `in ${range.minExclusive ? '(' : '['}${min}, ${max}${range.maxExclusive ? ')' : ']'}`;
   if (min !== undefined) return `${range.minExclusive ? '>' : '>='} ${min}`;
   if (max !== undefined) return `${range.maxExclusive ? '<' : '<='} ${max}`;
   return '';
@@ -119,7 +130,9 @@ export function allowedValues(spec: OptionSpec): string {
       return `one of ${spec.choices.map((c) => JSON.stringify(c)).join(', ')} (any case)`;
     case 'numbers': {
       const least = spec.minItems ?? 1;
-      return least > 1 ? `a list of at least ${COUNT_WORDS[least] ?? least} ${numberText(spec.range, true)}` : `a list of ${numberText(spec.range, true)}`;
+      return least > 1
+        ? `a list of at least ${COUNT_WORDS[least] ?? least} ${numberText(spec.range, true)}`
+        : `a list of ${numberText(spec.range, true)}`;
     }
   }
 }
@@ -147,7 +160,9 @@ function checked(value: unknown, spec: OptionSpec): OptionValue | undefined {
     case 'choice':
       return typeof value === 'string' ? spec.choices.find((c) => c.toLowerCase() === value.toLowerCase()) : undefined;
     case 'numbers':
-      return Array.isArray(value) && value.length >= (spec.minItems ?? 1) && value.every((x) => inRange(x, spec.range)) ? Object.freeze([...value]) : undefined;
+      return Array.isArray(value) && value.length >= (spec.minItems ?? 1) && value.every((x) => inRange(x, spec.range))
+        ? Object.freeze([...value])
+        : undefined;
   }
 }
 
@@ -156,13 +171,22 @@ function checked(value: unknown, spec: OptionSpec): OptionValue | undefined {
  * declare, a value of the wrong type and a value out of range are each EBADCONF naming `policy` and
  * the option and saying what is allowed; an option given as `undefined` keeps its default.
  */
-export function parseOptions<O extends { readonly [K in keyof O]: OptionValue | undefined }>(policy: string, raw: PolicyOptions, specs: OptionSpecs<O>, defaults: O): O {
+export function parseOptions<O extends { readonly [K in keyof O]: OptionValue | undefined }>(
+  policy: string,
+  raw: PolicyOptions,
+  specs: OptionSpecs<O>,
+  defaults: O,
+): O {
   const declared = byName(specs);
   const known = Object.keys(declared);
   const unknown = Object.keys(raw).filter((name) => !Object.hasOwn(declared, name));
   if (unknown.length > 0) {
     const takes = known.length > 0 ? `it takes: ${known.join(', ')}` : 'it takes no options';
-    throw new MinimrError('EBADCONF', `scheduler policy '${policy}': unknown option(s) ${unknown.map((n) => `'${n}'`).join(', ')}; ${takes}`, { policy, option: unknown[0]! });
+    throw new MinimrError(
+      'EBADCONF',
+      `scheduler policy '${policy}': unknown option(s) ${unknown.map((n) => `'${n}'`).join(', ')}; ${takes}`,
+      { policy, option: unknown[0]! },
+    );
   }
   const out: Record<string, OptionValue | undefined> = { ...defaults };
   for (const [name, value] of Object.entries(raw)) {

@@ -55,7 +55,13 @@ export function penalizedMs(
  * bytes over its whole duration. Step and memory-insensitive models say nothing of bytes: 0 (the
  * disk share does not limit them; the paper's simulated traces use step penalties).
  */
-export function elasticDiskMBps(idealMemoryMb: number, penalty: PenaltyModel | undefined, idealMs: number, grantedMb: number, workerDiskMBps: number): number {
+export function elasticDiskMBps(
+  idealMemoryMb: number,
+  penalty: PenaltyModel | undefined,
+  idealMs: number,
+  grantedMb: number,
+  workerDiskMBps: number,
+): number {
   if (penalty?.kind !== 'spill' || grantedMb >= idealMemoryMb) return 0;
   const ms = penalizedMs(idealMemoryMb, penalty, idealMs, grantedMb, workerDiskMBps);
   return ms > 0 ? spilledBytes(penalty, grantedMb) / MiB / (ms / 1000) : 0;

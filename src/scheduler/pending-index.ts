@@ -101,11 +101,21 @@ export class BestPlacedPicker {
     private readonly demote?: (task: TaskView, worker: WorkerView) => boolean,
   ) {}
 
-  pick(tasks: readonly TaskView[], kind: TaskKind, worker: WorkerView, fits: (task: TaskView) => boolean): TaskView | undefined {
+  pick(
+    tasks: readonly TaskView[],
+    kind: TaskKind,
+    worker: WorkerView,
+    fits: (task: TaskView) => boolean,
+  ): TaskView | undefined {
     if (tasks.length <= SCAN_UP_TO) return this.scan(tasks, kind, worker, fits);
     // On a small cluster the first node-local task is usually a few tasks in: look there before
     // building (or fetching) the index, which pays off where a worker holds few of the inputs.
-    const local = this.first(tasks, (t) => t.kind === kind && t.preferredWorkers.includes(worker.id) && fits(t) && !(this.demote?.(t, worker) ?? false), PROBE);
+    const local = this.first(
+      tasks,
+      (t) =>
+        t.kind === kind && t.preferredWorkers.includes(worker.id) && fits(t) && !(this.demote?.(t, worker) ?? false),
+      PROBE,
+    );
     if (local) return local;
     const index = pendingIndex(tasks);
     const all = index.all(kind);
@@ -122,7 +132,12 @@ export class BestPlacedPicker {
   }
 
   /** The same choice by looking at every task: cheaper than building an index for a short list. */
-  private scan(tasks: readonly TaskView[], kind: TaskKind, worker: WorkerView, fits: (task: TaskView) => boolean): TaskView | undefined {
+  private scan(
+    tasks: readonly TaskView[],
+    kind: TaskKind,
+    worker: WorkerView,
+    fits: (task: TaskView) => boolean,
+  ): TaskView | undefined {
     let best: TaskView | undefined;
     let bestRank = Number.POSITIVE_INFINITY;
     for (const t of tasks) {
@@ -138,7 +153,11 @@ export class BestPlacedPicker {
   }
 
   /** The first task of `list` not launched that is `ok`, looking at `limit` tasks at most. */
-  private first(list: readonly TaskView[], ok: (task: TaskView) => boolean, limit = Number.POSITIVE_INFINITY): TaskView | undefined {
+  private first(
+    list: readonly TaskView[],
+    ok: (task: TaskView) => boolean,
+    limit = Number.POSITIVE_INFINITY,
+  ): TaskView | undefined {
     let start = this.skip.get(list) ?? 0;
     while (start < list.length && this.launched.has(list[start]!.id)) start++;
     if (start > 0) this.skip.set(list, start);

@@ -26,9 +26,16 @@ export function parsePools(value: unknown): PoolView[] {
       return v as number;
     };
     const weight = r.weight ?? 1;
-    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight <= 0) bad(`pool "${name}": weight must be a positive number`);
+    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight <= 0)
+      bad(`pool "${name}": weight must be a positive number`);
     const mode = r.mode ?? 'fair';
     if (mode !== 'fair' && mode !== 'fifo') bad(`pool "${name}": mode must be "fair" or "fifo"`);
-    return { name, minMapSlots: count('minMapSlots'), minReduceSlots: count('minReduceSlots'), weight: weight as number, mode: mode as 'fair' | 'fifo' };
+    return {
+      name,
+      minMapSlots: count('minMapSlots'),
+      minReduceSlots: count('minReduceSlots'),
+      weight: weight as number,
+      mode: mode as 'fair' | 'fifo',
+    };
   });
 }

@@ -21,7 +21,8 @@ function meanMs(job: JobView, kind: 'map' | 'reduce'): number {
 export function remainingWorkMs(job: JobView, now: number): number {
   let ms = 0;
   for (const t of job.pendingTasks) ms += t.idealDurationMs ?? meanMs(job, t.kind);
-  for (const a of job.runningAttempts) ms += Math.max(0, (a.idealDurationMs ?? meanMs(job, a.kind)) - (now - a.startTime));
+  for (const a of job.runningAttempts)
+    ms += Math.max(0, (a.idealDurationMs ?? meanMs(job, a.kind)) - (now - a.startTime));
   return ms;
 }
 
@@ -34,18 +35,31 @@ export class SrjfPolicy implements Policy {
     const rooms = visitingOrder(snapshot, { freeOnly: true });
     if (rooms.length === 0) return [];
     const work = new Map(snapshot.jobs.map((j) => [j.id, remainingWorkMs(j, snapshot.now)]));
-    const order = snapshot.jobs.filter((j) => j.pendingTasks.length > 0).sort((a, b) => work.get(a.id)! - work.get(b.id)! || a.submitTime - b.submitTime || (a.id < b.id ? -1 : 1));
+    const order = snapshot.jobs
+      .filter((j) => j.pendingTasks.length > 0)
+      .sort((a, b) => work.get(a.id)! - work.get(b.id)! || a.submitTime - b.submitTime || (a.id < b.id ? -1 : 1));
     const decisions: Decision[] = [];
     const launched = new Set<string>();
     for (const room of rooms) {
       for (const job of order) {
-        if (Math.min(minPendingMemoryMb(job.pendingTasks, 'map'), minPendingMemoryMb(job.pendingTasks, 'reduce')) > room.memoryMb) continue;
+        if (
+          Math.min(minPendingMemoryMb(job.pendingTasks, 'map'), minPendingMemoryMb(job.pendingTasks, 'reduce')) >
+          room.memoryMb
+        )
+          continue;
         for (const task of job.pendingTasks) {
           if (room.mapSlots <= 0 && room.reduceSlots <= 0) break;
           const slots = task.kind === 'map' ? room.mapSlots : room.reduceSlots;
           if (slots <= 0 || task.memoryMb > room.memoryMb || launched.has(task.id)) continue;
           launched.add(task.id);
-          decisions.push({ kind: 'launch', taskId: task.id, jobId: job.id, workerId: room.worker.id, memoryMb: task.memoryMb, locality: localityOf(task, room.worker) });
+          decisions.push({
+            kind: 'launch',
+            taskId: task.id,
+            jobId: job.id,
+            workerId: room.worker.id,
+            memoryMb: task.memoryMb,
+            locality: localityOf(task, room.worker),
+          });
           if (task.kind === 'map') room.mapSlots--;
           else room.reduceSlots--;
           room.memoryMb -= task.memoryMb;
@@ -58,7 +72,8 @@ export class SrjfPolicy implements Policy {
 
 export const SRJF_DEFINITION: PolicyDefinition = definePolicy({
   name: 'srjf',
-  summary: "shortest remaining job first at ideal memory, every task that fits, no reservations: the scheduler of YARN-ME's meganode bound",
+  summary:
+    "shortest remaining job first at ideal memory, every task that fits, no reservations: the scheduler of YARN-ME's meganode bound",
   options: {},
   defaults: {},
   create(options) {

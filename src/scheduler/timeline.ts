@@ -23,7 +23,10 @@ import { EventHeap } from '../util/index.js';
 import type { TaskKind, WorkerView } from './types.js';
 
 /** A node as the timeline needs it: a worker's size and what is free on it now. */
-export type TimelineNode = Pick<WorkerView, 'id' | 'memoryMb' | 'mapSlots' | 'reduceSlots' | 'freeMemoryMb' | 'freeMapSlots' | 'freeReduceSlots'>;
+export type TimelineNode = Pick<
+  WorkerView,
+  'id' | 'memoryMb' | 'mapSlots' | 'reduceSlots' | 'freeMemoryMb' | 'freeMapSlots' | 'freeReduceSlots'
+>;
 
 /** A running attempt: what it gives back, and when (predicted). */
 export interface TimelineRelease {
@@ -42,7 +45,10 @@ export interface TimelineTasks {
   readonly count: number;
 }
 
-/** A job of the queue: the tasks it still has to run regularly, in order (read when the job comes up in line: it must not change). */
+/**
+ * A job of the queue: the tasks it still has to run regularly, in order
+ * (read when the job comes up in line: it must not change).
+ */
 export interface TimelineJob {
   readonly id: string;
   readonly tasks: readonly TimelineTasks[];
@@ -140,12 +146,23 @@ export class Timeline {
   private readonly nodes: NodeState[] = [];
   /** Each node's place in each kind's heap, by node index. */
   private readonly entries: Record<TaskKind, NodeEntry[]> = { map: [], reduce: [] };
-  private readonly byFree: Record<TaskKind, IndexedHeap<NodeEntry>> = { map: new IndexedHeap(nodeOrder('map')), reduce: new IndexedHeap(nodeOrder('reduce')) };
+  private readonly byFree: Record<TaskKind, IndexedHeap<NodeEntry>> = {
+    map: new IndexedHeap(nodeOrder('map')),
+    reduce: new IndexedHeap(nodeOrder('reduce')),
+  };
   /** Jobs with tasks left to place (or not yet known to have none), the one using the least memory first. */
-  private readonly queue = new IndexedHeap<QueuedJob>((a, b) => a.usedMb < b.usedMb || (a.usedMb === b.usedMb && a.rank < b.rank));
+  private readonly queue = new IndexedHeap<QueuedJob>(
+    (a, b) => a.usedMb < b.usedMb || (a.usedMb === b.usedMb && a.rank < b.rank),
+  );
   private readonly jobsById = new Map<string, QueuedJob>();
   /** What running or placed tasks give back, and when. */
-  private readonly releases = new EventHeap<{ node: NodeState; job: QueuedJob | undefined; kind: TaskKind; memoryMb: number; slots: number }>();
+  private readonly releases = new EventHeap<{
+    node: NodeState;
+    job: QueuedJob | undefined;
+    kind: TaskKind;
+    memoryMb: number;
+    slots: number;
+  }>();
   /** The most memory of a node with slots of each kind: a bigger task never fits regularly. */
   private readonly largestNodeMb: Record<TaskKind, number> = { map: 0, reduce: 0 };
   private readonly completion = new Map<string, number>();
@@ -168,7 +185,11 @@ export class Timeline {
     this.clock = now;
     const byId = new Map<string, NodeState>();
     nodes.forEach((n, index) => {
-      const state: NodeState = { index, freeMemoryMb: Math.max(0, n.freeMemoryMb), freeSlots: { map: Math.max(0, n.freeMapSlots), reduce: Math.max(0, n.freeReduceSlots) } };
+      const state: NodeState = {
+        index,
+        freeMemoryMb: Math.max(0, n.freeMemoryMb),
+        freeSlots: { map: Math.max(0, n.freeMapSlots), reduce: Math.max(0, n.freeReduceSlots) },
+      };
       this.entries.map.push({ node: state, at: -1 });
       this.entries.reduce.push({ node: state, at: -1 });
       if (n.mapSlots > 0) this.largestNodeMb.map = Math.max(this.largestNodeMb.map, n.memoryMb);
@@ -179,12 +200,30 @@ export class Timeline {
     // A kind no node runs needs no order (the paper's traces have maps only).
     this.kinds = (['map', 'reduce'] as const).filter((k) => this.largestNodeMb[k] > 0);
     for (const k of this.kinds) for (const entry of this.entries[k]) this.byFree[k].add(entry);
-    jobs.forEach((j, rank) => this.jobsById.set(j.id, { at: -1, id: j.id, rank, usedMb: usedMb.get(j.id) ?? 0, source: j, groups: null, group: 0, left: 0 }));
+    jobs.forEach((j, rank) =>
+      this.jobsById.set(j.id, {
+        at: -1,
+        id: j.id,
+        rank,
+        usedMb: usedMb.get(j.id) ?? 0,
+        source: j,
+        groups: null,
+        group: 0,
+        left: 0,
+      }),
+    );
     for (const r of running) {
       const end = Math.max(now, r.endMs);
       this.extend(r.jobId, end);
       const node = byId.get(r.nodeId);
-      if (node) this.releases.push(end, { node, job: this.jobsById.get(r.jobId), kind: r.kind, memoryMb: r.memoryMb, slots: 1 });
+      if (node)
+        this.releases.push(end, {
+          node,
+          job: this.jobsById.get(r.jobId),
+          kind: r.kind,
+          memoryMb: r.memoryMb,
+          slots: 1,
+        });
     }
     // A job whose tasks never fit leaves the line when it comes up (firstInLine), as if never in it.
     for (const job of this.jobsById.values()) this.queue.add(job);
@@ -207,7 +246,12 @@ export class Timeline {
   withinJob(jobId: string, endMs: number): boolean {
     const job = this.inLine(jobId);
     // Its completion only grows while its tasks are placed: one end at or past endMs answers.
-    while (job !== undefined && job.at >= 0 && !((this.completion.get(jobId) ?? Number.NEGATIVE_INFINITY) >= endMs) && this.placeNext());
+    while (
+      job !== undefined &&
+      job.at >= 0 &&
+      !((this.completion.get(jobId) ?? Number.NEGATIVE_INFINITY) >= endMs) &&
+      this.placeNext()
+    );
     const end = this.completion.get(jobId);
     return end === undefined || endMs <= end;
   }
@@ -256,7 +300,10 @@ export class Timeline {
     return undefined;
   }
 
-  /** One step of placing the queue: the first in line's next tasks, else time on to the next release. False when nothing is left to place. */
+  /**
+   * One step of placing the queue: the first in line's next tasks, else time on to the next release. False when nothing
+   * is left to place.
+   */
   private placeNext(): boolean {
     const job = this.firstInLine();
     if (job === undefined) return false;

@@ -311,7 +311,12 @@ export type Decision =
 export interface BalanceSample {
   readonly timeMs: number;
   /** Per active MR-cluster: its weight, its mean share of the nodes over the interval and its discrimination D_i. */
-  readonly clusters: readonly { readonly name: string; readonly weight: number; readonly share: number; readonly discrimination: number }[];
+  readonly clusters: readonly {
+    readonly name: string;
+    readonly weight: number;
+    readonly share: number;
+    readonly discrimination: number;
+  }[];
   /** Var(D) = E[D^2]. */
   readonly globalDiscrimination: number;
   /** Whether allocations were changed toward the weights (Var(D) above the threshold). */

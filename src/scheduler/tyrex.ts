@@ -23,10 +23,27 @@
  * (TAGS serves each host in FIFO order of arrival at that host); `migratedOrder: 'arrival'` keeps
  * its original submission order instead, for comparison.
  */
-import { definePolicy, optionError, parseOptions, shown, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
+import {
+  definePolicy,
+  optionError,
+  parseOptions,
+  shown,
+  type OptionSpecs,
+  type PolicyDefinition,
+  type PolicyOptions,
+} from './options.js';
 import { BestPlacedPicker, minPendingMemoryMb } from './pending-index.js';
 import { byCodeUnit, localityOf, visitingOrder, type Room } from './rooms.js';
-import type { ClusterSnapshot, Consultation, Decision, JobView, Policy, PolicyState, TaskKind, TaskView } from './types.js';
+import type {
+  ClusterSnapshot,
+  Consultation,
+  Decision,
+  JobView,
+  Policy,
+  PolicyState,
+  TaskKind,
+  TaskView,
+} from './types.js';
 
 export type TyrexOptions = {
   /** Capacity fraction of each partition, summing to 1; default [0.3, 0.7]. */
@@ -62,22 +79,52 @@ export const DEFAULT_TYREX_OPTIONS: TyrexSettings = Object.freeze({
 const MODE_ABOUT = 'dynamic (DYNAMICTAGS: timers from the partial sizes) or static (STATICTAGS: the timersMs given)';
 
 const TYREX_OPTION_SPECS: OptionSpecs<TyrexSettings> = {
-  capacities: { type: 'numbers', minItems: 2, range: { min: 0, minExclusive: true, max: 1 }, about: "each partition's fraction of the map and of the reduce slots, summing to 1" },
+  capacities: {
+    type: 'numbers',
+    minItems: 2,
+    range: { min: 0, minExclusive: true, max: 1 },
+    about: "each partition's fraction of the map and of the reduce slots, summing to 1",
+  },
   mode: { type: 'choice', choices: ['dynamic', 'static'], about: MODE_ABOUT },
-  timersMs: { type: 'numbers', range: { min: 0, minExclusive: true, unit: 'ms' }, about: 'static mode only, and needed there: the partial size at which a job leaves each partition but the last' },
-  cv2Threshold: { type: 'number', range: { min: 0 }, about: 'dynamic mode migrates from a partition only when CV^2 of its partial sizes exceeds this' },
-  migratedOrder: { type: 'choice', choices: ['tail', 'arrival'], about: "where a migrated job joins the next partition's queue: its tail (the paper) or by submission" },
-  borrowIdle: { type: 'boolean', about: "beyond the paper: lend a partition's idle slots to the others until the next task boundary" },
+  timersMs: {
+    type: 'numbers',
+    range: { min: 0, minExclusive: true, unit: 'ms' },
+    about: 'static mode only, and needed there: the partial size at which a job leaves each partition but the last',
+  },
+  cv2Threshold: {
+    type: 'number',
+    range: { min: 0 },
+    about: 'dynamic mode migrates from a partition only when CV^2 of its partial sizes exceeds this',
+  },
+  migratedOrder: {
+    type: 'choice',
+    choices: ['tail', 'arrival'],
+    about: "where a migrated job joins the next partition's queue: its tail (the paper) or by submission",
+  },
+  borrowIdle: {
+    type: 'boolean',
+    about: "beyond the paper: lend a partition's idle slots to the others until the next task boundary",
+  },
 };
 
 /** Checks Tyrex's options, with what no single option can be checked for alone. */
-export function parseTyrexOptions(raw: PolicyOptions, policy = 'tyrex', defaults: TyrexSettings = DEFAULT_TYREX_OPTIONS, specs: OptionSpecs<TyrexSettings> = TYREX_OPTION_SPECS): TyrexSettings {
+export function parseTyrexOptions(
+  raw: PolicyOptions,
+  policy = 'tyrex',
+  defaults: TyrexSettings = DEFAULT_TYREX_OPTIONS,
+  specs: OptionSpecs<TyrexSettings> = TYREX_OPTION_SPECS,
+): TyrexSettings {
   const options = parseOptions(policy, raw, specs, defaults);
   const { capacities, timersMs } = options;
-  if (Math.abs(capacities.reduce((a, b) => a + b, 0) - 1) > 1e-9) throw optionError(policy, 'capacities', `must sum to 1, got ${capacities.join(' + ')}`);
+  if (Math.abs(capacities.reduce((a, b) => a + b, 0) - 1) > 1e-9)
+    throw optionError(policy, 'capacities', `must sum to 1, got ${capacities.join(' + ')}`);
   if (options.mode === 'static') {
     if (timersMs === undefined || timersMs.length !== capacities.length - 1) {
-      throw optionError(policy, 'timersMs', `must hold ${capacities.length - 1} timer(s) in static mode (one per partition but the last), got ${timersMs === undefined ? 'none' : shown(timersMs)}`);
+      throw optionError(
+        policy,
+        'timersMs',
+        `must hold ${capacities.length - 1} timer(s) in static mode (one per partition but the last), got ${timersMs === undefined ? 'none' : shown(timersMs)}`,
+      );
     }
   } else if (timersMs !== undefined) throw optionError(policy, 'timersMs', 'applies to static mode only');
   return options;
@@ -86,7 +133,10 @@ export function parseTyrexOptions(raw: PolicyOptions, policy = 'tyrex', defaults
 /** tyrex-static and tyrex-dynamic: Tyrex with its mode fixed by the name. */
 function tyrexWithMode(mode: 'static' | 'dynamic'): PolicyDefinition {
   const name = `tyrex-${mode}`;
-  const specs: OptionSpecs<TyrexSettings> = { ...TYREX_OPTION_SPECS, mode: { type: 'choice', choices: [mode], about: `${mode}, fixed by the name (policy tyrex chooses by option)` } };
+  const specs: OptionSpecs<TyrexSettings> = {
+    ...TYREX_OPTION_SPECS,
+    mode: { type: 'choice', choices: [mode], about: `${mode}, fixed by the name (policy tyrex chooses by option)` },
+  };
   const defaults: TyrexSettings = { ...DEFAULT_TYREX_OPTIONS, mode };
   return definePolicy({
     name,
@@ -96,7 +146,11 @@ function tyrexWithMode(mode: 'static' | 'dynamic'): PolicyDefinition {
     create(options) {
       const given = options.mode;
       if (given !== undefined && !(typeof given === 'string' && given.toLowerCase() === mode)) {
-        throw optionError(name, 'mode', `is fixed: ${name} cannot take mode ${shown(given)}; use policy "tyrex" to choose the mode by option`);
+        throw optionError(
+          name,
+          'mode',
+          `is fixed: ${name} cannot take mode ${shown(given)}; use policy "tyrex" to choose the mode by option`,
+        );
       }
       return new TyrexPolicy(parseTyrexOptions(options, name, defaults, specs));
     },
@@ -108,7 +162,7 @@ export const TYREX_DEFINITIONS: readonly PolicyDefinition[] = [
   definePolicy({
     name: 'tyrex',
     summary:
-      'Tyrex (TAGS for MapReduce): the slots split into partitions by capacity, FIFO in each; a job moves to the next partition when its partial size (task time completed there) passes the partition\'s timer',
+      "Tyrex (TAGS for MapReduce): the slots split into partitions by capacity, FIFO in each; a job moves to the next partition when its partial size (task time completed there) passes the partition's timer",
     options: TYREX_OPTION_SPECS,
     defaults: DEFAULT_TYREX_OPTIONS,
     create: (options) => new TyrexPolicy(parseTyrexOptions(options)),
@@ -254,7 +308,12 @@ export class TyrexPolicy implements Policy {
     const decisions: Decision[] = [];
     this.forgetFinishedJobs(snapshot);
     for (const job of snapshot.jobs) {
-      if (!this.entries.has(job.id)) this.entries.set(job.id, { baselineMs: 0, queueKey: job.submitTime, partition: Math.min(job.partition, this.capacities.length - 1) });
+      if (!this.entries.has(job.id))
+        this.entries.set(job.id, {
+          baselineMs: 0,
+          queueKey: job.submitTime,
+          partition: Math.min(job.partition, this.capacities.length - 1),
+        });
     }
     this.migrate(snapshot, decisions);
     this.launch(snapshot, decisions);
@@ -264,11 +323,16 @@ export class TyrexPolicy implements Policy {
   /** The partitions with their capacities and timers, and each job's partition and partial size there. */
   describeState(snapshot: ClusterSnapshot): PolicyState {
     const { cap, used } = this.slotUse(snapshot);
-    const partitionOf = (j: JobView) => this.entries.get(j.id)?.partition ?? Math.min(j.partition, this.capacities.length - 1);
+    const partitionOf = (j: JobView) =>
+      this.entries.get(j.id)?.partition ?? Math.min(j.partition, this.capacities.length - 1);
     const timerOf = (k: number): string => {
       if (k === this.capacities.length - 1) return 'last partition: no timer';
       const t = this.mode === 'static' ? this.timersMs[k] : this.lastTimer.get(k);
-      return t === undefined ? 'not computed yet' : Number.isFinite(t) ? `${Math.round(t)} ms` : 'infinite (CV² at or below the threshold)';
+      return t === undefined
+        ? 'not computed yet'
+        : Number.isFinite(t)
+          ? `${Math.round(t)} ms`
+          : 'infinite (CV² at or below the threshold)';
     };
     return {
       notes: [
@@ -277,16 +341,40 @@ export class TyrexPolicy implements Policy {
       tables: [
         {
           title: 'Partitions',
-          columns: ['partition', 'capacity', 'map slots', 'reduce slots', 'running map', 'running reduce', 'jobs', 'timer'],
+          columns: [
+            'partition',
+            'capacity',
+            'map slots',
+            'reduce slots',
+            'running map',
+            'running reduce',
+            'jobs',
+            'timer',
+          ],
           rows: this.capacities.map((c, k) => {
             const members = snapshot.jobs.filter((j) => partitionOf(j) === k);
-            return [k, c, cap.map[k] ?? 0, cap.reduce[k] ?? 0, used.map[k] ?? 0, used.reduce[k] ?? 0, members.length, timerOf(k)];
+            return [
+              k,
+              c,
+              cap.map[k] ?? 0,
+              cap.reduce[k] ?? 0,
+              used.map[k] ?? 0,
+              used.reduce[k] ?? 0,
+              members.length,
+              timerOf(k),
+            ];
           }),
         },
         {
           title: 'Jobs',
           columns: ['job', 'partition', 'partial size (ms)', 'maps done', 'reduces done'],
-          rows: snapshot.jobs.map((j) => [j.id, partitionOf(j), Math.round(this.partialSizeMs(j)), `${j.mapsCompleted}/${j.mapsTotal}`, `${j.reducesCompleted}/${j.reducesTotal}`]),
+          rows: snapshot.jobs.map((j) => [
+            j.id,
+            partitionOf(j),
+            Math.round(this.partialSizeMs(j)),
+            `${j.mapsCompleted}/${j.mapsTotal}`,
+            `${j.reducesCompleted}/${j.reducesTotal}`,
+          ]),
         },
       ],
     };
@@ -338,12 +426,18 @@ export class TyrexPolicy implements Policy {
     }
   }
 
-  /** Each partition's slot capacity, and the slots its attempts hold (an attempt counts in the partition it was launched in). */
+  /**
+   * Each partition's slot capacity, and the slots its attempts hold
+   * (an attempt counts in the partition it was launched in).
+   */
   private slotUse(snapshot: ClusterSnapshot): { cap: Record<TaskKind, number[]>; used: Record<TaskKind, number[]> } {
     const K = this.capacities.length;
     const totalMap = snapshot.workers.reduce((s, w) => s + w.mapSlots, 0);
     const totalReduce = snapshot.workers.reduce((s, w) => s + w.reduceSlots, 0);
-    const cap = { map: partitionCapacities(totalMap, this.capacities), reduce: partitionCapacities(totalReduce, this.capacities) };
+    const cap = {
+      map: partitionCapacities(totalMap, this.capacities),
+      reduce: partitionCapacities(totalReduce, this.capacities),
+    };
     const used = { map: new Array<number>(K).fill(0), reduce: new Array<number>(K).fill(0) };
     for (const job of snapshot.jobs) {
       const launchedIn = this.launchedIn.get(job.id);
@@ -361,7 +455,12 @@ export class TyrexPolicy implements Policy {
     const queues: JobView[][] = Array.from({ length: K }, () => []);
     for (const job of snapshot.jobs) queues[this.entries.get(job.id)!.partition]!.push(job);
     for (const q of queues) {
-      q.sort((a, b) => this.entries.get(a.id)!.queueKey - this.entries.get(b.id)!.queueKey || a.submitTime - b.submitTime || byCodeUnit(a.id, b.id));
+      q.sort(
+        (a, b) =>
+          this.entries.get(a.id)!.queueKey - this.entries.get(b.id)!.queueKey ||
+          a.submitTime - b.submitTime ||
+          byCodeUnit(a.id, b.id),
+      );
     }
 
     const rooms = visitingOrder(snapshot, { freeOnly: true });
@@ -394,7 +493,14 @@ export class TyrexPolicy implements Policy {
           let perJob = this.launchedIn.get(job.id);
           if (!perJob) this.launchedIn.set(job.id, (perJob = new Map()));
           perJob.set(task.id, chargedTo);
-          decisions.push({ kind: 'launch', taskId: task.id, jobId: job.id, workerId: room.worker.id, memoryMb: task.memoryMb, locality: localityOf(task, room.worker) });
+          decisions.push({
+            kind: 'launch',
+            taskId: task.id,
+            jobId: job.id,
+            workerId: room.worker.id,
+            memoryMb: task.memoryMb,
+            locality: localityOf(task, room.worker),
+          });
         };
         for (let k = 0; k < K && free(); ) {
           const chosen = used[kind][k]! < cap[kind][k]! ? pick(k, kind, room) : undefined;

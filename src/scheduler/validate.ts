@@ -38,22 +38,27 @@ export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly
         continue;
       case 'migrate':
         if (!jobs.has(d.jobId)) problems.push(`${at}: migrates unknown job ${d.jobId}`);
-        if (!Number.isInteger(d.toPartition) || d.toPartition < 0) problems.push(`${at}: migrates to partition ${d.toPartition}`);
+        if (!Number.isInteger(d.toPartition) || d.toPartition < 0)
+          problems.push(`${at}: migrates to partition ${d.toPartition}`);
         if (migrated.has(d.jobId)) problems.push(`${at}: migrates job ${d.jobId} twice`);
         migrated.add(d.jobId);
         continue;
       case 'move-node':
         if (!workers.has(d.workerId)) problems.push(`${at}: moves unknown worker ${d.workerId}`);
-        if (typeof d.toCluster !== 'string' || d.toCluster === '') problems.push(`${at}: moves worker to cluster "${String(d.toCluster)}"`);
+        if (typeof d.toCluster !== 'string' || d.toCluster === '')
+          problems.push(`${at}: moves worker to cluster "${String(d.toCluster)}"`);
         if (moved.has(d.workerId)) problems.push(`${at}: moves worker ${d.workerId} twice`);
         moved.add(d.workerId);
         continue;
       case 'replicate': {
         const task = pending.get(d.taskId);
         if (!workers.has(d.workerId)) problems.push(`${at}: replicates onto unknown worker ${d.workerId}`);
-        if (task?.kind !== 'map') problems.push(`${at}: replicates the input of ${d.taskId}, which is not a pending map`);
-        else if (task.jobId !== d.jobId) problems.push(`${at}: task ${d.taskId} belongs to ${task.jobId}, not ${d.jobId}`);
-        else if (task.preferredWorkers.length === 0) problems.push(`${at}: task ${d.taskId} has no stored input to replicate`);
+        if (task?.kind !== 'map')
+          problems.push(`${at}: replicates the input of ${d.taskId}, which is not a pending map`);
+        else if (task.jobId !== d.jobId)
+          problems.push(`${at}: task ${d.taskId} belongs to ${task.jobId}, not ${d.jobId}`);
+        else if (task.preferredWorkers.length === 0)
+          problems.push(`${at}: task ${d.taskId} has no stored input to replicate`);
         continue;
       }
       case 'deactivate-cluster':
@@ -85,7 +90,8 @@ export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly
   for (const [id, u] of used) {
     const w = workers.get(id)!;
     if (u.map > w.freeMapSlots) problems.push(`worker ${id}: ${u.map} maps for ${w.freeMapSlots} free map slots`);
-    if (u.reduce > w.freeReduceSlots) problems.push(`worker ${id}: ${u.reduce} reduces for ${w.freeReduceSlots} free reduce slots`);
+    if (u.reduce > w.freeReduceSlots)
+      problems.push(`worker ${id}: ${u.reduce} reduces for ${w.freeReduceSlots} free reduce slots`);
     if (u.memoryMb > w.freeMemoryMb) problems.push(`worker ${id}: ${u.memoryMb} MB for ${w.freeMemoryMb} MB free`);
   }
   problems.push(...mrClusterProblems(snapshot, decisions));

@@ -26,13 +26,31 @@
  * (the fair queue, the live workers, the last timeline) is brought up to date from each snapshot,
  * so a call on 3000 nodes costs what changed: it decides as computing it all anew would.
  */
-import { definePolicy, optionError, parseOptions, type OptionSpecs, type PolicyDefinition, type PolicyOptions } from './options.js';
+import {
+  definePolicy,
+  optionError,
+  parseOptions,
+  type OptionSpecs,
+  type PolicyDefinition,
+  type PolicyOptions,
+} from './options.js';
 import { minimumGrantMb, memoryStepOf } from './memory.js';
 import { BestPlacedPicker, pendingIndex } from './pending-index.js';
 import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
 import { localityOf, visitingOrder, type Room } from './rooms.js';
 import { Timeline, type TimelineJob, type TimelineRelease, type TimelineTasks } from './timeline.js';
-import type { AttemptView, ClusterSnapshot, Consultation, Decision, JobView, Policy, PolicyState, TaskKind, TaskView, WorkerView } from './types.js';
+import type {
+  AttemptView,
+  ClusterSnapshot,
+  Consultation,
+  Decision,
+  JobView,
+  Policy,
+  PolicyState,
+  TaskKind,
+  TaskView,
+  WorkerView,
+} from './types.js';
 import { FairQueue, Reservations, fairShareOrder, memoryInUse, requeue, type MemoryByJob } from './yarn.js';
 
 export type YarnMeOptions = {
@@ -42,12 +60,24 @@ export type YarnMeOptions = {
   readonly backfillReserved: boolean;
   /** Step 5: the share of a node's disk bandwidth its elastic tasks may use together. */
   readonly diskShare: number;
-  /** The timeline is rebuilt on job arrival or departure and at least this often (a heartbeat of the simulator's 100-node clusters). */
+  /**
+   * The timeline is rebuilt on job arrival or departure and at least this often
+   * (a heartbeat of the simulator's 100-node clusters).
+   */
   readonly timelineRefreshMs: number;
 };
 
-export const DEFAULT_YARN_ME_OPTIONS: YarnMeOptions = Object.freeze({ elastic: true, backfillReserved: true, diskShare: 0.5, timelineRefreshMs: 3000 });
-export const DEFAULT_YARN_OPTIONS: YarnMeOptions = Object.freeze({ ...DEFAULT_YARN_ME_OPTIONS, elastic: false, backfillReserved: false });
+export const DEFAULT_YARN_ME_OPTIONS: YarnMeOptions = Object.freeze({
+  elastic: true,
+  backfillReserved: true,
+  diskShare: 0.5,
+  timelineRefreshMs: 3000,
+});
+export const DEFAULT_YARN_OPTIONS: YarnMeOptions = Object.freeze({
+  ...DEFAULT_YARN_ME_OPTIONS,
+  elastic: false,
+  backfillReserved: false,
+});
 
 /** What `--policy-options` may set: whether a run is elastic is the policy's name (yarn or yarn-me). */
 type YarnMeTunables = Pick<YarnMeOptions, 'backfillReserved' | 'diskShare' | 'timelineRefreshMs'>;
@@ -60,8 +90,16 @@ const BACKFILL_SPEC = {
 
 const YARN_ME_OPTION_SPECS: OptionSpecs<YarnMeTunables> = {
   backfillReserved: BACKFILL_SPEC,
-  diskShare: { type: 'number', range: { min: 0, max: 1 }, about: "the share of a node's disk bandwidth its elastic tasks may spill at together" },
-  timelineRefreshMs: { type: 'number', range: { min: 0, unit: 'ms' }, about: 'the timeline of job completions is rebuilt on job arrival or departure and at least this often' },
+  diskShare: {
+    type: 'number',
+    range: { min: 0, max: 1 },
+    about: "the share of a node's disk bandwidth its elastic tasks may spill at together",
+  },
+  timelineRefreshMs: {
+    type: 'number',
+    range: { min: 0, unit: 'ms' },
+    about: 'the timeline of job completions is rebuilt on job arrival or departure and at least this often',
+  },
 };
 
 const YARN_OPTION_SPECS: OptionSpecs<YarnTunables> = { backfillReserved: BACKFILL_SPEC };
@@ -168,7 +206,10 @@ function smallestGrantMb(tasks: readonly TaskView[], elastic: boolean, step: num
     known = { step, regular: Number.POSITIVE_INFINITY, elastic: Number.POSITIVE_INFINITY };
     for (const t of tasks) {
       known.regular = Math.min(known.regular, t.memoryMb);
-      const least = t.penalty !== undefined && t.idealDurationMs !== undefined ? Math.ceil(minimumGrantMb(t.memoryMb, t.penalty) / step) * step : t.memoryMb;
+      const least =
+        t.penalty !== undefined && t.idealDurationMs !== undefined
+          ? Math.ceil(minimumGrantMb(t.memoryMb, t.penalty) / step) * step
+          : t.memoryMb;
       known.elastic = Math.min(known.elastic, least, t.memoryMb);
     }
     smallestGrants.set(tasks, known);
@@ -209,7 +250,13 @@ function alikeGroups(job: JobView, launched: ReadonlySet<string>): TimelineTasks
 /** A running attempt's predicted duration from its task's estimates; undefined when it has none. */
 function predictedAttemptMs(a: AttemptView, worker: WorkerView | undefined): number | undefined {
   if (a.idealDurationMs === undefined) return undefined;
-  return penalizedMs(a.idealMemoryMb, a.penalty, a.idealDurationMs, a.memoryMb, worker ? diskOf(worker) : DEFAULT_DISK_MBPS);
+  return penalizedMs(
+    a.idealMemoryMb,
+    a.penalty,
+    a.idealDurationMs,
+    a.memoryMb,
+    worker ? diskOf(worker) : DEFAULT_DISK_MBPS,
+  );
 }
 
 /** A running attempt as the round sees it: where, what it holds, until when. */
@@ -283,7 +330,13 @@ class Round {
    * Step 3's choice for a job's task and a node's free memory, made once per call: alike tasks
    * of a job meet many nodes with the same free memory.
    */
-  elasticChoice(job: JobView, task: TaskView, freeMb: number, diskMBps: number, choose: () => ElasticGrant | null): ElasticGrant | null {
+  elasticChoice(
+    job: JobView,
+    task: TaskView,
+    freeMb: number,
+    diskMBps: number,
+    choose: () => ElasticGrant | null,
+  ): ElasticGrant | null {
     const key = `${job.id}\0${task.kind}\0${task.memoryMb}\0${task.idealDurationMs}\0${freeMb}\0${diskMBps}`;
     let choice = this.elasticChoices.get(key);
     if (choice === undefined) this.elasticChoices.set(key, (choice = choose()));
@@ -298,8 +351,12 @@ class Round {
     const ms = predictedAttemptMs(a, worker);
     // Without an estimate: as long again as it has run, scaled by its progress.
     const elapsed = Math.max(1, this.now - a.startTime);
-    const endMs = ms !== undefined ? a.startTime + ms : a.progress > 0 ? a.startTime + elapsed / a.progress : this.now + elapsed;
-    const disk = a.elastic && a.idealDurationMs !== undefined && worker ? elasticDiskMBps(a.idealMemoryMb, a.penalty, a.idealDurationMs, a.memoryMb, diskOf(worker)) : 0;
+    const endMs =
+      ms !== undefined ? a.startTime + ms : a.progress > 0 ? a.startTime + elapsed / a.progress : this.now + elapsed;
+    const disk =
+      a.elastic && a.idealDurationMs !== undefined && worker
+        ? elasticDiskMBps(a.idealMemoryMb, a.penalty, a.idealDurationMs, a.memoryMb, diskOf(worker))
+        : 0;
     return { jobId: a.jobId, kind: a.kind, memoryMb: a.memoryMb, endMs: Math.max(this.now, endMs), diskMBps: disk };
   }
 
@@ -326,7 +383,8 @@ class Round {
    */
   timeline(): Timeline {
     const cache = this.kept.timelines;
-    if (cache.timeline && this.now - cache.builtAt < cache.refreshMs && sameIds(cache.jobIds, this.snapshot.jobs)) return cache.timeline;
+    if (cache.timeline && this.now - cache.builtAt < cache.refreshMs && sameIds(cache.jobIds, this.snapshot.jobs))
+      return cache.timeline;
     const running: TimelineRelease[] = [];
     for (const job of this.snapshot.jobs) {
       for (const a of job.runningAttempts) {
@@ -355,7 +413,10 @@ class Round {
       const all = index.all(kind);
       // No task of the kind has a home (generated input, reduces, the paper's traces): any node
       // gets the first one, without looking for a local one task by task.
-      const t = index.homeless(kind).length === all.length ? this.firstNotLaunched(all) : this.picker.pick(job.pendingTasks, kind, room.worker, () => true);
+      const t =
+        index.homeless(kind).length === all.length
+          ? this.firstNotLaunched(all)
+          : this.picker.pick(job.pendingTasks, kind, room.worker, () => true);
       if (t) return t;
     }
     return undefined;
@@ -392,8 +453,17 @@ class Round {
     else requeue(this.queue, job, this.used);
     if (this.holdingsBuilt) {
       const here = this.holdings(room.worker.id);
-      const disk = grant.elastic && task.idealDurationMs !== undefined ? elasticDiskMBps(task.memoryMb, task.penalty, task.idealDurationMs, grant.memoryMb, diskOf(room.worker)) : 0;
-      here.push({ jobId: job.id, kind: task.kind, memoryMb: grant.memoryMb, endMs: this.now + (durationMs ?? 0), diskMBps: disk });
+      const disk =
+        grant.elastic && task.idealDurationMs !== undefined
+          ? elasticDiskMBps(task.memoryMb, task.penalty, task.idealDurationMs, grant.memoryMb, diskOf(room.worker))
+          : 0;
+      here.push({
+        jobId: job.id,
+        kind: task.kind,
+        memoryMb: grant.memoryMb,
+        endMs: this.now + (durationMs ?? 0),
+        diskMBps: disk,
+      });
     }
   }
 
@@ -419,7 +489,10 @@ export class YarnMePolicy implements Policy {
   private readonly kept: Kept;
   /** Each node's view when last looked at, and when every node was last visited (nodesToVisit). */
   private readonly seenViews = new Map<string, WorkerView>();
-  /** The worker list seenViews was last brought up to (nodesToVisit compares with it place by place), and its generation. */
+  /**
+   * The worker list seenViews was last brought up to (nodesToVisit compares with it place by place), and its
+   * generation.
+   */
   private seenWorkers: readonly WorkerView[] = [];
   private seenGeneration = -1;
   /** The generation of live workers the reservations were last pruned against. */
@@ -433,7 +506,11 @@ export class YarnMePolicy implements Policy {
     readonly options: YarnMeOptions = DEFAULT_YARN_ME_OPTIONS,
     readonly name: string = options.elastic ? 'yarn-me' : 'yarn',
   ) {
-    this.kept = { queue: new FairQueue((job) => smallestGrantMb(job.pendingTasks, options.elastic, this.step)), workers: new LiveWorkers(), timelines: { refreshMs: options.timelineRefreshMs, timeline: null, builtAt: 0, jobIds: [] } };
+    this.kept = {
+      queue: new FairQueue((job) => smallestGrantMb(job.pendingTasks, options.elastic, this.step)),
+      workers: new LiveWorkers(),
+      timelines: { refreshMs: options.timelineRefreshMs, timeline: null, builtAt: 0, jobIds: [] },
+    };
     if (!(options.diskShare >= 0 && options.diskShare <= 1)) {
       throw optionError(name, 'diskShare', `must be a number in [0, 1], got ${options.diskShare}`);
     }
@@ -462,18 +539,41 @@ export class YarnMePolicy implements Policy {
           columns: ['worker', 'memory (MB)', 'free (MB)', 'running', 'elastic', 'reserved for'],
           rows: snapshot.workers.map((w) => {
             const here = running.filter((a) => a.workerId === w.id);
-            return [w.id, w.memoryMb, w.freeMemoryMb, here.length, here.filter((a) => a.elastic).length, this.reservations.jobOn(w.id) ?? '-'];
+            return [
+              w.id,
+              w.memoryMb,
+              w.freeMemoryMb,
+              here.length,
+              here.filter((a) => a.elastic).length,
+              this.reservations.jobOn(w.id) ?? '-',
+            ];
           }),
         },
         {
           title: 'Queue (fair-share order: least memory in use per unit of weight first)',
           columns: ['job', 'weight', 'memory in use (MB)', 'pending tasks', 'running', 'reserved nodes'],
-          rows: fairShareOrder(snapshot.jobs, used).map((j) => [j.id, j.weight, used.get(j.id) ?? 0, j.pendingTasks.length, j.runningAttempts.length, this.reservations.countOf(j.id)]),
+          rows: fairShareOrder(snapshot.jobs, used).map((j) => [
+            j.id,
+            j.weight,
+            used.get(j.id) ?? 0,
+            j.pendingTasks.length,
+            j.runningAttempts.length,
+            this.reservations.countOf(j.id),
+          ]),
         },
         {
           title: 'Elastic attempts',
           columns: ['attempt', 'kind', 'worker', 'granted (MB)', 'ideal (MB)', 'running for (s)'],
-          rows: running.filter((a) => a.elastic).map((a) => [a.id, a.kind, a.workerId, a.memoryMb, a.idealMemoryMb, Math.round((snapshot.now - a.startTime) / 1000)]),
+          rows: running
+            .filter((a) => a.elastic)
+            .map((a) => [
+              a.id,
+              a.kind,
+              a.workerId,
+              a.memoryMb,
+              a.idealMemoryMb,
+              Math.round((snapshot.now - a.startTime) / 1000),
+            ]),
         },
       ],
     };
@@ -495,13 +595,18 @@ export class YarnMePolicy implements Policy {
     // though: there the queue's first job reserves it (step 4), as YARN reserves a node whenever
     // the task it offers the node to does not fit, whether or not any other would. Without that,
     // staggered heartbeats on a busy cluster never reserved anything.
-    if (!this.anythingFits(visit) && visit.every((r) => this.reservations.jobOn(r.worker.id) !== undefined)) return NOTHING;
+    if (!this.anythingFits(visit) && visit.every((r) => this.reservations.jobOn(r.worker.id) !== undefined))
+      return NOTHING;
     const round = new Round(snapshot, this.kept);
     // Only the jobs that changed since the last prune can have fewer tasks pending than reservations.
     const changedJobs = this.kept.queue.takeChanged();
     if (this.reservations.size > 0) {
       const liveChanged = this.prunedGeneration !== workers.generation;
-      this.reservations.prune((job) => round.pendingLeft(job), liveChanged ? (node) => workers.has(node) : undefined, changedJobs);
+      this.reservations.prune(
+        (job) => round.pendingLeft(job),
+        liveChanged ? (node) => workers.has(node) : undefined,
+        changedJobs,
+      );
       this.prunedGeneration = workers.generation;
     }
     for (const room of visit) this.heartbeat(round, room);
@@ -519,7 +624,10 @@ export class YarnMePolicy implements Policy {
     const t = snapshot.trigger;
     if (t.kind !== 'heartbeat') {
       const seen = this.seenViews;
-      const all = snapshot.now - this.lastFullVisitMs >= this.options.timelineRefreshMs || !sameIds(this.lastJobIds, snapshot.jobs) || seen.size === 0;
+      const all =
+        snapshot.now - this.lastFullVisitMs >= this.options.timelineRefreshMs ||
+        !sameIds(this.lastJobIds, snapshot.jobs) ||
+        seen.size === 0;
       let visit: Room[];
       const generation = this.kept.workers.generation;
       if (all || generation !== this.seenGeneration) {
@@ -547,7 +655,14 @@ export class YarnMePolicy implements Policy {
     }
     const worker = this.kept.workers.byId(t.workerId);
     if (!worker || (worker.freeMapSlots <= 0 && worker.freeReduceSlots <= 0)) return [];
-    return [{ worker, mapSlots: Math.max(0, worker.freeMapSlots), reduceSlots: Math.max(0, worker.freeReduceSlots), memoryMb: Math.max(0, worker.freeMemoryMb) }];
+    return [
+      {
+        worker,
+        mapSlots: Math.max(0, worker.freeMapSlots),
+        reduceSlots: Math.max(0, worker.freeReduceSlots),
+        memoryMb: Math.max(0, worker.freeMemoryMb),
+      },
+    ];
   }
 
   private anythingFits(rooms: readonly Room[]): boolean {
@@ -628,7 +743,9 @@ export class YarnMePolicy implements Policy {
   /** The task's predicted duration with `grant` (undefined when it has no estimate). */
   private durationOf(room: Room, job: JobView, task: TaskView, grant: Grant): number | undefined {
     const ideal = task.idealDurationMs ?? meanTaskMs(job, task.kind);
-    return ideal === undefined ? undefined : penalizedMs(task.memoryMb, task.penalty, ideal, grant.memoryMb, diskOf(room.worker));
+    return ideal === undefined
+      ? undefined
+      : penalizedMs(task.memoryMb, task.penalty, ideal, grant.memoryMb, diskOf(room.worker));
   }
 
   /** 4. On N reserved by J: the first job of the queue whose task fits now and ends before J's task could start. */
@@ -638,7 +755,8 @@ export class YarnMePolicy implements Policy {
     for (const job of round.queue) {
       // The queue's head is where backfilling pays; a 3000-node cluster's thousand-job queue is not scanned per node.
       if (++looked > BACKFILL_DEPTH) break;
-      if (job === reserver || smallestGrantMb(job.pendingTasks, this.options.elastic, round.step) > room.memoryMb) continue;
+      if (job === reserver || smallestGrantMb(job.pendingTasks, this.options.elastic, round.step) > room.memoryMb)
+        continue;
       const task = round.nextTask(job, room);
       // No grant makes a task shorter than its ideal duration.
       if (!task || (task.idealDurationMs !== undefined && round.now + task.idealDurationMs > startMs)) continue;

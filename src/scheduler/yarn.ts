@@ -54,7 +54,9 @@ export function requeue(order: JobView[], job: JobView, usedMb: MemoryByJob): vo
   order.splice(i, 0, job);
 }
 
-/** Where `job` goes in `order` (sorted by fairShareBefore under `usedMb`): the first place whose job is not before it. */
+/**
+ * Where `job` goes in `order` (sorted by fairShareBefore under `usedMb`): the first place whose job is not before it.
+ */
 function placeOf(order: readonly JobView[], job: JobView, usedMb: MemoryByJob): number {
   let lo = 0;
   let hi = order.length;
@@ -168,7 +170,13 @@ export class FairQueue {
   private change(before: JobView, job: JobView): void {
     this.changedIds.add(job.id);
     const usedMb = memoryOf(job);
-    if (before.pendingTasks.length > 0 && job.pendingTasks.length > 0 && usedMb === this.used.get(job.id) && job.weight === before.weight && job.submitTime === before.submitTime) {
+    if (
+      before.pendingTasks.length > 0 &&
+      job.pendingTasks.length > 0 &&
+      usedMb === this.used.get(job.id) &&
+      job.weight === before.weight &&
+      job.submitTime === before.submitTime
+    ) {
       // Its place is unchanged (progress reports change most views): only the view is new.
       const i = this.placeIn(before);
       if (i >= 0) {
@@ -185,7 +193,12 @@ export class FairQueue {
       return;
     }
     // Same place when neither its memory nor what orders it changed: only the view is new.
-    if (i >= 0 && usedMb === this.used.get(job.id) && job.weight === before.weight && job.submitTime === before.submitTime) {
+    if (
+      i >= 0 &&
+      usedMb === this.used.get(job.id) &&
+      job.weight === before.weight &&
+      job.submitTime === before.submitTime
+    ) {
       this.enqueue(job, i);
       return;
     }
@@ -263,7 +276,11 @@ export class Reservations {
    * workers changed) and of jobs with nothing pending; a job with more than it has pending keeps
    * its earliest ones. `jobs`: the only jobs whose pending tasks may have dropped (default all).
    */
-  prune(pendingOf: (jobId: string) => number, isLive?: (nodeId: string) => boolean, jobs: Iterable<string> = [...this.nodesByJob.keys()]): void {
+  prune(
+    pendingOf: (jobId: string) => number,
+    isLive?: (nodeId: string) => boolean,
+    jobs: Iterable<string> = [...this.nodesByJob.keys()],
+  ): void {
     if (isLive) for (const node of [...this.byNode.keys()]) if (!isLive(node)) this.release(node);
     for (const job of jobs) {
       const nodes = this.nodesByJob.get(job);

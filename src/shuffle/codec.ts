@@ -38,7 +38,8 @@ export const noneCodec: BlockCodec = {
   decompress: (stored) => stored,
   compressAsync: async (raw) => raw,
   decompressInto: (stored, out) => {
-    if (stored.length !== out.length) throw new MinimrError('ECHECKSUM', `stored frame has ${stored.length} bytes, header says ${out.length}`);
+    if (stored.length !== out.length)
+      throw new MinimrError('ECHECKSUM', `stored frame has ${stored.length} bytes, header says ${out.length}`);
     stored.copy(out);
   },
 };
@@ -73,7 +74,10 @@ export const lz4Codec: BlockCodec = {
     }
     return out;
   },
-  compressAsync: (raw) => lz4().compress(raw).then((out) => noteNativeBytes(out, raw.length)),
+  compressAsync: (raw) =>
+    lz4()
+      .compress(raw)
+      .then((out) => noteNativeBytes(out, raw.length)),
   decompressInto: (stored, out) => decodeLz4Block(stored, out),
 };
 
@@ -95,7 +99,8 @@ function badLz4(why: string): MinimrError {
 export function decodeLz4Block(stored: Buffer, out: Buffer): void {
   const n = stored.length;
   if (n < 5) throw badLz4(`block of ${n} bytes`);
-  if (stored.readUInt32LE(0) !== out.length) throw badLz4(`block says ${stored.readUInt32LE(0)} raw bytes, header says ${out.length}`);
+  if (stored.readUInt32LE(0) !== out.length)
+    throw badLz4(`block says ${stored.readUInt32LE(0)} raw bytes, header says ${out.length}`);
   const sv = new DataView(stored.buffer, stored.byteOffset, n);
   const ov = new DataView(out.buffer, out.byteOffset, out.length);
   const end = out.length;

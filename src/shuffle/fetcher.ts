@@ -7,9 +7,28 @@ import { noteTransientBytes } from './gc-pacer.js';
 import { readIndexFile, readRuns, runsEnd, runTotals } from './index-file.js';
 import { MapOutputDirectory } from './map-output-directory.js';
 import { assertValidShuffleId, mapOutputPaths } from './paths.js';
-import { HEADER_LENGTH, HEADER_RAW_LENGTH, HEADER_RECORDS, HEADER_RUNS, parseRunsHeader, shuffleUrlPath } from './shuffle-handler.js';
-import { sameHash, SHUFFLE_HASH_HEADER, SHUFFLE_REPLY_HEADER, shuffleReplyHash, shuffleRequestHash } from './shuffle-secret.js';
-import type { FetchedSegment, FetchMapOutputsOptions, MapOutputLocation, PartitionIndexEntry, SegmentRun } from './types.js';
+import {
+  HEADER_LENGTH,
+  HEADER_RAW_LENGTH,
+  HEADER_RECORDS,
+  HEADER_RUNS,
+  parseRunsHeader,
+  shuffleUrlPath,
+} from './shuffle-handler.js';
+import {
+  sameHash,
+  SHUFFLE_HASH_HEADER,
+  SHUFFLE_REPLY_HEADER,
+  shuffleReplyHash,
+  shuffleRequestHash,
+} from './shuffle-secret.js';
+import type {
+  FetchedSegment,
+  FetchMapOutputsOptions,
+  MapOutputLocation,
+  PartitionIndexEntry,
+  SegmentRun,
+} from './types.js';
 
 /**
  * Fetcher: gets one reduce partition from every map output, `concurrency` at a time, over HTTP from
@@ -71,7 +90,11 @@ export interface SegmentSink {
 }
 
 /** Opens the sink of one try; may wait (memory backpressure). Must give up when `signal` aborts. */
-export type OpenSegmentSink = (loc: MapOutputLocation, header: SegmentHeader, signal: AbortSignal) => Promise<SegmentSink>;
+export type OpenSegmentSink = (
+  loc: MapOutputLocation,
+  header: SegmentHeader,
+  signal: AbortSignal,
+) => Promise<SegmentSink>;
 
 export interface FetchAllOptions extends Omit<FetchMapOutputsOptions, 'locations'> {
   /** Every map output, known before the fetch starts; or: */
@@ -122,7 +145,10 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
     throw new MinimrError('EINTERNAL', `invalid reduceIndex ${reduceIndex}`, { jobId, reduceIndex });
   }
   if ((options.locations === undefined) === (options.directory === undefined)) {
-    throw new MinimrError('EINTERNAL', 'fetchAll takes either the map output locations or a directory of them', { jobId, reduceIndex });
+    throw new MinimrError('EINTERNAL', 'fetchAll takes either the map output locations or a directory of them', {
+      jobId,
+      reduceIndex,
+    });
   }
   // One segment per (partition, map), partition by partition: consecutive fetches go to different maps.
   const directory = options.directory ?? new MapOutputDirectory({ partitions, locations: options.locations });
@@ -213,7 +239,15 @@ export async function fetchMapOutputs(options: FetchMapOutputsOptions): Promise<
           got += chunk.copy(data, got);
         },
         finish: () => {
-          segments.push({ mapIndex: loc.mapIndex, attemptId: loc.attemptId, workerId: loc.workerId, records: header.records, runs: header.runs, data, local: header.local });
+          segments.push({
+            mapIndex: loc.mapIndex,
+            attemptId: loc.attemptId,
+            workerId: loc.workerId,
+            records: header.records,
+            runs: header.runs,
+            data,
+            local: header.local,
+          });
         },
         abort: () => undefined,
       };
@@ -225,7 +259,10 @@ export async function fetchMapOutputs(options: FetchMapOutputsOptions): Promise<
 }
 
 function killed(jobId: string, reduceIndex: number): MinimrError {
-  return new MinimrError('EKILLED', `shuffle fetch of reduce ${reduceIndex} of job ${jobId} was cancelled`, { jobId, reduceIndex });
+  return new MinimrError('EKILLED', `shuffle fetch of reduce ${reduceIndex} of job ${jobId} was cancelled`, {
+    jobId,
+    reduceIndex,
+  });
 }
 
 function fetchFailed(
@@ -287,7 +324,11 @@ async function pump(
         const expected = runs[run]!.crc32 >>> 0;
         if (crc >>> 0 !== expected) {
           const which = runs.length > 1 ? ` (run ${run + 1} of ${runs.length})` : '';
-          throw new FetchTryError(`crc32 mismatch in segment from ${where}${which}: expected ${expected}, got ${crc >>> 0}`, true, status);
+          throw new FetchTryError(
+            `crc32 mismatch in segment from ${where}${which}: expected ${expected}, got ${crc >>> 0}`,
+            true,
+            status,
+          );
         }
         crc = 0;
         if (++run < runs.length) runEnd += runs[run]!.length;
@@ -301,7 +342,9 @@ async function pump(
         step = await it.next();
       } catch (err) {
         // The connection or the map's file, never the sink: a bad try.
-        throw err instanceof FetchTryError ? err : new FetchTryError(`reading from ${where}: ${(err as Error).message}`, true, status, { cause: err });
+        throw err instanceof FetchTryError
+          ? err
+          : new FetchTryError(`reading from ${where}: ${(err as Error).message}`, true, status, { cause: err });
       }
       if (step.done) break;
       const chunk = step.value;
@@ -322,7 +365,8 @@ async function pump(
         throw sinkError(err, where);
       }
     }
-    if (got !== header.length || run < runs.length) throw new FetchTryError(`short segment from ${where}: ${got} of ${header.length} bytes`, true, status);
+    if (got !== header.length || run < runs.length)
+      throw new FetchTryError(`short segment from ${where}: ${got} of ${header.length} bytes`, true, status);
     try {
       await sink.finish();
     } catch (err) {
@@ -347,17 +391,29 @@ async function readLocal(
   try {
     ({ partitions } = await readIndexFile(paths.indexFile));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new FetchTryError(`map output index ${paths.indexFile} is missing`, false, undefined, { cause: err });
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new FetchTryError(`map output index ${paths.indexFile} is missing`, false, undefined, { cause: err });
     if (isMinimrError(err, 'ECHECKSUM')) throw new FetchTryError(err.message, true, undefined, { cause: err });
-    throw new FetchTryError(`cannot read ${paths.indexFile}: ${(err as Error).message}`, true, undefined, { cause: err });
+    throw new FetchTryError(`cannot read ${paths.indexFile}: ${(err as Error).message}`, true, undefined, {
+      cause: err,
+    });
   }
   const runs = partitions[reduceIndex];
-  if (!runs) throw new FetchTryError(`partition ${reduceIndex} out of range: map output has ${partitions.length} partitions`, false);
+  if (!runs)
+    throw new FetchTryError(
+      `partition ${reduceIndex} out of range: map output has ${partitions.length} partitions`,
+      false,
+    );
   let fh: FileHandle;
   try {
     fh = await open(paths.dataFile, 'r');
   } catch (err) {
-    throw new FetchTryError(`cannot open ${paths.dataFile}: ${(err as Error).message}`, (err as NodeJS.ErrnoException).code !== 'ENOENT', undefined, { cause: err });
+    throw new FetchTryError(
+      `cannot open ${paths.dataFile}: ${(err as Error).message}`,
+      (err as NodeJS.ErrnoException).code !== 'ENOENT',
+      undefined,
+      { cause: err },
+    );
   }
   try {
     const { size } = await fh.stat();
@@ -390,7 +446,10 @@ async function readLocal(
 
 /** `file`: where a local map output's runs lie; none for a segment fetched over HTTP. */
 function segmentHeader(runs: readonly SegmentRun[], file?: SegmentHeader['file']): SegmentHeader {
-  const header = { ...runTotals(runs), runs: runs.map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })) };
+  const header = {
+    ...runTotals(runs),
+    runs: runs.map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })),
+  };
   return file ? { ...header, local: true, file } : { ...header, local: false };
 }
 
@@ -429,10 +488,24 @@ async function fetchRemote(
     const path = shuffleUrlPath(jobId, loc.attemptId, reduceIndex);
     const requestHash = shuffleRequestHash(secret, path);
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      req = get({ host: loc.host, port: loc.dataPort, path, headers: { [SHUFFLE_HASH_HEADER]: requestHash }, agent, timeout: timeoutMs }, resolve);
+      req = get(
+        {
+          host: loc.host,
+          port: loc.dataPort,
+          path,
+          headers: { [SHUFFLE_HASH_HEADER]: requestHash },
+          agent,
+          timeout: timeoutMs,
+        },
+        resolve,
+      );
       req.on('timeout', () => req!.destroy(new FetchTryError(`no data from ${where} for ${timeoutMs} ms`, true)));
       req.on('error', (err) => {
-        reject(err instanceof FetchTryError ? err : new FetchTryError(`cannot fetch from ${where}: ${err.message}`, true, undefined, { cause: err }));
+        reject(
+          err instanceof FetchTryError
+            ? err
+            : new FetchTryError(`cannot fetch from ${where}: ${err.message}`, true, undefined, { cause: err }),
+        );
       });
     });
     // Errors reach us through the iterator in `pump` or the completeness check; this one only keeps an
@@ -459,7 +532,11 @@ async function fetchRemote(
       }
       const header = segmentHeader(runs);
       if (header.length !== length || header.records !== records || header.rawLength !== rawLength) {
-        throw new FetchTryError(`response from ${where} has segment headers whose runs do not add up to their totals`, true, status);
+        throw new FetchTryError(
+          `response from ${where} has segment headers whose runs do not add up to their totals`,
+          true,
+          status,
+        );
       }
       // Waiting for memory is not the server's silence: no idle timeout while the sink is not open.
       res.pause();

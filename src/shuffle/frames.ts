@@ -247,7 +247,11 @@ export function decodeFrameAt(buf: Buffer, offset: number, source: FrameSource):
  * instead of getting a new one per frame; a stored frame's raw bytes are returned in place. Returns
  * the raw bytes and the scratch buffer (a new, larger one when `scratch` was too small or absent).
  */
-export function decodeFrameReusing(frame: Buffer, source: FrameSource, scratch: Buffer | undefined): { raw: Buffer; scratch: Buffer | undefined } {
+export function decodeFrameReusing(
+  frame: Buffer,
+  source: FrameSource,
+  scratch: Buffer | undefined,
+): { raw: Buffer; scratch: Buffer | undefined } {
   if (FRAME_HEADER_SIZE > frame.length) throw corrupt(source, 0, 'truncated frame header');
   const rawLength = frame.readUInt32LE(0);
   const storedLength = frame.readUInt32LE(4);
@@ -258,10 +262,12 @@ export function decodeFrameReusing(frame: Buffer, source: FrameSource, scratch: 
   const stored = frame.subarray(FRAME_HEADER_SIZE, end);
   if (crc32(stored) >>> 0 !== expected) throw corrupt(source, 0, 'frame checksum mismatch');
   if (codecId === CODEC_NONE_ID) {
-    if (storedLength !== rawLength) throw corrupt(source, 0, `stored frame has ${storedLength} bytes, header says ${rawLength}`);
+    if (storedLength !== rawLength)
+      throw corrupt(source, 0, `stored frame has ${storedLength} bytes, header says ${rawLength}`);
     return { raw: stored, scratch };
   }
-  if (scratch === undefined || scratch.length < rawLength) scratch = Buffer.allocUnsafe(Math.max(rawLength, DEFAULT_FRAME_RAW_BYTES));
+  if (scratch === undefined || scratch.length < rawLength)
+    scratch = Buffer.allocUnsafe(Math.max(rawLength, DEFAULT_FRAME_RAW_BYTES));
   const raw = scratch.length === rawLength ? scratch : scratch.subarray(0, rawLength);
   try {
     codecById(codecId).decompressInto(stored, raw);

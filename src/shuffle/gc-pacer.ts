@@ -50,8 +50,8 @@ export function collectGarbageNow(): void {
 /**
  * Lets `bytes` more transient garbage (all loans together: at most MAX_LENT_BYTES) pile up between
  * GCs until the returned function is called: for a holder that has given back that much memory (and
- * collected it) and stays below its own peak while it lasts. Loans add up and are returned one by one, so overlapping holders in one process
- * (tests, benchmarks) leave the pace as it was.
+ * collected it) and stays below its own peak while it lasts. Loans add up and are returned one by one, so overlapping
+ * holders in one process (tests, benchmarks) leave the pace as it was.
  */
 export function lendToGcPace(bytes: number): () => void {
   lentBytes += bytes;

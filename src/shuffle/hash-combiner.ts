@@ -46,7 +46,11 @@ export interface ValueCodec {
 }
 
 /** The job's combiner over decoded values. */
-export type ValueCombiner = (key: unknown, values: readonly unknown[], emit: (key: unknown, value: unknown) => void) => void;
+export type ValueCombiner = (
+  key: unknown,
+  values: readonly unknown[],
+  emit: (key: unknown, value: unknown) => void,
+) => void;
 
 export interface HashCombinerOptions {
   /** Bytes the table may use, arrays and estimated JS values together. */
@@ -167,7 +171,10 @@ export class HashCombiner {
 
   constructor(options: HashCombinerOptions) {
     if (!(options.budgetBytes >= MIN_BUDGET_BYTES)) {
-      throw new MinimrError('EBADJOB', `the map-side combining table needs at least ${MIN_BUDGET_BYTES} bytes, got ${options.budgetBytes}`);
+      throw new MinimrError(
+        'EBADJOB',
+        `the map-side combining table needs at least ${MIN_BUDGET_BYTES} bytes, got ${options.budgetBytes}`,
+      );
     }
     this.budget = options.budgetBytes;
     this.maxKeyBytes = Math.min(MAX_KEY_BYTES, Math.floor(this.budget / 8));
@@ -207,7 +214,8 @@ export class HashCombiner {
         this.addBytes(bytes, 0, bytes.length, value);
         return;
       }
-      if (key.length * 3 > this.scratch.length) this.scratch = Buffer.allocUnsafe(Math.max(key.length * 3, this.scratch.length * 2));
+      if (key.length * 3 > this.scratch.length)
+        this.scratch = Buffer.allocUnsafe(Math.max(key.length * 3, this.scratch.length * 2));
       this.addBytes(this.scratch, 0, this.scratch.write(key, 0, 'utf8'), value);
       return;
     }
@@ -434,7 +442,11 @@ export class HashCombiner {
       if (this.usedBytes + size - this.valueArena.length > this.budget) {
         // No room to keep it: it goes on now (the entry holds nothing else of this key).
         this.values[e] = EMPTY;
-        this.collect(this.partitionOf(this.keyBytesOf(e), this.meta[e * STRIDE + M_HASH]!), this.keyBytesOf(e), encoded);
+        this.collect(
+          this.partitionOf(this.keyBytesOf(e), this.meta[e * STRIDE + M_HASH]!),
+          this.keyBytesOf(e),
+          encoded,
+        );
         if (this.counters) this.counters.hashCombineOutputRecords++;
         return;
       }
@@ -529,6 +541,7 @@ function heapSize(v: unknown): number {
 }
 
 function describe(key: unknown): string {
-  const text = typeof key === 'string' ? JSON.stringify(key) : Buffer.isBuffer(key) ? `0x${key.toString('hex')}` : String(key);
+  const text =
+    typeof key === 'string' ? JSON.stringify(key) : Buffer.isBuffer(key) ? `0x${key.toString('hex')}` : String(key);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -38,7 +38,10 @@ export function encodeIndex(partitions: readonly (readonly PartitionIndexEntry[]
   if (!KNOWN_CODECS.has(codec)) throw new MinimrError('EINTERNAL', `encodeIndex: unknown codec id ${codec}`);
   const runs = partitions[0]?.length ?? 1;
   if (runs < 1 || runs > MAX_MAP_OUTPUT_RUNS || partitions.some((p) => p.length !== runs)) {
-    throw new MinimrError('EINTERNAL', `encodeIndex: every partition needs the same number of runs, 1 to ${MAX_MAP_OUTPUT_RUNS}`);
+    throw new MinimrError(
+      'EINTERNAL',
+      `encodeIndex: every partition needs the same number of runs, 1 to ${MAX_MAP_OUTPUT_RUNS}`,
+    );
   }
   const buf = Buffer.alloc(HEADER_SIZE + partitions.length * runs * ENTRY_SIZE + TRAILER_SIZE);
   buf.writeUInt32LE(MAGIC, 0);
@@ -78,13 +81,16 @@ export function decodeIndex(buf: Buffer, file = '<buffer>'): IndexFileContents {
   const body = buf.length - TRAILER_SIZE;
   if (crc32(buf.subarray(0, body)) !== buf.readUInt32LE(body)) throw corrupt(file, 'checksum mismatch');
   const version = buf.readUInt16LE(4);
-  if (version !== INDEX_VERSION) throw corrupt(file, `unknown version ${version} (this minimr reads version ${INDEX_VERSION})`);
+  if (version !== INDEX_VERSION)
+    throw corrupt(file, `unknown version ${version} (this minimr reads version ${INDEX_VERSION})`);
   const codec = buf.readUInt16LE(6);
   if (!KNOWN_CODECS.has(codec)) throw corrupt(file, `unknown codec id ${codec}`);
   const n = buf.readUInt32LE(8);
   const runs = buf.readUInt32LE(12);
-  if (runs < 1 || runs > MAX_MAP_OUTPUT_RUNS) throw corrupt(file, `${runs} runs per partition (1 to ${MAX_MAP_OUTPUT_RUNS})`);
-  if (HEADER_SIZE + n * runs * ENTRY_SIZE !== body) throw corrupt(file, `length does not match ${n} partitions of ${runs} runs`);
+  if (runs < 1 || runs > MAX_MAP_OUTPUT_RUNS)
+    throw corrupt(file, `${runs} runs per partition (1 to ${MAX_MAP_OUTPUT_RUNS})`);
+  if (HEADER_SIZE + n * runs * ENTRY_SIZE !== body)
+    throw corrupt(file, `length does not match ${n} partitions of ${runs} runs`);
   const partitions: PartitionIndexEntry[][] = [];
   let pos = HEADER_SIZE;
   for (let i = 0; i < n; i++) {
@@ -127,7 +133,12 @@ export function runsEnd(runs: readonly PartitionIndexEntry[]): number {
  * one run after the other. A file that ends inside a run throws. With `reuse`, every piece is read
  * into the same memory: a piece is valid only until the next one is asked for.
  */
-export async function* readRuns(fh: FileHandle, runs: readonly PartitionIndexEntry[], chunkBytes: number, reuse = false): AsyncGenerator<Buffer> {
+export async function* readRuns(
+  fh: FileHandle,
+  runs: readonly PartitionIndexEntry[],
+  chunkBytes: number,
+  reuse = false,
+): AsyncGenerator<Buffer> {
   // No bigger than the runs: most segments of a job with many reduces are far smaller than a chunk.
   const reused = reuse ? Buffer.allocUnsafe(Math.min(chunkBytes, runTotals(runs).length)) : undefined;
   for (const run of runs) {
@@ -148,7 +159,11 @@ export async function readIndexFile(file: string): Promise<IndexFileContents> {
 }
 
 /** Temp + rename: a reader sees either no index or a complete one, never a half-written one. */
-export async function writeIndexFile(file: string, partitions: readonly (readonly PartitionIndexEntry[])[], codec = CODEC_NONE): Promise<void> {
+export async function writeIndexFile(
+  file: string,
+  partitions: readonly (readonly PartitionIndexEntry[])[],
+  codec = CODEC_NONE,
+): Promise<void> {
   await writeFileAtomically(file, encodeIndex(partitions, codec));
 }
 

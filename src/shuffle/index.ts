@@ -33,7 +33,12 @@ export {
 export { encodeSegment, SegmentReader, type KeyValue } from './record-format.js';
 export { decodeIndex, encodeIndex, readIndexFile, runTotals, type IndexFileContents } from './index-file.js';
 export { HashCombiner, type HashCombinerOptions, type ValueCodec, type ValueCombiner } from './hash-combiner.js';
-export { MapOutputBuffer, MIN_MAP_BUFFER_BYTES, type ArenaPool, type MapOutputBufferOptions } from './map-output-buffer.js';
+export {
+  MapOutputBuffer,
+  MIN_MAP_BUFFER_BYTES,
+  type ArenaPool,
+  type MapOutputBufferOptions,
+} from './map-output-buffer.js';
 export { codecByName, codecById, lz4Codec, noneCodec, type BlockCodec } from './codec.js';
 export { GC_PACE_BYTES, collectGarbageNow, noteTransientBytes } from './gc-pacer.js';
 export { FramedFileWriter, decodeSegment, type SegmentStats } from './frames.js';

@@ -88,8 +88,8 @@
  * written once too.) As soon as it does not fit, all but the last
  * generation is written twice (spills, then the merged file) and read once more, and that cost is
  * nearly the same whether the output is 1.5x or 8x the buffer: the spill count grows but each spill
- * is written once and the final merge is one sequential pass over all of them. Only when spills exceed `mergeFactor` does
- * another step come (part of the data is written a third time), and with mergeFactor 10 that is
+ * is written once and the final merge is one sequential pass over all of them. Only when spills exceed `mergeFactor`
+ * does another step come (part of the data is written a third time), and with mergeFactor 10 that is
  * ten buffers' worth, so for mappers the penalty is essentially one extra merge pass: a step.
  * (Reducers differ: their spilled bytes grow with the shortfall, a sawtooth; see merge-manager.ts.)
  */
@@ -133,7 +133,15 @@ import {
   type SegmentSource,
   type SpillFile,
 } from './spill-writer.js';
-import { MAX_MAP_OUTPUT_RUNS, type BytesCombiner, type KeyComparator, type MapOutputCollector, type MapOutputInfo, type PartitionIndexEntry, type ShuffleCounters } from './types.js';
+import {
+  MAX_MAP_OUTPUT_RUNS,
+  type BytesCombiner,
+  type KeyComparator,
+  type MapOutputCollector,
+  type MapOutputInfo,
+  type PartitionIndexEntry,
+  type ShuffleCounters,
+} from './types.js';
 import { phaseTrace } from '../util/index.js';
 
 export interface MapOutputBufferOptions {
@@ -300,15 +308,25 @@ export class MapOutputBuffer implements MapOutputCollector {
     }
     const spillPercent = options.spillPercent ?? 0.8;
     if (!(spillPercent > 0 && spillPercent <= 1)) {
-      throw new MinimrError('EBADJOB', `spillPercent must be in (0, 1], got ${spillPercent}`, { ...details, spillPercent });
+      throw new MinimrError('EBADJOB', `spillPercent must be in (0, 1], got ${spillPercent}`, {
+        ...details,
+        spillPercent,
+      });
     }
     const mergeFactor = options.mergeFactor ?? 10;
     if (!Number.isInteger(mergeFactor) || mergeFactor < 2) {
-      throw new MinimrError('EBADJOB', `mergeFactor must be an integer >= 2, got ${mergeFactor}`, { ...details, mergeFactor });
+      throw new MinimrError('EBADJOB', `mergeFactor must be an integer >= 2, got ${mergeFactor}`, {
+        ...details,
+        mergeFactor,
+      });
     }
     const maxOutputRuns = options.maxOutputRuns ?? MAX_MAP_OUTPUT_RUNS;
     if (!Number.isInteger(maxOutputRuns) || maxOutputRuns < 1 || maxOutputRuns > MAX_MAP_OUTPUT_RUNS) {
-      throw new MinimrError('EBADJOB', `maxOutputRuns must be an integer from 1 to ${MAX_MAP_OUTPUT_RUNS}, got ${maxOutputRuns}`, { ...details, maxOutputRuns });
+      throw new MinimrError(
+        'EBADJOB',
+        `maxOutputRuns must be an integer from 1 to ${MAX_MAP_OUTPUT_RUNS}, got ${maxOutputRuns}`,
+        { ...details, maxOutputRuns },
+      );
     }
     this.dir = options.dir;
     this.numPartitions = options.numPartitions;
@@ -400,7 +418,14 @@ export class MapOutputBuffer implements MapOutputCollector {
    * chunk straight into the arena. The caller has checked the range. `srcIsGarbage` false: `src` is
    * memory its owner reuses (an input chunk read with reuseBuffers), not garbage for the GC pacer.
    */
-  collectRange(partition: number, src: Buffer, keyStart: number, keyEnd: number, valueEnd: number, srcIsGarbage = true): void {
+  collectRange(
+    partition: number,
+    src: Buffer,
+    keyStart: number,
+    keyEnd: number,
+    valueEnd: number,
+    srcIsGarbage = true,
+  ): void {
     this.collectFrom(partition, src, keyStart, keyEnd - keyStart, src, keyEnd, valueEnd - keyEnd, srcIsGarbage);
   }
 
@@ -419,11 +444,15 @@ export class MapOutputBuffer implements MapOutputCollector {
       throw new MinimrError('EINTERNAL', `collect() after the map output was ${this.state}`, this.details);
     }
     if (!Number.isInteger(partition) || partition < 0 || partition >= this.numPartitions) {
-      throw new MinimrError('ETASK', `illegal partition ${partition} (job has ${this.numPartitions} reduce partitions)`, {
-        ...this.details,
-        partition,
-        numPartitions: this.numPartitions,
-      });
+      throw new MinimrError(
+        'ETASK',
+        `illegal partition ${partition} (job has ${this.numPartitions} reduce partitions)`,
+        {
+          ...this.details,
+          partition,
+          numPartitions: this.numPartitions,
+        },
+      );
     }
     const len = kl + vl;
     this.collected++;
@@ -439,7 +468,11 @@ export class MapOutputBuffer implements MapOutputCollector {
       if (this.tryPlace(partition, keySrc, keyStart, kl, valueSrc, valueStart, vl)) {
         if (this.inflight === undefined && this.curBytes >= this.threshold) this.startAsyncSpill();
       } else {
-        this.collectSlow(partition, keySrc.subarray(keyStart, keyStart + kl), valueSrc.subarray(valueStart, valueStart + vl));
+        this.collectSlow(
+          partition,
+          keySrc.subarray(keyStart, keyStart + kl),
+          valueSrc.subarray(valueStart, valueStart + vl),
+        );
       }
     } catch (err) {
       this.fail(err);
@@ -450,7 +483,9 @@ export class MapOutputBuffer implements MapOutputCollector {
   finish(): Promise<MapOutputInfo> {
     if (this.failure) return this.failed();
     if (this.state !== 'collecting') {
-      return Promise.reject(new MinimrError('EINTERNAL', `finish() after the map output was ${this.state}`, this.details));
+      return Promise.reject(
+        new MinimrError('EINTERNAL', `finish() after the map output was ${this.state}`, this.details),
+      );
     }
     this.state = 'finishing';
     this.finishing = this.writeOutput().then(
@@ -483,7 +518,15 @@ export class MapOutputBuffer implements MapOutputCollector {
   // ------------------------------------------------------------------ collecting
 
   /** Puts the record into the collecting generation if it fits; false otherwise. */
-  private tryPlace(partition: number, keySrc: Buffer, keyStart: number, kl: number, valueSrc: Buffer, valueStart: number, vl: number): boolean {
+  private tryPlace(
+    partition: number,
+    keySrc: Buffer,
+    keyStart: number,
+    kl: number,
+    valueSrc: Buffer,
+    valueStart: number,
+    vl: number,
+  ): boolean {
     const S = this.size;
     const len = kl + vl;
     let p = this.d;
@@ -555,7 +598,11 @@ export class MapOutputBuffer implements MapOutputCollector {
       if (p === partition) packer.add(key, value);
     };
     const path = this.spillPath(index);
-    this.runs[index] = { path, segments: this.writeSync(path, source, true, this.spillCodec).segments, codec: this.spillCodec };
+    this.runs[index] = {
+      path,
+      segments: this.writeSync(path, source, true, this.spillCodec).segments,
+      codec: this.spillCodec,
+    };
   }
 
   /** Detaches the collecting generation and starts a new one in the free part of the ring. */
@@ -674,7 +721,11 @@ export class MapOutputBuffer implements MapOutputCollector {
     const sorted = this.sort(gen);
     const path = this.spillPath(index);
     const codec = this.codecOfSpill(index);
-    this.runs[index] = { path, segments: this.writeSync(path, this.spillSource(gen, sorted), true, codec).segments, codec };
+    this.runs[index] = {
+      path,
+      segments: this.writeSync(path, this.spillSource(gen, sorted), true, codec).segments,
+      codec,
+    };
     this.placeEquator();
   }
 
@@ -694,7 +745,8 @@ export class MapOutputBuffer implements MapOutputCollector {
   }
 
   private readonly check = (): void => {
-    if (this.state === 'aborted') throw new MinimrError('EKILLED', 'map output aborted while being written', this.details);
+    if (this.state === 'aborted')
+      throw new MinimrError('EKILLED', 'map output aborted while being written', this.details);
   };
 
   private count(stats: FramedFileStats, spill: boolean): void {
@@ -707,11 +759,22 @@ export class MapOutputBuffer implements MapOutputCollector {
   }
 
   /** `startOffset`: append to the existing file `path`, whose first `startOffset` bytes stay as they are. */
-  private async writeAsync(path: string, source: SegmentSource, spill: boolean, codec: BlockCodec, startOffset?: number): Promise<FramedFileStats> {
+  private async writeAsync(
+    path: string,
+    source: SegmentSource,
+    spill: boolean,
+    codec: BlockCodec,
+    startOffset?: number,
+  ): Promise<FramedFileStats> {
     let file: SpillFile | undefined;
     try {
       file = this.open(path, startOffset !== undefined);
-      const stats = await writeFramedFile(file, source, { codec, numSegments: this.numPartitions, check: this.check, startOffset });
+      const stats = await writeFramedFile(file, source, {
+        codec,
+        numSegments: this.numPartitions,
+        check: this.check,
+        startOffset,
+      });
       await file.close();
       this.count(stats, spill);
       return stats;
@@ -744,13 +807,23 @@ export class MapOutputBuffer implements MapOutputCollector {
     const code = (err as NodeJS.ErrnoException)?.code;
     if (code === 'ENOSPC' || code === 'EDQUOT') {
       const who = this.details.jobId ? ` (job ${this.details.jobId}, attempt ${this.details.attemptId})` : '';
-      return new MinimrError('EDISKFULL', `no space left on device while writing map output file ${file}${who}`, { ...this.details, file }, { cause: err });
+      return new MinimrError(
+        'EDISKFULL',
+        `no space left on device while writing map output file ${file}${who}`,
+        { ...this.details, file },
+        { cause: err },
+      );
     }
-    return new MinimrError('EINTERNAL', `cannot write map output file ${file}: ${(err as Error)?.message ?? String(err)}`, {
-      ...this.details,
-      file,
-      errno: code,
-    }, { cause: err });
+    return new MinimrError(
+      'EINTERNAL',
+      `cannot write map output file ${file}: ${(err as Error)?.message ?? String(err)}`,
+      {
+        ...this.details,
+        file,
+        errno: code,
+      },
+      { cause: err },
+    );
   }
 
   private fail(err: unknown): void {
@@ -838,7 +911,15 @@ export class MapOutputBuffer implements MapOutputCollector {
     this.stopIfAborted();
     const partitions: PartitionIndexEntry[][] = [];
     for (let p = 0; p < this.numPartitions; p++) {
-      partitions.push(runs.map(({ [p]: s }) => ({ offset: s!.offset, length: s!.length, rawLength: s!.rawLength, records: s!.records, crc32: s!.crc32 })));
+      partitions.push(
+        runs.map(({ [p]: s }) => ({
+          offset: s!.offset,
+          length: s!.length,
+          rawLength: s!.rawLength,
+          records: s!.records,
+          crc32: s!.crc32,
+        })),
+      );
     }
     await writeIndexFile(paths.indexFile, partitions, this.codec.id);
     this.files.add(paths.indexFile);
@@ -854,7 +935,13 @@ export class MapOutputBuffer implements MapOutputCollector {
     const first = this.runs[0]!;
     const gen = this.detach();
     const sorted = this.sort(gen);
-    const second = await this.writeAsync(first.path, this.spillSource(gen, sorted), true, this.codec, runsEnd(first.segments));
+    const second = await this.writeAsync(
+      first.path,
+      this.spillSource(gen, sorted),
+      true,
+      this.codec,
+      runsEnd(first.segments),
+    );
     await rename(first.path, dataFile);
     this.files.delete(first.path);
     this.files.add(dataFile);
@@ -925,7 +1012,12 @@ export class MapOutputBuffer implements MapOutputCollector {
    * Merges the spills (and the buffer's last generation, `inMemory`, as the last run) into the data
    * file, intermediate rounds first when the spills exceed mergeFactor.
    */
-  private async mergeAll(spilled: readonly Run[], dataFile: string, spills: number, inMemory?: MemoryRun): Promise<readonly SegmentStats[]> {
+  private async mergeAll(
+    spilled: readonly Run[],
+    dataFile: string,
+    spills: number,
+    inMemory?: MemoryRun,
+  ): Promise<readonly SegmentStats[]> {
     let runs = spilled as Run[];
     let merged = 0;
     while (runs.length > this.mergeFactor) {
@@ -939,7 +1031,9 @@ export class MapOutputBuffer implements MapOutputCollector {
           next.push(runs[i++]!);
           continue;
         }
-        next.push(await this.mergeRuns(runs.slice(i, i + g), join(this.dir, `merge-${merged++}.out`), false, this.spillCodec));
+        next.push(
+          await this.mergeRuns(runs.slice(i, i + g), join(this.dir, `merge-${merged++}.out`), false, this.spillCodec),
+        );
         i += g;
         toReduce -= g - 1;
       }
@@ -959,7 +1053,13 @@ export class MapOutputBuffer implements MapOutputCollector {
    * K-way merges `runs` (in order: stable), then `inMemory` after them, into one file of one segment
    * per partition written with `codec`; removes the input files.
    */
-  private async mergeRuns(runs: readonly Run[], path: string, combine: boolean, codec: BlockCodec, inMemory?: MemoryRun): Promise<Run> {
+  private async mergeRuns(
+    runs: readonly Run[],
+    path: string,
+    combine: boolean,
+    codec: BlockCodec,
+    inMemory?: MemoryRun,
+  ): Promise<Run> {
     this.stopIfAborted();
     const { compare, combiner, counters, details } = this;
     // reuseFrames: a merge that copies every record before the next reuses its runs' frame buffers.
@@ -969,13 +1069,26 @@ export class MapOutputBuffer implements MapOutputCollector {
         const src: FrameSource = { name: r.path, details };
         return new RecordCursor(new FileFrameFeed(r.path, seg.offset, seg.length, src, reuseFrames), 0, order, r.path);
       });
-      if (inMemory) cursors.push(new RecordCursor(packedFeed(inMemory.source, p, inMemory.packer, reuseFrames), 0, runs.length, 'sort buffer'));
+      if (inMemory)
+        cursors.push(
+          new RecordCursor(packedFeed(inMemory.source, p, inMemory.packer, reuseFrames), 0, runs.length, 'sort buffer'),
+        );
       return cursors;
     };
     const source: SegmentSource =
       combine && combiner
         ? // A key with a single record here has nothing to combine with (nor had it at its spill).
-          (p, packer) => recordsInto(applyCombiner(cursorRecords(new CursorMerge(cursorsOf(p, false), compare)), combiner, compare, counters, true), packer)
+          (p, packer) =>
+            recordsInto(
+              applyCombiner(
+                cursorRecords(new CursorMerge(cursorsOf(p, false), compare)),
+                combiner,
+                compare,
+                counters,
+                true,
+              ),
+              packer,
+            )
         : (p, packer) => copyMerged(new CursorMerge(cursorsOf(p, true), compare), packer);
     const stats = await this.writeAsync(path, source, false, codec);
     for (const r of runs) {

@@ -61,7 +61,8 @@ export class MapOutputDirectory {
     const { partitions } = options;
     const initial = options.locations ?? [];
     const mapsTotal = options.mapsTotal ?? initial.length;
-    if (!Number.isInteger(mapsTotal) || mapsTotal < 0) throw new MinimrError('EINTERNAL', `invalid map count ${mapsTotal}`, { mapsTotal });
+    if (!Number.isInteger(mapsTotal) || mapsTotal < 0)
+      throw new MinimrError('EINTERNAL', `invalid map count ${mapsTotal}`, { mapsTotal });
     for (const p of partitions) {
       if (!Number.isInteger(p) || p < 0) throw new MinimrError('EINTERNAL', `invalid partition ${p}`, { partition: p });
     }
@@ -71,7 +72,8 @@ export class MapOutputDirectory {
     this.remaining = mapsTotal * partitions.length;
     for (const loc of initial) {
       this.checkLocation(loc);
-      if (this.current.has(loc.mapIndex)) throw new MinimrError('EINTERNAL', `two outputs of map ${loc.mapIndex} given`, { mapIndex: loc.mapIndex });
+      if (this.current.has(loc.mapIndex))
+        throw new MinimrError('EINTERNAL', `two outputs of map ${loc.mapIndex} given`, { mapIndex: loc.mapIndex });
       this.current.set(loc.mapIndex, loc);
       this.seen.add(loc.mapIndex);
     }
@@ -174,9 +176,14 @@ export class MapOutputDirectory {
   }
 
   private checkLocation(loc: MapOutputLocation): void {
-    const known = this.expected ? this.expected.has(loc.mapIndex) : Number.isInteger(loc.mapIndex) && loc.mapIndex >= 0 && loc.mapIndex < this.mapsTotal;
+    const known = this.expected
+      ? this.expected.has(loc.mapIndex)
+      : Number.isInteger(loc.mapIndex) && loc.mapIndex >= 0 && loc.mapIndex < this.mapsTotal;
     if (!known) {
-      throw new MinimrError('EINTERNAL', `map index ${loc.mapIndex} is not one of the job's ${this.mapsTotal} maps`, { mapIndex: loc.mapIndex, mapsTotal: this.mapsTotal });
+      throw new MinimrError('EINTERNAL', `map index ${loc.mapIndex} is not one of the job's ${this.mapsTotal} maps`, {
+        mapIndex: loc.mapIndex,
+        mapsTotal: this.mapsTotal,
+      });
     }
     assertValidShuffleId(loc.attemptId, 'attemptId');
   }

@@ -7,8 +7,23 @@ import type { SegmentHeader, SegmentSink } from './fetcher.js';
 import { decodeFrameAt, DEFAULT_FRAME_RAW_BYTES, FRAME_HEADER_SIZE, type FrameSource } from './frames.js';
 import { SegmentReader, type KeyValue } from './record-format.js';
 import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from './run-cursor.js';
-import { openSpillFile, writeFramedFile, type FramedFileStats, type FramePacker, type SegmentSource, type SpillFile } from './spill-writer.js';
-import { MAX_MAP_OUTPUT_RUNS, type BytesCombiner, type KeyComparator, type MapOutputLocation, type MergedInput, type SegmentRun, type ShuffleCounters } from './types.js';
+import {
+  openSpillFile,
+  writeFramedFile,
+  type FramedFileStats,
+  type FramePacker,
+  type SegmentSource,
+  type SpillFile,
+} from './spill-writer.js';
+import {
+  MAX_MAP_OUTPUT_RUNS,
+  type BytesCombiner,
+  type KeyComparator,
+  type MapOutputLocation,
+  type MergedInput,
+  type SegmentRun,
+  type ShuffleCounters,
+} from './types.js';
 
 /**
  * MergeManager: the reduce side's memory-bounded external merge sort (Hadoop's MergeManagerImpl).
@@ -112,7 +127,9 @@ interface DiskRun {
   readonly kind: 'disk';
   readonly id: number;
   readonly path: string;
-  /** Where the run starts in `path`: 0 in a file this class wrote, the run's offset in a local map output read in place. */
+  /**
+   * Where the run starts in `path`: 0 in a file this class wrote, the run's offset in a local map output read in place.
+   */
   readonly offset: number;
   /** Whether this class wrote `path` (and removes it once merged), or it is a local map's output, read in place. */
   readonly owned: boolean;
@@ -164,7 +181,8 @@ export class MergeManager {
     const { bufferBytes, mergeFactor, maxSingleShuffleFraction, mergeThreshold } = options;
     if (!(Number.isFinite(bufferBytes) && bufferBytes > 0)) throw badOption('bufferBytes', bufferBytes);
     if (!(Number.isInteger(mergeFactor) && mergeFactor >= 2)) throw badOption('mergeFactor', mergeFactor);
-    if (!(maxSingleShuffleFraction > 0 && maxSingleShuffleFraction <= 1)) throw badOption('maxSingleShuffleFraction', maxSingleShuffleFraction);
+    if (!(maxSingleShuffleFraction > 0 && maxSingleShuffleFraction <= 1))
+      throw badOption('maxSingleShuffleFraction', maxSingleShuffleFraction);
     if (!(mergeThreshold > 0 && mergeThreshold <= 1)) throw badOption('mergeThreshold', mergeThreshold);
     this.opts = options;
     this.compare = effectiveComparator(options.compare);
@@ -190,12 +208,18 @@ export class MergeManager {
   async openSink(loc: MapOutputLocation, header: SegmentHeader, signal?: AbortSignal): Promise<SegmentSink> {
     this.throwIfFailed();
     if (header.length === 0) {
-      if (header.records !== 0 || header.rawLength !== 0) throw new MinimrError('ECHECKSUM', 'empty segment with records', { ...this.opts.details, mapIndex: loc.mapIndex });
+      if (header.records !== 0 || header.rawLength !== 0)
+        throw new MinimrError('ECHECKSUM', 'empty segment with records', {
+          ...this.opts.details,
+          mapIndex: loc.mapIndex,
+        });
       return { write: () => undefined, finish: () => undefined, abort: () => undefined };
     }
     if (header.rawLength > this.maxSingleBytes) {
       const { file } = header;
-      return file && file.runOffsets.length === header.runs.length ? this.openInPlaceSink(loc, header, file) : this.openDiskSink(loc, header);
+      return file && file.runOffsets.length === header.runs.length
+        ? this.openInPlaceSink(loc, header, file)
+        : this.openDiskSink(loc, header);
     }
     await this.acquire(header.rawLength, signal);
     try {
@@ -204,7 +228,10 @@ export class MergeManager {
       this.release(header.rawLength, true);
       throw err;
     }
-    return new InMemorySink(this, loc, header, { name: `map ${loc.mapIndex} (attempt ${loc.attemptId})`, details: { ...this.opts.details, mapIndex: loc.mapIndex, attemptId: loc.attemptId } });
+    return new InMemorySink(this, loc, header, {
+      name: `map ${loc.mapIndex} (attempt ${loc.attemptId})`,
+      details: { ...this.opts.details, mapIndex: loc.mapIndex, attemptId: loc.attemptId },
+    });
   }
 
   /** Stops everything: waiting fetches are rejected, running merges give up at their next yield. */
@@ -364,7 +391,12 @@ export class MergeManager {
 
   /** One file per run of the segment, so that each run is merged, and its file removed, on its own. */
   private async openDiskSink(loc: MapOutputLocation, header: SegmentHeader): Promise<SegmentSink> {
-    const files: Array<{ readonly path: string; readonly fh: FileHandle; readonly run: SegmentRun; readonly tag: number }> = [];
+    const files: Array<{
+      readonly path: string;
+      readonly fh: FileHandle;
+      readonly run: SegmentRun;
+      readonly tag: number;
+    }> = [];
     let closed = false;
     const close = async (): Promise<void> => {
       if (closed) return;
@@ -392,7 +424,11 @@ export class MergeManager {
       write: async (chunk) => {
         for (let off = 0; off < chunk.length; ) {
           const f = files[current];
-          if (f === undefined) throw new MinimrError('ECHECKSUM', `segment of map ${loc.mapIndex} is longer than its runs`, { ...this.opts.details, mapIndex: loc.mapIndex });
+          if (f === undefined)
+            throw new MinimrError('ECHECKSUM', `segment of map ${loc.mapIndex} is longer than its runs`, {
+              ...this.opts.details,
+              mapIndex: loc.mapIndex,
+            });
           const { bytesWritten } = await f.fh.write(chunk, off, Math.min(chunk.length - off, f.run.length - pos), pos);
           off += bytesWritten;
           pos += bytesWritten;
@@ -408,7 +444,17 @@ export class MergeManager {
         this.counters.spilledBytes += header.length;
         if (this.failure !== undefined) return;
         for (const { path, run, tag } of files) {
-          this.diskRuns.push({ kind: 'disk', id: this.nextId++, path, offset: 0, owned: true, length: run.length, rawLength: run.rawLength, records: run.records, tag });
+          this.diskRuns.push({
+            kind: 'disk',
+            id: this.nextId++,
+            path,
+            offset: 0,
+            owned: true,
+            length: run.length,
+            rawLength: run.rawLength,
+            records: run.records,
+            tag,
+          });
         }
         this.pump();
       },
@@ -424,7 +470,11 @@ export class MergeManager {
    * `finish`. The file is the map's: never removed here (its worker removes the job's map outputs
    * when the job ends), and nothing is spilled.
    */
-  private openInPlaceSink(loc: MapOutputLocation, header: SegmentHeader, file: { readonly path: string; readonly runOffsets: readonly number[] }): SegmentSink {
+  private openInPlaceSink(
+    loc: MapOutputLocation,
+    header: SegmentHeader,
+    file: { readonly path: string; readonly runOffsets: readonly number[] },
+  ): SegmentSink {
     return {
       write: () => undefined,
       finish: () => {
@@ -433,7 +483,17 @@ export class MergeManager {
         for (const [index, run] of header.runs.entries()) {
           if (run.length === 0) continue;
           const offset = file.runOffsets[index]!;
-          this.diskRuns.push({ kind: 'disk', id: this.nextId++, path: file.path, offset, owned: false, length: run.length, rawLength: run.rawLength, records: run.records, tag: runTag(loc.mapIndex, index) });
+          this.diskRuns.push({
+            kind: 'disk',
+            id: this.nextId++,
+            path: file.path,
+            offset,
+            owned: false,
+            length: run.length,
+            rawLength: run.rawLength,
+            records: run.records,
+            tag: runTag(loc.mapIndex, index),
+          });
         }
         this.pump();
       },
@@ -509,14 +569,19 @@ export class MergeManager {
     const compare = this.compare;
     const combiner = combine ? this.opts.combiner : undefined;
     const source: SegmentSource = combiner
-      ? (_p, packer) => taggedInto(combineTagged(taggedRecords(this.mergeOf(ordered)), combiner, compare, this.counters), packer)
+      ? (_p, packer) =>
+          taggedInto(combineTagged(taggedRecords(this.mergeOf(ordered)), combiner, compare, this.counters), packer)
       : (_p, packer) => mergeInto(this.mergeOf(ordered, true), packer);
     const path = this.newPath('run');
     let stats: FramedFileStats;
     let file: SpillFile | undefined;
     try {
       file = openSpillFile(path);
-      stats = await writeFramedFile(file, source, { codec: this.opts.codec, numSegments: 1, check: () => this.throwIfFailed() });
+      stats = await writeFramedFile(file, source, {
+        codec: this.opts.codec,
+        numSegments: 1,
+        check: () => this.throwIfFailed(),
+      });
       await file.close();
     } catch (err) {
       await file?.close().catch(() => undefined);
@@ -527,7 +592,17 @@ export class MergeManager {
     const seg = stats.segments[0]!;
     this.counters.spilledRecords += seg.records;
     this.counters.spilledBytes += seg.length;
-    return { kind: 'disk', id: this.nextId++, path, offset: 0, owned: true, length: seg.length, rawLength: seg.rawLength, records: seg.records, tag: undefined };
+    return {
+      kind: 'disk',
+      id: this.nextId++,
+      path,
+      offset: 0,
+      owned: true,
+      length: seg.length,
+      rawLength: seg.rawLength,
+      records: seg.records,
+      tag: undefined,
+    };
   }
 
   /**
@@ -565,7 +640,10 @@ class InMemorySink implements SegmentSink {
   private readonly head = Buffer.allocUnsafe(FRAME_HEADER_SIZE);
   private headGot = 0;
   private frame: Buffer | undefined;
-  /** The memory frames are gathered in, reused from frame to frame: a frame is decoded and copied out before the next begins. */
+  /**
+   * The memory frames are gathered in, reused from frame to frame: a frame is decoded and copied out before the next
+   * begins.
+   */
   private frameMemory: Buffer | undefined;
   private frameGot = 0;
   private done = false;
@@ -590,10 +668,13 @@ class InMemorySink implements SegmentSink {
         if (this.headGot < FRAME_HEADER_SIZE) break;
         const rawLength = this.head.readUInt32LE(0);
         const storedLength = this.head.readUInt32LE(4);
-        if (this.storedPos + FRAME_HEADER_SIZE + storedLength > this.header.length) throw this.corrupt('frame runs past the end of the segment');
-        if (this.rawPos + rawLength > this.raw.length) throw this.corrupt('frames hold more than the segment\'s raw length');
+        if (this.storedPos + FRAME_HEADER_SIZE + storedLength > this.header.length)
+          throw this.corrupt('frame runs past the end of the segment');
+        if (this.rawPos + rawLength > this.raw.length)
+          throw this.corrupt("frames hold more than the segment's raw length");
         const frameLength = FRAME_HEADER_SIZE + storedLength;
-        if (this.frameMemory === undefined || this.frameMemory.length < frameLength) this.frameMemory = Buffer.allocUnsafe(frameLength);
+        if (this.frameMemory === undefined || this.frameMemory.length < frameLength)
+          this.frameMemory = Buffer.allocUnsafe(frameLength);
         this.frame = this.frameMemory.subarray(0, frameLength);
         this.head.copy(this.frame, 0);
         this.frameGot = FRAME_HEADER_SIZE;
@@ -604,8 +685,12 @@ class InMemorySink implements SegmentSink {
         pos += n;
       }
       if (this.frame.length === this.frameGot) {
-        const { raw } = decodeFrameAt(this.frame, 0, { ...this.source, details: { ...this.source.details, frameOffset: this.storedPos } });
-        if (this.rawPos + raw.length > this.raw.length) throw this.corrupt('frames hold more than the segment\'s raw length');
+        const { raw } = decodeFrameAt(this.frame, 0, {
+          ...this.source,
+          details: { ...this.source.details, frameOffset: this.storedPos },
+        });
+        if (this.rawPos + raw.length > this.raw.length)
+          throw this.corrupt("frames hold more than the segment's raw length");
         this.rawPos += raw.copy(this.raw, this.rawPos);
         this.storedPos += this.frame.length;
         this.frame = undefined;
@@ -616,7 +701,8 @@ class InMemorySink implements SegmentSink {
 
   finish(): void {
     if (this.frame !== undefined || this.headGot !== 0) throw this.corrupt('segment ends inside a frame');
-    if (this.rawPos !== this.raw.length) throw this.corrupt(`frames hold ${this.rawPos} raw bytes, the index says ${this.raw.length}`);
+    if (this.rawPos !== this.raw.length)
+      throw this.corrupt(`frames hold ${this.rawPos} raw bytes, the index says ${this.raw.length}`);
     // Each run's records are the raw bytes of its frames, which come one run after the other.
     const runs: Array<Omit<MemRun, 'id' | 'kind'>> = [];
     let at = 0;
@@ -624,7 +710,8 @@ class InMemorySink implements SegmentSink {
       const raw = this.raw.subarray(at, at + run.rawLength);
       at += run.rawLength;
       const records = new SegmentReader(raw).countRecords();
-      if (records !== run.records) throw this.corrupt(`run ${index + 1} of the segment has ${records} records, the index says ${run.records}`);
+      if (records !== run.records)
+        throw this.corrupt(`run ${index + 1} of the segment has ${records} records, the index says ${run.records}`);
       runs.push({ raw, rawLength: raw.length, records, tag: runTag(this.loc.mapIndex, index) });
     }
     this.done = true;
@@ -638,13 +725,21 @@ class InMemorySink implements SegmentSink {
   }
 
   private corrupt(why: string): MinimrError {
-    return new MinimrError('ECHECKSUM', `corrupt shuffle data from ${this.source.name}: ${why}`, { ...this.source.details });
+    return new MinimrError('ECHECKSUM', `corrupt shuffle data from ${this.source.name}: ${why}`, {
+      ...this.source.details,
+    });
   }
 }
 
 /** A run's cursor: its tag is a fetched run's (runTag), or read from each record of a run this class wrote. */
 function cursorOf(run: Run, order: number, reuseFrames: boolean): RecordCursor {
-  if (run.kind === 'mem') return new RecordCursor(bufferFeed(run.raw), run.tag, order, `map ${Math.floor(run.tag / MAX_MAP_OUTPUT_RUNS)} (in memory)`);
+  if (run.kind === 'mem')
+    return new RecordCursor(
+      bufferFeed(run.raw),
+      run.tag,
+      order,
+      `map ${Math.floor(run.tag / MAX_MAP_OUTPUT_RUNS)} (in memory)`,
+    );
   const feed = new FileFrameFeed(run.path, run.offset, run.length, { name: run.path }, reuseFrames);
   return new RecordCursor(feed, run.tag ?? TAG_IN_VALUE, order, run.path);
 }
@@ -660,7 +755,17 @@ function* mergeInto(merge: CursorMerge, packer: FramePacker): Generator<void> {
     for (let c = merge.first(); c !== undefined; c = merge.next()) {
       // A record of a run this class wrote is already in tagged form.
       if (c.tagStart !== c.valueStart) packer.addEncoded(c.buf, c.view, c.start, c.end - c.start);
-      else packer.addTagged(c.buf, c.keyStart, c.keyEnd - c.keyStart, c.tag, c.buf, c.valueStart, c.end - c.valueStart, c.view);
+      else
+        packer.addTagged(
+          c.buf,
+          c.keyStart,
+          c.keyEnd - c.keyStart,
+          c.tag,
+          c.buf,
+          c.valueStart,
+          c.end - c.valueStart,
+          c.view,
+        );
       if (packer.frameReady) yield;
     }
   } finally {
@@ -761,10 +866,14 @@ function* combineTagged(
     const emitted: TaggedRecord[] = [];
     combiner(key, values, (k, v) => {
       if (compare(k, key) !== 0) {
-        throw new MinimrError('ETASK', 'combiner emitted a key different from its input key; a combiner must keep the key', {
-          inputKey: key.toString('hex').slice(0, 64),
-          emittedKey: k.toString('hex').slice(0, 64),
-        });
+        throw new MinimrError(
+          'ETASK',
+          'combiner emitted a key different from its input key; a combiner must keep the key',
+          {
+            inputKey: key.toString('hex').slice(0, 64),
+            emittedKey: k.toString('hex').slice(0, 64),
+          },
+        );
       }
       emitted.push({ key: k, value: v, tag });
     });

@@ -11,7 +11,6 @@ import type { BytesCombiner, KeyComparator, KeyGroup, ShuffleCounters } from './
  * feeds the same functions with runs read from spill files instead of in-memory segments.
  */
 
-
 interface RunHead {
   key: Buffer;
   value: Buffer;
@@ -24,7 +23,10 @@ interface RunHead {
  * keys come out in run order (run 0 first), and within a run in their original order, because ties
  * in the heap are broken by run index. A plain iterator (not a generator): it runs once per record.
  */
-export function mergeSortedRuns(runs: ReadonlyArray<Iterable<KeyValue>>, compareOption?: KeyComparator): IterableIterator<KeyValue> {
+export function mergeSortedRuns(
+  runs: ReadonlyArray<Iterable<KeyValue>>,
+  compareOption?: KeyComparator,
+): IterableIterator<KeyValue> {
   return new KWayMerge(runs, effectiveComparator(compareOption));
 }
 
@@ -79,7 +81,11 @@ class KWayMerge implements IterableIterator<KeyValue> {
  * Plain iterator objects rather than generators: this runs once per record of every reduce, and a
  * generator per group (plus one per group's values) cost more than the user's reduce in TeraSort.
  */
-export function groupByKey(records: Iterable<KeyValue>, compareOption?: KeyComparator, counters?: ShuffleCounters): IterableIterator<KeyGroup> {
+export function groupByKey(
+  records: Iterable<KeyValue>,
+  compareOption?: KeyComparator,
+  counters?: ShuffleCounters,
+): IterableIterator<KeyGroup> {
   return new KeyGrouper(records[Symbol.iterator](), effectiveComparator(compareOption), counters);
 }
 
@@ -198,10 +204,14 @@ export function* applyCombiner(
       const emitted: KeyValue[] = [];
       combiner(group.key, values, (key, value) => {
         if (compare(key, group.key) !== 0) {
-          throw new MinimrError('EBADJOB', 'the combiner emitted a key different from its input key; a combiner must keep its key', {
-            inputKey: group.key.toString('hex').slice(0, 64),
-            emittedKey: key.toString('hex').slice(0, 64),
-          });
+          throw new MinimrError(
+            'EBADJOB',
+            'the combiner emitted a key different from its input key; a combiner must keep its key',
+            {
+              inputKey: group.key.toString('hex').slice(0, 64),
+              emittedKey: key.toString('hex').slice(0, 64),
+            },
+          );
         }
         emitted.push([key, value]);
       });

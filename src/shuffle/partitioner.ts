@@ -8,7 +8,9 @@ import { murmur3_32 } from '../util/index.js';
  */
 export function hashPartition(keyBytes: Buffer, numPartitions: number): number {
   if (!Number.isInteger(numPartitions) || numPartitions < 1) {
-    throw new MinimrError('EBADJOB', `numPartitions must be a positive integer, got ${numPartitions}`, { numPartitions });
+    throw new MinimrError('EBADJOB', `numPartitions must be a positive integer, got ${numPartitions}`, {
+      numPartitions,
+    });
   }
   return murmur3_32(keyBytes) % numPartitions;
 }

@@ -86,5 +86,6 @@ export async function listMapOutputs(rootDir: string): Promise<{ jobId: string; 
 
 /** Drops everything under `rootDir`: at a worker's start, what a previous run left is no job's any more. */
 export async function removeAllMapOutputs(rootDir: string): Promise<void> {
-  for (const name of await readdir(rootDir).catch(() => [] as string[])) await rm(join(rootDir, name), { recursive: true, force: true });
+  for (const name of await readdir(rootDir).catch(() => [] as string[]))
+    await rm(join(rootDir, name), { recursive: true, force: true });
 }

@@ -5,7 +5,14 @@ import { createShuffleCounters } from './counters.js';
 import { fetchAll, type SegmentHeader } from './fetcher.js';
 import type { MapOutputDirectory } from './map-output-directory.js';
 import { MergeManager } from './merge-manager.js';
-import type { BytesCombiner, KeyComparator, LocalShuffleSource, MapOutputLocation, MergedInput, ShuffleCounters } from './types.js';
+import type {
+  BytesCombiner,
+  KeyComparator,
+  LocalShuffleSource,
+  MapOutputLocation,
+  MergedInput,
+  ShuffleCounters,
+} from './types.js';
 
 /**
  * ReduceShuffle: one reduce attempt's shuffle, Hadoop's Shuffle + Fetcher + MergeManagerImpl in one
@@ -129,7 +136,12 @@ export class ReduceShuffle {
     this.manager = manager;
     const onCallerAbort = (): void => {
       this.stop.abort();
-      manager.fail(new MinimrError('EKILLED', `shuffle of reduce ${reduceIndex} of job ${jobId} was cancelled`, { jobId, reduceIndex }));
+      manager.fail(
+        new MinimrError('EKILLED', `shuffle of reduce ${reduceIndex} of job ${jobId} was cancelled`, {
+          jobId,
+          reduceIndex,
+        }),
+      );
     };
     if (o.signal?.aborted) onCallerAbort();
     o.signal?.addEventListener('abort', onCallerAbort, { once: true });
@@ -175,7 +187,12 @@ export class ReduceShuffle {
     if (!this.closed) {
       this.closed = true;
       this.stop.abort();
-      manager?.fail(new MinimrError('EKILLED', `shuffle of reduce ${reduceIndex} of job ${jobId} was closed`, { jobId, reduceIndex }));
+      manager?.fail(
+        new MinimrError('EKILLED', `shuffle of reduce ${reduceIndex} of job ${jobId} was closed`, {
+          jobId,
+          reduceIndex,
+        }),
+      );
     }
     if (this.running) await this.running;
     if (manager) {

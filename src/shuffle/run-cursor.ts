@@ -43,7 +43,10 @@ const EMPTY = Buffer.alloc(0);
 const EMPTY_VIEW = new DataView(new ArrayBuffer(0));
 
 function malformed(source: string, why: string, offset: number): MinimrError {
-  return new MinimrError('EPROTOCOL', `malformed shuffle segment in ${source}: ${why} at byte ${offset}`, { file: source, offset });
+  return new MinimrError('EPROTOCOL', `malformed shuffle segment in ${source}: ${why} at byte ${offset}`, {
+    file: source,
+    offset,
+  });
 }
 
 export class RecordCursor {
@@ -117,7 +120,9 @@ export class RecordCursor {
     this.prefix =
       keyLen >= 4
         ? buf[pos]! * 0x1000000 + ((buf[pos + 1]! << 16) | (buf[pos + 2]! << 8) | buf[pos + 3]!)
-        : (keyLen > 0 ? buf[pos]! * 0x1000000 : 0) + (keyLen > 1 ? buf[pos + 1]! << 16 : 0) + (keyLen > 2 ? buf[pos + 2]! << 8 : 0);
+        : (keyLen > 0 ? buf[pos]! * 0x1000000 : 0) +
+          (keyLen > 1 ? buf[pos + 1]! << 16 : 0) +
+          (keyLen > 2 ? buf[pos + 2]! << 8 : 0);
     const end = this.keyEnd + valueLen;
     if (end > buf.length) throw malformed(this.name, 'record runs past the end of the frame', this.start);
     this.end = end;
@@ -204,7 +209,12 @@ export function bufferFeed(raw: Buffer): FrameFeed {
  * its last frame). `reuseFrames`: as for FileFrameFeed, a frame's bytes go back to the packer when
  * the next frame is asked for; otherwise every frame stays valid for the views handed out of it.
  */
-export function packedFeed(source: SegmentSource, segment: number, packer: FramePacker, reuseFrames: boolean): FrameFeed {
+export function packedFeed(
+  source: SegmentSource,
+  segment: number,
+  packer: FramePacker,
+  reuseFrames: boolean,
+): FrameFeed {
   let records: Iterator<void> | undefined;
   let lent: Buffer | undefined;
   let done = false;
@@ -273,7 +283,8 @@ export class FileFrameFeed implements FrameFeed {
     const pos = this.pos;
     let frame = this.stored;
     if (frame === undefined || frame.length < FRAME_HEADER_SIZE) frame = this.stored = Buffer.allocUnsafe(64 * 1024);
-    if (readFully(this.fd, frame, 0, FRAME_HEADER_SIZE, pos) !== FRAME_HEADER_SIZE) throw this.corrupt(pos, 'truncated frame header');
+    if (readFully(this.fd, frame, 0, FRAME_HEADER_SIZE, pos) !== FRAME_HEADER_SIZE)
+      throw this.corrupt(pos, 'truncated frame header');
     const frameLength = FRAME_HEADER_SIZE + frame.readUInt32LE(4);
     if (pos + frameLength > this.end) throw this.corrupt(pos, 'frame runs past the end of the segment');
     if (frame.length < frameLength) {
@@ -281,7 +292,10 @@ export class FileFrameFeed implements FrameFeed {
       frame.copy(bigger, 0, 0, FRAME_HEADER_SIZE);
       frame = this.stored = bigger;
     }
-    if (readFully(this.fd, frame, FRAME_HEADER_SIZE, frameLength - FRAME_HEADER_SIZE, pos + FRAME_HEADER_SIZE) !== frameLength - FRAME_HEADER_SIZE) {
+    if (
+      readFully(this.fd, frame, FRAME_HEADER_SIZE, frameLength - FRAME_HEADER_SIZE, pos + FRAME_HEADER_SIZE) !==
+      frameLength - FRAME_HEADER_SIZE
+    ) {
       throw this.corrupt(pos, 'truncated frame');
     }
     const view = frame.length === frameLength ? frame : frame.subarray(0, frameLength);
@@ -317,7 +331,6 @@ export class FileFrameFeed implements FrameFeed {
     });
   }
 }
-
 
 /**
  * k-way merge of cursors by key, then tag, then order (stable). Use:
@@ -377,7 +390,9 @@ export class CursorMerge {
   }
 }
 
-/** A merge as [key, value] views, for the paths that need Buffers (combiner). Closes the runs at the end or on return. */
+/**
+ * A merge as [key, value] views, for the paths that need Buffers (combiner). Closes the runs at the end or on return.
+ */
 export function* cursorRecords(merge: CursorMerge): Generator<[Buffer, Buffer]> {
   try {
     for (let c = merge.first(); c !== undefined; c = merge.next()) yield [c.key(), c.value()];

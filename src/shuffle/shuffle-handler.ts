@@ -4,7 +4,13 @@ import { pipeline, Readable } from 'node:stream';
 import { isMinimrError, type MinimrErrorCode } from '../errors.js';
 import { readIndexFile, readRuns, runsEnd, runTotals } from './index-file.js';
 import { isValidShuffleId, mapOutputPaths } from './paths.js';
-import { sameHash, SHUFFLE_HASH_HEADER, SHUFFLE_REPLY_HEADER, shuffleReplyHash, shuffleRequestHash } from './shuffle-secret.js';
+import {
+  sameHash,
+  SHUFFLE_HASH_HEADER,
+  SHUFFLE_REPLY_HEADER,
+  shuffleReplyHash,
+  shuffleRequestHash,
+} from './shuffle-secret.js';
 import { MAX_MAP_OUTPUT_RUNS, type PartitionIndexEntry, type SegmentRun } from './types.js';
 
 /**
@@ -89,7 +95,12 @@ export function createShuffleRequestHandler(options: ShuffleHandlerOptions): Shu
     // Split without decoding: a %2e%2e or %2f stays inside one part and fails the id check below.
     const parts = pathname.slice(SHUFFLE_PATH_PREFIX.length).split('/');
     const [jobId = '', attemptId = '', partitionText = ''] = parts;
-    if (parts.length !== 3 || !isValidShuffleId(jobId) || !isValidShuffleId(attemptId) || !/^\d{1,9}$/.test(partitionText)) {
+    if (
+      parts.length !== 3 ||
+      !isValidShuffleId(jobId) ||
+      !isValidShuffleId(attemptId) ||
+      !/^\d{1,9}$/.test(partitionText)
+    ) {
       sendError(res, 400, 'EBADPATH', 'malformed shuffle URL: expected /shuffle/<jobId>/<attemptId>/<partition>', {
         url: url.slice(0, 200),
       });
@@ -101,14 +112,25 @@ export function createShuffleRequestHandler(options: ShuffleHandlerOptions): Shu
     const given = req.headers[SHUFFLE_HASH_HEADER];
     const requestHash = typeof given === 'string' ? given : undefined;
     if (secret === undefined || !sameHash(requestHash, shuffleRequestHash(secret, pathname))) {
-      sendError(res, 403, 'ETOKEN', `shuffle requests need the HMAC of the URL under job ${jobId}'s shuffle secret (header ${SHUFFLE_HASH_HEADER})`, { jobId });
+      sendError(
+        res,
+        403,
+        'ETOKEN',
+        `shuffle requests need the HMAC of the URL under job ${jobId}'s shuffle secret (header ${SHUFFLE_HASH_HEADER})`,
+        { jobId },
+      );
       return true;
     }
     res.setHeader(SHUFFLE_REPLY_HEADER, shuffleReplyHash(secret, requestHash!));
     serveSegment(rootDir, jobId, attemptId, partition, req, res).catch((err: unknown) => {
       // Headers already sent means the body was cut short; the client sees a short read and retries.
       if (res.headersSent) res.destroy(err instanceof Error ? err : undefined);
-      else sendError(res, 500, 'EINTERNAL', err instanceof Error ? err.message : String(err), { jobId, attemptId, partition });
+      else
+        sendError(res, 500, 'EINTERNAL', err instanceof Error ? err.message : String(err), {
+          jobId,
+          attemptId,
+          partition,
+        });
     });
     return true;
   };
@@ -139,7 +161,13 @@ async function serveSegment(
   }
   const runs = partitions[partition];
   if (!runs) {
-    sendError(res, 400, 'EFETCH', `partition ${partition} out of range: map output has ${partitions.length} partitions`, details);
+    sendError(
+      res,
+      400,
+      'EFETCH',
+      `partition ${partition} out of range: map output has ${partitions.length} partitions`,
+      details,
+    );
     return;
   }
   // Check the data file really holds the segment, so a truncated file is an error status, not a
@@ -157,7 +185,13 @@ async function serveSegment(
     const { size } = await fh.stat();
     const end = runsEnd(runs);
     if (size < end) {
-      sendError(res, 500, 'EFETCH', `map output data file is truncated (${size} bytes, segment ends at ${end})`, details);
+      sendError(
+        res,
+        500,
+        'EFETCH',
+        `map output data file is truncated (${size} bytes, segment ends at ${end})`,
+        details,
+      );
       return;
     }
     const { length, records, rawLength } = runTotals(runs);

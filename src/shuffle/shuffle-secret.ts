@@ -21,7 +21,8 @@ export function newShuffleSecret(): string {
 
 function hmac(secret: string, text: string): string {
   const key = Buffer.from(secret, 'base64url');
-  if (key.length !== SECRET_BYTES) throw new MinimrError('EPROTOCOL', `a shuffle secret is ${SECRET_BYTES} bytes in base64url`);
+  if (key.length !== SECRET_BYTES)
+    throw new MinimrError('EPROTOCOL', `a shuffle secret is ${SECRET_BYTES} bytes in base64url`);
   return createHmac('sha256', key).update(text).digest('base64url');
 }
 

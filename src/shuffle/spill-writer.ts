@@ -1,7 +1,13 @@
 import { closeSync, openSync, write, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { CODEC_NONE_ID, type BlockCodec } from './codec.js';
-import { DEFAULT_FRAME_RAW_BYTES, FRAME_HEADER_SIZE, frameFromCompressed, segmentCrcWith, type SegmentStats } from './frames.js';
+import {
+  DEFAULT_FRAME_RAW_BYTES,
+  FRAME_HEADER_SIZE,
+  frameFromCompressed,
+  segmentCrcWith,
+  type SegmentStats,
+} from './frames.js';
 import { writeVarint } from './record-format.js';
 
 /**
@@ -153,7 +159,8 @@ export class FramePacker {
     else if (keyLen < 32) for (let i = 0; i < keyLen; i++) buf[pos + i] = keySrc[keyStart + i]!;
     else keySrc.copy(buf, pos, keyStart, keyStart + keyLen);
     pos = writeVarint(buf, pos + keyLen, tag);
-    if (srcView !== undefined && valueLen <= VIEW_COPY_MAX) copyViaViews(this.rawView, pos, srcView, valueStart, valueLen);
+    if (srcView !== undefined && valueLen <= VIEW_COPY_MAX)
+      copyViaViews(this.rawView, pos, srcView, valueStart, valueLen);
     else valueSrc.copy(buf, pos, valueStart, valueStart + valueLen);
     this.used = pos + valueLen;
     this.records++;
@@ -249,7 +256,13 @@ class SegmentAccounts {
     let offset = startOffset;
     let records = 0;
     for (let p = 0; p < this.length.length; p++) {
-      segments.push({ offset, length: this.length[p]!, rawLength: this.raw[p]!, records: this.records[p]!, crc32: this.crc[p]! >>> 0 });
+      segments.push({
+        offset,
+        length: this.length[p]!,
+        rawLength: this.raw[p]!,
+        records: this.records[p]!,
+        crc32: this.crc[p]! >>> 0,
+      });
       offset += this.length[p]!;
       records += this.records[p]!;
     }
@@ -324,7 +337,11 @@ class FrameBatch {
   }
 }
 
-export async function writeFramedFile(file: SpillFile, source: SegmentSource, opts: FramedFileOptions): Promise<FramedFileStats> {
+export async function writeFramedFile(
+  file: SpillFile,
+  source: SegmentSource,
+  opts: FramedFileOptions,
+): Promise<FramedFileStats> {
   const { codec, numSegments, check } = opts;
   const inFlight = opts.inFlight ?? 4;
   const frameRawBytes = opts.frameRawBytes ?? DEFAULT_FRAME_RAW_BYTES;
@@ -437,4 +454,3 @@ export function* recordsInto(records: Iterable<readonly [Buffer, Buffer]>, packe
     if (packer.frameReady) yield;
   }
 }
-

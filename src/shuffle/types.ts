@@ -2,8 +2,8 @@
  * Contracts of the shuffle. Map output records are (partition, key bytes, value bytes); keys are
  * ordered by `KeyComparator` (byte order unless the job gives its own). A finished map output is one
  * data file plus an index with one entry per reduce partition and sorted run (one run, or two: see
- * MAX_MAP_OUTPUT_RUNS), stored on the map worker's disk and served to reducers over HTTP. The first version sorts in memory; the external-sort issue replaces
- * the collector and merger behind these same interfaces.
+ * MAX_MAP_OUTPUT_RUNS), stored on the map worker's disk and served to reducers over HTTP. The first version sorts in
+ * memory; the external-sort issue replaces the collector and merger behind these same interfaces.
  */
 
 import type { KeyValue } from './record-format.js';

@@ -71,7 +71,8 @@ export class ProcessorSharing<K> {
    */
   start(key: K, host: string, workMs: number, nowMs: number): ProjectedEnd<K>[] {
     const h = this.hosts.get(host);
-    if (h === undefined) throw new MinimrError('EINTERNAL', `processor sharing: host "${host}" shares no cores`, { host });
+    if (h === undefined)
+      throw new MinimrError('EINTERNAL', `processor sharing: host "${host}" shares no cores`, { host });
     if (this.runs.has(key)) throw new MinimrError('EINTERNAL', 'processor sharing: a run started twice', { host });
     const before = this.advance(h, nowMs);
     h.runs.add(key);
@@ -113,7 +114,8 @@ export class ProcessorSharing<K> {
   /** Brings the host's virtual clock to `nowMs` at the rate it has run at since its last change. */
   private advance(h: HostState<K>, nowMs: number): Breakpoint {
     const last = current(h);
-    if (nowMs < last.atMs) throw new MinimrError('EINTERNAL', `processor sharing: time went back from ${last.atMs} to ${nowMs} ms`);
+    if (nowMs < last.atMs)
+      throw new MinimrError('EINTERNAL', `processor sharing: time went back from ${last.atMs} to ${nowMs} ms`);
     return { atMs: nowMs, virtualMs: last.virtualMs + (nowMs - last.atMs) * last.rate, rate: last.rate };
   }
 
@@ -164,8 +166,12 @@ function virtualAt(history: readonly Breakpoint[], atMs: number): number {
  * min(1, cores / n(t)), n(t) the runs in progress at t. Measured task times on a crowded host are
  * stretched by sharing; this is what each task would take on a core of its own, were the model right.
  */
-export function workUnderSharingMs(runs: ReadonlyArray<{ readonly startMs: number; readonly endMs: number }>, cores: number): number[] {
-  if (!(cores > 0)) throw new MinimrError('EBADCONF', `cores must be a positive number, got ${cores}`, { field: 'cores' });
+export function workUnderSharingMs(
+  runs: ReadonlyArray<{ readonly startMs: number; readonly endMs: number }>,
+  cores: number,
+): number[] {
+  if (!(cores > 0))
+    throw new MinimrError('EBADCONF', `cores must be a positive number, got ${cores}`, { field: 'cores' });
   const work = runs.map(() => 0);
   const times = [...new Set(runs.flatMap((r) => [r.startMs, r.endMs]))].sort((a, b) => a - b);
   for (let k = 0; k + 1 < times.length; k++) {

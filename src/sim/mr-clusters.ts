@@ -60,7 +60,10 @@ export class MrClusterSim<D extends EngineData, J> {
   private readonly streams = new Map<string, number>();
   /** When each node's disk is done with the copies already asked of it. */
   private readonly copyFreeAt = new Map<string, number>();
-  private readonly draining = new Map<string, { cluster: string; startMs: number; bytes: number; cause: MrClusterDrain['cause'] }>();
+  private readonly draining = new Map<
+    string,
+    { cluster: string; startMs: number; bytes: number; cause: MrClusterDrain['cause'] }
+  >();
 
   private readonly samples: MrClusterSample[] = [];
   private readonly states: Array<MrClusterRunRecord['states'][number]> = [];
@@ -98,7 +101,12 @@ export class MrClusterSim<D extends EngineData, J> {
 
   private request(name: string): void {
     const spec = this.specs.get(name)!;
-    this.host.carryOut(this.host.books.mrClusters.request({ name, minNodes: spec.minNodes, inputBytes: spec.inputBytes ?? 0 }, this.host.now()));
+    this.host.carryOut(
+      this.host.books.mrClusters.request(
+        { name, minNodes: spec.minNodes, inputBytes: spec.inputBytes ?? 0 },
+        this.host.now(),
+      ),
+    );
   }
 
   /** Workers the input of a job of `cluster` is placed on: its core nodes (null: not an MR-cluster job). */
@@ -121,7 +129,10 @@ export class MrClusterSim<D extends EngineData, J> {
         let rate = 0;
         for (const id of e.workerIds) rate += this.diskOf(id);
         this.loadedBytes += e.bytes * this.settings.replication;
-        this.host.push(now + (rate > 0 ? transferMs(e.bytes * this.settings.replication, rate) : 0), { kind: 'input-loaded', cluster: e.cluster.name });
+        this.host.push(now + (rate > 0 ? transferMs(e.bytes * this.settings.replication, rate) : 0), {
+          kind: 'input-loaded',
+          cluster: e.cluster.name,
+        });
         break;
       }
       case 'replicate-block': {
@@ -133,14 +144,23 @@ export class MrClusterSim<D extends EngineData, J> {
         const end = start + transferMs(e.block.bytes, rate);
         this.copyFreeAt.set(from.id, end);
         this.copiedBytes += e.block.bytes;
-        const drain = this.draining.get(from.id) ?? { cluster: e.block.cluster, startMs: now, bytes: 0, cause: e.cause };
+        const drain = this.draining.get(from.id) ?? {
+          cluster: e.block.cluster,
+          startMs: now,
+          bytes: 0,
+          cause: e.cause,
+        };
         drain.bytes += e.block.bytes;
         this.draining.set(from.id, drain);
         this.host.push(end, { kind: 'block-copied', blockId: e.block.id, toWorkerId: to.id });
         break;
       }
       case 'save-output': {
-        const storing = this.host.books.liveWorkers().filter((w) => w.cluster === e.cluster.name && this.host.books.mrClusters.nodeKind(w.shape.id) !== 'transient');
+        const storing = this.host.books
+          .liveWorkers()
+          .filter(
+            (w) => w.cluster === e.cluster.name && this.host.books.mrClusters.nodeKind(w.shape.id) !== 'transient',
+          );
         const rate = Math.max(1, storing.length) * this.settings.offRackMBps;
         this.savedBytes += e.bytes;
         this.host.push(now + transferMs(e.bytes, rate), { kind: 'output-saved', cluster: e.cluster.name });
@@ -151,7 +171,14 @@ export class MrClusterSim<D extends EngineData, J> {
         this.moves.push({ timeMs: now, workerId: id, from: e.from, to: e.worker.cluster, ...this.kindOf(id) });
         const drain = this.draining.get(id);
         if (drain) {
-          this.drains.push({ workerId: id, cluster: drain.cluster, startMs: drain.startMs, endMs: now, bytes: drain.bytes, cause: drain.cause });
+          this.drains.push({
+            workerId: id,
+            cluster: drain.cluster,
+            startMs: drain.startMs,
+            endMs: now,
+            bytes: drain.bytes,
+            cause: drain.cause,
+          });
           this.draining.delete(id);
         }
         break;
@@ -235,11 +262,30 @@ export class MrClusterSim<D extends EngineData, J> {
 
   sample(timeMs: number, jobs: ReadonlyArray<{ readonly cluster: string; readonly job: J }>): void {
     const books = this.host.books;
-    const counts = new Map<string, { core: number; transient: number; transientCore: number; leaving: number; waitingJobs: number; activeJobs: number; state: string }>();
+    const counts = new Map<
+      string,
+      {
+        core: number;
+        transient: number;
+        transientCore: number;
+        leaving: number;
+        waitingJobs: number;
+        activeJobs: number;
+        state: string;
+      }
+    >();
     const entry = (name: string) => {
       let c = counts.get(name);
       if (!c) {
-        c = { core: 0, transient: 0, transientCore: 0, leaving: 0, waitingJobs: 0, activeJobs: 0, state: books.mrClusters.cluster(name)?.state ?? 'requested' };
+        c = {
+          core: 0,
+          transient: 0,
+          transientCore: 0,
+          leaving: 0,
+          waitingJobs: 0,
+          activeJobs: 0,
+          state: books.mrClusters.cluster(name)?.state ?? 'requested',
+        };
         counts.set(name, c);
       }
       return c;
@@ -298,4 +344,3 @@ export class MrClusterSim<D extends EngineData, J> {
     };
   }
 }
-

@@ -6,10 +6,36 @@
  * Attempt progress is what the worker reported at its last heartbeat, computed from the heartbeat
  * phase when the policy is consulted, so heartbeats need no per-worker work otherwise.
  */
-import { Books, DEFAULT_WORKER_LIMITS, type AttemptMeasures, type AttemptRecord, type Effect, type JobPlan, type JobRecord, type JobSkew, type SkewPlan, type TaskPlan, type WorkerRecord, type WorkerRegistration } from '../books/index.js';
+import {
+  Books,
+  DEFAULT_WORKER_LIMITS,
+  type AttemptMeasures,
+  type AttemptRecord,
+  type Effect,
+  type JobPlan,
+  type JobRecord,
+  type JobSkew,
+  type SkewPlan,
+  type TaskPlan,
+  type WorkerRecord,
+  type WorkerRegistration,
+} from '../books/index.js';
 import { MinimrError } from '../errors.js';
-import type { AttemptRunRecord, JobRunRecord, ReplicationRunRecord, RunRecord, UtilizationSample } from '../metrics/index.js';
-import type { ClusterSnapshot, Consultation, Decision, Policy, SchedulingTrigger, TaskKind } from '../scheduler/index.js';
+import type {
+  AttemptRunRecord,
+  JobRunRecord,
+  ReplicationRunRecord,
+  RunRecord,
+  UtilizationSample,
+} from '../metrics/index.js';
+import type {
+  ClusterSnapshot,
+  Consultation,
+  Decision,
+  Policy,
+  SchedulingTrigger,
+  TaskKind,
+} from '../scheduler/index.js';
 import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
 import { MrClusterSim, type MrClusterIo, type MrClusterSimEvent } from './mr-clusters.js';
 import { EventHeap, streamFor } from '../util/index.js';
@@ -17,7 +43,15 @@ import { partitionShares, sketchOf } from './skew-model.js';
 import { RackIndex, misestimatedPenalty, placeReplicas, transferMs } from './model.js';
 import { penalizedMs } from '../scheduler/index.js';
 import { DEFAULT_SIM_SETTINGS, type FailureSettings, type PolicyCallMode, type SimSettings } from './types.js';
-import { parseSkewSpec, type ClusterShape, type JobSpec, type SkewSpec, type TaskSpec, type Workload, type WorkerShape } from '../workloads/index.js';
+import {
+  parseSkewSpec,
+  type ClusterShape,
+  type JobSpec,
+  type SkewSpec,
+  type TaskSpec,
+  type Workload,
+  type WorkerShape,
+} from '../workloads/index.js';
 
 /** The call mode that consults a policy when it declares it must be consulted (`Policy.consultWhen`). */
 const CALL_MODE_OF: Readonly<Record<Consultation, Exclude<PolicyCallMode, 'auto'>>> = {
@@ -48,14 +82,20 @@ export interface SimulationOptions extends Partial<SimSettings> {
   readonly freeze?: boolean;
   /** Keep the decision log (default true). */
   readonly recordDecisions?: boolean;
-  /** Keep a record of every attempt in the run record (default true); a 30,000-job run without them needs a fraction of the memory. */
+  /**
+   * Keep a record of every attempt in the run record (default true); a 30,000-job run without them needs a fraction of
+   * the memory.
+   */
   readonly recordAttempts?: boolean;
   /** Stop at this simulated time even if work is left (jobs then count as unfinished). */
   readonly maxSimMs?: number;
   /** Stop when nothing runs and nothing but heartbeats is due for this long (default 1 day). */
   readonly stallMs?: number;
   readonly onProgress?: (p: SimulationProgress) => void;
-  /** Elastic grants are whole multiples of this, MB (the books' default, 100, unless given): as the real JobTracker's `memoryStepMb`. */
+  /**
+   * Elastic grants are whole multiples of this, MB (the books' default, 100, unless given): as the real JobTracker's
+   * `memoryStepMb`.
+   */
   readonly memoryStepMb?: number;
 }
 
@@ -118,7 +158,15 @@ interface JobSummary {
 
 function summaryOf(job: Job): JobSummary {
   const { state, mapsDone, reducesDone, partition, migrations } = job;
-  return { state, mapsTotal: job.maps.length, reducesTotal: job.reduces.length, mapsDone, reducesDone, partition, migrations };
+  return {
+    state,
+    mapsTotal: job.maps.length,
+    reducesTotal: job.reduces.length,
+    mapsDone,
+    reducesDone,
+    partition,
+    migrations,
+  };
 }
 
 interface SimWorker {
@@ -145,7 +193,10 @@ interface ModelledRun {
   waitingRunMs: number | null;
   readonly failure: 'none' | 'task-error';
   readonly remote: 'none' | 'rack' | 'off-rack';
-  /** Counts the end events pushed for this run: under CPU sharing a rate change re-projects the end, and only the latest event counts. */
+  /**
+   * Counts the end events pushed for this run: under CPU sharing a rate change re-projects the end, and only the latest
+   * event counts.
+   */
   endVersion: number;
   /** On an MR-cluster: its remote I/O on the core disks. */
   readonly io: MrClusterIo | null;
@@ -205,7 +256,10 @@ export class Simulator {
   private readonly jobsById = new Map<string, SimJob>();
   private readonly dependents = new Map<string, SimJob[]>();
   private readonly busyWorkers = new Set<Worker>();
-  /** The workers by heartbeat phase (their heartbeat time modulo the interval), rebuilt after a worker joins; and their phases. */
+  /**
+   * The workers by heartbeat phase (their heartbeat time modulo the interval), rebuilt after a worker joins; and their
+   * phases.
+   */
   private workersByPhase: Worker[] | null = null;
   private phases: number[] = [];
   /** When attempt progress was last refreshed. */
@@ -228,7 +282,9 @@ export class Simulator {
   private launches = 0;
 
   constructor(options: SimulationOptions) {
-    const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<SimSettings>;
+    const defined = Object.fromEntries(
+      Object.entries(options).filter(([, v]) => v !== undefined),
+    ) as Partial<SimSettings>;
     this.settings = { ...DEFAULT_SIM_SETTINGS, ...pickSettings(defined) };
     const { workload, cluster, policy } = options;
     if (cluster.workers.length === 0) bad(`cluster "${cluster.name}" has no workers`);
@@ -240,7 +296,8 @@ export class Simulator {
       if (!(v >= 0 && v < 1)) bad(`${field} must be a fraction in [0, 1), e.g. 0.15 for +-15%, got ${v}`, { field });
     }
     const slowStart = this.settings.reduceSlowStart;
-    if (!(slowStart >= 0 && slowStart <= 1)) bad(`reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`);
+    if (!(slowStart >= 0 && slowStart <= 1))
+      bad(`reduceSlowStart must be a fraction of the maps in [0, 1], got ${slowStart}`);
     this.policy = policy;
     const mode = this.settings.policyCalls;
     this.mode = mode === 'auto' ? CALL_MODE_OF[policy.consultWhen] : mode;
@@ -289,9 +346,14 @@ export class Simulator {
       if (seen.has(shape.id)) bad(`cluster "${cluster.name}": worker "${shape.id}" is listed twice`);
       seen.add(shape.id);
       for (const field of ['mapSlots', 'reduceSlots', 'memoryMb'] as const) {
-        if (!Number.isInteger(shape[field]) || shape[field] < 0) bad(`cluster "${cluster.name}": worker "${shape.id}": ${field} must be a non-negative integer`);
+        if (!Number.isInteger(shape[field]) || shape[field] < 0)
+          bad(`cluster "${cluster.name}": worker "${shape.id}": ${field} must be a non-negative integer`);
       }
-      this.books.workerJoined(this.shapeOf(shape), { order, joinMs: 0, epoch: 0, progressStamp: -1, heartbeatQueued: false, cpuThrottle: shape.cpuThrottle ?? 1 }, 0);
+      this.books.workerJoined(
+        this.shapeOf(shape),
+        { order, joinMs: 0, epoch: 0, progressStamp: -1, heartbeatQueued: false, cpuThrottle: shape.cpuThrottle ?? 1 },
+        0,
+      );
     });
     this.workerCount = cluster.workers.length;
     for (const w of this.books.allWorkers) this.addCapacity(w, 1);
@@ -305,7 +367,8 @@ export class Simulator {
     for (const outage of options.failures?.workers ?? []) {
       const worker = this.books.worker(outage.workerId) ?? bad(`failures: unknown worker "${outage.workerId}"`);
       if (!(outage.atMs >= 0)) bad(`failures: worker "${outage.workerId}": atMs must be >= 0`);
-      if (outage.backAtMs !== undefined && !(outage.backAtMs > outage.atMs)) bad(`failures: worker "${outage.workerId}": backAtMs must be after atMs`);
+      if (outage.backAtMs !== undefined && !(outage.backAtMs > outage.atMs))
+        bad(`failures: worker "${outage.workerId}": backAtMs must be after atMs`);
       this.push(outage.atMs, { kind: 'lost', worker, backAtMs: outage.backAtMs });
     }
   }
@@ -314,15 +377,26 @@ export class Simulator {
     const hosts = new Set(cluster.workers.map((w) => w.host ?? w.id));
     const cores = new Map<string, number>();
     for (const [host, shape] of Object.entries(cluster.hosts ?? {})) {
-      if (!hosts.has(host)) bad(`cluster "${cluster.name}": hosts: "${host}" is the host of no worker`, { field: 'hosts', host });
-      if (!(typeof shape?.cores === 'number' && shape.cores > 0 && Number.isFinite(shape.cores))) bad(`cluster "${cluster.name}": hosts: "${host}": cores must be a positive number`, { field: 'cores', host });
+      if (!hosts.has(host))
+        bad(`cluster "${cluster.name}": hosts: "${host}" is the host of no worker`, { field: 'hosts', host });
+      if (!(typeof shape?.cores === 'number' && shape.cores > 0 && Number.isFinite(shape.cores)))
+        bad(`cluster "${cluster.name}": hosts: "${host}": cores must be a positive number`, { field: 'cores', host });
       cores.set(host, shape.cores);
     }
     return cores;
   }
 
   private shapeOf(s: WorkerShape): WorkerRegistration {
-    return { id: s.id, host: s.host ?? s.id, rack: s.rack, mapSlots: s.mapSlots, reduceSlots: s.reduceSlots, memoryMb: s.memoryMb, diskMBps: s.diskMBps, ...(s.cluster !== undefined ? { cluster: s.cluster } : {}) };
+    return {
+      id: s.id,
+      host: s.host ?? s.id,
+      rack: s.rack,
+      mapSlots: s.mapSlots,
+      reduceSlots: s.reduceSlots,
+      memoryMb: s.memoryMb,
+      diskMBps: s.diskMBps,
+      ...(s.cluster !== undefined ? { cluster: s.cluster } : {}),
+    };
   }
 
   private push(time: number, event: SimEvent): void {
@@ -357,7 +431,8 @@ export class Simulator {
     spec.maps.forEach((t, i) => check('map', i, t));
     spec.reduces.forEach((t, i) => check('reduce', i, t));
     if (spec.after !== undefined) {
-      if (!this.jobsById.has(spec.after)) bad(`workload: job "${spec.id}" runs after "${spec.after}", which is not listed before it`, { jobId: spec.id });
+      if (!this.jobsById.has(spec.after))
+        bad(`workload: job "${spec.id}" runs after "${spec.after}", which is not listed before it`, { jobId: spec.id });
       const list = this.dependents.get(spec.after) ?? [];
       list.push(job);
       this.dependents.set(spec.after, list);
@@ -395,7 +470,11 @@ export class Simulator {
       partitionSlotsUsed: [...this.partitionSlots].map((v) => v ?? 0),
       workers: this.books.liveWorkerCount,
     });
-    if (this.books.mrClusters.inUse) this.mrc.sample(timeMs, this.books.active.map((job) => ({ cluster: job.cluster, job: job.data })));
+    if (this.books.mrClusters.inUse)
+      this.mrc.sample(
+        timeMs,
+        this.books.active.map((job) => ({ cluster: job.cluster, job: job.data })),
+      );
   }
 
   // ---- events ----------------------------------------------------------------------------------
@@ -483,7 +562,10 @@ export class Simulator {
       ...(spec.inputPlacement ? { inputPlacement: spec.inputPlacement } : {}),
       ...(spec.skew ? { skew: skewPlanOf(spec.skew, spec.reduces.length) } : {}),
       ...(spec.referenceMs !== undefined ? { referenceMs: spec.referenceMs } : {}),
-      maps: spec.maps.map((t, i) => ({ ...this.taskPlan(t, `${spec.id}:m${i}`), preferredWorkers: t.replicas ?? placeReplicas(holders, this.settings.replication, rand) })),
+      maps: spec.maps.map((t, i) => ({
+        ...this.taskPlan(t, `${spec.id}:m${i}`),
+        preferredWorkers: t.replicas ?? placeReplicas(holders, this.settings.replication, rand),
+      })),
       reduces: spec.reduces.map((t, i) => ({ ...this.taskPlan(t, `${spec.id}:r${i}`), preferredWorkers: [] })),
       data: sim,
     };
@@ -504,7 +586,10 @@ export class Simulator {
    */
   private taskPlan(t: TaskSpec, key: string): Omit<TaskPlan<SimData>, 'preferredWorkers'> {
     const noise = this.settings.penaltyNoise;
-    const penalty = t.penalty && noise > 0 ? misestimatedPenalty(t.penalty, 1 + noise * (2 * streamFor(this.settings.seed, `penalty:${key}`)() - 1)) : t.penalty;
+    const penalty =
+      t.penalty && noise > 0
+        ? misestimatedPenalty(t.penalty, 1 + noise * (2 * streamFor(this.settings.seed, `penalty:${key}`)() - 1))
+        : t.penalty;
     return {
       memoryMb: t.memoryMb,
       inputBytes: t.inputBytes ?? 0,
@@ -603,7 +688,8 @@ export class Simulator {
     const failPoint = rand();
     const input = spec.inputBytes ?? 0;
     const stored = task.kind === 'map' && task.preferredWorkers.length > 0 && input > 0;
-    const remote: ModelledRun['remote'] = !stored || a.locality === 'node' ? 'none' : a.locality === 'rack' ? 'rack' : 'off-rack';
+    const remote: ModelledRun['remote'] =
+      !stored || a.locality === 'node' ? 'none' : a.locality === 'rack' ? 'rack' : 'off-rack';
     const netMBps = remote === 'rack' ? this.settings.rackMBps : this.settings.offRackMBps;
     const commits = task.kind === 'reduce' || job.reduces.length === 0;
     const io = this.mrc.ioOf(a, remote === 'none' ? 0 : input, netMBps, commits ? (spec.outputBytes ?? 0) : 0);
@@ -611,13 +697,25 @@ export class Simulator {
     // Only an elastic run meets the truth about its memory: a regular grant is what the task asked for.
     const idealMemoryMb = a.elastic ? this.trueIdealMemoryMb(a) : spec.memoryMb;
     const workMs = spec.workMs * this.reduceWorkScale(a) * w.data.cpuThrottle;
-    const fullMs = Math.max(1, Math.round(penalizedMs(idealMemoryMb, spec.penalty, workMs * noise, memoryMb, w.shape.diskMBps) + readMs));
+    const fullMs = Math.max(
+      1,
+      Math.round(penalizedMs(idealMemoryMb, spec.penalty, workMs * noise, memoryMb, w.shape.diskMBps) + readMs),
+    );
     const failure: ModelledRun['failure'] = failsByChance ? 'task-error' : 'none';
     const runMs = failsByChance ? Math.max(1, Math.round(fullMs * failPoint)) : fullMs;
     // A reduce launched before its job's last map holds the slot and works only once the maps are done.
     const waits = task.kind === 'reduce' && job.mapsDone < job.maps.length;
     const endMs = waits ? Number.POSITIVE_INFINITY : this.now + runMs;
-    a.data = { endMs, fullMs, workStartMs: this.now, waitingRunMs: waits ? runMs : null, failure, remote, endVersion: 0, io };
+    a.data = {
+      endMs,
+      fullMs,
+      workStartMs: this.now,
+      waitingRunMs: waits ? runMs : null,
+      failure,
+      remote,
+      endVersion: 0,
+      io,
+    };
     this.launches++;
     if (task.kind === 'map') job.data.mapFirstStart ??= this.now;
     else job.data.reduceFirstStart ??= this.now;
@@ -638,7 +736,11 @@ export class Simulator {
     const shares = this.partitionSharesOf(job, job.skew);
     if (a.task.kind === 'map') {
       const out = spec.outputBytes ?? spec.inputBytes ?? 0;
-      return { inputBytes: spec.inputBytes ?? 0, outputBytes: spec.outputBytes ?? 0, partitionBytes: Array.from(shares, (s) => s * out) };
+      return {
+        inputBytes: spec.inputBytes ?? 0,
+        outputBytes: spec.outputBytes ?? 0,
+        partitionBytes: Array.from(shares, (s) => s * out),
+      };
     }
     let mapOutput = 0;
     for (const m of job.maps) mapOutput += m.data.outputBytes ?? m.data.inputBytes ?? 0;
@@ -728,7 +830,8 @@ export class Simulator {
     const input = task.data.inputBytes ?? 0;
     const run = a.data;
     const { outcome, cause } = outcomeOf(a);
-    const bytesRead = outcome === 'succeeded' ? input : run.fullMs > 0 ? input * Math.max(0, Math.min(1, doneMs / run.fullMs)) : 0;
+    const bytesRead =
+      outcome === 'succeeded' ? input : run.fullMs > 0 ? input * Math.max(0, Math.min(1, doneMs / run.fullMs)) : 0;
     this.attemptRecords.push({
       id: a.id,
       jobId: job.id,
@@ -757,7 +860,8 @@ export class Simulator {
     sim.record = null;
     this.books.retire(job);
     this.jobsDone++;
-    for (const next of this.dependents.get(job.id) ?? []) this.push(Math.max(next.spec.submitMs, this.now), { kind: 'submit', job: next });
+    for (const next of this.dependents.get(job.id) ?? [])
+      this.push(Math.max(next.spec.submitMs, this.now), { kind: 'submit', job: next });
   }
 
   /** The job's last map is done: its early reduces start their work now. */
@@ -808,7 +912,8 @@ export class Simulator {
 
   private phaseRing(): Worker[] {
     if (this.workersByPhase === null) {
-      const phaseOf = (w: Worker): number => ((this.heartbeatBase(w) % this.heartbeatMs) + this.heartbeatMs) % this.heartbeatMs;
+      const phaseOf = (w: Worker): number =>
+        ((this.heartbeatBase(w) % this.heartbeatMs) + this.heartbeatMs) % this.heartbeatMs;
       this.workersByPhase = [...this.books.allWorkers].sort((a, b) => phaseOf(a) - phaseOf(b));
       this.phases = this.workersByPhase.map(phaseOf);
     }
@@ -833,7 +938,10 @@ export class Simulator {
     w.data.progressStamp = stamp;
     for (const a of w.running) {
       const run = a.data;
-      const progress = run.waitingRunMs !== null || stamp <= run.workStartMs || run.fullMs <= 0 ? 0 : Math.min(1, this.workDoneMs(a, stamp) / run.fullMs);
+      const progress =
+        run.waitingRunMs !== null || stamp <= run.workStartMs || run.fullMs <= 0
+          ? 0
+          : Math.min(1, this.workDoneMs(a, stamp) / run.fullMs);
       this.books.reportProgress(a, progress);
     }
   }
@@ -875,7 +983,12 @@ export class Simulator {
       const t = this.heap.peek()!.time;
       if (t > this.maxSimMs) break;
       // Only heartbeats left and nothing running: a policy that will never launch again.
-      if (this.pendingRealEvents === 0 && this.books.runningAttemptCount === 0 && t - this.books.lastChange > this.stallMs) break;
+      if (
+        this.pendingRealEvents === 0 &&
+        this.books.runningAttemptCount === 0 &&
+        t - this.books.lastChange > this.stallMs
+      )
+        break;
       this.sampleUntil(t);
       this.now = t;
       let trigger: SchedulingTrigger | null = null;
@@ -885,7 +998,12 @@ export class Simulator {
         const tr = this.process(ev.value);
         trigger ??= tr;
         if (this.onProgress && (this.events & 0xffff) === 0) {
-          this.onProgress({ simMs: this.now, events: this.events, jobsDone: this.jobsDone, jobsTotal: this.jobs.length });
+          this.onProgress({
+            simMs: this.now,
+            events: this.events,
+            jobsDone: this.jobsDone,
+            jobsTotal: this.jobs.length,
+          });
         }
       } while (batch && this.heap.size > 0 && this.heap.peek()!.time === t);
       if (trigger) this.consult(trigger);
@@ -912,7 +1030,9 @@ export class Simulator {
       const mapsTotal = r?.mapsTotal ?? 0;
       const reducesTotal = r?.reducesTotal ?? 0;
       const phase = (request: number | null, first: number | null, end: number | null, count: number, done: number) =>
-        count === 0 || request === null ? null : { requestMs: request, firstStartMs: first, endMs: done === count ? end : null };
+        count === 0 || request === null
+          ? null
+          : { requestMs: request, firstStartMs: first, endMs: done === count ? end : null };
       return {
         id: j.spec.id,
         name: j.spec.name,
@@ -947,7 +1067,22 @@ export class Simulator {
 
 /** The simulator's settings among `o`'s fields (other options ride along in the same objects). */
 export function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
-  const keys: Array<keyof SimSettings> = ['seed', 'heartbeatMs', 'replication', 'rackMBps', 'offRackMBps', 'noise', 'memoryNoise', 'penaltyNoise', 'maxAttempts', 'sampleEveryMs', 'policyCalls', 'batchSameTime', 'reduceSlowStart', 'outputReplication'];
+  const keys: Array<keyof SimSettings> = [
+    'seed',
+    'heartbeatMs',
+    'replication',
+    'rackMBps',
+    'offRackMBps',
+    'noise',
+    'memoryNoise',
+    'penaltyNoise',
+    'maxAttempts',
+    'sampleEveryMs',
+    'policyCalls',
+    'batchSameTime',
+    'reduceSlowStart',
+    'outputReplication',
+  ];
   const out: Record<string, unknown> = {};
   for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
   return out as Partial<SimSettings>;
@@ -961,5 +1096,9 @@ export function simulate(options: SimulationOptions): SimulationResult {
 /** A skewed job as the books plan it: its strategy and factor, and for 'cms' the sketch a client would send. */
 function skewPlanOf(spec: SkewSpec, reduces: number): SkewPlan {
   const partitionFactor = spec.partitionFactor ?? 1;
-  return { strategy: spec.strategy, partitionFactor, ...(spec.strategy === 'cms' ? { sketch: sketchOf(spec, reduces * partitionFactor) } : {}) };
+  return {
+    strategy: spec.strategy,
+    partitionFactor,
+    ...(spec.strategy === 'cms' ? { sketch: sketchOf(spec, reduces * partitionFactor) } : {}),
+  };
 }

@@ -84,7 +84,8 @@ export function sketchAssignment(sketch: CountMinSketch, speeds: readonly number
   for (let row = 0; row < sketch.depth; row++) {
     const assignment = simpleAssignment(sketch.row(row).bytes, speeds);
     rowMakespans.push(assignment.makespan);
-    if (!best || assignment.makespan < best.assignment.makespan) best = { row, seed: sketch.seeds[row]!, assignment, rowMakespans };
+    if (!best || assignment.makespan < best.assignment.makespan)
+      best = { row, seed: sketch.seeds[row]!, assignment, rowMakespans };
   }
   return { ...best!, rowMakespans };
 }
@@ -107,5 +108,6 @@ function withCosts(reducerOf: number[], sizes: ArrayLike<number>, speeds: readon
 
 function checkSpeeds(speeds: readonly number[]): void {
   if (speeds.length === 0) throw new MinimrError('EINTERNAL', 'an assignment needs at least one reducer');
-  for (const s of speeds) if (!(Number.isFinite(s) && s > 0)) throw new MinimrError('EINTERNAL', `reducer speed must be positive, got ${s}`);
+  for (const s of speeds)
+    if (!(Number.isFinite(s) && s > 0)) throw new MinimrError('EINTERNAL', `reducer speed must be positive, got ${s}`);
 }

@@ -28,9 +28,17 @@ export class CountMinSketch {
   /** Byte counts (key + value bytes), same layout. */
   readonly bytes: Float64Array;
 
-  constructor(depth: number, width: number, seeds: readonly number[] = sketchSeeds(depth), records?: Float64Array, bytes?: Float64Array) {
-    if (!Number.isInteger(depth) || depth < 1 || depth > 64) throw badSketch(`depth must be an integer in 1..64, got ${depth}`);
-    if (!Number.isInteger(width) || width < 1 || width > 1 << 20) throw badSketch(`width must be an integer in 1..${1 << 20}, got ${width}`);
+  constructor(
+    depth: number,
+    width: number,
+    seeds: readonly number[] = sketchSeeds(depth),
+    records?: Float64Array,
+    bytes?: Float64Array,
+  ) {
+    if (!Number.isInteger(depth) || depth < 1 || depth > 64)
+      throw badSketch(`depth must be an integer in 1..64, got ${depth}`);
+    if (!Number.isInteger(width) || width < 1 || width > 1 << 20)
+      throw badSketch(`width must be an integer in 1..${1 << 20}, got ${width}`);
     if (seeds.length !== depth || !seeds.every((s) => Number.isInteger(s) && s >= 0 && s <= 0xffffffff)) {
       throw badSketch(`needs ${depth} seeds, unsigned 32-bit integers`);
     }
@@ -39,12 +47,14 @@ export class CountMinSketch {
     this.seeds = [...seeds];
     this.records = records ?? new Float64Array(depth * width);
     this.bytes = bytes ?? new Float64Array(depth * width);
-    if (this.records.length !== depth * width || this.bytes.length !== depth * width) throw badSketch('counter arrays do not match depth x width');
+    if (this.records.length !== depth * width || this.bytes.length !== depth * width)
+      throw badSketch('counter arrays do not match depth x width');
   }
 
   /** Dimensions for an error of at most epsilon * N with probability 1 - delta. */
   static forError(epsilon: number, delta: number): CountMinSketch {
-    if (!(epsilon > 0 && epsilon < 1) || !(delta > 0 && delta < 1)) throw badSketch('epsilon and delta must be in (0, 1)');
+    if (!(epsilon > 0 && epsilon < 1) || !(delta > 0 && delta < 1))
+      throw badSketch('epsilon and delta must be in (0, 1)');
     return new CountMinSketch(Math.ceil(Math.log(1 / delta)), Math.ceil(Math.E / epsilon));
   }
 
@@ -78,8 +88,12 @@ export class CountMinSketch {
 
   /** Row i's counters: the partition sizes of "h_i(key) mod width" (views, not copies). */
   row(i: number): { records: Float64Array; bytes: Float64Array } {
-    if (!Number.isInteger(i) || i < 0 || i >= this.depth) throw badSketch(`no row ${i} in a sketch of depth ${this.depth}`);
-    return { records: this.records.subarray(i * this.width, (i + 1) * this.width), bytes: this.bytes.subarray(i * this.width, (i + 1) * this.width) };
+    if (!Number.isInteger(i) || i < 0 || i >= this.depth)
+      throw badSketch(`no row ${i} in a sketch of depth ${this.depth}`);
+    return {
+      records: this.records.subarray(i * this.width, (i + 1) * this.width),
+      bytes: this.bytes.subarray(i * this.width, (i + 1) * this.width),
+    };
   }
 
   /** Total records counted (every row sums to it). */
@@ -94,7 +108,9 @@ export class CountMinSketch {
   /** Adds `other`'s counts into this one (both must hash the same way). */
   merge(other: CountMinSketch): this {
     if (other.depth !== this.depth || other.width !== this.width || other.seeds.some((s, i) => s !== this.seeds[i])) {
-      throw badSketch(`cannot merge a ${other.depth}x${other.width} sketch into a ${this.depth}x${this.width} one with other seeds`);
+      throw badSketch(
+        `cannot merge a ${other.depth}x${other.width} sketch into a ${this.depth}x${this.width} one with other seeds`,
+      );
     }
     for (let i = 0; i < this.records.length; i++) {
       this.records[i]! += other.records[i]!;
@@ -124,16 +140,25 @@ export class CountMinSketch {
     const r = raw as Partial<Record<keyof SketchWire, unknown>>;
     const depth = r.depth;
     const width = r.width;
-    if (typeof depth !== 'number' || typeof width !== 'number' || !Array.isArray(r.seeds)) throw badSketch('the sketch needs depth, width and seeds');
+    if (typeof depth !== 'number' || typeof width !== 'number' || !Array.isArray(r.seeds))
+      throw badSketch('the sketch needs depth, width and seeds');
     const counters = (v: unknown, name: string): Float64Array => {
-      if (!(v instanceof Uint8Array) || v.byteLength !== depth * width * 8) throw badSketch(`${name} must be ${depth * width} doubles`);
+      if (!(v instanceof Uint8Array) || v.byteLength !== depth * width * 8)
+        throw badSketch(`${name} must be ${depth * width} doubles`);
       // Copied so that the doubles are aligned whatever buffer offset the decoder left them at.
       const out = new Float64Array(depth * width);
       new Uint8Array(out.buffer).set(v);
-      if (!out.every((x) => Number.isFinite(x) && x >= 0)) throw badSketch(`${name} must be finite non-negative counts`);
+      if (!out.every((x) => Number.isFinite(x) && x >= 0))
+        throw badSketch(`${name} must be finite non-negative counts`);
       return out;
     };
-    return new CountMinSketch(depth, width, r.seeds as number[], counters(r.records, 'records'), counters(r.bytes, 'bytes'));
+    return new CountMinSketch(
+      depth,
+      width,
+      r.seeds as number[],
+      counters(r.records, 'records'),
+      counters(r.bytes, 'bytes'),
+    );
   }
 }
 

@@ -13,7 +13,10 @@ export interface BlockScope {
    * writer is named); undefined when the path is not scoped (any datanode).
    */
   storers(path: string, writerId?: string): ReadonlySet<string> | undefined;
-  /** Whether `workerId` may keep a copy of a block of `path` that landed on it (a drain's target may be any storing node). */
+  /**
+   * Whether `workerId` may keep a copy of a block of `path` that landed on it
+   * (a drain's target may be any storing node).
+   */
   mayHold(path: string, workerId: string): boolean;
   /** Throws a MinimrError a user can act on when nothing may be written at `path` now. */
   checkWritable(path: string): void;

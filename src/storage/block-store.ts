@@ -86,7 +86,9 @@ const BLOCK_ID_PATTERN = /^[A-Za-z0-9_-]{1,200}$/;
 /** Block ids become file names and URL segments: only a safe alphabet, so none can name another path. */
 export function validateBlockId(blockId: unknown): string {
   if (typeof blockId !== 'string' || !BLOCK_ID_PATTERN.test(blockId)) {
-    throw new MinimrError('EBADPATH', `invalid block id: ${JSON.stringify(String(blockId)).slice(0, 80)}`, { blockId: String(blockId).slice(0, 200) });
+    throw new MinimrError('EBADPATH', `invalid block id: ${JSON.stringify(String(blockId)).slice(0, 80)}`, {
+      blockId: String(blockId).slice(0, 200),
+    });
   }
   return blockId;
 }
@@ -136,11 +138,15 @@ export function clampRange(length: number, start = 0, end = length): { start: nu
 }
 
 export function checksumError(blockId: string, workerId: string, chunkIndex: number): MinimrError {
-  return new MinimrError('ECHECKSUM', `checksum mismatch in block ${blockId} (chunk ${chunkIndex}) on worker ${workerId}`, {
-    blockId,
-    workerId,
-    chunk: chunkIndex,
-  });
+  return new MinimrError(
+    'ECHECKSUM',
+    `checksum mismatch in block ${blockId} (chunk ${chunkIndex}) on worker ${workerId}`,
+    {
+      blockId,
+      workerId,
+      chunk: chunkIndex,
+    },
+  );
 }
 
 export function missingBlockError(blockId: string, workerId: string): MinimrError {
@@ -159,7 +165,13 @@ export async function* toAsyncChunks(source: AsyncIterable<Buffer> | Buffer): As
  * Checks `data`, which starts at chunk `firstChunk` and is chunk-aligned (the last chunk may be
  * short), and returns its CRC-32, combined from the chunks' verified checksums.
  */
-export function verifyChunks(data: Buffer, firstChunk: number, chunkCrcs: readonly number[], blockId: string, workerId: string): number {
+export function verifyChunks(
+  data: Buffer,
+  firstChunk: number,
+  chunkCrcs: readonly number[],
+  blockId: string,
+  workerId: string,
+): number {
   let crc = 0;
   for (let offset = 0, chunk = firstChunk; offset < data.length; offset += CHECKSUM_CHUNK_SIZE, chunk++) {
     const expected = chunkCrcs[chunk];
@@ -174,10 +186,18 @@ export function verifyChunks(data: Buffer, firstChunk: number, chunkCrcs: readon
  * The piece of a verified read `buf` (chunk-aligned, at block offset `position`, with CRC-32 `crc`)
  * that falls in `range`: its CRC is known only when the piece is all of `buf`.
  */
-export function pieceInRange(buf: Buffer, position: number, crc: number, range: { start: number; end: number }): VerifiedPiece {
+export function pieceInRange(
+  buf: Buffer,
+  position: number,
+  crc: number,
+  range: { start: number; end: number },
+): VerifiedPiece {
   const from = Math.max(range.start - position, 0);
   const to = Math.min(range.end - position, buf.length);
-  return { bytes: from === 0 && to === buf.length ? buf : buf.subarray(from, to), crc32: from === 0 && to === buf.length ? crc : undefined };
+  return {
+    bytes: from === 0 && to === buf.length ? buf : buf.subarray(from, to),
+    crc32: from === 0 && to === buf.length ? crc : undefined,
+  };
 }
 
 /** A store's `read`, from its `readPieces`. */
@@ -219,7 +239,8 @@ function shiftForBytes(length: number): number {
   let shift = shiftCache.get(length);
   if (shift === undefined) {
     shift = 0x80000000;
-    for (let n = length, k = 3; n > 0; n = Math.floor(n / 2), k++) if (n % 2 === 1) shift = multiplyModP(X_TO_2_TO_THE[k & 31]!, shift);
+    for (let n = length, k = 3; n > 0; n = Math.floor(n / 2), k++)
+      if (n % 2 === 1) shift = multiplyModP(X_TO_2_TO_THE[k & 31]!, shift);
     if (shiftCache.size < 64) shiftCache.set(length, shift);
   }
   return shift;

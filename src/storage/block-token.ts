@@ -34,7 +34,8 @@ export class BlockTokenKey {
 
   static parse(text: unknown): BlockTokenKey {
     const secret = typeof text === 'string' ? Buffer.from(text, 'base64url') : Buffer.alloc(0);
-    if (secret.length !== KEY_BYTES) throw new MinimrError('EPROTOCOL', `a block token key is ${KEY_BYTES} bytes in base64url`);
+    if (secret.length !== KEY_BYTES)
+      throw new MinimrError('EPROTOCOL', `a block token key is ${KEY_BYTES} bytes in base64url`);
     return new BlockTokenKey(secret);
   }
 
@@ -42,7 +43,9 @@ export class BlockTokenKey {
     return this.secret.toString('base64url');
   }
 
-  /** A token for `op` on `blockId` until `expiresAt`; `scope` binds what else the operation names (a relay's targets). */
+  /**
+   * A token for `op` on `blockId` until `expiresAt`; `scope` binds what else the operation names (a relay's targets).
+   */
   issue(blockId: string, op: BlockOperation, expiresAt: number, scope = ''): string {
     const expiry = Math.max(0, Math.floor(expiresAt));
     return `${expiry}.${this.mac(blockId, op, expiry, scope).toString('base64url')}`;
@@ -52,7 +55,11 @@ export class BlockTokenKey {
   verify(token: string | undefined, blockId: string, op: BlockOperation, now: number, scope = ''): void {
     const details = { blockId, op };
     if (token === undefined || token === '') {
-      throw new MinimrError('ETOKEN', `${op} of block ${blockId} needs a block access token (header ${BLOCK_TOKEN_HEADER}) issued by the NameNode`, details);
+      throw new MinimrError(
+        'ETOKEN',
+        `${op} of block ${blockId} needs a block access token (header ${BLOCK_TOKEN_HEADER}) issued by the NameNode`,
+        details,
+      );
     }
     const match = TOKEN_FORMAT.exec(token);
     if (!match) throw new MinimrError('ETOKEN', `malformed block access token for ${op} of block ${blockId}`, details);
@@ -62,11 +69,18 @@ export class BlockTokenKey {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw new MinimrError('ETOKEN', `block access token is not valid for ${op} of block ${blockId}`, details);
     }
-    if (expiry <= now) throw new MinimrError('ETOKEN', `block access token for ${op} of block ${blockId} expired ${now - expiry} ms ago; ask the NameNode again`, details);
+    if (expiry <= now)
+      throw new MinimrError(
+        'ETOKEN',
+        `block access token for ${op} of block ${blockId} expired ${now - expiry} ms ago; ask the NameNode again`,
+        details,
+      );
   }
 
   private mac(blockId: string, op: BlockOperation, expiresAt: number, scope: string): Buffer {
-    return createHmac('sha256', this.secret).update(`minimr-block-token-v1\n${blockId}\n${op}\n${expiresAt}\n${scope}`).digest();
+    return createHmac('sha256', this.secret)
+      .update(`minimr-block-token-v1\n${blockId}\n${op}\n${expiresAt}\n${scope}`)
+      .digest();
   }
 }
 

@@ -31,12 +31,17 @@ function blockUrlPath(blockId: string, suffix = ''): string {
 function connectError(target: DatanodeAddress, blockId: string, cause: unknown): MinimrError {
   if (cause instanceof MinimrError) return cause;
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new MinimrError('ECONNECT', `datanode ${target.workerId} (${target.host}:${target.dataPort}) failed for block ${blockId}: ${reason}`, {
-    workerId: target.workerId,
-    host: target.host,
-    port: target.dataPort,
-    blockId,
-  }, { cause });
+  return new MinimrError(
+    'ECONNECT',
+    `datanode ${target.workerId} (${target.host}:${target.dataPort}) failed for block ${blockId}: ${reason}`,
+    {
+      workerId: target.workerId,
+      host: target.host,
+      port: target.dataPort,
+      blockId,
+    },
+    { cause },
+  );
 }
 
 async function readBody(res: IncomingMessage, limit = 1 << 20): Promise<Buffer> {
@@ -56,12 +61,19 @@ async function errorFromResponse(res: IncomingMessage, target: DatanodeAddress, 
   try {
     const parsed = JSON.parse(body.toString('utf8')) as SerializedError;
     if (typeof parsed.code === 'string' && typeof parsed.message === 'string') {
-      return deserializeError({ ...parsed, details: { ...parsed.details, workerId: parsed.details?.workerId ?? target.workerId, blockId } });
+      return deserializeError({
+        ...parsed,
+        details: { ...parsed.details, workerId: parsed.details?.workerId ?? target.workerId, blockId },
+      });
     }
   } catch {
     // not JSON: fall through to a generic error
   }
-  return new MinimrError('EPROTOCOL', `datanode ${target.workerId} answered HTTP ${res.statusCode} for block ${blockId}`, { workerId: target.workerId, blockId, status: res.statusCode });
+  return new MinimrError(
+    'EPROTOCOL',
+    `datanode ${target.workerId} answered HTTP ${res.statusCode} for block ${blockId}`,
+    { workerId: target.workerId, blockId, status: res.statusCode },
+  );
 }
 
 function send(
@@ -78,7 +90,12 @@ function send(
     const req = request({ host: target.host, port: target.dataPort, method, path, headers: withToken, agent });
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     req.setTimeout(timeoutMs, () => {
-      req.destroy(new MinimrError('ETIMEOUT', `datanode ${target.workerId} idle for ${timeoutMs} ms on block ${blockId}`, { workerId: target.workerId, blockId }));
+      req.destroy(
+        new MinimrError('ETIMEOUT', `datanode ${target.workerId} idle for ${timeoutMs} ms on block ${blockId}`, {
+          workerId: target.workerId,
+          blockId,
+        }),
+      );
     });
     req.once('error', (err) => reject(connectError(target, blockId, err)));
     req.once('response', (res) => {
@@ -130,7 +147,10 @@ export async function putRemoteBlock(
   const res = await send(target, blockId, 'PUT', blockUrlPath(blockId), headers, data, options);
   const parsed = JSON.parse((await readBody(res)).toString('utf8')) as Partial<BlockWriteResult>;
   if (typeof parsed.length !== 'number' || typeof parsed.crc32 !== 'number') {
-    throw new MinimrError('EPROTOCOL', `datanode ${target.workerId} sent a malformed PUT answer for ${blockId}`, { workerId: target.workerId, blockId });
+    throw new MinimrError('EPROTOCOL', `datanode ${target.workerId} sent a malformed PUT answer for ${blockId}`, {
+      workerId: target.workerId,
+      blockId,
+    });
   }
   return { length: parsed.length, crc32: parsed.crc32 };
 }
@@ -147,7 +167,15 @@ export async function* readRemoteBlock(
   end: number,
   options: DataRequestOptions = {},
 ): AsyncIterable<Buffer> {
-  const res = await send(target, blockId, 'GET', `${blockUrlPath(blockId)}?start=${start}&end=${end}`, {}, undefined, options);
+  const res = await send(
+    target,
+    blockId,
+    'GET',
+    `${blockUrlPath(blockId)}?start=${start}&end=${end}`,
+    {},
+    undefined,
+    options,
+  );
   const expected = Number(res.headers[RANGE_LENGTH_HEADER]);
   let received = 0;
   try {
@@ -164,13 +192,18 @@ export async function* readRemoteBlock(
       const serialized = JSON.parse(trailer) as SerializedError;
       throw deserializeError(serialized);
     }
-    if (received !== expected) throw connectError(target, blockId, `response ended after ${received} of ${expected} bytes`);
+    if (received !== expected)
+      throw connectError(target, blockId, `response ended after ${received} of ${expected} bytes`);
   } finally {
     if (!res.complete) res.destroy();
   }
 }
 
-export async function deleteRemoteBlock(target: DatanodeAddress, blockId: string, options: DataRequestOptions = {}): Promise<boolean> {
+export async function deleteRemoteBlock(
+  target: DatanodeAddress,
+  blockId: string,
+  options: DataRequestOptions = {},
+): Promise<boolean> {
   const res = await send(target, blockId, 'DELETE', blockUrlPath(blockId), {}, undefined, options);
   const parsed = JSON.parse((await readBody(res)).toString('utf8')) as { deleted?: unknown };
   return parsed.deleted === true;
@@ -184,6 +217,14 @@ export async function replicateRemoteBlock(
   options: DataRequestOptions = {},
 ): Promise<RemoteReplicationResult> {
   const body = Buffer.from(JSON.stringify({ targets }));
-  const res = await send(source, blockId, 'POST', blockUrlPath(blockId, '/replicate'), { 'content-type': 'application/json', 'content-length': String(body.length) }, body, options);
+  const res = await send(
+    source,
+    blockId,
+    'POST',
+    blockUrlPath(blockId, '/replicate'),
+    { 'content-type': 'application/json', 'content-length': String(body.length) },
+    body,
+    options,
+  );
   return JSON.parse((await readBody(res)).toString('utf8')) as RemoteReplicationResult;
 }

@@ -3,7 +3,13 @@ import { crc32 } from 'node:zlib';
 import { MinimrError, serializeError, type MinimrErrorCode } from '../errors.js';
 import { clampRange, validateBlockId, type BlockStore } from './block-store.js';
 import { BLOCK_TOKEN_HEADER, replicationScope, type BlockOperation, type BlockTokenKey } from './block-token.js';
-import { BLOCK_CRC_HEADER, ERROR_TRAILER, putRemoteBlock, RANGE_LENGTH_HEADER, type RemoteReplicationResult } from './data-client.js';
+import {
+  BLOCK_CRC_HEADER,
+  ERROR_TRAILER,
+  putRemoteBlock,
+  RANGE_LENGTH_HEADER,
+  type RemoteReplicationResult,
+} from './data-client.js';
 import type { DatanodeAddress } from './types.js';
 
 export type DataRequestHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -30,14 +36,20 @@ const STATUS_BY_CODE: Partial<Record<MinimrErrorCode, number>> = {
 
 function parseIntegerParam(raw: string | null, name: string): number | undefined {
   if (raw === null || raw === '') return undefined;
-  if (!/^\d+$/.test(raw)) throw new MinimrError('EPROTOCOL', `query parameter ${name} must be a non-negative integer`, { [name]: raw });
+  if (!/^\d+$/.test(raw))
+    throw new MinimrError('EPROTOCOL', `query parameter ${name} must be a non-negative integer`, { [name]: raw });
   return Number(raw);
 }
 
 function isDatanodeAddress(value: unknown): value is DatanodeAddress {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
-  return typeof v.workerId === 'string' && typeof v.host === 'string' && typeof v.rack === 'string' && Number.isInteger(v.dataPort);
+  return (
+    typeof v.workerId === 'string' &&
+    typeof v.host === 'string' &&
+    typeof v.rack === 'string' &&
+    Number.isInteger(v.dataPort)
+  );
 }
 
 async function readJsonBody(req: IncomingMessage): Promise<unknown> {
@@ -57,7 +69,9 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }).end(payload);
+  res
+    .writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) })
+    .end(payload);
 }
 
 function sendError(res: ServerResponse, err: unknown, workerId: string): void {
@@ -68,7 +82,11 @@ function sendError(res: ServerResponse, err: unknown, workerId: string): void {
   const serialized = serializeError(err);
   const status = STATUS_BY_CODE[serialized.code as MinimrErrorCode] ?? 500;
   // Stacks stay in this worker's logs; clients get what they can act on.
-  sendJson(res, status, { code: serialized.code, message: serialized.message, details: { workerId, ...serialized.details } });
+  sendJson(res, status, {
+    code: serialized.code,
+    message: serialized.message,
+    details: { workerId, ...serialized.details },
+  });
 }
 
 function waitForDrain(res: ServerResponse): Promise<boolean> {
@@ -88,7 +106,12 @@ function waitForDrain(res: ServerResponse): Promise<boolean> {
 }
 
 /** Passes the upload through while checking it against the sender's CRC, failing before the store commits it. */
-async function* verifiedUpload(body: AsyncIterable<Buffer>, expectedCrc: number | undefined, blockId: string, workerId: string): AsyncIterable<Buffer> {
+async function* verifiedUpload(
+  body: AsyncIterable<Buffer>,
+  expectedCrc: number | undefined,
+  blockId: string,
+  workerId: string,
+): AsyncIterable<Buffer> {
   let crc = 0;
   for await (const chunk of body) {
     if (expectedCrc !== undefined) crc = crc32(chunk, crc);
@@ -129,17 +152,32 @@ async function serveRead(store: BlockStore, blockId: string, url: URL, res: Serv
   }
 }
 
-async function serveWrite(store: BlockStore, blockId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serveWrite(
+  store: BlockStore,
+  blockId: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const rawCrc = req.headers[BLOCK_CRC_HEADER];
   const expectedCrc = typeof rawCrc === 'string' ? parseIntegerParam(rawCrc, BLOCK_CRC_HEADER) : undefined;
-  const result = await store.write(blockId, verifiedUpload(req as AsyncIterable<Buffer>, expectedCrc, blockId, store.workerId));
+  const result = await store.write(
+    blockId,
+    verifiedUpload(req as AsyncIterable<Buffer>, expectedCrc, blockId, store.workerId),
+  );
   sendJson(res, 200, result);
 }
 
 /** Copies a stored block to other datanodes in parallel; each target succeeds or fails on its own. */
-export async function replicateBlock(store: BlockStore, blockId: string, targets: readonly DatanodeAddress[], writeToken: string): Promise<RemoteReplicationResult> {
+export async function replicateBlock(
+  store: BlockStore,
+  blockId: string,
+  targets: readonly DatanodeAddress[],
+  writeToken: string,
+): Promise<RemoteReplicationResult> {
   const { crc32: expectedCrc32 } = await store.stat(blockId);
-  const outcomes = await Promise.allSettled(targets.map((target) => putRemoteBlock(target, blockId, store.read(blockId), { expectedCrc32, token: writeToken })));
+  const outcomes = await Promise.allSettled(
+    targets.map((target) => putRemoteBlock(target, blockId, store.read(blockId), { expectedCrc32, token: writeToken })),
+  );
   const result: RemoteReplicationResult = { blockId, succeeded: [], failed: [] };
   outcomes.forEach((outcome, i) => {
     const workerId = targets[i]!.workerId;
@@ -156,14 +194,25 @@ export async function replicateBlock(store: BlockStore, blockId: string, targets
  * A relay the NameNode ordered: its token binds the targets, so the datanode copies only to the
  * registered workers the NameNode chose, never to a host a caller names.
  */
-async function serveReplicate(store: BlockStore, blockId: string, req: IncomingMessage, res: ServerResponse, key: BlockTokenKey, now: number): Promise<void> {
+async function serveReplicate(
+  store: BlockStore,
+  blockId: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  key: BlockTokenKey,
+  now: number,
+): Promise<void> {
   const body = await readJsonBody(req);
   const targets = (body as { targets?: unknown } | null)?.targets;
   if (!Array.isArray(targets) || !targets.every(isDatanodeAddress)) {
     throw new MinimrError('EPROTOCOL', 'replicate body must be {targets: DatanodeAddress[]}', { blockId });
   }
   key.verify(tokenOf(req), blockId, 'replicate', now, replicationScope(targets));
-  sendJson(res, 200, await replicateBlock(store, blockId, targets, key.issue(blockId, 'write', now + RELAY_WRITE_TOKEN_MS)));
+  sendJson(
+    res,
+    200,
+    await replicateBlock(store, blockId, targets, key.issue(blockId, 'write', now + RELAY_WRITE_TOKEN_MS)),
+  );
 }
 
 /** A relay's own write tokens live only as long as the copy may take. */
@@ -191,7 +240,12 @@ export function createDataRequestHandler(store: BlockStore, workerId: string, ac
       const blockId = validateBlockId(match[1]);
       const route = `${req.method ?? ''} ${match[2] ?? ''}`;
       const key = access.blockKey();
-      if (!key) throw new MinimrError('ETOKEN', `datanode ${workerId} has not registered with a NameNode yet and serves no blocks`, { blockId });
+      if (!key)
+        throw new MinimrError(
+          'ETOKEN',
+          `datanode ${workerId} has not registered with a NameNode yet and serves no blocks`,
+          { blockId },
+        );
       const now = access.now?.() ?? Date.now();
       const op = OPERATION_BY_ROUTE[route];
       if (op !== undefined) key.verify(tokenOf(req), blockId, op, now);

@@ -5,7 +5,13 @@ import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import { isMinimrError, MinimrError, serializeError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { crc32Combine, type BlockStore, type BlockWriteResult, type ReadBufferPool, type VerifiedPiece } from './block-store.js';
+import {
+  crc32Combine,
+  type BlockStore,
+  type BlockWriteResult,
+  type ReadBufferPool,
+  type VerifiedPiece,
+} from './block-store.js';
 import { putRemoteBlock, readRemoteBlock } from './data-client.js';
 import type { BlockInfo, ClientLocation, CreateOptions, DatanodeAddress, FileStatus, NamenodeApi } from './types.js';
 
@@ -106,7 +112,9 @@ export class FsClient {
     const writer = await this.createWriter(destination, options);
     try {
       if (Buffer.isBuffer(source)) await writer.write(source);
-      else for await (const chunk of createReadStream(source, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) await writer.write(chunk);
+      else
+        for await (const chunk of createReadStream(source, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>)
+          await writer.write(chunk);
     } catch (err) {
       await writer.abort();
       throw err;
@@ -133,14 +141,26 @@ export class FsClient {
    * `buffers`, a local replica is read into that pool's buffers, each taken back when the reader
    * asks for the next piece: a piece is then valid only until then.
    */
-  async *readRange(path: string, start = 0, end = Number.POSITIVE_INFINITY, buffers?: ReadBufferPool): AsyncIterable<Buffer> {
-    if (!(start >= 0) || !(end >= start)) throw new MinimrError('EPROTOCOL', `invalid byte range [${start}, ${end}) of ${path}`, { path, start, end });
+  async *readRange(
+    path: string,
+    start = 0,
+    end = Number.POSITIVE_INFINITY,
+    buffers?: ReadBufferPool,
+  ): AsyncIterable<Buffer> {
+    if (!(start >= 0) || !(end >= start))
+      throw new MinimrError('EPROTOCOL', `invalid byte range [${start}, ${end}) of ${path}`, { path, start, end });
     const blocks = await this.namenode.getBlocks(path, this.client);
     for (const block of blocks) {
       const blockEnd = block.offset + block.length;
       if (blockEnd <= start || block.length === 0) continue;
       if (block.offset >= end) break;
-      yield* this.readBlock(path, block, Math.max(start, block.offset) - block.offset, Math.min(end, blockEnd) - block.offset, buffers);
+      yield* this.readBlock(
+        path,
+        block,
+        Math.max(start, block.offset) - block.offset,
+        Math.min(end, blockEnd) - block.offset,
+        buffers,
+      );
     }
   }
 
@@ -150,7 +170,13 @@ export class FsClient {
    * where it stopped. Only a read of the whole block can be checked against the NameNode's crc32;
    * a partial one relies on the datanode's chunk checksums.
    */
-  private async *readBlock(path: string, block: BlockInfo, from: number, to: number, buffers: ReadBufferPool | undefined): AsyncIterable<Buffer> {
+  private async *readBlock(
+    path: string,
+    block: BlockInfo,
+    from: number,
+    to: number,
+    buffers: ReadBufferPool | undefined,
+  ): AsyncIterable<Buffer> {
     const whole = from === 0 && to === block.length;
     const hold = whole && block.length <= this.holdUnverifiedBytes;
     // Held pieces are kept until the block is checked: their buffers must not come back for reuse.
@@ -165,7 +191,14 @@ export class FsClient {
         const held: Buffer[] = [];
         let heldCrc = crc;
         let heldEnd = position;
-        for await (const { bytes: chunk, crc32: chunkCrc } of this.openReplica(location, block.blockId, block.token, position, to, pool)) {
+        for await (const { bytes: chunk, crc32: chunkCrc } of this.openReplica(
+          location,
+          block.blockId,
+          block.token,
+          position,
+          to,
+          pool,
+        )) {
           this.bytesRead[where] += chunk.length;
           heldEnd += chunk.length;
           if (!whole) {
@@ -181,14 +214,21 @@ export class FsClient {
           }
         }
         if (heldEnd !== to) {
-          throw new MinimrError('ECONNECT', `replica on ${location.workerId} ended at ${heldEnd} of ${to}`, { blockId: block.blockId, workerId: location.workerId });
-        }
-        if (whole && (hold ? heldCrc : crc) >>> 0 !== block.crc32) {
-          const err = new MinimrError('ECHECKSUM', `block ${block.blockId} of ${path} from ${location.workerId} does not match the NameNode's checksum`, {
+          throw new MinimrError('ECONNECT', `replica on ${location.workerId} ended at ${heldEnd} of ${to}`, {
             blockId: block.blockId,
             workerId: location.workerId,
-            path,
           });
+        }
+        if (whole && (hold ? heldCrc : crc) >>> 0 !== block.crc32) {
+          const err = new MinimrError(
+            'ECHECKSUM',
+            `block ${block.blockId} of ${path} from ${location.workerId} does not match the NameNode's checksum`,
+            {
+              blockId: block.blockId,
+              workerId: location.workerId,
+              path,
+            },
+          );
           // Bytes already handed out cannot be taken back: only a held block can try the next replica.
           if (!hold) {
             await this.reportBad(block.blockId, location.workerId);
@@ -202,15 +242,29 @@ export class FsClient {
         if (err instanceof HandedOutError) throw err.cause;
         lastError = err;
         // Resume on the next replica at `position`: the bytes already handed out were verified good.
-        this.log.warn({ path, blockId: block.blockId, workerId: location.workerId, err: serializeError(err) }, 'replica read failed; trying the next one');
+        this.log.warn(
+          { path, blockId: block.blockId, workerId: location.workerId, err: serializeError(err) },
+          'replica read failed; trying the next one',
+        );
         if (isMinimrError(err, 'ECHECKSUM')) checksumFailures++;
-        if (isMinimrError(err, 'ECHECKSUM') || isMinimrError(err, 'ENOENT')) await this.reportBad(block.blockId, location.workerId);
+        if (isMinimrError(err, 'ECHECKSUM') || isMinimrError(err, 'ENOENT'))
+          await this.reportBad(block.blockId, location.workerId);
       }
     }
     if (checksumFailures > 0 && checksumFailures === block.locations.length) {
-      throw new MinimrError('ECHECKSUM', `every replica of block ${block.blockId} of ${path} is corrupt`, { blockId: block.blockId, path }, { cause: lastError });
+      throw new MinimrError(
+        'ECHECKSUM',
+        `every replica of block ${block.blockId} of ${path} is corrupt`,
+        { blockId: block.blockId, path },
+        { cause: lastError },
+      );
     }
-    throw new MinimrError('ENOREPLICA', `no readable replica of block ${block.blockId} of ${path}`, { blockId: block.blockId, path }, { cause: lastError });
+    throw new MinimrError(
+      'ENOREPLICA',
+      `no readable replica of block ${block.blockId} of ${path}`,
+      { blockId: block.blockId, path },
+      { cause: lastError },
+    );
   }
 
   /** Tells the NameNode a replica looked bad; it has the datanode check, so a wrong report deletes nothing. */
@@ -226,8 +280,16 @@ export class FsClient {
     return 'offRack';
   }
 
-  private openReplica(location: DatanodeAddress, blockId: string, token: string, start: number, end: number, buffers: ReadBufferPool | undefined): AsyncIterable<VerifiedPiece> {
-    if (this.localStore && location.workerId === this.localStore.workerId) return this.localStore.readPieces(blockId, start, end, buffers);
+  private openReplica(
+    location: DatanodeAddress,
+    blockId: string,
+    token: string,
+    start: number,
+    end: number,
+    buffers: ReadBufferPool | undefined,
+  ): AsyncIterable<VerifiedPiece> {
+    if (this.localStore && location.workerId === this.localStore.workerId)
+      return this.localStore.readPieces(blockId, start, end, buffers);
     return unverifiedPieces(readRemoteBlock(location, blockId, start, end, { timeoutMs: this.timeoutMs, token }));
   }
 }
@@ -237,7 +299,10 @@ async function* unverifiedPieces(chunks: AsyncIterable<Buffer>): AsyncIterable<V
   for await (const bytes of chunks) yield { bytes, crc32: undefined };
 }
 
-/** The running CRC of a block read with `bytes` appended: combined from the piece's known CRC (a local replica's verified chunks), else hashed. */
+/**
+ * The running CRC of a block read with `bytes` appended: combined from the piece's known CRC
+ * (a local replica's verified chunks), else hashed.
+ */
 function appendCrc(crc: number, bytes: Buffer, bytesCrc: number | undefined): number {
   return bytesCrc === undefined ? crc32(bytes, crc) : crc32Combine(crc, bytesCrc, bytes.length);
 }
@@ -462,18 +527,22 @@ class BlockWriter implements FileWriter {
   /** The local store is done with `chunk`, a copy made by `copyOf`: a reused one goes back to the spares. */
   private readonly copyWritten = (chunk: Buffer): void => {
     if (chunk.length < MIN_REUSED_COPY_BYTES) return;
-    if (this.spareCopies.length < MAX_SPARE_COPIES) this.spareCopies.push(Buffer.from(chunk.buffer, chunk.byteOffset, REUSED_COPY_BYTES));
+    if (this.spareCopies.length < MAX_SPARE_COPIES)
+      this.spareCopies.push(Buffer.from(chunk.buffer, chunk.byteOffset, REUSED_COPY_BYTES));
     else this.garbageBytes += REUSED_COPY_BYTES;
   };
 
   /** Allocates the next block and starts one streaming upload per replica. */
   private async openBlock(): Promise<OpenBlock> {
     const { blockId, targets, token } = await this.namenode.allocateBlock(this.path, this.client);
-    const isLocal = (target: DatanodeAddress): boolean => this.localStore !== undefined && target.workerId === this.localStore.workerId;
+    const isLocal = (target: DatanodeAddress): boolean =>
+      this.localStore !== undefined && target.workerId === this.localStore.workerId;
     const reusesCopies = targets.length === 1 && isLocal(targets[0]!);
     const streams = targets.map((target) => {
       const stream = new ReplicaStream(reusesCopies ? this.copyWritten : undefined);
-      stream.result = isLocal(target) ? this.localStore!.write(blockId, stream) : putRemoteBlock(target, blockId, stream, { timeoutMs: this.timeoutMs, token });
+      stream.result = isLocal(target)
+        ? this.localStore!.write(blockId, stream)
+        : putRemoteBlock(target, blockId, stream, { timeoutMs: this.timeoutMs, token });
       // A replica that fails stops being waited for; its error is reported when the block ends.
       stream.result.catch(() => stream.fail());
       return stream;
@@ -502,10 +571,14 @@ class BlockWriter implements FileWriter {
       block.streams.map(async (stream, i) => {
         const result = await stream.result;
         if (result.length !== block.length || (!block.reusesCopies && result.crc32 !== blockCrc32)) {
-          throw new MinimrError('ECHECKSUM', `datanode ${block.targets[i]!.workerId} stored block ${block.blockId} wrongly`, {
-            blockId: block.blockId,
-            workerId: block.targets[i]!.workerId,
-          });
+          throw new MinimrError(
+            'ECHECKSUM',
+            `datanode ${block.targets[i]!.workerId} stored block ${block.blockId} wrongly`,
+            {
+              blockId: block.blockId,
+              workerId: block.targets[i]!.workerId,
+            },
+          );
         }
         return { workerId: block.targets[i]!.workerId, crc32: result.crc32 };
       }),
@@ -518,13 +591,31 @@ class BlockWriter implements FileWriter {
         if (block.reusesCopies) blockCrc32 = outcome.value.crc32 >>> 0;
       } else {
         firstError ??= outcome.reason;
-        this.log.warn({ path: this.path, blockId: block.blockId, workerId: block.targets[i]!.workerId, err: serializeError(outcome.reason) }, 'replica write failed; dropping that target');
+        this.log.warn(
+          {
+            path: this.path,
+            blockId: block.blockId,
+            workerId: block.targets[i]!.workerId,
+            err: serializeError(outcome.reason),
+          },
+          'replica write failed; dropping that target',
+        );
       }
     });
     if (workerIds.length === 0) {
-      throw new MinimrError('ENOREPLICA', `no datanode stored block ${block.blockId} of ${this.path}`, { blockId: block.blockId, path: this.path }, { cause: firstError });
+      throw new MinimrError(
+        'ENOREPLICA',
+        `no datanode stored block ${block.blockId} of ${this.path}`,
+        { blockId: block.blockId, path: this.path },
+        { cause: firstError },
+      );
     }
-    await this.namenode.commitBlock(this.path, { blockId: block.blockId, length: block.length, crc32: blockCrc32, workerIds });
+    await this.namenode.commitBlock(this.path, {
+      blockId: block.blockId,
+      length: block.length,
+      crc32: blockCrc32,
+      workerIds,
+    });
   }
 
   /** Stops the uploads of an unfinished block (its replicas discard what they got). */

@@ -27,14 +27,24 @@ export interface FsckReport {
   readonly totalBytes: number;
   /** Live replicas over all blocks. */
   readonly totalReplicas: number;
-  readonly underReplicated: readonly { readonly path: string; readonly blockId: string; readonly replicas: number; readonly replication: number }[];
+  readonly underReplicated: readonly {
+    readonly path: string;
+    readonly blockId: string;
+    readonly replicas: number;
+    readonly replication: number;
+  }[];
   readonly missing: readonly { readonly path: string; readonly blockId: string; readonly length: number }[];
   readonly liveDatanodes: number;
   readonly healthy: boolean;
 }
 
 /** Tallies the files' blocks into a report. */
-export function fsckReport(path: string, files: readonly FsckFile[], directories: number, liveDatanodes: number): FsckReport {
+export function fsckReport(
+  path: string,
+  files: readonly FsckFile[],
+  directories: number,
+  liveDatanodes: number,
+): FsckReport {
   let totalBlocks = 0;
   let totalBytes = 0;
   let totalReplicas = 0;
@@ -46,10 +56,27 @@ export function fsckReport(path: string, files: readonly FsckFile[], directories
       totalBytes += b.length;
       totalReplicas += b.replicas.length;
       if (b.replicas.length === 0) missing.push({ path: f.path, blockId: b.blockId, length: b.length });
-      else if (b.replicas.length < f.replication) underReplicated.push({ path: f.path, blockId: b.blockId, replicas: b.replicas.length, replication: f.replication });
+      else if (b.replicas.length < f.replication)
+        underReplicated.push({
+          path: f.path,
+          blockId: b.blockId,
+          replicas: b.replicas.length,
+          replication: f.replication,
+        });
     }
   }
-  return { path, files, directories, totalBlocks, totalBytes, totalReplicas, underReplicated, missing, liveDatanodes, healthy: missing.length === 0 };
+  return {
+    path,
+    files,
+    directories,
+    totalBlocks,
+    totalBytes,
+    totalReplicas,
+    underReplicated,
+    missing,
+    liveDatanodes,
+    healthy: missing.length === 0,
+  };
 }
 
 /** HDFS-like text: one line per file (with `verbose`, per block too), the problems, then the summary. */
@@ -59,12 +86,18 @@ export function formatFsck(r: FsckReport, verbose = false): string {
   for (const m of r.missing) missingBy.set(m.path, (missingBy.get(m.path) ?? 0) + 1);
   for (const f of r.files) {
     const lost = missingBy.get(f.path) ?? 0;
-    lines.push(`${f.path} ${f.length} bytes, replicated: replication=${f.replication}, ${f.blocks.length} block(s): ${lost > 0 ? `MISSING ${lost} blocks` : 'OK'}`);
+    lines.push(
+      `${f.path} ${f.length} bytes, replicated: replication=${f.replication}, ${f.blocks.length} block(s): ${lost > 0 ? `MISSING ${lost} blocks` : 'OK'}`,
+    );
     if (verbose) {
-      for (const [i, b] of f.blocks.entries()) lines.push(`  ${i}. ${b.blockId} len=${b.length} repl=${b.replicas.length} [${b.replicas.join(', ')}]`);
+      for (const [i, b] of f.blocks.entries())
+        lines.push(`  ${i}. ${b.blockId} len=${b.length} repl=${b.replicas.length} [${b.replicas.join(', ')}]`);
     }
   }
-  for (const u of r.underReplicated) lines.push(`${u.path}: Under replicated ${u.blockId}. Target Replicas is ${u.replication} but found ${u.replicas} live replica(s).`);
+  for (const u of r.underReplicated)
+    lines.push(
+      `${u.path}: Under replicated ${u.blockId}. Target Replicas is ${u.replication} but found ${u.replicas} live replica(s).`,
+    );
   for (const m of r.missing) lines.push(`${m.path}: MISSING block ${m.blockId} len=${m.length} (no live replica)`);
   const avg = r.totalBlocks > 0 ? (r.totalReplicas / r.totalBlocks).toFixed(3) : '0';
   lines.push(

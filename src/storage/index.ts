@@ -13,18 +13,68 @@ export type {
   RecordChunk,
   RecordChunkReader,
 } from './types.js';
-export { Namenode, DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, type NamenodeOptions, type ReplicationWork, type BlockStoreUsage } from './namenode.js';
-export { chooseTargets, owedReplicaTarget, sortByDistance, type PlacementNode, type PlacementRequest } from './placement.js';
+export {
+  Namenode,
+  DEFAULT_BLOCK_SIZE,
+  DEFAULT_REPLICATION,
+  type NamenodeOptions,
+  type ReplicationWork,
+  type BlockStoreUsage,
+} from './namenode.js';
+export {
+  chooseTargets,
+  owedReplicaTarget,
+  sortByDistance,
+  type PlacementNode,
+  type PlacementRequest,
+} from './placement.js';
 export { validatePath } from './paths.js';
-export { formatMode, isValidUserName, parseMode, validateUserName, type Access, type Caller, type Ownership } from './permissions.js';
-export { CHECKSUM_CHUNK_SIZE, crc32Combine, ReadBufferPool, validateBlockId, type BlockStat, type BlockStore, type BlockWriteResult, type VerifiedPiece } from './block-store.js';
+export {
+  formatMode,
+  isValidUserName,
+  parseMode,
+  validateUserName,
+  type Access,
+  type Caller,
+  type Ownership,
+} from './permissions.js';
+export {
+  CHECKSUM_CHUNK_SIZE,
+  crc32Combine,
+  ReadBufferPool,
+  validateBlockId,
+  type BlockStat,
+  type BlockStore,
+  type BlockWriteResult,
+  type VerifiedPiece,
+} from './block-store.js';
 export { LocalDiskBlockStore, type LocalDiskBlockStoreOptions } from './local-disk-block-store.js';
 export { createDataRequestHandler, replicateBlock, type DataAccess, type DataRequestHandler } from './data-server.js';
-export { BlockTokenKey, BLOCK_TOKEN_HEADER, DEFAULT_BLOCK_TOKEN_LIFETIME_MS, replicationScope, type BlockOperation } from './block-token.js';
-export { putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBlock, type DataRequestOptions, type RemoteReplicationResult } from './data-client.js';
+export {
+  BlockTokenKey,
+  BLOCK_TOKEN_HEADER,
+  DEFAULT_BLOCK_TOKEN_LIFETIME_MS,
+  replicationScope,
+  type BlockOperation,
+} from './block-token.js';
+export {
+  putRemoteBlock,
+  readRemoteBlock,
+  deleteRemoteBlock,
+  replicateRemoteBlock,
+  type DataRequestOptions,
+  type RemoteReplicationResult,
+} from './data-client.js';
 export { checkLocalReplica, type BlockVerification } from './replica-check.js';
 export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
 export { computeSplits } from './splits.js';
-export { openLineReader, openFixedRecordReader, openLineChunkReader, openFixedRecordChunkReader, type BatchOptions, type ChunkReaderOptions } from './record-readers.js';
+export {
+  openLineReader,
+  openFixedRecordReader,
+  openLineChunkReader,
+  openFixedRecordChunkReader,
+  type BatchOptions,
+  type ChunkReaderOptions,
+} from './record-readers.js';
 export type { BlockScope } from './block-scope.js';
 export { fsckReport, formatFsck, type FsckBlock, type FsckFile, type FsckReport } from './fsck.js';

@@ -37,7 +37,9 @@ const META_SUFFIX = '.meta';
 /** Read 16 checksum chunks (1 MiB) per disk read: fewer syscalls, still bounded memory. */
 const READ_CHUNKS_PER_IO = 16;
 
-/** A read of the block: `buf` the bytes, `memory` the whole buffer they were read into (a pool's buffer may be longer). */
+/**
+ * A read of the block: `buf` the bytes, `memory` the whole buffer they were read into (a pool's buffer may be longer).
+ */
 interface PieceRead {
   readonly buf: Buffer;
   readonly memory: Buffer;
@@ -61,11 +63,17 @@ function encodeMeta(meta: BlockMeta): Buffer {
 }
 
 function decodeMeta(buf: Buffer): BlockMeta | undefined {
-  if (buf.length < META_HEADER_BYTES || buf.toString('latin1', 0, 4) !== META_MAGIC || buf.readUInt8(4) !== META_VERSION) return undefined;
+  if (
+    buf.length < META_HEADER_BYTES ||
+    buf.toString('latin1', 0, 4) !== META_MAGIC ||
+    buf.readUInt8(4) !== META_VERSION
+  )
+    return undefined;
   if (buf.readUInt32LE(8) !== CHECKSUM_CHUNK_SIZE) return undefined;
   const length = Number(buf.readBigUInt64LE(12));
   const count = buf.readUInt32LE(24);
-  if (count !== Math.ceil(length / CHECKSUM_CHUNK_SIZE) || buf.length !== META_HEADER_BYTES + 4 * count) return undefined;
+  if (count !== Math.ceil(length / CHECKSUM_CHUNK_SIZE) || buf.length !== META_HEADER_BYTES + 4 * count)
+    return undefined;
   const chunkCrcs: number[] = [];
   for (let i = 0; i < count; i++) chunkCrcs.push(buf.readUInt32LE(META_HEADER_BYTES + 4 * i));
   return { length, crc32: buf.readUInt32LE(20), chunkCrcs };
@@ -144,7 +152,12 @@ export class LocalDiskBlockStore implements BlockStore {
       await rm(tmpData, { force: true }).catch(() => undefined);
       await rm(tmpMeta, { force: true }).catch(() => undefined);
       if (isErrno(err, 'ENOSPC', 'EDQUOT')) {
-        throw new MinimrError('EDISKFULL', `disk full while writing block ${blockId} in ${this.dir}`, { blockId, dir: this.dir, workerId: this.workerId }, { cause: err });
+        throw new MinimrError(
+          'EDISKFULL',
+          `disk full while writing block ${blockId} in ${this.dir}`,
+          { blockId, dir: this.dir, workerId: this.workerId },
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -154,7 +167,12 @@ export class LocalDiskBlockStore implements BlockStore {
     return bytesOf(this.readPieces(blockId, start, end));
   }
 
-  async *readPieces(blockId: string, start?: number, end?: number, buffers?: ReadBufferPool): AsyncIterable<VerifiedPiece> {
+  async *readPieces(
+    blockId: string,
+    start?: number,
+    end?: number,
+    buffers?: ReadBufferPool,
+  ): AsyncIterable<VerifiedPiece> {
     validateBlockId(blockId);
     const meta = await this.readMeta(blockId);
     let handle: FileHandle;
@@ -174,11 +192,15 @@ export class LocalDiskBlockStore implements BlockStore {
         const wanted = Math.min(ioSize, alignedEnd - position);
         const memory = buffers?.take(wanted) ?? Buffer.allocUnsafe(wanted);
         const buf = memory.length === wanted ? memory : memory.subarray(0, wanted);
-        if ((await readFully(handle, buf, position)) !== wanted) throw checksumError(blockId, this.workerId, position / CHECKSUM_CHUNK_SIZE);
+        if ((await readFully(handle, buf, position)) !== wanted)
+          throw checksumError(blockId, this.workerId, position / CHECKSUM_CHUNK_SIZE);
         return { buf, memory, position };
       };
       // One read ahead: the disk (or page cache copy) works while the reader uses the bytes before.
-      let next: Promise<PieceRead> | undefined = range.start < range.end ? readAt(Math.floor(range.start / CHECKSUM_CHUNK_SIZE) * CHECKSUM_CHUNK_SIZE) : undefined;
+      let next: Promise<PieceRead> | undefined =
+        range.start < range.end
+          ? readAt(Math.floor(range.start / CHECKSUM_CHUNK_SIZE) * CHECKSUM_CHUNK_SIZE)
+          : undefined;
       try {
         while (next !== undefined) {
           const { buf, memory, position }: PieceRead = await next;

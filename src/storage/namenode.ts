@@ -1,7 +1,12 @@
 import type { Level } from 'level';
 import { MinimrError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { BlockTokenKey, DEFAULT_BLOCK_TOKEN_LIFETIME_MS, replicationScope, type BlockOperation } from './block-token.js';
+import {
+  BlockTokenKey,
+  DEFAULT_BLOCK_TOKEN_LIFETIME_MS,
+  replicationScope,
+  type BlockOperation,
+} from './block-token.js';
 import { baseName, isSameOrBelow, joinPath, parentOf, validatePath } from './paths.js';
 import {
   DEFAULT_DIR_MODE,
@@ -56,7 +61,12 @@ export interface BlockStoreUsage {
   readonly bytes: number;
   readonly underReplicatedBlocks: number;
   /** Replicas each live datanode holds. */
-  readonly datanodes: readonly { readonly workerId: string; readonly rack: string; readonly blocks: number; readonly bytes: number }[];
+  readonly datanodes: readonly {
+    readonly workerId: string;
+    readonly rack: string;
+    readonly blocks: number;
+    readonly bytes: number;
+  }[];
 }
 
 export interface ReplicationWork {
@@ -121,7 +131,10 @@ export class Namenode implements NamenodeApi {
   private readonly log: Logger;
   /** Who the NameNode's own callers are. */
   private readonly superCaller: Caller;
-  /** Shared with the datanodes at registration; tokens it signs open their data ports. Never persisted: a restart re-keys. */
+  /**
+   * Shared with the datanodes at registration; tokens it signs open their data ports. Never persisted: a restart
+   * re-keys.
+   */
   readonly blockKey = BlockTokenKey.generate();
   private readonly blockTokenLifetimeMs: number;
 
@@ -137,7 +150,10 @@ export class Namenode implements NamenodeApi {
   /** Replicas readers reported bad, by the worker asked to check them. */
   private readonly verifications = new Map<string, Set<string>>();
   private readonly underReplicated = new Set<string>();
-  private readonly replicationInFlight = new Map<string, { readonly source: string; readonly targets: readonly string[]; readonly expires: number }>();
+  private readonly replicationInFlight = new Map<
+    string,
+    { readonly source: string; readonly targets: readonly string[]; readonly expires: number }
+  >();
   private readonly warnedReplicationCap = new Set<string>();
   /** favoredWorkers of files being written (HDFS keeps favored nodes for the write only, too). */
   private readonly favoredWorkers = new Map<string, readonly string[]>();
@@ -150,14 +166,23 @@ export class Namenode implements NamenodeApi {
   constructor(options: NamenodeOptions) {
     const blockSize = options.defaultBlockSize ?? DEFAULT_BLOCK_SIZE;
     const replication = options.defaultReplication ?? DEFAULT_REPLICATION;
-    if (!isPositiveInteger(blockSize)) throw new MinimrError('EBADJOB', `defaultBlockSize must be a positive integer, got ${blockSize}`);
-    if (!isPositiveInteger(replication)) throw new MinimrError('EBADJOB', `defaultReplication must be a positive integer, got ${replication}`);
+    if (!isPositiveInteger(blockSize))
+      throw new MinimrError('EBADJOB', `defaultBlockSize must be a positive integer, got ${blockSize}`);
+    if (!isPositiveInteger(replication))
+      throw new MinimrError('EBADJOB', `defaultReplication must be a positive integer, got ${replication}`);
     this.defaultBlockSize = blockSize;
     this.defaultReplication = replication;
     this.replicationTimeoutMs = options.replicationTimeoutMs ?? 60_000;
     this.blockTokenLifetimeMs = options.blockTokenLifetimeMs ?? DEFAULT_BLOCK_TOKEN_LIFETIME_MS;
     // The JobTracker passes its logger; without one the NameNode is silent.
-    this.log = options.logger ?? ({ info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger);
+    this.log =
+      options.logger ??
+      ({
+        info: () => undefined,
+        warn: () => undefined,
+        error: () => undefined,
+        debug: () => undefined,
+      } as unknown as Logger);
     this.dbPath = options.dbPath;
     this.superCaller = { user: validateUserName(options.superuser ?? 'minimr', 'superuser name'), superuser: true };
   }
@@ -182,7 +207,13 @@ export class Namenode implements NamenodeApi {
       else this.setInode(path, inode);
     }
     if (!this.inodes.has('/')) {
-      const root: DirInode = { type: 'dir', mtime: Date.now(), owner: this.superCaller.user, group: DEFAULT_GROUP, mode: ROOT_MODE };
+      const root: DirInode = {
+        type: 'dir',
+        mtime: Date.now(),
+        owner: this.superCaller.user,
+        group: DEFAULT_GROUP,
+        mode: ROOT_MODE,
+      };
       await this.db.put(`${INODE_PREFIX}/`, root);
       this.setInode('/', root);
     }
@@ -279,14 +310,16 @@ export class Namenode implements NamenodeApi {
     return this.exclusive(async () => {
       validatePath(from);
       validatePath(to);
-      if (from === '/' || to === '/') throw new MinimrError('EBADPATH', 'the root directory cannot be renamed', { path: from, to });
+      if (from === '/' || to === '/')
+        throw new MinimrError('EBADPATH', 'the root directory cannot be renamed', { path: from, to });
       const who = caller ?? this.superCaller;
       this.traverse(who, from);
       this.traverse(who, to);
       const inode = this.inodes.get(from);
       if (!inode) throw new MinimrError('ENOENT', `no such file or directory: ${from}`, { path: from });
       if (from === to) return;
-      if (isSameOrBelow(to, from)) throw new MinimrError('EBADPATH', `cannot move ${from} into itself (${to})`, { path: from, to });
+      if (isSameOrBelow(to, from))
+        throw new MinimrError('EBADPATH', `cannot move ${from} into itself (${to})`, { path: from, to });
       if (this.inodes.has(to)) throw new MinimrError('EEXIST', `destination exists: ${to}`, { path: to });
       this.requireRemovable(who, from);
       requireAccess(who, this.requireParentDir(to), parentOf(to), 'write', 'execute');
@@ -314,10 +347,15 @@ export class Namenode implements NamenodeApi {
       if (path === '/') throw new MinimrError('EISDIR', 'cannot create a file at /', { path });
       const replication = options?.replication ?? this.defaultReplication;
       const blockSize = options?.blockSize ?? this.defaultBlockSize;
-      if (!isPositiveInteger(replication)) throw new MinimrError('EBADJOB', `replication must be a positive integer, got ${replication}`, { path });
-      if (!isPositiveInteger(blockSize)) throw new MinimrError('EBADJOB', `blockSize must be a positive integer, got ${blockSize}`, { path });
+      if (!isPositiveInteger(replication))
+        throw new MinimrError('EBADJOB', `replication must be a positive integer, got ${replication}`, { path });
+      if (!isPositiveInteger(blockSize))
+        throw new MinimrError('EBADJOB', `blockSize must be a positive integer, got ${blockSize}`, { path });
       const favored = options?.favoredWorkers;
-      if (favored !== undefined && (!Array.isArray(favored) || favored.some((w) => typeof w !== 'string' || w === ''))) {
+      if (
+        favored !== undefined &&
+        (!Array.isArray(favored) || favored.some((w) => typeof w !== 'string' || w === ''))
+      ) {
         throw new MinimrError('EBADJOB', 'favoredWorkers must be a list of worker ids', { path });
       }
       this.scope?.checkWritable(path);
@@ -330,7 +368,17 @@ export class Namenode implements NamenodeApi {
       else this.planMkdirs(parentOf(path), changes, who);
       const parent = (changes.get(parentOf(path)) ?? this.inodes.get(parentOf(path)))!;
       requireAccess(who, parent, parentOf(path), 'write', 'execute');
-      const file: FileInode = { type: 'file', mtime: Date.now(), replication, blockSize, blocks: [], underConstruction: true, owner: who.user, group: parent.group, mode: DEFAULT_FILE_MODE };
+      const file: FileInode = {
+        type: 'file',
+        mtime: Date.now(),
+        replication,
+        blockSize,
+        blocks: [],
+        underConstruction: true,
+        owner: who.user,
+        group: parent.group,
+        mode: DEFAULT_FILE_MODE,
+      };
       changes.set(path, file);
       await this.applyChanges(changes);
       if (existing?.type === 'file') this.dropBlocksOf(new Set([path]), [existing]);
@@ -347,10 +395,18 @@ export class Namenode implements NamenodeApi {
       const file = this.fileUnderConstruction(path, caller);
       const nodes = this.placementNodes(path, client?.workerId);
       const live = nodes.length;
-      if (live === 0) throw new MinimrError('ENOWORKERS', `no live datanode ${this.datanodes.size > 0 ? 'may store' : 'to store'} a block of ${path}`, { path });
+      if (live === 0)
+        throw new MinimrError(
+          'ENOWORKERS',
+          `no live datanode ${this.datanodes.size > 0 ? 'may store' : 'to store'} a block of ${path}`,
+          { path },
+        );
       if (file.replication > live && !this.warnedReplicationCap.has(path)) {
         this.warnedReplicationCap.add(path);
-        this.log.warn({ path, replication: file.replication, liveDatanodes: live }, 'fewer live datanodes than the replication asked; writing fewer replicas');
+        this.log.warn(
+          { path, replication: file.replication, liveDatanodes: live },
+          'fewer live datanodes than the replication asked; writing fewer replicas',
+        );
       }
       const blockId = `blk_${this.nextBlockId}`;
       await this.db.put(NEXT_BLOCK_ID_KEY, this.nextBlockId + 1);
@@ -360,7 +416,9 @@ export class Namenode implements NamenodeApi {
       let targets: DatanodeAddress[];
       if (favored) {
         // The least-loaded live favored workers first; the default policy places the rest around them.
-        const mine = nodes.filter((n) => favored.includes(n.address.workerId)).sort((a, b) => a.blockCount - b.blockCount || (a.address.workerId < b.address.workerId ? -1 : 1));
+        const mine = nodes
+          .filter((n) => favored.includes(n.address.workerId))
+          .sort((a, b) => a.blockCount - b.blockCount || (a.address.workerId < b.address.workerId ? -1 : 1));
         const first = mine.slice(0, count).map((n) => n.address);
         targets = [...first, ...chooseTargets({ nodes, count: count - first.length, existing: first })];
       } else {
@@ -371,28 +429,54 @@ export class Namenode implements NamenodeApi {
     });
   }
 
-  commitBlock(path: string, block: { blockId: string; length: number; crc32: number; workerIds: readonly string[] }, caller?: Caller): Promise<void> {
+  commitBlock(
+    path: string,
+    block: { blockId: string; length: number; crc32: number; workerIds: readonly string[] },
+    caller?: Caller,
+  ): Promise<void> {
     return this.exclusive(async () => {
       validatePath(path);
       const file = this.fileUnderConstruction(path, caller);
       const pending = this.pendingBlocks.get(block.blockId);
       if (!pending || pending.path !== path) {
-        throw new MinimrError('EINTERNAL', `block ${block.blockId} was not allocated to ${path}`, { path, blockId: block.blockId });
+        throw new MinimrError('EINTERNAL', `block ${block.blockId} was not allocated to ${path}`, {
+          path,
+          blockId: block.blockId,
+        });
       }
-      if (!Number.isInteger(block.length) || block.length < 0 || !Number.isInteger(block.crc32) || block.crc32 < 0 || block.crc32 > 0xffffffff) {
-        throw new MinimrError('EPROTOCOL', `bad length or crc32 for block ${block.blockId}`, { path, blockId: block.blockId });
+      if (
+        !Number.isInteger(block.length) ||
+        block.length < 0 ||
+        !Number.isInteger(block.crc32) ||
+        block.crc32 < 0 ||
+        block.crc32 > 0xffffffff
+      ) {
+        throw new MinimrError('EPROTOCOL', `bad length or crc32 for block ${block.blockId}`, {
+          path,
+          blockId: block.blockId,
+        });
       }
       if (block.workerIds.length === 0) {
-        throw new MinimrError('ENOREPLICA', `block ${block.blockId} was committed with no replica`, { path, blockId: block.blockId });
+        throw new MinimrError('ENOREPLICA', `block ${block.blockId} was committed with no replica`, {
+          path,
+          blockId: block.blockId,
+        });
       }
       const stored: FileBlock = { blockId: block.blockId, length: block.length, crc32: block.crc32 };
       await this.applyChanges(new Map([[path, { ...file, blocks: [...file.blocks, stored] }]]));
       this.pendingBlocks.delete(block.blockId);
       this.blockOwner.set(block.blockId, path);
       for (const workerId of block.workerIds) this.addLocation(block.blockId, workerId);
-      if (this.scope) this.scope.blockCommitted(path, block.blockId, block.length, block.workerIds.filter((w) => this.datanodes.has(w)));
+      if (this.scope)
+        this.scope.blockCommitted(
+          path,
+          block.blockId,
+          block.length,
+          block.workerIds.filter((w) => this.datanodes.has(w)),
+        );
       // A target the writer gave up on may still hold a copy; deleting a missing block is harmless.
-      for (const workerId of pending.targets) if (!block.workerIds.includes(workerId)) this.scheduleDeletion(workerId, block.blockId);
+      for (const workerId of pending.targets)
+        if (!block.workerIds.includes(workerId)) this.scheduleDeletion(workerId, block.blockId);
       this.checkReplication(block.blockId);
     });
   }
@@ -465,18 +549,32 @@ export class Namenode implements NamenodeApi {
       const bits = parseMode(mode);
       const inode = this.visibleInode(path);
       if (!who.superuser && who.user !== inode.owner) {
-        throw new MinimrError('EPERM', `permission denied: only ${inode.owner} (the owner) or the admin may change the mode of ${path}`, { path });
+        throw new MinimrError(
+          'EPERM',
+          `permission denied: only ${inode.owner} (the owner) or the admin may change the mode of ${path}`,
+          { path },
+        );
       }
       await this.applyChanges(new Map([[path, { ...inode, mode: bits }]]));
     });
   }
 
-  /** Gives a path (with `recursive`, everything below it too) another owner and/or group: the superuser only, as in HDFS. */
-  chown(path: string, owner: string | null, group: string | null, options?: { recursive?: boolean }, caller?: Caller): Promise<void> {
+  /**
+   * Gives a path (with `recursive`, everything below it too) another owner and/or group: the superuser only, as in
+   * HDFS.
+   */
+  chown(
+    path: string,
+    owner: string | null,
+    group: string | null,
+    options?: { recursive?: boolean },
+    caller?: Caller,
+  ): Promise<void> {
     return this.exclusive(async () => {
       validatePath(path);
       const who = caller ?? this.superCaller;
-      if (!who.superuser) throw new MinimrError('EPERM', `permission denied: only the admin may change the owner of ${path}`, { path });
+      if (!who.superuser)
+        throw new MinimrError('EPERM', `permission denied: only the admin may change the owner of ${path}`, { path });
       if (owner !== null && owner !== undefined) validateUserName(owner, 'owner');
       if (group !== null && group !== undefined) validateUserName(group, 'group');
       this.visibleInode(path);
@@ -495,7 +593,8 @@ export class Namenode implements NamenodeApi {
    * (`takeVerifications`), and only its own `replicaCorrupt` removes it.
    */
   async reportBadReplica(blockId: string, workerId: string): Promise<void> {
-    if (typeof blockId !== 'string' || typeof workerId !== 'string' || !this.locations.get(blockId)?.has(workerId)) return;
+    if (typeof blockId !== 'string' || typeof workerId !== 'string' || !this.locations.get(blockId)?.has(workerId))
+      return;
     this.log.warn({ blockId, workerId }, 'bad replica reported; asking its datanode to verify it');
     let queue = this.verifications.get(workerId);
     if (!queue) this.verifications.set(workerId, (queue = new Set()));
@@ -510,7 +609,8 @@ export class Namenode implements NamenodeApi {
     const result: BlockVerification[] = [];
     for (const blockId of pending) {
       const block = this.storedBlock(blockId);
-      if (block && this.locations.get(blockId)?.has(workerId)) result.push({ blockId, length: block.length, crc32: block.crc32 });
+      if (block && this.locations.get(blockId)?.has(workerId))
+        result.push({ blockId, length: block.length, crc32: block.crc32 });
     }
     return result;
   }
@@ -541,10 +641,14 @@ export class Namenode implements NamenodeApi {
     for (const target of targets) {
       const registered = this.datanodes.get(target.workerId)?.address;
       if (!registered || replicationScope([registered]) !== replicationScope([target])) {
-        throw new MinimrError('ETOKEN', `cannot relay block ${blockId} to ${target.workerId} at ${target.host}:${target.dataPort}: not a registered datanode`, {
-          blockId,
-          workerId: target.workerId,
-        });
+        throw new MinimrError(
+          'ETOKEN',
+          `cannot relay block ${blockId} to ${target.workerId} at ${target.host}:${target.dataPort}: not a registered datanode`,
+          {
+            blockId,
+            workerId: target.workerId,
+          },
+        );
       }
     }
     return this.blockKey.issue(blockId, 'replicate', Date.now() + this.blockTokenLifetimeMs, replicationScope(targets));
@@ -568,12 +672,16 @@ export class Namenode implements NamenodeApi {
         // The block was re-replicated while this node was away: its copy is one too many.
         this.scheduleDeletion(address.workerId, blockId);
       } else if (this.outOfScope(blockId, address.workerId)) {
-        // A scoped block on a node that may no longer hold it (it left its MR-cluster meanwhile): a copy elsewhere stays.
+        // A scoped block on a node that may no longer hold it (it left its MR-cluster meanwhile): a copy elsewhere
+        // stays.
         this.scheduleDeletion(address.workerId, blockId);
       } else this.addLocation(blockId, address.workerId);
     }
     this.recheckAllReplication();
-    this.log.info({ workerId: address.workerId, rack: address.rack, blocks: blockIds.length, orphans: orphans.length }, 'datanode registered');
+    this.log.info(
+      { workerId: address.workerId, rack: address.rack, blocks: blockIds.length, orphans: orphans.length },
+      'datanode registered',
+    );
     return orphans;
   }
 
@@ -605,7 +713,9 @@ export class Namenode implements NamenodeApi {
     for (const blockId of [...(this.datanodes.get(workerId)?.blocks ?? [])]) {
       const path = this.blockOwner.get(blockId);
       if (path === undefined || !inScope(path)) continue;
-      const others = [...(this.locations.get(blockId) ?? [])].filter((w) => w !== workerId && this.datanodes.has(w)).length;
+      const others = [...(this.locations.get(blockId) ?? [])].filter(
+        (w) => w !== workerId && this.datanodes.has(w),
+      ).length;
       if (others === 0) {
         kept.push(blockId);
         continue;
@@ -636,7 +746,12 @@ export class Namenode implements NamenodeApi {
         length: b.length,
         replicas: [...(this.locations.get(b.blockId) ?? [])].filter((w) => this.datanodes.has(w)).sort(),
       }));
-      files.push({ path: p, length: blocks.reduce((sum, b) => sum + b.length, 0), replication: inode.replication, blocks });
+      files.push({
+        path: p,
+        length: blocks.reduce((sum, b) => sum + b.length, 0),
+        replication: inode.replication,
+        blocks,
+      });
     }
     return fsckReport(path, files, directories, this.datanodes.size);
   }
@@ -687,7 +802,11 @@ export class Namenode implements NamenodeApi {
         existing: holders.map((w) => this.datanodes.get(w)!.address),
       });
       if (targets.length === 0) continue;
-      this.replicationInFlight.set(blockId, { source: workerId, targets: targets.map((t) => t.workerId), expires: now + this.replicationTimeoutMs });
+      this.replicationInFlight.set(blockId, {
+        source: workerId,
+        targets: targets.map((t) => t.workerId),
+        expires: now + this.replicationTimeoutMs,
+      });
       work.push({ blockId, targets, token: this.issueBlockToken(blockId, 'write') });
     }
     return work;
@@ -756,7 +875,9 @@ export class Namenode implements NamenodeApi {
   private requireWriter(caller: Caller | undefined, inode: FileInode, path: string): void {
     const who = caller ?? this.superCaller;
     if (!who.superuser && who.user !== inode.owner) {
-      throw new MinimrError('EPERM', `permission denied: ${path} is being written by ${inode.owner}, not ${who.user}`, { path });
+      throw new MinimrError('EPERM', `permission denied: ${path} is being written by ${inode.owner}, not ${who.user}`, {
+        path,
+      });
     }
   }
 
@@ -828,7 +949,9 @@ export class Namenode implements NamenodeApi {
   private async applyChanges(changes: Map<string, Inode | null>): Promise<void> {
     const ops: BatchOp[] = [];
     for (const [path, inode] of changes) {
-      ops.push(inode ? { type: 'put', key: INODE_PREFIX + path, value: inode } : { type: 'del', key: INODE_PREFIX + path });
+      ops.push(
+        inode ? { type: 'put', key: INODE_PREFIX + path, value: inode } : { type: 'del', key: INODE_PREFIX + path },
+      );
     }
     await this.db.batch(ops);
     for (const [path, inode] of changes) if (!inode) this.deleteInode(path);
@@ -853,7 +976,10 @@ export class Namenode implements NamenodeApi {
     if (path !== '/') this.children.get(parentOf(path))?.delete(baseName(path));
   }
 
-  /** Forgets the blocks of files that left the namespace (`paths` for blocks still being written) and deletes their replicas. */
+  /**
+   * Forgets the blocks of files that left the namespace (`paths` for blocks still being written) and deletes their
+   * replicas.
+   */
   private dropBlocksOf(paths: ReadonlySet<string>, files: readonly FileInode[]): void {
     for (const file of files) {
       for (const block of file.blocks) this.forgetBlock(block.blockId);
@@ -906,7 +1032,9 @@ export class Namenode implements NamenodeApi {
     return inode?.type === 'file' ? inode.blocks.find((b) => b.blockId === blockId) : undefined;
   }
 
-  /** Whether a copy of the block on `workerId` is one its scope does not let it keep while a live replica is elsewhere. */
+  /**
+   * Whether a copy of the block on `workerId` is one its scope does not let it keep while a live replica is elsewhere.
+   */
   private outOfScope(blockId: string, workerId: string): boolean {
     const path = this.blockOwner.get(blockId);
     if (path === undefined || !this.scope || this.scope.mayHold(path, workerId)) return false;
@@ -951,16 +1079,27 @@ export class Namenode implements NamenodeApi {
     for (const pending of this.pendingBlocks.values()) {
       for (const workerId of pending.targets) pendingLoad.set(workerId, (pendingLoad.get(workerId) ?? 0) + 1);
     }
-    return [...this.datanodes.values()].filter((d) => !storers || storers.has(d.address.workerId)).map((d) => ({
-      address: d.address,
-      blockCount: d.blocks.size + (pendingLoad.get(d.address.workerId) ?? 0),
-    }));
+    return [...this.datanodes.values()]
+      .filter((d) => !storers || storers.has(d.address.workerId))
+      .map((d) => ({
+        address: d.address,
+        blockCount: d.blocks.size + (pendingLoad.get(d.address.workerId) ?? 0),
+      }));
   }
 
   private statusOf(path: string, inode: Inode): FileStatus {
     const ownership = { owner: inode.owner, group: inode.group, mode: inode.mode };
-    if (inode.type === 'dir') return { path, type: 'dir', length: 0, replication: 0, blockSize: 0, mtime: inode.mtime, ...ownership };
+    if (inode.type === 'dir')
+      return { path, type: 'dir', length: 0, replication: 0, blockSize: 0, mtime: inode.mtime, ...ownership };
     const length = inode.blocks.reduce((sum, b) => sum + b.length, 0);
-    return { path, type: 'file', length, replication: inode.replication, blockSize: inode.blockSize, mtime: inode.mtime, ...ownership };
+    return {
+      path,
+      type: 'file',
+      length,
+      replication: inode.replication,
+      blockSize: inode.blockSize,
+      mtime: inode.mtime,
+      ...ownership,
+    };
   }
 }

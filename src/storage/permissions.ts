@@ -41,7 +41,10 @@ export function isValidUserName(user: unknown): user is string {
 
 export function validateUserName(user: unknown, what = 'user name'): string {
   if (!isValidUserName(user)) {
-    throw new MinimrError('EBADCONF', `${what} must be 1-64 characters of [A-Za-z0-9_.@-], starting with a letter or _, got ${JSON.stringify(String(user)).slice(0, 80)}`);
+    throw new MinimrError(
+      'EBADCONF',
+      `${what} must be 1-64 characters of [A-Za-z0-9_.@-], starting with a letter or _, got ${JSON.stringify(String(user)).slice(0, 80)}`,
+    );
   }
   return user;
 }
@@ -58,17 +61,28 @@ function permits(caller: Caller, inode: Ownership, access: Access): boolean {
 export function requireAccess(caller: Caller, inode: Ownership, path: string, ...accesses: Access[]): void {
   for (const access of accesses) {
     if (!permits(caller, inode, access)) {
-      throw new MinimrError('EPERM', `permission denied: user ${caller.user} may not ${access === 'execute' ? 'enter' : access} ${path} (owner ${inode.owner}, group ${inode.group}, mode ${formatMode('dir', inode.mode).slice(1)})`, {
-        path,
-      });
+      throw new MinimrError(
+        'EPERM',
+        `permission denied: user ${caller.user} may not ${access === 'execute' ? 'enter' : access} ${path} (owner ${inode.owner}, group ${inode.group}, mode ${formatMode('dir', inode.mode).slice(1)})`,
+        {
+          path,
+        },
+      );
     }
   }
 }
 
-/** In a sticky directory, only the entry's owner, the directory's owner and the superuser may remove or rename an entry. */
+/**
+ * In a sticky directory, only the entry's owner, the directory's owner and the superuser may remove or rename an entry.
+ */
 export function requireStickyOwnership(caller: Caller, dir: Ownership, entry: Ownership, path: string): void {
-  if (caller.superuser || (dir.mode & STICKY_BIT) === 0 || caller.user === entry.owner || caller.user === dir.owner) return;
-  throw new MinimrError('EPERM', `permission denied: ${path} belongs to ${entry.owner}; user ${caller.user} may not remove or move it`, { path });
+  if (caller.superuser || (dir.mode & STICKY_BIT) === 0 || caller.user === entry.owner || caller.user === dir.owner)
+    return;
+  throw new MinimrError(
+    'EPERM',
+    `permission denied: ${path} belongs to ${entry.owner}; user ${caller.user} may not remove or move it`,
+    { path },
+  );
 }
 
 /** `ls -l`'s form: `drwxr-xr-x`, with `t`/`T` for the sticky bit. */
@@ -83,9 +97,13 @@ export function formatMode(type: 'file' | 'dir', mode: number): string {
 export function parseMode(text: unknown): number {
   if (typeof text === 'number' && Number.isInteger(text) && text >= 0 && text <= 0o1777) return text;
   if (typeof text !== 'string' || !/^[0-7]{1,4}$/.test(text)) {
-    throw new MinimrError('EBADCONF', `mode must be 1-4 octal digits such as 755 or 1777, got ${JSON.stringify(String(text)).slice(0, 40)}`);
+    throw new MinimrError(
+      'EBADCONF',
+      `mode must be 1-4 octal digits such as 755 or 1777, got ${JSON.stringify(String(text)).slice(0, 40)}`,
+    );
   }
   const mode = Number.parseInt(text, 8);
-  if (mode > 0o1777) throw new MinimrError('EBADCONF', `mode ${text}: only the sticky bit (1000) and rwx bits are supported`);
+  if (mode > 0o1777)
+    throw new MinimrError('EBADCONF', `mode ${text}: only the sticky bit (1000) and rwx bits are supported`);
   return mode;
 }

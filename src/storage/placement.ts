@@ -16,7 +16,10 @@ export interface PlacementRequest {
 }
 
 function byLoadThenId(a: PlacementNode, b: PlacementNode): number {
-  return a.blockCount - b.blockCount || (a.address.workerId < b.address.workerId ? -1 : a.address.workerId > b.address.workerId ? 1 : 0);
+  return (
+    a.blockCount - b.blockCount ||
+    (a.address.workerId < b.address.workerId ? -1 : a.address.workerId > b.address.workerId ? 1 : 0)
+  );
 }
 
 /**
@@ -49,7 +52,11 @@ export function chooseTargets(request: PlacementRequest): DatanodeAddress[] {
     } else if (position === 1) {
       const firstRack = chosen[0]!.rack;
       if (!take((n) => n.address.rack !== firstRack)) take(() => true);
-    } else if (position === 2 && chosen[0]!.rack !== chosen[1]!.rack && take((n) => n.address.rack === chosen[1]!.rack)) {
+    } else if (
+      position === 2 &&
+      chosen[0]!.rack !== chosen[1]!.rack &&
+      take((n) => n.address.rack === chosen[1]!.rack)
+    ) {
       // biome-ignore lint/complexity/noUselessContinue: this arm's work is the take() in its condition
       continue;
     } else {
@@ -82,10 +89,15 @@ export function sortByDistance(locations: readonly DatanodeAddress[], client?: C
  * blocks spread over that rack; another rack only when the rack has no free node. Both the
  * JobTracker and the simulator use it, so they complete the same replicas on the same workers.
  */
-export function owedReplicaTarget(holders: readonly string[], workers: readonly { readonly id: string; readonly rack: string }[], index: number): string | undefined {
+export function owedReplicaTarget(
+  holders: readonly string[],
+  workers: readonly { readonly id: string; readonly rack: string }[],
+  index: number,
+): string | undefined {
   const held = new Set(holders);
   const rack = workers.find((w) => w.id === holders[0])?.rack;
-  const byId = (a: { readonly id: string }, b: { readonly id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const byId = (a: { readonly id: string }, b: { readonly id: string }): number =>
+    a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
   const free = workers.filter((w) => !held.has(w.id)).sort(byId);
   const mates = free.filter((w) => w.rack === rack);
   const pool = mates.length > 0 ? mates : free;

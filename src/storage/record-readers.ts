@@ -39,7 +39,9 @@ class ByteSource {
 
   constructor(fs: FsClient, path: string, start: number, end: number, options: ChunkReaderOptions) {
     this.reuseBuffers = options.reuseBuffers === true;
-    this.iterator = fs.readRange(path, start, end, this.reuseBuffers ? new ReadBufferPool() : undefined)[Symbol.asyncIterator]();
+    this.iterator = fs
+      .readRange(path, start, end, this.reuseBuffers ? new ReadBufferPool() : undefined)
+      [Symbol.asyncIterator]();
   }
 
   /** Bytes of the current read that the reader holds past the next read: copied out when reads reuse their buffers. */
@@ -177,7 +179,11 @@ class LineChunkReader implements RecordChunkReader {
   private async endOfFile(): Promise<RecordChunk | null> {
     let last: RecordChunk | null = null;
     if (this.partialLength > 0 && !this.skippingFirstLine) {
-      last = { bytes: Buffer.concat(this.partial, this.partialLength), offset: this.partialStart, bytesRead: this.consumed };
+      last = {
+        bytes: Buffer.concat(this.partial, this.partialLength),
+        offset: this.partialStart,
+        bytesRead: this.consumed,
+      };
     }
     await this.finish();
     return last;
@@ -209,14 +215,20 @@ class FixedRecordChunkReader implements RecordChunkReader {
 
   constructor(fs: FsClient, split: InputSplit, recordLength: number, options: ChunkReaderOptions) {
     if (!Number.isInteger(recordLength) || recordLength <= 0) {
-      throw new MinimrError('EBADJOB', `record length must be a positive integer, got ${recordLength}`, { path: split.path });
+      throw new MinimrError('EBADJOB', `record length must be a positive integer, got ${recordLength}`, {
+        path: split.path,
+      });
     }
     if (split.fileLength % recordLength !== 0) {
-      throw new MinimrError('EBADJOB', `file length ${split.fileLength} is not a multiple of record length ${recordLength}`, {
-        path: split.path,
-        fileLength: split.fileLength,
-        recordLength,
-      });
+      throw new MinimrError(
+        'EBADJOB',
+        `file length ${split.fileLength} is not a multiple of record length ${recordLength}`,
+        {
+          path: split.path,
+          fileLength: split.fileLength,
+          recordLength,
+        },
+      );
     }
     this.path = split.path;
     this.recordLength = recordLength;
@@ -234,7 +246,11 @@ class FixedRecordChunkReader implements RecordChunkReader {
       if (this.chunkPos >= this.chunk.length) {
         const chunk = await this.source.nextChunk();
         if (chunk === undefined) {
-          throw new MinimrError('EBADJOB', `${this.path} ended before offset ${this.endOffset}: it changed while being read`, { path: this.path });
+          throw new MinimrError(
+            'EBADJOB',
+            `${this.path} ended before offset ${this.endOffset}: it changed while being read`,
+            { path: this.path },
+          );
         }
         this.chunk = chunk;
         this.chunkPos = 0;
@@ -352,22 +368,46 @@ function fixedCutter(recordLength: number): RecordCutter<Buffer> {
 }
 
 /** Whole lines of a split in chunks of raw bytes (Hadoop's LineRecordReader rule at block edges). */
-export function openLineChunkReader(fs: FsClient, split: InputSplit, options: ChunkReaderOptions = {}): RecordChunkReader {
+export function openLineChunkReader(
+  fs: FsClient,
+  split: InputSplit,
+  options: ChunkReaderOptions = {},
+): RecordChunkReader {
   return new LineChunkReader(fs, split, options);
 }
 
 /** Whole fixed-length records of a split in chunks of raw bytes (slices of the reads where possible). */
-export function openFixedRecordChunkReader(fs: FsClient, split: InputSplit, recordLength: number, options: ChunkReaderOptions = {}): RecordChunkReader {
+export function openFixedRecordChunkReader(
+  fs: FsClient,
+  split: InputSplit,
+  recordLength: number,
+  options: ChunkReaderOptions = {},
+): RecordChunkReader {
   return new FixedRecordChunkReader(fs, split, recordLength, options);
 }
 
 export function openLineReader(fs: FsClient, split: InputSplit, options: BatchOptions = {}): RecordBatchReader<string> {
-  return new ChunkRecordReader(openLineChunkReader(fs, split), lineCutter, options.maxRecords ?? 4096, options.maxBytes ?? 1 << 20);
+  return new ChunkRecordReader(
+    openLineChunkReader(fs, split),
+    lineCutter,
+    options.maxRecords ?? 4096,
+    options.maxBytes ?? 1 << 20,
+  );
 }
 
 /** Records are slices of the read buffers (not copies): keep them as long as needed, they are never reused. */
-export function openFixedRecordReader(fs: FsClient, split: InputSplit, recordLength: number, options: BatchOptions = {}): RecordBatchReader<Buffer> {
+export function openFixedRecordReader(
+  fs: FsClient,
+  split: InputSplit,
+  recordLength: number,
+  options: BatchOptions = {},
+): RecordBatchReader<Buffer> {
   const maxBytes = options.maxBytes ?? 1 << 20;
   const maxRecords = options.maxRecords ?? Math.max(1, Math.min(8192, Math.floor(maxBytes / recordLength)));
-  return new ChunkRecordReader(openFixedRecordChunkReader(fs, split, recordLength), fixedCutter(recordLength), maxRecords, Number.POSITIVE_INFINITY);
+  return new ChunkRecordReader(
+    openFixedRecordChunkReader(fs, split, recordLength),
+    fixedCutter(recordLength),
+    maxRecords,
+    Number.POSITIVE_INFINITY,
+  );
 }

@@ -81,12 +81,18 @@ export interface NamenodeApi {
   create(path: string, options?: CreateOptions): Promise<{ blockSize: number; replication: number }>;
   allocateBlock(path: string, client?: ClientLocation): Promise<BlockAllocation>;
   /** Records a written block and the workers that stored it. */
-  commitBlock(path: string, block: { blockId: string; length: number; crc32: number; workerIds: readonly string[] }): Promise<void>;
+  commitBlock(
+    path: string,
+    block: { blockId: string; length: number; crc32: number; workerIds: readonly string[] },
+  ): Promise<void>;
   complete(path: string): Promise<void>;
   /** Drops a file under construction (writer failed); its blocks are deleted. */
   abandon(path: string): Promise<void>;
   getBlocks(path: string, client?: ClientLocation): Promise<BlockInfo[]>;
-  /** A replica looked bad to a reader: the NameNode has its datanode verify it (only that datanode's finding deletes it). */
+  /**
+   * A replica looked bad to a reader: the NameNode has its datanode verify it
+   * (only that datanode's finding deletes it).
+   */
   reportBadReplica(blockId: string, workerId: string): Promise<void>;
   /** Sets the mode bits of a path (its owner or the admin); `mode` octal, as `755`. */
   chmod(path: string, mode: string | number): Promise<void>;

@@ -12,7 +12,13 @@ export class SafeHtml {
   }
 }
 
-const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ENTITIES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
@@ -41,7 +47,9 @@ export function raw(markup: string): SafeHtml {
 /** A path of the UI with its query, each part encoded. */
 export function href(path: string, query: Readonly<Record<string, string | number | undefined>> = {}): string {
   const q = Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined);
-  return q.length === 0 ? path : `${path}?${q.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&')}`;
+  return q.length === 0
+    ? path
+    : `${path}?${q.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&')}`;
 }
 
 export function link(url: string, text: Renderable, attrs: Readonly<Record<string, string>> = {}): SafeHtml {
@@ -57,8 +65,13 @@ export interface Column<T> {
   readonly numeric?: boolean;
 }
 
-export function table<T>(rows: readonly T[], columns: readonly Column<T>[], options: { id?: string; empty?: string; rowId?: (row: T) => string } = {}): SafeHtml {
-  if (rows.length === 0) return html`<p class="empty"${options.id ? html` id="${options.id}"` : ''}>${options.empty ?? 'none'}</p>`;
+export function table<T>(
+  rows: readonly T[],
+  columns: readonly Column<T>[],
+  options: { id?: string; empty?: string; rowId?: (row: T) => string } = {},
+): SafeHtml {
+  if (rows.length === 0)
+    return html`<p class="empty"${options.id ? html` id="${options.id}"` : ''}>${options.empty ?? 'none'}</p>`;
   const cls = (c: Column<T>) => (c.numeric ? raw(' class="num"') : '');
   const field = (c: Column<T>) => (c.field ? html` data-field="${c.field}"` : '');
   return html`<table${options.id ? html` id="${options.id}"` : ''}>
@@ -75,7 +88,10 @@ export function progressBar(fraction: number, field?: string): SafeHtml {
 
 export function formatTime(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms)) return '-';
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 export function formatDuration(ms: number | undefined): string {
@@ -83,7 +99,9 @@ export function formatDuration(ms: number | undefined): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const s = Math.round(ms / 1000);
-  return s < 3600 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return s < 3600
+    ? `${Math.floor(s / 60)} min ${s % 60} s`
+    : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
 const STYLE = `
@@ -102,7 +120,10 @@ pre.log{background:#10141a;color:#e4e8ee;padding:10px;overflow:auto;max-height:7
 .empty{color:#5b6472;font-style:italic}.error{color:#b3261e}details summary{cursor:pointer;color:#1f5fbf}
 `;
 
-/** A whole page: header with the navigation, the title and the body. `refreshSeconds` reloads it (a running job's progress). */
+/**
+ * A whole page: header with the navigation, the title and the body. `refreshSeconds` reloads it
+ * (a running job's progress).
+ */
 export function page(title: string, body: SafeHtml, options: { refreshSeconds?: number } = {}): string {
   const nav = [
     ['/', 'Cluster'],

@@ -4,7 +4,16 @@
  * works behind any proxy and without a CDN, shows the same figures as `minimr job status` (the
  * same JobStatus), and is tested by reading the HTML.
  */
-import type { AttemptLogSlice, AttemptSummary, FinishedCursor, FinishedJobsPage, JobStatus, UiOverview, UiTask, UiWorker } from '../runtime/wire/index.js';
+import type {
+  AttemptLogSlice,
+  AttemptSummary,
+  FinishedCursor,
+  FinishedJobsPage,
+  JobStatus,
+  UiOverview,
+  UiTask,
+  UiWorker,
+} from '../runtime/wire/index.js';
 import type { PolicyState } from '../scheduler/index.js';
 import type { BlockInfo, BlockStoreUsage, FileStatus } from '../storage/index.js';
 import { formatBytes } from '../util/index.js';
@@ -51,9 +60,16 @@ ${table(
     { title: 'worker', cell: (w) => w.id, field: 'worker' },
     { title: 'data address', cell: (w) => `${w.host}:${w.dataPort}` },
     { title: 'rack', cell: (w) => w.rack, field: 'rack' },
-    ...(o.workers.some((w) => w.cluster !== undefined) ? [{ title: 'MR-cluster', cell: (w: UiWorker) => w.cluster ?? '-' }] : []),
+    ...(o.workers.some((w) => w.cluster !== undefined)
+      ? [{ title: 'MR-cluster', cell: (w: UiWorker) => w.cluster ?? '-' }]
+      : []),
     { title: 'map slots', cell: (w) => `${w.usedMapSlots} / ${w.mapSlots}`, numeric: true, field: 'mapSlots' },
-    { title: 'reduce slots', cell: (w) => `${w.usedReduceSlots} / ${w.reduceSlots}`, numeric: true, field: 'reduceSlots' },
+    {
+      title: 'reduce slots',
+      cell: (w) => `${w.usedReduceSlots} / ${w.reduceSlots}`,
+      numeric: true,
+      field: 'reduceSlots',
+    },
     { title: 'memory (MB)', cell: (w) => `${w.usedMemoryMb} / ${w.memoryMb}`, numeric: true, field: 'memory' },
     { title: 'disk (MB/s)', cell: (w) => Math.round(w.diskMBps), numeric: true },
     { title: 'blocks', cell: (w) => stored.get(w.id)?.blocks ?? 0, numeric: true, field: 'blocks' },
@@ -68,9 +84,21 @@ ${table(
   [
     { title: 'rack', cell: (r) => r },
     { title: 'workers', cell: (r) => o.workers.filter((w) => w.rack === r).length, numeric: true },
-    { title: 'map slots', cell: (r) => o.workers.filter((w) => w.rack === r).reduce((s, w) => s + w.mapSlots, 0), numeric: true },
-    { title: 'reduce slots', cell: (r) => o.workers.filter((w) => w.rack === r).reduce((s, w) => s + w.reduceSlots, 0), numeric: true },
-    { title: 'memory (MB)', cell: (r) => o.workers.filter((w) => w.rack === r).reduce((s, w) => s + w.memoryMb, 0), numeric: true },
+    {
+      title: 'map slots',
+      cell: (r) => o.workers.filter((w) => w.rack === r).reduce((s, w) => s + w.mapSlots, 0),
+      numeric: true,
+    },
+    {
+      title: 'reduce slots',
+      cell: (r) => o.workers.filter((w) => w.rack === r).reduce((s, w) => s + w.reduceSlots, 0),
+      numeric: true,
+    },
+    {
+      title: 'memory (MB)',
+      cell: (r) => o.workers.filter((w) => w.rack === r).reduce((s, w) => s + w.memoryMb, 0),
+      numeric: true,
+    },
   ],
   { id: 'racks', empty: 'no racks' },
 )}`;
@@ -87,10 +115,22 @@ function jobsTable(jobs: readonly JobStatus[], id: string, now: number): SafeHtm
       { title: 'name', cell: (j) => j.name, field: 'name' },
       { title: 'pool', cell: (j) => j.pool },
       { title: 'state', cell: (j) => stateLabel(j.state), field: 'state' },
-      { title: 'maps', cell: (j) => html`${progressBar(j.mapProgress, 'mapProgress')} ${j.mapsCompleted}/${j.mapsTotal}`, field: 'maps' },
-      { title: 'reduces', cell: (j) => html`${progressBar(j.reduceProgress, 'reduceProgress')} ${j.reducesCompleted}/${j.reducesTotal}`, field: 'reduces' },
+      {
+        title: 'maps',
+        cell: (j) => html`${progressBar(j.mapProgress, 'mapProgress')} ${j.mapsCompleted}/${j.mapsTotal}`,
+        field: 'maps',
+      },
+      {
+        title: 'reduces',
+        cell: (j) => html`${progressBar(j.reduceProgress, 'reduceProgress')} ${j.reducesCompleted}/${j.reducesTotal}`,
+        field: 'reduces',
+      },
       { title: 'submitted', cell: (j) => formatTime(j.submitTime) },
-      { title: 'duration', cell: (j) => formatDuration((j.finishTime ?? now) - (j.startTime ?? j.submitTime)), numeric: true },
+      {
+        title: 'duration',
+        cell: (j) => formatDuration((j.finishTime ?? now) - (j.startTime ?? j.submitTime)),
+        numeric: true,
+      },
     ],
     { id, empty: 'none', rowId: (j) => j.jobId },
   );
@@ -104,7 +144,12 @@ export function jobsUrl(limit: number, before?: FinishedCursor): string {
  * The active jobs, and one page of the finished ones (in memory or retired to the history), newest
  * first: `limit` of them, older than `paging.before` when given, with a link to the next older page.
  */
-export function jobsPage(active: readonly JobStatus[], finished: FinishedJobsPage, now: number, paging: { readonly limit: number; readonly before?: FinishedCursor }): string {
+export function jobsPage(
+  active: readonly JobStatus[],
+  finished: FinishedJobsPage,
+  now: number,
+  paging: { readonly limit: number; readonly before?: FinishedCursor },
+): string {
   const running = active.filter((j) => j.state === 'running');
   const queued = active.filter((j) => j.state === 'pending');
   const body = html`
@@ -119,26 +164,47 @@ ${jobsTable(finished.jobs, 'finished-jobs', now)}`;
 }
 
 /** Counters of an attempt shown in its row; the rest are in its details. */
-const ROW_COUNTERS = ['MAP_INPUT_RECORDS', 'MAP_OUTPUT_RECORDS', 'REDUCE_INPUT_RECORDS', 'REDUCE_OUTPUT_RECORDS', 'SPILLS', 'SHUFFLE_BYTES_REMOTE'] as const;
+const ROW_COUNTERS = [
+  'MAP_INPUT_RECORDS',
+  'MAP_OUTPUT_RECORDS',
+  'REDUCE_INPUT_RECORDS',
+  'REDUCE_OUTPUT_RECORDS',
+  'SPILLS',
+  'SHUFFLE_BYTES_REMOTE',
+] as const;
 
 function countersTable(counters: Readonly<Record<string, number>>, id?: string): SafeHtml {
   const entries = Object.entries(counters).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return table(entries, [
-    { title: 'counter', cell: ([k]) => k },
-    { title: 'value', cell: ([, v]) => v, numeric: true },
-  ], { empty: 'no counters yet', rowId: ([k]) => k, ...(id ? { id } : {}) });
+  return table(
+    entries,
+    [
+      { title: 'counter', cell: ([k]) => k },
+      { title: 'value', cell: ([, v]) => v, numeric: true },
+    ],
+    { empty: 'no counters yet', rowId: ([k]) => k, ...(id ? { id } : {}) },
+  );
 }
 
 export function jobPage(s: JobStatus, tasks: readonly UiTask[], now: number): string {
-  const attempts = tasks.flatMap((t) => t.attempts).sort((a, b) => a.startTime - b.startTime || (a.attemptId < b.attemptId ? -1 : 1));
+  const attempts = tasks
+    .flatMap((t) => t.attempts)
+    .sort((a, b) => a.startTime - b.startTime || (a.attemptId < b.attemptId ? -1 : 1));
   const active = s.state === 'running' || s.state === 'pending';
   const summary: ReadonlyArray<[string, string, SafeHtml | string | number]> = [
     ['state', 'state', stateLabel(s.state)],
     ['name', 'name', s.name],
     ['pool', 'pool', s.pool],
     ['output', 'outputPath', link(href('/fs', { path: s.outputPath }), s.outputPath)],
-    ['maps', 'maps', html`${progressBar(s.mapProgress, 'mapProgress')} <span data-field="mapsCompleted">${s.mapsCompleted}</span>/<span data-field="mapsTotal">${s.mapsTotal}</span>`],
-    ['reduces', 'reduces', html`${progressBar(s.reduceProgress, 'reduceProgress')} <span data-field="reducesCompleted">${s.reducesCompleted}</span>/<span data-field="reducesTotal">${s.reducesTotal}</span>`],
+    [
+      'maps',
+      'maps',
+      html`${progressBar(s.mapProgress, 'mapProgress')} <span data-field="mapsCompleted">${s.mapsCompleted}</span>/<span data-field="mapsTotal">${s.mapsTotal}</span>`,
+    ],
+    [
+      'reduces',
+      'reduces',
+      html`${progressBar(s.reduceProgress, 'reduceProgress')} <span data-field="reducesCompleted">${s.reducesCompleted}</span>/<span data-field="reducesTotal">${s.reducesTotal}</span>`,
+    ],
     ['submitted', 'submitTime', formatTime(s.submitTime)],
     ['started', 'startTime', formatTime(s.startTime)],
     ['finished', 'finishTime', formatTime(s.finishTime)],
@@ -159,7 +225,14 @@ ${table(
     { title: 'kind', cell: (t) => t.kind },
     { title: 'state', cell: (t) => stateLabel(t.state), field: 'state' },
     { title: 'input', cell: (t) => formatBytes(t.inputBytes), numeric: true },
-    { title: 'attempts', cell: (t) => t.attempts.map((a, i) => html`${i > 0 ? ', ' : ''}${link(`#${a.attemptId}`, a.attemptId.replace(/^.*_/, '#'))} ${stateLabel(a.state)}`) },
+    {
+      title: 'attempts',
+      cell: (t) =>
+        t.attempts.map(
+          (a, i) =>
+            html`${i > 0 ? ', ' : ''}${link(`#${a.attemptId}`, a.attemptId.replace(/^.*_/, '#'))} ${stateLabel(a.state)}`,
+        ),
+    },
   ],
   { id: 'tasks', rowId: (t) => t.taskId },
 )}
@@ -169,14 +242,36 @@ ${table(
   [
     { title: 'attempt', cell: (a) => html`<span id="${a.attemptId}">${a.attemptId}</span>`, field: 'attemptId' },
     { title: 'worker', cell: (a) => a.workerId, field: 'worker' },
-    { title: 'state', cell: (a) => html`${stateLabel(a.state)}${a.error ? html`<br><span class="error">${a.error.code}: ${a.error.message}</span>` : ''}`, field: 'state' },
+    {
+      title: 'state',
+      cell: (a) =>
+        html`${stateLabel(a.state)}${a.error ? html`<br><span class="error">${a.error.code}: ${a.error.message}</span>` : ''}`,
+      field: 'state',
+    },
     { title: 'started', cell: (a) => formatTime(a.startTime) },
     { title: 'time', cell: (a) => formatDuration((a.finishTime ?? now) - a.startTime), numeric: true },
-    { title: 'memory (MB)', cell: (a) => (a.elastic ? `${a.memoryMb} elastic (ideal ${a.idealMemoryMb})` : String(a.memoryMb)), numeric: true },
+    {
+      title: 'memory (MB)',
+      cell: (a) => (a.elastic ? `${a.memoryMb} elastic (ideal ${a.idealMemoryMb})` : String(a.memoryMb)),
+      numeric: true,
+    },
     { title: 'locality', cell: (a) => a.locality },
-    ...ROW_COUNTERS.map((c) => ({ title: c, cell: (a: AttemptSummary) => a.counters[c] ?? '', numeric: true, field: c })),
-    { title: 'counters', cell: (a) => html`<details><summary>${Object.keys(a.counters).length}</summary>${countersTable(a.counters)}</details>` },
-    { title: 'logs', cell: (a) => html`${link(logUrl(a.attemptId, 'stdout'), 'stdout', { class: 'log-link' })} ${link(logUrl(a.attemptId, 'stderr'), 'stderr', { class: 'log-link' })}` },
+    ...ROW_COUNTERS.map((c) => ({
+      title: c,
+      cell: (a: AttemptSummary) => a.counters[c] ?? '',
+      numeric: true,
+      field: c,
+    })),
+    {
+      title: 'counters',
+      cell: (a) =>
+        html`<details><summary>${Object.keys(a.counters).length}</summary>${countersTable(a.counters)}</details>`,
+    },
+    {
+      title: 'logs',
+      cell: (a) =>
+        html`${link(logUrl(a.attemptId, 'stdout'), 'stdout', { class: 'log-link' })} ${link(logUrl(a.attemptId, 'stderr'), 'stderr', { class: 'log-link' })}`,
+    },
   ],
   { id: 'attempts', rowId: (a) => a.attemptId },
 )}
@@ -199,7 +294,12 @@ ${slice.text === '' ? html`<p class="empty">(empty)</p>` : html`<pre class="log"
 }
 
 /** An attempt whose log its worker no longer has, or whose worker is gone: said so, with the reason. */
-export function logUnavailablePage(attemptId: string, stream: 'stdout' | 'stderr', jobId: string | undefined, reason: string): string {
+export function logUnavailablePage(
+  attemptId: string,
+  stream: 'stdout' | 'stderr',
+  jobId: string | undefined,
+  reason: string,
+): string {
   const body = html`
 <p class="error" id="log-unavailable">Log no longer available: ${reason}</p>
 <p>${jobId ? html`Job ${link(jobUrl(jobId), jobId)}. ` : ''}The log of an attempt stays on the worker that ran it for that worker's <code>--log-retain-hours</code>.</p>`;
@@ -219,7 +319,11 @@ export function directoryPage(path: string, entries: readonly FileStatus[], usag
 ${table(
   entries,
   [
-    { title: 'name', cell: (e) => link(href('/fs', { path: e.path }), `${e.path.split('/').pop()}${e.type === 'dir' ? '/' : ''}`), field: 'name' },
+    {
+      title: 'name',
+      cell: (e) => link(href('/fs', { path: e.path }), `${e.path.split('/').pop()}${e.type === 'dir' ? '/' : ''}`),
+      field: 'name',
+    },
     { title: 'type', cell: (e) => e.type },
     { title: 'size', cell: (e) => (e.type === 'file' ? formatBytes(e.length) : ''), numeric: true, field: 'size' },
     { title: 'bytes', cell: (e) => (e.type === 'file' ? e.length : ''), numeric: true, field: 'bytes' },
@@ -230,12 +334,16 @@ ${table(
   { id: 'entries', empty: 'empty directory', rowId: (e) => e.path },
 )}
 <h2>Storage per worker</h2>
-${table(usage.datanodes, [
-  { title: 'worker', cell: (d) => d.workerId },
-  { title: 'rack', cell: (d) => d.rack },
-  { title: 'blocks', cell: (d) => d.blocks, numeric: true },
-  { title: 'stored', cell: (d) => formatBytes(d.bytes), numeric: true },
-], { id: 'datanodes', empty: 'no live datanodes' })}`;
+${table(
+  usage.datanodes,
+  [
+    { title: 'worker', cell: (d) => d.workerId },
+    { title: 'rack', cell: (d) => d.rack },
+    { title: 'blocks', cell: (d) => d.blocks, numeric: true },
+    { title: 'stored', cell: (d) => formatBytes(d.bytes), numeric: true },
+  ],
+  { id: 'datanodes', empty: 'no live datanodes' },
+)}`;
   return page(`Block store: ${path}`, body);
 }
 
@@ -249,7 +357,11 @@ ${table(
     { title: 'block', cell: (b) => b.blockId, field: 'block' },
     { title: 'offset', cell: (b) => b.offset, numeric: true },
     { title: 'length', cell: (b) => b.length, numeric: true, field: 'length' },
-    { title: 'replicas', cell: (b) => b.locations.map((l) => `${l.workerId} (${l.rack})`).join(', ') || 'none live', field: 'replicas' },
+    {
+      title: 'replicas',
+      cell: (b) => b.locations.map((l) => `${l.workerId} (${l.rack})`).join(', ') || 'none live',
+      field: 'replicas',
+    },
   ],
   { id: 'blocks', empty: 'no blocks (empty file)' },
 )}`;
@@ -263,7 +375,15 @@ export function schedulerPage(policy: string, state: PolicyState | undefined, jo
     ? html`<ul>${state.notes.map((n) => html`<li>${n}</li>`)}</ul>
 ${state.tables.map(
   (t) => html`<h2>${t.title}</h2>
-${table(t.rows, t.columns.map((c, i) => ({ title: c, cell: (r: ReadonlyArray<string | number>) => r[i], numeric: typeof t.rows[0]?.[i] === 'number' })), { empty: 'none' })}`,
+${table(
+  t.rows,
+  t.columns.map((c, i) => ({
+    title: c,
+    cell: (r: ReadonlyArray<string | number>) => r[i],
+    numeric: typeof t.rows[0]?.[i] === 'number',
+  })),
+  { empty: 'none' },
+)}`,
 )}`
     : html`<p>Policy <b>${policy}</b> keeps no state between decisions: it serves the active jobs below in its own order.</p>
 ${table(
@@ -281,5 +401,8 @@ ${table(
 }
 
 export function errorPage(status: number, code: string, message: string): string {
-  return page(`${status} ${code}`, html`<p class="error">${message}</p><p>${raw('<a href="/">Back to the cluster</a>')}</p>`);
+  return page(
+    `${status} ${code}`,
+    html`<p class="error">${message}</p><p>${raw('<a href="/">Back to the cluster</a>')}</p>`,
+  );
 }

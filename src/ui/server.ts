@@ -7,11 +7,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MinimrError } from '../errors.js';
 import type { FinishedCursor, UiSource } from '../runtime/wire/index.js';
-import { attemptLogPage, directoryPage, errorPage, filePage, jobPage, jobsPage, logUnavailablePage, overviewPage, schedulerPage } from './pages.js';
+import {
+  attemptLogPage,
+  directoryPage,
+  errorPage,
+  filePage,
+  jobPage,
+  jobsPage,
+  logUnavailablePage,
+  overviewPage,
+  schedulerPage,
+} from './pages.js';
 
 const HEADERS = {
   'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
   'referrer-policy': 'no-referrer',
@@ -24,12 +35,21 @@ const MAX_FINISHED_PAGE_JOBS = 1000;
 /** Why an attempt's log cannot be read any more: its worker removed it or is gone. */
 const LOG_GONE_CODES: ReadonlySet<string> = new Set(['ENOENT', 'EWORKERLOST']);
 
-const STATUS_OF: Readonly<Record<string, number>> = { ENOJOB: 404, ENOATTEMPT: 404, ENOENT: 404, EBADREQUEST: 400, EBADPATH: 400, EWORKERLOST: 503, EFETCH: 502 };
+const STATUS_OF: Readonly<Record<string, number>> = {
+  ENOJOB: 404,
+  ENOATTEMPT: 404,
+  ENOENT: 404,
+  EBADREQUEST: 400,
+  EBADPATH: 400,
+  EWORKERLOST: 503,
+  EFETCH: 502,
+};
 
 function intParam(url: URL, name: string): number | undefined {
   const v = url.searchParams.get(name);
   if (v === null || v === '') return undefined;
-  if (!/^\d{1,15}$/.test(v)) throw new MinimrError('EBADREQUEST', `?${name}= takes a non-negative integer, got ${JSON.stringify(v)}`);
+  if (!/^\d{1,15}$/.test(v))
+    throw new MinimrError('EBADREQUEST', `?${name}= takes a non-negative integer, got ${JSON.stringify(v)}`);
   return Number(v);
 }
 
@@ -38,7 +58,11 @@ function cursorParam(url: URL): FinishedCursor | undefined {
   const v = url.searchParams.get('before');
   if (v === null || v === '') return undefined;
   const m = /^(\d{1,16})\.(.{1,200})$/s.exec(v);
-  if (!m) throw new MinimrError('EBADREQUEST', `?before= takes FINISHTIME.JOBID (the "older" link of the jobs page), got ${JSON.stringify(v)}`);
+  if (!m)
+    throw new MinimrError(
+      'EBADREQUEST',
+      `?before= takes FINISHTIME.JOBID (the "older" link of the jobs page), got ${JSON.stringify(v)}`,
+    );
   return { finishTime: Number(m[1]), jobId: m[2]! };
 }
 
@@ -64,10 +88,14 @@ export function createUiRequestHandler(source: UiSource): (req: IncomingMessage,
       /^\/jobs\/?$/,
       async (_m, url) => {
         const limit = intParam(url, 'limit') ?? FINISHED_PAGE_JOBS;
-        if (limit < 1 || limit > MAX_FINISHED_PAGE_JOBS) throw new MinimrError('EBADREQUEST', `?limit= is 1..${MAX_FINISHED_PAGE_JOBS} jobs, got ${limit}`);
+        if (limit < 1 || limit > MAX_FINISHED_PAGE_JOBS)
+          throw new MinimrError('EBADREQUEST', `?limit= is 1..${MAX_FINISHED_PAGE_JOBS} jobs, got ${limit}`);
         const before = cursorParam(url);
         const active = source.jobs().filter((j) => j.state === 'running' || j.state === 'pending');
-        return jobsPage(active, await source.finishedJobs(limit, before), source.now(), { limit, ...(before ? { before } : {}) });
+        return jobsPage(active, await source.finishedJobs(limit, before), source.now(), {
+          limit,
+          ...(before ? { before } : {}),
+        });
       },
     ],
     [
@@ -84,14 +112,18 @@ export function createUiRequestHandler(source: UiSource): (req: IncomingMessage,
       async (m, url) => {
         const id = segment(m[1]!);
         const stream = url.searchParams.get('stream') ?? 'stderr';
-        if (stream !== 'stdout' && stream !== 'stderr') throw new MinimrError('EBADREQUEST', `?stream= is stdout or stderr, got ${JSON.stringify(stream)}`);
+        if (stream !== 'stdout' && stream !== 'stderr')
+          throw new MinimrError('EBADREQUEST', `?stream= is stdout or stderr, got ${JSON.stringify(stream)}`);
         const offset = intParam(url, 'offset');
         try {
           const slice = await source.attemptLog(id, stream, offset, LOG_PAGE_BYTES);
           return attemptLogPage(slice, await source.jobOfAttempt(id), LOG_PAGE_BYTES);
         } catch (err) {
           if (!(err instanceof MinimrError) || !LOG_GONE_CODES.has(err.code)) throw err;
-          return { status: STATUS_OF[err.code]!, body: logUnavailablePage(id, stream, await source.jobOfAttempt(id), err.message) };
+          return {
+            status: STATUS_OF[err.code]!,
+            body: logUnavailablePage(id, stream, await source.jobOfAttempt(id), err.message),
+          };
         }
       },
     ],
@@ -117,7 +149,9 @@ export function createUiRequestHandler(source: UiSource): (req: IncomingMessage,
     const route = routes.find(([re]) => re.test(url.pathname));
     if (!route) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { ...HEADERS, allow: 'GET, HEAD' }).end(errorPage(405, 'EBADREQUEST', 'the web UI only reads: use GET'));
+      res
+        .writeHead(405, { ...HEADERS, allow: 'GET, HEAD' })
+        .end(errorPage(405, 'EBADREQUEST', 'the web UI only reads: use GET'));
       return true;
     }
     void (async () => {

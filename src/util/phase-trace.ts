@@ -34,6 +34,12 @@ export function phaseTrace(event: string, fields: Readonly<Record<string, unknow
   const file = process.env.MINIMR_PHASE_TRACE;
   if (!file) return;
   const cpu = process.cpuUsage();
-  const line: PhaseTraceEvent = { t: performance.timeOrigin + performance.now(), pid: process.pid, event, cpuMs: Math.round((cpu.user + cpu.system) / 1000), ...fields };
+  const line: PhaseTraceEvent = {
+    t: performance.timeOrigin + performance.now(),
+    pid: process.pid,
+    event,
+    cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+    ...fields,
+  };
   appendFileSync(file, JSON.stringify(line) + '\n');
 }

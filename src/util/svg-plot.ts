@@ -63,7 +63,9 @@ export function lineChart(options: LineChartOptions): string {
   const sx = (x: number) => margin.left + ((x - xMin) / (xMax - xMin)) * plotW;
   const sy = (y: number) => margin.top + plotH - ((y - yMin) / (yMax - yMin)) * plotH;
   const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+  );
   parts.push(`<rect width="${width}" height="${height}" fill="white"/>`);
   parts.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escapeXml(options.title)}</text>`);
   for (const t of ticks(xMin, xMax)) {
@@ -74,18 +76,29 @@ export function lineChart(options: LineChartOptions): string {
     parts.push(`<line x1="${margin.left}" y1="${sy(t)}" x2="${margin.left + plotW}" y2="${sy(t)}" stroke="#eee"/>`);
     parts.push(`<text x="${margin.left - 6}" y="${sy(t) + 4}" text-anchor="end">${fmt(t)}</text>`);
   }
-  parts.push(`<rect x="${margin.left}" y="${margin.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`);
-  parts.push(`<text x="${margin.left + plotW / 2}" y="${height - 12}" text-anchor="middle">${escapeXml(options.xLabel)}</text>`);
-  parts.push(`<text transform="translate(16 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(options.yLabel)}</text>`);
+  parts.push(
+    `<rect x="${margin.left}" y="${margin.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
+  );
+  parts.push(
+    `<text x="${margin.left + plotW / 2}" y="${height - 12}" text-anchor="middle">${escapeXml(options.xLabel)}</text>`,
+  );
+  parts.push(
+    `<text transform="translate(16 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(options.yLabel)}</text>`,
+  );
   options.series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!;
     const pts = [...s.points].sort((a, b) => a[0] - b[0]);
     const d = pts.map((p, j) => `${j === 0 ? 'M' : 'L'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join(' ');
-    parts.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
-    for (const p of pts) parts.push(`<circle cx="${sx(p[0]).toFixed(1)}" cy="${sy(p[1]).toFixed(1)}" r="3" fill="${color}"/>`);
+    parts.push(
+      `<path d="${d}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
+    for (const p of pts)
+      parts.push(`<circle cx="${sx(p[0]).toFixed(1)}" cy="${sy(p[1]).toFixed(1)}" r="3" fill="${color}"/>`);
     const ly = margin.top + 10 + i * 18;
     const lx = margin.left + plotW + 12;
-    parts.push(`<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    parts.push(
+      `<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
     parts.push(`<text x="${lx + 30}" y="${ly + 4}">${escapeXml(s.name)}</text>`);
   });
   parts.push('</svg>');

@@ -9,7 +9,9 @@ export function parseSize(value: string | number): number {
   if (typeof value === 'number') return value;
   const m = /^(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?$/i.exec(value.trim());
   if (!m) throw new MinimrError('EBADCONF', `not a size: "${value}" (use e.g. 65536, 64k, 64m, 1g)`, { value });
-  const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g' | 't'];
+  const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[
+    m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g' | 't'
+  ];
   return Math.round(Number(m[1]) * mult);
 }
 

@@ -40,13 +40,97 @@ const GiB_MB = 1024;
  * the simulation shapes run one-phase traces, so their cores are map slots only.
  */
 const PRESETS: ReadonlyMap<string, () => ClusterShape> = new Map([
-  ['tyrex-20', () => uniformCluster({ name: 'tyrex-20', workers: 20, perRack: 10, mapSlots: 6, reduceSlots: 2, memoryMb: 16 * GiB_MB, diskMBps: 100 })],
-  ['improved-fair-12', () => uniformCluster({ name: 'improved-fair-12', workers: 12, perRack: 4, mapSlots: 8, reduceSlots: 2, memoryMb: 16 * GiB_MB, diskMBps: 50 })],
-  ['fawkes-60', () => uniformCluster({ name: 'fawkes-60', workers: 60, perRack: 20, mapSlots: 6, reduceSlots: 2, memoryMb: 24 * GiB_MB, diskMBps: 100 })],
-  ['fawkes-48', () => uniformCluster({ name: 'fawkes-48', workers: 48, perRack: 16, mapSlots: 6, reduceSlots: 2, memoryMb: 24 * GiB_MB, diskMBps: 100 })],
-  ['yarn-me-50', () => uniformCluster({ name: 'yarn-me-50', workers: 50, perRack: 25, mapSlots: 14, reduceSlots: 14, memoryMb: 10 * GiB_MB, diskMBps: 100 })],
-  ['yarn-me-100', () => uniformCluster({ name: 'yarn-me-100', workers: 100, perRack: 20, mapSlots: 16, reduceSlots: 0, memoryMb: 10 * GiB_MB, diskMBps: 100 })],
-  ['yarn-me-3000', () => uniformCluster({ name: 'yarn-me-3000', workers: 3000, perRack: 40, mapSlots: 16, reduceSlots: 0, memoryMb: 10 * GiB_MB, diskMBps: 100 })],
+  [
+    'tyrex-20',
+    () =>
+      uniformCluster({
+        name: 'tyrex-20',
+        workers: 20,
+        perRack: 10,
+        mapSlots: 6,
+        reduceSlots: 2,
+        memoryMb: 16 * GiB_MB,
+        diskMBps: 100,
+      }),
+  ],
+  [
+    'improved-fair-12',
+    () =>
+      uniformCluster({
+        name: 'improved-fair-12',
+        workers: 12,
+        perRack: 4,
+        mapSlots: 8,
+        reduceSlots: 2,
+        memoryMb: 16 * GiB_MB,
+        diskMBps: 50,
+      }),
+  ],
+  [
+    'fawkes-60',
+    () =>
+      uniformCluster({
+        name: 'fawkes-60',
+        workers: 60,
+        perRack: 20,
+        mapSlots: 6,
+        reduceSlots: 2,
+        memoryMb: 24 * GiB_MB,
+        diskMBps: 100,
+      }),
+  ],
+  [
+    'fawkes-48',
+    () =>
+      uniformCluster({
+        name: 'fawkes-48',
+        workers: 48,
+        perRack: 16,
+        mapSlots: 6,
+        reduceSlots: 2,
+        memoryMb: 24 * GiB_MB,
+        diskMBps: 100,
+      }),
+  ],
+  [
+    'yarn-me-50',
+    () =>
+      uniformCluster({
+        name: 'yarn-me-50',
+        workers: 50,
+        perRack: 25,
+        mapSlots: 14,
+        reduceSlots: 14,
+        memoryMb: 10 * GiB_MB,
+        diskMBps: 100,
+      }),
+  ],
+  [
+    'yarn-me-100',
+    () =>
+      uniformCluster({
+        name: 'yarn-me-100',
+        workers: 100,
+        perRack: 20,
+        mapSlots: 16,
+        reduceSlots: 0,
+        memoryMb: 10 * GiB_MB,
+        diskMBps: 100,
+      }),
+  ],
+  [
+    'yarn-me-3000',
+    () =>
+      uniformCluster({
+        name: 'yarn-me-3000',
+        workers: 3000,
+        perRack: 40,
+        mapSlots: 16,
+        reduceSlots: 0,
+        memoryMb: 10 * GiB_MB,
+        diskMBps: 100,
+      }),
+  ],
 ]);
 
 export function clusterPresetNames(): readonly string[] {
@@ -55,7 +139,11 @@ export function clusterPresetNames(): readonly string[] {
 
 export function clusterPreset(name: string): ClusterShape {
   const make = PRESETS.get(name);
-  if (!make) throw new MinimrError('EBADCONF', `unknown cluster preset "${name}"; presets: ${clusterPresetNames().join(', ')}, or a JSON file`);
+  if (!make)
+    throw new MinimrError(
+      'EBADCONF',
+      `unknown cluster preset "${name}"; presets: ${clusterPresetNames().join(', ')}, or a JSON file`,
+    );
   return make();
 }
 
@@ -68,7 +156,8 @@ export function parseClusterJson(value: unknown, source = 'cluster'): ClusterSha
   const fail = (message: string, details: Record<string, string> = {}): never => {
     throw new MinimrError('EBADCONF', `${source}: ${message}`, details);
   };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('expected an object {name, workers: [...]}');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    fail('expected an object {name, workers: [...]}');
   const v = value as Record<string, unknown>;
   if (!Array.isArray(v.workers) || v.workers.length === 0) fail('"workers" must be a non-empty array');
   const seen = new Set<string>();
@@ -80,16 +169,23 @@ export function parseClusterJson(value: unknown, source = 'cluster'): ClusterSha
     seen.add(id);
     const count = (field: string): number => {
       const x = w[field];
-      return Number.isInteger(x) && (x as number) >= 0 ? (x as number) : fail(`worker "${id}": "${field}" must be a non-negative integer`);
+      return Number.isInteger(x) && (x as number) >= 0
+        ? (x as number)
+        : fail(`worker "${id}": "${field}" must be a non-negative integer`);
     };
     const disk = w.diskMBps ?? 0;
     if (typeof disk !== 'number' || !(disk >= 0)) fail(`worker "${id}": "diskMBps" must be a number >= 0`);
-    if (w.host !== undefined && !(typeof w.host === 'string' && w.host !== '')) fail(`worker "${id}": "host" must be a non-empty string`, { field: 'host' });
+    if (w.host !== undefined && !(typeof w.host === 'string' && w.host !== ''))
+      fail(`worker "${id}": "host" must be a non-empty string`, { field: 'host' });
     const throttle = w.cpuThrottle;
-    if (throttle !== undefined && !(typeof throttle === 'number' && Number.isFinite(throttle) && throttle > 0)) fail(`worker "${id}": "cpuThrottle" must be a positive number`, { field: 'cpuThrottle' });
+    if (throttle !== undefined && !(typeof throttle === 'number' && Number.isFinite(throttle) && throttle > 0))
+      fail(`worker "${id}": "cpuThrottle" must be a positive number`, { field: 'cpuThrottle' });
     return {
       id,
-      rack: typeof w.rack === 'string' && w.rack !== '' ? w.rack : fail(`worker "${id}": "rack" must be a non-empty string`),
+      rack:
+        typeof w.rack === 'string' && w.rack !== ''
+          ? w.rack
+          : fail(`worker "${id}": "rack" must be a non-empty string`),
       ...(typeof w.host === 'string' ? { host: w.host } : {}),
       ...(typeof w.cluster === 'string' ? { cluster: w.cluster } : {}),
       mapSlots: count('mapSlots'),
@@ -104,15 +200,24 @@ export function parseClusterJson(value: unknown, source = 'cluster'): ClusterSha
 }
 
 /** "hosts": {"<host>": {"cores": n}}, each a host of some worker (its "host", else its id). */
-function parseHosts(value: unknown, workers: readonly WorkerShape[], fail: (message: string, details?: Record<string, string>) => never): Record<string, HostShape> {
+function parseHosts(
+  value: unknown,
+  workers: readonly WorkerShape[],
+  fail: (message: string, details?: Record<string, string>) => never,
+): Record<string, HostShape> {
   if (!isJsonObject(value)) return fail('"hosts" must be an object {"<host>": {"cores": n}, ...}', { field: 'hosts' });
   const known = new Set(workers.map((w) => w.host ?? w.id));
   const hosts: Array<[string, HostShape]> = [];
   for (const [host, raw] of Object.entries(value)) {
     // A host no worker names is most likely a misspelt one, whose workers would silently run at full speed.
-    if (!known.has(host)) fail(`"hosts": "${host}" is the host of no worker (a worker's "host", else its "id")`, { field: 'hosts', host });
+    if (!known.has(host))
+      fail(`"hosts": "${host}" is the host of no worker (a worker's "host", else its "id")`, { field: 'hosts', host });
     const cores = isJsonObject(raw) ? raw.cores : undefined;
-    if (!(typeof cores === 'number' && Number.isFinite(cores) && cores > 0)) fail(`"hosts": "${host}": "cores" must be a positive number, got ${JSON.stringify(cores)}`, { field: 'cores', host });
+    if (!(typeof cores === 'number' && Number.isFinite(cores) && cores > 0))
+      fail(`"hosts": "${host}": "cores" must be a positive number, got ${JSON.stringify(cores)}`, {
+        field: 'cores',
+        host,
+      });
     hosts.push([host, { cores: cores as number }]);
   }
   return Object.fromEntries(hosts);
@@ -127,7 +232,16 @@ export function meganode(cluster: ClusterShape): ClusterShape {
   const sum = (f: (w: WorkerShape) => number) => cluster.workers.reduce((s, w) => s + f(w), 0);
   return {
     name: `${cluster.name}-meganode`,
-    workers: [{ id: 'meganode', rack: 'mega', mapSlots: sum((w) => w.mapSlots), reduceSlots: sum((w) => w.reduceSlots), memoryMb: sum((w) => w.memoryMb), diskMBps: sum((w) => w.diskMBps) }],
+    workers: [
+      {
+        id: 'meganode',
+        rack: 'mega',
+        mapSlots: sum((w) => w.mapSlots),
+        reduceSlots: sum((w) => w.reduceSlots),
+        memoryMb: sum((w) => w.memoryMb),
+        diskMBps: sum((w) => w.diskMBps),
+      },
+    ],
   };
 }
 
@@ -159,20 +273,39 @@ function slsNodesFromValues(values: readonly unknown[], source: string, options:
     if (!isJsonObject(value)) return fail(`entry ${i + 1} is not a rack object {"rack": ..., "nodes": [...]}`);
     // SLS prefixes the rack with "/" to make the network location; minimr names racks without it.
     const rack = typeof value.rack === 'string' ? value.rack.replace(/^\/+/, '') : '';
-    if (rack === '') fail(`rack ${i + 1}: field "rack" must be a non-empty rack name, got ${JSON.stringify(value.rack)}`, { field: 'rack' });
-    if (!Array.isArray(value.nodes)) fail(`rack "${rack}": field "nodes" must be an array of {"node": ...}`, { rack, field: 'nodes' });
+    if (rack === '')
+      fail(`rack ${i + 1}: field "rack" must be a non-empty rack name, got ${JSON.stringify(value.rack)}`, {
+        field: 'rack',
+      });
+    if (!Array.isArray(value.nodes))
+      fail(`rack "${rack}": field "nodes" must be an array of {"node": ...}`, { rack, field: 'nodes' });
     (value.nodes as unknown[]).forEach((raw, k) => {
-      if (!isJsonObject(raw)) return fail(`rack "${rack}": node ${k + 1} is not an object {"node": ...}`, { rack, field: 'nodes' });
-      const id = typeof raw.node === 'string' && raw.node !== '' ? raw.node : fail(`rack "${rack}": node ${k + 1}: field "node" must be a non-empty string, got ${JSON.stringify(raw.node)}`, { rack, field: 'node' });
+      if (!isJsonObject(raw))
+        return fail(`rack "${rack}": node ${k + 1} is not an object {"node": ...}`, { rack, field: 'nodes' });
+      const id =
+        typeof raw.node === 'string' && raw.node !== ''
+          ? raw.node
+          : fail(
+              `rack "${rack}": node ${k + 1}: field "node" must be a non-empty string, got ${JSON.stringify(raw.node)}`,
+              { rack, field: 'node' },
+            );
       const at = `rack "${rack}": node "${id}"`;
       const elsewhere = racks.get(id);
-      if (elsewhere !== undefined) fail(`${at} is listed twice (also in rack "${elsewhere}")`, { rack, node: id, field: 'node' });
+      if (elsewhere !== undefined)
+        fail(`${at} is listed twice (also in rack "${elsewhere}")`, { rack, node: id, field: 'node' });
       racks.set(id, rack);
       const count = (field: string, fallback: number): number => {
         const x = raw[field] ?? fallback;
-        return Number.isInteger(x) && (x as number) >= 0 ? (x as number) : fail(`${at}: field "${field}" must be a non-negative integer, got ${JSON.stringify(raw[field])}`, { rack, node: id, field });
+        return Number.isInteger(x) && (x as number) >= 0
+          ? (x as number)
+          : fail(`${at}: field "${field}" must be a non-negative integer, got ${JSON.stringify(raw[field])}`, {
+              rack,
+              node: id,
+              field,
+            });
       };
-      if (raw.labels !== undefined && typeof raw.labels !== 'string') fail(`${at}: field "labels" must be a string`, { rack, node: id, field: 'labels' });
+      if (raw.labels !== undefined && typeof raw.labels !== 'string')
+        fail(`${at}: field "labels" must be a string`, { rack, node: id, field: 'labels' });
       const cores = count('vcores', vcores);
       // YARN containers are neither map nor reduce slots: each core is offered as both, as the
       // yarn-me presets do, and memory is what really limits them.
@@ -200,11 +333,16 @@ export function parseSlsNodes(text: string, options: SlsNodesOptions = {}): Clus
  * A cluster file in either format, told apart by content: minimr's cluster JSON is one object
  * with "workers"; an SLS node file holds objects with "rack" and "nodes".
  */
-export function readClusterFile(text: string, source: string, slsOptions: Omit<SlsNodesOptions, 'name'> = {}): ClusterShape {
+export function readClusterFile(
+  text: string,
+  source: string,
+  slsOptions: Omit<SlsNodesOptions, 'name'> = {},
+): ClusterShape {
   const values = parseJsonStream(text, source, 'JSON object');
   const first = values[0];
   if (values.length === 1 && isJsonObject(first) && 'workers' in first) return parseClusterJson(first, source);
-  if (isJsonObject(first) && ('rack' in first || 'nodes' in first)) return slsNodesFromValues(values, source, { ...slsOptions, name: source });
+  if (isJsonObject(first) && ('rack' in first || 'nodes' in first))
+    return slsNodesFromValues(values, source, { ...slsOptions, name: source });
   throw new MinimrError(
     'EBADCONF',
     `${source}: expected minimr cluster JSON ({"name": ..., "workers": [{"id", "rack", "mapSlots", "reduceSlots", "memoryMb", "diskMBps"}]}) ` +

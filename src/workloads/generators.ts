@@ -83,7 +83,16 @@ export function listScheduleMs(durations: readonly number[], slots: number): num
 export function estimatedAloneMs(job: JobSpec, cluster: ClusterShape): number {
   const mapSlots = cluster.workers.reduce((s, w) => s + w.mapSlots, 0);
   const reduceSlots = cluster.workers.reduce((s, w) => s + w.reduceSlots, 0);
-  return listScheduleMs(job.maps.map((t) => t.workMs), mapSlots) + listScheduleMs(job.reduces.map((t) => t.workMs), reduceSlots);
+  return (
+    listScheduleMs(
+      job.maps.map((t) => t.workMs),
+      mapSlots,
+    ) +
+    listScheduleMs(
+      job.reduces.map((t) => t.workMs),
+      reduceSlots,
+    )
+  );
 }
 
 export function sizeClassOf(aloneMs: number): 'tiny' | 'short' | 'medium' | 'large' {
@@ -139,7 +148,13 @@ const REDUCE_PENALTY: PenaltyModel = {
 };
 
 function reduceTask(workMs: number, outputBytes = 0): TaskSpec {
-  return { workMs: Math.max(1, Math.round(workMs)), memoryMb: REDUCE_MEMORY_MB, penalty: REDUCE_PENALTY, inputBytes: 0, outputBytes: Math.round(outputBytes) };
+  return {
+    workMs: Math.max(1, Math.round(workMs)),
+    memoryMb: REDUCE_MEMORY_MB,
+    penalty: REDUCE_PENALTY,
+    inputBytes: 0,
+    outputBytes: Math.round(outputBytes),
+  };
 }
 
 /**
@@ -162,19 +177,26 @@ function mrJob(o: {
   cluster?: string;
   after?: string;
   sizeClass?: string;
-  /** Its reduces write the job's output (FAWKES's clusters store it): map output x the app's reduce output ratio, shared evenly. */
+  /**
+   * Its reduces write the job's output (FAWKES's clusters store it): map output x the app's reduce output ratio, shared
+   * evenly.
+   */
   writesOutput?: boolean;
 }): JobSpec {
   const app = APPS[o.app]!;
   const blocks = Math.max(1, Math.ceil(o.inputBytes / BLOCK_BYTES - 1e-9));
   const jitter = o.jitter ?? 0.3;
-  const lengths = Array.from({ length: blocks }, (_, i) => (i < blocks - 1 ? BLOCK_BYTES : o.inputBytes - BLOCK_BYTES * (blocks - 1)));
+  const lengths = Array.from({ length: blocks }, (_, i) =>
+    i < blocks - 1 ? BLOCK_BYTES : o.inputBytes - BLOCK_BYTES * (blocks - 1),
+  );
   const raw = lengths.map((len) => (len / BLOCK_BYTES) * o.mapBlockMs * (1 + jitter * (o.rand() - 0.5)));
   const rawSum = raw.reduce((s, v) => s + v, 0);
   const target = (o.inputBytes / BLOCK_BYTES) * o.mapBlockMs;
   const maps = raw.map((w, i) => mapTask(app, (w / rawSum) * target, lengths[i]!));
   const jobOutput = o.writesOutput ? o.inputBytes * app.outputRatio * app.reduceOutputRatio : 0;
-  const reduces = Array.from({ length: o.reduces }, () => reduceTask(o.reduceWorkMs / o.reduces, jobOutput / o.reduces));
+  const reduces = Array.from({ length: o.reduces }, () =>
+    reduceTask(o.reduceWorkMs / o.reduces, jobOutput / o.reduces),
+  );
   return {
     id: o.id,
     name: o.name,
@@ -214,7 +236,9 @@ function jobWorkMs(job: JobSpec): number {
 export type TyrexVariant = 'hvw' | 'mvw' | 'lvw';
 
 /** The paper's figures for each workload (jobs run back to back on the empty 20-node cluster). */
-export const TYREX_TARGETS: Readonly<Record<TyrexVariant, { cv2: number; maps: number; reduces: number; cpuHours: number; backToBackHours: number }>> = {
+export const TYREX_TARGETS: Readonly<
+  Record<TyrexVariant, { cv2: number; maps: number; reduces: number; cpuHours: number; backToBackHours: number }>
+> = {
   hvw: { cv2: 20, maps: 6139, reduces: 788, cpuHours: 63.6, backToBackHours: 3.51 },
   mvw: { cv2: 10, maps: 11866, reduces: 1368, cpuHours: 124.6, backToBackHours: 3.98 },
   lvw: { cv2: 4, maps: 30576, reduces: 3089, cpuHours: 306.9, backToBackHours: 5.31 },
@@ -240,17 +264,26 @@ export function tyrexWorkload(options: TyrexOptions): Workload {
   const seed = options.seed ?? 1;
   const load = options.load ?? 0.7;
   const scale = options.scale ?? 1;
-  if (!(load > 0) || !(scale > 0)) throw new MinimrError('EBADCONF', `tyrex: load and scale must be positive (got ${load}, ${scale})`);
+  if (!(load > 0) || !(scale > 0))
+    throw new MinimrError('EBADCONF', `tyrex: load and scale must be positive (got ${load}, ${scale})`);
   const cluster = options.cluster ?? clusterPreset('tyrex-20');
   const n = Math.max(2, Math.round(300 * scale));
   const rand = streamFor(seed, `tyrex:${variant}`);
 
   const meanMs = (target.cpuHours * 3_600_000) / 300;
-  const sizes = fitSampleCv2(Array.from({ length: n }, () => hyperExponential(rand, 1, target.cv2)), target.cv2, meanMs);
+  const sizes = fitSampleCv2(
+    Array.from({ length: n }, () => hyperExponential(rand, 1, target.cv2)),
+    target.cv2,
+    meanMs,
+  );
   const apps = sizes.map(() => TYREX_APPS[Math.floor(rand() * TYREX_APPS.length)]!);
   const jitterDraws = sizes.map(() => Math.floor(rand() * 2 ** 31));
 
-  const mapsFor = (tau: number) => sizes.reduce((s, size, i) => s + Math.max(1, Math.ceil((size * (1 - APPS[apps[i]!]!.reduceShare)) / tau - 1e-9)), 0);
+  const mapsFor = (tau: number) =>
+    sizes.reduce(
+      (s, size, i) => s + Math.max(1, Math.ceil((size * (1 - APPS[apps[i]!]!.reduceShare)) / tau - 1e-9)),
+      0,
+    );
   const wantMaps = target.maps * (n / 300);
   let lo = 100;
   let hi = 3_600_000;
@@ -260,7 +293,9 @@ export function tyrexWorkload(options: TyrexOptions): Workload {
     else hi = mid;
   }
   const tau = hi;
-  const mapCounts = sizes.map((size, i) => Math.max(1, Math.ceil((size * (1 - APPS[apps[i]!]!.reduceShare)) / tau - 1e-9)));
+  const mapCounts = sizes.map((size, i) =>
+    Math.max(1, Math.ceil((size * (1 - APPS[apps[i]!]!.reduceShare)) / tau - 1e-9)),
+  );
   const reducesFor = (k: number) => mapCounts.reduce((s, m) => s + Math.max(1, Math.round(m / k)), 0);
   const wantReduces = target.reduces * (n / 300);
   let klo = 0.5;
@@ -295,8 +330,10 @@ export function tyrexWorkload(options: TyrexOptions): Workload {
   // span, the other reading of the paper's "load", leaves the slots ~8% busy at 0.7: no queueing.)
   const mapSlots = cluster.workers.reduce((s, w) => s + w.mapSlots, 0);
   const reduceSlots = cluster.workers.reduce((s, w) => s + w.reduceSlots, 0);
-  const work = (kind: 'maps' | 'reduces') => unplaced.reduce((s, j) => s + j[kind].reduce((a, t) => a + t.workMs, 0), 0);
-  const meanGapMs = Math.max(work('maps') / Math.max(1, mapSlots), work('reduces') / Math.max(1, reduceSlots)) / n / load;
+  const work = (kind: 'maps' | 'reduces') =>
+    unplaced.reduce((s, j) => s + j[kind].reduce((a, t) => a + t.workMs, 0), 0);
+  const meanGapMs =
+    Math.max(work('maps') / Math.max(1, mapSlots), work('reduces') / Math.max(1, reduceSlots)) / n / load;
   let t = 0;
   const jobs: JobSpec[] = unplaced.map((job, i) => {
     if (i > 0) t += exponential(rand, meanGapMs);
@@ -359,17 +396,33 @@ export interface FawkesOptions {
  * minimum share, of the fawkes presets' nodes.
  */
 export function fawkesReferenceCluster(minNodes = 10): ClusterShape {
-  return uniformCluster({ name: `fawkes-reference-${minNodes}`, workers: minNodes, perRack: minNodes, mapSlots: 6, reduceSlots: 2, memoryMb: 24 * 1024, diskMBps: 100 });
+  return uniformCluster({
+    name: `fawkes-reference-${minNodes}`,
+    workers: minNodes,
+    perRack: minNodes,
+    mapSlots: 6,
+    reduceSlots: 2,
+    memoryMb: 24 * 1024,
+    diskMBps: 100,
+  });
 }
 
 type Size = 'small' | 'medium' | 'large';
 const FAWKES_BYTES: Readonly<Record<Size, number>> = { small: 1 * GiB, medium: 50 * GiB, large: 100 * GiB };
 const FAWKES_REDUCES: Readonly<Record<Size, number>> = { small: 2, medium: 20, large: 40 };
-const MAP_BLOCK_MS: Readonly<Record<string, number>> = { wordcount: 40_000, sort: 20_000, grep: 15_000, pi: 30_000, terasort: 15_000, grepcount: 40_000 };
+const MAP_BLOCK_MS: Readonly<Record<string, number>> = {
+  wordcount: 40_000,
+  sort: 20_000,
+  grep: 15_000,
+  pi: 30_000,
+  terasort: 15_000,
+  grepcount: 40_000,
+};
 
 export function fawkesWorkload(options: FawkesOptions): Workload {
   const variant = options.variant;
-  if (!['a', 'b', 'c', 'd', 'e'].includes(variant)) throw new MinimrError('EBADCONF', `unknown FAWKES workload "wkld-${String(variant)}" (wkld-a .. wkld-e)`);
+  if (!['a', 'b', 'c', 'd', 'e'].includes(variant))
+    throw new MinimrError('EBADCONF', `unknown FAWKES workload "wkld-${String(variant)}" (wkld-a .. wkld-e)`);
   const seed = options.seed ?? 1;
   const scale = options.scale ?? 1;
   const sizeScale = options.sizeScale ?? 1;
@@ -378,7 +431,7 @@ export function fawkesWorkload(options: FawkesOptions): Workload {
   const jobs: JobSpec[] = [];
   const add = (cluster: string, app: string, size: Size, submitMs: number, after?: string): string => {
     const id = jobId(jobs.length);
-    const mapWork = (FAWKES_BYTES[size] * sizeScale) / BLOCK_BYTES * MAP_BLOCK_MS[app]!;
+    const mapWork = ((FAWKES_BYTES[size] * sizeScale) / BLOCK_BYTES) * MAP_BLOCK_MS[app]!;
     const share = APPS[app]!.reduceShare;
     jobs.push(
       mrJob({
@@ -422,7 +475,11 @@ export function fawkesWorkload(options: FawkesOptions): Workload {
     case 'c': {
       const app = variant === 'b' ? 'wordcount' : 'sort';
       clusters.forEach((c, k) => {
-        const sizes: Size[] = [...Array<Size>(count(90)).fill('small'), ...Array<Size>(count(5)).fill('medium'), ...Array<Size>(count(5)).fill('large')];
+        const sizes: Size[] = [
+          ...Array<Size>(count(90)).fill('small'),
+          ...Array<Size>(count(5)).fill('medium'),
+          ...Array<Size>(count(5)).fill('large'),
+        ];
         for (const size of sizes) add(c, app, size, k * 100_000);
       });
       break;
@@ -446,7 +503,8 @@ export function fawkesWorkload(options: FawkesOptions): Workload {
       // A BTWorld-like pipeline: each job starts when the previous one has finished.
       let previous: string | undefined;
       const stages = ['grep', 'sort', 'wordcount'];
-      for (let i = 0; i < count(26); i++) previous = add('c-2', stages[i % stages.length]!, i % 5 === 4 ? 'medium' : 'small', 0, previous);
+      for (let i = 0; i < count(26); i++)
+        previous = add('c-2', stages[i % stages.length]!, i % 5 === 4 ? 'medium' : 'small', 0, previous);
       poisson(count(559), 8_000, 0, (t) => add('c-3', rand() < 0.5 ? 'wordcount' : 'sort', 'small', t));
       break;
     }
@@ -454,7 +512,11 @@ export function fawkesWorkload(options: FawkesOptions): Workload {
   // Submission order is arrival order (stable for equal times), pipelines after their predecessor.
   const order = jobs.map((j, i) => ({ j, i })).sort((x, y) => x.j.submitMs - y.j.submitMs || x.i - y.i);
   const renamed = new Map(order.map(({ j }, i) => [j.id, jobId(i)]));
-  const sorted = order.map(({ j }) => ({ ...j, id: renamed.get(j.id)!, ...(j.after !== undefined ? { after: renamed.get(j.after)! } : {}) }));
+  const sorted = order.map(({ j }) => ({
+    ...j,
+    id: renamed.get(j.id)!,
+    ...(j.after !== undefined ? { after: renamed.get(j.after)! } : {}),
+  }));
   // A pipeline stage must follow its predecessor in the list.
   const pos = new Map(sorted.map((j, i) => [j.id, i]));
   sorted.sort((x, y) => {
@@ -467,13 +529,30 @@ export function fawkesWorkload(options: FawkesOptions): Workload {
   const withReference = sorted.map((j) => ({ ...j, referenceMs: Math.round(estimatedAloneMs(j, reference)) }));
   const sum = totals(withReference);
   // Each cluster's jobs read parts of one data set: as big as its biggest job's input.
-  const dataSet = (name: string) => Math.max(0, ...withReference.filter((j) => j.cluster === name).map((j) => j.maps.reduce((b, t) => b + (t.inputBytes ?? 0), 0)));
+  const dataSet = (name: string) =>
+    Math.max(
+      0,
+      ...withReference
+        .filter((j) => j.cluster === name)
+        .map((j) => j.maps.reduce((b, t) => b + (t.inputBytes ?? 0), 0)),
+    );
   return {
     name: `fawkes-wkld-${variant}`,
     jobs: withReference,
     pools: clusters.map((name): PoolView => ({ name, minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fifo' })),
     mrClusters: clusters.map((name) => ({ name, minNodes, inputBytes: dataSet(name) })),
-    meta: { generator: 'fawkes', variant, seed, scale, sizeScale, minNodes, jobs: sorted.length, maps: sum.maps, reduces: sum.reduces, cpuHours: sum.cpuHours },
+    meta: {
+      generator: 'fawkes',
+      variant,
+      seed,
+      scale,
+      sizeScale,
+      minNodes,
+      jobs: sorted.length,
+      maps: sum.maps,
+      reduces: sum.reduces,
+      cpuHours: sum.cpuHours,
+    },
   };
 }
 
@@ -508,7 +587,8 @@ export interface YarnMeOptions {
  */
 export function yarnMeTrace(options: YarnMeOptions): Workload {
   const { kind } = options;
-  if (kind !== 'uniform' && kind !== 'exponential') throw new MinimrError('EBADCONF', `unknown YARN-ME trace kind "${String(kind)}" (uniform, exponential)`);
+  if (kind !== 'uniform' && kind !== 'exponential')
+    throw new MinimrError('EBADCONF', `unknown YARN-ME trace kind "${String(kind)}" (uniform, exponential)`);
   const seed = options.seed ?? 1;
   const scale = options.scale ?? 1;
   const rand = streamFor(seed, `yarn-me:${kind}`);
@@ -521,9 +601,14 @@ export function yarnMeTrace(options: YarnMeOptions): Workload {
   const unitArrivals = Array.from({ length: n }, () => rand()).sort((a, b) => a - b);
   const drafts = unitArrivals.map((unit, i) => {
     const tasks =
-      kind === 'uniform' ? 1 + Math.floor(rand() * maxTasks) : Math.min(maxTasks, 1 + Math.floor(exponential(rand, (maxTasks - 1) / 3)));
+      kind === 'uniform'
+        ? 1 + Math.floor(rand() * maxTasks)
+        : Math.min(maxTasks, 1 + Math.floor(exponential(rand, (maxTasks - 1) / 3)));
     const memoryMb = Math.ceil((1024 * between(1, maxMemoryGb)) / 100) * 100;
-    const seconds = kind === 'uniform' ? between(1, maxDurationS) : Math.min(maxDurationS, 50 + exponential(rand, (maxDurationS - 50) / 3));
+    const seconds =
+      kind === 'uniform'
+        ? between(1, maxDurationS)
+        : Math.min(maxDurationS, 50 + exponential(rand, (maxDurationS - 50) / 3));
     const task: TaskSpec = {
       workMs: Math.round(seconds * 1000),
       memoryMb,
@@ -554,7 +639,20 @@ export function yarnMeTrace(options: YarnMeOptions): Workload {
   return {
     name: `yarn-me-${kind}`,
     jobs,
-    meta: { generator: 'yarn-me', kind, seed, scale, jobs: n, maxTasks, maxMemoryGb, maxDurationS, penalty, arrivalWindowS: window / 1000, tasks: sum.maps, cpuHours: sum.cpuHours },
+    meta: {
+      generator: 'yarn-me',
+      kind,
+      seed,
+      scale,
+      jobs: n,
+      maxTasks,
+      maxMemoryGb,
+      maxDurationS,
+      penalty,
+      arrivalWindowS: window / 1000,
+      tasks: sum.maps,
+      cpuHours: sum.cpuHours,
+    },
   };
 }
 
@@ -603,7 +701,19 @@ export function improvedFairWorkload(options: ImprovedFairOptions = {}): Workloa
   const rand = streamFor(seed, 'improved-fair');
   const bytes = 10 * GiB * scale;
   const job = (i: number, app: string, submitMs: number, blockMs: number, reduces: number, reduceWorkMs: number) =>
-    mrJob({ id: jobId(i), name: app, app, submitMs, inputBytes: bytes, mapBlockMs: blockMs, reduces, reduceWorkMs: reduceWorkMs * scale, rand, jitter: 0.2, pool: app });
+    mrJob({
+      id: jobId(i),
+      name: app,
+      app,
+      submitMs,
+      inputBytes: bytes,
+      mapBlockMs: blockMs,
+      reduces,
+      reduceWorkMs: reduceWorkMs * scale,
+      rand,
+      jitter: 0.2,
+      pool: app,
+    });
   const holders = options.privateWorkers ?? ['w0009', 'w0010', 'w0011', 'w0012'];
   const replication = Math.min(options.privateReplication ?? 2, holders.length);
   const uploaded = Math.min(options.uploadedReplicas ?? 1, replication);
@@ -613,17 +723,31 @@ export function improvedFairWorkload(options: ImprovedFairOptions = {}): Workloa
       ? wordcount
       : {
           ...wordcount,
-          maps: wordcount.maps.map((m, i) => ({ ...m, replicas: Array.from({ length: uploaded }, (_, k) => holders[(i + k) % holders.length]!) })),
-          ...(uploaded < replication ? { inputPlacement: { replication, windowMs: options.placementWindowMs ?? 15_000 } } : {}),
+          maps: wordcount.maps.map((m, i) => ({
+            ...m,
+            replicas: Array.from({ length: uploaded }, (_, k) => holders[(i + k) % holders.length]!),
+          })),
+          ...(uploaded < replication
+            ? { inputPlacement: { replication, windowMs: options.placementWindowMs ?? 15_000 } }
+            : {}),
         };
-  const jobs = [job(0, 'terasort', 0, 15_000, 12, 12 * 60_000), job(1, 'grepcount', 0, 40_000, 1, 10_000), privateWordcount];
+  const jobs = [
+    job(0, 'terasort', 0, 15_000, 12, 12 * 60_000),
+    job(1, 'grepcount', 0, 40_000, 1, 10_000),
+    privateWordcount,
+  ];
   const pools: PoolView[] = [
     { name: 'terasort', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fifo' },
     { name: 'grepcount', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fifo' },
     { name: 'wordcount', minMapSlots: 32, minReduceSlots: 0, weight: 1, mode: 'fifo' },
   ];
   const sum = totals(jobs);
-  return { name: 'improved-fair', jobs, pools, meta: { generator: 'improved-fair', seed, scale, maps: sum.maps, reduces: sum.reduces, cpuHours: sum.cpuHours } };
+  return {
+    name: 'improved-fair',
+    jobs,
+    pools,
+    meta: { generator: 'improved-fair', seed, scale, maps: sum.maps, reduces: sum.reduces, cpuHours: sum.cpuHours },
+  };
 }
 
 // ---- by name -----------------------------------------------------------------------------------
@@ -634,7 +758,19 @@ export interface NamedWorkloadOptions {
   readonly load?: number;
 }
 
-export const WORKLOAD_NAMES = ['hvw', 'mvw', 'lvw', 'wkld-a', 'wkld-b', 'wkld-c', 'wkld-d', 'wkld-e', 'yarn-me-uniform', 'yarn-me-exp', 'improved-fair'] as const;
+export const WORKLOAD_NAMES = [
+  'hvw',
+  'mvw',
+  'lvw',
+  'wkld-a',
+  'wkld-b',
+  'wkld-c',
+  'wkld-d',
+  'wkld-e',
+  'yarn-me-uniform',
+  'yarn-me-exp',
+  'improved-fair',
+] as const;
 
 /** The cluster preset each named workload is meant for. */
 export function defaultClusterFor(name: string): string {
@@ -647,7 +783,10 @@ export function defaultClusterFor(name: string): string {
 }
 
 export function namedWorkload(name: string, o: NamedWorkloadOptions = {}): Workload {
-  const common = { ...(o.seed !== undefined ? { seed: o.seed } : {}), ...(o.scale !== undefined ? { scale: o.scale } : {}) };
+  const common = {
+    ...(o.seed !== undefined ? { seed: o.seed } : {}),
+    ...(o.scale !== undefined ? { scale: o.scale } : {}),
+  };
   switch (name) {
     case 'hvw':
     case 'mvw':
@@ -666,6 +805,9 @@ export function namedWorkload(name: string, o: NamedWorkloadOptions = {}): Workl
     case 'improved-fair':
       return improvedFairWorkload(common);
     default:
-      throw new MinimrError('EBADCONF', `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a trace/workload JSON file`);
+      throw new MinimrError(
+        'EBADCONF',
+        `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a trace/workload JSON file`,
+      );
   }
 }

@@ -44,6 +44,13 @@ export {
   type YarnMeOptions,
 } from './generators.js';
 export { parseSkewSpec, type SkewSpec } from './skew-spec.js';
-export { clusterFromSlsTrace, parseSlsTrace, readWorkloadFile, readWorkloadJson, workloadToJson, type SlsOptions } from './traces.js';
+export {
+  clusterFromSlsTrace,
+  parseSlsTrace,
+  readWorkloadFile,
+  readWorkloadJson,
+  workloadToJson,
+  type SlsOptions,
+} from './traces.js';
 export { clusterFromRumenTrace, parseRumenTrace, type RumenOptions } from './rumen.js';
 export { loadCluster, loadWorkload } from './load.js';

@@ -59,8 +59,12 @@ export function isJsonObject(v: unknown): v is Record<string, unknown> {
 export function describeJsonValues(values: readonly unknown[]): string {
   if (values.length === 0) return 'no JSON object at all';
   const first = values[0];
-  if (!isJsonObject(first)) return `${Array.isArray(first) ? 'a nested array' : `a ${first === null ? 'null' : typeof first}`} first`;
+  if (!isJsonObject(first))
+    return `${Array.isArray(first) ? 'a nested array' : `a ${first === null ? 'null' : typeof first}`} first`;
   const keys = Object.keys(first);
   if (keys.length === 0) return 'an empty object first';
-  return `an object with fields ${keys.slice(0, 6).map((k) => `"${k}"`).join(', ')}${keys.length > 6 ? ', ...' : ''} first`;
+  return `an object with fields ${keys
+    .slice(0, 6)
+    .map((k) => `"${k}"`)
+    .join(', ')}${keys.length > 6 ? ', ...' : ''} first`;
 }

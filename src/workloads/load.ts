@@ -19,9 +19,16 @@ async function readText(path: string, what: string): Promise<string> {
 }
 
 /** A named workload, or a .json file: minimr workload JSON, a Hadoop SLS or a Hadoop Rumen job trace. */
-export async function loadWorkload(name: string, o: { seed?: number; load?: number; scale?: number }): Promise<Workload> {
+export async function loadWorkload(
+  name: string,
+  o: { seed?: number; load?: number; scale?: number },
+): Promise<Workload> {
   if ((WORKLOAD_NAMES as readonly string[]).includes(name)) return namedWorkload(name, o);
-  if (!/\.json$/i.test(name)) throw new MinimrError('EBADCONF', `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a .json minimr workload / Hadoop SLS / Hadoop Rumen trace file`);
+  if (!/\.json$/i.test(name))
+    throw new MinimrError(
+      'EBADCONF',
+      `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a .json minimr workload / Hadoop SLS / Hadoop Rumen trace file`,
+    );
   return readWorkloadFile(await readText(name, 'workload file'), name);
 }
 
@@ -29,7 +36,10 @@ export async function loadWorkload(name: string, o: { seed?: number; load?: numb
  * A preset name, or a .json file: minimr's cluster JSON or a Hadoop SLS node file (the paper's
  * simulator's topology file), whose nodes get `sls` memory and cores unless they name their own.
  */
-export async function loadCluster(name: string, sls: { memoryMb?: number; vcores?: number } = {}): Promise<ClusterShape> {
+export async function loadCluster(
+  name: string,
+  sls: { memoryMb?: number; vcores?: number } = {},
+): Promise<ClusterShape> {
   if (clusterPresetNames().includes(name)) return clusterPreset(name);
   if (!/\.json$/i.test(name)) return clusterPreset(name);
   return readClusterFile(await readText(name, 'cluster file'), name, sls);

@@ -25,16 +25,21 @@ export function parseSkewSpec(value: unknown, at: string): SkewSpec {
   const bad = (message: string, field: string): never => {
     throw new MinimrError('EBADCONF', `${at}: "skew": ${message}`, { field: `skew.${field}` });
   };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return bad('must be an object {strategy, keys, zipf, partitionFactor?}', 'strategy');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return bad('must be an object {strategy, keys, zipf, partitionFactor?}', 'strategy');
   const v = value as Record<string, unknown>;
-  if (!SKEW_STRATEGIES.includes(v.strategy as SkewStrategy)) bad(`"strategy" must be one of ${SKEW_STRATEGIES.join(', ')}, got ${JSON.stringify(v.strategy)}`, 'strategy');
+  if (!SKEW_STRATEGIES.includes(v.strategy as SkewStrategy))
+    bad(`"strategy" must be one of ${SKEW_STRATEGIES.join(', ')}, got ${JSON.stringify(v.strategy)}`, 'strategy');
   const keys = v.keys;
-  if (!Number.isInteger(keys) || (keys as number) < 1 || (keys as number) > MAX_KEYS) bad(`"keys" must be an integer in 1..${MAX_KEYS}`, 'keys');
+  if (!Number.isInteger(keys) || (keys as number) < 1 || (keys as number) > MAX_KEYS)
+    bad(`"keys" must be an integer in 1..${MAX_KEYS}`, 'keys');
   if (typeof v.zipf !== 'number' || !(v.zipf >= 0 && v.zipf <= 10)) bad('"zipf" must be a number in [0, 10]', 'zipf');
   const integerAtLeast1 = (field: string): number | undefined => {
     const x = v[field];
     if (x === undefined) return undefined;
-    return Number.isInteger(x) && (x as number) >= 1 && (x as number) <= 64 ? (x as number) : bad(`"${field}" must be an integer in 1..64`, field);
+    return Number.isInteger(x) && (x as number) >= 1 && (x as number) <= 64
+      ? (x as number)
+      : bad(`"${field}" must be an integer in 1..64`, field);
   };
   const partitionFactor = integerAtLeast1('partitionFactor');
   const sketchDepth = integerAtLeast1('sketchDepth');

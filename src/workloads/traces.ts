@@ -40,7 +40,11 @@ export function parseSlsTrace(text: string, options: SlsOptions = {}): Workload 
 }
 
 function isClusterSizeHeader(value: unknown): boolean {
-  return isJsonObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((k) => k === 'num.nodes' || k === 'num.racks');
+  return (
+    isJsonObject(value) &&
+    Object.keys(value).length > 0 &&
+    Object.keys(value).every((k) => k === 'num.nodes' || k === 'num.racks')
+  );
 }
 
 /** The workload of already split SLS job objects (readWorkloadFile has split them to detect the format). */
@@ -51,26 +55,46 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
   if (raw.length === 0) bad(`${source}: no jobs`);
   const seen = new Set<string>();
   const parsed = raw.map((value, i) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return bad(`${source}: entry ${i + 1} is not a job object`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return bad(`${source}: entry ${i + 1} is not a job object`);
     const j = value as Record<string, unknown>;
-    const id = typeof j['job.id'] === 'string' && j['job.id'] !== '' ? (j['job.id'] as string) : bad(`${source}: job ${i + 1}: field "job.id" must be a non-empty string`, { field: 'job.id' });
+    const id =
+      typeof j['job.id'] === 'string' && j['job.id'] !== ''
+        ? (j['job.id'] as string)
+        : bad(`${source}: job ${i + 1}: field "job.id" must be a non-empty string`, { field: 'job.id' });
     const where = `${source}: job "${id}"`;
     if (seen.has(id)) bad(`${where}: "job.id" is used twice`, { jobId: id, field: 'job.id' });
     seen.add(id);
     const amType = j['am.type'];
-    if (amType !== undefined && amType !== 'mapreduce') bad(`${where}: field "am.type" is "${String(amType)}"; only "mapreduce" traces are supported`, { jobId: id, field: 'am.type' });
+    if (amType !== undefined && amType !== 'mapreduce')
+      bad(`${where}: field "am.type" is "${String(amType)}"; only "mapreduce" traces are supported`, {
+        jobId: id,
+        field: 'am.type',
+      });
     const num = (field: string, obj: Record<string, unknown>, at: string, taskId?: string): number => {
       const v = obj[field];
-      return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : bad(`${at}: field "${field}" must be a number >= 0, got ${JSON.stringify(v)}`, { jobId: id, ...(taskId ? { taskId } : {}), field });
+      return typeof v === 'number' && Number.isFinite(v) && v >= 0
+        ? v
+        : bad(`${at}: field "${field}" must be a number >= 0, got ${JSON.stringify(v)}`, {
+            jobId: id,
+            ...(taskId ? { taskId } : {}),
+            field,
+          });
     };
     // The paper's simulator (DSS) starts a job after another one with "job.start.ms": "job_X".
     const afterJob = typeof j['job.start.ms'] === 'string' ? (j['job.start.ms'] as string) : undefined;
     const start = afterJob !== undefined ? 0 : num('job.start.ms', j, where);
     const end = num('job.end.ms', j, where);
-    if (afterJob === undefined && end < start) bad(`${where}: field "job.end.ms" (${end}) is before "job.start.ms" (${start})`, { jobId: id, field: 'job.end.ms' });
+    if (afterJob === undefined && end < start)
+      bad(`${where}: field "job.end.ms" (${end}) is before "job.start.ms" (${start})`, {
+        jobId: id,
+        field: 'job.end.ms',
+      });
     const queue = j['job.queue.name'];
-    if (queue !== undefined && (typeof queue !== 'string' || queue === '')) bad(`${where}: field "job.queue.name" must be a non-empty string`, { jobId: id, field: 'job.queue.name' });
-    if (!Array.isArray(j['job.tasks'])) bad(`${where}: field "job.tasks" must be an array`, { jobId: id, field: 'job.tasks' });
+    if (queue !== undefined && (typeof queue !== 'string' || queue === ''))
+      bad(`${where}: field "job.queue.name" must be a non-empty string`, { jobId: id, field: 'job.queue.name' });
+    if (!Array.isArray(j['job.tasks']))
+      bad(`${where}: field "job.tasks" must be an array`, { jobId: id, field: 'job.tasks' });
     const maps: TaskSpec[] = [];
     const reduces: TaskSpec[] = [];
     const dssGroups: Array<{ kind: TaskKind; priority: number; specs: TaskSpec[] }> = [];
@@ -84,29 +108,61 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
         return;
       }
       const host = task['container.host'];
-      if (typeof host !== 'string' || !/^\/[^/]+\/[^/]+$/.test(host)) bad(`${at}: field "container.host" must look like "/rack/node", got ${JSON.stringify(host)}`, { jobId: id, taskId, field: 'container.host' });
+      if (typeof host !== 'string' || !/^\/[^/]+\/[^/]+$/.test(host))
+        bad(`${at}: field "container.host" must look like "/rack/node", got ${JSON.stringify(host)}`, {
+          jobId: id,
+          taskId,
+          field: 'container.host',
+        });
       const s = num('container.start.ms', task, at, taskId);
       const e = num('container.end.ms', task, at, taskId);
-      if (e < s) bad(`${at}: field "container.end.ms" (${e}) is before "container.start.ms" (${s})`, { jobId: id, taskId, field: 'container.end.ms' });
+      if (e < s)
+        bad(`${at}: field "container.end.ms" (${e}) is before "container.start.ms" (${s})`, {
+          jobId: id,
+          taskId,
+          field: 'container.end.ms',
+        });
       const priority = task['container.priority'];
       const type = task['container.type'];
       if (priority !== undefined && priority !== SLS_MAP_PRIORITY && priority !== SLS_REDUCE_PRIORITY) {
-        bad(`${at}: field "container.priority" must be ${SLS_MAP_PRIORITY} (map) or ${SLS_REDUCE_PRIORITY} (reduce), got ${JSON.stringify(priority)}`, { jobId: id, taskId, field: 'container.priority' });
+        bad(
+          `${at}: field "container.priority" must be ${SLS_MAP_PRIORITY} (map) or ${SLS_REDUCE_PRIORITY} (reduce), got ${JSON.stringify(priority)}`,
+          { jobId: id, taskId, field: 'container.priority' },
+        );
       }
-      if (type !== undefined && type !== 'map' && type !== 'reduce') bad(`${at}: field "container.type" must be "map" or "reduce", got ${JSON.stringify(type)}`, { jobId: id, taskId, field: 'container.type' });
-      if (priority === undefined && type === undefined) bad(`${at}: needs "container.priority" or "container.type"`, { jobId: id, taskId, field: 'container.type' });
+      if (type !== undefined && type !== 'map' && type !== 'reduce')
+        bad(`${at}: field "container.type" must be "map" or "reduce", got ${JSON.stringify(type)}`, {
+          jobId: id,
+          taskId,
+          field: 'container.type',
+        });
+      if (priority === undefined && type === undefined)
+        bad(`${at}: needs "container.priority" or "container.type"`, { jobId: id, taskId, field: 'container.type' });
       const kind = type ?? (priority === SLS_MAP_PRIORITY ? 'map' : 'reduce');
       if (priority !== undefined && type !== undefined && (priority === SLS_MAP_PRIORITY) !== (type === 'map')) {
-        bad(`${at}: "container.priority" ${String(priority)} contradicts "container.type" "${String(type)}"`, { jobId: id, taskId, field: 'container.priority' });
+        bad(`${at}: "container.priority" ${String(priority)} contradicts "container.type" "${String(type)}"`, {
+          jobId: id,
+          taskId,
+          field: 'container.priority',
+        });
       }
       const memory = task['container.memory'] ?? defaultMemoryMb;
-      if (typeof memory !== 'number' || !(memory > 0)) bad(`${at}: field "container.memory" must be a positive number of MB, got ${JSON.stringify(task['container.memory'])}`, { jobId: id, taskId, field: 'container.memory' });
+      if (typeof memory !== 'number' || !(memory > 0))
+        bad(
+          `${at}: field "container.memory" must be a positive number of MB, got ${JSON.stringify(task['container.memory'])}`,
+          { jobId: id, taskId, field: 'container.memory' },
+        );
       const node = (host as string).split('/')[2]!;
-      const spec: TaskSpec = { workMs: e - s, memoryMb: memory as number, ...(kind === 'map' ? { replicas: [node], inputBytes: 0 } : { inputBytes: 0 }) };
+      const spec: TaskSpec = {
+        workMs: e - s,
+        memoryMb: memory as number,
+        ...(kind === 'map' ? { replicas: [node], inputBytes: 0 } : { inputBytes: 0 }),
+      };
       (kind === 'map' ? maps : reduces).push(spec);
     });
     // DSS's task groups run in priority order (lowest first), maps before reduces as minimr runs them.
-    for (const g of [...dssGroups].sort((a, b) => a.priority - b.priority)) (g.kind === 'map' ? maps : reduces).push(...g.specs);
+    for (const g of [...dssGroups].sort((a, b) => a.priority - b.priority))
+      (g.kind === 'map' ? maps : reduces).push(...g.specs);
     return { id, start, afterJob, queue: queue as string | undefined, maps, reduces, dss: dssGroups.length > 0 };
   });
   const order = startOrder(parsed, source);
@@ -122,24 +178,42 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
     reduces: p.reduces,
   }));
   const dss = parsed.some((p) => p.dss);
-  return { name: options.name ?? (dss ? 'dss' : 'sls'), jobs, meta: { generator: dss ? 'dss' : 'sls', jobs: jobs.length } };
+  return {
+    name: options.name ?? (dss ? 'dss' : 'sls'),
+    jobs,
+    meta: { generator: dss ? 'dss' : 'sls', jobs: jobs.length },
+  };
 }
 
 /**
  * Jobs in start order, each job that starts after another ("job.start.ms": "job_X") right after
  * the jobs before it in that order; the id must name a job of the trace, and no cycle.
  */
-function startOrder<P extends { readonly id: string; readonly start: number; readonly afterJob?: string }>(parsed: readonly P[], source: string): P[] {
+function startOrder<P extends { readonly id: string; readonly start: number; readonly afterJob?: string }>(
+  parsed: readonly P[],
+  source: string,
+): P[] {
   const ids = new Set(parsed.map((p) => p.id));
   for (const p of parsed) {
-    if (p.afterJob !== undefined && !ids.has(p.afterJob)) bad(`${source}: job "${p.id}": field "job.start.ms" names job "${p.afterJob}", which is not in the trace`, { jobId: p.id, field: 'job.start.ms' });
+    if (p.afterJob !== undefined && !ids.has(p.afterJob))
+      bad(`${source}: job "${p.id}": field "job.start.ms" names job "${p.afterJob}", which is not in the trace`, {
+        jobId: p.id,
+        field: 'job.start.ms',
+      });
   }
-  const order = parsed.map((p, i) => ({ p, i })).filter(({ p }) => p.afterJob === undefined).sort((a, b) => a.p.start - b.p.start || a.i - b.i).map(({ p }) => p);
+  const order = parsed
+    .map((p, i) => ({ p, i }))
+    .filter(({ p }) => p.afterJob === undefined)
+    .sort((a, b) => a.p.start - b.p.start || a.i - b.i)
+    .map(({ p }) => p);
   const placed = new Set(order.map((p) => p.id));
   let waiting = parsed.filter((p) => p.afterJob !== undefined);
   while (waiting.length > 0) {
     const ready = waiting.filter((p) => placed.has(p.afterJob!));
-    if (ready.length === 0) bad(`${source}: jobs ${waiting.map((p) => `"${p.id}"`).join(', ')} start after each other in a cycle`, { field: 'job.start.ms' });
+    if (ready.length === 0)
+      bad(`${source}: jobs ${waiting.map((p) => `"${p.id}"`).join(', ')} start after each other in a cycle`, {
+        field: 'job.start.ms',
+      });
     for (const p of ready) {
       order.push(p);
       placed.add(p.id);
@@ -164,8 +238,13 @@ const DSS_PENALTIES: Readonly<Record<string, (ib: number) => PenaltyModel>> = {
  * model "c.penalty" of initial bump "c.ib" (NULL, STEP, POWER1, POWER2, SQUAREROOT); no penalty
  * model: insensitive to memory. Any bad field is EBADCONF naming it.
  */
-function dssTaskGroup(task: Record<string, unknown>, at: string, ids: { jobId: string; taskId: string }): { kind: TaskKind; priority: number; specs: TaskSpec[] } {
-  const fail = (field: string, want: string): never => bad(`${at}: field "${field}" must be ${want}, got ${JSON.stringify(task[field])}`, { ...ids, field });
+function dssTaskGroup(
+  task: Record<string, unknown>,
+  at: string,
+  ids: { jobId: string; taskId: string },
+): { kind: TaskKind; priority: number; specs: TaskSpec[] } {
+  const fail = (field: string, want: string): never =>
+    bad(`${at}: field "${field}" must be ${want}, got ${JSON.stringify(task[field])}`, { ...ids, field });
   const value = (field: string, ok: (v: number) => boolean, want: string): number => {
     const v = task[field];
     return typeof v === 'number' && Number.isFinite(v) && ok(v) ? v : fail(field, want);
@@ -180,8 +259,13 @@ function dssTaskGroup(task: Record<string, unknown>, at: string, ids: { jobId: s
   let penalty: PenaltyModel | undefined;
   if (task['c.penalty'] !== undefined) {
     const name = typeof task['c.penalty'] === 'string' ? (task['c.penalty'] as string).toUpperCase() : '';
-    const model = DSS_PENALTIES[name] ?? bad(`${at}: unknown penalty model ${JSON.stringify(task['c.penalty'])} in field "c.penalty"; known: ${Object.keys(DSS_PENALTIES).join(', ')}`, { ...ids, field: 'c.penalty' });
-    penalty = model(value('c.ib', (v) => v >= 1, 'the penalty\'s initial bump, a number >= 1'));
+    const model =
+      DSS_PENALTIES[name] ??
+      bad(
+        `${at}: unknown penalty model ${JSON.stringify(task['c.penalty'])} in field "c.penalty"; known: ${Object.keys(DSS_PENALTIES).join(', ')}`,
+        { ...ids, field: 'c.penalty' },
+      );
+    penalty = model(value('c.ib', (v) => v >= 1, "the penalty's initial bump, a number >= 1"));
   } else if (task['c.ib'] !== undefined) {
     fail('c.penalty', 'a penalty model when "c.ib" is given');
   }
@@ -190,10 +274,16 @@ function dssTaskGroup(task: Record<string, unknown>, at: string, ids: { jobId: s
 }
 
 /** One worker per host named in an SLS trace, with the given slots and memory, in name order. */
-export function clusterFromSlsTrace(text: string, shape: Omit<WorkerShape, 'id' | 'rack'>, name = 'sls-hosts'): ClusterShape {
+export function clusterFromSlsTrace(
+  text: string,
+  shape: Omit<WorkerShape, 'id' | 'rack'>,
+  name = 'sls-hosts',
+): ClusterShape {
   const hosts = new Map<string, string>();
   for (const m of text.matchAll(/"container\.host"\s*:\s*"\/([^/"]+)\/([^/"]+)"/g)) hosts.set(m[2]!, m[1]!);
-  const workers = [...hosts.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([id, rack]) => ({ ...shape, id, rack }));
+  const workers = [...hosts.entries()]
+    .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+    .map(([id, rack]) => ({ ...shape, id, rack }));
   if (workers.length === 0) bad(`${name}: the trace names no hosts`);
   return { name, workers };
 }
@@ -211,7 +301,10 @@ function penaltyFrom(v: unknown, at: string): PenaltyModel | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== 'object' || v === null) return bad(`${at}: "penalty" must be an object`);
   const p = v as Record<string, unknown>;
-  const positive = (field: string): number => (typeof p[field] === 'number' && (p[field] as number) >= 0 ? (p[field] as number) : bad(`${at}: penalty "${field}" must be a number >= 0`));
+  const positive = (field: string): number =>
+    typeof p[field] === 'number' && (p[field] as number) >= 0
+      ? (p[field] as number)
+      : bad(`${at}: penalty "${field}" must be a number >= 0`);
   switch (p.kind) {
     case 'none':
       return { kind: 'none' };
@@ -230,7 +323,10 @@ function penaltyFrom(v: unknown, at: string): PenaltyModel | undefined {
         ...(p.diskMBps !== undefined ? { diskMBps: positive('diskMBps') } : {}),
       };
     default:
-      return bad(`${at}: unknown penalty model ${JSON.stringify(p.kind)}: "kind" must be "none", "step", "power" or "spill"`, { field: 'penalty' });
+      return bad(
+        `${at}: unknown penalty model ${JSON.stringify(p.kind)}: "kind" must be "none", "step", "power" or "spill"`,
+        { field: 'penalty' },
+      );
   }
 }
 
@@ -245,7 +341,8 @@ function taskFrom(v: unknown, at: string): TaskSpec {
   const memoryMb = n('memoryMb', true)!;
   if (!(memoryMb > 0)) bad(`${at}: "memoryMb" must be positive`);
   const replicas = t.replicas;
-  if (replicas !== undefined && (!Array.isArray(replicas) || replicas.some((r) => typeof r !== 'string'))) bad(`${at}: "replicas" must be an array of worker ids`);
+  if (replicas !== undefined && (!Array.isArray(replicas) || replicas.some((r) => typeof r !== 'string')))
+    bad(`${at}: "replicas" must be an array of worker ids`);
   const penalty = penaltyFrom(t.penalty, at);
   const inputBytes = n('inputBytes', false);
   const outputBytes = n('outputBytes', false);
@@ -275,7 +372,8 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
   const jobs = (w.jobs as unknown[]).map((raw, i): JobSpec => {
     if (typeof raw !== 'object' || raw === null) return bad(`${source}: job ${i + 1} is not an object`);
     const j = raw as Record<string, unknown>;
-    const id = typeof j.id === 'string' && j.id !== '' ? j.id : bad(`${source}: job ${i + 1}: "id" must be a non-empty string`);
+    const id =
+      typeof j.id === 'string' && j.id !== '' ? j.id : bad(`${source}: job ${i + 1}: "id" must be a non-empty string`);
     const at = `${source}: job "${id}"`;
     if (ids.has(id)) bad(`${at} is listed twice`, { jobId: id });
     ids.add(id);
@@ -284,18 +382,31 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
       if (x === undefined && !required) return undefined;
       return typeof x === 'string' ? x : bad(`${at}: "${field}" must be a string`, { jobId: id, field });
     };
-    if (!Array.isArray(j.maps) || !Array.isArray(j.reduces)) bad(`${at}: "maps" and "reduces" must be arrays`, { jobId: id });
-    if (typeof j.submitMs !== 'number' || !(j.submitMs >= 0)) bad(`${at}: "submitMs" must be a number >= 0`, { jobId: id, field: 'submitMs' });
-    if (j.weight !== undefined && (typeof j.weight !== 'number' || !(j.weight > 0))) bad(`${at}: "weight" must be a positive number`, { jobId: id, field: 'weight' });
-    if (j.referenceMs !== undefined && (typeof j.referenceMs !== 'number' || !(j.referenceMs > 0))) bad(`${at}: "referenceMs" must be a positive number`, { jobId: id, field: 'referenceMs' });
+    if (!Array.isArray(j.maps) || !Array.isArray(j.reduces))
+      bad(`${at}: "maps" and "reduces" must be arrays`, { jobId: id });
+    if (typeof j.submitMs !== 'number' || !(j.submitMs >= 0))
+      bad(`${at}: "submitMs" must be a number >= 0`, { jobId: id, field: 'submitMs' });
+    if (j.weight !== undefined && (typeof j.weight !== 'number' || !(j.weight > 0)))
+      bad(`${at}: "weight" must be a positive number`, { jobId: id, field: 'weight' });
+    if (j.referenceMs !== undefined && (typeof j.referenceMs !== 'number' || !(j.referenceMs > 0)))
+      bad(`${at}: "referenceMs" must be a positive number`, { jobId: id, field: 'referenceMs' });
     const after = str('after', false);
-    if (after !== undefined && !ids.has(after)) bad(`${at}: "after" names "${after}", which is not listed before it`, { jobId: id, field: 'after' });
+    if (after !== undefined && !ids.has(after))
+      bad(`${at}: "after" names "${after}", which is not listed before it`, { jobId: id, field: 'after' });
     const placement = j.inputPlacement as Record<string, unknown> | undefined;
     if (
       placement !== undefined &&
-      (typeof placement !== 'object' || placement === null || !Number.isInteger(placement.replication) || (placement.replication as number) < 1 || typeof placement.windowMs !== 'number' || !(placement.windowMs >= 0))
+      (typeof placement !== 'object' ||
+        placement === null ||
+        !Number.isInteger(placement.replication) ||
+        (placement.replication as number) < 1 ||
+        typeof placement.windowMs !== 'number' ||
+        !(placement.windowMs >= 0))
     ) {
-      bad(`${at}: "inputPlacement" must be { "replication": an integer >= 1, "windowMs": a number >= 0 }`, { jobId: id, field: 'inputPlacement' });
+      bad(`${at}: "inputPlacement" must be { "replication": an integer >= 1, "windowMs": a number >= 0 }`, {
+        jobId: id,
+        field: 'inputPlacement',
+      });
     }
     const optional = (field: string) => {
       const x = str(field, false);
@@ -312,14 +423,17 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
       ...optional('sizeClass'),
       ...(j.weight !== undefined ? { weight: j.weight as number } : {}),
       ...(j.referenceMs !== undefined ? { referenceMs: j.referenceMs as number } : {}),
-      ...(placement !== undefined ? { inputPlacement: { replication: placement.replication as number, windowMs: placement.windowMs as number } } : {}),
+      ...(placement !== undefined
+        ? { inputPlacement: { replication: placement.replication as number, windowMs: placement.windowMs as number } }
+        : {}),
       ...(j.skew !== undefined ? { skew: parseSkewSpec(j.skew, at) } : {}),
       maps: (j.maps as unknown[]).map((t, k) => taskFrom(t, `${at}: map ${k}`)),
       reduces: (j.reduces as unknown[]).map((t, k) => taskFrom(t, `${at}: reduce ${k}`)),
     };
   });
   const meta = w.meta;
-  if (meta !== undefined && (typeof meta !== 'object' || meta === null || Array.isArray(meta))) bad(`${source}: "meta" must be an object`);
+  if (meta !== undefined && (typeof meta !== 'object' || meta === null || Array.isArray(meta)))
+    bad(`${source}: "meta" must be an object`);
   return {
     name: typeof w.name === 'string' ? w.name : source,
     jobs,
@@ -331,16 +445,30 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
 
 /** "mrClusters": [{"name", "minNodes", "inputBytes"?}], each name once. */
 function mrClustersFrom(v: unknown, source: string): MrClusterSpec[] {
-  if (!Array.isArray(v)) return bad(`${source}: "mrClusters" must be an array of {"name", "minNodes", "inputBytes"?}`, { field: 'mrClusters' });
+  if (!Array.isArray(v))
+    return bad(`${source}: "mrClusters" must be an array of {"name", "minNodes", "inputBytes"?}`, {
+      field: 'mrClusters',
+    });
   const names = new Set<string>();
   return v.map((raw, i): MrClusterSpec => {
     const c = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
-    const name = typeof c.name === 'string' && c.name !== '' && c.name !== 'default' ? c.name : bad(`${source}: MR-cluster ${i + 1}: "name" must be a non-empty string other than "default"`, { field: 'mrClusters' });
+    const name =
+      typeof c.name === 'string' && c.name !== '' && c.name !== 'default'
+        ? c.name
+        : bad(`${source}: MR-cluster ${i + 1}: "name" must be a non-empty string other than "default"`, {
+            field: 'mrClusters',
+          });
     if (names.has(name)) bad(`${source}: MR-cluster "${name}" is listed twice`, { field: 'mrClusters' });
     names.add(name);
-    if (!Number.isInteger(c.minNodes) || (c.minNodes as number) < 1) bad(`${source}: MR-cluster "${name}": "minNodes" must be a whole number >= 1`, { field: 'minNodes' });
-    if (c.inputBytes !== undefined && !(typeof c.inputBytes === 'number' && c.inputBytes >= 0)) bad(`${source}: MR-cluster "${name}": "inputBytes" must be a number >= 0`, { field: 'inputBytes' });
-    return { name, minNodes: c.minNodes as number, ...(c.inputBytes !== undefined ? { inputBytes: c.inputBytes as number } : {}) };
+    if (!Number.isInteger(c.minNodes) || (c.minNodes as number) < 1)
+      bad(`${source}: MR-cluster "${name}": "minNodes" must be a whole number >= 1`, { field: 'minNodes' });
+    if (c.inputBytes !== undefined && !(typeof c.inputBytes === 'number' && c.inputBytes >= 0))
+      bad(`${source}: MR-cluster "${name}": "inputBytes" must be a number >= 0`, { field: 'inputBytes' });
+    return {
+      name,
+      minNodes: c.minNodes as number,
+      ...(c.inputBytes !== undefined ? { inputBytes: c.inputBytes as number } : {}),
+    };
   });
 }
 
@@ -351,11 +479,14 @@ function mrClustersFrom(v: unknown, source: string): MrClusterSpec[] {
  */
 export function readWorkloadFile(text: string, source: string): Workload {
   const head = text.trimStart();
-  if (head.startsWith('{') && /"format"\s*:\s*"minimr-workload"/.test(text.slice(0, 4096))) return readWorkloadJson(text, source);
+  if (head.startsWith('{') && /"format"\s*:\s*"minimr-workload"/.test(text.slice(0, 4096)))
+    return readWorkloadJson(text, source);
   const values = parseJsonStream(text, source, 'job object');
   const first = values.find((v) => !isClusterSizeHeader(v));
-  if (isJsonObject(first) && ('jobID' in first || 'mapTasks' in first)) return rumenWorkloadFromValues(values, { name: source });
-  if (isJsonObject(first) && Object.keys(first).some((k) => k.startsWith('job.'))) return slsWorkloadFromValues(values, { name: source });
+  if (isJsonObject(first) && ('jobID' in first || 'mapTasks' in first))
+    return rumenWorkloadFromValues(values, { name: source });
+  if (isJsonObject(first) && Object.keys(first).some((k) => k.startsWith('job.')))
+    return slsWorkloadFromValues(values, { name: source });
   return bad(
     `${source}: expected a Hadoop SLS job trace (objects with "job.id", "job.tasks"), a Hadoop Rumen job trace (objects with "jobID", "mapTasks") ` +
       `or minimr workload JSON ("format": "minimr-workload"); found ${describeJsonValues(first === undefined ? values : [first])}`,

@@ -45,7 +45,10 @@ export interface JobSpec {
   readonly sizeClass?: string;
   /** Its input is a private data set arriving with it, some replicas still owed (improved FAIR's scenario). */
   readonly inputPlacement?: InputPlacement;
-  /** Its map output keys are skewed and its partitions assigned by a skew strategy (skew-spec.ts; the simulator's model of it: src/sim/skew-model.ts). */
+  /**
+   * Its map output keys are skewed and its partitions assigned by a skew strategy
+   * (skew-spec.ts; the simulator's model of it: src/sim/skew-model.ts).
+   */
   readonly skew?: SkewSpec;
   /** Its runtime on a static reference cluster, when known (FAWKES's JS weight reads it). */
   readonly referenceMs?: number;

@@ -25,7 +25,8 @@ describe('codecs.varuint', () => {
   });
 
   it('refuses what is not a safe non-negative integer, and bytes that end inside a varint', () => {
-    for (const bad of [-1, 1.5, Number.NaN, 2 ** 53, Infinity]) assert.throws(() => codecs.varuint.encode(bad), /codecs.varuint: expected an integer/);
+    for (const bad of [-1, 1.5, Number.NaN, 2 ** 53, Infinity])
+      assert.throws(() => codecs.varuint.encode(bad), /codecs.varuint: expected an integer/);
     assert.throws(() => codecs.varuint.decode(Buffer.from([0x80, 0x80])), /end inside a varint/);
   });
 });

@@ -12,15 +12,22 @@ describe('defineJob: map or mapSplit', () => {
   it('a job with both is EBADJOB, naming the job', () => {
     assert.throws(
       () => defineJob({ name: 'both', input: textInput(), map: () => undefined, mapSplit: async () => undefined }),
-      (e: unknown) => e instanceof MinimrError && e.code === 'EBADJOB' && /job "both".*both `map` and `mapSplit`/.test(e.message),
+      (e: unknown) =>
+        e instanceof MinimrError && e.code === 'EBADJOB' && /job "both".*both `map` and `mapSplit`/.test(e.message),
     );
-    assert.deepEqual(validateJobDefinition({ name: 'both', input: textInput(), map: () => undefined, mapSplit: () => undefined }), [
-      'the job defines both `map` and `mapSplit`: define one (`map` per record, `mapSplit` per split)',
-    ]);
+    assert.deepEqual(
+      validateJobDefinition({ name: 'both', input: textInput(), map: () => undefined, mapSplit: () => undefined }),
+      ['the job defines both `map` and `mapSplit`: define one (`map` per record, `mapSplit` per split)'],
+    );
   });
 
   it('a job with neither, or a mapSplit that is not a function, is refused saying so', () => {
-    assert.throws(() => defineJob({ name: 'none', input: textInput() }), /`map` must be a function \(or define `mapSplit`\)/);
-    assert.deepEqual(validateJobDefinition({ name: 'bad', input: textInput(), mapSplit: 'scan' }), ['`mapSplit` must be a function when given']);
+    assert.throws(
+      () => defineJob({ name: 'none', input: textInput() }),
+      /`map` must be a function \(or define `mapSplit`\)/,
+    );
+    assert.deepEqual(validateJobDefinition({ name: 'bad', input: textInput(), mapSplit: 'scan' }), [
+      '`mapSplit` must be a function when given',
+    ]);
   });
 });

@@ -109,7 +109,9 @@ describe('grep', () => {
       const { pairs } = await runMapTask(asJob(grep), part, { params: { pattern }, mapIndex: i });
       assert.deepEqual(pairs, [[pattern, expected]]);
     }
-    const none = await runMapTask(asJob(grep), sampleLines.slice(0, 50), { params: { pattern: 'no such text anywhere' } });
+    const none = await runMapTask(asJob(grep), sampleLines.slice(0, 50), {
+      params: { pattern: 'no such text anywhere' },
+    });
     assert.deepEqual(none.pairs, [['no such text anywhere', 0]]);
     // A split that holds no line (e.g. inside one long line) still reports its 0.
     const empty = await runMapTask(asJob(grep), [], { params: { pattern } });
@@ -134,14 +136,52 @@ describe('grep', () => {
   });
 
   it('counts the lines that match when each is tested alone, for literals and regexes, in chunks of any size', () => {
-    const lines = ['the end', 'Straße naïve 日本語', '', 'abc\r', 'x\ry', 'a xx', 'yy b', 'foo ', 'foo', 'THE\tthe', 'licence\r', '\r', 'é', 'tail'];
+    const lines = [
+      'the end',
+      'Straße naïve 日本語',
+      '',
+      'abc\r',
+      'x\ry',
+      'a xx',
+      'yy b',
+      'foo ',
+      'foo',
+      'THE\tthe',
+      'licence\r',
+      '\r',
+      'é',
+      'tail',
+    ];
     const text = lines.join('\n');
     const bytes = Buffer.from(text, 'utf8');
     const patterns: [string, string][] = [
-      ['the', ''], ['Straße', ''], ['日本', ''], ['e$', ''], ['^$', ''], ['^T', ''], ['a[^x]*b', ''], ['a\\s*\\S*b', ''],
-      ['c$', ''], ['\\r', ''], ['x.y', 's'], ['foo(?!\\s)', ''], ['(?<=o)o$', ''], ['\\bthe\\b', 'i'], ['', ''], ['é', 'u'], ['^', 'm'], ['l$', ''],
-      // Alternations of literals: overlapping, in one line, one never there, an empty alternative, beyond the literal limit.
-      ['foo|the', ''], ['the|THE', ''], ['oo|foo', ''], ['日本|naïve|zzz', ''], ['xx|', ''], ['a|b|c|d|e', ''], ['xx|yy', 'i'],
+      ['the', ''],
+      ['Straße', ''],
+      ['日本', ''],
+      ['e$', ''],
+      ['^$', ''],
+      ['^T', ''],
+      ['a[^x]*b', ''],
+      ['a\\s*\\S*b', ''],
+      ['c$', ''],
+      ['\\r', ''],
+      ['x.y', 's'],
+      ['foo(?!\\s)', ''],
+      ['(?<=o)o$', ''],
+      ['\\bthe\\b', 'i'],
+      ['', ''],
+      ['é', 'u'],
+      ['^', 'm'],
+      ['l$', ''],
+      // Alternations of literals: overlapping, in one line, one never there, an empty alternative, beyond the literal
+      // limit.
+      ['foo|the', ''],
+      ['the|THE', ''],
+      ['oo|foo', ''],
+      ['日本|naïve|zzz', ''],
+      ['xx|', ''],
+      ['a|b|c|d|e', ''],
+      ['xx|yy', 'i'],
     ];
     for (const [p, flags] of patterns) {
       const re = new RegExp(p, flags);
@@ -152,26 +192,39 @@ describe('grep', () => {
         let got = 0;
         for (let i = 0; i < lines.length; i += size) {
           const last = i + size >= lines.length;
-          got += matcher.countMatchingLines(Buffer.from(lines.slice(i, i + size).join('\n') + (last ? '' : '\n'), 'utf8'));
+          got += matcher.countMatchingLines(
+            Buffer.from(lines.slice(i, i + size).join('\n') + (last ? '' : '\n'), 'utf8'),
+          );
         }
         assert.equal(got, want, `/${p}/${flags} in chunks of ${size} lines`);
       }
-      assert.equal(matcher.countMatchingLines(Buffer.concat([bytes, Buffer.from('\n')])), want, `/${p}/${flags} with a final newline`);
+      assert.equal(
+        matcher.countMatchingLines(Buffer.concat([bytes, Buffer.from('\n')])),
+        want,
+        `/${p}/${flags} with a final newline`,
+      );
     }
   });
 
   it('outputs nothing for input without a split, and the zero line for splits without lines', async () => {
     assert.deepEqual(textLines((await runJob(asJob(grep), [], { params: { pattern } })).files), []);
-    assert.deepEqual(textLines((await runJob(asJob(grep), [[], []], { params: { pattern } })).files), [`${pattern}\t0`]);
+    assert.deepEqual(textLines((await runJob(asJob(grep), [[], []], { params: { pattern } })).files), [
+      `${pattern}\t0`,
+    ]);
   });
 
   it('rejects a missing or invalid pattern clearly', async () => {
     await assert.rejects(runJob(asJob(grep), [sampleLines], { params: {} }), /missing parameter `pattern`/);
-    await assert.rejects(runJob(asJob(grep), [sampleLines], { params: { pattern: '(' } }), /invalid regular expression/);
+    await assert.rejects(
+      runJob(asJob(grep), [sampleLines], { params: { pattern: '(' } }),
+      /invalid regular expression/,
+    );
   });
 
   it('grep-lines outputs exactly the matching lines, in order', async () => {
-    const result = await runJob(asJob(grepLines), chunk(sampleLines, 3), { params: { pattern: 'warrant', flags: 'i' } });
+    const result = await runJob(asJob(grepLines), chunk(sampleLines, 3), {
+      params: { pattern: 'warrant', flags: 'i' },
+    });
     const expected = sampleLines.map(([, l]) => l as string).filter((l) => /warrant/i.test(l));
     assert.ok(expected.length > 0);
     assert.deepEqual(textLines(result.files), expected);
@@ -200,7 +253,10 @@ async function teragenData(rows: number, maps: number): Promise<Buffer[]> {
 describe('teragen', () => {
   it('splits rows into contiguous ranges covering all rows', () => {
     const splits = teragenSplits({ rows: 1003, maps: 4 });
-    assert.deepEqual(splits.map((s) => s.count), [251, 251, 251, 250]);
+    assert.deepEqual(
+      splits.map((s) => s.count),
+      [251, 251, 251, 250],
+    );
     splits.forEach((s, i) => assert.equal(s.start, i === 0 ? 0 : splits[i - 1]!.start + splits[i - 1]!.count));
     assert.throws(() => teragenSplits({ maps: 2 }), /missing parameter `rows`/);
     assert.throws(() => teragenSplits({ rows: '10', maps: 'x' }), /`maps` must be an integer/);
@@ -242,7 +298,10 @@ describe('teragen', () => {
       counts[rec[0]!]!++;
     }
     // Expected 100 per bucket; a fair generator stays well inside 40..160.
-    assert.ok(Math.min(...counts) > 40 && Math.max(...counts) < 160, `first-byte histogram ${Math.min(...counts)}..${Math.max(...counts)}`);
+    assert.ok(
+      Math.min(...counts) > 40 && Math.max(...counts) < 160,
+      `first-byte histogram ${Math.min(...counts)}..${Math.max(...counts)}`,
+    );
   });
 });
 
@@ -273,8 +332,14 @@ describe('terasort', () => {
     const reference = keys.slice().sort(Buffer.compare);
     for (const partitions of [1, 2, 7, 64]) {
       const step = reference.length / partitions;
-      const want = Array.from({ length: Math.max(0, partitions - 1) }, (_, i) => reference[Math.min(reference.length - 1, Math.round(step * (i + 1)))]!.toString('hex'));
-      assert.deepEqual(splitPoints(keys, partitions).map((p) => p.toString('hex')), want, `${partitions} partitions`);
+      const want = Array.from({ length: Math.max(0, partitions - 1) }, (_, i) =>
+        reference[Math.min(reference.length - 1, Math.round(step * (i + 1)))]!.toString('hex'),
+      );
+      assert.deepEqual(
+        splitPoints(keys, partitions).map((p) => p.toString('hex')),
+        want,
+        `${partitions} partitions`,
+      );
     }
   });
 
@@ -354,7 +419,9 @@ describe('teravalidate', () => {
   async function sortedParts(rows: number, reducers: number): Promise<{ input: Buffer; parts: Buffer[] }> {
     const input = Buffer.concat(await teragenData(rows, 2));
     const inputs = chunk(fixedRecords(input, 100), 2);
-    const shared = await terasort.prepare!(fakePrepareContext({ reducers, records: inputs.flat().map(([, r]) => r as Buffer) }));
+    const shared = await terasort.prepare!(
+      fakePrepareContext({ reducers, records: inputs.flat().map(([, r]) => r as Buffer) }),
+    );
     const result = await runJob(asJob(terasort), inputs, { reducers, shared });
     return { input, parts: result.files };
   }
@@ -442,7 +509,17 @@ describe('teravalidate', () => {
       generateRow(i, rec);
       const key = Buffer.from(rec.subarray(0, 10));
       keys.push(key);
-      summaries.push({ mapIndex: 0, start: i * 100, end: i * 100 + 100, count: 1, misorder: 0, sumLo: i, sumHi: 0, firstKey: key, lastKey: key });
+      summaries.push({
+        mapIndex: 0,
+        start: i * 100,
+        end: i * 100 + 100,
+        count: 1,
+        misorder: 0,
+        sumLo: i,
+        sumHi: 0,
+        firstKey: key,
+        lastKey: key,
+      });
     }
     let expectedMisorder = 0;
     for (let i = 1; i < keys.length; i++) if (Buffer.compare(keys[i - 1]!, keys[i]!) > 0) expectedMisorder++;
@@ -533,7 +610,16 @@ describe('harness', () => {
       { path: '/in', start: 4, length: 2 },
     ];
     const result = await runJob(asJob(job), [textRecords('a\nb\n'), textRecords('c\n')], { reducers: 1, splits });
-    assert.deepEqual(events, ['map 0 a', 'map 0 b', 'cleanupMap 0 0', 'map 1 c', 'cleanupMap 1 4', 'reduce 0 m0', 'reduce 0 m1', 'cleanupReduce 0']);
+    assert.deepEqual(events, [
+      'map 0 a',
+      'map 0 b',
+      'cleanupMap 0 0',
+      'map 1 c',
+      'cleanupMap 1 4',
+      'reduce 0 m0',
+      'reduce 0 m1',
+      'cleanupReduce 0',
+    ]);
     assert.deepEqual(textLines(result.files), ['end\t0']);
   });
 });

@@ -63,7 +63,8 @@ export function fakeMapContext<K, V>(opts: ContextOptions = {}): { ctx: MapConte
     mapIndex,
     ...(opts.split ? { split: opts.split } : {}),
     emit: (k, v) => void pairs.push([k, v]),
-    emitKeyBytes: (bytes, start, end, v) => void pairs.push([(opts.keyCodec ?? codecs.text).decode(Buffer.from(bytes.subarray(start, end))) as K, v]),
+    emitKeyBytes: (bytes, start, end, v) =>
+      void pairs.push([(opts.keyCodec ?? codecs.text).decode(Buffer.from(bytes.subarray(start, end))) as K, v]),
     emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) =>
       void pairs.push([
         (opts.keyCodec ?? codecs.text).decode(Buffer.from(bytes.subarray(keyStart, keyEnd))) as K,
@@ -127,7 +128,8 @@ export function chunk<T>(records: T[], n: number): T[][] {
 
 export function fixedRecords(data: Buffer, recordLength: number): MapInput {
   const out: MapInput = [];
-  for (let off = 0; off + recordLength <= data.length; off += recordLength) out.push([off, data.subarray(off, off + recordLength)]);
+  for (let off = 0; off + recordLength <= data.length; off += recordLength)
+    out.push([off, data.subarray(off, off + recordLength)]);
   return out;
 }
 
@@ -157,7 +159,9 @@ export function splitInputOf(input: MapInput, linesPerChunk = 7): SplitInput<Inp
       once();
       for (let i = 0; i < input.length; i += linesPerChunk) {
         const part = input.slice(i, i + linesPerChunk);
-        const bytes = Buffer.concat(part.map(([, v]) => (Buffer.isBuffer(v) ? v : Buffer.from(`${v as string}\n`, 'utf8'))));
+        const bytes = Buffer.concat(
+          part.map(([, v]) => (Buffer.isBuffer(v) ? v : Buffer.from(`${v as string}\n`, 'utf8'))),
+        );
         yield { bytes, offset: part[0]![0] };
         // As a reader reusing its buffers would: a map that kept a slice of the chunk sees it change.
         if (options?.reuseBuffers === true) bytes.fill(0xff);
@@ -237,7 +241,11 @@ export async function runJob(job: AnyJobDefinition, inputs: MapInput[], opts: Ru
   if (reducers === 0) {
     const parts: [unknown, unknown][][] = [];
     for (let m = 0; m < inputs.length; m++) {
-      const { pairs, counters: c } = await runMapTask(job, inputs[m]!, { ...ctxOpts, mapIndex: m, split: opts.splits?.[m] });
+      const { pairs, counters: c } = await runMapTask(job, inputs[m]!, {
+        ...ctxOpts,
+        mapIndex: m,
+        split: opts.splits?.[m],
+      });
       addCounters(c);
       // Through the codecs anyway, as a remote writer would receive them.
       parts.push(pairs.map(([k, v]) => [keyCodec.decode(keyCodec.encode(k)), valueCodec.decode(valueCodec.encode(v))]));
@@ -248,7 +256,11 @@ export async function runJob(job: AnyJobDefinition, inputs: MapInput[], opts: Ru
   // Map side: per map and partition, encoded records, sorted and combined.
   const byPartition: Rec[][] = Array.from({ length: reducers }, () => []);
   for (let m = 0; m < inputs.length; m++) {
-    const { ctx, pairs, counters: c } = await runMapTask(job, inputs[m]!, { ...ctxOpts, mapIndex: m, split: opts.splits?.[m] });
+    const {
+      ctx,
+      pairs,
+      counters: c,
+    } = await runMapTask(job, inputs[m]!, { ...ctxOpts, mapIndex: m, split: opts.splits?.[m] });
     addCounters(c);
     const local: Rec[][] = Array.from({ length: reducers }, () => []);
     for (const [k, v] of pairs) {
@@ -267,7 +279,11 @@ export async function runJob(job: AnyJobDefinition, inputs: MapInput[], opts: Ru
         const values = g.values.map((b) => valueCodec.decode(b));
         if (opts.reverseCombineInput) values.reverse();
         job.combine(keyCodec.decode(g.key), values, {
-          emit: (k, v) => void byPartition[p]!.push({ key: Buffer.from(keyCodec.encode(k)), value: Buffer.from(valueCodec.encode(v)) }),
+          emit: (k, v) =>
+            void byPartition[p]!.push({
+              key: Buffer.from(keyCodec.encode(k)),
+              value: Buffer.from(valueCodec.encode(v)),
+            }),
         });
       }
     }

@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Books, MAX_FETCH_FAILURES_PER_REDUCE, type Effect, type JobRecord, type TaskRecord } from '../../src/books/index.js';
+import {
+  Books,
+  MAX_FETCH_FAILURES_PER_REDUCE,
+  type Effect,
+  type JobRecord,
+  type TaskRecord,
+} from '../../src/books/index.js';
 import type { Decision } from '../../src/scheduler/index.js';
 import { CountMinSketch, sketchSeeds, type SketchWire } from '../../src/skew/index.js';
 import { launch, TICK, workerShape } from '../helpers/books.js';
@@ -38,7 +44,12 @@ function submit(
       name: id,
       ...extra,
       maps: maps.map((preferredWorkers) => ({ memoryMb: 512, inputBytes: 1000, preferredWorkers, data: undefined })),
-      reduces: Array.from({ length: reduces }, () => ({ memoryMb: 512, inputBytes: 0, preferredWorkers: [], data: undefined })),
+      reduces: Array.from({ length: reduces }, () => ({
+        memoryMb: 512,
+        inputBytes: 0,
+        preferredWorkers: [],
+        data: undefined,
+      })),
       data: undefined,
     },
     now,
@@ -86,8 +97,16 @@ describe('books: attempts and retries', () => {
     assert.equal(job.state, 'failed');
     assert.equal(job.finishTime, 8);
     assert.equal(job.error?.code, 'EJOBFAILED');
-    assert.match(job.error!.message, /task task_1_m_000000 failed 2 times; last attempt attempt_1_m_000000_1 on w3: division by zero/);
-    assert.deepEqual(job.error?.details, { jobId: 'job_1', taskId: 'task_1_m_000000', attemptId: 'attempt_1_m_000000_1', cause: 'ETASK' });
+    assert.match(
+      job.error!.message,
+      /task task_1_m_000000 failed 2 times; last attempt attempt_1_m_000000_1 on w3: division by zero/,
+    );
+    assert.deepEqual(job.error?.details, {
+      jobId: 'job_1',
+      taskId: 'task_1_m_000000',
+      attemptId: 'attempt_1_m_000000_1',
+      cause: 'ETASK',
+    });
     assert.equal(job.maps[0]!.state, 'failed');
     assert.equal(job.reduces[0]!.state, 'failed');
     assert.equal(books.active.length, 0);
@@ -129,7 +148,11 @@ describe('books: map outputs', () => {
   it('a lost worker holding finished map outputs: those maps re-run while a reduce still needs them', () => {
     const books = cluster();
     const job = submit(books, 'job_1', [['w1'], ['w2'], ['w1']], 1);
-    const done = [launch(books, job.maps[0]!, 'w1', 1), launch(books, job.maps[1]!, 'w2', 1), launch(books, job.maps[2]!, 'w3', 1)];
+    const done = [
+      launch(books, job.maps[0]!, 'w1', 1),
+      launch(books, job.maps[1]!, 'w2', 1),
+      launch(books, job.maps[2]!, 'w3', 1),
+    ];
     for (const a of done) books.attemptSucceeded(a, 5, ok);
     assert.equal(job.mapsDone, 3);
     assert.deepEqual(pendingIds(books, 5), ['task_1_r_000000']);
@@ -158,7 +181,11 @@ describe('books: map outputs', () => {
     books.attemptSucceeded(m0, 2, ok);
     books.attemptSucceeded(launch(books, job.maps[1]!, 'w2', 1), 2, ok);
     const r = launch(books, job.reduces[0]!, 'w3', 3);
-    const effects = books.attemptFailed(r, { code: 'EFETCH', message: 'cannot fetch', details: { mapIndex: 0, attemptId: m0.id } }, 4);
+    const effects = books.attemptFailed(
+      r,
+      { code: 'EFETCH', message: 'cannot fetch', details: { mapIndex: 0, attemptId: m0.id } },
+      4,
+    );
     assert.deepEqual(kinds(effects), ['attempt-ended', 'map-rerun']);
     assert.equal(job.maps[0]!.state, 'pending');
     assert.equal(job.reduces[0]!.state, 'pending');
@@ -173,7 +200,11 @@ describe('books: map outputs', () => {
     const job = submit(books, 'job_1', [['w1']], 1);
     books.attemptSucceeded(launch(books, job.maps[0]!, 'w1', 1), 2, ok);
     const r = launch(books, job.reduces[0]!, 'w3', 3);
-    const effects = books.attemptFailed(r, { code: 'EFETCH', message: 'stale', details: { mapIndex: 0, attemptId: 'attempt_1_m_000000_9' } }, 4);
+    const effects = books.attemptFailed(
+      r,
+      { code: 'EFETCH', message: 'stale', details: { mapIndex: 0, attemptId: 'attempt_1_m_000000_9' } },
+      4,
+    );
     assert.deepEqual(kinds(effects), ['attempt-ended']);
     assert.equal(job.maps[0]!.state, 'succeeded');
     assert.equal(job.reduces[0]!.state, 'pending');
@@ -183,7 +214,8 @@ describe('books: map outputs', () => {
     const books = cluster();
     const job = submit(books, 'job_1', [['w1']], 1, 0, { maxAttempts: 1 });
     for (let i = 0; i <= MAX_FETCH_FAILURES_PER_REDUCE; i++) {
-      if (job.maps[0]!.state === 'pending') books.attemptSucceeded(launch(books, job.maps[0]!, 'w1', i * 10), i * 10 + 1, ok);
+      if (job.maps[0]!.state === 'pending')
+        books.attemptSucceeded(launch(books, job.maps[0]!, 'w1', i * 10), i * 10 + 1, ok);
       const r = launch(books, job.reduces[0]!, 'w3', i * 10 + 2);
       books.attemptFailed(r, { code: 'EFETCH', message: 'cannot fetch', details: { mapIndex: 0 } }, i * 10 + 3);
     }
@@ -231,7 +263,11 @@ describe('books: commit', () => {
     assert.equal(job.state, 'killed');
     assert.deepEqual(kinds(books.jobCommitted(job, 11)), ['discard-output']);
     assert.equal(job.state, 'killed');
-    assert.deepEqual(kinds(books.killJob(job, 12, { code: 'EJOBKILLED', message: 'again' })), [], 'an ended job cannot end twice');
+    assert.deepEqual(
+      kinds(books.killJob(job, 12, { code: 'EJOBKILLED', message: 'again' })),
+      [],
+      'an ended job cannot end twice',
+    );
   });
 
   it('a job with no tasks goes straight to its commit', () => {
@@ -250,7 +286,13 @@ describe('books: decisions', () => {
     const stale = books.snapshot(TICK, 1);
     books.attemptSucceeded(a, 2, ok);
     const snap = books.snapshot(TICK, 2);
-    const again: Decision = { kind: 'launch', taskId: job.maps[0]!.id, jobId: 'job_1', workerId: 'w1', locality: 'node' };
+    const again: Decision = {
+      kind: 'launch',
+      taskId: job.maps[0]!.id,
+      jobId: 'job_1',
+      workerId: 'w1',
+      locality: 'node',
+    };
     assert.match(books.check(snap, [again]).join('\n'), /task task_1_m_000000 is not pending/);
     assert.ok(stale.jobs[0]!.pendingTasks.every((t) => t.id !== job.maps[0]!.id));
     const m1: Decision = { kind: 'launch', taskId: job.maps[1]!.id, jobId: 'job_1', workerId: 'w1', locality: 'node' };
@@ -262,14 +304,19 @@ describe('books: decisions', () => {
     small.workerJoined(workerShape('w1', '/r1', { mapSlots: 1 }), undefined, 0);
     const j2 = submit(small, 'job_2', [['w1'], ['w1']], 0);
     const s2 = small.snapshot(TICK, 0);
-    const both = j2.maps.map((t): Decision => ({ kind: 'launch', taskId: t.id, jobId: 'job_2', workerId: 'w1', locality: 'node' }));
+    const both = j2.maps.map(
+      (t): Decision => ({ kind: 'launch', taskId: t.id, jobId: 'job_2', workerId: 'w1', locality: 'node' }),
+    );
     assert.match(small.check(s2, both).join('\n'), /worker w1: 2 maps for 1 free map slots/);
   });
 
   it('migrations are recorded with their figures and change only the partition', () => {
     const books = cluster();
     const job = submit(books, 'job_1', [['w1']], 0);
-    const effects = books.apply([{ kind: 'migrate', jobId: 'job_1', toPartition: 2, partialSizeMs: 1500, timerMs: 1000 }], 42);
+    const effects = books.apply(
+      [{ kind: 'migrate', jobId: 'job_1', toPartition: 2, partialSizeMs: 1500, timerMs: 1000 }],
+      42,
+    );
     assert.deepEqual(kinds(effects), ['migrated']);
     assert.deepEqual(job.migrations, [{ timeMs: 42, from: 0, to: 2, partialSizeMs: 1500, timerMs: 1000 }]);
     assert.equal(books.snapshot(TICK, 42).jobs[0]!.partition, 2);
@@ -290,7 +337,10 @@ describe('books: reduce slow start', () => {
     const late = submit(books, 'job_2', [['w2'], ['w2']], 1, 5);
     books.attemptSucceeded(launch(books, late.maps[0]!, 'w2', 6), 7, ok);
     assert.ok(!pendingIds(books, 7).includes('task_2_r_000000'));
-    assert.deepEqual(kinds(books.attemptSucceeded(launch(books, late.maps[1]!, 'w2', 8), 9, ok)), ['attempt-ended', 'maps-done']);
+    assert.deepEqual(kinds(books.attemptSucceeded(launch(books, late.maps[1]!, 'w2', 8), 9, ok)), [
+      'attempt-ended',
+      'maps-done',
+    ]);
     assert.ok(pendingIds(books, 9).includes('task_2_r_000000'));
   });
 });
@@ -309,9 +359,16 @@ describe('books: owed replicas', () => {
     const d: Decision = { kind: 'replicate', taskId: job.maps[0]!.id, jobId: 'job_1', workerId: 'w3' };
     assert.deepEqual(books.check(snap, [d]), []);
     const [effect] = books.apply([d], 1);
-    assert.deepEqual({ ...effect, task: undefined }, { kind: 'replicate', task: undefined, workerId: 'w3', cause: 'placed', crossRack: true });
+    assert.deepEqual(
+      { ...effect, task: undefined },
+      { kind: 'replicate', task: undefined, workerId: 'w3', cause: 'placed', crossRack: true },
+    );
     assert.equal(books.snapshot(TICK, 1).jobs[0]!.pendingTasks[0]!.unplacedReplicas, undefined);
-    assert.deepEqual(books.snapshot(TICK, 1).jobs[0]!.pendingTasks[0]!.preferredWorkers, ['w1'], 'not local before it lands');
+    assert.deepEqual(
+      books.snapshot(TICK, 1).jobs[0]!.pendingTasks[0]!.preferredWorkers,
+      ['w1'],
+      'not local before it lands',
+    );
     assert.deepEqual(kinds(books.apply([d], 2)), [], 'asking again while it is on its way copies nothing');
     books.replicaLanded(job.maps[0]!, 'w3');
     const task = books.snapshot(TICK, 3).jobs[0]!.pendingTasks[0]!;
@@ -332,7 +389,10 @@ describe('books: owed replicas', () => {
       'map 0 owes nothing more (its copy is on its way); map 1 gets w2, the rack-mate of w1',
     );
     assert.deepEqual(books.closePlacementWindow(job), [], 'a window closes once');
-    assert.equal(books.snapshot(TICK, 2).jobs[0]!.pendingTasks.every((t) => t.unplacedReplicas === undefined), true);
+    assert.equal(
+      books.snapshot(TICK, 2).jobs[0]!.pendingTasks.every((t) => t.unplacedReplicas === undefined),
+      true,
+    );
   });
 
   it('a copy that fails owes its replica again while the window is open, not after', () => {
@@ -366,9 +426,15 @@ describe('books: snapshots', () => {
   it('live workers are listed in id order; a lost one leaves, and comes back with its new shape', () => {
     const books = new Books();
     for (const id of ['w3', 'w1', 'w2']) books.workerJoined(workerShape(id, '/r1'), undefined, 0);
-    assert.deepEqual(books.snapshot(TICK, 0).workers.map((w) => w.id), ['w1', 'w2', 'w3']);
+    assert.deepEqual(
+      books.snapshot(TICK, 0).workers.map((w) => w.id),
+      ['w1', 'w2', 'w3'],
+    );
     books.workerLost('w2', 1, 'gone');
-    assert.deepEqual(books.snapshot(TICK, 1).workers.map((w) => w.id), ['w1', 'w3']);
+    assert.deepEqual(
+      books.snapshot(TICK, 1).workers.map((w) => w.id),
+      ['w1', 'w3'],
+    );
     books.workerJoined(workerShape('w2', '/r9', { mapSlots: 5 }), undefined, 2);
     const w2 = books.snapshot(TICK, 2).workers[1]!;
     assert.deepEqual([w2.id, w2.rack, w2.mapSlots], ['w2', '/r9', 5]);
@@ -386,14 +452,24 @@ describe('books: snapshots', () => {
 
 describe('books: skew assignment', () => {
   /** Map `index` succeeds on `workerId` having read 1000 bytes in `taskMs`, writing `partitionBytes`. */
-  function mapDone(books: Books, job: JobRecord, index: number, workerId: string, partitionBytes: number[], taskMs = 100): void {
+  function mapDone(
+    books: Books,
+    job: JobRecord,
+    index: number,
+    workerId: string,
+    partitionBytes: number[],
+    taskMs = 100,
+  ): void {
     const a = launch(books, job.maps[index]!, workerId, 10);
     books.attemptSucceeded(a, 10 + taskMs, { inputBytes: 1000, outputBytes: 100, taskMs, partitionBytes });
   }
 
   it("'simple': reduces wait for every map whatever the slow start, then take partitions largest first (LPT), bound to the worker they were planned on", () => {
     const books = cluster();
-    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, { reduceSlowStart: 0, skew: { strategy: 'simple', partitionFactor: 2 } });
+    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, {
+      reduceSlowStart: 0,
+      skew: { strategy: 'simple', partitionFactor: 2 },
+    });
     assert.deepEqual(pendingIds(books), ['task_1_m_000000', 'task_1_m_000001']);
     mapDone(books, job, 0, 'w1', [10, 40, 0, 0]);
     assert.deepEqual(pendingIds(books, 200), ['task_1_m_000001'], 'half the sizes are not enough to plan on');
@@ -409,7 +485,11 @@ describe('books: skew assignment', () => {
     assert.deepEqual(again.reducePartitions, [2, 3], 'a task keeps its group on every attempt');
     books.attemptSucceeded(r1, 400, { inputBytes: 50, outputBytes: 5 });
     books.attemptSucceeded(again, 450, { inputBytes: 50, outputBytes: 5 });
-    assert.deepEqual(job.skew!.counters, { REDUCE_PHASE_MS: 150, SKEW_ASSIGNMENT_MS: 0 }, 'first reduce launch (300) to last reduce success (450)');
+    assert.deepEqual(
+      job.skew!.counters,
+      { REDUCE_PHASE_MS: 150, SKEW_ASSIGNMENT_MS: 0 },
+      'first reduce launch (300) to last reduce success (450)',
+    );
   });
 
   it("'simple': a worker measured three times slower is given less to read", () => {
@@ -425,7 +505,10 @@ describe('books: skew assignment', () => {
 
   it("'hash': reduce i reads the partitions p with p mod R = i, wherever it runs, as soon as the slow start allows", () => {
     const books = cluster();
-    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, { reduceSlowStart: 0.5, skew: { strategy: 'hash', partitionFactor: 3 } });
+    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, {
+      reduceSlowStart: 0.5,
+      skew: { strategy: 'hash', partitionFactor: 3 },
+    });
     mapDone(books, job, 0, 'w1', [1, 1, 1, 1, 1, 1]);
     assert.deepEqual(launch(books, job.reduces[1]!, 'w3', 200).reducePartitions, [1, 3, 5]);
     assert.deepEqual(launch(books, job.reduces[0]!, 'w1', 200).reducePartitions, [0, 2, 4]);
@@ -435,7 +518,9 @@ describe('books: skew assignment', () => {
     const books = cluster();
     const sketch = new CountMinSketch(3, 4);
     for (let k = 0; k < 50; k++) sketch.add(Buffer.from(`key${k}`), 10, k < 5 ? 100 : 1);
-    const job = submit(books, 'job_1', [['w1']], 2, 0, { skew: { strategy: 'cms', partitionFactor: 2, sketch: sketch.toWire() } });
+    const job = submit(books, 'job_1', [['w1']], 2, 0, {
+      skew: { strategy: 'cms', partitionFactor: 2, sketch: sketch.toWire() },
+    });
     assert.equal(job.skew!.isPlanned, true);
     assert.equal(job.skew!.seed, sketchSeeds(3)[job.skew!.row!]);
     const chosen = job.skew!.rowMakespans!;
@@ -450,13 +535,28 @@ describe('books: memory', () => {
   function elasticJob(options: ConstructorParameters<typeof Books>[0] = {}): { books: Books; job: JobRecord } {
     const books = new Books(options);
     books.workerJoined(workerShape('w1', '/r1', { mapSlots: 4 }), undefined, 0);
-    const map = { memoryMb: 2000, inputBytes: 0, preferredWorkers: [], idealDurationMs: 60_000, penalty: step, data: undefined };
+    const map = {
+      memoryMb: 2000,
+      inputBytes: 0,
+      preferredWorkers: [],
+      idealDurationMs: 60_000,
+      penalty: step,
+      data: undefined,
+    };
     const { job } = books.submit({ id: 'job_1', name: 'j', maps: [map, map], reduces: [], data: undefined }, 0);
     return { books, job };
   }
 
   function grant(task: TaskRecord, memoryMb: number | undefined, elastic?: boolean): Decision {
-    return { kind: 'launch', taskId: task.id, jobId: task.job.id, workerId: 'w1', ...(memoryMb !== undefined ? { memoryMb } : {}), ...(elastic !== undefined ? { elastic } : {}), locality: 'any' };
+    return {
+      kind: 'launch',
+      taskId: task.id,
+      jobId: task.job.id,
+      workerId: 'w1',
+      ...(memoryMb !== undefined ? { memoryMb } : {}),
+      ...(elastic !== undefined ? { elastic } : {}),
+      locality: 'any',
+    };
   }
 
   it('a pending task shows its ideal memory, ideal duration and penalty model; the snapshot its memory step', () => {
@@ -469,13 +569,17 @@ describe('books: memory', () => {
     assert.throws(() => new Books({ memoryStepMb: 0 }), /EBADCONF|memoryStepMb/);
   });
 
-  it('an elastic grant is carried into the attempt, its view and the worker\'s free memory', () => {
+  it("an elastic grant is carried into the attempt, its view and the worker's free memory", () => {
     const { books, job } = elasticJob();
     const decisions = [grant(job.maps[0]!, 300), grant(job.maps[1]!, undefined)];
     assert.deepEqual(books.check(books.snapshot(TICK, 0), decisions), []);
     const [e1, e2] = books.apply(decisions, 0) as Array<Extract<Effect, { kind: 'launch' }>>;
     assert.deepEqual([e1!.attempt.memoryMb, e1!.attempt.elastic], [300, true]);
-    assert.deepEqual([e2!.attempt.memoryMb, e2!.attempt.elastic], [2000, false], 'a launch without a grant is regular, at ideal memory');
+    assert.deepEqual(
+      [e2!.attempt.memoryMb, e2!.attempt.elastic],
+      [2000, false],
+      'a launch without a grant is regular, at ideal memory',
+    );
     const snap = books.snapshot(TICK, 1);
     assert.equal(snap.workers[0]!.freeMemoryMb, 4096 - 2300);
     const views = snap.jobs[0]!.runningAttempts;
@@ -498,10 +602,18 @@ describe('books: memory', () => {
     assert.match(problems([grant(t, 2000, true)]), /elastic with 2000 MB, not less than its ideal/);
     assert.match(problems([grant(t, 1000, false)]), /yet says it is not elastic/);
     assert.match(problems([grant(t, 2000), grant(job.maps[1]!, 2100)]), /w1: 4100 MB for 4096 MB free/);
-    assert.deepEqual(books.check(snap, [grant(t, 200), grant(job.maps[1]!, 1900, true)]), [], 'the minimum itself and whole steps are fine');
+    assert.deepEqual(
+      books.check(snap, [grant(t, 200), grant(job.maps[1]!, 1900, true)]),
+      [],
+      'the minimum itself and whole steps are fine',
+    );
     // A task without a penalty model (no profile) runs only with its ideal memory.
     const plain = submit(books, 'job_2', [[]], 0);
     assert.match(books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 500)]).join('; '), /has no penalty model/);
-    assert.deepEqual(books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 600)]), [], 'more than ideal is a regular grant');
+    assert.deepEqual(
+      books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 600)]),
+      [],
+      'more than ideal is a regular grant',
+    );
   });
 });

@@ -21,7 +21,12 @@ function submit(books: Books, id: string, maps: number, now = 0): JobRecord {
       id,
       name: id,
       maxAttempts: 100,
-      maps: Array.from({ length: maps }, () => ({ memoryMb: 512, inputBytes: 1000, preferredWorkers: [], data: undefined })),
+      maps: Array.from({ length: maps }, () => ({
+        memoryMb: 512,
+        inputBytes: 1000,
+        preferredWorkers: [],
+        data: undefined,
+      })),
       reduces: [],
       data: undefined,
     },
@@ -57,7 +62,12 @@ describe('books: workers whose attempts keep failing or vanishing', () => {
   it('attempts that vanish count as failures of the worker, not of the task', () => {
     const books = cluster(['w1', 'w2', 'w3', 'w4']);
     const job = submit(books, 'job_1', 3);
-    for (let i = 0; i < 3; i++) books.attemptWorkerFault(launch(books, job.maps[i]!, 'w1', 10), { code: 'EWORKERLOST', message: 'never heard of it' }, 20);
+    for (let i = 0; i < 3; i++)
+      books.attemptWorkerFault(
+        launch(books, job.maps[i]!, 'w1', 10),
+        { code: 'EWORKERLOST', message: 'never heard of it' },
+        20,
+      );
     for (const task of job.maps) {
       assert.equal(task.failures, 0, 'the task is not to blame');
       assert.equal(task.state, 'pending');
@@ -69,13 +79,20 @@ describe('books: workers whose attempts keep failing or vanishing', () => {
     const books = cluster(['w1', 'w2', 'w3', 'w4'], { workerHealth: { graylistMs: 10_000 } });
     const jobs = ['job_1', 'job_2'].map((id) => submit(books, id, 3));
     let now = 10;
-    for (const job of jobs) for (const task of job.maps) books.attemptFailed(launch(books, task, 'w1', now++), fail, now++);
+    for (const job of jobs)
+      for (const task of job.maps) books.attemptFailed(launch(books, task, 'w1', now++), fail, now++);
     assert.equal(books.health.isGraylisted('w1'), true);
     const snap = books.snapshot({ kind: 'heartbeat', workerId: 'w1' }, now);
     const w1 = snap.workers.find((w) => w.id === 'w1')!;
     assert.equal(w1.freeMapSlots, 0);
     assert.equal(w1.freeReduceSlots, 0);
-    const launchOnW1: Decision = { kind: 'launch', taskId: jobs[0]!.maps[0]!.id, jobId: 'job_1', workerId: 'w1', locality: 'any' };
+    const launchOnW1: Decision = {
+      kind: 'launch',
+      taskId: jobs[0]!.maps[0]!.id,
+      jobId: 'job_1',
+      workerId: 'w1',
+      locality: 'any',
+    };
     assert.ok(books.check(snap, [launchOnW1]).length > 0, 'a launch there is refused');
     const decisions = createPolicy('fifo').schedule(snap);
     assert.ok(decisions.length > 0);
@@ -108,7 +125,11 @@ describe('books: workers whose attempts keep failing or vanishing', () => {
   it('a task that failed with EDISKFULL is retried on another worker', () => {
     const books = cluster(['w1', 'w2']);
     const job = submit(books, 'job_1', 1);
-    books.attemptFailed(launch(books, job.maps[0]!, 'w1', 10), { code: 'EDISKFULL', message: 'no space left on device' }, 20);
+    books.attemptFailed(
+      launch(books, job.maps[0]!, 'w1', 10),
+      { code: 'EDISKFULL', message: 'no space left on device' },
+      20,
+    );
     const decisions = createPolicy('fifo').schedule(books.snapshot({ kind: 'heartbeat', workerId: 'w1' }, 30));
     assert.deepEqual(
       decisions.map((d) => d.kind === 'launch' && d.workerId),
@@ -119,12 +140,18 @@ describe('books: workers whose attempts keep failing or vanishing', () => {
   it('slot and memory claims above the configured maxima are refused with EBADCONF', () => {
     const books = new Books({ workerLimits: { maxMapSlots: 64, maxReduceSlots: 16, maxMemoryMb: 65_536 } });
     for (const over of [{ mapSlots: 1e9 }, { reduceSlots: 17 }, { memoryMb: 65_537 }]) {
-      assert.throws(() => books.workerJoined(workerShape('rogue', '/r1', over), undefined, 0), (err) => isMinimrError(err, 'EBADCONF') && /maximum/.test(err.message));
+      assert.throws(
+        () => books.workerJoined(workerShape('rogue', '/r1', over), undefined, 0),
+        (err) => isMinimrError(err, 'EBADCONF') && /maximum/.test(err.message),
+      );
     }
     assert.equal(books.liveWorkerCount, 0);
     books.workerJoined(workerShape('w1', '/r1', { mapSlots: 64, reduceSlots: 16, memoryMb: 65_536 }), undefined, 0);
     assert.equal(books.liveWorkerCount, 1);
     // The default maxima refuse a billion slots too.
-    assert.throws(() => new Books().workerJoined(workerShape('rogue', '/r1', { mapSlots: 1e9 }), undefined, 0), (err) => isMinimrError(err, 'EBADCONF'));
+    assert.throws(
+      () => new Books().workerJoined(workerShape('rogue', '/r1', { mapSlots: 1e9 }), undefined, 0),
+      (err) => isMinimrError(err, 'EBADCONF'),
+    );
   });
 });

@@ -31,18 +31,34 @@ describe('--config minimr.json', () => {
 
   it('refuses a file that is not usable, naming the file and the key', async () => {
     const bad = async (content: unknown, pattern: RegExp) =>
-      assert.rejects(readConfigFile(await write('bad.json', content)), (e: unknown) => e instanceof MinimrError && e.code === 'EBADCONF' && pattern.test(e.message) && e.message.includes('bad.json'));
+      assert.rejects(
+        readConfigFile(await write('bad.json', content)),
+        (e: unknown) =>
+          e instanceof MinimrError &&
+          e.code === 'EBADCONF' &&
+          pattern.test(e.message) &&
+          e.message.includes('bad.json'),
+      );
     await bad('{ "worker": ', /not valid JSON/);
     await bad([], /JSON object of sections/);
     await bad({ workers: {} }, /unknown section "workers"/);
     await bad({ worker: 3 }, /"worker" must be an object/);
     await bad({ worker: { rack: { a: 1 } } }, /"worker.rack" must be a string, a number/);
-    await bad({ client: { jobtracker: 'ws://x:1', overwrite: true } }, /holds only "jobtracker", "secret-file", "user", "tls-ca"/);
+    await bad(
+      { client: { jobtracker: 'ws://x:1', overwrite: true } },
+      /holds only "jobtracker", "secret-file", "user", "tls-ca"/,
+    );
     await assert.rejects(readConfigFile(join(dir, 'missing.json')), /cannot read the config file/);
   });
 
   it('a command gets its section, client commands the client section under their own', async () => {
-    const sections = await readConfigFile(await write('ok.json', { client: { jobtracker: 'ws://a:1' }, fs: { jobtracker: 'ws://b:2' }, worker: { rack: '/r1', 'map-slots': 4 } }));
+    const sections = await readConfigFile(
+      await write('ok.json', {
+        client: { jobtracker: 'ws://a:1' },
+        fs: { jobtracker: 'ws://b:2' },
+        worker: { rack: '/r1', 'map-slots': 4 },
+      }),
+    );
     assert.deepEqual(configFor(sections, 'fs'), { jobtracker: 'ws://b:2' });
     assert.deepEqual(configFor(sections, 'job'), { jobtracker: 'ws://a:1' });
     assert.deepEqual(configFor(sections, 'worker'), { rack: '/r1', 'map-slots': 4 });

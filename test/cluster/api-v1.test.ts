@@ -12,7 +12,14 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import { CLIENT_PROTOCOL, type JobStatus, type Operation } from '../../src/runtime/wire/index.js';
-import { appModule, fixtureModule, makeText, readOutput, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import {
+  appModule,
+  fixtureModule,
+  makeText,
+  readOutput,
+  startTestCluster,
+  type TestCluster,
+} from '../helpers/cluster.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/minimr.js', import.meta.url));
 
@@ -29,11 +36,21 @@ describe('/api/v1 on a real cluster', () => {
   let password: string;
   const text = makeText(200_000, 7);
 
-  const auth = (user: string, secret = password) => ({ authorization: `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}` });
-  async function api(method: string, path: string, user: string | null, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const auth = (user: string, secret = password) => ({
+    authorization: `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`,
+  });
+  async function api(
+    method: string,
+    path: string,
+    user: string | null,
+    body?: unknown,
+  ): Promise<{ status: number; json: unknown }> {
     const res = await fetch(`${base}/api/v1${path}`, {
       method,
-      headers: { ...(user === null ? {} : auth(user)), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(user === null ? {} : auth(user)),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: res.status, json: await res.json() };
@@ -68,7 +85,13 @@ describe('/api/v1 on a real cluster', () => {
   after(() => t.stop());
 
   it('answers 401 with a JSON error and no data without credentials, or with a wrong password', async () => {
-    for (const r of [await api('GET', '/jobs', null), await fetch(`${base}/api/v1/jobs`, { headers: auth('alice', 'wrong') }).then(async (x) => ({ status: x.status, json: await x.json() }))]) {
+    for (const r of [
+      await api('GET', '/jobs', null),
+      await fetch(`${base}/api/v1/jobs`, { headers: auth('alice', 'wrong') }).then(async (x) => ({
+        status: x.status,
+        json: await x.json(),
+      })),
+    ]) {
       assert.equal(r.status, 401);
       assert.equal((r.json as { error: { code: string } }).error.code, 'EAUTH');
     }
@@ -82,10 +105,15 @@ describe('/api/v1 on a real cluster', () => {
     assert.equal(ended.status, 200);
     const status = ended.json as JobStatus;
     assert.equal(status.state, 'succeeded', JSON.stringify(status.error));
-    assert.equal(status.user, 'alice', 'the job is the caller\'s');
+    assert.equal(status.user, 'alice', "the job is the caller's");
     assert.ok(Value.Check(resultSchema('job-status'), status), 'a status conforms to its published schema');
     const out = (await readOutput(t.fs, '/api/out')).toString('utf8');
-    const got = new Map(out.trim().split('\n').map((l) => [l.split('\t')[0]!, Number(l.split('\t')[1])] as [string, number]));
+    const got = new Map(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => [l.split('\t')[0]!, Number(l.split('\t')[1])] as [string, number]),
+    );
     assert.deepEqual(got, referenceCounts(text));
 
     const attempts = await api('GET', `/jobs/${jobId}/attempts`, 'alice');
@@ -102,12 +130,20 @@ describe('/api/v1 on a real cluster', () => {
   });
 
   it('kills a running job for its owner; another user gets 403 EPERM', async () => {
-    const submitted = await api('POST', '/jobs', 'alice', await submission(fixtureModule('slow-wordcount'), '/api/slow', { mapDelayMs: 200 }));
+    const submitted = await api(
+      'POST',
+      '/jobs',
+      'alice',
+      await submission(fixtureModule('slow-wordcount'), '/api/slow', { mapDelayMs: 200 }),
+    );
     assert.equal(submitted.status, 200, JSON.stringify(submitted.json));
     const { jobId } = submitted.json as { jobId: string };
     const refused = await api('POST', `/jobs/${jobId}/kill`, 'bob');
     assert.equal(refused.status, 403);
-    assert.match((refused.json as { error: { message: string } }).error.message, new RegExp(`job ${jobId} belongs to alice; user bob may not kill it`));
+    assert.match(
+      (refused.json as { error: { message: string } }).error.message,
+      new RegExp(`job ${jobId} belongs to alice; user bob may not kill it`),
+    );
     const killed = await api('POST', `/jobs/${jobId}/kill`, 'alice');
     assert.equal(killed.status, 200);
     const ended = (await api('GET', `/jobs/${jobId}/wait`, 'alice')).json as JobStatus;
@@ -140,17 +176,38 @@ describe('/api/v1 on a real cluster', () => {
     assert.deepEqual([...listed].sort(), Object.keys(CLIENT_PROTOCOL).sort());
   });
 
-  it('`minimr profiles rm JOB` is EPERM for a user who is neither the admin nor the profile\'s owner', async () => {
-    const observation = { kind: 'map' as const, bufferBytes: 64 << 20, taskMs: 1000, inputBytes: 1 << 20, needBytes: 1 << 20, spilledBytes: 0 };
+  it("`minimr profiles rm JOB` is EPERM for a user who is neither the admin nor the profile's owner", async () => {
+    const observation = {
+      kind: 'map' as const,
+      bufferBytes: 64 << 20,
+      taskMs: 1000,
+      inputBytes: 1 << 20,
+      needBytes: 1 << 20,
+      spilledBytes: 0,
+    };
     await t.cluster.jobTracker.profiles.record('alices-job', [observation], Date.now(), 'alice');
     const minimr = (user: string) =>
-      promisify(execFile)(process.execPath, [BIN, 'profiles', 'rm', 'alices-job', '--jobtracker', t.cluster.url, '--secret-file', t.cluster.jobTracker.secretFile, '--user', user]).then(
+      promisify(execFile)(process.execPath, [
+        BIN,
+        'profiles',
+        'rm',
+        'alices-job',
+        '--jobtracker',
+        t.cluster.url,
+        '--secret-file',
+        t.cluster.jobTracker.secretFile,
+        '--user',
+        user,
+      ]).then(
         (r) => ({ code: 0, stderr: r.stderr }),
         (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
       );
     const bob = await minimr('bob');
     assert.equal(bob.code, 1);
-    assert.match(bob.stderr, /^minimr: EPERM: permission denied: the profile of alices-job belongs to alice; user bob may not remove it/m);
+    assert.match(
+      bob.stderr,
+      /^minimr: EPERM: permission denied: the profile of alices-job belongs to alice; user bob may not remove it/m,
+    );
     assert.ok(t.cluster.jobTracker.profiles.get('alices-job'), 'still there');
     const alice = await minimr('alice');
     assert.equal(alice.code, 0, alice.stderr);

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { appModule, makeText, readAll, parseCounts, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import {
+  appModule,
+  makeText,
+  readAll,
+  parseCounts,
+  readOutput,
+  referenceWordCount,
+  startTestCluster,
+  type TestCluster,
+} from '../helpers/cluster.js';
 
 /**
  * Every app on a real cluster of 3 worker processes (2 map slots each), with 64 KiB blocks so that
@@ -25,7 +34,11 @@ describe('apps end to end on a 3-worker cluster', () => {
   });
 
   it('WordCount equals a plain Map count', async () => {
-    const status = await t.cluster.client.run(appModule('wordcount'), { input: ['/in/text.txt'], output: '/out/wc', reducers: 3 });
+    const status = await t.cluster.client.run(appModule('wordcount'), {
+      input: ['/in/text.txt'],
+      output: '/out/wc',
+      reducers: 3,
+    });
     assert.equal(status.state, 'succeeded');
     assert.ok(status.mapsTotal > 6);
     const got = parseCounts((await readOutput(t.fs, '/out/wc')).toString('utf8'));
@@ -34,7 +47,9 @@ describe('apps end to end on a 3-worker cluster', () => {
     for (const [word, n] of want) assert.equal(got.get(word), n, `count of ${JSON.stringify(word)}`);
     // Each part file is sorted by the key's UTF-8 bytes.
     for (const f of (await t.fs.list('/out/wc')).filter((f) => /part-r/.test(f.path))) {
-      const keys = [...parseCounts((await readAll(t.fs.cat(f.path))).toString('utf8')).keys()].map((k) => Buffer.from(k));
+      const keys = [...parseCounts((await readAll(t.fs.cat(f.path))).toString('utf8')).keys()].map((k) =>
+        Buffer.from(k),
+      );
       for (let i = 1; i < keys.length; i++) assert.ok(Buffer.compare(keys[i - 1]!, keys[i]!) < 0, `order in ${f.path}`);
     }
     const stat = await t.fs.stat('/out/wc/_SUCCESS');
@@ -43,7 +58,11 @@ describe('apps end to end on a 3-worker cluster', () => {
 
   it('GrepCount equals a regex count of matching lines', async () => {
     const pattern = 'w1[0-9a-c]\\b';
-    const status = await t.cluster.client.run(appModule('grep'), { input: ['/in/text.txt'], output: '/out/grep', params: { pattern } });
+    const status = await t.cluster.client.run(appModule('grep'), {
+      input: ['/in/text.txt'],
+      output: '/out/grep',
+      params: { pattern },
+    });
     assert.equal(status.state, 'succeeded');
     const re = new RegExp(pattern);
     const lines = text.split('\n');
@@ -55,7 +74,11 @@ describe('apps end to end on a 3-worker cluster', () => {
 
   it('Grep (lines) emits exactly the matching lines, in input order', async () => {
     const pattern = 'Straße|日本語';
-    await t.cluster.client.run(appModule('grep-lines'), { input: ['/in/text.txt'], output: '/out/grep-lines', params: { pattern } });
+    await t.cluster.client.run(appModule('grep-lines'), {
+      input: ['/in/text.txt'],
+      output: '/out/grep-lines',
+      params: { pattern },
+    });
     const re = new RegExp(pattern);
     const want = text
       .split('\n')
@@ -71,7 +94,11 @@ describe('apps end to end on a 3-worker cluster', () => {
     await t.cluster.client.run(appModule('teragen'), { output: '/tera/in', params: { rows, maps: 5 } });
     const input = await readOutput(t.fs, '/tera/in');
     assert.equal(input.length, rows * 100);
-    const status = await t.cluster.client.run(appModule('terasort'), { input: ['/tera/in'], output: '/tera/out', reducers: 3 });
+    const status = await t.cluster.client.run(appModule('terasort'), {
+      input: ['/tera/in'],
+      output: '/tera/out',
+      reducers: 3,
+    });
     assert.equal(status.state, 'succeeded');
     const output = await readOutput(t.fs, '/tera/out');
     const records: Buffer[] = [];
@@ -81,8 +108,20 @@ describe('apps end to end on a 3-worker cluster', () => {
     assert.equal(output.length, input.length);
     const sortedOutput: Buffer[] = [];
     for (let i = 0; i < rows; i++) sortedOutput.push(output.subarray(i * 100, (i + 1) * 100));
-    for (let i = 1; i < rows; i++) assert.ok(Buffer.compare(sortedOutput[i - 1]!.subarray(0, 10), sortedOutput[i]!.subarray(0, 10)) <= 0, `order at ${i}`);
-    assert.ok(Buffer.concat(records).equals(Buffer.concat([...sortedOutput].sort((a, b) => Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)) || Buffer.compare(a, b)))));
+    for (let i = 1; i < rows; i++)
+      assert.ok(
+        Buffer.compare(sortedOutput[i - 1]!.subarray(0, 10), sortedOutput[i]!.subarray(0, 10)) <= 0,
+        `order at ${i}`,
+      );
+    assert.ok(
+      Buffer.concat(records).equals(
+        Buffer.concat(
+          [...sortedOutput].sort(
+            (a, b) => Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)) || Buffer.compare(a, b),
+          ),
+        ),
+      ),
+    );
 
     await t.cluster.client.run(appModule('teravalidate'), { input: ['/tera/out'], output: '/tera/validate' });
     const report = (await readOutput(t.fs, '/tera/validate')).toString('utf8');
@@ -98,7 +137,13 @@ describe('apps end to end on a 3-worker cluster', () => {
     await t.fs.put(input, '/tera/sample-in/part-0', { blockSize: 4 * 1024 * 1024 });
     const client = t.cluster.client;
     const before = client.sampleBytesRead;
-    const jobId = await client.submit(appModule('terasort'), { input: ['/tera/sample-in'], output: '/tera/sample-out', reducers: 2, params: { sampleSize: 40, sampleSplits: 4 }, conf: { 'job.maxMaps': 1 } });
+    const jobId = await client.submit(appModule('terasort'), {
+      input: ['/tera/sample-in'],
+      output: '/tera/sample-out',
+      reducers: 2,
+      params: { sampleSize: 40, sampleSplits: 4 },
+      conf: { 'job.maxMaps': 1 },
+    });
     const read = client.sampleBytesRead - before;
     assert.ok(read > 0 && read < input.length / 4, `sampling read ${read} of ${input.length} bytes`);
     assert.equal((await client.waitForCompletion(jobId)).state, 'succeeded');

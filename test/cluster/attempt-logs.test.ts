@@ -20,7 +20,8 @@ describe('per-attempt logs on a real cluster', () => {
   before(async () => {
     t = await startTestCluster({ workers: 1, mapSlots: 1, reduceSlots: 1, replication: 1 });
     client = t.cluster.client;
-    for (const [f, lines] of files.entries()) await t.fs.put(Buffer.from(lines.map((l) => `${l}\n`).join('')), `/in/f${f}.txt`);
+    for (const [f, lines] of files.entries())
+      await t.fs.put(Buffer.from(lines.map((l) => `${l}\n`).join('')), `/in/f${f}.txt`);
   });
   after(async () => {
     await t?.stop();
@@ -50,20 +51,42 @@ describe('per-attempt logs on a real cluster', () => {
   });
 
   it("a failed attempt's stderr ends with how it ended; the CLI prints both streams", async () => {
-    const status = await client.run(fixtureModule('chatty'), { input: ['/in/f0.txt'], output: '/out/chatty-fail', params: { failFirst: 1 }, reducers: 1 });
+    const status = await client.run(fixtureModule('chatty'), {
+      input: ['/in/f0.txt'],
+      output: '/out/chatty-fail',
+      params: { failFirst: 1 },
+      reducers: 1,
+    });
     assert.equal(status.state, 'succeeded');
     const failed = (await client.attempts(status.jobId)).find((a) => a.state === 'failed');
     assert.ok(failed, 'the first map attempt failed');
     const err = await client.attemptLog(failed.attemptId, 'stderr');
     assert.match(err.text, new RegExp(`^${failed.attemptId} fails now\\n`));
     assert.match(err.text, /\[minimr\] attempt failed: ETASK: .*failing on purpose/);
-    const out = await promisify(execFile)(process.execPath, [BIN, 'job', 'logs', failed.attemptId, '--jobtracker', t.cluster.url, '--secret-file', t.cluster.jobTracker.secretFile]);
-    assert.match(out.stdout, new RegExp(`==> stdout of ${failed.attemptId} on worker-0 \\(bytes 0-\\d+ of \\d+\\) <==\\n${failed.attemptId} read f0 line 0\\n`));
+    const out = await promisify(execFile)(process.execPath, [
+      BIN,
+      'job',
+      'logs',
+      failed.attemptId,
+      '--jobtracker',
+      t.cluster.url,
+      '--secret-file',
+      t.cluster.jobTracker.secretFile,
+    ]);
+    assert.match(
+      out.stdout,
+      new RegExp(
+        `==> stdout of ${failed.attemptId} on worker-0 \\(bytes 0-\\d+ of \\d+\\) <==\\n${failed.attemptId} read f0 line 0\\n`,
+      ),
+    );
     assert.match(out.stdout, /==> stderr of .* <==\n.*fails now\n/);
   });
 
   it('an unknown attempt or stream is a clear error', async () => {
-    await assert.rejects(client.attemptLog('attempt_nope', 'stdout'), (e: unknown) => e instanceof MinimrError && e.code === 'ENOATTEMPT' && /minimr job attempts/.test(e.message));
+    await assert.rejects(
+      client.attemptLog('attempt_nope', 'stdout'),
+      (e: unknown) => e instanceof MinimrError && e.code === 'ENOATTEMPT' && /minimr job attempts/.test(e.message),
+    );
     const attempts = await client.attempts((await client.list())[0]!.jobId);
     await assert.rejects(
       client.attemptLog(attempts[0]!.attemptId, 'stdin' as 'stdout'),

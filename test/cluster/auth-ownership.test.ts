@@ -10,7 +10,15 @@ import { pack, unpack } from 'msgpackr';
 import { WebSocket } from 'ws';
 import { JobClient, PROTOCOL_VERSION } from '../../src/runtime/index.js';
 import { MINIMR_BIN as BIN, runMinimr, type CliResult } from '../helpers/cli.js';
-import { appModule, assertCountsEqual, fixtureModule, isCode, makeText, readOutput, waitFor } from '../helpers/cluster.js';
+import {
+  appModule,
+  assertCountsEqual,
+  fixtureModule,
+  isCode,
+  makeText,
+  readOutput,
+  waitFor,
+} from '../helpers/cluster.js';
 
 /**
  * A JobTracker and a worker as real processes on port 0, with an admin named `admin`, and users
@@ -30,7 +38,12 @@ describe('security: authentication and ownership on real processes', () => {
   const text = makeText(96 * 1024, 17);
 
   function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-    const base: NodeJS.ProcessEnv = { ...process.env, HOME: join(dir, 'home'), MINIMR_LOG_LEVEL: 'error', MINIMR_JOBTRACKER: url };
+    const base: NodeJS.ProcessEnv = {
+      ...process.env,
+      HOME: join(dir, 'home'),
+      MINIMR_LOG_LEVEL: 'error',
+      MINIMR_JOBTRACKER: url,
+    };
     delete base.MINIMR_SECRET_FILE;
     delete base.MINIMR_USER;
     return { ...base, ...extra };
@@ -63,10 +76,29 @@ describe('security: authentication and ownership on real processes', () => {
     dir = await mkdtemp(join(tmpdir(), 'minimr-security-'));
     await mkdir(join(dir, 'home'));
     url = '';
-    jobTracker = spawn(process.execPath, [BIN, 'jobtracker', '--port', '0', '--dir', join(dir, 'jt'), '--admin', 'admin', '--heartbeat-ms', '200', '--block-size', '64k', '--replication', '1'], {
-      env: env(),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    jobTracker = spawn(
+      process.execPath,
+      [
+        BIN,
+        'jobtracker',
+        '--port',
+        '0',
+        '--dir',
+        join(dir, 'jt'),
+        '--admin',
+        'admin',
+        '--heartbeat-ms',
+        '200',
+        '--block-size',
+        '64k',
+        '--replication',
+        '1',
+      ],
+      {
+        env: env(),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let banner = '';
     url = await new Promise<string>((resolve, reject) => {
       jobTracker.stderr!.on('data', (chunk: Buffer) => {
@@ -78,13 +110,34 @@ describe('security: authentication and ownership on real processes', () => {
     });
     secretFile = join(dir, 'jt', 'secret');
     secret = Buffer.from((await readFile(secretFile, 'utf8')).trim());
-    worker = spawn(process.execPath, [BIN, 'worker', '--dir', join(dir, 'w1'), '--id', 'w1', '--disk-mbps', '100', '--map-slots', '2', '--reduce-slots', '2'], {
-      env: env({ MINIMR_SECRET_FILE: secretFile }),
-      stdio: 'ignore',
-    });
+    worker = spawn(
+      process.execPath,
+      [
+        BIN,
+        'worker',
+        '--dir',
+        join(dir, 'w1'),
+        '--id',
+        'w1',
+        '--disk-mbps',
+        '100',
+        '--map-slots',
+        '2',
+        '--reduce-slots',
+        '2',
+      ],
+      {
+        env: env({ MINIMR_SECRET_FILE: secretFile }),
+        stdio: 'ignore',
+      },
+    );
     admin = await connect('admin');
     alice = await connect('alice');
-    await waitFor('the worker to register', async () => ((await admin.clusterInfo()).workers.length === 1 ? true : undefined), 60_000);
+    await waitFor(
+      'the worker to register',
+      async () => ((await admin.clusterInfo()).workers.length === 1 ? true : undefined),
+      60_000,
+    );
     await alice.fs.put(Buffer.from(text), '/data/words.txt');
   });
 
@@ -102,7 +155,12 @@ describe('security: authentication and ownership on real processes', () => {
   });
 
   /** A raw protocol socket: what an attacker without the secret can send. */
-  async function rawSocket(): Promise<{ ws: WebSocket; nonce: string; next(): Promise<Record<string, unknown>>; closed: Promise<[number, string]> }> {
+  async function rawSocket(): Promise<{
+    ws: WebSocket;
+    nonce: string;
+    next(): Promise<Record<string, unknown>>;
+    closed: Promise<[number, string]>;
+  }> {
     const ws = new WebSocket(url);
     const frames: Record<string, unknown>[] = [];
     const waiting: ((f: Record<string, unknown>) => void)[] = [];
@@ -114,7 +172,10 @@ describe('security: authentication and ownership on real processes', () => {
     });
     const closed = once(ws, 'close').then(([code, reason]) => [code as number, String(reason)] as [number, string]);
     await once(ws, 'open');
-    const next = () => (frames.length > 0 ? Promise.resolve(frames.shift()!) : new Promise<Record<string, unknown>>((r) => waiting.push(r)));
+    const next = () =>
+      frames.length > 0
+        ? Promise.resolve(frames.shift()!)
+        : new Promise<Record<string, unknown>>((r) => waiting.push(r));
     const hello = await next();
     assert.equal(hello.type, 'hello');
     return { ws, nonce: String(hello.nonce), next, closed };
@@ -122,7 +183,24 @@ describe('security: authentication and ownership on real processes', () => {
 
   for (const [what, frame] of [
     ['submit', { type: 'submit-job', id: 1, job: { name: 'x' } }],
-    ['register', { type: 'register', id: 1, worker: { workerId: 'rogue', host: '127.0.0.1', dataPort: 1, rack: '/r', mapSlots: 64, reduceSlots: 64, memoryMb: 1 << 20, diskMBps: 0 }, blockIds: [] }],
+    [
+      'register',
+      {
+        type: 'register',
+        id: 1,
+        worker: {
+          workerId: 'rogue',
+          host: '127.0.0.1',
+          dataPort: 1,
+          rack: '/r',
+          mapSlots: 64,
+          reduceSlots: 64,
+          memoryMb: 1 << 20,
+          diskMBps: 0,
+        },
+        blockIds: [],
+      },
+    ],
     ['fs', { type: 'fs-remove', id: 1, path: '/data', recursive: true }],
   ] as const) {
     it(`refuses an unauthenticated ${what} with EAUTH and closes that connection only`, async () => {
@@ -154,7 +232,9 @@ describe('security: authentication and ownership on real processes', () => {
     const wrong = await minimr(['fs', 'rm', '-r', '/data'], { MINIMR_SECRET_FILE: wrongFile });
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /^minimr: EAUTH: authentication failed for user \S+: wrong cluster secret/m);
-    const rogue = await minimr(['worker', '--dir', join(dir, 'rogue'), '--id', 'w1', '--disk-mbps', '100'], { MINIMR_SECRET_FILE: wrongFile });
+    const rogue = await minimr(['worker', '--dir', join(dir, 'rogue'), '--id', 'w1', '--disk-mbps', '100'], {
+      MINIMR_SECRET_FILE: wrongFile,
+    });
     assert.equal(rogue.code, 1);
     assert.match(rogue.stderr, /EAUTH/);
     const open = join(dir, 'open-secret');
@@ -162,7 +242,10 @@ describe('security: authentication and ownership on real processes', () => {
     const exposed = await minimr(['fs', 'ls', '/'], { MINIMR_SECRET_FILE: open });
     assert.equal(exposed.code, 1);
     assert.match(exposed.stderr, /EBADCONF: the cluster secret file .* is readable by other users/);
-    assert.deepEqual((await admin.clusterInfo()).workers.map((w) => w.workerId), ['w1']);
+    assert.deepEqual(
+      (await admin.clusterInfo()).workers.map((w) => w.workerId),
+      ['w1'],
+    );
     await wordCountStillCorrect();
   });
 
@@ -174,14 +257,18 @@ describe('security: authentication and ownership on real processes', () => {
     assert.match(reason1, /EPROTOCOL: message "auth" lacks field "nonce"/);
 
     const badUser = await rawSocket();
-    badUser.ws.send(pack({ v: PROTOCOL_VERSION, type: 'auth', id: 1, user: '../root\n', nonce: 'ab'.repeat(32), proof: 'x' }));
+    badUser.ws.send(
+      pack({ v: PROTOCOL_VERSION, type: 'auth', id: 1, user: '../root\n', nonce: 'ab'.repeat(32), proof: 'x' }),
+    );
     assert.equal(((await badUser.next()).error as { code: string }).code, 'EAUTH');
     assert.equal((await badUser.closed)[0], 4401);
 
     // A proof made for one connection's challenge is worth nothing on another (replay).
     const first = await rawSocket();
     const clientNonce = 'cd'.repeat(32);
-    const proof = createHmac('sha256', secret).update(`minimr-auth-v1\0client\0${first.nonce}\0${clientNonce}\0admin`).digest('hex');
+    const proof = createHmac('sha256', secret)
+      .update(`minimr-auth-v1\0client\0${first.nonce}\0${clientNonce}\0admin`)
+      .digest('hex');
     const second = await rawSocket();
     second.ws.send(pack({ v: PROTOCOL_VERSION, type: 'auth', id: 1, user: 'admin', nonce: clientNonce, proof }));
     const replayed = (await second.next()).error as { code: string; message: string };
@@ -191,7 +278,12 @@ describe('security: authentication and ownership on real processes', () => {
     first.ws.send(pack({ v: PROTOCOL_VERSION, type: 'auth', id: 1, user: 'admin', nonce: clientNonce, proof }));
     const accepted = await first.next();
     assert.equal(accepted.ok, true, JSON.stringify(accepted));
-    assert.equal((accepted.result as { proof: string }).proof, createHmac('sha256', secret).update(`minimr-auth-v1\0server\0${first.nonce}\0${clientNonce}\0admin`).digest('hex'));
+    assert.equal(
+      (accepted.result as { proof: string }).proof,
+      createHmac('sha256', secret)
+        .update(`minimr-auth-v1\0server\0${first.nonce}\0${clientNonce}\0admin`)
+        .digest('hex'),
+    );
     first.ws.send(pack({ v: PROTOCOL_VERSION, type: 'kill-job', id: 2, jobId: 'job_nope_0001' }));
     const noJob = await first.next();
     assert.deepEqual(Object.keys(noJob.error as object).sort(), ['code', 'details', 'message']);
@@ -204,10 +296,17 @@ describe('security: authentication and ownership on real processes', () => {
   });
 
   it("refuses to kill another user's job with EPERM; the admin may", async () => {
-    const jobId = await alice.submit(fixtureModule('slow-wordcount'), { input: ['/data/words.txt'], output: '/alice/slow', params: { mapDelayMs: 200 } });
+    const jobId = await alice.submit(fixtureModule('slow-wordcount'), {
+      input: ['/data/words.txt'],
+      output: '/alice/slow',
+      params: { mapDelayMs: 200 },
+    });
     const bob = await as('bob', ['job', 'kill', jobId]);
     assert.equal(bob.code, 1);
-    assert.match(bob.stderr, new RegExp(`^minimr: EPERM: permission denied: job ${jobId} belongs to alice; user bob may not kill it`, 'm'));
+    assert.match(
+      bob.stderr,
+      new RegExp(`^minimr: EPERM: permission denied: job ${jobId} belongs to alice; user bob may not kill it`, 'm'),
+    );
     assert.equal((await admin.status(jobId)).state, 'running');
     const killed = await as('admin', ['job', 'kill', jobId]);
     assert.equal(killed.code, 0, killed.stderr);
@@ -219,7 +318,12 @@ describe('security: authentication and ownership on real processes', () => {
     const ls = await as('bob', ['fs', 'ls', '/data']);
     assert.equal(ls.code, 0, ls.stderr);
     assert.match(ls.stdout, /^-rw-r--r--  1 alice supergroup +\d+ \S+ \/data\/words\.txt$/m);
-    for (const args of [['fs', 'rm', '-r', '/data'], ['fs', 'rm', '/data/words.txt'], ['fs', 'mkdir', '/data/bob'], ['fs', 'chmod', '777', '/data']]) {
+    for (const args of [
+      ['fs', 'rm', '-r', '/data'],
+      ['fs', 'rm', '/data/words.txt'],
+      ['fs', 'mkdir', '/data/bob'],
+      ['fs', 'chmod', '777', '/data'],
+    ]) {
       const r = await as('bob', args);
       assert.equal(r.code, 1, args.join(' '));
       assert.match(r.stderr, /^minimr: EPERM: /m, args.join(' '));
@@ -229,7 +333,10 @@ describe('security: authentication and ownership on real processes', () => {
     // bob's job may read alice's input but not write into her directory.
     const bobs = await connect('bob');
     try {
-      await assert.rejects(bobs.submit(appModule('wordcount'), { input: ['/data/words.txt'], output: '/data/bob-out' }), isCode('EPERM'));
+      await assert.rejects(
+        bobs.submit(appModule('wordcount'), { input: ['/data/words.txt'], output: '/data/bob-out' }),
+        isCode('EPERM'),
+      );
       await assert.rejects(bobs.kill('job_nope_0001'), isCode('ENOJOB'));
     } finally {
       bobs.close();

@@ -43,7 +43,9 @@ describe('--config minimr.json', () => {
     const overridden = await minimr(['fs', 'ls', '/data', '--config', wrong, '--jobtracker', t.cluster.url]);
     assert.equal(overridden.code, 0, overridden.stderr);
     assert.match(overridden.stdout, /\/data\/hello\.txt/);
-    const unknown = await write('unknown.json', { fs: { jobtracker: t.cluster.url, 'secret-file': secretFile, racks: '/r' } });
+    const unknown = await write('unknown.json', {
+      fs: { jobtracker: t.cluster.url, 'secret-file': secretFile, racks: '/r' },
+    });
     const refused = await minimr(['fs', 'ls', '/data', '--config', unknown]);
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /Unknown argument: racks .*unknown\.json's "fs" section/);
@@ -53,21 +55,45 @@ describe('--config minimr.json', () => {
   });
 
   it('the JobTracker refuses worker claim limits that are not positive integers', async () => {
-    const r = await minimr(['jobtracker', '--dir', join(dir, 'jt-limits'), '--port', '0', '--max-worker-map-slots', '0']);
+    const r = await minimr([
+      'jobtracker',
+      '--dir',
+      join(dir, 'jt-limits'),
+      '--port',
+      '0',
+      '--max-worker-map-slots',
+      '0',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /^minimr: EBADCONF: --max-worker-map-slots must be a positive integer, got 0/);
   });
 
   it('a worker started from a config file registers with its rack, slots and the address of its route to the JobTracker', async () => {
     const file = await write('worker.json', {
-      worker: { jobtracker: t.cluster.url, 'secret-file': t.cluster.jobTracker.secretFile, dir: join(dir, 'w9'), id: 'worker-from-config', rack: '/rack-config', 'map-slots': 3, 'reduce-slots': 2, 'memory-mb': 2048, 'disk-mbps': 50 },
+      worker: {
+        jobtracker: t.cluster.url,
+        'secret-file': t.cluster.jobTracker.secretFile,
+        dir: join(dir, 'w9'),
+        id: 'worker-from-config',
+        rack: '/rack-config',
+        'map-slots': 3,
+        'reduce-slots': 2,
+        'memory-mb': 2048,
+        'disk-mbps': 50,
+      },
     });
-    const child = spawn(process.execPath, [BIN, 'worker', '--config', file, '--reduce-slots', '1'], { stdio: 'ignore', env: { ...process.env, MINIMR_LOG_LEVEL: 'error' } });
+    const child = spawn(process.execPath, [BIN, 'worker', '--config', file, '--reduce-slots', '1'], {
+      stdio: 'ignore',
+      env: { ...process.env, MINIMR_LOG_LEVEL: 'error' },
+    });
     try {
       await t.cluster.jobTracker.waitForWorkers(2, 30_000);
       const w = (await t.cluster.client.clusterInfo()).workers.find((x) => x.workerId === 'worker-from-config');
       assert.ok(w, 'registered');
-      assert.deepEqual([w.rack, w.mapSlots, w.reduceSlots, w.memoryMb, w.host], ['/rack-config', 3, 1, 2048, '127.0.0.1']);
+      assert.deepEqual(
+        [w.rack, w.mapSlots, w.reduceSlots, w.memoryMb, w.host],
+        ['/rack-config', 3, 1, 2048, '127.0.0.1'],
+      );
     } finally {
       // A worker that gave up (a refused registration) has exited already: waiting for 'exit' would hang.
       if (child.exitCode === null && child.signalCode === null) {

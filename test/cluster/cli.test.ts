@@ -23,7 +23,9 @@ describe('the minimr command', () => {
       const r = await minimr(['local', '--workers', '3', '--dir', dir, '--example', 'wordcount', '--top', '5']);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stderr, /map +100% reduce +100%/);
-      const want = [...referenceWordCount(await readFile(SAMPLE, 'utf8'))].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 5);
+      const want = [...referenceWordCount(await readFile(SAMPLE, 'utf8'))]
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, 5);
       const got = r.stdout
         .trim()
         .split('\n')
@@ -45,10 +47,14 @@ describe('the minimr command', () => {
 
     before(async () => {
       dir = await mkdtemp(join(tmpdir(), 'minimr-cli-'));
-      cluster = spawn(process.execPath, [BIN, 'local', '--workers', '3', '--dir', join(dir, 'cluster'), '--block-size', '64k'], {
-        env: { ...process.env, MINIMR_LOG_LEVEL: 'error' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      cluster = spawn(
+        process.execPath,
+        [BIN, 'local', '--workers', '3', '--dir', join(dir, 'cluster'), '--block-size', '64k'],
+        {
+          env: { ...process.env, MINIMR_LOG_LEVEL: 'error' },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
       let err = '';
       const url = await new Promise<string>((resolve, reject) => {
         cluster.stderr!.on('data', (d: Buffer) => {
@@ -96,7 +102,10 @@ describe('the minimr command', () => {
       const text = makeText(300_000, 4);
       await writeFile(join(dir, 'wc.txt'), text);
       await minimr(['fs', 'put', join(dir, 'wc.txt'), '/wc/in.txt'], env);
-      const r = await minimr(['submit', WORDCOUNT, '--input', '/wc/in.txt', '--output', '/wc/out', '--reducers', '2'], env);
+      const r = await minimr(
+        ['submit', WORDCOUNT, '--input', '/wc/in.txt', '--output', '/wc/out', '--reducers', '2'],
+        env,
+      );
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stderr, /map +\d+% reduce +\d+%/);
       assert.match(r.stderr, /MAP_INPUT_RECORDS/);

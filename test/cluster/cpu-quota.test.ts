@@ -58,7 +58,10 @@ describe('worker CPU quotas', { skip }, () => {
 
   it('a quota of zero or less cores is EBADCONF', () => {
     for (const cores of [0, -1, Number.NaN]) {
-      assert.throws(() => CpuQuotaGroup.create(`minimr-test-${process.pid}-bad`, cores), (e: unknown) => e instanceof MinimrError && e.code === 'EBADCONF');
+      assert.throws(
+        () => CpuQuotaGroup.create(`minimr-test-${process.pid}-bad`, cores),
+        (e: unknown) => e instanceof MinimrError && e.code === 'EBADCONF',
+      );
     }
   });
 
@@ -67,17 +70,30 @@ describe('worker CPU quotas', { skip }, () => {
     const groups = [...tc.cluster.cpuQuotas.values()];
     try {
       assert.equal(groups.length, 2);
-      for (const w of tc.cluster.workers) assert.ok(tc.cluster.cpuQuotas.get(w.workerId)!.pids().includes(w.process.pid!), `${w.workerId} is in its group`);
+      for (const w of tc.cluster.workers)
+        assert.ok(
+          tc.cluster.cpuQuotas.get(w.workerId)!.pids().includes(w.process.pid!),
+          `${w.workerId} is in its group`,
+        );
       const text = makeText(300_000);
       await tc.fs.put(Buffer.from(text), '/in.txt');
-      const status = await tc.cluster.client.run(appModule('wordcount'), { input: ['/in.txt'], output: '/out', reducers: 2 });
+      const status = await tc.cluster.client.run(appModule('wordcount'), {
+        input: ['/in.txt'],
+        output: '/out',
+        reducers: 2,
+      });
       assert.equal(status.state, 'succeeded');
       assertCountsEqual(await readOutput(tc.fs, '/out'), text);
       // The task processes a worker started (kept for reuse, or spares) are in the worker's group.
-      await waitFor('a task process in a worker\'s group', () => (groups.some((g) => g.pids().length > 1) ? true : undefined), 10_000);
+      await waitFor(
+        "a task process in a worker's group",
+        () => (groups.some((g) => g.pids().length > 1) ? true : undefined),
+        10_000,
+      );
       for (const w of tc.cluster.workers) {
         const pids = tc.cluster.cpuQuotas.get(w.workerId)!.pids();
-        for (const pid of pids.filter((p) => p !== w.process.pid)) assert.equal(parentOf(pid), w.process.pid, `process ${pid} in ${w.workerId}'s group was started by it`);
+        for (const pid of pids.filter((p) => p !== w.process.pid))
+          assert.equal(parentOf(pid), w.process.pid, `process ${pid} in ${w.workerId}'s group was started by it`);
       }
     } finally {
       await tc.stop();

@@ -4,7 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { JobClient } from '../../src/runtime/index.js';
-import { appModule, isCode, assertCountsEqual, fixtureModule, makeText, parseCounts, readAll, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
+import {
+  appModule,
+  isCode,
+  assertCountsEqual,
+  fixtureModule,
+  makeText,
+  parseCounts,
+  readAll,
+  readOutput,
+  startTestCluster,
+  waitFor,
+  type TestCluster,
+} from '../helpers/cluster.js';
 
 describe('bad input gets a clear error and loses nothing', () => {
   let t: TestCluster;
@@ -24,14 +36,24 @@ describe('bad input gets a clear error and loses nothing', () => {
   });
 
   it('a missing input path is ENOINPUT, naming the path', async () => {
-    await assert.rejects(client.submit(appModule('wordcount'), { input: ['/no/such/file'], output: '/out/x' }), isCode('ENOINPUT', /\/no\/such\/file/));
+    await assert.rejects(
+      client.submit(appModule('wordcount'), { input: ['/no/such/file'], output: '/out/x' }),
+      isCode('ENOINPUT', /\/no\/such\/file/),
+    );
   });
 
   it('an existing output path is refused (EOUTPUTEXISTS) and left untouched; --overwrite replaces it', async () => {
     await t.fs.put(Buffer.from('precious\n'), '/out/existing/keep.txt');
-    await assert.rejects(client.submit(appModule('wordcount'), { input: ['/in/text.txt'], output: '/out/existing' }), isCode('EOUTPUTEXISTS', /--overwrite/));
+    await assert.rejects(
+      client.submit(appModule('wordcount'), { input: ['/in/text.txt'], output: '/out/existing' }),
+      isCode('EOUTPUTEXISTS', /--overwrite/),
+    );
     assert.equal((await readAll(t.fs.cat('/out/existing/keep.txt'))).toString(), 'precious\n');
-    const status = await client.run(appModule('wordcount'), { input: ['/in/text.txt'], output: '/out/existing', overwrite: true });
+    const status = await client.run(appModule('wordcount'), {
+      input: ['/in/text.txt'],
+      output: '/out/existing',
+      overwrite: true,
+    });
     assert.equal(status.state, 'succeeded');
     await assert.rejects(t.fs.stat('/out/existing/keep.txt'), isCode('ENOENT'));
   });
@@ -39,17 +61,32 @@ describe('bad input gets a clear error and loses nothing', () => {
   it('a job module that does not load is EJOBMODULE', async () => {
     const file = join(scratch, 'broken.mjs');
     await writeFile(file, 'export default defineJob({ name: "broken", map( {\n');
-    await assert.rejects(client.submit(file, { input: ['/in/text.txt'], output: '/out/broken' }), isCode('EJOBMODULE', /does not load/));
-    await assert.rejects(client.submit(join(scratch, 'missing.mjs'), { input: ['/in/text.txt'], output: '/out/broken' }), isCode('EJOBMODULE', /cannot read/));
+    await assert.rejects(
+      client.submit(file, { input: ['/in/text.txt'], output: '/out/broken' }),
+      isCode('EJOBMODULE', /does not load/),
+    );
+    await assert.rejects(
+      client.submit(join(scratch, 'missing.mjs'), { input: ['/in/text.txt'], output: '/out/broken' }),
+      isCode('EJOBMODULE', /cannot read/),
+    );
   });
 
   it('a job module without map is EJOBMODULE, saying what is missing', async () => {
-    await assert.rejects(client.submit(fixtureModule('no-map'), { input: ['/in/text.txt'], output: '/out/nomap' }), isCode('EJOBMODULE', /`map` must be a function/));
+    await assert.rejects(
+      client.submit(fixtureModule('no-map'), { input: ['/in/text.txt'], output: '/out/nomap' }),
+      isCode('EJOBMODULE', /`map` must be a function/),
+    );
   });
 
   it('a map that always throws is retried 4 times, then the job fails with the message and the task id', async () => {
-    const jobId = await client.submit(fixtureModule('failing-map'), { input: ['/in/text.txt'], output: '/out/failing-map' });
-    await assert.rejects(client.waitForCompletion(jobId), isCode('EJOBFAILED', /task task_\S+_m_\d+ failed 4 times.*boom in map on purpose/));
+    const jobId = await client.submit(fixtureModule('failing-map'), {
+      input: ['/in/text.txt'],
+      output: '/out/failing-map',
+    });
+    await assert.rejects(
+      client.waitForCompletion(jobId),
+      isCode('EJOBFAILED', /task task_\S+_m_\d+ failed 4 times.*boom in map on purpose/),
+    );
     const status = await client.status(jobId);
     assert.equal(status.state, 'failed');
     assert.ok(status.failedAttempts >= 4);
@@ -59,7 +96,11 @@ describe('bad input gets a clear error and loses nothing', () => {
   });
 
   it('a map that fails once per task is retried and the job succeeds', async () => {
-    const status = await client.run(fixtureModule('failing-map'), { input: ['/in/text.txt'], output: '/out/flaky', params: { firstAttemptOnly: 1 } });
+    const status = await client.run(fixtureModule('failing-map'), {
+      input: ['/in/text.txt'],
+      output: '/out/flaky',
+      params: { firstAttemptOnly: 1 },
+    });
     assert.equal(status.state, 'succeeded');
     assert.equal(status.failedAttempts, status.mapsTotal);
     const lines = text.split('\n');
@@ -69,8 +110,14 @@ describe('bad input gets a clear error and loses nothing', () => {
   });
 
   it('a reduce that throws fails the job with the reduce task id', async () => {
-    const jobId = await client.submit(fixtureModule('failing-reduce'), { input: ['/in/text.txt'], output: '/out/failing-reduce' });
-    await assert.rejects(client.waitForCompletion(jobId), isCode('EJOBFAILED', /task task_\S+_r_000000 failed 4 times.*reduce gave up on purpose/));
+    const jobId = await client.submit(fixtureModule('failing-reduce'), {
+      input: ['/in/text.txt'],
+      output: '/out/failing-reduce',
+    });
+    await assert.rejects(
+      client.waitForCompletion(jobId),
+      isCode('EJOBFAILED', /task task_\S+_r_000000 failed 4 times.*reduce gave up on purpose/),
+    );
   });
 
   it('CPU-bound user code does not delay heartbeats: maps that block for 3 s lose no worker', async () => {
@@ -78,7 +125,11 @@ describe('bad input gets a clear error and loses nothing', () => {
     // would lose its worker if it ran in the worker's own thread.
     const lines = Array.from({ length: 250 }, (_, i) => `line ${i} of a small file`).join('\n');
     await t.fs.put(Buffer.from(lines), '/in/blocking.txt');
-    const status = await client.run(fixtureModule('slow-wordcount'), { input: ['/in/blocking.txt'], output: '/out/blocking', params: { mapDelayMs: 3000 } });
+    const status = await client.run(fixtureModule('slow-wordcount'), {
+      input: ['/in/blocking.txt'],
+      output: '/out/blocking',
+      params: { mapDelayMs: 3000 },
+    });
     assert.equal(status.state, 'succeeded');
     assert.equal(status.killedAttempts, 0);
     assert.equal(status.failedAttempts, 0);
@@ -87,7 +138,11 @@ describe('bad input gets a clear error and loses nothing', () => {
   });
 
   it('a killed job ends as killed and its output is removed', async () => {
-    const jobId = await client.submit(fixtureModule('slow-wordcount'), { input: ['/in/text.txt'], output: '/out/killed', params: { mapDelayMs: 200 } });
+    const jobId = await client.submit(fixtureModule('slow-wordcount'), {
+      input: ['/in/text.txt'],
+      output: '/out/killed',
+      params: { mapDelayMs: 200 },
+    });
     await waitFor('the job to run', async () => ((await client.status(jobId)).state === 'running' ? true : undefined));
     const status = await client.kill(jobId);
     assert.equal(status.state, 'killed');
@@ -123,7 +178,8 @@ describe('bad input gets a clear error and loses nothing', () => {
 async function findFiles(dir: string, name: string): Promise<string[]> {
   const found: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.startsWith(name)) found.push(join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name));
+    if (entry.isFile() && entry.name.startsWith(name))
+      found.push(join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name));
   }
   return found;
 }
@@ -138,7 +194,12 @@ describe('a worker killed with SIGKILL', () => {
         await t.fs.put(Buffer.from(text), '/in/text.txt');
         const client = t.cluster.client;
         const params: Record<string, number> = phase === 'map' ? { mapDelayMs: 150 } : { reduceDelayMs: 150 };
-        const jobId = await client.submit(fixtureModule('slow-wordcount'), { input: ['/in/text.txt'], output: '/out/crash', reducers: 3, params });
+        const jobId = await client.submit(fixtureModule('slow-wordcount'), {
+          input: ['/in/text.txt'],
+          output: '/out/crash',
+          reducers: 3,
+          params,
+        });
         const victim = await waitFor(`a running ${phase}`, () => {
           const job = t.cluster.jobTracker.snapshot({ kind: 'tick' }).jobs.find((j) => j.id === jobId);
           const running = job?.runningAttempts.find((a) => a.kind === phase && a.progress > 0);

@@ -64,9 +64,12 @@ test('a loan widens the pace until returned; loans add up; a GC run now restarts
 });
 
 test('without --expose-gc it does nothing', () => {
-  const out = run([], `${countMajorGcs}
+  const out = run(
+    [],
+    `${countMajorGcs}
     await settle(); const before = majors;
     for (let i = 0; i < 10; i++) noteTransientBytes(GC_PACE_BYTES);
-    await settle(); console.log(majors - before);`);
+    await settle(); console.log(majors - before);`,
+  );
   assert.equal(out.trim(), '0');
 });

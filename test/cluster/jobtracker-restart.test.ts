@@ -26,11 +26,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The cluster secret every process of the test is given (the JobTracker too: it must survive its restarts unchanged). */
+/**
+ * The cluster secret every process of the test is given (the JobTracker too: it must survive its restarts unchanged).
+ */
 let secretFile = '';
 
 function startProcess(args: string[]): ChildProcess {
-  return spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, MINIMR_LOG_LEVEL: LOG_LEVEL, MINIMR_SECRET_FILE: secretFile } });
+  return spawn(process.execPath, [CLI, ...args], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, MINIMR_LOG_LEVEL: LOG_LEVEL, MINIMR_SECRET_FILE: secretFile },
+  });
 }
 
 async function stopProcess(child: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
@@ -127,13 +132,21 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
   async function connect(): Promise<JobClient> {
     const url = `ws://127.0.0.1:${port}`;
     const credentials = await clientCredentials(url, { secretFile });
-    return waitFor('the JobTracker to listen', () => JobClient.connect(url, { ...(credentials ? { security: { credentials } } : {}) }).catch(() => undefined), 60_000);
+    return waitFor(
+      'the JobTracker to listen',
+      () => JobClient.connect(url, { ...(credentials ? { security: { credentials } } : {}) }).catch(() => undefined),
+      60_000,
+    );
   }
 
   async function startJobTracker(extra: string[] = []): Promise<void> {
     jobTracker = startProcess(jobTrackerArgs(extra));
     const probe = await connect();
-    await waitFor('both workers to register', async () => ((await probe.clusterInfo()).workers.length === 2 ? true : undefined), 60_000);
+    await waitFor(
+      'both workers to register',
+      async () => ((await probe.clusterInfo()).workers.length === 2 ? true : undefined),
+      60_000,
+    );
     probe.close();
   }
 
@@ -150,7 +163,11 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     jobTracker = startProcess(jobTrackerArgs());
     for (let i = 0; i < 2; i++) workers.push(startProcess(workerArgs(i)));
     const probe = await connect();
-    await waitFor('both workers to register', async () => ((await probe.clusterInfo()).workers.length === 2 ? true : undefined), 60_000);
+    await waitFor(
+      'both workers to register',
+      async () => ((await probe.clusterInfo()).workers.length === 2 ? true : undefined),
+      60_000,
+    );
     probe.close();
     client = await connect();
     await client.fs.put(Buffer.from(text), '/in/text.txt');
@@ -165,7 +182,9 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
 
   /** Successful attempt ids per task, from the job's attempts. */
   async function succeeded(jobId: string, kind: 'map' | 'reduce'): Promise<Set<string>> {
-    return new Set((await client.attempts(jobId)).filter((a) => a.kind === kind && a.state === 'succeeded').map((a) => a.attemptId));
+    return new Set(
+      (await client.attempts(jobId)).filter((a) => a.kind === kind && a.state === 'succeeded').map((a) => a.attemptId),
+    );
   }
 
   /**
@@ -173,12 +192,30 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
    * and returns what the client that followed the job saw, with the attempts that had succeeded
    * before the kill.
    */
-  async function runThroughRestart(output: string, reducers: number, when: (s: JobStatus) => boolean, keptKind: 'map' | 'reduce') {
-    const jobId = await client.submit(fixtureModule('slow-wordcount'), { input: ['/in/text.txt'], output, reducers, params });
+  async function runThroughRestart(
+    output: string,
+    reducers: number,
+    when: (s: JobStatus) => boolean,
+    keptKind: 'map' | 'reduce',
+  ) {
+    const jobId = await client.submit(fixtureModule('slow-wordcount'), {
+      input: ['/in/text.txt'],
+      output,
+      reducers,
+      params,
+    });
     const seen: JobStatus[] = [];
-    const following = client.waitForCompletion(jobId, { onProgress: (s) => seen.push(s), pollMs: 100, reconnectMs: 120_000 });
+    const following = client.waitForCompletion(jobId, {
+      onProgress: (s) => seen.push(s),
+      pollMs: 100,
+      reconnectMs: 120_000,
+    });
     following.catch(() => undefined);
-    await waitFor('the moment to kill the JobTracker', async () => (when(await client.status(jobId)) ? true : undefined), 120_000);
+    await waitFor(
+      'the moment to kill the JobTracker',
+      async () => (when(await client.status(jobId)) ? true : undefined),
+      120_000,
+    );
     const before = await succeeded(jobId, keptKind);
     // Their journal records are written as they succeed; give the last one time to reach the disk.
     await new Promise((r) => setTimeout(r, 300));
@@ -193,23 +230,48 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
    * output is the reference WordCount, byte for byte what an undisturbed run of the same job writes,
    * with no `_temporary` left.
    */
-  async function assertKeptAndCorrect(jobId: string, output: string, reducers: number, before: Set<string>, kind: 'map' | 'reduce'): Promise<void> {
+  async function assertKeptAndCorrect(
+    jobId: string,
+    output: string,
+    reducers: number,
+    before: Set<string>,
+    kind: 'map' | 'reduce',
+  ): Promise<void> {
     const after = await succeeded(jobId, kind);
     for (const id of before) assert.ok(after.has(id), `${kind} attempt ${id}, done before the kill, was kept`);
     const written = await readOutput(client.fs, output);
     assertCountsEqual(written, text);
     const paths = await walk(client.fs, output);
-    assert.deepEqual(paths.filter((p) => p.includes('_temporary')), [], 'no _temporary left in the output');
+    assert.deepEqual(
+      paths.filter((p) => p.includes('_temporary')),
+      [],
+      'no _temporary left in the output',
+    );
     assert.ok(paths.includes(`${output}/_SUCCESS`), 'the job committed');
-    await client.run(fixtureModule('slow-wordcount'), { input: ['/in/text.txt'], output: `${output}-undisturbed`, reducers });
-    assert.ok(written.equals(await readOutput(client.fs, `${output}-undisturbed`)), 'output identical to an undisturbed run');
+    await client.run(fixtureModule('slow-wordcount'), {
+      input: ['/in/text.txt'],
+      output: `${output}-undisturbed`,
+      reducers,
+    });
+    assert.ok(
+      written.equals(await readOutput(client.fs, `${output}-undisturbed`)),
+      'output identical to an undisturbed run',
+    );
   }
 
   it('SIGKILL in the map phase: the job resumes, keeps the maps whose outputs are still on the workers, and its output is the reference WordCount', async () => {
-    const { jobId, final, before, seenAfter } = await runThroughRestart('/out/mid-map', 3, (s) => s.mapsCompleted >= 3 && s.mapsCompleted <= s.mapsTotal - 4, 'map');
+    const { jobId, final, before, seenAfter } = await runThroughRestart(
+      '/out/mid-map',
+      3,
+      (s) => s.mapsCompleted >= 3 && s.mapsCompleted <= s.mapsTotal - 4,
+      'map',
+    );
     assert.equal(final.state, 'succeeded');
     assert.equal(final.jobId, jobId);
-    assert.ok(seenAfter.some((s) => s.mapsCompleted < s.mapsTotal), 'the client kept following the job after the restart, mid-map');
+    assert.ok(
+      seenAfter.some((s) => s.mapsCompleted < s.mapsTotal),
+      'the client kept following the job after the restart, mid-map',
+    );
     await assertKeptAndCorrect(jobId, '/out/mid-map', 3, before, 'map');
   });
 
@@ -228,7 +290,11 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
 
   it('no map outputs remain on the workers once the jobs have ended', async () => {
     for (let i = 0; i < 2; i++) {
-      await waitFor(`worker ${i}'s disk to be clean of map outputs`, async () => ((await mapOutputsOnDisk(join(dir, `w${i}`))).length === 0 ? true : undefined), 30_000);
+      await waitFor(
+        `worker ${i}'s disk to be clean of map outputs`,
+        async () => ((await mapOutputsOnDisk(join(dir, `w${i}`))).length === 0 ? true : undefined),
+        30_000,
+      );
     }
   });
 
@@ -239,7 +305,11 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     await restartJobTracker(['--retained-jobs', '1']);
     client.close();
     client = await connect();
-    const last = await client.run(fixtureModule('slow-wordcount'), { input: ['/in/text.txt'], output: '/out/after-retire', reducers: 1 });
+    const last = await client.run(fixtureModule('slow-wordcount'), {
+      input: ['/in/text.txt'],
+      output: '/out/after-retire',
+      reducers: 1,
+    });
     assert.equal(last.state, 'succeeded');
     const inMemory = (await client.list()).map((s) => s.jobId);
     assert.deepEqual(inMemory, [last.jobId], 'only the newest ended job is in memory');
@@ -250,11 +320,18 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
       assert.equal(status.state, 'succeeded');
       assert.equal(status.mapsCompleted, s.mapsTotal);
       assert.deepEqual(status.counters, s.counters);
-      assert.ok(all.some((a) => a.jobId === s.jobId), `${s.jobId} in job list --all`);
+      assert.ok(
+        all.some((a) => a.jobId === s.jobId),
+        `${s.jobId} in job list --all`,
+      );
       assert.ok((await client.attempts(s.jobId)).length >= s.mapsTotal + s.reducesTotal);
     }
     // The CLI says the same.
-    const cli = spawn(process.execPath, [CLI, 'job', 'list', '--all', '--jobtracker', `ws://127.0.0.1:${port}`, '--secret-file', secretFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const cli = spawn(
+      process.execPath,
+      [CLI, 'job', 'list', '--all', '--jobtracker', `ws://127.0.0.1:${port}`, '--secret-file', secretFile],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let printed = '';
     cli.stdout!.on('data', (d: Buffer) => (printed += d.toString()));
     const [code] = (await once(cli, 'exit')) as [number];
@@ -263,7 +340,11 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
   });
 
   it('orphan map outputs are deleted: by a worker registering with a restarted JobTracker, and by a worker at its start', async () => {
-    const gone = async (path: string) => (await readdir(path).then(() => false, () => true)) || undefined;
+    const gone = async (path: string) =>
+      (await readdir(path).then(
+        () => false,
+        () => true,
+      )) || undefined;
     const onLiveWorker = await plantOrphan(0);
     await restartJobTracker();
     await waitFor('worker-0 to delete the orphan it reported', () => gone(onLiveWorker), 30_000);

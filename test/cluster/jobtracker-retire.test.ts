@@ -55,7 +55,9 @@ describe('JobTracker memory over many jobs: ended jobs retire to the history', (
     const baseline = heapMb();
     while (ids.length < JOBS) await runBatch(Math.min(4, JOBS - ids.length));
     const grown = heapMb() - baseline;
-    ctx.diagnostic(`heap ${baseline.toFixed(1)} MB after ${2 * RETAINED} jobs, grew ${grown.toFixed(1)} MB over the next ${JOBS - 2 * RETAINED}`);
+    ctx.diagnostic(
+      `heap ${baseline.toFixed(1)} MB after ${2 * RETAINED} jobs, grew ${grown.toFixed(1)} MB over the next ${JOBS - 2 * RETAINED}`,
+    );
     // Kept in memory, the other 180 jobs' modules alone would be 90 MB.
     assert.ok(grown < 40, `heap grew ${grown.toFixed(1)} MB over ${JOBS - 2 * RETAINED} jobs`);
     assert.ok((await client.list()).length <= RETAINED, 'no more than the retained ended jobs in memory');

@@ -36,7 +36,7 @@ describe('worker liveness', () => {
       assert.equal((await t.cluster.client.clusterInfo()).workers.length, 3);
       stallThisThread(3000);
       await sleep(1500);
-      assert.deepEqual(lost, [], 'no worker is lost for the tracker\'s own stall');
+      assert.deepEqual(lost, [], "no worker is lost for the tracker's own stall");
 
       // A worker that really died is still found, stall or not.
       await t.cluster.killWorker(2);

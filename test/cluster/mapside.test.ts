@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { JobClient, JobStatus } from '../../src/runtime/index.js';
 import { seededRandom } from '../../src/util/index.js';
-import { appModule, isCode, fixtureModule, makeText, parseCounts, readAll, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import {
+  appModule,
+  isCode,
+  fixtureModule,
+  makeText,
+  parseCounts,
+  readAll,
+  referenceWordCount,
+  startTestCluster,
+  type TestCluster,
+} from '../helpers/cluster.js';
 
 /**
  * The map side's two fast paths on a real 3-worker cluster with 64 KiB blocks: whole-split maps
@@ -36,7 +46,7 @@ function referenceLines(text: string): string[] {
   return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
 }
 
-describe('map side: whole-split maps and hash combining give the per-record path\'s output', () => {
+describe("map side: whole-split maps and hash combining give the per-record path's output", () => {
   let t: TestCluster;
   let client: JobClient;
   const input = trickyInput();
@@ -53,11 +63,18 @@ describe('map side: whole-split maps and hash combining give the per-record path
 
   /** Part files of a job's output, in order. */
   async function parts(dir: string): Promise<Buffer[]> {
-    const files = (await t.fs.list(dir)).filter((f) => /\/part-r-\d+$/.test(f.path)).map((f) => f.path).sort();
+    const files = (await t.fs.list(dir))
+      .filter((f) => /\/part-r-\d+$/.test(f.path))
+      .map((f) => f.path)
+      .sort();
     return Promise.all(files.map(async (f) => readAll(t.fs.cat(f))));
   }
 
-  async function run(module: string, output: string, options: { conf?: Record<string, number>; params?: Record<string, string>; reducers?: number; input?: string } = {}): Promise<JobStatus> {
+  async function run(
+    module: string,
+    output: string,
+    options: { conf?: Record<string, number>; params?: Record<string, string>; reducers?: number; input?: string } = {},
+  ): Promise<JobStatus> {
     const status = await client.run(module, {
       input: [options.input ?? '/in/tricky.txt'],
       output,
@@ -86,19 +103,27 @@ describe('map side: whole-split maps and hash combining give the per-record path
     for (const dir of ['/out/wc-fast', '/out/wc-split-sort', '/out/wc-lines-hash']) {
       const got = await parts(dir);
       assert.equal(got.length, reference.length, dir);
-      got.forEach((part, i) => assert.ok(part.equals(reference[i]!), `${dir} part ${i} differs from the per-record path's`));
+      got.forEach((part, i) =>
+        assert.ok(part.equals(reference[i]!), `${dir} part ${i} differs from the per-record path's`),
+      );
     }
     const counts = parseCounts(Buffer.concat(reference).toString('utf8'));
     const want = referenceWordCount(text);
     assert.equal(counts.size, want.size);
     for (const [word, n] of want) assert.equal(counts.get(word), n, `count of ${JSON.stringify(word)}`);
-    assert.ok(want.has('\ufffd') && want.has('bad\ufffd') && want.has('x'.repeat(150_000)), 'invalid UTF-8 and the long word are in the input');
+    assert.ok(
+      want.has('\ufffd') && want.has('bad\ufffd') && want.has('x'.repeat(150_000)),
+      'invalid UTF-8 and the long word are in the input',
+    );
     // The same records were read; the table took every word and passed on far fewer.
     assert.equal(fast.counters.MAP_INPUT_RECORDS, slow.counters.MAP_INPUT_RECORDS);
     assert.equal(fast.counters.MAP_INPUT_RECORDS, referenceLines(text).length);
     const words = [...want.values()].reduce((a, b) => a + b, 0);
     assert.equal(fast.counters.HASH_COMBINE_INPUT_RECORDS, words);
-    assert.ok(fast.counters.HASH_COMBINE_OUTPUT_RECORDS! < words / 5, `${fast.counters.HASH_COMBINE_OUTPUT_RECORDS} of ${words} records passed on`);
+    assert.ok(
+      fast.counters.HASH_COMBINE_OUTPUT_RECORDS! < words / 5,
+      `${fast.counters.HASH_COMBINE_OUTPUT_RECORDS} of ${words} records passed on`,
+    );
     assert.equal(slow.counters.HASH_COMBINE_INPUT_RECORDS, undefined, 'no table with hashCombinePercent 0');
   });
 
@@ -106,7 +131,16 @@ describe('map side: whole-split maps and hash combining give the per-record path
     const lines = referenceLines(text);
     // Each against the count computed here; a literal, a regex and a lookaround also against the
     // per-record path on the cluster.
-    const cases = [['Straße', '', true], ['w1[0-9a-c]\\b', '', true], ['^$', '', false], ['e$', '', false], ['(?<!w)1\\b', '', true], ['the', 'i', false], ['\\s$', '', false], ['Straße|w1', '', true]] as const;
+    const cases = [
+      ['Straße', '', true],
+      ['w1[0-9a-c]\\b', '', true],
+      ['^$', '', false],
+      ['e$', '', false],
+      ['(?<!w)1\\b', '', true],
+      ['the', 'i', false],
+      ['\\s$', '', false],
+      ['Straße|w1', '', true],
+    ] as const;
     for (const [pattern, flags, perRecord] of cases) {
       const params = { pattern, flags };
       const re = new RegExp(pattern, flags);
@@ -126,12 +160,19 @@ describe('map side: whole-split maps and hash combining give the per-record path
     // table has room for, and enough repeats that combining pays.
     const random = seededRandom(5);
     const lines: string[] = [];
-    for (let i = 0; i < 40_000; i++) lines.push(Array.from({ length: 10 }, () => `k${Math.floor(20_000 * random() ** 3)}`).join(' '));
+    for (let i = 0; i < 40_000; i++)
+      lines.push(Array.from({ length: 10 }, () => `k${Math.floor(20_000 * random() ** 3)}`).join(' '));
     const many = `${lines.join('\n')}\n`;
     await t.fs.put(Buffer.from(many), '/in/many.txt', { blockSize: 1024 * 1024 });
     const bufferBytes = 256 * 1024;
-    const status = await run(appModule('wordcount'), '/out/wc-small', { input: '/in/many.txt', conf: { 'shuffle.map.bufferBytes': bufferBytes } });
-    await run(fixtureModule('wordcount-lines'), '/out/wc-small-lines', { input: '/in/many.txt', conf: { 'shuffle.map.bufferBytes': bufferBytes, ...NO_HASH } });
+    const status = await run(appModule('wordcount'), '/out/wc-small', {
+      input: '/in/many.txt',
+      conf: { 'shuffle.map.bufferBytes': bufferBytes },
+    });
+    await run(fixtureModule('wordcount-lines'), '/out/wc-small-lines', {
+      input: '/in/many.txt',
+      conf: { 'shuffle.map.bufferBytes': bufferBytes, ...NO_HASH },
+    });
     const got = await parts('/out/wc-small');
     const reference = await parts('/out/wc-small-lines');
     got.forEach((part, i) => assert.ok(part.equals(reference[i]!), `part ${i}`));
@@ -141,8 +182,14 @@ describe('map side: whole-split maps and hash combining give the per-record path
     for (const [word, n] of want) assert.equal(counts.get(word), n);
     const maps = (await client.attempts(status.jobId)).filter((a) => a.kind === 'map' && a.state === 'succeeded');
     for (const m of maps) {
-      assert.ok(m.counters.HASH_COMBINE_FLUSHES! > 1, `map ${m.attemptId} flushed ${m.counters.HASH_COMBINE_FLUSHES} times`);
-      assert.ok(m.counters.PEAK_HASH_COMBINE_BYTES! <= bufferBytes / 2, `table peak ${m.counters.PEAK_HASH_COMBINE_BYTES}`);
+      assert.ok(
+        m.counters.HASH_COMBINE_FLUSHES! > 1,
+        `map ${m.attemptId} flushed ${m.counters.HASH_COMBINE_FLUSHES} times`,
+      );
+      assert.ok(
+        m.counters.PEAK_HASH_COMBINE_BYTES! <= bufferBytes / 2,
+        `table peak ${m.counters.PEAK_HASH_COMBINE_BYTES}`,
+      );
       assert.ok(m.counters.PEAK_BUFFER_BYTES! <= bufferBytes / 2, `sort buffer peak ${m.counters.PEAK_BUFFER_BYTES}`);
     }
   });
@@ -168,26 +215,48 @@ describe('map side: whole-split maps and hash combining give the per-record path
       conf: { 'skew.strategy': 'cms', 'skew.partitionFactor': 2, 'skew.sampleRecords': 500, 'skew.sampleSplits': 5 },
     });
     assert.equal(status.state, 'succeeded');
-    assert.ok(status.skew!.sampledRecords! > 0 && status.skew!.sampledRecords! <= 500, `sampled ${status.skew!.sampledRecords}`);
+    assert.ok(
+      status.skew!.sampledRecords! > 0 && status.skew!.sampledRecords! <= 500,
+      `sampled ${status.skew!.sampledRecords}`,
+    );
     const counts = parseCounts(Buffer.concat(await parts('/out/wc-cms')).toString('utf8'));
     assert.deepEqual([...counts].sort(), [...referenceWordCount(text)].sort());
   });
 
   it('a job with both map and mapSplit is EBADJOB', async () => {
-    await assert.rejects(client.submit(fixtureModule('both-map-functions'), { input: ['/in/tricky.txt'], output: '/out/both' }), isCode('EBADJOB', /both `map` and `mapSplit`/));
+    await assert.rejects(
+      client.submit(fixtureModule('both-map-functions'), { input: ['/in/tricky.txt'], output: '/out/both' }),
+      isCode('EBADJOB', /both `map` and `mapSplit`/),
+    );
   });
 
   it('a combiner that changes the key fails the job with EBADJOB as the cause', async () => {
-    const jobId = await client.submit(fixtureModule('key-changing-combiner'), { input: ['/in/tricky.txt'], output: '/out/bad-combiner' });
-    await assert.rejects(client.waitForCompletion(jobId), isCode('EJOBFAILED', /combiner emitted the key "(even|odd)!".*must keep its key/));
+    const jobId = await client.submit(fixtureModule('key-changing-combiner'), {
+      input: ['/in/tricky.txt'],
+      output: '/out/bad-combiner',
+    });
+    await assert.rejects(
+      client.waitForCompletion(jobId),
+      isCode('EJOBFAILED', /combiner emitted the key "(even|odd)!".*must keep its key/),
+    );
     assert.equal((await client.status(jobId)).error?.details?.cause, 'EBADJOB');
   });
 
   it('a mapSplit that throws is retried 4 times, then fails the job with its message; one that fails once per task is retried and succeeds', async () => {
-    const jobId = await client.submit(fixtureModule('failing-map-split'), { input: ['/in/tricky.txt'], output: '/out/failing-split' });
-    await assert.rejects(client.waitForCompletion(jobId), isCode('EJOBFAILED', /task task_\S+_m_\d+ failed 4 times.*boom in mapSplit on purpose/));
+    const jobId = await client.submit(fixtureModule('failing-map-split'), {
+      input: ['/in/tricky.txt'],
+      output: '/out/failing-split',
+    });
+    await assert.rejects(
+      client.waitForCompletion(jobId),
+      isCode('EJOBFAILED', /task task_\S+_m_\d+ failed 4 times.*boom in mapSplit on purpose/),
+    );
     await assert.rejects(t.fs.stat('/out/failing-split'), isCode('ENOENT'));
-    const flaky = await client.run(fixtureModule('failing-map-split'), { input: ['/in/tricky.txt'], output: '/out/flaky-split', params: { firstAttemptOnly: 1 } });
+    const flaky = await client.run(fixtureModule('failing-map-split'), {
+      input: ['/in/tricky.txt'],
+      output: '/out/flaky-split',
+      params: { firstAttemptOnly: 1 },
+    });
     assert.equal(flaky.state, 'succeeded');
     assert.equal(flaky.failedAttempts, flaky.mapsTotal);
     const newlines = input.reduce((n, b) => (b === 0x0a ? n + 1 : n), 0);

@@ -3,17 +3,31 @@ import { after, before, describe, it } from 'node:test';
 import type { JobClient, MrClusterRow } from '../../src/runtime/index.js';
 import type { FsckReport } from '../../src/storage/index.js';
 import { cliEnv, runMinimr, type CliResult } from '../helpers/cli.js';
-import { appModule, isCode, readAll, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
+import {
+  appModule,
+  isCode,
+  readAll,
+  readOutput,
+  startTestCluster,
+  waitFor,
+  type TestCluster,
+} from '../helpers/cluster.js';
 
 /** The CLI against a test cluster, with its secret (and as its admin: the OS user who started it). */
 function minimr(args: string[], cluster: { url: string; jobTracker: { secretFile: string } }): Promise<CliResult> {
-  return runMinimr(args, { env: cliEnv({ MINIMR_JOBTRACKER: cluster.url, ...(cluster.jobTracker.secretFile ? { MINIMR_SECRET_FILE: cluster.jobTracker.secretFile } : {}) }) });
+  return runMinimr(args, {
+    env: cliEnv({
+      MINIMR_JOBTRACKER: cluster.url,
+      ...(cluster.jobTracker.secretFile ? { MINIMR_SECRET_FILE: cluster.jobTracker.secretFile } : {}),
+    }),
+  });
 }
 
 /** Plain lines, every one with a "w" (the pattern the map-only job keeps) and every third with a "q". */
 function linesText(count: number): string {
   const lines: string[] = [];
-  for (let i = 0; i < count; i++) lines.push(`line ${i} w${(i * 7919) % 1000} ${i % 3 === 0 ? 'q ' : ''}${'x'.repeat(20 + (i % 40))}`);
+  for (let i = 0; i < count; i++)
+    lines.push(`line ${i} w${(i * 7919) % 1000} ${i % 3 === 0 ? 'q ' : ''}${'x'.repeat(20 + (i % 40))}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -53,7 +67,14 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
       // A worker stopped on purpose (below) must not be declared lost before it is moved.
       workerTimeoutMs: 20_000,
       policy: 'fawkes',
-      policyOptions: { weighting: 'td', intervalMs: 500, sampleMs: 100, grow: 'TC', shrink: 'DP', deactivateIdle: false },
+      policyOptions: {
+        weighting: 'td',
+        intervalMs: 500,
+        sampleMs: 100,
+        grow: 'TC',
+        shrink: 'DP',
+        deactivateIdle: false,
+      },
     });
     client = t.cluster.client;
     await t.fs.put(Buffer.from(text), '/data/lines.txt');
@@ -74,12 +95,19 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
     assert.equal(report.files.length, 1);
     assert.equal(report.files[0]!.length, Buffer.byteLength(text));
     assert.ok(report.totalBlocks > 20);
-    for (const f of report.files) for (const b of f.blocks) assert.deepEqual([...b.replicas].sort(), [...a.nodes.core].sort(), `${b.blockId} on ${b.replicas.join(',')}`);
+    for (const f of report.files)
+      for (const b of f.blocks)
+        assert.deepEqual([...b.replicas].sort(), [...a.nodes.core].sort(), `${b.blockId} on ${b.replicas.join(',')}`);
     assert.equal((await readAll(t.fs.cat('/mrc/A/input/lines.txt'))).toString(), text);
   });
 
   it('the cluster grows with transient-core nodes; each output block is on its writer when it stores, and on core nodes', async () => {
-    const jobId = await client.submit(appModule('grep-lines'), { input: ['/mrc/A/input'], output: '/mrc/A/out1', params: { pattern: 'w' }, mrCluster: 'A' });
+    const jobId = await client.submit(appModule('grep-lines'), {
+      input: ['/mrc/A/input'],
+      output: '/mrc/A/out1',
+      params: { pattern: 'w' },
+      mrCluster: 'A',
+    });
     const grown = await waitFor('A grown with transient-core nodes', async () => {
       const c = row(await client.mrcList(), 'A');
       return c && c.nodes['transient-core'].length > 0 ? c : undefined;
@@ -92,7 +120,8 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
     assert.ok(grown.nodes['transient-core'].length >= 1);
     const cores = new Set(a.nodes.core);
     const tcs = new Set(a.nodes['transient-core']);
-    for (const at of await client.attempts(jobId)) if (at.state === 'succeeded') written.set(partOf(mapIndex(at.taskId)), at.workerId);
+    for (const at of await client.attempts(jobId))
+      if (at.state === 'succeeded') written.set(partOf(mapIndex(at.taskId)), at.workerId);
     const report = await client.fsck('/mrc/A/out1');
     let onTransientCore = 0;
     for (const f of report.files) {
@@ -103,7 +132,8 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
         if (tcs.has(writer)) {
           onTransientCore++;
           assert.ok(b.replicas.includes(writer), `${f.path}: its writer ${writer} (transient-core) holds it`);
-          for (const r of b.replicas) assert.ok(r === writer || cores.has(r), `${f.path}: replica on ${r}, neither its writer nor a core node`);
+          for (const r of b.replicas)
+            assert.ok(r === writer || cores.has(r), `${f.path}: replica on ${r}, neither its writer nor a core node`);
         } else {
           for (const r of b.replicas) assert.ok(cores.has(r), `${f.path} written by core ${writer}: replica on ${r}`);
         }
@@ -112,7 +142,7 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
     assert.ok(onTransientCore > 0, 'some output was written by a transient-core node');
   });
 
-  it('a new cluster gets its minimum share by delayed preemption: the leaving nodes\' blocks are copied first, none lost', async () => {
+  it("a new cluster gets its minimum share by delayed preemption: the leaving nodes' blocks are copied first, none lost", async () => {
     const before = await client.fsck('/mrc/A');
     const listed = await minimr(['mrc', 'activate', 'B', '--min-nodes', '2', '--wait'], t.cluster);
     assert.equal(listed.code, 0, listed.stderr);
@@ -126,7 +156,11 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
     const after = await client.fsck('/mrc/A');
     assert.equal(after.missing.length, 0);
     assert.equal(after.underReplicated.length, 0);
-    assert.deepEqual([...replicasByBlock(after).keys()].sort(), [...replicasByBlock(before).keys()].sort(), 'the same blocks');
+    assert.deepEqual(
+      [...replicasByBlock(after).keys()].sort(),
+      [...replicasByBlock(before).keys()].sort(),
+      'the same blocks',
+    );
     // Blocks of the nodes that left now live on A's remaining nodes only.
     let moved = 0;
     const was = replicasByBlock(before);
@@ -157,7 +191,10 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
     });
     assert.equal((await client.waitForCompletion(jobId)).state, 'succeeded');
     const beforeKill = replicasByBlock(await client.fsck('/mrc/A'));
-    const onlyOnTc = [...beforeKill].filter(([, b]) => b.replicas.length === 1 && b.replicas[0] === tc).map(([id]) => id).sort();
+    const onlyOnTc = [...beforeKill]
+      .filter(([, b]) => b.replicas.length === 1 && b.replicas[0] === tc)
+      .map(([id]) => id)
+      .sort();
     assert.ok(onlyOnTc.length > 0, `${tc} holds the only replica of some out2 blocks`);
     // Stopped, it takes the copy requests of its drain but makes none; then it dies mid-drain.
     const index = t.cluster.workers.findIndex((w) => w.workerId === tc);
@@ -166,7 +203,9 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
     try {
       const r = await client.mrcActivate('C', 1);
       assert.ok(r.state === 'activating' || r.state === 'active');
-      await waitFor(`${tc} draining out of A`, async () => (row(await client.mrcList(), 'A')?.leaving.some((x) => x.workerId === tc) ? true : undefined));
+      await waitFor(`${tc} draining out of A`, async () =>
+        row(await client.mrcList(), 'A')?.leaving.some((x) => x.workerId === tc) ? true : undefined,
+      );
     } finally {
       await t.cluster.killWorker(index);
     }
@@ -174,7 +213,11 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
       const r = await client.fsck('/mrc/A');
       return r.liveDatanodes === 4 ? r : undefined;
     });
-    assert.deepEqual(report.missing.map((m) => m.blockId).sort(), onlyOnTc, 'missing: exactly the blocks whose only replica was on the killed worker');
+    assert.deepEqual(
+      report.missing.map((m) => m.blockId).sort(),
+      onlyOnTc,
+      'missing: exactly the blocks whose only replica was on the killed worker',
+    );
     for (const [id, b] of beforeKill) {
       if (onlyOnTc.includes(id)) continue;
       const now = replicasByBlock(report).get(id)!;
@@ -199,15 +242,47 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
     const zero = await minimr(['mrc', 'activate', 'Z', '--min-nodes', '0'], t.cluster);
     assert.equal(zero.code, 1);
     assert.match(zero.stderr, /minimr: EBADCONF: .*--min-nodes must be a whole number of nodes >= 1, got 0/);
-    const unknown = await minimr(['submit', appModule('grep-lines'), '--mr-cluster', 'nope', '--input', '/mrc/nope/in', '--output', '/mrc/nope/out', '--param', 'pattern=w'], t.cluster);
+    const unknown = await minimr(
+      [
+        'submit',
+        appModule('grep-lines'),
+        '--mr-cluster',
+        'nope',
+        '--input',
+        '/mrc/nope/in',
+        '--output',
+        '/mrc/nope/out',
+        '--param',
+        'pattern=w',
+      ],
+      t.cluster,
+    );
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /minimr: ENOMRCLUSTER: MR-cluster "nope" is not active/);
-    await assert.rejects(client.submit(appModule('grep-lines'), { input: ['/data/lines.txt'], output: '/mrc/A/out3', params: { pattern: 'w' }, mrCluster: 'A' }), isCode('EBADJOB', /under \/mrc\/A\//));
-    await assert.rejects(client.submit(appModule('grep-lines'), { input: ['/data/lines.txt'], output: '/mrc/A/out3', params: { pattern: 'w' } }), isCode('EBADJOB', /--mr-cluster A/));
+    await assert.rejects(
+      client.submit(appModule('grep-lines'), {
+        input: ['/data/lines.txt'],
+        output: '/mrc/A/out3',
+        params: { pattern: 'w' },
+        mrCluster: 'A',
+      }),
+      isCode('EBADJOB', /under \/mrc\/A\//),
+    );
+    await assert.rejects(
+      client.submit(appModule('grep-lines'), {
+        input: ['/data/lines.txt'],
+        output: '/mrc/A/out3',
+        params: { pattern: 'w' },
+      }),
+      isCode('EBADJOB', /--mr-cluster A/),
+    );
     await assert.rejects(t.fs.put(Buffer.from('x\n'), '/mrc/nope/file'), isCode('ENOMRCLUSTER', /activate it first/));
     const big = await minimr(['mrc', 'activate', 'D', '--min-nodes', '3'], t.cluster);
     assert.equal(big.code, 0, big.stderr);
-    assert.match(big.stdout, /MR-cluster D waits in the queue: its minimum share of 3 nodes plus the 5 the admitted clusters keep exceeds the pool of 4 live workers/);
+    assert.match(
+      big.stdout,
+      /MR-cluster D waits in the queue: its minimum share of 3 nodes plus the 5 the admitted clusters keep exceeds the pool of 4 live workers/,
+    );
     const busy = await minimr(['mrc', 'deactivate', 'D'], t.cluster);
     assert.equal(busy.code, 1);
     assert.match(busy.stderr, /EBADCONF: cannot deactivate MR-cluster D: .*queued/);
@@ -223,16 +298,30 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
     await assert.rejects(t.fs.stat('/mrc/B'), isCode('ENOENT'));
     const l = await client.mrcList();
     for (const id of bNodes) assert.ok(!l.clusters.some((c) => c.nodes.core.includes(id) && c.name === 'B'));
-    await assert.rejects(client.submit(appModule('grep-lines'), { input: ['/mrc/B/in'], output: '/mrc/B/out', params: { pattern: 'w' }, mrCluster: 'B' }), isCode('ENOMRCLUSTER'));
+    await assert.rejects(
+      client.submit(appModule('grep-lines'), {
+        input: ['/mrc/B/in'],
+        output: '/mrc/B/out',
+        params: { pattern: 'w' },
+        mrCluster: 'B',
+      }),
+      isCode('ENOMRCLUSTER'),
+    );
     await assert.rejects(client.mrcDeactivate('B'), isCode('ENOMRCLUSTER'));
   });
 });
 
 describe('MR-cluster settings', () => {
   it('an unknown FAWKES weighting is EBADCONF before any cluster starts', async () => {
-    const r = await minimr(['local', '--workers', '1', '--policy', 'fawkes', '--policy-options', '{"weighting":"xx"}'], { url: 'ws://127.0.0.1:1', jobTracker: { secretFile: '' } });
+    const r = await minimr(
+      ['local', '--workers', '1', '--policy', 'fawkes', '--policy-options', '{"weighting":"xx"}'],
+      { url: 'ws://127.0.0.1:1', jobTracker: { secretFile: '' } },
+    );
     assert.equal(r.code, 1);
     // The one option parser's wording (scheduler/options.ts), naming the policy, the option and the choices.
-    assert.match(r.stderr, /minimr: EBADCONF: scheduler policy 'fawkes': option 'weighting' must be one of "none", "eq", "jd", "dd", "td", "pu", "du", "ru", "js", "jt", "tt" \(any case\), got "xx"/);
+    assert.match(
+      r.stderr,
+      /minimr: EBADCONF: scheduler policy 'fawkes': option 'weighting' must be one of "none", "eq", "jd", "dd", "td", "pu", "du", "ru", "js", "jt", "tt" \(any case\), got "xx"/,
+    );
   });
 });

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
-import { appModule, makeText, parseCounts, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import {
+  appModule,
+  makeText,
+  parseCounts,
+  readOutput,
+  referenceWordCount,
+  startTestCluster,
+  type TestCluster,
+} from '../helpers/cluster.js';
 
 /**
  * The decisions beyond launch and kill on a real cluster. A scripted policy wraps FIFO: it migrates
@@ -32,19 +40,33 @@ class PlacementScript implements Policy {
       this.target ??= snapshot.workers.find((w) => !m0.preferredWorkers.includes(w.id))?.id;
       assert.ok(this.target, 'some worker must lack a replica of map 0 (replication 2 on 3 workers)');
       if (!m0.preferredWorkers.includes(this.target)) {
-        if (out.length === 1 || snapshot.trigger.kind === 'job-submitted') out.push({ kind: 'replicate', taskId: m0.id, jobId: job.id, workerId: this.target });
+        if (out.length === 1 || snapshot.trigger.kind === 'job-submitted')
+          out.push({ kind: 'replicate', taskId: m0.id, jobId: job.id, workerId: this.target });
       } else {
         this.sawLocal = true;
         const w = snapshot.workers.find((x) => x.id === this.target)!;
         if (w.freeMapSlots > 0 && w.freeMemoryMb >= m0.memoryMb) {
-          out.push({ kind: 'launch', taskId: m0.id, jobId: job.id, workerId: w.id, memoryMb: m0.memoryMb, locality: 'node' });
+          out.push({
+            kind: 'launch',
+            taskId: m0.id,
+            jobId: job.id,
+            workerId: w.id,
+            memoryMb: m0.memoryMb,
+            locality: 'node',
+          });
           return out;
         }
       }
     }
     // Everything else as FIFO would, minus map 0 (held back) and the target's slots it needs.
-    const others = { ...snapshot, jobs: snapshot.jobs.map((j) => ({ ...j, pendingTasks: j.pendingTasks.filter((t) => t.id !== m0?.id) })) };
-    return [...out, ...this.fifo.schedule(others).filter((d) => !(m0 && d.kind === 'launch' && d.workerId === this.target))];
+    const others = {
+      ...snapshot,
+      jobs: snapshot.jobs.map((j) => ({ ...j, pendingTasks: j.pendingTasks.filter((t) => t.id !== m0?.id) })),
+    };
+    return [
+      ...out,
+      ...this.fifo.schedule(others).filter((d) => !(m0 && d.kind === 'launch' && d.workerId === this.target)),
+    ];
   }
 }
 
@@ -62,7 +84,11 @@ describe('migrate, replicate and read locality on a real cluster', () => {
   });
 
   it('records the migration, places the replica, and the held-back map reads only local bytes', async () => {
-    const status = await t.cluster.client.run(appModule('wordcount'), { input: ['/in/text.txt'], output: '/out/wc', reducers: 2 });
+    const status = await t.cluster.client.run(appModule('wordcount'), {
+      input: ['/in/text.txt'],
+      output: '/out/wc',
+      reducers: 2,
+    });
     assert.equal(status.state, 'succeeded');
     const got = parseCounts((await readOutput(t.fs, '/out/wc')).toString('utf8'));
     assert.deepEqual(got, referenceWordCount(text));
@@ -79,7 +105,10 @@ describe('migrate, replicate and read locality on a real cluster', () => {
     assert.equal(m0.workerId, policy.target);
     const m0Bytes = [...policy.inputBytesOf.values()][0]!;
     // A split's reader may run past its end to finish its last line, so local bytes >= split length.
-    assert.ok((m0.counters.BYTES_READ_LOCAL ?? 0) >= m0Bytes, `local bytes ${m0.counters.BYTES_READ_LOCAL} < split ${m0Bytes}`);
+    assert.ok(
+      (m0.counters.BYTES_READ_LOCAL ?? 0) >= m0Bytes,
+      `local bytes ${m0.counters.BYTES_READ_LOCAL} < split ${m0Bytes}`,
+    );
     assert.equal((m0.counters.BYTES_READ_RACK ?? 0) + (m0.counters.BYTES_READ_OFF_RACK ?? 0), 0);
 
     // Every map's bytes are accounted for in exactly one locality bucket.
@@ -87,7 +116,10 @@ describe('migrate, replicate and read locality on a real cluster', () => {
     for (const a of attempts.filter((x) => x.kind === 'map' && x.state === 'succeeded')) {
       const c = a.counters;
       total += (c.BYTES_READ_LOCAL ?? 0) + (c.BYTES_READ_RACK ?? 0) + (c.BYTES_READ_OFF_RACK ?? 0);
-      assert.ok((c.MAP_INPUT_BYTES ?? 0) <= (c.BYTES_READ_LOCAL ?? 0) + (c.BYTES_READ_RACK ?? 0) + (c.BYTES_READ_OFF_RACK ?? 0) + 1);
+      assert.ok(
+        (c.MAP_INPUT_BYTES ?? 0) <=
+          (c.BYTES_READ_LOCAL ?? 0) + (c.BYTES_READ_RACK ?? 0) + (c.BYTES_READ_OFF_RACK ?? 0) + 1,
+      );
     }
     assert.ok(total >= Buffer.byteLength(text));
   });
@@ -116,7 +148,8 @@ class OwedReplicaScript implements Policy {
     this.firstOwed ??= maps.map((t) => t.unplacedReplicas ?? 0);
     const m0 = maps.find((t) => t.index === 0);
     const out: Decision[] = [];
-    const lacking = (t: NonNullable<typeof m0>) => snapshot.workers.find((w) => !t.preferredWorkers.includes(w.id) && w.id !== this.placedOn)?.id;
+    const lacking = (t: NonNullable<typeof m0>) =>
+      snapshot.workers.find((w) => !t.preferredWorkers.includes(w.id) && w.id !== this.placedOn)?.id;
     if (m0 && this.placedOn === undefined) {
       this.placedOn = lacking(m0);
       out.push({ kind: 'replicate', taskId: m0.id, jobId: job.id, workerId: this.placedOn! });
@@ -126,7 +159,13 @@ class OwedReplicaScript implements Policy {
       out.push({ kind: 'replicate', taskId: m0.id, jobId: job.id, workerId: this.extraOn! });
     }
     // Map 0 waits for its two copies; everything else runs as FIFO would.
-    const others = { ...snapshot, jobs: snapshot.jobs.map((j) => ({ ...j, pendingTasks: j.pendingTasks.filter((t) => t.id !== m0?.id || this.extraOn !== undefined) })) };
+    const others = {
+      ...snapshot,
+      jobs: snapshot.jobs.map((j) => ({
+        ...j,
+        pendingTasks: j.pendingTasks.filter((t) => t.id !== m0?.id || this.extraOn !== undefined),
+      })),
+    };
     return [...out, ...this.fifo.schedule(others)];
   }
 }
@@ -155,18 +194,32 @@ describe('owed replicas of a private data set on a real cluster', () => {
     assert.deepEqual(parseCounts((await readOutput(t.fs, '/out/private')).toString('utf8')), referenceWordCount(text));
     const blocks = await t.fs.getBlocks('/in/private.txt');
     assert.ok(blocks.length >= 3, `blocks: ${blocks.length}`);
-    assert.deepEqual(policy.firstOwed, blocks.map(() => 1), 'every map owed one replica at first');
+    assert.deepEqual(
+      policy.firstOwed,
+      blocks.map(() => 1),
+      'every map owed one replica at first',
+    );
 
     const log = t.cluster.jobTracker.placementLog;
     const deadline = Date.now() + 10_000;
-    while (log.filter((r) => r.cause === 'completed').length < blocks.length - 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (log.filter((r) => r.cause === 'completed').length < blocks.length - 1 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     const m0 = log.filter((r) => /_m_000000$/.test(r.taskId));
-    assert.deepEqual(m0.map((r) => [r.cause, r.workerId]), [['placed', policy.placedOn], ['extra', policy.extraOn]]);
+    assert.deepEqual(
+      m0.map((r) => [r.cause, r.workerId]),
+      [
+        ['placed', policy.placedOn],
+        ['extra', policy.extraOn],
+      ],
+    );
     const completed = log.filter((r) => r.cause === 'completed');
     assert.equal(completed.length, blocks.length - 1, 'one completion per other block');
     assert.ok(completed.every((r) => !/_m_000000$/.test(r.taskId)));
     // Extra copies are counted as placement traffic; completions belong to the upload, not the job.
-    assert.equal(status.counters.PLACEMENT_BYTES, m0.reduce((s, r) => s + r.bytes, 0));
+    assert.equal(
+      status.counters.PLACEMENT_BYTES,
+      m0.reduce((s, r) => s + r.bytes, 0),
+    );
 
     const after = Date.now() + 10_000;
     let replicas: number[] = [];
@@ -175,7 +228,11 @@ describe('owed replicas of a private data set on a real cluster', () => {
       if (replicas.slice(1).every((n) => n === 2)) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    assert.deepEqual(replicas, [3, ...blocks.slice(1).map(() => 2)], 'block 0: holder, placed and extra; the rest: holder and completed');
+    assert.deepEqual(
+      replicas,
+      [3, ...blocks.slice(1).map(() => 2)],
+      'block 0: holder, placed and extra; the rest: holder and completed',
+    );
   });
 });
 
@@ -209,23 +266,37 @@ describe('replicate with no live source on a real cluster', () => {
 
   before(async () => {
     t = await startTestCluster({ policy });
-    await t.fs.put(Buffer.from(makeText(100_000, 13)), '/in/lost.txt', { replication: 1, favoredWorkers: ['worker-0'] });
+    await t.fs.put(Buffer.from(makeText(100_000, 13)), '/in/lost.txt', {
+      replication: 1,
+      favoredWorkers: ['worker-0'],
+    });
     await t.cluster.killWorker(0);
     const deadline = Date.now() + 10_000;
-    while (t.cluster.jobTracker.snapshot({ kind: 'tick' }).workers.some((w) => w.id === 'worker-0') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (
+      t.cluster.jobTracker.snapshot({ kind: 'tick' }).workers.some((w) => w.id === 'worker-0') &&
+      Date.now() < deadline
+    )
+      await new Promise((r) => setTimeout(r, 50));
   });
   after(async () => {
     await t?.stop();
   });
 
   it('copies nothing and never shows the target as holding the input', async () => {
-    const jobId = await t.cluster.client.submit(appModule('wordcount'), { input: ['/in/lost.txt'], output: '/out/lost', reducers: 1 });
+    const jobId = await t.cluster.client.submit(appModule('wordcount'), {
+      input: ['/in/lost.txt'],
+      output: '/out/lost',
+      reducers: 1,
+    });
     const deadline = Date.now() + 5_000;
     while (policy.seen.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     await t.cluster.client.kill(jobId);
     assert.ok(policy.asked);
     assert.ok(policy.seen.length >= 5, `snapshots after the replicate: ${policy.seen.length}`);
-    assert.ok(policy.seen.every((ws) => !ws.includes('worker-1')), JSON.stringify(policy.seen));
+    assert.ok(
+      policy.seen.every((ws) => !ws.includes('worker-1')),
+      JSON.stringify(policy.seen),
+    );
     assert.deepEqual(t.cluster.jobTracker.placementLog, []);
   });
 });

@@ -10,12 +10,32 @@ import { after, before, describe, it } from 'node:test';
 import { isMinimrError } from '../../src/errors.js';
 import type { AttemptSpec, Message, RegisterResult } from '../../src/runtime/wire/index.js';
 import { connectPeer, type RpcPeer } from '../../src/runtime/wire/rpc-peer.js';
-import { BLOCK_TOKEN_HEADER, BlockTokenKey, LocalDiskBlockStore, type BlockInfo, type DatanodeAddress } from '../../src/storage/index.js';
+import {
+  BLOCK_TOKEN_HEADER,
+  BlockTokenKey,
+  LocalDiskBlockStore,
+  type BlockInfo,
+  type DatanodeAddress,
+} from '../../src/storage/index.js';
 import { runMinimrBinary } from '../helpers/cli.js';
-import { appModule, assertCountsEqual, makeText, readAll, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
+import {
+  appModule,
+  assertCountsEqual,
+  makeText,
+  readAll,
+  readOutput,
+  startTestCluster,
+  waitFor,
+  type TestCluster,
+} from '../helpers/cluster.js';
 
-
-function raw(node: DatanodeAddress, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; code: string }> {
+function raw(
+  node: DatanodeAddress,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Buffer,
+): Promise<{ status: number; code: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: node.host, port: node.dataPort, method, path, headers }, (res) => {
       const parts: Buffer[] = [];
@@ -36,8 +56,13 @@ function raw(node: DatanodeAddress, method: string, path: string, headers: Recor
 }
 
 /** The CLI against a test cluster, proving its secret. */
-function cli(cluster: { url: string; jobTracker: { secretFile: string } }, args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
-  return runMinimrBinary([...args, '--jobtracker', cluster.url, '--secret-file', cluster.jobTracker.secretFile], { env: process.env });
+function cli(
+  cluster: { url: string; jobTracker: { secretFile: string } },
+  args: string[],
+): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  return runMinimrBinary([...args, '--jobtracker', cluster.url, '--secret-file', cluster.jobTracker.secretFile], {
+    env: process.env,
+  });
 }
 
 describe('a cluster whose data ports and workers cannot be abused', () => {
@@ -49,7 +74,8 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
   });
   after(() => t.stop());
 
-  const store = (workerId: string): LocalDiskBlockStore => new LocalDiskBlockStore({ dir: join(t.dir, workerId, 'blocks'), workerId });
+  const store = (workerId: string): LocalDiskBlockStore =>
+    new LocalDiskBlockStore({ dir: join(t.dir, workerId, 'blocks'), workerId });
   const blocks = (): Promise<BlockInfo[]> => t.cluster.jobTracker.namenode.getBlocks('/in/text.txt');
 
   it('block requests without a valid token are refused with 403 ETOKEN; nothing is overwritten or deleted', async () => {
@@ -59,8 +85,16 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
     const key = t.cluster.jobTracker.namenode.blockKey;
     const attempts: Array<[string, string, Record<string, string>]> = [
       ['read without token', 'GET', {}],
-      ['read with a forged token', 'GET', { [BLOCK_TOKEN_HEADER]: BlockTokenKey.generate().issue(block!.blockId, 'read', Date.now() + 60_000) }],
-      ['read with an expired token', 'GET', { [BLOCK_TOKEN_HEADER]: key.issue(block!.blockId, 'read', Date.now() - 1000) }],
+      [
+        'read with a forged token',
+        'GET',
+        { [BLOCK_TOKEN_HEADER]: BlockTokenKey.generate().issue(block!.blockId, 'read', Date.now() + 60_000) },
+      ],
+      [
+        'read with an expired token',
+        'GET',
+        { [BLOCK_TOKEN_HEADER]: key.issue(block!.blockId, 'read', Date.now() - 1000) },
+      ],
       ['overwrite without token', 'PUT', {}],
       ['overwrite with a read token', 'PUT', { [BLOCK_TOKEN_HEADER]: block!.token }],
       ['delete with a read token', 'DELETE', { [BLOCK_TOKEN_HEADER]: block!.token }],
@@ -69,7 +103,11 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
       const answer = await raw(node, method, path, headers, method === 'PUT' ? Buffer.from('evil') : undefined);
       assert.deepEqual(answer, { status: 403, code: 'ETOKEN' }, what);
     }
-    assert.equal((await raw(node, 'GET', path, { [BLOCK_TOKEN_HEADER]: block!.token })).status, 200, 'the token the NameNode issued opens it');
+    assert.equal(
+      (await raw(node, 'GET', path, { [BLOCK_TOKEN_HEADER]: block!.token })).status,
+      200,
+      'the token the NameNode issued opens it',
+    );
     assert.equal((await readAll(t.fs.cat('/in/text.txt'))).toString(), text);
   });
 
@@ -82,16 +120,36 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
     });
     await new Promise<void>((resolve) => catcher.listen(0, '127.0.0.1', resolve));
     try {
-      const thief: DatanodeAddress = { workerId: 'worker-1', host: '127.0.0.1', dataPort: (catcher.address() as { port: number }).port, rack: '/rack-1' };
+      const thief: DatanodeAddress = {
+        workerId: 'worker-1',
+        host: '127.0.0.1',
+        dataPort: (catcher.address() as { port: number }).port,
+        rack: '/rack-1',
+      };
       const [block] = await blocks();
       const source = block!.locations[0]!;
       const registered = t.cluster.jobTracker.namenode.liveDatanodes().find((d) => d.workerId !== source.workerId)!;
       const body = Buffer.from(JSON.stringify({ targets: [thief] }));
       const headers = { 'content-type': 'application/json' };
-      assert.deepEqual(await raw(source, 'POST', `/blocks/${block!.blockId}/replicate`, headers, body), { status: 403, code: 'ETOKEN' });
+      assert.deepEqual(await raw(source, 'POST', `/blocks/${block!.blockId}/replicate`, headers, body), {
+        status: 403,
+        code: 'ETOKEN',
+      });
       const forOther = t.cluster.jobTracker.namenode.relayToken(block!.blockId, [registered]);
-      assert.deepEqual(await raw(source, 'POST', `/blocks/${block!.blockId}/replicate`, { ...headers, [BLOCK_TOKEN_HEADER]: forOther }, body), { status: 403, code: 'ETOKEN' });
-      assert.throws(() => t.cluster.jobTracker.namenode.relayToken(block!.blockId, [thief]), (err) => isMinimrError(err, 'ETOKEN'));
+      assert.deepEqual(
+        await raw(
+          source,
+          'POST',
+          `/blocks/${block!.blockId}/replicate`,
+          { ...headers, [BLOCK_TOKEN_HEADER]: forOther },
+          body,
+        ),
+        { status: 403, code: 'ETOKEN' },
+      );
+      assert.throws(
+        () => t.cluster.jobTracker.namenode.relayToken(block!.blockId, [thief]),
+        (err) => isMinimrError(err, 'ETOKEN'),
+      );
       assert.equal(received, 0);
     } finally {
       catcher.closeAllConnections();
@@ -105,15 +163,20 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
     // As any client on the wire can.
     const client = await connectPeer(t.cluster.url, () => undefined);
     try {
-      for (const l of block.locations) await client.request({ type: 'fs-reportBadReplica', blockId: block.blockId, workerId: l.workerId });
+      for (const l of block.locations)
+        await client.request({ type: 'fs-reportBadReplica', blockId: block.blockId, workerId: l.workerId });
     } finally {
       client.close(1000, 'done');
     }
     // The holders check their replicas on the next heartbeats and find them good.
     await new Promise((r) => setTimeout(r, 1500));
     const afterwards = (await blocks())[1]!;
-    assert.deepEqual(afterwards.locations.map((l) => l.workerId), block.locations.map((l) => l.workerId));
-    for (const l of block.locations) assert.equal(await store(l.workerId).has(block.blockId), true, `${l.workerId} still holds it`);
+    assert.deepEqual(
+      afterwards.locations.map((l) => l.workerId),
+      block.locations.map((l) => l.workerId),
+    );
+    for (const l of block.locations)
+      assert.equal(await store(l.workerId).has(block.blockId), true, `${l.workerId} still holds it`);
   });
 
   it('fs cat prints the right data when one replica was tampered with, and fails with ECHECKSUM when all were', async () => {
@@ -127,7 +190,11 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(ok.stdout.toString(), text);
     // Reported by the reader, confirmed by its own datanode: the bad replica goes, the block is copied again.
-    await waitFor('the tampered replica to be dropped', async () => ((await blocks())[2]!.locations.some((l) => l.workerId === bad) ? undefined : true), 20_000);
+    await waitFor(
+      'the tampered replica to be dropped',
+      async () => ((await blocks())[2]!.locations.some((l) => l.workerId === bad) ? undefined : true),
+      20_000,
+    );
 
     const every = all[3]!;
     for (const l of every.locations) {
@@ -147,7 +214,16 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
     const register = async (peer: RpcPeer, workerId: string, mapSlots: number): Promise<RegisterResult> =>
       peer.request<RegisterResult>({
         type: 'register',
-        worker: { workerId, host: '127.0.0.1', dataPort: 1, rack: '/rack-0', mapSlots, reduceSlots: 0, memoryMb: 8192, diskMBps: 0 },
+        worker: {
+          workerId,
+          host: '127.0.0.1',
+          dataPort: 1,
+          rack: '/rack-0',
+          mapSlots,
+          reduceSlots: 0,
+          memoryMb: 8192,
+          diskMBps: 0,
+        },
         blockIds: [],
       });
     const launched: AttemptSpec[] = [];
@@ -156,19 +232,38 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
       if (m.type !== 'launch') return undefined;
       launched.push(m.attempt);
       // Claims every attempt succeeded at once, without doing or storing anything.
-      rogue!.send({ type: 'attempt-finished', workerId: 'rogue', attemptId: m.attempt.attemptId, state: 'succeeded', counters: {} });
+      rogue!.send({
+        type: 'attempt-finished',
+        workerId: 'rogue',
+        attemptId: m.attempt.attemptId,
+        state: 'succeeded',
+        counters: {},
+      });
       return undefined;
     });
     const greedy = await connectPeer(url, () => undefined);
     const impostor = await connectPeer(url, () => undefined);
     const heartbeat = setInterval(() => rogue!.send({ type: 'heartbeat', workerId: 'rogue', attempts: [] }), 100);
     try {
-      await assert.rejects(register(greedy, 'greedy', 1e9), (err) => isMinimrError(err, 'EBADCONF') && /maximum/.test(err.message));
-      await assert.rejects(register(impostor, 'worker-0', 2), (err) => isMinimrError(err, 'EBADCONF') && /still connected/.test(err.message));
-      assert.ok(t.cluster.jobTracker.namenode.liveDatanodes().some((d) => d.workerId === 'worker-0' && d.dataPort !== 1), 'the real worker-0 stays');
+      await assert.rejects(
+        register(greedy, 'greedy', 1e9),
+        (err) => isMinimrError(err, 'EBADCONF') && /maximum/.test(err.message),
+      );
+      await assert.rejects(
+        register(impostor, 'worker-0', 2),
+        (err) => isMinimrError(err, 'EBADCONF') && /still connected/.test(err.message),
+      );
+      assert.ok(
+        t.cluster.jobTracker.namenode.liveDatanodes().some((d) => d.workerId === 'worker-0' && d.dataPort !== 1),
+        'the real worker-0 stays',
+      );
       await register(rogue, 'rogue', 64);
 
-      const status = await t.cluster.client.run(appModule('wordcount'), { input: ['/in/text.txt'], output: '/out/rogue', reducers: 2 });
+      const status = await t.cluster.client.run(appModule('wordcount'), {
+        input: ['/in/text.txt'],
+        output: '/out/rogue',
+        reducers: 2,
+      });
       assert.equal(status.state, 'succeeded', status.error?.message);
       assertCountsEqual(await readOutput(t.fs, '/out/rogue'), text);
       assert.ok(launched.length > 0, 'the rogue was given maps, and its claims were refused');

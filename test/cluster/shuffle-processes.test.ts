@@ -20,13 +20,20 @@ test('hashPartition is in range, spreads keys, and is the same in another proces
     counts[p]!++;
   }
   for (const c of counts) assert.ok(c > 2000 / 7 / 2, `skewed partition counts ${counts.join(',')}`);
-  const modUrl = pathToFileURL(join(fileURLToPath(new URL('.', import.meta.url)), '../../src/shuffle/partitioner.js')).href;
+  const modUrl = pathToFileURL(
+    join(fileURLToPath(new URL('.', import.meta.url)), '../../src/shuffle/partitioner.js'),
+  ).href;
   const script = `import { hashPartition } from ${JSON.stringify(modUrl)};
     const out = []; for (let i = 0; i < 2000; i++) out.push(hashPartition(Buffer.from('key-' + i), 7));
     process.stdout.write(JSON.stringify(out));`;
-  const other = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as number[];
+  const other = JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }),
+  ) as number[];
   assert.deepEqual(other, mine);
-  assert.throws(() => hashPartition(Buffer.from('x'), 0), (e: unknown) => isMinimrError(e, 'EBADJOB'));
+  assert.throws(
+    () => hashPartition(Buffer.from('x'), 0),
+    (e: unknown) => isMinimrError(e, 'EBADJOB'),
+  );
 });
 
 test('records collected from memory their owner reuses (collectRange, srcIsGarbage false) pace no full GC; from garbage they do', async () => {
@@ -51,7 +58,11 @@ await buffer.abort();
 `,
     );
     const majors = (garbage: 'yes' | 'no'): number =>
-      Number(execFileSync(process.execPath, ['--expose-gc', script, join(root, `b-${garbage}`), garbage], { encoding: 'utf8' }).trim());
+      Number(
+        execFileSync(process.execPath, ['--expose-gc', script, join(root, `b-${garbage}`), garbage], {
+          encoding: 'utf8',
+        }).trim(),
+      );
     // 80 MB of records, no spill. V8 may run one full GC of its own (the 160 MiB arena's allocation).
     const reused = majors('no');
     const garbage = majors('yes');

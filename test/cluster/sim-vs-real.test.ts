@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/log.js';
 import { LocalCluster } from '../../src/local/index.js';
-import { createPolicy, type ClusterSnapshot, type Consultation, type Decision, type Policy, type PolicyOptions, type PoolView } from '../../src/scheduler/index.js';
+import {
+  createPolicy,
+  type ClusterSnapshot,
+  type Consultation,
+  type Decision,
+  type Policy,
+  type PolicyOptions,
+  type PoolView,
+} from '../../src/scheduler/index.js';
 import { Simulator } from '../../src/sim/index.js';
 import type { JobSpec, TaskSpec } from '../../src/workloads/index.js';
 import { appModule, fixtureModule, makeText } from '../helpers/cluster.js';
@@ -22,7 +30,12 @@ const POOLS: PoolView[] = [
   { name: 'a', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fifo' },
   { name: 'b', minMapSlots: 1, minReduceSlots: 0, weight: 1, mode: 'fifo' },
 ];
-const FAIR_OPTIONS: PolicyOptions = { minShareTimeoutMs: 1000, fairShareTimeoutMs: 2000, nodeLocalDelayMs: 0, rackLocalDelayMs: 0 };
+const FAIR_OPTIONS: PolicyOptions = {
+  minShareTimeoutMs: 1000,
+  fairShareTimeoutMs: 2000,
+  nodeLocalDelayMs: 0,
+  rackLocalDelayMs: 0,
+};
 const A_MAP_MS = 3000;
 const B_ARRIVES_MS = 500;
 const BLOCK = 64 * 1024;
@@ -30,7 +43,11 @@ const BLOCK = 64 * 1024;
 type Step = string;
 
 /** Decisions as "launch A m 2" / "kill A m 1", jobs named by submission order. */
-function normalize(decisions: readonly Decision[], jobOrder: readonly string[], attemptTask: (attemptId: string) => string): Step[] {
+function normalize(
+  decisions: readonly Decision[],
+  jobOrder: readonly string[],
+  attemptTask: (attemptId: string) => string,
+): Step[] {
   const letter = (jobId: string) => String.fromCharCode(65 + jobOrder.indexOf(jobId));
   const taskOf = (taskId: string) => {
     const m = /_(m|r)_(\d+)$/.exec(taskId);
@@ -101,25 +118,61 @@ describe('simulator and real cluster: same decisions for the same tiny workload'
     const linesPerMap = textA.split('\n').length / 4;
     // slow-wordcount sleeps mapDelayMs every 100 lines.
     const mapDelayMs = Math.round(A_MAP_MS / (linesPerMap / 100));
-    const a = await cluster.client.submit(fixtureModule('slow-wordcount'), { input: ['/in/a.txt'], output: '/out/a', reducers: 1, pool: 'a', params: { mapDelayMs } });
+    const a = await cluster.client.submit(fixtureModule('slow-wordcount'), {
+      input: ['/in/a.txt'],
+      output: '/out/a',
+      reducers: 1,
+      pool: 'a',
+      params: { mapDelayMs },
+    });
     await new Promise((r) => setTimeout(r, B_ARRIVES_MS));
-    const b = await cluster.client.submit(appModule('wordcount'), { input: ['/in/b.txt'], output: '/out/b', reducers: 1, pool: 'b' });
+    const b = await cluster.client.submit(appModule('wordcount'), {
+      input: ['/in/b.txt'],
+      output: '/out/b',
+      reducers: 1,
+      pool: 'b',
+    });
     const [sa, sb] = await Promise.all([cluster.client.waitForCompletion(a), cluster.client.waitForCompletion(b)]);
     assert.equal(sa.state, 'succeeded');
     assert.equal(sb.state, 'succeeded');
     assert.equal(sa.mapsTotal, 4);
     const real = normalize(recorder.decisions, [a, b], (id) => recorder.attemptTask.get(id) ?? id);
 
-    const map = (workMs: number): TaskSpec => ({ workMs, memoryMb: 200, inputBytes: BLOCK, outputBytes: BLOCK / 4, replicas: ['worker-0'] });
+    const map = (workMs: number): TaskSpec => ({
+      workMs,
+      memoryMb: 200,
+      inputBytes: BLOCK,
+      outputBytes: BLOCK / 4,
+      replicas: ['worker-0'],
+    });
     const reduce: TaskSpec = { workMs: 300, memoryMb: 200 };
     const jobs: JobSpec[] = [
-      { id: 'job_0001', name: 'A', app: 'wordcount', pool: 'a', submitMs: 0, maps: [map(A_MAP_MS), map(A_MAP_MS), map(A_MAP_MS), map(A_MAP_MS)], reduces: [reduce] },
-      { id: 'job_0002', name: 'B', app: 'wordcount', pool: 'b', submitMs: B_ARRIVES_MS, maps: [map(300)], reduces: [reduce] },
+      {
+        id: 'job_0001',
+        name: 'A',
+        app: 'wordcount',
+        pool: 'a',
+        submitMs: 0,
+        maps: [map(A_MAP_MS), map(A_MAP_MS), map(A_MAP_MS), map(A_MAP_MS)],
+        reduces: [reduce],
+      },
+      {
+        id: 'job_0002',
+        name: 'B',
+        app: 'wordcount',
+        pool: 'b',
+        submitMs: B_ARRIVES_MS,
+        maps: [map(300)],
+        reduces: [reduce],
+      },
     ];
     const simPolicy = new Recorder(createPolicy('fair', FAIR_OPTIONS));
     const result = new Simulator({
       workload: { name: 'tiny', jobs, pools: POOLS },
-      cluster: { name: 'one', workers: [{ id: 'worker-0', rack: '/rack-0', mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: 100 }] },
+      cluster: {
+        name: 'one',
+        workers: [{ id: 'worker-0', rack: '/rack-0', mapSlots: 2, reduceSlots: 1, memoryMb: 2048, diskMBps: 100 }],
+      },
       policy: simPolicy,
       heartbeatMs: 250,
       recordDecisions: true,

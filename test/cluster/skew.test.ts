@@ -3,7 +3,15 @@ import { after, before, describe, it } from 'node:test';
 import type { JobConf, JobStatus } from '../../src/runtime/index.js';
 import { sketchSeeds } from '../../src/skew/index.js';
 import { seededRandom, zipfSampler } from '../../src/util/index.js';
-import { appModule, parseCounts, readAll, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import {
+  appModule,
+  parseCounts,
+  readAll,
+  readOutput,
+  referenceWordCount,
+  startTestCluster,
+  type TestCluster,
+} from '../helpers/cluster.js';
 
 /** About `bytes` of text whose words follow a Zipf law with exponent `s` over `vocabulary` words. */
 function zipfText(bytes: number, s: number, vocabulary: number, seed: number): string {
@@ -41,7 +49,12 @@ describe('skew strategies end to end', () => {
   const statuses = new Map<string, JobStatus>();
 
   async function run(name: string, conf?: JobConf): Promise<void> {
-    const status = await t.cluster.client.run(appModule('wordcount'), { input: ['/in/zipf.txt'], output: `/out/${name}`, reducers: 3, conf });
+    const status = await t.cluster.client.run(appModule('wordcount'), {
+      input: ['/in/zipf.txt'],
+      output: `/out/${name}`,
+      reducers: 3,
+      conf,
+    });
     assert.equal(status.state, 'succeeded');
     outputs.set(name, await readOutput(t.fs, `/out/${name}`));
     statuses.set(name, status);
@@ -54,7 +67,12 @@ describe('skew strategies end to end', () => {
     await run('hash1', { 'skew.strategy': 'hash', 'skew.partitionFactor': 1 });
     await run('hash4', { 'skew.strategy': 'hash', 'skew.partitionFactor': 4 });
     await run('simple4', { 'skew.strategy': 'simple', 'skew.partitionFactor': 4 });
-    await run('cms4', { 'skew.strategy': 'cms', 'skew.partitionFactor': 4, 'skew.sampleRecords': 2000, 'skew.sampleSplits': 4 });
+    await run('cms4', {
+      'skew.strategy': 'cms',
+      'skew.partitionFactor': 4,
+      'skew.sampleRecords': 2000,
+      'skew.sampleSplits': 4,
+    });
   });
   after(async () => {
     await t?.stop();
@@ -77,8 +95,11 @@ describe('skew strategies end to end', () => {
   it('each part file is sorted by key bytes, also when a reduce merges several partitions', async () => {
     for (const name of outputs.keys()) {
       for (const f of (await t.fs.list(`/out/${name}`)).filter((f) => /part-r/.test(f.path))) {
-        const keys = [...parseCounts((await readAll(t.fs.cat(f.path))).toString('utf8')).keys()].map((k) => Buffer.from(k));
-        for (let i = 1; i < keys.length; i++) assert.ok(Buffer.compare(keys[i - 1]!, keys[i]!) < 0, `order in ${f.path}`);
+        const keys = [...parseCounts((await readAll(t.fs.cat(f.path))).toString('utf8')).keys()].map((k) =>
+          Buffer.from(k),
+        );
+        for (let i = 1; i < keys.length; i++)
+          assert.ok(Buffer.compare(keys[i - 1]!, keys[i]!) < 0, `order in ${f.path}`);
       }
     }
   });
@@ -90,8 +111,13 @@ describe('skew strategies end to end', () => {
       const factor = name === 'default' || name === 'hash1' ? 1 : 4;
       assert.equal(skew.partitions, 3 * factor);
       const all = skew.reducers.flatMap((r) => r.partitions).sort((a, b) => a - b);
-      assert.deepEqual(all, Array.from({ length: skew.partitions }, (_, p) => p), `${name}: partitions dropped or repeated`);
-      if (skew.strategy === 'hash') for (const r of skew.reducers) assert.ok(r.partitions.every((p) => p % 3 === r.index));
+      assert.deepEqual(
+        all,
+        Array.from({ length: skew.partitions }, (_, p) => p),
+        `${name}: partitions dropped or repeated`,
+      );
+      if (skew.strategy === 'hash')
+        for (const r of skew.reducers) assert.ok(r.partitions.every((p) => p % 3 === r.index));
       const records = skew.reducers.reduce((n, r) => n + (r.inputRecords ?? 0), 0);
       assert.equal(records, status.counters.REDUCE_INPUT_RECORDS);
       assert.ok(skew.reducers.every((r) => typeof r.workerId === 'string' && (r.inputBytes ?? 0) > 0));
@@ -111,11 +137,18 @@ describe('skew strategies end to end', () => {
   });
 
   it('throttled tasks sleep, and a job with its own partitioner cannot use cms', async () => {
-    const throttled = (await t.cluster.client.attempts(statuses.get('default')!.jobId)).filter((a) => a.workerId === 'worker-2' && a.state === 'succeeded');
+    const throttled = (await t.cluster.client.attempts(statuses.get('default')!.jobId)).filter(
+      (a) => a.workerId === 'worker-2' && a.state === 'succeeded',
+    );
     assert.ok(throttled.length > 0);
     assert.ok(throttled.some((a) => (a.counters.THROTTLE_SLEEP_MS ?? 0) > 0));
     await assert.rejects(
-      t.cluster.client.run(appModule('terasort'), { input: ['/in/zipf.txt'], output: '/out/tera', reducers: 2, conf: { 'skew.strategy': 'cms' } }),
+      t.cluster.client.run(appModule('terasort'), {
+        input: ['/in/zipf.txt'],
+        output: '/out/tera',
+        reducers: 2,
+        conf: { 'skew.strategy': 'cms' },
+      }),
       { code: 'EBADJOB' },
     );
   });

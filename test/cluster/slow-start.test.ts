@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AttemptSummary, JobClient } from '../../src/runtime/index.js';
-import { appModule, assertCountsEqual, fixtureModule, makeText, readOutput, startTestCluster, waitFor, type TestCluster } from '../helpers/cluster.js';
+import {
+  appModule,
+  assertCountsEqual,
+  fixtureModule,
+  makeText,
+  readOutput,
+  startTestCluster,
+  waitFor,
+  type TestCluster,
+} from '../helpers/cluster.js';
 
 /**
  * Reduce slow start on a real cluster (`job.reduceSlowStart`): reduces launch once that fraction of
@@ -9,7 +18,8 @@ import { appModule, assertCountsEqual, fixtureModule, makeText, readOutput, star
  * finishes, and give the same output as reduces started after the last map.
  */
 
-const succeeded = (attempts: AttemptSummary[], kind: 'map' | 'reduce') => attempts.filter((a) => a.kind === kind && a.state === 'succeeded');
+const succeeded = (attempts: AttemptSummary[], kind: 'map' | 'reduce') =>
+  attempts.filter((a) => a.kind === kind && a.state === 'succeeded');
 
 describe('reduce slow start on a real cluster', () => {
   let t: TestCluster;
@@ -29,7 +39,12 @@ describe('reduce slow start on a real cluster', () => {
   it('slow start 0 and 1 give byte-identical output (WordCount, 3 reduces)', async () => {
     const outputs: Buffer[] = [];
     for (const slowStart of [1, 0]) {
-      const status = await client.run(appModule('wordcount'), { input: ['/in/text.txt'], output: `/out/identical-${slowStart}`, reducers: 3, conf: { 'job.reduceSlowStart': slowStart } });
+      const status = await client.run(appModule('wordcount'), {
+        input: ['/in/text.txt'],
+        output: `/out/identical-${slowStart}`,
+        reducers: 3,
+        conf: { 'job.reduceSlowStart': slowStart },
+      });
       assert.equal(status.state, 'succeeded');
       outputs.push(await readOutput(t.fs, `/out/identical-${slowStart}`));
     }
@@ -59,20 +74,36 @@ describe('reduce slow start on a real cluster', () => {
     assert.equal(reduces.length, 2);
     for (const r of reduces) {
       // The books open reduces at ceil(0.5 x 10) = 5 maps done, and the slow map ends last.
-      assert.ok(r.startTime >= mapEnds[4]!, `reduce ${r.attemptId} started at ${r.startTime}, before the 5th map ended at ${mapEnds[4]}`);
-      assert.ok(r.startTime < mapEnds[9]!, `reduce ${r.attemptId} started at ${r.startTime}, not before the last map ended at ${mapEnds[9]}`);
+      assert.ok(
+        r.startTime >= mapEnds[4]!,
+        `reduce ${r.attemptId} started at ${r.startTime}, before the 5th map ended at ${mapEnds[4]}`,
+      );
+      assert.ok(
+        r.startTime < mapEnds[9]!,
+        `reduce ${r.attemptId} started at ${r.startTime}, not before the last map ended at ${mapEnds[9]}`,
+      );
       const early = r.counters.SHUFFLE_EARLY_SEGMENTS ?? 0;
-      assert.ok(early >= 5 && early <= 9, `reduce ${r.attemptId} fetched ${early} outputs before the last map's was known`);
+      assert.ok(
+        early >= 5 && early <= 9,
+        `reduce ${r.attemptId} fetched ${early} outputs before the last map's was known`,
+      );
     }
     assertCountsEqual(await readOutput(t.fs, '/out/early'), text);
   });
 
   it('a slow start outside [0, 1], or below 1 with skew.strategy "simple", is refused (EBADJOB)', async () => {
-    for (const conf of [{ 'job.reduceSlowStart': 1.5 }, { 'job.reduceSlowStart': -0.1 }, { 'job.reduceSlowStart': 0.5, 'skew.strategy': 'simple' as const }]) {
-      await assert.rejects(client.submit(appModule('wordcount'), { input: ['/in/text.txt'], output: '/out/bad', conf }), (err: unknown) => {
-        assert.match(String((err as Error).message), /job\.reduceSlowStart/);
-        return (err as { code?: string }).code === 'EBADJOB';
-      });
+    for (const conf of [
+      { 'job.reduceSlowStart': 1.5 },
+      { 'job.reduceSlowStart': -0.1 },
+      { 'job.reduceSlowStart': 0.5, 'skew.strategy': 'simple' as const },
+    ]) {
+      await assert.rejects(
+        client.submit(appModule('wordcount'), { input: ['/in/text.txt'], output: '/out/bad', conf }),
+        (err: unknown) => {
+          assert.match(String((err as Error).message), /job\.reduceSlowStart/);
+          return (err as { code?: string }).code === 'EBADJOB';
+        },
+      );
     }
   });
 });
@@ -97,8 +128,15 @@ describe('reduce slow start: a worker lost while an early reduce is fetching', (
       const victim = await waitFor('a worker holding only finished map outputs', async () => {
         const attempts = await client.attempts(jobId);
         const reduce = attempts.find((a) => a.kind === 'reduce' && a.state === 'running');
-        const slow = attempts.find((a) => a.kind === 'map' && a.state === 'running' && a.taskId.endsWith(`_m_00000${slowMap}`));
-        if (!reduce || !slow || (reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0) + (reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0) === 0) return undefined;
+        const slow = attempts.find(
+          (a) => a.kind === 'map' && a.state === 'running' && a.taskId.endsWith(`_m_00000${slowMap}`),
+        );
+        if (
+          !reduce ||
+          !slow ||
+          (reduce.counters.SHUFFLE_BYTES_LOCAL ?? 0) + (reduce.counters.SHUFFLE_BYTES_REMOTE ?? 0) === 0
+        )
+          return undefined;
         const holders = succeeded(attempts, 'map').map((a) => a.workerId);
         return holders.find((w) => w !== reduce.workerId && w !== slow.workerId);
       });
@@ -107,8 +145,16 @@ describe('reduce slow start: a worker lost while an early reduce is fetching', (
       const status = await client.waitForCompletion(jobId);
       assert.equal(status.state, 'succeeded');
       const attempts = await client.attempts(jobId);
-      assert.ok(attempts.filter((a) => a.kind === 'map').length > before, 'maps whose output was on the lost worker ran again');
-      assert.ok(succeeded(attempts, 'map').some((a) => a.workerId !== victim && attempts.some((b) => b.taskId === a.taskId && b.workerId === victim)), 'a map that had succeeded on the lost worker succeeded again elsewhere');
+      assert.ok(
+        attempts.filter((a) => a.kind === 'map').length > before,
+        'maps whose output was on the lost worker ran again',
+      );
+      assert.ok(
+        succeeded(attempts, 'map').some(
+          (a) => a.workerId !== victim && attempts.some((b) => b.taskId === a.taskId && b.workerId === victim),
+        ),
+        'a map that had succeeded on the lost worker succeeded again elsewhere',
+      );
       assertCountsEqual(await readOutput(t.fs, '/out/lost'), text);
     } finally {
       await t.stop();

@@ -27,9 +27,16 @@ describe('TASK_CPU_MS: the CPU an attempt used, beside its wall time', () => {
     const [spin, wait] = [0, 1].map((i) => attempts.find((a) => a.taskId.endsWith(`_m_00000${i}`))!.counters);
     assert.ok(spin && wait);
     assert.ok(spin.TASK_CPU_MS! >= ms, `the spinning map used at least ${ms} ms of CPU: ${spin.TASK_CPU_MS}`);
-    assert.ok(spin.TASK_CPU_MS! <= spin.TASK_MS! + 50, `one thread did the work: CPU ${spin.TASK_CPU_MS} <= wall ${spin.TASK_MS} (+ a little of the thread pool)`);
+    assert.ok(
+      spin.TASK_CPU_MS! <= spin.TASK_MS! + 50,
+      `one thread did the work: CPU ${spin.TASK_CPU_MS} <= wall ${spin.TASK_MS} (+ a little of the thread pool)`,
+    );
     assert.ok(wait.TASK_MS! >= ms, `the waiting map took at least ${ms} ms: ${wait.TASK_MS}`);
     assert.ok(wait.TASK_CPU_MS! < ms / 2, `the waiting map used little CPU: ${wait.TASK_CPU_MS} ms`);
-    assert.equal(status.counters.TASK_CPU_MS, spin.TASK_CPU_MS! + wait.TASK_CPU_MS!, 'the job counter sums its attempts');
+    assert.equal(
+      status.counters.TASK_CPU_MS,
+      spin.TASK_CPU_MS! + wait.TASK_CPU_MS!,
+      'the job counter sums its attempts',
+    );
   });
 });

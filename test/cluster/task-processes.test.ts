@@ -6,12 +6,24 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobClient } from '../../src/runtime/index.js';
 import type { PhaseTraceEvent } from '../../src/util/index.js';
-import { appModule, fixtureModule, makeText, parseCounts, readOutput, referenceWordCount, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import {
+  appModule,
+  fixtureModule,
+  makeText,
+  parseCounts,
+  readOutput,
+  referenceWordCount,
+  startTestCluster,
+  type TestCluster,
+} from '../helpers/cluster.js';
 
 /** Clock ticks per second of /proc/PID/stat's start time (USER_HZ: 100 on Linux's common builds). */
 const TICKS_PER_SECOND = 100;
 
-/** The task processes of the workers this test process started (Linux /proc): start time (epoch ms, to 10 ms) and the file they run. */
+/**
+ * The task processes of the workers this test process started (Linux /proc): start time (epoch ms, to 10 ms) and the
+ * file they run.
+ */
 async function taskProcesses(): Promise<{ startMs: number; entry: string }[]> {
   const uptimeS = Number((await readFile('/proc/uptime', 'utf8')).split(' ')[0]);
   const bootMs = Date.now() - uptimeS * 1000;
@@ -22,14 +34,23 @@ async function taskProcesses(): Promise<{ startMs: number; entry: string }[]> {
       const stat = await readFile(`/proc/${name}/stat`, 'utf8');
       // After the command name in parentheses: state, ppid, ..., starttime (the 22nd field overall).
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const entry = (await readFile(`/proc/${name}/cmdline`, 'utf8')).split('\0').find((arg) => /task-process[^/]*\.js$/.test(arg));
-      processes.push({ pid: Number(name), ppid: Number(fields[1]), startMs: bootMs + (Number(fields[19]) / TICKS_PER_SECOND) * 1000, entry });
+      const entry = (await readFile(`/proc/${name}/cmdline`, 'utf8'))
+        .split('\0')
+        .find((arg) => /task-process[^/]*\.js$/.test(arg));
+      processes.push({
+        pid: Number(name),
+        ppid: Number(fields[1]),
+        startMs: bootMs + (Number(fields[19]) / TICKS_PER_SECOND) * 1000,
+        entry,
+      });
     } catch {
       // the process ended meanwhile
     }
   }
   const workers = new Set(processes.filter((p) => p.ppid === process.pid).map((p) => p.pid));
-  return processes.flatMap((p) => (p.entry !== undefined && workers.has(p.ppid) ? [{ startMs: p.startMs, entry: p.entry }] : []));
+  return processes.flatMap((p) =>
+    p.entry !== undefined && workers.has(p.ppid) ? [{ startMs: p.startMs, entry: p.entry }] : [],
+  );
 }
 
 /**
@@ -53,23 +74,43 @@ describe('task processes: reused when clean, never after a failure or a leak', (
   });
 
   const run = async (mode: string) => {
-    const status = await client.run(fixtureModule('process-marks'), { input: ['/in/text.txt'], output: `/out/marks-${mode}`, params: { mode }, overwrite: true });
+    const status = await client.run(fixtureModule('process-marks'), {
+      input: ['/in/text.txt'],
+      output: `/out/marks-${mode}`,
+      params: { mode },
+      overwrite: true,
+    });
     assert.equal(status.state, 'succeeded');
-    assert.equal(parseCounts((await readOutput(t.fs, `/out/marks-${mode}`)).toString()).get('lines'), lines, 'every line counted once');
+    assert.equal(
+      parseCounts((await readOutput(t.fs, `/out/marks-${mode}`)).toString()).get('lines'),
+      lines,
+      'every line counted once',
+    );
     return status;
   };
 
-  it('a clean successful attempt\'s process runs the next attempt of the module, with fresh module-level state', async () => {
+  it("a clean successful attempt's process runs the next attempt of the module, with fresh module-level state", async () => {
     const status = await run('clean');
     assert.ok(status.mapsTotal >= 8);
-    assert.ok((status.counters['user.reused-clean'] ?? 0) >= 1, `some maps ran in a process a previous map used: ${JSON.stringify(status.counters)}`);
+    assert.ok(
+      (status.counters['user.reused-clean'] ?? 0) >= 1,
+      `some maps ran in a process a previous map used: ${JSON.stringify(status.counters)}`,
+    );
     assert.ok((status.counters.WARM_LAUNCH ?? 0) >= 1);
-    assert.equal(status.counters['user.fresh-module'], status.mapsTotal, 'every attempt saw its own module-level state');
+    assert.equal(
+      status.counters['user.fresh-module'],
+      status.mapsTotal,
+      'every attempt saw its own module-level state',
+    );
   });
 
   it('runs the bundled task process that `npm run build` wrote, sharing the public API modules with the job', async () => {
     const entries = new Set((await taskProcesses()).map((p) => basename(p.entry)));
-    assert.deepEqual([...entries], ['task-process.bundle.js'], 'the worker\'s task processes (kept warm or spare) run the bundle');
+    assert.deepEqual(
+      [...entries],
+      ['task-process.bundle.js'],
+      "the worker's task processes (kept warm or spare) run the bundle",
+    );
     const bundle = await readFile(new URL('../../src/runtime/task/task-process.bundle.js', import.meta.url), 'utf8');
     // The job's `import ... from 'minimr'` loads these files: one MinimrError class, one set of codecs.
     assert.match(bundle, /from "\.\.\/\.\.\/errors\.js"/);
@@ -77,7 +118,7 @@ describe('task processes: reused when clean, never after a failure or a leak', (
     assert.doesNotMatch(bundle, /class MinimrError\b/);
   });
 
-  it('a failed attempt\'s process never runs another attempt', async () => {
+  it("a failed attempt's process never runs another attempt", async () => {
     const status = await run('fail-first');
     assert.equal(status.failedAttempts, status.mapsTotal, 'the first attempt of every map failed');
     assert.equal(status.counters['user.reused-failed'] ?? 0, 0);
@@ -90,11 +131,16 @@ describe('task processes: reused when clean, never after a failure or a leak', (
 
   it('a worker keeps a job module by its content: a later job of the same module does not fetch it again', async () => {
     for (const n of [1, 2]) {
-      const status = await client.run(appModule('wordcount'), { input: ['/in/text.txt'], output: `/out/wc-${n}`, reducers: 1 });
+      const status = await client.run(appModule('wordcount'), {
+        input: ['/in/text.txt'],
+        output: `/out/wc-${n}`,
+        reducers: 1,
+      });
       const want = referenceWordCount(text);
       const got = parseCounts((await readOutput(t.fs, `/out/wc-${n}`)).toString());
       assert.equal(got.size, want.size);
-      if (n === 2) assert.equal(status.counters.MODULE_WAIT_MS ?? 0, 0, 'no attempt of the second job waited for its module');
+      if (n === 2)
+        assert.equal(status.counters.MODULE_WAIT_MS ?? 0, 0, 'no attempt of the second job waited for its module');
     }
     const modules = (await readdir(join(t.dir, 'worker-0', 'jobs', 'modules'))).filter((f) => f.endsWith('.mjs'));
     assert.equal(modules.length, 2, `one file per module (process-marks, wordcount): ${modules.join(', ')}`);
@@ -132,7 +178,9 @@ describe('task processes: spares', () => {
     await rm(traceDir, { recursive: true, force: true });
   });
 
-  it('a worker starts no spare process while it runs attempts: each cold launch beyond the spares it had forks its own', { skip: process.platform !== 'linux' }, async () => {
+  it('a worker starts no spare process while it runs attempts: each cold launch beyond the spares it had forks its own', {
+    skip: process.platform !== 'linux',
+  }, async () => {
     // A worker forks its spares once it is idle (at its start, and 200 ms after its last attempt;
     // later on a loaded machine): wait until no task process has started for a second.
     await sleep(1000);
@@ -143,9 +191,17 @@ describe('task processes: spares', () => {
     }
     await rm(trace, { force: true });
     // A module no test here ran before: no warm process of it is idle, so its first map launches cold.
-    const status = await client.run(appModule('grep'), { input: ['/in/text.txt'], output: '/out/grep-spares', params: { pattern: 'a' }, reducers: 1, overwrite: true });
+    const status = await client.run(appModule('grep'), {
+      input: ['/in/text.txt'],
+      output: '/out/grep-spares',
+      params: { pattern: 'a' },
+      reducers: 1,
+      overwrite: true,
+    });
     assert.equal(status.state, 'succeeded');
-    const matching = text.split('\n').filter((line, i, all) => (i < all.length - 1 || line !== '') && line.includes('a')).length;
+    const matching = text
+      .split('\n')
+      .filter((line, i, all) => (i < all.length - 1 || line !== '') && line.includes('a')).length;
     assert.equal((await readOutput(t.fs, '/out/grep-spares')).toString(), `a\t${matching}\n`);
     // The spares the worker forks again once idle after the job are traced too: they must show running 0.
     await sleep(1000);
@@ -153,7 +209,10 @@ describe('task processes: spares', () => {
       .split('\n')
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as PhaseTraceEvent);
-    assert.ok(events.some((e) => e.event === 'w-run'), 'the worker traces its steps (else no fork would show either)');
+    assert.ok(
+      events.some((e) => e.event === 'w-run'),
+      'the worker traces its steps (else no fork would show either)',
+    );
     const forks = events.filter((e) => e.event === 'w-fork');
     const launches = status.mapsTotal + status.reducesTotal;
     const cold = launches - (status.counters.WARM_LAUNCH ?? 0);
@@ -163,7 +222,13 @@ describe('task processes: spares', () => {
     assert.ok(cold >= 1, `the first map launches cold: ${cold}`);
     const besideAttempts = forks.filter((f) => (f.running as number) > 0);
     const forkList = JSON.stringify(forks.map((f) => ({ spare: f.spare, running: f.running })));
-    assert.ok(besideAttempts.every((f) => f.spare === false), `only a launch forks while attempts run: ${forkList}`);
-    assert.ok(besideAttempts.length <= Math.max(0, cold - 2), `${besideAttempts.length} task processes forked while attempts ran, for ${cold} cold launches: ${forkList}`);
+    assert.ok(
+      besideAttempts.every((f) => f.spare === false),
+      `only a launch forks while attempts run: ${forkList}`,
+    );
+    assert.ok(
+      besideAttempts.length <= Math.max(0, cold - 2),
+      `${besideAttempts.length} task processes forked while attempts ran, for ${cold} cold launches: ${forkList}`,
+    );
   });
 });

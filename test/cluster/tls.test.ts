@@ -25,7 +25,25 @@ describe('authentication of protocol connections', () => {
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
     try {
-      await execFileP('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert]);
+      await execFileP('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ]);
     } catch {
       t.skip('openssl is not available to make a test certificate');
       return;
@@ -41,8 +59,13 @@ describe('authentication of protocol connections', () => {
     try {
       assert.match(jt.url, /^wss:\/\/127\.0\.0\.1:\d+$/);
       const secret = await readSecretFile(jt.secretFile);
-      await assert.rejects(JobClient.connect(jt.url, { security: { credentials: { user: 'alice', secret } } }), isCode('ECONNECT', /self-signed|certificate/));
-      const client = await JobClient.connect(jt.url, { security: { credentials: { user: 'alice', secret }, tlsCa: await readFile(cert) } });
+      await assert.rejects(
+        JobClient.connect(jt.url, { security: { credentials: { user: 'alice', secret } } }),
+        isCode('ECONNECT', /self-signed|certificate/),
+      );
+      const client = await JobClient.connect(jt.url, {
+        security: { credentials: { user: 'alice', secret }, tlsCa: await readFile(cert) },
+      });
       assert.deepEqual(await client.list(), []);
       client.close();
     } finally {

@@ -19,7 +19,10 @@ describe('tyrex on a real cluster: work-conserving migration', () => {
       startTestCluster({ policy: createPolicy('tyrex-static', { timersMs: [1] }) }),
       startTestCluster({ policy: 'fifo' }),
     ]);
-    await Promise.all([tyrex.fs.put(Buffer.from(text), '/in/text.txt'), fifo.fs.put(Buffer.from(text), '/in/text.txt')]);
+    await Promise.all([
+      tyrex.fs.put(Buffer.from(text), '/in/text.txt'),
+      fifo.fs.put(Buffer.from(text), '/in/text.txt'),
+    ]);
   });
   after(async () => {
     await Promise.all([tyrex?.stop(), fifo?.stop()]);
@@ -27,7 +30,10 @@ describe('tyrex on a real cluster: work-conserving migration', () => {
 
   it('migrates mid-job, re-runs nothing, and writes the same output as FIFO', async () => {
     const options = { input: ['/in/text.txt'], output: '/out/wc', reducers: 3 };
-    const [moved, plain] = await Promise.all([tyrex.cluster.client.run(appModule('wordcount'), options), fifo.cluster.client.run(appModule('wordcount'), options)]);
+    const [moved, plain] = await Promise.all([
+      tyrex.cluster.client.run(appModule('wordcount'), options),
+      fifo.cluster.client.run(appModule('wordcount'), options),
+    ]);
     assert.equal(moved.state, 'succeeded');
     assert.equal(plain.state, 'succeeded');
 
@@ -40,12 +46,18 @@ describe('tyrex on a real cluster: work-conserving migration', () => {
     const attempts = await tyrex.cluster.client.attempts(moved.jobId);
     const maps = attempts.filter((a) => a.kind === 'map');
     const mapsBefore = maps.filter((a) => a.startTime <= m.time).length;
-    assert.ok(mapsBefore > 0 && mapsBefore < moved.mapsTotal, `migrated with ${mapsBefore} of ${moved.mapsTotal} maps started`);
+    assert.ok(
+      mapsBefore > 0 && mapsBefore < moved.mapsTotal,
+      `migrated with ${mapsBefore} of ${moved.mapsTotal} maps started`,
+    );
     // Nothing re-executed: one attempt per task, all succeeded.
     assert.equal(attempts.length, moved.mapsTotal + moved.reducesTotal);
     assert.ok(attempts.every((a) => a.state === 'succeeded'));
     assert.equal(moved.killedAttempts + moved.failedAttempts, 0);
 
-    assert.ok((await readOutput(tyrex.fs, '/out/wc')).equals(await readOutput(fifo.fs, '/out/wc')), 'output differs from the FIFO run');
+    assert.ok(
+      (await readOutput(tyrex.fs, '/out/wc')).equals(await readOutput(fifo.fs, '/out/wc')),
+      'output differs from the FIFO run',
+    );
   });
 });

@@ -20,7 +20,9 @@ function findChromium(): { path?: string; why?: string } {
   const r = spawnSync('sh', [`${ROOT}scripts/ensure-chromium.sh`], { encoding: 'utf8', timeout: 15 * 60_000 });
   const path = r.stdout.trim().split('\n').pop();
   if (r.status === 0 && path) return { path };
-  return { why: `headless Chromium is not available and could not be installed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}` };
+  return {
+    why: `headless Chromium is not available and could not be installed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`,
+  };
 }
 
 const chromium = findChromium();
@@ -41,12 +43,25 @@ describe('the web UI in headless Chromium', { skip: chromium.why }, () => {
 
   before(async () => {
     const { chromium: driver } = await import('playwright-core');
-    browser = await driver.launch({ executablePath: chromium.path!, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    browser = await driver.launch({
+      executablePath: chromium.path!,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
     // One ended job kept in memory: the first job retires to the history when the second ends.
-    t = await startTestCluster({ retainedJobs: 1, policy: 'fair', pools: [{ name: 'research', minMapSlots: 2, minReduceSlots: 1, weight: 2, mode: 'fair' }, { name: 'default', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fair' }] });
+    t = await startTestCluster({
+      retainedJobs: 1,
+      policy: 'fair',
+      pools: [
+        { name: 'research', minMapSlots: 2, minReduceSlots: 1, weight: 2, mode: 'fair' },
+        { name: 'default', minMapSlots: 0, minReduceSlots: 0, weight: 1, mode: 'fair' },
+      ],
+    });
     base = `http://127.0.0.1:${t.cluster.jobTracker.port}`;
     // Signed in as a browser is: HTTP Basic with any user name and the web password.
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 }, httpCredentials: { username: 'operator', password: t.cluster.jobTracker.webPassword } });
+    page = await browser.newPage({
+      viewport: { width: 1280, height: 800 },
+      httpCredentials: { username: 'operator', password: t.cluster.jobTracker.webPassword },
+    });
     await t.fs.put(Buffer.from(text), '/in/text.txt');
   });
   after(async () => {
@@ -57,7 +72,13 @@ describe('the web UI in headless Chromium', { skip: chromium.why }, () => {
   const fieldText = async (name: string) => (await page.textContent(`[data-field="${name}"]`))?.trim() ?? '';
 
   it("a running job's progress moves, and its final numbers are those of `minimr job status`", async () => {
-    const jobId = await t.cluster.client.submit(fixtureModule('slow-wordcount'), { input: ['/in/text.txt'], output: '/out/slow', reducers: 2, pool: 'research', params: { mapDelayMs: 60 } });
+    const jobId = await t.cluster.client.submit(fixtureModule('slow-wordcount'), {
+      input: ['/in/text.txt'],
+      output: '/out/slow',
+      reducers: 2,
+      pool: 'research',
+      params: { mapDelayMs: 60 },
+    });
     const seen: number[] = [];
     let state = '';
     const deadline = Date.now() + 120_000;
@@ -75,14 +96,32 @@ describe('the web UI in headless Chromium', { skip: chromium.why }, () => {
     }
     assert.equal(state, 'succeeded');
     assert.ok(seen.length >= 2, `map progress seen while running: ${seen.join(', ')}`);
-    for (let i = 1; i < seen.length; i++) assert.ok(seen[i]! > seen[i - 1]!, `progress moves forward: ${seen.join(', ')}`);
+    for (let i = 1; i < seen.length; i++)
+      assert.ok(seen[i]! > seen[i - 1]!, `progress moves forward: ${seen.join(', ')}`);
     await page.reload();
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, 'job', 'status', jobId, '--jobtracker', t.cluster.url, '--secret-file', t.cluster.jobTracker.secretFile]);
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [
+      BIN,
+      'job',
+      'status',
+      jobId,
+      '--jobtracker',
+      t.cluster.url,
+      '--secret-file',
+      t.cluster.jobTracker.secretFile,
+    ]);
     // `job status`: id, name, owner, state, maps, reduces.
     const m = /(\S+)  slow-wordcount  \S+  (\w+)  maps (\d+)\/(\d+)  reduces (\d+)\/(\d+)/.exec(stdout);
     assert.ok(m, stdout);
     assert.equal(await fieldText('state'), m[2]);
-    assert.deepEqual([await fieldText('mapsCompleted'), await fieldText('mapsTotal'), await fieldText('reducesCompleted'), await fieldText('reducesTotal')], [m[3], m[4], m[5], m[6]]);
+    assert.deepEqual(
+      [
+        await fieldText('mapsCompleted'),
+        await fieldText('mapsTotal'),
+        await fieldText('reducesCompleted'),
+        await fieldText('reducesTotal'),
+      ],
+      [m[3], m[4], m[5], m[6]],
+    );
     // `job status` prints the counters on stderr.
     const counters = /MAP_INPUT_RECORDS\s+(\d+)/.exec(stderr);
     assert.ok(counters, stderr);
@@ -91,7 +130,13 @@ describe('the web UI in headless Chromium', { skip: chromium.why }, () => {
   });
 
   it("a link from a job's page reaches an attempt's log", async () => {
-    const status = await t.cluster.client.run(fixtureModule('chatty'), { input: ['/in/text.txt'], output: '/out/chatty', reducers: 1, params: { failFirst: 1 }, conf: { 'job.maxMaps': 2 } });
+    const status = await t.cluster.client.run(fixtureModule('chatty'), {
+      input: ['/in/text.txt'],
+      output: '/out/chatty',
+      reducers: 1,
+      params: { failFirst: 1 },
+      conf: { 'job.maxMaps': 2 },
+    });
     await page.goto(`${base}/jobs`);
     await page.click(`a[href="/jobs/${status.jobId}"]`);
     assert.equal(new URL(page.url()).pathname, `/jobs/${status.jobId}`);
@@ -107,16 +152,27 @@ describe('the web UI in headless Chromium', { skip: chromium.why }, () => {
 
   it("a retired job's page, reached from the jobs page, shows its figures and logs from the history", async () => {
     const retired = (await t.cluster.client.list(true)).find((s) => s.name === 'slow-wordcount')!;
-    assert.ok(!(await t.cluster.client.list()).some((s) => s.jobId === retired.jobId), 'it has left the JobTracker\'s memory');
+    assert.ok(
+      !(await t.cluster.client.list()).some((s) => s.jobId === retired.jobId),
+      "it has left the JobTracker's memory",
+    );
     await page.goto(`${base}/jobs`);
     await page.click(`#finished-jobs a[href="/jobs/${retired.jobId}"]`);
     const s = await t.cluster.client.status(retired.jobId);
     assert.equal(await fieldText('state'), s.state);
     assert.deepEqual(
-      [await fieldText('mapsCompleted'), await fieldText('mapsTotal'), await fieldText('reducesCompleted'), await fieldText('reducesTotal')],
+      [
+        await fieldText('mapsCompleted'),
+        await fieldText('mapsTotal'),
+        await fieldText('reducesCompleted'),
+        await fieldText('reducesTotal'),
+      ],
       [s.mapsCompleted, s.mapsTotal, s.reducesCompleted, s.reducesTotal].map(String),
     );
-    assert.equal((await page.textContent('#job-counters tr[data-id="MAP_INPUT_RECORDS"] td.num'))?.trim(), String(s.counters.MAP_INPUT_RECORDS));
+    assert.equal(
+      (await page.textContent('#job-counters tr[data-id="MAP_INPUT_RECORDS"] td.num'))?.trim(),
+      String(s.counters.MAP_INPUT_RECORDS),
+    );
     const reduce = (await t.cluster.client.attempts(retired.jobId)).find((a) => a.kind === 'reduce')!;
     await page.click(`tr[data-id="${reduce.attemptId}"] a.log-link:text("stderr")`);
     assert.equal(new URL(page.url()).pathname, `/attempts/${reduce.attemptId}/logs`);

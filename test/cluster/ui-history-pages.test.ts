@@ -28,13 +28,26 @@ function section(page: string, from: string, to?: string): string {
   return page.slice(start, end < 0 ? undefined : end);
 }
 
-/** The rows (`<tr data-id="ID">`) of a part of a page, by id, each up to the next row (of any table: counters are nested). */
+/**
+ * The rows (`<tr data-id="ID">`) of a part of a page, by id, each up to the next row
+ * (of any table: counters are nested).
+ */
 function rows(part: string): Map<string, string> {
-  return new Map(part.split('<tr data-id="').slice(1).map((row) => [row.slice(0, row.indexOf('"')), row]));
+  return new Map(
+    part
+      .split('<tr data-id="')
+      .slice(1)
+      .map((row) => [row.slice(0, row.indexOf('"')), row]),
+  );
 }
 
 function unescapeHtml(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 describe('web UI of jobs retired to the history', () => {
@@ -55,7 +68,15 @@ describe('web UI of jobs retired to the history', () => {
     await t.fs.put(Buffer.from(makeText(150_000, 3)), '/in/text.txt');
     // One map's first attempt fails, so the retired job has a failed attempt and a retried task.
     for (const [i, failFirst] of [1, 0, 0].entries()) {
-      jobs.push(await t.cluster.client.run(fixtureModule('chatty'), { input: ['/in/text.txt'], output: `/out/chatty-${i}`, reducers: 2, params: { failFirst }, conf: { 'job.maxMaps': 2 } }));
+      jobs.push(
+        await t.cluster.client.run(fixtureModule('chatty'), {
+          input: ['/in/text.txt'],
+          output: `/out/chatty-${i}`,
+          reducers: 2,
+          params: { failFirst },
+          conf: { 'job.maxMaps': 2 },
+        }),
+      );
     }
   });
   after(async () => {
@@ -65,11 +86,23 @@ describe('web UI of jobs retired to the history', () => {
   it("a retired job's page shows the numbers of `minimr job status` and every attempt of `job attempts`", async () => {
     const retired = jobs[0]!;
     const inMemory = (await t.cluster.client.list()).map((s) => s.jobId);
-    assert.ok(!inMemory.includes(retired.jobId), `${retired.jobId} has left the JobTracker's memory (${inMemory.join(', ')})`);
+    assert.ok(
+      !inMemory.includes(retired.jobId),
+      `${retired.jobId} has left the JobTracker's memory (${inMemory.join(', ')})`,
+    );
 
     const { status, body } = await get(`/jobs/${retired.jobId}`);
     assert.equal(status, 200);
-    const cli = await promisify(execFile)(process.execPath, [BIN, 'job', 'status', retired.jobId, '--jobtracker', t.cluster.url, '--secret-file', t.cluster.jobTracker.secretFile]);
+    const cli = await promisify(execFile)(process.execPath, [
+      BIN,
+      'job',
+      'status',
+      retired.jobId,
+      '--jobtracker',
+      t.cluster.url,
+      '--secret-file',
+      t.cluster.jobTracker.secretFile,
+    ]);
     const m = /(\S+)  chatty  \S+  (\w+)  maps (\d+)\/(\d+)  reduces (\d+)\/(\d+)/.exec(cli.stdout);
     assert.ok(m, cli.stdout);
     assert.equal(m[1], retired.jobId);
@@ -80,9 +113,13 @@ describe('web UI of jobs retired to the history', () => {
     );
     // `job status` prints the counters on stderr, one `NAME value` a line.
     const counters = [...cli.stderr.matchAll(/^\s*([A-Z_]+)\s+(\d+)\s*$/gm)].map((c) => [c[1]!, c[2]!]);
-    assert.ok(counters.some(([name]) => name === 'MAP_INPUT_RECORDS'), cli.stderr);
+    assert.ok(
+      counters.some(([name]) => name === 'MAP_INPUT_RECORDS'),
+      cli.stderr,
+    );
     const jobCounters = rows(section(body, 'Counters'));
-    for (const [name, value] of counters) assert.match(jobCounters.get(name) ?? '', new RegExp(`<td class="num">${value}</td>`), name);
+    for (const [name, value] of counters)
+      assert.match(jobCounters.get(name) ?? '', new RegExp(`<td class="num">${value}</td>`), name);
 
     const attempts = await t.cluster.client.attempts(retired.jobId);
     const shown = new Map([...rows(section(body, 'Attempts', 'Counters'))].filter(([id]) => id.startsWith('attempt_')));
@@ -93,11 +130,15 @@ describe('web UI of jobs retired to the history', () => {
       assert.match(row, new RegExp(`class="state-${a.state}"`), a.attemptId);
       assert.deepEqual(fields(row, 'MAP_INPUT_RECORDS'), [String(a.counters.MAP_INPUT_RECORDS ?? '')], a.attemptId);
     }
-    assert.ok(attempts.some((a) => a.state === 'failed'), 'the failed first attempt is recorded');
+    assert.ok(
+      attempts.some((a) => a.state === 'failed'),
+      'the failed first attempt is recorded',
+    );
     // Tasks as the books ended them: every map and reduce, each succeeded.
     const tasks = rows(section(body, 'Tasks', 'Attempts'));
     assert.equal(tasks.size, retired.mapsTotal + retired.reducesTotal);
-    for (const [taskId, row] of tasks) assert.match(row, /data-field="state"><span class="state-succeeded">succeeded</, taskId);
+    for (const [taskId, row] of tasks)
+      assert.match(row, /data-field="state"><span class="state-succeeded">succeeded</, taskId);
   });
 
   it("a retired job's attempt log links reach the worker's log, and say so once it is gone", async () => {
@@ -111,12 +152,21 @@ describe('web UI of jobs retired to the history', () => {
     assert.equal(log.status, 200);
     const pre = /<pre class="log" id="log">([\s\S]*)<\/pre>/.exec(log.body);
     assert.ok(pre, log.body);
-    assert.match(unescapeHtml(pre[1]!), new RegExp(`${failed.attemptId} fails now\\n\\[minimr\\] attempt failed: ETASK`));
-    assert.equal(unescapeHtml(pre[1]!), (await t.cluster.client.attemptLog(failed.attemptId, 'stderr')).text, 'the log `minimr job logs` reads');
+    assert.match(
+      unescapeHtml(pre[1]!),
+      new RegExp(`${failed.attemptId} fails now\\n\\[minimr\\] attempt failed: ETASK`),
+    );
+    assert.equal(
+      unescapeHtml(pre[1]!),
+      (await t.cluster.client.attemptLog(failed.attemptId, 'stderr')).text,
+      'the log `minimr job logs` reads',
+    );
     assert.ok(log.body.includes(`href="/jobs/${retired.jobId}"`), 'links back to its job');
 
     // The owner's or the admin's to read, retired or not.
-    const mallory = await JobClient.connect(t.cluster.url, { security: { credentials: { user: 'mallory', secret: await readSecretFile(t.cluster.jobTracker.secretFile) } } });
+    const mallory = await JobClient.connect(t.cluster.url, {
+      security: { credentials: { user: 'mallory', secret: await readSecretFile(t.cluster.jobTracker.secretFile) } },
+    });
     try {
       await assert.rejects(mallory.attemptLog(failed.attemptId, 'stderr'), isCode('EPERM', /belongs to/));
     } finally {
@@ -129,7 +179,11 @@ describe('web UI of jobs retired to the history', () => {
     assert.equal(gone.status, 404);
     assert.match(gone.body, /Log no longer available: worker \S+: this worker has no stderr log/);
     assert.ok(gone.body.includes(`href="/jobs/${retired.jobId}"`), 'links back to its job');
-    assert.equal((await get('/attempts/attempt_20990101000000_0001_m_000000_0/logs')).status, 404, 'an attempt no job had');
+    assert.equal(
+      (await get('/attempts/attempt_20990101000000_0001_m_000000_0/logs')).status,
+      404,
+      'an attempt no job had',
+    );
   });
 
   it('the jobs page lists the finished jobs from the history, newest first, a page at a time', async () => {

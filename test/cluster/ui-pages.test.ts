@@ -15,7 +15,12 @@ function field(page: string, name: string): string {
 }
 
 function unescapeHtml(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 describe('web UI of a real cluster', () => {
@@ -30,8 +35,17 @@ describe('web UI of a real cluster', () => {
     t = await startTestCluster();
     base = `http://127.0.0.1:${t.cluster.jobTracker.port}`;
     await t.fs.put(Buffer.from(text), hostilePath);
-    job = await t.cluster.client.run(appModule('wordcount'), { input: [hostilePath], output: '/out/wc', reducers: 2, pool: HOSTILE });
-    chatty = await t.cluster.client.run(fixtureModule('chatty'), { input: [hostilePath], output: '/out/chatty', reducers: 1 });
+    job = await t.cluster.client.run(appModule('wordcount'), {
+      input: [hostilePath],
+      output: '/out/wc',
+      reducers: 2,
+      pool: HOSTILE,
+    });
+    chatty = await t.cluster.client.run(fixtureModule('chatty'), {
+      input: [hostilePath],
+      output: '/out/chatty',
+      reducers: 1,
+    });
   });
   after(async () => {
     await t?.stop();
@@ -41,10 +55,17 @@ describe('web UI of a real cluster', () => {
     const res = await fetch(base + path, { headers: signedIn() });
     return { status: res.status, body: await res.text(), headers: res.headers };
   };
-  const signedIn = (password = t.cluster.jobTracker.webPassword, user = 'alice') => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+  const signedIn = (password = t.cluster.jobTracker.webPassword, user = 'alice') => ({
+    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+  });
 
   it('answers nothing but 401 without the web password (derived from the cluster secret)', async () => {
-    for (const headers of [{}, signedIn('not-the-password'), signedIn(t.cluster.jobTracker.webPassword, 'bad user'), { authorization: 'Bearer x' }]) {
+    for (const headers of [
+      {},
+      signedIn('not-the-password'),
+      signedIn(t.cluster.jobTracker.webPassword, 'bad user'),
+      { authorization: 'Bearer x' },
+    ]) {
       for (const path of ['/', '/jobs', '/metrics', '/fs?path=/in']) {
         const res = await fetch(base + path, { headers });
         assert.equal(res.status, 401, `${path} with ${JSON.stringify(headers)}`);
@@ -84,7 +105,10 @@ describe('web UI of a real cluster', () => {
     assert.equal(Number(field(body, 'reducesTotal')), s.reducesTotal);
     assert.match(body, /data-field="state"><span class="state-succeeded">succeeded</);
     for (const counter of ['MAP_INPUT_RECORDS', 'REDUCE_OUTPUT_RECORDS']) {
-      assert.match(body, new RegExp(`<tr data-id="${counter}"><td>${counter}</td><td class="num">${s.counters[counter]}</td>`));
+      assert.match(
+        body,
+        new RegExp(`<tr data-id="${counter}"><td>${counter}</td><td class="num">${s.counters[counter]}</td>`),
+      );
     }
     for (const a of await t.cluster.client.attempts(job.jobId)) {
       assert.ok(body.includes(`<tr data-id="${a.attemptId}">`), a.attemptId);
@@ -94,7 +118,9 @@ describe('web UI of a real cluster', () => {
   });
 
   it("an attempt's log page shows what it printed, escaped", async () => {
-    const map = (await t.cluster.client.attempts(chatty.jobId)).find((a) => a.kind === 'map' && a.state === 'succeeded')!;
+    const map = (await t.cluster.client.attempts(chatty.jobId)).find(
+      (a) => a.kind === 'map' && a.state === 'succeeded',
+    )!;
     const expected = await t.cluster.client.attemptLog(map.attemptId, 'stdout', { offset: 0, length: 64 * 1024 });
     const { status, body } = await get(`/attempts/${map.attemptId}/logs?stream=stdout&offset=0`);
     assert.equal(status, 200);
@@ -105,7 +131,7 @@ describe('web UI of a real cluster', () => {
     assert.ok(body.includes(`href="/jobs/${chatty.jobId}"`), 'links back to its job');
   });
 
-  it('the block store browser lists directories and a file\'s blocks, names escaped', async () => {
+  it("the block store browser lists directories and a file's blocks, names escaped", async () => {
     const dir = await get('/fs?path=/in');
     assert.equal(dir.status, 200);
     assert.ok(!dir.body.includes('<img'), 'the file name is not markup');

@@ -98,7 +98,9 @@ function insideRepository(path: string): boolean {
 
 /** The file of the repository `ref` names, from the root or from the referring file's directory. */
 function target(ref: Reference): string | undefined {
-  return [join(ROOT, ref.word), join(ROOT, dirname(ref.file), ref.word)].find((path) => insideRepository(path) && isFile(path));
+  return [join(ROOT, ref.word), join(ROOT, dirname(ref.file), ref.word)].find(
+    (path) => insideRepository(path) && isFile(path),
+  );
 }
 
 function resolves(ref: Reference): boolean {
@@ -183,7 +185,10 @@ describe('references to Markdown files', () => {
     assert.deepEqual(referencesInText('src/shuffle/gc-pacer.ts', ' * figures: docs/performance-notes.md#gc-pacer'), [
       { file: 'src/shuffle/gc-pacer.ts', line: 1, word: 'docs/performance-notes.md', anchor: 'gc-pacer' },
     ]);
-    assert.deepEqual([...headingAnchors('# Title\n## GC pacer\ntext\n### `src/x.ts`: the (1) sort\n')], ['title', 'gc-pacer', 'srcxts-the-1-sort']);
+    assert.deepEqual(
+      [...headingAnchors('# Title\n## GC pacer\ntext\n### `src/x.ts`: the (1) sort\n')],
+      ['title', 'gc-pacer', 'srcxts-the-1-sort'],
+    );
   });
 
   test('every reference names a file in the repository', () => {
@@ -194,7 +199,11 @@ describe('references to Markdown files', () => {
         const candidates = docs.get(basename(ref.word));
         return `${ref.file}:${ref.line}: ${ref.word}${candidates ? ` (did you mean ${candidates.join(' or ')}?)` : ''}`;
       });
-    assert.deepEqual(unresolved, [], `references to Markdown files that are not in the repository:\n${unresolved.join('\n')}`);
+    assert.deepEqual(
+      unresolved,
+      [],
+      `references to Markdown files that are not in the repository:\n${unresolved.join('\n')}`,
+    );
   });
 
   test('every #heading a reference points at is a heading of its page', () => {

@@ -10,7 +10,10 @@ import { loadCluster, loadWorkload } from '../../src/workloads/index.js';
 
 const TRACE = [0, 2000, 4000]
   .map(
-    (start, i) => `{"am.type":"mapreduce","job.id":"sls_${i}","job.start.ms":${start},"job.end.ms":${start + 9000},"job.queue.name":"q",
+    (
+      start,
+      i,
+    ) => `{"am.type":"mapreduce","job.id":"sls_${i}","job.start.ms":${start},"job.end.ms":${start + 9000},"job.queue.name":"q",
   "job.tasks":[{"container.host":"/r1/n1","container.start.ms":${start},"container.end.ms":${start + 5000},"container.priority":20},
                {"container.host":"/r1/n2","container.start.ms":${start + 5000},"container.end.ms":${start + 9000},"container.priority":10}]}`,
   )
@@ -21,17 +24,37 @@ describe('minimr sim', () => {
     const dir = await mkdtemp(join(tmpdir(), 'minimr-sim-'));
     try {
       await writeFile(join(dir, 'trace.json'), TRACE);
-      await writeFile(join(dir, 'cluster.json'), JSON.stringify({ name: 'two', workers: [{ id: 'n1', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048, diskMBps: 100 }, { id: 'n2', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048 }] }));
+      await writeFile(
+        join(dir, 'cluster.json'),
+        JSON.stringify({
+          name: 'two',
+          workers: [
+            { id: 'n1', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048, diskMBps: 100 },
+            { id: 'n2', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048 },
+          ],
+        }),
+      );
       const lines: string[] = [];
       const { result, table, files } = await runSimCommand(
-        { workload: join(dir, 'trace.json'), cluster: join(dir, 'cluster.json'), policies: ['fifo'], out: join(dir, 'out'), heartbeatMs: 1000 },
+        {
+          workload: join(dir, 'trace.json'),
+          cluster: join(dir, 'cluster.json'),
+          policies: ['fifo'],
+          out: join(dir, 'out'),
+          heartbeatMs: 1000,
+        },
         (l) => lines.push(l),
       );
       assert.equal(result.policies[0]!.metrics.finished, 3);
       assert.match(table, /^\| policy \|/);
       assert.match(table, /\| fifo \| 3\/3 \|/);
       assert.equal(files.length, 4);
-      assert.deepEqual((await readdir(join(dir, 'out'))).sort(), ['data-movement.svg', 'results.json', 'results.md', 'slowdown-cdf.svg']);
+      assert.deepEqual((await readdir(join(dir, 'out'))).sort(), [
+        'data-movement.svg',
+        'results.json',
+        'results.md',
+        'slowdown-cdf.svg',
+      ]);
       assert.ok(lines.some((l) => /3 jobs/.test(l)));
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -39,7 +62,15 @@ describe('minimr sim', () => {
   });
 
   test('unknown workloads and clusters are EBADCONF', async () => {
-    await assert.rejects(loadWorkload('nope', {}), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /unknown workload "nope"/.test(err.message));
-    await assert.rejects(loadCluster('tyrex-21'), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /unknown cluster preset/.test(err.message));
+    await assert.rejects(
+      loadWorkload('nope', {}),
+      (err: unknown) =>
+        err instanceof MinimrError && err.code === 'EBADCONF' && /unknown workload "nope"/.test(err.message),
+    );
+    await assert.rejects(
+      loadCluster('tyrex-21'),
+      (err: unknown) =>
+        err instanceof MinimrError && err.code === 'EBADCONF' && /unknown cluster preset/.test(err.message),
+    );
   });
 });

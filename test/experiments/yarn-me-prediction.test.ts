@@ -7,7 +7,17 @@ import type { Workload } from '../../src/workloads/index.js';
 import { mkRunAttempt } from '../helpers/run-records.js';
 
 function run(attempts: AttemptRunRecord[]): RunRecord {
-  return { policy: 'yarn', workload: 'w', cluster: 'c', seed: 1, endMs: 0, jobs: [], attempts, replications: [], utilization: [] };
+  return {
+    policy: 'yarn',
+    workload: 'w',
+    cluster: 'c',
+    seed: 1,
+    endMs: 0,
+    jobs: [],
+    attempts,
+    replications: [],
+    utilization: [],
+  };
 }
 
 describe('the yarn-me-real prediction from the baseline runs', () => {
@@ -15,8 +25,25 @@ describe('the yarn-me-real prediction from the baseline runs', () => {
   const workload: Workload = {
     name: 'mix',
     jobs: [
-      { id: 'j1', name: 'j1', app: 'terasort', submitMs: 0, maps: [{ workMs: 500, memoryMb: 150, penalty }, { workMs: 500, memoryMb: 150, penalty }], reduces: [{ workMs: 300, memoryMb: 120 }] },
-      { id: 'j2', name: 'j2', app: 'grep', submitMs: 2000, maps: [{ workMs: 700, memoryMb: 100 }], reduces: [{ workMs: 200, memoryMb: 100 }] },
+      {
+        id: 'j1',
+        name: 'j1',
+        app: 'terasort',
+        submitMs: 0,
+        maps: [
+          { workMs: 500, memoryMb: 150, penalty },
+          { workMs: 500, memoryMb: 150, penalty },
+        ],
+        reduces: [{ workMs: 300, memoryMb: 120 }],
+      },
+      {
+        id: 'j2',
+        name: 'j2',
+        app: 'grep',
+        submitMs: 2000,
+        maps: [{ workMs: 700, memoryMb: 100 }],
+        reduces: [{ workMs: 200, memoryMb: 100 }],
+      },
     ],
   };
 
@@ -40,13 +67,25 @@ describe('the yarn-me-real prediction from the baseline runs', () => {
     const timed = withBaselineTaskTimes(workload, baseline);
     const [j1, j2] = timed.jobs;
     // j1 maps: (1000 + 1200 + 1400 + 1000) / 4 = 1150; j1 reduce: (400 + 600) / 2 = 500
-    assert.deepEqual(j1!.maps.map((t) => t.workMs), [1150, 1150]);
-    assert.deepEqual(j1!.reduces.map((t) => t.workMs), [500]);
+    assert.deepEqual(
+      j1!.maps.map((t) => t.workMs),
+      [1150, 1150],
+    );
+    assert.deepEqual(
+      j1!.reduces.map((t) => t.workMs),
+      [500],
+    );
     assert.deepEqual(j1!.maps[0]!.penalty, penalty);
     assert.equal(j1!.maps[0]!.memoryMb, 150);
     // j2's map measured (900); its reduce never ran in the baseline: the profile's time stays
-    assert.deepEqual(j2!.maps.map((t) => t.workMs), [900]);
-    assert.deepEqual(j2!.reduces.map((t) => t.workMs), [200]);
+    assert.deepEqual(
+      j2!.maps.map((t) => t.workMs),
+      [900],
+    );
+    assert.deepEqual(
+      j2!.reduces.map((t) => t.workMs),
+      [200],
+    );
     assert.equal(workload.jobs[0]!.maps[0]!.workMs, 500, 'the given workload is not changed');
   });
 });

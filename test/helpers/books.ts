@@ -19,13 +19,35 @@ import type {
 export const TICK: SchedulingTrigger = { kind: 'tick' };
 
 /** A worker as it joins the books: 2 map and 1 reduce slot, 4096 MB, 100 MB/s unless given. */
-export function workerShape(id: string, rack: string, over: { mapSlots?: number; reduceSlots?: number; memoryMb?: number } = {}) {
-  return { id, host: id, rack, mapSlots: over.mapSlots ?? 2, reduceSlots: over.reduceSlots ?? 1, memoryMb: over.memoryMb ?? 4096, diskMBps: 100 };
+export function workerShape(
+  id: string,
+  rack: string,
+  over: { mapSlots?: number; reduceSlots?: number; memoryMb?: number } = {},
+) {
+  return {
+    id,
+    host: id,
+    rack,
+    mapSlots: over.mapSlots ?? 2,
+    reduceSlots: over.reduceSlots ?? 1,
+    memoryMb: over.memoryMb ?? 4096,
+    diskMBps: 100,
+  };
 }
 
 /** Launches `task` on `workerId` the way an engine does: snapshot, check, apply. */
 export function launch(books: Books, task: TaskRecord, workerId: string, now: number): AttemptRecord {
-  const decision: Decision = { kind: 'launch', taskId: task.id, jobId: task.job.id, workerId, locality: task.preferredWorkers.includes(workerId) ? 'node' : task.preferredRacks.includes(books.worker(workerId)!.shape.rack) ? 'rack' : 'any' };
+  const decision: Decision = {
+    kind: 'launch',
+    taskId: task.id,
+    jobId: task.job.id,
+    workerId,
+    locality: task.preferredWorkers.includes(workerId)
+      ? 'node'
+      : task.preferredRacks.includes(books.worker(workerId)!.shape.rack)
+        ? 'rack'
+        : 'any',
+  };
   const snap = books.snapshot(TICK, now);
   assert.deepEqual(books.check(snap, [decision]), []);
   const [effect] = books.apply([decision], now);
@@ -93,7 +115,14 @@ export function mkTask(
  * A running attempt of `jobId`'s task `index` (the task `mkTask` names) on `workerId` since
  * `startTime`: half done, 256 MB at its ideal memory, no locality, a map's 64 MiB input.
  */
-export function mkAttempt(jobId: string, kind: TaskKind, index: number, workerId: string, startTime: number, over: Partial<AttemptView> = {}): AttemptView {
+export function mkAttempt(
+  jobId: string,
+  kind: TaskKind,
+  index: number,
+  workerId: string,
+  startTime: number,
+  over: Partial<AttemptView> = {},
+): AttemptView {
   const taskId = `${jobId}-${kind === 'map' ? 'm' : 'r'}${index}`;
   return {
     id: `${taskId}_1`,

@@ -33,7 +33,10 @@ const MAX_BUFFER = 64 << 20;
 /** Runs `minimr ARGS` to its exit; its output as text. */
 export async function runMinimr(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await execFileP(process.execPath, [MINIMR_BIN, ...args], { env: options.env ?? cliEnv(), maxBuffer: MAX_BUFFER });
+    const { stdout, stderr } = await execFileP(process.execPath, [MINIMR_BIN, ...args], {
+      env: options.env ?? cliEnv(),
+      maxBuffer: MAX_BUFFER,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -42,9 +45,16 @@ export async function runMinimr(args: readonly string[], options: CliOptions = {
 }
 
 /** Runs `minimr ARGS` to its exit; stdout as bytes (for `fs cat` of binary data), stderr as text. */
-export async function runMinimrBinary(args: readonly string[], options: CliOptions = {}): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+export async function runMinimrBinary(
+  args: readonly string[],
+  options: CliOptions = {},
+): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   try {
-    const { stdout, stderr } = await execFileP(process.execPath, [MINIMR_BIN, ...args], { env: options.env ?? cliEnv(), encoding: 'buffer', maxBuffer: MAX_BUFFER });
+    const { stdout, stderr } = await execFileP(process.execPath, [MINIMR_BIN, ...args], {
+      env: options.env ?? cliEnv(),
+      encoding: 'buffer',
+      maxBuffer: MAX_BUFFER,
+    });
     return { code: 0, stdout, stderr: stderr.toString() };
   } catch (err) {
     const e = err as { code: number; stdout: Buffer; stderr: Buffer };

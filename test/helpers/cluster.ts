@@ -56,12 +56,14 @@ export async function readAll(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
 
 /** Concatenation of a job's part files in part order. */
 export async function readOutput(fs: FsClient, dir: string): Promise<Buffer> {
-  const parts = (await fs.list(dir)).filter((f) => /\/part-[mr]-\d+$/.test(f.path)).map((f) => f.path).sort();
+  const parts = (await fs.list(dir))
+    .filter((f) => /\/part-[mr]-\d+$/.test(f.path))
+    .map((f) => f.path)
+    .sort();
   const bufs: Buffer[] = [];
   for (const p of parts) bufs.push(await readAll(fs.cat(p)));
   return Buffer.concat(bufs);
 }
-
 
 /** A text of about `bytes` bytes with a skewed vocabulary, tabs, CRLFs and non-ASCII words. */
 export function makeText(bytes: number, seed = 1): string {
@@ -104,7 +106,11 @@ export function parseCounts(output: string): Map<string, number> {
 }
 
 /** Polls `probe` every 50 ms until it gives a value, or fails after `timeoutMs` naming `what`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();

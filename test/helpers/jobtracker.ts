@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../src/log.js';
 import { JobClient, JobTracker, connectPeer, type RpcPeer } from '../../src/runtime/index.js';
-import type { AttemptSpec, HeldMapOutput, MapOutputsChanged, Message, RegisterResult } from '../../src/runtime/wire/index.js';
+import type {
+  AttemptSpec,
+  HeldMapOutput,
+  MapOutputsChanged,
+  Message,
+  RegisterResult,
+} from '../../src/runtime/wire/index.js';
 import type { Policy } from '../../src/scheduler/index.js';
 
 export interface LoneJobTracker {
@@ -58,7 +64,16 @@ export async function registerFakeWorker(
   });
   const registered = await peer.request<RegisterResult>({
     type: 'register',
-    worker: { workerId: id, host: '127.0.0.1', dataPort, rack: '/r1', mapSlots: slots.map, reduceSlots: slots.reduce, memoryMb: slots.memoryMb ?? 1 << 20, diskMBps: 0 },
+    worker: {
+      workerId: id,
+      host: '127.0.0.1',
+      dataPort,
+      rack: '/r1',
+      mapSlots: slots.map,
+      reduceSlots: slots.reduce,
+      memoryMb: slots.memoryMb ?? 1 << 20,
+      diskMBps: 0,
+    },
     blockIds: [],
     ...(mapOutputs ? { mapOutputs } : {}),
   });
@@ -79,6 +94,9 @@ export async function registerFakeWorker(
 }
 
 /** Worker "w1" with the given slots and memory. */
-export function fakeWorker(jt: JobTracker, shape: { mapSlots: number; reduceSlots: number; memoryMb: number }): Promise<FakeWorker> {
+export function fakeWorker(
+  jt: JobTracker,
+  shape: { mapSlots: number; reduceSlots: number; memoryMb: number },
+): Promise<FakeWorker> {
   return registerFakeWorker(jt.url, 'w1', { map: shape.mapSlots, reduce: shape.reduceSlots, memoryMb: shape.memoryMb });
 }

@@ -24,7 +24,8 @@ function parseValue(text: string, line: number): number {
   if (text === '+Inf') return Infinity;
   if (text === '-Inf') return -Infinity;
   if (text === 'NaN') return Number.NaN;
-  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) throw new Error(`line ${line}: bad value ${JSON.stringify(text)}`);
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text))
+    throw new Error(`line ${line}: bad value ${JSON.stringify(text)}`);
   return Number(text);
 }
 
@@ -82,9 +83,11 @@ export function parsePrometheusText(text: string): Map<string, ParsedFamily> {
         f = { name, type: 'untyped', help: '', samples: [] };
         families.set(name, f);
         current = f;
-      } else if (f !== current || f.samples.length > 0) throw new Error(`line ${line}: ${kind} of ${name} after its samples`);
+      } else if (f !== current || f.samples.length > 0)
+        throw new Error(`line ${line}: ${kind} of ${name} after its samples`);
       if (kind === 'TYPE') {
-        if (!['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(rest)) throw new Error(`line ${line}: bad type ${rest}`);
+        if (!['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(rest))
+          throw new Error(`line ${line}: bad type ${rest}`);
         (f as { type: string }).type = rest;
       } else (f as { help: string }).help = rest.replace(/\\n/g, '\n').replace(/\\\\/g, '\\');
       return;
@@ -94,10 +97,17 @@ export function parsePrometheusText(text: string): Map<string, ParsedFamily> {
     if (!m) throw new Error(`line ${line}: not a sample: ${raw}`);
     const [, name, labelText, valueText] = m as unknown as [string, string, string | undefined, string];
     if (!current) throw new Error(`line ${line}: sample ${name} before any TYPE`);
-    const allowed = current.type === 'histogram' ? [`${current.name}_bucket`, `${current.name}_sum`, `${current.name}_count`] : [current.name];
-    if (!allowed.includes(name)) throw new Error(`line ${line}: sample ${name} does not belong to family ${current.name} (${current.type})`);
+    const allowed =
+      current.type === 'histogram'
+        ? [`${current.name}_bucket`, `${current.name}_sum`, `${current.name}_count`]
+        : [current.name];
+    if (!allowed.includes(name))
+      throw new Error(`line ${line}: sample ${name} does not belong to family ${current.name} (${current.type})`);
     const labels = labelText ? parseLabels(labelText, line) : {};
-    const key = `${name}{${Object.entries(labels).sort().map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`;
+    const key = `${name}{${Object.entries(labels)
+      .sort()
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(',')}}`;
     if (series.has(key)) throw new Error(`line ${line}: duplicate series ${key}`);
     series.add(key);
     current.samples.push({ name, labels, value: parseValue(valueText, line) });
@@ -113,21 +123,27 @@ export function parsePrometheusText(text: string): Map<string, ParsedFamily> {
     for (const group of groups.values()) {
       const buckets = group.filter((s) => s.name.endsWith('_bucket'));
       const count = group.find((s) => s.name.endsWith('_count'));
-      if (!count || !group.some((s) => s.name.endsWith('_sum'))) throw new Error(`histogram ${f.name} lacks _sum or _count`);
+      if (!count || !group.some((s) => s.name.endsWith('_sum')))
+        throw new Error(`histogram ${f.name} lacks _sum or _count`);
       const bounds = buckets.map((b) => parseValue(b.labels.le ?? '', 0));
       if (bounds.at(-1) !== Infinity) throw new Error(`histogram ${f.name} lacks the +Inf bucket`);
       for (let i = 1; i < buckets.length; i++) {
         if (!(bounds[i]! > bounds[i - 1]!)) throw new Error(`histogram ${f.name}: bucket bounds not increasing`);
         if (buckets[i]!.value < buckets[i - 1]!.value) throw new Error(`histogram ${f.name}: buckets not cumulative`);
       }
-      if (buckets.at(-1)!.value !== count.value) throw new Error(`histogram ${f.name}: +Inf bucket differs from _count`);
+      if (buckets.at(-1)!.value !== count.value)
+        throw new Error(`histogram ${f.name}: +Inf bucket differs from _count`);
     }
   }
   return families;
 }
 
 /** The value of the one sample of `name` whose labels include `labels`. */
-export function sampleValue(families: Map<string, ParsedFamily>, name: string, labels: Record<string, string> = {}): number {
+export function sampleValue(
+  families: Map<string, ParsedFamily>,
+  name: string,
+  labels: Record<string, string> = {},
+): number {
   const all = [...families.values()].flatMap((f) => f.samples);
   const found = all.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   if (found.length !== 1) throw new Error(`${found.length} samples of ${name} ${JSON.stringify(labels)}`);

@@ -22,7 +22,8 @@ describe('attempt logs on a worker: files with a cap, served in slices', () => {
   let dataUrl: string;
   const where = { jobId: 'job_1_0001', attemptId: 'attempt_job_1_0001_m_000000_0', workerId: 'w0' };
   const key = BlockTokenKey.generate();
-  const tokenFor = (attemptId: string, expiresAt = Date.now() + 60_000) => key.issue(attemptLogTokenId(where.jobId, attemptId), 'read', expiresAt);
+  const tokenFor = (attemptId: string, expiresAt = Date.now() + 60_000) =>
+    key.issue(attemptLogTokenId(where.jobId, attemptId), 'read', expiresAt);
   const token = tokenFor(where.attemptId);
 
   before(async () => {
@@ -48,8 +49,14 @@ describe('attempt logs on a worker: files with a cap, served in slices', () => {
     log.note('attempt failed: ETASK: boom');
     await log.close();
     const out = await readFile(join(root, where.jobId, 'capped', 'stdout'), 'utf8');
-    assert.equal(out, 'abcdefghij\n[minimr] 2 more bytes of stdout dropped: an attempt keeps at most 10 bytes of each stream\n');
-    assert.equal(await readFile(join(root, where.jobId, 'capped', 'stderr'), 'utf8'), 'oops\n[minimr] attempt failed: ETASK: boom\n');
+    assert.equal(
+      out,
+      'abcdefghij\n[minimr] 2 more bytes of stdout dropped: an attempt keeps at most 10 bytes of each stream\n',
+    );
+    assert.equal(
+      await readFile(join(root, where.jobId, 'capped', 'stderr'), 'utf8'),
+      'oops\n[minimr] attempt failed: ETASK: boom\n',
+    );
   });
 
   it('serves the tail by default, any range on request, and never more than the read cap', async () => {
@@ -68,8 +75,14 @@ describe('attempt logs on a worker: files with a cap, served in slices', () => {
     assert.equal(past.text, '');
     const empty = await fetchAttemptLog(dataUrl, where, 'stderr', token);
     assert.deepEqual([empty.size, empty.text], [0, '']);
-    await assert.rejects(fetchAttemptLog(dataUrl, where, 'stdout', token, 0, MAX_LOG_READ_BYTES + 1), (e: unknown) => e instanceof MinimrError && e.code === 'EBADREQUEST');
-    await assert.rejects(fetchAttemptLog(dataUrl, { ...where, attemptId: 'nope' }, 'stdout', tokenFor('nope')), (e: unknown) => e instanceof MinimrError && e.code === 'ENOENT');
+    await assert.rejects(
+      fetchAttemptLog(dataUrl, where, 'stdout', token, 0, MAX_LOG_READ_BYTES + 1),
+      (e: unknown) => e instanceof MinimrError && e.code === 'EBADREQUEST',
+    );
+    await assert.rejects(
+      fetchAttemptLog(dataUrl, { ...where, attemptId: 'nope' }, 'stdout', tokenFor('nope')),
+      (e: unknown) => e instanceof MinimrError && e.code === 'ENOENT',
+    );
   });
 
   it('serves a log only with a token the JobTracker issued for that attempt, unexpired', async () => {
@@ -82,15 +95,25 @@ describe('attempt logs on a worker: files with a cap, served in slices', () => {
     await refused({});
     await refused({ [BLOCK_TOKEN_HEADER]: tokenFor('attempt_job_1_0001_m_000001_0') });
     await refused({ [BLOCK_TOKEN_HEADER]: tokenFor(where.attemptId, Date.now() - 1) });
-    await refused({ [BLOCK_TOKEN_HEADER]: BlockTokenKey.generate().issue(attemptLogTokenId(where.jobId, where.attemptId), 'read', Date.now() + 60_000) });
-    await refused({ [BLOCK_TOKEN_HEADER]: key.issue(attemptLogTokenId(where.jobId, where.attemptId), 'write', Date.now() + 60_000) });
+    await refused({
+      [BLOCK_TOKEN_HEADER]: BlockTokenKey.generate().issue(
+        attemptLogTokenId(where.jobId, where.attemptId),
+        'read',
+        Date.now() + 60_000,
+      ),
+    });
+    await refused({
+      [BLOCK_TOKEN_HEADER]: key.issue(attemptLogTokenId(where.jobId, where.attemptId), 'write', Date.now() + 60_000),
+    });
     assert.equal((await fetch(url, { headers: { [BLOCK_TOKEN_HEADER]: token } })).status, 200);
   });
 
   it('refuses paths that are not job and attempt ids', async () => {
     // Even with a token signed for it: the path check does not rely on the JobTracker's.
     const signed = key.issue(attemptLogTokenId('../../etc', 'passwd'), 'read', Date.now() + 60_000);
-    const res = await fetch(`${dataUrl}/logs/..%2F..%2Fetc/passwd/stdout`, { headers: { [BLOCK_TOKEN_HEADER]: signed } });
+    const res = await fetch(`${dataUrl}/logs/..%2F..%2Fetc/passwd/stdout`, {
+      headers: { [BLOCK_TOKEN_HEADER]: signed },
+    });
     assert.equal(res.status, 400);
     const res2 = await fetch(`${dataUrl}/logs/${where.jobId}/${where.attemptId}/environ`);
     assert.equal(res2.status, 400);

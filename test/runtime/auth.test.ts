@@ -8,7 +8,13 @@ import { after, before, describe, it } from 'node:test';
 import { pack, unpack } from 'msgpackr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createLogger } from '../../src/log.js';
-import { PROTOCOL_VERSION, acceptPeer, connectPeer, loadOrCreateSecret, readSecretFile } from '../../src/runtime/wire/index.js';
+import {
+  PROTOCOL_VERSION,
+  acceptPeer,
+  connectPeer,
+  loadOrCreateSecret,
+  readSecretFile,
+} from '../../src/runtime/wire/index.js';
 import { isCode } from '../helpers/cluster.js';
 
 const SECRET = Buffer.from('0123456789abcdef0123456789abcdef');
@@ -51,7 +57,10 @@ describe('authentication of protocol connections', () => {
     await assert.rejects(readSecretFile(short), isCode('EBADCONF', /at least 16/));
     await chmod(path, 0o640);
     await assert.rejects(readSecretFile(path), isCode('EBADCONF', /chmod 600/));
-    await assert.rejects(readSecretFile(join(dir, 'missing')), isCode('EBADCONF', /cannot read the cluster secret file/));
+    await assert.rejects(
+      readSecretFile(join(dir, 'missing')),
+      isCode('EBADCONF', /cannot read the cluster secret file/),
+    );
   });
 
   it('does not trust a server that cannot prove it knows the secret (an impostor JobTracker)', async () => {
@@ -59,11 +68,22 @@ describe('authentication of protocol connections', () => {
       socket.send(pack({ v: PROTOCOL_VERSION, type: 'hello', nonce: 'ab'.repeat(32) }));
       socket.on('message', (data: Buffer) => {
         const request = unpack(data) as { id: number };
-        socket.send(pack({ v: PROTOCOL_VERSION, type: 'reply', re: request.id, ok: true, result: { proof: '00'.repeat(32), user: 'alice' } }));
+        socket.send(
+          pack({
+            v: PROTOCOL_VERSION,
+            type: 'reply',
+            re: request.id,
+            ok: true,
+            result: { proof: '00'.repeat(32), user: 'alice' },
+          }),
+        );
       });
     });
     try {
-      await assert.rejects(connectPeer(impostor.url, () => undefined, undefined, 5000, { credentials }), isCode('EAUTH', /did not prove it knows the cluster secret/));
+      await assert.rejects(
+        connectPeer(impostor.url, () => undefined, undefined, 5000, { credentials }),
+        isCode('EAUTH', /did not prove it knows the cluster secret/),
+      );
     } finally {
       await impostor.close();
     }
@@ -73,13 +93,24 @@ describe('authentication of protocol connections', () => {
     const logged: string[] = [];
     const logger = createLogger('auth-test', 'error');
     const real = await server((socket) =>
-      acceptPeer(socket, SECRET, (message, peer) => {
-        if (message.type === 'list-jobs') throw new Error(`ENOENT: no such file, open '/var/lib/minimr/${peer.user}/secret-file'`);
-        return [];
-      }, Object.assign(Object.create(logger) as typeof logger, { error: (o: object) => logged.push(JSON.stringify(o)) })),
+      acceptPeer(
+        socket,
+        SECRET,
+        (message, peer) => {
+          if (message.type === 'list-jobs')
+            throw new Error(`ENOENT: no such file, open '/var/lib/minimr/${peer.user}/secret-file'`);
+          return [];
+        },
+        Object.assign(Object.create(logger) as typeof logger, { error: (o: object) => logged.push(JSON.stringify(o)) }),
+      ),
     );
     try {
-      await assert.rejects(connectPeer(real.url, () => undefined, undefined, 5000, { credentials: { user: 'alice', secret: Buffer.from('another-secret-of-some-length') } }), isCode('EAUTH', /wrong cluster secret/));
+      await assert.rejects(
+        connectPeer(real.url, () => undefined, undefined, 5000, {
+          credentials: { user: 'alice', secret: Buffer.from('another-secret-of-some-length') },
+        }),
+        isCode('EAUTH', /wrong cluster secret/),
+      );
       const peer = await connectPeer(real.url, () => undefined, undefined, 5000, { credentials });
       const fault = await peer.request({ type: 'list-jobs' }).catch((err: unknown) => err);
       assert.ok(fault instanceof Error);
@@ -87,7 +118,10 @@ describe('authentication of protocol connections', () => {
       assert.doesNotMatch(fault.message, /var\/lib|secret-file/);
       const reference = /reference ([0-9a-f]{8})/.exec(fault.message)?.[1];
       assert.ok(reference, fault.message);
-      assert.ok(logged.some((line) => line.includes(reference) && line.includes('/var/lib/minimr/alice/secret-file')), 'the whole error is in the server log');
+      assert.ok(
+        logged.some((line) => line.includes(reference) && line.includes('/var/lib/minimr/alice/secret-file')),
+        'the whole error is in the server log',
+      );
       peer.close();
     } finally {
       await real.close();

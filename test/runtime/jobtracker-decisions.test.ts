@@ -30,7 +30,10 @@ describe('JobTracker: a decision list is checked whole before any of it is carri
       calls.push(snapshot.now);
       const good: Decision = { kind: 'launch', taskId: task.id, jobId: job.id, workerId: worker.id, locality: 'any' };
       if (mode === 'all-good') return [good];
-      return [good, { kind: 'launch', taskId: `${task.id}_no_such_task`, jobId: job.id, workerId: worker.id, locality: 'any' }];
+      return [
+        good,
+        { kind: 'launch', taskId: `${task.id}_no_such_task`, jobId: job.id, workerId: worker.id, locality: 'any' },
+      ];
     },
   };
 

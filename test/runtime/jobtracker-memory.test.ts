@@ -29,7 +29,14 @@ describe('JobTracker: memory grants', () => {
       const task = job?.pendingTasks[0];
       const worker = snapshot.workers[0];
       if (!job || !task || !worker) return [];
-      const d: Decision = { kind: 'launch', taskId: task.id, jobId: job.id, workerId: worker.id, memoryMb: grantMb, locality: 'any' };
+      const d: Decision = {
+        kind: 'launch',
+        taskId: task.id,
+        jobId: job.id,
+        workerId: worker.id,
+        memoryMb: grantMb,
+        locality: 'any',
+      };
       return [d];
     },
   };

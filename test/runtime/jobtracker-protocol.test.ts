@@ -4,7 +4,13 @@ import { after, before, describe, it } from 'node:test';
 import { pack } from 'msgpackr';
 import { WebSocket } from 'ws';
 import { MinimrError } from '../../src/errors.js';
-import { MAX_FRAME_BYTES, PROTOCOL_VERSION, connectPeer, type JobClient, type JobTracker } from '../../src/runtime/index.js';
+import {
+  MAX_FRAME_BYTES,
+  PROTOCOL_VERSION,
+  connectPeer,
+  type JobClient,
+  type JobTracker,
+} from '../../src/runtime/index.js';
 import { createPolicy } from '../../src/scheduler/index.js';
 import { startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
 
@@ -89,7 +95,16 @@ describe('JobTracker protocol endpoint (real server on port 0)', () => {
     await assert.rejects(
       peer.request({
         type: 'register',
-        worker: { workerId: '../../etc', host: 'x', dataPort: 1, rack: '/r', mapSlots: 1, reduceSlots: 1, memoryMb: 1, diskMBps: 0 },
+        worker: {
+          workerId: '../../etc',
+          host: 'x',
+          dataPort: 1,
+          rack: '/r',
+          mapSlots: 1,
+          reduceSlots: 1,
+          memoryMb: 1,
+          diskMBps: 0,
+        },
         blockIds: [],
       }),
       /workerId/,
@@ -99,12 +114,18 @@ describe('JobTracker protocol endpoint (real server on port 0)', () => {
   });
 
   it('answers status of an unknown job with ENOJOB', async () => {
-    await assert.rejects(client.status('job_nope_0001'), (err: unknown) => err instanceof MinimrError && err.code === 'ENOJOB');
+    await assert.rejects(
+      client.status('job_nope_0001'),
+      (err: unknown) => err instanceof MinimrError && err.code === 'ENOJOB',
+    );
   });
 
   it('rejects a malformed job submission with EBADJOB', async () => {
     const peer = await connectPeer(jt.url, () => undefined);
-    await assert.rejects(peer.request({ type: 'submit-job', job: { name: 'x' } as never }), (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB');
+    await assert.rejects(
+      peer.request({ type: 'submit-job', job: { name: 'x' } as never }),
+      (err: unknown) => err instanceof MinimrError && err.code === 'EBADJOB',
+    );
     peer.close();
   });
 
@@ -112,7 +133,16 @@ describe('JobTracker protocol endpoint (real server on port 0)', () => {
     const peer = await connectPeer(jt.url, () => undefined);
     await peer.request({
       type: 'register',
-      worker: { workerId: 'silent-worker', host: '127.0.0.1', dataPort: 9, rack: '/r', mapSlots: 1, reduceSlots: 1, memoryMb: 512, diskMBps: 0 },
+      worker: {
+        workerId: 'silent-worker',
+        host: '127.0.0.1',
+        dataPort: 9,
+        rack: '/r',
+        mapSlots: 1,
+        reduceSlots: 1,
+        memoryMb: 512,
+        diskMBps: 0,
+      },
       blockIds: [],
     });
     assert.equal((await client.clusterInfo()).workers.length, 1);

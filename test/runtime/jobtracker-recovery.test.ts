@@ -17,7 +17,14 @@ import { appModule } from '../helpers/cluster.js';
 import { registerFakeWorker, type FakeWorker } from '../helpers/jobtracker.js';
 
 function startAt(dir: string): Promise<JobTracker> {
-  const jt = new JobTracker({ dataDir: dir, port: 0, policy: new FifoPolicy(), heartbeatMs: 100_000, recoveryWaitMs: 60_000, logger: createLogger('jt', 'silent') });
+  const jt = new JobTracker({
+    dataDir: dir,
+    port: 0,
+    policy: new FifoPolicy(),
+    heartbeatMs: 100_000,
+    recoveryWaitMs: 60_000,
+    logger: createLogger('jt', 'silent'),
+  });
   return jt.start().then(() => jt);
 }
 
@@ -49,7 +56,8 @@ describe('JobTracker restart recovery: what is kept, what re-runs', () => {
     workers.push(w1);
     const jobId = await client.submit(appModule('pi'), { output: '/out/pi', params: { maps: 3, samples: 10 } });
     await w1.heartbeat(jobId);
-    const byIndex = (specs: AttemptSpec[]) => new Map(specs.filter((s) => s.kind === 'map').map((s) => [s.index, s.attemptId]));
+    const byIndex = (specs: AttemptSpec[]) =>
+      new Map(specs.filter((s) => s.kind === 'map').map((s) => [s.index, s.attemptId]));
     let launched = byIndex(w1.launched);
     assert.deepEqual([...launched.keys()].sort(), [0, 1, 2]);
     const finish = async (attemptId: string, state: 'succeeded' | 'failed') => {
@@ -59,7 +67,9 @@ describe('JobTracker restart recovery: what is kept, what re-runs', () => {
         attemptId,
         state,
         counters: { MAP_OUTPUT_RECORDS: 1 },
-        ...(state === 'failed' ? { error: { code: 'ETASK', message: 'no luck' } } : { mapOutput: { partitionBytes: [8], partitionRecords: [1] } }),
+        ...(state === 'failed'
+          ? { error: { code: 'ETASK', message: 'no luck' } }
+          : { mapOutput: { partitionBytes: [8], partitionRecords: [1] } }),
       });
       await w1.heartbeat(jobId);
     };
@@ -89,7 +99,11 @@ describe('JobTracker restart recovery: what is kept, what re-runs', () => {
     ];
     const w1again = await registerFakeWorker(jt.url, 'w1', { map: 3, reduce: 1 }, 1, held);
     workers.push(w1again);
-    assert.deepEqual(w1again.registered.orphanMapOutputs, held.slice(1), "map 2's unfinished output and an unknown job's are orphans");
+    assert.deepEqual(
+      w1again.registered.orphanMapOutputs,
+      held.slice(1),
+      "map 2's unfinished output and an unknown job's are orphans",
+    );
     await w1again.heartbeat(jobId);
     await w2.heartbeat(jobId);
     const relaunched = byIndex([...w1again.launched, ...w2.launched]);

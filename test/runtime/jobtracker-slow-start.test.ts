@@ -23,8 +23,13 @@ describe('JobTracker: a reduce launched before the last map is told of map outpu
     const { jt, client } = lone;
     const w1 = await registerFakeWorker(jt.url, 'w1', { map: 3, reduce: 0 }, 1001);
     const w2 = await registerFakeWorker(jt.url, 'w2', { map: 0, reduce: 1 }, 1002);
-    const jobId = await client.submit(appModule('pi'), { output: '/out/pi', params: { maps: 3, samples: 10 }, conf: { 'job.reduceSlowStart': 0.3 } });
-    // Frames on one socket are handled in order: a reply to a request sent after an event comes after what the event caused.
+    const jobId = await client.submit(appModule('pi'), {
+      output: '/out/pi',
+      params: { maps: 3, samples: 10 },
+      conf: { 'job.reduceSlowStart': 0.3 },
+    });
+    // Frames on one socket are handled in order: a reply to a request sent after an event comes after what the event
+    // caused.
     const settle = async (w: FakeWorker): Promise<void> => {
       await w.peer.request({ type: 'job-status', jobId });
       await w2.peer.request({ type: 'job-status', jobId });
@@ -50,7 +55,9 @@ describe('JobTracker: a reduce launched before the last map is told of map outpu
     const reduce = w2.launched[0]!;
     assert.equal(reduce.kind, 'reduce');
     assert.equal(reduce.mapsTotal, 3);
-    assert.deepEqual(reduce.mapOutputs, [{ mapIndex: 0, attemptId: m0!.attemptId, workerId: 'w1', host: '127.0.0.1', dataPort: 1001, records: 7 }]);
+    assert.deepEqual(reduce.mapOutputs, [
+      { mapIndex: 0, attemptId: m0!.attemptId, workerId: 'w1', host: '127.0.0.1', dataPort: 1001, records: 7 },
+    ]);
 
     await finish(w1, m1!);
     assert.deepEqual(w2.told, [
@@ -58,7 +65,9 @@ describe('JobTracker: a reduce launched before the last map is told of map outpu
         v: PROTOCOL_VERSION,
         type: 'map-outputs',
         attemptId: reduce.attemptId,
-        available: [{ mapIndex: 1, attemptId: m1!.attemptId, workerId: 'w1', host: '127.0.0.1', dataPort: 1001, records: 8 }],
+        available: [
+          { mapIndex: 1, attemptId: m1!.attemptId, workerId: 'w1', host: '127.0.0.1', dataPort: 1001, records: 8 },
+        ],
         lost: [],
       },
     ]);
@@ -66,7 +75,8 @@ describe('JobTracker: a reduce launched before the last map is told of map outpu
     // w1 is lost: its finished maps' outputs are gone (the maps re-run), its running map too.
     const w3 = await registerFakeWorker(jt.url, 'w3', { map: 3, reduce: 0 }, 1003);
     w1.peer.close();
-    while ((await client.clusterInfo()).workers.some((w) => w.workerId === 'w1')) await new Promise((r) => setTimeout(r, 10));
+    while ((await client.clusterInfo()).workers.some((w) => w.workerId === 'w1'))
+      await new Promise((r) => setTimeout(r, 10));
     await settle(w3);
     const lost = w2.told.slice(1).flatMap((t) => t.lost);
     assert.deepEqual(
@@ -77,7 +87,11 @@ describe('JobTracker: a reduce launched before the last map is told of map outpu
       ],
     );
     assert.ok(w2.told.slice(1).every((t) => t.available.length === 0));
-    assert.deepEqual(w3.launched.map((s) => s.index).sort(), [0, 1, 2], 'the two lost outputs and the map that was running on w1 run again on w3');
+    assert.deepEqual(
+      w3.launched.map((s) => s.index).sort(),
+      [0, 1, 2],
+      'the two lost outputs and the map that was running on w1 run again on w3',
+    );
 
     for (const spec of w3.launched) await finish(w3, spec);
     const announced = w2.told.flatMap((t) => t.available).filter((a) => a.workerId === 'w3');

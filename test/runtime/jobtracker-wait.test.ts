@@ -26,7 +26,16 @@ describe('JobTracker: wait-job is answered when the job ends', () => {
     const waiting = worker.request<JobStatus>({ type: 'wait-job', jobId });
     void waiting.then(() => (answered = true));
     const finish = async (spec: AttemptSpec, state: 'succeeded' | 'failed') => {
-      worker.send({ type: 'attempt-finished', workerId: 'w1', attemptId: spec.attemptId, state, counters: {}, ...(state === 'failed' ? { error: { code: 'ETASK', message: 'no luck' } } : { mapOutput: { partitionBytes: [1], partitionRecords: [1] } }) });
+      worker.send({
+        type: 'attempt-finished',
+        workerId: 'w1',
+        attemptId: spec.attemptId,
+        state,
+        counters: {},
+        ...(state === 'failed'
+          ? { error: { code: 'ETASK', message: 'no luck' } }
+          : { mapOutput: { partitionBytes: [1], partitionRecords: [1] } }),
+      });
       await worker.request({ type: 'job-status', jobId });
     };
     while (launched.length < 2) await worker.request({ type: 'job-status', jobId });
@@ -43,6 +52,9 @@ describe('JobTracker: wait-job is answered when the job ends', () => {
   });
 
   it('answers a wait for a job it does not know with ENOJOB', async () => {
-    await assert.rejects(lone.client.waitForCompletion('job_no_such_job'), (err: unknown) => err instanceof MinimrError && err.code === 'ENOJOB');
+    await assert.rejects(
+      lone.client.waitForCompletion('job_no_such_job'),
+      (err: unknown) => err instanceof MinimrError && err.code === 'ENOJOB',
+    );
   });
 });

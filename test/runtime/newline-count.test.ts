@@ -9,7 +9,10 @@ function newlinesOneByOne(bytes: Uint8Array): number {
   return n;
 }
 
-/** Deterministic bytes in which `\n` has probability about 1/`every`; the rest avoids 0x0a but includes its look-alikes (0x8a, 0x0b, 0x1a). */
+/**
+ * Deterministic bytes in which `\n` has probability about 1/`every`; the rest avoids 0x0a but includes its look-alikes
+ * (0x8a, 0x0b, 0x1a).
+ */
 function textBytes(length: number, every: number, seed: number): Buffer {
   const out = Buffer.alloc(length);
   let x = seed >>> 0 || 1;
@@ -27,21 +30,36 @@ function textBytes(length: number, every: number, seed: number): Buffer {
 describe('countNewlines', () => {
   it('counts like a byte loop on short, odd-length and unaligned inputs', () => {
     const data = textBytes(5000, 7, 1);
-    for (const [start, end] of [[0, 0], [0, 1], [0, 15], [0, 16], [0, 17], [1, 33], [3, 4099], [7, 5000], [4999, 5000]] as const) {
+    for (const [start, end] of [
+      [0, 0],
+      [0, 1],
+      [0, 15],
+      [0, 16],
+      [0, 17],
+      [1, 33],
+      [3, 4099],
+      [7, 5000],
+      [4999, 5000],
+    ] as const) {
       const bytes = data.subarray(start, end);
       assert.equal(countNewlines(bytes), newlinesOneByOne(bytes), `[${start}, ${end})`);
     }
   });
 
   it('counts inputs longer than its 1 MiB pieces, with long and short lines', () => {
-    for (const [length, every, seed] of [[3 * (1 << 20) + 5, 80, 2], [(1 << 20) + 16, 3, 3], [2 * (1 << 20) - 1, 100_000, 4]] as const) {
+    for (const [length, every, seed] of [
+      [3 * (1 << 20) + 5, 80, 2],
+      [(1 << 20) + 16, 3, 3],
+      [2 * (1 << 20) - 1, 100_000, 4],
+    ] as const) {
       const bytes = textBytes(length, every, seed).subarray(1);
       assert.equal(countNewlines(bytes), newlinesOneByOne(bytes), `${length} bytes, 1 in ${every}`);
     }
   });
 
   it('does not overflow when every byte is a newline (more than 255 per lane between sums)', () => {
-    for (const length of [4080, 4096, 70_000, (1 << 20) + 3]) assert.equal(countNewlines(Buffer.alloc(length, 0x0a)), length);
+    for (const length of [4080, 4096, 70_000, (1 << 20) + 3])
+      assert.equal(countNewlines(Buffer.alloc(length, 0x0a)), length);
   });
 
   it('finds none in text without newlines', () => {

@@ -56,7 +56,9 @@ test('text output: key, separator, value and newline; null key or value leaves o
     const key = i % 7 === 0 ? null : `w${i}`;
     const value = i % 11 === 0 ? undefined : i * 3;
     writer.emit(key, value);
-    expected += [key, value === undefined ? undefined : String(value)].filter((x) => x !== null && x !== undefined).join('\t') + '\n';
+    expected +=
+      [key, value === undefined ? undefined : String(value)].filter((x) => x !== null && x !== undefined).join('\t') +
+      '\n';
     if (writer.needsFlush) await writer.flush();
   }
   await writer.close();
@@ -82,17 +84,31 @@ test('emitRange writes what emit writes for the same key and value bytes, in bot
       for (let b = 0; b < key.length; b++) if (rand() < 0.5) key[b] = Math.floor(rand() * 256);
       for (let b = 0; b < value.length; b++) if (rand() < 0.5) value[b] = Math.floor(rand() * 256);
       // The source starts inside a larger buffer, as a decoded frame may: the view covers src's bytes only.
-      const whole = Buffer.concat([Buffer.from('pad'), Buffer.from('xy'), key, Buffer.alloc(gap, 0xee), value, Buffer.from('z')]);
+      const whole = Buffer.concat([
+        Buffer.from('pad'),
+        Buffer.from('xy'),
+        key,
+        Buffer.alloc(gap, 0xee),
+        value,
+        Buffer.from('z'),
+      ]);
       const src = whole.subarray(3);
       const keyStart = 2;
       const valueStart = keyStart + key.length + gap;
       const view = withView ? new DataView(src.buffer, src.byteOffset, src.length) : undefined;
       writer.emitRange(src, keyStart, keyStart + key.length, valueStart, valueStart + value.length, view);
-      expected.push(format.kind === 'records' ? Buffer.concat([key, value]) : Buffer.concat([key, Buffer.from('\t'), value, Buffer.from('\n')]));
+      expected.push(
+        format.kind === 'records'
+          ? Buffer.concat([key, value])
+          : Buffer.concat([key, Buffer.from('\t'), value, Buffer.from('\n')]),
+      );
       if (writer.needsFlush) await writer.flush();
     }
     await writer.close();
     assert.equal(writer.records, 3000);
-    assert.ok(Buffer.concat(sink.parts).equals(Buffer.concat(expected)), `${format.kind} output${withView ? ', with a view' : ''}`);
+    assert.ok(
+      Buffer.concat(sink.parts).equals(Buffer.concat(expected)),
+      `${format.kind} output${withView ? ', with a view' : ''}`,
+    );
   }
 });

@@ -29,7 +29,13 @@ import {
 import { createPolicy } from '../../src/scheduler/index.js';
 import { startJobTracker, type LoneJobTracker } from '../helpers/jobtracker.js';
 
-const TABLES: Readonly<Record<string, Table>> = { CLIENT_PROTOCOL, WORKER_TO_JOBTRACKER, JOBTRACKER_TO_WORKER, TASK_TO_WORKER, WORKER_TO_TASK };
+const TABLES: Readonly<Record<string, Table>> = {
+  CLIENT_PROTOCOL,
+  WORKER_TO_JOBTRACKER,
+  JOBTRACKER_TO_WORKER,
+  TASK_TO_WORKER,
+  WORKER_TO_TASK,
+};
 const ROLES: readonly Role[] = ['any', 'owner', 'admin', 'worker', 'jobtracker', 'worker-process', 'task'];
 const CODES_FOR_BAD_ARGUMENTS = new Set(['EPROTOCOL', 'EBADPATH', 'EBADJOB', 'EBADREQUEST']);
 
@@ -52,7 +58,8 @@ function example(schema: TSchema): unknown {
     return out;
   }
   if (schema.type === 'array') return [];
-  if (typeof schema.exclusiveMinimum === 'number') return schema.exclusiveMinimum + (schema.type === 'integer' ? 1 : 0.5);
+  if (typeof schema.exclusiveMinimum === 'number')
+    return schema.exclusiveMinimum + (schema.type === 'integer' ? 1 : 0.5);
   if (Array.isArray(schema.anyOf)) return example(schema.anyOf[0] as TSchema);
   return Value.Create(schema);
 }
@@ -74,7 +81,9 @@ function wrongTyped(schema: TSchema): unknown {
 }
 
 function rows(): [string, string, Operation][] {
-  return Object.entries(TABLES).flatMap(([tableName, table]) => Object.entries(table).map(([name, op]) => [tableName, name, op] as [string, string, Operation]));
+  return Object.entries(TABLES).flatMap(([tableName, table]) =>
+    Object.entries(table).map(([name, op]) => [tableName, name, op] as [string, string, Operation]),
+  );
 }
 
 describe('protocol tables: every row through the dispatcher', () => {
@@ -83,7 +92,11 @@ describe('protocol tables: every row through the dispatcher', () => {
     Object.entries(TABLES).map(([tableName, table]) => {
       const handlers = Object.fromEntries(Object.keys(table).map((name) => [name, () => void calls.push(name)]));
       const authority = { admin: 'root', ownerOf: () => ({ owner: 'alice', what: 'job job_x' }) };
-      const d = new Dispatcher<{ roles: Role[]; user: string }>(tableName, (p) => ({ user: p.user, roles: new Set(p.roles) }), authority).serve(table, handlers as never);
+      const d = new Dispatcher<{ roles: Role[]; user: string }>(
+        tableName,
+        (p) => ({ user: p.user, roles: new Set(p.roles) }),
+        authority,
+      ).serve(table, handlers as never);
       return [tableName, d];
     }),
   );
@@ -100,7 +113,10 @@ describe('protocol tables: every row through the dispatcher', () => {
   for (const [tableName, name, op] of rows()) {
     if (op.allowed.includes('any')) continue;
     it(`${tableName}.${name}: a caller outside [${op.allowed.join(', ')}] gets EPERM naming it`, async () => {
-      const outsider = { user: 'mallory', roles: ROLES.filter((r) => !op.allowed.includes(r) && r !== 'any' && r !== 'owner' && r !== 'admin') };
+      const outsider = {
+        user: 'mallory',
+        roles: ROLES.filter((r) => !op.allowed.includes(r) && r !== 'any' && r !== 'owner' && r !== 'admin'),
+      };
       calls.length = 0;
       await assert.rejects(dispatchers[tableName]!.call(name, example(op.args), outsider), (err: unknown) => {
         assert.ok(err instanceof MinimrError);
@@ -111,7 +127,12 @@ describe('protocol tables: every row through the dispatcher', () => {
       assert.deepEqual(calls, [], 'the row was not carried out');
       // And a caller inside the column passes.
       const role = op.allowed[0]!;
-      const insider = role === 'admin' ? { user: 'root', roles: [] } : role === 'owner' ? { user: 'alice', roles: [] } : { user: 'x', roles: [role] };
+      const insider =
+        role === 'admin'
+          ? { user: 'root', roles: [] }
+          : role === 'owner'
+            ? { user: 'alice', roles: [] }
+            : { user: 'x', roles: [role] };
       await dispatchers[tableName]!.call(name, example(op.args), insider);
       assert.deepEqual(calls, [name]);
     });
@@ -124,27 +145,41 @@ describe('protocol tables: every row through the dispatcher', () => {
       const fields = Object.entries((op.args.properties ?? {}) as Record<string, TSchema>);
       calls.length = 0;
       for (const bad of [null, 'a string', [1, 2]]) {
-        await assert.rejects(dispatchers[tableName]!.call(name, bad, caller), (err: unknown) => err instanceof MinimrError && err.code === 'EPROTOCOL');
+        await assert.rejects(
+          dispatchers[tableName]!.call(name, bad, caller),
+          (err: unknown) => err instanceof MinimrError && err.code === 'EPROTOCOL',
+        );
       }
       if (fields.length === 0) {
-        await assert.rejects(dispatchers[tableName]!.call(name, { surplus: 1 }, caller), (err: unknown) => err instanceof MinimrError && /surplus/.test(err.message));
+        await assert.rejects(
+          dispatchers[tableName]!.call(name, { surplus: 1 }, caller),
+          (err: unknown) => err instanceof MinimrError && /surplus/.test(err.message),
+        );
       }
       for (const [field, schema] of fields) {
-        await assert.rejects(dispatchers[tableName]!.call(name, { ...base, [field]: wrongTyped(schema) }, caller), (err: unknown) => {
-          assert.ok(err instanceof MinimrError, String(err));
-          assert.ok(CODES_FOR_BAD_ARGUMENTS.has(err.code), `${name}.${field}: ${err.code} ${err.message}`);
-          assert.match(err.message, new RegExp(`"${name}"`));
-          assert.match(err.message, new RegExp(field));
-          if (schema['x-minimr-error-code'] === 'EBADPATH') assert.equal(err.code, 'EBADPATH');
-          return true;
-        });
+        await assert.rejects(
+          dispatchers[tableName]!.call(name, { ...base, [field]: wrongTyped(schema) }, caller),
+          (err: unknown) => {
+            assert.ok(err instanceof MinimrError, String(err));
+            assert.ok(CODES_FOR_BAD_ARGUMENTS.has(err.code), `${name}.${field}: ${err.code} ${err.message}`);
+            assert.match(err.message, new RegExp(`"${name}"`));
+            assert.match(err.message, new RegExp(field));
+            if (schema['x-minimr-error-code'] === 'EBADPATH') assert.equal(err.code, 'EBADPATH');
+            return true;
+          },
+        );
       }
       assert.deepEqual(calls, [], 'no bad call was carried out');
     });
   }
 
   it('names are unique across the tables of a transport, and the handshake is not a table of the links', () => {
-    const ws = [...Object.keys(HANDSHAKE), ...Object.keys(CLIENT_PROTOCOL), ...Object.keys(WORKER_TO_JOBTRACKER), ...Object.keys(JOBTRACKER_TO_WORKER)];
+    const ws = [
+      ...Object.keys(HANDSHAKE),
+      ...Object.keys(CLIENT_PROTOCOL),
+      ...Object.keys(WORKER_TO_JOBTRACKER),
+      ...Object.keys(JOBTRACKER_TO_WORKER),
+    ];
     assert.equal(new Set(ws).size, ws.length);
     const ipc = [...Object.keys(TASK_TO_WORKER), ...Object.keys(WORKER_TO_TASK)];
     assert.equal(new Set(ipc).size, ipc.length);
@@ -192,26 +227,52 @@ describe('protocol tables: the client and worker rows over a real JobTracker soc
     try {
       for (const [name, op] of Object.entries(CLIENT_PROTOCOL as Table)) {
         if (op.allowed.includes('any') || op.allowed.includes('owner')) continue;
-        const err = await bob.request({ ...(example(op.args) as object), type: name }).then(() => undefined, (e: unknown) => e);
+        const err = await bob.request({ ...(example(op.args) as object), type: name }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         assert.ok(err instanceof MinimrError && err.code === 'EPERM', `${name}: ${String(err)}`);
       }
-      const err = await bob.request({ type: 'task-fs-stat', path: '/', jobId: 'job_x' }).then(() => undefined, (e: unknown) => e);
-      assert.ok(err instanceof MinimrError && err.code === 'EPERM' && /registered worker/.test(err.message), String(err));
+      const err = await bob.request({ type: 'task-fs-stat', path: '/', jobId: 'job_x' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(
+        err instanceof MinimrError && err.code === 'EPERM' && /registered worker/.test(err.message),
+        String(err),
+      );
       // A profile made by alice's jobs: bob may neither change nor remove it; alice and the admin may.
-      const observation = { kind: 'map' as const, bufferBytes: 64 << 20, taskMs: 1000, inputBytes: 1 << 20, needBytes: 1 << 20, spilledBytes: 0 };
+      const observation = {
+        kind: 'map' as const,
+        bufferBytes: 64 << 20,
+        taskMs: 1000,
+        inputBytes: 1 << 20,
+        needBytes: 1 << 20,
+        spilledBytes: 0,
+      };
       await jt.profiles.record('wc-of-alice', [observation], Date.now(), 'alice');
       assert.equal(jt.profiles.get('wc-of-alice')?.owner, 'alice');
       for (const type of ['remove-profile', 'import-profile']) {
-        const refused = await bob.request({ type, job: 'wc-of-alice', ...(type === 'import-profile' ? { profile: {} } : {}) }).then(() => undefined, (e: unknown) => e);
+        const refused = await bob
+          .request({ type, job: 'wc-of-alice', ...(type === 'import-profile' ? { profile: {} } : {}) })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
         assert.ok(refused instanceof MinimrError && refused.code === 'EPERM', String(refused));
         assert.match(refused.message, /the profile of wc-of-alice belongs to alice; user bob may not/);
       }
       // A profile no one owns yet is anyone's to make; a profile older than owners is the admin's.
       assert.equal(await bob.request({ type: 'remove-profile', job: 'no-such-profile' }), false);
       await jt.profiles.put({ job: 'legacy', updatedAt: 1, runs: 1, imports: 0, map: [], reduce: [] });
-      const legacy = await bob.request({ type: 'remove-profile', job: 'legacy' }).then(() => undefined, (e: unknown) => e);
+      const legacy = await bob.request({ type: 'remove-profile', job: 'legacy' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(legacy instanceof MinimrError && legacy.code === 'EPERM', String(legacy));
-      const alice = await connectPeer(jt.url, () => undefined, undefined, 5000, { credentials: { user: 'alice', secret } });
+      const alice = await connectPeer(jt.url, () => undefined, undefined, 5000, {
+        credentials: { user: 'alice', secret },
+      });
       assert.equal(await alice.request({ type: 'remove-profile', job: 'wc-of-alice' }), true);
       alice.close();
       assert.equal(await client.removeProfile('legacy'), true, 'the admin may');

@@ -30,19 +30,36 @@ describe('job settings', () => {
       'shuffle.map.bufferBytes': 16 * MiB,
       'shuffle.compress': 'none',
     });
-    for (const bad of [{ 'shuffle.map.buferBytes': 1 }, { 'shuffle.map.bufferBytes': 10 }, { 'shuffle.merge.factor': 1 }, { 'shuffle.compress': 'zip' }, { 'shuffle.map.spillPercent': 1.5 }]) {
-      assert.throws(() => validateJobConf(bad), (e: unknown) => e instanceof MinimrError && e.code === 'EBADJOB');
+    for (const bad of [
+      { 'shuffle.map.buferBytes': 1 },
+      { 'shuffle.map.bufferBytes': 10 },
+      { 'shuffle.merge.factor': 1 },
+      { 'shuffle.compress': 'zip' },
+      { 'shuffle.map.spillPercent': 1.5 },
+    ]) {
+      assert.throws(
+        () => validateJobConf(bad),
+        (e: unknown) => e instanceof MinimrError && e.code === 'EBADJOB',
+      );
     }
   });
 
   it('the hash table takes a share of the map buffer in [0, 1), 0.5 unless set; anything else is EBADJOB', () => {
     assert.deepEqual(validateJobConf({ 'shuffle.map.hashCombinePercent': 0 }), { 'shuffle.map.hashCombinePercent': 0 });
-    assert.deepEqual(validateJobConf({ 'shuffle.map.hashCombinePercent': 0.25 }), { 'shuffle.map.hashCombinePercent': 0.25 });
+    assert.deepEqual(validateJobConf({ 'shuffle.map.hashCombinePercent': 0.25 }), {
+      'shuffle.map.hashCombinePercent': 0.25,
+    });
     for (const bad of [1, -0.1, '0.5', null]) {
-      assert.throws(() => validateJobConf({ 'shuffle.map.hashCombinePercent': bad }), (e: unknown) => e instanceof MinimrError && e.code === 'EBADJOB' && /hashCombinePercent/.test(e.message));
+      assert.throws(
+        () => validateJobConf({ 'shuffle.map.hashCombinePercent': bad }),
+        (e: unknown) => e instanceof MinimrError && e.code === 'EBADJOB' && /hashCombinePercent/.test(e.message),
+      );
     }
     assert.equal(attemptShuffleSettings(submission(), 'map', 164).hashCombinePercent, 0.5);
-    assert.equal(attemptShuffleSettings(submission({ 'shuffle.map.hashCombinePercent': 0 }), 'map', 164).hashCombinePercent, 0);
+    assert.equal(
+      attemptShuffleSettings(submission({ 'shuffle.map.hashCombinePercent': 0 }), 'map', 164).hashCombinePercent,
+      0,
+    );
   });
 
   it("a task's ideal memory is its buffer plus the fixed overhead", () => {
@@ -68,8 +85,10 @@ describe('spill models of the elasticity profile', () => {
     assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 125 * MiB, 0.8, 10), 0); // 100 <= 0.8 * 125
     // 2 spills: the first generation (80 of the 100 MiB buffered) is written, the last merged from memory
     assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 100 * MiB, 0.8, 10), 32 * MiB);
-    assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 12.5 * MiB, 0.8, 10), 36 * MiB); // 10 spills, one merge: 9 of 10 generations written
-    assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 10 * MiB, 0.8, 10), 80 * MiB); // 13 spills: one intermediate pass
+    // 10 spills, one merge: 9 of 10 generations written
+    assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 12.5 * MiB, 0.8, 10), 36 * MiB);
+    // 13 spills: one intermediate pass
+    assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 10 * MiB, 0.8, 10), 80 * MiB);
   });
 
   it('reduce: a sawtooth in input/buffer, big segments straight to disk', () => {

@@ -26,7 +26,12 @@ test("a mapSplit's fixed-length records come in pieces of at most the pacing's c
   const cluster = await startCluster(['r1'], { defaultBlockSize: 1 << 20 });
   try {
     const w1 = cluster.datanodes[0]!;
-    const fs = new FsClient({ namenode: cluster.namenode, logger: silentLogger, client: { workerId: 'w1', rack: 'r1' }, localStore: w1.store });
+    const fs = new FsClient({
+      namenode: cluster.namenode,
+      logger: silentLogger,
+      client: { workerId: 'w1', rack: 'r1' },
+      localStore: w1.store,
+    });
     // 3 MiB of records over 1 MiB blocks: records straddle the blocks' ends.
     const data = pseudoRandomBytes(31_457 * RECORD, 8);
     await fs.put(data, '/fixed.dat', { replication: 1 });
@@ -38,9 +43,16 @@ test("a mapSplit's fixed-length records come in pieces of at most the pacing's c
     const pieces: Buffer[] = [];
     let expectedOffset = 0;
     for await (const { bytes, offset } of input.chunks({ reuseBuffers: true })) {
-      assert.ok(bytes.length > 0 && bytes.length <= 10_000 && bytes.length % RECORD === 0, `a piece of ${bytes.length} bytes`);
+      assert.ok(
+        bytes.length > 0 && bytes.length <= 10_000 && bytes.length % RECORD === 0,
+        `a piece of ${bytes.length} bytes`,
+      );
       assert.equal(offset, expectedOffset, 'pieces follow each other in the file');
-      assert.equal(pacing.calls.at(-1), `room ${bytes.length}`, 'the map waited for room for this piece before it got it');
+      assert.equal(
+        pacing.calls.at(-1),
+        `room ${bytes.length}`,
+        'the map waited for room for this piece before it got it',
+      );
       expectedOffset += bytes.length;
       pieces.push(Buffer.from(bytes));
     }

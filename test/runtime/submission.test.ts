@@ -13,8 +13,21 @@ describe('submission: inputPlacement', () => {
   });
 
   it('refuses a malformed one with EBADJOB naming the field', () => {
-    for (const bad of [null, 'x', { replication: 0, windowMs: 1 }, { replication: 1.5, windowMs: 1 }, { replication: 17, windowMs: 1 }, { replication: 2 }, { replication: 2, windowMs: -1 }, { replication: 2, windowMs: Infinity }]) {
-      assert.throws(() => validateSubmission({ ...base, inputPlacement: bad }), { code: 'EBADJOB', message: /inputPlacement/ }, JSON.stringify(bad));
+    for (const bad of [
+      null,
+      'x',
+      { replication: 0, windowMs: 1 },
+      { replication: 1.5, windowMs: 1 },
+      { replication: 17, windowMs: 1 },
+      { replication: 2 },
+      { replication: 2, windowMs: -1 },
+      { replication: 2, windowMs: Infinity },
+    ]) {
+      assert.throws(
+        () => validateSubmission({ ...base, inputPlacement: bad }),
+        { code: 'EBADJOB', message: /inputPlacement/ },
+        JSON.stringify(bad),
+      );
     }
   });
 });

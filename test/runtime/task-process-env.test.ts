@@ -5,7 +5,10 @@ import type { AttemptSpec } from '../../src/runtime/index.js';
 
 const MiB = 1024 * 1024;
 const attempt = (kind: 'map' | 'reduce', mapMiB: number, reduceMiB: number) =>
-  ({ kind, shuffle: { mapBufferBytes: mapMiB * MiB, reduceBufferBytes: reduceMiB * MiB } }) as Pick<AttemptSpec, 'kind' | 'shuffle'>;
+  ({ kind, shuffle: { mapBufferBytes: mapMiB * MiB, reduceBufferBytes: reduceMiB * MiB } }) as Pick<
+    AttemptSpec,
+    'kind' | 'shuffle'
+  >;
 
 describe('taskProcessEnv: malloc settings, and transparent huge pages for big buffers only', () => {
   it('keeps the environment and sets the malloc limits unless the user did', () => {
@@ -30,8 +33,18 @@ describe('taskProcessEnv: malloc settings, and transparent huge pages for big bu
   });
 
   it("adds to the user's tunables, and leaves a hugetlb they chose alone", () => {
-    assert.equal(taskProcessEnv({ GLIBC_TUNABLES: 'glibc.malloc.check=3' }, attempt('map', 64, 64)).GLIBC_TUNABLES, 'glibc.malloc.check=3:glibc.malloc.hugetlb=1');
-    assert.equal(taskProcessEnv({ GLIBC_TUNABLES: 'glibc.malloc.hugetlb=0' }, attempt('map', 64, 64)).GLIBC_TUNABLES, 'glibc.malloc.hugetlb=0');
-    assert.equal(taskProcessEnv({ GLIBC_TUNABLES: 'glibc.pthread.rseq=0:glibc.malloc.hugetlb=2' }, attempt('map', 64, 64)).GLIBC_TUNABLES, 'glibc.pthread.rseq=0:glibc.malloc.hugetlb=2');
+    assert.equal(
+      taskProcessEnv({ GLIBC_TUNABLES: 'glibc.malloc.check=3' }, attempt('map', 64, 64)).GLIBC_TUNABLES,
+      'glibc.malloc.check=3:glibc.malloc.hugetlb=1',
+    );
+    assert.equal(
+      taskProcessEnv({ GLIBC_TUNABLES: 'glibc.malloc.hugetlb=0' }, attempt('map', 64, 64)).GLIBC_TUNABLES,
+      'glibc.malloc.hugetlb=0',
+    );
+    assert.equal(
+      taskProcessEnv({ GLIBC_TUNABLES: 'glibc.pthread.rseq=0:glibc.malloc.hugetlb=2' }, attempt('map', 64, 64))
+        .GLIBC_TUNABLES,
+      'glibc.pthread.rseq=0:glibc.malloc.hugetlb=2',
+    );
   });
 });

@@ -7,7 +7,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import type { ClusterSnapshot, Decision, JobView, Policy, SchedulingTrigger, TaskView, WorkerView } from '../../src/scheduler/index.js';
+import type {
+  ClusterSnapshot,
+  Decision,
+  JobView,
+  Policy,
+  SchedulingTrigger,
+  TaskView,
+  WorkerView,
+} from '../../src/scheduler/index.js';
 import {
   type DriverOptions,
   type JobSpec,
@@ -49,7 +57,12 @@ export function withPurityGuard<T>(fn: () => T): { result: T; forbiddenCalls: st
         forbiddenCalls.push(what);
         throw new ImpureCallError(what);
       });
-    Object.defineProperty(target, key, { value, configurable: true, writable: true, enumerable: own?.enumerable ?? false });
+    Object.defineProperty(target, key, {
+      value,
+      configurable: true,
+      writable: true,
+      enumerable: own?.enumerable ?? false,
+    });
     restore.push(() => {
       if (own) Object.defineProperty(target, key, own);
       else Reflect.deleteProperty(target, key);
@@ -221,12 +234,25 @@ export function randomSnapshot(seed: number): ClusterSnapshot {
         preferredWorkers: mapsLeft ? subset(rand, ids, 0.3) : [],
         memoryMb: 128 * (1 + Math.floor(rand() * 12)),
         failedOnWorkers: subset(rand, ids, 0.15),
-        ...(profile() < 0.6 ? { idealDurationMs: 1000 + Math.floor(profile() * 60_000), penalty: { kind: 'step', factor: 1 + profile() * 2, minFraction: 0.1 } } : {}),
+        ...(profile() < 0.6
+          ? {
+              idealDurationMs: 1000 + Math.floor(profile() * 60_000),
+              penalty: { kind: 'step', factor: 1 + profile() * 2, minFraction: 0.1 },
+            }
+          : {}),
       }),
     );
-    const runningAttempts = ids.length === 0 ? [] : Array.from({ length: Math.floor(rand() * 3) }, (_, a) =>
-      mkAttempt(jobId, 'map', a, pick(rand, ids), 0, { id: `${jobId}-running${a}_1`, taskId: `${jobId}-running${a}`, progress: rand(), inputBytes: 0 }),
-    );
+    const runningAttempts =
+      ids.length === 0
+        ? []
+        : Array.from({ length: Math.floor(rand() * 3) }, (_, a) =>
+            mkAttempt(jobId, 'map', a, pick(rand, ids), 0, {
+              id: `${jobId}-running${a}_1`,
+              taskId: `${jobId}-running${a}`,
+              progress: rand(),
+              inputBytes: 0,
+            }),
+          );
     return mkJob(jobId, tasks, { submitTime: j * 1000, runningAttempts });
   });
   const triggers: SchedulingTrigger[] = [
@@ -258,11 +284,23 @@ export function launchableSnapshot(seed: number): ClusterSnapshot {
   const tasks = Array.from({ length: 1 + Math.floor(rand() * 5) }, (_, i) =>
     mkTask('solo', kind, i, {
       workers,
-      preferredWorkers: homeless ? [] : [host.id, ...subset(rand, base.workers.map((w) => w.id), 0.3)],
+      preferredWorkers: homeless
+        ? []
+        : [
+            host.id,
+            ...subset(
+              rand,
+              base.workers.map((w) => w.id),
+              0.3,
+            ),
+          ],
       memoryMb: 128 * (1 + Math.floor(rand() * 8)),
     }),
   );
-  return mkSnapshot(workers, [mkJob('solo', tasks)], { now: seed * 1000, trigger: { kind: 'heartbeat', workerId: host.id } });
+  return mkSnapshot(workers, [mkJob('solo', tasks)], {
+    now: seed * 1000,
+    trigger: { kind: 'heartbeat', workerId: host.id },
+  });
 }
 
 /** Hand-made corner cases, each with the number of launches it allows at most. */
@@ -282,7 +320,10 @@ function cornerCases(): Array<{ name: string; snapshot: ClusterSnapshot; maxLaun
     },
     {
       name: 'task larger than any worker',
-      snapshot: mkSnapshot([w('w1', 'r1'), w('w2', 'r2')], [mkJob('j1', [mkTask('j1', 'map', 0, { memoryMb: 100_000 })])]),
+      snapshot: mkSnapshot(
+        [w('w1', 'r1'), w('w2', 'r2')],
+        [mkJob('j1', [mkTask('j1', 'map', 0, { memoryMb: 100_000 })])],
+      ),
       maxLaunches: 0,
     },
     {
@@ -302,17 +343,24 @@ function cornerCases(): Array<{ name: string; snapshot: ClusterSnapshot; maxLaun
     },
     {
       name: 'trigger names a worker that is not in the snapshot',
-      snapshot: mkSnapshot([w('w1', 'r1')], [mkJob('j1', pending)], { trigger: { kind: 'heartbeat', workerId: 'ghost' } }),
+      snapshot: mkSnapshot([w('w1', 'r1')], [mkJob('j1', pending)], {
+        trigger: { kind: 'heartbeat', workerId: 'ghost' },
+      }),
       maxLaunches: 2,
     },
     {
       name: 'worker-lost trigger',
-      snapshot: mkSnapshot([w('w1', 'r1')], [mkJob('j1', pending)], { trigger: { kind: 'worker-lost', workerId: 'w9' } }),
+      snapshot: mkSnapshot([w('w1', 'r1')], [mkJob('j1', pending)], {
+        trigger: { kind: 'worker-lost', workerId: 'w9' },
+      }),
       maxLaunches: 2,
     },
     {
       name: 'preferred workers that are not live',
-      snapshot: mkSnapshot([w('w1', 'r1')], [mkJob('j1', [mkTask('j1', 'map', 0, { preferredWorkers: ['dead'], preferredRacks: ['r9'] })])]),
+      snapshot: mkSnapshot(
+        [w('w1', 'r1')],
+        [mkJob('j1', [mkTask('j1', 'map', 0, { preferredWorkers: ['dead'], preferredRacks: ['r9'] })])],
+      ),
       maxLaunches: 1,
     },
   ];
@@ -378,7 +426,10 @@ export function policyConformance(name: string, makePolicy: () => Policy, option
       const driver = new SnapshotDriver(steadyLoad());
       // apply() validates each round against its snapshot and throws on the first problem.
       const result = driver.run(makePolicy(), { maxTicks: STEADY_MAX_TICKS, record: true });
-      assert.ok(result.rounds.some((r) => launches(r.decisions).length > 0), 'the run launched nothing');
+      assert.ok(
+        result.rounds.some((r) => launches(r.decisions).length > 0),
+        'the run launched nothing',
+      );
       for (const r of result.rounds) {
         const workers = new Set(r.snapshot.workers.map((w) => w.id));
         const tasks = new Set(r.snapshot.jobs.flatMap((j) => j.pendingTasks.map((t) => t.id)));
@@ -393,7 +444,11 @@ export function policyConformance(name: string, makePolicy: () => Policy, option
       const first = runRecorded(makePolicy, steadyLoad(), STEADY_MAX_TICKS);
       const replay = makePolicy();
       for (const [i, r] of first.entries()) {
-        assert.deepEqual(replay.schedule(r.snapshot), r.decisions, `round ${i} (t=${r.snapshot.now}) differs on replay`);
+        assert.deepEqual(
+          replay.schedule(r.snapshot),
+          r.decisions,
+          `round ${i} (t=${r.snapshot.now}) differs on replay`,
+        );
       }
       // A whole second run must retrace the first exactly, snapshots included.
       assert.deepEqual(runRecorded(makePolicy, steadyLoad(), STEADY_MAX_TICKS), first);
@@ -406,11 +461,23 @@ export function policyConformance(name: string, makePolicy: () => Policy, option
     });
 
     test('pure: no clock, randomness or timers inside schedule(), and they are restored afterwards', () => {
-      const saved = [Date, Date.now, performance.now, Math.random, setTimeout, setInterval, setImmediate, process.hrtime];
+      const saved = [
+        Date,
+        Date.now,
+        performance.now,
+        Math.random,
+        setTimeout,
+        setInterval,
+        setImmediate,
+        process.hrtime,
+      ];
       const policy = makePolicy();
       assert.deepEqual(runSteadyLoad(policy, guarded(policy)).unfinished, []);
       for (let seed = 1; seed <= 100; seed++) guarded(policy)(randomSnapshot(seed));
-      assert.deepEqual([Date, Date.now, performance.now, Math.random, setTimeout, setInterval, setImmediate, process.hrtime], saved);
+      assert.deepEqual(
+        [Date, Date.now, performance.now, Math.random, setTimeout, setInterval, setImmediate, process.hrtime],
+        saved,
+      );
     });
 
     test('does not modify the snapshot it is given', () => {
@@ -443,13 +510,14 @@ export function policyConformance(name: string, makePolicy: () => Policy, option
       assert.deepEqual(result.unfinished, []);
     });
 
-    if (options.workConserving !== false) test('work-conserving for a single job: pending work and room means something is launched', () => {
-      for (let seed = 1; seed <= 200; seed++) {
-        const s = launchableSnapshot(seed);
-        const decisions = makePolicy().schedule(s);
-        assertValid(s, decisions, `seed ${seed}`);
-        assert.ok(launches(decisions).length > 0, `seed ${seed}: nothing launched`);
-      }
-    });
+    if (options.workConserving !== false)
+      test('work-conserving for a single job: pending work and room means something is launched', () => {
+        for (let seed = 1; seed <= 200; seed++) {
+          const s = launchableSnapshot(seed);
+          const decisions = makePolicy().schedule(s);
+          assertValid(s, decisions, `seed ${seed}`);
+          assert.ok(launches(decisions).length > 0, `seed ${seed}: nothing launched`);
+        }
+      });
   });
 }

@@ -27,7 +27,12 @@ const CASES = [
   { policy: 'fair', workload: 'improved-fair', cluster: 'improved-fair-12', titles: ['Pools', 'Jobs'] },
   { policy: 'improved-fair', workload: 'improved-fair', cluster: 'improved-fair-12', titles: ['Pools', 'Jobs'] },
   { policy: 'tyrex', workload: 'hvw', cluster: 'tyrex-20', titles: ['Partitions', 'Jobs'] },
-  { policy: 'yarn-me', workload: 'yarn-me-exp', cluster: 'yarn-me-50', titles: ['Nodes', 'Queue (fair-share order: least memory in use per unit of weight first)', 'Elastic attempts'] },
+  {
+    policy: 'yarn-me',
+    workload: 'yarn-me-exp',
+    cluster: 'yarn-me-50',
+    titles: ['Nodes', 'Queue (fair-share order: least memory in use per unit of weight first)', 'Elastic attempts'],
+  },
   { policy: 'fawkes', workload: 'wkld-d', cluster: 'fawkes-48', titles: ['MR-clusters'] },
 ] as const;
 
@@ -35,7 +40,13 @@ describe('describeState: a policy shows its own state for the web UI without cha
   for (const c of CASES) {
     it(`${c.policy}: same run with and without describeState calls; tables with a row per column`, () => {
       const run = (policy: Policy) =>
-        simulate({ workload: namedWorkload(c.workload, { seed: 3, scale: 0.05 }), cluster: clusterPreset(c.cluster), policy, maxSimMs: 3_600_000, recordDecisions: false }).run;
+        simulate({
+          workload: namedWorkload(c.workload, { seed: 3, scale: 0.05 }),
+          cluster: clusterPreset(c.cluster),
+          policy,
+          maxSimMs: 3_600_000,
+          recordDecisions: false,
+        }).run;
       const plain = run(createPolicy(c.policy));
       const states: PolicyState[] = [];
       const described = run(describing(createPolicy(c.policy), states));
@@ -45,19 +56,39 @@ describe('describeState: a policy shows its own state for the web UI without cha
       );
       assert.ok(states.length > 10);
       for (const s of states) {
-        assert.deepEqual(s.tables.map((t) => t.title), c.titles);
-        for (const t of s.tables) for (const row of t.rows) assert.equal(row.length, t.columns.length, `${t.title}: ${JSON.stringify(row)}`);
+        assert.deepEqual(
+          s.tables.map((t) => t.title),
+          c.titles,
+        );
+        for (const t of s.tables)
+          for (const row of t.rows) assert.equal(row.length, t.columns.length, `${t.title}: ${JSON.stringify(row)}`);
       }
-      assert.ok(states.some((s) => s.tables[0]!.rows.length > 0), 'the first table has rows at some point');
+      assert.ok(
+        states.some((s) => s.tables[0]!.rows.length > 0),
+        'the first table has rows at some point',
+      );
     });
   }
 
   it('YARN-ME lists the elastic attempts the snapshot holds', () => {
     const states: PolicyState[] = [];
-    const { run } = simulate({ workload: namedWorkload('yarn-me-uniform', { seed: 3, scale: 0.2 }), cluster: clusterPreset('yarn-me-50'), policy: describing(createPolicy('yarn-me'), states, 50), maxSimMs: 3_600_000, recordDecisions: false });
-    assert.ok(run.attempts.some((a) => a.memoryMb < a.idealMemoryMb), 'the run has elastic attempts');
+    const { run } = simulate({
+      workload: namedWorkload('yarn-me-uniform', { seed: 3, scale: 0.2 }),
+      cluster: clusterPreset('yarn-me-50'),
+      policy: describing(createPolicy('yarn-me'), states, 50),
+      maxSimMs: 3_600_000,
+      recordDecisions: false,
+    });
+    assert.ok(
+      run.attempts.some((a) => a.memoryMb < a.idealMemoryMb),
+      'the run has elastic attempts',
+    );
     const listed = new Set(states.flatMap((s) => s.tables[2]!.rows.map((r) => String(r[0]))));
     assert.ok(listed.size > 0, 'elastic attempts shown');
-    for (const id of listed) assert.ok(run.attempts.some((a) => a.id === id && a.memoryMb < a.idealMemoryMb), `${id} was elastic`);
+    for (const id of listed)
+      assert.ok(
+        run.attempts.some((a) => a.id === id && a.memoryMb < a.idealMemoryMb),
+        `${id} was elastic`,
+      );
   });
 });

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { MinimrError } from '../../src/errors.js';
-import { FifoPolicy, createPolicy, policyNames, type Decision, type TaskView, type WorkerView } from '../../src/scheduler/index.js';
+import {
+  FifoPolicy,
+  createPolicy,
+  policyNames,
+  type Decision,
+  type TaskView,
+  type WorkerView,
+} from '../../src/scheduler/index.js';
 import { policyConformance } from './conformance.js';
 import { SnapshotDriver, mkJob, mkSnapshot, mkTask, mkWorker, validateDecisions } from './snapshot-driver.js';
 
@@ -25,17 +32,29 @@ const full = { freeMapSlots: 0, freeReduceSlots: 0 } as const;
 describe('fifo: job order', () => {
   test('a later job gets nothing while an earlier one has pending maps that fit', () => {
     const workers = [mkWorker('w1', 'r1'), mkWorker('w2', 'r1')];
-    const a = mkJob('a', [0, 1, 2, 3, 4].map((i) => mkTask('a', 'map', i)));
-    const b = mkJob('b', [0, 1].map((i) => mkTask('b', 'map', i, { preferredWorkers: ['w1', 'w2'], workers })));
+    const a = mkJob(
+      'a',
+      [0, 1, 2, 3, 4].map((i) => mkTask('a', 'map', i)),
+    );
+    const b = mkJob(
+      'b',
+      [0, 1].map((i) => mkTask('b', 'map', i, { preferredWorkers: ['w1', 'w2'], workers })),
+    );
     const decisions = new FifoPolicy().schedule(mkSnapshot(workers, [a, b]));
     assert.equal(launches(decisions).length, 4);
-    assert.ok(launches(decisions).every((d) => d.jobId === 'a'), 'b got a slot although a had maps that fit');
+    assert.ok(
+      launches(decisions).every((d) => d.jobId === 'a'),
+      'b got a slot although a had maps that fit',
+    );
   });
 
   test('the next job gets the slots the earlier one cannot use', () => {
     const workers = [mkWorker('w1', 'r1'), mkWorker('w2', 'r1')];
     const a = mkJob('a', [mkTask('a', 'map', 0)]);
-    const b = mkJob('b', [0, 1, 2, 3].map((i) => mkTask('b', 'map', i)));
+    const b = mkJob(
+      'b',
+      [0, 1, 2, 3].map((i) => mkTask('b', 'map', i)),
+    );
     const decisions = new FifoPolicy().schedule(mkSnapshot(workers, [a, b]));
     assert.deepEqual(
       launches(decisions).map((d) => d.taskId),
@@ -66,7 +85,10 @@ describe('fifo: job order', () => {
       for (const d of launches(r.decisions)) if (!firstLaunch.has(d.jobId)) firstLaunch.set(d.jobId, r.snapshot.now);
     }
     const starts = jobs.map((j) => firstLaunch.get(j.id) ?? Infinity);
-    assert.deepEqual(starts, [...starts].sort((x, y) => x - y));
+    assert.deepEqual(
+      starts,
+      [...starts].sort((x, y) => x - y),
+    );
   });
 });
 
@@ -109,10 +131,15 @@ describe('fifo: locality', () => {
   test('every worker gets its own node-local task when each has one', () => {
     const open = workers.map((w) => mkWorker(w.id, w.rack, { freeMapSlots: 1 }));
     // Listed so that taking them in index order, ignoring locality, would place every one badly.
-    const tasks = ['c1', 'b2', 'b1', 'a2', 'a1'].map((w, i) => mkTask('j', 'map', i, { preferredWorkers: [w], workers: open }));
+    const tasks = ['c1', 'b2', 'b1', 'a2', 'a1'].map((w, i) =>
+      mkTask('j', 'map', i, { preferredWorkers: [w], workers: open }),
+    );
     const decisions = launches(new FifoPolicy().schedule(mkSnapshot(open, [mkJob('j', tasks)])));
     assert.equal(decisions.length, 5);
-    assert.ok(decisions.every((d) => d.locality === 'node'), JSON.stringify(decisions));
+    assert.ok(
+      decisions.every((d) => d.locality === 'node'),
+      JSON.stringify(decisions),
+    );
   });
 
   test('locality is judged for the earliest job only: an earlier non-local map beats a later local one', () => {
@@ -125,7 +152,8 @@ describe('fifo: locality', () => {
 describe('fifo: delay scheduling (nodeLocalDelayMs)', () => {
   // Two workers on one rack, one map slot each: w1 is free, w2 (which holds the input) is busy.
   const busyHolder: WorkerView[] = [mkWorker('w1', 'r1', { freeMapSlots: 1 }), mkWorker('w2', 'r1', full)];
-  const onW2 = (job: string, index: number, over: Partial<TaskView> = {}) => mkTask(job, 'map', index, { preferredWorkers: ['w2'], workers: busyHolder, ...over });
+  const onW2 = (job: string, index: number, over: Partial<TaskView> = {}) =>
+    mkTask(job, 'map', index, { preferredWorkers: ['w2'], workers: busyHolder, ...over });
   const at = (now: number, jobs: ReturnType<typeof mkJob>[], workers = busyHolder) =>
     mkSnapshot(workers, jobs, { now, trigger: { kind: 'heartbeat', workerId: 'w1' } });
   const waiting = () => new FifoPolicy({ nodeLocalDelayMs: 3000 });
@@ -137,7 +165,10 @@ describe('fifo: delay scheduling (nodeLocalDelayMs)', () => {
     assert.deepEqual(placement(policy.schedule(at(0, [job]))), {});
     assert.deepEqual(placement(policy.schedule(at(2999, [job]))), {});
     const late = launches(policy.schedule(at(3000, [job])));
-    assert.deepEqual(late.map((d) => [d.taskId, d.workerId, d.locality]), [['j-m0', 'w1', 'rack']]);
+    assert.deepEqual(
+      late.map((d) => [d.taskId, d.workerId, d.locality]),
+      [['j-m0', 'w1', 'rack']],
+    );
   });
 
   test('by default (0) it does not wait; createPolicy takes nodeLocalDelayMs', () => {
@@ -156,7 +187,10 @@ describe('fifo: delay scheduling (nodeLocalDelayMs)', () => {
     assert.deepEqual(placement(policy.schedule(at(0, [job]))), {});
     const bothFree = [mkWorker('w1', 'r1', { freeMapSlots: 1 }), mkWorker('w2', 'r1', { freeMapSlots: 1 })];
     const d = launches(policy.schedule(at(1000, [job], bothFree)));
-    assert.deepEqual(d.map((x) => [x.taskId, x.workerId, x.locality]), [['j-m0', 'w2', 'node']]);
+    assert.deepEqual(
+      d.map((x) => [x.taskId, x.workerId, x.locality]),
+      [['j-m0', 'w2', 'node']],
+    );
   });
 
   test('a node-local launch ends the wait: the next non-local map waits the whole delay afresh', () => {
@@ -215,7 +249,10 @@ describe('fifo: failed workers', () => {
 
   test('a task is sent away from a worker it failed on when another can take it', () => {
     const workers = [mkWorker('w1', 'r1', one), mkWorker('w2', 'r1', one)];
-    const tasks = [mkTask('j', 'map', 0, { failedOnWorkers: ['w1'], preferredWorkers: ['w1'], workers }), mkTask('j', 'map', 1)];
+    const tasks = [
+      mkTask('j', 'map', 0, { failedOnWorkers: ['w1'], preferredWorkers: ['w1'], workers }),
+      mkTask('j', 'map', 1),
+    ];
     const s = mkSnapshot(workers, [mkJob('j', tasks)], { trigger: { kind: 'heartbeat', workerId: 'w1' } });
     const decisions = new FifoPolicy().schedule(s);
     assert.deepEqual(placement(decisions), { 'j-m0': 'w2', 'j-m1': 'w1' });
@@ -252,8 +289,15 @@ describe('fifo: failed workers', () => {
 describe('fifo: slots, memory and order of visits', () => {
   test('reduces go to reduce slots only, maps to map slots only', () => {
     const workers = [mkWorker('w1', 'r1', { freeMapSlots: 3, freeReduceSlots: 1 })];
-    const done = mkJob('done', [0, 1, 2].map((i) => mkTask('done', 'reduce', i)), { mapsTotal: 2, mapsCompleted: 2 });
-    const more = mkJob('more', [0, 1, 2, 3].map((i) => mkTask('more', 'map', i)));
+    const done = mkJob(
+      'done',
+      [0, 1, 2].map((i) => mkTask('done', 'reduce', i)),
+      { mapsTotal: 2, mapsCompleted: 2 },
+    );
+    const more = mkJob(
+      'more',
+      [0, 1, 2, 3].map((i) => mkTask('more', 'map', i)),
+    );
     const decisions = launches(new FifoPolicy().schedule(mkSnapshot(workers, [done, more])));
     assert.deepEqual(
       decisions.map((d) => d.taskId),
@@ -273,7 +317,11 @@ describe('fifo: slots, memory and order of visits', () => {
 
   test('free memory limits launches and each launch grants the task its memory', () => {
     const workers = [mkWorker('w1', 'r1', { freeMapSlots: 4, freeReduceSlots: 1, freeMemoryMb: 1100 })];
-    const tasks = [mkTask('j', 'map', 0, { memoryMb: 512 }), mkTask('j', 'map', 1, { memoryMb: 700 }), mkTask('j', 'map', 2, { memoryMb: 512 })];
+    const tasks = [
+      mkTask('j', 'map', 0, { memoryMb: 512 }),
+      mkTask('j', 'map', 1, { memoryMb: 700 }),
+      mkTask('j', 'map', 2, { memoryMb: 512 }),
+    ];
     const s = mkSnapshot(workers, [mkJob('j', tasks)]);
     const decisions = launches(new FifoPolicy().schedule(s));
     assert.deepEqual(
@@ -287,19 +335,29 @@ describe('fifo: slots, memory and order of visits', () => {
   });
 
   test("the trigger's worker is served first, then workers by id", () => {
-    const workers = [mkWorker('w3', 'r1', { freeMapSlots: 1 }), mkWorker('w1', 'r1', { freeMapSlots: 1 }), mkWorker('w2', 'r1', { freeMapSlots: 1 })];
+    const workers = [
+      mkWorker('w3', 'r1', { freeMapSlots: 1 }),
+      mkWorker('w1', 'r1', { freeMapSlots: 1 }),
+      mkWorker('w2', 'r1', { freeMapSlots: 1 }),
+    ];
     const jobs = [mkJob('j', [mkTask('j', 'map', 0), mkTask('j', 'map', 1)])];
     const onTick = new FifoPolicy().schedule(mkSnapshot(workers, jobs));
     assert.deepEqual(placement(onTick), { 'j-m0': 'w1', 'j-m1': 'w2' });
-    const onHeartbeat = new FifoPolicy().schedule(mkSnapshot(workers, jobs, { trigger: { kind: 'heartbeat', workerId: 'w3' } }));
+    const onHeartbeat = new FifoPolicy().schedule(
+      mkSnapshot(workers, jobs, { trigger: { kind: 'heartbeat', workerId: 'w3' } }),
+    );
     assert.deepEqual(placement(onHeartbeat), { 'j-m0': 'w3', 'j-m1': 'w1' });
-    const onJoin = new FifoPolicy().schedule(mkSnapshot(workers, jobs, { trigger: { kind: 'worker-joined', workerId: 'w2' } }));
+    const onJoin = new FifoPolicy().schedule(
+      mkSnapshot(workers, jobs, { trigger: { kind: 'worker-joined', workerId: 'w2' } }),
+    );
     assert.deepEqual(placement(onJoin), { 'j-m0': 'w2', 'j-m1': 'w1' });
   });
 
   test('the order of the workers in the snapshot does not matter', () => {
     const workers = ['w4', 'w2', 'w3', 'w1'].map((id, i) => mkWorker(id, `r${i % 2}`));
-    const tasks = Array.from({ length: 9 }, (_, i) => mkTask('j', 'map', i, { preferredWorkers: [`w${(i % 4) + 1}`], workers }));
+    const tasks = Array.from({ length: 9 }, (_, i) =>
+      mkTask('j', 'map', i, { preferredWorkers: [`w${(i % 4) + 1}`], workers }),
+    );
     const jobs = [mkJob('j', tasks)];
     const expected = new FifoPolicy().schedule(mkSnapshot(workers, jobs));
     const reversed = new FifoPolicy().schedule(mkSnapshot([...workers].reverse(), jobs));
@@ -320,13 +378,20 @@ describe('createPolicy', () => {
     for (const name of ['nope', 'FIFO', 'fifo2']) {
       assert.throws(
         () => createPolicy(name),
-        (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes(name) && err.message.includes('fifo'),
+        (err: unknown) =>
+          err instanceof MinimrError &&
+          err.code === 'EBADCONF' &&
+          err.message.includes(name) &&
+          err.message.includes('fifo'),
       );
     }
   });
 
   test('options fifo does not take are rejected', () => {
-    assert.throws(() => createPolicy('fifo', { delayMs: 5 }), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF');
+    assert.throws(
+      () => createPolicy('fifo', { delayMs: 5 }),
+      (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF',
+    );
     for (const bad of [-1, '3000', Number.NaN]) {
       assert.throws(
         () => createPolicy('fifo', { nodeLocalDelayMs: bad }),

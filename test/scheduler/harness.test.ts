@@ -11,7 +11,10 @@ import { mkAttempt } from '../helpers/books.js';
 import { SnapshotDriver, mkJob, mkSnapshot, mkTask, mkWorker, validateDecisions } from './snapshot-driver.js';
 
 describe('validateDecisions', () => {
-  const workers = [mkWorker('w1', 'r1', { freeMapSlots: 1, freeReduceSlots: 1, freeMemoryMb: 600 }), mkWorker('w2', 'r2')];
+  const workers = [
+    mkWorker('w1', 'r1', { freeMapSlots: 1, freeReduceSlots: 1, freeMemoryMb: 600 }),
+    mkWorker('w2', 'r2'),
+  ];
   const tasks = [
     mkTask('j', 'map', 0, { preferredWorkers: ['w1'], workers }),
     mkTask('j', 'map', 1),
@@ -20,7 +23,11 @@ describe('validateDecisions', () => {
   ];
   const running = [mkAttempt('j', 'map', 9, 'w2', 0, { inputBytes: 0 })];
   const s = mkSnapshot(workers, [mkJob('j', tasks, { runningAttempts: running })]);
-  const launch = (taskId: string, workerId: string, over: Partial<Extract<Decision, { kind: 'launch' }>> = {}): Decision => ({
+  const launch = (
+    taskId: string,
+    workerId: string,
+    over: Partial<Extract<Decision, { kind: 'launch' }>> = {},
+  ): Decision => ({
     kind: 'launch',
     taskId,
     jobId: 'j',
@@ -31,24 +38,40 @@ describe('validateDecisions', () => {
   const cases: Array<[string, Decision[], RegExp]> = [
     ['too many maps', [launch('j-m0', 'w1'), launch('j-m1', 'w1')], /2 maps for 1 free map slots/],
     ['too many reduces', [launch('j-r0', 'w1'), launch('j-r1', 'w1')], /2 reduces for 1 free reduce slots/],
-    ['too much memory', [launch('j-m0', 'w1', { memoryMb: 400 }), launch('j-r0', 'w1', { memoryMb: 400 })], /800 MB for 600 MB free/],
+    [
+      'too much memory',
+      [launch('j-m0', 'w1', { memoryMb: 400 }), launch('j-r0', 'w1', { memoryMb: 400 })],
+      /800 MB for 600 MB free/,
+    ],
     ['same task twice', [launch('j-m1', 'w1'), launch('j-m1', 'w2')], /launched twice/],
     ['unknown worker', [launch('j-m1', 'w9')], /unknown worker w9/],
     ['task not pending', [launch('j-m9', 'w2')], /not pending/],
     ['wrong job', [launch('j-m1', 'w2', { jobId: 'k' })], /belongs to j/],
-    ['claimed locality not achieved', [launch('j-m0', 'w2', { locality: 'node' })], /claims node locality, achieved any/],
+    [
+      'claimed locality not achieved',
+      [launch('j-m0', 'w2', { locality: 'node' })],
+      /claims node locality, achieved any/,
+    ],
     ['no memory granted', [launch('j-m1', 'w2', { memoryMb: 0 })], /grants 0 MB/],
     ['unknown attempt killed', [{ kind: 'kill', attemptId: 'nope', reason: 'x' }], /unknown attempt/],
   ];
   for (const [name, decisions, message] of cases) {
     test(`flags: ${name}`, () => {
       const problems = validateDecisions(s, decisions);
-      assert.ok(problems.some((p) => message.test(p)), problems.join('; ') || 'no problem reported');
+      assert.ok(
+        problems.some((p) => message.test(p)),
+        problems.join('; ') || 'no problem reported',
+      );
     });
   }
 
   test('accepts a valid list', () => {
-    const ok: Decision[] = [launch('j-m0', 'w1'), launch('j-r0', 'w2'), launch('j-m1', 'w2'), { kind: 'kill', attemptId: 'j-m9_1', reason: 'x' }];
+    const ok: Decision[] = [
+      launch('j-m0', 'w1'),
+      launch('j-r0', 'w2'),
+      launch('j-m1', 'w2'),
+      { kind: 'kill', attemptId: 'j-m9_1', reason: 'x' },
+    ];
     assert.deepEqual(validateDecisions(s, ok), []);
   });
 });
@@ -110,15 +133,25 @@ describe('SnapshotDriver', () => {
   ];
 
   test('reduces become pending only once every map is done, and jobs leave when finished', () => {
-    const driver = new SnapshotDriver({ workers, jobs: [{ id: 'j', submitTime: 0, maps: 2, reduces: 1 }], taskTicks: 2 });
+    const driver = new SnapshotDriver({
+      workers,
+      jobs: [{ id: 'j', submitTime: 0, maps: 2, reduces: 1 }],
+      taskTicks: 2,
+    });
     const policy = new FifoPolicy();
     const first = driver.step(policy);
     assert.equal(first.snapshot.trigger.kind, 'job-submitted');
-    assert.deepEqual(first.snapshot.jobs[0]!.pendingTasks.map((t) => t.id), ['j-m0', 'j-m1']);
+    assert.deepEqual(
+      first.snapshot.jobs[0]!.pendingTasks.map((t) => t.id),
+      ['j-m0', 'j-m1'],
+    );
     driver.step(policy);
     const third = driver.step(policy);
     assert.equal(third.snapshot.trigger.kind, 'attempt-finished');
-    assert.deepEqual(third.snapshot.jobs[0]!.pendingTasks.map((t) => t.id), ['j-r0']);
+    assert.deepEqual(
+      third.snapshot.jobs[0]!.pendingTasks.map((t) => t.id),
+      ['j-r0'],
+    );
     assert.equal(third.snapshot.jobs[0]!.mapsCompleted, 2);
     const result = driver.run(policy, { maxTicks: 10 });
     assert.deepEqual(result.unfinished, []);
@@ -126,10 +159,19 @@ describe('SnapshotDriver', () => {
   });
 
   test('running attempts use up slots and memory, and snapshots are frozen', () => {
-    const driver = new SnapshotDriver({ workers, jobs: [{ id: 'j', submitTime: 0, maps: 3, reduces: 0, mapMemoryMb: 300 }] });
+    const driver = new SnapshotDriver({
+      workers,
+      jobs: [{ id: 'j', submitTime: 0, maps: 3, reduces: 0, mapMemoryMb: 300 }],
+    });
     driver.step(new FifoPolicy());
     const s = driver.snapshot();
-    assert.deepEqual(s.workers.map((w) => [w.freeMapSlots, w.freeMemoryMb]), [[0, 724], [0, 724]]);
+    assert.deepEqual(
+      s.workers.map((w) => [w.freeMapSlots, w.freeMemoryMb]),
+      [
+        [0, 724],
+        [0, 724],
+      ],
+    );
     assert.equal(s.jobs[0]!.runningAttempts.length, 2);
     assert.ok(Object.isFrozen(s.jobs[0]!.pendingTasks[0]));
   });
@@ -152,15 +194,26 @@ describe('SnapshotDriver', () => {
     const greedy: Policy = {
       name: 'greedy',
       consultWhen: 'every-event',
-      schedule: (s) => s.jobs.flatMap((j) => j.pendingTasks.map((t): Decision => ({ kind: 'launch', taskId: t.id, jobId: j.id, workerId: 'w1', locality: 'any' }))),
+      schedule: (s) =>
+        s.jobs.flatMap((j) =>
+          j.pendingTasks.map(
+            (t): Decision => ({ kind: 'launch', taskId: t.id, jobId: j.id, workerId: 'w1', locality: 'any' }),
+          ),
+        ),
     };
     const driver = new SnapshotDriver({ workers, jobs: [{ id: 'j', submitTime: 0, maps: 3, reduces: 0 }] });
     assert.throws(() => driver.step(greedy), /3 maps for 1 free map slots/);
   });
 
   test('the same options give the same snapshots', () => {
-    const run = () => new SnapshotDriver({ workers, jobs: [{ id: 'j', submitTime: 0, maps: 4, reduces: 2 }, { id: 'k', submitTime: 1500, maps: 2, reduces: 1 }] })
-      .run(new FifoPolicy(), { maxTicks: 50, record: true });
+    const run = () =>
+      new SnapshotDriver({
+        workers,
+        jobs: [
+          { id: 'j', submitTime: 0, maps: 4, reduces: 2 },
+          { id: 'k', submitTime: 1500, maps: 2, reduces: 1 },
+        ],
+      }).run(new FifoPolicy(), { maxTicks: 50, record: true });
     assert.deepEqual(run(), run());
   });
 });

@@ -27,18 +27,32 @@ import { SnapshotDriver, mkJob, mkSnapshot, mkTask, mkWorker, validateDecisions 
 
 policyConformance('improved-fair', () => new ImprovedFairPolicy());
 policyConformance('improved-fair via createPolicy', () => createPolicy('improved-fair'));
-policyConformance('improved-fair with quick preemption', () => new ImprovedFairPolicy({ minShareTimeoutMs: 1000, fairShareTimeoutMs: 2000, minMapsForCharacter: 1 }));
+policyConformance(
+  'improved-fair with quick preemption',
+  () => new ImprovedFairPolicy({ minShareTimeoutMs: 1000, fairShareTimeoutMs: 2000, minMapsForCharacter: 1 }),
+);
 
 const MB = 1e6;
 
 /** A running map attempt with 64 MB (decimal) of input. */
-function attempt(jobId: string, index: number, workerId: string, startTime: number, locality: Locality = 'any'): AttemptView {
+function attempt(
+  jobId: string,
+  index: number,
+  workerId: string,
+  startTime: number,
+  locality: Locality = 'any',
+): AttemptView {
   return mkAttempt(jobId, 'map', index, workerId, startTime, { locality, inputBytes: 64 * MB });
 }
 
 /** Stats of `maps` finished maps of 64 MB each, output = lambda x input, `mtct` ms each on average. */
 function stats(maps: number, lambda: number, mtct: number): JobStats {
-  return { completedMapMs: maps * mtct, completedReduceMs: 0, mapInputBytes: maps * 64 * MB, mapOutputBytes: maps * 64 * MB * lambda };
+  return {
+    completedMapMs: maps * mtct,
+    completedReduceMs: 0,
+    mapInputBytes: maps * 64 * MB,
+    mapOutputBytes: maps * 64 * MB * lambda,
+  };
 }
 
 describe('improved-fair: job character', () => {
@@ -59,12 +73,19 @@ describe('improved-fair: job character', () => {
     assert.equal(ioBoundOn(stats(2, 1, 1), 2, 8, 100, 3), false);
     assert.equal(ioBoundOn(stats(3, 1, 1), 3, 8, 100, 3), true);
     assert.equal(ioBoundOn(stats(2, 1, 1), 2, 8, 100, 2), true);
-    assert.equal(ioBoundOn({ completedMapMs: 10, completedReduceMs: 0, mapInputBytes: 0, mapOutputBytes: 0 }, 5, 8, 100, 3), false);
+    assert.equal(
+      ioBoundOn({ completedMapMs: 10, completedReduceMs: 0, mapInputBytes: 0, mapOutputBytes: 0 }, 5, 8, 100, 3),
+      false,
+    );
     assert.equal(ioBoundOn(stats(4, 1, 1), 4, 8, 0, 3), false);
   });
 
   test("a worker reporting no disk rate counts with the cluster's mean", () => {
-    const workers = [mkWorker('a', 'r1', { diskMBps: 100 }), mkWorker('b', 'r1', { diskMBps: 300 }), mkWorker('c', 'r1')];
+    const workers = [
+      mkWorker('a', 'r1', { diskMBps: 100 }),
+      mkWorker('b', 'r1', { diskMBps: 300 }),
+      mkWorker('c', 'r1'),
+    ];
     assert.equal(diskRateOf(workers[0]!, workers), 100);
     assert.equal(diskRateOf(workers[2]!, workers), 200);
     assert.equal(diskRateOf(workers[2]!, [workers[2]!]), 0);
@@ -72,9 +93,16 @@ describe('improved-fair: job character', () => {
 
   test('a job is I/O-bound when it is on a node running its maps (all nodes when it runs none)', () => {
     // fast: 8 * 2 * 64e6 / 1e6 = 1024 ms; slow: / 5e4 = 20480 ms; the job's maps take 10240 ms.
-    const workers = [mkWorker('fast', 'r1', { mapSlots: 8, diskMBps: 1000 }), mkWorker('slow', 'r1', { mapSlots: 8, diskMBps: 50 })];
+    const workers = [
+      mkWorker('fast', 'r1', { mapSlots: 8, diskMBps: 1000 }),
+      mkWorker('slow', 'r1', { mapSlots: 8, diskMBps: 50 }),
+    ];
     const on = (workerIds: string[]) =>
-      mkJob('j', [], { mapsCompleted: 4, stats: stats(4, 1, 10_240), runningAttempts: workerIds.map((w, i) => attempt('j', i, w, 0)) });
+      mkJob('j', [], {
+        mapsCompleted: 4,
+        stats: stats(4, 1, 10_240),
+        runningAttempts: workerIds.map((w, i) => attempt('j', i, w, 0)),
+      });
     assert.equal(jobCharacter(on(['fast']), workers), 'cpu-bound');
     assert.equal(jobCharacter(on(['slow']), workers), 'io-bound');
     assert.equal(jobCharacter(on(['fast', 'slow']), workers), 'io-bound');
@@ -129,10 +157,21 @@ describe('improved-fair: victim order', () => {
  */
 function drivenScene(policy: Policy, replicationTicks: number): Array<{ now: number; d: Decision }> {
   const driver = new SnapshotDriver({
-    workers: ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].map((id, i) => ({ id, rack: i < 3 ? 'r1' : 'r2', mapSlots: 1, reduceSlots: 1, memoryMb: 4096 })),
+    workers: ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].map((id, i) => ({
+      id,
+      rack: i < 3 ? 'r1' : 'r2',
+      mapSlots: 1,
+      reduceSlots: 1,
+      memoryMb: 4096,
+    })),
     jobs: [
       { id: 'hog', submitTime: 0, maps: 6, reduces: 0, taskTicks: 40 },
-      { id: 'wc', submitTime: 2000, maps: [0, 1, 2].map(() => ({ preferredWorkers: ['w1'], unplacedReplicas: 1 })), reduces: 0 },
+      {
+        id: 'wc',
+        submitTime: 2000,
+        maps: [0, 1, 2].map(() => ({ preferredWorkers: ['w1'], unplacedReplicas: 1 })),
+        reduces: 0,
+      },
     ],
     replicationTicks,
   });
@@ -150,10 +189,17 @@ describe('improved-fair: preemption', () => {
   // Launched oldest on w1 to newest on w6, so FAIR's most-recent-first kills w6, w5, w4.
   const victimAttempts = workers.map((w, i) => attempt('v', i, w.id, i * 10, locality[i]));
   // n (1 + lambda) MID / DIOR = 1 * 2 * 64e6 / 1e5 = 1280 ms: maps of 1000 ms are I/O-bound, of 2000 ms CPU-bound.
-  const victim = (mtct: number) => mkJob('v', [], { runningAttempts: victimAttempts, mapsCompleted: 4, stats: stats(4, 1, mtct) });
+  const victim = (mtct: number) =>
+    mkJob('v', [], { runningAttempts: victimAttempts, mapsCompleted: 4, stats: stats(4, 1, mtct) });
   // b's input is a private data set whose upload still owes each block one replica, unless `owed` says otherwise.
   const starved = (holders: string[][], owed = 1) =>
-    mkJob('b', holders.map((h, i) => mkTask('b', 'map', i, { preferredWorkers: h, workers, ...(owed > 0 ? { unplacedReplicas: owed } : {}) })), { submitTime: 1 });
+    mkJob(
+      'b',
+      holders.map((h, i) =>
+        mkTask('b', 'map', i, { preferredWorkers: h, workers, ...(owed > 0 ? { unplacedReplicas: owed } : {}) }),
+      ),
+      { submitTime: 1 },
+    );
   const options = { minShareTimeoutMs: 500, fairShareTimeoutMs: 1000 };
 
   /** Decisions at the timeout: shares v 3, b 3, so b (0 running) needs 3 slots. */
@@ -165,14 +211,28 @@ describe('improved-fair: preemption', () => {
     return ds;
   }
   const describeAll = (ds: readonly Decision[]): string[] =>
-    ds.map((d) => (d.kind === 'kill' ? `kill ${d.attemptId}` : d.kind === 'replicate' ? `replicate ${d.taskId} -> ${d.workerId}` : d.kind));
+    ds.map((d) =>
+      d.kind === 'kill'
+        ? `kill ${d.attemptId}`
+        : d.kind === 'replicate'
+          ? `replicate ${d.taskId} -> ${d.workerId}`
+          : d.kind,
+    );
 
   test('an I/O-bound victim loses attempts on the nodes holding the starved input, remote input first; FAIR takes the newest', () => {
     const b = starved([['w1'], ['w2'], ['w3']]);
     assert.equal(jobCharacter(victim(1000), workers), 'io-bound');
     // Categories (1) w1, (2) w2, (3) w3; each node then holds input of one pending map of b: no copies.
-    assert.deepEqual(describeAll(atTimeout(new ImprovedFairPolicy(options), victim(1000), b)), ['kill v-m0_1', 'kill v-m1_1', 'kill v-m2_1']);
-    assert.deepEqual(describeAll(atTimeout(new FairPolicy(options), victim(1000), b)), ['kill v-m5_1', 'kill v-m4_1', 'kill v-m3_1']);
+    assert.deepEqual(describeAll(atTimeout(new ImprovedFairPolicy(options), victim(1000), b)), [
+      'kill v-m0_1',
+      'kill v-m1_1',
+      'kill v-m2_1',
+    ]);
+    assert.deepEqual(describeAll(atTimeout(new FairPolicy(options), victim(1000), b)), [
+      'kill v-m5_1',
+      'kill v-m4_1',
+      'kill v-m3_1',
+    ]);
   });
 
   test('an I/O-bound victim without attempts on such nodes loses remote-input attempts first', () => {
@@ -211,16 +271,19 @@ describe('improved-fair: preemption', () => {
 
   test('an input that owes no replica gets no copy: an extra copy moves what the remote read would', () => {
     const b = starved([['w1'], ['w2'], ['w3']], 0);
-    assert.deepEqual(describeAll(atTimeout(new ImprovedFairPolicy(options), victim(2000), b)), ['kill v-m5_1', 'kill v-m4_1', 'kill v-m3_1']);
-  });
-
-  test('placePrivateData: false copies nothing', () => {
-    const b = starved([['w1'], ['w2'], ['w3']]);
-    assert.deepEqual(describeAll(atTimeout(new ImprovedFairPolicy({ ...options, placePrivateData: false }), victim(2000), b)), [
+    assert.deepEqual(describeAll(atTimeout(new ImprovedFairPolicy(options), victim(2000), b)), [
       'kill v-m5_1',
       'kill v-m4_1',
       'kill v-m3_1',
     ]);
+  });
+
+  test('placePrivateData: false copies nothing', () => {
+    const b = starved([['w1'], ['w2'], ['w3']]);
+    assert.deepEqual(
+      describeAll(atTimeout(new ImprovedFairPolicy({ ...options, placePrivateData: false }), victim(2000), b)),
+      ['kill v-m5_1', 'kill v-m4_1', 'kill v-m3_1'],
+    );
   });
 
   test('driven: after preemption the starved job runs data-local under improved FAIR, off-rack under FAIR', () => {
@@ -231,9 +294,13 @@ describe('improved-fair: preemption', () => {
     const runWith = (policy: Policy) => {
       const all = drivenScene(policy, 0);
       return {
-        kills: all.filter(({ d }) => d.kind === 'kill').map(({ now, d }) => [now, (d as { attemptId: string }).attemptId]),
+        kills: all
+          .filter(({ d }) => d.kind === 'kill')
+          .map(({ now, d }) => [now, (d as { attemptId: string }).attemptId]),
         replicas: all.filter(({ d }) => d.kind === 'replicate').length,
-        wc: all.filter(({ d }) => d.kind === 'launch' && d.jobId === 'wc').map(({ now, d }) => [now, (d as { locality: Locality }).locality]),
+        wc: all
+          .filter(({ d }) => d.kind === 'launch' && d.jobId === 'wc')
+          .map(({ now, d }) => [now, (d as { locality: Locality }).locality]),
       };
     };
     const opts = { minShareTimeoutMs: 1000, fairShareTimeoutMs: 3000 };
@@ -268,7 +335,9 @@ describe('improved-fair: preemption', () => {
       return {
         kills: all.filter(({ d }) => d.kind === 'kill').length,
         launchesBefore: (t: number) => all.filter(({ now, d }) => d.kind === 'launch' && now >= 5000 && now < t).length,
-        wc: all.filter(({ d }) => d.kind === 'launch' && d.jobId === 'wc').map(({ now, d }) => [now, d.kind === 'launch' ? `${d.workerId} ${d.locality}` : '']),
+        wc: all
+          .filter(({ d }) => d.kind === 'launch' && d.jobId === 'wc')
+          .map(({ now, d }) => [now, d.kind === 'launch' ? `${d.workerId} ${d.locality}` : '']),
       };
     };
     const opts = { minShareTimeoutMs: 1000, fairShareTimeoutMs: 3000 };
@@ -309,13 +378,21 @@ describe('improved-fair: preemption', () => {
 
 describe('improved-fair: options', () => {
   test('defaults: FAIR options plus minMapsForCharacter 3, placePrivateData true and placementWaitMs 3000', () => {
-    assert.deepEqual(DEFAULT_IMPROVED_FAIR_OPTIONS, { ...DEFAULT_FAIR_OPTIONS, minMapsForCharacter: 3, placePrivateData: true, placementWaitMs: 3000 });
+    assert.deepEqual(DEFAULT_IMPROVED_FAIR_OPTIONS, {
+      ...DEFAULT_FAIR_OPTIONS,
+      minMapsForCharacter: 3,
+      placePrivateData: true,
+      placementWaitMs: 3000,
+    });
     const p = createPolicy('improved-fair');
     assert.ok(p instanceof ImprovedFairPolicy);
     assert.ok(p instanceof FairPolicy);
     assert.equal(p.name, 'improved-fair');
     assert.deepEqual(p.improvedOptions, DEFAULT_IMPROVED_FAIR_OPTIONS);
-    const tuned = createPolicy('improved-fair', { nodeLocalDelayMs: 1000, minMapsForCharacter: 5 }) as ImprovedFairPolicy;
+    const tuned = createPolicy('improved-fair', {
+      nodeLocalDelayMs: 1000,
+      minMapsForCharacter: 5,
+    }) as ImprovedFairPolicy;
     assert.equal(tuned.options.nodeLocalDelayMs, 1000);
     assert.equal(tuned.improvedOptions.minMapsForCharacter, 5);
   });
@@ -332,8 +409,18 @@ describe('improved-fair: options', () => {
       [{ minShareTimeoutMs: 40_000 }, 'minShareTimeoutMs'],
     ];
     for (const [options, name] of cases) {
-      for (const make of [() => createPolicy('improved-fair', options), () => new ImprovedFairPolicy(options as never)]) {
-        assert.throws(make, (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes(name) && err.message.includes('improved-fair'));
+      for (const make of [
+        () => createPolicy('improved-fair', options),
+        () => new ImprovedFairPolicy(options as never),
+      ]) {
+        assert.throws(
+          make,
+          (err: unknown) =>
+            err instanceof MinimrError &&
+            err.code === 'EBADCONF' &&
+            err.message.includes(name) &&
+            err.message.includes('improved-fair'),
+        );
       }
     }
   });

@@ -1,15 +1,34 @@
 /** Penalty models and YARN-ME's elastic grant, against hand-computed durations (docs/specs/yarn-me.md). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { bestElasticGrant, elasticDiskMBps, minimumGrantMb, penalizedMs, spilledBytes, type PenaltyModel } from '../../src/scheduler/index.js';
+import {
+  bestElasticGrant,
+  elasticDiskMBps,
+  minimumGrantMb,
+  penalizedMs,
+  spilledBytes,
+  type PenaltyModel,
+} from '../../src/scheduler/index.js';
 
 const MiB = 1024 * 1024;
 /** A reducer whose shuffle is 1000 MiB, no overhead, spilling at 100 MB/s. */
-const reduceSpill: PenaltyModel = { kind: 'spill', rule: 'reduce', bufferBytes: 1000 * MiB, overheadMb: 0, minFraction: 0.1, diskMBps: 100 };
+const reduceSpill: PenaltyModel = {
+  kind: 'spill',
+  rule: 'reduce',
+  bufferBytes: 1000 * MiB,
+  overheadMb: 0,
+  minFraction: 0.1,
+  diskMBps: 100,
+};
 
 describe('penalty models', () => {
   test('regular grants run their ideal duration whatever the model', () => {
-    for (const p of [undefined, { kind: 'none' } as const, { kind: 'step', factor: 3, minFraction: 0.1 } as const, reduceSpill]) {
+    for (const p of [
+      undefined,
+      { kind: 'none' } as const,
+      { kind: 'step', factor: 3, minFraction: 0.1 } as const,
+      reduceSpill,
+    ]) {
       assert.equal(penalizedMs(1000, p, 60_000, 1000, 100), 60_000);
       assert.equal(penalizedMs(1000, p, 60_000, 1200, 100), 60_000);
     }
@@ -29,14 +48,24 @@ describe('penalty models', () => {
   test('reduce spill: a sawtooth of spilled bytes, buffer x (ceil(shuffle / buffer) - 1)', () => {
     // 300 MiB buffer: 4 fills of 1000 MiB, 3 spilled: 900 MiB, +9 s at 100 MB/s.
     assert.equal(spilledBytes(reduceSpill as Extract<PenaltyModel, { kind: 'spill' }>, 300), 900 * MiB);
-    assert.equal(penalizedMs(1000, reduceSpill, 5_000, 300, 50), 14_000, "the model's own disk rate wins over the worker's");
+    assert.equal(
+      penalizedMs(1000, reduceSpill, 5_000, 300, 50),
+      14_000,
+      "the model's own disk rate wins over the worker's",
+    );
     // 500 MiB: 2 fills, 1 spilled (+5 s); 600 MiB: 600 MiB spilled (+6 s): more memory, slower.
     assert.equal(penalizedMs(1000, reduceSpill, 5_000, 500, 100), 10_000);
     assert.equal(penalizedMs(1000, reduceSpill, 5_000, 600, 100), 11_000);
   });
 
   test('map spill: one extra pass over the whole buffer, whatever the grant below ideal', () => {
-    const mapSpill: PenaltyModel = { kind: 'spill', rule: 'map', bufferBytes: 200 * MiB, overheadMb: 100, minFraction: 0.1 };
+    const mapSpill: PenaltyModel = {
+      kind: 'spill',
+      rule: 'map',
+      bufferBytes: 200 * MiB,
+      overheadMb: 100,
+      minFraction: 0.1,
+    };
     // Worker disk 50 MB/s: 200 MiB / 50 = +4 s.
     assert.equal(penalizedMs(300, mapSpill, 10_000, 250, 50), 14_000);
     assert.equal(penalizedMs(300, mapSpill, 10_000, 120, 50), 14_000);
@@ -69,12 +98,20 @@ describe('the elastic grant: lowest predicted duration, smallest among ties', ()
   });
 
   test('a step model: every grant is as slow, so the minimum, rounded up to a whole step', () => {
-    const step = { memoryMb: 2500, penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 } as const, idealDurationMs: 10_000 };
+    const step = {
+      memoryMb: 2500,
+      penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 } as const,
+      idealDurationMs: 10_000,
+    };
     assert.deepEqual(bestElasticGrant(step, 2000, 250, 100, 100), { memoryMb: 300, durationMs: 15_000 });
   });
 
   test('nothing when even the minimum does not fit', () => {
     assert.equal(bestElasticGrant(task, 99, 100, 100, 100), null);
-    assert.equal(bestElasticGrant(task, 250, 250, 100, 100), null, 'no whole step between the minimum and the free memory');
+    assert.equal(
+      bestElasticGrant(task, 250, 250, 100, 100),
+      null,
+      'no whole step between the minimum and the free memory',
+    );
   });
 });

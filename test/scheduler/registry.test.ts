@@ -35,7 +35,11 @@ const needed = (name: string): PolicyOptions => NEEDED[name] ?? {};
 function rejects(f: () => unknown, policy: string, option: string, what: string): void {
   assert.throws(
     f,
-    (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes(`'${policy}'`) && err.message.includes(`'${option}'`),
+    (err: unknown) =>
+      err instanceof MinimrError &&
+      err.code === 'EBADCONF' &&
+      err.message.includes(`'${policy}'`) &&
+      err.message.includes(`'${option}'`),
     `${policy}: ${what}`,
   );
 }
@@ -82,13 +86,29 @@ describe('the policy registry', () => {
     assert.deepEqual(policyNames(), names);
     assert.equal(new Set(names).size, names.length);
     // The policies the README documents are all there.
-    for (const name of ['fifo', 'tyrex', 'tyrex-dynamic', 'tyrex-static', 'fair', 'improved-fair', 'fawkes', 'yarn', 'yarn-me', 'srjf']) assert.ok(names.includes(name), name);
+    for (const name of [
+      'fifo',
+      'tyrex',
+      'tyrex-dynamic',
+      'tyrex-static',
+      'fair',
+      'improved-fair',
+      'fawkes',
+      'yarn',
+      'yarn-me',
+      'srjf',
+    ])
+      assert.ok(names.includes(name), name);
   });
 
   test('an unknown policy is EBADCONF listing the known ones', () => {
     assert.throws(
       () => createPolicy('no-such-policy'),
-      (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes("'no-such-policy'") && policyNames().every((n) => err.message.includes(n)),
+      (err: unknown) =>
+        err instanceof MinimrError &&
+        err.code === 'EBADCONF' &&
+        err.message.includes("'no-such-policy'") &&
+        policyNames().every((n) => err.message.includes(n)),
     );
   });
 
@@ -107,7 +127,12 @@ describe('the policy registry', () => {
 
       test('a wrong-typed option is EBADCONF naming it', () => {
         for (const [option, spec] of Object.entries(definition.options)) {
-          rejects(() => createPolicy(name, { ...needed(name), [option]: wrongTyped(spec) }), name, option, `${option}: ${JSON.stringify(wrongTyped(spec))}`);
+          rejects(
+            () => createPolicy(name, { ...needed(name), [option]: wrongTyped(spec) }),
+            name,
+            option,
+            `${option}: ${JSON.stringify(wrongTyped(spec))}`,
+          );
         }
       });
 
@@ -116,7 +141,12 @@ describe('the policy registry', () => {
         for (const [option, spec] of Object.entries(definition.options)) {
           for (const value of outOfRange(spec)) {
             cases++;
-            rejects(() => createPolicy(name, { ...needed(name), [option]: value }), name, option, `${option}: ${String(value)}`);
+            rejects(
+              () => createPolicy(name, { ...needed(name), [option]: value }),
+              name,
+              option,
+              `${option}: ${String(value)}`,
+            );
           }
         }
         const bounded = Object.values(definition.options).some((spec) => spec.type !== 'boolean');
@@ -134,7 +164,10 @@ describe('the policy registry', () => {
   }
 });
 
-/** The help text's sections, by policy: its first line and its options' `NAME = DEFAULT` (DEFAULT parsed as JSON; undefined when it says none). */
+/**
+ * The help text's sections, by policy: its first line and its options' `NAME = DEFAULT`
+ * (DEFAULT parsed as JSON; undefined when it says none).
+ */
 function helpSections(help: string): Map<string, { heading: string; defaults: Map<string, unknown> }> {
   const sections = new Map<string, { heading: string; defaults: Map<string, unknown> }>();
   let current: { heading: string; defaults: Map<string, unknown> } | undefined;
@@ -167,7 +200,7 @@ describe('policyHelp()', () => {
     assert.match(help, /^srjf: [^\n]*(\n {4}[^\n]*)*\n {2}\(no options\)/m);
   });
 
-  test("each default it shows is the value a created policy runs with", () => {
+  test('each default it shows is the value a created policy runs with', () => {
     let compared = 0;
     for (const name of policyNames()) {
       const policy = createPolicy(name, needed(name));
@@ -203,11 +236,15 @@ describe('policyHelp()', () => {
       ['tyrex', 'migratedOrder', 'tail'],
       ['tyrex-static', 'mode', 'static'],
     ];
-    for (const [name, option, value] of expected) assert.deepEqual(sections.get(name)!.defaults.get(option), value, `${name}: ${option}`);
+    for (const [name, option, value] of expected)
+      assert.deepEqual(sections.get(name)!.defaults.get(option), value, `${name}: ${option}`);
   });
 });
 
-/** Launches, at ideal memory, every pending task that fits a free slot: decisions from the snapshot alone, so it may declare any consultation. */
+/**
+ * Launches, at ideal memory, every pending task that fits a free slot: decisions from the snapshot alone, so it may
+ * declare any consultation.
+ */
 class GreedyPolicy implements Policy {
   readonly name = 'greedy-test';
   calls = 0;
@@ -216,16 +253,27 @@ class GreedyPolicy implements Policy {
 
   schedule(s: ClusterSnapshot): readonly Decision[] {
     this.calls++;
-    const free = new Map(s.workers.map((w) => [w.id, { map: w.freeMapSlots, reduce: w.freeReduceSlots, memoryMb: w.freeMemoryMb }]));
+    const free = new Map(
+      s.workers.map((w) => [w.id, { map: w.freeMapSlots, reduce: w.freeReduceSlots, memoryMb: w.freeMemoryMb }]),
+    );
     const decisions: Decision[] = [];
     for (const job of s.jobs) {
       for (const task of job.pendingTasks) {
-        const worker = s.workers.find((w) => free.get(w.id)![task.kind] > 0 && free.get(w.id)!.memoryMb >= task.memoryMb);
+        const worker = s.workers.find(
+          (w) => free.get(w.id)![task.kind] > 0 && free.get(w.id)!.memoryMb >= task.memoryMb,
+        );
         if (!worker) continue;
         const room = free.get(worker.id)!;
         room[task.kind]--;
         room.memoryMb -= task.memoryMb;
-        decisions.push({ kind: 'launch', taskId: task.id, jobId: job.id, workerId: worker.id, memoryMb: task.memoryMb, locality: localityOf(task, worker) });
+        decisions.push({
+          kind: 'launch',
+          taskId: task.id,
+          jobId: job.id,
+          workerId: worker.id,
+          memoryMb: task.memoryMb,
+          locality: localityOf(task, worker),
+        });
       }
     }
     return decisions;
@@ -271,7 +319,10 @@ describe('the simulator consults a policy as the policy declares', () => {
     const changed = run('after-change');
     const fast = run('after-change-if-a-task-fits');
     assert.equal(changed.result.stats.policyCallMode, 'when-changed');
-    assert.ok(changed.policy.calls < every.policy.calls && fast.policy.calls <= changed.policy.calls, `${fast.policy.calls} <= ${changed.policy.calls} < ${every.policy.calls}`);
+    assert.ok(
+      changed.policy.calls < every.policy.calls && fast.policy.calls <= changed.policy.calls,
+      `${fast.policy.calls} <= ${changed.policy.calls} < ${every.policy.calls}`,
+    );
     assert.deepEqual(changed.finishes, every.finishes);
   });
 });

@@ -6,13 +6,7 @@
  * checks are the books the JobTracker and the simulator keep (src/books); the driver only moves
  * time in ticks.
  */
-import type {
-  ClusterSnapshot,
-  Decision,
-  Policy,
-  PoolView,
-  SchedulingTrigger,
-} from '../../src/scheduler/index.js';
+import type { ClusterSnapshot, Decision, Policy, PoolView, SchedulingTrigger } from '../../src/scheduler/index.js';
 import { Books, type AttemptRecord, type Effect } from '../../src/books/index.js';
 
 export interface WorkerSpec {
@@ -162,7 +156,8 @@ export class SnapshotDriver {
   /** Ends attempts that are due and admits jobs whose time has come. */
   advanceTo(now: number): void {
     this.now = now;
-    for (const c of this.copies.filter((c) => c.landsAt <= now)) this.books.replicaLanded(this.books.task(c.taskId)!, c.workerId);
+    for (const c of this.copies.filter((c) => c.landsAt <= now))
+      this.books.replicaLanded(this.books.task(c.taskId)!, c.workerId);
     this.copies = this.copies.filter((c) => c.landsAt > now);
     for (let i = 0; i < this.running.length; ) {
       const a = this.running[i]!;
@@ -173,7 +168,11 @@ export class SnapshotDriver {
       this.running.splice(i, 1);
       const failed = this.failAttempt({ taskId: a.task.id, workerId: a.worker.shape.id, attemptNo: a.data.attemptNo });
       const inputBytes = a.task.inputBytes;
-      this.carryOut(failed ? this.books.attemptFailed(a, { code: 'ETASK', message: 'failed by the test' }, now) : this.books.attemptSucceeded(a, now, { inputBytes, outputBytes: inputBytes }));
+      this.carryOut(
+        failed
+          ? this.books.attemptFailed(a, { code: 'ETASK', message: 'failed by the test' }, now)
+          : this.books.attemptSucceeded(a, now, { inputBytes, outputBytes: inputBytes }),
+      );
       this.events.push({ kind: 'attempt-finished', attemptId: a.id, jobId: a.task.job.id });
     }
     while (this.arriving.length > 0 && this.arriving[0]!.submitTime <= now) {
@@ -184,7 +183,8 @@ export class SnapshotDriver {
   }
 
   private admit(spec: JobSpec): void {
-    const mapSpecs: readonly MapSpec[] = typeof spec.maps === 'number' ? Array.from({ length: spec.maps }, () => ({})) : spec.maps;
+    const mapSpecs: readonly MapSpec[] =
+      typeof spec.maps === 'number' ? Array.from({ length: spec.maps }, () => ({})) : spec.maps;
     const ticks = { ticks: spec.taskTicks ?? this.taskTicks };
     const { job, effects } = this.books.submit(
       {
@@ -198,7 +198,12 @@ export class SnapshotDriver {
           preferredWorkers: m.preferredWorkers ?? [],
           data: ticks,
         })),
-        reduces: Array.from({ length: spec.reduces }, () => ({ memoryMb: spec.reduceMemoryMb ?? this.defaultMemoryMb, inputBytes: 0, preferredWorkers: [], data: ticks })),
+        reduces: Array.from({ length: spec.reduces }, () => ({
+          memoryMb: spec.reduceMemoryMb ?? this.defaultMemoryMb,
+          inputBytes: 0,
+          preferredWorkers: [],
+          data: ticks,
+        })),
         data: spec,
       },
       this.now,
@@ -221,7 +226,12 @@ export class SnapshotDriver {
         this.running.push(a);
       } else if (e.kind === 'replicate') {
         if (this.replicationTicks === 0) this.books.replicaLanded(e.task, e.workerId);
-        else this.copies.push({ taskId: e.task.id, workerId: e.workerId, landsAt: this.now + this.replicationTicks * this.tickMs });
+        else
+          this.copies.push({
+            taskId: e.task.id,
+            workerId: e.workerId,
+            landsAt: this.now + this.replicationTicks * this.tickMs,
+          });
       }
     }
   }

@@ -7,7 +7,13 @@ function node(id: string, memoryMb: number, freeMemoryMb = memoryMb, over: Parti
   return { id, memoryMb, mapSlots: 4, reduceSlots: 0, freeMemoryMb, freeMapSlots: 4, freeReduceSlots: 0, ...over };
 }
 
-function job(id: string, count: number, memoryMb: number, durationMs: number, kind: 'map' | 'reduce' = 'map'): TimelineJob {
+function job(
+  id: string,
+  count: number,
+  memoryMb: number,
+  durationMs: number,
+  kind: 'map' | 'reduce' = 'map',
+): TimelineJob {
   return { id, tasks: [{ kind, memoryMb, durationMs, count }] };
 }
 
@@ -35,7 +41,13 @@ describe('timeline generator', () => {
     assert.equal(t.completionOf('x'), 18_000);
     assert.equal(t.completionOf('y'), 5_000);
     // Y already holding 8000 MB: X goes first and keeps the room; Y's task waits for n1 at 10 s.
-    const busyY = new Timeline(0, nodes, running, [job('x', 2, 4000, 10_000), job('y', 1, 1000, 5_000)], new Map([['y', 8000]]));
+    const busyY = new Timeline(
+      0,
+      nodes,
+      running,
+      [job('x', 2, 4000, 10_000), job('y', 1, 1000, 5_000)],
+      new Map([['y', 8000]]),
+    );
     assert.equal(busyY.completionOf('x'), 18_000);
     assert.equal(busyY.completionOf('y'), 15_000);
   });
@@ -51,14 +63,19 @@ describe('timeline generator', () => {
   });
 
   test('a task bigger than any node, or of a kind no node runs, gets no end and holds nothing up', () => {
-    const t = new Timeline(0, [node('n1', 4096)], [], [job('huge', 1, 8192, 1_000), job('reducer', 1, 100, 1_000, 'reduce'), job('a', 1, 1024, 3_000)]);
+    const t = new Timeline(
+      0,
+      [node('n1', 4096)],
+      [],
+      [job('huge', 1, 8192, 1_000), job('reducer', 1, 100, 1_000, 'reduce'), job('a', 1, 1024, 3_000)],
+    );
     assert.equal(t.completionOf('huge'), undefined);
     assert.equal(t.completionOf('reducer'), undefined);
     assert.equal(t.completionOf('a'), 3_000);
     assert.equal(t.completionOf('unknown'), undefined);
   });
 
-  test('withinJob: a task ending by the job\'s completion is within it, one ending later is not; a job without an estimate takes any', () => {
+  test("withinJob: a task ending by the job's completion is within it, one ending later is not; a job without an estimate takes any", () => {
     // 4096 MB: two 2048 MB tasks 0-10 s, the third 10-20 s.
     const t = new Timeline(0, [node('n1', 4096)], [], [job('a', 3, 2048, 10_000), job('huge', 1, 8192, 1_000)]);
     assert.equal(t.withinJob('a', 5_000), true);

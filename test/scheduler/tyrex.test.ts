@@ -93,7 +93,8 @@ describe('tyrex: partition capacities', () => {
 
 describe('tyrex: options', () => {
   test('bad options are rejected with EBADCONF naming the problem', () => {
-    const bad = (f: () => unknown, re: RegExp) => assert.throws(f, (e: unknown) => e instanceof MinimrError && e.code === 'EBADCONF' && re.test(e.message));
+    const bad = (f: () => unknown, re: RegExp) =>
+      assert.throws(f, (e: unknown) => e instanceof MinimrError && e.code === 'EBADCONF' && re.test(e.message));
     bad(() => createPolicy('tyrex', { capacities: [0.5, 0.6] }), /sum to 1/);
     bad(() => createPolicy('tyrex', { capacities: [1] }), /at least two/);
     bad(() => createPolicy('tyrex-static', {}), /timersMs/);
@@ -122,7 +123,10 @@ describe('tyrex: STATICTAGS on a driven cluster', () => {
     const rounds = driver.run(policy, { maxTicks: 200, record: true }).rounds;
     const at = (t: number) => rounds.find((r) => r.snapshot.now === t)!.decisions;
     // t = 0: only P_1's three slots are used, by the long job.
-    assert.deepEqual(at(0).map((d) => (d as Launch).taskId), ['long-m0', 'long-m1', 'long-m2']);
+    assert.deepEqual(
+      at(0).map((d) => (d as Launch).taskId),
+      ['long-m0', 'long-m1', 'long-m2'],
+    );
     // t = 1000 and 2000: P_1 is full, the short job waits; P_2 is empty but serves no P_1 job.
     assert.deepEqual(at(1000), []);
     assert.deepEqual(at(2000), []);
@@ -130,14 +134,21 @@ describe('tyrex: STATICTAGS on a driven cluster', () => {
     // short job takes P_1's 3 slots.
     const d = at(3000);
     const migrations = d.filter((x): x is Migrate => x.kind === 'migrate');
-    assert.deepEqual(migrations, [{ kind: 'migrate', jobId: 'long', toPartition: 1, partialSizeMs: 9000, timerMs: 5000 }]);
+    assert.deepEqual(migrations, [
+      { kind: 'migrate', jobId: 'long', toPartition: 1, partialSizeMs: 9000, timerMs: 5000 },
+    ]);
     const launches = d.filter((x): x is Launch => x.kind === 'launch').map((x) => x.taskId);
     assert.deepEqual(launches.slice(0, 3), ['short-m0', 'short-m1', 'short-m2']);
     assert.equal(launches.filter((id) => id.startsWith('long-m')).length, 7);
   });
 
   test('no partition ever runs more attempts than its capacity (independent count over a whole run)', () => {
-    const jobs = Array.from({ length: 12 }, (_, i) => ({ id: `j${i}`, submitTime: i * 700, maps: i % 4 === 0 ? 25 : 3, reduces: 2 }));
+    const jobs = Array.from({ length: 12 }, (_, i) => ({
+      id: `j${i}`,
+      submitTime: i * 700,
+      maps: i % 4 === 0 ? 25 : 3,
+      reduces: 2,
+    }));
     const driver = new SnapshotDriver({
       workers: [
         { id: 'w1', rack: 'r1', mapSlots: 4, reduceSlots: 2, memoryMb: 100_000 },
@@ -174,28 +185,48 @@ describe('tyrex: STATICTAGS on a driven cluster', () => {
 describe('tyrex: DYNAMICTAGS decisions on hand-made snapshots', () => {
   const workers = [mkWorker('w1', 'r1', { mapSlots: 10, reduceSlots: 2, freeMapSlots: 0, freeReduceSlots: 0 })];
   const jobWith = (id: string, completedMs: number) =>
-    mkJob(id, [mkTask(id, 'map', 9)], { stats: { completedMapMs: completedMs, completedReduceMs: 0, mapInputBytes: 0, mapOutputBytes: 0 } });
+    mkJob(id, [mkTask(id, 'map', 9)], {
+      stats: { completedMapMs: completedMs, completedReduceMs: 0, mapInputBytes: 0, mapOutputBytes: 0 },
+    });
 
   test('CV^2 of partial sizes <= 2: nothing migrates', () => {
     const sizes = [100, 200, 300, 400];
     assert.ok(cv2(sizes) <= 2);
-    const s: ClusterSnapshot = mkSnapshot(workers, sizes.map((x, i) => jobWith(`j${i}`, x)));
-    assert.deepEqual(new TyrexPolicy().schedule(s).filter((d) => d.kind === 'migrate'), []);
+    const s: ClusterSnapshot = mkSnapshot(
+      workers,
+      sizes.map((x, i) => jobWith(`j${i}`, x)),
+    );
+    assert.deepEqual(
+      new TyrexPolicy().schedule(s).filter((d) => d.kind === 'migrate'),
+      [],
+    );
   });
 
   test('CV^2 > 2: exactly the jobs above the reference cutoff migrate, with that timer', () => {
     const sizes = [10, 20, 30, 40, 50, 60, 1000, 5000];
     assert.ok(cv2(sizes) > 2);
     const want = scanCutoff(sizes)!;
-    const s = mkSnapshot(workers, sizes.map((x, i) => jobWith(`j${i}`, x)));
+    const s = mkSnapshot(
+      workers,
+      sizes.map((x, i) => jobWith(`j${i}`, x)),
+    );
     const policy = new TyrexPolicy();
     const migrations = policy.schedule(s).filter((d): d is Migrate => d.kind === 'migrate');
-    const expected = sizes.map((x, i) => ({ x, id: `j${i}` })).filter(({ x }) => x > want).map(({ id }) => id);
-    assert.deepEqual(migrations.map((m) => m.jobId), expected);
+    const expected = sizes
+      .map((x, i) => ({ x, id: `j${i}` }))
+      .filter(({ x }) => x > want)
+      .map(({ id }) => id);
+    assert.deepEqual(
+      migrations.map((m) => m.jobId),
+      expected,
+    );
     for (const m of migrations) assert.ok(Math.abs(m.timerMs! - want) < 0.05);
     assert.equal(policy.timerHistory.length, 1);
     // The migrated jobs' partial sizes in P_2 restart at zero: a second call migrates nothing more.
-    assert.deepEqual(policy.schedule(s).filter((d) => d.kind === 'migrate'), []);
+    assert.deepEqual(
+      policy.schedule(s).filter((d) => d.kind === 'migrate'),
+      [],
+    );
   });
 });
 
@@ -213,7 +244,11 @@ describe('tyrex: borrowing idle slots (beyond the paper)', () => {
     });
     const policy = new TyrexPolicy({ mode: 'static', timersMs: [1e9], borrowIdle: true });
     const rounds = driver.run(policy, { maxTicks: 100, record: true }).rounds;
-    const at = (t: number) => rounds.find((r) => r.snapshot.now === t)!.decisions.filter((d): d is Launch => d.kind === 'launch').map((d) => d.taskId);
+    const at = (t: number) =>
+      rounds
+        .find((r) => r.snapshot.now === t)!
+        .decisions.filter((d): d is Launch => d.kind === 'launch')
+        .map((d) => d.taskId);
     // t = 0: P_1's 3 slots and P_2's 7 idle ones all go to a.
     assert.equal(at(0).length, 10);
     // t = 1000: b arrives in P_1, whose slots are busy; P_2 lent all 7: nothing free.

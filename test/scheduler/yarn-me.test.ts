@@ -5,7 +5,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
-import { type YarnMePolicy, createPolicy, type AttemptView, type ClusterSnapshot, type Decision, type PenaltyModel, type TaskView, type WorkerView } from '../../src/scheduler/index.js';
+import {
+  type YarnMePolicy,
+  createPolicy,
+  type AttemptView,
+  type ClusterSnapshot,
+  type Decision,
+  type PenaltyModel,
+  type TaskView,
+  type WorkerView,
+} from '../../src/scheduler/index.js';
 import { policyConformance } from './conformance.js';
 import { mkAttempt } from '../helpers/books.js';
 import { mkJob, mkSnapshot, mkTask, mkWorker } from './snapshot-driver.js';
@@ -15,17 +24,42 @@ policyConformance('yarn-me', () => createPolicy('yarn-me'));
 policyConformance('yarn-me without backfilling', () => createPolicy('yarn-me', { backfillReserved: false }));
 
 const MiB = 1024 * 1024;
-const reduceSpill: PenaltyModel = { kind: 'spill', rule: 'reduce', bufferBytes: 1000 * MiB, overheadMb: 0, minFraction: 0.1, diskMBps: 100 };
+const reduceSpill: PenaltyModel = {
+  kind: 'spill',
+  rule: 'reduce',
+  bufferBytes: 1000 * MiB,
+  overheadMb: 0,
+  minFraction: 0.1,
+  diskMBps: 100,
+};
 const step3: PenaltyModel = { kind: 'step', factor: 3, minFraction: 0.1 };
 
 /** w1: 4096 MB, 100 MB/s disk, `freeMemoryMb` free, 4 map and 4 reduce slots. */
 function w1(freeMemoryMb: number, over: Partial<WorkerView> = {}): WorkerView {
-  return mkWorker('w1', 'r1', { memoryMb: 4096, freeMemoryMb, mapSlots: 4, reduceSlots: 4, freeMapSlots: 3, freeReduceSlots: 3, diskMBps: 100, ...over });
+  return mkWorker('w1', 'r1', {
+    memoryMb: 4096,
+    freeMemoryMb,
+    mapSlots: 4,
+    reduceSlots: 4,
+    freeMapSlots: 3,
+    freeReduceSlots: 3,
+    diskMBps: 100,
+    ...over,
+  });
 }
 
 /** A running map of job `jobId` on w1 holding `memoryMb` for `durationMs` from 0. */
 function running(jobId: string, memoryMb: number, durationMs: number, over: Partial<AttemptView> = {}): AttemptView {
-  return mkAttempt(jobId, 'map', 0, 'w1', 0, { id: `${jobId}-run_1`, taskId: `${jobId}-run`, progress: 0, memoryMb, idealMemoryMb: memoryMb, idealDurationMs: durationMs, inputBytes: 0, ...over });
+  return mkAttempt(jobId, 'map', 0, 'w1', 0, {
+    id: `${jobId}-run_1`,
+    taskId: `${jobId}-run`,
+    progress: 0,
+    memoryMb,
+    idealMemoryMb: memoryMb,
+    idealDurationMs: durationMs,
+    inputBytes: 0,
+    ...over,
+  });
 }
 
 function reducer(jobId: string, index: number, over: Partial<TaskView> = {}): TaskView {
@@ -33,7 +67,9 @@ function reducer(jobId: string, index: number, over: Partial<TaskView> = {}): Ta
 }
 
 function launches(decisions: readonly Decision[]): Array<[string, number | undefined, boolean]> {
-  return decisions.flatMap((d) => (d.kind === 'launch' ? [[d.taskId, d.memoryMb, d.elastic ?? false] as [string, number | undefined, boolean]] : []));
+  return decisions.flatMap((d) =>
+    d.kind === 'launch' ? [[d.taskId, d.memoryMb, d.elastic ?? false] as [string, number | undefined, boolean]] : [],
+  );
 }
 
 const heartbeat = { kind: 'heartbeat', workerId: 'w1' } as const;
@@ -54,7 +90,9 @@ describe('yarn-me: one round', () => {
     // 450 MB free: grants 100..400 spill 900, 800, 900, 800 MiB. J's task could start regularly
     // only at 60 s (end 65 s); 200 MB ends at 0 + 5 + 8 = 13 s: well before. (It spills 800 MiB
     // in 13 s, 62 MB/s: more than the default disk share of w1's 100 MB/s, 0.5: a whole disk here.)
-    assert.deepEqual(launches(createPolicy('yarn-me', { diskShare: 1 }).schedule(waiting(450, 60_000))), [['j-r0', 200, true]]);
+    assert.deepEqual(launches(createPolicy('yarn-me', { diskShare: 1 }).schedule(waiting(450, 60_000))), [
+      ['j-r0', 200, true],
+    ]);
     // yarn grants only ideal memory: nothing.
     assert.deepEqual(launches(createPolicy('yarn').schedule(waiting(450, 60_000))), []);
   });
@@ -76,7 +114,8 @@ describe('yarn-me: one round', () => {
     // K's 500 MB task fits now.
     const j = mkJob('j', [mkTask('j', 'map', 0, { memoryMb: 2000, idealDurationMs: 20_000 })], { submitTime: 1 });
     const other = mkJob('other', [], { runningAttempts: [running('other', 3096, 5_000)] });
-    const k = (ms: number) => mkJob('k', [mkTask('k', 'map', 0, { memoryMb: 500, idealDurationMs: ms })], { submitTime: 2 });
+    const k = (ms: number) =>
+      mkJob('k', [mkTask('k', 'map', 0, { memoryMb: 500, idealDurationMs: ms })], { submitTime: 2 });
     const at = (ms: number) => mkSnapshot([w1(1000)], [j, other, k(ms)], { trigger: heartbeat });
     const run = (name: string, options: Record<string, unknown>, ms: number) => {
       const policy = createPolicy(name, options) as YarnMePolicy;
@@ -110,12 +149,17 @@ describe('yarn-me: one round', () => {
     const j = mkJob('j', [mkTask('j', 'map', 0, { memoryMb: 2000 })], { submitTime: 1 });
     assert.deepEqual(launches(policy.schedule(mkSnapshot([w1(1000)], [j, other, k], { trigger: heartbeat }))), []);
     assert.deepEqual(policy.reserved(), [['w1', 'j']]);
-    assert.deepEqual(launches(policy.schedule(mkSnapshot([w1(1000)], [other, k], { trigger: heartbeat }))), [['k-m0', 500, false]]);
+    assert.deepEqual(launches(policy.schedule(mkSnapshot([w1(1000)], [other, k], { trigger: heartbeat }))), [
+      ['k-m0', 500, false],
+    ]);
     assert.deepEqual(policy.reserved(), []);
   });
 
   test('fair queue order: the job using the least memory goes first', () => {
-    const busy = mkJob('busy', [mkTask('busy', 'map', 0, { memoryMb: 1000 })], { submitTime: 0, runningAttempts: [running('busy', 1000, 60_000)] });
+    const busy = mkJob('busy', [mkTask('busy', 'map', 0, { memoryMb: 1000 })], {
+      submitTime: 0,
+      runningAttempts: [running('busy', 1000, 60_000)],
+    });
     const idle = mkJob('idle', [mkTask('idle', 'map', 0, { memoryMb: 1000 })], { submitTime: 5 });
     const s = mkSnapshot([w1(1500)], [busy, idle], { trigger: heartbeat });
     assert.deepEqual(launches(createPolicy('yarn').schedule(s)), [['idle-m0', 1000, false]]);
@@ -124,17 +168,36 @@ describe('yarn-me: one round', () => {
   test('disk share: no new elastic task where the elastic tasks would spill beyond it', () => {
     // A running elastic reducer at 500 MB spills 500 MiB over 10 s: 50 MB/s of w1's 100 MB/s.
     // J's best grant with 600 MB free is 500 MB (also 50 MB/s): 100 MB/s in all.
-    const spilling = running('other', 500, 5_000, { kind: 'reduce', idealMemoryMb: 1000, elastic: true, penalty: reduceSpill });
+    const spilling = running('other', 500, 5_000, {
+      kind: 'reduce',
+      idealMemoryMb: 1000,
+      elastic: true,
+      penalty: reduceSpill,
+    });
     const hog = running('hog', 4096 - 600 - 500, 60_000);
-    const s = mkSnapshot([w1(600)], [mkJob('j', [reducer('j', 0)], { submitTime: 1 }), mkJob('other', [], { runningAttempts: [spilling] }), mkJob('hog', [], { runningAttempts: [{ ...hog, id: 'hog-run_1' }] })], { trigger: heartbeat });
+    const s = mkSnapshot(
+      [w1(600)],
+      [
+        mkJob('j', [reducer('j', 0)], { submitTime: 1 }),
+        mkJob('other', [], { runningAttempts: [spilling] }),
+        mkJob('hog', [], { runningAttempts: [{ ...hog, id: 'hog-run_1' }] }),
+      ],
+      { trigger: heartbeat },
+    );
     assert.deepEqual(launches(createPolicy('yarn-me').schedule(s)), [], 'the default share, 0.5, is 50 MB/s');
     assert.deepEqual(launches(createPolicy('yarn-me', { diskShare: 1 }).schedule(s)), [['j-r0', 500, true]]);
   });
 
-  test('elastic tasks run with a step model too (the paper\'s traces): the minimum, when the job is long', () => {
-    const maps = Array.from({ length: 8 }, (_, i) => mkTask('j', 'map', i, { memoryMb: 3000, idealDurationMs: 100_000, penalty: step3 }));
+  test("elastic tasks run with a step model too (the paper's traces): the minimum, when the job is long", () => {
+    const maps = Array.from({ length: 8 }, (_, i) =>
+      mkTask('j', 'map', i, { memoryMb: 3000, idealDurationMs: 100_000, penalty: step3 }),
+    );
     // 1000 MB free and 3096 MB busy for 100 s: eight 3000 MB maps take many waves; 300 MB x 3 = 300 s.
-    const s = mkSnapshot([w1(1000)], [mkJob('j', maps, { submitTime: 1 }), mkJob('other', [], { runningAttempts: [running('other', 3096, 100_000)] })], { trigger: heartbeat });
+    const s = mkSnapshot(
+      [w1(1000)],
+      [mkJob('j', maps, { submitTime: 1 }), mkJob('other', [], { runningAttempts: [running('other', 3096, 100_000)] })],
+      { trigger: heartbeat },
+    );
     assert.deepEqual(launches(createPolicy('yarn-me').schedule(s)), [
       ['j-m0', 300, true],
       ['j-m1', 300, true],

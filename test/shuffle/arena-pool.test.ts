@@ -39,12 +39,27 @@ function perPartition(sorted: readonly Rec[], numPartitions: number): string[][]
 }
 
 /** Collects `count` random records into a buffer using `pool`, and checks the output against the reference. */
-async function runWith(root: string, name: string, pool: ArenaPool, bufferBytes: number, count: number, seed: number, mergeFactor?: number) {
+async function runWith(
+  root: string,
+  name: string,
+  pool: ArenaPool,
+  bufferBytes: number,
+  count: number,
+  seed: number,
+  mergeFactor?: number,
+) {
   const rand = rng(seed);
   const numPartitions = 3;
   const counters = createShuffleCounters();
   const dir = mapOutputPaths(root, 'job_pool', name).dir;
-  const buffer = new MapOutputBuffer({ dir, numPartitions, bufferBytes, counters, arenas: pool, ...(mergeFactor ? { mergeFactor } : {}) });
+  const buffer = new MapOutputBuffer({
+    dir,
+    numPartitions,
+    bufferBytes,
+    counters,
+    arenas: pool,
+    ...(mergeFactor ? { mergeFactor } : {}),
+  });
   const records: Rec[] = [];
   for (let i = 0; i < count; i++) {
     const key = randomBytes(rand, 9, 6);

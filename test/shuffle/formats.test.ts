@@ -15,7 +15,6 @@ import { isMinimrError } from '../../src/errors.js';
 import { buildSegment, hex, parseIndex, parseSegment, randomBytes, rng, withTempDir } from './support.js';
 import { parseIndexV3 } from './map-support.js';
 
-
 test('segment encode/parse round trip agrees with an independent codec', () => {
   const rand = rng(7);
   const records: Array<[Buffer, Buffer]> = [];
@@ -30,8 +29,14 @@ test('segment encode/parse round trip agrees with an independent codec', () => {
 
 test('a malformed segment is rejected with EPROTOCOL', () => {
   const seg = buildSegment([[Buffer.from('abc'), Buffer.from('defgh')]]);
-  assert.throws(() => [...new SegmentReader(seg.subarray(0, seg.length - 1))], (e: unknown) => isMinimrError(e, 'EPROTOCOL'));
-  assert.throws(() => [...new SegmentReader(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x01]))], (e: unknown) => isMinimrError(e, 'EPROTOCOL'));
+  assert.throws(
+    () => [...new SegmentReader(seg.subarray(0, seg.length - 1))],
+    (e: unknown) => isMinimrError(e, 'EPROTOCOL'),
+  );
+  assert.throws(
+    () => [...new SegmentReader(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x01]))],
+    (e: unknown) => isMinimrError(e, 'EPROTOCOL'),
+  );
 });
 
 test('index v3 encode/decode round trip (runs, rawLength, codec id), checksum detects any flipped byte', () => {
@@ -41,7 +46,10 @@ test('index v3 encode/decode round trip (runs, rawLength, codec id), checksum de
     { offset: 10, length: 2 ** 40, rawLength: 2 ** 42 + 3, records: 12345678901, crc32: 1 },
   ];
   const oneRun = entries.map((e) => [e]);
-  const twoRuns = [[entries[0]!, entries[2]!], [entries[1]!, { ...entries[0]!, offset: 7 }]];
+  const twoRuns = [
+    [entries[0]!, entries[2]!],
+    [entries[1]!, { ...entries[0]!, offset: 7 }],
+  ];
   for (const codec of [0, 1]) {
     for (const partitions of [oneRun, twoRuns]) {
       const buf = encodeIndex(partitions, codec);
@@ -55,9 +63,16 @@ test('index v3 encode/decode round trip (runs, rawLength, codec id), checksum de
     for (let i = 0; i < buf.length; i++) {
       const bad = Buffer.from(buf);
       bad[i] ^= 0x10;
-      assert.throws(() => decodeIndex(bad), (e: unknown) => isMinimrError(e, 'ECHECKSUM'), `byte ${i}`);
+      assert.throws(
+        () => decodeIndex(bad),
+        (e: unknown) => isMinimrError(e, 'ECHECKSUM'),
+        `byte ${i}`,
+      );
     }
-    assert.throws(() => decodeIndex(buf.subarray(0, buf.length - 1)), (e: unknown) => isMinimrError(e, 'ECHECKSUM'));
+    assert.throws(
+      () => decodeIndex(buf.subarray(0, buf.length - 1)),
+      (e: unknown) => isMinimrError(e, 'ECHECKSUM'),
+    );
   }
 });
 
@@ -74,7 +89,8 @@ test('index decode refuses unknown versions and codecs with ECHECKSUM naming the
   for (const version of [1, 2, 4, 0xffff]) {
     assert.throws(
       () => decodeIndex(withHeader(buf, 4, version), '/x/file.out.index'),
-      (e: unknown) => isMinimrError(e, 'ECHECKSUM') && /version/.test(e.message) && e.message.includes('/x/file.out.index'),
+      (e: unknown) =>
+        isMinimrError(e, 'ECHECKSUM') && /version/.test(e.message) && e.message.includes('/x/file.out.index'),
     );
   }
   for (const codec of [2, 7, 0xffff]) {
@@ -87,11 +103,17 @@ test('index decode refuses unknown versions and codecs with ECHECKSUM naming the
     const bad = Buffer.from(buf);
     bad.writeUInt32LE(runs, 12);
     bad.writeUInt32LE(crc32(bad.subarray(0, bad.length - 4)), bad.length - 4);
-    assert.throws(() => decodeIndex(bad, '/x/file.out.index'), (e: unknown) => isMinimrError(e, 'ECHECKSUM') && new RegExp(`${runs} runs`).test(e.message));
+    assert.throws(
+      () => decodeIndex(bad, '/x/file.out.index'),
+      (e: unknown) => isMinimrError(e, 'ECHECKSUM') && new RegExp(`${runs} runs`).test(e.message),
+    );
   }
   const entry = { offset: 0, length: 3, rawLength: 3, records: 1, crc32: 5 };
   for (const partitions of [[[entry], [entry, entry]], [[entry, entry, entry]], [[]]]) {
-    assert.throws(() => encodeIndex(partitions), (e: unknown) => isMinimrError(e, 'EINTERNAL'));
+    assert.throws(
+      () => encodeIndex(partitions),
+      (e: unknown) => isMinimrError(e, 'EINTERNAL'),
+    );
   }
   // A version 1 index (28-byte entries, no rawLength) as the first version wrote it.
   const v1 = Buffer.alloc(12 + 28 + 4);
@@ -99,7 +121,10 @@ test('index decode refuses unknown versions and codecs with ECHECKSUM naming the
   v1.writeUInt16LE(1, 4);
   v1.writeUInt32LE(1, 8);
   v1.writeUInt32LE(crc32(v1.subarray(0, v1.length - 4)), v1.length - 4);
-  assert.throws(() => decodeIndex(v1), (e: unknown) => isMinimrError(e, 'ECHECKSUM') && /version 1/.test(e.message));
+  assert.throws(
+    () => decodeIndex(v1),
+    (e: unknown) => isMinimrError(e, 'ECHECKSUM') && /version 1/.test(e.message),
+  );
 });
 
 test('readIndexFile verifies the file on disk', async () => {
@@ -110,7 +135,10 @@ test('readIndexFile verifies the file on disk', async () => {
     const bytes = await readFile(file);
     bytes[13] ^= 1;
     await writeFile(file, bytes);
-    await assert.rejects(readIndexFile(file), (e: unknown) => isMinimrError(e, 'ECHECKSUM') && e.message.includes(file));
+    await assert.rejects(
+      readIndexFile(file),
+      (e: unknown) => isMinimrError(e, 'ECHECKSUM') && e.message.includes(file),
+    );
   });
 });
 
@@ -119,7 +147,15 @@ test('mapOutputPaths accepts only [A-Za-z0-9_-] ids', () => {
   assert.equal(p.dir, '/root/job_1/attempt-0_m_3');
   assert.ok(p.dataFile.startsWith(p.dir + '/') && p.indexFile.startsWith(p.dir + '/'));
   for (const bad of ['..', '.', '', 'a/b', 'a\\b', 'a b', 'é', 'x'.repeat(129), '%2e']) {
-    assert.throws(() => mapOutputPaths('/root', bad, 'a'), (e: unknown) => isMinimrError(e, 'EBADPATH'), bad);
-    assert.throws(() => mapOutputPaths('/root', 'j', bad), (e: unknown) => isMinimrError(e, 'EBADPATH'), bad);
+    assert.throws(
+      () => mapOutputPaths('/root', bad, 'a'),
+      (e: unknown) => isMinimrError(e, 'EBADPATH'),
+      bad,
+    );
+    assert.throws(
+      () => mapOutputPaths('/root', 'j', bad),
+      (e: unknown) => isMinimrError(e, 'EBADPATH'),
+      bad,
+    );
   }
 });

@@ -14,7 +14,9 @@ test('the packer copies records of every length up to past the word-copy limit, 
   // Lengths around the 4-byte word boundary and the view-copy limit (256), sources at odd offsets.
   const lengths = [0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 99, 100, 101, 255, 256, 257, 300, 1000];
   const records: Array<[Buffer, Buffer, number]> = [];
-  for (const kl of lengths) for (const vl of lengths) records.push([randomRecordBytes(rand, kl), randomRecordBytes(rand, vl), Math.floor(rand() * 300)]);
+  for (const kl of lengths)
+    for (const vl of lengths)
+      records.push([randomRecordBytes(rand, kl), randomRecordBytes(rand, vl), Math.floor(rand() * 300)]);
   const expectedPlain: Buffer[] = [];
   const expectedTagged: Buffer[] = [];
   for (const [k, v, tag] of records) {
@@ -34,7 +36,14 @@ test('the packer copies records of every length up to past the word-copy limit, 
     const shifted = Buffer.alloc(src.length + 5).subarray(5);
     src.copy(shifted);
     contiguous.addContiguous(shifted, viewOf(shifted), pad, k.length, v.length);
-    const enc = Buffer.concat([Buffer.alloc(pad, 0xdd), varint(k.length), varint(v.length), k, v, Buffer.alloc(2, 0xdd)]);
+    const enc = Buffer.concat([
+      Buffer.alloc(pad, 0xdd),
+      varint(k.length),
+      varint(v.length),
+      k,
+      v,
+      Buffer.alloc(2, 0xdd),
+    ]);
     encoded.addEncoded(enc, viewOf(enc), pad, enc.length - pad - 2);
     tagged.addTagged(shifted, pad, k.length, tag, shifted, pad + k.length, v.length, viewOf(shifted));
     taggedNoView.addTagged(k, 0, k.length, tag, v, 0, v.length);

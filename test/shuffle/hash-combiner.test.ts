@@ -26,7 +26,8 @@ function table(budgetBytes: number, combine: ValueCombiner, valueCodec = codecs.
     valueCodec: valueCodec as never,
     combine,
     partitionOf: (_key, hash) => (hash >>> 0) % 3,
-    collect: (partition, key, value) => passed.push({ partition, key: key.toString('utf8'), value: valueCodec.decode(Buffer.from(value)) }),
+    collect: (partition, key, value) =>
+      passed.push({ partition, key: key.toString('utf8'), value: valueCodec.decode(Buffer.from(value)) }),
     counters,
   });
   return { combiner, passed, counters };
@@ -57,7 +58,11 @@ describe('HashCombiner: map-side combining by hash', () => {
       assert.equal(counters.hashCombineOutputRecords, passed.length);
       assert.ok(combiner.peakBytes <= budget, `peak ${combiner.peakBytes} of ${budget}`);
       if (budget === 8 << 20) assert.equal(passed.length, want.size, 'a table with room passes each key once');
-      else assert.ok(counters.hashCombineFlushes > 1 && passed.length < words.length * 0.9, `budget ${budget}: ${counters.hashCombineFlushes} flushes, ${passed.length} passed`);
+      else
+        assert.ok(
+          counters.hashCombineFlushes > 1 && passed.length < words.length * 0.9,
+          `budget ${budget}: ${counters.hashCombineFlushes} flushes, ${passed.length} passed`,
+        );
     }
   });
 
@@ -71,7 +76,7 @@ describe('HashCombiner: map-side combining by hash', () => {
     assert.deepEqual(passed, [{ partition: murmur3_32(Buffer.from('Straße')) % 3, key: 'Straße', value: 6 }]);
   });
 
-  it('keeps each key\'s values in emission order through flushes (a combiner that joins strings)', () => {
+  it("keeps each key's values in emission order through flushes (a combiner that joins strings)", () => {
     const join: ValueCombiner = (key, values, emit) => emit(key, [...values].join(''));
     const { combiner, passed, counters } = table(64 << 10, join);
     const want = new Map<string, string>();
@@ -103,7 +108,10 @@ describe('HashCombiner: map-side combining by hash', () => {
       combiner.add('k', reused);
     }
     combiner.flush();
-    assert.deepEqual(passed.map((p) => p.value), [{ seen: [1, 2, 3, 4, 5] }]);
+    assert.deepEqual(
+      passed.map((p) => p.value),
+      [{ seen: [1, 2, 3, 4, 5] }],
+    );
   });
 
   it('a combiner that changes the key is EBADJOB, found when it runs', () => {
@@ -113,7 +121,8 @@ describe('HashCombiner: map-side combining by hash', () => {
     assert.doesNotThrow(() => combiner.add('a', 1));
     assert.throws(
       () => combiner.flush(),
-      (err: unknown) => isMinimrError(err, 'EBADJOB') && /emitted the key "a!" for the key "a"/.test((err as Error).message),
+      (err: unknown) =>
+        isMinimrError(err, 'EBADJOB') && /emitted the key "a!" for the key "a"/.test((err as Error).message),
     );
   });
 
@@ -125,18 +134,31 @@ describe('HashCombiner: map-side combining by hash', () => {
     for (const v of [1, 2, -1, 3]) combiner.add('k', v);
     for (const v of [-1, -2]) combiner.add('gone', v);
     combiner.flush();
-    assert.deepEqual(passed.map((p) => `${p.key}=${p.value as number}`), ['k=1', 'k=2', 'k=3']);
+    assert.deepEqual(
+      passed.map((p) => `${p.key}=${p.value as number}`),
+      ['k=1', 'k=2', 'k=3'],
+    );
   });
 
-  it('a key over the table\'s limit goes straight on, without waiting for a flush', () => {
+  it("a key over the table's limit goes straight on, without waiting for a flush", () => {
     const { combiner, passed } = table(1 << 20, sum);
     const big = 'b'.repeat(200_000);
     combiner.add('small', 1);
     combiner.add(big, 1);
-    assert.deepEqual(passed.map((p) => p.key.length), [200_000]);
+    assert.deepEqual(
+      passed.map((p) => p.key.length),
+      [200_000],
+    );
     combiner.add(big, 1);
     combiner.flush();
-    assert.deepEqual(passed.map((p) => [p.key.length, p.value]), [[200_000, 1], [200_000, 1], [5, 1]]);
+    assert.deepEqual(
+      passed.map((p) => [p.key.length, p.value]),
+      [
+        [200_000, 1],
+        [200_000, 1],
+        [5, 1],
+      ],
+    );
   });
 
   it('turns itself off once a flush shows that nearly every key is distinct', () => {
@@ -149,6 +171,9 @@ describe('HashCombiner: map-side combining by hash', () => {
   });
 
   it('refuses a budget too small to be a table', () => {
-    assert.throws(() => table(1000, sum), (err: unknown) => isMinimrError(err, 'EBADJOB'));
+    assert.throws(
+      () => table(1000, sum),
+      (err: unknown) => isMinimrError(err, 'EBADJOB'),
+    );
   });
 });

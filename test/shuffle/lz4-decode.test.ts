@@ -40,7 +40,13 @@ test('the JS LZ4 decoder restores what lz4-napi compressed: empty, tiny, incompr
   inputs.push(Buffer.concat(mixed));
   // TeraSort-like records: random keys, repetitive fillers.
   const rows: Buffer[] = [];
-  for (let i = 0; i < 5000; i++) rows.push(Buffer.concat([randomBytes(rand, 10), Buffer.from(`  ${String(i).padStart(30, '0')}  AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH\r\n`)]));
+  for (let i = 0; i < 5000; i++)
+    rows.push(
+      Buffer.concat([
+        randomBytes(rand, 10),
+        Buffer.from(`  ${String(i).padStart(30, '0')}  AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH\r\n`),
+      ]),
+    );
   inputs.push(Buffer.concat(rows));
   for (const input of inputs) assert.ok(decoded(input).equals(input), `input of ${input.length} bytes`);
 });
@@ -100,7 +106,11 @@ test('a file feed that reuses its frame buffer reads the same records as one tha
       const cursor = new RecordCursor(new FileFrameFeed(path, 0, body.length, { name: path }, reuse), 0, 0);
       const got: string[] = [];
       while (cursor.advance()) got.push(`${cursor.key().toString('hex')}:${cursor.value().toString('hex')}`);
-      assert.deepEqual(got, records.map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`), `reuseFrames ${reuse}`);
+      assert.deepEqual(
+        got,
+        records.map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`),
+        `reuseFrames ${reuse}`,
+      );
     }
   });
 });

@@ -3,7 +3,13 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isMinimrError } from '../../src/errors.js';
-import { createShuffleCounters, hashPartition, lz4Codec, type BytesCombiner, type ShuffleCounters } from '../../src/shuffle/index.js';
+import {
+  createShuffleCounters,
+  hashPartition,
+  lz4Codec,
+  type BytesCombiner,
+  type ShuffleCounters,
+} from '../../src/shuffle/index.js';
 import { MapOutputBuffer, type MapOutputBufferOptions } from '../../src/shuffle/map-output-buffer.js';
 import type { OpenSpillFile } from '../../src/shuffle/spill-writer.js';
 import { openSpillFile } from '../../src/shuffle/spill-writer.js';
@@ -29,7 +35,9 @@ function teraRecords(n: number, partitions: number, seed: number): Emit[] {
 
 function wordRecords(n: number, partitions: number, seed: number): Emit[] {
   const rand = rng(seed);
-  const vocabulary = Array.from({ length: 2000 }, (_, i) => (i % 7 === 0 ? `international${i}` : `w${(i * 7919) % 5000}`));
+  const vocabulary = Array.from({ length: 2000 }, (_, i) =>
+    i % 7 === 0 ? `international${i}` : `w${(i * 7919) % 5000}`,
+  );
   const out: Emit[] = [];
   for (let i = 0; i < n; i++) {
     const key = Buffer.from(vocabulary[Math.floor(rand() * rand() * vocabulary.length)]!);
@@ -46,7 +54,9 @@ const sum: BytesCombiner = (key, values, emit) => {
 
 /** Reference: stable Array.sort by (partition, Buffer.compare). */
 function teraReference(records: Emit[], partitions: number): string[][] {
-  const sorted = records.map((r, i) => ({ r, i })).sort((a, b) => a.r[0] - b.r[0] || Buffer.compare(a.r[1], b.r[1]) || a.i - b.i);
+  const sorted = records
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => a.r[0] - b.r[0] || Buffer.compare(a.r[1], b.r[1]) || a.i - b.i);
   const out: string[][] = Array.from({ length: partitions }, () => []);
   for (const { r } of sorted) out[r[0]]!.push(`${r[1].toString('hex')}:${r[2].toString('hex')}`);
   return out;
@@ -55,10 +65,14 @@ function teraReference(records: Emit[], partitions: number): string[][] {
 /** Reference: a Map of sums, then sorted keys per partition. */
 function wordReference(records: Emit[], partitions: number): string[][] {
   const sums = new Map<string, number>();
-  for (const [, k, v] of records) sums.set(k.toString('latin1'), (sums.get(k.toString('latin1')) ?? 0) + v.readUInt32BE(0));
+  for (const [, k, v] of records)
+    sums.set(k.toString('latin1'), (sums.get(k.toString('latin1')) ?? 0) + v.readUInt32BE(0));
   const keys = [...sums.keys()].map((k) => Buffer.from(k, 'latin1')).sort(Buffer.compare);
   const out: string[][] = Array.from({ length: partitions }, () => []);
-  for (const k of keys) out[hashPartition(k, partitions)]!.push(`${k.toString('hex')}:${u32(sums.get(k.toString('latin1'))!).toString('hex')}`);
+  for (const k of keys)
+    out[hashPartition(k, partitions)]!.push(
+      `${k.toString('hex')}:${u32(sums.get(k.toString('latin1'))!).toString('hex')}`,
+    );
   return out;
 }
 
@@ -79,7 +93,10 @@ async function run(
   const back = await readOutput(info.dataFile, info.indexFile, options.numPartitions, options.compare);
   assert.deepEqual((await readdir(dir)).sort(), ['file.out', 'file.out.index'], 'only the output is left');
   assert.ok(counters.peakBufferBytes > 0);
-  assert.ok(counters.peakBufferBytes <= (options.bufferBytes ?? 64 << 20), `peak ${counters.peakBufferBytes} within the budget`);
+  assert.ok(
+    counters.peakBufferBytes <= (options.bufferBytes ?? 64 << 20),
+    `peak ${counters.peakBufferBytes} within the budget`,
+  );
   return { back, counters, buffer };
 }
 
@@ -106,7 +123,10 @@ test('TeraSort-like records: same output with no spill, 1/8 and 1/64 of the data
       const n = records.length;
       assert.equal(counters.mapOutputRecords, n);
       assert.equal(counters.mapOutputBytes, size);
-      assert.equal(back.entries.flat().reduce((s, e) => s + e.records, 0), n);
+      assert.equal(
+        back.entries.flat().reduce((s, e) => s + e.records, 0),
+        n,
+      );
       if (name === 'big') {
         assert.equal(counters.spills, 1);
         assert.equal(counters.spilledRecords, n);
@@ -116,12 +136,19 @@ test('TeraSort-like records: same output with no spill, 1/8 and 1/64 of the data
         assert.ok(counters.spills > 1, `${name}: ${counters.spills} spills`);
         if (counters.spills <= 10) {
           // The last generation went from the buffer into the final merge: written once, not twice.
-          assert.ok(counters.spilledRecords > n && counters.spilledRecords < 2 * n, `${name}: ${counters.spilledRecords} records written`);
+          assert.ok(
+            counters.spilledRecords > n && counters.spilledRecords < 2 * n,
+            `${name}: ${counters.spilledRecords} records written`,
+          );
         } else {
           assert.ok(counters.spilledRecords >= 2 * n);
         }
         assert.ok(counters.spilledBytes > back.dataBytes);
-        assert.equal(counters.mergePasses > 0, counters.spills > 10, `${name}: ${counters.spills} spills, ${counters.mergePasses} passes`);
+        assert.equal(
+          counters.mergePasses > 0,
+          counters.spills > 10,
+          `${name}: ${counters.spills} spills, ${counters.mergePasses} passes`,
+        );
       }
     }
   });
@@ -133,7 +160,8 @@ function mixedRecords(n: number, partitions: number, seed: number, bufferBytes: 
   const out: Emit[] = [];
   for (let i = 0; i < n; i++) {
     const key = Buffer.alloc(Math.floor(rand() * rand() * 41));
-    for (let j = 0; j < key.length; j++) key[j] = Math.floor(rand() * 4); // short alphabet: many shared prefixes and equal keys
+    // short alphabet: many shared prefixes and equal keys
+    for (let j = 0; j < key.length; j++) key[j] = Math.floor(rand() * 4);
     const value = Buffer.alloc(Math.floor(rand() * rand() * rand() * 3001), i & 0xff);
     let p = Math.floor(rand() * partitions);
     if (p === 2) p = 0;
@@ -154,7 +182,11 @@ test('the last generation joins the final merge from the buffer: only earlier sp
       opened.push(path);
       return openSpillFile(path);
     };
-    const { back, counters } = await run(join(root, 'mem'), records, { numPartitions: P, bufferBytes, openFile: recordingOpen });
+    const { back, counters } = await run(join(root, 'mem'), records, {
+      numPartitions: P,
+      bufferBytes,
+      openFile: recordingOpen,
+    });
     const reference = teraReference(records, P);
     assert.deepEqual(back.partitions, reference);
     assert.deepEqual(back.partitions[2], [], 'an empty partition stays empty');
@@ -212,7 +244,12 @@ test('spills are stored uncompressed and the merged output with LZ4; the first s
   await withTempDir(async (root) => {
     const records = teraRecords(6000, 2, 12); // values of one repeated letter: LZ4 pays
     const { open, bytesOf } = recordingWrites();
-    const { back, counters } = await run(join(root, 'z'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: open, maxOutputRuns: 1 });
+    const { back, counters } = await run(join(root, 'z'), records, {
+      numPartitions: 2,
+      bufferBytes: 256 << 10,
+      openFile: open,
+      maxOutputRuns: 1,
+    });
     assert.deepEqual(back.partitions, teraReference(records, 2));
     assert.ok(counters.spills > 2);
     const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
@@ -222,13 +259,27 @@ test('spills are stored uncompressed and the merged output with LZ4; the first s
     assert.deepEqual(frameCodecs(bytesOf.get(outputs[0]!)!), new Set([1]));
     // With two runs allowed (the default), the first spill could have been the output's first run.
     const twoRuns = recordingWrites();
-    const same = await run(join(root, 'w'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: twoRuns.open });
+    const same = await run(join(root, 'w'), records, {
+      numPartitions: 2,
+      bufferBytes: 256 << 10,
+      openFile: twoRuns.open,
+    });
     assert.deepEqual(same.back.partitions, back.partitions);
     assert.equal(same.back.runs[0]!.length, 1, 'more than two generations are merged');
-    for (const [f, bytes] of twoRuns.bytesOf) assert.deepEqual(frameCodecs(bytes), new Set([f.endsWith('/spill-0.out') || !/\/spill-\d+\.out$/.test(f) ? 1 : 0]), f);
+    for (const [f, bytes] of twoRuns.bytesOf)
+      assert.deepEqual(
+        frameCodecs(bytes),
+        new Set([f.endsWith('/spill-0.out') || !/\/spill-\d+\.out$/.test(f) ? 1 : 0]),
+        f,
+      );
     // A job's output codec is kept for spills when asked for.
     const lz4Spills = recordingWrites();
-    const again = await run(join(root, 'y'), records, { numPartitions: 2, bufferBytes: 256 << 10, openFile: lz4Spills.open, spillCodec: lz4Codec });
+    const again = await run(join(root, 'y'), records, {
+      numPartitions: 2,
+      bufferBytes: 256 << 10,
+      openFile: lz4Spills.open,
+      spillCodec: lz4Codec,
+    });
     assert.deepEqual(again.back.partitions, back.partitions);
     for (const [f, bytes] of lz4Spills.bytesOf) assert.deepEqual(frameCodecs(bytes), new Set([1]), f);
   });
@@ -240,7 +291,12 @@ test('a map that ends right after a spill started gets an LZ4 output: its first 
     // starts a spill of everything, so nothing is left in the buffer at finish.
     const records = teraRecords(398, 2, 13);
     const { open, bytesOf } = recordingWrites();
-    const { back, counters } = await run(join(root, 'x'), records, { numPartitions: 2, bufferBytes: 64 << 10, openFile: open, maxOutputRuns: 1 });
+    const { back, counters } = await run(join(root, 'x'), records, {
+      numPartitions: 2,
+      bufferBytes: 64 << 10,
+      openFile: open,
+      maxOutputRuns: 1,
+    });
     assert.deepEqual(back.partitions, teraReference(records, 2));
     assert.equal(counters.spills, 1);
     const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
@@ -250,9 +306,16 @@ test('a map that ends right after a spill started gets an LZ4 output: its first 
     assert.deepEqual(frameCodecs(bytesOf.get(output)!), new Set([1]), 'the output was re-encoded with LZ4');
     // Two runs allowed: the first spill took LZ4 and is the output, written once.
     const twoRuns = recordingWrites();
-    const again = await run(join(root, 'y'), records, { numPartitions: 2, bufferBytes: 64 << 10, openFile: twoRuns.open });
+    const again = await run(join(root, 'y'), records, {
+      numPartitions: 2,
+      bufferBytes: 64 << 10,
+      openFile: twoRuns.open,
+    });
     assert.deepEqual(again.back.partitions, back.partitions);
-    assert.deepEqual([...twoRuns.bytesOf.keys()].map((f) => f.slice(f.lastIndexOf('/') + 1)), ['spill-0.out']);
+    assert.deepEqual(
+      [...twoRuns.bytesOf.keys()].map((f) => f.slice(f.lastIndexOf('/') + 1)),
+      ['spill-0.out'],
+    );
     assert.deepEqual(frameCodecs(twoRuns.bytesOf.get([...twoRuns.bytesOf.keys()][0]!)!), new Set([1]));
     assert.equal(again.counters.spilledBytes, again.back.dataBytes);
   });
@@ -271,17 +334,29 @@ test('an output of two generations is published as two sorted runs, written once
     }
     // Reference: stable sort by key within each partition (emission order for equal keys).
     const reference: string[][] = [[], [], []];
-    const sorted = records.map(([p, k, v], i) => ({ p, k, v, i })).sort((a, b) => Buffer.compare(a.k, b.k) || a.i - b.i);
+    const sorted = records
+      .map(([p, k, v], i) => ({ p, k, v, i }))
+      .sort((a, b) => Buffer.compare(a.k, b.k) || a.i - b.i);
     for (const r of sorted) reference[r.p]!.push(`${r.k.toString('hex')}:${r.v.toString('hex')}`);
     const { open, bytesOf } = recordingWrites();
     // 700 records of 92 bytes + 32 of metadata: two generations of an 64 KiB buffer.
-    const { back, counters } = await run(join(root, 'two'), records, { numPartitions: 3, bufferBytes: 64 << 10, openFile: open });
+    const { back, counters } = await run(join(root, 'two'), records, {
+      numPartitions: 3,
+      bufferBytes: 64 << 10,
+      openFile: open,
+    });
     assert.equal(counters.spills, 2);
     assert.equal(back.entries[0]!.length, 2, 'two runs per partition');
     assert.deepEqual(back.partitions, reference);
-    assert.ok(back.runs.every((runs) => runs[0]!.length > 0 && runs[1]!.length > 0), 'both runs hold records of every partition');
+    assert.ok(
+      back.runs.every((runs) => runs[0]!.length > 0 && runs[1]!.length > 0),
+      'both runs hold records of every partition',
+    );
     // Written once: the first spill, then the second run after it in the same file, nothing else.
-    assert.deepEqual([...bytesOf.keys()].map((f) => f.slice(f.lastIndexOf('/') + 1)), ['spill-0.out']);
+    assert.deepEqual(
+      [...bytesOf.keys()].map((f) => f.slice(f.lastIndexOf('/') + 1)),
+      ['spill-0.out'],
+    );
     assert.equal(counters.spilledRecords, records.length);
     assert.equal(counters.spilledBytes, back.dataBytes);
     assert.equal(counters.mergePasses, 0);
@@ -291,15 +366,29 @@ test('an output of two generations is published as two sorted runs, written once
     assert.deepEqual(one.back.partitions, reference);
     assert.ok(one.counters.spilledBytes > one.back.dataBytes);
     // A combiner that the merge of two spills would run again means a merge.
-    const combined = await run(join(root, 'combined'), records, { numPartitions: 3, bufferBytes: 64 << 10, combiner: (k, vs, emit) => { for (const v of vs) emit(k, v); }, minSpillsForCombine: 2 });
+    const combined = await run(join(root, 'combined'), records, {
+      numPartitions: 3,
+      bufferBytes: 64 << 10,
+      combiner: (k, vs, emit) => {
+        for (const v of vs) emit(k, v);
+      },
+      minSpillsForCombine: 2,
+    });
     assert.equal(combined.back.entries[0]!.length, 1);
-    assert.throws(() => new MapOutputBuffer({ dir: join(root, 'bad'), numPartitions: 1, maxOutputRuns: 3 }), (e: unknown) => isMinimrError(e, 'EBADJOB') && /maxOutputRuns/.test((e as Error).message));
+    assert.throws(
+      () => new MapOutputBuffer({ dir: join(root, 'bad'), numPartitions: 1, maxOutputRuns: 3 }),
+      (e: unknown) => isMinimrError(e, 'EBADJOB') && /maxOutputRuns/.test((e as Error).message),
+    );
     // The disk fills while the second run is appended: EDISKFULL, and no file is left.
     const firstRunBytes = back.entries.reduce((n, runs) => n + runs[0]!.length, 0);
     const dir = join(root, 'full');
     let error: unknown;
     try {
-      await run(dir, records, { numPartitions: 3, bufferBytes: 64 << 10, openFile: diskFullAfter(firstRunBytes + 100, () => true) });
+      await run(dir, records, {
+        numPartitions: 3,
+        bufferBytes: 64 << 10,
+        openFile: diskFullAfter(firstRunBytes + 100, () => true),
+      });
     } catch (err) {
       error = err;
     }
@@ -334,7 +423,11 @@ test('mergeFactor 2 with many spills: intermediate passes, same output', async (
   await withTempDir(async (root) => {
     const P = 2;
     const records = teraRecords(6000, P, 3);
-    const { back, counters } = await run(root + '/m', records, { numPartitions: P, bufferBytes: 64 << 10, mergeFactor: 2 });
+    const { back, counters } = await run(root + '/m', records, {
+      numPartitions: P,
+      bufferBytes: 64 << 10,
+      mergeFactor: 2,
+    });
     assert.deepEqual(back.partitions, teraReference(records, P));
     assert.ok(counters.spills > 8, `${counters.spills} spills`);
     assert.ok(counters.mergePasses >= Math.ceil(Math.log2(counters.spills)) - 1, `${counters.mergePasses} passes`);
@@ -347,7 +440,9 @@ test('a custom comparator with spills (reverse order)', async () => {
     const reverse = (a: Buffer, b: Buffer): number => Buffer.compare(b, a);
     const records = teraRecords(5000, 2, 9);
     const { back } = await run(root + '/r', records, { numPartitions: 2, bufferBytes: 64 << 10, compare: reverse });
-    const sorted = records.map((r, i) => ({ r, i })).sort((a, b) => a.r[0] - b.r[0] || reverse(a.r[1], b.r[1]) || a.i - b.i);
+    const sorted = records
+      .map((r, i) => ({ r, i }))
+      .sort((a, b) => a.r[0] - b.r[0] || reverse(a.r[1], b.r[1]) || a.i - b.i);
     const expected: string[][] = [[], []];
     for (const { r } of sorted) expected[r[0]]!.push(`${r[1].toString('hex')}:${r[2].toString('hex')}`);
     assert.deepEqual(back.partitions, expected);
@@ -396,7 +491,14 @@ test('a map emitting a chunk of records at a time that waits when mustWaitFor(ch
         };
       };
       const counters = createShuffleCounters();
-      const buffer = new MapOutputBuffer({ dir, numPartitions: 3, bufferBytes: 1 << 20, counters, ids: IDS, openFile: counting });
+      const buffer = new MapOutputBuffer({
+        dir,
+        numPartitions: 3,
+        bufferBytes: 1 << 20,
+        counters,
+        ids: IDS,
+        openFile: counting,
+      });
       for (let i = 0; i < records.length; i += CHUNK) {
         if (mustWaitBefore(buffer)) await buffer.waitForRoom();
         for (const [p, k, v] of records.slice(i, i + CHUNK)) buffer.collect(p, k, v);
@@ -407,13 +509,22 @@ test('a map emitting a chunk of records at a time that waits when mustWaitFor(ch
       return syncWrites;
     };
     assert.equal(await emitChunks(join(root, 'for'), (b) => b.mustWaitFor(CHUNK * 100)), 0, 'no synchronous spill');
-    assert.ok((await emitChunks(join(root, 'plain'), (b) => b.mustWait)) > 0, 'checking for one record only, a chunk overflows the buffer while a spill runs');
+    assert.ok(
+      (await emitChunks(join(root, 'plain'), (b) => b.mustWait)) > 0,
+      'checking for one record only, a chunk overflows the buffer while a spill runs',
+    );
   });
 });
 
 test('a budget below 64 KiB is refused with EBADJOB', () => {
-  assert.throws(() => new MapOutputBuffer({ dir: '/x', numPartitions: 1, bufferBytes: (64 << 10) - 1 }), (e: unknown) => isMinimrError(e, 'EBADJOB'));
-  assert.throws(() => new MapOutputBuffer({ dir: '/x', numPartitions: 1, bufferBytes: 64 << 10, mergeFactor: 1 }), (e: unknown) => isMinimrError(e, 'EBADJOB'));
+  assert.throws(
+    () => new MapOutputBuffer({ dir: '/x', numPartitions: 1, bufferBytes: (64 << 10) - 1 }),
+    (e: unknown) => isMinimrError(e, 'EBADJOB'),
+  );
+  assert.throws(
+    () => new MapOutputBuffer({ dir: '/x', numPartitions: 1, bufferBytes: 64 << 10, mergeFactor: 1 }),
+    (e: unknown) => isMinimrError(e, 'EBADJOB'),
+  );
 });
 
 test('a corrupt spill fails the final merge with ECHECKSUM naming the spill file and the ids', async () => {
@@ -444,7 +555,8 @@ test('a corrupt spill fails the final merge with ECHECKSUM naming the spill file
 /** Opens files normally but fails writes with ENOSPC once `limit` bytes were written to files matching `which`. */
 function diskFullAfter(limit: number, which: (path: string) => boolean): OpenSpillFile {
   let written = 0;
-  const enospc = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
+  const enospc = (): Error =>
+    Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
   return (path, existing) => {
     const file = openSpillFile(path, existing);
     const charge = (n: number): void => {
@@ -513,7 +625,10 @@ test('abort while spills are running, and while finish merges, leaves no files',
     assert.throws(() => a.collect(0, Buffer.from('k'), Buffer.from('v')));
 
     // Merging spill files only (mergeFactor 2), and spills with the buffer's last generation (default).
-    for (const [name, mergeFactor, count] of [['b', 2, 8000], ['c', 10, 3000]] as const) {
+    for (const [name, mergeFactor, count] of [
+      ['b', 2, 8000],
+      ['c', 10, 3000],
+    ] as const) {
       const b = new MapOutputBuffer({ dir: join(root, name), numPartitions: 2, bufferBytes: 64 << 10, mergeFactor });
       for (const [p, k, v] of records.slice(0, count)) b.collect(p, k, v);
       const finishing = b.finish();

@@ -17,9 +17,16 @@ import { readOutput } from './map-support.js';
 import { hex, randomBytes, referenceSort, rng, u32, withTempDir, type Rec } from './support.js';
 
 /** Reads a finished output back with the independent parsers (map-support.ts) and checks its framing. */
-async function readBack(info: MapOutputInfo, numPartitions: number, compare?: (a: Buffer, b: Buffer) => number): Promise<Array<Array<[Buffer, Buffer]>>> {
+async function readBack(
+  info: MapOutputInfo,
+  numPartitions: number,
+  compare?: (a: Buffer, b: Buffer) => number,
+): Promise<Array<Array<[Buffer, Buffer]>>> {
   const back = await readOutput(info.dataFile, info.indexFile, numPartitions, compare);
-  assert.deepEqual(back.entries, info.partitions.map((runs) => runs.map((r) => ({ ...r }))));
+  assert.deepEqual(
+    back.entries,
+    info.partitions.map((runs) => runs.map((r) => ({ ...r }))),
+  );
   return back.partitions.map((seg) =>
     seg.map((r) => {
       const [k, v] = r.split(':');
@@ -65,7 +72,10 @@ test('output equals the reference: per partition, sorted by bytes, equal keys in
     assert.equal(counters.spilledRecords, 20000);
     assert.equal(counters.spills, 1);
     assert.deepEqual((await readdir(dir)).sort(), ['file.out', 'file.out.index'], 'no temp files left');
-    assert.throws(() => buffer.collect(0, Buffer.from('a'), Buffer.from('b')), (e: unknown) => isMinimrError(e, 'EINTERNAL'));
+    assert.throws(
+      () => buffer.collect(0, Buffer.from('a'), Buffer.from('b')),
+      (e: unknown) => isMinimrError(e, 'EINTERNAL'),
+    );
   });
 });
 
@@ -90,7 +100,10 @@ test('empty output, empty keys and values, and records bigger than the write chu
     const empty = new MapOutputBuffer({ dir: join(root, 'empty'), numPartitions: 4 });
     const info = await empty.finish();
     assert.equal((await stat(info.dataFile)).size, 0);
-    assert.deepEqual((await readBack(info, 4)).map((s) => s.length), [0, 0, 0, 0]);
+    assert.deepEqual(
+      (await readBack(info, 4)).map((s) => s.length),
+      [0, 0, 0, 0],
+    );
 
     const big = new MapOutputBuffer({ dir: join(root, 'big'), numPartitions: 2 });
     const records: Rec[] = [
@@ -165,9 +178,15 @@ test('a combiner that changes the key is refused, and no output is left', async 
 test('illegal partitions are refused with ETASK', () => {
   const buffer = new MapOutputBuffer({ dir: '/nonexistent', numPartitions: 2 });
   for (const p of [-1, 2, 0.5, NaN]) {
-    assert.throws(() => buffer.collect(p, Buffer.from('k'), Buffer.from('v')), (e: unknown) => isMinimrError(e, 'ETASK'));
+    assert.throws(
+      () => buffer.collect(p, Buffer.from('k'), Buffer.from('v')),
+      (e: unknown) => isMinimrError(e, 'ETASK'),
+    );
   }
-  assert.throws(() => new MapOutputBuffer({ dir: '/x', numPartitions: 0 }), (e: unknown) => isMinimrError(e, 'EBADJOB'));
+  assert.throws(
+    () => new MapOutputBuffer({ dir: '/x', numPartitions: 0 }),
+    (e: unknown) => isMinimrError(e, 'EBADJOB'),
+  );
 });
 
 test('abort removes the output, before and after finish; remove helpers clean up', async () => {
@@ -243,9 +262,19 @@ test('byte order holds for keys that differ only in zero bytes, length, or past 
 
 test('byte order within a small sort bucket: keys sharing their first 4 bytes, differing at bytes 4 and 5, in length, or past byte 6', async () => {
   await withTempDir(async (root) => {
-    const keys = ['abcd', 'abcd\0', 'abcd\x01', 'abcd\x01\0', 'abcd\x01\x02', 'abcd\x01\x02\0', 'abcd\x01\x02\x03', 'abcd\x01\x02\x02\xff', 'abcd\xff', 'abcd\xff\xff\x01', 'abcd\0\xff'].map((k) =>
-      Buffer.from(k, 'latin1'),
-    );
+    const keys = [
+      'abcd',
+      'abcd\0',
+      'abcd\x01',
+      'abcd\x01\0',
+      'abcd\x01\x02',
+      'abcd\x01\x02\0',
+      'abcd\x01\x02\x03',
+      'abcd\x01\x02\x02\xff',
+      'abcd\xff',
+      'abcd\xff\xff\x01',
+      'abcd\0\xff',
+    ].map((k) => Buffer.from(k, 'latin1'));
     const rand = rng(12);
     for (let round = 0; round < 20; round++) {
       // At most 30 records share the top key bits: one bucket, sorted in small arrays.
@@ -269,20 +298,35 @@ test('byte order with skewed and uniform keys at partition counts from 1 to past
   await withTempDir(async (root) => {
     for (const numPartitions of [1, 2, 3, 300, 32768, 40000]) {
       const rand = rng(numPartitions);
-      const shared = [Buffer.from('th'), Buffer.from('the'), Buffer.from('thesis'), Buffer.from('thesis-'), Buffer.alloc(0)];
+      const shared = [
+        Buffer.from('th'),
+        Buffer.from('the'),
+        Buffer.from('thesis'),
+        Buffer.from('thesis-'),
+        Buffer.alloc(0),
+      ];
       const records: Rec[] = [];
       const buffer = new MapOutputBuffer({ dir: join(root, `p${numPartitions}`), numPartitions });
       for (let i = 0; i < 6000; i++) {
         const key =
-          rand() < 0.7 ? Buffer.concat([shared[Math.floor(rand() * shared.length)]!, randomBytes(rand, 3, 3)]) : randomBytes(rand, 12);
-        const partition = numPartitions > 1000 ? Math.floor(rand() * 8) * Math.floor(numPartitions / 8) : Math.floor(rand() * numPartitions);
+          rand() < 0.7
+            ? Buffer.concat([shared[Math.floor(rand() * shared.length)]!, randomBytes(rand, 3, 3)])
+            : randomBytes(rand, 12);
+        const partition =
+          numPartitions > 1000
+            ? Math.floor(rand() * 8) * Math.floor(numPartitions / 8)
+            : Math.floor(rand() * numPartitions);
         const r = { partition, key, value: u32(i) };
         records.push(r);
         buffer.collect(partition, key, r.value);
       }
       const info = await buffer.finish();
       const back = await readOutput(info.dataFile, info.indexFile, numPartitions);
-      assert.deepEqual(back.partitions, perPartition(referenceSort(records), numPartitions), `${numPartitions} partitions`);
+      assert.deepEqual(
+        back.partitions,
+        perPartition(referenceSort(records), numPartitions),
+        `${numPartitions} partitions`,
+      );
     }
   });
 });
@@ -306,7 +350,10 @@ async function collectRangeCase(mode: 'chunk' | 'records'): Promise<void> {
     const KEY = 10;
     const records: Rec[] = [];
     for (let c = 0; c < 40; c++) {
-      const chunk = mode === 'chunk' ? Buffer.alloc(RECORD * 100) : memories[c % 2]!.subarray(3 + (c % 4) * 1021, 3 + (c % 4) * 1021 + RECORD * 100);
+      const chunk =
+        mode === 'chunk'
+          ? Buffer.alloc(RECORD * 100)
+          : memories[c % 2]!.subarray(3 + (c % 4) * 1021, 3 + (c % 4) * 1021 + RECORD * 100);
       for (let i = 0; i < chunk.length; i++) chunk[i] = Math.floor(rand() * 256);
       // Duplicate keys: every 7th record repeats the chunk's first key.
       for (let at = 7 * RECORD; at < chunk.length; at += 7 * RECORD) chunk.copy(chunk, at, 0, KEY);

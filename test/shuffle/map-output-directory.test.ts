@@ -7,7 +7,16 @@ import { MapOutputDirectory } from '../../src/shuffle/map-output-directory.js';
 import { mapOutputPaths } from '../../src/shuffle/paths.js';
 import { ReduceShuffle } from '../../src/shuffle/reduce-shuffle.js';
 import type { MapOutputLocation } from '../../src/shuffle/types.js';
-import { JOB, SECRET, referenceInput, startWorker, stopWorker, twoWorkers, writeMapOutput, writeMaps } from './map-outputs.js';
+import {
+  JOB,
+  SECRET,
+  referenceInput,
+  startWorker,
+  stopWorker,
+  twoWorkers,
+  writeMapOutput,
+  writeMaps,
+} from './map-outputs.js';
 import { withTempDir } from './support.js';
 
 function loc(mapIndex: number, attempt = 0, workerId = 'w1'): MapOutputLocation {
@@ -17,7 +26,8 @@ function loc(mapIndex: number, attempt = 0, workerId = 'w1'): MapOutputLocation 
 /** What the directory hands out until it has nothing more now, as "map:partition@attempt". */
 function drain(d: MapOutputDirectory): string[] {
   const out: string[] = [];
-  for (let item = d.take(); item; item = d.take()) out.push(`${item.loc.mapIndex}:${item.partition}@${item.loc.attemptId.slice(-1)}`);
+  for (let item = d.take(); item; item = d.take())
+    out.push(`${item.loc.mapIndex}:${item.partition}@${item.loc.attemptId.slice(-1)}`);
   return out;
 }
 
@@ -31,7 +41,7 @@ describe('MapOutputDirectory: the work of a reduce that learns its map outputs a
     assert.deepEqual(drain(d), ['3:1@0', '3:3@0']);
   });
 
-  it('a lost output\'s unstarted segments wait for the map\'s next output; fetched ones are kept', () => {
+  it("a lost output's unstarted segments wait for the map's next output; fetched ones are kept", () => {
     const d = new MapOutputDirectory({ mapsTotal: 2, partitions: [0, 1], locations: [loc(0), loc(1)] });
     const first = d.take()!; // 0:0
     d.fetched(first);
@@ -58,7 +68,7 @@ describe('MapOutputDirectory: the work of a reduce that learns its map outputs a
     assert.deepEqual(drain(d), ['0:0@2']);
   });
 
-  it('is finished once every map\'s partitions are fetched; segments fetched while maps were missing are early', () => {
+  it("is finished once every map's partitions are fetched; segments fetched while maps were missing are early", () => {
     const d = new MapOutputDirectory({ mapsTotal: 2, partitions: [0], locations: [loc(1)] });
     d.fetched(d.take()!);
     assert.equal(d.earlySegments, 1);
@@ -72,9 +82,18 @@ describe('MapOutputDirectory: the work of a reduce that learns its map outputs a
 
   it('refuses a map index outside the job and two outputs of one map at launch (EINTERNAL)', () => {
     const d = new MapOutputDirectory({ mapsTotal: 2, partitions: [0] });
-    assert.throws(() => d.add(loc(2)), (e: unknown) => isMinimrError(e, 'EINTERNAL'));
-    assert.throws(() => new MapOutputDirectory({ mapsTotal: 2, partitions: [0], locations: [loc(0), loc(0, 1)] }), (e: unknown) => isMinimrError(e, 'EINTERNAL'));
-    assert.throws(() => d.add({ ...loc(0), attemptId: '../etc' }), (e: unknown) => isMinimrError(e, 'EBADPATH'));
+    assert.throws(
+      () => d.add(loc(2)),
+      (e: unknown) => isMinimrError(e, 'EINTERNAL'),
+    );
+    assert.throws(
+      () => new MapOutputDirectory({ mapsTotal: 2, partitions: [0], locations: [loc(0), loc(0, 1)] }),
+      (e: unknown) => isMinimrError(e, 'EINTERNAL'),
+    );
+    assert.throws(
+      () => d.add({ ...loc(0), attemptId: '../etc' }),
+      (e: unknown) => isMinimrError(e, 'EBADPATH'),
+    );
   });
 });
 
@@ -88,10 +107,23 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
         const { mapRecords, locations, entries } = await writeMaps([a, b], { sizes: SIZES, numReduces: 2, seed: 11 });
         const rawTotal = entries.reduce((n, e) => n + e[1]!.rawLength, 0);
         for (const bufferBytes of [rawTotal * 2, Math.ceil(rawTotal / 4)]) {
-          const directory = new MapOutputDirectory({ mapsTotal: SIZES.length, partitions: [1], locations: locations.slice(0, 2) });
+          const directory = new MapOutputDirectory({
+            mapsTotal: SIZES.length,
+            partitions: [1],
+            locations: locations.slice(0, 2),
+          });
           const counters = createShuffleCounters();
           const workDir = join(tmp, `work-${bufferBytes}`);
-          const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 1, directory, workDir, bufferBytes, concurrency: 2, counters });
+          const rs = new ReduceShuffle({
+            jobId: JOB,
+            shuffleSecret: SECRET,
+            reduceIndex: 1,
+            directory,
+            workDir,
+            bufferBytes,
+            concurrency: 2,
+            counters,
+          });
           try {
             const running = rs.run();
             // The other maps finish one by one while the reduce runs; the last one comes once all others are fetched.
@@ -103,7 +135,10 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
             directory.add(locations.at(-1)!);
             const out = [...(await running)].map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`);
             assert.deepEqual(out, referenceInput(mapRecords, 1));
-            assert.ok(counters.peakBufferBytes <= bufferBytes, `peak ${counters.peakBufferBytes} within the budget ${bufferBytes}`);
+            assert.ok(
+              counters.peakBufferBytes <= bufferBytes,
+              `peak ${counters.peakBufferBytes} within the budget ${bufferBytes}`,
+            );
           } finally {
             await rs.close();
           }
@@ -115,13 +150,17 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
     });
   });
 
-  it('an output lost while it is fetched, or before, is read from the map\'s re-run: no EFETCH, same input', async () => {
+  it("an output lost while it is fetched, or before, is read from the map's re-run: no EFETCH, same input", async () => {
     await withTempDir(async (tmp) => {
       const [a, b] = await twoWorkers(tmp);
       // Slow enough that the fetch is surely in flight when the test loses its output, however loaded the machine.
       const slow = await startWorker('wS', join(tmp, 's'), 10_000);
       try {
-        const { mapRecords, locations } = await writeMaps([a, b], { sizes: [300, 400, 500, 200], numReduces: 1, seed: 12 });
+        const { mapRecords, locations } = await writeMaps([a, b], {
+          sizes: [300, 400, 500, 200],
+          numReduces: 1,
+          seed: 12,
+        });
         // Map 1's first output is on the slow worker; its re-run lands on worker B.
         const first = { ...locations[1]!, attemptId: 'attempt_m1_0', workerId: slow.workerId, dataPort: slow.port };
         await writeMapOutput(mapOutputPaths(slow.rootDir, JOB, first.attemptId).dir, mapRecords[1]!, 1);
@@ -133,7 +172,17 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
         await writeMapOutput(mapOutputPaths(a.rootDir, JOB, rerun3.attemptId).dir, mapRecords[3]!, 1);
 
         const directory = new MapOutputDirectory({ mapsTotal: 4, partitions: [0], locations: [first, locations[0]!] });
-        const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, directory, workDir: join(tmp, 'work'), bufferBytes: 1 << 20, concurrency: 2, retries: 1, backoffMs: 10 });
+        const rs = new ReduceShuffle({
+          jobId: JOB,
+          shuffleSecret: SECRET,
+          reduceIndex: 0,
+          directory,
+          workDir: join(tmp, 'work'),
+          bufferBytes: 1 << 20,
+          concurrency: 2,
+          retries: 1,
+          backoffMs: 10,
+        });
         try {
           const running = rs.run();
           while (slow.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
@@ -168,11 +217,23 @@ describe('ReduceShuffle launched before the last map (slow start)', () => {
         const { locations } = await writeMaps([a], { sizes: [100, 100], numReduces: 1, seed: 13 });
         const directory = new MapOutputDirectory({ mapsTotal: 3, partitions: [0], locations });
         const gone = { ...locations[0]!, mapIndex: 2, attemptId: 'attempt_m2_0' };
-        const rs = new ReduceShuffle({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, directory, workDir: join(tmp, 'work'), bufferBytes: 1 << 20, retries: 0 });
+        const rs = new ReduceShuffle({
+          jobId: JOB,
+          shuffleSecret: SECRET,
+          reduceIndex: 0,
+          directory,
+          workDir: join(tmp, 'work'),
+          bufferBytes: 1 << 20,
+          retries: 0,
+        });
         try {
           const running = rs.run();
           directory.add(gone);
-          await assert.rejects(running, (e: unknown) => isMinimrError(e, 'EFETCH') && e.details.mapIndex === 2 && e.details.attemptId === 'attempt_m2_0');
+          await assert.rejects(
+            running,
+            (e: unknown) =>
+              isMinimrError(e, 'EFETCH') && e.details.mapIndex === 2 && e.details.attemptId === 'attempt_m2_0',
+          );
         } finally {
           await rs.close();
         }

@@ -38,7 +38,15 @@ export interface Worker {
 /** A worker's data server as the runtime would mount it: shuffle handler first, 404 otherwise. */
 export async function startWorker(workerId: string, rootDir: string, delayMs = 0): Promise<Worker> {
   const handler = createShuffleRequestHandler({ rootDir, jobSecret: (jobId) => (jobId === JOB ? SECRET : undefined) });
-  const worker: Worker = { workerId, rootDir, server: createServer(), port: 0, requests: [], inFlight: 0, maxInFlight: 0 };
+  const worker: Worker = {
+    workerId,
+    rootDir,
+    server: createServer(),
+    port: 0,
+    requests: [],
+    inFlight: 0,
+    maxInFlight: 0,
+  };
   worker.server.on('request', (req, res) => {
     worker.requests.push(req.url ?? '');
     worker.inFlight++;
@@ -139,10 +147,23 @@ export async function writeMaps(workers: readonly Worker[], spec: MapSpec) {
     for (let i = 0; i < spec.sizes[m]!; i++) {
       const key = randomBytes(rand, spec.keyLen ?? 3, 5);
       // The value says where the record came from (map, emission index), plus some padding.
-      const value = Buffer.concat([u32(m), u32(i), Buffer.alloc(Math.floor(rand() * (spec.valueLen ?? 24)), 0x61 + (i % 26))]);
+      const value = Buffer.concat([
+        u32(m),
+        u32(i),
+        Buffer.alloc(Math.floor(rand() * (spec.valueLen ?? 24)), 0x61 + (i % 26)),
+      ]);
       records.push({ partition: hashPartition(key, spec.numReduces), key, value });
     }
-    entries.push(await writeMapOutput(mapOutputPaths(w.rootDir, JOB, attemptId).dir, records, spec.numReduces, lz4Codec, 2048, spec.runs));
+    entries.push(
+      await writeMapOutput(
+        mapOutputPaths(w.rootDir, JOB, attemptId).dir,
+        records,
+        spec.numReduces,
+        lz4Codec,
+        2048,
+        spec.runs,
+      ),
+    );
     mapRecords.push(records);
     locations.push({ mapIndex: m, attemptId, workerId: w.workerId, host: '127.0.0.1', dataPort: w.port });
   }

@@ -12,8 +12,6 @@ export { parseIndexV3, type IndexEntry } from './support.js';
 
 const lz4 = createRequire(import.meta.url)('lz4-napi') as { uncompressSync(b: Buffer): Buffer };
 
-
-
 /** Raw record bytes of a segment of frames: u32 raw | u32 stored | u32 crc | u8 codec | 3 zero bytes. */
 export function unframe(seg: Buffer): Buffer {
   const parts: Buffer[] = [];
@@ -77,14 +75,17 @@ export async function readOutput(
       assert.equal(raw.length, e.rawLength, 'rawLength');
       const records = parseSegment(raw);
       assert.equal(records.length, e.records);
-      for (let i = 1; i < records.length; i++) assert.ok(compare(records[i - 1]![0], records[i]![0]) <= 0, `run ${r} of partition ${p} is sorted`);
+      for (let i = 1; i < records.length; i++)
+        assert.ok(compare(records[i - 1]![0], records[i]![0]) <= 0, `run ${r} of partition ${p} is sorted`);
       runs[p]!.push(records.map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`));
       expected += e.length;
     }
   }
   assert.equal(data.length, expected);
   for (const partitionRuns of runs) {
-    const tagged = partitionRuns.flatMap((records) => records.map((text) => ({ key: Buffer.from(text.slice(0, text.indexOf(':')), 'hex'), text })));
+    const tagged = partitionRuns.flatMap((records) =>
+      records.map((text) => ({ key: Buffer.from(text.slice(0, text.indexOf(':')), 'hex'), text })),
+    );
     // Array.prototype.sort is stable: equal keys keep run order.
     partitions.push(tagged.sort((a, b) => compare(a.key, b.key)).map((r) => r.text));
   }

@@ -58,7 +58,10 @@ test('groupByKey matches a Map-based reference, lazily and with counters', () =>
   const counters = createShuffleCounters();
   const got = new Map<string, string[]>();
   for (const group of groupByKey(mergeSortedRuns(runs), Buffer.compare, counters)) {
-    got.set(group.key.toString('hex'), [...group.values].map((v) => v.toString('hex')));
+    got.set(
+      group.key.toString('hex'),
+      [...group.values].map((v) => v.toString('hex')),
+    );
   }
   assert.deepEqual([...got.keys()], [...reference.keys()], 'groups in key order');
   assert.deepEqual(got, reference);
@@ -75,7 +78,10 @@ test('groupByKey matches a Map-based reference, lazily and with counters', () =>
     assert.equal(first.done, false);
     firstValues.push((first.value as Buffer).toString('hex'));
   }
-  assert.deepEqual(firstValues, [...reference.values()].map((vs) => vs[0]));
+  assert.deepEqual(
+    firstValues,
+    [...reference.values()].map((vs) => vs[0]),
+  );
   assert.equal(skipCounters.reduceInputRecords, sorted.length);
   assert.deepEqual([...groups[0]!.values], []);
 });
@@ -111,7 +117,10 @@ test('applyCombiner combines each key group and refuses a changed key', () => {
       counters,
     ),
   ];
-  assert.deepEqual(out.map(([k, v]) => `${k}=${v.readUInt32BE(0)}`), ['a=4', 'c=6']);
+  assert.deepEqual(
+    out.map(([k, v]) => `${k}=${v.readUInt32BE(0)}`),
+    ['a=4', 'c=6'],
+  );
   assert.equal(counters.combineInputRecords, 6);
   assert.equal(counters.combineOutputRecords, 2);
   assert.throws(

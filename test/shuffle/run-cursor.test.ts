@@ -7,8 +7,6 @@ import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } fr
 import { compareBytes } from '../../src/shuffle/bytes-compare.js';
 import { buildSegment, frame, randomBytes, rng, varint, withTempDir } from './support.js';
 
-
-
 type Rec = { key: Buffer; value: Buffer; tag: number };
 
 function readAll(cursor: RecordCursor): Rec[] {
@@ -30,7 +28,10 @@ test('a cursor reads records with multi-byte lengths, constant tags and tags ins
   }
   const plain = buildSegment(records.map((r) => [r.key, r.value]));
   const constant = readAll(new RecordCursor(bufferFeed(plain), 7, 0));
-  assert.deepEqual(constant, records.map((r) => ({ ...r, tag: 7 })));
+  assert.deepEqual(
+    constant,
+    records.map((r) => ({ ...r, tag: 7 })),
+  );
 
   // Tagged: the value as stored is varint(tag) + value.
   const tagged = buildSegment(records.map((r) => [r.key, Buffer.concat([varint(r.tag), r.value])]));
@@ -57,7 +58,8 @@ test('a file feed reads compressed and stored frames; views handed out stay vali
     for (let f = 0; f < 12; f++) {
       const part: Array<[Buffer, Buffer]> = [];
       const n = 1 + f * f * 40;
-      for (let i = 0; i < n; i++) part.push([randomBytes(rand, 10, 4), Buffer.from(`value ${f}/${i}`.repeat(1 + (i % 7)))]);
+      for (let i = 0; i < n; i++)
+        part.push([randomBytes(rand, 10, 4), Buffer.from(`value ${f}/${i}`.repeat(1 + (i % 7)))]);
       records.push(...part);
       frames.push(frame(buildSegment(part), f % 2 === 0));
     }
@@ -78,16 +80,25 @@ test('a file feed reads compressed and stored frames; views handed out stay vali
     bad[frames[0]!.length + 40] ^= 0xff;
     await writeFile(path, bad);
     const broken = new RecordCursor(new FileFrameFeed(path, 0, bad.length), 0, 0);
-    assert.throws(() => readAll(broken), (e: unknown) => isMinimrError(e, 'ECHECKSUM') && (e as Error).message.includes(path));
+    assert.throws(
+      () => readAll(broken),
+      (e: unknown) => isMinimrError(e, 'ECHECKSUM') && (e as Error).message.includes(path),
+    );
   });
 });
 
 test('a record running past its frame is malformed (EPROTOCOL)', () => {
   const seg = buildSegment([[Buffer.from('key'), Buffer.from('value')]]);
   const cursor = new RecordCursor(bufferFeed(seg.subarray(0, seg.length - 1)), 0, 0);
-  assert.throws(() => cursor.advance(), (e: unknown) => isMinimrError(e, 'EPROTOCOL'));
+  assert.throws(
+    () => cursor.advance(),
+    (e: unknown) => isMinimrError(e, 'EPROTOCOL'),
+  );
   const badTag = buildSegment([[Buffer.from('key'), Buffer.from([0x80, 0x80])]]);
-  assert.throws(() => new RecordCursor(bufferFeed(badTag), TAG_IN_VALUE, 0).advance(), (e: unknown) => isMinimrError(e, 'EPROTOCOL'));
+  assert.throws(
+    () => new RecordCursor(bufferFeed(badTag), TAG_IN_VALUE, 0).advance(),
+    (e: unknown) => isMinimrError(e, 'EPROTOCOL'),
+  );
 });
 
 test('CursorMerge orders by key, then tag, then run order, as a stable sort of all records does', () => {
@@ -108,11 +119,15 @@ test('CursorMerge orders by key, then tag, then run order, as a stable sort of a
         .sort((a, b) => compare(a.key, b.key) || a.tag - b.tag || a.order - b.order)
         .map((r) => `${r.key.toString('hex')}:${r.value}`);
       const merge = new CursorMerge(
-        runs.map((run, order) => new RecordCursor(bufferFeed(buildSegment(run.map((r) => [r.key, r.value]))), run[0]?.tag ?? 0, order)),
+        runs.map(
+          (run, order) =>
+            new RecordCursor(bufferFeed(buildSegment(run.map((r) => [r.key, r.value]))), run[0]?.tag ?? 0, order),
+        ),
         compare,
       );
       const got: string[] = [];
-      for (let c = merge.first(); c !== undefined; c = merge.next()) got.push(`${c.key().toString('hex')}:${c.value()}`);
+      for (let c = merge.first(); c !== undefined; c = merge.next())
+        got.push(`${c.key().toString('hex')}:${c.value()}`);
       merge.close();
       assert.deepEqual(got, reference, `seed ${seed}`);
     }

@@ -10,19 +10,43 @@ import { decodeSegment } from '../../src/shuffle/frames.js';
 import { groupByKey, mergeSortedRuns } from '../../src/shuffle/merger.js';
 import { mapOutputPaths } from '../../src/shuffle/paths.js';
 import { SegmentReader } from '../../src/shuffle/record-format.js';
-import { SHUFFLE_HASH_HEADER, SHUFFLE_REPLY_HEADER, shuffleReplyHash, shuffleRequestHash } from '../../src/shuffle/shuffle-secret.js';
+import {
+  SHUFFLE_HASH_HEADER,
+  SHUFFLE_REPLY_HEADER,
+  shuffleReplyHash,
+  shuffleRequestHash,
+} from '../../src/shuffle/shuffle-secret.js';
 import type { MapOutputLocation } from '../../src/shuffle/types.js';
 import { isMinimrError, type MinimrError } from '../../src/errors.js';
 import { parseIndex, withTempDir } from './support.js';
-import { assertFetchFailure, flipByte, JOB, SECRET, referenceInput, startWorker, stopWorker, writeMapOutput, writeMaps as writeMapsWith, type Worker } from './map-outputs.js';
+import {
+  assertFetchFailure,
+  flipByte,
+  JOB,
+  SECRET,
+  referenceInput,
+  startWorker,
+  stopWorker,
+  writeMapOutput,
+  writeMaps as writeMapsWith,
+  type Worker,
+} from './map-outputs.js';
 
 /** `numMaps` map outputs of 200-1000 records, alternating between the workers. */
 function writeMaps(workers: Worker[], numMaps: number, numReduces: number, seed: number) {
-  return writeMapsWith(workers, { sizes: Array.from({ length: numMaps }, (_, m) => 200 + ((m * 337 + seed * 101) % 800)), numReduces, seed });
+  return writeMapsWith(workers, {
+    sizes: Array.from({ length: numMaps }, (_, m) => 200 + ((m * 337 + seed * 101) % 800)),
+    numReduces,
+    seed,
+  });
 }
 
 /** A request as JOB's reducers send it: hashed with JOB's shuffle secret. */
-function get(port: number, path: string, method = 'GET'): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+function get(
+  port: number,
+  path: string,
+  method = 'GET',
+): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const headers = { [SHUFFLE_HASH_HEADER]: shuffleRequestHash(SECRET, path.split('?')[0]!) };
     const req = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
@@ -49,14 +73,18 @@ test('fetcher gets every map output for each reduce: remote over HTTP, local fro
       for (let r = 0; r < numReduces; r++) {
         const counters = createShuffleCounters();
         const segments = await fetchMapOutputs({
-          jobId: JOB, shuffleSecret: SECRET,
+          jobId: JOB,
+          shuffleSecret: SECRET,
           reduceIndex: r,
           locations: shuffled,
           concurrency: 2,
           local: { workerId: 'wA', rootDir: a.rootDir },
           counters,
         });
-        assert.deepEqual(segments.map((s) => s.mapIndex), [0, 1, 2, 3, 4, 5, 6]);
+        assert.deepEqual(
+          segments.map((s) => s.mapIndex),
+          [0, 1, 2, 3, 4, 5, 6],
+        );
         for (const s of segments) {
           const loc = locations[s.mapIndex]!;
           assert.equal(s.attemptId, loc.attemptId);
@@ -72,11 +100,15 @@ test('fetcher gets every map output for each reduce: remote over HTTP, local fro
           if (s.local) localBytes += s.data.length;
           else remoteBytes += s.data.length;
         }
-        assert.equal(counters.shuffleBytesLocal + counters.shuffleBytesRemote, segments.reduce((n, s) => n + s.data.length, 0));
+        assert.equal(
+          counters.shuffleBytesLocal + counters.shuffleBytesRemote,
+          segments.reduce((n, s) => n + s.data.length, 0),
+        );
         assert.ok(counters.shuffleBytesLocal > 0 && counters.shuffleBytesRemote > 0);
         // The reduce input (merge of all segments) equals the reference: this partition's records of
         // all maps, sorted by key, equal keys in map order then emission order.
-        const readers = (): SegmentReader[] => segments.map((s) => new SegmentReader(decodeSegment(s.data, { name: `map ${s.mapIndex}` })));
+        const readers = (): SegmentReader[] =>
+          segments.map((s) => new SegmentReader(decodeSegment(s.data, { name: `map ${s.mapIndex}` })));
         const merged = [...mergeSortedRuns(readers())].map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`);
         const expected = referenceInput(mapRecords, r);
         assert.deepEqual(merged, expected);
@@ -106,14 +138,21 @@ test('handler: headers, 404 JSON for missing output, 400 for bad partitions, fal
       assert.equal(ok.status, 200);
       assert.equal(ok.headers['x-minimr-records'], String(entry.records));
       assert.equal(ok.headers['x-minimr-length'], String(entry.length));
-      assert.equal(ok.headers['x-minimr-runs'], `${entry.length}:${entries[0]![1]!.rawLength}:${entry.records}:${entry.crc32}`);
+      assert.equal(
+        ok.headers['x-minimr-runs'],
+        `${entry.length}:${entries[0]![1]!.rawLength}:${entry.records}:${entry.crc32}`,
+      );
       assert.equal(ok.headers['x-minimr-raw-length'], String(entries[0]![1]!.rawLength));
       assert.ok(entries[0]![1]!.rawLength > entry.length, 'served as stored: compressed frames');
       assert.equal(ok.body.length, entry.length);
 
       const missing = await get(w.port, `/shuffle/${JOB}/attempt_nope/0`);
       assert.equal(missing.status, 404);
-      const body = JSON.parse(missing.body.toString()) as { code: string; message: string; details: Record<string, unknown> };
+      const body = JSON.parse(missing.body.toString()) as {
+        code: string;
+        message: string;
+        details: Record<string, unknown>;
+      };
       assert.equal(body.code, 'EFETCH');
       assert.equal(typeof body.message, 'string');
       assert.equal(body.details.attemptId, 'attempt_nope');
@@ -136,7 +175,11 @@ test('hostile URLs get 400 and never reach a file, even one planted where traver
     const w = await startWorker('w', rootDir);
     try {
       // A valid map output at <tmp>/a, i.e. what jobId ".." + attemptId "a" would resolve to from rootDir.
-      await writeMapOutput(join(tmp, 'a'), [{ partition: 0, key: Buffer.from('secret'), value: Buffer.from('data') }], 1);
+      await writeMapOutput(
+        join(tmp, 'a'),
+        [{ partition: 0, key: Buffer.from('secret'), value: Buffer.from('data') }],
+        1,
+      );
       for (const path of [
         '/shuffle/../../etc/passwd/0',
         '/shuffle/../a/0',
@@ -173,7 +216,15 @@ test('a corrupted segment byte on disk fails with EFETCH after the retries (remo
 
       const started = Date.now();
       await assert.rejects(
-        fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 1, locations, concurrency: 2, retries: 2, backoffMs: 20 }),
+        fetchMapOutputs({
+          jobId: JOB,
+          shuffleSecret: SECRET,
+          reduceIndex: 1,
+          locations,
+          concurrency: 2,
+          retries: 2,
+          backoffMs: 20,
+        }),
         (err) => assertFetchFailure(err, bad, 1),
       );
       assert.equal(w.requests.filter((u) => u === badUrl).length, 3, 'first try + 2 retries');
@@ -185,7 +236,15 @@ test('a corrupted segment byte on disk fails with EFETCH after the retries (remo
 
       // Same corruption read through the local short-circuit.
       await assert.rejects(
-        fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 1, locations, retries: 1, backoffMs: 1, local: { workerId: 'wR', rootDir: w.rootDir } }),
+        fetchMapOutputs({
+          jobId: JOB,
+          shuffleSecret: SECRET,
+          reduceIndex: 1,
+          locations,
+          retries: 1,
+          backoffMs: 1,
+          local: { workerId: 'wR', rootDir: w.rootDir },
+        }),
         (err) => assertFetchFailure(err, bad, 1),
       );
     } finally {
@@ -207,7 +266,14 @@ test('a missing map output fails with EFETCH at once (remote 404 and local), nam
       );
       assert.equal(w.requests.filter((u) => u.includes(gone.attemptId)).length, 1, 'a 404 is not retried');
       await assert.rejects(
-        fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, backoffMs: 1000, local: { workerId: 'wM', rootDir: w.rootDir } }),
+        fetchMapOutputs({
+          jobId: JOB,
+          shuffleSecret: SECRET,
+          reduceIndex: 0,
+          locations,
+          backoffMs: 1000,
+          local: { workerId: 'wM', rootDir: w.rootDir },
+        }),
         (err) => assertFetchFailure(err, gone, 0),
       );
     } finally {
@@ -220,7 +286,11 @@ test('a segment of two runs: each run checked against its own crc32; headers who
   await withTempDir(async (tmp) => {
     // A real two-run map output, served by a worker that knows the secret but may lie in its headers.
     const dir = join(tmp, 'm');
-    const records = Array.from({ length: 400 }, (_, i) => ({ partition: 0, key: Buffer.from(`k${(i * 7919) % 400}`), value: Buffer.from(`v${i}`) }));
+    const records = Array.from({ length: 400 }, (_, i) => ({
+      partition: 0,
+      key: Buffer.from(`k${(i * 7919) % 400}`),
+      value: Buffer.from(`v${i}`),
+    }));
     const [written] = await writeMapOutput(dir, records, 1, lz4Codec, 512, 2);
     const [run0, run1] = written!.runs;
     const body = (await readFile(join(dir, 'file.out'))).subarray(run0!.offset, run1!.offset + run1!.length);
@@ -240,11 +310,21 @@ test('a segment of two runs: each run checked against its own crc32; headers who
       res.writeHead(200, headers).end(payload);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const loc: MapOutputLocation = { mapIndex: 0, attemptId: 'attempt_m0_0', workerId: 'w', host: '127.0.0.1', dataPort: (server.address() as { port: number }).port };
-    const fetch = () => fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations: [loc], retries: 0 });
+    const loc: MapOutputLocation = {
+      mapIndex: 0,
+      attemptId: 'attempt_m0_0',
+      workerId: 'w',
+      host: '127.0.0.1',
+      dataPort: (server.address() as { port: number }).port,
+    };
+    const fetch = () =>
+      fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations: [loc], retries: 0 });
     try {
       const [segment] = await fetch();
-      assert.deepEqual(segment!.runs, [run0, run1].map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })));
+      assert.deepEqual(
+        segment!.runs,
+        [run0, run1].map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })),
+      );
       assert.ok(segment!.data.equals(body));
       const refused = async (why: RegExp): Promise<void> => {
         await assert.rejects(fetch(), (err) => assertFetchFailure(err, loc, 0) && why.test((err as Error).message));
@@ -254,7 +334,13 @@ test('a segment of two runs: each run checked against its own crc32; headers who
       payload[run0!.length + 20] ^= 1;
       await refused(/crc32 mismatch .*\(run 2 of 2\)/);
       payload = body;
-      for (const bad of [undefined, 'garbage', `${honest},${honest.split(',')[0]}`, `${run0!.length}:1:2:${2 ** 32}`, '-1:0:0:0']) {
+      for (const bad of [
+        undefined,
+        'garbage',
+        `${honest},${honest.split(',')[0]}`,
+        `${run0!.length}:1:2:${2 ** 32}`,
+        '-1:0:0:0',
+      ]) {
         runsHeader = bad;
         await refused(/lacks the segment headers/);
       }
@@ -288,7 +374,13 @@ test('the caller can cancel a fetch (EKILLED)', async () => {
     try {
       const { locations } = await writeMaps([w], 2, 1, 6);
       const ac = new AbortController();
-      const pending = fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations, signal: ac.signal });
+      const pending = fetchMapOutputs({
+        jobId: JOB,
+        shuffleSecret: SECRET,
+        reduceIndex: 0,
+        locations,
+        signal: ac.signal,
+      });
       setTimeout(() => ac.abort(), 50);
       await assert.rejects(pending, (e: unknown) => isMinimrError(e, 'EKILLED'));
     } finally {

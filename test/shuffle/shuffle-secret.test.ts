@@ -8,7 +8,11 @@ import type { MapOutputLocation } from '../../src/shuffle/types.js';
 import { withTempDir } from './support.js';
 import { assertFetchFailure, JOB, SECRET, startWorker, stopWorker, writeMaps } from './map-outputs.js';
 
-function get(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; code: string; bytes: number }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; code: string; bytes: number }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -43,7 +47,10 @@ test("a job's map output is served only to fetches hashed with that job's secret
         ['no hash', {}],
         ['garbage', { [SHUFFLE_HASH_HEADER]: 'x' }],
         ["another job's secret", { [SHUFFLE_HASH_HEADER]: shuffleRequestHash(otherJobsSecret, path) }],
-        ['the hash of another partition', { [SHUFFLE_HASH_HEADER]: shuffleRequestHash(SECRET, `/shuffle/${JOB}/${locations[0]!.attemptId}/0`) }],
+        [
+          'the hash of another partition',
+          { [SHUFFLE_HASH_HEADER]: shuffleRequestHash(SECRET, `/shuffle/${JOB}/${locations[0]!.attemptId}/0`) },
+        ],
       ];
       for (const [what, headers] of refused) {
         const answer = await get(w.port, path, headers);
@@ -52,7 +59,9 @@ test("a job's map output is served only to fetches hashed with that job's secret
       }
       // A job this worker never ran is refused the same way, without saying whether output exists.
       const unknownPath = `/shuffle/job_other/${locations[0]!.attemptId}/1`;
-      const unknown = await get(w.port, unknownPath, { [SHUFFLE_HASH_HEADER]: shuffleRequestHash(otherJobsSecret, unknownPath) });
+      const unknown = await get(w.port, unknownPath, {
+        [SHUFFLE_HASH_HEADER]: shuffleRequestHash(otherJobsSecret, unknownPath),
+      });
       assert.equal(unknown.status, 403);
 
       // Another job's reducer, knowing only its own secret, cannot fetch: EFETCH naming the map.
@@ -60,7 +69,13 @@ test("a job's map output is served only to fetches hashed with that job's secret
         fetchMapOutputs({ jobId: JOB, shuffleSecret: otherJobsSecret, reduceIndex: 1, locations, retries: 0 }),
         (err) => assertFetchFailure(err, locations[0]!, 1),
       );
-      const fetched = await fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 1, locations, retries: 0 });
+      const fetched = await fetchMapOutputs({
+        jobId: JOB,
+        shuffleSecret: SECRET,
+        reduceIndex: 1,
+        locations,
+        retries: 0,
+      });
       assert.equal(fetched.length, 2);
     } finally {
       await stopWorker(w);
@@ -71,13 +86,30 @@ test("a job's map output is served only to fetches hashed with that job's secret
 test('a reducer does not take a segment from a server that cannot prove it knows the secret', async () => {
   // Answers every request with a well-formed empty segment, as a rogue worker would.
   const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-length': 0, 'x-minimr-length': 0, 'x-minimr-records': 0, 'x-minimr-runs': '0:0:0:0', 'x-minimr-raw-length': 0 }).end();
+    res
+      .writeHead(200, {
+        'content-length': 0,
+        'x-minimr-length': 0,
+        'x-minimr-records': 0,
+        'x-minimr-runs': '0:0:0:0',
+        'x-minimr-raw-length': 0,
+      })
+      .end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
-  const loc: MapOutputLocation = { mapIndex: 0, attemptId: 'attempt_m0_0', workerId: 'rogue', host: '127.0.0.1', dataPort: port };
+  const loc: MapOutputLocation = {
+    mapIndex: 0,
+    attemptId: 'attempt_m0_0',
+    workerId: 'rogue',
+    host: '127.0.0.1',
+    dataPort: port,
+  };
   try {
-    await assert.rejects(fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations: [loc], retries: 0 }), (err) => assertFetchFailure(err, loc, 0));
+    await assert.rejects(
+      fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations: [loc], retries: 0 }),
+      (err) => assertFetchFailure(err, loc, 0),
+    );
   } finally {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));

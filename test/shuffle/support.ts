@@ -30,8 +30,13 @@ export function randomBytes(rand: () => number, maxLen: number, alphabet = 256):
   return b;
 }
 
-/** Reference order: by partition, then Buffer.compare; Array.prototype.sort is stable, so equal keys keep input order. */
-export function referenceSort(records: readonly Rec[], compare: (a: Buffer, b: Buffer) => number = Buffer.compare): Rec[] {
+/**
+ * Reference order: by partition, then Buffer.compare; Array.prototype.sort is stable, so equal keys keep input order.
+ */
+export function referenceSort(
+  records: readonly Rec[],
+  compare: (a: Buffer, b: Buffer) => number = Buffer.compare,
+): Rec[] {
   return [...records].sort((a, b) => a.partition - b.partition || compare(a.key, b.key));
 }
 

@@ -17,7 +17,13 @@ export function task(workMs: number, over: Partial<TaskSpec> = {}): TaskSpec {
   return { workMs, memoryMb: 1024, inputBytes: 0, replicas: [], ...over };
 }
 
-export function job(id: string, submitMs: number, maps: TaskSpec[], reduces: TaskSpec[] = [], over: Partial<JobSpec> = {}): JobSpec {
+export function job(
+  id: string,
+  submitMs: number,
+  maps: TaskSpec[],
+  reduces: TaskSpec[] = [],
+  over: Partial<JobSpec> = {},
+): JobSpec {
   return { id, name: id, app: 'test', submitMs, maps, reduces, ...over };
 }
 
@@ -30,7 +36,9 @@ export function grantingPolicy(fraction: number): Policy {
     name: `grant-${fraction}`,
     consultWhen: 'every-event',
     schedule(s: ClusterSnapshot): readonly Decision[] {
-      const free = new Map(s.workers.map((w) => [w.id, { map: w.freeMapSlots, reduce: w.freeReduceSlots, mem: w.freeMemoryMb }]));
+      const free = new Map(
+        s.workers.map((w) => [w.id, { map: w.freeMapSlots, reduce: w.freeReduceSlots, mem: w.freeMemoryMb }]),
+      );
       const out: Decision[] = [];
       for (const j of s.jobs) {
         for (const t of j.pendingTasks) {

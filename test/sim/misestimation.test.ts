@@ -14,8 +14,12 @@ const step3 = { kind: 'step', factor: 3, minFraction: 0.1 } as const;
 
 /** 200 one-map jobs of 10 s, 1000 MB, 3x step penalty, on 200 single-slot workers. */
 function manyMaps() {
-  const jobs = Array.from({ length: 200 }, (_, i) => job(`job_${String(i + 1).padStart(4, '0')}`, 0, [task(10_000, { memoryMb: 1000, penalty: step3 })]));
-  const workers = Array.from({ length: 200 }, (_, i) => worker(`w${String(i).padStart(3, '0')}`, 'r1', { reduceSlots: 0 }));
+  const jobs = Array.from({ length: 200 }, (_, i) =>
+    job(`job_${String(i + 1).padStart(4, '0')}`, 0, [task(10_000, { memoryMb: 1000, penalty: step3 })]),
+  );
+  const workers = Array.from({ length: 200 }, (_, i) =>
+    worker(`w${String(i).padStart(3, '0')}`, 'r1', { reduceSlots: 0 }),
+  );
   return { workload: { name: 'many', jobs }, cluster: cluster(...workers) };
 }
 
@@ -23,12 +27,23 @@ describe('simulator: mis-estimation of memory and penalty', () => {
   test('memory: an elastic run at 90% of the estimate is unpenalized when the true ideal is below it (u <= -0.1: 40% of tasks at +-50%)', () => {
     const r = simulate({ ...manyMaps(), policy: grantingPolicy(0.9), memoryNoise: 0.5 });
     const durations = r.run.attempts.map((a) => a.endMs - a.startMs);
-    assert.ok(durations.every((d) => d === 10_000 || d === 30_000), 'ideal or 3x, nothing else');
+    assert.ok(
+      durations.every((d) => d === 10_000 || d === 30_000),
+      'ideal or 3x, nothing else',
+    );
     const fast = durations.filter((d) => d === 10_000).length;
     assert.ok(fast >= 50 && fast <= 110, `${fast} of 200 unpenalized`);
     // Without the noise every elastic run is penalized; regular grants never are, noise or not.
-    assert.ok(simulate({ ...manyMaps(), policy: grantingPolicy(0.9) }).run.attempts.every((a) => a.endMs - a.startMs === 30_000));
-    assert.ok(simulate({ ...manyMaps(), policy: grantingPolicy(1), memoryNoise: 0.5 }).run.attempts.every((a) => a.endMs - a.startMs === 10_000));
+    assert.ok(
+      simulate({ ...manyMaps(), policy: grantingPolicy(0.9) }).run.attempts.every(
+        (a) => a.endMs - a.startMs === 30_000,
+      ),
+    );
+    assert.ok(
+      simulate({ ...manyMaps(), policy: grantingPolicy(1), memoryNoise: 0.5 }).run.attempts.every(
+        (a) => a.endMs - a.startMs === 10_000,
+      ),
+    );
   });
 
   test('penalty: policies see the factor off by up to 15%, runs take the true 3x', () => {
@@ -38,13 +53,17 @@ describe('simulator: mis-estimation of memory and penalty', () => {
       name: 'recording',
       consultWhen: 'every-event',
       schedule(s: ClusterSnapshot): readonly Decision[] {
-        for (const j of s.jobs) for (const t of j.pendingTasks) if (t.penalty?.kind === 'step') seen.push(t.penalty.factor);
+        for (const j of s.jobs)
+          for (const t of j.pendingTasks) if (t.penalty?.kind === 'step') seen.push(t.penalty.factor);
         return inner.schedule(s);
       },
     };
     const r = simulate({ ...manyMaps(), policy: recording, penaltyNoise: 0.15 });
     assert.ok(seen.length >= 200);
-    assert.ok(seen.every((f) => f >= 3 * 0.85 - 1e-9 && f <= 3 * 1.15 + 1e-9), 'within +-15%');
+    assert.ok(
+      seen.every((f) => f >= 3 * 0.85 - 1e-9 && f <= 3 * 1.15 + 1e-9),
+      'within +-15%',
+    );
     assert.ok(new Set(seen).size > 100, 'drawn per task');
     assert.ok(r.run.attempts.every((a) => a.endMs - a.startMs === 30_000));
   });

@@ -4,7 +4,14 @@ import { describe, test } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { FifoPolicy, type ClusterSnapshot, type Decision, type Policy } from '../../src/scheduler/index.js';
 import { computeMetrics } from '../../src/metrics/index.js';
-import { EventHeap, RackIndex, placeReplicas, simulate, streamFor, type SimulationOptions } from '../../src/sim/index.js';
+import {
+  EventHeap,
+  RackIndex,
+  placeReplicas,
+  simulate,
+  streamFor,
+  type SimulationOptions,
+} from '../../src/sim/index.js';
 import { clusterPreset, tyrexWorkload } from '../../src/workloads/index.js';
 import { MiB, cluster, grantingPolicy, job, task, worker } from './helpers.js';
 
@@ -37,7 +44,10 @@ describe('event heap', () => {
     assert.equal(heap.pop()!.value, 'c');
     heap.push(5, 'd');
     heap.push(3, 'e');
-    assert.deepEqual([heap.pop()!.value, heap.pop()!.value, heap.pop()!.value, heap.pop()!.value], ['e', 'a', 'b', 'd']);
+    assert.deepEqual(
+      [heap.pop()!.value, heap.pop()!.value, heap.pop()!.value, heap.pop()!.value],
+      ['e', 'a', 'b', 'd'],
+    );
     assert.equal(heap.pop(), undefined);
   });
 });
@@ -68,7 +78,10 @@ describe('simulator: hand-computed FIFO runs', () => {
   // Job 2 (t=1 s): one map of 3 s. FIFO: job 1's maps run 0-10 and 10-20; at 20 s its reduce
   // starts (20-25) and the map slot goes to job 2 (20-23).
   const options = (over: Partial<SimulationOptions> = {}): SimulationOptions => ({
-    workload: { name: 'tiny', jobs: [job('job_0001', 0, [task(10_000), task(10_000)], [task(5_000)]), job('job_0002', 1_000, [task(3_000)])] },
+    workload: {
+      name: 'tiny',
+      jobs: [job('job_0001', 0, [task(10_000), task(10_000)], [task(5_000)]), job('job_0002', 1_000, [task(3_000)])],
+    },
     cluster: cluster(worker('w1', 'r1')),
     policy: new FifoPolicy(),
     heartbeatMs: 1000,
@@ -108,7 +121,10 @@ describe('simulator: hand-computed FIFO runs', () => {
     );
     // 0: open from submission; 1 (the default): only after the last map.
     assert.equal(simulate(options({ reduceSlowStart: 0 })).run.attempts.find((a) => a.kind === 'reduce')!.startMs, 0);
-    assert.equal(simulate(options({ reduceSlowStart: 1 })).run.attempts.find((a) => a.kind === 'reduce')!.startMs, 20_000);
+    assert.equal(
+      simulate(options({ reduceSlowStart: 1 })).run.attempts.find((a) => a.kind === 'reduce')!.startMs,
+      20_000,
+    );
   });
 
   test('an early reduce keeps the slot from the next job until its own maps are done', () => {
@@ -121,7 +137,10 @@ describe('simulator: hand-computed FIFO runs', () => {
         ...options({ reduceSlowStart }),
         workload: {
           name: 'hog',
-          jobs: [job('job_0001', 0, [task(10_000), task(10_000), task(10_000)], [task(5_000)]), job('job_0002', 1_000, [task(3_000)], [task(2_000)])],
+          jobs: [
+            job('job_0001', 0, [task(10_000), task(10_000), task(10_000)], [task(5_000)]),
+            job('job_0002', 1_000, [task(3_000)], [task(2_000)]),
+          ],
         },
         cluster: cluster(worker('w1', 'r1'), worker('w2', 'r1', { reduceSlots: 0 })),
       });
@@ -131,7 +150,11 @@ describe('simulator: hand-computed FIFO runs', () => {
 
   test('reduceSlowStart outside [0, 1] is EBADCONF', () => {
     for (const reduceSlowStart of [-0.1, 1.5, Number.NaN]) {
-      assert.throws(() => simulate(options({ reduceSlowStart })), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes('reduceSlowStart'));
+      assert.throws(
+        () => simulate(options({ reduceSlowStart })),
+        (err: unknown) =>
+          err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes('reduceSlowStart'),
+      );
     }
   });
 
@@ -162,20 +185,30 @@ describe('simulator: hand-computed FIFO runs', () => {
 describe('simulator: model', () => {
   test('step penalty: an under-sized map takes factor x its work', () => {
     const r = simulate({
-      workload: { name: 'p', jobs: [job('job_0001', 0, [task(10_000, { memoryMb: 1000, penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 } })])] },
+      workload: {
+        name: 'p',
+        jobs: [
+          job('job_0001', 0, [
+            task(10_000, { memoryMb: 1000, penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 } }),
+          ]),
+        ],
+      },
       cluster: cluster(worker('w1', 'r1')),
       policy: grantingPolicy(0.5),
       sampleEveryMs: 5_000,
     });
     assert.deepEqual([r.run.attempts[0]!.memoryMb, r.run.attempts[0]!.idealMemoryMb], [500, 1000]);
     assert.equal(r.run.jobs[0]!.finishMs, 15_000);
-    assert.deepEqual(r.run.utilization.map((u) => [u.timeMs, u.elasticAttempts, u.memoryUsedMb]), [
-      [0, 0, 0],
-      [5_000, 1, 500],
-      [10_000, 1, 500],
-      [15_000, 1, 500], // the left limit at 15 s
-      [15_000, 0, 0], // the run's end
-    ]);
+    assert.deepEqual(
+      r.run.utilization.map((u) => [u.timeMs, u.elasticAttempts, u.memoryUsedMb]),
+      [
+        [0, 0, 0],
+        [5_000, 1, 500],
+        [10_000, 1, 500],
+        [15_000, 1, 500], // the left limit at 15 s
+        [15_000, 0, 0], // the run's end
+      ],
+    );
   });
 
   test('spill penalty: T + spilled / disk rate, sawtooth rule for reducers', () => {
@@ -194,7 +227,14 @@ describe('simulator: model', () => {
     assert.throws(
       () =>
         simulate({
-          workload: { name: 'p', jobs: [job('job_0001', 0, [task(10_000, { memoryMb: 1200, penalty: { kind: 'step', factor: 3, minFraction: 0.5 } })])] },
+          workload: {
+            name: 'p',
+            jobs: [
+              job('job_0001', 0, [
+                task(10_000, { memoryMb: 1200, penalty: { kind: 'step', factor: 3, minFraction: 0.5 } }),
+              ]),
+            ],
+          },
           cluster: cluster(worker('w1', 'r1')),
           policy: grantingPolicy(0.25),
           maxAttempts: 3,
@@ -230,7 +270,10 @@ describe('simulator: model', () => {
       cluster: cluster(worker('w1', 'r1')),
       policy: new FifoPolicy(),
     });
-    assert.deepEqual([r.run.attempts[0]!.locality, r.run.attempts[0]!.endMs, r.run.attempts[0]!.remoteNodeBytes], ['node', 10_000, 0]);
+    assert.deepEqual(
+      [r.run.attempts[0]!.locality, r.run.attempts[0]!.endMs, r.run.attempts[0]!.remoteNodeBytes],
+      ['node', 10_000, 0],
+    );
   });
 
   test("a lost worker's attempt fails and is re-run; a worker that comes back gets work again", () => {
@@ -242,11 +285,14 @@ describe('simulator: model', () => {
     // w2 lost at 5 s for good: its map re-runs on w1 after w1's map ends (10-20 s).
     const lost = simulate({ ...base, failures: { workers: [{ workerId: 'w2', atMs: 5_000 }] } });
     assert.equal(lost.run.jobs[0]!.finishMs, 20_000);
-    assert.deepEqual(lost.run.attempts.map((a) => [a.id, a.workerId, a.startMs, a.endMs, a.outcome, a.cause ?? '']), [
-      ['attempt_0001_m_000001_0', 'w2', 0, 5_000, 'failed', 'worker-lost'],
-      ['attempt_0001_m_000000_0', 'w1', 0, 10_000, 'succeeded', ''],
-      ['attempt_0001_m_000001_1', 'w1', 10_000, 20_000, 'succeeded', ''],
-    ]);
+    assert.deepEqual(
+      lost.run.attempts.map((a) => [a.id, a.workerId, a.startMs, a.endMs, a.outcome, a.cause ?? '']),
+      [
+        ['attempt_0001_m_000001_0', 'w2', 0, 5_000, 'failed', 'worker-lost'],
+        ['attempt_0001_m_000000_0', 'w1', 0, 10_000, 'succeeded', ''],
+        ['attempt_0001_m_000001_1', 'w1', 10_000, 20_000, 'succeeded', ''],
+      ],
+    );
     // Back at 7 s: the map is launched there at once and ends at 17 s.
     const back = simulate({ ...base, failures: { workers: [{ workerId: 'w2', atMs: 5_000, backAtMs: 7_000 }] } });
     assert.equal(back.run.jobs[0]!.finishMs, 17_000);
@@ -282,12 +328,29 @@ describe('simulator: model', () => {
   });
 
   test('noise changes durations within +-noise, deterministically', () => {
-    const opts = { workload: { name: 'n', jobs: [job('job_0001', 0, Array.from({ length: 20 }, () => task(10_000)))] }, cluster: cluster(worker('w1', 'r1', { mapSlots: 20 })), policy: new FifoPolicy(), noise: 0.15 };
+    const opts = {
+      workload: {
+        name: 'n',
+        jobs: [
+          job(
+            'job_0001',
+            0,
+            Array.from({ length: 20 }, () => task(10_000)),
+          ),
+        ],
+      },
+      cluster: cluster(worker('w1', 'r1', { mapSlots: 20 })),
+      policy: new FifoPolicy(),
+      noise: 0.15,
+    };
     const r = simulate(opts);
     const durations = r.run.attempts.map((a) => a.endMs - a.startMs);
     assert.ok(durations.every((d) => d >= 8_500 && d <= 11_500));
     assert.ok(new Set(durations).size > 10);
-    assert.deepEqual(simulate(opts).run.attempts.map((a) => a.endMs), r.run.attempts.map((a) => a.endMs));
+    assert.deepEqual(
+      simulate(opts).run.attempts.map((a) => a.endMs),
+      r.run.attempts.map((a) => a.endMs),
+    );
   });
 });
 
@@ -295,7 +358,10 @@ describe('simulator: FIFO with a locality wait', () => {
   // w1 runs m0 (its own input, 4 s); m1's input is on w1 too, so w2's free slot waits for it.
   const run = (nodeLocalDelayMs: number) =>
     simulate({
-      workload: { name: 'wait', jobs: [job('job_0001', 0, [task(4_000, { replicas: ['w1'] }), task(1_000, { replicas: ['w1'] })])] },
+      workload: {
+        name: 'wait',
+        jobs: [job('job_0001', 0, [task(4_000, { replicas: ['w1'] }), task(1_000, { replicas: ['w1'] })])],
+      },
       cluster: cluster(worker('w1', 'r1'), worker('w2', 'r1')),
       policy: new FifoPolicy({ nodeLocalDelayMs }),
       heartbeatMs: 1000,
@@ -305,11 +371,17 @@ describe('simulator: FIFO with a locality wait', () => {
       .map(([, workerId, startMs, locality]) => [workerId, startMs, locality]);
 
   test('without a wait the second map runs on the other worker at once', () => {
-    assert.deepEqual(run(0), [['w1', 0, 'node'], ['w2', 0, 'rack']]);
+    assert.deepEqual(run(0), [
+      ['w1', 0, 'node'],
+      ['w2', 0, 'rack'],
+    ]);
   });
 
   test('a wait longer than the holder is busy runs it on the holder when it frees', () => {
-    assert.deepEqual(run(5_000), [['w1', 0, 'node'], ['w1', 4_000, 'node']]);
+    assert.deepEqual(run(5_000), [
+      ['w1', 0, 'node'],
+      ['w1', 4_000, 'node'],
+    ]);
   });
 
   test('a shorter wait runs it elsewhere at the first heartbeat once the wait is over, though nothing else changed', () => {
@@ -347,11 +419,14 @@ describe('simulator: decisions', () => {
       policy: killingPolicy(),
       heartbeatMs: 1000,
     });
-    assert.deepEqual(r.run.attempts.map((a) => [a.outcome, a.startMs, a.endMs, a.bytesRead]), [
-      ['killed', 0, 5_000, 32 * MiB],
-      // The kill does not reschedule by itself (as in the JobTracker): the next heartbeat does.
-      ['succeeded', 6_000, 16_000, 64 * MiB],
-    ]);
+    assert.deepEqual(
+      r.run.attempts.map((a) => [a.outcome, a.startMs, a.endMs, a.bytesRead]),
+      [
+        ['killed', 0, 5_000, 32 * MiB],
+        // The kill does not reschedule by itself (as in the JobTracker): the next heartbeat does.
+        ['succeeded', 6_000, 16_000, 64 * MiB],
+      ],
+    );
     assert.equal(r.run.attempts[0]!.cause, 'policy-kill: test');
   });
 
@@ -388,7 +463,17 @@ describe('simulator: decisions', () => {
     assert.ok(step >= 2);
     assert.deepEqual(r.run.jobs[0]!.migrations, [{ timeMs: 0, from: 0, to: 1, partialSizeMs: 5, timerMs: 3 }]);
     assert.equal(r.run.jobs[0]!.partition, 1);
-    assert.deepEqual(r.run.replications, [{ timeMs: 0, jobId: 'job_0001', taskId: 'task_0001_m_000000', workerId: 'w2', bytes: 64 * MiB, crossRack: true, cause: 'extra' }]);
+    assert.deepEqual(r.run.replications, [
+      {
+        timeMs: 0,
+        jobId: 'job_0001',
+        taskId: 'task_0001_m_000000',
+        workerId: 'w2',
+        bytes: 64 * MiB,
+        crossRack: true,
+        cause: 'extra',
+      },
+    ]);
     assert.equal(r.run.attempts[0]!.locality, 'node');
     assert.equal(r.run.attempts[0]!.partition, 1);
   });
@@ -415,13 +500,25 @@ describe('simulator: decisions', () => {
     const r = simulate({
       workload: {
         name: 'owed',
-        jobs: [{ ...job('job_0001', 0, [task(1_000, { inputBytes: 64 * MiB, replicas: ['w1'] }), task(1_000, { inputBytes: 64 * MiB, replicas: ['w1'] })]), inputPlacement: { replication: 2, windowMs: 5_000 } }],
+        jobs: [
+          {
+            ...job('job_0001', 0, [
+              task(1_000, { inputBytes: 64 * MiB, replicas: ['w1'] }),
+              task(1_000, { inputBytes: 64 * MiB, replicas: ['w1'] }),
+            ]),
+            inputPlacement: { replication: 2, windowMs: 5_000 },
+          },
+        ],
       },
       cluster: cluster(worker('w1', 'r1'), worker('w2', 'r1'), worker('w3', 'r2'), worker('w4', 'r2')),
       policy,
       heartbeatMs: 1000,
     });
-    assert.deepEqual(owedSeen.slice(0, 3), [[1, 1], [0, 1], [0, 1]]);
+    assert.deepEqual(owedSeen.slice(0, 3), [
+      [1, 1],
+      [0, 1],
+      [0, 1],
+    ]);
     assert.deepEqual(
       r.run.replications.map((x) => [x.timeMs, x.taskId, x.workerId, x.cause]),
       [
@@ -437,10 +534,20 @@ describe('simulator: decisions', () => {
   });
 
   test('an invalid decision list is an error naming the policy', () => {
-    const policy: Policy = { name: 'broken', consultWhen: 'every-event', schedule: () => [{ kind: 'launch', taskId: 'nope', jobId: 'job_0001', workerId: 'w1', locality: 'any' }] };
+    const policy: Policy = {
+      name: 'broken',
+      consultWhen: 'every-event',
+      schedule: () => [{ kind: 'launch', taskId: 'nope', jobId: 'job_0001', workerId: 'w1', locality: 'any' }],
+    };
     assert.throws(
-      () => simulate({ workload: { name: 'x', jobs: [job('job_0001', 0, [task(1)])] }, cluster: cluster(worker('w1', 'r1')), policy }),
-      (err: unknown) => err instanceof MinimrError && /policy 'broken'/.test(err.message) && /not pending/.test(err.message),
+      () =>
+        simulate({
+          workload: { name: 'x', jobs: [job('job_0001', 0, [task(1)])] },
+          cluster: cluster(worker('w1', 'r1')),
+          policy,
+        }),
+      (err: unknown) =>
+        err instanceof MinimrError && /policy 'broken'/.test(err.message) && /not pending/.test(err.message),
     );
   });
 
@@ -453,7 +560,16 @@ describe('simulator: decisions', () => {
         return [];
       },
     };
-    assert.throws(() => simulate({ workload: { name: 'x', jobs: [job('job_0001', 0, [task(1)])] }, cluster: cluster(worker('w1', 'r1')), policy, freeze: true }), TypeError);
+    assert.throws(
+      () =>
+        simulate({
+          workload: { name: 'x', jobs: [job('job_0001', 0, [task(1)])] },
+          cluster: cluster(worker('w1', 'r1')),
+          policy,
+          freeze: true,
+        }),
+      TypeError,
+    );
   });
 
   test('incremental snapshots: nothing a policy has seen changes afterwards', () => {
@@ -467,16 +583,29 @@ describe('simulator: decisions', () => {
         return fifo.schedule(s);
       },
     };
-    simulate({ workload: tyrexWorkload({ variant: 'hvw', seed: 3, scale: 0.05 }), cluster: clusterPreset('tyrex-20'), policy, failures: { workers: [{ workerId: 'w0003', atMs: 20_000, backAtMs: 60_000 }] } });
+    simulate({
+      workload: tyrexWorkload({ variant: 'hvw', seed: 3, scale: 0.05 }),
+      cluster: clusterPreset('tyrex-20'),
+      policy,
+      failures: { workers: [{ workerId: 'w0003', atMs: 20_000, backAtMs: 60_000 }] },
+    });
     assert.ok(seen.length > 100);
-    for (const [i, { snapshot, copy }] of seen.entries()) assert.equal(JSON.stringify(snapshot), copy, `snapshot ${i} changed after the call`);
+    for (const [i, { snapshot, copy }] of seen.entries())
+      assert.equal(JSON.stringify(snapshot), copy, `snapshot ${i} changed after the call`);
     // And unchanged parts are shared, not copied: consecutive snapshots share worker views.
-    const shared = seen.slice(1).filter((x, i) => x.snapshot.workers.some((w, k) => w === seen[i]!.snapshot.workers[k]));
+    const shared = seen
+      .slice(1)
+      .filter((x, i) => x.snapshot.workers.some((w, k) => w === seen[i]!.snapshot.workers[k]));
     assert.ok(shared.length > seen.length / 2);
   });
 
   test("'when-useful' calls give FIFO exactly the decisions 'every-event' calls do", () => {
-    const base = { workload: tyrexWorkload({ variant: 'mvw', seed: 4, scale: 0.1 }), cluster: clusterPreset('tyrex-20'), batchSameTime: false, heartbeatMs: 3000 };
+    const base = {
+      workload: tyrexWorkload({ variant: 'mvw', seed: 4, scale: 0.1 }),
+      cluster: clusterPreset('tyrex-20'),
+      batchSameTime: false,
+      heartbeatMs: 3000,
+    };
     const every = simulate({ ...base, policy: new FifoPolicy(), policyCalls: 'every-event' });
     const useful = simulate({ ...base, policy: new FifoPolicy(), policyCalls: 'when-useful' });
     assert.ok(useful.stats.policyCalls < every.stats.policyCalls / 2);
@@ -489,7 +618,14 @@ describe('simulator: decisions', () => {
 
 describe('simulator: determinism', () => {
   const run = (seed: number) =>
-    simulate({ workload: tyrexWorkload({ variant: 'hvw', seed: 11, scale: 0.2 }), cluster: clusterPreset('tyrex-20'), policy: new FifoPolicy(), seed, noise: 0.15, failures: { attemptFailureProbability: 0.02 } });
+    simulate({
+      workload: tyrexWorkload({ variant: 'hvw', seed: 11, scale: 0.2 }),
+      cluster: clusterPreset('tyrex-20'),
+      policy: new FifoPolicy(),
+      seed,
+      noise: 0.15,
+      failures: { attemptFailureProbability: 0.02 },
+    });
 
   test('same seed: byte-identical run record and decisions; another seed: different', () => {
     const a = run(1);

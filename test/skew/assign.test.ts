@@ -1,17 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { planReducerSlots, WorkerSpeedBook } from '../../src/books/index.js';
-import { CountMinSketch, hashAssignment, partitionsByReducer, simpleAssignment, sketchAssignment } from '../../src/skew/index.js';
+import {
+  CountMinSketch,
+  hashAssignment,
+  partitionsByReducer,
+  simpleAssignment,
+  sketchAssignment,
+} from '../../src/skew/index.js';
 import { seededRandom } from '../../src/util/index.js';
 
 /** Every partition exactly once, on an existing reducer; loads add up. */
 function assertPartitionOfPartitions(reducerOf: readonly number[], partitions: number, reducers: number): void {
   assert.equal(reducerOf.length, partitions);
   const seen = new Set<number>();
-  for (const list of partitionsByReducer([...reducerOf], reducers)) for (const p of list) {
-    assert.ok(!seen.has(p), `partition ${p} assigned twice`);
-    seen.add(p);
-  }
+  for (const list of partitionsByReducer([...reducerOf], reducers))
+    for (const p of list) {
+      assert.ok(!seen.has(p), `partition ${p} assigned twice`);
+      seen.add(p);
+    }
   assert.equal(seen.size, partitions, 'a partition was dropped');
   for (const r of reducerOf) assert.ok(Number.isInteger(r) && r >= 0 && r < reducers);
 }
@@ -59,7 +66,10 @@ describe('partition assignment', () => {
       const speeds = Array.from({ length: reducers }, () => 0.25 + rnd() * 2);
       for (const a of [simpleAssignment(sizes, speeds), hashAssignment(sizes, speeds)]) {
         assertPartitionOfPartitions(a.reducerOf, partitions, reducers);
-        assert.equal(a.loads.reduce((x, y) => x + y, 0), sizes.reduce((x, y) => x + y, 0));
+        assert.equal(
+          a.loads.reduce((x, y) => x + y, 0),
+          sizes.reduce((x, y) => x + y, 0),
+        );
       }
       // LPT is never worse than hash's estimate by more than the largest partition over the slowest speed.
       const simple = simpleAssignment(sizes, speeds);
@@ -102,16 +112,31 @@ describe('partition assignment', () => {
       [1.5, 0.5, 0.5, 1.5, 0.5],
     );
     const book = new WorkerSpeedBook();
-    assert.deepEqual([...book.relativeSpeeds(['x', 'y'])], [['x', 1], ['y', 1]]);
+    assert.deepEqual(
+      [...book.relativeSpeeds(['x', 'y'])],
+      [
+        ['x', 1],
+        ['y', 1],
+      ],
+    );
     book.record('x', 'map', 1000, 1000); // 1000 B/s
     book.record('y', 'map', 1000, 2000); // 500 B/s
-    assert.deepEqual([...book.relativeSpeeds(['x', 'y'])].map(([, s]) => Math.round(s * 1000) / 1000), [1.333, 0.667]);
+    assert.deepEqual(
+      [...book.relativeSpeeds(['x', 'y'])].map(([, s]) => Math.round(s * 1000) / 1000),
+      [1.333, 0.667],
+    );
     // Reduce rates win over map rates once measured; big tasks weigh more than small ones.
     book.record('x', 'reduce', 9000, 1000);
     book.record('x', 'reduce', 1000, 1000); // x: 10000 B in 2 s = 5000 B/s
     book.record('y', 'reduce', 5000, 2000); // y: 2500 B/s
-    assert.deepEqual([...book.relativeSpeeds(['x', 'y'])].map(([, s]) => Math.round(s * 1000) / 1000), [1.333, 0.667]);
+    assert.deepEqual(
+      [...book.relativeSpeeds(['x', 'y'])].map(([, s]) => Math.round(s * 1000) / 1000),
+      [1.333, 0.667],
+    );
     book.record('y', 'reduce', 15000, 2000); // y: 20000 B in 4 s = 5000 B/s
-    assert.deepEqual([...book.relativeSpeeds(['x', 'y'])].map(([, s]) => s), [1, 1]);
+    assert.deepEqual(
+      [...book.relativeSpeeds(['x', 'y'])].map(([, s]) => s),
+      [1, 1],
+    );
   });
 });

@@ -104,7 +104,9 @@ describe('count-min sketch', () => {
     assert.deepEqual([...alone.records], [...sketch.records]);
     assert.deepEqual([...alone.bytes], [...sketch.bytes]);
     assert.deepEqual(alone.seeds, sketch.seeds);
-    const frame = decodeFrame(encodeFrame({ v: PROTOCOL_VERSION, type: 'reply', re: 1, ok: true, result: { sketch: sketch.toWire() } }));
+    const frame = decodeFrame(
+      encodeFrame({ v: PROTOCOL_VERSION, type: 'reply', re: 1, ok: true, result: { sketch: sketch.toWire() } }),
+    );
     const viaFrame = CountMinSketch.fromWire((frame as { result: { sketch: unknown } }).result.sketch);
     assert.deepEqual([...viaFrame.bytes], [...sketch.bytes]);
     assert.equal(viaFrame.estimate(Buffer.from('y')).bytes, 2 ** 40 + 0.5);
@@ -115,7 +117,9 @@ describe('count-min sketch', () => {
     assert.throws(() => CountMinSketch.fromWire({ ...good, records: new Uint8Array(8) }), { code: 'EBADJOB' });
     assert.throws(() => CountMinSketch.fromWire({ ...good, seeds: [0] }), { code: 'EBADJOB' });
     const negative = new Float64Array(6).fill(-1);
-    assert.throws(() => CountMinSketch.fromWire({ ...good, bytes: new Uint8Array(negative.buffer) }), { code: 'EBADJOB' });
+    assert.throws(() => CountMinSketch.fromWire({ ...good, bytes: new Uint8Array(negative.buffer) }), {
+      code: 'EBADJOB',
+    });
     assert.throws(() => CountMinSketch.fromWire('nope'), { code: 'EBADJOB' });
   });
 });

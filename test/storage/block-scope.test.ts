@@ -42,7 +42,13 @@ async function withScopedNamenode(test: (nn: Namenode, scope: RecordingScope) =>
   await nn.open();
   const scope = new RecordingScope();
   nn.setScope(scope);
-  for (const [id, rack] of [['w1', 'r1'], ['w2', 'r2'], ['w3', 'r1'], ['w4', 'r2']] as const) nn.registerDatanode(node(id, rack), []);
+  for (const [id, rack] of [
+    ['w1', 'r1'],
+    ['w2', 'r2'],
+    ['w3', 'r1'],
+    ['w4', 'r2'],
+  ] as const)
+    nn.registerDatanode(node(id, rack), []);
   try {
     await test(nn, scope);
   } finally {
@@ -51,7 +57,12 @@ async function withScopedNamenode(test: (nn: Namenode, scope: RecordingScope) =>
   }
 }
 
-async function writeOne(nn: Namenode, path: string, writer?: string, replication?: number): Promise<{ blockId: string; targets: string[] }> {
+async function writeOne(
+  nn: Namenode,
+  path: string,
+  writer?: string,
+  replication?: number,
+): Promise<{ blockId: string; targets: string[] }> {
   await nn.create(path, replication !== undefined ? { replication } : {});
   const { blockId, targets } = await nn.allocateBlock(path, writer ? { workerId: writer } : undefined);
   const ids = targets.map((t) => t.workerId);
@@ -61,10 +72,14 @@ async function writeOne(nn: Namenode, path: string, writer?: string, replication
 }
 
 describe('NameNode block scopes (MR-cluster placement)', () => {
-  it('a scoped file\'s blocks go only to the nodes the scope names (its writer first when named); others anywhere', async () => {
+  it("a scoped file's blocks go only to the nodes the scope names (its writer first when named); others anywhere", async () => {
     await withScopedNamenode(async (nn, scope) => {
       assert.deepEqual((await writeOne(nn, '/s/a', 'w4')).targets.sort(), ['w1', 'w2'], 'w4 writes but may not store');
-      assert.deepEqual((await writeOne(nn, '/s/b', 'w3')).targets, ['w3', 'w2'], 'w3 stores what it writes: first, then off its rack');
+      assert.deepEqual(
+        (await writeOne(nn, '/s/b', 'w3')).targets,
+        ['w3', 'w2'],
+        'w3 stores what it writes: first, then off its rack',
+      );
       assert.deepEqual((await writeOne(nn, '/free/c', 'w4')).targets, ['w4', 'w1']);
       assert.equal(scope.events.filter((e) => e.startsWith('committed')).length, 3);
       await assert.rejects(nn.create('/closed/x'), (e: unknown) => isMinimrError(e, 'ENOMRCLUSTER'));
@@ -77,7 +92,10 @@ describe('NameNode block scopes (MR-cluster placement)', () => {
       nn.datanodeLost('w2');
       assert.deepEqual(nn.underReplicatedBlocks(), [blockId]);
       // The smallest live holder (w3) copies, onto the scope's w1 only (w4 is nearer by load but out of scope).
-      assert.deepEqual(nn.takeReplicationWork('w3').map((w) => [w.blockId, w.targets.map((t) => t.workerId)]), [[blockId, ['w1']]]);
+      assert.deepEqual(
+        nn.takeReplicationWork('w3').map((w) => [w.blockId, w.targets.map((t) => t.workerId)]),
+        [[blockId, ['w1']]],
+      );
       nn.blockReceived('w1', blockId);
       assert.ok(scope.events.includes(`added /s/a ${blockId} w1`));
       assert.equal(nn.blockReceived('w4', blockId), true);
@@ -86,10 +104,19 @@ describe('NameNode block scopes (MR-cluster placement)', () => {
       assert.deepEqual(nn.takeBlockDeletions('w4'), [blockId], 'nor one it reports when it comes back');
       assert.deepEqual((await nn.getBlocks('/s/a'))[0]!.locations.map((l) => l.workerId).sort(), ['w1', 'w3']);
       // w3 leaves: its copy goes, w1 keeps the block; w1 alone cannot drop the last replica.
-      assert.deepEqual(nn.dropReplicas('w3', (p) => p.startsWith('/s/')), []);
+      assert.deepEqual(
+        nn.dropReplicas('w3', (p) => p.startsWith('/s/')),
+        [],
+      );
       assert.deepEqual(nn.takeBlockDeletions('w3'), [blockId]);
-      assert.deepEqual(nn.dropReplicas('w1', (p) => p.startsWith('/s/')), [blockId]);
-      assert.deepEqual((await nn.getBlocks('/s/a'))[0]!.locations.map((l) => l.workerId), ['w1']);
+      assert.deepEqual(
+        nn.dropReplicas('w1', (p) => p.startsWith('/s/')),
+        [blockId],
+      );
+      assert.deepEqual(
+        (await nn.getBlocks('/s/a'))[0]!.locations.map((l) => l.workerId),
+        ['w1'],
+      );
       await nn.remove('/s/a');
       assert.ok(scope.events.includes(`forgotten /s/a ${blockId}`));
     });
@@ -101,7 +128,10 @@ describe('NameNode block scopes (MR-cluster placement)', () => {
       const b = await writeOne(nn, '/d/b', 'w4', 1); // w4
       await nn.mkdir('/d/empty');
       const healthy = await nn.fsck('/d');
-      assert.deepEqual([healthy.files.length, healthy.directories, healthy.totalBlocks, healthy.totalBytes, healthy.totalReplicas], [2, 2, 2, 200, 3]);
+      assert.deepEqual(
+        [healthy.files.length, healthy.directories, healthy.totalBlocks, healthy.totalBytes, healthy.totalReplicas],
+        [2, 2, 2, 200, 3],
+      );
       assert.equal(healthy.healthy, true);
       nn.datanodeLost('w4');
       nn.datanodeLost('w2');

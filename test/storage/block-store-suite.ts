@@ -68,7 +68,8 @@ export function blockStoreSuite(name: string, makeStore: () => Promise<BlockStor
         const pieces = [];
         for await (const piece of store.readPieces('blk_p', start, end)) pieces.push(piece);
         assert.equal(Buffer.compare(Buffer.concat(pieces.map((p) => p.bytes)), data.subarray(start, end)), 0);
-        for (const { bytes, crc32: pieceCrc } of pieces) if (pieceCrc !== undefined) assert.equal(pieceCrc, crc32(bytes), `a piece of [${start}, ${end})`);
+        for (const { bytes, crc32: pieceCrc } of pieces)
+          if (pieceCrc !== undefined) assert.equal(pieceCrc, crc32(bytes), `a piece of [${start}, ${end})`);
         // The first piece of [100, ...) starts inside a chunk: its CRC cannot come from the chunks'.
         if (start === 100) assert.equal(pieces[0]!.crc32, undefined);
         if (start === 0 && end === data.length) assert.ok(pieces.every((p) => p.crc32 !== undefined));
@@ -116,7 +117,10 @@ export function blockStoreSuite(name: string, makeStore: () => Promise<BlockStor
     });
 
     it('missing blocks fail with ENOENT naming the block', async () => {
-      await assert.rejects(collect(store.read('blk_missing')), (err) => isMinimrError(err, 'ENOENT') && err.details.blockId === 'blk_missing');
+      await assert.rejects(
+        collect(store.read('blk_missing')),
+        (err) => isMinimrError(err, 'ENOENT') && err.details.blockId === 'blk_missing',
+      );
       await assert.rejects(store.stat('blk_missing'), (err) => isMinimrError(err, 'ENOENT'));
     });
 
@@ -143,12 +147,16 @@ export function blockStoreSuite(name: string, makeStore: () => Promise<BlockStor
       await subject.corrupt('blk_c', 2 * CHECKSUM_CHUNK_SIZE + 17);
       await assert.rejects(
         collect(store.read('blk_c')),
-        (err) => isMinimrError(err, 'ECHECKSUM') && err.details.blockId === 'blk_c' && err.details.workerId === store.workerId,
+        (err) =>
+          isMinimrError(err, 'ECHECKSUM') && err.details.blockId === 'blk_c' && err.details.workerId === store.workerId,
       );
       // Ranges in the intact chunks still verify and read fine.
       const head = await collect(store.read('blk_c', 0, 2 * CHECKSUM_CHUNK_SIZE));
       assert.equal(Buffer.compare(head, data.subarray(0, 2 * CHECKSUM_CHUNK_SIZE)), 0);
-      await assert.rejects(collect(store.read('blk_c', 2 * CHECKSUM_CHUNK_SIZE + 100, 2 * CHECKSUM_CHUNK_SIZE + 101)), (err) => isMinimrError(err, 'ECHECKSUM'));
+      await assert.rejects(
+        collect(store.read('blk_c', 2 * CHECKSUM_CHUNK_SIZE + 100, 2 * CHECKSUM_CHUNK_SIZE + 101)),
+        (err) => isMinimrError(err, 'ECHECKSUM'),
+      );
     });
 
     it('a caller reusing its buffer after write does not change the block', async () => {

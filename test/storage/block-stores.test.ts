@@ -28,7 +28,10 @@ blockStoreSuite('LocalDiskBlockStore', async () => {
 
 /** Fails like a full disk after `budget` bytes. */
 class FullDiskStore extends LocalDiskBlockStore {
-  constructor(dir: string, private budget: number) {
+  constructor(
+    dir: string,
+    private budget: number,
+  ) {
     super({ dir, workerId: 'w-full' });
   }
 

@@ -13,7 +13,18 @@ import {
   replicationScope,
   type DatanodeAddress,
 } from '../../src/storage/index.js';
-import { collect, makeTempDir, pseudoRandomBytes, startCluster, startDatanode, stopDatanode, testBlockKey, tokenFor, type TestCluster, type TestDatanode } from './helpers.js';
+import {
+  collect,
+  makeTempDir,
+  pseudoRandomBytes,
+  startCluster,
+  startDatanode,
+  stopDatanode,
+  testBlockKey,
+  tokenFor,
+  type TestCluster,
+  type TestDatanode,
+} from './helpers.js';
 
 interface RawAnswer {
   status: number;
@@ -21,7 +32,13 @@ interface RawAnswer {
   message: string;
 }
 
-function raw(node: DatanodeAddress, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<RawAnswer> {
+function raw(
+  node: DatanodeAddress,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Buffer,
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const req = request({ host: node.host, port: node.dataPort, method, path, headers }, (res) => {
       const parts: Buffer[] = [];
@@ -61,7 +78,9 @@ describe('block access tokens on the data port', () => {
   });
 
   it('a read with a valid token is served', async () => {
-    const got = await collect(readRemoteBlock(node.address, 'blk_7', 0, data.length, { token: tokenFor('blk_7', 'read') }));
+    const got = await collect(
+      readRemoteBlock(node.address, 'blk_7', 0, data.length, { token: tokenFor('blk_7', 'read') }),
+    );
     assert.equal(Buffer.compare(got, data), 0);
   });
 
@@ -79,7 +98,13 @@ describe('block access tokens on the data port', () => {
       ['no token to delete', 'DELETE', {}],
     ];
     for (const [what, method, headers] of cases) {
-      const answer = await raw(node.address, method, '/blocks/blk_7', headers, method === 'PUT' ? Buffer.from('evil') : undefined);
+      const answer = await raw(
+        node.address,
+        method,
+        '/blocks/blk_7',
+        headers,
+        method === 'PUT' ? Buffer.from('evil') : undefined,
+      );
       assert.equal(answer.status, 403, what);
       assert.equal(answer.code, 'ETOKEN', what);
       assert.match(answer.message, /block access token/, what);
@@ -94,7 +119,10 @@ describe('block access tokens on the data port', () => {
 
   it('the client gets ETOKEN as a MinimrError', async () => {
     await assert.rejects(collect(readRemoteBlock(node.address, 'blk_7', 0, 10)), (err) => isMinimrError(err, 'ETOKEN'));
-    await assert.rejects(putRemoteBlock(node.address, 'blk_7', Buffer.from('evil'), { token: tokenFor('blk_7', 'read') }), (err) => isMinimrError(err, 'ETOKEN'));
+    await assert.rejects(
+      putRemoteBlock(node.address, 'blk_7', Buffer.from('evil'), { token: tokenFor('blk_7', 'read') }),
+      (err) => isMinimrError(err, 'ETOKEN'),
+    );
     assert.equal(Buffer.compare(await collect(node.store.read('blk_7')), data), 0);
   });
 
@@ -102,9 +130,16 @@ describe('block access tokens on the data port', () => {
     const thief: DatanodeAddress = { workerId: 'w2', host: '127.0.0.1', dataPort: 1, rack: 'r1' };
     const granted = testBlockKey.issue('blk_7', 'replicate', Date.now() + 60_000, replicationScope([other.address]));
     // Same worker id, another port: the token does not cover it.
-    await assert.rejects(replicateRemoteBlock(node.address, 'blk_7', [thief], { token: granted }), (err) => isMinimrError(err, 'ETOKEN'));
-    await assert.rejects(replicateRemoteBlock(node.address, 'blk_7', [other.address, thief], { token: granted }), (err) => isMinimrError(err, 'ETOKEN'));
-    await assert.rejects(replicateRemoteBlock(node.address, 'blk_7', [other.address]), (err) => isMinimrError(err, 'ETOKEN'));
+    await assert.rejects(replicateRemoteBlock(node.address, 'blk_7', [thief], { token: granted }), (err) =>
+      isMinimrError(err, 'ETOKEN'),
+    );
+    await assert.rejects(
+      replicateRemoteBlock(node.address, 'blk_7', [other.address, thief], { token: granted }),
+      (err) => isMinimrError(err, 'ETOKEN'),
+    );
+    await assert.rejects(replicateRemoteBlock(node.address, 'blk_7', [other.address]), (err) =>
+      isMinimrError(err, 'ETOKEN'),
+    );
     assert.equal(await other.store.has('blk_7'), false);
     const result = await replicateRemoteBlock(node.address, 'blk_7', [other.address], { token: granted });
     assert.deepEqual(result.succeeded, ['w2']);
@@ -121,7 +156,12 @@ describe('block access tokens on the data port', () => {
     const handler = createDataRequestHandler(store, 'w9', { blockKey: () => undefined });
     const server = createServer((req, res) => void handler(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address: DatanodeAddress = { workerId: 'w9', host: '127.0.0.1', dataPort: (server.address() as { port: number }).port, rack: 'r1' };
+    const address: DatanodeAddress = {
+      workerId: 'w9',
+      host: '127.0.0.1',
+      dataPort: (server.address() as { port: number }).port,
+      rack: 'r1',
+    };
     try {
       const answer = await raw(address, 'GET', '/blocks/blk_7', { [BLOCK_TOKEN_HEADER]: tokenFor('blk_7', 'read') });
       assert.equal(answer.status, 403);
@@ -150,18 +190,36 @@ describe('the NameNode issues block access tokens', () => {
     assert.equal(blocks.length, 3);
     // A read token of one block opens only that block.
     const [first, second] = blocks;
-    await assert.rejects(collect(readRemoteBlock(second!.locations[0]!, second!.blockId, 0, 10, { token: first!.token })), (err) => isMinimrError(err, 'ETOKEN'));
-    const answer = await raw(first!.locations[0]!, 'PUT', `/blocks/${first!.blockId}`, { [BLOCK_TOKEN_HEADER]: first!.token }, Buffer.from('evil'));
+    await assert.rejects(
+      collect(readRemoteBlock(second!.locations[0]!, second!.blockId, 0, 10, { token: first!.token })),
+      (err) => isMinimrError(err, 'ETOKEN'),
+    );
+    const answer = await raw(
+      first!.locations[0]!,
+      'PUT',
+      `/blocks/${first!.blockId}`,
+      { [BLOCK_TOKEN_HEADER]: first!.token },
+      Buffer.from('evil'),
+    );
     assert.equal(answer.code, 'ETOKEN');
     assert.equal(crc32(await collect(fs.cat('/t/a'))), crc32(data));
   });
 
   it('relay tokens only for registered datanodes at their registered address', async () => {
     const [w1, w2] = cluster.datanodes;
-    assert.throws(() => cluster.namenode.relayToken('blk_1', [{ workerId: 'evil', host: '10.0.0.66', dataPort: 80, rack: 'r1' }]), (err) => isMinimrError(err, 'ETOKEN'));
-    assert.throws(() => cluster.namenode.relayToken('blk_1', [{ ...w2!.address, host: '10.0.0.66' }]), (err) => isMinimrError(err, 'ETOKEN'));
+    assert.throws(
+      () => cluster.namenode.relayToken('blk_1', [{ workerId: 'evil', host: '10.0.0.66', dataPort: 80, rack: 'r1' }]),
+      (err) => isMinimrError(err, 'ETOKEN'),
+    );
+    assert.throws(
+      () => cluster.namenode.relayToken('blk_1', [{ ...w2!.address, host: '10.0.0.66' }]),
+      (err) => isMinimrError(err, 'ETOKEN'),
+    );
     const token = cluster.namenode.relayToken('blk_1', [w2!.address]);
     cluster.namenode.blockKey.verify(token, 'blk_1', 'replicate', Date.now(), replicationScope([w2!.address]));
-    assert.throws(() => cluster.namenode.blockKey.verify(token, 'blk_1', 'replicate', Date.now(), replicationScope([w1!.address])), (err) => isMinimrError(err, 'ETOKEN'));
+    assert.throws(
+      () => cluster.namenode.blockKey.verify(token, 'blk_1', 'replicate', Date.now(), replicationScope([w1!.address])),
+      (err) => isMinimrError(err, 'ETOKEN'),
+    );
   });
 });

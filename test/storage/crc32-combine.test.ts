@@ -50,7 +50,8 @@ describe('ChunkChecksummer', () => {
       assert.equal(length, data.length, `writes ${cuts.join(',')}`);
       assert.equal(blockCrc, crc32(data), `writes ${cuts.join(',')}`);
       const expected: number[] = [];
-      for (let c = 0; c < data.length; c += CHECKSUM_CHUNK_SIZE) expected.push(crc32(data.subarray(c, c + CHECKSUM_CHUNK_SIZE)));
+      for (let c = 0; c < data.length; c += CHECKSUM_CHUNK_SIZE)
+        expected.push(crc32(data.subarray(c, c + CHECKSUM_CHUNK_SIZE)));
       assert.deepEqual(chunkCrcs, expected, `writes ${cuts.join(',')}`);
     }
   });

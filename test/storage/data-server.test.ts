@@ -4,15 +4,38 @@ import { open } from 'node:fs/promises';
 import { describe, it, before, after } from 'node:test';
 import { crc32 } from 'node:zlib';
 import { isMinimrError } from '../../src/errors.js';
-import { BLOCK_TOKEN_HEADER, CHECKSUM_CHUNK_SIZE, putRemoteBlock, readRemoteBlock, deleteRemoteBlock, replicateRemoteBlock, replicationScope } from '../../src/storage/index.js';
-import { collect, makeTempDir, pseudoRandomBytes, startDatanode, stopDatanode, testBlockKey, tokenFor, type TestDatanode } from './helpers.js';
+import {
+  BLOCK_TOKEN_HEADER,
+  CHECKSUM_CHUNK_SIZE,
+  putRemoteBlock,
+  readRemoteBlock,
+  deleteRemoteBlock,
+  replicateRemoteBlock,
+  replicationScope,
+} from '../../src/storage/index.js';
+import {
+  collect,
+  makeTempDir,
+  pseudoRandomBytes,
+  startDatanode,
+  stopDatanode,
+  testBlockKey,
+  tokenFor,
+  type TestDatanode,
+} from './helpers.js';
 
 interface RawAnswer {
   status: number;
   body: string;
 }
 
-function raw(node: TestDatanode, method: string, path: string, body?: Buffer, headers: Record<string, string> = {}): Promise<RawAnswer> {
+function raw(
+  node: TestDatanode,
+  method: string,
+  path: string,
+  body?: Buffer,
+  headers: Record<string, string> = {},
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const req = request({ host: node.address.host, port: node.address.dataPort, method, path, headers }, (res) => {
       const parts: Buffer[] = [];
@@ -31,7 +54,11 @@ describe('data server', () => {
   before(async () => {
     const temp = await makeTempDir();
     cleanup = temp.cleanup;
-    nodes = [await startDatanode(temp.dir, 'w1', 'r1'), await startDatanode(temp.dir, 'w2', 'r1'), await startDatanode(temp.dir, 'w3', 'r2')];
+    nodes = [
+      await startDatanode(temp.dir, 'w1', 'r1'),
+      await startDatanode(temp.dir, 'w2', 'r1'),
+      await startDatanode(temp.dir, 'w3', 'r2'),
+    ];
   });
   after(async () => {
     await Promise.all(nodes.map(stopDatanode));
@@ -43,10 +70,22 @@ describe('data server', () => {
     const data = pseudoRandomBytes(150_000, 21);
     const read = { token: tokenFor('blk_1', 'read') };
     const remove = { token: tokenFor('blk_1', 'delete') };
-    assert.deepEqual(await putRemoteBlock(w1!.address, 'blk_1', data, { expectedCrc32: crc32(data), token: tokenFor('blk_1', 'write') }), { length: data.length, crc32: crc32(data) });
+    assert.deepEqual(
+      await putRemoteBlock(w1!.address, 'blk_1', data, {
+        expectedCrc32: crc32(data),
+        token: tokenFor('blk_1', 'write'),
+      }),
+      { length: data.length, crc32: crc32(data) },
+    );
     assert.equal(Buffer.compare(await collect(w1!.store.read('blk_1')), data), 0);
     assert.equal(Buffer.compare(await collect(readRemoteBlock(w1!.address, 'blk_1', 0, data.length, read)), data), 0);
-    assert.equal(Buffer.compare(await collect(readRemoteBlock(w1!.address, 'blk_1', 70_000, 70_010, read)), data.subarray(70_000, 70_010)), 0);
+    assert.equal(
+      Buffer.compare(
+        await collect(readRemoteBlock(w1!.address, 'blk_1', 70_000, 70_010, read)),
+        data.subarray(70_000, 70_010),
+      ),
+      0,
+    );
     assert.equal(await deleteRemoteBlock(w1!.address, 'blk_1', remove), true);
     assert.equal(await w1!.store.has('blk_1'), false);
     assert.equal(await deleteRemoteBlock(w1!.address, 'blk_1', remove), false);
@@ -54,23 +93,39 @@ describe('data server', () => {
 
   it('errors come back as JSON {code, message, details} with a status', async () => {
     const [w1] = nodes;
-    const missing = await raw(w1!, 'GET', '/blocks/blk_none', undefined, { [BLOCK_TOKEN_HEADER]: tokenFor('blk_none', 'read') });
+    const missing = await raw(w1!, 'GET', '/blocks/blk_none', undefined, {
+      [BLOCK_TOKEN_HEADER]: tokenFor('blk_none', 'read'),
+    });
     assert.equal(missing.status, 404);
     const parsed = JSON.parse(missing.body) as { code: string; message: string; details: Record<string, unknown> };
     assert.equal(parsed.code, 'ENOENT');
     assert.equal(parsed.details.blockId, 'blk_none');
     assert.equal(parsed.details.workerId, 'w1');
-    await assert.rejects(collect(readRemoteBlock(w1!.address, 'blk_none', 0, 10, { token: tokenFor('blk_none', 'read') })), (err) => isMinimrError(err, 'ENOENT'));
+    await assert.rejects(
+      collect(readRemoteBlock(w1!.address, 'blk_none', 0, 10, { token: tokenFor('blk_none', 'read') })),
+      (err) => isMinimrError(err, 'ENOENT'),
+    );
 
-    const badRange = await raw(w1!, 'GET', '/blocks/blk_none?start=-1', undefined, { [BLOCK_TOKEN_HEADER]: tokenFor('blk_none', 'read') });
+    const badRange = await raw(w1!, 'GET', '/blocks/blk_none?start=-1', undefined, {
+      [BLOCK_TOKEN_HEADER]: tokenFor('blk_none', 'read'),
+    });
     assert.equal(badRange.status, 400);
-    const badMethod = await raw(w1!, 'PATCH', '/blocks/blk_1', undefined, { [BLOCK_TOKEN_HEADER]: tokenFor('blk_1', 'read') });
+    const badMethod = await raw(w1!, 'PATCH', '/blocks/blk_1', undefined, {
+      [BLOCK_TOKEN_HEADER]: tokenFor('blk_1', 'read'),
+    });
     assert.equal(JSON.parse(badMethod.body).code, 'EPROTOCOL');
   });
 
   it('no URL escapes the block directory', async () => {
     const [w1] = nodes;
-    for (const path of ['/blocks/..%2F..%2Fetc%2Fpasswd', '/blocks/%2e%2e', '/blocks/../../etc/passwd', '/blocks/a/b', '/blocks/', '/blocks/a.meta']) {
+    for (const path of [
+      '/blocks/..%2F..%2Fetc%2Fpasswd',
+      '/blocks/%2e%2e',
+      '/blocks/../../etc/passwd',
+      '/blocks/a/b',
+      '/blocks/',
+      '/blocks/a.meta',
+    ]) {
       const answer = await raw(w1!, 'GET', path);
       assert.ok(answer.status === 400 || answer.status === 404, `${path}: ${answer.status}`);
       if (answer.status === 400) assert.equal(JSON.parse(answer.body).code, 'EBADPATH', path);
@@ -88,7 +143,13 @@ describe('data server', () => {
 
   it('an upload that does not match its crc32 is refused and not stored', async () => {
     const [w1] = nodes;
-    await assert.rejects(putRemoteBlock(w1!.address, 'blk_crc', Buffer.from('payload'), { expectedCrc32: 12345, token: tokenFor('blk_crc', 'write') }), (err) => isMinimrError(err, 'ECHECKSUM'));
+    await assert.rejects(
+      putRemoteBlock(w1!.address, 'blk_crc', Buffer.from('payload'), {
+        expectedCrc32: 12345,
+        token: tokenFor('blk_crc', 'write'),
+      }),
+      (err) => isMinimrError(err, 'ECHECKSUM'),
+    );
     assert.equal(await w1!.store.has('blk_crc'), false);
   });
 
@@ -103,8 +164,14 @@ describe('data server', () => {
     let received = 0;
     await assert.rejects(
       (async () => {
-        for await (const chunk of readRemoteBlock(w1!.address, 'blk_mid', 0, data.length, { token: tokenFor('blk_mid', 'read') })) {
-          assert.equal(Buffer.compare(chunk, data.subarray(received, received + chunk.length)), 0, 'only good bytes are sent');
+        for await (const chunk of readRemoteBlock(w1!.address, 'blk_mid', 0, data.length, {
+          token: tokenFor('blk_mid', 'read'),
+        })) {
+          assert.equal(
+            Buffer.compare(chunk, data.subarray(received, received + chunk.length)),
+            0,
+            'only good bytes are sent',
+          );
           received += chunk.length;
         }
       })(),
@@ -124,7 +191,10 @@ describe('data server', () => {
         break;
       }
     }
-    assert.equal(Buffer.compare(await collect(readRemoteBlock(w1!.address, 'blk_early', 0, data.length, read)), data), 0);
+    assert.equal(
+      Buffer.compare(await collect(readRemoteBlock(w1!.address, 'blk_early', 0, data.length, read)), data),
+      0,
+    );
   });
 
   it('replicate copies a local block to other datanodes', async () => {
@@ -135,7 +205,10 @@ describe('data server', () => {
     const relay = testBlockKey.issue('blk_rep', 'replicate', Date.now() + 60_000, replicationScope(targets));
     const result = await replicateRemoteBlock(w1!.address, 'blk_rep', targets, { token: relay });
     assert.deepEqual(result.succeeded.sort(), ['w2', 'w3']);
-    assert.deepEqual(result.failed.map((f) => [f.workerId, f.code]), [['dead', 'ECONNECT']]);
+    assert.deepEqual(
+      result.failed.map((f) => [f.workerId, f.code]),
+      [['dead', 'ECONNECT']],
+    );
     for (const node of [w2!, w3!]) assert.equal(Buffer.compare(await collect(node.store.read('blk_rep')), data), 0);
     const bad = await raw(w1!, 'POST', '/blocks/blk_rep/replicate', Buffer.from('{"targets": [1]}'));
     assert.equal(bad.status, 400);

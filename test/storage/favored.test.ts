@@ -13,7 +13,11 @@ describe('namenode: favored workers', () => {
     const nn = new Namenode({ dbPath: join(dir, 'nn'), defaultReplication: 2, defaultBlockSize: 1024 });
     await nn.open();
     try {
-      for (let i = 0; i < 6; i++) nn.registerDatanode({ workerId: `w${i}`, host: '127.0.0.1', dataPort: 1000 + i, rack: `/r${Math.floor(i / 2)}` }, []);
+      for (let i = 0; i < 6; i++)
+        nn.registerDatanode(
+          { workerId: `w${i}`, host: '127.0.0.1', dataPort: 1000 + i, rack: `/r${Math.floor(i / 2)}` },
+          [],
+        );
       await nn.create('/private', { favoredWorkers: ['w4', 'w5', 'w3'] });
       const used = new Map<string, number>();
       for (let b = 0; b < 6; b++) {
@@ -29,7 +33,10 @@ describe('namenode: favored workers', () => {
       // 12 replicas over 3 favored workers, least loaded first: 4 each.
       assert.deepEqual([...used.values()].sort(), [4, 4, 4]);
       await nn.complete('/private');
-      await assert.rejects(nn.create('/bad', { favoredWorkers: [''] }), (e: unknown) => e instanceof MinimrError && e.code === 'EBADJOB');
+      await assert.rejects(
+        nn.create('/bad', { favoredWorkers: [''] }),
+        (e: unknown) => e instanceof MinimrError && e.code === 'EBADJOB',
+      );
       // One favored worker for replication 2: the second replica goes where the default policy says (another rack).
       await nn.create('/one', { favoredWorkers: ['w0'] });
       const { targets } = await nn.allocateBlock('/one');
@@ -51,7 +58,10 @@ describe('owedReplicaTarget', () => {
     { id: 'w2', rack: 'r1' },
   ];
   test("the holder's rack-mates in id order, rotating with the index", () => {
-    assert.deepEqual([0, 1, 2, 3].map((i) => owedReplicaTarget(['w1'], workers, i)), ['w2', 'w3', 'w2', 'w3']);
+    assert.deepEqual(
+      [0, 1, 2, 3].map((i) => owedReplicaTarget(['w1'], workers, i)),
+      ['w2', 'w3', 'w2', 'w3'],
+    );
   });
   test('another rack only when the rack is full; nothing when every worker holds one', () => {
     assert.equal(owedReplicaTarget(['w1', 'w2', 'w3'], workers, 5), 'w4');

@@ -4,9 +4,23 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMinimrError, MinimrError } from '../../src/errors.js';
 import { FsClient, type BlockInfo } from '../../src/storage/index.js';
-import { collect, pseudoRandomBytes, seededRandom, silentLogger, startCluster, stopDatanode, verifyReportedReplicas, type TestCluster } from './helpers.js';
+import {
+  collect,
+  pseudoRandomBytes,
+  seededRandom,
+  silentLogger,
+  startCluster,
+  stopDatanode,
+  verifyReportedReplicas,
+  type TestCluster,
+} from './helpers.js';
 
-async function corruptReplica(cluster: TestCluster, workerId: string, blockId: string, offsetInBlock: number): Promise<void> {
+async function corruptReplica(
+  cluster: TestCluster,
+  workerId: string,
+  blockId: string,
+  offsetInBlock: number,
+): Promise<void> {
   const datanode = cluster.datanodes.find((d) => d.address.workerId === workerId)!;
   const handle = await open(datanode.store.localBlockPath(blockId)!, 'r+');
   const one = Buffer.alloc(1);
@@ -42,7 +56,11 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       for (let i = 0; i < 20; i++) {
         const a = Math.floor(random() * data.length);
         const b = Math.min(data.length, a + Math.floor(random() * 250_000));
-        assert.equal(Buffer.compare(await collect(fs.readRange('/in/data.bin', a, b)), data.subarray(a, b)), 0, `[${a}, ${b})`);
+        assert.equal(
+          Buffer.compare(await collect(fs.readRange('/in/data.bin', a, b)), data.subarray(a, b)),
+          0,
+          `[${a}, ${b})`,
+        );
       }
 
       // Corrupt the replica that readers try first.
@@ -53,7 +71,10 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       await verifyReportedReplicas(cluster);
       assert.deepEqual(cluster.namenode.takeBlockDeletions(badWorker), [victim.blockId]);
       const after = (await fs.getBlocks('/in/data.bin'))[4]!;
-      assert.deepEqual(after.locations.map((l) => l.workerId), victim.locations.slice(1).map((l) => l.workerId));
+      assert.deepEqual(
+        after.locations.map((l) => l.workerId),
+        victim.locations.slice(1).map((l) => l.workerId),
+      );
       assert.deepEqual(cluster.namenode.underReplicatedBlocks(), [victim.blockId]);
     } finally {
       await cluster.close();
@@ -112,7 +133,10 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       await stopDatanode(cluster.datanodes[1]!);
       await assert.rejects(fs.put(data, '/doomed', { replication: 3 }), (err) => isMinimrError(err, 'ENOREPLICA'));
       await assert.rejects(fs.stat('/doomed'), (err) => isMinimrError(err, 'ENOENT'));
-      assert.deepEqual((await fs.list('/')).map((s) => s.path), ['/partial']);
+      assert.deepEqual(
+        (await fs.list('/')).map((s) => s.path),
+        ['/partial'],
+      );
     } finally {
       await cluster.close();
     }
@@ -133,7 +157,10 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       const status = await writer.close();
       assert.equal(status.length, data.length);
       assert.equal(Buffer.compare(await collect(fs.cat('/w/streamed')), data), 0);
-      assert.deepEqual((await fs.getBlocks('/w/streamed')).map((b) => b.length), [...Array(12).fill(4096), 50_000 - 12 * 4096]);
+      assert.deepEqual(
+        (await fs.getBlocks('/w/streamed')).map((b) => b.length),
+        [...Array(12).fill(4096), 50_000 - 12 * 4096],
+      );
 
       const empty = await (await fs.createWriter('/w/empty')).close();
       assert.equal(empty.length, 0);
@@ -191,22 +218,39 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
         await held;
         return result;
       };
-      const slowWriter = await client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: slow }).createWriter('/slow', { replication: 1 });
+      const slowWriter = await client(cluster, {
+        client: { workerId: 'w1', rack: 'r1' },
+        localStore: slow,
+      }).createWriter('/slow', { replication: 1 });
       const writes = (async () => {
-        for (let offset = 0; offset < 35_000; offset += 5000) await slowWriter.write(data.subarray(offset, offset + 5000));
+        for (let offset = 0; offset < 35_000; offset += 5000)
+          await slowWriter.write(data.subarray(offset, offset + 5000));
         return 'written';
       })();
-      assert.equal(await Promise.race([writes, new Promise((resolve) => setTimeout(() => resolve('held back'), 3000))]), 'written', 'the second block was written while the first had not ended');
+      assert.equal(
+        await Promise.race([writes, new Promise((resolve) => setTimeout(() => resolve('held back'), 3000))]),
+        'written',
+        'the second block was written while the first had not ended',
+      );
       release();
       assert.equal((await slowWriter.close()).length, 35_000);
-      assert.deepEqual((await local.getBlocks('/slow')).map((b) => b.length), [20_000, 15_000]);
+      assert.deepEqual(
+        (await local.getBlocks('/slow')).map((b) => b.length),
+        [20_000, 15_000],
+      );
       assert.equal(Buffer.compare(await collect(local.cat('/slow')), data.subarray(0, 35_000)), 0);
 
       // Without failures the blocks, ended while later ones were written, are all there in order.
-      const good = await client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: w1.store }).createWriter('/good', { replication: 1 });
+      const good = await client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: w1.store }).createWriter(
+        '/good',
+        { replication: 1 },
+      );
       for (let offset = 0; offset < data.length; offset += 7000) await good.write(data.subarray(offset, offset + 7000));
       assert.equal((await good.close()).length, data.length);
-      assert.deepEqual((await local.getBlocks('/good')).map((b) => b.length), [20_000, 20_000, 20_000, 20_000, 20_000]);
+      assert.deepEqual(
+        (await local.getBlocks('/good')).map((b) => b.length),
+        [20_000, 20_000, 20_000, 20_000, 20_000],
+      );
       assert.equal(Buffer.compare(await collect(local.cat('/good')), data), 0);
     } finally {
       await cluster.close();
@@ -253,19 +297,29 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
         }
       }
       assert.ok(expectedGarbage > 0 && expectedGarbage < data.length / 20);
-      assert.equal(writer.garbageBytes, expectedGarbage, 'no copy of half a MiB or more was left to the GC while writing');
+      assert.equal(
+        writer.garbageBytes,
+        expectedGarbage,
+        'no copy of half a MiB or more was left to the GC while writing',
+      );
       assert.equal((await writer.close()).length, data.length);
-      assert.equal(Buffer.compare(await collect(local.cat('/reused')), data), 0, 'no copy was reused before the store had written it');
+      assert.equal(
+        Buffer.compare(await collect(local.cat('/reused')), data),
+        0,
+        'no copy was reused before the store had written it',
+      );
       assert.ok(chunks >= 41 && memories.size <= 20 + 8, `${chunks} chunks in ${memories.size} memories`);
       assert.ok(writer.garbageBytes <= expectedGarbage + 20 * MiB, 'the spare copies are left to the GC at close');
 
       // Writes that straddle the blocks' ends at other offsets: every byte is right.
       const odd = await local.createWriter('/odd', { replication: 1 });
-      for (let offset = 0; offset < 12 * MiB; offset += 700_001) await odd.write(data.subarray(offset, Math.min(12 * MiB, offset + 700_001)));
+      for (let offset = 0; offset < 12 * MiB; offset += 700_001)
+        await odd.write(data.subarray(offset, Math.min(12 * MiB, offset + 700_001)));
       await odd.close();
       assert.equal(Buffer.compare(await collect(local.cat('/odd')), data.subarray(0, 12 * MiB)), 0);
 
-      // With a remote replica too, every copy is fresh (an HTTP upload may hold a chunk after asking for the next) and is garbage.
+      // With a remote replica too, every copy is fresh (an HTTP upload may hold a chunk after asking for the next) and
+      // is garbage.
       const twice = await local.createWriter('/twice', { replication: 2 });
       await twice.write(data.subarray(0, 3 * MiB));
       assert.equal(twice.garbageBytes, 3 * MiB);
@@ -283,7 +337,11 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: w1.store });
       const data = pseudoRandomBytes(70_000, 12);
       await local.put(data, '/local', { replication: 1 });
-      for (const block of await local.getBlocks('/local')) assert.deepEqual(block.locations.map((l) => l.workerId), ['w1']);
+      for (const block of await local.getBlocks('/local'))
+        assert.deepEqual(
+          block.locations.map((l) => l.workerId),
+          ['w1'],
+        );
       await stopDatanode(w1);
       assert.equal(Buffer.compare(await collect(local.cat('/local')), data), 0);
       await assert.rejects(collect(client(cluster).cat('/local')), (err) => isMinimrError(err, 'ENOREPLICA'));
@@ -311,7 +369,10 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
       assert.equal(Buffer.compare(await readFile(dst), data), 0);
       await fs.mkdir('/files/sub');
       await fs.rename('/files/a.bin', '/files/sub/b.bin');
-      assert.deepEqual((await fs.list('/files/sub')).map((s) => s.path), ['/files/sub/b.bin']);
+      assert.deepEqual(
+        (await fs.list('/files/sub')).map((s) => s.path),
+        ['/files/sub/b.bin'],
+      );
       await fs.remove('/files', { recursive: true });
       await assert.rejects(fs.stat('/files'), (err) => isMinimrError(err, 'ENOENT'));
       await assert.rejects(fs.get('/missing', dst), (err) => isMinimrError(err, 'ENOENT'));
@@ -322,7 +383,10 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
 });
 
 describe("FsClient checks whole blocks against the NameNode's checksum", () => {
-  /** Replaces a replica with other bytes of the same length, stored with checksums of their own, as an overwrite on the data port would. */
+  /**
+   * Replaces a replica with other bytes of the same length, stored with checksums of their own, as an overwrite on the
+   * data port would.
+   */
   async function tamper(cluster: TestCluster, workerId: string, blockId: string, length: number): Promise<void> {
     const datanode = cluster.datanodes.find((d) => d.address.workerId === workerId)!;
     await datanode.store.delete(blockId);
@@ -341,7 +405,10 @@ describe("FsClient checks whole blocks against the NameNode's checksum", () => {
       assert.equal(Buffer.compare(await collect(fs.cat('/t')), data), 0);
       await verifyReportedReplicas(cluster);
       assert.deepEqual(cluster.namenode.takeBlockDeletions(bad), [block.blockId]);
-      assert.deepEqual((await fs.getBlocks('/t'))[1]!.locations.map((l) => l.workerId), [block.locations[1]!.workerId]);
+      assert.deepEqual(
+        (await fs.getBlocks('/t'))[1]!.locations.map((l) => l.workerId),
+        [block.locations[1]!.workerId],
+      );
     } finally {
       await cluster.close();
     }
@@ -394,7 +461,10 @@ describe("FsClient checks whole blocks against the NameNode's checksum", () => {
       assert.equal(Buffer.compare(await collect(local.cat('/t')), data), 0);
       const block = (await local.getBlocks('/t'))[1]!;
       await tamper(cluster, 'w1', block.blockId, block.length);
-      await assert.rejects(collect(local.cat('/t')), (err) => isMinimrError(err, 'ECHECKSUM') && err.details.blockId === block.blockId);
+      await assert.rejects(
+        collect(local.cat('/t')),
+        (err) => isMinimrError(err, 'ECHECKSUM') && err.details.blockId === block.blockId,
+      );
     } finally {
       await cluster.close();
     }
@@ -407,11 +477,16 @@ describe("FsClient checks whole blocks against the NameNode's checksum", () => {
       const data = pseudoRandomBytes(60_000, 17);
       await fs.put(data, '/t', { replication: 2 });
       const before = await fs.getBlocks('/t');
-      for (const block of before) for (const l of block.locations) await cluster.namenode.reportBadReplica(block.blockId, l.workerId);
+      for (const block of before)
+        for (const l of block.locations) await cluster.namenode.reportBadReplica(block.blockId, l.workerId);
       await verifyReportedReplicas(cluster);
-      for (const node of cluster.datanodes) assert.deepEqual(cluster.namenode.takeBlockDeletions(node.address.workerId), []);
+      for (const node of cluster.datanodes)
+        assert.deepEqual(cluster.namenode.takeBlockDeletions(node.address.workerId), []);
       const after = await fs.getBlocks('/t');
-      assert.deepEqual(after.map((b) => b.locations.map((l) => l.workerId)), before.map((b) => b.locations.map((l) => l.workerId)));
+      assert.deepEqual(
+        after.map((b) => b.locations.map((l) => l.workerId)),
+        before.map((b) => b.locations.map((l) => l.workerId)),
+      );
       for (const node of cluster.datanodes) assert.equal((await node.store.list()).length, 2);
       assert.equal(Buffer.compare(await collect(fs.cat('/t')), data), 0);
     } finally {

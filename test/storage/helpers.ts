@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Logger } from '../../src/log.js';
-import { BlockTokenKey, checkLocalReplica, createDataRequestHandler, LocalDiskBlockStore, Namenode, type BlockOperation, type DatanodeAddress } from '../../src/storage/index.js';
+import {
+  BlockTokenKey,
+  checkLocalReplica,
+  createDataRequestHandler,
+  LocalDiskBlockStore,
+  Namenode,
+  type BlockOperation,
+  type DatanodeAddress,
+} from '../../src/storage/index.js';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 
@@ -50,7 +58,12 @@ export function tokenFor(blockId: string, op: BlockOperation, key: BlockTokenKey
   return key.issue(blockId, op, Date.now() + 60_000);
 }
 
-export async function startDatanode(dir: string, workerId: string, rack: string, key: BlockTokenKey = testBlockKey): Promise<TestDatanode> {
+export async function startDatanode(
+  dir: string,
+  workerId: string,
+  rack: string,
+  key: BlockTokenKey = testBlockKey,
+): Promise<TestDatanode> {
   const store = new LocalDiskBlockStore({ dir: join(dir, workerId), workerId });
   await store.open();
   const handler = createDataRequestHandler(store, workerId, { blockKey: () => key });
@@ -75,7 +88,10 @@ export interface TestCluster {
 }
 
 /** A NameNode in-process plus `racks.length` datanodes on real HTTP servers, registered with it. */
-export async function startCluster(racks: readonly string[], namenodeOptions: { defaultBlockSize?: number; defaultReplication?: number } = {}): Promise<TestCluster> {
+export async function startCluster(
+  racks: readonly string[],
+  namenodeOptions: { defaultBlockSize?: number; defaultReplication?: number } = {},
+): Promise<TestCluster> {
   const { dir, cleanup } = await makeTempDir('minimr-cluster-');
   const namenode = new Namenode({ dbPath: join(dir, 'namenode'), logger: silentLogger, ...namenodeOptions });
   await namenode.open();
@@ -104,7 +120,8 @@ export async function startCluster(racks: readonly string[], namenodeOptions: { 
 export async function verifyReportedReplicas(cluster: TestCluster): Promise<void> {
   for (const node of cluster.datanodes) {
     for (const block of cluster.namenode.takeVerifications(node.address.workerId)) {
-      if ((await checkLocalReplica(node.store, block)) !== undefined) cluster.namenode.replicaCorrupt(node.address.workerId, block.blockId);
+      if ((await checkLocalReplica(node.store, block)) !== undefined)
+        cluster.namenode.replicaCorrupt(node.address.workerId, block.blockId);
     }
   }
 }

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMinimrError, type MinimrErrorCode } from '../../src/errors.js';
-import { chooseTargets, Namenode, sortByDistance, type DatanodeAddress, type PlacementNode } from '../../src/storage/index.js';
+import {
+  chooseTargets,
+  Namenode,
+  sortByDistance,
+  type DatanodeAddress,
+  type PlacementNode,
+} from '../../src/storage/index.js';
 import { makeTempDir, silentLogger } from './helpers.js';
 
 function node(workerId: string, rack: string): DatanodeAddress {
@@ -35,11 +41,19 @@ function rejectsWith(code: MinimrErrorCode, path?: string): (err: unknown) => bo
 }
 
 /** Writes a file of `blocks` blocks through the NameNode alone, as a writer would. */
-async function writeFile(nn: Namenode, path: string, lengths: number[], options: { replication?: number; writer?: string } = {}): Promise<string[]> {
+async function writeFile(
+  nn: Namenode,
+  path: string,
+  lengths: number[],
+  options: { replication?: number; writer?: string } = {},
+): Promise<string[]> {
   await nn.create(path, { replication: options.replication });
   const ids: string[] = [];
   for (const length of lengths) {
-    const { blockId, targets } = await nn.allocateBlock(path, options.writer ? { workerId: options.writer } : undefined);
+    const { blockId, targets } = await nn.allocateBlock(
+      path,
+      options.writer ? { workerId: options.writer } : undefined,
+    );
     await nn.commitBlock(path, { blockId, length, crc32: length, workerIds: targets.map((t) => t.workerId) });
     ids.push(blockId);
   }
@@ -58,15 +72,24 @@ describe('Namenode namespace', () => {
       assert.equal(status.type, 'file');
       assert.equal(status.length, 15);
       assert.equal(status.replication, 1);
-      assert.deepEqual((await again.list('/data')).map((s) => [s.path, s.type]), [['/data/in', 'dir']]);
+      assert.deepEqual(
+        (await again.list('/data')).map((s) => [s.path, s.type]),
+        [['/data/in', 'dir']],
+      );
       // Locations are not persisted: they come back with the block report.
-      assert.deepEqual((await again.getBlocks('/data/in/a.txt')).map((b) => b.locations.length), [0, 0]);
+      assert.deepEqual(
+        (await again.getBlocks('/data/in/a.txt')).map((b) => b.locations.length),
+        [0, 0],
+      );
       assert.deepEqual(again.registerDatanode(node('w1', 'r1'), [...ids, 'blk_999999']), ['blk_999999']);
       const blocks = await again.getBlocks('/data/in/a.txt');
-      assert.deepEqual(blocks.map((b) => [b.blockId, b.offset, b.length, b.locations.map((l) => l.workerId)]), [
-        [ids[0], 0, 10, ['w1']],
-        [ids[1], 10, 5, ['w1']],
-      ]);
+      assert.deepEqual(
+        blocks.map((b) => [b.blockId, b.offset, b.length, b.locations.map((l) => l.workerId)]),
+        [
+          [ids[0], 0, 10, ['w1']],
+          [ids[1], 10, 5, ['w1']],
+        ],
+      );
       await again.create('/data/in/b.txt');
       const { blockId } = await again.allocateBlock('/data/in/b.txt');
       assert.ok(!ids.includes(blockId), 'block ids are never reused after a restart');
@@ -96,7 +119,10 @@ describe('Namenode namespace', () => {
       await assert.rejects(nn.create('/x/f'), rejectsWith('EEXIST', '/x/f'));
       await assert.rejects(nn.stat('/nope'), rejectsWith('ENOENT', '/nope'));
       await assert.rejects(nn.getBlocks('/x'), rejectsWith('EISDIR', '/x'));
-      assert.deepEqual((await nn.list('/x/f')).map((s) => s.path), ['/x/f']);
+      assert.deepEqual(
+        (await nn.list('/x/f')).map((s) => s.path),
+        ['/x/f'],
+      );
       assert.equal((await nn.stat('/')).type, 'dir');
       await assert.rejects(nn.create('/new/parent/file', { parents: false }), rejectsWith('ENOENT', '/new/parent'));
       await nn.create('/new/parent/file');
@@ -115,7 +141,10 @@ describe('Namenode namespace', () => {
       await assert.rejects(nn.stat('/out/part-0'), rejectsWith('ENOENT'));
       await assert.rejects(nn.getBlocks('/out/part-0'), rejectsWith('ENOENT'));
       await nn.complete('/out/part-0');
-      assert.deepEqual((await nn.list('/out')).map((s) => [s.path, s.length]), [['/out/part-0', 4]]);
+      assert.deepEqual(
+        (await nn.list('/out')).map((s) => [s.path, s.length]),
+        [['/out/part-0', 4]],
+      );
     });
   });
 
@@ -137,15 +166,24 @@ describe('Namenode namespace', () => {
       await nn.mkdir('/out/_temporary/attempt_1', { parents: true });
       const ids = await writeFile(nn, '/out/_temporary/attempt_1/part-r-00000', [7]);
       await nn.rename('/out/_temporary/attempt_1/part-r-00000', '/out/part-r-00000');
-      assert.deepEqual((await nn.getBlocks('/out/part-r-00000')).map((b) => b.blockId), ids);
+      assert.deepEqual(
+        (await nn.getBlocks('/out/part-r-00000')).map((b) => b.blockId),
+        ids,
+      );
       await assert.rejects(nn.stat('/out/_temporary/attempt_1/part-r-00000'), rejectsWith('ENOENT'));
 
       await nn.mkdir('/a/b/c', { parents: true });
       const deep = await writeFile(nn, '/a/b/c/f1', [1]);
       await writeFile(nn, '/a/b/f2', [2]);
       await nn.rename('/a/b', '/moved');
-      assert.deepEqual((await nn.list('/moved')).map((s) => s.path), ['/moved/c', '/moved/f2']);
-      assert.deepEqual((await nn.getBlocks('/moved/c/f1')).map((b) => b.blockId), deep);
+      assert.deepEqual(
+        (await nn.list('/moved')).map((s) => s.path),
+        ['/moved/c', '/moved/f2'],
+      );
+      assert.deepEqual(
+        (await nn.getBlocks('/moved/c/f1')).map((b) => b.blockId),
+        deep,
+      );
       assert.deepEqual(await nn.list('/a'), []);
       await assert.rejects(nn.rename('/moved', '/moved/c/inside'), rejectsWith('EBADPATH'));
       await assert.rejects(nn.rename('/moved/f2', '/out/part-r-00000'), rejectsWith('EEXIST', '/out/part-r-00000'));
@@ -203,7 +241,13 @@ describe('Namenode namespace', () => {
 
   it('getBlocks orders locations: the client, then its rack, then the rest', async () => {
     await withNamenode(async (nn) => {
-      for (const [id, rack] of [['w1', 'r1'], ['w2', 'r2'], ['w3', 'r2'], ['w4', 'r3']] as const) nn.registerDatanode(node(id, rack), []);
+      for (const [id, rack] of [
+        ['w1', 'r1'],
+        ['w2', 'r2'],
+        ['w3', 'r2'],
+        ['w4', 'r3'],
+      ] as const)
+        nn.registerDatanode(node(id, rack), []);
       await nn.create('/f', { replication: 4 });
       const { blockId } = await nn.allocateBlock('/f');
       await nn.commitBlock('/f', { blockId, length: 1, crc32: 0, workerIds: ['w1', 'w2', 'w3', 'w4'] });
@@ -219,7 +263,13 @@ describe('Namenode namespace', () => {
 
   it('a lost datanode makes its blocks under-replicated and yields replication work for one holder', async () => {
     await withNamenode(async (nn) => {
-      for (const [id, rack] of [['w1', 'r1'], ['w2', 'r1'], ['w3', 'r2'], ['w4', 'r2']] as const) nn.registerDatanode(node(id, rack), []);
+      for (const [id, rack] of [
+        ['w1', 'r1'],
+        ['w2', 'r1'],
+        ['w3', 'r2'],
+        ['w4', 'r2'],
+      ] as const)
+        nn.registerDatanode(node(id, rack), []);
       await nn.create('/f', { replication: 2 });
       const { blockId } = await nn.allocateBlock('/f', { workerId: 'w1' });
       await nn.commitBlock('/f', { blockId, length: 1, crc32: 0, workerIds: ['w1', 'w3'] });
@@ -227,13 +277,19 @@ describe('Namenode namespace', () => {
       assert.deepEqual(nn.underReplicatedBlocks(), []);
       nn.datanodeLost('w3');
       assert.deepEqual(nn.underReplicatedBlocks(), [blockId]);
-      assert.deepEqual((await nn.getBlocks('/f'))[0]!.locations.map((l) => l.workerId), ['w1']);
+      assert.deepEqual(
+        (await nn.getBlocks('/f'))[0]!.locations.map((l) => l.workerId),
+        ['w1'],
+      );
       assert.deepEqual(nn.takeReplicationWork('w2'), [], 'w2 holds no replica');
       const work = nn.takeReplicationWork('w1');
       assert.equal(work.length, 1);
       assert.equal(work[0]!.blockId, blockId);
       // Off the surviving replica's rack, as HDFS's second replica.
-      assert.deepEqual(work[0]!.targets.map((t) => t.workerId), ['w4']);
+      assert.deepEqual(
+        work[0]!.targets.map((t) => t.workerId),
+        ['w4'],
+      );
       assert.deepEqual(nn.takeReplicationWork('w1'), [], 'in flight: not handed out twice');
       assert.equal(nn.blockReceived('w4', blockId), true);
       assert.deepEqual(nn.underReplicatedBlocks(), []);
@@ -252,7 +308,10 @@ describe('Namenode namespace', () => {
       const spare = ['w2', 'w3'].find((w) => w !== other)!;
       nn.datanodeLost(other);
       const [work] = nn.takeReplicationWork('w1');
-      assert.deepEqual(work!.targets.map((t) => t.workerId), [spare]);
+      assert.deepEqual(
+        work!.targets.map((t) => t.workerId),
+        [spare],
+      );
       nn.blockReceived(spare, blockId!);
       assert.deepEqual(nn.registerDatanode(node(other, 'r2'), [blockId!]), []);
       assert.deepEqual(nn.takeBlockDeletions(other), [blockId]);
@@ -272,7 +331,10 @@ describe('Namenode namespace', () => {
       const now = Date.now();
       assert.equal(nn.takeReplicationWork('w1', now).length, 1);
       assert.equal(nn.takeReplicationWork('w1', now + 1000).length, 0);
-      assert.deepEqual(nn.takeReplicationWork('w1', now + 120_000).map((w) => w.blockId), [blockId]);
+      assert.deepEqual(
+        nn.takeReplicationWork('w1', now + 120_000).map((w) => w.blockId),
+        [blockId],
+      );
     });
   });
 
@@ -286,7 +348,10 @@ describe('Namenode namespace', () => {
       await nn.reportBadReplica(blockId!, 'w1');
       await nn.reportBadReplica(blockId!, 'w2');
       await nn.reportBadReplica(blockId!, 'w3');
-      assert.deepEqual((await nn.getBlocks('/f'))[0]!.locations.map((l) => l.workerId), ['w1', 'w2']);
+      assert.deepEqual(
+        (await nn.getBlocks('/f'))[0]!.locations.map((l) => l.workerId),
+        ['w1', 'w2'],
+      );
       assert.deepEqual(nn.takeBlockDeletions('w1'), []);
       assert.deepEqual(nn.takeBlockDeletions('w2'), []);
       assert.deepEqual(nn.takeVerifications('w1'), [{ blockId, length: stored!.length, crc32: stored!.crc32 }]);
@@ -294,7 +359,10 @@ describe('Namenode namespace', () => {
       assert.deepEqual(nn.takeVerifications('w2'), [{ blockId, length: stored!.length, crc32: stored!.crc32 }]);
       // w1 found its replica good and says nothing; w2 found it corrupt.
       nn.replicaCorrupt('w2', blockId!);
-      assert.deepEqual((await nn.getBlocks('/f'))[0]!.locations.map((l) => l.workerId), ['w1']);
+      assert.deepEqual(
+        (await nn.getBlocks('/f'))[0]!.locations.map((l) => l.workerId),
+        ['w1'],
+      );
       assert.deepEqual(nn.takeBlockDeletions('w2'), [blockId]);
       assert.deepEqual(nn.underReplicatedBlocks(), [blockId]);
     });

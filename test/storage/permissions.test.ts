@@ -53,7 +53,11 @@ describe('NameNode owners and mode bits', () => {
       await nn.create('/a/f', {}, alice);
       await nn.complete('/a/f', alice);
       await assert.rejects(nn.remove('/a/f', {}, bob), eperm);
-      await assert.rejects(nn.remove('/a', { recursive: true }, bob), eperm, 'the sticky root protects alice\'s directory');
+      await assert.rejects(
+        nn.remove('/a', { recursive: true }, bob),
+        eperm,
+        "the sticky root protects alice's directory",
+      );
       await assert.rejects(nn.create('/a/g', {}, bob), eperm);
       await assert.rejects(nn.create('/a/f', { overwrite: true }, bob), eperm);
       await assert.rejects(nn.mkdir('/a/sub', {}, bob), eperm);
@@ -115,7 +119,9 @@ describe('NameNode owners and mode bits', () => {
       await nn.mkdir('/d', {}, alice);
       await assert.rejects(nn.chmod('/d', '777', bob), eperm);
       await assert.rejects(nn.chown('/d', 'bob', null, {}, alice), eperm);
-      await assert.rejects(nn.chown('/d', 'bad name', null, {}, root), (err: unknown) => isMinimrError(err, 'EBADCONF'));
+      await assert.rejects(nn.chown('/d', 'bad name', null, {}, root), (err: unknown) =>
+        isMinimrError(err, 'EBADCONF'),
+      );
       await assert.rejects(nn.chmod('/d', '9', alice), (err: unknown) => isMinimrError(err, 'EBADCONF'));
       await nn.mkdir('/d/e', {}, alice);
       await nn.chown('/d', 'bob', 'staff', { recursive: true }, root);
@@ -136,7 +142,13 @@ describe('mode bits as text', () => {
     assert.equal(formatMode('file', 0o644), '-rw-r--r--');
     assert.equal(parseMode('0755'), 0o755);
     assert.equal(parseMode('1777'), 0o1777);
-    assert.throws(() => parseMode('rwx'), (err: unknown) => isMinimrError(err, 'EBADCONF'));
-    assert.throws(() => parseMode('7777'), (err: unknown) => isMinimrError(err, 'EBADCONF'));
+    assert.throws(
+      () => parseMode('rwx'),
+      (err: unknown) => isMinimrError(err, 'EBADCONF'),
+    );
+    assert.throws(
+      () => parseMode('7777'),
+      (err: unknown) => isMinimrError(err, 'EBADCONF'),
+    );
   });
 });

@@ -16,7 +16,10 @@ import {
 } from '../../src/storage/index.js';
 import { pseudoRandomBytes, seededRandom, silentLogger, startCluster, type TestCluster } from './helpers.js';
 
-/** The reference, computed without the reader: Hadoop's records are the `\n`-split lines, CR dropped, no empty record after a final newline. */
+/**
+ * The reference, computed without the reader: Hadoop's records are the `\n`-split lines, CR dropped, no empty record
+ * after a final newline.
+ */
 function referenceLines(content: string): { offsets: number[]; lines: string[] } {
   const raw = content.split('\n');
   if (content.endsWith('\n') || content === '') raw.pop();
@@ -64,7 +67,11 @@ async function readAll<V>(reader: RecordBatchReader<V>): Promise<{ offsets: numb
   return { offsets, values };
 }
 
-async function linesThroughSplits(fs: FsClient, path: string, options?: BatchOptions): Promise<{ offsets: number[]; lines: string[]; splits: number }> {
+async function linesThroughSplits(
+  fs: FsClient,
+  path: string,
+  options?: BatchOptions,
+): Promise<{ offsets: number[]; lines: string[]; splits: number }> {
   const splits = computeSplits(path, await fs.getBlocks(path));
   const offsets: number[] = [];
   const lines: string[] = [];
@@ -77,7 +84,11 @@ async function linesThroughSplits(fs: FsClient, path: string, options?: BatchOpt
 }
 
 /** Every split's chunks, in split order. */
-async function chunksThroughSplits(fs: FsClient, path: string, open: (split: InputSplit) => RecordChunkReader): Promise<RecordChunk[]> {
+async function chunksThroughSplits(
+  fs: FsClient,
+  path: string,
+  open: (split: InputSplit) => RecordChunkReader,
+): Promise<RecordChunk[]> {
   const chunks: RecordChunk[] = [];
   for (const split of computeSplits(path, await fs.getBlocks(path))) {
     const reader = open(split);
@@ -107,17 +118,27 @@ describe('input splits and record readers', () => {
     const splits = computeSplits('/splits/f', blocks);
     assert.deepEqual(
       splits.map((s) => [s.start, s.length, s.fileLength]),
-      [[0, 100, 250], [100, 100, 250], [200, 50, 250]],
+      [
+        [0, 100, 250],
+        [100, 100, 250],
+        [200, 50, 250],
+      ],
     );
     for (const [i, split] of splits.entries()) {
-      assert.deepEqual(split.preferredWorkers, blocks[i]!.locations.map((l) => l.workerId));
+      assert.deepEqual(
+        split.preferredWorkers,
+        blocks[i]!.locations.map((l) => l.workerId),
+      );
       assert.deepEqual([...split.preferredRacks].sort(), ['r1', 'r2']);
     }
     assert.deepEqual(computeSplits('/empty', []), []);
   });
 
   for (const blockSize of [64, 1000]) {
-    for (const [name, seed, trailingNewline] of [['no final newline', 1, false], ['final newline', 2, true]] as const) {
+    for (const [name, seed, trailingNewline] of [
+      ['no final newline', 1, false],
+      ['final newline', 2, true],
+    ] as const) {
       it(`lines: block size ${blockSize}, ${name}: every line exactly once, in order, with byte offsets`, async () => {
         // Fewer lines for tiny blocks: every block is a PUT with fsyncs, and the layout variety is the same.
         let content = randomText(seed * 100 + blockSize, blockSize < 100 ? 150 : 400, blockSize * 2);
@@ -169,7 +190,10 @@ describe('input splits and record readers', () => {
         assert.equal(c.offset, at, 'each chunk starts where the one before ended');
         assert.ok(c.offset === 0 || content[c.offset - 1] === 0x0a, 'a chunk starts at a line start');
         const end = c.offset + c.bytes.length;
-        assert.ok(c.bytes[c.bytes.length - 1] === 0x0a || end === content.length, 'a chunk ends after a newline or at the end of the file');
+        assert.ok(
+          c.bytes[c.bytes.length - 1] === 0x0a || end === content.length,
+          'a chunk ends after a newline or at the end of the file',
+        );
         assert.ok(c.bytes.equals(content.subarray(c.offset, end)));
         at = end;
       }
@@ -183,7 +207,9 @@ describe('input splits and record readers', () => {
   it('fixed record chunks: whole records, back to back, the file', async () => {
     const data = pseudoRandomBytes(100 * 57, 250);
     await fs.put(data, '/chunks/fixed', { blockSize: 250, replication: 1 });
-    const chunks = await chunksThroughSplits(fs, '/chunks/fixed', (split) => openFixedRecordChunkReader(fs, split, 100));
+    const chunks = await chunksThroughSplits(fs, '/chunks/fixed', (split) =>
+      openFixedRecordChunkReader(fs, split, 100),
+    );
     let at = 0;
     for (const c of chunks) {
       assert.equal(c.offset, at);
@@ -218,12 +244,18 @@ describe('input splits and record readers', () => {
             offsets.push(...got.offsets);
             records.push(...got.values);
           }
-          for (const o of got.offsets) assert.ok(o >= split.start && o < split.start + split.length, 'records start inside their split');
+          for (const o of got.offsets)
+            assert.ok(o >= split.start && o < split.start + split.length, 'records start inside their split');
         }
       }
-      assert.deepEqual(offsets, Array.from({ length: 57 }, (_, i) => i * 100));
+      assert.deepEqual(
+        offsets,
+        Array.from({ length: 57 }, (_, i) => i * 100),
+      );
       assert.equal(records.length, 57);
-      records.forEach((record, i) => assert.equal(Buffer.compare(record, data.subarray(i * 100, i * 100 + 100)), 0, `record ${i}`));
+      records.forEach((record, i) =>
+        assert.equal(Buffer.compare(record, data.subarray(i * 100, i * 100 + 100)), 0, `record ${i}`),
+      );
     });
   }
 
@@ -234,22 +266,41 @@ describe('input splits and record readers', () => {
     let local: FsClient;
     before(() => {
       const node = cluster.datanodes[0]!;
-      local = new FsClient({ namenode: cluster.namenode, client: { workerId: node.address.workerId, rack: node.address.rack }, localStore: node.store, logger: silentLogger });
+      local = new FsClient({
+        namenode: cluster.namenode,
+        client: { workerId: node.address.workerId, rack: node.address.rack },
+        localStore: node.store,
+        logger: silentLogger,
+      });
     });
 
-    /** Each chunk checked against the file as it is handed out (before the next is asked for), and the 1 MiB read buffers the chunks were in (not the copies partial lines or records were joined in). */
-    async function checkChunks(content: Buffer, path: string, open: (split: InputSplit) => RecordChunkReader): Promise<{ chunks: number; buffers: number; splits: number }> {
+    /**
+     * Each chunk checked against the file as it is handed out (before the next is asked for), and the 1 MiB read
+     * buffers the chunks were in (not the copies partial lines or records were joined in).
+     */
+    async function checkChunks(
+      content: Buffer,
+      path: string,
+      open: (split: InputSplit) => RecordChunkReader,
+    ): Promise<{ chunks: number; buffers: number; splits: number }> {
       const splits = computeSplits(path, await local.getBlocks(path));
       const buffers = new Set<ArrayBufferLike>();
       let at = 0;
       let chunks = 0;
       for (const split of splits) {
-        assert.deepEqual(split.preferredWorkers, [cluster.datanodes[0]!.address.workerId], 'the blocks are on the local replica');
+        assert.deepEqual(
+          split.preferredWorkers,
+          [cluster.datanodes[0]!.address.workerId],
+          'the blocks are on the local replica',
+        );
         const reader = open(split);
         try {
           for (let c = await reader.next(); c !== null; c = await reader.next()) {
             assert.equal(c.offset, at, 'each chunk starts where the one before ended');
-            assert.ok(c.bytes.equals(content.subarray(c.offset, c.offset + c.bytes.length)), `chunk at ${c.offset} is the file's bytes`);
+            assert.ok(
+              c.bytes.equals(content.subarray(c.offset, c.offset + c.bytes.length)),
+              `chunk at ${c.offset} is the file's bytes`,
+            );
             at += c.bytes.length;
             chunks++;
             if (c.bytes.buffer.byteLength >= 1 << 20) buffers.add(c.bytes.buffer);
@@ -267,31 +318,44 @@ describe('input splits and record readers', () => {
       const parts: string[] = [];
       for (let bytes = 0; bytes < 9 * 1024 * 1024; ) {
         const long = random() < 0.002;
-        const line = long ? 'L'.repeat(blockSize + 12345) : 'é€x\t'.repeat(Math.floor(random() * 40)) + (random() < 0.2 ? '\r' : '');
+        const line = long
+          ? 'L'.repeat(blockSize + 12345)
+          : 'é€x\t'.repeat(Math.floor(random() * 40)) + (random() < 0.2 ? '\r' : '');
         parts.push(line);
         bytes += Buffer.byteLength(line) + 1;
       }
       parts.push('x'.repeat(blockSize + 1), 'tail without newline');
       const content = Buffer.from(parts.join('\n'), 'utf8');
       await local.put(content, '/reuse/lines.txt', { blockSize, replication: 1 });
-      const reused = await checkChunks(content, '/reuse/lines.txt', (split) => openLineChunkReader(local, split, { reuseBuffers: true }));
+      const reused = await checkChunks(content, '/reuse/lines.txt', (split) =>
+        openLineChunkReader(local, split, { reuseBuffers: true }),
+      );
       assert.ok(reused.splits >= 3 && reused.chunks > 5, `${reused.splits} splits, ${reused.chunks} chunks`);
     });
 
     it('fixed records: records that span reads and blocks are whole and right, and the reads go into the same two buffers', async () => {
       const data = pseudoRandomBytes(100 * 200_000, 4242);
       await local.put(data, '/reuse/fixed', { blockSize, replication: 1 });
-      const reused = await checkChunks(data, '/reuse/fixed', (split) => openFixedRecordChunkReader(local, split, 100, { reuseBuffers: true }));
+      const reused = await checkChunks(data, '/reuse/fixed', (split) =>
+        openFixedRecordChunkReader(local, split, 100, { reuseBuffers: true }),
+      );
       const fresh = await checkChunks(data, '/reuse/fixed', (split) => openFixedRecordChunkReader(local, split, 100));
-      // Without reuse every read is a buffer of its own (more than two a split); with it, a split's reads go into two, over and over.
+      // Without reuse every read is a buffer of its own (more than two a split); with it, a split's reads go into two,
+      // over and over.
       assert.ok(fresh.buffers > 2 * fresh.splits, `without reuse: ${fresh.buffers} buffers for ${fresh.splits} splits`);
-      assert.ok(reused.buffers <= 2 * reused.splits, `with reuse: ${reused.buffers} buffers for ${reused.splits} splits`);
+      assert.ok(
+        reused.buffers <= 2 * reused.splits,
+        `with reuse: ${reused.buffers} buffers for ${reused.splits} splits`,
+      );
     });
   });
 
   it('fixed records: a trailing partial record is EBADJOB naming the path', async () => {
     await fs.put(pseudoRandomBytes(250), '/fixed/partial', { blockSize: 100, replication: 1 });
     const [split] = computeSplits('/fixed/partial', await fs.getBlocks('/fixed/partial'));
-    assert.throws(() => openFixedRecordReader(fs, split!, 100), (err) => isMinimrError(err, 'EBADJOB') && err.details.path === '/fixed/partial');
+    assert.throws(
+      () => openFixedRecordReader(fs, split!, 100),
+      (err) => isMinimrError(err, 'EBADJOB') && err.details.path === '/fixed/partial',
+    );
   });
 });

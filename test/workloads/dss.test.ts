@@ -35,13 +35,19 @@ describe('DSS traces', () => {
       ],
     );
     const j7 = w.jobs[1]!;
-    assert.deepEqual(j7.maps[0], { workMs: 60_000, memoryMb: 2048, inputBytes: 0, replicas: [], penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 } });
+    assert.deepEqual(j7.maps[0], {
+      workMs: 60_000,
+      memoryMb: 2048,
+      inputBytes: 0,
+      replicas: [],
+      penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 },
+    });
     assert.deepEqual(j7.reduces[0]!.penalty, { kind: 'power', exponent: 2, minFraction: 0.1 });
     assert.equal(w.jobs[0]!.maps[0]!.penalty, undefined, 'no penalty model: insensitive to memory');
     assert.deepEqual(w.jobs[2]!.maps[0]!.penalty, { kind: 'none' });
   });
 
-  test('the topology file is an SLS node file: node memory and cores as the paper\'s simulator is told', () => {
+  test("the topology file is an SLS node file: node memory and cores as the paper's simulator is told", () => {
     const c = readClusterFile(TOPOLOGY, 'topo.json', { memoryMb: 10_240, vcores: 16 });
     assert.deepEqual(
       c.workers.map((w) => [w.id, w.rack, w.memoryMb, w.mapSlots]),
@@ -58,14 +64,19 @@ describe('DSS traces', () => {
     const cluster = readClusterFile(TOPOLOGY, 'topo.json', { memoryMb: 4096, vcores: 4 });
     for (const name of ['yarn', 'yarn-me']) {
       const r = simulate({ workload, cluster, policy: createPolicy(name) });
-      assert.deepEqual(r.run.jobs.map((j) => j.state), ['succeeded', 'succeeded', 'succeeded'], name);
+      assert.deepEqual(
+        r.run.jobs.map((j) => j.state),
+        ['succeeded', 'succeeded', 'succeeded'],
+        name,
+      );
       // job_9 starts only once job_7 has finished.
       assert.ok(r.run.jobs[2]!.submitMs >= r.run.jobs[1]!.finishMs!, name);
     }
   });
 
   test('a bad field is EBADCONF naming it', () => {
-    const withTask = (task: string, start = '0') => `{"job.id": "job_1", "job.start.ms": ${start}, "job.end.ms": 1000, "job.tasks": [${task}]}`;
+    const withTask = (task: string, start = '0') =>
+      `{"job.id": "job_1", "job.start.ms": ${start}, "job.end.ms": 1000, "job.tasks": [${task}]}`;
     const ok = '"c.nr": 1, "c.dur": 10, "c.mem": 100, "c.prio": 20, "c.type": "MAP"';
     for (const [trace, field, words] of [
       [withTask(`{${ok.replace('"c.nr": 1', '"c.nr": 0')}}`), 'c.nr', 'whole number'],
@@ -80,7 +91,11 @@ describe('DSS traces', () => {
     ] as const) {
       assert.throws(
         () => readWorkloadFile(trace, 't.json'),
-        (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.details?.field === field && err.message.includes(words),
+        (err: unknown) =>
+          err instanceof MinimrError &&
+          err.code === 'EBADCONF' &&
+          err.details?.field === field &&
+          err.message.includes(words),
         `${field}: ${trace}`,
       );
     }

@@ -28,7 +28,10 @@ describe('workload helpers', () => {
     const ys = fitSampleCv2(xs, 3, 10);
     assert.ok(Math.abs(squaredCv(ys) - 3) < 1e-6);
     assert.ok(Math.abs(ys.reduce((s, v) => s + v, 0) / ys.length - 10) < 1e-9);
-    assert.deepEqual([...ys.keys()].sort((a, b) => ys[a]! - ys[b]!), [...xs.keys()].sort((a, b) => xs[a]! - xs[b]!));
+    assert.deepEqual(
+      [...ys.keys()].sort((a, b) => ys[a]! - ys[b]!),
+      [...xs.keys()].sort((a, b) => xs[a]! - xs[b]!),
+    );
   });
 
   test('list scheduling by hand', () => {
@@ -59,7 +62,8 @@ describe('Tyrex workloads (seed 1)', () => {
       // Offered load on the busier slot kind = its work / (its slots * arrival span), Poisson:
       // within 15% of 0.7 for this seed. tyrex-20 has 120 map and 40 reduce slots.
       const span = w.jobs.at(-1)!.submitMs - w.jobs[0]!.submitMs;
-      const work = (kind: 'maps' | 'reduces') => w.jobs.reduce((s, j) => s + j[kind].reduce((a, t) => a + t.workMs, 0), 0);
+      const work = (kind: 'maps' | 'reduces') =>
+        w.jobs.reduce((s, j) => s + j[kind].reduce((a, t) => a + t.workMs, 0), 0);
       const load = Math.max(work('maps') / 120, work('reduces') / 40) / span;
       assert.ok(Math.abs(load / 0.7 - 1) < 0.15, `load ${load}`);
       assert.ok(w.jobs.every((j, i) => i === 0 || j.submitMs >= w.jobs[i - 1]!.submitMs));
@@ -68,7 +72,10 @@ describe('Tyrex workloads (seed 1)', () => {
 
   test('deterministic per seed, different across seeds; load 0.9 packs arrivals tighter', () => {
     assert.deepEqual(tyrexWorkload({ variant: 'hvw', seed: 3 }), tyrexWorkload({ variant: 'hvw', seed: 3 }));
-    assert.notDeepEqual(tyrexWorkload({ variant: 'hvw', seed: 3 }).jobs, tyrexWorkload({ variant: 'hvw', seed: 4 }).jobs);
+    assert.notDeepEqual(
+      tyrexWorkload({ variant: 'hvw', seed: 3 }).jobs,
+      tyrexWorkload({ variant: 'hvw', seed: 4 }).jobs,
+    );
     const a = tyrexWorkload({ variant: 'hvw', seed: 3, load: 0.7 }).jobs.at(-1)!.submitMs;
     const b = tyrexWorkload({ variant: 'hvw', seed: 3, load: 0.9 }).jobs.at(-1)!.submitMs;
     assert.ok(Math.abs(b / a - 0.7 / 0.9) < 0.01);
@@ -85,15 +92,28 @@ describe('other generators', () => {
     }
     const b = fawkesWorkload({ variant: 'b' });
     const sizes = b.jobs.filter((j) => j.cluster === 'c-2').map((j) => j.sizeClass);
-    assert.deepEqual([sizes.filter((s) => s === 'small').length, sizes.filter((s) => s === 'medium').length, sizes.filter((s) => s === 'large').length], [90, 5, 5]);
+    assert.deepEqual(
+      [
+        sizes.filter((s) => s === 'small').length,
+        sizes.filter((s) => s === 'medium').length,
+        sizes.filter((s) => s === 'large').length,
+      ],
+      [90, 5, 5],
+    );
     assert.equal(b.jobs.find((j) => j.sizeClass === 'large')!.maps.length, 1600);
   });
 
   test('FAWKES WKLD-D/E: counts per cluster; E has a 26-job pipeline in sequence', () => {
     const d = fawkesWorkload({ variant: 'd' });
-    assert.deepEqual(['c-1', 'c-2', 'c-3'].map((c) => d.jobs.filter((j) => j.cluster === c).length), [165, 188, 555]);
+    assert.deepEqual(
+      ['c-1', 'c-2', 'c-3'].map((c) => d.jobs.filter((j) => j.cluster === c).length),
+      [165, 188, 555],
+    );
     const e = fawkesWorkload({ variant: 'e' });
-    assert.deepEqual(['c-1', 'c-2', 'c-3'].map((c) => e.jobs.filter((j) => j.cluster === c).length), [359, 26, 559]);
+    assert.deepEqual(
+      ['c-1', 'c-2', 'c-3'].map((c) => e.jobs.filter((j) => j.cluster === c).length),
+      [359, 26, 559],
+    );
     const pipeline = e.jobs.filter((j) => j.cluster === 'c-2');
     assert.equal(pipeline.filter((j) => j.after === undefined).length, 1);
     const index = new Map(e.jobs.map((j, i) => [j.id, i]));
@@ -119,14 +139,25 @@ describe('other generators', () => {
 
   test('improved FAIR scenario: 10 GB jobs of 64 MB blocks, map output ratios, WordCount last', () => {
     const w = improvedFairWorkload();
-    assert.deepEqual(w.jobs.map((j) => [j.app, j.maps.length, j.pool]), [['terasort', 160, 'terasort'], ['grepcount', 160, 'grepcount'], ['wordcount', 160, 'wordcount']]);
-    const ratio = (j: JobSpec) => j.maps.reduce((s, t) => s + (t.outputBytes ?? 0), 0) / j.maps.reduce((s, t) => s + (t.inputBytes ?? 0), 0);
+    assert.deepEqual(
+      w.jobs.map((j) => [j.app, j.maps.length, j.pool]),
+      [
+        ['terasort', 160, 'terasort'],
+        ['grepcount', 160, 'grepcount'],
+        ['wordcount', 160, 'wordcount'],
+      ],
+    );
+    const ratio = (j: JobSpec) =>
+      j.maps.reduce((s, t) => s + (t.outputBytes ?? 0), 0) / j.maps.reduce((s, t) => s + (t.inputBytes ?? 0), 0);
     assert.ok(Math.abs(ratio(w.jobs[0]!) - 1) < 1e-6);
     assert.ok(Math.abs(ratio(w.jobs[1]!) - 0.01) < 1e-6);
     assert.ok(w.jobs[2]!.submitMs > 0 && w.jobs[0]!.submitMs === 0 && w.jobs[1]!.submitMs === 0);
     // WordCount's private data set arrives with it: one replica per block on rack03, round-robin, one owed.
     const wc = w.jobs[2]!;
-    assert.deepEqual(wc.maps.slice(0, 5).map((m) => m.replicas), [['w0009'], ['w0010'], ['w0011'], ['w0012'], ['w0009']]);
+    assert.deepEqual(
+      wc.maps.slice(0, 5).map((m) => m.replicas),
+      [['w0009'], ['w0010'], ['w0011'], ['w0012'], ['w0009']],
+    );
     assert.deepEqual(wc.inputPlacement, { replication: 2, windowMs: 15_000 });
     assert.equal(w.jobs[0]!.inputPlacement, undefined);
     // Fully uploaded (or spread like the others), nothing is owed.

@@ -7,7 +7,13 @@ import { describe, test } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
 import { simulate } from '../../src/sim/index.js';
-import { clusterFromRumenTrace, loadWorkload, parseRumenTrace, parseSlsNodes, readWorkloadFile } from '../../src/workloads/index.js';
+import {
+  clusterFromRumenTrace,
+  loadWorkload,
+  parseRumenTrace,
+  parseSlsNodes,
+  readWorkloadFile,
+} from '../../src/workloads/index.js';
 
 type Json = Record<string, unknown>;
 
@@ -135,7 +141,10 @@ describe('Rumen job traces', () => {
     assert.deepEqual(w.meta, { generator: 'rumen', jobs: 1, baselineMs: 1371222054499 });
     assert.equal(w.jobs.length, 1);
     const job = w.jobs[0]!;
-    assert.deepEqual([job.id, job.name, job.app, job.submitMs, job.pool], ['job_0001', JOB_ID, 'rumen', 0, 'sls_queue_1']);
+    assert.deepEqual(
+      [job.id, job.name, job.app, job.submitMs, job.pool],
+      ['job_0001', JOB_ID, 'rumen', 0, 'sls_queue_1'],
+    );
     assert.deepEqual(job.maps, [
       // The one attempt: 1371222078206 - 1371222061163; no preferred locations, so where it ran.
       { workMs: 17043, memoryMb: 1024, inputBytes: 134217728, outputBytes: 72234, replicas: ['a2118.smile.com'] },
@@ -147,7 +156,14 @@ describe('Rumen job traces', () => {
   });
 
   test('jobs are renumbered in submit order and timed from the first submission; an array reads the same', () => {
-    const later = { ...rumenJob(), jobID: 'job_1369942127770_1206', submitTime: 1371222159703, launchTime: 1371222160000, finishTime: 1371222251755, queue: 'sls_queue_2' };
+    const later = {
+      ...rumenJob(),
+      jobID: 'job_1369942127770_1206',
+      submitTime: 1371222159703,
+      launchTime: 1371222160000,
+      finishTime: 1371222251755,
+      queue: 'sls_queue_2',
+    };
     const text = rumenText(later, rumenJob());
     const w = parseRumenTrace(text, { name: 'two.json', defaultMemoryMb: 2048 });
     assert.equal(w.name, 'two.json');
@@ -159,11 +175,19 @@ describe('Rumen job traces', () => {
       ],
     );
     assert.ok(w.jobs.every((j) => [...j.maps, ...j.reduces].every((t) => t.memoryMb === 2048)));
-    assert.deepEqual(parseRumenTrace(JSON.stringify([later, rumenJob()]), { name: 'two.json', defaultMemoryMb: 2048 }), w);
+    assert.deepEqual(
+      parseRumenTrace(JSON.stringify([later, rumenJob()]), { name: 'two.json', defaultMemoryMb: 2048 }),
+      w,
+    );
   });
 
   test('clusterFromRumenTrace: one worker per host the attempts and preferred locations name, in its rack', () => {
-    const shape = clusterFromRumenTrace(rumenText(rumenJob()), { mapSlots: 2, reduceSlots: 1, memoryMb: 4096, diskMBps: 100 });
+    const shape = clusterFromRumenTrace(rumenText(rumenJob()), {
+      mapSlots: 2,
+      reduceSlots: 1,
+      memoryMb: 4096,
+      diskMBps: 100,
+    });
     assert.equal(shape.name, 'rumen-hosts');
     assert.deepEqual(
       shape.workers.map((x) => [x.id, x.rack, x.mapSlots]),
@@ -179,25 +203,120 @@ describe('Rumen job traces', () => {
   const mapTask = (job: Json, i: number) => (job.mapTasks as Json[])[i]!;
   const mapAttempt = (job: Json, i: number, n: number) => (mapTask(job, i).attempts as Json[])[n]!;
   const cases: Array<[string, Mutation, RegExp, Record<string, string>]> = [
-    ['submitTime of the wrong type', (j) => (j.submitTime = '2013-06-14'), /job "job_1369942127770_1205": field "submitTime" must be a time in ms >= 0, got "2013-06-14"/, { jobId: JOB_ID, field: 'submitTime' }],
-    ['negative submitTime', (j) => (j.submitTime = -1), /job "job_1369942127770_1205": field "submitTime" must be a time in ms >= 0, got -1/, { jobId: JOB_ID, field: 'submitTime' }],
-    ['job finishes before it launches', (j) => (j.finishTime = 1371222054999), /job "job_1369942127770_1205": field "finishTime" \(1371222054999\) is before "launchTime" \(1371222055000\)/, { jobId: JOB_ID, field: 'finishTime' }],
-    ['queue of the wrong type', (j) => (j.queue = 7), /job "job_1369942127770_1205": field "queue" must be a non-empty string/, { jobId: JOB_ID, field: 'queue' }],
-    ['mapTasks not an array', (j) => (j.mapTasks = {}), /job "job_1369942127770_1205": field "mapTasks" must be an array/, { jobId: JOB_ID, field: 'mapTasks' }],
-    ['taskID missing', (j) => delete mapTask(j, 1).taskID, /job "job_1369942127770_1205": mapTasks entry 2: field "taskID" must be a non-empty string/, { jobId: JOB_ID, field: 'taskID' }],
-    ['unknown task type', (j) => (mapTask(j, 0).taskType = 'SETUP'), /job "job_1369942127770_1205": task "task_1369942127770_1205_m_000000": field "taskType" must be "MAP" or "REDUCE", got "SETUP"/, { jobId: JOB_ID, taskId: MAP0, field: 'taskType' }],
-    ['a reduce among the maps', (j) => (mapTask(j, 0).taskType = 'REDUCE'), /task "task_1369942127770_1205_m_000000": field "taskType" is "REDUCE" but the task is listed in "mapTasks"/, { jobId: JOB_ID, taskId: MAP0, field: 'taskType' }],
-    ['inputBytes of the wrong type', (j) => (mapTask(j, 1).inputBytes = '100 MB'), /task "task_1369942127770_1205_m_000001": field "inputBytes" must be a number of bytes, got "100 MB"/, { jobId: JOB_ID, taskId: MAP1, field: 'inputBytes' }],
-    ['task finishes before it starts', (j) => (mapTask(j, 0).finishTime = 1371222059000), /task "task_1369942127770_1205_m_000000": field "finishTime" \(1371222059000\) is before "startTime" \(1371222059053\)/, { jobId: JOB_ID, taskId: MAP0, field: 'finishTime' }],
-    ['no attempts', (j) => (mapTask(j, 0).attempts = []), /task "task_1369942127770_1205_m_000000": field "attempts" must be a non-empty array/, { jobId: JOB_ID, taskId: MAP0, field: 'attempts' }],
-    ['unknown attempt result', (j) => (mapAttempt(j, 1, 0).result = 'LOST'), /task "task_1369942127770_1205_m_000001": attempt "attempt_1369942127770_1205_m_000001_0": field "result" must be "SUCCESS", "FAILED", "KILLED", got "LOST"/, { jobId: JOB_ID, taskId: MAP1, attemptId: 'attempt_1369942127770_1205_m_000001_0', field: 'result' }],
-    ['negative attempt start', (j) => (mapAttempt(j, 0, 0).startTime = -1), /task "task_1369942127770_1205_m_000000": attempt "attempt_1369942127770_1205_m_000000_0": field "startTime" must be a time in ms >= 0, got -1/, { jobId: JOB_ID, taskId: MAP0, field: 'startTime' }],
-    ['attempt finishes before it starts', (j) => (mapAttempt(j, 1, 1).finishTime = 1371222070999), /attempt "attempt_1369942127770_1205_m_000001_1": field "finishTime" \(1371222070999\) is before "startTime" \(1371222071000\)/, { jobId: JOB_ID, taskId: MAP1, field: 'finishTime' }],
-    ['replayed attempt without a host', (j) => delete mapAttempt(j, 1, 1).hostName, /task "task_1369942127770_1205_m_000001": attempt "attempt_1369942127770_1205_m_000001_1": field "hostName" must look like "\/rack\/host", got undefined/, { jobId: JOB_ID, taskId: MAP1, field: 'hostName' }],
-    ['host without its rack', (j) => (mapAttempt(j, 0, 0).hostName = 'a2118.smile.com'), /task "task_1369942127770_1205_m_000000": attempt "attempt_1369942127770_1205_m_000000_0": field "hostName" must look like "\/rack\/host", got "a2118.smile.com"/, { jobId: JOB_ID, taskId: MAP0, field: 'hostName' }],
-    ['a host in two racks', (j) => (mapAttempt(j, 1, 0).hostName = '/default-rack/a2115.smile.com'), /attempt "attempt_1369942127770_1205_m_000001_0": field "hostName" puts host "a2115.smile.com" in rack "default-rack", but elsewhere the trace has it in rack "rack2"/, { jobId: JOB_ID, taskId: MAP1, field: 'hostName' }],
-    ['preferred location without layers', (j) => (mapTask(j, 1).preferredLocations = [{ layers: ['a2115.smile.com'] }]), /task "task_1369942127770_1205_m_000001": preferredLocations entry 1 must be \{"layers": \[rack, host\]\}/, { jobId: JOB_ID, taskId: MAP1, field: 'preferredLocations' }],
-    ['reduce attempt time of the wrong type', (j) => (((j.reduceTasks as Json[])[0]!.attempts as Json[])[0]!.finishTime = '1371222149000'), /task "task_1369942127770_1205_r_000000": attempt "attempt_1369942127770_1205_r_000000_0": field "finishTime" must be a time in ms >= 0, got "1371222149000"/, { jobId: JOB_ID, taskId: REDUCE0, field: 'finishTime' }],
+    [
+      'submitTime of the wrong type',
+      (j) => (j.submitTime = '2013-06-14'),
+      /job "job_1369942127770_1205": field "submitTime" must be a time in ms >= 0, got "2013-06-14"/,
+      { jobId: JOB_ID, field: 'submitTime' },
+    ],
+    [
+      'negative submitTime',
+      (j) => (j.submitTime = -1),
+      /job "job_1369942127770_1205": field "submitTime" must be a time in ms >= 0, got -1/,
+      { jobId: JOB_ID, field: 'submitTime' },
+    ],
+    [
+      'job finishes before it launches',
+      (j) => (j.finishTime = 1371222054999),
+      /job "job_1369942127770_1205": field "finishTime" \(1371222054999\) is before "launchTime" \(1371222055000\)/,
+      { jobId: JOB_ID, field: 'finishTime' },
+    ],
+    [
+      'queue of the wrong type',
+      (j) => (j.queue = 7),
+      /job "job_1369942127770_1205": field "queue" must be a non-empty string/,
+      { jobId: JOB_ID, field: 'queue' },
+    ],
+    [
+      'mapTasks not an array',
+      (j) => (j.mapTasks = {}),
+      /job "job_1369942127770_1205": field "mapTasks" must be an array/,
+      { jobId: JOB_ID, field: 'mapTasks' },
+    ],
+    [
+      'taskID missing',
+      (j) => delete mapTask(j, 1).taskID,
+      /job "job_1369942127770_1205": mapTasks entry 2: field "taskID" must be a non-empty string/,
+      { jobId: JOB_ID, field: 'taskID' },
+    ],
+    [
+      'unknown task type',
+      (j) => (mapTask(j, 0).taskType = 'SETUP'),
+      /job "job_1369942127770_1205": task "task_1369942127770_1205_m_000000": field "taskType" must be "MAP" or "REDUCE", got "SETUP"/,
+      { jobId: JOB_ID, taskId: MAP0, field: 'taskType' },
+    ],
+    [
+      'a reduce among the maps',
+      (j) => (mapTask(j, 0).taskType = 'REDUCE'),
+      /task "task_1369942127770_1205_m_000000": field "taskType" is "REDUCE" but the task is listed in "mapTasks"/,
+      { jobId: JOB_ID, taskId: MAP0, field: 'taskType' },
+    ],
+    [
+      'inputBytes of the wrong type',
+      (j) => (mapTask(j, 1).inputBytes = '100 MB'),
+      /task "task_1369942127770_1205_m_000001": field "inputBytes" must be a number of bytes, got "100 MB"/,
+      { jobId: JOB_ID, taskId: MAP1, field: 'inputBytes' },
+    ],
+    [
+      'task finishes before it starts',
+      (j) => (mapTask(j, 0).finishTime = 1371222059000),
+      /task "task_1369942127770_1205_m_000000": field "finishTime" \(1371222059000\) is before "startTime" \(1371222059053\)/,
+      { jobId: JOB_ID, taskId: MAP0, field: 'finishTime' },
+    ],
+    [
+      'no attempts',
+      (j) => (mapTask(j, 0).attempts = []),
+      /task "task_1369942127770_1205_m_000000": field "attempts" must be a non-empty array/,
+      { jobId: JOB_ID, taskId: MAP0, field: 'attempts' },
+    ],
+    [
+      'unknown attempt result',
+      (j) => (mapAttempt(j, 1, 0).result = 'LOST'),
+      /task "task_1369942127770_1205_m_000001": attempt "attempt_1369942127770_1205_m_000001_0": field "result" must be "SUCCESS", "FAILED", "KILLED", got "LOST"/,
+      { jobId: JOB_ID, taskId: MAP1, attemptId: 'attempt_1369942127770_1205_m_000001_0', field: 'result' },
+    ],
+    [
+      'negative attempt start',
+      (j) => (mapAttempt(j, 0, 0).startTime = -1),
+      /task "task_1369942127770_1205_m_000000": attempt "attempt_1369942127770_1205_m_000000_0": field "startTime" must be a time in ms >= 0, got -1/,
+      { jobId: JOB_ID, taskId: MAP0, field: 'startTime' },
+    ],
+    [
+      'attempt finishes before it starts',
+      (j) => (mapAttempt(j, 1, 1).finishTime = 1371222070999),
+      /attempt "attempt_1369942127770_1205_m_000001_1": field "finishTime" \(1371222070999\) is before "startTime" \(1371222071000\)/,
+      { jobId: JOB_ID, taskId: MAP1, field: 'finishTime' },
+    ],
+    [
+      'replayed attempt without a host',
+      (j) => delete mapAttempt(j, 1, 1).hostName,
+      /task "task_1369942127770_1205_m_000001": attempt "attempt_1369942127770_1205_m_000001_1": field "hostName" must look like "\/rack\/host", got undefined/,
+      { jobId: JOB_ID, taskId: MAP1, field: 'hostName' },
+    ],
+    [
+      'host without its rack',
+      (j) => (mapAttempt(j, 0, 0).hostName = 'a2118.smile.com'),
+      /task "task_1369942127770_1205_m_000000": attempt "attempt_1369942127770_1205_m_000000_0": field "hostName" must look like "\/rack\/host", got "a2118.smile.com"/,
+      { jobId: JOB_ID, taskId: MAP0, field: 'hostName' },
+    ],
+    [
+      'a host in two racks',
+      (j) => (mapAttempt(j, 1, 0).hostName = '/default-rack/a2115.smile.com'),
+      /attempt "attempt_1369942127770_1205_m_000001_0": field "hostName" puts host "a2115.smile.com" in rack "default-rack", but elsewhere the trace has it in rack "rack2"/,
+      { jobId: JOB_ID, taskId: MAP1, field: 'hostName' },
+    ],
+    [
+      'preferred location without layers',
+      (j) => (mapTask(j, 1).preferredLocations = [{ layers: ['a2115.smile.com'] }]),
+      /task "task_1369942127770_1205_m_000001": preferredLocations entry 1 must be \{"layers": \[rack, host\]\}/,
+      { jobId: JOB_ID, taskId: MAP1, field: 'preferredLocations' },
+    ],
+    [
+      'reduce attempt time of the wrong type',
+      (j) => (((j.reduceTasks as Json[])[0]!.attempts as Json[])[0]!.finishTime = '1371222149000'),
+      /task "task_1369942127770_1205_r_000000": attempt "attempt_1369942127770_1205_r_000000_0": field "finishTime" must be a time in ms >= 0, got "1371222149000"/,
+      { jobId: JOB_ID, taskId: REDUCE0, field: 'finishTime' },
+    ],
   ];
   for (const [name, mutate, message, details] of cases) {
     test(`bad trace: ${name} -> EBADCONF naming the job, task and field`, () => {
@@ -221,12 +340,22 @@ describe('Rumen job traces', () => {
     delete job.jobID;
     assert.throws(
       () => readWorkloadFile(rumenText(job), 'trace.json'),
-      (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.details.field === 'jobID' && /trace\.json: job 1: field "jobID" must be a non-empty string, got undefined/.test(err.message),
+      (err: unknown) =>
+        err instanceof MinimrError &&
+        err.code === 'EBADCONF' &&
+        err.details.field === 'jobID' &&
+        /trace\.json: job 1: field "jobID" must be a non-empty string, got undefined/.test(err.message),
     );
   });
 
   test('bad trace: a jobID used twice', () => {
-    assert.throws(() => parseRumenTrace(rumenText(rumenJob(), rumenJob())), (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /job "job_1369942127770_1205": "jobID" is used twice/.test(err.message));
+    assert.throws(
+      () => parseRumenTrace(rumenText(rumenJob(), rumenJob())),
+      (err: unknown) =>
+        err instanceof MinimrError &&
+        err.code === 'EBADCONF' &&
+        /job "job_1369942127770_1205": "jobID" is used twice/.test(err.message),
+    );
   });
 });
 
@@ -235,7 +364,10 @@ describe('loadWorkload reads Rumen and SLS traces by their shape', () => {
     const dir = await mkdtemp(join(tmpdir(), 'minimr-rumen-'));
     try {
       await writeFile(join(dir, 'rumen.json'), rumenText(rumenJob()));
-      await writeFile(join(dir, 'sls.json'), '{"job.id": "job_1", "job.start.ms": 0, "job.end.ms": 10, "job.tasks": [{"container.host": "/r1/n1", "container.start.ms": 0, "container.end.ms": 10, "container.type": "map"}]}');
+      await writeFile(
+        join(dir, 'sls.json'),
+        '{"job.id": "job_1", "job.start.ms": 0, "job.end.ms": 10, "job.tasks": [{"container.host": "/r1/n1", "container.start.ms": 0, "container.end.ms": 10, "container.type": "map"}]}',
+      );
       await writeFile(join(dir, 'neither.json'), '{"id": "j1", "tasks": []}');
       const rumen = await loadWorkload(join(dir, 'rumen.json'), {});
       assert.equal(rumen.meta?.generator, 'rumen');
@@ -247,7 +379,9 @@ describe('loadWorkload reads Rumen and SLS traces by their shape', () => {
         (err: unknown) =>
           err instanceof MinimrError &&
           err.code === 'EBADCONF' &&
-          /neither\.json: expected a Hadoop SLS job trace .*"job\.id".*, a Hadoop Rumen job trace .*"jobID".* or minimr workload JSON .*; found an object with fields "id", "tasks"/.test(err.message),
+          /neither\.json: expected a Hadoop SLS job trace .*"job\.id".*, a Hadoop Rumen job trace .*"jobID".* or minimr workload JSON .*; found an object with fields "id", "tasks"/.test(
+            err.message,
+          ),
       );
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -257,7 +391,13 @@ describe('loadWorkload reads Rumen and SLS traces by their shape', () => {
 
 describe('Rumen trace on an SLS node file in the simulator', () => {
   test('under FIFO every job finishes, no sooner than its slowest map and its reduce allow', () => {
-    const later = { ...rumenJob(), jobID: 'job_1369942127770_1206', submitTime: 1371222064499, launchTime: 1371222065000, finishTime: 1371222163874 };
+    const later = {
+      ...rumenJob(),
+      jobID: 'job_1369942127770_1206',
+      submitTime: 1371222064499,
+      launchTime: 1371222065000,
+      finishTime: 1371222163874,
+    };
     const workload = parseRumenTrace(rumenText(rumenJob(), later));
     const cluster = parseSlsNodes(NODES);
     const r = simulate({ workload, cluster, policy: new FifoPolicy(), heartbeatMs: 1000 });

@@ -107,7 +107,10 @@ describe('SLS job traces as Hadoop writes them', () => {
       ],
     );
     assert.deepEqual(first!.reduces, [{ workMs: 8000, memoryMb: 1024, inputBytes: 0 }]);
-    assert.deepEqual(second!.maps.map((m) => m.workMs), [133985 - 111822, 131377 - 111788]);
+    assert.deepEqual(
+      second!.maps.map((m) => m.workMs),
+      [133985 - 111822, 131377 - 111788],
+    );
     assert.equal(second!.reduces.length, 0);
   });
 });
@@ -123,12 +126,42 @@ describe('bad SLS job traces', () => {
     return SLS_JOBS.replace(REDUCE, replacement);
   };
   const cases: Array<[string, string, RegExp, Record<string, string>]> = [
-    ['unknown container type', REDUCE.replace('"container.priority" : 10', '"container.type" : "shuffle"'), /job "job_1": task 4: field "container.type" must be "map" or "reduce", got "shuffle"/, { jobId: 'job_1', taskId: 'task 4', field: 'container.type' }],
-    ['start time of the wrong type', REDUCE.replace('87000', '"87000"'), /job "job_1": task 4: field "container.start.ms" must be a number >= 0, got "87000"/, { jobId: 'job_1', taskId: 'task 4', field: 'container.start.ms' }],
-    ['negative start time', REDUCE.replace('87000', '-87000'), /job "job_1": task 4: field "container.start.ms" must be a number >= 0, got -87000/, { jobId: 'job_1', taskId: 'task 4', field: 'container.start.ms' }],
-    ['end before start', REDUCE.replace('95000', '86000'), /job "job_1": task 4: field "container.end.ms" \(86000\) is before "container.start.ms" \(87000\)/, { jobId: 'job_1', taskId: 'task 4', field: 'container.end.ms' }],
-    ['missing host', REDUCE.replace('"container.host" : "/default-rack/node2",', ''), /job "job_1": task 4: field "container.host" must look like "\/rack\/node", got undefined/, { jobId: 'job_1', taskId: 'task 4', field: 'container.host' }],
-    ['memory of the wrong type', REDUCE.replace('"container.priority" : 10', '"container.priority" : 10, "container.memory" : "2g"'), /job "job_1": task 4: field "container.memory" must be a positive number of MB, got "2g"/, { jobId: 'job_1', taskId: 'task 4', field: 'container.memory' }],
+    [
+      'unknown container type',
+      REDUCE.replace('"container.priority" : 10', '"container.type" : "shuffle"'),
+      /job "job_1": task 4: field "container.type" must be "map" or "reduce", got "shuffle"/,
+      { jobId: 'job_1', taskId: 'task 4', field: 'container.type' },
+    ],
+    [
+      'start time of the wrong type',
+      REDUCE.replace('87000', '"87000"'),
+      /job "job_1": task 4: field "container.start.ms" must be a number >= 0, got "87000"/,
+      { jobId: 'job_1', taskId: 'task 4', field: 'container.start.ms' },
+    ],
+    [
+      'negative start time',
+      REDUCE.replace('87000', '-87000'),
+      /job "job_1": task 4: field "container.start.ms" must be a number >= 0, got -87000/,
+      { jobId: 'job_1', taskId: 'task 4', field: 'container.start.ms' },
+    ],
+    [
+      'end before start',
+      REDUCE.replace('95000', '86000'),
+      /job "job_1": task 4: field "container.end.ms" \(86000\) is before "container.start.ms" \(87000\)/,
+      { jobId: 'job_1', taskId: 'task 4', field: 'container.end.ms' },
+    ],
+    [
+      'missing host',
+      REDUCE.replace('"container.host" : "/default-rack/node2",', ''),
+      /job "job_1": task 4: field "container.host" must look like "\/rack\/node", got undefined/,
+      { jobId: 'job_1', taskId: 'task 4', field: 'container.host' },
+    ],
+    [
+      'memory of the wrong type',
+      REDUCE.replace('"container.priority" : 10', '"container.priority" : 10, "container.memory" : "2g"'),
+      /job "job_1": task 4: field "container.memory" must be a positive number of MB, got "2g"/,
+      { jobId: 'job_1', taskId: 'task 4', field: 'container.memory' },
+    ],
   ];
   for (const [name, replacement, message, details] of cases) {
     test(`${name} -> EBADCONF naming the job, the task and the field`, () => {
@@ -154,7 +187,10 @@ describe('SLS node files', () => {
   });
 
   test('an array of racks, a rack written "/rack", and defaults from the options', () => {
-    const shape = parseSlsNodes('[{"rack": "/r1", "nodes": [{"node": "a"}]}, {"rack": "r2", "nodes": [{"node": "b"}]}]', { vcores: 4, memoryMb: 8192, diskMBps: 50 });
+    const shape = parseSlsNodes(
+      '[{"rack": "/r1", "nodes": [{"node": "a"}]}, {"rack": "r2", "nodes": [{"node": "b"}]}]',
+      { vcores: 4, memoryMb: 8192, diskMBps: 50 },
+    );
     assert.deepEqual(shape.workers, [
       { id: 'a', rack: 'r1', mapSlots: 4, reduceSlots: 4, memoryMb: 8192, diskMBps: 50 },
       { id: 'b', rack: 'r2', mapSlots: 4, reduceSlots: 4, memoryMb: 8192, diskMBps: 50 },
@@ -162,12 +198,42 @@ describe('SLS node files', () => {
   });
 
   const cases: Array<[string, string, RegExp, Record<string, string>]> = [
-    ['rack missing', '{"nodes": [{"node": "n1"}]}', /rack 1: field "rack" must be a non-empty rack name/, { field: 'rack' }],
-    ['nodes not an array', '{"rack": "r1", "nodes": {"node": "n1"}}', /rack "r1": field "nodes" must be an array/, { rack: 'r1', field: 'nodes' }],
-    ['node name not a string', '{"rack": "r1", "nodes": [{"node": 7}]}', /rack "r1": node 1: field "node" must be a non-empty string, got 7/, { rack: 'r1', field: 'node' }],
-    ['memory of the wrong type', '{"rack": "r1", "nodes": [{"node": "n1", "memory-mb": "4g"}]}', /rack "r1": node "n1": field "memory-mb" must be a non-negative integer, got "4g"/, { node: 'n1', field: 'memory-mb' }],
-    ['negative vcores', '{"rack": "r1", "nodes": [{"node": "n1", "vcores": -2}]}', /node "n1": field "vcores" must be a non-negative integer/, { node: 'n1', field: 'vcores' }],
-    ['node listed twice', '{"rack": "r1", "nodes": [{"node": "n1"}]} {"rack": "r2", "nodes": [{"node": "n1"}]}', /rack "r2": node "n1" is listed twice \(also in rack "r1"\)/, { node: 'n1', field: 'node' }],
+    [
+      'rack missing',
+      '{"nodes": [{"node": "n1"}]}',
+      /rack 1: field "rack" must be a non-empty rack name/,
+      { field: 'rack' },
+    ],
+    [
+      'nodes not an array',
+      '{"rack": "r1", "nodes": {"node": "n1"}}',
+      /rack "r1": field "nodes" must be an array/,
+      { rack: 'r1', field: 'nodes' },
+    ],
+    [
+      'node name not a string',
+      '{"rack": "r1", "nodes": [{"node": 7}]}',
+      /rack "r1": node 1: field "node" must be a non-empty string, got 7/,
+      { rack: 'r1', field: 'node' },
+    ],
+    [
+      'memory of the wrong type',
+      '{"rack": "r1", "nodes": [{"node": "n1", "memory-mb": "4g"}]}',
+      /rack "r1": node "n1": field "memory-mb" must be a non-negative integer, got "4g"/,
+      { node: 'n1', field: 'memory-mb' },
+    ],
+    [
+      'negative vcores',
+      '{"rack": "r1", "nodes": [{"node": "n1", "vcores": -2}]}',
+      /node "n1": field "vcores" must be a non-negative integer/,
+      { node: 'n1', field: 'vcores' },
+    ],
+    [
+      'node listed twice',
+      '{"rack": "r1", "nodes": [{"node": "n1"}]} {"rack": "r2", "nodes": [{"node": "n1"}]}',
+      /rack "r2": node "n1" is listed twice \(also in rack "r1"\)/,
+      { node: 'n1', field: 'node' },
+    ],
     ['no nodes', '{"rack": "r1", "nodes": []}', /lists no nodes/, {}],
   ];
   for (const [name, text, message, details] of cases) {
@@ -184,12 +250,38 @@ describe('SLS node files', () => {
         return join(dir, name);
       };
       const sls = await loadCluster(await write('nodes.json', SLS_NODES));
-      assert.deepEqual(sls.workers.map((x) => [x.id, x.rack]), [['node1', 'default-rack'], ['node2', 'default-rack'], ['node3', 'rack2']]);
-      const own = await loadCluster(await write('own.json', JSON.stringify({ name: 'two', workers: [{ id: 'w1', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048, diskMBps: 10 }] })));
-      assert.deepEqual(own, { name: 'two', workers: [{ id: 'w1', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048, diskMBps: 10 }] });
+      assert.deepEqual(
+        sls.workers.map((x) => [x.id, x.rack]),
+        [
+          ['node1', 'default-rack'],
+          ['node2', 'default-rack'],
+          ['node3', 'rack2'],
+        ],
+      );
+      const own = await loadCluster(
+        await write(
+          'own.json',
+          JSON.stringify({
+            name: 'two',
+            workers: [{ id: 'w1', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048, diskMBps: 10 }],
+          }),
+        ),
+      );
+      assert.deepEqual(own, {
+        name: 'two',
+        workers: [{ id: 'w1', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048, diskMBps: 10 }],
+      });
       const neither = await write('neither.json', '{"hosts": ["a", "b"]}');
-      await assert.rejects(loadCluster(neither), isBadConf(/expected minimr cluster JSON .*"workers".* or a Hadoop SLS node file .*"rack".*"nodes".*; found an object with fields "hosts"/));
-      await assert.rejects(loadCluster(await write('broken.json', '{"rack": "r1", "nodes": [')), isBadConf(/broken\.json: the last JSON object is not closed/));
+      await assert.rejects(
+        loadCluster(neither),
+        isBadConf(
+          /expected minimr cluster JSON .*"workers".* or a Hadoop SLS node file .*"rack".*"nodes".*; found an object with fields "hosts"/,
+        ),
+      );
+      await assert.rejects(
+        loadCluster(await write('broken.json', '{"rack": "r1", "nodes": [')),
+        isBadConf(/broken\.json: the last JSON object is not closed/),
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

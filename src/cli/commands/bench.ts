@@ -17,27 +17,55 @@ export const benchCommand = defineGroup({
         'run one workload under several policies, in the simulator and (--real) on a local cluster, and compare them',
         (yy) =>
           yy
-            .option('workload', { type: 'string', demandOption: true, describe: 'hvw | mvw | lvw | wkld-a..e | yarn-me-uniform | yarn-me-exp | improved-fair | a minimr workload / Hadoop SLS / Hadoop Rumen JSON file' })
+            .option('workload', {
+              type: 'string',
+              demandOption: true,
+              describe:
+                'hvw | mvw | lvw | wkld-a..e | yarn-me-uniform | yarn-me-exp | improved-fair | a minimr workload / Hadoop SLS / Hadoop Rumen JSON file',
+            })
             .option('policies', { type: 'string', default: 'fifo,fair', describe: 'comma-separated policy names' })
-            .option('cluster', { type: 'string', describe: "simulated cluster: a preset, or a minimr cluster / Hadoop SLS node JSON file (default: the workload's)" })
+            .option('cluster', {
+              type: 'string',
+              describe:
+                "simulated cluster: a preset, or a minimr cluster / Hadoop SLS node JSON file (default: the workload's)",
+            })
             .option('policy-options', { type: 'string', describe: 'JSON object: policy name -> its options' })
-            .option('real-policy-options', { type: 'string', describe: 'the same for the real run (e.g. timeouts scaled down); default --policy-options' })
+            .option('real-policy-options', {
+              type: 'string',
+              describe: 'the same for the real run (e.g. timeouts scaled down); default --policy-options',
+            })
             .option('seed', { type: 'number' })
             .option('load', { type: 'number' })
             .option('scale', { type: 'number' })
             .option('sim', { type: 'boolean', default: true, describe: 'run the simulator (--no-sim to skip)' })
-            .option('real', { type: 'boolean', default: false, describe: 'also run on a real local cluster, scaled down' })
+            .option('real', {
+              type: 'boolean',
+              default: false,
+              describe: 'also run on a real local cluster, scaled down',
+            })
             .option('real-workers', { type: 'number', default: 6 })
             .option('real-racks', { type: 'number', default: 3 })
             .option('real-map-slots', { type: 'number', default: 2 })
             .option('real-reduce-slots', { type: 'number', default: 1 })
             .option('real-memory-mb', { type: 'number', default: 2048 })
-            .option('real-disk-mbps', { type: 'number', default: 20, describe: 'disk rate the real workers report (scaled with the data)' })
+            .option('real-disk-mbps', {
+              type: 'number',
+              default: 20,
+              describe: 'disk rate the real workers report (scaled with the data)',
+            })
             .option('bytes-per-map', { type: 'string', default: '1m' })
-            .option('time-scale', { type: 'number', default: 0.05, describe: 'real ms per workload ms, for arrival times' })
+            .option('time-scale', {
+              type: 'number',
+              default: 0.05,
+              describe: 'real ms per workload ms, for arrival times',
+            })
             .option('max-maps-per-job', { type: 'number', default: 48 })
             .option('out', { type: 'string', default: 'bench-results/policies' })
-            .option('dir', { type: 'string', default: '.minimr/bench-policies', describe: 'data directory of the real clusters' }),
+            .option('dir', {
+              type: 'string',
+              default: '.minimr/bench-policies',
+              describe: 'data directory of the real clusters',
+            }),
         async (argv) => {
           const parseJson = (flag: string, text: string | undefined): Record<string, PolicyOptions> | undefined => {
             if (text === undefined) return undefined;
@@ -46,7 +74,10 @@ export const benchCommand = defineGroup({
               if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
               return v as Record<string, PolicyOptions>;
             } catch (err) {
-              throw new MinimrError('EBADCONF', `${flag} must be a JSON object of policy name -> options: ${(err as Error).message}`);
+              throw new MinimrError(
+                'EBADCONF',
+                `${flag} must be a JSON object of policy name -> options: ${(err as Error).message}`,
+              );
             }
           };
           const policyOptions = parseJson('--policy-options', argv['policy-options']);
@@ -54,7 +85,10 @@ export const benchCommand = defineGroup({
           const result = await benchPolicies({
             workload: argv.workload,
             ...(argv.cluster !== undefined ? { cluster: argv.cluster } : {}),
-            policies: argv.policies.split(',').map((p) => p.trim()).filter(Boolean),
+            policies: argv.policies
+              .split(',')
+              .map((p) => p.trim())
+              .filter(Boolean),
             ...(policyOptions ? { policyOptions } : {}),
             ...(realPolicyOptions ? { realPolicyOptions } : {}),
             ...(argv.seed !== undefined ? { seed: argv.seed } : {}),
@@ -80,7 +114,9 @@ export const benchCommand = defineGroup({
             dataDir: resolvePath(argv.dir),
             progress: (line) => process.stderr.write(`${line}\n`),
           });
-          process.stdout.write(`${await readFile(result.files[result.files.length - 1]!, 'utf8')}\nwritten: ${result.files.join(', ')}\n`);
+          process.stdout.write(
+            `${await readFile(result.files[result.files.length - 1]!, 'utf8')}\nwritten: ${result.files.join(', ')}\n`,
+          );
         },
       )
       .demandCommand(1),

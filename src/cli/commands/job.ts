@@ -1,5 +1,10 @@
 /** `minimr job status | attempts | logs | list | kill`: the jobs of a running cluster. */
-import { ATTEMPT_LOG_STREAMS, DEFAULT_LOG_READ_BYTES, MAX_LOG_READ_BYTES, type JobStatus } from '../../runtime/index.js';
+import {
+  ATTEMPT_LOG_STREAMS,
+  DEFAULT_LOG_READ_BYTES,
+  MAX_LOG_READ_BYTES,
+  type JobStatus,
+} from '../../runtime/index.js';
 import { withClient } from '../client.js';
 import { printCounters, printStatus } from '../job-output.js';
 import { defineGroup, jobtrackerOption } from '../options.js';
@@ -10,13 +15,21 @@ function printProfileUse(s: JobStatus): void {
   if (p.state === 'none') process.stdout.write(`  profile: none (first run of ${s.name}): tasks run regular\n`);
   else if (p.state === 'rejected') process.stdout.write(`  profile: not usable (${p.reason}): tasks run regular\n`);
   else {
-    for (const [kind, f] of [['map', p.map], ['reduce', p.reduce]] as const) {
+    for (const [kind, f] of [
+      ['map', p.map],
+      ['reduce', p.reduce],
+    ] as const) {
       if (!f) continue;
       const rate = f.diskMBps !== undefined ? `disk ${f.diskMBps} MB/s fitted` : "the worker's disk rate";
-      process.stdout.write(`  profile ${kind}: ideal ${f.idealDurationMs} ms, needs ${f.neededMemoryMb} MB, penalty ${f.penalty}${f.penalty === 'spill' ? ` (${rate})` : ''}, from ${f.attempts} attempts\n`);
+      process.stdout.write(
+        `  profile ${kind}: ideal ${f.idealDurationMs} ms, needs ${f.neededMemoryMb} MB, penalty ${f.penalty}${f.penalty === 'spill' ? ` (${rate})` : ''}, from ${f.attempts} attempts\n`,
+      );
     }
   }
-  if (s.elasticAttempts > 0) process.stdout.write(`  elastic attempts: ${s.elasticAttempts} (granted less than ideal memory; see \`minimr job attempts\`)\n`);
+  if (s.elasticAttempts > 0)
+    process.stdout.write(
+      `  elastic attempts: ${s.elasticAttempts} (granted less than ideal memory; see \`minimr job attempts\`)\n`,
+    );
 }
 
 export const jobCommand = defineGroup({
@@ -24,25 +37,35 @@ export const jobCommand = defineGroup({
   describe: 'job status | attempts | logs | list | kill',
   builder: (y) =>
     jobtrackerOption(y)
-      .command('status <id>', 'show a job', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
-        await withClient(argv, async (c) => {
-          const s = await c.status(argv.id);
-          printStatus(s);
-          printProfileUse(s);
-          printCounters(s);
-        });
-      })
-      .command('attempts <id>', 'list a job\'s attempts with their workers, times and counters', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
-        await withClient(argv, async (c) => {
-          for (const a of await c.attempts(argv.id)) {
-            const ms = a.finishTime ? a.finishTime - a.startTime : undefined;
-            const pick = (k: string) => (a.counters[k] !== undefined ? ` ${k}=${a.counters[k]}` : '');
-            process.stdout.write(
-              `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ms ${a.memoryMb} MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${a.error.message}` : ''}\n`,
-            );
-          }
-        });
-      })
+      .command(
+        'status <id>',
+        'show a job',
+        (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+        async (argv) => {
+          await withClient(argv, async (c) => {
+            const s = await c.status(argv.id);
+            printStatus(s);
+            printProfileUse(s);
+            printCounters(s);
+          });
+        },
+      )
+      .command(
+        'attempts <id>',
+        "list a job's attempts with their workers, times and counters",
+        (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+        async (argv) => {
+          await withClient(argv, async (c) => {
+            for (const a of await c.attempts(argv.id)) {
+              const ms = a.finishTime ? a.finishTime - a.startTime : undefined;
+              const pick = (k: string) => (a.counters[k] !== undefined ? ` ${k}=${a.counters[k]}` : '');
+              process.stdout.write(
+                `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ms ${a.memoryMb} MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${a.error.message}` : ''}\n`,
+              );
+            }
+          });
+        },
+      )
       .command(
         'logs <attempt>',
         "print an attempt's stdout and stderr, read from the worker that ran it (the last 64 KiB of each by default)",
@@ -51,15 +74,27 @@ export const jobCommand = defineGroup({
             .positional('attempt', { type: 'string', demandOption: true })
             .option('stream', { choices: ['stdout', 'stderr', 'both'] as const, default: 'both' as const })
             .option('offset', { type: 'number', describe: 'start at this byte (default: the tail)' })
-            .option('length', { type: 'number', describe: `bytes to read, at most ${MAX_LOG_READ_BYTES} (default ${DEFAULT_LOG_READ_BYTES})` }),
+            .option('length', {
+              type: 'number',
+              describe: `bytes to read, at most ${MAX_LOG_READ_BYTES} (default ${DEFAULT_LOG_READ_BYTES})`,
+            }),
         async (argv) => {
           await withClient(argv, async (c) => {
             const streams = argv.stream === 'both' ? ATTEMPT_LOG_STREAMS : [argv.stream];
             for (const stream of streams) {
-              const slice = await c.attemptLog(argv.attempt, stream, { ...(argv.offset !== undefined ? { offset: argv.offset } : {}), ...(argv.length !== undefined ? { length: argv.length } : {}) });
+              const slice = await c.attemptLog(argv.attempt, stream, {
+                ...(argv.offset !== undefined ? { offset: argv.offset } : {}),
+                ...(argv.length !== undefined ? { length: argv.length } : {}),
+              });
               const end = slice.offset + Buffer.byteLength(slice.text);
-              if (streams.length > 1) process.stdout.write(`==> ${stream} of ${slice.attemptId} on ${slice.workerId} (bytes ${slice.offset}-${end} of ${slice.size}) <==\n`);
-              else if (slice.offset > 0 || end < slice.size) process.stderr.write(`bytes ${slice.offset}-${end} of ${slice.size} (--offset and --length read the rest)\n`);
+              if (streams.length > 1)
+                process.stdout.write(
+                  `==> ${stream} of ${slice.attemptId} on ${slice.workerId} (bytes ${slice.offset}-${end} of ${slice.size}) <==\n`,
+                );
+              else if (slice.offset > 0 || end < slice.size)
+                process.stderr.write(
+                  `bytes ${slice.offset}-${end} of ${slice.size} (--offset and --length read the rest)\n`,
+                );
               process.stdout.write(slice.text);
               if (streams.length > 1 && slice.text !== '' && !slice.text.endsWith('\n')) process.stdout.write('\n');
             }
@@ -69,13 +104,23 @@ export const jobCommand = defineGroup({
       .command(
         'list',
         'list jobs: running, queued and recently ended (--all: and the retired ones, from the history)',
-        (yy) => yy.option('all', { type: 'boolean', default: false, describe: 'include jobs retired from memory to the history' }),
+        (yy) =>
+          yy.option('all', {
+            type: 'boolean',
+            default: false,
+            describe: 'include jobs retired from memory to the history',
+          }),
         async (argv) => {
           await withClient(argv, async (c) => (await c.list(argv.all)).forEach(printStatus));
         },
       )
-      .command('kill <id>', 'kill a job', (yy) => yy.positional('id', { type: 'string', demandOption: true }), async (argv) => {
-        await withClient(argv, async (c) => printStatus(await c.kill(argv.id)));
-      })
+      .command(
+        'kill <id>',
+        'kill a job',
+        (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+        async (argv) => {
+          await withClient(argv, async (c) => printStatus(await c.kill(argv.id)));
+        },
+      )
       .demandCommand(1),
 });

@@ -16,8 +16,15 @@ export const jobtrackerCommand = defineCommand({
     policyOptions(
       y
         .option('dir', { type: 'string', default: '.minimr/jobtracker' })
-        .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on (loopback only by default; 0.0.0.0 for every interface)' })
-        .option('admin', { type: 'string', describe: 'the user who may act on every job and path (default: the OS user running the JobTracker)' })
+        .option('host', {
+          type: 'string',
+          default: '127.0.0.1',
+          describe: 'address to listen on (loopback only by default; 0.0.0.0 for every interface)',
+        })
+        .option('admin', {
+          type: 'string',
+          describe: 'the user who may act on every job and path (default: the OS user running the JobTracker)',
+        })
         .option('tls-cert', { type: 'string', describe: 'serve wss:// with this certificate (PEM); needs --tls-key' })
         .option('tls-key', { type: 'string', describe: 'private key of --tls-cert (PEM)' })
         .option('port', { type: 'number', default: 7700 }),
@@ -27,21 +34,53 @@ export const jobtrackerCommand = defineCommand({
       .option('block-size', { type: 'string', default: '64m' })
       .option('replication', { type: 'number', default: 3 })
       .option('max-attempts', { type: 'number', default: 4 })
-      .option('memory-step-mb', { type: 'number', describe: 'elastic grants are whole multiples of this, MB (default 100)' })
-      .option('retained-jobs', { type: 'number', default: 100, describe: 'ended jobs kept in memory; older ones retire to the history (job list --all)' })
-      .option('retain-ms', { type: 'number', default: 3_600_000, describe: 'an ended job retires to the history after this long, ms' })
-      .option('recovery-wait-ms', { type: 'number', describe: "after a restart, how long recovered jobs wait for their workers to register again, ms (default max(10 s, the worker timeout))" })
-      .option('max-worker-map-slots', { type: 'number', default: DEFAULT_WORKER_LIMITS.maxMapSlots, describe: 'a worker claiming more map slots is refused at registration' })
-      .option('max-worker-reduce-slots', { type: 'number', default: DEFAULT_WORKER_LIMITS.maxReduceSlots, describe: 'a worker claiming more reduce slots is refused' })
-      .option('max-worker-memory-mb', { type: 'number', default: DEFAULT_WORKER_LIMITS.maxMemoryMb, describe: 'a worker claiming more memory is refused' }),
+      .option('memory-step-mb', {
+        type: 'number',
+        describe: 'elastic grants are whole multiples of this, MB (default 100)',
+      })
+      .option('retained-jobs', {
+        type: 'number',
+        default: 100,
+        describe: 'ended jobs kept in memory; older ones retire to the history (job list --all)',
+      })
+      .option('retain-ms', {
+        type: 'number',
+        default: 3_600_000,
+        describe: 'an ended job retires to the history after this long, ms',
+      })
+      .option('recovery-wait-ms', {
+        type: 'number',
+        describe:
+          'after a restart, how long recovered jobs wait for their workers to register again, ms (default max(10 s, the worker timeout))',
+      })
+      .option('max-worker-map-slots', {
+        type: 'number',
+        default: DEFAULT_WORKER_LIMITS.maxMapSlots,
+        describe: 'a worker claiming more map slots is refused at registration',
+      })
+      .option('max-worker-reduce-slots', {
+        type: 'number',
+        default: DEFAULT_WORKER_LIMITS.maxReduceSlots,
+        describe: 'a worker claiming more reduce slots is refused',
+      })
+      .option('max-worker-memory-mb', {
+        type: 'number',
+        default: DEFAULT_WORKER_LIMITS.maxMemoryMb,
+        describe: 'a worker claiming more memory is refused',
+      }),
   handler: async (argv) => {
     const { policyOptions, pools } = await policySettings(argv);
     const limitFlags = ['max-worker-map-slots', 'max-worker-reduce-slots', 'max-worker-memory-mb'] as const;
     for (const flag of limitFlags) {
       const value = argv[flag];
-      if (!(Number.isInteger(value) && value > 0)) throw new MinimrError('EBADCONF', `--${flag} must be a positive integer, got ${value}`);
+      if (!(Number.isInteger(value) && value > 0))
+        throw new MinimrError('EBADCONF', `--${flag} must be a positive integer, got ${value}`);
     }
-    const limits = { maxMapSlots: argv['max-worker-map-slots'], maxReduceSlots: argv['max-worker-reduce-slots'], maxMemoryMb: argv['max-worker-memory-mb'] };
+    const limits = {
+      maxMapSlots: argv['max-worker-map-slots'],
+      maxReduceSlots: argv['max-worker-reduce-slots'],
+      maxMemoryMb: argv['max-worker-memory-mb'],
+    };
     const secretFile = argv['secret-file'] ?? process.env.MINIMR_SECRET_FILE;
     const jt = new JobTracker({
       retainedJobs: argv['retained-jobs'],
@@ -67,7 +106,9 @@ export const jobtrackerCommand = defineCommand({
     });
     await jt.start();
     await recordClusterSecret(jt.url, jt.secretFile).catch(() => undefined);
-    process.stderr.write(`JobTracker ${jt.url}, admin ${jt.admin}, cluster secret ${jt.secretFile} (give it to workers and clients with --secret-file or MINIMR_SECRET_FILE)\n`);
+    process.stderr.write(
+      `JobTracker ${jt.url}, admin ${jt.admin}, cluster secret ${jt.secretFile} (give it to workers and clients with --secret-file or MINIMR_SECRET_FILE)\n`,
+    );
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

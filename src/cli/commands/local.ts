@@ -26,10 +26,17 @@ async function runWordCountExample(cluster: LocalCluster, top: number): Promise<
   const size = (await stat(SAMPLE_TEXT)).size;
   process.stderr.write(`putting ${SAMPLE_TEXT} (${formatBytes(size)}) into the block store at ${input}\n`);
   await fs.put(SAMPLE_TEXT, input, { overwrite: true });
-  const jobId = await cluster.client.submit(resolvePath(APPS_DIR, 'wordcount.js'), { input: [input], output, overwrite: true, reducers: 2 });
+  const jobId = await cluster.client.submit(resolvePath(APPS_DIR, 'wordcount.js'), {
+    input: [input],
+    output,
+    overwrite: true,
+    reducers: 2,
+  });
   const started = Date.now();
   const status = await cluster.client.waitForCompletion(jobId, { onProgress: progressPrinter(jobId) });
-  process.stderr.write(`WordCount finished in ${((Date.now() - started) / 1000).toFixed(2)} s with ${status.mapsTotal} maps and ${status.reducesTotal} reduces\n`);
+  process.stderr.write(
+    `WordCount finished in ${((Date.now() - started) / 1000).toFixed(2)} s with ${status.mapsTotal} maps and ${status.reducesTotal} reduces\n`,
+  );
   const counts: Array<[string, number]> = [];
   for (const f of await fs.list(output)) {
     if (!/part-r-/.test(f.path)) continue;
@@ -56,10 +63,19 @@ export const localCommand = defineCommand({
         .option('replication', { type: 'number', default: 2 })
         .option('map-slots', { type: 'number', default: 2 })
         .option('reduce-slots', { type: 'number', default: 1 })
-        .option('memory-mb', { type: 'number', describe: 'memory each worker offers to tasks, MB (default: 512 per slot)' })
-        .option('memory-step-mb', { type: 'number', describe: 'elastic grants are whole multiples of this, MB (default 100)' }),
+        .option('memory-mb', {
+          type: 'number',
+          describe: 'memory each worker offers to tasks, MB (default: 512 per slot)',
+        })
+        .option('memory-step-mb', {
+          type: 'number',
+          describe: 'elastic grants are whole multiples of this, MB (default 100)',
+        }),
     )
-      .option('example', { choices: ['wordcount'] as const, describe: 'run an example job, print its result, and exit' })
+      .option('example', {
+        choices: ['wordcount'] as const,
+        describe: 'run an example job, print its result, and exit',
+      })
       .option('top', { type: 'number', default: 20, describe: 'words to show for --example wordcount' }),
   handler: async (argv) => {
     const blockSize = argv['block-size'] ? parseSize(argv['block-size']) : argv.example ? 64 * 1024 : undefined;
@@ -79,7 +95,9 @@ export const localCommand = defineCommand({
       policy: argv.policy,
       logger: createLogger('local', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
     });
-    process.stderr.write(`local cluster up: JobTracker ${cluster.url}, ${argv.workers} workers, data in ${resolvePath(argv.dir)}\n`);
+    process.stderr.write(
+      `local cluster up: JobTracker ${cluster.url}, ${argv.workers} workers, data in ${resolvePath(argv.dir)}\n`,
+    );
     if (argv.example) {
       try {
         await runWordCountExample(cluster, argv.top);
@@ -89,8 +107,12 @@ export const localCommand = defineCommand({
       return;
     }
     await recordClusterSecret(cluster.url, cluster.jobTracker.secretFile).catch(() => undefined);
-    process.stderr.write(`submit jobs with: MINIMR_JOBTRACKER=${cluster.url} minimr submit ...  (Ctrl-C stops the cluster)\n`);
-    process.stderr.write(`cluster secret: ${cluster.jobTracker.secretFile} (found by this user's commands on this machine; elsewhere give it with MINIMR_SECRET_FILE)\n`);
+    process.stderr.write(
+      `submit jobs with: MINIMR_JOBTRACKER=${cluster.url} minimr submit ...  (Ctrl-C stops the cluster)\n`,
+    );
+    process.stderr.write(
+      `cluster secret: ${cluster.jobTracker.secretFile} (found by this user's commands on this machine; elsewhere give it with MINIMR_SECRET_FILE)\n`,
+    );
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

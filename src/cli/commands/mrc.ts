@@ -12,7 +12,23 @@ const fixed = (x: number | undefined, digits = 3): string => (x === undefined ? 
 
 /** One line per cluster, then its nodes by kind. */
 export function formatMrClusters(listing: MrClusterListing): string {
-  const header = ['NAME', 'STATE', 'MIN', 'CORE', 'TC', 'TR', 'LEAVING', 'WEIGHT', 'SHARE', 'D', 'JOBS', 'WAITING', 'STORED', 'BLOCKS', 'MISSING'];
+  const header = [
+    'NAME',
+    'STATE',
+    'MIN',
+    'CORE',
+    'TC',
+    'TR',
+    'LEAVING',
+    'WEIGHT',
+    'SHARE',
+    'D',
+    'JOBS',
+    'WAITING',
+    'STORED',
+    'BLOCKS',
+    'MISSING',
+  ];
   const rows = listing.clusters.map((c) => [
     c.name,
     c.state,
@@ -31,17 +47,26 @@ export function formatMrClusters(listing: MrClusterListing): string {
     String(c.missingBlocks),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]): string => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const out = [line(header), ...rows.map(line)];
   for (const c of listing.clusters) {
-    const kinds = (['core', 'transient-core', 'transient'] as const).filter((k) => c.nodes[k].length > 0).map((k) => `${k}: ${c.nodes[k].join(', ')}`);
+    const kinds = (['core', 'transient-core', 'transient'] as const)
+      .filter((k) => c.nodes[k].length > 0)
+      .map((k) => `${k}: ${c.nodes[k].join(', ')}`);
     const leaving = c.leaving.map((l) => `${l.workerId} -> ${l.to}`);
-    out.push(`${c.name}: ${kinds.join('; ') || 'no nodes'}${leaving.length > 0 ? `; draining: ${leaving.join(', ')}` : ''}`);
+    out.push(
+      `${c.name}: ${kinds.join('; ') || 'no nodes'}${leaving.length > 0 ? `; draining: ${leaving.join(', ')}` : ''}`,
+    );
     if (c.queued) out.push(`  ${c.queued}`);
     if (c.inputError) out.push(`  input ${c.inputPath ?? ''} could not be loaded: ${c.inputError}`);
   }
   out.push(`free pool: ${listing.freeNodes.join(', ') || 'none'}`);
-  if (listing.globalDiscrimination !== undefined) out.push(`Var(D) of the last interval: ${listing.globalDiscrimination.toFixed(5)}`);
+  if (listing.globalDiscrimination !== undefined)
+    out.push(`Var(D) of the last interval: ${listing.globalDiscrimination.toFixed(5)}`);
   return `${out.join('\n')}\n`;
 }
 
@@ -57,7 +82,11 @@ async function waitActive(client: JobClient, name: string, timeoutMs: number): P
     const row = (await client.mrcList()).clusters.find((c) => c.name === name);
     if (!row) throw new MinimrError('ENOMRCLUSTER', `MR-cluster ${name} was released before it became active`);
     if (row.state === 'active') return row;
-    if (Date.now() > deadline) throw new MinimrError('ETIMEOUT', `MR-cluster ${name} is still ${row.state} after ${timeoutMs} ms${row.queued ? `: ${row.queued}` : ''}`);
+    if (Date.now() > deadline)
+      throw new MinimrError(
+        'ETIMEOUT',
+        `MR-cluster ${name} is still ${row.state} after ${timeoutMs} ms${row.queued ? `: ${row.queued}` : ''}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -73,15 +102,23 @@ export const mrcCommand = defineGroup({
         (yy) =>
           yy
             .positional('name', { type: 'string', demandOption: true })
-            .option('min-nodes', { type: 'number', demandOption: true, describe: 'minimum share: core nodes it keeps while it has jobs' })
-            .option('input', { type: 'string', describe: 'block-store path (file or directory) copied into /mrc/NAME/input on its core nodes' })
+            .option('min-nodes', {
+              type: 'number',
+              demandOption: true,
+              describe: 'minimum share: core nodes it keeps while it has jobs',
+            })
+            .option('input', {
+              type: 'string',
+              describe: 'block-store path (file or directory) copied into /mrc/NAME/input on its core nodes',
+            })
             .option('wait', { type: 'boolean', default: false, describe: 'return only once the cluster is active' })
             .option('wait-timeout-ms', { type: 'number', default: 600_000 }),
         async (argv) => {
           await withClient(argv, async (c) => {
             const row = await c.mrcActivate(argv.name, argv['min-nodes'], argv.input);
             process.stdout.write(describeRow(row));
-            if (argv.wait && row.state !== 'active') process.stdout.write(describeRow(await waitActive(c, argv.name, argv['wait-timeout-ms'])));
+            if (argv.wait && row.state !== 'active')
+              process.stdout.write(describeRow(await waitActive(c, argv.name, argv['wait-timeout-ms'])));
           });
         },
       )
@@ -103,7 +140,9 @@ export const mrcCommand = defineGroup({
         async (argv) => {
           await withClient(argv, async (c) => {
             const row = await c.mrcDeactivate(argv.name);
-            process.stdout.write(`MR-cluster ${row.name} is deactivating: its namespace goes to /mrc-saved/${row.name}, then its ${row.nodes.core.length + row.nodes['transient-core'].length + row.nodes.transient.length} nodes return to the pool\n`);
+            process.stdout.write(
+              `MR-cluster ${row.name} is deactivating: its namespace goes to /mrc-saved/${row.name}, then its ${row.nodes.core.length + row.nodes['transient-core'].length + row.nodes.transient.length} nodes return to the pool\n`,
+            );
           });
         },
       )

@@ -8,7 +8,8 @@ import { defineCommand, jobtrackerOption, parseParams } from '../options.js';
 
 export const profileCommand = defineCommand({
   command: 'profile <module>',
-  describe: 'elasticity profile: one map and one reduce at ideal memory and at fractions of it; fits T(m) = T + spilled(m)/diskRate',
+  describe:
+    'elasticity profile: one map and one reduce at ideal memory and at fractions of it; fits T(m) = T + spilled(m)/diskRate',
   builder: (y) =>
     jobtrackerOption(y.positional('module', { type: 'string', demandOption: true }))
       .option('input', { type: 'string', array: true, alias: 'i', demandOption: true })
@@ -16,10 +17,15 @@ export const profileCommand = defineCommand({
       .option('conf', { type: 'string', array: true, alias: 'c' })
       .option('fractions', { type: 'string', default: '1,0.75,0.5,0.25,0.1', describe: 'memory fractions of ideal' })
       .option('maps', { type: 'number', default: 1, describe: 'map tasks per run (their output is the reducer input)' })
-      .option('out', { type: 'string', default: 'bench-results', describe: 'local directory for profile-<job>.{json,md,svg}' }),
+      .option('out', {
+        type: 'string',
+        default: 'bench-results',
+        describe: 'local directory for profile-<job>.{json,md,svg}',
+      }),
   handler: async (argv) => {
     const fractions = argv.fractions.split(',').map(Number);
-    if (fractions.some((f) => !(f > 0 && f <= 1))) throw new MinimrError('EBADJOB', `--fractions must be numbers in (0, 1], got ${argv.fractions}`);
+    if (fractions.some((f) => !(f > 0 && f <= 1)))
+      throw new MinimrError('EBADJOB', `--fractions must be numbers in (0, 1], got ${argv.fractions}`);
     const profile = async (client: JobClient) => {
       const result = await profileJob(client, {
         modulePath: resolvePath(argv.module),

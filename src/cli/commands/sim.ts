@@ -7,8 +7,17 @@ export const simCommand = defineCommand({
   describe: 'simulate a workload on a simulated cluster under one or more policies (discrete-event, deterministic)',
   builder: (y) =>
     y
-      .option('workload', { type: 'string', demandOption: true, describe: 'hvw|mvw|lvw|wkld-a..e|yarn-me-uniform|yarn-me-exp|improved-fair, or a .json minimr workload, Hadoop SLS job trace or Hadoop Rumen job trace' })
-      .option('cluster', { type: 'string', describe: 'preset (tyrex-20, improved-fair-12, fawkes-60, fawkes-48, yarn-me-50, yarn-me-100, yarn-me-3000), or a .json minimr cluster file or Hadoop SLS node file; default: the workload\'s' })
+      .option('workload', {
+        type: 'string',
+        demandOption: true,
+        describe:
+          'hvw|mvw|lvw|wkld-a..e|yarn-me-uniform|yarn-me-exp|improved-fair, or a .json minimr workload, Hadoop SLS job trace or Hadoop Rumen job trace',
+      })
+      .option('cluster', {
+        type: 'string',
+        describe:
+          "preset (tyrex-20, improved-fair-12, fawkes-60, fawkes-48, yarn-me-50, yarn-me-100, yarn-me-3000), or a .json minimr cluster file or Hadoop SLS node file; default: the workload's",
+      })
       .option('policy', { type: 'string', array: true, default: ['fifo'], describe: 'policy name; repeat to compare' })
       .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
       .option('seed', { type: 'number', default: 1 })
@@ -16,12 +25,24 @@ export const simCommand = defineCommand({
       .option('scale', { type: 'number', describe: 'workload scale (jobs or sizes, per generator)' })
       .option('heartbeat-ms', { type: 'number', describe: 'default: max(3 s, workers / 100 s)' })
       .option('noise', { type: 'number', describe: 'duration mis-estimation, e.g. 0.15 for +-15%' })
-      .option('memory-noise', { type: 'number', describe: 'ideal memory mis-estimation (YARN-ME), e.g. 0.15 for +-15%' })
+      .option('memory-noise', {
+        type: 'number',
+        describe: 'ideal memory mis-estimation (YARN-ME), e.g. 0.15 for +-15%',
+      })
       .option('penalty-noise', { type: 'number', describe: 'penalty mis-estimation (YARN-ME), e.g. 0.15 for +-15%' })
-      .option('node-memory-mb', { type: 'number', describe: 'memory of an SLS/DSS topology file\'s nodes (default 10240)' })
-      .option('node-cores', { type: 'number', describe: 'cores of an SLS/DSS topology file\'s nodes (default 10)' })
-      .option('meganode', { type: 'boolean', describe: 'pool the cluster into one node (YARN-ME\'s meganode bound, with --policy srjf)' })
-      .option('reduce-slow-start', { type: 'number', describe: "fraction of a job's maps done before its reduces launch (Hadoop 1: 0.05); default 1, as minimr runs" })
+      .option('node-memory-mb', {
+        type: 'number',
+        describe: "memory of an SLS/DSS topology file's nodes (default 10240)",
+      })
+      .option('node-cores', { type: 'number', describe: "cores of an SLS/DSS topology file's nodes (default 10)" })
+      .option('meganode', {
+        type: 'boolean',
+        describe: "pool the cluster into one node (YARN-ME's meganode bound, with --policy srjf)",
+      })
+      .option('reduce-slow-start', {
+        type: 'number',
+        describe: "fraction of a job's maps done before its reduces launch (Hadoop 1: 0.05); default 1, as minimr runs",
+      })
       .option('out', { type: 'string', describe: 'directory for results.json, results.md and SVG plots' }),
   handler: async (argv) => {
     const { policyOptions } = await policySettings(argv);

@@ -17,9 +17,21 @@ export const submitCommand = defineCommand({
       .option('overwrite', { type: 'boolean', default: false })
       .option('pool', { type: 'string' })
       .option('weight', { type: 'number', describe: 'share inside the pool relative to its other jobs (FAIR)' })
-      .option('mr-cluster', { type: 'string', describe: 'run on this MR-cluster (FAWKES); input and output under /mrc/NAME/' })
-      .option('conf', { type: 'string', array: true, alias: 'c', describe: 'job setting key=value, e.g. shuffle.map.bufferBytes=16m (repeatable)' })
-      .option('wait', { type: 'boolean', default: true, describe: 'follow the job until it ends (--no-wait to return at once)' }),
+      .option('mr-cluster', {
+        type: 'string',
+        describe: 'run on this MR-cluster (FAWKES); input and output under /mrc/NAME/',
+      })
+      .option('conf', {
+        type: 'string',
+        array: true,
+        alias: 'c',
+        describe: 'job setting key=value, e.g. shuffle.map.bufferBytes=16m (repeatable)',
+      })
+      .option('wait', {
+        type: 'boolean',
+        default: true,
+        describe: 'follow the job until it ends (--no-wait to return at once)',
+      }),
   handler: async (argv) => {
     await withClient(argv, async (client) => {
       const jobId = await client.submit(resolvePath(argv.module), {

@@ -12,7 +12,11 @@ export const workerCommand = defineCommand({
     jobtrackerOption(y)
       .option('dir', { type: 'string', default: '.minimr/worker' })
       .option('id', { type: 'string', describe: 'worker id (default: hostname-pid)' })
-      .option('host', { type: 'string', describe: "address others use to reach this worker (default: this machine's address on the route to the JobTracker)" })
+      .option('host', {
+        type: 'string',
+        describe:
+          "address others use to reach this worker (default: this machine's address on the route to the JobTracker)",
+      })
       .option('bind', { type: 'string', describe: 'address the data port binds to (default: --host)' })
       .option('data-port', { type: 'number', default: 0 })
       .option('rack', { type: 'string', default: '/default-rack' })
@@ -28,14 +32,26 @@ export const workerCommand = defineCommand({
       .option('cpu-throttle-basis', {
         choices: THROTTLE_BASES,
         default: 'working' as ThrottleBasis,
-        describe: "what --cpu-throttle stretches: 'working' time (a worker F times slower than the others) or 'cpu' time (workers each with a core of their own, F times slower, not sharing this machine's)",
+        describe:
+          "what --cpu-throttle stretches: 'working' time (a worker F times slower than the others) or 'cpu' time (workers each with a core of their own, F times slower, not sharing this machine's)",
       })
-      .option('attempt-log-max-mb', { type: 'number', default: 16, describe: "MB of stdout and of stderr kept per attempt (the rest is counted, not kept)" })
-      .option('log-retain-hours', { type: 'number', default: 24, describe: 'attempt logs of a job are removed this long after its last attempt on this worker started' }),
+      .option('attempt-log-max-mb', {
+        type: 'number',
+        default: 16,
+        describe: 'MB of stdout and of stderr kept per attempt (the rest is counted, not kept)',
+      })
+      .option('log-retain-hours', {
+        type: 'number',
+        default: 24,
+        describe: 'attempt logs of a job are removed this long after its last attempt on this worker started',
+      }),
   handler: async (argv) => {
     const security = await peerSecurity(argv);
     if (!security.credentials) {
-      throw new MinimrError('EAUTH', `a worker needs the cluster secret: give the JobTracker's secret file with --secret-file or MINIMR_SECRET_FILE`);
+      throw new MinimrError(
+        'EAUTH',
+        `a worker needs the cluster secret: give the JobTracker's secret file with --secret-file or MINIMR_SECRET_FILE`,
+      );
     }
     const worker = new Worker({
       security,

@@ -63,7 +63,10 @@ export interface PhaseModel {
 export interface ElasticityProfile {
   /** The profiled module's file name. */
   job: string;
-  /** The job's own name (`defineJob({ name })`), under which the JobTracker keeps its profile; absent in profiles written before it was recorded. */
+  /**
+   * The job's own name (`defineJob({ name })`), under which the JobTracker keeps its profile; absent in profiles
+   * written before it was recorded.
+   */
   jobName?: string;
   maps: number;
   idealMapBufferBytes: number;
@@ -73,7 +76,10 @@ export interface ElasticityProfile {
   mapOutputStoredBytes: number;
   reduceInputRawBytes: number;
   reduceStoredPerRaw: number;
-  /** Mean input bytes of a profiled map (the reducer read the output of `maps` of them); absent in profiles written before it was recorded. */
+  /**
+   * Mean input bytes of a profiled map (the reducer read the output of `maps` of them); absent in profiles written
+   * before it was recorded.
+   */
   mapInputBytes?: number;
   points: ProfilePoint[];
   map: PhaseModel;
@@ -130,10 +136,12 @@ export function mapSpilledBytesModel(
   if (spills === 1) return 0;
   // Two generations published as two runs: each is written once, which the ideal run writes too.
   if (spills === 2 && outputRuns >= 2) return 0;
-  const firstSpillSaving = outputRuns >= 2 ? spilledOutputBytes * Math.min(1, generation / bufferedBytes) * (1 - storedPerRaw) : 0;
+  const firstSpillSaving =
+    outputRuns >= 2 ? spilledOutputBytes * Math.min(1, generation / bufferedBytes) * (1 - storedPerRaw) : 0;
   // Up to `factor` spills: every full generation is written once as a spill, and the last one goes
   // from the buffer into the final merge (MapOutputBuffer), whose output the ideal run writes too.
-  if (spills <= factor) return spilledOutputBytes * Math.min(1, ((spills - 1) * generation) / bufferedBytes) - firstSpillSaving;
+  if (spills <= factor)
+    return spilledOutputBytes * Math.min(1, ((spills - 1) * generation) / bufferedBytes) - firstSpillSaving;
   // More: every spill is written, then merged into the final output; each intermediate merge pass
   // rewrites (about) everything once more.
   return spilledOutputBytes * (1 + intermediatePasses(spills, factor)) - firstSpillSaving;
@@ -147,7 +155,13 @@ export function mapSpilledBytesModel(
  * the input that is local (a run's SHUFFLE_BYTES_LOCAL over all it fetched; 0 counts every such
  * segment as written).
  */
-export function reduceSpilledBytesModel(segmentsRaw: readonly number[], storedPerRaw: number, bufferBytes: number, factor: number, localShare = 0): number {
+export function reduceSpilledBytesModel(
+  segmentsRaw: readonly number[],
+  storedPerRaw: number,
+  bufferBytes: number,
+  factor: number,
+  localShare = 0,
+): number {
   let onDisk = 0;
   let inMemory = 0;
   let runs = 0;
@@ -187,9 +201,14 @@ function localShareOf(reduce: AttemptSummary): number {
  * fraction, every other point predicted. Used by the profiler on its runs and by the JobTracker on
  * what earlier runs of a job measured (job-profile.ts), each with its own spilled-bytes rule.
  */
-export function fitSpillModel<P extends { readonly fraction: number }>(points: readonly P[], measured: (p: P) => number, modelBytes: (p: P) => number): PhaseModel {
+export function fitSpillModel<P extends { readonly fraction: number }>(
+  points: readonly P[],
+  measured: (p: P) => number,
+  modelBytes: (p: P) => number,
+): PhaseModel {
   const ideal = points.find((p) => p.fraction === 1);
-  if (!ideal) throw new MinimrError('EINTERNAL', 'a spill model is fitted against a point at ideal memory (fraction 1)');
+  if (!ideal)
+    throw new MinimrError('EINTERNAL', 'a spill model is fitted against a point at ideal memory (fraction 1)');
   const idealMs = measured(ideal);
   const fitPoint = [...points].sort((a, b) => a.fraction - b.fraction)[0]!;
   const extraMs = measured(fitPoint) - idealMs;
@@ -201,11 +220,25 @@ export function fitSpillModel<P extends { readonly fraction: number }>(points: r
     const predicted = idealMs + (diskBytesPerMs > 0 ? modelBytes(p) / diskBytesPerMs : 0);
     errors.push(Math.abs(predicted - measured(p)) / measured(p));
   }
-  return { idealMs, diskBytesPerMs, fittedAt: fitPoint.fraction, meanError: mean(errors), maxError: errors.length ? Math.max(...errors) : 0 };
+  return {
+    idealMs,
+    diskBytesPerMs,
+    fittedAt: fitPoint.fraction,
+    meanError: mean(errors),
+    maxError: errors.length ? Math.max(...errors) : 0,
+  };
 }
 
-/** The smallest map buffer that holds `bufferedBytes` (data + record metadata) without a spill: they must stay under the spill threshold. */
-export function mapBufferNeedBytes(bufferedBytes: number, spillPercent: number, hashTablePeakBytes = 0, hashTableShare = 0): number {
+/**
+ * The smallest map buffer that holds `bufferedBytes` (data + record metadata) without a spill: they must stay under the
+ * spill threshold.
+ */
+export function mapBufferNeedBytes(
+  bufferedBytes: number,
+  spillPercent: number,
+  hashTablePeakBytes = 0,
+  hashTableShare = 0,
+): number {
   // With map-side combining the buffer is shared: the hash table may take `hashTableShare` of it,
   // so both the table's peak and the sort buffer's need must fit their parts.
   const share = hashTablePeakBytes > 0 ? hashTableShare : 0;
@@ -218,7 +251,12 @@ export function mapBufferNeedBytes(bufferedBytes: number, spillPercent: number, 
  * in-memory merge threshold, and every segment under the single-segment limit.
  */
 export function reduceBufferNeedBytes(inputRawBytes: number, largestSegmentRawBytes: number): number {
-  return Math.max(64 * 1024, Math.ceil(Math.max(inputRawBytes / REDUCE_MERGE_THRESHOLD, largestSegmentRawBytes / REDUCE_SINGLE_SEGMENT_FRACTION) / MiB) * MiB);
+  return Math.max(
+    64 * 1024,
+    Math.ceil(
+      Math.max(inputRawBytes / REDUCE_MERGE_THRESHOLD, largestSegmentRawBytes / REDUCE_SINGLE_SEGMENT_FRACTION) / MiB,
+    ) * MiB,
+  );
 }
 
 export async function profileJob(client: JobClient, options: ProfileOptions): Promise<ElasticityProfile> {
@@ -238,7 +276,12 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
       overwrite: true,
       reducers: 1,
       params: options.params,
-      conf: { ...conf, 'job.maxMaps': maps, 'shuffle.map.bufferBytes': Math.round(mapBufferBytes), 'shuffle.reduce.bufferBytes': Math.round(reduceBufferBytes) },
+      conf: {
+        ...conf,
+        'job.maxMaps': maps,
+        'shuffle.map.bufferBytes': Math.round(mapBufferBytes),
+        'shuffle.reduce.bufferBytes': Math.round(reduceBufferBytes),
+      },
     });
     const attempts = (await client.attempts(status.jobId)).filter((a) => a.state === 'succeeded');
     await client.fs.remove(output, { recursive: true }).catch(() => undefined);
@@ -251,8 +294,15 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
   // needs its buffer + the fixed overhead in memory, so no buffer may exceed what a worker offers.
   const workerMb = Math.min(...(await client.clusterInfo()).workers.map((w) => w.memoryMb));
   const maxBuffer = (workerMb - TASK_OVERHEAD_MB) * MiB;
-  if (!(maxBuffer >= MiB)) throw new MinimrError('EBADJOB', `workers offer ${workerMb} MiB, too little to profile (each task needs its buffer + ${TASK_OVERHEAD_MB} MiB)`);
-  const firstFile = (await client.fs.stat(options.input[0]!)).type === 'file' ? options.input[0]! : (await client.fs.list(options.input[0]!)).find((f) => f.type === 'file')!.path;
+  if (!(maxBuffer >= MiB))
+    throw new MinimrError(
+      'EBADJOB',
+      `workers offer ${workerMb} MiB, too little to profile (each task needs its buffer + ${TASK_OVERHEAD_MB} MiB)`,
+    );
+  const firstFile =
+    (await client.fs.stat(options.input[0]!)).type === 'file'
+      ? options.input[0]!
+      : (await client.fs.list(options.input[0]!)).find((f) => f.type === 'file')!.path;
   const splitBytes = (await client.fs.getBlocks(firstFile))[0]?.length ?? MiB;
   let calibrationBuffer = Math.min(maxBuffer, Math.max(16 * MiB, 8 * splitBytes));
   let calibration: RunResult;
@@ -261,7 +311,10 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
     calibration = await run(calibrationBuffer, maxBuffer);
     if (calibration.maps.every((m) => (m.counters.SPILLS ?? 1) <= 1)) break;
     if (calibrationBuffer >= maxBuffer) {
-      throw new MinimrError('EBADJOB', `a map still spills with a ${Math.round(maxBuffer / MiB)} MiB buffer, the most a worker can give: profile a smaller input (smaller blocks) or use workers with more memory`);
+      throw new MinimrError(
+        'EBADJOB',
+        `a map still spills with a ${Math.round(maxBuffer / MiB)} MiB buffer, the most a worker can give: profile a smaller input (smaller blocks) or use workers with more memory`,
+      );
     }
     calibrationBuffer = Math.min(maxBuffer, calibrationBuffer * 2);
   }
@@ -269,7 +322,8 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
   // A job with a combiner has a hash table in front of its sort buffer, with its share of the map
   // buffer: the ideal buffer has room for both peaks, and spills come from the sort buffer's share.
   const tablePeak = Math.max(...calibration.maps.map((m) => m.counters.PEAK_HASH_COMBINE_BYTES ?? 0));
-  const tableShare = tablePeak > 0 ? (conf['shuffle.map.hashCombinePercent'] ?? JOB_CONF_DEFAULTS['shuffle.map.hashCombinePercent']) : 0;
+  const tableShare =
+    tablePeak > 0 ? (conf['shuffle.map.hashCombinePercent'] ?? JOB_CONF_DEFAULTS['shuffle.map.hashCombinePercent']) : 0;
   const mapOutputStoredBytes = mean(calibration.maps.map((m) => m.counters.SPILLED_BYTES ?? 0));
   // Spill files are written uncompressed (MapOutputBuffer's spillCodec), so spills take raw bytes.
   const mapOutputRawBytes = mean(calibration.maps.map((m) => m.counters.MAP_OUTPUT_RAW_BYTES ?? 0));
@@ -287,7 +341,9 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
       `the reducer's ideal buffer (${Math.round(idealReduceBufferBytes / MiB)} MiB for ${Math.round(reduceInputRawBytes / MiB)} MiB of input) exceeds what a worker can give (${Math.round(maxBuffer / MiB)} MiB): profile fewer maps or smaller blocks`,
     );
   }
-  say(`ideal memory: map buffer ${Math.round(idealMapBufferBytes / MiB)} MiB, reduce buffer ${Math.round(idealReduceBufferBytes / MiB)} MiB`);
+  say(
+    `ideal memory: map buffer ${Math.round(idealMapBufferBytes / MiB)} MiB, reduce buffer ${Math.round(idealReduceBufferBytes / MiB)} MiB`,
+  );
 
   const points: ProfilePoint[] = [];
   for (const fraction of fractions) {
@@ -305,19 +361,44 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
       mapSpills: sumCounter(r.maps, 'SPILLS') / r.maps.length,
       mapMergePasses: sumCounter(r.maps, 'MERGE_PASSES') / r.maps.length,
       reduceMergePasses: r.reduce.counters.MERGE_PASSES ?? 0,
-      mapModelSpilledBytes: mapSpilledBytesModel(mapBufferedBytes, mapOutputRawBytes, mapBufferBytes * (1 - tableShare), spillPercent, factor, outputRuns, mapStoredPerRaw),
-      reduceModelSpilledBytes: reduceSpilledBytesModel(segmentsRaw, reduceStoredPerRaw, reduceBufferBytes, factor, localShareOf(r.reduce)),
+      mapModelSpilledBytes: mapSpilledBytesModel(
+        mapBufferedBytes,
+        mapOutputRawBytes,
+        mapBufferBytes * (1 - tableShare),
+        spillPercent,
+        factor,
+        outputRuns,
+        mapStoredPerRaw,
+      ),
+      reduceModelSpilledBytes: reduceSpilledBytesModel(
+        segmentsRaw,
+        reduceStoredPerRaw,
+        reduceBufferBytes,
+        factor,
+        localShareOf(r.reduce),
+      ),
       mapModelMs: 0,
       reduceModelMs: 0,
     };
     points.push(point);
-    say(`${Math.round(fraction * 100)}% of ideal: map ${point.mapMs.toFixed(0)} ms, reduce ${point.reduceMs.toFixed(0)} ms`);
+    say(
+      `${Math.round(fraction * 100)}% of ideal: map ${point.mapMs.toFixed(0)} ms, reduce ${point.reduceMs.toFixed(0)} ms`,
+    );
   }
-  const map = fitSpillModel(points, (p) => p.mapMs, (p) => p.mapModelSpilledBytes);
-  const reduce = fitSpillModel(points, (p) => p.reduceMs, (p) => p.reduceModelSpilledBytes);
+  const map = fitSpillModel(
+    points,
+    (p) => p.mapMs,
+    (p) => p.mapModelSpilledBytes,
+  );
+  const reduce = fitSpillModel(
+    points,
+    (p) => p.reduceMs,
+    (p) => p.reduceModelSpilledBytes,
+  );
   for (const p of points) {
     p.mapModelMs = map.idealMs + (map.diskBytesPerMs > 0 ? p.mapModelSpilledBytes / map.diskBytesPerMs : 0);
-    p.reduceModelMs = reduce.idealMs + (reduce.diskBytesPerMs > 0 ? p.reduceModelSpilledBytes / reduce.diskBytesPerMs : 0);
+    p.reduceModelMs =
+      reduce.idealMs + (reduce.diskBytesPerMs > 0 ? p.reduceModelSpilledBytes / reduce.diskBytesPerMs : 0);
   }
   return {
     job: options.modulePath.split('/').pop() ?? options.modulePath,
@@ -367,7 +448,8 @@ export function profileMarkdown(p: ElasticityProfile): string {
 
 export function profileSvg(p: ElasticityProfile): string {
   const ideal = p.points.find((x) => x.fraction === 1)!;
-  const pts = (f: (x: ProfilePoint) => number, base: number) => p.points.map((x) => [x.fraction * 100, f(x) / base] as const);
+  const pts = (f: (x: ProfilePoint) => number, base: number) =>
+    p.points.map((x) => [x.fraction * 100, f(x) / base] as const);
   return lineChart({
     title: `Elasticity of ${p.job}: runtime penalty vs memory`,
     xLabel: '% of ideal memory',

@@ -2,7 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { codecs, type AnyJobDefinition, type Codec, type JsonObject, type JsonValue, type MapContext, type PrepareContext } from '../../api/index.js';
+import {
+  codecs,
+  type AnyJobDefinition,
+  type Codec,
+  type JsonObject,
+  type JsonValue,
+  type MapContext,
+  type PrepareContext,
+} from '../../api/index.js';
 import { MinimrError, deserializeError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { CountMinSketch } from '../../skew/index.js';
@@ -67,8 +75,20 @@ export interface WaitOptions {
 }
 
 /** The first `records` records of a split, as a map task would read them. */
-function sampleInput(fs: FsClient, split: InputSplit, format: SerializedInputFormat, mapIndex: number, records: number): TaskSplitInput {
-  const input = { kind: 'file' as const, path: split.path, start: split.start, length: split.length, fileLength: split.fileLength };
+function sampleInput(
+  fs: FsClient,
+  split: InputSplit,
+  format: SerializedInputFormat,
+  mapIndex: number,
+  records: number,
+): TaskSplitInput {
+  const input = {
+    kind: 'file' as const,
+    path: split.path,
+    start: split.start,
+    length: split.length,
+    fileLength: split.fileLength,
+  };
   return new TaskSplitInput(fs, input, format, mapIndex, undefined, records);
 }
 
@@ -117,14 +137,26 @@ export class JobClient {
     return this.options.logger;
   }
 
-  /** Connects and authenticates (see auth.ts: without `security.credentials`, a JobTracker in this process lends its secret). */
+  /**
+   * Connects and authenticates (see auth.ts: without `security.credentials`, a JobTracker in this process lends its
+   * secret).
+   */
   static async connect(url: string, options: { logger?: Logger; security?: PeerSecurity } = {}): Promise<JobClient> {
     return new JobClient(await JobClient.open(url, options), url, options);
   }
 
-  private static open(url: string, options: { readonly logger?: Logger; readonly security?: PeerSecurity }): Promise<RpcPeer> {
+  private static open(
+    url: string,
+    options: { readonly logger?: Logger; readonly security?: PeerSecurity },
+  ): Promise<RpcPeer> {
     // A JobTracker sends a client nothing but answers: the client serves no operation.
-    return connectPeer(url, new Dispatcher<RpcPeer>('a client', () => ({ user: '', roles: new Set() })), options.logger, undefined, options.security);
+    return connectPeer(
+      url,
+      new Dispatcher<RpcPeer>('a client', () => ({ user: '', roles: new Set() })),
+      options.logger,
+      undefined,
+      options.security,
+    );
   }
 
   /** Connects again after the connection was lost, trying for up to `withinMs`. */
@@ -184,23 +216,33 @@ export class JobClient {
     return job;
   }
 
-  private async buildSubmission(job: AnyJobDefinition, moduleName: string, source: string, options: SubmitOptions): Promise<JobSubmission> {
+  private async buildSubmission(
+    job: AnyJobDefinition,
+    moduleName: string,
+    source: string,
+    options: SubmitOptions,
+  ): Promise<JobSubmission> {
     const params = options.params ?? {};
     const inputPaths = [...(options.input ?? [])].map((p) => p.replace(/\/+$/, '') || '/');
     const reducers = options.reducers ?? job.reducers ?? 1;
     let input: SerializedInputFormat;
     if (job.input.kind === 'generated') {
       const splits = job.input.splits(params);
-      if (!Array.isArray(splits)) throw new MinimrError('EBADJOB', `${moduleName}: generatedInput's splits() must return an array`);
+      if (!Array.isArray(splits))
+        throw new MinimrError('EBADJOB', `${moduleName}: generatedInput's splits() must return an array`);
       input = { kind: 'generated', splits };
     } else {
-      if (inputPaths.length === 0) throw new MinimrError('ENOINPUT', `${job.name} reads files: give at least one --input path`);
+      if (inputPaths.length === 0)
+        throw new MinimrError('ENOINPUT', `${job.name} reads files: give at least one --input path`);
       input = job.input.kind === 'fixed' ? { kind: 'fixed', recordLength: job.input.recordLength } : { kind: 'text' };
     }
     const conf = validateJobConf(options.conf);
     const cms = conf['skew.strategy'] === 'cms' && reducers > 0;
     if (cms && job.partition) {
-      throw new MinimrError('EBADJOB', `${job.name} has its own partition(); skew.strategy "cms" partitions by a sketch row's hash instead: use "simple" or "hash"`);
+      throw new MinimrError(
+        'EBADJOB',
+        `${job.name} has its own partition(); skew.strategy "cms" partitions by a sketch row's hash instead: use "simple" or "hash"`,
+      );
     }
     let shared: JsonObject = {};
     if (job.prepare) {
@@ -268,7 +310,12 @@ export class JobClient {
     const valueCodec = (job.mapValue ?? codecs.msgpack()) as Codec<unknown>;
     let inputRecords = 0;
     let outputRecords = 0;
-    const { splits, perSplit } = await this.sampleSplits(inputPaths, format, c['skew.sampleRecords'], c['skew.sampleSplits']);
+    const { splits, perSplit } = await this.sampleSplits(
+      inputPaths,
+      format,
+      c['skew.sampleRecords'],
+      c['skew.sampleSplits'],
+    );
     for (const [mapIndex, split] of splits.entries()) {
       const part = new CountMinSketch(sketch.depth, width, sketch.seeds);
       const encoded = (k: Buffer, value: unknown) => {
@@ -287,7 +334,10 @@ export class JobClient {
         emit: (key, value) => encoded(keyCodec.encode(key), value),
         emitKeyBytes: (bytes, start, end, value) => encoded(Buffer.from(bytes.subarray(start, end)), value),
         emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) =>
-          encoded(Buffer.from(bytes.subarray(keyStart, keyEnd)), valueCodec.decode(Buffer.from(bytes.subarray(keyEnd, valueEnd)))),
+          encoded(
+            Buffer.from(bytes.subarray(keyStart, keyEnd)),
+            valueCodec.decode(Buffer.from(bytes.subarray(keyEnd, valueEnd))),
+          ),
       };
       const input = sampleInput(this.sampleFs, split, format, mapIndex, perSplit);
       try {
@@ -305,7 +355,12 @@ export class JobClient {
   }
 
   /** Records taken evenly from up to `maxSplits` splits of the input, as TeraSort's sampler does. */
-  private async sample(paths: readonly string[], format: SerializedInputFormat, maxRecords: number, maxSplits = 10): Promise<unknown[]> {
+  private async sample(
+    paths: readonly string[],
+    format: SerializedInputFormat,
+    maxRecords: number,
+    maxSplits = 10,
+  ): Promise<unknown[]> {
     const out: unknown[] = [];
     for (const s of await this.sampleBySplit(paths, format, maxRecords, maxSplits)) out.push(...s.values);
     return out.slice(0, maxRecords);
@@ -336,24 +391,40 @@ export class JobClient {
     return out;
   }
 
-  /** Up to `maxSplits` evenly spaced input splits, and how many records to take from each for about maxRecords in all. */
-  private async sampleSplits(paths: readonly string[], format: SerializedInputFormat, maxRecords: number, maxSplits: number): Promise<{ splits: InputSplit[]; perSplit: number }> {
+  /**
+   * Up to `maxSplits` evenly spaced input splits, and how many records to take from each for about maxRecords in all.
+   */
+  private async sampleSplits(
+    paths: readonly string[],
+    format: SerializedInputFormat,
+    maxRecords: number,
+    maxSplits: number,
+  ): Promise<{ splits: InputSplit[]; perSplit: number }> {
     if (format.kind === 'generated') return { splits: [], perSplit: 0 };
     const files: FileStatus[] = [];
     for (const path of paths) {
       const status = await this.fs.stat(path).catch((err: unknown) => {
-        if (err instanceof MinimrError && err.code === 'ENOENT') throw new MinimrError('ENOINPUT', `input path ${path} does not exist`, { path });
+        if (err instanceof MinimrError && err.code === 'ENOENT')
+          throw new MinimrError('ENOINPUT', `input path ${path} does not exist`, { path });
         throw err;
       });
       if (status.type === 'file') files.push(status);
-      else files.push(...(await this.fs.list(path)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? '')));
+      else
+        files.push(
+          ...(await this.fs.list(path)).filter(
+            (c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''),
+          ),
+        );
     }
     const splits: InputSplit[] = [];
     for (const f of files) splits.push(...computeSplits(f.path, await this.fs.getBlocks(f.path)));
     if (splits.length === 0) return { splits: [], perSplit: 0 };
     const take = Math.min(maxSplits, splits.length);
     const perSplit = Math.max(1, Math.ceil(maxRecords / take));
-    return { splits: Array.from({ length: take }, (_, i) => splits[Math.floor((i * splits.length) / take)]!), perSplit };
+    return {
+      splits: Array.from({ length: take }, (_, i) => splits[Math.floor((i * splits.length) / take)]!),
+      perSplit,
+    };
   }
 
   status(jobId: string): Promise<JobStatus> {
@@ -365,8 +436,15 @@ export class JobClient {
     return this.jobTracker['job-attempts']({ jobId });
   }
 
-  /** A slice of an attempt's stdout or stderr (default: its last 64 KiB), which the JobTracker reads from the attempt's worker. */
-  attemptLog(attemptId: string, stream: AttemptLogStream, range: { offset?: number; length?: number } = {}): Promise<AttemptLogSlice> {
+  /**
+   * A slice of an attempt's stdout or stderr (default: its last 64 KiB), which the JobTracker reads from the attempt's
+   * worker.
+   */
+  attemptLog(
+    attemptId: string,
+    stream: AttemptLogStream,
+    range: { offset?: number; length?: number } = {},
+  ): Promise<AttemptLogSlice> {
     return this.jobTracker['attempt-log']({ attemptId, stream, ...range });
   }
 
@@ -379,7 +457,10 @@ export class JobClient {
     return this.jobTracker['kill-job']({ jobId });
   }
 
-  /** Requests MR-cluster `name` with a minimum share of `minNodes` core nodes (and its input copied from `input`); it may wait in the queue (`queued` says why). */
+  /**
+   * Requests MR-cluster `name` with a minimum share of `minNodes` core nodes (and its input copied from `input`); it
+   * may wait in the queue (`queued` says why).
+   */
   mrcActivate(name: string, minNodes: number, input?: string): Promise<MrClusterRow> {
     return this.jobTracker['mrc-activate']({ name, minNodes, input }) as Promise<MrClusterRow>;
   }
@@ -457,8 +538,13 @@ export class JobClient {
     const status = await ended;
     onProgress?.(status);
     if (status.state === 'succeeded') return status;
-    const err = status.error ? deserializeError(status.error) : new MinimrError('EJOBFAILED', `job ${jobId} ${status.state}`);
-    throw new MinimrError(status.state === 'killed' ? 'EJOBKILLED' : 'EJOBFAILED', err.message, { ...err.details, jobId });
+    const err = status.error
+      ? deserializeError(status.error)
+      : new MinimrError('EJOBFAILED', `job ${jobId} ${status.state}`);
+    throw new MinimrError(status.state === 'killed' ? 'EJOBKILLED' : 'EJOBFAILED', err.message, {
+      ...err.details,
+      jobId,
+    });
   }
 
   /** Submits and waits. */

@@ -12,7 +12,14 @@ import { randomBytes } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
 import { MinimrError, serializeError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { CLIENT_PROTOCOL, describeAllowed, type Dispatcher, type HttpRoute, type Operation, type TSchema } from '../wire/index.js';
+import {
+  CLIENT_PROTOCOL,
+  describeAllowed,
+  type Dispatcher,
+  type HttpRoute,
+  type Operation,
+  type TSchema,
+} from '../wire/index.js';
 
 /** Who calls over HTTP: the user the request's credentials name. */
 export interface HttpCaller {
@@ -78,7 +85,11 @@ function routes(): Route[] {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
   res.end(JSON.stringify(body));
 }
 
@@ -104,7 +115,8 @@ function queryArgs(op: Operation, url: URL, taken: ReadonlySet<string>): Record<
   for (const [key, value] of url.searchParams) if (!taken.has(key)) raw[key] = value;
   const properties = (op.args.properties ?? {}) as Record<string, TSchema>;
   const converted: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) converted[key] = properties[key] ? Value.Convert(properties[key], value) : value;
+  for (const [key, value] of Object.entries(raw))
+    converted[key] = properties[key] ? Value.Convert(properties[key], value) : value;
   return converted;
 }
 
@@ -128,11 +140,22 @@ export class ApiV1 {
     return true;
   }
 
-  private async call(req: IncomingMessage, res: ServerResponse, url: URL, path: string, caller: HttpCaller): Promise<void> {
+  private async call(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    path: string,
+    caller: HttpCaller,
+  ): Promise<void> {
     const matches = this.table.filter((r) => r.pattern.test(path));
-    if (matches.length === 0) throw new MinimrError('ENOROUTE', `no API operation at ${API_PREFIX}${path} (see ${API_PREFIX}/openapi.json)`);
+    if (matches.length === 0)
+      throw new MinimrError('ENOROUTE', `no API operation at ${API_PREFIX}${path} (see ${API_PREFIX}/openapi.json)`);
     const route = matches.find((r) => r.route.method === req.method);
-    if (!route) throw new MinimrError('EMETHOD', `${API_PREFIX}${path} takes ${matches.map((r) => r.route.method).join(', ')}, not ${req.method}`);
+    if (!route)
+      throw new MinimrError(
+        'EMETHOD',
+        `${API_PREFIX}${path} takes ${matches.map((r) => r.route.method).join(', ')}, not ${req.method}`,
+      );
     const values = route.pattern.exec(path)!.slice(1);
     const args: Record<string, unknown> = {};
     route.params.forEach((p, i) => {
@@ -147,7 +170,8 @@ export class ApiV1 {
       const body = await readBody(req);
       if (route.route.body) args[route.route.body] = body;
       else if (body !== undefined) {
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new MinimrError('EBADREQUEST', `the body of ${route.name} is a JSON object of its arguments`);
+        if (typeof body !== 'object' || body === null || Array.isArray(body))
+          throw new MinimrError('EBADREQUEST', `the body of ${route.name} is a JSON object of its arguments`);
         Object.assign(args, body);
       }
     }
@@ -157,12 +181,16 @@ export class ApiV1 {
 
   private fail(res: ServerResponse, err: unknown): void {
     if (err instanceof MinimrError) {
-      sendJson(res, httpStatusOf(err.code), { error: { code: err.code, message: err.message, details: { ...err.details } } });
+      sendJson(res, httpStatusOf(err.code), {
+        error: { code: err.code, message: err.message, details: { ...err.details } },
+      });
       return;
     }
     const reference = randomBytes(4).toString('hex');
     this.logger.error({ err: serializeError(err), reference }, 'API request failed');
-    sendJson(res, 500, { error: { code: 'EINTERNAL', message: `internal error (reference ${reference} in the server's log)` } });
+    sendJson(res, 500, {
+      error: { code: 'EINTERNAL', message: `internal error (reference ${reference} in the server's log)` },
+    });
   }
 }
 
@@ -171,7 +199,13 @@ const ERROR_RESPONSE = {
     'application/json': {
       schema: {
         type: 'object',
-        properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, details: { type: 'object' } }, required: ['code', 'message'] } },
+        properties: {
+          error: {
+            type: 'object',
+            properties: { code: { type: 'string' }, message: { type: 'string' }, details: { type: 'object' } },
+            required: ['code', 'message'],
+          },
+        },
       },
     },
   },
@@ -199,7 +233,18 @@ export function openApiDocument(): Record<string, unknown> {
         ? undefined
         : route.body
           ? { required: true, content: { 'application/json': { schema: properties[route.body] } } }
-          : { required: false, content: { 'application/json': { schema: { ...op.args, properties: bodyProperties, required: [...required].filter((r) => !pathParams.includes(r)) } } } };
+          : {
+              required: false,
+              content: {
+                'application/json': {
+                  schema: {
+                    ...op.args,
+                    properties: bodyProperties,
+                    required: [...required].filter((r) => !pathParams.includes(r)),
+                  },
+                },
+              },
+            };
     const path = `${API_PREFIX}${route.path}`;
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = {
@@ -223,7 +268,8 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: 'minimr JobTracker API',
       version: '1',
-      description: "The client link of a minimr JobTracker as JSON over HTTP; the same operations, validation and authorization as the WebSocket link. Credentials: HTTP Basic, any user name (the user the call acts as) and the web password (`minimr web-password`).",
+      description:
+        'The client link of a minimr JobTracker as JSON over HTTP; the same operations, validation and authorization as the WebSocket link. Credentials: HTTP Basic, any user name (the user the call acts as) and the web password (`minimr web-password`).',
     },
     components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } },
     security: [{ basic: [] }],

@@ -27,7 +27,14 @@ import {
 import { fetchAttemptLog, attemptLogTokenId } from '../worker/index.js';
 import type { TrackerCore } from './core.js';
 import { inputFilesAt } from './input-files.js';
-import { jobMemoryMb, jobPlan, jobStatus, type RuntimeAttempt, type RuntimeData, type TaskInputPlan } from './runtime-data.js';
+import {
+  jobMemoryMb,
+  jobPlan,
+  jobStatus,
+  type RuntimeAttempt,
+  type RuntimeData,
+  type TaskInputPlan,
+} from './runtime-data.js';
 import { estimatesFor } from './job-profile.js';
 
 /** Where an attempt ran and whose job it was, from memory or the history. */
@@ -54,7 +61,8 @@ export class ClientService implements Authority {
   /** Job ids continue after those the journal holds. */
   resumeNumbering(journaledIds: readonly string[]): void {
     for (const id of journaledIds) {
-      if (id.startsWith(`${this.jobIdPrefix}_`)) this.jobSeq = Math.max(this.jobSeq, Number(id.slice(this.jobIdPrefix.length + 1)) || 0);
+      if (id.startsWith(`${this.jobIdPrefix}_`))
+        this.jobSeq = Math.max(this.jobSeq, Number(id.slice(this.jobIdPrefix.length + 1)) || 0);
     }
   }
 
@@ -67,7 +75,12 @@ export class ClientService implements Authority {
       }
       case 'attempt': {
         const origin = await this.locateAttempt(key);
-        if (!origin) throw new MinimrError('ENOATTEMPT', `no attempt ${key} on this JobTracker or in its history (see \`minimr job attempts JOB\`)`, { attemptId: key });
+        if (!origin)
+          throw new MinimrError(
+            'ENOATTEMPT',
+            `no attempt ${key} on this JobTracker or in its history (see \`minimr job attempts JOB\`)`,
+            { attemptId: key },
+          );
         return { owner: origin.owner, what: `job ${origin.jobId}` };
       }
       case 'profile': {
@@ -93,7 +106,8 @@ export class ClientService implements Authority {
       'wait-job': ({ jobId }) => core.waitForJob(jobId),
       'attempt-log': ({ attemptId, stream, offset, length }) => this.attemptLog(attemptId, stream, offset, length),
       'cluster-info': () => this.clusterInfo(),
-      'job-profiles': ({ job }) => (job === undefined ? core.profiles.list() : [core.profiles.get(job)].filter((p) => p !== undefined)),
+      'job-profiles': ({ job }) =>
+        job === undefined ? core.profiles.list() : [core.profiles.get(job)].filter((p) => p !== undefined),
       'import-profile': ({ job, profile }, { caller }) => core.profiles.import(job, profile, core.clock(), caller.user),
       'remove-profile': ({ job }) => core.profiles.remove(job),
       'mrc-activate': ({ name, minNodes, input }) => core.mrc.activate(name, minNodes, input ?? null),
@@ -141,7 +155,9 @@ export class ClientService implements Authority {
     const core = this.core;
     const job = core.books.job(jobId);
     if (!job) return (await core.history.record(jobId)).status;
-    await core.carryOut(core.books.killJob(job, core.clock(), { code: 'EJOBKILLED', message: `job ${jobId} was killed on request` }));
+    await core.carryOut(
+      core.books.killJob(job, core.clock(), { code: 'EJOBKILLED', message: `job ${jobId} was killed on request` }),
+    );
     return jobStatus(job);
   }
 
@@ -150,17 +166,27 @@ export class ClientService implements Authority {
    * ran it: the logs stay on the workers (attempt-logs.ts), only the JobTracker knows where.
    */
   async attemptLog(attemptId: string, stream: string, offset?: number, length?: number): Promise<AttemptLogSlice> {
-    if (!isAttemptLogStream(stream)) throw new MinimrError('EBADREQUEST', `an attempt log is stdout or stderr, got ${JSON.stringify(stream)}`);
+    if (!isAttemptLogStream(stream))
+      throw new MinimrError('EBADREQUEST', `an attempt log is stdout or stderr, got ${JSON.stringify(stream)}`);
     const origin = await this.locateAttempt(attemptId);
-    if (!origin) throw new MinimrError('ENOATTEMPT', `no attempt ${attemptId} on this JobTracker or in its history (see \`minimr job attempts JOB\`)`, { attemptId });
+    if (!origin)
+      throw new MinimrError(
+        'ENOATTEMPT',
+        `no attempt ${attemptId} on this JobTracker or in its history (see \`minimr job attempts JOB\`)`,
+        { attemptId },
+      );
     const { jobId, workerId } = origin;
     // A worker that registered again since has a new data port: ask the one alive now.
     const worker = this.core.books.worker(workerId);
     if (!worker?.alive) {
-      throw new MinimrError('EWORKERLOST', `attempt ${attemptId} ran on worker ${workerId}, which is not connected now; its log is on that machine under DIR/logs/${jobId}/${attemptId}/`, {
-        attemptId,
-        workerId,
-      });
+      throw new MinimrError(
+        'EWORKERLOST',
+        `attempt ${attemptId} ran on worker ${workerId}, which is not connected now; its log is on that machine under DIR/logs/${jobId}/${attemptId}/`,
+        {
+          attemptId,
+          workerId,
+        },
+      );
     }
     const { host, dataPort } = worker.data.address;
     const dataUrl = `http://${host.includes(':') ? `[${host}]` : host}:${dataPort}`;
@@ -171,7 +197,8 @@ export class ClientService implements Authority {
   /** The job, owner and worker of an attempt in memory, or of a retired job's from the history. */
   async locateAttempt(attemptId: string): Promise<AttemptOrigin | undefined> {
     const attempt = findAttempt(this.core.books, attemptId);
-    if (attempt) return { jobId: attempt.task.job.id, owner: attempt.task.job.data.owner, workerId: attempt.worker.shape.id };
+    if (attempt)
+      return { jobId: attempt.task.job.id, owner: attempt.task.job.data.owner, workerId: attempt.worker.shape.id };
     const retired = await this.core.history.retiredAttempt(attemptId);
     return retired && { jobId: retired.jobId, owner: retired.owner, workerId: retired.attempt.workerId };
   }
@@ -190,11 +217,22 @@ export class ClientService implements Authority {
     const memory = jobMemoryMb(submission);
     const verdict = estimatesFor(
       core.profiles.get(submission.name),
-      { conf: submission.conf, mapInputBytes: splits.map((s) => s.inputBytes), reducers: submission.reducers, mapMemoryMb: memory.map, reduceMemoryMb: memory.reduce },
+      {
+        conf: submission.conf,
+        mapInputBytes: splits.map((s) => s.inputBytes),
+        reducers: submission.reducers,
+        mapMemoryMb: memory.map,
+        reduceMemoryMb: memory.reduce,
+      },
       Math.max(0, ...core.books.liveWorkers().map((w) => w.shape.memoryMb)),
     );
-    if (verdict.use.state === 'rejected') core.logger.warn({ job: jobId, name: submission.name, why: verdict.use.reason }, 'profile not usable: the job runs regular');
-    else if (verdict.use.state === 'none') core.logger.info({ job: jobId, name: submission.name }, 'no profile of this job yet: it runs regular');
+    if (verdict.use.state === 'rejected')
+      core.logger.warn(
+        { job: jobId, name: submission.name, why: verdict.use.reason },
+        'profile not usable: the job runs regular',
+      );
+    else if (verdict.use.state === 'none')
+      core.logger.info({ job: jobId, name: submission.name }, 'no profile of this job yet: it runs regular');
     const maxAttempts = submission.maxAttempts ?? this.maxAttempts;
     const submitTime = core.clock();
     // Journaled before it is admitted: a client holding its id holds a job that survives a restart.
@@ -210,15 +248,25 @@ export class ClientService implements Authority {
     });
     let admitted: ReturnType<Books<RuntimeData>['submit']>;
     try {
-      admitted = core.books.submit(jobPlan(jobId, submission, user, splits, maxAttempts, verdict.estimates), submitTime);
+      admitted = core.books.submit(
+        jobPlan(jobId, submission, user, splits, maxAttempts, verdict.estimates),
+        submitTime,
+      );
     } catch (err) {
       await core.journal.forget(jobId);
       throw err;
     }
     const { job, effects } = admitted;
     job.data.profile = verdict.use;
-    if (job.skew?.plansAtSubmission) core.logger.info({ job: jobId, row: job.skew.row, ms: job.skew.assignmentMs }, 'count-min sketch assignment made');
-    core.logger.info({ job: jobId, name: submission.name, user, maps: job.maps.length, reduces: job.reduces.length }, 'job submitted');
+    if (job.skew?.plansAtSubmission)
+      core.logger.info(
+        { job: jobId, row: job.skew.row, ms: job.skew.assignmentMs },
+        'count-min sketch assignment made',
+      );
+    core.logger.info(
+      { job: jobId, name: submission.name, user, maps: job.maps.length, reduces: job.reduces.length },
+      'job submitted',
+    );
     core.metrics.jobSubmitted();
     if (effects.length > 0) await core.carryOut(effects);
     else setImmediate(() => core.schedule({ kind: 'job-submitted', jobId }));
@@ -227,7 +275,12 @@ export class ClientService implements Authority {
 
   private async planInput(submission: JobSubmission, caller: NamenodeCaller): Promise<TaskInputPlan[]> {
     if (submission.input.kind === 'generated') {
-      return submission.input.splits.map((value) => ({ input: { kind: 'generated', value }, preferredWorkers: [], preferredRacks: [], inputBytes: 0 }));
+      return submission.input.splits.map((value) => ({
+        input: { kind: 'generated', value },
+        preferredWorkers: [],
+        preferredRacks: [],
+        inputBytes: 0,
+      }));
     }
     if (submission.inputPaths.length === 0) {
       throw new MinimrError('ENOINPUT', 'the job reads files but no input path was given (--input PATH)');
@@ -240,7 +293,13 @@ export class ClientService implements Authority {
       const blocks = await namenode.getBlocks(file.path, undefined, caller);
       for (const split of computeSplits(file.path, blocks)) {
         plans.push({
-          input: { kind: 'file', path: split.path, start: split.start, length: split.length, fileLength: split.fileLength },
+          input: {
+            kind: 'file',
+            path: split.path,
+            start: split.start,
+            length: split.length,
+            fileLength: split.fileLength,
+          },
           preferredWorkers: split.preferredWorkers,
           preferredRacks: split.preferredRacks,
           inputBytes: split.length,
@@ -262,7 +321,11 @@ export class ClientService implements Authority {
     }
     if (exists) {
       if (!submission.overwrite) {
-        throw new MinimrError('EOUTPUTEXISTS', `output path ${out} already exists; remove it (\`minimr fs rm -r ${out}\`) or submit with --overwrite`, { path: out });
+        throw new MinimrError(
+          'EOUTPUTEXISTS',
+          `output path ${out} already exists; remove it (\`minimr fs rm -r ${out}\`) or submit with --overwrite`,
+          { path: out },
+        );
       }
       await namenode.remove(out, { recursive: true }, caller);
     }

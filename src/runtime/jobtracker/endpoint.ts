@@ -48,14 +48,28 @@ export class TrackerEndpoint {
   port = 0;
 
   constructor(private readonly parts: EndpointParts) {
-    this.websocket = new Dispatcher<RpcPeer>('a JobTracker', (peer) => ({ user: peer.user, roles: new Set(parts.isWorkerPeer(peer) ? ['worker'] : []) }), parts.authority)
+    this.websocket = new Dispatcher<RpcPeer>(
+      'a JobTracker',
+      (peer) => ({ user: peer.user, roles: new Set(parts.isWorkerPeer(peer) ? ['worker'] : []) }),
+      parts.authority,
+    )
       .serve(CLIENT_PROTOCOL, parts.clientHandlers)
       .serve(WORKER_TO_JOBTRACKER, parts.workerHandlers);
-    const http = new Dispatcher<HttpCaller>('the JobTracker API', (caller) => ({ user: caller.user, roles: new Set() }), parts.authority).serve(CLIENT_PROTOCOL, parts.clientHandlers);
+    const http = new Dispatcher<HttpCaller>(
+      'the JobTracker API',
+      (caller) => ({ user: caller.user, roles: new Set() }),
+      parts.authority,
+    ).serve(CLIENT_PROTOCOL, parts.clientHandlers);
     this.api = new ApiV1(http, parts.logger);
   }
 
-  async listen(host: string, port: number, secret: Buffer, webPassword: string, tls?: { readonly cert: Buffer; readonly key: Buffer }): Promise<void> {
+  async listen(
+    host: string,
+    port: number,
+    secret: Buffer,
+    webPassword: string,
+    tls?: { readonly cert: Buffer; readonly key: Buffer },
+  ): Promise<void> {
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.onHttpRequest(req, res, webPassword);
     this.httpServer = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, onRequest) : createServer(onRequest);
     this.wss = new WebSocketServer({ server: this.httpServer, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
@@ -86,20 +100,33 @@ export class TrackerEndpoint {
     if (user === undefined) {
       const api = url.pathname.startsWith('/api/');
       res
-        .writeHead(401, { 'www-authenticate': 'Basic realm="minimr", charset="UTF-8"', 'content-type': api ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' })
+        .writeHead(401, {
+          'www-authenticate': 'Basic realm="minimr", charset="UTF-8"',
+          'content-type': api ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8',
+        })
         .end(
           api
-            ? JSON.stringify({ error: { code: 'EAUTH', message: 'sign in with HTTP Basic: any user name (the user you act as) and the web password, which `minimr web-password` prints' } })
+            ? JSON.stringify({
+                error: {
+                  code: 'EAUTH',
+                  message:
+                    'sign in with HTTP Basic: any user name (the user you act as) and the web password, which `minimr web-password` prints',
+                },
+              })
             : 'minimr JobTracker: sign in with any user name and the web password, which `minimr web-password` prints\n',
         );
       return;
     }
     if (url.pathname === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
-      res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(req.method === 'HEAD' ? undefined : this.parts.metricsText());
+      res
+        .writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE })
+        .end(req.method === 'HEAD' ? undefined : this.parts.metricsText());
       return;
     }
     if (this.api.handle(req, res, url, { user })) return;
     if (this.parts.pages?.(req, res)) return;
-    res.writeHead(426, { 'content-type': 'text/plain' }).end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
+    res
+      .writeHead(426, { 'content-type': 'text/plain' })
+      .end('minimr JobTracker: connect with the minimr protocol over WebSocket\n');
   }
 }

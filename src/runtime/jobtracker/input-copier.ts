@@ -59,7 +59,10 @@ export class InputCopier {
       this.books.replicaFailed(task, workerId, cause);
       return;
     }
-    const needed = blocks.filter((b) => b.offset < start + length && b.offset + b.length > start && !b.locations.some((l) => l.workerId === workerId));
+    const needed = blocks.filter(
+      (b) =>
+        b.offset < start + length && b.offset + b.length > start && !b.locations.some((l) => l.workerId === workerId),
+    );
     const copy: InputCopy = { task, workerId, waiting: new Set<string>() };
     let unsourced = 0;
     for (const block of needed) {
@@ -73,8 +76,22 @@ export class InputCopier {
       list.push(copy);
       this.copies.set(block.blockId, list);
       if (cause !== 'completed') job.data.addCounters({ PLACEMENT_BYTES: block.length });
-      this.log.push({ time: this.clock(), jobId: job.id, taskId: task.id, workerId, blockId: block.blockId, bytes: block.length, crossRack: source.shape.rack !== target.shape.rack, cause });
-      source.data.peer.send({ type: 'replicate-block', blockId: block.blockId, targets: [target.data.address], token: this.namenode.issueBlockToken(block.blockId, 'write') });
+      this.log.push({
+        time: this.clock(),
+        jobId: job.id,
+        taskId: task.id,
+        workerId,
+        blockId: block.blockId,
+        bytes: block.length,
+        crossRack: source.shape.rack !== target.shape.rack,
+        cause,
+      });
+      source.data.peer.send({
+        type: 'replicate-block',
+        blockId: block.blockId,
+        targets: [target.data.address],
+        token: this.namenode.issueBlockToken(block.blockId, 'write'),
+      });
     }
     if (unsourced > 0) {
       // The task must not show as local there while some of its input could not be copied.
@@ -82,7 +99,11 @@ export class InputCopier {
       this.drop((c) => c === copy);
       this.books.replicaFailed(task, workerId, cause);
     } else if (copy.waiting.size === 0) this.books.replicaLanded(task, workerId);
-    else this.logger.info({ taskId: task.id, workerId, blocks: copy.waiting.size }, 'replicating task input for placement');
+    else
+      this.logger.info(
+        { taskId: task.id, workerId, blocks: copy.waiting.size },
+        'replicating task input for placement',
+      );
   }
 
   /** A worker confirmed it holds `blockId`. */

@@ -18,12 +18,18 @@ export async function inputFilesAt(namenode: Lister, path: string, caller?: Call
     status = await namenode.stat(path, caller);
   } catch (err) {
     if (err instanceof MinimrError && err.code === 'ENOENT') {
-      throw new MinimrError('ENOINPUT', `input path ${path} does not exist (put data there with \`minimr fs put LOCAL ${path}\`)`, { path });
+      throw new MinimrError(
+        'ENOINPUT',
+        `input path ${path} does not exist (put data there with \`minimr fs put LOCAL ${path}\`)`,
+        { path },
+      );
     }
     throw err;
   }
   if (status.type === 'file') return [status];
-  const children = (await namenode.list(path, caller)).filter((c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''));
+  const children = (await namenode.list(path, caller)).filter(
+    (c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''),
+  );
   if (children.length === 0) throw new MinimrError('ENOINPUT', `input directory ${path} has no files`, { path });
   return children;
 }

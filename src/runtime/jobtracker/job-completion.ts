@@ -26,7 +26,12 @@ export class JobCompletion {
       this.core.journaled(this.core.journal.taskSucceeded(job.id, task.id, journaledSuccess(attempt, true)));
     } catch (err) {
       // Not awaited: the failure's clean-up runs on this same chain, after this step.
-      void this.core.carryOut(this.core.books.failJob(job, this.core.clock(), { code: 'EJOBFAILED', message: `cannot commit the output of ${attempt.id}: ${(err as Error).message}` }));
+      void this.core.carryOut(
+        this.core.books.failJob(job, this.core.clock(), {
+          code: 'EJOBFAILED',
+          message: `cannot commit the output of ${attempt.id}: ${(err as Error).message}`,
+        }),
+      );
     }
   }
 
@@ -39,14 +44,22 @@ export class JobCompletion {
       await this.core.namenode.create(`${out}/_SUCCESS`, { overwrite: true, replication: 1 }, owner);
       await this.core.namenode.complete(`${out}/_SUCCESS`, owner);
     } catch (err) {
-      void this.core.carryOut(this.core.books.failJob(job, this.core.clock(), { code: 'EJOBFAILED', message: `cannot commit job output: ${(err as Error).message}` }));
+      void this.core.carryOut(
+        this.core.books.failJob(job, this.core.clock(), {
+          code: 'EJOBFAILED',
+          message: `cannot commit job output: ${(err as Error).message}`,
+        }),
+      );
       return;
     }
     void this.core.carryOut(this.core.books.jobCommitted(job, this.core.clock()));
   }
 
   async jobEnded(job: RuntimeJob): Promise<void> {
-    const ended = job.state === 'succeeded' ? { state: job.state } : { state: job.state as 'failed' | 'killed', ...(job.error ? { error: job.error } : {}) };
+    const ended =
+      job.state === 'succeeded'
+        ? { state: job.state }
+        : { state: job.state as 'failed' | 'killed', ...(job.error ? { error: job.error } : {}) };
     await this.core.journal.jobEnding(job.id, ended).catch((err: Error) => this.core.journaled(Promise.reject(err)));
     for (const worker of this.core.books.liveWorkers()) worker.data.commands['cleanup-job']({ jobId: job.id });
     // Before the job is reported done: a client that runs the same job again right away finds its profile.
@@ -66,13 +79,18 @@ export class JobCompletion {
     this.core.history.settled(job, this.core.clock());
   }
 
-  /** What the job's successful attempts measured joins the profile of its name; a failure to store it is only logged. */
+  /**
+   * What the job's successful attempts measured joins the profile of its name; a failure to store it is only logged.
+   */
   async recordProfile(job: RuntimeJob): Promise<void> {
     try {
       const profile = await this.core.profiles.record(job.name, observationsOf(job), this.core.clock(), job.data.owner);
       this.core.logger.debug({ job: job.id, name: job.name, runs: profile.runs }, 'profile updated');
     } catch (err) {
-      this.core.logger.warn({ job: job.id, name: job.name, err: (err as Error).message }, 'cannot store the job\'s profile');
+      this.core.logger.warn(
+        { job: job.id, name: job.name, err: (err as Error).message },
+        "cannot store the job's profile",
+      );
     }
   }
 
@@ -80,7 +98,8 @@ export class JobCompletion {
     try {
       await this.core.namenode.remove(path, { recursive: true });
     } catch (err) {
-      if (!(err instanceof MinimrError && err.code === 'ENOENT')) this.core.logger.warn({ job: job.id, err: (err as Error).message }, 'output cleanup failed');
+      if (!(err instanceof MinimrError && err.code === 'ENOENT'))
+        this.core.logger.warn({ job: job.id, err: (err as Error).message }, 'output cleanup failed');
     }
   }
 
@@ -88,9 +107,12 @@ export class JobCompletion {
     const job = attempt.task.job;
     if (attempt.task.kind === 'map' && job.reduces.length > 0) return; // the worker removes its own map output
     try {
-      await this.core.namenode.remove(`${job.data.submission.outputPath}/_temporary/${attempt.id}`, { recursive: true });
+      await this.core.namenode.remove(`${job.data.submission.outputPath}/_temporary/${attempt.id}`, {
+        recursive: true,
+      });
     } catch (err) {
-      if (!(err instanceof MinimrError && err.code === 'ENOENT')) this.core.logger.warn({ attempt: attempt.id, err: (err as Error).message }, 'cannot remove attempt output');
+      if (!(err instanceof MinimrError && err.code === 'ENOENT'))
+        this.core.logger.warn({ attempt: attempt.id, err: (err as Error).message }, 'cannot remove attempt output');
     }
   }
 }

@@ -40,7 +40,13 @@ export function historyEntry(job: RuntimeJob): JobHistoryEntry {
   return {
     status: jobStatus(job),
     attempts: attemptSummaries(job),
-    tasks: [...job.maps, ...job.reduces].map((t) => ({ taskId: t.id, kind: t.kind, index: t.index, state: t.state, inputBytes: t.inputBytes })),
+    tasks: [...job.maps, ...job.reduces].map((t) => ({
+      taskId: t.id,
+      kind: t.kind,
+      index: t.index,
+      state: t.state,
+      inputBytes: t.inputBytes,
+    })),
   };
 }
 
@@ -76,7 +82,8 @@ export class JobHistory {
   retire(now: number): void {
     while (this.ended.length > 0) {
       const job = this.ended[0]!;
-      if (this.ended.length <= this.retention.retainedJobs && now - (job.finishTime ?? now) < this.retention.retainMs) break;
+      if (this.ended.length <= this.retention.retainedJobs && now - (job.finishTime ?? now) < this.retention.retainMs)
+        break;
       this.ended.shift();
       this.books.retire(job);
       this.numbering.forget([...job.maps, ...job.reduces].map((t) => t.id));
@@ -89,7 +96,12 @@ export class JobHistory {
     const job = this.books.job(jobId);
     if (job) return historyEntry(job);
     const entry = typeof jobId === 'string' ? await this.journal.history(jobId) : undefined;
-    if (!entry) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker or in its history (see \`minimr job list --all\`)`, { jobId });
+    if (!entry)
+      throw new MinimrError(
+        'ENOJOB',
+        `no job ${jobId} on this JobTracker or in its history (see \`minimr job list --all\`)`,
+        { jobId },
+      );
     return entry;
   }
 
@@ -115,7 +127,11 @@ export class JobHistory {
     const newestFirst = [...byId.values()].sort((a, b) => (finishedBefore(a, cursorOf(b)) ? 1 : -1));
     const jobs = newestFirst.slice(0, limit);
     const last = jobs.at(-1);
-    return { jobs, total: this.journal.historySize, ...(newestFirst.length > limit && last ? { older: cursorOf(last) } : {}) };
+    return {
+      jobs,
+      total: this.journal.historySize,
+      ...(newestFirst.length > limit && last ? { older: cursorOf(last) } : {}),
+    };
   }
 
   /** An attempt of a job that has left memory, from the history; undefined when it has none such. */

@@ -24,7 +24,14 @@ import type { Level } from 'level';
 import type { AttemptMeasures, TaskState } from '../../books/index.js';
 import type { Locality } from '../../scheduler/index.js';
 import type { TaskEstimates, TaskInputPlan } from './runtime-data.js';
-import type { AttemptSummary, Counters, JobStatus, JobSubmission, MapOutputSummary, ProfileUse } from '../wire/index.js';
+import type {
+  AttemptSummary,
+  Counters,
+  JobStatus,
+  JobSubmission,
+  MapOutputSummary,
+  ProfileUse,
+} from '../wire/index.js';
 
 /** What a job was admitted with: enough to admit it again, unchanged, after a restart. */
 export interface JournaledJob {
@@ -142,7 +149,12 @@ export class JobJournal {
     for await (const [key, value] of this.db.iterator({ gte: JOB, lt: `${JOB}${END}` })) {
       const job = this.decode<JournaledJob>(key, value);
       if (job === undefined) continue;
-      if (typeof job.jobId !== 'string' || typeof job.submission !== 'object' || !Array.isArray(job.splits) || (job.user !== undefined && typeof job.user !== 'string')) {
+      if (
+        typeof job.jobId !== 'string' ||
+        typeof job.submission !== 'object' ||
+        !Array.isArray(job.splits) ||
+        (job.user !== undefined && typeof job.user !== 'string')
+      ) {
         this.damaged.push(key);
         continue;
       }
@@ -165,7 +177,8 @@ export class JobJournal {
     const batch: { type: 'put'; key: string; value: Buffer }[] = [];
     for await (const [key, value] of this.db.iterator({ gte: HISTORY, lt: `${HISTORY}${END}` })) {
       const entry = this.decode<JobHistoryEntry>(key, value);
-      if (entry?.status && typeof entry.status.jobId === 'string') batch.push({ type: 'put', key: finishedKeyOf(entry.status), value: packr.pack(entry.status) });
+      if (entry?.status && typeof entry.status.jobId === 'string')
+        batch.push({ type: 'put', key: finishedKeyOf(entry.status), value: packr.pack(entry.status) });
     }
     batch.push({ type: 'put', key: FINISHED_INDEXED, value: packr.pack(true) });
     await this.db.batch(batch);
@@ -279,9 +292,18 @@ export class JobJournal {
     return this.finishedStatuses({ limit, newestFirst: true, ...(before ? { before } : {}) });
   }
 
-  private async finishedStatuses(q: { limit: number; newestFirst: boolean; before?: FinishedCursor }): Promise<JobStatus[]> {
+  private async finishedStatuses(q: {
+    limit: number;
+    newestFirst: boolean;
+    before?: FinishedCursor;
+  }): Promise<JobStatus[]> {
     const out: JobStatus[] = [];
-    const range = { gte: FINISHED, lt: q.before ? finishedKey(q.before) : `${FINISHED}${END}`, reverse: q.newestFirst, limit: q.limit };
+    const range = {
+      gte: FINISHED,
+      lt: q.before ? finishedKey(q.before) : `${FINISHED}${END}`,
+      reverse: q.newestFirst,
+      limit: q.limit,
+    };
     for await (const value of this.db.values(range)) out.push(packr.unpack(value) as JobStatus);
     return out;
   }

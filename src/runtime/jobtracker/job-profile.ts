@@ -35,9 +35,23 @@
 import { META_BYTES } from '../../shuffle/index.js';
 import { DEFAULT_MIN_MEMORY_FRACTION, spilledBytes, type PenaltyModel } from '../../scheduler/index.js';
 import { MinimrError } from '../../errors.js';
-import { fitSpillModel, mapBufferNeedBytes, reduceBufferNeedBytes, type ElasticityProfile } from '../client/elasticity-profile.js';
+import {
+  fitSpillModel,
+  mapBufferNeedBytes,
+  reduceBufferNeedBytes,
+  type ElasticityProfile,
+} from '../client/elasticity-profile.js';
 import { attemptShuffleSettings, MIN_ELASTIC_BUFFER_BYTES, type RuntimeJob } from './runtime-data.js';
-import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB, type BufferBucket, type JobConf, type JobProfile, type PhaseFitSummary, type ProfileUse, type TaskKind } from '../wire/index.js';
+import {
+  JOB_CONF_DEFAULTS,
+  TASK_OVERHEAD_MB,
+  type BufferBucket,
+  type JobConf,
+  type JobProfile,
+  type PhaseFitSummary,
+  type ProfileUse,
+  type TaskKind,
+} from '../wire/index.js';
 
 const MiB = 1024 * 1024;
 
@@ -64,11 +78,21 @@ export function addObservations(
   /** Who adds them: the owner of a profile made now (a profile keeps the owner it was made with). */
   by?: string,
 ): JobProfile {
-  const phases = { map: new Map((profile?.map ?? []).map((b) => [b.bufferMiB, b])), reduce: new Map((profile?.reduce ?? []).map((b) => [b.bufferMiB, b])) };
+  const phases = {
+    map: new Map((profile?.map ?? []).map((b) => [b.bufferMiB, b])),
+    reduce: new Map((profile?.reduce ?? []).map((b) => [b.bufferMiB, b])),
+  };
   for (const o of observations) {
     const key = Math.max(0, Math.round(o.bufferBytes / MiB));
     const phase = phases[o.kind];
-    const b = phase.get(key) ?? { bufferMiB: key, attempts: 0, taskMs: 0, inputBytes: 0, needBytes: 0, spilledBytes: 0 };
+    const b = phase.get(key) ?? {
+      bufferMiB: key,
+      attempts: 0,
+      taskMs: 0,
+      inputBytes: 0,
+      needBytes: 0,
+      spilledBytes: 0,
+    };
     const keep = b.attempts >= MAX_BUCKET_ATTEMPTS ? (MAX_BUCKET_ATTEMPTS - 1) / b.attempts : 1;
     phase.set(key, {
       bufferMiB: key,
@@ -96,7 +120,12 @@ export function addObservations(
 export function observationsOf(job: RuntimeJob): AttemptObservation[] {
   const submission = job.data.submission;
   const conf = { ...JOB_CONF_DEFAULTS, ...submission.conf };
-  const won = (tasks: RuntimeJob['maps']) => tasks.flatMap((t) => (t.successfulAttempt?.state === 'succeeded' && t.successfulAttempt.finishTime !== undefined ? [t.successfulAttempt] : []));
+  const won = (tasks: RuntimeJob['maps']) =>
+    tasks.flatMap((t) =>
+      t.successfulAttempt?.state === 'succeeded' && t.successfulAttempt.finishTime !== undefined
+        ? [t.successfulAttempt]
+        : [],
+    );
   const maps = won(job.maps);
   const reduces = won(job.reduces);
   const counter = (a: (typeof maps)[number], name: string) => a.data.counters[name] ?? 0;
@@ -109,7 +138,10 @@ export function observationsOf(job: RuntimeJob): AttemptObservation[] {
     jobInput += input;
     mapRaw += counter(a, 'MAP_OUTPUT_RAW_BYTES');
     mapStored += (a.data.mapOutput?.partitionBytes ?? []).reduce((s, b) => s + b, 0);
-    const buffered = Math.max(counter(a, 'MAP_OUTPUT_BYTES') + META_BYTES * counter(a, 'MAP_OUTPUT_RECORDS'), counter(a, 'SPILLS') <= 1 ? counter(a, 'PEAK_BUFFER_BYTES') : 0);
+    const buffered = Math.max(
+      counter(a, 'MAP_OUTPUT_BYTES') + META_BYTES * counter(a, 'MAP_OUTPUT_RECORDS'),
+      counter(a, 'SPILLS') <= 1 ? counter(a, 'PEAK_BUFFER_BYTES') : 0,
+    );
     out.push({
       kind: 'map',
       bufferBytes: attemptShuffleSettings(submission, 'map', a.memoryMb).mapBufferBytes,
@@ -144,9 +176,23 @@ export function profileObservations(p: ElasticityProfile): AttemptObservation[] 
   const out: AttemptObservation[] = [];
   for (const point of p.points) {
     for (let i = 0; i < p.maps; i++) {
-      out.push({ kind: 'map', bufferBytes: point.mapBufferBytes, taskMs: point.mapMs, inputBytes: mapInput, needBytes: p.idealMapBufferBytes, spilledBytes: point.mapSpilledBytes });
+      out.push({
+        kind: 'map',
+        bufferBytes: point.mapBufferBytes,
+        taskMs: point.mapMs,
+        inputBytes: mapInput,
+        needBytes: p.idealMapBufferBytes,
+        spilledBytes: point.mapSpilledBytes,
+      });
     }
-    out.push({ kind: 'reduce', bufferBytes: point.reduceBufferBytes, taskMs: point.reduceMs, inputBytes: mapInput * p.maps, needBytes: p.idealReduceBufferBytes, spilledBytes: point.reduceSpilledBytes });
+    out.push({
+      kind: 'reduce',
+      bufferBytes: point.reduceBufferBytes,
+      taskMs: point.reduceMs,
+      inputBytes: mapInput * p.maps,
+      needBytes: p.idealReduceBufferBytes,
+      spilledBytes: point.reduceSpilledBytes,
+    });
   }
   return out;
 }
@@ -156,11 +202,16 @@ export function validateElasticityProfile(raw: unknown): ElasticityProfile {
   const bad = (what: string): never => {
     throw new MinimrError('EBADCONF', `not a usable \`minimr profile\` result: ${what}`);
   };
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) bad('it must be the JSON object `minimr profile` writes (profile-JOB.json)');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    bad('it must be the JSON object `minimr profile` writes (profile-JOB.json)');
   const p = raw as Record<string, unknown>;
-  const count = (v: unknown, name: string, min = 0): number => (typeof v === 'number' && Number.isFinite(v) && v >= min ? v : bad(`"${name}" must be a number >= ${min}, got ${JSON.stringify(v)}`));
+  const count = (v: unknown, name: string, min = 0): number =>
+    typeof v === 'number' && Number.isFinite(v) && v >= min
+      ? v
+      : bad(`"${name}" must be a number >= ${min}, got ${JSON.stringify(v)}`);
   if (typeof p.job !== 'string' || p.job === '') bad('"job" must be the profiled job\'s name');
-  if (!Number.isInteger(p.maps) || (p.maps as number) < 1) bad(`"maps" must be a whole number >= 1, got ${JSON.stringify(p.maps)}`);
+  if (!Number.isInteger(p.maps) || (p.maps as number) < 1)
+    bad(`"maps" must be a whole number >= 1, got ${JSON.stringify(p.maps)}`);
   count(p.idealMapBufferBytes, 'idealMapBufferBytes', 1);
   count(p.idealReduceBufferBytes, 'idealReduceBufferBytes', 1);
   if (p.mapInputBytes !== undefined) count(p.mapInputBytes, 'mapInputBytes');
@@ -168,7 +219,15 @@ export function validateElasticityProfile(raw: unknown): ElasticityProfile {
   (p.points as unknown[]).forEach((point, i) => {
     if (typeof point !== 'object' || point === null) bad(`points[${i}] must be an object`);
     const q = point as Record<string, unknown>;
-    for (const field of ['mapBufferBytes', 'reduceBufferBytes', 'mapMs', 'reduceMs', 'mapSpilledBytes', 'reduceSpilledBytes'] as const) count(q[field], `points[${i}].${field}`);
+    for (const field of [
+      'mapBufferBytes',
+      'reduceBufferBytes',
+      'mapMs',
+      'reduceMs',
+      'mapSpilledBytes',
+      'reduceSpilledBytes',
+    ] as const)
+      count(q[field], `points[${i}].${field}`);
   });
   return raw as ElasticityProfile;
 }
@@ -202,18 +261,39 @@ export function neededBufferBytes(buckets: readonly BufferBucket[], inputBytes: 
   const known = buckets.filter((b) => b.inputBytes > 0);
   const knownInput = known.reduce((s, b) => s + b.inputBytes, 0);
   if (inputBytes > 0 && knownInput > 0) return (known.reduce((s, b) => s + b.needBytes, 0) / knownInput) * inputBytes;
-  return buckets.reduce((s, b) => s + b.needBytes, 0) / Math.max(1e-9, buckets.reduce((s, b) => s + b.attempts, 0));
+  return (
+    buckets.reduce((s, b) => s + b.needBytes, 0) /
+    Math.max(
+      1e-9,
+      buckets.reduce((s, b) => s + b.attempts, 0),
+    )
+  );
 }
 
-/** The fit of one phase for a task standing for `inputBytes` (see the top of this file); null when the profile has no attempts of this phase. */
-export function phaseEstimate(buckets: readonly BufferBucket[], shape: PhaseShape, inputBytes: number, maxWorkerMemoryMb: number): Verdict<TaskEstimate & { neededMemoryMb: number; fitted: boolean }> | null {
+/**
+ * The fit of one phase for a task standing for `inputBytes` (see the top of this file); null when the profile has no
+ * attempts of this phase.
+ */
+export function phaseEstimate(
+  buckets: readonly BufferBucket[],
+  shape: PhaseShape,
+  inputBytes: number,
+  maxWorkerMemoryMb: number,
+): Verdict<TaskEstimate & { neededMemoryMb: number; fitted: boolean }> | null {
   if (buckets.length === 0) return null;
   for (const b of buckets) {
-    if (![b.bufferMiB, b.taskMs, b.inputBytes, b.needBytes, b.spilledBytes].every(finiteAtLeast0) || !(b.attempts > 0 && Number.isFinite(b.attempts))) {
-      return { ok: false, reason: `its ${shape.kind} measurements are negative or not numbers (bucket of ${b.bufferMiB} MiB buffers)` };
+    if (
+      ![b.bufferMiB, b.taskMs, b.inputBytes, b.needBytes, b.spilledBytes].every(finiteAtLeast0) ||
+      !(b.attempts > 0 && Number.isFinite(b.attempts))
+    ) {
+      return {
+        ok: false,
+        reason: `its ${shape.kind} measurements are negative or not numbers (bucket of ${b.bufferMiB} MiB buffers)`,
+      };
     }
   }
-  const scaleOf = (b: BufferBucket) => (inputBytes > 0 && b.inputBytes > 0 ? inputBytes / (b.inputBytes / b.attempts) : 1);
+  const scaleOf = (b: BufferBucket) =>
+    inputBytes > 0 && b.inputBytes > 0 ? inputBytes / (b.inputBytes / b.attempts) : 1;
   const need = neededBufferBytes(buckets, inputBytes);
   const points = buckets.map((b) => ({
     // What the bucket's buffer was of what its attempts needed (Infinity: they needed nothing).
@@ -224,25 +304,58 @@ export function phaseEstimate(buckets: readonly BufferBucket[], shape: PhaseShap
   const ideal = points.filter((p) => p.fraction >= 1);
   const reference = ideal.length > 0 ? 1 : Math.max(...points.map((p) => p.fraction));
   const atReference = ideal.length > 0 ? ideal : points.filter((p) => p.fraction === reference);
-  const idealMs = atReference.reduce((s, p) => s + p.ms * p.attempts, 0) / atReference.reduce((s, p) => s + p.attempts, 0);
-  if (!(idealMs > 0 && Number.isFinite(idealMs))) return { ok: false, reason: `its ${shape.kind}s' ideal duration comes out as ${idealMs} ms` };
+  const idealMs =
+    atReference.reduce((s, p) => s + p.ms * p.attempts, 0) / atReference.reduce((s, p) => s + p.attempts, 0);
+  if (!(idealMs > 0 && Number.isFinite(idealMs)))
+    return { ok: false, reason: `its ${shape.kind}s' ideal duration comes out as ${idealMs} ms` };
   const neededMemoryMb = Math.ceil(need / MiB) + TASK_OVERHEAD_MB;
   if (maxWorkerMemoryMb > 0 && neededMemoryMb > maxWorkerMemoryMb) {
-    return { ok: false, reason: `its ${shape.kind}s need ${neededMemoryMb} MB not to spill, more than any worker offers (${maxWorkerMemoryMb} MB)` };
+    return {
+      ok: false,
+      reason: `its ${shape.kind}s need ${neededMemoryMb} MB not to spill, more than any worker offers (${maxWorkerMemoryMb} MB)`,
+    };
   }
   // Below overhead + the smallest buffer a grant is not a real allocation: the process would not fit in it.
-  const minFraction = Math.min(1, Math.max(DEFAULT_MIN_MEMORY_FRACTION, (TASK_OVERHEAD_MB + MIN_ELASTIC_BUFFER_BYTES / MiB) / shape.memoryMb));
-  if (!shape.buffers || need <= 0) return { ok: true, value: { idealDurationMs: idealMs, penalty: { kind: 'none', minFraction }, neededMemoryMb, fitted: false } };
+  const minFraction = Math.min(
+    1,
+    Math.max(DEFAULT_MIN_MEMORY_FRACTION, (TASK_OVERHEAD_MB + MIN_ELASTIC_BUFFER_BYTES / MiB) / shape.memoryMb),
+  );
+  if (!shape.buffers || need <= 0)
+    return {
+      ok: true,
+      value: { idealDurationMs: idealMs, penalty: { kind: 'none', minFraction }, neededMemoryMb, fitted: false },
+    };
   const modelNeed = Number.isFinite(reference) ? need * reference : need;
-  const base = { kind: 'spill', rule: shape.kind, bufferBytes: Math.round(Math.min(modelNeed, shape.bufferBytes)), overheadMb: TASK_OVERHEAD_MB, minFraction } as const;
-  const fitPoints = [{ fraction: 1, ms: idealMs }, ...points.filter((p) => p.fraction < reference).map((p) => ({ fraction: p.fraction / reference, ms: p.ms }))];
+  const base = {
+    kind: 'spill',
+    rule: shape.kind,
+    bufferBytes: Math.round(Math.min(modelNeed, shape.bufferBytes)),
+    overheadMb: TASK_OVERHEAD_MB,
+    minFraction,
+  } as const;
+  const fitPoints = [
+    { fraction: 1, ms: idealMs },
+    ...points.filter((p) => p.fraction < reference).map((p) => ({ fraction: p.fraction / reference, ms: p.ms })),
+  ];
   let diskMBps: number | undefined;
   if (fitPoints.length > 1) {
-    const model = fitSpillModel(fitPoints, (p) => p.ms, (p) => spilledBytes(base, TASK_OVERHEAD_MB + (p.fraction * modelNeed) / MiB));
+    const model = fitSpillModel(
+      fitPoints,
+      (p) => p.ms,
+      (p) => spilledBytes(base, TASK_OVERHEAD_MB + (p.fraction * modelNeed) / MiB),
+    );
     const rate = (model.diskBytesPerMs * 1000) / MiB;
     if (rate > 0 && Number.isFinite(rate)) diskMBps = rate;
   }
-  return { ok: true, value: { idealDurationMs: idealMs, penalty: diskMBps !== undefined ? { ...base, diskMBps } : base, neededMemoryMb, fitted: diskMBps !== undefined } };
+  return {
+    ok: true,
+    value: {
+      idealDurationMs: idealMs,
+      penalty: diskMBps !== undefined ? { ...base, diskMBps } : base,
+      neededMemoryMb,
+      fitted: diskMBps !== undefined,
+    },
+  };
 }
 
 /** The job being planned: its tasks' inputs and ideal memory. */
@@ -260,8 +373,14 @@ export interface ProfileVerdict {
   readonly estimates?: { readonly maps: readonly TaskEstimate[]; readonly reduce: TaskEstimate };
 }
 
-/** Each task's estimate from the job's profile, or why there is none; never throws (a stored profile may be damaged). */
-export function estimatesFor(profile: JobProfile | undefined, job: JobShape, maxWorkerMemoryMb: number): ProfileVerdict {
+/**
+ * Each task's estimate from the job's profile, or why there is none; never throws (a stored profile may be damaged).
+ */
+export function estimatesFor(
+  profile: JobProfile | undefined,
+  job: JobShape,
+  maxWorkerMemoryMb: number,
+): ProfileVerdict {
   if (!profile) return { use: { state: 'none' } };
   try {
     return estimatesFrom(profile, job, maxWorkerMemoryMb);
@@ -272,18 +391,33 @@ export function estimatesFor(profile: JobProfile | undefined, job: JobShape, max
 
 function estimatesFrom(profile: JobProfile, job: JobShape, maxWorkerMemoryMb: number): ProfileVerdict {
   const conf = { ...JOB_CONF_DEFAULTS, ...job.conf };
-  const mapShape: PhaseShape = { kind: 'map', memoryMb: job.mapMemoryMb, bufferBytes: conf['shuffle.map.bufferBytes'], buffers: job.reducers > 0 };
-  const reduceShape: PhaseShape = { kind: 'reduce', memoryMb: job.reduceMemoryMb, bufferBytes: conf['shuffle.reduce.bufferBytes'], buffers: true };
+  const mapShape: PhaseShape = {
+    kind: 'map',
+    memoryMb: job.mapMemoryMb,
+    bufferBytes: conf['shuffle.map.bufferBytes'],
+    buffers: job.reducers > 0,
+  };
+  const reduceShape: PhaseShape = {
+    kind: 'reduce',
+    memoryMb: job.reduceMemoryMb,
+    bufferBytes: conf['shuffle.reduce.bufferBytes'],
+    buffers: true,
+  };
   const totalInput = job.mapInputBytes.reduce((s, b) => s + b, 0);
   const meanInput = job.mapInputBytes.length > 0 ? totalInput / job.mapInputBytes.length : 0;
   const mapsOf = profile.map;
   const maps: TaskEstimate[] = [];
   let mapSummary: PhaseFitSummary | undefined;
-  const summaryOf = (buckets: readonly BufferBucket[], e: TaskEstimate & { neededMemoryMb: number }): PhaseFitSummary => ({
+  const summaryOf = (
+    buckets: readonly BufferBucket[],
+    e: TaskEstimate & { neededMemoryMb: number },
+  ): PhaseFitSummary => ({
     attempts: Math.round(buckets.reduce((s, b) => s + b.attempts, 0)),
     idealDurationMs: Math.round(e.idealDurationMs ?? 0),
     neededMemoryMb: e.neededMemoryMb,
-    ...(e.penalty?.kind === 'spill' && e.penalty.diskMBps !== undefined ? { diskMBps: Math.round(e.penalty.diskMBps * 10) / 10 } : {}),
+    ...(e.penalty?.kind === 'spill' && e.penalty.diskMBps !== undefined
+      ? { diskMBps: Math.round(e.penalty.diskMBps * 10) / 10 }
+      : {}),
     penalty: e.penalty?.kind ?? 'none',
   });
   if (mapsOf.length > 0) {
@@ -306,5 +440,12 @@ function estimatesFrom(profile: JobProfile, job: JobShape, maxWorkerMemoryMb: nu
     reduce = { idealDurationMs: e.value.idealDurationMs, penalty: e.value.penalty };
     reduceSummary = summaryOf(profile.reduce, e.value);
   }
-  return { use: { state: 'used', ...(mapSummary ? { map: mapSummary } : {}), ...(reduceSummary ? { reduce: reduceSummary } : {}) }, estimates: { maps, reduce } };
+  return {
+    use: {
+      state: 'used',
+      ...(mapSummary ? { map: mapSummary } : {}),
+      ...(reduceSummary ? { reduce: reduceSummary } : {}),
+    },
+    estimates: { maps, reduce },
+  };
 }

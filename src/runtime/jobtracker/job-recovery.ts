@@ -25,7 +25,16 @@
  *   failed through `Books.killJob`/`failJob`, succeeded through its commit), so its clean-up runs.
  */
 import { hadoopAttemptId, type Books } from '../../books/index.js';
-import { attemptMeasures, jobPlan, partFileName, type BooksHost, type RuntimeAttempt, type RuntimeData, type RuntimeJob, type RuntimeTask } from './runtime-data.js';
+import {
+  attemptMeasures,
+  jobPlan,
+  partFileName,
+  type BooksHost,
+  type RuntimeAttempt,
+  type RuntimeData,
+  type RuntimeJob,
+  type RuntimeTask,
+} from './runtime-data.js';
 import { attemptNumberOf, type JournaledSuccess, type RecoveredJob } from './job-journal.js';
 import type { HeldMapOutput } from '../wire/index.js';
 
@@ -88,7 +97,12 @@ export class JobRecovery {
   }
 
   /** Admits the journal's jobs again; resolves to null when there are none. */
-  static async begin(host: RecoveryHost, jobs: readonly RecoveredJob[], waitMs: number, admin: string): Promise<JobRecovery | null> {
+  static async begin(
+    host: RecoveryHost,
+    jobs: readonly RecoveredJob[],
+    waitMs: number,
+    admin: string,
+  ): Promise<JobRecovery | null> {
     if (jobs.length === 0) return null;
     const pending: PendingJob[] = [];
     for (const recovered of jobs) {
@@ -96,11 +110,15 @@ export class JobRecovery {
       const plan = jobPlan(j.jobId, j.submission, j.user ?? admin, j.splits, j.maxAttempts, j.estimates);
       const { job, effects } = host.books.submit(plan, j.submitTime);
       job.data.profile = j.profile;
-      for (const task of [...job.maps, ...job.reduces]) host.numbering.setBase(task.id, recovered.tasks.get(task.id)?.nextAttempt ?? 0);
+      for (const task of [...job.maps, ...job.reduces])
+        host.numbering.setBase(task.id, recovered.tasks.get(task.id)?.nextAttempt ?? 0);
       if (j.ended && j.ended.state !== 'succeeded') {
         // Its clean-up had not finished: end it again, which runs it (whole output removed).
         const error = j.ended.error ?? { code: 'EJOBFAILED', message: `job ${j.jobId} ${j.ended.state}` };
-        const ending = j.ended.state === 'killed' ? host.books.killJob(job, j.submitTime, error) : host.books.failJob(job, j.submitTime, error);
+        const ending =
+          j.ended.state === 'killed'
+            ? host.books.killJob(job, j.submitTime, error)
+            : host.books.failJob(job, j.submitTime, error);
         void host.carryOut([...effects, ...ending]);
         continue;
       }
@@ -109,13 +127,19 @@ export class JobRecovery {
       try {
         committed = await committedTasks(host, job, rerunReduces);
       } catch (err) {
-        const error = { code: 'EJOBFAILED', message: `job ${j.jobId} cannot resume after the JobTracker's restart: its output directory ${j.submission.outputPath}: ${(err as Error).message}` };
+        const error = {
+          code: 'EJOBFAILED',
+          message: `job ${j.jobId} cannot resume after the JobTracker's restart: its output directory ${j.submission.outputPath}: ${(err as Error).message}`,
+        };
         void host.carryOut([...effects, ...host.books.failJob(job, host.clock(), error)]);
         continue;
       }
       pending.push({ job, recovered, committed, rerunReduces });
       void host.carryOut(effects);
-      host.logger.info({ job: j.jobId, maps: job.maps.length, reduces: job.reduces.length, committed: committed.size }, 'job recovered from the journal');
+      host.logger.info(
+        { job: j.jobId, maps: job.maps.length, reduces: job.reduces.length, committed: committed.size },
+        'job recovered from the journal',
+      );
     }
     return new JobRecovery(host, pending, waitMs);
   }
@@ -130,7 +154,9 @@ export class JobRecovery {
     this.expectedWorkers.delete(workerId);
   }
 
-  /** Every worker holding a journaled map output is back, or the wait is over; someone must be there to run the rest. */
+  /**
+   * Every worker holding a journaled map output is back, or the wait is over; someone must be there to run the rest.
+   */
   get ready(): boolean {
     if (this.host.books.liveWorkerCount === 0) return false;
     return this.expectedWorkers.size === 0 || this.host.clock() >= this.deadline;
@@ -150,7 +176,10 @@ export class JobRecovery {
         const keep =
           p.job.reduces.length === 0
             ? p.committed.has(task.id)
-            : !needsMapOutputs || (success !== undefined && this.held.has(`${success.workerId} ${success.attemptId}`) && this.host.books.worker(success.workerId)?.alive === true);
+            : !needsMapOutputs ||
+              (success !== undefined &&
+                this.held.has(`${success.workerId} ${success.attemptId}`) &&
+                this.host.books.worker(success.workerId)?.alive === true);
         if (keep) {
           waits.push(this.adopt(p, task, success));
           kept++;
@@ -162,7 +191,10 @@ export class JobRecovery {
           kept++;
         }
       }
-      this.host.logger.info({ job: p.job.id, kept, rerun: p.job.maps.length + p.job.reduces.length - kept }, 'job resumed');
+      this.host.logger.info(
+        { job: p.job.id, kept, rerun: p.job.maps.length + p.job.reduces.length - kept },
+        'job resumed',
+      );
     }
     await Promise.all(waits);
   }
@@ -195,7 +227,13 @@ export class JobRecovery {
     const attempt = task.attempts[task.attempts.length - 1]!;
     const counters = success?.counters ?? {};
     attempt.data = { counters, ...(success?.mapOutput ? { mapOutput: success.mapOutput } : {}) };
-    effects.push(...books.attemptSucceeded(attempt, success?.finishTime ?? now, success?.measures ?? { inputBytes: task.inputBytes, outputBytes: 0 }));
+    effects.push(
+      ...books.attemptSucceeded(
+        attempt,
+        success?.finishTime ?? now,
+        success?.measures ?? { inputBytes: task.inputBytes, outputBytes: 0 },
+      ),
+    );
     if (task.successfulAttempt === attempt) p.job.data.addCounters(counters);
     // The books' next attempt of it (n = 1) gets the number after the last one used.
     numbering.setBase(task.id, Math.max(next, attemptNumberOf(attempt.id) + 1) - 1);
@@ -245,14 +283,21 @@ export function journaledSuccess(attempt: RuntimeAttempt, committed: boolean): J
  * successful attempt, on this worker, of a map of a job still running (or, while a recovery
  * waits, one its journal names).
  */
-export function mapOutputsToDrop(books: Books<RuntimeData>, recovery: JobRecovery | null, workerId: string, outputs: readonly HeldMapOutput[]): HeldMapOutput[] {
+export function mapOutputsToDrop(
+  books: Books<RuntimeData>,
+  recovery: JobRecovery | null,
+  workerId: string,
+  outputs: readonly HeldMapOutput[],
+): HeldMapOutput[] {
   const needed = new Map<string, Set<string>>();
   const neededOf = (jobId: string): Set<string> => {
     let ids = needed.get(jobId);
     if (!ids) {
       const job = books.job(jobId);
       const maps = job && books.isActive(job) ? job.maps : [];
-      ids = new Set(maps.flatMap((t) => (t.successfulAttempt?.worker.shape.id === workerId ? [t.successfulAttempt.id] : [])));
+      ids = new Set(
+        maps.flatMap((t) => (t.successfulAttempt?.worker.shape.id === workerId ? [t.successfulAttempt.id] : [])),
+      );
       needed.set(jobId, ids);
     }
     return ids;

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Books, type Effect, } from '../../books/index.js';
+import { Books, type Effect } from '../../books/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
 import type { ClusterSnapshot, Policy, SchedulingTrigger } from '../../scheduler/index.js';
@@ -18,12 +18,20 @@ import {
 import { ClientService } from './client-service.js';
 import type { JobTrackerOptions } from './options.js';
 import type { TrackerCore } from './core.js';
-import { TrackerEndpoint, } from './endpoint.js';
+import { TrackerEndpoint } from './endpoint.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
-import { JobHistory, } from './job-history.js';
-import { attemptSpec, jobStatus, mapOutputAnnouncement, type RuntimeAttempt, type RuntimeData, type RuntimeJob, type RuntimeWorker } from './runtime-data.js';
+import { JobHistory } from './job-history.js';
+import {
+  attemptSpec,
+  jobStatus,
+  mapOutputAnnouncement,
+  type RuntimeAttempt,
+  type RuntimeData,
+  type RuntimeJob,
+  type RuntimeWorker,
+} from './runtime-data.js';
 import { JobJournal } from './job-journal.js';
-import { AttemptNumbering, JobRecovery, } from './job-recovery.js';
+import { AttemptNumbering, JobRecovery } from './job-recovery.js';
 import { JobCompletion } from './job-completion.js';
 import { Liveness } from './liveness.js';
 import { MrClusterRuntime } from './mr-cluster-runtime.js';
@@ -46,7 +54,21 @@ export class JobTracker implements TrackerCore {
   readonly namenode: Namenode;
   readonly logger: Logger;
   private readonly options: Required<
-    Omit<JobTrackerOptions, 'logger' | 'clock' | 'blockSize' | 'replication' | 'pools' | 'memoryStepMb' | 'secretFile' | 'admin' | 'tls' | 'workerLimits' | 'workerHealth' | 'webPages'>
+    Omit<
+      JobTrackerOptions,
+      | 'logger'
+      | 'clock'
+      | 'blockSize'
+      | 'replication'
+      | 'pools'
+      | 'memoryStepMb'
+      | 'secretFile'
+      | 'admin'
+      | 'tls'
+      | 'workerLimits'
+      | 'workerHealth'
+      | 'webPages'
+    >
   >;
   /** Where the cluster secret is; workers of a local cluster are given this path. */
   readonly secretFile: string;
@@ -106,8 +128,13 @@ export class JobTracker implements TrackerCore {
       retainMs: options.retainMs ?? 3_600_000,
       recoveryWaitMs: options.recoveryWaitMs ?? Math.max(10_000, options.workerTimeoutMs ?? heartbeatMs * 5),
     };
-    for (const [name, value] of [['retainedJobs', this.options.retainedJobs], ['retainMs', this.options.retainMs], ['recoveryWaitMs', this.options.recoveryWaitMs]] as const) {
-      if (!Number.isInteger(value) || value < 0) throw new MinimrError('EBADCONF', `${name} must be a whole number >= 0, got ${value}`);
+    for (const [name, value] of [
+      ['retainedJobs', this.options.retainedJobs],
+      ['retainMs', this.options.retainMs],
+      ['recoveryWaitMs', this.options.recoveryWaitMs],
+    ] as const) {
+      if (!Number.isInteger(value) || value < 0)
+        throw new MinimrError('EBADCONF', `${name} must be a whole number >= 0, got ${value}`);
     }
     this.policy = options.policy;
     this.books = new Books<RuntimeData>({
@@ -115,7 +142,11 @@ export class JobTracker implements TrackerCore {
       maxAttempts: this.options.maxAttempts,
       stopwatch: () => performance.now(),
       attemptId: (taskId, n) => this.numbering.attemptId(taskId, n),
-      mrClusters: { engineBlocks: true, outputReplication: options.replication ?? DEFAULT_REPLICATION, blockBytes: options.blockSize ?? DEFAULT_BLOCK_SIZE },
+      mrClusters: {
+        engineBlocks: true,
+        outputReplication: options.replication ?? DEFAULT_REPLICATION,
+        blockBytes: options.blockSize ?? DEFAULT_BLOCK_SIZE,
+      },
       ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
       ...(options.workerLimits !== undefined ? { workerLimits: options.workerLimits } : {}),
       ...(options.workerHealth !== undefined ? { workerHealth: options.workerHealth } : {}),
@@ -152,16 +183,16 @@ export class JobTracker implements TrackerCore {
     this.clients = new ClientService(this, jobIdPrefix(new Date()), this.options.maxAttempts);
     this.liveness = new Liveness(this, this.options.workerTimeoutMs);
     const webSource = jobTrackerWebSource({
-        books: this.books,
-        namenode: this.namenode,
-        policy: this.policy,
-        clock: this.clock,
-        heartbeatMs: this.options.heartbeatMs,
-        startedAt: this.clock(),
+      books: this.books,
+      namenode: this.namenode,
+      policy: this.policy,
+      clock: this.clock,
+      heartbeatMs: this.options.heartbeatMs,
+      startedAt: this.clock(),
       snapshot: (trigger) => this.snapshot(trigger),
       history: this.history,
-        locateAttempt: (id) => this.clients.locateAttempt(id),
-        attemptLog: (id, stream, offset, length) => this.clients.attemptLog(id, stream, offset, length),
+      locateAttempt: (id) => this.clients.locateAttempt(id),
+      attemptLog: (id, stream, offset, length) => this.clients.attemptLog(id, stream, offset, length),
     });
     this.endpoint = new TrackerEndpoint({
       logger: this.logger,
@@ -175,7 +206,10 @@ export class JobTracker implements TrackerCore {
     });
   }
 
-  /** Every block copy of task input made during the run (`replicate` decisions, owed replicas completed), for data-movement figures. */
+  /**
+   * Every block copy of task input made during the run (`replicate` decisions, owed replicas completed), for
+   * data-movement figures.
+   */
   get placementLog(): readonly PlacementLogEntry[] {
     return this.copier.log;
   }
@@ -199,10 +233,21 @@ export class JobTracker implements TrackerCore {
     await this.namenode.open();
     await this.profiles.open();
     await this.journal.open();
-    if (this.journal.damaged.length > 0) this.logger.error({ records: this.journal.damaged }, 'damaged job journal records left out: their jobs (or tasks) are not recovered (or re-run)');
+    if (this.journal.damaged.length > 0)
+      this.logger.error(
+        { records: this.journal.damaged },
+        'damaged job journal records left out: their jobs (or tasks) are not recovered (or re-run)',
+      );
     this.clients.resumeNumbering(await this.journal.jobIds());
     this.recovery = await JobRecovery.begin(
-      { books: this.books, namenode: this.namenode, logger: this.logger, numbering: this.numbering, clock: this.clock, carryOut: (effects) => this.carryOut(effects) },
+      {
+        books: this.books,
+        namenode: this.namenode,
+        logger: this.logger,
+        numbering: this.numbering,
+        clock: this.clock,
+        carryOut: (effects) => this.carryOut(effects),
+      },
       this.journal.activeJobs(),
       this.options.recoveryWaitMs,
       this.admin,
@@ -211,7 +256,13 @@ export class JobTracker implements TrackerCore {
     this.liveness.start();
     lendSecretInProcess(this.url, this.secret);
     this.logger.info(
-      { url: this.url, web: this.url.replace(/^ws/, 'http') + '/', policy: this.policy.name, admin: this.admin, secretFile: this.secretFile },
+      {
+        url: this.url,
+        web: this.url.replace(/^ws/, 'http') + '/',
+        policy: this.policy.name,
+        admin: this.admin,
+        secretFile: this.secretFile,
+      },
       'JobTracker listening (web pages and /api/v1: any user name, the password `minimr web-password` prints)',
     );
   }
@@ -238,7 +289,8 @@ export class JobTracker implements TrackerCore {
 
   /** The password of the web pages, the API and /metrics (any user name): see auth.ts's webPassword. */
   get webPassword(): string {
-    if (this.webPasswordOfSecret === undefined) throw new MinimrError('EINTERNAL', 'the JobTracker has not started: it has no secret yet');
+    if (this.webPasswordOfSecret === undefined)
+      throw new MinimrError('EINTERNAL', 'the JobTracker has not started: it has no secret yet');
     return this.webPasswordOfSecret;
   }
 
@@ -274,7 +326,11 @@ export class JobTracker implements TrackerCore {
     const deadline = Date.now() + timeoutMs;
     while (this.books.liveWorkerCount < count) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new MinimrError('ETIMEOUT', `only ${this.books.liveWorkerCount} of ${count} workers registered within ${timeoutMs} ms`);
+      if (left <= 0)
+        throw new MinimrError(
+          'ETIMEOUT',
+          `only ${this.books.liveWorkerCount} of ${count} workers registered within ${timeoutMs} ms`,
+        );
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(left, 200));
         this.workerWaiters.push(() => {
@@ -325,12 +381,19 @@ export class JobTracker implements TrackerCore {
         }
         case 'attempt-ended': {
           const a = e.attempt;
-          if (e.tellWorker && a.worker.alive) a.worker.data.commands.kill({ attemptId: a.id, reason: a.error?.message ?? 'killed' });
-          this.logger.debug({ attempt: a.id, state: a.state, ms: (a.finishTime ?? a.startTime) - a.startTime }, 'attempt finished');
+          if (e.tellWorker && a.worker.alive)
+            a.worker.data.commands.kill({ attemptId: a.id, reason: a.error?.message ?? 'killed' });
+          this.logger.debug(
+            { attempt: a.id, state: a.state, ms: (a.finishTime ?? a.startTime) - a.startTime },
+            'attempt finished',
+          );
           this.metrics.attemptEnded(a.task.kind, a.state, a.data.counters);
           if (a.state === 'succeeded') break;
           if (a.error?.details?.jobEnded === undefined) {
-            this.logger.warn({ attempt: a.id, worker: a.worker.shape.id, state: a.state, code: a.error?.code, err: a.error?.message }, 'attempt did not succeed');
+            this.logger.warn(
+              { attempt: a.id, worker: a.worker.shape.id, state: a.state, code: a.error?.code, err: a.error?.message },
+              'attempt did not succeed',
+            );
           }
           waits.push(this.completion.removeAttemptOutput(a));
           break;
@@ -385,7 +448,10 @@ export class JobTracker implements TrackerCore {
   }
 
   private journalFailed(err: Error): void {
-    this.logger.error({ err: err.message }, 'cannot write the job journal: a restart may not recover the latest job state');
+    this.logger.error(
+      { err: err.message },
+      'cannot write the job journal: a restart may not recover the latest job state',
+    );
   }
 
   // ---- scheduling ------------------------------------------------------------------------------
@@ -424,7 +490,10 @@ export class JobTracker implements TrackerCore {
         const decisions = this.policy.schedule(snap);
         const problems = this.books.check(snap, decisions);
         if (problems.length > 0) {
-          this.logger.error({ policy: this.policy.name, trigger: next.kind, problems }, 'policy made invalid decisions: none of them applied');
+          this.logger.error(
+            { policy: this.policy.name, trigger: next.kind, problems },
+            'policy made invalid decisions: none of them applied',
+          );
           break;
         }
         void this.carryOut(this.books.apply(decisions, snap.now));

@@ -37,7 +37,8 @@ import type { JobSubmission } from '../wire/index.js';
 export const DRAIN_COPY_TIMEOUT_MS = 30_000;
 
 /** Policies that keep a job on its MR-cluster's nodes (fawkes names itself with its settings: fawkes-td-tc-dp). */
-const keepsJobsOnTheirClusters = (policy: string): boolean => policy === 'fifo' || policy === 'fawkes' || policy.startsWith('fawkes-');
+const keepsJobsOnTheirClusters = (policy: string): boolean =>
+  policy === 'fifo' || policy === 'fawkes' || policy.startsWith('fawkes-');
 
 const NAMESPACE = /^\/mrc\/([^/]+)(?:\/|$)/;
 const SAVED_ROOT = '/mrc-saved';
@@ -145,7 +146,11 @@ export class MrClusterRuntime implements BlockScope {
     const name = mrClusterOfPath(path);
     if (name === undefined) return;
     const job = this.jobWriting(path);
-    this.clusters.blockStored(name, { id: blockId, bytes: length, jobId: job?.id ?? 'input', input: job === undefined }, workerIds);
+    this.clusters.blockStored(
+      name,
+      { id: blockId, bytes: length, jobId: job?.id ?? 'input', input: job === undefined },
+      workerIds,
+    );
   }
 
   replicaAdded(_path: string, blockId: string, workerId: string): void {
@@ -173,13 +178,20 @@ export class MrClusterRuntime implements BlockScope {
 
   // ---- jobs ----------------------------------------------------------------------------------
 
-  /** A job may run on its MR-cluster only with its input and output in the cluster's namespace; one without a cluster may not write there. */
+  /**
+   * A job may run on its MR-cluster only with its input and output in the cluster's namespace; one without a cluster
+   * may not write there.
+   */
   checkSubmission(s: JobSubmission): void {
     const name = s.mrCluster;
     if (name === undefined) {
       const owner = mrClusterOfPath(s.outputPath);
       if (owner !== undefined) {
-        throw new MinimrError('EBADJOB', `output ${s.outputPath} is in the namespace of MR-cluster ${owner}: submit the job with --mr-cluster ${owner}`, { path: s.outputPath });
+        throw new MinimrError(
+          'EBADJOB',
+          `output ${s.outputPath} is in the namespace of MR-cluster ${owner}: submit the job with --mr-cluster ${owner}`,
+          { path: s.outputPath },
+        );
       }
       return;
     }
@@ -195,7 +207,11 @@ export class MrClusterRuntime implements BlockScope {
     const root = mrClusterRoot(name);
     for (const p of [s.outputPath, ...(s.input.kind === 'generated' ? [] : s.inputPaths)]) {
       if (mrClusterOfPath(p) !== name) {
-        throw new MinimrError('EBADJOB', `a job of MR-cluster ${name} reads and writes under ${root}/ only, not ${p} (copy input there with \`minimr fs put\` or \`mrc activate --input\`)`, { path: p, cluster: name });
+        throw new MinimrError(
+          'EBADJOB',
+          `a job of MR-cluster ${name} reads and writes under ${root}/ only, not ${p} (copy input there with \`minimr fs put\` or \`mrc activate --input\`)`,
+          { path: p, cluster: name },
+        );
       }
     }
   }
@@ -204,13 +220,23 @@ export class MrClusterRuntime implements BlockScope {
 
   async activate(name: unknown, minNodes: unknown, inputPath: unknown): Promise<MrClusterRow> {
     if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(name) || name === FREE_POOL) {
-      throw new MinimrError('EBADCONF', `an MR-cluster's name is 1-64 characters of [A-Za-z0-9_.-], other than "${FREE_POOL}" (the free pool), got ${JSON.stringify(name)}`);
+      throw new MinimrError(
+        'EBADCONF',
+        `an MR-cluster's name is 1-64 characters of [A-Za-z0-9_.-], other than "${FREE_POOL}" (the free pool), got ${JSON.stringify(name)}`,
+      );
     }
     if (!keepsJobsOnTheirClusters(this.host.policy.name)) {
-      throw new MinimrError('EBADCONF', `MR-clusters need a policy that keeps jobs on their cluster's nodes (fawkes or fifo); this JobTracker runs ${this.host.policy.name}`);
+      throw new MinimrError(
+        'EBADCONF',
+        `MR-clusters need a policy that keeps jobs on their cluster's nodes (fawkes or fifo); this JobTracker runs ${this.host.policy.name}`,
+      );
     }
     if (typeof minNodes !== 'number' || !Number.isInteger(minNodes) || minNodes < 1) {
-      throw new MinimrError('EBADCONF', `MR-cluster "${name}": --min-nodes must be a whole number of nodes >= 1, got ${JSON.stringify(minNodes)}`, { cluster: name });
+      throw new MinimrError(
+        'EBADCONF',
+        `MR-cluster "${name}": --min-nodes must be a whole number of nodes >= 1, got ${JSON.stringify(minNodes)}`,
+        { cluster: name },
+      );
     }
     let inputBytes = 0;
     if (inputPath !== undefined && inputPath !== null) {
@@ -231,18 +257,26 @@ export class MrClusterRuntime implements BlockScope {
     const last = this.host.policy.balanceHistory?.at(-1);
     return {
       clusters: [...this.clusters.clusters()].map((c) => this.row(c.name)),
-      freeNodes: this.host.books.liveWorkers().filter((w) => w.cluster === FREE_POOL).map((w) => w.shape.id),
+      freeNodes: this.host.books
+        .liveWorkers()
+        .filter((w) => w.cluster === FREE_POOL)
+        .map((w) => w.shape.id),
       ...(last ? { globalDiscrimination: last.globalDiscrimination } : {}),
     };
   }
 
   async deactivate(name: unknown): Promise<MrClusterRow> {
     const c = typeof name === 'string' ? this.clusters.cluster(name) : undefined;
-    if (typeof name !== 'string' || !c) throw new MinimrError('ENOMRCLUSTER', `no MR-cluster ${JSON.stringify(name)} (see \`minimr mrc list\`)`);
+    if (typeof name !== 'string' || !c)
+      throw new MinimrError('ENOMRCLUSTER', `no MR-cluster ${JSON.stringify(name)} (see \`minimr mrc list\`)`);
     const decisions: Decision[] = [{ kind: 'deactivate-cluster', cluster: name }];
     const problems = this.host.books.check(this.host.snapshot(), decisions);
     if (problems.length > 0) {
-      throw new MinimrError('EBADCONF', `cannot deactivate MR-cluster ${name}: ${problems.map((p) => p.replace(/^decision \d+: /, '')).join('; ')}`, { cluster: name });
+      throw new MinimrError(
+        'EBADCONF',
+        `cannot deactivate MR-cluster ${name}: ${problems.map((p) => p.replace(/^decision \d+: /, '')).join('; ')}`,
+        { cluster: name },
+      );
     }
     const row = this.row(name);
     this.afterChange(this.host.books.apply(decisions, this.host.clock()));
@@ -260,7 +294,12 @@ export class MrClusterRuntime implements BlockScope {
       if (f.leavingFor !== undefined) leaving.push({ workerId: w.shape.id, to: f.leavingFor });
     }
     const jobs = this.host.books.active.filter((j) => j.cluster === name);
-    const waitingJobs = jobs.filter((j) => j.running.length === 0 && j.maps.every((t) => t.state === 'pending') && j.reduces.every((t) => t.state === 'pending')).length;
+    const waitingJobs = jobs.filter(
+      (j) =>
+        j.running.length === 0 &&
+        j.maps.every((t) => t.state === 'pending') &&
+        j.reduces.every((t) => t.state === 'pending'),
+    ).length;
     const balance = this.host.policy.balanceHistory?.at(-1)?.clusters.find((r) => r.name === name);
     const report = this.clusters.blockReport(name);
     const queued = this.clusters.queueReason(name);
@@ -300,9 +339,18 @@ export class MrClusterRuntime implements BlockScope {
       case 'replicate-block': {
         const from = this.host.books.worker(e.fromWorkerId);
         const to = this.host.books.worker(e.toWorkerId);
-        log.info({ block: e.block.id, from: e.fromWorkerId, to: e.toWorkerId, cause: e.cause }, 'MR-cluster block copy');
+        log.info(
+          { block: e.block.id, from: e.fromWorkerId, to: e.toWorkerId, cause: e.cause },
+          'MR-cluster block copy',
+        );
         this.copies.set(e.block.id, { blockId: e.block.id, toWorkerId: e.toWorkerId, since: this.host.clock() });
-        if (from?.alive && to?.alive) from.data.peer.send({ type: 'replicate-block', blockId: e.block.id, targets: [to.data.address], token: this.host.namenode.issueBlockToken(e.block.id, 'write') });
+        if (from?.alive && to?.alive)
+          from.data.peer.send({
+            type: 'replicate-block',
+            blockId: e.block.id,
+            targets: [to.data.address],
+            token: this.host.namenode.issueBlockToken(e.block.id, 'write'),
+          });
         break;
       }
       case 'save-output':
@@ -315,7 +363,11 @@ export class MrClusterRuntime implements BlockScope {
         if (e.from === FREE_POOL || !c || c.state === 'deactivating') break;
         const root = `${mrClusterRoot(e.from)}/`;
         const kept = this.host.namenode.dropReplicas(e.worker.shape.id, (p) => p.startsWith(root));
-        if (kept.length > 0) log.warn({ worker: e.worker.shape.id, cluster: e.from, blocks: kept }, 'node left its MR-cluster holding the only replica of blocks: kept');
+        if (kept.length > 0)
+          log.warn(
+            { worker: e.worker.shape.id, cluster: e.from, blocks: kept },
+            'node left its MR-cluster holding the only replica of blocks: kept',
+          );
         break;
       }
       default:
@@ -336,7 +388,10 @@ export class MrClusterRuntime implements BlockScope {
     for (const copy of [...this.copies.values()]) {
       if (now - copy.since < DRAIN_COPY_TIMEOUT_MS) continue;
       this.copies.delete(copy.blockId);
-      this.host.logger.warn({ block: copy.blockId, to: copy.toWorkerId }, 'MR-cluster block copy not confirmed in time: copying again');
+      this.host.logger.warn(
+        { block: copy.blockId, to: copy.toWorkerId },
+        'MR-cluster block copy not confirmed in time: copying again',
+      );
       this.afterChange(this.clusters.blockCopyFailed(copy.blockId, copy.toWorkerId, now));
     }
   }
@@ -351,7 +406,8 @@ export class MrClusterRuntime implements BlockScope {
     const source = this.inputs.get(name);
     const started = this.host.clock();
     try {
-      if (source === undefined) throw new MinimrError('EINTERNAL', `MR-cluster ${name} has input bytes but no input path`);
+      if (source === undefined)
+        throw new MinimrError('EINTERNAL', `MR-cluster ${name} has input bytes but no input path`);
       const fs = new FsClient({ namenode: this.host.namenode, logger: this.host.logger });
       for (const file of await inputFilesAt(this.host.namenode, source)) {
         const target = `${mrClusterRoot(name)}/input/${file.path.split('/').pop()}`;
@@ -364,7 +420,10 @@ export class MrClusterRuntime implements BlockScope {
           throw err;
         }
       }
-      this.host.logger.info({ cluster: name, input: source, ms: this.host.clock() - started }, 'MR-cluster input loaded');
+      this.host.logger.info(
+        { cluster: name, input: source, ms: this.host.clock() - started },
+        'MR-cluster input loaded',
+      );
     } catch (err) {
       // The cluster still becomes active (its jobs then fail on their missing input, saying so): a
       // request never hangs on a load that cannot succeed.
@@ -392,11 +451,22 @@ export class MrClusterRuntime implements BlockScope {
     try {
       await nn.mkdir(SAVED_ROOT, { parents: true });
       let target = `${SAVED_ROOT}/${name}`;
-      for (let n = 2; await nn.stat(target).then(() => true, () => false); n++) target = `${SAVED_ROOT}/${name}.${n}`;
+      for (
+        let n = 2;
+        await nn.stat(target).then(
+          () => true,
+          () => false,
+        );
+        n++
+      )
+        target = `${SAVED_ROOT}/${name}.${n}`;
       await nn.rename(root, target);
       this.host.logger.info({ cluster: name, savedTo: target }, 'MR-cluster namespace saved');
     } catch (err) {
-      this.host.logger.error({ cluster: name, err: (err as Error).message }, 'MR-cluster namespace could not be saved: it stays under /mrc');
+      this.host.logger.error(
+        { cluster: name, err: (err as Error).message },
+        'MR-cluster namespace could not be saved: it stays under /mrc',
+      );
     }
   }
 }

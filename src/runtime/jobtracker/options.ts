@@ -26,11 +26,17 @@ export interface JobTrackerOptions {
   workerLimits?: WorkerLimits;
   /** When a worker's failing or vanishing attempts exclude it (default DEFAULT_WORKER_HEALTH). */
   workerHealth?: WorkerHealthOptions;
-  /** Ended jobs kept in memory at most (older ones retire to the history); default 100, as Hadoop 1's completeuserjobs.maximum. */
+  /**
+   * Ended jobs kept in memory at most (older ones retire to the history); default 100, as Hadoop 1's
+   * completeuserjobs.maximum.
+   */
   retainedJobs?: number;
   /** An ended job retires to the history after this long in memory, ms; default 1 hour. */
   retainMs?: number;
-  /** After a restart, how long recovered jobs wait for their workers to register again, ms; default max(10 s, the worker timeout). */
+  /**
+   * After a restart, how long recovered jobs wait for their workers to register again, ms; default
+   * max(10 s, the worker timeout).
+   */
   recoveryWaitMs?: number;
   logger?: Logger;
   /** Time source; tests may pass their own. */
@@ -50,4 +56,3 @@ export interface JobTrackerOptions {
    */
   webPages?: (source: UiSource) => HttpPages;
 }
-

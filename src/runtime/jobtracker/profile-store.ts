@@ -1,7 +1,12 @@
 import type { Level } from 'level';
 import { MinimrError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { addObservations, profileObservations, validateElasticityProfile, type AttemptObservation } from './job-profile.js';
+import {
+  addObservations,
+  profileObservations,
+  validateElasticityProfile,
+  type AttemptObservation,
+} from './job-profile.js';
 import type { JobProfile } from '../wire/index.js';
 
 const PROFILE_PREFIX = 'profile!';
@@ -57,7 +62,8 @@ export class ProfileStore {
 
   /** Adds a `minimr profile` result (checked: EBADCONF if it is not one) to the profile of `job`. */
   async import(job: string, raw: unknown, now: number, owner?: string): Promise<JobProfile> {
-    if (typeof job !== 'string' || job === '') throw new MinimrError('EBADCONF', 'a profile is imported under a job name (the `name` of its defineJob)');
+    if (typeof job !== 'string' || job === '')
+      throw new MinimrError('EBADCONF', 'a profile is imported under a job name (the `name` of its defineJob)');
     const observations = profileObservations(validateElasticityProfile(raw));
     return this.exclusive(() => addObservations(this.profiles.get(job), job, observations, now, 'import', owner));
   }

@@ -56,8 +56,10 @@ export function formatPrometheus(families: readonly MetricFamily[]): string {
     lines.push(`# HELP ${f.name} ${f.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${f.name} ${f.type}`);
     for (const s of f.samples) {
       const labels = Object.entries(s.labels ?? {});
-      for (const [k] of labels) if (!LABEL_NAME.test(k) || k.startsWith('__')) throw new Error(`bad label name ${k} on ${f.name}`);
-      const labelText = labels.length > 0 ? `{${labels.map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(',')}}` : '';
+      for (const [k] of labels)
+        if (!LABEL_NAME.test(k) || k.startsWith('__')) throw new Error(`bad label name ${k} on ${f.name}`);
+      const labelText =
+        labels.length > 0 ? `{${labels.map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(',')}}` : '';
       lines.push(`${f.name}${s.suffix ?? ''}${labelText} ${formatValue(s.value)}`);
     }
   }
@@ -82,7 +84,11 @@ export class Histogram {
 
   samples(labels: Readonly<Record<string, string>> = {}): MetricSample[] {
     return [
-      ...this.bounds.map((b, i) => ({ suffix: '_bucket', labels: { ...labels, le: formatValue(b) }, value: this.counts[i]! })),
+      ...this.bounds.map((b, i) => ({
+        suffix: '_bucket',
+        labels: { ...labels, le: formatValue(b) },
+        value: this.counts[i]!,
+      })),
       { suffix: '_bucket', labels: { ...labels, le: '+Inf' }, value: this.count },
       { suffix: '_sum', labels, value: this.sum },
       { suffix: '_count', labels, value: this.count },
@@ -109,11 +115,34 @@ export interface ClusterGauges {
 const MIB = 1024 * 1024;
 const KINDS: readonly TaskKind[] = ['map', 'reduce'];
 /** Counters of ended attempts summed into `/metrics`, by their counter name. */
-const ATTEMPT_COUNTER_TOTALS: ReadonlyArray<{ counter: string; name: string; help: string; labels?: Record<string, string> }> = [
-  { counter: 'SHUFFLE_BYTES_LOCAL', name: 'minimr_shuffle_bytes_total', help: 'Map output bytes reduces fetched', labels: { locality: 'local' } },
-  { counter: 'SHUFFLE_BYTES_REMOTE', name: 'minimr_shuffle_bytes_total', help: 'Map output bytes reduces fetched', labels: { locality: 'remote' } },
-  { counter: 'SPILLS', name: 'minimr_spills_total', help: 'Spills to disk by map sort buffers and reduce merges, of attempts that ended' },
-  { counter: 'SPILLED_BYTES', name: 'minimr_spilled_bytes_total', help: 'Bytes spilled to disk, of attempts that ended' },
+const ATTEMPT_COUNTER_TOTALS: ReadonlyArray<{
+  counter: string;
+  name: string;
+  help: string;
+  labels?: Record<string, string>;
+}> = [
+  {
+    counter: 'SHUFFLE_BYTES_LOCAL',
+    name: 'minimr_shuffle_bytes_total',
+    help: 'Map output bytes reduces fetched',
+    labels: { locality: 'local' },
+  },
+  {
+    counter: 'SHUFFLE_BYTES_REMOTE',
+    name: 'minimr_shuffle_bytes_total',
+    help: 'Map output bytes reduces fetched',
+    labels: { locality: 'remote' },
+  },
+  {
+    counter: 'SPILLS',
+    name: 'minimr_spills_total',
+    help: 'Spills to disk by map sort buffers and reduce merges, of attempts that ended',
+  },
+  {
+    counter: 'SPILLED_BYTES',
+    name: 'minimr_spilled_bytes_total',
+    help: 'Bytes spilled to disk, of attempts that ended',
+  },
 ];
 
 /**
@@ -146,7 +175,8 @@ export class PrometheusMetrics {
     this.attemptsEnded.set(key, (this.attemptsEnded.get(key) ?? 0) + 1);
     for (const c of ATTEMPT_COUNTER_TOTALS) {
       const v = counters[c.counter];
-      if (typeof v === 'number' && Number.isFinite(v)) this.counterTotals.set(c.counter, (this.counterTotals.get(c.counter) ?? 0) + v);
+      if (typeof v === 'number' && Number.isFinite(v))
+        this.counterTotals.set(c.counter, (this.counterTotals.get(c.counter) ?? 0) + v);
     }
   }
 
@@ -173,20 +203,34 @@ export class PrometheusMetrics {
         name: 'minimr_jobs',
         help: 'Jobs the JobTracker holds in memory, by state',
         type: 'gauge',
-        samples: (['pending', 'running', 'committing', 'succeeded', 'failed', 'killed'] as const).map((state) => ({ labels: { state }, value: jobsByState.get(state) ?? 0 })),
+        samples: (['pending', 'running', 'committing', 'succeeded', 'failed', 'killed'] as const).map((state) => ({
+          labels: { state },
+          value: jobsByState.get(state) ?? 0,
+        })),
       },
-      { name: 'minimr_jobs_submitted_total', help: 'Jobs submitted since the JobTracker started', type: 'counter', samples: [{ value: this.jobsSubmitted }] },
+      {
+        name: 'minimr_jobs_submitted_total',
+        help: 'Jobs submitted since the JobTracker started',
+        type: 'counter',
+        samples: [{ value: this.jobsSubmitted }],
+      },
       {
         name: 'minimr_jobs_ended_total',
         help: 'Jobs that ended since the JobTracker started, by final state',
         type: 'counter',
-        samples: (['succeeded', 'failed', 'killed'] as const).map((state) => ({ labels: { state }, value: this.jobsEnded.get(state) ?? 0 })),
+        samples: (['succeeded', 'failed', 'killed'] as const).map((state) => ({
+          labels: { state },
+          value: this.jobsEnded.get(state) ?? 0,
+        })),
       },
       {
         name: 'minimr_attempts',
         help: 'Attempts running now, by task kind',
         type: 'gauge',
-        samples: KINDS.map((kind) => ({ labels: { kind, state: 'running' }, value: running.filter((a) => a.kind === kind).length })),
+        samples: KINDS.map((kind) => ({
+          labels: { kind, state: 'running' },
+          value: running.filter((a) => a.kind === kind).length,
+        })),
       },
       {
         name: 'minimr_attempts_launched_total',
@@ -198,16 +242,31 @@ export class PrometheusMetrics {
         name: 'minimr_attempts_ended_total',
         help: 'Attempts that ended since the JobTracker started, by task kind and final state',
         type: 'counter',
-        samples: KINDS.flatMap((kind) => (['succeeded', 'failed', 'killed'] as const).map((state) => ({ labels: { kind, state }, value: this.attemptsEnded.get(`${kind}\u0000${state}`) ?? 0 }))),
+        samples: KINDS.flatMap((kind) =>
+          (['succeeded', 'failed', 'killed'] as const).map((state) => ({
+            labels: { kind, state },
+            value: this.attemptsEnded.get(`${kind}\u0000${state}`) ?? 0,
+          })),
+        ),
       },
-      { name: 'minimr_slots', help: 'Task slots of the live workers, by kind', type: 'gauge', samples: KINDS.map((kind) => ({ labels: { kind }, value: slots(kind) })) },
+      {
+        name: 'minimr_slots',
+        help: 'Task slots of the live workers, by kind',
+        type: 'gauge',
+        samples: KINDS.map((kind) => ({ labels: { kind }, value: slots(kind) })),
+      },
       {
         name: 'minimr_slots_busy',
         help: 'Task slots running an attempt, by kind',
         type: 'gauge',
         samples: KINDS.map((kind) => ({ labels: { kind }, value: running.filter((a) => a.kind === kind).length })),
       },
-      { name: 'minimr_memory_bytes', help: 'Memory the live workers offer to tasks', type: 'gauge', samples: [{ value: g.workers.reduce((s, w) => s + w.memoryMb, 0) * MIB }] },
+      {
+        name: 'minimr_memory_bytes',
+        help: 'Memory the live workers offer to tasks',
+        type: 'gauge',
+        samples: [{ value: g.workers.reduce((s, w) => s + w.memoryMb, 0) * MIB }],
+      },
       {
         name: 'minimr_memory_granted_bytes',
         help: 'Memory granted to running attempts, regular or elastic (below their ideal, YARN-ME)',
@@ -224,22 +283,56 @@ export class PrometheusMetrics {
       list.push({ ...(c.labels ? { labels: c.labels } : {}), value: this.counterTotals.get(c.counter) ?? 0 });
       byName.set(c.name, list);
     }
-    for (const [name, samples] of byName) families.push({ name, help: ATTEMPT_COUNTER_TOTALS.find((c) => c.name === name)!.help, type: 'counter', samples });
+    for (const [name, samples] of byName)
+      families.push({
+        name,
+        help: ATTEMPT_COUNTER_TOTALS.find((c) => c.name === name)!.help,
+        type: 'counter',
+        samples,
+      });
     families.push(
-      { name: 'minimr_heartbeat_interval_seconds', help: 'Heartbeat interval the workers are told', type: 'gauge', samples: [{ value: g.heartbeatMs / 1000 }] },
-      { name: 'minimr_heartbeat_gap_seconds', help: 'Time between two heartbeats of a worker, as the JobTracker received them', type: 'histogram', samples: this.heartbeatGaps.samples() },
+      {
+        name: 'minimr_heartbeat_interval_seconds',
+        help: 'Heartbeat interval the workers are told',
+        type: 'gauge',
+        samples: [{ value: g.heartbeatMs / 1000 }],
+      },
+      {
+        name: 'minimr_heartbeat_gap_seconds',
+        help: 'Time between two heartbeats of a worker, as the JobTracker received them',
+        type: 'histogram',
+        samples: this.heartbeatGaps.samples(),
+      },
       {
         name: 'minimr_worker_heartbeat_age_seconds',
         help: "Time since each live worker's last heartbeat",
         type: 'gauge',
-        samples: g.workers.map((w) => ({ labels: { worker: w.id }, value: Math.max(0, g.now - w.lastHeartbeat) / 1000 })),
+        samples: g.workers.map((w) => ({
+          labels: { worker: w.id },
+          value: Math.max(0, g.now - w.lastHeartbeat) / 1000,
+        })),
       },
     );
     if (g.blockStore) {
       families.push(
-        { name: 'minimr_blockstore_files', help: 'Files in the block store namespace', type: 'gauge', samples: [{ value: g.blockStore.files }] },
-        { name: 'minimr_blockstore_blocks', help: 'Blocks of those files', type: 'gauge', samples: [{ value: g.blockStore.blocks }] },
-        { name: 'minimr_blockstore_bytes', help: 'Bytes of those files (one replica)', type: 'gauge', samples: [{ value: g.blockStore.bytes }] },
+        {
+          name: 'minimr_blockstore_files',
+          help: 'Files in the block store namespace',
+          type: 'gauge',
+          samples: [{ value: g.blockStore.files }],
+        },
+        {
+          name: 'minimr_blockstore_blocks',
+          help: 'Blocks of those files',
+          type: 'gauge',
+          samples: [{ value: g.blockStore.blocks }],
+        },
+        {
+          name: 'minimr_blockstore_bytes',
+          help: 'Bytes of those files (one replica)',
+          type: 'gauge',
+          samples: [{ value: g.blockStore.bytes }],
+        },
       );
     }
     return families;

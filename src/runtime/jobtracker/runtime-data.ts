@@ -1,4 +1,17 @@
-import { hasEnded, type AttemptMeasures, type AttemptRecord, type Books, type Effect, type EngineData, type JobPlan, type JobRecord, type SkewPlan, type TaskPlan, type TaskRecord, type WorkerRecord } from '../../books/index.js';
+import {
+  hasEnded,
+  type AttemptMeasures,
+  type AttemptRecord,
+  type Books,
+  type Effect,
+  type EngineData,
+  type JobPlan,
+  type JobRecord,
+  type SkewPlan,
+  type TaskPlan,
+  type TaskRecord,
+  type WorkerRecord,
+} from '../../books/index.js';
 import type { Logger } from '../../log.js';
 import type { DatanodeAddress, Namenode } from '../../storage/index.js';
 import { newShuffleSecret } from '../../shuffle/index.js';
@@ -112,7 +125,10 @@ export type TaskEstimates = Pick<TaskPlan<RuntimeData>, 'idealDurationMs' | 'pen
 
 /** The ideal memory of the job's maps and reduces: the shuffle buffers + overhead, unless the submission says. */
 export function jobMemoryMb(submission: JobSubmission): { readonly map: number; readonly reduce: number } {
-  return { map: submission.mapMemoryMb ?? idealMemoryMb(submission, 'map'), reduce: submission.reduceMemoryMb ?? idealMemoryMb(submission, 'reduce') };
+  return {
+    map: submission.mapMemoryMb ?? idealMemoryMb(submission, 'map'),
+    reduce: submission.reduceMemoryMb ?? idealMemoryMb(submission, 'reduce'),
+  };
 }
 
 /**
@@ -191,7 +207,10 @@ export function attemptMeasures(task: RuntimeTask, report: AttemptReport): Attem
 }
 
 /** Where a successful map attempt's output is, for a reduce reading `partitions` of it. */
-export function mapOutputAnnouncement(mapAttempt: RuntimeAttempt, partitions: readonly number[]): MapOutputAnnouncement {
+export function mapOutputAnnouncement(
+  mapAttempt: RuntimeAttempt,
+  partitions: readonly number[],
+): MapOutputAnnouncement {
   const w = mapAttempt.worker;
   const records = mapAttempt.data.mapOutput?.partitionRecords;
   return {
@@ -237,7 +256,8 @@ export function jobStatus(job: RuntimeJob): JobStatus {
     let sum = 0;
     for (const t of tasks) {
       if (t.state === 'succeeded') sum += 1;
-      else if (t.state === 'running') sum += Math.max(0, ...t.attempts.filter((a) => a.state === 'running').map((a) => a.progress));
+      else if (t.state === 'running')
+        sum += Math.max(0, ...t.attempts.filter((a) => a.state === 'running').map((a) => a.progress));
     }
     return sum / tasks.length;
   };
@@ -280,7 +300,14 @@ export function jobStatus(job: RuntimeJob): JobStatus {
         : job.skew.status(
             job.reduces.map((r) => ({
               index: r.index,
-              ...(r.successfulAttempt ? { successfulAttempt: { workerId: r.successfulAttempt.worker.shape.id, counters: r.successfulAttempt.data.counters } } : {}),
+              ...(r.successfulAttempt
+                ? {
+                    successfulAttempt: {
+                      workerId: r.successfulAttempt.worker.shape.id,
+                      counters: r.successfulAttempt.data.counters,
+                    },
+                  }
+                : {}),
             })),
           ),
   };
@@ -299,7 +326,11 @@ export function idealMemoryMb(submission: JobSubmission, kind: TaskKind): number
  * The shuffle settings of an attempt. Granted less memory than ideal (an elastic allocation), the
  * attempt gets a proportionally smaller buffer and spills more: the allocation is real.
  */
-export function attemptShuffleSettings(submission: JobSubmission, kind: TaskKind, grantedMb: number): AttemptShuffleSettings {
+export function attemptShuffleSettings(
+  submission: JobSubmission,
+  kind: TaskKind,
+  grantedMb: number,
+): AttemptShuffleSettings {
   const conf = { ...JOB_CONF_DEFAULTS, ...submission.conf };
   const ideal = idealMemoryMb(submission, kind);
   const scale = (bytes: number) => {
@@ -310,7 +341,8 @@ export function attemptShuffleSettings(submission: JobSubmission, kind: TaskKind
     mapBufferBytes: kind === 'map' ? scale(conf['shuffle.map.bufferBytes']) : conf['shuffle.map.bufferBytes'],
     spillPercent: conf['shuffle.map.spillPercent'],
     hashCombinePercent: conf['shuffle.map.hashCombinePercent'],
-    reduceBufferBytes: kind === 'reduce' ? scale(conf['shuffle.reduce.bufferBytes']) : conf['shuffle.reduce.bufferBytes'],
+    reduceBufferBytes:
+      kind === 'reduce' ? scale(conf['shuffle.reduce.bufferBytes']) : conf['shuffle.reduce.bufferBytes'],
     mergeFactor: conf['shuffle.merge.factor'],
     mapOutputRuns: conf['shuffle.map.outputRuns'],
     codec: conf['shuffle.compress'],
@@ -332,7 +364,11 @@ export function attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
   const s = job.data.submission;
   const reducePartitions = attempt.reducePartitions;
   // A reduce launched before the last map (slow start) learns of the other outputs as their maps finish.
-  const mapOutputs = reducePartitions ? job.maps.flatMap((m) => (m.successfulAttempt ? [mapOutputAnnouncement(m.successfulAttempt, reducePartitions)] : [])) : [];
+  const mapOutputs = reducePartitions
+    ? job.maps.flatMap((m) =>
+        m.successfulAttempt ? [mapOutputAnnouncement(m.successfulAttempt, reducePartitions)] : [],
+      )
+    : [];
   return {
     jobId: job.id,
     jobName: s.name,
@@ -356,7 +392,8 @@ export function attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
     elastic: attempt.elastic,
     shuffle: attemptShuffleSettings(s, task.kind, attempt.memoryMb),
     mapPartitions: task.kind === 'map' ? job.skew?.partitions : undefined,
-    partitionSeed: task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
+    partitionSeed:
+      task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
     reducePartitions: reducePartitions ? [...reducePartitions] : undefined,
     outputReplication: s.conf?.['job.outputReplication'],
   };

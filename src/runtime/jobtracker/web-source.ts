@@ -22,7 +22,12 @@ export interface JobTrackerParts {
   /** Ended jobs, in memory and retired. */
   readonly history: JobHistory;
   readonly locateAttempt: (attemptId: string) => Promise<{ readonly jobId: string } | undefined>;
-  readonly attemptLog: (attemptId: string, stream: AttemptLogStream, offset?: number, length?: number) => Promise<AttemptLogSlice>;
+  readonly attemptLog: (
+    attemptId: string,
+    stream: AttemptLogStream,
+    offset?: number,
+    length?: number,
+  ) => Promise<AttemptLogSlice>;
 }
 
 export function jobTrackerWebSource(p: JobTrackerParts): UiSource {
@@ -64,7 +69,15 @@ export function jobTrackerWebSource(p: JobTrackerParts): UiSource {
       const byTask = new Map<string, AttemptSummary[]>();
       for (const a of entry.attempts) byTask.set(a.taskId, [...(byTask.get(a.taskId) ?? []), a]);
       // A record written before tasks were recorded: its tasks are those its attempts name.
-      const tasks = entry.tasks ?? [...byTask.values()].map((as) => ({ taskId: as[0]!.taskId, kind: as[0]!.kind, index: -1, state: 'not recorded', inputBytes: as[0]!.inputBytes }));
+      const tasks =
+        entry.tasks ??
+        [...byTask.values()].map((as) => ({
+          taskId: as[0]!.taskId,
+          kind: as[0]!.kind,
+          index: -1,
+          state: 'not recorded',
+          inputBytes: as[0]!.inputBytes,
+        }));
       const withAttempts: UiTask[] = tasks.map((t) => ({ ...t, attempts: byTask.get(t.taskId) ?? [] }));
       return { status: entry.status, tasks: withAttempts };
     },
@@ -76,7 +89,9 @@ export function jobTrackerWebSource(p: JobTrackerParts): UiSource {
     blockStoreUsage: () => p.namenode.usage(),
     policy: () => {
       const describe = p.policy.describeState?.bind(p.policy);
-      return describe ? { name: p.policy.name, state: describe(p.snapshot({ kind: 'tick' })) } : { name: p.policy.name };
+      return describe
+        ? { name: p.policy.name, state: describe(p.snapshot({ kind: 'tick' })) }
+        : { name: p.policy.name };
     },
   };
 }

@@ -22,7 +22,13 @@ import {
   type WorkerToJobTracker,
 } from '../wire/index.js';
 import type { TrackerCore } from './core.js';
-import { attemptMeasures, type RuntimeAttempt, type RuntimeData, type RuntimeWorker, type WorkerLink } from './runtime-data.js';
+import {
+  attemptMeasures,
+  type RuntimeAttempt,
+  type RuntimeData,
+  type RuntimeWorker,
+  type WorkerLink,
+} from './runtime-data.js';
 import { journaledSuccess, mapOutputsToDrop } from './job-recovery.js';
 
 /** Attempts a worker does not list for this long after launch are taken as lost. */
@@ -75,12 +81,18 @@ export class WorkerService {
       'replica-corrupt': (args, { peer }) => {
         // Only the holder's own finding counts: a message naming another worker's replica is ignored.
         if (!this.workerFor(peer, args.workerId)) return;
-        this.core.logger.warn({ worker: args.workerId, blockId: args.blockId, reason: args.reason }, 'worker found its replica corrupt');
+        this.core.logger.warn(
+          { worker: args.workerId, blockId: args.blockId, reason: args.reason },
+          'worker found its replica corrupt',
+        );
         this.core.namenode.replicaCorrupt(args.workerId, args.blockId);
       },
       'get-job-module': ({ jobId }) => {
         const job = this.core.books.job(jobId);
-        if (!job) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker (see \`minimr job list --all\`)`, { jobId });
+        if (!job)
+          throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker (see \`minimr job list --all\`)`, {
+            jobId,
+          });
         return { source: job.data.submission.moduleSource, name: job.data.submission.moduleName };
       },
       'task-fs-mkdir': forTask('mkdir'),
@@ -105,25 +117,47 @@ export class WorkerService {
     const { jobId, ...rest } = args;
     const job = this.core.books.job(jobId);
     if (!job) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker`, { jobId });
-    return serveNamenodeOperation(this.core.namenode, op, rest as unknown as NamenodeArgs<K>, this.core.namenode.callerFor(job.data.owner));
+    return serveNamenodeOperation(
+      this.core.namenode,
+      op,
+      rest as unknown as NamenodeArgs<K>,
+      this.core.namenode.callerFor(job.data.owner),
+    );
   }
 
   private async register(message: Report<'register'>, peer: RpcPeer): Promise<RegisterResult> {
     const w = message.worker;
     const core = this.core;
-    core.books.checkWorkerClaim({ id: w.workerId, mapSlots: w.mapSlots, reduceSlots: w.reduceSlots, memoryMb: w.memoryMb });
+    core.books.checkWorkerClaim({
+      id: w.workerId,
+      mapSlots: w.mapSlots,
+      reduceSlots: w.reduceSlots,
+      memoryMb: w.memoryMb,
+    });
     const previous = core.books.worker(w.workerId);
     if (previous?.alive) {
       // An id is not proof of being that worker: while the live one is still connected, the newcomer is refused.
       if (previous.data.peer !== peer && previous.data.peer.isOpen) {
-        core.logger.warn({ worker: w.workerId, host: w.host }, 'refused a registration with the id of a live, connected worker');
-        throw new MinimrError('EBADCONF', `worker id ${w.workerId} belongs to a live worker that is still connected; give this worker another --id, or stop the other one first`, {
-          workerId: w.workerId,
-        });
+        core.logger.warn(
+          { worker: w.workerId, host: w.host },
+          'refused a registration with the id of a live, connected worker',
+        );
+        throw new MinimrError(
+          'EBADCONF',
+          `worker id ${w.workerId} belongs to a live worker that is still connected; give this worker another --id, or stop the other one first`,
+          {
+            workerId: w.workerId,
+          },
+        );
       }
       core.workerLost(previous, 'it registered again');
     }
-    const address: DatanodeAddress = { workerId: w.workerId, host: w.host, dataPort: w.dataPort, rack: w.rack || '/default-rack' };
+    const address: DatanodeAddress = {
+      workerId: w.workerId,
+      host: w.host,
+      dataPort: w.dataPort,
+      rack: w.rack || '/default-rack',
+    };
     const from = this.peerAddresses.get(peer);
     if (from && isLoopbackAddress(address.host) && !isLoopbackAddress(from)) {
       core.logger.warn(
@@ -132,8 +166,22 @@ export class WorkerService {
       );
     }
     const now = core.clock();
-    const link: WorkerLink = { address, peer, commands: stubOf(JOBTRACKER_TO_WORKER, () => peer), registeredAt: now, lastHeartbeat: now };
-    const shape = { id: w.workerId, host: address.host, rack: address.rack, mapSlots: w.mapSlots, reduceSlots: w.reduceSlots, memoryMb: w.memoryMb, diskMBps: w.diskMBps };
+    const link: WorkerLink = {
+      address,
+      peer,
+      commands: stubOf(JOBTRACKER_TO_WORKER, () => peer),
+      registeredAt: now,
+      lastHeartbeat: now,
+    };
+    const shape = {
+      id: w.workerId,
+      host: address.host,
+      rack: address.rack,
+      mapSlots: w.mapSlots,
+      reduceSlots: w.reduceSlots,
+      memoryMb: w.memoryMb,
+      diskMBps: w.diskMBps,
+    };
     void core.carryOut(core.books.workerJoined(shape, link, now));
     peer.label = w.workerId;
     const orphanBlocks = await core.namenode.registerDatanode(address, message.blockIds);
@@ -141,12 +189,25 @@ export class WorkerService {
     const orphanMapOutputs = mapOutputsToDrop(core.books, core.recovery, w.workerId, mapOutputs);
     core.recovery?.workerRegistered(w.workerId, mapOutputs);
     core.logger.info(
-      { worker: w.workerId, rack: address.rack, mapSlots: w.mapSlots, reduceSlots: w.reduceSlots, blocks: message.blockIds.length, mapOutputs: mapOutputs.length, orphanMapOutputs: orphanMapOutputs.length },
+      {
+        worker: w.workerId,
+        rack: address.rack,
+        mapSlots: w.mapSlots,
+        reduceSlots: w.reduceSlots,
+        blocks: message.blockIds.length,
+        mapOutputs: mapOutputs.length,
+        orphanMapOutputs: orphanMapOutputs.length,
+      },
       'worker registered',
     );
     core.workerRegistered();
     setImmediate(() => core.schedule({ kind: 'worker-joined', workerId: w.workerId }));
-    return { heartbeatMs: core.heartbeatMs, orphanBlocks, orphanMapOutputs, blockKey: core.namenode.blockKey.toString() };
+    return {
+      heartbeatMs: core.heartbeatMs,
+      orphanBlocks,
+      orphanMapOutputs,
+      blockKey: core.namenode.blockKey.toString(),
+    };
   }
 
   private workerFor(peer: RpcPeer, workerId: string): RuntimeWorker | undefined {
@@ -184,7 +245,10 @@ export class WorkerService {
     const deletions = core.namenode.takeBlockDeletions(worker.shape.id);
     if (deletions.length > 0) commands['delete-blocks']({ blockIds: deletions });
     const verifications = core.namenode.takeVerifications(worker.shape.id);
-    if (verifications.length > 0) commands['verify-blocks']({ blocks: verifications.map((b) => ({ blockId: b.blockId, length: b.length, crc32: b.crc32 })) });
+    if (verifications.length > 0)
+      commands['verify-blocks']({
+        blocks: verifications.map((b) => ({ blockId: b.blockId, length: b.length, crc32: b.crc32 })),
+      });
     for (const work of core.namenode.takeReplicationWork(worker.shape.id)) {
       commands['replicate-block']({ blockId: work.blockId, targets: [...work.targets], token: work.token });
     }
@@ -205,7 +269,11 @@ export class WorkerService {
     const unproven = message.state === 'succeeded' ? unprovenSuccess(attempt, message) : undefined;
     if (unproven) {
       core.logger.warn({ attempt: attempt.id, worker: worker.shape.id, why: unproven }, 'success report refused');
-      effects = core.books.attemptWorkerFault(attempt, { code: 'EPROTOCOL', message: `worker ${worker.shape.id} reported ${attempt.id} succeeded, but ${unproven}` }, now);
+      effects = core.books.attemptWorkerFault(
+        attempt,
+        { code: 'EPROTOCOL', message: `worker ${worker.shape.id} reported ${attempt.id} succeeded, but ${unproven}` },
+        now,
+      );
     } else if (message.state === 'succeeded') {
       const task = attempt.task;
       effects = core.books.attemptSucceeded(attempt, now, attemptMeasures(task, attempt.data));
@@ -213,7 +281,8 @@ export class WorkerService {
         task.job.data.addCounters(message.counters);
         if (task.kind === 'map') core.tellRunningReduces(task.job, attempt, 'available');
         // Its output is on its worker's disk; a reduce's (or a map-only map's) is journaled once committed.
-        if (task.kind === 'map' && task.job.reduces.length > 0) core.journaled(core.journal.taskSucceeded(task.job.id, task.id, journaledSuccess(attempt, false)));
+        if (task.kind === 'map' && task.job.reduces.length > 0)
+          core.journaled(core.journal.taskSucceeded(task.job.id, task.id, journaledSuccess(attempt, false)));
       }
     } else if (message.state === 'failed') {
       effects = core.books.attemptFailed(attempt, error, now);

@@ -32,7 +32,12 @@ function splitOf(input: Extract<TaskInput, { kind: 'file' }>): InputSplit {
 }
 
 /** Opens the records of one task's input according to the job's input format. */
-export function openTaskInput(fs: FsClient, input: TaskInput, format: SerializedInputFormat, mapIndex: number): TaskRecordReader {
+export function openTaskInput(
+  fs: FsClient,
+  input: TaskInput,
+  format: SerializedInputFormat,
+  mapIndex: number,
+): TaskRecordReader {
   if (input.kind === 'file') {
     const split = splitOf(input);
     let reader: RecordBatchReader<string> | RecordBatchReader<Buffer>;
@@ -85,7 +90,9 @@ const NEWLINE = 0x0a;
 export class TaskSplitInput implements SplitInput<InputFormat> {
   bytesRead = 0;
   recordsRead = 0;
-  /** The chunks are read into the same memory over and over (`reuseBuffers`): what is emitted from them is not garbage. */
+  /**
+   * The chunks are read into the same memory over and over (`reuseBuffers`): what is emitted from them is not garbage.
+   */
   reusesBuffers = false;
   readonly totalBytes: number;
   private reading: 'chunks' | 'records' | undefined;
@@ -106,13 +113,18 @@ export class TaskSplitInput implements SplitInput<InputFormat> {
     this.start('chunks');
     const { input, format } = this;
     if (input.kind !== 'file' || format.kind === 'generated') {
-      throw new MinimrError('EBADJOB', 'generated input has no bytes: a mapSplit of generated input reads input.records()');
+      throw new MinimrError(
+        'EBADJOB',
+        'generated input has no bytes: a mapSplit of generated input reads input.records()',
+      );
     }
     const split = splitOf(input);
     const readerOptions = { reuseBuffers: options.reuseBuffers === true };
     this.reusesBuffers = readerOptions.reuseBuffers;
     const reader =
-      format.kind === 'fixed' ? openFixedRecordChunkReader(this.fs, split, format.recordLength, readerOptions) : openLineChunkReader(this.fs, split, readerOptions);
+      format.kind === 'fixed'
+        ? openFixedRecordChunkReader(this.fs, split, format.recordLength, readerOptions)
+        : openLineChunkReader(this.fs, split, readerOptions);
     this.closeReader = () => reader.close();
     return this.chunksOf(reader, format.kind === 'fixed' ? format.recordLength : 0);
   }
@@ -139,7 +151,11 @@ export class TaskSplitInput implements SplitInput<InputFormat> {
   /** `recordLength` 0: lines. */
   private async *chunksOf(reader: RecordChunkReader, recordLength: number): AsyncIterable<InputChunk> {
     try {
-      for (let chunk = await reader.next(); chunk !== null && this.recordsRead < this.maxRecords; chunk = await reader.next()) {
+      for (
+        let chunk = await reader.next();
+        chunk !== null && this.recordsRead < this.maxRecords;
+        chunk = await reader.next()
+      ) {
         let bytes = chunk.bytes;
         let records = recordLength > 0 ? bytes.length / recordLength : countLines(bytes);
         if (this.recordsRead + records > this.maxRecords) {
@@ -169,7 +185,10 @@ export class TaskSplitInput implements SplitInput<InputFormat> {
     }
   }
 
-  private async *recordsOf(reader: { next(): Promise<RecordBatch | null>; close(): Promise<void> }): AsyncIterable<readonly [number, never]> {
+  private async *recordsOf(reader: {
+    next(): Promise<RecordBatch | null>;
+    close(): Promise<void>;
+  }): AsyncIterable<readonly [number, never]> {
     const pacing = this.pacing;
     try {
       for (let batch = await reader.next(); batch !== null; batch = await reader.next()) {
@@ -178,7 +197,8 @@ export class TaskSplitInput implements SplitInput<InputFormat> {
           if (this.recordsRead >= this.maxRecords) return;
           this.recordsRead++;
           yield [offsets[i]!, values[i] as never];
-          if ((i & 63) === 63 || pacing.due()) await pacing.pause(this.bytesRead + (batch.bytesRead * i) / values.length, this.totalBytes);
+          if ((i & 63) === 63 || pacing.due())
+            await pacing.pause(this.bytesRead + (batch.bytesRead * i) / values.length, this.totalBytes);
         }
         this.bytesRead += batch.bytesRead;
         await pacing.pause(this.bytesRead, this.totalBytes);

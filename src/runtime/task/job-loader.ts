@@ -86,13 +86,20 @@ export async function importJobModule(file: string, displayName = file, instance
   } catch (err) {
     // defineJob's EBADJOB (both map functions) is a job definition's error, not a loading one. (By
     // name and code: a module loaded through another path to this package has its own class.)
-    if ((err as MinimrError)?.name === 'MinimrError' && (err as MinimrError).code === 'EBADJOB') throw new MinimrError('EBADJOB', `job module ${displayName}: ${(err as MinimrError).message}`, { module: displayName });
-    throw new MinimrError('EJOBMODULE', `job module ${displayName} does not load: ${(err as Error).message}`, { module: displayName });
+    if ((err as MinimrError)?.name === 'MinimrError' && (err as MinimrError).code === 'EBADJOB')
+      throw new MinimrError('EBADJOB', `job module ${displayName}: ${(err as MinimrError).message}`, {
+        module: displayName,
+      });
+    throw new MinimrError('EJOBMODULE', `job module ${displayName} does not load: ${(err as Error).message}`, {
+      module: displayName,
+    });
   }
   assertOneMapFunction(mod.default, `job module ${displayName}`);
   const problems = validateJobDefinition(mod.default);
   if (problems.length > 0) {
-    throw new MinimrError('EJOBMODULE', `job module ${displayName} is not a valid job: ${problems.join('; ')}`, { module: displayName });
+    throw new MinimrError('EJOBMODULE', `job module ${displayName} is not a valid job: ${problems.join('; ')}`, {
+      module: displayName,
+    });
   }
   return mod.default as AnyJobDefinition;
 }

@@ -61,25 +61,77 @@ function counterModuleBytes(): Uint8Array {
   const [V128_LOAD, V128_CONST, I8X16_SPLAT, I32X4_EXTRACT_LANE, I8X16_EQ, I8X16_SUB] = [0, 12, 15, 27, 35, 113];
   const [I16X8_EXTADD_PAIRWISE_I8X16_U, I32X4_EXTADD_PAIRWISE_I16X8_U, I32X4_ADD] = [125, 127, 174];
   const code = [
-    ...get(AT), ...get(LENGTH), I32_ADD, ...set(END),
-    ...i32Const(NEWLINE), ...simd(I8X16_SPLAT), ...set(NEWLINE_VECTOR),
-    BLOCK, VOID,
-    LOOP, VOID,
-    ...get(AT), ...get(END), I32_GE_U, BR_IF, 1,
-    ...simd(V128_CONST), ...new Array<number>(16).fill(0), ...set(LANES),
-    ...i32Const(255), ...set(LEFT),
-    LOOP, VOID,
-    ...get(LANES), ...get(AT), ...simd(V128_LOAD), 0, 0, ...get(NEWLINE_VECTOR), ...simd(I8X16_EQ), ...simd(I8X16_SUB), ...set(LANES),
-    ...get(AT), ...i32Const(16), I32_ADD, ...tee(AT), ...get(END), I32_LT_U,
-    ...get(LEFT), ...i32Const(1), I32_SUB, ...tee(LEFT), I32_AND,
-    BR_IF, 0,
+    ...get(AT),
+    ...get(LENGTH),
+    I32_ADD,
+    ...set(END),
+    ...i32Const(NEWLINE),
+    ...simd(I8X16_SPLAT),
+    ...set(NEWLINE_VECTOR),
+    BLOCK,
+    VOID,
+    LOOP,
+    VOID,
+    ...get(AT),
+    ...get(END),
+    I32_GE_U,
+    BR_IF,
+    1,
+    ...simd(V128_CONST),
+    ...new Array<number>(16).fill(0),
+    ...set(LANES),
+    ...i32Const(255),
+    ...set(LEFT),
+    LOOP,
+    VOID,
+    ...get(LANES),
+    ...get(AT),
+    ...simd(V128_LOAD),
+    0,
+    0,
+    ...get(NEWLINE_VECTOR),
+    ...simd(I8X16_EQ),
+    ...simd(I8X16_SUB),
+    ...set(LANES),
+    ...get(AT),
+    ...i32Const(16),
+    I32_ADD,
+    ...tee(AT),
+    ...get(END),
+    I32_LT_U,
+    ...get(LEFT),
+    ...i32Const(1),
+    I32_SUB,
+    ...tee(LEFT),
+    I32_AND,
+    BR_IF,
+    0,
     END_OP,
-    ...get(TOTAL), ...get(LANES), ...simd(I16X8_EXTADD_PAIRWISE_I8X16_U), ...simd(I32X4_EXTADD_PAIRWISE_I16X8_U), ...simd(I32X4_ADD), ...set(TOTAL),
-    BR, 0,
+    ...get(TOTAL),
+    ...get(LANES),
+    ...simd(I16X8_EXTADD_PAIRWISE_I8X16_U),
+    ...simd(I32X4_EXTADD_PAIRWISE_I16X8_U),
+    ...simd(I32X4_ADD),
+    ...set(TOTAL),
+    BR,
+    0,
     END_OP,
     END_OP,
-    ...get(TOTAL), ...simd(I32X4_EXTRACT_LANE), 0, ...get(TOTAL), ...simd(I32X4_EXTRACT_LANE), 1, I32_ADD,
-    ...get(TOTAL), ...simd(I32X4_EXTRACT_LANE), 2, I32_ADD, ...get(TOTAL), ...simd(I32X4_EXTRACT_LANE), 3, I32_ADD,
+    ...get(TOTAL),
+    ...simd(I32X4_EXTRACT_LANE),
+    0,
+    ...get(TOTAL),
+    ...simd(I32X4_EXTRACT_LANE),
+    1,
+    I32_ADD,
+    ...get(TOTAL),
+    ...simd(I32X4_EXTRACT_LANE),
+    2,
+    I32_ADD,
+    ...get(TOTAL),
+    ...simd(I32X4_EXTRACT_LANE),
+    3,
+    I32_ADD,
     END_OP,
   ]; // prettier-ignore
   // $end and $left are i32, $lanes, $total and $newline v128 (after the two parameters).
@@ -89,11 +141,24 @@ function counterModuleBytes(): Uint8Array {
   const name = (text: string): number[] => [text.length, ...Buffer.from(text, 'latin1')];
   const pages = (PIECE_BYTES + WASM_PAGE_BYTES) / WASM_PAGE_BYTES;
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00, // "\0asm", version 1
     ...section(1, vector([[0x60, 2, I32, I32, 1, I32]])), // type: (i32, i32) -> i32
     ...section(3, vector([[0]])), // one function of that type
     ...section(5, vector([[0x00, ...unsignedLeb(pages)]])), // memory of `pages` pages
-    ...section(7, vector([[...name('count'), 0x00, 0], [...name('memory'), 0x02, 0]])),
+    ...section(
+      7,
+      vector([
+        [...name('count'), 0x00, 0],
+        [...name('memory'), 0x02, 0],
+      ]),
+    ),
     ...section(10, vector([[...unsignedLeb(body.length), ...body]])),
   ]); // prettier-ignore
 }
@@ -107,7 +172,14 @@ interface SimdCounter {
 interface WebAssemblyApi {
   validate(bytes: Uint8Array): boolean;
   Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object) => { readonly exports: { readonly count: (at: number, length: number) => number; readonly memory: { readonly buffer: ArrayBuffer } } };
+  Instance: new (
+    module: object,
+  ) => {
+    readonly exports: {
+      readonly count: (at: number, length: number) => number;
+      readonly memory: { readonly buffer: ArrayBuffer };
+    };
+  };
 }
 
 function loadSimdCounter(): SimdCounter | undefined {

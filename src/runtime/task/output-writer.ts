@@ -67,7 +67,14 @@ export class OutputWriter {
    * `src`: key [keyStart, keyEnd), value [valueStart, valueEnd). Writes the same bytes without a
    * Buffer per record (a reduce copying merged records to its output).
    */
-  emitRange(src: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, srcView?: DataView): void {
+  emitRange(
+    src: Buffer,
+    keyStart: number,
+    keyEnd: number,
+    valueStart: number,
+    valueEnd: number,
+    srcView?: DataView,
+  ): void {
     this.records++;
     if (this.format.kind === 'records' && valueStart === keyEnd) {
       this.putRange(src, keyStart, valueEnd, srcView);
@@ -106,7 +113,8 @@ export class OutputWriter {
   private room(bytes: number): void {
     if (this.used + bytes <= this.chunk.length) return;
     if (this.used > 0) this.full.push(this.chunk.subarray(0, this.used));
-    this.chunk = (bytes <= CHUNK_BYTES ? this.spare.pop() : undefined) ?? Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+    this.chunk =
+      (bytes <= CHUNK_BYTES ? this.spare.pop() : undefined) ?? Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
     this.view = undefined;
     this.used = 0;
   }
@@ -151,7 +159,12 @@ export class OutputWriter {
     // The sink has copied it: the chunk's memory takes the next records (a reduce writing 512 MiB
     // allocated 512 chunks that lived until some full GC).
     const whole = chunk.buffer;
-    if (whole !== this.chunk.buffer && whole.byteLength === CHUNK_BYTES && chunk.byteOffset === 0 && this.spare.length < 2) {
+    if (
+      whole !== this.chunk.buffer &&
+      whole.byteLength === CHUNK_BYTES &&
+      chunk.byteOffset === 0 &&
+      this.spare.length < 2
+    ) {
       this.spare.push(Buffer.from(whole, 0, CHUNK_BYTES));
     }
   }

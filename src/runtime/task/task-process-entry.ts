@@ -14,7 +14,9 @@ export function taskProcessEntry(runtimeDir: string, env: NodeJS.ProcessEnv = pr
   if (env.MINIMR_TASK_BUNDLE === '0') return modules;
   const bundle = join(runtimeDir, 'task-process.bundle.js');
   try {
-    const { inputs } = JSON.parse(readFileSync(join(runtimeDir, 'task-process.bundle.json'), 'utf8')) as { inputs: unknown };
+    const { inputs } = JSON.parse(readFileSync(join(runtimeDir, 'task-process.bundle.json'), 'utf8')) as {
+      inputs: unknown;
+    };
     if (!Array.isArray(inputs) || inputs.length === 0) return modules;
     const builtMs = statSync(bundle).mtimeMs;
     for (const input of inputs) {

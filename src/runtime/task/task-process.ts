@@ -82,8 +82,21 @@ interface MapSink {
 }
 
 /** `start`, once [start, end) is checked to be a range of `bytes`. */
-function checkedRange(bytes: Uint8Array, start: number, end: number, what = 'emitKeyBytes:', of = 'the key bytes given'): number {
-  if (!(bytes instanceof Uint8Array) || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || start > end || end > bytes.length) {
+function checkedRange(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  what = 'emitKeyBytes:',
+  of = 'the key bytes given',
+): number {
+  if (
+    !(bytes instanceof Uint8Array) ||
+    !Number.isInteger(start) ||
+    !Number.isInteger(end) ||
+    start < 0 ||
+    start > end ||
+    end > bytes.length
+  ) {
     const length = bytes instanceof Uint8Array ? `${bytes.length} bytes` : `a ${typeof bytes}, not bytes`;
     throw new MinimrError('ETASK', `${what} [${start}, ${end}) is not a range of ${of} (${length})`);
   }
@@ -136,7 +149,10 @@ class MapOutputInbox {
   /** Each map output's records in this reduce's partitions, as announced (for progress). */
   private readonly recordsByMap = new Map<number, number>();
 
-  constructor(readonly attemptId: string, initial: readonly MapOutputAnnouncement[]) {
+  constructor(
+    readonly attemptId: string,
+    initial: readonly MapOutputAnnouncement[],
+  ) {
     for (const m of initial) this.recordsByMap.set(m.mapIndex, m.records);
   }
 
@@ -158,7 +174,11 @@ class MapOutputInbox {
     return n;
   }
 
-  private apply(directory: MapOutputDirectory, available: readonly MapOutputAnnouncement[], lost: readonly LostMapOutput[]): void {
+  private apply(
+    directory: MapOutputDirectory,
+    available: readonly MapOutputAnnouncement[],
+    lost: readonly LostMapOutput[],
+  ): void {
     for (const m of lost) directory.lose(m.mapIndex, m.attemptId);
     for (const m of available) directory.add(m);
   }
@@ -234,7 +254,10 @@ class AttemptRunner {
       count(name: string, delta = 1) {
         // Counters cross the wire as finite numbers: a bad one is the job's error, at its own call.
         if (typeof delta !== 'number' || !Number.isFinite(delta)) {
-          throw new MinimrError('EBADJOB', `ctx.count(${JSON.stringify(name)}, delta): delta must be a finite number, got ${String(delta)}`);
+          throw new MinimrError(
+            'EBADJOB',
+            `ctx.count(${JSON.stringify(name)}, delta): delta must be a finite number, got ${String(delta)}`,
+          );
         }
         const key = `user.${name}`;
         counters[key] = (counters[key] ?? 0) + delta;
@@ -282,7 +305,10 @@ class AttemptRunner {
 
   private async openOutput(): Promise<OutputWriter> {
     const replication = this.spec.outputReplication;
-    const sink = await this.fs.createWriter(this.spec.outputTempPath, { overwrite: true, ...(replication !== undefined && replication !== null ? { replication } : {}) });
+    const sink = await this.fs.createWriter(this.spec.outputTempPath, {
+      overwrite: true,
+      ...(replication !== undefined && replication !== null ? { replication } : {}),
+    });
     return new OutputWriter(this.spec.outputFormat, sink);
   }
 
@@ -321,8 +347,13 @@ class AttemptRunner {
         });
     // A mapSplit's input, once it exists: whether its chunks' memory is reused.
     let splitInput: TaskSplitInput | undefined;
-    const sink = output ? this.mapOnlySink(output) : this.mapOutputSink(collector!, table!, () => splitInput?.reusesBuffers !== true);
-    const split = spec.input.kind === 'file' ? { path: spec.input.path, start: spec.input.start, length: spec.input.length } : undefined;
+    const sink = output
+      ? this.mapOnlySink(output)
+      : this.mapOutputSink(collector!, table!, () => splitInput?.reusesBuffers !== true);
+    const split =
+      spec.input.kind === 'file'
+        ? { path: spec.input.path, start: spec.input.start, length: spec.input.length }
+        : undefined;
     const ctx: MapContext<unknown, unknown> = {
       ...this.baseContext(),
       mapIndex: spec.index,
@@ -331,14 +362,17 @@ class AttemptRunner {
       emitKeyBytes: sink.emitKeyBytes,
       emitRecordBytes: sink.emitRecordBytes,
     };
-    // The buffer cannot take `bytes` more while a spill is being written: let it finish rather than spill synchronously.
+    // The buffer cannot take `bytes` more while a spill is being written: let it finish rather than spill
+    // synchronously.
     const roomFor = async (bytes: number): Promise<void> => {
       if (collector?.mustWaitFor(bytes)) await collector.waitForRoom();
     };
     const pacing: SplitPacing = {
       // After a spill starts, the free rest of the buffer is 1 - spillPercent of it (a fifth by
       // default): an eighth of the buffer in records, with their metadata, fits in it.
-      chunkBytes: collector ? Math.max(RECORD_PIECE_MIN_BYTES, Math.floor((spec.shuffle.mapBufferBytes - table!) / 8)) : undefined,
+      chunkBytes: collector
+        ? Math.max(RECORD_PIECE_MIN_BYTES, Math.floor((spec.shuffle.mapBufferBytes - table!) / 8))
+        : undefined,
       roomFor,
       due: () => output?.needsFlush === true || collector?.mustWait === true,
       pause: async (bytesRead, totalBytes) => {
@@ -389,7 +423,10 @@ class AttemptRunner {
     // Pages the map wrote stay resident with a kept arena: keep it only when they are few.
     if (this.shuffle.peakBufferBytes > KEEP_ARENA_MAX_USED_BYTES) spareArena.drop();
     const partitions = info.partitions.map(runTotals);
-    this.add('MAP_OUTPUT_RAW_BYTES', partitions.reduce((sum, p) => sum + p.rawLength, 0));
+    this.add(
+      'MAP_OUTPUT_RAW_BYTES',
+      partitions.reduce((sum, p) => sum + p.rawLength, 0),
+    );
     return {
       partitionBytes: partitions.map((p) => p.length),
       partitionRecords: partitions.map((p) => p.records),
@@ -466,7 +503,9 @@ class AttemptRunner {
     const base = this.baseContext();
     const checked = (p: number): number => {
       if (!Number.isInteger(p) || p < 0 || p >= partitions) {
-        throw new MinimrError('ETASK', `partition() returned ${p} for a job with ${partitions} partitions`, { taskId: spec.taskId });
+        throw new MinimrError('ETASK', `partition() returned ${p} for a job with ${partitions} partitions`, {
+          taskId: spec.taskId,
+        });
       }
       return p;
     };
@@ -515,7 +554,14 @@ class AttemptRunner {
       // The key gets a view only for the partitioner; the record's bytes go to the sort buffer as they are.
       emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
         const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
-        collector.collectRange(partitionOf(b.subarray(keyStart, keyEnd), NO_KEY, -1), b, keyStart, keyEnd, valueEnd, inputIsGarbage());
+        collector.collectRange(
+          partitionOf(b.subarray(keyStart, keyEnd), NO_KEY, -1),
+          b,
+          keyStart,
+          keyEnd,
+          valueEnd,
+          inputIsGarbage(),
+        );
       },
     };
   }
@@ -540,7 +586,7 @@ class AttemptRunner {
       directory,
       // The copy phase is the first third of a reduce's progress, as in Hadoop.
       onFetched: () => {
-        this.progress = (++fetched / segments) / 3;
+        this.progress = ++fetched / segments / 3;
       },
       local: { workerId: this.config.workerId, rootDir: this.config.shuffleRoot },
       workDir: reduceWorkDir(this.config.shuffleRoot, spec.jobId, spec.attemptId),
@@ -565,8 +611,6 @@ class AttemptRunner {
     }
   }
 
-
-
   /** Reduce input bytes (key + value, as merged) for REDUCE_INPUT_BYTES: the rate workers are measured by. */
   private countingBytes(records: Iterable<KeyValue>): Iterable<KeyValue> {
     const it = records[Symbol.iterator]();
@@ -588,8 +632,11 @@ class AttemptRunner {
       // The default reduce (every value under its key) of bytes in byte order writes each merged
       // record's bytes as they are: what emit(key, value) would write, with no Buffer or group per
       // record (TeraSort's reduce spent more on those than on merging).
-      const copies = !job.reduce && !job.compareKeys && this.keyCodec.name === 'bytes' && this.valueCodec.name === 'bytes';
-      this.shuffle.reduceInputGroups = copies ? await this.copyRecords(records, output, expected) : await this.reduceGroups(records, output, ctx, expected);
+      const copies =
+        !job.reduce && !job.compareKeys && this.keyCodec.name === 'bytes' && this.valueCodec.name === 'bytes';
+      this.shuffle.reduceInputGroups = copies
+        ? await this.copyRecords(records, output, expected)
+        : await this.reduceGroups(records, output, ctx, expected);
       if (job.cleanupReduce) await job.cleanupReduce(ctx);
       await this.throttle.pace();
     } catch (err) {
@@ -611,7 +658,12 @@ class AttemptRunner {
   }
 
   /** Calls the job's reduce (or emits every value) per key group; returns the number of groups. */
-  private async reduceGroups(records: Iterable<KeyValue>, output: OutputWriter, ctx: ReduceContext<unknown, unknown>, expected: number): Promise<number> {
+  private async reduceGroups(
+    records: Iterable<KeyValue>,
+    output: OutputWriter,
+    ctx: ReduceContext<unknown, unknown>,
+    expected: number,
+  ): Promise<number> {
     const { job, keyCodec, valueCodec } = this;
     // The shuffle counts reduce input records itself; grouping only adds the group count.
     const grouping = createShuffleCounters();
@@ -631,7 +683,10 @@ class AttemptRunner {
     return grouping.reduceInputGroups;
   }
 
-  /** The default reduce over bytes keys and values in byte order, record by record in place; returns the number of groups. */
+  /**
+   * The default reduce over bytes keys and values in byte order, record by record in place; returns the number of
+   * groups.
+   */
   private async copyRecords(input: MergedInput, output: OutputWriter, expected: number): Promise<number> {
     let groups = 0;
     let records = 0;
@@ -641,7 +696,8 @@ class AttemptRunner {
     for (let r = input.nextRecord(); r !== undefined; r = input.nextRecord()) {
       const { buf, keyStart, keyEnd } = r;
       // A merge never reuses a frame it handed out a record of, so the last key's bytes are still there.
-      if (lastKey === undefined || compareByteRanges(lastKey, lastStart, lastEnd, buf, keyStart, keyEnd) !== 0) groups++;
+      if (lastKey === undefined || compareByteRanges(lastKey, lastStart, lastEnd, buf, keyStart, keyEnd) !== 0)
+        groups++;
       lastKey = buf;
       lastStart = keyStart;
       lastEnd = keyEnd;
@@ -756,12 +812,22 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
     runner.progress = 1;
     phaseTrace('t-done', { attempt: spec.attemptId });
     clearInterval(timer);
-    await worker.done({ attemptId: spec.attemptId, state: 'succeeded', counters: runner.snapshotCounters(), mapOutput });
+    await worker.done({
+      attemptId: spec.attemptId,
+      state: 'succeeded',
+      counters: runner.snapshotCounters(),
+      mapOutput,
+    });
     return true;
   } catch (err) {
     const error = serializeError(err);
     clearInterval(timer);
-    await worker.done({ attemptId: spec.attemptId, state: 'failed', counters: runner?.snapshotCounters() ?? {}, error });
+    await worker.done({
+      attemptId: spec.attemptId,
+      state: 'failed',
+      counters: runner?.snapshotCounters() ?? {},
+      error,
+    });
     return false;
   } finally {
     clearInterval(timer);
@@ -800,7 +866,12 @@ function processListenerCount(): number {
 
 function cleanState(): CleanState {
   collectGarbageNow();
-  return { globals: new Set(Reflect.ownKeys(globalThis).map(String)), resources: countResources(), processListeners: processListenerCount(), rssBytes: process.memoryUsage.rss() };
+  return {
+    globals: new Set(Reflect.ownKeys(globalThis).map(String)),
+    resources: countResources(),
+    processListeners: processListenerCount(),
+    rssBytes: process.memoryUsage.rss(),
+  };
 }
 
 /**
@@ -818,7 +889,8 @@ async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<bool
   if (processListenerCount() > clean.processListeners) return false;
   // A full GC costs ms of CPU (a map has just had one): only when RSS looks grown, or to take the warm state.
   const measuredFrom = clean.warmRssBytes ?? clean.rssBytes;
-  if (clean.warmRssBytes !== undefined && process.memoryUsage.rss() <= measuredFrom + MAX_REUSE_GROWTH_BYTES) return true;
+  if (clean.warmRssBytes !== undefined && process.memoryUsage.rss() <= measuredFrom + MAX_REUSE_GROWTH_BYTES)
+    return true;
   collectGarbageNow();
   const rss = process.memoryUsage.rss();
   if (!memoryFitForReuse(rss, clean.rssBytes, clean.warmRssBytes)) return false;
@@ -838,7 +910,9 @@ function warmUp(): void {
 async function main(): Promise<void> {
   const raw = process.env.MINIMR_TASK_CONFIG;
   if (!raw || !process.send) {
-    process.stderr.write('minimr task process: start it through a worker (needs MINIMR_TASK_CONFIG and an IPC channel)\n');
+    process.stderr.write(
+      'minimr task process: start it through a worker (needs MINIMR_TASK_CONFIG and an IPC channel)\n',
+    );
     process.exit(2);
   }
   config = JSON.parse(raw) as TaskProcessConfig;
@@ -867,7 +941,9 @@ async function main(): Promise<void> {
       if (attemptId === inbox?.attemptId) inbox.receive(available, lost);
     },
   });
-  const link = new IpcLink(process, commands, process, (err) => process.stderr.write(`minimr task process: frame from the worker refused: ${err.code}: ${err.message}\n`));
+  const link = new IpcLink(process, commands, process, (err) =>
+    process.stderr.write(`minimr task process: frame from the worker refused: ${err.code}: ${err.message}\n`),
+  );
   worker = stubOf(TASK_TO_WORKER, () => link);
   process.on('disconnect', () => process.exit(0));
   const exiting = once(process, 'beforeExit');

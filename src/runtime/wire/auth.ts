@@ -40,7 +40,9 @@ export interface Credentials {
 
 /** What a client needs to reach a JobTracker safely. */
 export interface PeerSecurity {
-  /** Absent: a JobTracker in this process lends its secret; otherwise the connection is not authenticated (and refused). */
+  /**
+   * Absent: a JobTracker in this process lends its secret; otherwise the connection is not authenticated (and refused).
+   */
   readonly credentials?: Credentials;
   /** Certificate authority to trust for a wss:// JobTracker (PEM), besides the system's. */
   readonly tlsCa?: Buffer;
@@ -75,8 +77,16 @@ export function newNonce(): string {
 }
 
 /** HMAC-SHA256 over the role, both nonces and the user, NUL-separated so no two inputs collide. */
-export function authProof(secret: Buffer, role: 'client' | 'server', serverNonce: string, clientNonce: string, user: string): string {
-  return createHmac('sha256', secret).update(`minimr-auth-v1\0${role}\0${serverNonce}\0${clientNonce}\0${user}`).digest('hex');
+export function authProof(
+  secret: Buffer,
+  role: 'client' | 'server',
+  serverNonce: string,
+  clientNonce: string,
+  user: string,
+): string {
+  return createHmac('sha256', secret)
+    .update(`minimr-auth-v1\0${role}\0${serverNonce}\0${clientNonce}\0${user}`)
+    .digest('hex');
 }
 
 /**
@@ -118,14 +128,23 @@ export async function readSecretFile(path: string): Promise<Buffer> {
     text = await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new MinimrError('EBADCONF', `cannot read the cluster secret file ${path} (${code ?? (err as Error).message}); give it with --secret-file or MINIMR_SECRET_FILE`);
+    throw new MinimrError(
+      'EBADCONF',
+      `cannot read the cluster secret file ${path} (${code ?? (err as Error).message}); give it with --secret-file or MINIMR_SECRET_FILE`,
+    );
   }
   if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
-    throw new MinimrError('EBADCONF', `the cluster secret file ${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); run \`chmod 600 ${path}\``);
+    throw new MinimrError(
+      'EBADCONF',
+      `the cluster secret file ${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); run \`chmod 600 ${path}\``,
+    );
   }
   const secret = Buffer.from(text.trim(), 'utf8');
   if (secret.length < MIN_SECRET_BYTES) {
-    throw new MinimrError('EBADCONF', `the cluster secret in ${path} is ${secret.length} bytes; it must be at least ${MIN_SECRET_BYTES} (e.g. \`openssl rand -hex 32 > ${path}\`)`);
+    throw new MinimrError(
+      'EBADCONF',
+      `the cluster secret in ${path} is ${secret.length} bytes; it must be at least ${MIN_SECRET_BYTES} (e.g. \`openssl rand -hex 32 > ${path}\`)`,
+    );
   }
   return secret;
 }
@@ -188,7 +207,10 @@ export async function forgetClusterSecret(url: string): Promise<void> {
  * MINIMR_SECRET_FILE, else the pointer a cluster started here left; none when there is none of them
  * (the JobTracker then refuses the connection with EAUTH, and says how to give the secret).
  */
-export async function clientCredentials(url: string, options: { user?: string; secretFile?: string } = {}): Promise<Credentials | undefined> {
+export async function clientCredentials(
+  url: string,
+  options: { user?: string; secretFile?: string } = {},
+): Promise<Credentials | undefined> {
   const user = validateUserName(options.user ?? process.env.MINIMR_USER ?? osUserName(), '--user');
   const explicit = options.secretFile ?? process.env.MINIMR_SECRET_FILE;
   if (explicit) return { user, secret: await readSecretFile(explicit) };

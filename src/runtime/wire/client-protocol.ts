@@ -18,7 +18,11 @@ import {
 } from './types.js';
 
 const JobId = IdSchema('the job, as `submit` printed it (job_YYYYMMDDhhmmss_NNNN)');
-const ProfileName = Type.String({ minLength: 1, maxLength: 200, description: 'the job name whose profile it is (`defineJob({ name })`)' });
+const ProfileName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'the job name whose profile it is (`defineJob({ name })`)',
+});
 const MrClusterName = Type.String({ minLength: 1, maxLength: 128, description: 'the MR-cluster' });
 
 const jobOperations = table({
@@ -71,7 +75,9 @@ const jobOperations = table({
       attemptId: IdSchema('the attempt'),
       stream: Type.String({ description: 'stdout or stderr', 'x-minimr-error-code': 'EBADREQUEST' }),
       offset: Type.Optional(CountSchema('where the slice starts; default: the tail')),
-      length: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LOG_READ_BYTES, 'x-minimr-error-code': 'EBADREQUEST' })),
+      length: Type.Optional(
+        Type.Integer({ minimum: 0, maximum: MAX_LOG_READ_BYTES, 'x-minimr-error-code': 'EBADREQUEST' }),
+      ),
     }),
     result: AttemptLogSliceResult,
     allowed: ['owner', 'admin'],
@@ -96,7 +102,8 @@ const profileOperations = table({
     http: { method: 'GET', path: '/profiles' },
   },
   'import-profile': {
-    summary: 'add a `minimr profile` result to the profile of job (its owner or the admin; a new profile is the importer\'s)',
+    summary:
+      "add a `minimr profile` result to the profile of job (its owner or the admin; a new profile is the importer's)",
     args: args({ job: ProfileName, profile: JsonObjectSchema }),
     result: JobProfileResult,
     allowed: ['owner', 'admin'],
@@ -113,7 +120,9 @@ const profileOperations = table({
   },
 });
 
-const MrClusterRowResult = looseObject('an MR-cluster: name, state, nodes by kind, weight, share, discrimination, queue');
+const MrClusterRowResult = looseObject(
+  'an MR-cluster: name, state, nodes by kind, weight, share, discrimination, queue',
+);
 
 const clusterOperations = table({
   'mrc-activate': {
@@ -144,7 +153,9 @@ const clusterOperations = table({
   fsck: {
     summary: "the block report of the files under path (default /), as HDFS's fsck",
     args: args({ path: Type.Optional(PathSchema()) }),
-    result: looseObject('files with their blocks and live replicas; under-replicated and missing blocks; totals; healthy'),
+    result: looseObject(
+      'files with their blocks and live replicas; under-replicated and missing blocks; totals; healthy',
+    ),
     allowed: ['any'],
     http: { method: 'GET', path: '/fsck' },
   },
@@ -157,7 +168,9 @@ const FS_ROUTES: Readonly<Record<string, HttpRoute>> = {
   'fs-getBlocks': { method: 'GET', path: '/fs/blocks' },
 };
 function withRoutes<T extends Record<string, Operation>>(rows: T): T {
-  return Object.fromEntries(Object.entries(rows).map(([name, row]) => [name, FS_ROUTES[name] ? { ...row, http: FS_ROUTES[name] } : row])) as T;
+  return Object.fromEntries(
+    Object.entries(rows).map(([name, row]) => [name, FS_ROUTES[name] ? { ...row, http: FS_ROUTES[name] } : row]),
+  ) as T;
 }
 const fsOperations = withRoutes(table(namenodeRows('fs-', ['any'])));
 

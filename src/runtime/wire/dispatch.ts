@@ -52,7 +52,9 @@ const ROLE_WORDS: Readonly<Record<Role, string>> = {
 
 /** Who a row allows, in words: `the admin or its owner`. */
 export function describeAllowed(op: Operation): string {
-  const words = op.allowed.map((r) => (r === 'owner' && op.owner ? `the owner of the ${op.owner.resource}` : ROLE_WORDS[r]));
+  const words = op.allowed.map((r) =>
+    r === 'owner' && op.owner ? `the owner of the ${op.owner.resource}` : ROLE_WORDS[r],
+  );
   return words.length <= 1 ? (words[0] ?? 'no one') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
 }
 
@@ -60,7 +62,13 @@ export function describeAllowed(op: Operation): string {
  * Throws EPERM unless `caller` is one the row allows. An owner rule asks the authority who owns
  * the resource the arguments name (which may itself fail: ENOJOB for a job no one knows).
  */
-export async function authorize(name: string, op: Operation, args: Record<string, unknown>, caller: Caller, authority: Authority | null): Promise<void> {
+export async function authorize(
+  name: string,
+  op: Operation,
+  args: Record<string, unknown>,
+  caller: Caller,
+  authority: Authority | null,
+): Promise<void> {
   if (op.allowed.includes('any')) return;
   if (op.allowed.some((role) => caller.roles.has(role))) return;
   if (op.allowed.includes('admin') && authority && caller.user === authority.admin) return;
@@ -68,12 +76,20 @@ export async function authorize(name: string, op: Operation, args: Record<string
     const key = args[op.owner.arg];
     const { owner, what } = await authority.ownerOf(op.owner.resource, String(key));
     if (owner === null || owner === caller.user) return;
-    throw new MinimrError('EPERM', `permission denied: ${what} belongs to ${owner}; user ${caller.user} may not ${op.owner.action} it ("${name}" is for ${describeAllowed(op)})`, {
-      operation: name,
-      [op.owner.arg]: String(key),
-    });
+    throw new MinimrError(
+      'EPERM',
+      `permission denied: ${what} belongs to ${owner}; user ${caller.user} may not ${op.owner.action} it ("${name}" is for ${describeAllowed(op)})`,
+      {
+        operation: name,
+        [op.owner.arg]: String(key),
+      },
+    );
   }
-  throw new MinimrError('EPERM', `permission denied: "${name}" is for ${describeAllowed(op)}; user ${caller.user || '(unauthenticated)'} is not`, { operation: name });
+  throw new MinimrError(
+    'EPERM',
+    `permission denied: "${name}" is for ${describeAllowed(op)}; user ${caller.user || '(unauthenticated)'} is not`,
+    { operation: name },
+  );
 }
 
 interface Binding<P> {
@@ -113,7 +129,8 @@ export class Dispatcher<P> {
   /** Validates, authorizes and carries out one call; the result, or a MinimrError. */
   async call(name: string, rawArgs: unknown, peer: P): Promise<unknown> {
     const binding = this.bindings.get(name);
-    if (!binding) throw new MinimrError('EPROTOCOL', `${this.endpoint} does not accept "${name}" messages`, { operation: name });
+    if (!binding)
+      throw new MinimrError('EPROTOCOL', `${this.endpoint} does not accept "${name}" messages`, { operation: name });
     const args = binding.op.validator.parse(rawArgs, { operation: name });
     const caller = this.callerOf(peer);
     await authorize(name, binding.op, args, caller, this.authority);

@@ -14,7 +14,12 @@ import { JOBTRACKER_TO_WORKER, WORKER_TO_JOBTRACKER } from './worker-protocol.js
  */
 
 /** Every operation the WebSocket links carry, by name: names are unique across their tables. */
-export const WEBSOCKET_OPERATIONS: ReadonlyMap<string, Operation> = operationsOf(HANDSHAKE, CLIENT_PROTOCOL, WORKER_TO_JOBTRACKER, JOBTRACKER_TO_WORKER);
+export const WEBSOCKET_OPERATIONS: ReadonlyMap<string, Operation> = operationsOf(
+  HANDSHAKE,
+  CLIENT_PROTOCOL,
+  WORKER_TO_JOBTRACKER,
+  JOBTRACKER_TO_WORKER,
+);
 
 // Plain msgpack, no records/structures extension: every peer must decode every frame on its own.
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number' });
@@ -24,7 +29,8 @@ export function encodeFrame(frame: Frame): Buffer {
 }
 
 export function decodeFrame(data: Buffer | ArrayBuffer | Buffer[], isBinary = true): Frame {
-  if (!isBinary) throw new MinimrError('EPROTOCOL', 'text frames are not part of the minimr protocol; frames are binary msgpack');
+  if (!isBinary)
+    throw new MinimrError('EPROTOCOL', 'text frames are not part of the minimr protocol; frames are binary msgpack');
   const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
   if (bytes.length === 0) throw new MinimrError('EPROTOCOL', 'empty frame');
   if (bytes.length > MAX_FRAME_BYTES) {

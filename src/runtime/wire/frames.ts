@@ -24,7 +24,13 @@ export interface OperationFrame {
 }
 export type ReplyFrame =
   | { readonly v: number; readonly type: 'reply'; readonly re: number; readonly ok: true; readonly result: unknown }
-  | { readonly v: number; readonly type: 'reply'; readonly re: number; readonly ok: false; readonly error: SerializedError };
+  | {
+      readonly v: number;
+      readonly type: 'reply';
+      readonly re: number;
+      readonly ok: false;
+      readonly error: SerializedError;
+    };
 export type Frame = OperationFrame | ReplyFrame;
 
 export function operationsOf(...tables: Table[]): ReadonlyMap<string, Operation> {
@@ -54,20 +60,29 @@ export function checkFrame(decoded: unknown, operations: ReadonlyMap<string, Ope
   }
   const frame = decoded as Record<string, unknown>;
   if (frame.v !== PROTOCOL_VERSION) {
-    throw new MinimrError('EVERSION', `protocol version ${String(frame.v)} is not supported; this peer speaks version ${PROTOCOL_VERSION}`, {
-      got: typeof frame.v === 'number' ? frame.v : String(frame.v),
-      expected: PROTOCOL_VERSION,
-    });
+    throw new MinimrError(
+      'EVERSION',
+      `protocol version ${String(frame.v)} is not supported; this peer speaks version ${PROTOCOL_VERSION}`,
+      {
+        got: typeof frame.v === 'number' ? frame.v : String(frame.v),
+        expected: PROTOCOL_VERSION,
+      },
+    );
   }
   const type = frame.type;
   if (type === 'reply') return checkReply(frame);
   const op = typeof type === 'string' ? operations.get(type) : undefined;
-  if (typeof type !== 'string' || !op) throw new MinimrError('EPROTOCOL', `unknown message type ${JSON.stringify(type)}`);
+  if (typeof type !== 'string' || !op)
+    throw new MinimrError('EPROTOCOL', `unknown message type ${JSON.stringify(type)}`);
   const isRequest = op.result !== null;
   if (isRequest && typeof frame.id !== 'number') {
-    throw new MinimrError('EPROTOCOL', `message "${type}": field "id" must be number, got ${frame.id === undefined ? 'nothing' : typeof frame.id}`);
+    throw new MinimrError(
+      'EPROTOCOL',
+      `message "${type}": field "id" must be number, got ${frame.id === undefined ? 'nothing' : typeof frame.id}`,
+    );
   }
-  if (!isRequest || Object.hasOwn(HANDSHAKE, type)) op.validator.parse(argumentsOf(frame as OperationFrame), { operation: type });
+  if (!isRequest || Object.hasOwn(HANDSHAKE, type))
+    op.validator.parse(argumentsOf(frame as OperationFrame), { operation: type });
   return frame as OperationFrame;
 }
 
@@ -76,10 +91,14 @@ function checkReply(frame: Record<string, unknown>): ReplyFrame {
   if (typeof frame.ok !== 'boolean') throw new MinimrError('EPROTOCOL', 'message "reply": field "ok" must be boolean');
   if (!frame.ok) {
     const error = frame.error as Record<string, unknown> | undefined;
-    if (typeof error !== 'object' || error === null || typeof error.code !== 'string' || typeof error.message !== 'string') {
+    if (
+      typeof error !== 'object' ||
+      error === null ||
+      typeof error.code !== 'string' ||
+      typeof error.message !== 'string'
+    ) {
       throw new MinimrError('EPROTOCOL', 'message "reply": field "error" must be an object with a code and a message');
     }
   }
   return frame as unknown as ReplyFrame;
 }
-

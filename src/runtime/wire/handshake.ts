@@ -10,8 +10,12 @@ const Nonce = Type.String({ pattern: '^[0-9a-f]{32,128}$', description: '32-128 
 export const HANDSHAKE = table({
   hello: { summary: "the JobTracker's challenge", args: args({ nonce: Nonce }), result: null, allowed: ['any'] },
   auth: {
-    summary: 'proof of the cluster secret for user; answered with the JobTracker\'s own proof',
-    args: args({ user: Type.String({ maxLength: 256 }), nonce: Type.String({ maxLength: 256 }), proof: Type.String({ maxLength: 256 }) }),
+    summary: "proof of the cluster secret for user; answered with the JobTracker's own proof",
+    args: args({
+      user: Type.String({ maxLength: 256 }),
+      nonce: Type.String({ maxLength: 256 }),
+      proof: Type.String({ maxLength: 256 }),
+    }),
     result: Type.Object({ proof: Type.String(), user: Type.String() }),
     allowed: ['any'],
   },

@@ -7,9 +7,26 @@
  */
 export * from './types.js';
 export { Type, Validator, type Static, type TSchema, type SchemaErrorCode } from './schema.js';
-export { table, args, Done, type Operation, type Table, type Role, type OwnerRule, type OwnedResource, type HttpRoute, type ArgsOf, type ResultOf } from './operations.js';
+export {
+  table,
+  args,
+  Done,
+  type Operation,
+  type Table,
+  type Role,
+  type OwnerRule,
+  type OwnedResource,
+  type HttpRoute,
+  type ArgsOf,
+  type ResultOf,
+} from './operations.js';
 export { CLIENT_PROTOCOL, type ClientProtocol } from './client-protocol.js';
-export { WORKER_TO_JOBTRACKER, JOBTRACKER_TO_WORKER, type WorkerToJobTracker, type JobTrackerToWorker } from './worker-protocol.js';
+export {
+  WORKER_TO_JOBTRACKER,
+  JOBTRACKER_TO_WORKER,
+  type WorkerToJobTracker,
+  type JobTrackerToWorker,
+} from './worker-protocol.js';
 export { TASK_TO_WORKER, WORKER_TO_TASK, type TaskToWorker, type WorkerToTask } from './task-protocol.js';
 export { HANDSHAKE, type AuthResult } from './handshake.js';
 export {
@@ -22,7 +39,16 @@ export {
   type NamenodeResult,
   type NamenodeCaller,
 } from './namenode-operations.js';
-export { Dispatcher, authorize, describeAllowed, type Caller, type CallContext, type Handlers, type Authority, type Ownership } from './dispatch.js';
+export {
+  Dispatcher,
+  authorize,
+  describeAllowed,
+  type Caller,
+  type CallContext,
+  type Handlers,
+  type Authority,
+  type Ownership,
+} from './dispatch.js';
 export { stubOf, type Stub, type Link } from './stubs.js';
 export { IpcLink, type IpcChannel } from './ipc-link.js';
 export { WEBSOCKET_OPERATIONS, encodeFrame, decodeFrame } from './frame-codec.js';
@@ -36,7 +62,16 @@ export {
   type OperationFrame,
   type ReplyFrame,
 } from './frames.js';
-export { RpcPeer, acceptPeer, connectPeer, CLOSE_AUTH_FAILED, CLOSE_PROTOCOL_ERROR, CLOSE_UNSUPPORTED_DATA, type RawHandler, type Outgoing } from './rpc-peer.js';
+export {
+  RpcPeer,
+  acceptPeer,
+  connectPeer,
+  CLOSE_AUTH_FAILED,
+  CLOSE_PROTOCOL_ERROR,
+  CLOSE_UNSUPPORTED_DATA,
+  type RawHandler,
+  type Outgoing,
+} from './rpc-peer.js';
 export * from './auth.js';
 export { validateSubmission, validateJobConf, parseConfPairs } from './submission.js';
 

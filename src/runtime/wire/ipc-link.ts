@@ -6,7 +6,14 @@
  */
 import { MinimrError, serializeError } from '../../errors.js';
 import type { Dispatcher } from './dispatch.js';
-import { PROTOCOL_VERSION, argumentsOf, checkFrame, operationsOf, type OperationFrame, type ReplyFrame } from './frames.js';
+import {
+  PROTOCOL_VERSION,
+  argumentsOf,
+  checkFrame,
+  operationsOf,
+  type OperationFrame,
+  type ReplyFrame,
+} from './frames.js';
 import { TASK_TO_WORKER, WORKER_TO_TASK } from './task-protocol.js';
 import { PendingReplies } from './pending-replies.js';
 import type { Link } from './stubs.js';
@@ -20,7 +27,6 @@ export interface IpcChannel {
 }
 
 const TASK_OPERATIONS = operationsOf(TASK_TO_WORKER, WORKER_TO_TASK);
-
 
 export class IpcLink<P> implements Link {
   private readonly pending = new PendingReplies();
@@ -78,10 +84,15 @@ export class IpcLink<P> implements Link {
       const re = op.id;
       answer.then(
         (result) => void this.write({ v: PROTOCOL_VERSION, type: 'reply', re, ok: true, result: result ?? null }),
-        (err: unknown) => void this.write({ v: PROTOCOL_VERSION, type: 'reply', re, ok: false, error: serializeError(err) }),
+        (err: unknown) =>
+          void this.write({ v: PROTOCOL_VERSION, type: 'reply', re, ok: false, error: serializeError(err) }),
       );
     } else {
-      answer.catch((err: unknown) => this.refused(err instanceof MinimrError ? err : new MinimrError('EINTERNAL', String((err as Error)?.message ?? err))));
+      answer.catch((err: unknown) =>
+        this.refused(
+          err instanceof MinimrError ? err : new MinimrError('EINTERNAL', String((err as Error)?.message ?? err)),
+        ),
+      );
     }
   }
 }

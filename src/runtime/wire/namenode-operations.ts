@@ -16,8 +16,14 @@ import { args, Done, type Role } from './operations.js';
 import { BlockInfoResult, DatanodeAddressSchema, FileStatusResult, described } from './types.js';
 
 const ClientLocationSchema = Type.Object(
-  { workerId: Type.Optional(IdSchema('the worker the caller runs on')), rack: Type.Optional(Type.String({ maxLength: 1024 })) },
-  { additionalProperties: false, description: 'where the caller is: replicas are sorted, and a first replica placed, by it' },
+  {
+    workerId: Type.Optional(IdSchema('the worker the caller runs on')),
+    rack: Type.Optional(Type.String({ maxLength: 1024 })),
+  },
+  {
+    additionalProperties: false,
+    description: 'where the caller is: replicas are sorted, and a first replica placed, by it',
+  },
 );
 const WorkerIdsSchema = Type.Array(IdSchema('a worker'), { maxItems: 1024 });
 
@@ -28,7 +34,9 @@ interface NamenodeOperation<P extends TProperties, R extends TSchema> {
   /** Carries the call out on the NameNode, as `caller`: a peer never names its caller. */
   readonly serve: (namenode: Namenode, args: Static<TObject<P>>, caller: Caller) => Promise<unknown>;
 }
-function namenodeOperation<P extends TProperties, R extends TSchema>(op: NamenodeOperation<P, R>): NamenodeOperation<P, R> {
+function namenodeOperation<P extends TProperties, R extends TSchema>(
+  op: NamenodeOperation<P, R>,
+): NamenodeOperation<P, R> {
   return op;
 }
 
@@ -40,15 +48,32 @@ export const NAMENODE_OPERATIONS = {
   mkdir: namenodeOperation({
     summary: 'make a directory (with parents: and its missing parents)',
     args: { path: PathSchema(), parents: Type.Optional(Type.Boolean()) },
-    result: Done, serve: (nn, a, caller) => nn.mkdir(a.path, { parents: a.parents === true }, caller),
+    result: Done,
+    serve: (nn, a, caller) => nn.mkdir(a.path, { parents: a.parents === true }, caller),
   }),
-  stat: namenodeOperation({ summary: "a path's status", args: { path: PathSchema() }, result: FileStatusResult, serve: (nn, a, caller) => nn.stat(a.path, caller),
+  stat: namenodeOperation({
+    summary: "a path's status",
+    args: { path: PathSchema() },
+    result: FileStatusResult,
+    serve: (nn, a, caller) => nn.stat(a.path, caller),
   }),
-  list: namenodeOperation({ summary: "a directory's entries (a file: itself)", args: { path: PathSchema() }, result: Type.Array(FileStatusResult), serve: (nn, a, caller) => nn.list(a.path, caller),
+  list: namenodeOperation({
+    summary: "a directory's entries (a file: itself)",
+    args: { path: PathSchema() },
+    result: Type.Array(FileStatusResult),
+    serve: (nn, a, caller) => nn.list(a.path, caller),
   }),
-  remove: namenodeOperation({ summary: 'remove a path (a non-empty directory: with recursive)', args: { path: PathSchema(), recursive: Type.Optional(Type.Boolean()) }, result: Done, serve: (nn, a, caller) => nn.remove(a.path, { recursive: a.recursive === true }, caller),
+  remove: namenodeOperation({
+    summary: 'remove a path (a non-empty directory: with recursive)',
+    args: { path: PathSchema(), recursive: Type.Optional(Type.Boolean()) },
+    result: Done,
+    serve: (nn, a, caller) => nn.remove(a.path, { recursive: a.recursive === true }, caller),
   }),
-  rename: namenodeOperation({ summary: 'rename a path', args: { from: PathSchema(), to: PathSchema() }, result: Done, serve: (nn, a, caller) => nn.rename(a.from, a.to, caller),
+  rename: namenodeOperation({
+    summary: 'rename a path',
+    args: { from: PathSchema(), to: PathSchema() },
+    result: Done,
+    serve: (nn, a, caller) => nn.rename(a.from, a.to, caller),
   }),
   create: namenodeOperation({
     summary: 'start a new file, invisible to readers until complete; answers the effective block size and replication',
@@ -60,12 +85,16 @@ export const NAMENODE_OPERATIONS = {
       parents: Type.Optional(Type.Boolean()),
       favoredWorkers: Type.Optional(WorkerIdsSchema),
     },
-    result: Type.Object({ blockSize: Type.Integer(), replication: Type.Integer() }), serve: (nn, { path, ...options }, caller) => nn.create(path, options, caller),
+    result: Type.Object({ blockSize: Type.Integer(), replication: Type.Integer() }),
+    serve: (nn, { path, ...options }, caller) => nn.create(path, options, caller),
   }),
   allocateBlock: namenodeOperation({
-    summary: "allocate the next block of a file under construction: its id, targets and write token",
+    summary: 'allocate the next block of a file under construction: its id, targets and write token',
     args: { path: PathSchema(), client: Type.Optional(ClientLocationSchema) },
-    result: described<BlockAllocation>(Type.Object({ blockId: Type.String(), targets: Type.Array(DatanodeAddressSchema), token: Type.String() })), serve: (nn, a, caller) => nn.allocateBlock(a.path, a.client, caller),
+    result: described<BlockAllocation>(
+      Type.Object({ blockId: Type.String(), targets: Type.Array(DatanodeAddressSchema), token: Type.String() }),
+    ),
+    serve: (nn, a, caller) => nn.allocateBlock(a.path, a.client, caller),
   }),
   commitBlock: namenodeOperation({
     summary: 'record a written block and the workers that stored it',
@@ -76,26 +105,41 @@ export const NAMENODE_OPERATIONS = {
       crc32: Type.Integer({ minimum: 0, maximum: 0xffffffff }),
       workerIds: WorkerIdsSchema,
     },
-    result: Done, serve: (nn, { path, ...block }, caller) => nn.commitBlock(path, block, caller),
+    result: Done,
+    serve: (nn, { path, ...block }, caller) => nn.commitBlock(path, block, caller),
   }),
-  complete: namenodeOperation({ summary: 'close a file under construction: readers see it', args: { path: PathSchema() }, result: Done, serve: (nn, a, caller) => nn.complete(a.path, caller),
+  complete: namenodeOperation({
+    summary: 'close a file under construction: readers see it',
+    args: { path: PathSchema() },
+    result: Done,
+    serve: (nn, a, caller) => nn.complete(a.path, caller),
   }),
-  abandon: namenodeOperation({ summary: 'drop a file under construction; its blocks are deleted', args: { path: PathSchema() }, result: Done, serve: (nn, a, caller) => nn.abandon(a.path, caller),
+  abandon: namenodeOperation({
+    summary: 'drop a file under construction; its blocks are deleted',
+    args: { path: PathSchema() },
+    result: Done,
+    serve: (nn, a, caller) => nn.abandon(a.path, caller),
   }),
   getBlocks: namenodeOperation({
     summary: "a file's blocks with their live replicas and a read token",
     args: { path: PathSchema(), client: Type.Optional(ClientLocationSchema) },
-    result: Type.Array(BlockInfoResult), serve: (nn, a, caller) => nn.getBlocks(a.path, a.client, caller),
+    result: Type.Array(BlockInfoResult),
+    serve: (nn, a, caller) => nn.getBlocks(a.path, a.client, caller),
   }),
   reportBadReplica: namenodeOperation({
-    summary: "a replica looked bad to a reader: its worker is asked to verify it",
+    summary: 'a replica looked bad to a reader: its worker is asked to verify it',
     args: { blockId: IdSchema('the block'), workerId: IdSchema('the worker holding the replica') },
-    result: Done, serve: (nn, a) => nn.reportBadReplica(a.blockId, a.workerId),
+    result: Done,
+    serve: (nn, a) => nn.reportBadReplica(a.blockId, a.workerId),
   }),
   chmod: namenodeOperation({
     summary: "set a path's mode bits (its owner or the admin)",
-    args: { path: PathSchema(), mode: Type.Union([Type.String({ pattern: '^[0-7]{1,4}$' }), Type.Integer({ minimum: 0, maximum: 0o7777 })]) },
-    result: Done, serve: (nn, a, caller) => nn.chmod(a.path, a.mode, caller),
+    args: {
+      path: PathSchema(),
+      mode: Type.Union([Type.String({ pattern: '^[0-7]{1,4}$' }), Type.Integer({ minimum: 0, maximum: 0o7777 })]),
+    },
+    result: Done,
+    serve: (nn, a, caller) => nn.chmod(a.path, a.mode, caller),
   }),
   chown: namenodeOperation({
     summary: "set a path's owner and/or group (the admin)",
@@ -105,7 +149,8 @@ export const NAMENODE_OPERATIONS = {
       group: Type.Union([Type.String({ minLength: 1, maxLength: 256 }), Type.Null()]),
       recursive: Type.Optional(Type.Boolean()),
     },
-    result: Done, serve: (nn, a, caller) => nn.chown(a.path, a.owner, a.group, { recursive: a.recursive === true }, caller),
+    result: Done,
+    serve: (nn, a, caller) => nn.chown(a.path, a.owner, a.group, { recursive: a.recursive === true }, caller),
   }),
 } satisfies Record<keyof NamenodeApi, unknown>;
 
@@ -115,10 +160,22 @@ type Ops = typeof NAMENODE_OPERATIONS;
 export type NamenodeArgs<K extends NamenodeOp> = Static<TObject<Ops[K]['args']>>;
 export type NamenodeResult<K extends NamenodeOp> = Static<Ops[K]['result']>;
 
-type Prefixed<P extends string> = { [K in NamenodeOp as `${P}${K}`]: { summary: string; args: TObject<Ops[K]['args']>; result: Ops[K]['result']; allowed: readonly Role[] } };
+type Prefixed<P extends string> = {
+  [K in NamenodeOp as `${P}${K}`]: {
+    summary: string;
+    args: TObject<Ops[K]['args']>;
+    result: Ops[K]['result'];
+    allowed: readonly Role[];
+  };
+};
 type WithJob<A> = A extends TProperties ? TObject<A & { jobId: TString }> : never;
 type PrefixedWithJob<P extends string> = {
-  [K in NamenodeOp as `${P}${K}`]: { summary: string; args: WithJob<Ops[K]['args']>; result: Ops[K]['result']; allowed: readonly Role[] };
+  [K in NamenodeOp as `${P}${K}`]: {
+    summary: string;
+    args: WithJob<Ops[K]['args']>;
+    result: Ops[K]['result'];
+    allowed: readonly Role[];
+  };
 };
 
 /** `fs-mkdir`, `fs-stat`, ...: the rows of one link, callable by `allowed`, acting as the caller. */
@@ -147,7 +204,12 @@ export function namenodeRowsForJob<P extends string>(prefix: P, allowed: readonl
 }
 
 /** Serves one NameNode operation's row on the NameNode, as `caller`. */
-export function serveNamenodeOperation<K extends NamenodeOp>(namenode: Namenode, op: K, args: NamenodeArgs<K>, caller: Caller): Promise<unknown> {
+export function serveNamenodeOperation<K extends NamenodeOp>(
+  namenode: Namenode,
+  op: K,
+  args: NamenodeArgs<K>,
+  caller: Caller,
+): Promise<unknown> {
   const { serve } = NAMENODE_OPERATIONS[op] as unknown as NamenodeOperation<TProperties, TSchema>;
   return serve(namenode, args as Static<TObject<TProperties>>, caller);
 }
@@ -180,14 +242,23 @@ export function namenodeOverCalls(call: NamenodeCaller): NamenodeApi {
           favoredWorkers: options?.favoredWorkers ? [...options.favoredWorkers] : undefined,
         }),
       ),
-    allocateBlock: (path, client) => call('allocateBlock', defined({ path, client: client && defined({ ...client }) })) as Promise<BlockAllocation>,
+    allocateBlock: (path, client) =>
+      call('allocateBlock', defined({ path, client: client && defined({ ...client }) })) as Promise<BlockAllocation>,
     commitBlock: async (path, block) =>
-      void (await call('commitBlock', { path, blockId: block.blockId, length: block.length, crc32: block.crc32, workerIds: [...block.workerIds] })),
+      void (await call('commitBlock', {
+        path,
+        blockId: block.blockId,
+        length: block.length,
+        crc32: block.crc32,
+        workerIds: [...block.workerIds],
+      })),
     complete: async (path) => void (await call('complete', { path })),
     abandon: async (path) => void (await call('abandon', { path })),
-    getBlocks: (path, client) => call('getBlocks', defined({ path, client: client && defined({ ...client }) })) as Promise<BlockInfo[]>,
+    getBlocks: (path, client) =>
+      call('getBlocks', defined({ path, client: client && defined({ ...client }) })) as Promise<BlockInfo[]>,
     reportBadReplica: async (blockId, workerId) => void (await call('reportBadReplica', { blockId, workerId })),
     chmod: async (path, mode) => void (await call('chmod', { path, mode })),
-    chown: async (path, owner, group, options) => void (await call('chown', defined({ path, owner, group, recursive: options?.recursive }))),
+    chown: async (path, owner, group, options) =>
+      void (await call('chown', defined({ path, owner, group, recursive: options?.recursive }))),
   };
 }

@@ -67,10 +67,13 @@ interface RowSpec<A extends TObject, R extends TSchema | null> {
 }
 
 /** Declares the rows of a table: every row gets its compiled validator named after the operation. */
-export function table<T extends Record<string, RowSpec<TObject, TSchema | null>>>(rows: T): { readonly [K in keyof T]: Operation<T[K]['args'], T[K]['result']> } {
+export function table<T extends Record<string, RowSpec<TObject, TSchema | null>>>(
+  rows: T,
+): { readonly [K in keyof T]: Operation<T[K]['args'], T[K]['result']> } {
   const out: Record<string, Operation> = {};
   for (const [name, row] of Object.entries(rows)) {
-    if (row.allowed.includes('owner') && !row.owner) throw new Error(`operation ${name}: 'owner' is allowed but no owner rule says whose`);
+    if (row.allowed.includes('owner') && !row.owner)
+      throw new Error(`operation ${name}: 'owner' is allowed but no owner rule says whose`);
     out[name] = { ...row, validator: new Validator(row.args, `message "${name}"`) };
   }
   return out as { readonly [K in keyof T]: Operation<T[K]['args'], T[K]['result']> };

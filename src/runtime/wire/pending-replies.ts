@@ -7,7 +7,10 @@ import type { ReplyFrame } from './frames.js';
  * the link's end fails it.
  */
 export class PendingReplies {
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer?: NodeJS.Timeout }>();
+  private readonly pending = new Map<
+    number,
+    { resolve(v: unknown): void; reject(e: Error): void; timer?: NodeJS.Timeout }
+  >();
   private nextId = 1;
 
   /** A new request id and the promise of its answer; `timeoutMs` > 0 fails it with ETIMEOUT after that long. */

@@ -4,10 +4,25 @@ import { WebSocket } from 'ws';
 import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { validateUserName } from '../../storage/index.js';
-import { AUTH_TIMEOUT_MS, authProof, inProcessCredentials, newNonce, proofMatches, type Credentials, type PeerSecurity } from './auth.js';
+import {
+  AUTH_TIMEOUT_MS,
+  authProof,
+  inProcessCredentials,
+  newNonce,
+  proofMatches,
+  type Credentials,
+  type PeerSecurity,
+} from './auth.js';
 import type { Dispatcher } from './dispatch.js';
 import { decodeFrame, encodeFrame } from './frame-codec.js';
-import { MAX_FRAME_BYTES, PROTOCOL_VERSION, argumentsOf, type Frame, type OperationFrame, type ReplyFrame } from './frames.js';
+import {
+  MAX_FRAME_BYTES,
+  PROTOCOL_VERSION,
+  argumentsOf,
+  type Frame,
+  type OperationFrame,
+  type ReplyFrame,
+} from './frames.js';
 import type { AuthResult } from './handshake.js';
 import type { Message } from './messages.js';
 import { PendingReplies } from './pending-replies.js';
@@ -52,7 +67,9 @@ export class RpcPeer extends EventEmitter implements Link {
     this.closed = new Promise((resolve) => {
       socket.once('close', (code: number, reason: Buffer) => {
         const why = reason.toString();
-        this.pending.failAll(new MinimrError('ECONNECT', `connection closed before a reply arrived (${code}${why ? `: ${why}` : ''})`));
+        this.pending.failAll(
+          new MinimrError('ECONNECT', `connection closed before a reply arrived (${code}${why ? `: ${why}` : ''})`),
+        );
         resolve({ code, reason: why });
       });
     });
@@ -96,7 +113,8 @@ export class RpcPeer extends EventEmitter implements Link {
   close(code = 1000, reason = ''): void {
     // Close reasons are limited to 123 bytes by RFC 6455.
     const short = Buffer.from(reason).subarray(0, 120).toString();
-    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(code, short);
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING)
+      this.socket.close(code, short);
   }
 
   terminate(): void {
@@ -112,13 +130,18 @@ export class RpcPeer extends EventEmitter implements Link {
     if (err instanceof MinimrError) return { code: err.code, message: err.message, details: { ...err.details } };
     const reference = randomBytes(4).toString('hex');
     this.logger?.error({ err: serializeError(err), type, reference, peer: this.label || this.user }, 'request failed');
-    return { code: 'EINTERNAL', message: `internal error while handling "${type}" (reference ${reference} in the server's log)` };
+    return {
+      code: 'EINTERNAL',
+      message: `internal error while handling "${type}" (reference ${reference} in the server's log)`,
+    };
   }
 
   private handle(frame: OperationFrame): unknown {
     const handler = this.handler;
     // A hand-played peer trusts the frame's shape; a dispatcher checks it.
-    return typeof handler === 'function' ? handler(frame as unknown as Message, this) : handler.call(frame.type, argumentsOf(frame), this);
+    return typeof handler === 'function'
+      ? handler(frame as unknown as Message, this)
+      : handler.call(frame.type, argumentsOf(frame), this);
   }
 
   private onFrame(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
@@ -149,7 +172,10 @@ export class RpcPeer extends EventEmitter implements Link {
     }
     const eventFailed = (err: unknown): void => {
       const code = err instanceof MinimrError ? err.code : 'EINTERNAL';
-      this.logger?.warn({ err: serializeError(err), code, type: message.type, peer: this.label || this.user }, 'event refused or failed');
+      this.logger?.warn(
+        { err: serializeError(err), code, type: message.type, peer: this.label || this.user },
+        'event refused or failed',
+      );
     };
     try {
       const r = this.handle(message);
@@ -165,7 +191,12 @@ export class RpcPeer extends EventEmitter implements Link {
  * `auth` until then (see auth.ts); then `dispatcher` takes over and `peer.user` is set. A wrong proof,
  * any other message first, or silence for AUTH_TIMEOUT_MS gets EAUTH and the connection closed.
  */
-export function acceptPeer(socket: WebSocket, secret: Buffer, dispatcher: Dispatcher<RpcPeer> | RawHandler, logger?: Logger): RpcPeer {
+export function acceptPeer(
+  socket: WebSocket,
+  secret: Buffer,
+  dispatcher: Dispatcher<RpcPeer> | RawHandler,
+  logger?: Logger,
+): RpcPeer {
   const serverNonce = newNonce();
   const refuse = (peer: RpcPeer, why: string): never => {
     logger?.warn({ why }, 'connection refused: not authenticated');
@@ -175,7 +206,10 @@ export function acceptPeer(socket: WebSocket, secret: Buffer, dispatcher: Dispat
   };
   const gate: RawHandler = (message, peer) => {
     if (message.type !== 'auth') {
-      return refuse(peer, `this JobTracker requires authentication before "${message.type}": prove you know the cluster secret (give the secret file with --secret-file or MINIMR_SECRET_FILE)`);
+      return refuse(
+        peer,
+        `this JobTracker requires authentication before "${message.type}": prove you know the cluster secret (give the secret file with --secret-file or MINIMR_SECRET_FILE)`,
+      );
     }
     let user: string;
     try {
@@ -183,7 +217,8 @@ export function acceptPeer(socket: WebSocket, secret: Buffer, dispatcher: Dispat
     } catch (err) {
       return refuse(peer, (err as Error).message);
     }
-    if (typeof message.nonce !== 'string' || !/^[0-9a-f]{32,128}$/.test(message.nonce)) return refuse(peer, 'auth: the client nonce must be 32-128 hex digits');
+    if (typeof message.nonce !== 'string' || !/^[0-9a-f]{32,128}$/.test(message.nonce))
+      return refuse(peer, 'auth: the client nonce must be 32-128 hex digits');
     if (!proofMatches(authProof(secret, 'client', serverNonce, message.nonce, user), message.proof)) {
       return refuse(peer, `authentication failed for user ${user}: wrong cluster secret`);
     }
@@ -193,7 +228,10 @@ export function acceptPeer(socket: WebSocket, secret: Buffer, dispatcher: Dispat
     return { proof: authProof(secret, 'server', serverNonce, message.nonce, user), user } satisfies AuthResult;
   };
   const peer = new RpcPeer(socket, gate, logger);
-  const timer = setTimeout(() => peer.close(CLOSE_AUTH_FAILED, `EAUTH: no authentication within ${AUTH_TIMEOUT_MS} ms`), AUTH_TIMEOUT_MS);
+  const timer = setTimeout(
+    () => peer.close(CLOSE_AUTH_FAILED, `EAUTH: no authentication within ${AUTH_TIMEOUT_MS} ms`),
+    AUTH_TIMEOUT_MS,
+  );
   void peer.closed.then(() => clearTimeout(timer));
   peer.send({ type: 'hello', nonce: serverNonce });
   return peer;
@@ -234,7 +272,9 @@ export async function connectPeer(
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) => {
       socket.off('open', onOpen);
-      reject(new MinimrError('ECONNECT', `cannot reach the JobTracker at ${url}: ${err.message}. Is it running?`, { url }));
+      reject(
+        new MinimrError('ECONNECT', `cannot reach the JobTracker at ${url}: ${err.message}. Is it running?`, { url }),
+      );
     };
     const onOpen = () => {
       socket.off('error', onError);
@@ -254,20 +294,47 @@ export async function connectPeer(
   return peer;
 }
 
-async function authenticate(peer: RpcPeer, credentials: Credentials, challenge: Promise<string>, url: string, timeoutMs: number): Promise<void> {
+async function authenticate(
+  peer: RpcPeer,
+  credentials: Credentials,
+  challenge: Promise<string>,
+  url: string,
+  timeoutMs: number,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const serverNonce = await Promise.race([
     challenge,
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new MinimrError('EAUTH', `the server at ${url} sent no authentication challenge within ${timeoutMs} ms: is it a minimr JobTracker of this version?`, { url })), timeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(
+            new MinimrError(
+              'EAUTH',
+              `the server at ${url} sent no authentication challenge within ${timeoutMs} ms: is it a minimr JobTracker of this version?`,
+              { url },
+            ),
+          ),
+        timeoutMs,
+      );
     }),
   ]).finally(() => clearTimeout(timer));
   const clientNonce = newNonce();
   const result = await peer.request<AuthResult>(
-    { type: 'auth', user: credentials.user, nonce: clientNonce, proof: authProof(credentials.secret, 'client', serverNonce, clientNonce, credentials.user) },
+    {
+      type: 'auth',
+      user: credentials.user,
+      nonce: clientNonce,
+      proof: authProof(credentials.secret, 'client', serverNonce, clientNonce, credentials.user),
+    },
     timeoutMs,
   );
-  if (!proofMatches(authProof(credentials.secret, 'server', serverNonce, clientNonce, credentials.user), result?.proof)) {
-    throw new MinimrError('EAUTH', `the server at ${url} did not prove it knows the cluster secret: it is not this cluster's JobTracker`, { url });
+  if (
+    !proofMatches(authProof(credentials.secret, 'server', serverNonce, clientNonce, credentials.user), result?.proof)
+  ) {
+    throw new MinimrError(
+      'EAUTH',
+      `the server at ${url} did not prove it knows the cluster secret: it is not this cluster's JobTracker`,
+      { url },
+    );
   }
 }

@@ -43,21 +43,27 @@ export function AmountSchema(description?: string) {
 }
 
 /** Named counters: name to value. */
-export const CountersSchema = Type.Record(Type.String({ maxLength: 512 }), Type.Number(), { description: 'counters by name' });
+export const CountersSchema = Type.Record(Type.String({ maxLength: 512 }), Type.Number(), {
+  description: 'counters by name',
+});
 
 /** An error as it crosses the wire: code and message, never a stack. */
 export const SerializedErrorSchema = Type.Object(
   {
     code: Type.String({ maxLength: 64 }),
     message: Type.String({ maxLength: 1_000_000 }),
-    details: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Undefined()]))),
+    details: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Undefined()])),
+    ),
   },
   { description: 'an error: a stable code and a message a user can act on' },
 );
 
 /** Any JSON-like value (a job's params, its prepare() result). */
 export const JsonValueSchema = Type.Unsafe<JsonValue>(Type.Unknown({ description: 'any JSON value' }));
-export const JsonObjectSchema = Type.Unsafe<JsonObject>(Type.Record(Type.String(), Type.Unknown(), { description: 'a JSON object' }));
+export const JsonObjectSchema = Type.Unsafe<JsonObject>(
+  Type.Record(Type.String(), Type.Unknown(), { description: 'a JSON object' }),
+);
 
 function fieldName(pointer: string): string {
   if (pointer === '') return '(the whole value)';
@@ -89,7 +95,8 @@ function errorCodeAt(root: TSchema, pointer: string): SchemaErrorCode {
   let schema: TSchema | undefined = root;
   for (const part of pointer.split('/').slice(1)) {
     if (!schema) break;
-    if (schema.type === 'object' && schema.properties && Object.hasOwn(schema.properties, part)) schema = schema.properties[part] as TSchema;
+    if (schema.type === 'object' && schema.properties && Object.hasOwn(schema.properties, part))
+      schema = schema.properties[part] as TSchema;
     else if (schema.type === 'array' && schema.items) schema = schema.items as TSchema;
     else if (schema.patternProperties) schema = Object.values(schema.patternProperties as Record<string, TSchema>)[0];
     else schema = undefined;
@@ -141,8 +148,12 @@ function complaint(error: ValueError): string {
     case ValueErrorType.Literal:
       return `must be ${JSON.stringify(s.const)}, ${got}`;
     case ValueErrorType.Union: {
-      const literals = ((s.anyOf ?? []) as TSchema[]).filter((o) => o.const !== undefined).map((o) => JSON.stringify(o.const));
-      return literals.length === (s.anyOf ?? []).length && literals.length > 0 ? `must be one of ${literals.join(', ')}, ${got}` : `has none of the forms it may take, ${got}`;
+      const literals = ((s.anyOf ?? []) as TSchema[])
+        .filter((o) => o.const !== undefined)
+        .map((o) => JSON.stringify(o.const));
+      return literals.length === (s.anyOf ?? []).length && literals.length > 0
+        ? `must be one of ${literals.join(', ')}, ${got}`
+        : `has none of the forms it may take, ${got}`;
     }
     default:
       return `${error.message.replace(/^Expected/, 'must be')}, ${got}`;

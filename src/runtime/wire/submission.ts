@@ -17,7 +17,8 @@ export function validateJobConf(raw: unknown): JobConf {
   const conf: JobConf = {};
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     const int = (min: number) => {
-      if (!Number.isInteger(value) || (value as number) < min) bad(`conf ${key} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+      if (!Number.isInteger(value) || (value as number) < min)
+        bad(`conf ${key} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
       return value as number;
     };
     switch (key) {
@@ -38,30 +39,39 @@ export function validateJobConf(raw: unknown): JobConf {
         conf[key] = int(1);
         break;
       case 'shuffle.map.spillPercent':
-        if (typeof value !== 'number' || !(value > 0 && value <= 1)) bad(`conf ${key} must be a number in (0, 1], got ${JSON.stringify(value)}`);
+        if (typeof value !== 'number' || !(value > 0 && value <= 1))
+          bad(`conf ${key} must be a number in (0, 1], got ${JSON.stringify(value)}`);
         conf[key] = value;
         break;
       case 'shuffle.map.hashCombinePercent':
-        if (typeof value !== 'number' || !(value >= 0 && value < 1)) bad(`conf ${key} must be a number in [0, 1), got ${JSON.stringify(value)}`);
+        if (typeof value !== 'number' || !(value >= 0 && value < 1))
+          bad(`conf ${key} must be a number in [0, 1), got ${JSON.stringify(value)}`);
         conf[key] = value;
         break;
       case 'job.reduceSlowStart':
         if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
-          bad(`conf ${key} must be the fraction of maps done before reduces start, a number in [0, 1], got ${JSON.stringify(value)}`);
+          bad(
+            `conf ${key} must be the fraction of maps done before reduces start, a number in [0, 1], got ${JSON.stringify(value)}`,
+          );
         }
         conf[key] = value;
         break;
       case 'shuffle.compress':
-        if (value !== 'lz4' && value !== 'none') bad(`conf ${key} must be "lz4" or "none", got ${JSON.stringify(value)}`);
+        if (value !== 'lz4' && value !== 'none')
+          bad(`conf ${key} must be "lz4" or "none", got ${JSON.stringify(value)}`);
         conf[key] = value;
         break;
       case 'skew.strategy':
-        if (!SKEW_STRATEGIES.includes(value as SkewStrategy)) bad(`conf ${key} must be one of ${SKEW_STRATEGIES.map((v) => `"${v}"`).join(', ')}, got ${JSON.stringify(value)}`);
+        if (!SKEW_STRATEGIES.includes(value as SkewStrategy))
+          bad(
+            `conf ${key} must be one of ${SKEW_STRATEGIES.map((v) => `"${v}"`).join(', ')}, got ${JSON.stringify(value)}`,
+          );
         conf[key] = value as SkewStrategy;
         break;
       case 'skew.partitionFactor':
         conf[key] = int(1);
-        if (conf[key] > MAX_PARTITION_FACTOR) bad(`conf ${key} must be at most ${MAX_PARTITION_FACTOR}, got ${conf[key]}`);
+        if (conf[key] > MAX_PARTITION_FACTOR)
+          bad(`conf ${key} must be at most ${MAX_PARTITION_FACTOR}, got ${conf[key]}`);
         break;
       case 'skew.sketchDepth':
         conf[key] = int(1);
@@ -72,12 +82,16 @@ export function validateJobConf(raw: unknown): JobConf {
         conf[key] = int(1);
         break;
       default:
-        bad(`unknown setting "${key}" (known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', 'job.outputReplication', ...Object.keys(SKEW_CONF_DEFAULTS)].join(', ')})`);
+        bad(
+          `unknown setting "${key}" (known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', 'job.outputReplication', ...Object.keys(SKEW_CONF_DEFAULTS)].join(', ')})`,
+        );
     }
   }
   const slowStart = conf['job.reduceSlowStart'];
   if (conf['skew.strategy'] === 'simple' && slowStart !== undefined && slowStart < 1) {
-    bad(`conf job.reduceSlowStart ${slowStart} cannot be used with skew.strategy "simple": it assigns partitions from every map's output sizes, so its reduces wait for the last map (use "hash" or "cms", or drop job.reduceSlowStart)`);
+    bad(
+      `conf job.reduceSlowStart ${slowStart} cannot be used with skew.strategy "simple": it assigns partitions from every map's output sizes, so its reduces wait for the last map (use "hash" or "cms", or drop job.reduceSlowStart)`,
+    );
   }
   return conf;
 }
@@ -92,8 +106,10 @@ function bad(message: string): never {
 export function validateSubmission(raw: unknown): JobSubmission {
   if (typeof raw !== 'object' || raw === null) bad('the job must be an object');
   const s = raw as Partial<JobSubmission>;
-  if (typeof s.name !== 'string' || s.name.length === 0 || s.name.length > 200) bad('`name` must be a string of 1-200 characters');
-  if (typeof s.moduleSource !== 'string' || s.moduleSource.length === 0) bad('`moduleSource` must be the job module\'s source text');
+  if (typeof s.name !== 'string' || s.name.length === 0 || s.name.length > 200)
+    bad('`name` must be a string of 1-200 characters');
+  if (typeof s.moduleSource !== 'string' || s.moduleSource.length === 0)
+    bad("`moduleSource` must be the job module's source text");
   if (typeof s.moduleName !== 'string') bad('`moduleName` must be a string');
   if (!Array.isArray(s.inputPaths) || !s.inputPaths.every((p) => typeof p === 'string' && PATH_RE.test(p))) {
     bad('`inputPaths` must be a list of absolute paths');
@@ -106,31 +122,40 @@ export function validateSubmission(raw: unknown): JobSubmission {
     const b = s.outputPath.replace(/\/+$/, '');
     if (a === b || a.startsWith(`${b}/`)) bad(`output path ${s.outputPath} would overwrite the input ${input}`);
   }
-  if (!Number.isInteger(s.reducers) || (s.reducers as number) < 0 || (s.reducers as number) > 100_000) bad('`reducers` must be an integer in 0..100000');
+  if (!Number.isInteger(s.reducers) || (s.reducers as number) < 0 || (s.reducers as number) > 100_000)
+    bad('`reducers` must be an integer in 0..100000');
   const input = s.input as JobSubmission['input'] | undefined;
   if (!input || typeof input !== 'object') bad('`input` format missing');
   if (input.kind === 'fixed') {
-    if (!Number.isInteger(input.recordLength) || input.recordLength <= 0) bad('fixed input needs a positive integer recordLength');
+    if (!Number.isInteger(input.recordLength) || input.recordLength <= 0)
+      bad('fixed input needs a positive integer recordLength');
   } else if (input.kind === 'generated') {
     if (!Array.isArray(input.splits)) bad('generated input needs a list of splits');
   } else if (input.kind !== 'text') bad(`unknown input format "${String((input as { kind?: unknown }).kind)}"`);
   const output = s.output as JobSubmission['output'] | undefined;
-  if (!output || (output.kind !== 'text' && output.kind !== 'records')) bad('`output` must be a text or records format');
+  if (!output || (output.kind !== 'text' && output.kind !== 'records'))
+    bad('`output` must be a text or records format');
   if (output.kind === 'text' && typeof output.separator !== 'string') bad('text output needs a separator string');
   if (typeof s.params !== 'object' || s.params === null) bad('`params` must be an object');
   if (typeof s.shared !== 'object' || s.shared === null) bad('`shared` must be an object');
-  if (s.maxAttempts !== undefined && (!Number.isInteger(s.maxAttempts) || s.maxAttempts < 1)) bad('`maxAttempts` must be a positive integer');
+  if (s.maxAttempts !== undefined && (!Number.isInteger(s.maxAttempts) || s.maxAttempts < 1))
+    bad('`maxAttempts` must be a positive integer');
   for (const f of ['mapMemoryMb', 'reduceMemoryMb'] as const) {
-    if (s[f] !== undefined && (!Number.isInteger(s[f]) || (s[f] as number) <= 0)) bad(`\`${f}\` must be a positive integer`);
+    if (s[f] !== undefined && (!Number.isInteger(s[f]) || (s[f] as number) <= 0))
+      bad(`\`${f}\` must be a positive integer`);
   }
   if (s.pool !== undefined && typeof s.pool !== 'string') bad('`pool` must be a string');
-  if (s.mrCluster !== undefined && s.mrCluster !== null && (typeof s.mrCluster !== 'string' || s.mrCluster === '')) bad('`mrCluster` must be the name of an MR-cluster');
-  if (s.weight !== undefined && !(typeof s.weight === 'number' && Number.isFinite(s.weight) && s.weight > 0)) bad('`weight` must be a positive number');
+  if (s.mrCluster !== undefined && s.mrCluster !== null && (typeof s.mrCluster !== 'string' || s.mrCluster === ''))
+    bad('`mrCluster` must be the name of an MR-cluster');
+  if (s.weight !== undefined && !(typeof s.weight === 'number' && Number.isFinite(s.weight) && s.weight > 0))
+    bad('`weight` must be a positive number');
   const placement = s.inputPlacement as JobSubmission['inputPlacement'];
   if (placement !== undefined) {
     if (typeof placement !== 'object' || placement === null) bad('`inputPlacement` must be an object');
-    if (!Number.isInteger(placement.replication) || placement.replication < 1 || placement.replication > 16) bad('`inputPlacement.replication` must be an integer in 1..16');
-    if (!(typeof placement.windowMs === 'number' && Number.isFinite(placement.windowMs) && placement.windowMs >= 0)) bad('`inputPlacement.windowMs` must be a number of milliseconds >= 0');
+    if (!Number.isInteger(placement.replication) || placement.replication < 1 || placement.replication > 16)
+      bad('`inputPlacement.replication` must be an integer in 1..16');
+    if (!(typeof placement.windowMs === 'number' && Number.isFinite(placement.windowMs) && placement.windowMs >= 0))
+      bad('`inputPlacement.windowMs` must be a number of milliseconds >= 0');
   }
   const conf = validateJobConf(s.conf);
   const factor = conf['skew.partitionFactor'] ?? SKEW_CONF_DEFAULTS['skew.partitionFactor'];
@@ -165,7 +190,10 @@ export function validateSubmission(raw: unknown): JobSubmission {
 /** A 'cms' job with reducers needs the client's sketch, one counter per partition in every row. */
 function validateSkewSample(raw: unknown, conf: JobConf, reducers: number): SkewSample | undefined {
   if (conf['skew.strategy'] !== 'cms' || reducers === 0) return undefined;
-  if (typeof raw !== 'object' || raw === null) bad('a job with skew.strategy "cms" needs the sketch its client builds (`skewSample`); submit it with the minimr client');
+  if (typeof raw !== 'object' || raw === null)
+    bad(
+      'a job with skew.strategy "cms" needs the sketch its client builds (`skewSample`); submit it with the minimr client',
+    );
   const sample = raw as Partial<SkewSample>;
   let sketch: CountMinSketch;
   try {
@@ -174,14 +202,24 @@ function validateSkewSample(raw: unknown, conf: JobConf, reducers: number): Skew
     bad(`skewSample: ${(err as Error).message}`);
   }
   const partitions = reducers * (conf['skew.partitionFactor'] ?? SKEW_CONF_DEFAULTS['skew.partitionFactor']);
-  if (sketch.width !== partitions) bad(`skewSample: the sketch has ${sketch.width} counters per row, the job ${partitions} partitions`);
+  if (sketch.width !== partitions)
+    bad(`skewSample: the sketch has ${sketch.width} counters per row, the job ${partitions} partitions`);
   for (const f of ['sampleMs', 'inputRecords', 'outputRecords'] as const) {
-    if (!(typeof sample[f] === 'number' && Number.isFinite(sample[f]) && sample[f] >= 0)) bad(`skewSample.${f} must be a non-negative number`);
+    if (!(typeof sample[f] === 'number' && Number.isFinite(sample[f]) && sample[f] >= 0))
+      bad(`skewSample.${f} must be a non-negative number`);
   }
-  return { sketch: sample.sketch!, sampleMs: sample.sampleMs!, inputRecords: sample.inputRecords!, outputRecords: sample.outputRecords! };
+  return {
+    sketch: sample.sketch!,
+    sampleMs: sample.sampleMs!,
+    inputRecords: sample.inputRecords!,
+    outputRecords: sample.outputRecords!,
+  };
 }
 
-/** `--conf key=value` pairs (the CLI's and the benchmarks'); numbers become numbers, sizes may be written as 64m, 16k ... */
+/**
+ * `--conf key=value` pairs (the CLI's and the benchmarks'); numbers become numbers, sizes may be written as 64m, 16k
+ * ...
+ */
 export function parseConfPairs(list: readonly string[] | undefined): JobConf {
   const raw: Record<string, JsonValue> = {};
   for (const [key, value] of keyValuePairs(list, '--conf')) {

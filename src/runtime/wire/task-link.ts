@@ -9,4 +9,12 @@ export { IpcLink, type IpcChannel } from './ipc-link.js';
 export { Dispatcher, type Caller } from './dispatch.js';
 export { stubOf, type Stub } from './stubs.js';
 export { namenodeOverCalls } from './namenode-operations.js';
-export type { AttemptSpec, Counters, LostMapOutput, MapOutputAnnouncement, MapOutputSummary, SerializedInputFormat, TaskInput } from './types.js';
+export type {
+  AttemptSpec,
+  Counters,
+  LostMapOutput,
+  MapOutputAnnouncement,
+  MapOutputSummary,
+  SerializedInputFormat,
+  TaskInput,
+} from './types.js';

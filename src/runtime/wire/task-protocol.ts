@@ -10,16 +10,26 @@ import { AttemptSpecSchema, MapOutputSummarySchema, MapOutputsChangedSchema } fr
 
 export const TASK_TO_WORKER = {
   ...table({
-    ready: { summary: 'the process has loaded the runtime and waits for an attempt', args: args({}), result: null, allowed: ['task'] },
+    ready: {
+      summary: 'the process has loaded the runtime and waits for an attempt',
+      args: args({}),
+      result: null,
+      allowed: ['task'],
+    },
     idle: {
-      summary: 'after a successful attempt: the process is as clean as it started and may run another attempt of the same module',
+      summary:
+        'after a successful attempt: the process is as clean as it started and may run another attempt of the same module',
       args: args({}),
       result: null,
       allowed: ['task'],
     },
     progress: {
       summary: "the running attempt's progress and counters",
-      args: args({ attemptId: IdSchema('the attempt'), progress: Type.Number({ description: '0..1; the books clamp what lies outside' }), counters: CountersSchema }),
+      args: args({
+        attemptId: IdSchema('the attempt'),
+        progress: Type.Number({ description: '0..1; the books clamp what lies outside' }),
+        counters: CountersSchema,
+      }),
       result: null,
       allowed: ['task'],
     },

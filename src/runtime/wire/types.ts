@@ -54,25 +54,47 @@ const fraction = (description: string) => Type.Number({ minimum: 0, maximum: 1, 
  */
 export const JobConfSchema = Type.Object(
   {
-    'shuffle.map.bufferBytes': Type.Optional(CountSchema('map-side sort buffer (data + record metadata), bytes; default 64 MiB')),
-    'shuffle.map.spillPercent': Type.Optional(fraction('fraction of the map buffer that triggers a spill; default 0.8')),
-    'shuffle.map.hashCombinePercent': Type.Optional(
-      fraction('fraction of the map buffer given to the combining hash table of a job with a combiner; 0 combines at spills only; default 0.5'),
+    'shuffle.map.bufferBytes': Type.Optional(
+      CountSchema('map-side sort buffer (data + record metadata), bytes; default 64 MiB'),
     ),
-    'shuffle.reduce.bufferBytes': Type.Optional(CountSchema('reduce-side shuffle buffer, bytes of decompressed map output; default 64 MiB')),
+    'shuffle.map.spillPercent': Type.Optional(
+      fraction('fraction of the map buffer that triggers a spill; default 0.8'),
+    ),
+    'shuffle.map.hashCombinePercent': Type.Optional(
+      fraction(
+        'fraction of the map buffer given to the combining hash table of a job with a combiner; 0 combines at spills only; default 0.5',
+      ),
+    ),
+    'shuffle.reduce.bufferBytes': Type.Optional(
+      CountSchema('reduce-side shuffle buffer, bytes of decompressed map output; default 64 MiB'),
+    ),
     'shuffle.merge.factor': Type.Optional(CountSchema('most runs merged at once; default 10')),
     'shuffle.map.outputRuns': Type.Optional(
-      CountSchema('most sorted runs per partition in a map output, 1 or 2 (two buffer generations published unmerged); default 2'),
+      CountSchema(
+        'most sorted runs per partition in a map output, 1 or 2 (two buffer generations published unmerged); default 2',
+      ),
     ),
-    'shuffle.compress': Type.Optional(Type.Union([Type.Literal('lz4'), Type.Literal('none')], { description: 'frame codec of map outputs; default lz4' })),
+    'shuffle.compress': Type.Optional(
+      Type.Union([Type.Literal('lz4'), Type.Literal('none')], {
+        description: 'frame codec of map outputs; default lz4',
+      }),
+    ),
     'shuffle.parallelCopies': Type.Optional(CountSchema('map outputs a reducer fetches at once; default 5')),
-    'job.maxMaps': Type.Optional(CountSchema('run only the first N map tasks (profiling a job on a sample of its input)')),
-    'job.outputReplication': Type.Optional(CountSchema("replicas of each output block; default: the JobTracker's replication")),
+    'job.maxMaps': Type.Optional(
+      CountSchema('run only the first N map tasks (profiling a job on a sample of its input)'),
+    ),
+    'job.outputReplication': Type.Optional(
+      CountSchema("replicas of each output block; default: the JobTracker's replication"),
+    ),
     'job.reduceSlowStart': Type.Optional(
-      fraction("fraction of the maps done before the job's reduces may launch (mapreduce.job.reduce.slowstart.completedmaps); default 1"),
+      fraction(
+        "fraction of the maps done before the job's reduces may launch (mapreduce.job.reduce.slowstart.completedmaps); default 1",
+      ),
     ),
     'skew.strategy': Type.Optional(
-      Type.Union([Type.Literal('hash'), Type.Literal('simple'), Type.Literal('cms')], { description: 'how partitions are given to reducers (src/skew); default hash' }),
+      Type.Union([Type.Literal('hash'), Type.Literal('simple'), Type.Literal('cms')], {
+        description: 'how partitions are given to reducers (src/skew); default hash',
+      }),
     ),
     'skew.partitionFactor': Type.Optional(CountSchema('virtual partitions per reducer; default 1')),
     'skew.sketchDepth': Type.Optional(CountSchema("'cms': rows of the sketch; default 4")),
@@ -149,7 +171,9 @@ export const JobSubmissionSchema = Type.Object(
     /** 'cms' jobs: the sketch of a sample of the map output, built by the client. */
     skewSample: Type.Optional(SkewSampleSchema),
     /** The input is a private data set still owed replicas a policy may place (improved FAIR). */
-    inputPlacement: Type.Optional(Type.Object({ replication: Type.Integer({ minimum: 1, maximum: 16 }), windowMs: AmountSchema() })),
+    inputPlacement: Type.Optional(
+      Type.Object({ replication: Type.Integer({ minimum: 1, maximum: 16 }), windowMs: AmountSchema() }),
+    ),
   },
   { 'x-minimr-error-code': 'EBADJOB', description: 'a job: its module, input, output and settings' },
 );
@@ -161,7 +185,13 @@ export type JobSubmission = Omit<SubmissionFields, 'mrCluster'> & { mrCluster?: 
 
 /** A file input split (storage) or a generated one (split value). */
 export const TaskInputSchema = Type.Union([
-  Type.Object({ kind: Type.Literal('file'), path: PathSchema(), start: CountSchema(), length: CountSchema(), fileLength: CountSchema() }),
+  Type.Object({
+    kind: Type.Literal('file'),
+    path: PathSchema(),
+    start: CountSchema(),
+    length: CountSchema(),
+    fileLength: CountSchema(),
+  }),
   Type.Object({ kind: Type.Literal('generated'), value: JsonValueSchema }),
   Type.Object({ kind: Type.Literal('none') }),
 ]);
@@ -198,7 +228,11 @@ export type LostMapOutput = Static<typeof LostMapOutputSchema>;
 
 /** Map outputs a running reduce has to know of, in the order they came and went (`map-outputs`). */
 export const MapOutputsChangedSchema = Type.Object(
-  { attemptId: IdSchema('the reduce attempt'), available: Type.Array(MapOutputAnnouncementSchema), lost: Type.Array(LostMapOutputSchema) },
+  {
+    attemptId: IdSchema('the reduce attempt'),
+    available: Type.Array(MapOutputAnnouncementSchema),
+    lost: Type.Array(LostMapOutputSchema),
+  },
   { additionalProperties: false },
 );
 
@@ -393,7 +427,10 @@ export interface ClusterInfoResult {
   heartbeatMs: number;
 }
 
-/** Attempts of one phase of a job that ran with the same shuffle buffer; every figure but `bufferMiB` is a sum over them. */
+/**
+ * Attempts of one phase of a job that ran with the same shuffle buffer; every figure but `bufferMiB` is a sum over
+ * them.
+ */
 export interface BufferBucket {
   readonly bufferMiB: number;
   readonly attempts: number;
@@ -409,7 +446,10 @@ export interface BufferBucket {
 export interface JobProfile {
   /** The job name (`defineJob({ name })`): runs of the same name are one recurring job. */
   readonly job: string;
-  /** The user whose jobs (or import) made the profile: they and the admin may change it; absent in profiles older than owners. */
+  /**
+   * The user whose jobs (or import) made the profile: they and the admin may change it; absent in profiles older than
+   * owners.
+   */
   readonly owner?: string;
   readonly updatedAt: number;
   /** Successful runs recorded, and `minimr profile` results imported. */

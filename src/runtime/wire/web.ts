@@ -6,7 +6,14 @@
  */
 import type { PolicyState } from '../../scheduler/index.js';
 import type { BlockInfo, BlockStoreUsage, FileStatus } from '../../storage/index.js';
-import type { AttemptLogSlice, AttemptLogStream, AttemptSummary, FinishedCursor, FinishedJobsPage, JobStatus } from './types.js';
+import type {
+  AttemptLogSlice,
+  AttemptLogStream,
+  AttemptSummary,
+  FinishedCursor,
+  FinishedJobsPage,
+  JobStatus,
+} from './types.js';
 
 export interface UiWorker {
   readonly id: string;
@@ -63,4 +70,3 @@ export interface UiSource {
   policy(): { name: string; state?: PolicyState };
   now(): number;
 }
-

@@ -25,7 +25,11 @@ const BlockIds = Type.Array(IdSchema('a block'), { maxItems: 10_000_000 });
 const reports = table({
   register: {
     summary: "join the cluster: the worker's slots, memory and data port, the blocks and map outputs on its disk",
-    args: args({ worker: WorkerClaimSchema, blockIds: BlockIds, mapOutputs: Type.Optional(Type.Array(HeldMapOutputSchema)) }),
+    args: args({
+      worker: WorkerClaimSchema,
+      blockIds: BlockIds,
+      mapOutputs: Type.Optional(Type.Array(HeldMapOutputSchema)),
+    }),
     result: RegisterResultSchema,
     allowed: ['any'],
   },
@@ -73,18 +77,35 @@ export const WORKER_TO_JOBTRACKER = { ...reports, ...table(namenodeRowsForJob('t
 export type WorkerToJobTracker = typeof WORKER_TO_JOBTRACKER;
 
 export const JOBTRACKER_TO_WORKER = table({
-  launch: { summary: 'run this attempt', args: args({ attempt: AttemptSpecSchema }), result: null, allowed: ['jobtracker'] },
+  launch: {
+    summary: 'run this attempt',
+    args: args({ attempt: AttemptSpecSchema }),
+    result: null,
+    allowed: ['jobtracker'],
+  },
   kill: {
     summary: 'kill this attempt',
     args: args({ attemptId: IdSchema('the attempt'), reason: Type.String({ maxLength: 100_000 }) }),
     result: null,
     allowed: ['jobtracker'],
   },
-  'delete-blocks': { summary: 'delete these replicas', args: args({ blockIds: BlockIds }), result: null, allowed: ['jobtracker'] },
+  'delete-blocks': {
+    summary: 'delete these replicas',
+    args: args({ blockIds: BlockIds }),
+    result: null,
+    allowed: ['jobtracker'],
+  },
   'verify-blocks': {
-    summary: "read these replicas against the NameNode's checksums; answer replica-corrupt for each that does not match",
+    summary:
+      "read these replicas against the NameNode's checksums; answer replica-corrupt for each that does not match",
     args: args({
-      blocks: Type.Array(Type.Object({ blockId: IdSchema('the block'), length: Type.Integer({ minimum: 0 }), crc32: Type.Integer({ minimum: 0, maximum: 0xffffffff }) })),
+      blocks: Type.Array(
+        Type.Object({
+          blockId: IdSchema('the block'),
+          length: Type.Integer({ minimum: 0 }),
+          crc32: Type.Integer({ minimum: 0, maximum: 0xffffffff }),
+        }),
+      ),
     }),
     result: null,
     allowed: ['jobtracker'],
@@ -95,9 +116,15 @@ export const JOBTRACKER_TO_WORKER = table({
     result: null,
     allowed: ['jobtracker'],
   },
-  'cleanup-job': { summary: "the job ended: drop its map outputs and cached module", args: args({ jobId: IdSchema('the job') }), result: null, allowed: ['jobtracker'] },
+  'cleanup-job': {
+    summary: 'the job ended: drop its map outputs and cached module',
+    args: args({ jobId: IdSchema('the job') }),
+    result: null,
+    allowed: ['jobtracker'],
+  },
   'map-outputs': {
-    summary: "map outputs a running reduce attempt has to know of: those that became available and those lost, in order",
+    summary:
+      'map outputs a running reduce attempt has to know of: those that became available and those lost, in order',
     args: MapOutputsChangedSchema,
     result: null,
     allowed: ['jobtracker'],

@@ -14,7 +14,15 @@ import { MinimrError } from '../../errors.js';
 /** Loopback, or the unspecified address (`ws://0.0.0.0:7700` reaches this machine too). */
 export function isLoopbackAddress(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || h.startsWith('127.') || h === '0:0:0:0:0:0:0:1' || h.startsWith('::ffff:127.') || h === '0.0.0.0' || h === '::';
+  return (
+    h === 'localhost' ||
+    h === '::1' ||
+    h.startsWith('127.') ||
+    h === '0:0:0:0:0:0:0:1' ||
+    h.startsWith('::ffff:127.') ||
+    h === '0.0.0.0' ||
+    h === '::'
+  );
 }
 
 /** Host part of a ws:// URL, without IPv6 brackets. */
@@ -41,13 +49,19 @@ export async function localAddressToward(url: string): Promise<string> {
     });
     return socket.address().address;
   } catch (err) {
-    throw new MinimrError('ECONNECT', `no route to the JobTracker ${host} to find this worker's address (${(err as Error).message}); give --host`);
+    throw new MinimrError(
+      'ECONNECT',
+      `no route to the JobTracker ${host} to find this worker's address (${(err as Error).message}); give --host`,
+    );
   } finally {
     socket.close();
   }
 }
 
-/** The warning for a worker that advertises `advertised` to a JobTracker at `jobTrackerHost`, or undefined when that is fine. */
+/**
+ * The warning for a worker that advertises `advertised` to a JobTracker at `jobTrackerHost`, or undefined when that is
+ * fine.
+ */
 export function loopbackAdvertisedWarning(advertised: string, jobTrackerHost: string): string | undefined {
   if (!isLoopbackAddress(advertised) || isLoopbackAddress(jobTrackerHost)) return undefined;
   return `this worker advertises the loopback address ${advertised} for its data port to a JobTracker at ${jobTrackerHost}: other machines cannot reach it there, and every reduce that needs its map outputs will fail to fetch them; give --host with an address they can reach (or leave it out to use the route to the JobTracker)`;

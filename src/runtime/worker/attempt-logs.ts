@@ -25,7 +25,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { MinimrError, deserializeError } from '../../errors.js';
 import { BLOCK_TOKEN_HEADER, type BlockTokenKey } from '../../storage/index.js';
-import { ATTEMPT_LOG_STREAMS, DEFAULT_LOG_READ_BYTES, MAX_LOG_READ_BYTES, isAttemptLogStream, type AttemptLogSlice, type AttemptLogStream } from '../wire/index.js';
+import {
+  ATTEMPT_LOG_STREAMS,
+  DEFAULT_LOG_READ_BYTES,
+  MAX_LOG_READ_BYTES,
+  isAttemptLogStream,
+  type AttemptLogSlice,
+  type AttemptLogStream,
+} from '../wire/index.js';
 
 /** Bytes kept on disk per stream of an attempt, by default. */
 export const DEFAULT_ATTEMPT_LOG_MAX_BYTES = 16 * 1024 * 1024;
@@ -35,23 +42,38 @@ export const DEFAULT_LOG_RETAIN_HOURS = 24;
 const ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 
 export function attemptLogDir(logRoot: string, jobId: string, attemptId: string): string {
-  if (!ID.test(jobId) || !ID.test(attemptId)) throw new MinimrError('EBADREQUEST', `not a job or attempt id: ${JSON.stringify(jobId)}, ${JSON.stringify(attemptId)}`);
+  if (!ID.test(jobId) || !ID.test(attemptId))
+    throw new MinimrError(
+      'EBADREQUEST',
+      `not a job or attempt id: ${JSON.stringify(jobId)}, ${JSON.stringify(attemptId)}`,
+    );
   return join(logRoot, jobId, attemptId);
 }
-
 
 /** The two files of one attempt, each written up to its cap. */
 export class AttemptLog {
   private readonly files: Record<AttemptLogStream, { out: WriteStream; written: number; dropped: number }>;
   private closed = false;
 
-  private constructor(dir: string, private readonly maxBytes: number) {
-    const open = (stream: AttemptLogStream) => ({ out: createWriteStream(join(dir, stream), { flags: 'a' }), written: 0, dropped: 0 });
+  private constructor(
+    dir: string,
+    private readonly maxBytes: number,
+  ) {
+    const open = (stream: AttemptLogStream) => ({
+      out: createWriteStream(join(dir, stream), { flags: 'a' }),
+      written: 0,
+      dropped: 0,
+    });
     this.files = { stdout: open('stdout'), stderr: open('stderr') };
     for (const f of Object.values(this.files)) f.out.on('error', () => undefined);
   }
 
-  static async open(logRoot: string, jobId: string, attemptId: string, maxBytes = DEFAULT_ATTEMPT_LOG_MAX_BYTES): Promise<AttemptLog> {
+  static async open(
+    logRoot: string,
+    jobId: string,
+    attemptId: string,
+    maxBytes = DEFAULT_ATTEMPT_LOG_MAX_BYTES,
+  ): Promise<AttemptLog> {
     const dir = attemptLogDir(logRoot, jobId, attemptId);
     await mkdir(dir, { recursive: true });
     return new AttemptLog(dir, maxBytes);
@@ -84,7 +106,10 @@ export class AttemptLog {
     await Promise.all(
       ATTEMPT_LOG_STREAMS.map((stream) => {
         const f = this.files[stream];
-        if (f.dropped > 0) f.out.write(`\n[minimr] ${f.dropped} more bytes of ${stream} dropped: an attempt keeps at most ${this.maxBytes} bytes of each stream\n`);
+        if (f.dropped > 0)
+          f.out.write(
+            `\n[minimr] ${f.dropped} more bytes of ${stream} dropped: an attempt keeps at most ${this.maxBytes} bytes of each stream\n`,
+          );
         return new Promise<void>((resolve) => f.out.end(() => resolve()));
       }),
     );
@@ -153,12 +178,17 @@ export async function pruneAttemptLogs(logRoot: string, retainHours: number, now
 }
 
 /** Checks a requested byte range: offset (default: the tail) and length, at most MAX_LOG_READ_BYTES. */
-export function logReadRange(size: number, offset: number | undefined, length: number | undefined): { start: number; end: number } {
+export function logReadRange(
+  size: number,
+  offset: number | undefined,
+  length: number | undefined,
+): { start: number; end: number } {
   const want = length ?? DEFAULT_LOG_READ_BYTES;
   if (!Number.isInteger(want) || want < 0 || want > MAX_LOG_READ_BYTES) {
     throw new MinimrError('EBADREQUEST', `a log read takes a length of 0..${MAX_LOG_READ_BYTES} bytes, got ${length}`);
   }
-  if (offset !== undefined && (!Number.isInteger(offset) || offset < 0)) throw new MinimrError('EBADREQUEST', `a log offset is a non-negative integer, got ${offset}`);
+  if (offset !== undefined && (!Number.isInteger(offset) || offset < 0))
+    throw new MinimrError('EBADREQUEST', `a log offset is a non-negative integer, got ${offset}`);
   const start = offset === undefined ? Math.max(0, size - want) : Math.min(offset, size);
   return { start, end: Math.min(size, start + want) };
 }
@@ -193,7 +223,12 @@ export function createAttemptLogRequestHandler(
     const header = req.headers[BLOCK_TOKEN_HEADER];
     try {
       if (!key) throw new MinimrError('ETOKEN', 'this worker has not registered yet: it serves no logs');
-      key.verify(typeof header === 'string' ? header : undefined, attemptLogTokenId(decodeURIComponent(jobId), decodeURIComponent(attemptId)), 'read', (access.now ?? Date.now)());
+      key.verify(
+        typeof header === 'string' ? header : undefined,
+        attemptLogTokenId(decodeURIComponent(jobId), decodeURIComponent(attemptId)),
+        'read',
+        (access.now ?? Date.now)(),
+      );
     } catch (err) {
       const e = err as MinimrError;
       return fail(403, e.code ?? 'ETOKEN', e.message);
@@ -205,12 +240,26 @@ export function createAttemptLogRequestHandler(
         try {
           size = (await stat(file)).size;
         } catch {
-          return fail(404, 'ENOENT', `this worker has no ${stream} log of attempt ${attemptId} (removed after the retention time, or never started here)`);
+          return fail(
+            404,
+            'ENOENT',
+            `this worker has no ${stream} log of attempt ${attemptId} (removed after the retention time, or never started here)`,
+          );
         }
-        const { start, end } = logReadRange(size, optionalInt(url.searchParams.get('offset')), optionalInt(url.searchParams.get('length')));
-        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'x-minimr-log-size': String(size), 'x-minimr-log-offset': String(start) });
+        const { start, end } = logReadRange(
+          size,
+          optionalInt(url.searchParams.get('offset')),
+          optionalInt(url.searchParams.get('length')),
+        );
+        res.writeHead(200, {
+          'content-type': 'text/plain; charset=utf-8',
+          'x-minimr-log-size': String(size),
+          'x-minimr-log-offset': String(start),
+        });
         if (end <= start) return res.end();
-        createReadStream(file, { start, end: end - 1 }).on('error', () => res.destroy()).pipe(res);
+        createReadStream(file, { start, end: end - 1 })
+          .on('error', () => res.destroy())
+          .pipe(res);
       } catch (err) {
         if (err instanceof MinimrError) fail(400, err.code, err.message);
         else fail(500, 'EIO', (err as Error).message);
@@ -242,11 +291,17 @@ export async function fetchAttemptLog(
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(15_000), headers: { [BLOCK_TOKEN_HEADER]: token } });
   } catch (err) {
-    throw new MinimrError('EFETCH', `cannot read the log of ${where.attemptId} from worker ${where.workerId} (${dataUrl}): ${(err as Error).message}`);
+    throw new MinimrError(
+      'EFETCH',
+      `cannot read the log of ${where.attemptId} from worker ${where.workerId} (${dataUrl}): ${(err as Error).message}`,
+    );
   }
   if (!res.ok) {
     const body = (await res.json().catch(() => ({}))) as { code?: string; message?: string };
-    throw deserializeError({ code: body.code ?? 'EFETCH', message: `worker ${where.workerId}: ${body.message ?? `HTTP ${res.status}`}` });
+    throw deserializeError({
+      code: body.code ?? 'EFETCH',
+      message: `worker ${where.workerId}: ${body.message ?? `HTTP ${res.status}`}`,
+    });
   }
   const bytes = Buffer.from(await res.arrayBuffer());
   return {

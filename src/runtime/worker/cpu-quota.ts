@@ -36,7 +36,10 @@ function flavour(): Flavour {
   } catch {
     // No cgroup v2 here either.
   }
-  throw new MinimrError('EBADCONF', 'a worker CPU quota needs a cgroup CPU controller (Linux, /sys/fs/cgroup/cpu or cgroup v2 with "cpu"); run without --cpu-quota');
+  throw new MinimrError(
+    'EBADCONF',
+    'a worker CPU quota needs a cgroup CPU controller (Linux, /sys/fs/cgroup/cpu or cgroup v2 with "cpu"); run without --cpu-quota',
+  );
 }
 
 /** One worker's cgroup: its quota, the processes put in it, removed when they have ended. */
@@ -48,7 +51,8 @@ export class CpuQuotaGroup {
 
   /** Creates (or reuses) cgroup `name` limited to `cores` of CPU time per second. */
   static create(name: string, cores: number): CpuQuotaGroup {
-    if (!(cores > 0)) throw new MinimrError('EBADCONF', `a worker CPU quota must be a positive number of cores, got ${cores}`);
+    if (!(cores > 0))
+      throw new MinimrError('EBADCONF', `a worker CPU quota must be a positive number of cores, got ${cores}`);
     const kind = flavour();
     const path = join(kind === 'v1' ? V1_ROOT : V2_ROOT, name);
     const quotaUs = Math.max(MIN_QUOTA_US, Math.round(cores * PERIOD_US));
@@ -66,7 +70,10 @@ export class CpuQuotaGroup {
         writeFileSync(join(path, 'cpu.max'), `${quotaUs} ${PERIOD_US}`);
       }
     } catch (e) {
-      throw new MinimrError('EBADCONF', `cannot set a CPU quota in ${path} (${(e as Error).message}): worker CPU quotas need root; run without --cpu-quota`);
+      throw new MinimrError(
+        'EBADCONF',
+        `cannot set a CPU quota in ${path} (${(e as Error).message}): worker CPU quotas need root; run without --cpu-quota`,
+      );
     }
     return new CpuQuotaGroup(path, kind);
   }
@@ -92,7 +99,10 @@ export class CpuQuotaGroup {
         .filter((l) => l.includes(' '))
         .map((l) => l.split(' ') as [string, string]),
     );
-    const throttledMs = this.kind === 'v1' ? Number(stat.get('throttled_time') ?? 0) / 1e6 : Number(stat.get('throttled_usec') ?? 0) / 1000;
+    const throttledMs =
+      this.kind === 'v1'
+        ? Number(stat.get('throttled_time') ?? 0) / 1e6
+        : Number(stat.get('throttled_usec') ?? 0) / 1000;
     return { throttledPeriods: Number(stat.get('nr_throttled') ?? 0), throttledMs };
   }
 

@@ -6,9 +6,29 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
-import { createShuffleRequestHandler, listMapOutputs, reduceWorkDir, removeAllMapOutputs, removeAttemptMapOutput, removeJobMapOutputs } from '../../shuffle/index.js';
-import { BlockTokenKey, LocalDiskBlockStore, checkLocalReplica, createDataRequestHandler, replicateBlock } from '../../storage/index.js';
-import { jobModuleHash, storeJobModule, taskProcessEntry, THROTTLE_BASES, type TaskProcessConfig, type ThrottleBasis } from '../task/index.js';
+import {
+  createShuffleRequestHandler,
+  listMapOutputs,
+  reduceWorkDir,
+  removeAllMapOutputs,
+  removeAttemptMapOutput,
+  removeJobMapOutputs,
+} from '../../shuffle/index.js';
+import {
+  BlockTokenKey,
+  LocalDiskBlockStore,
+  checkLocalReplica,
+  createDataRequestHandler,
+  replicateBlock,
+} from '../../storage/index.js';
+import {
+  jobModuleHash,
+  storeJobModule,
+  taskProcessEntry,
+  THROTTLE_BASES,
+  type TaskProcessConfig,
+  type ThrottleBasis,
+} from '../task/index.js';
 import {
   Dispatcher,
   IpcLink,
@@ -34,14 +54,24 @@ import {
 } from '../wire/index.js';
 import { measureDiskMBps } from './disk-rate.js';
 import { hostOfUrl, localAddressToward, loopbackAdvertisedWarning } from './advertised-host.js';
-import { AttemptLog, DEFAULT_ATTEMPT_LOG_MAX_BYTES, DEFAULT_LOG_RETAIN_HOURS, TaskOutputRouter, createAttemptLogRequestHandler, pruneAttemptLogs } from './attempt-logs.js';
+import {
+  AttemptLog,
+  DEFAULT_ATTEMPT_LOG_MAX_BYTES,
+  DEFAULT_LOG_RETAIN_HOURS,
+  TaskOutputRouter,
+  createAttemptLogRequestHandler,
+  pruneAttemptLogs,
+} from './attempt-logs.js';
 import { phaseTrace } from '../../util/index.js';
 
 export interface WorkerOptions {
   jobTrackerUrl: string;
   dataDir: string;
   workerId?: string;
-  /** Address other workers and clients use to reach this worker's data port; default: this machine's address on the route to the JobTracker. */
+  /**
+   * Address other workers and clients use to reach this worker's data port; default: this machine's address on the
+   * route to the JobTracker.
+   */
   host?: string;
   /** Address the data port binds to (default: `host`). */
   bindHost?: string;
@@ -117,13 +147,21 @@ export const HUGE_PAGES_MIN_BUFFER_BYTES = 32 * 1024 * 1024;
  * MiB of peak RSS (bench:shuffle; its margin under buffer + 100 MiB was 7 MiB) and gained it
  * nothing. Ignored where glibc is older than 2.35 or THP is off.
  */
-export function taskProcessEnv(env: NodeJS.ProcessEnv, attempt?: Pick<AttemptSpec, 'kind' | 'shuffle'>): NodeJS.ProcessEnv {
+export function taskProcessEnv(
+  env: NodeJS.ProcessEnv,
+  attempt?: Pick<AttemptSpec, 'kind' | 'shuffle'>,
+): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {
     ...env,
     MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2',
     MALLOC_MMAP_THRESHOLD_: env.MALLOC_MMAP_THRESHOLD_ ?? '524288',
   };
-  const buffer = attempt === undefined ? 0 : attempt.kind === 'map' ? attempt.shuffle.mapBufferBytes : attempt.shuffle.reduceBufferBytes;
+  const buffer =
+    attempt === undefined
+      ? 0
+      : attempt.kind === 'map'
+        ? attempt.shuffle.mapBufferBytes
+        : attempt.shuffle.reduceBufferBytes;
   const user = env.GLIBC_TUNABLES;
   if (buffer >= HUGE_PAGES_MIN_BUFFER_BYTES && !(user !== undefined && /(^|:)glibc\.malloc\.hugetlb=/.test(user))) {
     out.GLIBC_TUNABLES = user ? `${user}:glibc.malloc.hugetlb=1` : 'glibc.malloc.hugetlb=1';
@@ -167,7 +205,21 @@ const TASK_CALLER: Caller = { user: '', roles: new Set(['task']) };
 export class Worker {
   readonly workerId: string;
   readonly logger: Logger;
-  private readonly opts: Required<Omit<WorkerOptions, 'logger' | 'workerId' | 'diskMBps' | 'cpuThrottle' | 'cpuThrottleBasis' | 'security' | 'attemptLogMaxBytes' | 'logRetainHours' | 'host' | 'bindHost'>>;
+  private readonly opts: Required<
+    Omit<
+      WorkerOptions,
+      | 'logger'
+      | 'workerId'
+      | 'diskMBps'
+      | 'cpuThrottle'
+      | 'cpuThrottleBasis'
+      | 'security'
+      | 'attemptLogMaxBytes'
+      | 'logRetainHours'
+      | 'host'
+      | 'bindHost'
+    >
+  >;
   private readonly security: PeerSecurity;
   /** Advertised and bound addresses of the data port: known at start when `host` is not given. */
   private host: string | undefined;
@@ -185,7 +237,10 @@ export class Worker {
     return this.peer;
   });
   /** What the JobTracker may tell this worker: its one peer is the JobTracker. */
-  private readonly commands = new Dispatcher<RpcPeer>('a worker', () => JOBTRACKER_CALLER).serve(JOBTRACKER_TO_WORKER, this.commandHandlers());
+  private readonly commands = new Dispatcher<RpcPeer>('a worker', () => JOBTRACKER_CALLER).serve(
+    JOBTRACKER_TO_WORKER,
+    this.commandHandlers(),
+  );
   private heartbeatTimer?: NodeJS.Timeout;
   private heartbeatMs = 1000;
   private readonly running = new Map<string, RunningAttempt>();
@@ -202,7 +257,9 @@ export class Worker {
   private stopping = false;
   /** From the JobTracker at registration: the data port serves nothing before it has one. */
   private blockKey: BlockTokenKey | undefined;
-  /** Shuffle secrets of the jobs whose attempts ran here, until their clean-up: the shuffle handler serves only these. */
+  /**
+   * Shuffle secrets of the jobs whose attempts ran here, until their clean-up: the shuffle handler serves only these.
+   */
   private readonly jobSecrets = new Map<string, string>();
   /** Attempt logs, `LOGS/JOB/ATTEMPT/{stdout,stderr}`. */
   readonly logRoot: string;
@@ -230,12 +287,18 @@ export class Worker {
     this.security = options.security ?? {};
     const throttle = options.cpuThrottle ?? 1;
     if (!(Number.isFinite(throttle) && throttle >= 1 && throttle <= 100)) {
-      throw new MinimrError('EBADCONF', `cpu throttle must be a number in 1..100 (1 = full speed, 2 = half speed), got ${throttle}`);
+      throw new MinimrError(
+        'EBADCONF',
+        `cpu throttle must be a number in 1..100 (1 = full speed, 2 = half speed), got ${throttle}`,
+      );
     }
     this.cpuThrottle = throttle;
     const basis = options.cpuThrottleBasis ?? 'working';
     if (!THROTTLE_BASES.includes(basis)) {
-      throw new MinimrError('EBADCONF', `cpu throttle basis must be one of ${THROTTLE_BASES.join(', ')}, got ${String(basis)}`);
+      throw new MinimrError(
+        'EBADCONF',
+        `cpu throttle basis must be one of ${THROTTLE_BASES.join(', ')}, got ${String(basis)}`,
+      );
     }
     this.cpuThrottleBasis = basis;
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}`;
@@ -246,8 +309,13 @@ export class Worker {
     this.logRoot = join(options.dataDir, 'logs');
     this.attemptLogMaxBytes = options.attemptLogMaxBytes ?? DEFAULT_ATTEMPT_LOG_MAX_BYTES;
     this.logRetainHours = options.logRetainHours ?? DEFAULT_LOG_RETAIN_HOURS;
-    if (!(Number.isInteger(this.attemptLogMaxBytes) && this.attemptLogMaxBytes >= 0)) throw new MinimrError('EBADCONF', `attempt log size must be a non-negative number of bytes, got ${this.attemptLogMaxBytes}`);
-    if (!(this.logRetainHours > 0)) throw new MinimrError('EBADCONF', `log retention must be a positive number of hours, got ${this.logRetainHours}`);
+    if (!(Number.isInteger(this.attemptLogMaxBytes) && this.attemptLogMaxBytes >= 0))
+      throw new MinimrError(
+        'EBADCONF',
+        `attempt log size must be a non-negative number of bytes, got ${this.attemptLogMaxBytes}`,
+      );
+    if (!(this.logRetainHours > 0))
+      throw new MinimrError('EBADCONF', `log retention must be a positive number of hours, got ${this.logRetainHours}`);
   }
 
   async start(): Promise<void> {
@@ -255,16 +323,26 @@ export class Worker {
     await rm(this.modulesDir, { recursive: true, force: true });
     // So are its map outputs: a worker that starts registers as new, and its old outputs were re-run.
     await removeAllMapOutputs(this.shuffleRoot);
-    await Promise.all([mkdir(this.shuffleRoot, { recursive: true }), mkdir(this.modulesDir, { recursive: true }), mkdir(this.logRoot, { recursive: true }), this.blockStore.open()]);
+    await Promise.all([
+      mkdir(this.shuffleRoot, { recursive: true }),
+      mkdir(this.modulesDir, { recursive: true }),
+      mkdir(this.logRoot, { recursive: true }),
+      this.blockStore.open(),
+    ]);
     await this.pruneLogs();
     this.pruneTimer = setInterval(() => void this.pruneLogs(), 3600_000);
     this.pruneTimer.unref();
     const blocks = createDataRequestHandler(this.blockStore, this.workerId, { blockKey: () => this.blockKey });
-    const shuffle = createShuffleRequestHandler({ rootDir: this.shuffleRoot, jobSecret: (jobId) => this.jobSecrets.get(jobId) });
+    const shuffle = createShuffleRequestHandler({
+      rootDir: this.shuffleRoot,
+      jobSecret: (jobId) => this.jobSecrets.get(jobId),
+    });
     const logs = createAttemptLogRequestHandler(this.logRoot, { blockKey: () => this.blockKey });
     this.server = createServer((req, res) => {
       if (blocks(req, res) || shuffle(req, res) || logs(req, res)) return;
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));
     });
     const host = (this.host ??= await localAddressToward(this.opts.jobTrackerUrl));
     const warning = loopbackAdvertisedWarning(host, hostOfUrl(this.opts.jobTrackerUrl));
@@ -290,7 +368,11 @@ export class Worker {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     const exits: Promise<unknown>[] = [];
-    for (const child of [...[...this.running.values()].map((r) => r.child), ...this.spares.splice(0), ...this.idle.splice(0).map((p) => p.child)]) {
+    for (const child of [
+      ...[...this.running.values()].map((r) => r.child),
+      ...this.spares.splice(0),
+      ...this.idle.splice(0).map((p) => p.child),
+    ]) {
       if (child && child.exitCode === null && child.signalCode === null) {
         exits.push(new Promise((resolve) => child.once('exit', resolve)));
         child.kill('SIGKILL');
@@ -338,10 +420,20 @@ export class Worker {
         this.peer = peer;
         this.heartbeatMs = result.heartbeatMs;
         for (const id of result.orphanBlocks) await this.blockStore.delete(id).catch(() => undefined);
-        for (const o of result.orphanMapOutputs ?? []) await removeAttemptMapOutput(this.shuffleRoot, o.jobId, o.attemptId).catch(() => undefined);
+        for (const o of result.orphanMapOutputs ?? [])
+          await removeAttemptMapOutput(this.shuffleRoot, o.jobId, o.attemptId).catch(() => undefined);
         if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
         this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
-        this.logger.info({ jobTracker: this.opts.jobTrackerUrl, dataPort: this.dataPort, blocks: blockIds.length, mapOutputs: mapOutputs.length, orphanMapOutputs: result.orphanMapOutputs?.length ?? 0 }, 'registered with the JobTracker');
+        this.logger.info(
+          {
+            jobTracker: this.opts.jobTrackerUrl,
+            dataPort: this.dataPort,
+            blocks: blockIds.length,
+            mapOutputs: mapOutputs.length,
+            orphanMapOutputs: result.orphanMapOutputs?.length ?? 0,
+          },
+          'registered with the JobTracker',
+        );
         void peer.closed.then(() => this.onDisconnect());
         return;
       } catch (err) {
@@ -351,7 +443,10 @@ export class Worker {
         if (this.stopping) return;
         // A wrong secret will not get better by retrying: at start-up, say so and stop.
         if (firstTime && err instanceof MinimrError && err.code === 'EAUTH') throw err;
-        this.logger.warn({ err: (err as Error).message, retryMs: delay }, 'cannot register with the JobTracker, retrying');
+        this.logger.warn(
+          { err: (err as Error).message, retryMs: delay },
+          'cannot register with the JobTracker, retrying',
+        );
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 2, 5000);
       }
@@ -380,7 +475,10 @@ export class Worker {
       launch: ({ attempt }) => void this.launch(attempt),
       kill: ({ attemptId, reason }) => this.kill(attemptId, reason),
       'delete-blocks': ({ blockIds }) => {
-        for (const id of blockIds) void this.blockStore.delete(id).catch((err: Error) => this.logger.warn({ block: id, err: err.message }, 'block delete failed'));
+        for (const id of blockIds)
+          void this.blockStore
+            .delete(id)
+            .catch((err: Error) => this.logger.warn({ block: id, err: err.message }, 'block delete failed'));
       },
       'verify-blocks': ({ blocks }) => {
         for (const block of blocks) void this.verifyReplica(block);
@@ -388,8 +486,14 @@ export class Worker {
       'replicate-block': ({ blockId, targets, token }) => {
         void replicateBlock(this.blockStore, blockId, targets, token).then(
           (result) => {
-            for (const f of result.failed) this.logger.warn({ block: blockId, target: f.workerId, err: f.message }, 'block replication failed');
-            if (result.succeeded.length > 0 && this.peer) void this.jobTracker['block-replicated']({ workerId: this.workerId, blockId, targets: [...result.succeeded] });
+            for (const f of result.failed)
+              this.logger.warn({ block: blockId, target: f.workerId, err: f.message }, 'block replication failed');
+            if (result.succeeded.length > 0 && this.peer)
+              void this.jobTracker['block-replicated']({
+                workerId: this.workerId,
+                blockId,
+                targets: [...result.succeeded],
+              });
           },
           (err: Error) => this.logger.warn({ block: blockId, err: err.message }, 'block replication failed'),
         );
@@ -423,7 +527,11 @@ export class Worker {
       // Piped, to the log of the attempt the process runs (attempt-logs.ts).
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // For profiling task code, e.g. MINIMR_TASK_EXEC_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof".
-      execArgv: ['--max-semi-space-size=4', '--expose-gc', ...(process.env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ').filter(Boolean)],
+      execArgv: [
+        '--max-semi-space-size=4',
+        '--expose-gc',
+        ...(process.env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ').filter(Boolean),
+      ],
     });
     child.on('error', (err) => this.logger.warn({ err: err.message }, 'task process error'));
     this.taskOutput.attach(child);
@@ -491,7 +599,9 @@ export class Worker {
     p = (async () => {
       const { source, name } = await this.jobTracker['get-job-module']({ jobId: spec.jobId }, 30_000);
       if (jobModuleHash(source) !== hash) {
-        throw new MinimrError('EJOBMODULE', `job module ${name} of ${spec.jobId} does not match its hash ${hash}`, { jobId: spec.jobId });
+        throw new MinimrError('EJOBMODULE', `job module ${name} of ${spec.jobId} does not match its hash ${hash}`, {
+          jobId: spec.jobId,
+        });
       }
       return storeJobModule(source, this.modulesDir);
     })();
@@ -516,7 +626,14 @@ export class Worker {
 
   private async launch(spec: AttemptSpec): Promise<void> {
     phaseTrace('w-launch', { attempt: spec.attemptId });
-    const record: RunningAttempt = { spec, progress: 0, counters: {}, finished: false, mapOutputChanges: [], moduleWaitMs: 0 };
+    const record: RunningAttempt = {
+      spec,
+      progress: 0,
+      counters: {},
+      finished: false,
+      mapOutputChanges: [],
+      moduleWaitMs: 0,
+    };
     if (typeof spec.shuffleSecret === 'string') this.jobSecrets.set(spec.jobId, spec.shuffleSecret);
     this.running.set(spec.attemptId, record);
     let modulePath: string;
@@ -563,14 +680,19 @@ export class Worker {
       },
       ...this.forwardedFsCalls(spec.jobId),
     };
-    const link = new IpcLink(child, new Dispatcher<ChildProcess>('a worker', () => TASK_CALLER).serve(TASK_TO_WORKER, taskHandlers), child, (err) =>
-      this.logger.warn({ attempt: spec.attemptId, code: err.code, err: err.message }, 'task process frame refused'),
+    const link = new IpcLink(
+      child,
+      new Dispatcher<ChildProcess>('a worker', () => TASK_CALLER).serve(TASK_TO_WORKER, taskHandlers),
+      child,
+      (err) =>
+        this.logger.warn({ attempt: spec.attemptId, code: err.code, err: err.message }, 'task process frame refused'),
     );
     record.link = stubOf(WORKER_TO_TASK, () => link);
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
       detach();
       if (record.finished) return;
-      if (record.killReason !== undefined) this.report(record, 'killed', record.counters, { code: 'EKILLED', message: record.killReason });
+      if (record.killReason !== undefined)
+        this.report(record, 'killed', record.counters, { code: 'EKILLED', message: record.killReason });
       else {
         this.report(record, 'failed', record.counters, {
           code: 'ETASK',
@@ -594,33 +716,50 @@ export class Worker {
   }
 
   private forwardMapOutputs(record: RunningAttempt, message: MapOutputsChanged): void {
-    void record.link?.['map-outputs']({ attemptId: message.attemptId, available: message.available, lost: message.lost });
+    void record.link?.['map-outputs']({
+      attemptId: message.attemptId,
+      available: message.available,
+      lost: message.lost,
+    });
   }
 
   /**
    * A task's NameNode calls (`fs-*` of the task link), each sent on this worker's JobTracker
    * connection as `task-fs-*` for the task's job (it acts as the job's owner).
    */
-  private forwardedFsCalls(jobId: string): Pick<Handlers<TaskToWorker, ChildProcess>, Extract<keyof TaskToWorker, `fs-${string}`>> {
+  private forwardedFsCalls(
+    jobId: string,
+  ): Pick<Handlers<TaskToWorker, ChildProcess>, Extract<keyof TaskToWorker, `fs-${string}`>> {
     const forward =
       (op: string) =>
       (args: object): Promise<unknown> => {
-        if (!this.peer) return Promise.reject(new MinimrError('ECONNECT', 'the worker is not connected to a JobTracker'));
+        if (!this.peer)
+          return Promise.reject(new MinimrError('ECONNECT', 'the worker is not connected to a JobTracker'));
         return this.peer.call(`task-${op}`, { ...args, jobId });
       };
     const ops = Object.keys(TASK_TO_WORKER).filter((name) => name.startsWith('fs-'));
-    return Object.fromEntries(ops.map((op) => [op, forward(op)])) as unknown as Pick<Handlers<TaskToWorker, ChildProcess>, Extract<keyof TaskToWorker, `fs-${string}`>>;
+    return Object.fromEntries(ops.map((op) => [op, forward(op)])) as unknown as Pick<
+      Handlers<TaskToWorker, ChildProcess>,
+      Extract<keyof TaskToWorker, `fs-${string}`>
+    >;
   }
 
   private kill(attemptId: string, reason: string): void {
     const record = this.running.get(attemptId);
     if (!record || record.finished) return;
     record.killReason = reason;
-    if (record.child && record.child.exitCode === null && record.child.signalCode === null) record.child.kill('SIGKILL');
+    if (record.child && record.child.exitCode === null && record.child.signalCode === null)
+      record.child.kill('SIGKILL');
     else this.report(record, 'killed', record.counters, { code: 'EKILLED', message: reason });
   }
 
-  private report(record: RunningAttempt, state: 'succeeded' | 'failed' | 'killed', counters: Counters, error?: SerializedError, mapOutput?: MapOutputSummary): void {
+  private report(
+    record: RunningAttempt,
+    state: 'succeeded' | 'failed' | 'killed',
+    counters: Counters,
+    error?: SerializedError,
+    mapOutput?: MapOutputSummary,
+  ): void {
     if (record.finished) return;
     record.finished = true;
     this.running.delete(record.spec.attemptId);
@@ -632,16 +771,31 @@ export class Worker {
       void removeAttemptMapOutput(this.shuffleRoot, spec.jobId, spec.attemptId).catch(() => undefined);
     }
     if (spec.kind === 'reduce') {
-      void rm(reduceWorkDir(this.shuffleRoot, spec.jobId, spec.attemptId), { recursive: true, force: true }).catch(() => undefined);
+      void rm(reduceWorkDir(this.shuffleRoot, spec.jobId, spec.attemptId), { recursive: true, force: true }).catch(
+        () => undefined,
+      );
     }
     // What the launch cost on this side: fetching the module (0 when cached), and whether the process was warm.
     if (state !== 'succeeded') {
       record.log?.note(`attempt ${state}${error ? `: ${error.code}: ${error.message}` : ''}`);
-      // Its process is not reused: nothing more will be written (a succeeded attempt's log is closed when its process runs the next one).
+      // Its process is not reused: nothing more will be written
+      // (a succeeded attempt's log is closed when its process runs the next one).
       if (!record.child) void record.log?.close();
     }
-    const launch = { ...counters, WARM_LAUNCH: record.warm ? 1 : 0, ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}) };
-    if (this.peer) void this.jobTracker['attempt-finished']({ workerId: this.workerId, attemptId: spec.attemptId, state, counters: launch, error, mapOutput });
+    const launch = {
+      ...counters,
+      WARM_LAUNCH: record.warm ? 1 : 0,
+      ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}),
+    };
+    if (this.peer)
+      void this.jobTracker['attempt-finished']({
+        workerId: this.workerId,
+        attemptId: spec.attemptId,
+        state,
+        counters: launch,
+        error,
+        mapOutput,
+      });
   }
 
   /** A reader reported this replica bad: check it, and tell the NameNode only what this worker found. */
@@ -653,7 +807,8 @@ export class Worker {
         return;
       }
       this.logger.warn({ block: block.blockId, reason }, 'replica reported bad is corrupt');
-      if (this.peer) void this.jobTracker['replica-corrupt']({ workerId: this.workerId, blockId: block.blockId, reason });
+      if (this.peer)
+        void this.jobTracker['replica-corrupt']({ workerId: this.workerId, blockId: block.blockId, reason });
     } catch (err) {
       this.logger.warn({ block: block.blockId, err: (err as Error).message }, 'cannot verify a replica');
     }
