@@ -205,7 +205,9 @@ export function validate(summaries: Iterable<Summary>): Validation {
       if (Buffer.compare(prev.lastKey, run.firstKey) > 0) {
         misorder++;
         note(
-          `misorder between split ${prev.mapIndex} byte ${prev.end - RECORD_LENGTH} (${prev.lastKey.toString('hex')}) ` +
+          `misorder between split ${prev.mapIndex} ` +
+            `byte ${prev.end - RECORD_LENGTH} ` +
+            `(${prev.lastKey.toString('hex')}) ` +
             `and split ${run.mapIndex} byte ${run.start} (${run.firstKey.toString('hex')})`,
         );
       }

@@ -229,7 +229,9 @@ async function main(): Promise<void> {
     },
   };
   log(
-    `minimr apps benchmark: --size-mb ${args.sizeMb}, work dir ${work}; ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}`,
+    `minimr apps benchmark: --size-mb ${args.sizeMb}, work ` +
+      `dir ${work}; ${env.cpus} CPUs, ` +
+      `load ${env.loadavgStart.join(' ')}`,
   );
 
   const jobs: JobResult[] = [];
@@ -268,11 +270,15 @@ async function main(): Promise<void> {
         distinctWords: distinct,
       };
       const grepNote = corpus.grep
-        ? `; grep literal "${corpus.grep.literal.pattern}" in ${corpus.grep.literal.lines} lines, regex "${corpus.grep.regex.pattern}" in ${corpus.grep.regex.lines}`
+        ? `; grep literal "${corpus.grep.literal.pattern}" ` +
+          `in ${corpus.grep.literal.lines} lines, regex ` +
+          `"${corpus.grep.regex.pattern}" in ${corpus.grep.regex.lines}`
         : '';
       log(
-        `generated ${name} corpus: ${(corpus.bytes / MB).toFixed(1)} MB, ${corpus.lines} lines, ${corpus.words} words, ` +
-          `${distinct} distinct of ${corpus.vocabulary.length}${grepNote} [${phases[`generate ${name} corpus`]!.toFixed(1)}s]`,
+        `generated ${name} corpus: ${(corpus.bytes / MB).toFixed(1)} ` +
+          `MB, ${corpus.lines} lines, ${corpus.words} words, ` +
+          (`${distinct} distinct of ${corpus.vocabulary.length}${grepNote} ` +
+            `[${phases[`generate ${name} corpus`]!.toFixed(1)}s]`),
       );
     }
     const rows = Math.floor(targetBytes / RECORD);
@@ -282,7 +288,9 @@ async function main(): Promise<void> {
       tera = await writeTeraInputs(join(local, 'tera.dat'), join(local, 'tera-lines.txt'), rows);
       phases.generateTera = (performance.now() - t) / 1000;
       log(
-        `generated ${rows} TeraGen records (${((rows * RECORD) / MB).toFixed(1)} MB) + peer lines, checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`,
+        `generated ${rows} TeraGen records ` +
+          `(${((rows * RECORD) / MB).toFixed(1)} MB) + peer lines, ` +
+          `checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`,
       );
     }
     const standard = corpora.get('standard');
@@ -356,7 +364,9 @@ async function main(): Promise<void> {
         if (problem) p.note = problem;
         const mbps = result.inputBytes / MB / p.seconds;
         log(
-          `${result.job}: peer ${name}: ${p.seconds.toFixed(2)}s (${mbps.toFixed(1)} MB/s), output ${p.verified ? 'verified' : `MISMATCH: ${problem}`}`,
+          `${result.job}: peer ${name}: ${p.seconds.toFixed(2)}s ` +
+            `(${mbps.toFixed(1)} MB/s), ` +
+            `output ${p.verified ? 'verified' : `MISMATCH: ${problem}`}`,
         );
       } catch (err) {
         p.error = (err as Error).message;
@@ -423,7 +433,8 @@ async function main(): Promise<void> {
         const problems = await verify(status);
         result.verified = problems.length === 0;
         log(
-          `${result.job}: output ${result.verified ? 'verified' : 'MISMATCH'}: ${result.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`,
+          `${result.job}: ` +
+            `output ${result.verified ? 'verified' : 'MISMATCH'}: ${result.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`,
         );
         if (problems.length) result.error = problems.join('; ');
         return true;
@@ -653,7 +664,9 @@ async function main(): Promise<void> {
         verified,
       };
       log(
-        `tiny job: median ${tiny.medianSeconds}s end to end (server ${tiny.medianServerSeconds}s); runs ${tiny.runs.join(', ')}`,
+        `tiny job: median ${tiny.medianSeconds}s end to end ` +
+          `(server ${tiny.medianServerSeconds}s); ` +
+          `runs ${tiny.runs.join(', ')}`,
       );
     }
   } catch (err) {
@@ -759,7 +772,9 @@ function renderMarkdown(
       // A pipe inside a table cell must be escaped, even in a code span.
       const peerName = p ? '`' + p.peer.replace(/\|/g, '\\|') + '`' + pmark : '—';
       rows.push(
-        `| ${j.job}${mark} | ${f(mb(j.inputBytes), 1)} | ${minimrS} | ${minimrRate} | ${peerName} | ${peerS} | ${peerRate} | ${ratio} |`,
+        `| ${j.job}${mark} | ${f(mb(j.inputBytes), 1)} | ${minimrS} ` +
+          `| ${minimrRate} | ${peerName} | ${peerS} | ${peerRate} ` +
+          `| ${ratio} |`,
       );
     }
   }
@@ -767,11 +782,16 @@ function renderMarkdown(
     '# minimr apps vs Unix peers',
     '',
     machineLine(env),
-    `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot each, replication 1, 64 MB blocks, FIFO with a ${env.nodeLocalDelayMs} ms locality wait. --size-mb ${env.sizeMb}; MB = 2^20 bytes.`,
+    `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot ` +
+      `each, replication 1, 64 MB blocks, FIFO with ` +
+      `a ${env.nodeLocalDelayMs} ms locality wait. ` +
+      `--size-mb ${env.sizeMb}; MB = 2^20 bytes.`,
     `Corpora: ${Object.entries(env.corpora)
       .map(
         ([name, c]) =>
-          `${name}: ${c.lines} lines, ${c.words} words, ${c.distinctWords} distinct (Zipf over a vocabulary of ${c.vocabulary})`,
+          `${name}: ${c.lines} lines, ${c.words} ` +
+          `words, ${c.distinctWords} distinct (Zipf over a vocabulary ` +
+          `of ${c.vocabulary})`,
       )
       .join('; ')}. WordCount without a corpus name ran on the standard corpus, as did Grep.`,
     '',
@@ -781,7 +801,9 @@ function renderMarkdown(
     '',
     ...(jobs.some((j) => j.runsSeconds)
       ? [
-          "Seconds and MB/s are the first run's. Every run, in order (run k of a job paired with run k of its peers; odd pairs ran the peers first):",
+          "Seconds and MB/s are the first run's. Every run, in order (run " +
+            'k of a job paired with run k of its peers; odd pairs ran the ' +
+            'peers first):',
           ...jobs.flatMap((j) =>
             j.runsSeconds
               ? [
@@ -796,8 +818,12 @@ function renderMarkdown(
         ]
       : []),
     tiny
-      ? `Tiny job (WordCount of ${tiny.inputBytes} bytes) on the warm cluster: median ${tiny.medianSeconds.toFixed(3)} s end to end ` +
-        `(JobTracker submit->finish ${tiny.medianServerSeconds.toFixed(3)} s) over ${tiny.runs.length} runs: ${tiny.runs.map((x) => x.toFixed(3)).join(', ')} s` +
+      ? `Tiny job (WordCount of ${tiny.inputBytes} bytes) on the warm ` +
+        `cluster: median ${tiny.medianSeconds.toFixed(3)} s end to end ` +
+        (`(JobTracker ` +
+          `submit->finish ${tiny.medianServerSeconds.toFixed(3)} s) ` +
+          `over ${tiny.runs.length} ` +
+          `runs: ${tiny.runs.map((x) => x.toFixed(3)).join(', ')} s`) +
         (tiny.verified ? '.' : ' — OUTPUT MISMATCH.')
       : 'Tiny job: not run.',
     '',
@@ -818,10 +844,17 @@ function renderMarkdown(
           .join(''),
     ),
     '',
-    "minimr s = wall time from submit (module load and `prepare`, i.e. TeraSort's sampling, included) until the client sees success, polling every 50 ms. " +
-      'Peers run under LC_ALL=C on the same bytes, read from a local file in the page cache, output written to a local file. ' +
-      "TeraSort's peer sorts the same records as 100-byte text lines (20 hex digits of the key, the row number, filler, newline), " +
-      'since GNU sort needs lines and the binary keys may contain newlines; hex keeps the byte order, so both outputs must list the records in the same order, and they are compared record by record. ' +
+    'minimr s = wall time from submit (module load and `prepare`, ' +
+      "i.e. TeraSort's sampling, included) until the client sees " +
+      'success, polling every 50 ms. ' +
+      ('Peers run under LC_ALL=C on the same bytes, read from a local ' +
+        'file in the page cache, output written to a local file. ') +
+      ("TeraSort's peer sorts the same records as 100-byte text lines " +
+        '(20 hex digits of the key, the row number, filler, newline), ') +
+      ('since GNU sort needs lines and the binary keys may contain ' +
+        'newlines; hex keeps the byte order, so both outputs must list ' +
+        'the records in the same order, and they are compared record by ' +
+        'record. ') +
       "TeraValidate (order, row count and checksum of TeraSort's output) has no peer.",
     '',
     'Peer commands (in the data directory):',

@@ -150,7 +150,9 @@ async function main(): Promise<void> {
   const log = progressLog();
   const env = machineRecord();
   log(
-    `block writer: ${args.mb} MiB in ${args.chunkBytes}-byte writes, ${args.repeats} repeats; load ${env.loadavgStart.join(' ')}`,
+    `block writer: ${args.mb} MiB in ${args.chunkBytes}-byte ` +
+      `writes, ${args.repeats} repeats; ` +
+      `load ${env.loadavgStart.join(' ')}`,
   );
   const runs: Measurement[] = [];
   for (let r = 1; r <= args.repeats; r++) {
@@ -158,7 +160,10 @@ async function main(): Promise<void> {
       const m = await measure(kind, r);
       runs.push(m);
       log(
-        `${kind} ${r}: cpu ${m.cpuMs.toFixed(0)} ms, wall ${m.wallMs.toFixed(0)} ms, ${m.fullGcs} full GCs, garbage ${m.garbageMb.toFixed(1)} MiB, peak RSS ${m.peakRssMb.toFixed(1)} MiB`,
+        `${kind} ${r}: cpu ${m.cpuMs.toFixed(0)} ms, ` +
+          `wall ${m.wallMs.toFixed(0)} ms, ${m.fullGcs} full GCs, ` +
+          `garbage ${m.garbageMb.toFixed(1)} MiB, peak ` +
+          `RSS ${m.peakRssMb.toFixed(1)} MiB`,
       );
     }
   }
@@ -189,16 +194,28 @@ async function main(): Promise<void> {
     '',
     machineLine(env),
     '',
-    `${args.mb} MiB in writes of ${args.chunkBytes} bytes; writer: FsClient into the local block store (replication 1, 64 MiB blocks), GCs paced by its garbage as in a task; plain: FileHandle.write to one file, fsync at the end. Each measurement in a fresh process with a task's flags.`,
+    `${args.mb} MiB in writes of ${args.chunkBytes} bytes; writer: ` +
+      `FsClient into the local block store (replication 1, 64 MiB ` +
+      `blocks), GCs paced by its garbage as in a task; plain: ` +
+      `FileHandle.write to one file, fsync at the end. Each ` +
+      `measurement in a fresh process with a task's flags.`,
     '',
     '| repeat | path | CPU ms | wall ms | full GCs | garbage MiB | peak RSS MiB |',
     '|---:|---|---:|---:|---:|---:|---:|',
     ...runs.map(
       (m) =>
-        `| ${m.repeat} | ${m.kind} | ${m.cpuMs.toFixed(0)} | ${m.wallMs.toFixed(0)} | ${m.fullGcs} | ${m.garbageMb.toFixed(1)} | ${m.peakRssMb.toFixed(1)} |`,
+        `| ${m.repeat} | ${m.kind} | ${m.cpuMs.toFixed(0)} ` +
+        `| ${m.wallMs.toFixed(0)} | ${m.fullGcs} ` +
+        `| ${m.garbageMb.toFixed(1)} | ${m.peakRssMb.toFixed(1)} |`,
     ),
     '',
-    `Medians: writer ${summary.writerCpuMs.toFixed(0)} ms of CPU (${summary.writerFullGcs} full GCs, ${summary.writerGarbageMb.toFixed(1)} MiB left to the GC, peak RSS ${summary.writerPeakRssMb.toFixed(1)} MiB), plain file ${summary.plainCpuMs.toFixed(0)} ms (peak RSS ${summary.plainPeakRssMb.toFixed(1)} MiB): **writer / plain CPU ${ratio.toFixed(2)}x**.`,
+    `Medians: writer ${summary.writerCpuMs.toFixed(0)} ms of CPU ` +
+      `(${summary.writerFullGcs} full ` +
+      `GCs, ${summary.writerGarbageMb.toFixed(1)} MiB left to the GC, ` +
+      `peak RSS ${summary.writerPeakRssMb.toFixed(1)} MiB), plain ` +
+      `file ${summary.plainCpuMs.toFixed(0)} ms (peak ` +
+      `RSS ${summary.plainPeakRssMb.toFixed(1)} MiB): **writer / plain ` +
+      `CPU ${ratio.toFixed(2)}x**.`,
     '',
   ].join('\n');
   writeFileSync(join(outDir, 'block-writer.md'), md);

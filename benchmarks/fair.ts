@@ -76,7 +76,9 @@ const args = yargs(process.argv.slice(2))
     type: 'number',
     default: 10,
     describe:
-      'real runs per policy, interleaved (fair, improved-fair, fair, ...); the verdict uses their means (a WordCount run varies by +-5 s here: fewer runs cannot tell 1 s apart)',
+      'real runs per policy, interleaved (fair, improved-fair, fair, ' +
+      '...); the verdict uses their means (a WordCount run varies by ' +
+      '+-5 s here: fewer runs cannot tell 1 s apart)',
   })
   .option('grep-pattern', { type: 'string', default: '(?:\\w+\\s)+?q[a-e](?:\\w+\\s)+?x[a-c]' })
   .check((a) => {
@@ -145,12 +147,26 @@ function table(rows: readonly Row[], unit: 'GiB' | 'MiB'): string {
   const div = unit === 'GiB' ? 2 ** 30 : 2 ** 20;
   const f = (b: number) => (b / div).toFixed(2);
   const lines = [
-    `| policy | data moved ${unit} (remote reads + extra copies) | remote reads ${unit} | of which off-rack | extra copies ${unit} | owed replicas placed / completed ${unit} | re-read after kills ${unit} | kills | killed slot-s | WordCount JCT s | TeraSort JCT s | GrepCount JCT s | WordCount maps node-local |`,
+    `| policy | data moved ${unit} (remote reads + extra copies) | ` +
+      `remote reads ${unit} | of which off-rack | extra copies ${unit} ` +
+      `| owed replicas placed / completed ${unit} | re-read after ` +
+      `kills ${unit} | kills | killed slot-s | WordCount JCT s | ` +
+      `TeraSort JCT s | GrepCount JCT s | WordCount maps node-local |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.repeat !== undefined ? `${r.policy} ${r.where === 'sim' ? 'seed' : 'run'} ${r.repeat}` : r.policy} | ${f(r.networkBytes)} | ${f(r.remoteBytes)} | ${f(r.offRackBytes)} | ${f(r.extraCopyBytes)} | ${f(r.placedBytes)} / ${f(r.completedBytes)} | ${f(r.rereadBytes)} | ${Number.isInteger(r.killed) ? r.killed : r.killed.toFixed(1)} | ${r.killedSlotSeconds.toFixed(1)} | ${(r.jctS.wordcount ?? NaN).toFixed(1)} | ${(r.jctS.terasort ?? NaN).toFixed(1)} | ${(r.jctS.grepcount ?? NaN).toFixed(1)} | ${r.wordcountLocal} |`,
+      `| ${r.repeat !== undefined ? `${r.policy} ${r.where === 'sim' ? 'seed' : 'run'} ${r.repeat}` : r.policy} ` +
+        `| ${f(r.networkBytes)} | ${f(r.remoteBytes)} ` +
+        `| ${f(r.offRackBytes)} | ${f(r.extraCopyBytes)} ` +
+        `| ${f(r.placedBytes)} / ${f(r.completedBytes)} ` +
+        `| ${f(r.rereadBytes)} ` +
+        `| ${Number.isInteger(r.killed) ? r.killed : r.killed.toFixed(1)} ` +
+        `| ${r.killedSlotSeconds.toFixed(1)} ` +
+        `| ${(r.jctS.wordcount ?? NaN).toFixed(1)} ` +
+        `| ${(r.jctS.terasort ?? NaN).toFixed(1)} ` +
+        `| ${(r.jctS.grepcount ?? NaN).toFixed(1)} | ${r.wordcountLocal} ` +
+        `|`,
     );
   }
   return lines.join('\n');
@@ -198,7 +214,11 @@ function pairedLine(
   const fair = of('fair');
   const diffs = of('improved-fair').map((r, k) => get(r) - get(fair[k]!));
   const { mean, standardError: se, n } = meanWithStandardError(diffs);
-  return `${label}: ${mean >= 0 ? '+' : ''}${mean.toFixed(digits)} ${unit} (standard error ${se.toFixed(digits)}), lower in ${diffs.filter((x) => x < 0).length} of ${n}`;
+  return (
+    `${label}: ${mean >= 0 ? '+' : ''}${mean.toFixed(digits)} ${unit} ` +
+    `(standard error ${se.toFixed(digits)}), lower ` +
+    `in ${diffs.filter((x) => x < 0).length} of ${n}`
+  );
 }
 
 function pairedDifferences(rows: readonly Row[], unit: 'GiB' | 'MiB', pairs: string): string {
@@ -216,8 +236,11 @@ function verdict(rows: readonly Row[]): string {
   const less = improved.networkBytes < fair.networkBytes;
   const sooner = improved.jctS.wordcount! <= fair.jctS.wordcount!;
   return (
-    `${less && sooner ? 'PASS' : 'FAIL'}: improved FAIR moved ${Math.abs((100 * (improved.networkBytes - fair.networkBytes)) / Math.max(1, fair.networkBytes)).toFixed(0)}% ` +
-    `${less ? 'less' : 'more'} data than FAIR (${less ? 'target met' : 'target missed'}) and finished WordCount in ${improved.jctS.wordcount!.toFixed(1)} s against ` +
+    `${less && sooner ? 'PASS' : 'FAIL'}: improved FAIR ` +
+    `moved ${Math.abs((100 * (improved.networkBytes - fair.networkBytes)) / Math.max(1, fair.networkBytes)).toFixed(0)}% ` +
+    (`${less ? 'less' : 'more'} data than FAIR ` +
+      `(${less ? 'target met' : 'target missed'}) and finished ` +
+      `WordCount in ${improved.jctS.wordcount!.toFixed(1)} s against `) +
     `${fair.jctS.wordcount!.toFixed(1)} s (${sooner ? 'no later: target met' : 'later: target missed'}).`
   );
 }
@@ -231,7 +254,8 @@ async function main(): Promise<void> {
   const simRows: Row[] = [];
   for (let seed = 1; seed <= args['sim-seeds']; seed++) {
     log(
-      `simulator seed ${seed}/${args['sim-seeds']}: improved-fair workload on improved-fair-12 under fair and improved-fair`,
+      `simulator seed ${seed}/${args['sim-seeds']}: improved-fair ` +
+        `workload on improved-fair-12 under fair and improved-fair`,
     );
     const sim = comparePolicies({
       workload: namedWorkload('improved-fair', { seed }),
@@ -271,7 +295,8 @@ async function main(): Promise<void> {
         const dir = await mkdtemp(join(os.tmpdir(), `minimr-bench-fair-${policy}-`));
         try {
           log(
-            `real ${repeat}/${args.repeats}: ${policy} on ${real.name} (${args['bytes-per-map']} per map, maps x ${scaled.mapScale})`,
+            `real ${repeat}/${args.repeats}: ${policy} on ${real.name} ` +
+              `(${args['bytes-per-map']} per map, maps x ${scaled.mapScale})`,
           );
           const result = await runWorkloadOnCluster({
             workload: scaled.workload,
@@ -307,7 +332,9 @@ async function main(): Promise<void> {
       .map((x) => x.toFixed(2))
       .join(' ')}.`,
     '',
-    `## Simulator: ${simCluster.name} (12 workers, 3 racks of 4, 8 map slots each), 10 GB per job, T_min 5 s, T_fair 10 s, seeds 1-${args['sim-seeds']}`,
+    `## Simulator: ${simCluster.name} (12 workers, 3 racks of 4, 8 ` +
+      `map slots each), 10 GB per job, T_min 5 s, T_fair 10 s, seeds ` +
+      `1-${args['sim-seeds']}`,
     '',
     table(
       [...simRows].sort((a, b) => a.policy.localeCompare(b.policy) || (a.repeat ?? 0) - (b.repeat ?? 0)),
@@ -324,9 +351,16 @@ async function main(): Promise<void> {
     '',
     ...(args.real
       ? [
-          `## Real local cluster: ${real.name}, ${args['bytes-per-map']} per map, arrivals x ${args['time-scale']}, T_min ${args['t-min-ms']} ms, T_fair ${args['t-fair-ms']} ms, delays ${args['delay-ms']} ms, disk rate ${args['disk-mbps']} MB/s reported`,
+          `## Real local cluster: ${real.name}, ${args['bytes-per-map']} ` +
+            `per map, arrivals x ${args['time-scale']}, ` +
+            `T_min ${args['t-min-ms']} ms, T_fair ${args['t-fair-ms']} ms, ` +
+            `delays ${args['delay-ms']} ms, disk rate ${args['disk-mbps']} ` +
+            `MB/s reported`,
           '',
-          `Each policy ran ${args.repeats} time(s), interleaved (fair, improved-fair, fair, ...), on a fresh cluster each time; the verdict compares the means. One run moves a few 8 MiB blocks more or fewer by timing alone, so single runs disagree.`,
+          `Each policy ran ${args.repeats} time(s), interleaved (fair, ` +
+            `improved-fair, fair, ...), on a fresh cluster each time; the ` +
+            `verdict compares the means. One run moves a few 8 MiB blocks ` +
+            `more or fewer by timing alone, so single runs disagree.`,
           '',
           table(
             [...realRows].sort((a, b) => a.policy.localeCompare(b.policy) || (a.repeat ?? 0) - (b.repeat ?? 0)),
@@ -341,11 +375,22 @@ async function main(): Promise<void> {
           '',
           pairedDifferences(realRows, 'MiB', 'run by run (each pair made back to back)'),
           '',
-          `WordCount JCT, median of the runs (less sensitive to a load spike on this shared machine than the mean): ${POLICIES.map((p) => `${p} ${median(realRows.filter((r) => r.policy === p).map((r) => r.jctS.wordcount ?? Number.NaN)).toFixed(1)} s`).join(', ')}.`,
+          `WordCount JCT, median of the runs (less sensitive to a load ` +
+            `spike on this shared machine than the ` +
+            `mean): ${POLICIES.map((p) => `${p} ${median(realRows.filter((r) => r.policy === p).map((r) => r.jctS.wordcount ?? Number.NaN)).toFixed(1)} s`).join(', ')}.`,
           '',
         ]
       : []),
-    "Data moved = map input read from a replica on another node + extra copies (replicate decisions for inputs already fully replicated). WordCount's private data set arrives with it: one replica per block is written, the second is owed; improved FAIR places owed replicas on nodes its kills free, and those it did not place are written on the holder's rack when the placement window (T_min + T_fair) closes. The upload writes two replicas per block under both policies, so owed replicas are shown apart, not counted as data moved. Re-read = input the killed attempts had read (read again by their re-runs).",
+    'Data moved = map input read from a replica on another node + ' +
+      'extra copies (replicate decisions for inputs already fully ' +
+      "replicated). WordCount's private data set arrives with it: one " +
+      'replica per block is written, the second is owed; improved FAIR ' +
+      'places owed replicas on nodes its kills free, and those it did ' +
+      "not place are written on the holder's rack when the placement " +
+      'window (T_min + T_fair) closes. The upload writes two replicas ' +
+      'per block under both policies, so owed replicas are shown ' +
+      'apart, not counted as data moved. Re-read = input the killed ' +
+      'attempts had read (read again by their re-runs).',
     '',
   ].join('\n');
   await mkdir(OUT, { recursive: true });

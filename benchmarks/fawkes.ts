@@ -90,7 +90,9 @@ const args = yargs(process.argv.slice(2))
     type: 'number',
     default: 1,
     describe:
-      'real: maps per workload map (at least 1 per job, at most --max-maps-per-job): below 1, big jobs keep their size relative to small ones under a cap that a local cluster can run',
+      'real: maps per workload map (at least 1 per job, at most ' +
+      '--max-maps-per-job): below 1, big jobs keep their size relative ' +
+      'to small ones under a cap that a local cluster can run',
   })
   .option('max-maps-per-job', { type: 'number', default: 16 })
   .option('time-scale', { type: 'number', default: 0.05, describe: 'real: arrival times and T scaled by this' })
@@ -98,13 +100,20 @@ const args = yargs(process.argv.slice(2))
     type: 'number',
     default: 1,
     describe:
-      "real: every worker's --cpu-throttle on the 'cpu' basis (each task as if on a core of its own, F times slower); it stretches a task's own work only, so the workers still share the cores for the rest: --cpu-quota holds all of it",
+      "real: every worker's --cpu-throttle on the 'cpu' basis (each " +
+      'task as if on a core of its own, F times slower); it stretches ' +
+      "a task's own work only, so the workers still share the cores " +
+      'for the rest: --cpu-quota holds all of it',
   })
   .option('cpu-quota', {
     type: 'number',
     default: 0,
     describe:
-      "real: cores of CPU time each worker, with its task processes, may use (a cgroup quota; Linux, root); 0: none. Unlike --cpu-throttle it holds everything a worker does, so with quotas adding up to at most this machine's cores, no worker can slow another",
+      'real: cores of CPU time each worker, with its task processes, ' +
+      'may use (a cgroup quota; Linux, root); 0: none. Unlike ' +
+      '--cpu-throttle it holds everything a worker does, so with ' +
+      "quotas adding up to at most this machine's cores, no worker can " +
+      'slow another',
   })
   .option('kill-draining', {
     type: 'boolean',
@@ -114,13 +123,18 @@ const args = yargs(process.argv.slice(2))
   .option('alone-file', {
     type: 'string',
     describe:
-      'real: where the runtimes alone are kept: read from it when it holds them for the same settings (workload, cluster, bytes, maps, throttle), else measured in the first None run and written to it',
+      'real: where the runtimes alone are kept: read from it when it ' +
+      'holds them for the same settings (workload, cluster, bytes, ' +
+      'maps, throttle), else measured in the first None run and ' +
+      'written to it',
   })
   .option('trace-runs', {
     type: 'boolean',
     default: false,
     describe:
-      "real: write each run's jobs, attempts, node moves and the machine's load second by second to real-runs/*.json beside the report",
+      "real: write each run's jobs, attempts, node moves and the " +
+      "machine's load second by second to real-runs/*.json beside the " +
+      'report',
   })
   .strict()
   .parseSync();
@@ -232,7 +246,11 @@ const num = (v: number, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
 function table(rows: readonly Row[]): string {
   const clusters = ['c-1', 'c-2', 'c-3'];
   const lines = [
-    `| weighting / grow / shrink | jobs done | mean slowdown | median | p95 | ${clusters.map((c) => `${c} slowdown / mean nodes`).join(' | ')} | reconfigurations | mean Var(D) | drains (mean s) | copied GiB | blocks lost | sim wall s |`,
+    `| weighting / grow / shrink | jobs done | mean slowdown | ` +
+      `median | p95 ` +
+      `| ${clusters.map((c) => `${c} slowdown / mean nodes`).join(' | ')} ` +
+      `| reconfigurations | mean Var(D) | drains (mean s) | copied GiB ` +
+      `| blocks lost | sim wall s |`,
     `|---|---:|---:|---:|---:|${clusters.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|---:|`,
   ];
   for (const r of rows) {
@@ -243,7 +261,14 @@ function table(rows: readonly Row[]): string {
       return c ? `${num(c.meanSlowdown)} / ${num(c.meanNodes, 1)}` : '-';
     });
     lines.push(
-      `| ${r.label} | ${m.finished}/${m.jobs} | ${num(m.slowdown.mean)} | ${num(m.slowdown.median)} | ${num(m.slowdown.p95)} | ${per.join(' | ')} | ${mr.reconfigurations}/${mr.intervals} | ${num(mr.meanGlobalDiscrimination, 4)} | ${mr.drains} (${num(mr.meanDrainMs / 1000, 1)}) | ${num(mr.copiedBytes / 2 ** 30, 1)} | ${mr.blocks.missing} | ${num(r.wallS, 1)} |`,
+      `| ${r.label} | ${m.finished}/${m.jobs} ` +
+        `| ${num(m.slowdown.mean)} | ${num(m.slowdown.median)} ` +
+        `| ${num(m.slowdown.p95)} | ${per.join(' | ')} ` +
+        `| ${mr.reconfigurations}/${mr.intervals} ` +
+        `| ${num(mr.meanGlobalDiscrimination, 4)} | ${mr.drains} ` +
+        `(${num(mr.meanDrainMs / 1000, 1)}) ` +
+        `| ${num(mr.copiedBytes / 2 ** 30, 1)} | ${mr.blocks.missing} ` +
+        `| ${num(r.wallS, 1)} |`,
     );
   }
   return lines.join('\n');
@@ -300,7 +325,11 @@ function checks(rows: readonly Row[]): string[] {
   if (td && none) {
     const lower = 1 - td.metrics.slowdown.mean / none.metrics.slowdown.mean;
     out.push(
-      `${mark(lower >= 0.25)} WKLD-D: TD's average job slowdown ${num(td.metrics.slowdown.mean)} is ${num(100 * lower, 0)}% below None's ${num(none.metrics.slowdown.mean)} (target: at least 25%)`,
+      `${mark(lower >= 0.25)} WKLD-D: TD's average job ` +
+        `slowdown ${num(td.metrics.slowdown.mean)} ` +
+        `is ${num(100 * lower, 0)}% below ` +
+        `None's ${num(none.metrics.slowdown.mean)} (target: at least ` +
+        `25%)`,
     );
   }
   for (const shrink of ['IP', 'DP'] as const) {
@@ -309,7 +338,10 @@ function checks(rows: readonly Row[]): string[] {
     if (tc && tr) {
       const s = (r: Row) => r.appSlowdown.sort ?? Number.NaN;
       out.push(
-        `${mark(s(tc) < s(tr))} WKLD-C, shrinking by ${shrink}: Sort's mean slowdown growing with TC ${num(s(tc))} vs with TR ${num(s(tr))} (${num(100 * (1 - s(tc) / s(tr)), 1)}% lower; target: lower)`,
+        `${mark(s(tc) < s(tr))} WKLD-C, shrinking by ${shrink}: Sort's ` +
+          `mean slowdown growing with TC ${num(s(tc))} vs with ` +
+          `TR ${num(s(tr))} (${num(100 * (1 - s(tc) / s(tr)), 1)}% lower; ` +
+          `target: lower)`,
       );
     }
   }
@@ -465,7 +497,10 @@ async function realVariant(
   const shape = realShape();
   const name = `WKLD-${variant.toUpperCase()}`;
   log(
-    `real ${name}: ${workload.jobs.length} jobs on ${shape.workers.length} workers, 3 MR-clusters of ${minNodes} core nodes, ${args.repeats} repeat(s) of ${weightings.join(', ')}`,
+    `real ${name}: ${workload.jobs.length} jobs ` +
+      `on ${shape.workers.length} workers, 3 MR-clusters ` +
+      `of ${minNodes} core nodes, ${args.repeats} repeat(s) ` +
+      `of ${weightings.join(', ')}`,
   );
   const rows: RealRow[] = [];
   // Runtime alone depends on the jobs, the cluster and the throttle, not on arrivals or weightings.
@@ -569,7 +604,9 @@ async function realVariant(
         wallS: (Date.now() - started) / 1000,
       });
       log(
-        `    mean slowdown ${num(s.mean)}; fsck: ${f.totalBlocks} blocks, ${f.missing.length} missing, ${f.underReplicated.length} under-replicated`,
+        `    mean slowdown ${num(s.mean)}; fsck: ${f.totalBlocks} ` +
+          `blocks, ${f.missing.length} ` +
+          `missing, ${f.underReplicated.length} under-replicated`,
       );
     } finally {
       if (watcher) clearInterval(watcher);
@@ -618,20 +655,42 @@ async function realVariant(
     return `${num(m)}${n > 1 ? ` ± ${num(se)}` : ''}`;
   };
   const md: string[] = [
-    `### ${name}, scaled: ${workload.jobs.length} jobs on ${shape.workers.length} local workers, 3 MR-clusters of ${minNodes} core nodes (TC growth, DP shrinks)`,
+    `### ${name}, scaled: ${workload.jobs.length} jobs ` +
+      `on ${shape.workers.length} local workers, 3 MR-clusters ` +
+      `of ${minNodes} core nodes (TC growth, DP shrinks)`,
     '',
-    `Arrivals and T scaled by ${timeScale} (T = ${fawkesOptionsFor(variant, 'td', timeScale).intervalMs} ms), ${args['bytes-per-map']} bytes per map, ${args['map-scale']} real map(s) per workload map (at least 1, at most ${args['max-maps-per-job']}), --cpu-throttle ${args['cpu-throttle']}${args['cpu-quota'] > 0 ? `, a CPU quota of ${args['cpu-quota']} cores per worker (cgroup)` : ''}, output blocks with ${args['output-replication']} replica(s). ` +
-      "Slowdown = response time / the job's runtime alone on its cluster at its minimum share (measured once, in the first None run). " +
-      `Real: mean over ${args.repeats} interleaved run(s) ± standard error. Predicted: the simulator on the same workload and cluster shape at the paper's time scale, slowdowns over its own estimate alone.`,
+    `Arrivals and T scaled by ${timeScale} (T ` +
+      `= ${fawkesOptionsFor(variant, 'td', timeScale).intervalMs} ` +
+      `ms), ${args['bytes-per-map']} bytes per ` +
+      `map, ${args['map-scale']} real map(s) per workload map (at ` +
+      `least 1, at most ${args['max-maps-per-job']}), ` +
+      `--cpu-throttle ${args['cpu-throttle']}${args['cpu-quota'] > 0 ? `, a CPU quota of ${args['cpu-quota']} cores per worker (cgroup)` : ''}, ` +
+      `output blocks with ${args['output-replication']} replica(s). ` +
+      ("Slowdown = response time / the job's runtime alone on its " +
+        'cluster at its minimum share (measured once, in the first None ' +
+        'run). ') +
+      (`Real: mean over ${args.repeats} interleaved run(s) ± standard ` +
+        `error. Predicted: the simulator on the same workload and ` +
+        `cluster shape at the paper's time scale, slowdowns over its own ` +
+        `estimate alone.`),
     '',
-    `| weighting | real mean slowdown | ${clusters.map((c) => `real ${c}`).join(' | ')} | predicted | ${clusters.map((c) => `predicted ${c}`).join(' | ')} | node moves | missing blocks (fsck, max) |`,
+    `| weighting | real mean slowdown ` +
+      `| ${clusters.map((c) => `real ${c}`).join(' | ')} | predicted ` +
+      `| ${clusters.map((c) => `predicted ${c}`).join(' | ')} | node ` +
+      `moves | missing blocks (fsck, max) |`,
     `|---|---:|${clusters.map(() => '---:').join('|')}|---:|${clusters.map(() => '---:').join('|')}|---:|---:|`,
   ];
   for (const w of order) {
     const mine = measured.filter((r) => r.weighting === w);
     const p = predicted.get(w)!;
     md.push(
-      `| ${w.toUpperCase()} | ${meanSe(mine.map((r) => r.meanSlowdown))} | ${clusters.map((c) => meanSe(mine.map((r) => r.clusterSlowdown[c] ?? Number.NaN))).join(' | ')} | ${num(p.mean)} | ${clusters.map((c) => num(p.perCluster[c] ?? Number.NaN)).join(' | ')} | ${meanSe(mine.map((r) => r.moves))} | ${Math.max(...mine.map((r) => r.fsck.missing.length))} |`,
+      `| ${w.toUpperCase()} ` +
+        `| ${meanSe(mine.map((r) => r.meanSlowdown))} ` +
+        `| ${clusters.map((c) => meanSe(mine.map((r) => r.clusterSlowdown[c] ?? Number.NaN))).join(' | ')} ` +
+        `| ${num(p.mean)} ` +
+        `| ${clusters.map((c) => num(p.perCluster[c] ?? Number.NaN)).join(' | ')} ` +
+        `| ${meanSe(mine.map((r) => r.moves))} ` +
+        `| ${Math.max(...mine.map((r) => r.fsck.missing.length))} |`,
     );
   }
   md.push('');
@@ -644,7 +703,11 @@ async function realVariant(
     const { mean, standardError: se, n } = meanWithStandardError(diffs);
     const pd = predicted.get(w)!.mean - predicted.get('none')!.mean;
     md.push(
-      `- ${w.toUpperCase()} minus None, run by run: ${mean >= 0 ? '+' : ''}${num(mean)} mean slowdown (standard error ${num(se)}), lower in ${diffs.filter((x) => x < 0).length} of ${n}; predicted ${pd >= 0 ? '+' : ''}${num(pd)}.`,
+      `- ${w.toUpperCase()} minus None, run by ` +
+        `run: ${mean >= 0 ? '+' : ''}${num(mean)} mean slowdown ` +
+        `(standard error ${num(se)}), lower ` +
+        `in ${diffs.filter((x) => x < 0).length} of ${n}; ` +
+        `predicted ${pd >= 0 ? '+' : ''}${num(pd)}.`,
     );
   }
   // The real load equals the simulated one when jobs run alone as much faster as they arrive faster.
@@ -655,7 +718,10 @@ async function realVariant(
     .sort((a, b) => a - b);
   const medianRatio = aloneRatios.length > 0 ? aloneRatios[Math.floor(aloneRatios.length / 2)]! : Number.NaN;
   md.push(
-    `- Runtime alone, real over simulated: median ${medianRatio.toPrecision(2)} (quartiles ${aloneRatios.length > 0 ? `${aloneRatios[Math.floor(aloneRatios.length / 4)]!.toPrecision(2)}-${aloneRatios[Math.floor((3 * aloneRatios.length) / 4)]!.toPrecision(2)}` : 'n/a'}); arrivals are scaled by ${timeScale}: ` +
+    `- Runtime alone, real over simulated: ` +
+      `median ${medianRatio.toPrecision(2)} ` +
+      `(quartiles ${aloneRatios.length > 0 ? `${aloneRatios[Math.floor(aloneRatios.length / 4)]!.toPrecision(2)}-${aloneRatios[Math.floor((3 * aloneRatios.length) / 4)]!.toPrecision(2)}` : 'n/a'}); ` +
+      `arrivals are scaled by ${timeScale}: ` +
       (medianRatio > 1.5 * timeScale
         ? 'the real cluster is more loaded than the simulated one.'
         : medianRatio < timeScale / 1.5
@@ -665,13 +731,19 @@ async function realVariant(
   const kill = rows.find((r) => r.killRun);
   if (kill?.killed !== undefined) {
     md.push(
-      `- ${kill.weighting.toUpperCase()} run with ${kill.killed} SIGKILLed while draining (output blocks with ${Math.max(2, args['output-replication'])} replicas): ${kill.finished}/${kill.jobs} jobs finished, ` +
-        `fsck ${kill.fsck.healthy ? 'HEALTHY' : 'CORRUPT'}: ${kill.fsck.totalBlocks} blocks, ${kill.fsck.missing.length} missing, ${kill.fsck.underReplicated.length} under-replicated.`,
+      `- ${kill.weighting.toUpperCase()} run with ${kill.killed} ` +
+        `SIGKILLed while draining (output blocks ` +
+        `with ${Math.max(2, args['output-replication'])} ` +
+        `replicas): ${kill.finished}/${kill.jobs} jobs finished, ` +
+        (`fsck ${kill.fsck.healthy ? 'HEALTHY' : 'CORRUPT'}: ${kill.fsck.totalBlocks} ` +
+          `blocks, ${kill.fsck.missing.length} ` +
+          `missing, ${kill.fsck.underReplicated.length} under-replicated.`),
     );
   } else if (args['kill-draining']) md.push('- The kill run saw no worker draining: nobody was killed.');
   const lost = rows.filter((r) => r.fsck.missing.length > 0);
   md.push(
-    `- fs fsck after every run (the kill run included): ${lost.length === 0 ? '0 missing blocks in every run' : `missing blocks in ${lost.map((r) => `${r.weighting.toUpperCase()} run ${r.repeat}: ${r.fsck.missing.length}`).join(', ')}`}.`,
+    `- fs fsck after every run (the kill run ` +
+      `included): ${lost.length === 0 ? '0 missing blocks in every run' : `missing blocks in ${lost.map((r) => `${r.weighting.toUpperCase()} run ${r.repeat}: ${r.fsck.missing.length}`).join(', ')}`}.`,
     '',
   );
   // Real beside predicted, per cluster: the mean over the repeats of each.
@@ -723,11 +795,15 @@ async function main(): Promise<void> {
       workloads.set(c.variant, workload);
     }
     log(
-      `[${i + 1}/${cases.length}] WKLD-${c.variant.toUpperCase()} (${workload.jobs.length} jobs) on ${clusterFor(c.variant).name}: ${labelOf(c)}`,
+      `[${i + 1}/${cases.length}] WKLD-${c.variant.toUpperCase()} ` +
+        `(${workload.jobs.length} jobs) ` +
+        `on ${clusterFor(c.variant).name}: ${labelOf(c)}`,
     );
     const row = run(c, workload);
     log(
-      `    mean slowdown ${num(row.metrics.slowdown.mean)}, ${row.metrics.mrClusters!.reconfigurations} reconfigurations, ${num(row.wallS, 1)} s wall`,
+      `    mean ` +
+        `slowdown ${num(row.metrics.slowdown.mean)}, ${row.metrics.mrClusters!.reconfigurations} ` +
+        `reconfigurations, ${num(row.wallS, 1)} s wall`,
     );
     rows.push(row);
   }
@@ -735,9 +811,14 @@ async function main(): Promise<void> {
   await mkdir(OUT, { recursive: true });
   const md: string[] = ['# FAWKES in the simulator', ''];
   md.push(
-    `Seed ${args.seed}, output blocks written with ${args['output-replication']} replica(s). Slowdown = response time (arrival to finish) / runtime on the 10-node reference cluster. ` +
+    `Seed ${args.seed}, output blocks written ` +
+      `with ${args['output-replication']} replica(s). Slowdown = ` +
+      `response time (arrival to finish) / runtime on the 10-node ` +
+      `reference cluster. ` +
       'Per cluster: mean slowdown of its jobs / mean nodes it held (first arrival to last finish). ' +
-      'Var(D) = E[D^2] per interval of T (60 s on fawkes-60, 120 s on fawkes-48); a reconfiguration is an interval with Var(D) > tau = 0.001.',
+      ('Var(D) = E[D^2] per interval of T (60 s on fawkes-60, 120 s on ' +
+        'fawkes-48); a reconfiguration is an interval with Var(D) > tau ' +
+        '= 0.001.'),
     '',
   );
   const files: Array<[string, string]> = [];
@@ -753,7 +834,8 @@ async function main(): Promise<void> {
     );
     const apps = [...new Set(mine.flatMap((r) => Object.keys(r.appSlowdown)))].sort();
     md.push(
-      `Mean slowdown per app: ${mine.map((r) => `${r.label}: ${apps.map((a) => `${a} ${num(r.appSlowdown[a] ?? Number.NaN)}`).join(', ')}`).join('; ')}.`,
+      `Mean slowdown per ` +
+        `app: ${mine.map((r) => `${r.label}: ${apps.map((a) => `${a} ${num(r.appSlowdown[a] ?? Number.NaN)}`).join(', ')}`).join('; ')}.`,
       '',
     );
     files.push([

@@ -236,7 +236,9 @@ async function tinyJob(runs: number, warmup: number): Promise<TinyJobResult> {
       }
       if (i >= 0) timed.push(run);
       log(
-        `tiny ${i < 0 ? 'warm-up' : `run ${i + 1}`}: ${run.totalMs} ms, ${run.warmLaunches}/${run.attempts} attempts in warm processes`,
+        `tiny ${i < 0 ? 'warm-up' : `run ${i + 1}`}: ${run.totalMs} ` +
+          `ms, ${run.warmLaunches}/${run.attempts} attempts in warm ` +
+          `processes`,
       );
     }
     const totals = timed.map((r) => r.totalMs);
@@ -324,7 +326,9 @@ async function main(): Promise<void> {
   const md = [
     '# Task-runner launch cost',
     '',
-    `Node ${env.node}, ${env.platform}, ${env.cpus} x ${env.cpu}, load ${env.loadavg.join(' ')}; ${RUNS} timed runs each after ${WARMUP} untimed.`,
+    `Node ${env.node}, ${env.platform}, ${env.cpus} x ${env.cpu}, ` +
+      `load ${env.loadavg.join(' ')}; ${RUNS} timed runs each ` +
+      `after ${WARMUP} untimed.`,
     '',
     '| | what | median (ms) | p95 (ms) | min (ms) | max (ms) |',
     '|---|---|---:|---:|---:|---:|',
@@ -334,13 +338,20 @@ async function main(): Promise<void> {
     '',
     `## (e) Tiny job end to end on a warm cluster`,
     '',
-    `WordCount of ${tiny.inputBytes} bytes (1 map, 1 reduce) on an embedded cluster of 2 workers (1 map + 1 reduce slot each), ` +
-      `${tiny.runs.length} timed runs after ${tiny.warmup} untimed; load ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} after. ` +
-      `Output ${tiny.verified ? 'verified' : 'MISMATCH'}; ${tiny.warmLaunches} of ${tiny.attempts} attempts ran in a warm task process.`,
+    `WordCount of ${tiny.inputBytes} bytes (1 map, 1 reduce) on an ` +
+      `embedded cluster of 2 workers (1 map + 1 reduce slot each), ` +
+      (`${tiny.runs.length} timed runs after ${tiny.warmup} untimed; ` +
+        `load ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} ` +
+        `after. `) +
+      (`Output ${tiny.verified ? 'verified' : 'MISMATCH'}; ${tiny.warmLaunches} ` +
+        `of ${tiny.attempts} attempts ran in a warm task process.`),
     '',
-    `**Median ${tiny.medianMs.toFixed(0)} ms end to end** (p95 ${tiny.p95Ms.toFixed(0)} ms; runs: ${tiny.runs.map((r) => r.totalMs).join(', ')} ms).`,
+    `**Median ${tiny.medianMs.toFixed(0)} ms end to end** ` +
+      `(p95 ${tiny.p95Ms.toFixed(0)} ms; ` +
+      `runs: ${tiny.runs.map((r) => r.totalMs).join(', ')} ms).`,
     '',
-    'Where it goes, along the critical path (median of each phase over the runs; medians need not add up to the median total):',
+    'Where it goes, along the critical path (median of each phase ' +
+      'over the runs; medians need not add up to the median total):',
     '',
     '| phase | median (ms) | what |',
     '|---|---:|---|',

@@ -40,8 +40,15 @@ try {
     await buffer.finish();
     const t2 = performance.now();
     console.log(
-      `${String(mib).padStart(2)} MiB: collect ${((t1 - t0) / 1000).toFixed(2)} s + finish ${((t2 - t1) / 1000).toFixed(2)} s = ${((t2 - t0) / 1000).toFixed(2)} s` +
-        `  spills ${counters.spills}, mergePasses ${counters.mergePasses}, spilled ${counters.spilledRecords} records / ${(counters.spilledBytes / 2 ** 20).toFixed(1)} MiB, peak ${(counters.peakBufferBytes / 2 ** 20).toFixed(2)} MiB`,
+      `${String(mib).padStart(2)} MiB: ` +
+        `collect ${((t1 - t0) / 1000).toFixed(2)} s + ` +
+        `finish ${((t2 - t1) / 1000).toFixed(2)} s ` +
+        `= ${((t2 - t0) / 1000).toFixed(2)} s` +
+        (`  spills ${counters.spills}, ` +
+          `mergePasses ${counters.mergePasses}, ` +
+          `spilled ${counters.spilledRecords} records ` +
+          `/ ${(counters.spilledBytes / 2 ** 20).toFixed(1)} MiB, ` +
+          `peak ${(counters.peakBufferBytes / 2 ** 20).toFixed(2)} MiB`),
     );
     await rm(join(root, `b${mib}`), { recursive: true, force: true });
   }

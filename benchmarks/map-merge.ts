@@ -127,8 +127,12 @@ try {
         digests.get(id)!.add(createHash('sha256').update(readFileSync(info.dataFile)).digest('hex').slice(0, 16));
         await rm(dir, { recursive: true, force: true });
         process.stderr.write(
-          `rep ${rep} ${mib} MiB ${impl.name}: collect ${s.collectWall.toFixed(0)} ms (cpu ${s.collectCpu.toFixed(0)}), ` +
-            `finish ${s.finishWall.toFixed(0)} ms (cpu ${s.finishCpu.toFixed(0)}), spills ${counters.spills}, full GCs ${s.fullGcs}\n`,
+          `rep ${rep} ${mib} MiB ${impl.name}: ` +
+            `collect ${s.collectWall.toFixed(0)} ms ` +
+            `(cpu ${s.collectCpu.toFixed(0)}), ` +
+            (`finish ${s.finishWall.toFixed(0)} ms ` +
+              `(cpu ${s.finishCpu.toFixed(0)}), spills ${counters.spills}, ` +
+              `full GCs ${s.fullGcs}\n`),
         );
       }
     }
@@ -137,7 +141,9 @@ try {
   await rm(root, { recursive: true, force: true });
 }
 console.log(
-  `map of ${args.mb} MB TeraGen rows, ${args.parts} partition(s), codec ${args.codec}, spillPercent ${args['spill-percent']}, medians of ${args.reps}:`,
+  `map of ${args.mb} MB TeraGen rows, ${args.parts} partition(s), ` +
+    `codec ${args.codec}, spillPercent ${args['spill-percent']}, ` +
+    `medians of ${args.reps}:`,
 );
 console.log(
   '| buffer MiB | build | spills | collect ms (cpu) | finish ms (cpu) | total ms (cpu) | full GCs | output sha256 |',
@@ -149,8 +155,12 @@ for (const mib of buffers) {
     const xs = samples.get(id)!;
     const m = (f: (s: Sample) => number): string => median(xs.map(f)).toFixed(0);
     console.log(
-      `| ${mib} | ${impl.name} | ${spills.get(id)} | ${m((s) => s.collectWall)} (${m((s) => s.collectCpu)}) | ${m((s) => s.finishWall)} (${m((s) => s.finishCpu)}) | ` +
-        `${m((s) => s.collectWall + s.finishWall)} (${m((s) => s.collectCpu + s.finishCpu)}) | ${m((s) => s.fullGcs)} | ${[...digests.get(id)!].join(' ')} |`,
+      `| ${mib} | ${impl.name} | ${spills.get(id)} ` +
+        `| ${m((s) => s.collectWall)} (${m((s) => s.collectCpu)}) ` +
+        `| ${m((s) => s.finishWall)} (${m((s) => s.finishCpu)}) | ` +
+        (`${m((s) => s.collectWall + s.finishWall)} ` +
+          `(${m((s) => s.collectCpu + s.finishCpu)}) ` +
+          `| ${m((s) => s.fullGcs)} | ${[...digests.get(id)!].join(' ')} |`),
     );
   }
 }

@@ -70,7 +70,13 @@ function rssMiB(): string {
   const status = readFileSync('/proc/self/status', 'utf8');
   const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0);
   const mu = process.memoryUsage();
-  return `VmHWM ${(kb('VmHWM') / 1024).toFixed(0)} MiB, RSS ${(kb('VmRSS') / 1024).toFixed(0)} MiB (heap ${(mu.heapTotal / 2 ** 20).toFixed(0)}, external ${(mu.external / 2 ** 20).toFixed(0)}, arrayBuffers ${(mu.arrayBuffers / 2 ** 20).toFixed(0)})`;
+  return (
+    `VmHWM ${(kb('VmHWM') / 1024).toFixed(0)} MiB, ` +
+    `RSS ${(kb('VmRSS') / 1024).toFixed(0)} MiB ` +
+    `(heap ${(mu.heapTotal / 2 ** 20).toFixed(0)}, ` +
+    `external ${(mu.external / 2 ** 20).toFixed(0)}, ` +
+    `arrayBuffers ${(mu.arrayBuffers / 2 ** 20).toFixed(0)})`
+  );
 }
 
 /** Largest RSS seen by samplePeak, with the V8 heap and external memory at that moment. */
@@ -81,7 +87,10 @@ function samplePeak(): void {
     peak = { rss: mu.rss, heapTotal: mu.heapTotal, external: mu.external, arrayBuffers: mu.arrayBuffers };
 }
 const peakText = (): string =>
-  `sampled peak RSS ${(peak.rss / 2 ** 20).toFixed(0)} MiB (heap ${(peak.heapTotal / 2 ** 20).toFixed(0)}, external ${(peak.external / 2 ** 20).toFixed(0)}, arrayBuffers ${(peak.arrayBuffers / 2 ** 20).toFixed(0)})`;
+  `sampled peak RSS ${(peak.rss / 2 ** 20).toFixed(0)} MiB ` +
+  `(heap ${(peak.heapTotal / 2 ** 20).toFixed(0)}, ` +
+  `external ${(peak.external / 2 ** 20).toFixed(0)}, ` +
+  `arrayBuffers ${(peak.arrayBuffers / 2 ** 20).toFixed(0)})`;
 
 const attemptOf = (i: number): string => `attempt_bench_0001_m_${String(i).padStart(6, '0')}_0`;
 
@@ -118,11 +127,16 @@ async function runMaps(root: string): Promise<void> {
     peak = { rss: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
     total = { cpuS: total.cpuS + t.cpuS, wallS: total.wallS + t.wallS };
     process.stderr.write(
-      `map ${m}: ${fmt(t)} (collect ${fmt(collected)}); spills ${counters.spills}, spilled ${(counters.spilledBytes / 2 ** 20).toFixed(1)} MiB; ${rssMiB()}\n`,
+      `map ${m}: ${fmt(t)} (collect ${fmt(collected)}); ` +
+        `spills ${counters.spills}, ` +
+        `spilled ${(counters.spilledBytes / 2 ** 20).toFixed(1)} ` +
+        `MiB; ${rssMiB()}\n`,
     );
   }
   console.log(
-    `map total (${args.maps} x ${args['map-mb']} MB, buffer ${args['map-buffer-mb']} MB): ${fmt(total)}; per map cpu ${(total.cpuS / args.maps).toFixed(2)} s`,
+    `map total (${args.maps} x ${args['map-mb']} MB, ` +
+      `buffer ${args['map-buffer-mb']} MB): ${fmt(total)}; per map ` +
+      `cpu ${(total.cpuS / args.maps).toFixed(2)} s`,
   );
 }
 
@@ -180,10 +194,17 @@ async function runReduce(root: string): Promise<void> {
     const merged = lap(c2);
     const total = lap(c);
     console.log(
-      `reduce (${args.maps} maps, buffer ${args['reduce-buffer-mb']} MB): fetch+merges ${fmt(fetched)}; final merge+reduce+write ${fmt(merged)}; total ${fmt(total)}`,
+      `reduce (${args.maps} maps, buffer ${args['reduce-buffer-mb']} ` +
+        `MB): fetch+merges ${fmt(fetched)}; final ` +
+        `merge+reduce+write ${fmt(merged)}; total ${fmt(total)}`,
     );
     console.log(
-      `  records ${output.records}, output ${(pos / 2 ** 20).toFixed(1)} MiB sha256 ${hash.digest('hex').slice(0, 16)}; spilled ${(counters.spilledBytes / 2 ** 20).toFixed(1)} MiB, merge passes ${counters.mergePasses}, peak buffer ${(counters.peakBufferBytes / 2 ** 20).toFixed(1)} MiB`,
+      `  records ${output.records}, ` +
+        `output ${(pos / 2 ** 20).toFixed(1)} MiB ` +
+        `sha256 ${hash.digest('hex').slice(0, 16)}; ` +
+        `spilled ${(counters.spilledBytes / 2 ** 20).toFixed(1)} MiB, ` +
+        `merge passes ${counters.mergePasses}, peak ` +
+        `buffer ${(counters.peakBufferBytes / 2 ** 20).toFixed(1)} MiB`,
     );
     console.log(`  ${rssMiB()}\n  fetch + merges: ${fetchPeak}\n  final merge: ${peakText()}`);
   } finally {

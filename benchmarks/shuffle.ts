@@ -262,7 +262,8 @@ async function main(): Promise<void> {
     tools: { sort: toolVersion('sort') },
   };
   log(
-    `minimr shuffle benchmark: --size-mb ${args.sizeMb}${args.skipProfile ? ', --skip-profile' : `, profiles on ${args.profileMb} MB in ${args.profileBlockMb} MB blocks`}, ` +
+    `minimr shuffle benchmark: ` +
+      `--size-mb ${args.sizeMb}${args.skipProfile ? ', --skip-profile' : `, profiles on ${args.profileMb} MB in ${args.profileBlockMb} MB blocks`}, ` +
       `work dir ${work}; ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}`,
   );
 
@@ -281,7 +282,9 @@ async function main(): Promise<void> {
     const tera = await writeTeraInputs(join(local, 'tera.dat'), join(local, 'tera-lines.txt'), rows);
     phases.generateTera = (performance.now() - t) / 1000;
     log(
-      `generated ${rows} TeraGen records (${((rows * RECORD) / MB).toFixed(1)} MB) + GNU sort lines, checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`,
+      `generated ${rows} TeraGen records ` +
+        `(${((rows * RECORD) / MB).toFixed(1)} MB) + GNU sort lines, ` +
+        `checksum ${tera.checksum} [${phases.generateTera.toFixed(1)}s]`,
     );
 
     const profileBytes = Math.round(args.profileMb * MB);
@@ -302,7 +305,9 @@ async function main(): Promise<void> {
       phases.generateProfileInputs = (performance.now() - t) / 1000;
       log(
         `generated profile inputs: corpus ${(corpus.bytes / MB).toFixed(1)} MB (${corpus.lines} lines), ` +
-          `${profileRows} TeraGen records (${((profileRows * RECORD) / MB).toFixed(1)} MB) [${phases.generateProfileInputs.toFixed(1)}s]`,
+          (`${profileRows} TeraGen records ` +
+            `(${((profileRows * RECORD) / MB).toFixed(1)} MB) ` +
+            `[${phases.generateProfileInputs.toFixed(1)}s]`),
       );
     }
 
@@ -313,7 +318,9 @@ async function main(): Promise<void> {
     const client = cluster.client;
     const info = await client.clusterInfo();
     log(
-      `cluster up: ${info.workers.map((w) => `${w.workerId} (${w.memoryMb} MB)`).join(', ')}, policy ${info.policy} [${phases.clusterStart.toFixed(1)}s]`,
+      `cluster ` +
+        `up: ${info.workers.map((w) => `${w.workerId} (${w.memoryMb} MB)`).join(', ')}, ` +
+        `policy ${info.policy} [${phases.clusterStart.toFixed(1)}s]`,
     );
     watchdog = new JobWatchdog(client, { jobTimeoutS: args.jobTimeoutS, stallS: args.stallS, log });
     const liveCluster = cluster;
@@ -327,7 +334,9 @@ async function main(): Promise<void> {
       const s = (performance.now() - t1) / 1000;
       phases[`put ${dst}`] = s;
       log(
-        `put ${dst}: ${(st.length / MB).toFixed(1)} MB${blockSize ? ` in ${(blockSize / MB).toFixed(0)} MB blocks` : ''} in ${s.toFixed(1)}s (${(st.length / MB / s).toFixed(1)} MB/s)`,
+        `put ${dst}: ${(st.length / MB).toFixed(1)} ` +
+          `MB${blockSize ? ` in ${(blockSize / MB).toFixed(0)} MB blocks` : ''} ` +
+          `in ${s.toFixed(1)}s (${(st.length / MB / s).toFixed(1)} MB/s)`,
       );
     };
     await put(tera.recordsPath, '/bench/tera/input.dat');
@@ -379,8 +388,11 @@ async function main(): Promise<void> {
       run.rss = (['map', 'reduce'] as const).map((phase) => rssGroup(run.attempts, phase, run.bufferMb));
       const c = status.counters;
       log(
-        `${label}: counters SPILLED_BYTES ${mib(c.SPILLED_BYTES)} MB, SPILLS ${c.SPILLS ?? 0}, MERGE_PASSES ${c.MERGE_PASSES ?? 0}, ` +
-          `SHUFFLE_BYTES_LOCAL ${mib(c.SHUFFLE_BYTES_LOCAL)} MB, SHUFFLE_BYTES_REMOTE ${mib(c.SHUFFLE_BYTES_REMOTE)} MB, PEAK_BUFFER_BYTES ${mib(c.PEAK_BUFFER_BYTES)} MB; ` +
+        `${label}: counters SPILLED_BYTES ${mib(c.SPILLED_BYTES)} MB, ` +
+          `SPILLS ${c.SPILLS ?? 0}, MERGE_PASSES ${c.MERGE_PASSES ?? 0}, ` +
+          (`SHUFFLE_BYTES_LOCAL ${mib(c.SHUFFLE_BYTES_LOCAL)} MB, ` +
+            `SHUFFLE_BYTES_REMOTE ${mib(c.SHUFFLE_BYTES_REMOTE)} MB, ` +
+            `PEAK_BUFFER_BYTES ${mib(c.PEAK_BUFFER_BYTES)} MB; `) +
           `${attempts.length} attempts (${attempts.filter((a) => a.state !== 'succeeded').length} not succeeded)`,
       );
       for (const g of run.rss) log(`${label}: ${rssLine(g)}`);
@@ -459,7 +471,8 @@ async function main(): Promise<void> {
         run.verified = problems.length === 0;
         if (problems.length) run.error = problems.join('; ');
         log(
-          `${label}: output ${run.verified ? 'verified' : 'MISMATCH'}: ${run.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`,
+          `${label}: ` +
+            `output ${run.verified ? 'verified' : 'MISMATCH'}: ${run.checks.join('; ')}${problems.length ? ' | ' + problems.join('; ') : ''}`,
         );
       } catch (err) {
         run.error = (err as Error).message;
@@ -501,7 +514,8 @@ async function main(): Promise<void> {
         run.gnu.verified = problems.length === 0;
         if (problems.length) run.gnu.note = problems.join('; ');
         log(
-          `${label}: GNU sort ${run.gnu.seconds.toFixed(2)}s, output ${run.gnu.verified ? 'verified' : `MISMATCH: ${run.gnu.note}`}` +
+          `${label}: GNU sort ${run.gnu.seconds.toFixed(2)}s, ` +
+            `output ${run.gnu.verified ? 'verified' : `MISMATCH: ${run.gnu.note}`}` +
             (run.seconds !== null ? `; minimr/sort = ${(run.seconds / run.gnu.seconds).toFixed(2)}x` : ''),
         );
       } catch (err) {
@@ -532,7 +546,8 @@ async function main(): Promise<void> {
               });
               if (status.counters.OUTPUT_BYTES !== run.counters?.OUTPUT_BYTES)
                 throw new Error(
-                  `${pair}: ${status.counters.OUTPUT_BYTES} output bytes, the first run wrote ${run.counters?.OUTPUT_BYTES}`,
+                  `${pair}: ${status.counters.OUTPUT_BYTES} output bytes, the ` +
+                    `first run wrote ${run.counters?.OUTPUT_BYTES}`,
                 );
               mine.push(seconds);
             },
@@ -567,7 +582,8 @@ async function main(): Promise<void> {
         profiles.push(result);
         const t1 = performance.now();
         log(
-          `profile ${appName}: ${(st.length / MB).toFixed(1)} MB input, ${PROFILE_MAPS} maps, fractions ${FRACTIONS.join(', ')}`,
+          `profile ${appName}: ${(st.length / MB).toFixed(1)} MB ` +
+            `input, ${PROFILE_MAPS} maps, fractions ${FRACTIONS.join(', ')}`,
         );
         try {
           const profile = await profileJob(client, {
@@ -589,8 +605,12 @@ async function main(): Promise<void> {
           writeFileSync(resolve(outDir, svgName), profileSvg(profile));
           result.svg = svgName;
           log(
-            `profile ${appName}: done in ${result.seconds.toFixed(1)}s; at ${pct(low.fraction)} of ideal memory map penalty ${result.mapPenalty.toFixed(2)}x ` +
-              `(target <= ${TARGET_MAP_PENALTY}x), reduce penalty ${result.reducePenalty.toFixed(2)}x (target <= ${TARGET_REDUCE_PENALTY}x); wrote ${svgName}`,
+            `profile ${appName}: done in ${result.seconds.toFixed(1)}s; ` +
+              `at ${pct(low.fraction)} of ideal memory map ` +
+              `penalty ${result.mapPenalty.toFixed(2)}x ` +
+              (`(target <= ${TARGET_MAP_PENALTY}x), reduce ` +
+                `penalty ${result.reducePenalty.toFixed(2)}x (target ` +
+                `<= ${TARGET_REDUCE_PENALTY}x); wrote ${svgName}`),
           );
         } catch (err) {
           result.seconds = (performance.now() - t1) / 1000;
@@ -822,12 +842,18 @@ function rssGroup(rows: AttemptRow[], phase: Phase, bufferMb: number): RssGroup 
 
 function rssLine(g: RssGroup): string {
   return (
-    `${passWord(g.pass)} ${g.phase} peak RSS: ${g.attempts} attempts, median ${f(g.medianMb, 1)} MiB, max ${f(g.maxMb, 1)} MiB, ` +
+    `${passWord(g.pass)} ${g.phase} peak RSS: ${g.attempts} ` +
+    `attempts, median ${f(g.medianMb, 1)} MiB, max ${f(g.maxMb, 1)} ` +
+    `MiB, ` +
     `bound ${g.bufferMb} + ${TASK_OVERHEAD_MB} = ${g.boundMb} MiB, margin ${f(g.marginMb, 1)} MiB` +
     (g.missing ? `; ${g.missing} attempts reported no PEAK_RSS_BYTES` : '') +
     (g.over.length ? `; over: ${g.over.join(', ')}` : '') +
     (g.sampled.matched
-      ? ` | /proc VmHWM of ${g.sampled.matched} matched task processes: median ${f(g.sampled.medianMb, 1)} MiB, max ${f(g.sampled.maxMb, 1)} MiB, margin ${f(g.sampled.marginMb, 1)} MiB (${passWord(g.sampled.pass).trim()})`
+      ? ` | /proc VmHWM of ${g.sampled.matched} matched task processes: ` +
+        `median ${f(g.sampled.medianMb, 1)} MiB, ` +
+        `max ${f(g.sampled.maxMb, 1)} MiB, ` +
+        `margin ${f(g.sampled.marginMb, 1)} MiB ` +
+        `(${passWord(g.sampled.pass).trim()})`
       : ' | no task process matched in /proc')
   );
 }
@@ -850,7 +876,9 @@ function renderMarkdown(
     '# minimr shuffle: external merge sort under a memory bound',
     '',
     machineLine(env),
-    `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot each, replication 1, 64 MB blocks. --size-mb ${env.args.sizeMb}; MB = MiB = 2^20 bytes.`,
+    `Embedded cluster: 2 worker processes, 1 map + 1 reduce slot ` +
+      `each, replication 1, 64 MB blocks. ` +
+      `--size-mb ${env.args.sizeMb}; MB = MiB = 2^20 bytes.`,
     '',
     '## Targets',
     '',
@@ -860,7 +888,9 @@ function renderMarkdown(
     '',
     `## TeraSort ${f(inputMb, 1)} MB (${rows} records, 2 reducers) vs GNU sort with the same memory`,
     '',
-    '| buffers (map, reduce) | minimr s | minimr MB/s | TeraValidate s | verified | GNU sort | sort s | sort MB/s | ratio minimr/sort |',
+    '| buffers (map, reduce) | minimr s | minimr MB/s | ' +
+      'TeraValidate s | verified | GNU sort | sort s | sort MB/s | ' +
+      'ratio minimr/sort |',
     '|---:|---:|---:|---:|---|---|---:|---:|---:|',
     ...runs.map((r) => {
       const paired = pairedRatios(r.runsSeconds, r.gnu.runsSeconds);
@@ -869,19 +899,30 @@ function renderMarkdown(
         : f(r.seconds !== null && r.gnu.seconds ? r.seconds / r.gnu.seconds : null);
       const ok = r.verified === true ? 'yes' : r.verified === false ? '**NO**' : '—';
       return (
-        `| ${r.bufferMb} MB | ${r.seconds === null ? 'FAILED' : f(r.seconds)} | ${r.seconds ? f(inputMb / r.seconds, 1) : '—'} | ${f(r.validateSeconds)} | ${ok} | ` +
-        `\`sort -S ${r.bufferMb}M --parallel=2\`${r.gnu.verified === false ? ' ✗' : ''} | ${r.gnu.error ? 'FAILED' : f(r.gnu.seconds)} | ${r.gnu.seconds ? f(inputMb / r.gnu.seconds, 1) : '—'} | ${ratio} |`
+        `| ${r.bufferMb} MB ` +
+        `| ${r.seconds === null ? 'FAILED' : f(r.seconds)} ` +
+        `| ${r.seconds ? f(inputMb / r.seconds, 1) : '—'} ` +
+        `| ${f(r.validateSeconds)} | ${ok} | ` +
+        (`\`sort -S ${r.bufferMb}M ` +
+          `--parallel=2\`${r.gnu.verified === false ? ' ✗' : ''} ` +
+          `| ${r.gnu.error ? 'FAILED' : f(r.gnu.seconds)} ` +
+          `| ${r.gnu.seconds ? f(inputMb / r.gnu.seconds, 1) : '—'} ` +
+          `| ${ratio} |`)
       );
     }),
     '',
     ...(runs.some((r) => r.runsSeconds)
       ? [
-          "Seconds and MB/s are the first run's. Every run, in order (run k of minimr paired with run k of GNU sort; odd pairs ran GNU sort first):",
+          "Seconds and MB/s are the first run's. Every run, in order (run " +
+            'k of minimr paired with run k of GNU sort; odd pairs ran GNU ' +
+            'sort first):',
           ...runs
             .filter((r) => r.runsSeconds)
             .map(
               (r) =>
-                `- ${r.bufferMb} MB: minimr ${r.runsSeconds!.map((s) => f(s)).join(', ')}; GNU sort ${(r.gnu.runsSeconds ?? []).map((s) => f(s)).join(', ')}`,
+                `- ${r.bufferMb} MB: ` +
+                `minimr ${r.runsSeconds!.map((s) => f(s)).join(', ')}; GNU ` +
+                `sort ${(r.gnu.runsSeconds ?? []).map((s) => f(s)).join(', ')}`,
             ),
           '',
         ]
@@ -889,7 +930,11 @@ function renderMarkdown(
     ...(chart ? ['Wall time vs memory: shuffle-terasort.svg.', ''] : []),
     '### Shuffle counters (sums over the succeeded attempts of each phase; job counters sum all attempts)',
     '',
-    '| buffers | maps | reduces | map SPILLS | map SPILLED MB | map MERGE_PASSES | map PEAK_BUFFER MB | reduce SPILLED MB | reduce MERGE_PASSES | reduce PEAK_BUFFER MB | SHUFFLE_BYTES_LOCAL MB | SHUFFLE_BYTES_REMOTE MB | job SPILLED_BYTES MB | job SPILLS | job MERGE_PASSES |',
+    '| buffers | maps | reduces | map SPILLS | map SPILLED MB | map ' +
+      'MERGE_PASSES | map PEAK_BUFFER MB | reduce SPILLED MB | reduce ' +
+      'MERGE_PASSES | reduce PEAK_BUFFER MB | SHUFFLE_BYTES_LOCAL MB | ' +
+      'SHUFFLE_BYTES_REMOTE MB | job SPILLED_BYTES MB | job SPILLS | ' +
+      'job MERGE_PASSES |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...runs.map((r) => {
       if (!r.phases || !r.counters)
@@ -898,26 +943,51 @@ function renderMarkdown(
       const d = r.phases.reduce;
       const c = r.counters;
       return (
-        `| ${r.bufferMb} MB | ${r.maps} | ${r.reduces} | ${m.spills} | ${mib(m.spilledBytes)} | ${m.mergePasses} | ${mib(m.peakBufferBytes)} | ` +
-        `${mib(d.spilledBytes)} | ${d.mergePasses} | ${mib(d.peakBufferBytes)} | ${mib(d.shuffleBytesLocal)} | ${mib(d.shuffleBytesRemote)} | ` +
+        `| ${r.bufferMb} MB | ${r.maps} | ${r.reduces} | ${m.spills} ` +
+        `| ${mib(m.spilledBytes)} | ${m.mergePasses} ` +
+        `| ${mib(m.peakBufferBytes)} | ` +
+        (`${mib(d.spilledBytes)} | ${d.mergePasses} ` +
+          `| ${mib(d.peakBufferBytes)} | ${mib(d.shuffleBytesLocal)} ` +
+          `| ${mib(d.shuffleBytesRemote)} | `) +
         `${mib(c.SPILLED_BYTES)} | ${c.SPILLS ?? 0} | ${c.MERGE_PASSES ?? 0} |`
       );
     }),
     '',
     `### Peak RSS of the task processes (PEAK_RSS_BYTES) vs buffer + ${TASK_OVERHEAD_MB} MiB (TASK_OVERHEAD_MB)`,
     '',
-    '| buffers | phase | attempts | PEAK_RSS median MiB | PEAK_RSS max MiB | bound MiB | margin MiB | result | VmHWM matched | VmHWM median MiB | VmHWM max MiB | VmHWM margin MiB | VmHWM result |',
+    '| buffers | phase | attempts | PEAK_RSS median MiB | PEAK_RSS ' +
+      'max MiB | bound MiB | margin MiB | result | VmHWM matched | ' +
+      'VmHWM median MiB | VmHWM max MiB | VmHWM margin MiB | VmHWM ' +
+      'result |',
     '|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|',
     ...runs.flatMap((r) =>
       r.rss.map(
         (g) =>
-          `| ${r.bufferMb} MB | ${g.phase} | ${g.attempts}${g.missing ? ` (${g.missing} without RSS)` : ''} | ${f(g.medianMb, 1)} | ${f(g.maxMb, 1)} | ${g.boundMb} | ${f(g.marginMb, 1)} | ${passWord(g.pass).trim()}${g.over.length ? `: ${g.over.join(', ')}` : ''} | ${g.sampled.matched} | ${f(g.sampled.medianMb, 1)} | ${f(g.sampled.maxMb, 1)} | ${f(g.sampled.marginMb, 1)} | ${passWord(g.sampled.pass).trim()} |`,
+          `| ${r.bufferMb} MB | ${g.phase} ` +
+          `| ${g.attempts}${g.missing ? ` (${g.missing} without RSS)` : ''} ` +
+          `| ${f(g.medianMb, 1)} | ${f(g.maxMb, 1)} | ${g.boundMb} ` +
+          `| ${f(g.marginMb, 1)} ` +
+          `| ${passWord(g.pass).trim()}${g.over.length ? `: ${g.over.join(', ')}` : ''} ` +
+          `| ${g.sampled.matched} | ${f(g.sampled.medianMb, 1)} ` +
+          `| ${f(g.sampled.maxMb, 1)} | ${f(g.sampled.marginMb, 1)} ` +
+          `| ${passWord(g.sampled.pass).trim()} |`,
       ),
     ),
     '',
-    "Margin = the smallest (bound - peak RSS) over the phase's attempts; the bound is the attempt's buffer (its grant minus the overhead when granted less than ideal) + the overhead. Every attempt is checked, whatever its end state; the targets use PEAK_RSS_BYTES. " +
-      "VmHWM columns: an independent measurement, the peak RSS of each task process's own address space sampled from /proc every 100 ms and matched to its attempt by worker and exit time (lib/proc-rss.ts). " +
-      "They differ from PEAK_RSS_BYTES when that counter comes from getrusage ru_maxrss (process.resourceUsage().maxRSS): on Linux a forked child inherits in ru_maxrss the peak of the worker it was forked from, so it is at least the worker's RSS at fork time.",
+    "Margin = the smallest (bound - peak RSS) over the phase's " +
+      "attempts; the bound is the attempt's buffer (its grant minus " +
+      'the overhead when granted less than ideal) + the overhead. ' +
+      'Every attempt is checked, whatever its end state; the targets ' +
+      'use PEAK_RSS_BYTES. ' +
+      ('VmHWM columns: an independent measurement, the peak RSS of ' +
+        "each task process's own address space sampled from /proc every " +
+        '100 ms and matched to its attempt by worker and exit time ' +
+        '(lib/proc-rss.ts). ') +
+      ('They differ from PEAK_RSS_BYTES when that counter comes from ' +
+        'getrusage ru_maxrss (process.resourceUsage().maxRSS): on Linux ' +
+        'a forked child inherits in ru_maxrss the peak of the worker it ' +
+        "was forked from, so it is at least the worker's RSS at fork " +
+        'time.'),
     '',
     ...runs
       .filter((r) => r.workerPeakMb)
@@ -934,11 +1004,18 @@ function renderMarkdown(
     lines.push(
       `<details><summary>Attempts of TeraSort with ${r.bufferMb} MB buffers (${r.jobId})</summary>`,
       '',
-      '| attempt | worker | state | grant MB | wall ms | TASK_MS | PEAK_RSS MiB | VmHWM MiB | bound MiB | PEAK_BUFFER MiB | spills | spilled MiB | merge passes |',
+      '| attempt | worker | state | grant MB | wall ms | TASK_MS | ' +
+        'PEAK_RSS MiB | VmHWM MiB | bound MiB | PEAK_BUFFER MiB | spills ' +
+        '| spilled MiB | merge passes |',
       '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...r.attempts.map(
         (a) =>
-          `| ${a.attemptId} | ${a.workerId} | ${a.state} | ${a.memoryMb} | ${a.wallMs ?? '—'} | ${a.taskMs ?? '—'} | ${f(a.peakRssMb, 1)}${a.withinBound === false ? ' ✗' : ''} | ${f(a.sampledHwmMb, 1)} | ${a.boundMb} | ${f(a.peakBufferMb, 1)} | ${a.spills} | ${f(a.spilledMb, 1)} | ${a.mergePasses} |`,
+          `| ${a.attemptId} | ${a.workerId} | ${a.state} | ${a.memoryMb} ` +
+          `| ${a.wallMs ?? '—'} | ${a.taskMs ?? '—'} ` +
+          `| ${f(a.peakRssMb, 1)}${a.withinBound === false ? ' ✗' : ''} ` +
+          `| ${f(a.sampledHwmMb, 1)} | ${a.boundMb} ` +
+          `| ${f(a.peakBufferMb, 1)} | ${a.spills} | ${f(a.spilledMb, 1)} ` +
+          `| ${a.mergePasses} |`,
       ),
       '',
       '</details>',
@@ -949,15 +1026,28 @@ function renderMarkdown(
     'Verification:',
     ...runs.map(
       (r) =>
-        `- ${r.bufferMb} MB: ${r.verified === true ? 'OK' : r.verified === false ? 'FAILED' : 'not verified'} (${r.checks.join('; ')})${r.error ? ` — ${r.error}` : ''}${r.gnu.error ? `; GNU sort FAILED: ${r.gnu.error}` : r.gnu.note ? `; GNU sort: ${r.gnu.note}` : ''}`,
+        `- ${r.bufferMb} ` +
+        `MB: ${r.verified === true ? 'OK' : r.verified === false ? 'FAILED' : 'not verified'} ` +
+        `(${r.checks.join('; ')})${r.error ? ` — ${r.error}` : ''}${r.gnu.error ? `; GNU sort FAILED: ${r.gnu.error}` : r.gnu.note ? `; GNU sort: ${r.gnu.note}` : ''}`,
     ),
     '',
   );
   lines.push(
-    "minimr s = wall time from submit (module load and TeraSort's sampling `prepare` included) until the client sees success, polling every 50 ms; TeraValidate runs afterwards and is not included. " +
-      'GNU sort runs as `LC_ALL=C sort -S <buffer>M --parallel=2 -T <work dir> -o <file>` on the same records as 100-byte text lines (20 hex digits of the key, row number, filler), read from a local file in the page cache; ' +
-      'hex keeps the byte order, so both outputs must list the records in the same order, and they are compared record by record (SHA-256 over key + row number of every record, in order). ' +
-      'Same memory: each minimr task gets the buffer (2 map tasks and 2 reduce tasks run at once, one of each per worker), GNU sort gets -S of the same size for its 2 threads.',
+    "minimr s = wall time from submit (module load and TeraSort's " +
+      'sampling `prepare` included) until the client sees success, ' +
+      'polling every 50 ms; TeraValidate runs afterwards and is not ' +
+      'included. ' +
+      ('GNU sort runs as `LC_ALL=C sort -S <buffer>M --parallel=2 -T ' +
+        '<work dir> -o <file>` on the same records as 100-byte text ' +
+        'lines (20 hex digits of the key, row number, filler), read from ' +
+        'a local file in the page cache; ') +
+      ('hex keeps the byte order, so both outputs must list the ' +
+        'records in the same order, and they are compared record by ' +
+        'record (SHA-256 over key + row number of every record, in ' +
+        'order). ') +
+      ('Same memory: each minimr task gets the buffer (2 map tasks and ' +
+        '2 reduce tasks run at once, one of each per worker), GNU sort ' +
+        'gets -S of the same size for its 2 threads.'),
     '',
   );
 
@@ -965,19 +1055,29 @@ function renderMarkdown(
   if (profiles.length === 0) lines.push('Not run (--skip-profile).', '');
   for (const p of profiles) {
     lines.push(
-      `Input: ${f(p.inputBytes / MB, 1)} MB in ${p.blockMb} MB blocks (\`${p.inputPath}\`), ${PROFILE_MAPS} maps + 1 reduce per point; profile took ${f(p.seconds, 1)} s.`,
+      `Input: ${f(p.inputBytes / MB, 1)} MB in ${p.blockMb} MB blocks ` +
+        `(\`${p.inputPath}\`), ${PROFILE_MAPS} maps + 1 reduce per ` +
+        `point; profile took ${f(p.seconds, 1)} s.`,
       '',
     );
     if (p.profile) {
       lines.push(profileMarkdown(p.profile), '');
       lines.push(
-        `Penalty at ${pct(p.lowFraction!)} of ideal memory: map ${f(p.mapPenalty)}x (target <= ${TARGET_MAP_PENALTY}x: ${passWord(p.mapPenalty! <= TARGET_MAP_PENALTY).trim()}), ` +
-          `reduce ${f(p.reducePenalty)}x (target <= ${TARGET_REDUCE_PENALTY}x: ${passWord(p.reducePenalty! <= TARGET_REDUCE_PENALTY).trim()}). Plot: ${p.svg}.`,
+        `Penalty at ${pct(p.lowFraction!)} of ideal memory: ` +
+          `map ${f(p.mapPenalty)}x (target ` +
+          `<= ${TARGET_MAP_PENALTY}x: ${passWord(p.mapPenalty! <= TARGET_MAP_PENALTY).trim()}), ` +
+          (`reduce ${f(p.reducePenalty)}x (target ` +
+            `<= ${TARGET_REDUCE_PENALTY}x: ${passWord(p.reducePenalty! <= TARGET_REDUCE_PENALTY).trim()}). ` +
+            `Plot: ${p.svg}.`),
         '',
       );
       const pts = p.profile.points;
       lines.push(
-        `Measured per point (mean per map): map SPILLS ${pts.map((x) => f(x.mapSpills, 1)).join(' / ')}, map MERGE_PASSES ${pts.map((x) => f(x.mapMergePasses, 1)).join(' / ')}, reduce MERGE_PASSES ${pts.map((x) => x.reduceMergePasses).join(' / ')} (at ${pts.map((x) => pct(x.fraction)).join(' / ')}).`,
+        `Measured per point (mean per map): map ` +
+          `SPILLS ${pts.map((x) => f(x.mapSpills, 1)).join(' / ')}, map ` +
+          `MERGE_PASSES ${pts.map((x) => f(x.mapMergePasses, 1)).join(' / ')}, ` +
+          `reduce MERGE_PASSES ${pts.map((x) => x.reduceMergePasses).join(' / ')} ` +
+          `(at ${pts.map((x) => pct(x.fraction)).join(' / ')}).`,
         '',
       );
     } else {

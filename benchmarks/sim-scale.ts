@@ -55,7 +55,10 @@ function run(label: string, workload: Workload, cluster: ClusterShape, targetS: 
       recordAttempts: false,
       onProgress: (p) =>
         process.stderr.write(
-          `  t=${(p.simMs / 1000).toFixed(0)} s, ${p.jobsDone}/${p.jobsTotal} jobs, ${((performance.now() - started) / 1000).toFixed(1)} s wall\n`,
+          `  t=${(p.simMs / 1000).toFixed(0)} ` +
+            `s, ${p.jobsDone}/${p.jobsTotal} ` +
+            `jobs, ${((performance.now() - started) / 1000).toFixed(1)} s ` +
+            `wall\n`,
         ),
     });
     walls.push((performance.now() - started) / 1000);
@@ -117,7 +120,8 @@ const md = [
   `|${head.map(() => '---').join('|')}|`,
   ...rows.map(
     (r) =>
-      `| ${[r.case, r.jobs, r.workers, r.tasks, r.events, r.policyCalls, r.simulatedHours.toFixed(2), r.wallS.toFixed(2), Math.round(r.eventsPerS), `<= ${r.targetS} s`, r.pass ? 'PASS' : 'FAIL'].join(' | ')} |`,
+      `| ${[r.case, r.jobs, r.workers, r.tasks, r.events, r.policyCalls, r.simulatedHours.toFixed(2), r.wallS.toFixed(2), Math.round(r.eventsPerS), `<= ${r.targetS} s`, r.pass ? 'PASS' : 'FAIL'].join(' | ')} ` +
+      `|`,
   ),
 ].join('\n');
 const dir = join('bench-results', 'sim-scale');

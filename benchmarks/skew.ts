@@ -154,13 +154,20 @@ function meanRows(rows: readonly Row[]): Row[] {
 
 function table(rows: readonly Row[]): string {
   const head =
-    "| slow worker | s | strategy | row | max/mean reducer input | slow worker's share | reduce phase (s) | vs hash | job (s) | assignment (ms) | sample (ms) |";
+    '| slow worker | s | strategy | row | max/mean reducer input | ' +
+    "slow worker's share | reduce phase (s) | vs hash | job (s) | " +
+    'assignment (ms) | sample (ms) |';
   const lines = [head, '|---|---|---|---|---|---|---|---|---|---|---|'];
   for (const r of rows) {
     const hash = rows.find((h) => h.s === r.s && h.strategy === 'hash' && h.slowWorker === r.slowWorker)!;
     const delta = r.strategy === 'hash' ? '' : `${(100 * (r.reducePhaseS / hash.reducePhaseS - 1)).toFixed(0)}%`;
     lines.push(
-      `| ${r.slowWorker} | ${r.s} | ${r.strategy} | ${r.row ?? ''} | ${r.maxOverMean.toFixed(2)} | ${(100 * r.slowWorkerShare).toFixed(1)}% | ${r.reducePhaseS.toFixed(2)} | ${delta} | ${r.jobS.toFixed(2)} | ${r.assignmentMs.toFixed(2)} | ${r.sampleMs === null ? '' : r.sampleMs.toFixed(0)} |`,
+      `| ${r.slowWorker} | ${r.s} | ${r.strategy} | ${r.row ?? ''} ` +
+        `| ${r.maxOverMean.toFixed(2)} ` +
+        `| ${(100 * r.slowWorkerShare).toFixed(1)}% ` +
+        `| ${r.reducePhaseS.toFixed(2)} | ${delta} ` +
+        `| ${r.jobS.toFixed(2)} | ${r.assignmentMs.toFixed(2)} ` +
+        `| ${r.sampleMs === null ? '' : r.sampleMs.toFixed(0)} |`,
     );
   }
   return lines.join('\n');
@@ -193,7 +200,9 @@ function barsSvg(rows: readonly Row[]): string {
       const r = rows.find((x) => x.s === s && x.strategy === strategy);
       if (!r) return;
       parts.push(
-        `<rect x="${x0 + i * barW}" y="${y(r.reducePhaseS)}" width="${barW - 2}" height="${H - pad.b - y(r.reducePhaseS)}" fill="${colors[strategy]}"/>`,
+        `<rect x="${x0 + i * barW}" y="${y(r.reducePhaseS)}" ` +
+          `width="${barW - 2}" height="${H - pad.b - y(r.reducePhaseS)}" ` +
+          `fill="${colors[strategy]}"/>`,
       );
     });
   });
@@ -216,8 +225,13 @@ async function main(): Promise<void> {
   const md = [
     `# Skew: hash vs simple vs cms`,
     '',
-    `${WORKERS} workers (2 map + 1 reduce slot each), one of them throttled 2x (${PLACEMENTS.join(', ')} in turn; the first table is the mean over placements); KeyCount, ${args.records} records over ${args.keys} Zipf keys per s, ` +
-      `${REDUCERS} reducers, P = ${args.factor} x ${REDUCERS} for simple and cms; reduce work ${args['ns-per-byte']} ns/byte (${args.work}). ` +
+    `${WORKERS} workers (2 map + 1 reduce slot each), one of them ` +
+      `throttled 2x (${PLACEMENTS.join(', ')} in turn; the first table ` +
+      `is the mean over placements); KeyCount, ${args.records} records ` +
+      `over ${args.keys} Zipf keys per s, ` +
+      (`${REDUCERS} reducers, P = ${args.factor} x ${REDUCERS} for ` +
+        `simple and cms; reduce work ${args['ns-per-byte']} ns/byte ` +
+        `(${args.work}). `) +
       `Machine: ${os.cpus().length} CPUs, Node ${process.version}.`,
     '',
     table(means),
@@ -290,7 +304,10 @@ async function runPlacement(slowWorker: string, inputs: ReadonlyMap<number, Buff
         if (reference === undefined) reference = lines;
         else if (lines !== reference) throw new Error(`${strategy} at s=${s}: output differs from hash's`);
         log(
-          `${slowWorker} slow, s=${s} ${strategy.padEnd(6)} reduce phase ${row.reducePhaseS.toFixed(2)}s, job ${row.jobS.toFixed(2)}s, max/mean ${row.maxOverMean.toFixed(2)}, ` +
+          `${slowWorker} slow, s=${s} ${strategy.padEnd(6)} reduce ` +
+            `phase ${row.reducePhaseS.toFixed(2)}s, ` +
+            `job ${row.jobS.toFixed(2)}s, ` +
+            `max/mean ${row.maxOverMean.toFixed(2)}, ` +
             `slow share ${(100 * row.slowWorkerShare).toFixed(1)}%, assignment ${row.assignmentMs.toFixed(2)} ms` +
             (row.row !== null ? `, row ${row.row}, sample ${row.sampleMs?.toFixed(0)} ms` : '') +
             `, speeds ${JSON.stringify(row.speeds)}`,

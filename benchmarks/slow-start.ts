@@ -82,7 +82,9 @@ async function main(): Promise<void> {
     cluster: { workers: 2, mapSlots: 1, reduceSlots: 1, replication: 1, blockSizeMb: 64, reducers: 2 },
   };
   log(
-    `slow start benchmark: ${args.sizeMb} MB per job, values ${values.join(', ')}, ${repeats} repeats; ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}`,
+    `slow start benchmark: ${args.sizeMb} MB per job, ` +
+      `values ${values.join(', ')}, ${repeats} repeats; ${env.cpus} ` +
+      `CPUs, load ${env.loadavgStart.join(' ')}`,
   );
   const runs: Run[] = [];
   let cluster: LocalCluster | undefined;
@@ -166,8 +168,11 @@ async function main(): Promise<void> {
           };
           runs.push(run);
           log(
-            `${jc.job} slow start ${slowStart} (repeat ${repeat + 1}): ${seconds.toFixed(2)} s, ${status.mapsTotal} maps, ` +
-              `reduces from ${run.reduceStartVsLastMapS.toFixed(2)} s after the last map, ${run.earlySegments} segments fetched early, ` +
+            `${jc.job} slow start ${slowStart} ` +
+              `(repeat ${repeat + 1}): ${seconds.toFixed(2)} ` +
+              `s, ${status.mapsTotal} maps, ` +
+              (`reduces from ${run.reduceStartVsLastMapS.toFixed(2)} s after ` +
+                `the last map, ${run.earlySegments} segments fetched early, `) +
               `output ${problem ?? 'verified'}`,
           );
         }
@@ -202,18 +207,29 @@ async function main(): Promise<void> {
   const md = [
     '# Reduce slow start on the real cluster',
     '',
-    `${env.date}: Node ${env.node}, ${env.platform}, ${env.cpus} x ${env.cpu}, load ${env.loadavgStart.join(' ')} at start, ${env.loadavgEnd.join(' ')} at end ` +
+    `${env.date}: Node ${env.node}, ${env.platform}, ${env.cpus} ` +
+      `x ${env.cpu}, load ${env.loadavgStart.join(' ')} at ` +
+      `start, ${env.loadavgEnd.join(' ')} at end ` +
       `(shared machine: compare ratios within the run).`,
-    `Embedded cluster: 2 workers, 1 map + 1 reduce slot each, replication 1, 64 MB blocks; ${args.sizeMb} MB per job, 2 reduces; ${repeats} interleaved repeats.`,
+    `Embedded cluster: 2 workers, 1 map + 1 reduce slot each, ` +
+      `replication 1, 64 MB blocks; ${args.sizeMb} MB per job, 2 ` +
+      `reduces; ${repeats} interleaved repeats.`,
     '',
-    '| job | slow start | median s | vs slow start 1 | reduces start vs last map end (s) | segments fetched early | output |',
+    '| job | slow start | median s | vs slow start 1 | reduces ' +
+      'start vs last map end (s) | segments fetched early | output |',
     '|---|---:|---:|---:|---:|---:|---|',
     ...summary.map(
       (s) =>
-        `| ${s.job} | ${s.slowStart} | ${s.medianSeconds.toFixed(2)} | ${s.ratioToSlowStart1.toFixed(3)} | ${s.medianReduceStartVsLastMapS.toFixed(2)} | ${s.medianEarlySegments} | ${s.verified ? 'verified' : 'MISMATCH'} |`,
+        `| ${s.job} | ${s.slowStart} | ${s.medianSeconds.toFixed(2)} ` +
+        `| ${s.ratioToSlowStart1.toFixed(3)} ` +
+        `| ${s.medianReduceStartVsLastMapS.toFixed(2)} ` +
+        `| ${s.medianEarlySegments} ` +
+        `| ${s.verified ? 'verified' : 'MISMATCH'} |`,
     ),
     '',
-    'Time: wall time from submit until the client sees the job end. A reduce launched early holds its reduce slot (separate from map slots) and fetches each map output as its map finishes.',
+    'Time: wall time from submit until the client sees the job end. ' +
+      'A reduce launched early holds its reduce slot (separate from ' +
+      'map slots) and fetches each map output as its map finishes.',
     '',
   ];
   if (failure) md.push('**The run failed:**', '', '```', failure, '```', '');

@@ -89,7 +89,9 @@ try {
     process.stderr.write(`rep ${rep}: wall ${wall.toFixed(0)} ms, cpu ${cpus.at(-1)!.toFixed(0)} ms\n`);
   }
   console.log(
-    `merge of ${args.runs} runs, ${args.mb} MB of TeraGen rows, codec ${args.codec}: median of ${args.reps} wall ${median(walls).toFixed(0)} ms, ` +
+    `merge of ${args.runs} runs, ${args.mb} MB of TeraGen rows, ` +
+      `codec ${args.codec}: median of ${args.reps} ` +
+      `wall ${median(walls).toFixed(0)} ms, ` +
       `cpu ${median(cpus).toFixed(0)} ms; output ${[...digests].join(' ')}`,
   );
 } finally {

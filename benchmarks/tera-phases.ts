@@ -217,7 +217,8 @@ async function main(): Promise<void> {
       };
       jobs.push(job);
       log(
-        `TeraSort ${status.jobId}: ${seconds.toFixed(2)} s; task CPU: maps ${s2(job.mapCpuMs)} s, reduces ${s2(job.reduceCpuMs)} s`,
+        `TeraSort ${status.jobId}: ${seconds.toFixed(2)} s; task CPU: ` +
+          `maps ${s2(job.mapCpuMs)} s, reduces ${s2(job.reduceCpuMs)} s`,
       );
     }
   } finally {
@@ -248,10 +249,18 @@ function writeResults(
   );
   const md: string[] = ['# TeraSort, attempt by attempt', '', machineLine(env), ''];
   md.push(
-    `Cluster: ${BENCH_CLUSTER.workers} workers, ${BENCH_CLUSTER.mapSlots} map + ${BENCH_CLUSTER.reduceSlots} reduce slot each, ${BENCH_CLUSTER.blockSizeMb} MB blocks; --size-mb ${args.sizeMb}; conf ${JSON.stringify(conf)}.`,
+    `Cluster: ${BENCH_CLUSTER.workers} ` +
+      `workers, ${BENCH_CLUSTER.mapSlots} map ` +
+      `+ ${BENCH_CLUSTER.reduceSlots} reduce slot ` +
+      `each, ${BENCH_CLUSTER.blockSizeMb} MB blocks; ` +
+      `--size-mb ${args.sizeMb}; conf ${JSON.stringify(conf)}.`,
   );
   md.push(
-    "Each cell: wall ms / CPU ms of the task process in that step (no CPU: the step ends outside the process). gap: ms from the previous attempt's end on that worker to this launch. before: CPU ms the process used before it was given the attempt (a fresh process's start-up).",
+    'Each cell: wall ms / CPU ms of the task process in that step ' +
+      '(no CPU: the step ends outside the process). gap: ms from the ' +
+      "previous attempt's end on that worker to this launch. before: " +
+      'CPU ms the process used before it was given the attempt (a ' +
+      "fresh process's start-up).",
     '',
   );
   for (const job of jobs) {
@@ -259,7 +268,10 @@ function writeResults(
     const total = job.mapCpuMs + job.reduceCpuMs;
     md.push(`## ${job.jobId}: ${job.seconds.toFixed(2)} s (JobTracker ${job.serverSeconds.toFixed(2)} s)`, '');
     md.push(
-      `Task CPU: maps ${s2(job.mapCpuMs)} s, reduces ${s2(job.reduceCpuMs)} s, together ${s2(total)} s = ${((total / 1000 / job.serverSeconds / cores) * 100).toFixed(0)}% of ${cores} cores over the job.`,
+      `Task CPU: maps ${s2(job.mapCpuMs)} s, ` +
+        `reduces ${s2(job.reduceCpuMs)} s, together ${s2(total)} s ` +
+        `= ${((total / 1000 / job.serverSeconds / cores) * 100).toFixed(0)}% ` +
+        `of ${cores} cores over the job.`,
       '',
     );
     for (const kind of ['map', 'reduce'] as const) {
@@ -273,7 +285,10 @@ function writeResults(
           return st ? `${r0(st.wallMs)}${st.cpuMs === null ? '' : ` / ${r0(st.cpuMs)}`}` : '';
         });
         md.push(
-          `| ${a.attempt} | ${a.worker} | ${s2(a.launchedAt)} | ${r0(a.gapMs)} | ${r0(a.processCpuBeforeMs)}${a.warm ? ' (warm)' : ''} | ${cells.join(' | ')} | ${a.taskMs} / ${a.taskCpuMs} |`,
+          `| ${a.attempt} | ${a.worker} | ${s2(a.launchedAt)} ` +
+            `| ${r0(a.gapMs)} ` +
+            `| ${r0(a.processCpuBeforeMs)}${a.warm ? ' (warm)' : ''} ` +
+            `| ${cells.join(' | ')} | ${a.taskMs} / ${a.taskCpuMs} |`,
         );
       }
       md.push('');

@@ -69,7 +69,10 @@ const args = yargs(process.argv.slice(2))
     type: 'number',
     default: 6,
     describe:
-      "real runs of each policy (interleaved); the prediction is judged against their mean (one run's mean response differs from the next by about 15% on a 2-core machine: with fewer runs the verdict mostly judges that noise)",
+      'real runs of each policy (interleaved); the prediction is ' +
+      "judged against their mean (one run's mean response differs from " +
+      'the next by about 15% on a 2-core machine: with fewer runs the ' +
+      'verdict mostly judges that noise)',
   })
   .strict()
   .parseSync();
@@ -110,13 +113,18 @@ const rowOf = (policy: string, m: PolicyMetrics): Row => ({
 
 function table(rows: readonly Row[]): string {
   const lines = [
-    '| policy | median slowdown | V_F(95) | p95 slowdown | max slowdown | jobs finishing in P_1 | P_1 / P_2 utilization |',
+    '| policy | median slowdown | V_F(95) | p95 slowdown | max ' +
+      'slowdown | jobs finishing in P_1 | P_1 / P_2 utilization |',
     '|---|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of rows) {
     const tyrex = r.policy.startsWith('tyrex');
     lines.push(
-      `| ${r.policy} | ${r.median.toFixed(2)} | ${r.vf95.toFixed(2)} | ${r.p95.toFixed(2)} | ${r.max.toFixed(1)} | ${tyrex ? `${(100 * r.p1Fraction).toFixed(0)}%` : '-'} | ${tyrex ? r.utilization.map((u) => `${(100 * u).toFixed(0)}%`).join(' / ') : '-'} |`,
+      `| ${r.policy} | ${r.median.toFixed(2)} | ${r.vf95.toFixed(2)} ` +
+        `| ${r.p95.toFixed(2)} | ${r.max.toFixed(1)} ` +
+        `| ${tyrex ? `${(100 * r.p1Fraction).toFixed(0)}%` : '-'} ` +
+        `| ${tyrex ? r.utilization.map((u) => `${(100 * u).toFixed(0)}%`).join(' / ') : '-'} ` +
+        `|`,
     );
   }
   return lines.join('\n');
@@ -136,17 +144,28 @@ function targets(name: string, claims: '0.7' | '0.9', rows: readonly Row[], vari
     if (claims === '0.7') {
       if (name === 'hvw') {
         out.push(
-          `${mark(t.vf95 <= fifo.vf95 / 2 && t.vf95 <= fairRow.vf95 / 2)} ${v}: V_F(95) ${t.vf95.toFixed(2)} <= half of FIFO's ${fifo.vf95.toFixed(2)} and FAIR's ${fairRow.vf95.toFixed(2)}`,
+          `${mark(t.vf95 <= fifo.vf95 / 2 && t.vf95 <= fairRow.vf95 / 2)} ${v}: ` +
+            `V_F(95) ${t.vf95.toFixed(2)} <= half of ` +
+            `FIFO's ${fifo.vf95.toFixed(2)} and ` +
+            `FAIR's ${fairRow.vf95.toFixed(2)}`,
         );
         out.push(
-          `${mark(t.median <= 1.1 * fifo.median && t.median <= 1.1 * fairRow.median)} ${v}: median ${t.median.toFixed(2)} <= 1.1x FIFO's ${fifo.median.toFixed(2)} and FAIR's ${fairRow.median.toFixed(2)}`,
+          `${mark(t.median <= 1.1 * fifo.median && t.median <= 1.1 * fairRow.median)} ${v}: ` +
+            `median ${t.median.toFixed(2)} <= 1.1x ` +
+            `FIFO's ${fifo.median.toFixed(2)} and ` +
+            `FAIR's ${fairRow.median.toFixed(2)}`,
         );
       }
       out.push(
-        `${mark(t.p95 <= 0.5 * fifo.p95)} ${v}: p95 ${t.p95.toFixed(2)} at least 50% below FIFO's ${fifo.p95.toFixed(2)} (${(100 * (1 - t.p95 / fifo.p95)).toFixed(0)}% below)`,
+        `${mark(t.p95 <= 0.5 * fifo.p95)} ${v}: p95 ${t.p95.toFixed(2)} ` +
+          `at least 50% below FIFO's ${fifo.p95.toFixed(2)} ` +
+          `(${(100 * (1 - t.p95 / fifo.p95)).toFixed(0)}% below)`,
       );
       out.push(
-        `${mark(t.p95 <= 0.8 * fairRow.p95)} ${v}: p95 ${t.p95.toFixed(2)} at least 20% below FAIR's ${fairRow.p95.toFixed(2)} (${(100 * (1 - t.p95 / fairRow.p95)).toFixed(0)}% below)`,
+        `${mark(t.p95 <= 0.8 * fairRow.p95)} ${v}: ` +
+          `p95 ${t.p95.toFixed(2)} at least 20% below ` +
+          `FAIR's ${fairRow.p95.toFixed(2)} ` +
+          `(${(100 * (1 - t.p95 / fairRow.p95)).toFixed(0)}% below)`,
       );
     } else {
       out.push(`${mark(t.max <= 10)} ${v}: no job above slowdown 10 at load 0.9 (max ${t.max.toFixed(1)})`);
@@ -162,7 +181,10 @@ function breakdownTable(rows: ReadonlyArray<{ run: string; breakdown: ResponseBr
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       ({ run, breakdown: b }) =>
-        `| ${run} | ${s(b.responseMs)} | ${s(b.queuedMs)} | ${s(b.mapPhaseMs)} | ${s(b.betweenPhasesMs)} | ${s(b.reducePhaseMs)} | ${s(b.tailMs)} | ${s(b.mapAttemptMs)} | ${s(b.reduceAttemptMs)} |`,
+        `| ${run} | ${s(b.responseMs)} | ${s(b.queuedMs)} ` +
+        `| ${s(b.mapPhaseMs)} | ${s(b.betweenPhasesMs)} ` +
+        `| ${s(b.reducePhaseMs)} | ${s(b.tailMs)} | ${s(b.mapAttemptMs)} ` +
+        `| ${s(b.reduceAttemptMs)} |`,
     ),
   ].join('\n');
 }
@@ -247,7 +269,9 @@ async function main(): Promise<void> {
   // ---- simulator, paper scale ----------------------------------------------------------------
   md.push('## Simulator: tyrex-20 (20 workers x 6 map + 2 reduce slots), 300 jobs, C_1 = 30%', '');
   md.push(
-    "FAIR here is fair sharing without preemption (the Tyrex paper's weighted processor sharing of slots). Best static timer = the lowest p95 slowdown of the sweep " +
+    'FAIR here is fair sharing without preemption (the Tyrex ' +
+      "paper's weighted processor sharing of slots). Best static timer " +
+      '= the lowest p95 slowdown of the sweep ' +
       TIMERS_S.map((s) => `${s}`).join(', ') +
       ' s.',
     '',
@@ -292,7 +316,9 @@ async function main(): Promise<void> {
     ];
     const beyond = [bestStaticBorrow, all.find((r) => r.policy === 'tyrex-dynamic+borrow')!];
     md.push(
-      `### ${c.name.toUpperCase()} at load ${c.load} (CV^2 ${Number(workload.meta?.cv2 ?? NaN).toFixed(1)}, ${workload.meta?.maps} maps, ${workload.meta?.reduces} reduces)`,
+      `### ${c.name.toUpperCase()} at load ${c.load} ` +
+        `(CV^2 ${Number(workload.meta?.cv2 ?? NaN).toFixed(1)}, ${workload.meta?.maps} ` +
+        `maps, ${workload.meta?.reduces} reduces)`,
       '',
     );
     md.push(table(shown), '');
@@ -396,7 +422,9 @@ async function main(): Promise<void> {
     md.push(
       `## Simulator: Hadoop 1's reduce slow start (${slowStart}), by load`,
       '',
-      "Load as above. Summary: the Tyrex variant with the lowest p95 per case, and how many of the paper's load-0.7 claims each Tyrex variant meets (details below).",
+      'Load as above. Summary: the Tyrex variant with the lowest p95 ' +
+        "per case, and how many of the paper's load-0.7 claims each " +
+        'Tyrex variant meets (details below).',
       '',
     );
     const grid: Array<{ workload: string; load: number; seed: number; rows: Row[] }> = [];
@@ -426,7 +454,9 @@ async function main(): Promise<void> {
       for (const name of ['hvw', 'mvw', 'lvw'] as const) caseOf(name, load, args.seed);
     for (const seed of [args.seed + 1, args.seed + 2]) caseOf('hvw', 0.35, seed);
     md.push(
-      '| workload | load | seed | FIFO median / p95 | FAIR median / p95 | best Tyrex | its median / V_F(95) / p95 | claims met per Tyrex variant |',
+      '| workload | load | seed | FIFO median / p95 | FAIR median / ' +
+        'p95 | best Tyrex | its median / V_F(95) / p95 | claims met per ' +
+        'Tyrex variant |',
       '|---|---:|---:|---|---|---|---|---|',
     );
     for (const g of grid) {
@@ -440,7 +470,12 @@ async function main(): Promise<void> {
       const f = get('fifo');
       const fr = get('fair');
       md.push(
-        `| ${g.workload.toUpperCase()} | ${g.load} | ${g.seed} | ${f.median.toFixed(2)} / ${f.p95.toFixed(2)} | ${fr.median.toFixed(2)} / ${fr.p95.toFixed(2)} | ${best.policy} | ${best.median.toFixed(2)} / ${best.vf95.toFixed(2)} / ${best.p95.toFixed(2)} | ${met.join(', ')} |`,
+        `| ${g.workload.toUpperCase()} | ${g.load} | ${g.seed} ` +
+          `| ${f.median.toFixed(2)} / ${f.p95.toFixed(2)} ` +
+          `| ${fr.median.toFixed(2)} / ${fr.p95.toFixed(2)} ` +
+          `| ${best.policy} | ${best.median.toFixed(2)} ` +
+          `/ ${best.vf95.toFixed(2)} / ${best.p95.toFixed(2)} ` +
+          `| ${met.join(', ')} |`,
       );
     }
     md.push('');
@@ -488,7 +523,10 @@ async function main(): Promise<void> {
     const workload = tyrexWorkload({ variant: 'hvw', load: 0.7, seed: args.seed, scale: args['real-jobs'] / 300 });
     const scaled = scaleWorkload(workload, cluster, real);
     md.push(
-      `## Real local cluster: ${real.name}, HVW with ${workload.jobs.length} jobs, maps x ${scaled.mapScale.toFixed(3)}, arrivals x ${args['time-scale']}, ${args['bytes-per-map']} per map`,
+      `## Real local cluster: ${real.name}, HVW ` +
+        `with ${workload.jobs.length} jobs, maps ` +
+        `x ${scaled.mapScale.toFixed(3)}, arrivals ` +
+        `x ${args['time-scale']}, ${args['bytes-per-map']} per map`,
       '',
     );
     const realPolicies = [
@@ -571,13 +609,18 @@ async function main(): Promise<void> {
       },
       {
         label: 'cpu-sharing',
-        what: `task work from the alone runs without their own sharing; all ${real.workers.length} workers share ${cores} cores`,
+        what:
+          `task work from the alone runs without their own sharing; ` +
+          `all ${real.workers.length} workers share ${cores} cores`,
         workload: calibrated(scaled.workload, { ...fifoRun, attempts: unshared(aloneAttempts, cores) }),
         cluster: sharedReal,
       },
       {
         label: 'cpu-sharing from FIFO',
-        what: `task work from the real FIFO run${repeats > 1 ? 's' : ''} without the sharing it met; all ${real.workers.length} workers share ${cores} cores`,
+        what:
+          `task work from the real FIFO run${repeats > 1 ? 's' : ''} ` +
+          `without the sharing it met; all ${real.workers.length} workers ` +
+          `share ${cores} cores`,
         workload: calibrated(scaled.workload, {
           ...fifoRun,
           attempts: fifoRuns.flatMap((run) => unsharedTogether(run.attempts, cores)),
@@ -603,7 +646,9 @@ async function main(): Promise<void> {
     for (const p of predictions)
       md.push(`The simulator's prediction, ${p.label} (${p.what}, per app and kind):`, '', table(p.rows), '');
     md.push(
-      `| policy | ${predictions.map((p) => `median real / predicted, ${p.label} | p95 real / predicted, ${p.label}`).join(' | ')} |`,
+      `| policy ` +
+        `| ${predictions.map((p) => `median real / predicted, ${p.label} | p95 real / predicted, ${p.label}`).join(' | ')} ` +
+        `|`,
       `|---|${predictions.map(() => '---:|---:|').join('')}`,
     );
     for (const r of realRows) {
@@ -671,32 +716,53 @@ async function main(): Promise<void> {
     const pm = (mean: string, se: number, show: (v: number) => string) =>
       repeats > 1 ? `${mean} ± ${show(se)}` : mean;
     md.push(
-      `Mean response time (s), real${repeats > 1 ? ` (mean ± standard error of ${repeats} runs)` : ''} and predicted (error against real in brackets):`,
+      `Mean response time (s), ` +
+        `real${repeats > 1 ? ` (mean ± standard error of ${repeats} runs)` : ''} ` +
+        `and predicted (error against real in brackets):`,
       '',
       `| policy | real | ${predictions.map((p) => `predicted, ${p.label}`).join(' | ')} |`,
       `|---|---:|${predictions.map(() => '---:|').join('')}`,
       ...accuracy.map(
         (a) =>
-          `| ${a.policy} | ${pm(secs(a.real.meanResponseMs), a.real.meanResponseSeMs, secs)} | ${predictions.map((p) => `${secs(a.predicted[p.label]!.meanResponseMs)} (${pct(a.predicted[p.label]!.meanResponseError)})`).join(' | ')} |`,
+          `| ${a.policy} ` +
+          `| ${pm(secs(a.real.meanResponseMs), a.real.meanResponseSeMs, secs)} ` +
+          `| ${predictions.map((p) => `${secs(a.predicted[p.label]!.meanResponseMs)} (${pct(a.predicted[p.label]!.meanResponseError)})`).join(' | ')} ` +
+          `|`,
       ),
       '',
-      "p95 slowdown, real and predicted, the prediction over the measured alone times and, second, over the simulator's own alone runs (error against real in brackets):",
+      'p95 slowdown, real and predicted, the prediction over the ' +
+        "measured alone times and, second, over the simulator's own " +
+        'alone runs (error against real in brackets):',
       '',
       `| policy | real | ${predictions.map((p) => `predicted, ${p.label}`).join(' | ')} |`,
       `|---|---:|${predictions.map(() => '---:|').join('')}`,
       ...accuracy.map((a) => {
         const cell = (label: string) => {
           const x = a.predicted[label]!;
-          return `${two(x.p95Slowdown)} (${pct(x.p95SlowdownError)}); ${two(x.p95SlowdownOverSimulatedAlone)} (${pct(x.p95SlowdownOverSimulatedAloneError)})`;
+          return (
+            `${two(x.p95Slowdown)} ` +
+            `(${pct(x.p95SlowdownError)}); ${two(x.p95SlowdownOverSimulatedAlone)} ` +
+            `(${pct(x.p95SlowdownOverSimulatedAloneError)})`
+          );
         };
-        return `| ${a.policy} | ${pm(two(a.real.p95Slowdown), a.real.p95SlowdownSe, two)} | ${predictions.map((p) => cell(p.label)).join(' | ')} |`;
+        return (
+          `| ${a.policy} ` +
+          `| ${pm(two(a.real.p95Slowdown), a.real.p95SlowdownSe, two)} ` +
+          `| ${predictions.map((p) => cell(p.label)).join(' | ')} |`
+        );
       }),
       '',
       ...accuracy.flatMap((a) =>
         (['cpu-sharing', 'cpu-sharing from FIFO'] as const).map((label) => {
           const x = a.predicted[label]!;
           const met = label === 'cpu-sharing' ? a.cpuSharingTargetMet : a.cpuSharingFromFifoTargetMet;
-          return `- ${met ? 'PASS' : 'FAIL'} ${a.policy}, ${label}: mean response ${pct(x.meanResponseError)} (within 20%), p95 slowdown ${pct(x.p95SlowdownError)} over the measured alone times (within 50%; ${pct(x.p95SlowdownOverSimulatedAloneError)} over the simulated ones)`;
+          return (
+            `- ${met ? 'PASS' : 'FAIL'} ${a.policy}, ${label}: mean ` +
+            `response ${pct(x.meanResponseError)} (within 20%), p95 ` +
+            `slowdown ${pct(x.p95SlowdownError)} over the measured alone ` +
+            `times (within 50%; ${pct(x.p95SlowdownOverSimulatedAloneError)} ` +
+            `over the simulated ones)`
+          );
         }),
       ),
       '',
@@ -716,13 +782,24 @@ async function main(): Promise<void> {
     };
     const s2 = (ms: number) => (ms / 1000).toFixed(2);
     md.push(
-      'Where the response time goes, real against predicted (means over finished jobs, seconds; the five segments add up to the response; attempt = mean successful task attempt):',
+      'Where the response time goes, real against predicted (means ' +
+        'over finished jobs, seconds; the five segments add up to the ' +
+        'response; attempt = mean successful task attempt):',
       '',
       breakdownTable(breakdowns),
       '',
-      `Runtime alone, the slowdowns' denominator, mean over jobs: real ${s2(meanOf(alone?.values() ?? []))} s (measured); predicted ${predictions.map((p) => `${s2(meanOf(Object.values(p.result.runtimeAloneMs)))} s ${p.label}`).join(', ')}.`,
+      `Runtime alone, the slowdowns' denominator, mean over jobs: ` +
+        `real ${s2(meanOf(alone?.values() ?? []))} s (measured); ` +
+        `predicted ${predictions.map((p) => `${s2(meanOf(Object.values(p.result.runtimeAloneMs)))} s ${p.label}`).join(', ')}.`,
       '',
-      `Mean task attempt alone against in the FIFO run: maps ${s2(meanAttemptMs(aloneAttempts, 'map'))} s against ${s2(meanAttemptMs(fifoRun.attempts, 'map'))} s, reduces ${s2(meanAttemptMs(aloneAttempts, 'reduce'))} s against ${s2(meanAttemptMs(fifoRun.attempts, 'reduce'))} s (${os.cpus().length} cores for ${real.workers.reduce((n, w) => n + w.mapSlots + w.reduceSlots, 0)} slots).`,
+      `Mean task attempt alone against in the FIFO run: ` +
+        `maps ${s2(meanAttemptMs(aloneAttempts, 'map'))} s ` +
+        `against ${s2(meanAttemptMs(fifoRun.attempts, 'map'))} s, ` +
+        `reduces ${s2(meanAttemptMs(aloneAttempts, 'reduce'))} s ` +
+        `against ${s2(meanAttemptMs(fifoRun.attempts, 'reduce'))} s ` +
+        `(${os.cpus().length} cores ` +
+        `for ${real.workers.reduce((n, w) => n + w.mapSlots + w.reduceSlots, 0)} ` +
+        `slots).`,
       '',
     );
     await writeFile(

@@ -30,7 +30,9 @@ const args = yargs(process.argv.slice(2))
     type: 'number',
     default: 8,
     describe:
-      "every worker's --cpu-throttle on the 'cpu' basis (each worker as if on a core of its own, F times slower): at F >= busy tasks / this machine's cores they do not share its cores",
+      "every worker's --cpu-throttle on the 'cpu' basis (each worker " +
+      'as if on a core of its own, F times slower): at F >= busy tasks ' +
+      "/ this machine's cores they do not share its cores",
   })
   .option('memory-factor', {
     type: 'number',

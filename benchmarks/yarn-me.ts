@@ -155,13 +155,19 @@ function simulateUnder(
       if (now - said < 10_000) return;
       said = now;
       log(
-        `  ${label} ${policy}: ${p.jobsDone}/${p.jobsTotal} jobs done at t=${(p.simMs / 1000).toFixed(0)} s, ${((now - started) / 1000).toFixed(0)} s wall`,
+        `  ${label} ${policy}: ${p.jobsDone}/${p.jobsTotal} jobs done ` +
+          `at t=${(p.simMs / 1000).toFixed(0)} ` +
+          `s, ${((now - started) / 1000).toFixed(0)} s wall`,
       );
     },
   });
   const f = figures(r.run, (performance.now() - started) / 1000);
   log(
-    `  ${label} ${policy}: avg JCT ${f.avgJctS.toFixed(0)} s, makespan ${f.makespanS.toFixed(0)} s, memory ${(100 * f.memoryUtilization).toFixed(0)}%, elastic ${(100 * f.elasticShare).toFixed(0)}%, ${f.wallS.toFixed(1)} s wall`,
+    `  ${label} ${policy}: avg JCT ${f.avgJctS.toFixed(0)} s, ` +
+      `makespan ${f.makespanS.toFixed(0)} s, ` +
+      `memory ${(100 * f.memoryUtilization).toFixed(0)}%, ` +
+      `elastic ${(100 * f.elasticShare).toFixed(0)}%, ${f.wallS.toFixed(1)} ` +
+      `s wall`,
   );
   return { figures: f, run: r.run };
 }
@@ -381,7 +387,10 @@ async function main(): Promise<void> {
           },
           {
             claim: 'uniform 3x, +-15% mis-estimation: the share <= 0.7 drops by <= 10 points',
-            figure: `${pct(misShare)} (was ${pct(base.shareAtMost07)}, ${((misShare - base.shareAtMost07) * 100).toFixed(0)} points)`,
+            figure:
+              `${pct(misShare)} ` +
+              `(was ${pct(base.shareAtMost07)}, ${((misShare - base.shareAtMost07) * 100).toFixed(0)} ` +
+              `points)`,
             pass: base.shareAtMost07 - misShare <= 0.1 + 1e-12,
           },
         ]
@@ -436,7 +445,8 @@ async function main(): Promise<void> {
               Math.max(...misestimated.map((r) => r.ratio)).toFixed(2),
               '-',
               '-',
-              `${pct(median(misestimated.map((r) => r.yarn.memoryUtilization)))} -> ${pct(median(misestimated.map((r) => r.yarnMe.memoryUtilization)))}`,
+              `${pct(median(misestimated.map((r) => r.yarn.memoryUtilization)))} ` +
+                `-> ${pct(median(misestimated.map((r) => r.yarnMe.memoryUtilization)))}`,
             ],
           ]),
       ...big.map((b) => [
@@ -498,8 +508,15 @@ async function main(): Promise<void> {
     '# YARN-ME vs YARN (npm run bench:yarn-me)',
     '',
     ONLY_BIG
-      ? `Simulator, the 3000-node case only (--only-big): yarn-me-3000, the uniform 3x trace scaled ${BIG_SCALE}x (${BIG_SCALE * 100} jobs). Ratio = YARN-ME avg JCT / YARN avg JCT. Node ${process.version}, ${wallS.toFixed(0)} s wall in all.`
-      : `Simulator, ${cluster100.workers.length} nodes x 16 cores x 10 GB, 100 jobs per trace arriving in [0, 1000] s; a configuration is one seed of the trace generator. Ratio = YARN-ME avg JCT / YARN avg JCT. Node ${process.version}, ${wallS.toFixed(0)} s wall in all.`,
+      ? `Simulator, the 3000-node case only (--only-big): yarn-me-3000, ` +
+        `the uniform 3x trace scaled ${BIG_SCALE}x (${BIG_SCALE * 100} ` +
+        `jobs). Ratio = YARN-ME avg JCT / YARN avg JCT. ` +
+        `Node ${process.version}, ${wallS.toFixed(0)} s wall in all.`
+      : `Simulator, ${cluster100.workers.length} nodes x 16 cores x 10 ` +
+        `GB, 100 jobs per trace arriving in [0, 1000] s; a configuration ` +
+        `is one seed of the trace generator. Ratio = YARN-ME avg JCT / ` +
+        `YARN avg JCT. Node ${process.version}, ${wallS.toFixed(0)} s ` +
+        `wall in all.`,
     '',
     '## Claims',
     '',
@@ -516,7 +533,9 @@ async function main(): Promise<void> {
     ...(real
       ? ['## Real cluster', '', real.markdown, '']
       : ['## Real cluster', '', 'Not run (pass `--real`, or run `npm run bench:yarn-me-real`).', '']),
-    'Plots: ratio-cdf.svg (CDF of the ratio per row), memory.svg (memory granted over time), elastic.svg (elastic tasks over time).',
+    'Plots: ratio-cdf.svg (CDF of the ratio per row), memory.svg ' +
+      '(memory granted over time), elastic.svg (elastic tasks over ' +
+      'time).',
     '',
   ].join('\n');
   const stem = ONLY_BIG ? 'yarn-me-big' : 'yarn-me';

@@ -71,7 +71,10 @@ for (const workload of WORKLOADS) {
     for (const policy of POLICIES) {
       const r = sim.simulate({ workload: w, cluster, policy: scheduler.createPolicy(policy), seed });
       process.stdout.write(
-        `run ${workload} seed=${seed} ${policy} record=${sha(JSON.stringify(r.run))} decisions=${sha(JSON.stringify(r.decisions))} stats=${sha(JSON.stringify(r.stats))}\n`,
+        `run ${workload} seed=${seed} ${policy} ` +
+          `record=${sha(JSON.stringify(r.run))} ` +
+          `decisions=${sha(JSON.stringify(r.decisions))} ` +
+          `stats=${sha(JSON.stringify(r.stats))}\n`,
       );
     }
   }

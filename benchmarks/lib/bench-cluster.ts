@@ -69,6 +69,8 @@ export function finishMachineRecord(env: MachineRecord): void {
 export function machineLine(env: MachineRecord): string {
   return (
     `${env.date}: Node ${env.node}, ${env.platform}, ${env.cpus} x ${env.cpu}, ${env.memoryMb} MB RAM, ` +
-    `load ${env.loadavgStart.join(' ')} at start, ${env.loadavgEnd.join(' ')} at end (shared machine: compare ratios, not absolute numbers).`
+    (`load ${env.loadavgStart.join(' ')} at ` +
+      `start, ${env.loadavgEnd.join(' ')} at end (shared machine: ` +
+      `compare ratios, not absolute numbers).`)
   );
 }

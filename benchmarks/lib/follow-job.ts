@@ -32,7 +32,9 @@ export async function followJob(
   });
   const seconds = (performance.now() - t0) / 1000;
   log(
-    `${label}: succeeded in ${seconds.toFixed(2)}s (server ${serverSeconds(status)?.toFixed(2)}s), ${status.mapsTotal} maps, ${status.reducesTotal} reduces`,
+    `${label}: succeeded in ${seconds.toFixed(2)}s ` +
+      `(server ${serverSeconds(status)?.toFixed(2)}s), ${status.mapsTotal} ` +
+      `maps, ${status.reducesTotal} reduces`,
   );
   return { status, seconds };
 }

@@ -50,5 +50,9 @@ export function ratioSummaryJson(s: RatioSummary | undefined): Record<string, nu
 
 /** "1.25 (median of 5 pairs; mean 1.22, standard error 0.02)" */
 export function describeRatios(s: RatioSummary, digits = 2): string {
-  return `${s.median.toFixed(digits)} (median of ${s.ratios.length} pairs; mean ${s.mean.toFixed(digits)}, standard error ${s.standardError.toFixed(digits)})`;
+  return (
+    `${s.median.toFixed(digits)} (median of ${s.ratios.length} ` +
+    `pairs; mean ${s.mean.toFixed(digits)}, standard ` +
+    `error ${s.standardError.toFixed(digits)})`
+  );
 }

@@ -697,7 +697,10 @@ export class Books<D extends EngineData = EngineData> {
     this.workerFailed(job, attempt.worker, now);
     if (task.failures >= job.maxAttempts) {
       task.state = 'failed';
-      const message = `task ${task.id} failed ${task.failures} times; last attempt ${attempt.id} on ${workerId}: ${error.message || 'unknown error'}`;
+      const message =
+        `task ${task.id} failed ${task.failures} times; last ` +
+        `attempt ${attempt.id} ` +
+        `on ${workerId}: ${error.message || 'unknown error'}`;
       this.endJob(job, 'failed', now, effects, {
         code: 'EJOBFAILED',
         message,

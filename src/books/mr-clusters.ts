@@ -205,7 +205,8 @@ export class MrClusters<D extends EngineData = EngineData> {
     if (typeof name !== 'string' || name === '' || name === FREE_POOL) {
       throw new MinimrError(
         'EBADCONF',
-        `an MR-cluster needs a name other than "" and "${FREE_POOL}" (the pool of free workers), got ${JSON.stringify(name)}`,
+        `an MR-cluster needs a name other than "" and "${FREE_POOL}" ` +
+          `(the pool of free workers), got ${JSON.stringify(name)}`,
       );
     }
     const known = this.records.get(name);
@@ -251,10 +252,17 @@ export class MrClusters<D extends EngineData = EngineData> {
     if (c?.state !== 'queued') return undefined;
     const ahead = this.queue.indexOf(c);
     if (ahead > 0)
-      return `MR-cluster ${name} waits behind ${ahead} earlier request(s) in the FIFO queue (head: ${this.queue[0]!.name})`;
+      return (
+        `MR-cluster ${name} waits behind ${ahead} earlier request(s) in ` +
+        `the FIFO queue (head: ${this.queue[0]!.name})`
+      );
     const admitted = this.admittedMinimum();
     const pool = this.host.liveWorkers().length;
-    return `MR-cluster ${name} waits in the queue: its minimum share of ${c.minNodes} nodes plus the ${admitted} the admitted clusters keep exceeds the pool of ${pool} live workers`;
+    return (
+      `MR-cluster ${name} waits in the queue: its minimum share ` +
+      `of ${c.minNodes} nodes plus the ${admitted} the admitted ` +
+      `clusters keep exceeds the pool of ${pool} live workers`
+    );
   }
 
   private admittedMinimum(): number {
@@ -347,7 +355,9 @@ export class MrClusters<D extends EngineData = EngineData> {
       const known = [...this.records.values()].filter((r) => r.state !== 'deactivating').map((r) => r.name);
       throw new MinimrError(
         'ENOMRCLUSTER',
-        `job ${job.id}: MR-cluster "${job.cluster}" is ${c ? 'being deactivated' : 'unknown'}; MR-clusters taking jobs: ${known.join(', ') || 'none'}`,
+        `job ${job.id}: MR-cluster "${job.cluster}" ` +
+          `is ${c ? 'being deactivated' : 'unknown'}; MR-clusters taking ` +
+          `jobs: ${known.join(', ') || 'none'}`,
         { jobId: job.id, cluster: job.cluster },
       );
     }

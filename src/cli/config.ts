@@ -73,7 +73,8 @@ function checkSection(file: string, name: string, section: unknown): CommandConf
     if (!ok)
       throw new MinimrError(
         'EBADCONF',
-        `${file}: "${name}.${key}" must be a string, a number, true/false or a list of those, got ${JSON.stringify(value)}`,
+        `${file}: "${name}.${key}" must be a string, a number, ` +
+          `true/false or a list of those, got ${JSON.stringify(value)}`,
       );
     if (key === 'config')
       throw new MinimrError('EBADCONF', `${file}: "${name}.config": a config file cannot name another`);
@@ -110,7 +111,10 @@ export async function readConfigFile(path: string): Promise<ReadonlyMap<string, 
     if (name === 'client' && Object.keys(checked).some((k) => !CLIENT_OPTIONS.includes(k))) {
       throw new MinimrError(
         'EBADCONF',
-        `${file}: the "client" section holds only ${CLIENT_OPTIONS.map((k) => `"${k}"`).join(', ')} (what every client command uses); put other options in the command's own section`,
+        `${file}: the "client" section holds ` +
+          `only ${CLIENT_OPTIONS.map((k) => `"${k}"`).join(', ')} (what ` +
+          `every client command uses); put other options in the command's ` +
+          `own section`,
       );
     }
     sections.set(name, checked);

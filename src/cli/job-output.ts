@@ -7,7 +7,10 @@ export function progressPrinter(jobId: string): (s: JobStatus) => void {
   const tty = process.stderr.isTTY;
   let last = '';
   return (s) => {
-    const line = `${jobId} ${s.state.padEnd(9)} map ${String(Math.floor(s.mapProgress * 100)).padStart(3)}% reduce ${String(Math.floor(s.reduceProgress * 100)).padStart(3)}%`;
+    const line =
+      `${jobId} ${s.state.padEnd(9)} ` +
+      `map ${String(Math.floor(s.mapProgress * 100)).padStart(3)}% ` +
+      `reduce ${String(Math.floor(s.reduceProgress * 100)).padStart(3)}%`;
     if (line === last) return;
     last = line;
     if (tty) process.stderr.write(`\r${line}${s.state === 'running' || s.state === 'pending' ? '' : '\n'}`);
@@ -18,7 +21,10 @@ export function progressPrinter(jobId: string): (s: JobStatus) => void {
 export function printStatus(s: JobStatus): void {
   const secs = s.finishTime && s.startTime ? ((s.finishTime - s.startTime) / 1000).toFixed(2) : '-';
   process.stdout.write(
-    `${s.jobId}  ${escapeControlCharacters(s.name)}  ${s.user}  ${s.state}  maps ${s.mapsCompleted}/${s.mapsTotal}  reduces ${s.reducesCompleted}/${s.reducesTotal}  ${secs}s  output ${s.outputPath}\n`,
+    `${s.jobId}  ${escapeControlCharacters(s.name)}  ${s.user} ` +
+      ` ${s.state}  maps ${s.mapsCompleted}/${s.mapsTotal}  ` +
+      `reduces ${s.reducesCompleted}/${s.reducesTotal}  ${secs}s  ` +
+      `output ${s.outputPath}\n`,
   );
   if (s.error) process.stdout.write(`  error ${s.error.code}: ${s.error.message}\n`);
 }

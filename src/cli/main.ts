@@ -52,7 +52,8 @@ async function main(): Promise<void> {
       if (err) throw err;
       const fromConfig =
         configPath !== undefined && /^Unknown argument/.test(msg)
-          ? ` (an option in ${configPath}'s "${commandOf(args)}" section or on the command line that this command does not have)`
+          ? ` (an option in ${configPath}'s "${commandOf(args)}" section or ` +
+            `on the command line that this command does not have)`
           : '';
       process.stderr.write(`${y.help()}\n\n${msg}${fromConfig}\n`);
       process.exit(2);

@@ -41,7 +41,8 @@ export async function runSimCommand(
   const loaded = await loadCluster(args.cluster ?? defaultClusterFor(args.workload), sls);
   const cluster = args.meganode ? meganode(loaded) : loaded;
   progress(
-    `workload ${workload.name}: ${workload.jobs.length} jobs; cluster ${cluster.name}: ${cluster.workers.length} workers`,
+    `workload ${workload.name}: ${workload.jobs.length} jobs; ` +
+      `cluster ${cluster.name}: ${cluster.workers.length} workers`,
   );
   const policyOptions = Object.fromEntries(args.policies.map((p) => [p, args.policyOptions ?? {}]));
   const result = comparePolicies({

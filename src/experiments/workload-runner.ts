@@ -273,7 +273,8 @@ async function activateMrClusters(
       if (Date.now() > deadline)
         throw new MinimrError(
           'ETIMEOUT',
-          `MR-cluster ${spec.name} is still ${now?.state ?? 'gone'} after 10 minutes${now?.queued ? `: ${now.queued}` : ''}`,
+          `MR-cluster ${spec.name} is still ${now?.state ?? 'gone'} after ` +
+            `10 minutes${now?.queued ? `: ${now.queued}` : ''}`,
         );
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -452,7 +453,8 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
   try {
     const client = cluster.client;
     progress(
-      `writing inputs of ${plans.length} jobs (${bytesPerMap} bytes per map${o.bytesPerMapOf ? ' unless the job says' : ''})`,
+      `writing inputs of ${plans.length} jobs (${bytesPerMap} bytes ` +
+        `per map${o.bytesPerMapOf ? ' unless the job says' : ''})`,
     );
     for (const [i, p] of plans.entries()) {
       if (!p.input) continue;
@@ -562,7 +564,9 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
         const jobId = await submission;
         jobIds.set(p.spec.id, jobId);
         progress(
-          `${((Date.now() - t0) / 1000).toFixed(1)} s: submitted ${p.spec.id} (${p.app}, ${p.maps} maps, ${p.reduces} reduces) as ${jobId}`,
+          `${((Date.now() - t0) / 1000).toFixed(1)} s: ` +
+            `submitted ${p.spec.id} (${p.app}, ${p.maps} maps, ${p.reduces} ` +
+            `reduces) as ${jobId}`,
         );
         const status = await client.waitForCompletion(jobId, { pollMs: 100 });
         finished.set(p.spec.id, status);

@@ -402,7 +402,9 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
     Math.floor((settings.memoryFactor * largestMap) / settings.memoryStepMb) * settings.memoryStepMb;
   const cluster = shape(workerMemoryMb);
   say(
-    `workers: ${workerMemoryMb} MB each (${settings.memoryFactor} x the largest map's ideal ${largestMap} MB); jobs: ${jobs.map((j) => `${j.id} ${j.mapMemoryMb}/${j.reduceMemoryMb} MB`).join(', ')}`,
+    `workers: ${workerMemoryMb} MB each (${settings.memoryFactor} x ` +
+      `the largest map's ideal ${largestMap} MB); ` +
+      `jobs: ${jobs.map((j) => `${j.id} ${j.mapMemoryMb}/${j.reduceMemoryMb} MB`).join(', ')}`,
   );
 
   // ---- 3. measured runs, interleaved -----------------------------------------------------------
@@ -444,7 +446,10 @@ export async function runYarnMeReal(o: YarnMeRealOptions): Promise<YarnMeRealRes
         run: result.run,
       });
       say(
-        `run ${repeat + 1} ${policy}: average JCT ${(metrics.avgJctMs / 1000).toFixed(1)} s, memory ${(metrics.utilization.memory * 100).toFixed(0)}%, outputs ${checked.ok}/${jobs.length} right`,
+        `run ${repeat + 1} ${policy}: average ` +
+          `JCT ${(metrics.avgJctMs / 1000).toFixed(1)} s, ` +
+          `memory ${(metrics.utilization.memory * 100).toFixed(0)}%, ` +
+          `outputs ${checked.ok}/${jobs.length} right`,
       );
     }
   }
@@ -581,7 +586,8 @@ function estimatedWorkload(
     if (!verdict.estimates)
       throw new MinimrError(
         'EINTERNAL',
-        `no estimates for ${spec.id}: profile ${verdict.use.state}${verdict.use.state === 'rejected' ? ` (${verdict.use.reason})` : ''}`,
+        `no estimates for ${spec.id}: ` +
+          `profile ${verdict.use.state}${verdict.use.state === 'rejected' ? ` (${verdict.use.reason})` : ''}`,
       );
     const task = (
       e: { idealDurationMs?: number; penalty?: TaskSpec['penalty'] },
@@ -674,40 +680,75 @@ export function yarnMeRealMarkdown(r: YarnMeRealResult): string {
   const lines = [
     `## Real cluster: ${base} vs ${elastic}`,
     '',
-    `${r.cluster.workers.length} workers x (${w.mapSlots} map + ${w.reduceSlots} reduce slots, ${w.memoryMb} MB), memory step ${r.settings.memoryStepMb} MB, --cpu-throttle ${r.settings.cpuThrottle}, heartbeat ${r.settings.heartbeatMs} ms; ${r.settings.repeats} pairs of runs, the order alternating.`,
+    `${r.cluster.workers.length} workers x (${w.mapSlots} map ` +
+      `+ ${w.reduceSlots} reduce slots, ${w.memoryMb} MB), memory ` +
+      `step ${r.settings.memoryStepMb} MB, ` +
+      `--cpu-throttle ${r.settings.cpuThrottle}, ` +
+      `heartbeat ${r.settings.heartbeatMs} ms; ${r.settings.repeats} ` +
+      `pairs of runs, the order alternating.`,
     '',
     '| job | arrives s | maps x MiB | reduces | map buffer MiB (ideal MB) | reduce buffer MiB (ideal MB) |',
     '|---|---:|---:|---:|---:|---:|',
     ...r.jobs.map(
       (j, i) =>
-        `| ${j.id} | ${s1(r.mix[i]!.submitMs)} | ${r.mix[i]!.maps} x ${(r.settings.bytesPerMap * (r.mix[i]!.splitScale ?? 1)) / MiB} | ${r.mix[i]!.reduces} | ${j.mapBufferMiB} (${j.mapMemoryMb}) | ${j.reduceBufferMiB} (${j.reduceMemoryMb}) |`,
+        `| ${j.id} | ${s1(r.mix[i]!.submitMs)} | ${r.mix[i]!.maps} ` +
+        `x ${(r.settings.bytesPerMap * (r.mix[i]!.splitScale ?? 1)) / MiB} ` +
+        `| ${r.mix[i]!.reduces} | ${j.mapBufferMiB} (${j.mapMemoryMb}) ` +
+        `| ${j.reduceBufferMiB} (${j.reduceMemoryMb}) |`,
     ),
     '',
-    '| run | policy | avg JCT s | makespan s | memory used | attempts | elastic | elastic spilling | spilled MiB elastic / regular | max peak RSS / grant | over grant | outputs right |',
+    '| run | policy | avg JCT s | makespan s | memory used | ' +
+      'attempts | elastic | elastic spilling | spilled MiB elastic / ' +
+      'regular | max peak RSS / grant | over grant | outputs right |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...r.runs.map(
       (x) =>
-        `| ${x.repeat + 1} | ${x.policy} | ${s1(x.avgJctMs)} | ${s1(x.makespanMs)} | ${pct(x.memoryUtilization)} | ${x.figures.attempts} | ${x.figures.elastic} | ${x.figures.elasticSpilling} | ${(x.figures.elasticSpilledBytes / MiB).toFixed(0)} / ${(x.figures.regularSpilledBytes / MiB).toFixed(0)} | ${x.figures.maxRssOverGrant.toFixed(2)} | ${x.figures.overGrant} | ${x.outputsOk}/${r.jobs.length} |`,
+        `| ${x.repeat + 1} | ${x.policy} | ${s1(x.avgJctMs)} ` +
+        `| ${s1(x.makespanMs)} | ${pct(x.memoryUtilization)} ` +
+        `| ${x.figures.attempts} | ${x.figures.elastic} ` +
+        `| ${x.figures.elasticSpilling} ` +
+        `| ${(x.figures.elasticSpilledBytes / MiB).toFixed(0)} ` +
+        `/ ${(x.figures.regularSpilledBytes / MiB).toFixed(0)} ` +
+        `| ${x.figures.maxRssOverGrant.toFixed(2)} ` +
+        `| ${x.figures.overGrant} | ${x.outputsOk}/${r.jobs.length} |`,
     ),
     '',
-    `${elastic} minus ${base}, pair by pair: average JCT ${r.paired.jctDiffMs.mean >= 0 ? '+' : ''}${s1(r.paired.jctDiffMs.mean)} s (standard error ${s1(r.paired.jctDiffMs.standardError)} s); ratio ${r.paired.jctRatio.mean.toFixed(3)} (standard error ${r.paired.jctRatio.standardError.toFixed(3)}), n = ${r.paired.jctRatio.n}.`,
+    `${elastic} minus ${base}, pair by pair: average ` +
+      `JCT ${r.paired.jctDiffMs.mean >= 0 ? '+' : ''}${s1(r.paired.jctDiffMs.mean)} ` +
+      `s (standard error ${s1(r.paired.jctDiffMs.standardError)} s); ` +
+      `ratio ${r.paired.jctRatio.mean.toFixed(3)} (standard ` +
+      `error ${r.paired.jctRatio.standardError.toFixed(3)}), n ` +
+      `= ${r.paired.jctRatio.n}.`,
     '',
     `| | ${base} avg JCT s | ${elastic} avg JCT s | cut of the average JCT |`,
     '|---|---:|---:|---:|',
-    `| measured (mean of ${r.paired.jctRatio.n} pairs) | ${s1(mean(r.runs.filter((x) => x.policy === base).map((x) => x.avgJctMs)))} | ${s1(mean(r.runs.filter((x) => x.policy === elastic).map((x) => x.avgJctMs)))} | ${pct(r.measuredGain)} |`,
+    `| measured (mean of ${r.paired.jctRatio.n} pairs) ` +
+      `| ${s1(mean(r.runs.filter((x) => x.policy === base).map((x) => x.avgJctMs)))} ` +
+      `| ${s1(mean(r.runs.filter((x) => x.policy === elastic).map((x) => x.avgJctMs)))} ` +
+      `| ${pct(r.measuredGain)} |`,
     ...r.predicted.map(
       (p) =>
-        `| predicted, ${p.model} (${p.elasticAttempts} elastic attempts) | ${s1(p.avgJctMs[base]!)} | ${s1(p.avgJctMs[elastic]!)} | ${pct(p.gain)} |`,
+        `| predicted, ${p.model} (${p.elasticAttempts} elastic ` +
+        `attempts) | ${s1(p.avgJctMs[base]!)} ` +
+        `| ${s1(p.avgJctMs[elastic]!)} | ${pct(p.gain)} |`,
     ),
     '',
-    `Targets: ${elastic} cuts the average JCT by >= 20%: ${r.measuredGain >= 0.2 ? 'met' : 'not met'} (${pct(r.measuredGain)}); predicted gain within 10 points of the measured one: ${r.predicted
-      .map(
-        (p) =>
-          `${Math.abs(p.gain - r.measuredGain) <= 0.1 ? 'met' : 'not met'} with ${p.model} (${((p.gain - r.measuredGain) * 100).toFixed(1)} points)`,
-      )
-      .join(
-        ', ',
-      )}; every attempt within its grant: ${r.runs.every((x) => x.figures.overGrant === 0) ? 'yes' : 'no'}; outputs equal to the references: ${r.runs.every((x) => x.outputsOk === r.jobs.length) ? 'yes' : 'no'}, and identical across runs: ${r.outputsIdentical ? 'yes' : 'no'}.`,
+    `Targets: ${elastic} cuts the average JCT by >= ` +
+      `20%: ${r.measuredGain >= 0.2 ? 'met' : 'not met'} ` +
+      `(${pct(r.measuredGain)}); predicted gain within 10 points of ` +
+      `the measured ` +
+      `one: ${r.predicted
+        .map(
+          (p) =>
+            `${Math.abs(p.gain - r.measuredGain) <= 0.1 ? 'met' : 'not met'} with ${p.model} (${((p.gain - r.measuredGain) * 100).toFixed(1)} points)`,
+        )
+        .join(', ')}; ` +
+      `every attempt within its ` +
+      `grant: ${r.runs.every((x) => x.figures.overGrant === 0) ? 'yes' : 'no'}; ` +
+      `outputs equal to the ` +
+      `references: ${r.runs.every((x) => x.outputsOk === r.jobs.length) ? 'yes' : 'no'}, ` +
+      `and identical across ` +
+      `runs: ${r.outputsIdentical ? 'yes' : 'no'}.`,
     ...r.runs.flatMap((x) => x.outputProblems.map((p) => `- run ${x.repeat + 1} ${x.policy}: ${p}`)),
   ];
   return lines.join('\n');

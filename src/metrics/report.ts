@@ -86,19 +86,28 @@ export function mrClusterTable(rows: readonly PolicyRow[]): string {
   for (const { policy, metrics } of withMr) {
     for (const c of metrics.mrClusters!.clusters) {
       lines.push(
-        `| ${policy} | ${c.name} | ${c.finished}/${c.jobs} | ${num(c.meanSlowdown)} | ${num(c.meanNodes, 1)} | ${c.maxNodes} | ${num(c.meanWaitingJobs, 1)} / ${num(c.meanActiveJobs, 1)} |`,
+        `| ${policy} | ${c.name} | ${c.finished}/${c.jobs} ` +
+          `| ${num(c.meanSlowdown)} | ${num(c.meanNodes, 1)} ` +
+          `| ${c.maxNodes} | ${num(c.meanWaitingJobs, 1)} ` +
+          `/ ${num(c.meanActiveJobs, 1)} |`,
       );
     }
   }
   lines.push(
     '',
-    '| policy | reconfigurations / intervals | mean Var(D) | max Var(D) | moves | drains | mean drain s | copied GiB | blocks lost | under-replicated at end |',
+    '| policy | reconfigurations / intervals | mean Var(D) | max ' +
+      'Var(D) | moves | drains | mean drain s | copied GiB | blocks ' +
+      'lost | under-replicated at end |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const { policy, metrics } of withMr) {
     const m = metrics.mrClusters!;
     lines.push(
-      `| ${policy} | ${m.reconfigurations} / ${m.intervals} | ${num(m.meanGlobalDiscrimination, 4)} | ${num(m.maxGlobalDiscrimination, 4)} | ${m.moves} | ${m.drains} | ${secs(m.meanDrainMs)} | ${gib(m.copiedBytes)} | ${m.blocks.missing} | ${m.blocks.underReplicated} |`,
+      `| ${policy} | ${m.reconfigurations} / ${m.intervals} ` +
+        `| ${num(m.meanGlobalDiscrimination, 4)} ` +
+        `| ${num(m.maxGlobalDiscrimination, 4)} | ${m.moves} ` +
+        `| ${m.drains} | ${secs(m.meanDrainMs)} | ${gib(m.copiedBytes)} ` +
+        `| ${m.blocks.missing} | ${m.blocks.underReplicated} |`,
     );
   }
   return `${lines.join('\n')}\n`;
@@ -149,7 +158,9 @@ export async function writeReport(
     ['results.json', `${JSON.stringify(json, null, 2)}\n`],
     [
       'results.md',
-      `# ${title}\n\n${metricsTable(rows)}\nQuantiles are nearest-rank (F^-1(q) = smallest slowdown with F >= q); V_F(95) = p95 / median.\n${mrClusterTable(rows) ? `\n${mrClusterTable(rows)}` : ''}`,
+      `# ${title}\n\n${metricsTable(rows)}\nQuantiles are ` +
+        `nearest-rank (F^-1(q) = smallest slowdown with F >= q); V_F(95) ` +
+        `= p95 / median.\n${mrClusterTable(rows) ? `\n${mrClusterTable(rows)}` : ''}`,
     ],
     ['slowdown-cdf.svg', slowdownCdfSvg(rows, `Job slowdown CDF: ${title}`)],
     ['data-movement.svg', dataMovementSvg(rows, `Data movement: ${title}`)],

@@ -97,7 +97,9 @@ export function checkTimeouts(policy: string, options: FairOptions): void {
     throw optionError(
       policy,
       'minShareTimeoutMs',
-      `(${options.minShareTimeoutMs}) must be below 'fairShareTimeoutMs' (${options.fairShareTimeoutMs}) while preemption is on (T_min < T_fair)`,
+      `(${options.minShareTimeoutMs}) must be below ` +
+        `'fairShareTimeoutMs' (${options.fairShareTimeoutMs}) while ` +
+        `preemption is on (T_min < T_fair)`,
     );
   }
 }
@@ -111,7 +113,10 @@ export function parseFairOptions(raw: PolicyOptions, policy = 'fair'): FairOptio
 export const FAIR_DEFINITION: PolicyDefinition = definePolicy({
   name: 'fair',
   summary:
-    "Hadoop's Fair Scheduler: pools (--pools) with minimum shares and weights, water-filled shares, delay scheduling, and preemption of the newest attempts of the jobs most over their share",
+    "Hadoop's Fair Scheduler: pools (--pools) with minimum shares " +
+    'and weights, water-filled shares, delay scheduling, and ' +
+    'preemption of the newest attempts of the jobs most over their ' +
+    'share',
   options: FAIR_OPTION_SPECS,
   defaults: DEFAULT_FAIR_OPTIONS,
   create: (options) => new FairPolicy(parseFairOptions(options)),
@@ -521,9 +526,12 @@ export class FairPolicy implements Policy {
     const o = this.options;
     return {
       notes: [
-        `delay scheduling: ${o.nodeLocalDelayMs} ms for a node-local map, then ${o.rackLocalDelayMs} ms more for a rack-local one`,
+        `delay scheduling: ${o.nodeLocalDelayMs} ms for a node-local ` +
+          `map, then ${o.rackLocalDelayMs} ms more for a rack-local one`,
         o.preemption
-          ? `preemption: after ${o.minShareTimeoutMs} ms below a pool's minimum share, or ${o.fairShareTimeoutMs} ms below half a job's fair share`
+          ? `preemption: after ${o.minShareTimeoutMs} ms below a pool's ` +
+            `minimum share, or ${o.fairShareTimeoutMs} ms below half a job's ` +
+            `fair share`
           : 'preemption: off',
       ],
       tables: [
@@ -847,7 +855,11 @@ export class FairPolicy implements Policy {
         beneficiary,
         scope: 'pool',
         count,
-        reason: `preempted for pool "${pool.name}": ${pool.run[kind]} ${kind}s running, below its minimum share of ${round(pool.minTarget[kind])} for ${starvedFor} ms (minShareTimeoutMs ${minShareTimeoutMs})`,
+        reason:
+          `preempted for pool "${pool.name}": ${pool.run[kind]} ${kind}s ` +
+          `running, below its minimum share ` +
+          `of ${round(pool.minTarget[kind])} for ${starvedFor} ms ` +
+          `(minShareTimeoutMs ${minShareTimeoutMs})`,
       });
     }
     const starvedJobs = jobs
@@ -867,7 +879,11 @@ export class FairPolicy implements Policy {
         beneficiary: job,
         scope: 'job',
         count,
-        reason: `preempted for job ${job.view.id}: ${job.run[kind]} ${kind}s running, below half its fair share of ${round(job.share[kind])} for ${this.jobStarvedFor(job, kind, now)} ms (fairShareTimeoutMs ${fairShareTimeoutMs})`,
+        reason:
+          `preempted for job ${job.view.id}: ${job.run[kind]} ${kind}s ` +
+          `running, below half its fair share of ${round(job.share[kind])} ` +
+          `for ${this.jobStarvedFor(job, kind, now)} ms ` +
+          `(fairShareTimeoutMs ${fairShareTimeoutMs})`,
       });
     }
 

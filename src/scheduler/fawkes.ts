@@ -103,7 +103,11 @@ const FAWKES_OPTION_SPECS: OptionSpecs<FawkesOptions> = {
     type: 'choice',
     choices: WEIGHTINGS,
     about:
-      'how weights are computed: none (minimum shares only), eq (equal), demand jd/dd/td (waiting jobs, their input bytes, waiting tasks), usage pu/du/ru (busy slots, stored output, psi PU + (1 - psi) DU), performance js/jt/tt (slowdown, job and task throughput)',
+      'how weights are computed: none (minimum shares only), eq ' +
+      '(equal), demand jd/dd/td (waiting jobs, their input bytes, ' +
+      'waiting tasks), usage pu/du/ru (busy slots, stored output, psi ' +
+      'PU + (1 - psi) DU), performance js/jt/tt (slowdown, job and ' +
+      'task throughput)',
   },
   intervalMs: {
     type: 'number',
@@ -155,7 +159,10 @@ export function parseFawkesOptions(raw: PolicyOptions): FawkesOptions {
 export const FAWKES_DEFINITION: PolicyDefinition = definePolicy({
   name: 'fawkes',
   summary:
-    'FAWKES: MR-clusters on one pool of workers; every interval each cluster gets a weight from its demand, usage or performance, and nodes move toward the weights above the minimum shares; FIFO with locality inside each cluster',
+    'FAWKES: MR-clusters on one pool of workers; every interval ' +
+    'each cluster gets a weight from its demand, usage or ' +
+    'performance, and nodes move toward the weights above the ' +
+    'minimum shares; FIFO with locality inside each cluster',
   options: FAWKES_OPTION_SPECS,
   defaults: DEFAULT_FAWKES_OPTIONS,
   create: (options) => new FawkesPolicy(parseFawkesOptions(options)),
@@ -364,9 +371,12 @@ export class FawkesPolicy implements Policy {
     const kinds = (name: string, kind: NodeKind) => (nodesOf.get(name) ?? []).filter((w) => w.nodeKind === kind).length;
     return {
       notes: [
-        `weighting ${o.weighting}, interval ${o.intervalMs} ms sampled every ${o.sampleMs} ms, tau ${o.tau}; nodes grow as ${o.grow} and shrink by ${o.shrink}`,
+        `weighting ${o.weighting}, interval ${o.intervalMs} ms sampled ` +
+          `every ${o.sampleMs} ms, tau ${o.tau}; nodes grow as ${o.grow} ` +
+          `and shrink by ${o.shrink}`,
         last
-          ? `last interval (ended at ${last.timeMs} ms): Var(D) ${last.globalDiscrimination.toFixed(4)}, ${last.reconfigured ? 'targets recomputed' : 'targets kept'}`
+          ? `last interval (ended at ${last.timeMs} ms): ` +
+            `Var(D) ${last.globalDiscrimination.toFixed(4)}, ${last.reconfigured ? 'targets recomputed' : 'targets kept'}`
           : 'no interval has ended yet',
         `free nodes: ${nodesOf.get(FREE_POOL)?.length ?? 0}`,
       ],

@@ -42,7 +42,9 @@ const FIFO_OPTION_SPECS: OptionSpecs<FifoOptions> = {
     type: 'number',
     range: { min: 0, unit: 'ms' },
     about:
-      "delay scheduling: how long a job may skip free map slots without its input before it runs a map there (0: never skips; Hadoop's and Spark's wait is 3000)",
+      'delay scheduling: how long a job may skip free map slots ' +
+      'without its input before it runs a map there (0: never skips; ' +
+      "Hadoop's and Spark's wait is 3000)",
   },
 };
 

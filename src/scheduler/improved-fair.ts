@@ -69,7 +69,9 @@ export function parseImprovedFairOptions(raw: PolicyOptions): ImprovedFairOption
 export const IMPROVED_FAIR_DEFINITION: PolicyDefinition = definePolicy({
   name: 'improved-fair',
   summary:
-    "FAIR whose preemption picks victims by job character (I/O- or CPU-bound, Tao et al.) and places the starved job's private input on the node a kill frees",
+    'FAIR whose preemption picks victims by job character (I/O- or ' +
+    "CPU-bound, Tao et al.) and places the starved job's private " +
+    'input on the node a kill frees',
   options: OPTION_SPECS,
   defaults: DEFAULT_IMPROVED_FAIR_OPTIONS,
   create: (options) => new ImprovedFairPolicy(parseImprovedFairOptions(options)),

@@ -42,10 +42,19 @@ export function grantProblem(
   if (elastic === false)
     return `grants ${task.id} ${grantedMb} MB, less than its ideal ${ideal} MB, yet says it is not elastic`;
   if (!task.penalty)
-    return `grants ${task.id} ${grantedMb} MB, less than its ideal ${ideal} MB, but the task has no penalty model: it runs only with its ideal memory`;
+    return (
+      `grants ${task.id} ${grantedMb} MB, less than its ` +
+      `ideal ${ideal} MB, but the task has no penalty model: it runs ` +
+      `only with its ideal memory`
+    );
   const minimum = minimumGrantMb(ideal, task.penalty);
   if (grantedMb < minimum)
-    return `grants ${task.id} ${grantedMb} MB, below its minimum ${minimum} MB (${task.penalty.minFraction ?? DEFAULT_MIN_MEMORY_FRACTION} of its ideal ${ideal} MB)`;
+    return (
+      `grants ${task.id} ${grantedMb} MB, below its ` +
+      `minimum ${minimum} MB ` +
+      `(${task.penalty.minFraction ?? DEFAULT_MIN_MEMORY_FRACTION} of ` +
+      `its ideal ${ideal} MB)`
+    );
   if (grantedMb % stepMb !== 0)
     return `grants ${task.id} ${grantedMb} MB elastically, not a whole number of ${stepMb} MB steps`;
   return null;

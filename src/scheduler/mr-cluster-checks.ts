@@ -86,7 +86,8 @@ function moveProblems(
   if (!source || problems.length > 0) return problems;
   if (source.state === 'deactivating')
     return [
-      `${at}: moves worker ${w.id} out of MR-cluster ${source.name}, which releases its nodes itself once its output is saved`,
+      `${at}: moves worker ${w.id} out of MR-cluster ${source.name}, ` +
+        `which releases its nodes itself once its output is saved`,
     ];
   const staying = [...workers.values()].filter(
     (o) => o.cluster === w.cluster && o.leavingFor === undefined && !moving.has(o.id),
@@ -95,14 +96,18 @@ function moveProblems(
     const cores = staying.filter((o) => o.nodeKind === 'core').length;
     if (cores < source.minNodes)
       problems.push(
-        `${at}: moving core node ${w.id} leaves MR-cluster ${source.name} ${cores} core nodes, below its minimum share of ${source.minNodes}`,
+        `${at}: moving core node ${w.id} leaves ` +
+          `MR-cluster ${source.name} ${cores} core nodes, below its ` +
+          `minimum share of ${source.minNodes}`,
       );
   }
   if (w.nodeKind === 'transient-core') {
     const lighter = staying.find((o) => o.nodeKind === 'transient-core' && (o.storedBytes ?? 0) < (w.storedBytes ?? 0));
     if (lighter)
       problems.push(
-        `${at}: transient-core node ${w.id} (${w.storedBytes ?? 0} bytes stored) leaves ${source.name} before ${lighter.id} (${lighter.storedBytes ?? 0} bytes)`,
+        `${at}: transient-core node ${w.id} (${w.storedBytes ?? 0} ` +
+          `bytes stored) leaves ${source.name} before ${lighter.id} ` +
+          `(${lighter.storedBytes ?? 0} bytes)`,
       );
   }
   return problems;

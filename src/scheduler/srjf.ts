@@ -73,7 +73,9 @@ export class SrjfPolicy implements Policy {
 export const SRJF_DEFINITION: PolicyDefinition = definePolicy({
   name: 'srjf',
   summary:
-    "shortest remaining job first at ideal memory, every task that fits, no reservations: the scheduler of YARN-ME's meganode bound",
+    'shortest remaining job first at ideal memory, every task that ' +
+    "fits, no reservations: the scheduler of YARN-ME's meganode " +
+    'bound',
   options: {},
   defaults: {},
   create(options) {

@@ -123,7 +123,9 @@ export function parseTyrexOptions(
       throw optionError(
         policy,
         'timersMs',
-        `must hold ${capacities.length - 1} timer(s) in static mode (one per partition but the last), got ${timersMs === undefined ? 'none' : shown(timersMs)}`,
+        `must hold ${capacities.length - 1} timer(s) in static mode ` +
+          `(one per partition but the last), ` +
+          `got ${timersMs === undefined ? 'none' : shown(timersMs)}`,
       );
     }
   } else if (timersMs !== undefined) throw optionError(policy, 'timersMs', 'applies to static mode only');
@@ -162,7 +164,10 @@ export const TYREX_DEFINITIONS: readonly PolicyDefinition[] = [
   definePolicy({
     name: 'tyrex',
     summary:
-      "Tyrex (TAGS for MapReduce): the slots split into partitions by capacity, FIFO in each; a job moves to the next partition when its partial size (task time completed there) passes the partition's timer",
+      'Tyrex (TAGS for MapReduce): the slots split into partitions by ' +
+      'capacity, FIFO in each; a job moves to the next partition when ' +
+      'its partial size (task time completed there) passes the ' +
+      "partition's timer",
     options: TYREX_OPTION_SPECS,
     defaults: DEFAULT_TYREX_OPTIONS,
     create: (options) => new TyrexPolicy(parseTyrexOptions(options)),
@@ -336,7 +341,9 @@ export class TyrexPolicy implements Policy {
     };
     return {
       notes: [
-        `${this.mode === 'static' ? 'STATICTAGS: fixed timers' : `DYNAMICTAGS: timers from the partial sizes when CV² > ${this.cv2Threshold}`}; migrated jobs join the ${this.migratedOrder} of the next queue${this.borrowIdle ? '; idle slots are lent' : ''}`,
+        `${this.mode === 'static' ? 'STATICTAGS: fixed timers' : `DYNAMICTAGS: timers from the partial sizes when CV² > ${this.cv2Threshold}`}; ` +
+          `migrated jobs join the ${this.migratedOrder} of the next ` +
+          `queue${this.borrowIdle ? '; idle slots are lent' : ''}`,
       ],
       tables: [
         {

@@ -123,7 +123,9 @@ export function parseYarnOptions(raw: PolicyOptions): YarnMeOptions {
 export const YARN_DEFINITION: PolicyDefinition = definePolicy({
   name: 'yarn',
   summary:
-    "YARN's regular allocation: a task runs only with its ideal memory; queue by fair share; a job whose next task does not fit on a node reserves it until it fits",
+    "YARN's regular allocation: a task runs only with its ideal " +
+    'memory; queue by fair share; a job whose next task does not fit ' +
+    'on a node reserves it until it fits',
   options: YARN_OPTION_SPECS,
   defaults: YARN_DEFAULTS,
   create: (options) => new YarnMePolicy(parseYarnOptions(options)),
@@ -132,7 +134,9 @@ export const YARN_DEFINITION: PolicyDefinition = definePolicy({
 export const YARN_ME_DEFINITION: PolicyDefinition = definePolicy({
   name: 'yarn-me',
   summary:
-    "YARN-ME: as yarn, but a task that does not fit gets an elastic grant (less memory, it spills) when it then still ends before its job's estimated completion",
+    'YARN-ME: as yarn, but a task that does not fit gets an elastic ' +
+    'grant (less memory, it spills) when it then still ends before ' +
+    "its job's estimated completion",
   options: YARN_ME_OPTION_SPECS,
   defaults: YARN_ME_DEFAULTS,
   create: (options) => new YarnMePolicy(parseYarnMeOptions(options)),
@@ -529,7 +533,10 @@ export class YarnMePolicy implements Policy {
     return {
       notes: [
         o.elastic
-          ? `elastic grants in steps of ${memoryStepOf(snapshot)} MB; elastic attempts of a node spill at most ${o.diskShare} of its disk rate together; reserved nodes ${o.backfillReserved ? 'are backfilled' : 'are not backfilled'}`
+          ? `elastic grants in steps of ${memoryStepOf(snapshot)} MB; ` +
+            `elastic attempts of a node spill at most ${o.diskShare} of its ` +
+            `disk rate together; reserved ` +
+            `nodes ${o.backfillReserved ? 'are backfilled' : 'are not backfilled'}`
           : 'regular grants only (ideal memory): a task that does not fit reserves the node',
         `timeline rebuilt on job arrival or departure and every ${o.timelineRefreshMs} ms`,
       ],

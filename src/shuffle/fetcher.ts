@@ -280,7 +280,9 @@ function fetchFailed(
     'EFETCH',
     `cannot fetch output of map ${loc.mapIndex} (attempt ${loc.attemptId}) for reduce ${reduceIndex}` +
       `${partition !== reduceIndex ? ` (partition ${partition})` : ''} of job ${jobId} ` +
-      `from ${where} after ${tries} ${tries === 1 ? 'try' : 'tries'}: ${why}; the map will be re-run and this reduce retried`,
+      (`from ${where} ` +
+        `after ${tries} ${tries === 1 ? 'try' : 'tries'}: ${why}; the ` +
+        `map will be re-run and this reduce retried`),
     {
       jobId,
       mapIndex: loc.mapIndex,

@@ -162,7 +162,10 @@ export class HashCombiner {
     if (key !== this.combiningKey && !this.isCombiningKey(key)) {
       throw new MinimrError(
         'EBADJOB',
-        `the combiner emitted the key ${describe(key)} for the key ${describe(this.combiningKey)}; a combiner must keep its key (map-side combining files its output under the key it was given)`,
+        `the combiner emitted the key ${describe(key)} for the ` +
+          `key ${describe(this.combiningKey)}; a combiner must keep its ` +
+          `key (map-side combining files its output under the key it was ` +
+          `given)`,
       );
     }
     if (this.emittedCount++ === 0) this.emittedFirst = value;

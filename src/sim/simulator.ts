@@ -964,7 +964,9 @@ export class Simulator {
     if (problems.length > 0) {
       throw new MinimrError(
         'EINTERNAL',
-        `policy '${this.policy.name}' made invalid decisions at t=${this.now} ms (trigger ${trigger.kind}): ${problems.join('; ')}`,
+        `policy '${this.policy.name}' made invalid decisions at ` +
+          `t=${this.now} ms ` +
+          `(trigger ${trigger.kind}): ${problems.join('; ')}`,
         { policy: this.policy.name, timeMs: this.now },
       );
     }

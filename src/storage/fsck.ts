@@ -87,7 +87,9 @@ export function formatFsck(r: FsckReport, verbose = false): string {
   for (const f of r.files) {
     const lost = missingBy.get(f.path) ?? 0;
     lines.push(
-      `${f.path} ${f.length} bytes, replicated: replication=${f.replication}, ${f.blocks.length} block(s): ${lost > 0 ? `MISSING ${lost} blocks` : 'OK'}`,
+      `${f.path} ${f.length} bytes, replicated: ` +
+        `replication=${f.replication}, ${f.blocks.length} ` +
+        `block(s): ${lost > 0 ? `MISSING ${lost} blocks` : 'OK'}`,
     );
     if (verbose) {
       for (const [i, b] of f.blocks.entries())
@@ -96,7 +98,8 @@ export function formatFsck(r: FsckReport, verbose = false): string {
   }
   for (const u of r.underReplicated)
     lines.push(
-      `${u.path}: Under replicated ${u.blockId}. Target Replicas is ${u.replication} but found ${u.replicas} live replica(s).`,
+      `${u.path}: Under replicated ${u.blockId}. Target Replicas ` +
+        `is ${u.replication} but found ${u.replicas} live replica(s).`,
     );
   for (const m of r.missing) lines.push(`${m.path}: MISSING block ${m.blockId} len=${m.length} (no live replica)`);
   const avg = r.totalBlocks > 0 ? (r.totalReplicas / r.totalBlocks).toFixed(3) : '0';

@@ -643,7 +643,8 @@ export class Namenode implements NamenodeApi {
       if (!registered || replicationScope([registered]) !== replicationScope([target])) {
         throw new MinimrError(
           'ETOKEN',
-          `cannot relay block ${blockId} to ${target.workerId} at ${target.host}:${target.dataPort}: not a registered datanode`,
+          `cannot relay block ${blockId} to ${target.workerId} ` +
+            `at ${target.host}:${target.dataPort}: not a registered datanode`,
           {
             blockId,
             workerId: target.workerId,

@@ -43,7 +43,9 @@ export function validateUserName(user: unknown, what = 'user name'): string {
   if (!isValidUserName(user)) {
     throw new MinimrError(
       'EBADCONF',
-      `${what} must be 1-64 characters of [A-Za-z0-9_.@-], starting with a letter or _, got ${JSON.stringify(String(user)).slice(0, 80)}`,
+      `${what} must be 1-64 characters of [A-Za-z0-9_.@-], starting ` +
+        `with a letter or _, ` +
+        `got ${JSON.stringify(String(user)).slice(0, 80)}`,
     );
   }
   return user;
@@ -63,7 +65,10 @@ export function requireAccess(caller: Caller, inode: Ownership, path: string, ..
     if (!permits(caller, inode, access)) {
       throw new MinimrError(
         'EPERM',
-        `permission denied: user ${caller.user} may not ${access === 'execute' ? 'enter' : access} ${path} (owner ${inode.owner}, group ${inode.group}, mode ${formatMode('dir', inode.mode).slice(1)})`,
+        `permission denied: user ${caller.user} may ` +
+          `not ${access === 'execute' ? 'enter' : access} ${path} ` +
+          `(owner ${inode.owner}, group ${inode.group}, ` +
+          `mode ${formatMode('dir', inode.mode).slice(1)})`,
         {
           path,
         },

@@ -47,8 +47,8 @@ export function overviewPage(o: UiOverview): string {
 ${card('live workers', String(o.workers.length), 'workers')}
 ${card('map slots busy', `${sum((w) => w.usedMapSlots)} / ${sum((w) => w.mapSlots)}`, 'mapSlots')}
 ${card('reduce slots busy', `${sum((w) => w.usedReduceSlots)} / ${sum((w) => w.reduceSlots)}`, 'reduceSlots')}
-${card('memory granted', `${formatBytes(sum((w) => w.usedMemoryMb) * 1048576)} / ${formatBytes(sum((w) => w.memoryMb) * 1048576)}`, 'memory')}
-${card('jobs running / queued / finished', `${count(['running'])} / ${count(['pending'])} / ${count(['succeeded', 'failed', 'killed'])}`, 'jobs')}
+${card('memory granted', `${formatBytes(sum((w) => w.usedMemoryMb) * 1048576)} ` + `/ ${formatBytes(sum((w) => w.memoryMb) * 1048576)}`, 'memory')}
+${card('jobs running / queued / finished', `${count(['running'])} / ${count(['pending'])} ` + `/ ${count(['succeeded', 'failed', 'killed'])}`, 'jobs')}
 ${card('block store', `${o.blockStore.files} files, ${formatBytes(o.blockStore.bytes)}`, 'blockStore')}
 </div>
 <p>Policy ${link('/scheduler', o.policy)}, heartbeat every ${o.heartbeatMs} ms, JobTracker up since ${formatTime(o.startedAt)};

@@ -22,7 +22,9 @@ import {
 const HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' " +
+    "data:; form-action 'self'; base-uri 'none'; frame-ancestors " +
+    "'none'",
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
   'referrer-policy': 'no-referrer',

@@ -49,7 +49,9 @@ export function barChart(options: BarChartOptions): string {
   const barW = (groupW * 0.8) / Math.max(1, options.series.length);
   const parts: string[] = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" ` +
+      `height="${height}" viewBox="0 0 ${width} ${height}" ` +
+      `font-family="sans-serif" font-size="12">`,
   );
   parts.push(`<rect width="${width}" height="${height}" fill="white"/>`);
   parts.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escapeXml(options.title)}</text>`);
@@ -64,18 +66,25 @@ export function barChart(options: BarChartOptions): string {
       const v = s.values[gi] ?? 0;
       const h = Number.isFinite(v) ? Math.max(0, (v / yMax) * plotH) : 0;
       parts.push(
-        `<rect x="${(gx + si * barW).toFixed(1)}" y="${(margin.top + plotH - h).toFixed(1)}" width="${(barW * 0.95).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLORS[si % COLORS.length]}"><title>${escapeXml(`${s.name}, ${c}: ${fmt(v)}`)}</title></rect>`,
+        `<rect x="${(gx + si * barW).toFixed(1)}" ` +
+          `y="${(margin.top + plotH - h).toFixed(1)}" ` +
+          `width="${(barW * 0.95).toFixed(1)}" height="${h.toFixed(1)}" ` +
+          `fill="${COLORS[si % COLORS.length]}"><title>${escapeXml(`${s.name}, ${c}: ${fmt(v)}`)}</title></rect>`,
       );
     });
     parts.push(
-      `<text x="${(margin.left + gi * groupW + groupW / 2).toFixed(1)}" y="${margin.top + plotH + 16}" text-anchor="middle">${escapeXml(c)}</text>`,
+      `<text x="${(margin.left + gi * groupW + groupW / 2).toFixed(1)}" ` +
+        `y="${margin.top + plotH + 16}" ` +
+        `text-anchor="middle">${escapeXml(c)}</text>`,
     );
   });
   parts.push(
     `<rect x="${margin.left}" y="${margin.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
   );
   parts.push(
-    `<text transform="translate(16 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(options.yLabel)}</text>`,
+    `<text transform="translate(16 ${margin.top + plotH / 2}) ` +
+      `rotate(-90)" ` +
+      `text-anchor="middle">${escapeXml(options.yLabel)}</text>`,
   );
   options.series.forEach((s, i) => {
     const ly = margin.top + 10 + i * 18;

@@ -64,7 +64,9 @@ export function lineChart(options: LineChartOptions): string {
   const sy = (y: number) => margin.top + plotH - ((y - yMin) / (yMax - yMin)) * plotH;
   const parts: string[] = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" ` +
+      `height="${height}" viewBox="0 0 ${width} ${height}" ` +
+      `font-family="sans-serif" font-size="12">`,
   );
   parts.push(`<rect width="${width}" height="${height}" fill="white"/>`);
   parts.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escapeXml(options.title)}</text>`);
@@ -83,7 +85,9 @@ export function lineChart(options: LineChartOptions): string {
     `<text x="${margin.left + plotW / 2}" y="${height - 12}" text-anchor="middle">${escapeXml(options.xLabel)}</text>`,
   );
   parts.push(
-    `<text transform="translate(16 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">${escapeXml(options.yLabel)}</text>`,
+    `<text transform="translate(16 ${margin.top + plotH / 2}) ` +
+      `rotate(-90)" ` +
+      `text-anchor="middle">${escapeXml(options.yLabel)}</text>`,
   );
   options.series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!;
@@ -97,7 +101,9 @@ export function lineChart(options: LineChartOptions): string {
     const ly = margin.top + 10 + i * 18;
     const lx = margin.left + plotW + 12;
     parts.push(
-      `<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+      `<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" ` +
+        `stroke="${color}" ` +
+        `stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
     );
     parts.push(`<text x="${lx + 30}" y="${ly + 4}">${escapeXml(s.name)}</text>`);
   });

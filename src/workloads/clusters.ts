@@ -345,7 +345,10 @@ export function readClusterFile(
     return slsNodesFromValues(values, source, { ...slsOptions, name: source });
   throw new MinimrError(
     'EBADCONF',
-    `${source}: expected minimr cluster JSON ({"name": ..., "workers": [{"id", "rack", "mapSlots", "reduceSlots", "memoryMb", "diskMBps"}]}) ` +
-      `or a Hadoop SLS node file ({"rack": ..., "nodes": [{"node": ...}]} per rack); found ${describeJsonValues(values)}`,
+    `${source}: expected minimr cluster JSON ({"name": ..., ` +
+      `"workers": [{"id", "rack", "mapSlots", "reduceSlots", ` +
+      `"memoryMb", "diskMBps"}]}) ` +
+      (`or a Hadoop SLS node file ({"rack": ..., "nodes": [{"node": ` +
+        `...}]} per rack); found ${describeJsonValues(values)}`),
   );
 }

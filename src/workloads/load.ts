@@ -27,7 +27,9 @@ export async function loadWorkload(
   if (!/\.json$/i.test(name))
     throw new MinimrError(
       'EBADCONF',
-      `unknown workload "${name}"; known: ${WORKLOAD_NAMES.join(', ')}, or a .json minimr workload / Hadoop SLS / Hadoop Rumen trace file`,
+      `unknown workload "${name}"; ` +
+        `known: ${WORKLOAD_NAMES.join(', ')}, or a .json minimr workload ` +
+        `/ Hadoop SLS / Hadoop Rumen trace file`,
     );
   return readWorkloadFile(await readText(name, 'workload file'), name);
 }

@@ -100,7 +100,9 @@ class RumenReader {
     const rack = this.hosts.get(where.host);
     if (rack !== undefined && rack !== where.rack)
       bad(
-        `${at}: field "${field}" puts host "${where.host}" in rack "${where.rack}", but elsewhere the trace has it in rack "${rack}"`,
+        `${at}: field "${field}" puts host "${where.host}" in rack ` +
+          `"${where.rack}", but elsewhere the trace has it in rack ` +
+          `"${rack}"`,
         place,
         field,
       );
@@ -113,7 +115,8 @@ class RumenReader {
       typeof value.attemptID === 'string' && value.attemptID !== ''
         ? value.attemptID
         : bad(
-            `${at}: attempt ${n + 1}: field "attemptID" must be a non-empty string, got ${JSON.stringify(value.attemptID)}`,
+            `${at}: attempt ${n + 1}: field "attemptID" must be a non-empty ` +
+              `string, got ${JSON.stringify(value.attemptID)}`,
             place,
             'attemptID',
           );
@@ -122,7 +125,9 @@ class RumenReader {
     const result = value.result;
     if (!(ATTEMPT_RESULTS as readonly unknown[]).includes(result))
       bad(
-        `${here}: field "result" must be ${ATTEMPT_RESULTS.map((r) => `"${r}"`).join(', ')}, got ${JSON.stringify(result)}`,
+        `${here}: field "result" must ` +
+          `be ${ATTEMPT_RESULTS.map((r) => `"${r}"`).join(', ')}, ` +
+          `got ${JSON.stringify(result)}`,
         attemptPlace,
         'result',
       );
@@ -189,7 +194,8 @@ class RumenReader {
       typeof t.taskID === 'string' && t.taskID !== ''
         ? t.taskID
         : bad(
-            `${where}: ${list} entry ${k + 1}: field "taskID" must be a non-empty string, got ${JSON.stringify(t.taskID)}`,
+            `${where}: ${list} entry ${k + 1}: field "taskID" must be a ` +
+              `non-empty string, got ${JSON.stringify(t.taskID)}`,
             { jobId },
             'taskID',
           );

@@ -126,7 +126,9 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
       const type = task['container.type'];
       if (priority !== undefined && priority !== SLS_MAP_PRIORITY && priority !== SLS_REDUCE_PRIORITY) {
         bad(
-          `${at}: field "container.priority" must be ${SLS_MAP_PRIORITY} (map) or ${SLS_REDUCE_PRIORITY} (reduce), got ${JSON.stringify(priority)}`,
+          `${at}: field "container.priority" must be ${SLS_MAP_PRIORITY} ` +
+            `(map) or ${SLS_REDUCE_PRIORITY} (reduce), ` +
+            `got ${JSON.stringify(priority)}`,
           { jobId: id, taskId, field: 'container.priority' },
         );
       }
@@ -149,7 +151,8 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
       const memory = task['container.memory'] ?? defaultMemoryMb;
       if (typeof memory !== 'number' || !(memory > 0))
         bad(
-          `${at}: field "container.memory" must be a positive number of MB, got ${JSON.stringify(task['container.memory'])}`,
+          `${at}: field "container.memory" must be a positive number of ` +
+            `MB, got ${JSON.stringify(task['container.memory'])}`,
           { jobId: id, taskId, field: 'container.memory' },
         );
       const node = (host as string).split('/')[2]!;
@@ -262,7 +265,9 @@ function dssTaskGroup(
     const model =
       DSS_PENALTIES[name] ??
       bad(
-        `${at}: unknown penalty model ${JSON.stringify(task['c.penalty'])} in field "c.penalty"; known: ${Object.keys(DSS_PENALTIES).join(', ')}`,
+        `${at}: unknown penalty ` +
+          `model ${JSON.stringify(task['c.penalty'])} in field ` +
+          `"c.penalty"; known: ${Object.keys(DSS_PENALTIES).join(', ')}`,
         { ...ids, field: 'c.penalty' },
       );
     penalty = model(value('c.ib', (v) => v >= 1, "the penalty's initial bump, a number >= 1"));
@@ -488,7 +493,10 @@ export function readWorkloadFile(text: string, source: string): Workload {
   if (isJsonObject(first) && Object.keys(first).some((k) => k.startsWith('job.')))
     return slsWorkloadFromValues(values, { name: source });
   return bad(
-    `${source}: expected a Hadoop SLS job trace (objects with "job.id", "job.tasks"), a Hadoop Rumen job trace (objects with "jobID", "mapTasks") ` +
-      `or minimr workload JSON ("format": "minimr-workload"); found ${describeJsonValues(first === undefined ? values : [first])}`,
+    `${source}: expected a Hadoop SLS job trace (objects with ` +
+      `"job.id", "job.tasks"), a Hadoop Rumen job trace (objects with ` +
+      `"jobID", "mapTasks") ` +
+      (`or minimr workload JSON ("format": "minimr-workload"); ` +
+        `found ${describeJsonValues(first === undefined ? values : [first])}`),
   );
 }

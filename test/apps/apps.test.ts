@@ -319,29 +319,34 @@ describe('terasort', () => {
     assert.deepEqual(one.splitPoints, []);
   });
 
-  it('split points are those of the sample sorted with Buffer.compare: bytes above 0x7f, keys that are prefixes of others, duplicates', () => {
-    let seed = 5;
-    const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
-    const keys: Buffer[] = [];
-    for (let i = 0; i < 5000; i++) {
-      const key = Buffer.alloc(1 + (next() % 10));
-      for (let j = 0; j < key.length; j++) key[j] = next() >>> 24;
-      keys.push(key, key.subarray(0, key.length >> 1));
-      if (i % 7 === 0) keys.push(Buffer.from(key));
-    }
-    const reference = keys.slice().sort(Buffer.compare);
-    for (const partitions of [1, 2, 7, 64]) {
-      const step = reference.length / partitions;
-      const want = Array.from({ length: Math.max(0, partitions - 1) }, (_, i) =>
-        reference[Math.min(reference.length - 1, Math.round(step * (i + 1)))]!.toString('hex'),
-      );
-      assert.deepEqual(
-        splitPoints(keys, partitions).map((p) => p.toString('hex')),
-        want,
-        `${partitions} partitions`,
-      );
-    }
-  });
+  it(
+    'split points are those of the sample sorted with ' +
+      'Buffer.compare: bytes above 0x7f, keys that are prefixes of ' +
+      'others, duplicates',
+    () => {
+      let seed = 5;
+      const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
+      const keys: Buffer[] = [];
+      for (let i = 0; i < 5000; i++) {
+        const key = Buffer.alloc(1 + (next() % 10));
+        for (let j = 0; j < key.length; j++) key[j] = next() >>> 24;
+        keys.push(key, key.subarray(0, key.length >> 1));
+        if (i % 7 === 0) keys.push(Buffer.from(key));
+      }
+      const reference = keys.slice().sort(Buffer.compare);
+      for (const partitions of [1, 2, 7, 64]) {
+        const step = reference.length / partitions;
+        const want = Array.from({ length: Math.max(0, partitions - 1) }, (_, i) =>
+          reference[Math.min(reference.length - 1, Math.round(step * (i + 1)))]!.toString('hex'),
+        );
+        assert.deepEqual(
+          splitPoints(keys, partitions).map((p) => p.toString('hex')),
+          want,
+          `${partitions} partitions`,
+        );
+      }
+    },
+  );
 
   it('partition is monotone and matches a linear scan, including ties with split points', () => {
     const rec = Buffer.alloc(100);

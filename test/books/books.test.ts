@@ -81,37 +81,41 @@ describe('books: attempts and retries', () => {
     assert.equal(job.failedAttempts, 1);
   });
 
-  it('retries exhausted: the job fails with the user message, the task and the attempt, and its other attempts are killed', () => {
-    const books = cluster();
-    const job = submit(books, 'job_1', [['w1'], ['w2']], 1, 0, { maxAttempts: 2 });
-    const other = launch(books, job.maps[1]!, 'w2', 5);
-    let a = launch(books, job.maps[0]!, 'w1', 5);
-    books.attemptFailed(a, { code: 'ETASK', message: 'first' }, 6);
-    a = launch(books, job.maps[0]!, 'w3', 7);
-    const effects = books.attemptFailed(a, { code: 'ETASK', message: 'division by zero' }, 8);
-    assert.deepEqual(kinds(effects), ['attempt-ended', 'attempt-ended', 'job-ended']);
-    const killed = effects[1] as Extract<Effect, { kind: 'attempt-ended' }>;
-    assert.equal(killed.attempt, other);
-    assert.equal(killed.tellWorker, true);
-    assert.equal(other.state, 'killed');
-    assert.equal(job.state, 'failed');
-    assert.equal(job.finishTime, 8);
-    assert.equal(job.error?.code, 'EJOBFAILED');
-    assert.match(
-      job.error!.message,
-      /task task_1_m_000000 failed 2 times; last attempt attempt_1_m_000000_1 on w3: division by zero/,
-    );
-    assert.deepEqual(job.error?.details, {
-      jobId: 'job_1',
-      taskId: 'task_1_m_000000',
-      attemptId: 'attempt_1_m_000000_1',
-      cause: 'ETASK',
-    });
-    assert.equal(job.maps[0]!.state, 'failed');
-    assert.equal(job.reduces[0]!.state, 'failed');
-    assert.equal(books.active.length, 0);
-    assert.equal(books.worker('w2')!.usedMap, 0, 'the killed attempt gave its slot back');
-  });
+  it(
+    'retries exhausted: the job fails with the user message, the ' +
+      'task and the attempt, and its other attempts are killed',
+    () => {
+      const books = cluster();
+      const job = submit(books, 'job_1', [['w1'], ['w2']], 1, 0, { maxAttempts: 2 });
+      const other = launch(books, job.maps[1]!, 'w2', 5);
+      let a = launch(books, job.maps[0]!, 'w1', 5);
+      books.attemptFailed(a, { code: 'ETASK', message: 'first' }, 6);
+      a = launch(books, job.maps[0]!, 'w3', 7);
+      const effects = books.attemptFailed(a, { code: 'ETASK', message: 'division by zero' }, 8);
+      assert.deepEqual(kinds(effects), ['attempt-ended', 'attempt-ended', 'job-ended']);
+      const killed = effects[1] as Extract<Effect, { kind: 'attempt-ended' }>;
+      assert.equal(killed.attempt, other);
+      assert.equal(killed.tellWorker, true);
+      assert.equal(other.state, 'killed');
+      assert.equal(job.state, 'failed');
+      assert.equal(job.finishTime, 8);
+      assert.equal(job.error?.code, 'EJOBFAILED');
+      assert.match(
+        job.error!.message,
+        /task task_1_m_000000 failed 2 times; last attempt attempt_1_m_000000_1 on w3: division by zero/,
+      );
+      assert.deepEqual(job.error?.details, {
+        jobId: 'job_1',
+        taskId: 'task_1_m_000000',
+        attemptId: 'attempt_1_m_000000_1',
+        cause: 'ETASK',
+      });
+      assert.equal(job.maps[0]!.state, 'failed');
+      assert.equal(job.reduces[0]!.state, 'failed');
+      assert.equal(books.active.length, 0);
+      assert.equal(books.worker('w2')!.usedMap, 0, 'the killed attempt gave its slot back');
+    },
+  );
 
   it('kills by a policy and lost workers count nothing against the task', () => {
     const books = cluster();
@@ -464,33 +468,38 @@ describe('books: skew assignment', () => {
     books.attemptSucceeded(a, 10 + taskMs, { inputBytes: 1000, outputBytes: 100, taskMs, partitionBytes });
   }
 
-  it("'simple': reduces wait for every map whatever the slow start, then take partitions largest first (LPT), bound to the worker they were planned on", () => {
-    const books = cluster();
-    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, {
-      reduceSlowStart: 0,
-      skew: { strategy: 'simple', partitionFactor: 2 },
-    });
-    assert.deepEqual(pendingIds(books), ['task_1_m_000000', 'task_1_m_000001']);
-    mapDone(books, job, 0, 'w1', [10, 40, 0, 0]);
-    assert.deepEqual(pendingIds(books, 200), ['task_1_m_000001'], 'half the sizes are not enough to plan on');
-    mapDone(books, job, 1, 'w2', [0, 0, 30, 20]);
-    // Sizes [10, 40, 30, 20], equal speeds, reducer 0 planned on w1 and reducer 1 on w2 (reduce slots
-    // dealt by worker id). By hand: 40 -> r0; 30 -> r1; 20 -> r1 (50 < 60); 10 -> r0 (50 < 60).
-    const r0 = launch(books, job.reduces[0]!, 'w2', 300);
-    assert.deepEqual(r0.reducePartitions, [2, 3], 'reduce 0 launched on w2 takes the group planned on w2');
-    const r1 = launch(books, job.reduces[1]!, 'w1', 300);
-    assert.deepEqual(r1.reducePartitions, [0, 1]);
-    books.attemptFailed(r0, { code: 'ETASK', message: 'boom' }, 310);
-    const again = launch(books, job.reduces[0]!, 'w3', 320);
-    assert.deepEqual(again.reducePartitions, [2, 3], 'a task keeps its group on every attempt');
-    books.attemptSucceeded(r1, 400, { inputBytes: 50, outputBytes: 5 });
-    books.attemptSucceeded(again, 450, { inputBytes: 50, outputBytes: 5 });
-    assert.deepEqual(
-      job.skew!.counters,
-      { REDUCE_PHASE_MS: 150, SKEW_ASSIGNMENT_MS: 0 },
-      'first reduce launch (300) to last reduce success (450)',
-    );
-  });
+  it(
+    "'simple': reduces wait for every map whatever the slow start, " +
+      'then take partitions largest first (LPT), bound to the worker ' +
+      'they were planned on',
+    () => {
+      const books = cluster();
+      const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, {
+        reduceSlowStart: 0,
+        skew: { strategy: 'simple', partitionFactor: 2 },
+      });
+      assert.deepEqual(pendingIds(books), ['task_1_m_000000', 'task_1_m_000001']);
+      mapDone(books, job, 0, 'w1', [10, 40, 0, 0]);
+      assert.deepEqual(pendingIds(books, 200), ['task_1_m_000001'], 'half the sizes are not enough to plan on');
+      mapDone(books, job, 1, 'w2', [0, 0, 30, 20]);
+      // Sizes [10, 40, 30, 20], equal speeds, reducer 0 planned on w1 and reducer 1 on w2 (reduce slots
+      // dealt by worker id). By hand: 40 -> r0; 30 -> r1; 20 -> r1 (50 < 60); 10 -> r0 (50 < 60).
+      const r0 = launch(books, job.reduces[0]!, 'w2', 300);
+      assert.deepEqual(r0.reducePartitions, [2, 3], 'reduce 0 launched on w2 takes the group planned on w2');
+      const r1 = launch(books, job.reduces[1]!, 'w1', 300);
+      assert.deepEqual(r1.reducePartitions, [0, 1]);
+      books.attemptFailed(r0, { code: 'ETASK', message: 'boom' }, 310);
+      const again = launch(books, job.reduces[0]!, 'w3', 320);
+      assert.deepEqual(again.reducePartitions, [2, 3], 'a task keeps its group on every attempt');
+      books.attemptSucceeded(r1, 400, { inputBytes: 50, outputBytes: 5 });
+      books.attemptSucceeded(again, 450, { inputBytes: 50, outputBytes: 5 });
+      assert.deepEqual(
+        job.skew!.counters,
+        { REDUCE_PHASE_MS: 150, SKEW_ASSIGNMENT_MS: 0 },
+        'first reduce launch (300) to last reduce success (450)',
+      );
+    },
+  );
 
   it("'simple': a worker measured three times slower is given less to read", () => {
     const books = cluster();
@@ -503,16 +512,19 @@ describe('books: skew assignment', () => {
     assert.deepEqual(launch(books, job.reduces[1]!, 'w2', 500).reducePartitions, [3]);
   });
 
-  it("'hash': reduce i reads the partitions p with p mod R = i, wherever it runs, as soon as the slow start allows", () => {
-    const books = cluster();
-    const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, {
-      reduceSlowStart: 0.5,
-      skew: { strategy: 'hash', partitionFactor: 3 },
-    });
-    mapDone(books, job, 0, 'w1', [1, 1, 1, 1, 1, 1]);
-    assert.deepEqual(launch(books, job.reduces[1]!, 'w3', 200).reducePartitions, [1, 3, 5]);
-    assert.deepEqual(launch(books, job.reduces[0]!, 'w1', 200).reducePartitions, [0, 2, 4]);
-  });
+  it(
+    "'hash': reduce i reads the partitions p with p mod R = i, " + 'wherever it runs, as soon as the slow start allows',
+    () => {
+      const books = cluster();
+      const job = submit(books, 'job_1', [['w1'], ['w2']], 2, 0, {
+        reduceSlowStart: 0.5,
+        skew: { strategy: 'hash', partitionFactor: 3 },
+      });
+      mapDone(books, job, 0, 'w1', [1, 1, 1, 1, 1, 1]);
+      assert.deepEqual(launch(books, job.reduces[1]!, 'w3', 200).reducePartitions, [1, 3, 5]);
+      assert.deepEqual(launch(books, job.reduces[0]!, 'w1', 200).reducePartitions, [0, 2, 4]);
+    },
+  );
 
   it("'cms': assigned at submission from the sketch, so the maps know the chosen row's seed before they run", () => {
     const books = cluster();
@@ -592,28 +604,36 @@ describe('books: memory', () => {
     );
   });
 
-  it('refuses a grant below the minimum, above free memory, off the step, contradicting its flag, or for a task without a penalty model', () => {
-    const { books, job } = elasticJob();
-    const snap = books.snapshot(TICK, 0);
-    const problems = (d: Decision[]) => books.check(snap, d).join('; ');
-    const t = job.maps[0]!;
-    assert.match(problems([grant(t, 100)]), /below its minimum 200 MB \(0\.1 of its ideal 2000 MB\)/);
-    assert.match(problems([grant(t, 250)]), /not a whole number of 100 MB steps/);
-    assert.match(problems([grant(t, 2000, true)]), /elastic with 2000 MB, not less than its ideal/);
-    assert.match(problems([grant(t, 1000, false)]), /yet says it is not elastic/);
-    assert.match(problems([grant(t, 2000), grant(job.maps[1]!, 2100)]), /w1: 4100 MB for 4096 MB free/);
-    assert.deepEqual(
-      books.check(snap, [grant(t, 200), grant(job.maps[1]!, 1900, true)]),
-      [],
-      'the minimum itself and whole steps are fine',
-    );
-    // A task without a penalty model (no profile) runs only with its ideal memory.
-    const plain = submit(books, 'job_2', [[]], 0);
-    assert.match(books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 500)]).join('; '), /has no penalty model/);
-    assert.deepEqual(
-      books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 600)]),
-      [],
-      'more than ideal is a regular grant',
-    );
-  });
+  it(
+    'refuses a grant below the minimum, above free memory, off the ' +
+      'step, contradicting its flag, or for a task without a penalty ' +
+      'model',
+    () => {
+      const { books, job } = elasticJob();
+      const snap = books.snapshot(TICK, 0);
+      const problems = (d: Decision[]) => books.check(snap, d).join('; ');
+      const t = job.maps[0]!;
+      assert.match(problems([grant(t, 100)]), /below its minimum 200 MB \(0\.1 of its ideal 2000 MB\)/);
+      assert.match(problems([grant(t, 250)]), /not a whole number of 100 MB steps/);
+      assert.match(problems([grant(t, 2000, true)]), /elastic with 2000 MB, not less than its ideal/);
+      assert.match(problems([grant(t, 1000, false)]), /yet says it is not elastic/);
+      assert.match(problems([grant(t, 2000), grant(job.maps[1]!, 2100)]), /w1: 4100 MB for 4096 MB free/);
+      assert.deepEqual(
+        books.check(snap, [grant(t, 200), grant(job.maps[1]!, 1900, true)]),
+        [],
+        'the minimum itself and whole steps are fine',
+      );
+      // A task without a penalty model (no profile) runs only with its ideal memory.
+      const plain = submit(books, 'job_2', [[]], 0);
+      assert.match(
+        books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 500)]).join('; '),
+        /has no penalty model/,
+      );
+      assert.deepEqual(
+        books.check(books.snapshot(TICK, 0), [grant(plain.maps[0]!, 600)]),
+        [],
+        'more than ideal is a regular grant',
+      );
+    },
+  );
 });

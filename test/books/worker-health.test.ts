@@ -38,26 +38,33 @@ function submit(books: Books, id: string, maps: number, now = 0): JobRecord {
 const fail = { code: 'ETASK', message: 'boom' };
 
 describe('books: workers whose attempts keep failing or vanishing', () => {
-  it('3 failures of a job on one worker blacklist it for that job: every task of the job avoids it, other jobs do not', () => {
-    const books = cluster(['w1']);
-    books.workerJoined(workerShape('w2', '/r1', { mapSlots: 4 }), undefined, 0);
-    const job = submit(books, 'job_1', 4);
-    const other = submit(books, 'job_2', 1);
-    for (let i = 0; i < 2; i++) books.attemptFailed(launch(books, job.maps[i]!, 'w1', 10 + i), fail, 20 + i);
-    assert.equal(books.health.isBlacklisted('job_1', 'w1'), false);
-    assert.deepEqual(job.maps[3]!.failedOnWorkers, [], 'not yet');
-    books.attemptFailed(launch(books, job.maps[2]!, 'w1', 30), fail, 31);
-    assert.equal(books.health.isBlacklisted('job_1', 'w1'), true);
-    const view = books.snapshot(TICK, 40).jobs.find((j) => j.id === 'job_1')!;
-    for (const task of view.pendingTasks) assert.deepEqual(task.failedOnWorkers, ['w1'], task.id);
-    assert.deepEqual(books.snapshot(TICK, 40).jobs.find((j) => j.id === 'job_2')!.pendingTasks[0]!.failedOnWorkers, []);
-    assert.equal(other.maps[0]!.failedOnWorkers.length, 0);
-    // FIFO, filling w1's slots, sends the job's tasks to w2 while w2 has room for them.
-    const decisions = createPolicy('fifo').schedule(books.snapshot({ kind: 'heartbeat', workerId: 'w1' }, 50));
-    const forJob1 = decisions.filter((d) => d.kind === 'launch' && d.jobId === 'job_1');
-    assert.ok(forJob1.length > 0);
-    for (const d of forJob1) assert.equal(d.kind === 'launch' && d.workerId, 'w2');
-  });
+  it(
+    '3 failures of a job on one worker blacklist it for that job: ' +
+      'every task of the job avoids it, other jobs do not',
+    () => {
+      const books = cluster(['w1']);
+      books.workerJoined(workerShape('w2', '/r1', { mapSlots: 4 }), undefined, 0);
+      const job = submit(books, 'job_1', 4);
+      const other = submit(books, 'job_2', 1);
+      for (let i = 0; i < 2; i++) books.attemptFailed(launch(books, job.maps[i]!, 'w1', 10 + i), fail, 20 + i);
+      assert.equal(books.health.isBlacklisted('job_1', 'w1'), false);
+      assert.deepEqual(job.maps[3]!.failedOnWorkers, [], 'not yet');
+      books.attemptFailed(launch(books, job.maps[2]!, 'w1', 30), fail, 31);
+      assert.equal(books.health.isBlacklisted('job_1', 'w1'), true);
+      const view = books.snapshot(TICK, 40).jobs.find((j) => j.id === 'job_1')!;
+      for (const task of view.pendingTasks) assert.deepEqual(task.failedOnWorkers, ['w1'], task.id);
+      assert.deepEqual(
+        books.snapshot(TICK, 40).jobs.find((j) => j.id === 'job_2')!.pendingTasks[0]!.failedOnWorkers,
+        [],
+      );
+      assert.equal(other.maps[0]!.failedOnWorkers.length, 0);
+      // FIFO, filling w1's slots, sends the job's tasks to w2 while w2 has room for them.
+      const decisions = createPolicy('fifo').schedule(books.snapshot({ kind: 'heartbeat', workerId: 'w1' }, 50));
+      const forJob1 = decisions.filter((d) => d.kind === 'launch' && d.jobId === 'job_1');
+      assert.ok(forJob1.length > 0);
+      for (const d of forJob1) assert.equal(d.kind === 'launch' && d.workerId, 'w2');
+    },
+  );
 
   it('attempts that vanish count as failures of the worker, not of the task', () => {
     const books = cluster(['w1', 'w2', 'w3', 'w4']);
@@ -75,31 +82,35 @@ describe('books: workers whose attempts keep failing or vanishing', () => {
     assert.equal(books.health.isBlacklisted('job_1', 'w1'), true);
   });
 
-  it('a worker failing across jobs is graylisted: shown without free slots, so no policy gives it work, until the time runs out', () => {
-    const books = cluster(['w1', 'w2', 'w3', 'w4'], { workerHealth: { graylistMs: 10_000 } });
-    const jobs = ['job_1', 'job_2'].map((id) => submit(books, id, 3));
-    let now = 10;
-    for (const job of jobs)
-      for (const task of job.maps) books.attemptFailed(launch(books, task, 'w1', now++), fail, now++);
-    assert.equal(books.health.isGraylisted('w1'), true);
-    const snap = books.snapshot({ kind: 'heartbeat', workerId: 'w1' }, now);
-    const w1 = snap.workers.find((w) => w.id === 'w1')!;
-    assert.equal(w1.freeMapSlots, 0);
-    assert.equal(w1.freeReduceSlots, 0);
-    const launchOnW1: Decision = {
-      kind: 'launch',
-      taskId: jobs[0]!.maps[0]!.id,
-      jobId: 'job_1',
-      workerId: 'w1',
-      locality: 'any',
-    };
-    assert.ok(books.check(snap, [launchOnW1]).length > 0, 'a launch there is refused');
-    const decisions = createPolicy('fifo').schedule(snap);
-    assert.ok(decisions.length > 0);
-    for (const d of decisions) assert.notEqual(d.kind === 'launch' && d.workerId, 'w1');
-    // After graylistMs it is offered work again.
-    assert.equal(books.snapshot(TICK, now + 10_000).workers.find((w) => w.id === 'w1')!.freeMapSlots, 2);
-  });
+  it(
+    'a worker failing across jobs is graylisted: shown without free ' +
+      'slots, so no policy gives it work, until the time runs out',
+    () => {
+      const books = cluster(['w1', 'w2', 'w3', 'w4'], { workerHealth: { graylistMs: 10_000 } });
+      const jobs = ['job_1', 'job_2'].map((id) => submit(books, id, 3));
+      let now = 10;
+      for (const job of jobs)
+        for (const task of job.maps) books.attemptFailed(launch(books, task, 'w1', now++), fail, now++);
+      assert.equal(books.health.isGraylisted('w1'), true);
+      const snap = books.snapshot({ kind: 'heartbeat', workerId: 'w1' }, now);
+      const w1 = snap.workers.find((w) => w.id === 'w1')!;
+      assert.equal(w1.freeMapSlots, 0);
+      assert.equal(w1.freeReduceSlots, 0);
+      const launchOnW1: Decision = {
+        kind: 'launch',
+        taskId: jobs[0]!.maps[0]!.id,
+        jobId: 'job_1',
+        workerId: 'w1',
+        locality: 'any',
+      };
+      assert.ok(books.check(snap, [launchOnW1]).length > 0, 'a launch there is refused');
+      const decisions = createPolicy('fifo').schedule(snap);
+      assert.ok(decisions.length > 0);
+      for (const d of decisions) assert.notEqual(d.kind === 'launch' && d.workerId, 'w1');
+      // After graylistMs it is offered work again.
+      assert.equal(books.snapshot(TICK, now + 10_000).workers.find((w) => w.id === 'w1')!.freeMapSlots, 2);
+    },
+  );
 
   it('six failures in a row, whatever the jobs, graylist a worker; a success in between clears the run', () => {
     const books = cluster(['w1', 'w2', 'w3', 'w4']);

@@ -150,22 +150,26 @@ describe('/api/v1 on a real cluster', () => {
     assert.equal(ended.state, 'killed');
   });
 
-  it('validates arguments as the WebSocket link does: 400 naming the operation and the field, 404 for no such job or route', async () => {
-    const bad = await api('POST', '/jobs', 'alice', { name: 'x' });
-    assert.equal(bad.status, 400);
-    assert.equal((bad.json as { error: { code: string } }).error.code, 'EBADJOB');
-    const badPath = await api('GET', '/fs/stat?path=', 'alice');
-    assert.equal(badPath.status, 400);
-    assert.equal((badPath.json as { error: { code: string } }).error.code, 'EBADPATH');
-    const range = await api('GET', `/attempts/attempt_x/log?stream=stdout&length=-1`, 'alice');
-    assert.equal(range.status, 400);
-    assert.match((range.json as { error: { message: string } }).error.message, /"attempt-log": field "length"/);
-    assert.equal((await api('GET', '/jobs/job_nope_0001', 'alice')).status, 404);
-    assert.equal((await api('GET', '/no-such-thing', 'alice')).status, 404);
-    assert.equal((await api('DELETE', '/jobs', 'alice')).status, 405);
-    const admin = await api('POST', '/mr-clusters', 'mallory', { name: 'c1', minNodes: 1 });
-    assert.equal(admin.status, 403);
-  });
+  it(
+    'validates arguments as the WebSocket link does: 400 naming the ' +
+      'operation and the field, 404 for no such job or route',
+    async () => {
+      const bad = await api('POST', '/jobs', 'alice', { name: 'x' });
+      assert.equal(bad.status, 400);
+      assert.equal((bad.json as { error: { code: string } }).error.code, 'EBADJOB');
+      const badPath = await api('GET', '/fs/stat?path=', 'alice');
+      assert.equal(badPath.status, 400);
+      assert.equal((badPath.json as { error: { code: string } }).error.code, 'EBADPATH');
+      const range = await api('GET', `/attempts/attempt_x/log?stream=stdout&length=-1`, 'alice');
+      assert.equal(range.status, 400);
+      assert.match((range.json as { error: { message: string } }).error.message, /"attempt-log": field "length"/);
+      assert.equal((await api('GET', '/jobs/job_nope_0001', 'alice')).status, 404);
+      assert.equal((await api('GET', '/no-such-thing', 'alice')).status, 404);
+      assert.equal((await api('DELETE', '/jobs', 'alice')).status, 405);
+      const admin = await api('POST', '/mr-clusters', 'mallory', { name: 'c1', minNodes: 1 });
+      assert.equal(admin.status, 403);
+    },
+  );
 
   it('publishes an OpenAPI document that lists every client operation', async () => {
     const res = await api('GET', '/openapi.json', 'alice');

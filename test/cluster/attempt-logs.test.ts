@@ -76,7 +76,8 @@ describe('per-attempt logs on a real cluster', () => {
     assert.match(
       out.stdout,
       new RegExp(
-        `==> stdout of ${failed.attemptId} on worker-0 \\(bytes 0-\\d+ of \\d+\\) <==\\n${failed.attemptId} read f0 line 0\\n`,
+        `==> stdout of ${failed.attemptId} on worker-0 \\(bytes 0-\\d+ ` +
+          `of \\d+\\) <==\\n${failed.attemptId} read f0 line 0\\n`,
       ),
     );
     assert.match(out.stdout, /==> stderr of .* <==\n.*fails now\n/);

@@ -221,33 +221,36 @@ describe('security: authentication and ownership on real processes', () => {
     });
   }
 
-  it('refuses a command without the secret, or with a wrong one, with EAUTH; a worker with a wrong secret exits', async () => {
-    // The JobTracker left a pointer to its secret in this HOME (for its OS user); another HOME has none.
-    assert.equal((await minimr(['fs', 'ls', '/'])).code, 0);
-    const none = await minimr(['fs', 'ls', '/'], { HOME: join(dir, 'elsewhere') });
-    assert.equal(none.code, 1);
-    assert.match(none.stderr, /^minimr: EAUTH: this JobTracker requires authentication/m);
-    const wrongFile = join(dir, 'wrong-secret');
-    await writeFile(wrongFile, 'not-the-secret-but-long-enough\n', { mode: 0o600 });
-    const wrong = await minimr(['fs', 'rm', '-r', '/data'], { MINIMR_SECRET_FILE: wrongFile });
-    assert.equal(wrong.code, 1);
-    assert.match(wrong.stderr, /^minimr: EAUTH: authentication failed for user \S+: wrong cluster secret/m);
-    const rogue = await minimr(['worker', '--dir', join(dir, 'rogue'), '--id', 'w1', '--disk-mbps', '100'], {
-      MINIMR_SECRET_FILE: wrongFile,
-    });
-    assert.equal(rogue.code, 1);
-    assert.match(rogue.stderr, /EAUTH/);
-    const open = join(dir, 'open-secret');
-    await writeFile(open, await readFile(secretFile), { mode: 0o644 });
-    const exposed = await minimr(['fs', 'ls', '/'], { MINIMR_SECRET_FILE: open });
-    assert.equal(exposed.code, 1);
-    assert.match(exposed.stderr, /EBADCONF: the cluster secret file .* is readable by other users/);
-    assert.deepEqual(
-      (await admin.clusterInfo()).workers.map((w) => w.workerId),
-      ['w1'],
-    );
-    await wordCountStillCorrect();
-  });
+  it(
+    'refuses a command without the secret, or with a wrong one, ' + 'with EAUTH; a worker with a wrong secret exits',
+    async () => {
+      // The JobTracker left a pointer to its secret in this HOME (for its OS user); another HOME has none.
+      assert.equal((await minimr(['fs', 'ls', '/'])).code, 0);
+      const none = await minimr(['fs', 'ls', '/'], { HOME: join(dir, 'elsewhere') });
+      assert.equal(none.code, 1);
+      assert.match(none.stderr, /^minimr: EAUTH: this JobTracker requires authentication/m);
+      const wrongFile = join(dir, 'wrong-secret');
+      await writeFile(wrongFile, 'not-the-secret-but-long-enough\n', { mode: 0o600 });
+      const wrong = await minimr(['fs', 'rm', '-r', '/data'], { MINIMR_SECRET_FILE: wrongFile });
+      assert.equal(wrong.code, 1);
+      assert.match(wrong.stderr, /^minimr: EAUTH: authentication failed for user \S+: wrong cluster secret/m);
+      const rogue = await minimr(['worker', '--dir', join(dir, 'rogue'), '--id', 'w1', '--disk-mbps', '100'], {
+        MINIMR_SECRET_FILE: wrongFile,
+      });
+      assert.equal(rogue.code, 1);
+      assert.match(rogue.stderr, /EAUTH/);
+      const open = join(dir, 'open-secret');
+      await writeFile(open, await readFile(secretFile), { mode: 0o644 });
+      const exposed = await minimr(['fs', 'ls', '/'], { MINIMR_SECRET_FILE: open });
+      assert.equal(exposed.code, 1);
+      assert.match(exposed.stderr, /EBADCONF: the cluster secret file .* is readable by other users/);
+      assert.deepEqual(
+        (await admin.clusterInfo()).workers.map((w) => w.workerId),
+        ['w1'],
+      );
+      await wordCountStillCorrect();
+    },
+  );
 
   it('answers hostile or garbage handshake frames with a clear error and keeps serving', async () => {
     const missing = await rawSocket();

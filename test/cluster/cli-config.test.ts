@@ -68,38 +68,42 @@ describe('--config minimr.json', () => {
     assert.match(r.stderr, /^minimr: EBADCONF: --max-worker-map-slots must be a positive integer, got 0/);
   });
 
-  it('a worker started from a config file registers with its rack, slots and the address of its route to the JobTracker', async () => {
-    const file = await write('worker.json', {
-      worker: {
-        jobtracker: t.cluster.url,
-        'secret-file': t.cluster.jobTracker.secretFile,
-        dir: join(dir, 'w9'),
-        id: 'worker-from-config',
-        rack: '/rack-config',
-        'map-slots': 3,
-        'reduce-slots': 2,
-        'memory-mb': 2048,
-        'disk-mbps': 50,
-      },
-    });
-    const child = spawn(process.execPath, [BIN, 'worker', '--config', file, '--reduce-slots', '1'], {
-      stdio: 'ignore',
-      env: { ...process.env, MINIMR_LOG_LEVEL: 'error' },
-    });
-    try {
-      await t.cluster.jobTracker.waitForWorkers(2, 30_000);
-      const w = (await t.cluster.client.clusterInfo()).workers.find((x) => x.workerId === 'worker-from-config');
-      assert.ok(w, 'registered');
-      assert.deepEqual(
-        [w.rack, w.mapSlots, w.reduceSlots, w.memoryMb, w.host],
-        ['/rack-config', 3, 1, 2048, '127.0.0.1'],
-      );
-    } finally {
-      // A worker that gave up (a refused registration) has exited already: waiting for 'exit' would hang.
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        await once(child, 'exit');
+  it(
+    'a worker started from a config file registers with its rack, ' +
+      'slots and the address of its route to the JobTracker',
+    async () => {
+      const file = await write('worker.json', {
+        worker: {
+          jobtracker: t.cluster.url,
+          'secret-file': t.cluster.jobTracker.secretFile,
+          dir: join(dir, 'w9'),
+          id: 'worker-from-config',
+          rack: '/rack-config',
+          'map-slots': 3,
+          'reduce-slots': 2,
+          'memory-mb': 2048,
+          'disk-mbps': 50,
+        },
+      });
+      const child = spawn(process.execPath, [BIN, 'worker', '--config', file, '--reduce-slots', '1'], {
+        stdio: 'ignore',
+        env: { ...process.env, MINIMR_LOG_LEVEL: 'error' },
+      });
+      try {
+        await t.cluster.jobTracker.waitForWorkers(2, 30_000);
+        const w = (await t.cluster.client.clusterInfo()).workers.find((x) => x.workerId === 'worker-from-config');
+        assert.ok(w, 'registered');
+        assert.deepEqual(
+          [w.rack, w.mapSlots, w.reduceSlots, w.memoryMb, w.host],
+          ['/rack-config', 3, 1, 2048, '127.0.0.1'],
+        );
+      } finally {
+        // A worker that gave up (a refused registration) has exited already: waiting for 'exit' would hang.
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGTERM');
+          await once(child, 'exit');
+        }
       }
-    }
-  });
+    },
+  );
 });

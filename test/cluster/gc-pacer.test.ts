@@ -7,7 +7,10 @@ const pacer = fileURLToPath(new URL('../../src/shuffle/gc-pacer.js', import.meta
 
 /** Runs `body` in a fresh node process (optionally with --expose-gc); returns its stdout. */
 function run(flags: string[], body: string): string {
-  const script = `const { noteTransientBytes, collectGarbageNow, lendToGcPace, GC_PACE_BYTES, MAX_LENT_BYTES } = await import(${JSON.stringify(pacer)});\n${body}`;
+  const script =
+    `const { noteTransientBytes, collectGarbageNow, lendToGcPace, ` +
+    `GC_PACE_BYTES, MAX_LENT_BYTES } = await ` +
+    `import(${JSON.stringify(pacer)});\n${body}`;
   return execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script], { encoding: 'utf8' });
 }
 

@@ -259,34 +259,43 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     );
   }
 
-  it('SIGKILL in the map phase: the job resumes, keeps the maps whose outputs are still on the workers, and its output is the reference WordCount', async () => {
-    const { jobId, final, before, seenAfter } = await runThroughRestart(
-      '/out/mid-map',
-      3,
-      (s) => s.mapsCompleted >= 3 && s.mapsCompleted <= s.mapsTotal - 4,
-      'map',
-    );
-    assert.equal(final.state, 'succeeded');
-    assert.equal(final.jobId, jobId);
-    assert.ok(
-      seenAfter.some((s) => s.mapsCompleted < s.mapsTotal),
-      'the client kept following the job after the restart, mid-map',
-    );
-    await assertKeptAndCorrect(jobId, '/out/mid-map', 3, before, 'map');
-  });
+  it(
+    'SIGKILL in the map phase: the job resumes, keeps the maps ' +
+      'whose outputs are still on the workers, and its output is the ' +
+      'reference WordCount',
+    async () => {
+      const { jobId, final, before, seenAfter } = await runThroughRestart(
+        '/out/mid-map',
+        3,
+        (s) => s.mapsCompleted >= 3 && s.mapsCompleted <= s.mapsTotal - 4,
+        'map',
+      );
+      assert.equal(final.state, 'succeeded');
+      assert.equal(final.jobId, jobId);
+      assert.ok(
+        seenAfter.some((s) => s.mapsCompleted < s.mapsTotal),
+        'the client kept following the job after the restart, mid-map',
+      );
+      await assertKeptAndCorrect(jobId, '/out/mid-map', 3, before, 'map');
+    },
+  );
 
-  it('SIGKILL in the reduce phase: committed reduces are kept, the rest re-run, and the output is the reference WordCount', async () => {
-    const { jobId, final, before, seenAfter } = await runThroughRestart(
-      '/out/mid-reduce',
-      4,
-      (s) => s.mapsCompleted === s.mapsTotal && s.reducesCompleted >= 1 && s.reducesCompleted < s.reducesTotal,
-      'reduce',
-    );
-    assert.equal(final.state, 'succeeded');
-    assert.ok(seenAfter.length > 0, 'the client kept following the job after the restart');
-    assert.ok(before.size >= 1);
-    await assertKeptAndCorrect(jobId, '/out/mid-reduce', 4, before, 'reduce');
-  });
+  it(
+    'SIGKILL in the reduce phase: committed reduces are kept, the ' +
+      'rest re-run, and the output is the reference WordCount',
+    async () => {
+      const { jobId, final, before, seenAfter } = await runThroughRestart(
+        '/out/mid-reduce',
+        4,
+        (s) => s.mapsCompleted === s.mapsTotal && s.reducesCompleted >= 1 && s.reducesCompleted < s.reducesTotal,
+        'reduce',
+      );
+      assert.equal(final.state, 'succeeded');
+      assert.ok(seenAfter.length > 0, 'the client kept following the job after the restart');
+      assert.ok(before.size >= 1);
+      await assertKeptAndCorrect(jobId, '/out/mid-reduce', 4, before, 'reduce');
+    },
+  );
 
   it('no map outputs remain on the workers once the jobs have ended', async () => {
     for (let i = 0; i < 2; i++) {
@@ -298,59 +307,67 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     }
   });
 
-  it('ended jobs retire from memory but answer `job status` and `job list --all` from the history, across a restart', async () => {
-    // The jobs before the last restart are in the history only: a restart recovers the active jobs alone.
-    const earlier = (await client.list(true)).filter((s) => s.state === 'succeeded');
-    assert.ok(earlier.length >= 4);
-    await restartJobTracker(['--retained-jobs', '1']);
-    client.close();
-    client = await connect();
-    const last = await client.run(fixtureModule('slow-wordcount'), {
-      input: ['/in/text.txt'],
-      output: '/out/after-retire',
-      reducers: 1,
-    });
-    assert.equal(last.state, 'succeeded');
-    const inMemory = (await client.list()).map((s) => s.jobId);
-    assert.deepEqual(inMemory, [last.jobId], 'only the newest ended job is in memory');
-    const all = await client.list(true);
-    for (const s of earlier) {
-      assert.ok(!inMemory.includes(s.jobId));
-      const status = await client.status(s.jobId);
-      assert.equal(status.state, 'succeeded');
-      assert.equal(status.mapsCompleted, s.mapsTotal);
-      assert.deepEqual(status.counters, s.counters);
-      assert.ok(
-        all.some((a) => a.jobId === s.jobId),
-        `${s.jobId} in job list --all`,
+  it(
+    'ended jobs retire from memory but answer `job status` and `job ' +
+      'list --all` from the history, across a restart',
+    async () => {
+      // The jobs before the last restart are in the history only: a restart recovers the active jobs alone.
+      const earlier = (await client.list(true)).filter((s) => s.state === 'succeeded');
+      assert.ok(earlier.length >= 4);
+      await restartJobTracker(['--retained-jobs', '1']);
+      client.close();
+      client = await connect();
+      const last = await client.run(fixtureModule('slow-wordcount'), {
+        input: ['/in/text.txt'],
+        output: '/out/after-retire',
+        reducers: 1,
+      });
+      assert.equal(last.state, 'succeeded');
+      const inMemory = (await client.list()).map((s) => s.jobId);
+      assert.deepEqual(inMemory, [last.jobId], 'only the newest ended job is in memory');
+      const all = await client.list(true);
+      for (const s of earlier) {
+        assert.ok(!inMemory.includes(s.jobId));
+        const status = await client.status(s.jobId);
+        assert.equal(status.state, 'succeeded');
+        assert.equal(status.mapsCompleted, s.mapsTotal);
+        assert.deepEqual(status.counters, s.counters);
+        assert.ok(
+          all.some((a) => a.jobId === s.jobId),
+          `${s.jobId} in job list --all`,
+        );
+        assert.ok((await client.attempts(s.jobId)).length >= s.mapsTotal + s.reducesTotal);
+      }
+      // The CLI says the same.
+      const cli = spawn(
+        process.execPath,
+        [CLI, 'job', 'list', '--all', '--jobtracker', `ws://127.0.0.1:${port}`, '--secret-file', secretFile],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
       );
-      assert.ok((await client.attempts(s.jobId)).length >= s.mapsTotal + s.reducesTotal);
-    }
-    // The CLI says the same.
-    const cli = spawn(
-      process.execPath,
-      [CLI, 'job', 'list', '--all', '--jobtracker', `ws://127.0.0.1:${port}`, '--secret-file', secretFile],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let printed = '';
-    cli.stdout!.on('data', (d: Buffer) => (printed += d.toString()));
-    const [code] = (await once(cli, 'exit')) as [number];
-    assert.equal(code, 0);
-    for (const s of [...earlier, last]) assert.match(printed, new RegExp(s.jobId));
-  });
+      let printed = '';
+      cli.stdout!.on('data', (d: Buffer) => (printed += d.toString()));
+      const [code] = (await once(cli, 'exit')) as [number];
+      assert.equal(code, 0);
+      for (const s of [...earlier, last]) assert.match(printed, new RegExp(s.jobId));
+    },
+  );
 
-  it('orphan map outputs are deleted: by a worker registering with a restarted JobTracker, and by a worker at its start', async () => {
-    const gone = async (path: string) =>
-      (await readdir(path).then(
-        () => false,
-        () => true,
-      )) || undefined;
-    const onLiveWorker = await plantOrphan(0);
-    await restartJobTracker();
-    await waitFor('worker-0 to delete the orphan it reported', () => gone(onLiveWorker), 30_000);
-    await stopProcess(workers[1]);
-    const onStoppedWorker = await plantOrphan(1);
-    workers[1] = startProcess(workerArgs(1));
-    await waitFor('worker-1 to delete the orphan at its start', () => gone(onStoppedWorker), 30_000);
-  });
+  it(
+    'orphan map outputs are deleted: by a worker registering with a ' +
+      'restarted JobTracker, and by a worker at its start',
+    async () => {
+      const gone = async (path: string) =>
+        (await readdir(path).then(
+          () => false,
+          () => true,
+        )) || undefined;
+      const onLiveWorker = await plantOrphan(0);
+      await restartJobTracker();
+      await waitFor('worker-0 to delete the orphan it reported', () => gone(onLiveWorker), 30_000);
+      await stopProcess(workers[1]);
+      const onStoppedWorker = await plantOrphan(1);
+      workers[1] = startProcess(workerArgs(1));
+      await waitFor('worker-1 to delete the orphan at its start', () => gone(onStoppedWorker), 30_000);
+    },
+  );
 });

@@ -36,36 +36,42 @@ describe('JobTracker memory over many jobs: ended jobs retire to the history', (
     await t?.stop();
   });
 
-  it(`${JOBS} tiny jobs: heap growth stays bounded, only ${RETAINED} ended jobs stay in memory, every job answers job status`, async (ctx) => {
-    const client = t.cluster.client;
-    const ids: string[] = [];
-    const runBatch = async (count: number) => {
-      const batch = await Promise.all(
-        Array.from({ length: count }, (_, i) =>
-          client.run(modulePath, { output: `/out/pi-${ids.length + i}`, params: { maps: 1, samples: 1000 } }),
-        ),
+  it(
+    `${JOBS} tiny jobs: heap growth stays bounded, only ${RETAINED} ` +
+      `ended jobs stay in memory, every job answers job status`,
+    async (ctx) => {
+      const client = t.cluster.client;
+      const ids: string[] = [];
+      const runBatch = async (count: number) => {
+        const batch = await Promise.all(
+          Array.from({ length: count }, (_, i) =>
+            client.run(modulePath, { output: `/out/pi-${ids.length + i}`, params: { maps: 1, samples: 1000 } }),
+          ),
+        );
+        for (const s of batch) {
+          assert.equal(s.state, 'succeeded');
+          ids.push(s.jobId);
+        }
+      };
+      // Warm up (code compiled, caches full, the retained set at its size), then measure.
+      while (ids.length < 2 * RETAINED) await runBatch(4);
+      const baseline = heapMb();
+      while (ids.length < JOBS) await runBatch(Math.min(4, JOBS - ids.length));
+      const grown = heapMb() - baseline;
+      ctx.diagnostic(
+        `heap ${baseline.toFixed(1)} MB after ${2 * RETAINED} jobs, ` +
+          `grew ${grown.toFixed(1)} MB over the ` +
+          `next ${JOBS - 2 * RETAINED}`,
       );
-      for (const s of batch) {
-        assert.equal(s.state, 'succeeded');
-        ids.push(s.jobId);
-      }
-    };
-    // Warm up (code compiled, caches full, the retained set at its size), then measure.
-    while (ids.length < 2 * RETAINED) await runBatch(4);
-    const baseline = heapMb();
-    while (ids.length < JOBS) await runBatch(Math.min(4, JOBS - ids.length));
-    const grown = heapMb() - baseline;
-    ctx.diagnostic(
-      `heap ${baseline.toFixed(1)} MB after ${2 * RETAINED} jobs, grew ${grown.toFixed(1)} MB over the next ${JOBS - 2 * RETAINED}`,
-    );
-    // Kept in memory, the other 180 jobs' modules alone would be 90 MB.
-    assert.ok(grown < 40, `heap grew ${grown.toFixed(1)} MB over ${JOBS - 2 * RETAINED} jobs`);
-    assert.ok((await client.list()).length <= RETAINED, 'no more than the retained ended jobs in memory');
-    const all = await client.list(true);
-    assert.equal(all.filter((s) => ids.includes(s.jobId)).length, JOBS, 'every job in job list --all');
-    const first = await client.status(ids[0]!);
-    assert.equal(first.state, 'succeeded');
-    assert.equal(first.jobId, ids[0]);
-    assert.equal(first.mapsCompleted, 1);
-  });
+      // Kept in memory, the other 180 jobs' modules alone would be 90 MB.
+      assert.ok(grown < 40, `heap grew ${grown.toFixed(1)} MB over ${JOBS - 2 * RETAINED} jobs`);
+      assert.ok((await client.list()).length <= RETAINED, 'no more than the retained ended jobs in memory');
+      const all = await client.list(true);
+      assert.equal(all.filter((s) => ids.includes(s.jobId)).length, JOBS, 'every job in job list --all');
+      const first = await client.status(ids[0]!);
+      assert.equal(first.state, 'succeeded');
+      assert.equal(first.jobId, ids[0]);
+      assert.equal(first.mapsCompleted, 1);
+    },
+  );
 });

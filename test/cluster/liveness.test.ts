@@ -20,32 +20,36 @@ function stallThisThread(ms: number): void {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('worker liveness', () => {
-  it('a JobTracker stalled for 3 s loses no worker: it judges on the heartbeats that arrived meanwhile, and still finds a dead one', async () => {
-    const lost: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-          const entry = JSON.parse(line) as { msg?: string; worker?: string };
-          if (entry.msg === 'worker lost') lost.push(entry.worker ?? '?');
-        }
-        done();
-      },
-    });
-    const t = await startTestCluster({ logger: pino({ level: 'warn' }, sink) });
-    try {
-      assert.equal((await t.cluster.client.clusterInfo()).workers.length, 3);
-      stallThisThread(3000);
-      await sleep(1500);
-      assert.deepEqual(lost, [], "no worker is lost for the tracker's own stall");
+  it(
+    'a JobTracker stalled for 3 s loses no worker: it judges on the ' +
+      'heartbeats that arrived meanwhile, and still finds a dead one',
+    async () => {
+      const lost: string[] = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+            const entry = JSON.parse(line) as { msg?: string; worker?: string };
+            if (entry.msg === 'worker lost') lost.push(entry.worker ?? '?');
+          }
+          done();
+        },
+      });
+      const t = await startTestCluster({ logger: pino({ level: 'warn' }, sink) });
+      try {
+        assert.equal((await t.cluster.client.clusterInfo()).workers.length, 3);
+        stallThisThread(3000);
+        await sleep(1500);
+        assert.deepEqual(lost, [], "no worker is lost for the tracker's own stall");
 
-      // A worker that really died is still found, stall or not.
-      await t.cluster.killWorker(2);
-      stallThisThread(3000);
-      await waitFor('the dead worker lost', () => (lost.length > 0 ? true : undefined));
-      await sleep(1500);
-      assert.deepEqual(lost, ['worker-2']);
-    } finally {
-      await t.stop();
-    }
-  });
+        // A worker that really died is still found, stall or not.
+        await t.cluster.killWorker(2);
+        stallThisThread(3000);
+        await waitFor('the dead worker lost', () => (lost.length > 0 ? true : undefined));
+        await sleep(1500);
+        assert.deepEqual(lost, ['worker-2']);
+      } finally {
+        await t.stop();
+      }
+    },
+  );
 });

@@ -93,106 +93,119 @@ describe("map side: whole-split maps and hash combining give the per-record path
     assert.ok(Math.max(...referenceLines(text).map((l) => Buffer.byteLength(l))) > 2 * blocks[0]!.length);
   });
 
-  it('WordCount: mapSplit + hash table, mapSplit alone, map + hash table and map alone write the same bytes, equal to a plain count', async () => {
-    const fast = await run(appModule('wordcount'), '/out/wc-fast');
-    await run(appModule('wordcount'), '/out/wc-split-sort', { conf: NO_HASH });
-    await run(fixtureModule('wordcount-lines'), '/out/wc-lines-hash');
-    const slow = await run(fixtureModule('wordcount-lines'), '/out/wc-lines-sort', { conf: NO_HASH });
-    const reference = await parts('/out/wc-lines-sort');
-    assert.equal(reference.length, 3);
-    for (const dir of ['/out/wc-fast', '/out/wc-split-sort', '/out/wc-lines-hash']) {
-      const got = await parts(dir);
-      assert.equal(got.length, reference.length, dir);
-      got.forEach((part, i) =>
-        assert.ok(part.equals(reference[i]!), `${dir} part ${i} differs from the per-record path's`),
-      );
-    }
-    const counts = parseCounts(Buffer.concat(reference).toString('utf8'));
-    const want = referenceWordCount(text);
-    assert.equal(counts.size, want.size);
-    for (const [word, n] of want) assert.equal(counts.get(word), n, `count of ${JSON.stringify(word)}`);
-    assert.ok(
-      want.has('\ufffd') && want.has('bad\ufffd') && want.has('x'.repeat(150_000)),
-      'invalid UTF-8 and the long word are in the input',
-    );
-    // The same records were read; the table took every word and passed on far fewer.
-    assert.equal(fast.counters.MAP_INPUT_RECORDS, slow.counters.MAP_INPUT_RECORDS);
-    assert.equal(fast.counters.MAP_INPUT_RECORDS, referenceLines(text).length);
-    const words = [...want.values()].reduce((a, b) => a + b, 0);
-    assert.equal(fast.counters.HASH_COMBINE_INPUT_RECORDS, words);
-    assert.ok(
-      fast.counters.HASH_COMBINE_OUTPUT_RECORDS! < words / 5,
-      `${fast.counters.HASH_COMBINE_OUTPUT_RECORDS} of ${words} records passed on`,
-    );
-    assert.equal(slow.counters.HASH_COMBINE_INPUT_RECORDS, undefined, 'no table with hashCombinePercent 0');
-  });
-
-  it('Grep: scanning chunks counts the lines that testing each line counts (literal, regex, anchors, lookaround, flags)', async () => {
-    const lines = referenceLines(text);
-    // Each against the count computed here; a literal, a regex and a lookaround also against the
-    // per-record path on the cluster.
-    const cases = [
-      ['Straße', '', true],
-      ['w1[0-9a-c]\\b', '', true],
-      ['^$', '', false],
-      ['e$', '', false],
-      ['(?<!w)1\\b', '', true],
-      ['the', 'i', false],
-      ['\\s$', '', false],
-      ['Straße|w1', '', true],
-    ] as const;
-    for (const [pattern, flags, perRecord] of cases) {
-      const params = { pattern, flags };
-      const re = new RegExp(pattern, flags);
-      const want = lines.filter((l) => re.test(l)).length;
-      await run(appModule('grep'), '/out/grep-fast', { params, reducers: 1 });
-      const [fast] = await parts('/out/grep-fast');
-      assert.equal(fast!.toString('utf8'), `${pattern}\t${want}\n`, `/${pattern}/${flags}`);
-      if (!perRecord) continue;
-      await run(fixtureModule('grep-lines-count'), '/out/grep-lines', { params, reducers: 1 });
-      const [slow] = await parts('/out/grep-lines');
-      assert.ok(fast!.equals(slow!), `/${pattern}/${flags}: same bytes as per line`);
-    }
-  });
-
-  it('with a small buffer the hash table fills, flushes through the sort buffer within its share, and the output is the same', async () => {
-    // Skewed words from 20,000: each 1 MiB split holds several times the distinct words a 128 KiB
-    // table has room for, and enough repeats that combining pays.
-    const random = seededRandom(5);
-    const lines: string[] = [];
-    for (let i = 0; i < 40_000; i++)
-      lines.push(Array.from({ length: 10 }, () => `k${Math.floor(20_000 * random() ** 3)}`).join(' '));
-    const many = `${lines.join('\n')}\n`;
-    await t.fs.put(Buffer.from(many), '/in/many.txt', { blockSize: 1024 * 1024 });
-    const bufferBytes = 256 * 1024;
-    const status = await run(appModule('wordcount'), '/out/wc-small', {
-      input: '/in/many.txt',
-      conf: { 'shuffle.map.bufferBytes': bufferBytes },
-    });
-    await run(fixtureModule('wordcount-lines'), '/out/wc-small-lines', {
-      input: '/in/many.txt',
-      conf: { 'shuffle.map.bufferBytes': bufferBytes, ...NO_HASH },
-    });
-    const got = await parts('/out/wc-small');
-    const reference = await parts('/out/wc-small-lines');
-    got.forEach((part, i) => assert.ok(part.equals(reference[i]!), `part ${i}`));
-    const counts = parseCounts(Buffer.concat(got).toString('utf8'));
-    const want = referenceWordCount(many);
-    assert.equal(counts.size, want.size);
-    for (const [word, n] of want) assert.equal(counts.get(word), n);
-    const maps = (await client.attempts(status.jobId)).filter((a) => a.kind === 'map' && a.state === 'succeeded');
-    for (const m of maps) {
+  it(
+    'WordCount: mapSplit + hash table, mapSplit alone, map + hash ' +
+      'table and map alone write the same bytes, equal to a plain ' +
+      'count',
+    async () => {
+      const fast = await run(appModule('wordcount'), '/out/wc-fast');
+      await run(appModule('wordcount'), '/out/wc-split-sort', { conf: NO_HASH });
+      await run(fixtureModule('wordcount-lines'), '/out/wc-lines-hash');
+      const slow = await run(fixtureModule('wordcount-lines'), '/out/wc-lines-sort', { conf: NO_HASH });
+      const reference = await parts('/out/wc-lines-sort');
+      assert.equal(reference.length, 3);
+      for (const dir of ['/out/wc-fast', '/out/wc-split-sort', '/out/wc-lines-hash']) {
+        const got = await parts(dir);
+        assert.equal(got.length, reference.length, dir);
+        got.forEach((part, i) =>
+          assert.ok(part.equals(reference[i]!), `${dir} part ${i} differs from the per-record path's`),
+        );
+      }
+      const counts = parseCounts(Buffer.concat(reference).toString('utf8'));
+      const want = referenceWordCount(text);
+      assert.equal(counts.size, want.size);
+      for (const [word, n] of want) assert.equal(counts.get(word), n, `count of ${JSON.stringify(word)}`);
       assert.ok(
-        m.counters.HASH_COMBINE_FLUSHES! > 1,
-        `map ${m.attemptId} flushed ${m.counters.HASH_COMBINE_FLUSHES} times`,
+        want.has('\ufffd') && want.has('bad\ufffd') && want.has('x'.repeat(150_000)),
+        'invalid UTF-8 and the long word are in the input',
       );
+      // The same records were read; the table took every word and passed on far fewer.
+      assert.equal(fast.counters.MAP_INPUT_RECORDS, slow.counters.MAP_INPUT_RECORDS);
+      assert.equal(fast.counters.MAP_INPUT_RECORDS, referenceLines(text).length);
+      const words = [...want.values()].reduce((a, b) => a + b, 0);
+      assert.equal(fast.counters.HASH_COMBINE_INPUT_RECORDS, words);
       assert.ok(
-        m.counters.PEAK_HASH_COMBINE_BYTES! <= bufferBytes / 2,
-        `table peak ${m.counters.PEAK_HASH_COMBINE_BYTES}`,
+        fast.counters.HASH_COMBINE_OUTPUT_RECORDS! < words / 5,
+        `${fast.counters.HASH_COMBINE_OUTPUT_RECORDS} of ${words} records passed on`,
       );
-      assert.ok(m.counters.PEAK_BUFFER_BYTES! <= bufferBytes / 2, `sort buffer peak ${m.counters.PEAK_BUFFER_BYTES}`);
-    }
-  });
+      assert.equal(slow.counters.HASH_COMBINE_INPUT_RECORDS, undefined, 'no table with hashCombinePercent 0');
+    },
+  );
+
+  it(
+    'Grep: scanning chunks counts the lines that testing each line ' +
+      'counts (literal, regex, anchors, lookaround, flags)',
+    async () => {
+      const lines = referenceLines(text);
+      // Each against the count computed here; a literal, a regex and a lookaround also against the
+      // per-record path on the cluster.
+      const cases = [
+        ['Straße', '', true],
+        ['w1[0-9a-c]\\b', '', true],
+        ['^$', '', false],
+        ['e$', '', false],
+        ['(?<!w)1\\b', '', true],
+        ['the', 'i', false],
+        ['\\s$', '', false],
+        ['Straße|w1', '', true],
+      ] as const;
+      for (const [pattern, flags, perRecord] of cases) {
+        const params = { pattern, flags };
+        const re = new RegExp(pattern, flags);
+        const want = lines.filter((l) => re.test(l)).length;
+        await run(appModule('grep'), '/out/grep-fast', { params, reducers: 1 });
+        const [fast] = await parts('/out/grep-fast');
+        assert.equal(fast!.toString('utf8'), `${pattern}\t${want}\n`, `/${pattern}/${flags}`);
+        if (!perRecord) continue;
+        await run(fixtureModule('grep-lines-count'), '/out/grep-lines', { params, reducers: 1 });
+        const [slow] = await parts('/out/grep-lines');
+        assert.ok(fast!.equals(slow!), `/${pattern}/${flags}: same bytes as per line`);
+      }
+    },
+  );
+
+  it(
+    'with a small buffer the hash table fills, flushes through the ' +
+      'sort buffer within its share, and the output is the same',
+    async () => {
+      // Skewed words from 20,000: each 1 MiB split holds several times the distinct words a 128 KiB
+      // table has room for, and enough repeats that combining pays.
+      const random = seededRandom(5);
+      const lines: string[] = [];
+      for (let i = 0; i < 40_000; i++)
+        lines.push(Array.from({ length: 10 }, () => `k${Math.floor(20_000 * random() ** 3)}`).join(' '));
+      const many = `${lines.join('\n')}\n`;
+      await t.fs.put(Buffer.from(many), '/in/many.txt', { blockSize: 1024 * 1024 });
+      const bufferBytes = 256 * 1024;
+      const status = await run(appModule('wordcount'), '/out/wc-small', {
+        input: '/in/many.txt',
+        conf: { 'shuffle.map.bufferBytes': bufferBytes },
+      });
+      await run(fixtureModule('wordcount-lines'), '/out/wc-small-lines', {
+        input: '/in/many.txt',
+        conf: { 'shuffle.map.bufferBytes': bufferBytes, ...NO_HASH },
+      });
+      const got = await parts('/out/wc-small');
+      const reference = await parts('/out/wc-small-lines');
+      got.forEach((part, i) => assert.ok(part.equals(reference[i]!), `part ${i}`));
+      const counts = parseCounts(Buffer.concat(got).toString('utf8'));
+      const want = referenceWordCount(many);
+      assert.equal(counts.size, want.size);
+      for (const [word, n] of want) assert.equal(counts.get(word), n);
+      const maps = (await client.attempts(status.jobId)).filter((a) => a.kind === 'map' && a.state === 'succeeded');
+      for (const m of maps) {
+        assert.ok(
+          m.counters.HASH_COMBINE_FLUSHES! > 1,
+          `map ${m.attemptId} flushed ${m.counters.HASH_COMBINE_FLUSHES} times`,
+        );
+        assert.ok(
+          m.counters.PEAK_HASH_COMBINE_BYTES! <= bufferBytes / 2,
+          `table peak ${m.counters.PEAK_HASH_COMBINE_BYTES}`,
+        );
+        assert.ok(m.counters.PEAK_BUFFER_BYTES! <= bufferBytes / 2, `sort buffer peak ${m.counters.PEAK_BUFFER_BYTES}`);
+      }
+    },
+  );
 
   it('a key larger than the whole map buffer spills alone: the job succeeds with the right count', async () => {
     const huge = 'h'.repeat(3 * 1024 * 1024);
@@ -206,22 +219,26 @@ describe("map side: whole-split maps and hash combining give the per-record path
     assert.ok(status.counters.SPILLS! >= 2, 'the huge records were spills of their own');
   });
 
-  it('the client samples a whole-split map for skew.strategy cms: its first records of a few splits, and the output is the same', async () => {
-    const status = await client.run(appModule('wordcount'), {
-      input: ['/in/tricky.txt'],
-      output: '/out/wc-cms',
-      overwrite: true,
-      reducers: 3,
-      conf: { 'skew.strategy': 'cms', 'skew.partitionFactor': 2, 'skew.sampleRecords': 500, 'skew.sampleSplits': 5 },
-    });
-    assert.equal(status.state, 'succeeded');
-    assert.ok(
-      status.skew!.sampledRecords! > 0 && status.skew!.sampledRecords! <= 500,
-      `sampled ${status.skew!.sampledRecords}`,
-    );
-    const counts = parseCounts(Buffer.concat(await parts('/out/wc-cms')).toString('utf8'));
-    assert.deepEqual([...counts].sort(), [...referenceWordCount(text)].sort());
-  });
+  it(
+    'the client samples a whole-split map for skew.strategy cms: ' +
+      'its first records of a few splits, and the output is the same',
+    async () => {
+      const status = await client.run(appModule('wordcount'), {
+        input: ['/in/tricky.txt'],
+        output: '/out/wc-cms',
+        overwrite: true,
+        reducers: 3,
+        conf: { 'skew.strategy': 'cms', 'skew.partitionFactor': 2, 'skew.sampleRecords': 500, 'skew.sampleSplits': 5 },
+      });
+      assert.equal(status.state, 'succeeded');
+      assert.ok(
+        status.skew!.sampledRecords! > 0 && status.skew!.sampledRecords! <= 500,
+        `sampled ${status.skew!.sampledRecords}`,
+      );
+      const counts = parseCounts(Buffer.concat(await parts('/out/wc-cms')).toString('utf8'));
+      assert.deepEqual([...counts].sort(), [...referenceWordCount(text)].sort());
+    },
+  );
 
   it('a job with both map and mapSplit is EBADJOB', async () => {
     await assert.rejects(
@@ -242,24 +259,29 @@ describe("map side: whole-split maps and hash combining give the per-record path
     assert.equal((await client.status(jobId)).error?.details?.cause, 'EBADJOB');
   });
 
-  it('a mapSplit that throws is retried 4 times, then fails the job with its message; one that fails once per task is retried and succeeds', async () => {
-    const jobId = await client.submit(fixtureModule('failing-map-split'), {
-      input: ['/in/tricky.txt'],
-      output: '/out/failing-split',
-    });
-    await assert.rejects(
-      client.waitForCompletion(jobId),
-      isCode('EJOBFAILED', /task task_\S+_m_\d+ failed 4 times.*boom in mapSplit on purpose/),
-    );
-    await assert.rejects(t.fs.stat('/out/failing-split'), isCode('ENOENT'));
-    const flaky = await client.run(fixtureModule('failing-map-split'), {
-      input: ['/in/tricky.txt'],
-      output: '/out/flaky-split',
-      params: { firstAttemptOnly: 1 },
-    });
-    assert.equal(flaky.state, 'succeeded');
-    assert.equal(flaky.failedAttempts, flaky.mapsTotal);
-    const newlines = input.reduce((n, b) => (b === 0x0a ? n + 1 : n), 0);
-    assert.equal(Buffer.concat(await parts('/out/flaky-split')).toString('utf8'), `lines\t${newlines}\n`);
-  });
+  it(
+    'a mapSplit that throws is retried 4 times, then fails the job ' +
+      'with its message; one that fails once per task is retried and ' +
+      'succeeds',
+    async () => {
+      const jobId = await client.submit(fixtureModule('failing-map-split'), {
+        input: ['/in/tricky.txt'],
+        output: '/out/failing-split',
+      });
+      await assert.rejects(
+        client.waitForCompletion(jobId),
+        isCode('EJOBFAILED', /task task_\S+_m_\d+ failed 4 times.*boom in mapSplit on purpose/),
+      );
+      await assert.rejects(t.fs.stat('/out/failing-split'), isCode('ENOENT'));
+      const flaky = await client.run(fixtureModule('failing-map-split'), {
+        input: ['/in/tricky.txt'],
+        output: '/out/flaky-split',
+        params: { firstAttemptOnly: 1 },
+      });
+      assert.equal(flaky.state, 'succeeded');
+      assert.equal(flaky.failedAttempts, flaky.mapsTotal);
+      const newlines = input.reduce((n, b) => (b === 0x0a ? n + 1 : n), 0);
+      assert.equal(Buffer.concat(await parts('/out/flaky-split')).toString('utf8'), `lines\t${newlines}\n`);
+    },
+  );
 });

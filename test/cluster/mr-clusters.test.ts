@@ -101,139 +101,151 @@ describe('MR-clusters on real workers (FAWKES): placement by node kind, DP drain
     assert.equal((await readAll(t.fs.cat('/mrc/A/input/lines.txt'))).toString(), text);
   });
 
-  it('the cluster grows with transient-core nodes; each output block is on its writer when it stores, and on core nodes', async () => {
-    const jobId = await client.submit(appModule('grep-lines'), {
-      input: ['/mrc/A/input'],
-      output: '/mrc/A/out1',
-      params: { pattern: 'w' },
-      mrCluster: 'A',
-    });
-    const grown = await waitFor('A grown with transient-core nodes', async () => {
-      const c = row(await client.mrcList(), 'A');
-      return c && c.nodes['transient-core'].length > 0 ? c : undefined;
-    });
-    const status = await client.waitForCompletion(jobId);
-    assert.equal(status.state, 'succeeded');
-    assert.equal((await readOutput(t.fs, '/mrc/A/out1')).toString(), grepReference(text, 'w'));
-    const a = row(await client.mrcList(), 'A')!;
-    assert.equal(a.nodes.transient.length, 0, 'grow TC adds no transient nodes');
-    assert.ok(grown.nodes['transient-core'].length >= 1);
-    const cores = new Set(a.nodes.core);
-    const tcs = new Set(a.nodes['transient-core']);
-    for (const at of await client.attempts(jobId))
-      if (at.state === 'succeeded') written.set(partOf(mapIndex(at.taskId)), at.workerId);
-    const report = await client.fsck('/mrc/A/out1');
-    let onTransientCore = 0;
-    for (const f of report.files) {
-      const writer = written.get(f.path.split('/').pop()!);
-      if (!writer) continue; // _SUCCESS
-      for (const b of f.blocks) {
-        assert.equal(b.replicas.length, 2);
-        if (tcs.has(writer)) {
-          onTransientCore++;
-          assert.ok(b.replicas.includes(writer), `${f.path}: its writer ${writer} (transient-core) holds it`);
-          for (const r of b.replicas)
-            assert.ok(r === writer || cores.has(r), `${f.path}: replica on ${r}, neither its writer nor a core node`);
-        } else {
-          for (const r of b.replicas) assert.ok(cores.has(r), `${f.path} written by core ${writer}: replica on ${r}`);
+  it(
+    'the cluster grows with transient-core nodes; each output block ' +
+      'is on its writer when it stores, and on core nodes',
+    async () => {
+      const jobId = await client.submit(appModule('grep-lines'), {
+        input: ['/mrc/A/input'],
+        output: '/mrc/A/out1',
+        params: { pattern: 'w' },
+        mrCluster: 'A',
+      });
+      const grown = await waitFor('A grown with transient-core nodes', async () => {
+        const c = row(await client.mrcList(), 'A');
+        return c && c.nodes['transient-core'].length > 0 ? c : undefined;
+      });
+      const status = await client.waitForCompletion(jobId);
+      assert.equal(status.state, 'succeeded');
+      assert.equal((await readOutput(t.fs, '/mrc/A/out1')).toString(), grepReference(text, 'w'));
+      const a = row(await client.mrcList(), 'A')!;
+      assert.equal(a.nodes.transient.length, 0, 'grow TC adds no transient nodes');
+      assert.ok(grown.nodes['transient-core'].length >= 1);
+      const cores = new Set(a.nodes.core);
+      const tcs = new Set(a.nodes['transient-core']);
+      for (const at of await client.attempts(jobId))
+        if (at.state === 'succeeded') written.set(partOf(mapIndex(at.taskId)), at.workerId);
+      const report = await client.fsck('/mrc/A/out1');
+      let onTransientCore = 0;
+      for (const f of report.files) {
+        const writer = written.get(f.path.split('/').pop()!);
+        if (!writer) continue; // _SUCCESS
+        for (const b of f.blocks) {
+          assert.equal(b.replicas.length, 2);
+          if (tcs.has(writer)) {
+            onTransientCore++;
+            assert.ok(b.replicas.includes(writer), `${f.path}: its writer ${writer} (transient-core) holds it`);
+            for (const r of b.replicas)
+              assert.ok(r === writer || cores.has(r), `${f.path}: replica on ${r}, neither its writer nor a core node`);
+          } else {
+            for (const r of b.replicas) assert.ok(cores.has(r), `${f.path} written by core ${writer}: replica on ${r}`);
+          }
         }
       }
-    }
-    assert.ok(onTransientCore > 0, 'some output was written by a transient-core node');
-  });
+      assert.ok(onTransientCore > 0, 'some output was written by a transient-core node');
+    },
+  );
 
-  it("a new cluster gets its minimum share by delayed preemption: the leaving nodes' blocks are copied first, none lost", async () => {
-    const before = await client.fsck('/mrc/A');
-    const listed = await minimr(['mrc', 'activate', 'B', '--min-nodes', '2', '--wait'], t.cluster);
-    assert.equal(listed.code, 0, listed.stderr);
-    assert.match(listed.stdout, /MR-cluster B is active/);
-    const l = await client.mrcList();
-    const a = row(l, 'A')!;
-    const b = row(l, 'B')!;
-    assert.equal(b.nodes.core.length, 2);
-    const aNodes = new Set([...a.nodes.core, ...a.nodes['transient-core']]);
-    for (const moved of b.nodes.core) assert.ok(!aNodes.has(moved));
-    const after = await client.fsck('/mrc/A');
-    assert.equal(after.missing.length, 0);
-    assert.equal(after.underReplicated.length, 0);
-    assert.deepEqual(
-      [...replicasByBlock(after).keys()].sort(),
-      [...replicasByBlock(before).keys()].sort(),
-      'the same blocks',
-    );
-    // Blocks of the nodes that left now live on A's remaining nodes only.
-    let moved = 0;
-    const was = replicasByBlock(before);
-    for (const [id, now] of replicasByBlock(after)) {
-      for (const r of now.replicas) assert.ok(aNodes.has(r), `${now.path}: ${id} on ${r}, which is not in A`);
-      if (was.get(id)!.replicas.some((r) => b.nodes.core.includes(r))) moved++;
-    }
-    assert.ok(moved > 0, 'the drained nodes held blocks');
-    assert.equal((await readOutput(t.fs, '/mrc/A/out1')).toString(), grepReference(text, 'w'));
-    const shown = await minimr(['mrc', 'list'], t.cluster);
-    assert.equal(shown.code, 0, shown.stderr);
-    assert.match(shown.stdout, /^NAME\s+STATE\s+MIN\s+CORE\s+TC\s+TR/m);
-    assert.match(shown.stdout, /^A\s+active\s+2\s+2\s+\d+\s+0/m);
-    assert.match(shown.stdout, /^B\s+active\s+2\s+2\s+0\s+0/m);
-  });
-
-  it('a worker SIGKILLed while it drains loses no block that had another replica, and fsck names those that had none', async () => {
-    const a = row(await client.mrcList(), 'A')!;
-    const [tc] = a.nodes['transient-core'];
-    assert.ok(tc, 'A kept a transient-core node');
-    // Output with one replica (as Sort writes it): what its transient-core writer holds is its only copy.
-    const jobId = await client.submit(appModule('grep-lines'), {
-      input: ['/mrc/A/input'],
-      output: '/mrc/A/out2',
-      params: { pattern: 'q' },
-      mrCluster: 'A',
-      conf: { 'job.outputReplication': 1 },
-    });
-    assert.equal((await client.waitForCompletion(jobId)).state, 'succeeded');
-    const beforeKill = replicasByBlock(await client.fsck('/mrc/A'));
-    const onlyOnTc = [...beforeKill]
-      .filter(([, b]) => b.replicas.length === 1 && b.replicas[0] === tc)
-      .map(([id]) => id)
-      .sort();
-    assert.ok(onlyOnTc.length > 0, `${tc} holds the only replica of some out2 blocks`);
-    // Stopped, it takes the copy requests of its drain but makes none; then it dies mid-drain.
-    const index = t.cluster.workers.findIndex((w) => w.workerId === tc);
-    const proc = t.cluster.workers[index]!.process;
-    proc.kill('SIGSTOP');
-    try {
-      const r = await client.mrcActivate('C', 1);
-      assert.ok(r.state === 'activating' || r.state === 'active');
-      await waitFor(`${tc} draining out of A`, async () =>
-        row(await client.mrcList(), 'A')?.leaving.some((x) => x.workerId === tc) ? true : undefined,
+  it(
+    'a new cluster gets its minimum share by delayed preemption: ' +
+      "the leaving nodes' blocks are copied first, none lost",
+    async () => {
+      const before = await client.fsck('/mrc/A');
+      const listed = await minimr(['mrc', 'activate', 'B', '--min-nodes', '2', '--wait'], t.cluster);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.match(listed.stdout, /MR-cluster B is active/);
+      const l = await client.mrcList();
+      const a = row(l, 'A')!;
+      const b = row(l, 'B')!;
+      assert.equal(b.nodes.core.length, 2);
+      const aNodes = new Set([...a.nodes.core, ...a.nodes['transient-core']]);
+      for (const moved of b.nodes.core) assert.ok(!aNodes.has(moved));
+      const after = await client.fsck('/mrc/A');
+      assert.equal(after.missing.length, 0);
+      assert.equal(after.underReplicated.length, 0);
+      assert.deepEqual(
+        [...replicasByBlock(after).keys()].sort(),
+        [...replicasByBlock(before).keys()].sort(),
+        'the same blocks',
       );
-    } finally {
-      await t.cluster.killWorker(index);
-    }
-    const report = await waitFor('the lost worker noticed', async () => {
-      const r = await client.fsck('/mrc/A');
-      return r.liveDatanodes === 4 ? r : undefined;
-    });
-    assert.deepEqual(
-      report.missing.map((m) => m.blockId).sort(),
-      onlyOnTc,
-      'missing: exactly the blocks whose only replica was on the killed worker',
-    );
-    for (const [id, b] of beforeKill) {
-      if (onlyOnTc.includes(id)) continue;
-      const now = replicasByBlock(report).get(id)!;
-      assert.ok(now.replicas.length >= 1, `${b.path}: ${id} had another replica and still has one`);
-    }
-    assert.equal((await readOutput(t.fs, '/mrc/A/out1')).toString(), grepReference(text, 'w'));
-    const fsck = await minimr(['fs', 'fsck', '/mrc/A'], t.cluster);
-    assert.equal(fsck.code, 1, 'fsck exits 1 with missing blocks');
-    assert.match(fsck.stdout, /Status: CORRUPT/);
-    assert.match(fsck.stdout, new RegExp(`Missing blocks:\\s+${onlyOnTc.length}\\b`));
-    for (const id of onlyOnTc) assert.match(fsck.stdout, new RegExp(`MISSING block ${id}\\b`));
-    const healthy = await minimr(['fs', 'fsck', '/data'], t.cluster);
-    assert.equal(healthy.code, 0, healthy.stdout);
-    assert.match(healthy.stdout, /Status: HEALTHY/);
-    assert.match(healthy.stdout, /Missing blocks:\s+0\b/);
-  });
+      // Blocks of the nodes that left now live on A's remaining nodes only.
+      let moved = 0;
+      const was = replicasByBlock(before);
+      for (const [id, now] of replicasByBlock(after)) {
+        for (const r of now.replicas) assert.ok(aNodes.has(r), `${now.path}: ${id} on ${r}, which is not in A`);
+        if (was.get(id)!.replicas.some((r) => b.nodes.core.includes(r))) moved++;
+      }
+      assert.ok(moved > 0, 'the drained nodes held blocks');
+      assert.equal((await readOutput(t.fs, '/mrc/A/out1')).toString(), grepReference(text, 'w'));
+      const shown = await minimr(['mrc', 'list'], t.cluster);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.match(shown.stdout, /^NAME\s+STATE\s+MIN\s+CORE\s+TC\s+TR/m);
+      assert.match(shown.stdout, /^A\s+active\s+2\s+2\s+\d+\s+0/m);
+      assert.match(shown.stdout, /^B\s+active\s+2\s+2\s+0\s+0/m);
+    },
+  );
+
+  it(
+    'a worker SIGKILLed while it drains loses no block that had ' +
+      'another replica, and fsck names those that had none',
+    async () => {
+      const a = row(await client.mrcList(), 'A')!;
+      const [tc] = a.nodes['transient-core'];
+      assert.ok(tc, 'A kept a transient-core node');
+      // Output with one replica (as Sort writes it): what its transient-core writer holds is its only copy.
+      const jobId = await client.submit(appModule('grep-lines'), {
+        input: ['/mrc/A/input'],
+        output: '/mrc/A/out2',
+        params: { pattern: 'q' },
+        mrCluster: 'A',
+        conf: { 'job.outputReplication': 1 },
+      });
+      assert.equal((await client.waitForCompletion(jobId)).state, 'succeeded');
+      const beforeKill = replicasByBlock(await client.fsck('/mrc/A'));
+      const onlyOnTc = [...beforeKill]
+        .filter(([, b]) => b.replicas.length === 1 && b.replicas[0] === tc)
+        .map(([id]) => id)
+        .sort();
+      assert.ok(onlyOnTc.length > 0, `${tc} holds the only replica of some out2 blocks`);
+      // Stopped, it takes the copy requests of its drain but makes none; then it dies mid-drain.
+      const index = t.cluster.workers.findIndex((w) => w.workerId === tc);
+      const proc = t.cluster.workers[index]!.process;
+      proc.kill('SIGSTOP');
+      try {
+        const r = await client.mrcActivate('C', 1);
+        assert.ok(r.state === 'activating' || r.state === 'active');
+        await waitFor(`${tc} draining out of A`, async () =>
+          row(await client.mrcList(), 'A')?.leaving.some((x) => x.workerId === tc) ? true : undefined,
+        );
+      } finally {
+        await t.cluster.killWorker(index);
+      }
+      const report = await waitFor('the lost worker noticed', async () => {
+        const r = await client.fsck('/mrc/A');
+        return r.liveDatanodes === 4 ? r : undefined;
+      });
+      assert.deepEqual(
+        report.missing.map((m) => m.blockId).sort(),
+        onlyOnTc,
+        'missing: exactly the blocks whose only replica was on the killed worker',
+      );
+      for (const [id, b] of beforeKill) {
+        if (onlyOnTc.includes(id)) continue;
+        const now = replicasByBlock(report).get(id)!;
+        assert.ok(now.replicas.length >= 1, `${b.path}: ${id} had another replica and still has one`);
+      }
+      assert.equal((await readOutput(t.fs, '/mrc/A/out1')).toString(), grepReference(text, 'w'));
+      const fsck = await minimr(['fs', 'fsck', '/mrc/A'], t.cluster);
+      assert.equal(fsck.code, 1, 'fsck exits 1 with missing blocks');
+      assert.match(fsck.stdout, /Status: CORRUPT/);
+      assert.match(fsck.stdout, new RegExp(`Missing blocks:\\s+${onlyOnTc.length}\\b`));
+      for (const id of onlyOnTc) assert.match(fsck.stdout, new RegExp(`MISSING block ${id}\\b`));
+      const healthy = await minimr(['fs', 'fsck', '/data'], t.cluster);
+      assert.equal(healthy.code, 0, healthy.stdout);
+      assert.match(healthy.stdout, /Status: HEALTHY/);
+      assert.match(healthy.stdout, /Missing blocks:\s+0\b/);
+    },
+  );
 
   it('bad MR-cluster requests and submissions get clear errors', async () => {
     const again = await minimr(['mrc', 'activate', 'A', '--min-nodes', '1'], t.cluster);

@@ -78,38 +78,41 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
     new LocalDiskBlockStore({ dir: join(t.dir, workerId, 'blocks'), workerId });
   const blocks = (): Promise<BlockInfo[]> => t.cluster.jobTracker.namenode.getBlocks('/in/text.txt');
 
-  it('block requests without a valid token are refused with 403 ETOKEN; nothing is overwritten or deleted', async () => {
-    const [block] = await blocks();
-    const node = block!.locations[0]!;
-    const path = `/blocks/${block!.blockId}`;
-    const key = t.cluster.jobTracker.namenode.blockKey;
-    const attempts: Array<[string, string, Record<string, string>]> = [
-      ['read without token', 'GET', {}],
-      [
-        'read with a forged token',
-        'GET',
-        { [BLOCK_TOKEN_HEADER]: BlockTokenKey.generate().issue(block!.blockId, 'read', Date.now() + 60_000) },
-      ],
-      [
-        'read with an expired token',
-        'GET',
-        { [BLOCK_TOKEN_HEADER]: key.issue(block!.blockId, 'read', Date.now() - 1000) },
-      ],
-      ['overwrite without token', 'PUT', {}],
-      ['overwrite with a read token', 'PUT', { [BLOCK_TOKEN_HEADER]: block!.token }],
-      ['delete with a read token', 'DELETE', { [BLOCK_TOKEN_HEADER]: block!.token }],
-    ];
-    for (const [what, method, headers] of attempts) {
-      const answer = await raw(node, method, path, headers, method === 'PUT' ? Buffer.from('evil') : undefined);
-      assert.deepEqual(answer, { status: 403, code: 'ETOKEN' }, what);
-    }
-    assert.equal(
-      (await raw(node, 'GET', path, { [BLOCK_TOKEN_HEADER]: block!.token })).status,
-      200,
-      'the token the NameNode issued opens it',
-    );
-    assert.equal((await readAll(t.fs.cat('/in/text.txt'))).toString(), text);
-  });
+  it(
+    'block requests without a valid token are refused with 403 ' + 'ETOKEN; nothing is overwritten or deleted',
+    async () => {
+      const [block] = await blocks();
+      const node = block!.locations[0]!;
+      const path = `/blocks/${block!.blockId}`;
+      const key = t.cluster.jobTracker.namenode.blockKey;
+      const attempts: Array<[string, string, Record<string, string>]> = [
+        ['read without token', 'GET', {}],
+        [
+          'read with a forged token',
+          'GET',
+          { [BLOCK_TOKEN_HEADER]: BlockTokenKey.generate().issue(block!.blockId, 'read', Date.now() + 60_000) },
+        ],
+        [
+          'read with an expired token',
+          'GET',
+          { [BLOCK_TOKEN_HEADER]: key.issue(block!.blockId, 'read', Date.now() - 1000) },
+        ],
+        ['overwrite without token', 'PUT', {}],
+        ['overwrite with a read token', 'PUT', { [BLOCK_TOKEN_HEADER]: block!.token }],
+        ['delete with a read token', 'DELETE', { [BLOCK_TOKEN_HEADER]: block!.token }],
+      ];
+      for (const [what, method, headers] of attempts) {
+        const answer = await raw(node, method, path, headers, method === 'PUT' ? Buffer.from('evil') : undefined);
+        assert.deepEqual(answer, { status: 403, code: 'ETOKEN' }, what);
+      }
+      assert.equal(
+        (await raw(node, 'GET', path, { [BLOCK_TOKEN_HEADER]: block!.token })).status,
+        200,
+        'the token the NameNode issued opens it',
+      );
+      assert.equal((await readAll(t.fs.cat('/in/text.txt'))).toString(), text);
+    },
+  );
 
   it('a relay to an unregistered host is refused, and the host gets nothing', async () => {
     let received = 0;
@@ -179,97 +182,103 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
       assert.equal(await store(l.workerId).has(block.blockId), true, `${l.workerId} still holds it`);
   });
 
-  it('fs cat prints the right data when one replica was tampered with, and fails with ECHECKSUM when all were', async () => {
-    const all = await blocks();
-    const one = all[2]!;
-    const bad = one.locations[0]!.workerId;
-    const victimStore = store(bad);
-    await victimStore.delete(one.blockId);
-    await victimStore.write(one.blockId, Buffer.alloc(one.length, 0x21));
-    const ok = await cli(t.cluster, ['fs', 'cat', '/in/text.txt']);
-    assert.equal(ok.code, 0, ok.stderr);
-    assert.equal(ok.stdout.toString(), text);
-    // Reported by the reader, confirmed by its own datanode: the bad replica goes, the block is copied again.
-    await waitFor(
-      'the tampered replica to be dropped',
-      async () => ((await blocks())[2]!.locations.some((l) => l.workerId === bad) ? undefined : true),
-      20_000,
-    );
-
-    const every = all[3]!;
-    for (const l of every.locations) {
-      const s = store(l.workerId);
-      await s.delete(every.blockId);
-      await s.write(every.blockId, Buffer.alloc(every.length, 0x22));
-    }
-    const failed = await cli(t.cluster, ['fs', 'cat', '/in/text.txt']);
-    assert.equal(failed.code, 1);
-    assert.match(failed.stderr, /ECHECKSUM/);
-    await t.fs.remove('/in/text.txt');
-    await t.fs.put(Buffer.from(text), '/in/text.txt');
-  });
-
-  it('a rogue worker (empty successes, a billion slots, an impostor id) neither corrupts nor stalls a WordCount', async () => {
-    const url = t.cluster.url;
-    const register = async (peer: RpcPeer, workerId: string, mapSlots: number): Promise<RegisterResult> =>
-      peer.request<RegisterResult>({
-        type: 'register',
-        worker: {
-          workerId,
-          host: '127.0.0.1',
-          dataPort: 1,
-          rack: '/rack-0',
-          mapSlots,
-          reduceSlots: 0,
-          memoryMb: 8192,
-          diskMBps: 0,
-        },
-        blockIds: [],
-      });
-    const launched: AttemptSpec[] = [];
-    let rogue: RpcPeer | undefined;
-    rogue = await connectPeer(url, (m: Message) => {
-      if (m.type !== 'launch') return undefined;
-      launched.push(m.attempt);
-      // Claims every attempt succeeded at once, without doing or storing anything.
-      rogue!.send({
-        type: 'attempt-finished',
-        workerId: 'rogue',
-        attemptId: m.attempt.attemptId,
-        state: 'succeeded',
-        counters: {},
-      });
-      return undefined;
-    });
-    const greedy = await connectPeer(url, () => undefined);
-    const impostor = await connectPeer(url, () => undefined);
-    const heartbeat = setInterval(() => rogue!.send({ type: 'heartbeat', workerId: 'rogue', attempts: [] }), 100);
-    try {
-      await assert.rejects(
-        register(greedy, 'greedy', 1e9),
-        (err) => isMinimrError(err, 'EBADCONF') && /maximum/.test(err.message),
+  it(
+    'fs cat prints the right data when one replica was tampered ' + 'with, and fails with ECHECKSUM when all were',
+    async () => {
+      const all = await blocks();
+      const one = all[2]!;
+      const bad = one.locations[0]!.workerId;
+      const victimStore = store(bad);
+      await victimStore.delete(one.blockId);
+      await victimStore.write(one.blockId, Buffer.alloc(one.length, 0x21));
+      const ok = await cli(t.cluster, ['fs', 'cat', '/in/text.txt']);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.equal(ok.stdout.toString(), text);
+      // Reported by the reader, confirmed by its own datanode: the bad replica goes, the block is copied again.
+      await waitFor(
+        'the tampered replica to be dropped',
+        async () => ((await blocks())[2]!.locations.some((l) => l.workerId === bad) ? undefined : true),
+        20_000,
       );
-      await assert.rejects(
-        register(impostor, 'worker-0', 2),
-        (err) => isMinimrError(err, 'EBADCONF') && /still connected/.test(err.message),
-      );
-      assert.ok(
-        t.cluster.jobTracker.namenode.liveDatanodes().some((d) => d.workerId === 'worker-0' && d.dataPort !== 1),
-        'the real worker-0 stays',
-      );
-      await register(rogue, 'rogue', 64);
 
-      const status = await t.cluster.client.run(appModule('wordcount'), {
-        input: ['/in/text.txt'],
-        output: '/out/rogue',
-        reducers: 2,
+      const every = all[3]!;
+      for (const l of every.locations) {
+        const s = store(l.workerId);
+        await s.delete(every.blockId);
+        await s.write(every.blockId, Buffer.alloc(every.length, 0x22));
+      }
+      const failed = await cli(t.cluster, ['fs', 'cat', '/in/text.txt']);
+      assert.equal(failed.code, 1);
+      assert.match(failed.stderr, /ECHECKSUM/);
+      await t.fs.remove('/in/text.txt');
+      await t.fs.put(Buffer.from(text), '/in/text.txt');
+    },
+  );
+
+  it(
+    'a rogue worker (empty successes, a billion slots, an impostor ' + 'id) neither corrupts nor stalls a WordCount',
+    async () => {
+      const url = t.cluster.url;
+      const register = async (peer: RpcPeer, workerId: string, mapSlots: number): Promise<RegisterResult> =>
+        peer.request<RegisterResult>({
+          type: 'register',
+          worker: {
+            workerId,
+            host: '127.0.0.1',
+            dataPort: 1,
+            rack: '/rack-0',
+            mapSlots,
+            reduceSlots: 0,
+            memoryMb: 8192,
+            diskMBps: 0,
+          },
+          blockIds: [],
+        });
+      const launched: AttemptSpec[] = [];
+      let rogue: RpcPeer | undefined;
+      rogue = await connectPeer(url, (m: Message) => {
+        if (m.type !== 'launch') return undefined;
+        launched.push(m.attempt);
+        // Claims every attempt succeeded at once, without doing or storing anything.
+        rogue!.send({
+          type: 'attempt-finished',
+          workerId: 'rogue',
+          attemptId: m.attempt.attemptId,
+          state: 'succeeded',
+          counters: {},
+        });
+        return undefined;
       });
-      assert.equal(status.state, 'succeeded', status.error?.message);
-      assertCountsEqual(await readOutput(t.fs, '/out/rogue'), text);
-      assert.ok(launched.length > 0, 'the rogue was given maps, and its claims were refused');
-    } finally {
-      clearInterval(heartbeat);
-      for (const peer of [rogue, greedy, impostor]) peer.close(1000, 'done');
-    }
-  });
+      const greedy = await connectPeer(url, () => undefined);
+      const impostor = await connectPeer(url, () => undefined);
+      const heartbeat = setInterval(() => rogue!.send({ type: 'heartbeat', workerId: 'rogue', attempts: [] }), 100);
+      try {
+        await assert.rejects(
+          register(greedy, 'greedy', 1e9),
+          (err) => isMinimrError(err, 'EBADCONF') && /maximum/.test(err.message),
+        );
+        await assert.rejects(
+          register(impostor, 'worker-0', 2),
+          (err) => isMinimrError(err, 'EBADCONF') && /still connected/.test(err.message),
+        );
+        assert.ok(
+          t.cluster.jobTracker.namenode.liveDatanodes().some((d) => d.workerId === 'worker-0' && d.dataPort !== 1),
+          'the real worker-0 stays',
+        );
+        await register(rogue, 'rogue', 64);
+
+        const status = await t.cluster.client.run(appModule('wordcount'), {
+          input: ['/in/text.txt'],
+          output: '/out/rogue',
+          reducers: 2,
+        });
+        assert.equal(status.state, 'succeeded', status.error?.message);
+        assertCountsEqual(await readOutput(t.fs, '/out/rogue'), text);
+        assert.ok(launched.length > 0, 'the rogue was given maps, and its claims were refused');
+      } finally {
+        clearInterval(heartbeat);
+        for (const peer of [rogue, greedy, impostor]) peer.close(1000, 'done');
+      }
+    },
+  );
 });

@@ -36,14 +36,18 @@ test('hashPartition is in range, spreads keys, and is the same in another proces
   );
 });
 
-test('records collected from memory their owner reuses (collectRange, srcIsGarbage false) pace no full GC; from garbage they do', async () => {
-  await withTempDir(async (root) => {
-    // In a process with --expose-gc, as task processes run: the GC pacer only acts there.
-    const script = join(root, 'collect.mjs');
-    const moduleUrl = new URL('../../src/shuffle/map-output-buffer.js', import.meta.url).href;
-    await writeFile(
-      script,
-      `import { MapOutputBuffer } from ${JSON.stringify(moduleUrl)};
+test(
+  'records collected from memory their owner reuses ' +
+    '(collectRange, srcIsGarbage false) pace no full GC; from ' +
+    'garbage they do',
+  async () => {
+    await withTempDir(async (root) => {
+      // In a process with --expose-gc, as task processes run: the GC pacer only acts there.
+      const script = join(root, 'collect.mjs');
+      const moduleUrl = new URL('../../src/shuffle/map-output-buffer.js', import.meta.url).href;
+      await writeFile(
+        script,
+        `import { MapOutputBuffer } from ${JSON.stringify(moduleUrl)};
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 const [dir, garbage] = process.argv.slice(2);
 let majors = 0;
@@ -56,17 +60,18 @@ await new Promise((r) => setTimeout(r, 50));
 console.log(majors);
 await buffer.abort();
 `,
-    );
-    const majors = (garbage: 'yes' | 'no'): number =>
-      Number(
-        execFileSync(process.execPath, ['--expose-gc', script, join(root, `b-${garbage}`), garbage], {
-          encoding: 'utf8',
-        }).trim(),
       );
-    // 80 MB of records, no spill. V8 may run one full GC of its own (the 160 MiB arena's allocation).
-    const reused = majors('no');
-    const garbage = majors('yes');
-    assert.ok(reused <= 1, `80 MB collected from a reused chunk: no paced full GC (${reused} full GCs)`);
-    assert.ok(garbage >= reused + 4, `80 MB collected from garbage: a full GC every 16 MiB (${garbage} full GCs)`);
-  });
-});
+      const majors = (garbage: 'yes' | 'no'): number =>
+        Number(
+          execFileSync(process.execPath, ['--expose-gc', script, join(root, `b-${garbage}`), garbage], {
+            encoding: 'utf8',
+          }).trim(),
+        );
+      // 80 MB of records, no spill. V8 may run one full GC of its own (the 160 MiB arena's allocation).
+      const reused = majors('no');
+      const garbage = majors('yes');
+      assert.ok(reused <= 1, `80 MB collected from a reused chunk: no paced full GC (${reused} full GCs)`);
+      assert.ok(garbage >= reused + 4, `80 MB collected from garbage: a full GC every 16 MiB (${garbage} full GCs)`);
+    });
+  },
+);

@@ -142,106 +142,118 @@ describe('memory-bounded shuffle on a 3-worker cluster', () => {
     }
   });
 
-  it('TeraSort of records with repeated keys, its reduces reading runs on disk: every record out, in key order, and one reduce input group per distinct key', async () => {
-    // 6000 records with keys drawn from 700, each record's tail saying which record it is.
-    const n = 6000;
-    const input = Buffer.alloc(n * 100);
-    let seed = 99;
-    const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
-    for (let i = 0; i < n; i++) {
-      const k = (next() >>> 16) % 700;
-      input.writeUInt32BE((k * 2654435761) >>> 0, i * 100);
-      input.writeUInt32BE(k, i * 100 + 4);
-      input.writeUInt16BE(k & 0xffff, i * 100 + 8);
-      input.write(String(i).padStart(90, '.'), i * 100 + 10, 'latin1');
-    }
-    await t.fs.put(input, '/tera/dup-in');
-    const status = await t.cluster.client.run(appModule('terasort'), {
-      input: ['/tera/dup-in'],
-      output: '/tera/dup-out',
-      reducers: 2,
-      conf: buffers(64 * KiB),
-    });
-    assert.ok(
-      counter(await t.cluster.client.attempts(status.jobId), 'reduce', 'SPILLED_BYTES') > 0,
-      'the reduces read runs on disk',
-    );
-    const out = await readOutput(t.fs, '/tera/dup-out');
-    const records = (b: Buffer): string[] =>
-      Array.from({ length: b.length / 100 }, (_, i) => b.toString('latin1', i * 100, (i + 1) * 100));
-    const got = records(out);
-    const want = records(input).sort();
-    assert.equal(got.length, n);
-    assert.deepEqual([...got].sort(), want, 'every record once');
-    for (let i = 1; i < got.length; i++)
-      assert.ok(
-        Buffer.compare(Buffer.from(got[i - 1]!.slice(0, 10), 'latin1'), Buffer.from(got[i]!.slice(0, 10), 'latin1')) <=
-          0,
-        `key order at record ${i}`,
-      );
-    assert.equal(status.counters.REDUCE_INPUT_GROUPS, new Set(want.map((r) => r.slice(0, 10))).size);
-  });
-
-  it('maps whose output takes two generations of their buffer publish two runs: same bytes out as with one merged run, equal keys in map then input order, less written', async () => {
-    // Two files of 3000 records (two maps), keys drawn from 300: many equal keys within and across maps.
-    const n = 3000;
-    const files: Buffer[] = [];
-    let seed = 7;
-    const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
-    for (let f = 0; f < 2; f++) {
-      const part = Buffer.alloc(n * 100);
+  it(
+    'TeraSort of records with repeated keys, its reduces reading ' +
+      'runs on disk: every record out, in key order, and one reduce ' +
+      'input group per distinct key',
+    async () => {
+      // 6000 records with keys drawn from 700, each record's tail saying which record it is.
+      const n = 6000;
+      const input = Buffer.alloc(n * 100);
+      let seed = 99;
+      const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
       for (let i = 0; i < n; i++) {
-        const k = (next() >>> 16) % 300;
-        part.writeUInt32BE((k * 2654435761) >>> 0, i * 100);
-        part.writeUInt32BE(k, i * 100 + 4);
-        part.writeUInt16BE(k, i * 100 + 8);
-        part.write(`${f}:${i}`.padStart(90, '.'), i * 100 + 10, 'latin1');
+        const k = (next() >>> 16) % 700;
+        input.writeUInt32BE((k * 2654435761) >>> 0, i * 100);
+        input.writeUInt32BE(k, i * 100 + 4);
+        input.writeUInt16BE(k & 0xffff, i * 100 + 8);
+        input.write(String(i).padStart(90, '.'), i * 100 + 10, 'latin1');
       }
-      files.push(part);
-      await t.fs.put(part, `/tera/two-runs/part-${f}`);
-    }
-    // Stable sort by key of the maps' records in map order: what the reduce must see.
-    const all = Buffer.concat(files);
-    const want = Array.from({ length: 2 * n }, (_, i) => all.subarray(i * 100, (i + 1) * 100)).sort((a, b) =>
-      Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)),
-    );
-    // 3000 records of 132 bytes with their metadata: two generations of a 384 KiB buffer. The
-    // reduce budget of 64 KiB sends runs to disk; of 16 MiB keeps them in memory.
-    const outputs: Buffer[] = [];
-    const mapWrites: number[] = [];
-    for (const [runs, reduceBytes] of [
-      [1, 16 * 1024 * KiB],
-      [2, 16 * 1024 * KiB],
-      [2, 64 * KiB],
-    ] as const) {
-      const conf: JobConf = {
-        'shuffle.map.bufferBytes': 384 * KiB,
-        'shuffle.reduce.bufferBytes': reduceBytes,
-        'shuffle.map.outputRuns': runs,
-      };
-      const output = `/tera/two-runs-out-${runs}-${reduceBytes}`;
+      await t.fs.put(input, '/tera/dup-in');
       const status = await t.cluster.client.run(appModule('terasort'), {
-        input: ['/tera/two-runs'],
-        output,
+        input: ['/tera/dup-in'],
+        output: '/tera/dup-out',
         reducers: 2,
-        conf,
+        conf: buffers(64 * KiB),
       });
-      const attempts = await t.cluster.client.attempts(status.jobId);
-      assert.equal(counter(attempts, 'map', 'SPILLS'), 4, 'each map filled its buffer twice');
-      mapWrites.push(counter(attempts, 'map', 'SPILLED_BYTES'));
-      // Spilled, or (from a map on the reduce's worker) read in place in the map's file.
-      if (reduceBytes < MiB)
+      assert.ok(
+        counter(await t.cluster.client.attempts(status.jobId), 'reduce', 'SPILLED_BYTES') > 0,
+        'the reduces read runs on disk',
+      );
+      const out = await readOutput(t.fs, '/tera/dup-out');
+      const records = (b: Buffer): string[] =>
+        Array.from({ length: b.length / 100 }, (_, i) => b.toString('latin1', i * 100, (i + 1) * 100));
+      const got = records(out);
+      const want = records(input).sort();
+      assert.equal(got.length, n);
+      assert.deepEqual([...got].sort(), want, 'every record once');
+      for (let i = 1; i < got.length; i++)
         assert.ok(
-          counter(attempts, 'reduce', 'SPILLED_BYTES') + counter(attempts, 'reduce', 'SHUFFLE_BYTES_IN_PLACE') > 0,
-          'the reduces read runs on disk',
+          Buffer.compare(
+            Buffer.from(got[i - 1]!.slice(0, 10), 'latin1'),
+            Buffer.from(got[i]!.slice(0, 10), 'latin1'),
+          ) <= 0,
+          `key order at record ${i}`,
         );
-      outputs.push(await readOutput(t.fs, output));
-    }
-    assert.ok(outputs[0]!.equals(Buffer.concat(want)), 'one run: the stable sort of the input');
-    assert.ok(outputs[1]!.equals(outputs[0]!) && outputs[2]!.equals(outputs[0]!), 'two runs: the same bytes');
-    // One run: the first generation is written as a spill, then again in the merged output.
-    assert.ok(mapWrites[1]! < 0.8 * mapWrites[0]!, `two runs write less (${mapWrites.join(', ')})`);
-  });
+      assert.equal(status.counters.REDUCE_INPUT_GROUPS, new Set(want.map((r) => r.slice(0, 10))).size);
+    },
+  );
+
+  it(
+    'maps whose output takes two generations of their buffer ' +
+      'publish two runs: same bytes out as with one merged run, equal ' +
+      'keys in map then input order, less written',
+    async () => {
+      // Two files of 3000 records (two maps), keys drawn from 300: many equal keys within and across maps.
+      const n = 3000;
+      const files: Buffer[] = [];
+      let seed = 7;
+      const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0);
+      for (let f = 0; f < 2; f++) {
+        const part = Buffer.alloc(n * 100);
+        for (let i = 0; i < n; i++) {
+          const k = (next() >>> 16) % 300;
+          part.writeUInt32BE((k * 2654435761) >>> 0, i * 100);
+          part.writeUInt32BE(k, i * 100 + 4);
+          part.writeUInt16BE(k, i * 100 + 8);
+          part.write(`${f}:${i}`.padStart(90, '.'), i * 100 + 10, 'latin1');
+        }
+        files.push(part);
+        await t.fs.put(part, `/tera/two-runs/part-${f}`);
+      }
+      // Stable sort by key of the maps' records in map order: what the reduce must see.
+      const all = Buffer.concat(files);
+      const want = Array.from({ length: 2 * n }, (_, i) => all.subarray(i * 100, (i + 1) * 100)).sort((a, b) =>
+        Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)),
+      );
+      // 3000 records of 132 bytes with their metadata: two generations of a 384 KiB buffer. The
+      // reduce budget of 64 KiB sends runs to disk; of 16 MiB keeps them in memory.
+      const outputs: Buffer[] = [];
+      const mapWrites: number[] = [];
+      for (const [runs, reduceBytes] of [
+        [1, 16 * 1024 * KiB],
+        [2, 16 * 1024 * KiB],
+        [2, 64 * KiB],
+      ] as const) {
+        const conf: JobConf = {
+          'shuffle.map.bufferBytes': 384 * KiB,
+          'shuffle.reduce.bufferBytes': reduceBytes,
+          'shuffle.map.outputRuns': runs,
+        };
+        const output = `/tera/two-runs-out-${runs}-${reduceBytes}`;
+        const status = await t.cluster.client.run(appModule('terasort'), {
+          input: ['/tera/two-runs'],
+          output,
+          reducers: 2,
+          conf,
+        });
+        const attempts = await t.cluster.client.attempts(status.jobId);
+        assert.equal(counter(attempts, 'map', 'SPILLS'), 4, 'each map filled its buffer twice');
+        mapWrites.push(counter(attempts, 'map', 'SPILLED_BYTES'));
+        // Spilled, or (from a map on the reduce's worker) read in place in the map's file.
+        if (reduceBytes < MiB)
+          assert.ok(
+            counter(attempts, 'reduce', 'SPILLED_BYTES') + counter(attempts, 'reduce', 'SHUFFLE_BYTES_IN_PLACE') > 0,
+            'the reduces read runs on disk',
+          );
+        outputs.push(await readOutput(t.fs, output));
+      }
+      assert.ok(outputs[0]!.equals(Buffer.concat(want)), 'one run: the stable sort of the input');
+      assert.ok(outputs[1]!.equals(outputs[0]!) && outputs[2]!.equals(outputs[0]!), 'two runs: the same bytes');
+      // One run: the first generation is written as a spill, then again in the merged output.
+      assert.ok(mapWrites[1]! < 0.8 * mapWrites[0]!, `two runs write less (${mapWrites.join(', ')})`);
+    },
+  );
 
   it('merges in several passes when the runs exceed the merge factor, with the same output', async () => {
     const base = await t.cluster.client.run(appModule('terasort'), {
@@ -264,73 +276,80 @@ describe('memory-bounded shuffle on a 3-worker cluster', () => {
     assert.ok((await readOutput(t.fs, '/tera/fanin-base')).equals(await readOutput(t.fs, '/tera/fanin-2')));
   });
 
-  it('profiles a job: ideal memory, penalty per memory fraction, and a model whose computed spills match the measured ones', async () => {
-    const profile = await profileJob(t.cluster.client, {
-      modulePath: appModule('terasort'),
-      input: ['/tera/in'],
-      workDir: '/profile-test',
-      maps: 2,
-      fractions: [1, 0.5, 0.1],
-    });
-    assert.deepEqual(
-      profile.points.map((p) => p.fraction),
-      [1, 0.5, 0.1],
-    );
-    const [ideal, half, tenth] = profile.points as [ProfilePoint, ProfilePoint, ProfilePoint];
-    assert.equal(ideal.mapSpills, 1, 'at ideal memory a map spills exactly once (its output)');
-    assert.ok(tenth.mapSpills > 1, 'at 10% a map spills several times');
-    assert.ok(tenth.mapSpilledBytes > ideal.mapSpilledBytes);
-    // The model computes spilled bytes from sizes and spill rules alone; they must agree with the counters.
-    for (const p of [half, tenth]) {
-      const measuredMap = p.mapSpilledBytes - ideal.mapSpilledBytes;
-      const measuredReduce = p.reduceSpilledBytes - ideal.reduceSpilledBytes;
-      assert.ok(
-        Math.abs(measuredMap - p.mapModelSpilledBytes) <= 0.1 * Math.max(measuredMap, p.mapModelSpilledBytes) + 4096,
-        `map spill at ${p.fraction}: ${measuredMap} vs ${p.mapModelSpilledBytes}`,
+  it(
+    'profiles a job: ideal memory, penalty per memory fraction, and ' +
+      'a model whose computed spills match the measured ones',
+    async () => {
+      const profile = await profileJob(t.cluster.client, {
+        modulePath: appModule('terasort'),
+        input: ['/tera/in'],
+        workDir: '/profile-test',
+        maps: 2,
+        fractions: [1, 0.5, 0.1],
+      });
+      assert.deepEqual(
+        profile.points.map((p) => p.fraction),
+        [1, 0.5, 0.1],
       );
-      assert.ok(
-        Math.abs(measuredReduce - p.reduceModelSpilledBytes) <=
-          0.1 * Math.max(measuredReduce, p.reduceModelSpilledBytes) + 4096,
-        `reduce spill at ${p.fraction}: ${measuredReduce} vs ${p.reduceModelSpilledBytes}`,
-      );
-    }
-    assert.match(profileMarkdown(profile), /\| 10\.0% \|/);
-    assert.match(profileSvg(profile), /^<svg/);
-    assert.deepEqual(await t.fs.list('/profile-test'), [], 'profile runs leave no output behind');
-  });
+      const [ideal, half, tenth] = profile.points as [ProfilePoint, ProfilePoint, ProfilePoint];
+      assert.equal(ideal.mapSpills, 1, 'at ideal memory a map spills exactly once (its output)');
+      assert.ok(tenth.mapSpills > 1, 'at 10% a map spills several times');
+      assert.ok(tenth.mapSpilledBytes > ideal.mapSpilledBytes);
+      // The model computes spilled bytes from sizes and spill rules alone; they must agree with the counters.
+      for (const p of [half, tenth]) {
+        const measuredMap = p.mapSpilledBytes - ideal.mapSpilledBytes;
+        const measuredReduce = p.reduceSpilledBytes - ideal.reduceSpilledBytes;
+        assert.ok(
+          Math.abs(measuredMap - p.mapModelSpilledBytes) <= 0.1 * Math.max(measuredMap, p.mapModelSpilledBytes) + 4096,
+          `map spill at ${p.fraction}: ${measuredMap} vs ${p.mapModelSpilledBytes}`,
+        );
+        assert.ok(
+          Math.abs(measuredReduce - p.reduceModelSpilledBytes) <=
+            0.1 * Math.max(measuredReduce, p.reduceModelSpilledBytes) + 4096,
+          `reduce spill at ${p.fraction}: ${measuredReduce} vs ${p.reduceModelSpilledBytes}`,
+        );
+      }
+      assert.match(profileMarkdown(profile), /\| 10\.0% \|/);
+      assert.match(profileSvg(profile), /^<svg/);
+      assert.deepEqual(await t.fs.list('/profile-test'), [], 'profile runs leave no output behind');
+    },
+  );
 
-  it('a corrupted map output segment is detected, the map re-runs, and the job succeeds with the right output', async () => {
-    const client = t.cluster.client;
-    // Map 0 is slow, so the other maps' outputs sit on disk, waiting, while we damage one of them.
-    const jobId = await client.submit(fixtureModule('slow-wordcount'), {
-      input: ['/in/text.txt'],
-      output: '/out/corrupt-segment',
-      reducers: 1,
-      params: { mapDelayMs: 400, slowMapIndex: 0 },
-    });
-    const victim = await waitFor('a finished map other than map 0', async () =>
-      (await client.attempts(jobId)).find(
-        (a) => a.kind === 'map' && a.state === 'succeeded' && !/_m_000000_/.test(a.attemptId),
-      ),
-    );
-    const dataFile = join(t.dir, victim.workerId, 'shuffle', jobId, victim.attemptId, 'file.out');
-    const bytes = await readFile(dataFile);
-    bytes[Math.floor(bytes.length / 2)] ^= 0x5a;
-    await writeFile(dataFile, bytes);
-    const status = await client.waitForCompletion(jobId);
-    assert.equal(status.state, 'succeeded');
-    const attempts = await client.attempts(jobId);
-    const mapTask = victim.attemptId.replace(/^attempt_/, 'task_').replace(/_\d+$/, '');
-    assert.ok(attempts.filter((a) => a.taskId === mapTask).length >= 2, 'the damaged map was run again');
-    assert.ok(
-      attempts.some((a) => a.kind === 'reduce' && a.error?.code === 'EFETCH'),
-      'the reduce reported the fetch failure',
-    );
-    assert.deepEqual(
-      parseCounts((await readOutput(t.fs, '/out/corrupt-segment')).toString('utf8')),
-      referenceWordCount(text),
-    );
-  });
+  it(
+    'a corrupted map output segment is detected, the map re-runs, ' + 'and the job succeeds with the right output',
+    async () => {
+      const client = t.cluster.client;
+      // Map 0 is slow, so the other maps' outputs sit on disk, waiting, while we damage one of them.
+      const jobId = await client.submit(fixtureModule('slow-wordcount'), {
+        input: ['/in/text.txt'],
+        output: '/out/corrupt-segment',
+        reducers: 1,
+        params: { mapDelayMs: 400, slowMapIndex: 0 },
+      });
+      const victim = await waitFor('a finished map other than map 0', async () =>
+        (await client.attempts(jobId)).find(
+          (a) => a.kind === 'map' && a.state === 'succeeded' && !/_m_000000_/.test(a.attemptId),
+        ),
+      );
+      const dataFile = join(t.dir, victim.workerId, 'shuffle', jobId, victim.attemptId, 'file.out');
+      const bytes = await readFile(dataFile);
+      bytes[Math.floor(bytes.length / 2)] ^= 0x5a;
+      await writeFile(dataFile, bytes);
+      const status = await client.waitForCompletion(jobId);
+      assert.equal(status.state, 'succeeded');
+      const attempts = await client.attempts(jobId);
+      const mapTask = victim.attemptId.replace(/^attempt_/, 'task_').replace(/_\d+$/, '');
+      assert.ok(attempts.filter((a) => a.taskId === mapTask).length >= 2, 'the damaged map was run again');
+      assert.ok(
+        attempts.some((a) => a.kind === 'reduce' && a.error?.code === 'EFETCH'),
+        'the reduce reported the fetch failure',
+      );
+      assert.deepEqual(
+        parseCounts((await readOutput(t.fs, '/out/corrupt-segment')).toString('utf8')),
+        referenceWordCount(text),
+      );
+    },
+  );
 
   it('leaves no temp files behind for a killed task process or a killed job', async () => {
     const client = t.cluster.client;

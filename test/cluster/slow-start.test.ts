@@ -53,43 +53,47 @@ describe('reduce slow start on a real cluster', () => {
     assertCountsEqual(outputs[1]!, text);
   });
 
-  it('reduces launch once the fraction of maps is done and fetch the outputs of the maps done before the last one ends', async () => {
-    // The first map is slow (a full block, 1.5 s of delays), so the others are long done when it ends.
-    const slowMap = 0;
-    const jobId = await client.submit(fixtureModule('slow-wordcount'), {
-      input: ['/in/text.txt'],
-      output: '/out/early',
-      reducers: 2,
-      conf: { 'job.reduceSlowStart': 0.5 },
-      params: { mapDelayMs: 150, slowMapIndex: slowMap },
-    });
-    const status = await client.waitForCompletion(jobId);
-    assert.equal(status.state, 'succeeded');
-    assert.equal(status.mapsTotal, 10);
-    const attempts = await client.attempts(jobId);
-    const mapEnds = succeeded(attempts, 'map')
-      .map((a) => a.finishTime!)
-      .sort((a, b) => a - b);
-    const reduces = succeeded(attempts, 'reduce');
-    assert.equal(reduces.length, 2);
-    for (const r of reduces) {
-      // The books open reduces at ceil(0.5 x 10) = 5 maps done, and the slow map ends last.
-      assert.ok(
-        r.startTime >= mapEnds[4]!,
-        `reduce ${r.attemptId} started at ${r.startTime}, before the 5th map ended at ${mapEnds[4]}`,
-      );
-      assert.ok(
-        r.startTime < mapEnds[9]!,
-        `reduce ${r.attemptId} started at ${r.startTime}, not before the last map ended at ${mapEnds[9]}`,
-      );
-      const early = r.counters.SHUFFLE_EARLY_SEGMENTS ?? 0;
-      assert.ok(
-        early >= 5 && early <= 9,
-        `reduce ${r.attemptId} fetched ${early} outputs before the last map's was known`,
-      );
-    }
-    assertCountsEqual(await readOutput(t.fs, '/out/early'), text);
-  });
+  it(
+    'reduces launch once the fraction of maps is done and fetch the ' +
+      'outputs of the maps done before the last one ends',
+    async () => {
+      // The first map is slow (a full block, 1.5 s of delays), so the others are long done when it ends.
+      const slowMap = 0;
+      const jobId = await client.submit(fixtureModule('slow-wordcount'), {
+        input: ['/in/text.txt'],
+        output: '/out/early',
+        reducers: 2,
+        conf: { 'job.reduceSlowStart': 0.5 },
+        params: { mapDelayMs: 150, slowMapIndex: slowMap },
+      });
+      const status = await client.waitForCompletion(jobId);
+      assert.equal(status.state, 'succeeded');
+      assert.equal(status.mapsTotal, 10);
+      const attempts = await client.attempts(jobId);
+      const mapEnds = succeeded(attempts, 'map')
+        .map((a) => a.finishTime!)
+        .sort((a, b) => a - b);
+      const reduces = succeeded(attempts, 'reduce');
+      assert.equal(reduces.length, 2);
+      for (const r of reduces) {
+        // The books open reduces at ceil(0.5 x 10) = 5 maps done, and the slow map ends last.
+        assert.ok(
+          r.startTime >= mapEnds[4]!,
+          `reduce ${r.attemptId} started at ${r.startTime}, before the 5th map ended at ${mapEnds[4]}`,
+        );
+        assert.ok(
+          r.startTime < mapEnds[9]!,
+          `reduce ${r.attemptId} started at ${r.startTime}, not before the last map ended at ${mapEnds[9]}`,
+        );
+        const early = r.counters.SHUFFLE_EARLY_SEGMENTS ?? 0;
+        assert.ok(
+          early >= 5 && early <= 9,
+          `reduce ${r.attemptId} fetched ${early} outputs before the last map's was known`,
+        );
+      }
+      assertCountsEqual(await readOutput(t.fs, '/out/early'), text);
+    },
+  );
 
   it('a slow start outside [0, 1], or below 1 with skew.strategy "simple", is refused (EBADJOB)', async () => {
     for (const conf of [

@@ -89,34 +89,40 @@ describe('task processes: reused when clean, never after a failure or a leak', (
     return status;
   };
 
-  it("a clean successful attempt's process runs the next attempt of the module, with fresh module-level state", async () => {
-    const status = await run('clean');
-    assert.ok(status.mapsTotal >= 8);
-    assert.ok(
-      (status.counters['user.reused-clean'] ?? 0) >= 1,
-      `some maps ran in a process a previous map used: ${JSON.stringify(status.counters)}`,
-    );
-    assert.ok((status.counters.WARM_LAUNCH ?? 0) >= 1);
-    assert.equal(
-      status.counters['user.fresh-module'],
-      status.mapsTotal,
-      'every attempt saw its own module-level state',
-    );
-  });
+  it(
+    "a clean successful attempt's process runs the next attempt of " + 'the module, with fresh module-level state',
+    async () => {
+      const status = await run('clean');
+      assert.ok(status.mapsTotal >= 8);
+      assert.ok(
+        (status.counters['user.reused-clean'] ?? 0) >= 1,
+        `some maps ran in a process a previous map used: ${JSON.stringify(status.counters)}`,
+      );
+      assert.ok((status.counters.WARM_LAUNCH ?? 0) >= 1);
+      assert.equal(
+        status.counters['user.fresh-module'],
+        status.mapsTotal,
+        'every attempt saw its own module-level state',
+      );
+    },
+  );
 
-  it('runs the bundled task process that `npm run build` wrote, sharing the public API modules with the job', async () => {
-    const entries = new Set((await taskProcesses()).map((p) => basename(p.entry)));
-    assert.deepEqual(
-      [...entries],
-      ['task-process.bundle.js'],
-      "the worker's task processes (kept warm or spare) run the bundle",
-    );
-    const bundle = await readFile(new URL('../../src/runtime/task/task-process.bundle.js', import.meta.url), 'utf8');
-    // The job's `import ... from 'minimr'` loads these files: one MinimrError class, one set of codecs.
-    assert.match(bundle, /from "\.\.\/\.\.\/errors\.js"/);
-    assert.match(bundle, /from "\.\.\/\.\.\/api\/index\.js"/);
-    assert.doesNotMatch(bundle, /class MinimrError\b/);
-  });
+  it(
+    'runs the bundled task process that `npm run build` wrote, ' + 'sharing the public API modules with the job',
+    async () => {
+      const entries = new Set((await taskProcesses()).map((p) => basename(p.entry)));
+      assert.deepEqual(
+        [...entries],
+        ['task-process.bundle.js'],
+        "the worker's task processes (kept warm or spare) run the bundle",
+      );
+      const bundle = await readFile(new URL('../../src/runtime/task/task-process.bundle.js', import.meta.url), 'utf8');
+      // The job's `import ... from 'minimr'` loads these files: one MinimrError class, one set of codecs.
+      assert.match(bundle, /from "\.\.\/\.\.\/errors\.js"/);
+      assert.match(bundle, /from "\.\.\/\.\.\/api\/index\.js"/);
+      assert.doesNotMatch(bundle, /class MinimrError\b/);
+    },
+  );
 
   it("a failed attempt's process never runs another attempt", async () => {
     const status = await run('fail-first');
@@ -178,7 +184,8 @@ describe('task processes: spares', () => {
     await rm(traceDir, { recursive: true, force: true });
   });
 
-  it('a worker starts no spare process while it runs attempts: each cold launch beyond the spares it had forks its own', {
+  it('a worker starts no spare process while it runs attempts: each ' +
+    'cold launch beyond the spares it had forks its own', {
     skip: process.platform !== 'linux',
   }, async () => {
     // A worker forks its spares once it is idle (at its start, and 200 ms after its last attempt;

@@ -21,7 +21,9 @@ function findChromium(): { path?: string; why?: string } {
   const path = r.stdout.trim().split('\n').pop();
   if (r.status === 0 && path) return { path };
   return {
-    why: `headless Chromium is not available and could not be installed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`,
+    why:
+      `headless Chromium is not available and could not be ` +
+      `installed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`,
   };
 }
 

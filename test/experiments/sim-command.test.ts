@@ -10,12 +10,13 @@ import { loadCluster, loadWorkload } from '../../src/workloads/index.js';
 
 const TRACE = [0, 2000, 4000]
   .map(
-    (
-      start,
-      i,
-    ) => `{"am.type":"mapreduce","job.id":"sls_${i}","job.start.ms":${start},"job.end.ms":${start + 9000},"job.queue.name":"q",
-  "job.tasks":[{"container.host":"/r1/n1","container.start.ms":${start},"container.end.ms":${start + 5000},"container.priority":20},
-               {"container.host":"/r1/n2","container.start.ms":${start + 5000},"container.end.ms":${start + 9000},"container.priority":10}]}`,
+    (start, i) =>
+      `{"am.type":"mapreduce","job.id":"sls_${i}","job.start.ms":${start},"job.end.ms":${start + 9000},"job.queue.name":"q",
+ ` +
+      ` "job.tasks":[{"container.host":"/r1/n1","container.start.ms":${start},"container.end.ms":${start + 5000},"container.priority":20},
+ ` +
+      `              ` +
+      `{"container.host":"/r1/n2","container.start.ms":${start + 5000},"container.end.ms":${start + 9000},"container.priority":10}]}`,
   )
   .join('\n');
 

@@ -89,42 +89,48 @@ describe('authentication of protocol connections', () => {
     }
   });
 
-  it('authenticates with the right secret and answers an internal fault with EINTERNAL and a reference, not its text', async () => {
-    const logged: string[] = [];
-    const logger = createLogger('auth-test', 'error');
-    const real = await server((socket) =>
-      acceptPeer(
-        socket,
-        SECRET,
-        (message, peer) => {
-          if (message.type === 'list-jobs')
-            throw new Error(`ENOENT: no such file, open '/var/lib/minimr/${peer.user}/secret-file'`);
-          return [];
-        },
-        Object.assign(Object.create(logger) as typeof logger, { error: (o: object) => logged.push(JSON.stringify(o)) }),
-      ),
-    );
-    try {
-      await assert.rejects(
-        connectPeer(real.url, () => undefined, undefined, 5000, {
-          credentials: { user: 'alice', secret: Buffer.from('another-secret-of-some-length') },
-        }),
-        isCode('EAUTH', /wrong cluster secret/),
+  it(
+    'authenticates with the right secret and answers an internal ' +
+      'fault with EINTERNAL and a reference, not its text',
+    async () => {
+      const logged: string[] = [];
+      const logger = createLogger('auth-test', 'error');
+      const real = await server((socket) =>
+        acceptPeer(
+          socket,
+          SECRET,
+          (message, peer) => {
+            if (message.type === 'list-jobs')
+              throw new Error(`ENOENT: no such file, open '/var/lib/minimr/${peer.user}/secret-file'`);
+            return [];
+          },
+          Object.assign(Object.create(logger) as typeof logger, {
+            error: (o: object) => logged.push(JSON.stringify(o)),
+          }),
+        ),
       );
-      const peer = await connectPeer(real.url, () => undefined, undefined, 5000, { credentials });
-      const fault = await peer.request({ type: 'list-jobs' }).catch((err: unknown) => err);
-      assert.ok(fault instanceof Error);
-      assert.equal((fault as { code?: string }).code, 'EINTERNAL');
-      assert.doesNotMatch(fault.message, /var\/lib|secret-file/);
-      const reference = /reference ([0-9a-f]{8})/.exec(fault.message)?.[1];
-      assert.ok(reference, fault.message);
-      assert.ok(
-        logged.some((line) => line.includes(reference) && line.includes('/var/lib/minimr/alice/secret-file')),
-        'the whole error is in the server log',
-      );
-      peer.close();
-    } finally {
-      await real.close();
-    }
-  });
+      try {
+        await assert.rejects(
+          connectPeer(real.url, () => undefined, undefined, 5000, {
+            credentials: { user: 'alice', secret: Buffer.from('another-secret-of-some-length') },
+          }),
+          isCode('EAUTH', /wrong cluster secret/),
+        );
+        const peer = await connectPeer(real.url, () => undefined, undefined, 5000, { credentials });
+        const fault = await peer.request({ type: 'list-jobs' }).catch((err: unknown) => err);
+        assert.ok(fault instanceof Error);
+        assert.equal((fault as { code?: string }).code, 'EINTERNAL');
+        assert.doesNotMatch(fault.message, /var\/lib|secret-file/);
+        const reference = /reference ([0-9a-f]{8})/.exec(fault.message)?.[1];
+        assert.ok(reference, fault.message);
+        assert.ok(
+          logged.some((line) => line.includes(reference) && line.includes('/var/lib/minimr/alice/secret-file')),
+          'the whole error is in the server log',
+        );
+        peer.close();
+      } finally {
+        await real.close();
+      }
+    },
+  );
 });

@@ -134,27 +134,30 @@ describe('job profiles: the fit of a phase', () => {
     assert.ok(faster?.ok && faster.value.penalty?.kind === 'spill' && faster.value.penalty.diskMBps === undefined);
   });
 
-  it('caps the modelled buffer at the configured one and, with no bucket at its ideal, measures from the closest', () => {
-    // Every attempt needed 200 MiB and had at most 64 (the configured buffer): T is the 64 MiB
-    // bucket's, and that is the buffer the model takes as ideal.
-    const v = phaseEstimate(
-      [bucket(64, 2, { ms: 700, input: 0, need: 200 * MiB }), bucket(32, 1, { ms: 900, input: 0, need: 200 * MiB })],
-      { ...reduceShape, bufferBytes: 64 * MiB, memoryMb: 164 },
-      0,
-      0,
-    );
-    assert.ok(v?.ok);
-    assert.equal(v.value.idealDurationMs, 700);
-    // At half of 64 MiB (32 MiB) the reduce rule spills 32 * (ceil(64 / 32) - 1) = 32 MiB in 200 ms more: 160 MiB/s.
-    assert.deepEqual(v.value.penalty, {
-      kind: 'spill',
-      rule: 'reduce',
-      bufferBytes: 64 * MiB,
-      overheadMb: 100,
-      minFraction: 101 / 164,
-      diskMBps: 160,
-    });
-  });
+  it(
+    'caps the modelled buffer at the configured one and, with no ' + 'bucket at its ideal, measures from the closest',
+    () => {
+      // Every attempt needed 200 MiB and had at most 64 (the configured buffer): T is the 64 MiB
+      // bucket's, and that is the buffer the model takes as ideal.
+      const v = phaseEstimate(
+        [bucket(64, 2, { ms: 700, input: 0, need: 200 * MiB }), bucket(32, 1, { ms: 900, input: 0, need: 200 * MiB })],
+        { ...reduceShape, bufferBytes: 64 * MiB, memoryMb: 164 },
+        0,
+        0,
+      );
+      assert.ok(v?.ok);
+      assert.equal(v.value.idealDurationMs, 700);
+      // At half of 64 MiB (32 MiB) the reduce rule spills 32 * (ceil(64 / 32) - 1) = 32 MiB in 200 ms more: 160 MiB/s.
+      assert.deepEqual(v.value.penalty, {
+        kind: 'spill',
+        rule: 'reduce',
+        bufferBytes: 64 * MiB,
+        overheadMb: 100,
+        minFraction: 101 / 164,
+        diskMBps: 160,
+      });
+    },
+  );
 
   it('a map-only map buffers nothing: memory-insensitive down to a real grant', () => {
     const v = phaseEstimate(

@@ -145,27 +145,30 @@ describe('JobTracker: profiles of recurring jobs', () => {
     });
   });
 
-  it('an absurd profile (ideal memory above every worker, negative times) runs the job regular with a warning', async () => {
-    await client.importProfile('pi', piProfile(2 * WORKER_MB));
-    const tooBig = await submitPi();
-    assert.equal(tooBig.status.profile.state, 'rejected');
-    assert.ok(
-      tooBig.pending.every((t) => t.penalty === undefined && t.idealDurationMs === undefined),
-      'regular tasks',
-    );
-    const warning = logged.find((l) => l.level === 40 && l.msg === 'profile not usable: the job runs regular');
-    assert.match(warning?.why ?? '', /reduces need \d+ MB not to spill, more than any worker offers \(1000 MB\)/);
+  it(
+    'an absurd profile (ideal memory above every worker, negative ' + 'times) runs the job regular with a warning',
+    async () => {
+      await client.importProfile('pi', piProfile(2 * WORKER_MB));
+      const tooBig = await submitPi();
+      assert.equal(tooBig.status.profile.state, 'rejected');
+      assert.ok(
+        tooBig.pending.every((t) => t.penalty === undefined && t.idealDurationMs === undefined),
+        'regular tasks',
+      );
+      const warning = logged.find((l) => l.level === 40 && l.msg === 'profile not usable: the job runs regular');
+      assert.match(warning?.why ?? '', /reduces need \d+ MB not to spill, more than any worker offers \(1000 MB\)/);
 
-    // A damaged store: times below zero.
-    const [stored] = await client.profiles('pi');
-    await jt.profiles.put({ ...stored!, map: stored!.map.map((b) => ({ ...b, taskMs: -b.taskMs })) } as JobProfile);
-    const negative = await submitPi();
-    assert.deepEqual(negative.status.profile, {
-      state: 'rejected',
-      reason: 'its map measurements are negative or not numbers (bucket of 3 MiB buffers)',
-    });
-    assert.ok(negative.pending.every((t) => t.penalty === undefined));
-  });
+      // A damaged store: times below zero.
+      const [stored] = await client.profiles('pi');
+      await jt.profiles.put({ ...stored!, map: stored!.map.map((b) => ({ ...b, taskMs: -b.taskMs })) } as JobProfile);
+      const negative = await submitPi();
+      assert.deepEqual(negative.status.profile, {
+        state: 'rejected',
+        reason: 'its map measurements are negative or not numbers (bucket of 3 MiB buffers)',
+      });
+      assert.ok(negative.pending.every((t) => t.penalty === undefined));
+    },
+  );
 
   it('refuses to import what is not a profile, and forgets a profile on request', async () => {
     await assert.rejects(

@@ -49,74 +49,78 @@ describe('JobTracker restart recovery: what is kept, what re-runs', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('keeps a map whose output its worker still holds, re-runs the others with new attempt numbers, drops orphan outputs', async () => {
-    jt = await startAt(dir);
-    client = await JobClient.connect(jt.url);
-    const w1 = await registerFakeWorker(jt.url, 'w1', { map: 3, reduce: 1 });
-    workers.push(w1);
-    const jobId = await client.submit(appModule('pi'), { output: '/out/pi', params: { maps: 3, samples: 10 } });
-    await w1.heartbeat(jobId);
-    const byIndex = (specs: AttemptSpec[]) =>
-      new Map(specs.filter((s) => s.kind === 'map').map((s) => [s.index, s.attemptId]));
-    let launched = byIndex(w1.launched);
-    assert.deepEqual([...launched.keys()].sort(), [0, 1, 2]);
-    const finish = async (attemptId: string, state: 'succeeded' | 'failed') => {
-      w1.peer.send({
-        type: 'attempt-finished',
-        workerId: 'w1',
-        attemptId,
-        state,
-        counters: { MAP_OUTPUT_RECORDS: 1 },
-        ...(state === 'failed'
-          ? { error: { code: 'ETASK', message: 'no luck' } }
-          : { mapOutput: { partitionBytes: [8], partitionRecords: [1] } }),
-      });
+  it(
+    'keeps a map whose output its worker still holds, re-runs the ' +
+      'others with new attempt numbers, drops orphan outputs',
+    async () => {
+      jt = await startAt(dir);
+      client = await JobClient.connect(jt.url);
+      const w1 = await registerFakeWorker(jt.url, 'w1', { map: 3, reduce: 1 });
+      workers.push(w1);
+      const jobId = await client.submit(appModule('pi'), { output: '/out/pi', params: { maps: 3, samples: 10 } });
       await w1.heartbeat(jobId);
-    };
-    await finish(launched.get(0)!, 'succeeded');
-    await finish(launched.get(1)!, 'failed');
-    launched = byIndex(w1.launched.slice(3));
-    assert.equal(launched.get(1), mapAttempt(jobId, 1, 1), 'map 1 retried as its attempt 1');
-    // The JobTracker goes away with map 0 done, maps 1 (attempt 1) and 2 (attempt 0) running.
-    client.close();
-    await jt.stop();
-    w1.close();
+      const byIndex = (specs: AttemptSpec[]) =>
+        new Map(specs.filter((s) => s.kind === 'map').map((s) => [s.index, s.attemptId]));
+      let launched = byIndex(w1.launched);
+      assert.deepEqual([...launched.keys()].sort(), [0, 1, 2]);
+      const finish = async (attemptId: string, state: 'succeeded' | 'failed') => {
+        w1.peer.send({
+          type: 'attempt-finished',
+          workerId: 'w1',
+          attemptId,
+          state,
+          counters: { MAP_OUTPUT_RECORDS: 1 },
+          ...(state === 'failed'
+            ? { error: { code: 'ETASK', message: 'no luck' } }
+            : { mapOutput: { partitionBytes: [8], partitionRecords: [1] } }),
+        });
+        await w1.heartbeat(jobId);
+      };
+      await finish(launched.get(0)!, 'succeeded');
+      await finish(launched.get(1)!, 'failed');
+      launched = byIndex(w1.launched.slice(3));
+      assert.equal(launched.get(1), mapAttempt(jobId, 1, 1), 'map 1 retried as its attempt 1');
+      // The JobTracker goes away with map 0 done, maps 1 (attempt 1) and 2 (attempt 0) running.
+      client.close();
+      await jt.stop();
+      w1.close();
 
-    jt = await startAt(dir);
-    client = await JobClient.connect(jt.url);
-    const status = await client.status(jobId);
-    assert.equal(status.state, 'pending', 'the job is back, waiting for its workers');
-    assert.equal(status.mapsTotal, 3);
-    // Another worker comes first: nothing runs while the worker holding map 0's output may still come back.
-    const w2 = await registerFakeWorker(jt.url, 'w2', { map: 3, reduce: 1 });
-    workers.push(w2);
-    await w2.heartbeat(jobId);
-    assert.deepEqual(w2.launched, []);
-    const held = [
-      { jobId, attemptId: mapAttempt(jobId, 0, 0) },
-      { jobId, attemptId: mapAttempt(jobId, 2, 0) },
-      { jobId: 'job_19990101000000_0001', attemptId: 'attempt_19990101000000_0001_m_000000_0' },
-    ];
-    const w1again = await registerFakeWorker(jt.url, 'w1', { map: 3, reduce: 1 }, 1, held);
-    workers.push(w1again);
-    assert.deepEqual(
-      w1again.registered.orphanMapOutputs,
-      held.slice(1),
-      "map 2's unfinished output and an unknown job's are orphans",
-    );
-    await w1again.heartbeat(jobId);
-    await w2.heartbeat(jobId);
-    const relaunched = byIndex([...w1again.launched, ...w2.launched]);
-    assert.deepEqual([...relaunched.keys()].sort(), [1, 2], 'map 0 is kept, maps 1 and 2 run again');
-    assert.equal(relaunched.get(1), mapAttempt(jobId, 1, 2), 'map 1 goes on from attempt 2');
-    assert.equal(relaunched.get(2), mapAttempt(jobId, 2, 1), 'map 2 goes on from attempt 1');
-    const after = await client.status(jobId);
-    assert.equal(after.mapsCompleted, 1);
-    assert.equal(after.counters.MAP_OUTPUT_RECORDS, 1, "the kept map's counters are the job's");
-    const kept = (await client.attempts(jobId)).find((a) => a.attemptId === mapAttempt(jobId, 0, 0));
-    assert.equal(kept?.state, 'succeeded');
-    assert.equal(kept?.workerId, 'w1');
-  });
+      jt = await startAt(dir);
+      client = await JobClient.connect(jt.url);
+      const status = await client.status(jobId);
+      assert.equal(status.state, 'pending', 'the job is back, waiting for its workers');
+      assert.equal(status.mapsTotal, 3);
+      // Another worker comes first: nothing runs while the worker holding map 0's output may still come back.
+      const w2 = await registerFakeWorker(jt.url, 'w2', { map: 3, reduce: 1 });
+      workers.push(w2);
+      await w2.heartbeat(jobId);
+      assert.deepEqual(w2.launched, []);
+      const held = [
+        { jobId, attemptId: mapAttempt(jobId, 0, 0) },
+        { jobId, attemptId: mapAttempt(jobId, 2, 0) },
+        { jobId: 'job_19990101000000_0001', attemptId: 'attempt_19990101000000_0001_m_000000_0' },
+      ];
+      const w1again = await registerFakeWorker(jt.url, 'w1', { map: 3, reduce: 1 }, 1, held);
+      workers.push(w1again);
+      assert.deepEqual(
+        w1again.registered.orphanMapOutputs,
+        held.slice(1),
+        "map 2's unfinished output and an unknown job's are orphans",
+      );
+      await w1again.heartbeat(jobId);
+      await w2.heartbeat(jobId);
+      const relaunched = byIndex([...w1again.launched, ...w2.launched]);
+      assert.deepEqual([...relaunched.keys()].sort(), [1, 2], 'map 0 is kept, maps 1 and 2 run again');
+      assert.equal(relaunched.get(1), mapAttempt(jobId, 1, 2), 'map 1 goes on from attempt 2');
+      assert.equal(relaunched.get(2), mapAttempt(jobId, 2, 1), 'map 2 goes on from attempt 1');
+      const after = await client.status(jobId);
+      assert.equal(after.mapsCompleted, 1);
+      assert.equal(after.counters.MAP_OUTPUT_RECORDS, 1, "the kept map's counters are the job's");
+      const kept = (await client.attempts(jobId)).find((a) => a.attemptId === mapAttempt(jobId, 0, 0));
+      assert.equal(kept?.state, 'succeeded');
+      assert.equal(kept?.workerId, 'w1');
+    },
+  );
 
   it('a damaged journal record is left out and named, and the JobTracker still starts', async () => {
     const journalDir = join(dir, 'damaged');

@@ -65,50 +65,55 @@ test('text output: key, separator, value and newline; null key or value leaves o
   assert.equal(Buffer.concat(sink.parts).toString(), expected);
 });
 
-test('emitRange writes what emit writes for the same key and value bytes, in both formats, with and without a DataView of the source', async () => {
-  const rand = seededRandom(11);
-  for (const [format, withView] of [
-    [{ kind: 'records' } as const, false],
-    [{ kind: 'text', separator: '\t' } as const, false],
-    [{ kind: 'records' } as const, true],
-    [{ kind: 'text', separator: '\t' } as const, true],
-  ] as const) {
-    const sink = copyingSink();
-    const writer = new OutputWriter(format, sink);
-    const expected: Buffer[] = [];
-    // Keys and values of 0..99 and up to 3 KiB, side by side or with a gap (a tagged record), across chunks.
-    for (let i = 0; i < 3000; i++) {
-      const key = Buffer.alloc(Math.floor(rand() * 100), i % 251);
-      const value = Buffer.alloc(Math.floor(rand() * (i % 10 === 0 ? 3000 : 100)), (i * 7) % 251);
-      const gap = i % 3 === 0 ? 2 : 0;
-      for (let b = 0; b < key.length; b++) if (rand() < 0.5) key[b] = Math.floor(rand() * 256);
-      for (let b = 0; b < value.length; b++) if (rand() < 0.5) value[b] = Math.floor(rand() * 256);
-      // The source starts inside a larger buffer, as a decoded frame may: the view covers src's bytes only.
-      const whole = Buffer.concat([
-        Buffer.from('pad'),
-        Buffer.from('xy'),
-        key,
-        Buffer.alloc(gap, 0xee),
-        value,
-        Buffer.from('z'),
-      ]);
-      const src = whole.subarray(3);
-      const keyStart = 2;
-      const valueStart = keyStart + key.length + gap;
-      const view = withView ? new DataView(src.buffer, src.byteOffset, src.length) : undefined;
-      writer.emitRange(src, keyStart, keyStart + key.length, valueStart, valueStart + value.length, view);
-      expected.push(
-        format.kind === 'records'
-          ? Buffer.concat([key, value])
-          : Buffer.concat([key, Buffer.from('\t'), value, Buffer.from('\n')]),
+test(
+  'emitRange writes what emit writes for the same key and value ' +
+    'bytes, in both formats, with and without a DataView of the ' +
+    'source',
+  async () => {
+    const rand = seededRandom(11);
+    for (const [format, withView] of [
+      [{ kind: 'records' } as const, false],
+      [{ kind: 'text', separator: '\t' } as const, false],
+      [{ kind: 'records' } as const, true],
+      [{ kind: 'text', separator: '\t' } as const, true],
+    ] as const) {
+      const sink = copyingSink();
+      const writer = new OutputWriter(format, sink);
+      const expected: Buffer[] = [];
+      // Keys and values of 0..99 and up to 3 KiB, side by side or with a gap (a tagged record), across chunks.
+      for (let i = 0; i < 3000; i++) {
+        const key = Buffer.alloc(Math.floor(rand() * 100), i % 251);
+        const value = Buffer.alloc(Math.floor(rand() * (i % 10 === 0 ? 3000 : 100)), (i * 7) % 251);
+        const gap = i % 3 === 0 ? 2 : 0;
+        for (let b = 0; b < key.length; b++) if (rand() < 0.5) key[b] = Math.floor(rand() * 256);
+        for (let b = 0; b < value.length; b++) if (rand() < 0.5) value[b] = Math.floor(rand() * 256);
+        // The source starts inside a larger buffer, as a decoded frame may: the view covers src's bytes only.
+        const whole = Buffer.concat([
+          Buffer.from('pad'),
+          Buffer.from('xy'),
+          key,
+          Buffer.alloc(gap, 0xee),
+          value,
+          Buffer.from('z'),
+        ]);
+        const src = whole.subarray(3);
+        const keyStart = 2;
+        const valueStart = keyStart + key.length + gap;
+        const view = withView ? new DataView(src.buffer, src.byteOffset, src.length) : undefined;
+        writer.emitRange(src, keyStart, keyStart + key.length, valueStart, valueStart + value.length, view);
+        expected.push(
+          format.kind === 'records'
+            ? Buffer.concat([key, value])
+            : Buffer.concat([key, Buffer.from('\t'), value, Buffer.from('\n')]),
+        );
+        if (writer.needsFlush) await writer.flush();
+      }
+      await writer.close();
+      assert.equal(writer.records, 3000);
+      assert.ok(
+        Buffer.concat(sink.parts).equals(Buffer.concat(expected)),
+        `${format.kind} output${withView ? ', with a view' : ''}`,
       );
-      if (writer.needsFlush) await writer.flush();
     }
-    await writer.close();
-    assert.equal(writer.records, 3000);
-    assert.ok(
-      Buffer.concat(sink.parts).equals(Buffer.concat(expected)),
-      `${format.kind} output${withView ? ', with a view' : ''}`,
-    );
-  }
-});
+  },
+);

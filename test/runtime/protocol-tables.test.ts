@@ -139,38 +139,41 @@ describe('protocol tables: every row through the dispatcher', () => {
   }
 
   for (const [tableName, name, op] of rows()) {
-    it(`${tableName}.${name}: wrong-typed arguments, field by field, are refused naming the field, never EINTERNAL`, async () => {
-      const caller = { user: 'root', roles: [...ROLES] };
-      const base = example(op.args) as Record<string, unknown>;
-      const fields = Object.entries((op.args.properties ?? {}) as Record<string, TSchema>);
-      calls.length = 0;
-      for (const bad of [null, 'a string', [1, 2]]) {
-        await assert.rejects(
-          dispatchers[tableName]!.call(name, bad, caller),
-          (err: unknown) => err instanceof MinimrError && err.code === 'EPROTOCOL',
-        );
-      }
-      if (fields.length === 0) {
-        await assert.rejects(
-          dispatchers[tableName]!.call(name, { surplus: 1 }, caller),
-          (err: unknown) => err instanceof MinimrError && /surplus/.test(err.message),
-        );
-      }
-      for (const [field, schema] of fields) {
-        await assert.rejects(
-          dispatchers[tableName]!.call(name, { ...base, [field]: wrongTyped(schema) }, caller),
-          (err: unknown) => {
-            assert.ok(err instanceof MinimrError, String(err));
-            assert.ok(CODES_FOR_BAD_ARGUMENTS.has(err.code), `${name}.${field}: ${err.code} ${err.message}`);
-            assert.match(err.message, new RegExp(`"${name}"`));
-            assert.match(err.message, new RegExp(field));
-            if (schema['x-minimr-error-code'] === 'EBADPATH') assert.equal(err.code, 'EBADPATH');
-            return true;
-          },
-        );
-      }
-      assert.deepEqual(calls, [], 'no bad call was carried out');
-    });
+    it(
+      `${tableName}.${name}: wrong-typed arguments, field by field, ` + `are refused naming the field, never EINTERNAL`,
+      async () => {
+        const caller = { user: 'root', roles: [...ROLES] };
+        const base = example(op.args) as Record<string, unknown>;
+        const fields = Object.entries((op.args.properties ?? {}) as Record<string, TSchema>);
+        calls.length = 0;
+        for (const bad of [null, 'a string', [1, 2]]) {
+          await assert.rejects(
+            dispatchers[tableName]!.call(name, bad, caller),
+            (err: unknown) => err instanceof MinimrError && err.code === 'EPROTOCOL',
+          );
+        }
+        if (fields.length === 0) {
+          await assert.rejects(
+            dispatchers[tableName]!.call(name, { surplus: 1 }, caller),
+            (err: unknown) => err instanceof MinimrError && /surplus/.test(err.message),
+          );
+        }
+        for (const [field, schema] of fields) {
+          await assert.rejects(
+            dispatchers[tableName]!.call(name, { ...base, [field]: wrongTyped(schema) }, caller),
+            (err: unknown) => {
+              assert.ok(err instanceof MinimrError, String(err));
+              assert.ok(CODES_FOR_BAD_ARGUMENTS.has(err.code), `${name}.${field}: ${err.code} ${err.message}`);
+              assert.match(err.message, new RegExp(`"${name}"`));
+              assert.match(err.message, new RegExp(field));
+              if (schema['x-minimr-error-code'] === 'EBADPATH') assert.equal(err.code, 'EBADPATH');
+              return true;
+            },
+          );
+        }
+        assert.deepEqual(calls, [], 'no bad call was carried out');
+      },
+    );
   }
 
   it('names are unique across the tables of a transport, and the handshake is not a table of the links', () => {

@@ -80,16 +80,20 @@ describe('job settings', () => {
 });
 
 describe('spill models of the elasticity profile', () => {
-  it('map: nothing extra while one spill suffices; spills + merge once past it; one more pass past the merge factor', () => {
-    // 100 MiB buffered, 40 MiB stored output, spill at 80%.
-    assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 125 * MiB, 0.8, 10), 0); // 100 <= 0.8 * 125
-    // 2 spills: the first generation (80 of the 100 MiB buffered) is written, the last merged from memory
-    assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 100 * MiB, 0.8, 10), 32 * MiB);
-    // 10 spills, one merge: 9 of 10 generations written
-    assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 12.5 * MiB, 0.8, 10), 36 * MiB);
-    // 13 spills: one intermediate pass
-    assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 10 * MiB, 0.8, 10), 80 * MiB);
-  });
+  it(
+    'map: nothing extra while one spill suffices; spills + merge ' +
+      'once past it; one more pass past the merge factor',
+    () => {
+      // 100 MiB buffered, 40 MiB stored output, spill at 80%.
+      assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 125 * MiB, 0.8, 10), 0); // 100 <= 0.8 * 125
+      // 2 spills: the first generation (80 of the 100 MiB buffered) is written, the last merged from memory
+      assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 100 * MiB, 0.8, 10), 32 * MiB);
+      // 10 spills, one merge: 9 of 10 generations written
+      assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 12.5 * MiB, 0.8, 10), 36 * MiB);
+      // 13 spills: one intermediate pass
+      assert.equal(mapSpilledBytesModel(100 * MiB, 40 * MiB, 10 * MiB, 0.8, 10), 80 * MiB);
+    },
+  );
 
   it('reduce: a sawtooth in input/buffer, big segments straight to disk', () => {
     const segs = [10, 10, 10, 10].map((x) => x * MiB);

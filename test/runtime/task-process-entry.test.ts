@@ -44,18 +44,22 @@ describe('taskProcessEntry: the bundle only while it is as new as every module i
     assert.equal(taskProcessEntry(runtime, {}), modules());
   });
 
-  it('forks the modules when there is no bundle, no list of inputs, an empty or bad list, or a listed module is gone', async () => {
-    await build(1);
-    await rm(bundle());
-    assert.equal(taskProcessEntry(runtime, {}), modules(), 'no bundle');
-    await build(1);
-    await rm(join(runtime, 'task-process.bundle.json'));
-    assert.equal(taskProcessEntry(runtime, {}), modules(), 'no list');
-    for (const inputs of [[], 'task-process.js', [7], ['../gone.js']]) {
-      await build(1, inputs);
-      assert.equal(taskProcessEntry(runtime, {}), modules(), JSON.stringify(inputs));
-    }
-  });
+  it(
+    'forks the modules when there is no bundle, no list of inputs, ' +
+      'an empty or bad list, or a listed module is gone',
+    async () => {
+      await build(1);
+      await rm(bundle());
+      assert.equal(taskProcessEntry(runtime, {}), modules(), 'no bundle');
+      await build(1);
+      await rm(join(runtime, 'task-process.bundle.json'));
+      assert.equal(taskProcessEntry(runtime, {}), modules(), 'no list');
+      for (const inputs of [[], 'task-process.js', [7], ['../gone.js']]) {
+        await build(1, inputs);
+        assert.equal(taskProcessEntry(runtime, {}), modules(), JSON.stringify(inputs));
+      }
+    },
+  );
 
   it('forks the modules when MINIMR_TASK_BUNDLE=0', async () => {
     await build(1);

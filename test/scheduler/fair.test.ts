@@ -481,57 +481,64 @@ describe('fair: preemption', () => {
     ['w1', 'w2', 'w3', 'w4'].map((id) => mkWorker(id, 'r1', { mapSlots: 2, freeMapSlots: free[id] ?? 0 }));
   const ids = (ds: readonly Decision[]): string[] => kills(ds).map((k) => k.attemptId);
 
-  test('a pool below its minimum share for minShareTimeoutMs kills the most recent attempts of the pool over its share', () => {
-    const policy = new FairPolicy({ minShareTimeoutMs: 5000, fairShareTimeoutMs: 20_000 });
-    const pools = [pool('prod', { minMapSlots: 3 })];
-    // b (pool batch) holds all 8 slots: b-m{2i}, b-m{2i+1} on w{i+1}, launched 100 ms apart.
-    const bRunning = Array.from({ length: 8 }, (_, i) =>
-      mkAttempt('b', 'map', i, `w${Math.floor(i / 2) + 1}`, i * 100),
-    );
-    const b = mkJob('b', [], { pool: 'batch', runningAttempts: bRunning });
-    const p = mkJob('p', homelessMaps('p', 5), { pool: 'prod', submitTime: 1000 });
-    // prod = max(3, R) capped at 5, batch = R: R + R = 8 -> 4 each; prod is below its minimum 3 from t=1000.
-    for (let now = 1000; now < 6000; now += 1000) {
-      assert.deepEqual(schedule(policy, mkSnapshot(cluster(), [b, p], { now, pools })), [], `t=${now}`);
-    }
-    const atTimeout = schedule(policy, mkSnapshot(cluster(), [b, p], { now: 6000, pools }));
-    assert.deepEqual(ids(atTimeout), ['b-m7_1', 'b-m6_1', 'b-m5_1']);
-    assert.equal(atTimeout.length, 3, 'no launch into the slots being freed');
-    assert.match(kills(atTimeout)[0]!.reason, /pool "prod".*minimum share/);
+  test(
+    'a pool below its minimum share for minShareTimeoutMs kills the ' +
+      'most recent attempts of the pool over its share',
+    () => {
+      const policy = new FairPolicy({ minShareTimeoutMs: 5000, fairShareTimeoutMs: 20_000 });
+      const pools = [pool('prod', { minMapSlots: 3 })];
+      // b (pool batch) holds all 8 slots: b-m{2i}, b-m{2i+1} on w{i+1}, launched 100 ms apart.
+      const bRunning = Array.from({ length: 8 }, (_, i) =>
+        mkAttempt('b', 'map', i, `w${Math.floor(i / 2) + 1}`, i * 100),
+      );
+      const b = mkJob('b', [], { pool: 'batch', runningAttempts: bRunning });
+      const p = mkJob('p', homelessMaps('p', 5), { pool: 'prod', submitTime: 1000 });
+      // prod = max(3, R) capped at 5, batch = R: R + R = 8 -> 4 each; prod is below its minimum 3 from t=1000.
+      for (let now = 1000; now < 6000; now += 1000) {
+        assert.deepEqual(schedule(policy, mkSnapshot(cluster(), [b, p], { now, pools })), [], `t=${now}`);
+      }
+      const atTimeout = schedule(policy, mkSnapshot(cluster(), [b, p], { now: 6000, pools }));
+      assert.deepEqual(ids(atTimeout), ['b-m7_1', 'b-m6_1', 'b-m5_1']);
+      assert.equal(atTimeout.length, 3, 'no launch into the slots being freed');
+      assert.match(kills(atTimeout)[0]!.reason, /pool "prod".*minimum share/);
 
-    // The runtime has not confirmed the kills yet: nothing more to kill.
-    assert.deepEqual(schedule(policy, mkSnapshot(cluster(), [b, p], { now: 7000, pools })), []);
+      // The runtime has not confirmed the kills yet: nothing more to kill.
+      assert.deepEqual(schedule(policy, mkSnapshot(cluster(), [b, p], { now: 7000, pools })), []);
 
-    // Confirmed: the slots are free and prod takes them.
-    const b2 = mkJob('b', homelessMaps('b', 3, 5), { pool: 'batch', runningAttempts: bRunning.slice(0, 5) });
-    const after = schedule(policy, mkSnapshot(cluster({ w3: 1, w4: 2 }), [b2, p], { now: 8000, pools }));
-    assert.deepEqual(perJob(after), { p: 3 });
-    assert.deepEqual(kills(after), []);
-  });
+      // Confirmed: the slots are free and prod takes them.
+      const b2 = mkJob('b', homelessMaps('b', 3, 5), { pool: 'batch', runningAttempts: bRunning.slice(0, 5) });
+      const after = schedule(policy, mkSnapshot(cluster({ w3: 1, w4: 2 }), [b2, p], { now: 8000, pools }));
+      assert.deepEqual(perJob(after), { p: 3 });
+      assert.deepEqual(kills(after), []);
+    },
+  );
 
-  test('a job below half its fair share for fairShareTimeoutMs kills down to its share, never below a victim share', () => {
-    const policy = new FairPolicy({ minShareTimeoutMs: 5000, fairShareTimeoutMs: 10_000 });
-    const w = cluster().slice(0, 3);
-    // a: 4 running, b: 2 running (b's newest attempt is the newest of all), c: 4 pending.
-    // Shares: min(4,R) + min(2,R) + min(4,R) = 6 -> R = 2: a 2, b 2, c 2.
-    const a = mkJob('a', [], {
-      runningAttempts: [
-        mkAttempt('a', 'map', 0, 'w1', 0),
-        mkAttempt('a', 'map', 1, 'w1', 100),
-        mkAttempt('a', 'map', 2, 'w2', 200),
-        mkAttempt('a', 'map', 3, 'w2', 300),
-      ],
-    });
-    const b = mkJob('b', [], {
-      runningAttempts: [mkAttempt('b', 'map', 0, 'w3', 50), mkAttempt('b', 'map', 1, 'w3', 500)],
-    });
-    const c = mkJob('c', homelessMaps('c', 4), { submitTime: 2000 });
-    for (let now = 2000; now < 12_000; now += 1000)
-      assert.deepEqual(schedule(policy, mkSnapshot(w, [a, b, c], { now })), [], `t=${now}`);
-    const ds = schedule(policy, mkSnapshot(w, [a, b, c], { now: 12_000 }));
-    assert.deepEqual(ids(ds), ['a-m3_1', 'a-m2_1']);
-    assert.match(kills(ds)[0]!.reason, /job c.*half its fair share/);
-  });
+  test(
+    'a job below half its fair share for fairShareTimeoutMs kills ' + 'down to its share, never below a victim share',
+    () => {
+      const policy = new FairPolicy({ minShareTimeoutMs: 5000, fairShareTimeoutMs: 10_000 });
+      const w = cluster().slice(0, 3);
+      // a: 4 running, b: 2 running (b's newest attempt is the newest of all), c: 4 pending.
+      // Shares: min(4,R) + min(2,R) + min(4,R) = 6 -> R = 2: a 2, b 2, c 2.
+      const a = mkJob('a', [], {
+        runningAttempts: [
+          mkAttempt('a', 'map', 0, 'w1', 0),
+          mkAttempt('a', 'map', 1, 'w1', 100),
+          mkAttempt('a', 'map', 2, 'w2', 200),
+          mkAttempt('a', 'map', 3, 'w2', 300),
+        ],
+      });
+      const b = mkJob('b', [], {
+        runningAttempts: [mkAttempt('b', 'map', 0, 'w3', 50), mkAttempt('b', 'map', 1, 'w3', 500)],
+      });
+      const c = mkJob('c', homelessMaps('c', 4), { submitTime: 2000 });
+      for (let now = 2000; now < 12_000; now += 1000)
+        assert.deepEqual(schedule(policy, mkSnapshot(w, [a, b, c], { now })), [], `t=${now}`);
+      const ds = schedule(policy, mkSnapshot(w, [a, b, c], { now: 12_000 }));
+      assert.deepEqual(ids(ds), ['a-m3_1', 'a-m2_1']);
+      assert.match(kills(ds)[0]!.reason, /job c.*half its fair share/);
+    },
+  );
 
   test('the job most over its share loses first', () => {
     const policy = new FairPolicy({ minShareTimeoutMs: 500, fairShareTimeoutMs: 1000 });

@@ -338,24 +338,29 @@ describe('fawkes: admission, shrink order, deactivation', () => {
     node('c2', 'A', { nodeKind: 'transient-core', storedBytes: 1 }),
   ];
 
-  it('a newly admitted cluster gets its minimum share from the clusters above theirs, cheapest nodes first, by the shrink setting', () => {
-    const policy = new FawkesPolicy(parseFawkesOptions({ weighting: 'td', shrink: 'DP' }));
-    const s = mkSnapshot(full, [], {
-      now: 1000,
-      mrClusters: [mrc('A'), mrc('B', { state: 'activating', minNodes: 3 })],
-    });
-    const decisions = policy.schedule(s);
-    assert.deepEqual(validateDecisions(s, decisions), []);
-    // B needs 3: the idle transient t2, the busy one t1, then the transient-core node with the fewest bytes, c2.
-    assert.deepEqual(
-      moves(decisions).map((m) => [m.workerId, m.toCluster, m.nodeKind, m.preemption]),
-      [
-        ['t2', 'B', 'core', 'delayed'],
-        ['t1', 'B', 'core', 'delayed'],
-        ['c2', 'B', 'core', 'delayed'],
-      ],
-    );
-  });
+  it(
+    'a newly admitted cluster gets its minimum share from the ' +
+      'clusters above theirs, cheapest nodes first, by the shrink ' +
+      'setting',
+    () => {
+      const policy = new FawkesPolicy(parseFawkesOptions({ weighting: 'td', shrink: 'DP' }));
+      const s = mkSnapshot(full, [], {
+        now: 1000,
+        mrClusters: [mrc('A'), mrc('B', { state: 'activating', minNodes: 3 })],
+      });
+      const decisions = policy.schedule(s);
+      assert.deepEqual(validateDecisions(s, decisions), []);
+      // B needs 3: the idle transient t2, the busy one t1, then the transient-core node with the fewest bytes, c2.
+      assert.deepEqual(
+        moves(decisions).map((m) => [m.workerId, m.toCluster, m.nodeKind, m.preemption]),
+        [
+          ['t2', 'B', 'core', 'delayed'],
+          ['t1', 'B', 'core', 'delayed'],
+          ['c2', 'B', 'core', 'delayed'],
+        ],
+      );
+    },
+  );
 
   it('nodes on their way count for their new cluster: no second move for the same need', () => {
     const policy = new FawkesPolicy(parseFawkesOptions({ weighting: 'td', shrink: 'IP' }));

@@ -91,18 +91,21 @@ describe('withPurityGuard', () => {
     ['process.hrtime', () => process.hrtime.bigint()],
   ];
   for (const [what, read] of reads) {
-    test(`catches ${read.toString().replace(/^\(\) => /, '')}, even when the throw is swallowed, and restores it`, () => {
-      assert.throws(() => withPurityGuard(read), ImpureCallError);
-      const { forbiddenCalls } = withPurityGuard(() => {
-        try {
-          read();
-        } catch {
-          // a policy hiding its clock read
-        }
-      });
-      assert.deepEqual(forbiddenCalls, [what]);
-      assert.notEqual(read(), undefined, `${what} was not restored`);
-    });
+    test(
+      `catches ${read.toString().replace(/^\(\) => /, '')}, even when ` + `the throw is swallowed, and restores it`,
+      () => {
+        assert.throws(() => withPurityGuard(read), ImpureCallError);
+        const { forbiddenCalls } = withPurityGuard(() => {
+          try {
+            read();
+          } catch {
+            // a policy hiding its clock read
+          }
+        });
+        assert.deepEqual(forbiddenCalls, [what]);
+        assert.notEqual(read(), undefined, `${what} was not restored`);
+      },
+    );
   }
 
   test('leaves pure computation alone, dates from numbers included', () => {

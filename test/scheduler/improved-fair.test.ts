@@ -135,19 +135,23 @@ describe('improved-fair: victim order', () => {
     );
   });
 
-  test('CPU-bound victim: most recent first; among equally recent, input on another rack, then same rack, then same node', () => {
-    const attempts = [
-      attempt('v', 0, 'w1', 100, 'node'),
-      attempt('v', 1, 'w2', 100, 'any'),
-      attempt('v', 2, 'w3', 100, 'rack'),
-      attempt('v', 3, 'w4', 200, 'node'),
-      attempt('v', 4, 'w5', 50, 'any'),
-    ];
-    assert.deepEqual(
-      orderCpuBoundVictims(attempts).map((a) => a.id),
-      ['v-m3_1', 'v-m1_1', 'v-m2_1', 'v-m0_1', 'v-m4_1'],
-    );
-  });
+  test(
+    'CPU-bound victim: most recent first; among equally recent, ' +
+      'input on another rack, then same rack, then same node',
+    () => {
+      const attempts = [
+        attempt('v', 0, 'w1', 100, 'node'),
+        attempt('v', 1, 'w2', 100, 'any'),
+        attempt('v', 2, 'w3', 100, 'rack'),
+        attempt('v', 3, 'w4', 200, 'node'),
+        attempt('v', 4, 'w5', 50, 'any'),
+      ];
+      assert.deepEqual(
+        orderCpuBoundVictims(attempts).map((a) => a.id),
+        ['v-m3_1', 'v-m1_1', 'v-m2_1', 'v-m0_1', 'v-m4_1'],
+      );
+    },
+  );
 });
 
 /**
@@ -219,21 +223,25 @@ describe('improved-fair: preemption', () => {
           : d.kind,
     );
 
-  test('an I/O-bound victim loses attempts on the nodes holding the starved input, remote input first; FAIR takes the newest', () => {
-    const b = starved([['w1'], ['w2'], ['w3']]);
-    assert.equal(jobCharacter(victim(1000), workers), 'io-bound');
-    // Categories (1) w1, (2) w2, (3) w3; each node then holds input of one pending map of b: no copies.
-    assert.deepEqual(describeAll(atTimeout(new ImprovedFairPolicy(options), victim(1000), b)), [
-      'kill v-m0_1',
-      'kill v-m1_1',
-      'kill v-m2_1',
-    ]);
-    assert.deepEqual(describeAll(atTimeout(new FairPolicy(options), victim(1000), b)), [
-      'kill v-m5_1',
-      'kill v-m4_1',
-      'kill v-m3_1',
-    ]);
-  });
+  test(
+    'an I/O-bound victim loses attempts on the nodes holding the ' +
+      'starved input, remote input first; FAIR takes the newest',
+    () => {
+      const b = starved([['w1'], ['w2'], ['w3']]);
+      assert.equal(jobCharacter(victim(1000), workers), 'io-bound');
+      // Categories (1) w1, (2) w2, (3) w3; each node then holds input of one pending map of b: no copies.
+      assert.deepEqual(describeAll(atTimeout(new ImprovedFairPolicy(options), victim(1000), b)), [
+        'kill v-m0_1',
+        'kill v-m1_1',
+        'kill v-m2_1',
+      ]);
+      assert.deepEqual(describeAll(atTimeout(new FairPolicy(options), victim(1000), b)), [
+        'kill v-m5_1',
+        'kill v-m4_1',
+        'kill v-m3_1',
+      ]);
+    },
+  );
 
   test('an I/O-bound victim without attempts on such nodes loses remote-input attempts first', () => {
     // b's input is on no live node, so every attempt is in (4)-(6): (4) holds w4 and w1 (newest first), then (5) w5.

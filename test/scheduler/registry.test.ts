@@ -301,18 +301,21 @@ describe('the simulator consults a policy as the policy declares', () => {
     return { policy, result, finishes: result.run.jobs.map((j) => [j.id, j.finishMs]) };
   };
 
-  test("a policy of its own declaring 'after-change-if-a-task-fits' is called far less often, and decides the same", () => {
-    const every = run('every-event');
-    const fast = run('after-change-if-a-task-fits');
-    assert.equal(every.result.stats.policyCallMode, 'every-event');
-    assert.equal(fast.result.stats.policyCallMode, 'when-useful');
-    // Counted by the policy itself, not only by the simulator.
-    assert.equal(fast.policy.calls, fast.result.stats.policyCalls);
-    assert.equal(every.policy.calls, every.result.stats.policyCalls);
-    assert.ok(fast.policy.calls * 4 < every.policy.calls, `${fast.policy.calls} calls against ${every.policy.calls}`);
-    assert.ok(fast.finishes.every(([, t]) => t !== null));
-    assert.deepEqual(fast.finishes, every.finishes);
-  });
+  test(
+    "a policy of its own declaring 'after-change-if-a-task-fits' is " + 'called far less often, and decides the same',
+    () => {
+      const every = run('every-event');
+      const fast = run('after-change-if-a-task-fits');
+      assert.equal(every.result.stats.policyCallMode, 'every-event');
+      assert.equal(fast.result.stats.policyCallMode, 'when-useful');
+      // Counted by the policy itself, not only by the simulator.
+      assert.equal(fast.policy.calls, fast.result.stats.policyCalls);
+      assert.equal(every.policy.calls, every.result.stats.policyCalls);
+      assert.ok(fast.policy.calls * 4 < every.policy.calls, `${fast.policy.calls} calls against ${every.policy.calls}`);
+      assert.ok(fast.finishes.every(([, t]) => t !== null));
+      assert.deepEqual(fast.finishes, every.finishes);
+    },
+  );
 
   test("'after-change' is between the two", () => {
     const every = run('every-event');

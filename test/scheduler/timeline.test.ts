@@ -75,15 +75,19 @@ describe('timeline generator', () => {
     assert.equal(t.completionOf('unknown'), undefined);
   });
 
-  test("withinJob: a task ending by the job's completion is within it, one ending later is not; a job without an estimate takes any", () => {
-    // 4096 MB: two 2048 MB tasks 0-10 s, the third 10-20 s.
-    const t = new Timeline(0, [node('n1', 4096)], [], [job('a', 3, 2048, 10_000), job('huge', 1, 8192, 1_000)]);
-    assert.equal(t.withinJob('a', 5_000), true);
-    assert.equal(t.withinJob('a', 20_000), true);
-    assert.equal(t.withinJob('a', 20_001), false);
-    assert.equal(t.withinJob('huge', 1e9), true);
-    assert.equal(t.withinJob('unknown', 1e9), true);
-  });
+  test(
+    "withinJob: a task ending by the job's completion is within it, " +
+      'one ending later is not; a job without an estimate takes any',
+    () => {
+      // 4096 MB: two 2048 MB tasks 0-10 s, the third 10-20 s.
+      const t = new Timeline(0, [node('n1', 4096)], [], [job('a', 3, 2048, 10_000), job('huge', 1, 8192, 1_000)]);
+      assert.equal(t.withinJob('a', 5_000), true);
+      assert.equal(t.withinJob('a', 20_000), true);
+      assert.equal(t.withinJob('a', 20_001), false);
+      assert.equal(t.withinJob('huge', 1e9), true);
+      assert.equal(t.withinJob('unknown', 1e9), true);
+    },
+  );
 
   test('answers do not depend on what was asked before or in which order', () => {
     // The fair-order case above: X ends at 18 s, Y at 5 s, however the questions come.
@@ -102,20 +106,23 @@ describe('timeline generator', () => {
     assert.equal(partly.completionOf('z'), 8_000);
   });
 
-  test("a job's tasks are read only when it comes up in line: a question about the first leaves the last unread", () => {
-    const read: string[] = [];
-    const counted = (id: string, memoryMb: number): TimelineJob => ({
-      id,
-      get tasks() {
-        read.push(id);
-        return [{ kind: 'map' as const, memoryMb, durationMs: 1_000, count: 1 }];
-      },
-    });
-    const t = new Timeline(0, [node('n1', 4096)], [], [counted('a', 1000), counted('b', 1000), counted('c', 1000)]);
-    assert.equal(t.completionOf('a'), 1_000);
-    assert.ok(!read.includes('c'), `read: ${read.join(', ')}`);
-    // Asked about later, C is placed as if the whole queue had been placed at once: the fourth slot, 0-1 s.
-    assert.equal(t.completionOf('c'), 1_000);
-    assert.deepEqual([...new Set(read)].sort(), ['a', 'b', 'c']);
-  });
+  test(
+    "a job's tasks are read only when it comes up in line: a " + 'question about the first leaves the last unread',
+    () => {
+      const read: string[] = [];
+      const counted = (id: string, memoryMb: number): TimelineJob => ({
+        id,
+        get tasks() {
+          read.push(id);
+          return [{ kind: 'map' as const, memoryMb, durationMs: 1_000, count: 1 }];
+        },
+      });
+      const t = new Timeline(0, [node('n1', 4096)], [], [counted('a', 1000), counted('b', 1000), counted('c', 1000)]);
+      assert.equal(t.completionOf('a'), 1_000);
+      assert.ok(!read.includes('c'), `read: ${read.join(', ')}`);
+      // Asked about later, C is placed as if the whole queue had been placed at once: the fourth slot, 0-1 s.
+      assert.equal(t.completionOf('c'), 1_000);
+      assert.deepEqual([...new Set(read)].sort(), ['a', 'b', 'c']);
+    },
+  );
 });

@@ -48,14 +48,22 @@ describe('tyrex: squared coefficient of variation and the optimal cutoff', () =>
     assert.equal(squaredCoefficientOfVariation([7]), 0);
   });
 
-  test('{0, 0, 10}: min(X, p) = {0, 0, p} has CV^2 2 for every p > 0 while the single value above has 0, so the crossing is at p = 0', () => {
-    assert.equal(optimalCutoff([0, 0, 10]), 0);
-  });
+  test(
+    '{0, 0, 10}: min(X, p) = {0, 0, p} has CV^2 2 for every p > 0 ' +
+      'while the single value above has 0, so the crossing is at p = 0',
+    () => {
+      assert.equal(optimalCutoff([0, 0, 10]), 0);
+    },
+  );
 
-  test('{1, 1, 1, 1, 40, 40}: on (1, 40) L = {1,1,1,1,p,p} and R = {40-p, 40-p}; CV^2(R) = 0, so the crossing is at p = 1', () => {
-    // CV^2(L) at p = 1 is 0 and CV^2(R) is 0 too: d(1) = 0, the first point where d >= 0.
-    assert.equal(optimalCutoff([1, 1, 1, 1, 40, 40]), 1);
-  });
+  test(
+    '{1, 1, 1, 1, 40, 40}: on (1, 40) L = {1,1,1,1,p,p} and R = ' +
+      '{40-p, 40-p}; CV^2(R) = 0, so the crossing is at p = 1',
+    () => {
+      // CV^2(L) at p = 1 is 0 and CV^2(R) is 0 too: d(1) = 0, the first point where d >= 0.
+      assert.equal(optimalCutoff([1, 1, 1, 1, 40, 40]), 1);
+    },
+  );
 
   test('heavy-tailed samples agree with a brute-force scan of d(p) to within the scan step', () => {
     const samples = [

@@ -86,16 +86,19 @@ describe('yarn-me: one round', () => {
     assert.deepEqual(launches(createPolicy('yarn-me').schedule(s)), [['j-r0', 1000, false]]);
   });
 
-  test('elastic: the grant of lowest predicted duration, the smaller of equal ones (sawtooth: 200 MB, not 400 MB)', () => {
-    // 450 MB free: grants 100..400 spill 900, 800, 900, 800 MiB. J's task could start regularly
-    // only at 60 s (end 65 s); 200 MB ends at 0 + 5 + 8 = 13 s: well before. (It spills 800 MiB
-    // in 13 s, 62 MB/s: more than the default disk share of w1's 100 MB/s, 0.5: a whole disk here.)
-    assert.deepEqual(launches(createPolicy('yarn-me', { diskShare: 1 }).schedule(waiting(450, 60_000))), [
-      ['j-r0', 200, true],
-    ]);
-    // yarn grants only ideal memory: nothing.
-    assert.deepEqual(launches(createPolicy('yarn').schedule(waiting(450, 60_000))), []);
-  });
+  test(
+    'elastic: the grant of lowest predicted duration, the smaller ' + 'of equal ones (sawtooth: 200 MB, not 400 MB)',
+    () => {
+      // 450 MB free: grants 100..400 spill 900, 800, 900, 800 MiB. J's task could start regularly
+      // only at 60 s (end 65 s); 200 MB ends at 0 + 5 + 8 = 13 s: well before. (It spills 800 MiB
+      // in 13 s, 62 MB/s: more than the default disk share of w1's 100 MB/s, 0.5: a whole disk here.)
+      assert.deepEqual(launches(createPolicy('yarn-me', { diskShare: 1 }).schedule(waiting(450, 60_000))), [
+        ['j-r0', 200, true],
+      ]);
+      // yarn grants only ideal memory: nothing.
+      assert.deepEqual(launches(createPolicy('yarn').schedule(waiting(450, 60_000))), []);
+    },
+  );
 
   test('never the straggler: no elastic run that would end after the job would end regularly', () => {
     // The memory is back at 5 s: J's task would run 5-10 s regularly; elastic would end at 13 s.
@@ -109,38 +112,46 @@ describe('yarn-me: one round', () => {
     assert.deepEqual(launches(createPolicy('yarn-me', { diskShare: 1 }).schedule(waiting(450, 60_000, [plain]))), []);
   });
 
-  test('reservations: a reserved node is kept for its job under yarn; yarn-me backfills only what ends before it can start', () => {
-    // J (2000 MB, first in the queue) cannot start before 5 s, when "other" gives back its memory;
-    // K's 500 MB task fits now.
-    const j = mkJob('j', [mkTask('j', 'map', 0, { memoryMb: 2000, idealDurationMs: 20_000 })], { submitTime: 1 });
-    const other = mkJob('other', [], { runningAttempts: [running('other', 3096, 5_000)] });
-    const k = (ms: number) =>
-      mkJob('k', [mkTask('k', 'map', 0, { memoryMb: 500, idealDurationMs: ms })], { submitTime: 2 });
-    const at = (ms: number) => mkSnapshot([w1(1000)], [j, other, k(ms)], { trigger: heartbeat });
-    const run = (name: string, options: Record<string, unknown>, ms: number) => {
-      const policy = createPolicy(name, options) as YarnMePolicy;
-      return { launched: launches(policy.schedule(at(ms))), reserved: policy.reserved() };
-    };
-    // yarn: J reserves w1 and K waits, however short.
-    assert.deepEqual(run('yarn', {}, 3_000), { launched: [], reserved: [['w1', 'j']] });
-    // yarn-me: K's 3 s task ends before 5 s and runs; a 10 s one would hold w1 when J could start.
-    assert.deepEqual(run('yarn-me', {}, 3_000), { launched: [['k-m0', 500, false]], reserved: [['w1', 'j']] });
-    assert.deepEqual(run('yarn-me', {}, 10_000), { launched: [], reserved: [['w1', 'j']] });
-    assert.deepEqual(run('yarn-me', { backfillReserved: false }, 3_000), { launched: [], reserved: [['w1', 'j']] });
-  });
+  test(
+    'reservations: a reserved node is kept for its job under yarn; ' +
+      'yarn-me backfills only what ends before it can start',
+    () => {
+      // J (2000 MB, first in the queue) cannot start before 5 s, when "other" gives back its memory;
+      // K's 500 MB task fits now.
+      const j = mkJob('j', [mkTask('j', 'map', 0, { memoryMb: 2000, idealDurationMs: 20_000 })], { submitTime: 1 });
+      const other = mkJob('other', [], { runningAttempts: [running('other', 3096, 5_000)] });
+      const k = (ms: number) =>
+        mkJob('k', [mkTask('k', 'map', 0, { memoryMb: 500, idealDurationMs: ms })], { submitTime: 2 });
+      const at = (ms: number) => mkSnapshot([w1(1000)], [j, other, k(ms)], { trigger: heartbeat });
+      const run = (name: string, options: Record<string, unknown>, ms: number) => {
+        const policy = createPolicy(name, options) as YarnMePolicy;
+        return { launched: launches(policy.schedule(at(ms))), reserved: policy.reserved() };
+      };
+      // yarn: J reserves w1 and K waits, however short.
+      assert.deepEqual(run('yarn', {}, 3_000), { launched: [], reserved: [['w1', 'j']] });
+      // yarn-me: K's 3 s task ends before 5 s and runs; a 10 s one would hold w1 when J could start.
+      assert.deepEqual(run('yarn-me', {}, 3_000), { launched: [['k-m0', 500, false]], reserved: [['w1', 'j']] });
+      assert.deepEqual(run('yarn-me', {}, 10_000), { launched: [], reserved: [['w1', 'j']] });
+      assert.deepEqual(run('yarn-me', { backfillReserved: false }, 3_000), { launched: [], reserved: [['w1', 'j']] });
+    },
+  );
 
-  test('yarn reserves a node on its heartbeat even when no pending task fits it (then a later small job waits, as in YARN)', () => {
-    // w1 has 1000 MB free; J's 2000 MB map fits nowhere. YARN reserves w1 for J all the same, so
-    // that K, arriving later with a 500 MB map, does not take the memory J is waiting for.
-    const policy = createPolicy('yarn') as YarnMePolicy;
-    const other = mkJob('other', [], { runningAttempts: [running('other', 3096, 5_000)] });
-    const j = mkJob('j', [mkTask('j', 'map', 0, { memoryMb: 2000 })], { submitTime: 1 });
-    assert.deepEqual(launches(policy.schedule(mkSnapshot([w1(1000)], [j, other], { trigger: heartbeat }))), []);
-    assert.deepEqual(policy.reserved(), [['w1', 'j']]);
-    const k = mkJob('k', [mkTask('k', 'map', 0, { memoryMb: 500 })], { submitTime: 2 });
-    assert.deepEqual(launches(policy.schedule(mkSnapshot([w1(1000)], [j, other, k], { trigger: heartbeat }))), []);
-    assert.deepEqual(policy.reserved(), [['w1', 'j']]);
-  });
+  test(
+    'yarn reserves a node on its heartbeat even when no pending ' +
+      'task fits it (then a later small job waits, as in YARN)',
+    () => {
+      // w1 has 1000 MB free; J's 2000 MB map fits nowhere. YARN reserves w1 for J all the same, so
+      // that K, arriving later with a 500 MB map, does not take the memory J is waiting for.
+      const policy = createPolicy('yarn') as YarnMePolicy;
+      const other = mkJob('other', [], { runningAttempts: [running('other', 3096, 5_000)] });
+      const j = mkJob('j', [mkTask('j', 'map', 0, { memoryMb: 2000 })], { submitTime: 1 });
+      assert.deepEqual(launches(policy.schedule(mkSnapshot([w1(1000)], [j, other], { trigger: heartbeat }))), []);
+      assert.deepEqual(policy.reserved(), [['w1', 'j']]);
+      const k = mkJob('k', [mkTask('k', 'map', 0, { memoryMb: 500 })], { submitTime: 2 });
+      assert.deepEqual(launches(policy.schedule(mkSnapshot([w1(1000)], [j, other, k], { trigger: heartbeat }))), []);
+      assert.deepEqual(policy.reserved(), [['w1', 'j']]);
+    },
+  );
 
   test('a reservation ends with its job, and the node serves the queue again', () => {
     const policy = createPolicy('yarn') as YarnMePolicy;

@@ -75,21 +75,24 @@ async function runWith(
   return counters;
 }
 
-test('a map output buffer uses an arena from its pool, whatever it holds, and gives it back when no merge follows', async () => {
-  await withTempDir(async (root) => {
-    const bufferBytes = 256 * 1024;
-    const pool = new GarbagePool(bufferBytes, 5);
-    const first = await runWith(root, 'a_0', pool, bufferBytes, 2000, 1);
-    assert.equal(first.spills, 1);
-    assert.equal(pool.taken, 1);
-    assert.equal(pool.given.length, 1, 'one spill: the arena goes back to the pool');
-    // The same arena again, now holding the first map's records: the output is still exactly right.
-    await runWith(root, 'a_1', pool, bufferBytes, 1500, 2);
-    assert.equal(pool.taken, 2);
-    assert.equal(pool.given.length, 2);
-    assert.equal(pool.given[0], pool.given[1], 'the very same memory');
-  });
-});
+test(
+  'a map output buffer uses an arena from its pool, whatever it ' + 'holds, and gives it back when no merge follows',
+  async () => {
+    await withTempDir(async (root) => {
+      const bufferBytes = 256 * 1024;
+      const pool = new GarbagePool(bufferBytes, 5);
+      const first = await runWith(root, 'a_0', pool, bufferBytes, 2000, 1);
+      assert.equal(first.spills, 1);
+      assert.equal(pool.taken, 1);
+      assert.equal(pool.given.length, 1, 'one spill: the arena goes back to the pool');
+      // The same arena again, now holding the first map's records: the output is still exactly right.
+      await runWith(root, 'a_1', pool, bufferBytes, 1500, 2);
+      assert.equal(pool.taken, 2);
+      assert.equal(pool.given.length, 2);
+      assert.equal(pool.given[0], pool.given[1], 'the very same memory');
+    });
+  },
+);
 
 test('an arena released before a merge is not given back (the merge must not run on top of it)', async () => {
   await withTempDir(async (root) => {

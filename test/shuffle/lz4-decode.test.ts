@@ -17,39 +17,43 @@ function decoded(raw: Buffer): Buffer {
   return out;
 }
 
-test('the JS LZ4 decoder restores what lz4-napi compressed: empty, tiny, incompressible, runs, short periods, long matches', () => {
-  const rand = rng(5);
-  const inputs: Buffer[] = [Buffer.alloc(0), Buffer.from('a'), Buffer.from('abcd'), Buffer.alloc(100_000)];
-  for (const period of [1, 2, 3, 4, 5, 7, 16, 300]) {
-    // Matches whose source overlaps the destination by fewer than 4 bytes (period < 4) and more.
-    const unit = exactBytes(rand, period);
-    const b = Buffer.alloc(70_000 + period);
-    for (let i = 0; i < b.length; i++) b[i] = unit[i % period]!;
-    inputs.push(b);
-  }
-  for (const size of [1, 15, 16, 19, 270, 65_536, 262_144, 1_000_003]) {
-    inputs.push(exactBytes(rand, size));
-  }
-  // Mixed: literals of every length class (< 15, 15 + 255 extension bytes) between matches of every length class.
-  const mixed: Buffer[] = [];
-  for (let i = 0; i < 400; i++) {
-    mixed.push(randomBytes(rand, Math.floor(rand() * 600)));
-    const rep = exactBytes(rand, 8);
-    mixed.push(Buffer.concat(Array.from({ length: Math.floor(rand() * 80) }, () => rep)));
-  }
-  inputs.push(Buffer.concat(mixed));
-  // TeraSort-like records: random keys, repetitive fillers.
-  const rows: Buffer[] = [];
-  for (let i = 0; i < 5000; i++)
-    rows.push(
-      Buffer.concat([
-        randomBytes(rand, 10),
-        Buffer.from(`  ${String(i).padStart(30, '0')}  AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH\r\n`),
-      ]),
-    );
-  inputs.push(Buffer.concat(rows));
-  for (const input of inputs) assert.ok(decoded(input).equals(input), `input of ${input.length} bytes`);
-});
+test(
+  'the JS LZ4 decoder restores what lz4-napi compressed: empty, ' +
+    'tiny, incompressible, runs, short periods, long matches',
+  () => {
+    const rand = rng(5);
+    const inputs: Buffer[] = [Buffer.alloc(0), Buffer.from('a'), Buffer.from('abcd'), Buffer.alloc(100_000)];
+    for (const period of [1, 2, 3, 4, 5, 7, 16, 300]) {
+      // Matches whose source overlaps the destination by fewer than 4 bytes (period < 4) and more.
+      const unit = exactBytes(rand, period);
+      const b = Buffer.alloc(70_000 + period);
+      for (let i = 0; i < b.length; i++) b[i] = unit[i % period]!;
+      inputs.push(b);
+    }
+    for (const size of [1, 15, 16, 19, 270, 65_536, 262_144, 1_000_003]) {
+      inputs.push(exactBytes(rand, size));
+    }
+    // Mixed: literals of every length class (< 15, 15 + 255 extension bytes) between matches of every length class.
+    const mixed: Buffer[] = [];
+    for (let i = 0; i < 400; i++) {
+      mixed.push(randomBytes(rand, Math.floor(rand() * 600)));
+      const rep = exactBytes(rand, 8);
+      mixed.push(Buffer.concat(Array.from({ length: Math.floor(rand() * 80) }, () => rep)));
+    }
+    inputs.push(Buffer.concat(mixed));
+    // TeraSort-like records: random keys, repetitive fillers.
+    const rows: Buffer[] = [];
+    for (let i = 0; i < 5000; i++)
+      rows.push(
+        Buffer.concat([
+          randomBytes(rand, 10),
+          Buffer.from(`  ${String(i).padStart(30, '0')}  AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH\r\n`),
+        ]),
+      );
+    inputs.push(Buffer.concat(rows));
+    for (const input of inputs) assert.ok(decoded(input).equals(input), `input of ${input.length} bytes`);
+  },
+);
 
 function exactBytes(rand: () => number, len: number): Buffer {
   const b = Buffer.alloc(len);

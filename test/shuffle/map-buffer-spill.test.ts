@@ -172,38 +172,41 @@ function mixedRecords(n: number, partitions: number, seed: number, bufferBytes: 
   return out;
 }
 
-test('the last generation joins the final merge from the buffer: only earlier spills are written, same output', async () => {
-  await withTempDir(async (root) => {
-    const P = 4;
-    const bufferBytes = 256 << 10;
-    const records = mixedRecords(3000, P, 11, bufferBytes);
-    const opened: string[] = [];
-    const recordingOpen: OpenSpillFile = (path) => {
-      opened.push(path);
-      return openSpillFile(path);
-    };
-    const { back, counters } = await run(join(root, 'mem'), records, {
-      numPartitions: P,
-      bufferBytes,
-      openFile: recordingOpen,
-    });
-    const reference = teraReference(records, P);
-    assert.deepEqual(back.partitions, reference);
-    assert.deepEqual(back.partitions[2], [], 'an empty partition stays empty');
-    const spillFiles = opened.filter((f) => /\/spill-\d+\.out$/.test(f));
-    const others = opened.filter((f) => !spillFiles.includes(f));
-    assert.ok(counters.spills >= 4 && counters.spills <= 10, `${counters.spills} spills`);
-    assert.equal(spillFiles.length, counters.spills - 1, 'every generation but the last was written as a spill');
-    assert.equal(others.length, 1, `one merged output: ${others.join(', ')}`);
-    assert.equal(counters.mergePasses, 0);
-    assert.ok(counters.spilledRecords > records.length && counters.spilledRecords < 2 * records.length);
+test(
+  'the last generation joins the final merge from the buffer: ' + 'only earlier spills are written, same output',
+  async () => {
+    await withTempDir(async (root) => {
+      const P = 4;
+      const bufferBytes = 256 << 10;
+      const records = mixedRecords(3000, P, 11, bufferBytes);
+      const opened: string[] = [];
+      const recordingOpen: OpenSpillFile = (path) => {
+        opened.push(path);
+        return openSpillFile(path);
+      };
+      const { back, counters } = await run(join(root, 'mem'), records, {
+        numPartitions: P,
+        bufferBytes,
+        openFile: recordingOpen,
+      });
+      const reference = teraReference(records, P);
+      assert.deepEqual(back.partitions, reference);
+      assert.deepEqual(back.partitions[2], [], 'an empty partition stays empty');
+      const spillFiles = opened.filter((f) => /\/spill-\d+\.out$/.test(f));
+      const others = opened.filter((f) => !spillFiles.includes(f));
+      assert.ok(counters.spills >= 4 && counters.spills <= 10, `${counters.spills} spills`);
+      assert.equal(spillFiles.length, counters.spills - 1, 'every generation but the last was written as a spill');
+      assert.equal(others.length, 1, `one merged output: ${others.join(', ')}`);
+      assert.equal(counters.mergePasses, 0);
+      assert.ok(counters.spilledRecords > records.length && counters.spilledRecords < 2 * records.length);
 
-    // The same records through the old path (more spills than the merge factor allows in one merge) agree.
-    const viaDisk = await run(join(root, 'disk'), records, { numPartitions: P, bufferBytes, mergeFactor: 2 });
-    assert.deepEqual(viaDisk.back.partitions, reference);
-    assert.ok(viaDisk.counters.mergePasses > 0);
-  });
-});
+      // The same records through the old path (more spills than the merge factor allows in one merge) agree.
+      const viaDisk = await run(join(root, 'disk'), records, { numPartitions: P, bufferBytes, mergeFactor: 2 });
+      assert.deepEqual(viaDisk.back.partitions, reference);
+      assert.ok(viaDisk.counters.mergePasses > 0);
+    });
+  },
+);
 
 /** Opens files normally and keeps a copy of every byte written to each, by path. */
 function recordingWrites(): { open: OpenSpillFile; bytesOf: Map<string, Buffer> } {
@@ -240,162 +243,176 @@ function frameCodecs(file: Buffer): Set<number> {
   return codecs;
 }
 
-test('spills are stored uncompressed and the merged output with LZ4; the first spill too when it may become part of the output', async () => {
-  await withTempDir(async (root) => {
-    const records = teraRecords(6000, 2, 12); // values of one repeated letter: LZ4 pays
-    const { open, bytesOf } = recordingWrites();
-    const { back, counters } = await run(join(root, 'z'), records, {
-      numPartitions: 2,
-      bufferBytes: 256 << 10,
-      openFile: open,
-      maxOutputRuns: 1,
+test(
+  'spills are stored uncompressed and the merged output with LZ4; ' +
+    'the first spill too when it may become part of the output',
+  async () => {
+    await withTempDir(async (root) => {
+      const records = teraRecords(6000, 2, 12); // values of one repeated letter: LZ4 pays
+      const { open, bytesOf } = recordingWrites();
+      const { back, counters } = await run(join(root, 'z'), records, {
+        numPartitions: 2,
+        bufferBytes: 256 << 10,
+        openFile: open,
+        maxOutputRuns: 1,
+      });
+      assert.deepEqual(back.partitions, teraReference(records, 2));
+      assert.ok(counters.spills > 2);
+      const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
+      const outputs = [...bytesOf.keys()].filter((f) => !spills.includes(f));
+      assert.ok(spills.length > 0 && outputs.length === 1, [...bytesOf.keys()].join(', '));
+      for (const f of spills) assert.deepEqual(frameCodecs(bytesOf.get(f)!), new Set([0]), f);
+      assert.deepEqual(frameCodecs(bytesOf.get(outputs[0]!)!), new Set([1]));
+      // With two runs allowed (the default), the first spill could have been the output's first run.
+      const twoRuns = recordingWrites();
+      const same = await run(join(root, 'w'), records, {
+        numPartitions: 2,
+        bufferBytes: 256 << 10,
+        openFile: twoRuns.open,
+      });
+      assert.deepEqual(same.back.partitions, back.partitions);
+      assert.equal(same.back.runs[0]!.length, 1, 'more than two generations are merged');
+      for (const [f, bytes] of twoRuns.bytesOf)
+        assert.deepEqual(
+          frameCodecs(bytes),
+          new Set([f.endsWith('/spill-0.out') || !/\/spill-\d+\.out$/.test(f) ? 1 : 0]),
+          f,
+        );
+      // A job's output codec is kept for spills when asked for.
+      const lz4Spills = recordingWrites();
+      const again = await run(join(root, 'y'), records, {
+        numPartitions: 2,
+        bufferBytes: 256 << 10,
+        openFile: lz4Spills.open,
+        spillCodec: lz4Codec,
+      });
+      assert.deepEqual(again.back.partitions, back.partitions);
+      for (const [f, bytes] of lz4Spills.bytesOf) assert.deepEqual(frameCodecs(bytes), new Set([1]), f);
     });
-    assert.deepEqual(back.partitions, teraReference(records, 2));
-    assert.ok(counters.spills > 2);
-    const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
-    const outputs = [...bytesOf.keys()].filter((f) => !spills.includes(f));
-    assert.ok(spills.length > 0 && outputs.length === 1, [...bytesOf.keys()].join(', '));
-    for (const f of spills) assert.deepEqual(frameCodecs(bytesOf.get(f)!), new Set([0]), f);
-    assert.deepEqual(frameCodecs(bytesOf.get(outputs[0]!)!), new Set([1]));
-    // With two runs allowed (the default), the first spill could have been the output's first run.
-    const twoRuns = recordingWrites();
-    const same = await run(join(root, 'w'), records, {
-      numPartitions: 2,
-      bufferBytes: 256 << 10,
-      openFile: twoRuns.open,
-    });
-    assert.deepEqual(same.back.partitions, back.partitions);
-    assert.equal(same.back.runs[0]!.length, 1, 'more than two generations are merged');
-    for (const [f, bytes] of twoRuns.bytesOf)
+  },
+);
+
+test(
+  'a map that ends right after a spill started gets an LZ4 ' +
+    'output: its first spill renamed, or re-encoded when that spill ' +
+    'was uncompressed',
+  async () => {
+    await withTempDir(async (root) => {
+      // 100-byte records take 132 bytes of a 64 KiB buffer each: the 398th passes the 80% mark and
+      // starts a spill of everything, so nothing is left in the buffer at finish.
+      const records = teraRecords(398, 2, 13);
+      const { open, bytesOf } = recordingWrites();
+      const { back, counters } = await run(join(root, 'x'), records, {
+        numPartitions: 2,
+        bufferBytes: 64 << 10,
+        openFile: open,
+        maxOutputRuns: 1,
+      });
+      assert.deepEqual(back.partitions, teraReference(records, 2));
+      assert.equal(counters.spills, 1);
+      const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
+      assert.equal(spills.length, 1, 'the spill was written');
+      assert.deepEqual(frameCodecs(bytesOf.get(spills[0]!)!), new Set([0]));
+      const output = [...bytesOf.keys()].find((f) => !spills.includes(f))!;
+      assert.deepEqual(frameCodecs(bytesOf.get(output)!), new Set([1]), 'the output was re-encoded with LZ4');
+      // Two runs allowed: the first spill took LZ4 and is the output, written once.
+      const twoRuns = recordingWrites();
+      const again = await run(join(root, 'y'), records, {
+        numPartitions: 2,
+        bufferBytes: 64 << 10,
+        openFile: twoRuns.open,
+      });
+      assert.deepEqual(again.back.partitions, back.partitions);
       assert.deepEqual(
-        frameCodecs(bytes),
-        new Set([f.endsWith('/spill-0.out') || !/\/spill-\d+\.out$/.test(f) ? 1 : 0]),
-        f,
+        [...twoRuns.bytesOf.keys()].map((f) => f.slice(f.lastIndexOf('/') + 1)),
+        ['spill-0.out'],
       );
-    // A job's output codec is kept for spills when asked for.
-    const lz4Spills = recordingWrites();
-    const again = await run(join(root, 'y'), records, {
-      numPartitions: 2,
-      bufferBytes: 256 << 10,
-      openFile: lz4Spills.open,
-      spillCodec: lz4Codec,
+      assert.deepEqual(frameCodecs(twoRuns.bytesOf.get([...twoRuns.bytesOf.keys()][0]!)!), new Set([1]));
+      assert.equal(again.counters.spilledBytes, again.back.dataBytes);
     });
-    assert.deepEqual(again.back.partitions, back.partitions);
-    for (const [f, bytes] of lz4Spills.bytesOf) assert.deepEqual(frameCodecs(bytes), new Set([1]), f);
-  });
-});
+  },
+);
 
-test('a map that ends right after a spill started gets an LZ4 output: its first spill renamed, or re-encoded when that spill was uncompressed', async () => {
-  await withTempDir(async (root) => {
-    // 100-byte records take 132 bytes of a 64 KiB buffer each: the 398th passes the 80% mark and
-    // starts a spill of everything, so nothing is left in the buffer at finish.
-    const records = teraRecords(398, 2, 13);
-    const { open, bytesOf } = recordingWrites();
-    const { back, counters } = await run(join(root, 'x'), records, {
-      numPartitions: 2,
-      bufferBytes: 64 << 10,
-      openFile: open,
-      maxOutputRuns: 1,
-    });
-    assert.deepEqual(back.partitions, teraReference(records, 2));
-    assert.equal(counters.spills, 1);
-    const spills = [...bytesOf.keys()].filter((f) => /\/spill-\d+\.out$/.test(f));
-    assert.equal(spills.length, 1, 'the spill was written');
-    assert.deepEqual(frameCodecs(bytesOf.get(spills[0]!)!), new Set([0]));
-    const output = [...bytesOf.keys()].find((f) => !spills.includes(f))!;
-    assert.deepEqual(frameCodecs(bytesOf.get(output)!), new Set([1]), 'the output was re-encoded with LZ4');
-    // Two runs allowed: the first spill took LZ4 and is the output, written once.
-    const twoRuns = recordingWrites();
-    const again = await run(join(root, 'y'), records, {
-      numPartitions: 2,
-      bufferBytes: 64 << 10,
-      openFile: twoRuns.open,
-    });
-    assert.deepEqual(again.back.partitions, back.partitions);
-    assert.deepEqual(
-      [...twoRuns.bytesOf.keys()].map((f) => f.slice(f.lastIndexOf('/') + 1)),
-      ['spill-0.out'],
-    );
-    assert.deepEqual(frameCodecs(twoRuns.bytesOf.get([...twoRuns.bytesOf.keys()][0]!)!), new Set([1]));
-    assert.equal(again.counters.spilledBytes, again.back.dataBytes);
-  });
-});
-
-test('an output of two generations is published as two sorted runs, written once and never read back; equal keys keep emission order', async () => {
-  await withTempDir(async (root) => {
-    // Keys from a small alphabet (many equal keys across the two generations), values numbered.
-    const rand = rng(21);
-    const records: Emit[] = [];
-    for (let i = 0; i < 700; i++) {
-      const k = Buffer.from([0x61 + Math.floor(rand() * 4), 0x61 + Math.floor(rand() * 4)]);
-      const v = Buffer.alloc(90, 0x61 + (i % 26));
-      u32(i).copy(v);
-      records.push([hashPartition(k, 3), k, v]);
-    }
-    // Reference: stable sort by key within each partition (emission order for equal keys).
-    const reference: string[][] = [[], [], []];
-    const sorted = records
-      .map(([p, k, v], i) => ({ p, k, v, i }))
-      .sort((a, b) => Buffer.compare(a.k, b.k) || a.i - b.i);
-    for (const r of sorted) reference[r.p]!.push(`${r.k.toString('hex')}:${r.v.toString('hex')}`);
-    const { open, bytesOf } = recordingWrites();
-    // 700 records of 92 bytes + 32 of metadata: two generations of an 64 KiB buffer.
-    const { back, counters } = await run(join(root, 'two'), records, {
-      numPartitions: 3,
-      bufferBytes: 64 << 10,
-      openFile: open,
-    });
-    assert.equal(counters.spills, 2);
-    assert.equal(back.entries[0]!.length, 2, 'two runs per partition');
-    assert.deepEqual(back.partitions, reference);
-    assert.ok(
-      back.runs.every((runs) => runs[0]!.length > 0 && runs[1]!.length > 0),
-      'both runs hold records of every partition',
-    );
-    // Written once: the first spill, then the second run after it in the same file, nothing else.
-    assert.deepEqual(
-      [...bytesOf.keys()].map((f) => f.slice(f.lastIndexOf('/') + 1)),
-      ['spill-0.out'],
-    );
-    assert.equal(counters.spilledRecords, records.length);
-    assert.equal(counters.spilledBytes, back.dataBytes);
-    assert.equal(counters.mergePasses, 0);
-    // One run asked for: the same records, merged into one run, more bytes written.
-    const one = await run(join(root, 'one'), records, { numPartitions: 3, bufferBytes: 64 << 10, maxOutputRuns: 1 });
-    assert.equal(one.back.entries[0]!.length, 1);
-    assert.deepEqual(one.back.partitions, reference);
-    assert.ok(one.counters.spilledBytes > one.back.dataBytes);
-    // A combiner that the merge of two spills would run again means a merge.
-    const combined = await run(join(root, 'combined'), records, {
-      numPartitions: 3,
-      bufferBytes: 64 << 10,
-      combiner: (k, vs, emit) => {
-        for (const v of vs) emit(k, v);
-      },
-      minSpillsForCombine: 2,
-    });
-    assert.equal(combined.back.entries[0]!.length, 1);
-    assert.throws(
-      () => new MapOutputBuffer({ dir: join(root, 'bad'), numPartitions: 1, maxOutputRuns: 3 }),
-      (e: unknown) => isMinimrError(e, 'EBADJOB') && /maxOutputRuns/.test((e as Error).message),
-    );
-    // The disk fills while the second run is appended: EDISKFULL, and no file is left.
-    const firstRunBytes = back.entries.reduce((n, runs) => n + runs[0]!.length, 0);
-    const dir = join(root, 'full');
-    let error: unknown;
-    try {
-      await run(dir, records, {
+test(
+  'an output of two generations is published as two sorted runs, ' +
+    'written once and never read back; equal keys keep emission ' +
+    'order',
+  async () => {
+    await withTempDir(async (root) => {
+      // Keys from a small alphabet (many equal keys across the two generations), values numbered.
+      const rand = rng(21);
+      const records: Emit[] = [];
+      for (let i = 0; i < 700; i++) {
+        const k = Buffer.from([0x61 + Math.floor(rand() * 4), 0x61 + Math.floor(rand() * 4)]);
+        const v = Buffer.alloc(90, 0x61 + (i % 26));
+        u32(i).copy(v);
+        records.push([hashPartition(k, 3), k, v]);
+      }
+      // Reference: stable sort by key within each partition (emission order for equal keys).
+      const reference: string[][] = [[], [], []];
+      const sorted = records
+        .map(([p, k, v], i) => ({ p, k, v, i }))
+        .sort((a, b) => Buffer.compare(a.k, b.k) || a.i - b.i);
+      for (const r of sorted) reference[r.p]!.push(`${r.k.toString('hex')}:${r.v.toString('hex')}`);
+      const { open, bytesOf } = recordingWrites();
+      // 700 records of 92 bytes + 32 of metadata: two generations of an 64 KiB buffer.
+      const { back, counters } = await run(join(root, 'two'), records, {
         numPartitions: 3,
         bufferBytes: 64 << 10,
-        openFile: diskFullAfter(firstRunBytes + 100, () => true),
+        openFile: open,
       });
-    } catch (err) {
-      error = err;
-    }
-    assert.ok(isMinimrError(error, 'EDISKFULL') && String(error.details.file).endsWith('spill-0.out'), String(error));
-    await assert.rejects(readdir(dir), { code: 'ENOENT' }, 'all files removed');
-  });
-});
+      assert.equal(counters.spills, 2);
+      assert.equal(back.entries[0]!.length, 2, 'two runs per partition');
+      assert.deepEqual(back.partitions, reference);
+      assert.ok(
+        back.runs.every((runs) => runs[0]!.length > 0 && runs[1]!.length > 0),
+        'both runs hold records of every partition',
+      );
+      // Written once: the first spill, then the second run after it in the same file, nothing else.
+      assert.deepEqual(
+        [...bytesOf.keys()].map((f) => f.slice(f.lastIndexOf('/') + 1)),
+        ['spill-0.out'],
+      );
+      assert.equal(counters.spilledRecords, records.length);
+      assert.equal(counters.spilledBytes, back.dataBytes);
+      assert.equal(counters.mergePasses, 0);
+      // One run asked for: the same records, merged into one run, more bytes written.
+      const one = await run(join(root, 'one'), records, { numPartitions: 3, bufferBytes: 64 << 10, maxOutputRuns: 1 });
+      assert.equal(one.back.entries[0]!.length, 1);
+      assert.deepEqual(one.back.partitions, reference);
+      assert.ok(one.counters.spilledBytes > one.back.dataBytes);
+      // A combiner that the merge of two spills would run again means a merge.
+      const combined = await run(join(root, 'combined'), records, {
+        numPartitions: 3,
+        bufferBytes: 64 << 10,
+        combiner: (k, vs, emit) => {
+          for (const v of vs) emit(k, v);
+        },
+        minSpillsForCombine: 2,
+      });
+      assert.equal(combined.back.entries[0]!.length, 1);
+      assert.throws(
+        () => new MapOutputBuffer({ dir: join(root, 'bad'), numPartitions: 1, maxOutputRuns: 3 }),
+        (e: unknown) => isMinimrError(e, 'EBADJOB') && /maxOutputRuns/.test((e as Error).message),
+      );
+      // The disk fills while the second run is appended: EDISKFULL, and no file is left.
+      const firstRunBytes = back.entries.reduce((n, runs) => n + runs[0]!.length, 0);
+      const dir = join(root, 'full');
+      let error: unknown;
+      try {
+        await run(dir, records, {
+          numPartitions: 3,
+          bufferBytes: 64 << 10,
+          openFile: diskFullAfter(firstRunBytes + 100, () => true),
+        });
+      } catch (err) {
+        error = err;
+      }
+      assert.ok(isMinimrError(error, 'EDISKFULL') && String(error.details.file).endsWith('spill-0.out'), String(error));
+      await assert.rejects(readdir(dir), { code: 'ENOENT' }, 'all files removed');
+    });
+  },
+);
 
 test('WordCount-like records with a summing combiner: same output for every budget, equal to a Map', async () => {
   await withTempDir(async (root) => {
@@ -474,47 +491,52 @@ test('one map() call emitting more than the free buffer while a spill runs (sync
   });
 });
 
-test('a map emitting a chunk of records at a time that waits when mustWaitFor(chunk) says so never spills synchronously; one that asks mustWait does', async () => {
-  await withTempDir(async (root) => {
-    const records = teraRecords(30_000, 3, 6);
-    const CHUNK = 1000; // records emitted between two checks: 100 KB of data, as a piece of input
-    const emitChunks = async (dir: string, mustWaitBefore: (buffer: MapOutputBuffer) => boolean): Promise<number> => {
-      let syncWrites = 0;
-      const counting: OpenSpillFile = (path, existing) => {
-        const file = openSpillFile(path, existing);
-        return {
-          ...file,
-          writeSync: (data, position) => {
-            syncWrites++;
-            return file.writeSync(data, position);
-          },
+test(
+  'a map emitting a chunk of records at a time that waits when ' +
+    'mustWaitFor(chunk) says so never spills synchronously; one that ' +
+    'asks mustWait does',
+  async () => {
+    await withTempDir(async (root) => {
+      const records = teraRecords(30_000, 3, 6);
+      const CHUNK = 1000; // records emitted between two checks: 100 KB of data, as a piece of input
+      const emitChunks = async (dir: string, mustWaitBefore: (buffer: MapOutputBuffer) => boolean): Promise<number> => {
+        let syncWrites = 0;
+        const counting: OpenSpillFile = (path, existing) => {
+          const file = openSpillFile(path, existing);
+          return {
+            ...file,
+            writeSync: (data, position) => {
+              syncWrites++;
+              return file.writeSync(data, position);
+            },
+          };
         };
+        const counters = createShuffleCounters();
+        const buffer = new MapOutputBuffer({
+          dir,
+          numPartitions: 3,
+          bufferBytes: 1 << 20,
+          counters,
+          ids: IDS,
+          openFile: counting,
+        });
+        for (let i = 0; i < records.length; i += CHUNK) {
+          if (mustWaitBefore(buffer)) await buffer.waitForRoom();
+          for (const [p, k, v] of records.slice(i, i + CHUNK)) buffer.collect(p, k, v);
+        }
+        const info = await buffer.finish();
+        assert.deepEqual((await readOutput(info.dataFile, info.indexFile, 3)).partitions, teraReference(records, 3));
+        assert.ok(counters.spills > 3, `the map spilled several times (${counters.spills})`);
+        return syncWrites;
       };
-      const counters = createShuffleCounters();
-      const buffer = new MapOutputBuffer({
-        dir,
-        numPartitions: 3,
-        bufferBytes: 1 << 20,
-        counters,
-        ids: IDS,
-        openFile: counting,
-      });
-      for (let i = 0; i < records.length; i += CHUNK) {
-        if (mustWaitBefore(buffer)) await buffer.waitForRoom();
-        for (const [p, k, v] of records.slice(i, i + CHUNK)) buffer.collect(p, k, v);
-      }
-      const info = await buffer.finish();
-      assert.deepEqual((await readOutput(info.dataFile, info.indexFile, 3)).partitions, teraReference(records, 3));
-      assert.ok(counters.spills > 3, `the map spilled several times (${counters.spills})`);
-      return syncWrites;
-    };
-    assert.equal(await emitChunks(join(root, 'for'), (b) => b.mustWaitFor(CHUNK * 100)), 0, 'no synchronous spill');
-    assert.ok(
-      (await emitChunks(join(root, 'plain'), (b) => b.mustWait)) > 0,
-      'checking for one record only, a chunk overflows the buffer while a spill runs',
-    );
-  });
-});
+      assert.equal(await emitChunks(join(root, 'for'), (b) => b.mustWaitFor(CHUNK * 100)), 0, 'no synchronous spill');
+      assert.ok(
+        (await emitChunks(join(root, 'plain'), (b) => b.mustWait)) > 0,
+        'checking for one record only, a chunk overflows the buffer while a spill runs',
+      );
+    });
+  },
+);
 
 test('a budget below 64 KiB is refused with EBADJOB', () => {
   assert.throws(

@@ -260,36 +260,41 @@ test('byte order holds for keys that differ only in zero bytes, length, or past 
   });
 });
 
-test('byte order within a small sort bucket: keys sharing their first 4 bytes, differing at bytes 4 and 5, in length, or past byte 6', async () => {
-  await withTempDir(async (root) => {
-    const keys = [
-      'abcd',
-      'abcd\0',
-      'abcd\x01',
-      'abcd\x01\0',
-      'abcd\x01\x02',
-      'abcd\x01\x02\0',
-      'abcd\x01\x02\x03',
-      'abcd\x01\x02\x02\xff',
-      'abcd\xff',
-      'abcd\xff\xff\x01',
-      'abcd\0\xff',
-    ].map((k) => Buffer.from(k, 'latin1'));
-    const rand = rng(12);
-    for (let round = 0; round < 20; round++) {
-      // At most 30 records share the top key bits: one bucket, sorted in small arrays.
-      const records: Rec[] = [];
-      const buffer = new MapOutputBuffer({ dir: join(root, `small-${round}`), numPartitions: 1 });
-      for (let i = 0; i < 30; i++) {
-        const r = { partition: 0, key: keys[Math.floor(rand() * keys.length)]!, value: u32(i) };
-        records.push(r);
-        buffer.collect(0, r.key, r.value);
+test(
+  'byte order within a small sort bucket: keys sharing their ' +
+    'first 4 bytes, differing at bytes 4 and 5, in length, or past ' +
+    'byte 6',
+  async () => {
+    await withTempDir(async (root) => {
+      const keys = [
+        'abcd',
+        'abcd\0',
+        'abcd\x01',
+        'abcd\x01\0',
+        'abcd\x01\x02',
+        'abcd\x01\x02\0',
+        'abcd\x01\x02\x03',
+        'abcd\x01\x02\x02\xff',
+        'abcd\xff',
+        'abcd\xff\xff\x01',
+        'abcd\0\xff',
+      ].map((k) => Buffer.from(k, 'latin1'));
+      const rand = rng(12);
+      for (let round = 0; round < 20; round++) {
+        // At most 30 records share the top key bits: one bucket, sorted in small arrays.
+        const records: Rec[] = [];
+        const buffer = new MapOutputBuffer({ dir: join(root, `small-${round}`), numPartitions: 1 });
+        for (let i = 0; i < 30; i++) {
+          const r = { partition: 0, key: keys[Math.floor(rand() * keys.length)]!, value: u32(i) };
+          records.push(r);
+          buffer.collect(0, r.key, r.value);
+        }
+        const got = (await readBack(await buffer.finish(), 1)).map((seg) => hex(seg));
+        assert.deepEqual(got, perPartition(referenceSort(records), 1), `round ${round}`);
       }
-      const got = (await readBack(await buffer.finish(), 1)).map((seg) => hex(seg));
-      assert.deepEqual(got, perPartition(referenceSort(records), 1), `round ${round}`);
-    }
-  });
-});
+    });
+  },
+);
 
 test('byte order with skewed and uniform keys at partition counts from 1 to past the MSD limit', async () => {
   // The sort buckets records by (partition, top key bits); partition counts change how many key bits

@@ -100,115 +100,126 @@ describe('MapOutputDirectory: the work of a reduce that learns its map outputs a
 describe('ReduceShuffle launched before the last map (slow start)', () => {
   const SIZES = [40, 900, 120, 15, 2500, 300, 0, 700];
 
-  it('fetches outputs as they are announced, within its budget, and gives the same reduce input as with all known at launch', async () => {
-    await withTempDir(async (tmp) => {
-      const [a, b] = await twoWorkers(tmp);
-      try {
-        const { mapRecords, locations, entries } = await writeMaps([a, b], { sizes: SIZES, numReduces: 2, seed: 11 });
-        const rawTotal = entries.reduce((n, e) => n + e[1]!.rawLength, 0);
-        for (const bufferBytes of [rawTotal * 2, Math.ceil(rawTotal / 4)]) {
-          const directory = new MapOutputDirectory({
-            mapsTotal: SIZES.length,
-            partitions: [1],
-            locations: locations.slice(0, 2),
+  it(
+    'fetches outputs as they are announced, within its budget, and ' +
+      'gives the same reduce input as with all known at launch',
+    async () => {
+      await withTempDir(async (tmp) => {
+        const [a, b] = await twoWorkers(tmp);
+        try {
+          const { mapRecords, locations, entries } = await writeMaps([a, b], { sizes: SIZES, numReduces: 2, seed: 11 });
+          const rawTotal = entries.reduce((n, e) => n + e[1]!.rawLength, 0);
+          for (const bufferBytes of [rawTotal * 2, Math.ceil(rawTotal / 4)]) {
+            const directory = new MapOutputDirectory({
+              mapsTotal: SIZES.length,
+              partitions: [1],
+              locations: locations.slice(0, 2),
+            });
+            const counters = createShuffleCounters();
+            const workDir = join(tmp, `work-${bufferBytes}`);
+            const rs = new ReduceShuffle({
+              jobId: JOB,
+              shuffleSecret: SECRET,
+              reduceIndex: 1,
+              directory,
+              workDir,
+              bufferBytes,
+              concurrency: 2,
+              counters,
+            });
+            try {
+              const running = rs.run();
+              // The other maps finish one by one while the reduce runs; the last one comes once all others are fetched.
+              for (const l of locations.slice(2, -1)) {
+                await new Promise((r) => setTimeout(r, 10));
+                directory.add(l);
+              }
+              while (directory.earlySegments < SIZES.length - 1) await new Promise((r) => setTimeout(r, 5));
+              directory.add(locations.at(-1)!);
+              const out = [...(await running)].map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`);
+              assert.deepEqual(out, referenceInput(mapRecords, 1));
+              assert.ok(
+                counters.peakBufferBytes <= bufferBytes,
+                `peak ${counters.peakBufferBytes} within the budget ${bufferBytes}`,
+              );
+            } finally {
+              await rs.close();
+            }
+          }
+        } finally {
+          await stopWorker(a);
+          await stopWorker(b);
+        }
+      });
+    },
+  );
+
+  it(
+    'an output lost while it is fetched, or before, is read from ' + "the map's re-run: no EFETCH, same input",
+    async () => {
+      await withTempDir(async (tmp) => {
+        const [a, b] = await twoWorkers(tmp);
+        // Slow enough that the fetch is surely in flight when the test loses its output, however loaded the machine.
+        const slow = await startWorker('wS', join(tmp, 's'), 10_000);
+        try {
+          const { mapRecords, locations } = await writeMaps([a, b], {
+            sizes: [300, 400, 500, 200],
+            numReduces: 1,
+            seed: 12,
           });
-          const counters = createShuffleCounters();
-          const workDir = join(tmp, `work-${bufferBytes}`);
+          // Map 1's first output is on the slow worker; its re-run lands on worker B.
+          const first = { ...locations[1]!, attemptId: 'attempt_m1_0', workerId: slow.workerId, dataPort: slow.port };
+          await writeMapOutput(mapOutputPaths(slow.rootDir, JOB, first.attemptId).dir, mapRecords[1]!, 1);
+          const rerun = { ...locations[1]!, attemptId: 'attempt_m1_1', workerId: b.workerId, dataPort: b.port };
+          await writeMapOutput(mapOutputPaths(b.rootDir, JOB, rerun.attemptId).dir, mapRecords[1]!, 1);
+          // Map 3's first output is lost before anyone fetched it; its re-run is on worker A.
+          const lost3 = { ...locations[3]!, attemptId: 'attempt_m3_0', workerId: b.workerId, dataPort: b.port };
+          const rerun3 = { ...locations[3]!, attemptId: 'attempt_m3_1', workerId: a.workerId, dataPort: a.port };
+          await writeMapOutput(mapOutputPaths(a.rootDir, JOB, rerun3.attemptId).dir, mapRecords[3]!, 1);
+
+          const directory = new MapOutputDirectory({
+            mapsTotal: 4,
+            partitions: [0],
+            locations: [first, locations[0]!],
+          });
           const rs = new ReduceShuffle({
             jobId: JOB,
             shuffleSecret: SECRET,
-            reduceIndex: 1,
+            reduceIndex: 0,
             directory,
-            workDir,
-            bufferBytes,
+            workDir: join(tmp, 'work'),
+            bufferBytes: 1 << 20,
             concurrency: 2,
-            counters,
+            retries: 1,
+            backoffMs: 10,
           });
           try {
             const running = rs.run();
-            // The other maps finish one by one while the reduce runs; the last one comes once all others are fetched.
-            for (const l of locations.slice(2, -1)) {
-              await new Promise((r) => setTimeout(r, 10));
-              directory.add(l);
-            }
-            while (directory.earlySegments < SIZES.length - 1) await new Promise((r) => setTimeout(r, 5));
-            directory.add(locations.at(-1)!);
+            while (slow.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+            // The slow worker dies with map 1's fetch in flight, and the map is re-run elsewhere.
+            directory.lose(1, first.attemptId);
+            await stopWorker(slow);
+            directory.add(locations[2]!);
+            directory.add(lost3);
+            directory.lose(3, lost3.attemptId);
+            await new Promise((r) => setTimeout(r, 50));
+            directory.add(rerun);
+            directory.add(rerun3);
             const out = [...(await running)].map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`);
-            assert.deepEqual(out, referenceInput(mapRecords, 1));
-            assert.ok(
-              counters.peakBufferBytes <= bufferBytes,
-              `peak ${counters.peakBufferBytes} within the budget ${bufferBytes}`,
-            );
+            assert.deepEqual(out, referenceInput(mapRecords, 0));
           } finally {
             await rs.close();
           }
-        }
-      } finally {
-        await stopWorker(a);
-        await stopWorker(b);
-      }
-    });
-  });
-
-  it("an output lost while it is fetched, or before, is read from the map's re-run: no EFETCH, same input", async () => {
-    await withTempDir(async (tmp) => {
-      const [a, b] = await twoWorkers(tmp);
-      // Slow enough that the fetch is surely in flight when the test loses its output, however loaded the machine.
-      const slow = await startWorker('wS', join(tmp, 's'), 10_000);
-      try {
-        const { mapRecords, locations } = await writeMaps([a, b], {
-          sizes: [300, 400, 500, 200],
-          numReduces: 1,
-          seed: 12,
-        });
-        // Map 1's first output is on the slow worker; its re-run lands on worker B.
-        const first = { ...locations[1]!, attemptId: 'attempt_m1_0', workerId: slow.workerId, dataPort: slow.port };
-        await writeMapOutput(mapOutputPaths(slow.rootDir, JOB, first.attemptId).dir, mapRecords[1]!, 1);
-        const rerun = { ...locations[1]!, attemptId: 'attempt_m1_1', workerId: b.workerId, dataPort: b.port };
-        await writeMapOutput(mapOutputPaths(b.rootDir, JOB, rerun.attemptId).dir, mapRecords[1]!, 1);
-        // Map 3's first output is lost before anyone fetched it; its re-run is on worker A.
-        const lost3 = { ...locations[3]!, attemptId: 'attempt_m3_0', workerId: b.workerId, dataPort: b.port };
-        const rerun3 = { ...locations[3]!, attemptId: 'attempt_m3_1', workerId: a.workerId, dataPort: a.port };
-        await writeMapOutput(mapOutputPaths(a.rootDir, JOB, rerun3.attemptId).dir, mapRecords[3]!, 1);
-
-        const directory = new MapOutputDirectory({ mapsTotal: 4, partitions: [0], locations: [first, locations[0]!] });
-        const rs = new ReduceShuffle({
-          jobId: JOB,
-          shuffleSecret: SECRET,
-          reduceIndex: 0,
-          directory,
-          workDir: join(tmp, 'work'),
-          bufferBytes: 1 << 20,
-          concurrency: 2,
-          retries: 1,
-          backoffMs: 10,
-        });
-        try {
-          const running = rs.run();
-          while (slow.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
-          // The slow worker dies with map 1's fetch in flight, and the map is re-run elsewhere.
-          directory.lose(1, first.attemptId);
-          await stopWorker(slow);
-          directory.add(locations[2]!);
-          directory.add(lost3);
-          directory.lose(3, lost3.attemptId);
-          await new Promise((r) => setTimeout(r, 50));
-          directory.add(rerun);
-          directory.add(rerun3);
-          const out = [...(await running)].map(([k, v]) => `${k.toString('hex')}:${v.toString('hex')}`);
-          assert.deepEqual(out, referenceInput(mapRecords, 0));
+          assert.equal(b.requests.filter((u) => u.includes(lost3.attemptId)).length, 0, 'a lost output is not fetched');
+          assert.equal(b.requests.filter((u) => u.includes(rerun.attemptId)).length, 1);
         } finally {
-          await rs.close();
+          await stopWorker(a);
+          await stopWorker(b);
+          await stopWorker(slow).catch(() => undefined);
         }
-        assert.equal(b.requests.filter((u) => u.includes(lost3.attemptId)).length, 0, 'a lost output is not fetched');
-        assert.equal(b.requests.filter((u) => u.includes(rerun.attemptId)).length, 1);
-      } finally {
-        await stopWorker(a);
-        await stopWorker(b);
-        await stopWorker(slow).catch(() => undefined);
-      }
-    });
-  });
+      });
+    },
+  );
 
   it('an output that fails to fetch and nobody said was lost fails the reduce with EFETCH naming it', async () => {
     await withTempDir(async (tmp) => {

@@ -282,79 +282,83 @@ test('a missing map output fails with EFETCH at once (remote 404 and local), nam
   });
 });
 
-test('a segment of two runs: each run checked against its own crc32; headers whose runs are malformed or do not add up are refused', async () => {
-  await withTempDir(async (tmp) => {
-    // A real two-run map output, served by a worker that knows the secret but may lie in its headers.
-    const dir = join(tmp, 'm');
-    const records = Array.from({ length: 400 }, (_, i) => ({
-      partition: 0,
-      key: Buffer.from(`k${(i * 7919) % 400}`),
-      value: Buffer.from(`v${i}`),
-    }));
-    const [written] = await writeMapOutput(dir, records, 1, lz4Codec, 512, 2);
-    const [run0, run1] = written!.runs;
-    const body = (await readFile(join(dir, 'file.out'))).subarray(run0!.offset, run1!.offset + run1!.length);
-    const honest = `${run0!.length}:${run0!.rawLength}:${run0!.records}:${run0!.crc32},${run1!.length}:${run1!.rawLength}:${run1!.records}:${run1!.crc32}`;
-    let runsHeader: string | undefined = honest;
-    let payload = body;
-    const server = createServer((req, res) => {
-      const given = req.headers[SHUFFLE_HASH_HEADER];
-      const headers: Record<string, string | number> = {
-        'content-length': payload.length,
-        'x-minimr-length': written!.length,
-        'x-minimr-records': written!.records,
-        'x-minimr-raw-length': written!.rawLength,
-        [SHUFFLE_REPLY_HEADER]: shuffleReplyHash(SECRET, typeof given === 'string' ? given : ''),
+test(
+  'a segment of two runs: each run checked against its own crc32; ' +
+    'headers whose runs are malformed or do not add up are refused',
+  async () => {
+    await withTempDir(async (tmp) => {
+      // A real two-run map output, served by a worker that knows the secret but may lie in its headers.
+      const dir = join(tmp, 'm');
+      const records = Array.from({ length: 400 }, (_, i) => ({
+        partition: 0,
+        key: Buffer.from(`k${(i * 7919) % 400}`),
+        value: Buffer.from(`v${i}`),
+      }));
+      const [written] = await writeMapOutput(dir, records, 1, lz4Codec, 512, 2);
+      const [run0, run1] = written!.runs;
+      const body = (await readFile(join(dir, 'file.out'))).subarray(run0!.offset, run1!.offset + run1!.length);
+      const honest = `${run0!.length}:${run0!.rawLength}:${run0!.records}:${run0!.crc32},${run1!.length}:${run1!.rawLength}:${run1!.records}:${run1!.crc32}`;
+      let runsHeader: string | undefined = honest;
+      let payload = body;
+      const server = createServer((req, res) => {
+        const given = req.headers[SHUFFLE_HASH_HEADER];
+        const headers: Record<string, string | number> = {
+          'content-length': payload.length,
+          'x-minimr-length': written!.length,
+          'x-minimr-records': written!.records,
+          'x-minimr-raw-length': written!.rawLength,
+          [SHUFFLE_REPLY_HEADER]: shuffleReplyHash(SECRET, typeof given === 'string' ? given : ''),
+        };
+        if (runsHeader !== undefined) headers['x-minimr-runs'] = runsHeader;
+        res.writeHead(200, headers).end(payload);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const loc: MapOutputLocation = {
+        mapIndex: 0,
+        attemptId: 'attempt_m0_0',
+        workerId: 'w',
+        host: '127.0.0.1',
+        dataPort: (server.address() as { port: number }).port,
       };
-      if (runsHeader !== undefined) headers['x-minimr-runs'] = runsHeader;
-      res.writeHead(200, headers).end(payload);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const loc: MapOutputLocation = {
-      mapIndex: 0,
-      attemptId: 'attempt_m0_0',
-      workerId: 'w',
-      host: '127.0.0.1',
-      dataPort: (server.address() as { port: number }).port,
-    };
-    const fetch = () =>
-      fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations: [loc], retries: 0 });
-    try {
-      const [segment] = await fetch();
-      assert.deepEqual(
-        segment!.runs,
-        [run0, run1].map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })),
-      );
-      assert.ok(segment!.data.equals(body));
-      const refused = async (why: RegExp): Promise<void> => {
-        await assert.rejects(fetch(), (err) => assertFetchFailure(err, loc, 0) && why.test((err as Error).message));
-      };
-      // The second run's bytes altered (its crc32 no longer matches), the first intact.
-      payload = Buffer.from(body);
-      payload[run0!.length + 20] ^= 1;
-      await refused(/crc32 mismatch .*\(run 2 of 2\)/);
-      payload = body;
-      for (const bad of [
-        undefined,
-        'garbage',
-        `${honest},${honest.split(',')[0]}`,
-        `${run0!.length}:1:2:${2 ** 32}`,
-        '-1:0:0:0',
-      ]) {
-        runsHeader = bad;
-        await refused(/lacks the segment headers/);
+      const fetch = () =>
+        fetchMapOutputs({ jobId: JOB, shuffleSecret: SECRET, reduceIndex: 0, locations: [loc], retries: 0 });
+      try {
+        const [segment] = await fetch();
+        assert.deepEqual(
+          segment!.runs,
+          [run0, run1].map(({ length, rawLength, records, crc32 }) => ({ length, rawLength, records, crc32 })),
+        );
+        assert.ok(segment!.data.equals(body));
+        const refused = async (why: RegExp): Promise<void> => {
+          await assert.rejects(fetch(), (err) => assertFetchFailure(err, loc, 0) && why.test((err as Error).message));
+        };
+        // The second run's bytes altered (its crc32 no longer matches), the first intact.
+        payload = Buffer.from(body);
+        payload[run0!.length + 20] ^= 1;
+        await refused(/crc32 mismatch .*\(run 2 of 2\)/);
+        payload = body;
+        for (const bad of [
+          undefined,
+          'garbage',
+          `${honest},${honest.split(',')[0]}`,
+          `${run0!.length}:1:2:${2 ** 32}`,
+          '-1:0:0:0',
+        ]) {
+          runsHeader = bad;
+          await refused(/lacks the segment headers/);
+        }
+        runsHeader = `${run0!.length + 1}:${run0!.rawLength}:${run0!.records}:${run0!.crc32},${run1!.length}:${run1!.rawLength}:${run1!.records}:${run1!.crc32}`;
+        await refused(/do not add up/);
+        // Runs that add up but cut the bytes in the wrong place: the first run's crc32 fails.
+        runsHeader = `${run0!.length + 16}:${run0!.rawLength}:${run0!.records}:${run0!.crc32},${run1!.length - 16}:${run1!.rawLength}:${run1!.records}:${run1!.crc32}`;
+        await refused(/crc32 mismatch .*\(run 1 of 2\)/);
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
       }
-      runsHeader = `${run0!.length + 1}:${run0!.rawLength}:${run0!.records}:${run0!.crc32},${run1!.length}:${run1!.rawLength}:${run1!.records}:${run1!.crc32}`;
-      await refused(/do not add up/);
-      // Runs that add up but cut the bytes in the wrong place: the first run's crc32 fails.
-      runsHeader = `${run0!.length + 16}:${run0!.rawLength}:${run0!.records}:${run0!.crc32},${run1!.length - 16}:${run1!.rawLength}:${run1!.records}:${run1!.crc32}`;
-      await refused(/crc32 mismatch .*\(run 1 of 2\)/);
-    } finally {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
-  });
-});
+    });
+  },
+);
 
 test('an unreachable worker fails with EFETCH after the retries', async () => {
   await withTempDir(async (tmp) => {

@@ -125,18 +125,21 @@ describe('processor sharing history', () => {
 });
 
 describe('work under sharing, from measured runs', () => {
-  test('undoes the stretch the model puts on runs: 10 s and 20 s of work on 1 core measured as 0-20 s and 0-30 s', () => {
-    assert.deepEqual(
-      workUnderSharingMs(
-        [
-          { startMs: 0, endMs: 20_000 },
-          { startMs: 0, endMs: 30_000 },
-        ],
-        1,
-      ),
-      [10_000, 20_000],
-    );
-  });
+  test(
+    'undoes the stretch the model puts on runs: 10 s and 20 s of ' + 'work on 1 core measured as 0-20 s and 0-30 s',
+    () => {
+      assert.deepEqual(
+        workUnderSharingMs(
+          [
+            { startMs: 0, endMs: 20_000 },
+            { startMs: 0, endMs: 30_000 },
+          ],
+          1,
+        ),
+        [10_000, 20_000],
+      );
+    },
+  );
 
   test('3 runs on 2 cores, one starting late; runs with a core each are not shrunk', () => {
     // 0-4 s: a and b on 2 cores (full speed); 4-10 s: a, b, c at 2/3; 10-12 s: c alone.

@@ -26,23 +26,28 @@ function eight(): ClusterShape {
 }
 
 describe('simulator: MR-clusters', () => {
-  test('a job waits for its cluster: admitted with core nodes w1 and w5, it loads 3 x 1000 MiB at 2 x 100 MB/s (15 s), then runs on them only', () => {
-    const workload: Workload = {
-      name: 'activation',
-      mrClusters: [{ name: 'A', minNodes: 2, inputBytes: 1000 * MiB }],
-      jobs: [job('j1', 0, [task(1000), task(1000), task(1000), task(1000)], [], { cluster: 'A' })],
-    };
-    const { run } = simulate({ workload, cluster: eight(), policy: new FifoPolicy() });
-    // Two slots from 15 s: two rounds of 1 s.
-    assert.equal(run.jobs[0]!.submitMs, 0);
-    assert.equal(run.jobs[0]!.finishMs, 17_000);
-    assert.deepEqual([...new Set(run.attempts.map((a) => a.workerId))].sort(), ['w1', 'w5']);
-    assert.deepEqual(
-      run.mrClusters!.states.map((s) => `${s.timeMs}:${s.from}->${s.to}`),
-      ['0:new->queued', '0:queued->activating', '15000:activating->active'],
-    );
-    assert.equal(run.mrClusters!.loadedBytes, 3000 * MiB);
-  });
+  test(
+    'a job waits for its cluster: admitted with core nodes w1 and ' +
+      'w5, it loads 3 x 1000 MiB at 2 x 100 MB/s (15 s), then runs on ' +
+      'them only',
+    () => {
+      const workload: Workload = {
+        name: 'activation',
+        mrClusters: [{ name: 'A', minNodes: 2, inputBytes: 1000 * MiB }],
+        jobs: [job('j1', 0, [task(1000), task(1000), task(1000), task(1000)], [], { cluster: 'A' })],
+      };
+      const { run } = simulate({ workload, cluster: eight(), policy: new FifoPolicy() });
+      // Two slots from 15 s: two rounds of 1 s.
+      assert.equal(run.jobs[0]!.submitMs, 0);
+      assert.equal(run.jobs[0]!.finishMs, 17_000);
+      assert.deepEqual([...new Set(run.attempts.map((a) => a.workerId))].sort(), ['w1', 'w5']);
+      assert.deepEqual(
+        run.mrClusters!.states.map((s) => `${s.timeMs}:${s.from}->${s.to}`),
+        ['0:new->queued', '0:queued->activating', '15000:activating->active'],
+      );
+      assert.equal(run.mrClusters!.loadedBytes, 3000 * MiB);
+    },
+  );
 
   /**
    * A script: w3 joins A as a transient-core node; A's job j1 (one map writing 640 MiB of output,
@@ -83,45 +88,54 @@ describe('simulator: MR-clusters', () => {
     ],
   };
 
-  test('delayed preemption: w3 drains its ten blocks one after another, to the core nodes w1 (its rack) and w5 (off-rack) in turn', () => {
-    const { run } = simulate({
-      workload: shrinkWorkload,
-      cluster: eight(),
-      policy: shrinkScript('delayed'),
-      outputReplication: 1,
-    });
-    const mr = run.mrClusters!;
-    // Copies alternate by load: five to w1 at min(100, 100, rack 100) MB/s = 640 ms each, five to
-    // w5 at min(100, 100, off-rack 40) MB/s = 1600 ms each, one disk: 11.2 s in all.
-    assert.equal(mr.drains.length, 1);
-    const d = mr.drains[0]!;
-    assert.deepEqual([d.workerId, d.cluster, d.bytes, d.cause], ['w3', 'A', 640 * MiB, 'drain']);
-    assert.equal(d.startMs, run.jobs[0]!.finishMs);
-    assert.ok(Math.abs(d.endMs - d.startMs - 11_200) < 1e-6, `drain took ${d.endMs - d.startMs} ms`);
-    assert.deepEqual(
-      mr.moves.map((m) => [m.workerId, m.from, m.to]).filter(([id]) => id === 'w3'),
-      [
-        ['w3', 'default', 'A'],
-        ['w3', 'A', 'default'],
-      ],
-    );
-    assert.equal(mr.moves.find((m) => m.workerId === 'w3' && m.to === 'default')!.timeMs, d.endMs);
-    assert.deepEqual(mr.blocks, { blocks: 10, underReplicated: 0, missing: 0 });
-    assert.equal(mr.copiedBytes, 640 * MiB);
-  });
+  test(
+    'delayed preemption: w3 drains its ten blocks one after ' +
+      'another, to the core nodes w1 (its rack) and w5 (off-rack) in ' +
+      'turn',
+    () => {
+      const { run } = simulate({
+        workload: shrinkWorkload,
+        cluster: eight(),
+        policy: shrinkScript('delayed'),
+        outputReplication: 1,
+      });
+      const mr = run.mrClusters!;
+      // Copies alternate by load: five to w1 at min(100, 100, rack 100) MB/s = 640 ms each, five to
+      // w5 at min(100, 100, off-rack 40) MB/s = 1600 ms each, one disk: 11.2 s in all.
+      assert.equal(mr.drains.length, 1);
+      const d = mr.drains[0]!;
+      assert.deepEqual([d.workerId, d.cluster, d.bytes, d.cause], ['w3', 'A', 640 * MiB, 'drain']);
+      assert.equal(d.startMs, run.jobs[0]!.finishMs);
+      assert.ok(Math.abs(d.endMs - d.startMs - 11_200) < 1e-6, `drain took ${d.endMs - d.startMs} ms`);
+      assert.deepEqual(
+        mr.moves.map((m) => [m.workerId, m.from, m.to]).filter(([id]) => id === 'w3'),
+        [
+          ['w3', 'default', 'A'],
+          ['w3', 'A', 'default'],
+        ],
+      );
+      assert.equal(mr.moves.find((m) => m.workerId === 'w3' && m.to === 'default')!.timeMs, d.endMs);
+      assert.deepEqual(mr.blocks, { blocks: 10, underReplicated: 0, missing: 0 });
+      assert.equal(mr.copiedBytes, 640 * MiB);
+    },
+  );
 
-  test('instant preemption: with a second replica on a core node, w3 leaves at once and its blocks stay under-replicated', () => {
-    const { run } = simulate({
-      workload: shrinkWorkload,
-      cluster: eight(),
-      policy: shrinkScript('instant'),
-      outputReplication: 2,
-    });
-    const mr = run.mrClusters!;
-    assert.deepEqual(mr.drains, []);
-    assert.equal(mr.moves.find((m) => m.workerId === 'w3' && m.to === 'default')!.timeMs, run.jobs[0]!.finishMs);
-    assert.deepEqual(mr.blocks, { blocks: 10, underReplicated: 10, missing: 0 });
-  });
+  test(
+    'instant preemption: with a second replica on a core node, w3 ' +
+      'leaves at once and its blocks stay under-replicated',
+    () => {
+      const { run } = simulate({
+        workload: shrinkWorkload,
+        cluster: eight(),
+        policy: shrinkScript('instant'),
+        outputReplication: 2,
+      });
+      const mr = run.mrClusters!;
+      assert.deepEqual(mr.drains, []);
+      assert.equal(mr.moves.find((m) => m.workerId === 'w3' && m.to === 'default')!.timeMs, run.jobs[0]!.finishMs);
+      assert.deepEqual(mr.blocks, { blocks: 10, underReplicated: 10, missing: 0 });
+    },
+  );
 
   test('a FAWKES run: every task ran on a node of its own cluster, no block was lost, and the figures add up', () => {
     const workload = fawkesWorkload({ variant: 'd', scale: 0.05, sizeScale: 0.1, minNodes: 4 });

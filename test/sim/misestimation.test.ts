@@ -24,27 +24,32 @@ function manyMaps() {
 }
 
 describe('simulator: mis-estimation of memory and penalty', () => {
-  test('memory: an elastic run at 90% of the estimate is unpenalized when the true ideal is below it (u <= -0.1: 40% of tasks at +-50%)', () => {
-    const r = simulate({ ...manyMaps(), policy: grantingPolicy(0.9), memoryNoise: 0.5 });
-    const durations = r.run.attempts.map((a) => a.endMs - a.startMs);
-    assert.ok(
-      durations.every((d) => d === 10_000 || d === 30_000),
-      'ideal or 3x, nothing else',
-    );
-    const fast = durations.filter((d) => d === 10_000).length;
-    assert.ok(fast >= 50 && fast <= 110, `${fast} of 200 unpenalized`);
-    // Without the noise every elastic run is penalized; regular grants never are, noise or not.
-    assert.ok(
-      simulate({ ...manyMaps(), policy: grantingPolicy(0.9) }).run.attempts.every(
-        (a) => a.endMs - a.startMs === 30_000,
-      ),
-    );
-    assert.ok(
-      simulate({ ...manyMaps(), policy: grantingPolicy(1), memoryNoise: 0.5 }).run.attempts.every(
-        (a) => a.endMs - a.startMs === 10_000,
-      ),
-    );
-  });
+  test(
+    'memory: an elastic run at 90% of the estimate is unpenalized ' +
+      'when the true ideal is below it (u <= -0.1: 40% of tasks at ' +
+      '+-50%)',
+    () => {
+      const r = simulate({ ...manyMaps(), policy: grantingPolicy(0.9), memoryNoise: 0.5 });
+      const durations = r.run.attempts.map((a) => a.endMs - a.startMs);
+      assert.ok(
+        durations.every((d) => d === 10_000 || d === 30_000),
+        'ideal or 3x, nothing else',
+      );
+      const fast = durations.filter((d) => d === 10_000).length;
+      assert.ok(fast >= 50 && fast <= 110, `${fast} of 200 unpenalized`);
+      // Without the noise every elastic run is penalized; regular grants never are, noise or not.
+      assert.ok(
+        simulate({ ...manyMaps(), policy: grantingPolicy(0.9) }).run.attempts.every(
+          (a) => a.endMs - a.startMs === 30_000,
+        ),
+      );
+      assert.ok(
+        simulate({ ...manyMaps(), policy: grantingPolicy(1), memoryNoise: 0.5 }).run.attempts.every(
+          (a) => a.endMs - a.startMs === 10_000,
+        ),
+      );
+    },
+  );
 
   test('penalty: policies see the factor off by up to 15%, runs take the true 3x', () => {
     const seen: number[] = [];

@@ -109,23 +109,28 @@ describe('simulator: hand-computed FIFO runs', () => {
     }
   }
 
-  test("reduceSlowStart: a reduce launches once that fraction of its job's maps is done, holds its slot, and works after the last map", () => {
-    // Job 1's reduce opens when 1 of its 2 maps is done (10 s) and holds the reduce slot from then;
-    // its 5 s of work start when the second map ends (20 s). Job 2's one map runs 20-23 as before.
-    const r = simulate(options({ reduceSlowStart: 0.5 }));
-    assert.deepEqual(finishTimes(r), { job_0001: 25_000, job_0002: 23_000 });
-    assert.deepEqual(r.run.jobs[0]!.reducePhase, { requestMs: 10_000, firstStartMs: 10_000, endMs: 25_000 });
-    assert.deepEqual(
-      r.run.attempts.filter((a) => a.kind === 'reduce').map((a) => [a.id, a.startMs, a.endMs]),
-      [['attempt_0001_r_000000_0', 10_000, 25_000]],
-    );
-    // 0: open from submission; 1 (the default): only after the last map.
-    assert.equal(simulate(options({ reduceSlowStart: 0 })).run.attempts.find((a) => a.kind === 'reduce')!.startMs, 0);
-    assert.equal(
-      simulate(options({ reduceSlowStart: 1 })).run.attempts.find((a) => a.kind === 'reduce')!.startMs,
-      20_000,
-    );
-  });
+  test(
+    'reduceSlowStart: a reduce launches once that fraction of its ' +
+      "job's maps is done, holds its slot, and works after the last " +
+      'map',
+    () => {
+      // Job 1's reduce opens when 1 of its 2 maps is done (10 s) and holds the reduce slot from then;
+      // its 5 s of work start when the second map ends (20 s). Job 2's one map runs 20-23 as before.
+      const r = simulate(options({ reduceSlowStart: 0.5 }));
+      assert.deepEqual(finishTimes(r), { job_0001: 25_000, job_0002: 23_000 });
+      assert.deepEqual(r.run.jobs[0]!.reducePhase, { requestMs: 10_000, firstStartMs: 10_000, endMs: 25_000 });
+      assert.deepEqual(
+        r.run.attempts.filter((a) => a.kind === 'reduce').map((a) => [a.id, a.startMs, a.endMs]),
+        [['attempt_0001_r_000000_0', 10_000, 25_000]],
+      );
+      // 0: open from submission; 1 (the default): only after the last map.
+      assert.equal(simulate(options({ reduceSlowStart: 0 })).run.attempts.find((a) => a.kind === 'reduce')!.startMs, 0);
+      assert.equal(
+        simulate(options({ reduceSlowStart: 1 })).run.attempts.find((a) => a.kind === 'reduce')!.startMs,
+        20_000,
+      );
+    },
+  );
 
   test('an early reduce keeps the slot from the next job until its own maps are done', () => {
     // Two map slots, one reduce slot. Job 1: three maps of 10 s (0-10, 0-10, 10-20), a reduce of
@@ -384,13 +389,16 @@ describe('simulator: FIFO with a locality wait', () => {
     ]);
   });
 
-  test('a shorter wait runs it elsewhere at the first heartbeat once the wait is over, though nothing else changed', () => {
-    const [first, second] = run(2_000);
-    assert.deepEqual(first, ['w1', 0, 'node']);
-    // At a heartbeat within one interval (1 s) after the wait ran out, not when w1 freed at 4 s.
-    assert.deepEqual([second![0], second![2]], ['w2', 'rack']);
-    assert.ok((second![1] as number) >= 2_000 && (second![1] as number) < 3_000, String(second![1]));
-  });
+  test(
+    'a shorter wait runs it elsewhere at the first heartbeat once ' + 'the wait is over, though nothing else changed',
+    () => {
+      const [first, second] = run(2_000);
+      assert.deepEqual(first, ['w1', 0, 'node']);
+      // At a heartbeat within one interval (1 s) after the wait ran out, not when w1 freed at 4 s.
+      assert.deepEqual([second![0], second![2]], ['w2', 'rack']);
+      assert.ok((second![1] as number) >= 2_000 && (second![1] as number) < 3_000, String(second![1]));
+    },
+  );
 });
 
 describe('simulator: decisions', () => {

@@ -52,42 +52,49 @@ function reducePhaseMs(r: ReturnType<typeof simulate>): number {
 }
 
 describe('simulator: skew assignment', () => {
-  test("'hash': reduce i works R x its share of the task's work, its share being the keys hashing to p mod R = i", () => {
-    const workers = ['w1', 'w2', 'w3', 'w4'].map((id) => worker(id, '/r1'));
-    const r = simulate({
-      workload: { name: 'skew', jobs: [skewedJob('hash', 2, 1.1)] },
-      cluster: cluster(...workers),
-      policy: new FifoPolicy(),
-      seed: 1,
-    });
-    const shares = referenceShares(300, 1.1, 8);
-    const expected = [0, 1, 2, 3].map((i) => Math.round(REDUCE_MS * 4 * (shares[i]! + shares[i + 4]!)));
-    const got = [0, 1, 2, 3].map((i) => {
-      const a = r.run.attempts.find((x) => x.taskId === `task_0001_r_00000${i}` && x.outcome === 'succeeded')!;
-      return a.endMs - a.startMs;
-    });
-    assert.deepEqual(got, expected);
-    assert.ok(Math.max(...got) > 1.3 * REDUCE_MS, `the keys are skewed enough to matter: ${got}`);
-  });
+  test(
+    "'hash': reduce i works R x its share of the task's work, its " + 'share being the keys hashing to p mod R = i',
+    () => {
+      const workers = ['w1', 'w2', 'w3', 'w4'].map((id) => worker(id, '/r1'));
+      const r = simulate({
+        workload: { name: 'skew', jobs: [skewedJob('hash', 2, 1.1)] },
+        cluster: cluster(...workers),
+        policy: new FifoPolicy(),
+        seed: 1,
+      });
+      const shares = referenceShares(300, 1.1, 8);
+      const expected = [0, 1, 2, 3].map((i) => Math.round(REDUCE_MS * 4 * (shares[i]! + shares[i + 4]!)));
+      const got = [0, 1, 2, 3].map((i) => {
+        const a = r.run.attempts.find((x) => x.taskId === `task_0001_r_00000${i}` && x.outcome === 'succeeded')!;
+        return a.endMs - a.startMs;
+      });
+      assert.deepEqual(got, expected);
+      assert.ok(Math.max(...got) > 1.3 * REDUCE_MS, `the keys are skewed enough to matter: ${got}`);
+    },
+  );
 
-  test("a worker three times slower, known from earlier jobs: 'simple' and 'cms' finish the reduce phase sooner than 'hash'", () => {
-    // 'cms' assigns at submission, so the speeds it plans with are those of the cluster's earlier jobs.
-    const workers = ['w1', 'w2', 'w3', 'w4'].map((id) => worker(id, '/r1', id === 'w4' ? { cpuThrottle: 3 } : {}));
-    const phase = (strategy: 'hash' | 'simple' | 'cms') =>
-      reducePhaseMs(
-        simulate({
-          workload: { name: 'skew', jobs: [warmUp(), skewedJob(strategy, 4, 1.1, 'job_0001', 10_000)] },
-          cluster: cluster(...workers),
-          policy: new FifoPolicy(),
-          seed: 1,
-        }),
-      );
-    const hash = phase('hash');
-    const simple = phase('simple');
-    const cms = phase('cms');
-    assert.ok(simple < 0.8 * hash, `simple ${simple} ms against hash ${hash} ms`);
-    assert.ok(cms < 0.8 * hash, `cms ${cms} ms against hash ${hash} ms`);
-  });
+  test(
+    "a worker three times slower, known from earlier jobs: 'simple' " +
+      "and 'cms' finish the reduce phase sooner than 'hash'",
+    () => {
+      // 'cms' assigns at submission, so the speeds it plans with are those of the cluster's earlier jobs.
+      const workers = ['w1', 'w2', 'w3', 'w4'].map((id) => worker(id, '/r1', id === 'w4' ? { cpuThrottle: 3 } : {}));
+      const phase = (strategy: 'hash' | 'simple' | 'cms') =>
+        reducePhaseMs(
+          simulate({
+            workload: { name: 'skew', jobs: [warmUp(), skewedJob(strategy, 4, 1.1, 'job_0001', 10_000)] },
+            cluster: cluster(...workers),
+            policy: new FifoPolicy(),
+            seed: 1,
+          }),
+        );
+      const hash = phase('hash');
+      const simple = phase('simple');
+      const cms = phase('cms');
+      assert.ok(simple < 0.8 * hash, `simple ${simple} ms against hash ${hash} ms`);
+      assert.ok(cms < 0.8 * hash, `cms ${cms} ms against hash ${hash} ms`);
+    },
+  );
 
   test('a workload file carries "skew", and a bad one is EBADCONF naming the job and the field', () => {
     const file = (skew: unknown) =>

@@ -72,55 +72,67 @@ async function writeOne(
 }
 
 describe('NameNode block scopes (MR-cluster placement)', () => {
-  it("a scoped file's blocks go only to the nodes the scope names (its writer first when named); others anywhere", async () => {
-    await withScopedNamenode(async (nn, scope) => {
-      assert.deepEqual((await writeOne(nn, '/s/a', 'w4')).targets.sort(), ['w1', 'w2'], 'w4 writes but may not store');
-      assert.deepEqual(
-        (await writeOne(nn, '/s/b', 'w3')).targets,
-        ['w3', 'w2'],
-        'w3 stores what it writes: first, then off its rack',
-      );
-      assert.deepEqual((await writeOne(nn, '/free/c', 'w4')).targets, ['w4', 'w1']);
-      assert.equal(scope.events.filter((e) => e.startsWith('committed')).length, 3);
-      await assert.rejects(nn.create('/closed/x'), (e: unknown) => isMinimrError(e, 'ENOMRCLUSTER'));
-    });
-  });
+  it(
+    "a scoped file's blocks go only to the nodes the scope names " + '(its writer first when named); others anywhere',
+    async () => {
+      await withScopedNamenode(async (nn, scope) => {
+        assert.deepEqual(
+          (await writeOne(nn, '/s/a', 'w4')).targets.sort(),
+          ['w1', 'w2'],
+          'w4 writes but may not store',
+        );
+        assert.deepEqual(
+          (await writeOne(nn, '/s/b', 'w3')).targets,
+          ['w3', 'w2'],
+          'w3 stores what it writes: first, then off its rack',
+        );
+        assert.deepEqual((await writeOne(nn, '/free/c', 'w4')).targets, ['w4', 'w1']);
+        assert.equal(scope.events.filter((e) => e.startsWith('committed')).length, 3);
+        await assert.rejects(nn.create('/closed/x'), (e: unknown) => isMinimrError(e, 'ENOMRCLUSTER'));
+      });
+    },
+  );
 
-  it('re-replication stays in scope; a copy landing outside it is deleted; a node drops its scoped copies only while another remains', async () => {
-    await withScopedNamenode(async (nn, scope) => {
-      const { blockId } = await writeOne(nn, '/s/a', 'w3'); // w3, w2
-      nn.datanodeLost('w2');
-      assert.deepEqual(nn.underReplicatedBlocks(), [blockId]);
-      // The smallest live holder (w3) copies, onto the scope's w1 only (w4 is nearer by load but out of scope).
-      assert.deepEqual(
-        nn.takeReplicationWork('w3').map((w) => [w.blockId, w.targets.map((t) => t.workerId)]),
-        [[blockId, ['w1']]],
-      );
-      nn.blockReceived('w1', blockId);
-      assert.ok(scope.events.includes(`added /s/a ${blockId} w1`));
-      assert.equal(nn.blockReceived('w4', blockId), true);
-      assert.deepEqual(nn.takeBlockDeletions('w4'), [blockId], 'a copy on w4 is not kept');
-      nn.registerDatanode(node('w4', 'r2'), [blockId]);
-      assert.deepEqual(nn.takeBlockDeletions('w4'), [blockId], 'nor one it reports when it comes back');
-      assert.deepEqual((await nn.getBlocks('/s/a'))[0]!.locations.map((l) => l.workerId).sort(), ['w1', 'w3']);
-      // w3 leaves: its copy goes, w1 keeps the block; w1 alone cannot drop the last replica.
-      assert.deepEqual(
-        nn.dropReplicas('w3', (p) => p.startsWith('/s/')),
-        [],
-      );
-      assert.deepEqual(nn.takeBlockDeletions('w3'), [blockId]);
-      assert.deepEqual(
-        nn.dropReplicas('w1', (p) => p.startsWith('/s/')),
-        [blockId],
-      );
-      assert.deepEqual(
-        (await nn.getBlocks('/s/a'))[0]!.locations.map((l) => l.workerId),
-        ['w1'],
-      );
-      await nn.remove('/s/a');
-      assert.ok(scope.events.includes(`forgotten /s/a ${blockId}`));
-    });
-  });
+  it(
+    're-replication stays in scope; a copy landing outside it is ' +
+      'deleted; a node drops its scoped copies only while another ' +
+      'remains',
+    async () => {
+      await withScopedNamenode(async (nn, scope) => {
+        const { blockId } = await writeOne(nn, '/s/a', 'w3'); // w3, w2
+        nn.datanodeLost('w2');
+        assert.deepEqual(nn.underReplicatedBlocks(), [blockId]);
+        // The smallest live holder (w3) copies, onto the scope's w1 only (w4 is nearer by load but out of scope).
+        assert.deepEqual(
+          nn.takeReplicationWork('w3').map((w) => [w.blockId, w.targets.map((t) => t.workerId)]),
+          [[blockId, ['w1']]],
+        );
+        nn.blockReceived('w1', blockId);
+        assert.ok(scope.events.includes(`added /s/a ${blockId} w1`));
+        assert.equal(nn.blockReceived('w4', blockId), true);
+        assert.deepEqual(nn.takeBlockDeletions('w4'), [blockId], 'a copy on w4 is not kept');
+        nn.registerDatanode(node('w4', 'r2'), [blockId]);
+        assert.deepEqual(nn.takeBlockDeletions('w4'), [blockId], 'nor one it reports when it comes back');
+        assert.deepEqual((await nn.getBlocks('/s/a'))[0]!.locations.map((l) => l.workerId).sort(), ['w1', 'w3']);
+        // w3 leaves: its copy goes, w1 keeps the block; w1 alone cannot drop the last replica.
+        assert.deepEqual(
+          nn.dropReplicas('w3', (p) => p.startsWith('/s/')),
+          [],
+        );
+        assert.deepEqual(nn.takeBlockDeletions('w3'), [blockId]);
+        assert.deepEqual(
+          nn.dropReplicas('w1', (p) => p.startsWith('/s/')),
+          [blockId],
+        );
+        assert.deepEqual(
+          (await nn.getBlocks('/s/a'))[0]!.locations.map((l) => l.workerId),
+          ['w1'],
+        );
+        await nn.remove('/s/a');
+        assert.ok(scope.events.includes(`forgotten /s/a ${blockId}`));
+      });
+    },
+  );
 
   it('fsck: files, blocks, live replicas, under-replicated and missing blocks', async () => {
     await withScopedNamenode(async (nn) => {

@@ -57,24 +57,27 @@ export function blockStoreSuite(name: string, makeStore: () => Promise<BlockStor
       assert.equal(await store.has('blk_empty'), true);
     });
 
-    it('readPieces: a piece of whole chunks carries the zlib crc32 of its bytes, a piece cut inside a chunk none', async () => {
-      const data = pseudoRandomBytes(20 * CHECKSUM_CHUNK_SIZE + 777, 4);
-      await store.write('blk_p', data);
-      for (const [start, end] of [
-        [0, data.length],
-        [100, data.length],
-        [0, 3 * CHECKSUM_CHUNK_SIZE + 1],
-      ] as const) {
-        const pieces = [];
-        for await (const piece of store.readPieces('blk_p', start, end)) pieces.push(piece);
-        assert.equal(Buffer.compare(Buffer.concat(pieces.map((p) => p.bytes)), data.subarray(start, end)), 0);
-        for (const { bytes, crc32: pieceCrc } of pieces)
-          if (pieceCrc !== undefined) assert.equal(pieceCrc, crc32(bytes), `a piece of [${start}, ${end})`);
-        // The first piece of [100, ...) starts inside a chunk: its CRC cannot come from the chunks'.
-        if (start === 100) assert.equal(pieces[0]!.crc32, undefined);
-        if (start === 0 && end === data.length) assert.ok(pieces.every((p) => p.crc32 !== undefined));
-      }
-    });
+    it(
+      'readPieces: a piece of whole chunks carries the zlib crc32 of ' + 'its bytes, a piece cut inside a chunk none',
+      async () => {
+        const data = pseudoRandomBytes(20 * CHECKSUM_CHUNK_SIZE + 777, 4);
+        await store.write('blk_p', data);
+        for (const [start, end] of [
+          [0, data.length],
+          [100, data.length],
+          [0, 3 * CHECKSUM_CHUNK_SIZE + 1],
+        ] as const) {
+          const pieces = [];
+          for await (const piece of store.readPieces('blk_p', start, end)) pieces.push(piece);
+          assert.equal(Buffer.compare(Buffer.concat(pieces.map((p) => p.bytes)), data.subarray(start, end)), 0);
+          for (const { bytes, crc32: pieceCrc } of pieces)
+            if (pieceCrc !== undefined) assert.equal(pieceCrc, crc32(bytes), `a piece of [${start}, ${end})`);
+          // The first piece of [100, ...) starts inside a chunk: its CRC cannot come from the chunks'.
+          if (start === 100) assert.equal(pieces[0]!.crc32, undefined);
+          if (start === 0 && end === data.length) assert.ok(pieces.every((p) => p.crc32 !== undefined));
+        }
+      },
+    );
 
     it('reads ranges, inside a chunk and across chunk boundaries, clamped to the block', async () => {
       const data = pseudoRandomBytes(2 * CHECKSUM_CHUNK_SIZE + 500, 3);

@@ -80,26 +80,29 @@ describe('LocalDiskBlockStore specifics', () => {
     }
   });
 
-  it('localBlockPath points at the data file; a second store on the same dir (task process) reads it verified', async () => {
-    const { dir, cleanup } = await makeTempDir();
-    try {
-      const store = new LocalDiskBlockStore({ dir, workerId: 'w1' });
-      await store.open();
-      assert.equal(store.localBlockPath('blk_1'), undefined);
-      const data = pseudoRandomBytes(1000);
-      await store.write('blk_1', data);
-      const path = store.localBlockPath('blk_1');
-      assert.ok(path?.startsWith(dir));
-      const taskView = new LocalDiskBlockStore({ dir, workerId: 'w1' });
-      assert.equal(Buffer.compare(await collect(taskView.read('blk_1', 10, 20)), data.subarray(10, 20)), 0);
-      const handle = await open(path!, 'r+');
-      await handle.write(Buffer.from([data[15]! ^ 1]), 0, 1, 15);
-      await handle.close();
-      await assert.rejects(collect(taskView.read('blk_1', 10, 20)), (err) => isMinimrError(err, 'ECHECKSUM'));
-    } finally {
-      await cleanup();
-    }
-  });
+  it(
+    'localBlockPath points at the data file; a second store on the ' + 'same dir (task process) reads it verified',
+    async () => {
+      const { dir, cleanup } = await makeTempDir();
+      try {
+        const store = new LocalDiskBlockStore({ dir, workerId: 'w1' });
+        await store.open();
+        assert.equal(store.localBlockPath('blk_1'), undefined);
+        const data = pseudoRandomBytes(1000);
+        await store.write('blk_1', data);
+        const path = store.localBlockPath('blk_1');
+        assert.ok(path?.startsWith(dir));
+        const taskView = new LocalDiskBlockStore({ dir, workerId: 'w1' });
+        assert.equal(Buffer.compare(await collect(taskView.read('blk_1', 10, 20)), data.subarray(10, 20)), 0);
+        const handle = await open(path!, 'r+');
+        await handle.write(Buffer.from([data[15]! ^ 1]), 0, 1, 15);
+        await handle.close();
+        await assert.rejects(collect(taskView.read('blk_1', 10, 20)), (err) => isMinimrError(err, 'ECHECKSUM'));
+      } finally {
+        await cleanup();
+      }
+    },
+  );
 
   it('a truncated data file is a checksum error, not short data', async () => {
     const { dir, cleanup } = await makeTempDir();

@@ -178,157 +178,171 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
     }
   });
 
-  it('a block ends while the next is written; a block that fails to end fails the writer by the next block at the latest, and leaves no file', async () => {
-    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 20_000 });
-    try {
-      const w1 = cluster.datanodes[0]!;
-      // The local store fails the second block it is given, after taking all of its bytes (a disk that fills up).
-      let blocksGiven = 0;
-      const failing = Object.create(w1.store) as typeof w1.store;
-      failing.write = async (blockId, source) => {
-        if (++blocksGiven !== 2) return w1.store.write(blockId, source);
-        if (!Buffer.isBuffer(source)) for await (const chunk of source) void chunk;
-        throw new MinimrError('EDISKFULL', `no space left for ${blockId}`);
-      };
-      const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: failing });
-      const writer = await local.createWriter('/failing', { replication: 1 });
-      const data = pseudoRandomBytes(100_000, 13);
-      let accepted = 0;
-      const failure = await (async () => {
-        try {
-          for (; accepted < data.length; accepted += 1000) await writer.write(data.subarray(accepted, accepted + 1000));
-          await writer.close();
-        } catch (err) {
-          return err;
-        }
-        return undefined;
-      })();
-      assert.ok(isMinimrError(failure, 'ENOREPLICA'), `the writer failed: ${String(failure)}`);
-      assert.ok(accepted <= 3 * 20_000, `it stopped within the block after the failed one: ${accepted} bytes accepted`);
-      await assert.rejects(local.stat('/failing'), (err) => isMinimrError(err, 'ENOENT'));
-
-      // A block whose end is held back (its fsyncs) does not hold back the writes of the next block.
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      let slowGiven = 0;
-      const slow = Object.create(w1.store) as typeof w1.store;
-      slow.write = async (blockId, source) => {
-        if (++slowGiven !== 1) return w1.store.write(blockId, source);
-        const result = await w1.store.write(blockId, source);
-        await held;
-        return result;
-      };
-      const slowWriter = await client(cluster, {
-        client: { workerId: 'w1', rack: 'r1' },
-        localStore: slow,
-      }).createWriter('/slow', { replication: 1 });
-      const writes = (async () => {
-        for (let offset = 0; offset < 35_000; offset += 5000)
-          await slowWriter.write(data.subarray(offset, offset + 5000));
-        return 'written';
-      })();
-      assert.equal(
-        await Promise.race([writes, new Promise((resolve) => setTimeout(() => resolve('held back'), 3000))]),
-        'written',
-        'the second block was written while the first had not ended',
-      );
-      release();
-      assert.equal((await slowWriter.close()).length, 35_000);
-      assert.deepEqual(
-        (await local.getBlocks('/slow')).map((b) => b.length),
-        [20_000, 15_000],
-      );
-      assert.equal(Buffer.compare(await collect(local.cat('/slow')), data.subarray(0, 35_000)), 0);
-
-      // Without failures the blocks, ended while later ones were written, are all there in order.
-      const good = await client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: w1.store }).createWriter(
-        '/good',
-        { replication: 1 },
-      );
-      for (let offset = 0; offset < data.length; offset += 7000) await good.write(data.subarray(offset, offset + 7000));
-      assert.equal((await good.close()).length, data.length);
-      assert.deepEqual(
-        (await local.getBlocks('/good')).map((b) => b.length),
-        [20_000, 20_000, 20_000, 20_000, 20_000],
-      );
-      assert.equal(Buffer.compare(await collect(local.cat('/good')), data), 0);
-    } finally {
-      await cluster.close();
-    }
-  });
-
-  it('a writer whose one replica is the local store reuses its copies once written: no garbage, every byte as given', async () => {
-    const MiB = 1 << 20;
-    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 5 * MiB });
-    try {
-      const w1 = cluster.datanodes[0]!;
-      // A store slower than the writer, so that copies wait in the queue and are reused while
-      // others are still unwritten; it notes the memory of every chunk it is given.
-      const memories = new Set<ArrayBufferLike>();
-      let chunks = 0;
-      const slow = Object.create(w1.store) as typeof w1.store;
-      slow.write = (blockId, source) =>
-        w1.store.write(
-          blockId,
-          (async function* () {
-            for await (const chunk of source as AsyncIterable<Buffer>) {
-              memories.add(chunk.buffer);
-              chunks++;
-              await new Promise((resolve) => setTimeout(resolve, 2));
-              yield chunk;
-            }
-          })(),
+  it(
+    'a block ends while the next is written; a block that fails to ' +
+      'end fails the writer by the next block at the latest, and ' +
+      'leaves no file',
+    async () => {
+      const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 20_000 });
+      try {
+        const w1 = cluster.datanodes[0]!;
+        // The local store fails the second block it is given, after taking all of its bytes (a disk that fills up).
+        let blocksGiven = 0;
+        const failing = Object.create(w1.store) as typeof w1.store;
+        failing.write = async (blockId, source) => {
+          if (++blocksGiven !== 2) return w1.store.write(blockId, source);
+          if (!Buffer.isBuffer(source)) for await (const chunk of source) void chunk;
+          throw new MinimrError('EDISKFULL', `no space left for ${blockId}`);
+        };
+        const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: failing });
+        const writer = await local.createWriter('/failing', { replication: 1 });
+        const data = pseudoRandomBytes(100_000, 13);
+        let accepted = 0;
+        const failure = await (async () => {
+          try {
+            for (; accepted < data.length; accepted += 1000)
+              await writer.write(data.subarray(accepted, accepted + 1000));
+            await writer.close();
+          } catch (err) {
+            return err;
+          }
+          return undefined;
+        })();
+        assert.ok(isMinimrError(failure, 'ENOREPLICA'), `the writer failed: ${String(failure)}`);
+        assert.ok(
+          accepted <= 3 * 20_000,
+          `it stopped within the block after the failed one: ${accepted} bytes accepted`,
         );
-      const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: slow });
-      const data = pseudoRandomBytes(40 * MiB + 12_345, 21);
-      const writer = await local.createWriter('/reused', { replication: 1 });
-      // Writes of 1_048_500 bytes, as OutputWriter makes them of 100-byte records. The pieces a block's
-      // end cuts off shorter than half a MiB, and the last write, are the only copies left to the GC.
-      const WRITE = 1_048_500;
-      const blockSize = 5 * MiB;
-      let expectedGarbage = 0;
-      for (let offset = 0; offset < data.length; offset += WRITE) {
-        const end = Math.min(data.length, offset + WRITE);
-        await writer.write(data.subarray(offset, end));
-        for (let at = offset; at < end; ) {
-          const piece = Math.min(end - at, blockSize - (at % blockSize), MiB);
-          if (piece < MiB / 2) expectedGarbage += piece;
-          at += piece;
-        }
+        await assert.rejects(local.stat('/failing'), (err) => isMinimrError(err, 'ENOENT'));
+
+        // A block whose end is held back (its fsyncs) does not hold back the writes of the next block.
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let slowGiven = 0;
+        const slow = Object.create(w1.store) as typeof w1.store;
+        slow.write = async (blockId, source) => {
+          if (++slowGiven !== 1) return w1.store.write(blockId, source);
+          const result = await w1.store.write(blockId, source);
+          await held;
+          return result;
+        };
+        const slowWriter = await client(cluster, {
+          client: { workerId: 'w1', rack: 'r1' },
+          localStore: slow,
+        }).createWriter('/slow', { replication: 1 });
+        const writes = (async () => {
+          for (let offset = 0; offset < 35_000; offset += 5000)
+            await slowWriter.write(data.subarray(offset, offset + 5000));
+          return 'written';
+        })();
+        assert.equal(
+          await Promise.race([writes, new Promise((resolve) => setTimeout(() => resolve('held back'), 3000))]),
+          'written',
+          'the second block was written while the first had not ended',
+        );
+        release();
+        assert.equal((await slowWriter.close()).length, 35_000);
+        assert.deepEqual(
+          (await local.getBlocks('/slow')).map((b) => b.length),
+          [20_000, 15_000],
+        );
+        assert.equal(Buffer.compare(await collect(local.cat('/slow')), data.subarray(0, 35_000)), 0);
+
+        // Without failures the blocks, ended while later ones were written, are all there in order.
+        const good = await client(cluster, {
+          client: { workerId: 'w1', rack: 'r1' },
+          localStore: w1.store,
+        }).createWriter('/good', { replication: 1 });
+        for (let offset = 0; offset < data.length; offset += 7000)
+          await good.write(data.subarray(offset, offset + 7000));
+        assert.equal((await good.close()).length, data.length);
+        assert.deepEqual(
+          (await local.getBlocks('/good')).map((b) => b.length),
+          [20_000, 20_000, 20_000, 20_000, 20_000],
+        );
+        assert.equal(Buffer.compare(await collect(local.cat('/good')), data), 0);
+      } finally {
+        await cluster.close();
       }
-      assert.ok(expectedGarbage > 0 && expectedGarbage < data.length / 20);
-      assert.equal(
-        writer.garbageBytes,
-        expectedGarbage,
-        'no copy of half a MiB or more was left to the GC while writing',
-      );
-      assert.equal((await writer.close()).length, data.length);
-      assert.equal(
-        Buffer.compare(await collect(local.cat('/reused')), data),
-        0,
-        'no copy was reused before the store had written it',
-      );
-      assert.ok(chunks >= 41 && memories.size <= 20 + 8, `${chunks} chunks in ${memories.size} memories`);
-      assert.ok(writer.garbageBytes <= expectedGarbage + 20 * MiB, 'the spare copies are left to the GC at close');
+    },
+  );
 
-      // Writes that straddle the blocks' ends at other offsets: every byte is right.
-      const odd = await local.createWriter('/odd', { replication: 1 });
-      for (let offset = 0; offset < 12 * MiB; offset += 700_001)
-        await odd.write(data.subarray(offset, Math.min(12 * MiB, offset + 700_001)));
-      await odd.close();
-      assert.equal(Buffer.compare(await collect(local.cat('/odd')), data.subarray(0, 12 * MiB)), 0);
+  it(
+    'a writer whose one replica is the local store reuses its ' +
+      'copies once written: no garbage, every byte as given',
+    async () => {
+      const MiB = 1 << 20;
+      const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 5 * MiB });
+      try {
+        const w1 = cluster.datanodes[0]!;
+        // A store slower than the writer, so that copies wait in the queue and are reused while
+        // others are still unwritten; it notes the memory of every chunk it is given.
+        const memories = new Set<ArrayBufferLike>();
+        let chunks = 0;
+        const slow = Object.create(w1.store) as typeof w1.store;
+        slow.write = (blockId, source) =>
+          w1.store.write(
+            blockId,
+            (async function* () {
+              for await (const chunk of source as AsyncIterable<Buffer>) {
+                memories.add(chunk.buffer);
+                chunks++;
+                await new Promise((resolve) => setTimeout(resolve, 2));
+                yield chunk;
+              }
+            })(),
+          );
+        const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: slow });
+        const data = pseudoRandomBytes(40 * MiB + 12_345, 21);
+        const writer = await local.createWriter('/reused', { replication: 1 });
+        // Writes of 1_048_500 bytes, as OutputWriter makes them of 100-byte records. The pieces a block's
+        // end cuts off shorter than half a MiB, and the last write, are the only copies left to the GC.
+        const WRITE = 1_048_500;
+        const blockSize = 5 * MiB;
+        let expectedGarbage = 0;
+        for (let offset = 0; offset < data.length; offset += WRITE) {
+          const end = Math.min(data.length, offset + WRITE);
+          await writer.write(data.subarray(offset, end));
+          for (let at = offset; at < end; ) {
+            const piece = Math.min(end - at, blockSize - (at % blockSize), MiB);
+            if (piece < MiB / 2) expectedGarbage += piece;
+            at += piece;
+          }
+        }
+        assert.ok(expectedGarbage > 0 && expectedGarbage < data.length / 20);
+        assert.equal(
+          writer.garbageBytes,
+          expectedGarbage,
+          'no copy of half a MiB or more was left to the GC while writing',
+        );
+        assert.equal((await writer.close()).length, data.length);
+        assert.equal(
+          Buffer.compare(await collect(local.cat('/reused')), data),
+          0,
+          'no copy was reused before the store had written it',
+        );
+        assert.ok(chunks >= 41 && memories.size <= 20 + 8, `${chunks} chunks in ${memories.size} memories`);
+        assert.ok(writer.garbageBytes <= expectedGarbage + 20 * MiB, 'the spare copies are left to the GC at close');
 
-      // With a remote replica too, every copy is fresh (an HTTP upload may hold a chunk after asking for the next) and
-      // is garbage.
-      const twice = await local.createWriter('/twice', { replication: 2 });
-      await twice.write(data.subarray(0, 3 * MiB));
-      assert.equal(twice.garbageBytes, 3 * MiB);
-      await twice.close();
-      assert.equal(Buffer.compare(await collect(local.cat('/twice')), data.subarray(0, 3 * MiB)), 0);
-    } finally {
-      await cluster.close();
-    }
-  });
+        // Writes that straddle the blocks' ends at other offsets: every byte is right.
+        const odd = await local.createWriter('/odd', { replication: 1 });
+        for (let offset = 0; offset < 12 * MiB; offset += 700_001)
+          await odd.write(data.subarray(offset, Math.min(12 * MiB, offset + 700_001)));
+        await odd.close();
+        assert.equal(Buffer.compare(await collect(local.cat('/odd')), data.subarray(0, 12 * MiB)), 0);
+
+        // With a remote replica too, every copy is fresh (an HTTP upload may hold a chunk after asking for the next) and
+        // is garbage.
+        const twice = await local.createWriter('/twice', { replication: 2 });
+        await twice.write(data.subarray(0, 3 * MiB));
+        assert.equal(twice.garbageBytes, 3 * MiB);
+        await twice.close();
+        assert.equal(Buffer.compare(await collect(local.cat('/twice')), data.subarray(0, 3 * MiB)), 0);
+      } finally {
+        await cluster.close();
+      }
+    },
+  );
 
   it('short-circuit: a client on a worker reads and writes its local replica without HTTP', async () => {
     const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 30_000 });
@@ -393,26 +407,30 @@ describe("FsClient checks whole blocks against the NameNode's checksum", () => {
     await datanode.store.write(blockId, Buffer.alloc(length, 0x21));
   }
 
-  it('a tampered replica is skipped for a good one when blocks are held; reported, its datanode confirms and it is deleted', async () => {
-    const cluster = await startCluster(['r1', 'r2', 'r3'], { defaultBlockSize: 40_000 });
-    try {
-      const fs = client(cluster, { holdUnverifiedBytes: 1 << 20 });
-      const data = pseudoRandomBytes(100_000, 14);
-      await fs.put(data, '/t', { replication: 2 });
-      const block = (await fs.getBlocks('/t'))[1]!;
-      const bad = block.locations[0]!.workerId;
-      await tamper(cluster, bad, block.blockId, block.length);
-      assert.equal(Buffer.compare(await collect(fs.cat('/t')), data), 0);
-      await verifyReportedReplicas(cluster);
-      assert.deepEqual(cluster.namenode.takeBlockDeletions(bad), [block.blockId]);
-      assert.deepEqual(
-        (await fs.getBlocks('/t'))[1]!.locations.map((l) => l.workerId),
-        [block.locations[1]!.workerId],
-      );
-    } finally {
-      await cluster.close();
-    }
-  });
+  it(
+    'a tampered replica is skipped for a good one when blocks are ' +
+      'held; reported, its datanode confirms and it is deleted',
+    async () => {
+      const cluster = await startCluster(['r1', 'r2', 'r3'], { defaultBlockSize: 40_000 });
+      try {
+        const fs = client(cluster, { holdUnverifiedBytes: 1 << 20 });
+        const data = pseudoRandomBytes(100_000, 14);
+        await fs.put(data, '/t', { replication: 2 });
+        const block = (await fs.getBlocks('/t'))[1]!;
+        const bad = block.locations[0]!.workerId;
+        await tamper(cluster, bad, block.blockId, block.length);
+        assert.equal(Buffer.compare(await collect(fs.cat('/t')), data), 0);
+        await verifyReportedReplicas(cluster);
+        assert.deepEqual(cluster.namenode.takeBlockDeletions(bad), [block.blockId]);
+        assert.deepEqual(
+          (await fs.getBlocks('/t'))[1]!.locations.map((l) => l.workerId),
+          [block.locations[1]!.workerId],
+        );
+      } finally {
+        await cluster.close();
+      }
+    },
+  );
 
   it('tampered on every replica: ECHECKSUM, and no byte of the bad block is handed out', async () => {
     const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 40_000 });
@@ -435,40 +453,49 @@ describe("FsClient checks whole blocks against the NameNode's checksum", () => {
     }
   });
 
-  it('streaming (tasks): a tampered replica fails the read with ECHECKSUM; once its datanode confirms it, reads are right', async () => {
-    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 40_000 });
-    try {
-      const fs = client(cluster);
-      const data = pseudoRandomBytes(100_000, 16);
-      await fs.put(data, '/t', { replication: 2 });
-      const block = (await fs.getBlocks('/t'))[0]!;
-      await tamper(cluster, block.locations[0]!.workerId, block.blockId, block.length);
-      await assert.rejects(collect(fs.cat('/t')), (err) => isMinimrError(err, 'ECHECKSUM'));
-      await verifyReportedReplicas(cluster);
-      assert.equal(Buffer.compare(await collect(fs.cat('/t')), data), 0);
-    } finally {
-      await cluster.close();
-    }
-  });
+  it(
+    'streaming (tasks): a tampered replica fails the read with ' +
+      'ECHECKSUM; once its datanode confirms it, reads are right',
+    async () => {
+      const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 40_000 });
+      try {
+        const fs = client(cluster);
+        const data = pseudoRandomBytes(100_000, 16);
+        await fs.put(data, '/t', { replication: 2 });
+        const block = (await fs.getBlocks('/t'))[0]!;
+        await tamper(cluster, block.locations[0]!.workerId, block.blockId, block.length);
+        await assert.rejects(collect(fs.cat('/t')), (err) => isMinimrError(err, 'ECHECKSUM'));
+        await verifyReportedReplicas(cluster);
+        assert.equal(Buffer.compare(await collect(fs.cat('/t')), data), 0);
+      } finally {
+        await cluster.close();
+      }
+    },
+  );
 
-  it('short-circuit streaming: a local replica rewritten with checksums of its own fails with ECHECKSUM (its chunks verify, the block does not)', async () => {
-    const cluster = await startCluster(['r1'], { defaultBlockSize: 300_000 });
-    try {
-      const w1 = cluster.datanodes[0]!;
-      const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: w1.store });
-      const data = pseudoRandomBytes(700_000, 18);
-      await local.put(data, '/t', { replication: 1 });
-      assert.equal(Buffer.compare(await collect(local.cat('/t')), data), 0);
-      const block = (await local.getBlocks('/t'))[1]!;
-      await tamper(cluster, 'w1', block.blockId, block.length);
-      await assert.rejects(
-        collect(local.cat('/t')),
-        (err) => isMinimrError(err, 'ECHECKSUM') && err.details.blockId === block.blockId,
-      );
-    } finally {
-      await cluster.close();
-    }
-  });
+  it(
+    'short-circuit streaming: a local replica rewritten with ' +
+      'checksums of its own fails with ECHECKSUM (its chunks verify, ' +
+      'the block does not)',
+    async () => {
+      const cluster = await startCluster(['r1'], { defaultBlockSize: 300_000 });
+      try {
+        const w1 = cluster.datanodes[0]!;
+        const local = client(cluster, { client: { workerId: 'w1', rack: 'r1' }, localStore: w1.store });
+        const data = pseudoRandomBytes(700_000, 18);
+        await local.put(data, '/t', { replication: 1 });
+        assert.equal(Buffer.compare(await collect(local.cat('/t')), data), 0);
+        const block = (await local.getBlocks('/t'))[1]!;
+        await tamper(cluster, 'w1', block.blockId, block.length);
+        await assert.rejects(
+          collect(local.cat('/t')),
+          (err) => isMinimrError(err, 'ECHECKSUM') && err.details.blockId === block.blockId,
+        );
+      } finally {
+        await cluster.close();
+      }
+    },
+  );
 
   it('a forged bad-replica report of every replica leaves them all', async () => {
     const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 40_000 });

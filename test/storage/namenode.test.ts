@@ -338,35 +338,38 @@ describe('Namenode namespace', () => {
     });
   });
 
-  it('a reported replica is verified by its datanode; one it finds corrupt is forgotten and deleted there', async () => {
-    await withNamenode(async (nn) => {
-      nn.registerDatanode(node('w1', 'r1'), []);
-      nn.registerDatanode(node('w2', 'r2'), []);
-      const [blockId] = await writeFile(nn, '/f', [1], { replication: 2 });
-      const [stored] = await nn.getBlocks('/f');
-      // A reader's report of every replica removes none: each holder is asked to check its own.
-      await nn.reportBadReplica(blockId!, 'w1');
-      await nn.reportBadReplica(blockId!, 'w2');
-      await nn.reportBadReplica(blockId!, 'w3');
-      assert.deepEqual(
-        (await nn.getBlocks('/f'))[0]!.locations.map((l) => l.workerId),
-        ['w1', 'w2'],
-      );
-      assert.deepEqual(nn.takeBlockDeletions('w1'), []);
-      assert.deepEqual(nn.takeBlockDeletions('w2'), []);
-      assert.deepEqual(nn.takeVerifications('w1'), [{ blockId, length: stored!.length, crc32: stored!.crc32 }]);
-      assert.deepEqual(nn.takeVerifications('w1'), [], 'handed out once');
-      assert.deepEqual(nn.takeVerifications('w2'), [{ blockId, length: stored!.length, crc32: stored!.crc32 }]);
-      // w1 found its replica good and says nothing; w2 found it corrupt.
-      nn.replicaCorrupt('w2', blockId!);
-      assert.deepEqual(
-        (await nn.getBlocks('/f'))[0]!.locations.map((l) => l.workerId),
-        ['w1'],
-      );
-      assert.deepEqual(nn.takeBlockDeletions('w2'), [blockId]);
-      assert.deepEqual(nn.underReplicatedBlocks(), [blockId]);
-    });
-  });
+  it(
+    'a reported replica is verified by its datanode; one it finds ' + 'corrupt is forgotten and deleted there',
+    async () => {
+      await withNamenode(async (nn) => {
+        nn.registerDatanode(node('w1', 'r1'), []);
+        nn.registerDatanode(node('w2', 'r2'), []);
+        const [blockId] = await writeFile(nn, '/f', [1], { replication: 2 });
+        const [stored] = await nn.getBlocks('/f');
+        // A reader's report of every replica removes none: each holder is asked to check its own.
+        await nn.reportBadReplica(blockId!, 'w1');
+        await nn.reportBadReplica(blockId!, 'w2');
+        await nn.reportBadReplica(blockId!, 'w3');
+        assert.deepEqual(
+          (await nn.getBlocks('/f'))[0]!.locations.map((l) => l.workerId),
+          ['w1', 'w2'],
+        );
+        assert.deepEqual(nn.takeBlockDeletions('w1'), []);
+        assert.deepEqual(nn.takeBlockDeletions('w2'), []);
+        assert.deepEqual(nn.takeVerifications('w1'), [{ blockId, length: stored!.length, crc32: stored!.crc32 }]);
+        assert.deepEqual(nn.takeVerifications('w1'), [], 'handed out once');
+        assert.deepEqual(nn.takeVerifications('w2'), [{ blockId, length: stored!.length, crc32: stored!.crc32 }]);
+        // w1 found its replica good and says nothing; w2 found it corrupt.
+        nn.replicaCorrupt('w2', blockId!);
+        assert.deepEqual(
+          (await nn.getBlocks('/f'))[0]!.locations.map((l) => l.workerId),
+          ['w1'],
+        );
+        assert.deepEqual(nn.takeBlockDeletions('w2'), [blockId]);
+        assert.deepEqual(nn.underReplicatedBlocks(), [blockId]);
+      });
+    },
+  );
 });
 
 describe('placement', () => {
@@ -388,10 +391,15 @@ describe('placement', () => {
     assert.notEqual(third!.workerId, second!.workerId);
   });
 
-  it('without a datanode writer: least loaded, ties by workerId; third falls back to an unused rack when the second rack has no other node', () => {
-    assert.deepEqual(ids(chooseTargets({ nodes: racks, count: 3, writer: { rack: 'rackB' } })), ['a1', 'c1', 'b2']);
-    assert.deepEqual(ids(chooseTargets({ nodes: [...racks].reverse(), count: 3 })), ['a1', 'c1', 'b2']);
-  });
+  it(
+    'without a datanode writer: least loaded, ties by workerId; ' +
+      'third falls back to an unused rack when the second rack has no ' +
+      'other node',
+    () => {
+      assert.deepEqual(ids(chooseTargets({ nodes: racks, count: 3, writer: { rack: 'rackB' } })), ['a1', 'c1', 'b2']);
+      assert.deepEqual(ids(chooseTargets({ nodes: [...racks].reverse(), count: 3 })), ['a1', 'c1', 'b2']);
+    },
+  );
 
   it('more replicas spread over the least used racks; never more than the nodes', () => {
     const five = chooseTargets({ nodes: racks, count: 5, writer: { workerId: 'a1' } });

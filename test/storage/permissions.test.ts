@@ -33,19 +33,23 @@ describe('NameNode owners and mode bits', () => {
   const bob = { user: 'bob', superuser: false };
   const root = { user: 'root', superuser: true };
 
-  it('gives new paths their creator as owner, 755/644, the parent group; the root is a sticky 1777 of the superuser', async () => {
-    await withNamenode(async (nn) => {
-      await nn.mkdir('/a/b', { parents: true }, alice);
-      await nn.create('/a/b/f', {}, alice);
-      await nn.complete('/a/b/f', alice);
-      const rootStatus = await nn.stat('/');
-      assert.deepEqual([rootStatus.owner, rootStatus.group, rootStatus.mode], ['root', 'supergroup', 0o1777]);
-      const [dir] = await nn.list('/a', alice);
-      assert.deepEqual([dir!.path, dir!.owner, dir!.group, dir!.mode], ['/a/b', 'alice', 'supergroup', 0o755]);
-      const file = await nn.stat('/a/b/f', bob);
-      assert.deepEqual([file.owner, file.mode], ['alice', 0o644]);
-    });
-  });
+  it(
+    'gives new paths their creator as owner, 755/644, the parent ' +
+      'group; the root is a sticky 1777 of the superuser',
+    async () => {
+      await withNamenode(async (nn) => {
+        await nn.mkdir('/a/b', { parents: true }, alice);
+        await nn.create('/a/b/f', {}, alice);
+        await nn.complete('/a/b/f', alice);
+        const rootStatus = await nn.stat('/');
+        assert.deepEqual([rootStatus.owner, rootStatus.group, rootStatus.mode], ['root', 'supergroup', 0o1777]);
+        const [dir] = await nn.list('/a', alice);
+        assert.deepEqual([dir!.path, dir!.owner, dir!.group, dir!.mode], ['/a/b', 'alice', 'supergroup', 0o755]);
+        const file = await nn.stat('/a/b/f', bob);
+        assert.deepEqual([file.owner, file.mode], ['alice', 0o644]);
+      });
+    },
+  );
 
   it("refuses another user's writes, removes and renames with EPERM; the superuser and the owner may", async () => {
     await withNamenode(async (nn) => {

@@ -156,52 +156,61 @@ describe('input splits and record readers', () => {
     }
   }
 
-  it('lines: edge layouts (newline at block ends, line starting on a boundary, only newlines, one huge line, empty file)', async () => {
-    const cases: Record<string, string> = {
-      boundaryNewlines: Array.from({ length: 10 }, (_, i) => String(i).repeat(63)).join('\n') + '\n',
-      boundaryStarts: Array.from({ length: 10 }, (_, i) => String(i).repeat(64)).join('\n'),
-      onlyNewlines: '\n'.repeat(200),
-      crlf: 'one\r\ntwo\r\n\r\nthree\r\n'.repeat(30),
-      hugeLine: '€'.repeat(1000),
-      hugeThenShort: `${'x'.repeat(500)}\nshort\n${'y'.repeat(300)}`,
-      single: 'x',
-      lone: '\n',
-      empty: '',
-    };
-    for (const [name, content] of Object.entries(cases)) {
-      const path = `/edge/${name}`;
-      await fs.put(Buffer.from(content, 'utf8'), path, { blockSize: 64, replication: 1 });
-      const expected = referenceLines(content);
-      const got = await linesThroughSplits(fs, path);
-      assert.deepEqual(got.lines, expected.lines, name);
-      assert.deepEqual(got.offsets, expected.offsets, name);
-    }
-  });
+  it(
+    'lines: edge layouts (newline at block ends, line starting on a ' +
+      'boundary, only newlines, one huge line, empty file)',
+    async () => {
+      const cases: Record<string, string> = {
+        boundaryNewlines: Array.from({ length: 10 }, (_, i) => String(i).repeat(63)).join('\n') + '\n',
+        boundaryStarts: Array.from({ length: 10 }, (_, i) => String(i).repeat(64)).join('\n'),
+        onlyNewlines: '\n'.repeat(200),
+        crlf: 'one\r\ntwo\r\n\r\nthree\r\n'.repeat(30),
+        hugeLine: '€'.repeat(1000),
+        hugeThenShort: `${'x'.repeat(500)}\nshort\n${'y'.repeat(300)}`,
+        single: 'x',
+        lone: '\n',
+        empty: '',
+      };
+      for (const [name, content] of Object.entries(cases)) {
+        const path = `/edge/${name}`;
+        await fs.put(Buffer.from(content, 'utf8'), path, { blockSize: 64, replication: 1 });
+        const expected = referenceLines(content);
+        const got = await linesThroughSplits(fs, path);
+        assert.deepEqual(got.lines, expected.lines, name);
+        assert.deepEqual(got.offsets, expected.offsets, name);
+      }
+    },
+  );
 
   for (const blockSize of [64, 1000]) {
-    it(`line chunks: block size ${blockSize}: whole lines only, the splits' chunks back to back are the file, cut into the line reader's lines`, async () => {
-      const content = Buffer.from(randomText(blockSize + 7, blockSize < 100 ? 150 : 400, blockSize * 2), 'utf8');
-      const path = `/chunks/${blockSize}.txt`;
-      await fs.put(content, path, { blockSize, replication: 1 });
-      const chunks = await chunksThroughSplits(fs, path, (split) => openLineChunkReader(fs, split));
-      assert.ok(chunks.length > 5);
-      let at = 0;
-      for (const c of chunks) {
-        assert.equal(c.offset, at, 'each chunk starts where the one before ended');
-        assert.ok(c.offset === 0 || content[c.offset - 1] === 0x0a, 'a chunk starts at a line start');
-        const end = c.offset + c.bytes.length;
-        assert.ok(
-          c.bytes[c.bytes.length - 1] === 0x0a || end === content.length,
-          'a chunk ends after a newline or at the end of the file',
-        );
-        assert.ok(c.bytes.equals(content.subarray(c.offset, end)));
-        at = end;
-      }
-      assert.equal(at, content.length);
-      // Cut at newlines (CR dropped), the chunks give exactly the line reader's lines.
-      const fromChunks = chunks.flatMap((c) => referenceLines(c.bytes.toString('utf8')).lines);
-      assert.deepEqual(fromChunks, (await linesThroughSplits(fs, path)).lines);
-    });
+    it(
+      `line chunks: block size ${blockSize}: whole lines only, the ` +
+        `splits' chunks back to back are the file, cut into the line ` +
+        `reader's lines`,
+      async () => {
+        const content = Buffer.from(randomText(blockSize + 7, blockSize < 100 ? 150 : 400, blockSize * 2), 'utf8');
+        const path = `/chunks/${blockSize}.txt`;
+        await fs.put(content, path, { blockSize, replication: 1 });
+        const chunks = await chunksThroughSplits(fs, path, (split) => openLineChunkReader(fs, split));
+        assert.ok(chunks.length > 5);
+        let at = 0;
+        for (const c of chunks) {
+          assert.equal(c.offset, at, 'each chunk starts where the one before ended');
+          assert.ok(c.offset === 0 || content[c.offset - 1] === 0x0a, 'a chunk starts at a line start');
+          const end = c.offset + c.bytes.length;
+          assert.ok(
+            c.bytes[c.bytes.length - 1] === 0x0a || end === content.length,
+            'a chunk ends after a newline or at the end of the file',
+          );
+          assert.ok(c.bytes.equals(content.subarray(c.offset, end)));
+          at = end;
+        }
+        assert.equal(at, content.length);
+        // Cut at newlines (CR dropped), the chunks give exactly the line reader's lines.
+        const fromChunks = chunks.flatMap((c) => referenceLines(c.bytes.toString('utf8')).lines);
+        assert.deepEqual(fromChunks, (await linesThroughSplits(fs, path)).lines);
+      },
+    );
   }
 
   it('fixed record chunks: whole records, back to back, the file', async () => {
@@ -231,32 +240,35 @@ describe('input splits and record readers', () => {
   });
 
   for (const blockSize of [64, 250, 1000]) {
-    it(`fixed records: block size ${blockSize}, record length 100: each record once, offsets multiples of 100`, async () => {
-      const data = pseudoRandomBytes(100 * 57, blockSize);
-      const path = `/fixed/${blockSize}`;
-      await fs.put(data, path, { blockSize, replication: 1 });
-      const offsets: number[] = [];
-      const records: Buffer[] = [];
-      for (const split of computeSplits(path, await fs.getBlocks(path))) {
-        for (const options of [{}, { maxRecords: 2 }]) {
-          const got = await readAll(openFixedRecordReader(fs, split, 100, options));
-          if (Object.keys(options).length === 0) {
-            offsets.push(...got.offsets);
-            records.push(...got.values);
+    it(
+      `fixed records: block size ${blockSize}, record length 100: ` + `each record once, offsets multiples of 100`,
+      async () => {
+        const data = pseudoRandomBytes(100 * 57, blockSize);
+        const path = `/fixed/${blockSize}`;
+        await fs.put(data, path, { blockSize, replication: 1 });
+        const offsets: number[] = [];
+        const records: Buffer[] = [];
+        for (const split of computeSplits(path, await fs.getBlocks(path))) {
+          for (const options of [{}, { maxRecords: 2 }]) {
+            const got = await readAll(openFixedRecordReader(fs, split, 100, options));
+            if (Object.keys(options).length === 0) {
+              offsets.push(...got.offsets);
+              records.push(...got.values);
+            }
+            for (const o of got.offsets)
+              assert.ok(o >= split.start && o < split.start + split.length, 'records start inside their split');
           }
-          for (const o of got.offsets)
-            assert.ok(o >= split.start && o < split.start + split.length, 'records start inside their split');
         }
-      }
-      assert.deepEqual(
-        offsets,
-        Array.from({ length: 57 }, (_, i) => i * 100),
-      );
-      assert.equal(records.length, 57);
-      records.forEach((record, i) =>
-        assert.equal(Buffer.compare(record, data.subarray(i * 100, i * 100 + 100)), 0, `record ${i}`),
-      );
-    });
+        assert.deepEqual(
+          offsets,
+          Array.from({ length: 57 }, (_, i) => i * 100),
+        );
+        assert.equal(records.length, 57);
+        records.forEach((record, i) =>
+          assert.equal(Buffer.compare(record, data.subarray(i * 100, i * 100 + 100)), 0, `record ${i}`),
+        );
+      },
+    );
   }
 
   describe('chunks read from a local replica with reuseBuffers', () => {
@@ -313,41 +325,52 @@ describe('input splits and record readers', () => {
       return { chunks, buffers: buffers.size, splits: splits.length };
     }
 
-    it('lines: every chunk is the file as handed out, lines cut by reads and blocks and longer than a block included', async () => {
-      const random = seededRandom(77);
-      const parts: string[] = [];
-      for (let bytes = 0; bytes < 9 * 1024 * 1024; ) {
-        const long = random() < 0.002;
-        const line = long
-          ? 'L'.repeat(blockSize + 12345)
-          : 'é€x\t'.repeat(Math.floor(random() * 40)) + (random() < 0.2 ? '\r' : '');
-        parts.push(line);
-        bytes += Buffer.byteLength(line) + 1;
-      }
-      parts.push('x'.repeat(blockSize + 1), 'tail without newline');
-      const content = Buffer.from(parts.join('\n'), 'utf8');
-      await local.put(content, '/reuse/lines.txt', { blockSize, replication: 1 });
-      const reused = await checkChunks(content, '/reuse/lines.txt', (split) =>
-        openLineChunkReader(local, split, { reuseBuffers: true }),
-      );
-      assert.ok(reused.splits >= 3 && reused.chunks > 5, `${reused.splits} splits, ${reused.chunks} chunks`);
-    });
+    it(
+      'lines: every chunk is the file as handed out, lines cut by ' +
+        'reads and blocks and longer than a block included',
+      async () => {
+        const random = seededRandom(77);
+        const parts: string[] = [];
+        for (let bytes = 0; bytes < 9 * 1024 * 1024; ) {
+          const long = random() < 0.002;
+          const line = long
+            ? 'L'.repeat(blockSize + 12345)
+            : 'é€x\t'.repeat(Math.floor(random() * 40)) + (random() < 0.2 ? '\r' : '');
+          parts.push(line);
+          bytes += Buffer.byteLength(line) + 1;
+        }
+        parts.push('x'.repeat(blockSize + 1), 'tail without newline');
+        const content = Buffer.from(parts.join('\n'), 'utf8');
+        await local.put(content, '/reuse/lines.txt', { blockSize, replication: 1 });
+        const reused = await checkChunks(content, '/reuse/lines.txt', (split) =>
+          openLineChunkReader(local, split, { reuseBuffers: true }),
+        );
+        assert.ok(reused.splits >= 3 && reused.chunks > 5, `${reused.splits} splits, ${reused.chunks} chunks`);
+      },
+    );
 
-    it('fixed records: records that span reads and blocks are whole and right, and the reads go into the same two buffers', async () => {
-      const data = pseudoRandomBytes(100 * 200_000, 4242);
-      await local.put(data, '/reuse/fixed', { blockSize, replication: 1 });
-      const reused = await checkChunks(data, '/reuse/fixed', (split) =>
-        openFixedRecordChunkReader(local, split, 100, { reuseBuffers: true }),
-      );
-      const fresh = await checkChunks(data, '/reuse/fixed', (split) => openFixedRecordChunkReader(local, split, 100));
-      // Without reuse every read is a buffer of its own (more than two a split); with it, a split's reads go into two,
-      // over and over.
-      assert.ok(fresh.buffers > 2 * fresh.splits, `without reuse: ${fresh.buffers} buffers for ${fresh.splits} splits`);
-      assert.ok(
-        reused.buffers <= 2 * reused.splits,
-        `with reuse: ${reused.buffers} buffers for ${reused.splits} splits`,
-      );
-    });
+    it(
+      'fixed records: records that span reads and blocks are whole ' +
+        'and right, and the reads go into the same two buffers',
+      async () => {
+        const data = pseudoRandomBytes(100 * 200_000, 4242);
+        await local.put(data, '/reuse/fixed', { blockSize, replication: 1 });
+        const reused = await checkChunks(data, '/reuse/fixed', (split) =>
+          openFixedRecordChunkReader(local, split, 100, { reuseBuffers: true }),
+        );
+        const fresh = await checkChunks(data, '/reuse/fixed', (split) => openFixedRecordChunkReader(local, split, 100));
+        // Without reuse every read is a buffer of its own (more than two a split); with it, a split's reads go into two,
+        // over and over.
+        assert.ok(
+          fresh.buffers > 2 * fresh.splits,
+          `without reuse: ${fresh.buffers} buffers for ${fresh.splits} splits`,
+        );
+        assert.ok(
+          reused.buffers <= 2 * reused.splits,
+          `with reuse: ${reused.buffers} buffers for ${reused.splits} splits`,
+        );
+      },
+    );
   });
 
   it('fixed records: a trailing partial record is EBADJOB naming the path', async () => {

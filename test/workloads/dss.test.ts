@@ -10,42 +10,58 @@ import { createPolicy } from '../../src/scheduler/index.js';
 import { simulate } from '../../src/sim/index.js';
 import { readClusterFile, readWorkloadFile } from '../../src/workloads/index.js';
 
-const TRACE = `{"am.type": "mapreduce", "job.id": "job_7", "job.start.ms": 5000, "job.end.ms": 900000,
+const TRACE =
+  `{"am.type": "mapreduce", "job.id": "job_7", "job.start.ms": ` +
+  `5000, "job.end.ms": 900000,
  "job.tasks": [
-  {"c.nr": 1, "c.dur": 20000, "c.mem": 1000, "c.cores": 1, "c.prio": 10, "c.type": "REDUCE", "c.penalty": "POWER2", "c.ib": 1},
-  {"c.nr": 3, "c.dur": 60000, "c.mem": 2048, "c.cores": 1, "c.prio": 20, "c.type": "MAP", "c.penalty": "STEP", "c.ib": 1.5}
+  {"c.nr": 1, ` +
+  `"c.dur": 20000, "c.mem": 1000, "c.cores": 1, "c.prio": 10, ` +
+  `"c.type": "REDUCE", "c.penalty": "POWER2", "c.ib": 1},
+  ` +
+  `{"c.nr": 3, "c.dur": 60000, "c.mem": 2048, "c.cores": 1, ` +
+  `"c.prio": 20, "c.type": "MAP", "c.penalty": "STEP", "c.ib": ` +
+  `1.5}
  ]}
-{"am.type": "mapreduce", "job.id": "job_3", "job.start.ms": 0, "job.end.ms": 100000,
- "job.tasks": [ {"c.nr": 2, "c.dur": 1000, "c.mem": 500, "c.prio": 20, "c.type": "map"} ]}
-{"am.type": "mapreduce", "job.id": "job_9", "job.start.ms": "job_7", "job.end.ms": 0,
- "job.tasks": [ {"c.nr": 1, "c.dur": 3000, "c.mem": 800, "c.prio": 20, "c.type": "MAP", "c.penalty": "NULL", "c.ib": 1} ]}`;
+{"am.type": "mapreduce", "job.id": "job_3", ` +
+  `"job.start.ms": 0, "job.end.ms": 100000,
+ "job.tasks": [ ` +
+  `{"c.nr": 2, "c.dur": 1000, "c.mem": 500, "c.prio": 20, ` +
+  `"c.type": "map"} ]}
+{"am.type": "mapreduce", "job.id": "job_9", ` +
+  `"job.start.ms": "job_7", "job.end.ms": 0,
+ "job.tasks": [ ` +
+  `{"c.nr": 1, "c.dur": 3000, "c.mem": 800, "c.prio": 20, ` +
+  `"c.type": "MAP", "c.penalty": "NULL", "c.ib": 1} ]}`;
 
 const TOPOLOGY = `{"rack": "rack1", "nodes": [{"node": "node1"}, {"node": "node2"}]}
 {"rack": "rack2", "nodes": [{"node": "node3"}]}`;
 
 describe('DSS traces', () => {
-  test('task groups become tasks with their duration, memory and penalty model; jobs in start order, "after" kept', () => {
-    const w = readWorkloadFile(TRACE, 'trace.json');
-    assert.deepEqual(
-      w.jobs.map((j) => [j.id, j.name, j.app, j.submitMs, j.after ?? null, j.maps.length, j.reduces.length]),
-      [
-        ['job_0001', 'job_3', 'dss', 0, null, 2, 0],
-        ['job_0002', 'job_7', 'dss', 5000, null, 3, 1],
-        ['job_0003', 'job_9', 'dss', 0, 'job_0002', 1, 0],
-      ],
-    );
-    const j7 = w.jobs[1]!;
-    assert.deepEqual(j7.maps[0], {
-      workMs: 60_000,
-      memoryMb: 2048,
-      inputBytes: 0,
-      replicas: [],
-      penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 },
-    });
-    assert.deepEqual(j7.reduces[0]!.penalty, { kind: 'power', exponent: 2, minFraction: 0.1 });
-    assert.equal(w.jobs[0]!.maps[0]!.penalty, undefined, 'no penalty model: insensitive to memory');
-    assert.deepEqual(w.jobs[2]!.maps[0]!.penalty, { kind: 'none' });
-  });
+  test(
+    'task groups become tasks with their duration, memory and ' + 'penalty model; jobs in start order, "after" kept',
+    () => {
+      const w = readWorkloadFile(TRACE, 'trace.json');
+      assert.deepEqual(
+        w.jobs.map((j) => [j.id, j.name, j.app, j.submitMs, j.after ?? null, j.maps.length, j.reduces.length]),
+        [
+          ['job_0001', 'job_3', 'dss', 0, null, 2, 0],
+          ['job_0002', 'job_7', 'dss', 5000, null, 3, 1],
+          ['job_0003', 'job_9', 'dss', 0, 'job_0002', 1, 0],
+        ],
+      );
+      const j7 = w.jobs[1]!;
+      assert.deepEqual(j7.maps[0], {
+        workMs: 60_000,
+        memoryMb: 2048,
+        inputBytes: 0,
+        replicas: [],
+        penalty: { kind: 'step', factor: 1.5, minFraction: 0.1 },
+      });
+      assert.deepEqual(j7.reduces[0]!.penalty, { kind: 'power', exponent: 2, minFraction: 0.1 });
+      assert.equal(w.jobs[0]!.maps[0]!.penalty, undefined, 'no penalty model: insensitive to memory');
+      assert.deepEqual(w.jobs[2]!.maps[0]!.penalty, { kind: 'none' });
+    },
+  );
 
   test("the topology file is an SLS node file: node memory and cores as the paper's simulator is told", () => {
     const c = readClusterFile(TOPOLOGY, 'topo.json', { memoryMb: 10_240, vcores: 16 });

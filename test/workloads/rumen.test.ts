@@ -366,7 +366,10 @@ describe('loadWorkload reads Rumen and SLS traces by their shape', () => {
       await writeFile(join(dir, 'rumen.json'), rumenText(rumenJob()));
       await writeFile(
         join(dir, 'sls.json'),
-        '{"job.id": "job_1", "job.start.ms": 0, "job.end.ms": 10, "job.tasks": [{"container.host": "/r1/n1", "container.start.ms": 0, "container.end.ms": 10, "container.type": "map"}]}',
+        '{"job.id": "job_1", "job.start.ms": 0, "job.end.ms": 10, ' +
+          '"job.tasks": [{"container.host": "/r1/n1", ' +
+          '"container.start.ms": 0, "container.end.ms": 10, ' +
+          '"container.type": "map"}]}',
       );
       await writeFile(join(dir, 'neither.json'), '{"id": "j1", "tasks": []}');
       const rumen = await loadWorkload(join(dir, 'rumen.json'), {});

@@ -242,50 +242,53 @@ describe('SLS node files', () => {
     });
   }
 
-  test('loadCluster tells a minimr cluster file from an SLS node file, and says what it expected otherwise', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'minimr-sls-'));
-    try {
-      const write = async (name: string, text: string) => {
-        await writeFile(join(dir, name), text);
-        return join(dir, name);
-      };
-      const sls = await loadCluster(await write('nodes.json', SLS_NODES));
-      assert.deepEqual(
-        sls.workers.map((x) => [x.id, x.rack]),
-        [
-          ['node1', 'default-rack'],
-          ['node2', 'default-rack'],
-          ['node3', 'rack2'],
-        ],
-      );
-      const own = await loadCluster(
-        await write(
-          'own.json',
-          JSON.stringify({
-            name: 'two',
-            workers: [{ id: 'w1', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048, diskMBps: 10 }],
-          }),
-        ),
-      );
-      assert.deepEqual(own, {
-        name: 'two',
-        workers: [{ id: 'w1', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048, diskMBps: 10 }],
-      });
-      const neither = await write('neither.json', '{"hosts": ["a", "b"]}');
-      await assert.rejects(
-        loadCluster(neither),
-        isBadConf(
-          /expected minimr cluster JSON .*"workers".* or a Hadoop SLS node file .*"rack".*"nodes".*; found an object with fields "hosts"/,
-        ),
-      );
-      await assert.rejects(
-        loadCluster(await write('broken.json', '{"rack": "r1", "nodes": [')),
-        isBadConf(/broken\.json: the last JSON object is not closed/),
-      );
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+  test(
+    'loadCluster tells a minimr cluster file from an SLS node file, ' + 'and says what it expected otherwise',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'minimr-sls-'));
+      try {
+        const write = async (name: string, text: string) => {
+          await writeFile(join(dir, name), text);
+          return join(dir, name);
+        };
+        const sls = await loadCluster(await write('nodes.json', SLS_NODES));
+        assert.deepEqual(
+          sls.workers.map((x) => [x.id, x.rack]),
+          [
+            ['node1', 'default-rack'],
+            ['node2', 'default-rack'],
+            ['node3', 'rack2'],
+          ],
+        );
+        const own = await loadCluster(
+          await write(
+            'own.json',
+            JSON.stringify({
+              name: 'two',
+              workers: [{ id: 'w1', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048, diskMBps: 10 }],
+            }),
+          ),
+        );
+        assert.deepEqual(own, {
+          name: 'two',
+          workers: [{ id: 'w1', rack: 'r1', mapSlots: 1, reduceSlots: 1, memoryMb: 2048, diskMBps: 10 }],
+        });
+        const neither = await write('neither.json', '{"hosts": ["a", "b"]}');
+        await assert.rejects(
+          loadCluster(neither),
+          isBadConf(
+            /expected minimr cluster JSON .*"workers".* or a Hadoop SLS node file .*"rack".*"nodes".*; found an object with fields "hosts"/,
+          ),
+        );
+        await assert.rejects(
+          loadCluster(await write('broken.json', '{"rack": "r1", "nodes": [')),
+          isBadConf(/broken\.json: the last JSON object is not closed/),
+        );
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe('SLS trace on its node file in the simulator', () => {

@@ -21,13 +21,16 @@ export const benchCommand = defineGroup({
               type: 'string',
               demandOption: true,
               describe:
-                'hvw | mvw | lvw | wkld-a..e | yarn-me-uniform | yarn-me-exp | improved-fair | a minimr workload / Hadoop SLS / Hadoop Rumen JSON file',
+                'hvw | mvw | lvw | wkld-a..e | yarn-me-uniform | yarn-me-exp | ' +
+                'improved-fair | a minimr workload / Hadoop SLS / Hadoop Rumen ' +
+                'JSON file',
             })
             .option('policies', { type: 'string', default: 'fifo,fair', describe: 'comma-separated policy names' })
             .option('cluster', {
               type: 'string',
               describe:
-                "simulated cluster: a preset, or a minimr cluster / Hadoop SLS node JSON file (default: the workload's)",
+                'simulated cluster: a preset, or a minimr cluster / Hadoop SLS ' +
+                "node JSON file (default: the workload's)",
             })
             .option('policy-options', { type: 'string', describe: 'JSON object: policy name -> its options' })
             .option('real-policy-options', {

@@ -15,7 +15,9 @@ export const fsCommand = defineGroup({
     jobtrackerOption(y)
       .command(
         'fsck [path]',
-        'check the block store as HDFS fsck does: files, blocks, replicas, under-replicated and missing blocks (exit 1 when any is missing)',
+        'check the block store as HDFS fsck does: files, blocks, ' +
+          'replicas, under-replicated and missing blocks (exit 1 when any ' +
+          'is missing)',
         (yy) =>
           yy
             .positional('path', { type: 'string', default: '/' })
@@ -143,7 +145,9 @@ export const fsCommand = defineGroup({
             if (st.type === 'file') {
               for (const b of await c.fs.getBlocks(argv.path)) {
                 process.stdout.write(
-                  `  ${b.blockId} offset ${b.offset} length ${b.length} crc32 ${b.crc32.toString(16)} on ${b.locations.map((l) => `${l.workerId}(${l.rack})`).join(', ')}\n`,
+                  `  ${b.blockId} offset ${b.offset} length ${b.length} ` +
+                    `crc32 ${b.crc32.toString(16)} ` +
+                    `on ${b.locations.map((l) => `${l.workerId}(${l.rack})`).join(', ')}\n`,
                 );
               }
             }

@@ -22,7 +22,10 @@ function printProfileUse(s: JobStatus): void {
       if (!f) continue;
       const rate = f.diskMBps !== undefined ? `disk ${f.diskMBps} MB/s fitted` : "the worker's disk rate";
       process.stdout.write(
-        `  profile ${kind}: ideal ${f.idealDurationMs} ms, needs ${f.neededMemoryMb} MB, penalty ${f.penalty}${f.penalty === 'spill' ? ` (${rate})` : ''}, from ${f.attempts} attempts\n`,
+        `  profile ${kind}: ideal ${f.idealDurationMs} ms, ` +
+          `needs ${f.neededMemoryMb} MB, ` +
+          `penalty ${f.penalty}${f.penalty === 'spill' ? ` (${rate})` : ''}, ` +
+          `from ${f.attempts} attempts\n`,
       );
     }
   }
@@ -60,7 +63,9 @@ export const jobCommand = defineGroup({
               const ms = a.finishTime ? a.finishTime - a.startTime : undefined;
               const pick = (k: string) => (a.counters[k] !== undefined ? ` ${k}=${a.counters[k]}` : '');
               process.stdout.write(
-                `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ms ${a.memoryMb} MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${a.error.message}` : ''}\n`,
+                `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ` +
+                  `ms ${a.memoryMb} ` +
+                  `MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${a.error.message}` : ''}\n`,
               );
             }
           });
@@ -89,7 +94,8 @@ export const jobCommand = defineGroup({
               const end = slice.offset + Buffer.byteLength(slice.text);
               if (streams.length > 1)
                 process.stdout.write(
-                  `==> ${stream} of ${slice.attemptId} on ${slice.workerId} (bytes ${slice.offset}-${end} of ${slice.size}) <==\n`,
+                  `==> ${stream} of ${slice.attemptId} on ${slice.workerId} ` +
+                    `(bytes ${slice.offset}-${end} of ${slice.size}) <==\n`,
                 );
               else if (slice.offset > 0 || end < slice.size)
                 process.stderr.write(

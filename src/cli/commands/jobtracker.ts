@@ -51,7 +51,9 @@ export const jobtrackerCommand = defineCommand({
       .option('recovery-wait-ms', {
         type: 'number',
         describe:
-          'after a restart, how long recovered jobs wait for their workers to register again, ms (default max(10 s, the worker timeout))',
+          'after a restart, how long recovered jobs wait for their ' +
+          'workers to register again, ms (default max(10 s, the worker ' +
+          'timeout))',
       })
       .option('max-worker-map-slots', {
         type: 'number',
@@ -107,7 +109,9 @@ export const jobtrackerCommand = defineCommand({
     await jt.start();
     await recordClusterSecret(jt.url, jt.secretFile).catch(() => undefined);
     process.stderr.write(
-      `JobTracker ${jt.url}, admin ${jt.admin}, cluster secret ${jt.secretFile} (give it to workers and clients with --secret-file or MINIMR_SECRET_FILE)\n`,
+      `JobTracker ${jt.url}, admin ${jt.admin}, cluster ` +
+        `secret ${jt.secretFile} (give it to workers and clients with ` +
+        `--secret-file or MINIMR_SECRET_FILE)\n`,
     );
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);

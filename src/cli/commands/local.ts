@@ -35,7 +35,10 @@ async function runWordCountExample(cluster: LocalCluster, top: number): Promise<
   const started = Date.now();
   const status = await cluster.client.waitForCompletion(jobId, { onProgress: progressPrinter(jobId) });
   process.stderr.write(
-    `WordCount finished in ${((Date.now() - started) / 1000).toFixed(2)} s with ${status.mapsTotal} maps and ${status.reducesTotal} reduces\n`,
+    `WordCount finished ` +
+      `in ${((Date.now() - started) / 1000).toFixed(2)} s ` +
+      `with ${status.mapsTotal} maps and ${status.reducesTotal} ` +
+      `reduces\n`,
   );
   const counts: Array<[string, number]> = [];
   for (const f of await fs.list(output)) {
@@ -111,7 +114,9 @@ export const localCommand = defineCommand({
       `submit jobs with: MINIMR_JOBTRACKER=${cluster.url} minimr submit ...  (Ctrl-C stops the cluster)\n`,
     );
     process.stderr.write(
-      `cluster secret: ${cluster.jobTracker.secretFile} (found by this user's commands on this machine; elsewhere give it with MINIMR_SECRET_FILE)\n`,
+      `cluster secret: ${cluster.jobTracker.secretFile} (found by ` +
+        `this user's commands on this machine; elsewhere give it with ` +
+        `MINIMR_SECRET_FILE)\n`,
     );
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);

@@ -72,7 +72,10 @@ export function formatMrClusters(listing: MrClusterListing): string {
 
 function describeRow(c: MrClusterRow): string {
   if (c.queued) return `${c.queued}\n`;
-  return `MR-cluster ${c.name} is ${c.state}: core nodes ${c.nodes.core.join(', ') || 'none yet'}${c.inputPath ? `, input ${c.inputPath} -> /mrc/${c.name}/input` : ''}\n`;
+  return (
+    `MR-cluster ${c.name} is ${c.state}: core ` +
+    `nodes ${c.nodes.core.join(', ') || 'none yet'}${c.inputPath ? `, input ${c.inputPath} -> /mrc/${c.name}/input` : ''}\n`
+  );
 }
 
 /** Waits until the cluster is active (or released, or `timeoutMs` passed). */
@@ -135,13 +138,17 @@ export const mrcCommand = defineGroup({
       )
       .command(
         'deactivate <name>',
-        'deactivate an MR-cluster without jobs: /mrc/NAME is saved to /mrc-saved/NAME, then its nodes return to the pool',
+        'deactivate an MR-cluster without jobs: /mrc/NAME is saved to ' +
+          '/mrc-saved/NAME, then its nodes return to the pool',
         (yy) => yy.positional('name', { type: 'string', demandOption: true }),
         async (argv) => {
           await withClient(argv, async (c) => {
             const row = await c.mrcDeactivate(argv.name);
             process.stdout.write(
-              `MR-cluster ${row.name} is deactivating: its namespace goes to /mrc-saved/${row.name}, then its ${row.nodes.core.length + row.nodes['transient-core'].length + row.nodes.transient.length} nodes return to the pool\n`,
+              `MR-cluster ${row.name} is deactivating: its namespace goes to ` +
+                `/mrc-saved/${row.name}, then ` +
+                `its ${row.nodes.core.length + row.nodes['transient-core'].length + row.nodes.transient.length} ` +
+                `nodes return to the pool\n`,
             );
           });
         },

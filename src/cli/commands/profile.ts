@@ -9,7 +9,8 @@ import { defineCommand, jobtrackerOption, parseParams } from '../options.js';
 export const profileCommand = defineCommand({
   command: 'profile <module>',
   describe:
-    'elasticity profile: one map and one reduce at ideal memory and at fractions of it; fits T(m) = T + spilled(m)/diskRate',
+    'elasticity profile: one map and one reduce at ideal memory and ' +
+    'at fractions of it; fits T(m) = T + spilled(m)/diskRate',
   builder: (y) =>
     jobtrackerOption(y.positional('module', { type: 'string', demandOption: true }))
       .option('input', { type: 'string', array: true, alias: 'i', demandOption: true })

@@ -22,7 +22,10 @@ export const profilesCommand = defineGroup({
                 Math.round(b.reduce((n, x) => n + x.attempts, 0));
               const sizes = (b: readonly { bufferMiB: number }[]) => b.map((x) => x.bufferMiB).join(',') || '-';
               process.stdout.write(
-                `${p.job}  runs ${p.runs}  imports ${p.imports}  maps ${attempts(p.map)} at buffers ${sizes(p.map)} MiB  reduces ${attempts(p.reduce)} at ${sizes(p.reduce)} MiB  updated ${new Date(p.updatedAt).toISOString()}\n`,
+                `${p.job}  runs ${p.runs}  imports ${p.imports}  ` +
+                  `maps ${attempts(p.map)} at buffers ${sizes(p.map)} MiB  ` +
+                  `reduces ${attempts(p.reduce)} at ${sizes(p.reduce)} MiB  ` +
+                  `updated ${new Date(p.updatedAt).toISOString()}\n`,
               );
             }
           });

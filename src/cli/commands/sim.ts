@@ -11,12 +11,16 @@ export const simCommand = defineCommand({
         type: 'string',
         demandOption: true,
         describe:
-          'hvw|mvw|lvw|wkld-a..e|yarn-me-uniform|yarn-me-exp|improved-fair, or a .json minimr workload, Hadoop SLS job trace or Hadoop Rumen job trace',
+          'hvw|mvw|lvw|wkld-a..e|yarn-me-uniform|yarn-me-exp|improved-fair, ' +
+          'or a .json minimr workload, Hadoop SLS job trace or Hadoop ' +
+          'Rumen job trace',
       })
       .option('cluster', {
         type: 'string',
         describe:
-          "preset (tyrex-20, improved-fair-12, fawkes-60, fawkes-48, yarn-me-50, yarn-me-100, yarn-me-3000), or a .json minimr cluster file or Hadoop SLS node file; default: the workload's",
+          'preset (tyrex-20, improved-fair-12, fawkes-60, fawkes-48, ' +
+          'yarn-me-50, yarn-me-100, yarn-me-3000), or a .json minimr ' +
+          "cluster file or Hadoop SLS node file; default: the workload's",
       })
       .option('policy', { type: 'string', array: true, default: ['fifo'], describe: 'policy name; repeat to compare' })
       .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })

@@ -7,7 +7,8 @@ import { defineCommand, jobtrackerOption } from '../options.js';
 export const webPasswordCommand = defineCommand({
   command: 'web-password',
   describe:
-    "print the password of the JobTracker's web pages and /metrics (HTTP Basic, any user name), derived from the cluster secret",
+    "print the password of the JobTracker's web pages and /metrics " +
+    '(HTTP Basic, any user name), derived from the cluster secret',
   builder: (y) => jobtrackerOption(y),
   handler: async (argv) => {
     const { credentials } = await peerSecurity(argv);

@@ -33,7 +33,10 @@ export const workerCommand = defineCommand({
         choices: THROTTLE_BASES,
         default: 'working' as ThrottleBasis,
         describe:
-          "what --cpu-throttle stretches: 'working' time (a worker F times slower than the others) or 'cpu' time (workers each with a core of their own, F times slower, not sharing this machine's)",
+          "what --cpu-throttle stretches: 'working' time (a worker F " +
+          "times slower than the others) or 'cpu' time (workers each with " +
+          'a core of their own, F times slower, not sharing this ' +
+          "machine's)",
       })
       .option('attempt-log-max-mb', {
         type: 'number',

@@ -313,7 +313,9 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
     if (calibrationBuffer >= maxBuffer) {
       throw new MinimrError(
         'EBADJOB',
-        `a map still spills with a ${Math.round(maxBuffer / MiB)} MiB buffer, the most a worker can give: profile a smaller input (smaller blocks) or use workers with more memory`,
+        `a map still spills with a ${Math.round(maxBuffer / MiB)} MiB ` +
+          `buffer, the most a worker can give: profile a smaller input ` +
+          `(smaller blocks) or use workers with more memory`,
       );
     }
     calibrationBuffer = Math.min(maxBuffer, calibrationBuffer * 2);
@@ -338,11 +340,17 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
   if (idealReduceBufferBytes > maxBuffer) {
     throw new MinimrError(
       'EBADJOB',
-      `the reducer's ideal buffer (${Math.round(idealReduceBufferBytes / MiB)} MiB for ${Math.round(reduceInputRawBytes / MiB)} MiB of input) exceeds what a worker can give (${Math.round(maxBuffer / MiB)} MiB): profile fewer maps or smaller blocks`,
+      `the reducer's ideal buffer ` +
+        `(${Math.round(idealReduceBufferBytes / MiB)} MiB ` +
+        `for ${Math.round(reduceInputRawBytes / MiB)} MiB of input) ` +
+        `exceeds what a worker can give (${Math.round(maxBuffer / MiB)} ` +
+        `MiB): profile fewer maps or smaller blocks`,
     );
   }
   say(
-    `ideal memory: map buffer ${Math.round(idealMapBufferBytes / MiB)} MiB, reduce buffer ${Math.round(idealReduceBufferBytes / MiB)} MiB`,
+    `ideal memory: map ` +
+      `buffer ${Math.round(idealMapBufferBytes / MiB)} MiB, reduce ` +
+      `buffer ${Math.round(idealReduceBufferBytes / MiB)} MiB`,
   );
 
   const points: ProfilePoint[] = [];
@@ -382,7 +390,9 @@ export async function profileJob(client: JobClient, options: ProfileOptions): Pr
     };
     points.push(point);
     say(
-      `${Math.round(fraction * 100)}% of ideal: map ${point.mapMs.toFixed(0)} ms, reduce ${point.reduceMs.toFixed(0)} ms`,
+      `${Math.round(fraction * 100)}% of ideal: ` +
+        `map ${point.mapMs.toFixed(0)} ms, ` +
+        `reduce ${point.reduceMs.toFixed(0)} ms`,
     );
   }
   const map = fitSpillModel(
@@ -425,21 +435,42 @@ export function profileMarkdown(p: ElasticityProfile): string {
   const lines = [
     `### Elasticity profile of ${p.job} (${p.maps} map${p.maps > 1 ? 's' : ''} + 1 reduce)`,
     '',
-    `Ideal memory: map buffer ${mb(p.idealMapBufferBytes)} MiB (map holds ${mb(p.mapBufferedBytes)} MiB), reduce buffer ${mb(p.idealReduceBufferBytes)} MiB (reduce input ${mb(p.reduceInputRawBytes)} MiB raw).`,
+    `Ideal memory: map buffer ${mb(p.idealMapBufferBytes)} MiB (map ` +
+      `holds ${mb(p.mapBufferedBytes)} MiB), reduce ` +
+      `buffer ${mb(p.idealReduceBufferBytes)} MiB (reduce ` +
+      `input ${mb(p.reduceInputRawBytes)} MiB raw).`,
     '',
-    '| memory | map buffer MiB | map ms | map penalty | map spilled MiB (model) | map model ms | reduce buffer MiB | reduce ms | reduce penalty | reduce spilled MiB (model) | reduce model ms |',
+    '| memory | map buffer MiB | map ms | map penalty | map spilled ' +
+      'MiB (model) | map model ms | reduce buffer MiB | reduce ms | ' +
+      'reduce penalty | reduce spilled MiB (model) | reduce model ms |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const x of p.points) {
     lines.push(
-      `| ${pct(x.fraction)} | ${mb(x.mapBufferBytes)} | ${x.mapMs.toFixed(0)} | ${(x.mapMs / ideal.mapMs).toFixed(2)}x | ${mb(x.mapSpilledBytes - ideal.mapSpilledBytes)} (${mb(x.mapModelSpilledBytes)}) | ${x.mapModelMs.toFixed(0)} | ${mb(x.reduceBufferBytes)} | ${x.reduceMs.toFixed(0)} | ${(x.reduceMs / ideal.reduceMs).toFixed(2)}x | ${mb(x.reduceSpilledBytes - ideal.reduceSpilledBytes)} (${mb(x.reduceModelSpilledBytes)}) | ${x.reduceModelMs.toFixed(0)} |`,
+      `| ${pct(x.fraction)} | ${mb(x.mapBufferBytes)} ` +
+        `| ${x.mapMs.toFixed(0)} ` +
+        `| ${(x.mapMs / ideal.mapMs).toFixed(2)}x ` +
+        `| ${mb(x.mapSpilledBytes - ideal.mapSpilledBytes)} ` +
+        `(${mb(x.mapModelSpilledBytes)}) | ${x.mapModelMs.toFixed(0)} ` +
+        `| ${mb(x.reduceBufferBytes)} | ${x.reduceMs.toFixed(0)} ` +
+        `| ${(x.reduceMs / ideal.reduceMs).toFixed(2)}x ` +
+        `| ${mb(x.reduceSpilledBytes - ideal.reduceSpilledBytes)} ` +
+        `(${mb(x.reduceModelSpilledBytes)}) ` +
+        `| ${x.reduceModelMs.toFixed(0)} |`,
     );
   }
   const model = (name: string, m: PhaseModel) =>
-    `- ${name}: T = ${m.idealMs.toFixed(0)} ms, diskRate fitted at ${pct(m.fittedAt)} = ${((m.diskBytesPerMs * 1000) / MiB).toFixed(1)} MiB/s; prediction error on the other points: mean ${pct(m.meanError)}, max ${pct(m.maxError)}`;
+    `- ${name}: T = ${m.idealMs.toFixed(0)} ms, diskRate fitted ` +
+    `at ${pct(m.fittedAt)} ` +
+    `= ${((m.diskBytesPerMs * 1000) / MiB).toFixed(1)} MiB/s; ` +
+    `prediction error on the other points: mean ${pct(m.meanError)}, ` +
+    `max ${pct(m.maxError)}`;
   lines.push(
     '',
-    'Spilled MiB: stored bytes written beyond what the ideal run writes, measured (and, in parentheses, computed by the model from the spill rules). Model T(m) = T + spilledBytes(m)/diskRate:',
+    'Spilled MiB: stored bytes written beyond what the ideal run ' +
+      'writes, measured (and, in parentheses, computed by the model ' +
+      'from the spill rules). Model T(m) = T + ' +
+      'spilledBytes(m)/diskRate:',
     model('map', p.map),
     model('reduce', p.reduce),
   );

@@ -178,7 +178,9 @@ export class JobClient {
     }
     throw new MinimrError(
       'ECONNECT',
-      `lost the JobTracker at ${this.url} and could not reconnect within ${withinMs} ms (${lost.message}); job ${jobId} resumes when it restarts: follow it with \`minimr job status ${jobId}\``,
+      `lost the JobTracker at ${this.url} and could not reconnect ` +
+        `within ${withinMs} ms (${lost.message}); job ${jobId} resumes ` +
+        `when it restarts: follow it with \`minimr job status ${jobId}\``,
       { url: this.url, jobId },
     );
   }
@@ -241,7 +243,9 @@ export class JobClient {
     if (cms && job.partition) {
       throw new MinimrError(
         'EBADJOB',
-        `${job.name} has its own partition(); skew.strategy "cms" partitions by a sketch row's hash instead: use "simple" or "hash"`,
+        `${job.name} has its own partition(); skew.strategy "cms" ` +
+          `partitions by a sketch row's hash instead: use "simple" or ` +
+          `"hash"`,
       );
     }
     let shared: JsonObject = {};

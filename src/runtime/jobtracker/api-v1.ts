@@ -269,7 +269,10 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'minimr JobTracker API',
       version: '1',
       description:
-        'The client link of a minimr JobTracker as JSON over HTTP; the same operations, validation and authorization as the WebSocket link. Credentials: HTTP Basic, any user name (the user the call acts as) and the web password (`minimr web-password`).',
+        'The client link of a minimr JobTracker as JSON over HTTP; the ' +
+        'same operations, validation and authorization as the WebSocket ' +
+        'link. Credentials: HTTP Basic, any user name (the user the call ' +
+        'acts as) and the web password (`minimr web-password`).',
     },
     components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } },
     security: [{ basic: [] }],

@@ -181,7 +181,9 @@ export class ClientService implements Authority {
     if (!worker?.alive) {
       throw new MinimrError(
         'EWORKERLOST',
-        `attempt ${attemptId} ran on worker ${workerId}, which is not connected now; its log is on that machine under DIR/logs/${jobId}/${attemptId}/`,
+        `attempt ${attemptId} ran on worker ${workerId}, which is not ` +
+          `connected now; its log is on that machine under ` +
+          `DIR/logs/${jobId}/${attemptId}/`,
         {
           attemptId,
           workerId,

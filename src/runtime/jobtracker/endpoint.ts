@@ -110,10 +110,12 @@ export class TrackerEndpoint {
                 error: {
                   code: 'EAUTH',
                   message:
-                    'sign in with HTTP Basic: any user name (the user you act as) and the web password, which `minimr web-password` prints',
+                    'sign in with HTTP Basic: any user name (the user you act as) ' +
+                    'and the web password, which `minimr web-password` prints',
                 },
               })
-            : 'minimr JobTracker: sign in with any user name and the web password, which `minimr web-password` prints\n',
+            : 'minimr JobTracker: sign in with any user name and the web ' +
+                'password, which `minimr web-password` prints\n',
         );
       return;
     }

@@ -312,7 +312,9 @@ export function phaseEstimate(
   if (maxWorkerMemoryMb > 0 && neededMemoryMb > maxWorkerMemoryMb) {
     return {
       ok: false,
-      reason: `its ${shape.kind}s need ${neededMemoryMb} MB not to spill, more than any worker offers (${maxWorkerMemoryMb} MB)`,
+      reason:
+        `its ${shape.kind}s need ${neededMemoryMb} MB not to spill, ` +
+        `more than any worker offers (${maxWorkerMemoryMb} MB)`,
     };
   }
   // Below overhead + the smallest buffer a grant is not a real allocation: the process would not fit in it.

@@ -129,7 +129,10 @@ export class JobRecovery {
       } catch (err) {
         const error = {
           code: 'EJOBFAILED',
-          message: `job ${j.jobId} cannot resume after the JobTracker's restart: its output directory ${j.submission.outputPath}: ${(err as Error).message}`,
+          message:
+            `job ${j.jobId} cannot resume after the JobTracker's restart: ` +
+            `its output ` +
+            `directory ${j.submission.outputPath}: ${(err as Error).message}`,
         };
         void host.carryOut([...effects, ...host.books.failJob(job, host.clock(), error)]);
         continue;

@@ -136,7 +136,9 @@ export class MrClusterRuntime implements BlockScope {
     if (!c || c.state === 'queued' || c.state === 'deactivating') {
       throw new MinimrError(
         'ENOMRCLUSTER',
-        `${path} is in the namespace of MR-cluster ${name}, which is ${c ? c.state : 'not active'}; activate it first (\`minimr mrc activate ${name} --min-nodes M\`)`,
+        `${path} is in the namespace of MR-cluster ${name}, which ` +
+          `is ${c ? c.state : 'not active'}; activate it first (\`minimr ` +
+          `mrc activate ${name} --min-nodes M\`)`,
         { path, cluster: name },
       );
     }
@@ -189,7 +191,8 @@ export class MrClusterRuntime implements BlockScope {
       if (owner !== undefined) {
         throw new MinimrError(
           'EBADJOB',
-          `output ${s.outputPath} is in the namespace of MR-cluster ${owner}: submit the job with --mr-cluster ${owner}`,
+          `output ${s.outputPath} is in the namespace of ` +
+            `MR-cluster ${owner}: submit the job with --mr-cluster ${owner}`,
           { path: s.outputPath },
         );
       }
@@ -200,7 +203,10 @@ export class MrClusterRuntime implements BlockScope {
       const taking = [...this.clusters.clusters()].filter((r) => r.state !== 'deactivating').map((r) => r.name);
       throw new MinimrError(
         'ENOMRCLUSTER',
-        `MR-cluster "${name}" is ${c ? 'being deactivated' : 'not active'}; MR-clusters taking jobs: ${taking.join(', ') || 'none'} (\`minimr mrc activate ${name} --min-nodes M\`)`,
+        `MR-cluster "${name}" ` +
+          `is ${c ? 'being deactivated' : 'not active'}; MR-clusters ` +
+          `taking jobs: ${taking.join(', ') || 'none'} (\`minimr mrc ` +
+          `activate ${name} --min-nodes M\`)`,
         { cluster: name },
       );
     }
@@ -209,7 +215,9 @@ export class MrClusterRuntime implements BlockScope {
       if (mrClusterOfPath(p) !== name) {
         throw new MinimrError(
           'EBADJOB',
-          `a job of MR-cluster ${name} reads and writes under ${root}/ only, not ${p} (copy input there with \`minimr fs put\` or \`mrc activate --input\`)`,
+          `a job of MR-cluster ${name} reads and writes under ${root}/ ` +
+            `only, not ${p} (copy input there with \`minimr fs put\` or ` +
+            `\`mrc activate --input\`)`,
           { path: p, cluster: name },
         );
       }
@@ -222,13 +230,17 @@ export class MrClusterRuntime implements BlockScope {
     if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(name) || name === FREE_POOL) {
       throw new MinimrError(
         'EBADCONF',
-        `an MR-cluster's name is 1-64 characters of [A-Za-z0-9_.-], other than "${FREE_POOL}" (the free pool), got ${JSON.stringify(name)}`,
+        `an MR-cluster's name is 1-64 characters of [A-Za-z0-9_.-], ` +
+          `other than "${FREE_POOL}" (the free pool), ` +
+          `got ${JSON.stringify(name)}`,
       );
     }
     if (!keepsJobsOnTheirClusters(this.host.policy.name)) {
       throw new MinimrError(
         'EBADCONF',
-        `MR-clusters need a policy that keeps jobs on their cluster's nodes (fawkes or fifo); this JobTracker runs ${this.host.policy.name}`,
+        `MR-clusters need a policy that keeps jobs on their cluster's ` +
+          `nodes (fawkes or fifo); this JobTracker ` +
+          `runs ${this.host.policy.name}`,
       );
     }
     if (typeof minNodes !== 'number' || !Number.isInteger(minNodes) || minNodes < 1) {

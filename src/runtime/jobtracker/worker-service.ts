@@ -144,7 +144,9 @@ export class WorkerService {
         );
         throw new MinimrError(
           'EBADCONF',
-          `worker id ${w.workerId} belongs to a live worker that is still connected; give this worker another --id, or stop the other one first`,
+          `worker id ${w.workerId} belongs to a live worker that is still ` +
+            `connected; give this worker another --id, or stop the other one ` +
+            `first`,
           {
             workerId: w.workerId,
           },
@@ -162,7 +164,10 @@ export class WorkerService {
     if (from && isLoopbackAddress(address.host) && !isLoopbackAddress(from)) {
       core.logger.warn(
         { worker: w.workerId, advertised: address.host, from },
-        `worker ${w.workerId} connects from ${from} but advertises the loopback address ${address.host} for its data port: other workers cannot fetch its map outputs (start it with --host set to an address they reach)`,
+        `worker ${w.workerId} connects from ${from} but advertises the ` +
+          `loopback address ${address.host} for its data port: other ` +
+          `workers cannot fetch its map outputs (start it with --host set ` +
+          `to an address they reach)`,
       );
     }
     const now = core.clock();

@@ -130,20 +130,25 @@ export async function readSecretFile(path: string): Promise<Buffer> {
     const code = (err as NodeJS.ErrnoException).code;
     throw new MinimrError(
       'EBADCONF',
-      `cannot read the cluster secret file ${path} (${code ?? (err as Error).message}); give it with --secret-file or MINIMR_SECRET_FILE`,
+      `cannot read the cluster secret file ${path} ` +
+        `(${code ?? (err as Error).message}); give it with --secret-file ` +
+        `or MINIMR_SECRET_FILE`,
     );
   }
   if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
     throw new MinimrError(
       'EBADCONF',
-      `the cluster secret file ${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); run \`chmod 600 ${path}\``,
+      `the cluster secret file ${path} is readable by other users ` +
+        `(mode ${(mode & 0o777).toString(8)}); run \`chmod 600 ${path}\``,
     );
   }
   const secret = Buffer.from(text.trim(), 'utf8');
   if (secret.length < MIN_SECRET_BYTES) {
     throw new MinimrError(
       'EBADCONF',
-      `the cluster secret in ${path} is ${secret.length} bytes; it must be at least ${MIN_SECRET_BYTES} (e.g. \`openssl rand -hex 32 > ${path}\`)`,
+      `the cluster secret in ${path} is ${secret.length} bytes; it ` +
+        `must be at least ${MIN_SECRET_BYTES} (e.g. \`openssl rand -hex ` +
+        `32 > ${path}\`)`,
     );
   }
   return secret;

@@ -78,7 +78,9 @@ export async function authorize(
     if (owner === null || owner === caller.user) return;
     throw new MinimrError(
       'EPERM',
-      `permission denied: ${what} belongs to ${owner}; user ${caller.user} may not ${op.owner.action} it ("${name}" is for ${describeAllowed(op)})`,
+      `permission denied: ${what} belongs to ${owner}; ` +
+        `user ${caller.user} may not ${op.owner.action} it ("${name}" is ` +
+        `for ${describeAllowed(op)})`,
       {
         operation: name,
         [op.owner.arg]: String(key),

@@ -208,7 +208,9 @@ export function acceptPeer(
     if (message.type !== 'auth') {
       return refuse(
         peer,
-        `this JobTracker requires authentication before "${message.type}": prove you know the cluster secret (give the secret file with --secret-file or MINIMR_SECRET_FILE)`,
+        `this JobTracker requires authentication before ` +
+          `"${message.type}": prove you know the cluster secret (give the ` +
+          `secret file with --secret-file or MINIMR_SECRET_FILE)`,
       );
     }
     let user: string;
@@ -310,7 +312,9 @@ async function authenticate(
           reject(
             new MinimrError(
               'EAUTH',
-              `the server at ${url} sent no authentication challenge within ${timeoutMs} ms: is it a minimr JobTracker of this version?`,
+              `the server at ${url} sent no authentication challenge ` +
+                `within ${timeoutMs} ms: is it a minimr JobTracker of this ` +
+                `version?`,
               { url },
             ),
           ),

@@ -51,7 +51,8 @@ export function validateJobConf(raw: unknown): JobConf {
       case 'job.reduceSlowStart':
         if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
           bad(
-            `conf ${key} must be the fraction of maps done before reduces start, a number in [0, 1], got ${JSON.stringify(value)}`,
+            `conf ${key} must be the fraction of maps done before reduces ` +
+              `start, a number in [0, 1], got ${JSON.stringify(value)}`,
           );
         }
         conf[key] = value;
@@ -64,7 +65,9 @@ export function validateJobConf(raw: unknown): JobConf {
       case 'skew.strategy':
         if (!SKEW_STRATEGIES.includes(value as SkewStrategy))
           bad(
-            `conf ${key} must be one of ${SKEW_STRATEGIES.map((v) => `"${v}"`).join(', ')}, got ${JSON.stringify(value)}`,
+            `conf ${key} must be one ` +
+              `of ${SKEW_STRATEGIES.map((v) => `"${v}"`).join(', ')}, ` +
+              `got ${JSON.stringify(value)}`,
           );
         conf[key] = value as SkewStrategy;
         break;
@@ -83,14 +86,18 @@ export function validateJobConf(raw: unknown): JobConf {
         break;
       default:
         bad(
-          `unknown setting "${key}" (known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', 'job.outputReplication', ...Object.keys(SKEW_CONF_DEFAULTS)].join(', ')})`,
+          `unknown setting "${key}" ` +
+            `(known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', 'job.outputReplication', ...Object.keys(SKEW_CONF_DEFAULTS)].join(', ')})`,
         );
     }
   }
   const slowStart = conf['job.reduceSlowStart'];
   if (conf['skew.strategy'] === 'simple' && slowStart !== undefined && slowStart < 1) {
     bad(
-      `conf job.reduceSlowStart ${slowStart} cannot be used with skew.strategy "simple": it assigns partitions from every map's output sizes, so its reduces wait for the last map (use "hash" or "cms", or drop job.reduceSlowStart)`,
+      `conf job.reduceSlowStart ${slowStart} cannot be used with ` +
+        `skew.strategy "simple": it assigns partitions from every map's ` +
+        `output sizes, so its reduces wait for the last map (use "hash" ` +
+        `or "cms", or drop job.reduceSlowStart)`,
     );
   }
   return conf;
@@ -192,7 +199,8 @@ function validateSkewSample(raw: unknown, conf: JobConf, reducers: number): Skew
   if (conf['skew.strategy'] !== 'cms' || reducers === 0) return undefined;
   if (typeof raw !== 'object' || raw === null)
     bad(
-      'a job with skew.strategy "cms" needs the sketch its client builds (`skewSample`); submit it with the minimr client',
+      'a job with skew.strategy "cms" needs the sketch its client ' +
+        'builds (`skewSample`); submit it with the minimr client',
     );
   const sample = raw as Partial<SkewSample>;
   let sketch: CountMinSketch;

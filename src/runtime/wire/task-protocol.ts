@@ -18,7 +18,8 @@ export const TASK_TO_WORKER = {
     },
     idle: {
       summary:
-        'after a successful attempt: the process is as clean as it started and may run another attempt of the same module',
+        'after a successful attempt: the process is as clean as it ' +
+        'started and may run another attempt of the same module',
       args: args({}),
       result: null,
       allowed: ['task'],

@@ -62,7 +62,9 @@ export const JobConfSchema = Type.Object(
     ),
     'shuffle.map.hashCombinePercent': Type.Optional(
       fraction(
-        'fraction of the map buffer given to the combining hash table of a job with a combiner; 0 combines at spills only; default 0.5',
+        'fraction of the map buffer given to the combining hash table ' +
+          'of a job with a combiner; 0 combines at spills only; default ' +
+          '0.5',
       ),
     ),
     'shuffle.reduce.bufferBytes': Type.Optional(
@@ -88,7 +90,8 @@ export const JobConfSchema = Type.Object(
     ),
     'job.reduceSlowStart': Type.Optional(
       fraction(
-        "fraction of the maps done before the job's reduces may launch (mapreduce.job.reduce.slowstart.completedmaps); default 1",
+        "fraction of the maps done before the job's reduces may launch " +
+          '(mapreduce.job.reduce.slowstart.completedmaps); default 1',
       ),
     ),
     'skew.strategy': Type.Optional(

@@ -64,5 +64,12 @@ export async function localAddressToward(url: string): Promise<string> {
  */
 export function loopbackAdvertisedWarning(advertised: string, jobTrackerHost: string): string | undefined {
   if (!isLoopbackAddress(advertised) || isLoopbackAddress(jobTrackerHost)) return undefined;
-  return `this worker advertises the loopback address ${advertised} for its data port to a JobTracker at ${jobTrackerHost}: other machines cannot reach it there, and every reduce that needs its map outputs will fail to fetch them; give --host with an address they can reach (or leave it out to use the route to the JobTracker)`;
+  return (
+    `this worker advertises the loopback address ${advertised} for ` +
+    `its data port to a JobTracker at ${jobTrackerHost}: other ` +
+    `machines cannot reach it there, and every reduce that needs its ` +
+    `map outputs will fail to fetch them; give --host with an ` +
+    `address they can reach (or leave it out to use the route to the ` +
+    `JobTracker)`
+  );
 }

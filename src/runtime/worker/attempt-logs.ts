@@ -108,7 +108,8 @@ export class AttemptLog {
         const f = this.files[stream];
         if (f.dropped > 0)
           f.out.write(
-            `\n[minimr] ${f.dropped} more bytes of ${stream} dropped: an attempt keeps at most ${this.maxBytes} bytes of each stream\n`,
+            `\n[minimr] ${f.dropped} more bytes of ${stream} dropped: an ` +
+              `attempt keeps at most ${this.maxBytes} bytes of each stream\n`,
           );
         return new Promise<void>((resolve) => f.out.end(() => resolve()));
       }),
@@ -243,7 +244,8 @@ export function createAttemptLogRequestHandler(
           return fail(
             404,
             'ENOENT',
-            `this worker has no ${stream} log of attempt ${attemptId} (removed after the retention time, or never started here)`,
+            `this worker has no ${stream} log of attempt ${attemptId} ` +
+              `(removed after the retention time, or never started here)`,
           );
         }
         const { start, end } = logReadRange(

@@ -38,7 +38,9 @@ function flavour(): Flavour {
   }
   throw new MinimrError(
     'EBADCONF',
-    'a worker CPU quota needs a cgroup CPU controller (Linux, /sys/fs/cgroup/cpu or cgroup v2 with "cpu"); run without --cpu-quota',
+    'a worker CPU quota needs a cgroup CPU controller (Linux, ' +
+      '/sys/fs/cgroup/cpu or cgroup v2 with "cpu"); run without ' +
+      '--cpu-quota',
   );
 }
 
@@ -72,7 +74,8 @@ export class CpuQuotaGroup {
     } catch (e) {
       throw new MinimrError(
         'EBADCONF',
-        `cannot set a CPU quota in ${path} (${(e as Error).message}): worker CPU quotas need root; run without --cpu-quota`,
+        `cannot set a CPU quota in ${path} (${(e as Error).message}): ` +
+          `worker CPU quotas need root; run without --cpu-quota`,
       );
     }
     return new CpuQuotaGroup(path, kind);

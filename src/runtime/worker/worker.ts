@@ -696,7 +696,9 @@ export class Worker {
       else {
         this.report(record, 'failed', record.counters, {
           code: 'ETASK',
-          message: `task process of ${spec.attemptId} exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})`,
+          message:
+            `task process of ${spec.attemptId} exited unexpectedly ` +
+            `(${signal ? `signal ${signal}` : `exit code ${code}`})`,
           details: { attemptId: spec.attemptId, taskId: spec.taskId },
         });
       }
