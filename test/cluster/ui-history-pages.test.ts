@@ -14,6 +14,7 @@ import { JobClient, type JobStatus } from '../../src/runtime/index.js';
 import { readSecretFile } from '../../src/runtime/wire/auth.js';
 import { fixtureModule, isCode, makeText, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { MINIMR_BIN as BIN } from '../helpers/cli.js';
+import { unescapeHtml } from '../helpers/html.js';
 
 /** Every element with `data-field="NAME"` in a part of a page: its text. */
 function fields(part: string, name: string): string[] {
@@ -39,15 +40,6 @@ function rows(part: string): Map<string, string> {
       .slice(1)
       .map((row) => [row.slice(0, row.indexOf('"')), row]),
   );
-}
-
-function unescapeHtml(text: string): string {
-  return text
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&');
 }
 
 describe('web UI of jobs retired to the history', () => {

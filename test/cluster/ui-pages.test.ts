@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { JobStatus } from '../../src/runtime/index.js';
 import { escapeHtml } from '../../src/ui/index.js';
 import { appModule, fixtureModule, makeText, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { unescapeHtml } from '../helpers/html.js';
 
 // The pages of a real cluster; the markup's escaping without one is in test/ui/pages.test.ts.
 const HOSTILE = `<script>alert("x")</script>&'`;
@@ -12,15 +13,6 @@ function field(page: string, name: string): string {
   const m = new RegExp(`data-field="${name}"[^>]*>([^<]*)<`).exec(page);
   if (!m) throw new Error(`no data-field ${name}`);
   return m[1]!;
-}
-
-function unescapeHtml(text: string): string {
-  return text
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&');
 }
 
 describe('web UI of a real cluster', () => {
