@@ -140,12 +140,10 @@ export const HUGE_PAGES_MIN_BUFFER_BYTES = 32 * 1024 * 1024;
  * added to the user's GLIBC_TUNABLES (unless they set it): glibc then madvises its mmapped blocks
  * for transparent huge pages (Linux's THP in `madvise` mode, as Debian ships it), so the sort
  * buffer sits on 2 MiB pages. The spill copies records in key order from all over the buffer, and
- * with 4 KiB pages nearly every record was a TLB miss (64 MB maps, in one process: ~1.0 -> ~0.93 s
- * of CPU each); and a page fault maps 2 MiB, not 4 KiB. A 1 GB TeraSort with 64 MiB buffers: task
- * CPU -0.6 s of ~19.5 (SE 0.35), job -0.3 s of ~12 (SE 0.2; tera-phases, 6 pairs). Not for smaller
- * buffers, nor for spares: blocks partly used take whole 2 MiB pages, which cost a 16 MiB map ~4-6
- * MiB of peak RSS (bench:shuffle; its margin under buffer + 100 MiB was 7 MiB) and gained it
- * nothing. Ignored where glibc is older than 2.35 or THP is off.
+ * with 4 KiB pages nearly every record was a TLB miss; and a page fault maps 2 MiB, not 4 KiB. Not
+ * for smaller buffers, nor for spares: blocks partly used take whole 2 MiB pages, which cost a small
+ * map peak RSS it cannot spare under its buffer + 100 MiB, and gained it nothing. Ignored where
+ * glibc is older than 2.35 or THP is off. Figures: docs/performance-notes.md#task-processes-on-huge-pages.
  */
 export function taskProcessEnv(
   env: NodeJS.ProcessEnv,
