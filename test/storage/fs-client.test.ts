@@ -331,8 +331,8 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
         await odd.close();
         assert.equal(Buffer.compare(await collect(local.cat('/odd')), data.subarray(0, 12 * MiB)), 0);
 
-        // With a remote replica too, every copy is fresh (an HTTP upload may hold a chunk after asking for the next) and
-        // is garbage.
+        // With a remote replica too, every copy is fresh (an HTTP upload may hold a chunk after asking for the next)
+        // and is garbage.
         const twice = await local.createWriter('/twice', { replication: 2 });
         await twice.write(data.subarray(0, 3 * MiB));
         assert.equal(twice.garbageBytes, 3 * MiB);

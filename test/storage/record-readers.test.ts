@@ -359,8 +359,8 @@ describe('input splits and record readers', () => {
           openFixedRecordChunkReader(local, split, 100, { reuseBuffers: true }),
         );
         const fresh = await checkChunks(data, '/reuse/fixed', (split) => openFixedRecordChunkReader(local, split, 100));
-        // Without reuse every read is a buffer of its own (more than two a split); with it, a split's reads go into two,
-        // over and over.
+        // Without reuse every read is a buffer of its own (more than two a split); with it, a split's reads go into
+        // two, over and over.
         assert.ok(
           fresh.buffers > 2 * fresh.splits,
           `without reuse: ${fresh.buffers} buffers for ${fresh.splits} splits`,
