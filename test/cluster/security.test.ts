@@ -195,11 +195,28 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
       assert.equal(ok.code, 0, ok.stderr);
       assert.equal(ok.stdout.toString(), text);
       // Reported by the reader, confirmed by its own datanode: the bad replica goes, the block is copied again.
+      // Judged on the datanode's disk: the NameNode's list may show the worker again at once, when the
+      // repair copies the block back to it (the copy can land before this test polls, the reader's
+      // process exiting first), so "absent from the list" is a moment this test may not see.
+      const tampered = Buffer.alloc(one.length, 0x21);
       await waitFor(
         'the tampered replica to be dropped',
-        async () => ((await blocks())[2]!.locations.some((l) => l.workerId === bad) ? undefined : true),
+        async () => {
+          if (!(await victimStore.has(one.blockId))) return true;
+          const stored = await readAll(victimStore.read(one.blockId));
+          return stored.equals(tampered) ? undefined : true;
+        },
         20_000,
       );
+      const repaired = await waitFor(
+        'the block to have its two replicas again',
+        async () => {
+          const b = (await blocks())[2]!;
+          return b.locations.length === 2 ? b : undefined;
+        },
+        20_000,
+      );
+      assert.equal(repaired.blockId, one.blockId);
 
       const every = all[3]!;
       for (const l of every.locations) {
