@@ -24,7 +24,7 @@ import {
   Dispatcher,
   SKEW_CONF_DEFAULTS,
   connectPeer,
-  namenodeOverCalls,
+  namenodeOverLink,
   stubOf,
   validateJobConf,
   type AttemptLogSlice,
@@ -120,8 +120,7 @@ export class JobClient {
   ) {
     this.jobTracker = stubOf(CLIENT_PROTOCOL, () => this.peer);
     // The `fs-<operation>` rows of the client link, as the storage layer's NamenodeApi.
-    const rows = this.jobTracker as unknown as Readonly<Record<string, (args: object) => Promise<unknown>>>;
-    const namenode = namenodeOverCalls((op, args) => rows[`fs-${op}`]!(args) as never);
+    const namenode = namenodeOverLink(() => this.peer);
     // What a client prints or copies out must be right: it holds each block until it matches the NameNode's checksum.
     this.fs = new FsClient({ namenode, holdUnverifiedBytes: CLIENT_HOLD_BYTES });
     this.sampleFs = new FsClient({ namenode });

@@ -122,6 +122,7 @@ function queryArgs(op: Operation, url: URL, taken: ReadonlySet<string>): Record<
 
 export class ApiV1 {
   private readonly table = routes();
+  private openApi?: Record<string, unknown>;
 
   constructor(
     private readonly dispatcher: Dispatcher<HttpCaller>,
@@ -133,7 +134,9 @@ export class ApiV1 {
     if (url.pathname !== API_PREFIX && !url.pathname.startsWith(`${API_PREFIX}/`)) return false;
     const path = url.pathname.slice(API_PREFIX.length) || '/';
     if (path === '/openapi.json' && req.method === 'GET') {
-      sendJson(res, 200, openApiDocument());
+      // The table does not change while the process runs: the document is made once.
+      this.openApi ??= openApiDocument();
+      sendJson(res, 200, this.openApi);
       return true;
     }
     void this.call(req, res, url, path, caller).catch((err: unknown) => this.fail(res, err));

@@ -51,7 +51,7 @@ import {
   IpcLink,
   TASK_TO_WORKER,
   WORKER_TO_TASK,
-  namenodeOverCalls,
+  namenodeOverLink,
   stubOf,
   type AttemptSpec,
   type Caller,
@@ -115,6 +115,7 @@ function checkedRecord(bytes: Uint8Array, keyStart: number, keyEnd: number, valu
 
 /** The worker, over this process's IPC channel (the task link); set in main(). */
 let worker!: Stub<TaskToWorker>;
+let workerLink!: IpcLink<NodeJS.Process>;
 
 /** Values decoded as the reduce reads them; the identity codec (bytes) passes them through. */
 function decodeAll<T>(values: Iterable<Buffer>, codec: Codec<T>): Iterable<T> {
@@ -738,9 +739,7 @@ function peakRssBytes(): number {
 let config: TaskProcessConfig | undefined;
 /** The NameNode, reached through the worker that forked this process (its `fs-*` rows). */
 function namenodeViaWorker() {
-  // The row of each NameNode operation on the task link is `fs-<operation>` (task-protocol.ts).
-  const rows = worker as unknown as Readonly<Record<string, (args: object) => Promise<unknown>>>;
-  return namenodeOverCalls((op, args) => rows[`fs-${op}`]!(args) as never);
+  return namenodeOverLink(() => workerLink);
 }
 
 /** The running attempt's map outputs (reduces), for the worker's `map-outputs` messages. */
@@ -944,6 +943,7 @@ async function main(): Promise<void> {
   const link = new IpcLink(process, commands, process, (err) =>
     process.stderr.write(`minimr task process: frame from the worker refused: ${err.code}: ${err.message}\n`),
   );
+  workerLink = link;
   worker = stubOf(TASK_TO_WORKER, () => link);
   process.on('disconnect', () => process.exit(0));
   const exiting = once(process, 'beforeExit');

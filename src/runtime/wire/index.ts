@@ -32,12 +32,11 @@ export { HANDSHAKE, type AuthResult } from './handshake.js';
 export {
   NAMENODE_OPERATIONS,
   NAMENODE_OPS,
-  namenodeOverCalls,
+  namenodeOverLink,
   serveNamenodeOperation,
   type NamenodeOp,
   type NamenodeArgs,
   type NamenodeResult,
-  type NamenodeCaller,
 } from './namenode-operations.js';
 export {
   Dispatcher,

@@ -13,6 +13,7 @@ import type { TObject, TProperties, TString } from '@sinclair/typebox';
 import type { Static } from './schema.js';
 import { CountSchema, IdSchema, PathSchema, Type, type TSchema } from './schema.js';
 import { args, Done, type Role } from './operations.js';
+import type { Link } from './stubs.js';
 import { BlockInfoResult, DatanodeAddressSchema, FileStatusResult, described } from './types.js';
 
 const ClientLocationSchema = Type.Object(
@@ -214,16 +215,20 @@ export function serveNamenodeOperation<K extends NamenodeOp>(
   return serve(namenode, args as Static<TObject<TProperties>>, caller);
 }
 
-/** Calls one NameNode operation by name with its arguments: what a link's stub provides. */
-export type NamenodeCaller = <K extends NamenodeOp>(op: K, args: NamenodeArgs<K>) => Promise<NamenodeResult<K>>;
+/** Calls one NameNode operation by name with its arguments. */
+type NamenodeCaller = <K extends NamenodeOp>(op: K, args: NamenodeArgs<K>) => Promise<NamenodeResult<K>>;
 
 /** Drops undefined fields: msgpack and JSON carry no undefined, and a row's fields are exact. */
 function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** A `NamenodeApi` whose every method is one call of its row. */
-export function namenodeOverCalls(call: NamenodeCaller): NamenodeApi {
+/**
+ * A `NamenodeApi` whose every method is one call of its `fs-<operation>` row over the link
+ * `link()` returns at the time (the client link and the task link both name the rows so).
+ */
+export function namenodeOverLink(link: () => Link): NamenodeApi {
+  const call: NamenodeCaller = (op, args) => link().call(`fs-${op}`, args) as Promise<never>;
   return {
     mkdir: async (path, options) => void (await call('mkdir', defined({ path, parents: options?.parents }))),
     stat: (path) => call('stat', { path }) as Promise<FileStatus>,

@@ -8,7 +8,7 @@ export { TASK_TO_WORKER, WORKER_TO_TASK, type TaskToWorker, type WorkerToTask } 
 export { IpcLink, type IpcChannel } from './ipc-link.js';
 export { Dispatcher, type Caller } from './dispatch.js';
 export { stubOf, type Stub } from './stubs.js';
-export { namenodeOverCalls } from './namenode-operations.js';
+export { namenodeOverLink } from './namenode-operations.js';
 export type {
   AttemptSpec,
   Counters,
