@@ -14,6 +14,11 @@
  *   re-runs that map and is retried without counting, up to `MAX_FETCH_FAILURES_PER_REDUCE` times.
  * - A lost worker's running attempts are killed, and the map outputs it held are re-run while an
  *   unfinished reduce of an active job still needs them.
+ * - A worker connected but silent past the heartbeat timeout is suspect: no new attempts. Past the
+ *   task expiry its attempts are lost and run elsewhere, and its map outputs are re-run, as for a
+ *   lost worker; heard from again, it takes work again (Hadoop's TaskTracker expiry).
+ * - A task whose attempt failed with EDISKFULL on a worker is launched there again only when no
+ *   other worker could run it: a launch a policy puts there goes to another with room, or waits.
  * - Reduces become runnable once `reduceSlowStart` of the maps are done (1 by default: all).
  * - When every task has succeeded the job commits; a kill or failure during the commit wins, and
  *   what the commit wrote is discarded.
@@ -356,6 +361,8 @@ export class Books<D extends EngineData = EngineData> {
       this.workersById.splice(at, 0, w);
     }
     w.alive = true;
+    w.suspectSince = undefined;
+    w.tasksExpired = undefined;
     w.view = null;
     this.liveCount++;
     this.liveDirty = true;
@@ -396,6 +403,78 @@ export class Books<D extends EngineData = EngineData> {
   }
 
   /**
+   * The worker is connected but has been silent past the heartbeat timeout (a stopped process, a
+   * long GC, a stalled VM): it is suspect, and gets no new attempts (its view shows no free slot)
+   * until it is heard from again. Nothing it runs or holds is given up yet: see `workerTasksExpired`
+   * for its attempts; its blocks are the block store's business (the engine's datanode expiry).
+   */
+  workerSuspect(workerId: string, now: number): void {
+    const w = this.workerMap.get(workerId);
+    if (!w?.alive || w.suspectSince !== undefined) return;
+    w.suspectSince = now;
+    this.markWorker(w);
+    this.changed = true;
+    this.lastChange = now;
+  }
+
+  /** Whether the worker is live but suspect (silent past the heartbeat timeout). */
+  isSuspect(workerId: string): boolean {
+    const w = this.workerMap.get(workerId);
+    return w?.alive === true && w.suspectSince !== undefined;
+  }
+
+  /**
+   * A suspect worker was heard from again: it takes new attempts from now. Attempts that expired
+   * while it was silent stay ended here (the engine kills what is left of them on the worker).
+   */
+  workerHeard(workerId: string, now: number): boolean {
+    const w = this.workerMap.get(workerId);
+    if (!w?.alive || w.suspectSince === undefined) return false;
+    w.suspectSince = undefined;
+    w.tasksExpired = undefined;
+    this.markWorker(w);
+    this.capacityFreed(w);
+    this.changed = true;
+    this.lastChange = now;
+    return true;
+  }
+
+  /**
+   * A suspect worker stayed silent past the task expiry (Hadoop's TaskTracker expiry): its running
+   * attempts are lost and their tasks run again elsewhere (not counted against them), and the map
+   * outputs it holds are re-run where a reduce still needs them, as for a lost worker. The worker
+   * stays suspect and keeps its place: it may come back. Returns the attempts given up, whose
+   * remains the engine kills on the worker if it comes back.
+   */
+  workerTasksExpired(
+    workerId: string,
+    now: number,
+    why: string,
+  ): { effects: Effect<D>[]; expired: AttemptRecord<D>[] } {
+    const w = this.workerMap.get(workerId);
+    if (!w?.alive || w.suspectSince === undefined || w.tasksExpired) return { effects: [], expired: [] };
+    w.tasksExpired = true;
+    const effects: Effect<D>[] = [];
+    const expired = [...w.running];
+    for (const a of expired) {
+      this.attemptKilledInto(
+        effects,
+        a,
+        {
+          code: 'EWORKERLOST',
+          message: `worker ${workerId} was silent too long (${why}); the attempt runs again elsewhere`,
+        },
+        now,
+        false,
+      );
+    }
+    for (const task of [...this.inFlight.keys()]) this.copyDone(task, workerId);
+    this.rerunOutputsOf(w, `its output is on worker ${workerId}, silent too long`, effects);
+    this.lastChange = now;
+    return { effects, expired };
+  }
+
+  /**
    * A worker is gone: its running attempts are killed (not counted against their tasks), copies on
    * their way to it are forgotten, and the map outputs it held are re-run where a reduce still
    * needs them.
@@ -414,6 +493,8 @@ export class Books<D extends EngineData = EngineData> {
       );
     }
     w.alive = false;
+    w.suspectSince = undefined;
+    w.tasksExpired = undefined;
     this.liveCount--;
     this.liveDirty = true;
     for (const task of [...this.inFlight.keys()]) this.copyDone(task, workerId);
@@ -528,6 +609,7 @@ export class Books<D extends EngineData = EngineData> {
       preferredWorkers: preferred,
       preferredRacks: this.freeze ? Object.freeze([...racks]) : racks,
       failedOnWorkers: this.fz([]),
+      diskFullOnWorkers: this.fz([]),
       unplacedReplicas:
         placement && kind === 'map' && preferred.length > 0 ? Math.max(0, placement.replication - preferred.length) : 0,
       state: 'pending',
@@ -694,6 +776,8 @@ export class Books<D extends EngineData = EngineData> {
     task.failures++;
     const workerId = attempt.worker.shape.id;
     this.avoidWorker(task, workerId);
+    if (error.code === 'EDISKFULL' && !task.diskFullOnWorkers.includes(workerId))
+      task.diskFullOnWorkers = this.fz([...task.diskFullOnWorkers, workerId]);
     this.workerFailed(job, attempt.worker, now);
     if (task.failures >= job.maxAttempts) {
       task.state = 'failed';
@@ -949,21 +1033,21 @@ export class Books<D extends EngineData = EngineData> {
    */
   apply(decisions: readonly Decision[], now: number): Effect<D>[] {
     const effects: Effect<D>[] = [];
+    /** Launches onto a worker where the task's disk filled up: placed after the rest, where there is room. */
+    const deferred: { task: TaskRecord<D>; memoryMb: number; elastic: boolean; from: WorkerRecord<D> }[] = [];
     for (const d of decisions) {
       switch (d.kind) {
         case 'launch': {
           const task = this.taskMap.get(d.taskId)!;
           const memoryMb = d.memoryMb ?? task.memoryMb;
+          const chosen = this.workerMap.get(d.workerId)!;
+          if (task.diskFullOnWorkers.includes(d.workerId) && this.diskFullAlternatives(task, chosen).length > 0) {
+            deferred.push({ task, memoryMb, elastic: d.elastic ?? memoryMb < task.memoryMb, from: chosen });
+            break;
+          }
           effects.push({
             kind: 'launch',
-            attempt: this.launch(
-              task,
-              this.workerMap.get(d.workerId)!,
-              memoryMb,
-              d.elastic ?? memoryMb < task.memoryMb,
-              d.locality,
-              now,
-            ),
+            attempt: this.launch(task, chosen, memoryMb, d.elastic ?? memoryMb < task.memoryMb, d.locality, now),
           });
           break;
         }
@@ -1025,7 +1109,58 @@ export class Books<D extends EngineData = EngineData> {
           break;
       }
     }
+    for (const { task, memoryMb, elastic, from } of deferred) {
+      const target = this.roomAvoidingFullDisks(task, from, memoryMb);
+      if (target)
+        effects.push({
+          kind: 'launch',
+          attempt: this.launch(task, target, memoryMb, elastic, this.localityOn(task, target), now),
+        });
+    }
     return effects;
+  }
+
+  /**
+   * The workers other than those where the task's disk filled up that could ever run it: live, not
+   * suspect nor graylisted, in the chosen worker's MR-cluster, with a slot of its kind and the
+   * memory. Empty: the task may run again where it failed, rather than never.
+   */
+  private diskFullAlternatives(task: TaskRecord<D>, chosen: WorkerRecord<D>): WorkerRecord<D>[] {
+    return this.workersById.filter(
+      (w) =>
+        w.alive &&
+        w.suspectSince === undefined &&
+        !this.health.isGraylisted(w.shape.id) &&
+        w.cluster === chosen.cluster &&
+        !task.diskFullOnWorkers.includes(w.shape.id) &&
+        (task.kind === 'map' ? w.shape.mapSlots : w.shape.reduceSlots) > 0 &&
+        w.shape.memoryMb >= task.memoryMb,
+    );
+  }
+
+  /**
+   * Where a launch the policy put on a worker with a full disk goes instead (Hadoop's per-task node
+   * blacklist): the best-placed alternative with a free slot and the memory now, after the rest of
+   * the decisions took theirs; undefined leaves the task pending until one has room.
+   */
+  private roomAvoidingFullDisks(
+    task: TaskRecord<D>,
+    chosen: WorkerRecord<D>,
+    memoryMb: number,
+  ): WorkerRecord<D> | undefined {
+    const rank = { node: 0, rack: 1, any: 2 } as const;
+    let best: WorkerRecord<D> | undefined;
+    for (const w of this.diskFullAlternatives(task, chosen)) {
+      const freeSlot = task.kind === 'map' ? w.usedMap < w.shape.mapSlots : w.usedReduce < w.shape.reduceSlots;
+      if (!freeSlot || w.shape.memoryMb - w.usedMem < memoryMb) continue;
+      if (!best || rank[this.localityOn(task, w)] < rank[this.localityOn(task, best)]) best = w;
+    }
+    return best;
+  }
+
+  private localityOn(task: TaskRecord<D>, w: WorkerRecord<D>): Locality {
+    if (task.preferredWorkers.includes(w.shape.id)) return 'node';
+    return task.preferredRacks.includes(w.shape.rack) ? 'rack' : 'any';
   }
 
   private launch(
@@ -1181,7 +1316,7 @@ export class Books<D extends EngineData = EngineData> {
   }
 
   private capacityFreed(w: WorkerRecord<D>): void {
-    if (!w.alive || this.health.isGraylisted(w.shape.id)) return;
+    if (!w.alive || w.suspectSince !== undefined || this.health.isGraylisted(w.shape.id)) return;
     const free = w.shape.memoryMb - w.usedMem;
     if (w.usedMap < w.shape.mapSlots && free > this.maxFree.map) this.maxFree.map = free;
     if (w.usedReduce < w.shape.reduceSlots && free > this.maxFree.reduce) this.maxFree.reduce = free;
@@ -1227,8 +1362,8 @@ export class Books<D extends EngineData = EngineData> {
 
   private workerView(w: WorkerRecord<D>): WorkerView {
     const s = w.shape;
-    // A graylisted worker shows no free slot: no policy can give it an attempt.
-    const open = !this.health.isGraylisted(s.id);
+    // A graylisted or suspect worker shows no free slot: no policy can give it an attempt.
+    const open = !this.health.isGraylisted(s.id) && w.suspectSince === undefined;
     return this.fz({
       id: s.id,
       host: s.host,

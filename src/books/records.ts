@@ -60,6 +60,13 @@ export interface WorkerRecord<D extends EngineData = EngineData> {
   view: WorkerView | null;
   /** @internal index in the current snapshot's worker list, -1 when not live */
   slot: number;
+  /**
+   * Since when the worker is suspect (connected but silent past the heartbeat timeout): it gets no
+   * new attempts until it is heard from again. Absent: not suspect.
+   */
+  suspectSince?: number;
+  /** Its running attempts were declared lost while it was suspect (task expiry); cleared when it is heard from. */
+  tasksExpired?: boolean;
 }
 
 export interface TaskRecord<D extends EngineData = EngineData> {
@@ -79,6 +86,11 @@ export interface TaskRecord<D extends EngineData = EngineData> {
   preferredRacks: readonly string[];
   /** Replaced (never mutated) when an attempt fails on another worker. */
   failedOnWorkers: readonly string[];
+  /**
+   * Workers where an attempt of the task failed with EDISKFULL: the books launch it on none of them
+   * while another live worker could run it (Hadoop's per-task node blacklist). Replaced, never mutated.
+   */
+  diskFullOnWorkers: readonly string[];
   /** Maps: replicas the input's upload still owes a policy may place (`InputPlacement`); 0 once the window closed. */
   unplacedReplicas: number;
   state: TaskState;

@@ -20,7 +20,12 @@ export interface LocalClusterOptions {
   blockSize?: number;
   replication?: number;
   heartbeatMs?: number;
+  /** A connected worker silent this long is suspect (no new work); see JobTrackerOptions. */
   workerTimeoutMs?: number;
+  /** A silent worker's attempts run again elsewhere after this long, ms (default 60 s). */
+  taskExpiryMs?: number;
+  /** A silent worker is lost, its blocks re-replicated, after this long, ms (default 10 minutes). */
+  datanodeExpiryMs?: number;
   policy?: Policy | string;
   /** Options for a policy given by name (see `createPolicy`). */
   policyOptions?: PolicyOptions;
@@ -85,6 +90,8 @@ export class LocalCluster {
       pools: options.pools,
       heartbeatMs: options.heartbeatMs ?? 500,
       workerTimeoutMs: options.workerTimeoutMs,
+      taskExpiryMs: options.taskExpiryMs,
+      datanodeExpiryMs: options.datanodeExpiryMs,
       blockSize: options.blockSize,
       replication: options.replication,
       maxAttempts: options.maxAttempts,

@@ -146,6 +146,13 @@ export class Namenode implements NamenodeApi {
   private readonly pendingBlocks = new Map<string, PendingBlock>();
   private readonly locations = new Map<string, Set<string>>();
   private readonly datanodes = new Map<string, DatanodeState>();
+  /**
+   * Datanodes connected but silent past the heartbeat timeout: their replicas still count (no
+   * re-replication before the datanode expiry), but new blocks go elsewhere and readers try them last.
+   */
+  private readonly suspectDatanodes = new Set<string>();
+  /** Block copies handed out to repair under-replication since start (tests and status pages). */
+  replicationWorkHandedOut = 0;
   private readonly deletions = new Map<string, Set<string>>();
   /** Replicas readers reported bad, by the worker asked to check them. */
   private readonly verifications = new Map<string, Set<string>>();
@@ -530,7 +537,7 @@ export class Namenode implements NamenodeApi {
         offset,
         length: block.length,
         crc32: block.crc32,
-        locations: sortByDistance(live, client),
+        locations: this.suspectLast(sortByDistance(live, client)),
         token: this.issueBlockToken(block.blockId, 'read'),
       };
       offset += block.length;
@@ -664,6 +671,7 @@ export class Namenode implements NamenodeApi {
   registerDatanode(address: DatanodeAddress, blockIds: readonly string[]): string[] {
     const previous = this.datanodes.get(address.workerId);
     if (previous) for (const blockId of previous.blocks) this.locations.get(blockId)?.delete(address.workerId);
+    this.suspectDatanodes.delete(address.workerId);
     this.datanodes.set(address.workerId, { address, blocks: new Set() });
     const orphans: string[] = [];
     for (const blockId of blockIds) {
@@ -757,9 +765,36 @@ export class Namenode implements NamenodeApi {
     return fsckReport(path, files, directories, this.datanodes.size);
   }
 
+  /**
+   * The datanode is connected but silent (its worker is suspect): it keeps its replicas, which
+   * still count toward their blocks' replication, but gets no new block and is read from last.
+   * Only `datanodeLost` (the datanode expiry, or a dropped connection) gives its replicas up.
+   */
+  datanodeSuspect(workerId: string): void {
+    if (!this.datanodes.has(workerId) || this.suspectDatanodes.has(workerId)) return;
+    this.suspectDatanodes.add(workerId);
+    this.log.warn(
+      { workerId, blocks: this.datanodes.get(workerId)!.blocks.size },
+      'datanode suspect: its replicas are kept, new blocks go elsewhere',
+    );
+  }
+
+  /** A suspect datanode was heard from again: it takes blocks again, with the replicas it kept. */
+  datanodeHeard(workerId: string): void {
+    if (this.suspectDatanodes.delete(workerId)) this.log.info({ workerId }, 'suspect datanode heard from again');
+  }
+
+  /** Readers try a suspect datanode's replica only after every other one. */
+  private suspectLast(locations: DatanodeAddress[]): DatanodeAddress[] {
+    if (this.suspectDatanodes.size === 0) return locations;
+    const suspect = (a: DatanodeAddress) => this.suspectDatanodes.has(a.workerId);
+    return [...locations.filter((a) => !suspect(a)), ...locations.filter(suspect)];
+  }
+
   datanodeLost(workerId: string): void {
     const state = this.datanodes.get(workerId);
     if (!state) return;
+    this.suspectDatanodes.delete(workerId);
     this.datanodes.delete(workerId);
     this.deletions.delete(workerId);
     this.verifications.delete(workerId);
@@ -809,6 +844,7 @@ export class Namenode implements NamenodeApi {
         expires: now + this.replicationTimeoutMs,
       });
       work.push({ blockId, targets, token: this.issueBlockToken(blockId, 'write') });
+      this.replicationWorkHandedOut += targets.length;
     }
     return work;
   }
@@ -1081,6 +1117,7 @@ export class Namenode implements NamenodeApi {
       for (const workerId of pending.targets) pendingLoad.set(workerId, (pendingLoad.get(workerId) ?? 0) + 1);
     }
     return [...this.datanodes.values()]
+      .filter((d) => !this.suspectDatanodes.has(d.address.workerId))
       .filter((d) => !storers || storers.has(d.address.workerId))
       .map((d) => ({
         address: d.address,

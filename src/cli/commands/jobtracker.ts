@@ -30,7 +30,18 @@ export const jobtrackerCommand = defineCommand({
         .option('port', { type: 'number', default: 7700 }),
     )
       .option('heartbeat-ms', { type: 'number', default: 1000 })
-      .option('worker-timeout-ms', { type: 'number' })
+      .option('worker-timeout-ms', {
+        type: 'number',
+        describe: 'a connected worker silent this long is suspect: no new work, ms (default 5 heartbeats)',
+      })
+      .option('task-expiry-ms', {
+        type: 'number',
+        describe: "a silent worker's attempts run again elsewhere after this long, ms (default 60 s)",
+      })
+      .option('datanode-expiry-ms', {
+        type: 'number',
+        describe: 'a silent worker is lost and its blocks re-replicated after this long, ms (default 10 minutes)',
+      })
       .option('block-size', { type: 'string', default: '64m' })
       .option('replication', { type: 'number', default: 3 })
       .option('max-attempts', { type: 'number', default: 4 })
@@ -95,6 +106,8 @@ export const jobtrackerCommand = defineCommand({
       pools,
       heartbeatMs: argv['heartbeat-ms'],
       workerTimeoutMs: argv['worker-timeout-ms'],
+      taskExpiryMs: argv['task-expiry-ms'],
+      datanodeExpiryMs: argv['datanode-expiry-ms'],
       blockSize: parseSize(argv['block-size']),
       replication: argv.replication,
       maxAttempts: argv['max-attempts'],

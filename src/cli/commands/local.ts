@@ -73,6 +73,14 @@ export const localCommand = defineCommand({
         .option('memory-step-mb', {
           type: 'number',
           describe: 'elastic grants are whole multiples of this, MB (default 100)',
+        })
+        .option('task-expiry-ms', {
+          type: 'number',
+          describe: "a silent worker's attempts run again elsewhere after this long, ms (default 60 s)",
+        })
+        .option('datanode-expiry-ms', {
+          type: 'number',
+          describe: "a silent worker's blocks are re-replicated after this long, ms (default 10 minutes)",
         }),
     )
       .option('example', {
@@ -95,6 +103,8 @@ export const localCommand = defineCommand({
       reduceSlots: argv['reduce-slots'],
       memoryMb: argv['memory-mb'],
       memoryStepMb: argv['memory-step-mb'],
+      taskExpiryMs: argv['task-expiry-ms'],
+      datanodeExpiryMs: argv['datanode-expiry-ms'],
       policy: argv.policy,
       logger: createLogger('local', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
     });

@@ -34,6 +34,12 @@ export interface TrackerCore extends BooksHost {
   schedule(trigger: SchedulingTrigger): void;
   /** Takes a worker out of the books and the NameNode's map of replicas. */
   workerLost(worker: RuntimeWorker, why: string): void;
+  /** A connected worker silent past the heartbeat timeout: no new attempts, no new blocks. */
+  workerSuspect(worker: RuntimeWorker, silentMs: number): void;
+  /** A suspect worker silent past the task expiry: its attempts run again elsewhere. */
+  workerTasksExpired(worker: RuntimeWorker, silentMs: number): void;
+  /** A suspect worker was heard from again: it takes work again, with its blocks. */
+  workerHeard(worker: RuntimeWorker, silentMs: number): void;
   /** Tells the job's running reduces that a map output became available or was lost. */
   tellRunningReduces(job: RuntimeJob, mapAttempt: RuntimeAttempt, change: 'available' | 'lost'): void;
   /** Carries out what the books' transitions leave to the world (launches, kills, commits ...). */

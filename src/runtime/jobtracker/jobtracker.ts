@@ -123,6 +123,8 @@ export class JobTracker implements TrackerCore {
       policy: options.policy,
       heartbeatMs,
       workerTimeoutMs: options.workerTimeoutMs ?? heartbeatMs * 5,
+      taskExpiryMs: options.taskExpiryMs ?? DEFAULT_TASK_EXPIRY_MS,
+      datanodeExpiryMs: options.datanodeExpiryMs ?? DEFAULT_DATANODE_EXPIRY_MS,
       maxAttempts: options.maxAttempts ?? 4,
       retainedJobs: options.retainedJobs ?? 100,
       retainMs: options.retainMs ?? 3_600_000,
@@ -132,6 +134,8 @@ export class JobTracker implements TrackerCore {
       ['retainedJobs', this.options.retainedJobs],
       ['retainMs', this.options.retainMs],
       ['recoveryWaitMs', this.options.recoveryWaitMs],
+      ['taskExpiryMs', this.options.taskExpiryMs],
+      ['datanodeExpiryMs', this.options.datanodeExpiryMs],
     ] as const) {
       if (!Number.isInteger(value) || value < 0)
         throw new MinimrError('EBADCONF', `${name} must be a whole number >= 0, got ${value}`);
@@ -181,7 +185,7 @@ export class JobTracker implements TrackerCore {
     this.history = new JobHistory(this.books, this.journal, this.numbering, this.options, this.logger);
     this.workers = new WorkerService(this);
     this.clients = new ClientService(this, jobIdPrefix(new Date()), this.options.maxAttempts);
-    this.liveness = new Liveness(this, this.options.workerTimeoutMs);
+    this.liveness = new Liveness(this, this.options);
     const webSource = jobTrackerWebSource({
       books: this.books,
       namenode: this.namenode,
@@ -319,6 +323,41 @@ export class JobTracker implements TrackerCore {
     this.metrics.workerLeft(workerId);
     this.copier.workerLost(workerId);
     this.schedule({ kind: 'worker-lost', workerId });
+  }
+
+  workerSuspect(worker: RuntimeWorker, silentMs: number): void {
+    const workerId = worker.shape.id;
+    if (!worker.alive || this.books.isSuspect(workerId)) return;
+    this.logger.warn(
+      { worker: workerId, silentMs },
+      'worker suspect: connected but silent; no new work until it is heard from (its blocks are kept)',
+    );
+    this.books.workerSuspect(workerId, this.clock());
+    this.namenode.datanodeSuspect(workerId);
+  }
+
+  workerTasksExpired(worker: RuntimeWorker, silentMs: number): void {
+    const workerId = worker.shape.id;
+    const { effects, expired } = this.books.workerTasksExpired(
+      workerId,
+      this.clock(),
+      `no heartbeat for ${silentMs} ms, past the task expiry of ${this.options.taskExpiryMs} ms`,
+    );
+    if (effects.length === 0) return;
+    this.logger.warn(
+      { worker: workerId, silentMs, attempts: expired.map((a) => a.id) },
+      'worker silent past the task expiry: its attempts run again elsewhere',
+    );
+    if (expired.length > 0) worker.data.staleAttempts = new Set(expired.map((a) => a.id));
+    void this.carryOut(effects);
+    this.schedule({ kind: 'tick' });
+  }
+
+  workerHeard(worker: RuntimeWorker, silentMs: number): void {
+    const workerId = worker.shape.id;
+    if (!this.books.workerHeard(workerId, this.clock())) return;
+    this.logger.info({ worker: workerId, silentMs }, 'suspect worker heard from again: it takes work again');
+    this.namenode.datanodeHeard(workerId);
   }
 
   /** Resolves once at least `count` workers are registered. */
@@ -523,6 +562,11 @@ export class JobTracker implements TrackerCore {
     }
   }
 }
+
+/** Hadoop's TaskTracker expiry (mapred.tasktracker.expiry.interval). */
+const DEFAULT_TASK_EXPIRY_MS = 60_000;
+/** About HDFS's DataNode expiry (10.5 minutes with its defaults). */
+const DEFAULT_DATANODE_EXPIRY_MS = 10 * 60_000;
 
 /** Job ids are `job_<start time>_NNNN`, as Hadoop's. */
 function jobIdPrefix(d: Date): string {

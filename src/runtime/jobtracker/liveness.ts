@@ -1,8 +1,24 @@
 /**
- * The JobTracker's clock-driven duties, every half heartbeat: workers silent past the timeout are
- * lost, ended jobs retire to the history, input-placement windows close, MR-clusters are balanced.
+ * The JobTracker's clock-driven duties, every half heartbeat: silent workers are judged, ended jobs
+ * retire to the history, input-placement windows close, MR-clusters are balanced.
+ *
+ * A silent worker whose connection is still open (a stopped process, a long GC, a stalled VM) is
+ * judged in steps, as Hadoop's: past the heartbeat timeout it is suspect (no new work, new blocks
+ * go elsewhere); past the task expiry its attempts run again elsewhere; past the datanode expiry it
+ * is lost and its blocks are re-replicated. A dropped connection is a dead process: the worker
+ * service loses it at once.
  */
 import type { TrackerCore } from './core.js';
+
+/** How long a connected worker may be silent before each step (ms). */
+export interface SilenceLimits {
+  /** Suspect: no new attempts, no new blocks. */
+  readonly workerTimeoutMs: number;
+  /** Its attempts are lost and run elsewhere. */
+  readonly taskExpiryMs: number;
+  /** Lost: its blocks are re-replicated. */
+  readonly datanodeExpiryMs: number;
+}
 
 export class Liveness {
   private timer?: NodeJS.Timeout;
@@ -11,7 +27,7 @@ export class Liveness {
 
   constructor(
     private readonly core: TrackerCore,
-    private readonly workerTimeoutMs: number,
+    private readonly limits: SilenceLimits,
   ) {}
 
   get intervalMs(): number {
@@ -48,11 +64,19 @@ export class Liveness {
     if (this.tickLate()) {
       core.logger.debug('liveness check came late (the JobTracker was stalled): no worker judged on this tick');
     } else {
+      const limits = this.limits;
       for (const worker of core.books.liveWorkers()) {
-        if (now - worker.data.lastHeartbeat > this.workerTimeoutMs) {
-          core.workerLost(worker, `no heartbeat for ${now - worker.data.lastHeartbeat} ms`);
+        const silentMs = now - worker.data.lastHeartbeat;
+        if (silentMs > limits.datanodeExpiryMs) {
+          core.workerLost(
+            worker,
+            `no heartbeat for ${silentMs} ms (the datanode expiry is ${limits.datanodeExpiryMs} ms)`,
+          );
           worker.data.peer.terminate();
+          continue;
         }
+        if (silentMs > limits.workerTimeoutMs) core.workerSuspect(worker, silentMs);
+        if (silentMs > limits.taskExpiryMs) core.workerTasksExpired(worker, silentMs);
       }
     }
     for (const job of core.books.jobs()) {

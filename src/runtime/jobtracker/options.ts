@@ -15,8 +15,18 @@ export interface JobTrackerOptions {
   /** Pools with their minimum shares and weights, as the policy sees them (`ClusterSnapshot.pools`). */
   pools?: readonly PoolView[];
   heartbeatMs?: number;
-  /** A worker silent for this long is declared lost (default 5 heartbeats). */
+  /**
+   * A worker connected but silent for this long is suspect: no new attempts (default 5 heartbeats).
+   * A dropped connection loses the worker at once.
+   */
   workerTimeoutMs?: number;
+  /** A worker silent this long has its attempts run again elsewhere, ms (default 60 s, Hadoop's TaskTracker expiry). */
+  taskExpiryMs?: number;
+  /**
+   * A worker silent this long is lost, and its blocks are re-replicated, ms (default 10 minutes, as
+   * HDFS's DataNode expiry); one heard from before keeps its blocks.
+   */
+  datanodeExpiryMs?: number;
   blockSize?: number;
   replication?: number;
   maxAttempts?: number;

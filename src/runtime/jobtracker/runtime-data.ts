@@ -73,6 +73,8 @@ export interface WorkerLink {
   readonly commands: Stub<JobTrackerToWorker>;
   readonly registeredAt: number;
   lastHeartbeat: number;
+  /** Attempts given up while the worker was silent (task expiry): killed there if it lists them when it is back. */
+  staleAttempts?: ReadonlySet<string>;
 }
 
 export interface TaskInputPlan {

@@ -229,10 +229,22 @@ export class WorkerService {
     const worker = this.workerFor(peer, message.workerId);
     if (!worker) return;
     const now = core.clock();
+    const silentMs = now - worker.data.lastHeartbeat;
     worker.data.lastHeartbeat = now;
     core.metrics.heartbeat(worker.shape.id, now);
+    core.workerHeard(worker, silentMs);
+    // Attempts given up while it was silent ran again elsewhere: what is left of them here is killed.
+    const stale = worker.data.staleAttempts;
+    worker.data.staleAttempts = undefined;
     const reported = new Set<string>();
     for (const p of message.attempts) {
+      if (stale?.has(p.attemptId)) {
+        worker.data.commands.kill({
+          attemptId: p.attemptId,
+          reason: `worker ${worker.shape.id} was silent past the task expiry; the attempt ran again elsewhere`,
+        });
+        continue;
+      }
       reported.add(p.attemptId);
       const attempt = core.books.attempt(p.attemptId);
       if (!attempt || attempt.worker !== worker) continue;
