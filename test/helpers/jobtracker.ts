@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../src/log.js';
-import { JobClient, JobTracker, connectPeer, type RpcPeer } from '../../src/runtime/index.js';
+import { JobClient, JobTracker, connectPeer, type JobTrackerOptions, type RpcPeer } from '../../src/runtime/index.js';
 import type {
   AttemptSpec,
   HeldMapOutput,
@@ -19,9 +19,20 @@ export interface LoneJobTracker {
 }
 
 /** A JobTracker alone on port 0 in a fresh temp dir (no workers), with a client connected to it. */
-export async function startJobTracker(policy: Policy, heartbeatMs: number): Promise<LoneJobTracker> {
+export async function startJobTracker(
+  policy: Policy,
+  heartbeatMs: number,
+  options: Partial<Pick<JobTrackerOptions, 'taskExpiryMs' | 'datanodeExpiryMs'>> = {},
+): Promise<LoneJobTracker> {
   const dir = await mkdtemp(join(tmpdir(), 'minimr-jt-'));
-  const jt = new JobTracker({ dataDir: dir, port: 0, policy, heartbeatMs, logger: createLogger('jt', 'silent') });
+  const jt = new JobTracker({
+    dataDir: dir,
+    port: 0,
+    policy,
+    heartbeatMs,
+    logger: createLogger('jt', 'silent'),
+    ...options,
+  });
   await jt.start();
   const client = await JobClient.connect(jt.url);
   return {

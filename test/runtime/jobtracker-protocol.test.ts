@@ -32,7 +32,8 @@ describe('JobTracker protocol endpoint (real server on port 0)', () => {
   let client: JobClient;
 
   before(async () => {
-    lone = await startJobTracker(createPolicy('fifo'), 200);
+    // Short expiries: a silent worker is suspect after 1 s and lost after 2.5 s (the defaults are minutes).
+    lone = await startJobTracker(createPolicy('fifo'), 200, { taskExpiryMs: 1500, datanodeExpiryMs: 2500 });
     ({ jt, client } = lone);
   });
 
@@ -129,7 +130,7 @@ describe('JobTracker protocol endpoint (real server on port 0)', () => {
     peer.close();
   });
 
-  it('declares a registered worker lost when it stops heartbeating', async () => {
+  it('a registered worker that stops heartbeating is suspect first, and lost past the datanode expiry', async () => {
     const peer = await connectPeer(jt.url, () => undefined);
     await peer.request({
       type: 'register',
@@ -146,8 +147,14 @@ describe('JobTracker protocol endpoint (real server on port 0)', () => {
       blockIds: [],
     });
     assert.equal((await client.clusterInfo()).workers.length, 1);
-    // heartbeatMs 200 -> lost after 1000 ms of silence; the JobTracker then drops the socket.
+    const registered = Date.now();
+    // heartbeatMs 200 -> suspect after 1000 ms of silence, still registered; lost past the datanode
+    // expiry (2500 ms), when the JobTracker drops the socket.
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    assert.equal(lone.jt.books.isSuspect('silent-worker'), true);
+    assert.equal((await client.clusterInfo()).workers.length, 1, 'a suspect worker is not lost');
     await peer.closed;
+    assert.ok(Date.now() - registered >= 2500, 'lost only past the datanode expiry');
     assert.equal((await client.clusterInfo()).workers.length, 0);
   });
 });
