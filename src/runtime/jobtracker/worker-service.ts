@@ -239,6 +239,10 @@ export class WorkerService {
     const reported = new Set<string>();
     for (const p of message.attempts) {
       if (stale?.has(p.attemptId)) {
+        core.logger.info(
+          { worker: worker.shape.id, attempt: p.attemptId },
+          'killing an attempt given up while its worker was silent (it ran again elsewhere)',
+        );
         worker.data.commands.kill({
           attemptId: p.attemptId,
           reason: `worker ${worker.shape.id} was silent past the task expiry; the attempt ran again elsewhere`,
