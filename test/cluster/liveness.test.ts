@@ -176,14 +176,15 @@ describe('a worker connected but silent (SIGSTOP) is suspect, not lost', () => {
     const jt = t.cluster.jobTracker;
     const victim = t.cluster.workers[1]!;
     try {
-      const text = makeText(300_000, 13);
+      // 4 maps: the stopped worker takes 2 at most, so the others have room to re-run them at once.
+      const text = makeText(200_000, 13);
       await t.fs.put(Buffer.from(text), '/in/text.txt');
       const replicationsBefore = jt.namenode.replicationWorkHandedOut;
-      // Maps slow enough (several seconds) to be running on the stopped worker when it comes back.
+      // Maps slow enough (about 8 s) to be still running on the stopped worker when it comes back.
       const jobId = await t.cluster.client.submit(fixtureModule('slow-wordcount'), {
         input: ['/in/text.txt'],
         output: '/out/expired',
-        params: { mapDelayMs: 400 },
+        params: { mapDelayMs: 600 },
       });
       const onVictim = await waitFor('attempts on the worker to stop', () => {
         const running = [...(jt.books.worker(victim.workerId)?.running ?? [])];
