@@ -157,4 +157,43 @@ describe('JobTracker protocol endpoint (real server on port 0)', () => {
     assert.ok(Date.now() - registered >= 2500, 'lost only past the datanode expiry');
     assert.equal((await client.clusterInfo()).workers.length, 0);
   });
+
+  it("a worker id held by a connected, heartbeating worker is refused; a suspect one's may be taken", async () => {
+    const registration = (peer: Awaited<ReturnType<typeof connectPeer>>, dataPort: number) =>
+      peer.request({
+        type: 'register',
+        worker: {
+          workerId: 'rebooted',
+          host: '127.0.0.1',
+          dataPort,
+          rack: '/r',
+          mapSlots: 1,
+          reduceSlots: 1,
+          memoryMb: 512,
+          diskMBps: 0,
+        },
+        blockIds: [],
+      });
+    const old = await connectPeer(jt.url, () => undefined);
+    await registration(old, 9);
+    const newcomer = await connectPeer(jt.url, () => undefined);
+    await assert.rejects(
+      registration(newcomer, 10),
+      (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /still connected/.test(err.message),
+    );
+    // The old connection stays open but silent (a machine that rebooted without closing it): suspect after 1 s.
+    await new Promise((resolve) => setTimeout(resolve, 1400));
+    assert.equal(lone.jt.books.isSuspect('rebooted'), true);
+    await registration(newcomer, 10);
+    await old.closed;
+    assert.deepEqual(
+      lone.jt.namenode
+        .liveDatanodes()
+        .filter((d) => d.workerId === 'rebooted')
+        .map((d) => d.dataPort),
+      [10],
+      'the newcomer holds the id',
+    );
+    newcomer.close();
+  });
 });

@@ -136,8 +136,11 @@ export class WorkerService {
     });
     const previous = core.books.worker(w.workerId);
     if (previous?.alive) {
-      // An id is not proof of being that worker: while the live one is still connected, the newcomer is refused.
-      if (previous.data.peer !== peer && previous.data.peer.isOpen) {
+      // An id is not proof of being that worker: while the live one is still connected, the newcomer is
+      // refused; unless that one is suspect (silent past the heartbeat timeout: a machine that rebooted
+      // leaves such a connection behind), as it was refused until the old one was lost at that timeout.
+      const suspect = core.books.isSuspect(w.workerId);
+      if (previous.data.peer !== peer && previous.data.peer.isOpen && !suspect) {
         core.logger.warn(
           { worker: w.workerId, host: w.host },
           'refused a registration with the id of a live, connected worker',
@@ -153,6 +156,7 @@ export class WorkerService {
         );
       }
       core.workerLost(previous, 'it registered again');
+      if (suspect && previous.data.peer !== peer) previous.data.peer.terminate();
     }
     const address: DatanodeAddress = {
       workerId: w.workerId,
