@@ -87,6 +87,16 @@ export class WorkerService {
         );
         this.core.namenode.replicaCorrupt(args.workerId, args.blockId);
       },
+      'block-report': (args, { peer }) => {
+        if (!this.workerFor(peer, args.workerId)) return;
+        this.core.namenode.blockReport(args.workerId, args.replicas);
+      },
+      'blocks-scanned': (args, { peer }) => {
+        if (!this.workerFor(peer, args.workerId)) return;
+        const corrupt = this.core.namenode.blocksScanned(args.workerId, args.replicas);
+        if (corrupt.length > 0)
+          this.core.logger.warn({ worker: args.workerId, blocks: corrupt }, 'block scanner found corrupt replicas');
+      },
       'get-job-module': ({ jobId }) => {
         const job = this.core.books.job(jobId);
         if (!job)
@@ -189,7 +199,7 @@ export class WorkerService {
     };
     void core.carryOut(core.books.workerJoined(shape, link, now));
     peer.label = w.workerId;
-    const orphanBlocks = await core.namenode.registerDatanode(address, message.blockIds);
+    const orphanBlocks = await core.namenode.registerDatanode(address, message.blockIds, message.space);
     const mapOutputs = message.mapOutputs ?? [];
     const orphanMapOutputs = mapOutputsToDrop(core.books, core.recovery, w.workerId, mapOutputs);
     core.recovery?.workerRegistered(w.workerId, mapOutputs);
@@ -231,6 +241,7 @@ export class WorkerService {
     const now = core.clock();
     worker.data.lastHeartbeat = now;
     core.metrics.heartbeat(worker.shape.id, now);
+    if (message.space) core.namenode.datanodeSpace(worker.shape.id, message.space);
     const reported = new Set<string>();
     for (const p of message.attempts) {
       reported.add(p.attemptId);
