@@ -62,6 +62,12 @@ export interface NamenodeOptions {
    * (default 60 s).
    */
   readonly replicationWaitMs?: number;
+  /**
+   * How long after a deletion of a block is handed to a datanode that datanode is no target for a
+   * new copy of the block, unless a block report shows the deletion done first (default 10 s): a
+   * copy landing before the deletion ran would be deleted by it.
+   */
+  readonly deletionGraceMs?: number;
 }
 
 /** What a datanode reports of its disk with each heartbeat (and at registration). */
@@ -187,6 +193,7 @@ export class Namenode implements NamenodeApi {
   private readonly defaultReplication: number;
   private readonly replicationTimeoutMs: number;
   private readonly replicationWaitMs: number;
+  private readonly deletionGraceMs: number;
   private readonly reservedBytes: number | undefined;
   private readonly log: Logger;
   /** Who the NameNode's own callers are. */
@@ -234,6 +241,7 @@ export class Namenode implements NamenodeApi {
     this.defaultReplication = replication;
     this.replicationTimeoutMs = options.replicationTimeoutMs ?? 60_000;
     this.replicationWaitMs = options.replicationWaitMs ?? 60_000;
+    this.deletionGraceMs = options.deletionGraceMs ?? 10_000;
     if (options.reservedBytes !== undefined && !(Number.isInteger(options.reservedBytes) && options.reservedBytes >= 0))
       throw new MinimrError('EBADCONF', `reservedBytes must be a non-negative integer, got ${options.reservedBytes}`);
     this.reservedBytes = options.reservedBytes;
@@ -983,7 +991,7 @@ export class Namenode implements NamenodeApi {
 
   /**
    * Blocks this worker should delete; each is handed out once (piggybacked on a heartbeat reply).
-   * Until a block report shows it gone (or the replication timeout passes), the worker is no target
+   * Until a block report shows it gone (or `deletionGraceMs` passes), the worker is no target
    * for a new copy of such a block: the copy could land before the deletion runs and be deleted by it.
    */
   takeBlockDeletions(workerId: string, now = Date.now()): string[] {
@@ -991,7 +999,7 @@ export class Namenode implements NamenodeApi {
     if (!pending) return [];
     this.deletions.delete(workerId);
     const sent = this.datanodes.get(workerId)?.deletionsSent;
-    for (const blockId of pending) sent?.set(blockId, now + this.replicationTimeoutMs);
+    for (const blockId of pending) sent?.set(blockId, now + this.deletionGraceMs);
     return [...pending];
   }
 
