@@ -26,11 +26,9 @@ export interface PlacementRequest {
   readonly existing?: readonly DatanodeAddress[];
 }
 
-/** A node that has not reported its space ranks with the emptiest. */
+/** A node that has not reported its space ranks with the fullest: one that did is known to have room. */
 function spaceBucket(node: PlacementNode): number {
-  return node.freeFraction === undefined
-    ? Math.floor(1 / FREE_SPACE_BUCKET)
-    : Math.floor(Math.max(0, node.freeFraction) / FREE_SPACE_BUCKET);
+  return node.freeFraction === undefined ? 0 : Math.floor(Math.max(0, node.freeFraction) / FREE_SPACE_BUCKET);
 }
 
 /** More free space first (HDFS's available-space placement), then the least-loaded, then the smallest id. */
