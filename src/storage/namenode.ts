@@ -68,6 +68,11 @@ export interface NamenodeOptions {
    * copy landing before the deletion ran would be deleted by it.
    */
   readonly deletionGraceMs?: number;
+  /**
+   * A datanode not heard from for this long is stale (HDFS's stale datanode, 30 s): no target for new
+   * replicas while others will do, and a write does not wait for copies it cannot take (default 30 s).
+   */
+  readonly staleAfterMs?: number;
 }
 
 /** What a datanode reports of its disk with each heartbeat (and at registration). */
@@ -155,6 +160,8 @@ interface DatanodeState {
   readonly blocks: Set<string>;
   /** Its disk as it last reported it; undefined until it does. */
   space?: DatanodeSpace;
+  /** When it registered or last sent a heartbeat. */
+  lastHeard: number;
   /**
    * Bytes being written to it (blocks allocated to it, copies sent to it), by block: not yet in the
    * free space it reported. `settled` ones are written and leave at its next space report.
@@ -194,6 +201,7 @@ export class Namenode implements NamenodeApi {
   private readonly replicationTimeoutMs: number;
   private readonly replicationWaitMs: number;
   private readonly deletionGraceMs: number;
+  private readonly staleAfterMs: number;
   private readonly reservedBytes: number | undefined;
   private readonly log: Logger;
   /** Who the NameNode's own callers are. */
@@ -242,6 +250,7 @@ export class Namenode implements NamenodeApi {
     this.replicationTimeoutMs = options.replicationTimeoutMs ?? 60_000;
     this.replicationWaitMs = options.replicationWaitMs ?? 60_000;
     this.deletionGraceMs = options.deletionGraceMs ?? 10_000;
+    this.staleAfterMs = options.staleAfterMs ?? 30_000;
     if (options.reservedBytes !== undefined && !(Number.isInteger(options.reservedBytes) && options.reservedBytes >= 0))
       throw new MinimrError('EBADCONF', `reservedBytes must be a non-negative integer, got ${options.reservedBytes}`);
     this.reservedBytes = options.reservedBytes;
@@ -473,7 +482,10 @@ export class Namenode implements NamenodeApi {
           { path },
         );
       // A full datanode gets no new replica until it reports room again.
-      const nodes = storers.filter((n) => this.hasRoom(n.address.workerId, file.blockSize));
+      const roomy = storers.filter((n) => this.hasRoom(n.address.workerId, file.blockSize));
+      // As HDFS: stale datanodes are avoided for writes while enough others will do.
+      const fresh = roomy.filter((n) => !this.isStale(n.address.workerId));
+      const nodes = fresh.length >= Math.min(file.replication, roomy.length) ? fresh : roomy;
       if (nodes.length === 0)
         throw new MinimrError(
           'EDISKFULL',
@@ -762,6 +774,7 @@ export class Namenode implements NamenodeApi {
       address,
       blocks: new Set(),
       space,
+      lastHeard: Date.now(),
       incoming: new Map(),
       listedAt: new Map(),
       deletionsSent: new Map(),
@@ -810,13 +823,15 @@ export class Namenode implements NamenodeApi {
   }
 
   /**
-   * A datanode's disk as it measured it (with each heartbeat): what placement weighs, and whether it
+   * A datanode's heartbeat, with its disk as it measured it: what placement weighs, and whether it
    * has room for new replicas. Blocks written to it since are in that figure, so they stop counting
    * as incoming.
    */
-  datanodeSpace(workerId: string, space: DatanodeSpace, now = Date.now()): void {
+  datanodeHeartbeat(workerId: string, space: DatanodeSpace | undefined, now = Date.now()): void {
     const datanode = this.datanodes.get(workerId);
     if (!datanode) return;
+    datanode.lastHeard = now;
+    if (!space) return;
     const hadRoom = this.hasRoom(workerId, this.defaultBlockSize);
     datanode.space = space;
     for (const [blockId, entry] of datanode.incoming) {
@@ -1329,8 +1344,15 @@ export class Namenode implements NamenodeApi {
       (n) =>
         !holders?.has(n.address.workerId) &&
         !this.isDeleting(n.address.workerId, blockId, now) &&
+        !this.isStale(n.address.workerId, now) &&
         this.hasRoom(n.address.workerId, length),
     );
+  }
+
+  /** Not heard from for `staleAfterMs`: it may be stalled, and a copy sent there may never land. */
+  private isStale(workerId: string, now = Date.now()): boolean {
+    const datanode = this.datanodes.get(workerId);
+    return datanode !== undefined && now - datanode.lastHeard > this.staleAfterMs;
   }
 
   /** Whether a deletion of the block is queued for the worker, or was handed to it and not yet seen done. */
@@ -1377,13 +1399,22 @@ export class Namenode implements NamenodeApi {
       const short = inode.blocks.filter((b) => this.liveReplicas(b.blockId) < this.desiredReplication(b.blockId));
       if (short.length === 0) return;
       const now = Date.now();
+      let waiting = false;
       for (const block of short) {
         const inFlight = this.replicationInFlight.get(block.blockId);
-        if (inFlight && inFlight.expires > now) continue;
+        if (inFlight && inFlight.expires > now) {
+          waiting = true;
+          continue;
+        }
         // Only a lack of room ends the wait at once; a datanode still deleting an old copy is a target again soon.
         const holders = this.locations.get(block.blockId);
         const others = this.placementNodes(path).filter((n) => !holders?.has(n.address.workerId));
-        if (others.every((n) => !this.hasRoom(n.address.workerId, block.length))) {
+        const roomy = others.filter((n) => this.hasRoom(n.address.workerId, block.length));
+        // Stale datanodes (silent, maybe stalled) cannot be waited for: the block stays under-replicated,
+        // and is copied when they answer again or are lost.
+        if (roomy.length > 0 && roomy.every((n) => this.isStale(n.address.workerId, now))) continue;
+        waiting = true;
+        if (roomy.length === 0) {
           throw new MinimrError(
             'EDISKFULL',
             `block ${block.blockId} of ${path} has ${this.liveReplicas(block.blockId)} of its ` +
@@ -1392,6 +1423,13 @@ export class Namenode implements NamenodeApi {
             { path, blockId: block.blockId },
           );
         }
+      }
+      if (!waiting) {
+        this.log.warn(
+          { path, blocks: short.map((b) => b.blockId) },
+          'file completed with blocks short of replicas only stale datanodes could take',
+        );
+        return;
       }
       if (now >= deadline) {
         const block = short[0]!;

@@ -107,11 +107,11 @@ describe('repair targets', () => {
     await withNamenode(['w1', 'w2', 'w3'], async (nn) => {
       const blockId = await oneBlock(nn, '/f', 2 * MB, 2, ['w1', 'w2']);
       await nn.complete('/f');
-      nn.datanodeSpace('w3', { capacityBytes: 100 * MB, freeBytes: 2 * MB });
+      nn.datanodeHeartbeat('w3', { capacityBytes: 100 * MB, freeBytes: 2 * MB });
       nn.replicaCorrupt('w2', blockId);
       nn.takeBlockDeletions('w2');
       assert.deepEqual(nn.takeReplicationWork('w1'), []);
-      nn.datanodeSpace('w3', { capacityBytes: 100 * MB, freeBytes: 50 * MB });
+      nn.datanodeHeartbeat('w3', { capacityBytes: 100 * MB, freeBytes: 50 * MB });
       assert.deepEqual(
         nn.takeReplicationWork('w1').map((w) => w.targets.map((t) => t.workerId)),
         [['w3']],
@@ -125,16 +125,16 @@ describe('available-space placement', () => {
     await withNamenode(
       ['w1', 'w2', 'w3'],
       async (nn) => {
-        nn.datanodeSpace('w1', { capacityBytes: 100 * MB, freeBytes: 10 * MB });
-        nn.datanodeSpace('w2', { capacityBytes: 100 * MB, freeBytes: 90 * MB });
-        nn.datanodeSpace('w3', { capacityBytes: 100 * MB, freeBytes: 50 * MB });
+        nn.datanodeHeartbeat('w1', { capacityBytes: 100 * MB, freeBytes: 10 * MB });
+        nn.datanodeHeartbeat('w2', { capacityBytes: 100 * MB, freeBytes: 90 * MB });
+        nn.datanodeHeartbeat('w3', { capacityBytes: 100 * MB, freeBytes: 50 * MB });
         await nn.create('/a', { replication: 1 });
         assert.deepEqual(
           (await nn.allocateBlock('/a')).targets.map((t) => t.workerId),
           ['w2'],
         );
         // Replica 1 on the writer when it has room; not when it is full.
-        nn.datanodeSpace('w1', { capacityBytes: 100 * MB, freeBytes: MB / 2 });
+        nn.datanodeHeartbeat('w1', { capacityBytes: 100 * MB, freeBytes: MB / 2 });
         const fromFull = await nn.allocateBlock('/a', { workerId: 'w1' });
         assert.notEqual(fromFull.targets[0]!.workerId, 'w1');
         // Blocks being written count against the free space until the next report: w3 (50 MB free) takes
@@ -144,7 +144,7 @@ describe('available-space placement', () => {
         assert.ok(!chosen.includes('w1'), 'the full worker gets nothing');
         assert.ok(chosen.includes('w3') && chosen.includes('w2'));
         // Room again: it is a target again.
-        nn.datanodeSpace('w1', { capacityBytes: 100 * MB, freeBytes: 99 * MB });
+        nn.datanodeHeartbeat('w1', { capacityBytes: 100 * MB, freeBytes: 99 * MB });
         assert.deepEqual(
           (await nn.allocateBlock('/a', { workerId: 'w1' })).targets.map((t) => t.workerId),
           ['w1'],
@@ -158,7 +158,7 @@ describe('available-space placement', () => {
     await withNamenode(
       ['w1', 'w2'],
       async (nn) => {
-        for (const w of ['w1', 'w2']) nn.datanodeSpace(w, { capacityBytes: 4 * MB, freeBytes: MB / 2 });
+        for (const w of ['w1', 'w2']) nn.datanodeHeartbeat(w, { capacityBytes: 4 * MB, freeBytes: MB / 2 });
         await nn.create('/full', { replication: 2 });
         await assert.rejects(
           nn.allocateBlock('/full'),
@@ -172,8 +172,8 @@ describe('available-space placement', () => {
   it('free fractions within 5% of each other count as equal: the less-loaded worker goes first', async () => {
     await withNamenode(['w1', 'w2'], async (nn) => {
       await oneBlock(nn, '/loaded', 10, 1, ['w1']);
-      nn.datanodeSpace('w1', { capacityBytes: 1000 * MB, freeBytes: 801 * MB });
-      nn.datanodeSpace('w2', { capacityBytes: 1000 * MB, freeBytes: 800 * MB });
+      nn.datanodeHeartbeat('w1', { capacityBytes: 1000 * MB, freeBytes: 801 * MB });
+      nn.datanodeHeartbeat('w2', { capacityBytes: 1000 * MB, freeBytes: 800 * MB });
       await nn.create('/b', { replication: 1 });
       assert.equal((await nn.allocateBlock('/b')).targets[0]!.workerId, 'w2');
     });
@@ -194,7 +194,7 @@ describe('block reports', () => {
       assert.deepEqual(nn.underReplicatedBlocks(), [blockId]);
       assert.deepEqual(nn.takeBlockDeletions('w2'), ['blk_999']);
       assert.deepEqual(
-        nn.takeReplicationWork('w1', later).map((w) => w.targets.map((t) => t.workerId)),
+        nn.takeReplicationWork('w1').map((w) => w.targets.map((t) => t.workerId)),
         [['w2']],
         'the disk that lost it may hold it again',
       );
@@ -258,12 +258,38 @@ describe('complete waits for the replication', () => {
   it('EDISKFULL when the other workers have no room', async () => {
     await withNamenode(['w1', 'w2', 'w3'], async (nn) => {
       await oneBlock(nn, '/f', 2 * MB, 3, ['w1', 'w2']);
-      nn.datanodeSpace('w3', { capacityBytes: 4 * MB, freeBytes: MB });
+      nn.datanodeHeartbeat('w3', { capacityBytes: 4 * MB, freeBytes: MB });
       await assert.rejects(
         nn.complete('/f'),
         (err) => isMinimrError(err, 'EDISKFULL') && /has 2 of its 3 replicas/.test(err.message),
       );
     });
+  });
+});
+
+describe('stale datanodes', () => {
+  it('a silent datanode gets no new block while others will do, and a write does not wait for it', async () => {
+    await withNamenode(
+      ['w1', 'w2', 'w3'],
+      async (nn) => {
+        await new Promise((r) => setTimeout(r, 300));
+        nn.datanodeHeartbeat('w1', undefined);
+        nn.datanodeHeartbeat('w2', undefined);
+        await nn.create('/s', { replication: 2 });
+        for (let i = 0; i < 5; i++)
+          assert.deepEqual((await nn.allocateBlock('/s')).targets.map((t) => t.workerId).sort(), ['w1', 'w2']);
+        const blockId = await oneBlock(nn, '/t', 10, 3, ['w1', 'w2']);
+        await nn.complete('/t');
+        assert.deepEqual(nn.underReplicatedBlocks(), [blockId], 'still short: copied when w3 answers or is lost');
+        nn.datanodeHeartbeat('w3', undefined);
+        nn.takeBlockDeletions('w3', Date.now() - 60_000);
+        assert.deepEqual(
+          nn.takeReplicationWork('w1').map((w) => w.targets.map((t) => t.workerId)),
+          [['w3']],
+        );
+      },
+      { staleAfterMs: 200, deletionGraceMs: 1000 },
+    );
   });
 });
 

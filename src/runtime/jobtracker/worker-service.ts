@@ -241,7 +241,7 @@ export class WorkerService {
     const now = core.clock();
     worker.data.lastHeartbeat = now;
     core.metrics.heartbeat(worker.shape.id, now);
-    if (message.space) core.namenode.datanodeSpace(worker.shape.id, message.space);
+    core.namenode.datanodeHeartbeat(worker.shape.id, message.space);
     const reported = new Set<string>();
     for (const p of message.attempts) {
       reported.add(p.attemptId);
