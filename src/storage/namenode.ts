@@ -162,6 +162,8 @@ interface DatanodeState {
   space?: DatanodeSpace;
   /** When it registered or last sent a heartbeat. */
   lastHeard: number;
+  /** It refused a copy for lack of room: no target until its next space report. */
+  refusedForSpace: boolean;
   /**
    * Bytes being written to it (blocks allocated to it, copies sent to it), by block: not yet in the
    * free space it reported. `settled` ones are written and leave at its next space report.
@@ -775,6 +777,7 @@ export class Namenode implements NamenodeApi {
       blocks: new Set(),
       space,
       lastHeard: Date.now(),
+      refusedForSpace: false,
       incoming: new Map(),
       listedAt: new Map(),
       deletionsSent: new Map(),
@@ -834,6 +837,7 @@ export class Namenode implements NamenodeApi {
     if (!space) return;
     const hadRoom = this.hasRoom(workerId, this.defaultBlockSize);
     datanode.space = space;
+    datanode.refusedForSpace = false;
     for (const [blockId, entry] of datanode.incoming) {
       // An entry never settled (a writer that vanished) stops counting after twice the replication timeout.
       if (entry.settled || now - entry.since > 2 * this.replicationTimeoutMs) datanode.incoming.delete(blockId);
@@ -845,6 +849,20 @@ export class Namenode implements NamenodeApi {
         'datanode is full: no new replicas go there until it has room',
       );
     else if (!hadRoom && hasRoom) this.log.info({ workerId, freeBytes: space.freeBytes }, 'datanode has room again');
+  }
+
+  /**
+   * A copy of the block sent to this datanode was refused for lack of room (its disk filled before it
+   * said so): it is no target until its next space report, and the copy is handed out again at once,
+   * to another datanode.
+   */
+  copyRefusedFull(workerId: string, blockId: string): void {
+    const datanode = this.datanodes.get(workerId);
+    if (!datanode) return;
+    datanode.refusedForSpace = true;
+    this.settleIncoming(workerId, blockId);
+    if (this.replicationInFlight.get(blockId)?.targets.includes(workerId)) this.replicationInFlight.delete(blockId);
+    this.log.warn({ workerId, blockId }, 'datanode refused a copy for lack of room: no new replicas go there for now');
   }
 
   /**
@@ -1376,6 +1394,7 @@ export class Namenode implements NamenodeApi {
   /** Whether the datanode has room for `bytes` more beyond what is being written to it and its reserve. */
   private hasRoom(workerId: string, bytes: number): boolean {
     const datanode = this.datanodes.get(workerId);
+    if (datanode?.refusedForSpace) return false;
     if (!datanode?.space) return true;
     return datanode.space.freeBytes - this.incomingBytes(datanode) - bytes >= this.reserveOf(datanode.space);
   }

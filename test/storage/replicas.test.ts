@@ -120,6 +120,28 @@ describe('repair targets', () => {
   });
 });
 
+describe('a copy refused for lack of room', () => {
+  it('is handed out again at once, to another worker; the full one is no target until it reports room', async () => {
+    await withNamenode(['w1', 'w2', 'w3', 'w4'], async (nn) => {
+      const blockId = await oneBlock(nn, '/f', 1000, 2, ['w1']);
+      const [first] = nn.takeReplicationWork('w1');
+      const full = first!.targets[0]!.workerId;
+      assert.deepEqual(nn.takeReplicationWork('w1'), [], 'in flight');
+      nn.copyRefusedFull(full, blockId);
+      const [again] = nn.takeReplicationWork('w1');
+      assert.ok(again && again.targets[0]!.workerId !== full, 'another target');
+      await nn.create('/g', { replication: 3 });
+      for (let i = 0; i < 3; i++)
+        assert.ok(!(await nn.allocateBlock('/g')).targets.some((t) => t.workerId === full), 'no block for it');
+      nn.datanodeHeartbeat(full, { capacityBytes: 100 * MB, freeBytes: 90 * MB });
+      assert.ok(
+        (await nn.allocateBlock('/g')).targets.some((t) => t.workerId === full),
+        'room again',
+      );
+    });
+  });
+});
+
 describe('available-space placement', () => {
   it('prefers the worker with the most free space, and a full worker gets no block until it has room', async () => {
     await withNamenode(

@@ -77,6 +77,7 @@ export class WorkerService {
           this.core.copier.arrived(args.blockId, target);
           this.core.mrc.copyLanded(args.blockId, target);
         }
+        for (const target of args.full ?? []) this.core.namenode.copyRefusedFull(target, args.blockId);
       },
       'replica-corrupt': (args, { peer }) => {
         // Only the holder's own finding counts: a message naming another worker's replica is ignored.

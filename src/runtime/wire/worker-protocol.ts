@@ -76,8 +76,13 @@ const reports = table({
     allowed: ['worker'],
   },
   'block-replicated': {
-    summary: 'a block this worker was asked to copy now has replicas on these workers',
-    args: args({ workerId: WorkerId, blockId: IdSchema('the block'), targets: Type.Array(IdSchema('a worker')) }),
+    summary: 'a block this worker was asked to copy now has replicas on these workers (and these had no room for it)',
+    args: args({
+      workerId: WorkerId,
+      blockId: IdSchema('the block'),
+      targets: Type.Array(IdSchema('a worker')),
+      full: Type.Optional(Type.Array(IdSchema('a worker that refused the copy for lack of room'))),
+    }),
     result: null,
     allowed: ['worker'],
   },

@@ -560,11 +560,13 @@ export class Worker {
           (result) => {
             for (const f of result.failed)
               this.logger.warn({ block: blockId, target: f.workerId, err: f.message }, 'block replication failed');
-            if (result.succeeded.length > 0 && this.peer)
+            const full = result.failed.filter((f) => f.code === 'EDISKFULL').map((f) => f.workerId);
+            if ((result.succeeded.length > 0 || full.length > 0) && this.peer)
               void this.jobTracker['block-replicated']({
                 workerId: this.workerId,
                 blockId,
                 targets: [...result.succeeded],
+                ...(full.length > 0 ? { full } : {}),
               });
           },
           (err: Error) => this.logger.warn({ block: blockId, err: err.message }, 'block replication failed'),
