@@ -504,6 +504,8 @@ export class Worker {
           'registered with the JobTracker',
         );
         void peer.closed.then(() => this.onDisconnect());
+        // The registration listed the blocks; the report adds their lengths, so a truncated replica is found now.
+        void this.sendBlockReport();
         return;
       } catch (err) {
         // A registration the JobTracker took but whose answer came too late holds the id on this
