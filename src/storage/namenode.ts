@@ -766,8 +766,9 @@ export class Namenode implements NamenodeApi {
   // ---------------------------------------------------------------- datanodes (in-process, for the runtime)
 
   /**
-   * A datanode joined or sent a full block report. Returns the reported blocks the namespace does not
-   * know (left by removed files, failed writes or an older run): the worker should delete them.
+   * A datanode joined (or joined again), listing its blocks: its first block report (the periodic
+   * ones are `blockReport`). Returns the listed blocks the namespace does not know (left by removed
+   * files, failed writes or an older run): the worker should delete them.
    */
   registerDatanode(address: DatanodeAddress, blockIds: readonly string[], space?: DatanodeSpace): string[] {
     const previous = this.datanodes.get(address.workerId);
