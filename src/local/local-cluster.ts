@@ -51,6 +51,11 @@ export interface LocalClusterOptions {
   logger?: Logger;
   /** Log level of the worker processes (default: warn, so the terminal shows progress, not chatter). */
   workerLogLevel?: string;
+  /** `minimr worker --block-report-ms`: time between the workers' block reports. */
+  blockReportMs?: number;
+  /** `minimr worker --block-scan-bytes-per-sec` and `--block-scan-interval-ms`: the workers' block scanners. */
+  blockScanBytesPerSecond?: number;
+  blockScanIntervalMs?: number;
 }
 
 export interface LocalWorkerProcess {
@@ -134,6 +139,10 @@ export class LocalCluster {
     const throttle = o.throttleOf?.(index) ?? 1;
     if (throttle !== 1) args.push('--cpu-throttle', String(throttle));
     if (throttle !== 1 && o.throttleBasis !== undefined) args.push('--cpu-throttle-basis', o.throttleBasis);
+    if (o.blockReportMs !== undefined) args.push('--block-report-ms', String(o.blockReportMs));
+    if (o.blockScanBytesPerSecond !== undefined)
+      args.push('--block-scan-bytes-per-sec', String(o.blockScanBytesPerSecond));
+    if (o.blockScanIntervalMs !== undefined) args.push('--block-scan-interval-ms', String(o.blockScanIntervalMs));
     const cores = o.cpuQuotaOf?.(index);
     // Created before the spawn, so that a bad setting fails before there is a process to clean up.
     const quota =

@@ -20,6 +20,11 @@ export interface VerifiedPiece {
   readonly crc32: number | undefined;
 }
 
+export interface StoredReplica {
+  readonly blockId: string;
+  readonly length: number;
+}
+
 export interface BlockStat {
   readonly blockId: string;
   readonly length: number;
@@ -47,8 +52,10 @@ export interface BlockStore {
    */
   readPieces(blockId: string, start?: number, end?: number, buffers?: ReadBufferPool): AsyncIterable<VerifiedPiece>;
   has(blockId: string): Promise<boolean>;
-  /** Every stored block id: the datanode's block report. */
+  /** Every stored block id. */
   list(): Promise<string[]>;
+  /** Every stored block with its length: the datanode's block report. */
+  report(): Promise<StoredReplica[]>;
   /** True when the block existed. */
   delete(blockId: string): Promise<boolean>;
   /** ENOENT when absent. */

@@ -585,12 +585,14 @@ class BlockWriter implements FileWriter {
     );
     const workerIds: string[] = [];
     let firstError: unknown;
+    let diskFull = 0;
     outcomes.forEach((outcome, i) => {
       if (outcome.status === 'fulfilled') {
         workerIds.push(outcome.value.workerId);
         if (block.reusesCopies) blockCrc32 = outcome.value.crc32 >>> 0;
       } else {
         firstError ??= outcome.reason;
+        if (isMinimrError(outcome.reason, 'EDISKFULL')) diskFull++;
         this.log.warn(
           {
             path: this.path,
@@ -602,6 +604,16 @@ class BlockWriter implements FileWriter {
         );
       }
     });
+    if (workerIds.length === 0 && diskFull === outcomes.length) {
+      // Every target was full (the NameNode had not yet heard so): the caller may retry elsewhere.
+      throw new MinimrError(
+        'EDISKFULL',
+        `no datanode had room for block ${block.blockId} of ${this.path} ` +
+          `(full: ${block.targets.map((t) => t.workerId).join(', ')})`,
+        { blockId: block.blockId, path: this.path },
+        { cause: firstError },
+      );
+    }
     if (workerIds.length === 0) {
       throw new MinimrError(
         'ENOREPLICA',

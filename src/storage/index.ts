@@ -19,10 +19,15 @@ export {
   DEFAULT_REPLICATION,
   type NamenodeOptions,
   type ReplicationWork,
+  type BlockReportOutcome,
+  type DatanodeSpace,
+  type ReportedReplica,
+  type ScannedReplica,
   type BlockStoreUsage,
 } from './namenode.js';
 export {
   chooseTargets,
+  FREE_SPACE_BUCKET,
   owedReplicaTarget,
   sortByDistance,
   type PlacementNode,
@@ -45,6 +50,7 @@ export {
   validateBlockId,
   type BlockStat,
   type BlockStore,
+  type StoredReplica,
   type BlockWriteResult,
   type VerifiedPiece,
 } from './block-store.js';
@@ -66,6 +72,12 @@ export {
   type RemoteReplicationResult,
 } from './data-client.js';
 export { checkLocalReplica, type BlockVerification } from './replica-check.js';
+export {
+  BlockScanner,
+  DEFAULT_BLOCK_SCAN_BYTES_PER_SECOND,
+  DEFAULT_BLOCK_SCAN_INTERVAL_MS,
+  type BlockScannerOptions,
+} from './block-scanner.js';
 export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
 export { computeSplits } from './splits.js';
 export {

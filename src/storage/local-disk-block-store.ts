@@ -15,7 +15,14 @@ import {
   validateBlockId,
   verifyChunks,
 } from './block-store.js';
-import type { BlockStat, BlockStore, BlockWriteResult, ReadBufferPool, VerifiedPiece } from './block-store.js';
+import type {
+  BlockStat,
+  BlockStore,
+  BlockWriteResult,
+  ReadBufferPool,
+  StoredReplica,
+  VerifiedPiece,
+} from './block-store.js';
 
 export interface LocalDiskBlockStoreOptions {
   /** Directory of this datanode's blocks; created if missing. */
@@ -152,10 +159,11 @@ export class LocalDiskBlockStore implements BlockStore {
       await rm(tmpData, { force: true }).catch(() => undefined);
       await rm(tmpMeta, { force: true }).catch(() => undefined);
       if (isErrno(err, 'ENOSPC', 'EDQUOT')) {
+        // No path in it: the message reaches clients, who have no business with the worker's directories.
         throw new MinimrError(
           'EDISKFULL',
-          `disk full while writing block ${blockId} in ${this.dir}`,
-          { blockId, dir: this.dir, workerId: this.workerId },
+          `disk full on worker ${this.workerId} while writing block ${blockId}`,
+          { blockId, workerId: this.workerId },
           { cause: err },
         );
       }
@@ -239,6 +247,19 @@ export class LocalDiskBlockStore implements BlockStore {
       .map((n) => n.slice(0, -DATA_SUFFIX.length))
       .filter((id) => metas.has(id) && /^[A-Za-z0-9_-]+$/.test(id))
       .sort();
+  }
+
+  async report(): Promise<StoredReplica[]> {
+    const replicas: StoredReplica[] = [];
+    for (const blockId of await this.list()) {
+      try {
+        replicas.push({ blockId, length: (await stat(this.dataPath(blockId))).size });
+      } catch (err) {
+        // Deleted since the listing: not on the disk.
+        if (!isErrno(err, 'ENOENT')) throw err;
+      }
+    }
+    return replicas;
   }
 
   async delete(blockId: string): Promise<boolean> {

@@ -51,7 +51,62 @@ export interface NamenodeOptions {
    * make belong to it, and a caller of this name passes every permission check (default 'minimr').
    */
   readonly superuser?: string;
+  /**
+   * Bytes a datanode keeps free: one whose free space less what is being written to it would drop
+   * below this gets no new replica (default: 1% of its capacity, at most 64 MiB).
+   */
+  readonly reservedBytes?: number;
+  /**
+   * How long `complete` waits for a file's blocks to reach their replication (a replica a writer
+   * could not store is copied to another datanode meanwhile) before failing with ENOREPLICA
+   * (default 60 s).
+   */
+  readonly replicationWaitMs?: number;
+  /**
+   * How long after a deletion of a block is handed to a datanode that datanode is no target for a
+   * new copy of the block, unless a block report shows the deletion done first (default 10 s): a
+   * copy landing before the deletion ran would be deleted by it.
+   */
+  readonly deletionGraceMs?: number;
+  /**
+   * A datanode not heard from for this long is stale (HDFS's stale datanode, 30 s): no target for new
+   * replicas while others will do, and a write does not wait for copies it cannot take (default 30 s).
+   */
+  readonly staleAfterMs?: number;
 }
+
+/** What a datanode reports of its disk with each heartbeat (and at registration). */
+export interface DatanodeSpace {
+  readonly capacityBytes: number;
+  readonly freeBytes: number;
+}
+
+/** One replica in a datanode's block report: what its disk holds. */
+export interface ReportedReplica {
+  readonly blockId: string;
+  readonly length: number;
+}
+
+/** A replica the block scanner read whole: its length and CRC-32, checked against the NameNode's. */
+export interface ScannedReplica {
+  readonly blockId: string;
+  readonly length: number;
+  readonly crc32: number;
+}
+
+/** What a block report changed (for logs and tests). */
+export interface BlockReportOutcome {
+  /** Replicas the NameNode listed that the disk lacks (or holds with the wrong length): dropped, copied again. */
+  readonly dropped: readonly string[];
+  /** Replicas of known blocks on the disk the NameNode did not list: now listed. */
+  readonly adopted: readonly string[];
+  /** Blocks on the disk the NameNode does not want there (unknown, or one copy too many): to be deleted. */
+  readonly deleted: readonly string[];
+}
+
+/** A replica listed less than this long ago may be missing from a report taken before it landed. */
+const REPORT_GRACE_MS = 10_000;
+const DEFAULT_RESERVE_CAP_BYTES = 64 * 1024 * 1024;
 
 export interface BlockStoreUsage {
   readonly files: number;
@@ -103,6 +158,24 @@ type BatchOp = { type: 'put'; key: string; value: unknown } | { type: 'del'; key
 interface DatanodeState {
   readonly address: DatanodeAddress;
   readonly blocks: Set<string>;
+  /** Its disk as it last reported it; undefined until it does. */
+  space?: DatanodeSpace;
+  /** When it registered or last sent a heartbeat. */
+  lastHeard: number;
+  /** It refused a copy for lack of room: no target until its next space report. */
+  refusedForSpace: boolean;
+  /**
+   * Bytes being written to it (blocks allocated to it, copies sent to it), by block: not yet in the
+   * free space it reported. `settled` ones are written and leave at its next space report.
+   */
+  readonly incoming: Map<string, { readonly bytes: number; settled: boolean; readonly since: number }>;
+  /** When each recently listed replica was listed (a block report may predate it). */
+  readonly listedAt: Map<string, number>;
+  /**
+   * Deletions handed to it and not yet seen done (by a block report without the block), with when they
+   * stop counting: it is no target for a new copy of these blocks meanwhile.
+   */
+  readonly deletionsSent: Map<string, number>;
 }
 
 interface PendingBlock {
@@ -128,6 +201,10 @@ export class Namenode implements NamenodeApi {
   private readonly defaultBlockSize: number;
   private readonly defaultReplication: number;
   private readonly replicationTimeoutMs: number;
+  private readonly replicationWaitMs: number;
+  private readonly deletionGraceMs: number;
+  private readonly staleAfterMs: number;
+  private readonly reservedBytes: number | undefined;
   private readonly log: Logger;
   /** Who the NameNode's own callers are. */
   private readonly superCaller: Caller;
@@ -180,6 +257,12 @@ export class Namenode implements NamenodeApi {
     this.defaultBlockSize = blockSize;
     this.defaultReplication = replication;
     this.replicationTimeoutMs = options.replicationTimeoutMs ?? 60_000;
+    this.replicationWaitMs = options.replicationWaitMs ?? 60_000;
+    this.deletionGraceMs = options.deletionGraceMs ?? 10_000;
+    this.staleAfterMs = options.staleAfterMs ?? 30_000;
+    if (options.reservedBytes !== undefined && !(Number.isInteger(options.reservedBytes) && options.reservedBytes >= 0))
+      throw new MinimrError('EBADCONF', `reservedBytes must be a non-negative integer, got ${options.reservedBytes}`);
+    this.reservedBytes = options.reservedBytes;
     this.blockTokenLifetimeMs = options.blockTokenLifetimeMs ?? DEFAULT_BLOCK_TOKEN_LIFETIME_MS;
     // The JobTracker passes its logger; without one the NameNode is silent.
     this.log =
@@ -400,14 +483,25 @@ export class Namenode implements NamenodeApi {
     return this.exclusive(async () => {
       validatePath(path);
       const file = this.fileUnderConstruction(path, caller);
-      const nodes = this.placementNodes(path, client?.workerId);
-      const live = nodes.length;
-      if (live === 0)
+      const storers = this.placementNodes(path, client?.workerId);
+      if (storers.length === 0)
         throw new MinimrError(
           'ENOWORKERS',
           `no live datanode ${this.datanodes.size > 0 ? 'may store' : 'to store'} a block of ${path}`,
           { path },
         );
+      // A full datanode gets no new replica until it reports room again.
+      const roomy = storers.filter((n) => this.hasRoom(n.address.workerId, file.blockSize));
+      // As HDFS: stale datanodes are avoided for writes while enough others will do.
+      const fresh = roomy.filter((n) => !this.isStale(n.address.workerId));
+      const nodes = fresh.length >= Math.min(file.replication, roomy.length) ? fresh : roomy;
+      if (nodes.length === 0)
+        throw new MinimrError(
+          'EDISKFULL',
+          `no datanode has room for another block of ${path} (${storers.length} full); free space on the workers`,
+          { path, fullDatanodes: storers.length },
+        );
+      const live = nodes.length;
       if (file.replication > live && !this.warnedReplicationCap.has(path)) {
         this.warnedReplicationCap.add(path);
         this.log.warn(
@@ -432,6 +526,7 @@ export class Namenode implements NamenodeApi {
         targets = chooseTargets({ nodes, count, writer: client });
       }
       this.pendingBlocks.set(blockId, { path, targets: targets.map((t) => t.workerId) });
+      for (const t of targets) this.expectIncoming(t.workerId, blockId, file.blockSize);
       return { blockId, targets, token: this.issueBlockToken(blockId, 'write') };
     });
   }
@@ -473,6 +568,7 @@ export class Namenode implements NamenodeApi {
       await this.applyChanges(new Map([[path, { ...file, blocks: [...file.blocks, stored] }]]));
       this.pendingBlocks.delete(block.blockId);
       this.blockOwner.set(block.blockId, path);
+      for (const workerId of pending.targets) this.settleIncoming(workerId, block.blockId);
       for (const workerId of block.workerIds) this.addLocation(block.blockId, workerId);
       if (this.scope)
         this.scope.blockCommitted(
@@ -488,7 +584,19 @@ export class Namenode implements NamenodeApi {
     });
   }
 
-  complete(path: string, caller?: Caller): Promise<void> {
+  /**
+   * Makes the file visible once every block has its replication on disk: a replica a writer could
+   * not store (a full or failed target) is copied to another datanode with room first, so a
+   * successful write never leaves a block under-replicated. EDISKFULL when no datanode that may
+   * hold the block has room for it; ENOREPLICA when the copies do not land within the wait.
+   */
+  async complete(path: string, caller?: Caller): Promise<void> {
+    validatePath(path);
+    const before = this.inodes.get(path);
+    if (before?.type === 'file' && before.underConstruction) {
+      this.requireWriter(caller, before, path);
+      await this.awaitReplication(path);
+    }
     return this.exclusive(async () => {
       validatePath(path);
       const inode = this.inodes.get(path);
@@ -665,19 +773,31 @@ export class Namenode implements NamenodeApi {
   // ---------------------------------------------------------------- datanodes (in-process, for the runtime)
 
   /**
-   * A datanode joined or sent a full block report. Returns the reported blocks the namespace does not
-   * know (left by removed files, failed writes or an older run): the worker should delete them.
+   * A datanode joined (or joined again), listing its blocks: its first block report (the periodic
+   * ones are `blockReport`). Returns the listed blocks the namespace does not know (left by removed
+   * files, failed writes or an older run): the worker should delete them.
    */
-  registerDatanode(address: DatanodeAddress, blockIds: readonly string[]): string[] {
+  registerDatanode(address: DatanodeAddress, blockIds: readonly string[], space?: DatanodeSpace): string[] {
     const previous = this.datanodes.get(address.workerId);
     if (previous) for (const blockId of previous.blocks) this.locations.get(blockId)?.delete(address.workerId);
     this.suspectDatanodes.delete(address.workerId);
-    this.datanodes.set(address.workerId, { address, blocks: new Set() });
+    this.datanodes.set(address.workerId, {
+      address,
+      blocks: new Set(),
+      space,
+      lastHeard: Date.now(),
+      refusedForSpace: false,
+      incoming: new Map(),
+      listedAt: new Map(),
+      deletionsSent: new Map(),
+    });
     const orphans: string[] = [];
     for (const blockId of blockIds) {
       if (this.pendingBlocks.has(blockId)) this.addLocation(blockId, address.workerId);
       else if (!this.blockOwner.has(blockId)) orphans.push(blockId);
-      else if ((this.locations.get(blockId)?.size ?? 0) >= this.replicationOf(blockId)) {
+      else if (this.deletions.get(address.workerId)?.has(blockId)) {
+        // Its deletion is queued: the copy is going away, so it is not listed.
+      } else if ((this.locations.get(blockId)?.size ?? 0) >= this.replicationOf(blockId)) {
         // The block was re-replicated while this node was away: its copy is one too many.
         this.scheduleDeletion(address.workerId, blockId);
       } else if (this.outOfScope(blockId, address.workerId)) {
@@ -702,6 +822,7 @@ export class Namenode implements NamenodeApi {
       return false;
     }
     const path = this.blockOwner.get(blockId);
+    this.settleIncoming(workerId, blockId);
     if (!this.locations.get(blockId)?.has(workerId) && this.outOfScope(blockId, workerId)) {
       // A copy that landed on a node its scope no longer lets hold it (it left meanwhile): not kept.
       this.scheduleDeletion(workerId, blockId);
@@ -711,6 +832,127 @@ export class Namenode implements NamenodeApi {
     if (path !== undefined) this.scope?.replicaAdded(path, blockId, workerId);
     this.checkReplication(blockId);
     return true;
+  }
+
+  /**
+   * A datanode's heartbeat, with its disk as it measured it: what placement weighs, and whether it
+   * has room for new replicas. Blocks written to it since are in that figure, so they stop counting
+   * as incoming.
+   */
+  datanodeHeartbeat(workerId: string, space: DatanodeSpace | undefined, now = Date.now()): void {
+    const datanode = this.datanodes.get(workerId);
+    if (!datanode) return;
+    datanode.lastHeard = now;
+    if (!space) return;
+    const hadRoom = this.hasRoom(workerId, this.defaultBlockSize);
+    datanode.space = space;
+    datanode.refusedForSpace = false;
+    for (const [blockId, entry] of datanode.incoming) {
+      // An entry never settled (a writer that vanished) stops counting after twice the replication timeout.
+      if (entry.settled || now - entry.since > 2 * this.replicationTimeoutMs) datanode.incoming.delete(blockId);
+    }
+    const hasRoom = this.hasRoom(workerId, this.defaultBlockSize);
+    if (hadRoom && !hasRoom)
+      this.log.warn(
+        { workerId, freeBytes: space.freeBytes, capacityBytes: space.capacityBytes },
+        'datanode is full: no new replicas go there until it has room',
+      );
+    else if (!hadRoom && hasRoom) this.log.info({ workerId, freeBytes: space.freeBytes }, 'datanode has room again');
+  }
+
+  /**
+   * A copy of the block sent to this datanode was refused for lack of room (its disk filled before it
+   * said so): it is no target until its next space report, and the copy is handed out again at once,
+   * to another datanode.
+   */
+  copyRefusedFull(workerId: string, blockId: string): void {
+    const datanode = this.datanodes.get(workerId);
+    if (!datanode) return;
+    datanode.refusedForSpace = true;
+    this.settleIncoming(workerId, blockId);
+    if (this.replicationInFlight.get(blockId)?.targets.includes(workerId)) this.replicationInFlight.delete(blockId);
+    this.log.warn({ workerId, blockId }, 'datanode refused a copy for lack of room: no new replicas go there for now');
+  }
+
+  /**
+   * A datanode's periodic block report, every replica its disk holds: the NameNode's map is made to
+   * match it, as HDFS's. A replica listed here that the disk lacks (or holds with another length) is
+   * dropped and copied again; a replica on the disk of a block the namespace has is adopted when the
+   * block wants it, else deleted (one too many, or its deletion is under way); a block the namespace
+   * does not know (an orphan) is deleted. Blocks being written are left alone, and so are replicas
+   * listed too recently for the report to show them.
+   */
+  blockReport(workerId: string, replicas: readonly ReportedReplica[], now = Date.now()): BlockReportOutcome {
+    const datanode = this.datanodes.get(workerId);
+    const dropped: string[] = [];
+    const adopted: string[] = [];
+    const deleted: string[] = [];
+    if (!datanode) return { dropped, adopted, deleted };
+    const onDisk = new Map(replicas.map((r) => [r.blockId, r.length]));
+    for (const blockId of [...datanode.blocks]) {
+      if (this.pendingBlocks.has(blockId)) continue;
+      const length = onDisk.get(blockId);
+      const stored = this.storedBlock(blockId);
+      if (length !== undefined && (stored === undefined || length === stored.length)) continue;
+      const listedAt = datanode.listedAt.get(blockId);
+      if (length === undefined && listedAt !== undefined && now - listedAt < REPORT_GRACE_MS) continue;
+      dropped.push(blockId);
+      this.removeLocation(blockId, workerId);
+      const path = this.blockOwner.get(blockId);
+      if (path !== undefined) this.scope?.replicaRemoved(path, blockId, workerId);
+      // A replica of the wrong length is deleted; one that is gone needs nothing more.
+      if (length !== undefined) {
+        this.scheduleDeletion(workerId, blockId);
+        deleted.push(blockId);
+      }
+      this.checkReplication(blockId);
+    }
+    for (const [blockId, length] of onDisk) {
+      if (datanode.blocks.has(blockId) || this.pendingBlocks.has(blockId)) continue;
+      if (this.isDeleting(workerId, blockId, now)) continue;
+      const stored = this.storedBlock(blockId);
+      const wanted =
+        stored !== undefined &&
+        stored.length === length &&
+        this.liveReplicas(blockId) < this.replicationOf(blockId) &&
+        !this.outOfScope(blockId, workerId);
+      if (!wanted) {
+        this.scheduleDeletion(workerId, blockId);
+        deleted.push(blockId);
+        continue;
+      }
+      this.addLocation(blockId, workerId);
+      const path = this.blockOwner.get(blockId);
+      if (path !== undefined) this.scope?.replicaAdded(path, blockId, workerId);
+      this.checkReplication(blockId);
+      adopted.push(blockId);
+    }
+    // A deletion the report shows done no longer keeps copies away; nor do old listing times matter.
+    for (const blockId of [...datanode.deletionsSent.keys()])
+      if (!onDisk.has(blockId) || datanode.deletionsSent.get(blockId)! <= now) datanode.deletionsSent.delete(blockId);
+    for (const [blockId, at] of datanode.listedAt) if (now - at >= REPORT_GRACE_MS) datanode.listedAt.delete(blockId);
+    if (dropped.length + adopted.length + deleted.length > 0)
+      this.log.warn(
+        { workerId, replicas: replicas.length, dropped, adopted, deleted: deleted.length },
+        'block report differed from the NameNode: map reconciled with the disk',
+      );
+    return { dropped, adopted, deleted };
+  }
+
+  /**
+   * Replicas a datanode's block scanner read whole: one whose length or CRC-32 is not what the
+   * block was written with is corrupt (dropped, deleted, copied again). Returns the corrupt ones.
+   */
+  blocksScanned(workerId: string, replicas: readonly ScannedReplica[]): string[] {
+    const corrupt: string[] = [];
+    for (const replica of replicas) {
+      const stored = this.storedBlock(replica.blockId);
+      if (!stored || !this.locations.get(replica.blockId)?.has(workerId)) continue;
+      if (stored.length === replica.length && stored.crc32 === replica.crc32 >>> 0) continue;
+      corrupt.push(replica.blockId);
+      this.replicaCorrupt(workerId, replica.blockId);
+    }
+    return corrupt;
   }
 
   /**
@@ -736,13 +978,19 @@ export class Namenode implements NamenodeApi {
     return kept;
   }
 
-  /** The files under `path` with their blocks and live replicas (`minimr fs fsck`, see fsck.ts). */
-  async fsck(path = '/'): Promise<FsckReport> {
+  /**
+   * The files under `path` with their blocks and live replicas (`minimr fs fsck`, see fsck.ts): what
+   * the datanodes' block reports and scanners last confirmed. A caller sees only what it may list
+   * (the files and directories of directories it may read and enter); the superuser sees all.
+   */
+  async fsck(path = '/', caller?: Caller): Promise<FsckReport> {
     validatePath(path);
+    const who = caller ?? this.superCaller;
+    this.traverse(who, path);
     this.visibleInode(path);
     const files: FsckFile[] = [];
     let directories = 0;
-    for (const p of this.subtree(path).sort()) {
+    for (const p of this.listableSubtree(who, path).sort()) {
       const inode = this.inodes.get(p);
       if (!inode) continue;
       if (inode.type === 'dir') {
@@ -810,11 +1058,17 @@ export class Namenode implements NamenodeApi {
     return [...this.datanodes.values()].map((d) => d.address).sort((a, b) => (a.workerId < b.workerId ? -1 : 1));
   }
 
-  /** Blocks this worker should delete; each is handed out once (piggybacked on a heartbeat reply). */
-  takeBlockDeletions(workerId: string): string[] {
+  /**
+   * Blocks this worker should delete; each is handed out once (piggybacked on a heartbeat reply).
+   * Until a block report shows it gone (or `deletionGraceMs` passes), the worker is no target
+   * for a new copy of such a block: the copy could land before the deletion runs and be deleted by it.
+   */
+  takeBlockDeletions(workerId: string, now = Date.now()): string[] {
     const pending = this.deletions.get(workerId);
     if (!pending) return [];
     this.deletions.delete(workerId);
+    const sent = this.datanodes.get(workerId)?.deletionsSent;
+    for (const blockId of pending) sent?.set(blockId, now + this.deletionGraceMs);
     return [...pending];
   }
 
@@ -833,11 +1087,13 @@ export class Namenode implements NamenodeApi {
       const missing = this.desiredReplication(blockId) - holders.length;
       if (missing <= 0) continue;
       const targets = chooseTargets({
-        nodes: this.placementNodes(this.blockOwner.get(blockId)),
+        nodes: this.repairCandidates(blockId, now),
         count: missing,
         existing: holders.map((w) => this.datanodes.get(w)!.address),
       });
       if (targets.length === 0) continue;
+      const length = this.storedBlock(blockId)?.length ?? 0;
+      for (const t of targets) this.expectIncoming(t.workerId, blockId, length, now);
       this.replicationInFlight.set(blockId, {
         source: workerId,
         targets: targets.map((t) => t.workerId),
@@ -1035,6 +1291,10 @@ export class Namenode implements NamenodeApi {
       this.datanodes.get(workerId)?.blocks.delete(blockId);
       this.scheduleDeletion(workerId, blockId);
     }
+    for (const datanode of this.datanodes.values()) {
+      const entry = datanode.incoming.get(blockId);
+      if (entry) entry.settled = true;
+    }
     this.locations.delete(blockId);
     this.blockOwner.delete(blockId);
     this.pendingBlocks.delete(blockId);
@@ -1046,6 +1306,7 @@ export class Namenode implements NamenodeApi {
     const datanode = this.datanodes.get(workerId);
     if (!datanode) return;
     datanode.blocks.add(blockId);
+    datanode.listedAt.set(blockId, Date.now());
     let holders = this.locations.get(blockId);
     if (!holders) this.locations.set(blockId, (holders = new Set()));
     holders.add(workerId);
@@ -1122,7 +1383,155 @@ export class Namenode implements NamenodeApi {
       .map((d) => ({
         address: d.address,
         blockCount: d.blocks.size + (pendingLoad.get(d.address.workerId) ?? 0),
+        ...(d.space && d.space.capacityBytes > 0
+          ? { freeFraction: (d.space.freeBytes - this.incomingBytes(d)) / d.space.capacityBytes }
+          : {}),
       }));
+  }
+
+  /**
+   * Where a new copy of `blockId` may go: live datanodes its scope allows that neither hold it nor
+   * are deleting it (a copy sent there could be removed by the deletion), with room for it.
+   */
+  private repairCandidates(blockId: string, now: number): PlacementNode[] {
+    const length = this.storedBlock(blockId)?.length ?? 0;
+    const holders = this.locations.get(blockId);
+    return this.placementNodes(this.blockOwner.get(blockId)).filter(
+      (n) =>
+        !holders?.has(n.address.workerId) &&
+        !this.isDeleting(n.address.workerId, blockId, now) &&
+        !this.isStale(n.address.workerId, now) &&
+        this.hasRoom(n.address.workerId, length),
+    );
+  }
+
+  /** Not heard from for `staleAfterMs`: it may be stalled, and a copy sent there may never land. */
+  private isStale(workerId: string, now = Date.now()): boolean {
+    const datanode = this.datanodes.get(workerId);
+    return datanode !== undefined && now - datanode.lastHeard > this.staleAfterMs;
+  }
+
+  /** Whether a deletion of the block is queued for the worker, or was handed to it and not yet seen done. */
+  private isDeleting(workerId: string, blockId: string, now = Date.now()): boolean {
+    if (this.deletions.get(workerId)?.has(blockId)) return true;
+    const until = this.datanodes.get(workerId)?.deletionsSent.get(blockId);
+    return until !== undefined && until > now;
+  }
+
+  /** Bytes kept free on a disk of this capacity (see NamenodeOptions.reservedBytes). */
+  private reserveOf(space: DatanodeSpace): number {
+    return this.reservedBytes ?? Math.min(DEFAULT_RESERVE_CAP_BYTES, Math.floor(space.capacityBytes / 100));
+  }
+
+  private incomingBytes(datanode: DatanodeState): number {
+    let bytes = 0;
+    for (const entry of datanode.incoming.values()) bytes += entry.bytes;
+    return bytes;
+  }
+
+  /** Whether the datanode has room for `bytes` more beyond what is being written to it and its reserve. */
+  private hasRoom(workerId: string, bytes: number): boolean {
+    const datanode = this.datanodes.get(workerId);
+    if (datanode?.refusedForSpace) return false;
+    if (!datanode?.space) return true;
+    return datanode.space.freeBytes - this.incomingBytes(datanode) - bytes >= this.reserveOf(datanode.space);
+  }
+
+  private expectIncoming(workerId: string, blockId: string, bytes: number, now = Date.now()): void {
+    this.datanodes.get(workerId)?.incoming.set(blockId, { bytes, settled: false, since: now });
+  }
+
+  /** The block is written (or given up) there: its bytes count from the datanode's next space report on. */
+  private settleIncoming(workerId: string, blockId: string): void {
+    const entry = this.datanodes.get(workerId)?.incoming.get(blockId);
+    if (entry) entry.settled = true;
+  }
+
+  /** Waits until every block of the file under construction at `path` has its replication (see `complete`). */
+  private async awaitReplication(path: string): Promise<void> {
+    const deadline = Date.now() + this.replicationWaitMs;
+    for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+      const inode = this.inodes.get(path);
+      if (inode?.type !== 'file' || !inode.underConstruction) return;
+      const short = inode.blocks.filter((b) => this.liveReplicas(b.blockId) < this.desiredReplication(b.blockId));
+      if (short.length === 0) return;
+      const now = Date.now();
+      let waiting = false;
+      for (const block of short) {
+        const inFlight = this.replicationInFlight.get(block.blockId);
+        if (inFlight && inFlight.expires > now) {
+          waiting = true;
+          continue;
+        }
+        // Only a lack of room ends the wait at once; a datanode still deleting an old copy is a target again soon.
+        const holders = this.locations.get(block.blockId);
+        const others = this.placementNodes(path).filter((n) => !holders?.has(n.address.workerId));
+        const roomy = others.filter((n) => this.hasRoom(n.address.workerId, block.length));
+        // Stale datanodes (silent, maybe stalled) cannot be waited for: the block stays under-replicated,
+        // and is copied when they answer again or are lost.
+        if (roomy.length > 0 && roomy.every((n) => this.isStale(n.address.workerId, now))) continue;
+        waiting = true;
+        if (roomy.length === 0) {
+          throw new MinimrError(
+            'EDISKFULL',
+            `block ${block.blockId} of ${path} has ${this.liveReplicas(block.blockId)} of its ` +
+              `${this.desiredReplication(block.blockId)} replicas and no other datanode has room for it; ` +
+              'free space on the workers, or write with a lower replication',
+            { path, blockId: block.blockId },
+          );
+        }
+      }
+      if (!waiting) {
+        this.log.warn(
+          { path, blocks: short.map((b) => b.blockId) },
+          'file completed with blocks short of replicas only stale datanodes could take',
+        );
+        return;
+      }
+      if (now >= deadline) {
+        const block = short[0]!;
+        throw new MinimrError(
+          'ENOREPLICA',
+          `block ${block.blockId} of ${path} has ${this.liveReplicas(block.blockId)} of its ` +
+            `${this.desiredReplication(block.blockId)} replicas after ${this.replicationWaitMs} ms`,
+          { path, blockId: block.blockId },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+
+  private liveReplicas(blockId: string): number {
+    let live = 0;
+    for (const w of this.locations.get(blockId) ?? []) if (this.datanodes.has(w)) live++;
+    return live;
+  }
+
+  /**
+   * The paths under `path` a caller may see in a listing: `path` itself, and the entries of every
+   * directory below it the caller may read and enter (all of them for the superuser).
+   */
+  private listableSubtree(who: Caller, path: string): string[] {
+    const result: string[] = [];
+    const stack = [path];
+    while (stack.length > 0) {
+      const current = stack.pop()!;
+      result.push(current);
+      const inode = this.inodes.get(current);
+      if (inode?.type !== 'dir' || !this.mayList(who, inode, current)) continue;
+      for (const name of this.children.get(current) ?? []) stack.push(joinPath(current, name));
+    }
+    return result;
+  }
+
+  private mayList(who: Caller, inode: Ownership, path: string): boolean {
+    if (who.superuser) return true;
+    try {
+      requireAccess(who, inode, path, 'read', 'execute');
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private statusOf(path: string, inode: Inode): FileStatus {

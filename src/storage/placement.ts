@@ -4,7 +4,18 @@ export interface PlacementNode {
   readonly address: DatanodeAddress;
   /** Blocks the NameNode believes the node stores (including ones being written): the load measure. */
   readonly blockCount: number;
+  /**
+   * Share of the node's capacity still free for new replicas (its last reported free space less what is being
+   * written to it, over its capacity); undefined when it has not reported its space.
+   */
+  readonly freeFraction?: number;
 }
+
+/**
+ * Free-space fractions closer than this are taken as equal (HDFS's available-space policy's balanced-space
+ * tolerance), so that nodes on disks alike in fullness are chosen by load, not by the noise of their reports.
+ */
+export const FREE_SPACE_BUCKET = 0.05;
 
 export interface PlacementRequest {
   readonly nodes: readonly PlacementNode[];
@@ -15,8 +26,15 @@ export interface PlacementRequest {
   readonly existing?: readonly DatanodeAddress[];
 }
 
-function byLoadThenId(a: PlacementNode, b: PlacementNode): number {
+/** A node that has not reported its space ranks with the fullest: one that did is known to have room. */
+function spaceBucket(node: PlacementNode): number {
+  return node.freeFraction === undefined ? 0 : Math.floor(Math.max(0, node.freeFraction) / FREE_SPACE_BUCKET);
+}
+
+/** More free space first (HDFS's available-space placement), then the least-loaded, then the smallest id. */
+function bySpaceThenLoadThenId(a: PlacementNode, b: PlacementNode): number {
   return (
+    spaceBucket(b) - spaceBucket(a) ||
     a.blockCount - b.blockCount ||
     (a.address.workerId < b.address.workerId ? -1 : a.address.workerId > b.address.workerId ? 1 : 0)
   );
@@ -25,12 +43,15 @@ function byLoadThenId(a: PlacementNode, b: PlacementNode): number {
 /**
  * HDFS's default policy: replica 1 on the writer (it costs no network), replica 2 off-rack (survives
  * a rack loss), replica 3 on replica 2's rack (cheap in-rack copy), the rest spread over racks.
- * Ties go to the least-loaded node, then the smallest workerId, so placement is reproducible.
+ * Among the candidates of each step the one with the most free space goes first (in steps of
+ * FREE_SPACE_BUCKET, HDFS's available-space placement), then the least-loaded node, then the
+ * smallest workerId, so placement is reproducible. `nodes` holds only nodes with room for the block:
+ * the NameNode leaves out full ones.
  */
 export function chooseTargets(request: PlacementRequest): DatanodeAddress[] {
   const chosen: DatanodeAddress[] = [...(request.existing ?? [])];
   const taken = new Set(chosen.map((a) => a.workerId));
-  const candidates = [...request.nodes].filter((n) => !taken.has(n.address.workerId)).sort(byLoadThenId);
+  const candidates = [...request.nodes].filter((n) => !taken.has(n.address.workerId)).sort(bySpaceThenLoadThenId);
   const placed: DatanodeAddress[] = [];
 
   const take = (predicate: (n: PlacementNode) => boolean): boolean => {

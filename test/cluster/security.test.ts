@@ -194,26 +194,23 @@ describe('a cluster whose data ports and workers cannot be abused', () => {
       const ok = await cli(t.cluster, ['fs', 'cat', '/in/text.txt']);
       assert.equal(ok.code, 0, ok.stderr);
       assert.equal(ok.stdout.toString(), text);
-      // Reported by the reader, confirmed by its own datanode: the bad replica goes, the block is copied again.
-      // Judged on the datanode's disk: the NameNode's list may show the worker again at once, when the
-      // repair copies the block back to it (the copy can land before this test polls, the reader's
-      // process exiting first), so "absent from the list" is a moment this test may not see.
-      const tampered = Buffer.alloc(one.length, 0x21);
-      await waitFor(
-        'the tampered replica to be dropped',
-        async () => {
-          if (!(await victimStore.has(one.blockId))) return true;
-          // A read that fails (the file replaced under it by the repair's copy) says nothing yet.
-          const stored = await readAll(victimStore.read(one.blockId)).catch(() => undefined);
-          return stored === undefined || stored.equals(tampered) ? undefined : true;
-        },
-        20_000,
-      );
+      // Reported by the reader, confirmed by its own datanode: the bad replica goes, the block is copied again
+      // (issue 34: never back to the worker deleting the bad copy). Judged on the disks: the block has its two
+      // good replicas, on exactly the workers the NameNode lists, and no tampered copy is left anywhere.
+      const workers = t.cluster.workers.map((w) => w.workerId);
       const repaired = await waitFor(
-        'the block to have its two replicas again',
+        'the block to have its two good replicas on disk, where the NameNode lists them',
         async () => {
           const b = (await blocks())[2]!;
-          return b.locations.length === 2 ? b : undefined;
+          const good: string[] = [];
+          for (const w of workers) {
+            // A read that fails (the file replaced under it by the repair's copy) is not yet a good copy.
+            const stored = await readAll(store(w).read(one.blockId)).catch(() => undefined);
+            if (stored?.equals(Buffer.from(text).subarray(one.offset, one.offset + one.length))) good.push(w);
+            else if (await store(w).has(one.blockId)) return undefined;
+          }
+          const listed = b.locations.map((l) => l.workerId).sort();
+          return good.length === 2 && listed.join() === good.sort().join() ? b : undefined;
         },
         20_000,
       );

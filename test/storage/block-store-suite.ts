@@ -112,6 +112,20 @@ export function blockStoreSuite(name: string, makeStore: () => Promise<BlockStor
       assert.deepEqual(await store.list(), ['blk_b']);
     });
 
+    it('report lists every block with its length, as the block report sends it', async () => {
+      await store.write('blk_r1', Buffer.alloc(70_000, 1));
+      await store.write('blk_r2', Buffer.alloc(0));
+      assert.deepEqual(
+        [...(await store.report())].sort((a, b) => (a.blockId < b.blockId ? -1 : 1)),
+        [
+          { blockId: 'blk_r1', length: 70_000 },
+          { blockId: 'blk_r2', length: 0 },
+        ],
+      );
+      await store.delete('blk_r1');
+      assert.deepEqual(await store.report(), [{ blockId: 'blk_r2', length: 0 }]);
+    });
+
     it('replaces a block written twice', async () => {
       await store.write('blk_x', Buffer.from('first version'));
       await store.write('blk_x', Buffer.from('second'));

@@ -10,6 +10,7 @@ import {
   createDataRequestHandler,
   LocalDiskBlockStore,
   Namenode,
+  type NamenodeOptions,
   type BlockOperation,
   type DatanodeAddress,
 } from '../../src/storage/index.js';
@@ -90,7 +91,7 @@ export interface TestCluster {
 /** A NameNode in-process plus `racks.length` datanodes on real HTTP servers, registered with it. */
 export async function startCluster(
   racks: readonly string[],
-  namenodeOptions: { defaultBlockSize?: number; defaultReplication?: number } = {},
+  namenodeOptions: Omit<NamenodeOptions, 'dbPath'> = {},
 ): Promise<TestCluster> {
   const { dir, cleanup } = await makeTempDir('minimr-cluster-');
   const namenode = new Namenode({ dbPath: join(dir, 'namenode'), logger: silentLogger, ...namenodeOptions });

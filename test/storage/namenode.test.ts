@@ -331,6 +331,8 @@ describe('Namenode namespace', () => {
       const now = Date.now();
       assert.equal(nn.takeReplicationWork('w1', now).length, 1);
       assert.equal(nn.takeReplicationWork('w1', now + 1000).length, 0);
+      // The target still sends heartbeats two minutes on (a silent one would be stale: no target).
+      nn.datanodeHeartbeat('w3', undefined, now + 119_000);
       assert.deepEqual(
         nn.takeReplicationWork('w1', now + 120_000).map((w) => w.blockId),
         [blockId],

@@ -47,6 +47,21 @@ export const workerCommand = defineCommand({
         type: 'number',
         default: 24,
         describe: 'attempt logs of a job are removed this long after its last attempt on this worker started',
+      })
+      .option('block-report-ms', {
+        type: 'number',
+        default: 600_000,
+        describe: 'time between two full block reports to the NameNode, which makes its map match the disk',
+      })
+      .option('block-scan-bytes-per-sec', {
+        type: 'number',
+        default: 1024 * 1024,
+        describe: "rate at which the block scanner re-reads this worker's replicas to find corrupt ones (0: off)",
+      })
+      .option('block-scan-interval-ms', {
+        type: 'number',
+        default: 600_000,
+        describe: 'least time between the starts of two block scanner passes',
       }),
   handler: async (argv) => {
     const security = await peerSecurity(argv);
@@ -73,6 +88,9 @@ export const workerCommand = defineCommand({
       cpuThrottleBasis: argv['cpu-throttle-basis'],
       attemptLogMaxBytes: Math.round(argv['attempt-log-max-mb'] * 1024 * 1024),
       logRetainHours: argv['log-retain-hours'],
+      blockReportMs: argv['block-report-ms'],
+      blockScanBytesPerSecond: argv['block-scan-bytes-per-sec'],
+      blockScanIntervalMs: argv['block-scan-interval-ms'],
     });
     await worker.start();
     await new Promise<void>((resolve) => {

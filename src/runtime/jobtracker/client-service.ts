@@ -113,7 +113,7 @@ export class ClientService implements Authority {
       'mrc-activate': ({ name, minNodes, input }) => core.mrc.activate(name, minNodes, input ?? null),
       'mrc-list': () => core.mrc.list(),
       'mrc-deactivate': ({ name }) => core.mrc.deactivate(name),
-      fsck: ({ path }) => core.namenode.fsck(path ?? '/'),
+      fsck: ({ path }, { caller }) => core.namenode.fsck(path ?? '/', core.namenode.callerFor(caller.user)),
       'fs-mkdir': fs('mkdir'),
       'fs-stat': fs('stat'),
       'fs-list': fs('list'),

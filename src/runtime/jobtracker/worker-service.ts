@@ -77,6 +77,7 @@ export class WorkerService {
           this.core.copier.arrived(args.blockId, target);
           this.core.mrc.copyLanded(args.blockId, target);
         }
+        for (const target of args.full ?? []) this.core.namenode.copyRefusedFull(target, args.blockId);
       },
       'replica-corrupt': (args, { peer }) => {
         // Only the holder's own finding counts: a message naming another worker's replica is ignored.
@@ -86,6 +87,16 @@ export class WorkerService {
           'worker found its replica corrupt',
         );
         this.core.namenode.replicaCorrupt(args.workerId, args.blockId);
+      },
+      'block-report': (args, { peer }) => {
+        if (!this.workerFor(peer, args.workerId)) return;
+        this.core.namenode.blockReport(args.workerId, args.replicas);
+      },
+      'blocks-scanned': (args, { peer }) => {
+        if (!this.workerFor(peer, args.workerId)) return;
+        const corrupt = this.core.namenode.blocksScanned(args.workerId, args.replicas);
+        if (corrupt.length > 0)
+          this.core.logger.warn({ worker: args.workerId, blocks: corrupt }, 'block scanner found corrupt replicas');
       },
       'get-job-module': ({ jobId }) => {
         const job = this.core.books.job(jobId);
@@ -193,7 +204,7 @@ export class WorkerService {
     };
     void core.carryOut(core.books.workerJoined(shape, link, now));
     peer.label = w.workerId;
-    const orphanBlocks = await core.namenode.registerDatanode(address, message.blockIds);
+    const orphanBlocks = await core.namenode.registerDatanode(address, message.blockIds, message.space);
     const mapOutputs = message.mapOutputs ?? [];
     const orphanMapOutputs = mapOutputsToDrop(core.books, core.recovery, w.workerId, mapOutputs);
     core.recovery?.workerRegistered(w.workerId, mapOutputs);
@@ -236,6 +247,7 @@ export class WorkerService {
     const silentMs = now - worker.data.lastHeartbeat;
     worker.data.lastHeartbeat = now;
     core.metrics.heartbeat(worker.shape.id, now);
+    core.namenode.datanodeHeartbeat(worker.shape.id, message.space);
     core.workerHeard(worker, silentMs);
     // Attempts given up while it was silent ran again elsewhere: what is left of them here is killed.
     const stale = worker.data.staleAttempts;

@@ -21,6 +21,28 @@ import {
 
 const WorkerId = IdSchema('the reporting worker');
 const BlockIds = Type.Array(IdSchema('a block'), { maxItems: 10_000_000 });
+const DiskSpace = Type.Object(
+  {
+    capacityBytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    freeBytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  },
+  { additionalProperties: false, description: "the block directory's file system: its size and the bytes free" },
+);
+const ReplicaLengths = Type.Array(
+  Type.Object({ blockId: IdSchema('a block'), length: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+  { maxItems: 10_000_000 },
+);
+const ScannedReplicas = Type.Array(
+  Type.Object(
+    {
+      blockId: IdSchema('a block'),
+      length: Type.Integer({ minimum: 0 }),
+      crc32: Type.Integer({ minimum: 0, maximum: 0xffffffff }),
+    },
+    { additionalProperties: false },
+  ),
+  { maxItems: 100_000 },
+);
 
 const reports = table({
   register: {
@@ -29,13 +51,14 @@ const reports = table({
       worker: WorkerClaimSchema,
       blockIds: BlockIds,
       mapOutputs: Type.Optional(Type.Array(HeldMapOutputSchema)),
+      space: Type.Optional(DiskSpace),
     }),
     result: RegisterResultSchema,
     allowed: ['any'],
   },
   heartbeat: {
     summary: "the worker is alive; its running attempts' progress and counters",
-    args: args({ workerId: WorkerId, attempts: Type.Array(AttemptProgressSchema) }),
+    args: args({ workerId: WorkerId, attempts: Type.Array(AttemptProgressSchema), space: Type.Optional(DiskSpace) }),
     result: null,
     allowed: ['worker'],
   },
@@ -53,14 +76,31 @@ const reports = table({
     allowed: ['worker'],
   },
   'block-replicated': {
-    summary: 'a block this worker was asked to copy now has replicas on these workers',
-    args: args({ workerId: WorkerId, blockId: IdSchema('the block'), targets: Type.Array(IdSchema('a worker')) }),
+    summary: 'a block this worker was asked to copy now has replicas on these workers (and these had no room for it)',
+    args: args({
+      workerId: WorkerId,
+      blockId: IdSchema('the block'),
+      targets: Type.Array(IdSchema('a worker')),
+      full: Type.Optional(Type.Array(IdSchema('a worker that refused the copy for lack of room'))),
+    }),
     result: null,
     allowed: ['worker'],
   },
   'replica-corrupt': {
     summary: "a replica the NameNode asked this worker to verify does not match the NameNode's checksum (or is gone)",
     args: args({ workerId: WorkerId, blockId: IdSchema('the block'), reason: Type.String({ maxLength: 10_000 }) }),
+    result: null,
+    allowed: ['worker'],
+  },
+  'block-report': {
+    summary: "every replica on the worker's disk with its length: the NameNode makes its map match (periodic)",
+    args: args({ workerId: WorkerId, replicas: ReplicaLengths }),
+    result: null,
+    allowed: ['worker'],
+  },
+  'blocks-scanned': {
+    summary: "replicas the worker's block scanner read whole, with the length and CRC-32 it found",
+    args: args({ workerId: WorkerId, replicas: ScannedReplicas }),
     result: null,
     allowed: ['worker'],
   },

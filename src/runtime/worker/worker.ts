@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, statfs } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -15,8 +15,12 @@ import {
   removeJobMapOutputs,
 } from '../../shuffle/index.js';
 import {
+  BlockScanner,
   BlockTokenKey,
+  DEFAULT_BLOCK_SCAN_BYTES_PER_SECOND,
+  DEFAULT_BLOCK_SCAN_INTERVAL_MS,
   LocalDiskBlockStore,
+  type DatanodeSpace,
   checkLocalReplica,
   createDataRequestHandler,
   replicateBlock,
@@ -100,8 +104,17 @@ export interface WorkerOptions {
   attemptLogMaxBytes?: number;
   /** Attempt logs of a job are removed this long after its last attempt here started (default 24 h). */
   logRetainHours?: number;
+  /** Time between two full block reports to the NameNode (one is also sent at registration); default 10 minutes. */
+  blockReportMs?: number;
+  /** Rate of the background block scanner, bytes/s (default 1 MiB/s); 0 turns it off. */
+  blockScanBytesPerSecond?: number;
+  /** Least time from the start of one block scan pass to the next (default 10 minutes). */
+  blockScanIntervalMs?: number;
   logger?: Logger;
 }
+
+/** Default time between two block reports of a worker. */
+export const DEFAULT_BLOCK_REPORT_MS = 10 * 60_000;
 
 interface RunningAttempt {
   readonly spec: AttemptSpec;
@@ -216,6 +229,9 @@ export class Worker {
       | 'logRetainHours'
       | 'host'
       | 'bindHost'
+      | 'blockReportMs'
+      | 'blockScanBytesPerSecond'
+      | 'blockScanIntervalMs'
     >
   >;
   private readonly security: PeerSecurity;
@@ -265,6 +281,9 @@ export class Worker {
   private readonly logRetainHours: number;
   private readonly taskOutput = new TaskOutputRouter();
   private pruneTimer?: NodeJS.Timeout;
+  private blockReportTimer?: NodeJS.Timeout;
+  private readonly blockReportMs: number;
+  private readonly blockScanner: BlockScanner;
   dataPort = 0;
 
   constructor(options: WorkerOptions) {
@@ -314,6 +333,30 @@ export class Worker {
       );
     if (!(this.logRetainHours > 0))
       throw new MinimrError('EBADCONF', `log retention must be a positive number of hours, got ${this.logRetainHours}`);
+    this.blockReportMs = options.blockReportMs ?? DEFAULT_BLOCK_REPORT_MS;
+    const scanRate = options.blockScanBytesPerSecond ?? DEFAULT_BLOCK_SCAN_BYTES_PER_SECOND;
+    const scanInterval = options.blockScanIntervalMs ?? DEFAULT_BLOCK_SCAN_INTERVAL_MS;
+    if (!(Number.isInteger(this.blockReportMs) && this.blockReportMs > 0))
+      throw new MinimrError(
+        'EBADCONF',
+        `block report interval must be a positive number of ms, got ${this.blockReportMs}`,
+      );
+    if (!(Number.isFinite(scanRate) && scanRate >= 0))
+      throw new MinimrError('EBADCONF', `block scan rate must be a non-negative number of bytes/s, got ${scanRate}`);
+    if (!(Number.isFinite(scanInterval) && scanInterval >= 0))
+      throw new MinimrError('EBADCONF', `block scan interval must be a non-negative number of ms, got ${scanInterval}`);
+    this.blockScanner = new BlockScanner({
+      store: this.blockStore,
+      bytesPerSecond: scanRate,
+      intervalMs: scanInterval,
+      logger: this.logger,
+      scanned: (replicas) => {
+        if (this.peer) void this.jobTracker['blocks-scanned']({ workerId: this.workerId, replicas });
+      },
+      corrupt: (blockId, reason) => {
+        if (this.peer) void this.jobTracker['replica-corrupt']({ workerId: this.workerId, blockId, reason });
+      },
+    });
   }
 
   async start(): Promise<void> {
@@ -354,6 +397,31 @@ export class Worker {
     this.refillSpares();
     this.diskMBps ??= await measureDiskMBps(this.opts.dataDir);
     await this.connect(true);
+    this.blockReportTimer = setInterval(() => void this.sendBlockReport(), this.blockReportMs);
+    this.blockReportTimer.unref();
+    this.blockScanner.start();
+  }
+
+  /** The block directory's file system, for the NameNode's placement; undefined when it cannot be read. */
+  private async diskSpace(): Promise<DatanodeSpace | undefined> {
+    try {
+      const fs = await statfs(this.blockStore.dir);
+      return { capacityBytes: fs.blocks * fs.bsize, freeBytes: fs.bavail * fs.bsize };
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'cannot read the free space of the block directory');
+      return undefined;
+    }
+  }
+
+  /** Every replica on the disk with its length: the NameNode reconciles its map with it. */
+  private async sendBlockReport(): Promise<void> {
+    if (!this.peer || this.stopping) return;
+    try {
+      const replicas = await this.blockStore.report();
+      if (this.peer) await this.jobTracker['block-report']({ workerId: this.workerId, replicas });
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'block report failed');
+    }
   }
 
   private async pruneLogs(): Promise<void> {
@@ -365,6 +433,8 @@ export class Worker {
     this.stopping = true;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    if (this.blockReportTimer) clearInterval(this.blockReportTimer);
+    await this.blockScanner.stop();
     const exits: Promise<unknown>[] = [];
     for (const child of [
       ...[...this.running.values()].map((r) => r.child),
@@ -411,6 +481,7 @@ export class Worker {
             },
             blockIds,
             mapOutputs,
+            space: await this.diskSpace(),
           },
           30_000,
         );
@@ -433,6 +504,8 @@ export class Worker {
           'registered with the JobTracker',
         );
         void peer.closed.then(() => this.onDisconnect());
+        // The registration listed the blocks; the report adds their lengths, so a truncated replica is found now.
+        void this.sendBlockReport();
         return;
       } catch (err) {
         // A registration the JobTracker took but whose answer came too late holds the id on this
@@ -464,7 +537,10 @@ export class Worker {
     const attempts = [...this.running.values()]
       .filter((r) => !r.finished)
       .map((r) => ({ attemptId: r.spec.attemptId, progress: r.progress, counters: r.counters }));
-    if (this.peer) void this.jobTracker.heartbeat({ workerId: this.workerId, attempts });
+    // With the disk's free space (statfs: microseconds), which the NameNode's placement weighs.
+    void this.diskSpace().then((space) => {
+      if (this.peer) void this.jobTracker.heartbeat({ workerId: this.workerId, attempts, space });
+    });
   }
 
   /** How this worker carries out what the JobTracker tells it (JOBTRACKER_TO_WORKER). */
@@ -486,11 +562,13 @@ export class Worker {
           (result) => {
             for (const f of result.failed)
               this.logger.warn({ block: blockId, target: f.workerId, err: f.message }, 'block replication failed');
-            if (result.succeeded.length > 0 && this.peer)
+            const full = result.failed.filter((f) => f.code === 'EDISKFULL').map((f) => f.workerId);
+            if ((result.succeeded.length > 0 || full.length > 0) && this.peer)
               void this.jobTracker['block-replicated']({
                 workerId: this.workerId,
                 blockId,
                 targets: [...result.succeeded],
+                ...(full.length > 0 ? { full } : {}),
               });
           },
           (err: Error) => this.logger.warn({ block: blockId, err: err.message }, 'block replication failed'),
