@@ -271,6 +271,22 @@ export async function connectPeer(
     throw new MinimrError('EPROTOCOL', `"${message.type}" before the JobTracker's challenge`);
   };
   const peer = new RpcPeer(socket, awaitHello, logger);
+  // A challenge this side cannot read (another protocol version) closes the link: the handshake says why at once.
+  const unreadable = new Promise<never>((_, reject) =>
+    peer.once('protocol-error', (err: MinimrError) =>
+      reject(
+        err.code === 'EVERSION'
+          ? new MinimrError(
+              'EVERSION',
+              `the JobTracker at ${url} speaks another protocol: ${err.message}; ` +
+                `run the same minimr version on the JobTracker, its workers and clients`,
+              { ...err.details, url },
+            )
+          : new MinimrError('EPROTOCOL', `the server at ${url} is not a minimr JobTracker: ${err.message}`, { url }),
+      ),
+    ),
+  );
+  unreadable.catch(() => undefined);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) => {
       socket.off('open', onOpen);
@@ -287,7 +303,13 @@ export async function connectPeer(
   });
   if (credentials) {
     try {
-      await authenticate(peer, credentials, challenge, url, Math.max(timeoutMs, AUTH_TIMEOUT_MS));
+      await authenticate(
+        peer,
+        credentials,
+        Promise.race([challenge, unreadable]),
+        url,
+        Math.max(timeoutMs, AUTH_TIMEOUT_MS),
+      );
     } catch (err) {
       peer.close(1000, 'authentication failed');
       throw err;

@@ -197,6 +197,17 @@ function isUsable(child: ChildProcess): boolean {
  * whose attempt failed or was killed is never reused.
  */
 /** The callers of this worker's two endpoints: its JobTracker connection and its task processes. */
+/**
+ * A registration refused for what the worker is, not for when it asked: a wrong secret or credential,
+ * another protocol version, a claim the JobTracker's schema or books refuse. An id still held by a
+ * live connection (`connected`) frees itself when the old worker goes; ECONNECT and ETIMEOUT pass.
+ */
+function cannotEverRegister(err: unknown): err is MinimrError {
+  if (!(err instanceof MinimrError)) return false;
+  if (err.code === 'EBADCONF') return err.details.connected !== true;
+  return err.code === 'EAUTH' || err.code === 'EVERSION' || err.code === 'EPROTOCOL' || err.code === 'EPERM';
+}
+
 const JOBTRACKER_CALLER: Caller = { user: '', roles: new Set(['jobtracker']) };
 const TASK_CALLER: Caller = { user: '', roles: new Set(['task']) };
 
@@ -439,8 +450,13 @@ export class Worker {
         // connection: closed, it frees the id for the next try (the JobTracker refuses a live id).
         peer?.close(1000, 'registration failed');
         if (this.stopping) return;
-        // A wrong secret will not get better by retrying: at start-up, say so and stop.
-        if (firstTime && err instanceof MinimrError && err.code === 'EAUTH') throw err;
+        // A config the JobTracker can never take will not get better by retrying: at start-up, say so and stop.
+        if (firstTime && cannotEverRegister(err))
+          throw new MinimrError(
+            err.code,
+            `cannot register with the JobTracker at ${this.opts.jobTrackerUrl}: ${err.message}`,
+            err.details,
+          );
         this.logger.warn(
           { err: (err as Error).message, retryMs: delay },
           'cannot register with the JobTracker, retrying',
