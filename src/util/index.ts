@@ -4,7 +4,7 @@ export { barChart, type BarChartOptions, type BarSeries } from './svg-bars.js';
 export { zipfSampler } from './zipf.js';
 export { parseSize, formatBytes } from './units.js';
 export { EventHeap, type HeapEntry } from './event-heap.js';
-export { escapeControlCharacters } from './text.js';
+export { escapeControlCharacters, escapeTerminalControls } from './text.js';
 export { meanWithStandardError, type MeanWithError } from './stats.js';
 export { phaseTrace, type PhaseTraceEvent } from './phase-trace.js';
 export { keyValuePairs } from './key-value.js';
