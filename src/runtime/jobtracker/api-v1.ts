@@ -24,6 +24,8 @@ import {
 /** Who calls over HTTP: the user the request's credentials name. */
 export interface HttpCaller {
   readonly user: string;
+  /** The client's IP address, for the audit log. */
+  readonly address?: string;
 }
 
 export const API_PREFIX = '/api/v1';

@@ -227,6 +227,7 @@ export function acceptPeer(
     clearTimeout(timer);
     peer.user = user;
     peer.serve(dispatcher);
+    peer.emit('authenticated', user);
     return { proof: authProof(secret, 'server', serverNonce, message.nonce, user), user } satisfies AuthResult;
   };
   const peer = new RpcPeer(socket, gate, logger);
