@@ -9,3 +9,4 @@ export { meanWithStandardError, type MeanWithError } from './stats.js';
 export { phaseTrace, type PhaseTraceEvent } from './phase-trace.js';
 export { keyValuePairs } from './key-value.js';
 export { murmur3_32 } from './murmur3.js';
+export { publicError, redactPrivatePaths, registerPrivateDir, unregisterPrivateDir } from './private-paths.js';

@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { Books, type Effect } from '../../books/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
 import type { ClusterSnapshot, Policy, SchedulingTrigger } from '../../scheduler/index.js';
 import { DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, Namenode, validateUserName } from '../../storage/index.js';
-import { phaseTrace } from '../../util/index.js';
+import { phaseTrace, registerPrivateDir, unregisterPrivateDir } from '../../util/index.js';
 import {
   lendSecretInProcess,
   loadOrCreateSecret,
@@ -267,6 +267,7 @@ export class JobTracker implements TrackerCore {
       this.admin,
     );
     if (this.auditFile) this.auditLog = new AuditLog(this.auditFile, this.logger);
+    registerPrivateDir(resolvePath(this.options.dataDir), "the JobTracker's directory");
     await this.endpoint.listen(this.options.host, this.options.port, this.secret, this.webPasswordOfSecret, this.tls);
     this.liveness.start();
     lendSecretInProcess(this.url, this.secret);
@@ -298,6 +299,7 @@ export class JobTracker implements TrackerCore {
     for (const w of this.books.liveWorkers()) w.data.peer.close(1001, 'JobTracker shutting down');
     await this.endpoint.close();
     await this.auditLog?.close();
+    unregisterPrivateDir(resolvePath(this.options.dataDir));
     await this.namenode.close();
     await this.profiles.close();
     await this.journal.close();

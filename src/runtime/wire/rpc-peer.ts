@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
 import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { publicError } from '../../util/index.js';
 import { validateUserName } from '../../storage/index.js';
 import {
   AUTH_TIMEOUT_MS,
@@ -127,7 +128,16 @@ export class RpcPeer extends EventEmitter implements Link {
    * and a reference to find the whole error in this side's log.
    */
   private replyError(err: unknown, type: string): SerializedError {
-    if (err instanceof MinimrError) return { code: err.code, message: err.message, details: { ...err.details } };
+    if (err instanceof MinimrError) {
+      // What this side's files are called stays here (a full disk's error names its directory).
+      const shown = publicError({ code: err.code, message: err.message, details: { ...err.details } });
+      if (shown.message !== err.message)
+        this.logger?.info(
+          { err: serializeError(err), type, peer: this.label || this.user },
+          'error answered without its paths',
+        );
+      return shown;
+    }
     const reference = randomBytes(4).toString('hex');
     this.logger?.error({ err: serializeError(err), type, reference, peer: this.label || this.user }, 'request failed');
     return {

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
@@ -62,7 +62,7 @@ import {
   createAttemptLogRequestHandler,
   pruneAttemptLogs,
 } from './attempt-logs.js';
-import { phaseTrace } from '../../util/index.js';
+import { phaseTrace, publicError, registerPrivateDir, unregisterPrivateDir } from '../../util/index.js';
 
 export interface WorkerOptions {
   jobTrackerUrl: string;
@@ -328,6 +328,8 @@ export class Worker {
   }
 
   async start(): Promise<void> {
+    // Errors this worker sends out (data port, attempt reports) name its files: peers see a placeholder.
+    registerPrivateDir(resolvePath(this.opts.dataDir), `${this.workerId}'s data directory`);
     // The module cache is indexed in memory: what a previous run left is of no use.
     await rm(this.modulesDir, { recursive: true, force: true });
     // So are its map outputs: a worker that starts registers as new, and its old outputs were re-run.
@@ -341,7 +343,10 @@ export class Worker {
     await this.pruneLogs();
     this.pruneTimer = setInterval(() => void this.pruneLogs(), 3600_000);
     this.pruneTimer.unref();
-    const blocks = createDataRequestHandler(this.blockStore, this.workerId, { blockKey: () => this.blockKey });
+    const blocks = createDataRequestHandler(this.blockStore, this.workerId, {
+      blockKey: () => this.blockKey,
+      logError: (err) => this.logger.warn({ err }, 'data port request failed'),
+    });
     const shuffle = createShuffleRequestHandler({
       rootDir: this.shuffleRoot,
       jobSecret: (jobId) => this.jobSecrets.get(jobId),
@@ -374,6 +379,7 @@ export class Worker {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    unregisterPrivateDir(resolvePath(this.opts.dataDir));
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     const exits: Promise<unknown>[] = [];
@@ -803,13 +809,20 @@ export class Worker {
       WARM_LAUNCH: record.warm ? 1 : 0,
       ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}),
     };
+    // The error reaches the job's status and its clients: this worker's paths stay in its own log.
+    const shown = error && publicError(error);
+    if (error && shown && shown.message !== error.message)
+      this.logger.info(
+        { attempt: spec.attemptId, err: error },
+        'attempt error as reported, before its paths were hidden',
+      );
     if (this.peer)
       void this.jobTracker['attempt-finished']({
         workerId: this.workerId,
         attemptId: spec.attemptId,
         state,
         counters: launch,
-        error,
+        error: shown,
         mapOutput,
       });
   }
