@@ -41,7 +41,7 @@ export interface EndpointParts {
   readonly pages?: HttpPages;
   /** Told of each client operation once it has ended, with the caller's address (the audit log). */
   audit?(record: CallRecord<unknown>, address: string): void;
-  /** Connections from one address that have not authenticated yet, at most (default DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS). */
+  /** Connections one address may hold before they authenticate (default DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS). */
   readonly maxUnauthenticatedPerAddress?: number;
 }
 
