@@ -189,15 +189,6 @@ function isUsable(child: ChildProcess): boolean {
 }
 
 /**
- * The worker (TaskTracker + DataNode): serves its blocks and map outputs over HTTP, keeps a
- * protocol connection to the JobTracker, and runs each task attempt in a child process: user code
- * never runs in the worker, so it cannot delay heartbeats, and a kill is a SIGKILL. A process
- * whose attempt succeeded and left it as clean as it started (task-process.ts) is kept for the
- * next attempt of the same job module, so that a launch costs a message to a warm process; one
- * whose attempt failed or was killed is never reused.
- */
-/** The callers of this worker's two endpoints: its JobTracker connection and its task processes. */
-/**
  * A registration refused for what the worker is, not for when it asked: a wrong secret or credential,
  * another protocol version, a claim the JobTracker's schema or books refuse. An id still held by a
  * live connection (`connected`) frees itself when the old worker goes; ECONNECT and ETIMEOUT pass.
@@ -208,6 +199,15 @@ function cannotEverRegister(err: unknown): err is MinimrError {
   return err.code === 'EAUTH' || err.code === 'EVERSION' || err.code === 'EPROTOCOL' || err.code === 'EPERM';
 }
 
+/**
+ * The worker (TaskTracker + DataNode): serves its blocks and map outputs over HTTP, keeps a
+ * protocol connection to the JobTracker, and runs each task attempt in a child process: user code
+ * never runs in the worker, so it cannot delay heartbeats, and a kill is a SIGKILL. A process
+ * whose attempt succeeded and left it as clean as it started (task-process.ts) is kept for the
+ * next attempt of the same job module, so that a launch costs a message to a warm process; one
+ * whose attempt failed or was killed is never reused.
+ */
+/** The callers of this worker's two endpoints: its JobTracker connection and its task processes. */
 const JOBTRACKER_CALLER: Caller = { user: '', roles: new Set(['jobtracker']) };
 const TASK_CALLER: Caller = { user: '', roles: new Set(['task']) };
 
@@ -345,7 +345,7 @@ export class Worker {
     this.pruneTimer.unref();
     const blocks = createDataRequestHandler(this.blockStore, this.workerId, {
       blockKey: () => this.blockKey,
-      logError: (err) => this.logger.warn({ err }, 'data port request failed'),
+      logError: (err) => this.logger.info({ err }, 'data port request refused or failed'),
     });
     const shuffle = createShuffleRequestHandler({
       rootDir: this.shuffleRoot,
