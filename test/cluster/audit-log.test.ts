@@ -52,6 +52,7 @@ describe('the audit log (HDFS-style JSON lines in <dir>/audit.log)', () => {
     assert.equal(status.state, 'succeeded');
     await assert.rejects(bob.kill(status.jobId), code('EPERM'));
     assert.equal((await bob.status(status.jobId)).jobId, status.jobId);
+    await assert.rejects(bob.status('job_19700101000000_9999'), code('ENOJOB'));
     await admin.fs.rename('/audit/in.txt', '/audit/moved.txt');
     // The HTTP API is the same dispatcher: its calls are audited too, as the signed-in user.
     const res = await fetch(`${t.cluster.url.replace(/^ws/, 'http')}/api/v1/fs/stat?path=/audit/moved.txt`, {
@@ -93,7 +94,8 @@ describe('the audit log (HDFS-style JSON lines in <dir>/audit.log)', () => {
         result: 'allowed',
       },
       { user: 'bob', operation: 'kill-job', jobId: status.jobId, result: 'denied' },
-      { user: 'bob', operation: 'job-status', jobId: status.jobId, result: 'allowed' },
+      // An allowed job-status is polled by progress displays: not written (QUIET_WHEN_ALLOWED); a failed one is.
+      { user: 'bob', operation: 'job-status', jobId: 'job_19700101000000_9999', result: 'ENOJOB' },
       {
         user: adminUser,
         operation: 'fs-rename',
@@ -112,6 +114,10 @@ describe('the audit log (HDFS-style JSON lines in <dir>/audit.log)', () => {
     );
     assert.equal(
       lines.some((l) => l.operation === 'cluster-info' || l.operation === 'list-jobs'),
+      false,
+    );
+    assert.equal(
+      lines.some((l) => l.operation === 'job-status' && l.result === 'allowed'),
       false,
     );
     // The log names every user's paths: only the JobTracker's user may read it.

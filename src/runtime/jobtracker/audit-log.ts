@@ -32,6 +32,13 @@ export interface AuditEntry {
 
 const PATH_CODE_KEYWORD = 'x-minimr-error-code';
 
+/**
+ * Operations whose allowed calls are not written, as HDFS's dfs.namenode.audit.log.debug.cmdlist:
+ * `job-status` is polled several times a second by every progress display (`minimr submit`), and a
+ * line per poll would bury the rest. Refused or failed ones are still written.
+ */
+export const QUIET_WHEN_ALLOWED: ReadonlySet<string> = new Set(['job-status']);
+
 /** The values of `args` that the row's schema declares paths (EBADPATH), in the schema's order, two levels deep. */
 function pathsIn(schema: TSchema, value: unknown, depth = 0): string[] {
   if (value === undefined || value === null) return [];
@@ -61,6 +68,7 @@ export function auditEntryOf(record: CallRecord<unknown>, address: string, now: 
     stringField(record.args, 'jobId') ?? (record.outcome.ok ? stringField(record.outcome.result, 'jobId') : undefined);
   const attemptId = stringField(record.args, 'attemptId');
   if (paths.length === 0 && jobId === undefined && attemptId === undefined) return undefined;
+  if (record.outcome.ok && QUIET_WHEN_ALLOWED.has(record.operation)) return undefined;
   const error = record.outcome.ok ? undefined : record.outcome.error;
   const code = error === undefined ? undefined : error instanceof MinimrError ? error.code : 'EINTERNAL';
   return {
