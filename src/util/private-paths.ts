@@ -31,7 +31,7 @@ export function redactPrivatePaths(text: string): string {
   for (const [dir, placeholder] of [...privateDirs].sort((a, b) => b[0].length - a[0].length)) {
     if (!out.includes(dir)) continue;
     out = out.replace(
-      new RegExp(`${escapeRegExp(dir)}(?![^/\\s'"\`,;:()\\]])(?:/[^\\s'"\`,;:()\\]]*)?`, 'g'),
+      new RegExp(`(?<![\\w./-])${escapeRegExp(dir)}(?![^/\\s'"\`,;:()\\]])(?:/[^\\s'"\`,;:()\\]]*)?`, 'g'),
       `[${placeholder}]`,
     );
   }
