@@ -93,7 +93,16 @@ export class AuditLog {
     readonly file: string,
     private readonly logger: Logger,
   ) {
-    mkdirSync(dirname(file), { recursive: true });
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+    } catch (err) {
+      throw new MinimrError(
+        'EBADCONF',
+        `cannot make the directory of the audit log ${file} (${(err as NodeJS.ErrnoException).code ?? err}); ` +
+          `give another with --audit-log FILE, or --audit-log none`,
+        { file },
+      );
+    }
     this.stream = createWriteStream(file, { flags: 'a', mode: 0o600 });
     this.stream.on('error', (err) => {
       // The audit must not stop the cluster: say so once, loudly.
