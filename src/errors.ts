@@ -114,6 +114,9 @@ const KNOWN_CODES = new Set<string>([
   'EINTERNAL',
   'EBADREQUEST',
   'ENOATTEMPT',
+  'ENOROUTE',
+  'EMETHOD',
+  'ETOOLARGE',
 ]);
 
 /** Rebuilds a MinimrError on the receiving side of a socket or a process boundary. */

@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, Readable } from 'node:stream';
 import { isMinimrError, type MinimrErrorCode } from '../errors.js';
+import { redactPrivatePaths } from '../util/index.js';
 import { readIndexFile, readRuns, runsEnd, runTotals } from './index-file.js';
 import { isValidShuffleId, mapOutputPaths } from './paths.js';
 import {
@@ -54,7 +55,8 @@ function sendError(
   message: string,
   details: Record<string, string | number | undefined>,
 ): void {
-  const body = JSON.stringify({ code, message, details });
+  // The reducer's attempt error reaches clients: this worker's paths stay in its own log.
+  const body = JSON.stringify({ code, message: redactPrivatePaths(message), details });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { crc32 } from 'node:zlib';
-import { MinimrError, serializeError, type MinimrErrorCode } from '../errors.js';
+import { MinimrError, serializeError, type MinimrErrorCode, type SerializedError } from '../errors.js';
+import { publicError } from '../util/index.js';
 import { clampRange, validateBlockId, type BlockStore } from './block-store.js';
 import { BLOCK_TOKEN_HEADER, replicationScope, type BlockOperation, type BlockTokenKey } from './block-token.js';
 import {
@@ -19,6 +20,8 @@ export interface DataAccess {
   blockKey(): BlockTokenKey | undefined;
   /** Wall-clock ms for token expiry (default Date.now). */
   now?(): number;
+  /** Told of each error answered, in full: the answer itself leaves out this host's paths. */
+  logError?(err: SerializedError): void;
 }
 
 const MAX_JSON_BODY = 64 * 1024;
@@ -74,12 +77,15 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
     .end(payload);
 }
 
-function sendError(res: ServerResponse, err: unknown, workerId: string): void {
+function sendError(res: ServerResponse, err: unknown, workerId: string, access: DataAccess): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const serialized = serializeError(err);
+  const full = serializeError(err);
+  access.logError?.(full);
+  // A client has no use for this worker's file layout (a full disk's error names its directory).
+  const serialized = publicError(full);
   const status = STATUS_BY_CODE[serialized.code as MinimrErrorCode] ?? 500;
   // Stacks stay in this worker's logs; clients get what they can act on.
   sendJson(res, status, {
@@ -266,7 +272,7 @@ export function createDataRequestHandler(store: BlockStore, workerId: string, ac
     handle().catch((err: unknown) => {
       // An upload we refused is not read to its end: the connection cannot carry another request.
       if (!req.complete && !res.headersSent) res.setHeader('connection', 'close');
-      sendError(res, err, workerId);
+      sendError(res, err, workerId, access);
     });
     return true;
   };

@@ -12,3 +12,16 @@ const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t'
 export function escapeControlCharacters(text: string): string {
   return text.replace(CONTROL, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const TERMINAL_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Text written by programs (an attempt's stdout and stderr) for a terminal, as `cat -v` shows it:
+ * control characters that could drive the terminal (ESC, CR, BEL, DEL, C1...) as escapes (`\x1b`,
+ * `\r`), newlines and tabs kept so the text reads as it was written. Backslashes stay as they are:
+ * this is for reading, not for naming.
+ */
+export function escapeTerminalControls(text: string): string {
+  return text.replace(TERMINAL_CONTROL, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}

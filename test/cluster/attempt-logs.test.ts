@@ -83,6 +83,51 @@ describe('per-attempt logs on a real cluster', () => {
     assert.match(out.stdout, /==> stderr of .* <==\n.*fails now\n/);
   });
 
+  it('`job logs` on a terminal shows control characters as escapes (newlines and tabs kept); piped, the bytes as written', async () => {
+    const hostile = 'esc \x1b[2J\x1b]0;owned\x07 cr a\rb tab\tc del \x7f end';
+    await t.fs.put(Buffer.from(`${hostile}\nplain line\n`), '/in-escape/e.txt');
+    const status = await client.run(fixtureModule('chatty'), {
+      input: ['/in-escape'],
+      output: '/out/chatty-escape',
+      reducers: 1,
+    });
+    assert.equal(status.state, 'succeeded');
+    const map = (await client.attempts(status.jobId)).find((a) => a.kind === 'map')!;
+    const args = [
+      BIN,
+      'job',
+      'logs',
+      map.attemptId,
+      '--stream',
+      'stdout',
+      '--jobtracker',
+      t.cluster.url,
+      '--secret-file',
+      t.cluster.jobTracker.secretFile,
+    ];
+    const written = `${map.attemptId} read ${hostile}\n${map.attemptId} read plain line\n`;
+    const escaped =
+      `${map.attemptId} read esc \\x1b[2J\\x1b]0;owned\\x07 cr a\\rb tab\tc del \\x7f end\n` +
+      `${map.attemptId} read plain line\n`;
+    // Piped (as `cat`): exactly what the task printed, for files and tools.
+    const piped = await promisify(execFile)(process.execPath, args);
+    assert.equal(piped.stdout, written);
+    // --escape when piped, as on a terminal.
+    const forced = await promisify(execFile)(process.execPath, [...args, '--escape']);
+    assert.equal(forced.stdout, escaped);
+    // On a terminal (script(1) gives the command one): escapes, and nothing that drives the terminal.
+    const command = [process.execPath, ...args].map((a) => `'${a}'`).join(' ');
+    const tty = await promisify(execFile)('script', ['-qec', command, '/dev/null']);
+    // The terminal turns each newline into CR LF; every other CR would be the task's.
+    const seen = tty.stdout.replace(/\r\n/g, '\n');
+    assert.equal(seen, escaped);
+    assert.deepEqual(
+      [...seen].filter((c) => c < ' ' && c !== '\n' && c !== '\t'),
+      [],
+      'no control character but newlines and tabs reaches the terminal',
+    );
+  });
+
   it('an unknown attempt or stream is a clear error', async () => {
     await assert.rejects(
       client.attemptLog('attempt_nope', 'stdout'),

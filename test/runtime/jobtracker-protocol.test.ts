@@ -91,6 +91,47 @@ describe('JobTracker protocol endpoint (real server on port 0)', () => {
     peer.close();
   });
 
+  it('answers a path of the wrong type in any file system frame with EBADPATH, not EINTERNAL', async () => {
+    const peer = await connectPeer(jt.url, () => undefined);
+    const calls: [string, Record<string, unknown>, string][] = [
+      ['fs-stat', {}, 'path'],
+      ['fs-list', {}, 'path'],
+      ['fs-mkdir', { parents: true }, 'path'],
+      ['fs-remove', {}, 'path'],
+      ['fs-rename', { from: '/a' }, 'to'],
+      ['fs-rename', { to: '/a' }, 'from'],
+      ['fs-create', {}, 'path'],
+      ['fs-getBlocks', {}, 'path'],
+      ['fs-chmod', { mode: 0o644 }, 'path'],
+      ['fsck', {}, 'path'],
+    ];
+    for (const [type, rest, field] of calls) {
+      for (const wrong of [5, { toString: 'x' }, ['/a'], true, null]) {
+        // The frame as msgpack carries it: what a hostile peer can send, whatever the client library does.
+        await assert.rejects(peer.request({ type, ...rest, [field]: wrong }), (err: unknown) => {
+          assert.ok(err instanceof MinimrError);
+          assert.equal(err.code, 'EBADPATH', `${type} ${field}=${JSON.stringify(wrong)}: ${err.message}`);
+          assert.match(err.message, new RegExp(`field "${field}"`));
+          return true;
+        });
+      }
+    }
+    // Past HDFS's name limits, too: a 256-byte component, an 8,001-character path.
+    for (const [path, limit] of [
+      [`/${'x'.repeat(256)}`, /limit of 255/],
+      [`/${'y'.repeat(8000)}`, /8000/],
+    ] as const) {
+      await assert.rejects(peer.request({ type: 'fs-mkdir', path, parents: true }), (err: unknown) => {
+        assert.ok(err instanceof MinimrError);
+        assert.equal(err.code, 'EBADPATH');
+        assert.match(err.message, limit);
+        return true;
+      });
+    }
+    assert.deepEqual(await peer.request<unknown[]>({ type: 'list-jobs' }), []);
+    peer.close();
+  });
+
   it('refuses a registration with a hostile worker id', async () => {
     const peer = await connectPeer(jt.url, () => undefined);
     await assert.rejects(

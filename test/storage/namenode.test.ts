@@ -105,6 +105,30 @@ describe('Namenode namespace', () => {
     });
   });
 
+  it("refuses names past HDFS's limits (255-byte component, 8,000 characters, 1,000 levels) with EBADPATH naming the limit", async () => {
+    await withNamenode(async (nn) => {
+      const longName = `/${'n'.repeat(256)}`;
+      // 128 two-byte characters are 256 bytes: the limit is in bytes, as HDFS's.
+      const longUtf8 = `/${'é'.repeat(128)}`;
+      const longPath = `/${Array.from({ length: 800 }, () => 'abcdefghij').join('/')}`;
+      const deepPath = `/${Array.from({ length: 1001 }, () => 'd').join('/')}`;
+      for (const [bad, limit] of [
+        [longName, /limit of 255/],
+        [longUtf8, /256 bytes .*limit of 255/],
+        [longPath, /8800 characters .*limit of 8000/],
+        [deepPath, /1001 levels .*limit of 1000/],
+      ] as const) {
+        const refused = (err: unknown) => isMinimrError(err, 'EBADPATH') && limit.test(err.message);
+        await assert.rejects(nn.mkdir(bad, { parents: true }), refused, bad.slice(0, 20));
+        await assert.rejects(nn.create(bad), refused, bad.slice(0, 20));
+      }
+      // At the limits, names are fine.
+      await nn.mkdir(`/${'n'.repeat(255)}`);
+      await nn.mkdir(`/${Array.from({ length: 1000 }, () => 'd').join('/')}`, { parents: true });
+      await assert.rejects(nn.stat(`/${'é'.repeat(127)}`), rejectsWith('ENOENT'));
+    });
+  });
+
   it('mkdir, stat and list follow POSIX-like rules', async () => {
     await withNamenode(async (nn) => {
       nn.registerDatanode(node('w1', 'r1'), []);

@@ -5,6 +5,7 @@ import {
   MAX_LOG_READ_BYTES,
   type JobStatus,
 } from '../../runtime/index.js';
+import { escapeTerminalControls } from '../../util/index.js';
 import { withClient } from '../client.js';
 import { printCounters, printStatus } from '../job-output.js';
 import { defineGroup, jobtrackerOption } from '../options.js';
@@ -65,7 +66,7 @@ export const jobCommand = defineGroup({
               process.stdout.write(
                 `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ` +
                   `ms ${a.memoryMb} ` +
-                  `MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${a.error.message}` : ''}\n`,
+                  `MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${escapeTerminalControls(a.error.message)}` : ''}\n`,
               );
             }
           });
@@ -82,10 +83,18 @@ export const jobCommand = defineGroup({
             .option('length', {
               type: 'number',
               describe: `bytes to read, at most ${MAX_LOG_READ_BYTES} (default ${DEFAULT_LOG_READ_BYTES})`,
+            })
+            .option('escape', {
+              type: 'boolean',
+              describe:
+                'show control characters (terminal escapes, CR) as \\x1b, \\r... as `cat -v` does, keeping ' +
+                'newlines and tabs (default: on a terminal; piped, the bytes as written)',
             }),
         async (argv) => {
           await withClient(argv, async (c) => {
             const streams = argv.stream === 'both' ? ATTEMPT_LOG_STREAMS : [argv.stream];
+            // What a task printed may hold escape sequences that would drive the reader's terminal.
+            const shown = (argv.escape ?? process.stdout.isTTY === true) ? escapeTerminalControls : (t: string) => t;
             for (const stream of streams) {
               const slice = await c.attemptLog(argv.attempt, stream, {
                 ...(argv.offset !== undefined ? { offset: argv.offset } : {}),
@@ -101,7 +110,7 @@ export const jobCommand = defineGroup({
                 process.stderr.write(
                   `bytes ${slice.offset}-${end} of ${slice.size} (--offset and --length read the rest)\n`,
                 );
-              process.stdout.write(slice.text);
+              process.stdout.write(shown(slice.text));
               if (streams.length > 1 && slice.text !== '' && !slice.text.endsWith('\n')) process.stdout.write('\n');
             }
           });

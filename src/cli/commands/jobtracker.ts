@@ -42,6 +42,16 @@ export const jobtrackerCommand = defineCommand({
         type: 'number',
         describe: 'a silent worker is lost and its blocks re-replicated after this long, ms (default 10 minutes)',
       })
+      .option('audit-log', {
+        type: 'string',
+        describe:
+          'where the audit log goes: one JSON line per operation on a path or a job (default DIR/audit.log; none: no log)',
+      })
+      .option('max-unauthenticated-connections', {
+        type: 'number',
+        default: 64,
+        describe: 'connections one address may hold before it authenticates; past it, new ones are refused',
+      })
       .option('block-size', { type: 'string', default: '64m' })
       .option('replication', { type: 'number', default: 3 })
       .option('max-attempts', { type: 'number', default: 4 })
@@ -95,6 +105,13 @@ export const jobtrackerCommand = defineCommand({
       maxMemoryMb: argv['max-worker-memory-mb'],
     };
     const secretFile = argv['secret-file'] ?? process.env.MINIMR_SECRET_FILE;
+    const maxUnauthenticated = argv['max-unauthenticated-connections'];
+    if (!(Number.isInteger(maxUnauthenticated) && maxUnauthenticated > 0))
+      throw new MinimrError(
+        'EBADCONF',
+        `--max-unauthenticated-connections must be a positive integer, got ${maxUnauthenticated}`,
+      );
+    const auditLog = argv['audit-log'];
     const jt = new JobTracker({
       retainedJobs: argv['retained-jobs'],
       retainMs: argv['retain-ms'],
@@ -116,6 +133,8 @@ export const jobtrackerCommand = defineCommand({
       admin: argv.admin,
       tls: await tlsIdentity(argv['tls-cert'], argv['tls-key']),
       workerLimits: limits,
+      auditLog: auditLog === 'none' ? false : auditLog !== undefined ? resolvePath(auditLog) : undefined,
+      maxUnauthenticatedPerAddress: maxUnauthenticated,
       // The CLI is the JobTracker's entry point: it plugs the web pages in (the runtime does not import src/ui).
       webPages: createUiRequestHandler,
     });

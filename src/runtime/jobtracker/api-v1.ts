@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
 import { MinimrError, serializeError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { publicError } from '../../util/index.js';
 import {
   CLIENT_PROTOCOL,
   describeAllowed,
@@ -24,6 +25,8 @@ import {
 /** Who calls over HTTP: the user the request's credentials name. */
 export interface HttpCaller {
   readonly user: string;
+  /** The client's IP address, for the audit log. */
+  readonly address?: string;
 }
 
 export const API_PREFIX = '/api/v1';
@@ -184,8 +187,9 @@ export class ApiV1 {
 
   private fail(res: ServerResponse, err: unknown): void {
     if (err instanceof MinimrError) {
+      // As on the protocol link: this host's directories are not the client's to know.
       sendJson(res, httpStatusOf(err.code), {
-        error: { code: err.code, message: err.message, details: { ...err.details } },
+        error: publicError({ code: err.code, message: err.message, details: { ...err.details } }),
       });
       return;
     }

@@ -16,6 +16,7 @@ import {
   acceptPeer,
   webUser,
   type Authority,
+  type CallRecord,
   type ClientProtocol,
   type Handlers,
   type RpcPeer,
@@ -38,13 +39,28 @@ export interface EndpointParts {
   connected(peer: RpcPeer, remoteAddress: string | undefined): void;
   metricsText(): string;
   readonly pages?: HttpPages;
+  /** Told of each client operation once it has ended, with the caller's address (the audit log). */
+  audit?(record: CallRecord<unknown>, address: string): void;
+  /** Connections one address may hold before they authenticate (default DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS). */
+  readonly maxUnauthenticatedPerAddress?: number;
 }
+
+/**
+ * Unauthenticated connections one address may hold at once: each costs a socket and a timer until it
+ * proves the secret or times out, so an address that opens many without authenticating is refused
+ * past this many (HTTP 429 before the WebSocket upgrade); authenticated connections do not count.
+ */
+export const DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS = 64;
 
 export class TrackerEndpoint {
   private httpServer?: Server;
   private wss?: WebSocketServer;
   private readonly websocket: Dispatcher<RpcPeer>;
   private readonly api: ApiV1;
+  /** Connections not yet authenticated, by remote address. */
+  private readonly unauthenticated = new Map<string, number>();
+  /** Where each WebSocket connection comes from, for the audit log. */
+  private readonly addresses = new WeakMap<RpcPeer, string>();
   port = 0;
 
   constructor(private readonly parts: EndpointParts) {
@@ -54,12 +70,18 @@ export class TrackerEndpoint {
       parts.authority,
     )
       .serve(CLIENT_PROTOCOL, parts.clientHandlers)
-      .serve(WORKER_TO_JOBTRACKER, parts.workerHandlers);
+      .serve(WORKER_TO_JOBTRACKER, parts.workerHandlers)
+      .observe((record) => {
+        if (Object.hasOwn(CLIENT_PROTOCOL, record.operation))
+          parts.audit?.(record, this.addresses.get(record.peer) ?? '');
+      });
     const http = new Dispatcher<HttpCaller>(
       'the JobTracker API',
       (caller) => ({ user: caller.user, roles: new Set() }),
       parts.authority,
-    ).serve(CLIENT_PROTOCOL, parts.clientHandlers);
+    )
+      .serve(CLIENT_PROTOCOL, parts.clientHandlers)
+      .observe((record) => parts.audit?.(record, record.peer.address ?? ''));
     this.api = new ApiV1(http, parts.logger);
   }
 
@@ -72,9 +94,16 @@ export class TrackerEndpoint {
   ): Promise<void> {
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.onHttpRequest(req, res, webPassword);
     this.httpServer = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, onRequest) : createServer(onRequest);
-    this.wss = new WebSocketServer({ server: this.httpServer, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+    this.wss = new WebSocketServer({
+      server: this.httpServer,
+      maxPayload: MAX_FRAME_BYTES,
+      perMessageDeflate: false,
+      verifyClient: (info, done) => this.admitUnauthenticated(info.req, done),
+    });
     this.wss.on('connection', (socket: WebSocket, req: IncomingMessage) => {
       const peer = acceptPeer(socket, secret, this.websocket, this.parts.logger);
+      this.countUnauthenticated(peer, req.socket.remoteAddress ?? '');
+      this.addresses.set(peer, req.socket.remoteAddress ?? '');
       this.parts.connected(peer, req.socket.remoteAddress);
     });
     await new Promise<void>((resolve, reject) => {
@@ -83,6 +112,37 @@ export class TrackerEndpoint {
     });
     const addr = this.httpServer.address();
     this.port = typeof addr === 'object' && addr ? addr.port : port;
+  }
+
+  /** Refuses the upgrade of an address already holding its share of unauthenticated connections. */
+  private admitUnauthenticated(
+    req: IncomingMessage,
+    done: (admit: boolean, status?: number, message?: string) => void,
+  ): void {
+    const from = req.socket.remoteAddress ?? '';
+    const limit = this.parts.maxUnauthenticatedPerAddress ?? DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS;
+    const held = this.unauthenticated.get(from) ?? 0;
+    if (held < limit) {
+      done(true);
+      return;
+    }
+    this.parts.logger.warn({ from, held, limit }, 'connection refused: too many unauthenticated connections');
+    done(false, 429, `too many unauthenticated connections from ${from} (at most ${limit})`);
+  }
+
+  /** Counts `peer` against its address until it authenticates or closes. */
+  private countUnauthenticated(peer: RpcPeer, from: string): void {
+    this.unauthenticated.set(from, (this.unauthenticated.get(from) ?? 0) + 1);
+    let counted = true;
+    const release = (): void => {
+      if (!counted) return;
+      counted = false;
+      const left = (this.unauthenticated.get(from) ?? 1) - 1;
+      if (left > 0) this.unauthenticated.set(from, left);
+      else this.unauthenticated.delete(from);
+    };
+    peer.once('authenticated', release);
+    void peer.closed.then(release);
   }
 
   async close(): Promise<void> {
@@ -125,7 +185,7 @@ export class TrackerEndpoint {
         .end(req.method === 'HEAD' ? undefined : this.parts.metricsText());
       return;
     }
-    if (this.api.handle(req, res, url, { user })) return;
+    if (this.api.handle(req, res, url, { user, address: req.socket.remoteAddress ?? '' })) return;
     if (this.parts.pages?.(req, res)) return;
     res
       .writeHead(426, { 'content-type': 'text/plain' })

@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { Books, type Effect } from '../../books/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
 import type { ClusterSnapshot, Policy, SchedulingTrigger } from '../../scheduler/index.js';
 import { DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, Namenode, validateUserName } from '../../storage/index.js';
-import { phaseTrace } from '../../util/index.js';
+import { phaseTrace, registerPrivateDir, unregisterPrivateDir } from '../../util/index.js';
 import {
   lendSecretInProcess,
   loadOrCreateSecret,
@@ -18,6 +18,7 @@ import {
 import { ClientService } from './client-service.js';
 import type { JobTrackerOptions } from './options.js';
 import type { TrackerCore } from './core.js';
+import { AuditLog, auditEntryOf } from './audit-log.js';
 import { TrackerEndpoint } from './endpoint.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
 import { JobHistory } from './job-history.js';
@@ -68,6 +69,8 @@ export class JobTracker implements TrackerCore {
       | 'workerLimits'
       | 'workerHealth'
       | 'webPages'
+      | 'auditLog'
+      | 'maxUnauthenticatedPerAddress'
     >
   >;
   /** Where the cluster secret is; workers of a local cluster are given this path. */
@@ -106,6 +109,9 @@ export class JobTracker implements TrackerCore {
   private readonly completion = new JobCompletion(this);
   /** The port: WebSocket links, the JSON API, /metrics and the web pages (endpoint.ts). */
   private readonly endpoint: TrackerEndpoint;
+  /** Where the audit lines go, once started; none when the options say so. */
+  readonly auditFile: string | undefined;
+  private auditLog?: AuditLog;
   private scheduling = false;
   private rescheduleQueued: SchedulingTrigger | null = null;
   private stopped = false;
@@ -207,7 +213,15 @@ export class JobTracker implements TrackerCore {
       connected: (peer, from) => this.workers.connected(peer, from),
       metricsText: () => this.metricsText(),
       ...(options.webPages ? { pages: options.webPages(webSource) } : {}),
+      audit: (record, address) => {
+        const entry = this.auditLog && auditEntryOf(record, address, new Date(this.clock()));
+        if (entry) this.auditLog!.record(entry);
+      },
+      ...(options.maxUnauthenticatedPerAddress !== undefined
+        ? { maxUnauthenticatedPerAddress: options.maxUnauthenticatedPerAddress }
+        : {}),
     });
+    this.auditFile = options.auditLog === false ? undefined : (options.auditLog ?? join(options.dataDir, 'audit.log'));
   }
 
   /**
@@ -256,6 +270,8 @@ export class JobTracker implements TrackerCore {
       this.options.recoveryWaitMs,
       this.admin,
     );
+    if (this.auditFile) this.auditLog = new AuditLog(this.auditFile, this.logger);
+    registerPrivateDir(resolvePath(this.options.dataDir), "the JobTracker's directory");
     await this.endpoint.listen(this.options.host, this.options.port, this.secret, this.webPasswordOfSecret, this.tls);
     this.liveness.start();
     lendSecretInProcess(this.url, this.secret);
@@ -286,6 +302,8 @@ export class JobTracker implements TrackerCore {
     withdrawSecretInProcess(this.url);
     for (const w of this.books.liveWorkers()) w.data.peer.close(1001, 'JobTracker shutting down');
     await this.endpoint.close();
+    await this.auditLog?.close();
+    unregisterPrivateDir(resolvePath(this.options.dataDir));
     await this.namenode.close();
     await this.profiles.close();
     await this.journal.close();

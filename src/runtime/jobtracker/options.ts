@@ -65,4 +65,10 @@ export interface JobTrackerOptions {
    * the entry point that starts the JobTracker plugs src/ui in here (the runtime does not import it).
    */
   webPages?: (source: UiSource) => HttpPages;
+  /**
+   * The audit log (JSON lines, audit-log.ts): default `<dataDir>/audit.log`; false writes none.
+   */
+  auditLog?: string | false;
+  /** Unauthenticated connections one address may hold (default 64, endpoint.ts); past it, refused. */
+  maxUnauthenticatedPerAddress?: number;
 }

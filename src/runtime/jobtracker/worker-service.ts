@@ -161,9 +161,8 @@ export class WorkerService {
           `worker id ${w.workerId} belongs to a live worker that is still ` +
             `connected; give this worker another --id, or stop the other one ` +
             `first`,
-          {
-            workerId: w.workerId,
-          },
+          // `connected`: a worker restarted before its old connection closed tries again.
+          { workerId: w.workerId, connected: true },
         );
       }
       core.workerLost(previous, 'it registered again');

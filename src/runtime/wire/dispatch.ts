@@ -94,6 +94,21 @@ export async function authorize(
   );
 }
 
+/** One call as the dispatcher carried it out, for an audit: who asked what, and how it ended. */
+export interface CallRecord<P> {
+  readonly operation: string;
+  readonly op: Operation;
+  /** The arguments as validated. */
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly caller: Caller;
+  readonly peer: P;
+  /** The answer, or the error (a refusal by authorize is an EPERM). */
+  readonly outcome: { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: unknown };
+}
+
+/** Told of every call whose arguments conformed, once it has ended; must not throw. */
+export type CallObserver<P> = (record: CallRecord<P>) => void;
+
 interface Binding<P> {
   readonly op: Operation;
   readonly handler: (args: never, context: CallContext<P>) => unknown;
@@ -102,6 +117,7 @@ interface Binding<P> {
 /** The rows one endpoint serves on links of peer type P, and how it knows who calls. */
 export class Dispatcher<P> {
   private readonly bindings = new Map<string, Binding<P>>();
+  private observer?: CallObserver<P>;
 
   constructor(
     /** What the endpoint is, for refusals: "a JobTracker", "a worker". */
@@ -116,6 +132,12 @@ export class Dispatcher<P> {
       if (this.bindings.has(name)) throw new Error(`${this.endpoint} serves operation ${name} twice`);
       this.bindings.set(name, { op, handler: handlers[name as keyof T] as Binding<P>['handler'] });
     }
+    return this;
+  }
+
+  /** From now on, `observer` is told of each call (the JobTracker's audit log). */
+  observe(observer: CallObserver<P>): this {
+    this.observer = observer;
     return this;
   }
 
@@ -135,7 +157,20 @@ export class Dispatcher<P> {
       throw new MinimrError('EPROTOCOL', `${this.endpoint} does not accept "${name}" messages`, { operation: name });
     const args = binding.op.validator.parse(rawArgs, { operation: name });
     const caller = this.callerOf(peer);
-    await authorize(name, binding.op, args, caller, this.authority);
-    return binding.handler(args as never, { caller, peer });
+    const observer = this.observer;
+    if (!observer) {
+      await authorize(name, binding.op, args, caller, this.authority);
+      return binding.handler(args as never, { caller, peer });
+    }
+    const record = { operation: name, op: binding.op, args: args as Record<string, unknown>, caller, peer };
+    try {
+      await authorize(name, binding.op, args, caller, this.authority);
+      const result = await binding.handler(args as never, { caller, peer });
+      observer({ ...record, outcome: { ok: true, result } });
+      return result;
+    } catch (error) {
+      observer({ ...record, outcome: { ok: false, error } });
+      throw error;
+    }
   }
 }

@@ -47,6 +47,8 @@ export {
   type Handlers,
   type Authority,
   type Ownership,
+  type CallRecord,
+  type CallObserver,
 } from './dispatch.js';
 export { stubOf, type Stub, type Link } from './stubs.js';
 export { IpcLink, type IpcChannel } from './ipc-link.js';

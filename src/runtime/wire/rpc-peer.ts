@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
 import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { publicError } from '../../util/index.js';
 import { validateUserName } from '../../storage/index.js';
 import {
   AUTH_TIMEOUT_MS,
@@ -127,7 +128,16 @@ export class RpcPeer extends EventEmitter implements Link {
    * and a reference to find the whole error in this side's log.
    */
   private replyError(err: unknown, type: string): SerializedError {
-    if (err instanceof MinimrError) return { code: err.code, message: err.message, details: { ...err.details } };
+    if (err instanceof MinimrError) {
+      // What this side's files are called stays here (a full disk's error names its directory).
+      const shown = publicError({ code: err.code, message: err.message, details: { ...err.details } });
+      if (shown.message !== err.message)
+        this.logger?.info(
+          { err: serializeError(err), type, peer: this.label || this.user },
+          'error answered without its paths',
+        );
+      return shown;
+    }
     const reference = randomBytes(4).toString('hex');
     this.logger?.error({ err: serializeError(err), type, reference, peer: this.label || this.user }, 'request failed');
     return {
@@ -227,6 +237,7 @@ export function acceptPeer(
     clearTimeout(timer);
     peer.user = user;
     peer.serve(dispatcher);
+    peer.emit('authenticated', user);
     return { proof: authProof(secret, 'server', serverNonce, message.nonce, user), user } satisfies AuthResult;
   };
   const peer = new RpcPeer(socket, gate, logger);
@@ -271,6 +282,22 @@ export async function connectPeer(
     throw new MinimrError('EPROTOCOL', `"${message.type}" before the JobTracker's challenge`);
   };
   const peer = new RpcPeer(socket, awaitHello, logger);
+  // A challenge this side cannot read (another protocol version) closes the link: the handshake says why at once.
+  const unreadable = new Promise<never>((_, reject) =>
+    peer.once('protocol-error', (err: MinimrError) =>
+      reject(
+        err.code === 'EVERSION'
+          ? new MinimrError(
+              'EVERSION',
+              `the JobTracker at ${url} speaks another protocol: ${err.message}; ` +
+                `run the same minimr version on the JobTracker, its workers and clients`,
+              { ...err.details, url },
+            )
+          : new MinimrError('EPROTOCOL', `the server at ${url} is not a minimr JobTracker: ${err.message}`, { url }),
+      ),
+    ),
+  );
+  unreadable.catch(() => undefined);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) => {
       socket.off('open', onOpen);
@@ -287,7 +314,13 @@ export async function connectPeer(
   });
   if (credentials) {
     try {
-      await authenticate(peer, credentials, challenge, url, Math.max(timeoutMs, AUTH_TIMEOUT_MS));
+      await authenticate(
+        peer,
+        credentials,
+        Promise.race([challenge, unreadable]),
+        url,
+        Math.max(timeoutMs, AUTH_TIMEOUT_MS),
+      );
     } catch (err) {
       peer.close(1000, 'authentication failed');
       throw err;

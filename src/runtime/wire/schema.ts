@@ -13,6 +13,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import type { JsonObject, JsonValue } from '../../api/json.js';
 import { MinimrError } from '../../errors.js';
+import { MAX_PATH_LENGTH } from '../../storage/index.js';
 
 export { Type, type Static, type TSchema };
 
@@ -22,9 +23,12 @@ export const ERROR_CODE_KEYWORD = 'x-minimr-error-code';
 /** Codes a schema may declare for values failing inside it. */
 export type SchemaErrorCode = 'EPROTOCOL' | 'EBADPATH' | 'EBADJOB' | 'EBADCONF' | 'EBADREQUEST';
 
-/** An absolute path of the block store; its form (normalized, no NUL) is the NameNode's to check. */
+/**
+ * An absolute path of the block store; its form (normalized, no NUL, HDFS's limits on names) is the
+ * NameNode's to check. Its longest is HDFS's (storage/paths.ts MAX_PATH_LENGTH).
+ */
 export function PathSchema(description = 'an absolute path of the block store') {
-  return Type.String({ minLength: 1, maxLength: 4096, description, [ERROR_CODE_KEYWORD]: 'EBADPATH' });
+  return Type.String({ minLength: 1, maxLength: MAX_PATH_LENGTH, description, [ERROR_CODE_KEYWORD]: 'EBADPATH' });
 }
 
 /** An identifier minted by this system (job, task, attempt, block, worker ids). */

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir, rm, statfs } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
@@ -66,7 +66,7 @@ import {
   createAttemptLogRequestHandler,
   pruneAttemptLogs,
 } from './attempt-logs.js';
-import { phaseTrace } from '../../util/index.js';
+import { phaseTrace, publicError, registerPrivateDir, unregisterPrivateDir } from '../../util/index.js';
 
 export interface WorkerOptions {
   jobTrackerUrl: string;
@@ -199,6 +199,17 @@ interface IdleProcess {
 
 function isUsable(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null && child.connected;
+}
+
+/**
+ * A registration refused for what the worker is, not for when it asked: a wrong secret or credential,
+ * another protocol version, a claim the JobTracker's schema or books refuse. An id still held by a
+ * live connection (`connected`) frees itself when the old worker goes; ECONNECT and ETIMEOUT pass.
+ */
+function cannotEverRegister(err: unknown): err is MinimrError {
+  if (!(err instanceof MinimrError)) return false;
+  if (err.code === 'EBADCONF') return err.details.connected !== true;
+  return err.code === 'EAUTH' || err.code === 'EVERSION' || err.code === 'EPROTOCOL' || err.code === 'EPERM';
 }
 
 /**
@@ -360,6 +371,8 @@ export class Worker {
   }
 
   async start(): Promise<void> {
+    // Errors this worker sends out (data port, attempt reports) name its files: peers see a placeholder.
+    registerPrivateDir(resolvePath(this.opts.dataDir), `${this.workerId}'s data directory`);
     // The module cache is indexed in memory: what a previous run left is of no use.
     await rm(this.modulesDir, { recursive: true, force: true });
     // So are its map outputs: a worker that starts registers as new, and its old outputs were re-run.
@@ -373,7 +386,10 @@ export class Worker {
     await this.pruneLogs();
     this.pruneTimer = setInterval(() => void this.pruneLogs(), 3600_000);
     this.pruneTimer.unref();
-    const blocks = createDataRequestHandler(this.blockStore, this.workerId, { blockKey: () => this.blockKey });
+    const blocks = createDataRequestHandler(this.blockStore, this.workerId, {
+      blockKey: () => this.blockKey,
+      logError: (err) => this.logger.info({ err }, 'data port request refused or failed'),
+    });
     const shuffle = createShuffleRequestHandler({
       rootDir: this.shuffleRoot,
       jobSecret: (jobId) => this.jobSecrets.get(jobId),
@@ -431,6 +447,7 @@ export class Worker {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    unregisterPrivateDir(resolvePath(this.opts.dataDir));
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     if (this.blockReportTimer) clearInterval(this.blockReportTimer);
@@ -512,8 +529,13 @@ export class Worker {
         // connection: closed, it frees the id for the next try (the JobTracker refuses a live id).
         peer?.close(1000, 'registration failed');
         if (this.stopping) return;
-        // A wrong secret will not get better by retrying: at start-up, say so and stop.
-        if (firstTime && err instanceof MinimrError && err.code === 'EAUTH') throw err;
+        // A config the JobTracker can never take will not get better by retrying: at start-up, say so and stop.
+        if (firstTime && cannotEverRegister(err))
+          throw new MinimrError(
+            err.code,
+            `cannot register with the JobTracker at ${this.opts.jobTrackerUrl}: ${err.message}`,
+            err.details,
+          );
         this.logger.warn(
           { err: (err as Error).message, retryMs: delay },
           'cannot register with the JobTracker, retrying',
@@ -865,13 +887,20 @@ export class Worker {
       WARM_LAUNCH: record.warm ? 1 : 0,
       ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}),
     };
+    // The error reaches the job's status and its clients: this worker's paths stay in its own log.
+    const shown = error && publicError(error);
+    if (error && shown && shown.message !== error.message)
+      this.logger.info(
+        { attempt: spec.attemptId, err: error },
+        'attempt error as reported, before its paths were hidden',
+      );
     if (this.peer)
       void this.jobTracker['attempt-finished']({
         workerId: this.workerId,
         attemptId: spec.attemptId,
         state,
         counters: launch,
-        error,
+        error: shown,
         mapOutput,
       });
   }
