@@ -66,7 +66,7 @@ export {
   type RemoteReplicationResult,
 } from './data-client.js';
 export { checkLocalReplica, type BlockVerification } from './replica-check.js';
-export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
+export { FsClient, type FsClientOptions, type FileWriter, type LocalReplicaReader } from './fs-client.js';
 export { computeSplits } from './splits.js';
 export {
   openLineReader,

@@ -47,6 +47,12 @@ export const workerCommand = defineCommand({
         type: 'number',
         default: 24,
         describe: 'attempt logs of a job are removed this long after its last attempt on this worker started',
+      })
+      .option('task-user', {
+        type: 'string',
+        describe:
+          "a worker running as root runs each job's tasks as its owner's account when this host has one (uid >= 1000), " +
+          'else as this account (default: nobody)',
       }),
   handler: async (argv) => {
     const security = await peerSecurity(argv);
@@ -73,6 +79,7 @@ export const workerCommand = defineCommand({
       cpuThrottleBasis: argv['cpu-throttle-basis'],
       attemptLogMaxBytes: Math.round(argv['attempt-log-max-mb'] * 1024 * 1024),
       logRetainHours: argv['log-retain-hours'],
+      taskUser: argv['task-user'],
     });
     await worker.start();
     await new Promise<void>((resolve) => {

@@ -9,7 +9,7 @@ import type { ThrottleBasis } from './cpu-throttle.js';
 export interface TaskProcessConfig {
   workerId: string;
   rack: string;
-  blockDir: string;
+  /** The worker's map output root; the task may touch only its job's directory in it (worker/sandbox.ts). */
   shuffleRoot: string;
   /** `--cpu-throttle`: task CPU time is stretched by this factor (see cpu-throttle.ts); 1 = full speed. */
   cpuThrottle?: number;

@@ -40,10 +40,11 @@ import {
   type MergedInput,
 } from '../../shuffle/index.js';
 import { partitionOfKey } from '../../skew/index.js';
-import { FsClient, LocalDiskBlockStore } from '../../storage/index.js';
+import { FsClient } from '../../storage/index.js';
 import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
+import { LinkedLocalReplicas } from './local-replicas.js';
 import { OutputWriter } from './output-writer.js';
 import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from './process-reuse.js';
 import {
@@ -723,6 +724,21 @@ async function flushOutput(output: OutputWriter): Promise<void> {
 }
 
 /**
+ * What job code threw, for the attempt's error. A read or write outside the job's sandbox is Node's
+ * ERR_ACCESS_DENIED ("Access to this API has been restricted"), which names neither the code nor
+ * what was refused: both are said.
+ */
+function describeThrown(err: unknown): string {
+  const e = err as (Error & { code?: unknown; permission?: unknown; resource?: unknown }) | undefined;
+  if (e?.code !== 'ERR_ACCESS_DENIED') return e?.message ?? String(err);
+  const what = [e.permission, e.resource].filter((x) => typeof x === 'string' && x !== '').join(' ');
+  return (
+    `ERR_ACCESS_DENIED: ${e.message}${what ? ` (${what})` : ''}: task processes may read and write ` +
+    "only their job's sandbox (docs/security.md)"
+  );
+}
+
+/**
  * This process's own peak RSS. Linux's getrusage maxRSS is inherited across fork, so a task forked
  * by a worker that once used more would report the worker's peak; VmHWM is this process's alone.
  */
@@ -760,10 +776,14 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
   phaseTrace('t-run', { attempt: spec.attemptId });
   resetPeakRss();
   // Per attempt: its byte counters are the attempt's.
+  // Local replicas are read from links the worker makes (the task may not read its block directory);
+  // every replica is written over HTTP, the local one to the worker's data port.
   const fs = new FsClient({
     namenode: namenodeViaWorker(),
     client: { workerId: cfg.workerId, rack: cfg.rack },
-    localStore: new LocalDiskBlockStore({ dir: cfg.blockDir, workerId: cfg.workerId }),
+    localReplicas: new LinkedLocalReplicas(cfg.workerId, (blockId, token) =>
+      worker['link-block']({ attemptId: spec.attemptId, blockId, token }),
+    ),
   });
   const mapOutputs = new MapOutputInbox(spec.attemptId, spec.kind === 'reduce' ? spec.mapOutputs : []);
   inbox = mapOutputs;
@@ -801,7 +821,7 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
       if (err instanceof MinimrError) throw err;
       const e = err as Error;
       const where = spec.kind === 'map' ? 'map' : 'reduce';
-      throw new MinimrError('ETASK', `${where} of ${spec.taskId} threw: ${e?.message ?? String(err)}`, {
+      throw new MinimrError('ETASK', `${where} of ${spec.taskId} threw: ${describeThrown(err)}`, {
         jobId: spec.jobId,
         taskId: spec.taskId,
         attemptId: spec.attemptId,
@@ -906,6 +926,22 @@ function warmUp(): void {
   codec.decompress(codec.compress(sample), sample.length);
 }
 
+/**
+ * Native addons are outside Node's permission model: the worker allows them for the LZ4 codec's,
+ * which warmUp loaded. No other may load after it (job code could write a library into its work
+ * directory and load it), so process.dlopen, which every addon load goes through, is closed for good.
+ */
+function closeAddons(): void {
+  if (process.permission === undefined) return;
+  const refuse = (): never => {
+    throw Object.assign(new Error('Access to this API has been restricted: task processes load no native addons'), {
+      code: 'ERR_ACCESS_DENIED',
+      permission: 'Addons',
+    });
+  };
+  Object.defineProperty(process, 'dlopen', { value: refuse, writable: false, configurable: false, enumerable: true });
+}
+
 async function main(): Promise<void> {
   const raw = process.env.MINIMR_TASK_CONFIG;
   if (!raw || !process.send) {
@@ -916,6 +952,7 @@ async function main(): Promise<void> {
   }
   config = JSON.parse(raw) as TaskProcessConfig;
   warmUp();
+  closeAddons();
   /** Taken once the process is set up (its IPC channel and listeners in place), before it runs any user code. */
   let clean: CleanState | undefined;
   let busy = false;
