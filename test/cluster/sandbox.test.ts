@@ -84,34 +84,35 @@ describe('task sandbox: job code reads only its own directories', () => {
     assert.equal((await readOutput(t.fs, `/out/probe-${run - 3}`)).toString(), `marker\t${marker}\n`);
   });
 
-  it(
-    'runs as an unprivileged account where the worker runs as root, with no MINIMR_* setting of the worker',
-    async () => {
-      const status = await probe({ probe: 'identity' });
-      assert.equal(status.state, 'succeeded');
-      const got = new Map(
-        (await readOutput(t.fs, `/out/probe-${run}`))
-          .toString()
-          .trim()
-          .split('\n')
-          .map((line) => line.split('\t') as [string, string]),
-      );
-      // The worker has MINIMR_SECRET_FILE and MINIMR_LOG_LEVEL (local-cluster.ts); its tasks keep only the log level
-      // (and the config the worker gives them).
-      assert.equal(got.get('minimr-env'), 'MINIMR_LOG_LEVEL,MINIMR_TASK_CONFIG');
-      assert.match(got.get('cwd') ?? '', /\/worker-0\/sandbox\/job_[^/]+\/work$/);
-      if (runsAsRoot) {
-        assert.notEqual(got.get('uid'), '0', 'not root');
-        // The job's owner (this test's user, root) has no account of uid >= 1000 here: nobody.
-        assert.equal(got.get('uid'), '65534');
-      } else assert.equal(got.get('uid'), String(process.getuid?.()));
-    },
-  );
+  it('runs as an unprivileged account where the worker runs as root, with no MINIMR_* setting of the worker', async () => {
+    const status = await probe({ probe: 'identity' });
+    assert.equal(status.state, 'succeeded');
+    const got = new Map(
+      (await readOutput(t.fs, `/out/probe-${run}`))
+        .toString()
+        .trim()
+        .split('\n')
+        .map((line) => line.split('\t') as [string, string]),
+    );
+    // The worker has MINIMR_SECRET_FILE and MINIMR_LOG_LEVEL (local-cluster.ts); its tasks keep only the log level
+    // (and the config the worker gives them).
+    assert.equal(got.get('minimr-env'), 'MINIMR_LOG_LEVEL,MINIMR_TASK_CONFIG');
+    assert.match(got.get('cwd') ?? '', /\/worker-0\/sandbox\/job_[^/]+\/work$/);
+    if (runsAsRoot) {
+      assert.notEqual(got.get('uid'), '0', 'not root');
+      // The job's owner (this test's user, root) has no account of uid >= 1000 here: nobody.
+      assert.equal(got.get('uid'), '65534');
+    } else assert.equal(got.get('uid'), String(process.getuid?.()));
+  });
 
   it('a normal job reads its input (local replicas through links), shuffles and writes as before', async () => {
     const text = makeText(400_000, 7);
     await t.fs.put(Buffer.from(text), '/in/sandbox.txt');
-    const status = await client.run(appModule('wordcount'), { input: ['/in/sandbox.txt'], output: '/out/wc', reducers: 2 });
+    const status = await client.run(appModule('wordcount'), {
+      input: ['/in/sandbox.txt'],
+      output: '/out/wc',
+      reducers: 2,
+    });
     assert.equal(status.state, 'succeeded');
     assert.ok((status.counters.BYTES_READ_LOCAL ?? 0) > 0, 'the maps read their local replicas');
     assert.deepEqual(parseCounts((await readOutput(t.fs, '/out/wc')).toString()), referenceWordCount(text));

@@ -197,7 +197,7 @@ describe('task processes: forked for a launch of their job only', () => {
     await rm(traceDir, { recursive: true, force: true });
   });
 
-  it('a worker forks no process ahead of a job: each cold launch forks its own, and the job\'s ' +
+  it("a worker forks no process ahead of a job: each cold launch forks its own, and the job's " +
     'later attempts reuse them', {
     skip: process.platform !== 'linux',
   }, async () => {

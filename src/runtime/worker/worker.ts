@@ -424,8 +424,7 @@ export class Worker {
         this.peer = peer;
         this.heartbeatMs = result.heartbeatMs;
         for (const id of result.orphanBlocks) await this.blockStore.delete(id).catch(() => undefined);
-        for (const o of result.orphanMapOutputs ?? [])
-          await this.removeMapOutput(o.jobId, o.attemptId);
+        for (const o of result.orphanMapOutputs ?? []) await this.removeMapOutput(o.jobId, o.attemptId);
         if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
         this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
         this.logger.info(
