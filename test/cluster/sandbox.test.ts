@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { isMinimrError } from '../../src/errors.js';
 import type { JobClient } from '../../src/runtime/index.js';
 import {
@@ -82,6 +83,25 @@ describe('task sandbox: job code reads only its own directories', () => {
     const status = await holder;
     assert.equal(status.state, 'succeeded');
     assert.equal((await readOutput(t.fs, `/out/probe-${run - 3}`)).toString(), `marker\t${marker}\n`);
+  });
+
+  it("another package's native addon (one that does file I/O of its own, outside the permission model): refused", async (tc) => {
+    const addon = join(
+      fileURLToPath(new URL('../../../node_modules/classic-level/prebuilds/linux-x64/', import.meta.url)),
+      'classic-level.node',
+    );
+    if (process.platform !== 'linux' || process.arch !== 'x64' || !existsSync(addon)) {
+      tc.skip('no classic-level addon for this platform');
+      return;
+    }
+    await assert.rejects(probe({ probe: 'addon', path: realpathSync(addon) }), (err: Error) => {
+      assert.ok(isMinimrError(err, 'EJOBFAILED'), `${err.name}: ${err.message}`);
+      assert.match(
+        err.message,
+        /ERR_ACCESS_DENIED: Access to this API has been restricted: task processes load no other native addon/,
+      );
+      return true;
+    });
   });
 
   it('runs as an unprivileged account where the worker runs as root, with no MINIMR_* setting of the worker', async () => {

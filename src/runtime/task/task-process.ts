@@ -13,7 +13,8 @@
  * attempt costs a few ms instead of the ~100 ms of CPU a fresh process spends on its first run.
  */
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { sep } from 'node:path';
 import type { AnyJobDefinition, Codec, MapContext, ReduceContext, TaskContext } from '../../api/index.js';
 import { codecs } from '../../api/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
@@ -926,20 +927,45 @@ function warmUp(): void {
   codec.decompress(codec.compress(sample), sample.length);
 }
 
+/** The addons a task process may load, by their path below a node_modules directory: the LZ4 codec's and msgpackr's. */
+const TASK_ADDON_PACKAGES = /^(?:@[^/]+\/)?(?:lz4-napi|msgpackr-extract)[^/]*\//;
+
 /**
- * Native addons are outside Node's permission model: the worker allows them for the LZ4 codec's,
- * which warmUp loaded. No other may load after it (job code could write a library into its work
- * directory and load it), so process.dlopen, which every addon load goes through, is closed for good.
+ * Native addons are outside Node's permission model (an addon's code does what it likes), and the
+ * worker must allow them for the LZ4 codec's and msgpackr's. Any other (one a job wrote into its work
+ * directory, or another package's) is refused: every addon load goes through process.dlopen, which
+ * is replaced for good by one that loads only those packages' files from the runtime's node_modules
+ * directories (`addonRoots`, which the task may not write).
  */
-function closeAddons(): void {
+function guardAddons(addonRoots: readonly string[]): void {
   if (process.permission === undefined) return;
-  const refuse = (): never => {
-    throw Object.assign(new Error('Access to this API has been restricted: task processes load no native addons'), {
-      code: 'ERR_ACCESS_DENIED',
-      permission: 'Addons',
-    });
+  const dlopen = process.dlopen;
+  const guarded = (module: object, filename: string, flags?: number): void => {
+    let real: string | undefined;
+    try {
+      real = realpathSync(filename);
+    } catch {
+      // refused below
+    }
+    const allowed =
+      real !== undefined &&
+      addonRoots.some(
+        (root) => real.startsWith(`${root}${sep}`) && TASK_ADDON_PACKAGES.test(real.slice(root.length + 1)),
+      );
+    if (!allowed)
+      throw Object.assign(
+        new Error('Access to this API has been restricted: task processes load no other native addon'),
+        {
+          code: 'ERR_ACCESS_DENIED',
+          permission: 'Addons',
+          resource: String(filename),
+        },
+      );
+    // dlopen refuses an undefined mode: pass it only when given.
+    if (flags === undefined) dlopen.call(process, module, filename);
+    else dlopen.call(process, module, filename, flags);
   };
-  Object.defineProperty(process, 'dlopen', { value: refuse, writable: false, configurable: false, enumerable: true });
+  Object.defineProperty(process, 'dlopen', { value: guarded, writable: false, configurable: false, enumerable: true });
 }
 
 async function main(): Promise<void> {
@@ -951,8 +977,8 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   config = JSON.parse(raw) as TaskProcessConfig;
+  guardAddons(config.addonRoots ?? []);
   warmUp();
-  closeAddons();
   /** Taken once the process is set up (its IPC channel and listeners in place), before it runs any user code. */
   let clean: CleanState | undefined;
   let busy = false;

@@ -11,8 +11,8 @@
  *   its attempts read, linked there by the worker) and the job's map outputs, and write only `work`
  *   and the job's map outputs. The worker's directory, secret files, `/proc` of any process (its own
  *   status and clear_refs aside), other jobs' directories: ERR_ACCESS_DENIED. No child processes, no
- *   worker threads; the LZ4 addon is loaded before any job code runs and `process.dlopen` is then
- *   closed (task-process.ts), since an addon is native code outside the model;
+ *   worker threads; addons (native code, outside the model) only the LZ4 codec's and msgpackr's
+ *   (task-process.ts guards process.dlopen);
  * - where the worker runs as root, runs as an unprivileged account: the job owner's when this host
  *   has one with a uid of at least MIN_OWNER_UID (as Hadoop's LinuxContainerExecutor), else the
  *   worker's `--task-user` (default `nobody`); the directories it writes are that account's.
@@ -29,7 +29,7 @@
 import { execFile } from 'node:child_process';
 import { appendFile, chmod, chown, copyFile, link, lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { appendFileSync, chmodSync, existsSync, realpathSync } from 'node:fs';
-import { basename, dirname, join, parse } from 'node:path';
+import { basename, dirname, join, parse, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { MinimrError } from '../../errors.js';
@@ -255,6 +255,11 @@ export class TaskSandboxes {
     }
   }
 
+  /** Where the task's native addons may be loaded from: the runtime's node_modules directories, as they resolve. */
+  addonRoots(): string[] {
+    return [...new Set(this.codeDirs.filter((d) => d.endsWith(`${sep}node_modules`)).map((d) => realpathSync(d)))];
+  }
+
   /** The Node options of a process of the job's sandbox. */
   execArgv(sandbox: JobSandbox, env: NodeJS.ProcessEnv = process.env): string[] {
     const read = [sandbox.dir, sandbox.shuffleDir, ...this.codeDirs, '/proc/self/status'];
@@ -276,11 +281,11 @@ export class TaskSandboxes {
     return [
       '--experimental-permission',
       '--disable-warning=ExperimentalWarning',
-      // It warns that --allow-addons could invalidate the model: task-process.ts closes process.dlopen.
+      // It warns that --allow-addons could invalidate the model: task-process.ts guards process.dlopen.
       '--disable-warning=SecurityWarning',
       ...read.map((p) => `--allow-fs-read=${p}`),
       ...write.map((p) => `--allow-fs-write=${p}`),
-      // The LZ4 codec's addon; task-process.ts closes process.dlopen once it is loaded.
+      // The LZ4 codec's and msgpackr's addons only (task-process.ts guardAddons).
       '--allow-addons',
     ];
   }

@@ -515,6 +515,7 @@ export class Worker {
       workerId: this.workerId,
       rack: this.opts.rack,
       shuffleRoot: this.shuffleRoot,
+      addonRoots: this.sandboxes.addonRoots(),
       cpuThrottle: this.cpuThrottle,
       cpuThrottleBasis: this.cpuThrottleBasis,
     };
