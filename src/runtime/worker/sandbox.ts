@@ -194,6 +194,11 @@ export class TaskSandboxes {
     return p;
   }
 
+  /** Whether the job has a sandbox here (an attempt of it was launched, and it was not cleaned up). */
+  has(jobId: string): boolean {
+    return this.byJob.has(jobId);
+  }
+
   /** The job's sandbox, made on its first launch here with `cachedModule` (the worker's copy of its module). */
   prepare(jobId: string, owner: string | undefined, cachedModule: string): Promise<JobSandbox> {
     if (!isValidShuffleId(jobId)) return Promise.reject(new MinimrError('EBADPATH', `invalid job id ${jobId}`));

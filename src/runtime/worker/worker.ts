@@ -12,6 +12,7 @@ import {
   mapOutputPaths,
   reduceWorkDir,
   removeAllMapOutputs,
+  removeAttemptMapOutput,
   removeJobMapOutputs,
 } from '../../shuffle/index.js';
 import {
@@ -424,7 +425,7 @@ export class Worker {
         this.peer = peer;
         this.heartbeatMs = result.heartbeatMs;
         for (const id of result.orphanBlocks) await this.blockStore.delete(id).catch(() => undefined);
-        for (const o of result.orphanMapOutputs ?? []) await this.removeMapOutput(o.jobId, o.attemptId);
+        for (const o of result.orphanMapOutputs ?? []) await this.removeMapOutput(o.jobId, o.attemptId, true);
         if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
         this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
         this.logger.info(
@@ -732,8 +733,16 @@ export class Worker {
     }
   }
 
-  /** Drops one attempt's map output; its job's directory stays (the job's other attempts write there) until clean-up. */
-  private async removeMapOutput(jobId: string, attemptId: string): Promise<void> {
+  /**
+   * Drops one attempt's map output. Its job's directory stays while the job has a sandbox here (its
+   * other attempts, running as the job's account, write there) until clean-up; an orphan's
+   * (`orphan`: one the JobTracker did not know) goes with its last output otherwise.
+   */
+  private async removeMapOutput(jobId: string, attemptId: string, orphan = false): Promise<void> {
+    if (orphan && !this.sandboxes.has(jobId)) {
+      await removeAttemptMapOutput(this.shuffleRoot, jobId, attemptId).catch(() => undefined);
+      return;
+    }
     await rm(mapOutputPaths(this.shuffleRoot, jobId, attemptId).dir, { recursive: true, force: true }).catch(
       () => undefined,
     );
