@@ -21,6 +21,12 @@ export interface FsClientOptions {
   readonly client?: ClientLocation;
   /** This machine's datanode store: replicas on it are read and written on disk, skipping HTTP. */
   readonly localStore?: BlockStore;
+  /**
+   * Reads of replicas on this machine's datanode for a client that may not open its store (a
+   * sandboxed task: its worker links the block into a directory the task may read). Writes then go
+   * over HTTP like any replica's.
+   */
+  readonly localReplicas?: LocalReplicaReader;
   readonly timeoutMs?: number;
   readonly logger?: Logger;
   /**
@@ -30,6 +36,19 @@ export interface FsClientOptions {
    * out (`fs cat`, `fs get`) hold; tasks stream, and a failed attempt is retried.
    */
   readonly holdUnverifiedBytes?: number;
+}
+
+/** Reads a replica stored by the datanode `workerId` of this machine, given the block's read token. */
+export interface LocalReplicaReader {
+  readonly workerId: string;
+  readPieces(
+    location: DatanodeAddress,
+    blockId: string,
+    token: string,
+    start: number,
+    end: number,
+    buffers: ReadBufferPool | undefined,
+  ): AsyncIterable<VerifiedPiece>;
 }
 
 export interface FileWriter {
@@ -50,6 +69,7 @@ export class FsClient {
   private readonly namenode: NamenodeApi;
   private readonly client: ClientLocation | undefined;
   private readonly localStore: BlockStore | undefined;
+  private readonly localReplicas: LocalReplicaReader | undefined;
   private readonly timeoutMs: number | undefined;
   private readonly log: Logger;
   private readonly holdUnverifiedBytes: number;
@@ -63,6 +83,7 @@ export class FsClient {
     this.namenode = options.namenode;
     this.client = options.client;
     this.localStore = options.localStore;
+    this.localReplicas = options.localReplicas;
     this.timeoutMs = options.timeoutMs;
     this.holdUnverifiedBytes = options.holdUnverifiedBytes ?? 0;
     // Without a logger, replica fallbacks stay silent (they still happen); task processes pass none so
@@ -290,6 +311,8 @@ export class FsClient {
   ): AsyncIterable<VerifiedPiece> {
     if (this.localStore && location.workerId === this.localStore.workerId)
       return this.localStore.readPieces(blockId, start, end, buffers);
+    if (this.localReplicas && location.workerId === this.localReplicas.workerId)
+      return this.localReplicas.readPieces(location, blockId, token, start, end, buffers);
     return unverifiedPieces(readRemoteBlock(location, blockId, start, end, { timeoutMs: this.timeoutMs, token }));
   }
 }

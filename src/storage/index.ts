@@ -78,7 +78,7 @@ export {
   DEFAULT_BLOCK_SCAN_INTERVAL_MS,
   type BlockScannerOptions,
 } from './block-scanner.js';
-export { FsClient, type FsClientOptions, type FileWriter } from './fs-client.js';
+export { FsClient, type FsClientOptions, type FileWriter, type LocalReplicaReader } from './fs-client.js';
 export { computeSplits } from './splits.js';
 export {
   openLineReader,

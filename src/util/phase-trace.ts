@@ -41,5 +41,9 @@ export function phaseTrace(event: string, fields: Readonly<Record<string, unknow
     cpuMs: Math.round((cpu.user + cpu.system) / 1000),
     ...fields,
   };
-  appendFileSync(file, JSON.stringify(line) + '\n');
+  try {
+    appendFileSync(file, JSON.stringify(line) + '\n');
+  } catch {
+    // A trace line that cannot be written (a sandboxed task that may not write the file) is lost, not the step.
+  }
 }

@@ -110,12 +110,24 @@ describe('task processes: reused when clean, never after a failure or a leak', (
   it(
     'runs the bundled task process that `npm run build` wrote, ' + 'sharing the public API modules with the job',
     async () => {
-      const entries = new Set((await taskProcesses()).map((p) => basename(p.entry)));
-      assert.deepEqual(
-        [...entries],
-        ['task-process.bundle.js'],
-        "the worker's task processes (kept warm or spare) run the bundle",
-      );
+      // A job's processes end with it (each is forked in its job's sandbox): look while one runs.
+      const running = client.run(fixtureModule('process-marks'), {
+        input: ['/in/text.txt'],
+        output: '/out/marks-bundle',
+        params: { mode: 'clean' },
+        overwrite: true,
+      });
+      let done = false;
+      void running.finally(() => {
+        done = true;
+      });
+      const entries = new Set<string>();
+      while (!done && entries.size === 0) {
+        for (const p of await taskProcesses()) entries.add(basename(p.entry));
+        await sleep(10);
+      }
+      assert.equal((await running).state, 'succeeded');
+      assert.deepEqual([...entries], ['task-process.bundle.js'], "the worker's task processes run the bundle");
       const bundle = await readFile(new URL('../../src/runtime/task/task-process.bundle.js', import.meta.url), 'utf8');
       // The job's `import ... from 'minimr'` loads these files: one MinimrError class, one set of codecs.
       assert.match(bundle, /from "\.\.\/\.\.\/errors\.js"/);
@@ -154,12 +166,13 @@ describe('task processes: reused when clean, never after a failure or a leak', (
 });
 
 /**
- * Spares: a worker starts them only while it runs no attempt. Its own cluster, with the phase trace
- * on: the worker traces each task process it forks (w-fork: a spare or for a launch, and the
- * attempts it ran then), and the test reads that account instead of comparing clocks (the
- * JobTracker, in this process, may see an attempt end after the worker's refill already forked).
+ * No spares: what a task process may read and write is fixed when it starts (its job's sandbox,
+ * worker/sandbox.ts), so a worker forks a process only for a launch of a job, never ahead of one.
+ * (Before issue 34 a worker kept a spare per slot, forked while it ran no attempt.) Its own
+ * cluster, with the phase trace on: the worker traces each task process it forks (w-fork, and the
+ * attempts it ran then), and the test reads that account instead of comparing clocks.
  */
-describe('task processes: spares', () => {
+describe('task processes: forked for a launch of their job only', () => {
   let t: TestCluster;
   let client: JobClient;
   let traceDir: string;
@@ -184,23 +197,15 @@ describe('task processes: spares', () => {
     await rm(traceDir, { recursive: true, force: true });
   });
 
-  it('a worker starts no spare process while it runs attempts: each ' +
-    'cold launch beyond the spares it had forks its own', {
+  it("a worker forks no process ahead of a job: each cold launch forks its own, and the job's " +
+    'later attempts reuse them', {
     skip: process.platform !== 'linux',
   }, async () => {
-    // A worker forks its spares once it is idle (at its start, and 200 ms after its last attempt;
-    // later on a loaded machine): wait until no task process has started for a second.
     await sleep(1000);
-    for (let waited = 0; waited < 20_000; waited += 250) {
-      const newest = Math.max(0, ...(await taskProcesses()).map((p) => p.startMs));
-      if (Date.now() - newest >= 1000) break;
-      await sleep(250);
-    }
     await rm(trace, { force: true });
-    // A module no test here ran before: no warm process of it is idle, so its first map launches cold.
     const status = await client.run(appModule('grep'), {
       input: ['/in/text.txt'],
-      output: '/out/grep-spares',
+      output: '/out/grep-forks',
       params: { pattern: 'a' },
       reducers: 1,
       overwrite: true,
@@ -209,8 +214,8 @@ describe('task processes: spares', () => {
     const matching = text
       .split('\n')
       .filter((line, i, all) => (i < all.length - 1 || line !== '') && line.includes('a')).length;
-    assert.equal((await readOutput(t.fs, '/out/grep-spares')).toString(), `a\t${matching}\n`);
-    // The spares the worker forks again once idle after the job are traced too: they must show running 0.
+    assert.equal((await readOutput(t.fs, '/out/grep-forks')).toString(), `a\t${matching}\n`);
+    // Nothing is forked once the job is over either.
     await sleep(1000);
     const events = (await readFile(trace, 'utf8').catch(() => ''))
       .split('\n')
@@ -223,19 +228,17 @@ describe('task processes: spares', () => {
     const forks = events.filter((e) => e.event === 'w-fork');
     const launches = status.mapsTotal + status.reducesTotal;
     const cold = launches - (status.counters.WARM_LAUNCH ?? 0);
-    // One spare per slot (a map and a reduce slot) was there at the start. Before, each spare taken
-    // was replaced at once, beside the running attempts. The first map surely launches cold; the
-    // reduce may be warm (it can take the map's process once the map is done).
-    assert.ok(cold >= 1, `the first map launches cold: ${cold}`);
-    const besideAttempts = forks.filter((f) => (f.running as number) > 0);
     const forkList = JSON.stringify(forks.map((f) => ({ spare: f.spare, running: f.running })));
     assert.ok(
-      besideAttempts.every((f) => f.spare === false),
-      `only a launch forks while attempts run: ${forkList}`,
+      forks.every((f) => f.spare === false && (f.running as number) > 0),
+      `every fork is for a launch: ${forkList}`,
     );
+    assert.equal(forks.length, cold, `one fork per cold launch: ${forkList}`);
+    assert.ok(cold < launches, `the job's later attempts ran in its warm processes: ${cold} cold of ${launches}`);
+    // The tasks trace their steps too: the phase trace is writable by the task user where the worker runs as root.
     assert.ok(
-      besideAttempts.length <= Math.max(0, cold - 2),
-      `${besideAttempts.length} task processes forked while attempts ran, for ${cold} cold launches: ${forkList}`,
+      events.some((e) => e.event === 't-run'),
+      'task processes trace their steps',
     );
   });
 });

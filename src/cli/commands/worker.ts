@@ -62,6 +62,12 @@ export const workerCommand = defineCommand({
         type: 'number',
         default: 600_000,
         describe: 'least time between the starts of two block scanner passes',
+      })
+      .option('task-user', {
+        type: 'string',
+        describe:
+          "a worker running as root runs each job's tasks as its owner's account when this host has one (uid >= 1000), " +
+          'else as this account (default: nobody)',
       }),
   handler: async (argv) => {
     const security = await peerSecurity(argv);
@@ -91,6 +97,7 @@ export const workerCommand = defineCommand({
       blockReportMs: argv['block-report-ms'],
       blockScanBytesPerSecond: argv['block-scan-bytes-per-sec'],
       blockScanIntervalMs: argv['block-scan-interval-ms'],
+      taskUser: argv['task-user'],
     });
     await worker.start();
     await new Promise<void>((resolve) => {

@@ -374,6 +374,7 @@ export function attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
   return {
     jobId: job.id,
     jobName: s.name,
+    owner: job.data.owner,
     shuffleSecret: job.data.shuffleSecret,
     moduleHash: job.data.moduleHash,
     taskId: task.id,

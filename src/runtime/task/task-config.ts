@@ -9,8 +9,10 @@ import type { ThrottleBasis } from './cpu-throttle.js';
 export interface TaskProcessConfig {
   workerId: string;
   rack: string;
-  blockDir: string;
+  /** The worker's map output root; the task may touch only its job's directory in it (worker/sandbox.ts). */
   shuffleRoot: string;
+  /** The node_modules directories (real paths) the task's native addons (LZ4, msgpackr) may be loaded from. */
+  addonRoots?: string[];
   /** `--cpu-throttle`: task CPU time is stretched by this factor (see cpu-throttle.ts); 1 = full speed. */
   cpuThrottle?: number;
   /** What the throttle stretches (see cpu-throttle.ts); default 'working'. */

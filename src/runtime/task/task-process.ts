@@ -13,7 +13,8 @@
  * attempt costs a few ms instead of the ~100 ms of CPU a fresh process spends on its first run.
  */
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { sep } from 'node:path';
 import type { AnyJobDefinition, Codec, MapContext, ReduceContext, TaskContext } from '../../api/index.js';
 import { codecs } from '../../api/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
@@ -40,10 +41,11 @@ import {
   type MergedInput,
 } from '../../shuffle/index.js';
 import { partitionOfKey } from '../../skew/index.js';
-import { FsClient, LocalDiskBlockStore } from '../../storage/index.js';
+import { FsClient } from '../../storage/index.js';
 import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
+import { LinkedLocalReplicas } from './local-replicas.js';
 import { OutputWriter } from './output-writer.js';
 import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from './process-reuse.js';
 import {
@@ -723,6 +725,21 @@ async function flushOutput(output: OutputWriter): Promise<void> {
 }
 
 /**
+ * What job code threw, for the attempt's error. A read or write outside the job's sandbox is Node's
+ * ERR_ACCESS_DENIED ("Access to this API has been restricted"), which names neither the code nor
+ * what was refused: both are said.
+ */
+function describeThrown(err: unknown): string {
+  const e = err as (Error & { code?: unknown; permission?: unknown; resource?: unknown }) | undefined;
+  if (e?.code !== 'ERR_ACCESS_DENIED') return e?.message ?? String(err);
+  const what = [e.permission, e.resource].filter((x) => typeof x === 'string' && x !== '').join(' ');
+  return (
+    `ERR_ACCESS_DENIED: ${e.message}${what ? ` (${what})` : ''}: task processes may read and write ` +
+    "only their job's sandbox (docs/security.md)"
+  );
+}
+
+/**
  * This process's own peak RSS. Linux's getrusage maxRSS is inherited across fork, so a task forked
  * by a worker that once used more would report the worker's peak; VmHWM is this process's alone.
  */
@@ -760,10 +777,14 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
   phaseTrace('t-run', { attempt: spec.attemptId });
   resetPeakRss();
   // Per attempt: its byte counters are the attempt's.
+  // Local replicas are read from links the worker makes (the task may not read its block directory);
+  // every replica is written over HTTP, the local one to the worker's data port.
   const fs = new FsClient({
     namenode: namenodeViaWorker(),
     client: { workerId: cfg.workerId, rack: cfg.rack },
-    localStore: new LocalDiskBlockStore({ dir: cfg.blockDir, workerId: cfg.workerId }),
+    localReplicas: new LinkedLocalReplicas(cfg.workerId, (blockId, token) =>
+      worker['link-block']({ attemptId: spec.attemptId, blockId, token }),
+    ),
   });
   const mapOutputs = new MapOutputInbox(spec.attemptId, spec.kind === 'reduce' ? spec.mapOutputs : []);
   inbox = mapOutputs;
@@ -801,7 +822,7 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
       if (err instanceof MinimrError) throw err;
       const e = err as Error;
       const where = spec.kind === 'map' ? 'map' : 'reduce';
-      throw new MinimrError('ETASK', `${where} of ${spec.taskId} threw: ${e?.message ?? String(err)}`, {
+      throw new MinimrError('ETASK', `${where} of ${spec.taskId} threw: ${describeThrown(err)}`, {
         jobId: spec.jobId,
         taskId: spec.taskId,
         attemptId: spec.attemptId,
@@ -906,6 +927,47 @@ function warmUp(): void {
   codec.decompress(codec.compress(sample), sample.length);
 }
 
+/** The addons a task process may load, by their path below a node_modules directory: the LZ4 codec's and msgpackr's. */
+const TASK_ADDON_PACKAGES = /^(?:@[^/]+\/)?(?:lz4-napi|msgpackr-extract)[^/]*\//;
+
+/**
+ * Native addons are outside Node's permission model (an addon's code does what it likes), and the
+ * worker must allow them for the LZ4 codec's and msgpackr's. Any other (one a job wrote into its work
+ * directory, or another package's) is refused: every addon load goes through process.dlopen, which
+ * is replaced for good by one that loads only those packages' files from the runtime's node_modules
+ * directories (`addonRoots`, which the task may not write).
+ */
+function guardAddons(addonRoots: readonly string[]): void {
+  if (process.permission === undefined) return;
+  const dlopen = process.dlopen;
+  const guarded = (module: object, filename: string, flags?: number): void => {
+    let real: string | undefined;
+    try {
+      real = realpathSync(filename);
+    } catch {
+      // refused below
+    }
+    const allowed =
+      real !== undefined &&
+      addonRoots.some(
+        (root) => real.startsWith(`${root}${sep}`) && TASK_ADDON_PACKAGES.test(real.slice(root.length + 1)),
+      );
+    if (!allowed)
+      throw Object.assign(
+        new Error('Access to this API has been restricted: task processes load no other native addon'),
+        {
+          code: 'ERR_ACCESS_DENIED',
+          permission: 'Addons',
+          resource: String(filename),
+        },
+      );
+    // dlopen refuses an undefined mode: pass it only when given.
+    if (flags === undefined) dlopen.call(process, module, filename);
+    else dlopen.call(process, module, filename, flags);
+  };
+  Object.defineProperty(process, 'dlopen', { value: guarded, writable: false, configurable: false, enumerable: true });
+}
+
 async function main(): Promise<void> {
   const raw = process.env.MINIMR_TASK_CONFIG;
   if (!raw || !process.send) {
@@ -915,6 +977,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   config = JSON.parse(raw) as TaskProcessConfig;
+  guardAddons(config.addonRoots ?? []);
   warmUp();
   /** Taken once the process is set up (its IPC channel and listeners in place), before it runs any user code. */
   let clean: CleanState | undefined;

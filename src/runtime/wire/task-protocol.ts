@@ -46,6 +46,19 @@ export const TASK_TO_WORKER = {
       result: null,
       allowed: ['task'],
     },
+    'link-block': {
+      summary:
+        "a replica of a block on this worker, for a local read: the worker checks the read token and links the block's " +
+        "files into the attempt's input directory (the only place the task may read them); linked: false when it " +
+        'stores no replica',
+      args: args({
+        attemptId: IdSchema('the attempt'),
+        blockId: Type.String({ pattern: '^[A-Za-z0-9_-]{1,128}$' }),
+        token: Type.String({ maxLength: 256, description: 'the read token the NameNode gave with the block' }),
+      }),
+      result: Type.Object({ linked: Type.Boolean(), dir: Type.Optional(Type.String()) }),
+      allowed: ['task'],
+    },
   }),
   ...table(namenodeRows('fs-', ['task'])),
 };

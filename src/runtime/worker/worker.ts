@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../../log.js';
 import {
   createShuffleRequestHandler,
   listMapOutputs,
+  mapOutputPaths,
   reduceWorkDir,
   removeAllMapOutputs,
   removeAttemptMapOutput,
@@ -67,6 +68,7 @@ import {
   pruneAttemptLogs,
 } from './attempt-logs.js';
 import { phaseTrace, publicError, registerPrivateDir, unregisterPrivateDir } from '../../util/index.js';
+import { sandboxedEnv, TaskSandboxes, type JobSandbox } from './sandbox.js';
 
 export interface WorkerOptions {
   jobTrackerUrl: string;
@@ -110,6 +112,11 @@ export interface WorkerOptions {
   blockScanBytesPerSecond?: number;
   /** Least time from the start of one block scan pass to the next (default 10 minutes). */
   blockScanIntervalMs?: number;
+  /**
+   * A worker running as root runs a job's tasks as its owner's account when this host has one (uid
+   * 1000 or more), else as this account (default `nobody`); see sandbox.ts.
+   */
+  taskUser?: string;
   logger?: Logger;
 }
 
@@ -125,8 +132,10 @@ interface RunningAttempt {
   readonly mapOutputChanges: MapOutputsChanged[];
   /** Time spent getting the job module (0 when it was cached). */
   moduleWaitMs: number;
-  /** Runs in a process that ran an attempt of the same module before. */
+  /** Runs in a process that ran an attempt of the same job before. */
   warm?: boolean;
+  /** The job's sandbox, once the attempt has a process (sandbox.ts). */
+  sandbox?: JobSandbox;
   progress: number;
   counters: Counters;
   killReason?: string;
@@ -139,7 +148,7 @@ interface RunningAttempt {
 export const HUGE_PAGES_MIN_BUFFER_BYTES = 32 * 1024 * 1024;
 
 /**
- * The environment of a task process forked for `attempt` (undefined: a spare, for any attempt).
+ * The environment of a task process forked for `attempt`.
  *
  * A task's memory is its shuffle buffer plus a fixed overhead (TASK_OVERHEAD_MB); the malloc
  * settings keep the overhead fixed: two malloc arenas (libuv's thread pool, used by compression and
@@ -154,7 +163,7 @@ export const HUGE_PAGES_MIN_BUFFER_BYTES = 32 * 1024 * 1024;
  * for transparent huge pages (Linux's THP in `madvise` mode, as Debian ships it), so the sort
  * buffer sits on 2 MiB pages. The spill copies records in key order from all over the buffer, and
  * with 4 KiB pages nearly every record was a TLB miss; and a page fault maps 2 MiB, not 4 KiB. Not
- * for smaller buffers, nor for spares: blocks partly used take whole 2 MiB pages, which cost a small
+ * for smaller buffers: blocks partly used take whole 2 MiB pages, which cost a small
  * map peak RSS it cannot spare under its buffer + 100 MiB, and gained it nothing. Ignored where
  * glibc is older than 2.35 or THP is off. Figures: docs/performance-notes.md#task-processes-on-huge-pages.
  */
@@ -184,17 +193,11 @@ export function taskProcessEnv(
 let taskProcessFile: string | undefined;
 /** Job modules a worker keeps on disk, by content hash. */
 const MAX_CACHED_MODULES = 64;
-/**
- * How long after its last attempt ended a worker that runs none starts spares: longer than the gap
- * between two attempts of a running job (the next one comes with the JobTracker's answer to the
- * report of the last; <1 ms measured between grep's maps), short beside the time between jobs.
- */
-const SPARE_REFILL_IDLE_MS = 200;
 
-/** A task process kept after a successful attempt, for the next attempt of the same job module. */
+/** A task process kept after a successful attempt, for the next attempt of the same job. */
 interface IdleProcess {
   readonly child: ChildProcess;
-  readonly moduleHash: string;
+  readonly jobId: string;
 }
 
 function isUsable(child: ChildProcess): boolean {
@@ -217,8 +220,9 @@ function cannotEverRegister(err: unknown): err is MinimrError {
  * protocol connection to the JobTracker, and runs each task attempt in a child process: user code
  * never runs in the worker, so it cannot delay heartbeats, and a kill is a SIGKILL. A process
  * whose attempt succeeded and left it as clean as it started (task-process.ts) is kept for the
- * next attempt of the same job module, so that a launch costs a message to a warm process; one
- * whose attempt failed or was killed is never reused.
+ * next attempt of the same job, so that a launch costs a message to a warm process; one whose
+ * attempt failed or was killed is never reused. A process is forked for one job, in that job's
+ * sandbox (sandbox.ts): it never runs another job's attempts.
  */
 /** The callers of this worker's two endpoints: its JobTracker connection and its task processes. */
 const JOBTRACKER_CALLER: Caller = { user: '', roles: new Set(['jobtracker']) };
@@ -243,6 +247,7 @@ export class Worker {
       | 'blockReportMs'
       | 'blockScanBytesPerSecond'
       | 'blockScanIntervalMs'
+      | 'taskUser'
     >
   >;
   private readonly security: PeerSecurity;
@@ -272,13 +277,10 @@ export class Worker {
   /** Job modules stored under `modulesDir`, by content hash, least recently used first. */
   private readonly jobModules = new Map<string, Promise<string>>();
   private readonly modulesDir: string;
-  /**
-   * Task processes started ahead of launches, one per slot, so a launch costs a message. Started
-   * only while this worker runs no attempt (see `refillSpares`).
-   */
-  private readonly spares: ChildProcess[] = [];
-  /** Task processes whose attempt succeeded and left them clean, by the module they ran; least recently idle first. */
+  /** Task processes whose attempt succeeded and left them clean, by the job they ran; least recently idle first. */
   private readonly idle: IdleProcess[] = [];
+  /** Where task processes run and what they may touch (sandbox.ts). */
+  private readonly sandboxes: TaskSandboxes;
   private stopping = false;
   /** From the JobTracker at registration: the data port serves nothing before it has one. */
   private blockKey: BlockTokenKey | undefined;
@@ -335,6 +337,12 @@ export class Worker {
     this.shuffleRoot = join(options.dataDir, 'shuffle');
     this.modulesDir = join(options.dataDir, 'jobs', 'modules');
     this.logRoot = join(options.dataDir, 'logs');
+    this.sandboxes = new TaskSandboxes({
+      dataDir: options.dataDir,
+      shuffleRoot: this.shuffleRoot,
+      taskUser: options.taskUser,
+      logger: this.logger,
+    });
     this.attemptLogMaxBytes = options.attemptLogMaxBytes ?? DEFAULT_ATTEMPT_LOG_MAX_BYTES;
     this.logRetainHours = options.logRetainHours ?? DEFAULT_LOG_RETAIN_HOURS;
     if (!(Number.isInteger(this.attemptLogMaxBytes) && this.attemptLogMaxBytes >= 0))
@@ -383,6 +391,7 @@ export class Worker {
       mkdir(this.logRoot, { recursive: true }),
       this.blockStore.open(),
     ]);
+    await this.sandboxes.init();
     await this.pruneLogs();
     this.pruneTimer = setInterval(() => void this.pruneLogs(), 3600_000);
     this.pruneTimer.unref();
@@ -410,7 +419,6 @@ export class Worker {
     });
     const addr = this.server.address();
     this.dataPort = typeof addr === 'object' && addr ? addr.port : this.opts.dataPort;
-    this.refillSpares();
     this.diskMBps ??= await measureDiskMBps(this.opts.dataDir);
     await this.connect(true);
     this.blockReportTimer = setInterval(() => void this.sendBlockReport(), this.blockReportMs);
@@ -455,7 +463,6 @@ export class Worker {
     const exits: Promise<unknown>[] = [];
     for (const child of [
       ...[...this.running.values()].map((r) => r.child),
-      ...this.spares.splice(0),
       ...this.idle.splice(0).map((p) => p.child),
     ]) {
       if (child && child.exitCode === null && child.signalCode === null) {
@@ -506,8 +513,7 @@ export class Worker {
         this.peer = peer;
         this.heartbeatMs = result.heartbeatMs;
         for (const id of result.orphanBlocks) await this.blockStore.delete(id).catch(() => undefined);
-        for (const o of result.orphanMapOutputs ?? [])
-          await removeAttemptMapOutput(this.shuffleRoot, o.jobId, o.attemptId).catch(() => undefined);
+        for (const o of result.orphanMapOutputs ?? []) await this.removeMapOutput(o.jobId, o.attemptId, true);
         if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
         this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
         this.logger.info(
@@ -603,24 +609,30 @@ export class Worker {
 
   // ---- attempts --------------------------------------------------------------------------------
 
-  /** `attempt`: the launch it is forked for; undefined for a spare, started ahead of any launch (refillSpares). */
-  private forkTaskProcess(attempt?: AttemptSpec): ChildProcess {
-    phaseTrace('w-fork', { spare: attempt === undefined, running: this.running.size });
+  /** A task process for `attempt`, in its job's sandbox: it runs only that job's attempts (sandbox.ts). */
+  private forkTaskProcess(attempt: AttemptSpec, sandbox: JobSandbox): ChildProcess {
+    phaseTrace('w-fork', { spare: false, running: this.running.size });
     const config: TaskProcessConfig = {
       workerId: this.workerId,
       rack: this.opts.rack,
-      blockDir: join(this.opts.dataDir, 'blocks'),
       shuffleRoot: this.shuffleRoot,
+      addonRoots: this.sandboxes.addonRoots(),
       cpuThrottle: this.cpuThrottle,
       cpuThrottleBasis: this.cpuThrottleBasis,
     };
     taskProcessFile ??= taskProcessEntry(fileURLToPath(new URL('../task/', import.meta.url)));
+    const account = sandbox.account;
     const child = fork(taskProcessFile, [], {
       // A task's memory is its shuffle buffer plus a fixed overhead (TASK_OVERHEAD_MB): malloc's
       // settings (taskProcessEnv) and a small young generation keep it fixed (tasks make short-lived
       // garbage at a high rate, and a 16 MiB semi-space held ~40 MiB for nothing).
       // --expose-gc: the shuffle paces full GCs (src/shuffle/gc-pacer.ts).
-      env: { ...taskProcessEnv(process.env, attempt), MINIMR_TASK_CONFIG: JSON.stringify(config) },
+      env: {
+        ...taskProcessEnv(sandboxedEnv(process.env, sandbox), attempt),
+        MINIMR_TASK_CONFIG: JSON.stringify(config),
+      },
+      cwd: sandbox.workDir,
+      ...(account ? { uid: account.uid, gid: account.gid } : {}),
       serialization: 'advanced',
       // Piped, to the log of the attempt the process runs (attempt-logs.ts).
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -628,6 +640,7 @@ export class Worker {
       execArgv: [
         '--max-semi-space-size=4',
         '--expose-gc',
+        ...this.sandboxes.execArgv(sandbox),
         ...(process.env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ').filter(Boolean),
       ],
     });
@@ -641,46 +654,27 @@ export class Worker {
   }
 
   /**
-   * Starts spares up to one per slot, but only while no attempt runs here. A process's start-up
-   * (Node's bootstrap, the runtime's modules, the warm-up) takes ~100-150 ms of CPU, and started
-   * beside running attempts it took that CPU from them: in a 1 GB grep on 2 cores, the 4 spares
-   * started as the job's first map and reduce took theirs cost ~0.5 s of CPU in a ~2-4 s job, and
-   * were not used, since each slot's next attempt ran in its warm process. A launch that finds no
-   * spare (its job's first in a busy worker, or after a process not fit for reuse) forks one itself.
+   * A process for `spec`: one that ran an attempt of the same job before and is idle (warm: code
+   * compiled, addon loaded), else a new one in the job's sandbox. No process is started ahead of a
+   * launch: what a process may read and write is fixed when it starts, and is its job's.
    */
-  private refillSpares(): void {
-    if (this.running.size > 0) return;
-    const wanted = this.opts.mapSlots + this.opts.reduceSlots;
-    while (!this.stopping && this.spares.length < wanted) this.spares.push(this.forkTaskProcess());
-  }
-
-  /**
-   * A process for `spec`: one that ran the attempt's job module (moduleHash) before and is idle
-   * (warm: code compiled, addon loaded), else a spare that never ran user code, else a new one.
-   * A process only ever runs attempts of one module.
-   */
-  private takeTaskProcess(spec: AttemptSpec): { child: ChildProcess; warm: boolean } {
-    const { moduleHash } = spec;
+  private takeTaskProcess(spec: AttemptSpec, sandbox: JobSandbox): { child: ChildProcess; warm: boolean } {
     for (let i = this.idle.length - 1; i >= 0; i--) {
       const p = this.idle[i]!;
-      if (p.moduleHash !== moduleHash || !isUsable(p.child)) continue;
+      if (p.jobId !== spec.jobId || !isUsable(p.child)) continue;
       this.idle.splice(i, 1);
       return { child: p.child, warm: true };
     }
-    let child: ChildProcess | undefined;
-    while ((child = this.spares.shift())) {
-      if (isUsable(child)) break;
-    }
-    return { child: child ?? this.forkTaskProcess(spec), warm: false };
+    return { child: this.forkTaskProcess(spec, sandbox), warm: false };
   }
 
-  /** A process whose attempt succeeded says it is clean: keep it for the module's next attempt. */
-  private keepIdle(child: ChildProcess, moduleHash: string): void {
+  /** A process whose attempt succeeded says it is clean: keep it for the job's next attempt. */
+  private keepIdle(child: ChildProcess, jobId: string): void {
     if (this.stopping || !isUsable(child)) {
       child.kill('SIGKILL');
       return;
     }
-    this.idle.push({ child, moduleHash });
+    this.idle.push({ child, jobId });
     // As many warm processes as slots: enough for a job's waves, bounded memory.
     while (this.idle.length > this.opts.mapSlots + this.opts.reduceSlots) this.idle.shift()!.child.kill('SIGKILL');
   }
@@ -717,7 +711,6 @@ export class Worker {
       if (this.jobModules.size <= MAX_CACHED_MODULES) break;
       if (inUse.has(hash)) continue;
       this.jobModules.delete(hash);
-      for (const idle of this.idle.filter((i) => i.moduleHash === hash)) idle.child.kill('SIGKILL');
       void p.then((file) => rm(file, { force: true })).catch(() => undefined);
     }
   }
@@ -734,25 +727,27 @@ export class Worker {
     };
     if (typeof spec.shuffleSecret === 'string') this.jobSecrets.set(spec.jobId, spec.shuffleSecret);
     this.running.set(spec.attemptId, record);
-    let modulePath: string;
+    let sandbox: JobSandbox;
     let waitStarted = performance.now();
     try {
       record.log = await AttemptLog.open(this.logRoot, spec.jobId, spec.attemptId, this.attemptLogMaxBytes);
       waitStarted = performance.now();
-      modulePath = await this.jobModule(spec);
+      const cachedModule = await this.jobModule(spec);
+      record.moduleWaitMs = Math.round(performance.now() - waitStarted);
+      sandbox = await this.sandboxes.prepare(spec.jobId, spec.owner, cachedModule);
     } catch (err) {
       this.report(record, 'failed', {}, serializeError(err));
       return;
     }
     const log = record.log;
-    record.moduleWaitMs = Math.round(performance.now() - waitStarted);
     if (record.finished) {
       void log.close();
       return;
     }
-    const { child, warm } = this.takeTaskProcess(spec);
+    const { child, warm } = this.takeTaskProcess(spec, sandbox);
     record.child = child;
     record.warm = warm;
+    record.sandbox = sandbox;
     this.taskOutput.assign(child, log);
     this.logger.debug({ attempt: spec.attemptId, warm, pid: child.pid }, 'attempt started');
     const detach = (): void => {
@@ -773,9 +768,10 @@ export class Worker {
       },
       idle: () => {
         detach();
-        if (record.killReason === undefined) this.keepIdle(child, spec.moduleHash);
+        if (record.killReason === undefined) this.keepIdle(child, spec.jobId);
         else child.kill('SIGKILL');
       },
+      'link-block': ({ attemptId, blockId, token }) => this.linkBlock(record, attemptId, blockId, token),
       ...this.forwardedFsCalls(spec.jobId),
     };
     const link = new IpcLink(
@@ -803,8 +799,53 @@ export class Worker {
     };
     child.on('exit', onExit);
     phaseTrace('w-run', { attempt: spec.attemptId, warm, child: child.pid });
-    void record.link.run({ spec, modulePath });
+    void record.link.run({ spec, modulePath: sandbox.modulePath });
     for (const change of record.mapOutputChanges.splice(0)) this.forwardMapOutputs(record, change);
+  }
+
+  /**
+   * A local replica for the attempt's task, which may not read this worker's block directory: with
+   * a read token the NameNode gave for the block (the check the data port makes), its files are
+   * linked into the attempt's input directory, which the task may read (sandbox.ts).
+   */
+  private async linkBlock(
+    record: RunningAttempt,
+    attemptId: string,
+    blockId: string,
+    token: string,
+  ): Promise<{ linked: boolean; dir?: string }> {
+    if (attemptId !== record.spec.attemptId || record.finished || !record.sandbox)
+      throw new MinimrError('EKILLED', `attempt ${attemptId} is not running here`, { attemptId });
+    const key = this.blockKey;
+    if (!key)
+      throw new MinimrError('ETOKEN', `datanode ${this.workerId} has not registered with a NameNode yet`, { blockId });
+    key.verify(token, blockId, 'read', Date.now());
+    const data = this.blockStore.localBlockPath(blockId);
+    if (!data?.endsWith('.blk')) return { linked: false };
+    // Meta first, as a reader opens them: a block is its data file and its checksums (local-disk-block-store.ts).
+    const files = [`${data.slice(0, -'.blk'.length)}.meta`, data];
+    try {
+      return { linked: true, dir: await this.sandboxes.linkBlock(record.sandbox, attemptId, files) };
+    } catch (err) {
+      // Deleted meanwhile: the task reads another replica.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { linked: false };
+      throw err;
+    }
+  }
+
+  /**
+   * Drops one attempt's map output. Its job's directory stays while the job has a sandbox here (its
+   * other attempts, running as the job's account, write there) until clean-up; an orphan's
+   * (`orphan`: one the JobTracker did not know) goes with its last output otherwise.
+   */
+  private async removeMapOutput(jobId: string, attemptId: string, orphan = false): Promise<void> {
+    if (orphan && !this.sandboxes.has(jobId)) {
+      await removeAttemptMapOutput(this.shuffleRoot, jobId, attemptId).catch(() => undefined);
+      return;
+    }
+    await rm(mapOutputPaths(this.shuffleRoot, jobId, attemptId).dir, { recursive: true, force: true }).catch(
+      () => undefined,
+    );
   }
 
   /** Passes a reduce attempt the map outputs that became available or were lost (in order, after its `run`). */
@@ -863,13 +904,10 @@ export class Worker {
     if (record.finished) return;
     record.finished = true;
     this.running.delete(record.spec.attemptId);
-    // Not at once: between two attempts of a job the worker runs none for a moment.
-    if (this.running.size === 0) setTimeout(() => this.refillSpares(), SPARE_REFILL_IDLE_MS).unref();
     const { spec } = record;
+    void this.sandboxes.endAttempt(spec.jobId, spec.attemptId).catch(() => undefined);
     // A task process that died (or was killed) cannot clean up after itself: its worker does.
-    if (state !== 'succeeded' && spec.kind === 'map') {
-      void removeAttemptMapOutput(this.shuffleRoot, spec.jobId, spec.attemptId).catch(() => undefined);
-    }
+    if (state !== 'succeeded' && spec.kind === 'map') void this.removeMapOutput(spec.jobId, spec.attemptId);
     if (spec.kind === 'reduce') {
       void rm(reduceWorkDir(this.shuffleRoot, spec.jobId, spec.attemptId), { recursive: true, force: true }).catch(
         () => undefined,
@@ -923,7 +961,10 @@ export class Worker {
 
   private async cleanupJob(jobId: string): Promise<void> {
     this.jobSecrets.delete(jobId);
+    // Its warm processes go with it: a process runs one job's attempts only.
+    for (const idle of this.idle.filter((p) => p.jobId === jobId)) idle.child.kill('SIGKILL');
     // The job's module stays cached by its hash: the next job of the same module needs no fetch.
     await removeJobMapOutputs(this.shuffleRoot, jobId).catch(() => undefined);
+    await this.sandboxes.remove(jobId).catch(() => undefined);
   }
 }
