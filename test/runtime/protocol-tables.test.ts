@@ -236,7 +236,7 @@ describe('protocol tables: the client and worker rows over a real JobTracker soc
         );
         assert.ok(err instanceof MinimrError && err.code === 'EPERM', `${name}: ${String(err)}`);
       }
-      const err = await bob.request({ type: 'task-fs-stat', path: '/', jobId: 'job_x' }).then(
+      const err = await bob.request({ type: 'task-fs-stat', path: '/', jobId: 'job_x', jobToken: 'x' }).then(
         () => undefined,
         (e: unknown) => e,
       );

@@ -18,6 +18,8 @@ import {
   type Authority,
   type ClientProtocol,
   type Handlers,
+  type PeerKeys,
+  type Role,
   type RpcPeer,
   type WorkerToJobTracker,
 } from '../wire/index.js';
@@ -40,6 +42,14 @@ export interface EndpointParts {
   readonly pages?: HttpPages;
 }
 
+/** The roles a connection's proof and registration give it (dispatch.ts authorizes rows by them). */
+function peerRoles(peer: RpcPeer, registeredWorker: boolean): Set<Role> {
+  const roles = new Set<Role>();
+  if (peer.authenticatedVia === 'secret') roles.add('daemon');
+  if (registeredWorker) roles.add('worker');
+  return roles;
+}
+
 export class TrackerEndpoint {
   private httpServer?: Server;
   private wss?: WebSocketServer;
@@ -50,7 +60,7 @@ export class TrackerEndpoint {
   constructor(private readonly parts: EndpointParts) {
     this.websocket = new Dispatcher<RpcPeer>(
       'a JobTracker',
-      (peer) => ({ user: peer.user, roles: new Set(parts.isWorkerPeer(peer) ? ['worker'] : []) }),
+      (peer) => ({ user: peer.user, roles: peerRoles(peer, parts.isWorkerPeer(peer)) }),
       parts.authority,
     )
       .serve(CLIENT_PROTOCOL, parts.clientHandlers)
@@ -66,15 +76,16 @@ export class TrackerEndpoint {
   async listen(
     host: string,
     port: number,
-    secret: Buffer,
+    keys: PeerKeys,
     webPassword: string,
     tls?: { readonly cert: Buffer; readonly key: Buffer },
   ): Promise<void> {
-    const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.onHttpRequest(req, res, webPassword);
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void =>
+      this.onHttpRequest(req, res, webPassword, keys.userKey);
     this.httpServer = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, onRequest) : createServer(onRequest);
     this.wss = new WebSocketServer({ server: this.httpServer, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
     this.wss.on('connection', (socket: WebSocket, req: IncomingMessage) => {
-      const peer = acceptPeer(socket, secret, this.websocket, this.parts.logger);
+      const peer = acceptPeer(socket, keys, this.websocket, this.parts.logger);
       this.parts.connected(peer, req.socket.remoteAddress);
     });
     await new Promise<void>((resolve, reject) => {
@@ -93,10 +104,15 @@ export class TrackerEndpoint {
     if (this.httpServer) await new Promise<void>((resolve) => this.httpServer!.close(() => resolve()));
   }
 
-  private onHttpRequest(req: IncomingMessage, res: ServerResponse, webPassword: string): void {
+  private onHttpRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    webPassword: string,
+    userKey: PeerKeys['userKey'],
+  ): void {
     const url = new URL(req.url ?? '/', 'http://jobtracker');
     // The pages and the API show every job, path and log of the cluster: like the RPC port, nothing without the secret.
-    const user = webUser(req.headers.authorization, webPassword);
+    const user = webUser(req.headers.authorization, webPassword, userKey);
     if (user === undefined) {
       const api = url.pathname.startsWith('/api/');
       res

@@ -31,7 +31,7 @@ const reports = table({
       mapOutputs: Type.Optional(Type.Array(HeldMapOutputSchema)),
     }),
     result: RegisterResultSchema,
-    allowed: ['any'],
+    allowed: ['daemon'],
   },
   heartbeat: {
     summary: "the worker is alive; its running attempts' progress and counters",
