@@ -36,7 +36,7 @@ const TABLES: Readonly<Record<string, Table>> = {
   TASK_TO_WORKER,
   WORKER_TO_TASK,
 };
-const ROLES: readonly Role[] = ['any', 'owner', 'admin', 'worker', 'jobtracker', 'worker-process', 'task'];
+const ROLES: readonly Role[] = ['any', 'owner', 'admin', 'daemon', 'worker', 'jobtracker', 'worker-process', 'task'];
 const CODES_FOR_BAD_ARGUMENTS = new Set(['EPROTOCOL', 'EBADPATH', 'EBADJOB', 'EBADREQUEST']);
 
 /** Values TypeBox cannot make up alone (strings with a pattern), by pattern. */
