@@ -29,6 +29,7 @@ export type MinimrErrorCode =
   | 'EJOBFAILED'
   | 'EJOBKILLED'
   | 'ENOJOB'
+  | 'ENOUSER' // no user of that name has a credential (`minimr user list`)
   | 'EPROTOCOL' // malformed, oversized or unexpected frame
   | 'EVERSION' // protocol version mismatch
   | 'ECONNECT' // cannot reach a JobTracker or worker
@@ -36,7 +37,7 @@ export type MinimrErrorCode =
   | 'EKILLED' // attempt killed on purpose
   | 'EWORKERLOST'
   | 'ENOMRCLUSTER' // job submitted to an MR-cluster that is unknown or being deactivated
-  | 'EAUTH' // the connection did not prove it knows the cluster secret
+  | 'EAUTH' // the connection did not prove the cluster secret or the credential of the user it names
   | 'EPERM' // the user may not do this to another user's job or path
   | 'EBADREQUEST' // a request's arguments are malformed (a log range, an HTTP query)
   | 'ENOATTEMPT' // no such attempt on this JobTracker
@@ -102,6 +103,7 @@ const KNOWN_CODES = new Set<string>([
   'EJOBFAILED',
   'EJOBKILLED',
   'ENOJOB',
+  'ENOUSER',
   'EPROTOCOL',
   'EVERSION',
   'ECONNECT',

@@ -7,13 +7,18 @@ import { JobClient, clientCredentials, type PeerSecurity } from '../runtime/inde
 export interface ClusterArgs {
   jobtracker: string;
   'secret-file'?: string;
+  'credential-file'?: string;
   user?: string;
   'tls-ca'?: string;
 }
 
 /** How this command proves the cluster secret, and which TLS certificates it trusts. */
 export async function peerSecurity(argv: ClusterArgs): Promise<PeerSecurity> {
-  const credentials = await clientCredentials(argv.jobtracker, { user: argv.user, secretFile: argv['secret-file'] });
+  const credentials = await clientCredentials(argv.jobtracker, {
+    user: argv.user,
+    secretFile: argv['secret-file'],
+    credentialFile: argv['credential-file'],
+  });
   const caFile = argv['tls-ca'] ?? process.env.MINIMR_TLS_CA;
   return {
     ...(credentials ? { credentials } : {}),

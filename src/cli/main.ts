@@ -18,6 +18,7 @@ import {
   profilesCommand,
   simCommand,
   submitCommand,
+  userCommand,
   webPasswordCommand,
   policiesCommand,
   workerCommand,
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
     .command(profilesCommand)
     .command(jobCommand)
     .command(mrcCommand)
+    .command(userCommand)
     .command(webPasswordCommand)
     .command(policiesCommand)
     .command(fsCommand)

@@ -15,6 +15,7 @@ import { DEFAULT_JOBTRACKER } from './client.js';
 /** The options every command takes: how a client proves the cluster secret, and `--config`. */
 export interface GlobalOptions {
   'secret-file': string | undefined;
+  'credential-file': string | undefined;
   user: string | undefined;
   'tls-ca': string | undefined;
   config: string | undefined;
@@ -27,6 +28,12 @@ export function globalOptions(y: Argv): Argv<GlobalOptions> {
       type: 'string',
       describe:
         'the cluster secret file (default: $MINIMR_SECRET_FILE; a cluster this user started here is found by itself)',
+    })
+    .option('credential-file', {
+      type: 'string',
+      describe:
+        'your user credential (`minimr user add` makes it; default: $MINIMR_CREDENTIAL_FILE): ' +
+        'you act as the user it names, and no other',
     })
     .option('user', { type: 'string', describe: 'the user to act as (default: $MINIMR_USER, else the OS user)' })
     .option('tls-ca', {

@@ -5,6 +5,7 @@ import { createLogger } from '../../src/log.js';
 import { JobClient, JobTracker, connectPeer, type JobTrackerOptions, type RpcPeer } from '../../src/runtime/index.js';
 import type {
   AttemptSpec,
+  Credentials,
   HeldMapOutput,
   MapOutputsChanged,
   Message,
@@ -66,13 +67,20 @@ export async function registerFakeWorker(
   slots: { map: number; reduce: number; memoryMb?: number },
   dataPort = 1,
   mapOutputs?: HeldMapOutput[],
+  credentials?: Credentials,
 ): Promise<FakeWorker> {
   const launched: AttemptSpec[] = [];
   const told: MapOutputsChanged[] = [];
-  const peer = await connectPeer(url, (m: Message) => {
-    if (m.type === 'launch') launched.push(m.attempt);
-    if (m.type === 'map-outputs') told.push(m);
-  });
+  const peer = await connectPeer(
+    url,
+    (m: Message) => {
+      if (m.type === 'launch') launched.push(m.attempt);
+      if (m.type === 'map-outputs') told.push(m);
+    },
+    undefined,
+    10_000,
+    credentials ? { credentials } : {},
+  );
   const registered = await peer.request<RegisterResult>({
     type: 'register',
     worker: {

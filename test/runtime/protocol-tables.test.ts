@@ -36,7 +36,7 @@ const TABLES: Readonly<Record<string, Table>> = {
   TASK_TO_WORKER,
   WORKER_TO_TASK,
 };
-const ROLES: readonly Role[] = ['any', 'owner', 'admin', 'worker', 'jobtracker', 'worker-process', 'task'];
+const ROLES: readonly Role[] = ['any', 'owner', 'admin', 'daemon', 'worker', 'jobtracker', 'worker-process', 'task'];
 const CODES_FOR_BAD_ARGUMENTS = new Set(['EPROTOCOL', 'EBADPATH', 'EBADJOB', 'EBADREQUEST']);
 
 /** Values TypeBox cannot make up alone (strings with a pattern), by pattern. */
@@ -236,7 +236,7 @@ describe('protocol tables: the client and worker rows over a real JobTracker soc
         );
         assert.ok(err instanceof MinimrError && err.code === 'EPERM', `${name}: ${String(err)}`);
       }
-      const err = await bob.request({ type: 'task-fs-stat', path: '/', jobId: 'job_x' }).then(
+      const err = await bob.request({ type: 'task-fs-stat', path: '/', jobId: 'job_x', jobToken: 'x' }).then(
         () => undefined,
         (e: unknown) => e,
       );

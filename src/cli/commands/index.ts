@@ -10,5 +10,6 @@ export { profileCommand } from './profile.js';
 export { profilesCommand } from './profiles.js';
 export { simCommand } from './sim.js';
 export { submitCommand } from './submit.js';
+export { userCommand } from './user.js';
 export { webPasswordCommand } from './web-password.js';
 export { workerCommand } from './worker.js';

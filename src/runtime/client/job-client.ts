@@ -41,6 +41,8 @@ import {
   type JobSubmission,
   type SerializedInputFormat,
   type SkewSample,
+  type UserCredential,
+  type UserListing,
 } from '../wire/index.js';
 
 export interface SubmitOptions {
@@ -489,6 +491,21 @@ export class JobClient {
   /** The JobTracker's profiles of recurring jobs (all, or the one of `job`: empty when it has none). */
   profiles(job?: string): Promise<JobProfile[]> {
     return this.jobTracker['job-profiles']({ job });
+  }
+
+  /** A new credential for user `name` (the admin's): what `minimr user add` writes to a file. */
+  addUser(name: string): Promise<UserCredential> {
+    return this.jobTracker['user-add']({ name });
+  }
+
+  /** The users with credentials, current and revoked (the admin's). */
+  users(): Promise<UserListing[]> {
+    return this.jobTracker['user-list']({});
+  }
+
+  /** Revokes user `name`'s credential (the admin's): its connections close, it can no longer sign in. */
+  revokeUser(name: string): Promise<UserListing> {
+    return this.jobTracker['user-revoke']({ name });
   }
 
   /** Adds a `minimr profile` result (its JSON) to the profile of the job named `job`. */

@@ -16,6 +16,7 @@ import {
   type CallContext,
   type NamenodeArgs,
   type ClientProtocol,
+  type UserOperations,
   type ClusterInfoResult,
   type Handlers,
   type JobStatus,
@@ -91,7 +92,7 @@ export class ClientService implements Authority {
     }
   }
 
-  handlers(): Handlers<ClientProtocol, unknown> {
+  handlers(): Omit<Handlers<ClientProtocol, unknown>, keyof UserOperations> {
     const core = this.core;
     const fs =
       <K extends NamenodeOp>(op: K) =>

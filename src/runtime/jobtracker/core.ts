@@ -10,6 +10,7 @@ import type { InputCopier } from './input-copier.js';
 import type { JobHistory } from './job-history.js';
 import type { JobJournal } from './job-journal.js';
 import type { JobRecovery } from './job-recovery.js';
+import type { JobTokens } from './job-tokens.js';
 import type { MrClusterRuntime } from './mr-cluster-runtime.js';
 import type { ProfileStore } from './profile-store.js';
 import type { PrometheusMetrics } from './prometheus.js';
@@ -25,6 +26,8 @@ export interface TrackerCore extends BooksHost {
   readonly history: JobHistory;
   readonly profiles: ProfileStore;
   readonly journal: JobJournal;
+  /** Signs and checks the tokens a task's file system calls act for its job with. */
+  readonly jobTokens: JobTokens;
   /** Jobs recovered after a restart, waiting for their workers; null once resumed. */
   readonly recovery: JobRecovery | null;
   /** Set while the cluster shuts down: workers leaving is expected then. */

@@ -19,6 +19,8 @@ import {
   type CallRecord,
   type ClientProtocol,
   type Handlers,
+  type PeerKeys,
+  type Role,
   type RpcPeer,
   type WorkerToJobTracker,
 } from '../wire/index.js';
@@ -52,6 +54,14 @@ export interface EndpointParts {
  */
 export const DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS = 64;
 
+/** The roles a connection's proof and registration give it (dispatch.ts authorizes rows by them). */
+function peerRoles(peer: RpcPeer, registeredWorker: boolean): Set<Role> {
+  const roles = new Set<Role>();
+  if (peer.authenticatedVia === 'secret') roles.add('daemon');
+  if (registeredWorker) roles.add('worker');
+  return roles;
+}
+
 export class TrackerEndpoint {
   private httpServer?: Server;
   private wss?: WebSocketServer;
@@ -66,7 +76,7 @@ export class TrackerEndpoint {
   constructor(private readonly parts: EndpointParts) {
     this.websocket = new Dispatcher<RpcPeer>(
       'a JobTracker',
-      (peer) => ({ user: peer.user, roles: new Set(parts.isWorkerPeer(peer) ? ['worker'] : []) }),
+      (peer) => ({ user: peer.user, roles: peerRoles(peer, parts.isWorkerPeer(peer)) }),
       parts.authority,
     )
       .serve(CLIENT_PROTOCOL, parts.clientHandlers)
@@ -88,11 +98,12 @@ export class TrackerEndpoint {
   async listen(
     host: string,
     port: number,
-    secret: Buffer,
+    keys: PeerKeys,
     webPassword: string,
     tls?: { readonly cert: Buffer; readonly key: Buffer },
   ): Promise<void> {
-    const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.onHttpRequest(req, res, webPassword);
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void =>
+      this.onHttpRequest(req, res, webPassword, keys.userKey);
     this.httpServer = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, onRequest) : createServer(onRequest);
     this.wss = new WebSocketServer({
       server: this.httpServer,
@@ -101,7 +112,7 @@ export class TrackerEndpoint {
       verifyClient: (info, done) => this.admitUnauthenticated(info.req, done),
     });
     this.wss.on('connection', (socket: WebSocket, req: IncomingMessage) => {
-      const peer = acceptPeer(socket, secret, this.websocket, this.parts.logger);
+      const peer = acceptPeer(socket, keys, this.websocket, this.parts.logger);
       this.countUnauthenticated(peer, req.socket.remoteAddress ?? '');
       this.addresses.set(peer, req.socket.remoteAddress ?? '');
       this.parts.connected(peer, req.socket.remoteAddress);
@@ -153,10 +164,15 @@ export class TrackerEndpoint {
     if (this.httpServer) await new Promise<void>((resolve) => this.httpServer!.close(() => resolve()));
   }
 
-  private onHttpRequest(req: IncomingMessage, res: ServerResponse, webPassword: string): void {
+  private onHttpRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    webPassword: string,
+    userKey: PeerKeys['userKey'],
+  ): void {
     const url = new URL(req.url ?? '/', 'http://jobtracker');
     // The pages and the API show every job, path and log of the cluster: like the RPC port, nothing without the secret.
-    const user = webUser(req.headers.authorization, webPassword);
+    const user = webUser(req.headers.authorization, webPassword, userKey);
     if (user === undefined) {
       const api = url.pathname.startsWith('/api/');
       res

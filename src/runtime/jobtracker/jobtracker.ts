@@ -37,6 +37,8 @@ import { JobCompletion } from './job-completion.js';
 import { Liveness } from './liveness.js';
 import { MrClusterRuntime } from './mr-cluster-runtime.js';
 import { ProfileStore } from './profile-store.js';
+import { UserAccounts, UserStore } from './user-store.js';
+import { JobTokens } from './job-tokens.js';
 import { PrometheusMetrics, prometheusText } from './prometheus.js';
 import { jobTrackerWebSource } from './web-source.js';
 import { WorkerService } from './worker-service.js';
@@ -102,6 +104,8 @@ export class JobTracker implements TrackerCore {
   readonly metrics = new PrometheusMetrics();
   /** The worker link's side here: registration, heartbeats, reports (worker-service.ts). */
   private readonly workers: WorkerService;
+  private readonly users: UserAccounts;
+  readonly jobTokens: JobTokens;
   /** The client link's side here: submission, status, logs, profiles, the file system (client-service.ts). */
   private readonly clients: ClientService;
   private readonly liveness: Liveness;
@@ -189,6 +193,8 @@ export class JobTracker implements TrackerCore {
     this.profiles = new ProfileStore(join(options.dataDir, 'profiles'), this.logger);
     this.journal = new JobJournal(join(options.dataDir, 'jobs'));
     this.history = new JobHistory(this.books, this.journal, this.numbering, this.options, this.logger);
+    this.jobTokens = new JobTokens(() => this.clock());
+    this.users = new UserAccounts(new UserStore(options.dataDir), () => this.clock(), this.logger);
     this.workers = new WorkerService(this);
     this.clients = new ClientService(this, jobIdPrefix(new Date()), this.options.maxAttempts);
     this.liveness = new Liveness(this, this.options);
@@ -207,10 +213,13 @@ export class JobTracker implements TrackerCore {
     this.endpoint = new TrackerEndpoint({
       logger: this.logger,
       authority: this.clients,
-      clientHandlers: this.clients.handlers(),
+      clientHandlers: { ...this.clients.handlers(), ...this.users.handlers() },
       workerHandlers: this.workers.handlers(),
       isWorkerPeer: (peer) => this.workers.isWorkerPeer(peer),
-      connected: (peer, from) => this.workers.connected(peer, from),
+      connected: (peer, from) => {
+        this.users.connected(peer);
+        this.workers.connected(peer, from);
+      },
       metricsText: () => this.metricsText(),
       ...(options.webPages ? { pages: options.webPages(webSource) } : {}),
       audit: (record, address) => {
@@ -250,6 +259,8 @@ export class JobTracker implements TrackerCore {
     this.webPasswordOfSecret = webPassword(this.secret);
     await this.namenode.open();
     await this.profiles.open();
+    await this.users.store.open();
+    await this.jobTokens.open(join(this.options.dataDir, 'job-token-key'));
     await this.journal.open();
     if (this.journal.damaged.length > 0)
       this.logger.error(
@@ -272,7 +283,8 @@ export class JobTracker implements TrackerCore {
     );
     if (this.auditFile) this.auditLog = new AuditLog(this.auditFile, this.logger);
     registerPrivateDir(resolvePath(this.options.dataDir), "the JobTracker's directory");
-    await this.endpoint.listen(this.options.host, this.options.port, this.secret, this.webPasswordOfSecret, this.tls);
+    const keys = { secret: this.secret, userKey: (user: string) => this.users.store.keyOf(user) };
+    await this.endpoint.listen(this.options.host, this.options.port, keys, this.webPasswordOfSecret, this.tls);
     this.liveness.start();
     lendSecretInProcess(this.url, this.secret);
     this.logger.info(
@@ -433,7 +445,9 @@ export class JobTracker implements TrackerCore {
           this.metrics.attemptLaunched(a.task.kind);
           this.logger.debug({ attempt: a.id, worker: a.worker.shape.id, locality: a.locality }, 'attempt launched');
           phaseTrace('jt-launch', { attempt: a.id, worker: a.worker.shape.id });
-          a.worker.data.commands.launch({ attempt: attemptSpec(a) });
+          a.worker.data.commands.launch({
+            attempt: attemptSpec(a, this.jobTokens.issue({ jobId: a.task.job.id, attemptId: a.id, owner: a.task.job.data.owner })),
+          });
           break;
         }
         case 'attempt-ended': {

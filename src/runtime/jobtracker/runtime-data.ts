@@ -360,7 +360,7 @@ export function partFileName(kind: TaskKind, index: number): string {
 }
 
 /** What a worker is told to run for `attempt`: the `launch` operation's argument. */
-export function attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
+export function attemptSpec(attempt: RuntimeAttempt, jobToken: string): AttemptSpec {
   const task = attempt.task;
   const job = task.job;
   const s = job.data.submission;
@@ -399,5 +399,6 @@ export function attemptSpec(attempt: RuntimeAttempt): AttemptSpec {
       task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
     reducePartitions: reducePartitions ? [...reducePartitions] : undefined,
     outputReplication: s.conf?.['job.outputReplication'],
+    jobToken,
   };
 }

@@ -22,6 +22,7 @@ import {
   type WorkerToJobTracker,
 } from '../wire/index.js';
 import type { TrackerCore } from './core.js';
+import { checkJobTokenScope } from './job-tokens.js';
 import {
   attemptMeasures,
   type RuntimeAttempt,
@@ -60,7 +61,7 @@ export class WorkerService {
   handlers(): Handlers<WorkerToJobTracker, RpcPeer> {
     const forTask =
       <K extends NamenodeOp>(op: K) =>
-      (args: NamenodeArgs<K> & { jobId: string }) =>
+      (args: NamenodeArgs<K> & { jobId: string; jobToken: string }) =>
         this.forTask(op, args) as Promise<never>;
     return {
       register: (args, { peer }) => this.register(args, peer),
@@ -123,11 +124,23 @@ export class WorkerService {
     };
   }
 
-  /** A task's file system call acts as its job's owner; the job must be one this JobTracker runs. */
-  private forTask<K extends NamenodeOp>(op: K, args: NamenodeArgs<K> & { jobId: string }): Promise<unknown> {
-    const { jobId, ...rest } = args;
+  /**
+   * A task's file system call acts as its job's owner, within its job token's scope (job-tokens.ts):
+   * the job must be one this JobTracker runs and has not ended.
+   */
+  private forTask<K extends NamenodeOp>(
+    op: K,
+    args: NamenodeArgs<K> & { jobId: string; jobToken: string },
+  ): Promise<unknown> {
+    const { jobId, jobToken, ...rest } = args;
     const job = this.core.books.job(jobId);
     if (!job) throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker`, { jobId });
+    const attemptId = this.core.jobTokens.verify(jobToken, jobId, job.data.owner);
+    if (!this.core.books.isActive(job))
+      throw new MinimrError('ETOKEN', `job ${jobId} has ended: its tasks' job tokens no longer act for it`, { jobId });
+    const named = rest as Record<string, unknown>;
+    const paths = [named.path, named.from, named.to].filter((p): p is string => typeof p === 'string');
+    checkJobTokenScope(op, paths, job.data.submission, jobId, attemptId);
     return serveNamenodeOperation(
       this.core.namenode,
       op,

@@ -14,10 +14,14 @@
  * compared in constant time. Any other message before a successful `auth` is answered with EAUTH
  * and the connection is closed; so is a wrong proof.
  *
- * The user name is asserted, not proven (Hadoop's "simple" authentication): the secret proves that
- * a connection belongs to the cluster, and the user it names decides what it may do to jobs and
- * paths (ownership, in jobtracker.ts and the NameNode). Anyone who holds the secret can name any
- * user; docs/security.md says so.
+ * Two kinds of key answer the challenge, and the `auth` frame says which (`via`):
+ * - the cluster secret, the daemons' key (workers, and the operator's tools on the JobTracker's
+ *   host): it proves the connection belongs to the cluster, may register a worker (the `daemon`
+ *   role) and may name any user, as Hadoop's superuser may act for others;
+ * - a user's credential (`minimr user add NAME` writes it: the user and a key of 32 random bytes
+ *   the JobTracker keeps in its directory, user-store.ts): the same HMACs under that key, so the
+ *   connection is that user and no other. Naming another user, a wrong key, or a user unknown or
+ *   revoked is EAUTH naming the user.
  *
  * Where a client finds the secret: credentials passed in; `--secret-file` / MINIMR_SECRET_FILE;
  * a JobTracker in the same process (the local cluster, tests: one process is one trust domain); or,
@@ -35,7 +39,73 @@ import { isValidUserName, validateUserName } from '../../storage/index.js';
 export interface Credentials {
   /** The user the connection acts for. */
   readonly user: string;
+  /** The key that answers the challenge: the cluster secret, or the user's own key (`via: 'credential'`). */
   readonly secret: Buffer;
+  /** Which key `secret` is; absent: the cluster secret. */
+  readonly via?: AuthVia;
+}
+
+/** What a connection proved: the cluster secret (a daemon, may name any user) or one user's credential. */
+export type AuthVia = 'secret' | 'credential';
+
+/** A user's credential file: who it names and the key only that user and the JobTracker hold. */
+export interface UserCredential {
+  readonly user: string;
+  /** 32 random bytes, base64url. */
+  readonly key: string;
+}
+
+/** Length of a user's key, bytes. */
+export const USER_KEY_BYTES = 32;
+
+/** A new credential for `user`. */
+export function newUserCredential(user: string): UserCredential {
+  return { user: validateUserName(user), key: randomBytes(USER_KEY_BYTES).toString('base64url') };
+}
+
+/** The key of a credential, checked: 32 bytes in base64url. */
+export function userKeyBytes(key: unknown, where: string): Buffer {
+  const bytes = typeof key === 'string' && /^[A-Za-z0-9_-]{43}$/.test(key) ? Buffer.from(key, 'base64url') : undefined;
+  if (bytes?.length !== USER_KEY_BYTES)
+    throw new MinimrError('EBADCONF', `${where}: "key" must be ${USER_KEY_BYTES} bytes in base64url`);
+  return bytes;
+}
+
+/** Reads a credential file (`minimr user add` wrote it): private to its owner, JSON `{user, key}`. */
+export async function readCredentialFile(path: string): Promise<Credentials> {
+  let mode: number;
+  let text: string;
+  try {
+    mode = (await stat(path)).mode;
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new MinimrError(
+      'EBADCONF',
+      `cannot read the credential file ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); ` +
+        'give it with --credential-file or MINIMR_CREDENTIAL_FILE (`minimr user add NAME` makes one)',
+    );
+  }
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+    throw new MinimrError(
+      'EBADCONF',
+      `the credential file ${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); ` +
+        `run \`chmod 600 ${path}\``,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new MinimrError('EBADCONF', `the credential file ${path} is not JSON ({"user": ..., "key": ...})`);
+  }
+  const record = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  if (typeof record.user !== 'string')
+    throw new MinimrError('EBADCONF', `the credential file ${path} names no "user"`);
+  return {
+    user: validateUserName(record.user, `"user" in ${path}`),
+    secret: userKeyBytes(record.key, `the credential file ${path}`),
+    via: 'credential',
+  };
 }
 
 /** What a client needs to reach a JobTracker safely. */
@@ -76,17 +146,20 @@ export function newNonce(): string {
   return randomBytes(32).toString('hex');
 }
 
-/** HMAC-SHA256 over the role, both nonces and the user, NUL-separated so no two inputs collide. */
+/**
+ * HMAC-SHA256 over the key's kind, the role, both nonces and the user, NUL-separated so no two
+ * inputs collide (a proof under a user's key is never one under the secret, whatever the keys).
+ */
 export function authProof(
   secret: Buffer,
   role: 'client' | 'server',
   serverNonce: string,
   clientNonce: string,
   user: string,
+  via: AuthVia = 'secret',
 ): string {
-  return createHmac('sha256', secret)
-    .update(`minimr-auth-v1\0${role}\0${serverNonce}\0${clientNonce}\0${user}`)
-    .digest('hex');
+  const kind = via === 'secret' ? 'minimr-auth-v1' : 'minimr-auth-user-v1';
+  return createHmac('sha256', secret).update(`${kind}\0${role}\0${serverNonce}\0${clientNonce}\0${user}`).digest('hex');
 }
 
 /**
@@ -99,10 +172,15 @@ export function webPassword(secret: Buffer): string {
 }
 
 /**
- * The user an HTTP request signs in as with Basic authentication and the web password, or
+ * The user an HTTP request signs in as with Basic authentication and the web password (any user
+ * name) or the key of the user's own credential (that user only), or
  * undefined when it does not (no header, another scheme, a wrong password, a bad user name).
  */
-export function webUser(authorization: string | undefined, password: string): string | undefined {
+export function webUser(
+  authorization: string | undefined,
+  password: string,
+  userKey: (user: string) => Buffer | undefined = () => undefined,
+): string | undefined {
   const m = /^Basic ([A-Za-z0-9+/=]{1,1024})$/.exec(authorization ?? '');
   if (!m) return undefined;
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
@@ -110,7 +188,11 @@ export function webUser(authorization: string | undefined, password: string): st
   if (colon <= 0) return undefined;
   const user = decoded.slice(0, colon);
   if (!isValidUserName(user)) return undefined;
-  return proofMatches(password, decoded.slice(colon + 1)) ? user : undefined;
+  const given = decoded.slice(colon + 1);
+  if (proofMatches(password, given)) return user;
+  // A user with a credential may sign in as that user, and no other, with its key as the password.
+  const key = userKey(user);
+  return key !== undefined && proofMatches(key.toString('base64url'), given) ? user : undefined;
 }
 
 /** Constant-time comparison of a proof received with the one expected. */
@@ -208,14 +290,28 @@ export async function forgetClusterSecret(url: string): Promise<void> {
 }
 
 /**
- * The credentials a command-line client uses for `url`: the secret from `secretFile`, else
+ * The credentials a command-line client uses for `url`: a user's credential file (`credentialFile`,
+ * else MINIMR_CREDENTIAL_FILE), else the secret from `secretFile`, else
  * MINIMR_SECRET_FILE, else the pointer a cluster started here left; none when there is none of them
  * (the JobTracker then refuses the connection with EAUTH, and says how to give the secret).
  */
 export async function clientCredentials(
   url: string,
-  options: { user?: string; secretFile?: string } = {},
+  options: { user?: string; secretFile?: string; credentialFile?: string } = {},
 ): Promise<Credentials | undefined> {
+  const credentialFile = options.credentialFile ?? process.env.MINIMR_CREDENTIAL_FILE;
+  if (credentialFile) {
+    const credential = await readCredentialFile(credentialFile);
+    const named = options.user ?? process.env.MINIMR_USER;
+    if (named !== undefined && named !== credential.user)
+      throw new MinimrError(
+        'EAUTH',
+        `the credential in ${credentialFile} is user ${credential.user}'s: it cannot act as ${named} ` +
+          '(a user credential is its user and no other)',
+        { user: named },
+      );
+    return credential;
+  }
   const user = validateUserName(options.user ?? process.env.MINIMR_USER ?? osUserName(), '--user');
   const explicit = options.secretFile ?? process.env.MINIMR_SECRET_FILE;
   if (explicit) return { user, secret: await readSecretFile(explicit) };

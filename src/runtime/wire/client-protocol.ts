@@ -5,7 +5,7 @@
  */
 import { namenodeRows } from './namenode-operations.js';
 import { Done, args, table, type HttpRoute, type Operation } from './operations.js';
-import { CountSchema, IdSchema, JsonObjectSchema, PathSchema, Type, type TSchema } from './schema.js';
+import { CountSchema, IdSchema, JsonObjectSchema, PathSchema, Type, type Static, type TSchema } from './schema.js';
 import {
   AttemptLogSliceResult,
   AttemptSummaryResult,
@@ -174,7 +174,51 @@ function withRoutes<T extends Record<string, Operation>>(rows: T): T {
 }
 const fsOperations = withRoutes(table(namenodeRows('fs-', ['any'])));
 
-export const CLIENT_PROTOCOL = { ...jobOperations, ...profileOperations, ...clusterOperations, ...fsOperations };
+const UserName = Type.String({
+  pattern: '^[A-Za-z_][A-Za-z0-9_.@-]{0,63}$',
+  description: 'a user name: 1-64 characters of [A-Za-z0-9_.@-], starting with a letter or _',
+  'x-minimr-error-code': 'EBADREQUEST',
+});
+export type UserListing = Static<typeof UserListing>;
+const UserListing = Type.Object({
+  name: Type.String(),
+  createdAt: Type.Number(),
+  revokedAt: Type.Optional(Type.Number()),
+});
+
+/** Users and their credentials (auth.ts, user-store.ts): the admin's. */
+const userOperations = table({
+  'user-add': {
+    summary: "give user a credential (a new key; any key it had stops working); answers the credential file's content",
+    args: args({ name: UserName }),
+    result: Type.Object({ user: Type.String(), key: Type.String() }),
+    allowed: ['admin'],
+  },
+  'user-list': {
+    summary: 'the users with credentials, current and revoked',
+    args: args({}),
+    result: Type.Array(UserListing),
+    allowed: ['admin'],
+    http: { method: 'GET', path: '/users' },
+  },
+  'user-revoke': {
+    summary: "revoke a user's credential: its connections are closed and it can no longer sign in",
+    args: args({ name: UserName }),
+    result: UserListing,
+    allowed: ['admin'],
+    http: { method: 'DELETE', path: '/users/{name}' },
+  },
+});
+
+export const CLIENT_PROTOCOL = {
+  ...jobOperations,
+  ...profileOperations,
+  ...clusterOperations,
+  ...fsOperations,
+  ...userOperations,
+};
 export type ClientProtocol = typeof CLIENT_PROTOCOL;
+/** The user rows, served apart from the rest (user-store.ts). */
+export type UserOperations = typeof userOperations;
 
 export { Done, type TSchema };

@@ -44,6 +44,7 @@ const ROLE_WORDS: Readonly<Record<Role, string>> = {
   any: 'any user',
   owner: 'its owner',
   admin: 'the admin',
+  daemon: 'a daemon (a connection with the cluster secret)',
   worker: "a registered worker's connection",
   jobtracker: 'the JobTracker',
   'worker-process': "the task's worker",

@@ -20,7 +20,7 @@ export {
   type ArgsOf,
   type ResultOf,
 } from './operations.js';
-export { CLIENT_PROTOCOL, type ClientProtocol } from './client-protocol.js';
+export { CLIENT_PROTOCOL, type ClientProtocol, type UserListing, type UserOperations } from './client-protocol.js';
 export {
   WORKER_TO_JOBTRACKER,
   JOBTRACKER_TO_WORKER,
@@ -72,6 +72,7 @@ export {
   CLOSE_UNSUPPORTED_DATA,
   type RawHandler,
   type Outgoing,
+  type PeerKeys,
 } from './rpc-peer.js';
 export * from './auth.js';
 export { validateSubmission, validateJobConf, parseConfPairs } from './submission.js';

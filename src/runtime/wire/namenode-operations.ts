@@ -169,7 +169,7 @@ type Prefixed<P extends string> = {
     allowed: readonly Role[];
   };
 };
-type WithJob<A> = A extends TProperties ? TObject<A & { jobId: TString }> : never;
+type WithJob<A> = A extends TProperties ? TObject<A & { jobId: TString; jobToken: TString }> : never;
 type PrefixedWithJob<P extends string> = {
   [K in NamenodeOp as `${P}${K}`]: {
     summary: string;
@@ -195,8 +195,12 @@ export function namenodeRowsForJob<P extends string>(prefix: P, allowed: readonl
   for (const op of NAMENODE_OPS) {
     const spec = NAMENODE_OPERATIONS[op];
     rows[`${prefix}${op}`] = {
-      summary: `for a task of job jobId, as the job's owner: ${spec.summary}`,
-      args: args({ ...spec.args, jobId: IdSchema('the job whose task makes the call') }),
+      summary: `for a task of job jobId, as the job's owner within its job token's scope: ${spec.summary}`,
+      args: args({
+        ...spec.args,
+        jobId: IdSchema('the job whose task makes the call'),
+        jobToken: Type.String({ maxLength: 1024, description: "the attempt's job token (launch's jobToken)" }),
+      }),
       result: spec.result,
       allowed,
     };

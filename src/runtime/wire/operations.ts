@@ -17,7 +17,8 @@
 import type { TObject } from '@sinclair/typebox';
 import { Type, Validator, type Static, type TSchema } from './schema.js';
 
-export type Role = 'any' | 'owner' | 'admin' | 'worker' | 'jobtracker' | 'worker-process' | 'task';
+/** `daemon`: a connection that proved the cluster secret (workers, the operator's tools), not a user's credential. */
+export type Role = 'any' | 'owner' | 'admin' | 'daemon' | 'worker' | 'jobtracker' | 'worker-process' | 'task';
 
 /** The kinds of resources an `owner` rule may name, and the argument that holds their key. */
 export type OwnedResource = 'job' | 'attempt' | 'profile';

@@ -11,9 +11,19 @@ import {
   inProcessCredentials,
   newNonce,
   proofMatches,
+  type AuthVia,
   type Credentials,
   type PeerSecurity,
 } from './auth.js';
+
+/**
+ * The keys a JobTracker checks proofs with: the cluster secret, and a user's current key by name
+ * (undefined for a user unknown or revoked).
+ */
+export interface PeerKeys {
+  readonly secret: Buffer;
+  readonly userKey: (user: string) => Buffer | undefined;
+}
 import type { Dispatcher } from './dispatch.js';
 import { decodeFrame, encodeFrame } from './frame-codec.js';
 import {
@@ -59,6 +69,8 @@ export class RpcPeer extends EventEmitter implements Link {
   label = '';
   /** The user this connection authenticated as (server side); empty before. */
   user = '';
+  /** What it proved (server side): the cluster secret (a daemon) or the user's own credential. */
+  authenticatedVia: AuthVia | undefined;
 
   constructor(socket: WebSocket, handler: Dispatcher<RpcPeer> | RawHandler, logger?: Logger) {
     super();
@@ -203,10 +215,11 @@ export class RpcPeer extends EventEmitter implements Link {
  */
 export function acceptPeer(
   socket: WebSocket,
-  secret: Buffer,
+  keys: PeerKeys | Buffer,
   dispatcher: Dispatcher<RpcPeer> | RawHandler,
   logger?: Logger,
 ): RpcPeer {
+  const { secret, userKey } = Buffer.isBuffer(keys) ? { secret: keys, userKey: () => undefined } : keys;
   const serverNonce = newNonce();
   const refuse = (peer: RpcPeer, why: string): never => {
     logger?.warn({ why }, 'connection refused: not authenticated');
@@ -231,14 +244,32 @@ export function acceptPeer(
     }
     if (typeof message.nonce !== 'string' || !/^[0-9a-f]{32,128}$/.test(message.nonce))
       return refuse(peer, 'auth: the client nonce must be 32-128 hex digits');
-    if (!proofMatches(authProof(secret, 'client', serverNonce, message.nonce, user), message.proof)) {
-      return refuse(peer, `authentication failed for user ${user}: wrong cluster secret`);
+    const via: AuthVia = message.via === 'credential' ? 'credential' : 'secret';
+    const key = via === 'secret' ? secret : userKey(user);
+    if (key === undefined) {
+      return refuse(
+        peer,
+        `authentication failed for user ${user}: no such user, or revoked ` +
+          '(the admin adds users with `minimr user add NAME`)',
+      );
+    }
+    if (!proofMatches(authProof(key, 'client', serverNonce, message.nonce, user, via), message.proof)) {
+      return refuse(
+        peer,
+        via === 'secret'
+          ? `authentication failed for user ${user}: wrong cluster secret`
+          : `authentication failed for user ${user}: wrong credential (it is not ${user}'s current key)`,
+      );
     }
     clearTimeout(timer);
     peer.user = user;
+    peer.authenticatedVia = via;
     peer.serve(dispatcher);
     peer.emit('authenticated', user);
-    return { proof: authProof(secret, 'server', serverNonce, message.nonce, user), user } satisfies AuthResult;
+    return {
+      proof: authProof(key, 'server', serverNonce, message.nonce, user, via),
+      user,
+    } satisfies AuthResult;
   };
   const peer = new RpcPeer(socket, gate, logger);
   const timer = setTimeout(
@@ -356,21 +387,23 @@ async function authenticate(
     }),
   ]).finally(() => clearTimeout(timer));
   const clientNonce = newNonce();
+  const via = credentials.via ?? 'secret';
   const result = await peer.request<AuthResult>(
     {
       type: 'auth',
       user: credentials.user,
       nonce: clientNonce,
-      proof: authProof(credentials.secret, 'client', serverNonce, clientNonce, credentials.user),
+      proof: authProof(credentials.secret, 'client', serverNonce, clientNonce, credentials.user, via),
+      ...(via === 'credential' ? { via } : {}),
     },
     timeoutMs,
   );
-  if (
-    !proofMatches(authProof(credentials.secret, 'server', serverNonce, clientNonce, credentials.user), result?.proof)
-  ) {
+  const expected = authProof(credentials.secret, 'server', serverNonce, clientNonce, credentials.user, via);
+  if (!proofMatches(expected, result?.proof)) {
     throw new MinimrError(
       'EAUTH',
-      `the server at ${url} did not prove it knows the cluster secret: it is not this cluster's JobTracker`,
+      `the server at ${url} did not prove it knows the ${via === 'secret' ? 'cluster secret' : 'credential'}: ` +
+        "it is not this cluster's JobTracker",
       { url },
     );
   }

@@ -277,6 +277,8 @@ export const AttemptSpecSchema = Type.Object({
   reducePartitions: Type.Optional(Type.Array(CountSchema())),
   /** Replicas of each output block (`job.outputReplication`); absent: the JobTracker's default. */
   outputReplication: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** What the attempt's file system calls present to act as the job's owner (job-tokens.ts). */
+  jobToken: Type.String({ minLength: 1, maxLength: 1024 }),
 });
 export type AttemptSpec = Static<typeof AttemptSpecSchema>;
 

@@ -54,7 +54,7 @@ const reports = table({
       space: Type.Optional(DiskSpace),
     }),
     result: RegisterResultSchema,
-    allowed: ['any'],
+    allowed: ['daemon'],
   },
   heartbeat: {
     summary: "the worker is alive; its running attempts' progress and counters",

@@ -772,7 +772,7 @@ export class Worker {
         else child.kill('SIGKILL');
       },
       'link-block': ({ attemptId, blockId, token }) => this.linkBlock(record, attemptId, blockId, token),
-      ...this.forwardedFsCalls(spec.jobId),
+      ...this.forwardedFsCalls(spec.jobId, spec.jobToken),
     };
     const link = new IpcLink(
       child,
@@ -866,17 +866,19 @@ export class Worker {
 
   /**
    * A task's NameNode calls (`fs-*` of the task link), each sent on this worker's JobTracker
-   * connection as `task-fs-*` for the task's job (it acts as the job's owner).
+   * connection as `task-fs-*` for the task's job with the attempt's job token (the JobTracker
+   * acts as the job's owner within the token's scope).
    */
   private forwardedFsCalls(
     jobId: string,
+    jobToken: string,
   ): Pick<Handlers<TaskToWorker, ChildProcess>, Extract<keyof TaskToWorker, `fs-${string}`>> {
     const forward =
       (op: string) =>
       (args: object): Promise<unknown> => {
         if (!this.peer)
           return Promise.reject(new MinimrError('ECONNECT', 'the worker is not connected to a JobTracker'));
-        return this.peer.call(`task-${op}`, { ...args, jobId });
+        return this.peer.call(`task-${op}`, { ...args, jobId, jobToken });
       };
     const ops = Object.keys(TASK_TO_WORKER).filter((name) => name.startsWith('fs-'));
     return Object.fromEntries(ops.map((op) => [op, forward(op)])) as unknown as Pick<
