@@ -446,7 +446,10 @@ export class JobTracker implements TrackerCore {
           this.logger.debug({ attempt: a.id, worker: a.worker.shape.id, locality: a.locality }, 'attempt launched');
           phaseTrace('jt-launch', { attempt: a.id, worker: a.worker.shape.id });
           a.worker.data.commands.launch({
-            attempt: attemptSpec(a, this.jobTokens.issue({ jobId: a.task.job.id, attemptId: a.id, owner: a.task.job.data.owner })),
+            attempt: attemptSpec(
+              a,
+              this.jobTokens.issue({ jobId: a.task.job.id, attemptId: a.id, owner: a.task.job.data.owner }),
+            ),
           });
           break;
         }

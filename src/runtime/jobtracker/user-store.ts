@@ -84,7 +84,11 @@ export class UserStore {
 
   list(): UserListing[] {
     return [...this.users.entries()]
-      .map(([name, r]) => ({ name, createdAt: r.createdAt, ...(r.revokedAt !== undefined ? { revokedAt: r.revokedAt } : {}) }))
+      .map(([name, r]) => ({
+        name,
+        createdAt: r.createdAt,
+        ...(r.revokedAt !== undefined ? { revokedAt: r.revokedAt } : {}),
+      }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 

@@ -99,8 +99,7 @@ export async function readCredentialFile(path: string): Promise<Credentials> {
     throw new MinimrError('EBADCONF', `the credential file ${path} is not JSON ({"user": ..., "key": ...})`);
   }
   const record = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-  if (typeof record.user !== 'string')
-    throw new MinimrError('EBADCONF', `the credential file ${path} names no "user"`);
+  if (typeof record.user !== 'string') throw new MinimrError('EBADCONF', `the credential file ${path} names no "user"`);
   return {
     user: validateUserName(record.user, `"user" in ${path}`),
     secret: userKeyBytes(record.key, `the credential file ${path}`),

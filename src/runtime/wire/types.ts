@@ -242,7 +242,7 @@ export const MapOutputsChangedSchema = Type.Object(
 export const AttemptSpecSchema = Type.Object({
   jobId: IdSchema('the job'),
   jobName: Type.String(),
-  /** The job's owner: where the worker runs as root, its tasks run as this account when the host has it (sandbox.ts). */
+  /** The job's owner: a worker running as root runs the tasks as this account when the host has it (sandbox.ts). */
   owner: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   /** The job's shuffle secret: its maps' worker serves their output only to fetches hashed with it. */
   shuffleSecret: Type.String({ minLength: 1, maxLength: 256 }),
