@@ -349,6 +349,35 @@ describe('security: authentication and ownership on real processes', () => {
     await wordCountStillCorrect();
   });
 
+  it('gives bob a credential (minimr user add): with it he is bob, and cannot act as root or the admin', async () => {
+    const file = join(dir, 'bob.credential');
+    const added = await as('admin', ['user', 'add', 'bob', '--out', file]);
+    assert.equal(added.code, 0, added.stderr);
+    assert.match(added.stdout, /credential of user bob written to/);
+    const bob = (args: string[], extra: Record<string, string> = {}) =>
+      minimr(args, { MINIMR_CREDENTIAL_FILE: file, ...extra });
+    const mkdir = await bob(['fs', 'mkdir', '/bobs']);
+    assert.equal(mkdir.code, 0, mkdir.stderr);
+    assert.match((await bob(['fs', 'ls', '/'])).stdout, /^drwxr-xr-x  0 bob +supergroup +0 \S+ \/bobs$/m);
+    for (const user of ['root', 'admin']) {
+      const r = await bob(['fs', 'chown', 'bob', '/data', '--user', user]);
+      assert.equal(r.code, 1);
+      assert.match(
+        r.stderr,
+        new RegExp(`^minimr: EAUTH: the credential in \\S+ is user bob's: it cannot act as ${user}`, 'm'),
+      );
+    }
+    const chown = await bob(['fs', 'chown', 'bob', '/data']);
+    assert.match(chown.stderr, /EPERM: permission denied: only the admin may change the owner/);
+    // Only the admin manages users; the admin sees bob, revokes him, and his credential stops working.
+    assert.match((await bob(['user', 'list'])).stderr, /^minimr: EPERM: /m);
+    assert.match((await as('admin', ['user', 'list'])).stdout, /^bob {2}\d{4}-\S+ {2}-$/m);
+    assert.equal((await as('admin', ['user', 'revoke', 'bob'])).code, 0);
+    const after = await bob(['fs', 'ls', '/']);
+    assert.equal(after.code, 1);
+    assert.match(after.stderr, /^minimr: EAUTH: authentication failed for user bob: no such user, or revoked/m);
+  });
+
   it('fs ls escapes control characters in names', async () => {
     const name = '/alice/odd\nname\u001b[31mred\u0007';
     await alice.fs.put(Buffer.from('x'), name);
