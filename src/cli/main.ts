@@ -21,6 +21,7 @@ import {
   webPasswordCommand,
   policiesCommand,
   workerCommand,
+  joinTokenCommand,
 } from './commands/index.js';
 import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
 import { globalOptions } from './options.js';
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
     .command(jobCommand)
     .command(mrcCommand)
     .command(webPasswordCommand)
+    .command(joinTokenCommand)
     .command(policiesCommand)
     .command(fsCommand)
     .command(benchCommand)
