@@ -8,6 +8,7 @@
 #   cluster/netns-cluster.sh run CMD...        run a minimr command on the JobTracker's host
 #   cluster/netns-cluster.sh info              list the registered workers (id, host, rack, data port)
 #   cluster/netns-cluster.sh token             print the join token (workers and clients join with it)
+#   cluster/netns-cluster.sh stop-capture      end the capture of MINIMR_NETNS_CAPTURE=wN (see `up`)
 #   cluster/netns-cluster.sh down              stop everything and remove the namespaces
 #
 # The cluster is TLS (wss:// and HTTPS data ports, certificates from the JobTracker's own authority);
@@ -90,6 +91,16 @@ run() {
   MINIMR_JOIN_TOKEN=$(cat "$STATE/join-token") ip netns exec "$PREFIX-jt" $MINIMR "$@"
 }
 
+stop_capture() { # ends the capture MINIMR_NETNS_CAPTURE started, its file complete
+  for f in "$STATE"/tcpdump-*.pid; do
+    [ -e "$f" ] || continue
+    pid=$(cat "$f")
+    kill -INT "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    rm -f "$f"
+  done
+}
+
 down() {
   for f in "$STATE"/*.pid; do
     [ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
@@ -105,6 +116,7 @@ case "${1:-}" in
   run) shift; run "$@" ;;
   info) run_info ;;
   token) cat "$STATE/join-token" ;;
+  stop-capture) stop_capture ;;
   down) down ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  *) sed -n '2,15p' "$0"; exit 2 ;;
 esac
