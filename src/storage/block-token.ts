@@ -7,11 +7,10 @@
  * can make one. A token says nothing of who holds it (bearer tokens, as in HDFS): whoever may ask
  * the NameNode for a block may read it.
  *
- * The token travels in the `x-minimr-block-token` header; the block id and
- * the operation come from the request itself, so a token for one block or one operation is worth
- * nothing for another. Since issue 34 the keys are a ring rolled on a period, and a token is
- * `<keyId>.<expiresAt>.<mac>` (see BlockTokenKey). Expiry is wall-clock milliseconds: the machines' clocks must agree to within
- * a token's lifetime, as HDFS asks.
+ * The token travels in the `x-minimr-block-token` header as `<keyId>.<expiresAt>.<mac>` (the keys
+ * are a ring rolled on a period: BlockTokenKey); the block id and the operation come from the
+ * request itself, so a token for one block or one operation is worth nothing for another. Expiry
+ * is wall-clock milliseconds: the machines' clocks must agree to within a token's lifetime, as HDFS asks.
  */
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { MinimrError } from '../errors.js';

@@ -189,7 +189,8 @@ describe('TLS by default beyond loopback', () => {
           client.close();
         }
 
-        // Block keys roll: a token under a key two rolls old is refused, a fresh one accepted (the worker got the keys).
+        // Block keys roll: a token under a key two rolls old is refused, a fresh one accepted
+        // (the worker got the keys).
         const blockId = 'blk_1';
         const old = jt.namenode.blockKey.issue(blockId, 'read', Date.now() + 60_000);
         const firstKey = jt.namenode.blockKey.currentKeyId;

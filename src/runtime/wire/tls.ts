@@ -280,7 +280,7 @@ export class ClusterAuthority {
     }
   }
 
-  /** A certificate, PEM, for `publicKey` (SPKI PEM) naming `hosts` (addresses or DNS names), signed by this authority. */
+  /** A certificate (PEM) for `publicKey` (SPKI PEM) naming `hosts` (addresses, DNS names), signed by this authority. */
   async issue(publicKey: string, hosts: readonly string[], commonName = hosts[0] ?? 'minimr'): Promise<string> {
     if (hosts.length === 0) throw new MinimrError('EBADCONF', 'a certificate names at least one host');
     try {

@@ -383,7 +383,10 @@ export class Worker {
     await writeFile(join(this.opts.dataDir, 'cluster-ca.pem'), ca);
   }
 
-  /** The certificate the JobTracker gave at registration: the data port serves it, and data ports are checked against its authority. */
+  /**
+   * The certificate the JobTracker gave at registration: the data port serves it, and data ports are
+   * checked against its authority.
+   */
   private useCertificate(certificate: string | undefined, authority: string | undefined): void {
     if (!this.tlsKeys || !(this.server instanceof Object) || !('setSecureContext' in this.server)) return;
     if (certificate === undefined || authority === undefined) {
