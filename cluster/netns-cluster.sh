@@ -6,7 +6,13 @@
 #
 #   cluster/netns-cluster.sh up [WORKERS]     create hosts, start the JobTracker and WORKERS workers (default 3)
 #   cluster/netns-cluster.sh run CMD...        run a minimr command on the JobTracker's host
+#   cluster/netns-cluster.sh info              list the registered workers (id, host, rack, data port)
+#   cluster/netns-cluster.sh token             print the join token (workers and clients join with it)
+#   cluster/netns-cluster.sh stop-capture      end the capture of MINIMR_NETNS_CAPTURE=wN (see `up`)
 #   cluster/netns-cluster.sh down              stop everything and remove the namespaces
+#
+# The cluster is TLS (wss:// and HTTPS data ports, certificates from the JobTracker's own authority);
+# workers join with `minimr join-token`'s string. MINIMR_NETNS_PLAINTEXT=1: plain text instead.
 set -euo pipefail
 
 PREFIX=${MINIMR_NETNS_PREFIX:-mr}
@@ -29,24 +35,42 @@ host_up() { # name ip
 up() {
   local workers=${1:-3}
   mkdir -p "$STATE"
-  # The cluster secret, shared by the JobTracker, the workers and `run` (the hosts share this file system).
-  [ -s "$STATE/secret" ] || (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$STATE/secret")
   ip link add "$BRIDGE" type bridge
   ip link set "$BRIDGE" up
   host_up jt "$SUBNET.1"
-  ip netns exec "$PREFIX-jt" $MINIMR jobtracker --host "$SUBNET.1" --port 7700 --dir "$STATE/jt" --secret-file "$STATE/secret" \
-    --heartbeat-ms 300 --block-size 256k --replication 2 >"$STATE/jt.log" 2>&1 &
+  # TLS by default (the JobTracker listens beyond loopback): on first start it makes the cluster secret,
+  # its certificate authority and its own certificate in its directory.
+  # MINIMR_NETNS_PLAINTEXT=1 runs the cluster in plain text (--insecure-plaintext), for comparison;
+  # MINIMR_NETNS_JT_ARGS adds flags to the JobTracker's command line.
+  local plain=()
+  [ "${MINIMR_NETNS_PLAINTEXT:-}" = 1 ] && plain=(--insecure-plaintext)
+  # shellcheck disable=SC2086
+  ip netns exec "$PREFIX-jt" $MINIMR jobtracker --host "$SUBNET.1" --port 7700 --dir "$STATE/jt" "${plain[@]}" \
+    --heartbeat-ms 300 --block-size 256k --replication 2 ${MINIMR_NETNS_JT_ARGS:-} >"$STATE/jt.log" 2>&1 &
   echo $! >"$STATE/jt.pid"
+  for _ in $(seq 1 150); do
+    [ -s "$STATE/jt/join-url" ] && break
+    sleep 0.2
+  done
+  # Workers and `run` join with the one string `minimr join-token` prints: the JobTracker's URL, the
+  # secret, and the fingerprint of its authority, which they pin (no secret file is copied anywhere).
+  (umask 077 && $MINIMR join-token --dir "$STATE/jt" >"$STATE/join-token")
   for i in $(seq 1 "$workers"); do
     host_up "w$i" "$SUBNET.$((10 + i))"
-    ip netns exec "$PREFIX-w$i" $MINIMR worker --jobtracker "ws://$SUBNET.1:7700" --host "$SUBNET.$((10 + i))" \
-      --id "w$i" --rack "/rack-$(( (i - 1) % 2 ))" --dir "$STATE/w$i" --secret-file "$STATE/secret" >"$STATE/w$i.log" 2>&1 &
+    if [ "${MINIMR_NETNS_CAPTURE:-}" = "w$i" ]; then
+      # Everything on this worker's link, from before it registers (test/cluster/netns.test.ts reads it).
+      ip netns exec "$PREFIX-w$i" tcpdump -i eth0 -s 0 -U -w "$STATE/w$i.pcap" >"$STATE/tcpdump-w$i.log" 2>&1 &
+      echo $! >"$STATE/tcpdump-w$i.pid"
+      for _ in $(seq 1 50); do grep -q listening "$STATE/tcpdump-w$i.log" 2>/dev/null && break; sleep 0.1; done
+    fi
+    MINIMR_JOIN_TOKEN=$(cat "$STATE/join-token") ip netns exec "$PREFIX-w$i" $MINIMR worker --host "$SUBNET.$((10 + i))" \
+      --id "w$i" --rack "/rack-$(( (i - 1) % 2 ))" --dir "$STATE/w$i" >"$STATE/w$i.log" 2>&1 &
     echo $! >"$STATE/w$i.pid"
   done
   # Wait until every worker has registered.
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 150); do
     n=$(run_info 2>/dev/null | grep -c workerId || true)
-    [ "${n:-0}" -ge "$workers" ] && { echo "netns cluster up: JobTracker ws://$SUBNET.1:7700, $workers workers"; return 0; }
+    [ "${n:-0}" -ge "$workers" ] && { echo "netns cluster up: JobTracker $(cat "$STATE/jt/join-url"), $workers workers"; return 0; }
     sleep 0.2
   done
   echo "workers did not register; logs in $STATE" >&2
@@ -54,17 +78,27 @@ up() {
 }
 
 run_info() {
-  ip netns exec "$PREFIX-jt" node --input-type=module -e "
-    import { JobClient } from '$ROOT/dist/src/runtime/index.js';
-    import { clientCredentials } from '$ROOT/dist/src/runtime/wire/index.js';
-    const url = 'ws://$SUBNET.1:7700';
-    const c = await JobClient.connect(url, { security: { credentials: await clientCredentials(url, { secretFile: '$STATE/secret' }) } });
-    for (const w of (await c.clusterInfo()).workers) console.log('workerId', w.workerId, w.host, w.rack);
+  MINIMR_JOIN_TOKEN=$(cat "$STATE/join-token") ip netns exec "$PREFIX-jt" node --input-type=module -e "
+    import { JobClient, parseJoinToken } from '$ROOT/dist/src/runtime/index.js';
+    const t = parseJoinToken(process.env.MINIMR_JOIN_TOKEN);
+    const credentials = { user: 'root', secret: Buffer.from(t.secret) };
+    const c = await JobClient.connect(t.url, { security: { credentials, ...(t.ca ? { tlsPin: t.ca } : {}) } });
+    for (const w of (await c.clusterInfo()).workers) console.log('workerId', w.workerId, w.host, w.rack, w.dataPort);
     c.close();"
 }
 
 run() {
-  MINIMR_JOBTRACKER="ws://$SUBNET.1:7700" MINIMR_SECRET_FILE="$STATE/secret" ip netns exec "$PREFIX-jt" $MINIMR "$@"
+  MINIMR_JOIN_TOKEN=$(cat "$STATE/join-token") ip netns exec "$PREFIX-jt" $MINIMR "$@"
+}
+
+stop_capture() { # ends the capture MINIMR_NETNS_CAPTURE started, its file complete
+  for f in "$STATE"/tcpdump-*.pid; do
+    [ -e "$f" ] || continue
+    pid=$(cat "$f")
+    kill -INT "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    rm -f "$f"
+  done
 }
 
 down() {
@@ -81,6 +115,8 @@ case "${1:-}" in
   up) shift; up "$@" ;;
   run) shift; run "$@" ;;
   info) run_info ;;
+  token) cat "$STATE/join-token" ;;
+  stop-capture) stop_capture ;;
   down) down ;;
-  *) sed -n '2,10p' "$0"; exit 2 ;;
+  *) sed -n '2,15p' "$0"; exit 2 ;;
 esac

@@ -30,12 +30,13 @@ export const CONFIG_SECTIONS = [
   'fs',
   'mrc',
   'web-password',
+  'join-token',
   'bench',
 ] as const;
 /** Commands that talk to a running cluster: the `client` section applies to them. */
 const CLIENT_COMMANDS = new Set(['submit', 'profile', 'profiles', 'job', 'fs', 'mrc', 'web-password']);
 /** What every client command takes: where the JobTracker is and how to prove the cluster secret to it. */
-const CLIENT_OPTIONS = ['jobtracker', 'secret-file', 'user', 'tls-ca'];
+const CLIENT_OPTIONS = ['jobtracker', 'secret-file', 'user', 'tls-ca', 'join-token'];
 
 type ConfigValue = string | number | boolean | ReadonlyArray<string | number>;
 export type CommandConfig = Readonly<Record<string, ConfigValue>>;

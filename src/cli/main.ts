@@ -22,6 +22,7 @@ import {
   webPasswordCommand,
   policiesCommand,
   workerCommand,
+  joinTokenCommand,
 } from './commands/index.js';
 import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
 import { globalOptions } from './options.js';
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
     .command(mrcCommand)
     .command(userCommand)
     .command(webPasswordCommand)
+    .command(joinTokenCommand)
     .command(policiesCommand)
     .command(fsCommand)
     .command(benchCommand)

@@ -18,6 +18,7 @@ export interface GlobalOptions {
   'credential-file': string | undefined;
   user: string | undefined;
   'tls-ca': string | undefined;
+  'join-token': string | undefined;
   config: string | undefined;
 }
 
@@ -39,6 +40,12 @@ export function globalOptions(y: Argv): Argv<GlobalOptions> {
     .option('tls-ca', {
       type: 'string',
       describe: 'certificate authority to trust for a wss:// JobTracker (PEM; default: $MINIMR_TLS_CA)',
+    })
+    .option('join-token', {
+      type: 'string',
+      describe:
+        'join a cluster with the string `minimr join-token` printed: its JobTracker, secret and the authority ' +
+        'to pin (default: $MINIMR_JOIN_TOKEN; prefer the variable, other users can read command lines)',
     })
     .option('config', {
       type: 'string',

@@ -1,8 +1,9 @@
-import { Agent, get, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
 import { open, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import { isMinimrError, MinimrError } from '../errors.js';
+import { dataPortRequest, newDataPortAgent } from '../storage/index.js';
 import { noteTransientBytes } from './gc-pacer.js';
 import { readIndexFile, readRuns, runsEnd, runTotals } from './index-file.js';
 import { MapOutputDirectory } from './map-output-directory.js';
@@ -161,7 +162,8 @@ export async function fetchAll(options: FetchAllOptions): Promise<void> {
   const stop = new AbortController();
   const onCallerAbort = (): void => stop.abort();
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  // HTTPS trusting only the cluster's authority when the cluster is TLS (storage's data-port transport).
+  const agent = newDataPortAgent(concurrency);
   let firstError: unknown;
 
   /** Fetches one segment; false when its output was lost meanwhile (the segment waits for the map's next output). */
@@ -490,7 +492,7 @@ async function fetchRemote(
     const path = shuffleUrlPath(jobId, loc.attemptId, reduceIndex);
     const requestHash = shuffleRequestHash(secret, path);
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      req = get(
+      req = dataPortRequest(
         {
           host: loc.host,
           port: loc.dataPort,
@@ -501,6 +503,7 @@ async function fetchRemote(
         },
         resolve,
       );
+      req.end();
       req.on('timeout', () => req!.destroy(new FetchTryError(`no data from ${where} for ${timeoutMs} ms`, true)));
       req.on('error', (err) => {
         reject(

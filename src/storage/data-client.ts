@@ -1,11 +1,61 @@
-import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:http';
+import {
+  Agent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type RequestOptions,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { deserializeError, MinimrError, type SerializedError } from '../errors.js';
 import type { BlockWriteResult } from './block-store.js';
 import { BLOCK_TOKEN_HEADER } from './block-token.js';
 import type { DatanodeAddress } from './types.js';
 
+/**
+ * How this process reaches data ports (blocks, shuffle, attempt logs): plain HTTP, or, in a TLS
+ * cluster, HTTPS trusting the cluster's authority and nothing else (its workers' certificates are
+ * signed by it for their advertised hosts). A process belongs to one cluster: the worker sets this
+ * when it registers, a task process from its config, a client from the authority it pinned.
+ */
+let dataPortTls: { readonly ca: Buffer; readonly agent: HttpsAgent } | undefined;
 /** Keep-alive: a job reads and writes many blocks between the same few workers. */
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+const plainAgent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+/** From now on, data ports are reached over HTTPS trusting only `ca` (PEM); undefined: plain HTTP again. */
+export function trustClusterAuthority(ca: string | Buffer | undefined): void {
+  if (ca === undefined) {
+    dataPortTls?.agent.destroy();
+    dataPortTls = undefined;
+    return;
+  }
+  const pem = Buffer.from(ca);
+  if (dataPortTls?.ca.equals(pem)) return;
+  dataPortTls?.agent.destroy();
+  dataPortTls = { ca: pem, agent: new HttpsAgent({ keepAlive: true, maxSockets: 64, ca: pem }) };
+}
+
+/** The authority data ports are checked against, when they are reached over HTTPS. */
+export function clusterAuthority(): Buffer | undefined {
+  return dataPortTls?.ca;
+}
+
+/** A keep-alive agent of its own for data ports (a shuffle's fetches), HTTP or HTTPS as this process reaches them. */
+export function newDataPortAgent(maxSockets: number): Agent {
+  return dataPortTls
+    ? new HttpsAgent({ keepAlive: true, maxSockets, ca: dataPortTls.ca })
+    : new Agent({ keepAlive: true, maxSockets });
+}
+
+/**
+ * A request to a data port, over HTTP or HTTPS as this process reaches them (`trustClusterAuthority`);
+ * without an agent of its own, the shared keep-alive one.
+ */
+export function dataPortRequest(options: RequestOptions, onResponse?: (res: IncomingMessage) => void): ClientRequest {
+  if (dataPortTls) {
+    return httpsRequest({ ...options, agent: options.agent ?? dataPortTls.agent, ca: dataPortTls.ca }, onResponse);
+  }
+  return httpRequest({ ...options, agent: options.agent ?? plainAgent }, onResponse);
+}
 const DEFAULT_TIMEOUT_MS = 60_000;
 export const ERROR_TRAILER = 'x-minimr-error';
 export const RANGE_LENGTH_HEADER = 'x-range-length';
@@ -87,7 +137,7 @@ function send(
 ): Promise<IncomingMessage> {
   return new Promise<IncomingMessage>((resolve, reject) => {
     const withToken = options.token === undefined ? headers : { ...headers, [BLOCK_TOKEN_HEADER]: options.token };
-    const req = request({ host: target.host, port: target.dataPort, method, path, headers: withToken, agent });
+    const req = dataPortRequest({ host: target.host, port: target.dataPort, method, path, headers: withToken });
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     req.setTimeout(timeoutMs, () => {
       req.destroy(

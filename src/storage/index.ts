@@ -60,6 +60,7 @@ export {
   BlockTokenKey,
   BLOCK_TOKEN_HEADER,
   DEFAULT_BLOCK_TOKEN_LIFETIME_MS,
+  DEFAULT_BLOCK_KEY_ROLL_MS,
   replicationScope,
   type BlockOperation,
 } from './block-token.js';
@@ -68,6 +69,10 @@ export {
   readRemoteBlock,
   deleteRemoteBlock,
   replicateRemoteBlock,
+  trustClusterAuthority,
+  clusterAuthority,
+  newDataPortAgent,
+  dataPortRequest,
   type DataRequestOptions,
   type RemoteReplicationResult,
 } from './data-client.js';

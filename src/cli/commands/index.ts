@@ -3,6 +3,7 @@ export { benchCommand } from './bench.js';
 export { fsCommand } from './fs.js';
 export { jobCommand } from './job.js';
 export { jobtrackerCommand } from './jobtracker.js';
+export { joinTokenCommand, JOIN_URL_FILE } from './join-token.js';
 export { localCommand } from './local.js';
 export { mrcCommand } from './mrc.js';
 export { policiesCommand } from './policies.js';

@@ -1,13 +1,15 @@
 /** `minimr jobtracker`: the master and NameNode of a cluster, as a service. */
-import { resolve as resolvePath } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { join, resolve as resolvePath } from 'node:path';
 import { DEFAULT_WORKER_LIMITS } from '../../books/index.js';
 import { MinimrError } from '../../errors.js';
-import { JobTracker, forgetClusterSecret, recordClusterSecret } from '../../runtime/index.js';
+import { JobTracker, forgetClusterSecret, reachableAddress, recordClusterSecret } from '../../runtime/index.js';
 import { createUiRequestHandler } from '../../ui/index.js';
 import { createPolicy } from '../../scheduler/index.js';
 import { parseSize } from '../../util/index.js';
 import { tlsIdentity } from '../client.js';
 import { defineCommand, policyOptions, policySettings } from '../options.js';
+import { JOIN_URL_FILE } from './join-token.js';
 
 export const jobtrackerCommand = defineCommand({
   command: 'jobtracker',
@@ -27,6 +29,16 @@ export const jobtrackerCommand = defineCommand({
         })
         .option('tls-cert', { type: 'string', describe: 'serve wss:// with this certificate (PEM); needs --tls-key' })
         .option('tls-key', { type: 'string', describe: 'private key of --tls-cert (PEM)' })
+        .option('insecure-plaintext', {
+          type: 'boolean',
+          default: false,
+          describe:
+            'beyond loopback, serve plain ws:// instead of TLS (block keys and shuffle secrets then cross the network in clear text)',
+        })
+        .option('block-key-roll-ms', {
+          type: 'number',
+          describe: 'make a new block token key this often, ms (default 1 hour; the previous key stays valid as long)',
+        })
         .option('port', { type: 'number', default: 7700 }),
     )
       .option('heartbeat-ms', { type: 'number', default: 1000 })
@@ -132,6 +144,8 @@ export const jobtrackerCommand = defineCommand({
       secretFile: secretFile ? resolvePath(secretFile) : undefined,
       admin: argv.admin,
       tls: await tlsIdentity(argv['tls-cert'], argv['tls-key']),
+      insecurePlaintext: argv['insecure-plaintext'],
+      blockKeyRollMs: argv['block-key-roll-ms'],
       workerLimits: limits,
       auditLog: auditLog === 'none' ? false : auditLog !== undefined ? resolvePath(auditLog) : undefined,
       maxUnauthenticatedPerAddress: maxUnauthenticated,
@@ -140,10 +154,13 @@ export const jobtrackerCommand = defineCommand({
     });
     await jt.start();
     await recordClusterSecret(jt.url, jt.secretFile).catch(() => undefined);
+    // What `minimr join-token` puts in its token: the URL others reach this JobTracker by.
+    const joinUrl = jt.url.replace(/\/\/(0\.0\.0\.0|\[::\]|::):/, `//${reachableAddress(argv.host)}:`);
+    await writeFile(join(resolvePath(argv.dir), JOIN_URL_FILE), `${joinUrl}\n`);
     process.stderr.write(
       `JobTracker ${jt.url}, admin ${jt.admin}, cluster ` +
-        `secret ${jt.secretFile} (give it to workers and clients with ` +
-        `--secret-file or MINIMR_SECRET_FILE)\n`,
+        `secret ${jt.secretFile} (workers join with the string \`minimr join-token --dir ${argv.dir}\` prints, ` +
+        `or give them the secret file with --secret-file or MINIMR_SECRET_FILE)\n`,
     );
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);

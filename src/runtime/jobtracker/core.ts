@@ -14,7 +14,7 @@ import type { JobTokens } from './job-tokens.js';
 import type { MrClusterRuntime } from './mr-cluster-runtime.js';
 import type { ProfileStore } from './profile-store.js';
 import type { PrometheusMetrics } from './prometheus.js';
-import type { JobStatus } from '../wire/index.js';
+import type { ClusterAuthority, JobStatus } from '../wire/index.js';
 
 export interface TrackerCore extends BooksHost {
   readonly admin: string;
@@ -30,6 +30,8 @@ export interface TrackerCore extends BooksHost {
   readonly jobTokens: JobTokens;
   /** Jobs recovered after a restart, waiting for their workers; null once resumed. */
   readonly recovery: JobRecovery | null;
+  /** The cluster's certificate authority in a TLS cluster (tls.ts): it certifies workers' data ports. */
+  readonly clusterAuthority: ClusterAuthority | undefined;
   /** Set while the cluster shuts down: workers leaving is expected then. */
   readonly draining: boolean;
   snapshot(trigger: SchedulingTrigger): ClusterSnapshot;

@@ -4,9 +4,23 @@ import { Books, type Effect } from '../../books/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
 import type { ClusterSnapshot, Policy, SchedulingTrigger } from '../../scheduler/index.js';
-import { DEFAULT_BLOCK_SIZE, DEFAULT_REPLICATION, Namenode, validateUserName } from '../../storage/index.js';
+import {
+  DEFAULT_BLOCK_KEY_ROLL_MS,
+  DEFAULT_BLOCK_SIZE,
+  DEFAULT_BLOCK_TOKEN_LIFETIME_MS,
+  DEFAULT_REPLICATION,
+  Namenode,
+  trustClusterAuthority,
+  validateUserName,
+} from '../../storage/index.js';
 import { phaseTrace, registerPrivateDir, unregisterPrivateDir } from '../../util/index.js';
 import {
+  ClusterAuthority,
+  isLoopbackHost,
+  lendAuthorityInProcess,
+  namesOfListenHost,
+  withdrawAuthorityInProcess,
+  type TlsIdentity,
   lendSecretInProcess,
   loadOrCreateSecret,
   osUserName,
@@ -73,6 +87,8 @@ export class JobTracker implements TrackerCore {
       | 'webPages'
       | 'auditLog'
       | 'maxUnauthenticatedPerAddress'
+      | 'insecurePlaintext'
+      | 'blockKeyRollMs'
     >
   >;
   /** Where the cluster secret is; workers of a local cluster are given this path. */
@@ -84,7 +100,16 @@ export class JobTracker implements TrackerCore {
   private webPasswordOfSecret?: string;
   /** The user who may act on every job and path. */
   readonly admin: string;
-  private readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /** What the JobTracker's port serves TLS with: given, or made at start from the cluster authority; none: plain. */
+  private tls?: TlsIdentity;
+  /**
+   * The cluster's certificate authority (tls.ts), in a TLS cluster: it certifies the workers' data
+   * ports, and every data port client trusts it.
+   */
+  clusterAuthority: ClusterAuthority | undefined;
+  private blockKeyTimer?: NodeJS.Timeout;
+  private readonly blockKeyRollMs: number;
+  private readonly insecurePlaintext: boolean;
   /** Submissions, task successes and ended jobs' history, for restart recovery and `job list --all`. */
   readonly journal: JobJournal;
   private readonly numbering = new AttemptNumbering();
@@ -171,7 +196,16 @@ export class JobTracker implements TrackerCore {
     this.secretGiven = options.secretFile !== undefined;
     this.admin = validateUserName(options.admin ?? osUserName(), 'admin user name');
     this.tls = options.tls;
+    this.insecurePlaintext = options.insecurePlaintext ?? false;
+    this.blockKeyRollMs = options.blockKeyRollMs ?? DEFAULT_BLOCK_KEY_ROLL_MS;
+    if (!(Number.isInteger(this.blockKeyRollMs) && this.blockKeyRollMs >= 100))
+      throw new MinimrError(
+        'EBADCONF',
+        `the block key roll period must be at least 100 ms, got ${this.blockKeyRollMs}`,
+      );
     this.namenode = new Namenode({
+      // A token lives no longer than its key is accepted: the current key's period plus the previous one's.
+      blockTokenLifetimeMs: Math.min(DEFAULT_BLOCK_TOKEN_LIFETIME_MS, this.blockKeyRollMs),
       superuser: this.admin,
       dbPath: join(options.dataDir, 'namenode'),
       defaultBlockSize: options.blockSize,
@@ -284,9 +318,13 @@ export class JobTracker implements TrackerCore {
     if (this.auditFile) this.auditLog = new AuditLog(this.auditFile, this.logger);
     registerPrivateDir(resolvePath(this.options.dataDir), "the JobTracker's directory");
     const keys = { secret: this.secret, userKey: (user: string) => this.users.store.keyOf(user) };
+    await this.setUpTls();
     await this.endpoint.listen(this.options.host, this.options.port, keys, this.webPasswordOfSecret, this.tls);
     this.liveness.start();
     lendSecretInProcess(this.url, this.secret);
+    if (this.clusterAuthority) lendAuthorityInProcess(this.url, this.clusterAuthority.certificate);
+    this.blockKeyTimer = setInterval(() => this.rollBlockKeys(), this.blockKeyRollMs);
+    this.blockKeyTimer.unref();
     this.logger.info(
       {
         url: this.url,
@@ -297,6 +335,39 @@ export class JobTracker implements TrackerCore {
       },
       'JobTracker listening (web pages and /api/v1: any user name, the password `minimr web-password` prints)',
     );
+  }
+
+  /**
+   * TLS by default beyond loopback (issue 34): a JobTracker whose host is not loopback makes (or
+   * reuses) the cluster authority and its own certificate in its directory, unless it was given a
+   * certificate or told `insecurePlaintext`. A TLS JobTracker certifies its workers' data ports and
+   * reaches them (attempt logs) trusting that authority only.
+   */
+  private async setUpTls(): Promise<void> {
+    const host = this.options.host;
+    if (this.tls === undefined && (isLoopbackHost(host) || this.insecurePlaintext)) {
+      if (!isLoopbackHost(host))
+        this.logger.warn(
+          { host },
+          `--insecure-plaintext: the JobTracker listens on ${host} without TLS: block keys, shuffle secrets, job ` +
+            'code and data cross the network in clear text, readable and alterable by anyone on the path',
+        );
+      return;
+    }
+    this.clusterAuthority = await ClusterAuthority.loadOrCreate(this.options.dataDir);
+    this.tls ??= await this.clusterAuthority.serverIdentity(this.options.dataDir, [
+      ...namesOfListenHost(host),
+      ...(isLoopbackHost(host) ? [] : ['127.0.0.1']),
+    ]);
+    trustClusterAuthority(this.clusterAuthority.certificate);
+  }
+
+  /** A new block token key, sent to every live worker (over its TLS link, in a TLS cluster). */
+  private rollBlockKeys(): void {
+    this.namenode.blockKey.roll();
+    const blockKey = this.namenode.blockKey.toString();
+    for (const w of this.books.liveWorkers()) w.data.commands['block-keys']({ blockKey });
+    this.logger.info({ keyId: this.namenode.blockKey.currentKeyId }, 'block token key rolled');
   }
 
   /** Announces an orderly shutdown, so that workers leaving is not reported as a failure. */
@@ -311,7 +382,9 @@ export class JobTracker implements TrackerCore {
     this.journal.freeze();
     this.stopped = true;
     this.liveness.stop();
+    if (this.blockKeyTimer) clearInterval(this.blockKeyTimer);
     withdrawSecretInProcess(this.url);
+    withdrawAuthorityInProcess(this.url);
     for (const w of this.books.liveWorkers()) w.data.peer.close(1001, 'JobTracker shutting down');
     await this.endpoint.close();
     await this.auditLog?.close();

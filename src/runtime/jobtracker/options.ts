@@ -58,8 +58,16 @@ export interface JobTrackerOptions {
   secretFile?: string;
   /** The cluster's administrator, who may act on every job and path (default: the OS user running the JobTracker). */
   admin?: string;
-  /** Serve wss:// (and https://) with this certificate and key (PEM). */
+  /**
+   * Serve wss:// (and https://) with this certificate and key (PEM). Without it, a JobTracker whose
+   * `host` is not loopback makes the cluster's authority and its own certificate in `dataDir`
+   * (tls.ts) and serves TLS with those; workers' data ports are certified by that authority either way.
+   */
   tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /** Serve plain ws:// (and http://) beyond loopback: keys and secrets then cross the network in clear text. */
+  insecurePlaintext?: boolean;
+  /** The NameNode makes a new block token key this often, ms (default 1 hour); the previous one stays valid as long. */
+  blockKeyRollMs?: number;
   /**
    * The web pages, served on the same port for requests that are neither the API nor /metrics:
    * the entry point that starts the JobTracker plugs src/ui in here (the runtime does not import it).

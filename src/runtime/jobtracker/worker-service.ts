@@ -234,11 +234,21 @@ export class WorkerService {
     );
     core.workerRegistered();
     setImmediate(() => core.schedule({ kind: 'worker-joined', workerId: w.workerId }));
+    // In a TLS cluster (every link is then TLS), the worker's data port gets a certificate for its advertised host.
+    const authority = core.clusterAuthority;
+    const tls =
+      authority && message.tlsPublicKey !== undefined
+        ? {
+            tlsCertificate: await authority.issue(message.tlsPublicKey, [address.host], `minimr worker ${w.workerId}`),
+            clusterAuthority: authority.certificate,
+          }
+        : {};
     return {
       heartbeatMs: core.heartbeatMs,
       orphanBlocks,
       orphanMapOutputs,
       blockKey: core.namenode.blockKey.toString(),
+      ...tls,
     };
   }
 

@@ -17,4 +17,9 @@ export interface TaskProcessConfig {
   cpuThrottle?: number;
   /** What the throttle stretches (see cpu-throttle.ts); default 'working'. */
   cpuThrottleBasis?: ThrottleBasis;
+  /**
+   * In a TLS cluster: the cluster authority's certificate (PEM, public), which the task checks every
+   * data port it reads or writes (blocks, shuffle) against.
+   */
+  clusterAuthority?: string;
 }

@@ -41,7 +41,7 @@ import {
   type MergedInput,
 } from '../../shuffle/index.js';
 import { partitionOfKey } from '../../skew/index.js';
-import { FsClient } from '../../storage/index.js';
+import { FsClient, LocalDiskBlockStore, trustClusterAuthority } from '../../storage/index.js';
 import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
@@ -978,6 +978,8 @@ async function main(): Promise<void> {
   }
   config = JSON.parse(raw) as TaskProcessConfig;
   guardAddons(config.addonRoots ?? []);
+  // A TLS cluster's data ports are HTTPS, checked against the cluster authority only.
+  if (config.clusterAuthority !== undefined) trustClusterAuthority(config.clusterAuthority);
   warmUp();
   /** Taken once the process is set up (its IPC channel and listeners in place), before it runs any user code. */
   let clean: CleanState | undefined;

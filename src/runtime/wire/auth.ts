@@ -115,6 +115,11 @@ export interface PeerSecurity {
   readonly credentials?: Credentials;
   /** Certificate authority to trust for a wss:// JobTracker (PEM), besides the system's. */
   readonly tlsCa?: Buffer;
+  /**
+   * SHA-256 fingerprint (hex) of the cluster authority, from a join token: a wss:// JobTracker must
+   * present it in its chain, and it is then the only authority trusted (tls.ts).
+   */
+  readonly tlsPin?: string;
 }
 
 /** Shortest secret accepted, bytes. */

@@ -79,3 +79,5 @@ export { validateSubmission, validateJobConf, parseConfPairs } from './submissio
 
 export type { FrameOf, Message, TaskMessage, MapOutputsChanged, AttemptFinished } from './messages.js';
 export type { UiSource, UiOverview, UiWorker, UiTask } from './web.js';
+export * from './tls.js';
+export * from './join-token.js';

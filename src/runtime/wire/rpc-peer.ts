@@ -38,6 +38,7 @@ import type { AuthResult } from './handshake.js';
 import type { Message } from './messages.js';
 import { PendingReplies } from './pending-replies.js';
 import type { Link } from './stubs.js';
+import { authorityToTrust } from './tls.js';
 
 /** Close codes (RFC 6455) used when a peer misbehaves. */
 export const CLOSE_PROTOCOL_ERROR = 1002;
@@ -297,11 +298,13 @@ export async function connectPeer(
   const credentials = security.credentials ?? inProcessCredentials(url);
   let challenged!: (nonce: string) => void;
   const challenge = new Promise<string>((resolve) => (challenged = resolve));
+  // A pinned authority is checked (and taken from the server's chain) before anything is sent.
+  const ca = await authorityToTrust(url, security.tlsCa, security.tlsPin, timeoutMs);
   const socket = new WebSocket(url, {
     maxPayload: MAX_FRAME_BYTES,
     perMessageDeflate: false,
     handshakeTimeout: timeoutMs,
-    ...(security.tlsCa ? { ca: security.tlsCa } : {}),
+    ...(ca ? { ca } : {}),
   });
   // Listening before the socket opens: the challenge may come in the same packet as the upgrade.
   const awaitHello: RawHandler = (message, p) => {

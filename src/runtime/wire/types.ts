@@ -317,8 +317,15 @@ export type WorkerClaim = Static<typeof WorkerClaimSchema>;
 
 export const RegisterResultSchema = Type.Object({
   heartbeatMs: CountSchema(),
-  /** The NameNode's block token key: the worker's data port checks block access tokens with it. */
+  /**
+   * The NameNode's block token keys (current and previous, BlockTokenKey's text form): the worker's
+   * data port checks block access tokens with them; `block-keys` brings the next ones.
+   */
   blockKey: Type.String(),
+  /** In a TLS cluster: the certificate (PEM) for the worker's `tlsPublicKey` and advertised host. */
+  tlsCertificate: Type.Optional(Type.String({ maxLength: 20_000 })),
+  /** In a TLS cluster: the cluster authority's certificate (PEM), which every data port client trusts. */
+  clusterAuthority: Type.Optional(Type.String({ maxLength: 20_000 })),
   /** Blocks the NameNode does not know: the worker deletes them. */
   orphanBlocks: Type.Array(IdSchema('a block')),
   /** Map outputs no job needs: the worker deletes them. */

@@ -52,6 +52,11 @@ const reports = table({
       blockIds: BlockIds,
       mapOutputs: Type.Optional(Type.Array(HeldMapOutputSchema)),
       space: Type.Optional(DiskSpace),
+      /**
+       * In a TLS cluster: the public key (ECDSA P-256, SPKI PEM) of the worker's data port, for the
+       * JobTracker to certify for the worker's advertised host (tls.ts).
+       */
+      tlsPublicKey: Type.Optional(Type.String({ maxLength: 4096 })),
     }),
     result: RegisterResultSchema,
     allowed: ['daemon'],
@@ -159,6 +164,13 @@ export const JOBTRACKER_TO_WORKER = table({
   'cleanup-job': {
     summary: 'the job ended: drop its map outputs and cached module',
     args: args({ jobId: IdSchema('the job') }),
+    result: null,
+    allowed: ['jobtracker'],
+  },
+  'block-keys': {
+    summary:
+      'the NameNode rolled its block token keys: check tokens with these from now on (the current and the previous key)',
+    args: args({ blockKey: Type.String({ maxLength: 200 }) }),
     result: null,
     allowed: ['jobtracker'],
   },

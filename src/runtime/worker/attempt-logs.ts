@@ -24,7 +24,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { MinimrError, deserializeError } from '../../errors.js';
-import { BLOCK_TOKEN_HEADER, type BlockTokenKey } from '../../storage/index.js';
+import { BLOCK_TOKEN_HEADER, dataPortRequest, type BlockTokenKey } from '../../storage/index.js';
 import {
   ATTEMPT_LOG_STREAMS,
   DEFAULT_LOG_READ_BYTES,
@@ -288,30 +288,54 @@ export async function fetchAttemptLog(
   const query = new URLSearchParams();
   if (offset !== undefined) query.set('offset', String(offset));
   if (length !== undefined) query.set('length', String(length));
-  const url = `${dataUrl}/logs/${encodeURIComponent(where.jobId)}/${encodeURIComponent(where.attemptId)}/${stream}?${query}`;
-  let res: Response;
+  const path = `/logs/${encodeURIComponent(where.jobId)}/${encodeURIComponent(where.attemptId)}/${stream}?${query}`;
+  const { hostname, port } = new URL(dataUrl);
+  let res: { status: number; headers: IncomingMessage['headers']; body: Buffer };
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(15_000), headers: { [BLOCK_TOKEN_HEADER]: token } });
+    // Over HTTPS trusting only the cluster's authority when the cluster is TLS (storage's data-port transport).
+    res = await new Promise((resolve, reject) => {
+      const req = dataPortRequest(
+        { host: hostname.replace(/^\[|\]$/g, ''), port: Number(port), path, headers: { [BLOCK_TOKEN_HEADER]: token } },
+        (r) => {
+          const parts: Buffer[] = [];
+          r.on('data', (c: Buffer) => parts.push(c));
+          r.once('end', () => resolve({ status: r.statusCode ?? 0, headers: r.headers, body: Buffer.concat(parts) }));
+          r.once('error', reject);
+        },
+      );
+      req.setTimeout(15_000, () => req.destroy(new Error('no answer within 15 s')));
+      req.once('error', reject);
+      req.end();
+    });
   } catch (err) {
     throw new MinimrError(
       'EFETCH',
       `cannot read the log of ${where.attemptId} from worker ${where.workerId} (${dataUrl}): ${(err as Error).message}`,
     );
   }
-  if (!res.ok) {
-    const body = (await res.json().catch(() => ({}))) as { code?: string; message?: string };
+  if (res.status < 200 || res.status >= 300) {
+    let body: { code?: string; message?: string } = {};
+    try {
+      body = JSON.parse(res.body.toString('utf8')) as typeof body;
+    } catch {
+      // not JSON: the status says it
+    }
     throw deserializeError({
       code: body.code ?? 'EFETCH',
       message: `worker ${where.workerId}: ${body.message ?? `HTTP ${res.status}`}`,
     });
   }
-  const bytes = Buffer.from(await res.arrayBuffer());
+  const header = (name: string): string | undefined => {
+    const v = res.headers[name];
+    return typeof v === 'string' ? v : undefined;
+  };
+  const bytes = res.body;
   return {
     attemptId: where.attemptId,
     workerId: where.workerId,
     stream,
-    size: Number(res.headers.get('x-minimr-log-size') ?? bytes.length),
-    offset: Number(res.headers.get('x-minimr-log-offset') ?? 0),
+    size: Number(header('x-minimr-log-size') ?? bytes.length),
+    offset: Number(header('x-minimr-log-offset') ?? 0),
     text: bytes.toString('utf8'),
   };
 }

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdir, rm, statfs } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { mkdir, rm, statfs, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { hostname } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +26,7 @@ import {
   checkLocalReplica,
   createDataRequestHandler,
   replicateBlock,
+  trustClusterAuthority,
 } from '../../storage/index.js';
 import {
   jobModuleHash,
@@ -41,7 +43,9 @@ import {
   TASK_TO_WORKER,
   WORKER_TO_JOBTRACKER,
   WORKER_TO_TASK,
+  authorityToTrust,
   connectPeer,
+  newKeyPair,
   stubOf,
   type ArgsOf,
   type AttemptSpec,
@@ -250,7 +254,13 @@ export class Worker {
       | 'taskUser'
     >
   >;
-  private readonly security: PeerSecurity;
+  private security: PeerSecurity;
+  /**
+   * In a TLS cluster (a wss:// JobTracker): the data port's key pair, whose public half the
+   * JobTracker certifies at registration; and the cluster authority every data port is checked against.
+   */
+  private readonly tlsKeys?: { readonly publicKey: string; readonly privateKey: string };
+  private clusterAuthority?: string;
   /** Advertised and bound addresses of the data port: known at start when `host` is not given. */
   private host: string | undefined;
   private bindHost: string | undefined;
@@ -259,7 +269,7 @@ export class Worker {
   private diskMBps: number | undefined;
   private readonly blockStore: LocalDiskBlockStore;
   private readonly shuffleRoot: string;
-  private server?: Server;
+  private server?: Server | HttpsServer;
   private peer?: RpcPeer;
   /** What this worker tells and asks its JobTracker, over the current connection. */
   private readonly jobTracker: Stub<typeof WORKER_TO_JOBTRACKER> = stubOf(WORKER_TO_JOBTRACKER, () => {
@@ -315,6 +325,7 @@ export class Worker {
     this.bindHost = options.bindHost;
     this.diskMBps = options.diskMBps;
     this.security = options.security ?? {};
+    if (options.jobTrackerUrl.startsWith('wss:')) this.tlsKeys = newKeyPair();
     const throttle = options.cpuThrottle ?? 1;
     if (!(Number.isFinite(throttle) && throttle >= 1 && throttle <= 100)) {
       throw new MinimrError(
@@ -404,12 +415,15 @@ export class Worker {
       jobSecret: (jobId) => this.jobSecrets.get(jobId),
     });
     const logs = createAttemptLogRequestHandler(this.logRoot, { blockKey: () => this.blockKey });
-    this.server = createServer((req, res) => {
+    const serve = (req: IncomingMessage, res: ServerResponse): void => {
       if (blocks(req, res) || shuffle(req, res) || logs(req, res)) return;
       res
         .writeHead(404, { 'content-type': 'application/json' })
         .end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));
-    });
+    };
+    // In a TLS cluster, HTTPS only: the certificate comes with the registration (until then no handshake succeeds).
+    this.server = this.tlsKeys ? createHttpsServer({}, serve) : createServer(serve);
+    if (this.tlsKeys) await this.trustPinnedAuthority();
     const host = (this.host ??= await localAddressToward(this.opts.jobTrackerUrl));
     const warning = loopbackAdvertisedWarning(host, hostOfUrl(this.opts.jobTrackerUrl));
     if (warning) this.logger.warn({ host, jobTracker: this.opts.jobTrackerUrl }, warning);
@@ -446,6 +460,34 @@ export class Worker {
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'block report failed');
     }
+  }
+
+  /**
+   * A worker given the pin of the cluster authority (a join token) checks it against the JobTracker's
+   * chain once, keeps the authority in its directory (`cluster-ca.pem`) and trusts only it from then on.
+   */
+  private async trustPinnedAuthority(): Promise<void> {
+    const ca = await authorityToTrust(this.opts.jobTrackerUrl, this.security.tlsCa, this.security.tlsPin);
+    if (ca === undefined || this.security.tlsPin === undefined) return;
+    this.security = { ...this.security, tlsCa: ca };
+    await writeFile(join(this.opts.dataDir, 'cluster-ca.pem'), ca);
+  }
+
+  /**
+   * The certificate the JobTracker gave at registration: the data port serves it, and data ports are
+   * checked against its authority.
+   */
+  private useCertificate(certificate: string | undefined, authority: string | undefined): void {
+    if (!this.tlsKeys || !(this.server instanceof Object) || !('setSecureContext' in this.server)) return;
+    if (certificate === undefined || authority === undefined) {
+      throw new MinimrError(
+        'EPROTOCOL',
+        `the JobTracker at ${this.opts.jobTrackerUrl} serves TLS but gave no certificate for this worker's data port`,
+      );
+    }
+    this.server.setSecureContext({ key: this.tlsKeys.privateKey, cert: `${certificate}${authority}` });
+    this.clusterAuthority = authority;
+    trustClusterAuthority(authority);
   }
 
   private async pruneLogs(): Promise<void> {
@@ -506,9 +548,11 @@ export class Worker {
             blockIds,
             mapOutputs,
             space: await this.diskSpace(),
+            ...(this.tlsKeys ? { tlsPublicKey: this.tlsKeys.publicKey } : {}),
           },
           30_000,
         );
+        this.useCertificate(result.tlsCertificate, result.clusterAuthority);
         this.blockKey = BlockTokenKey.parse(result.blockKey);
         this.peer = peer;
         this.heartbeatMs = result.heartbeatMs;
@@ -603,6 +647,9 @@ export class Worker {
         );
       },
       'cleanup-job': ({ jobId }) => void this.cleanupJob(jobId),
+      'block-keys': ({ blockKey }) => {
+        this.blockKey = BlockTokenKey.parse(blockKey);
+      },
       'map-outputs': (message) => this.mapOutputsChanged({ type: 'map-outputs', ...message }),
     };
   }
@@ -619,6 +666,7 @@ export class Worker {
       addonRoots: this.sandboxes.addonRoots(),
       cpuThrottle: this.cpuThrottle,
       cpuThrottleBasis: this.cpuThrottleBasis,
+      ...(this.clusterAuthority !== undefined ? { clusterAuthority: this.clusterAuthority } : {}),
     };
     taskProcessFile ??= taskProcessEntry(fileURLToPath(new URL('../task/', import.meta.url)));
     const account = sandbox.account;
