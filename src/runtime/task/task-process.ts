@@ -41,7 +41,7 @@ import {
   type MergedInput,
 } from '../../shuffle/index.js';
 import { partitionOfKey } from '../../skew/index.js';
-import { FsClient, LocalDiskBlockStore, trustClusterAuthority } from '../../storage/index.js';
+import { FsClient, trustClusterAuthority } from '../../storage/index.js';
 import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
