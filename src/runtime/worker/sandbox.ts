@@ -150,6 +150,8 @@ export class TaskSandboxes {
     // The task account enters its own directories only: it may pass through the worker's directory
     // (and what leads to it) without listing it; blocks, logs and the module cache stay the worker's.
     await this.searchableFromRoot(this.opts.dataDir);
+    // And it loads the runtime's code, which may sit in a private directory too (a clone in mktemp -d).
+    for (const dir of this.codeDirs) await this.searchableFromRoot(realpathSync(dir));
     await chmod(this.opts.dataDir, 0o711);
     await chmod(this.root, 0o711);
     await chmod(this.opts.shuffleRoot, 0o711);
@@ -164,7 +166,10 @@ export class TaskSandboxes {
     }
   }
 
-  /** Adds search permission for others to `dir`'s ancestors that lack it (e.g. a private temp dir), saying so. */
+  /**
+   * Adds search permission for others to `dir`'s ancestors that lack it (e.g. a private temp dir),
+   * saying so: search only, so the task account passes through them without listing them.
+   */
   private async searchableFromRoot(dir: string): Promise<void> {
     const { root } = parse(dir);
     for (let d = dirname(dir); d !== root && d !== dirname(d); d = dirname(d)) {
@@ -173,8 +178,8 @@ export class TaskSandboxes {
       await chmod(d, (s.mode & 0o7777) | 0o001);
       this.opts.logger.warn(
         { dir: d },
-        'made a directory above the worker directory searchable by others (o+x), so that task processes ' +
-          'running as an unprivileged user reach their sandbox',
+        'made a directory above the worker directory or the runtime code searchable by others (o+x), so ' +
+          'that task processes running as an unprivileged user reach their sandbox and their code',
       );
     }
   }
