@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { createLogger } from '../../src/log.js';
-import { certificateFingerprint, readSecretFile } from '../../src/runtime/wire/index.js';
+import { certificateFingerprint, parseJoinToken, readSecretFile } from '../../src/runtime/wire/index.js';
 import { JobClient, JobTracker, Worker } from '../../src/runtime/index.js';
 import { BLOCK_TOKEN_HEADER, trustClusterAuthority } from '../../src/storage/index.js';
 import { createPolicy } from '../../src/scheduler/index.js';
+import { cliEnv, runMinimr } from '../helpers/cli.js';
 import { isCode, readAll, waitFor } from '../helpers/cluster.js';
 
 const execFileP = promisify(execFile);
@@ -188,6 +189,28 @@ describe('TLS by default beyond loopback', () => {
         } finally {
           client.close();
         }
+
+        // The operator's tools join with the daemon token; a user joins with a token of their own
+        // credential (`minimr join-token --credential`), as that user and no other.
+        const minimr = (args: string[]) => runMinimr(args, { env: cliEnv({ HOME: join(dir, 'home') }) });
+        const daemonToken = (await minimr(['join-token', '--dir', jtDir, '--url', url])).stdout.trim();
+        const credentialFile = join(dir, 'bob.credential');
+        const added = await minimr(['user', 'add', 'bob', '--out', credentialFile, '--join-token', daemonToken]);
+        assert.equal(added.code, 0, added.stderr);
+        const bobToken = (
+          await minimr(['join-token', '--dir', jtDir, '--url', url, '--credential', credentialFile])
+        ).stdout.trim();
+        assert.equal(parseJoinToken(bobToken).user, 'bob');
+        assert.equal(parseJoinToken(bobToken).secret, undefined, "bob's token does not hold the cluster secret");
+        const listed = await minimr(['fs', 'ls', '/', '--join-token', bobToken]);
+        assert.equal(listed.code, 0, listed.stderr);
+        assert.match(listed.stdout, /\/hello\.txt$/m);
+        const asRoot = await minimr(['fs', 'ls', '/', '--join-token', bobToken, '--user', 'root']);
+        assert.equal(asRoot.code, 1);
+        assert.match(
+          asRoot.stderr,
+          /^minimr: EAUTH: the join token holds user bob's credential: it cannot act as root/m,
+        );
 
         // Block keys roll: a token under a key two rolls old is refused, a fresh one accepted
         // (the worker got the keys).
