@@ -21,6 +21,19 @@ async function refusal(p: Promise<unknown>): Promise<MinimrError> {
   return err;
 }
 
+/** A JobTracker on port 0 in `dir` (its own secret there), and a client of its admin (this process's OS user). */
+async function startAt(dir: string): Promise<{ jt: JobTracker; admin: JobClient }> {
+  const jt = new JobTracker({
+    dataDir: dir,
+    port: 0,
+    policy: createPolicy('fifo'),
+    heartbeatMs: 100_000,
+    logger: createLogger('jt', 'silent'),
+  });
+  await jt.start();
+  return { jt, admin: await JobClient.connect(jt.url) };
+}
+
 function asCredentials(c: UserCredential, user = c.user): Credentials {
   return { user, secret: Buffer.from(c.key, 'base64url'), via: 'credential' };
 }
@@ -36,15 +49,7 @@ describe('users who prove who they are', () => {
   let bobCredential: UserCredential;
 
   const start = async () => {
-    jt = new JobTracker({
-      dataDir: dir,
-      port: 0,
-      policy: createPolicy('fifo'),
-      heartbeatMs: 100_000,
-      logger: createLogger('jt', 'silent'),
-    });
-    await jt.start();
-    admin = await JobClient.connect(jt.url);
+    ({ jt, admin } = await startAt(dir));
   };
   const connectAs = (credentials: Credentials) => JobClient.connect(jt.url, { security: { credentials } });
 
@@ -153,15 +158,7 @@ describe('job tokens of tasks', () => {
   let admin: JobClient;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'minimr-job-tokens-'));
-    jt = new JobTracker({
-      dataDir: dir,
-      port: 0,
-      policy: createPolicy('fifo'),
-      heartbeatMs: 100_000,
-      logger: createLogger('jt', 'silent'),
-    });
-    await jt.start();
-    admin = await JobClient.connect(jt.url);
+    ({ jt, admin } = await startAt(dir));
   });
   after(async () => {
     admin?.close();

@@ -73,25 +73,11 @@ export function userKeyBytes(key: unknown, where: string): Buffer {
 
 /** Reads a credential file (`minimr user add` wrote it): private to its owner, JSON `{user, key}`. */
 export async function readCredentialFile(path: string): Promise<Credentials> {
-  let mode: number;
-  let text: string;
-  try {
-    mode = (await stat(path)).mode;
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new MinimrError(
-      'EBADCONF',
-      `cannot read the credential file ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); ` +
-        'give it with --credential-file or MINIMR_CREDENTIAL_FILE (`minimr user add NAME` makes one)',
-    );
-  }
-  if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
-    throw new MinimrError(
-      'EBADCONF',
-      `the credential file ${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); ` +
-        `run \`chmod 600 ${path}\``,
-    );
-  }
+  const text = await readPrivateFile(
+    path,
+    'the credential file',
+    'give it with --credential-file or MINIMR_CREDENTIAL_FILE (`minimr user add NAME` makes one)',
+  );
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -205,8 +191,11 @@ export function proofMatches(expected: string, received: unknown): boolean {
   return timingSafeEqual(Buffer.from(expected, 'utf8'), Buffer.from(received, 'utf8'));
 }
 
-/** Reads a secret file: its content, trimmed, is the secret; it must be private to its owner. */
-export async function readSecretFile(path: string): Promise<Buffer> {
+/**
+ * The text of a file that must be private to its owner (a secret, a credential): EBADCONF, saying
+ * what to do, when it cannot be read (`hint`: where to give it) or others may read it.
+ */
+async function readPrivateFile(path: string, what: string, hint: string): Promise<string> {
   let mode: number;
   let text: string;
   try {
@@ -214,20 +203,24 @@ export async function readSecretFile(path: string): Promise<Buffer> {
     text = await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new MinimrError(
-      'EBADCONF',
-      `cannot read the cluster secret file ${path} ` +
-        `(${code ?? (err as Error).message}); give it with --secret-file ` +
-        `or MINIMR_SECRET_FILE`,
-    );
+    throw new MinimrError('EBADCONF', `cannot read ${what} ${path} (${code ?? (err as Error).message}); ${hint}`);
   }
   if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
     throw new MinimrError(
       'EBADCONF',
-      `the cluster secret file ${path} is readable by other users ` +
-        `(mode ${(mode & 0o777).toString(8)}); run \`chmod 600 ${path}\``,
+      `${what} ${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); run \`chmod 600 ${path}\``,
     );
   }
+  return text;
+}
+
+/** Reads a secret file: its content, trimmed, is the secret; it must be private to its owner. */
+export async function readSecretFile(path: string): Promise<Buffer> {
+  const text = await readPrivateFile(
+    path,
+    'the cluster secret file',
+    'give it with --secret-file or MINIMR_SECRET_FILE',
+  );
   const secret = Buffer.from(text.trim(), 'utf8');
   if (secret.length < MIN_SECRET_BYTES) {
     throw new MinimrError(
