@@ -127,6 +127,9 @@ export interface WorkerOptions {
 /** Default time between two block reports of a worker. */
 export const DEFAULT_BLOCK_REPORT_MS = 10 * 60_000;
 
+/** How long a launch waits for a settling process of its job (`settling`) before it forks one. */
+const SETTLING_WAIT_MS = 200;
+
 interface RunningAttempt {
   readonly spec: AttemptSpec;
   child?: ChildProcess;
@@ -289,6 +292,13 @@ export class Worker {
   private readonly modulesDir: string;
   /** Task processes whose attempt succeeded and left them clean, by the job they ran; least recently idle first. */
   private readonly idle: IdleProcess[] = [];
+  /**
+   * Per job, the processes whose attempt succeeded and that are cleaning up before they say `idle`
+   * (each a promise settled then, or at their exit): a launch of the job waits for one briefly
+   * rather than fork, since a process is forked per job (sandbox.ts) and a fork costs ~200 ms of
+   * CPU (a job's reduce, launched the moment its map is done, would fork otherwise).
+   */
+  private readonly settling = new Map<string, Set<Promise<void>>>();
   /** Where task processes run and what they may touch (sandbox.ts). */
   private readonly sandboxes: TaskSandboxes;
   private stopping = false;
@@ -716,6 +726,32 @@ export class Worker {
     return { child: this.forkTaskProcess(spec, sandbox), warm: false };
   }
 
+  /** Notes a process of `jobId` settling (see `settling`); answers what to call once it is idle or gone. */
+  private settlingProcess(jobId: string): () => void {
+    let done!: () => void;
+    const settled = new Promise<void>((resolve) => (done = resolve));
+    const processes = this.settling.get(jobId) ?? new Set<Promise<void>>();
+    processes.add(settled);
+    this.settling.set(jobId, processes);
+    return () => {
+      processes.delete(settled);
+      if (processes.size === 0 && this.settling.get(jobId) === processes) this.settling.delete(jobId);
+      done();
+    };
+  }
+
+  /** Waits until a settling process of `jobId` is idle or gone, at most about what a fork costs. */
+  private async oneSettled(jobId: string): Promise<void> {
+    const processes = this.settling.get(jobId);
+    if (!processes || processes.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.race(processes),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLING_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+  }
+
   /** A process whose attempt succeeded says it is clean: keep it for the job's next attempt. */
   private keepIdle(child: ChildProcess, jobId: string): void {
     if (this.stopping || !isUsable(child)) {
@@ -792,7 +828,9 @@ export class Worker {
       void log.close();
       return;
     }
+    if (!this.idle.some((p) => p.jobId === spec.jobId)) await this.oneSettled(spec.jobId);
     const { child, warm } = this.takeTaskProcess(spec, sandbox);
+    let settled: (() => void) | undefined;
     record.child = child;
     record.warm = warm;
     record.sandbox = sandbox;
@@ -810,6 +848,8 @@ export class Worker {
       },
       done: (msg) => {
         phaseTrace('w-done', { attempt: spec.attemptId });
+        // Before the report: the JobTracker's next launch of the job may come back at once.
+        if (msg.state === 'succeeded') settled = this.settlingProcess(spec.jobId);
         this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput);
         // A failed attempt's process exits by itself; it is never reused.
         if (msg.state !== 'succeeded') child.kill('SIGKILL');
@@ -818,6 +858,7 @@ export class Worker {
         detach();
         if (record.killReason === undefined) this.keepIdle(child, spec.jobId);
         else child.kill('SIGKILL');
+        settled?.();
       },
       'link-block': ({ attemptId, blockId, token }) => this.linkBlock(record, attemptId, blockId, token),
       ...this.forwardedFsCalls(spec.jobId, spec.jobToken),
@@ -832,6 +873,7 @@ export class Worker {
     record.link = stubOf(WORKER_TO_TASK, () => link);
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
       detach();
+      settled?.();
       if (record.finished) return;
       if (record.killReason !== undefined)
         this.report(record, 'killed', record.counters, { code: 'EKILLED', message: record.killReason });
