@@ -98,7 +98,7 @@ describe('authentication of protocol connections', () => {
       const real = await server((socket) =>
         acceptPeer(
           socket,
-          SECRET,
+          { secret: SECRET, userKey: () => undefined },
           (message, peer) => {
             if (message.type === 'list-jobs')
               throw new Error(`ENOENT: no such file, open '/var/lib/minimr/${peer.user}/secret-file'`);

@@ -15,15 +15,6 @@ import {
   type Credentials,
   type PeerSecurity,
 } from './auth.js';
-
-/**
- * The keys a JobTracker checks proofs with: the cluster secret, and a user's current key by name
- * (undefined for a user unknown or revoked).
- */
-export interface PeerKeys {
-  readonly secret: Buffer;
-  readonly userKey: (user: string) => Buffer | undefined;
-}
 import type { Dispatcher } from './dispatch.js';
 import { decodeFrame, encodeFrame } from './frame-codec.js';
 import {
@@ -39,6 +30,15 @@ import type { Message } from './messages.js';
 import { PendingReplies } from './pending-replies.js';
 import type { Link } from './stubs.js';
 import { authorityToTrust } from './tls.js';
+
+/**
+ * The keys a JobTracker checks proofs with: the cluster secret, and a user's current key by name
+ * (undefined for a user unknown or revoked).
+ */
+export interface PeerKeys {
+  readonly secret: Buffer;
+  readonly userKey: (user: string) => Buffer | undefined;
+}
 
 /** Close codes (RFC 6455) used when a peer misbehaves. */
 export const CLOSE_PROTOCOL_ERROR = 1002;
@@ -216,11 +216,10 @@ export class RpcPeer extends EventEmitter implements Link {
  */
 export function acceptPeer(
   socket: WebSocket,
-  keys: PeerKeys | Buffer,
+  { secret, userKey }: PeerKeys,
   dispatcher: Dispatcher<RpcPeer> | RawHandler,
   logger?: Logger,
 ): RpcPeer {
-  const { secret, userKey } = Buffer.isBuffer(keys) ? { secret: keys, userKey: () => undefined } : keys;
   const serverNonce = newNonce();
   const refuse = (peer: RpcPeer, why: string): never => {
     logger?.warn({ why }, 'connection refused: not authenticated');
