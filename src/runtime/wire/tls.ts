@@ -72,7 +72,9 @@ function cryptoEngine(): pkijs.CryptoEngine {
 /** Whether `host` names this machine's loopback only: a JobTracker listening there stays plain text. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+  return (
+    h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h)
+  );
 }
 
 /** SHA-256 of a certificate's DER, lower-case hex: what a join token pins. */

@@ -10,19 +10,12 @@ import { createSocket } from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { MinimrError } from '../../errors.js';
+import { isLoopbackHost } from '../wire/index.js';
 
 /** Loopback, or the unspecified address (`ws://0.0.0.0:7700` reaches this machine too). */
 export function isLoopbackAddress(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return (
-    h === 'localhost' ||
-    h === '::1' ||
-    h.startsWith('127.') ||
-    h === '0:0:0:0:0:0:0:1' ||
-    h.startsWith('::ffff:127.') ||
-    h === '0.0.0.0' ||
-    h === '::'
-  );
+  const h = host.replace(/^\[|\]$/g, '');
+  return isLoopbackHost(h) || h === '0.0.0.0' || h === '::';
 }
 
 /** Host part of a ws:// URL, without IPv6 brackets. */
