@@ -16,6 +16,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { MinimrError } from '../../errors.js';
+import { isSameOrBelow } from '../../storage/index.js';
 import type { NamenodeOp } from '../wire/index.js';
 import { proofMatches } from '../wire/index.js';
 
@@ -95,11 +96,6 @@ export class JobTokens {
   }
 }
 
-function within(path: string, dir: string): boolean {
-  const base = dir.endsWith('/') ? dir.slice(0, -1) : dir;
-  return path === base || path.startsWith(`${base}/`) || base === '';
-}
-
 /**
  * Throws ETOKEN unless `op` on `paths` stays in what attempt `attemptId` of a job with `job`'s
  * paths may touch (see the file's essay).
@@ -114,7 +110,7 @@ export function checkJobTokenScope(
   const attemptDir = `${job.outputPath}/_temporary/${attemptId}`;
   const allowed = READS.has(op) ? [...job.inputPaths, job.outputPath] : [attemptDir];
   for (const path of paths) {
-    if (allowed.some((dir) => within(path, dir))) continue;
+    if (allowed.some((dir) => isSameOrBelow(path, dir))) continue;
     throw new MinimrError(
       'ETOKEN',
       `a task of job ${jobId} may not ${op} ${path}: its job token allows ` +
