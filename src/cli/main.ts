@@ -17,6 +17,7 @@ import {
   profileCommand,
   profilesCommand,
   simCommand,
+  streamingCommand,
   submitCommand,
   userCommand,
   webPasswordCommand,
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     .command(jobtrackerCommand)
     .command(workerCommand)
     .command(submitCommand)
+    .command(streamingCommand)
     .command(profileCommand)
     .command(profilesCommand)
     .command(jobCommand)

@@ -41,6 +41,7 @@ import {
   type JobSubmission,
   type SerializedInputFormat,
   type SkewSample,
+  type StreamingSubmission,
   type UserCredential,
   type UserListing,
 } from '../wire/index.js';
@@ -62,6 +63,8 @@ export interface SubmitOptions {
   maxAttempts?: number;
   /** Job settings such as 'shuffle.map.bufferBytes' (see JobConf). */
   conf?: JobConf;
+  /** A streaming job's shipped files (`minimr streaming`): the JobTracker runs it with the streaming module. */
+  streaming?: StreamingSubmission;
 }
 
 export interface WaitOptions {
@@ -241,6 +244,12 @@ export class JobClient {
     }
     const conf = validateJobConf(options.conf);
     const cms = conf['skew.strategy'] === 'cms' && reducers > 0;
+    if (cms && options.streaming)
+      throw new MinimrError(
+        'EBADJOB',
+        'skew.strategy "cms" samples the map output in the client, which would run the streaming commands ' +
+          'here: use "hash" or "simple" for a streaming job',
+      );
     if (cms && job.partition) {
       throw new MinimrError(
         'EBADJOB',
@@ -282,6 +291,7 @@ export class JobClient {
       maxAttempts: options.maxAttempts,
       conf: options.conf,
       skewSample,
+      ...(options.streaming ? { streaming: options.streaming } : {}),
     };
   }
 

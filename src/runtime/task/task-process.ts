@@ -637,9 +637,11 @@ class AttemptRunner {
       // record (TeraSort's reduce spent more on those than on merging).
       const copies =
         !job.reduce && !job.compareKeys && this.keyCodec.name === 'bytes' && this.valueCodec.name === 'bytes';
-      this.shuffle.reduceInputGroups = copies
-        ? await this.copyRecords(records, output, expected)
-        : await this.reduceGroups(records, output, ctx, expected);
+      this.shuffle.reduceInputGroups = job.reducePartition
+        ? await this.reducePartition(records, output, ctx, expected)
+        : copies
+          ? await this.copyRecords(records, output, expected)
+          : await this.reduceGroups(records, output, ctx, expected);
       if (job.cleanupReduce) await job.cleanupReduce(ctx);
       await this.throttle.pace();
     } catch (err) {
@@ -683,6 +685,31 @@ class AttemptRunner {
       }
       if (output.needsFlush) await flushOutput(output);
     }
+    return grouping.reduceInputGroups;
+  }
+
+  /** Hands the job's `reducePartition` every key group in one pass; returns the number of groups. */
+  private async reducePartition(
+    records: Iterable<KeyValue>,
+    output: OutputWriter,
+    ctx: ReduceContext<unknown, unknown>,
+    expected: number,
+  ): Promise<number> {
+    const { job, keyCodec, valueCodec } = this;
+    const grouping = createShuffleCounters();
+    const compare = this.compare;
+    const counting = this.countingBytes(records);
+    // Between groups, the output is flushed and progress reported, as reduceGroups does every group.
+    const progress = (records: number) => this.reduceProgress(records, expected);
+    async function* groups() {
+      let n = 0;
+      for (const group of groupByKey(counting, compare, grouping)) {
+        if ((++n & 63) === 0) await progress(grouping.reduceInputRecords);
+        yield { key: keyCodec.decode(group.key), values: decodeAll(group.values, valueCodec) };
+        if (output.needsFlush) await flushOutput(output);
+      }
+    }
+    await job.reducePartition!.call(job, groups(), ctx);
     return grouping.reduceInputGroups;
   }
 
