@@ -312,35 +312,85 @@ function streamingLines(bytes: Buffer): Buffer {
   return out.subarray(0, n);
 }
 
-/** Lines `key<TAB>value\n` of sorted records, written in batches. */
+/** Lines `key<TAB>value\n` of sorted records, copied into pieces of about WRITE_BATCH_BYTES and written. */
 class RecordWriter {
-  private batch: Buffer[] = [];
-  private bytes = 0;
+  private out = Buffer.allocUnsafe(WRITE_BATCH_BYTES);
+  private used = 0;
 
   constructor(private readonly cmd: StreamCommand) {}
 
   async add(key: Buffer, value: Buffer): Promise<void> {
-    this.batch.push(key, TAB_BYTES, value, NEWLINE_BYTES);
-    this.bytes += key.length + value.length + 2;
-    if (this.bytes >= WRITE_BATCH_BYTES) await this.flush();
+    const need = key.length + value.length + 2;
+    if (this.used + need > this.out.length) {
+      await this.flush();
+      if (need > this.out.length) this.out = Buffer.allocUnsafe(need);
+    }
+    const o = this.out;
+    this.used += key.copy(o, this.used);
+    o[this.used++] = TAB;
+    this.used += value.copy(o, this.used);
+    o[this.used++] = NEWLINE;
   }
 
   async flush(): Promise<void> {
-    if (this.batch.length === 0) return;
-    const data = Buffer.concat(this.batch, this.bytes);
-    this.batch = [];
-    this.bytes = 0;
+    if (this.used === 0) return;
+    // The command's stdin keeps what it is given until written: a fresh piece for the next lines.
+    const data = this.out.subarray(0, this.used);
+    this.out = Buffer.allocUnsafe(WRITE_BATCH_BYTES);
+    this.used = 0;
     await this.cmd.write(data);
   }
 }
 
-const TAB_BYTES = Buffer.from('\t');
-const NEWLINE_BYTES = Buffer.from('\n');
+/**
+ * Map output held for one combiner run: the records' lines `key<TAB>value\n` one after another in one
+ * buffer, and where each starts and its key ends (no object per record: a batch holds millions).
+ */
+class CombineBatch {
+  bytes = Buffer.allocUnsafe(1 << 16);
+  used = 0;
+  starts: number[] = [];
+  keyEnds: number[] = [];
 
-/** Map output held for one combiner run. */
-interface Batch {
-  records: Array<[Buffer, Buffer]>;
-  bytes: number;
+  add(src: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void {
+    const need = keyEnd - keyStart + valueEnd - valueStart + 2;
+    if (this.used + need > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.used + need));
+      this.bytes.copy(grown, 0, 0, this.used);
+      this.bytes = grown;
+    }
+    const b = this.bytes;
+    this.starts.push(this.used);
+    this.used += src.copy(b, this.used, keyStart, keyEnd);
+    this.keyEnds.push(this.used);
+    b[this.used++] = TAB;
+    this.used += src.copy(b, this.used, valueStart, valueEnd);
+    b[this.used++] = NEWLINE;
+  }
+
+  get records(): number {
+    return this.starts.length;
+  }
+
+  /** The lines in key order (bytewise, stable), in pieces of about WRITE_BATCH_BYTES. */
+  *sortedLines(): Generator<Buffer> {
+    const { bytes, starts, keyEnds } = this;
+    const order = starts.map((_, i) => i);
+    order.sort((x, y) => bytes.compare(bytes, starts[y]!, keyEnds[y]!, starts[x]!, keyEnds[x]!) || x - y);
+    let out = Buffer.allocUnsafe(WRITE_BATCH_BYTES);
+    let n = 0;
+    for (const i of order) {
+      const start = starts[i]!;
+      const end = i + 1 < starts.length ? starts[i + 1]! : this.used;
+      if (n + end - start > out.length) {
+        if (n > 0) yield out.subarray(0, n);
+        out = Buffer.allocUnsafe(Math.max(WRITE_BATCH_BYTES, end - start));
+        n = 0;
+      }
+      n += bytes.copy(out, n, start, end);
+    }
+    if (n > 0) yield out.subarray(0, n);
+  }
 }
 
 export default defineJob({
@@ -364,26 +414,22 @@ export default defineJob({
           }
         : {}),
     });
-    // Without a combiner each record goes to the shuffle (or the part file) as it comes.
-    const batch: Batch = { records: [], bytes: 0 };
-    const pendingCombines: Batch[] = [];
+    // Without a combiner each record goes to the shuffle (or the part file) as it comes; with one, into
+    // a batch that is combined when full (between input chunks, while the mapper waits) and at the end.
+    let batch = new CombineBatch();
+    const full: CombineBatch[] = [];
     const onRecord = combiner
       ? (bytes: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number) => {
-          batch.records.push([
-            Buffer.from(bytes.subarray(keyStart, keyEnd)),
-            Buffer.from(bytes.subarray(valueStart, valueEnd)),
-          ]);
-          batch.bytes += keyEnd - keyStart + valueEnd - valueStart + 16;
-          ctx.count('streaming.combineInputRecords');
-          if (batch.bytes >= COMBINE_BATCH_BYTES) {
-            pendingCombines.push({ records: batch.records.splice(0), bytes: batch.bytes });
-            batch.bytes = 0;
+          batch.add(bytes, keyStart, keyEnd, valueStart, valueEnd);
+          if (batch.used >= COMBINE_BATCH_BYTES) {
+            full.push(batch);
+            batch = new CombineBatch();
           }
         }
       : (bytes: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number) =>
           ctx.emitKeyBytes(bytes, keyStart, keyEnd, bytes.subarray(valueStart, valueEnd));
-    const combine = async (b: Batch) => {
-      b.records.sort((x, y) => Buffer.compare(x[0], y[0]));
+    const combine = async (b: CombineBatch) => {
+      ctx.count('streaming.combineInputRecords', b.records);
       await runCommand(
         'combiner',
         combiner!,
@@ -394,21 +440,18 @@ export default defineJob({
           ctx.emitKeyBytes(bytes, keyStart, keyEnd, bytes.subarray(valueStart, valueEnd));
         },
         async (cmd) => {
-          const writer = new RecordWriter(cmd);
-          for (const [k, v] of b.records) await writer.add(k, v);
-          await writer.flush();
+          for (const lines of b.sortedLines()) await cmd.write(lines);
         },
       );
     };
     await runCommand('mapper', mapper, env, ctx, onRecord, async (cmd) => {
       for await (const chunk of input.chunks()) {
         await cmd.write(streamingLines(chunk.bytes));
-        // A full batch is combined between input chunks, while the mapper waits.
-        for (let b = pendingCombines.shift(); b; b = pendingCombines.shift()) await combine(b);
+        for (let b = full.shift(); b; b = full.shift()) await combine(b);
       }
     });
-    for (let b = pendingCombines.shift(); b; b = pendingCombines.shift()) await combine(b);
-    if (combiner && batch.records.length > 0) await combine(batch);
+    for (let b = full.shift(); b; b = full.shift()) await combine(b);
+    if (combiner && batch.records > 0) await combine(batch);
   },
   async reducePartition(groups, ctx) {
     const reducer = commandParam(ctx.params, 'reducer');

@@ -3,8 +3,10 @@
  * mapper or reducer as child processes, whose memory is the attempt's as much as the task's own, as
  * a YARN container's process tree is. The worker (which may read every process's /proc, the task may
  * not) samples the tree below the task process: the attempt's PEAK_RSS_BYTES includes the commands'
- * peak, and an attempt whose task and commands together hold more than its grant is failed, as
- * YARN's ContainersMonitor kills a container "running beyond physical memory limits".
+ * peak, and an attempt whose commands hold more than its grant is failed, as YARN's ContainersMonitor
+ * kills a container "running beyond physical memory limits". The task process itself is not policed
+ * (no job's is: its buffers are sized from the grant); a streaming task's own use is its sort buffer
+ * and little else, so the commands are given the grant.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -64,8 +66,8 @@ export function descendantsRssBytes(rootPid: number): number {
 export const COMMAND_MEMORY_SAMPLE_MS = 250;
 
 /**
- * Samples the commands below a task process until stopped: their peak, and `onOverBudget` once the
- * task and its commands together hold more than `budgetBytes`.
+ * Samples the commands below a task process until stopped: their peak, and `onOverBudget` once they
+ * hold more than `budgetBytes`.
  */
 export class CommandMemoryWatch {
   peakBytes = 0;
@@ -89,11 +91,9 @@ export class CommandMemoryWatch {
     let commandBytes = 0;
     for (const pid of pids) commandBytes += processRssBytes(pid);
     if (commandBytes > this.peakBytes) this.peakBytes = commandBytes;
-    if (commandBytes === 0) return;
-    const taskBytes = processRssBytes(this.taskPid);
-    if (taskBytes + commandBytes > this.budgetBytes) {
+    if (commandBytes > this.budgetBytes) {
       this.stop();
-      this.onOverBudget(taskBytes, commandBytes);
+      this.onOverBudget(processRssBytes(this.taskPid), commandBytes);
     }
   }
 

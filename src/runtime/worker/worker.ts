@@ -864,8 +864,8 @@ export class Worker {
           record.failure = {
             code: 'ETASK',
             message:
-              `${spec.attemptId} is running beyond its memory: its task process (${mib(taskBytes)} MiB) and its ` +
-              `commands (${mib(commandBytes)} MiB) hold more than the ${spec.memoryMb} MiB granted; killed`,
+              `${spec.attemptId} is running beyond its memory: its commands hold ${mib(commandBytes)} MiB, ` +
+              `more than the ${spec.memoryMb} MiB granted (its task process ${mib(taskBytes)} MiB besides); killed`,
             details: { attemptId: spec.attemptId, taskId: spec.taskId },
           };
           child.kill('SIGKILL');
