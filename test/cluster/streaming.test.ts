@@ -70,6 +70,7 @@ describe('streaming jobs on a 3-worker cluster', () => {
       params: job.params,
       conf: job.conf,
       streaming: job.streaming,
+      name: job.name,
       reducers: options.reducers,
       ...submit,
     });
@@ -239,6 +240,33 @@ describe('streaming jobs on a 3-worker cluster', () => {
     assert.match(r.stderr, /EBADPATH/);
     assert.ok(r.stderr.includes(missing), r.stderr);
     await assert.rejects(t.fs.stat('/out/never'));
+  });
+
+  it('minimr streaming runs a job from the command line, named after its commands', async () => {
+    await t.fs.put(Buffer.from('b\na\nc\tz\n'), '/in/abc.txt');
+    const r = await runMinimr([
+      'streaming',
+      '--jobtracker',
+      t.cluster.url,
+      '--secret-file',
+      t.cluster.jobTracker.secretFile,
+      '--input',
+      '/in/abc.txt',
+      '--output',
+      '/out/cli',
+      '--mapper',
+      'cat',
+      '--reducer',
+      'cat',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    // Sorted by key; a line without a tab is a key with an empty value, written `key<TAB>`.
+    assert.equal((await readOutput(t.fs, '/out/cli')).toString(), 'a\t\nb\t\nc\tz\n');
+    const jobs = await t.cluster.client.list();
+    assert.ok(
+      jobs.some((j) => j.name === 'streaming: cat | cat'),
+      JSON.stringify(jobs.map((j) => j.name)),
+    );
   });
 
   it('runs the streaming module, not the one a client sent, and refuses MINIMR_ in --cmdenv', async () => {

@@ -37,6 +37,8 @@ export interface StreamingOptions {
 
 /** A streaming job as submitted: the module to submit, and what goes with it. */
 export interface StreamingJob {
+  /** `streaming: MAPPER | REDUCER`, cut to 200 characters: recurring jobs' profiles are kept by name. */
+  readonly name: string;
   readonly modulePath: string;
   readonly params: Record<string, JsonValue>;
   readonly conf: JobConf;
@@ -80,7 +82,10 @@ export async function streamingJob(options: StreamingOptions): Promise<Streaming
       );
     params.taskTimeoutMs = ms;
   }
+  const commands = [options.mapper, options.combiner, options.reducers === 0 ? undefined : options.reducer];
+  const name = `streaming: ${commands.filter((c) => c !== undefined).join(' | ')}`;
   return {
+    name: name.length > 200 ? `${name.slice(0, 197)}...` : name,
     modulePath: STREAMING_MODULE_FILE,
     params,
     conf: parseConfPairs(confPairs),
@@ -155,6 +160,7 @@ export const streamingCommand = defineCommand({
       .option('reducers', { type: 'number', alias: 'r', describe: 'reduce tasks; 0: map-only (default 1)' })
       .option('overwrite', { type: 'boolean', default: false })
       .option('pool', { type: 'string' })
+      .option('name', { type: 'string', describe: 'job name (default: streaming: MAPPER | COMBINER | REDUCER)' })
       .option('conf', {
         type: 'string',
         array: true,
@@ -187,6 +193,7 @@ export const streamingCommand = defineCommand({
         pool: argv.pool,
         conf: job.conf,
         streaming: job.streaming,
+        name: argv.name ?? job.name,
       });
       if (!argv.wait) {
         process.stdout.write(`${jobId}\n`);

@@ -65,6 +65,11 @@ export interface SubmitOptions {
   conf?: JobConf;
   /** A streaming job's shipped files (`minimr streaming`): the JobTracker runs it with the streaming module. */
   streaming?: StreamingSubmission;
+  /**
+   * The job's name instead of its module's: streaming jobs share one module, and a recurring job's
+   * profile is kept by name.
+   */
+  name?: string;
 }
 
 export interface WaitOptions {
@@ -273,7 +278,7 @@ export class JobClient {
       skewSample = await this.sampleSketch(job, inputPaths, input, params, shared, reducers, conf);
     }
     return {
-      name: job.name,
+      name: options.name ?? job.name,
       moduleName,
       moduleSource: source,
       inputPaths,
