@@ -155,6 +155,16 @@ describe('streaming jobs on a 3-worker cluster', () => {
     assert.deepEqual(await readOutput(t.fs, '/out/binary'), Buffer.concat(want));
   });
 
+  it('a reducer may write after its input ends, more than the output buffers hold', async () => {
+    const status = await run(
+      'late-reducer',
+      { mapper: 'cat', reducer: 'cat > /dev/null; yes "$(printf "late\\tline")" | head -n 600000', reducers: 1 },
+      { input: ['/in/one.txt'] },
+    );
+    assert.equal(status.state, 'succeeded');
+    assert.equal((await readOutput(t.fs, '/out/late-reducer')).toString(), 'late\tline\n'.repeat(600_000));
+  });
+
   it('a mapper that exits non-zero fails the job with the end of its stderr', async () => {
     const err = await failure('exit3', {
       mapper: 'cat > /dev/null; echo "first line" >&2; echo "the mapper gave up" >&2; exit 3',

@@ -699,17 +699,48 @@ class AttemptRunner {
     const grouping = createShuffleCounters();
     const compare = this.compare;
     const counting = this.countingBytes(records);
-    // Between groups, the output is flushed and progress reported, as reduceGroups does every group.
+    // Output is flushed as it fills, in the background and one flush at a time: a reducePartition may
+    // emit between groups or after the last one (a streaming reducer writes when its process does).
+    let flushing: Promise<void> | undefined;
+    let flushError: unknown;
+    const flushFull = (): Promise<void> | undefined => {
+      if (!flushing && output.needsFlush) {
+        flushing = (async () => {
+          while (output.needsFlush) await flushOutput(output);
+        })()
+          .catch((err: unknown) => {
+            flushError ??= err;
+          })
+          .finally(() => {
+            flushing = undefined;
+          });
+      }
+      return flushing;
+    };
+    const emitting: ReduceContext<unknown, unknown> = {
+      ...ctx,
+      emit: (k, v) => {
+        if (flushError !== undefined) throw flushError;
+        output.emit(k, v);
+        void flushFull();
+      },
+    };
+    // Between groups, progress is reported and a flush waited for, as reduceGroups does every group.
     const progress = (records: number) => this.reduceProgress(records, expected);
     async function* groups() {
       let n = 0;
       for (const group of groupByKey(counting, compare, grouping)) {
         if ((++n & 63) === 0) await progress(grouping.reduceInputRecords);
         yield { key: keyCodec.decode(group.key), values: decodeAll(group.values, valueCodec) };
-        if (output.needsFlush) await flushOutput(output);
+        await flushFull();
       }
     }
-    await job.reducePartition!.call(job, groups(), ctx);
+    try {
+      await job.reducePartition!.call(job, groups(), emitting);
+    } finally {
+      await flushing;
+    }
+    if (flushError !== undefined) throw flushError;
     return grouping.reduceInputGroups;
   }
 
