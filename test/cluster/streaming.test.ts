@@ -10,6 +10,7 @@ import type { JobStatus, SubmitOptions } from '../../src/runtime/index.js';
 import { runMinimr } from '../helpers/cli.js';
 import {
   appModule,
+  fixtureModule,
   isCode,
   makeText,
   parseCounts,
@@ -276,6 +277,17 @@ describe('streaming jobs on a 3-worker cluster', () => {
     assert.ok(
       jobs.some((j) => j.name === 'streaming: cat | cat'),
       JSON.stringify(jobs.map((j) => j.name)),
+    );
+  });
+
+  it('any other job still may not start processes', async () => {
+    await assert.rejects(
+      t.cluster.client.run(fixtureModule('sandbox-probe'), { output: '/out/spawn', params: { probe: 'spawn' } }),
+      (err: Error) => {
+        assert.match(err.message, /ERR_ACCESS_DENIED/);
+        assert.match(err.message, /ChildProcess/);
+        return true;
+      },
     );
   });
 
