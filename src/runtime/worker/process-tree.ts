@@ -8,7 +8,7 @@
  * (no job's is: its buffers are sized from the grant); a streaming task's own use is its sort buffer
  * and little else, so the commands are given the grant.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 const PAGE_BYTES = 4096;
 
@@ -22,14 +22,39 @@ export function processRssBytes(pid: number): number {
   }
 }
 
-/** The processes below `rootPid` (children, their children...), from every process's parent in /proc. */
-export function descendantPids(rootPid: number): number[] {
+/**
+ * The direct children of `pid` from its threads' `children` files (Linux with CONFIG_PROC_CHILDREN:
+ * a few reads, not one per process of the host); undefined where the kernel has no such files.
+ */
+function childrenOf(pid: number): number[] | undefined {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const tid of threads) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(`/proc/${pid}/task/${tid}`)) return undefined;
+      continue;
+    }
+    for (const child of text.split(' ')) if (child.trim() !== '') out.push(Number(child));
+  }
+  return out;
+}
+
+/** Every process's children, from every process's parent in /proc (where there are no `children` files). */
+function childrenByScan(): Map<number, number[]> {
   const children = new Map<number, number[]>();
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return [];
+    return children;
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
@@ -45,12 +70,26 @@ export function descendantPids(rootPid: number): number[] {
     if (list) list.push(Number(entry));
     else children.set(ppid, [Number(entry)]);
   }
+  return children;
+}
+
+/** The processes below `rootPid` (children, their children...). */
+export function descendantPids(rootPid: number): number[] {
+  let scan: Map<number, number[]> | undefined;
+  const of = (pid: number): number[] => {
+    if (!scan) {
+      const direct = childrenOf(pid);
+      if (direct !== undefined) return direct;
+      scan = childrenByScan();
+    }
+    return scan.get(pid) ?? [];
+  };
   const out: number[] = [];
-  const stack = [...(children.get(rootPid) ?? [])];
+  const stack = [...of(rootPid)];
   while (stack.length > 0) {
     const pid = stack.pop()!;
     out.push(pid);
-    stack.push(...(children.get(pid) ?? []));
+    stack.push(...of(pid));
   }
   return out;
 }
