@@ -131,6 +131,18 @@ describe('streaming jobs on a 3-worker cluster', () => {
     assert.equal((await readOutput(t.fs, '/out/map-only')).toString('utf8'), want);
   });
 
+  it("feeds a last line without its newline (and a CRLF file's last CR) ended by \\n", async () => {
+    await t.fs.put(Buffer.from('x\r\n\r\ny\tv\r'), '/in/no-final-newline.txt');
+    const status = await run(
+      'no-final-newline',
+      { mapper: 'od -An -c | tr -s " " | tr -d "\\n"; echo', reducers: 0 },
+      { input: ['/in/no-final-newline.txt'] },
+    );
+    assert.equal(status.state, 'succeeded');
+    // What the mapper read, as od shows it: "x\n", "\n", "y\tv\n".
+    assert.equal((await readOutput(t.fs, '/out/no-final-newline')).toString(), ' x \\n \\n y \\t v \\n\t\n');
+  });
+
   it('passes binary, non-UTF-8 keys and values through byte for byte, sorted by their bytes', async (ctx) => {
     if (!python) return ctx.skip('no python3 on this machine');
     const script = join(local, 'binary.py');
