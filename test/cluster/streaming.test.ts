@@ -185,6 +185,15 @@ describe('streaming jobs on a 3-worker cluster', () => {
     assert.match(err.message, /exited with status 3/);
     assert.match(err.message, /the mapper gave up/);
     assert.match(err.message, /first line/);
+    // A reducer's too, and only the last lines of a long stderr.
+    const reducerErr = await failure(
+      'reducer-exit',
+      { mapper: 'cat', reducer: 'cat > /dev/null; seq 1 5000 >&2; exit 2', reducers: 1 },
+      { input: ['/in/one.txt'] },
+    );
+    assert.match(reducerErr.message, /streaming reducer `[^`]+` exited with status 2; its stderr ends:\n4991\n/);
+    assert.match(reducerErr.message, /\n5000$/);
+    assert.doesNotMatch(reducerErr.message, /\n4990\n/);
   });
 
   it('a command missing on the worker fails its attempts with the shell message', async () => {
