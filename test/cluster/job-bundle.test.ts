@@ -251,6 +251,11 @@ describe('job modules bundled on submit', () => {
         client.submit(join(JOBS, 'native-addon.mjs'), { input: ['/in/text.txt'], output: '/out/n' }),
         isCode('EJOBMODULE', new RegExp(`${at}: package "native-pkg" cannot be bundled: it builds a native addon`)),
       );
+      const napiAt = await locationOf('napi-addon.mjs', "from 'lz4-napi'", "'lz4-napi'");
+      await assert.rejects(
+        client.submit(join(JOBS, 'napi-addon.mjs'), { input: ['/in/text.txt'], output: '/out/n' }),
+        isCode('EJOBMODULE', new RegExp(`${napiAt}: package "lz4-napi" cannot be bundled: it is a native addon`)),
+      );
     });
   });
 });
