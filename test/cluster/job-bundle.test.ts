@@ -87,6 +87,23 @@ describe('job modules bundled on submit', () => {
     assert.equal(sortedLines(await readOutput(t.fs, '/out/split')), want);
   });
 
+  it("a package's optional native addon is left out: its JavaScript fallback runs", async () => {
+    const lines = ['abc', 'Straße 日本'];
+    await t.fs.put(Buffer.from(`${lines.join('\n')}\n`), '/in/lines.txt');
+    const status = await client.run(join(JOBS, 'optional-native.mjs'), {
+      input: ['/in/lines.txt'],
+      output: '/out/opt',
+    });
+    assert.equal(status.state, 'succeeded');
+    assert.equal(
+      sortedLines(await readOutput(t.fs, '/out/opt')),
+      lines
+        .map((l) => `${[...l].reverse().join('')}\tplain`)
+        .sort()
+        .join('\n'),
+    );
+  });
+
   it('a TypeScript job importing a TypeScript helper runs, with the same output', async () => {
     const status = await client.run(join(JOBS, 'wordcount-ts.ts'), { input: ['/in/text.txt'], output: '/out/ts' });
     assert.equal(status.state, 'succeeded');
@@ -250,6 +267,15 @@ describe('job modules bundled on submit', () => {
       await assert.rejects(
         client.submit(join(JOBS, 'native-addon.mjs'), { input: ['/in/text.txt'], output: '/out/n' }),
         isCode('EJOBMODULE', new RegExp(`${at}: package "native-pkg" cannot be bundled: it builds a native addon`)),
+      );
+      // A package that cannot work without one: refused as the client loads the bundle, at the require.
+      const requireAt = await locationOf('node_modules/needs-native/index.js', 'REQUIRES THE ADDON', 'require');
+      await assert.rejects(
+        client.submit(join(JOBS, 'needs-native.mjs'), { input: ['/in/text.txt'], output: '/out/n' }),
+        isCode(
+          'EJOBMODULE',
+          new RegExp(`package "native-pkg" cannot be bundled: it builds a native addon.*\\(at ${requireAt}\\)$`),
+        ),
       );
       const napiAt = await locationOf('napi-addon.mjs', "from 'lz4-napi'", "'lz4-napi'");
       await assert.rejects(

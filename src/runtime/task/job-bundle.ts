@@ -15,6 +15,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import type { Message, Plugin } from 'esbuild';
 import { MinimrError } from '../../errors.js';
+import { UNBUNDLABLE } from './user-stack.js';
 
 /**
  * The largest bundle a client ships: it travels in one submission frame, whose limit is 16 MiB
@@ -81,6 +82,10 @@ function refuseNativeAddons(): Plugin {
   return {
     name: 'minimr-refuse-native-addons',
     setup(b) {
+      b.onLoad({ filter: /.*/, namespace: UNBUNDLABLE }, (args) => ({
+        contents: `throw Object.assign(new Error(${JSON.stringify(args.pluginData)}), { code: 'MODULE_NOT_FOUND' });`,
+        loader: 'js',
+      }));
       b.onResolve({ filter: /\.node$/ }, (args) => ({
         errors: [{ text: `native addon "${args.path}" cannot be bundled: ${WHY_NO_NATIVE}` }],
       }));
@@ -100,7 +105,14 @@ function refuseNativeAddons(): Plugin {
           let reason = checked.get(pkg.root);
           if (!reason) checked.set(pkg.root, (reason = nativeReason(pkg.root)));
           const why = await reason;
-          if (why) return { errors: [{ text: `package "${pkg.name}" cannot be bundled: ${why}; ${WHY_NO_NATIVE}` }] };
+          const refusal = why && `package "${pkg.name}" cannot be bundled: ${why}; ${WHY_NO_NATIVE}`;
+          // A package's require() of an addon is most often optional, in a try block with a JavaScript
+          // fallback (msgpackr's msgpackr-extract, ws's bufferutil): it gets a module that throws as it
+          // is required, as a missing one would, and the fallback runs. One that is not optional throws
+          // as the client loads the bundle, at submit.
+          if (refusal && args.kind !== 'import-statement' && packageRootOf(args.importer) !== undefined)
+            return { path: pkg.name, namespace: UNBUNDLABLE, pluginData: refusal };
+          if (refusal) return { errors: [{ text: refusal }] };
         }
         return {
           path: found.path,

@@ -62,11 +62,13 @@ export async function importJobModule(file: string, displayName = file, instance
       throw new MinimrError('EBADJOB', `job module ${displayName}: ${(err as MinimrError).message}`, {
         module: displayName,
       });
-    // A module that throws as it loads: where, in the user's files.
+    // A module that throws as it loads: where, in the user's files. The stored copy's path (a client's
+    // temporary directory, a worker's sandbox) means nothing to the user: it is named as they named it.
     const user = userStackOf(err, file);
+    const message = ((err as Error)?.message ?? String(err)).replaceAll(pathToFileURL(file).href, displayName);
     throw new MinimrError(
       'EJOBMODULE',
-      `job module ${displayName} does not load: ${(err as Error)?.message ?? String(err)}` +
+      `job module ${displayName} does not load: ${message.replaceAll(file, displayName)}` +
         `${user ? ` (at ${user.at})` : ''}`,
       { module: displayName, ...(user ? { at: user.at, stack: user.stack } : {}) },
     );

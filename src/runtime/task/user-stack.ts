@@ -25,6 +25,12 @@ export interface UserStack {
   readonly at: string;
 }
 
+/**
+ * The esbuild namespace of the modules that stand in a bundle for a native package another package
+ * requires (job-bundle.ts): their frames (`minimr-unbundlable:pkg`) are not the user's code.
+ */
+export const UNBUNDLABLE = 'minimr-unbundlable';
+
 const INLINE_MAP = /\/\/# sourceMappingURL=data:application\/json;base64,([A-Za-z0-9+/=]+)\s*$/;
 /** `    at name (file:line:col)` or `    at file:line:col`, `async ` or `new ` prefixed. */
 const FRAME = /^\s*at (?:(.+?) \()?(.+?):(\d+):(\d+)\)?$/;
@@ -85,6 +91,7 @@ export function userStackOf(err: unknown, bundleFile: string, source?: string): 
     const map = sourceMapOf(bundleFile, source);
     const entry = map?.findEntry(Number(m[3]) - 1, Number(m[4]) - 1);
     if (!entry || !('originalSource' in entry) || entry.originalSource === undefined) continue;
+    if (entry.originalSource.startsWith(`${UNBUNDLABLE}:`)) continue;
     const where = `${entry.originalSource}:${entry.originalLine + 1}:${entry.originalColumn + 1}`;
     at ??= where;
     const name = m[1];
