@@ -86,9 +86,13 @@ function refuseNativeAddons(): Plugin {
         contents: `throw Object.assign(new Error(${JSON.stringify(args.pluginData)}), { code: 'MODULE_NOT_FOUND' });`,
         loader: 'js',
       }));
-      b.onResolve({ filter: /\.node$/ }, (args) => ({
-        errors: [{ text: `native addon "${args.path}" cannot be bundled: ${WHY_NO_NATIVE}` }],
-      }));
+      b.onResolve({ filter: /\.node$/ }, (args) => {
+        const refusal = `native addon "${args.path}" cannot be bundled: ${WHY_NO_NATIVE}`;
+        // As for a native package (below): a package's require() of one may be optional.
+        if (args.kind !== 'import-statement' && packageRootOf(args.importer) !== undefined)
+          return { path: args.path, namespace: UNBUNDLABLE, pluginData: refusal };
+        return { errors: [{ text: refusal }] };
+      });
       // Bare specifiers: the package they resolve to, checked before any of its files is read.
       b.onResolve({ filter: /^[^./]/ }, async (args) => {
         if (args.pluginData === resolving || args.path.startsWith('node:') || /^minimr(\/|$)/.test(args.path))
