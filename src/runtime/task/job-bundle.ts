@@ -57,13 +57,8 @@ async function nativeReason(root: string): Promise<string | undefined> {
     // no readable package.json: judged by its files alone
   }
   if (pkg.gypfile === true) return 'it builds a native addon (its package.json says gypfile)';
-  if (
-    await stat(join(root, 'binding.gyp')).then(
-      () => true,
-      () => false,
-    )
-  )
-    return 'it builds a native addon (binding.gyp)';
+  const hasGypFile = await stat(join(root, 'binding.gyp')).then(Boolean, () => false);
+  if (hasGypFile) return 'it builds a native addon (binding.gyp)';
   if (pkg.napi !== undefined) return 'it is a native addon built with napi-rs';
   const deps = { ...(pkg.dependencies as object), ...(pkg.optionalDependencies as object) };
   const loader = NATIVE_LOADERS.find((d) => Object.hasOwn(deps, d));
