@@ -119,6 +119,9 @@ describe('cluster/README.md and cluster/systemd/minimr.json, run as written', ()
       env: admin,
     });
     assert.equal(token.code, 0, token.stderr);
+    const password = await runMinimr(['web-password', '--config', config], { env: admin });
+    assert.equal(password.code, 0, password.stderr);
+    assert.match(password.stdout, /\S{16,}/);
     const alice = bareEnv({ MINIMR_JOIN_TOKEN: token.stdout.trim() });
     const text = makeText(100_000, 31);
     const corpus = join(dir, 'corpus.txt');
