@@ -211,6 +211,12 @@ export class MrClusterRuntime implements BlockScope {
       );
     }
     const root = mrClusterRoot(name);
+    // Its staging directory (outputWorkDir) would lie beside the root, outside the cluster's namespace.
+    if (s.overwrite && s.outputPath === root)
+      throw new MinimrError('EBADJOB', `--overwrite cannot replace the MR-cluster's root ${root}: write below it`, {
+        path: root,
+        cluster: name,
+      });
     for (const p of [s.outputPath, ...(s.input.kind === 'generated' ? [] : s.inputPaths)]) {
       if (mrClusterOfPath(p) !== name) {
         throw new MinimrError(
