@@ -200,8 +200,8 @@ export async function runOnLocalFiles(
       ...(options.blockSize !== undefined ? { blockSize: options.blockSize } : {}),
       // One machine: no need for each worker to measure its disk at start-up.
       diskMBpsOf: () => 100,
-      logger: createLogger('run', process.env.MINIMR_LOG_LEVEL ?? 'warn'),
-      // The workers' warnings are about a cluster that lives for one job; their errors still show.
+      // Warnings are about a cluster that lives for one job (its workers leaving on Ctrl-C, say); errors still show.
+      logger: createLogger('run', process.env.MINIMR_LOG_LEVEL ?? 'error'),
       workerLogLevel: process.env.MINIMR_LOG_LEVEL ?? 'error',
     });
     starting.catch(() => undefined);
