@@ -81,6 +81,8 @@ export class JobCompletion {
     // A failed or killed job's partial output is of no use and would block a re-run; one that was
     // to replace an output has only its staging directory to remove (or nothing, if it committed).
     await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : this.discardable(job));
+    // An attempt still writing when the commit replaced the output may have made the staging directory again.
+    if (job.state === 'succeeded' && this.discardable(job) !== out) await this.removeOutput(job, this.discardable(job));
     job.data.settled = true;
     const entry = historyEntry(job);
     const status = entry.status;
