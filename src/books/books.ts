@@ -788,7 +788,15 @@ export class Books<D extends EngineData = EngineData> {
       this.endJob(job, 'failed', now, effects, {
         code: 'EJOBFAILED',
         message,
-        details: { jobId: job.id, taskId: task.id, attemptId: attempt.id, cause: error.code },
+        details: {
+          jobId: job.id,
+          taskId: task.id,
+          attemptId: attempt.id,
+          cause: error.code,
+          // Where the user's code threw (ETASK), so the job's status shows it.
+          ...(error.details?.at !== undefined ? { at: error.details.at } : {}),
+          ...(error.details?.stack !== undefined ? { stack: error.details.stack } : {}),
+        },
       });
       return effects;
     }

@@ -3,13 +3,14 @@
  * be started with one file and no long command line:
  *
  *   { "jobtracker": { "port": 7700, "dir": "/var/lib/minimr/jt", "policy": "fair", "pools": "/etc/minimr/pools.json" },
- *     "worker":     { "jobtracker": "ws://10.0.0.1:7700", "rack": "/rack-a", "map-slots": 4 },
- *     "client":     { "jobtracker": "ws://10.0.0.1:7700", "secret-file": "/etc/minimr/secret" } }
+ *     "worker":     { "join-token": "minimr-join-1....", "rack": "/rack-a", "map-slots": 4 },
+ *     "client":     { "join-token": "minimr-join-1...." } }
  *
  * A section holds the options of its command (`local`, `jobtracker`, `worker`, `submit`, `sim`,
- * `profile`, `profiles`, `job`, `fs`, `bench`) by their flag names (`map-slots` or `mapSlots`),
+ * `profile`, `profiles`, `job`, `fs`, `bench`, `user`, `run`, ...) by their flag names (`map-slots` or `mapSlots`),
  * with the values the flags take (numbers as numbers, `--param k=v` lists as arrays); `client`
- * sets `jobtracker`, `secret-file`, `user` and `tls-ca` for every command that talks to a cluster. Flags on the command
+ * sets `jobtracker`, `secret-file`, `user`, `tls-ca`, `join-token` and `credential-file` for every command
+ * that talks to a cluster. Flags on the command
  * line win over the file. A file that cannot be read, is not JSON, has an unknown section or a value of a
  * wrong type is EBADCONF naming the file and the key; an option the command does not have is
  * refused by the command line parser, as a mistyped flag is.
@@ -32,11 +33,13 @@ export const CONFIG_SECTIONS = [
   'web-password',
   'join-token',
   'bench',
+  'user',
+  'run',
 ] as const;
 /** Commands that talk to a running cluster: the `client` section applies to them. */
-const CLIENT_COMMANDS = new Set(['submit', 'profile', 'profiles', 'job', 'fs', 'mrc', 'web-password']);
+const CLIENT_COMMANDS = new Set(['submit', 'profile', 'profiles', 'job', 'fs', 'mrc', 'web-password', 'user']);
 /** What every client command takes: where the JobTracker is and how to prove the cluster secret to it. */
-const CLIENT_OPTIONS = ['jobtracker', 'secret-file', 'user', 'tls-ca', 'join-token'];
+const CLIENT_OPTIONS = ['jobtracker', 'secret-file', 'user', 'tls-ca', 'join-token', 'credential-file'];
 
 type ConfigValue = string | number | boolean | ReadonlyArray<string | number>;
 export type CommandConfig = Readonly<Record<string, ConfigValue>>;

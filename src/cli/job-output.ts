@@ -1,4 +1,5 @@
 /** How the commands that run or show jobs (`local --example`, `submit`, `job`) print them. */
+import type { SerializedError } from '../errors.js';
 import type { JobStatus } from '../runtime/index.js';
 import { escapeControlCharacters } from '../util/index.js';
 
@@ -31,4 +32,14 @@ export function printStatus(s: JobStatus): void {
 
 export function printCounters(s: JobStatus): void {
   for (const [k, v] of Object.entries(s.counters).sort()) if (v) process.stderr.write(`  ${k.padEnd(28)} ${v}\n`);
+}
+
+/**
+ * The user's own stack of an error their code threw (`details.stack`: its first line and the user's
+ * frames at their files and lines, see task/user-stack.ts), indented under the error's line.
+ */
+export function printUserStack(error: SerializedError | undefined, indent = '  '): void {
+  const stack = error?.details?.stack;
+  if (typeof stack !== 'string') return;
+  for (const line of stack.split('\n')) process.stdout.write(`${indent}${escapeControlCharacters(line)}\n`);
 }

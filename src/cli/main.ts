@@ -16,6 +16,7 @@ import {
   mrcCommand,
   profileCommand,
   profilesCommand,
+  runCommand,
   simCommand,
   streamingCommand,
   submitCommand,
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
     .config(config)
     // In the order `minimr --help` lists them.
     .command(localCommand)
+    .command(runCommand)
     .command(simCommand)
     .command(jobtrackerCommand)
     .command(workerCommand)

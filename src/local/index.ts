@@ -4,3 +4,4 @@
  * runtime to the UI, which the runtime itself never imports.
  */
 export { LocalCluster, type LocalClusterOptions, type LocalWorkerProcess } from './local-cluster.js';
+export { runOnLocalFiles, type LocalJob, type LocalRunOptions, type LocalRunResult } from './run-local.js';

@@ -397,34 +397,63 @@ export class Namenode implements NamenodeApi {
   }
 
   rename(from: string, to: string, caller?: Caller): Promise<void> {
-    return this.exclusive(async () => {
-      validatePath(from);
-      validatePath(to);
-      if (from === '/' || to === '/')
-        throw new MinimrError('EBADPATH', 'the root directory cannot be renamed', { path: from, to });
-      const who = caller ?? this.superCaller;
-      this.traverse(who, from);
-      this.traverse(who, to);
-      const inode = this.inodes.get(from);
-      if (!inode) throw new MinimrError('ENOENT', `no such file or directory: ${from}`, { path: from });
-      if (from === to) return;
-      if (isSameOrBelow(to, from))
-        throw new MinimrError('EBADPATH', `cannot move ${from} into itself (${to})`, { path: from, to });
-      if (this.inodes.has(to)) throw new MinimrError('EEXIST', `destination exists: ${to}`, { path: to });
-      this.requireRemovable(who, from);
-      requireAccess(who, this.requireParentDir(to), parentOf(to), 'write', 'execute');
-      const changes = new Map<string, Inode | null>();
-      const moved = this.subtree(from);
-      for (const oldPath of moved) changes.set(oldPath, null);
-      for (const oldPath of moved) changes.set(to + oldPath.slice(from.length), this.inodes.get(oldPath)!);
-      await this.applyChanges(changes);
-      for (const oldPath of moved) {
-        const newPath = to + oldPath.slice(from.length);
-        const moving = this.inodes.get(newPath);
-        if (moving?.type === 'file') for (const block of moving.blocks) this.blockOwner.set(block.blockId, newPath);
-        for (const pending of this.pendingBlocks.values()) if (pending.path === oldPath) pending.path = newPath;
-      }
-    });
+    return this.exclusive(() => this.move(from, to, false, caller));
+  }
+
+  /**
+   * Moves `from` to `to`, replacing whatever is at `to` (a file or a whole tree), as HDFS's rename
+   * with OVERWRITE: one batch, so a crash leaves either the old `to` or the moved `from`, never a
+   * mix. A job's output replaced with `--overwrite` is committed this way. Removing the old `to`
+   * needs the rights `remove -r` would.
+   */
+  renameReplacing(from: string, to: string, caller?: Caller): Promise<void> {
+    return this.exclusive(() => this.move(from, to, true, caller));
+  }
+
+  /** Throws what `renameReplacing` onto `path` would for the old `path` (EPERM), without changing anything. */
+  async checkReplaceable(path: string, caller?: Caller): Promise<void> {
+    validatePath(path);
+    const who = caller ?? this.superCaller;
+    this.traverse(who, path);
+    if (path === '/') throw new MinimrError('EBADPATH', 'the root directory cannot be replaced', { path });
+    if (!this.inodes.has(path)) return;
+    for (const p of this.subtree(path)) this.requireRemovable(who, p);
+  }
+
+  private async move(from: string, to: string, replacing: boolean, caller: Caller | undefined): Promise<void> {
+    validatePath(from);
+    validatePath(to);
+    if (from === '/' || to === '/')
+      throw new MinimrError('EBADPATH', 'the root directory cannot be renamed', { path: from, to });
+    const who = caller ?? this.superCaller;
+    this.traverse(who, from);
+    this.traverse(who, to);
+    const inode = this.inodes.get(from);
+    if (!inode) throw new MinimrError('ENOENT', `no such file or directory: ${from}`, { path: from });
+    if (from === to) return;
+    if (isSameOrBelow(to, from))
+      throw new MinimrError('EBADPATH', `cannot move ${from} into itself (${to})`, { path: from, to });
+    if (replacing && isSameOrBelow(from, to))
+      throw new MinimrError('EBADPATH', `cannot replace ${to} with a path inside it (${from})`, { path: from, to });
+    if (this.inodes.has(to) && !replacing) throw new MinimrError('EEXIST', `destination exists: ${to}`, { path: to });
+    this.requireRemovable(who, from);
+    requireAccess(who, this.requireParentDir(to), parentOf(to), 'write', 'execute');
+    const doomed = replacing && this.inodes.has(to) ? this.subtree(to) : [];
+    for (const p of doomed) this.requireRemovable(who, p);
+    const doomedFiles = doomed.map((p) => this.inodes.get(p)).filter((i): i is FileInode => i?.type === 'file');
+    const changes = new Map<string, Inode | null>(doomed.map((p) => [p, null]));
+    const moved = this.subtree(from);
+    for (const oldPath of moved) changes.set(oldPath, null);
+    for (const oldPath of moved) changes.set(to + oldPath.slice(from.length), this.inodes.get(oldPath)!);
+    await this.applyChanges(changes);
+    // Before the moved files' blocks take their new paths, some of which the replaced files had.
+    if (doomed.length > 0) this.dropBlocksOf(new Set(doomed), doomedFiles);
+    for (const oldPath of moved) {
+      const newPath = to + oldPath.slice(from.length);
+      const moving = this.inodes.get(newPath);
+      if (moving?.type === 'file') for (const block of moving.blocks) this.blockOwner.set(block.blockId, newPath);
+      for (const pending of this.pendingBlocks.values()) if (pending.path === oldPath) pending.path = newPath;
+    }
   }
 
   // ---------------------------------------------------------------- writing

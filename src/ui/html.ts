@@ -117,6 +117,7 @@ th{background:#eef1f5;font-weight:600}td.num,th.num{text-align:right;font-varian
 .bar span{display:block;height:10px;background:#3a7bd5}
 .state-succeeded{color:#1b7f3b}.state-failed{color:#b3261e}.state-killed{color:#8a5a00}.state-running{color:#1f5fbf}
 pre.log{background:#10141a;color:#e4e8ee;padding:10px;overflow:auto;max-height:70vh;white-space:pre-wrap}
+pre.stack{background:#fff;border:1px solid #d6dae1;padding:6px 8px;margin:4px 0;overflow:auto;white-space:pre-wrap}
 .empty{color:#5b6472;font-style:italic}.error{color:#b3261e}details summary{cursor:pointer;color:#1f5fbf}
 `;
 

@@ -31,6 +31,16 @@ function stateLabel(state: string): SafeHtml {
   return html`<span class="state-${state}">${state}</span>`;
 }
 
+/** A user's exception's own stack (task/user-stack.ts), where its code threw; nothing for other errors. */
+function userStack(error: { details?: Record<string, unknown> } | undefined, open: boolean): SafeHtml | '' {
+  const stack = error?.details?.stack;
+  if (typeof stack !== 'string') return '';
+  const at = typeof error?.details?.at === 'string' ? error.details.at : 'stack';
+  return open
+    ? html`<pre class="stack" data-field="errorStack">${stack}</pre>`
+    : html`<details><summary>at ${at}</summary><pre class="stack">${stack}</pre></details>`;
+}
+
 function card(label: string, value: string, field: string): SafeHtml {
   return html`<div class="card"><b data-field="${field}">${value}</b><span>${label}</span></div>`;
 }
@@ -215,7 +225,7 @@ export function jobPage(s: JobStatus, tasks: readonly UiTask[], now: number): st
     ['profile', 'profile', s.profile.state === 'rejected' ? `not usable: ${s.profile.reason}` : s.profile.state],
   ];
   const body = html`
-${s.error ? html`<p class="error" data-field="error">${s.error.code}: ${s.error.message}</p>` : ''}
+${s.error ? html`<p class="error" data-field="error">${s.error.code}: ${s.error.message}</p>${userStack(s.error, true)}` : ''}
 <table id="job-summary"><tbody>${summary.map(([label, field, value]) => html`<tr><th>${label}</th><td data-field="${field}">${value}</td></tr>`)}</tbody></table>
 <h2>Tasks (${tasks.length})</h2>
 ${table(
@@ -245,7 +255,7 @@ ${table(
     {
       title: 'state',
       cell: (a) =>
-        html`${stateLabel(a.state)}${a.error ? html`<br><span class="error">${a.error.code}: ${a.error.message}</span>` : ''}`,
+        html`${stateLabel(a.state)}${a.error ? html`<br><span class="error">${a.error.code}: ${a.error.message}</span>${userStack(a.error, false)}` : ''}`,
       field: 'state',
     },
     { title: 'started', cell: (a) => formatTime(a.startTime) },

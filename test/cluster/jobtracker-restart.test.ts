@@ -197,12 +197,14 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     reducers: number,
     when: (s: JobStatus) => boolean,
     keptKind: 'map' | 'reduce',
+    overwrite = false,
   ) {
     const jobId = await client.submit(fixtureModule('slow-wordcount'), {
       input: ['/in/text.txt'],
       output,
       reducers,
       params,
+      overwrite,
     });
     const seen: JobStatus[] = [];
     const following = client.waitForCompletion(jobId, {
@@ -294,6 +296,42 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
       assert.ok(seenAfter.length > 0, 'the client kept following the job after the restart');
       assert.ok(before.size >= 1);
       await assertKeptAndCorrect(jobId, '/out/mid-reduce', 4, before, 'reduce');
+    },
+  );
+
+  it(
+    'SIGKILL in the map phase of an --overwrite job: it resumes in its staging directory, and ' +
+      'its commit replaces the previous output whole',
+    async () => {
+      await client.fs.put(Buffer.from('previous result\n'), '/out/replaced/part-r-00009');
+      const { jobId, final, before, seenAfter } = await runThroughRestart(
+        '/out/replaced',
+        3,
+        (s) => s.mapsCompleted >= 3 && s.mapsCompleted <= s.mapsTotal - 4,
+        'map',
+        true,
+      );
+      assert.equal(final.state, 'succeeded');
+      assert.ok(
+        seenAfter.some((s) => s.mapsCompleted < s.mapsTotal),
+        'the JobTracker was restarted while the job ran',
+      );
+      await assertKeptAndCorrect(jobId, '/out/replaced', 3, before, 'map');
+      assert.deepEqual(
+        (await client.fs.list('/out/replaced')).map((f) => f.path),
+        [
+          '/out/replaced/_SUCCESS',
+          '/out/replaced/part-r-00000',
+          '/out/replaced/part-r-00001',
+          '/out/replaced/part-r-00002',
+        ],
+        'nothing of the previous output is left',
+      );
+      assert.deepEqual(
+        (await client.fs.list('/out')).filter((f) => f.path.includes('.overwrite-')),
+        [],
+        'no staging directory is left',
+      );
     },
   );
 

@@ -13,7 +13,8 @@ import { JobClient, JobTracker } from '../../src/runtime/index.js';
 import { JobJournal } from '../../src/runtime/jobtracker/job-journal.js';
 import type { AttemptSpec } from '../../src/runtime/wire/index.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
-import { appModule } from '../helpers/cluster.js';
+import { Namenode } from '../../src/storage/index.js';
+import { appModule, waitFor } from '../helpers/cluster.js';
 import { registerFakeWorker, type FakeWorker } from '../helpers/jobtracker.js';
 
 function startAt(dir: string): Promise<JobTracker> {
@@ -136,5 +137,93 @@ describe('JobTracker restart recovery: what is kept, what re-runs', () => {
     await journal.close();
     const started = await startAt(journalDir);
     await started.stop();
+  });
+});
+
+/** An empty file at `path`, as a writer that wrote nothing leaves one. */
+async function emptyFile(nn: Namenode, path: string): Promise<void> {
+  await nn.create(path, { replication: 1 });
+  await nn.complete(path);
+}
+
+describe('JobTracker restart recovery of a job replacing its output (--overwrite)', () => {
+  let dir: string;
+  let jt: JobTracker | undefined;
+  let client: JobClient | undefined;
+  const workers: FakeWorker[] = [];
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'minimr-recovery-overwrite-'));
+  });
+  after(async () => {
+    for (const w of workers) w.close();
+    client?.close();
+    await jt?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a JobTracker that died after its commit replaced the output ends the job as succeeded, re-running nothing', async () => {
+    jt = await startAt(dir);
+    client = await JobClient.connect(jt.url);
+    const w1 = await registerFakeWorker(jt.url, 'w1', { map: 2, reduce: 1 });
+    workers.push(w1);
+    await emptyFile(jt.namenode, '/out/pi/part-r-00000');
+    await emptyFile(jt.namenode, '/out/pi/notes-of-the-old-output');
+    const jobId = await client.submit(appModule('pi'), {
+      output: '/out/pi',
+      overwrite: true,
+      params: { maps: 1, samples: 10 },
+    });
+    const staging = `/out/.pi.overwrite-${jobId}`;
+    assert.equal((await jt.namenode.stat(staging)).type, 'dir', 'the job writes beside its output');
+    assert.deepEqual(
+      (await jt.namenode.list('/out/pi')).map((f) => f.path),
+      ['/out/pi/notes-of-the-old-output', '/out/pi/part-r-00000'],
+      'the old output is left alone while the job runs',
+    );
+    await w1.heartbeat(jobId);
+    const map = w1.launched.find((s) => s.kind === 'map')!;
+    assert.ok(map.outputTempPath.startsWith(`${staging}/_temporary/${map.attemptId}/`), map.outputTempPath);
+    w1.peer.send({
+      type: 'attempt-finished',
+      workerId: 'w1',
+      attemptId: map.attemptId,
+      state: 'succeeded',
+      counters: {},
+      mapOutput: { partitionBytes: [8], partitionRecords: [1] },
+    });
+    await w1.heartbeat(jobId);
+    assert.ok(w1.launched.some((s) => s.kind === 'reduce'));
+    client.close();
+    await jt.stop();
+    w1.close();
+
+    // What its commit did before the JobTracker died: the reduce's part and the marker in the
+    // staging directory, which then replaced the output; the job's end was never journaled.
+    const nn = new Namenode({ dbPath: join(dir, 'namenode'), logger: createLogger('nn', 'silent') });
+    await nn.open();
+    await emptyFile(nn, `${staging}/part-r-00000`);
+    await emptyFile(nn, `${staging}/_SUCCESS`);
+    await nn.renameReplacing(staging, '/out/pi');
+    await nn.close();
+
+    jt = await startAt(dir);
+    client = await JobClient.connect(jt.url);
+    const w1again = await registerFakeWorker(jt.url, 'w1', { map: 2, reduce: 1 }, 1, [
+      { jobId, attemptId: map.attemptId },
+    ]);
+    workers.push(w1again);
+    await w1again.heartbeat(jobId);
+    const final = await waitFor('the recovered job to end', async () => {
+      const s = await client!.status(jobId);
+      return s.state === 'succeeded' || s.state === 'failed' ? s : undefined;
+    });
+    assert.equal(final.state, 'succeeded', final.error?.message);
+    assert.deepEqual(w1again.launched, [], 'nothing ran again');
+    assert.deepEqual(
+      (await jt.namenode.list('/out/pi')).map((f) => f.path),
+      ['/out/pi/_SUCCESS', '/out/pi/part-r-00000'],
+    );
+    await assert.rejects(jt.namenode.stat(staging), /ENOENT|no such file/);
   });
 });

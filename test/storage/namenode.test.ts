@@ -222,6 +222,63 @@ describe('Namenode namespace', () => {
     });
   });
 
+  it('renameReplacing replaces a whole tree (or a file) in one step, and drops the old blocks', async () => {
+    await withNamenode(async (nn, reopen) => {
+      nn.registerDatanode(node('w1', 'r1'), []);
+      const old0 = await writeFile(nn, '/out/part-r-00000', [3]);
+      const old1 = await writeFile(nn, '/out/part-r-00001', [4]);
+      const oldMarker = await writeFile(nn, '/out/_SUCCESS', [0]);
+      const fresh = await writeFile(nn, '/.out.overwrite-job_1/part-r-00000', [9]);
+      await writeFile(nn, '/.out.overwrite-job_1/_SUCCESS', [0]);
+      await nn.renameReplacing('/.out.overwrite-job_1', '/out');
+      assert.deepEqual(
+        (await nn.list('/out')).map((f) => [f.path, f.length]),
+        [
+          ['/out/_SUCCESS', 0],
+          ['/out/part-r-00000', 9],
+        ],
+      );
+      assert.deepEqual(
+        (await nn.getBlocks('/out/part-r-00000')).map((b) => b.blockId),
+        fresh,
+      );
+      await assert.rejects(nn.stat('/.out.overwrite-job_1'), rejectsWith('ENOENT'));
+      // Onto nothing it is a rename; onto a file it replaces the file; never onto an ancestor.
+      await writeFile(nn, '/staged/f', [1]);
+      await nn.renameReplacing('/staged', '/new-out');
+      assert.equal((await nn.stat('/new-out/f')).length, 1);
+      await writeFile(nn, '/a-file', [2]);
+      await writeFile(nn, '/staged2/g', [5]);
+      await nn.renameReplacing('/staged2', '/a-file');
+      assert.equal((await nn.stat('/a-file')).type, 'dir');
+      await assert.rejects(nn.renameReplacing('/new-out/f', '/new-out'), rejectsWith('EBADPATH'));
+      await assert.rejects(nn.renameReplacing('/new-out', '/new-out/f'), rejectsWith('EBADPATH'));
+
+      const again = await reopen();
+      assert.equal((await again.stat('/out/part-r-00000')).length, 9);
+      await assert.rejects(again.stat('/out/part-r-00001'), rejectsWith('ENOENT'));
+      // The replaced files' blocks are nobody's now: the block report has them deleted.
+      const orphans = again.registerDatanode(node('w1', 'r1'), [...old0, ...old1, ...oldMarker, ...fresh]);
+      assert.deepEqual(orphans.sort(), [...old0, ...old1, ...oldMarker].sort());
+    });
+  });
+
+  it('renameReplacing needs the rights remove -r would need on the replaced tree', async () => {
+    await withNamenode(async (nn) => {
+      const alice = nn.callerFor('alice');
+      const bob = nn.callerFor('bob');
+      await nn.mkdir('/shared', { parents: true });
+      await nn.chmod('/shared', '1777');
+      await nn.mkdir('/shared/out', {}, alice);
+      await nn.mkdir('/shared/staged', {}, bob);
+      await assert.rejects(nn.checkReplaceable('/shared/out', bob), rejectsWith('EPERM'));
+      await assert.rejects(nn.renameReplacing('/shared/staged', '/shared/out', bob), rejectsWith('EPERM'));
+      assert.equal((await nn.stat('/shared/out')).owner, 'alice');
+      await nn.checkReplaceable('/shared/out', alice);
+      await nn.checkReplaceable('/shared/nothing-there', bob);
+    });
+  });
+
   it('remove needs recursive for a non-empty directory and schedules deletion of every replica', async () => {
     await withNamenode(async (nn) => {
       nn.registerDatanode(node('w1', 'r1'), []);

@@ -9,6 +9,7 @@ export { mrcCommand } from './mrc.js';
 export { policiesCommand } from './policies.js';
 export { profileCommand } from './profile.js';
 export { profilesCommand } from './profiles.js';
+export { runCommand } from './run.js';
 export { simCommand } from './sim.js';
 export { streamingCommand, streamingJob, type StreamingJob, type StreamingOptions } from './streaming.js';
 export { submitCommand } from './submit.js';

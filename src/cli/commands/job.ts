@@ -7,7 +7,7 @@ import {
 } from '../../runtime/index.js';
 import { escapeTerminalControls } from '../../util/index.js';
 import { withClient } from '../client.js';
-import { printCounters, printStatus } from '../job-output.js';
+import { printCounters, printStatus, printUserStack } from '../job-output.js';
 import { defineGroup, jobtrackerOption } from '../options.js';
 
 /** How the job's tasks were planned: from the profile of its name, or regular. */
@@ -49,6 +49,7 @@ export const jobCommand = defineGroup({
           await withClient(argv, async (c) => {
             const s = await c.status(argv.id);
             printStatus(s);
+            printUserStack(s.error, '    ');
             printProfileUse(s);
             printCounters(s);
           });
@@ -68,6 +69,7 @@ export const jobCommand = defineGroup({
                   `ms ${a.memoryMb} ` +
                   `MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${escapeTerminalControls(a.error.message)}` : ''}\n`,
               );
+              printUserStack(a.error, '    ');
             }
           });
         },

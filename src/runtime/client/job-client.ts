@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,7 +18,7 @@ import type { InputPlacement } from '../../scheduler/index.js';
 import { FsClient, computeSplits, type FileStatus, type FsckReport, type InputSplit } from '../../storage/index.js';
 import type { MrClusterListing, MrClusterRow } from '../jobtracker/index.js';
 import { TaskSplitInput } from '../task/input.js';
-import { importJobModule, jobModuleHash, readJobModuleSource, storeJobModule } from '../task/index.js';
+import { importJobModule, jobModuleHash, readJobModuleSource, storeJobModule, userStackOf } from '../task/index.js';
 import {
   CLIENT_PROTOCOL,
   Dispatcher,
@@ -102,6 +102,29 @@ function sampleInput(
   return new TaskSplitInput(fs, input, format, mapIndex, undefined, records);
 }
 
+/** A job module this client loaded: the job, and the bundle's file and text (to map its stacks). */
+interface LoadedJob {
+  readonly job: AnyJobDefinition;
+  readonly file: string;
+  readonly source: string;
+}
+
+/**
+ * What the user's code run here (`prepare`, a skew sample's `map`) threw, as ETASK at the user's own
+ * line; an engine error it passed on stays as it is.
+ */
+function userCodeError(err: unknown, where: string, file: string, source: string): MinimrError {
+  if (err instanceof MinimrError) return err;
+  const user = userStackOf(err, file, source);
+  const message = err instanceof Error ? err.message : String(err);
+  return new MinimrError(
+    'ETASK',
+    `${where} threw: ${message}${user ? ` (at ${user.at})` : ''}`,
+    user ? { at: user.at, stack: user.stack } : {},
+    { cause: err },
+  );
+}
+
 /** A user's handle on a cluster: submit and follow jobs, and use the block store. */
 /** Up to the largest block size a user is likely to choose (the default is 64 MiB). */
 const CLIENT_HOLD_BYTES = 256 * 1024 * 1024;
@@ -116,8 +139,8 @@ export class JobClient {
    * steers split points or a skew sketch, never the bytes of an output.
    */
   private readonly sampleFs: FsClient;
-  /** Job modules loaded by this client, by content hash. */
-  private readonly jobs = new Map<string, Promise<AnyJobDefinition>>();
+  /** Job modules loaded by this client, by content hash, with the file each was loaded from (for its stacks). */
+  private readonly jobs = new Map<string, Promise<LoadedJob>>();
   /** Closed by its user: a lost connection is not made again. */
   private closed = false;
   /** The client link's operations, over the current connection (a lost one is made again). */
@@ -202,21 +225,23 @@ export class JobClient {
   /** Loads the job module here (so a broken module fails now), runs its `prepare`, and submits it. */
   async submit(modulePath: string, options: SubmitOptions): Promise<string> {
     const { name: moduleName, source } = await readJobModuleSource(modulePath);
-    const job = await this.loadJob(moduleName, source);
-    const submission = await this.buildSubmission(job, moduleName, source, options);
+    const loaded = await this.loadJob(moduleName, source);
+    const submission = await this.buildSubmission(loaded, moduleName, source, options);
     const { jobId } = await this.jobTracker['submit-job']({ job: submission });
     return jobId;
   }
 
   /** The job a module defines, loaded once per content (a client submitting the same module again reuses it). */
-  private loadJob(moduleName: string, source: string): Promise<AnyJobDefinition> {
+  private loadJob(moduleName: string, source: string): Promise<LoadedJob> {
     const hash = jobModuleHash(source);
     let job = this.jobs.get(hash);
     if (!job) {
       job = (async () => {
         const cacheDir = await mkdtemp(join(tmpdir(), 'minimr-client-'));
         try {
-          return await importJobModule(await storeJobModule(source, cacheDir), moduleName);
+          // As Node's loader names it in stacks (its real path), while it exists.
+          const file = await realpath(await storeJobModule(source, cacheDir));
+          return { job: await importJobModule(file, moduleName), file, source };
         } finally {
           await rm(cacheDir, { recursive: true, force: true });
         }
@@ -228,7 +253,7 @@ export class JobClient {
   }
 
   private async buildSubmission(
-    job: AnyJobDefinition,
+    { job, file, source: bundle }: LoadedJob,
     moduleName: string,
     source: string,
     options: SubmitOptions,
@@ -271,11 +296,23 @@ export class JobClient {
         reducers,
         sample: (maxRecords, maxSplits) => this.sample(inputPaths, input, maxRecords, maxSplits) as Promise<never[]>,
       };
-      shared = await job.prepare(ctx);
+      try {
+        shared = await job.prepare(ctx);
+      } catch (err) {
+        throw userCodeError(err, `prepare of ${job.name}`, file, bundle);
+      }
     }
     let skewSample: SkewSample | undefined;
     if (cms) {
-      skewSample = await this.sampleSketch(job, inputPaths, input, params, shared, reducers, conf);
+      skewSample = await this.sampleSketch(
+        { job, file, source: bundle },
+        inputPaths,
+        input,
+        params,
+        shared,
+        reducers,
+        conf,
+      );
     }
     return {
       name: options.name ?? job.name,
@@ -314,7 +351,7 @@ export class JobClient {
    * generated input (no input splits) gives an empty sketch (every row ties: row 0, sizes unknown).
    */
   private async sampleSketch(
-    job: AnyJobDefinition,
+    { job, file, source }: LoadedJob,
     inputPaths: readonly string[],
     format: SerializedInputFormat,
     params: Record<string, JsonValue>,
@@ -364,6 +401,8 @@ export class JobClient {
         // A whole-split map reads the split's first records; `map` gets the same records one by one.
         if (job.mapSplit) await job.mapSplit(input, ctx);
         else for await (const [offset, value] of input.records()) await job.map!(offset, value, ctx);
+      } catch (err) {
+        throw userCodeError(err, `map of ${job.name} (on the skew sample)`, file, source);
       } finally {
         await input.close();
       }

@@ -33,6 +33,7 @@ import {
   jobMemoryMb,
   jobPlan,
   jobStatus,
+  outputWorkDir,
   type RuntimeAttempt,
   type RuntimeData,
   type TaskInputPlan,
@@ -219,8 +220,9 @@ export class ClientService implements Authority {
     const allSplits = await this.planInput(submission, caller);
     const maxMaps = submission.conf?.['job.maxMaps'];
     const splits = maxMaps !== undefined ? allSplits.slice(0, maxMaps) : allSplits;
-    await this.prepareOutput(submission, caller);
+    // Numbered first (as Hadoop's JobSubmitter does): a job replacing an output stages it under its id.
     const jobId = `${this.jobIdPrefix}_${String(++this.jobSeq).padStart(4, '0')}`;
+    await this.prepareOutput(jobId, submission, caller);
     const memory = jobMemoryMb(submission);
     const verdict = estimatesFor(
       core.profiles.get(submission.name),
@@ -316,7 +318,13 @@ export class ClientService implements Authority {
     return plans;
   }
 
-  private async prepareOutput(submission: JobSubmission, caller: NamenodeCaller): Promise<void> {
+  /**
+   * The job's output directory, or with `--overwrite` its staging directory (outputWorkDir): the
+   * previous output is left alone until the job commits, and replaced then (job-completion.ts).
+   * Made before the job is journaled, so that after a restart a missing staging directory means
+   * its commit replaced the output (job-recovery.ts).
+   */
+  private async prepareOutput(jobId: string, submission: JobSubmission, caller: NamenodeCaller): Promise<void> {
     const namenode = this.core.namenode;
     const out = submission.outputPath;
     let exists = true;
@@ -334,9 +342,10 @@ export class ClientService implements Authority {
           { path: out },
         );
       }
-      await namenode.remove(out, { recursive: true }, caller);
+      // Refused now rather than after the job's work, at its commit.
+      await namenode.checkReplaceable(out, caller);
     }
-    await namenode.mkdir(`${out}/_temporary`, { parents: true }, caller);
+    await namenode.mkdir(`${outputWorkDir(jobId, submission)}/_temporary`, { parents: true }, caller);
   }
 }
 

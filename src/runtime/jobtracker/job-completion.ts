@@ -3,6 +3,9 @@
  * part file renamed from its attempt's `_temporary` directory when the task succeeds, `_SUCCESS`
  * once every task has, and the clean-up when the job ends (the `_temporary` directory, or a failed
  * job's whole output), its profile recorded and its history written before its waiters hear of it.
+ * A job replacing an output (`--overwrite`) does all this in its staging directory
+ * (runtime-data's `outputWorkDir`), which replaces the output at the job's commit in one NameNode
+ * step; a failed or killed one removes only its staging directory, the previous output untouched.
  * The core runs these steps on the job's own chain, one after another (carryOut's `later`).
  */
 import { MinimrError } from '../../errors.js';
@@ -10,7 +13,7 @@ import type { TrackerCore } from './core.js';
 import { historyEntry } from './job-history.js';
 import { observationsOf } from './job-profile.js';
 import { journaledSuccess } from './job-recovery.js';
-import { partFileName, type RuntimeAttempt, type RuntimeJob } from './runtime-data.js';
+import { outputWorkDir, partFileName, type RuntimeAttempt, type RuntimeJob } from './runtime-data.js';
 
 export class JobCompletion {
   constructor(private readonly core: TrackerCore) {}
@@ -19,7 +22,7 @@ export class JobCompletion {
     const task = attempt.task;
     const job = task.job;
     if (job.state !== 'running' && job.state !== 'committing') return;
-    const out = job.data.submission.outputPath;
+    const out = outputWorkDir(job.id, job.data.submission);
     const part = partFileName(task.kind, task.index);
     try {
       await this.core.namenode.rename(`${out}/_temporary/${attempt.id}/${part}`, `${out}/${part}`);
@@ -38,11 +41,20 @@ export class JobCompletion {
   async commitJob(job: RuntimeJob): Promise<void> {
     if (job.state !== 'committing') return;
     const out = job.data.submission.outputPath;
+    const workDir = outputWorkDir(job.id, job.data.submission);
     try {
       // The marker belongs to the job's owner, like the rest of its output.
       const owner = this.core.namenode.callerFor(job.data.owner);
-      await this.core.namenode.create(`${out}/_SUCCESS`, { overwrite: true, replication: 1 }, owner);
-      await this.core.namenode.complete(`${out}/_SUCCESS`, owner);
+      if (workDir === out || (await this.exists(workDir))) {
+        await this.core.namenode.create(`${workDir}/_SUCCESS`, { overwrite: true, replication: 1 }, owner);
+        await this.core.namenode.complete(`${workDir}/_SUCCESS`, owner);
+        // The point of no return of a job replacing an output: before it the old output is whole, after it the new.
+        if (workDir !== out && job.state === 'committing')
+          await this.core.namenode.renameReplacing(workDir, out, owner);
+      } else if (!(await this.exists(`${out}/_SUCCESS`))) {
+        // No staging directory: a JobTracker that died after the replacement committed it, unless it was removed.
+        throw new MinimrError('ENOENT', `the staging directory ${workDir} is gone`, { path: workDir });
+      }
     } catch (err) {
       void this.core.carryOut(
         this.core.books.failJob(job, this.core.clock(), {
@@ -66,8 +78,11 @@ export class JobCompletion {
     if (job.state === 'succeeded') await this.recordProfile(job);
     this.core.copier.jobEnded(job.id);
     const out = job.data.submission.outputPath;
-    // A failed or killed job's partial output is of no use and would block a re-run.
-    await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : out);
+    // A failed or killed job's partial output is of no use and would block a re-run; one that was
+    // to replace an output has only its staging directory to remove (or nothing, if it committed).
+    await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : this.discardable(job));
+    // An attempt still writing when the commit replaced the output may have made the staging directory again.
+    if (job.state === 'succeeded' && this.discardable(job) !== out) await this.removeOutput(job, this.discardable(job));
     job.data.settled = true;
     const entry = historyEntry(job);
     const status = entry.status;
@@ -94,6 +109,21 @@ export class JobCompletion {
     }
   }
 
+  /** What a job that did not succeed leaves to be removed: its output, or its staging directory. */
+  discardable(job: RuntimeJob): string {
+    return outputWorkDir(job.id, job.data.submission);
+  }
+
+  private async exists(path: string): Promise<boolean> {
+    try {
+      await this.core.namenode.stat(path);
+      return true;
+    } catch (err) {
+      if (err instanceof MinimrError && err.code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
   async removeOutput(job: RuntimeJob, path: string): Promise<void> {
     try {
       await this.core.namenode.remove(path, { recursive: true });
@@ -107,7 +137,7 @@ export class JobCompletion {
     const job = attempt.task.job;
     if (attempt.task.kind === 'map' && job.reduces.length > 0) return; // the worker removes its own map output
     try {
-      await this.core.namenode.remove(`${job.data.submission.outputPath}/_temporary/${attempt.id}`, {
+      await this.core.namenode.remove(`${outputWorkDir(job.id, job.data.submission)}/_temporary/${attempt.id}`, {
         recursive: true,
       });
     } catch (err) {

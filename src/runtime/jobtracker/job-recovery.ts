@@ -23,11 +23,16 @@
  *   reduce's part cannot be matched to a new assignment.
  * - A job that had ended but whose clean-up had not finished ends again the same way (killed or
  *   failed through `Books.killJob`/`failJob`, succeeded through its commit), so its clean-up runs.
+ * - A job replacing an output (`--overwrite`) commits its tasks into its staging directory
+ *   (runtime-data's `outputWorkDir`), made before it was journaled. Still there: the old output is
+ *   untouched and the job resumes from the staging directory; gone: the job's commit had replaced
+ *   the output in one NameNode step, so every task is committed there and only the end remains.
  */
 import { hadoopAttemptId, type Books } from '../../books/index.js';
 import {
   attemptMeasures,
   jobPlan,
+  outputWorkDir,
   partFileName,
   type BooksHost,
   type RuntimeAttempt,
@@ -122,10 +127,14 @@ export class JobRecovery {
         void host.carryOut([...effects, ...ending]);
         continue;
       }
-      const rerunReduces = job.skew !== null && job.skew.strategy !== 'hash';
+      let rerunReduces = job.skew !== null && job.skew.strategy !== 'hash';
       let committed: Set<string>;
       try {
-        committed = await committedTasks(host, job, rerunReduces);
+        const workDir = outputWorkDir(job.id, j.submission);
+        // A job replacing an output whose staging directory is gone had replaced it: every task is committed.
+        const replaced = workDir !== j.submission.outputPath && !(await exists(host, workDir));
+        if (replaced) rerunReduces = false;
+        committed = await committedTasks(host, job, replaced ? j.submission.outputPath : workDir, rerunReduces);
       } catch (err) {
         const error = {
           code: 'EJOBFAILED',
@@ -244,13 +253,26 @@ export class JobRecovery {
   }
 }
 
+async function exists(host: RecoveryHost, path: string): Promise<boolean> {
+  try {
+    await host.namenode.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * The job's tasks whose part file is in its output directory; the partial outputs under
- * `_temporary` are removed (their attempts died with the JobTracker), and with `dropReduces` the
- * reduces' parts too.
+ * The job's tasks whose part file is in `out`, its output or staging directory (outputWorkDir);
+ * the partial outputs under `_temporary` are removed (their attempts died with the JobTracker), and
+ * with `dropReduces` the reduces' parts too.
  */
-async function committedTasks(host: RecoveryHost, job: RuntimeJob, dropReduces: boolean): Promise<Set<string>> {
-  const out = job.data.submission.outputPath;
+async function committedTasks(
+  host: RecoveryHost,
+  job: RuntimeJob,
+  out: string,
+  dropReduces: boolean,
+): Promise<Set<string>> {
   await host.namenode.remove(`${out}/_temporary`, { recursive: true }).catch(() => undefined);
   await host.namenode.mkdir(`${out}/_temporary`, { parents: true });
   const names = new Set((await host.namenode.list(out)).map((f) => f.path.slice(f.path.lastIndexOf('/') + 1)));

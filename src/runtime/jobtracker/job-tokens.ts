@@ -10,7 +10,8 @@
  * - the job is one this JobTracker runs, has not ended, and the token is not past its expiry;
  * - reads (stat, list, block locations, bad-replica reports) are of the job's input paths or its
  *   output directory; writes are inside the attempt's own temporary directory under the output
- *   (`<output>/_temporary/<attempt>`), where it writes its part file before the commit.
+ *   (`<output>/_temporary/<attempt>`), where it writes its part file before the commit (under the
+ *   job's staging directory instead when it replaces an output: runtime-data's `outputWorkDir`).
  * Outside them: ETOKEN, saying what the token allows.
  */
 import { createHmac, randomBytes } from 'node:crypto';
@@ -39,6 +40,8 @@ export interface JobTokenScope {
 export interface JobPaths {
   readonly inputPaths: readonly string[];
   readonly outputPath: string;
+  /** Where its attempts write and its tasks commit, when not `outputPath` (runtime-data's `outputWorkDir`). */
+  readonly workDir?: string;
 }
 
 export class JobTokens {
@@ -107,8 +110,9 @@ export function checkJobTokenScope(
   jobId: string,
   attemptId: string,
 ): void {
-  const attemptDir = `${job.outputPath}/_temporary/${attemptId}`;
-  const allowed = READS.has(op) ? [...job.inputPaths, job.outputPath] : [attemptDir];
+  const workDir = job.workDir ?? job.outputPath;
+  const attemptDir = `${workDir}/_temporary/${attemptId}`;
+  const allowed = READS.has(op) ? [...job.inputPaths, job.outputPath, workDir] : [attemptDir];
   for (const path of paths) {
     if (allowed.some((dir) => isSameOrBelow(path, dir))) continue;
     throw new MinimrError(

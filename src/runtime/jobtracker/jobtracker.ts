@@ -560,7 +560,7 @@ export class JobTracker implements TrackerCore {
           later(e.job, () => this.completion.jobEnded(e.job));
           break;
         case 'discard-output':
-          later(e.job, () => this.completion.removeOutput(e.job, e.job.data.submission.outputPath));
+          later(e.job, () => this.completion.removeOutput(e.job, this.completion.discardable(e.job)));
           break;
         case 'replicate':
           void this.copier.copy(e.task, e.workerId, e.cause);

@@ -30,7 +30,7 @@ import { FREE_POOL, type ClusterSnapshot, type Decision, type NodeKind, type Pol
 import { FsClient, type BlockScope } from '../../storage/index.js';
 import type { Books, Effect } from '../../books/index.js';
 import { inputFilesAt } from './input-files.js';
-import type { BooksHost, RuntimeData, RuntimeJob } from './runtime-data.js';
+import { outputWorkDir, type BooksHost, type RuntimeData, type RuntimeJob } from './runtime-data.js';
 import type { JobSubmission } from '../wire/index.js';
 
 /** A drain copy not confirmed within this time is made again, onto another node when there is one. */
@@ -169,11 +169,11 @@ export class MrClusterRuntime implements BlockScope {
     if (effects.length > 0) this.afterChange(effects);
   }
 
-  /** The running job whose output directory holds `path`. */
+  /** The running job whose output directory (or staging directory, with --overwrite) holds `path`. */
   private jobWriting(path: string): RuntimeJob | undefined {
     for (const job of this.host.books.active) {
       const out = job.data.submission.outputPath;
-      if (path.startsWith(`${out}/`)) return job;
+      if (path.startsWith(`${out}/`) || path.startsWith(`${outputWorkDir(job.id, job.data.submission)}/`)) return job;
     }
     return undefined;
   }
@@ -211,6 +211,12 @@ export class MrClusterRuntime implements BlockScope {
       );
     }
     const root = mrClusterRoot(name);
+    // Its staging directory (outputWorkDir) would lie beside the root, outside the cluster's namespace.
+    if (s.overwrite && s.outputPath === root)
+      throw new MinimrError('EBADJOB', `--overwrite cannot replace the MR-cluster's root ${root}: write below it`, {
+        path: root,
+        cluster: name,
+      });
     for (const p of [s.outputPath, ...(s.input.kind === 'generated' ? [] : s.inputPaths)]) {
       if (mrClusterOfPath(p) !== name) {
         throw new MinimrError(

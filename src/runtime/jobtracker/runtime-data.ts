@@ -359,6 +359,20 @@ export function partFileName(kind: TaskKind, index: number): string {
   return `part-${kind === 'map' ? 'm' : 'r'}-${pad(index, 5)}`;
 }
 
+/**
+ * Where a job's attempts write (under `_temporary`) and its tasks commit their part files: its
+ * output directory, or, for a job submitted with `--overwrite`, a staging directory beside it
+ * (`.NAME.overwrite-JOBID`) that replaces the output in one NameNode step when the job commits
+ * (job-completion.ts). Until then the previous output stays whole, and a job that fails or is
+ * killed leaves it as it was. A dot name, so that a job reading the parent directory skips it.
+ */
+export function outputWorkDir(jobId: string, submission: Pick<JobSubmission, 'outputPath' | 'overwrite'>): string {
+  const out = submission.outputPath;
+  if (!submission.overwrite) return out;
+  const slash = out.lastIndexOf('/');
+  return `${out.slice(0, slash)}/.${out.slice(slash + 1)}.overwrite-${jobId}`;
+}
+
 /** What a worker is told to run for `attempt`: the `launch` operation's argument. */
 export function attemptSpec(attempt: RuntimeAttempt, jobToken: string): AttemptSpec {
   const task = attempt.task;
@@ -384,7 +398,7 @@ export function attemptSpec(attempt: RuntimeAttempt, jobToken: string): AttemptS
     input: task.data,
     inputFormat: s.input.kind === 'generated' ? { kind: 'generated', splits: [] } : s.input,
     outputFormat: s.output,
-    outputTempPath: `${s.outputPath}/_temporary/${attempt.id}/${partFileName(task.kind, task.index)}`,
+    outputTempPath: `${outputWorkDir(job.id, s)}/_temporary/${attempt.id}/${partFileName(task.kind, task.index)}`,
     reducers: job.reduces.length,
     params: s.params,
     shared: s.shared,

@@ -25,6 +25,7 @@ import type { TrackerCore } from './core.js';
 import { checkJobTokenScope } from './job-tokens.js';
 import {
   attemptMeasures,
+  outputWorkDir,
   type RuntimeAttempt,
   type RuntimeData,
   type RuntimeWorker,
@@ -148,7 +149,9 @@ export class WorkerService {
       throw new MinimrError('ETOKEN', `job ${jobId} has ended: its tasks' job tokens no longer act for it`, { jobId });
     const named = rest as Record<string, unknown>;
     const paths = [named.path, named.from, named.to].filter((p): p is string => typeof p === 'string');
-    checkJobTokenScope(op, paths, job.data.submission, jobId, attemptId);
+    const { inputPaths, outputPath } = job.data.submission;
+    const workDir = outputWorkDir(jobId, job.data.submission);
+    checkJobTokenScope(op, paths, { inputPaths, outputPath, workDir }, jobId, attemptId);
     return serveNamenodeOperation(
       this.core.namenode,
       op,

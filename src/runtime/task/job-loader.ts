@@ -1,41 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { assertOneMapFunction, validateJobDefinition, type AnyJobDefinition } from '../../api/index.js';
 import { MinimrError } from '../../errors.js';
+import { userStackOf } from './user-stack.js';
 
 /** Root of the running engine's package (the directory holding its package.json). */
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-
-/**
- * Reads a job module and returns the JavaScript that will be shipped to the workers. TypeScript is
- * transpiled here (types are not checked: run `tsc` for that), so workers only ever load JavaScript.
- */
-export async function readJobModuleSource(path: string): Promise<{ name: string; source: string }> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new MinimrError('EJOBMODULE', `cannot read job module ${path}: ${(err as Error).message}`, { path });
-  }
-  const ext = extname(path);
-  if (ext === '.ts' || ext === '.mts') {
-    const ts = (await import('typescript')).default;
-    const out = ts.transpileModule(text, {
-      fileName: basename(path),
-      reportDiagnostics: true,
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, sourceMap: false },
-    });
-    const errors = (out.diagnostics ?? []).filter((d) => d.category === ts.DiagnosticCategory.Error);
-    if (errors.length > 0) {
-      const msg = errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('; ');
-      throw new MinimrError('EJOBMODULE', `job module ${path} does not compile: ${msg}`, { path });
-    }
-    text = out.outputText;
-  }
-  return { name: basename(path), source: text };
-}
 
 /** A job module's content hash: workers cache modules by it, and a task process reused by it. */
 export function jobModuleHash(source: string): string {
@@ -90,9 +62,16 @@ export async function importJobModule(file: string, displayName = file, instance
       throw new MinimrError('EBADJOB', `job module ${displayName}: ${(err as MinimrError).message}`, {
         module: displayName,
       });
-    throw new MinimrError('EJOBMODULE', `job module ${displayName} does not load: ${(err as Error).message}`, {
-      module: displayName,
-    });
+    // A module that throws as it loads: where, in the user's files. The stored copy's path (a client's
+    // temporary directory, a worker's sandbox) means nothing to the user: it is named as they named it.
+    const user = userStackOf(err, file);
+    const message = ((err as Error)?.message ?? String(err)).replaceAll(pathToFileURL(file).href, displayName);
+    throw new MinimrError(
+      'EJOBMODULE',
+      `job module ${displayName} does not load: ${message.replaceAll(file, displayName)}` +
+        `${user ? ` (at ${user.at})` : ''}`,
+      { module: displayName, ...(user ? { at: user.at, stack: user.stack } : {}) },
+    );
   }
   assertOneMapFunction(mod.default, `job module ${displayName}`);
   const problems = validateJobDefinition(mod.default);

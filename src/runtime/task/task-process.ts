@@ -45,6 +45,7 @@ import { FsClient, trustClusterAuthority } from '../../storage/index.js';
 import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
+import { userStackOf } from './user-stack.js';
 import { LinkedLocalReplicas } from './local-replicas.js';
 import { OutputWriter } from './output-writer.js';
 import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from './process-reuse.js';
@@ -878,14 +879,19 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
       runner.counters.PEAK_RSS_BYTES = peakRssBytes();
     } catch (err) {
       if (err instanceof MinimrError) throw err;
-      const e = err as Error;
       const where = spec.kind === 'map' ? 'map' : 'reduce';
-      throw new MinimrError('ETASK', `${where} of ${spec.taskId} threw: ${describeThrown(err)}`, {
-        jobId: spec.jobId,
-        taskId: spec.taskId,
-        attemptId: spec.attemptId,
-        stack: e?.stack?.split('\n').slice(0, 6).join('\n'),
-      });
+      // The user's own frames, at their files and lines (user-stack.ts): what status, attempts and logs show.
+      const user = userStackOf(err, modulePath);
+      throw new MinimrError(
+        'ETASK',
+        `${where} of ${spec.taskId} threw: ${describeThrown(err)}${user ? ` (at ${user.at})` : ''}`,
+        {
+          jobId: spec.jobId,
+          taskId: spec.taskId,
+          attemptId: spec.attemptId,
+          ...(user ? { at: user.at, stack: user.stack } : {}),
+        },
+      );
     }
     runner.progress = 1;
     phaseTrace('t-done', { attempt: spec.attemptId });

@@ -51,13 +51,33 @@ export const CountersSchema = Type.Record(Type.String({ maxLength: 512 }), Type.
   description: 'counters by name',
 });
 
-/** An error as it crosses the wire: code and message, never a stack. */
+/**
+ * The longest string an error's detail may hold. Details are ids, paths (at most 8,000 characters) and
+ * short texts; the longest is a user's stack (`stack`: a failed attempt's own frames, cut at 4 KiB by
+ * task/user-stack.ts).
+ */
+export const MAX_ERROR_DETAIL_CHARS = 64 * 1024;
+
+/**
+ * An error as it crosses the wire: code, message and details, never the engine's stack. A user's
+ * exception carries its own in `details`: `at` (the top frame of the user's code, `file:line:col`,
+ * relative to the job file's directory) and `stack` (the error's first line and the user's frames).
+ */
 export const SerializedErrorSchema = Type.Object(
   {
     code: Type.String({ maxLength: 64 }),
     message: Type.String({ maxLength: 1_000_000 }),
     details: Type.Optional(
-      Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Undefined()])),
+      Type.Record(
+        Type.String(),
+        Type.Union([
+          Type.String({ maxLength: MAX_ERROR_DETAIL_CHARS }),
+          Type.Number(),
+          Type.Boolean(),
+          Type.Undefined(),
+        ]),
+        { maxProperties: 64, description: 'ids and facts a script may act on; `at` and `stack` for user code' },
+      ),
     ),
   },
   { description: 'an error: a stable code and a message a user can act on' },

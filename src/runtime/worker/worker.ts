@@ -1054,6 +1054,9 @@ export class Worker {
     // What the launch cost on this side: fetching the module (0 when cached), and whether the process was warm.
     if (state !== 'succeeded') {
       record.log?.note(`attempt ${state}${error ? `: ${error.code}: ${error.message}` : ''}`);
+      // The user's own stack (task/user-stack.ts), for `minimr job logs`.
+      const userStack = error?.details?.stack;
+      if (typeof userStack === 'string') for (const line of userStack.split('\n')) record.log?.note(line);
       // Its process is not reused: nothing more will be written
       // (a succeeded attempt's log is closed when its process runs the next one).
       if (!record.child) void record.log?.close();
