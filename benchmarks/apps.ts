@@ -4,6 +4,8 @@
  * much):
  *
  *   WordCount (2 reducers)   vs  tr -s ' \t\r\f' '\n' < f | sort | uniq -c    and vs awk
+ *   WordCount, streaming     vs  awk, and vs the JS WordCount of the same run (apps/streaming's Python
+ *                                mapper and reducer, the reducer as combiner; `--jobs streaming`)
  *   Grep (GrepCount)         vs  grep -c -F <word>  (literal)  and  grep -c -E <a|b>  (regex)
  *   TeraSort (2 reducers)    vs  sort on the same records as 100-byte text lines (see lib/tera.ts)
  *
@@ -28,7 +30,8 @@
  * repeats check that the job's output bytes (OUTPUT_BYTES) are the first run's and that the peers
  * exit cleanly; the first run's outputs are checked in full as above.
  *
- * Run: npm run bench:apps [-- --size-mb 1024] [--corpus standard zipf] [--jobs wordcount grep terasort tiny]
+ * Run: npm run bench:apps [-- --size-mb 1024] [--corpus standard zipf]
+ *      [--jobs wordcount streaming grep terasort tiny]
  *      [--keep] [--job-timeout-s 3600] [--node-local-delay-ms 3000] [--repeats 1]
  * The documented full run is the default: 1 GB, both corpora, every job.
  * Writes bench-results/apps.json and apps.md at the package root.
@@ -55,6 +58,8 @@ import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follo
 import { describeRatios, pairedRatios as summarizeRatios, ratioSummaryJson, runPair } from './lib/paired.js';
 import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
 import { RECORD, SequenceDigest, wholeRecords, writeTeraInputs } from './lib/tera.js';
+import { streamingJob } from '../src/cli/commands/index.js';
+import { existsSync } from 'node:fs';
 
 const SELF = fileURLToPath(import.meta.url);
 const MB = 1 << 20;
@@ -63,7 +68,7 @@ const MB = 1 << 20;
 
 const CORPORA = ['standard', 'zipf'] as const;
 type CorpusName = (typeof CORPORA)[number];
-const JOBS = ['wordcount', 'grep', 'terasort', 'tiny'] as const;
+const JOBS = ['wordcount', 'streaming', 'grep', 'terasort', 'tiny'] as const;
 type JobName = (typeof JOBS)[number];
 
 interface Args {
@@ -141,6 +146,8 @@ interface PeerResult {
   note?: string;
   /** With --repeats: the seconds of every run, the first included, in order (pair k with the job's run k). */
   runsSeconds?: number[];
+  /** Not a shell command (another minimr job of this run): timed once, not in --repeats. */
+  notRepeated?: boolean;
 }
 
 interface JobResult {
@@ -253,7 +260,7 @@ async function main(): Promise<void> {
     // ------------------------------------------------------------ inputs
     // The standard corpus is needed by Grep and the tiny job even when WordCount runs on zipf only.
     const names = new Set<CorpusName>(args.corpora);
-    if (args.jobs.has('grep') || args.jobs.has('tiny')) names.add('standard');
+    if (args.jobs.has('grep') || args.jobs.has('tiny') || args.jobs.has('streaming')) names.add('standard');
     const corpora = new Map<CorpusName, CorpusInfo>();
     let t = performance.now();
     for (const name of CORPORA.filter((c) => names.has(c))) {
@@ -317,7 +324,9 @@ async function main(): Promise<void> {
       );
     }
 
-    const app = (name: string) => fileURLToPath(new URL(`../apps/${name}.js`, import.meta.url));
+    // An app by name (dist/apps/NAME.js), or a module by its absolute path (the streaming module).
+    const app = (name: string) =>
+      name.startsWith('/') ? name : fileURLToPath(new URL(`../apps/${name}.js`, import.meta.url));
 
     /** Submits, waits with a time limit, and returns the status and the wall time. */
     async function runTimed(
@@ -383,7 +392,7 @@ async function main(): Promise<void> {
      */
     async function repeatRuns(result: JobResult): Promise<void> {
       const how = submissions.get(result);
-      const peers = result.peers.filter((p) => p.verified === true && p.seconds !== null);
+      const peers = result.peers.filter((p) => p.verified === true && p.seconds !== null && !p.notRepeated);
       if (args.repeats < 2 || !how || result.verified !== true || result.seconds === null || peers.length === 0) return;
       const runs = [result.seconds];
       result.runsSeconds = runs;
@@ -511,6 +520,74 @@ async function main(): Promise<void> {
         }),
       );
       await rm(join(local, 'wc-sort.out'), { force: true });
+      await rm(join(local, 'wc-awk.out'), { force: true });
+    }
+
+    // ------------------------------------------------------------ Streaming WordCount
+    // The Python WordCount of apps/streaming (mapper, reducer, and the reducer as combiner) on the
+    // standard corpus, against awk and against the JS WordCount of this run.
+    const standardCorpus = corpora.get('standard');
+    if (args.jobs.has('streaming') && standardCorpus) {
+      const expectedCounts = new Map(
+        standardCorpus.vocabulary
+          .map((w, i) => [w, standardCorpus.counts[i]!] as [string, number])
+          .filter(([, c]) => c > 0),
+      );
+      const result = newResult('WordCount (streaming, Python)', 'streaming', standardCorpus.bytes, 2);
+      jobs.push(result);
+      const python = pythonPath();
+      const scripts = fileURLToPath(new URL('../../apps/streaming/', import.meta.url));
+      const job = await streamingJob({
+        mapper: `${python} mapper.py`,
+        reducer: `${python} reducer.py`,
+        combiner: `${python} reducer.py`,
+        files: [join(scripts, 'mapper.py'), join(scripts, 'reducer.py')],
+      });
+      const out = '/bench/out/wordcount-streaming';
+      const counts = new Map<string, number>();
+      const options: SubmitOptions = {
+        input: ['/bench/standard'],
+        output: out,
+        reducers: 2,
+        params: job.params,
+        conf: job.conf,
+        streaming: job.streaming,
+      };
+      await minimrSide(result, job.modulePath, options, async () => {
+        const problems: string[] = [];
+        for (const line of splitLines(await readText(out))) {
+          const tab = line.indexOf('\t');
+          counts.set(line.slice(0, tab), Number(line.slice(tab + 1)));
+        }
+        const diff = compareCounts(counts, expectedCounts);
+        result.checks.push(`${counts.size} words, counts ${diff ? 'differ from' : 'equal'} the generator's`);
+        if (diff) problems.push(`vs generator: ${diff}`);
+        return problems;
+      });
+      const js = jobs.find((j) => j.job === 'WordCount');
+      if (js?.seconds && js.verified) {
+        result.peers.push({
+          peer: 'minimr WordCount (JS)',
+          command: 'apps/wordcount.js, this run',
+          seconds: js.seconds,
+          verified: true,
+          notRepeated: true,
+        });
+        if (result.seconds) log(`${result.job}: ${(result.seconds / js.seconds).toFixed(2)}x the JS WordCount's time`);
+      }
+      await peer(
+        result,
+        'awk',
+        `awk '{for(i=1;i<=NF;i++)c[$i]++} END{for(w in c) print w"\\t"c[w]}' standard.txt > wc-awk.out`,
+        async () => {
+          const awk = new Map<string, number>();
+          for (const line of splitLines(await readFile(join(local, 'wc-awk.out'), 'utf8'))) {
+            const tab = line.indexOf('\t');
+            awk.set(line.slice(0, tab), Number(line.slice(tab + 1)));
+          }
+          return compareCounts(awk, expectedCounts);
+        },
+      );
       await rm(join(local, 'wc-awk.out'), { force: true });
     }
 
@@ -717,6 +794,14 @@ async function main(): Promise<void> {
 }
 
 // ---------------------------------------------------------------- helpers
+
+/**
+ * Debian's python3 where there is one: tasks may run as `nobody` (a worker running as root), who
+ * cannot enter a pyenv or a virtualenv under /root; else the first on PATH.
+ */
+function pythonPath(): string {
+  return existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+}
 
 function newResult(job: string, app: string, inputBytes: number, reducers: number): JobResult {
   return { job, app, inputBytes, reducers, seconds: null, serverSeconds: null, verified: null, checks: [], peers: [] };

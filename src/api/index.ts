@@ -25,6 +25,7 @@ export {
   type MapContext,
   type ReduceContext,
   type CombineContext,
+  type ReduceGroup,
   type PrepareContext,
 } from './job.js';
 export type { JsonValue, JsonObject } from './json.js';

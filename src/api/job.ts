@@ -52,6 +52,12 @@ export interface CombineContext<K, V> {
   emit(key: K, value: V): void;
 }
 
+/** One key's values, as `reducePartition` reads them: consume `values` before asking for the next group. */
+export interface ReduceGroup<K, V> {
+  readonly key: K;
+  readonly values: Iterable<V>;
+}
+
 export interface PrepareContext<VIn> {
   readonly params: Readonly<Record<string, JsonValue>>;
   readonly inputPaths: readonly string[];
@@ -83,6 +89,12 @@ export interface JobDefinition<F extends InputFormat, KMid, VMid, KOut = KMid, V
   mapSplit?(input: SplitInput<F>, ctx: MapContext<KMid, VMid>): MaybePromise<void>;
   combine?(key: KMid, values: Iterable<VMid>, ctx: CombineContext<KMid, VMid>): void;
   reduce?(key: KMid, values: Iterable<VMid>, ctx: ReduceContext<KOut, VOut>): MaybePromise<void>;
+  /**
+   * Called once per reduce task with its whole input, sorted and grouped by key (Hadoop's Reducer.run):
+   * for a reduce that must see every group in one pass, such as a streaming reducer (one process per
+   * task). A job defines `reduce` or `reducePartition`, not both.
+   */
+  reducePartition?(groups: AsyncIterable<ReduceGroup<KMid, VMid>>, ctx: ReduceContext<KOut, VOut>): MaybePromise<void>;
   /**
    * Runs once after a map task's last record (Hadoop's Mapper.cleanup) and may emit, e.g. a per-task
    * summary. Every attempt imports the job module afresh (in a task process, never in the
@@ -131,6 +143,7 @@ export function validateJobDefinition(def: unknown): string[] {
     'map',
     'mapSplit',
     'reduce',
+    'reducePartition',
     'combine',
     'partition',
     'compareKeys',
@@ -148,6 +161,8 @@ export function validateJobDefinition(def: unknown): string[] {
   } else if (input.kind === 'generated' && typeof input.splits !== 'function') {
     problems.push('generatedInput needs a splits function');
   }
+  if (d.reduce !== undefined && d.reducePartition !== undefined)
+    problems.push('the job defines both `reduce` and `reducePartition`: define one');
   if (d.reducers !== undefined && !(Number.isInteger(d.reducers) && (d.reducers as number) >= 0)) {
     problems.push('`reducers` must be a non-negative integer');
   }

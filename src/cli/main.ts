@@ -18,6 +18,7 @@ import {
   profilesCommand,
   runCommand,
   simCommand,
+  streamingCommand,
   submitCommand,
   userCommand,
   webPasswordCommand,
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
     .command(jobtrackerCommand)
     .command(workerCommand)
     .command(submitCommand)
+    .command(streamingCommand)
     .command(profileCommand)
     .command(profilesCommand)
     .command(jobCommand)

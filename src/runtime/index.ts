@@ -11,6 +11,7 @@ export { JobTracker, type JobTrackerOptions } from './jobtracker/index.js';
 export { Worker, CpuQuotaGroup, type WorkerOptions } from './worker/index.js';
 export { JobClient, type SubmitOptions, type WaitOptions } from './client/index.js';
 export { THROTTLE_BASES, type ThrottleBasis } from './task/index.js';
+export { STREAMING_MODULE_FILE } from './task/index.js';
 export {
   encodeFrame,
   decodeFrame,
@@ -26,6 +27,7 @@ export {
   isAttemptLogStream,
   parseConfPairs,
   validateJobConf,
+  MAX_STREAMING_FILES_BYTES,
   clientCredentials,
   recordClusterSecret,
   forgetClusterSecret,
@@ -57,6 +59,8 @@ export {
   type FinishedCursor,
   type AttemptLogSlice,
   type AttemptLogStream,
+  type StreamingFile,
+  type StreamingSubmission,
 } from './wire/index.js';
 export { mrClusterOfPath, mrClusterRoot, type MrClusterListing, type MrClusterRow } from './jobtracker/index.js';
 export {

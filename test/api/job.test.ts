@@ -31,3 +31,20 @@ describe('defineJob: map or mapSplit', () => {
     ]);
   });
 });
+
+describe('reducePartition', () => {
+  it('is a function when given, and not beside reduce', () => {
+    const map = () => undefined;
+    assert.deepEqual(
+      validateJobDefinition({ name: 'rp', input: textInput(), map, reducePartition: async () => {} }),
+      [],
+    );
+    assert.deepEqual(validateJobDefinition({ name: 'rp', input: textInput(), map, reducePartition: 'all' }), [
+      '`reducePartition` must be a function when given',
+    ]);
+    assert.deepEqual(
+      validateJobDefinition({ name: 'rp', input: textInput(), map, reduce: map, reducePartition: async () => {} }),
+      ['the job defines both `reduce` and `reducePartition`: define one'],
+    );
+  });
+});

@@ -31,3 +31,40 @@ describe('submission: inputPlacement', () => {
     }
   });
 });
+
+describe('submission: streaming files', () => {
+  const file = (name: string, bytes = 3) => ({ name, data: new Uint8Array(bytes), executable: false });
+
+  it('keeps plain file names with their bytes and execute bit', () => {
+    const ok = validateSubmission({
+      ...base,
+      streaming: { files: [{ name: 'mapper.py', data: Buffer.from('x'), executable: true }, file('words.txt')] },
+    });
+    assert.deepEqual(
+      ok.streaming?.files.map((f) => [f.name, f.data.length, f.executable]),
+      [
+        ['mapper.py', 1, true],
+        ['words.txt', 3, false],
+      ],
+    );
+    assert.equal('streaming' in validateSubmission(base), false);
+  });
+
+  it('refuses names with a directory, twice the same name, and more than 8 MiB in all', () => {
+    for (const files of [
+      [file('../x')],
+      [file('a/b')],
+      [file('..')],
+      [file('')],
+      [file('same'), file('same')],
+      [file('big', 5 << 20), file('bigger', 4 << 20)],
+      [{ name: 'x', data: 'text', executable: false }],
+    ]) {
+      assert.throws(
+        () => validateSubmission({ ...base, streaming: { files } }),
+        { code: 'EBADJOB', message: /streaming/ },
+        JSON.stringify(files.map((f) => f.name)),
+      );
+    }
+  });
+});

@@ -11,6 +11,7 @@ export { profileCommand } from './profile.js';
 export { profilesCommand } from './profiles.js';
 export { runCommand } from './run.js';
 export { simCommand } from './sim.js';
+export { streamingCommand, streamingJob, type StreamingJob, type StreamingOptions } from './streaming.js';
 export { submitCommand } from './submit.js';
 export { userCommand } from './user.js';
 export { webPasswordCommand } from './web-password.js';

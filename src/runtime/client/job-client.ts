@@ -41,6 +41,7 @@ import {
   type JobSubmission,
   type SerializedInputFormat,
   type SkewSample,
+  type StreamingSubmission,
   type UserCredential,
   type UserListing,
 } from '../wire/index.js';
@@ -62,6 +63,13 @@ export interface SubmitOptions {
   maxAttempts?: number;
   /** Job settings such as 'shuffle.map.bufferBytes' (see JobConf). */
   conf?: JobConf;
+  /** A streaming job's shipped files (`minimr streaming`): the JobTracker runs it with the streaming module. */
+  streaming?: StreamingSubmission;
+  /**
+   * The job's name instead of its module's: streaming jobs share one module, and a recurring job's
+   * profile is kept by name.
+   */
+  name?: string;
 }
 
 export interface WaitOptions {
@@ -266,6 +274,12 @@ export class JobClient {
     }
     const conf = validateJobConf(options.conf);
     const cms = conf['skew.strategy'] === 'cms' && reducers > 0;
+    if (cms && options.streaming)
+      throw new MinimrError(
+        'EBADJOB',
+        'skew.strategy "cms" samples the map output in the client, which would run the streaming commands ' +
+          'here: use "hash" or "simple" for a streaming job',
+      );
     if (cms && job.partition) {
       throw new MinimrError(
         'EBADJOB',
@@ -301,7 +315,7 @@ export class JobClient {
       );
     }
     return {
-      name: job.name,
+      name: options.name ?? job.name,
       moduleName,
       moduleSource: source,
       inputPaths,
@@ -319,6 +333,7 @@ export class JobClient {
       maxAttempts: options.maxAttempts,
       conf: options.conf,
       skewSample,
+      ...(options.streaming ? { streaming: options.streaming } : {}),
     };
   }
 

@@ -25,6 +25,7 @@ import {
   type OwnedResource,
   type Ownership,
 } from '../wire/index.js';
+import { STREAMING_MODULE_NAME, streamingModuleSource } from '../task/index.js';
 import { fetchAttemptLog, attemptLogTokenId } from '../worker/index.js';
 import type { TrackerCore } from './core.js';
 import { inputFilesAt } from './input-files.js';
@@ -210,7 +211,10 @@ export class ClientService implements Authority {
   /** Submits a job for `user`: its input must be readable and its output writable by that user. */
   async submitJob(raw: unknown, user: string): Promise<{ jobId: string }> {
     const core = this.core;
-    const submission = validateSubmission(raw);
+    let submission = validateSubmission(raw);
+    // A streaming job runs the engine's streaming module, never one its client sent (sandbox.ts).
+    if (submission.streaming)
+      submission = { ...submission, moduleSource: await streamingModuleSource(), moduleName: STREAMING_MODULE_NAME };
     core.mrc.checkSubmission(submission);
     const caller = core.namenode.callerFor(user);
     const allSplits = await this.planInput(submission, caller);

@@ -412,6 +412,7 @@ export function attemptSpec(attempt: RuntimeAttempt, jobToken: string): AttemptS
     partitionSeed:
       task.kind === 'map' && job.skew?.strategy === 'cms' && job.skew.isPlanned ? job.skew.seed : undefined,
     reducePartitions: reducePartitions ? [...reducePartitions] : undefined,
+    ...(s.streaming ? { streaming: true } : {}),
     outputReplication: s.conf?.['job.outputReplication'],
     jobToken,
   };

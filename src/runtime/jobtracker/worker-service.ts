@@ -108,6 +108,14 @@ export class WorkerService {
           });
         return { source: job.data.submission.moduleSource, name: job.data.submission.moduleName };
       },
+      'get-job-files': ({ jobId }) => {
+        const job = this.core.books.job(jobId);
+        if (!job)
+          throw new MinimrError('ENOJOB', `no job ${jobId} on this JobTracker (see \`minimr job list --all\`)`, {
+            jobId,
+          });
+        return { files: job.data.submission.streaming?.files ?? [] };
+      },
       'task-fs-mkdir': forTask('mkdir'),
       'task-fs-stat': forTask('stat'),
       'task-fs-list': forTask('list'),

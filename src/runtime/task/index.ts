@@ -6,3 +6,4 @@ export { THROTTLE_BASES, type ThrottleBasis } from './cpu-throttle.js';
 export type { TaskProcessConfig } from './task-config.js';
 export { openTaskInput } from './input.js';
 export { userStackOf, MAX_USER_STACK_CHARS, type UserStack } from './user-stack.js';
+export { STREAMING_MODULE_FILE, STREAMING_MODULE_NAME, streamingModuleSource } from './streaming-module.js';

@@ -638,9 +638,11 @@ class AttemptRunner {
       // record (TeraSort's reduce spent more on those than on merging).
       const copies =
         !job.reduce && !job.compareKeys && this.keyCodec.name === 'bytes' && this.valueCodec.name === 'bytes';
-      this.shuffle.reduceInputGroups = copies
-        ? await this.copyRecords(records, output, expected)
-        : await this.reduceGroups(records, output, ctx, expected);
+      this.shuffle.reduceInputGroups = job.reducePartition
+        ? await this.reducePartition(records, output, ctx, expected)
+        : copies
+          ? await this.copyRecords(records, output, expected)
+          : await this.reduceGroups(records, output, ctx, expected);
       if (job.cleanupReduce) await job.cleanupReduce(ctx);
       await this.throttle.pace();
     } catch (err) {
@@ -684,6 +686,62 @@ class AttemptRunner {
       }
       if (output.needsFlush) await flushOutput(output);
     }
+    return grouping.reduceInputGroups;
+  }
+
+  /** Hands the job's `reducePartition` every key group in one pass; returns the number of groups. */
+  private async reducePartition(
+    records: Iterable<KeyValue>,
+    output: OutputWriter,
+    ctx: ReduceContext<unknown, unknown>,
+    expected: number,
+  ): Promise<number> {
+    const { job, keyCodec, valueCodec } = this;
+    const grouping = createShuffleCounters();
+    const compare = this.compare;
+    const counting = this.countingBytes(records);
+    // Output is flushed as it fills, in the background and one flush at a time: a reducePartition may
+    // emit between groups or after the last one (a streaming reducer writes when its process does).
+    let flushing: Promise<void> | undefined;
+    let flushError: unknown;
+    const flushFull = (): Promise<void> | undefined => {
+      if (!flushing && output.needsFlush) {
+        flushing = (async () => {
+          while (output.needsFlush) await flushOutput(output);
+        })()
+          .catch((err: unknown) => {
+            flushError ??= err;
+          })
+          .finally(() => {
+            flushing = undefined;
+          });
+      }
+      return flushing;
+    };
+    const emitting: ReduceContext<unknown, unknown> = {
+      ...ctx,
+      emit: (k, v) => {
+        if (flushError !== undefined) throw flushError;
+        output.emit(k, v);
+        void flushFull();
+      },
+    };
+    // Between groups, progress is reported and a flush waited for, as reduceGroups does every group.
+    const progress = (records: number) => this.reduceProgress(records, expected);
+    async function* groups() {
+      let n = 0;
+      for (const group of groupByKey(counting, compare, grouping)) {
+        if ((++n & 63) === 0) await progress(grouping.reduceInputRecords);
+        yield { key: keyCodec.decode(group.key), values: decodeAll(group.values, valueCodec) };
+        await flushFull();
+      }
+    }
+    try {
+      await job.reducePartition!.call(job, groups(), emitting);
+    } finally {
+      await flushing;
+    }
+    if (flushError !== undefined) throw flushError;
     return grouping.reduceInputGroups;
   }
 

@@ -3,7 +3,15 @@ import { keyValuePairs, parseSize } from '../../util/index.js';
 import type { JsonValue } from '../../api/index.js';
 import { CountMinSketch, SKEW_STRATEGIES, type SkewStrategy } from '../../skew/index.js';
 import { MAX_MAP_OUTPUT_RUNS } from '../../shuffle/index.js';
-import { JOB_CONF_DEFAULTS, SKEW_CONF_DEFAULTS, type JobConf, type JobSubmission, type SkewSample } from './types.js';
+import {
+  JOB_CONF_DEFAULTS,
+  MAX_STREAMING_FILES_BYTES,
+  SKEW_CONF_DEFAULTS,
+  type JobConf,
+  type JobSubmission,
+  type SkewSample,
+  type StreamingSubmission,
+} from './types.js';
 
 const MIN_BUFFER_BYTES = 64 * 1024;
 const MAX_PARTITION_FACTOR = 1000;
@@ -170,6 +178,7 @@ export function validateSubmission(raw: unknown): JobSubmission {
     bad(`${s.reducers} reducers x skew.partitionFactor ${factor} is more than ${MAX_PARTITIONS} partitions`);
   }
   const skewSample = validateSkewSample(s.skewSample, conf, s.reducers as number);
+  const streaming = validateStreaming(s.streaming);
   return {
     name: s.name,
     moduleName: s.moduleName,
@@ -191,7 +200,32 @@ export function validateSubmission(raw: unknown): JobSubmission {
     conf,
     skewSample,
     ...(placement ? { inputPlacement: { replication: placement.replication, windowMs: placement.windowMs } } : {}),
+    ...(streaming ? { streaming } : {}),
   };
+}
+
+/** A streaming job's files: plain names (each lands in the task's working directory), bounded in all. */
+function validateStreaming(raw: unknown): StreamingSubmission | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'object' || !Array.isArray((raw as { files?: unknown }).files))
+    bad('`streaming` must be an object with a list of `files`');
+  const files: StreamingSubmission['files'] = [];
+  const names = new Set<string>();
+  let bytes = 0;
+  for (const f of (raw as { files: unknown[] }).files) {
+    const file = f as Partial<StreamingSubmission['files'][number]> | null;
+    const name = file?.name;
+    if (typeof name !== 'string' || !/^[^/\0]{1,255}$/.test(name) || name === '.' || name === '..')
+      bad(`streaming file name ${JSON.stringify(name)} must be a file name (no directory)`);
+    if (!(file!.data instanceof Uint8Array)) bad(`streaming file ${name} must carry its bytes`);
+    if (names.has(name)) bad(`streaming file ${name} is given twice`);
+    names.add(name);
+    bytes += file!.data.length;
+    files.push({ name, data: file!.data, executable: file!.executable === true });
+  }
+  if (bytes > MAX_STREAMING_FILES_BYTES)
+    bad(`streaming files hold ${bytes} bytes, more than the ${MAX_STREAMING_FILES_BYTES} a job may ship`);
+  return { files };
 }
 
 /** A 'cms' job with reducers needs the client's sketch, one counter per partition in every row. */

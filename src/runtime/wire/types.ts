@@ -147,6 +147,28 @@ export const SkewSampleSchema = Type.Object({
 });
 export type SkewSample = Static<typeof SkewSampleSchema>;
 
+/** The most bytes a streaming job's shipped files (`--file`) may hold together. */
+export const MAX_STREAMING_FILES_BYTES = 8 * 1024 * 1024;
+
+/** A file a streaming job ships (`--file`): it sits in its tasks' working directory under its base name. */
+export const StreamingFileSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255, pattern: '^(?!\\.\\.?$)[^/\\0]+$' }),
+  data: Type.Uint8Array(),
+  /** The file's execute bit where it came from: shipped scripts stay runnable as `./mapper.py`. */
+  executable: Type.Boolean(),
+});
+export type StreamingFile = Static<typeof StreamingFileSchema>;
+
+/**
+ * What makes a job a streaming job (Hadoop Streaming): its commands run in child processes, so the
+ * JobTracker runs it with the engine's built-in streaming module, whatever module the client sent.
+ */
+export const StreamingSubmissionSchema = Type.Object(
+  { files: Type.Array(StreamingFileSchema, { maxItems: 256 }) },
+  { additionalProperties: false },
+);
+export type StreamingSubmission = Static<typeof StreamingSubmissionSchema>;
+
 /** A job as the client sends it; submission.ts adds the rules between fields (output not under an input...). */
 export const JobSubmissionSchema = Type.Object(
   {
@@ -173,6 +195,8 @@ export const JobSubmissionSchema = Type.Object(
     conf: Type.Optional(JobConfSchema),
     /** 'cms' jobs: the sketch of a sample of the map output, built by the client. */
     skewSample: Type.Optional(SkewSampleSchema),
+    /** A streaming job (`minimr streaming`): its shipped files; the engine's streaming module runs it. */
+    streaming: Type.Optional(StreamingSubmissionSchema),
     /** The input is a private data set still owed replicas a policy may place (improved FAIR). */
     inputPlacement: Type.Optional(
       Type.Object({ replication: Type.Integer({ minimum: 1, maximum: 16 }), windowMs: AmountSchema() }),
@@ -277,6 +301,11 @@ export const AttemptSpecSchema = Type.Object({
   reducePartitions: Type.Optional(Type.Array(CountSchema())),
   /** Replicas of each output block (`job.outputReplication`); absent: the JobTracker's default. */
   outputReplication: Type.Optional(Type.Integer({ minimum: 1 })),
+  /**
+   * A streaming job: the worker runs the engine's own streaming module in a process allowed to start
+   * child processes, with the job's shipped files in its working directory (`get-job-files`).
+   */
+  streaming: Type.Optional(Type.Boolean()),
   /** What the attempt's file system calls present to act as the job's owner (job-tokens.ts). */
   jobToken: Type.String({ minLength: 1, maxLength: 1024 }),
 });

@@ -16,6 +16,7 @@ import {
   MapOutputsChangedSchema,
   MapOutputSummarySchema,
   RegisterResultSchema,
+  StreamingFileSchema,
   WorkerClaimSchema,
 } from './types.js';
 
@@ -115,6 +116,13 @@ const reports = table({
     result: Type.Object({ source: Type.String(), name: Type.String() }),
     allowed: ['worker', 'owner', 'admin'],
     owner: { resource: 'job', arg: 'jobId', action: 'read the module of' },
+  },
+  'get-job-files': {
+    summary: "a streaming job's shipped files (`--file`): for the workers that run it, its owner and the admin",
+    args: args({ jobId: IdSchema('the job') }),
+    result: Type.Object({ files: Type.Array(StreamingFileSchema) }),
+    allowed: ['worker', 'owner', 'admin'],
+    owner: { resource: 'job', arg: 'jobId', action: 'read the files of' },
   },
 });
 

@@ -28,7 +28,7 @@
  */
 import { execFile } from 'node:child_process';
 import { appendFile, chmod, chown, copyFile, link, lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises';
-import { appendFileSync, chmodSync, existsSync, realpathSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, parse, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -101,6 +101,14 @@ export interface JobSandbox {
   readonly shuffleDir: string;
   /** The account its processes run as; undefined when the worker does not run as root (they run as the worker's). */
   readonly account: TaskAccount | undefined;
+  /** A streaming job's: its processes may start child processes (its commands). */
+  readonly childProcesses: boolean;
+}
+
+/** What a streaming job's sandbox has besides any job's. */
+export interface StreamingSandboxOptions {
+  /** The job's shipped files (`--file`), fetched when its sandbox is made: they go in `work`. */
+  readonly files: () => Promise<readonly { name: string; data: Uint8Array; executable: boolean }[]>;
 }
 
 export interface TaskSandboxesOptions {
@@ -205,18 +213,28 @@ export class TaskSandboxes {
   }
 
   /** The job's sandbox, made on its first launch here with `cachedModule` (the worker's copy of its module). */
-  prepare(jobId: string, owner: string | undefined, cachedModule: string): Promise<JobSandbox> {
+  prepare(
+    jobId: string,
+    owner: string | undefined,
+    cachedModule: string,
+    streaming?: StreamingSandboxOptions,
+  ): Promise<JobSandbox> {
     if (!isValidShuffleId(jobId)) return Promise.reject(new MinimrError('EBADPATH', `invalid job id ${jobId}`));
     let p = this.byJob.get(jobId);
     if (!p) {
-      p = this.make(jobId, owner, cachedModule);
+      p = this.make(jobId, owner, cachedModule, streaming);
       this.byJob.set(jobId, p);
       p.catch(() => this.byJob.delete(jobId));
     }
     return p;
   }
 
-  private async make(jobId: string, owner: string | undefined, cachedModule: string): Promise<JobSandbox> {
+  private async make(
+    jobId: string,
+    owner: string | undefined,
+    cachedModule: string,
+    streaming: StreamingSandboxOptions | undefined,
+  ): Promise<JobSandbox> {
     const account = await this.accountFor(owner);
     const dir = join(this.root, jobId);
     const workDir = join(dir, 'work');
@@ -245,7 +263,27 @@ export class TaskSandboxes {
         await chmod(own, 0o700);
       }
     }
-    return { jobId, dir, workDir, inputDir, modulePath, shuffleDir, account };
+    if (streaming) await this.shipFiles(workDir, await streaming.files(), account);
+    return { jobId, dir, workDir, inputDir, modulePath, shuffleDir, account, childProcesses: streaming !== undefined };
+  }
+
+  /**
+   * A streaming job's files in its tasks' working directory, as Hadoop's `-file` puts them: the job's
+   * account owns them (its `work` is 0700 to others), executable ones stay executable.
+   */
+  private async shipFiles(
+    workDir: string,
+    files: readonly { name: string; data: Uint8Array; executable: boolean }[],
+    account: TaskAccount | undefined,
+  ): Promise<void> {
+    for (const file of files) {
+      // The name was checked at submission; a name with a directory in it is still never followed.
+      if (basename(file.name) !== file.name || file.name === '.' || file.name === '..')
+        throw new MinimrError('EBADPATH', `streaming file name ${JSON.stringify(file.name)} is not a file name`);
+      const path = join(workDir, file.name);
+      await writeFile(path, file.data, { mode: file.executable ? 0o700 : 0o600 });
+      if (account) await chown(path, account.uid, account.gid);
+    }
   }
 
   /** A hard link of `from` at `to` (a copy across file systems), readable by the task account. */
@@ -297,6 +335,8 @@ export class TaskSandboxes {
       ...write.map((p) => `--allow-fs-write=${p}`),
       // The LZ4 codec's and msgpackr's addons only (task-process.ts guardAddons).
       '--allow-addons',
+      // A streaming job's commands (docs/security.md): the worker runs its own streaming module there.
+      ...(sandbox.childProcesses ? ['--allow-child-process'] : []),
     ];
   }
 
@@ -338,8 +378,30 @@ export function sandboxedEnv(env: NodeJS.ProcessEnv, sandbox: JobSandbox): NodeJ
   if (sandbox.account) {
     out.HOME = sandbox.workDir;
     out.USER = out.LOGNAME = sandbox.account.name;
+    // A streaming job's commands are looked up in PATH: not in directories the task account cannot
+    // enter (root's own, a pyenv under /root), where the shell says "Permission denied", not "not found".
+    if (out.PATH !== undefined) out.PATH = searchablePath(out.PATH);
   }
   return out;
+}
+
+/** The directories of a PATH that any account may search (every directory down to them o+x). */
+function searchablePath(path: string): string {
+  const searchable = (dir: string): boolean => {
+    if (!dir.startsWith(sep)) return false;
+    for (let d = dir; ; d = dirname(d)) {
+      try {
+        if ((statSync(d).mode & 0o001) === 0) return false;
+      } catch {
+        return false;
+      }
+      if (d === dirname(d)) return true;
+    }
+  };
+  return path
+    .split(':')
+    .filter((dir) => dir !== '' && searchable(dir))
+    .join(':');
 }
 
 /** MINIMR_* variables a task process reads (no secrets among them). */

@@ -7,6 +7,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
+import { CommandMemoryWatch } from './process-tree.js';
 import {
   createShuffleRequestHandler,
   listMapOutputs,
@@ -31,6 +32,7 @@ import {
 import {
   jobModuleHash,
   storeJobModule,
+  streamingModuleSource,
   taskProcessEntry,
   THROTTLE_BASES,
   type TaskProcessConfig,
@@ -149,7 +151,13 @@ interface RunningAttempt {
   finished: boolean;
   /** Where the attempt's stdout and stderr go (attempt-logs.ts). */
   log?: AttemptLog;
+  /** A streaming attempt's commands' memory (process-tree.ts). */
+  commandMemory?: CommandMemoryWatch;
+  /** Why the worker failed the attempt itself (its commands went beyond its memory). */
+  failure?: SerializedError;
 }
+
+const mib = (bytes: number): number => Math.round(bytes / (1024 * 1024));
 
 /** An attempt's shuffle buffer at or above this gets its task process on transparent huge pages. */
 export const HUGE_PAGES_MIN_BUFFER_BYTES = 32 * 1024 * 1024;
@@ -290,6 +298,7 @@ export class Worker {
   /** Job modules stored under `modulesDir`, by content hash, least recently used first. */
   private readonly jobModules = new Map<string, Promise<string>>();
   private readonly modulesDir: string;
+  private streamingModuleFile: Promise<string> | undefined;
   /** Task processes whose attempt succeeded and left them clean, by the job they ran; least recently idle first. */
   private readonly idle: IdleProcess[] = [];
   /**
@@ -787,6 +796,13 @@ export class Worker {
     return p;
   }
 
+  /** This worker's own streaming module, stored once in the module cache (streaming-module.ts). */
+  private streamingModule(): Promise<string> {
+    this.streamingModuleFile ??= streamingModuleSource().then((source) => storeJobModule(source, this.modulesDir));
+    this.streamingModuleFile.catch(() => (this.streamingModuleFile = undefined));
+    return this.streamingModuleFile;
+  }
+
   /** Keeps the module cache to MAX_CACHED_MODULES, dropping the least recently used that no attempt runs. */
   private evictModules(): void {
     if (this.jobModules.size <= MAX_CACHED_MODULES) return;
@@ -816,9 +832,17 @@ export class Worker {
     try {
       record.log = await AttemptLog.open(this.logRoot, spec.jobId, spec.attemptId, this.attemptLogMaxBytes);
       waitStarted = performance.now();
-      const cachedModule = await this.jobModule(spec);
+      // A streaming job runs this worker's own streaming module (never fetched code: it may start processes).
+      const cachedModule = spec.streaming === true ? await this.streamingModule() : await this.jobModule(spec);
       record.moduleWaitMs = Math.round(performance.now() - waitStarted);
-      sandbox = await this.sandboxes.prepare(spec.jobId, spec.owner, cachedModule);
+      sandbox = await this.sandboxes.prepare(
+        spec.jobId,
+        spec.owner,
+        cachedModule,
+        spec.streaming === true
+          ? { files: async () => (await this.jobTracker['get-job-files']({ jobId: spec.jobId }, 30_000)).files }
+          : undefined,
+      );
     } catch (err) {
       this.report(record, 'failed', {}, serializeError(err));
       return;
@@ -832,6 +856,21 @@ export class Worker {
     const { child, warm } = this.takeTaskProcess(spec, sandbox);
     let settled: (() => void) | undefined;
     record.child = child;
+    if (spec.streaming === true && child.pid !== undefined)
+      record.commandMemory = new CommandMemoryWatch(
+        child.pid,
+        spec.memoryMb * 1024 * 1024,
+        (taskBytes, commandBytes) => {
+          record.failure = {
+            code: 'ETASK',
+            message:
+              `${spec.attemptId} is running beyond its memory: its commands hold ${mib(commandBytes)} MiB, ` +
+              `more than the ${spec.memoryMb} MiB granted (its task process ${mib(taskBytes)} MiB besides); killed`,
+            details: { attemptId: spec.attemptId, taskId: spec.taskId },
+          };
+          child.kill('SIGKILL');
+        },
+      );
     record.warm = warm;
     record.sandbox = sandbox;
     this.taskOutput.assign(child, log);
@@ -875,7 +914,8 @@ export class Worker {
       detach();
       settled?.();
       if (record.finished) return;
-      if (record.killReason !== undefined)
+      if (record.failure !== undefined) this.report(record, 'failed', record.counters, record.failure);
+      else if (record.killReason !== undefined)
         this.report(record, 'killed', record.counters, { code: 'EKILLED', message: record.killReason });
       else {
         this.report(record, 'failed', record.counters, {
@@ -996,6 +1036,12 @@ export class Worker {
     if (record.finished) return;
     record.finished = true;
     this.running.delete(record.spec.attemptId);
+    const watch = record.commandMemory;
+    if (watch) {
+      watch.stop();
+      // Commands its task process left (it was killed, or they ignored their input's end) go with the attempt.
+      if (state !== 'succeeded') watch.killCommands();
+    }
     const { spec } = record;
     void this.sandboxes.endAttempt(spec.jobId, spec.attemptId).catch(() => undefined);
     // A task process that died (or was killed) cannot clean up after itself: its worker does.
@@ -1017,6 +1063,13 @@ export class Worker {
     }
     const launch = {
       ...counters,
+      // A streaming attempt's commands' memory is the attempt's: their peak counts in its own.
+      ...(watch
+        ? {
+            COMMAND_PEAK_RSS_BYTES: watch.peakBytes,
+            PEAK_RSS_BYTES: (counters.PEAK_RSS_BYTES ?? 0) + watch.peakBytes,
+          }
+        : {}),
       WARM_LAUNCH: record.warm ? 1 : 0,
       ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}),
     };
