@@ -28,6 +28,16 @@ function runMinimr(args: readonly string[], options: CliOptions = {}): Promise<C
   return runMinimrUntimed(args, { timeoutMs: 60_000, ...options });
 }
 
+/** `fn` over `items`, `width` at a time (each a process start: the cores, not the waiting, bound them). */
+async function eachConcurrently<T>(items: readonly T[], fn: (item: T) => Promise<void>, width = 3): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
 /** A line of a Node stack trace. */
 const STACK_LINE = /^\s+at /m;
 /** Where no JobTracker listens (the discard port). */
@@ -66,13 +76,15 @@ async function leafCommands(): Promise<string[][]> {
     }
     return names;
   };
-  const leaves: string[][] = [];
-  for (const top of await commandsOf([])) {
-    const subs = await commandsOf([top]);
-    if (subs.length === 0) leaves.push([top]);
-    else for (const sub of subs) leaves.push([top, sub]);
-  }
-  return leaves;
+  const tops = await commandsOf([]);
+  const subsOf = new Map<string, string[]>();
+  await eachConcurrently(tops, async (top) => {
+    subsOf.set(top, await commandsOf([top]));
+  });
+  return tops.flatMap((top) => {
+    const subs = subsOf.get(top)!;
+    return subs.length === 0 ? [[top]] : subs.map((sub) => [top, sub]);
+  });
 }
 
 /**
@@ -184,16 +196,17 @@ describe('the minimr command as a Unix tool', () => {
   });
 
   it('every command given bad input prints one line with a code, exits non-zero, and shows no stack', async () => {
-    for (const [name, c] of Object.entries(BAD_INPUT)) assertOneLineFailure(await runMinimr(c.args, { env }), name);
+    await eachConcurrently(Object.entries(BAD_INPUT), async ([name, c]) =>
+      assertOneLineFailure(await runMinimr(c.args, { env }), name),
+    );
   });
 
   it('every command that needs a cluster, with none there, says so in one line', async () => {
     const none = cliEnv({ MINIMR_JOBTRACKER: NO_CLUSTER });
-    for (const [name, c] of Object.entries(BAD_INPUT)) {
-      if (!c.cluster) continue;
-      const r = await runMinimr(c.args.slice(0, 3), { env: none });
-      assertOneLineFailure(r, `${name} without a cluster`);
-    }
+    const needing = Object.entries(BAD_INPUT).filter(([, c]) => c.cluster);
+    await eachConcurrently(needing, async ([name, c]) =>
+      assertOneLineFailure(await runMinimr(c.args.slice(0, 3), { env: none }), `${name} without a cluster`),
+    );
   });
 
   it('a closed pipe ends every command that prints quietly, with status 0', async () => {
@@ -216,22 +229,23 @@ describe('the minimr command as a Unix tool', () => {
       ['mrc', 'list'],
       ['profiles', 'list'],
     ];
-    for (const args of printing) {
+    await eachConcurrently(printing, async (args) => {
       const r = await withClosedStdout(args, env);
       assert.equal(r.code, 0, `${args.join(' ')}: exit status\n${r.stderr}`);
       assert.doesNotMatch(r.stderr, STACK_LINE, `${args.join(' ')}\n${r.stderr}`);
       assert.doesNotMatch(r.stderr, /minimr: E|Warning/, `${args.join(' ')}\n${r.stderr}`);
-    }
+    });
   });
 
   it('`fs cat` of a directory of part files adds no listener per file (no MaxListenersExceededWarning)', async () => {
     const many = join(dir, 'many');
     await mkdir(many);
     for (let i = 0; i < 14; i++) await writeFile(join(many, `part-${String(i).padStart(5, '0')}`), `line ${i}\n`);
-    for (let i = 0; i < 14; i++) {
-      const name = `part-${String(i).padStart(5, '0')}`;
-      assert.equal((await runMinimr(['fs', 'put', join(many, name), `/many/${name}`], { env })).code, 0);
-    }
+    await eachConcurrently(
+      Array.from({ length: 14 }, (_, i) => `part-${String(i).padStart(5, '0')}`),
+      async (name) =>
+        assert.equal((await runMinimr(['fs', 'put', join(many, name), `/many/${name}`], { env })).code, 0),
+    );
     const r = await runMinimr(['fs', 'cat', '/many'], { env });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '');
