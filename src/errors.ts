@@ -41,6 +41,8 @@ export type MinimrErrorCode =
   | 'EPERM' // the user may not do this to another user's job or path
   | 'EBADREQUEST' // a request's arguments are malformed (a log range, an HTTP query)
   | 'ENOATTEMPT' // no such attempt on this JobTracker
+  | 'EUSAGE' // a command line the `minimr` command does not understand (exit status 2)
+  | 'EBUSY' // a directory or port another process holds (a second cluster in one folder)
   | 'EINTERNAL';
 
 export type ErrorDetails = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -116,6 +118,8 @@ const KNOWN_CODES = new Set<string>([
   'EINTERNAL',
   'EBADREQUEST',
   'ENOATTEMPT',
+  'EUSAGE',
+  'EBUSY',
   'ENOROUTE',
   'EMETHOD',
   'ETOOLARGE',

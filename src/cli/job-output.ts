@@ -19,12 +19,18 @@ export function progressPrinter(jobId: string): (s: JobStatus) => void {
   };
 }
 
+/** A job's time: start to finish, or so far while it runs ('-' before it starts). */
+export function jobDuration(s: JobStatus, now = Date.now()): string {
+  if (!s.startTime) return '-';
+  return `${(((s.finishTime || now) - s.startTime) / 1000).toFixed(2)}s`;
+}
+
 export function printStatus(s: JobStatus): void {
-  const secs = s.finishTime && s.startTime ? ((s.finishTime - s.startTime) / 1000).toFixed(2) : '-';
+  const secs = jobDuration(s);
   process.stdout.write(
     `${s.jobId}  ${escapeControlCharacters(s.name)}  ${s.user} ` +
       ` ${s.state}  maps ${s.mapsCompleted}/${s.mapsTotal}  ` +
-      `reduces ${s.reducesCompleted}/${s.reducesTotal}  ${secs}s  ` +
+      `reduces ${s.reducesCompleted}/${s.reducesTotal}  ${secs}  ` +
       `output ${s.outputPath}\n`,
   );
   if (s.error) process.stdout.write(`  error ${s.error.code}: ${s.error.message}\n`);
@@ -42,4 +48,48 @@ export function printUserStack(error: SerializedError | undefined, indent = '  '
   const stack = error?.details?.stack;
   if (typeof stack !== 'string') return;
   for (const line of stack.split('\n')) process.stdout.write(`${indent}${escapeControlCharacters(line)}\n`);
+}
+
+/**
+ * Rows under a header, each column as wide as its widest cell (the last column left free);
+ * `below(i)` prints what goes under row i (an attempt's stack).
+ */
+export function printTable(
+  header: readonly string[],
+  rows: ReadonlyArray<readonly string[]>,
+  below?: (row: number) => void,
+): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  process.stdout.write(`${line(header)}\n`);
+  rows.forEach((r, i) => {
+    process.stdout.write(`${line(r)}\n`);
+    below?.(i);
+  });
+}
+
+/** `job list`: one row per job under a header. */
+export function printJobTable(jobs: readonly JobStatus[]): void {
+  printTable(
+    ['JOB', 'NAME', 'USER', 'STATE', 'MAPS', 'REDUCES', 'TIME', 'OUTPUT'],
+    jobs.map((s) => [
+      s.jobId,
+      escapeControlCharacters(s.name),
+      s.user,
+      s.state,
+      `${s.mapsCompleted}/${s.mapsTotal}`,
+      `${s.reducesCompleted}/${s.reducesTotal}`,
+      jobDuration(s),
+      escapeControlCharacters(s.outputPath),
+    ]),
+  );
+}
+
+/** `--json`: the value as one line of JSON on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
 }

@@ -1,12 +1,13 @@
 /**
  * The `minimr` command line: the command modules of ./commands, one per command group, under one
- * parser with the options every command takes and `--config FILE`; a usage error prints the help
- * and exits 2, a failed command prints `minimr: CODE: message` and exits 1.
+ * parser with the options every command takes and `--config FILE`. It fails as a Unix tool does
+ * (./failure.ts): a usage error prints what was wrong, the nearest command or flag and where the
+ * help is, and exits 2; a failed command prints `minimr: CODE: message` and exits 1; a closed pipe
+ * ends it quietly with 0.
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { MinimrError } from '../errors.js';
-import { escapeControlCharacters } from '../util/index.js';
 import {
   benchCommand,
   fsCommand,
@@ -27,7 +28,21 @@ import {
   joinTokenCommand,
 } from './commands/index.js';
 import { commandOf, configFor, configPathOf, readConfigFile } from './config.js';
+import { endQuietlyOnClosedPipe, exitWithFailure, USAGE_EXIT_CODE, usageFailure } from './failure.js';
 import { globalOptions } from './options.js';
+
+/**
+ * yargs reads `--workers many` as NaN, and a port is any number to it: usage errors naming the
+ * option, before any command runs.
+ */
+function refuseBadNumbers(argv: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(argv)) {
+    if (typeof value !== 'number' || key.length <= 1 || /[A-Z]/.test(key)) continue;
+    if (Number.isNaN(value)) throw new MinimrError('EUSAGE', `--${key} takes a number`);
+    if (/(^|-)port$/.test(key) && !(Number.isInteger(value) && value >= 0 && value <= 65535))
+      throw new MinimrError('EUSAGE', `--${key} takes a port number from 0 to 65535, not ${value}`);
+  }
+}
 
 async function main(): Promise<void> {
   const args = hideBin(process.argv);
@@ -53,6 +68,7 @@ async function main(): Promise<void> {
     .command(policiesCommand)
     .command(fsCommand)
     .command(benchCommand)
+    .middleware(refuseBadNumbers)
     .demandCommand(1)
     .strict()
     .help()
@@ -63,17 +79,16 @@ async function main(): Promise<void> {
           ? ` (an option in ${configPath}'s "${commandOf(args)}" section or ` +
             `on the command line that this command does not have)`
           : '';
-      process.stderr.write(`${y.help()}\n\n${msg}${fromConfig}\n`);
-      process.exit(2);
+      // yargs' usage object: help() is the help text of the command being parsed.
+      const help = String((y as unknown as { help(): string }).help());
+      const [line, where] = usageFailure(msg, help, args);
+      process.stderr.write(`minimr: ${line}${fromConfig}\n${where}\n`);
+      process.exit(USAGE_EXIT_CODE);
     })
     .parseAsync();
 }
 
-main().catch((err: unknown) => {
-  if (err instanceof MinimrError) {
-    process.stderr.write(`minimr: ${err.code}: ${escapeControlCharacters(err.message)}\n`);
-    process.exit(1);
-  }
-  process.stderr.write(`minimr: ${(err as Error)?.stack ?? String(err)}\n`);
-  process.exit(1);
-});
+endQuietlyOnClosedPipe();
+process.on('uncaughtException', (err) => exitWithFailure(err));
+process.on('unhandledRejection', (err) => exitWithFailure(err));
+main().catch((err: unknown) => exitWithFailure(err));

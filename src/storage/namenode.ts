@@ -1,5 +1,6 @@
 import type { Level } from 'level';
 import { MinimrError } from '../errors.js';
+import { openExclusively } from '../util/index.js';
 import type { Logger } from '../log.js';
 import {
   BlockTokenKey,
@@ -287,7 +288,7 @@ export class Namenode implements NamenodeApi {
     // Loaded here, not at import: task processes import this folder but never open a NameNode.
     const { Level } = await import('level');
     this.db = new Level<string, unknown>(this.dbPath, { valueEncoding: 'json' });
-    await this.db.open();
+    await openExclusively(this.db, this.dbPath);
     const abandoned: string[] = [];
     for await (const [key, value] of this.db.iterator({ gte: INODE_PREFIX, lt: `${INODE_PREFIX}\uffff` })) {
       const path = key.slice(INODE_PREFIX.length);

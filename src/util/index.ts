@@ -10,3 +10,4 @@ export { phaseTrace, type PhaseTraceEvent } from './phase-trace.js';
 export { keyValuePairs } from './key-value.js';
 export { murmur3_32 } from './murmur3.js';
 export { publicError, redactPrivatePaths, registerPrivateDir, unregisterPrivateDir } from './private-paths.js';
+export { openExclusively } from './exclusive-open.js';

@@ -49,7 +49,7 @@ describe('the minimr command', () => {
       dir = await mkdtemp(join(tmpdir(), 'minimr-cli-'));
       cluster = spawn(
         process.execPath,
-        [BIN, 'local', '--workers', '3', '--dir', join(dir, 'cluster'), '--block-size', '64k'],
+        [BIN, 'local', '--workers', '3', '--port', '0', '--dir', join(dir, 'cluster'), '--block-size', '64k'],
         {
           env: { ...process.env, MINIMR_LOG_LEVEL: 'error' },
           stdio: ['ignore', 'ignore', 'pipe'],

@@ -20,6 +20,8 @@ export interface CliResult {
 export interface CliOptions {
   /** The whole environment of the process; `cliEnv()` by default. */
   env?: NodeJS.ProcessEnv;
+  /** Kill it (SIGTERM) after this long, ms: a command that should fail at once but waits. */
+  timeoutMs?: number;
 }
 
 /** This process's environment with logs at `error` (so stderr holds what the command says), plus `extra`. */
@@ -36,6 +38,7 @@ export async function runMinimr(args: readonly string[], options: CliOptions = {
     const { stdout, stderr } = await execFileP(process.execPath, [MINIMR_BIN, ...args], {
       env: options.env ?? cliEnv(),
       maxBuffer: MAX_BUFFER,
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
     });
     return { code: 0, stdout, stderr };
   } catch (err) {

@@ -1,16 +1,111 @@
-/** `minimr fs fsck | put | get | cat | ls | chmod | chown | rm | stat | mkdir`: the block store. */
-import { stat } from 'node:fs/promises';
-import { resolve as resolvePath } from 'node:path';
+/**
+ * `minimr fs fsck | put | get | getmerge | cat | tail | ls | du | mv | chmod | chown | rm | stat |
+ * mkdir`: the block store, with the verbs and behaviour of `hdfs dfs` (a directory `get` copies the
+ * tree; `put -` reads stdin; `mv` into a directory keeps the name).
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { basename, join as joinLocal, resolve as resolvePath } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { formatFsck, formatMode, parseMode } from '../../storage/index.js';
+import { MinimrError } from '../../errors.js';
+import type { JobClient } from '../../runtime/index.js';
+import { formatFsck, formatMode, joinPath, parseMode, type FileStatus } from '../../storage/index.js';
 import { escapeControlCharacters, formatBytes, parseSize } from '../../util/index.js';
 import { withClient } from '../client.js';
 import { defineGroup, jobtrackerOption } from '../options.js';
 
+/** `hdfs dfs -tail` shows the last kilobyte. */
+const TAIL_BYTES = 1024;
+
+/** The local file's size, or a one-line error naming it (it is the user's path, not the store's). */
+async function localFileSize(path: string): Promise<number> {
+  try {
+    const st = await stat(path);
+    if (!st.isFile()) throw new MinimrError('EISDIR', `local ${path} is not a file (fs put copies one file)`);
+    return st.size;
+  } catch (err) {
+    if (err instanceof MinimrError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new MinimrError('ENOENT', `no local file ${path} (give - to read stdin)`);
+    throw new MinimrError('EBADPATH', `cannot read local file ${path}: ${code ?? (err as Error).message}`);
+  }
+}
+
+/** Bytes of every file of `files`, in order, as one stream (one pipeline: no listener per file). */
+async function* concatenated(client: JobClient, files: readonly string[]): AsyncGenerator<Buffer> {
+  for (const f of files) yield* client.fs.cat(f);
+}
+
+/** The files of a directory (not its subdirectories), by name, or the file itself. */
+async function filesOf(client: JobClient, path: string): Promise<string[]> {
+  const st = await client.fs.stat(path);
+  if (st.type === 'file') return [path];
+  return (await client.fs.list(path))
+    .filter((f) => f.type === 'file')
+    .map((f) => f.path)
+    .sort();
+}
+
+/** Whether a local path exists, and as what. */
+async function localKind(path: string): Promise<'file' | 'dir' | undefined> {
+  const st = await stat(path).catch(() => undefined);
+  return st === undefined ? undefined : st.isDirectory() ? 'dir' : 'file';
+}
+
+/**
+ * Copies a stored file or tree to a local path, into it (keeping the name) when it is a directory,
+ * as hdfs dfs -get and cp -r do; a local file already there is refused unless `overwrite`.
+ */
+async function getTree(client: JobClient, source: string, local: string, overwrite: boolean): Promise<number> {
+  const target = (await localKind(local)) === 'dir' ? joinLocal(local, basename(source)) : local;
+  return copyOut(client, await client.fs.stat(source), target, overwrite);
+}
+
+async function copyOut(client: JobClient, entry: FileStatus, local: string, overwrite: boolean): Promise<number> {
+  if (entry.type === 'file') {
+    const kind = await localKind(local);
+    if (kind === 'dir') throw new MinimrError('EISDIR', `local ${local} is a directory`);
+    if (kind === 'file' && !overwrite) throw new MinimrError('EEXIST', `local ${local} exists (-f replaces it)`);
+    await client.fs.get(entry.path, local);
+    return 1;
+  }
+  await mkdir(local, { recursive: true });
+  let files = 0;
+  for (const child of await client.fs.list(entry.path))
+    files += await copyOut(client, child, joinLocal(local, basename(child.path)), overwrite);
+  return files;
+}
+
+/** Bytes under a path: a file's length, a directory's files' lengths summed through its tree. */
+async function bytesUnder(client: JobClient, entry: FileStatus): Promise<number> {
+  if (entry.type === 'file') return entry.length;
+  let total = 0;
+  for (const child of await client.fs.list(entry.path)) total += await bytesUnder(client, child);
+  return total;
+}
+
+/** `mv SRC DST`: into DST when it is a directory, keeping the name (as mv and hdfs dfs -mv do). */
+async function moveTarget(client: JobClient, source: string, destination: string): Promise<string> {
+  const st = await client.fs.stat(destination).catch((err: unknown) => {
+    if ((err as MinimrError).code === 'ENOENT') return undefined;
+    throw err;
+  });
+  return st?.type === 'dir' ? joinPath(destination, basename(source)) : destination;
+}
+
+function formatEntry(f: FileStatus, ownerWidth: number, groupWidth: number): string {
+  return (
+    `${formatMode(f.type, f.mode)} ${String(f.replication).padStart(2)} ${f.owner.padEnd(ownerWidth)} ` +
+    `${f.group.padEnd(groupWidth)} ${String(f.length).padStart(12)} ${new Date(f.mtime).toISOString()} ` +
+    `${escapeControlCharacters(f.path)}\n`
+  );
+}
+
 export const fsCommand = defineGroup({
   command: 'fs',
-  describe: 'the block store: put | get | cat | ls | rm | stat | mkdir | chmod | chown | fsck',
+  describe:
+    'the block store: put | get | getmerge | cat | tail | ls | du | mv | rm | stat | mkdir | chmod | chown | fsck',
   builder: (y) =>
     jobtrackerOption(y)
       .command(
@@ -32,7 +127,7 @@ export const fsCommand = defineGroup({
       )
       .command(
         'put <local> <path>',
-        'copy a local file into the block store',
+        'copy a local file (- for stdin) into the block store',
         (yy) =>
           yy
             .positional('local', { type: 'string', demandOption: true })
@@ -41,27 +136,68 @@ export const fsCommand = defineGroup({
             .option('replication', { type: 'number' })
             .option('block-size', { type: 'string' }),
         async (argv) => {
+          // yargs reads a lone `-` as the empty string.
+          const fromStdin = argv.local === '-' || (argv.local === '' && process.argv.includes('-'));
+          if (!fromStdin) await localFileSize(argv.local);
           await withClient(argv, async (c) => {
-            const size = (await stat(argv.local)).size;
             const started = Date.now();
-            await c.fs.put(resolvePath(argv.local), argv.path, {
+            const options = {
               overwrite: argv.overwrite,
               replication: argv.replication,
               blockSize: argv['block-size'] ? parseSize(argv['block-size']) : undefined,
-            });
+            };
+            let size: number;
+            if (fromStdin) {
+              const writer = await c.fs.createWriter(argv.path, options);
+              try {
+                for await (const chunk of process.stdin as AsyncIterable<Buffer>) await writer.write(chunk);
+              } catch (err) {
+                await writer.abort();
+                throw err;
+              }
+              size = (await writer.close()).length;
+            } else size = (await c.fs.put(resolvePath(argv.local), argv.path, options)).length;
             process.stderr.write(`put ${formatBytes(size)} in ${((Date.now() - started) / 1000).toFixed(2)} s\n`);
           });
         },
       )
       .command(
         'get <path> <local>',
-        'copy a file out of the block store',
+        'copy a file or a directory tree out of the block store (into LOCAL when it is a directory)',
         (yy) =>
           yy
             .positional('path', { type: 'string', demandOption: true })
-            .positional('local', { type: 'string', demandOption: true }),
+            .positional('local', { type: 'string', demandOption: true })
+            .option('force', { type: 'boolean', alias: 'f', default: false, describe: 'replace local files' }),
         async (argv) => {
-          await withClient(argv, (c) => c.fs.get(argv.path, resolvePath(argv.local)));
+          await withClient(argv, (c) => getTree(c, argv.path, resolvePath(argv.local), argv.force));
+        },
+      )
+      .command(
+        'getmerge <path> <local>',
+        "concatenate a directory's files (a job's part files), by name, into one local file",
+        (yy) =>
+          yy
+            .positional('path', { type: 'string', demandOption: true })
+            .positional('local', { type: 'string', demandOption: true })
+            .option('nl', { type: 'boolean', default: false, describe: 'add a newline after each file' }),
+        async (argv) => {
+          await withClient(argv, async (c) => {
+            const files = await filesOf(c, argv.path);
+            const local = resolvePath(argv.local);
+            async function* merged(): AsyncGenerator<Buffer> {
+              for (const f of files) {
+                yield* c.fs.cat(f);
+                if (argv.nl) yield Buffer.from('\n');
+              }
+            }
+            try {
+              await pipeline(Readable.from(merged()), createWriteStream(local));
+            } catch (err) {
+              await rm(local, { force: true });
+              throw err;
+            }
+          });
         },
       )
       .command(
@@ -70,29 +206,85 @@ export const fsCommand = defineGroup({
         (yy) => yy.positional('path', { type: 'string', demandOption: true }),
         async (argv) => {
           await withClient(argv, async (c) => {
+            const files = await filesOf(c, argv.path);
+            await pipeline(Readable.from(concatenated(c, files)), process.stdout, { end: false });
+          });
+        },
+      )
+      .command(
+        'tail <path>',
+        `print a file's last ${TAIL_BYTES} bytes`,
+        (yy) =>
+          yy
+            .positional('path', { type: 'string', demandOption: true })
+            .option('bytes', { type: 'number', alias: 'c', default: TAIL_BYTES, describe: 'how many bytes' }),
+        async (argv) => {
+          await withClient(argv, async (c) => {
             const st = await c.fs.stat(argv.path);
-            const files =
-              st.type === 'dir'
-                ? (await c.fs.list(argv.path)).filter((f) => f.type === 'file').map((f) => f.path)
-                : [argv.path];
-            for (const f of files) await pipeline(Readable.from(c.fs.cat(f)), process.stdout, { end: false });
+            if (st.type !== 'file') throw new MinimrError('EISDIR', `${argv.path} is a directory: tail reads a file`);
+            const start = Math.max(0, st.length - Math.max(0, argv.bytes));
+            await pipeline(Readable.from(c.fs.readRange(argv.path, start, st.length)), process.stdout, { end: false });
+          });
+        },
+      )
+      .command(
+        'mv <path> <destination>',
+        'move or rename a file or directory (into DESTINATION when it is a directory)',
+        (yy) =>
+          yy
+            .positional('path', { type: 'string', demandOption: true })
+            .positional('destination', { type: 'string', demandOption: true }),
+        async (argv) => {
+          await withClient(argv, async (c) => c.fs.rename(argv.path, await moveTarget(c, argv.path, argv.destination)));
+        },
+      )
+      .command(
+        'du [path]',
+        'bytes under each entry of a directory (under the path itself with -s)',
+        (yy) =>
+          yy
+            .positional('path', { type: 'string', default: '/' })
+            .option('summary', { type: 'boolean', alias: 's', default: false, describe: 'one total for the path' })
+            .option('human', { type: 'boolean', alias: 'h', default: false, describe: 'sizes in KiB, MiB, GiB' })
+            .option('json', { type: 'boolean', default: false, describe: 'print JSON' }),
+        async (argv) => {
+          await withClient(argv, async (c) => {
+            const path = String(argv.path);
+            const st = await c.fs.stat(path);
+            const entries = argv.summary || st.type === 'file' ? [st] : await c.fs.list(path);
+            const rows: Array<{ path: string; bytes: number }> = [];
+            for (const e of entries) rows.push({ path: e.path, bytes: await bytesUnder(c, e) });
+            if (argv.json) {
+              process.stdout.write(`${JSON.stringify(rows)}\n`);
+              return;
+            }
+            const size = (n: number) => (argv.human ? formatBytes(n) : String(n));
+            const width = Math.max(4, ...rows.map((r) => size(r.bytes).length));
+            process.stdout.write(`${'SIZE'.padStart(width)}  PATH\n`);
+            for (const r of rows)
+              process.stdout.write(`${size(r.bytes).padStart(width)}  ${escapeControlCharacters(r.path)}\n`);
           });
         },
       )
       .command(
         'ls [path]',
         'list a directory',
-        (yy) => yy.positional('path', { type: 'string', default: '/' }),
+        (yy) =>
+          yy
+            .positional('path', { type: 'string', default: '/' })
+            .option('json', { type: 'boolean', default: false, describe: 'print JSON' }),
         async (argv) => {
           await withClient(argv, async (c) => {
             const entries = await c.fs.list(String(argv.path));
+            if (argv.json) {
+              process.stdout.write(`${JSON.stringify(entries)}\n`);
+              return;
+            }
             const ownerWidth = Math.max(0, ...entries.map((f) => f.owner.length));
             const groupWidth = Math.max(0, ...entries.map((f) => f.group.length));
-            for (const f of entries) {
-              process.stdout.write(
-                `${formatMode(f.type, f.mode)} ${String(f.replication).padStart(2)} ${f.owner.padEnd(ownerWidth)} ${f.group.padEnd(groupWidth)} ${String(f.length).padStart(12)} ${new Date(f.mtime).toISOString()} ${escapeControlCharacters(f.path)}\n`,
-              );
-            }
+            // As hdfs dfs -ls heads its table.
+            process.stdout.write(`Found ${entries.length} item${entries.length === 1 ? '' : 's'}\n`);
+            for (const f of entries) process.stdout.write(formatEntry(f, ownerWidth, groupWidth));
           });
         },
       )
@@ -137,10 +329,18 @@ export const fsCommand = defineGroup({
       .command(
         'stat <path>',
         "show a file's blocks and replicas",
-        (yy) => yy.positional('path', { type: 'string', demandOption: true }),
+        (yy) =>
+          yy
+            .positional('path', { type: 'string', demandOption: true })
+            .option('json', { type: 'boolean', default: false, describe: 'print JSON: the status and its blocks' }),
         async (argv) => {
           await withClient(argv, async (c) => {
             const st = await c.fs.stat(argv.path);
+            if (argv.json) {
+              const blocks = st.type === 'file' ? await c.fs.getBlocks(argv.path) : [];
+              process.stdout.write(`${JSON.stringify({ ...st, blocks })}\n`);
+              return;
+            }
             process.stdout.write(`${JSON.stringify(st)}\n`);
             if (st.type === 'file') {
               for (const b of await c.fs.getBlocks(argv.path)) {

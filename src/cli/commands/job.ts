@@ -7,7 +7,7 @@ import {
 } from '../../runtime/index.js';
 import { escapeTerminalControls } from '../../util/index.js';
 import { withClient } from '../client.js';
-import { printCounters, printStatus, printUserStack } from '../job-output.js';
+import { printCounters, printJobTable, printJson, printStatus, printTable, printUserStack } from '../job-output.js';
 import { defineGroup, jobtrackerOption } from '../options.js';
 
 /** How the job's tasks were planned: from the profile of its name, or regular. */
@@ -36,6 +36,8 @@ function printProfileUse(s: JobStatus): void {
     );
 }
 
+const jsonOption = { type: 'boolean', default: false, describe: 'print JSON' } as const;
+
 export const jobCommand = defineGroup({
   command: 'job',
   describe: 'job status | attempts | logs | list | kill',
@@ -44,10 +46,11 @@ export const jobCommand = defineGroup({
       .command(
         'status <id>',
         'show a job',
-        (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+        (yy) => yy.positional('id', { type: 'string', demandOption: true }).option('json', jsonOption),
         async (argv) => {
           await withClient(argv, async (c) => {
             const s = await c.status(argv.id);
+            if (argv.json) return printJson(s);
             printStatus(s);
             printUserStack(s.error, '    ');
             printProfileUse(s);
@@ -58,19 +61,27 @@ export const jobCommand = defineGroup({
       .command(
         'attempts <id>',
         "list a job's attempts with their workers, times and counters",
-        (yy) => yy.positional('id', { type: 'string', demandOption: true }),
+        (yy) => yy.positional('id', { type: 'string', demandOption: true }).option('json', jsonOption),
         async (argv) => {
           await withClient(argv, async (c) => {
-            for (const a of await c.attempts(argv.id)) {
-              const ms = a.finishTime ? a.finishTime - a.startTime : undefined;
+            const attempts = await c.attempts(argv.id);
+            if (argv.json) return printJson(attempts);
+            const rows = attempts.map((a) => {
+              const ms = a.finishTime ? a.finishTime - a.startTime : Date.now() - a.startTime;
               const pick = (k: string) => (a.counters[k] !== undefined ? ` ${k}=${a.counters[k]}` : '');
-              process.stdout.write(
-                `${a.attemptId} ${a.state.padEnd(9)} ${a.workerId} ${ms ?? '-'} ` +
-                  `ms ${a.memoryMb} ` +
-                  `MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}${a.error ? ` ${a.error.code}: ${escapeTerminalControls(a.error.message)}` : ''}\n`,
-              );
-              printUserStack(a.error, '    ');
-            }
+              return [
+                a.attemptId,
+                a.state,
+                a.workerId,
+                `${ms} ms`,
+                `${a.memoryMb} MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}`,
+                `${pick('SPILLED_BYTES')}${pick('MERGE_PASSES')}${pick('PEAK_RSS_BYTES')}`.trim() +
+                  (a.error ? ` ${a.error.code}: ${escapeTerminalControls(a.error.message)}` : ''),
+              ];
+            });
+            printTable(['ATTEMPT', 'STATE', 'WORKER', 'TIME', 'MEMORY', 'COUNTERS / ERROR'], rows, (i) =>
+              printUserStack(attempts[i]!.error, '    '),
+            );
           });
         },
       )
@@ -122,13 +133,19 @@ export const jobCommand = defineGroup({
         'list',
         'list jobs: running, queued and recently ended (--all: and the retired ones, from the history)',
         (yy) =>
-          yy.option('all', {
-            type: 'boolean',
-            default: false,
-            describe: 'include jobs retired from memory to the history',
-          }),
+          yy
+            .option('all', {
+              type: 'boolean',
+              default: false,
+              describe: 'include jobs retired from memory to the history',
+            })
+            .option('json', jsonOption),
         async (argv) => {
-          await withClient(argv, async (c) => (await c.list(argv.all)).forEach(printStatus));
+          await withClient(argv, async (c) => {
+            const jobs = await c.list(argv.all);
+            if (argv.json) printJson(jobs);
+            else printJobTable(jobs);
+          });
         },
       )
       .command(

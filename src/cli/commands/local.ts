@@ -1,13 +1,43 @@
 /** `minimr local`: an embedded cluster on this machine, and the quick-start example on it. */
 import { stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MinimrError } from '../../errors.js';
 import { createLogger } from '../../log.js';
 import { LocalCluster } from '../../local/index.js';
 import { forgetClusterSecret, recordClusterSecret } from '../../runtime/index.js';
 import { formatBytes, parseSize } from '../../util/index.js';
 import { progressPrinter } from '../job-output.js';
 import { defineCommand, policyOptions, policySettings } from '../options.js';
+
+/** Where clients look for a JobTracker by default (ws://127.0.0.1:7700). */
+const LOCAL_PORT = 7700;
+
+/** Whether a TCP port of loopback is free now (a cluster started just after takes it). */
+async function loopbackPortFree(port: number): Promise<boolean> {
+  const server = createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * The JobTracker's port: --port as given (a busy one is an error naming it), else 7700 when free
+ * (saying so when it is not, and taking any free port), and any free port for --example.
+ */
+async function choosePort(asked: number | undefined, example: boolean): Promise<{ port: number; note?: string }> {
+  if (asked === 0 || (asked === undefined && example)) return { port: 0 };
+  const port = asked ?? LOCAL_PORT;
+  if (await loopbackPortFree(port)) return { port };
+  if (asked !== undefined)
+    throw new MinimrError('EBUSY', `port ${port} is in use: give another --port, or 0 for any free port`);
+  return {
+    port: 0,
+    note: `port ${LOCAL_PORT} is in use (another cluster?): took a free port; clients need the MINIMR_JOBTRACKER below`,
+  };
+}
 
 const APPS_DIR = fileURLToPath(new URL('../../../apps/', import.meta.url));
 const SAMPLE_TEXT = fileURLToPath(new URL('../../../../apps/data/sample.txt', import.meta.url));
@@ -61,7 +91,10 @@ export const localCommand = defineCommand({
       y
         .option('workers', { type: 'number', default: 3, describe: 'number of worker processes' })
         .option('dir', { type: 'string', default: '.minimr/local', describe: 'data directory' })
-        .option('port', { type: 'number', default: 0, describe: 'JobTracker port (0: any free port)' })
+        .option('port', {
+          type: 'number',
+          describe: `JobTracker port (default ${LOCAL_PORT}, where clients look, when free; 0: any free port)`,
+        })
         .option('block-size', { type: 'string', describe: 'block size (e.g. 64m); default 64m, the example uses 64k' })
         .option('replication', { type: 'number', default: 2 })
         .option('map-slots', { type: 'number', default: 2 })
@@ -91,12 +124,13 @@ export const localCommand = defineCommand({
   handler: async (argv) => {
     const blockSize = argv['block-size'] ? parseSize(argv['block-size']) : argv.example ? 64 * 1024 : undefined;
     const { policyOptions, pools } = await policySettings(argv);
+    const { port, note } = await choosePort(argv.port, argv.example !== undefined);
     const cluster = await LocalCluster.start({
       policyOptions,
       pools,
       dataDir: resolvePath(argv.dir),
       workers: argv.workers,
-      port: argv.port,
+      port,
       blockSize,
       replication: argv.replication,
       mapSlots: argv['map-slots'],
@@ -120,8 +154,11 @@ export const localCommand = defineCommand({
       return;
     }
     await recordClusterSecret(cluster.url, cluster.jobTracker.secretFile).catch(() => undefined);
+    if (note !== undefined) process.stderr.write(`${note}\n`);
+    const found = cluster.url === `ws://127.0.0.1:${LOCAL_PORT}`;
     process.stderr.write(
-      `submit jobs with: MINIMR_JOBTRACKER=${cluster.url} minimr submit ...  (Ctrl-C stops the cluster)\n`,
+      `submit jobs with: ${found ? '' : `MINIMR_JOBTRACKER=${cluster.url} `}minimr submit ...  ` +
+        '(Ctrl-C stops the cluster)\n',
     );
     process.stderr.write(
       `cluster secret: ${cluster.jobTracker.secretFile} (found by ` +

@@ -119,6 +119,9 @@ export class TrackerEndpoint {
     });
     await new Promise<void>((resolve, reject) => {
       this.httpServer!.once('error', reject);
+      // The WebSocketServer re-emits its server's errors: a port in use would otherwise be an
+      // unhandled 'error' event (a crash with a Node stack) instead of this rejection.
+      this.wss!.once('error', reject);
       this.httpServer!.listen(port, host, () => resolve());
     });
     const addr = this.httpServer.address();

@@ -23,6 +23,7 @@ import { Packr } from 'msgpackr';
 import type { Level } from 'level';
 import type { AttemptMeasures, TaskState } from '../../books/index.js';
 import type { Locality } from '../../scheduler/index.js';
+import { openExclusively } from '../../util/index.js';
 import type { TaskEstimates, TaskInputPlan } from './runtime-data.js';
 import type {
   AttemptSummary,
@@ -145,7 +146,7 @@ export class JobJournal {
     if (this.opened) return;
     const { Level } = await import('level');
     this.db = new Level<string, Buffer>(this.dbPath, { valueEncoding: 'buffer' });
-    await this.db.open();
+    await openExclusively(this.db, this.dbPath);
     for await (const [key, value] of this.db.iterator({ gte: JOB, lt: `${JOB}${END}` })) {
       const job = this.decode<JournaledJob>(key, value);
       if (job === undefined) continue;

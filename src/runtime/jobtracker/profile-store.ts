@@ -1,5 +1,6 @@
 import type { Level } from 'level';
 import { MinimrError } from '../../errors.js';
+import { openExclusively } from '../../util/index.js';
 import type { Logger } from '../../log.js';
 import {
   addObservations,
@@ -32,7 +33,7 @@ export class ProfileStore {
     if (this.opened) return;
     const { Level } = await import('level');
     this.db = new Level<string, unknown>(this.dbPath, { valueEncoding: 'json' });
-    await this.db.open();
+    await openExclusively(this.db, this.dbPath);
     for await (const [key, value] of this.db.iterator({ gte: PROFILE_PREFIX, lt: `${PROFILE_PREFIX}\uffff` })) {
       // Whatever is stored is checked when a job uses it (a bad profile runs the job regular), not here.
       this.profiles.set(key.slice(PROFILE_PREFIX.length), value as JobProfile);
