@@ -97,6 +97,10 @@ const BAD_INPUT: Record<string, { args: string[]; cluster?: boolean }> = {
   jobtracker: { args: ['jobtracker', '--dir', '/etc/passwd/jt', '--port', '99999'] },
   worker: { args: ['worker', '--join-token', 'garbage'] },
   submit: { args: ['submit', '/no/such/job.js', '--output', '/out/x'], cluster: true },
+  streaming: {
+    args: ['streaming', '--input', '/no/such/input', '--output', '/out/s', '--mapper', 'cat'],
+    cluster: true,
+  },
   profile: { args: ['profile', '/no/such/job.js', '--input', '/in'], cluster: true },
   'profiles list': { args: ['profiles', 'list', '--bogus'], cluster: true },
   'profiles show': { args: ['profiles', 'show', 'no-such-job'], cluster: true },

@@ -155,6 +155,44 @@ describe('minimr run on local files', () => {
     await assertNothingLeft(r, temp);
   });
 
+  it('runs a streaming job (--mapper, --reducer, --file) on local files: the same counts as WordCount', async () => {
+    const out = join(dir, 'out-streaming');
+    // The mapper and reducer as shell commands (tr, sort, uniq, awk): Python is streaming.test's.
+    const mapper = join(dir, 'words.sh');
+    await writeFile(mapper, "tr ' \\t\\r\\f' '\\n\\n\\n\\n' | grep -v '^$' | sed 's/$/\\t1/'\n");
+    const r = await minimrRun(
+      [
+        '--mapper',
+        'sh words.sh',
+        '--reducer',
+        "awk -F '\\t' '{ n[$1] += $2 } END { for (w in n) print w \"\\t\" n[w] }'",
+        '--file',
+        mapper,
+        '--input',
+        input,
+        '--output',
+        out,
+        '--reducers',
+        '2',
+      ],
+      temp,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(await localCounts(out), referenceWordCount(texts.join('')));
+    await assertNothingLeft(r, temp);
+  });
+
+  it('takes a job module or --mapper, not both and not neither (EUSAGE)', async () => {
+    const neither = await minimrRun(['--input', input, '--output', join(dir, 'never')], temp);
+    assert.equal(neither.code, 2, neither.stderr);
+    assert.match(neither.stderr, /^minimr: EUSAGE: minimr run takes a job module or --mapper/m);
+    const both = await minimrRun(
+      [appModule('wordcount'), '--mapper', 'cat', '--input', input, '--output', join(dir, 'never')],
+      temp,
+    );
+    assert.equal(both.code, 2, both.stderr);
+  });
+
   it('refuses an existing output, and replaces it with --overwrite', async () => {
     const out = join(dir, 'out');
     const refused = await minimrRun([appModule('wordcount'), '--input', input, '--output', out], temp);

@@ -1,17 +1,30 @@
-/** `minimr run`: a job on local files, on a throwaway embedded cluster (src/local/run-local.ts). */
+/**
+ * `minimr run`: a job on local files, on a throwaway embedded cluster (src/local/run-local.ts): a job
+ * module, or with `--mapper` (and `--reducer`, `--combiner`, `--file`, `--cmdenv`) a streaming job
+ * as `minimr streaming` submits it.
+ */
 import { availableParallelism } from 'node:os';
 import { runOnLocalFiles } from '../../local/index.js';
 import { parseConfPairs } from '../../runtime/index.js';
+import { MinimrError } from '../../errors.js';
 import { formatBytes, parseSize } from '../../util/index.js';
 import { printCounters, progressPrinter } from '../job-output.js';
 import { defineCommand, parseParams } from '../options.js';
+import { streamingJob } from './streaming.js';
 
 export const runCommand = defineCommand({
-  command: 'run <module>',
-  describe: 'run a job module on local files (a throwaway cluster on this machine) and write its output locally',
+  command: 'run [module]',
+  describe:
+    'run a job module, or executables as mapper and reducer (--mapper), on local files ' +
+    '(a throwaway cluster on this machine) and write its output locally',
   builder: (y) =>
     y
-      .positional('module', { type: 'string', demandOption: true })
+      .positional('module', { type: 'string', describe: 'the job module (.js or .ts); or give --mapper' })
+      .option('mapper', { type: 'string', describe: 'a streaming job: command reading lines (as minimr streaming)' })
+      .option('reducer', { type: 'string', describe: "the streaming job's reducer command" })
+      .option('combiner', { type: 'string', describe: "the streaming job's combiner command" })
+      .option('file', { type: 'string', array: true, describe: "file shipped to the commands' working directory" })
+      .option('cmdenv', { type: 'string', array: true, describe: "K=V in the commands' environment (repeatable)" })
       .option('input', {
         type: 'string',
         array: true,
@@ -44,6 +57,27 @@ export const runCommand = defineCommand({
       })
       .option('block-size', { type: 'string', describe: 'block size of the input in the block store (default 64m)' }),
   handler: async (argv) => {
+    if ((argv.module === undefined) === (argv.mapper === undefined))
+      throw new MinimrError('EUSAGE', 'minimr run takes a job module or --mapper (a streaming job), one of the two');
+    const reducers = argv.reducers !== undefined ? { reducers: argv.reducers } : {};
+    const job =
+      argv.mapper !== undefined
+        ? await streamingJob({
+            mapper: argv.mapper,
+            reducer: argv.reducer,
+            combiner: argv.combiner,
+            files: argv.file,
+            cmdenv: argv.cmdenv,
+            conf: argv.conf,
+            reducers: argv.reducers,
+          }).then((s) => ({
+            modulePath: s.modulePath,
+            options: { params: s.params, conf: s.conf, streaming: s.streaming, name: s.name, ...reducers },
+          }))
+        : {
+            modulePath: argv.module!,
+            options: { params: parseParams(argv.param), conf: parseConfPairs(argv.conf), ...reducers },
+          };
     const controller = new AbortController();
     const interrupt = (signal: NodeJS.Signals) => controller.abort(signal);
     process.once('SIGINT', interrupt);
@@ -53,14 +87,7 @@ export const runCommand = defineCommand({
     let printProgress: ReturnType<typeof progressPrinter> | undefined;
     try {
       const result = await runOnLocalFiles(
-        {
-          modulePath: argv.module,
-          options: {
-            params: parseParams(argv.param),
-            conf: parseConfPairs(argv.conf),
-            ...(argv.reducers !== undefined ? { reducers: argv.reducers } : {}),
-          },
-        },
+        job,
         argv.input ?? [],
         argv.output,
         {
