@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,22 @@ import {
   referenceWordCount,
   startTestCluster,
   type TestCluster,
+  waitFor,
 } from '../helpers/cluster.js';
+
+/** Processes running `sleep SECONDS` on this machine (the workers are local). */
+function sleepers(seconds: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8') === `sleep\0${seconds}\0`) found.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
 
 /** The Python WordCount's scripts (the repository's, not compiled). */
 const APP_DIR = fileURLToPath(new URL('../../../apps/streaming/', import.meta.url));
@@ -208,6 +224,22 @@ describe('streaming jobs on a 3-worker cluster', () => {
     assert.match(err.message, /ETIMEOUT|no output/);
     assert.match(err.message, /killed/);
     assert.ok(Date.now() - started < 30_000, 'killed long before the mapper would have ended');
+  });
+
+  it("killing a job kills its attempts' commands (in process groups of their own, they outlive the task process)", async () => {
+    const marker = '77.35';
+    const job = await streamingJob({ mapper: `cat > /dev/null; exec sleep ${marker}` });
+    const client = t.cluster.client;
+    const jobId = await client.submit(job.modulePath, {
+      input: ['/in/text.txt'],
+      output: '/out/killed',
+      reducers: 1,
+      params: job.params,
+      streaming: job.streaming,
+    });
+    await waitFor('the command to run', () => (sleepers(marker).length > 0 ? true : undefined), 30_000);
+    await client.kill(jobId);
+    await waitFor('the command to be gone', () => (sleepers(marker).length === 0 ? true : undefined), 10_000);
   });
 
   it('--cmdenv reaches the command, in a small environment without MINIMR_ settings', async () => {

@@ -151,3 +151,18 @@ export class CommandMemoryWatch {
     }
   }
 }
+
+/**
+ * Kills the processes below `rootPid` (a streaming attempt's commands, in process groups of their
+ * own): a task process killed with SIGKILL cannot take them with it. Call it before killing the task
+ * process, while they are still its descendants.
+ */
+export function killDescendants(rootPid: number): void {
+  for (const pid of descendantPids(rootPid)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+}
