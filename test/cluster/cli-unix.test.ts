@@ -297,6 +297,10 @@ describe('the minimr command as a Unix tool', () => {
       (stat.blocks as Array<{ length: number }>).reduce((n, b) => n + b.length, 0),
       Buffer.byteLength(text),
     );
+    assert.ok(
+      (stat.blocks as object[]).every((b) => !('token' in b)),
+      'no block access token (a credential) in the output',
+    );
   });
 
   it('tables have headers: job list, job attempts, fs ls, fs du', async () => {

@@ -337,7 +337,9 @@ export const fsCommand = defineGroup({
           await withClient(argv, async (c) => {
             const st = await c.fs.stat(argv.path);
             if (argv.json) {
-              const blocks = st.type === 'file' ? await c.fs.getBlocks(argv.path) : [];
+              // Without their access tokens: a token is a credential to read the block, not information.
+              const blocks =
+                st.type === 'file' ? (await c.fs.getBlocks(argv.path)).map(({ token: _token, ...b }) => b) : [];
               process.stdout.write(`${JSON.stringify({ ...st, blocks })}\n`);
               return;
             }
