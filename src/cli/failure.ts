@@ -101,7 +101,7 @@ export function editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-/** The candidate nearest to `word` if it is near enough to be a typo of it (at most a third of it changed, or a prefix). */
+/** The candidate nearest to `word` if near enough to be its typo (a third of it changed at most, or a prefix). */
 export function nearest(word: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;

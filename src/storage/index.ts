@@ -33,7 +33,14 @@ export {
   type PlacementNode,
   type PlacementRequest,
 } from './placement.js';
-export { MAX_PATH_COMPONENT_BYTES, MAX_PATH_DEPTH, MAX_PATH_LENGTH, isSameOrBelow, joinPath, validatePath } from './paths.js';
+export {
+  MAX_PATH_COMPONENT_BYTES,
+  MAX_PATH_DEPTH,
+  MAX_PATH_LENGTH,
+  isSameOrBelow,
+  joinPath,
+  validatePath,
+} from './paths.js';
 export {
   formatMode,
   isValidUserName,

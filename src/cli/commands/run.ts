@@ -86,21 +86,16 @@ export const runCommand = defineCommand({
     let jobId = '';
     let printProgress: ReturnType<typeof progressPrinter> | undefined;
     try {
-      const result = await runOnLocalFiles(
-        job,
-        argv.input ?? [],
-        argv.output,
-        {
-          overwrite: argv.overwrite,
-          workers: argv.workers,
-          ...(argv['block-size'] !== undefined ? { blockSize: parseSize(argv['block-size']) } : {}),
-          signal: controller.signal,
-          onProgress: (s) => {
-            if (s.jobId !== jobId) [jobId, printProgress] = [s.jobId, progressPrinter(s.jobId)];
-            printProgress?.(s);
-          },
+      const result = await runOnLocalFiles(job, argv.input ?? [], argv.output, {
+        overwrite: argv.overwrite,
+        workers: argv.workers,
+        ...(argv['block-size'] !== undefined ? { blockSize: parseSize(argv['block-size']) } : {}),
+        signal: controller.signal,
+        onProgress: (s) => {
+          if (s.jobId !== jobId) [jobId, printProgress] = [s.jobId, progressPrinter(s.jobId)];
+          printProgress?.(s);
         },
-      );
+      });
       printCounters(result.status);
       process.stderr.write(
         `${result.status.name} ${result.status.state} in ${((Date.now() - started) / 1000).toFixed(2)} s ` +
