@@ -1,6 +1,6 @@
 /** How the commands that run or show jobs (`local --example`, `submit`, `job`) print them. */
 import type { SerializedError } from '../errors.js';
-import type { JobStatus } from '../runtime/index.js';
+import type { JobClient, JobStatus } from '../runtime/index.js';
 import { escapeControlCharacters } from '../util/index.js';
 
 /** Shows map/reduce progress: one updating line on a terminal, a line per change otherwise. */
@@ -34,6 +34,17 @@ export function printStatus(s: JobStatus): void {
       `output ${s.outputPath}\n`,
   );
   if (s.error) process.stdout.write(`  error ${s.error.code}: ${s.error.message}\n`);
+}
+
+/** After a submit: the job id (`--no-wait`), or its progress until it ends, then its status and counters. */
+export async function followJob(client: JobClient, jobId: string, wait: boolean): Promise<void> {
+  if (!wait) {
+    process.stdout.write(`${jobId}\n`);
+    return;
+  }
+  const status = await client.waitForCompletion(jobId, { onProgress: progressPrinter(jobId) });
+  printStatus(status);
+  printCounters(status);
 }
 
 export function printCounters(s: JobStatus): void {

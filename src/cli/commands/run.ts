@@ -10,7 +10,7 @@ import { MinimrError } from '../../errors.js';
 import { formatBytes, parseSize } from '../../util/index.js';
 import { printCounters, progressPrinter } from '../job-output.js';
 import { defineCommand, parseParams } from '../options.js';
-import { streamingJob } from './streaming.js';
+import { streamingJob, streamingOptionsOf } from './streaming.js';
 
 export const runCommand = defineCommand({
   command: 'run [module]',
@@ -62,15 +62,7 @@ export const runCommand = defineCommand({
     const reducers = argv.reducers !== undefined ? { reducers: argv.reducers } : {};
     const job =
       argv.mapper !== undefined
-        ? await streamingJob({
-            mapper: argv.mapper,
-            reducer: argv.reducer,
-            combiner: argv.combiner,
-            files: argv.file,
-            cmdenv: argv.cmdenv,
-            conf: argv.conf,
-            reducers: argv.reducers,
-          }).then((s) => ({
+        ? await streamingJob(streamingOptionsOf({ ...argv, mapper: argv.mapper })).then((s) => ({
             modulePath: s.modulePath,
             options: { params: s.params, conf: s.conf, streaming: s.streaming, name: s.name, ...reducers },
           }))

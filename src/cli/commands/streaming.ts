@@ -18,7 +18,7 @@ import {
 } from '../../runtime/index.js';
 import { keyValuePairs } from '../../util/index.js';
 import { withClient } from '../client.js';
-import { printCounters, printStatus, progressPrinter } from '../job-output.js';
+import { followJob } from '../job-output.js';
 import { defineCommand, jobtrackerOption } from '../options.js';
 
 /** What `minimr streaming` (and `minimr run --mapper`) is given. */
@@ -137,6 +137,20 @@ async function readShippedFiles(paths: readonly string[]): Promise<StreamingFile
   return files;
 }
 
+/** The streaming options of a parsed `minimr streaming` or `minimr run --mapper` command line. */
+export function streamingOptionsOf(argv: {
+  mapper: string;
+  reducer?: string;
+  combiner?: string;
+  file?: string[];
+  cmdenv?: string[];
+  conf?: string[];
+  reducers?: number;
+}): StreamingOptions {
+  const { mapper, reducer, combiner, file: files, cmdenv, conf, reducers } = argv;
+  return { mapper, reducer, combiner, files, cmdenv, conf, reducers };
+}
+
 export const streamingCommand = defineCommand({
   command: 'streaming',
   describe: 'run executables as mapper and reducer (Hadoop Streaming) and follow the job',
@@ -174,15 +188,7 @@ export const streamingCommand = defineCommand({
       }),
   handler: async (argv) => {
     // Files are read, and refused, before anything is sent.
-    const job = await streamingJob({
-      mapper: argv.mapper,
-      reducer: argv.reducer,
-      combiner: argv.combiner,
-      files: argv.file,
-      cmdenv: argv.cmdenv,
-      conf: argv.conf,
-      reducers: argv.reducers,
-    });
+    const job = await streamingJob(streamingOptionsOf(argv));
     await withClient(argv, async (client) => {
       const jobId = await client.submit(job.modulePath, {
         input: argv.input,
@@ -195,13 +201,7 @@ export const streamingCommand = defineCommand({
         streaming: job.streaming,
         name: argv.name ?? job.name,
       });
-      if (!argv.wait) {
-        process.stdout.write(`${jobId}\n`);
-        return;
-      }
-      const status = await client.waitForCompletion(jobId, { onProgress: progressPrinter(jobId) });
-      printStatus(status);
-      printCounters(status);
+      await followJob(client, jobId, argv.wait);
     });
   },
 });

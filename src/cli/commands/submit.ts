@@ -2,7 +2,7 @@
 import { resolve as resolvePath } from 'node:path';
 import { parseConfPairs } from '../../runtime/index.js';
 import { withClient } from '../client.js';
-import { printCounters, printStatus, progressPrinter } from '../job-output.js';
+import { followJob } from '../job-output.js';
 import { defineCommand, jobtrackerOption, parseParams } from '../options.js';
 
 export const submitCommand = defineCommand({
@@ -45,13 +45,7 @@ export const submitCommand = defineCommand({
         ...(argv['mr-cluster'] !== undefined ? { mrCluster: argv['mr-cluster'] } : {}),
         conf: parseConfPairs(argv.conf),
       });
-      if (!argv.wait) {
-        process.stdout.write(`${jobId}\n`);
-        return;
-      }
-      const status = await client.waitForCompletion(jobId, { onProgress: progressPrinter(jobId) });
-      printStatus(status);
-      printCounters(status);
+      await followJob(client, jobId, argv.wait);
     });
   },
 });
