@@ -9,26 +9,15 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { parseJoinToken } from '../../src/runtime/wire/index.js';
-import { appModule, makeText, parseCounts, referenceWordCount, waitFor } from '../helpers/cluster.js';
+import { appModule, freePort, makeText, parseCounts, referenceWordCount, waitFor } from '../helpers/cluster.js';
 import { cliEnv, MINIMR_BIN, runMinimr } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** An environment with no cluster settings of this machine's user (no secret found by itself). */
 function bareEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

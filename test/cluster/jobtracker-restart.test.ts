@@ -3,7 +3,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,20 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import { clientCredentials } from '../../src/runtime/wire/auth.js';
 import { JobClient, type JobStatus } from '../../src/runtime/index.js';
 import type { FsClient } from '../../src/storage/index.js';
-import { assertCountsEqual, fixtureModule, makeText, readOutput, waitFor } from '../helpers/cluster.js';
+import { assertCountsEqual, fixtureModule, freePort, makeText, readOutput, waitFor } from '../helpers/cluster.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const LOG_LEVEL = process.env.MINIMR_LOG_LEVEL ?? 'error';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /**
  * The cluster secret every process of the test is given (the JobTracker too: it must survive its restarts unchanged).

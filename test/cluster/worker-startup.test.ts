@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +11,7 @@ import { createLogger } from '../../src/log.js';
 import { JobClient, JobTracker, PROTOCOL_VERSION } from '../../src/runtime/index.js';
 import { createPolicy } from '../../src/scheduler/index.js';
 import { MINIMR_BIN, cliEnv, type CliResult } from '../helpers/cli.js';
+import { freePort } from '../helpers/cluster.js';
 
 /**
  * `minimr worker` with a config the JobTracker can never take exits at once with one line and
@@ -32,15 +32,6 @@ function runWorker(args: readonly string[], limitMs: number): Promise<CliResult 
       },
     );
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('minimr worker at start-up', () => {
