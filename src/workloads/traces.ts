@@ -65,9 +65,10 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
     const where = `${source}: job "${id}"`;
     if (seen.has(id)) bad(`${where}: "job.id" is used twice`, { jobId: id, field: 'job.id' });
     seen.add(id);
+    // DSS's generator also writes "generic" (its jobs are task groups either way).
     const amType = j['am.type'];
-    if (amType !== undefined && amType !== 'mapreduce')
-      bad(`${where}: field "am.type" is "${String(amType)}"; only "mapreduce" traces are supported`, {
+    if (amType !== undefined && amType !== 'mapreduce' && amType !== 'generic')
+      bad(`${where}: field "am.type" is "${String(amType)}"; only "mapreduce" and "generic" traces are supported`, {
         jobId: id,
         field: 'am.type',
       });
@@ -84,12 +85,8 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
     // The paper's simulator (DSS) starts a job after another one with "job.start.ms": "job_X".
     const afterJob = typeof j['job.start.ms'] === 'string' ? (j['job.start.ms'] as string) : undefined;
     const start = afterJob !== undefined ? 0 : num('job.start.ms', j, where);
-    const end = num('job.end.ms', j, where);
-    if (afterJob === undefined && end < start)
-      bad(`${where}: field "job.end.ms" (${end}) is before "job.start.ms" (${start})`, {
-        jobId: id,
-        field: 'job.end.ms',
-      });
+    // "job.end.ms" is not read: a job's end is what the simulation says. (DSS's generator writes
+    // 200000 for every job, before many jobs' starts; SLS replays its own containers' times.)
     const queue = j['job.queue.name'];
     if (queue !== undefined && (typeof queue !== 'string' || queue === ''))
       bad(`${where}: field "job.queue.name" must be a non-empty string`, { jobId: id, field: 'job.queue.name' });
@@ -199,10 +196,11 @@ function startOrder<P extends { readonly id: string; readonly start: number; rea
   const ids = new Set(parsed.map((p) => p.id));
   for (const p of parsed) {
     if (p.afterJob !== undefined && !ids.has(p.afterJob))
-      bad(`${source}: job "${p.id}": field "job.start.ms" names job "${p.afterJob}", which is not in the trace`, {
-        jobId: p.id,
-        field: 'job.start.ms',
-      });
+      bad(
+        `${source}: job "${p.id}": field "job.start.ms" is "${p.afterJob}", which is neither a number of ms nor ` +
+          'the id of a job in the trace (DSS: the job starts when that one ends)',
+        { jobId: p.id, field: 'job.start.ms' },
+      );
   }
   const order = parsed
     .map((p, i) => ({ p, i }))

@@ -90,6 +90,27 @@ describe('DSS traces', () => {
     }
   });
 
+  test('a trace as DSS writes it is read unedited: job.end.ms before job.start.ms, am.type generic', () => {
+    // DSS's trace generator writes "job.end.ms": 200000 for every job, and "generic" application masters.
+    const trace =
+      '{"am.type": "generic", "job.id": "job_1", "job.start.ms": 250000, "job.end.ms": 200000, "job.tasks": ' +
+      '[{"c.nr": 2, "c.dur": 1000, "c.mem": 500, "c.prio": 20, "c.type": "MAP"}]}\n' +
+      '{"am.type": "mapreduce", "job.id": "job_2", "job.start.ms": 0, "job.end.ms": 200000, "job.tasks": ' +
+      '[{"c.nr": 1, "c.dur": 3000, "c.mem": 800, "c.prio": 20, "c.type": "MAP"}]}';
+    const w = readWorkloadFile(trace, 'dss-generated.json');
+    assert.deepEqual(
+      w.jobs.map((j) => [j.name, j.submitMs, j.maps.length]),
+      [
+        ['job_2', 0, 1],
+        ['job_1', 250000, 2],
+      ],
+    );
+    assert.throws(
+      () => readWorkloadFile(trace.replace('"generic"', '"spark"'), 'other.json'),
+      (err: unknown) => err instanceof MinimrError && err.details?.field === 'am.type' && /generic/.test(err.message),
+    );
+  });
+
   test('a bad field is EBADCONF naming it', () => {
     const withTask = (task: string, start = '0') =>
       `{"job.id": "job_1", "job.start.ms": ${start}, "job.end.ms": 1000, "job.tasks": [${task}]}`;
@@ -103,7 +124,7 @@ describe('DSS traces', () => {
       [withTask(`{${ok}, "c.penalty": "SAWTOOTH", "c.ib": 2}`), 'c.penalty', 'unknown penalty model "SAWTOOTH"'],
       [withTask(`{${ok}, "c.penalty": "STEP"}`), 'c.ib', 'initial bump'],
       [withTask(`{${ok}, "c.ib": 2}`), 'c.penalty', 'a penalty model'],
-      [withTask(`{${ok}}`, '"job_42"'), 'job.start.ms', 'not in the trace'],
+      [withTask(`{${ok}}`, '"job_42"'), 'job.start.ms', 'neither a number of ms nor the id of a job in the trace'],
     ] as const) {
       assert.throws(
         () => readWorkloadFile(trace, 't.json'),

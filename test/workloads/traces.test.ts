@@ -79,13 +79,12 @@ describe('SLS traces', () => {
     assert.deepEqual(parseSlsTrace(array), parseSlsTrace(GOOD));
   });
 
+  test('job.end.ms is not read (issue 36: DSS writes 200000 for every job, before many starts)', () => {
+    assert.deepEqual(parseSlsTrace(GOOD.replace('"job.end.ms" : 1000', '"job.end.ms" : -1')), parseSlsTrace(GOOD));
+  });
+
   const cases: Array<[string, string, RegExp]> = [
     ['missing job.id', GOOD.replace('"job.id" : "job_a",', ''), /job 2: field "job.id"/],
-    [
-      'end before start',
-      GOOD.replace('"job.end.ms" : 1000', '"job.end.ms" : -1'),
-      /job "job_a": field "job.end.ms" must be a number/,
-    ],
     [
       'container end before start',
       GOOD.replace('"container.end.ms" : 600', '"container.end.ms" : 50'),
