@@ -20,6 +20,8 @@ export interface SimCommandArgs {
   readonly noise?: number;
   readonly memoryNoise?: number;
   readonly penaltyNoise?: number;
+  /** The penalty model of a DSS trace's task groups that name none (`step:3`, as DSS's `PEEK STEP 3`). */
+  readonly penalty?: string;
   readonly reduceSlowStart?: number;
   /** Nodes of an SLS / DSS topology file that name no resources of their own. */
   readonly nodeMemoryMb?: number;
@@ -33,7 +35,12 @@ export async function runSimCommand(
   args: SimCommandArgs,
   progress: (line: string) => void,
 ): Promise<{ result: ComparisonResult; table: string; files: string[] }> {
-  const workload = await loadWorkload(args.workload, { seed: args.seed, load: args.load, scale: args.scale });
+  const workload = await loadWorkload(args.workload, {
+    seed: args.seed,
+    load: args.load,
+    scale: args.scale,
+    ...(args.penalty !== undefined ? { penalty: args.penalty } : {}),
+  });
   const sls = {
     ...(args.nodeMemoryMb !== undefined ? { memoryMb: args.nodeMemoryMb } : {}),
     ...(args.nodeCores !== undefined ? { vcores: args.nodeCores } : {}),

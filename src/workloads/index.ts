@@ -46,10 +46,12 @@ export {
 export { parseSkewSpec, type SkewSpec } from './skew-spec.js';
 export {
   clusterFromSlsTrace,
+  parseDssPenalty,
   parseSlsTrace,
   readWorkloadFile,
   readWorkloadJson,
   workloadToJson,
+  type DssPenalty,
   type SlsOptions,
 } from './traces.js';
 export { clusterFromRumenTrace, parseRumenTrace, type RumenOptions } from './rumen.js';

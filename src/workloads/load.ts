@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { clusterPreset, clusterPresetNames, readClusterFile } from './clusters.js';
 import { WORKLOAD_NAMES, namedWorkload } from './generators.js';
-import { readWorkloadFile } from './traces.js';
+import { parseDssPenalty, readWorkloadFile } from './traces.js';
 import type { ClusterShape, Workload } from './types.js';
 
 async function readText(path: string, what: string): Promise<string> {
@@ -21,9 +21,16 @@ async function readText(path: string, what: string): Promise<string> {
 /** A named workload, or a .json file: minimr workload JSON, a Hadoop SLS or a Hadoop Rumen job trace. */
 export async function loadWorkload(
   name: string,
-  o: { seed?: number; load?: number; scale?: number },
+  o: { seed?: number; load?: number; scale?: number; penalty?: string },
 ): Promise<Workload> {
-  if ((WORKLOAD_NAMES as readonly string[]).includes(name)) return namedWorkload(name, o);
+  // DSS's command line names the penalty model of task groups that name none; other workloads have none.
+  const defaultPenalty = o.penalty !== undefined ? parseDssPenalty(o.penalty) : undefined;
+  const notDss = () =>
+    new MinimrError('EBADCONF', `--penalty applies to the task groups of a DSS trace, and ${name} is not one`);
+  if ((WORKLOAD_NAMES as readonly string[]).includes(name)) {
+    if (defaultPenalty !== undefined) throw notDss();
+    return namedWorkload(name, o);
+  }
   if (!/\.json$/i.test(name))
     throw new MinimrError(
       'EBADCONF',
@@ -31,7 +38,9 @@ export async function loadWorkload(
         `known: ${WORKLOAD_NAMES.join(', ')}, or a .json minimr workload ` +
         `/ Hadoop SLS / Hadoop Rumen trace file`,
     );
-  return readWorkloadFile(await readText(name, 'workload file'), name);
+  const workload = readWorkloadFile(await readText(name, 'workload file'), name, { defaultPenalty });
+  if (defaultPenalty !== undefined && workload.meta?.generator !== 'dss') throw notDss();
+  return workload;
 }
 
 /**

@@ -21,6 +21,35 @@ export interface SlsOptions {
   /** Memory of a container that names none (SLS traces usually do not); default 1024 MB. */
   readonly defaultMemoryMb?: number;
   readonly name?: string;
+  /** The penalty model of DSS task groups that name none (DSS's command line, `--penalty step:3`). */
+  readonly defaultPenalty?: DssPenalty;
+}
+
+/** A DSS penalty model by name and initial bump ("c.penalty" and "c.ib" of a task group). */
+export interface DssPenalty {
+  readonly model: string;
+  readonly ib: number;
+}
+
+/**
+ * `--penalty MODEL[:FACTOR]` as DSS's command line gives it (`PEEK STEP 3` is `step:3`): MODEL one
+ * of DSS's penalty models (null, step, power1, power2, squareroot or sqrt), FACTOR its initial bump
+ * (default 1). EBADCONF naming what is known otherwise.
+ */
+export function parseDssPenalty(text: string): DssPenalty {
+  const [name = '', factor] = text.split(':');
+  const model = name.toUpperCase() === 'SQRT' ? 'SQUAREROOT' : name.toUpperCase();
+  if (!(model in DSS_PENALTIES))
+    bad(
+      `--penalty ${JSON.stringify(text)}: unknown penalty model; known: ` +
+        `${Object.keys(DSS_PENALTIES)
+          .map((k) => k.toLowerCase())
+          .join(', ')}, sqrt (SAWTOOTH is not modelled)`,
+    );
+  const ib = factor === undefined ? 1 : Number(factor);
+  if (!(Number.isFinite(ib) && ib >= 1))
+    bad(`--penalty ${JSON.stringify(text)}: the factor (the initial bump) must be a number >= 1`);
+  return { model, ib };
 }
 
 /**
@@ -101,7 +130,7 @@ function slsWorkloadFromValues(values: readonly unknown[], options: SlsOptions =
       if (typeof t !== 'object' || t === null) bad(`${at} is not an object`, { jobId: id, taskId, field: 'job.tasks' });
       const task = t as Record<string, unknown>;
       if (Object.keys(task).some((key) => key.startsWith('c.'))) {
-        dssGroups.push(dssTaskGroup(task, at, { jobId: id, taskId }));
+        dssGroups.push(dssTaskGroup(task, at, { jobId: id, taskId }, options.defaultPenalty));
         return;
       }
       const host = task['container.host'];
@@ -243,6 +272,7 @@ function dssTaskGroup(
   task: Record<string, unknown>,
   at: string,
   ids: { jobId: string; taskId: string },
+  defaultPenalty?: DssPenalty,
 ): { kind: TaskKind; priority: number; specs: TaskSpec[] } {
   const fail = (field: string, want: string): never =>
     bad(`${at}: field "${field}" must be ${want}, got ${JSON.stringify(task[field])}`, { ...ids, field });
@@ -271,6 +301,8 @@ function dssTaskGroup(
     penalty = model(value('c.ib', (v) => v >= 1, "the penalty's initial bump, a number >= 1"));
   } else if (task['c.ib'] !== undefined) {
     fail('c.penalty', 'a penalty model when "c.ib" is given');
+  } else if (defaultPenalty !== undefined) {
+    penalty = DSS_PENALTIES[defaultPenalty.model]!(defaultPenalty.ib);
   }
   const spec: TaskSpec = { workMs, memoryMb, inputBytes: 0, replicas: [], ...(penalty ? { penalty } : {}) };
   return { kind: type === 'MAP' ? 'map' : 'reduce', priority, specs: Array.from({ length: count }, () => spec) };
@@ -480,7 +512,11 @@ function mrClustersFrom(v: unknown, source: string): MrClusterSpec[] {
  * Rumen job has "jobID" and "mapTasks", an SLS job "job.id" and other "job." fields; one missing
  * its id is still recognised by the others, so its error is about the id.
  */
-export function readWorkloadFile(text: string, source: string): Workload {
+export function readWorkloadFile(
+  text: string,
+  source: string,
+  options: { defaultPenalty?: DssPenalty } = {},
+): Workload {
   const head = text.trimStart();
   if (head.startsWith('{') && /"format"\s*:\s*"minimr-workload"/.test(text.slice(0, 4096)))
     return readWorkloadJson(text, source);
@@ -489,7 +525,7 @@ export function readWorkloadFile(text: string, source: string): Workload {
   if (isJsonObject(first) && ('jobID' in first || 'mapTasks' in first))
     return rumenWorkloadFromValues(values, { name: source });
   if (isJsonObject(first) && Object.keys(first).some((k) => k.startsWith('job.')))
-    return slsWorkloadFromValues(values, { name: source });
+    return slsWorkloadFromValues(values, { name: source, ...options });
   return bad(
     `${source}: expected a Hadoop SLS job trace (objects with ` +
       `"job.id", "job.tasks"), a Hadoop Rumen job trace (objects with ` +

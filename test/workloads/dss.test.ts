@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { createPolicy } from '../../src/scheduler/index.js';
 import { simulate } from '../../src/sim/index.js';
-import { readClusterFile, readWorkloadFile } from '../../src/workloads/index.js';
+import { loadWorkload, parseDssPenalty, readClusterFile, readWorkloadFile } from '../../src/workloads/index.js';
 
 const TRACE =
   `{"am.type": "mapreduce", "job.id": "job_7", "job.start.ms": ` +
@@ -108,6 +108,36 @@ describe('DSS traces', () => {
     assert.throws(
       () => readWorkloadFile(trace.replace('"generic"', '"spark"'), 'other.json'),
       (err: unknown) => err instanceof MinimrError && err.details?.field === 'am.type' && /generic/.test(err.message),
+    );
+  });
+
+  test("--penalty: DSS's command-line model for task groups that name none (PEEK STEP 3 is step:3)", () => {
+    const trace =
+      '{"job.id": "j", "job.start.ms": 0, "job.tasks": [' +
+      '{"c.nr": 1, "c.dur": 10, "c.mem": 100, "c.prio": 20, "c.type": "MAP"}, ' +
+      '{"c.nr": 1, "c.dur": 10, "c.mem": 100, "c.prio": 10, "c.type": "REDUCE", "c.penalty": "POWER1", "c.ib": 1}]}';
+    const w = readWorkloadFile(trace, 'p.json', { defaultPenalty: parseDssPenalty('step:3') });
+    // The group without a model takes STEP with initial bump 3; the one that names POWER1 keeps it.
+    assert.deepEqual(w.jobs[0]!.maps[0]!.penalty, { kind: 'step', factor: 3, minFraction: 0.1 });
+    assert.equal(w.jobs[0]!.reduces[0]!.penalty?.kind, 'power');
+    assert.equal(readWorkloadFile(trace, 'p.json').jobs[0]!.maps[0]!.penalty, undefined, 'no --penalty: none');
+    assert.deepEqual(parseDssPenalty('SQRT'), { model: 'SQUAREROOT', ib: 1 });
+    for (const [text, words] of [
+      ['sawtooth:2', 'SAWTOOTH is not modelled'],
+      ['step:0.5', 'must be a number >= 1'],
+      ['step:x', 'must be a number >= 1'],
+    ] as const)
+      assert.throws(
+        () => parseDssPenalty(text),
+        (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && err.message.includes(words),
+        text,
+      );
+  });
+
+  test('--penalty with a workload that is not a DSS trace is EBADCONF, not silently unused', async () => {
+    await assert.rejects(
+      loadWorkload('hvw', { penalty: 'step:3' }),
+      (err: unknown) => err instanceof MinimrError && err.code === 'EBADCONF' && /not one/.test(err.message),
     );
   });
 

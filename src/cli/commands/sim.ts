@@ -34,6 +34,12 @@ export const simCommand = defineCommand({
         describe: 'ideal memory mis-estimation (YARN-ME), e.g. 0.15 for +-15%',
       })
       .option('penalty-noise', { type: 'number', describe: 'penalty mis-estimation (YARN-ME), e.g. 0.15 for +-15%' })
+      .option('penalty', {
+        type: 'string',
+        describe:
+          "a DSS trace's penalty model for task groups that name none, as DSS's command line: " +
+          'MODEL[:FACTOR], e.g. step:3 (null, step, power1, power2, sqrt)',
+      })
       .option('node-memory-mb', {
         type: 'number',
         describe: "memory of an SLS/DSS topology file's nodes (default 10240)",
@@ -63,6 +69,7 @@ export const simCommand = defineCommand({
         noise: argv.noise,
         memoryNoise: argv['memory-noise'],
         penaltyNoise: argv['penalty-noise'],
+        penalty: argv.penalty,
         nodeMemoryMb: argv['node-memory-mb'],
         nodeCores: argv['node-cores'],
         meganode: argv.meganode,
