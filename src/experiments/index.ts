@@ -15,7 +15,7 @@ export {
   type PolicyFactory,
   type PolicyResult,
 } from './compare.js';
-export { runSimCommand, type SimCommandArgs } from './sim-command.js';
+export { runSimCommand, traceHostsNotIn, type SimCommandArgs } from './sim-command.js';
 export { benchPolicies, realCluster, scaleWorkload } from './bench-policies.js';
 export type { RealJobRun } from './workload-runner.js';
 export {

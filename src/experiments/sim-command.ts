@@ -4,7 +4,14 @@
 import { resolve } from 'node:path';
 import { metricsTable, mrClusterTable } from '../metrics/index.js';
 import type { PolicyOptions } from '../scheduler/index.js';
-import { defaultClusterFor, loadCluster, loadWorkload, meganode } from '../workloads/index.js';
+import {
+  defaultClusterFor,
+  loadCluster,
+  loadWorkload,
+  meganode,
+  type ClusterShape,
+  type Workload,
+} from '../workloads/index.js';
 import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
 
 export interface SimCommandArgs {
@@ -30,6 +37,16 @@ export interface SimCommandArgs {
   readonly meganode?: boolean;
 }
 
+/** The hosts an SLS or Rumen trace's maps read from that are not workers of `cluster`, by name. */
+export function traceHostsNotIn(workload: Workload, cluster: ClusterShape): string[] {
+  if (workload.meta?.generator !== 'sls' && workload.meta?.generator !== 'rumen') return [];
+  const workers = new Set(cluster.workers.map((w) => w.id));
+  const strangers = new Set<string>();
+  for (const job of workload.jobs)
+    for (const map of job.maps) for (const host of map.replicas ?? []) if (!workers.has(host)) strangers.add(host);
+  return [...strangers].sort();
+}
+
 /** Runs the simulation(s), writes the report when `out` is given, returns the result and the table. */
 export async function runSimCommand(
   args: SimCommandArgs,
@@ -47,6 +64,13 @@ export async function runSimCommand(
   };
   const loaded = await loadCluster(args.cluster ?? defaultClusterFor(args.workload), sls);
   const cluster = args.meganode ? meganode(loaded) : loaded;
+  const strangers = traceHostsNotIn(workload, cluster);
+  if (strangers.length > 0)
+    progress(
+      `warning: the trace's tasks ran on ${strangers.length} host(s) that cluster ${cluster.name} has not ` +
+        `(${strangers.slice(0, 3).join(', ')}${strangers.length > 3 ? ', ...' : ''}): their maps cannot be ` +
+        "data-local; give --cluster the trace's own hosts (an SLS node file) to replay its locality",
+    );
   progress(
     `workload ${workload.name}: ${workload.jobs.length} jobs; ` +
       `cluster ${cluster.name}: ${cluster.workers.length} workers`,

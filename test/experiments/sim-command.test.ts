@@ -57,6 +57,19 @@ describe('minimr sim', () => {
         'slowdown-cdf.svg',
       ]);
       assert.ok(lines.some((l) => /3 jobs/.test(l)));
+      assert.ok(!lines.some((l) => /warning/.test(l)), "the trace's hosts are the cluster's: no warning");
+      // The same trace on a preset without hosts n1 and n2: said, not silent (issue 36).
+      const elsewhere: string[] = [];
+      await runSimCommand(
+        { workload: join(dir, 'trace.json'), cluster: 'tyrex-20', policies: ['fifo'], heartbeatMs: 1000 },
+        (l) => elsewhere.push(l),
+      );
+      assert.ok(
+        elsewhere.some((l) =>
+          /^warning: the trace's tasks ran on 1 host\(s\) that cluster tyrex-20 has not \(n1\)/.test(l),
+        ),
+        elsewhere.join('\n'),
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
