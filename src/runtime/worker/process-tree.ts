@@ -8,6 +8,7 @@
  * (no job's is: its buffers are sized from the grant); a streaming task's own use is its sort buffer
  * and little else, so the commands are given the grant.
  */
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 const PAGE_BYTES = 4096;
@@ -153,11 +154,17 @@ export class CommandMemoryWatch {
 }
 
 /**
- * Kills the processes below `rootPid` (a streaming attempt's commands, in process groups of their
- * own): a task process killed with SIGKILL cannot take them with it. Call it before killing the task
- * process, while they are still its descendants.
+ * Kills a task process with SIGKILL, and first, when it may have started commands (a streaming
+ * attempt's, in process groups of their own), the processes below it: killed, it cannot take them
+ * with it, and once it is gone they are no longer its descendants.
  */
-export function killDescendants(rootPid: number): void {
+export function killTaskProcess(child: ChildProcess, withCommands: boolean): void {
+  if (withCommands && child.pid !== undefined) killDescendants(child.pid);
+  child.kill('SIGKILL');
+}
+
+/** Kills the processes below `rootPid`, read from /proc. */
+function killDescendants(rootPid: number): void {
   for (const pid of descendantPids(rootPid)) {
     try {
       process.kill(pid, 'SIGKILL');

@@ -7,7 +7,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
-import { CommandMemoryWatch, killDescendants } from './process-tree.js';
+import { CommandMemoryWatch, killTaskProcess } from './process-tree.js';
 import {
   createShuffleRequestHandler,
   listMapOutputs,
@@ -528,8 +528,7 @@ export class Worker {
     ]) {
       if (child && child.exitCode === null && child.signalCode === null) {
         exits.push(new Promise((resolve) => child.once('exit', resolve)));
-        if (child.pid !== undefined) killDescendants(child.pid);
-        child.kill('SIGKILL');
+        killTaskProcess(child, true);
       }
     }
     await Promise.all(exits);
@@ -869,8 +868,7 @@ export class Worker {
               `more than the ${spec.memoryMb} MiB granted (its task process ${mib(taskBytes)} MiB besides); killed`,
             details: { attemptId: spec.attemptId, taskId: spec.taskId },
           };
-          killDescendants(child.pid!);
-          child.kill('SIGKILL');
+          killTaskProcess(child, true);
         },
       );
     record.warm = warm;
@@ -894,9 +892,7 @@ export class Worker {
         this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput);
         // A failed attempt's process exits by itself; it is never reused.
         if (msg.state !== 'succeeded') {
-          // A streaming attempt's commands first: in process groups of their own, they outlive it otherwise.
-          if (spec.streaming === true && child.pid !== undefined) killDescendants(child.pid);
-          child.kill('SIGKILL');
+          killTaskProcess(child, spec.streaming === true);
         }
       },
       idle: () => {
@@ -1028,8 +1024,7 @@ export class Worker {
     if (!record || record.finished) return;
     record.killReason = reason;
     if (record.child && record.child.exitCode === null && record.child.signalCode === null) {
-      if (record.spec.streaming === true && record.child.pid !== undefined) killDescendants(record.child.pid);
-      record.child.kill('SIGKILL');
+      killTaskProcess(record.child, record.spec.streaming === true);
     } else this.report(record, 'killed', record.counters, { code: 'EKILLED', message: reason });
   }
 
