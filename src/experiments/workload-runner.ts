@@ -430,7 +430,7 @@ export async function runWorkloadOnCluster(o: RealRunOptions): Promise<RealRunRe
 
   await mkdir(o.dataDir, { recursive: true });
   let t0 = 0;
-  const recorder = new RecordingPolicy(createPolicy(o.policy, o.policyOptions ?? {}), () => t0);
+  const recorder = new RecordingPolicy(createPolicy(o.policy, o.policyOptions ?? {}, 'cluster'), () => t0);
   const racks = workers.map((w) => w.rack);
   const cluster = await LocalCluster.start({
     dataDir: join(o.dataDir, 'cluster'),

@@ -657,7 +657,8 @@ function predict(
     const r = simulate({
       workload,
       cluster,
-      policy: createPolicy(p, o.policyOptions?.[p] ?? {}),
+      // As the real cluster runs it: the JobTracker has no ApplicationMaster, so neither has the prediction.
+      policy: createPolicy(p, o.policyOptions?.[p] ?? {}, 'cluster'),
       heartbeatMs: o.heartbeatMs,
       memoryStepMb: o.memoryStepMb,
       sampleEveryMs: 250,

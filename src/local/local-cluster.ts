@@ -87,7 +87,7 @@ export class LocalCluster {
     const policy =
       typeof options.policy === 'object'
         ? options.policy
-        : createPolicy(options.policy ?? 'fifo', options.policyOptions);
+        : createPolicy(options.policy ?? 'fifo', options.policyOptions, 'cluster');
     const jobTracker = new JobTracker({
       dataDir: join(options.dataDir, 'jobtracker'),
       port: options.port ?? 0,

@@ -185,4 +185,12 @@ export interface RunRecord {
   readonly utilization: readonly UtilizationSample[];
   /** Runs on MR-clusters (FAWKES) only. */
   readonly mrClusters?: MrClusterRunRecord;
+  /**
+   * Set when the run ended in a deadlock its policy reported (Policy.stuckJobs): when, and each stuck
+   * job with the reason; the jobs left count as unfinished.
+   */
+  readonly deadlock?: {
+    readonly atMs: number;
+    readonly jobs: readonly { readonly jobId: string; readonly reason: string }[];
+  };
 }

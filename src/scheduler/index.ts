@@ -3,7 +3,7 @@ import { FAIR_DEFINITION } from './fair.js';
 import { FAWKES_DEFINITION } from './fawkes.js';
 import { FIFO_DEFINITION } from './fifo.js';
 import { IMPROVED_FAIR_DEFINITION } from './improved-fair.js';
-import { allowedValues, type PolicyDefinition, type PolicyOptions } from './options.js';
+import { allowedValues, type PolicyDefinition, type PolicyEngine, type PolicyOptions } from './options.js';
 import { SRJF_DEFINITION } from './srjf.js';
 import { TYREX_DEFINITIONS } from './tyrex.js';
 import { YARN_DEFINITION, YARN_ME_DEFINITION } from './yarn-me.js';
@@ -37,12 +37,13 @@ export {
   type TyrexOptions,
   type TyrexSettings,
 } from './tyrex.js';
-export type { NumberRange, OptionSpec, OptionValue, PolicyDefinition, PolicyOptions } from './options.js';
+export type { NumberRange, OptionSpec, OptionValue, PolicyDefinition, PolicyEngine, PolicyOptions } from './options.js';
 export { validateDecisions } from './validate.js';
 export { FREE_POOL, mrClusterProblems } from './mr-cluster-checks.js';
 export {
   DEFAULT_YARN_ME_OPTIONS,
   DEFAULT_YARN_OPTIONS,
+  DSS_COMPAT,
   YarnMePolicy,
   parseYarnMeOptions,
   parseYarnOptions,
@@ -123,9 +124,10 @@ export function policyNames(): readonly string[] {
 
 /**
  * A fresh policy object: policies may keep state between calls, so instances are never shared. An
- * unknown name, or an option the policy does not take or allow, is EBADCONF.
+ * unknown name, or an option the policy does not take or allow, is EBADCONF. On the 'cluster' engine
+ * (the JobTracker) the definition's `clusterDefaults` apply under the options given.
  */
-export function createPolicy(name: string, options: PolicyOptions = {}): Policy {
+export function createPolicy(name: string, options: PolicyOptions = {}, engine: PolicyEngine = 'simulator'): Policy {
   const definition = BY_NAME.get(name);
   if (!definition) {
     throw new MinimrError(
@@ -134,7 +136,7 @@ export function createPolicy(name: string, options: PolicyOptions = {}): Policy 
       { policy: name },
     );
   }
-  return definition.create(options);
+  return definition.create(engine === 'cluster' ? { ...definition.clusterDefaults, ...options } : options);
 }
 
 const HELP_WIDTH = 100;
@@ -171,7 +173,9 @@ export function policyHelp(): string {
       const spec = definition.options[name]!;
       const value = definition.defaults[name];
       const head = value === undefined ? `${name} (no default)` : `${name} = ${JSON.stringify(value)}`;
-      out.push(...wrapped(`${head}: ${allowedValues(spec)}; ${spec.about}`, '  ', '      '));
+      const onCluster = definition.clusterDefaults?.[name];
+      const cluster = onCluster === undefined ? '' : `; default on a real cluster: ${JSON.stringify(onCluster)}`;
+      out.push(...wrapped(`${head}: ${allowedValues(spec)}; ${spec.about}${cluster}`, '  ', '      '));
     }
   }
   return out.join('\n');

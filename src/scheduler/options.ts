@@ -65,8 +65,16 @@ export interface PolicyDefinition {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** Each option's value when not given; an option missing here has none (`create` says when it is needed). */
   readonly defaults: Readonly<Record<string, OptionValue>>;
+  /**
+   * Defaults that differ on a real cluster (`createPolicy`'s 'cluster' engine): the JobTracker lacks
+   * something the policy models by default in the simulator (YARN's ApplicationMasters).
+   */
+  readonly clusterDefaults?: Readonly<Record<string, OptionValue>>;
   create(options?: PolicyOptions): Policy;
 }
+
+/** Where a policy runs: the discrete-event simulator, or a real cluster's JobTracker. */
+export type PolicyEngine = 'simulator' | 'cluster';
 
 /** Typed specs as the registry holds them: their keys are the option names. */
 function byName<O>(specs: OptionSpecs<O>): Readonly<Record<string, OptionSpec>> {
@@ -82,6 +90,7 @@ export function definePolicy<O extends { readonly [K in keyof O]: OptionValue | 
   readonly summary: string;
   readonly options: OptionSpecs<O>;
   readonly defaults: O;
+  readonly clusterDefaults?: Partial<O>;
   create(options: PolicyOptions): Policy;
 }): PolicyDefinition {
   const defaults: Record<string, OptionValue> = {};
@@ -93,6 +102,9 @@ export function definePolicy<O extends { readonly [K in keyof O]: OptionValue | 
     summary: definition.summary,
     options: byName(definition.options),
     defaults: Object.freeze(defaults),
+    ...(definition.clusterDefaults
+      ? { clusterDefaults: Object.freeze({ ...(definition.clusterDefaults as Record<string, OptionValue>) }) }
+      : {}),
     create: (options = {}) => definition.create(options),
   };
 }

@@ -266,6 +266,12 @@ export type Decision =
       /** Whether the grant is elastic; defaults to `memoryMb` < ideal, and must agree with it. */
       readonly elastic?: boolean;
       readonly locality: Locality;
+      /**
+       * The grant is held from now, but the task's work starts this much later (ms, default 0): YARN
+       * launches a container the RM allocated only through its ApplicationMaster's next heartbeat. The
+       * simulator models the wait; the JobTracker, which has no ApplicationMaster, starts at once.
+       */
+      readonly startDelayMs?: number;
     }
   | { readonly kind: 'kill'; readonly attemptId: string; readonly reason: string }
   /**
@@ -362,7 +368,20 @@ export type Consultation =
    * without a locality wait): consult it only after such a change, and only when some runnable task
    * fits some worker's free slot and memory. A call it skips would have decided nothing.
    */
-  | 'after-change-if-a-task-fits';
+  | 'after-change-if-a-task-fits'
+  /**
+   * It allocates on the node whose heartbeat it is (YARN's way; YARN-shaped policies with allocation at
+   * heartbeats): consult it at every node heartbeat, each heartbeat a call of its own even when events
+   * fall at the same time, and at every other event.
+   */
+  | 'at-heartbeats';
+
+/** A job that can never run, as a policy explains it (`Policy.stuckJobs`). */
+export interface StuckJob {
+  readonly jobId: string;
+  /** One sentence: what it waits for and what holds it. */
+  readonly reason: string;
+}
 
 export interface Policy {
   readonly name: string;
@@ -375,6 +394,13 @@ export interface Policy {
    * `schedule`, and changes nothing: calling it never alters a later decision.
    */
   describeState?(snapshot: ClusterSnapshot): PolicyState;
+  /**
+   * Asked by an engine when nothing runs, no job or worker is due to arrive and nothing has changed for
+   * two heartbeat intervals: the jobs that can never run from here and why (a deadlock), or an empty
+   * list when the policy still has something under way (an ApplicationMaster about to start). An engine
+   * ends the run on a non-empty answer instead of waiting out its stall limit. Pure like `schedule`.
+   */
+  stuckJobs?(snapshot: ClusterSnapshot): readonly StuckJob[];
   /** Policies that balance MR-clusters report each interval here; engines copy it into the run record. */
   readonly balanceHistory?: readonly BalanceSample[];
   /**

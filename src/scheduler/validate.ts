@@ -80,6 +80,8 @@ export function validateDecisions(snapshot: ClusterSnapshot, decisions: readonly
     const memoryMb = d.memoryMb ?? task.memoryMb;
     const grant = grantProblem(task, memoryMb, d.elastic, memoryStepOf(snapshot));
     if (grant !== null) problems.push(`${at}: ${grant}`);
+    if (d.startDelayMs !== undefined && !(Number.isFinite(d.startDelayMs) && d.startDelayMs >= 0))
+      problems.push(`${at}: startDelayMs must be a finite number >= 0, got ${d.startDelayMs}`);
     const expected = localityOf(task, worker);
     if (d.locality !== expected) problems.push(`${at}: claims ${d.locality} locality, achieved ${expected}`);
     const u = used.get(worker.id) ?? { map: 0, reduce: 0, memoryMb: 0 };

@@ -34,6 +34,7 @@ import {
   type PolicyDefinition,
   type PolicyOptions,
 } from './options.js';
+import { AppMasters } from './app-masters.js';
 import { minimumGrantMb, memoryStepOf } from './memory.js';
 import { BestPlacedPicker, pendingIndex } from './pending-index.js';
 import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
@@ -47,6 +48,7 @@ import type {
   JobView,
   Policy,
   PolicyState,
+  StuckJob,
   TaskKind,
   TaskView,
   WorkerView,
@@ -65,6 +67,35 @@ export type YarnMeOptions = {
    * (a heartbeat of the simulator's 100-node clusters).
    */
   readonly timelineRefreshMs: number;
+  /** Memory of each job's ApplicationMaster container, MB (app-masters.ts); 0: no AMs. */
+  readonly amMb: number;
+  /** Cores (slots) of each AM container. */
+  readonly amCores: number;
+  /**
+   * 'on-change': wherever capacity frees, at once (fast: the paper-scale sweeps); 'heartbeat': only on
+   * the node whose heartbeat it is, at most `maxAssign` containers (YARN's and DSS's way).
+   */
+  readonly allocation: 'on-change' | 'heartbeat';
+  /** Heartbeat allocation: containers per node heartbeat (FairScheduler's assignmultiple); 0: as many as fit. */
+  readonly maxAssign: number;
+  /** Heartbeat allocation: AM heartbeat; containers launch through the AM's next one. 0: at once. */
+  readonly amHeartbeatMs: number;
+  /**
+   * How many nodes a job may hold reserved: 'pending-tasks' (at most one per pending task) or 'none'
+   * (no limit: FairScheduler before reservable-nodes, and DSS).
+   */
+  readonly reservationLimit: 'pending-tasks' | 'none';
+  /** YARN's reservable-nodes: a job reserves at most ceil(this share of the live nodes); 1: no guard. */
+  readonly reservableNodes: number;
+  /** YARN's maxAMShare: AMs together hold at most this share of the cluster's memory; 1: no guard. */
+  readonly maxAMShare: number;
+  /**
+   * Step 3's check of an elastic grant against its job's estimated completion: 'timeline' (timeline.ts)
+   * or 'peek' (DSS's PEEK: a look-ahead of regular-only allocation at heartbeats, peek.ts).
+   */
+  readonly admission: 'timeline' | 'peek';
+  /** 'dss': the options that make the policy allocate as DSS, the YARN-ME paper's simulator (DSS_COMPAT). */
+  readonly compat: 'none' | 'dss';
 };
 
 export const DEFAULT_YARN_ME_OPTIONS: YarnMeOptions = Object.freeze({
@@ -72,6 +103,16 @@ export const DEFAULT_YARN_ME_OPTIONS: YarnMeOptions = Object.freeze({
   backfillReserved: true,
   diskShare: 0.5,
   timelineRefreshMs: 3000,
+  amMb: 1000,
+  amCores: 1,
+  allocation: 'on-change',
+  maxAssign: 0,
+  amHeartbeatMs: 1000,
+  reservationLimit: 'pending-tasks',
+  reservableNodes: 0.05,
+  maxAMShare: 0.5,
+  admission: 'timeline',
+  compat: 'none',
 });
 export const DEFAULT_YARN_OPTIONS: YarnMeOptions = Object.freeze({
   ...DEFAULT_YARN_ME_OPTIONS,
@@ -79,17 +120,103 @@ export const DEFAULT_YARN_OPTIONS: YarnMeOptions = Object.freeze({
   backfillReserved: false,
 });
 
-/** What `--policy-options` may set: whether a run is elastic is the policy's name (yarn or yarn-me). */
-type YarnMeTunables = Pick<YarnMeOptions, 'backfillReserved' | 'diskShare' | 'timelineRefreshMs'>;
-type YarnTunables = Pick<YarnMeOptions, 'backfillReserved'>;
+/**
+ * `compat: 'dss'`: AMs of 1000 MB x 1 core, one container per node heartbeat, launches through AM
+ * heartbeats, no backfilling, reservations without YARN's later guards, and PEEK's admission check,
+ * refreshed every second: DSS as the YARN-ME paper ran it. Options given beside it win.
+ */
+export const DSS_COMPAT: Partial<YarnMeOptions> = Object.freeze({
+  amMb: 1000,
+  amCores: 1,
+  allocation: 'heartbeat',
+  maxAssign: 1,
+  amHeartbeatMs: 1000,
+  backfillReserved: false,
+  reservationLimit: 'none',
+  reservableNodes: 1,
+  maxAMShare: 1,
+  admission: 'peek',
+  timelineRefreshMs: 1000,
+});
 
-const BACKFILL_SPEC = {
-  type: 'boolean',
-  about: "tasks of other jobs may use a reserved node when they end before the reserving job's task could start there",
-} as const;
+/** Options only the engine's setting decides: on a real cluster the JobTracker runs no ApplicationMaster. */
+export const YARN_CLUSTER_DEFAULTS = Object.freeze({ amMb: 0 });
+
+/** What `--policy-options` may set: whether a run is elastic is the policy's name (yarn or yarn-me). */
+type YarnShapeKeys =
+  | 'backfillReserved'
+  | 'amMb'
+  | 'amCores'
+  | 'allocation'
+  | 'maxAssign'
+  | 'amHeartbeatMs'
+  | 'reservationLimit'
+  | 'reservableNodes'
+  | 'maxAMShare'
+  | 'compat';
+type YarnMeTunables = Pick<YarnMeOptions, YarnShapeKeys | 'diskShare' | 'timelineRefreshMs' | 'admission'>;
+type YarnTunables = Pick<YarnMeOptions, YarnShapeKeys>;
+
+const YARN_SHAPE_SPECS: OptionSpecs<YarnTunables> = {
+  backfillReserved: {
+    type: 'boolean',
+    about:
+      "tasks of other jobs may use a reserved node when they end before the reserving job's task could start there",
+  },
+  amMb: {
+    type: 'number',
+    range: { min: 0, integer: true },
+    about:
+      "each job's ApplicationMaster container, MB, held until its last task ends; its tasks start once it runs; " +
+      '0: no ApplicationMasters (the default on a real cluster, whose JobTracker has none)',
+  },
+  amCores: { type: 'number', range: { min: 0, integer: true }, about: "each ApplicationMaster's cores (slots)" },
+  allocation: {
+    type: 'choice',
+    choices: ['on-change', 'heartbeat'],
+    about:
+      "'on-change' fills every node as soon as capacity frees; 'heartbeat' allocates only on the node " +
+      'whose heartbeat it is, at most maxAssign containers, as YARN does',
+  },
+  maxAssign: {
+    type: 'number',
+    range: { min: 0, integer: true },
+    about:
+      "containers per node heartbeat with allocation 'heartbeat' (FairScheduler's assignmultiple); 0: all that fit",
+  },
+  amHeartbeatMs: {
+    type: 'number',
+    range: { min: 0, unit: 'ms' },
+    about:
+      "with allocation 'heartbeat', ApplicationMasters start at their next poll and launch containers " +
+      'through their next heartbeat, every this many ms; 0: at once',
+  },
+  reservationLimit: {
+    type: 'choice',
+    choices: ['pending-tasks', 'none'],
+    about: "nodes a job may hold reserved: one per pending task, or no limit (DSS, FairScheduler's own)",
+  },
+  reservableNodes: {
+    type: 'number',
+    range: { min: 0, max: 1 },
+    about: "YARN's reservable-nodes: a job reserves at most ceil(this share of the nodes); 1: no guard",
+  },
+  maxAMShare: {
+    type: 'number',
+    range: { min: 0, max: 1 },
+    about: "YARN's maxAMShare: ApplicationMasters together hold at most this share of the memory; 1: no guard",
+  },
+  compat: {
+    type: 'choice',
+    choices: ['none', 'dss'],
+    about:
+      "'dss': allocate as DSS, the YARN-ME paper's simulator (AMs, one container per heartbeat, " +
+      'launch through AM heartbeats, no backfill, unguarded reservations, PEEK admission); options given beside it win',
+  },
+};
 
 const YARN_ME_OPTION_SPECS: OptionSpecs<YarnMeTunables> = {
-  backfillReserved: BACKFILL_SPEC,
+  ...YARN_SHAPE_SPECS,
   diskShare: {
     type: 'number',
     range: { min: 0, max: 1 },
@@ -100,24 +227,60 @@ const YARN_ME_OPTION_SPECS: OptionSpecs<YarnMeTunables> = {
     range: { min: 0, unit: 'ms' },
     about: 'the timeline of job completions is rebuilt on job arrival or departure and at least this often',
   },
+  admission: {
+    type: 'choice',
+    choices: ['timeline', 'peek'],
+    about:
+      "an elastic grant must end by its job's estimated completion: from the timeline generator, or from " +
+      "a look-ahead of regular allocation at heartbeats as DSS's PEEK runs it",
+  },
 };
-
-const YARN_OPTION_SPECS: OptionSpecs<YarnTunables> = { backfillReserved: BACKFILL_SPEC };
 
 const tunables = <K extends keyof YarnMeOptions>(options: YarnMeOptions, keys: readonly K[]): Pick<YarnMeOptions, K> =>
   Object.fromEntries(keys.map((k) => [k, options[k]])) as Pick<YarnMeOptions, K>;
 
-const YARN_ME_DEFAULTS = tunables(DEFAULT_YARN_ME_OPTIONS, ['backfillReserved', 'diskShare', 'timelineRefreshMs']);
-const YARN_DEFAULTS = tunables(DEFAULT_YARN_OPTIONS, ['backfillReserved']);
+const YARN_SHAPE_KEYS: readonly YarnShapeKeys[] = [
+  'backfillReserved',
+  'amMb',
+  'amCores',
+  'allocation',
+  'maxAssign',
+  'amHeartbeatMs',
+  'reservationLimit',
+  'reservableNodes',
+  'maxAMShare',
+  'compat',
+];
+const YARN_ME_DEFAULTS = tunables(DEFAULT_YARN_ME_OPTIONS, [
+  ...YARN_SHAPE_KEYS,
+  'diskShare',
+  'timelineRefreshMs',
+  'admission',
+]);
+const YARN_DEFAULTS = tunables(DEFAULT_YARN_OPTIONS, YARN_SHAPE_KEYS);
+
+/** The compat preset's options that `raw` does not set itself. */
+function withCompat(options: YarnMeOptions, raw: PolicyOptions, keys: readonly string[]): YarnMeOptions {
+  if (options.compat !== 'dss') return options;
+  const preset = Object.fromEntries(
+    Object.entries(DSS_COMPAT).filter(([k]) => keys.includes(k) && raw[k] === undefined),
+  );
+  return { ...options, ...preset };
+}
 
 /** `--policy-options` of yarn-me; a bad field is EBADCONF naming it. */
 export function parseYarnMeOptions(raw: PolicyOptions): YarnMeOptions {
-  return { ...DEFAULT_YARN_ME_OPTIONS, ...parseOptions('yarn-me', raw, YARN_ME_OPTION_SPECS, YARN_ME_DEFAULTS) };
+  const parsed = {
+    ...DEFAULT_YARN_ME_OPTIONS,
+    ...parseOptions('yarn-me', raw, YARN_ME_OPTION_SPECS, YARN_ME_DEFAULTS),
+  };
+  return withCompat(parsed, raw, Object.keys(YARN_ME_OPTION_SPECS));
 }
 
 /** `--policy-options` of yarn; a bad field is EBADCONF naming it. */
 export function parseYarnOptions(raw: PolicyOptions): YarnMeOptions {
-  return { ...DEFAULT_YARN_OPTIONS, ...parseOptions('yarn', raw, YARN_OPTION_SPECS, YARN_DEFAULTS) };
+  const parsed = { ...DEFAULT_YARN_OPTIONS, ...parseOptions('yarn', raw, YARN_SHAPE_SPECS, YARN_DEFAULTS) };
+  return withCompat(parsed, raw, Object.keys(YARN_SHAPE_SPECS));
 }
 
 export const YARN_DEFINITION: PolicyDefinition = definePolicy({
@@ -126,8 +289,9 @@ export const YARN_DEFINITION: PolicyDefinition = definePolicy({
     "YARN's regular allocation: a task runs only with its ideal " +
     'memory; queue by fair share; a job whose next task does not fit ' +
     'on a node reserves it until it fits',
-  options: YARN_OPTION_SPECS,
+  options: YARN_SHAPE_SPECS,
   defaults: YARN_DEFAULTS,
+  clusterDefaults: YARN_CLUSTER_DEFAULTS,
   create: (options) => new YarnMePolicy(parseYarnOptions(options)),
 });
 
@@ -139,6 +303,7 @@ export const YARN_ME_DEFINITION: PolicyDefinition = definePolicy({
     "its job's estimated completion",
   options: YARN_ME_OPTION_SPECS,
   defaults: YARN_ME_DEFAULTS,
+  clusterDefaults: YARN_CLUSTER_DEFAULTS,
   create: (options) => new YarnMePolicy(parseYarnMeOptions(options)),
 });
 
@@ -184,6 +349,7 @@ interface Kept {
   readonly queue: FairQueue;
   readonly workers: LiveWorkers;
   readonly timelines: TimelineCache;
+  readonly ams: AppMasters;
 }
 
 /** A round's memory in use per job: the queue's, plus this call's launches. */
@@ -403,7 +569,9 @@ class Round {
         return alikeGroups(job, launched);
       },
     }));
-    cache.timeline = new Timeline(this.now, this.snapshot.workers, running, jobs, this.used);
+    const ams = this.kept.ams;
+    const workers = ams.count > 0 ? this.snapshot.workers.map((w) => ams.withoutAms(w)) : this.snapshot.workers;
+    cache.timeline = new Timeline(this.now, workers, running, jobs, this.used);
     cache.builtAt = this.now;
     cache.jobIds = this.snapshot.jobs.map((j) => j.id);
     return cache.timeline;
@@ -436,7 +604,14 @@ class Round {
     return tasks[i];
   }
 
-  launch(room: Room, job: JobView, task: TaskView, grant: Grant, durationMs: number | undefined): void {
+  launch(
+    room: Room,
+    job: JobView,
+    task: TaskView,
+    grant: Grant,
+    durationMs: number | undefined,
+    startDelayMs: number,
+  ): void {
     this.decisions.push({
       kind: 'launch',
       taskId: task.id,
@@ -445,6 +620,7 @@ class Round {
       memoryMb: grant.memoryMb,
       ...(grant.elastic ? { elastic: true } : {}),
       locality: localityOf(task, room.worker),
+      ...(startDelayMs > 0 ? { startDelayMs } : {}),
     });
     this.launched.add(task.id);
     if (task.kind === 'map') room.mapSlots--;
@@ -465,10 +641,21 @@ class Round {
         jobId: job.id,
         kind: task.kind,
         memoryMb: grant.memoryMb,
-        endMs: this.now + (durationMs ?? 0),
+        endMs: this.now + startDelayMs + (durationMs ?? 0),
         diskMBps: disk,
       });
     }
+  }
+
+  /** Places `job`'s ApplicationMaster on the room's node: its memory and cores are taken there and count as the job's. */
+  placeAm(room: Room, job: JobView): void {
+    const ams = this.kept.ams;
+    ams.place(job, room.worker.id, this.now);
+    room.memoryMb -= ams.memoryMb;
+    if (room.worker.mapSlots > 0) room.mapSlots -= ams.cores;
+    else room.reduceSlots -= ams.cores;
+    this.used.add(job.id, ams.memoryMb);
+    requeue(this.queue, job, this.used);
   }
 
   /** When `task` could start regularly on the room's node, from what runs there now: infinite if never. */
@@ -486,10 +673,20 @@ class Round {
   }
 }
 
+/** What one look for a container on a node came to. */
+type Outcome = 'allocated' | 'reserved' | 'none';
+
 export class YarnMePolicy implements Policy {
-  /** Heartbeat-by-heartbeat allocation becomes allocation wherever capacity was freed (see `Consultation`). */
-  readonly consultWhen: Consultation = 'after-change';
+  /**
+   * 'on-change': heartbeat-by-heartbeat allocation becomes allocation wherever capacity was freed;
+   * 'heartbeat': every node heartbeat (see `Consultation`).
+   */
+  readonly consultWhen: Consultation;
   private readonly reservations = new Reservations();
+  /** Jobs whose ApplicationMaster was placed since the kept queue last saw them (their place and ask changed). */
+  private readonly amPlacedSince = new Set<string>();
+  /** The live workers' memory, MB, for maxAMShare (worked out again when who is live changes). */
+  private clusterMemory = { generation: -1, mb: 0 };
   private readonly kept: Kept;
   /** Each node's view when last looked at, and when every node was last visited (nodesToVisit). */
   private readonly seenViews = new Map<string, WorkerView>();
@@ -510,11 +707,23 @@ export class YarnMePolicy implements Policy {
     readonly options: YarnMeOptions = DEFAULT_YARN_ME_OPTIONS,
     readonly name: string = options.elastic ? 'yarn-me' : 'yarn',
   ) {
+    const ams = new AppMasters(
+      options.amMb,
+      options.amCores,
+      options.allocation === 'heartbeat' ? options.amHeartbeatMs : 0,
+    );
     this.kept = {
-      queue: new FairQueue((job) => smallestGrantMb(job.pendingTasks, options.elastic, this.step)),
+      // A job without its ApplicationMaster asks for that first, and holds it once placed.
+      queue: new FairQueue(
+        (job) =>
+          ams.enabled && !ams.of(job.id) ? ams.memoryMb : smallestGrantMb(job.pendingTasks, options.elastic, this.step),
+        (jobId) => ams.of(jobId)?.memoryMb ?? 0,
+      ),
       workers: new LiveWorkers(),
       timelines: { refreshMs: options.timelineRefreshMs, timeline: null, builtAt: 0, jobIds: [] },
+      ams,
     };
+    this.consultWhen = options.allocation === 'heartbeat' ? 'at-heartbeats' : 'after-change';
     if (!(options.diskShare >= 0 && options.diskShare <= 1)) {
       throw optionError(name, 'diskShare', `must be a number in [0, 1], got ${options.diskShare}`);
     }
@@ -589,6 +798,8 @@ export class YarnMePolicy implements Policy {
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     const workers = this.kept.workers;
     workers.update(snapshot.workers);
+    // An ended job's AM is released (its node's memory comes back with the job leaving the snapshot).
+    this.kept.ams.forgetEnded(snapshot.jobs);
     const visit = this.nodesToVisit(snapshot);
     if (visit.length === 0) return NOTHING;
     const step = memoryStepOf(snapshot);
@@ -597,6 +808,8 @@ export class YarnMePolicy implements Policy {
       this.kept.queue.forgetAsks();
     }
     this.kept.queue.update(snapshot.jobs);
+    for (const jobId of this.amPlacedSince) this.kept.queue.refresh(jobId);
+    this.amPlacedSince.clear();
     // Nothing can be granted where the free memory is below every pending task's smallest grant:
     // most heartbeats of a busy cluster end here. Not on a node that no job has reserved yet,
     // though: there the queue's first job reserves it (step 4), as YARN reserves a node whenever
@@ -609,8 +822,11 @@ export class YarnMePolicy implements Policy {
     const changedJobs = this.kept.queue.takeChanged();
     if (this.reservations.size > 0) {
       const liveChanged = this.prunedGeneration !== workers.generation;
+      const perTask = this.options.reservationLimit === 'pending-tasks';
       this.reservations.prune(
-        (job) => round.pendingLeft(job),
+        perTask
+          ? (job) => round.pendingLeft(job)
+          : (job) => (round.pendingLeft(job) > 0 ? Number.POSITIVE_INFINITY : 0),
         liveChanged ? (node) => workers.has(node) : undefined,
         changedJobs,
       );
@@ -621,6 +837,89 @@ export class YarnMePolicy implements Policy {
   }
 
   /**
+   * The jobs that can never run, when nothing runs and nothing is under way: each waits for memory or
+   * cores that ApplicationMasters of waiting jobs, or nodes reserved for them, hold for good (the
+   * FairScheduler deadlock of YARN-3655: every node holds an AM and the head job reserves them all).
+   */
+  stuckJobs(snapshot: ClusterSnapshot): readonly StuckJob[] {
+    const ams = this.kept.ams;
+    if (snapshot.jobs.some((j) => j.runningAttempts.length > 0) || ams.anyStarting(snapshot.now)) return [];
+    const rooms = snapshot.workers.map((w) => this.roomOf(w));
+    const most = (cores: number) =>
+      rooms.filter((r) => r.mapSlots + r.reduceSlots >= cores).reduce((m, r) => Math.max(m, r.memoryMb), 0);
+    const reservedFor = (jobId: string) => rooms.filter((r) => this.reservations.jobOn(r.worker.id) === jobId).length;
+    const amHeld = `ApplicationMasters hold ${ams.totalMb} MB on ${ams.holdings().length} node(s)`;
+    const stuck: StuckJob[] = [];
+    for (const job of snapshot.jobs) {
+      const next = job.pendingTasks[0];
+      if (!next) continue;
+      const reserved = reservedFor(job.id);
+      const holds = reserved > 0 ? `; it holds ${reserved} node(s) reserved` : '';
+      if (ams.enabled && !ams.of(job.id)) {
+        const free = most(ams.cores);
+        stuck.push({
+          jobId: job.id,
+          reason:
+            free >= ams.memoryMb
+              ? `its ApplicationMaster (${ams.memoryMb} MB) waits for a node that is not reserved for another job${holds}`
+              : `its ApplicationMaster (${ams.memoryMb} MB) fits no node: the most free is ${free} MB (${amHeld})${holds}`,
+        });
+        continue;
+      }
+      const free = most(1);
+      stuck.push({
+        jobId: job.id,
+        reason:
+          free >= next.memoryMb
+            ? `its next task (${next.memoryMb} MB) fits only on nodes reserved for other jobs${holds}`
+            : `its next task needs ${next.memoryMb} MB and the most free on any node is ${free} MB (${amHeld})${holds}`,
+      });
+    }
+    return stuck;
+  }
+
+  /** What is free on a worker for this policy: its free slots and memory less what AMs hold there. */
+  private roomOf(worker: WorkerView): Room {
+    const held = this.kept.ams.heldOn(worker.id);
+    const amSlotsFromMaps = worker.mapSlots > 0;
+    return {
+      worker,
+      mapSlots: Math.max(0, worker.freeMapSlots - (amSlotsFromMaps ? held.cores : 0)),
+      reduceSlots: Math.max(0, worker.freeReduceSlots - (amSlotsFromMaps ? 0 : held.cores)),
+      memoryMb: Math.max(0, worker.freeMemoryMb - held.memoryMb),
+    };
+  }
+
+  /** The AM fits in the room: its memory and cores (from map slots where the node has them). */
+  private amFits(room: Room): boolean {
+    const ams = this.kept.ams;
+    const slots = room.worker.mapSlots > 0 ? room.mapSlots : room.reduceSlots;
+    return room.memoryMb >= ams.memoryMb && slots >= ams.cores;
+  }
+
+  /** maxAMShare: one more AM keeps all AMs within that share of the live workers' memory. */
+  private amWithinShare(round: Round): boolean {
+    const share = this.options.maxAMShare;
+    if (share >= 1) return true;
+    const generation = this.kept.workers.generation;
+    if (this.clusterMemory.generation !== generation) {
+      let mb = 0;
+      for (const w of round.snapshot.workers) mb += w.memoryMb;
+      this.clusterMemory = { generation, mb };
+    }
+    const ams = this.kept.ams;
+    return ams.totalMb + ams.memoryMb <= share * this.clusterMemory.mb;
+  }
+
+  /** Whether `job` may reserve one more node: reservationLimit and reservable-nodes. */
+  private mayReserve(round: Round, job: JobView): boolean {
+    const held = this.reservations.countOf(job.id);
+    if (this.options.reservationLimit === 'pending-tasks' && held >= round.pendingLeft(job.id)) return false;
+    const share = this.options.reservableNodes;
+    return share >= 1 || held < Math.ceil(share * round.snapshot.workers.length);
+  }
+
+  /**
    * The heartbeating node. On any other trigger, the nodes with a free slot (id order) whose state
    * changed since this policy last saw them, as YARN looks at a node when it reports back; all of
    * them when jobs arrived or left, and at least every `timelineRefreshMs` (a heartbeat's worth),
@@ -628,6 +927,13 @@ export class YarnMePolicy implements Policy {
    * same WorkerView while a worker does not change, so a changed view is a changed node.
    */
   private nodesToVisit(snapshot: ClusterSnapshot): Room[] {
+    const t = snapshot.trigger;
+    if (this.options.allocation === 'heartbeat' && t.kind !== 'heartbeat') return [];
+    const rooms = this.nodesFreeBeforeAms(snapshot);
+    return this.kept.ams.count === 0 ? rooms : rooms.map((r) => this.roomOf(r.worker));
+  }
+
+  private nodesFreeBeforeAms(snapshot: ClusterSnapshot): Room[] {
     const t = snapshot.trigger;
     if (t.kind !== 'heartbeat') {
       const seen = this.seenViews;
@@ -678,49 +984,96 @@ export class YarnMePolicy implements Policy {
     return this.kept.queue.leastAsk <= most;
   }
 
-  /** The decision loop on node N (the room), repeated while it allocates. */
+  /**
+   * The decision loop on node N (the room), repeated while it allocates: as long as anything fits, or
+   * (allocation at heartbeats) up to `maxAssign` containers.
+   */
   private heartbeat(round: Round, room: Room): void {
-    while (room.mapSlots > 0 || room.reduceSlots > 0) {
+    const o = this.options;
+    const most = o.allocation === 'heartbeat' && o.maxAssign > 0 ? o.maxAssign : Number.POSITIVE_INFINITY;
+    let assigned = 0;
+    while ((room.mapSlots > 0 || room.reduceSlots > 0) && assigned < most) {
       const reservedBy = this.reservations.jobOn(room.worker.id);
       if (reservedBy !== undefined) {
         // 1. J = the job that reserved N.
         const job = round.queued(reservedBy);
-        const task = job && round.nextTask(job, room);
+        if (job && this.kept.ams.enabled && !this.kept.ams.of(job.id)) {
+          // Reserved for J's ApplicationMaster.
+          if (!this.amFits(room)) return;
+          round.placeAm(room, job);
+          this.amPlacedSince.add(job.id);
+          this.reservations.release(room.worker.id);
+          assigned++;
+          continue;
+        }
+        // A job whose AM was placed elsewhere and does not run yet asks for no task (DSS releases it).
+        const task = job && this.kept.ams.runs(job.id, round.now) ? round.nextTask(job, room) : undefined;
         if (!job || !task) {
           this.reservations.release(room.worker.id);
           continue;
         }
         const grant = this.allocate(round, room, job, task);
         if (grant) {
-          round.launch(room, job, task, grant, this.durationOf(room, job, task, grant));
+          this.launch(round, room, job, task, grant);
           this.reservations.release(room.worker.id);
+          assigned++;
           continue;
         }
         // 4. Others only where they do not delay J's task.
-        if (!this.options.backfillReserved || !this.backfill(round, room, job, task)) return;
+        if (!o.backfillReserved || !this.backfill(round, room, job, task)) return;
+        assigned++;
         continue;
       }
-      if (!this.allocateFromQueue(round, room)) return;
+      const outcome = this.allocateFromQueue(round, room);
+      if (outcome === 'none') return;
+      // A reservation is looked at again at once: backfilling may still use the node.
+      if (outcome === 'allocated') assigned++;
     }
   }
 
-  /** Steps 1-4 for an unreserved node: true when something was launched. */
-  private allocateFromQueue(round: Round, room: Room): boolean {
+  /** Launches `task` of `job` on the room's node: at once, or through its AM's heartbeat. */
+  private launch(round: Round, room: Room, job: JobView, task: TaskView, grant: Grant): void {
+    const delay = this.kept.ams.launchDelayMs(job.id, round.now);
+    round.launch(room, job, task, grant, this.durationOf(room, job, task, grant), delay);
+  }
+
+  /** Steps 1-4 for an unreserved node: what came of it. */
+  private allocateFromQueue(round: Round, room: Room): Outcome {
+    const ams = this.kept.ams;
     for (const job of round.queue) {
+      if (ams.enabled) {
+        const am = ams.of(job.id);
+        if (!am) {
+          // J's first container is its ApplicationMaster (unless AMs would pass maxAMShare).
+          if (!this.amWithinShare(round)) continue;
+          if (this.amFits(room)) {
+            round.placeAm(room, job);
+            this.amPlacedSince.add(job.id);
+            return 'allocated';
+          }
+          if (ams.memoryMb <= room.worker.memoryMb && this.mayReserve(round, job)) {
+            this.reservations.reserve(room.worker.id, job.id);
+            return 'reserved';
+          }
+          continue;
+        }
+        // Its tasks are asked for once the AM runs.
+        if (am.runsFromMs > round.now) continue;
+      }
       const task = round.nextTask(job, room);
       if (!task) continue;
       const grant = this.allocate(round, room, job, task);
       if (grant) {
-        round.launch(room, job, task, grant, this.durationOf(room, job, task, grant));
-        return true;
+        this.launch(round, room, job, task, grant);
+        return 'allocated';
       }
-      // 4. T got nothing: J reserves N, if T could ever fit there and J is owed a reservation.
-      if (task.memoryMb <= room.worker.memoryMb && this.reservations.countOf(job.id) < round.pendingLeft(job.id)) {
+      // 4. T got nothing: J reserves N, if T could ever fit there and J may hold one more reservation.
+      if (task.memoryMb <= room.worker.memoryMb && this.mayReserve(round, job)) {
         this.reservations.reserve(room.worker.id, job.id);
-        return true;
+        return 'reserved';
       }
     }
-    return false;
+    return 'none';
   }
 
   /** Steps 2, 3 and 5: a regular grant, else (YARN-ME) an elastic one, else nothing. */
@@ -762,7 +1115,11 @@ export class YarnMePolicy implements Policy {
     for (const job of round.queue) {
       // The queue's head is where backfilling pays; a 3000-node cluster's thousand-job queue is not scanned per node.
       if (++looked > BACKFILL_DEPTH) break;
-      if (job === reserver || smallestGrantMb(job.pendingTasks, this.options.elastic, round.step) > room.memoryMb)
+      if (
+        job === reserver ||
+        !this.kept.ams.runs(job.id, round.now) ||
+        smallestGrantMb(job.pendingTasks, this.options.elastic, round.step) > room.memoryMb
+      )
         continue;
       const task = round.nextTask(job, room);
       // No grant makes a task shorter than its ideal duration.
@@ -771,7 +1128,7 @@ export class YarnMePolicy implements Policy {
       if (!grant) continue;
       const ms = this.durationOf(room, job, task, grant);
       if (ms === undefined || round.now + ms > startMs) continue;
-      round.launch(room, job, task, grant, ms);
+      round.launch(room, job, task, grant, ms, this.kept.ams.launchDelayMs(job.id, round.now));
       return true;
     }
     return false;

@@ -86,7 +86,29 @@ export class FairQueue {
   /** Jobs that changed or left since takeChanged() (what they have pending may be less). */
   private changedIds = new Set<string>();
 
-  constructor(private readonly askOf: (job: JobView) => number) {}
+  constructor(
+    private readonly askOf: (job: JobView) => number,
+    /** Memory a job holds beyond its running attempts (its ApplicationMaster), MB. */
+    private readonly heldBeyondAttempts: (jobId: string) => number = () => 0,
+  ) {}
+
+  /** Memory the job holds: its running attempts' and what it holds beyond them. */
+  private usedBy(job: JobView): number {
+    return memoryOf(job) + this.heldBeyondAttempts(job.id);
+  }
+
+  /**
+   * Puts the job in its place again, and asks it again, after what it holds beyond its attempts or
+   * what it asks for changed (its ApplicationMaster was placed).
+   */
+  refresh(jobId: string): void {
+    const job = this.viewById.get(jobId);
+    if (!job) return;
+    this.changedIds.add(jobId);
+    const i = this.unqueue(job);
+    this.used.set(job.id, this.usedBy(job));
+    if (i >= 0) this.enqueue(job, placeOf(this.sorted, job, this.used));
+  }
 
   /** The least a waiting job asks for (infinite when none waits). */
   get leastAsk(): number {
@@ -148,7 +170,7 @@ export class FairQueue {
 
   private add(job: JobView): void {
     this.viewById.set(job.id, job);
-    this.used.set(job.id, memoryOf(job));
+    this.used.set(job.id, this.usedBy(job));
     if (job.pendingTasks.length > 0) this.enqueue(job, placeOf(this.sorted, job, this.used));
   }
 
@@ -169,7 +191,7 @@ export class FairQueue {
 
   private change(before: JobView, job: JobView): void {
     this.changedIds.add(job.id);
-    const usedMb = memoryOf(job);
+    const usedMb = this.usedBy(job);
     if (
       before.pendingTasks.length > 0 &&
       job.pendingTasks.length > 0 &&

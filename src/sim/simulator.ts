@@ -58,6 +58,7 @@ const CALL_MODE_OF: Readonly<Record<Consultation, Exclude<PolicyCallMode, 'auto'
   'every-event': 'every-event',
   'after-change': 'when-changed',
   'after-change-if-a-task-fits': 'when-useful',
+  'at-heartbeats': 'every-event',
 };
 
 export interface DecisionRecord {
@@ -234,6 +235,8 @@ export class Simulator {
   private readonly heartbeatMs: number;
   private readonly policy: Policy;
   private readonly mode: Exclude<PolicyCallMode, 'auto'>;
+  /** The policy allocates at node heartbeats: each heartbeat is consulted on its own (`at-heartbeats`). */
+  private readonly heartbeatsApart: boolean;
   private readonly recordDecisions: boolean;
   private readonly recordAttempts: boolean;
   private readonly maxSimMs: number;
@@ -276,6 +279,11 @@ export class Simulator {
   private readonly replicationRecords: ReplicationRunRecord[] = [];
   private readonly samples: UtilizationSample[] = [];
   private readonly decisionLog: DecisionRecord[] = [];
+  /** Start delays (Decision.startDelayMs) of the launches being applied, by task id. */
+  private readonly startDelays = new Map<string, number>();
+  /** Set when the policy named jobs that can never run (Policy.stuckJobs): the run ended there. */
+  private deadlock: RunRecord['deadlock'] = undefined;
+  private lastStuckAskMs = Number.NEGATIVE_INFINITY;
   private events = 0;
   private calls = 0;
   private decisionCount = 0;
@@ -301,6 +309,7 @@ export class Simulator {
     this.policy = policy;
     const mode = this.settings.policyCalls;
     this.mode = mode === 'auto' ? CALL_MODE_OF[policy.consultWhen] : mode;
+    this.heartbeatsApart = policy.consultWhen === 'at-heartbeats';
     this.recordDecisions = options.recordDecisions ?? true;
     this.recordAttempts = options.recordAttempts ?? true;
     this.maxSimMs = options.maxSimMs ?? Number.POSITIVE_INFINITY;
@@ -705,11 +714,13 @@ export class Simulator {
     const runMs = failsByChance ? Math.max(1, Math.round(fullMs * failPoint)) : fullMs;
     // A reduce launched before its job's last map holds the slot and works only once the maps are done.
     const waits = task.kind === 'reduce' && job.mapsDone < job.maps.length;
-    const endMs = waits ? Number.POSITIVE_INFINITY : this.now + runMs;
+    // Held from now, working from the launch the policy asked to wait for (Decision.startDelayMs).
+    const delayMs = waits ? 0 : (this.startDelays.get(task.id) ?? 0);
+    const endMs = waits ? Number.POSITIVE_INFINITY : this.now + delayMs + runMs;
     a.data = {
       endMs,
       fullMs,
-      workStartMs: this.now,
+      workStartMs: this.now + delayMs,
       waitingRunMs: waits ? runMs : null,
       failure,
       remote,
@@ -725,7 +736,7 @@ export class Simulator {
     this.usage.mem += memoryMb;
     if (a.elastic) this.usage.elastic++;
     this.partitionSlots[a.partition] = (this.partitionSlots[a.partition] ?? 0) + 1;
-    if (!waits) this.beginWork(a, runMs);
+    if (!waits) this.beginWork(a, runMs, delayMs);
   }
 
   /** What a successful attempt measured: its input, its output and, for a skewed job's maps, each partition's bytes. */
@@ -771,13 +782,15 @@ export class Simulator {
    * CPU sharing the read of remote input and the memory penalty's spill are work like the rest,
    * slowed alike by the host's other runs: a simplification, as a remote read waits on the network.
    */
-  private beginWork(a: Attempt, runMs: number): void {
+  private beginWork(a: Attempt, runMs: number, delayMs = 0): void {
     if (this.cpu === null || runMs === 0 || !this.cpu.shares(a.worker.shape.host)) {
-      a.data.endMs = this.now + runMs;
+      a.data.endMs = this.now + delayMs + runMs;
       this.push(a.data.endMs, { kind: 'end', attempt: a, version: a.data.endVersion });
       return;
     }
-    this.scheduleEnds(this.cpu.start(a, a.worker.shape.host, runMs, this.now));
+    // Shared cores: the wait is counted as work (start delays come from YARN-shaped policies, whose
+    // clusters do not share cores).
+    this.scheduleEnds(this.cpu.start(a, a.worker.shape.host, runMs + delayMs, this.now));
   }
 
   private scheduleEnds(ends: readonly ProjectedEnd<Attempt>[]): void {
@@ -973,8 +986,10 @@ export class Simulator {
     for (const d of decisions) {
       this.decisionCount++;
       if (this.recordDecisions) this.decisionLog.push({ timeMs: this.now, trigger: trigger.kind, decision: d });
+      if (d.kind === 'launch' && d.startDelayMs) this.startDelays.set(d.taskId, d.startDelayMs);
     }
     this.carryOut(this.books.apply(decisions, this.now));
+    this.startDelays.clear();
   }
 
   // ---- the loop --------------------------------------------------------------------------------
@@ -985,12 +1000,10 @@ export class Simulator {
       const t = this.heap.peek()!.time;
       if (t > this.maxSimMs) break;
       // Only heartbeats left and nothing running: a policy that will never launch again.
-      if (
-        this.pendingRealEvents === 0 &&
-        this.books.runningAttemptCount === 0 &&
-        t - this.books.lastChange > this.stallMs
-      )
-        break;
+      if (this.pendingRealEvents === 0 && this.books.runningAttemptCount === 0) {
+        if (t - this.books.lastChange > this.stallMs) break;
+        if (this.isDeadlocked(t)) break;
+      }
       this.sampleUntil(t);
       this.now = t;
       let trigger: SchedulingTrigger | null = null;
@@ -998,6 +1011,13 @@ export class Simulator {
         const ev = this.heap.pop()!;
         this.events++;
         const tr = this.process(ev.value);
+        if (tr?.kind === 'heartbeat' && this.heartbeatsApart) {
+          // Each node's heartbeat is a call of its own: a policy allocating at heartbeats visits that node.
+          if (trigger) this.consult(trigger);
+          this.consult(tr);
+          trigger = null;
+          continue;
+        }
         trigger ??= tr;
         if (this.onProgress && (this.events & 0xffff) === 0) {
           this.onProgress({
@@ -1012,6 +1032,22 @@ export class Simulator {
     }
     this.pushSample(this.now);
     return { run: this.record(), decisions: this.decisionLog, stats: this.statsNow() };
+  }
+
+  /**
+   * Nothing runs, nothing is due but heartbeats, and nothing changed for two heartbeat intervals (every
+   * node was offered to the policy since): a policy that can say which jobs can never run ends the run
+   * here, with its reasons in the run record, instead of the run idling out its stall limit.
+   */
+  private isDeadlocked(t: number): boolean {
+    if (!this.policy.stuckJobs || !this.hasWork() || t - this.books.lastChange <= 2 * this.heartbeatMs) return false;
+    if (t - this.lastStuckAskMs < this.heartbeatMs) return false;
+    this.lastStuckAskMs = t;
+    this.refreshProgress();
+    const stuck = this.policy.stuckJobs(this.books.snapshot({ kind: 'tick' }, this.now));
+    if (stuck.length === 0) return false;
+    this.deadlock = { atMs: this.now, jobs: stuck.map((s) => ({ jobId: s.jobId, reason: s.reason })) };
+    return true;
   }
 
   private statsNow(): SimulationStats {
@@ -1063,6 +1099,7 @@ export class Simulator {
       replications: this.replicationRecords,
       utilization: this.samples,
       ...(this.books.mrClusters.inUse ? { mrClusters: this.mrc.record(this.policy.balanceHistory) } : {}),
+      ...(this.deadlock ? { deadlock: this.deadlock } : {}),
     };
   }
 }

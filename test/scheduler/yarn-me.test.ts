@@ -19,9 +19,16 @@ import { policyConformance } from './conformance.js';
 import { mkAttempt } from '../helpers/books.js';
 import { mkJob, mkSnapshot, mkTask, mkWorker } from './snapshot-driver.js';
 
-policyConformance('yarn', () => createPolicy('yarn'));
-policyConformance('yarn-me', () => createPolicy('yarn-me'));
-policyConformance('yarn-me without backfilling', () => createPolicy('yarn-me', { backfillReserved: false }));
+// The contract with the JobTracker, which runs these policies without ApplicationMasters (it has none:
+// createPolicy's 'cluster' engine). With AMs a job on a one-slot worker never runs, as in YARN.
+policyConformance('yarn', () => createPolicy('yarn', {}, 'cluster'));
+policyConformance('yarn-me', () => createPolicy('yarn-me', {}, 'cluster'));
+policyConformance('yarn-me without backfilling', () => createPolicy('yarn-me', { backfillReserved: false }, 'cluster'));
+/**
+ * The single rounds below were computed by hand for the loop alone: no ApplicationMasters and no
+ * reservable-nodes guard (both have tests of their own in yarn-shape.test.ts).
+ */
+const BEFORE_AMS = { amMb: 0, reservableNodes: 1 } as const;
 
 const MiB = 1024 * 1024;
 const reduceSpill: PenaltyModel = {
@@ -83,7 +90,7 @@ function waiting(free: number, busyUntilMs: number, tasks: TaskView[] = [reducer
 describe('yarn-me: one round', () => {
   test('a task whose ideal memory is free runs regular', () => {
     const s = mkSnapshot([w1(4096)], [mkJob('j', [reducer('j', 0)])], { trigger: heartbeat });
-    assert.deepEqual(launches(createPolicy('yarn-me').schedule(s)), [['j-r0', 1000, false]]);
+    assert.deepEqual(launches(createPolicy('yarn-me', BEFORE_AMS).schedule(s)), [['j-r0', 1000, false]]);
   });
 
   test(
@@ -92,24 +99,28 @@ describe('yarn-me: one round', () => {
       // 450 MB free: grants 100..400 spill 900, 800, 900, 800 MiB. J's task could start regularly
       // only at 60 s (end 65 s); 200 MB ends at 0 + 5 + 8 = 13 s: well before. (It spills 800 MiB
       // in 13 s, 62 MB/s: more than the default disk share of w1's 100 MB/s, 0.5: a whole disk here.)
-      assert.deepEqual(launches(createPolicy('yarn-me', { diskShare: 1 }).schedule(waiting(450, 60_000))), [
-        ['j-r0', 200, true],
-      ]);
+      assert.deepEqual(
+        launches(createPolicy('yarn-me', { ...BEFORE_AMS, diskShare: 1 }).schedule(waiting(450, 60_000))),
+        [['j-r0', 200, true]],
+      );
       // yarn grants only ideal memory: nothing.
-      assert.deepEqual(launches(createPolicy('yarn').schedule(waiting(450, 60_000))), []);
+      assert.deepEqual(launches(createPolicy('yarn', BEFORE_AMS).schedule(waiting(450, 60_000))), []);
     },
   );
 
   test('never the straggler: no elastic run that would end after the job would end regularly', () => {
     // The memory is back at 5 s: J's task would run 5-10 s regularly; elastic would end at 13 s.
-    const policy = createPolicy('yarn-me', { diskShare: 1 }) as YarnMePolicy;
+    const policy = createPolicy('yarn-me', { ...BEFORE_AMS, diskShare: 1 }) as YarnMePolicy;
     assert.deepEqual(launches(policy.schedule(waiting(450, 5_000))), []);
     assert.deepEqual(policy.reserved(), [['w1', 'j']], 'J reserves the node instead');
   });
 
   test('a task without a penalty model (no profile) runs only regular', () => {
     const plain = mkTask('j', 'reduce', 0, { memoryMb: 1000, idealDurationMs: 5_000 });
-    assert.deepEqual(launches(createPolicy('yarn-me', { diskShare: 1 }).schedule(waiting(450, 60_000, [plain]))), []);
+    assert.deepEqual(
+      launches(createPolicy('yarn-me', { ...BEFORE_AMS, diskShare: 1 }).schedule(waiting(450, 60_000, [plain]))),
+      [],
+    );
   });
 
   test(
@@ -124,7 +135,7 @@ describe('yarn-me: one round', () => {
         mkJob('k', [mkTask('k', 'map', 0, { memoryMb: 500, idealDurationMs: ms })], { submitTime: 2 });
       const at = (ms: number) => mkSnapshot([w1(1000)], [j, other, k(ms)], { trigger: heartbeat });
       const run = (name: string, options: Record<string, unknown>, ms: number) => {
-        const policy = createPolicy(name, options) as YarnMePolicy;
+        const policy = createPolicy(name, { ...BEFORE_AMS, ...options }) as YarnMePolicy;
         return { launched: launches(policy.schedule(at(ms))), reserved: policy.reserved() };
       };
       // yarn: J reserves w1 and K waits, however short.
@@ -142,7 +153,7 @@ describe('yarn-me: one round', () => {
     () => {
       // w1 has 1000 MB free; J's 2000 MB map fits nowhere. YARN reserves w1 for J all the same, so
       // that K, arriving later with a 500 MB map, does not take the memory J is waiting for.
-      const policy = createPolicy('yarn') as YarnMePolicy;
+      const policy = createPolicy('yarn', BEFORE_AMS) as YarnMePolicy;
       const other = mkJob('other', [], { runningAttempts: [running('other', 3096, 5_000)] });
       const j = mkJob('j', [mkTask('j', 'map', 0, { memoryMb: 2000 })], { submitTime: 1 });
       assert.deepEqual(launches(policy.schedule(mkSnapshot([w1(1000)], [j, other], { trigger: heartbeat }))), []);
@@ -154,7 +165,7 @@ describe('yarn-me: one round', () => {
   );
 
   test('a reservation ends with its job, and the node serves the queue again', () => {
-    const policy = createPolicy('yarn') as YarnMePolicy;
+    const policy = createPolicy('yarn', BEFORE_AMS) as YarnMePolicy;
     const other = mkJob('other', [], { runningAttempts: [running('other', 3096, 5_000)] });
     const k = mkJob('k', [mkTask('k', 'map', 0, { memoryMb: 500 })], { submitTime: 2 });
     const j = mkJob('j', [mkTask('j', 'map', 0, { memoryMb: 2000 })], { submitTime: 1 });
@@ -173,7 +184,7 @@ describe('yarn-me: one round', () => {
     });
     const idle = mkJob('idle', [mkTask('idle', 'map', 0, { memoryMb: 1000 })], { submitTime: 5 });
     const s = mkSnapshot([w1(1500)], [busy, idle], { trigger: heartbeat });
-    assert.deepEqual(launches(createPolicy('yarn').schedule(s)), [['idle-m0', 1000, false]]);
+    assert.deepEqual(launches(createPolicy('yarn', BEFORE_AMS).schedule(s)), [['idle-m0', 1000, false]]);
   });
 
   test('disk share: no new elastic task where the elastic tasks would spill beyond it', () => {
@@ -195,8 +206,14 @@ describe('yarn-me: one round', () => {
       ],
       { trigger: heartbeat },
     );
-    assert.deepEqual(launches(createPolicy('yarn-me').schedule(s)), [], 'the default share, 0.5, is 50 MB/s');
-    assert.deepEqual(launches(createPolicy('yarn-me', { diskShare: 1 }).schedule(s)), [['j-r0', 500, true]]);
+    assert.deepEqual(
+      launches(createPolicy('yarn-me', BEFORE_AMS).schedule(s)),
+      [],
+      'the default share, 0.5, is 50 MB/s',
+    );
+    assert.deepEqual(launches(createPolicy('yarn-me', { ...BEFORE_AMS, diskShare: 1 }).schedule(s)), [
+      ['j-r0', 500, true],
+    ]);
   });
 
   test("elastic tasks run with a step model too (the paper's traces): the minimum, when the job is long", () => {
@@ -209,7 +226,7 @@ describe('yarn-me: one round', () => {
       [mkJob('j', maps, { submitTime: 1 }), mkJob('other', [], { runningAttempts: [running('other', 3096, 100_000)] })],
       { trigger: heartbeat },
     );
-    assert.deepEqual(launches(createPolicy('yarn-me').schedule(s)), [
+    assert.deepEqual(launches(createPolicy('yarn-me', BEFORE_AMS).schedule(s)), [
       ['j-m0', 300, true],
       ['j-m1', 300, true],
       ['j-m2', 300, true],

@@ -131,7 +131,7 @@ export const jobtrackerCommand = defineCommand({
       dataDir: resolvePath(argv.dir),
       host: argv.host,
       port: argv.port,
-      policy: createPolicy(argv.policy, policyOptions),
+      policy: createPolicy(argv.policy, policyOptions, 'cluster'),
       pools,
       heartbeatMs: argv['heartbeat-ms'],
       workerTimeoutMs: argv['worker-timeout-ms'],

@@ -1,0 +1,161 @@
+/**
+ * YARN's ApplicationMasters as the yarn and yarn-me policies model them (docs/specs/yarn-me.md, "YARN's
+ * shape around the loop"). In YARN every application first gets a container for its AM, which holds its
+ * memory and cores until the application ends, and the application's tasks are asked for only once the
+ * AM runs; DSS, the YARN-ME paper's simulator, gives each job a 1000 MB x 1 core AM. An AM is not a task
+ * of minimr's books: the policy places it, keeps its memory and cores aside on its node, and forgets it
+ * when its job leaves the snapshot (its last task ended). The JobTracker has no AM process, so on a real
+ * cluster the policies run with AMs off (`amMb` 0, createPolicy's 'cluster' engine).
+ *
+ * Timing, as DSS and YARN's SLS model it (DSS events/yarn/yarn.py), when allocation happens at node
+ * heartbeats: an AM polls the RM `amHeartbeatMs` after its job arrived and every `amHeartbeatMs` after;
+ * allocated at a node heartbeat, it starts at its next poll. A task container allocated at a node
+ * heartbeat is picked up at the AM's next heartbeat and launched at the one after (AM heartbeats keep
+ * the phase of its first poll). When a policy allocates wherever capacity frees instead, an AM runs
+ * the moment it is placed and tasks launch at once.
+ */
+import type { JobView, WorkerView } from './types.js';
+
+/** An ApplicationMaster's container: where, how big, and from when its job's tasks may be allocated. */
+export interface AppMaster {
+  readonly jobId: string;
+  readonly nodeId: string;
+  readonly memoryMb: number;
+  readonly cores: number;
+  /** When it runs: its job's tasks are allocated from then, and its heartbeats fall at this phase. */
+  readonly runsFromMs: number;
+}
+
+/** What the AMs hold on one node. */
+export interface AmHolding {
+  memoryMb: number;
+  cores: number;
+}
+
+const NOTHING_HELD: Readonly<AmHolding> = Object.freeze({ memoryMb: 0, cores: 0 });
+
+/** The AMs placed so far, by job and by node. */
+export class AppMasters {
+  private readonly byJob = new Map<string, AppMaster>();
+  private readonly byNode = new Map<string, AmHolding>();
+  private heldMb = 0;
+
+  constructor(
+    /** Memory and cores of each AM; 0 MB: no AMs are modelled. */
+    readonly memoryMb: number,
+    readonly cores: number,
+    /** AM heartbeat (and first poll) interval; 0: an AM runs when placed and tasks launch at once. */
+    readonly heartbeatMs: number,
+  ) {}
+
+  get enabled(): boolean {
+    return this.memoryMb > 0;
+  }
+
+  /** Memory all AMs hold, MB. */
+  get totalMb(): number {
+    return this.heldMb;
+  }
+
+  get count(): number {
+    return this.byJob.size;
+  }
+
+  of(jobId: string): AppMaster | undefined {
+    return this.byJob.get(jobId);
+  }
+
+  heldOn(nodeId: string): Readonly<AmHolding> {
+    return this.byNode.get(nodeId) ?? NOTHING_HELD;
+  }
+
+  /** Whether the job may have tasks allocated now: AMs are off, or its AM runs. */
+  runs(jobId: string, now: number): boolean {
+    if (!this.enabled) return true;
+    const am = this.byJob.get(jobId);
+    return am !== undefined && am.runsFromMs <= now;
+  }
+
+  /** Whether some AM is placed but not running yet (its job is about to ask for tasks). */
+  anyStarting(now: number): boolean {
+    for (const am of this.byJob.values()) if (am.runsFromMs > now) return true;
+    return false;
+  }
+
+  /** Places the job's AM on `nodeId` at `now`; `submitMs` sets the phase of its polls. */
+  place(job: JobView, nodeId: string, now: number): AppMaster {
+    const am: AppMaster = {
+      jobId: job.id,
+      nodeId,
+      memoryMb: this.memoryMb,
+      cores: this.cores,
+      runsFromMs: this.heartbeatMs > 0 ? nextBeat(job.submitTime + this.heartbeatMs, this.heartbeatMs, now) : now,
+    };
+    this.byJob.set(job.id, am);
+    const held = this.byNode.get(nodeId);
+    if (held) {
+      held.memoryMb += am.memoryMb;
+      held.cores += am.cores;
+    } else this.byNode.set(nodeId, { memoryMb: am.memoryMb, cores: am.cores });
+    this.heldMb += am.memoryMb;
+    return am;
+  }
+
+  /** Releases the AMs of jobs not in `jobs` (they ended); true when any was released. */
+  forgetEnded(jobs: readonly JobView[]): boolean {
+    if (this.byJob.size === 0) return false;
+    const active = new Set<string>();
+    for (const j of jobs) active.add(j.id);
+    let released = false;
+    for (const am of [...this.byJob.values()]) {
+      if (active.has(am.jobId)) continue;
+      this.byJob.delete(am.jobId);
+      const held = this.byNode.get(am.nodeId)!;
+      held.memoryMb -= am.memoryMb;
+      held.cores -= am.cores;
+      if (held.memoryMb <= 0 && held.cores <= 0) this.byNode.delete(am.nodeId);
+      this.heldMb -= am.memoryMb;
+      released = true;
+    }
+    return released;
+  }
+
+  /**
+   * How long after `now` a task container allocated now starts working: the AM picks it up at its
+   * next heartbeat and launches it at the one after (0 when AMs or their heartbeats are off).
+   */
+  launchDelayMs(jobId: string, now: number): number {
+    const am = this.byJob.get(jobId);
+    if (!am || this.heartbeatMs <= 0) return 0;
+    return nextBeat(am.runsFromMs, this.heartbeatMs, now) + this.heartbeatMs - now;
+  }
+
+  /** A worker as seen with its AMs' memory and cores taken away (the timeline's capacity). */
+  withoutAms(w: WorkerView): WorkerView {
+    const held = this.byNode.get(w.id);
+    if (!held) return w;
+    const takesMapSlots = w.mapSlots > 0;
+    return {
+      ...w,
+      memoryMb: Math.max(0, w.memoryMb - held.memoryMb),
+      freeMemoryMb: Math.max(0, w.freeMemoryMb - held.memoryMb),
+      ...(takesMapSlots
+        ? { mapSlots: Math.max(0, w.mapSlots - held.cores), freeMapSlots: Math.max(0, w.freeMapSlots - held.cores) }
+        : {
+            reduceSlots: Math.max(0, w.reduceSlots - held.cores),
+            freeReduceSlots: Math.max(0, w.freeReduceSlots - held.cores),
+          }),
+    };
+  }
+
+  /** Node -> AMs' memory held there, for reports. */
+  holdings(): ReadonlyArray<readonly [string, number]> {
+    return [...this.byNode].map(([node, held]) => [node, held.memoryMb] as const);
+  }
+}
+
+/** The first of the times `first + k * period` (k >= 0) after `now`. */
+export function nextBeat(first: number, period: number, now: number): number {
+  if (first > now) return first;
+  return first + (Math.floor((now - first) / period) + 1) * period;
+}
