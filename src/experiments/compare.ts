@@ -47,6 +47,8 @@ export interface PolicyResult {
   readonly wallMs: number;
   readonly run?: RunRecord;
   readonly decisions?: readonly DecisionRecord[];
+  /** Set when the run ended in a deadlock the policy reported (kept even without the run). */
+  readonly deadlock?: RunRecord['deadlock'];
 }
 
 export interface ComparisonResult {
@@ -126,6 +128,7 @@ export function comparePolicies(options: CompareOptions): ComparisonResult {
       stats: result.stats,
       wallMs,
       ...(keep ? { run: result.run, decisions: result.decisions } : {}),
+      ...(result.run.deadlock ? { deadlock: result.run.deadlock } : {}),
     });
   }
   return {

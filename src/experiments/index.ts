@@ -15,7 +15,13 @@ export {
   type PolicyFactory,
   type PolicyResult,
 } from './compare.js';
-export { runSimCommand, traceHostsNotIn, type SimCommandArgs } from './sim-command.js';
+export {
+  DSS_NODE_HEARTBEAT_MS,
+  runSimCommand,
+  simPolicyOptions,
+  traceHostsNotIn,
+  type SimCommandArgs,
+} from './sim-command.js';
 export { benchPolicies, realCluster, scaleWorkload } from './bench-policies.js';
 export type { RealJobRun } from './workload-runner.js';
 export {

@@ -2,8 +2,9 @@
  * `minimr sim`: the logic behind the yargs command, so the CLI stays a thin shell.
  */
 import { resolve } from 'node:path';
-import { metricsTable, mrClusterTable } from '../metrics/index.js';
-import type { PolicyOptions } from '../scheduler/index.js';
+import { MinimrError } from '../errors.js';
+import { metricsTable, mrClusterTable, type RunRecord } from '../metrics/index.js';
+import { policyDefinitions, type PolicyOptions } from '../scheduler/index.js';
 import {
   defaultClusterFor,
   loadCluster,
@@ -35,6 +36,38 @@ export interface SimCommandArgs {
   readonly nodeCores?: number;
   /** Pool the cluster into one node (YARN-ME's meganode bound; run it under srjf). */
   readonly meganode?: boolean;
+  /**
+   * `dss`: the YARN-shaped policies allocate as DSS, the YARN-ME paper's simulator (their `compat`
+   * option), on DSS's 1 s node heartbeats unless `heartbeatMs` says otherwise.
+   */
+  readonly compat?: 'dss';
+  /** ApplicationMaster memory (MB) and cores of the YARN-shaped policies (0 MB: none). */
+  readonly amMb?: number;
+  readonly amCores?: number;
+}
+
+/** DSS's node heartbeat, as the paper's runs set it. */
+export const DSS_NODE_HEARTBEAT_MS = 1000;
+
+/**
+ * Each policy's options: `--policy-options`, and for the policies that model YARN's shape (they take
+ * `compat`) `--compat`, `--am-mb` and `--am-cores`. Those flags for a run with no such policy are EUSAGE.
+ */
+export function simPolicyOptions(args: SimCommandArgs): Record<string, PolicyOptions> {
+  const yarnShape = {
+    ...(args.compat !== undefined ? { compat: args.compat } : {}),
+    ...(args.amMb !== undefined ? { amMb: args.amMb } : {}),
+    ...(args.amCores !== undefined ? { amCores: args.amCores } : {}),
+  };
+  const shaped = (p: string) => policyDefinitions().some((d) => d.name === p && 'compat' in d.options);
+  if (Object.keys(yarnShape).length > 0 && !args.policies.some(shaped))
+    throw new MinimrError(
+      'EUSAGE',
+      `--compat, --am-mb and --am-cores apply to the policies that model YARN (yarn, yarn-me), not to ${args.policies.join(', ')}`,
+    );
+  return Object.fromEntries(
+    args.policies.map((p) => [p, { ...(shaped(p) ? yarnShape : {}), ...(args.policyOptions ?? {}) }]),
+  );
 }
 
 /** The hosts an SLS or Rumen trace's maps read from that are not workers of `cluster`, by name. */
@@ -45,6 +78,17 @@ export function traceHostsNotIn(workload: Workload, cluster: ClusterShape): stri
   for (const job of workload.jobs)
     for (const map of job.maps) for (const host of map.replicas ?? []) if (!workers.has(host)) strangers.add(host);
   return [...strangers].sort();
+}
+
+/** A run that ended in a deadlock, for the table's reader: when, how many jobs, and the first few reasons. */
+function deadlockLines(policy: string, deadlock: NonNullable<RunRecord['deadlock']>): string {
+  const shown = deadlock.jobs.slice(0, 5).map((j) => `  ${j.jobId}: ${j.reason}`);
+  const more = deadlock.jobs.length > shown.length ? [`  ... and ${deadlock.jobs.length - shown.length} more`] : [];
+  return [
+    `${policy}: deadlock at t=${(deadlock.atMs / 1000).toFixed(1)} s: ${deadlock.jobs.length} job(s) can never run; the run ended there`,
+    ...shown,
+    ...more,
+  ].join('\n');
 }
 
 /** Runs the simulation(s), writes the report when `out` is given, returns the result and the table. */
@@ -75,7 +119,8 @@ export async function runSimCommand(
     `workload ${workload.name}: ${workload.jobs.length} jobs; ` +
       `cluster ${cluster.name}: ${cluster.workers.length} workers`,
   );
-  const policyOptions = Object.fromEntries(args.policies.map((p) => [p, args.policyOptions ?? {}]));
+  const policyOptions = simPolicyOptions(args);
+  const heartbeatMs = args.heartbeatMs ?? (args.compat === 'dss' ? DSS_NODE_HEARTBEAT_MS : undefined);
   const result = comparePolicies({
     workload,
     cluster,
@@ -84,7 +129,7 @@ export async function runSimCommand(
     keepRuns: false,
     onProgress: progress,
     ...(args.seed !== undefined ? { seed: args.seed } : {}),
-    ...(args.heartbeatMs !== undefined ? { heartbeatMs: args.heartbeatMs } : {}),
+    ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
     ...(args.noise !== undefined ? { noise: args.noise } : {}),
     ...(args.memoryNoise !== undefined ? { memoryNoise: args.memoryNoise } : {}),
     ...(args.penaltyNoise !== undefined ? { penaltyNoise: args.penaltyNoise } : {}),
@@ -92,7 +137,8 @@ export async function runSimCommand(
   });
   const rows = result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics }));
   const mr = mrClusterTable(rows);
-  const table = mr ? `${metricsTable(rows)}\n${mr}` : metricsTable(rows);
+  const deadlocks = result.policies.flatMap((p) => (p.deadlock ? [deadlockLines(p.policy, p.deadlock)] : []));
+  const table = [metricsTable(rows), ...(mr ? [mr] : []), ...deadlocks.map((d) => `${d}\n`)].join('\n');
   const files = args.out ? await writeComparison(resolve(args.out), result) : [];
   return { result, table, files };
 }

@@ -1030,6 +1030,9 @@ export class Simulator {
       } while (batch && this.heap.size > 0 && this.heap.peek()!.time === t);
       if (trigger) this.consult(trigger);
     }
+    // No event left at all (a policy consulted only after changes needs no heartbeats): jobs still
+    // active with nothing running can never run either.
+    if (this.heap.size === 0 && this.books.runningAttemptCount === 0) this.isDeadlocked(Number.POSITIVE_INFINITY);
     this.pushSample(this.now);
     return { run: this.record(), decisions: this.decisionLog, stats: this.statsNow() };
   }
@@ -1040,7 +1043,8 @@ export class Simulator {
    * here, with its reasons in the run record, instead of the run idling out its stall limit.
    */
   private isDeadlocked(t: number): boolean {
-    if (!this.policy.stuckJobs || !this.hasWork() || t - this.books.lastChange <= 2 * this.heartbeatMs) return false;
+    if (this.deadlock || !this.policy.stuckJobs || !this.hasWork()) return false;
+    if (t - this.books.lastChange <= 2 * this.heartbeatMs) return false;
     if (t - this.lastStuckAskMs < this.heartbeatMs) return false;
     this.lastStuckAskMs = t;
     this.refreshProgress();

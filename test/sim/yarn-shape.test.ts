@@ -6,7 +6,12 @@
  * hand in the comments from the rules in docs/specs/yarn-me.md and DSS's events/yarn/yarn.py.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { MinimrError } from '../../src/errors.js';
+import { runSimCommand, simPolicyOptions } from '../../src/experiments/index.js';
 import { createPolicy, type PolicyOptions } from '../../src/scheduler/index.js';
 import { simulate, type SimulationResult } from '../../src/sim/index.js';
 import { uniformCluster, type JobSpec, type Workload } from '../../src/workloads/index.js';
@@ -169,5 +174,53 @@ describe('reservations and the deadlock', () => {
     const guarded = finishOf(run(jobs3, ten, { ...options, reservableNodes: 0.2 }), 'small')!;
     assert.ok(unguarded > 100_000, `unguarded: small ended at ${unguarded} ms`);
     assert.ok(guarded <= 40_000, `guarded: small ended at ${guarded} ms`);
+  });
+});
+
+describe('minimr sim --compat dss, --am-mb', () => {
+  const workloadFile = (dir: string) => {
+    const file = join(dir, 'w.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        format: 'minimr-workload',
+        name: 'two-jobs',
+        jobs: [job('a', 0, 2, 1500, 10_000), job('b', 1, 2, 1500, 10_000)],
+      }),
+    );
+    return file;
+  };
+  const clusterFile = (dir: string) => {
+    const file = join(dir, 'c.json');
+    const node = (id: string) => ({ id, rack: 'r1', mapSlots: 4, reduceSlots: 0, memoryMb: 2000, diskMBps: 100 });
+    writeFileSync(file, JSON.stringify({ format: 'minimr-cluster', name: 'two', workers: [node('n1'), node('n2')] }));
+    return file;
+  };
+
+  test('the table says which jobs are stuck and why; --am-mb 0 lets them run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'minimr-yarn-shape-'));
+    try {
+      const args = { workload: workloadFile(dir), cluster: clusterFile(dir), policies: ['yarn'] };
+      const stuck = await runSimCommand({ ...args, compat: 'dss' }, () => undefined);
+      assert.match(stuck.table, /yarn: deadlock at t=[\d.]+ s: 2 job\(s\) can never run/);
+      assert.match(stuck.table, /a: its next task needs 1500 MB and the most free on any node is 1000 MB/);
+      assert.equal(stuck.result.policies[0]!.stats.heartbeatMs, 1000, "DSS's node heartbeat");
+      const free = await runSimCommand({ ...args, compat: 'dss', amMb: 0 }, () => undefined);
+      assert.doesNotMatch(free.table, /deadlock/);
+      assert.equal(free.result.policies[0]!.metrics.finished, 2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('--compat for policies that do not model YARN is EUSAGE', () => {
+    assert.throws(
+      () => simPolicyOptions({ workload: 'x', policies: ['fifo', 'fair'], compat: 'dss' }),
+      (e: unknown) => e instanceof MinimrError && e.code === 'EUSAGE' && /yarn, yarn-me/.test(e.message),
+    );
+    assert.deepEqual(simPolicyOptions({ workload: 'x', policies: ['fifo', 'yarn'], amMb: 0 }), {
+      fifo: {},
+      yarn: { amMb: 0 },
+    });
   });
 });

@@ -53,6 +53,18 @@ export const simCommand = defineCommand({
         type: 'number',
         describe: "fraction of a job's maps done before its reduces launch (Hadoop 1: 0.05); default 1, as minimr runs",
       })
+      .option('compat', {
+        type: 'string',
+        choices: ['dss'],
+        describe:
+          "yarn and yarn-me allocate as DSS, the YARN-ME paper's simulator (ApplicationMasters, one container " +
+          'per 1 s node heartbeat, launch through AM heartbeats, no backfill, unguarded reservations, PEEK admission)',
+      })
+      .option('am-mb', {
+        type: 'number',
+        describe: "yarn/yarn-me: each job's ApplicationMaster container, MB (default 1000; 0: none)",
+      })
+      .option('am-cores', { type: 'number', describe: "yarn/yarn-me: each ApplicationMaster's cores (default 1)" })
       .option('out', { type: 'string', describe: 'directory for results.json, results.md and SVG plots' }),
   handler: async (argv) => {
     const { policyOptions } = await policySettings(argv);
@@ -74,6 +86,9 @@ export const simCommand = defineCommand({
         nodeCores: argv['node-cores'],
         meganode: argv.meganode,
         reduceSlowStart: argv['reduce-slow-start'],
+        ...(argv.compat === 'dss' ? { compat: 'dss' as const } : {}),
+        amMb: argv['am-mb'],
+        amCores: argv['am-cores'],
         out: argv.out,
       },
       (line) => process.stderr.write(`${line}\n`),
