@@ -748,17 +748,25 @@ export class YarnMePolicy implements Policy {
             `nodes ${o.backfillReserved ? 'are backfilled' : 'are not backfilled'}`
           : 'regular grants only (ideal memory): a task that does not fit reserves the node',
         `timeline rebuilt on job arrival or departure and every ${o.timelineRefreshMs} ms`,
+        o.amMb > 0
+          ? `each job's ApplicationMaster holds ${o.amMb} MB x ${o.amCores} core(s) until its last task ends; ` +
+            `${this.kept.ams.count} placed, ${this.kept.ams.totalMb} MB`
+          : 'no ApplicationMasters',
+        o.allocation === 'heartbeat'
+          ? `allocation at node heartbeats, ${o.maxAssign > 0 ? `at most ${o.maxAssign}` : 'all that fit'} per heartbeat`
+          : 'allocation wherever capacity frees',
       ],
       tables: [
         {
           title: 'Nodes',
-          columns: ['worker', 'memory (MB)', 'free (MB)', 'running', 'elastic', 'reserved for'],
+          columns: ['worker', 'memory (MB)', 'free (MB)', 'AMs (MB)', 'running', 'elastic', 'reserved for'],
           rows: snapshot.workers.map((w) => {
             const here = running.filter((a) => a.workerId === w.id);
             return [
               w.id,
               w.memoryMb,
               w.freeMemoryMb,
+              this.kept.ams.heldOn(w.id).memoryMb,
               here.length,
               here.filter((a) => a.elastic).length,
               this.reservations.jobOn(w.id) ?? '-',
