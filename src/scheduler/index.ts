@@ -51,6 +51,16 @@ export {
 } from './yarn-me.js';
 export { SrjfPolicy, remainingWorkMs } from './srjf.js';
 export { FairQueue, Reservations, fairShareBefore, fairShareOrder, memoryInUse, type MemoryByJob } from './yarn.js';
+export {
+  PEEK_AM_POLL_MS,
+  peekCompletions,
+  peekCutoffMs,
+  type PeekContainer,
+  type PeekInput,
+  type PeekJob,
+  type PeekNode,
+  type PeekTasks,
+} from './peek.js';
 export { Timeline, type TimelineJob, type TimelineNode, type TimelineRelease, type TimelineTasks } from './timeline.js';
 export {
   DEFAULT_DISK_MBPS,
