@@ -101,23 +101,16 @@ export class AppMasters {
     return am;
   }
 
-  /** Releases the AMs of jobs not in `jobs` (they ended); true when any was released. */
-  forgetEnded(jobs: readonly JobView[]): boolean {
-    if (this.byJob.size === 0) return false;
-    const active = new Set<string>();
-    for (const j of jobs) active.add(j.id);
-    let released = false;
-    for (const am of [...this.byJob.values()]) {
-      if (active.has(am.jobId)) continue;
-      this.byJob.delete(am.jobId);
-      const held = this.byNode.get(am.nodeId)!;
-      held.memoryMb -= am.memoryMb;
-      held.cores -= am.cores;
-      if (held.memoryMb <= 0 && held.cores <= 0) this.byNode.delete(am.nodeId);
-      this.heldMb -= am.memoryMb;
-      released = true;
-    }
-    return released;
+  /** Releases the AM of a job that ended (nothing when it had none). */
+  forget(jobId: string): void {
+    const am = this.byJob.get(jobId);
+    if (!am) return;
+    this.byJob.delete(jobId);
+    const held = this.byNode.get(am.nodeId)!;
+    held.memoryMb -= am.memoryMb;
+    held.cores -= am.cores;
+    if (held.memoryMb <= 0 && held.cores <= 0) this.byNode.delete(am.nodeId);
+    this.heldMb -= am.memoryMb;
   }
 
   /**

@@ -36,6 +36,7 @@ import {
 } from './options.js';
 import { AppMasters } from './app-masters.js';
 import { minimumGrantMb, memoryStepOf } from './memory.js';
+import { HeartbeatPhases, peekLimits } from './peek-admission.js';
 import { BestPlacedPicker, pendingIndex } from './pending-index.js';
 import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
 import { localityOf, visitingOrder, type Room } from './rooms.js';
@@ -350,6 +351,9 @@ interface Kept {
   readonly workers: LiveWorkers;
   readonly timelines: TimelineCache;
   readonly ams: AppMasters;
+  readonly phases: HeartbeatPhases;
+  /** The last PEEK look-ahead's limits, and when and for which jobs it ran (admission 'peek'). */
+  readonly peek: { limits: Map<string, number> | null; builtAt: number; jobIds: readonly string[] };
 }
 
 /** A round's memory in use per job: the queue's, plus this call's launches. */
@@ -521,8 +525,10 @@ class Round {
     const ms = predictedAttemptMs(a, worker);
     // Without an estimate: as long again as it has run, scaled by its progress.
     const elapsed = Math.max(1, this.now - a.startTime);
+    // Held from its launch decision, working from its start (Decision.startDelayMs).
+    const startMs = a.startTime + this.kept.ams.launchDelayMs(a.jobId, a.startTime);
     const endMs =
-      ms !== undefined ? a.startTime + ms : a.progress > 0 ? a.startTime + elapsed / a.progress : this.now + elapsed;
+      ms !== undefined ? startMs + ms : a.progress > 0 ? a.startTime + elapsed / a.progress : this.now + elapsed;
     const disk =
       a.elastic && a.idealDurationMs !== undefined && worker
         ? elasticDiskMBps(a.idealMemoryMb, a.penalty, a.idealDurationMs, a.memoryMb, diskOf(worker))
@@ -575,6 +581,33 @@ class Round {
     cache.builtAt = this.now;
     cache.jobIds = this.snapshot.jobs.map((j) => j.id);
     return cache.timeline;
+  }
+
+  /**
+   * The PEEK look-ahead's elastic time limits (peek-admission.ts): run again when jobs arrived or
+   * left, and at most every `refreshMs` otherwise, as DSS re-runs PEEK on arrivals and every heartbeat.
+   */
+  peekLimits(policy: {
+    reservations: ReadonlyArray<readonly [string, string]>;
+    maxAssign: number;
+  }): Map<string, number> {
+    const cache = this.kept.peek;
+    const refreshMs = this.kept.timelines.refreshMs;
+    if (cache.limits && this.now - cache.builtAt < refreshMs && sameIds(cache.jobIds, this.snapshot.jobs))
+      return cache.limits;
+    cache.limits = peekLimits({
+      snapshot: this.snapshot,
+      ams: this.kept.ams,
+      reservations: policy.reservations,
+      phases: this.kept.phases,
+      usedMb: (jobId) => this.used.get(jobId) ?? 0,
+      launched: this.launched,
+      endOf: (a) => this.holdingOf(a).endMs,
+      maxAssign: policy.maxAssign,
+    });
+    cache.builtAt = this.now;
+    cache.jobIds = this.snapshot.jobs.map((j) => j.id);
+    return cache.limits;
   }
 
   /** J's next task for this node: of a kind with a free slot, the best placed (node-local first). */
@@ -722,6 +755,8 @@ export class YarnMePolicy implements Policy {
       workers: new LiveWorkers(),
       timelines: { refreshMs: options.timelineRefreshMs, timeline: null, builtAt: 0, jobIds: [] },
       ams,
+      phases: new HeartbeatPhases(options.amHeartbeatMs > 0 ? options.amHeartbeatMs : 1000),
+      peek: { limits: null, builtAt: 0, jobIds: [] },
     };
     this.consultWhen = options.allocation === 'heartbeat' ? 'at-heartbeats' : 'after-change';
     if (!(options.diskShare >= 0 && options.diskShare <= 1)) {
@@ -806,18 +841,22 @@ export class YarnMePolicy implements Policy {
   schedule(snapshot: ClusterSnapshot): readonly Decision[] {
     const workers = this.kept.workers;
     workers.update(snapshot.workers);
-    // An ended job's AM is released (its node's memory comes back with the job leaving the snapshot).
-    this.kept.ams.forgetEnded(snapshot.jobs);
-    const visit = this.nodesToVisit(snapshot);
-    if (visit.length === 0) return NOTHING;
+    if (snapshot.trigger.kind === 'heartbeat') this.kept.phases.saw(snapshot.trigger.workerId, snapshot.now);
+    const free = this.nodesToVisit(snapshot);
+    if (free.length === 0) return NOTHING;
     const step = memoryStepOf(snapshot);
     if (step !== this.step) {
       this.step = step;
       this.kept.queue.forgetAsks();
     }
-    this.kept.queue.update(snapshot.jobs);
-    for (const jobId of this.amPlacedSince) this.kept.queue.refresh(jobId);
+    const queue = this.kept.queue;
+    const ams = this.kept.ams;
+    queue.update(snapshot.jobs);
+    // An ended job's AM is released: its memory comes back with the job leaving the snapshot.
+    for (const jobId of queue.takeLeft()) ams.forget(jobId);
+    for (const jobId of this.amPlacedSince) queue.refresh(jobId);
     this.amPlacedSince.clear();
+    const visit = ams.count === 0 ? free : free.map((r) => this.roomOf(r.worker));
     // Nothing can be granted where the free memory is below every pending task's smallest grant:
     // most heartbeats of a busy cluster end here. Not on a node that no job has reserved yet,
     // though: there the queue's first job reserves it (step 4), as YARN reserves a node whenever
@@ -932,17 +971,13 @@ export class YarnMePolicy implements Policy {
    * changed since this policy last saw them, as YARN looks at a node when it reports back; all of
    * them when jobs arrived or left, and at least every `timelineRefreshMs` (a heartbeat's worth),
    * so a node whose situation changes only with time is looked at again. The books hand out the
-   * same WorkerView while a worker does not change, so a changed view is a changed node.
+   * same WorkerView while a worker does not change, so a changed view is a changed node. With
+   * allocation at heartbeats, the heartbeating node only. Rooms as the snapshot has them: `schedule`
+   * takes the ApplicationMasters' holdings off.
    */
   private nodesToVisit(snapshot: ClusterSnapshot): Room[] {
     const t = snapshot.trigger;
     if (this.options.allocation === 'heartbeat' && t.kind !== 'heartbeat') return [];
-    const rooms = this.nodesFreeBeforeAms(snapshot);
-    return this.kept.ams.count === 0 ? rooms : rooms.map((r) => this.roomOf(r.worker));
-  }
-
-  private nodesFreeBeforeAms(snapshot: ClusterSnapshot): Room[] {
-    const t = snapshot.trigger;
     if (t.kind !== 'heartbeat') {
       const seen = this.seenViews;
       const all =
@@ -1096,7 +1131,7 @@ export class YarnMePolicy implements Policy {
       const best = room.memoryMb < minimum ? null : bestElasticGrant(task, room.memoryMb, minimum, round.step, disk);
       if (!best) return null;
       // ... only if it ends within J's estimated completion (never J's straggler).
-      return round.timeline().withinJob(job.id, round.now + best.durationMs) ? best : null;
+      return this.withinJob(round, job, round.now + best.durationMs) ? best : null;
     });
     if (!choice || task.idealDurationMs === undefined) return null;
     // 5. Within the node's disk share for elastic tasks.
@@ -1106,6 +1141,18 @@ export class YarnMePolicy implements Policy {
       if (spilling > this.options.diskShare * disk) return null;
     }
     return { memoryMb: choice.memoryMb, elastic: true };
+  }
+
+  /**
+   * Whether a task of `job` ending at `endMs` ends by the job's estimated completion: the timeline's,
+   * or PEEK's limit (a job PEEK saw not complete by its cutoff has none: DSS grants it unchecked).
+   */
+  private withinJob(round: Round, job: JobView, endMs: number): boolean {
+    if (this.options.admission === 'timeline') return round.timeline().withinJob(job.id, endMs);
+    const limit = round
+      .peekLimits({ reservations: this.reservations.entries(), maxAssign: this.options.maxAssign })
+      .get(job.id);
+    return limit === undefined || endMs <= limit;
   }
 
   /** The task's predicted duration with `grant` (undefined when it has no estimate). */

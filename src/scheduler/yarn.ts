@@ -85,6 +85,8 @@ export class FairQueue {
   private leastStale = false;
   /** Jobs that changed or left since takeChanged() (what they have pending may be less). */
   private changedIds = new Set<string>();
+  /** Jobs that left since takeLeft(). */
+  private leftIds: string[] = [];
 
   constructor(
     private readonly askOf: (job: JobView) => number,
@@ -141,6 +143,13 @@ export class FairQueue {
     return this.viewById.get(jobId);
   }
 
+  /** The ids of the jobs that left (ended) since the last call, then forgets them. */
+  takeLeft(): readonly string[] {
+    const ids = this.leftIds;
+    if (ids.length > 0) this.leftIds = [];
+    return ids;
+  }
+
   /** The ids of the jobs that changed or left since the last call, then forgets them. */
   takeChanged(): ReadonlySet<string> {
     const ids = this.changedIds;
@@ -184,6 +193,7 @@ export class FairQueue {
   private remove(job: JobView): void {
     if (this.viewById.get(job.id) !== job) return;
     this.changedIds.add(job.id);
+    this.leftIds.push(job.id);
     this.unqueue(job);
     this.viewById.delete(job.id);
     this.used.delete(job.id);
