@@ -1010,7 +1010,9 @@ export class YarnMePolicy implements Policy {
       return visit;
     }
     const worker = this.kept.workers.byId(t.workerId);
-    if (!worker || (worker.freeMapSlots <= 0 && worker.freeReduceSlots <= 0)) return [];
+    // At heartbeats a node without a free core is still offered: the head job reserves it (YARN, DSS).
+    const full = worker !== undefined && worker.freeMapSlots <= 0 && worker.freeReduceSlots <= 0;
+    if (!worker || (full && this.options.allocation !== 'heartbeat')) return [];
     return [
       {
         worker,
@@ -1034,6 +1036,10 @@ export class YarnMePolicy implements Policy {
   private heartbeat(round: Round, room: Room): void {
     const o = this.options;
     const most = o.allocation === 'heartbeat' && o.maxAssign > 0 ? o.maxAssign : Number.POSITIVE_INFINITY;
+    if (room.mapSlots <= 0 && room.reduceSlots <= 0) {
+      if (o.allocation === 'heartbeat') this.reserveFullNode(round, room);
+      return;
+    }
     let assigned = 0;
     while ((room.mapSlots > 0 || room.reduceSlots > 0) && assigned < most) {
       const reservedBy = this.reservations.jobOn(room.worker.id);
@@ -1071,6 +1077,27 @@ export class YarnMePolicy implements Policy {
       if (outcome === 'none') return;
       // A reservation is looked at again at once: backfilling may still use the node.
       if (outcome === 'allocated') assigned++;
+    }
+  }
+
+  /**
+   * A heartbeat of a node without a free core: nothing fits it, so the first job of the queue that
+   * asks for a container (its AM, or a task once its AM runs) reserves it, as YARN and DSS reserve a
+   * node for a container that does not fit whatever the reason; a reserved node stays reserved.
+   */
+  private reserveFullNode(round: Round, room: Room): void {
+    if (this.reservations.jobOn(room.worker.id) !== undefined) return;
+    const ams = this.kept.ams;
+    for (const job of round.queue) {
+      const wantsAm = ams.enabled && !ams.of(job.id);
+      if (!wantsAm && !ams.runs(job.id, round.now)) continue;
+      const next = job.pendingTasks.find((t) => !round.launched.has(t.id));
+      const asks = wantsAm ? ams.memoryMb : next?.memoryMb;
+      if (asks === undefined) continue;
+      if (asks <= room.worker.memoryMb && this.mayReserve(round, job)) {
+        this.reservations.reserve(room.worker.id, job.id);
+        return;
+      }
     }
   }
 
