@@ -19,6 +19,8 @@ export interface SimCommandArgs {
   readonly cluster?: string;
   readonly policies: readonly string[];
   readonly policyOptions?: PolicyOptions;
+  /** The policy whose run the others' per-job agreement is measured against (default: the first). */
+  readonly reference?: string;
   readonly seed?: number;
   readonly load?: number;
   readonly scale?: number;
@@ -81,6 +83,7 @@ export async function runSimCommand(
     cluster,
     policies: args.policies,
     policyOptions,
+    ...(args.reference !== undefined ? { reference: args.reference } : {}),
     keepRuns: false,
     onProgress: progress,
     ...(args.seed !== undefined ? { seed: args.seed } : {}),
@@ -90,9 +93,10 @@ export async function runSimCommand(
     ...(args.penaltyNoise !== undefined ? { penaltyNoise: args.penaltyNoise } : {}),
     ...(args.reduceSlowStart !== undefined ? { reduceSlowStart: args.reduceSlowStart } : {}),
   });
-  const rows = result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics }));
+  const rows = result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics, agreement: p.agreement }));
   const mr = mrClusterTable(rows);
-  const table = mr ? `${metricsTable(rows)}\n${mr}` : metricsTable(rows);
+  const policies = metricsTable(rows, { reference: result.reference });
+  const table = mr ? `${policies}\n${mr}` : policies;
   const files = args.out ? await writeComparison(resolve(args.out), result) : [];
   return { result, table, files };
 }
