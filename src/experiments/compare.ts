@@ -4,11 +4,14 @@
  */
 import {
   computeMetrics,
+  jobDurations,
+  perJobAgreement,
   writeReport,
   type MetricsOptions,
   type PolicyMetrics,
   type RunRecord,
 } from '../metrics/index.js';
+import { MinimrError } from '../errors.js';
 import { FifoPolicy, createPolicy, type Policy, type PolicyOptions } from '../scheduler/index.js';
 import {
   Simulator,
@@ -33,6 +36,8 @@ export interface CompareOptions extends Partial<SimSettings> {
   readonly policies: ReadonlyArray<string | PolicyFactory>;
   /** Options per registered policy name. */
   readonly policyOptions?: Readonly<Record<string, PolicyOptions>>;
+  /** The policy the others' per-job agreement is measured against; default: the first listed. */
+  readonly reference?: string;
   readonly failures?: FailureSettings;
   readonly metrics?: MetricsOptions;
   /** Keep each run's full record and decision log in the result (default true). */
@@ -45,6 +50,8 @@ export interface PolicyResult {
   readonly metrics: PolicyMetrics;
   readonly stats: SimulationStats;
   readonly wallMs: number;
+  /** Share of the reference run's finished jobs this run finished within 10% of their duration there. */
+  readonly agreement: number;
   readonly run?: RunRecord;
   readonly decisions?: readonly DecisionRecord[];
   /** Set when the run ended in a deadlock the policy reported (kept even without the run). */
@@ -56,6 +63,8 @@ export interface ComparisonResult {
   readonly cluster: string;
   readonly seed: number;
   readonly workloadMeta: Readonly<Record<string, string | number | boolean>>;
+  /** The policy whose run the per-job agreement of each is measured against. */
+  readonly reference: string;
   readonly runtimeAloneMs: Readonly<Record<string, number>>;
   readonly policies: readonly PolicyResult[];
 }
@@ -95,6 +104,13 @@ export function runtimesAlone(
 }
 
 export function comparePolicies(options: CompareOptions): ComparisonResult {
+  const names = options.policies.map((p) => (typeof p === 'string' ? p : p.name));
+  const reference = options.reference ?? names[0] ?? '';
+  if (!names.includes(reference))
+    throw new MinimrError(
+      'EBADCONF',
+      `the reference policy ${reference} is not one of the policies compared (${names.join(', ')})`,
+    );
   const settings = pickSettings(options);
   const log = options.onProgress ?? (() => {});
   const keep = options.keepRuns ?? true;
@@ -103,7 +119,7 @@ export function comparePolicies(options: CompareOptions): ComparisonResult {
   const alone = runtimesAlone(options.workload, options.cluster, aloneSettings, new Map(), (done, total) => {
     if (done % 100 === 0 || done === total) log(`  runtime alone: ${done}/${total}`);
   });
-  const results: PolicyResult[] = [];
+  const results: Array<Omit<PolicyResult, 'agreement'>> = [];
   for (const p of options.policies) {
     const name = typeof p === 'string' ? p : p.name;
     const policy = typeof p === 'string' ? createPolicy(p, options.policyOptions?.[p] ?? {}) : p.create();
@@ -131,25 +147,35 @@ export function comparePolicies(options: CompareOptions): ComparisonResult {
       ...(result.run.deadlock ? { deadlock: result.run.deadlock } : {}),
     });
   }
+  const referenceDurations = jobDurations(results.find((r) => r.policy === reference)!.metrics.perJob);
   return {
     workload: options.workload.name,
     cluster: options.cluster.name,
     seed: settings.seed ?? 1,
     workloadMeta: options.workload.meta ?? {},
+    reference,
     runtimeAloneMs: Object.fromEntries(alone),
-    policies: results,
+    policies: results.map((r) => ({
+      ...r,
+      agreement: perJobAgreement(jobDurations(r.metrics.perJob), referenceDurations),
+    })),
   };
 }
 
-/** results.json (metrics and stats per policy, no attempt lists), results.md and the two SVGs. */
+/**
+ * results.json (metrics, stats and per-job agreement with the reference per policy, no attempt
+ * lists), results.md and the two SVGs.
+ */
 export async function writeComparison(outDir: string, result: ComparisonResult): Promise<string[]> {
   const json = {
     workload: result.workload,
     cluster: result.cluster,
     seed: result.seed,
     workloadMeta: result.workloadMeta,
+    reference: result.reference,
     policies: result.policies.map((p) => ({
       policy: p.policy,
+      agreement: p.agreement,
       metrics: p.metrics,
       stats: p.stats,
       wallMs: Math.round(p.wallMs),
@@ -157,8 +183,9 @@ export async function writeComparison(outDir: string, result: ComparisonResult):
   };
   return writeReport(
     outDir,
-    result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics })),
+    result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics, agreement: p.agreement })),
     json,
     `${result.workload} on ${result.cluster} (seed ${result.seed})`,
+    { reference: result.reference },
   );
 }

@@ -20,6 +20,8 @@ export interface SimCommandArgs {
   readonly cluster?: string;
   readonly policies: readonly string[];
   readonly policyOptions?: PolicyOptions;
+  /** The policy whose run the others' per-job agreement is measured against (default: the first). */
+  readonly reference?: string;
   readonly seed?: number;
   readonly load?: number;
   readonly scale?: number;
@@ -126,6 +128,7 @@ export async function runSimCommand(
     cluster,
     policies: args.policies,
     policyOptions,
+    ...(args.reference !== undefined ? { reference: args.reference } : {}),
     keepRuns: false,
     onProgress: progress,
     ...(args.seed !== undefined ? { seed: args.seed } : {}),
@@ -135,10 +138,11 @@ export async function runSimCommand(
     ...(args.penaltyNoise !== undefined ? { penaltyNoise: args.penaltyNoise } : {}),
     ...(args.reduceSlowStart !== undefined ? { reduceSlowStart: args.reduceSlowStart } : {}),
   });
-  const rows = result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics }));
+  const rows = result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics, agreement: p.agreement }));
   const mr = mrClusterTable(rows);
   const deadlocks = result.policies.flatMap((p) => (p.deadlock ? [deadlockLines(p.policy, p.deadlock)] : []));
-  const table = [metricsTable(rows), ...(mr ? [mr] : []), ...deadlocks.map((d) => `${d}\n`)].join('\n');
+  const policies = metricsTable(rows, { reference: result.reference });
+  const table = [policies, ...(mr ? [mr] : []), ...deadlocks.map((d) => `${d}\n`)].join('\n');
   const files = args.out ? await writeComparison(resolve(args.out), result) : [];
   return { result, table, files };
 }

@@ -18,5 +18,13 @@ export {
   type ResponseBreakdown,
   type SlowdownSummary,
 } from './compute.js';
+export { jobDurations, perJobAgreement, type JobDurations } from './agreement.js';
 export { mrClusterMetrics, type MrClusterFigures, type MrClusterMetrics } from './mr-clusters.js';
-export { metricsTable, mrClusterTable, slowdownCdfSvg, writeReport, type PolicyRow } from './report.js';
+export {
+  metricsTable,
+  mrClusterTable,
+  slowdownCdfSvg,
+  writeReport,
+  type MetricsTableOptions,
+  type PolicyRow,
+} from './report.js';

@@ -10,6 +10,13 @@ import type { PolicyMetrics } from './compute.js';
 export interface PolicyRow {
   readonly policy: string;
   readonly metrics: PolicyMetrics;
+  /** Share of the reference run's jobs within 10% of their duration there (perJobAgreement). */
+  readonly agreement?: number;
+}
+
+export interface MetricsTableOptions {
+  /** The run the agreement column compares with; the column shows when a row has an agreement. */
+  readonly reference?: string;
 }
 
 function num(v: number, digits = 2): string {
@@ -20,12 +27,20 @@ function gib(bytes: number): string {
   return Number.isFinite(bytes) ? (bytes / 2 ** 30).toFixed(2) : '-';
 }
 
+function percent(share: number): string {
+  return Number.isFinite(share) ? `${(share * 100).toFixed(0)}%` : '-';
+}
+
 function secs(ms: number): string {
   return Number.isFinite(ms) ? (ms / 1000).toFixed(1) : '-';
 }
 
-/** One row per policy; GiB = 2^30 bytes, times in seconds. */
-export function metricsTable(rows: readonly PolicyRow[]): string {
+/**
+ * One row per policy; GiB = 2^30 bytes, times in seconds. Beside the mean JCT, when rows carry
+ * one, the share of the reference's jobs each run finished within 10% of the reference's duration.
+ */
+export function metricsTable(rows: readonly PolicyRow[], options: MetricsTableOptions = {}): string {
+  const withAgreement = rows.some((r) => r.agreement !== undefined);
   const head = [
     'policy',
     'jobs done',
@@ -34,6 +49,7 @@ export function metricsTable(rows: readonly PolicyRow[]): string {
     'max slowdown',
     'V_F(95)',
     'avg JCT s',
+    ...(withAgreement ? [`jobs within 10% of ${options.reference ?? 'the reference'}`] : []),
     'makespan s',
     'map phase s',
     'reduce phase s',
@@ -45,7 +61,7 @@ export function metricsTable(rows: readonly PolicyRow[]): string {
     'killed slot-s',
   ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
-  for (const { policy, metrics: m } of rows) {
+  for (const { policy, metrics: m, agreement } of rows) {
     const d = m.dataMovement;
     lines.push(
       `| ${[
@@ -56,6 +72,7 @@ export function metricsTable(rows: readonly PolicyRow[]): string {
         num(m.slowdown.max),
         num(m.slowdown.vf95),
         secs(m.avgJctMs),
+        ...(withAgreement ? [agreement === undefined ? '-' : percent(agreement)] : []),
         secs(m.makespanMs),
         secs(m.avgMapPhaseMs),
         secs(m.avgReducePhaseMs),
@@ -152,13 +169,14 @@ export async function writeReport(
   rows: readonly PolicyRow[],
   json: unknown,
   title: string,
+  table: MetricsTableOptions = {},
 ): Promise<string[]> {
   await mkdir(outDir, { recursive: true });
   const files: Array<[string, string]> = [
     ['results.json', `${JSON.stringify(json, null, 2)}\n`],
     [
       'results.md',
-      `# ${title}\n\n${metricsTable(rows)}\nQuantiles are ` +
+      `# ${title}\n\n${metricsTable(rows, table)}\nQuantiles are ` +
         `nearest-rank (F^-1(q) = smallest slowdown with F >= q); V_F(95) ` +
         `= p95 / median.\n${mrClusterTable(rows) ? `\n${mrClusterTable(rows)}` : ''}`,
     ],

@@ -1,4 +1,5 @@
 export { hashSeed, seededRandom, seededUint32, streamFor } from './random.js';
+export { Mt19937 } from './mt19937.js';
 export { lineChart, type LineChartOptions, type Series } from './svg-plot.js';
 export { barChart, type BarChartOptions, type BarSeries } from './svg-bars.js';
 export { zipfSampler } from './zipf.js';

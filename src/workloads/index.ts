@@ -43,6 +43,14 @@ export {
   type TyrexVariant,
   type YarnMeOptions,
 } from './generators.js';
+export {
+  dssUniformConfiguration,
+  dssUniformJobs,
+  dssUniformTrace,
+  type DssRange,
+  type DssTraceJob,
+  type DssUniformTraceOptions,
+} from './dss-traces.js';
 export { parseSkewSpec, type SkewSpec } from './skew-spec.js';
 export {
   clusterFromSlsTrace,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -69,6 +69,55 @@ describe('minimr sim', () => {
           /^warning: the trace's tasks ran on 1 host\(s\) that cluster tyrex-20 has not \(n1\)/.test(l),
         ),
         elsewhere.join('\n'),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a comparison shows each policy's per-job agreement with the reference beside the means", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'minimr-sim-'));
+    try {
+      await writeFile(join(dir, 'trace.json'), TRACE);
+      const run = (reference?: string) =>
+        runSimCommand(
+          {
+            workload: join(dir, 'trace.json'),
+            cluster: 'tyrex-20',
+            policies: ['fifo', 'fair'],
+            heartbeatMs: 1000,
+            ...(reference ? { reference } : {}),
+            out: join(dir, reference ?? 'first'),
+          },
+          () => {},
+        );
+      const { result, table } = await run();
+      assert.equal(result.reference, 'fifo');
+      const [fifo, fair] = result.policies;
+      assert.equal(fifo!.agreement, 1);
+      // Counted here from the two runs' per-job response times.
+      const ref = new Map(fifo!.metrics.perJob.map((j) => [j.id, j.responseMs]));
+      const within = fair!.metrics.perJob.filter(
+        (j) => Math.abs(j.responseMs - ref.get(j.id)!) <= 0.1 * ref.get(j.id)!,
+      );
+      assert.equal(fair!.agreement, within.length / ref.size);
+      assert.match(table, /\| avg JCT s \| jobs within 10% of fifo \|/);
+      assert.match(table, /\| fifo \| 3\/3 \|( [^|]+ \|){5} 100% \|/);
+      const md = await readFile(join(dir, 'first', 'results.md'), 'utf8');
+      assert.match(md, /jobs within 10% of fifo/);
+      const json = JSON.parse(await readFile(join(dir, 'first', 'results.json'), 'utf8')) as {
+        reference: string;
+        policies: Array<{ agreement: number }>;
+      };
+      assert.equal(json.reference, 'fifo');
+      assert.equal(json.policies[1]!.agreement, fair!.agreement);
+      const second = await run('fair');
+      assert.equal(second.result.reference, 'fair');
+      assert.equal(second.result.policies[1]!.agreement, 1);
+      assert.match(second.table, /jobs within 10% of fair/);
+      await assert.rejects(
+        run('srjf'),
+        (err) => err instanceof MinimrError && err.code === 'EBADCONF' && /reference policy srjf/.test(err.message),
       );
     } finally {
       await rm(dir, { recursive: true, force: true });

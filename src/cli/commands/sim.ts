@@ -24,6 +24,10 @@ export const simCommand = defineCommand({
       })
       .option('policy', { type: 'string', array: true, default: ['fifo'], describe: 'policy name; repeat to compare' })
       .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
+      .option('reference', {
+        type: 'string',
+        describe: "the policy whose jobs' durations the others' per-job agreement compares with (default: the first)",
+      })
       .option('seed', { type: 'number', default: 1 })
       .option('load', { type: 'number', describe: 'offered load for the Tyrex workloads (default 0.7)' })
       .option('scale', { type: 'number', describe: 'workload scale (jobs or sizes, per generator)' })
@@ -74,6 +78,7 @@ export const simCommand = defineCommand({
         cluster: argv.cluster,
         policies: argv.policy.map(String),
         policyOptions,
+        reference: argv.reference,
         seed: argv.seed,
         load: argv.load,
         scale: argv.scale,
