@@ -101,16 +101,17 @@ export class AppMasters {
     return am;
   }
 
-  /** Releases the AM of a job that ended (nothing when it had none). */
-  forget(jobId: string): void {
+  /** Releases the AM of a job that ended; the AM released, if it had one. */
+  forget(jobId: string): AppMaster | undefined {
     const am = this.byJob.get(jobId);
-    if (!am) return;
+    if (!am) return undefined;
     this.byJob.delete(jobId);
     const held = this.byNode.get(am.nodeId)!;
     held.memoryMb -= am.memoryMb;
     held.cores -= am.cores;
     if (held.memoryMb <= 0 && held.cores <= 0) this.byNode.delete(am.nodeId);
     this.heldMb -= am.memoryMb;
+    return am;
   }
 
   /**
@@ -127,17 +128,16 @@ export class AppMasters {
   withoutAms(w: WorkerView): WorkerView {
     const held = this.byNode.get(w.id);
     if (!held) return w;
-    const takesMapSlots = w.mapSlots > 0;
+    const { maps, reduces } = amSlotKinds(w);
+    const less = (n: number, takes: boolean) => (takes ? Math.max(0, n - held.cores) : n);
     return {
       ...w,
       memoryMb: Math.max(0, w.memoryMb - held.memoryMb),
       freeMemoryMb: Math.max(0, w.freeMemoryMb - held.memoryMb),
-      ...(takesMapSlots
-        ? { mapSlots: Math.max(0, w.mapSlots - held.cores), freeMapSlots: Math.max(0, w.freeMapSlots - held.cores) }
-        : {
-            reduceSlots: Math.max(0, w.reduceSlots - held.cores),
-            freeReduceSlots: Math.max(0, w.freeReduceSlots - held.cores),
-          }),
+      mapSlots: less(w.mapSlots, maps),
+      freeMapSlots: less(w.freeMapSlots, maps),
+      reduceSlots: less(w.reduceSlots, reduces),
+      freeReduceSlots: less(w.freeReduceSlots, reduces),
     };
   }
 
@@ -151,4 +151,13 @@ export class AppMasters {
 export function nextBeat(first: number, period: number, now: number): number {
   if (first > now) return first;
   return first + (Math.floor((now - first) / period) + 1) * period;
+}
+
+/**
+ * The slots an AM's cores take on a worker. A worker with map and reduce slots offers each core as
+ * one of each (the YARN-shaped clusters: memory, not the kind, limits tasks), so a core an AM holds
+ * is neither; a worker with one kind gives the AM slots of that kind.
+ */
+export function amSlotKinds(w: Pick<WorkerView, 'mapSlots' | 'reduceSlots'>): { maps: boolean; reduces: boolean } {
+  return { maps: w.mapSlots > 0, reduces: w.reduceSlots > 0 };
 }

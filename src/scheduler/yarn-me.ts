@@ -34,8 +34,9 @@ import {
   type PolicyDefinition,
   type PolicyOptions,
 } from './options.js';
-import { AppMasters } from './app-masters.js';
+import { AppMasters, amSlotKinds } from './app-masters.js';
 import { minimumGrantMb, memoryStepOf } from './memory.js';
+import { LazyHeartbeats } from './lazy-heartbeats.js';
 import { HeartbeatPhases, peekLimits } from './peek-admission.js';
 import { BestPlacedPicker, pendingIndex } from './pending-index.js';
 import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
@@ -95,6 +96,11 @@ export type YarnMeOptions = {
    * or 'peek' (DSS's PEEK: a look-ahead of regular-only allocation at heartbeats, peek.ts).
    */
   readonly admission: 'timeline' | 'peek';
+  /**
+   * With allocation at heartbeats, DSS's lazy heartbeats: a node that allocated nothing stays silent
+   * until a job arrives, an AM starts, or a container starts or ends on it (lazy-heartbeats.ts).
+   */
+  readonly lazyHeartbeats: boolean;
   /** 'dss': the options that make the policy allocate as DSS, the YARN-ME paper's simulator (DSS_COMPAT). */
   readonly compat: 'none' | 'dss';
 };
@@ -113,6 +119,7 @@ export const DEFAULT_YARN_ME_OPTIONS: YarnMeOptions = Object.freeze({
   reservableNodes: 0.05,
   maxAMShare: 0.5,
   admission: 'timeline',
+  lazyHeartbeats: false,
   compat: 'none',
 });
 export const DEFAULT_YARN_OPTIONS: YarnMeOptions = Object.freeze({
@@ -138,6 +145,7 @@ export const DSS_COMPAT: Partial<YarnMeOptions> = Object.freeze({
   maxAMShare: 1,
   admission: 'peek',
   timelineRefreshMs: 1000,
+  lazyHeartbeats: true,
 });
 
 /** Options only the engine's setting decides: on a real cluster the JobTracker runs no ApplicationMaster. */
@@ -154,6 +162,7 @@ type YarnShapeKeys =
   | 'reservationLimit'
   | 'reservableNodes'
   | 'maxAMShare'
+  | 'lazyHeartbeats'
   | 'compat';
 type YarnMeTunables = Pick<YarnMeOptions, YarnShapeKeys | 'diskShare' | 'timelineRefreshMs' | 'admission'>;
 type YarnTunables = Pick<YarnMeOptions, YarnShapeKeys>;
@@ -207,6 +216,12 @@ const YARN_SHAPE_SPECS: OptionSpecs<YarnTunables> = {
     range: { min: 0, max: 1 },
     about: "YARN's maxAMShare: ApplicationMasters together hold at most this share of the memory; 1: no guard",
   },
+  lazyHeartbeats: {
+    type: 'boolean',
+    about:
+      "with allocation 'heartbeat', DSS's lazy heartbeats: a node that allocated nothing stays silent until a " +
+      'job arrives, an ApplicationMaster starts, or a container starts or ends on it',
+  },
   compat: {
     type: 'choice',
     choices: ['none', 'dss'],
@@ -250,6 +265,7 @@ const YARN_SHAPE_KEYS: readonly YarnShapeKeys[] = [
   'reservationLimit',
   'reservableNodes',
   'maxAMShare',
+  'lazyHeartbeats',
   'compat',
 ];
 const YARN_ME_DEFAULTS = tunables(DEFAULT_YARN_ME_OPTIONS, [
@@ -685,8 +701,9 @@ class Round {
     const ams = this.kept.ams;
     ams.place(job, room.worker.id, this.now);
     room.memoryMb -= ams.memoryMb;
-    if (room.worker.mapSlots > 0) room.mapSlots -= ams.cores;
-    else room.reduceSlots -= ams.cores;
+    const kinds = amSlotKinds(room.worker);
+    if (kinds.maps) room.mapSlots -= ams.cores;
+    if (kinds.reduces) room.reduceSlots -= ams.cores;
     this.used.add(job.id, ams.memoryMb);
     requeue(this.queue, job, this.used);
   }
@@ -718,6 +735,8 @@ export class YarnMePolicy implements Policy {
   private readonly reservations = new Reservations();
   /** Jobs whose ApplicationMaster was placed since the kept queue last saw them (their place and ask changed). */
   private readonly amPlacedSince = new Set<string>();
+  /** DSS's silent nodes, with lazyHeartbeats. */
+  private readonly lazy: LazyHeartbeats | null;
   /** The live workers' memory, MB, for maxAMShare (worked out again when who is live changes). */
   private clusterMemory = { generation: -1, mb: 0 };
   private readonly kept: Kept;
@@ -759,6 +778,7 @@ export class YarnMePolicy implements Policy {
       peek: { limits: null, builtAt: 0, jobIds: [] },
     };
     this.consultWhen = options.allocation === 'heartbeat' ? 'at-heartbeats' : 'after-change';
+    this.lazy = options.allocation === 'heartbeat' && options.lazyHeartbeats ? new LazyHeartbeats() : null;
     if (!(options.diskShare >= 0 && options.diskShare <= 1)) {
       throw optionError(name, 'diskShare', `must be a number in [0, 1], got ${options.diskShare}`);
     }
@@ -853,17 +873,47 @@ export class YarnMePolicy implements Policy {
     const ams = this.kept.ams;
     queue.update(snapshot.jobs);
     // An ended job's AM is released: its memory comes back with the job leaving the snapshot.
-    for (const jobId of queue.takeLeft()) ams.forget(jobId);
+    for (const jobId of queue.takeLeft()) {
+      const am = ams.forget(jobId);
+      if (am) this.lazy?.containerEvent(am.nodeId, snapshot.now);
+    }
+    const arrived = queue.takeArrived();
+    if (this.lazy) for (const job of arrived) this.lazy.jobArrived(job.submitTime);
     for (const jobId of this.amPlacedSince) queue.refresh(jobId);
     this.amPlacedSince.clear();
+    const lazy = this.lazy;
+    if (lazy && !lazy.heartbeats(free[0]!.worker, snapshot.now)) return NOTHING;
     const visit = ams.count === 0 ? free : free.map((r) => this.roomOf(r.worker));
+    const reservedBefore = lazy ? this.reservations.jobOn(free[0]!.worker.id) : undefined;
+    const decisions = this.decide(snapshot, visit);
+    if (lazy) {
+      const reservedAfter = this.reservations.jobOn(free[0]!.worker.id);
+      const allocated = decisions.length > 0 || this.amPlacedSince.size > 0;
+      lazy.after(free[0]!.worker, snapshot.now, {
+        allocated,
+        reserved: reservedAfter !== undefined,
+        reservedFailed: !allocated && reservedBefore !== undefined && reservedAfter === reservedBefore,
+        headJobId: this.headAfter?.id,
+      });
+    }
+    return decisions;
+  }
+
+  /** The first job of the queue after the last call's allocation (DSS's lazy heartbeats read it). */
+  private headAfter: JobView | undefined;
+
+  /** Steps 1-5 on the rooms to visit; the decisions. */
+  private decide(snapshot: ClusterSnapshot, visit: Room[]): readonly Decision[] {
+    const workers = this.kept.workers;
     // Nothing can be granted where the free memory is below every pending task's smallest grant:
     // most heartbeats of a busy cluster end here. Not on a node that no job has reserved yet,
     // though: there the queue's first job reserves it (step 4), as YARN reserves a node whenever
     // the task it offers the node to does not fit, whether or not any other would. Without that,
     // staggered heartbeats on a busy cluster never reserved anything.
-    if (!this.anythingFits(visit) && visit.every((r) => this.reservations.jobOn(r.worker.id) !== undefined))
+    if (!this.anythingFits(visit) && visit.every((r) => this.reservations.jobOn(r.worker.id) !== undefined)) {
+      this.headAfter = this.kept.queue.waiting[0];
       return NOTHING;
+    }
     const round = new Round(snapshot, this.kept);
     // Only the jobs that changed since the last prune can have fewer tasks pending than reservations.
     const changedJobs = this.kept.queue.takeChanged();
@@ -880,6 +930,7 @@ export class YarnMePolicy implements Policy {
       this.prunedGeneration = workers.generation;
     }
     for (const room of visit) this.heartbeat(round, room);
+    this.headAfter = round.queue[0];
     return round.decisions;
   }
 
@@ -928,20 +979,24 @@ export class YarnMePolicy implements Policy {
   /** What is free on a worker for this policy: its free slots and memory less what AMs hold there. */
   private roomOf(worker: WorkerView): Room {
     const held = this.kept.ams.heldOn(worker.id);
-    const amSlotsFromMaps = worker.mapSlots > 0;
+    const kinds = amSlotKinds(worker);
     return {
       worker,
-      mapSlots: Math.max(0, worker.freeMapSlots - (amSlotsFromMaps ? held.cores : 0)),
-      reduceSlots: Math.max(0, worker.freeReduceSlots - (amSlotsFromMaps ? 0 : held.cores)),
+      mapSlots: Math.max(0, worker.freeMapSlots - (kinds.maps ? held.cores : 0)),
+      reduceSlots: Math.max(0, worker.freeReduceSlots - (kinds.reduces ? held.cores : 0)),
       memoryMb: Math.max(0, worker.freeMemoryMb - held.memoryMb),
     };
   }
 
-  /** The AM fits in the room: its memory and cores (from map slots where the node has them). */
+  /** The AM fits in the room: its memory, and its cores in every kind of slot it takes (amSlotKinds). */
   private amFits(room: Room): boolean {
     const ams = this.kept.ams;
-    const slots = room.worker.mapSlots > 0 ? room.mapSlots : room.reduceSlots;
-    return room.memoryMb >= ams.memoryMb && slots >= ams.cores;
+    const kinds = amSlotKinds(room.worker);
+    return (
+      room.memoryMb >= ams.memoryMb &&
+      (!kinds.maps || room.mapSlots >= ams.cores) &&
+      (!kinds.reduces || room.reduceSlots >= ams.cores)
+    );
   }
 
   /** maxAMShare: one more AM keeps all AMs within that share of the live workers' memory. */
@@ -1049,8 +1104,7 @@ export class YarnMePolicy implements Policy {
         if (job && this.kept.ams.enabled && !this.kept.ams.of(job.id)) {
           // Reserved for J's ApplicationMaster.
           if (!this.amFits(room)) return;
-          round.placeAm(room, job);
-          this.amPlacedSince.add(job.id);
+          this.placeAm(round, room, job);
           this.reservations.release(room.worker.id);
           assigned++;
           continue;
@@ -1105,6 +1159,16 @@ export class YarnMePolicy implements Policy {
   private launch(round: Round, room: Room, job: JobView, task: TaskView, grant: Grant): void {
     const delay = this.kept.ams.launchDelayMs(job.id, round.now);
     round.launch(room, job, task, grant, this.durationOf(room, job, task, grant), delay);
+    this.lazy?.containerEvent(room.worker.id, round.now + delay);
+  }
+
+  /** Places `job`'s ApplicationMaster on the room's node. */
+  private placeAm(round: Round, room: Room, job: JobView): void {
+    round.placeAm(room, job);
+    this.amPlacedSince.add(job.id);
+    const runsFromMs = this.kept.ams.of(job.id)!.runsFromMs;
+    this.lazy?.amStarts(runsFromMs);
+    this.lazy?.containerEvent(room.worker.id, runsFromMs);
   }
 
   /** Steps 1-4 for an unreserved node: what came of it. */
@@ -1117,8 +1181,7 @@ export class YarnMePolicy implements Policy {
           // J's first container is its ApplicationMaster (unless AMs would pass maxAMShare).
           if (!this.amWithinShare(round)) continue;
           if (this.amFits(room)) {
-            round.placeAm(room, job);
-            this.amPlacedSince.add(job.id);
+            this.placeAm(round, room, job);
             return 'allocated';
           }
           if (ams.memoryMb <= room.worker.memoryMb && this.mayReserve(round, job)) {

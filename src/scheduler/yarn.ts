@@ -85,8 +85,9 @@ export class FairQueue {
   private leastStale = false;
   /** Jobs that changed or left since takeChanged() (what they have pending may be less). */
   private changedIds = new Set<string>();
-  /** Jobs that left since takeLeft(). */
+  /** Jobs that left since takeLeft(), and that arrived since takeArrived(). */
   private leftIds: string[] = [];
+  private arrived: JobView[] = [];
 
   constructor(
     private readonly askOf: (job: JobView) => number,
@@ -143,6 +144,13 @@ export class FairQueue {
     return this.viewById.get(jobId);
   }
 
+  /** The jobs that arrived since the last call (as first seen), then forgets them. */
+  takeArrived(): readonly JobView[] {
+    const jobs = this.arrived;
+    if (jobs.length > 0) this.arrived = [];
+    return jobs;
+  }
+
   /** The ids of the jobs that left (ended) since the last call, then forgets them. */
   takeLeft(): readonly string[] {
     const ids = this.leftIds;
@@ -178,6 +186,7 @@ export class FairQueue {
   }
 
   private add(job: JobView): void {
+    this.arrived.push(job);
     this.viewById.set(job.id, job);
     this.used.set(job.id, this.usedBy(job));
     if (job.pendingTasks.length > 0) this.enqueue(job, placeOf(this.sorted, job, this.used));
