@@ -77,6 +77,8 @@ export interface PeekView {
   readonly snapshot: ClusterSnapshot;
   readonly ams: AppMasters;
   readonly reservations: ReadonlyArray<readonly [string, string]>;
+  /** Nodes reserved for their job's AM (the others are reserved for a task). */
+  readonly reservedForAm: ReadonlySet<string>;
   readonly phases: HeartbeatPhases;
   /** Memory each job holds now, its AM's included, MB. */
   readonly usedMb: (jobId: string) => number;
@@ -111,12 +113,13 @@ export function peekLimits(view: PeekView): Map<string, number> {
     const am = ams.of(job.id);
     if (am) running.push({ nodeId: am.nodeId, jobId: job.id, memoryMb: am.memoryMb, cores: am.cores, endMs: Infinity });
   }
-  // A reservation held for an AM placed since on another node, not running yet, is released at
-  // that node's next heartbeat (yarn-me.ts, DSS alike): the look-ahead starts without it.
+  // A reservation held for an AM placed since on another node is released at that node's next
+  // heartbeat, and one of a job whose AM does not run yet (yarn-me.ts, DSS alike): the look-ahead
+  // starts without them.
   const reservations = new Map(
-    view.reservations.filter(([, jobId]) => {
+    view.reservations.filter(([nodeId, jobId]) => {
       const am = ams.of(jobId);
-      return !ams.enabled || !am || am.runsFromMs <= now;
+      return !am || (!view.reservedForAm.has(nodeId) && am.runsFromMs <= now);
     }),
   );
   const workers = snapshot.workers;

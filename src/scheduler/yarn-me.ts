@@ -605,6 +605,7 @@ class Round {
    */
   peekLimits(policy: {
     reservations: ReadonlyArray<readonly [string, string]>;
+    reservedForAm: ReadonlySet<string>;
     maxAssign: number;
   }): Map<string, number> {
     const cache = this.kept.peek;
@@ -615,6 +616,7 @@ class Round {
       snapshot: this.snapshot,
       ams: this.kept.ams,
       reservations: policy.reservations,
+      reservedForAm: policy.reservedForAm,
       phases: this.kept.phases,
       usedMb: (jobId) => this.used.get(jobId) ?? 0,
       launched: this.launched,
@@ -735,6 +737,11 @@ export class YarnMePolicy implements Policy {
   private readonly reservations = new Reservations();
   /** Jobs whose ApplicationMaster was placed since the kept queue last saw them (their place and ask changed). */
   private readonly amPlacedSince = new Set<string>();
+  /**
+   * Nodes reserved for a job's AM: once the AM is placed elsewhere the reservation has served its
+   * purpose and goes (YARN and DSS reserve for a container of one kind).
+   */
+  private readonly reservedForAm = new Set<string>();
   /** DSS's silent nodes, with lazyHeartbeats. */
   private readonly lazy: LazyHeartbeats | null;
   /** The live workers' memory, MB, for maxAMShare (worked out again when who is live changes). */
@@ -1109,8 +1116,10 @@ export class YarnMePolicy implements Policy {
           assigned++;
           continue;
         }
-        // A job whose AM was placed elsewhere and does not run yet asks for no task (DSS releases it).
-        const task = job && this.kept.ams.runs(job.id, round.now) ? round.nextTask(job, room) : undefined;
+        // A reservation made for J's AM, which was placed since on another node, is released (DSS alike),
+        // as is one of a job whose AM does not run yet.
+        const forAm = this.reservedForAm.has(room.worker.id);
+        const task = job && !forAm && this.kept.ams.runs(job.id, round.now) ? round.nextTask(job, room) : undefined;
         if (!job || !task) {
           this.reservations.release(room.worker.id);
           continue;
@@ -1149,10 +1158,17 @@ export class YarnMePolicy implements Policy {
       const asks = wantsAm ? ams.memoryMb : next?.memoryMb;
       if (asks === undefined) continue;
       if (asks <= room.worker.memoryMb && this.mayReserve(round, job)) {
-        this.reservations.reserve(room.worker.id, job.id);
+        this.reserve(room, job, wantsAm);
         return;
       }
     }
+  }
+
+  /** J reserves N, for its AM or for a task (a reservation serves the kind of container it was made for). */
+  private reserve(room: Room, job: JobView, forAm: boolean): void {
+    this.reservations.reserve(room.worker.id, job.id);
+    if (forAm) this.reservedForAm.add(room.worker.id);
+    else this.reservedForAm.delete(room.worker.id);
   }
 
   /** Launches `task` of `job` on the room's node: at once, or through its AM's heartbeat. */
@@ -1185,7 +1201,7 @@ export class YarnMePolicy implements Policy {
             return 'allocated';
           }
           if (ams.memoryMb <= room.worker.memoryMb && this.mayReserve(round, job)) {
-            this.reservations.reserve(room.worker.id, job.id);
+            this.reserve(room, job, true);
             return 'reserved';
           }
           continue;
@@ -1202,7 +1218,7 @@ export class YarnMePolicy implements Policy {
       }
       // 4. T got nothing: J reserves N, if T could ever fit there and J may hold one more reservation.
       if (task.memoryMb <= room.worker.memoryMb && this.mayReserve(round, job)) {
-        this.reservations.reserve(room.worker.id, job.id);
+        this.reserve(room, job, false);
         return 'reserved';
       }
     }
@@ -1240,7 +1256,11 @@ export class YarnMePolicy implements Policy {
   private withinJob(round: Round, job: JobView, endMs: number): boolean {
     if (this.options.admission === 'timeline') return round.timeline().withinJob(job.id, endMs);
     const limit = round
-      .peekLimits({ reservations: this.reservations.entries(), maxAssign: this.options.maxAssign })
+      .peekLimits({
+        reservations: this.reservations.entries(),
+        reservedForAm: this.reservedForAm,
+        maxAssign: this.options.maxAssign,
+      })
       .get(job.id);
     return limit === undefined || endMs <= limit;
   }
