@@ -47,8 +47,14 @@ export interface HeartbeatOutcome {
 }
 
 export class LazyHeartbeats {
-  /** Silent nodes: since when, and the slots in use then (fewer later: a container ended there). */
-  private readonly silent = new Map<string, { readonly sinceMs: number; readonly usedSlots: number }>();
+  /**
+   * Silent nodes: since when, the slots in use then (fewer later: a container ended there), and when
+   * that was first seen.
+   */
+  private readonly silent = new Map<
+    string,
+    { readonly sinceMs: number; readonly usedSlots: number; endedMs?: number }
+  >();
   /** The head of the queue each node saw at its last heartbeat that allocated nothing. */
   private readonly lastHead = new Map<string, string>();
   private readonly arrivals: number[] = [];
@@ -81,14 +87,28 @@ export class LazyHeartbeats {
     return times !== undefined && times.length > 0 && times[times.length - 1]! > now;
   }
 
+  /**
+   * Notes when containers ended on silent nodes, from a call at `now` that is not a heartbeat (an
+   * attempt ending is one): a node woken at `now` heartbeats at its first phase point after it, as
+   * in DSS, not at one falling at `now` itself.
+   */
+  noteEnds(workerById: (id: string) => WorkerView | undefined, now: number): void {
+    for (const [id, quiet] of this.silent) {
+      if (quiet.endedMs !== undefined) continue;
+      const w = workerById(id);
+      if (w && usedSlots(w) < quiet.usedSlots) quiet.endedMs = now;
+    }
+  }
+
   /** Whether the node heartbeats at `now`: it is not silent, or something woke it since it went silent. */
   heartbeats(worker: WorkerView, now: number): boolean {
     const quiet = this.silent.get(worker.id);
     if (!quiet) return true;
     const since = quiet.sinceMs;
     const starts = this.startsByNode.get(worker.id);
+    const ended = quiet.endedMs !== undefined ? quiet.endedMs < now : usedSlots(worker) < quiet.usedSlots;
     const woken =
-      usedSlots(worker) < quiet.usedSlots ||
+      ended ||
       anyBetween(this.arrivals, since, now) ||
       anyBetween(this.amStartTimes, since, now) ||
       (starts !== undefined && anyBetween(starts, since, now));

@@ -869,6 +869,7 @@ export class YarnMePolicy implements Policy {
     const workers = this.kept.workers;
     workers.update(snapshot.workers);
     if (snapshot.trigger.kind === 'heartbeat') this.kept.phases.saw(snapshot.trigger.workerId, snapshot.now);
+    else this.lazy?.noteEnds((id) => workers.byId(id), snapshot.now);
     const free = this.nodesToVisit(snapshot);
     if (free.length === 0) return NOTHING;
     const step = memoryStepOf(snapshot);
@@ -917,7 +918,13 @@ export class YarnMePolicy implements Policy {
     // though: there the queue's first job reserves it (step 4), as YARN reserves a node whenever
     // the task it offers the node to does not fit, whether or not any other would. Without that,
     // staggered heartbeats on a busy cluster never reserved anything.
-    if (!this.anythingFits(visit) && visit.every((r) => this.reservations.jobOn(r.worker.id) !== undefined)) {
+    // (At heartbeats the one node is always looked at: a reservation that served its purpose is
+    // released there, and the next job may reserve it, as in YARN and DSS.)
+    if (
+      this.options.allocation !== 'heartbeat' &&
+      !this.anythingFits(visit) &&
+      visit.every((r) => this.reservations.jobOn(r.worker.id) !== undefined)
+    ) {
       this.headAfter = this.kept.queue.waiting[0];
       return NOTHING;
     }
