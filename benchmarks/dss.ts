@@ -461,4 +461,7 @@ function markdown(
   return `${lines.join('\n')}\n`;
 }
 
-await main();
+await main().catch((err: unknown) => {
+  process.stderr.write(`bench:dss: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});
