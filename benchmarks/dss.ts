@@ -71,7 +71,8 @@ const MINIMR_RUNS: ReadonlyArray<{
 }> = [
   { name: 'yarn (compat dss)', policy: 'yarn', options: { compat: 'dss' }, dss: 'REGULAR' },
   { name: 'yarn-me (compat dss)', policy: 'yarn-me', options: { compat: 'dss' }, dss: 'PEEK' },
-  { name: 'yarn (amMb 0)', policy: 'yarn', options: { amMb: 0 }, dss: 'REGULAR-AM0' },
+  // As minimr ran yarn before AMs: no AM, and no reservable-nodes guard.
+  { name: 'yarn (amMb 0)', policy: 'yarn', options: { amMb: 0, reservableNodes: 1 }, dss: 'REGULAR-AM0' },
   { name: 'yarn (compat dss, amMb 0)', policy: 'yarn', options: { compat: 'dss', amMb: 0 }, dss: 'REGULAR-AM0' },
 ];
 

@@ -1050,7 +1050,9 @@ export class Simulator {
     this.refreshProgress();
     const stuck = this.policy.stuckJobs(this.books.snapshot({ kind: 'tick' }, this.now));
     if (stuck.length === 0) return false;
-    this.deadlock = { atMs: this.now, jobs: stuck.map((s) => ({ jobId: s.jobId, reason: s.reason })) };
+    // Found at the next event (time t), or when none was left (the last one's).
+    const atMs = Number.isFinite(t) ? t : this.now;
+    this.deadlock = { atMs, jobs: stuck.map((s) => ({ jobId: s.jobId, reason: s.reason })) };
     return true;
   }
 
