@@ -76,6 +76,11 @@ export class AppMasters {
     return am !== undefined && am.runsFromMs <= now;
   }
 
+  /** Whether an ended job's AM is still to be released. */
+  get anyRetiring(): boolean {
+    return this.retiring.length > 0;
+  }
+
   /** Whether some AM is placed but not running yet (its job is about to ask for tasks). */
   anyStarting(now: number): boolean {
     for (const am of this.byJob.values()) if (am.runsFromMs > now) return true;
@@ -99,6 +104,38 @@ export class AppMasters {
     } else this.byNode.set(nodeId, { memoryMb: am.memoryMb, cores: am.cores });
     this.heldMb += am.memoryMb;
     return am;
+  }
+
+  /** AMs of ended jobs still held, with when each is released (ascending). */
+  private readonly retiring: { readonly jobId: string; readonly atMs: number }[] = [];
+
+  /** The AM of an ended job is released at `atMs` (its last heartbeats), or at once when that is past. */
+  retire(jobId: string, atMs: number): void {
+    let i = this.retiring.length;
+    while (i > 0 && this.retiring[i - 1]!.atMs > atMs) i--;
+    this.retiring.splice(i, 0, { jobId, atMs });
+  }
+
+  /** Releases the retiring AMs due by `now`; they and when each was due. */
+  releaseDue(now: number): { readonly am: AppMaster; readonly atMs: number }[] {
+    const out: { am: AppMaster; atMs: number }[] = [];
+    while (this.retiring.length > 0 && this.retiring[0]!.atMs <= now) {
+      const { jobId, atMs } = this.retiring.shift()!;
+      const am = this.forget(jobId);
+      if (am) out.push({ am, atMs });
+    }
+    return out;
+  }
+
+  /**
+   * When an ended job's AM is released (DSS's SLS AM): the node of its last container reports the end
+   * at its next heartbeat (`reportedMs`), the AM hears of it at its next heartbeat and lets go one
+   * heartbeat later. At once when AM heartbeats are off.
+   */
+  releaseTimeOf(jobId: string, reportedMs: number): number {
+    const am = this.byJob.get(jobId);
+    if (!am || this.heartbeatMs <= 0) return reportedMs;
+    return nextBeat(am.runsFromMs, this.heartbeatMs, reportedMs) + this.heartbeatMs;
   }
 
   /** Releases the AM of a job that ended; the AM released, if it had one. */

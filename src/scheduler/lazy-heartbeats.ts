@@ -100,6 +100,16 @@ export class LazyHeartbeats {
     }
   }
 
+  /** Whether a silent node has something coming that will wake it (a container starting or an AM let go). */
+  anyWaking(): boolean {
+    for (const [id, quiet] of this.silent) {
+      if (quiet.endedMs !== undefined) return true;
+      const times = this.startsByNode.get(id);
+      if (times !== undefined && times.length > 0 && times[times.length - 1]! > quiet.sinceMs) return true;
+    }
+    return false;
+  }
+
   /** Whether the node heartbeats at `now`: it is not silent, or something woke it since it went silent. */
   heartbeats(worker: WorkerView, now: number): boolean {
     const quiet = this.silent.get(worker.id);

@@ -35,6 +35,14 @@ export class HeartbeatPhases {
     this.lastByNode.set(nodeId, now);
   }
 
+  /** The node's first heartbeat after `t` (its phase from its last heartbeat seen; `t` itself when none was seen). */
+  nextAfter(nodeId: string, t: number): number {
+    const last = this.lastByNode.get(nodeId);
+    if (last === undefined) return t;
+    const period = this.period;
+    return last + (Math.floor((t - last) / period) + 1) * period;
+  }
+
   /** The node's phase in [0, period): from its last heartbeat, else its place among `count` nodes spread over the period. */
   phaseOf(nodeId: string, place: number, count: number): number {
     const period = this.period;

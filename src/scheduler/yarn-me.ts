@@ -881,10 +881,8 @@ export class YarnMePolicy implements Policy {
     const ams = this.kept.ams;
     queue.update(snapshot.jobs);
     // An ended job's AM is released: its memory comes back with the job leaving the snapshot.
-    for (const jobId of queue.takeLeft()) {
-      const am = ams.forget(jobId);
-      if (am) this.lazy?.containerEvent(am.nodeId, snapshot.now);
-    }
+    for (const job of queue.takeLeft()) this.retireAm(job, snapshot.now);
+    for (const { am, atMs } of ams.releaseDue(snapshot.now)) this.lazy?.containerEvent(am.nodeId, atMs);
     const arrived = queue.takeArrived();
     if (this.lazy) for (const job of arrived) this.lazy.jobArrived(job.submitTime);
     for (const jobId of this.amPlacedSince) queue.refresh(jobId);
@@ -905,6 +903,28 @@ export class YarnMePolicy implements Policy {
       });
     }
     return decisions;
+  }
+
+  /**
+   * An ended job's AM: released as DSS's SLS AM lets go at allocation by heartbeats (its last
+   * container's node reports the end at its next heartbeat, the AM acts a heartbeat after hearing of
+   * it), else at once.
+   */
+  private retireAm(job: JobView, now: number): void {
+    const ams = this.kept.ams;
+    const am = ams.of(job.id);
+    if (!am) return;
+    if (ams.heartbeatMs <= 0) {
+      ams.forget(job.id);
+      return;
+    }
+    let reported = job.runningAttempts.length === 0 ? now : Number.NEGATIVE_INFINITY;
+    for (const a of job.runningAttempts) {
+      const ms = predictedAttemptMs(a, this.kept.workers.byId(a.workerId));
+      const end = ms === undefined ? now : a.startTime + ams.launchDelayMs(job.id, a.startTime) + ms;
+      reported = Math.max(reported, this.kept.phases.nextAfter(a.workerId, Math.min(end, now)));
+    }
+    ams.retire(job.id, ams.releaseTimeOf(job.id, reported));
   }
 
   /** The first job of the queue after the last call's allocation (DSS's lazy heartbeats read it). */
@@ -955,7 +975,13 @@ export class YarnMePolicy implements Policy {
    */
   stuckJobs(snapshot: ClusterSnapshot): readonly StuckJob[] {
     const ams = this.kept.ams;
-    if (snapshot.jobs.some((j) => j.runningAttempts.length > 0) || ams.anyStarting(snapshot.now)) return [];
+    if (
+      snapshot.jobs.some((j) => j.runningAttempts.length > 0) ||
+      ams.anyStarting(snapshot.now) ||
+      ams.anyRetiring ||
+      this.lazy?.anyWaking()
+    )
+      return [];
     const rooms = snapshot.workers.map((w) => this.roomOf(w));
     const most = (cores: number) =>
       rooms.filter((r) => r.mapSlots + r.reduceSlots >= cores).reduce((m, r) => Math.max(m, r.memoryMb), 0);

@@ -86,7 +86,7 @@ export class FairQueue {
   /** Jobs that changed or left since takeChanged() (what they have pending may be less). */
   private changedIds = new Set<string>();
   /** Jobs that left since takeLeft(), and that arrived since takeArrived(). */
-  private leftIds: string[] = [];
+  private left: JobView[] = [];
   private arrived: JobView[] = [];
 
   constructor(
@@ -151,11 +151,11 @@ export class FairQueue {
     return jobs;
   }
 
-  /** The ids of the jobs that left (ended) since the last call, then forgets them. */
-  takeLeft(): readonly string[] {
-    const ids = this.leftIds;
-    if (ids.length > 0) this.leftIds = [];
-    return ids;
+  /** The jobs that left (ended) since the last call, each as last seen, then forgets them. */
+  takeLeft(): readonly JobView[] {
+    const jobs = this.left;
+    if (jobs.length > 0) this.left = [];
+    return jobs;
   }
 
   /** The ids of the jobs that changed or left since the last call, then forgets them. */
@@ -202,7 +202,7 @@ export class FairQueue {
   private remove(job: JobView): void {
     if (this.viewById.get(job.id) !== job) return;
     this.changedIds.add(job.id);
-    this.leftIds.push(job.id);
+    this.left.push(job);
     this.unqueue(job);
     this.viewById.delete(job.id);
     this.used.delete(job.id);

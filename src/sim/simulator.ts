@@ -178,6 +178,8 @@ interface SimWorker {
   /** Heartbeat time the progress of this worker's attempts was computed at. */
   progressStamp: number;
   heartbeatQueued: boolean;
+  /** When its last heartbeat was handled (-1: never). */
+  beatMs: number;
   /** WorkerShape.cpuThrottle: its attempts' work takes this many times as long. */
   readonly cpuThrottle: number;
 }
@@ -360,7 +362,15 @@ export class Simulator {
       }
       this.books.workerJoined(
         this.shapeOf(shape),
-        { order, joinMs: 0, epoch: 0, progressStamp: -1, heartbeatQueued: false, cpuThrottle: shape.cpuThrottle ?? 1 },
+        {
+          order,
+          joinMs: 0,
+          epoch: 0,
+          progressStamp: -1,
+          heartbeatQueued: false,
+          beatMs: -1,
+          cpuThrottle: shape.cpuThrottle ?? 1,
+        },
         0,
       );
     });
@@ -503,7 +513,10 @@ export class Simulator {
     for (const w of this.books.allWorkers) {
       if (!w.alive || w.data.heartbeatQueued) continue;
       const last = this.lastHeartbeat(w, this.now);
-      const next = last < 0 ? this.heartbeatBase(w) : last + this.heartbeatMs;
+      // A policy that allocates at heartbeats gets a heartbeat falling at this very time, after the
+      // event that brought the work (a node of DSS or YARN heartbeats whether or not work waits).
+      const now = this.heartbeatsApart && last === this.now && w.data.beatMs !== this.now;
+      const next = last < 0 ? this.heartbeatBase(w) : now ? last : last + this.heartbeatMs;
       w.data.heartbeatQueued = true;
       this.push(next, { kind: 'heartbeat', worker: w, epoch: w.data.epoch });
     }
@@ -542,6 +555,7 @@ export class Simulator {
       case 'heartbeat': {
         const w = ev.worker;
         if (!w.alive || w.data.epoch !== ev.epoch) return null;
+        w.data.beatMs = this.now;
         if (!this.hasWork()) {
           w.data.heartbeatQueued = false;
           return null;

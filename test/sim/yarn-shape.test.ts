@@ -95,24 +95,21 @@ describe('allocation at node heartbeats', () => {
 
   test('one container per heartbeat (maxAssign 1), as FairScheduler without assignmultiple', () => {
     const r = run(jobs, shape, { amMb: 0, allocation: 'heartbeat', maxAssign: 1 });
-    assert.deepEqual(starts(r), [1000, 2000, 3000, 4000]);
+    assert.deepEqual(starts(r), [0, 1000, 2000, 3000]);
     assert.equal(r.stats.policyCallMode, 'every-event');
   });
 
   test('maxAssign 2: two per heartbeat; 0: all that fit', () => {
     const two = run(jobs, shape, { amMb: 0, allocation: 'heartbeat', maxAssign: 2 });
-    assert.deepEqual(starts(two), [1000, 1000, 2000, 2000]);
-    assert.deepEqual(
-      starts(run(jobs, shape, { amMb: 0, allocation: 'heartbeat', maxAssign: 0 })),
-      [1000, 1000, 1000, 1000],
-    );
+    assert.deepEqual(starts(two), [0, 0, 1000, 1000]);
+    assert.deepEqual(starts(run(jobs, shape, { amMb: 0, allocation: 'heartbeat', maxAssign: 0 })), [0, 0, 0, 0]);
   });
 
   test("containers launch through the AM's next heartbeat", () => {
-    // Node heartbeats at 1000, 2000, ...; the job arrives at 0, its AM polls at 1000, 2000, ...
-    // 1000: the node heartbeat allocates the AM; it starts at its first poll after that, 2000.
-    // 2000: the node heartbeat allocates the task; the AM picks it up at its next heartbeat, 3000,
-    // and launches it at the one after, 4000; 10 s of work end at 14,000.
+    // Node heartbeats at 0, 1000, ...; the job arrives at 0, its AM polls at 1000, 2000, ...
+    // 0: the node heartbeat allocates the AM; it starts at its first poll after that, 1000.
+    // 1000: the node heartbeat allocates the task; the AM picks it up at its next heartbeat, 2000,
+    // and launches it at the one after, 3000; 10 s of work end at 13,000.
     const r = run([job('j', 0, 1, 1000, 10_000)], shape, {
       amMb: 1000,
       allocation: 'heartbeat',
@@ -120,9 +117,9 @@ describe('allocation at node heartbeats', () => {
       amHeartbeatMs: 1000,
     });
     const decision = r.decisions.find((d) => d.decision.kind === 'launch')!;
-    assert.equal(decision.timeMs, 2000);
+    assert.equal(decision.timeMs, 1000);
     assert.deepEqual(decision.decision, { ...decision.decision, startDelayMs: 2000 });
-    assert.equal(finishOf(r, 'j'), 14_000);
+    assert.equal(finishOf(r, 'j'), 13_000);
   });
 });
 
