@@ -50,6 +50,7 @@ export {
 } from './yarn-me.js';
 export { SrjfPolicy, remainingWorkMs } from './srjf.js';
 export { FairQueue, Reservations, fairShareBefore, fairShareOrder, memoryInUse, type MemoryByJob } from './yarn.js';
+export { NodeHoldings, holdingOf, type Holding } from './holdings.js';
 export { Timeline, type TimelineJob, type TimelineNode, type TimelineRelease, type TimelineTasks } from './timeline.js';
 export {
   DEFAULT_DISK_MBPS,

@@ -36,11 +36,11 @@ import {
 } from './options.js';
 import { minimumGrantMb, memoryStepOf } from './memory.js';
 import { BestPlacedPicker, pendingIndex } from './pending-index.js';
-import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
+import { NodeHoldings, diskOf, holdingOf, type Holding } from './holdings.js';
+import { bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
 import { localityOf, visitingOrder, type Room } from './rooms.js';
 import { Timeline, type TimelineJob, type TimelineRelease, type TimelineTasks } from './timeline.js';
 import type {
-  AttemptView,
   ClusterSnapshot,
   Consultation,
   Decision,
@@ -184,6 +184,7 @@ interface Kept {
   readonly queue: FairQueue;
   readonly workers: LiveWorkers;
   readonly timelines: TimelineCache;
+  readonly holdings: NodeHoldings;
 }
 
 /** A round's memory in use per job: the queue's, plus this call's launches. */
@@ -227,10 +228,6 @@ interface Grant {
   readonly elastic: boolean;
 }
 
-function diskOf(worker: WorkerView): number {
-  return worker.diskMBps > 0 ? worker.diskMBps : DEFAULT_DISK_MBPS;
-}
-
 /** A job's mean successful task time of `kind` so far (ms), for tasks without an estimate; undefined before any. */
 function meanTaskMs(job: JobView, kind: TaskKind): number | undefined {
   const done = kind === 'map' ? job.mapsCompleted : job.reducesCompleted;
@@ -249,28 +246,6 @@ function alikeGroups(job: JobView, launched: ReadonlySet<string>): TimelineTasks
     else groups.push((last = { kind: t.kind, memoryMb: t.memoryMb, durationMs, count: 1 }));
   }
   return groups;
-}
-
-/** A running attempt's predicted duration from its task's estimates; undefined when it has none. */
-function predictedAttemptMs(a: AttemptView, worker: WorkerView | undefined): number | undefined {
-  if (a.idealDurationMs === undefined) return undefined;
-  return penalizedMs(
-    a.idealMemoryMb,
-    a.penalty,
-    a.idealDurationMs,
-    a.memoryMb,
-    worker ? diskOf(worker) : DEFAULT_DISK_MBPS,
-  );
-}
-
-/** A running attempt as the round sees it: where, what it holds, until when. */
-interface Holding {
-  readonly jobId: string;
-  readonly kind: TaskKind;
-  readonly memoryMb: number;
-  readonly endMs: number;
-  /** Its spill's disk rate, MB/s (elastic attempts only). */
-  readonly diskMBps: number;
 }
 
 /** The last timeline built and from what; kept between calls (see Round.timeline). */
@@ -349,35 +324,14 @@ class Round {
 
   private readonly elasticChoices = new Map<string, ElasticGrant | null>();
 
-  /** A running attempt as a holding: its predicted end and, when elastic, its spill's disk rate. */
-  private holdingOf(a: AttemptView): Holding {
-    const worker = this.worker(a.workerId);
-    const ms = predictedAttemptMs(a, worker);
-    // Without an estimate: as long again as it has run, scaled by its progress.
-    const elapsed = Math.max(1, this.now - a.startTime);
-    const endMs =
-      ms !== undefined ? a.startTime + ms : a.progress > 0 ? a.startTime + elapsed / a.progress : this.now + elapsed;
-    const disk =
-      a.elastic && a.idealDurationMs !== undefined && worker
-        ? elasticDiskMBps(a.idealMemoryMb, a.penalty, a.idealDurationMs, a.memoryMb, diskOf(worker))
-        : 0;
-    return { jobId: a.jobId, kind: a.kind, memoryMb: a.memoryMb, endMs: Math.max(this.now, endMs), diskMBps: disk };
-  }
-
-  /** What runs on a node until when, with this call's launches there (all nodes' built at the first ask). */
+  /** What runs on a node until when, with this call's launches there (kept between calls: holdings.ts). */
   holdings(nodeId: string): Holding[] {
     if (!this.holdingsBuilt) {
       this.holdingsBuilt = true;
-      for (const job of this.snapshot.jobs) {
-        for (const a of job.runningAttempts) {
-          const list = this.holdingsByNode.get(a.workerId);
-          if (list) list.push(this.holdingOf(a));
-          else this.holdingsByNode.set(a.workerId, [this.holdingOf(a)]);
-        }
-      }
+      this.kept.holdings.update(this.snapshot.jobs);
     }
     let list = this.holdingsByNode.get(nodeId);
-    if (!list) this.holdingsByNode.set(nodeId, (list = []));
+    if (!list) this.holdingsByNode.set(nodeId, (list = this.kept.holdings.on(nodeId, this.worker(nodeId), this.now)));
     return list;
   }
 
@@ -392,7 +346,7 @@ class Round {
     const running: TimelineRelease[] = [];
     for (const job of this.snapshot.jobs) {
       for (const a of job.runningAttempts) {
-        const h = this.holdingOf(a);
+        const h = holdingOf(a, this.worker(a.workerId), this.now);
         running.push({ nodeId: a.workerId, jobId: h.jobId, kind: h.kind, memoryMb: h.memoryMb, endMs: h.endMs });
       }
     }
@@ -514,6 +468,7 @@ export class YarnMePolicy implements Policy {
       queue: new FairQueue((job) => smallestGrantMb(job.pendingTasks, options.elastic, this.step)),
       workers: new LiveWorkers(),
       timelines: { refreshMs: options.timelineRefreshMs, timeline: null, builtAt: 0, jobIds: [] },
+      holdings: new NodeHoldings(),
     };
     if (!(options.diskShare >= 0 && options.diskShare <= 1)) {
       throw optionError(name, 'diskShare', `must be a number in [0, 1], got ${options.diskShare}`);
