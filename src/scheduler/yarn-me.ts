@@ -276,6 +276,8 @@ class Round {
   /** What runs on the nodes looked at so far (with this call's launches there). */
   private readonly holdingsByNode = new Map<string, Holding[]>();
   private holdingsBuilt = false;
+  /** This call's launches on nodes whose holdings were not asked for yet. */
+  private readonly launchesByNode = new Map<string, Holding[]>();
 
   constructor(
     readonly snapshot: ClusterSnapshot,
@@ -331,7 +333,11 @@ class Round {
       this.kept.holdings.update(this.snapshot.jobs);
     }
     let list = this.holdingsByNode.get(nodeId);
-    if (!list) this.holdingsByNode.set(nodeId, (list = this.kept.holdings.on(nodeId, this.worker(nodeId), this.now)));
+    if (!list) {
+      list = this.kept.holdings.on(nodeId, this.worker(nodeId), this.now);
+      list.push(...(this.launchesByNode.get(nodeId) ?? []));
+      this.holdingsByNode.set(nodeId, list);
+    }
     return list;
   }
 
@@ -409,20 +415,22 @@ class Round {
     this.pendingLaunched.set(job.id, left);
     if (left <= 0) this.queue.splice(this.queue.indexOf(job), 1);
     else requeue(this.queue, job, this.used);
-    if (this.holdingsBuilt) {
-      const here = this.holdings(room.worker.id);
-      const disk =
-        grant.elastic && task.idealDurationMs !== undefined
-          ? elasticDiskMBps(task.memoryMb, task.penalty, task.idealDurationMs, grant.memoryMb, diskOf(room.worker))
-          : 0;
-      here.push({
-        jobId: job.id,
-        kind: task.kind,
-        memoryMb: grant.memoryMb,
-        endMs: this.now + (durationMs ?? 0),
-        diskMBps: disk,
-      });
-    }
+    // Every launch counts, also one made before the round first asked what runs where (once
+    // forgotten: a node's list was built at the first ask, and launches were added only after).
+    const disk =
+      grant.elastic && task.idealDurationMs !== undefined
+        ? elasticDiskMBps(task.memoryMb, task.penalty, task.idealDurationMs, grant.memoryMb, diskOf(room.worker))
+        : 0;
+    const holding = {
+      jobId: job.id,
+      kind: task.kind,
+      memoryMb: grant.memoryMb,
+      endMs: this.now + (durationMs ?? 0),
+      diskMBps: disk,
+    };
+    const here = this.holdingsByNode.get(room.worker.id) ?? this.launchesByNode.get(room.worker.id);
+    if (here) here.push(holding);
+    else this.launchesByNode.set(room.worker.id, [holding]);
   }
 
   /** When `task` could start regularly on the room's node, from what runs there now: infinite if never. */
