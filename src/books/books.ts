@@ -46,6 +46,7 @@ import {
   type WorkerView,
 } from '../scheduler/index.js';
 import { owedReplicaTarget } from '../storage/index.js';
+import { ProgressPatches, attemptViewOf, withProgress } from './attempt-views.js';
 import { MrClusters, type MrClusterOptions } from './mr-clusters.js';
 import { JobSkew, SkewPlanner, type Stopwatch } from './skew.js';
 import { WorkerHealth, type WorkerHealthOptions } from './worker-health.js';
@@ -189,6 +190,8 @@ export class Books<D extends EngineData = EngineData> {
   private readonly attemptMap = new Map<string, AttemptRecord<D>>();
   /** Pending and running jobs, in submission order. */
   private readonly activeJobs: JobRecord<D>[] = [];
+  /** Running attempts whose progress changed since their job's views were built (attempt-views.ts). */
+  private readonly progressPatches = new ProgressPatches<JobRecord<D>, AttemptRecord<D>>();
   /** Copies of a map's input asked for and not yet landed, by task, then target worker (few tasks have any). */
   private readonly inFlight = new Map<TaskRecord<D>, Set<string>>();
   private liveCount = 0;
@@ -655,6 +658,8 @@ export class Books<D extends EngineData = EngineData> {
   }
 
   private leaveActive(job: JobRecord<D>): void {
+    // Its views are built in full should it come back.
+    if (this.progressPatches.take(job) !== undefined) job.runningView = null;
     const i = this.activeJobs.indexOf(job);
     if (i >= 0) {
       this.activeJobs.splice(i, 1);
@@ -702,8 +707,17 @@ export class Books<D extends EngineData = EngineData> {
     const p = Math.min(1, Math.max(0, progress));
     if (p === attempt.progress || attempt.state !== 'running') return;
     attempt.progress = p;
-    attempt.view = null;
-    this.markJob(attempt.task.job, { running: true });
+    // Only the progress changed: the new view is the last one with the new progress, and the
+    // job's list of views the last one with the new view in its place (attempt-views.ts).
+    const job = attempt.task.job;
+    if (attempt.view !== null && job.runningView !== null) {
+      attempt.view = this.fz(withProgress(attempt.view, p));
+      this.progressPatches.add(job, attempt);
+      this.markJob(job, {});
+    } else {
+      attempt.view = null;
+      this.markJob(job, { running: true });
+    }
   }
 
   attemptSucceeded(attempt: AttemptRecord<D>, now: number, measures: AttemptMeasures): Effect<D>[] {
@@ -1434,23 +1448,7 @@ export class Books<D extends EngineData = EngineData> {
   }
 
   private attemptView(a: AttemptRecord<D>): AttemptView {
-    return (a.view ??= this.fz({
-      id: a.id,
-      taskId: a.task.id,
-      jobId: a.task.job.id,
-      kind: a.task.kind,
-      workerId: a.worker.shape.id,
-      startTime: a.startTime,
-      progress: a.progress,
-      memoryMb: a.memoryMb,
-      idealMemoryMb: a.task.memoryMb,
-      elastic: a.elastic,
-      ...(a.task.idealDurationMs !== undefined ? { idealDurationMs: a.task.idealDurationMs } : {}),
-      ...(a.task.penalty !== undefined ? { penalty: a.task.penalty } : {}),
-      locality: a.locality,
-      inputWorkers: a.task.preferredWorkers,
-      inputBytes: a.task.inputBytes,
-    }));
+    return (a.view ??= this.fz(attemptViewOf(a)));
   }
 
   private jobView(job: JobRecord<D>): JobView {
@@ -1458,8 +1456,13 @@ export class Books<D extends EngineData = EngineData> {
     if (job.pendingView === null) {
       job.pendingView = this.fz(this.runnable(job).map((t) => this.taskView(t)));
     }
+    const patched = this.progressPatches.take(job);
     if (job.runningView === null) {
       job.runningView = this.fz(job.runningByTask.map((a) => this.attemptView(a)));
+    } else if (patched !== undefined) {
+      job.runningView = this.fz(
+        ProgressPatches.applied(job.runningView, job.runningByTask, patched, (a) => this.attemptView(a)),
+      );
     }
     job.statsView ??= this.fz({ ...job.stats }) as JobStats;
     return (job.view = this.fz({

@@ -61,6 +61,7 @@ export {
   type PeekNode,
   type PeekTasks,
 } from './peek.js';
+export { NodeHoldings, holdingOf, type Holding } from './holdings.js';
 export { Timeline, type TimelineJob, type TimelineNode, type TimelineRelease, type TimelineTasks } from './timeline.js';
 export {
   DEFAULT_DISK_MBPS,

@@ -39,7 +39,8 @@ import { minimumGrantMb, memoryStepOf } from './memory.js';
 import { LazyHeartbeats } from './lazy-heartbeats.js';
 import { HeartbeatPhases, peekLimits } from './peek-admission.js';
 import { BestPlacedPicker, pendingIndex } from './pending-index.js';
-import { DEFAULT_DISK_MBPS, bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
+import { NodeHoldings, diskOf, holdingOf, predictedAttemptMs, type Holding } from './holdings.js';
+import { bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
 import { localityOf, visitingOrder, type Room } from './rooms.js';
 import { Timeline, type TimelineJob, type TimelineRelease, type TimelineTasks } from './timeline.js';
 import type {
@@ -370,6 +371,7 @@ interface Kept {
   readonly phases: HeartbeatPhases;
   /** The last PEEK look-ahead's limits, and when and for which jobs it ran (admission 'peek'). */
   readonly peek: { limits: Map<string, number> | null; builtAt: number; jobIds: readonly string[] };
+  readonly holdings: NodeHoldings;
 }
 
 /** A round's memory in use per job: the queue's, plus this call's launches. */
@@ -413,10 +415,6 @@ interface Grant {
   readonly elastic: boolean;
 }
 
-function diskOf(worker: WorkerView): number {
-  return worker.diskMBps > 0 ? worker.diskMBps : DEFAULT_DISK_MBPS;
-}
-
 /** A job's mean successful task time of `kind` so far (ms), for tasks without an estimate; undefined before any. */
 function meanTaskMs(job: JobView, kind: TaskKind): number | undefined {
   const done = kind === 'map' ? job.mapsCompleted : job.reducesCompleted;
@@ -435,28 +433,6 @@ function alikeGroups(job: JobView, launched: ReadonlySet<string>): TimelineTasks
     else groups.push((last = { kind: t.kind, memoryMb: t.memoryMb, durationMs, count: 1 }));
   }
   return groups;
-}
-
-/** A running attempt's predicted duration from its task's estimates; undefined when it has none. */
-function predictedAttemptMs(a: AttemptView, worker: WorkerView | undefined): number | undefined {
-  if (a.idealDurationMs === undefined) return undefined;
-  return penalizedMs(
-    a.idealMemoryMb,
-    a.penalty,
-    a.idealDurationMs,
-    a.memoryMb,
-    worker ? diskOf(worker) : DEFAULT_DISK_MBPS,
-  );
-}
-
-/** A running attempt as the round sees it: where, what it holds, until when. */
-interface Holding {
-  readonly jobId: string;
-  readonly kind: TaskKind;
-  readonly memoryMb: number;
-  readonly endMs: number;
-  /** Its spill's disk rate, MB/s (elastic attempts only). */
-  readonly diskMBps: number;
 }
 
 /** The last timeline built and from what; kept between calls (see Round.timeline). */
@@ -487,6 +463,8 @@ class Round {
   /** What runs on the nodes looked at so far (with this call's launches there). */
   private readonly holdingsByNode = new Map<string, Holding[]>();
   private holdingsBuilt = false;
+  /** This call's launches on nodes whose holdings were not asked for yet. */
+  private readonly launchesByNode = new Map<string, Holding[]>();
 
   constructor(
     readonly snapshot: ClusterSnapshot,
@@ -535,37 +513,23 @@ class Round {
 
   private readonly elasticChoices = new Map<string, ElasticGrant | null>();
 
-  /** A running attempt as a holding: its predicted end and, when elastic, its spill's disk rate. */
-  private holdingOf(a: AttemptView): Holding {
-    const worker = this.worker(a.workerId);
-    const ms = predictedAttemptMs(a, worker);
-    // Without an estimate: as long again as it has run, scaled by its progress.
-    const elapsed = Math.max(1, this.now - a.startTime);
-    // Held from its launch decision, working from its start (Decision.startDelayMs).
-    const startMs = a.startTime + this.kept.ams.launchDelayMs(a.jobId, a.startTime);
-    const endMs =
-      ms !== undefined ? startMs + ms : a.progress > 0 ? a.startTime + elapsed / a.progress : this.now + elapsed;
-    const disk =
-      a.elastic && a.idealDurationMs !== undefined && worker
-        ? elasticDiskMBps(a.idealMemoryMb, a.penalty, a.idealDurationMs, a.memoryMb, diskOf(worker))
-        : 0;
-    return { jobId: a.jobId, kind: a.kind, memoryMb: a.memoryMb, endMs: Math.max(this.now, endMs), diskMBps: disk };
+  /** A running attempt as a holding: held from its launch decision, working from its start (Decision.startDelayMs). */
+  holdingOf(a: AttemptView): Holding {
+    return holdingOf(a, this.worker(a.workerId), this.now, this.kept.ams.launchDelayMs(a.jobId, a.startTime));
   }
 
-  /** What runs on a node until when, with this call's launches there (all nodes' built at the first ask). */
+  /** What runs on a node until when, with this call's launches there (kept between calls: holdings.ts). */
   holdings(nodeId: string): Holding[] {
     if (!this.holdingsBuilt) {
       this.holdingsBuilt = true;
-      for (const job of this.snapshot.jobs) {
-        for (const a of job.runningAttempts) {
-          const list = this.holdingsByNode.get(a.workerId);
-          if (list) list.push(this.holdingOf(a));
-          else this.holdingsByNode.set(a.workerId, [this.holdingOf(a)]);
-        }
-      }
+      this.kept.holdings.update(this.snapshot.jobs);
     }
     let list = this.holdingsByNode.get(nodeId);
-    if (!list) this.holdingsByNode.set(nodeId, (list = []));
+    if (!list) {
+      list = this.kept.holdings.on(nodeId, this.worker(nodeId), this.now);
+      list.push(...(this.launchesByNode.get(nodeId) ?? []));
+      this.holdingsByNode.set(nodeId, list);
+    }
     return list;
   }
 
@@ -682,20 +646,22 @@ class Round {
     this.pendingLaunched.set(job.id, left);
     if (left <= 0) this.queue.splice(this.queue.indexOf(job), 1);
     else requeue(this.queue, job, this.used);
-    if (this.holdingsBuilt) {
-      const here = this.holdings(room.worker.id);
-      const disk =
-        grant.elastic && task.idealDurationMs !== undefined
-          ? elasticDiskMBps(task.memoryMb, task.penalty, task.idealDurationMs, grant.memoryMb, diskOf(room.worker))
-          : 0;
-      here.push({
-        jobId: job.id,
-        kind: task.kind,
-        memoryMb: grant.memoryMb,
-        endMs: this.now + startDelayMs + (durationMs ?? 0),
-        diskMBps: disk,
-      });
-    }
+    // Every launch counts, also one made before the round first asked what runs where (once
+    // forgotten: a node's list was built at the first ask, and launches were added only after).
+    const disk =
+      grant.elastic && task.idealDurationMs !== undefined
+        ? elasticDiskMBps(task.memoryMb, task.penalty, task.idealDurationMs, grant.memoryMb, diskOf(room.worker))
+        : 0;
+    const holding = {
+      jobId: job.id,
+      kind: task.kind,
+      memoryMb: grant.memoryMb,
+      endMs: this.now + startDelayMs + (durationMs ?? 0),
+      diskMBps: disk,
+    };
+    const here = this.holdingsByNode.get(room.worker.id) ?? this.launchesByNode.get(room.worker.id);
+    if (here) here.push(holding);
+    else this.launchesByNode.set(room.worker.id, [holding]);
   }
 
   /** Places `job`'s ApplicationMaster on the room's node: its memory and cores are taken there and count as the job's. */
@@ -783,6 +749,7 @@ export class YarnMePolicy implements Policy {
       ams,
       phases: new HeartbeatPhases(options.amHeartbeatMs > 0 ? options.amHeartbeatMs : 1000),
       peek: { limits: null, builtAt: 0, jobIds: [] },
+      holdings: new NodeHoldings((a) => ams.launchDelayMs(a.jobId, a.startTime)),
     };
     this.consultWhen = options.allocation === 'heartbeat' ? 'at-heartbeats' : 'after-change';
     this.lazy = options.allocation === 'heartbeat' && options.lazyHeartbeats ? new LazyHeartbeats() : null;
