@@ -68,7 +68,7 @@ function endOf(a: AttemptView, predictedMs: number | undefined, now: number): nu
   return Math.max(now, endMs);
 }
 
-/** Its predicted duration counted from its launch decision: the wait before its start (Decision.startDelayMs) included. */
+/** Its predicted duration from its launch decision: the wait before its start (Decision.startDelayMs) included. */
 function fromLaunch(predictedMs: number | undefined, startDelayMs: number): number | undefined {
   return predictedMs === undefined ? undefined : startDelayMs + predictedMs;
 }

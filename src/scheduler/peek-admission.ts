@@ -43,7 +43,7 @@ export class HeartbeatPhases {
     return last + (Math.floor((t - last) / period) + 1) * period;
   }
 
-  /** The node's phase in [0, period): from its last heartbeat, else its place among `count` nodes spread over the period. */
+  /** The node's phase in [0, period): from its last heartbeat, else its place among `count` nodes over the period. */
   phaseOf(nodeId: string, place: number, count: number): number {
     const period = this.period;
     const last = this.lastByNode.get(nodeId);

@@ -664,7 +664,7 @@ class Round {
     else this.launchesByNode.set(room.worker.id, [holding]);
   }
 
-  /** Places `job`'s ApplicationMaster on the room's node: its memory and cores are taken there and count as the job's. */
+  /** Places `job`'s ApplicationMaster on the room's node: its memory and cores there count as the job's. */
   placeAm(room: Room, job: JobView): void {
     const ams = this.kept.ams;
     ams.place(job, room.worker.id, this.now);
