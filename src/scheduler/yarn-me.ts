@@ -21,10 +21,14 @@
  * Repeat on N while something was allocated.
  *
  * Durations are the tasks' estimates (TaskView.idealDurationMs and penalty): a task without them
- * (no profile) runs only regular. Reservations are the only state of the policy kept between
- * calls; they are dropped when their job or node is gone or has nothing pending. What else is kept
- * (the fair queue, the live workers, the last timeline) is brought up to date from each snapshot,
- * so a call on 3000 nodes costs what changed: it decides as computing it all anew would.
+ * (no profile) runs only regular. The state the policy decides with is its own: reservations (for
+ * an AM or for a task), ApplicationMasters (app-masters.ts: a job's first container, held until it
+ * ends, its memory counted as the job's), and under allocation at heartbeats the nodes' phases and,
+ * with lazyHeartbeats, DSS's silent nodes (lazy-heartbeats.ts). What else is kept (the fair queue,
+ * the live workers, what runs on each node, the last timeline or PEEK look-ahead) is brought up to
+ * date from each snapshot, so a call on 3000 nodes costs what changed: it decides as computing it
+ * all anew would. YARN's shape around the loop (AMs, heartbeats, reservation guards, `compat: 'dss'`)
+ * is in README's "YARN's shape".
  */
 import {
   definePolicy,

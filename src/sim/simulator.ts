@@ -515,8 +515,8 @@ export class Simulator {
       const last = this.lastHeartbeat(w, this.now);
       // A policy that allocates at heartbeats gets a heartbeat falling at this very time, after the
       // event that brought the work (a node of DSS or YARN heartbeats whether or not work waits).
-      const now = this.heartbeatsApart && last === this.now && w.data.beatMs !== this.now;
-      const next = last < 0 ? this.heartbeatBase(w) : now ? last : last + this.heartbeatMs;
+      const beatsNow = this.heartbeatsApart && last === this.now && w.data.beatMs !== this.now;
+      const next = last < 0 ? this.heartbeatBase(w) : beatsNow ? last : last + this.heartbeatMs;
       w.data.heartbeatQueued = true;
       this.push(next, { kind: 'heartbeat', worker: w, epoch: w.data.epoch });
     }
