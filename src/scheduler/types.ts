@@ -387,6 +387,13 @@ export interface Policy {
   readonly name: string;
   /** When the engine must consult it (see `Consultation`); engines read this, never the policy's class. */
   readonly consultWhen: Consultation;
+  /**
+   * Whose progress it reads: 'all' attempts' (the default), or only that of attempts whose task has
+   * no duration estimate ('unestimated': it predicts the others' ends from their estimates). An
+   * engine may leave the other attempts' progress as last reported: the simulator then makes no
+   * progress reports for them, most of its work on large clusters.
+   */
+  readonly readsProgress?: 'all' | 'unestimated';
   schedule(snapshot: ClusterSnapshot): readonly Decision[];
   /**
    * Its own state (FAIR's shares, Tyrex's partitions and timers, YARN-ME's memory and elastic

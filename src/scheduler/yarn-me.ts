@@ -704,6 +704,8 @@ export class YarnMePolicy implements Policy {
    * 'heartbeat': every node heartbeat (see `Consultation`).
    */
   readonly consultWhen: Consultation;
+  /** Attempts' ends are predicted from their tasks' estimates; progress only for those without one (holdings.ts). */
+  readonly readsProgress = 'unestimated';
   private readonly reservations = new Reservations();
   /** Jobs whose ApplicationMaster was placed since the kept queue last saw them (their place and ask changed). */
   private readonly amPlacedSince = new Set<string>();

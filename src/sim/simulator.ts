@@ -239,6 +239,8 @@ export class Simulator {
   private readonly mode: Exclude<PolicyCallMode, 'auto'>;
   /** The policy allocates at node heartbeats: each heartbeat is consulted on its own (`at-heartbeats`). */
   private readonly heartbeatsApart: boolean;
+  /** The policy reads no progress of attempts with a duration estimate (`Policy.readsProgress`): none is reported. */
+  private readonly estimatedProgressUnread: boolean;
   private readonly recordDecisions: boolean;
   private readonly recordAttempts: boolean;
   private readonly maxSimMs: number;
@@ -312,6 +314,7 @@ export class Simulator {
     const mode = this.settings.policyCalls;
     this.mode = mode === 'auto' ? CALL_MODE_OF[policy.consultWhen] : mode;
     this.heartbeatsApart = policy.consultWhen === 'at-heartbeats';
+    this.estimatedProgressUnread = policy.readsProgress === 'unestimated';
     this.recordDecisions = options.recordDecisions ?? true;
     this.recordAttempts = options.recordAttempts ?? true;
     this.maxSimMs = options.maxSimMs ?? Number.POSITIVE_INFINITY;
@@ -913,6 +916,9 @@ export class Simulator {
    * started after its last heartbeat, still at progress 0.)
    */
   private refreshProgress(): void {
+    // Every simulated task carries its workload's duration as its estimate (taskPlan): a policy that
+    // reads only unestimated attempts' progress reads none here.
+    if (this.estimatedProgressUnread) return;
     const since = this.progressRefreshedMs;
     this.progressRefreshedMs = this.now;
     if (this.now - since >= this.heartbeatMs) {

@@ -221,3 +221,37 @@ describe('minimr sim --compat dss, --am-mb', () => {
     });
   });
 });
+
+describe('Policy.readsProgress', () => {
+  test("the simulator reports no progress to a policy that reads only unestimated attempts' (every simulated task has an estimate)", () => {
+    const seen = (readsProgress: 'all' | 'unestimated'): number => {
+      const inner = createPolicy('yarn', { amMb: 0 });
+      let most = 0;
+      const policy = {
+        name: 'watching',
+        consultWhen: 'every-event' as const,
+        readsProgress,
+        schedule(s: Parameters<typeof inner.schedule>[0]) {
+          for (const j of s.jobs) for (const a of j.runningAttempts) most = Math.max(most, a.progress);
+          return inner.schedule(s);
+        },
+      };
+      const workload: Workload = { name: 'one', jobs: [job('j', 0, 2, 1000, 30_000)] };
+      const cluster = uniformCluster({
+        name: 'one',
+        workers: 1,
+        perRack: 1,
+        mapSlots: 2,
+        reduceSlots: 0,
+        memoryMb: 4000,
+        diskMBps: 100,
+      });
+      simulate({ ...NO_NOISE, workload, cluster, policy, heartbeatMs: 1000 });
+      return most;
+    };
+    assert.ok(seen('all') > 0.9, 'progress reported');
+    assert.equal(seen('unestimated'), 0);
+    // yarn and yarn-me predict ends from the estimates: their decisions do not need progress.
+    assert.equal(createPolicy('yarn-me').readsProgress, 'unestimated');
+  });
+});
