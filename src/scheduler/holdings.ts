@@ -17,8 +17,15 @@
  *
  * What depends on the clock (an end already passed is taken as now; an attempt without estimate
  * is predicted from its progress and the time it has run) is worked out at each read.
+ *
+ * The same attempts are also kept in the order they are predicted to end (`inReleaseOrder`, which
+ * the timeline generator reads at every rebuild, on job arrivals and departures): those that came
+ * since the last read are sorted and merged in, those gone are dropped, so a rebuild on 3000 nodes
+ * costs a pass over the running attempts' list, not a prediction and a heap insertion for each of
+ * its 48,000 attempts.
  */
 import { DEFAULT_DISK_MBPS, elasticDiskMBps, penalizedMs } from './penalty.js';
+import type { RunningReleases, TimelineRelease } from './timeline.js';
 import type { AttemptView, JobView, TaskKind, WorkerView } from './types.js';
 
 /** A running attempt as the policy sees it: where, what it holds, until when. */
@@ -99,6 +106,12 @@ interface KeptAttempt {
   basis: number;
   predictedMs: number | undefined;
   diskMBps: number;
+  /** Its release as the timeline reads it (predicted end, not clamped to now); null without an estimate. */
+  release: TimelineRelease | null;
+  /** The release it is placed by in the end order (`inReleaseOrder`); a new `release` moves it. */
+  orderedBy: TimelineRelease | null;
+  /** Set when it stopped running (it leaves the end order at the next read). */
+  gone: boolean;
 }
 
 /**
@@ -107,7 +120,10 @@ interface KeptAttempt {
  * the same attempts as kept.
  */
 interface KeptJob {
+  readonly id: string;
   readonly rank: number;
+  /** The latest predicted end among its running attempts, as of the last `inReleaseOrder`. */
+  latestEndMs: number;
   views: readonly AttemptView[];
   ids: readonly string[];
   workerIds: readonly string[];
@@ -121,8 +137,8 @@ function basisOf(worker: WorkerView | undefined): number {
 
 const NO_ATTEMPTS: readonly AttemptView[] = [];
 
-function keptJob(rank: number): KeptJob {
-  return { rank, views: NO_ATTEMPTS, ids: [], workerIds: [], attempts: [] };
+function keptJob(id: string, rank: number): KeptJob {
+  return { id, rank, latestEndMs: Number.NEGATIVE_INFINITY, views: NO_ATTEMPTS, ids: [], workerIds: [], attempts: [] };
 }
 
 function keptAttempt(a: AttemptView, job: KeptJob, place: number): KeptAttempt {
@@ -135,7 +151,20 @@ function keptAttempt(a: AttemptView, job: KeptJob, place: number): KeptAttempt {
     basis: Number.NaN,
     predictedMs: undefined,
     diskMBps: 0,
+    release: null,
+    orderedBy: null,
+    gone: false,
   };
+}
+
+/** The order attempts end in: predicted end, then the snapshot's (a walk of its jobs and their attempts). */
+function endsBefore(a: KeptAttempt, b: KeptAttempt): number {
+  return a.release!.endMs - b.release!.endMs || a.job.rank - b.job.rank || a.place - b.place;
+}
+
+/** The snapshot's order alone (for ends taken as now: the timeline releases them in that order). */
+function walkOrder(a: KeptAttempt, b: KeptAttempt): number {
+  return a.job.rank - b.job.rank || a.place - b.place;
 }
 
 /** The running attempts of the last snapshot given, by node (see the file's comment). */
@@ -149,6 +178,11 @@ export class NodeHoldings {
   /** Every kept attempt by id (to tell a new attempt from one that stayed). */
   private readonly byAttempt = new Map<string, KeptAttempt>();
   private readonly byNode = new Map<string, KeptAttempt[]>();
+  /**
+   * The attempts in the order they end, kept once `inReleaseOrder` was first asked (yarn never
+   * asks): those placed at the last read, and those that came since (or have no estimate).
+   */
+  private ends: { sorted: KeptAttempt[]; came: KeptAttempt[] } | null = null;
   /**
    * Set when a snapshot was not shaped as the books shape them (an attempt id twice, an attempt
    * that moved to another node or job, a job twice): its lists were built from scratch, and so
@@ -184,15 +218,8 @@ export class NodeHoldings {
   on(nodeId: string, worker: WorkerView | undefined, now: number): Holding[] {
     const kept = this.byNode.get(nodeId);
     if (kept === undefined) return [];
-    const basis = basisOf(worker);
     return kept.map((h) => {
-      const view = h.job.views[h.place]!;
-      if (h.from !== view || h.basis !== basis) {
-        h.from = view;
-        h.basis = basis;
-        h.predictedMs = fromLaunch(predictedAttemptMs(view, worker), this.startDelayOf(view));
-        h.diskMBps = spillRateOf(view, worker);
-      }
+      const view = this.refresh(h, worker);
       return {
         jobId: view.jobId,
         kind: view.kind,
@@ -203,6 +230,88 @@ export class NodeHoldings {
     });
   }
 
+  /**
+   * Every running attempt as of the last update, as the timeline releases them (timeline.ts's
+   * `RunningReleases`): by predicted end, one already passed taken as `now`, ties in the order of a
+   * walk of the snapshot. `workerOf` gives an attempt's live worker; `workersChanged` says who is
+   * live changed since the last read (then every prediction is checked again).
+   */
+  inReleaseOrder(
+    now: number,
+    workerOf: (id: string) => WorkerView | undefined,
+    workersChanged: boolean,
+  ): RunningReleases {
+    if (this.ends === null) {
+      // The first read: from here on, attempts are kept in end order too.
+      this.ends = { sorted: [], came: [...this.byNode.values()].flat() };
+      workersChanged = true;
+    }
+    const ends = this.ends;
+    const stayed: KeptAttempt[] = [];
+    const came = ends.came;
+    ends.came = [];
+    // Every job that ran an attempt since the last read has its latest end worked out again below.
+    for (const h of ends.sorted) h.job.latestEndMs = Number.NEGATIVE_INFINITY;
+    for (const h of came) h.job.latestEndMs = Number.NEGATIVE_INFINITY;
+    for (const h of ends.sorted) {
+      if (h.gone) continue;
+      if (workersChanged || h.from !== h.job.views[h.place]) this.refresh(h, workerOf(h.nodeId));
+      if (h.release === h.orderedBy) stayed.push(h);
+      else came.push(h);
+    }
+    // Those new or whose prediction changed; those without an estimate end as the clock says.
+    const placed: KeptAttempt[] = [];
+    const clocked: { readonly h: KeptAttempt; readonly endMs: number }[] = [];
+    for (const h of came) {
+      if (h.gone) continue;
+      const view = this.refresh(h, workerOf(h.nodeId));
+      h.orderedBy = h.release;
+      if (h.release !== null) placed.push(h);
+      else {
+        clocked.push({ h, endMs: endOf(view, undefined, now) });
+        ends.came.push(h);
+      }
+    }
+    ends.sorted = mergeSorted(stayed, placed.sort(endsBefore), endsBefore);
+    for (const h of ends.sorted) h.job.latestEndMs = Math.max(h.job.latestEndMs, h.orderedBy!.endMs);
+    for (const c of clocked) c.h.job.latestEndMs = Math.max(c.h.job.latestEndMs, c.endMs);
+    const latestEndMs = this.odd ? latestById([...ends.sorted, ...clocked.map((c) => c.h)]) : this.latestOfKept;
+    // Ends already passed come out at `now` in walk order, and so do the clocked ones among the rest.
+    let passed = 0;
+    while (passed < ends.sorted.length && ends.sorted[passed]!.orderedBy!.endMs <= now) passed++;
+    if (passed === 0 && clocked.length === 0) return { releases: ends.sorted.map((h) => h.orderedBy!), latestEndMs };
+    const all = [
+      ...ends.sorted.map((h) => ({ h, endMs: Math.max(now, h.orderedBy!.endMs), release: h.orderedBy! })),
+      ...clocked.map(({ h, endMs }) => ({ h, endMs, release: release(h.job.views[h.place]!, h.nodeId, endMs) })),
+    ];
+    all.sort((a, b) => a.endMs - b.endMs || walkOrder(a.h, b.h));
+    return { releases: all.map((x) => x.release), latestEndMs };
+  }
+
+  /** Brings what of `h` depends on its view and worker up to date; its view. */
+  private refresh(h: KeptAttempt, worker: WorkerView | undefined): AttemptView {
+    const view = h.job.views[h.place]!;
+    const basis = basisOf(worker);
+    if (h.from !== view || h.basis !== basis) {
+      h.from = view;
+      h.basis = basis;
+      h.predictedMs = fromLaunch(predictedAttemptMs(view, worker), this.startDelayOf(view));
+      h.diskMBps = spillRateOf(view, worker);
+      // A new release only when what the timeline reads of it changed (it then moves in the end order).
+      const endMs = h.predictedMs === undefined ? undefined : view.startTime + h.predictedMs;
+      const r = h.release;
+      if (endMs === undefined) h.release = null;
+      else if (r === null || r.endMs !== endMs || r.memoryMb !== view.memoryMb)
+        h.release = release(view, h.nodeId, endMs);
+    }
+    return view;
+  }
+
+  private readonly latestOfKept = (jobId: string): number | undefined => {
+    const end = this.jobs.get(jobId)?.latestEndMs;
+    return end === undefined || end === Number.NEGATIVE_INFINITY ? undefined : end;
+  };
+
   private clear(): void {
     this.lastJobs = [];
     this.jobs.clear();
@@ -210,6 +319,7 @@ export class NodeHoldings {
     this.byAttempt.clear();
     this.byNode.clear();
     this.odd = false;
+    if (this.ends !== null) this.ends = { sorted: [], came: [] };
   }
 
   /** Every node's list from a walk of the snapshot, as a call without kept lists would (an odd snapshot). */
@@ -217,16 +327,17 @@ export class NodeHoldings {
     this.clear();
     this.odd = true;
     this.lastJobs = jobs;
-    for (const view of jobs) {
-      const job = keptJob(0);
+    jobs.forEach((view, rank) => {
+      const job = keptJob(view.id, rank);
       job.views = view.runningAttempts;
       job.views.forEach((a, place) => {
         const h = keptAttempt(a, job, place);
+        this.ends?.came.push(h);
         const list = this.byNode.get(a.workerId);
         if (list) list.push(h);
         else this.byNode.set(a.workerId, [h]);
       });
-    }
+    });
   }
 
   private jobLeft(jobId: string): void {
@@ -242,7 +353,7 @@ export class NodeHoldings {
     if (before === undefined) {
       // A job listed twice.
       if (job !== undefined) return false;
-      this.jobs.set(view.id, (job = keptJob(this.nextRank++)));
+      this.jobs.set(view.id, (job = keptJob(view.id, this.nextRank++)));
     } else if (job === undefined) return false;
     const running = view.runningAttempts;
     if (running === job.views) return true;
@@ -301,6 +412,7 @@ export class NodeHoldings {
     job.workerIds = running.map((a) => a.workerId);
     // Once every attempt of the job has its new place.
     for (const h of added) this.insert(h);
+    this.ends?.came.push(...added);
     return true;
   }
 
@@ -314,6 +426,7 @@ export class NodeHoldings {
   }
 
   private remove(h: KeptAttempt): void {
+    h.gone = true;
     if (this.byAttempt.get(h.id) === h) this.byAttempt.delete(h.id);
     const list = this.byNode.get(h.nodeId);
     if (list === undefined) return;
@@ -321,6 +434,31 @@ export class NodeHoldings {
     if (i >= 0) list.splice(i, 1);
     if (list.length === 0) this.byNode.delete(h.nodeId);
   }
+}
+
+/** Merges two lists sorted by `order` (ties: `a`'s first). */
+function mergeSorted<T>(a: readonly T[], b: readonly T[], order: (x: T, y: T) => number): T[] {
+  if (b.length === 0) return a as T[];
+  const out: T[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) out.push(order(b[j]!, a[i]!) < 0 ? b[j++]! : a[i++]!);
+  while (i < a.length) out.push(a[i++]!);
+  while (j < b.length) out.push(b[j++]!);
+  return out;
+}
+
+/** A running attempt's release ending at `endMs`. */
+function release(view: AttemptView, nodeId: string, endMs: number): TimelineRelease {
+  return { nodeId, jobId: view.jobId, kind: view.kind, memoryMb: view.memoryMb, endMs };
+}
+
+/** Each job's latest end among `attempts` (a snapshot that lists a job twice has two kept jobs of its id). */
+function latestById(attempts: readonly KeptAttempt[]): (jobId: string) => number | undefined {
+  const latest = new Map<string, number>();
+  for (const h of attempts)
+    latest.set(h.job.id, Math.max(latest.get(h.job.id) ?? h.job.latestEndMs, h.job.latestEndMs));
+  return (jobId) => latest.get(jobId);
 }
 
 /** Whether `a` comes after `b` on their node (see the file's comment). */

@@ -62,7 +62,15 @@ export {
   type PeekTasks,
 } from './peek.js';
 export { NodeHoldings, holdingOf, type Holding } from './holdings.js';
-export { Timeline, type TimelineJob, type TimelineNode, type TimelineRelease, type TimelineTasks } from './timeline.js';
+export {
+  Timeline,
+  runningInOrder,
+  type RunningReleases,
+  type TimelineJob,
+  type TimelineNode,
+  type TimelineRelease,
+  type TimelineTasks,
+} from './timeline.js';
 export {
   DEFAULT_DISK_MBPS,
   bestElasticGrant,

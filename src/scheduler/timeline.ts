@@ -17,7 +17,9 @@
  * YARN-ME asks about the jobs first in line, which are placed first; placing all of it per
  * timeline made the timeline the cost of a run. Placing is the same steps in the same order
  * whatever is asked and when, so the answers are those of placing everything at once. For the
- * same reason a job's tasks are read only when it comes up in line.
+ * same reason a job's tasks are read only when it comes up in line, and the running attempts come
+ * already in the order they end (RunningReleases, which NodeHoldings keeps between rebuilds): a
+ * rebuild reads only as many of them as the placing reaches.
  */
 import { EventHeap } from '../util/index.js';
 import type { TaskKind, WorkerView } from './types.js';
@@ -46,6 +48,25 @@ export interface TimelineTasks {
 }
 
 /**
+ * The running attempts as the timeline releases them: by predicted end, an end already passed taken
+ * as now, ties in the snapshot's order (of its jobs, then of each job's attempts); and each job's
+ * latest predicted end. NodeHoldings keeps this between calls; `runningInOrder` makes it of a list.
+ */
+export interface RunningReleases {
+  readonly releases: readonly TimelineRelease[];
+  latestEndMs(jobId: string): number | undefined;
+}
+
+/** `running` (in the snapshot's order) as the timeline releases it at `now`. */
+export function runningInOrder(now: number, running: readonly TimelineRelease[]): RunningReleases {
+  const latest = new Map<string, number>();
+  for (const r of running) latest.set(r.jobId, Math.max(latest.get(r.jobId) ?? r.endMs, r.endMs));
+  // Array.prototype.sort is stable: equal ends keep the snapshot's order.
+  const releases = [...running].sort((a, b) => Math.max(now, a.endMs) - Math.max(now, b.endMs));
+  return { releases, latestEndMs: (jobId) => latest.get(jobId) };
+}
+
+/**
  * A job of the queue: the tasks it still has to run regularly, in order
  * (read when the job comes up in line: it must not change).
  */
@@ -66,6 +87,13 @@ class IndexedHeap<T extends Placed> {
 
   get top(): T | undefined {
     return this.items[0];
+  }
+
+  /** The item that would be on top without the top one: the better of its children. */
+  secondToTop(): T | undefined {
+    const a = this.items[1];
+    const b = this.items[2];
+    return a === undefined || (b !== undefined && this.before(b, a)) ? b : a;
   }
 
   add(item: T): void {
@@ -155,7 +183,7 @@ export class Timeline {
     (a, b) => a.usedMb < b.usedMb || (a.usedMb === b.usedMb && a.rank < b.rank),
   );
   private readonly jobsById = new Map<string, QueuedJob>();
-  /** What running or placed tasks give back, and when. */
+  /** What placed tasks give back, and when. */
   private readonly releases = new EventHeap<{
     node: NodeState;
     job: QueuedJob | undefined;
@@ -163,6 +191,13 @@ export class Timeline {
     memoryMb: number;
     slots: number;
   }>();
+  /**
+   * What running attempts give back, in order (before placed tasks ending at the same time), and
+   * how many of them were given back.
+   */
+  private readonly running: RunningReleases;
+  private runningReleased = 0;
+  private readonly nodesById = new Map<string, NodeState>();
   /** The most memory of a node with slots of each kind: a bigger task never fits regularly. */
   private readonly largestNodeMb: Record<TaskKind, number> = { map: 0, reduce: 0 };
   private readonly completion = new Map<string, number>();
@@ -171,19 +206,20 @@ export class Timeline {
   private clock: number;
 
   /**
-   * `jobs` in queue order, `usedMb` the memory each holds now. Times are ms on the snapshot's
-   * clock; releases due before `now` are taken as due now (an attempt past its predicted end is
-   * about to end).
+   * `jobs` in queue order, `usedMb` the memory each holds now, `running` the running attempts (in
+   * the snapshot's order, or as RunningReleases). Times are ms on the snapshot's clock; releases due
+   * before `now` are taken as due now (an attempt past its predicted end is about to end).
    */
   constructor(
     readonly now: number,
     nodes: readonly TimelineNode[],
-    running: readonly TimelineRelease[],
+    running: readonly TimelineRelease[] | RunningReleases,
     jobs: readonly TimelineJob[],
     usedMb: Pick<ReadonlyMap<string, number>, 'get'> = new Map(),
   ) {
     this.clock = now;
-    const byId = new Map<string, NodeState>();
+    this.running = 'releases' in running ? running : runningInOrder(now, running);
+    const byId = this.nodesById;
     nodes.forEach((n, index) => {
       const state: NodeState = {
         index,
@@ -212,19 +248,6 @@ export class Timeline {
         left: 0,
       }),
     );
-    for (const r of running) {
-      const end = Math.max(now, r.endMs);
-      this.extend(r.jobId, end);
-      const node = byId.get(r.nodeId);
-      if (node)
-        this.releases.push(end, {
-          node,
-          job: this.jobsById.get(r.jobId),
-          kind: r.kind,
-          memoryMb: r.memoryMb,
-          slots: 1,
-        });
-    }
     // A job whose tasks never fit leaves the line when it comes up (firstInLine), as if never in it.
     for (const job of this.jobsById.values()) this.queue.add(job);
   }
@@ -236,7 +259,7 @@ export class Timeline {
   completionOf(jobId: string): number | undefined {
     const job = this.inLine(jobId);
     while (job !== undefined && job.at >= 0 && this.placeNext());
-    return this.completion.get(jobId);
+    return this.completionSoFar(jobId);
   }
 
   /**
@@ -249,10 +272,10 @@ export class Timeline {
     while (
       job !== undefined &&
       job.at >= 0 &&
-      !((this.completion.get(jobId) ?? Number.NEGATIVE_INFINITY) >= endMs) &&
+      !((this.completionSoFar(jobId) ?? Number.NEGATIVE_INFINITY) >= endMs) &&
       this.placeNext()
     );
-    const end = this.completion.get(jobId);
+    const end = this.completionSoFar(jobId);
     return end === undefined || endMs <= end;
   }
 
@@ -265,9 +288,18 @@ export class Timeline {
     return undefined;
   }
 
+  /** The job's latest end so far: of its placed tasks, and of its running attempts (no earlier than now). */
+  private completionSoFar(jobId: string): number | undefined {
+    const placed = this.completion.get(jobId);
+    if (placed !== undefined) return placed;
+    const running = this.running.latestEndMs(jobId);
+    return running === undefined ? undefined : Math.max(this.now, running);
+  }
+
   private extend(jobId: string, endMs: number): void {
-    const known = this.completion.get(jobId);
+    const known = this.completionSoFar(jobId);
     if (known === undefined || endMs > known) this.completion.set(jobId, endMs);
+    else this.completion.set(jobId, known);
   }
 
   /** Whether the job has a task left that fits some node (its tasks are read at the first ask). */
@@ -316,7 +348,7 @@ export class Timeline {
       return true;
     }
     // As many alike tasks as fit on the node while the job stays first in line.
-    const next = this.secondUsedMb(job);
+    const next = this.secondUsedMb();
     let n = 0;
     do {
       node.freeMemoryMb -= g.memoryMb;
@@ -335,20 +367,52 @@ export class Timeline {
     return true;
   }
 
-  /** The memory the job next in line after `job` uses: `job` stays first while it uses less. */
-  private secondUsedMb(job: QueuedJob): number {
-    this.queue.remove(job);
-    const second = this.firstInLine();
-    this.queue.add(job);
-    return second ? second.usedMb : Number.POSITIVE_INFINITY;
+  /**
+   * The memory the job second in line uses: the first stays first while it uses less. The second
+   * is the better of the heap top's children; one with nothing to place leaves the line, as it
+   * would on reaching the top.
+   */
+  private secondUsedMb(): number {
+    for (;;) {
+      const next = this.queue.secondToTop();
+      if (next === undefined) return Number.POSITIVE_INFINITY;
+      if (this.hasTaskToPlace(next)) return next.usedMb;
+      this.queue.remove(next);
+    }
   }
 
   /** Applies the next release (the clock moves to it); false when none is left. */
   private release(): boolean {
-    const next = this.releases.pop();
-    if (!next) return false;
-    this.clock = Math.max(this.clock, next.time);
-    const { node, job, kind, memoryMb, slots } = next.value;
+    const releases = this.running.releases;
+    // A running attempt on a node not in the picture gives nothing back.
+    while (this.runningReleased < releases.length && !this.nodesById.has(releases[this.runningReleased]!.nodeId))
+      this.runningReleased++;
+    const running = releases[this.runningReleased];
+    const placed = this.releases.peek();
+    if (running !== undefined && (placed === undefined || Math.max(this.now, running.endMs) <= placed.time)) {
+      this.runningReleased++;
+      this.give(Math.max(this.now, running.endMs), {
+        node: this.nodesById.get(running.nodeId)!,
+        job: this.jobsById.get(running.jobId),
+        kind: running.kind,
+        memoryMb: running.memoryMb,
+        slots: 1,
+      });
+      return true;
+    }
+    if (placed === undefined) return false;
+    this.releases.pop();
+    this.give(placed.time, placed.value);
+    return true;
+  }
+
+  /** `memoryMb` and `slots` of `kind` back to the node (and the job) at `time`. */
+  private give(
+    time: number,
+    r: { node: NodeState; job: QueuedJob | undefined; kind: TaskKind; memoryMb: number; slots: number },
+  ): void {
+    this.clock = Math.max(this.clock, time);
+    const { node, job, kind, memoryMb, slots } = r;
     node.freeMemoryMb += memoryMb;
     node.freeSlots[kind] += slots;
     this.reorder(node);
@@ -356,7 +420,6 @@ export class Timeline {
       job.usedMb -= memoryMb;
       this.queue.update(job);
     }
-    return true;
   }
 
   private reorder(node: NodeState): void {

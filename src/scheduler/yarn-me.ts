@@ -46,7 +46,7 @@ import { BestPlacedPicker, pendingIndex } from './pending-index.js';
 import { NodeHoldings, diskOf, holdingOf, predictedAttemptMs, type Holding } from './holdings.js';
 import { bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
 import { localityOf, visitingOrder, type Room } from './rooms.js';
-import { Timeline, type TimelineJob, type TimelineRelease, type TimelineTasks } from './timeline.js';
+import { Timeline, type TimelineJob, type TimelineTasks } from './timeline.js';
 import type {
   AttemptView,
   ClusterSnapshot,
@@ -413,6 +413,12 @@ function smallestGrantMb(tasks: readonly TaskView[], elastic: boolean, step: num
   return elastic ? known.elastic : known.regular;
 }
 
+/** Step 3's best elastic grant for a task on a node, and whether its job's completion admits it (once asked). */
+interface ElasticChoice {
+  readonly grant: ElasticGrant | null;
+  admitted: boolean | undefined;
+}
+
 /** What a policy grants a task on a node. */
 interface Grant {
   readonly memoryMb: number;
@@ -424,6 +430,20 @@ function meanTaskMs(job: JobView, kind: TaskKind): number | undefined {
   const done = kind === 'map' ? job.mapsCompleted : job.reducesCompleted;
   const ms = kind === 'map' ? job.stats.completedMapMs : job.stats.completedReduceMs;
   return done > 0 ? ms / done : undefined;
+}
+
+/** Each job view's pending tasks as alike groups, when none was launched in the call that read them. */
+const groupsOfView = new WeakMap<JobView, readonly TimelineTasks[]>();
+
+/**
+ * A job's pending tasks as alike groups (alikeGroups): of its view, worked out once per view unless
+ * this call launched some of its tasks (`launchedFrom`).
+ */
+function pendingGroups(job: JobView, launched: ReadonlySet<string>, launchedFrom: boolean): readonly TimelineTasks[] {
+  if (launchedFrom) return alikeGroups(job, launched);
+  let groups = groupsOfView.get(job);
+  if (groups === undefined) groupsOfView.set(job, (groups = alikeGroups(job, launched)));
+  return groups;
 }
 
 /** A job's pending tasks not yet launched, as runs of alike tasks (kind, memory, estimated duration). */
@@ -445,6 +465,8 @@ interface TimelineCache {
   timeline: Timeline | null;
   builtAt: number;
   jobIds: readonly string[];
+  /** The live workers' generation when the kept holdings were last read in end order. */
+  workersGeneration: number;
 }
 
 function sameIds(ids: readonly string[], jobs: readonly JobView[]): boolean {
@@ -499,8 +521,9 @@ class Round {
   }
 
   /**
-   * Step 3's choice for a job's task and a node's free memory, made once per call: alike tasks
-   * of a job meet many nodes with the same free memory.
+   * Step 3's grant for a job's task and a node's free memory, worked out once per call (alike tasks
+   * of a job meet many nodes with the same free memory), and whether its job's estimated completion
+   * admits it, asked at most once and only when needed (`admitted`, undefined until asked).
    */
   elasticChoice(
     job: JobView,
@@ -508,26 +531,30 @@ class Round {
     freeMb: number,
     diskMBps: number,
     choose: () => ElasticGrant | null,
-  ): ElasticGrant | null {
+  ): ElasticChoice {
     const key = `${job.id}\0${task.kind}\0${task.memoryMb}\0${task.idealDurationMs}\0${freeMb}\0${diskMBps}`;
     let choice = this.elasticChoices.get(key);
-    if (choice === undefined) this.elasticChoices.set(key, (choice = choose()));
+    if (choice === undefined) this.elasticChoices.set(key, (choice = { grant: choose(), admitted: undefined }));
     return choice;
   }
 
-  private readonly elasticChoices = new Map<string, ElasticGrant | null>();
+  private readonly elasticChoices = new Map<string, ElasticChoice>();
 
   /** A running attempt as a holding: held from its launch decision, working from its start (Decision.startDelayMs). */
   holdingOf(a: AttemptView): Holding {
     return holdingOf(a, this.worker(a.workerId), this.now, this.kept.ams.launchDelayMs(a.jobId, a.startTime));
   }
 
+  /** Brings the kept holdings up to this call's snapshot (once a call). */
+  private keptHoldingsUpToDate(): void {
+    if (this.holdingsBuilt) return;
+    this.holdingsBuilt = true;
+    this.kept.holdings.update(this.snapshot.jobs);
+  }
+
   /** What runs on a node until when, with this call's launches there (kept between calls: holdings.ts). */
   holdings(nodeId: string): Holding[] {
-    if (!this.holdingsBuilt) {
-      this.holdingsBuilt = true;
-      this.kept.holdings.update(this.snapshot.jobs);
-    }
+    this.keptHoldingsUpToDate();
     let list = this.holdingsByNode.get(nodeId);
     if (!list) {
       list = this.kept.holdings.on(nodeId, this.worker(nodeId), this.now);
@@ -545,20 +572,24 @@ class Round {
     const cache = this.kept.timelines;
     if (cache.timeline && this.now - cache.builtAt < cache.refreshMs && sameIds(cache.jobIds, this.snapshot.jobs))
       return cache.timeline;
-    const running: TimelineRelease[] = [];
-    for (const job of this.snapshot.jobs) {
-      for (const a of job.runningAttempts) {
-        const h = this.holdingOf(a);
-        running.push({ nodeId: a.workerId, jobId: h.jobId, kind: h.kind, memoryMb: h.memoryMb, endMs: h.endMs });
-      }
-    }
+    this.keptHoldingsUpToDate();
+    const generation = this.kept.workers.generation;
+    const running = this.kept.holdings.inReleaseOrder(
+      this.now,
+      (id) => this.worker(id),
+      generation !== cache.workersGeneration,
+    );
+    cache.workersGeneration = generation;
     const launched = new Set(this.launched);
-    const jobs: TimelineJob[] = this.queue.map((job) => ({
-      id: job.id,
-      get tasks() {
-        return alikeGroups(job, launched);
-      },
-    }));
+    const jobs: TimelineJob[] = this.queue.map((job) => {
+      const launchedFrom = this.pendingLaunched.has(job.id);
+      return {
+        id: job.id,
+        get tasks() {
+          return pendingGroups(job, launched, launchedFrom);
+        },
+      };
+    });
     const ams = this.kept.ams;
     const workers = ams.count > 0 ? this.snapshot.workers.map((w) => ams.withoutAms(w)) : this.snapshot.workers;
     cache.timeline = new Timeline(this.now, workers, running, jobs, this.used);
@@ -751,7 +782,13 @@ export class YarnMePolicy implements Policy {
         (jobId) => ams.of(jobId)?.memoryMb ?? 0,
       ),
       workers: new LiveWorkers(),
-      timelines: { refreshMs: options.timelineRefreshMs, timeline: null, builtAt: 0, jobIds: [] },
+      timelines: {
+        refreshMs: options.timelineRefreshMs,
+        timeline: null,
+        builtAt: 0,
+        jobIds: [],
+        workersGeneration: -1,
+      },
       ams,
       phases: new HeartbeatPhases(options.amHeartbeatMs > 0 ? options.amHeartbeatMs : 1000),
       peek: { limits: null, builtAt: 0, jobIds: [] },
@@ -1231,28 +1268,41 @@ export class YarnMePolicy implements Policy {
     return 'none';
   }
 
-  /** Steps 2, 3 and 5: a regular grant, else (YARN-ME) an elastic one, else nothing. */
-  private allocate(round: Round, room: Room, job: JobView, task: TaskView): Grant | null {
+  /**
+   * Steps 2, 3 and 5: a regular grant, else (YARN-ME) an elastic one, else nothing. Backfilling
+   * passes the time by which the task must end (`latestEndMs`): an elastic grant ending later is no
+   * use to it, and its admission is not asked.
+   */
+  private allocate(
+    round: Round,
+    room: Room,
+    job: JobView,
+    task: TaskView,
+    latestEndMs = Number.POSITIVE_INFINITY,
+  ): Grant | null {
     // 2. Regular when the ideal memory is free.
     if (task.memoryMb <= room.memoryMb) return { memoryMb: task.memoryMb, elastic: false };
     if (!this.options.elastic || task.penalty === undefined || task.idealDurationMs === undefined) return null;
     const disk = diskOf(room.worker);
+    // 3. Elastic: the grant of lowest predicted duration, smallest among ties ...
     const choice = round.elasticChoice(job, task, room.memoryMb, disk, () => {
-      // 3. Elastic: the grant of lowest predicted duration, smallest among ties ...
       const minimum = minimumGrantMb(task.memoryMb, task.penalty);
       const best = room.memoryMb < minimum ? null : bestElasticGrant(task, room.memoryMb, minimum, round.step, disk);
-      if (!best) return null;
-      // ... only if it ends within J's estimated completion (never J's straggler).
-      return this.withinJob(round, job, round.now + best.durationMs) ? best : null;
+      // The picture admission is judged on is taken now, whether or not it will be asked (see admissionPicture).
+      if (best) this.admissionPicture(round);
+      return best;
     });
-    if (!choice || task.idealDurationMs === undefined) return null;
-    // 5. Within the node's disk share for elastic tasks.
-    let spilling = elasticDiskMBps(task.memoryMb, task.penalty, task.idealDurationMs, choice.memoryMb, disk);
+    const grant = choice.grant;
+    if (!grant || round.now + grant.durationMs > latestEndMs) return null;
+    // 5. Within the node's disk share for elastic tasks (asked before the costlier step 3 check).
+    let spilling = elasticDiskMBps(task.memoryMb, task.penalty, task.idealDurationMs, grant.memoryMb, disk);
     if (spilling > 0) {
       for (const h of round.holdings(room.worker.id)) spilling += h.diskMBps;
       if (spilling > this.options.diskShare * disk) return null;
     }
-    return { memoryMb: choice.memoryMb, elastic: true };
+    // ... only if it ends within J's estimated completion (never J's straggler).
+    choice.admitted ??= this.withinJob(round, job, round.now + grant.durationMs);
+    return choice.admitted ? { memoryMb: grant.memoryMb, elastic: true } : null;
   }
 
   /**
@@ -1260,15 +1310,25 @@ export class YarnMePolicy implements Policy {
    * or PEEK's limit (a job PEEK saw not complete by its cutoff has none: DSS grants it unchecked).
    */
   private withinJob(round: Round, job: JobView, endMs: number): boolean {
-    if (this.options.admission === 'timeline') return round.timeline().withinJob(job.id, endMs);
-    const limit = round
-      .peekLimits({
-        reservations: this.reservations.entries(),
-        reservedForAm: this.reservedForAm,
-        maxAssign: this.options.maxAssign,
-      })
-      .get(job.id);
+    const picture = this.admissionPicture(round);
+    if (picture instanceof Timeline) return picture.withinJob(job.id, endMs);
+    const limit = picture.get(job.id);
     return limit === undefined || endMs <= limit;
+  }
+
+  /**
+   * The timeline (or PEEK's limits) admission is judged on: built, when out of date, at the first
+   * elastic grant a call works out, from the call's launches so far. That is whether or not the
+   * grant's admission is then asked (backfilling and the disk share may turn it down first), so
+   * the picture, and every answer, is the same as when each grant was asked.
+   */
+  private admissionPicture(round: Round): Timeline | ReadonlyMap<string, number> {
+    if (this.options.admission === 'timeline') return round.timeline();
+    return round.peekLimits({
+      reservations: this.reservations.entries(),
+      reservedForAm: this.reservedForAm,
+      maxAssign: this.options.maxAssign,
+    });
   }
 
   /** The task's predicted duration with `grant` (undefined when it has no estimate). */
@@ -1295,7 +1355,7 @@ export class YarnMePolicy implements Policy {
       const task = round.nextTask(job, room);
       // No grant makes a task shorter than its ideal duration.
       if (!task || (task.idealDurationMs !== undefined && round.now + task.idealDurationMs > startMs)) continue;
-      const grant = this.allocate(round, room, job, task);
+      const grant = this.allocate(round, room, job, task, startMs);
       if (!grant) continue;
       const ms = this.durationOf(room, job, task, grant);
       if (ms === undefined || round.now + ms > startMs) continue;

@@ -19,6 +19,7 @@ import {
   type JobView,
   type PenaltyModel,
   type Policy,
+  type TimelineRelease,
   type WorkerView,
 } from '../../src/scheduler/index.js';
 import { simulate } from '../../src/sim/index.js';
@@ -53,7 +54,37 @@ function walked(snapshot: ClusterSnapshot): Map<string, Holding[]> {
   return byNode;
 }
 
-/** Asserts the kept holdings of every node named in the snapshot (workers and attempts) are the walk's. */
+/**
+ * Every running attempt as the timeline releases it, from a walk of the snapshot: the walk's list
+ * sorted (stably) by end, an end already passed taken as now; and each job's latest end.
+ */
+function walkedReleases(snapshot: ClusterSnapshot): { releases: TimelineRelease[]; latest: Map<string, number> } {
+  const list: TimelineRelease[] = [];
+  for (const [nodeId, holdings] of walked(snapshot)) for (const h of holdings) list.push({ nodeId, ...h });
+  // walked() lists by node; the walk's own order is jobs, then their attempts.
+  const order = snapshot.jobs.flatMap((j) => j.runningAttempts);
+  const listed = order.map((a) => {
+    const i = list.findIndex((r) => r.nodeId === a.workerId && r.jobId === a.jobId && r.memoryMb === a.memoryMb);
+    const [r] = list.splice(i, 1);
+    return r!;
+  });
+  const latest = new Map<string, number>();
+  for (const r of listed) latest.set(r.jobId, Math.max(latest.get(r.jobId) ?? r.endMs, r.endMs));
+  return {
+    releases: listed
+      .map((r) => ({ nodeId: r.nodeId, jobId: r.jobId, kind: r.kind, memoryMb: r.memoryMb, endMs: r.endMs }))
+      .sort((a, b) => a.endMs - b.endMs),
+    latest,
+  };
+}
+
+/** The workers each NodeHoldings was last read with (inReleaseOrder is told when they changed). */
+const lastWorkers = new WeakMap<NodeHoldings, string>();
+
+/**
+ * Asserts the kept holdings of every node named in the snapshot (workers and attempts) are the
+ * walk's, and so are the running attempts in release order.
+ */
 function assertSameAsWalk(kept: NodeHoldings, snapshot: ClusterSnapshot, where: string): void {
   kept.update(snapshot.jobs);
   const expected = walked(snapshot);
@@ -61,6 +92,24 @@ function assertSameAsWalk(kept: NodeHoldings, snapshot: ClusterSnapshot, where: 
   const nodes = new Set([...workers.keys(), ...expected.keys()]);
   for (const node of nodes)
     assert.deepEqual(kept.on(node, workers.get(node), snapshot.now), expected.get(node) ?? [], `${where}, ${node}`);
+  const ids = [...workers.keys()].join(',');
+  const running = kept.inReleaseOrder(snapshot.now, (id) => workers.get(id), lastWorkers.get(kept) !== ids);
+  lastWorkers.set(kept, ids);
+  const reference = walkedReleases(snapshot);
+  const now = snapshot.now;
+  assert.deepEqual(
+    running.releases.map((r) => ({ ...r, endMs: Math.max(now, r.endMs) })),
+    reference.releases,
+    `${where}: release order`,
+  );
+  for (const job of snapshot.jobs) {
+    const latest = running.latestEndMs(job.id);
+    assert.equal(
+      latest === undefined ? undefined : Math.max(now, latest),
+      reference.latest.get(job.id),
+      `${where}: ${job.id}'s latest end`,
+    );
+  }
 }
 
 /** Checks the kept holdings on every event, then lets `inner` decide. */
