@@ -88,7 +88,11 @@ export function bestElasticGrant(
   const idealMs = task.idealDurationMs ?? 0;
   let best: ElasticGrant | null = null;
   const top = Math.min(freeMemoryMb, task.memoryMb - 1);
-  for (let m = Math.ceil(minimumMb / stepMb) * stepMb; m <= top; m += stepMb) {
+  const first = Math.ceil(minimumMb / stepMb) * stepMb;
+  // A step penalty lasts as long at every grant below ideal: the smallest grant is the best.
+  if (task.penalty?.kind === 'step' && first <= top)
+    return { memoryMb: first, durationMs: penalizedMs(task.memoryMb, task.penalty, idealMs, first, workerDiskMBps) };
+  for (let m = first; m <= top; m += stepMb) {
     const durationMs = penalizedMs(task.memoryMb, task.penalty, idealMs, m, workerDiskMBps);
     // Strictly lower only: equal durations keep the smaller grant found first.
     if (best === null || durationMs < best.durationMs) best = { memoryMb: m, durationMs };

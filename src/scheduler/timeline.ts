@@ -21,7 +21,6 @@
  * already in the order they end (RunningReleases, which NodeHoldings keeps between rebuilds): a
  * rebuild reads only as many of them as the placing reaches.
  */
-import { EventHeap } from '../util/index.js';
 import type { TaskKind, WorkerView } from './types.js';
 
 /** A node as the timeline needs it: a worker's size and what is free on it now. */
@@ -159,6 +158,17 @@ interface QueuedJob extends Placed {
   left: number;
 }
 
+/** What placed tasks give back to their node and job when they end. */
+interface PlacedRelease extends Placed {
+  readonly endMs: number;
+  readonly seq: number;
+  readonly node: NodeState;
+  readonly job: QueuedJob;
+  readonly kind: TaskKind;
+  readonly memoryMb: number;
+  readonly slots: number;
+}
+
 /** A node in one kind's heap. */
 interface NodeEntry extends Placed {
   readonly node: NodeState;
@@ -166,8 +176,11 @@ interface NodeEntry extends Placed {
 
 /** More free memory first among nodes with a free slot of `kind`; ties by node order, never by heap shape. */
 function nodeOrder(kind: TaskKind): (a: NodeEntry, b: NodeEntry) => boolean {
-  const key = (n: NodeState) => (n.freeSlots[kind] > 0 ? n.freeMemoryMb : -1);
-  return (a, b) => key(a.node) > key(b.node) || (key(a.node) === key(b.node) && a.node.index < b.node.index);
+  return (a, b) => {
+    const x = a.node.freeSlots[kind] > 0 ? a.node.freeMemoryMb : -1;
+    const y = b.node.freeSlots[kind] > 0 ? b.node.freeMemoryMb : -1;
+    return x > y || (x === y && a.node.index < b.node.index);
+  };
 }
 
 export class Timeline {
@@ -183,14 +196,11 @@ export class Timeline {
     (a, b) => a.usedMb < b.usedMb || (a.usedMb === b.usedMb && a.rank < b.rank),
   );
   private readonly jobsById = new Map<string, QueuedJob>();
-  /** What placed tasks give back, and when. */
-  private readonly releases = new EventHeap<{
-    node: NodeState;
-    job: QueuedJob | undefined;
-    kind: TaskKind;
-    memoryMb: number;
-    slots: number;
-  }>();
+  /** What placed tasks give back, and when (in the order placed among equal times). */
+  private readonly placed = new IndexedHeap<PlacedRelease>(
+    (a, b) => a.endMs < b.endMs || (a.endMs === b.endMs && a.seq < b.seq),
+  );
+  private placedSeq = 0;
   /**
    * What running attempts give back, in order (before placed tasks ending at the same time), and
    * how many of them were given back.
@@ -359,7 +369,16 @@ export class Timeline {
     } while (job.left > 0 && node.freeSlots[g.kind] > 0 && node.freeMemoryMb >= g.memoryMb && job.usedMb < next);
     this.reorder(node);
     const end = this.clock + g.durationMs;
-    this.releases.push(end, { node, job, kind: g.kind, memoryMb: n * g.memoryMb, slots: n });
+    this.placed.add({
+      at: -1,
+      endMs: end,
+      seq: this.placedSeq++,
+      node,
+      job,
+      kind: g.kind,
+      memoryMb: n * g.memoryMb,
+      slots: n,
+    });
     this.extend(job.id, end);
     this.skipUnplaceable(job);
     if (job.group < job.groups!.length) this.queue.update(job);
@@ -384,35 +403,34 @@ export class Timeline {
   /** Applies the next release (the clock moves to it); false when none is left. */
   private release(): boolean {
     const releases = this.running.releases;
-    // A running attempt on a node not in the picture gives nothing back.
-    while (this.runningReleased < releases.length && !this.nodesById.has(releases[this.runningReleased]!.nodeId))
+    const placed = this.placed.top;
+    while (this.runningReleased < releases.length) {
+      const running = releases[this.runningReleased]!;
+      const endMs = Math.max(this.now, running.endMs);
+      if (placed !== undefined && endMs > placed.endMs) break;
       this.runningReleased++;
-    const running = releases[this.runningReleased];
-    const placed = this.releases.peek();
-    if (running !== undefined && (placed === undefined || Math.max(this.now, running.endMs) <= placed.time)) {
-      this.runningReleased++;
-      this.give(Math.max(this.now, running.endMs), {
-        node: this.nodesById.get(running.nodeId)!,
-        job: this.jobsById.get(running.jobId),
-        kind: running.kind,
-        memoryMb: running.memoryMb,
-        slots: 1,
-      });
+      // A running attempt on a node not in the picture gives nothing back.
+      const node = this.nodesById.get(running.nodeId);
+      if (node === undefined) continue;
+      this.give(endMs, node, this.jobsById.get(running.jobId), running.kind, running.memoryMb, 1);
       return true;
     }
     if (placed === undefined) return false;
-    this.releases.pop();
-    this.give(placed.time, placed.value);
+    this.placed.remove(placed);
+    this.give(placed.endMs, placed.node, placed.job, placed.kind, placed.memoryMb, placed.slots);
     return true;
   }
 
   /** `memoryMb` and `slots` of `kind` back to the node (and the job) at `time`. */
   private give(
     time: number,
-    r: { node: NodeState; job: QueuedJob | undefined; kind: TaskKind; memoryMb: number; slots: number },
+    node: NodeState,
+    job: QueuedJob | undefined,
+    kind: TaskKind,
+    memoryMb: number,
+    slots: number,
   ): void {
     this.clock = Math.max(this.clock, time);
-    const { node, job, kind, memoryMb, slots } = r;
     node.freeMemoryMb += memoryMb;
     node.freeSlots[kind] += slots;
     this.reorder(node);

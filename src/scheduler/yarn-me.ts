@@ -374,7 +374,12 @@ interface Kept {
   readonly ams: AppMasters;
   readonly phases: HeartbeatPhases;
   /** The last PEEK look-ahead's limits, and when and for which jobs it ran (admission 'peek'). */
-  readonly peek: { limits: Map<string, number> | null; builtAt: number; jobIds: readonly string[] };
+  readonly peek: {
+    limits: Map<string, number> | null;
+    builtAt: number;
+    jobIds: readonly string[];
+    jobsSeen: readonly JobView[] | null;
+  };
   readonly holdings: NodeHoldings;
 }
 
@@ -465,6 +470,8 @@ interface TimelineCache {
   timeline: Timeline | null;
   builtAt: number;
   jobIds: readonly string[];
+  /** The last snapshot's job list found to have those jobs. */
+  jobsSeen: readonly JobView[] | null;
   /** The live workers' generation when the kept holdings were last read in end order. */
   workersGeneration: number;
 }
@@ -570,8 +577,7 @@ class Round {
    */
   timeline(): Timeline {
     const cache = this.kept.timelines;
-    if (cache.timeline && this.now - cache.builtAt < cache.refreshMs && sameIds(cache.jobIds, this.snapshot.jobs))
-      return cache.timeline;
+    if (cache.timeline && this.now - cache.builtAt < cache.refreshMs && this.sameJobsAs(cache)) return cache.timeline;
     this.keptHoldingsUpToDate();
     const generation = this.kept.workers.generation;
     const running = this.kept.holdings.inReleaseOrder(
@@ -595,7 +601,19 @@ class Round {
     cache.timeline = new Timeline(this.now, workers, running, jobs, this.used);
     cache.builtAt = this.now;
     cache.jobIds = this.snapshot.jobs.map((j) => j.id);
+    cache.jobsSeen = this.snapshot.jobs;
     return cache.timeline;
+  }
+
+  /**
+   * Whether the snapshot has the jobs `cache` was built with (compared once per snapshot: a call
+   * asks for every elastic grant it works out).
+   */
+  private sameJobsAs(cache: { jobIds: readonly string[]; jobsSeen: readonly JobView[] | null }): boolean {
+    if (cache.jobsSeen === this.snapshot.jobs) return true;
+    if (!sameIds(cache.jobIds, this.snapshot.jobs)) return false;
+    cache.jobsSeen = this.snapshot.jobs;
+    return true;
   }
 
   /**
@@ -609,8 +627,7 @@ class Round {
   }): Map<string, number> {
     const cache = this.kept.peek;
     const refreshMs = this.kept.timelines.refreshMs;
-    if (cache.limits && this.now - cache.builtAt < refreshMs && sameIds(cache.jobIds, this.snapshot.jobs))
-      return cache.limits;
+    if (cache.limits && this.now - cache.builtAt < refreshMs && this.sameJobsAs(cache)) return cache.limits;
     cache.limits = peekLimits({
       snapshot: this.snapshot,
       ams: this.kept.ams,
@@ -624,6 +641,7 @@ class Round {
     });
     cache.builtAt = this.now;
     cache.jobIds = this.snapshot.jobs.map((j) => j.id);
+    cache.jobsSeen = this.snapshot.jobs;
     return cache.limits;
   }
 
@@ -711,12 +729,25 @@ class Round {
     requeue(this.queue, job, this.used);
   }
 
+  /** The node's holdings by end, sorted again only when this call launched there since (launches only add). */
+  private holdingsByEnd(nodeId: string): readonly Holding[] {
+    const list = this.holdings(nodeId);
+    let sorted = this.sortedHoldings.get(nodeId);
+    if (sorted === undefined || sorted.length !== list.length) {
+      sorted = [...list].sort((a, b) => a.endMs - b.endMs);
+      this.sortedHoldings.set(nodeId, sorted);
+    }
+    return sorted;
+  }
+
+  private readonly sortedHoldings = new Map<string, readonly Holding[]>();
+
   /** When `task` could start regularly on the room's node, from what runs there now: infinite if never. */
   regularStartMs(room: Room, task: TaskView): number {
     let free = room.memoryMb;
     let slots = task.kind === 'map' ? room.mapSlots : room.reduceSlots;
     if (free >= task.memoryMb && slots > 0) return this.now;
-    const ends = [...this.holdings(room.worker.id)].sort((a, b) => a.endMs - b.endMs);
+    const ends = this.holdingsByEnd(room.worker.id);
     for (const h of ends) {
       free += h.memoryMb;
       if (h.kind === task.kind) slots++;
@@ -787,11 +818,12 @@ export class YarnMePolicy implements Policy {
         timeline: null,
         builtAt: 0,
         jobIds: [],
+        jobsSeen: null,
         workersGeneration: -1,
       },
       ams,
       phases: new HeartbeatPhases(options.amHeartbeatMs > 0 ? options.amHeartbeatMs : 1000),
-      peek: { limits: null, builtAt: 0, jobIds: [] },
+      peek: { limits: null, builtAt: 0, jobIds: [], jobsSeen: null },
       holdings: new NodeHoldings((a) => ams.launchDelayMs(a.jobId, a.startTime)),
     };
     this.consultWhen = options.allocation === 'heartbeat' ? 'at-heartbeats' : 'after-change';
