@@ -184,6 +184,18 @@ export class NodeHoldings {
    */
   private ends: { sorted: KeptAttempt[]; came: KeptAttempt[] } | null = null;
   /**
+   * inReleaseOrder's working lists, kept between reads: allocating three lists of every running
+   * attempt per read was a tenth of yarn-me's time on 3000 nodes in the garbage collector. The
+   * releases alternate between two lists, so the list a read returns stays whole until the read
+   * after next (the timeline built on it is replaced at the next read's rebuild).
+   */
+  private readonly buffers = {
+    stayed: [] as KeptAttempt[],
+    releasesA: [] as TimelineRelease[],
+    releasesB: [] as TimelineRelease[],
+    flip: false,
+  };
+  /**
    * Set when a snapshot was not shaped as the books shape them (an attempt id twice, an attempt
    * that moved to another node or job, a job twice): its lists were built from scratch, and so
    * are the next's.
@@ -234,7 +246,8 @@ export class NodeHoldings {
    * Every running attempt as of the last update, as the timeline releases them (timeline.ts's
    * `RunningReleases`): by predicted end, one already passed taken as `now`, ties in the order of a
    * walk of the snapshot. `workerOf` gives an attempt's live worker; `workersChanged` says who is
-   * live changed since the last read (then every prediction is checked again).
+   * live changed since the last read (then every prediction is checked again). What it returns
+   * holds until the read after next.
    */
   inReleaseOrder(
     now: number,
@@ -247,7 +260,9 @@ export class NodeHoldings {
       workersChanged = true;
     }
     const ends = this.ends;
-    const stayed: KeptAttempt[] = [];
+    // Lists of 48,000 attempts on 3000 nodes, read at every rebuild: their buffers are kept (see `buffers`).
+    const stayed = this.buffers.stayed;
+    let kept = 0;
     const came = ends.came;
     ends.came = [];
     // Every job that ran an attempt since the last read has its latest end worked out again below.
@@ -256,7 +271,7 @@ export class NodeHoldings {
     for (const h of ends.sorted) {
       if (h.gone) continue;
       if (workersChanged || h.from !== h.job.views[h.place]) this.refresh(h, workerOf(h.nodeId));
-      if (h.release === h.orderedBy) stayed.push(h);
+      if (h.release === h.orderedBy) stayed[kept++] = h;
       else came.push(h);
     }
     // Those new or whose prediction changed; those without an estimate end as the clock says.
@@ -272,14 +287,36 @@ export class NodeHoldings {
         ends.came.push(h);
       }
     }
-    ends.sorted = mergeSorted(stayed, placed.sort(endsBefore), endsBefore);
-    for (const h of ends.sorted) h.job.latestEndMs = Math.max(h.job.latestEndMs, h.orderedBy!.endMs);
+    // One pass merges the two, lists the releases and works out each job's latest end.
+    placed.sort(endsBefore);
+    const sorted = ends.sorted;
+    this.buffers.flip = !this.buffers.flip;
+    const releases = this.buffers.flip ? this.buffers.releasesA : this.buffers.releasesB;
+    let n = 0;
+    const take = (h: KeptAttempt) => {
+      sorted[n] = h;
+      releases[n++] = h.orderedBy!;
+      if (h.orderedBy!.endMs > h.job.latestEndMs) h.job.latestEndMs = h.orderedBy!.endMs;
+    };
+    let i = 0;
+    let j = 0;
+    while (i < kept && j < placed.length) take(endsBefore(placed[j]!, stayed[i]!) < 0 ? placed[j++]! : stayed[i++]!);
+    while (i < kept) take(stayed[i++]!);
+    while (j < placed.length) take(placed[j++]!);
+    sorted.length = n;
+    releases.length = n;
+    // The buffer keeps no attempt alive past its read.
+    stayed.fill(undefined as unknown as KeptAttempt, 0, kept);
     for (const c of clocked) c.h.job.latestEndMs = Math.max(c.h.job.latestEndMs, c.endMs);
-    const latestEndMs = this.odd ? latestById([...ends.sorted, ...clocked.map((c) => c.h)]) : this.latestOfKept;
+    const latestEndMs = this.odd ? latestById([...sorted, ...clocked.map((c) => c.h)]) : this.latestOfKept;
     // Ends already passed come out at `now` in walk order, and so do the clocked ones among the rest.
-    let passed = 0;
-    while (passed < ends.sorted.length && ends.sorted[passed]!.orderedBy!.endMs <= now) passed++;
-    if (passed === 0 && clocked.length === 0) return { releases: ends.sorted.map((h) => h.orderedBy!), latestEndMs };
+    if (clocked.length === 0 && (releases.length === 0 || releases[0]!.endMs > now)) return { releases, latestEndMs };
+    if (clocked.length === 0) {
+      let passed = 0;
+      while (passed < sorted.length && sorted[passed]!.orderedBy!.endMs <= now) passed++;
+      const due = sorted.slice(0, passed).sort(walkOrder);
+      return { releases: [...due.map((h) => h.orderedBy!), ...releases.slice(passed)], latestEndMs };
+    }
     const all = [
       ...ends.sorted.map((h) => ({ h, endMs: Math.max(now, h.orderedBy!.endMs), release: h.orderedBy! })),
       ...clocked.map(({ h, endMs }) => ({ h, endMs, release: release(h.job.views[h.place]!, h.nodeId, endMs) })),
@@ -434,18 +471,6 @@ export class NodeHoldings {
     if (i >= 0) list.splice(i, 1);
     if (list.length === 0) this.byNode.delete(h.nodeId);
   }
-}
-
-/** Merges two lists sorted by `order` (ties: `a`'s first). */
-function mergeSorted<T>(a: readonly T[], b: readonly T[], order: (x: T, y: T) => number): T[] {
-  if (b.length === 0) return a as T[];
-  const out: T[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) out.push(order(b[j]!, a[i]!) < 0 ? b[j++]! : a[i++]!);
-  while (i < a.length) out.push(a[i++]!);
-  while (j < b.length) out.push(b[j++]!);
-  return out;
 }
 
 /** A running attempt's release ending at `endMs`. */

@@ -104,6 +104,8 @@ describe('the elastic grant: lowest predicted duration, smallest among ties', ()
       idealDurationMs: 10_000,
     };
     assert.deepEqual(bestElasticGrant(step, 2000, 250, 100, 100), { memoryMb: 300, durationMs: 15_000 });
+    assert.deepEqual(bestElasticGrant(step, 300, 250, 100, 100), { memoryMb: 300, durationMs: 15_000 });
+    assert.equal(bestElasticGrant(step, 299, 250, 100, 100), null, 'the minimum rounded up does not fit');
   });
 
   test('nothing when even the minimum does not fit', () => {
