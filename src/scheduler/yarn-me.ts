@@ -418,9 +418,31 @@ function smallestGrantMb(tasks: readonly TaskView[], elastic: boolean, step: num
   return elastic ? known.elastic : known.regular;
 }
 
+/** The job and what of its task an elastic grant depends on (kind, ideal memory, duration), once per task view. */
+const choiceKeys = new WeakMap<TaskView, string>();
+
+function choiceKeyOf(job: JobView, task: TaskView): string {
+  let key = choiceKeys.get(task);
+  if (key === undefined)
+    choiceKeys.set(task, (key = `${job.id}\0${task.kind}\0${task.memoryMb}\0${task.idealDurationMs}`));
+  return key;
+}
+
+/** A task's regular grant (its ideal memory), made once per task view. */
+const regularGrants = new WeakMap<TaskView, Grant>();
+
+function regularGrantOf(task: TaskView): Grant {
+  let grant = regularGrants.get(task);
+  if (grant === undefined) regularGrants.set(task, (grant = { memoryMb: task.memoryMb, elastic: false }));
+  return grant;
+}
+
 /** Step 3's best elastic grant for a task on a node, and whether its job's completion admits it (once asked). */
 interface ElasticChoice {
+  readonly diskMBps: number;
   readonly grant: ElasticGrant | null;
+  /** The grant as a policy's grant. */
+  readonly asElastic: Grant | null;
   admitted: boolean | undefined;
 }
 
@@ -528,24 +550,42 @@ class Round {
   }
 
   /**
-   * Step 3's grant for a job's task and a node's free memory, worked out once per call (alike tasks
-   * of a job meet many nodes with the same free memory), and whether its job's estimated completion
-   * admits it, asked at most once and only when needed (`admitted`, undefined until asked).
+   * Step 3's grant for a job's task and a node's free memory, as worked out earlier in this call
+   * (alike tasks of a job meet many nodes with the same free memory), and whether its job's
+   * estimated completion admits it (`admitted`, undefined until asked); undefined the first time.
    */
-  elasticChoice(
+  elasticChoice(job: JobView, task: TaskView, freeMb: number, diskMBps: number): ElasticChoice | undefined {
+    // Not keyed by one string made per ask: the asks run to millions on 3000 nodes.
+    const onDisk = this.elasticChoices.get(choiceKeyOf(job, task))?.get(freeMb);
+    if (onDisk !== undefined) for (const c of onDisk) if (c.diskMBps === diskMBps) return c;
+    return undefined;
+  }
+
+  /** Keeps step 3's grant for the job's task and free memory (elasticChoice); the choice kept. */
+  keepElasticChoice(
     job: JobView,
     task: TaskView,
     freeMb: number,
     diskMBps: number,
-    choose: () => ElasticGrant | null,
+    grant: ElasticGrant | null,
   ): ElasticChoice {
-    const key = `${job.id}\0${task.kind}\0${task.memoryMb}\0${task.idealDurationMs}\0${freeMb}\0${diskMBps}`;
-    let choice = this.elasticChoices.get(key);
-    if (choice === undefined) this.elasticChoices.set(key, (choice = { grant: choose(), admitted: undefined }));
+    const key = choiceKeyOf(job, task);
+    let byFree = this.elasticChoices.get(key);
+    if (byFree === undefined) this.elasticChoices.set(key, (byFree = new Map()));
+    let onDisk = byFree.get(freeMb);
+    if (onDisk === undefined) byFree.set(freeMb, (onDisk = []));
+    const choice = {
+      diskMBps,
+      grant,
+      asElastic: grant && { memoryMb: grant.memoryMb, elastic: true },
+      admitted: undefined,
+    };
+    onDisk.push(choice);
     return choice;
   }
 
-  private readonly elasticChoices = new Map<string, ElasticChoice>();
+  /** Job and task shape (choiceKeyOf), free memory, disk rate: the choice. */
+  private readonly elasticChoices = new Map<string, Map<number, ElasticChoice[]>>();
 
   /** A running attempt as a holding: held from its launch decision, working from its start (Decision.startDelayMs). */
   holdingOf(a: AttemptView): Holding {
@@ -1313,17 +1353,18 @@ export class YarnMePolicy implements Policy {
     latestEndMs = Number.POSITIVE_INFINITY,
   ): Grant | null {
     // 2. Regular when the ideal memory is free.
-    if (task.memoryMb <= room.memoryMb) return { memoryMb: task.memoryMb, elastic: false };
+    if (task.memoryMb <= room.memoryMb) return regularGrantOf(task);
     if (!this.options.elastic || task.penalty === undefined || task.idealDurationMs === undefined) return null;
     const disk = diskOf(room.worker);
     // 3. Elastic: the grant of lowest predicted duration, smallest among ties ...
-    const choice = round.elasticChoice(job, task, room.memoryMb, disk, () => {
+    let choice = round.elasticChoice(job, task, room.memoryMb, disk);
+    if (choice === undefined) {
       const minimum = minimumGrantMb(task.memoryMb, task.penalty);
       const best = room.memoryMb < minimum ? null : bestElasticGrant(task, room.memoryMb, minimum, round.step, disk);
       // The picture admission is judged on is taken now, whether or not it will be asked (see admissionPicture).
       if (best) this.admissionPicture(round);
-      return best;
-    });
+      choice = round.keepElasticChoice(job, task, room.memoryMb, disk, best);
+    }
     const grant = choice.grant;
     if (!grant || round.now + grant.durationMs > latestEndMs) return null;
     // 5. Within the node's disk share for elastic tasks (asked before the costlier step 3 check).
@@ -1334,7 +1375,7 @@ export class YarnMePolicy implements Policy {
     }
     // ... only if it ends within J's estimated completion (never J's straggler).
     choice.admitted ??= this.withinJob(round, job, round.now + grant.durationMs);
-    return choice.admitted ? { memoryMb: grant.memoryMb, elastic: true } : null;
+    return choice.admitted ? choice.asElastic : null;
   }
 
   /**
