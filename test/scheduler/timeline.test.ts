@@ -1,7 +1,7 @@
 /** YARN-ME's timeline generator against hand-computed schedules. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Timeline, type TimelineJob, type TimelineNode } from '../../src/scheduler/index.js';
+import { Timeline, runningInOrder, type TimelineJob, type TimelineNode } from '../../src/scheduler/index.js';
 
 function node(id: string, memoryMb: number, freeMemoryMb = memoryMb, over: Partial<TimelineNode> = {}): TimelineNode {
   return { id, memoryMb, mapSlots: 4, reduceSlots: 0, freeMemoryMb, freeMapSlots: 4, freeReduceSlots: 0, ...over };
@@ -50,6 +50,31 @@ describe('timeline generator', () => {
     );
     assert.equal(busyY.completionOf('x'), 18_000);
     assert.equal(busyY.completionOf('y'), 15_000);
+  });
+
+  test('running attempts in the order they end: ties keep the given order; one on a node not in the picture frees nothing', () => {
+    const running = [
+      { nodeId: 'n1', jobId: 'late', kind: 'map' as const, memoryMb: 2000, endMs: 9_000 },
+      { nodeId: 'gone', jobId: 'lost', kind: 'map' as const, memoryMb: 4000, endMs: 2_000 },
+      { nodeId: 'n1', jobId: 'b', kind: 'map' as const, memoryMb: 1000, endMs: 4_000 },
+      { nodeId: 'n1', jobId: 'c', kind: 'map' as const, memoryMb: 1000, endMs: 4_000 },
+      { nodeId: 'n1', jobId: 'old', kind: 'map' as const, memoryMb: 500, endMs: 500 },
+    ];
+    const inOrder = runningInOrder(1_000, running);
+    assert.deepEqual(
+      inOrder.releases.map((r) => r.jobId),
+      ['old', 'lost', 'b', 'c', 'late'],
+    );
+    assert.equal(inOrder.latestEndMs('late'), 9_000);
+    assert.equal(inOrder.latestEndMs('a'), undefined);
+    // n1: 4500 MB, all held: 500 back at 1 s (old, overdue), 2000 at 4 s (b, c), 2000 at 9 s. The lost
+    // attempt's 4000 MB never come back here: a's 2500 MB task starts at 4 s and ends at 14 s.
+    for (const given of [running, inOrder]) {
+      const t = new Timeline(1_000, [node('n1', 4500, 0)], given, [job('a', 1, 2500, 10_000)]);
+      assert.equal(t.completionOf('a'), 14_000);
+      assert.equal(t.completionOf('lost'), 2_000, "its job's end still counts");
+      assert.equal(t.completionOf('old'), 1_000, 'an overdue end is now');
+    }
   });
 
   test('slots limit as memory does; times start at now and an overdue attempt is due now', () => {
