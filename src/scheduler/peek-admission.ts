@@ -96,6 +96,11 @@ export interface PeekView {
   readonly endOf: (a: AttemptView) => number;
   /** Containers per node heartbeat at most; 0: all that fit. */
   readonly maxAssign: number;
+  /**
+   * Containers that ended and whose nodes have not reported it, still counted in their jobs' usedMb
+   * (usageAtReports): the look-ahead drops them at each node's next heartbeat, as DSS's copy of its state.
+   */
+  readonly unreported?: Iterable<{ readonly nodeId: string; readonly jobId: string; readonly memoryMb: number }>;
 }
 
 /** Each job's elastic time limit from a PEEK look-ahead; a job absent has none. */
@@ -121,6 +126,7 @@ export function peekLimits(view: PeekView): Map<string, number> {
     const am = ams.of(job.id);
     if (am) running.push({ nodeId: am.nodeId, jobId: job.id, memoryMb: am.memoryMb, cores: am.cores, endMs: Infinity });
   }
+  for (const c of view.unreported ?? []) running.push({ ...c, cores: 1, endMs: now });
   // A reservation held for an AM placed since on another node is released at that node's next
   // heartbeat, and one of a job whose AM does not run yet (yarn-me.ts, DSS alike): the look-ahead
   // starts without them.

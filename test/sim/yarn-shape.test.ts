@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { runSimCommand, simPolicyOptions } from '../../src/experiments/index.js';
-import { createPolicy, type PolicyOptions } from '../../src/scheduler/index.js';
+import { createPolicy, parseYarnOptions, type PolicyOptions } from '../../src/scheduler/index.js';
 import { simulate, type SimulationResult } from '../../src/sim/index.js';
 import { uniformCluster, type JobSpec, type Workload } from '../../src/workloads/index.js';
 
@@ -120,6 +120,47 @@ describe('allocation at node heartbeats', () => {
     assert.equal(decision.timeMs, 1000);
     assert.deepEqual(decision.decision, { ...decision.decision, startDelayMs: 2000 });
     assert.equal(finishOf(r, 'j'), 13_000);
+  });
+});
+
+describe("a job's usage drops when the node reports the end (usageAtReports)", () => {
+  // Two nodes with room for everything (no reservations), heartbeats every 1,000 ms: n1 at 0, 1000,
+  // ..., n2 at 500, 1500, ...; no AMs (launches at once), one container per heartbeat. a arrives at
+  // 400 ms: its first task (5,000 MB, 10.3 s) goes to n2 at 500 and ends at 10,800; its others and
+  // b's (arrived at 401) are 1,000 MB x 1,000 s. The queue puts the job using less first, a on ties.
+  //   1000-3000: b (usage 1,000 to 5,000 against a's 5,000); then a and b take turns, the tie going
+  //   to a: a at 3500, 4500, ..., 10,500 (a 13,000 MB), b at 4000, ..., 10,000 (b 12,000).
+  //   10,800: a's first task ends on n2, whose next heartbeat is at 11,500.
+  //   11,000 (n1): usage counted when the container ends: a 8,000 < b 12,000, a's task. Counted when
+  //   n2 reports it: a still 13,000 > b 12,000, b's task.
+  const nodes = { workers: 2, slots: 100, memoryMb: 1_000_000 };
+  const a: JobSpec = {
+    ...job('a', 400, 20, 1000, 1_000_000),
+    maps: [
+      { workMs: 10_300, memoryMb: 5000, replicas: [] },
+      ...Array.from({ length: 19 }, () => ({ workMs: 1_000_000, memoryMb: 1000, replicas: [] })),
+    ],
+  };
+  const b = job('b', 401, 20, 1000, 1_000_000);
+  const jobAt = (r: SimulationResult, ms: number): string[] =>
+    r.run.attempts.filter((x) => x.startMs === ms).map((x) => x.jobId);
+
+  test('the container at 11,000 goes to b, whose fair share is now the lesser', () => {
+    const r = run([a, b], nodes, { compat: 'dss', amMb: 0, usageAtReports: true });
+    assert.deepEqual(jobAt(r, 10_500), ['a']);
+    assert.deepEqual(jobAt(r, 11_000), ['b']);
+    assert.deepEqual(jobAt(r, 11_500), ['a']);
+  });
+
+  test('without it (the default, compat dss too): to a, whose usage dropped when its task ended', () => {
+    const r = run([a, b], nodes, { compat: 'dss', amMb: 0 });
+    assert.deepEqual(jobAt(r, 11_000), ['a']);
+  });
+
+  test('it is off unless asked for, compat dss included', () => {
+    assert.equal(parseYarnOptions({}).usageAtReports, false);
+    assert.equal(parseYarnOptions({ compat: 'dss' }).usageAtReports, false);
+    assert.equal(parseYarnOptions({ compat: 'dss', usageAtReports: true }).usageAtReports, true);
   });
 });
 
