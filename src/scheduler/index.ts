@@ -61,7 +61,6 @@ export {
   type PeekNode,
   type PeekTasks,
 } from './peek.js';
-export { peekOutOfDate } from './peek-admission.js';
 export { NodeHoldings, holdingOf, type Holding } from './holdings.js';
 export {
   Timeline,

@@ -52,18 +52,6 @@ export class HeartbeatPhases {
   }
 }
 
-/**
- * Whether PEEK limits built at `builtAtMs` are out of date at `nowMs`. DSS runs PEEK at fixed ticks,
- * every node heartbeat period from the simulation's start (events/yarn/elastic/peek.py,
- * YarnPeekSimulationEvent), and its limits hold until the next tick: limits are out of date once a
- * multiple of `periodMs` has passed since they were built, not `periodMs` after (a look-ahead built
- * at 462.9 s is redone at 463 s, as DSS's). A period of 0 or less: out of date at every call.
- */
-export function peekOutOfDate(builtAtMs: number, nowMs: number, periodMs: number): boolean {
-  if (!(periodMs > 0)) return true;
-  return Math.floor(nowMs / periodMs) !== Math.floor(builtAtMs / periodMs);
-}
-
 /** DSS's initial bump `ib` of a task's penalty model (its `step:F` is F); 1 for models without one. */
 function initialBumpOf(penalty: PenaltyModel | undefined): number {
   return penalty?.kind === 'step' ? penalty.factor : 1;

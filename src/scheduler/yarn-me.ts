@@ -43,7 +43,7 @@ import { AppMasters, amSlotKinds } from './app-masters.js';
 import { UnreportedEnds } from './unreported-ends.js';
 import { minimumGrantMb, memoryStepOf } from './memory.js';
 import { LazyHeartbeats } from './lazy-heartbeats.js';
-import { HeartbeatPhases, peekLimits, peekOutOfDate } from './peek-admission.js';
+import { HeartbeatPhases, peekLimits } from './peek-admission.js';
 import { BestPlacedPicker, pendingIndex } from './pending-index.js';
 import { NodeHoldings, diskOf, holdingOf, predictedAttemptMs, type Holding } from './holdings.js';
 import { bestElasticGrant, elasticDiskMBps, penalizedMs, type ElasticGrant } from './penalty.js';
@@ -679,8 +679,7 @@ class Round {
 
   /**
    * The PEEK look-ahead's elastic time limits (peek-admission.ts): run again when jobs arrived or
-   * left, and otherwise at the first ask after each tick k x `refreshMs` (peekOutOfDate), as DSS
-   * re-runs PEEK on arrivals and at each node heartbeat period's tick.
+   * left, and at most every `refreshMs` otherwise, as DSS re-runs PEEK on arrivals and every heartbeat.
    */
   peekLimits(policy: {
     reservations: ReadonlyArray<readonly [string, string]>;
@@ -689,8 +688,7 @@ class Round {
   }): Map<string, number> {
     const cache = this.kept.peek;
     const refreshMs = this.kept.timelines.refreshMs;
-    if (cache.limits && !peekOutOfDate(cache.builtAt, this.now, refreshMs) && this.sameJobsAs(cache))
-      return cache.limits;
+    if (cache.limits && this.now - cache.builtAt < refreshMs && this.sameJobsAs(cache)) return cache.limits;
     cache.limits = peekLimits({
       snapshot: this.snapshot,
       ams: this.kept.ams,

@@ -15,7 +15,6 @@ import {
   type PeekTasks,
   peekCompletions,
   peekCutoffMs,
-  peekOutOfDate,
 } from '../../src/scheduler/index.js';
 
 const BASE = {
@@ -160,25 +159,6 @@ describe('peekCompletions: hand-computed', () => {
       reservations: new Map([['n1', 'd']]),
     };
     assert.deepEqual(peekCompletions(input), new Map([['e', 16_000]]));
-  });
-});
-
-describe('peekOutOfDate: DSS re-runs PEEK at ticks k x period from the start', () => {
-  test('limits built within a second hold until the next whole second, not a period after they were built', () => {
-    // DSS's T200_M10_D500 run: PEEK at 462 s gave job_42 a limit, the one at 463 s none, and the
-    // asks at 463.13 s were judged by the 463 s one. Built at 462.05 s, limits are redone at 463 s.
-    assert.equal(peekOutOfDate(462_050, 462_900, 1000), false);
-    assert.equal(peekOutOfDate(462_050, 462_999, 1000), false);
-    assert.equal(peekOutOfDate(462_050, 463_000, 1000), true);
-    assert.equal(peekOutOfDate(462_900, 463_130, 1000), true);
-    assert.equal(peekOutOfDate(462_000, 462_000, 1000), false);
-    assert.equal(peekOutOfDate(462_999, 464_500, 1000), true);
-  });
-
-  test('another period; a period of 0 redoes them at every call', () => {
-    assert.equal(peekOutOfDate(2_900, 3_100, 3000), true);
-    assert.equal(peekOutOfDate(3_100, 5_999, 3000), false);
-    assert.equal(peekOutOfDate(3_100, 3_100, 0), true);
   });
 });
 
