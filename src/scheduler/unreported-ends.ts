@@ -1,9 +1,9 @@
 /**
- * Containers that ended but whose node has not reported it yet (`usageAtReports`, part of
- * `compat: 'dss'`). In YARN the ResourceManager learns that a container finished from its node's
- * next heartbeat, and DSS, the YARN-ME paper's simulator, models that: the node's memory is free when
- * the container ends (DSS events/yarn/yarn.py, YarnNodeContainerFinishEvent), but the job's usage,
- * which orders the fair queue, drops only when the node heartbeats next and reports it
+ * Containers that ended but whose node has not reported it yet (the option `usageAtReports`; not
+ * yet part of `compat: 'dss'`, see yarn-me.ts). In YARN the ResourceManager learns that a container
+ * finished from its node's next heartbeat, and DSS, the YARN-ME paper's simulator, models that: the
+ * node's memory is free when the container ends (DSS events/yarn/yarn.py, YarnNodeContainerFinishEvent),
+ * but the job's usage, which orders the fair queue, drops only when the node heartbeats next and reports it
  * (YarnNodeHeartbeatEvent.handle, then handle_container_finished). Until then the job still counts
  * the container's memory, and a job whose many containers ended at once keeps its place behind the
  * others for up to a heartbeat interval, node by node, as the nodes report.
