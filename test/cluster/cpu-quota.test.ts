@@ -34,7 +34,9 @@ function parentOf(pid: number): number {
 /** `parentOf`, or undefined for a process that ended meanwhile. */
 function parentIfAlive(pid: number): number | undefined {
   try {
-    return parentOf(pid);
+    const parent = parentOf(pid);
+    // A process caught while it exits reads as a child of no one (ppid 0): it is gone, not adopted.
+    return parent === 0 ? undefined : parent;
   } catch {
     return undefined;
   }
