@@ -42,6 +42,7 @@
  * are told apart only as for an AM or for a task (DSS also tells maps from reduces).
  */
 import { MinimrError } from '../errors.js';
+import { EventHeap } from '../util/index.js';
 
 export interface PeekNode {
   readonly id: string;
@@ -151,69 +152,13 @@ const AM_RELEASE = 1;
 const AM_LAUNCH = 2;
 const NODE_HEARTBEAT = 3;
 
+/** What a look-ahead event does: its kind, node and job indexes, and the memory and cores it gives back. */
 interface PeekEvent {
-  readonly time: number;
-  /** 0 for ends and AM launches, 1 + node index for a node heartbeat: the order at one instant */
-  readonly rank: number;
-  readonly seq: number;
   readonly kind: number;
   readonly node: number;
   readonly job: number;
   readonly memoryMb: number;
   readonly cores: number;
-}
-
-/**
- * A min-heap on (time, rank, seq): EventHeap orders equal times by insertion only. (Events in
- * typed-array slots instead of objects measured no faster.)
- */
-class RankedHeap {
-  private readonly items: PeekEvent[] = [];
-  private seq = 0;
-
-  push(time: number, rank: number, kind: number, node: number, job: number, memoryMb = 0, cores = 0): void {
-    const event: PeekEvent = { time, rank, seq: this.seq++, kind, node, job, memoryMb, cores };
-    const items = this.items;
-    let i = items.length;
-    items.push(event);
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const p = items[parent]!;
-      if (!before(event, p)) break;
-      items[i] = p;
-      i = parent;
-    }
-    items[i] = event;
-  }
-
-  pop(): PeekEvent | undefined {
-    const items = this.items;
-    const top = items[0];
-    if (top === undefined) return undefined;
-    const last = items.pop()!;
-    const n = items.length;
-    if (n > 0) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        const c = r < n && before(items[r]!, items[l]!) ? r : l;
-        const child = items[c]!;
-        if (!before(child, last)) break;
-        items[i] = child;
-        i = c;
-      }
-      items[i] = last;
-    }
-    return top;
-  }
-}
-
-function before(a: PeekEvent, b: PeekEvent): boolean {
-  if (a.time !== b.time) return a.time < b.time;
-  if (a.rank !== b.rank) return a.rank < b.rank;
-  return a.seq < b.seq;
 }
 
 const AM_NOT_ALLOCATED = 0;
@@ -266,7 +211,10 @@ export function peekCompletions(input: PeekInput): Map<string, number> {
   /** unreserved nodes asleep because no queued job could be given a container */
   let idleNodes: number[] = [];
 
-  const heap = new RankedHeap();
+  // Ranked: at one instant ends and AM launches (rank 0) come before node heartbeats (1 + node index).
+  const heap = new EventHeap<PeekEvent>();
+  const enqueue = (time: number, rank: number, kind: number, node: number, job: number, memoryMb = 0, cores = 0) =>
+    heap.push(time, { kind, node, job, memoryMb, cores }, rank);
 
   // The queue: jobs with a container to ask for, sorted as DSS's queue_down_job/queue_up_job keep it.
   const queued = new Array<boolean>(jobCount).fill(false);
@@ -312,7 +260,7 @@ export function peekCompletions(input: PeekInput): Map<string, number> {
     if (at === time && 1 + n <= rank) at += heartbeatMs;
     if (at >= cutoffMs) return;
     heartbeatQueued[n] = true;
-    heap.push(at, 1 + n, NODE_HEARTBEAT, n, -1);
+    enqueue(at, 1 + n, NODE_HEARTBEAT, n, -1);
   };
 
   /** the AM heartbeat at which job j's AM is released, once all its tasks are allocated */
@@ -329,7 +277,7 @@ export function peekCompletions(input: PeekInput): Map<string, number> {
     const releaseAt = amReleaseTime(j);
     if (releaseAt + amHeartbeatMs < cutoffMs) result.set(jobs[j]!.id, releaseAt);
     if (releaseAt < cutoffMs && amNode[j]! >= 0) {
-      heap.push(releaseAt, 0, AM_RELEASE, amNode[j]!, j, amHeldMb[j]!, amHeldCores[j]!);
+      enqueue(releaseAt, 0, AM_RELEASE, amNode[j]!, j, amHeldMb[j]!, amHeldCores[j]!);
     }
   };
 
@@ -358,7 +306,7 @@ export function peekCompletions(input: PeekInput): Map<string, number> {
       amHeldCores[j] = c.cores;
       continue;
     }
-    if (c.endMs < cutoffMs) heap.push(c.endMs, 0, TASK_END, n, j, c.memoryMb, c.cores);
+    if (c.endMs < cutoffMs) enqueue(c.endMs, 0, TASK_END, n, j, c.memoryMb, c.cores);
     if (j >= 0) {
       const seen = pointAtOrAfter(phase[n]!, heartbeatMs, c.endMs);
       if (seen > lastSeenEnd[j]!) lastSeenEnd[j] = seen;
@@ -368,7 +316,7 @@ export function peekCompletions(input: PeekInput): Map<string, number> {
     const am = jobs[j]!.am;
     if (am === null) continue;
     if (amNode[j]! < 0) amNode[j] = nodeIndex.get(am.nodeId) ?? -1;
-    if (amState[j] === AM_ALLOCATED) heap.push(amRunsFrom[j]!, 0, AM_LAUNCH, -1, j);
+    if (amState[j] === AM_ALLOCATED) enqueue(amRunsFrom[j]!, 0, AM_LAUNCH, -1, j);
     else if (!queued[j]) scheduleAmRelease(j);
   }
   for (const [nodeId, jobId] of input.reservations) {
@@ -451,14 +399,14 @@ export function peekCompletions(input: PeekInput): Map<string, number> {
       amNode[j] = n;
       amHeldMb[j] = mb;
       amHeldCores[j] = cores;
-      if (poll < cutoffMs) heap.push(poll, 0, AM_LAUNCH, -1, j);
+      if (poll < cutoffMs) enqueue(poll, 0, AM_LAUNCH, -1, j);
       askChanged = true;
     } else {
       const tasks = jobs[j]!.tasks;
       const run = tasks[runIndex[j]!]!;
       const pickedUp = pointAfter(amRunsFrom[j]!, amHeartbeatMs, time);
       const endAt = pickedUp + amHeartbeatMs + run.durationMs;
-      if (endAt < cutoffMs) heap.push(endAt, 0, TASK_END, n, j, mb, cores);
+      if (endAt < cutoffMs) enqueue(endAt, 0, TASK_END, n, j, mb, cores);
       const seen = pointAtOrAfter(phase[n]!, heartbeatMs, endAt);
       if (seen > lastSeenEnd[j]!) lastSeenEnd[j] = seen;
       runLeft[j]!--;
@@ -529,14 +477,15 @@ export function peekCompletions(input: PeekInput): Map<string, number> {
   };
 
   for (let event = heap.pop(); event !== undefined; event = heap.pop()) {
-    const { time, rank, kind, node: n, job: j } = event;
+    const { time, rank } = event;
+    const { kind, node: n, job: j } = event.value;
     if (time >= cutoffMs) break;
     switch (kind) {
       case TASK_END:
       case AM_RELEASE: {
-        const memoryMb = event.memoryMb;
+        const memoryMb = event.value.memoryMb;
         freeMb[n]! += memoryMb;
-        freeCores[n]! += event.cores;
+        freeCores[n]! += event.value.cores;
         if (kind === TASK_END && j >= 0) pendingDrops[n]!.push(j, memoryMb);
         ensureHeartbeat(n, time, rank);
         break;

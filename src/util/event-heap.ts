@@ -1,12 +1,20 @@
 /**
- * A binary min-heap of events keyed by (time, sequence number). The sequence number is assigned at
- * insertion, so events at the same time come out in the order they were pushed: the simulation's
- * order never depends on how the heap happens to arrange equal keys.
+ * A binary min-heap of events keyed by (time, rank, sequence number). The sequence number is
+ * assigned at insertion, so events at the same time and rank come out in the order they were pushed:
+ * the simulation's order never depends on how the heap happens to arrange equal keys. The rank
+ * (0 unless given) orders events of one instant by something other than when they were pushed.
  */
 export interface HeapEntry<T> {
   readonly time: number;
+  readonly rank: number;
   readonly seq: number;
   readonly value: T;
+}
+
+function before<T>(a: HeapEntry<T>, b: HeapEntry<T>): boolean {
+  if (a.time !== b.time) return a.time < b.time;
+  if (a.rank !== b.rank) return a.rank < b.rank;
+  return a.seq < b.seq;
 }
 
 export class EventHeap<T> {
@@ -17,16 +25,16 @@ export class EventHeap<T> {
     return this.items.length;
   }
 
-  push(time: number, value: T): HeapEntry<T> {
+  push(time: number, value: T, rank = 0): HeapEntry<T> {
     if (!Number.isFinite(time)) throw new RangeError(`event time must be finite, got ${time}`);
-    const entry: HeapEntry<T> = { time, seq: this.nextSeq++, value };
+    const entry: HeapEntry<T> = { time, rank, seq: this.nextSeq++, value };
     const items = this.items;
     let i = items.length;
     items.push(entry);
     while (i > 0) {
       const parent = (i - 1) >> 1;
       const p = items[parent]!;
-      if (p.time < time || (p.time === time && p.seq < entry.seq)) break;
+      if (before(p, entry)) break;
       items[i] = p;
       i = parent;
     }
@@ -50,14 +58,9 @@ export class EventHeap<T> {
         const l = 2 * i + 1;
         if (l >= n) break;
         const r = l + 1;
-        let c = l;
-        if (r < n) {
-          const a = items[l]!;
-          const b = items[r]!;
-          if (b.time < a.time || (b.time === a.time && b.seq < a.seq)) c = r;
-        }
+        const c = r < n && before(items[r]!, items[l]!) ? r : l;
         const child = items[c]!;
-        if (last.time < child.time || (last.time === child.time && last.seq < child.seq)) break;
+        if (before(last, child)) break;
         items[i] = child;
         i = c;
       }

@@ -36,6 +36,23 @@ describe('event heap', () => {
     assert.deepEqual(got, expected);
   });
 
+  test('a rank orders events of one instant before insertion does', () => {
+    const heap = new EventHeap<string>();
+    const pushed: Array<[number, number, string]> = [];
+    const rand = streamFor(11, 'ranked heap');
+    for (let i = 0; i < 500; i++) {
+      const t = Math.floor(rand() * 10);
+      const rank = Math.floor(rand() * 4);
+      heap.push(t, `e${i}`, rank);
+      pushed.push([t, rank, `e${i}`]);
+    }
+    // Reference: a stable sort by (time, rank) keeps insertion order among equal keys.
+    const expected = [...pushed].sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((p) => p[2]);
+    const got: string[] = [];
+    for (let e = heap.pop(); e; e = heap.pop()) got.push(e.value);
+    assert.deepEqual(got, expected);
+  });
+
   test('interleaved pushes and pops keep the (time, sequence) order', () => {
     const heap = new EventHeap<string>();
     heap.push(5, 'a');
