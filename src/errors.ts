@@ -43,6 +43,8 @@ export type MinimrErrorCode =
   | 'ENOATTEMPT' // no such attempt on this JobTracker
   | 'EUSAGE' // a command line the `minimr` command does not understand (exit status 2)
   | 'EBUSY' // a directory or port another process holds (a second cluster in one folder)
+  | 'ESTORE' // an external store (file://, s3://, webhdfs://) cannot be reached or refused the operation
+  | 'ECHANGED' // an input file changed (another version) while a job read it
   | 'EINTERNAL';
 
 export type ErrorDetails = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -123,6 +125,8 @@ const KNOWN_CODES = new Set<string>([
   'ENOROUTE',
   'EMETHOD',
   'ETOOLARGE',
+  'ESTORE',
+  'ECHANGED',
 ]);
 
 /** Rebuilds a MinimrError on the receiving side of a socket or a process boundary. */

@@ -1,0 +1,12 @@
+/** Stores for a job's inputs and outputs (types.ts states the design); the storage index re-exports these. */
+export type {
+  OutputCommitter,
+  PartWriter,
+  PendingPart,
+  Store,
+  StoreConf,
+  StoreLocation,
+  StoreScheme,
+  StoreStatus,
+  StoreWriter,
+} from './types.js';
