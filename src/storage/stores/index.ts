@@ -10,3 +10,4 @@ export type {
   StoreStatus,
   StoreWriter,
 } from './types.js';
+export { createS3Store, type S3StoreOptions } from './s3-store.js';
