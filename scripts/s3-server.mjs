@@ -162,7 +162,7 @@ export async function startS3Server() {
     for (const d of [...daemons].reverse()) {
       if (!d.exited) d.child.kill('SIGTERM');
     }
-    const until = Date.now() + 5000;
+    const until = Date.now() + 2000;
     while (daemons.some((d) => !d.exited) && Date.now() < until) await sleep(50);
     for (const d of daemons) if (!d.exited) d.child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });

@@ -18,6 +18,8 @@ import { seededRandom } from '../../src/util/index.js';
 import { boto3, ensureBoto3, startS3Server, type TestS3Server } from '../helpers/s3-server.js';
 
 const BUCKET = 'minimr-test';
+// The SDK's credential chain ends by asking the EC2 instance metadata service; a test never goes there.
+process.env.AWS_EC2_METADATA_DISABLED = 'true';
 const MiB = 1024 * 1024;
 
 function randomBytes(seed: number, n: number): Buffer {
@@ -296,6 +298,32 @@ s3.create_multipart_upload(Bucket='${BUCKET}', Key='out2/someone-elses-upload')`
     assert.deepEqual(left, { keys: [], uploads: ['out2/someone-elses-upload'], keep: 1 });
   });
 
+  it('abortJob after a commit cut short removes what that commit completed', async (t) => {
+    if (!server) return t.skip('no python3-boto3');
+    const committer = store.outputCommitter(`s3://${BUCKET}/out3`, 'job_5');
+    await committer.setupJob({ overwrite: false });
+    const parts: PendingPart[] = [];
+    for (const n of [0, 1]) {
+      const w = await committer.createPart(`attempt_m_${n}_0`, `part-m-0000${n}`);
+      await w.write(Buffer.from(`part ${n}\n`));
+      parts.push(await w.close());
+    }
+    // The commit got as far as completing the first upload (done here by boto3) before it was killed.
+    const commit = parts[0]!.commit as { key: string; uploadId: string; parts: { n: number; etag: string }[] };
+    py(
+      `s3.complete_multipart_upload(Bucket='${BUCKET}', Key=args['key'], UploadId=args['uploadId'],
+  MultipartUpload={'Parts': [{'PartNumber': p['n'], 'ETag': p['etag']} for p in args['parts']]})`,
+      commit,
+    );
+    assert.equal((await store.stat(`s3://${BUCKET}/out3/part-m-00000`)).length, 7);
+    await committer.abortJob();
+    const left = py(`result = {
+  'keys': [o['Key'] for o in s3.list_objects_v2(Bucket='${BUCKET}', Prefix='out3/').get('Contents', [])],
+  'uploads': [u['Key'] for u in s3.list_multipart_uploads(Bucket='${BUCKET}', Prefix='out3/').get('Uploads', [])],
+}`);
+    assert.deepEqual(left, { keys: [], uploads: [] });
+  });
+
   it('refuses wrong credentials with EAUTH naming the store', async (t) => {
     if (!server) return t.skip('no python3-boto3');
     const wrong = createS3Store(
@@ -308,6 +336,33 @@ s3.create_multipart_upload(Bucket='${BUCKET}', Key='out2/someone-elses-upload')`
       { credentials: { accessKeyId: 'nobody', secretAccessKey: 'x' } },
     );
     await assert.rejects(unknown.stat(`s3://${BUCKET}/in/a.txt`), rejectsWith('EAUTH', /minimr-test/));
+  });
+
+  it('takes credentials from a profile file, and refuses missing ones with EAUTH', async (t) => {
+    if (!server) return t.skip('no python3-boto3');
+    const saved = { ...process.env };
+    try {
+      delete process.env.AWS_ACCESS_KEY_ID;
+      delete process.env.AWS_SECRET_ACCESS_KEY;
+      const credentials = join(dir, 'credentials');
+      await writeFile(
+        credentials,
+        `[minimr-tests]\naws_access_key_id = ${server.accessKeyId}\naws_secret_access_key = ${server.secretAccessKey}\n`,
+      );
+      await writeFile(join(dir, 'config'), '');
+      process.env.AWS_SHARED_CREDENTIALS_FILE = credentials;
+      process.env.AWS_CONFIG_FILE = join(dir, 'config');
+      process.env.AWS_PROFILE = 'minimr-tests';
+      const fromProfile = createS3Store({ 's3.endpoint': server.endpoint });
+      assert.equal((await fromProfile.stat(`s3://${BUCKET}/in/a.txt`)).length, 300_000);
+
+      process.env.AWS_PROFILE = 'no-such-profile';
+      const without = createS3Store({ 's3.endpoint': server.endpoint });
+      await assert.rejects(without.stat(`s3://${BUCKET}/in/a.txt`), rejectsWith('EAUTH', /S3 bucket minimr-test/));
+    } finally {
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+      Object.assign(process.env, saved);
+    }
   });
 
   it('fails fast with ESTORE naming the URI and the cause when the endpoint does not answer', async () => {

@@ -22,11 +22,14 @@
  * Telling this job's uploads from others': ListMultipartUploads shows keys and upload ids but no
  * metadata, and the final key cannot carry the job id, so each upload is recorded, right after it is
  * started, in a small object `<out>/_minimr-pending/<jobId>/<part>.<attempt>.<hash of upload id>` holding
- * {key, uploadId}. abortJob aborts the uploads its records name and deletes the records, touching
- * nothing else; commitJob deletes them last. Names starting with '_' are not input to minimr or Hadoop,
- * and EOUTPUTEXISTS disregards `_minimr-pending/`. One window is left: a task killed between starting
- * its upload and writing the record leaves an upload no record names (a bucket's lifecycle rule
- * AbortIncompleteMultipartUpload cleans such uploads up; the uploads also carry `minimr-job` metadata).
+ * {key, uploadId}. commitJob deletes the records last, so records left mean no commit finished. abortJob
+ * aborts the uploads its records name; one already gone was completed by a commit cut short, and its
+ * object (which carries the upload's `minimr-job` metadata) is deleted when it is this job's, as is such
+ * a commit's `_SUCCESS`; then the records go. Nothing else is touched. Names starting with '_' are not
+ * input to minimr or Hadoop, and EOUTPUTEXISTS disregards `_minimr-pending/`. Two limits: a task killed
+ * between starting its upload and writing the record leaves an upload no record names (a bucket's
+ * lifecycle rule AbortIncompleteMultipartUpload cleans those up), and an overwrite aborted after its
+ * commit began has already replaced the old parts of the same names (S3 cannot put them back).
  *
  * Errors: an endpoint that cannot be reached is ESTORE naming the URI and the cause after the SDK's
  * standard retries (`s3.maxAttempts`, default 3, with its exponential backoff of 100 ms doubling, and a
@@ -150,10 +153,14 @@ function storeError(err: unknown, action: string, uri: string, store: string): M
   const status = sdkStatus(err);
   const cause = `${name || 'Error'}${e.code && e.code !== name ? ` ${e.code}` : ''}: ${e.message ?? String(err)}`;
   if (AUTH_ERRORS.has(name) || status === 401 || status === 403) {
+    const what =
+      name === 'CredentialsProviderError'
+        ? `no credentials found for ${store} to ${action} ${uri}`
+        : `${store} refused the credentials to ${action} ${uri}`;
     return new MinimrError(
       'EAUTH',
-      `${store} refused the credentials to ${action} ${uri} (${cause}); set AWS_ACCESS_KEY_ID and ` +
-        'AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or a profile in ~/.aws/credentials',
+      `${what} (${cause}); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and a profile ` +
+        'in ~/.aws/credentials',
       { uri, store, cause },
       { cause: err },
     );
@@ -516,13 +523,25 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
     }
   }
 
-  async function abortUpload(a: S3Address, uploadId: string): Promise<void> {
+  /** Aborts an upload; false if it was already gone (aborted, or completed). */
+  async function abortUpload(a: S3Address, uploadId: string): Promise<boolean> {
     try {
       await client.send(new AbortMultipartUploadCommand({ Bucket: a.bucket, Key: a.key, UploadId: uploadId }));
+      return true;
     } catch (err) {
-      // Already aborted or completed: nothing open is left, which is what was asked.
-      if (sdkErrorName(err) === 'NoSuchUpload' || sdkStatus(err) === 404) return;
+      if (sdkErrorName(err) === 'NoSuchUpload' || sdkStatus(err) === 404) return false;
       throw fail(err, 'abort the upload of', a);
+    }
+  }
+
+  /** The `minimr-job` metadata of an object, undefined if it has none or is not there. */
+  async function jobOfObject(a: S3Address): Promise<string | undefined> {
+    try {
+      const head = await client.send(new HeadObjectCommand({ Bucket: a.bucket, Key: a.key }));
+      return head.Metadata?.['minimr-job'];
+    } catch (err) {
+      if (sdkErrorName(err) === 'NotFound' || sdkStatus(err) === 404) return undefined;
+      throw fail(err, 'stat', a);
     }
   }
 
@@ -708,6 +727,7 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
               Key: `${outPrefix}${SUCCESS_NAME}`,
               Body: success,
               ContentType: 'application/json',
+              Metadata: { 'minimr-job': jobId },
             }),
           );
         } catch (err) {
@@ -720,8 +740,19 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
       },
 
       async abortJob() {
+        // Records are deleted last by a commit, so records left mean no commit finished. An upload that
+        // is gone may have been completed by a commit cut short: its object, if this job's, goes too,
+        // and so does a _SUCCESS that commit wrote.
         const records = await jobRecords();
-        for (const r of records) await abortUpload(at(r.key), r.uploadId);
+        const completed: string[] = [];
+        for (const r of records) {
+          if (!(await abortUpload(at(r.key), r.uploadId)) && (await jobOfObject(at(r.key))) === jobId) {
+            completed.push(r.key);
+          }
+        }
+        const success = `${outPrefix}${SUCCESS_NAME}`;
+        if (records.length > 0 && (await jobOfObject(at(success))) === jobId) completed.push(success);
+        await deleteKeys(out, completed);
         await deleteKeys(
           out,
           records.map((r) => r.recordKey),
