@@ -109,6 +109,7 @@ export async function startS3Server() {
       `fsid = ${fsid}`,
       `mon host = v2:127.0.0.1:${monPort}`,
       'public addr = 127.0.0.1',
+      'cluster addr = 127.0.0.1',
       'ms bind msgr1 = false',
       'auth allow insecure global id reclaim = false',
       'osd pool default size = 1',
