@@ -132,6 +132,19 @@ result = {k: s3.head_object(Bucket='${BUCKET}', Key=k)['ETag'] for k, _ in args[
     await assert.rejects(readAll(store, `s3://${BUCKET}/in/nope`, 0, 10), rejectsWith('ENOENT'));
   });
 
+  it('lists and reads keys with spaces, plus signs and non-ASCII characters', async (t) => {
+    if (!server) return t.skip('no python3-boto3');
+    const key = 'odd/a b+c \u00fc%20.txt';
+    py(`s3.put_object(Bucket='${BUCKET}', Key=args, Body='caf\u00e9\\n'.encode())`, key);
+    const listed = await store.list(`s3://${BUCKET}/odd`);
+    assert.deepEqual(
+      listed.map((s) => [s.uri, s.length]),
+      [[`s3://${BUCKET}/${key}`, 6]],
+    );
+    const got = await readAll(store, listed[0]!.uri, 0, Number.POSITIVE_INFINITY, listed[0]!.version);
+    assert.equal(got.toString(), 'caf\u00e9\n');
+  });
+
   it('fails a read with ECHANGED naming the object when it was overwritten after stat', async (t) => {
     if (!server) return t.skip('no python3-boto3');
     py(`s3.put_object(Bucket='${BUCKET}', Key='chg/x.txt', Body=b'first version of the file')`);

@@ -371,7 +371,7 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
         new GetObjectCommand({
           Bucket: a.bucket,
           Key: a.key,
-          Range: `bytes=${start}-${end - 1}`,
+          Range: Number.isFinite(end) ? `bytes=${start}-${end - 1}` : `bytes=${start}-`,
           ...(version !== undefined && version !== '' ? { IfMatch: version } : {}),
         }),
       );
@@ -439,7 +439,8 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
     async write(data: Buffer): Promise<void> {
       if (this.state !== 'open') throw new MinimrError('EBADREQUEST', `write after close or abort: ${this.a.uri}`);
       if (data.length === 0) return;
-      this.chunks.push(data);
+      // A copy: the caller may reuse its buffer once the write resolves, before the part goes up.
+      this.chunks.push(Buffer.from(data));
       this.buffered += data.length;
       this.bytes += data.length;
       while (this.buffered >= partSize) await this.uploadPart(this.take(partSize));
