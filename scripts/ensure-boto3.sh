@@ -18,8 +18,10 @@ if [ "$(id -u)" != 0 ]; then
   fi
 fi
 echo "ensure-boto3: installing Debian's python3-boto3 with apt-get (once per machine)" >&2
-if ! { $SUDO apt-get update -qq >&2 &&
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-boto3 >&2; }; then
+# DPkg::Lock::Timeout: another test may be installing its own tool at the same time.
+if ! { $SUDO apt-get -o DPkg::Lock::Timeout=120 update -qq >&2 &&
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=120 install -y -qq \
+    --no-install-recommends python3-boto3 >&2; }; then
   echo "ensure-boto3: apt-get install python3-boto3 failed" >&2
   exit 1
 fi

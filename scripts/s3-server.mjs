@@ -58,8 +58,10 @@ export function ensureInstalled() {
   };
   const started = Date.now();
   log(`installing Debian's ${PACKAGES.join(' ')} with apt-get (once per machine)`);
-  run(['apt-get', 'update', '-qq']);
-  run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...PACKAGES]);
+  // Another test may be installing its own tool at the same time: wait for dpkg's lock, do not fail.
+  const lock = ['-o', 'DPkg::Lock::Timeout=120'];
+  run(['apt-get', ...lock, 'update', '-qq']);
+  run(['apt-get', ...lock, 'install', '-y', '-qq', '--no-install-recommends', ...PACKAGES]);
   log(`installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const missing = BINARIES.filter((b) => findBinary(b) === undefined);
   if (missing.length > 0) throw new Error(`installed ${PACKAGES.join(' ')} but ${missing.join(', ')} not found`);
