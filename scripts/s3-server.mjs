@@ -168,6 +168,7 @@ export async function startS3Server() {
     const until = Date.now() + 2000;
     while (daemons.some((d) => !d.exited) && Date.now() < until) await sleep(50);
     for (const d of daemons) if (!d.exited) d.child.kill('SIGKILL');
+    while (daemons.some((d) => !d.exited) && Date.now() < until + 2000) await sleep(20);
     rmSync(dir, { recursive: true, force: true });
   };
   try {
