@@ -34,6 +34,7 @@ import type { JobTrackerOptions } from './options.js';
 import type { TrackerCore } from './core.js';
 import { AuditLog, auditEntryOf } from './audit-log.js';
 import { TrackerEndpoint } from './endpoint.js';
+import { WebHdfsServer } from './webhdfs-server.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
 import { JobHistory } from './job-history.js';
 import {
@@ -256,6 +257,14 @@ export class JobTracker implements TrackerCore {
       },
       metricsText: () => this.metricsText(),
       ...(options.webPages ? { pages: options.webPages(webSource) } : {}),
+      webhdfs: new WebHdfsServer({
+        namenode: this.namenode,
+        logger: this.logger,
+        audit: (record, address) => {
+          const entry = this.auditLog && auditEntryOf(record, address, new Date(this.clock()));
+          if (entry) this.auditLog!.record(entry);
+        },
+      }),
       audit: (record, address) => {
         const entry = this.auditLog && auditEntryOf(record, address, new Date(this.clock()));
         if (entry) this.auditLog!.record(entry);

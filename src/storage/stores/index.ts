@@ -10,3 +10,4 @@ export type {
   StoreStatus,
   StoreWriter,
 } from './types.js';
+export { createWebHdfsStore, WebHdfsStore, type WebHdfsStoreOptions } from './webhdfs-store.js';

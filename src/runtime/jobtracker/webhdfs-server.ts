@@ -1,0 +1,530 @@
+/**
+ * The block store as a WebHDFS server (Hadoop 3's REST API of HDFS), at `/webhdfs/v1/<path>?op=...`
+ * on the JobTracker's HTTP port, so `curl`, WebHDFS client libraries and `hdfs dfs` read and write
+ * minimr's files. The operations are the rows of WEBHDFS_PROTOCOL (wire/webhdfs.ts), served through
+ * the one dispatcher (validation, audit) and carried out on the NameNode as the caller, so owner,
+ * group and mode bits are checked exactly as for `minimr fs`.
+ *
+ * Who calls: as everywhere on this port, HTTP Basic with the web password (any user name: the user
+ * acted as) or a user's name and key. `user.name=` never authenticates: when present it must name
+ * the authenticated user, else 403 "Usernames not matched" (as Hadoop's JspHelper.checkUsername
+ * for an authenticated request). There is no delegation-token concept on this port yet, so
+ * `delegation=` is refused (401) rather than ignored.
+ *
+ * OPEN and CREATE keep WebHDFS's two steps: the first answers 307 with a Location carrying a
+ * signed grant (`datatoken=`: operation, path, user, the operation's parameters and an expiry of
+ * 60 s, HMAC under a key of this process), as a NameNode's redirect to a DataNode carries a block
+ * token; the second step is authorized by that grant alone. The Location is this same port, not a
+ * worker's data port: a data port serves blocks, not files, and serving a file's range or taking a
+ * new file there needs the worker to act as the user on the NameNode (block lists, allocations)
+ * through rows of its link that do not exist yet. So the bytes pass through the JobTracker, which
+ * reads and writes the blocks on the workers' data ports with block tokens (as Hadoop's HttpFS
+ * gateway does, with the redirect kept so clients run their usual two steps).
+ *
+ * Errors are WebHDFS's: `{"RemoteException":{"exception","javaClassName","message"}}`, with the
+ * statuses of Hadoop's ExceptionHandler (FileNotFoundException 404, other IOExceptions such as
+ * AccessControlException and FileAlreadyExistsException 403, IllegalArgumentException 400,
+ * SecurityException 401 without credentials).
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { Value } from '@sinclair/typebox/value';
+import { MinimrError, serializeError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { FsClient, type Caller, type FileStatus, type Namenode, type NamenodeApi } from '../../storage/index.js';
+import {
+  Dispatcher,
+  proofMatches,
+  WEBHDFS_METHODS,
+  WEBHDFS_PREFIX,
+  WEBHDFS_PROTOCOL,
+  type ArgsOf,
+  type CallRecord,
+  type Handlers,
+  type TSchema,
+  type WebHdfsAnswer,
+  type WebHdfsOperation,
+  type WebHdfsProtocol,
+} from '../wire/index.js';
+
+/** How long a redirect's grant stays good: the client follows it at once. */
+const DATA_TOKEN_LIFETIME_MS = 60_000;
+/** Query parameters WebHDFS clients send that change nothing here. */
+const IGNORED_PARAMS: ReadonlySet<string> = new Set(['op', 'user.name', 'doas', 'buffersize', 'namenoderpcaddress']);
+
+/** One WebHDFS request as the dispatcher sees it. */
+export interface WebHdfsPeer {
+  readonly user: string;
+  readonly address: string;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly url: URL;
+}
+
+export interface WebHdfsServerParts {
+  readonly namenode: Namenode;
+  readonly logger: Logger;
+  /** Told of each operation once it has ended (the audit log). */
+  audit?(record: CallRecord<WebHdfsPeer>, address: string): void;
+  readonly clock?: () => number;
+}
+
+interface RemoteException {
+  readonly status: number;
+  readonly exception: string;
+  readonly javaClassName: string;
+}
+
+const IO_EXCEPTION: RemoteException = { status: 403, exception: 'IOException', javaClassName: 'java.io.IOException' };
+const ILLEGAL_ARGUMENT: RemoteException = {
+  status: 400,
+  exception: 'IllegalArgumentException',
+  javaClassName: 'java.lang.IllegalArgumentException',
+};
+const FILE_NOT_FOUND: RemoteException = {
+  status: 404,
+  exception: 'FileNotFoundException',
+  javaClassName: 'java.io.FileNotFoundException',
+};
+const SECURITY: RemoteException = {
+  status: 403,
+  exception: 'SecurityException',
+  javaClassName: 'java.lang.SecurityException',
+};
+
+/** minimr's error codes as the Java exceptions HDFS raises for them. */
+const EXCEPTION_OF_CODE: Readonly<Record<string, RemoteException>> = {
+  ENOENT: FILE_NOT_FOUND,
+  EISDIR: FILE_NOT_FOUND,
+  EPERM: {
+    status: 403,
+    exception: 'AccessControlException',
+    javaClassName: 'org.apache.hadoop.security.AccessControlException',
+  },
+  EAUTH: { ...SECURITY, status: 401 },
+  ETOKEN: {
+    status: 403,
+    exception: 'InvalidToken',
+    javaClassName: 'org.apache.hadoop.security.token.SecretManager$InvalidToken',
+  },
+  EEXIST: {
+    status: 403,
+    exception: 'FileAlreadyExistsException',
+    javaClassName: 'org.apache.hadoop.fs.FileAlreadyExistsException',
+  },
+  ENOTEMPTY: {
+    status: 403,
+    exception: 'PathIsNotEmptyDirectoryException',
+    javaClassName: 'org.apache.hadoop.fs.PathIsNotEmptyDirectoryException',
+  },
+  ENOTDIR: {
+    status: 403,
+    exception: 'ParentNotDirectoryException',
+    javaClassName: 'org.apache.hadoop.fs.ParentNotDirectoryException',
+  },
+  EBADPATH: ILLEGAL_ARGUMENT,
+  EPROTOCOL: ILLEGAL_ARGUMENT,
+  EBADREQUEST: ILLEGAL_ARGUMENT,
+};
+
+/** The NameNode as `caller` sees it: what an FsClient reads and writes through. */
+function namenodeAs(nn: Namenode, caller: Caller): NamenodeApi {
+  return {
+    mkdir: (p, o) => nn.mkdir(p, o, caller),
+    stat: (p) => nn.stat(p, caller),
+    list: (p) => nn.list(p, caller),
+    remove: (p, o) => nn.remove(p, o, caller),
+    rename: (a, b) => nn.rename(a, b, caller),
+    create: (p, o) => nn.create(p, o, caller),
+    allocateBlock: (p, c) => nn.allocateBlock(p, c, caller),
+    commitBlock: (p, b) => nn.commitBlock(p, b, caller),
+    complete: (p) => nn.complete(p, caller),
+    abandon: (p) => nn.abandon(p, caller),
+    getBlocks: (p, c) => nn.getBlocks(p, c, caller),
+    reportBadReplica: (b, w) => nn.reportBadReplica(b, w),
+    chmod: (p, m) => nn.chmod(p, m, caller),
+    chown: (p, o, g, opt) => nn.chown(p, o, g, opt, caller),
+  };
+}
+
+/** A FileStatus as WebHDFS's JSON has it (directories: length, replication and block size 0). */
+export function webHdfsFileStatus(status: FileStatus, pathSuffix: string): Record<string, unknown> {
+  const dir = status.type === 'dir';
+  return {
+    accessTime: dir ? 0 : status.mtime,
+    blockSize: dir ? 0 : status.blockSize,
+    group: status.group,
+    length: dir ? 0 : status.length,
+    modificationTime: status.mtime,
+    owner: status.owner,
+    pathSuffix,
+    permission: (status.mode & 0o1777).toString(8),
+    replication: dir ? 0 : status.replication,
+    type: dir ? 'DIRECTORY' : 'FILE',
+  };
+}
+
+function json(body: unknown, status = 200): WebHdfsAnswer {
+  return { kind: 'json', status, body };
+}
+
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+function joinPath(dir: string, name: string): string {
+  return dir === '/' ? `/${name}` : `${dir}/${name}`;
+}
+
+/** The path a URL names under /webhdfs/v1, decoded; EBADREQUEST for bad percent-encoding. */
+function pathOf(pathname: string): string {
+  const rest = pathname.slice(WEBHDFS_PREFIX.length);
+  let decoded: string;
+  try {
+    decoded = rest
+      .split('/')
+      .map((s) => decodeURIComponent(s))
+      .join('/');
+  } catch {
+    throw new MinimrError('EBADREQUEST', `bad URL encoding in ${JSON.stringify(rest)}`);
+  }
+  const trimmed = decoded.replace(/\/+$/, '');
+  return trimmed === '' ? '/' : trimmed;
+}
+
+/** The canonical text of the parameters a grant binds: what the second step will do. */
+function grantedParams(args: Record<string, unknown>): string {
+  return JSON.stringify(
+    Object.keys(args)
+      .filter((k) => k !== 'datatoken' && k !== 'noredirect')
+      .sort()
+      .map((k) => [k, args[k]]),
+  );
+}
+
+export class WebHdfsServer {
+  private readonly key = randomBytes(32);
+  private readonly dispatcher: Dispatcher<WebHdfsPeer>;
+  private readonly clock: () => number;
+
+  constructor(private readonly parts: WebHdfsServerParts) {
+    this.clock = parts.clock ?? Date.now;
+    this.dispatcher = new Dispatcher<WebHdfsPeer>('the WebHDFS server', (peer) => ({
+      user: peer.user,
+      roles: new Set(),
+    }))
+      .serve(WEBHDFS_PROTOCOL, this.handlers())
+      .observe((record) => parts.audit?.(record, record.peer.address));
+  }
+
+  static handles(pathname: string): boolean {
+    return pathname === WEBHDFS_PREFIX || pathname.startsWith(`${WEBHDFS_PREFIX}/`);
+  }
+
+  /**
+   * Serves one request under /webhdfs/v1; `basicUser` is who its HTTP Basic credentials proved
+   * (undefined: none or wrong ones).
+   */
+  handle(req: IncomingMessage, res: ServerResponse, url: URL, basicUser: string | undefined): void {
+    void this.serve(req, res, url, basicUser).catch((err: unknown) => this.fail(res, err));
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse, url: URL, basicUser: string | undefined) {
+    const opName = (url.searchParams.get('op') ?? '').toUpperCase();
+    if (!Object.hasOwn(WEBHDFS_METHODS, opName))
+      throw new MinimrError('EBADREQUEST', `Invalid value for webhdfs parameter "op": ${JSON.stringify(opName)}`);
+    const op = opName as WebHdfsOperation;
+    const method = WEBHDFS_METHODS[op];
+    if (req.method !== method)
+      throw new MinimrError('EBADREQUEST', `Invalid value for webhdfs parameter "op": ${op} is a ${method} operation`);
+    const dataToken = url.searchParams.get('datatoken');
+    if (url.searchParams.has('delegation'))
+      throw new MinimrError(
+        'EAUTH',
+        'this cluster has no WebHDFS delegation tokens: authenticate with HTTP Basic ' +
+          '(your user name and key, or the web password)',
+      );
+    // A grant names its user; its signature is checked by the operation before anything is done.
+    const user = dataToken !== null ? this.grantUser(dataToken) : basicUser;
+    if (user === undefined)
+      throw new MinimrError(
+        'EAUTH',
+        'authentication required: HTTP Basic with your user name and key, or any user name ' +
+          'and the web password (`minimr web-password`); user.name= alone is not accepted',
+      );
+    const named = url.searchParams.get('user.name');
+    if (named !== null && named !== user)
+      throw new MinimrError('EPERM', `Usernames not matched: name=${named} != expected=${user}`, {
+        exception: 'SecurityException',
+      });
+    const schema = WEBHDFS_PROTOCOL[op].args;
+    const properties = (schema.properties ?? {}) as Record<string, TSchema>;
+    const raw: Record<string, unknown> = { path: pathOf(url.pathname) };
+    for (const [key, value] of url.searchParams) {
+      if (IGNORED_PARAMS.has(key)) continue;
+      raw[key] = properties[key] ? Value.Convert(properties[key], value) : value;
+    }
+    const peer: WebHdfsPeer = { user, address: req.socket.remoteAddress ?? '', req, res, url };
+    const answer = (await this.dispatcher.call(op, raw, peer)) as WebHdfsAnswer;
+    this.send(res, answer, req);
+  }
+
+  private send(res: ServerResponse, answer: WebHdfsAnswer, req: IncomingMessage): void {
+    switch (answer.kind) {
+      case 'streamed':
+        return;
+      case 'json':
+        if (answer.body === null) res.writeHead(answer.status, { 'content-length': 0 }).end();
+        else sendJson(res, answer.status, answer.body);
+        return;
+      case 'redirect':
+        // The first step of OPEN/CREATE may come with a body (curl -T sends it at once): not read.
+        res.writeHead(307, { location: answer.location, 'content-length': 0 }).end();
+        req.resume();
+        return;
+      case 'created':
+        res.writeHead(201, { location: answer.location, 'content-length': 0 }).end();
+        return;
+    }
+  }
+
+  private fail(res: ServerResponse, err: unknown): void {
+    if (res.headersSent) {
+      // Bytes are already out (OPEN): the client must not take a short body for the whole.
+      res.destroy();
+      if (!(err instanceof MinimrError)) this.parts.logger.error({ err: serializeError(err) }, 'WebHDFS read failed');
+      return;
+    }
+    let kind: RemoteException;
+    let message: string;
+    if (err instanceof MinimrError) {
+      kind = err.details?.exception === 'SecurityException' ? SECURITY : (EXCEPTION_OF_CODE[err.code] ?? IO_EXCEPTION);
+      message = err.message;
+    } else {
+      const reference = randomBytes(4).toString('hex');
+      this.parts.logger.error({ err: serializeError(err), reference }, 'WebHDFS request failed');
+      kind = { status: 500, exception: 'RuntimeException', javaClassName: 'java.lang.RuntimeException' };
+      message = `internal error (reference ${reference} in the server's log)`;
+    }
+    const headers: Record<string, string> =
+      kind.status === 401 ? { 'www-authenticate': 'Basic realm="minimr", charset="UTF-8"' } : {};
+    sendJson(
+      res,
+      kind.status,
+      { RemoteException: { exception: kind.exception, javaClassName: kind.javaClassName, message } },
+      headers,
+    );
+  }
+
+  // ------------------------------------------------------------------ grants of the two-step operations
+
+  private mac(op: WebHdfsOperation, user: string, expiresAt: number, args: Record<string, unknown>): string {
+    return createHmac('sha256', this.key)
+      .update(`minimr-webhdfs-grant-v1\0${op}\0${user}\0${expiresAt}\0${grantedParams(args)}`)
+      .digest('base64url');
+  }
+
+  private issueGrant(op: WebHdfsOperation, user: string, args: Record<string, unknown>): string {
+    const expiresAt = Math.floor(this.clock() + DATA_TOKEN_LIFETIME_MS);
+    return `${Buffer.from(user, 'utf8').toString('base64url')}.${expiresAt}.${this.mac(op, user, expiresAt, args)}`;
+  }
+
+  private grantUser(token: string): string {
+    const user = Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8');
+    if (user === '') throw new MinimrError('ETOKEN', 'the redirect grant (datatoken=) is malformed');
+    return user;
+  }
+
+  private verifyGrant(op: WebHdfsOperation, token: string, user: string, args: Record<string, unknown>): void {
+    const m = /^[A-Za-z0-9_-]+\.(\d{1,16})\.([A-Za-z0-9_-]{43})$/.exec(token);
+    const expiresAt = m ? Number(m[1]) : 0;
+    if (!m || !proofMatches(this.mac(op, user, expiresAt, args), m[2]))
+      throw new MinimrError('ETOKEN', `the redirect grant (datatoken=) is not valid for this ${op} of ${args.path}`);
+    if (this.clock() > expiresAt)
+      throw new MinimrError('ETOKEN', `the redirect grant of this ${op} has expired: start again at the first step`);
+  }
+
+  /** The second step's URL: this request's, with the grant and without `noredirect`. */
+  private redirectUrl(peer: WebHdfsPeer, op: WebHdfsOperation, args: Record<string, unknown>): string {
+    const secure = (peer.req.socket as TLSSocket).encrypted === true;
+    const host = peer.req.headers.host;
+    const authority =
+      host && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(host) ? host : `localhost:${peer.req.socket.localPort ?? 0}`;
+    const next = new URL(`${secure ? 'https' : 'http'}://${authority}${peer.url.pathname}`);
+    for (const [key, value] of peer.url.searchParams) if (key !== 'noredirect') next.searchParams.append(key, value);
+    next.searchParams.set('datatoken', this.issueGrant(op, peer.user, args));
+    return next.toString();
+  }
+
+  private redirect(peer: WebHdfsPeer, op: WebHdfsOperation, args: Record<string, unknown>): WebHdfsAnswer {
+    const location = this.redirectUrl(peer, op, args);
+    return args.noredirect === true ? json({ Location: location }) : { kind: 'redirect', location };
+  }
+
+  // ------------------------------------------------------------------ the operations
+
+  private handlers(): Handlers<WebHdfsProtocol, WebHdfsPeer> {
+    const nn = this.parts.namenode;
+    const as = (user: string): Caller => nn.callerFor(user);
+    return {
+      GETFILESTATUS: async ({ path }, { caller }) =>
+        json({ FileStatus: webHdfsFileStatus(await nn.stat(path, as(caller.user)), '') }),
+      LISTSTATUS: async ({ path }, { caller }) => {
+        const who = as(caller.user);
+        const status = await nn.stat(path, who);
+        const entries = status.type === 'file' ? [status] : await nn.list(path, who);
+        return json({
+          FileStatuses: {
+            FileStatus: entries.map((e) => webHdfsFileStatus(e, status.type === 'file' ? '' : basename(e.path))),
+          },
+        });
+      },
+      GETCONTENTSUMMARY: async ({ path }, { caller }) =>
+        json({ ContentSummary: await this.summary(path, as(caller.user)) }),
+      OPEN: (args, { caller, peer }) => this.open(args, as(caller.user), peer),
+      CREATE: (args, { caller, peer }) => this.create(args, as(caller.user), peer),
+      MKDIRS: async ({ path, permission }, { caller }) => {
+        const who = as(caller.user);
+        await nn.mkdir(path, { parents: true }, who);
+        if (permission !== undefined) await nn.chmod(path, permission, who);
+        return json({ boolean: true });
+      },
+      RENAME: async ({ path, destination }, { caller }) => {
+        const who = as(caller.user);
+        let target = destination;
+        // As HDFS: a rename onto a directory that exists moves the source inside it.
+        const existing = await nn.stat(destination, who).catch(() => undefined);
+        if (existing?.type === 'dir') target = joinPath(destination, basename(path));
+        try {
+          await nn.rename(path, target, who);
+          return json({ boolean: true });
+        } catch (err) {
+          if (err instanceof MinimrError && (err.code === 'ENOENT' || err.code === 'EEXIST'))
+            return json({ boolean: false });
+          throw err;
+        }
+      },
+      DELETE: async ({ path, recursive }, { caller }) => {
+        try {
+          await nn.remove(path, { recursive: recursive === true }, as(caller.user));
+          return json({ boolean: true });
+        } catch (err) {
+          if (err instanceof MinimrError && err.code === 'ENOENT') return json({ boolean: false });
+          throw err;
+        }
+      },
+      SETPERMISSION: async ({ path, permission }, { caller }) => {
+        await nn.chmod(path, permission ?? '755', as(caller.user));
+        return json(null);
+      },
+    };
+  }
+
+  private async summary(path: string, who: Caller): Promise<Record<string, number>> {
+    const nn = this.parts.namenode;
+    let directoryCount = 0;
+    let fileCount = 0;
+    let length = 0;
+    let spaceConsumed = 0;
+    const pending: FileStatus[] = [await nn.stat(path, who)];
+    for (let entry = pending.pop(); entry; entry = pending.pop()) {
+      if (entry.type === 'file') {
+        fileCount++;
+        length += entry.length;
+        spaceConsumed += entry.length * entry.replication;
+      } else {
+        directoryCount++;
+        pending.push(...(await nn.list(entry.path, who)));
+      }
+    }
+    return { directoryCount, fileCount, length, quota: -1, spaceConsumed, spaceQuota: -1 };
+  }
+
+  private async open(args: ArgsOf<WebHdfsProtocol['OPEN']>, who: Caller, peer: WebHdfsPeer): Promise<WebHdfsAnswer> {
+    const { path, offset = 0, length, datatoken } = args;
+    const nn = this.parts.namenode;
+    if (datatoken !== undefined) this.verifyGrant('OPEN', datatoken, who.user, args);
+    const status = await nn.stat(path, who);
+    if (status.type !== 'file') throw new MinimrError('EISDIR', `Path is not a file: ${path}`, { path });
+    if (offset > status.length)
+      throw new MinimrError('EBADREQUEST', `Offset=${offset} out of the range [0, ${status.length}]`, { path });
+    if (datatoken === undefined) {
+      // The read right is checked here, so a refused reader gets its 403 before any redirect.
+      await nn.getBlocks(path, undefined, who);
+      return this.redirect(peer, 'OPEN', args);
+    }
+    const end = length === undefined ? status.length : Math.min(status.length, offset + length);
+    const fs = new FsClient({ namenode: namenodeAs(nn, who), logger: this.parts.logger });
+    const pieces = fs.readRange(path, offset, end)[Symbol.asyncIterator]();
+    // The first piece before the headers: a read that cannot start is still an error answer.
+    const first = end > offset ? await pieces.next() : { done: true as const, value: undefined };
+    peer.res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': end - offset });
+    if (!first.done) {
+      if (!peer.res.write(first.value)) await waitDrain(peer.res);
+      for (let next = await pieces.next(); !next.done; next = await pieces.next())
+        if (!peer.res.write(next.value)) await waitDrain(peer.res);
+    }
+    peer.res.end();
+    return { kind: 'streamed' };
+  }
+
+  private async create(
+    args: ArgsOf<WebHdfsProtocol['CREATE']>,
+    who: Caller,
+    peer: WebHdfsPeer,
+  ): Promise<WebHdfsAnswer> {
+    const { path, overwrite, permission, replication, blocksize, datatoken } = args;
+    const nn = this.parts.namenode;
+    if (datatoken === undefined) {
+      const existing = await nn.stat(path, who).catch((err: unknown) => {
+        if (err instanceof MinimrError && err.code === 'ENOENT') return undefined;
+        throw err;
+      });
+      if (existing?.type === 'dir') throw new MinimrError('EEXIST', `${path} already exists as a directory`, { path });
+      if (existing && overwrite !== true)
+        throw new MinimrError('EEXIST', `${path} for client already exists`, { path });
+      return this.redirect(peer, 'CREATE', args);
+    }
+    this.verifyGrant('CREATE', datatoken, who.user, args);
+    const fs = new FsClient({ namenode: namenodeAs(nn, who), logger: this.parts.logger });
+    const writer = await fs.createWriter(path, {
+      overwrite: overwrite === true,
+      ...(replication !== undefined ? { replication } : {}),
+      ...(blocksize !== undefined ? { blockSize: blocksize } : {}),
+    });
+    try {
+      for await (const chunk of peer.req) await writer.write(chunk as Buffer);
+      await writer.close();
+    } catch (err) {
+      await writer.abort().catch(() => undefined);
+      throw err;
+    }
+    if (permission !== undefined) await nn.chmod(path, permission, who);
+    const host = peer.req.headers.host ?? 'localhost';
+    return { kind: 'created', location: `webhdfs://${host}${encodeURI(path)}` };
+  }
+}
+
+function waitDrain(res: ServerResponse): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onClose = (): void => reject(new MinimrError('EBADREQUEST', 'the client closed the connection'));
+    res.once('close', onClose);
+    res.once('drain', () => {
+      res.off('close', onClose);
+      resolve();
+    });
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    ...headers,
+  });
+  res.end(text);
+}

@@ -1,0 +1,124 @@
+/**
+ * WebHDFS (Hadoop 3's REST API of HDFS) as a table: the operations the JobTracker serves at
+ * `/webhdfs/v1/<path>?op=NAME` over the block store, each a row with its HTTP method, its query
+ * parameters' schema (validated by the one dispatcher, as every other row) and who may call it.
+ * Every row is `any`: the NameNode checks each path's owner, group and mode as the caller, as it
+ * does for `fs-*`. What a row answers is a `WebHdfsAnswer`: the HTTP status and JSON body WebHDFS
+ * specifies, a redirect (OPEN and CREATE, as a NameNode redirects to a DataNode), or bytes the
+ * handler streamed itself. The server is jobtracker/webhdfs-server.ts.
+ */
+import { PathSchema, Type } from './schema.js';
+import { args, table } from './operations.js';
+
+export type WebHdfsMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
+
+/** What a WebHDFS row answers. */
+export type WebHdfsAnswer =
+  | { readonly kind: 'json'; readonly status: number; readonly body: unknown }
+  | { readonly kind: 'redirect'; readonly location: string }
+  | { readonly kind: 'created'; readonly location: string }
+  /** The handler wrote the response itself (OPEN's bytes). */
+  | { readonly kind: 'streamed' };
+
+const Answer = Type.Unsafe<WebHdfsAnswer>(
+  Type.Unknown({ description: 'a WebHDFS response (status, JSON body or redirect)' }),
+);
+const Path = PathSchema('the path, from the URL');
+const NonNegative = (description: string) => Type.Integer({ minimum: 0, description });
+const BooleanParam = (description: string) => Type.Boolean({ description });
+/** HDFS's octal permission: `755`, `1777`. */
+const Permission = Type.String({ pattern: '^[0-1]?[0-7]{1,3}$', description: 'octal permission, as 755' });
+/**
+ * A signed grant the first step of OPEN or CREATE puts in its redirect (as a DataNode URL carries a
+ * block token): the second step is authorized by it alone, for that operation on that path.
+ */
+const DataToken = Type.String({ maxLength: 4096, description: 'the redirect grant of OPEN or CREATE' });
+
+export const WEBHDFS_PROTOCOL = table({
+  GETFILESTATUS: {
+    summary: "a path's FileStatus",
+    args: args({ path: Path }),
+    allowed: ['any'],
+    result: Answer,
+  },
+  LISTSTATUS: {
+    summary: "a directory's FileStatuses (a file: itself)",
+    args: args({ path: Path }),
+    allowed: ['any'],
+    result: Answer,
+  },
+  GETCONTENTSUMMARY: {
+    summary: 'directories, files and bytes under a path',
+    args: args({ path: Path }),
+    allowed: ['any'],
+    result: Answer,
+  },
+  OPEN: {
+    summary: "a file's bytes from offset, length of them: 307 to where they are served",
+    args: args({
+      path: Path,
+      offset: Type.Optional(NonNegative('first byte')),
+      length: Type.Optional(NonNegative('bytes to read')),
+      noredirect: Type.Optional(BooleanParam('answer the redirect as JSON {Location}')),
+      datatoken: Type.Optional(DataToken),
+    }),
+    allowed: ['any'],
+    result: Answer,
+  },
+  CREATE: {
+    summary: 'a new file: 307 to where its bytes are PUT, then 201',
+    args: args({
+      path: Path,
+      overwrite: Type.Optional(BooleanParam('replace an existing file')),
+      permission: Type.Optional(Permission),
+      replication: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+      blocksize: Type.Optional(Type.Integer({ minimum: 1 })),
+      noredirect: Type.Optional(BooleanParam('answer the redirect as JSON {Location}')),
+      datatoken: Type.Optional(DataToken),
+    }),
+    allowed: ['any'],
+    result: Answer,
+  },
+  MKDIRS: {
+    summary: 'a directory and its missing parents',
+    args: args({ path: Path, permission: Type.Optional(Permission) }),
+    allowed: ['any'],
+    result: Answer,
+  },
+  RENAME: {
+    summary: 'renames a path (into a directory that exists: inside it, as HDFS)',
+    args: args({ path: Path, destination: PathSchema('where to move it') }),
+    allowed: ['any'],
+    result: Answer,
+  },
+  DELETE: {
+    summary: 'removes a path (a non-empty directory: with recursive=true)',
+    args: args({ path: Path, recursive: Type.Optional(BooleanParam('remove a directory with its contents')) }),
+    allowed: ['any'],
+    result: Answer,
+  },
+  SETPERMISSION: {
+    summary: "sets a path's mode bits (its owner or the admin)",
+    args: args({ path: Path, permission: Type.Optional(Permission) }),
+    allowed: ['any'],
+    result: Answer,
+  },
+});
+
+export type WebHdfsProtocol = typeof WEBHDFS_PROTOCOL;
+export type WebHdfsOperation = keyof WebHdfsProtocol;
+
+/** The HTTP method of each operation, as WebHDFS's API says. */
+export const WEBHDFS_METHODS: Readonly<Record<WebHdfsOperation, WebHdfsMethod>> = {
+  GETFILESTATUS: 'GET',
+  LISTSTATUS: 'GET',
+  GETCONTENTSUMMARY: 'GET',
+  OPEN: 'GET',
+  CREATE: 'PUT',
+  MKDIRS: 'PUT',
+  RENAME: 'PUT',
+  DELETE: 'DELETE',
+  SETPERMISSION: 'PUT',
+};
+
+export const WEBHDFS_PREFIX = '/webhdfs/v1';
