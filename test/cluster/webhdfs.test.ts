@@ -247,6 +247,30 @@ describe('WebHDFS on a real cluster', () => {
     assert.deepEqual(JSON.parse(gone.body.toString()), { boolean: false });
   });
 
+  it('a delegation token from GETDELEGATIONTOKEN stands in for credentials until the key is revoked', async () => {
+    const daveKey = (await t.cluster.client.addUser('dave')).key;
+    const issued = await curl(['-u', `dave:${daveKey}`, `${base}/webhdfs/v1/?op=GETDELEGATIONTOKEN&renewer=x`]);
+    assert.equal(issued.status, 200);
+    const token = JSON.parse(issued.body.toString()).Token.urlString as string;
+    const listed = await curl([`${base}/webhdfs/v1/wh?op=LISTSTATUS&delegation=${token}`]);
+    assert.equal(listed.status, 200);
+    const read = await curl(['-L', `${base}/webhdfs/v1/wh/data.bin?op=OPEN&offset=7&length=9&delegation=${token}`]);
+    assert.ok(read.body.equals(data.subarray(7, 16)));
+    const store = createWebHdfsStore(authority, { 'webhdfs.token': token });
+    const made = await store.create(`webhdfs://${authority}/wh/dave.txt`);
+    await made.write(Buffer.from('by token\n'));
+    await made.close();
+    assert.equal((await t.fs.stat('/wh/dave.txt')).owner, 'dave');
+    const forged = await curl([`${base}/webhdfs/v1/wh?op=LISTSTATUS&delegation=${token.slice(0, -2)}AA`]);
+    assert.equal(forged.status, 403);
+    const another = await curl([`${base}/webhdfs/v1/?op=GETDELEGATIONTOKEN&delegation=${token}`]);
+    assert.equal(another.status, 403);
+    await t.cluster.client.revokeUser('dave');
+    const revoked = await curl([`${base}/webhdfs/v1/wh?op=LISTSTATUS&delegation=${token}`]);
+    assert.equal(revoked.status, 403);
+    await assert.rejects(store.stat(`webhdfs://${authority}/wh`), (err: MinimrError) => err.code === 'EAUTH');
+  });
+
   describe('the WebHDFS store against it', () => {
     let store: WebHdfsStore;
     const uri = (path: string) => `webhdfs://${authority}${path}`;

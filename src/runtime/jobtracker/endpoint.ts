@@ -182,7 +182,7 @@ export class TrackerEndpoint {
     if (this.parts.webhdfs && WebHdfsServer.handles(url.pathname)) {
       // The same credentials; it answers their absence in WebHDFS's error format, and takes the
       // signed grant of its own redirects (OPEN's and CREATE's second step) in their place.
-      this.parts.webhdfs.handle(req, res, url, user);
+      this.parts.webhdfs.handle(req, res, url, user, (name) => userKey(name)?.toString('base64url') ?? webPassword);
       return;
     }
     if (user === undefined) {

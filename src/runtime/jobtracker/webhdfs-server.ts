@@ -8,8 +8,12 @@
  * Who calls: as everywhere on this port, HTTP Basic with the web password (any user name: the user
  * acted as) or a user's name and key. `user.name=` never authenticates: when present it must name
  * the authenticated user, else 403 "Usernames not matched" (as Hadoop's JspHelper.checkUsername
- * for an authenticated request). There is no delegation-token concept on this port yet, so
- * `delegation=` is refused (401) rather than ignored.
+ * for an authenticated request). GETDELEGATIONTOKEN, signed in with HTTP Basic, answers a token
+ * (the user, an expiry 24 h on, an HMAC under a key of this JobTracker process that also binds the
+ * credential it was issued under: the user's key, else the web password) that `delegation=` then
+ * takes in place of credentials, as HDFS's WebHDFS delegation tokens: a job or a tool can be given
+ * it rather than the user's key. Revoking or replacing the user's key, changing the cluster secret
+ * or restarting the JobTracker ends every token; RENEW and CANCEL are not served yet.
  *
  * OPEN and CREATE keep WebHDFS's two steps: the first answers 307 with a Location carrying a
  * signed grant (`datatoken=`: operation, path, user, the operation's parameters and an expiry of
@@ -50,8 +54,17 @@ import {
 
 /** How long a redirect's grant stays good: the client follows it at once. */
 const DATA_TOKEN_LIFETIME_MS = 60_000;
+/** How long a delegation token stays good (HDFS's dfs.namenode.delegation.token.renew-interval). */
+const DELEGATION_TOKEN_LIFETIME_MS = 24 * 3600_000;
 /** Query parameters WebHDFS clients send that change nothing here. */
-const IGNORED_PARAMS: ReadonlySet<string> = new Set(['op', 'user.name', 'doas', 'buffersize', 'namenoderpcaddress']);
+const IGNORED_PARAMS: ReadonlySet<string> = new Set([
+  'op',
+  'user.name',
+  'doas',
+  'delegation',
+  'buffersize',
+  'namenoderpcaddress',
+]);
 
 /** One WebHDFS request as the dispatcher sees it. */
 export interface WebHdfsPeer {
@@ -60,7 +73,14 @@ export interface WebHdfsPeer {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly url: URL;
+  /** How the request proved its user: HTTP Basic, a delegation token, or its redirect's grant. */
+  readonly via: 'basic' | 'delegation' | 'grant';
+  /** The credential a delegation token of this user is bound to (its key, else the web password). */
+  readonly binding: string;
 }
+
+/** The credential a user's tokens are bound to: changing it (a revoked key) ends them. */
+export type CredentialBinding = (user: string) => string;
 
 export interface WebHdfsServerParts {
   readonly namenode: Namenode;
@@ -226,11 +246,23 @@ export class WebHdfsServer {
    * Serves one request under /webhdfs/v1; `basicUser` is who its HTTP Basic credentials proved
    * (undefined: none or wrong ones).
    */
-  handle(req: IncomingMessage, res: ServerResponse, url: URL, basicUser: string | undefined): void {
-    void this.serve(req, res, url, basicUser).catch((err: unknown) => this.fail(res, err));
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    basicUser: string | undefined,
+    bindingOf: CredentialBinding,
+  ): void {
+    void this.serve(req, res, url, basicUser, bindingOf).catch((err: unknown) => this.fail(res, err));
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse, url: URL, basicUser: string | undefined) {
+  private async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    basicUser: string | undefined,
+    bindingOf: CredentialBinding,
+  ): Promise<void> {
     const opName = (url.searchParams.get('op') ?? '').toUpperCase();
     if (!Object.hasOwn(WEBHDFS_METHODS, opName))
       throw new MinimrError('EBADREQUEST', `Invalid value for webhdfs parameter "op": ${JSON.stringify(opName)}`);
@@ -239,19 +271,20 @@ export class WebHdfsServer {
     if (req.method !== method)
       throw new MinimrError('EBADREQUEST', `Invalid value for webhdfs parameter "op": ${op} is a ${method} operation`);
     const dataToken = url.searchParams.get('datatoken');
-    if (url.searchParams.has('delegation'))
-      throw new MinimrError(
-        'EAUTH',
-        'this cluster has no WebHDFS delegation tokens: authenticate with HTTP Basic ' +
-          '(your user name and key, or the web password)',
-      );
+    const delegation = url.searchParams.get('delegation');
     // A grant names its user; its signature is checked by the operation before anything is done.
-    const user = dataToken !== null ? this.grantUser(dataToken) : basicUser;
+    const via = dataToken !== null ? 'grant' : delegation !== null ? 'delegation' : 'basic';
+    const user =
+      dataToken !== null
+        ? this.grantUser(dataToken)
+        : delegation !== null
+          ? this.verifyDelegation(delegation, bindingOf)
+          : basicUser;
     if (user === undefined)
       throw new MinimrError(
         'EAUTH',
         'authentication required: HTTP Basic with your user name and key, or any user name ' +
-          'and the web password (`minimr web-password`); user.name= alone is not accepted',
+          'and the web password (`minimr web-password`), or delegation=TOKEN; user.name= alone is not accepted',
       );
     const named = url.searchParams.get('user.name');
     if (named !== null && named !== user)
@@ -265,7 +298,15 @@ export class WebHdfsServer {
       if (IGNORED_PARAMS.has(key)) continue;
       raw[key] = properties[key] ? Value.Convert(properties[key], value) : value;
     }
-    const peer: WebHdfsPeer = { user, address: req.socket.remoteAddress ?? '', req, res, url };
+    const peer: WebHdfsPeer = {
+      user,
+      address: req.socket.remoteAddress ?? '',
+      req,
+      res,
+      url,
+      via,
+      binding: bindingOf(user),
+    };
     const answer = (await this.dispatcher.call(op, raw, peer)) as WebHdfsAnswer;
     this.send(res, answer, req);
   }
@@ -345,6 +386,33 @@ export class WebHdfsServer {
       throw new MinimrError('ETOKEN', `the redirect grant of this ${op} has expired: start again at the first step`);
   }
 
+  private delegationMac(user: string, expiresAt: number, binding: string): string {
+    return createHmac('sha256', this.key)
+      .update(`minimr-webhdfs-delegation-v1\0${user}\0${expiresAt}\0`)
+      .update(createHmac('sha256', this.key).update(binding).digest())
+      .digest('base64url');
+  }
+
+  private issueDelegation(user: string, binding: string): string {
+    const expiresAt = Math.floor(this.clock() + DELEGATION_TOKEN_LIFETIME_MS);
+    return `${Buffer.from(user, 'utf8').toString('base64url')}.${expiresAt}.${this.delegationMac(user, expiresAt, binding)}`;
+  }
+
+  /** The user of a valid delegation token; ETOKEN for a forged, expired or revoked one. */
+  private verifyDelegation(token: string, bindingOf: CredentialBinding): string {
+    const m = /^([A-Za-z0-9_-]{1,400})\.(\d{1,16})\.([A-Za-z0-9_-]{43})$/.exec(token);
+    const user = m ? Buffer.from(m[1]!, 'base64url').toString('utf8') : '';
+    const expiresAt = m ? Number(m[2]) : 0;
+    if (!m || user === '' || !proofMatches(this.delegationMac(user, expiresAt, bindingOf(user)), m[3]))
+      throw new MinimrError(
+        'ETOKEN',
+        'the delegation token is not valid here (not issued by this JobTracker since it started, ' +
+          "or the user's credential changed since)",
+      );
+    if (this.clock() > expiresAt) throw new MinimrError('ETOKEN', `the delegation token of ${user} has expired`);
+    return user;
+  }
+
   /** The second step's URL: this request's, with the grant and without `noredirect`. */
   private redirectUrl(peer: WebHdfsPeer, op: WebHdfsOperation, args: Record<string, unknown>): string {
     const secure = (peer.req.socket as TLSSocket).encrypted === true;
@@ -413,6 +481,15 @@ export class WebHdfsServer {
           if (err instanceof MinimrError && err.code === 'ENOENT') return json({ boolean: false });
           throw err;
         }
+      },
+      GETDELEGATIONTOKEN: (_args, { caller, peer }) => {
+        if (peer.via !== 'basic')
+          throw new MinimrError(
+            'EPERM',
+            'a delegation token is issued only to a request signed in with HTTP Basic, not with another token',
+            { exception: 'SecurityException' },
+          );
+        return json({ Token: { urlString: this.issueDelegation(caller.user, peer.binding) } });
       },
       SETPERMISSION: async ({ path, permission }, { caller }) => {
         await nn.chmod(path, permission ?? '755', as(caller.user));

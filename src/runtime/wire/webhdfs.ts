@@ -97,6 +97,17 @@ export const WEBHDFS_PROTOCOL = table({
     allowed: ['any'],
     result: Answer,
   },
+  GETDELEGATIONTOKEN: {
+    summary: 'a token that delegation= takes in place of credentials (signed in with HTTP Basic only)',
+    args: args({
+      path: Path,
+      renewer: Type.Optional(Type.String({ maxLength: 256 })),
+      service: Type.Optional(Type.String({ maxLength: 1024 })),
+      kind: Type.Optional(Type.String({ maxLength: 256 })),
+    }),
+    allowed: ['any'],
+    result: Answer,
+  },
   SETPERMISSION: {
     summary: "sets a path's mode bits (its owner or the admin)",
     args: args({ path: Path, permission: Type.Optional(Permission) }),
@@ -118,6 +129,7 @@ export const WEBHDFS_METHODS: Readonly<Record<WebHdfsOperation, WebHdfsMethod>> 
   MKDIRS: 'PUT',
   RENAME: 'PUT',
   DELETE: 'DELETE',
+  GETDELEGATIONTOKEN: 'GET',
   SETPERMISSION: 'PUT',
 };
 
