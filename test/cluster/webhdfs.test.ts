@@ -98,6 +98,27 @@ describe('WebHDFS on a real cluster', () => {
     ]);
     assert.equal(first.status, 307);
     assert.match(first.body.toString(), /^location: http:\/\/\S+\/webhdfs\/v1\/wh\/data\.bin\?op=OPEN&datatoken=/im);
+    // As a NameNode redirects to a DataNode: to the data port of a worker holding the first block.
+    const redirectPort = Number(/^location: http:\/\/[^:/]+:(\d+)\//im.exec(first.body.toString())![1]);
+    const holders = (await t.fs.getBlocks('/wh/data.bin'))[0]!.locations.map((l) => l.dataPort);
+    assert.ok(holders.includes(redirectPort), `redirected to port ${redirectPort}, a holder of block 0 (${holders})`);
+    const fromOffset = await curl([
+      '-u',
+      `bob:${bobKey}`,
+      '-o',
+      '/dev/null',
+      '-D',
+      '-',
+      `${base}/webhdfs/v1/wh/data.bin?op=OPEN&offset=200000`,
+    ]);
+    const block3 = (await t.fs.getBlocks('/wh/data.bin')).find(
+      (b) => b.offset <= 200_000 && 200_000 < b.offset + b.length,
+    )!;
+    const offsetPort = Number(/^location: http:\/\/[^:/]+:(\d+)\//im.exec(fromOffset.body.toString())![1]);
+    assert.ok(
+      block3.locations.some((l) => l.dataPort === offsetPort),
+      'a holder of the block at the offset',
+    );
     const whole = await curl(['-L', '-u', `bob:${bobKey}`, `${base}/webhdfs/v1/wh/data.bin?op=OPEN`]);
     assert.equal(whole.status, 200);
     assert.ok(whole.body.equals(data));
@@ -108,7 +129,7 @@ describe('WebHDFS on a real cluster', () => {
       `${base}/webhdfs/v1/wh/data.bin?op=OPEN&offset=65000&length=70000`,
     ]);
     assert.ok(slice.body.equals(data.subarray(65_000, 135_000)));
-    // A grant is for the read it was issued for: another range with it is refused.
+    // A grant is for the read it was issued for: another range with it is refused (by the worker, asking the JobTracker).
     const location = /^location: (\S+)/im.exec(first.body.toString())![1]!;
     const forged = await curl([location.replace('op=OPEN', 'op=OPEN&offset=5')]);
     assert.equal(forged.status, 403);

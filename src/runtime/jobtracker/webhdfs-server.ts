@@ -18,12 +18,14 @@
  * OPEN and CREATE keep WebHDFS's two steps: the first answers 307 with a Location carrying a
  * signed grant (`datatoken=`: operation, path, user, the operation's parameters and an expiry of
  * 60 s, HMAC under a key of this process), as a NameNode's redirect to a DataNode carries a block
- * token; the second step is authorized by that grant alone. The Location is this same port, not a
- * worker's data port: a data port serves blocks, not files, and serving a file's range or taking a
- * new file there needs the worker to act as the user on the NameNode (block lists, allocations)
- * through rows of its link that do not exist yet. So the bytes pass through the JobTracker, which
- * reads and writes the blocks on the workers' data ports with block tokens (as Hadoop's HttpFS
- * gateway does, with the redirect kept so clients run their usual two steps).
+ * token; the second step is authorized by that grant alone. OPEN goes, as on HDFS, to the data
+ * port of a worker holding the range's first block (storage/webhdfs-datanode.ts), which hands the
+ * grant to this server over its link (`webhdfs-open`) for the range's blocks and their read tokens
+ * and streams them. CREATE's Location is this same port (an empty file's OPEN too): writing a file
+ * at a worker would need it to act as the user on the NameNode for every block allocation, through
+ * rows its link does not have yet, so the JobTracker takes the bytes and writes the blocks to the
+ * workers' data ports with block tokens (as Hadoop's HttpFS gateway does, with the redirect kept
+ * so clients run their usual two steps).
  *
  * Errors are WebHDFS's: `{"RemoteException":{"exception","javaClassName","message"}}`, with the
  * statuses of Hadoop's ExceptionHandler (FileNotFoundException 404, other IOExceptions such as
@@ -34,9 +36,20 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { Value } from '@sinclair/typebox/value';
-import { MinimrError, serializeError } from '../../errors.js';
+import { MinimrError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { FsClient, type Caller, type FileStatus, type Namenode, type NamenodeApi } from '../../storage/index.js';
+import {
+  FsClient,
+  sendRemoteException,
+  webHdfsPathOf,
+  sendWebHdfsJson,
+  type BlockInfo,
+  type Caller,
+  type DatanodeAddress,
+  type FileStatus,
+  type Namenode,
+  type NamenodeApi,
+} from '../../storage/index.js';
 import {
   Dispatcher,
   proofMatches,
@@ -90,64 +103,6 @@ export interface WebHdfsServerParts {
   readonly clock?: () => number;
 }
 
-interface RemoteException {
-  readonly status: number;
-  readonly exception: string;
-  readonly javaClassName: string;
-}
-
-const IO_EXCEPTION: RemoteException = { status: 403, exception: 'IOException', javaClassName: 'java.io.IOException' };
-const ILLEGAL_ARGUMENT: RemoteException = {
-  status: 400,
-  exception: 'IllegalArgumentException',
-  javaClassName: 'java.lang.IllegalArgumentException',
-};
-const FILE_NOT_FOUND: RemoteException = {
-  status: 404,
-  exception: 'FileNotFoundException',
-  javaClassName: 'java.io.FileNotFoundException',
-};
-const SECURITY: RemoteException = {
-  status: 403,
-  exception: 'SecurityException',
-  javaClassName: 'java.lang.SecurityException',
-};
-
-/** minimr's error codes as the Java exceptions HDFS raises for them. */
-const EXCEPTION_OF_CODE: Readonly<Record<string, RemoteException>> = {
-  ENOENT: FILE_NOT_FOUND,
-  EISDIR: FILE_NOT_FOUND,
-  EPERM: {
-    status: 403,
-    exception: 'AccessControlException',
-    javaClassName: 'org.apache.hadoop.security.AccessControlException',
-  },
-  EAUTH: { ...SECURITY, status: 401 },
-  ETOKEN: {
-    status: 403,
-    exception: 'InvalidToken',
-    javaClassName: 'org.apache.hadoop.security.token.SecretManager$InvalidToken',
-  },
-  EEXIST: {
-    status: 403,
-    exception: 'FileAlreadyExistsException',
-    javaClassName: 'org.apache.hadoop.fs.FileAlreadyExistsException',
-  },
-  ENOTEMPTY: {
-    status: 403,
-    exception: 'PathIsNotEmptyDirectoryException',
-    javaClassName: 'org.apache.hadoop.fs.PathIsNotEmptyDirectoryException',
-  },
-  ENOTDIR: {
-    status: 403,
-    exception: 'ParentNotDirectoryException',
-    javaClassName: 'org.apache.hadoop.fs.ParentNotDirectoryException',
-  },
-  EBADPATH: ILLEGAL_ARGUMENT,
-  EPROTOCOL: ILLEGAL_ARGUMENT,
-  EBADREQUEST: ILLEGAL_ARGUMENT,
-};
-
 /** The NameNode as `caller` sees it: what an FsClient reads and writes through. */
 function namenodeAs(nn: Namenode, caller: Caller): NamenodeApi {
   return {
@@ -195,22 +150,6 @@ function basename(path: string): string {
 
 function joinPath(dir: string, name: string): string {
   return dir === '/' ? `/${name}` : `${dir}/${name}`;
-}
-
-/** The path a URL names under /webhdfs/v1, decoded; EBADREQUEST for bad percent-encoding. */
-function pathOf(pathname: string): string {
-  const rest = pathname.slice(WEBHDFS_PREFIX.length);
-  let decoded: string;
-  try {
-    decoded = rest
-      .split('/')
-      .map((s) => decodeURIComponent(s))
-      .join('/');
-  } catch {
-    throw new MinimrError('EBADREQUEST', `bad URL encoding in ${JSON.stringify(rest)}`);
-  }
-  const trimmed = decoded.replace(/\/+$/, '');
-  return trimmed === '' ? '/' : trimmed;
 }
 
 /** The canonical text of the parameters a grant binds: what the second step will do. */
@@ -293,7 +232,7 @@ export class WebHdfsServer {
       });
     const schema = WEBHDFS_PROTOCOL[op].args;
     const properties = (schema.properties ?? {}) as Record<string, TSchema>;
-    const raw: Record<string, unknown> = { path: pathOf(url.pathname) };
+    const raw: Record<string, unknown> = { path: webHdfsPathOf(url.pathname) };
     for (const [key, value] of url.searchParams) {
       if (IGNORED_PARAMS.has(key)) continue;
       raw[key] = properties[key] ? Value.Convert(properties[key], value) : value;
@@ -317,7 +256,7 @@ export class WebHdfsServer {
         return;
       case 'json':
         if (answer.body === null) res.writeHead(answer.status, { 'content-length': 0 }).end();
-        else sendJson(res, answer.status, answer.body);
+        else sendWebHdfsJson(res, answer.status, answer.body);
         return;
       case 'redirect':
         // The first step of OPEN/CREATE may come with a body (curl -T sends it at once): not read.
@@ -331,31 +270,7 @@ export class WebHdfsServer {
   }
 
   private fail(res: ServerResponse, err: unknown): void {
-    if (res.headersSent) {
-      // Bytes are already out (OPEN): the client must not take a short body for the whole.
-      res.destroy();
-      if (!(err instanceof MinimrError)) this.parts.logger.error({ err: serializeError(err) }, 'WebHDFS read failed');
-      return;
-    }
-    let kind: RemoteException;
-    let message: string;
-    if (err instanceof MinimrError) {
-      kind = err.details?.exception === 'SecurityException' ? SECURITY : (EXCEPTION_OF_CODE[err.code] ?? IO_EXCEPTION);
-      message = err.message;
-    } else {
-      const reference = randomBytes(4).toString('hex');
-      this.parts.logger.error({ err: serializeError(err), reference }, 'WebHDFS request failed');
-      kind = { status: 500, exception: 'RuntimeException', javaClassName: 'java.lang.RuntimeException' };
-      message = `internal error (reference ${reference} in the server's log)`;
-    }
-    const headers: Record<string, string> =
-      kind.status === 401 ? { 'www-authenticate': 'Basic realm="minimr", charset="UTF-8"' } : {};
-    sendJson(
-      res,
-      kind.status,
-      { RemoteException: { exception: kind.exception, javaClassName: kind.javaClassName, message } },
-      headers,
-    );
+    sendRemoteException(res, err, this.parts.logger);
   }
 
   // ------------------------------------------------------------------ grants of the two-step operations
@@ -414,19 +329,33 @@ export class WebHdfsServer {
   }
 
   /** The second step's URL: this request's, with the grant and without `noredirect`. */
-  private redirectUrl(peer: WebHdfsPeer, op: WebHdfsOperation, args: Record<string, unknown>): string {
+  private redirectUrl(
+    peer: WebHdfsPeer,
+    op: WebHdfsOperation,
+    args: Record<string, unknown>,
+    datanode: DatanodeAddress | undefined,
+  ): string {
+    // Workers' data ports are HTTPS exactly when this port is (a TLS cluster), under the cluster's authority.
     const secure = (peer.req.socket as TLSSocket).encrypted === true;
     const host = peer.req.headers.host;
-    const authority =
-      host && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(host) ? host : `localhost:${peer.req.socket.localPort ?? 0}`;
+    const authority = datanode
+      ? `${datanode.host.includes(':') ? `[${datanode.host}]` : datanode.host}:${datanode.dataPort}`
+      : host && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(host)
+        ? host
+        : `localhost:${peer.req.socket.localPort ?? 0}`;
     const next = new URL(`${secure ? 'https' : 'http'}://${authority}${peer.url.pathname}`);
     for (const [key, value] of peer.url.searchParams) if (key !== 'noredirect') next.searchParams.append(key, value);
     next.searchParams.set('datatoken', this.issueGrant(op, peer.user, args));
     return next.toString();
   }
 
-  private redirect(peer: WebHdfsPeer, op: WebHdfsOperation, args: Record<string, unknown>): WebHdfsAnswer {
-    const location = this.redirectUrl(peer, op, args);
+  private redirect(
+    peer: WebHdfsPeer,
+    op: WebHdfsOperation,
+    args: Record<string, unknown>,
+    datanode?: DatanodeAddress,
+  ): WebHdfsAnswer {
+    const location = this.redirectUrl(peer, op, args, datanode);
     return args.noredirect === true ? json({ Location: location }) : { kind: 'redirect', location };
   }
 
@@ -528,8 +457,12 @@ export class WebHdfsServer {
       throw new MinimrError('EBADREQUEST', `Offset=${offset} out of the range [0, ${status.length}]`, { path });
     if (datatoken === undefined) {
       // The read right is checked here, so a refused reader gets its 403 before any redirect.
-      await nn.getBlocks(path, undefined, who);
-      return this.redirect(peer, 'OPEN', args);
+      const blocks = await nn.getBlocks(path, undefined, who);
+      // As a NameNode: to a DataNode holding the range's first block (any of its replicas).
+      const first = blocks.find((b) => b.offset <= offset && offset < b.offset + b.length);
+      const replicas = first?.locations ?? [];
+      const datanode = replicas[Math.floor(Math.random() * replicas.length)];
+      return this.redirect(peer, 'OPEN', args, datanode);
     }
     const end = length === undefined ? status.length : Math.min(status.length, offset + length);
     const fs = new FsClient({ namenode: namenodeAs(nn, who), logger: this.parts.logger });
@@ -544,6 +477,32 @@ export class WebHdfsServer {
     }
     peer.res.end();
     return { kind: 'streamed' };
+  }
+
+  /**
+   * For a worker serving the second step of an OPEN this server redirected to it: the blocks of the
+   * granted range, read as the grant's user (who must still be allowed to).
+   */
+  async openAtDatanode(args: {
+    readonly path: string;
+    readonly offset?: number;
+    readonly length?: number;
+    readonly grant: string;
+  }): Promise<{ fileLength: number; start: number; end: number; blocks: BlockInfo[] }> {
+    const { path, offset, length, grant } = args;
+    const user = this.grantUser(grant);
+    const granted = { path, ...(offset !== undefined ? { offset } : {}), ...(length !== undefined ? { length } : {}) };
+    this.verifyGrant('OPEN', grant, user, granted);
+    const nn = this.parts.namenode;
+    const who = nn.callerFor(user);
+    const status = await nn.stat(path, who);
+    if (status.type !== 'file') throw new MinimrError('EISDIR', `Path is not a file: ${path}`, { path });
+    const start = Math.min(offset ?? 0, status.length);
+    const end = length === undefined ? status.length : Math.min(status.length, start + length);
+    const blocks = (await nn.getBlocks(path, undefined, who)).filter(
+      (b) => b.offset < end && b.offset + b.length > start,
+    );
+    return { fileLength: status.length, start, end, blocks };
   }
 
   private async create(
@@ -592,16 +551,4 @@ function waitDrain(res: ServerResponse): Promise<void> {
       resolve();
     });
   });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-    ...headers,
-  });
-  res.end(text);
 }

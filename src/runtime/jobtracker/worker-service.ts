@@ -66,6 +66,7 @@ export class WorkerService {
         this.forTask(op, args) as Promise<never>;
     return {
       register: (args, { peer }) => this.register(args, peer),
+      'webhdfs-open': (args) => this.core.webhdfs.openAtDatanode(args),
       heartbeat: (args, { peer }) => this.heartbeat(args, peer),
       'attempt-finished': (args, { peer }) => {
         phaseTrace('jt-finished', { attempt: args.attemptId });

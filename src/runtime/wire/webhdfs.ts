@@ -9,6 +9,7 @@
  */
 import { PathSchema, Type } from './schema.js';
 import { args, table } from './operations.js';
+import { BlockInfoResult } from './types.js';
 
 export type WebHdfsMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
@@ -134,3 +135,30 @@ export const WEBHDFS_METHODS: Readonly<Record<WebHdfsOperation, WebHdfsMethod>> 
 };
 
 export const WEBHDFS_PREFIX = '/webhdfs/v1';
+
+/**
+ * What a worker asks its JobTracker when it serves the second step of an OPEN redirected to its
+ * data port: with the grant the client brought (checked there as on the JobTracker's own port),
+ * the blocks of the range granted, with their read tokens, as the grant's user may read them.
+ */
+export const WEBHDFS_DATANODE_ROWS = table({
+  'webhdfs-open': {
+    summary: "the blocks of the byte range a WebHDFS OPEN's redirect grant allows, for the worker serving it",
+    args: args({
+      path: Path,
+      offset: Type.Optional(NonNegative('first byte')),
+      length: Type.Optional(NonNegative('bytes to read')),
+      grant: DataToken,
+    }),
+    result: Type.Object(
+      {
+        fileLength: Type.Integer({ minimum: 0 }),
+        start: Type.Integer({ minimum: 0 }),
+        end: Type.Integer({ minimum: 0 }),
+        blocks: Type.Array(BlockInfoResult, { maxItems: 1_000_000 }),
+      },
+      { additionalProperties: false },
+    ),
+    allowed: ['worker'],
+  },
+});
