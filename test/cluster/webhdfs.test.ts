@@ -129,7 +129,7 @@ describe('WebHDFS on a real cluster', () => {
       `${base}/webhdfs/v1/wh/data.bin?op=OPEN&offset=65000&length=70000`,
     ]);
     assert.ok(slice.body.equals(data.subarray(65_000, 135_000)));
-    // A grant is for the read it was issued for: another range with it is refused (by the worker, asking the JobTracker).
+    // A grant is for the read it was issued for: another range with it is refused (the worker asks the JobTracker).
     const location = /^location: (\S+)/im.exec(first.body.toString())![1]!;
     const forged = await curl([location.replace('op=OPEN', 'op=OPEN&offset=5')]);
     assert.equal(forged.status, 403);
