@@ -337,6 +337,13 @@ describe('WebHDFS on a real cluster', () => {
         readAll(store.readRange(uri('/wh/bob/made.txt'), 0, 10, old.version)),
         (err: MinimrError) => err.code === 'ECHANGED' && err.message.includes('/wh/bob/made.txt'),
       );
+      // Several blocks' worth, in uneven writes: FsClient reads back the same bytes.
+      const big = randomBytes(250_000);
+      const bigWriter = await store.create(uri('/wh/bob/big.bin'));
+      for (let at = 0; at < big.length; at += 33_333) await bigWriter.write(big.subarray(at, at + 33_333));
+      await bigWriter.close();
+      assert.ok((await readAll(t.fs.cat('/wh/bob/big.bin'))).equals(big));
+      await store.remove(uri('/wh/bob/big.bin'));
       // Nothing of the temporary names is left beside it.
       assert.deepEqual(
         (await t.fs.list('/wh/bob')).map((s) => s.path),
