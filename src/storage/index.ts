@@ -103,4 +103,9 @@ export {
 export type { BlockScope } from './block-scope.js';
 export { fsckReport, formatFsck, type FsckBlock, type FsckFile, type FsckReport } from './fsck.js';
 export { sendRemoteException, sendWebHdfsJson, webHdfsPathOf, type RemoteException } from './webhdfs-http.js';
-export { createWebHdfsDatanodeHandler, type WebHdfsDatanodeParts, type WebHdfsOpenPlan } from './webhdfs-datanode.js';
+export {
+  createWebHdfsDatanodeHandler,
+  type WebHdfsDatanodeParts,
+  type WebHdfsOpenPlan,
+  type WebHdfsWriteStart,
+} from './webhdfs-datanode.js';

@@ -218,6 +218,15 @@ describe('TLS by default beyond loopback', () => {
         });
         const fromStore = await readAll(store.readRange(`webhdfs://127.0.0.1:${jt.port}/hello.txt`, 6, 100));
         assert.equal(fromStore.toString(), 'over https\n');
+        const written = await store.create(`webhdfs://127.0.0.1:${jt.port}/written.txt`);
+        await written.write(Buffer.from('through a worker over https\n'));
+        await written.close();
+        const readBack = await JobClient.connect(url, { security: { credentials, tlsPin: fingerprint } });
+        try {
+          assert.equal((await readAll(readBack.fs.cat('/written.txt'))).toString(), 'through a worker over https\n');
+        } finally {
+          readBack.close();
+        }
 
         // The operator's tools join with the daemon token; a user joins with a token of their own
         // credential (`minimr join-token --credential`), as that user and no other.

@@ -97,7 +97,7 @@ describe('WebHDFS on a real cluster', () => {
       `${base}/webhdfs/v1/wh/data.bin?op=OPEN`,
     ]);
     assert.equal(first.status, 307);
-    assert.match(first.body.toString(), /^location: http:\/\/\S+\/webhdfs\/v1\/wh\/data\.bin\?op=OPEN&datatoken=/im);
+    assert.match(first.body.toString(), /^location: http:\/\/\S+\/webhdfs\/v1\/wh\/data\.bin\?op=OPEN&\S*datatoken=/im);
     // As a NameNode redirects to a DataNode: to the data port of a worker holding the first block.
     const redirectPort = Number(/^location: http:\/\/[^:/]+:(\d+)\//im.exec(first.body.toString())![1]);
     const holders = (await t.fs.getBlocks('/wh/data.bin'))[0]!.locations.map((l) => l.dataPort);
@@ -187,8 +187,18 @@ describe('WebHDFS on a real cluster', () => {
       local,
       `${base}/webhdfs/v1/wh/bob/up.bin?op=CREATE&overwrite=false&permission=640&replication=1&blocksize=65536`,
     ]);
-    assert.equal(created.status, 201);
+    assert.equal(created.status, 201, created.body.toString());
     assert.ok((await readAll(t.fs.cat('/wh/bob/up.bin'))).equals(upload));
+    // As a NameNode redirects a write to a DataNode: to a worker's data port, which keeps the first
+    // replica of each block (here the only one) on its own disk.
+    const workerPorts = new Set(
+      (await t.fs.getBlocks('/wh/data.bin')).flatMap((b) => b.locations.map((l) => l.dataPort)),
+    );
+    const createPort = Number(/^location: http:\/\/[^:/]+:(\d+)\//im.exec(step1.body.toString())![1]);
+    assert.ok(workerPorts.has(createPort), `CREATE redirected to a worker's data port (${createPort})`);
+    const upBlocks = await t.fs.getBlocks('/wh/bob/up.bin');
+    assert.equal(upBlocks.length, 4);
+    for (const block of upBlocks) assert.equal(block.locations.length, 1);
     const status = await t.fs.stat('/wh/bob/up.bin');
     assert.deepEqual([status.owner, status.mode, status.replication, status.blockSize], ['bob', 0o640, 1, 65536]);
     const again = await curl(['-u', `bob:${bobKey}`, '-X', 'PUT', `${base}/webhdfs/v1/wh/bob/up.bin?op=CREATE`]);

@@ -18,14 +18,14 @@
  * OPEN and CREATE keep WebHDFS's two steps: the first answers 307 with a Location carrying a
  * signed grant (`datatoken=`: operation, path, user, the operation's parameters and an expiry of
  * 60 s, HMAC under a key of this process), as a NameNode's redirect to a DataNode carries a block
- * token; the second step is authorized by that grant alone. OPEN goes, as on HDFS, to the data
- * port of a worker holding the range's first block (storage/webhdfs-datanode.ts), which hands the
- * grant to this server over its link (`webhdfs-open`) for the range's blocks and their read tokens
- * and streams them. CREATE's Location is this same port (an empty file's OPEN too): writing a file
- * at a worker would need it to act as the user on the NameNode for every block allocation, through
- * rows its link does not have yet, so the JobTracker takes the bytes and writes the blocks to the
- * workers' data ports with block tokens (as Hadoop's HttpFS gateway does, with the redirect kept
- * so clients run their usual two steps).
+ * token; the second step is authorized by that grant alone. As on HDFS, that step is on a worker's
+ * data port (storage/webhdfs-datanode.ts): OPEN goes to a worker holding the range's first block,
+ * which trades the grant for the range's blocks and their read tokens over its link
+ * (`webhdfs-open`) and streams them; CREATE goes to a live worker, which trades the grant for a
+ * write session (`webhdfs-create`: the file started as the grant's user) and writes the blocks as
+ * any client does, the first replica on its own disk, allocating and committing them through that
+ * session, which only that worker may use for that path. An empty file's OPEN, or a cluster
+ * without live workers, is served on this port instead.
  *
  * Errors are WebHDFS's: `{"RemoteException":{"exception","javaClassName","message"}}`, with the
  * statuses of Hadoop's ExceptionHandler (FileNotFoundException 404, other IOExceptions such as
@@ -43,8 +43,10 @@ import {
   sendRemoteException,
   webHdfsPathOf,
   sendWebHdfsJson,
+  type BlockAllocation,
   type BlockInfo,
   type Caller,
+  type ClientLocation,
   type DatanodeAddress,
   type FileStatus,
   type Namenode,
@@ -162,7 +164,32 @@ function grantedParams(args: Record<string, unknown>): string {
   );
 }
 
+/** A request's query as an operation's arguments: numbers and booleans converted as its row says. */
+function rawArgs(op: WebHdfsOperation, path: string, params: Iterable<[string, string]>): Record<string, unknown> {
+  const properties = (WEBHDFS_PROTOCOL[op].args.properties ?? {}) as Record<string, TSchema>;
+  const raw: Record<string, unknown> = { path };
+  for (const [key, value] of params) {
+    if (IGNORED_PARAMS.has(key)) continue;
+    raw[key] = properties[key] ? Value.Convert(properties[key], value) : value;
+  }
+  return raw;
+}
+
+/** A file a worker writes for a WebHDFS CREATE redirected to it: whose, where, and by which worker. */
+interface WriteSession {
+  readonly user: string;
+  readonly path: string;
+  readonly workerId: string;
+  readonly permission: string | undefined;
+  readonly startedAt: number;
+}
+
+/** Open write sessions at most (a worker that vanished mid-write leaves one until it is swept). */
+const MAX_WRITE_SESSIONS = 10_000;
+const WRITE_SESSION_MAX_AGE_MS = 24 * 3600_000;
+
 export class WebHdfsServer {
+  private readonly writes = new Map<string, WriteSession>();
   private readonly key = randomBytes(32);
   private readonly dispatcher: Dispatcher<WebHdfsPeer>;
   private readonly clock: () => number;
@@ -230,13 +257,7 @@ export class WebHdfsServer {
       throw new MinimrError('EPERM', `Usernames not matched: name=${named} != expected=${user}`, {
         exception: 'SecurityException',
       });
-    const schema = WEBHDFS_PROTOCOL[op].args;
-    const properties = (schema.properties ?? {}) as Record<string, TSchema>;
-    const raw: Record<string, unknown> = { path: webHdfsPathOf(url.pathname) };
-    for (const [key, value] of url.searchParams) {
-      if (IGNORED_PARAMS.has(key)) continue;
-      raw[key] = properties[key] ? Value.Convert(properties[key], value) : value;
-    }
+    const raw = rawArgs(op, webHdfsPathOf(url.pathname), url.searchParams);
     const peer: WebHdfsPeer = {
       user,
       address: req.socket.remoteAddress ?? '',
@@ -345,6 +366,8 @@ export class WebHdfsServer {
         : `localhost:${peer.req.socket.localPort ?? 0}`;
     const next = new URL(`${secure ? 'https' : 'http'}://${authority}${peer.url.pathname}`);
     for (const [key, value] of peer.url.searchParams) if (key !== 'noredirect') next.searchParams.append(key, value);
+    // As HDFS's: the DataNode learns which NameNode to name in CREATE's answer (Location).
+    if (datanode && host && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(host)) next.searchParams.set('namenoderpcaddress', host);
     next.searchParams.set('datatoken', this.issueGrant(op, peer.user, args));
     return next.toString();
   }
@@ -505,6 +528,95 @@ export class WebHdfsServer {
     return { fileLength: status.length, start, end, blocks };
   }
 
+  /**
+   * For a worker taking the bytes of a CREATE this server redirected to it: the grant checked as on
+   * this port, the file started as the grant's user, and a session for the worker's next calls.
+   */
+  async createAtDatanode(
+    args: { readonly path: string; readonly params: Readonly<Record<string, string>>; readonly grant: string },
+    workerId: string,
+  ): Promise<{ session: string; blockSize: number; replication: number }> {
+    const user = this.grantUser(args.grant);
+    const granted = WEBHDFS_PROTOCOL.CREATE.validator.parse(rawArgs('CREATE', args.path, Object.entries(args.params)), {
+      operation: 'webhdfs-create',
+    });
+    if (granted.datatoken !== undefined)
+      throw new MinimrError('EBADREQUEST', 'the grant travels beside the parameters');
+    this.verifyGrant('CREATE', args.grant, user, granted);
+    const now = this.clock();
+    for (const [id, session] of this.writes)
+      if (now - session.startedAt > WRITE_SESSION_MAX_AGE_MS) this.writes.delete(id);
+    if (this.writes.size >= MAX_WRITE_SESSIONS)
+      throw new MinimrError('EBUSY', `${MAX_WRITE_SESSIONS} WebHDFS writes are open: try again later`);
+    const nn = this.parts.namenode;
+    const created = await nn.create(
+      args.path,
+      {
+        overwrite: granted.overwrite === true,
+        parents: true,
+        ...(granted.replication !== undefined ? { replication: granted.replication } : {}),
+        ...(granted.blocksize !== undefined ? { blockSize: granted.blocksize } : {}),
+      },
+      nn.callerFor(user),
+    );
+    const session = randomBytes(16).toString('hex');
+    this.writes.set(session, { user, path: args.path, workerId, permission: granted.permission, startedAt: now });
+    return { session, ...created };
+  }
+
+  /** The user of a write session, if it is `workerId`'s for `path`; ETOKEN otherwise. */
+  private writer(session: string, path: string, workerId: string): Caller {
+    const open = this.writes.get(session);
+    if (!open || open.path !== path || open.workerId !== workerId)
+      throw new MinimrError(
+        'ETOKEN',
+        `no WebHDFS write of ${path} is open for worker ${workerId} (session ${session})`,
+      );
+    return this.parts.namenode.callerFor(open.user);
+  }
+
+  allocateAtDatanode(
+    args: { readonly path: string; readonly session: string; readonly client?: ClientLocation },
+    workerId: string,
+  ): Promise<BlockAllocation> {
+    return this.parts.namenode.allocateBlock(args.path, args.client, this.writer(args.session, args.path, workerId));
+  }
+
+  async commitBlockAtDatanode(
+    args: {
+      readonly path: string;
+      readonly session: string;
+      readonly blockId: string;
+      readonly length: number;
+      readonly crc32: number;
+      readonly workerIds: readonly string[];
+    },
+    workerId: string,
+  ): Promise<null> {
+    const { path, session, ...block } = args;
+    await this.parts.namenode.commitBlock(path, block, this.writer(session, path, workerId));
+    return null;
+  }
+
+  /** Makes a write session's file visible, with the permission its CREATE asked; its status. */
+  async completeAtDatanode(args: { readonly path: string; readonly session: string }, workerId: string) {
+    const who = this.writer(args.session, args.path, workerId);
+    const permission = this.writes.get(args.session)?.permission;
+    this.writes.delete(args.session);
+    const nn = this.parts.namenode;
+    await nn.complete(args.path, who);
+    if (permission !== undefined) await nn.chmod(args.path, permission, who);
+    return nn.stat(args.path, who);
+  }
+
+  /** Drops a write session's file (its writer failed). */
+  async abandonAtDatanode(args: { readonly path: string; readonly session: string }, workerId: string) {
+    const who = this.writer(args.session, args.path, workerId);
+    this.writes.delete(args.session);
+    await this.parts.namenode.abandon(args.path, who);
+    return null;
+  }
+
   private async create(
     args: ArgsOf<WebHdfsProtocol['CREATE']>,
     who: Caller,
@@ -520,7 +632,9 @@ export class WebHdfsServer {
       if (existing?.type === 'dir') throw new MinimrError('EEXIST', `${path} already exists as a directory`, { path });
       if (existing && overwrite !== true)
         throw new MinimrError('EEXIST', `${path} for client already exists`, { path });
-      return this.redirect(peer, 'CREATE', args);
+      // As a NameNode: to a DataNode, which writes the first replica of each block on its own disk.
+      const live = nn.liveDatanodes();
+      return this.redirect(peer, 'CREATE', args, live[Math.floor(Math.random() * live.length)]);
     }
     this.verifyGrant('CREATE', datatoken, who.user, args);
     const fs = new FsClient({ namenode: namenodeAs(nn, who), logger: this.parts.logger });

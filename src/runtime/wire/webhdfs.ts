@@ -8,8 +8,9 @@
  * handler streamed itself. The server is jobtracker/webhdfs-server.ts.
  */
 import { PathSchema, Type } from './schema.js';
-import { args, table } from './operations.js';
-import { BlockInfoResult } from './types.js';
+import { args, Done, table } from './operations.js';
+import { NAMENODE_OPERATIONS } from './namenode-operations.js';
+import { BlockInfoResult, FileStatusResult } from './types.js';
 
 export type WebHdfsMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
@@ -34,6 +35,7 @@ const Permission = Type.String({ pattern: '^[0-1]?[0-7]{1,3}$', description: 'oc
  * block token): the second step is authorized by it alone, for that operation on that path.
  */
 const DataToken = Type.String({ maxLength: 4096, description: 'the redirect grant of OPEN or CREATE' });
+const WriteSession = Type.String({ pattern: '^[0-9a-f]{32}$', description: 'a write session webhdfs-create opened' });
 
 export const WEBHDFS_PROTOCOL = table({
   GETFILESTATUS: {
@@ -159,6 +161,46 @@ export const WEBHDFS_DATANODE_ROWS = table({
       },
       { additionalProperties: false },
     ),
+    allowed: ['worker'],
+  },
+  'webhdfs-create': {
+    summary:
+      "starts the file a WebHDFS CREATE's redirect grant allows, for the worker taking its bytes: " +
+      'a write session for the blocks that follow',
+    args: args({
+      path: Path,
+      /** The redirect's query as the client sent it (overwrite, permission, ...): the grant signs them. */
+      params: Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 4096 }), { maxProperties: 32 }),
+      grant: DataToken,
+    }),
+    result: Type.Object(
+      { session: WriteSession, blockSize: Type.Integer(), replication: Type.Integer() },
+      { additionalProperties: false },
+    ),
+    allowed: ['worker'],
+  },
+  'webhdfs-allocate-block': {
+    summary: 'the next block of the file of a WebHDFS write session',
+    args: args({ ...NAMENODE_OPERATIONS.allocateBlock.args, session: WriteSession }),
+    result: NAMENODE_OPERATIONS.allocateBlock.result,
+    allowed: ['worker'],
+  },
+  'webhdfs-commit-block': {
+    summary: 'records a block of the file of a WebHDFS write session',
+    args: args({ ...NAMENODE_OPERATIONS.commitBlock.args, session: WriteSession }),
+    result: Done,
+    allowed: ['worker'],
+  },
+  'webhdfs-complete': {
+    summary: 'closes the file of a WebHDFS write session (readers see it), ends the session; its status',
+    args: args({ path: Path, session: WriteSession }),
+    result: FileStatusResult,
+    allowed: ['worker'],
+  },
+  'webhdfs-abandon': {
+    summary: 'drops the file of a WebHDFS write session and ends the session',
+    args: args({ path: Path, session: WriteSession }),
+    result: Done,
     allowed: ['worker'],
   },
 });
