@@ -35,7 +35,7 @@ const Permission = Type.String({ pattern: '^[0-1]?[0-7]{1,3}$', description: 'oc
  * block token): the second step is authorized by it alone, for that operation on that path.
  */
 const DataToken = Type.String({ maxLength: 4096, description: 'the redirect grant of OPEN or CREATE' });
-const WriteSession = Type.String({ pattern: '^[0-9a-f]{32}$', description: 'a write session webhdfs-create opened' });
+const WriteSession = Type.String({ minLength: 1, maxLength: 64, description: 'a write session webhdfs-create opened' });
 
 export const WEBHDFS_PROTOCOL = table({
   GETFILESTATUS: {
