@@ -102,3 +102,10 @@ export {
 } from './record-readers.js';
 export type { BlockScope } from './block-scope.js';
 export { fsckReport, formatFsck, type FsckBlock, type FsckFile, type FsckReport } from './fsck.js';
+export { sendRemoteException, sendWebHdfsJson, webHdfsPathOf, type RemoteException } from './webhdfs-http.js';
+export {
+  createWebHdfsDatanodeHandler,
+  type WebHdfsDatanodeParts,
+  type WebHdfsOpenPlan,
+  type WebHdfsWriteStart,
+} from './webhdfs-datanode.js';

@@ -15,6 +15,7 @@ import { certificateFingerprint, parseJoinToken, readSecretFile } from '../../sr
 import { JobClient, JobTracker, Worker } from '../../src/runtime/index.js';
 import { BLOCK_TOKEN_HEADER, trustClusterAuthority } from '../../src/storage/index.js';
 import { createPolicy } from '../../src/scheduler/index.js';
+import { createWebHdfsStore } from '../../src/storage/stores/index.js';
 import { cliEnv, runMinimr } from '../helpers/cli.js';
 import { isCode, readAll, waitFor } from '../helpers/cluster.js';
 
@@ -188,6 +189,43 @@ describe('TLS by default beyond loopback', () => {
           assert.equal((await readAll(client.fs.cat('/hello.txt'))).toString(), 'hello over https\n');
         } finally {
           client.close();
+        }
+
+        // WebHDFS on the same port: https, its redirect https too; curl trusts the authority it is given.
+        const caFile = join(jtDir, 'ca.pem');
+        const webhdfs = `https://127.0.0.1:${jt.port}/webhdfs/v1/hello.txt?op=OPEN`;
+        const basic = `alice:${jt.webPassword}`;
+        const step1 = await execFileP('curl', [
+          '-sS',
+          '--cacert',
+          caFile,
+          '-u',
+          basic,
+          '-o',
+          '/dev/null',
+          '-D',
+          '-',
+          webhdfs,
+        ]);
+        assert.match(step1.stdout, /^location: https:\/\/127\.0\.0\.1:\d+\/webhdfs\/v1\/hello\.txt\?/im);
+        const read = await execFileP('curl', ['-sS', '-L', '--cacert', caFile, '-u', basic, webhdfs]);
+        assert.equal(read.stdout, 'hello over https\n');
+        const store = createWebHdfsStore(`127.0.0.1:${jt.port}`, {
+          'webhdfs.tls': 'true',
+          'webhdfs.ca': caFile,
+          'webhdfs.user': 'alice',
+          'webhdfs.password': jt.webPassword,
+        });
+        const fromStore = await readAll(store.readRange(`webhdfs://127.0.0.1:${jt.port}/hello.txt`, 6, 100));
+        assert.equal(fromStore.toString(), 'over https\n');
+        const written = await store.create(`webhdfs://127.0.0.1:${jt.port}/written.txt`);
+        await written.write(Buffer.from('through a worker over https\n'));
+        await written.close();
+        const readBack = await JobClient.connect(url, { security: { credentials, tlsPin: fingerprint } });
+        try {
+          assert.equal((await readAll(readBack.fs.cat('/written.txt'))).toString(), 'through a worker over https\n');
+        } finally {
+          readBack.close();
         }
 
         // The operator's tools join with the daemon token; a user joins with a token of their own

@@ -19,6 +19,7 @@ import {
   TASK_TO_WORKER,
   WORKER_TO_JOBTRACKER,
   WORKER_TO_TASK,
+  WEBHDFS_PROTOCOL,
   connectPeer,
   readSecretFile,
   type Operation,
@@ -35,6 +36,7 @@ const TABLES: Readonly<Record<string, Table>> = {
   JOBTRACKER_TO_WORKER,
   TASK_TO_WORKER,
   WORKER_TO_TASK,
+  WEBHDFS_PROTOCOL,
 };
 const ROLES: readonly Role[] = ['any', 'owner', 'admin', 'daemon', 'worker', 'jobtracker', 'worker-process', 'task'];
 const CODES_FOR_BAD_ARGUMENTS = new Set(['EPROTOCOL', 'EBADPATH', 'EBADJOB', 'EBADREQUEST']);
@@ -42,6 +44,7 @@ const CODES_FOR_BAD_ARGUMENTS = new Set(['EPROTOCOL', 'EBADPATH', 'EBADJOB', 'EB
 /** Values TypeBox cannot make up alone (strings with a pattern), by pattern. */
 const PATTERN_EXAMPLES: Readonly<Record<string, string>> = {
   '^[0-7]{1,4}$': '755',
+  '^[0-1]?[0-7]{1,3}$': '755',
   '^[A-Za-z0-9_.:-]{1,128}$': 'worker-1',
   '^[0-9a-f]{8,128}$': 'abcdef0123456789',
   '^[0-9a-f]{32,128}$': 'ab'.repeat(32),

@@ -11,6 +11,7 @@ import type { JobHistory } from './job-history.js';
 import type { JobJournal } from './job-journal.js';
 import type { JobRecovery } from './job-recovery.js';
 import type { JobTokens } from './job-tokens.js';
+import type { WebHdfsServer } from './webhdfs-server.js';
 import type { MrClusterRuntime } from './mr-cluster-runtime.js';
 import type { ProfileStore } from './profile-store.js';
 import type { PrometheusMetrics } from './prometheus.js';
@@ -18,6 +19,8 @@ import type { ClusterAuthority, JobStatus } from '../wire/index.js';
 
 export interface TrackerCore extends BooksHost {
   readonly admin: string;
+  /** The block store's WebHDFS server: workers serving an OPEN's second step ask it for the blocks. */
+  readonly webhdfs: WebHdfsServer;
   readonly policy: Policy;
   readonly heartbeatMs: number;
   readonly metrics: PrometheusMetrics;

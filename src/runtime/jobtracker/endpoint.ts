@@ -26,6 +26,7 @@ import {
 } from '../wire/index.js';
 import { ApiV1, type HttpCaller } from './api-v1.js';
 import { PROMETHEUS_CONTENT_TYPE } from './prometheus.js';
+import { WebHdfsServer } from './webhdfs-server.js';
 
 /** Serves a request the endpoint does not know (the web pages); false when it does not either. */
 export type HttpPages = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -41,6 +42,8 @@ export interface EndpointParts {
   connected(peer: RpcPeer, remoteAddress: string | undefined): void;
   metricsText(): string;
   readonly pages?: HttpPages;
+  /** The block store's WebHDFS server (`/webhdfs/v1/...`), which authenticates as this port does. */
+  readonly webhdfs?: WebHdfsServer;
   /** Told of each client operation once it has ended, with the caller's address (the audit log). */
   audit?(record: CallRecord<unknown>, address: string): void;
   /** Connections one address may hold before they authenticate (default DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS). */
@@ -176,6 +179,12 @@ export class TrackerEndpoint {
     const url = new URL(req.url ?? '/', 'http://jobtracker');
     // The pages and the API show every job, path and log of the cluster: like the RPC port, nothing without the secret.
     const user = webUser(req.headers.authorization, webPassword, userKey);
+    if (this.parts.webhdfs && WebHdfsServer.handles(url.pathname)) {
+      // The same credentials; it answers their absence in WebHDFS's error format, and takes the
+      // signed grant of its own redirects (OPEN's and CREATE's second step) in their place.
+      this.parts.webhdfs.handle(req, res, url, user, (name) => userKey(name)?.toString('base64url') ?? webPassword);
+      return;
+    }
     if (user === undefined) {
       const api = url.pathname.startsWith('/api/');
       res

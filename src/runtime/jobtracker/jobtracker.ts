@@ -34,6 +34,7 @@ import type { JobTrackerOptions } from './options.js';
 import type { TrackerCore } from './core.js';
 import { AuditLog, auditEntryOf } from './audit-log.js';
 import { TrackerEndpoint } from './endpoint.js';
+import { WebHdfsServer } from './webhdfs-server.js';
 import { InputCopier, type PlacementLogEntry } from './input-copier.js';
 import { JobHistory } from './job-history.js';
 import {
@@ -69,6 +70,7 @@ export type { JobTrackerOptions };
 
 export class JobTracker implements TrackerCore {
   readonly namenode: Namenode;
+  readonly webhdfs: WebHdfsServer;
   readonly logger: Logger;
   private readonly options: Required<
     Omit<
@@ -229,6 +231,14 @@ export class JobTracker implements TrackerCore {
     this.history = new JobHistory(this.books, this.journal, this.numbering, this.options, this.logger);
     this.jobTokens = new JobTokens(() => this.clock());
     this.users = new UserAccounts(new UserStore(options.dataDir), () => this.clock(), this.logger);
+    this.webhdfs = new WebHdfsServer({
+      namenode: this.namenode,
+      logger: this.logger,
+      audit: (record, address) => {
+        const entry = this.auditLog && auditEntryOf(record, address, new Date(this.clock()));
+        if (entry) this.auditLog!.record(entry);
+      },
+    });
     this.workers = new WorkerService(this);
     this.clients = new ClientService(this, jobIdPrefix(new Date()), this.options.maxAttempts);
     this.liveness = new Liveness(this, this.options);
@@ -256,6 +266,7 @@ export class JobTracker implements TrackerCore {
       },
       metricsText: () => this.metricsText(),
       ...(options.webPages ? { pages: options.webPages(webSource) } : {}),
+      webhdfs: this.webhdfs,
       audit: (record, address) => {
         const entry = this.auditLog && auditEntryOf(record, address, new Date(this.clock()));
         if (entry) this.auditLog!.record(entry);

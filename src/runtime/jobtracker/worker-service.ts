@@ -66,6 +66,12 @@ export class WorkerService {
         this.forTask(op, args) as Promise<never>;
     return {
       register: (args, { peer }) => this.register(args, peer),
+      'webhdfs-open': (args) => this.core.webhdfs.openAtDatanode(args),
+      'webhdfs-create': (args, { peer }) => this.core.webhdfs.createAtDatanode(args, peer.label),
+      'webhdfs-allocate-block': (args, { peer }) => this.core.webhdfs.allocateAtDatanode(args, peer.label),
+      'webhdfs-commit-block': (args, { peer }) => this.core.webhdfs.commitBlockAtDatanode(args, peer.label),
+      'webhdfs-complete': (args, { peer }) => this.core.webhdfs.completeAtDatanode(args, peer.label),
+      'webhdfs-abandon': (args, { peer }) => this.core.webhdfs.abandonAtDatanode(args, peer.label),
       heartbeat: (args, { peer }) => this.heartbeat(args, peer),
       'attempt-finished': (args, { peer }) => {
         phaseTrace('jt-finished', { attempt: args.attemptId });

@@ -30,6 +30,15 @@ export {
 export { TASK_TO_WORKER, WORKER_TO_TASK, type TaskToWorker, type WorkerToTask } from './task-protocol.js';
 export { HANDSHAKE, type AuthResult } from './handshake.js';
 export {
+  WEBHDFS_PROTOCOL,
+  WEBHDFS_METHODS,
+  WEBHDFS_PREFIX,
+  type WebHdfsAnswer,
+  type WebHdfsMethod,
+  type WebHdfsOperation,
+  type WebHdfsProtocol,
+} from './webhdfs.js';
+export {
   NAMENODE_OPERATIONS,
   NAMENODE_OPS,
   namenodeOverLink,

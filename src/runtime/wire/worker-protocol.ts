@@ -7,6 +7,7 @@
  */
 import { namenodeRowsForJob } from './namenode-operations.js';
 import { args, table } from './operations.js';
+import { WEBHDFS_DATANODE_ROWS } from './webhdfs.js';
 import { CountersSchema, IdSchema, SerializedErrorSchema, Type } from './schema.js';
 import {
   AttemptProgressSchema,
@@ -126,7 +127,11 @@ const reports = table({
   },
 });
 
-export const WORKER_TO_JOBTRACKER = { ...reports, ...table(namenodeRowsForJob('task-fs-', ['worker'])) };
+export const WORKER_TO_JOBTRACKER = {
+  ...reports,
+  ...table(namenodeRowsForJob('task-fs-', ['worker'])),
+  ...WEBHDFS_DATANODE_ROWS,
+};
 export type WorkerToJobTracker = typeof WORKER_TO_JOBTRACKER;
 
 export const JOBTRACKER_TO_WORKER = table({

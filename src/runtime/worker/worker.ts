@@ -26,6 +26,7 @@ import {
   type DatanodeSpace,
   checkLocalReplica,
   createDataRequestHandler,
+  createWebHdfsDatanodeHandler,
   replicateBlock,
   trustClusterAuthority,
 } from '../../storage/index.js';
@@ -434,8 +435,20 @@ export class Worker {
       jobSecret: (jobId) => this.jobSecrets.get(jobId),
     });
     const logs = createAttemptLogRequestHandler(this.logRoot, { blockKey: () => this.blockKey });
+    // A WebHDFS OPEN or CREATE the JobTracker redirected here, with its grant: it answers for the blocks.
+    const webhdfs = createWebHdfsDatanodeHandler({
+      store: this.blockStore,
+      workerId: this.workerId,
+      logger: this.logger,
+      open: (args) => this.jobTracker['webhdfs-open'](args),
+      create: (args) => this.jobTracker['webhdfs-create'](args),
+      allocateBlock: (args) => this.jobTracker['webhdfs-allocate-block'](args),
+      commitBlock: (args) => this.jobTracker['webhdfs-commit-block'](args),
+      complete: (args) => this.jobTracker['webhdfs-complete'](args),
+      abandon: (args) => this.jobTracker['webhdfs-abandon'](args),
+    });
     const serve = (req: IncomingMessage, res: ServerResponse): void => {
-      if (blocks(req, res) || shuffle(req, res) || logs(req, res)) return;
+      if (blocks(req, res) || shuffle(req, res) || logs(req, res) || webhdfs(req, res)) return;
       res
         .writeHead(404, { 'content-type': 'application/json' })
         .end(JSON.stringify({ code: 'ENOENT', message: `no such resource ${req.url}` }));

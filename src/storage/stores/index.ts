@@ -11,3 +11,4 @@ export type {
   StoreWriter,
 } from './types.js';
 export { createS3Store, type S3StoreOptions } from './s3-store.js';
+export { createWebHdfsStore, WebHdfsStore, type WebHdfsStoreOptions } from './webhdfs-store.js';
