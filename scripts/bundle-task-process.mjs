@@ -7,7 +7,9 @@
 // The modules a job module reaches through `import ... from 'minimr'` (the public API and
 // MinimrError) stay outside the bundle, imported from their own files, so the task process and the
 // job share one copy of them: one MinimrError class for `instanceof`, one set of codecs. Packages
-// (lz4-napi, loaded at run time) stay outside too.
+// (lz4-napi, loaded at run time) stay outside too, and so do the modules the task process imports only
+// when a job needs them (the s3:// store, with the AWS SDK): in the bundle, esbuild would hoist their
+// packages' imports to its top and load them in every task process.
 //
 // Writes task-process.bundle.json beside the bundle: the files it was built from, for the staleness
 // check. Run after tsc (`npm run build` does both).
@@ -37,12 +39,14 @@ async function publicApiModules() {
 }
 
 const shared = await publicApiModules();
+/** Modules loaded by `await import()` only when needed (see the file's top). */
+const lazy = new Set([resolve(root, 'dist/src/storage/stores/s3-store.js')]);
 const keepSharedOutside = {
   name: 'keep-public-api-outside',
   setup(b) {
     b.onResolve({ filter: /^\./ }, (args) => {
       const target = resolve(args.resolveDir, args.path);
-      if (!shared.has(target)) return undefined;
+      if (!shared.has(target) && !lazy.has(target)) return undefined;
       // Imported by the bundle, which sits in runtimeDir, from the same file the job's 'minimr' loads.
       const path = relative(runtimeDir, target).split('\\').join('/');
       return { path: path.startsWith('.') ? path : `./${path}`, external: true };

@@ -10,6 +10,11 @@ import { createUiRequestHandler } from '../ui/index.js';
 
 export interface LocalClusterOptions {
   dataDir: string;
+  /**
+   * Directories whose files jobs may read as file:// inputs (default '/': a local cluster runs on its
+   * user's own machine, with that user's rights).
+   */
+  fileRoots?: readonly string[];
   workers?: number;
   mapSlots?: number;
   reduceSlots?: number;
@@ -92,6 +97,7 @@ export class LocalCluster {
       dataDir: join(options.dataDir, 'jobtracker'),
       port: options.port ?? 0,
       policy,
+      fileRoots: options.fileRoots ?? ['/'],
       pools: options.pools,
       heartbeatMs: options.heartbeatMs ?? 500,
       workerTimeoutMs: options.workerTimeoutMs,

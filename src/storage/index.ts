@@ -99,6 +99,7 @@ export {
   openFixedRecordChunkReader,
   type BatchOptions,
   type ChunkReaderOptions,
+  type RangeSource,
 } from './record-readers.js';
 export type { BlockScope } from './block-scope.js';
 export { fsckReport, formatFsck, type FsckBlock, type FsckFile, type FsckReport } from './fsck.js';
@@ -109,3 +110,20 @@ export {
   type WebHdfsOpenPlan,
   type WebHdfsWriteStart,
 } from './webhdfs-datanode.js';
+// From the stores' own files, not stores/index.ts: that one exports createS3Store, whose AWS SDK would
+// load with every process; openExternalStore imports it only when an s3:// URI is used.
+export type {
+  OutputCommitter,
+  PartWriter,
+  PendingPart,
+  Store,
+  StoreConf,
+  StoreLocation,
+  StoreScheme,
+  StoreStatus,
+  StoreWriter,
+} from './stores/types.js';
+export { isExternalUri, parseStoreUri } from './stores/uri.js';
+export { createFileStore } from './stores/file-store.js';
+export { openExternalStore, storeConfOf } from './stores/open-store.js';
+export { externalInputFiles, externalSplits, type ExternalSplit } from './stores/input-splits.js';

@@ -199,7 +199,8 @@ function isPositiveInteger(value: unknown): value is number {
 export class Namenode implements NamenodeApi {
   private db!: Level<string, unknown>;
   private readonly dbPath: string;
-  private readonly defaultBlockSize: number;
+  /** Block size of files created without one; also the split size of inputs in other stores. */
+  readonly defaultBlockSize: number;
   private readonly defaultReplication: number;
   private readonly replicationTimeoutMs: number;
   private readonly replicationWaitMs: number;

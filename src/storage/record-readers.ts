@@ -7,8 +7,15 @@
  */
 import { MinimrError } from '../errors.js';
 import { ReadBufferPool } from './block-store.js';
-import type { FsClient } from './fs-client.js';
 import type { InputSplit, RecordBatch, RecordBatchReader, RecordChunk, RecordChunkReader } from './types.js';
+
+/**
+ * Where a reader gets a file's bytes: the block store's FsClient, or another store's ranged reads
+ * (stores/): `readRange` yields the bytes [start, end) (less at the file's end) in pieces.
+ */
+export interface RangeSource {
+  readRange(path: string, start: number, end: number, buffers?: ReadBufferPool): AsyncIterable<Buffer>;
+}
 
 export interface BatchOptions {
   /** Most records per batch (default 4096). */
@@ -37,7 +44,7 @@ class ByteSource {
   private exhausted = false;
   private readonly reuseBuffers: boolean;
 
-  constructor(fs: FsClient, path: string, start: number, end: number, options: ChunkReaderOptions) {
+  constructor(fs: RangeSource, path: string, start: number, end: number, options: ChunkReaderOptions) {
     this.reuseBuffers = options.reuseBuffers === true;
     this.iterator = fs
       .readRange(path, start, end, this.reuseBuffers ? new ReadBufferPool() : undefined)
@@ -88,7 +95,7 @@ class LineChunkReader implements RecordChunkReader {
   private consumed = 0;
   private done = false;
 
-  constructor(fs: FsClient, split: InputSplit, options: ChunkReaderOptions) {
+  constructor(fs: RangeSource, split: InputSplit, options: ChunkReaderOptions) {
     this.source = new ByteSource(fs, split.path, split.start, split.fileLength, options);
     this.splitEnd = split.start + split.length;
     this.position = split.start;
@@ -213,7 +220,7 @@ class FixedRecordChunkReader implements RecordChunkReader {
   private done = false;
   private readonly path: string;
 
-  constructor(fs: FsClient, split: InputSplit, recordLength: number, options: ChunkReaderOptions) {
+  constructor(fs: RangeSource, split: InputSplit, recordLength: number, options: ChunkReaderOptions) {
     if (!Number.isInteger(recordLength) || recordLength <= 0) {
       throw new MinimrError('EBADJOB', `record length must be a positive integer, got ${recordLength}`, {
         path: split.path,
@@ -369,7 +376,7 @@ function fixedCutter(recordLength: number): RecordCutter<Buffer> {
 
 /** Whole lines of a split in chunks of raw bytes (Hadoop's LineRecordReader rule at block edges). */
 export function openLineChunkReader(
-  fs: FsClient,
+  fs: RangeSource,
   split: InputSplit,
   options: ChunkReaderOptions = {},
 ): RecordChunkReader {
@@ -378,7 +385,7 @@ export function openLineChunkReader(
 
 /** Whole fixed-length records of a split in chunks of raw bytes (slices of the reads where possible). */
 export function openFixedRecordChunkReader(
-  fs: FsClient,
+  fs: RangeSource,
   split: InputSplit,
   recordLength: number,
   options: ChunkReaderOptions = {},
@@ -386,7 +393,11 @@ export function openFixedRecordChunkReader(
   return new FixedRecordChunkReader(fs, split, recordLength, options);
 }
 
-export function openLineReader(fs: FsClient, split: InputSplit, options: BatchOptions = {}): RecordBatchReader<string> {
+export function openLineReader(
+  fs: RangeSource,
+  split: InputSplit,
+  options: BatchOptions = {},
+): RecordBatchReader<string> {
   return new ChunkRecordReader(
     openLineChunkReader(fs, split),
     lineCutter,
@@ -397,7 +408,7 @@ export function openLineReader(fs: FsClient, split: InputSplit, options: BatchOp
 
 /** Records are slices of the read buffers (not copies): keep them as long as needed, they are never reused. */
 export function openFixedRecordReader(
-  fs: FsClient,
+  fs: RangeSource,
   split: InputSplit,
   recordLength: number,
   options: BatchOptions = {},

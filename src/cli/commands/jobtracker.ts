@@ -98,6 +98,13 @@ export const jobtrackerCommand = defineCommand({
         default: DEFAULT_WORKER_LIMITS.maxReduceSlots,
         describe: 'a worker claiming more reduce slots is refused',
       })
+      .option('file-root', {
+        type: 'string',
+        array: true,
+        describe:
+          'a directory whose files jobs may read as file:// inputs (repeatable; default none: the JobTracker and ' +
+          "workers read them with their own rights, not the submitter's)",
+      })
       .option('max-worker-memory-mb', {
         type: 'number',
         default: DEFAULT_WORKER_LIMITS.maxMemoryMb,
@@ -132,6 +139,7 @@ export const jobtrackerCommand = defineCommand({
       host: argv.host,
       port: argv.port,
       policy: createPolicy(argv.policy, policyOptions, 'cluster'),
+      fileRoots: (argv['file-root'] ?? []).map((root) => resolvePath(root)),
       pools,
       heartbeatMs: argv['heartbeat-ms'],
       workerTimeoutMs: argv['worker-timeout-ms'],

@@ -15,7 +15,20 @@ import { MinimrError, deserializeError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { CountMinSketch } from '../../skew/index.js';
 import type { InputPlacement } from '../../scheduler/index.js';
-import { FsClient, computeSplits, type FileStatus, type FsckReport, type InputSplit } from '../../storage/index.js';
+import {
+  computeSplits,
+  DEFAULT_BLOCK_SIZE,
+  externalInputFiles,
+  externalSplits,
+  FsClient,
+  isExternalUri,
+  openExternalStore,
+  storeConfOf,
+  type FileStatus,
+  type FsckReport,
+  type InputSplit,
+  type StoreConf,
+} from '../../storage/index.js';
 import type { MrClusterListing, MrClusterRow } from '../jobtracker/index.js';
 import { TaskSplitInput } from '../task/input.js';
 import { importJobModule, jobModuleHash, readJobModuleSource, storeJobModule, userStackOf } from '../task/index.js';
@@ -85,9 +98,15 @@ export interface WaitOptions {
 }
 
 /** The first `records` records of a split, as a map task would read them. */
+/** A split the client samples: of the block store, or of another store's file (its version and settings). */
+type SampleSplit = Pick<InputSplit, 'path' | 'start' | 'length' | 'fileLength'> & {
+  readonly version?: string;
+  readonly store?: StoreConf;
+};
+
 function sampleInput(
   fs: FsClient,
-  split: InputSplit,
+  split: SampleSplit,
   format: SerializedInputFormat,
   mapIndex: number,
   records: number,
@@ -98,6 +117,8 @@ function sampleInput(
     start: split.start,
     length: split.length,
     fileLength: split.fileLength,
+    ...(split.version !== undefined ? { version: split.version } : {}),
+    ...(split.store !== undefined && Object.keys(split.store).length > 0 ? { store: { ...split.store } } : {}),
   };
   return new TaskSplitInput(fs, input, format, mapIndex, undefined, records);
 }
@@ -294,7 +315,8 @@ export class JobClient {
         params,
         inputPaths,
         reducers,
-        sample: (maxRecords, maxSplits) => this.sample(inputPaths, input, maxRecords, maxSplits) as Promise<never[]>,
+        sample: (maxRecords, maxSplits) =>
+          this.sample(inputPaths, input, maxRecords, maxSplits, storeConfOf(conf)) as Promise<never[]>,
       };
       try {
         shared = await job.prepare(ctx);
@@ -372,6 +394,7 @@ export class JobClient {
       format,
       c['skew.sampleRecords'],
       c['skew.sampleSplits'],
+      storeConfOf(conf),
     );
     for (const [mapIndex, split] of splits.entries()) {
       const part = new CountMinSketch(sketch.depth, width, sketch.seeds);
@@ -419,9 +442,10 @@ export class JobClient {
     format: SerializedInputFormat,
     maxRecords: number,
     maxSplits = 10,
+    storeConf: StoreConf = {},
   ): Promise<unknown[]> {
     const out: unknown[] = [];
-    for (const s of await this.sampleBySplit(paths, format, maxRecords, maxSplits)) out.push(...s.values);
+    for (const s of await this.sampleBySplit(paths, format, maxRecords, maxSplits, storeConf)) out.push(...s.values);
     return out.slice(0, maxRecords);
   }
 
@@ -431,8 +455,9 @@ export class JobClient {
     format: SerializedInputFormat,
     maxRecords: number,
     maxSplits: number,
+    storeConf: StoreConf,
   ): Promise<{ offsets: number[]; values: unknown[] }[]> {
-    const { splits, perSplit } = await this.sampleSplits(paths, format, maxRecords, maxSplits);
+    const { splits, perSplit } = await this.sampleSplits(paths, format, maxRecords, maxSplits, storeConf);
     const out: { offsets: number[]; values: unknown[] }[] = [];
     for (const [i, split] of splits.entries()) {
       const input = sampleInput(this.sampleFs, split, format, i, perSplit);
@@ -458,10 +483,18 @@ export class JobClient {
     format: SerializedInputFormat,
     maxRecords: number,
     maxSplits: number,
-  ): Promise<{ splits: InputSplit[]; perSplit: number }> {
+    storeConf: StoreConf,
+  ): Promise<{ splits: SampleSplit[]; perSplit: number }> {
     if (format.kind === 'generated') return { splits: [], perSplit: 0 };
     const files: FileStatus[] = [];
+    const splits: SampleSplit[] = [];
     for (const path of paths) {
+      if (isExternalUri(path)) {
+        const { store, location } = await openExternalStore(path, storeConf);
+        for (const file of await externalInputFiles(store, location.uri))
+          for (const split of externalSplits(file, DEFAULT_BLOCK_SIZE)) splits.push({ ...split, store: storeConf });
+        continue;
+      }
       const status = await this.fs.stat(path).catch((err: unknown) => {
         if (err instanceof MinimrError && err.code === 'ENOENT')
           throw new MinimrError('ENOINPUT', `input path ${path} does not exist`, { path });
@@ -475,7 +508,6 @@ export class JobClient {
           ),
         );
     }
-    const splits: InputSplit[] = [];
     for (const f of files) splits.push(...computeSplits(f.path, await this.fs.getBlocks(f.path)));
     if (splits.length === 0) return { splits: [], perSplit: 0 };
     const take = Math.min(maxSplits, splits.length);

@@ -6,7 +6,17 @@
  */
 import type { Books } from '../../books/index.js';
 import { MinimrError } from '../../errors.js';
-import { computeSplits, type Caller as NamenodeCaller, type FileStatus } from '../../storage/index.js';
+import {
+  computeSplits,
+  externalInputFiles,
+  externalSplits,
+  isExternalUri,
+  isSameOrBelow,
+  openExternalStore,
+  storeConfOf,
+  type Caller as NamenodeCaller,
+  type FileStatus,
+} from '../../storage/index.js';
 import {
   isAttemptLogStream,
   serveNamenodeOperation,
@@ -55,6 +65,8 @@ export class ClientService implements Authority {
     /** Job ids are `<prefix>_NNNN`: the prefix is the JobTracker's start time. */
     private readonly jobIdPrefix: string,
     private readonly maxAttempts: number,
+    /** Directories whose files jobs may read as file:// inputs (JobTrackerOptions.fileRoots). */
+    private readonly fileRoots: readonly string[] = [],
   ) {}
 
   get admin(): string {
@@ -296,8 +308,11 @@ export class ClientService implements Authority {
     }
     const namenode = this.core.namenode;
     const files: FileStatus[] = [];
-    for (const path of submission.inputPaths) files.push(...(await inputFilesAt(namenode, path, caller)));
     const plans: TaskInputPlan[] = [];
+    for (const path of submission.inputPaths) {
+      if (isExternalUri(path)) plans.push(...(await this.planExternalInput(path, submission)));
+      else files.push(...(await inputFilesAt(namenode, path, caller)));
+    }
     for (const file of files) {
       const blocks = await namenode.getBlocks(file.path, undefined, caller);
       for (const split of computeSplits(file.path, blocks)) {
@@ -316,6 +331,42 @@ export class ClientService implements Authority {
       }
     }
     return plans;
+  }
+
+  /**
+   * Splits of an input in another store (file://, s3://, webhdfs://), listed by the JobTracker with
+   * the job's store settings; its tasks read them with the same settings. A file:// input must be
+   * under a directory the cluster's admin opened to jobs (`--file-root`): the JobTracker and the
+   * workers read it with their own rights, not the submitter's.
+   */
+  private async planExternalInput(uri: string, submission: JobSubmission): Promise<TaskInputPlan[]> {
+    const conf = storeConfOf(submission.conf ?? {});
+    const { store, location } = await openExternalStore(uri, conf);
+    if (location.scheme === 'file') this.checkFileRoot(location.path, uri);
+    const plans: TaskInputPlan[] = [];
+    for (const file of await externalInputFiles(store, location.uri)) {
+      for (const split of externalSplits(file, this.core.namenode.defaultBlockSize)) {
+        plans.push({
+          input: { kind: 'file', ...split, ...(Object.keys(conf).length > 0 ? { store: conf } : {}) },
+          preferredWorkers: [],
+          preferredRacks: [],
+          inputBytes: split.length,
+        });
+      }
+    }
+    return plans;
+  }
+
+  private checkFileRoot(path: string, uri: string): void {
+    if (this.fileRoots.some((root) => isSameOrBelow(path, root))) return;
+    throw new MinimrError(
+      'EPERM',
+      this.fileRoots.length === 0
+        ? `${uri}: this cluster lets jobs read no file:// paths (its admin opens directories with ` +
+            '`minimr jobtracker --file-root DIR`)'
+        : `${uri} is outside the directories this cluster lets jobs read: ${this.fileRoots.join(', ')}`,
+      { path: uri },
+    );
   }
 
   /**

@@ -158,6 +158,7 @@ export class JobTracker implements TrackerCore {
       host: options.host ?? '127.0.0.1',
       port: options.port ?? 0,
       policy: options.policy,
+      fileRoots: (options.fileRoots ?? []).map((root) => resolvePath(root)),
       heartbeatMs,
       workerTimeoutMs: options.workerTimeoutMs ?? heartbeatMs * 5,
       taskExpiryMs: options.taskExpiryMs ?? DEFAULT_TASK_EXPIRY_MS,
@@ -240,7 +241,7 @@ export class JobTracker implements TrackerCore {
       },
     });
     this.workers = new WorkerService(this);
-    this.clients = new ClientService(this, jobIdPrefix(new Date()), this.options.maxAttempts);
+    this.clients = new ClientService(this, jobIdPrefix(new Date()), this.options.maxAttempts, this.options.fileRoots);
     this.liveness = new Liveness(this, this.options);
     const webSource = jobTrackerWebSource({
       books: this.books,

@@ -12,6 +12,11 @@ export interface JobTrackerOptions {
   /** 0 picks a free port. */
   port?: number;
   policy: Policy;
+  /**
+   * Directories whose files jobs may read as `file://` inputs (default none): the JobTracker and the
+   * workers read them with their own rights, whoever submitted the job, so only what the admin opens.
+   */
+  fileRoots?: readonly string[];
   /** Pools with their minimum shares and weights, as the policy sees them (`ClusterSnapshot.pools`). */
   pools?: readonly PoolView[];
   heartbeatMs?: number;

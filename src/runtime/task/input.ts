@@ -7,7 +7,10 @@ import {
   openLineChunkReader,
   openLineReader,
   type FsClient,
+  isExternalUri,
+  openExternalStore,
   type InputSplit,
+  type RangeSource,
   type RecordBatchReader,
   type RecordChunkReader,
 } from '../../storage/index.js';
@@ -28,7 +31,28 @@ export interface TaskRecordReader {
 }
 
 function splitOf(input: Extract<TaskInput, { kind: 'file' }>): InputSplit {
-  return { ...input, preferredWorkers: [], preferredRacks: [] };
+  return {
+    path: input.path,
+    start: input.start,
+    length: input.length,
+    fileLength: input.fileLength,
+    preferredWorkers: [],
+    preferredRacks: [],
+  };
+}
+
+/**
+ * Where a split's bytes come from: the block store, or the store its URI names (opened with the job's
+ * store settings, each read pinned to the version listed when the job was planned).
+ */
+function sourceOf(fs: FsClient, input: Extract<TaskInput, { kind: 'file' }>): RangeSource {
+  if (!isExternalUri(input.path)) return fs;
+  return {
+    async *readRange(path, start, end) {
+      const { store } = await openExternalStore(input.path, input.store ?? {});
+      yield* store.readRange(path, start, end, input.version);
+    },
+  };
 }
 
 /** Opens the records of one task's input according to the job's input format. */
@@ -41,8 +65,9 @@ export function openTaskInput(
   if (input.kind === 'file') {
     const split = splitOf(input);
     let reader: RecordBatchReader<string> | RecordBatchReader<Buffer>;
-    if (format.kind === 'fixed') reader = openFixedRecordReader(fs, split, format.recordLength);
-    else reader = openLineReader(fs, split);
+    const source = sourceOf(fs, input);
+    if (format.kind === 'fixed') reader = openFixedRecordReader(source, split, format.recordLength);
+    else reader = openLineReader(source, split);
     return {
       totalBytes: input.length,
       next: () => reader.next() as Promise<RecordBatch | null>,
@@ -123,8 +148,8 @@ export class TaskSplitInput implements SplitInput<InputFormat> {
     this.reusesBuffers = readerOptions.reuseBuffers;
     const reader =
       format.kind === 'fixed'
-        ? openFixedRecordChunkReader(this.fs, split, format.recordLength, readerOptions)
-        : openLineChunkReader(this.fs, split, readerOptions);
+        ? openFixedRecordChunkReader(sourceOf(this.fs, input), split, format.recordLength, readerOptions)
+        : openLineChunkReader(sourceOf(this.fs, input), split, readerOptions);
     this.closeReader = () => reader.close();
     return this.chunksOf(reader, format.kind === 'fixed' ? format.recordLength : 0);
   }

@@ -3,10 +3,12 @@ import { keyValuePairs, parseSize } from '../../util/index.js';
 import type { JsonValue } from '../../api/index.js';
 import { CountMinSketch, SKEW_STRATEGIES, type SkewStrategy } from '../../skew/index.js';
 import { MAX_MAP_OUTPUT_RUNS } from '../../shuffle/index.js';
+import { isExternalUri, parseStoreUri } from '../../storage/index.js';
 import {
   JOB_CONF_DEFAULTS,
   MAX_STREAMING_FILES_BYTES,
   SKEW_CONF_DEFAULTS,
+  STORE_SETTINGS,
   type JobConf,
   type JobSubmission,
   type SkewSample,
@@ -93,9 +95,17 @@ export function validateJobConf(raw: unknown): JobConf {
         conf[key] = int(1);
         break;
       default:
+        if (key in STORE_SETTINGS) {
+          if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
+            bad(`conf ${key} must be a string, got ${JSON.stringify(value)}`);
+          (conf as Record<string, string>)[key] = String(value);
+          break;
+        }
+        if (key === 'webhdfs.password')
+          bad('conf webhdfs.password would hand a secret to job code: give webhdfs.token (a delegation token)');
         bad(
           `unknown setting "${key}" ` +
-            `(known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', 'job.outputReplication', ...Object.keys(SKEW_CONF_DEFAULTS)].join(', ')})`,
+            `(known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', 'job.outputReplication', ...Object.keys(SKEW_CONF_DEFAULTS), ...Object.keys(STORE_SETTINGS)].join(', ')})`,
         );
     }
   }
@@ -126,9 +136,14 @@ export function validateSubmission(raw: unknown): JobSubmission {
   if (typeof s.moduleSource !== 'string' || s.moduleSource.length === 0)
     bad("`moduleSource` must be the job module's source text");
   if (typeof s.moduleName !== 'string') bad('`moduleName` must be a string');
-  if (!Array.isArray(s.inputPaths) || !s.inputPaths.every((p) => typeof p === 'string' && PATH_RE.test(p))) {
-    bad('`inputPaths` must be a list of absolute paths');
+  if (
+    !Array.isArray(s.inputPaths) ||
+    !s.inputPaths.every((p) => typeof p === 'string' && (PATH_RE.test(p) || isExternalUri(p)))
+  ) {
+    bad('`inputPaths` must be a list of absolute paths or URIs (file://, s3://, webhdfs://)');
   }
+  // A malformed URI is EBADPATH naming what is wrong with it.
+  for (const p of s.inputPaths) if (isExternalUri(p)) parseStoreUri(p);
   if (typeof s.outputPath !== 'string' || !PATH_RE.test(s.outputPath) || s.outputPath === '/') {
     bad('`outputPath` must be an absolute path other than /');
   }

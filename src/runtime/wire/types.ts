@@ -52,6 +52,24 @@ const fraction = (description: string) => Type.Number({ minimum: 0, maximum: 1, 
  * an attempt less memory than ideal shrinks that attempt's buffer (and it spills more). The ranges
  * and the rules between settings are validateJobConf's (submission.ts), which names the setting.
  */
+/**
+ * Settings of the stores a job reads or writes outside the block store (src/storage/stores): plain
+ * strings, never credentials (S3's come from the AWS SDK's standard chain on each machine, WebHDFS's
+ * as a delegation token).
+ */
+const storeSetting = (description: string) => Type.Optional(Type.String({ maxLength: 4096, description }));
+export const STORE_SETTINGS = {
+  's3.endpoint': storeSetting('URL of an S3-compatible store (default: AWS S3)'),
+  's3.region': storeSetting('S3 region; default us-east-1'),
+  's3.pathStyle': storeSetting('true: path-style addressing (default true when s3.endpoint is set)'),
+  's3.maxAttempts': storeSetting('attempts of an S3 request; default 3'),
+  's3.partSize': storeSetting('bytes of a multipart upload part; default 8 MiB'),
+  'webhdfs.user': storeSetting('user name sent to WebHDFS; default the local user'),
+  'webhdfs.token': storeSetting('a WebHDFS delegation token (GETDELEGATIONTOKEN)'),
+  'webhdfs.tls': storeSetting('true: https'),
+  'webhdfs.ca': storeSetting("a CA file for the WebHDFS server's certificate"),
+};
+
 export const JobConfSchema = Type.Object(
   {
     'shuffle.map.bufferBytes': Type.Optional(
@@ -103,6 +121,7 @@ export const JobConfSchema = Type.Object(
     'skew.sketchDepth': Type.Optional(CountSchema("'cms': rows of the sketch; default 4")),
     'skew.sampleRecords': Type.Optional(CountSchema("'cms': input records the client samples; default 20000")),
     'skew.sampleSplits': Type.Optional(CountSchema("'cms': input splits the sample is taken from; default 10")),
+    ...STORE_SETTINGS,
   },
   { additionalProperties: false, description: 'job settings' },
 );
@@ -214,10 +233,15 @@ export type JobSubmission = Omit<SubmissionFields, 'mrCluster'> & { mrCluster?: 
 export const TaskInputSchema = Type.Union([
   Type.Object({
     kind: Type.Literal('file'),
+    /** A block-store path, or the URI of a file in another store (src/storage/stores). */
     path: PathSchema(),
     start: CountSchema(),
     length: CountSchema(),
     fileLength: CountSchema(),
+    /** Another store's file: the version listed when the job was planned (a changed file fails the job). */
+    version: Type.Optional(Type.String({ maxLength: 1024 })),
+    /** Another store's file: its settings (the job's s3.* and webhdfs.* settings). */
+    store: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 4096 }))),
   }),
   Type.Object({ kind: Type.Literal('generated'), value: JsonValueSchema }),
   Type.Object({ kind: Type.Literal('none') }),

@@ -308,9 +308,13 @@ export class TaskSandboxes {
     return [...new Set(this.codeDirs.filter((d) => d.endsWith(`${sep}node_modules`)).map((d) => realpathSync(d)))];
   }
 
-  /** The Node options of a process of the job's sandbox. */
-  execArgv(sandbox: JobSandbox, env: NodeJS.ProcessEnv = process.env): string[] {
-    const read = [sandbox.dir, sandbox.shuffleDir, ...this.codeDirs, '/proc/self/status'];
+  /**
+   * The Node options of a process of the job's sandbox; `inputFiles`: files of the attempt's input
+   * outside the block store (file://), which it reads itself (the JobTracker checked them against its
+   * --file-root directories when it planned the job).
+   */
+  execArgv(sandbox: JobSandbox, env: NodeJS.ProcessEnv = process.env, inputFiles: readonly string[] = []): string[] {
+    const read = [sandbox.dir, sandbox.shuffleDir, ...this.codeDirs, '/proc/self/status', ...inputFiles];
     const write = [sandbox.workDir, sandbox.shuffleDir, '/proc/self/clear_refs'];
     // Measurements on one machine (MINIMR_PHASE_TRACE, set by whoever started the worker): the task appends to it
     // (as another user: the file may have been made since init()).

@@ -27,6 +27,8 @@ import {
   checkLocalReplica,
   createDataRequestHandler,
   createWebHdfsDatanodeHandler,
+  isExternalUri,
+  parseStoreUri,
   replicateBlock,
   trustClusterAuthority,
 } from '../../storage/index.js';
@@ -720,7 +722,7 @@ export class Worker {
       execArgv: [
         '--max-semi-space-size=4',
         '--expose-gc',
-        ...this.sandboxes.execArgv(sandbox),
+        ...this.sandboxes.execArgv(sandbox, process.env, localInputFiles(attempt)),
         ...(process.env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ').filter(Boolean),
       ],
     });
@@ -1130,4 +1132,12 @@ export class Worker {
     await removeJobMapOutputs(this.shuffleRoot, jobId).catch(() => undefined);
     await this.sandboxes.remove(jobId).catch(() => undefined);
   }
+}
+
+/** The file:// file an attempt reads, as a local path (none for other inputs). */
+function localInputFiles(attempt: AttemptSpec): string[] {
+  const input = attempt.input;
+  if (input.kind !== 'file' || !isExternalUri(input.path)) return [];
+  const location = parseStoreUri(input.path);
+  return location.scheme === 'file' ? [location.path] : [];
 }
