@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -96,6 +96,35 @@ describe('the minimr command', () => {
       const missing = await minimr(['fs', 'cat', '/nope'], env);
       assert.equal(missing.code, 1);
       assert.match(missing.stderr, /ENOENT/);
+    });
+
+    it('fs ls / cat take file:// URIs, and fs cp copies trees between stores', async () => {
+      const tree = join(dir, 'tree');
+      await mkdir(join(tree, 'sub'), { recursive: true });
+      const texts = { 'a.txt': makeText(150_000, 5), 'sub/b.txt': makeText(90_000, 6) };
+      for (const [name, text] of Object.entries(texts)) await writeFile(join(tree, name), text);
+      const ls = await minimr(['fs', 'ls', `file://${tree}`], env);
+      assert.equal(ls.code, 0, ls.stderr);
+      assert.match(ls.stdout, /^Found 2 items$/m);
+      const aBytes = Buffer.byteLength(texts['a.txt']);
+      assert.match(ls.stdout, new RegExp(`^- +${aBytes} .* file://${tree}/a\\.txt$`, 'm'));
+      assert.match(ls.stdout, new RegExp(`^d .* file://${tree}/sub$`, 'm'));
+      assert.equal((await minimr(['fs', 'cat', `file://${tree}/a.txt`], env)).stdout, texts['a.txt']);
+      // file:// -> block store -> file://, the block store's copy checked by its own cat.
+      const up = await minimr(['fs', 'cp', `file://${tree}`, '/copied'], env);
+      assert.equal(up.code, 0, up.stderr);
+      const bytes = Object.values(texts).reduce((n, t) => n + Buffer.byteLength(t), 0);
+      assert.match(up.stderr, new RegExp(`copied 2 file\\(s\\), ${bytes} bytes`));
+      assert.equal((await minimr(['fs', 'cat', '/copied/sub/b.txt'], env)).stdout, texts['sub/b.txt']);
+      const back = join(dir, 'back-tree');
+      assert.equal((await minimr(['fs', 'cp', '/copied', `file://${back}`], env)).code, 0);
+      for (const [name, text] of Object.entries(texts)) assert.equal(await readFile(join(back, name), 'utf8'), text);
+      const again = await minimr(['fs', 'cp', `file://${tree}/a.txt`, `file://${back}/a.txt`], env);
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /EEXIST/);
+      const bad = await minimr(['fs', 'ls', 'ftp://x/y'], env);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /EBADPATH.*unknown scheme ftp/);
     });
 
     it('submit shows progress and counters; job list and status show the job; output is right', async () => {

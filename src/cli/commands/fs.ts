@@ -10,7 +10,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { MinimrError } from '../../errors.js';
 import type { JobClient } from '../../runtime/index.js';
-import { formatFsck, formatMode, joinPath, parseMode, type FileStatus } from '../../storage/index.js';
+import { formatFsck, formatMode, isExternalUri, joinPath, parseMode, type FileStatus } from '../../storage/index.js';
+import type { Argv } from 'yargs';
+import { catUri, copyBetweenStores, listUri, storeConfOfPairs } from './fs-uris.js';
 import { escapeControlCharacters, formatBytes, parseSize } from '../../util/index.js';
 import { withClient } from '../client.js';
 import { defineGroup, jobtrackerOption } from '../options.js';
@@ -102,10 +104,20 @@ function formatEntry(f: FileStatus, ownerWidth: number, groupWidth: number): str
   );
 }
 
+/** `--conf key=value`: settings of the store a URI names (s3.endpoint, webhdfs.user, ...). */
+function storeConfOption<T>(y: Argv<T>) {
+  return y.option('conf', {
+    type: 'string',
+    array: true,
+    alias: 'c',
+    describe: 'store setting key=value for URIs, e.g. s3.endpoint=http://host:port (repeatable)',
+  });
+}
+
 export const fsCommand = defineGroup({
   command: 'fs',
   describe:
-    'the block store: put | get | getmerge | cat | tail | ls | du | mv | rm | stat | mkdir | chmod | chown | fsck',
+    'the block store and other stores: put | get | getmerge | cat | tail | ls | cp | du | mv | rm | stat | mkdir | chmod | chown | fsck',
   builder: (y) =>
     jobtrackerOption(y)
       .command(
@@ -202,9 +214,15 @@ export const fsCommand = defineGroup({
       )
       .command(
         'cat <path>',
-        'print a file',
-        (yy) => yy.positional('path', { type: 'string', demandOption: true }),
+        "print a file, or a directory's files (a path or a file://, s3://, webhdfs:// URI)",
+        (yy) => storeConfOption(yy.positional('path', { type: 'string', demandOption: true })),
         async (argv) => {
+          if (isExternalUri(argv.path)) {
+            await pipeline(Readable.from(catUri(argv.path, storeConfOfPairs(argv.conf))), process.stdout, {
+              end: false,
+            });
+            return;
+          }
           await withClient(argv, async (c) => {
             const files = await filesOf(c, argv.path);
             await pipeline(Readable.from(concatenated(c, files)), process.stdout, { end: false });
@@ -225,6 +243,27 @@ export const fsCommand = defineGroup({
             const start = Math.max(0, st.length - Math.max(0, argv.bytes));
             await pipeline(Readable.from(c.fs.readRange(argv.path, start, st.length)), process.stdout, { end: false });
           });
+        },
+      )
+      .command(
+        'cp <source> <destination>',
+        'copy a file or a tree between any two stores (paths of the block store, file://, s3://, webhdfs:// URIs)',
+        (yy) =>
+          storeConfOption(
+            yy
+              .positional('source', { type: 'string', demandOption: true })
+              .positional('destination', { type: 'string', demandOption: true })
+              .option('overwrite', { type: 'boolean', alias: 'f', default: false, describe: 'replace existing files' }),
+          ),
+        async (argv) => {
+          const conf = storeConfOfPairs(argv.conf);
+          const copy = (client: () => Promise<JobClient>) =>
+            copyBetweenStores(argv.source, argv.destination, { overwrite: argv.overwrite, conf, client });
+          const done =
+            isExternalUri(argv.source) && isExternalUri(argv.destination)
+              ? await copy(() => Promise.reject(new MinimrError('EINTERNAL', 'no block store in this copy')))
+              : await withClient(argv, (c) => copy(async () => c));
+          process.stderr.write(`copied ${done.files} file(s), ${done.bytes} bytes\n`);
         },
       )
       .command(
@@ -268,12 +307,28 @@ export const fsCommand = defineGroup({
       )
       .command(
         'ls [path]',
-        'list a directory',
+        'list a directory (a path or a file://, s3://, webhdfs:// URI)',
         (yy) =>
-          yy
-            .positional('path', { type: 'string', default: '/' })
-            .option('json', { type: 'boolean', default: false, describe: 'print JSON' }),
+          storeConfOption(
+            yy
+              .positional('path', { type: 'string', default: '/' })
+              .option('json', { type: 'boolean', default: false, describe: 'print JSON' }),
+          ),
         async (argv) => {
+          if (isExternalUri(String(argv.path))) {
+            const entries = await listUri(String(argv.path), storeConfOfPairs(argv.conf));
+            if (argv.json) {
+              process.stdout.write(`${JSON.stringify(entries)}\n`);
+              return;
+            }
+            process.stdout.write(`Found ${entries.length} item${entries.length === 1 ? '' : 's'}\n`);
+            for (const e of entries)
+              process.stdout.write(
+                `${e.type === 'dir' ? 'd' : '-'} ${String(e.length).padStart(12)} ` +
+                  `${e.mtime > 0 ? new Date(e.mtime).toISOString() : '-'.padEnd(24)} ${escapeControlCharacters(e.uri)}\n`,
+              );
+            return;
+          }
           await withClient(argv, async (c) => {
             const entries = await c.fs.list(String(argv.path));
             if (argv.json) {
