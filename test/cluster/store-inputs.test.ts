@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MinimrError } from '../../src/errors.js';
+import type { MinimrError } from '../../src/errors.js';
 import {
   appModule,
   makeText,
