@@ -128,6 +128,7 @@ const BAD_INPUT: Record<string, { args: string[]; cluster?: boolean }> = {
   'fs cat': { args: ['fs', 'cat', '/no/such/path'], cluster: true },
   'fs tail': { args: ['fs', 'tail', '/no/such/path'], cluster: true },
   'fs mv': { args: ['fs', 'mv', '/no/such/path', '/elsewhere'], cluster: true },
+  'fs cp': { args: ['fs', 'cp', '/no/such/path', 'file:///tmp/minimr-cli-unix-nowhere'], cluster: true },
   'fs du': { args: ['fs', 'du', '/no/such/path'], cluster: true },
   'fs ls': { args: ['fs', 'ls', '/no/such/path'], cluster: true },
   'fs chmod': { args: ['fs', 'chmod', 'rwx', '/'], cluster: true },
