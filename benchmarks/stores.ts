@@ -13,6 +13,7 @@
  * Run: npm run bench:stores [-- --size-mb 1024 --repeats 3]
  * Writes bench-results/stores.json and stores.md at the package root.
  */
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import yargs from 'yargs';
 import { createReadStream } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -77,7 +78,13 @@ async function main(): Promise<void> {
     log(`S3 server (radosgw) at ${server.endpoint}`);
     const s3conf = { 's3.endpoint': server.endpoint };
     const s3 = createS3Store(s3conf);
-    await s3.mkdir('s3://bench/');
+    // Buckets are made by the store's owner, not by minimr (as with Hadoop's S3A).
+    await new S3Client({
+      endpoint: server.endpoint,
+      region: server.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+    }).send(new CreateBucketCommand({ Bucket: 'bench' }));
     let t = performance.now();
     const writer = await s3.create('s3://bench/in/corpus.txt', { overwrite: true });
     for await (const chunk of createReadStream(corpusPath, { highWaterMark: 8 * MB }))
