@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -158,6 +158,12 @@ describe('file:// inputs on a cluster that opens only some directories', () => {
     await assert.rejects(
       t.cluster.client.submit(appModule('wordcount'), { input: [`file://${closed}`], output: '/out/closed' }),
       (e: MinimrError) => e.code === 'EPERM' && e.message.includes(open) && e.message.includes(closed),
+    );
+    // A symbolic link under the open directory does not lead outside it.
+    await symlink(join(closed, 'a.txt'), join(open, 'link.txt'));
+    await assert.rejects(
+      t.cluster.client.submit(appModule('wordcount'), { input: [`file://${open}`], output: '/out/linked' }),
+      (e: MinimrError) => e.code === 'EPERM' && e.message.includes('link.txt'),
     );
   });
 });

@@ -4,6 +4,7 @@
  * web pages reach them. Who may call what is the table's `allowed` column; this file says who owns
  * a job, an attempt and a profile (`ownerOf`), and carries the calls out.
  */
+import { realpath } from 'node:fs/promises';
 import type { Books } from '../../books/index.js';
 import { MinimrError } from '../../errors.js';
 import {
@@ -13,6 +14,7 @@ import {
   isExternalUri,
   isSameOrBelow,
   openExternalStore,
+  parseStoreUri,
   storeConfOf,
   type Caller as NamenodeCaller,
   type FileStatus,
@@ -345,6 +347,11 @@ export class ClientService implements Authority {
     if (location.scheme === 'file') this.checkFileRoot(location.path, uri);
     const plans: TaskInputPlan[] = [];
     for (const file of await externalInputFiles(store, location.uri)) {
+      // A symbolic link under a root must not lead a job outside it.
+      if (location.scheme === 'file') {
+        const path = parseStoreUri(file.uri).path;
+        this.checkFileRoot(await realpath(path).catch(() => path), file.uri);
+      }
       for (const split of externalSplits(file, this.core.namenode.defaultBlockSize)) {
         plans.push({
           input: { kind: 'file', ...split, ...(Object.keys(conf).length > 0 ? { store: conf } : {}) },

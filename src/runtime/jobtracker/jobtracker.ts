@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
 import { Books, type Effect } from '../../books/index.js';
@@ -158,7 +159,7 @@ export class JobTracker implements TrackerCore {
       host: options.host ?? '127.0.0.1',
       port: options.port ?? 0,
       policy: options.policy,
-      fileRoots: (options.fileRoots ?? []).map((root) => resolvePath(root)),
+      fileRoots: (options.fileRoots ?? []).map(realRoot),
       heartbeatMs,
       workerTimeoutMs: options.workerTimeoutMs ?? heartbeatMs * 5,
       taskExpiryMs: options.taskExpiryMs ?? DEFAULT_TASK_EXPIRY_MS,
@@ -692,4 +693,13 @@ const DEFAULT_DATANODE_EXPIRY_MS = 10 * 60_000;
 function jobIdPrefix(d: Date): string {
   const pad2 = (n: number) => String(n).padStart(2, '0');
   return `job_${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
+}
+
+/** A --file-root as jobs' paths are compared with it: absolute, its symbolic links resolved when it exists. */
+function realRoot(root: string): string {
+  try {
+    return realpathSync(resolvePath(root));
+  } catch {
+    return resolvePath(root);
+  }
 }
