@@ -103,7 +103,13 @@ export {
 } from './record-readers.js';
 export type { BlockScope } from './block-scope.js';
 export { fsckReport, formatFsck, type FsckBlock, type FsckFile, type FsckReport } from './fsck.js';
-export { sendRemoteException, sendWebHdfsJson, webHdfsPathOf, type RemoteException } from './webhdfs-http.js';
+export {
+  sendRemoteException,
+  sendWebHdfsJson,
+  waitDrain,
+  webHdfsPathOf,
+  type RemoteException,
+} from './webhdfs-http.js';
 export {
   createWebHdfsDatanodeHandler,
   type WebHdfsDatanodeParts,

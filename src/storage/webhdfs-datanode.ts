@@ -15,7 +15,7 @@ import type { BlockStore } from './block-store.js';
 import type { DataRequestHandler } from './data-server.js';
 import { FsClient } from './fs-client.js';
 import type { BlockAllocation, BlockInfo, ClientLocation, FileStatus, NamenodeApi } from './types.js';
-import { sendRemoteException, webHdfsPathOf } from './webhdfs-http.js';
+import { sendRemoteException, waitDrain, webHdfsPathOf } from './webhdfs-http.js';
 
 /** What the JobTracker answers for a grant: the granted range and its blocks. */
 export interface WebHdfsOpenPlan {
@@ -93,17 +93,6 @@ function plannedBlocks(blocks: readonly BlockInfo[]): NamenodeApi {
     chmod: refuse,
     chown: refuse,
   };
-}
-
-function waitDrain(res: ServerResponse): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onClose = (): void => reject(new MinimrError('EBADREQUEST', 'the client closed the connection'));
-    res.once('close', onClose);
-    res.once('drain', () => {
-      res.off('close', onClose);
-      resolve();
-    });
-  });
 }
 
 /** A CREATE's bytes: the blocks written as any client writes them, the first replica on this worker. */

@@ -132,3 +132,15 @@ export function webHdfsPathOf(pathname: string): string {
   const trimmed = decoded.replace(/\/+$/, '');
   return trimmed === '' ? '/' : trimmed;
 }
+
+/** Waits until a response that answered `write` with false can take more (a client that left: EBADREQUEST). */
+export function waitDrain(res: ServerResponse): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onClose = (): void => reject(new MinimrError('EBADREQUEST', 'the client closed the connection'));
+    res.once('close', onClose);
+    res.once('drain', () => {
+      res.off('close', onClose);
+      resolve();
+    });
+  });
+}

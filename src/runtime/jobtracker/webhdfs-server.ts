@@ -41,6 +41,7 @@ import type { Logger } from '../../log.js';
 import {
   FsClient,
   sendRemoteException,
+  waitDrain,
   webHdfsPathOf,
   sendWebHdfsJson,
   type BlockAllocation,
@@ -654,15 +655,4 @@ export class WebHdfsServer {
     const host = peer.req.headers.host ?? 'localhost';
     return { kind: 'created', location: `webhdfs://${host}${encodeURI(path)}` };
   }
-}
-
-function waitDrain(res: ServerResponse): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onClose = (): void => reject(new MinimrError('EBADREQUEST', 'the client closed the connection'));
-    res.once('close', onClose);
-    res.once('drain', () => {
-      res.off('close', onClose);
-      resolve();
-    });
-  });
 }
