@@ -129,7 +129,7 @@ export type {
   StoreStatus,
   StoreWriter,
 } from './stores/types.js';
-export { isExternalUri, parseStoreUri } from './stores/uri.js';
+export { isExternalUri, normaliseLocation, parseStoreUri } from './stores/uri.js';
 export { createFileStore } from './stores/file-store.js';
 export { openExternalStore, storeConfOf } from './stores/open-store.js';
 export { externalInputFiles, externalSplits, type ExternalSplit } from './stores/input-splits.js';

@@ -116,6 +116,7 @@ describe('the minimr command', () => {
       const bytes = Object.values(texts).reduce((n, t) => n + Buffer.byteLength(t), 0);
       assert.match(up.stderr, new RegExp(`copied 2 file\\(s\\), ${bytes} bytes`));
       assert.equal((await minimr(['fs', 'cat', '/copied/sub/b.txt'], env)).stdout, texts['sub/b.txt']);
+      assert.equal((await minimr(['fs', 'cat', 'minimr:///copied/sub/b.txt'], env)).stdout, texts['sub/b.txt']);
       const back = join(dir, 'back-tree');
       assert.equal((await minimr(['fs', 'cp', '/copied', `file://${back}`], env)).code, 0);
       for (const [name, text] of Object.entries(texts)) assert.equal(await readFile(join(back, name), 'utf8'), text);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { MinimrError } from '../../src/errors.js';
-import { createFileStore, parseStoreUri } from '../../src/storage/index.js';
+import { createFileStore, normaliseLocation, parseStoreUri } from '../../src/storage/index.js';
 
 async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -34,6 +34,12 @@ describe('store URIs', () => {
       path: '/user/x',
       uri: 'webhdfs://nn.example:9870/user/x',
     });
+  });
+
+  it('normalises block-store URIs to plain paths and leaves other URIs as given', () => {
+    assert.equal(normaliseLocation('minimr:///in//x/'), '/in/x');
+    assert.equal(normaliseLocation('/in/x'), '/in/x');
+    assert.equal(normaliseLocation('s3://b/k'), 's3://b/k');
   });
 
   it('refuses malformed locations with EBADPATH saying why', () => {

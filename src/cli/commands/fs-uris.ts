@@ -10,6 +10,7 @@ import type { JobClient } from '../../runtime/index.js';
 import {
   isExternalUri,
   joinPath,
+  normaliseLocation,
   openExternalStore,
   parseStoreUri,
   storeConfOf,
@@ -107,7 +108,8 @@ export async function copyBetweenStores(
   destination: string,
   options: { overwrite: boolean; conf: StoreConf; client: () => Promise<JobClient> },
 ): Promise<{ files: number; bytes: number }> {
-  for (const uri of [source, destination]) parseStoreUri(uri);
+  source = normaliseLocation(source);
+  destination = normaliseLocation(destination);
   const from = await endOf(source, options.conf, options.client);
   const to = await endOf(destination, options.conf, options.client);
   const st = await from.stat(source);

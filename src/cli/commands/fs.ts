@@ -10,7 +10,15 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { MinimrError } from '../../errors.js';
 import type { JobClient } from '../../runtime/index.js';
-import { formatFsck, formatMode, isExternalUri, joinPath, parseMode, type FileStatus } from '../../storage/index.js';
+import {
+  formatFsck,
+  formatMode,
+  isExternalUri,
+  joinPath,
+  normaliseLocation,
+  parseMode,
+  type FileStatus,
+} from '../../storage/index.js';
 import type { Argv } from 'yargs';
 import { catUri, copyBetweenStores, listUri, storeConfOfPairs } from './fs-uris.js';
 import { escapeControlCharacters, formatBytes, parseSize } from '../../util/index.js';
@@ -217,14 +225,13 @@ export const fsCommand = defineGroup({
         "print a file, or a directory's files (a path or a file://, s3://, webhdfs:// URI)",
         (yy) => storeConfOption(yy.positional('path', { type: 'string', demandOption: true })),
         async (argv) => {
-          if (isExternalUri(argv.path)) {
-            await pipeline(Readable.from(catUri(argv.path, storeConfOfPairs(argv.conf))), process.stdout, {
-              end: false,
-            });
+          const path = normaliseLocation(argv.path);
+          if (isExternalUri(path)) {
+            await pipeline(Readable.from(catUri(path, storeConfOfPairs(argv.conf))), process.stdout, { end: false });
             return;
           }
           await withClient(argv, async (c) => {
-            const files = await filesOf(c, argv.path);
+            const files = await filesOf(c, path);
             await pipeline(Readable.from(concatenated(c, files)), process.stdout, { end: false });
           });
         },
@@ -315,8 +322,9 @@ export const fsCommand = defineGroup({
               .option('json', { type: 'boolean', default: false, describe: 'print JSON' }),
           ),
         async (argv) => {
-          if (isExternalUri(String(argv.path))) {
-            const entries = await listUri(String(argv.path), storeConfOfPairs(argv.conf));
+          const path = normaliseLocation(String(argv.path));
+          if (isExternalUri(path)) {
+            const entries = await listUri(path, storeConfOfPairs(argv.conf));
             if (argv.json) {
               process.stdout.write(`${JSON.stringify(entries)}\n`);
               return;
@@ -330,7 +338,7 @@ export const fsCommand = defineGroup({
             return;
           }
           await withClient(argv, async (c) => {
-            const entries = await c.fs.list(String(argv.path));
+            const entries = await c.fs.list(path);
             if (argv.json) {
               process.stdout.write(`${JSON.stringify(entries)}\n`);
               return;

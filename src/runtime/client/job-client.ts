@@ -22,6 +22,7 @@ import {
   externalSplits,
   FsClient,
   isExternalUri,
+  normaliseLocation,
   openExternalStore,
   storeConfOf,
   type FileStatus,
@@ -280,7 +281,7 @@ export class JobClient {
     options: SubmitOptions,
   ): Promise<JobSubmission> {
     const params = options.params ?? {};
-    const inputPaths = [...(options.input ?? [])].map((p) => p.replace(/\/+$/, '') || '/');
+    const inputPaths = [...(options.input ?? [])].map((p) => normaliseLocation(p).replace(/\/+$/, '') || '/');
     const reducers = options.reducers ?? job.reducers ?? 1;
     let input: SerializedInputFormat;
     if (job.input.kind === 'generated') {
@@ -341,7 +342,7 @@ export class JobClient {
       moduleName,
       moduleSource: source,
       inputPaths,
-      outputPath: options.output,
+      outputPath: normaliseLocation(options.output),
       overwrite: options.overwrite ?? false,
       reducers,
       params,

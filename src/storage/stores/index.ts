@@ -12,7 +12,7 @@ export type {
 } from './types.js';
 export { createS3Store, type S3StoreOptions } from './s3-store.js';
 export { createWebHdfsStore, WebHdfsStore, type WebHdfsStoreOptions } from './webhdfs-store.js';
-export { isExternalUri, parseStoreUri } from './uri.js';
+export { isExternalUri, normaliseLocation, parseStoreUri } from './uri.js';
 export { createFileStore, FileStore } from './file-store.js';
 export { openExternalStore, storeConfOf } from './open-store.js';
 export { externalInputFiles, externalSplits, type ExternalSplit } from './input-splits.js';

@@ -21,6 +21,11 @@ export function isExternalUri(uri: string): boolean {
   return m !== null && m[1]!.toLowerCase() !== 'minimr';
 }
 
+/** A location as the rest of minimr takes it: a block-store path plain (`minimr:///a` is `/a`), other URIs as given. */
+export function normaliseLocation(uri: string): string {
+  return uri.startsWith('/') || isExternalUri(uri) ? uri : parseStoreUri(uri).path;
+}
+
 /** Parses a location; EBADPATH names what is wrong with a malformed one. */
 export function parseStoreUri(uri: string): StoreLocation {
   if (uri.startsWith('/'))
