@@ -17,6 +17,7 @@ import { basename, dirname, join, relative, resolve as resolvePath, sep } from '
 import { MinimrError } from '../errors.js';
 import { createLogger } from '../log.js';
 import type { JobStatus, SubmitOptions } from '../runtime/index.js';
+import { isInputName } from '../storage/index.js';
 import { LocalCluster } from './local-cluster.js';
 
 /** A job as `submit` takes it: its module and what goes with it; its input and output are local files here. */
@@ -115,7 +116,7 @@ async function filesBelow(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
-    if (/^[_.]/.test(e.name)) continue;
+    if (!isInputName(e.name)) continue;
     const path = join(dir, e.name);
     if (e.isDirectory()) out.push(...(await filesBelow(path)));
     else if (e.isFile()) out.push(path);

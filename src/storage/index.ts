@@ -37,6 +37,7 @@ export {
   MAX_PATH_COMPONENT_BYTES,
   MAX_PATH_DEPTH,
   MAX_PATH_LENGTH,
+  isInputName,
   isSameOrBelow,
   joinPath,
   validatePath,

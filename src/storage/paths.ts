@@ -75,3 +75,11 @@ export function isSameOrBelow(path: string, ancestor: string): boolean {
   if (ancestor === '/') return true;
   return path === ancestor || path.startsWith(`${ancestor}/`);
 }
+
+/**
+ * Whether a file is input by its name (the last component of a path or URI): as Hadoop's
+ * FileInputFormat, names starting with _ or . (`_SUCCESS`, a writer's hidden temporary) are not.
+ */
+export function isInputName(pathOrUri: string): boolean {
+  return !/^[_.]/.test(pathOrUri.replace(/\/+$/, '').split('/').pop() ?? '');
+}

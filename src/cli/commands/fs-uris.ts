@@ -9,6 +9,7 @@ import { MinimrError } from '../../errors.js';
 import type { JobClient } from '../../runtime/index.js';
 import {
   isExternalUri,
+  isInputName,
   joinPath,
   normaliseLocation,
   openExternalStore,
@@ -80,9 +81,7 @@ export async function* catUri(uri: string, conf: StoreConf): AsyncGenerator<Buff
   const { store, location } = await openExternalStore(uri, conf);
   const st = await store.stat(location.uri);
   const files =
-    st.type === 'file'
-      ? [st]
-      : (await store.list(location.uri)).filter((f) => f.type === 'file' && !/^[_.]/.test(nameOf(f.uri)));
+    st.type === 'file' ? [st] : (await store.list(location.uri)).filter((f) => f.type === 'file' && isInputName(f.uri));
   for (const f of files.sort((a, b) => (a.uri < b.uri ? -1 : 1)))
     yield* store.readRange(f.uri, 0, Number.POSITIVE_INFINITY, f.version);
 }

@@ -22,6 +22,7 @@ import {
   externalSplits,
   FsClient,
   isExternalUri,
+  isInputName,
   normaliseLocation,
   openExternalStore,
   storeConfOf,
@@ -502,12 +503,7 @@ export class JobClient {
         throw err;
       });
       if (status.type === 'file') files.push(status);
-      else
-        files.push(
-          ...(await this.fs.list(path)).filter(
-            (c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''),
-          ),
-        );
+      else files.push(...(await this.fs.list(path)).filter((c) => c.type === 'file' && isInputName(c.path)));
     }
     for (const f of files) splits.push(...computeSplits(f.path, await this.fs.getBlocks(f.path)));
     if (splits.length === 0) return { splits: [], perSplit: 0 };

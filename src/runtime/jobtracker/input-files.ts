@@ -1,5 +1,5 @@
 import { MinimrError } from '../../errors.js';
-import type { Caller, FileStatus } from '../../storage/index.js';
+import { isInputName, type Caller, type FileStatus } from '../../storage/index.js';
 
 /** What it reads of a NameNode: as `caller` when given (a job's input, read as its submitter). */
 interface Lister {
@@ -27,9 +27,7 @@ export async function inputFilesAt(namenode: Lister, path: string, caller?: Call
     throw err;
   }
   if (status.type === 'file') return [status];
-  const children = (await namenode.list(path, caller)).filter(
-    (c) => c.type === 'file' && !/^[_.]/.test(c.path.split('/').pop() ?? ''),
-  );
+  const children = (await namenode.list(path, caller)).filter((c) => c.type === 'file' && isInputName(c.path));
   if (children.length === 0) throw new MinimrError('ENOINPUT', `input directory ${path} has no files`, { path });
   return children;
 }

@@ -6,6 +6,7 @@
  * LineRecordReader rule at the range edges, as on the block store.
  */
 import { MinimrError } from '../../errors.js';
+import { isInputName } from '../paths.js';
 import type { Store, StoreStatus } from './types.js';
 
 export interface ExternalSplit {
@@ -28,9 +29,7 @@ export async function externalInputFiles(store: Store, uri: string): Promise<Sto
     throw err;
   }
   if (status.type === 'file') return [status];
-  const files = (await store.list(uri)).filter(
-    (c) => c.type === 'file' && !/^[_.]/.test(c.uri.replace(/\/+$/, '').split('/').pop() ?? ''),
-  );
+  const files = (await store.list(uri)).filter((c) => c.type === 'file' && isInputName(c.uri));
   if (files.length === 0) throw new MinimrError('ENOINPUT', `input directory ${uri} has no files`, { path: uri });
   return files;
 }
