@@ -15,6 +15,8 @@ export interface LocalClusterOptions {
    * user's own machine, with that user's rights).
    */
   fileRoots?: readonly string[];
+  /** Directories where jobs may write file:// outputs (default '/', as for fileRoots). */
+  fileOutputRoots?: readonly string[];
   workers?: number;
   mapSlots?: number;
   reduceSlots?: number;
@@ -98,6 +100,7 @@ export class LocalCluster {
       port: options.port ?? 0,
       policy,
       fileRoots: options.fileRoots ?? ['/'],
+      fileOutputRoots: options.fileOutputRoots ?? ['/'],
       pools: options.pools,
       heartbeatMs: options.heartbeatMs ?? 500,
       workerTimeoutMs: options.workerTimeoutMs,

@@ -134,3 +134,4 @@ export { isExternalUri, normaliseLocation, parseStoreUri } from './stores/uri.js
 export { createFileStore } from './stores/file-store.js';
 export { openExternalStore, storeConfOf } from './stores/open-store.js';
 export { externalInputFiles, externalSplits, type ExternalSplit } from './stores/input-splits.js';
+export { attemptsDirOf, stagingDirOf } from './stores/staging.js';

@@ -105,6 +105,13 @@ export const jobtrackerCommand = defineCommand({
           'a directory whose files jobs may read as file:// inputs (repeatable; default none: the JobTracker and ' +
           "workers read them with their own rights, not the submitter's)",
       })
+      .option('file-output-root', {
+        type: 'string',
+        array: true,
+        describe:
+          'a directory where jobs may write file:// outputs (repeatable; default none: the JobTracker commits ' +
+          'them, and replaces old ones under --overwrite, with its own rights)',
+      })
       .option('max-worker-memory-mb', {
         type: 'number',
         default: DEFAULT_WORKER_LIMITS.maxMemoryMb,
@@ -140,6 +147,7 @@ export const jobtrackerCommand = defineCommand({
       port: argv.port,
       policy: createPolicy(argv.policy, policyOptions, 'cluster'),
       fileRoots: (argv['file-root'] ?? []).map((root) => resolvePath(root)),
+      fileOutputRoots: (argv['file-output-root'] ?? []).map((root) => resolvePath(root)),
       pools,
       heartbeatMs: argv['heartbeat-ms'],
       workerTimeoutMs: argv['worker-timeout-ms'],

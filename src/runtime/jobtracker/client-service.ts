@@ -5,6 +5,7 @@
  * a job, an attempt and a profile (`ownerOf`), and carries the calls out.
  */
 import { realpath } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Books } from '../../books/index.js';
 import { MinimrError } from '../../errors.js';
 import {
@@ -51,6 +52,7 @@ import {
   type TaskInputPlan,
 } from './runtime-data.js';
 import { estimatesFor } from './job-profile.js';
+import { storeCommitterOf, writesToStore } from './store-output.js';
 
 /** Where an attempt ran and whose job it was, from memory or the history. */
 export interface AttemptOrigin {
@@ -69,6 +71,8 @@ export class ClientService implements Authority {
     private readonly maxAttempts: number,
     /** Directories whose files jobs may read as file:// inputs (JobTrackerOptions.fileRoots). */
     private readonly fileRoots: readonly string[] = [],
+    /** Directories where jobs may write file:// outputs (JobTrackerOptions.fileOutputRoots). */
+    private readonly fileOutputRoots: readonly string[] = [],
   ) {}
 
   get admin(): string {
@@ -364,14 +368,16 @@ export class ClientService implements Authority {
     return plans;
   }
 
-  private checkFileRoot(path: string, uri: string): void {
-    if (this.fileRoots.some((root) => isSameOrBelow(path, root))) return;
+  private checkFileRoot(path: string, uri: string, access: 'read' | 'write' = 'read'): void {
+    const roots = access === 'read' ? this.fileRoots : this.fileOutputRoots;
+    if (roots.some((root) => isSameOrBelow(path, root))) return;
+    const option = access === 'read' ? '--file-root' : '--file-output-root';
     throw new MinimrError(
       'EPERM',
-      this.fileRoots.length === 0
-        ? `${uri}: this cluster lets jobs read no file:// paths (its admin opens directories with ` +
-            '`minimr jobtracker --file-root DIR`)'
-        : `${uri} is outside the directories this cluster lets jobs read: ${this.fileRoots.join(', ')}`,
+      roots.length === 0
+        ? `${uri}: this cluster lets jobs ${access} no file:// paths (its admin opens directories with ` +
+            `\`minimr jobtracker ${option} DIR\`)`
+        : `${uri} is outside the directories this cluster lets jobs ${access}: ${roots.join(', ')}`,
       { path: uri },
     );
   }
@@ -385,6 +391,16 @@ export class ClientService implements Authority {
   private async prepareOutput(jobId: string, submission: JobSubmission, caller: NamenodeCaller): Promise<void> {
     const namenode = this.core.namenode;
     const out = submission.outputPath;
+    if (writesToStore(submission)) {
+      const location = parseStoreUri(out);
+      // The JobTracker commits a file:// output (and replaces an old one) with its own rights: where the admin lets it.
+      if (location.scheme === 'file') {
+        const parent = dirname(location.path);
+        this.checkFileRoot(await realpath(parent).catch(() => parent), out, 'write');
+      }
+      await (await storeCommitterOf(jobId, submission)).setupJob({ overwrite: submission.overwrite });
+      return;
+    }
     let exists = true;
     try {
       await namenode.stat(out, caller);

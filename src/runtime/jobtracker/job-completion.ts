@@ -14,6 +14,7 @@ import { historyEntry } from './job-history.js';
 import { observationsOf } from './job-profile.js';
 import { journaledSuccess } from './job-recovery.js';
 import { outputWorkDir, partFileName, type RuntimeAttempt, type RuntimeJob } from './runtime-data.js';
+import { partsToCommit, storeCommitterOf, writesToStore } from './store-output.js';
 
 export class JobCompletion {
   constructor(private readonly core: TrackerCore) {}
@@ -22,6 +23,11 @@ export class JobCompletion {
     const task = attempt.task;
     const job = task.job;
     if (job.state !== 'running' && job.state !== 'committing') return;
+    // Another store's part stays where its attempt wrote it until the job commits: it is only journaled.
+    if (writesToStore(job.data.submission)) {
+      this.core.journaled(this.core.journal.taskSucceeded(job.id, task.id, journaledSuccess(attempt, true)));
+      return;
+    }
     const out = outputWorkDir(job.id, job.data.submission);
     const part = partFileName(task.kind, task.index);
     try {
@@ -43,6 +49,12 @@ export class JobCompletion {
     const out = job.data.submission.outputPath;
     const workDir = outputWorkDir(job.id, job.data.submission);
     try {
+      if (writesToStore(job.data.submission)) {
+        const committer = await storeCommitterOf(job.id, job.data.submission);
+        await committer.commitJob(partsToCommit(job), { cancelled: () => job.state !== 'committing' });
+        void this.core.carryOut(this.core.books.jobCommitted(job, this.core.clock()));
+        return;
+      }
       // The marker belongs to the job's owner, like the rest of its output.
       const owner = this.core.namenode.callerFor(job.data.owner);
       if (workDir === out || (await this.exists(workDir))) {
@@ -78,11 +90,17 @@ export class JobCompletion {
     if (job.state === 'succeeded') await this.recordProfile(job);
     this.core.copier.jobEnded(job.id);
     const out = job.data.submission.outputPath;
-    // A failed or killed job's partial output is of no use and would block a re-run; one that was
-    // to replace an output has only its staging directory to remove (or nothing, if it committed).
-    await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : this.discardable(job));
-    // An attempt still writing when the commit replaced the output may have made the staging directory again.
-    if (job.state === 'succeeded' && this.discardable(job) !== out) await this.removeOutput(job, this.discardable(job));
+    if (writesToStore(job.data.submission)) {
+      // Its committer drops what the job wrote: nothing visible, no upload left open.
+      if (job.state !== 'succeeded') await this.abortStoreOutput(job);
+    } else {
+      // A failed or killed job's partial output is of no use and would block a re-run; one that was
+      // to replace an output has only its staging directory to remove (or nothing, if it committed).
+      await this.removeOutput(job, job.state === 'succeeded' ? `${out}/_temporary` : this.discardable(job));
+      // An attempt still writing when the commit replaced the output may have made the staging directory again.
+      if (job.state === 'succeeded' && this.discardable(job) !== out)
+        await this.removeOutput(job, this.discardable(job));
+    }
     job.data.settled = true;
     const entry = historyEntry(job);
     const status = entry.status;
@@ -133,9 +151,29 @@ export class JobCompletion {
     }
   }
 
+  /** What a job that ended while its commit ran had written: removed, or its store's committer aborts it. */
+  async discardOutput(job: RuntimeJob): Promise<void> {
+    if (writesToStore(job.data.submission)) await this.abortStoreOutput(job);
+    else await this.removeOutput(job, this.discardable(job));
+  }
+
+  /** A job writing to another store that did not succeed: its committer's abort (a failure is logged). */
+  private async abortStoreOutput(job: RuntimeJob): Promise<void> {
+    try {
+      await (await storeCommitterOf(job.id, job.data.submission)).abortJob();
+    } catch (err) {
+      this.core.logger.warn(
+        { job: job.id, output: job.data.submission.outputPath, err: (err as Error).message },
+        "cannot abort the job's output: what it staged may be left",
+      );
+    }
+  }
+
   async removeAttemptOutput(attempt: RuntimeAttempt): Promise<void> {
     const job = attempt.task.job;
     if (attempt.task.kind === 'map' && job.reduces.length > 0) return; // the worker removes its own map output
+    // Another store's attempt parts go at the job's commit or abort, with every other attempt's (store-output.ts).
+    if (writesToStore(job.data.submission)) return;
     try {
       await this.core.namenode.remove(`${outputWorkDir(job.id, job.data.submission)}/_temporary/${attempt.id}`, {
         recursive: true,

@@ -23,6 +23,7 @@ import { Packr } from 'msgpackr';
 import type { Level } from 'level';
 import type { AttemptMeasures, TaskState } from '../../books/index.js';
 import type { Locality } from '../../scheduler/index.js';
+import type { PendingPart } from '../../storage/index.js';
 import { openExclusively } from '../../util/index.js';
 import type { TaskEstimates, TaskInputPlan } from './runtime-data.js';
 import type {
@@ -61,6 +62,8 @@ export interface JournaledSuccess {
   readonly counters: Counters;
   readonly measures: AttemptMeasures;
   readonly mapOutput?: MapOutputSummary;
+  /** Its part of an output in another store, staged there until the job commits (store-output.ts). */
+  readonly outputPart?: PendingPart;
   /** Its output is in the job's output directory (reduces, maps of map-only jobs). */
   readonly committed: boolean;
 }

@@ -42,6 +42,7 @@ import {
 } from './runtime-data.js';
 import { attemptNumberOf, type JournaledSuccess, type RecoveredJob } from './job-journal.js';
 import type { HeldMapOutput } from '../wire/index.js';
+import { writesToStore } from './store-output.js';
 
 /**
  * Attempt numbers of recovered tasks continue after the last one the dead JobTracker used; the
@@ -130,6 +131,16 @@ export class JobRecovery {
       let rerunReduces = job.skew !== null && job.skew.strategy !== 'hash';
       let committed: Set<string>;
       try {
+        if (writesToStore(j.submission)) {
+          // Another store's parts wait, staged, for the job commit: a task is done when its part was journaled.
+          committed = new Set(
+            [...recovered.tasks].filter(([, t]) => t.success?.committed && t.success.outputPart).map(([id]) => id),
+          );
+          if (rerunReduces) for (const task of job.reduces) committed.delete(task.id);
+          pending.push({ job, recovered, committed, rerunReduces });
+          void host.carryOut(effects);
+          continue;
+        }
         const workDir = outputWorkDir(job.id, j.submission);
         // A job replacing an output whose staging directory is gone had replaced it: every task is committed.
         const replaced = workDir !== j.submission.outputPath && !(await exists(host, workDir));
@@ -238,7 +249,11 @@ export class JobRecovery {
     );
     const attempt = task.attempts[task.attempts.length - 1]!;
     const counters = success?.counters ?? {};
-    attempt.data = { counters, ...(success?.mapOutput ? { mapOutput: success.mapOutput } : {}) };
+    attempt.data = {
+      counters,
+      ...(success?.mapOutput ? { mapOutput: success.mapOutput } : {}),
+      ...(success?.outputPart ? { outputPart: success.outputPart } : {}),
+    };
     effects.push(
       ...books.attemptSucceeded(
         attempt,
@@ -299,6 +314,7 @@ export function journaledSuccess(attempt: RuntimeAttempt, committed: boolean): J
     counters: attempt.data.counters,
     measures: attemptMeasures(attempt.task, attempt.data),
     ...(attempt.data.mapOutput ? { mapOutput: attempt.data.mapOutput } : {}),
+    ...(attempt.data.outputPart ? { outputPart: attempt.data.outputPart } : {}),
     committed,
   };
 }

@@ -160,6 +160,7 @@ export class JobTracker implements TrackerCore {
       port: options.port ?? 0,
       policy: options.policy,
       fileRoots: (options.fileRoots ?? []).map(realRoot),
+      fileOutputRoots: (options.fileOutputRoots ?? []).map(realRoot),
       heartbeatMs,
       workerTimeoutMs: options.workerTimeoutMs ?? heartbeatMs * 5,
       taskExpiryMs: options.taskExpiryMs ?? DEFAULT_TASK_EXPIRY_MS,
@@ -242,7 +243,13 @@ export class JobTracker implements TrackerCore {
       },
     });
     this.workers = new WorkerService(this);
-    this.clients = new ClientService(this, jobIdPrefix(new Date()), this.options.maxAttempts, this.options.fileRoots);
+    this.clients = new ClientService(
+      this,
+      jobIdPrefix(new Date()),
+      this.options.maxAttempts,
+      this.options.fileRoots,
+      this.options.fileOutputRoots,
+    );
     this.liveness = new Liveness(this, this.options);
     const webSource = jobTrackerWebSource({
       books: this.books,
@@ -573,7 +580,7 @@ export class JobTracker implements TrackerCore {
           later(e.job, () => this.completion.jobEnded(e.job));
           break;
         case 'discard-output':
-          later(e.job, () => this.completion.removeOutput(e.job, this.completion.discardable(e.job)));
+          later(e.job, () => this.completion.discardOutput(e.job));
           break;
         case 'replicate':
           void this.copier.copy(e.task, e.workerId, e.cause);

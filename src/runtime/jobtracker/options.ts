@@ -17,6 +17,11 @@ export interface JobTrackerOptions {
    * workers read them with their own rights, whoever submitted the job, so only what the admin opens.
    */
   fileRoots?: readonly string[];
+  /**
+   * Directories where jobs may write `file://` outputs (default none): the JobTracker commits them,
+   * and replaces an old output under --overwrite, with its own rights.
+   */
+  fileOutputRoots?: readonly string[];
   /** Pools with their minimum shares and weights, as the policy sees them (`ClusterSnapshot.pools`). */
   pools?: readonly PoolView[];
   heartbeatMs?: number;

@@ -13,7 +13,13 @@ import {
   type WorkerRecord,
 } from '../../books/index.js';
 import type { Logger } from '../../log.js';
-import type { DatanodeAddress, Namenode } from '../../storage/index.js';
+import {
+  type DatanodeAddress,
+  isExternalUri,
+  type Namenode,
+  type PendingPart,
+  storeConfOf,
+} from '../../storage/index.js';
 import { newShuffleSecret } from '../../shuffle/index.js';
 import {
   JOB_CONF_DEFAULTS,
@@ -64,6 +70,8 @@ export interface BooksHost {
 export interface AttemptReport {
   counters: Counters;
   mapOutput?: MapOutputSummary;
+  /** Its part of an output in another store, written but not yet committed (store-output.ts). */
+  outputPart?: PendingPart;
 }
 
 export interface WorkerLink {
@@ -399,6 +407,7 @@ export function attemptSpec(attempt: RuntimeAttempt, jobToken: string): AttemptS
     inputFormat: s.input.kind === 'generated' ? { kind: 'generated', splits: [] } : s.input,
     outputFormat: s.output,
     outputTempPath: `${outputWorkDir(job.id, s)}/_temporary/${attempt.id}/${partFileName(task.kind, task.index)}`,
+    ...(isExternalUri(s.outputPath) ? { outputStore: { uri: s.outputPath, settings: storeConfOf(s.conf ?? {}) } } : {}),
     reducers: job.reduces.length,
     params: s.params,
     shared: s.shared,

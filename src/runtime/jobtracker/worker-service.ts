@@ -32,6 +32,7 @@ import {
   type WorkerLink,
 } from './runtime-data.js';
 import { journaledSuccess, mapOutputsToDrop } from './job-recovery.js';
+import { unreportedPart } from './store-output.js';
 
 /** Attempts a worker does not list for this long after launch are taken as lost. */
 const LAUNCH_GRACE_HEARTBEATS = 3;
@@ -340,9 +341,13 @@ export class WorkerService {
     const now = core.clock();
     attempt.data.counters = message.counters;
     if (message.mapOutput) attempt.data.mapOutput = message.mapOutput;
+    if (message.outputPart) attempt.data.outputPart = message.outputPart;
     const error: SerializedError = message.error ?? { code: 'EUNKNOWN', message: 'unknown error' };
     let effects: Effect<RuntimeData>[];
-    const unproven = message.state === 'succeeded' ? unprovenSuccess(attempt, message) : undefined;
+    const unproven =
+      message.state === 'succeeded'
+        ? (unprovenSuccess(attempt, message) ?? unreportedPart(attempt, message.outputPart))
+        : undefined;
     if (unproven) {
       core.logger.warn({ attempt: attempt.id, worker: worker.shape.id, why: unproven }, 'success report refused');
       effects = core.books.attemptWorkerFault(

@@ -14,7 +14,7 @@
  */
 import { once } from 'node:events';
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { sep } from 'node:path';
+import { posix, sep } from 'node:path';
 import type { AnyJobDefinition, Codec, MapContext, ReduceContext, TaskContext } from '../../api/index.js';
 import { codecs } from '../../api/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
@@ -41,13 +41,13 @@ import {
   type MergedInput,
 } from '../../shuffle/index.js';
 import { partitionOfKey } from '../../skew/index.js';
-import { FsClient, trustClusterAuthority } from '../../storage/index.js';
+import { FsClient, openExternalStore, type PendingPart, trustClusterAuthority } from '../../storage/index.js';
 import { CpuThrottle } from './cpu-throttle.js';
 import { openTaskInput, TaskSplitInput, type SplitPacing } from './input.js';
 import { importJobModule } from './job-loader.js';
 import { userStackOf } from './user-stack.js';
 import { LinkedLocalReplicas } from './local-replicas.js';
-import { OutputWriter } from './output-writer.js';
+import { type ByteSink, OutputWriter } from './output-writer.js';
 import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from './process-reuse.js';
 import {
   Dispatcher,
@@ -230,6 +230,8 @@ class AttemptRunner {
   /** Stretches this attempt's working time by the worker's `--cpu-throttle` factor (1: no-op). */
   private readonly throttle: CpuThrottle;
   private reduceInputBytes = 0;
+  /** Its part of an output in another store, once written (storePartSink). */
+  outputPart: PendingPart | undefined;
   /** The map's combining hash table, when it has one. */
   private hashTable: HashCombiner | undefined;
 
@@ -308,12 +310,33 @@ class AttemptRunner {
   }
 
   private async openOutput(): Promise<OutputWriter> {
+    const target = this.spec.outputStore;
+    if (target) return new OutputWriter(this.spec.outputFormat, await this.storePartSink(target));
     const replication = this.spec.outputReplication;
     const sink = await this.fs.createWriter(this.spec.outputTempPath, {
       overwrite: true,
       ...(replication !== undefined && replication !== null ? { replication } : {}),
     });
     return new OutputWriter(this.spec.outputFormat, sink);
+  }
+
+  /**
+   * The attempt's part of an output in another store, through its committer: staged where no reader
+   * looks, and described once closed (`outputPart`) for the done report, which the JobTracker
+   * journals and commits with the job.
+   */
+  private async storePartSink(target: NonNullable<AttemptSpec['outputStore']>): Promise<ByteSink> {
+    const { store, location } = await openExternalStore(target.uri, target.settings);
+    const committer = store.outputCommitter(location.uri, this.spec.jobId);
+    const part = await committer.createPart(this.spec.attemptId, posix.basename(this.spec.outputTempPath));
+    return {
+      write: (chunk) => part.write(chunk),
+      garbageBytes: 0,
+      close: async () => {
+        this.outputPart = await part.close();
+      },
+      abort: () => part.abort(),
+    };
   }
 
   private combiner(): BytesCombiner | undefined {
@@ -901,6 +924,7 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
       state: 'succeeded',
       counters: runner.snapshotCounters(),
       mapOutput,
+      ...(runner.outputPart ? { outputPart: runner.outputPart } : {}),
     });
     return true;
   } catch (err) {

@@ -144,13 +144,16 @@ export function validateSubmission(raw: unknown): JobSubmission {
   }
   // A malformed URI is EBADPATH naming what is wrong with it.
   for (const p of s.inputPaths) if (isExternalUri(p)) parseStoreUri(p);
-  if (typeof s.outputPath !== 'string' || !PATH_RE.test(s.outputPath) || s.outputPath === '/') {
-    bad('`outputPath` must be an absolute path other than /');
+  if (typeof s.outputPath !== 'string' || !(PATH_RE.test(s.outputPath) || isExternalUri(s.outputPath))) {
+    bad('`outputPath` must be an absolute path or a URI (file://, s3://, webhdfs://)');
   }
+  // One spelling per location (hdfs:// is webhdfs://, no trailing slash), so that the checks below compare alike.
+  const outputPath = isExternalUri(s.outputPath) ? parseStoreUri(s.outputPath).uri : s.outputPath.replace(/\/+$/, '');
+  if (outputPath === '' || parseStoreUri(outputPath).path === '/') bad(`the output cannot be a root (${s.outputPath})`);
   for (const input of s.inputPaths) {
-    const a = input.replace(/\/+$/, '');
-    const b = s.outputPath.replace(/\/+$/, '');
-    if (a === b || a.startsWith(`${b}/`)) bad(`output path ${s.outputPath} would overwrite the input ${input}`);
+    const a = isExternalUri(input) ? parseStoreUri(input).uri : input.replace(/\/+$/, '');
+    if (a === outputPath || a.startsWith(`${outputPath}/`) || outputPath.startsWith(`${a}/`))
+      bad(`output path ${s.outputPath} would overwrite the input ${input}`);
   }
   if (!Number.isInteger(s.reducers) || (s.reducers as number) < 0 || (s.reducers as number) > 100_000)
     bad('`reducers` must be an integer in 0..100000');
@@ -199,7 +202,7 @@ export function validateSubmission(raw: unknown): JobSubmission {
     moduleName: s.moduleName,
     moduleSource: s.moduleSource,
     inputPaths: s.inputPaths,
-    outputPath: s.outputPath.replace(/\/+$/, ''),
+    outputPath,
     overwrite: s.overwrite === true,
     reducers: s.reducers as number,
     params: s.params,

@@ -6,7 +6,7 @@
 import { namenodeRows } from './namenode-operations.js';
 import { args, table } from './operations.js';
 import { CountersSchema, IdSchema, SerializedErrorSchema, Type } from './schema.js';
-import { AttemptSpecSchema, MapOutputSummarySchema, MapOutputsChangedSchema } from './types.js';
+import { AttemptSpecSchema, MapOutputSummarySchema, MapOutputsChangedSchema, PendingPartSchema } from './types.js';
 
 export const TASK_TO_WORKER = {
   ...table({
@@ -35,13 +35,15 @@ export const TASK_TO_WORKER = {
       allowed: ['task'],
     },
     done: {
-      summary: 'the attempt ended: its state, counters, error and (maps) output sizes',
+      summary:
+        "the attempt ended: its state, counters, error, (maps) output sizes and (another store's output) its pending part",
       args: args({
         attemptId: IdSchema('the attempt'),
         state: Type.Union([Type.Literal('succeeded'), Type.Literal('failed')]),
         counters: CountersSchema,
         error: Type.Optional(SerializedErrorSchema),
         mapOutput: Type.Optional(MapOutputSummarySchema),
+        outputPart: Type.Optional(PendingPartSchema),
       }),
       result: null,
       allowed: ['task'],

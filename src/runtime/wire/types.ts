@@ -229,6 +229,11 @@ export type JobSubmission = Omit<SubmissionFields, 'mrCluster'> & { mrCluster?: 
 
 // ---- attempts as launched ------------------------------------------------------------------
 
+/** A store's settings as a job gives them (its s3.* and webhdfs.* --conf keys). */
+function StoreSettingsSchema() {
+  return Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 4096 }));
+}
+
 /** A file input split (storage) or a generated one (split value). */
 export const TaskInputSchema = Type.Union([
   Type.Object({
@@ -241,7 +246,7 @@ export const TaskInputSchema = Type.Union([
     /** Another store's file: the version listed when the job was planned (a changed file fails the job). */
     version: Type.Optional(Type.String({ maxLength: 1024 })),
     /** Another store's file: its settings (the job's s3.* and webhdfs.* settings). */
-    store: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 4096 }))),
+    store: Type.Optional(StoreSettingsSchema()),
   }),
   Type.Object({ kind: Type.Literal('generated'), value: JsonValueSchema }),
   Type.Object({ kind: Type.Literal('none') }),
@@ -303,8 +308,14 @@ export const AttemptSpecSchema = Type.Object({
   input: TaskInputSchema,
   inputFormat: SerializedInputFormatSchema,
   outputFormat: SerializedOutputFormatSchema,
-  /** Where a map-only map or a reduce writes its part file before commit. */
+  /** Where a map-only map or a reduce writes its part file before commit (its name is the part's). */
   outputTempPath: PathSchema(),
+  /**
+   * A job whose output is in another store (file://, s3://, webhdfs://): its output URI and the job's
+   * store settings. The attempt writes its part through that store's committer, which keeps it
+   * invisible until the job commits, and reports the part (PendingPart) when it is done.
+   */
+  outputStore: Type.Optional(Type.Object({ uri: Type.String({ maxLength: 4096 }), settings: StoreSettingsSchema() })),
   reducers: CountSchema(),
   params: Type.Record(Type.String(), JsonValueSchema),
   shared: JsonObjectSchema,
@@ -351,6 +362,17 @@ export const MapOutputSummarySchema = Type.Object({
   partitionRecords: Type.Array(CountSchema()),
 });
 export type MapOutputSummary = Static<typeof MapOutputSummarySchema>;
+
+/**
+ * A part an attempt wrote through another store's committer, not yet visible (storage's PendingPart):
+ * what the job commit needs to make it so. The JobTracker takes it only for the attempt's own part name,
+ * and the committer checks that `commit` points into this job's staging (a report cannot commit other data).
+ */
+export const PendingPartSchema = Type.Object({
+  name: Type.String({ pattern: '^part-[mr]-[0-9]{5,}$' }),
+  bytes: CountSchema(),
+  commit: JsonValueSchema,
+});
 
 /** A map attempt's output a worker holds on its disk. */
 export const HeldMapOutputSchema = Type.Object({ jobId: IdSchema('the job'), attemptId: IdSchema('the map attempt') });

@@ -16,6 +16,7 @@ import {
   HeldMapOutputSchema,
   MapOutputsChangedSchema,
   MapOutputSummarySchema,
+  PendingPartSchema,
   RegisterResultSchema,
   StreamingFileSchema,
   WorkerClaimSchema,
@@ -70,7 +71,8 @@ const reports = table({
     allowed: ['worker'],
   },
   'attempt-finished': {
-    summary: 'an attempt ended: its state, counters, error and (maps) output sizes',
+    summary:
+      "an attempt ended: its state, counters, error, (maps) output sizes and (another store's output) its pending part",
     args: args({
       workerId: WorkerId,
       attemptId: IdSchema('the attempt'),
@@ -78,6 +80,7 @@ const reports = table({
       counters: CountersSchema,
       error: Type.Optional(SerializedErrorSchema),
       mapOutput: Type.Optional(MapOutputSummarySchema),
+      outputPart: Type.Optional(PendingPartSchema),
     }),
     result: null,
     allowed: ['worker'],

@@ -36,6 +36,12 @@ import { MinimrError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { isValidShuffleId } from '../../shuffle/index.js';
 
+/** Local paths an attempt reads and writes in a store outside the block store (file://). */
+export interface StorePaths {
+  readonly read: readonly string[];
+  readonly write: readonly string[];
+}
+
 /** A host account a task may run as. */
 export interface TaskAccount {
   readonly name: string;
@@ -309,13 +315,17 @@ export class TaskSandboxes {
   }
 
   /**
-   * The Node options of a process of the job's sandbox; `inputFiles`: files of the attempt's input
-   * outside the block store (file://), which it reads itself (the JobTracker checked them against its
-   * --file-root directories when it planned the job).
+   * The Node options of a process of the job's sandbox; `storePaths`: what its attempt reads and writes
+   * outside the block store itself (a file:// input file, a file:// output's attempt directory), which
+   * the JobTracker checked against its --file-root and --file-output-root directories.
    */
-  execArgv(sandbox: JobSandbox, env: NodeJS.ProcessEnv = process.env, inputFiles: readonly string[] = []): string[] {
-    const read = [sandbox.dir, sandbox.shuffleDir, ...this.codeDirs, '/proc/self/status', ...inputFiles];
-    const write = [sandbox.workDir, sandbox.shuffleDir, '/proc/self/clear_refs'];
+  execArgv(
+    sandbox: JobSandbox,
+    env: NodeJS.ProcessEnv = process.env,
+    storePaths: StorePaths = { read: [], write: [] },
+  ): string[] {
+    const read = [sandbox.dir, sandbox.shuffleDir, ...this.codeDirs, '/proc/self/status', ...storePaths.read];
+    const write = [sandbox.workDir, sandbox.shuffleDir, '/proc/self/clear_refs', ...storePaths.write];
     // Measurements on one machine (MINIMR_PHASE_TRACE, set by whoever started the worker): the task appends to it
     // (as another user: the file may have been made since init()).
     const trace = env.MINIMR_PHASE_TRACE;

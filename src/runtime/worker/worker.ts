@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdir, rm, statfs, writeFile } from 'node:fs/promises';
+import { chown, mkdir, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { hostname } from 'node:os';
@@ -29,6 +29,9 @@ import {
   createWebHdfsDatanodeHandler,
   isExternalUri,
   parseStoreUri,
+  type PendingPart,
+  attemptsDirOf,
+  stagingDirOf,
   replicateBlock,
   trustClusterAuthority,
 } from '../../storage/index.js';
@@ -77,7 +80,7 @@ import {
   pruneAttemptLogs,
 } from './attempt-logs.js';
 import { phaseTrace, publicError, registerPrivateDir, unregisterPrivateDir } from '../../util/index.js';
-import { sandboxedEnv, TaskSandboxes, type JobSandbox } from './sandbox.js';
+import { sandboxedEnv, type StorePaths, TaskSandboxes, type JobSandbox } from './sandbox.js';
 
 export interface WorkerOptions {
   jobTrackerUrl: string;
@@ -302,6 +305,8 @@ export class Worker {
   private readonly jobModules = new Map<string, Promise<string>>();
   private readonly modulesDir: string;
   private streamingModuleFile: Promise<string> | undefined;
+  /** The store paths (localStorePaths) each task process was started allowed to use, as JSON. */
+  private readonly processStorePaths = new WeakMap<ChildProcess, string>();
   /** Task processes whose attempt succeeded and left them clean, by the job they ran; least recently idle first. */
   private readonly idle: IdleProcess[] = [];
   /**
@@ -722,11 +727,12 @@ export class Worker {
       execArgv: [
         '--max-semi-space-size=4',
         '--expose-gc',
-        ...this.sandboxes.execArgv(sandbox, process.env, localInputFiles(attempt)),
+        ...this.sandboxes.execArgv(sandbox, process.env, localStorePaths(attempt)),
         ...(process.env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ').filter(Boolean),
       ],
     });
     child.on('error', (err) => this.logger.warn({ err: err.message }, 'task process error'));
+    this.processStorePaths.set(child, JSON.stringify(localStorePaths(attempt)));
     this.taskOutput.attach(child);
     child.once('exit', () => {
       const i = this.idle.findIndex((p) => p.child === child);
@@ -741,13 +747,36 @@ export class Worker {
    * launch: what a process may read and write is fixed when it starts, and is its job's.
    */
   private takeTaskProcess(spec: AttemptSpec, sandbox: JobSandbox): { child: ChildProcess; warm: boolean } {
+    // What a process may read and write was fixed when it started: only one allowed the same store paths will do.
+    const storePaths = JSON.stringify(localStorePaths(spec));
     for (let i = this.idle.length - 1; i >= 0; i--) {
       const p = this.idle[i]!;
-      if (p.jobId !== spec.jobId || !isUsable(p.child)) continue;
+      if (p.jobId !== spec.jobId || !isUsable(p.child) || this.processStorePaths.get(p.child) !== storePaths) continue;
       this.idle.splice(i, 1);
       return { child: p.child, warm: true };
     }
     return { child: this.forkTaskProcess(spec, sandbox), warm: false };
+  }
+
+  /**
+   * A file:// output's directory of attempts' parts, which the JobTracker made when the job was set up
+   * (on a file system every worker shares): the task account must be able to write there.
+   */
+  private async prepareOutputDir(spec: AttemptSpec, sandbox: JobSandbox): Promise<void> {
+    const dir = localOutputDir(spec);
+    if (dir === undefined) return;
+    try {
+      await stat(dir);
+      if (sandbox.account) await chown(dir, sandbox.account.uid, sandbox.account.gid);
+    } catch (err) {
+      throw new MinimrError(
+        'ESTORE',
+        `${spec.outputStore?.uri}: this worker cannot prepare the job's staging directory ${dir} ` +
+          `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); a file:// output must be on a file ` +
+          'system every worker shares',
+        { uri: spec.outputStore?.uri ?? '' },
+      );
+    }
   }
 
   /** Notes a process of `jobId` settling (see `settling`); answers what to call once it is idle or gone. */
@@ -867,6 +896,12 @@ export class Worker {
       void log.close();
       return;
     }
+    try {
+      await this.prepareOutputDir(spec, sandbox);
+    } catch (err) {
+      this.report(record, 'failed', {}, serializeError(err));
+      return;
+    }
     if (!this.idle.some((p) => p.jobId === spec.jobId)) await this.oneSettled(spec.jobId);
     const { child, warm } = this.takeTaskProcess(spec, sandbox);
     let settled: (() => void) | undefined;
@@ -904,7 +939,7 @@ export class Worker {
         phaseTrace('w-done', { attempt: spec.attemptId });
         // Before the report: the JobTracker's next launch of the job may come back at once.
         if (msg.state === 'succeeded') settled = this.settlingProcess(spec.jobId);
-        this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput);
+        this.report(record, msg.state, msg.counters, msg.error, msg.mapOutput, msg.outputPart);
         // A failed attempt's process exits by itself; it is never reused.
         if (msg.state !== 'succeeded') {
           killTaskProcess(child, spec.streaming === true);
@@ -1049,6 +1084,7 @@ export class Worker {
     counters: Counters,
     error?: SerializedError,
     mapOutput?: MapOutputSummary,
+    outputPart?: PendingPart,
   ): void {
     if (record.finished) return;
     record.finished = true;
@@ -1105,6 +1141,7 @@ export class Worker {
         counters: launch,
         error: shown,
         mapOutput,
+        ...(outputPart ? { outputPart } : {}),
       });
   }
 
@@ -1134,10 +1171,27 @@ export class Worker {
   }
 }
 
-/** The file:// file an attempt reads, as a local path (none for other inputs). */
-function localInputFiles(attempt: AttemptSpec): string[] {
+/**
+ * What an attempt reads and writes on this host's file system outside the block store: its file://
+ * input file, and for a file:// output the directory where the job's attempts stage their parts.
+ */
+function localStorePaths(attempt: AttemptSpec): StorePaths {
   const input = attempt.input;
-  if (input.kind !== 'file' || !isExternalUri(input.path)) return [];
-  const location = parseStoreUri(input.path);
-  return location.scheme === 'file' ? [location.path] : [];
+  const inputLocation = input.kind === 'file' && isExternalUri(input.path) ? parseStoreUri(input.path) : undefined;
+  const outputDir = localOutputDir(attempt);
+  return {
+    // The output's directory is read too: its writer checks what is there before it renames a part into place.
+    read: [
+      ...(inputLocation?.scheme === 'file' ? [inputLocation.path] : []),
+      ...(outputDir !== undefined ? [outputDir] : []),
+    ],
+    write: outputDir !== undefined ? [outputDir] : [],
+  };
+}
+
+/** A file:// output's directory of attempts' parts (file-store's committer's staging), or undefined. */
+function localOutputDir(attempt: AttemptSpec): string | undefined {
+  const target = attempt.outputStore;
+  const location = target && parseStoreUri(target.uri);
+  return location?.scheme === 'file' ? attemptsDirOf(stagingDirOf(location.path, attempt.jobId)) : undefined;
 }

@@ -19,7 +19,17 @@ import { createReadStream, type Stats } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { MinimrError } from '../../errors.js';
-import type { OutputCommitter, PartWriter, PendingPart, Store, StoreStatus, StoreWriter } from './types.js';
+import {
+  type CommitOptions,
+  type OutputCommitter,
+  type PartWriter,
+  type PendingPart,
+  type Store,
+  type StoreStatus,
+  type StoreWriter,
+  stopIfCancelled,
+} from './types.js';
+import { attemptsDirOf, checkedStagedPath, stagedPartPath, stagingDirOf } from './staging.js';
 import { parseStoreUri } from './uri.js';
 
 const SUCCESS_NAME = '_SUCCESS';
@@ -237,9 +247,8 @@ class FileOutputCommitter implements OutputCommitter {
   ) {
     if (output === '/')
       throw new MinimrError('EBADPATH', 'file:/// cannot be an output location', { path: 'file:///' });
-    const hidden = `.${posix.basename(output)}.minimr-${jobId}`;
-    this.staging = posix.join(posix.dirname(output), hidden);
-    this.aside = posix.join(posix.dirname(output), `${hidden}-replaced`);
+    this.staging = stagingDirOf(output, jobId);
+    this.aside = `${this.staging}-replaced`;
   }
 
   async setupJob(options: { overwrite: boolean }): Promise<void> {
@@ -251,12 +260,12 @@ class FileOutputCommitter implements OutputCommitter {
           `output path ${uri} already exists; remove it or submit with --overwrite`,
           { path: uri },
         );
-      await mkdir(posix.join(this.staging, '_temporary'), { recursive: true });
+      await mkdir(attemptsDirOf(this.staging), { recursive: true });
     });
   }
 
   async createPart(attemptId: string, partName: string): Promise<PartWriter> {
-    const path = posix.join(this.staging, '_temporary', attemptId, partName);
+    const path = stagedPartPath(this.staging, attemptId, partName);
     const writer = new TemporaryFileWriter(path);
     await writer.start();
     return {
@@ -269,7 +278,7 @@ class FileOutputCommitter implements OutputCommitter {
     };
   }
 
-  async commitJob(parts: readonly PendingPart[]): Promise<void> {
+  async commitJob(parts: readonly PendingPart[], options?: CommitOptions): Promise<void> {
     const uri = uriOf(this.output);
     await guarded(uri, 'cannot commit the output', async () => {
       if (!(await exists(this.staging))) {
@@ -281,14 +290,16 @@ class FileOutputCommitter implements OutputCommitter {
         throw new MinimrError('ENOENT', `the staging directory of ${uri} is gone`, { path: uri });
       }
       for (const part of parts) {
-        const from = pendingPath(part);
+        stopIfCancelled(options, uri);
+        const from = checkedStagedPath(this.staging, part);
         const to = posix.join(this.staging, part.name);
-        if (from !== undefined && (await exists(from))) await rename(from, to);
+        if (await exists(from)) await rename(from, to);
         else if (!(await exists(to))) throw new MinimrError('ENOENT', `the part ${part.name} of ${uri} is gone`);
       }
-      await rm(posix.join(this.staging, '_temporary'), { recursive: true, force: true });
+      await rm(attemptsDirOf(this.staging), { recursive: true, force: true });
       const manifest = { parts: parts.map((p) => ({ name: p.name, bytes: p.bytes })) };
       await writeFile(posix.join(this.staging, SUCCESS_NAME), `${JSON.stringify(manifest)}\n`);
+      stopIfCancelled(options, uri);
       if (await exists(this.output)) await rename(this.output, this.aside);
       await rename(this.staging, this.output);
       await rm(this.aside, { recursive: true, force: true });
@@ -300,12 +311,6 @@ class FileOutputCommitter implements OutputCommitter {
       rm(this.staging, { recursive: true, force: true }),
     );
   }
-}
-
-function pendingPath(part: PendingPart): string | undefined {
-  const commit = part.commit;
-  if (typeof commit !== 'object' || commit === null || Array.isArray(commit)) return undefined;
-  return typeof commit.path === 'string' ? commit.path : undefined;
 }
 
 export function createFileStore(): FileStore {

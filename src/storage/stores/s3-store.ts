@@ -54,7 +54,16 @@ import {
 } from '@aws-sdk/client-s3';
 import type { JsonValue } from '../../api/json.js';
 import { MinimrError } from '../../errors.js';
-import type { OutputCommitter, PartWriter, PendingPart, Store, StoreConf, StoreStatus, StoreWriter } from './types.js';
+import {
+  type OutputCommitter,
+  type PartWriter,
+  type PendingPart,
+  type Store,
+  type StoreConf,
+  type StoreStatus,
+  type StoreWriter,
+  stopIfCancelled,
+} from './types.js';
 
 const MiB = 1024 * 1024;
 /** S3's smallest part but the last. */
@@ -678,14 +687,21 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
         } satisfies PartWriter;
       },
 
-      async commitJob(parts) {
+      async commitJob(parts, options) {
         const manifest: { name: string; bytes: number; etag: string }[] = [];
         const committedKeys = new Set<string>();
         const committedUploads = new Set<string>();
         for (const part of parts) {
+          stopIfCancelled(options, out.uri);
           const c = part.commit as unknown as S3PartCommit;
-          if (typeof c?.key !== 'string' || typeof c.uploadId !== 'string' || !Array.isArray(c.parts)) {
-            throw new MinimrError('EBADREQUEST', `part ${part.name} carries no S3 upload to commit`);
+          // The report comes from a task attempt: only an upload to this part's own key is committed.
+          if (
+            typeof c?.key !== 'string' ||
+            c.key !== `${outPrefix}${part.name}` ||
+            typeof c.uploadId !== 'string' ||
+            !Array.isArray(c.parts)
+          ) {
+            throw new MinimrError('EBADREQUEST', `part ${part.name} carries no S3 upload of it to commit`);
           }
           const target = at(c.key);
           let etag: string;
@@ -714,6 +730,7 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
         const records = await jobRecords();
         for (const r of records) if (!committedUploads.has(r.uploadId)) await abortUpload(at(r.key), r.uploadId);
         // An overwritten output's old objects that the new output does not have.
+        stopIfCancelled(options, out.uri);
         const stale: string[] = [];
         for await (const key of keysUnder(out, outPrefix)) {
           if (key.startsWith(pendingPrefix) || committedKeys.has(key)) continue;
@@ -734,6 +751,8 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
         } catch (err) {
           throw fail(err, 'write', at(`${outPrefix}${SUCCESS_NAME}`));
         }
+        // The point of no return: without its records an abort no longer finds the job's objects.
+        stopIfCancelled(options, out.uri);
         await deleteKeys(
           out,
           records.map((r) => r.recordKey),

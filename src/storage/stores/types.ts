@@ -21,6 +21,7 @@
  * EOUTPUTEXISTS for an output location that exists.
  */
 import type { JsonValue } from '../../api/json.js';
+import { MinimrError } from '../../errors.js';
 
 export type StoreScheme = 'minimr' | 'file' | 's3' | 'webhdfs';
 
@@ -58,6 +59,7 @@ export interface StoreStatus {
 export type StoreConf = Readonly<Record<string, string>>;
 
 export interface StoreWriter {
+  /** Once it resolves the writer is done with `data` (it copied what it keeps): the caller may reuse it. */
   write(data: Buffer): Promise<void>;
   /** Makes the file whole and visible at its URI (or, for a committer's part, ready to commit). */
   close(): Promise<void>;
@@ -101,6 +103,17 @@ export interface PartWriter extends Omit<StoreWriter, 'close'> {
   close(): Promise<PendingPart>;
 }
 
+export interface CommitOptions {
+  /** Whether the job was killed (or failed) while its commit ran. */
+  readonly cancelled?: () => boolean;
+}
+
+/** Throws EJOBKILLED when a commit's job has ended meanwhile (CommitOptions.cancelled). */
+export function stopIfCancelled(options: CommitOptions | undefined, what: string): void {
+  if (options?.cancelled?.())
+    throw new MinimrError('EJOBKILLED', `the commit of ${what} stopped: its job ended while it ran`, { uri: what });
+}
+
 export interface OutputCommitter {
   /**
    * Before the job runs: EOUTPUTEXISTS if the output location exists and `overwrite` is false (with
@@ -113,8 +126,11 @@ export interface OutputCommitter {
    * Makes exactly `parts` (one per task, the attempts that succeeded) visible at the output
    * location with a `_SUCCESS` manifest listing them, replacing an old output under `overwrite`.
    * Idempotent: after a JobTracker restart it may run again and must finish what was begun.
+   * `cancelled` is asked between steps and last just before the point of no return (after which an
+   * abort could no longer find what the job wrote): when it answers true the commit stops with
+   * EJOBKILLED, and `abortJob` then leaves the output location as it was.
    */
-  commitJob(parts: readonly PendingPart[]): Promise<void>;
+  commitJob(parts: readonly PendingPart[], options?: CommitOptions): Promise<void>;
   /**
    * Drops everything the job wrote: staged parts, attempts' parts still being written (known or
    * not: a killed task's), S3 uploads not completed. Leaves the output location as it was.

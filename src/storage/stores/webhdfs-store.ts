@@ -29,7 +29,18 @@ import { request as httpsRequest } from 'node:https';
 import { userInfo } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { MinimrError, type MinimrErrorCode } from '../../errors.js';
-import type { OutputCommitter, PartWriter, PendingPart, Store, StoreConf, StoreStatus, StoreWriter } from './types.js';
+import {
+  type CommitOptions,
+  type OutputCommitter,
+  type PartWriter,
+  type PendingPart,
+  type Store,
+  type StoreConf,
+  type StoreStatus,
+  type StoreWriter,
+  stopIfCancelled,
+} from './types.js';
+import { attemptsDirOf, checkedStagedPath, stagedPartPath, stagingDirOf } from './staging.js';
 
 export interface WebHdfsStoreOptions {
   /** Attempts of a request whose server cannot be reached or answers 5xx (default 4). */
@@ -422,7 +433,9 @@ export class WebHdfsStore implements Store {
       async write(data: Buffer): Promise<void> {
         if (failed) throw new MinimrError('ESTORE', `${uri}: the write broke off (${failed.message})`, { uri });
         bytes += data.length;
-        if (!req.write(data))
+        // A copy: the request may hold what it was given until the socket takes it, and the caller
+        // reuses its buffer once this resolves (StoreWriter.write).
+        if (!req.write(Buffer.from(data)))
           await new Promise<void>((resolve) => {
             req.once('drain', resolve);
             req.once('close', resolve);
@@ -492,15 +505,6 @@ export class WebHdfsStore implements Store {
   }
 }
 
-/** What a part's commit record holds: where its attempt wrote it. */
-interface StagedPart {
-  readonly path: string;
-}
-
-function isStagedPart(value: unknown): value is StagedPart {
-  return typeof value === 'object' && value !== null && typeof (value as Record<string, unknown>).path === 'string';
-}
-
 /** Marks a staging directory whose job replaces its output. */
 const OVERWRITE_MARKER = '_minimr-overwrite';
 
@@ -514,7 +518,7 @@ class WebHdfsCommitter implements OutputCommitter {
   ) {
     if (output === '/') throw new MinimrError('EBADPATH', `the root of ${store.uriOf('/')} cannot be an output`);
     if (!/^[A-Za-z0-9_.-]{1,200}$/.test(jobId)) throw new MinimrError('EBADREQUEST', `bad job id ${jobId}`);
-    this.staging = joinPath(parentOf(output), `.${nameOf(output)}.minimr-${jobId}`);
+    this.staging = stagingDirOf(output, jobId);
   }
 
   private uri(path: string): string {
@@ -526,7 +530,7 @@ class WebHdfsCommitter implements OutputCommitter {
       throw new MinimrError('EOUTPUTEXISTS', `output ${this.uri(this.output)} already exists`, {
         uri: this.uri(this.output),
       });
-    await this.store.mkdirPath(joinPath(this.staging, '_temporary'));
+    await this.store.mkdirPath(attemptsDirOf(this.staging));
     if (options.overwrite) {
       const marker = await this.store.createAt(joinPath(this.staging, OVERWRITE_MARKER), true);
       await marker.close();
@@ -534,9 +538,7 @@ class WebHdfsCommitter implements OutputCommitter {
   }
 
   async createPart(attemptId: string, partName: string): Promise<PartWriter> {
-    if (!/^[A-Za-z0-9_.-]{1,200}$/.test(attemptId) || !/^[A-Za-z0-9_.-]{1,200}$/.test(partName))
-      throw new MinimrError('EBADREQUEST', `bad attempt ${attemptId} or part name ${partName}`);
-    const path = joinPath(joinPath(joinPath(this.staging, '_temporary'), attemptId), partName);
+    const path = stagedPartPath(this.staging, attemptId, partName);
     const writer = await this.store.createAt(path, true);
     return {
       write: (data) => writer.write(data),
@@ -548,7 +550,7 @@ class WebHdfsCommitter implements OutputCommitter {
     };
   }
 
-  async commitJob(parts: readonly PendingPart[]): Promise<void> {
+  async commitJob(parts: readonly PendingPart[], options?: CommitOptions): Promise<void> {
     const store = this.store;
     if (!(await store.statOrUndefined(this.staging))) {
       // Run again after the last rename: the output is there, whole.
@@ -558,19 +560,20 @@ class WebHdfsCommitter implements OutputCommitter {
       });
     }
     for (const part of parts) {
-      if (!isStagedPart(part.commit))
-        throw new MinimrError('EBADREQUEST', `part ${part.name} of job ${this.jobId} has no staged path`);
+      stopIfCancelled(options, this.uri(this.output));
+      const from = checkedStagedPath(this.staging, part);
       const target = joinPath(this.staging, part.name);
       if (await store.statOrUndefined(target)) continue;
-      await store.movePath(part.commit.path, target);
+      await store.movePath(from, target);
     }
-    await store.deletePath(joinPath(this.staging, '_temporary'), true);
+    await store.deletePath(attemptsDirOf(this.staging), true);
     const manifest = Buffer.from(
       `${JSON.stringify({ committer: 'minimr-webhdfs', jobId: this.jobId, parts: parts.map((p) => ({ name: p.name, bytes: p.bytes })) })}\n`,
     );
     const success = await store.createAt(joinPath(this.staging, '_SUCCESS'), true);
     await success.write(manifest);
     await success.close();
+    stopIfCancelled(options, this.uri(this.output));
     if (await store.statOrUndefined(this.output)) {
       if (!(await store.statOrUndefined(joinPath(this.staging, OVERWRITE_MARKER))))
         throw new MinimrError('EOUTPUTEXISTS', `output ${this.uri(this.output)} appeared while the job ran`, {
