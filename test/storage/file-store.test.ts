@@ -167,4 +167,33 @@ describe('the file:// store', () => {
     await replacing.commitJob([await p.close()]);
     assert.deepEqual((await readdir(join(dir, 'out'))).sort(), ['_SUCCESS', 'part-r-00000']);
   });
+
+  it('commits only parts staged by an attempt of the job, and stops when the job ended meanwhile', async () => {
+    // A part report comes from a task process that also runs the job's code: it may name any path.
+    await writeFile(join(dir, 'secret.txt'), 'not the job output\n');
+    const job = store.outputCommitter(uri('forged'), 'job_4');
+    await job.setupJob({ overwrite: false });
+    const real = await job.createPart('attempt_r_0_0', 'part-r-00000');
+    await real.write(Buffer.from('x\n'));
+    const part = await real.close();
+    for (const path of [
+      join(dir, 'secret.txt'),
+      `${dir}/.forged.minimr-job_4/_temporary/attempt_r_0_0/../../../secret.txt`,
+      join(dir, '.forged.minimr-job_4/_temporary/attempt_r_0_0/part-r-00001'),
+    ]) {
+      await assert.rejects(
+        job.commitJob([{ ...part, commit: { path } }]),
+        (e: MinimrError) => e.code === 'EBADREQUEST',
+        path,
+      );
+    }
+    await assert.rejects(job.commitJob([part], { cancelled: () => true }), (e: MinimrError) => e.code === 'EJOBKILLED');
+    await job.abortJob();
+    assert.equal(await readFile(join(dir, 'secret.txt'), 'utf8'), 'not the job output\n');
+    await assert.rejects(store.stat(uri('forged')), (e: MinimrError) => e.code === 'ENOENT');
+    assert.deepEqual(
+      (await readdir(dir)).filter((n) => n.includes('forged')),
+      [],
+    );
+  });
 });
