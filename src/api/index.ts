@@ -29,3 +29,4 @@ export {
   type PrepareContext,
 } from './job.js';
 export type { JsonValue, JsonObject } from './json.js';
+export { openStore, type Store, type StoreStatus, type StoreWriter } from './stores.js';

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { copyBetweenStores } from '../../src/cli/commands/fs-uris.js';
 import type { MinimrError } from '../../src/errors.js';
 import {
   appModule,
@@ -10,6 +12,7 @@ import {
   isCode,
   makeText,
   parseCounts,
+  readAll,
   readOutput,
   referenceWordCount,
   startTestCluster,
@@ -255,6 +258,74 @@ describe('jobs write s3://, file:// and webhdfs:// outputs', () => {
     });
     assert.equal(sorted.state, 'succeeded', sorted.error?.message);
     assert.ok((await readOutput(t.fs, '/wh-out/tera')).equals(await readOutput(t.fs, '/tera/out')));
+  });
+});
+
+describe('fs cp of a large tree as a map-only job (DistCp)', () => {
+  let t: TestCluster;
+  let server: TestS3Server | undefined;
+  let python: string | undefined;
+  const files = new Map<string, Buffer>();
+
+  before(async () => {
+    python = ensureBoto3();
+    server = await startS3Server();
+    process.env.AWS_ACCESS_KEY_ID = server.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = server.secretAccessKey;
+    t = await startTestCluster({ workers: 2 });
+    for (let i = 0; i < 20; i++)
+      files.set(`a/${String(i).padStart(2, '0')}.bin`, randomBytes(1 + ((i * 7919) % 90_000)));
+    files.set('b/c/deep.txt', Buffer.from('deep\n'));
+    files.set('b/empty.txt', Buffer.alloc(0));
+    for (const [name, data] of files) await t.fs.put(data, `/tree/${name}`);
+  });
+  after(async () => {
+    await t?.stop();
+    await server?.stop();
+  });
+
+  it('copies the block store to s3:// and back with a job of 4 maps; every byte arrives', async (t2) => {
+    if (!python) return t2.skip('Debian python3-boto3 could not be installed');
+    boto3(python, server!, "s3.create_bucket(Bucket='trees')");
+    const conf = { 's3.endpoint': server!.endpoint };
+    const client = async () => t.cluster.client;
+    const up = await copyBetweenStores('/tree', 's3://trees/copy', { overwrite: false, conf, client, maps: 4 });
+    assert.equal(up.files, files.size);
+    assert.equal(up.job?.maps, 4);
+    const status = await t.cluster.client.status(up.job!.id);
+    assert.equal(status.state, 'succeeded');
+    assert.equal(status.mapsTotal, 4);
+    const seen = boto3(
+      python,
+      server!,
+      [
+        'result = {}',
+        "for page in s3.get_paginator('list_objects_v2').paginate(Bucket='trees', Prefix='copy/'):",
+        "  for o in page.get('Contents', []):",
+        "    result[o['Key']] = s3.get_object(Bucket='trees', Key=o['Key'])['Body'].read().hex()",
+      ].join('\n'),
+    ) as Record<string, string>;
+    // Keys ending in / are the directories' markers (the S3 store's mkdir, as S3A's).
+    assert.deepEqual(
+      Object.keys(seen)
+        .filter((k) => !k.endsWith('/'))
+        .sort(),
+      [...files.keys()].map((n) => `copy/${n}`).sort(),
+    );
+    for (const [name, data] of files) assert.ok(Buffer.from(seen[`copy/${name}`]!, 'hex').equals(data), name);
+    // The job's log directory is gone.
+    assert.deepEqual(
+      (await t.fs.list('/')).map((f) => f.path).filter((p) => p.includes('distcp')),
+      [],
+    );
+
+    const down = await copyBetweenStores('s3://trees/copy', '/back', { overwrite: false, conf, client });
+    assert.ok(down.job, 'a tree of 22 files into the block store is copied by a job');
+    for (const [name, data] of files) assert.ok((await readAll(t.fs.cat(`/back/${name}`))).equals(data), name);
+    await assert.rejects(
+      copyBetweenStores('/tree', 'file:///tmp/never', { overwrite: false, conf, client, mode: 'distributed' }),
+      (e: MinimrError) => e.code === 'EUSAGE' && e.message.includes('file:///tmp/never'),
+    );
   });
 });
 

@@ -20,7 +20,14 @@ import {
   type FileStatus,
 } from '../../storage/index.js';
 import type { Argv } from 'yargs';
-import { catUri, copyBetweenStores, listUri, storeConfOfPairs } from './fs-uris.js';
+import {
+  catUri,
+  copyBetweenStores,
+  DISTRIBUTED_COPY_BYTES,
+  DISTRIBUTED_COPY_FILES,
+  listUri,
+  storeConfOfPairs,
+} from './fs-uris.js';
 import { escapeControlCharacters, formatBytes, parseSize } from '../../util/index.js';
 import { withClient } from '../client.js';
 import { defineGroup, jobtrackerOption } from '../options.js';
@@ -260,17 +267,35 @@ export const fsCommand = defineGroup({
             yy
               .positional('source', { type: 'string', demandOption: true })
               .positional('destination', { type: 'string', demandOption: true })
-              .option('overwrite', { type: 'boolean', alias: 'f', default: false, describe: 'replace existing files' }),
+              .option('overwrite', { type: 'boolean', alias: 'f', default: false, describe: 'replace existing files' })
+              .option('distributed', {
+                type: 'boolean',
+                describe:
+                  'copy with a map-only job on the cluster (Hadoop DistCp); default: when a large tree ' +
+                  `(${DISTRIBUTED_COPY_FILES} files or ${DISTRIBUTED_COPY_BYTES >> 20} MiB) goes to or from the block store; ` +
+                  '--no-distributed copies here',
+              })
+              .option('maps', { type: 'number', describe: 'maps of a distributed copy (default 20)' }),
           ),
         async (argv) => {
           const conf = storeConfOfPairs(argv.conf);
+          const mode = argv.distributed === undefined ? 'auto' : argv.distributed ? 'distributed' : 'local';
+          if (argv.maps !== undefined && !(Number.isInteger(argv.maps) && argv.maps > 0))
+            throw new MinimrError('EUSAGE', `--maps ${argv.maps}: give a positive whole number`);
           const copy = (client: () => Promise<JobClient>) =>
-            copyBetweenStores(argv.source, argv.destination, { overwrite: argv.overwrite, conf, client });
+            copyBetweenStores(argv.source, argv.destination, {
+              overwrite: argv.overwrite,
+              conf,
+              client,
+              mode,
+              ...(argv.maps !== undefined ? { maps: argv.maps } : {}),
+            });
           const done =
-            isExternalUri(argv.source) && isExternalUri(argv.destination)
+            isExternalUri(argv.source) && isExternalUri(argv.destination) && mode !== 'distributed'
               ? await copy(() => Promise.reject(new MinimrError('EINTERNAL', 'no block store in this copy')))
               : await withClient(argv, (c) => copy(async () => c));
-          process.stderr.write(`copied ${done.files} file(s), ${done.bytes} bytes\n`);
+          const how = done.job ? ` with job ${done.job.id} (${done.job.maps} maps)` : '';
+          process.stderr.write(`copied ${done.files} file(s), ${done.bytes} bytes${how}\n`);
         },
       )
       .command(

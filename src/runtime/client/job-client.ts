@@ -171,7 +171,8 @@ export class JobClient {
 
   private constructor(
     private peer: RpcPeer,
-    private readonly url: string,
+    /** The JobTracker's address (ws:// or wss:// host:port), as this client reached it. */
+    readonly url: string,
     private readonly options: { readonly logger?: Logger; readonly security?: PeerSecurity },
   ) {
     this.jobTracker = stubOf(CLIENT_PROTOCOL, () => this.peer);
@@ -560,6 +561,11 @@ export class JobClient {
   /** Deactivates an idle MR-cluster: its namespace is saved under /mrc-saved, then its nodes return to the pool. */
   mrcDeactivate(name: string): Promise<MrClusterRow> {
     return this.jobTracker['mrc-deactivate']({ name }) as Promise<MrClusterRow>;
+  }
+
+  /** A WebHDFS delegation token of this client's user, for a job or tool to act as them on /webhdfs/v1. */
+  async delegationToken(): Promise<string> {
+    return (await this.jobTracker['delegation-token']({})).token;
   }
 
   /** The block store's health under `path` (`minimr fs fsck`). */

@@ -233,7 +233,14 @@ export class JobTracker implements TrackerCore {
     this.journal = new JobJournal(join(options.dataDir, 'jobs'));
     this.history = new JobHistory(this.books, this.journal, this.numbering, this.options, this.logger);
     this.jobTokens = new JobTokens(() => this.clock());
-    this.users = new UserAccounts(new UserStore(options.dataDir), () => this.clock(), this.logger);
+    this.users = new UserAccounts(
+      new UserStore(options.dataDir),
+      () => this.clock(),
+      this.logger,
+      (user) =>
+        // Bound to the credential the user signs in with, as a token issued over HTTP is (endpoint.ts).
+        this.webhdfs.delegationTokenFor(user, this.users.store.keyOf(user)?.toString('base64url') ?? this.webPassword),
+    );
     this.webhdfs = new WebHdfsServer({
       namenode: this.namenode,
       logger: this.logger,

@@ -127,6 +127,8 @@ export class UserAccounts {
     readonly store: UserStore,
     private readonly clock: () => number,
     private readonly logger: Logger,
+    /** A WebHDFS delegation token of `user` (webhdfs-server.ts). */
+    private readonly delegationTokenOf: (user: string) => string,
   ) {}
 
   /** A new connection: once authenticated with a credential, it is closed when its user is revoked. */
@@ -143,6 +145,7 @@ export class UserAccounts {
         return credential;
       },
       'user-list': () => this.store.list(),
+      'delegation-token': (_args, { caller }) => ({ token: this.delegationTokenOf(caller.user) }),
       'user-revoke': async ({ name }, { caller }) => {
         const listing = await this.store.revoke(name, this.clock());
         for (const peer of this.open) {

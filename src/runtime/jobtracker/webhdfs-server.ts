@@ -330,6 +330,11 @@ export class WebHdfsServer {
       .digest('base64url');
   }
 
+  /** A delegation token of `user`, bound to the credential `binding` (their key, else the web password). */
+  delegationTokenFor(user: string, binding: string): string {
+    return this.issueDelegation(user, binding);
+  }
+
   private issueDelegation(user: string, binding: string): string {
     const expiresAt = Math.floor(this.clock() + DELEGATION_TOKEN_LIFETIME_MS);
     return `${Buffer.from(user, 'utf8').toString('base64url')}.${expiresAt}.${this.delegationMac(user, expiresAt, binding)}`;

@@ -201,6 +201,14 @@ const userOperations = table({
     allowed: ['admin'],
     http: { method: 'GET', path: '/users' },
   },
+  'delegation-token': {
+    summary:
+      "a WebHDFS delegation token of the calling user (HDFS's `delegation=`): what a job or tool is given to act " +
+      'as that user on /webhdfs/v1 without their key; it ends when their key changes or the JobTracker restarts',
+    args: args({}),
+    result: Type.Object({ token: Type.String() }),
+    allowed: ['any'],
+  },
   'user-revoke': {
     summary: "revoke a user's credential: its connections are closed and it can no longer sign in",
     args: args({ name: UserName }),
