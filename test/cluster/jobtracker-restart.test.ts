@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +65,8 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
   let jobTracker: ChildProcess | undefined;
   const workers: ChildProcess[] = [];
   let client: JobClient;
+  /** Where jobs may write file:// outputs: task processes run as the workers' task account, so it is open to it. */
+  let shared: string;
   const text = makeText(1_200_000, 7);
   const params = { mapDelayMs: 40, reduceDelayMs: 200 };
 
@@ -87,6 +89,8 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     // A loaded machine delays heartbeats; a worker taken for lost would have its outputs re-run.
     '--worker-timeout-ms',
     '15000',
+    '--file-output-root',
+    shared,
     ...extra,
   ];
 
@@ -146,6 +150,8 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'minimr-restart-'));
+    shared = await mkdtemp(join(tmpdir(), 'minimr-restart-files-'));
+    await chmod(shared, 0o755);
     secretFile = join(dir, 'secret');
     await writeFile(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
     port = await freePort();
@@ -167,6 +173,7 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
     await stopProcess(jobTracker);
     for (const w of workers) await stopProcess(w);
     if (dir) await rm(dir, { recursive: true, force: true });
+    if (shared) await rm(shared, { recursive: true, force: true });
   });
 
   /** Successful attempt ids per task, from the job's attempts. */
@@ -321,6 +328,33 @@ describe('JobTracker restart recovery (real processes, SIGKILL)', () => {
         [],
         'no staging directory is left',
       );
+    },
+  );
+
+  it(
+    'SIGKILL in the reduce phase of a job writing to file://: the parts journaled before the kill are ' +
+      'committed with the re-run ones, and the output is the reference WordCount',
+    async () => {
+      try {
+        const output = join(shared, 'wc');
+        const { jobId, final, before } = await runThroughRestart(
+          `file://${output}`,
+          4,
+          (s) => s.mapsCompleted === s.mapsTotal && s.reducesCompleted >= 1 && s.reducesCompleted < s.reducesTotal,
+          'reduce',
+        );
+        assert.equal(final.state, 'succeeded', final.error?.message);
+        assert.ok(before.size >= 1);
+        const after = await succeeded(jobId, 'reduce');
+        for (const id of before) assert.ok(after.has(id), `reduce attempt ${id}, done before the kill, was kept`);
+        const names = (await readdir(output)).sort();
+        assert.deepEqual(names, ['_SUCCESS', 'part-r-00000', 'part-r-00001', 'part-r-00002', 'part-r-00003']);
+        const written = Buffer.concat(await Promise.all(names.slice(1).map((n) => readFile(join(output, n)))));
+        assertCountsEqual(written, text);
+        assert.deepEqual(await readdir(shared), ['wc'], 'no staging directory is left');
+      } finally {
+        await rm(join(shared, 'wc'), { recursive: true, force: true });
+      }
     },
   );
 
