@@ -64,6 +64,8 @@ describe('jobs read file:// and s3:// inputs', () => {
     const status = await t.cluster.client.run(appModule('wordcount'), { input: [input], output, reducers: 2, conf });
     assert.equal(status.state, 'succeeded', status.error?.message);
     assert.ok(status.mapsTotal > 10, `${input}: ${status.mapsTotal} maps`);
+    // A warm task process takes a map of another file only when it may read it (worker.ts localStorePaths).
+    assert.equal(status.failedAttempts, 0, `${input}: failed attempts`);
     return parseCounts((await readOutput(t.fs, output)).toString('utf8'));
   }
 

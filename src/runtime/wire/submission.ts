@@ -152,7 +152,7 @@ export function validateSubmission(raw: unknown): JobSubmission {
   if (outputPath === '' || parseStoreUri(outputPath).path === '/') bad(`the output cannot be a root (${s.outputPath})`);
   for (const input of s.inputPaths) {
     const a = isExternalUri(input) ? parseStoreUri(input).uri : input.replace(/\/+$/, '');
-    if (a === outputPath || a.startsWith(`${outputPath}/`) || outputPath.startsWith(`${a}/`))
+    if (a === outputPath || a.startsWith(`${outputPath}/`))
       bad(`output path ${s.outputPath} would overwrite the input ${input}`);
   }
   if (!Number.isInteger(s.reducers) || (s.reducers as number) < 0 || (s.reducers as number) > 100_000)

@@ -3,7 +3,7 @@ import { chown, mkdir, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { hostname } from 'node:os';
-import { join, resolve as resolvePath } from 'node:path';
+import { join, posix, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MinimrError, serializeError, type SerializedError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
@@ -1172,8 +1172,11 @@ export class Worker {
 }
 
 /**
- * What an attempt reads and writes on this host's file system outside the block store: its file://
- * input file, and for a file:// output the directory where the job's attempts stage their parts.
+ * What an attempt reads and writes on this host's file system outside the block store: the directory
+ * of its file:// input file, and for a file:// output the directory where the job's attempts stage
+ * their parts. The input's directory rather than the file: the maps of one directory's files then
+ * share a key, so a warm process is reused across them (the JobTracker checked the files, which lie
+ * under a --file-root directory, and so does their directory).
  */
 function localStorePaths(attempt: AttemptSpec): StorePaths {
   const input = attempt.input;
@@ -1182,7 +1185,7 @@ function localStorePaths(attempt: AttemptSpec): StorePaths {
   return {
     // The output's directory is read too: its writer checks what is there before it renames a part into place.
     read: [
-      ...(inputLocation?.scheme === 'file' ? [inputLocation.path] : []),
+      ...(inputLocation?.scheme === 'file' ? [posix.dirname(inputLocation.path)] : []),
       ...(outputDir !== undefined ? [outputDir] : []),
     ],
     write: outputDir !== undefined ? [outputDir] : [],
