@@ -11,12 +11,10 @@ import {
   readOutput,
   referenceWordCount,
   startTestCluster,
+  teraSortReference,
   type TestCluster,
 } from '../helpers/cluster.js';
-import { boto3, ensureBoto3, startS3Server, type TestS3Server } from '../helpers/s3-server.js';
-
-// The SDK's credential chain would otherwise ask the EC2 metadata address when nothing else is set.
-process.env.AWS_EC2_METADATA_DISABLED = 'true';
+import { boto3, ensureBoto3, startS3ServerForCluster, type TestS3Server } from '../helpers/s3-server.js';
 
 /**
  * Jobs reading their input where it lives (issue 37): a directory every worker reads (file://) and an
@@ -36,9 +34,7 @@ describe('jobs read file:// and s3:// inputs', () => {
   before(async () => {
     // The workers' task processes find S3's credentials by the SDK's standard chain: the environment.
     python = ensureBoto3();
-    server = await startS3Server();
-    process.env.AWS_ACCESS_KEY_ID = server.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = server.secretAccessKey;
+    server = await startS3ServerForCluster();
     t = await startTestCluster();
     local = await mkdtemp(join(tmpdir(), 'minimr-store-inputs-'));
     // Task processes run as the workers' task account: the directory is shared, as on a network filesystem.
@@ -60,12 +56,14 @@ describe('jobs read file:// and s3:// inputs', () => {
 
   const wantCounts = () => referenceWordCount(texts.join(''));
 
+  let lastJobId = '';
   async function wordCount(input: string, output: string, conf = {}): Promise<Map<string, number>> {
     const status = await t.cluster.client.run(appModule('wordcount'), { input: [input], output, reducers: 2, conf });
     assert.equal(status.state, 'succeeded', status.error?.message);
     assert.ok(status.mapsTotal > 10, `${input}: ${status.mapsTotal} maps`);
     // A warm task process takes a map of another file only when it may read it (worker.ts localStorePaths).
     assert.equal(status.failedAttempts, 0, `${input}: failed attempts`);
+    lastJobId = status.jobId;
     return parseCounts((await readOutput(t.fs, output)).toString('utf8'));
   }
 
@@ -73,6 +71,9 @@ describe('jobs read file:// and s3:// inputs', () => {
     const fromBlocks = await wordCount('/in', '/out/wc-blocks');
     const fromFiles = await wordCount(`file://${join(local, 'in')}`, '/out/wc-file');
     assert.deepEqual(fromFiles, fromBlocks);
+    // The files are on a local file system of the host every worker of this cluster runs on: node-local maps.
+    const maps = (await t.cluster.client.attempts(lastJobId)).filter((a) => a.kind === 'map');
+    assert.deepEqual(new Set(maps.map((a) => a.locality)), new Set(['node']));
     assert.deepEqual(fromFiles, wantCounts());
   });
 
@@ -90,10 +91,7 @@ describe('jobs read file:// and s3:// inputs', () => {
     const fromBlocks = await sort('/tera/in', '/tera/out-blocks');
     const fromFile = await sort(`file://${join(local, 'tera.dat')}`, '/tera/out-file');
     assert.ok(fromFile.equals(fromBlocks));
-    const sorted = Array.from({ length: rows }, (_, i) => records.subarray(i * 100, (i + 1) * 100)).sort(
-      (a, b) => Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)) || Buffer.compare(a, b),
-    );
-    assert.ok(fromFile.equals(Buffer.concat(sorted)));
+    assert.ok(fromFile.equals(teraSortReference(records)));
   });
 
   it('WordCount of s3:// objects written by boto3 equals the block-store run', async (t2) => {

@@ -16,12 +16,16 @@ import {
   readOutput,
   referenceWordCount,
   startTestCluster,
+  teraSortReference,
   type TestCluster,
 } from '../helpers/cluster.js';
-import { boto3, ensureBoto3, startS3Server, type TestS3Server } from '../helpers/s3-server.js';
-
-// The SDK's credential chain would otherwise ask the EC2 metadata address when nothing else is set.
-process.env.AWS_EC2_METADATA_DISABLED = 'true';
+import {
+  boto3,
+  bucketAsBoto3Sees,
+  ensureBoto3,
+  startS3ServerForCluster,
+  type TestS3Server,
+} from '../helpers/s3-server.js';
 
 /**
  * Jobs writing their output where it lives (issue 37): to an S3-protocol server (Ceph's radosgw), to a
@@ -41,9 +45,7 @@ describe('jobs write s3://, file:// and webhdfs:// outputs', () => {
 
   before(async () => {
     python = ensureBoto3();
-    server = await startS3Server();
-    process.env.AWS_ACCESS_KEY_ID = server.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = server.secretAccessKey;
+    server = await startS3ServerForCluster();
     t = await startTestCluster();
     for (const [i, text] of texts.entries()) await t.fs.put(Buffer.from(text), `/in/part-${i}.txt`);
     local = await mkdtemp(join(tmpdir(), 'minimr-store-outputs-'));
@@ -62,28 +64,6 @@ describe('jobs write s3://, file:// and webhdfs:// outputs', () => {
     await server?.stop();
     if (local) await rm(local, { recursive: true, force: true });
   });
-
-  /** boto3's view of a prefix: object keys with their bytes (hex), and the multipart uploads still open. */
-  function bucketAsBoto3Sees(bucket: string, prefix: string): { objects: Map<string, Buffer>; uploads: string[] } {
-    const seen = boto3(
-      python!,
-      server!,
-      [
-        "b, p = args['bucket'], args['prefix']",
-        'objects = {}',
-        "for page in s3.get_paginator('list_objects_v2').paginate(Bucket=b, Prefix=p):",
-        "  for o in page.get('Contents', []):",
-        "    objects[o['Key']] = s3.get_object(Bucket=b, Key=o['Key'])['Body'].read().hex()",
-        "uploads = [u['Key'] for u in s3.list_multipart_uploads(Bucket=b, Prefix=p).get('Uploads', [])]",
-        "result = {'objects': objects, 'uploads': uploads}",
-      ].join('\n'),
-      { bucket, prefix },
-    ) as { objects: Record<string, string>; uploads: string[] };
-    return {
-      objects: new Map(Object.entries(seen.objects).map(([k, hex]) => [k, Buffer.from(hex, 'hex')])),
-      uploads: seen.uploads,
-    };
-  }
 
   /** The part files of an S3 output as boto3 read them, concatenated in part order. */
   function partsOf(objects: Map<string, Buffer>, prefix: string): Buffer {
@@ -109,7 +89,7 @@ describe('jobs write s3://, file:// and webhdfs:// outputs', () => {
       conf: conf(),
     });
     assert.equal(wc.state, 'succeeded', wc.error?.message);
-    const seen = bucketAsBoto3Sees('jobs', 'out/wc/');
+    const seen = bucketAsBoto3Sees(python, server!, 'jobs', 'out/wc/');
     assert.ok(partsOf(seen.objects, 'out/wc/').equals(await readOutput(t.fs, '/out/wc')));
     assert.deepEqual(
       parseCounts(partsOf(seen.objects, 'out/wc/').toString('utf8')),
@@ -141,13 +121,10 @@ describe('jobs write s3://, file:// and webhdfs:// outputs', () => {
       conf: conf(),
     });
     assert.equal(sorted.state, 'succeeded', sorted.error?.message);
-    const tera = bucketAsBoto3Sees('jobs', 'tera/out/');
+    const tera = bucketAsBoto3Sees(python, server!, 'jobs', 'tera/out/');
     const fromS3 = partsOf(tera.objects, 'tera/out/');
     assert.ok(fromS3.equals(await readOutput(t.fs, '/tera/out')));
-    const reference = Array.from({ length: rows }, (_, i) => records.subarray(i * 100, (i + 1) * 100)).sort(
-      (a, b) => Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)) || Buffer.compare(a, b),
-    );
-    assert.ok(fromS3.equals(Buffer.concat(reference)));
+    assert.ok(fromS3.equals(teraSortReference(records)));
     assert.deepEqual(tera.uploads, []);
   });
 
@@ -171,7 +148,7 @@ describe('jobs write s3://, file:// and webhdfs:// outputs', () => {
       conf: conf(),
     });
     await assert.rejects(client.waitForCompletion(id), isCode('EJOBFAILED', /reduce gave up on purpose/));
-    const left = bucketAsBoto3Sees('failing', 'out/');
+    const left = bucketAsBoto3Sees(python, server!, 'failing', 'out/');
     assert.deepEqual([...left.objects.keys()], []);
     assert.deepEqual(left.uploads, []);
   });
@@ -204,7 +181,7 @@ describe('jobs write s3://, file:// and webhdfs:// outputs', () => {
       );
       if (ended !== 'killed') continue;
       killedInCommit = true;
-      const left = bucketAsBoto3Sees('killed', `out-${round}/`);
+      const left = bucketAsBoto3Sees(python, server!, 'killed', `out-${round}/`);
       assert.deepEqual([...left.objects.keys()], [], `${output}: objects left`);
       assert.deepEqual(left.uploads, [], `${output}: uploads left open`);
     }
@@ -269,9 +246,7 @@ describe('fs cp of a large tree as a map-only job (DistCp)', () => {
 
   before(async () => {
     python = ensureBoto3();
-    server = await startS3Server();
-    process.env.AWS_ACCESS_KEY_ID = server.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = server.secretAccessKey;
+    server = await startS3ServerForCluster();
     t = await startTestCluster({ workers: 2 });
     for (let i = 0; i < 20; i++)
       files.set(`a/${String(i).padStart(2, '0')}.bin`, randomBytes(1 + ((i * 7919) % 90_000)));
@@ -295,24 +270,14 @@ describe('fs cp of a large tree as a map-only job (DistCp)', () => {
     const status = await t.cluster.client.status(up.job!.id);
     assert.equal(status.state, 'succeeded');
     assert.equal(status.mapsTotal, 4);
-    const seen = boto3(
-      python,
-      server!,
-      [
-        'result = {}',
-        "for page in s3.get_paginator('list_objects_v2').paginate(Bucket='trees', Prefix='copy/'):",
-        "  for o in page.get('Contents', []):",
-        "    result[o['Key']] = s3.get_object(Bucket='trees', Key=o['Key'])['Body'].read().hex()",
-      ].join('\n'),
-    ) as Record<string, string>;
+    const seen = bucketAsBoto3Sees(python, server!, 'trees', 'copy/');
     // Keys ending in / are the directories' markers (the S3 store's mkdir, as S3A's).
     assert.deepEqual(
-      Object.keys(seen)
-        .filter((k) => !k.endsWith('/'))
-        .sort(),
+      [...seen.objects.keys()].filter((k) => !k.endsWith('/')).sort(),
       [...files.keys()].map((n) => `copy/${n}`).sort(),
     );
-    for (const [name, data] of files) assert.ok(Buffer.from(seen[`copy/${name}`]!, 'hex').equals(data), name);
+    for (const [name, data] of files) assert.ok(seen.objects.get(`copy/${name}`)!.equals(data), name);
+    assert.deepEqual(seen.uploads, []);
     // The job's log directory is gone.
     assert.deepEqual(
       (await t.fs.list('/')).map((f) => f.path).filter((p) => p.includes('distcp')),

@@ -149,3 +149,10 @@ export async function freePort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+/** TeraSort's expected output, computed here: the 100-byte records of `records` by key, then by the whole record. */
+export function teraSortReference(records: Buffer): Buffer {
+  const rows = Array.from({ length: records.length / 100 }, (_, i) => records.subarray(i * 100, (i + 1) * 100));
+  rows.sort((a, b) => Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)) || Buffer.compare(a, b));
+  return Buffer.concat(rows);
+}

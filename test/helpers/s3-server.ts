@@ -49,6 +49,46 @@ export async function startS3Server(): Promise<TestS3Server> {
   };
 }
 
+/**
+ * The server for a cluster's tests: its credentials go into this process's environment before the
+ * cluster starts, where the JobTracker and the workers' task processes find them by the AWS SDK's
+ * standard chain (and nothing asks the EC2 metadata address).
+ */
+export async function startS3ServerForCluster(): Promise<TestS3Server> {
+  const server = await startS3Server();
+  process.env.AWS_EC2_METADATA_DISABLED = 'true';
+  process.env.AWS_ACCESS_KEY_ID = server.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = server.secretAccessKey;
+  return server;
+}
+
+/** What boto3 sees under a prefix: each object's bytes by key, and the multipart uploads still open. */
+export function bucketAsBoto3Sees(
+  python: string,
+  server: TestS3Server,
+  bucket: string,
+  prefix: string,
+): { objects: Map<string, Buffer>; uploads: string[] } {
+  const seen = boto3(
+    python,
+    server,
+    [
+      "b, p = args['bucket'], args['prefix']",
+      'objects = {}',
+      "for page in s3.get_paginator('list_objects_v2').paginate(Bucket=b, Prefix=p):",
+      "  for o in page.get('Contents', []):",
+      "    objects[o['Key']] = s3.get_object(Bucket=b, Key=o['Key'])['Body'].read().hex()",
+      "uploads = [u['Key'] for u in s3.list_multipart_uploads(Bucket=b, Prefix=p).get('Uploads', [])]",
+      "result = {'objects': objects, 'uploads': uploads}",
+    ].join('\n'),
+    { bucket, prefix },
+  ) as { objects: Record<string, string>; uploads: string[] };
+  return {
+    objects: new Map(Object.entries(seen.objects).map(([k, hex]) => [k, Buffer.from(hex, 'hex')])),
+    uploads: seen.uploads,
+  };
+}
+
 /** Debian's python3 with boto3 (installed when missing), or undefined saying nothing can be done. */
 export function ensureBoto3(): string | undefined {
   try {

@@ -4,7 +4,8 @@
  * web pages reach them. Who may call what is the table's `allowed` column; this file says who owns
  * a job, an attempt and a profile (`ownerOf`), and carries the calls out.
  */
-import { realpath } from 'node:fs/promises';
+import { realpath, statfs } from 'node:fs/promises';
+import { networkInterfaces } from 'node:os';
 import { dirname } from 'node:path';
 import type { Books } from '../../books/index.js';
 import { MinimrError } from '../../errors.js';
@@ -60,6 +61,11 @@ export interface AttemptOrigin {
   readonly owner: string;
   readonly workerId: string;
 }
+
+/** statfs(2) types of network file systems (linux/magic.h): NFS, SMB/CIFS, SMB2, FUSE, Ceph, 9P, AFS, GPFS, Lustre. */
+const NETWORK_FILE_SYSTEMS = new Set([
+  0x6969, 0x517b, 0xff534d42, 0xfe534d42, 0x65735546, 0x00c36400, 0x01021997, 0x5346414f, 0x47504653, 0x0bd00bd0,
+]);
 
 export class ClientService implements Authority {
   private jobSeq = 0;
@@ -350,6 +356,7 @@ export class ClientService implements Authority {
     const { store, location } = await openExternalStore(uri, conf);
     if (location.scheme === 'file') this.checkFileRoot(location.path, uri);
     const plans: TaskInputPlan[] = [];
+    const local = location.scheme === 'file' ? await this.workersOnThisHost(location.path) : [];
     for (const file of await externalInputFiles(store, location.uri)) {
       // A symbolic link under a root must not lead a job outside it.
       if (location.scheme === 'file') {
@@ -359,13 +366,35 @@ export class ClientService implements Authority {
       for (const split of externalSplits(file, this.core.namenode.defaultBlockSize)) {
         plans.push({
           input: { kind: 'file', ...split, ...(Object.keys(conf).length > 0 ? { store: conf } : {}) },
-          preferredWorkers: [],
+          preferredWorkers: local,
           preferredRacks: [],
           inputBytes: split.length,
         });
       }
     }
     return plans;
+  }
+
+  /**
+   * The workers for which a file:// input at `path` is on their own host: when its file system is a
+   * local one (not a network file system every host mounts), its files are on this JobTracker's host,
+   * which listed them, so the workers there read them node-local; a network file system's files are
+   * equally near every worker (none preferred).
+   */
+  private async workersOnThisHost(path: string): Promise<string[]> {
+    const fsType = await statfs(path).then(
+      (s) => s.type,
+      () => undefined,
+    );
+    if (fsType === undefined || NETWORK_FILE_SYSTEMS.has(fsType)) return [];
+    const here = new Set([
+      'localhost',
+      ...Object.values(networkInterfaces()).flatMap((a) => (a ?? []).map((i) => i.address)),
+    ]);
+    return this.core.books
+      .liveWorkers()
+      .filter((w) => here.has(w.data.address.host))
+      .map((w) => w.shape.id);
   }
 
   private checkFileRoot(path: string, uri: string, access: 'read' | 'write' = 'read'): void {
