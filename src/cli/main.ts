@@ -19,6 +19,7 @@ import {
   profilesCommand,
   runCommand,
   simCommand,
+  sweepCommand,
   streamingCommand,
   submitCommand,
   userCommand,
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
     .command(localCommand)
     .command(runCommand)
     .command(simCommand)
+    .command(sweepCommand)
     .command(jobtrackerCommand)
     .command(workerCommand)
     .command(submitCommand)

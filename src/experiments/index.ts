@@ -35,3 +35,16 @@ export {
   type YarnMeRealOptions,
   type YarnMeRealResult,
 } from './yarn-me-real.js';
+export {
+  checkSweepSpec,
+  finishedUnits,
+  runSweepUnit,
+  summarise,
+  sweepTable,
+  sweepUnits,
+  type SweepComparison,
+  type SweepResult,
+  type SweepSpec,
+  type SweepUnit,
+} from './sweep.js';
+export { runSweep, type SweepRun, type SweepRunOptions } from './sweep-runner.js';

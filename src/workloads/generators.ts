@@ -756,6 +756,8 @@ export interface NamedWorkloadOptions {
   readonly seed?: number;
   readonly scale?: number;
   readonly load?: number;
+  /** The YARN-ME traces' step penalty factor (default 3). */
+  readonly penaltyFactor?: number;
 }
 
 export const WORKLOAD_NAMES = [
@@ -799,9 +801,10 @@ export function namedWorkload(name: string, o: NamedWorkloadOptions = {}): Workl
     case 'wkld-e':
       return fawkesWorkload({ variant: name.slice(5) as FawkesVariant, ...common });
     case 'yarn-me-uniform':
-      return yarnMeTrace({ kind: 'uniform', ...common });
-    case 'yarn-me-exp':
-      return yarnMeTrace({ kind: 'exponential', ...common });
+    case 'yarn-me-exp': {
+      const penalty = o.penaltyFactor !== undefined ? { penalty: o.penaltyFactor } : {};
+      return yarnMeTrace({ kind: name === 'yarn-me-uniform' ? 'uniform' : 'exponential', ...common, ...penalty });
+    }
     case 'improved-fair':
       return improvedFairWorkload(common);
     default:

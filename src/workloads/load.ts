@@ -21,12 +21,24 @@ async function readText(path: string, what: string): Promise<string> {
 /** A named workload, or a .json file: minimr workload JSON, a Hadoop SLS or a Hadoop Rumen job trace. */
 export async function loadWorkload(
   name: string,
-  o: { seed?: number; load?: number; scale?: number; penalty?: string },
+  o: {
+    seed?: number;
+    load?: number;
+    scale?: number;
+    penalty?: string;
+    /** A generated YARN-ME trace's step penalty factor (default 3). */
+    penaltyFactor?: number;
+  },
 ): Promise<Workload> {
   // DSS's command line names the penalty model of task groups that name none; other workloads have none.
   const defaultPenalty = o.penalty !== undefined ? parseDssPenalty(o.penalty) : undefined;
   const notDss = () =>
     new MinimrError('EBADCONF', `--penalty applies to the task groups of a DSS trace, and ${name} is not one`);
+  if (o.penaltyFactor !== undefined && !name.startsWith('yarn-me'))
+    throw new MinimrError(
+      'EBADCONF',
+      `a penalty factor applies to the generated YARN-ME traces, and ${name} is not one`,
+    );
   if ((WORKLOAD_NAMES as readonly string[]).includes(name)) {
     if (defaultPenalty !== undefined) throw notDss();
     return namedWorkload(name, o);

@@ -13,6 +13,7 @@ export { runCommand } from './run.js';
 export { simCommand } from './sim.js';
 export { streamingCommand, streamingJob, type StreamingJob, type StreamingOptions } from './streaming.js';
 export { submitCommand } from './submit.js';
+export { sweepCommand } from './sweep.js';
 export { userCommand } from './user.js';
 export { webPasswordCommand } from './web-password.js';
 export { workerCommand } from './worker.js';
