@@ -47,4 +47,10 @@ export {
   type SweepSpec,
   type SweepUnit,
 } from './sweep.js';
-export { runSweep, type SweepRun, type SweepRunOptions } from './sweep-runner.js';
+export {
+  runSweep,
+  runSweepOnCluster,
+  type SweepClusterClient,
+  type SweepRun,
+  type SweepRunOptions,
+} from './sweep-runner.js';

@@ -1,7 +1,15 @@
 /** `minimr sweep`: many simulations on every core, results as JSON lines, resumable (src/experiments/sweep.ts). */
 import { resolve } from 'node:path';
 import { MinimrError } from '../../errors.js';
-import { checkSweepSpec, runSweep, summarise, sweepTable, type SweepSpec } from '../../experiments/index.js';
+import {
+  checkSweepSpec,
+  runSweep,
+  runSweepOnCluster,
+  summarise,
+  sweepTable,
+  type SweepSpec,
+} from '../../experiments/index.js';
+import { withClient } from '../client.js';
 import type { PolicyOptions } from '../../scheduler/index.js';
 import { defineCommand } from '../options.js';
 
@@ -39,7 +47,17 @@ export const sweepCommand = defineCommand({
         type: 'string',
         describe: "also run this policy on the cluster pooled into one node (YARN-ME's meganode bound: srjf)",
       })
-      .option('cluster', { type: 'string', describe: "a cluster preset or file (default: each workload's own)" })
+      .option('sim-cluster', {
+        type: 'string',
+        describe: "the simulated cluster: a preset or file, as `minimr sim --cluster` (default: each workload's own)",
+      })
+      .option('cluster', {
+        type: 'string',
+        describe:
+          'run the sweep as a map-only job on this minimr cluster (ws:// or wss:// URL of its JobTracker) ' +
+          'instead of on this machine',
+      })
+      .option('maps', { type: 'number', default: 20, describe: 'maps of a sweep on a cluster' })
       .option('penalty', { type: 'number', describe: "the YARN-ME traces' step penalty factor (default 3)" })
       .option('threads', { type: 'number', describe: 'worker threads (default: every core)' })
       .option('out', { type: 'string', demandOption: true, describe: 'the results file (JSON lines)' }),
@@ -57,13 +75,28 @@ export const sweepCommand = defineCommand({
       seeds: parseSeeds(argv.seeds),
       policies: argv.policy.map(String),
       policyOptions,
-      ...(argv.cluster !== undefined ? { cluster: argv.cluster } : {}),
+      ...(argv['sim-cluster'] !== undefined ? { cluster: argv['sim-cluster'] } : {}),
       ...(argv.meganode !== undefined ? { meganodePolicy: argv.meganode } : {}),
       ...(argv.penalty !== undefined ? { penalty: argv.penalty } : {}),
     };
     checkSweepSpec(spec);
     if (argv.threads !== undefined && !(Number.isInteger(argv.threads) && argv.threads > 0))
       throw new MinimrError('EUSAGE', `--threads ${argv.threads}: give a positive whole number`);
+    if (argv.cluster !== undefined) {
+      if (!/^wss?:\/\//.test(argv.cluster))
+        throw new MinimrError('EUSAGE', `--cluster ${argv.cluster}: give the JobTracker's ws:// or wss:// URL`);
+      if (!(Number.isInteger(argv.maps) && argv.maps > 0))
+        throw new MinimrError('EUSAGE', `--maps ${argv.maps}: give a positive whole number`);
+      const run = await withClient({ ...argv, jobtracker: argv.cluster }, (client) =>
+        runSweepOnCluster(spec, { out: resolve(argv.out), client, maps: argv.maps }),
+      );
+      process.stderr.write(
+        `${run.ran} units run by job ${run.jobId ?? '(none)'}, ${run.skipped} already in ${argv.out}, ` +
+          `${run.wallS.toFixed(1)} s wall\n`,
+      );
+      process.stdout.write(`${sweepTable(summarise(run.results, argv.baseline ?? spec.policies[0]!))}\n`);
+      return;
+    }
     const stop = new AbortController();
     const onSignal = (): void => stop.abort();
     process.once('SIGINT', onSignal);
