@@ -14,6 +14,8 @@ import type { PolicyOptions, PoolView } from '../scheduler/index.js';
 import { defaultClusterFor, loadCluster, loadWorkload, type ClusterShape, type Workload } from '../workloads/index.js';
 import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
 import { runWorkloadOnCluster, type RealDecisionRecord } from './workload-runner.js';
+import { shortTasksWarning } from './sim-command.js';
+import { defaultHeartbeatMs } from '../sim/index.js';
 
 interface RealScaleOptions {
   readonly workers: number;
@@ -127,6 +129,8 @@ export async function benchPolicies(o: BenchPoliciesOptions): Promise<BenchPolic
   if (o.policies.length === 0) throw new MinimrError('EBADCONF', 'give at least one policy (--policies fifo,fair,...)');
   const workload = await loadWorkload(o.workload, o);
   const simCluster = await loadCluster(o.cluster ?? defaultClusterFor(workload.name));
+  const short = shortTasksWarning(workload, defaultHeartbeatMs(simCluster.workers.length));
+  if (short) log(short);
   const files: string[] = [];
   let sim: ComparisonResult | undefined;
   if (o.sim ?? true) {

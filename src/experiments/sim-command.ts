@@ -14,6 +14,7 @@ import {
   type Workload,
 } from '../workloads/index.js';
 import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
+import { defaultHeartbeatMs } from '../sim/index.js';
 
 export interface SimCommandArgs {
   readonly workload: string;
@@ -94,6 +95,24 @@ function deadlockLines(policy: string, deadlock: NonNullable<RunRecord['deadlock
 }
 
 /** Runs the simulation(s), writes the report when `out` is given, returns the result and the table. */
+/**
+ * A warning when most of a workload's tasks are shorter than the cluster's heartbeat (a workload
+ * scaled far down, say): the policies then wait on heartbeats more than on work, and slowdowns
+ * measure the heartbeat, not the policy. Undefined when at most half of them are.
+ */
+export function shortTasksWarning(workload: Workload, heartbeatMs: number): string | undefined {
+  const tasks = workload.jobs.flatMap((j) => [...j.maps, ...j.reduces]);
+  const short = tasks.filter((t) => t.workMs < heartbeatMs).length;
+  if (tasks.length === 0 || short <= tasks.length / 2) return undefined;
+  const sorted = tasks.map((t) => t.workMs).sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  return (
+    `warning: ${short} of ${tasks.length} tasks of ${workload.name} (median ${median.toFixed(0)} ms) are shorter ` +
+    `than a heartbeat (${heartbeatMs} ms): slowdowns will measure heartbeats more than the policies; ` +
+    'use a larger --scale or a shorter --heartbeat-ms'
+  );
+}
+
 export async function runSimCommand(
   args: SimCommandArgs,
   progress: (line: string) => void,
@@ -121,6 +140,9 @@ export async function runSimCommand(
     `workload ${workload.name}: ${workload.jobs.length} jobs; ` +
       `cluster ${cluster.name}: ${cluster.workers.length} workers`,
   );
+  const heartbeat = args.heartbeatMs ?? (args.compat === 'dss' ? DSS_NODE_HEARTBEAT_MS : undefined);
+  const short = shortTasksWarning(workload, heartbeat ?? defaultHeartbeatMs(cluster.workers.length));
+  if (short) progress(short);
   const policyOptions = simPolicyOptions(args);
   const heartbeatMs = args.heartbeatMs ?? (args.compat === 'dss' ? DSS_NODE_HEARTBEAT_MS : undefined);
   const result = comparePolicies({

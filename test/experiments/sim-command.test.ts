@@ -124,6 +124,31 @@ describe('minimr sim', () => {
     }
   });
 
+  test('a workload whose tasks are mostly shorter than a heartbeat is flagged before it runs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'minimr-sim-'));
+    try {
+      // The trace's six tasks take 5 s (maps) and 4 s (reduces).
+      await writeFile(join(dir, 'trace.json'), TRACE);
+      const linesAt = async (heartbeatMs: number) => {
+        const lines: string[] = [];
+        await runSimCommand(
+          { workload: join(dir, 'trace.json'), cluster: 'tyrex-20', policies: ['fifo'], heartbeatMs },
+          (l) => lines.push(l),
+        );
+        return lines.filter((l) => l.includes('shorter than a heartbeat'));
+      };
+      assert.deepEqual(await linesAt(1000), []);
+      const flagged = await linesAt(10_000);
+      assert.equal(flagged.length, 1);
+      assert.match(
+        flagged[0]!,
+        /^warning: 6 of 6 tasks of .* \(median 5000 ms\) are shorter than a heartbeat \(10000 ms\)/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test('unknown workloads and clusters are EBADCONF', async () => {
     await assert.rejects(
       loadWorkload('nope', {}),
