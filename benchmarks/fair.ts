@@ -40,7 +40,7 @@ import { realCluster, runWorkloadOnCluster, scaleWorkload } from '../src/experim
 import { computeMetrics, type RunRecord } from '../src/metrics/index.js';
 import { comparePolicies } from '../src/experiments/index.js';
 import { clusterPreset, namedWorkload, type Workload } from '../src/workloads/index.js';
-import { barChart, meanWithStandardError, parseSize } from '../src/util/index.js';
+import { barChartFiles, meanWithStandardError, parseSize } from '../src/util/index.js';
 import { median } from './lib/shell.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -404,16 +404,14 @@ async function main(): Promise<void> {
     ...simMeans.map((r) => ({ ...r, label: `sim ${r.policy}`, value: r.networkBytes / 2 ** 30 })),
     ...realMeans.map((r) => ({ ...r, label: `real ${r.policy}`, value: r.networkBytes / 2 ** 20 })),
   ];
-  await writeFile(
-    join(OUT, 'data-moved.svg'),
-    barChart({
-      title: 'Data moved: FAIR vs improved FAIR (sim GiB, real MiB)',
-      categories: groups.map((g) => g.label),
-      series: [{ name: 'data moved', values: groups.map((g) => g.value) }],
-      yLabel: 'sim GiB / real MiB',
-    }),
-  );
-  process.stdout.write(`${md}\nwritten to ${OUT}/fair.{json,md} and data-moved.svg\n`);
+  for (const [name, text] of barChartFiles('data-moved', {
+    title: 'Data moved: FAIR vs improved FAIR (sim GiB, real MiB)',
+    categories: groups.map((g) => g.label),
+    series: [{ name: 'data moved', values: groups.map((g) => g.value) }],
+    yLabel: 'sim GiB / real MiB',
+  }))
+    await writeFile(join(OUT, name), text);
+  process.stdout.write(`${md}\nwritten to ${OUT}/fair.{json,md} and data-moved.{svg,csv}\n`);
 }
 
 main().catch((err: unknown) => {

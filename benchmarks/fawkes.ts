@@ -52,7 +52,13 @@ import {
   type Workload,
 } from '../src/workloads/index.js';
 import type { FsckReport } from '../src/storage/index.js';
-import { barChart, lineChart, meanWithStandardError } from '../src/util/index.js';
+import {
+  barChartFiles,
+  type BarChartOptions,
+  lineChartFiles,
+  type LineChartOptions,
+  meanWithStandardError,
+} from '../src/util/index.js';
 import { MachineLoadSampler, type MachineLoadSample } from './lib/machine-load.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -275,7 +281,7 @@ function table(rows: readonly Row[]): string {
 }
 
 /** Nodes per MR-cluster over time (stacked kinds summed), one line per cluster. */
-function nodesSvg(row: Row, title: string): string {
+function nodesChart(row: Row, title: string): LineChartOptions {
   const names = [...new Set(row.samples.flatMap((s) => s.clusters.map((c) => c.name)))].sort();
   const series = names.map((name) => ({
     name,
@@ -285,12 +291,12 @@ function nodesSvg(row: Row, title: string): string {
     ]),
   }));
   series.push({ name: 'free', points: row.samples.map((s): [number, number] => [s.timeMs / 1000, s.freeNodes]) });
-  return lineChart({
+  return {
     title,
     xLabel: 'time (s)',
     yLabel: 'nodes',
     series: series.map((s) => ({ ...s, points: thin(s.points) })),
-  });
+  };
 }
 
 /** At most ~400 points per line. */
@@ -299,9 +305,9 @@ function thin(points: ReadonlyArray<readonly [number, number]>): Array<readonly 
   return points.filter((_, i) => i % step === 0 || i === points.length - 1);
 }
 
-function slowdownSvg(rows: readonly Row[], title: string): string {
+function slowdownChart(rows: readonly Row[], title: string): BarChartOptions {
   const clusters = ['c-1', 'c-2', 'c-3'];
-  return barChart({
+  return {
     title,
     yLabel: 'mean job slowdown',
     categories: rows.map((r) => r.label),
@@ -313,7 +319,7 @@ function slowdownSvg(rows: readonly Row[], title: string): string {
       { name: 'all jobs', values: rows.map((r) => r.metrics.slowdown.mean) },
     ],
     width: Math.max(640, 90 * rows.length + 240),
-  });
+  };
 }
 
 function checks(rows: readonly Row[]): string[] {
@@ -378,7 +384,7 @@ async function realPart(): Promise<{
     const part = await realVariant(variant, weightings);
     md.push(part.markdown);
     json.push(part.json);
-    files.push([`real-slowdown-wkld-${variant}.svg`, part.svg]);
+    files.push(...barChartFiles(`real-slowdown-wkld-${variant}`, part.chart));
   }
   return { markdown: md.join('\n'), json, files };
 }
@@ -490,7 +496,7 @@ async function writeTrace(
 async function realVariant(
   variant: FawkesVariant,
   weightings: readonly Weighting[],
-): Promise<{ markdown: string; json: unknown; svg: string }> {
+): Promise<{ markdown: string; json: unknown; chart: BarChartOptions }> {
   const timeScale = args['time-scale'];
   const minNodes = args['real-min-nodes'];
   const workload = fawkesWorkload({ variant, seed: args.seed, scale: args['real-scale'], minNodes });
@@ -749,7 +755,7 @@ async function realVariant(
   // Real beside predicted, per cluster: the mean over the repeats of each.
   const realMean = (w: Weighting, pick: (r: RealRow) => number) =>
     meanWithStandardError(measured.filter((r) => r.weighting === w).map(pick)).mean;
-  const svg = barChart({
+  const chart: BarChartOptions = {
     title: `${name} on ${shape.workers.length} local workers: mean slowdown per MR-cluster, real and predicted`,
     yLabel: 'mean job slowdown',
     categories: order.flatMap((w) => [`${w.toUpperCase()} real`, `${w.toUpperCase()} predicted`]),
@@ -764,9 +770,9 @@ async function realVariant(
       { name: 'all jobs', values: order.flatMap((w) => [realMean(w, (r) => r.meanSlowdown), predicted.get(w)!.mean]) },
     ],
     width: Math.max(640, 110 * 2 * order.length + 240),
-  });
+  };
   return {
-    svg,
+    chart,
     markdown: md.join('\n'),
     json: {
       workload: `wkld-${variant}`,
@@ -838,15 +844,19 @@ async function main(): Promise<void> {
         `app: ${mine.map((r) => `${r.label}: ${apps.map((a) => `${a} ${num(r.appSlowdown[a] ?? Number.NaN)}`).join(', ')}`).join('; ')}.`,
       '',
     );
-    files.push([
-      `slowdown-wkld-${variant}.svg`,
-      slowdownSvg(mine, `WKLD-${variant.toUpperCase()}: mean slowdown per MR-cluster and weighting`),
-    ]);
+    files.push(
+      ...barChartFiles(
+        `slowdown-wkld-${variant}`,
+        slowdownChart(mine, `WKLD-${variant.toUpperCase()}: mean slowdown per MR-cluster and weighting`),
+      ),
+    );
     const plotted = mine.find((r) => r.weighting === (variant === 'a' ? 'jd' : 'td')) ?? mine[0]!;
-    files.push([
-      `nodes-wkld-${variant}.svg`,
-      nodesSvg(plotted, `WKLD-${variant.toUpperCase()}, ${plotted.label}: nodes per MR-cluster`),
-    ]);
+    files.push(
+      ...lineChartFiles(
+        `nodes-wkld-${variant}`,
+        nodesChart(plotted, `WKLD-${variant.toUpperCase()}, ${plotted.label}: nodes per MR-cluster`),
+      ),
+    );
   }
   const verdicts = checks(rows);
   md.push('## Checks', '', ...verdicts.map((v) => `- ${v}`), '');

@@ -47,14 +47,14 @@ import {
   TASK_OVERHEAD_MB,
   profileJob,
   profileMarkdown,
-  profileSvg,
+  profileChart,
   type AttemptSummary,
   type ElasticityProfile,
   type JobStatus,
   type SubmitOptions,
 } from '../src/runtime/index.js';
 import type { LocalCluster } from '../src/local/index.js';
-import { lineChart } from '../src/util/index.js';
+import { lineChartFiles } from '../src/util/index.js';
 import {
   BENCH_CLUSTER,
   finishMachineRecord,
@@ -602,7 +602,8 @@ async function main(): Promise<void> {
           result.mapPenalty = low.mapMs / ideal.mapMs;
           result.reducePenalty = low.reduceMs / ideal.reduceMs;
           const svgName = `profile-${appName}.svg`;
-          writeFileSync(resolve(outDir, svgName), profileSvg(profile));
+          for (const [name, text] of lineChartFiles(`profile-${appName}`, profileChart(profile)))
+            writeFileSync(resolve(outDir, name), text);
           result.svg = svgName;
           log(
             `profile ${appName}: done in ${result.seconds.toFixed(1)}s; ` +
@@ -686,7 +687,7 @@ async function main(): Promise<void> {
 
   // ---------------------------------------------------------------- report
   const chart = runs.some((r) => r.seconds !== null || r.gnu.seconds !== null)
-    ? lineChart({
+    ? lineChartFiles('shuffle-terasort', {
         title: `TeraSort ${f((rows * RECORD) / MB, 0)} MB: wall time vs sort memory`,
         xLabel: 'buffer per task / sort -S (MB)',
         yLabel: 'wall time (s)',
@@ -703,7 +704,7 @@ async function main(): Promise<void> {
         ],
       })
     : undefined;
-  if (chart) writeFileSync(resolve(outDir, 'shuffle-terasort.svg'), chart);
+  for (const [name, text] of chart ?? []) writeFileSync(resolve(outDir, name), text);
   const md = renderMarkdown(env, rows, runs, profiles, targets, phases, failure, chart !== undefined);
   const json = {
     env,

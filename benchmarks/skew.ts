@@ -38,7 +38,7 @@ import yargs from 'yargs';
 import { createLogger } from '../src/log.js';
 import type { JobConf, JobStatus } from '../src/runtime/index.js';
 import { LocalCluster } from '../src/local/index.js';
-import { seededRandom, zipfSampler } from '../src/util/index.js';
+import { barChartFiles, type BarChartOptions, seededRandom, zipfSampler } from '../src/util/index.js';
 import { readOutputText } from './lib/follow-job.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -173,45 +173,17 @@ function table(rows: readonly Row[]): string {
   return lines.join('\n');
 }
 
-/** Grouped bars of the reduce-phase time, one group per s. */
-function barsSvg(rows: readonly Row[]): string {
-  const W = 640;
-  const H = 320;
-  const pad = { l: 50, r: 120, t: 30, b: 40 };
-  const colors: Record<string, string> = { hash: '#d62728', simple: '#1f77b4', cms: '#2ca02c' };
-  const max = Math.max(...rows.map((r) => r.reducePhaseS)) * 1.1;
-  const groupW = (W - pad.l - pad.r) / SKEWS.length;
-  const barW = (groupW * 0.8) / STRATEGIES.length;
-  const y = (v: number) => H - pad.b - ((H - pad.t - pad.b) * v) / max;
-  const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
-  ];
-  parts.push(`<text x="${W / 2}" y="18" text-anchor="middle">Reduce-phase time (s), 4 workers, one 2x slower</text>`);
-  parts.push(`<line x1="${pad.l}" y1="${H - pad.b}" x2="${W - pad.r}" y2="${H - pad.b}" stroke="#000"/>`);
-  for (let t = 0; t <= 4; t++) {
-    const v = (max / 4) * t;
-    parts.push(`<text x="${pad.l - 6}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(1)}</text>`);
-    parts.push(`<line x1="${pad.l}" y1="${y(v)}" x2="${W - pad.r}" y2="${y(v)}" stroke="#ddd"/>`);
-  }
-  SKEWS.forEach((s, g) => {
-    const x0 = pad.l + g * groupW + groupW * 0.1;
-    parts.push(`<text x="${x0 + groupW * 0.4}" y="${H - pad.b + 18}" text-anchor="middle">s = ${s}</text>`);
-    STRATEGIES.forEach((strategy, i) => {
-      const r = rows.find((x) => x.s === s && x.strategy === strategy);
-      if (!r) return;
-      parts.push(
-        `<rect x="${x0 + i * barW}" y="${y(r.reducePhaseS)}" ` +
-          `width="${barW - 2}" height="${H - pad.b - y(r.reducePhaseS)}" ` +
-          `fill="${colors[strategy]}"/>`,
-      );
-    });
-  });
-  STRATEGIES.forEach((strategy, i) => {
-    parts.push(`<rect x="${W - pad.r + 15}" y="${pad.t + i * 20}" width="12" height="12" fill="${colors[strategy]}"/>`);
-    parts.push(`<text x="${W - pad.r + 32}" y="${pad.t + i * 20 + 10}">${strategy}</text>`);
-  });
-  parts.push('</svg>');
-  return parts.join('\n');
+/** Grouped bars of the reduce-phase time, one group per s, one bar per strategy. */
+function barsChart(rows: readonly Row[]): BarChartOptions {
+  return {
+    title: 'Reduce-phase time (s), 4 workers, one 2x slower',
+    yLabel: 'reduce phase (s)',
+    categories: SKEWS.map((s) => `s = ${s}`),
+    series: STRATEGIES.map((strategy) => ({
+      name: strategy,
+      values: SKEWS.map((s) => rows.find((x) => x.s === s && x.strategy === strategy)?.reducePhaseS ?? 0),
+    })),
+  };
 }
 
 async function main(): Promise<void> {
@@ -245,8 +217,8 @@ async function main(): Promise<void> {
     `${JSON.stringify({ settings: { ...args, workers: WORKERS, reducers: REDUCERS, placements: PLACEMENTS }, means, rows }, null, 2)}\n`,
   );
   writeFileSync(join(outDir, 'skew.md'), md);
-  writeFileSync(join(outDir, 'skew.svg'), barsSvg(means));
-  process.stdout.write(`${md}\nwritten to ${outDir}/skew.{json,md,svg}\n`);
+  for (const [name, text] of barChartFiles('skew', barsChart(means))) writeFileSync(join(outDir, name), text);
+  process.stdout.write(`${md}\nwritten to ${outDir}/skew.{json,md,svg,csv}\n`);
 }
 
 /** The whole comparison on a fresh cluster whose `slowWorker` is throttled 2x. */

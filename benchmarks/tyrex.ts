@@ -30,7 +30,7 @@ import {
   computeMetrics,
   meanAttemptMs,
   responseBreakdown,
-  slowdownCdfSvg,
+  slowdownCdfChart,
   type AttemptRunRecord,
   type PolicyMetrics,
   type ResponseBreakdown,
@@ -47,7 +47,7 @@ import {
   type TaskSpec,
   type Workload,
 } from '../src/workloads/index.js';
-import { parseSize } from '../src/util/index.js';
+import { lineChartFiles, parseSize } from '../src/util/index.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const OUT = resolve(dirname(SELF), '..', '..', 'bench-results', 'tyrex');
@@ -350,15 +350,14 @@ async function main(): Promise<void> {
       .filter((r) => r.policy.startsWith('tyrex-static'))
       .map((r) => `${r.policy}: p95 ${r.p95.toFixed(2)}, median ${r.median.toFixed(2)}, V_F(95) ${r.vf95.toFixed(2)}`);
     md.push('<details><summary>static timer sweep</summary>', '', ...sweep.map((s) => `- ${s}`), '', '</details>', '');
-    const svg = `cdf-${c.name}-${String(c.load).replace('.', '')}.svg`;
-    await writeFile(
-      join(OUT, svg),
-      slowdownCdfSvg(
-        [...shown, ...beyond].map((r) => ({ policy: r.policy, metrics: r.metrics })),
-        `${c.name.toUpperCase()} load ${c.load}: slowdown CDF`,
-      ),
+    const base = `cdf-${c.name}-${String(c.load).replace('.', '')}`;
+    const cdf = slowdownCdfChart(
+      [...shown, ...beyond].map((r) => ({ policy: r.policy, metrics: r.metrics })),
+      `${c.name.toUpperCase()} load ${c.load}: slowdown CDF`,
+      'log',
     );
-    md.push(`Slowdown CDF: ${svg}`, '');
+    for (const [name, text] of lineChartFiles(base, cdf)) await writeFile(join(OUT, name), text);
+    md.push(`Slowdown CDF: ${base}.svg (data: ${base}.csv)`, '');
     simJson.push({ workload: c.name, load: c.load, meta: workload.meta, rows: all.map(({ metrics: _m, ...r }) => r) });
   }
   json.sim = simJson;

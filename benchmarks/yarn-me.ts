@@ -26,7 +26,8 @@
  *
  * Run: npm run bench:yarn-me [-- --seeds 12 --other-seeds 6 --big-scale 30 --skip-big | --only-big | --real
  * --real-repeats 3]
- * Writes bench-results/yarn-me/{yarn-me.json, yarn-me.md, ratio-cdf.svg, memory.svg, elastic.svg}
+ * Writes bench-results/yarn-me/{yarn-me.json, yarn-me.md, ratio-cdf.svg, memory.svg, elastic.svg}, with a CSV
+ * beside each SVG
  * (with --only-big: yarn-me-big.json and yarn-me-big.md).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,7 +39,7 @@ import type { RunRecord } from '../src/metrics/index.js';
 import { createPolicy, type PolicyOptions } from '../src/scheduler/index.js';
 import { defaultHeartbeatMs, simulate, type SimSettings } from '../src/sim/index.js';
 import { clusterPreset, meganode, yarnMeTrace, type ClusterShape, type Workload } from '../src/workloads/index.js';
-import { lineChart, type Series } from '../src/util/index.js';
+import { lineChartFiles, type Series } from '../src/util/index.js';
 import yargs from 'yargs';
 
 const positive =
@@ -279,9 +280,11 @@ function writePlots(
   const rowNames = [...sweepRows, 'uniform 3x, +-15%'];
   const ratiosOf = (row: string) =>
     (row === 'uniform 3x, +-15%' ? misestimated : sweep.filter((r) => r.row === row)).map((r) => r.ratio);
-  writeFileSync(
-    join(OUT, 'ratio-cdf.svg'),
-    lineChart({
+  const write = (files: Array<[string, string]>) => {
+    for (const [name, text] of files) writeFileSync(join(OUT, name), text);
+  };
+  write(
+    lineChartFiles('ratio-cdf', {
       title: 'YARN-ME / YARN average JCT over configurations (CDF)',
       xLabel: 'YARN-ME avg JCT / YARN avg JCT',
       yLabel: 'fraction of configurations',
@@ -292,9 +295,8 @@ function writePlots(
     run: RunRecord | undefined,
     value: (s: RunRecord['utilization'][number]) => number,
   ): Array<readonly [number, number]> => (run?.utilization ?? []).map((s) => [s.timeMs / 1000, value(s)] as const);
-  writeFileSync(
-    join(OUT, 'memory.svg'),
-    lineChart({
+  write(
+    lineChartFiles('memory', {
       title: 'Memory granted to running tasks, uniform 3x, seed 1',
       xLabel: 'time (s)',
       yLabel: 'share of cluster memory',
@@ -304,9 +306,8 @@ function writePlots(
       })),
     }),
   );
-  writeFileSync(
-    join(OUT, 'elastic.svg'),
-    lineChart({
+  write(
+    lineChartFiles('elastic', {
       title: 'Running elastic tasks, uniform 3x, seed 1',
       xLabel: 'time (s)',
       yLabel: 'elastic tasks',

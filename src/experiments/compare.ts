@@ -164,9 +164,13 @@ export function comparePolicies(options: CompareOptions): ComparisonResult {
 
 /**
  * results.json (metrics, stats and per-job agreement with the reference per policy, no attempt
- * lists), results.md and the two SVGs.
+ * lists), results.md and the two SVGs with their CSVs (`logScale`: the slowdown CDF's x axis).
  */
-export async function writeComparison(outDir: string, result: ComparisonResult): Promise<string[]> {
+export async function writeComparison(
+  outDir: string,
+  result: ComparisonResult,
+  options: { logScale?: boolean } = {},
+): Promise<string[]> {
   const json = {
     workload: result.workload,
     cluster: result.cluster,
@@ -187,5 +191,6 @@ export async function writeComparison(outDir: string, result: ComparisonResult):
     json,
     `${result.workload} on ${result.cluster} (seed ${result.seed})`,
     { reference: result.reference },
+    options,
   );
 }

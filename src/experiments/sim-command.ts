@@ -27,6 +27,8 @@ export interface SimCommandArgs {
   readonly load?: number;
   readonly scale?: number;
   readonly out?: string;
+  /** The slowdown CDF of --out on a log x axis. */
+  readonly logScale?: boolean;
   readonly heartbeatMs?: number;
   readonly noise?: number;
   readonly memoryNoise?: number;
@@ -165,6 +167,8 @@ export async function runSimCommand(
   const deadlocks = result.policies.flatMap((p) => (p.deadlock ? [deadlockLines(p.policy, p.deadlock)] : []));
   const policies = metricsTable(rows, { reference: result.reference });
   const table = [policies, ...(mr ? [mr] : []), ...deadlocks.map((d) => `${d}\n`)].join('\n');
-  const files = args.out ? await writeComparison(resolve(args.out), result) : [];
+  const files = args.out
+    ? await writeComparison(resolve(args.out), result, args.logScale ? { logScale: true } : {})
+    : [];
   return { result, table, files };
 }

@@ -51,7 +51,7 @@ import { createPolicy, type PolicyOptions } from '../scheduler/index.js';
 import { simulate } from '../sim/index.js';
 import type { ClusterShape, JobSpec, TaskSpec, Workload } from '../workloads/index.js';
 import type { FsClient } from '../storage/index.js';
-import { lineChart, meanWithStandardError, type MeanWithError } from '../util/index.js';
+import { lineChartFiles, meanWithStandardError, type MeanWithError } from '../util/index.js';
 import { realCluster } from './bench-policies.js';
 import { runWorkloadOnCluster, type RealJobRun } from './workload-runner.js';
 
@@ -786,7 +786,7 @@ export function yarnMeRealJson(r: YarnMeRealResult): unknown {
   };
 }
 
-/** Memory in use and elastic attempts over time, first pair of runs and the prediction. */
+/** Memory in use and elastic attempts over time, first pair of runs and the prediction: SVGs and their CSVs. */
 export function yarnMeRealSvgs(r: YarnMeRealResult): Record<string, string> {
   const first = r.runs.filter((x) => x.repeat === 0);
   const series = (
@@ -800,8 +800,8 @@ export function yarnMeRealSvgs(r: YarnMeRealResult): Record<string, string> {
     points: run.utilization.map((s) => [s.timeMs / 1000, value(s)] as const),
   });
   const memory = (s: RunRecord['utilization'][number]) => (s.memoryMb > 0 ? (100 * s.memoryUsedMb) / s.memoryMb : 0);
-  return {
-    'yarn-me-real-memory.svg': lineChart({
+  return Object.fromEntries([
+    ...lineChartFiles('yarn-me-real-memory', {
       title: 'Memory in use on the real cluster (first pair of runs) and in the prediction',
       xLabel: 's',
       yLabel: '% of cluster memory',
@@ -810,7 +810,7 @@ export function yarnMeRealSvgs(r: YarnMeRealResult): Record<string, string> {
         ...r.predicted[1]!.runs.map((run, i) => series(run, `${r.policies[i]} (sim)`, memory, true)),
       ],
     }),
-    'yarn-me-real-elastic.svg': lineChart({
+    ...lineChartFiles('yarn-me-real-elastic', {
       title: 'Elastic attempts running (first pair of runs) and in the prediction',
       xLabel: 's',
       yLabel: 'elastic attempts',
@@ -819,5 +819,5 @@ export function yarnMeRealSvgs(r: YarnMeRealResult): Record<string, string> {
         ...r.predicted[1]!.runs.map((run, i) => series(run, `${r.policies[i]} (sim)`, (s) => s.elasticAttempts, true)),
       ],
     }),
-  };
+  ]);
 }

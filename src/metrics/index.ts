@@ -23,7 +23,7 @@ export { mrClusterMetrics, type MrClusterFigures, type MrClusterMetrics } from '
 export {
   metricsTable,
   mrClusterTable,
-  slowdownCdfSvg,
+  slowdownCdfChart,
   writeReport,
   type MetricsTableOptions,
   type PolicyRow,

@@ -4,7 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { barChart, lineChart } from '../util/index.js';
+import { barChartFiles, type BarChartOptions, lineChartFiles, type LineChartOptions } from '../util/index.js';
 import type { PolicyMetrics } from './compute.js';
 
 export interface PolicyRow {
@@ -130,8 +130,12 @@ export function mrClusterTable(rows: readonly PolicyRow[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Empirical CDF of the slowdowns, one line per policy. */
-export function slowdownCdfSvg(rows: readonly PolicyRow[], title = 'Job slowdown CDF'): string {
+/** Empirical CDF of the slowdowns, one line per policy (`xScale` 'log' for long tails). */
+export function slowdownCdfChart(
+  rows: readonly PolicyRow[],
+  title = 'Job slowdown CDF',
+  xScale: 'linear' | 'log' = 'linear',
+): LineChartOptions {
   const series = rows.map(({ policy, metrics }) => {
     const sorted = metrics.perJob
       .map((j) => j.slowdown)
@@ -144,12 +148,12 @@ export function slowdownCdfSvg(rows: readonly PolicyRow[], title = 'Job slowdown
     if (sorted.length > 0) points.push([sorted[sorted.length - 1]!, 1]);
     return { name: policy, points };
   });
-  return lineChart({ title, xLabel: 'slowdown (response time / runtime alone)', yLabel: 'fraction of jobs', series });
+  return { title, xLabel: 'slowdown (response time / runtime alone)', yLabel: 'fraction of jobs', series, xScale };
 }
 
 /** Remote, off-rack and re-read bytes (GiB) per policy. */
-function dataMovementSvg(rows: readonly PolicyRow[], title = 'Data movement'): string {
-  return barChart({
+function dataMovementChart(rows: readonly PolicyRow[], title = 'Data movement'): BarChartOptions {
+  return {
     title,
     yLabel: 'GiB',
     categories: ['read from another node', 'read from another rack', 're-read after kills', 'copied by replicate'],
@@ -157,12 +161,13 @@ function dataMovementSvg(rows: readonly PolicyRow[], title = 'Data movement'): s
       name: policy,
       values: [d.remoteNodeBytes, d.remoteRackBytes, d.rereadBytes, d.replicatedBytes].map((b) => b / 2 ** 30),
     })),
-  });
+  };
 }
 
 /**
  * Writes results.json (`json` as given), results.md (`title` and the table), slowdown-cdf.svg and
- * data-movement.svg into `outDir`; returns the paths written.
+ * data-movement.svg, each with its data as CSV beside it, into `outDir`; returns the paths written.
+ * `logScale`: the slowdown CDF on a log x axis.
  */
 export async function writeReport(
   outDir: string,
@@ -170,7 +175,10 @@ export async function writeReport(
   json: unknown,
   title: string,
   table: MetricsTableOptions = {},
+  options: { logScale?: boolean } = {},
 ): Promise<string[]> {
+  const cdf = slowdownCdfChart(rows, `Job slowdown CDF: ${title}`, options.logScale ? 'log' : 'linear');
+  const moved = dataMovementChart(rows, `Data movement: ${title}`);
   await mkdir(outDir, { recursive: true });
   const files: Array<[string, string]> = [
     ['results.json', `${JSON.stringify(json, null, 2)}\n`],
@@ -180,8 +188,8 @@ export async function writeReport(
         `nearest-rank (F^-1(q) = smallest slowdown with F >= q); V_F(95) ` +
         `= p95 / median.\n${mrClusterTable(rows) ? `\n${mrClusterTable(rows)}` : ''}`,
     ],
-    ['slowdown-cdf.svg', slowdownCdfSvg(rows, `Job slowdown CDF: ${title}`)],
-    ['data-movement.svg', dataMovementSvg(rows, `Data movement: ${title}`)],
+    ...lineChartFiles('slowdown-cdf', cdf),
+    ...barChartFiles('data-movement', moved),
   ];
   const paths: string[] = [];
   for (const [name, text] of files) {

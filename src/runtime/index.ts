@@ -66,7 +66,7 @@ export { mrClusterOfPath, mrClusterRoot, type MrClusterListing, type MrClusterRo
 export {
   profileJob,
   profileMarkdown,
-  profileSvg,
+  profileChart,
   mapSpilledBytesModel,
   reduceSpilledBytesModel,
   fitSpillModel,

@@ -1,7 +1,7 @@
 export { hashSeed, seededRandom, seededUint32, streamFor } from './random.js';
 export { Mt19937 } from './mt19937.js';
-export { lineChart, type LineChartOptions, type Series } from './svg-plot.js';
-export { barChart, type BarChartOptions, type BarSeries } from './svg-bars.js';
+export { csvField, lineChart, lineChartCsv, lineChartFiles, type LineChartOptions, type Series } from './svg-plot.js';
+export { barChart, barChartCsv, barChartFiles, type BarChartOptions, type BarSeries } from './svg-bars.js';
 export { zipfSampler } from './zipf.js';
 export { parseSize, formatBytes } from './units.js';
 export { EventHeap, type HeapEntry } from './event-heap.js';

@@ -1,3 +1,5 @@
+import { csvField } from './svg-plot.js';
+
 /**
  * A grouped bar chart in the style of `lineChart`: one group per category, one bar per series.
  */
@@ -94,4 +96,22 @@ export function barChart(options: BarChartOptions): string {
   });
   parts.push('</svg>');
   return parts.join('\n');
+}
+
+/** The data of a bar chart as CSV (series, category, value: one row per bar), to put beside its SVG. */
+export function barChartCsv(options: BarChartOptions): string {
+  const rows = [['series', 'category', csvField(options.yLabel)].join(',')];
+  for (const s of options.series)
+    options.categories.forEach((category, i) =>
+      rows.push([csvField(s.name), csvField(category), s.values[i] ?? ''].join(',')),
+    );
+  return `${rows.join('\n')}\n`;
+}
+
+/** A bar chart's files: `[base.svg, the chart]` and `[base.csv, its data]`, to write side by side. */
+export function barChartFiles(base: string, options: BarChartOptions): Array<[string, string]> {
+  return [
+    [`${base}.svg`, barChart(options)],
+    [`${base}.csv`, barChartCsv(options)],
+  ];
 }

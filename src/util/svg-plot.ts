@@ -17,6 +17,8 @@ export interface LineChartOptions {
   readonly height?: number;
   /** Force the y axis to include 0 (default true). */
   readonly yFromZero?: boolean;
+  /** 'log': a log10 x axis with a tick per decade (points at x <= 0 are left out), for long-tailed CDFs. */
+  readonly xScale?: 'linear' | 'log';
 }
 
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
@@ -49,7 +51,15 @@ export function lineChart(options: LineChartOptions): string {
   const margin = { left: 64, right: 160, top: 40, bottom: 52 };
   const plotW = width - margin.left - margin.right;
   const plotH = height - margin.top - margin.bottom;
-  const all = options.series.flatMap((s) => s.points);
+  const log = options.xScale === 'log';
+  // On a log axis the chart is drawn in log10(x): positions, range and ticks alike.
+  const series = log
+    ? options.series.map((s) => ({
+        ...s,
+        points: s.points.filter((p) => p[0] > 0).map((p) => [Math.log10(p[0]), p[1]] as const),
+      }))
+    : options.series;
+  const all = series.flatMap((s) => s.points);
   const xs = all.map((p) => p[0]);
   const ys = all.map((p) => p[1]);
   let xMin = Math.min(...xs);
@@ -70,9 +80,14 @@ export function lineChart(options: LineChartOptions): string {
   );
   parts.push(`<rect width="${width}" height="${height}" fill="white"/>`);
   parts.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escapeXml(options.title)}</text>`);
-  for (const t of ticks(xMin, xMax)) {
+  const xTicks = log
+    ? Array.from({ length: Math.floor(xMax) - Math.ceil(xMin) + 1 }, (_, i) => Math.ceil(xMin) + i)
+    : ticks(xMin, xMax);
+  for (const t of xTicks) {
     parts.push(`<line x1="${sx(t)}" y1="${margin.top}" x2="${sx(t)}" y2="${margin.top + plotH}" stroke="#eee"/>`);
-    parts.push(`<text x="${sx(t)}" y="${margin.top + plotH + 16}" text-anchor="middle">${fmt(t)}</text>`);
+    parts.push(
+      `<text x="${sx(t)}" y="${margin.top + plotH + 16}" text-anchor="middle">${fmt(log ? 10 ** t : t)}</text>`,
+    );
   }
   for (const t of ticks(yMin, yMax)) {
     parts.push(`<line x1="${margin.left}" y1="${sy(t)}" x2="${margin.left + plotW}" y2="${sy(t)}" stroke="#eee"/>`);
@@ -81,15 +96,16 @@ export function lineChart(options: LineChartOptions): string {
   parts.push(
     `<rect x="${margin.left}" y="${margin.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
   );
+  const xLabel = log ? `${options.xLabel} (log scale)` : options.xLabel;
   parts.push(
-    `<text x="${margin.left + plotW / 2}" y="${height - 12}" text-anchor="middle">${escapeXml(options.xLabel)}</text>`,
+    `<text x="${margin.left + plotW / 2}" y="${height - 12}" text-anchor="middle">${escapeXml(xLabel)}</text>`,
   );
   parts.push(
     `<text transform="translate(16 ${margin.top + plotH / 2}) ` +
       `rotate(-90)" ` +
       `text-anchor="middle">${escapeXml(options.yLabel)}</text>`,
   );
-  options.series.forEach((s, i) => {
+  series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!;
     const pts = [...s.points].sort((a, b) => a[0] - b[0]);
     const d = pts.map((p, j) => `${j === 0 ? 'M' : 'L'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join(' ');
@@ -109,4 +125,25 @@ export function lineChart(options: LineChartOptions): string {
   });
   parts.push('</svg>');
   return parts.join('\n');
+}
+
+/** A CSV field: quoted when it holds a comma, a quote or a line break. */
+export function csvField(value: string | number): string {
+  const text = String(value);
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** The data of a line chart as CSV (series, x, y: one row per point), to put beside its SVG. */
+export function lineChartCsv(options: LineChartOptions): string {
+  const rows = [[csvField('series'), csvField(options.xLabel), csvField(options.yLabel)].join(',')];
+  for (const s of options.series) for (const [x, y] of s.points) rows.push([csvField(s.name), x, y].join(','));
+  return `${rows.join('\n')}\n`;
+}
+
+/** A line chart's files: `[base.svg, the chart]` and `[base.csv, its data]`, to write side by side. */
+export function lineChartFiles(base: string, options: LineChartOptions): Array<[string, string]> {
+  return [
+    [`${base}.svg`, lineChart(options)],
+    [`${base}.csv`, lineChartCsv(options)],
+  ];
 }

@@ -6,11 +6,12 @@ import { after, before, describe, it } from 'node:test';
 import {
   profileJob,
   profileMarkdown,
-  profileSvg,
+  profileChart,
   type AttemptSummary,
   type JobConf,
   type ProfilePoint,
 } from '../../src/runtime/index.js';
+import { lineChart } from '../../src/util/index.js';
 import {
   appModule,
   fixtureModule,
@@ -310,7 +311,7 @@ describe('memory-bounded shuffle on a 3-worker cluster', () => {
         );
       }
       assert.match(profileMarkdown(profile), /\| 10\.0% \|/);
-      assert.match(profileSvg(profile), /^<svg/);
+      assert.match(lineChart(profileChart(profile)), /^<svg/);
       assert.deepEqual(await t.fs.list('/profile-test'), [], 'profile runs leave no output behind');
     },
   );

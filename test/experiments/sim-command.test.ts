@@ -49,13 +49,20 @@ describe('minimr sim', () => {
       assert.equal(result.policies[0]!.metrics.finished, 3);
       assert.match(table, /^\| policy \|/);
       assert.match(table, /\| fifo \| 3\/3 \|/);
-      assert.equal(files.length, 4);
+      assert.equal(files.length, 6);
       assert.deepEqual((await readdir(join(dir, 'out'))).sort(), [
+        'data-movement.csv',
         'data-movement.svg',
         'results.json',
         'results.md',
+        'slowdown-cdf.csv',
         'slowdown-cdf.svg',
       ]);
+      // The CDF's CSV holds each job's slowdown: 3 jobs of one policy, the last at fraction 1.
+      const csv = (await readFile(join(dir, 'out', 'slowdown-cdf.csv'), 'utf8')).trim().split('\n');
+      assert.equal(csv[0], 'series,slowdown (response time / runtime alone),fraction of jobs');
+      assert.ok(csv.slice(1).every((row) => row.startsWith('fifo,')));
+      assert.equal(csv[csv.length - 1]!.split(',')[2], '1');
       assert.ok(lines.some((l) => /3 jobs/.test(l)));
       assert.ok(!lines.some((l) => /warning/.test(l)), "the trace's hosts are the cluster's: no warning");
       // The same trace on a preset without hosts n1 and n2: said, not silent (issue 36).

@@ -258,7 +258,14 @@ describe('comparePolicies and writeComparison', () => {
       const files = await writeComparison(dir, result);
       assert.deepEqual(
         files.map((f) => f.slice(dir.length + 1)),
-        ['results.json', 'results.md', 'slowdown-cdf.svg', 'data-movement.svg'],
+        [
+          'results.json',
+          'results.md',
+          'slowdown-cdf.svg',
+          'slowdown-cdf.csv',
+          'data-movement.svg',
+          'data-movement.csv',
+        ],
       );
       const json = JSON.parse(await readFile(join(dir, 'results.json'), 'utf8')) as {
         policies: Array<{ policy: string }>;

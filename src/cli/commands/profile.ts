@@ -2,7 +2,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { MinimrError } from '../../errors.js';
-import { parseConfPairs, profileJob, profileMarkdown, profileSvg, type JobClient } from '../../runtime/index.js';
+import { parseConfPairs, profileChart, profileJob, profileMarkdown, type JobClient } from '../../runtime/index.js';
+import { lineChartFiles } from '../../util/index.js';
 import { withClient } from '../client.js';
 import { defineCommand, jobtrackerOption, parseParams } from '../options.js';
 
@@ -42,8 +43,8 @@ export const profileCommand = defineCommand({
       await mkdir(resolvePath(argv.out), { recursive: true });
       await writeFile(`${base}.json`, JSON.stringify(result, null, 2));
       await writeFile(`${base}.md`, `${profileMarkdown(result)}\n`);
-      await writeFile(`${base}.svg`, profileSvg(result));
-      process.stdout.write(`${profileMarkdown(result)}\n\nwrote ${base}.{json,md,svg}\n`);
+      for (const [name, text] of lineChartFiles(base, profileChart(result))) await writeFile(name, text);
+      process.stdout.write(`${profileMarkdown(result)}\n\nwrote ${base}.{json,md,svg,csv}\n`);
     };
     await withClient(argv, profile);
   },

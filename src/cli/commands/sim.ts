@@ -69,7 +69,11 @@ export const simCommand = defineCommand({
         describe: "yarn/yarn-me: each job's ApplicationMaster container, MB (default 1000; 0: none)",
       })
       .option('am-cores', { type: 'number', describe: "yarn/yarn-me: each ApplicationMaster's cores (default 1)" })
-      .option('out', { type: 'string', describe: 'directory for results.json, results.md and SVG plots' }),
+      .option('out', {
+        type: 'string',
+        describe: 'directory for results.json, results.md and SVG plots (each with its data as CSV beside it)',
+      })
+      .option('log-scale', { type: 'boolean', describe: "the slowdown CDF's x axis in log scale" }),
   handler: async (argv) => {
     const { policyOptions } = await policySettings(argv);
     const { table, files } = await runSimCommand(
@@ -95,6 +99,7 @@ export const simCommand = defineCommand({
         amMb: argv['am-mb'],
         amCores: argv['am-cores'],
         out: argv.out,
+        ...(argv['log-scale'] ? { logScale: true } : {}),
       },
       (line) => process.stderr.write(`${line}\n`),
     );

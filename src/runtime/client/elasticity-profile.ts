@@ -1,5 +1,5 @@
 import type { JsonValue } from '../../api/index.js';
-import { lineChart } from '../../util/index.js';
+import type { LineChartOptions } from '../../util/index.js';
 import type { JobClient } from './job-client.js';
 import { MinimrError } from '../../errors.js';
 import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB, type AttemptSummary, type JobConf } from '../wire/index.js';
@@ -477,11 +477,12 @@ export function profileMarkdown(p: ElasticityProfile): string {
   return lines.join('\n');
 }
 
-export function profileSvg(p: ElasticityProfile): string {
+/** The profile's penalty curves, measured and modelled, as a line chart. */
+export function profileChart(p: ElasticityProfile): LineChartOptions {
   const ideal = p.points.find((x) => x.fraction === 1)!;
   const pts = (f: (x: ProfilePoint) => number, base: number) =>
     p.points.map((x) => [x.fraction * 100, f(x) / base] as const);
-  return lineChart({
+  return {
     title: `Elasticity of ${p.job}: runtime penalty vs memory`,
     xLabel: '% of ideal memory',
     yLabel: 'runtime / runtime at ideal memory',
@@ -492,5 +493,5 @@ export function profileSvg(p: ElasticityProfile): string {
       { name: 'reduce measured', points: pts((x) => x.reduceMs, ideal.reduceMs) },
       { name: 'reduce model', points: pts((x) => x.reduceModelMs, ideal.reduceMs), dashed: true },
     ],
-  });
+  };
 }

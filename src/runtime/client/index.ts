@@ -3,7 +3,7 @@ export { JobClient, type SubmitOptions, type WaitOptions } from './job-client.js
 export {
   profileJob,
   profileMarkdown,
-  profileSvg,
+  profileChart,
   mapSpilledBytesModel,
   reduceSpilledBytesModel,
   fitSpillModel,
