@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { chown, mkdir, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { lchown, lstat, mkdir, rm, statfs, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { hostname } from 'node:os';
@@ -760,19 +760,26 @@ export class Worker {
 
   /**
    * A file:// output's directory of attempts' parts, which the JobTracker made when the job was set up
-   * (on a file system every worker shares): the task account must be able to write there.
+   * (on a file system every worker shares): the task account must be able to write there. It and
+   * the staging directory holding it must be directories, not symbolic links: a worker running as
+   * root would otherwise hand whatever a link points to to the task account.
    */
   private async prepareOutputDir(spec: AttemptSpec, sandbox: JobSandbox): Promise<void> {
     const dir = localOutputDir(spec);
     if (dir === undefined) return;
     try {
-      await stat(dir);
-      if (sandbox.account) await chown(dir, sandbox.account.uid, sandbox.account.gid);
+      for (const path of [posix.dirname(dir), dir]) {
+        const st = await lstat(path);
+        if (!st.isDirectory())
+          throw new MinimrError('ESTORE', `${path} is not a directory (a symbolic link, or a file)`, { path });
+      }
+      if (sandbox.account) await lchown(dir, sandbox.account.uid, sandbox.account.gid);
     } catch (err) {
       throw new MinimrError(
         'ESTORE',
         `${spec.outputStore?.uri}: this worker cannot prepare the job's staging directory ${dir} ` +
-          `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); a file:// output must be on a file ` +
+          `(${err instanceof MinimrError ? err.message : ((err as NodeJS.ErrnoException).code ?? (err as Error).message)}); ` +
+          'a file:// output must be on a file ' +
           'system every worker shares',
         { uri: spec.outputStore?.uri ?? '' },
       );

@@ -260,7 +260,10 @@ class FileOutputCommitter implements OutputCommitter {
           `output path ${uri} already exists; remove it or submit with --overwrite`,
           { path: uri },
         );
-      await mkdir(attemptsDirOf(this.staging), { recursive: true });
+      // Made here, not found: a directory (or link) someone made beforehand under this job's name is refused.
+      await mkdir(posix.dirname(this.staging), { recursive: true });
+      await mkdir(this.staging);
+      await mkdir(attemptsDirOf(this.staging));
     });
   }
 
