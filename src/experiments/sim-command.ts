@@ -11,6 +11,7 @@ import {
   loadWorkload,
   meganode,
   type ClusterShape,
+  type SwimOptions,
   type Workload,
 } from '../workloads/index.js';
 import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
@@ -25,6 +26,8 @@ export interface SimCommandArgs {
   readonly seed?: number;
   readonly load?: number;
   readonly scale?: number;
+  /** A swim:FILE workload's options (rates, block size, time and size scaling). */
+  readonly swim?: SwimOptions;
   readonly out?: string;
   readonly heartbeatMs?: number;
   readonly noise?: number;
@@ -103,6 +106,7 @@ export async function runSimCommand(
     load: args.load,
     scale: args.scale,
     ...(args.penalty !== undefined ? { penalty: args.penalty } : {}),
+    ...(args.swim !== undefined ? { swim: args.swim } : {}),
   });
   const sls = {
     ...(args.nodeMemoryMb !== undefined ? { memoryMb: args.nodeMemoryMb } : {}),
