@@ -188,13 +188,14 @@ export function parseSwimTrace(text: string, options: SwimOptions = {}): Workloa
     const reduceCount = shuffle > 0 ? Math.ceil(shuffle / bytesPerReduce) : 0;
     const maps: TaskSpec[] = Array.from({ length: mapCount }, (_, m) => {
       const split = input > 0 ? Math.min(blockBytes, input - m * blockBytes) : 0;
-      const share = input > 0 ? split / input : 1;
-      const written = reduceCount === 0 ? output * share : 0;
+      // This map's share of the bytes the job's maps put out: in proportion to its split.
+      const share = (bytes: number) => (input > 0 ? (bytes * split) / input : bytes);
+      const written = reduceCount === 0 ? share(output) : 0;
       return {
         workMs: mapMs(split + written),
         memoryMb,
         inputBytes: split,
-        outputBytes: reduceCount === 0 ? written : shuffle * share,
+        outputBytes: reduceCount === 0 ? written : share(shuffle),
       };
     });
     const reduces: TaskSpec[] = Array.from({ length: reduceCount }, () => ({
