@@ -31,7 +31,7 @@ const GB = 1e9;
  * Rates and sizes the rules use unless told otherwise. The rates are the task CPU of a 1 GiB
  * TeraSort on minimr (bench:tera-phases, 16 maps of 64 MiB and 2 reduces; docs/results/issue-38-swim.md
  * gives the runs): maps 16 x 64 MiB in ~18.4 s of task CPU, ~58 MB/s; reduces 1 GiB shuffled in and
- * 1 GiB written in ~6.2 s, ~340 MB/s of bytes read plus written. A fresh task process takes ~200 ms
+ * 1 GiB written in ~6.3 s, ~340 MB/s of bytes read plus written. A fresh task process takes ~200 ms
  * to start (commit 11e4126's measurement), charged to every task.
  */
 export const SWIM_DEFAULTS = {
@@ -46,9 +46,9 @@ export const SWIM_DEFAULTS = {
 } as const;
 
 /**
- * Size classes by input bytes, by order of magnitude as Chen et al. bin FB-2009's jobs: small below
- * 1 GB (their KB- and MB-scale "small jobs" and fast loads), medium from 1 GB to below 100 GB, large
- * from 100 GB (their aggregations and expansions of hundreds of GB to TB).
+ * Size classes by input bytes, in orders of magnitude after Chen et al.'s job types for FB-2009
+ * (KB- and MB-scale small jobs and loads, GB-scale loads, aggregations of hundreds of GB and more);
+ * the edges are ours: small below 1 GB, medium from 1 GB to below 100 GB, large from 100 GB.
  */
 export const SWIM_SIZE_CLASS_EDGES = { mediumFromBytes: 1 * GB, largeFromBytes: 100 * GB } as const;
 export const SWIM_SIZE_CLASSES = ['small', 'medium', 'large'] as const;
