@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 import { MinimrError } from '../../src/errors.js';
 import { createPolicy } from '../../src/scheduler/index.js';
@@ -210,4 +211,20 @@ describe('a SWIM workload in the simulator', () => {
       }
     });
   }
+});
+
+describe('the FB-2009 sample in the repository (benchmarks/traces/swim/)', () => {
+  test('reads whole: 5,894 jobs, classed 5,369 / 483 / 42 as counted with awk', async () => {
+    const root = fileURLToPath(new URL('../../../', import.meta.url));
+    const dir = join(root, 'benchmarks', 'traces', 'swim');
+    const w = parseSwimTrace(await readFile(join(dir, 'FB-2009_samples_24_times_1hr_0.tsv'), 'utf8'));
+    assert.equal(w.jobs.length, 5894);
+    const count = (c: string) => w.jobs.filter((j) => j.sizeClass === c).length;
+    // awk -F'\t' on the file: input < 1e9 bytes 5369 lines, < 1e11 483 more, the other 42;
+    // 4448 lines with a shuffle of 0.
+    assert.deepEqual([count('small'), count('medium'), count('large')], [5369, 483, 42]);
+    assert.equal(w.jobs.filter((j) => j.reduces.length === 0).length, 4448);
+    assert.equal(w.jobs[w.jobs.length - 1]!.submitMs, 86_404_000);
+    assert.match(await readFile(join(dir, 'LICENSE'), 'utf8'), /Regents of the University of California/);
+  });
 });
