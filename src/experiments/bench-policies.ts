@@ -11,7 +11,14 @@ import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { computeMetrics, metricsTable, writeReport, type PolicyMetrics } from '../metrics/index.js';
 import type { PolicyOptions, PoolView } from '../scheduler/index.js';
-import { defaultClusterFor, loadCluster, loadWorkload, type ClusterShape, type Workload } from '../workloads/index.js';
+import {
+  defaultClusterFor,
+  loadCluster,
+  loadWorkload,
+  type ClusterShape,
+  type SwimOptions,
+  type Workload,
+} from '../workloads/index.js';
 import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
 import { runWorkloadOnCluster, type RealDecisionRecord } from './workload-runner.js';
 import { shortTasksWarning } from './sim-command.js';
@@ -44,6 +51,8 @@ interface BenchPoliciesOptions {
   readonly seed?: number;
   readonly load?: number;
   readonly scale?: number;
+  /** A swim:FILE workload's options. */
+  readonly swim?: SwimOptions;
   readonly sim?: boolean;
   readonly real?: RealScaleOptions;
   readonly out: string;

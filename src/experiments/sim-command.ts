@@ -11,6 +11,7 @@ import {
   loadWorkload,
   meganode,
   type ClusterShape,
+  type SwimOptions,
   type Workload,
 } from '../workloads/index.js';
 import { comparePolicies, writeComparison, type ComparisonResult } from './compare.js';
@@ -26,6 +27,8 @@ export interface SimCommandArgs {
   readonly seed?: number;
   readonly load?: number;
   readonly scale?: number;
+  /** A swim:FILE workload's options (rates, block size, time and size scaling). */
+  readonly swim?: SwimOptions;
   readonly out?: string;
   /** The slowdown CDF of --out on a log x axis. */
   readonly logScale?: boolean;
@@ -124,6 +127,7 @@ export async function runSimCommand(
     load: args.load,
     scale: args.scale,
     ...(args.penalty !== undefined ? { penalty: args.penalty } : {}),
+    ...(args.swim !== undefined ? { swim: args.swim } : {}),
   });
   const sls = {
     ...(args.nodeMemoryMb !== undefined ? { memoryMb: args.nodeMemoryMb } : {}),

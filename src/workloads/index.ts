@@ -1,7 +1,7 @@
 /**
  * The workload library: what a run is made of, apart from what runs it. Workloads (jobs with
  * per-task work, memory and penalty model) from the papers' generators or read from files (minimr
- * workload JSON, Hadoop SLS and Rumen traces, the YARN-ME simulator's), and cluster shapes from
+ * workload JSON, Hadoop SLS and Rumen traces, the YARN-ME simulator's, SWIM's TSV samples), and cluster shapes from
  * presets or files. The simulator (src/sim) runs them; the experiments (src/experiments) run them
  * on real local clusters too. Depends on neither of those.
  */
@@ -63,4 +63,15 @@ export {
   type SlsOptions,
 } from './traces.js';
 export { clusterFromRumenTrace, parseRumenTrace, type RumenOptions } from './rumen.js';
-export { loadCluster, loadWorkload } from './load.js';
+export {
+  SWIM_DEFAULTS,
+  SWIM_FIELDS,
+  SWIM_SIZE_CLASSES,
+  SWIM_SIZE_CLASS_EDGES,
+  parseSwimOptions,
+  parseSwimTrace,
+  swimSizeClass,
+  type SwimOptions,
+  type SwimSizeClass,
+} from './swim.js';
+export { SWIM_PREFIX, loadCluster, loadWorkload } from './load.js';

@@ -5,6 +5,7 @@ import { MinimrError } from '../../errors.js';
 import { benchPolicies } from '../../experiments/index.js';
 import type { PolicyOptions } from '../../scheduler/index.js';
 import { parseSize } from '../../util/index.js';
+import { parseSwimOptions } from '../../workloads/index.js';
 import { defineGroup } from '../options.js';
 
 export const benchCommand = defineGroup({
@@ -23,7 +24,7 @@ export const benchCommand = defineGroup({
               describe:
                 'hvw | mvw | lvw | wkld-a..e | yarn-me-uniform | yarn-me-exp | ' +
                 'improved-fair | a minimr workload / Hadoop SLS / Hadoop Rumen ' +
-                'JSON file',
+                'JSON file | swim:FILE (a SWIM TSV)',
             })
             .option('policies', { type: 'string', default: 'fifo,fair', describe: 'comma-separated policy names' })
             .option('cluster', {
@@ -39,7 +40,11 @@ export const benchCommand = defineGroup({
             })
             .option('seed', { type: 'number' })
             .option('load', { type: 'number' })
-            .option('scale', { type: 'number' })
+            .option('scale', { type: 'number', describe: 'workload scale (swim: every byte count)' })
+            .option('swim-options', {
+              type: 'string',
+              describe: 'swim:FILE: JSON object of timeScale, sizeScale, blockBytes, bytesPerReduce, mapMBps, ...',
+            })
             .option('sim', { type: 'boolean', default: true, describe: 'run the simulator (--no-sim to skip)' })
             .option('real', {
               type: 'boolean',
@@ -97,6 +102,7 @@ export const benchCommand = defineGroup({
             ...(argv.seed !== undefined ? { seed: argv.seed } : {}),
             ...(argv.load !== undefined ? { load: argv.load } : {}),
             ...(argv.scale !== undefined ? { scale: argv.scale } : {}),
+            ...(argv['swim-options'] !== undefined ? { swim: parseSwimOptions(argv['swim-options']) } : {}),
             sim: argv.sim,
             ...(argv.real
               ? {

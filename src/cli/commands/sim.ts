@@ -1,5 +1,6 @@
 /** `minimr sim`: a workload on a simulated cluster under one or more policies. */
 import { runSimCommand } from '../../experiments/index.js';
+import { parseSwimOptions } from '../../workloads/index.js';
 import { defineCommand, policySettings } from '../options.js';
 
 export const simCommand = defineCommand({
@@ -13,7 +14,7 @@ export const simCommand = defineCommand({
         describe:
           'hvw|mvw|lvw|wkld-a..e|yarn-me-uniform|yarn-me-exp|improved-fair, ' +
           'or a .json minimr workload, Hadoop SLS job trace or Hadoop ' +
-          'Rumen job trace',
+          'Rumen job trace, or swim:FILE (a SWIM TSV)',
       })
       .option('cluster', {
         type: 'string',
@@ -30,7 +31,16 @@ export const simCommand = defineCommand({
       })
       .option('seed', { type: 'number', default: 1 })
       .option('load', { type: 'number', describe: 'offered load for the Tyrex workloads (default 0.7)' })
-      .option('scale', { type: 'number', describe: 'workload scale (jobs or sizes, per generator)' })
+      .option('scale', {
+        type: 'number',
+        describe: 'workload scale (jobs or sizes, per generator; swim: every byte count)',
+      })
+      .option('swim-options', {
+        type: 'string',
+        describe:
+          'swim:FILE: JSON object of timeScale, sizeScale, blockBytes, bytesPerReduce, mapMBps, reduceMBps, ' +
+          'taskStartMs, memoryMb',
+      })
       .option('heartbeat-ms', { type: 'number', describe: 'default: max(3 s, workers / 100 s)' })
       .option('noise', { type: 'number', describe: 'duration mis-estimation, e.g. 0.15 for +-15%' })
       .option('memory-noise', {
@@ -76,6 +86,7 @@ export const simCommand = defineCommand({
       .option('log-scale', { type: 'boolean', describe: "the slowdown CDF's x axis in log scale" }),
   handler: async (argv) => {
     const { policyOptions } = await policySettings(argv);
+    const swim = argv['swim-options'] !== undefined ? parseSwimOptions(argv['swim-options']) : undefined;
     const { table, files } = await runSimCommand(
       {
         workload: argv.workload,
@@ -86,6 +97,7 @@ export const simCommand = defineCommand({
         seed: argv.seed,
         load: argv.load,
         scale: argv.scale,
+        ...(swim !== undefined ? { swim } : {}),
         heartbeatMs: argv['heartbeat-ms'],
         noise: argv.noise,
         memoryNoise: argv['memory-noise'],
