@@ -94,6 +94,9 @@ async function leafCommands(): Promise<string[][]> {
 const BAD_INPUT: Record<string, { args: string[]; cluster?: boolean }> = {
   local: { args: ['local', '--workers', 'many'] },
   sim: { args: ['sim', '--workload', '/no/such/workload.json'] },
+  sweep: {
+    args: ['sweep', '--workload', 'improved-fair', '--policy', 'fiar', '--out', '/tmp/minimr-cli-unix-sweep.jsonl'],
+  },
   jobtracker: { args: ['jobtracker', '--dir', '/etc/passwd/jt', '--port', '99999'] },
   worker: { args: ['worker', '--join-token', 'garbage'] },
   submit: { args: ['submit', '/no/such/job.js', '--output', '/out/x'], cluster: true },

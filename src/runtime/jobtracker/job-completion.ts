@@ -16,6 +16,9 @@ import { journaledSuccess } from './job-recovery.js';
 import { outputWorkDir, partFileName, type RuntimeAttempt, type RuntimeJob } from './runtime-data.js';
 import { partsToCommit, storeCommitterOf, writesToStore } from './store-output.js';
 
+/** How long after a job's end its store output is aborted again (its killed attempts' processes stop meanwhile). */
+const ABORT_AGAIN_AFTER_MS = 2000;
+
 export class JobCompletion {
   constructor(private readonly core: TrackerCore) {}
 
@@ -157,16 +160,29 @@ export class JobCompletion {
     else await this.removeOutput(job, this.discardable(job));
   }
 
-  /** A job writing to another store that did not succeed: its committer's abort (a failure is logged). */
+  /**
+   * A job writing to another store that did not succeed: its committer's abort, run again after a
+   * pause when it fails (a store's bounded retries spent on a passing outage) and once more after
+   * the pause anyway: the job's attempts were told to stop when it ended, but a task process may
+   * still be writing its part for a moment, and the second abort drops what it left. A failure of
+   * both is logged.
+   */
   private async abortStoreOutput(job: RuntimeJob): Promise<void> {
-    try {
-      await (await storeCommitterOf(job.id, job.data.submission)).abortJob();
-    } catch (err) {
+    let failure: unknown;
+    for (const pauseMs of [0, ABORT_AGAIN_AFTER_MS]) {
+      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      try {
+        await (await storeCommitterOf(job.id, job.data.submission)).abortJob();
+        failure = undefined;
+      } catch (err) {
+        failure = err;
+      }
+    }
+    if (failure)
       this.core.logger.warn(
-        { job: job.id, output: job.data.submission.outputPath, err: (err as Error).message },
+        { job: job.id, output: job.data.submission.outputPath, err: (failure as Error).message },
         "cannot abort the job's output: what it staged may be left",
       );
-    }
   }
 
   async removeAttemptOutput(attempt: RuntimeAttempt): Promise<void> {

@@ -772,6 +772,12 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
         }
         const success = `${outPrefix}${SUCCESS_NAME}`;
         if (records.length > 0 && (await jobOfObject(at(success))) === jobId) completed.push(success);
+        // Any other object of this job at the output (its uploads carry the job's id): whatever path
+        // completed it, a job that did not succeed leaves nothing visible.
+        for await (const key of keysUnder(out, outPrefix)) {
+          if (key.startsWith(pendingPrefix) || completed.includes(key)) continue;
+          if ((await jobOfObject(at(key))) === jobId) completed.push(key);
+        }
         await deleteKeys(out, completed);
         await deleteKeys(
           out,
