@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { MinimrError } from '../../src/errors.js';
@@ -10,6 +9,7 @@ import {
   parseCounts,
   readOutput,
   referenceWordCount,
+  sharedTempDir,
   startTestCluster,
   teraSortReference,
   type TestCluster,
@@ -36,9 +36,7 @@ describe('jobs read file:// and s3:// inputs', () => {
     python = ensureBoto3();
     server = await startS3ServerForCluster();
     t = await startTestCluster();
-    local = await mkdtemp(join(tmpdir(), 'minimr-store-inputs-'));
-    // Task processes run as the workers' task account: the directory is shared, as on a network filesystem.
-    await chmod(local, 0o755);
+    local = await sharedTempDir('minimr-store-inputs-');
     await mkdir(join(local, 'in'));
     for (const [i, text] of texts.entries()) {
       await writeFile(join(local, 'in', `part-${i}.txt`), text);
@@ -130,9 +128,8 @@ describe('file:// inputs on a cluster that opens only some directories', () => {
   let closed: string;
 
   before(async () => {
-    open = await mkdtemp(join(tmpdir(), 'minimr-open-'));
-    closed = await mkdtemp(join(tmpdir(), 'minimr-closed-'));
-    for (const d of [open, closed]) await chmod(d, 0o755);
+    open = await sharedTempDir('minimr-open-');
+    closed = await sharedTempDir('minimr-closed-');
     await writeFile(join(open, 'a.txt'), 'x y x\n');
     await writeFile(join(closed, 'a.txt'), 'secret words\n');
     t = await startTestCluster({ workers: 1, fileRoots: [open] });

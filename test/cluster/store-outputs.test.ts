@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +14,7 @@ import {
   readAll,
   readOutput,
   referenceWordCount,
+  sharedTempDir,
   startTestCluster,
   teraSortReference,
   type TestCluster,
@@ -48,8 +48,7 @@ describe('jobs write s3://, file:// and webhdfs:// outputs', () => {
     server = await startS3ServerForCluster();
     t = await startTestCluster();
     for (const [i, text] of texts.entries()) await t.fs.put(Buffer.from(text), `/in/part-${i}.txt`);
-    local = await mkdtemp(join(tmpdir(), 'minimr-store-outputs-'));
-    await chmod(local, 0o755);
+    local = await sharedTempDir('minimr-store-outputs-');
     // The block-store runs every other store's output is compared with.
     const client = t.cluster.client;
     const wc = await client.run(appModule('wordcount'), { input: ['/in'], output: '/out/wc', reducers: 3 });
@@ -300,9 +299,8 @@ describe('file:// outputs on a cluster that opens only some directories to write
   let closed: string;
 
   before(async () => {
-    open = await mkdtemp(join(tmpdir(), 'minimr-write-open-'));
-    closed = await mkdtemp(join(tmpdir(), 'minimr-write-closed-'));
-    for (const d of [open, closed]) await chmod(d, 0o755);
+    open = await sharedTempDir('minimr-write-open-');
+    closed = await sharedTempDir('minimr-write-closed-');
     t = await startTestCluster({ workers: 1, fileOutputRoots: [open] });
     await t.fs.put(Buffer.from('a b a\n'), '/in/a.txt');
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -155,4 +155,15 @@ export function teraSortReference(records: Buffer): Buffer {
   const rows = Array.from({ length: records.length / 100 }, (_, i) => records.subarray(i * 100, (i + 1) * 100));
   rows.sort((a, b) => Buffer.compare(a.subarray(0, 10), b.subarray(0, 10)) || Buffer.compare(a, b));
   return Buffer.concat(rows);
+}
+
+/**
+ * A new directory under the system's temporary directory that the workers' task processes can
+ * enter (mode 755): they run as the task account, so a file:// input or output directory must be
+ * open to it, as a shared or network file system is to every worker.
+ */
+export async function sharedTempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await chmod(dir, 0o755);
+  return dir;
 }
