@@ -24,6 +24,7 @@ import {
   userCommand,
   webPasswordCommand,
   policiesCommand,
+  policyCommand,
   workerCommand,
   joinTokenCommand,
 } from './commands/index.js';
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
     .command(webPasswordCommand)
     .command(joinTokenCommand)
     .command(policiesCommand)
+    .command(policyCommand)
     .command(fsCommand)
     .command(benchCommand)
     .middleware(refuseBadNumbers)
