@@ -25,6 +25,7 @@ import {
   userCommand,
   webPasswordCommand,
   policiesCommand,
+  policyCommand,
   workerCommand,
   joinTokenCommand,
 } from './commands/index.js';
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
     .command(webPasswordCommand)
     .command(joinTokenCommand)
     .command(policiesCommand)
+    .command(policyCommand)
     .command(fsCommand)
     .command(benchCommand)
     .middleware(refuseBadNumbers)

@@ -67,7 +67,9 @@ export function policyOptions<T>(
     .option('policy', {
       type: 'string',
       default: 'fifo',
-      describe: `scheduler policy: ${policyNames().join(', ')} (\`minimr policies\` lists their options)`,
+      describe:
+        `scheduler policy: ${policyNames().join(', ')}, or a plug-in file (./my-policy.js or .ts; docs/policies.md) ` +
+        '(`minimr policies` lists their options)',
     })
     .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
     .option('pools', { type: 'string', describe: 'JSON file listing pools with minimum shares and weights' });

@@ -10,7 +10,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { computeMetrics, metricsTable, writeReport, type PolicyMetrics } from '../metrics/index.js';
-import type { PolicyOptions, PoolView } from '../scheduler/index.js';
+import { checkPolicies, type PolicyOptions, type PoolView } from '../scheduler/index.js';
+import { loadPolicyPlugins } from '../policy-plugins/index.js';
 import {
   defaultClusterFor,
   loadCluster,
@@ -136,6 +137,9 @@ export function scaleWorkload(
 export async function benchPolicies(o: BenchPoliciesOptions): Promise<BenchPoliciesResult> {
   const log = o.progress ?? (() => undefined);
   if (o.policies.length === 0) throw new MinimrError('EBADCONF', 'give at least one policy (--policies fifo,fair,...)');
+  // Plug-ins loaded and every name and option checked, for the simulator and the real runs, before any run.
+  await loadPolicyPlugins(o.policies, (p) => o.policyOptions?.[p] ?? {});
+  if (o.real) checkPolicies(o.policies, (p) => o.realPolicyOptions?.[p] ?? o.policyOptions?.[p] ?? {}, 'cluster');
   const workload = await loadWorkload(o.workload, o);
   const simCluster = await loadCluster(o.cluster ?? defaultClusterFor(workload.name));
   const short = shortTasksWarning(workload, defaultHeartbeatMs(simCluster.workers.length));

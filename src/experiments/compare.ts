@@ -12,7 +12,7 @@ import {
   type RunRecord,
 } from '../metrics/index.js';
 import { MinimrError } from '../errors.js';
-import { FifoPolicy, createPolicy, type Policy, type PolicyOptions } from '../scheduler/index.js';
+import { FifoPolicy, checkPolicies, createPolicy, type Policy, type PolicyOptions } from '../scheduler/index.js';
 import {
   Simulator,
   pickSettings,
@@ -111,6 +111,11 @@ export function comparePolicies(options: CompareOptions): ComparisonResult {
       'EBADCONF',
       `the reference policy ${reference} is not one of the policies compared (${names.join(', ')})`,
     );
+  // Every name and its options before the runtime-alone baseline, which may take minutes.
+  checkPolicies(
+    options.policies.flatMap((p) => (typeof p === 'string' ? [p] : [])),
+    (p) => options.policyOptions?.[p] ?? {},
+  );
   const settings = pickSettings(options);
   const log = options.onProgress ?? (() => {});
   const keep = options.keepRuns ?? true;

@@ -37,6 +37,7 @@ export {
 } from './yarn-me-real.js';
 export {
   checkSweepSpec,
+  sweepPolicies,
   finishedUnits,
   runSweepUnit,
   summarise,

@@ -4,6 +4,7 @@
 import { resolve } from 'node:path';
 import { MinimrError } from '../errors.js';
 import { metricsTable, mrClusterTable, type RunRecord } from '../metrics/index.js';
+import { loadPolicyPlugins } from '../policy-plugins/index.js';
 import { policyDefinitions, type PolicyOptions } from '../scheduler/index.js';
 import {
   defaultClusterFor,
@@ -122,6 +123,9 @@ export async function runSimCommand(
   args: SimCommandArgs,
   progress: (line: string) => void,
 ): Promise<{ result: ComparisonResult; table: string; files: string[] }> {
+  // Every policy, plug-ins loaded, and its options checked before the workload is even read.
+  const policyOptions = simPolicyOptions(args);
+  await loadPolicyPlugins(args.policies, (p) => policyOptions[p] ?? {});
   const workload = await loadWorkload(args.workload, {
     seed: args.seed,
     load: args.load,
@@ -149,7 +153,6 @@ export async function runSimCommand(
   const heartbeat = args.heartbeatMs ?? (args.compat === 'dss' ? DSS_NODE_HEARTBEAT_MS : undefined);
   const short = shortTasksWarning(workload, heartbeat ?? defaultHeartbeatMs(cluster.workers.length));
   if (short) progress(short);
-  const policyOptions = simPolicyOptions(args);
   const heartbeatMs = args.heartbeatMs ?? (args.compat === 'dss' ? DSS_NODE_HEARTBEAT_MS : undefined);
   const result = comparePolicies({
     workload,

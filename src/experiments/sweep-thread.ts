@@ -4,12 +4,16 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { serializeError } from '../errors.js';
-import { runSweepUnit, type SweepSpec, type SweepUnit } from './sweep.js';
+import { checkSweepSpec, runSweepUnit, type SweepSpec, type SweepUnit } from './sweep.js';
 
 const spec = workerData as SweepSpec;
+// The sweep's plug-ins, loaded in this thread (the main thread's registry is not shared).
+const ready = checkSweepSpec(spec);
 parentPort!.on('message', (unit: SweepUnit) => {
-  runSweepUnit(spec, unit).then(
-    (result) => parentPort!.postMessage({ result }),
-    (err: unknown) => parentPort!.postMessage({ key: unit.key, error: serializeError(err) }),
-  );
+  ready
+    .then(() => runSweepUnit(spec, unit))
+    .then(
+      (result) => parentPort!.postMessage({ result }),
+      (err: unknown) => parentPort!.postMessage({ key: unit.key, error: serializeError(err) }),
+    );
 });

@@ -16,6 +16,7 @@
 import { performance } from 'node:perf_hooks';
 import { MinimrError } from '../errors.js';
 import { createPolicy, type PolicyOptions } from '../scheduler/index.js';
+import { loadPolicyPlugins } from '../policy-plugins/index.js';
 import { simulate } from '../sim/index.js';
 import { defaultClusterFor, loadCluster, loadWorkload, meganode } from '../workloads/index.js';
 
@@ -73,10 +74,18 @@ export function sweepUnits(spec: SweepSpec): SweepUnit[] {
   return units;
 }
 
-/** Checks every policy name and option before a sweep starts (a misspelt name fails at once, not after hours). */
-export function checkSweepSpec(spec: SweepSpec): void {
-  for (const policy of [...spec.policies, ...(spec.meganodePolicy ? [spec.meganodePolicy] : [])])
-    createPolicy(policy, spec.policyOptions?.[policy] ?? {});
+/** Every policy a sweep runs: its policies, then its meganode policy. */
+export function sweepPolicies(spec: SweepSpec): string[] {
+  return [...spec.policies, ...(spec.meganodePolicy ? [spec.meganodePolicy] : [])];
+}
+
+/**
+ * Loads the sweep's policy plug-ins and checks every policy name and option before a sweep starts (a
+ * misspelt name fails at once, not after hours). Each worker thread runs it too: plug-ins are
+ * registered per thread.
+ */
+export async function checkSweepSpec(spec: SweepSpec): Promise<void> {
+  await loadPolicyPlugins(sweepPolicies(spec), (p) => spec.policyOptions?.[p] ?? {});
   if (spec.penalty !== undefined && !(Number.isFinite(spec.penalty) && spec.penalty >= 1))
     throw new MinimrError('EBADCONF', `--penalty ${spec.penalty}: a step penalty factor is a number >= 1`);
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger, type Logger } from '../log.js';
 import { CpuQuotaGroup, JobClient, JobTracker, type ThrottleBasis } from '../runtime/index.js';
+import { loadPolicyPlugins } from '../policy-plugins/index.js';
 import { createPolicy, type Policy, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { createUiRequestHandler } from '../ui/index.js';
 
@@ -91,6 +92,8 @@ export class LocalCluster {
 
   static async start(options: LocalClusterOptions): Promise<LocalCluster> {
     const logger = options.logger ?? createLogger('local');
+    if (typeof options.policy !== 'object')
+      await loadPolicyPlugins([options.policy ?? 'fifo'], () => options.policyOptions ?? {}, 'cluster');
     const policy =
       typeof options.policy === 'object'
         ? options.policy

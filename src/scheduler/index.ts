@@ -37,7 +37,28 @@ export {
   type TyrexOptions,
   type TyrexSettings,
 } from './tyrex.js';
-export type { NumberRange, OptionSpec, OptionValue, PolicyDefinition, PolicyEngine, PolicyOptions } from './options.js';
+export type {
+  NumberRange,
+  OptionSpec,
+  OptionSpecs,
+  OptionValue,
+  PolicyDefinition,
+  PolicyEngine,
+  PolicyOptions,
+} from './options.js';
+export { allowedValues, definePolicy, optionError, parseOptions } from './options.js';
+export {
+  CONFORMANCE_RULES,
+  checkConformance,
+  conformanceLines,
+  conformanceScenarios,
+  malformedDecision,
+  withClockRecorder,
+  type ConformanceReport,
+  type ConformanceRule,
+  type ConformanceScenario,
+  type ConformanceViolation,
+} from './conformance.js';
 export { validateDecisions } from './validate.js';
 export { FREE_POOL, mrClusterProblems } from './mr-cluster-checks.js';
 export {
@@ -142,20 +163,70 @@ export function policyNames(): readonly string[] {
 }
 
 /**
+ * Whether `--policy NAME` names a plug-in file rather than a built-in: a path (it holds '/') or a
+ * JavaScript or TypeScript file name. Such a name is registered by its loader (`registerPolicyPlugin`)
+ * before `createPolicy` can make it.
+ */
+export function isPolicyFileName(name: string): boolean {
+  return name.includes('/') || name.includes('\\') || /\.[cm]?[jt]s$/.test(name);
+}
+
+/** Plug-in definitions by the name they were given as (`./drf.ts`): the same name creates them. */
+const PLUGINS = new Map<string, PolicyDefinition>();
+
+/**
+ * Makes `createPolicy(name)` create policies from `definition`: a plug-in loaded from the file `name`
+ * names (the CLI's loader does this before any run starts). Registering a name again replaces it.
+ */
+export function registerPolicyPlugin(name: string, definition: PolicyDefinition): void {
+  PLUGINS.set(name, definition);
+}
+
+/** The definition `createPolicy(name)` uses: a built-in or a registered plug-in; EBADCONF for neither. */
+export function policyDefinition(name: string): PolicyDefinition {
+  const definition = BY_NAME.get(name) ?? PLUGINS.get(name);
+  if (definition) return definition;
+  if (isPolicyFileName(name))
+    throw new MinimrError(
+      'EBADCONF',
+      `policy plug-in ${name} is not loaded: load it (loadPolicyPlugins) before a policy is created from it`,
+      { policy: name },
+    );
+  throw new MinimrError(
+    'EBADCONF',
+    `unknown scheduler policy '${name}'; known policies: ${policyNames().join(', ')} ` +
+      '(or a plug-in file: ./my-policy.js or .ts)',
+    { policy: name },
+  );
+}
+
+/**
  * A fresh policy object: policies may keep state between calls, so instances are never shared. An
  * unknown name, or an option the policy does not take or allow, is EBADCONF. On the 'cluster' engine
  * (the JobTracker) the definition's `clusterDefaults` apply under the options given.
  */
 export function createPolicy(name: string, options: PolicyOptions = {}, engine: PolicyEngine = 'simulator'): Policy {
-  const definition = BY_NAME.get(name);
-  if (!definition) {
-    throw new MinimrError(
-      'EBADCONF',
-      `unknown scheduler policy '${name}'; known policies: ${policyNames().join(', ')}`,
-      { policy: name },
-    );
-  }
-  return definition.create(engine === 'cluster' ? { ...definition.clusterDefaults, ...options } : options);
+  const definition = policyDefinition(name);
+  const policy: unknown = definition.create(
+    engine === 'cluster' ? { ...definition.clusterDefaults, ...options } : options,
+  );
+  if (typeof policy !== 'object' || policy === null || typeof (policy as Policy).schedule !== 'function')
+    throw new MinimrError('EBADCONF', `policy ${name}: create() returned no policy with a schedule(snapshot) method`, {
+      policy: name,
+    });
+  return policy as Policy;
+}
+
+/**
+ * Every policy name and its options checked at once, before any run starts: each is created once
+ * (and dropped), so a misspelt name or option is EBADCONF now rather than after a long baseline run.
+ */
+export function checkPolicies(
+  names: readonly string[],
+  optionsOf: (name: string) => PolicyOptions = () => ({}),
+  engine: PolicyEngine = 'simulator',
+): void {
+  for (const name of names) createPolicy(name, optionsOf(name), engine);
 }
 
 const HELP_WIDTH = 100;

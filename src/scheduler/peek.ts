@@ -42,7 +42,7 @@
  * are told apart only as for an AM or for a task (DSS also tells maps from reduces).
  */
 import { MinimrError } from '../errors.js';
-import { EventHeap } from '../util/index.js';
+import { EventHeap } from '../util/pure.js';
 
 export interface PeekNode {
   readonly id: string;

@@ -1,14 +1,6 @@
-export { hashSeed, seededRandom, seededUint32, streamFor } from './random.js';
-export { Mt19937 } from './mt19937.js';
+export * from './pure.js';
 export { csvField, lineChart, lineChartCsv, lineChartFiles, type LineChartOptions, type Series } from './svg-plot.js';
 export { barChart, barChartCsv, barChartFiles, type BarChartOptions, type BarSeries } from './svg-bars.js';
-export { zipfSampler } from './zipf.js';
-export { parseSize, formatBytes } from './units.js';
-export { EventHeap, type HeapEntry } from './event-heap.js';
-export { escapeControlCharacters, escapeTerminalControls } from './text.js';
-export { meanWithStandardError, type MeanWithError } from './stats.js';
 export { phaseTrace, type PhaseTraceEvent } from './phase-trace.js';
-export { keyValuePairs } from './key-value.js';
-export { murmur3_32 } from './murmur3.js';
 export { publicError, redactPrivatePaths, registerPrivateDir, unregisterPrivateDir } from './private-paths.js';
 export { openExclusively } from './exclusive-open.js';

@@ -124,6 +124,7 @@ const BAD_INPUT: Record<string, { args: string[]; cluster?: boolean }> = {
   run: { args: ['run', '/no/such/job.js', '--input', '/no/such/input', '--output', '/tmp/minimr-cli-unix-nowhere'] },
   'join-token': { args: ['join-token', '--dir', '/no/such/jobtracker'] },
   policies: { args: ['policies', 'no-such-policy'] },
+  'policy check': { args: ['policy', 'check', '/no/such/policy.ts'] },
   'fs fsck': { args: ['fs', 'fsck', '/no/such/path'], cluster: true },
   'fs put': { args: ['fs', 'put', '/no/such/local/file', '/x'], cluster: true },
   'fs get': { args: ['fs', 'get', '/no/such/path', '/tmp/minimr-cli-unix-nowhere'], cluster: true },

@@ -122,14 +122,11 @@ describe('sweeps', () => {
   });
 
   test('bad specs fail before any simulation runs', async () => {
-    assert.throws(
-      () => checkSweepSpec({ ...spec, policies: ['fifo', 'fiar'] }),
+    await assert.rejects(
+      checkSweepSpec({ ...spec, policies: ['fifo', 'fiar'] }),
       (e: MinimrError) => e.code === 'EBADCONF' && e.message.includes('fiar'),
     );
-    assert.throws(
-      () => checkSweepSpec({ ...spec, penalty: 0.5 }),
-      (e: MinimrError) => e.code === 'EBADCONF',
-    );
+    await assert.rejects(checkSweepSpec({ ...spec, penalty: 0.5 }), (e: MinimrError) => e.code === 'EBADCONF');
     assert.deepEqual(parseSeeds('3'), [1, 2, 3]);
     assert.deepEqual(parseSeeds('5-7'), [5, 6, 7]);
     assert.deepEqual(parseSeeds('4,9'), [4, 9]);

@@ -26,7 +26,11 @@ export const benchCommand = defineGroup({
                 'improved-fair | a minimr workload / Hadoop SLS / Hadoop Rumen ' +
                 'JSON file | swim:FILE (a SWIM TSV)',
             })
-            .option('policies', { type: 'string', default: 'fifo,fair', describe: 'comma-separated policy names' })
+            .option('policies', {
+              type: 'string',
+              default: 'fifo,fair',
+              describe: 'comma-separated policy names or plug-in files (./my-policy.ts)',
+            })
             .option('cluster', {
               type: 'string',
               describe:

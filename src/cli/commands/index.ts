@@ -7,6 +7,7 @@ export { joinTokenCommand, JOIN_URL_FILE } from './join-token.js';
 export { localCommand } from './local.js';
 export { mrcCommand } from './mrc.js';
 export { policiesCommand } from './policies.js';
+export { policyCommand } from './policy.js';
 export { profileCommand } from './profile.js';
 export { profilesCommand } from './profiles.js';
 export { runCommand } from './run.js';

@@ -5,6 +5,7 @@ import { DEFAULT_WORKER_LIMITS } from '../../books/index.js';
 import { MinimrError } from '../../errors.js';
 import { JobTracker, forgetClusterSecret, reachableAddress, recordClusterSecret } from '../../runtime/index.js';
 import { createUiRequestHandler } from '../../ui/index.js';
+import { loadPolicyPlugins } from '../../policy-plugins/index.js';
 import { createPolicy } from '../../scheduler/index.js';
 import { parseSize } from '../../util/index.js';
 import { tlsIdentity } from '../client.js';
@@ -119,6 +120,7 @@ export const jobtrackerCommand = defineCommand({
       }),
   handler: async (argv) => {
     const { policyOptions, pools } = await policySettings(argv);
+    await loadPolicyPlugins([argv.policy], () => policyOptions, 'cluster');
     const limitFlags = ['max-worker-map-slots', 'max-worker-reduce-slots', 'max-worker-memory-mb'] as const;
     for (const flag of limitFlags) {
       const value = argv[flag];

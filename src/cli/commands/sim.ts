@@ -23,7 +23,12 @@ export const simCommand = defineCommand({
           'yarn-me-50, yarn-me-100, yarn-me-3000), or a .json minimr ' +
           "cluster file or Hadoop SLS node file; default: the workload's",
       })
-      .option('policy', { type: 'string', array: true, default: ['fifo'], describe: 'policy name; repeat to compare' })
+      .option('policy', {
+        type: 'string',
+        array: true,
+        default: ['fifo'],
+        describe: 'policy name or plug-in file (./my-policy.ts); repeat to compare',
+      })
       .option('policy-options', { type: 'string', describe: 'policy settings as a JSON object' })
       .option('reference', {
         type: 'string',

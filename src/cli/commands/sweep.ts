@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { MinimrError } from '../../errors.js';
 import {
   checkSweepSpec,
+  sweepPolicies,
   runSweep,
   runSweepOnCluster,
   summarise,
@@ -10,7 +11,7 @@ import {
   type SweepSpec,
 } from '../../experiments/index.js';
 import { withClient } from '../client.js';
-import type { PolicyOptions } from '../../scheduler/index.js';
+import { isPolicyFileName, type PolicyOptions } from '../../scheduler/index.js';
 import { defineCommand } from '../options.js';
 
 /** `--seeds 1-200` or `--seeds 200` (1..200) or `--seeds 3,7,9`. */
@@ -79,12 +80,19 @@ export const sweepCommand = defineCommand({
       ...(argv.meganode !== undefined ? { meganodePolicy: argv.meganode } : {}),
       ...(argv.penalty !== undefined ? { penalty: argv.penalty } : {}),
     };
-    checkSweepSpec(spec);
+    await checkSweepSpec(spec);
     if (argv.threads !== undefined && !(Number.isInteger(argv.threads) && argv.threads > 0))
       throw new MinimrError('EUSAGE', `--threads ${argv.threads}: give a positive whole number`);
     if (argv.cluster !== undefined) {
       if (!/^wss?:\/\//.test(argv.cluster))
         throw new MinimrError('EUSAGE', `--cluster ${argv.cluster}: give the JobTracker's ws:// or wss:// URL`);
+      const plugins = sweepPolicies(spec).filter(isPolicyFileName);
+      if (plugins.length > 0)
+        throw new MinimrError(
+          'EUSAGE',
+          `--cluster with policy plug-ins (${plugins.join(', ')}): a sweep on a cluster runs built-in policies only; ` +
+            'run it here without --cluster',
+        );
       if (!(Number.isInteger(argv.maps) && argv.maps > 0))
         throw new MinimrError('EUSAGE', `--maps ${argv.maps}: give a positive whole number`);
       const run = await withClient({ ...argv, jobtracker: argv.cluster }, (client) =>

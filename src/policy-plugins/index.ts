@@ -1,0 +1,1 @@
+export { loadPolicyPlugin, loadPolicyPlugins } from './load.js';
