@@ -49,6 +49,14 @@ import { owedReplicaTarget } from '../storage/index.js';
 import { ProgressPatches, attemptViewOf, withProgress } from './attempt-views.js';
 import { MrClusters, type MrClusterOptions } from './mr-clusters.js';
 import { JobSkew, SkewPlanner, type Stopwatch } from './skew.js';
+import {
+  DEFAULT_SPECULATION,
+  percentile,
+  speculationProblem,
+  speculativeCap,
+  timeLeftMs,
+  type SpeculationOptions,
+} from './speculation.js';
 import { WorkerHealth, type WorkerHealthOptions } from './worker-health.js';
 import type {
   AttemptMeasures,
@@ -91,6 +99,8 @@ export interface BooksOptions {
   readonly workerHealth?: WorkerHealthOptions;
   /** The most slots and memory a worker may claim; a registration above them is refused (EBADCONF). */
   readonly workerLimits?: WorkerLimits;
+  /** Speculative execution (speculation.ts): on by default, as in Hadoop. */
+  readonly speculation?: Partial<SpeculationOptions>;
 }
 
 export interface WorkerLimits {
@@ -181,6 +191,15 @@ export class Books<D extends EngineData = EngineData> {
   /** MR-clusters (FAWKES): requests, admission, node kinds, output blocks and shrinks (mr-clusters.ts). */
   readonly mrClusters: MrClusters<D>;
   private readonly memoryStepMb: number;
+  readonly speculation: SpeculationOptions;
+  /** When `speculate` last looked for candidates. */
+  private lastSpeculationMs = Number.NEGATIVE_INFINITY;
+  /** Backup attempts running now (AttemptRecord.speculative). */
+  private runningBackups = 0;
+  /** Active jobs that speculate: with none, `speculate` returns at once. */
+  private speculativeJobs = 0;
+  /** A slot freed since `speculate` last looked: it looks again without waiting out the interval. */
+  private freedSinceLook = false;
 
   private readonly workerMap = new Map<string, WorkerRecord<D>>();
   /** Every worker ever known, sorted by id (snapshots list live workers in id order). */
@@ -233,6 +252,9 @@ export class Books<D extends EngineData = EngineData> {
     this.memoryStepMb = options.memoryStepMb ?? DEFAULT_MEMORY_STEP_MB;
     this.health = new WorkerHealth(options.workerHealth);
     this.workerLimits = options.workerLimits ?? DEFAULT_WORKER_LIMITS;
+    this.speculation = { ...DEFAULT_SPECULATION, ...options.speculation };
+    const speculationWrong = speculationProblem(this.speculation);
+    if (speculationWrong) throw new MinimrError('EBADCONF', `speculation: ${speculationWrong}`);
     if (!Number.isInteger(this.memoryStepMb) || this.memoryStepMb < 1) {
       throw new MinimrError('EBADCONF', `memoryStepMb must be a whole number of MB >= 1, got ${this.memoryStepMb}`);
     }
@@ -357,6 +379,7 @@ export class Books<D extends EngineData = EngineData> {
         data,
         view: null,
         slot: -1,
+        attemptsSucceeded: 0,
       };
       this.workerMap.set(shape.id, w);
       let at = this.workersById.findIndex((other) => byId(w!, other) < 0);
@@ -541,6 +564,8 @@ export class Books<D extends EngineData = EngineData> {
       ...(plan.referenceMs !== undefined ? { referenceMs: plan.referenceMs } : {}),
       maxAttempts: plan.maxAttempts ?? this.maxAttempts,
       reduceSlowStart: slowStart,
+      speculative: plan.speculative ?? this.speculation.enabled,
+      doneRuns: { map: { count: 0, totalMs: 0 }, reduce: { count: 0, totalMs: 0 } },
       ...(plan.inputPlacement ? { inputPlacement: plan.inputPlacement } : {}),
       placementOpen: plan.inputPlacement !== undefined,
       state: 'pending',
@@ -579,6 +604,7 @@ export class Books<D extends EngineData = EngineData> {
     }
     if (job.skew) this.skewPlanner.planAtSubmission(job.skew);
     this.activeJobs.push(job);
+    if (job.speculative) this.speculativeJobs++;
     this.jobsDirty = true;
     this.jobListChanged = true;
     this.changed = true;
@@ -662,6 +688,7 @@ export class Books<D extends EngineData = EngineData> {
     if (this.progressPatches.take(job) !== undefined) job.runningView = null;
     const i = this.activeJobs.indexOf(job);
     if (i >= 0) {
+      if (job.speculative) this.speculativeJobs--;
       this.activeJobs.splice(i, 1);
       this.jobsDirty = true;
       this.jobListChanged = true;
@@ -726,11 +753,29 @@ export class Books<D extends EngineData = EngineData> {
     attempt.progress = 1;
     this.endAttempt(attempt, 'succeeded', undefined, now, false, effects);
     this.health.success(attempt.worker.shape.id);
+    attempt.worker.attemptsSucceeded++;
     const task = attempt.task;
     const job = task.job;
     if (!this.isActive(job) || task.state !== 'running') return effects;
     task.state = 'succeeded';
     task.successfulAttempt = attempt;
+    const done = job.doneRuns[task.kind];
+    done.count++;
+    done.totalMs += Math.max(0, now - attempt.startTime);
+    // The first copy to finish is the task's; the others are killed (speculative execution).
+    for (const other of task.attempts)
+      if (other.state === 'running')
+        this.attemptKilledInto(
+          effects,
+          other,
+          {
+            code: 'EKILLED',
+            message: `${attempt.id} of the same task finished first`,
+            details: { by: 'speculation', winner: attempt.id },
+          },
+          now,
+          true,
+        );
     this.mrClusters.taskSucceeded(
       attempt,
       task.kind === 'reduce' || job.reduces.length === 0 ? measures.outputBytes : 0,
@@ -784,7 +829,7 @@ export class Books<D extends EngineData = EngineData> {
         this.workerFailed(job, map.successfulAttempt!.worker, now);
         this.rerunMap(map, `${task.id} cannot fetch its output`, effects);
       }
-      this.taskPending(task);
+      this.taskPendingUnlessRunning(task);
       return effects;
     }
     task.failures++;
@@ -814,7 +859,7 @@ export class Books<D extends EngineData = EngineData> {
       });
       return effects;
     }
-    this.taskPending(task);
+    this.taskPendingUnlessRunning(task);
     return effects;
   }
 
@@ -870,7 +915,7 @@ export class Books<D extends EngineData = EngineData> {
     this.endAttempt(attempt, 'killed', error, now, tellWorker, effects);
     const task = attempt.task;
     task.job.killedAttempts++;
-    if (this.isActive(task.job) && task.state === 'running') this.taskPending(task);
+    if (this.isActive(task.job) && task.state === 'running') this.taskPendingUnlessRunning(task);
   }
 
   private endAttempt(
@@ -892,6 +937,7 @@ export class Books<D extends EngineData = EngineData> {
     if (task.kind === 'map') w.usedMap--;
     else w.usedReduce--;
     w.usedMem -= a.memoryMb;
+    if (a.speculative) this.runningBackups--;
     this.capacityFreed(w);
     this.markWorker(w);
     removeItem(job.running, a);
@@ -900,6 +946,12 @@ export class Books<D extends EngineData = EngineData> {
     this.changed = true;
     this.lastChange = now;
     effects.push({ kind: 'attempt-ended', attempt: a, tellWorker });
+  }
+
+  /** A running task whose attempt ended without success: pending again, unless another of its attempts still runs. */
+  private taskPendingUnlessRunning(task: TaskRecord<D>): void {
+    if (task.attempts.some((a) => a.state === 'running')) return;
+    this.taskPending(task);
   }
 
   private taskPending(task: TaskRecord<D>): void {
@@ -1142,6 +1194,102 @@ export class Books<D extends EngineData = EngineData> {
     return effects;
   }
 
+  // ---- speculative execution (speculation.ts) ---------------------------------------------------
+
+  /** Whether `speculate(now)` would look (an engine refreshes attempts' progress first only then). */
+  speculationDue(now: number): boolean {
+    if (this.speculativeJobs === 0) return false;
+    return this.freedSinceLook || now - this.lastSpeculationMs >= this.speculation.intervalMs;
+  }
+
+  /**
+   * Launches backups of slow attempts onto fast workers' free slots, by LATE's rule (speculation.ts).
+   * Engines call it after each scheduling round (the simulator also every `speculation.intervalMs`);
+   * it looks when a slot was freed since its last look (LATE decides when a node asks for work), else
+   * at most every `speculation.intervalMs` (Hadoop 2's speculator looks every second).
+   * Not on a pool split into MR-clusters (FAWKES moves nodes between them; a backup would pin one).
+   */
+  speculate(now: number): Effect<D>[] {
+    const o = this.speculation;
+    if (!this.speculationDue(now)) return [];
+    this.lastSpeculationMs = now;
+    this.freedSinceLook = false;
+    if (this.mrClusters.inUse) return [];
+    const targets = this.workersById.filter(
+      (w) => w.alive && w.suspectSince === undefined && !this.health.isGraylisted(w.shape.id),
+    );
+    const slots = targets.reduce((n, w) => n + w.shape.mapSlots + w.shape.reduceSlots, 0);
+    let room = speculativeCap(slots, o.capFraction) - this.runningBackups;
+    const free = (w: WorkerRecord<D>, kind: TaskKind): boolean =>
+      kind === 'map' ? w.usedMap < w.shape.mapSlots : w.usedReduce < w.shape.reduceSlots;
+    if (room <= 0 || !targets.some((w) => free(w, 'map') || free(w, 'reduce'))) return [];
+
+    const candidates: { attempt: AttemptRecord<D>; leftMs: number }[] = [];
+    for (const job of this.activeJobs) {
+      if (!job.speculative || job.state !== 'running') continue;
+      for (const kind of ['map', 'reduce'] as const) {
+        if ((kind === 'map' ? job.pendingMaps : job.pendingReduces).length > 0) continue;
+        const running = job.running.filter((a) => a.task.kind === kind);
+        // A fresh copy takes about the mean run of the job's done tasks of this kind; before any is
+        // done, the shortest projected run of its running ones.
+        const done = job.doneRuns[kind];
+        let copyMs = done.count > 0 ? done.totalMs / done.count : Number.POSITIVE_INFINITY;
+        if (done.count === 0)
+          for (const a of running)
+            if (a.progress > 0) copyMs = Math.min(copyMs, Math.max(0, now - a.startTime) / a.progress);
+        for (const a of running) {
+          const ranMs = now - a.startTime;
+          if (a.elastic || ranMs < o.minRuntimeMs || a.task.attempts.some((b) => b !== a && b.state === 'running'))
+            continue;
+          const leftMs = timeLeftMs(a.progress, ranMs);
+          if (leftMs > copyMs) candidates.push({ attempt: a, leftMs });
+        }
+      }
+    }
+    if (candidates.length === 0) return [];
+    candidates.sort((x, y) => y.leftMs - x.leftMs || (x.attempt.id < y.attempt.id ? -1 : 1));
+
+    // LATE's SlowNodeThreshold: no backup onto a worker whose total progress is in the slowest quarter.
+    const progressOf = new Map<WorkerRecord<D>, number>();
+    for (const w of targets) {
+      let total = w.attemptsSucceeded;
+      for (const a of w.running) total += a.progress;
+      progressOf.set(w, total);
+    }
+    const slowBelow = percentile([...progressOf.values()], o.slowNodePercentile);
+    const rank = { node: 0, rack: 1, any: 2 } as const;
+    const effects: Effect<D>[] = [];
+    for (const { attempt } of candidates) {
+      if (room <= 0) break;
+      const task = attempt.task;
+      let best: WorkerRecord<D> | undefined;
+      for (const w of targets) {
+        if (
+          w === attempt.worker ||
+          progressOf.get(w)! < slowBelow ||
+          !free(w, task.kind) ||
+          w.shape.memoryMb - w.usedMem < task.memoryMb ||
+          task.failedOnWorkers.includes(w.shape.id) ||
+          task.diskFullOnWorkers.includes(w.shape.id)
+        )
+          continue;
+        if (
+          !best ||
+          rank[this.localityOn(task, w)] < rank[this.localityOn(task, best)] ||
+          (rank[this.localityOn(task, w)] === rank[this.localityOn(task, best)] &&
+            progressOf.get(w)! > progressOf.get(best)!)
+        )
+          best = w;
+      }
+      if (!best) continue;
+      const backup = this.launch(task, best, task.memoryMb, false, this.localityOn(task, best), now, true);
+      effects.push({ kind: 'launch', attempt: backup });
+      this.changed = true;
+      room--;
+    }
+    return effects;
+  }
+
   /**
    * The workers other than those where the task's disk filled up that could ever run it: live, not
    * suspect nor graylisted, in the chosen worker's MR-cluster, with a slot of its kind and the
@@ -1192,6 +1340,7 @@ export class Books<D extends EngineData = EngineData> {
     elastic: boolean,
     locality: Locality,
     now: number,
+    speculative = false,
   ): AttemptRecord<D> {
     const job = task.job;
     const reducePartitions =
@@ -1206,6 +1355,7 @@ export class Books<D extends EngineData = EngineData> {
       locality,
       partition: job.partition,
       ...(reducePartitions ? { reducePartitions } : {}),
+      ...(speculative ? { speculative } : {}),
       state: 'running',
       progress: 0,
       data: undefined as D['attempt'],
@@ -1213,6 +1363,7 @@ export class Books<D extends EngineData = EngineData> {
     };
     task.attemptsMade++;
     task.attempts.push(a);
+    if (speculative) this.runningBackups++;
     this.attemptMap.set(a.id, a);
     task.state = 'running';
     if (task.memoryMb <= this.minPending[task.kind]) this.minPendingStale = true;
@@ -1339,6 +1490,7 @@ export class Books<D extends EngineData = EngineData> {
 
   private capacityFreed(w: WorkerRecord<D>): void {
     if (!w.alive || w.suspectSince !== undefined || this.health.isGraylisted(w.shape.id)) return;
+    this.freedSinceLook = true;
     const free = w.shape.memoryMb - w.usedMem;
     if (w.usedMap < w.shape.mapSlots && free > this.maxFree.map) this.maxFree.map = free;
     if (w.usedReduce < w.shape.reduceSlots && free > this.maxFree.reduce) this.maxFree.reduce = free;

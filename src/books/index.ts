@@ -14,6 +14,14 @@ export {
 } from './books.js';
 export { DEFAULT_WORKER_HEALTH, WorkerHealth, type HealthChange, type WorkerHealthOptions } from './worker-health.js';
 export {
+  DEFAULT_SPECULATION,
+  percentile,
+  speculationProblem,
+  speculativeCap,
+  timeLeftMs,
+  type SpeculationOptions,
+} from './speculation.js';
+export {
   MrClusters,
   type BlockReport,
   type MrClusterOptions,

@@ -67,6 +67,8 @@ export interface WorkerRecord<D extends EngineData = EngineData> {
   suspectSince?: number;
   /** Its running attempts were declared lost while it was suspect (task expiry); cleared when it is heard from. */
   tasksExpired?: boolean;
+  /** Attempts that succeeded here: with its running attempts' progress, its total progress (speculation.ts). */
+  attemptsSucceeded: number;
 }
 
 export interface TaskRecord<D extends EngineData = EngineData> {
@@ -120,6 +122,8 @@ export interface AttemptRecord<D extends EngineData = EngineData> {
   readonly partition: number;
   /** Reduces: the map output partitions it reads (the job's skew assignment). */
   readonly reducePartitions?: readonly number[];
+  /** A backup of a slow attempt of its task (speculative execution, speculation.ts). */
+  readonly speculative?: boolean;
   /** Maps that succeeded: bytes of each map output partition, as measured. */
   partitionBytes?: readonly number[];
   state: AttemptState;
@@ -130,6 +134,11 @@ export interface AttemptRecord<D extends EngineData = EngineData> {
   data: D['attempt'];
   /** @internal */
   view: AttemptView | null;
+}
+
+export interface RunTotals {
+  count: number;
+  totalMs: number;
 }
 
 export interface MigrationRecord {
@@ -151,6 +160,10 @@ export interface JobRecord<D extends EngineData = EngineData> {
   readonly maxAttempts: number;
   /** Fraction of the maps that must be done before reduces may launch (Hadoop's slow start). */
   readonly reduceSlowStart: number;
+  /** Slow attempts of its tasks get backups (speculation.ts); Hadoop's mapreduce.map/reduce.speculative. */
+  readonly speculative: boolean;
+  /** Runs of its tasks' successful attempts, maps and reduces: how many and their total ms (speculation.ts). */
+  readonly doneRuns: { readonly map: RunTotals; readonly reduce: RunTotals };
   readonly inputPlacement?: InputPlacement;
   placementOpen: boolean;
   state: JobState;
@@ -266,6 +279,8 @@ export interface JobPlan<D extends EngineData = EngineData> {
   readonly referenceMs?: number;
   readonly maxAttempts?: number;
   readonly reduceSlowStart?: number;
+  /** Slow attempts get backups; default the books' `speculation.enabled`. */
+  readonly speculative?: boolean;
   readonly inputPlacement?: InputPlacement;
   /** How its map output is partitioned among its reduces; absent: one partition per reduce, by hash. */
   readonly skew?: SkewPlan;

@@ -40,6 +40,8 @@ export interface SimCommandArgs {
   /** The penalty model of a DSS trace's task groups that name none (`step:3`, as DSS's `PEEK STEP 3`). */
   readonly penalty?: string;
   readonly reduceSlowStart?: number;
+  /** Speculative execution for jobs whose spec does not say (SimSettings.speculation). */
+  readonly speculation?: boolean;
   /** Nodes of an SLS / DSS topology file that name no resources of their own. */
   readonly nodeMemoryMb?: number;
   readonly nodeCores?: number;
@@ -168,6 +170,7 @@ export async function runSimCommand(
     ...(args.memoryNoise !== undefined ? { memoryNoise: args.memoryNoise } : {}),
     ...(args.penaltyNoise !== undefined ? { penaltyNoise: args.penaltyNoise } : {}),
     ...(args.reduceSlowStart !== undefined ? { reduceSlowStart: args.reduceSlowStart } : {}),
+    ...(args.speculation !== undefined ? { speculation: args.speculation } : {}),
   });
   const rows = result.policies.map((p) => ({ policy: p.policy, metrics: p.metrics, agreement: p.agreement }));
   const mr = mrClusterTable(rows);

@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger, type Logger } from '../log.js';
-import { CpuQuotaGroup, JobClient, JobTracker, type ThrottleBasis } from '../runtime/index.js';
+import { CpuQuotaGroup, JobClient, JobTracker, type JobTrackerOptions, type ThrottleBasis } from '../runtime/index.js';
 import { loadPolicyPlugins } from '../policy-plugins/index.js';
 import { createPolicy, type Policy, type PolicyOptions, type PoolView } from '../scheduler/index.js';
 import { createUiRequestHandler } from '../ui/index.js';
@@ -51,6 +51,8 @@ export interface LocalClusterOptions {
   cpuQuotaOf?: (index: number) => number | undefined;
   port?: number;
   maxAttempts?: number;
+  /** Speculative execution (JobTrackerOptions.speculation); on by default. */
+  speculation?: JobTrackerOptions['speculation'];
   /** Elastic grants are whole multiples of this, MB (default 100). */
   memoryStepMb?: number;
   /** Ended jobs the JobTracker keeps in memory, and for how long, ms (see JobTrackerOptions). */
@@ -112,6 +114,7 @@ export class LocalCluster {
       blockSize: options.blockSize,
       replication: options.replication,
       maxAttempts: options.maxAttempts,
+      ...(options.speculation !== undefined ? { speculation: options.speculation } : {}),
       memoryStepMb: options.memoryStepMb,
       retainedJobs: options.retainedJobs,
       retainMs: options.retainMs,

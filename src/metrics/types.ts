@@ -53,8 +53,13 @@ export interface AttemptRunRecord {
   readonly startMs: number;
   readonly endMs: number;
   readonly outcome: AttemptOutcome;
-  /** Why it did not succeed: 'policy-kill: <reason>', 'worker-lost', 'task-error', 'out-of-memory', 'job-failed'. */
+  /**
+   * Why it did not succeed: 'policy-kill: <reason>', 'worker-lost', 'task-error', 'out-of-memory', 'job-failed',
+   * 'speculation: <the attempt that finished first>'.
+   */
   readonly cause?: string;
+  /** A backup of a slow attempt (speculative execution). */
+  readonly speculative?: boolean;
   readonly locality: Locality;
   /** Partition of the job when the attempt was launched. */
   readonly partition: number;

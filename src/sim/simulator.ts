@@ -212,6 +212,8 @@ type SimEvent =
   | { readonly kind: 'lost'; readonly worker: Worker; readonly backAtMs?: number }
   | { readonly kind: 'join'; readonly worker: Worker }
   | { readonly kind: 'heartbeat'; readonly worker: Worker; readonly epoch: number }
+  /** The books look for slow attempts to back up (speculation); like heartbeats, not work of its own. */
+  | { readonly kind: 'speculate' }
   | { readonly kind: 'mr-cluster'; readonly event: MrClusterSimEvent };
 
 /** Hadoop 1's heartbeat interval: 3 s, longer on big clusters so the master sees ~100 per second. */
@@ -229,6 +231,7 @@ function outcomeOf(a: Attempt): { outcome: AttemptRunRecord['outcome']; cause?: 
   if (a.state === 'failed') return { outcome: 'failed', cause: a.data.failure };
   if (a.error?.code === 'EWORKERLOST') return { outcome: 'failed', cause: 'worker-lost' };
   if (a.error?.details?.jobEnded !== undefined) return { outcome: 'killed', cause: 'job-failed' };
+  if (a.error?.details?.by === 'speculation') return { outcome: 'killed', cause: `speculation: ${a.error.message}` };
   return { outcome: 'killed', cause: `policy-kill: ${a.error?.message ?? ''}` };
 }
 
@@ -277,6 +280,8 @@ export class Simulator {
   private readonly partitionSlots: number[] = [];
   private nextSampleMs = 0;
   private pendingRealEvents = 0;
+  /** A 'speculate' event is in the queue. */
+  private speculationQueued = false;
   private jobsDone = 0;
 
   private readonly attemptRecords: AttemptRunRecord[] = [];
@@ -329,6 +334,7 @@ export class Simulator {
       pools: workload.pools ?? [],
       maxAttempts: this.settings.maxAttempts,
       reduceSlowStart: slowStart,
+      speculation: { enabled: this.settings.speculation },
       mrClusters: { outputReplication: this.settings.outputReplication ?? this.settings.replication },
       ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
       // The limits guard a JobTracker against a worker's claims; a simulated cluster's shape is the
@@ -422,7 +428,7 @@ export class Simulator {
   }
 
   private push(time: number, event: SimEvent): void {
-    if (event.kind !== 'heartbeat') this.pendingRealEvents++;
+    if (event.kind !== 'heartbeat' && event.kind !== 'speculate') this.pendingRealEvents++;
     this.heap.push(time, event);
   }
 
@@ -526,7 +532,7 @@ export class Simulator {
   }
 
   private process(ev: SimEvent): SchedulingTrigger | null {
-    if (ev.kind !== 'heartbeat') this.pendingRealEvents--;
+    if (ev.kind !== 'heartbeat' && ev.kind !== 'speculate') this.pendingRealEvents--;
     switch (ev.kind) {
       case 'submit':
         ev.job.submitMs = this.now;
@@ -566,7 +572,28 @@ export class Simulator {
         this.heap.push(this.now + this.heartbeatMs, { kind: 'heartbeat', worker: w, epoch: w.data.epoch });
         return { kind: 'heartbeat', workerId: w.shape.id };
       }
+      case 'speculate':
+        this.speculationQueued = false;
+        if (!this.hasWork()) return null;
+        this.speculate();
+        this.queueSpeculation();
+        return null;
     }
+  }
+
+  /** Backups of slow attempts (Books.speculate), when the books would look: at intervals and when a slot frees. */
+  private speculate(): void {
+    if (this.books.runningAttemptCount === 0 || !this.books.speculationDue(this.now)) return;
+    // Progress as each worker last reported it, whatever the policy reads (Policy.readsProgress).
+    for (const w of this.busyWorkers) this.refreshWorkerProgress(w);
+    this.carryOut(this.books.speculate(this.now));
+  }
+
+  /** The books' next look for slow attempts (Books.speculate), while attempts run. */
+  private queueSpeculation(): void {
+    if (this.speculationQueued) return;
+    this.speculationQueued = true;
+    this.push(this.now + this.books.speculation.intervalMs, { kind: 'speculate' });
   }
 
   /** Jobs in the books, or held for an MR-cluster that is not active yet. */
@@ -588,6 +615,7 @@ export class Simulator {
       ...(spec.inputPlacement ? { inputPlacement: spec.inputPlacement } : {}),
       ...(spec.skew ? { skew: skewPlanOf(spec.skew, spec.reduces.length) } : {}),
       ...(spec.referenceMs !== undefined ? { referenceMs: spec.referenceMs } : {}),
+      ...(spec.speculative !== undefined ? { speculative: spec.speculative } : {}),
       maps: spec.maps.map((t, i) => ({
         ...this.taskPlan(t, `${spec.id}:m${i}`),
         preferredWorkers: t.replicas ?? placeReplicas(holders, this.settings.replication, rand),
@@ -603,6 +631,7 @@ export class Simulator {
     this.carryOut(effects);
     if (!this.books.isActive(job)) return null;
     this.queueHeartbeats();
+    if (job.speculative) this.queueSpeculation();
     return { kind: 'job-submitted', jobId: job.id };
   }
 
@@ -864,6 +893,7 @@ export class Simulator {
       outcome === 'succeeded' ? input : run.fullMs > 0 ? input * Math.max(0, Math.min(1, doneMs / run.fullMs)) : 0;
     this.attemptRecords.push({
       id: a.id,
+      ...(a.speculative ? { speculative: true } : {}),
       jobId: job.id,
       taskId: task.id,
       kind: task.kind,
@@ -989,6 +1019,7 @@ export class Simulator {
     this.calls++;
     const decisions = this.policy.schedule(snapshot);
     if (decisions.length > 0) this.applyAll(snapshot, trigger, decisions);
+    this.speculate();
     if (this.mode === 'when-useful') this.books.recomputeFit();
   }
 
@@ -1147,6 +1178,7 @@ export function pickSettings(o: Partial<SimSettings>): Partial<SimSettings> {
     'batchSameTime',
     'reduceSlowStart',
     'outputReplication',
+    'speculation',
   ];
   const out: Record<string, unknown> = {};
   for (const k of keys) if (o[k] !== undefined) out[k] = o[k];

@@ -425,6 +425,8 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
       bad(`${at}: "weight" must be a positive number`, { jobId: id, field: 'weight' });
     if (j.referenceMs !== undefined && (typeof j.referenceMs !== 'number' || !(j.referenceMs > 0)))
       bad(`${at}: "referenceMs" must be a positive number`, { jobId: id, field: 'referenceMs' });
+    if (j.speculative !== undefined && typeof j.speculative !== 'boolean')
+      bad(`${at}: "speculative" must be true or false`, { jobId: id, field: 'speculative' });
     const after = str('after', false);
     if (after !== undefined && !ids.has(after))
       bad(`${at}: "after" names "${after}", which is not listed before it`, { jobId: id, field: 'after' });
@@ -458,6 +460,7 @@ export function readWorkloadJson(text: string, source = 'workload'): Workload {
       ...optional('sizeClass'),
       ...(j.weight !== undefined ? { weight: j.weight as number } : {}),
       ...(j.referenceMs !== undefined ? { referenceMs: j.referenceMs as number } : {}),
+      ...(j.speculative !== undefined ? { speculative: j.speculative as boolean } : {}),
       ...(placement !== undefined
         ? { inputPlacement: { replication: placement.replication as number, windowMs: placement.windowMs as number } }
         : {}),

@@ -52,6 +52,8 @@ export interface JobSpec {
   readonly skew?: SkewSpec;
   /** Its runtime on a static reference cluster, when known (FAWKES's JS weight reads it). */
   readonly referenceMs?: number;
+  /** Speculative execution for this job (Hadoop's job.speculative); default the simulator's `speculation`. */
+  readonly speculative?: boolean;
 }
 
 /**

@@ -68,6 +68,13 @@ export const jobtrackerCommand = defineCommand({
       .option('block-size', { type: 'string', default: '64m' })
       .option('replication', { type: 'number', default: 3 })
       .option('max-attempts', { type: 'number', default: 4 })
+      .option('speculation', {
+        type: 'boolean',
+        default: true,
+        describe:
+          "speculative execution (Hadoop's LATE): backups of slow attempts on fast workers, at most 10% of " +
+          'slots; --no-speculation turns it off for jobs that do not set job.speculative',
+      })
       .option('memory-step-mb', {
         type: 'number',
         describe: 'elastic grants are whole multiples of this, MB (default 100)',
@@ -158,6 +165,7 @@ export const jobtrackerCommand = defineCommand({
       blockSize: parseSize(argv['block-size']),
       replication: argv.replication,
       maxAttempts: argv['max-attempts'],
+      speculation: { enabled: argv.speculation },
       memoryStepMb: argv['memory-step-mb'],
       secretFile: secretFile ? resolvePath(secretFile) : undefined,
       admin: argv.admin,

@@ -72,6 +72,12 @@ export const simCommand = defineCommand({
         type: 'number',
         describe: "fraction of a job's maps done before its reduces launch (Hadoop 1: 0.05); default 1, as minimr runs",
       })
+      .option('speculation', {
+        type: 'boolean',
+        describe:
+          "speculative execution (Hadoop's LATE: backups of slow attempts on fast workers, at most 10% of slots); " +
+          "off by default in the simulator, as in the papers' simulations; on by default on a real cluster",
+      })
       .option('compat', {
         type: 'string',
         choices: ['dss'],
@@ -112,6 +118,7 @@ export const simCommand = defineCommand({
         nodeCores: argv['node-cores'],
         meganode: argv.meganode,
         reduceSlowStart: argv['reduce-slow-start'],
+        speculation: argv.speculation,
         ...(argv.compat === 'dss' ? { compat: 'dss' as const } : {}),
         amMb: argv['am-mb'],
         amCores: argv['am-cores'],

@@ -87,6 +87,7 @@ export class JobTracker implements TrackerCore {
       | 'tls'
       | 'workerLimits'
       | 'workerHealth'
+      | 'speculation'
       | 'webPages'
       | 'auditLog'
       | 'maxUnauthenticatedPerAddress'
@@ -194,6 +195,7 @@ export class JobTracker implements TrackerCore {
       ...(options.memoryStepMb !== undefined ? { memoryStepMb: options.memoryStepMb } : {}),
       ...(options.workerLimits !== undefined ? { workerLimits: options.workerLimits } : {}),
       ...(options.workerHealth !== undefined ? { workerHealth: options.workerHealth } : {}),
+      ...(options.speculation !== undefined ? { speculation: options.speculation } : {}),
     });
     this.clock = options.clock ?? Date.now;
     this.logger = options.logger ?? createLogger('jobtracker');
@@ -563,7 +565,12 @@ export class JobTracker implements TrackerCore {
           );
           this.metrics.attemptEnded(a.task.kind, a.state, a.data.counters);
           if (a.state === 'succeeded') break;
-          if (a.error?.details?.jobEnded === undefined) {
+          if (a.error?.details?.by === 'speculation')
+            this.logger.info(
+              { attempt: a.id, winner: a.error.details.winner },
+              'speculative race lost: attempt killed',
+            );
+          else if (a.error?.details?.jobEnded === undefined) {
             this.logger.warn(
               { attempt: a.id, worker: a.worker.shape.id, state: a.state, code: a.error?.code, err: a.error?.message },
               'attempt did not succeed',
@@ -673,6 +680,8 @@ export class JobTracker implements TrackerCore {
         void this.carryOut(this.books.apply(decisions, snap.now));
         next = this.rescheduleQueued;
       }
+      // Backups of slow attempts take the slots the policy left free (the books look every second).
+      void this.carryOut(this.books.speculate(this.clock()));
     } catch (err) {
       this.logger.error({ err: serializeError(err) }, 'scheduling policy failed');
     } finally {

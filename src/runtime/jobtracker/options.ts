@@ -1,5 +1,5 @@
 /** How a JobTracker is set up (`minimr jobtracker`'s flags, LocalCluster's options). */
-import type { WorkerHealthOptions, WorkerLimits } from '../../books/index.js';
+import type { SpeculationOptions, WorkerHealthOptions, WorkerLimits } from '../../books/index.js';
 import type { Logger } from '../../log.js';
 import type { Policy, PoolView } from '../../scheduler/index.js';
 import type { UiSource } from '../wire/index.js';
@@ -40,6 +40,11 @@ export interface JobTrackerOptions {
   blockSize?: number;
   replication?: number;
   maxAttempts?: number;
+  /**
+   * Speculative execution (src/books/speculation.ts): on unless `enabled: false`; a job's conf
+   * `job.speculative` overrides it.
+   */
+  speculation?: Partial<SpeculationOptions>;
   /** Elastic grants are whole multiples of this, MB (default 100, the YARN-ME paper's step). */
   memoryStepMb?: number;
   /** The most slots and memory a worker may claim (default DEFAULT_WORKER_LIMITS). */

@@ -30,7 +30,7 @@ const processClock: ThrottleClock = {
 
 /**
  * Makes a task process slower on purpose, for experiments (`minimr worker --cpu-throttle F`,
- * LocalCluster `throttleOf`). At points of the task's main loop (after each input batch of a map;
+ * LocalCluster `throttleOf`). At points of the task's main loop (every ~20 ms of a map's records;
  * after the shuffle and every ~20 ms of a reduce's grouping loop; at the end) it sleeps, so the task
  * takes about F times as long, while the worker process (heartbeats, shuffle serving) runs at full
  * speed. The sleep is asynchronous: I/O in flight (spill writes) goes on during it.

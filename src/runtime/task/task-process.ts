@@ -474,6 +474,9 @@ class AttemptRunner {
           if ((i & 63) === 63) {
             this.progress = this.mapProgress(bytesRead + (batch.bytesRead * i) / values.length, reader.totalBytes);
             this.reportIfDue();
+            // A throttled (slow) worker's map slows record by record, as a slow machine's would: paced only
+            // between batches its progress would leap and stall, and speculation would misjudge its time left.
+            if (this.throttle.due()) await this.throttle.pace();
           }
           const r = map.call(job, offsets[i]!, values[i] as never, ctx);
           if (r instanceof Promise) await r;

@@ -67,6 +67,11 @@ export function validateJobConf(raw: unknown): JobConf {
         }
         conf[key] = value;
         break;
+      case 'job.speculative':
+        if (value !== true && value !== false && value !== 'true' && value !== 'false')
+          bad(`conf ${key} must be true or false, got ${JSON.stringify(value)}`);
+        conf[key] = value === true || value === 'true';
+        break;
       case 'shuffle.compress':
         if (value !== 'lz4' && value !== 'none')
           bad(`conf ${key} must be "lz4" or "none", got ${JSON.stringify(value)}`);
@@ -105,7 +110,7 @@ export function validateJobConf(raw: unknown): JobConf {
           bad('conf webhdfs.password would hand a secret to job code: give webhdfs.token (a delegation token)');
         bad(
           `unknown setting "${key}" ` +
-            `(known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', 'job.outputReplication', ...Object.keys(SKEW_CONF_DEFAULTS), ...Object.keys(STORE_SETTINGS)].join(', ')})`,
+            `(known: ${[...Object.keys(JOB_CONF_DEFAULTS), 'job.maxMaps', 'job.outputReplication', 'job.speculative', ...Object.keys(SKEW_CONF_DEFAULTS), ...Object.keys(STORE_SETTINGS)].join(', ')})`,
         );
     }
   }

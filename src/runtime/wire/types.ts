@@ -112,6 +112,12 @@ export const JobConfSchema = Type.Object(
           '(mapreduce.job.reduce.slowstart.completedmaps); default 1',
       ),
     ),
+    'job.speculative': Type.Optional(
+      Type.Boolean({
+        description:
+          "backups of slow attempts on fast workers (Hadoop's LATE; mapreduce.map/reduce.speculative); default true",
+      }),
+    ),
     'skew.strategy': Type.Optional(
       Type.Union([Type.Literal('hash'), Type.Literal('simple'), Type.Literal('cms')], {
         description: 'how partitions are given to reducers (src/skew); default hash',
@@ -490,6 +496,8 @@ export interface AttemptSummary {
   /** The task's ideal memory: `memoryMb` below it means an elastic (under-sized) attempt. */
   idealMemoryMb: number;
   elastic: boolean;
+  /** A backup of a slow attempt of its task (speculative execution). */
+  speculative?: boolean;
   /** Where the attempt's input was relative to its worker when it was launched. */
   locality: 'node' | 'rack' | 'any';
   /** Input bytes of the task (maps: split length; reduces: 0). */
@@ -640,6 +648,7 @@ export const AttemptSummaryResult = described<AttemptSummary>(
     memoryMb: Type.Number(),
     idealMemoryMb: Type.Number(),
     elastic: Type.Boolean(),
+    speculative: Type.Optional(Type.Boolean()),
     locality: Type.Union([Type.Literal('node'), Type.Literal('rack'), Type.Literal('any')]),
     inputBytes: Type.Number(),
     counters: CountersSchema,
