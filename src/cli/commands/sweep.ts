@@ -41,7 +41,12 @@ export const sweepCommand = defineCommand({
         describe: 'a workload as `minimr sim` takes it (repeat to sweep several)',
       })
       .option('seeds', { type: 'string', default: '10', describe: 'N (seeds 1..N), A-B, or A,B,C' })
-      .option('policy', { type: 'string', array: true, demandOption: true, describe: 'policy name; repeat' })
+      .option('policy', {
+        type: 'string',
+        array: true,
+        demandOption: true,
+        describe: 'policy name or plug-in file (./my-policy.ts; not with --cluster); repeat',
+      })
       .option('policy-options', { type: 'string', describe: 'a JSON object of options per policy name' })
       .option('baseline', { type: 'string', describe: 'the policy the others are compared with (default: the first)' })
       .option('meganode', {
