@@ -45,6 +45,7 @@ export type MinimrErrorCode =
   | 'EBUSY' // a directory or port another process holds (a second cluster in one folder)
   | 'ESTORE' // an external store (file://, s3://, webhdfs://) cannot be reached or refused the operation
   | 'ECHANGED' // an input file changed (another version) while a job read it
+  | 'EPOLICY' // a scheduling policy broke the policy contract in a run (details.rule names the rule)
   | 'EINTERNAL';
 
 export type ErrorDetails = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -118,6 +119,7 @@ const KNOWN_CODES = new Set<string>([
   'EAUTH',
   'EPERM',
   'EINTERNAL',
+  'EPOLICY',
   'EBADREQUEST',
   'ENOATTEMPT',
   'EUSAGE',

@@ -7,7 +7,12 @@ import { escapeControlCharacters } from '../util/index.js';
 export function progressPrinter(jobId: string): (s: JobStatus) => void {
   const tty = process.stderr.isTTY;
   let last = '';
+  let toldStopped = false;
   return (s) => {
+    if (s.schedulingStopped !== undefined && !toldStopped) {
+      toldStopped = true;
+      process.stderr.write(`${tty ? '\n' : ''}scheduling stopped: ${escapeControlCharacters(s.schedulingStopped)}\n`);
+    }
     const line =
       `${jobId} ${s.state.padEnd(9)} ` +
       `map ${String(Math.floor(s.mapProgress * 100)).padStart(3)}% ` +
@@ -34,6 +39,8 @@ export function printStatus(s: JobStatus): void {
       `output ${s.outputPath}\n`,
   );
   if (s.error) process.stdout.write(`  error ${s.error.code}: ${s.error.message}\n`);
+  if (s.schedulingStopped !== undefined)
+    process.stdout.write(`  scheduling stopped: ${escapeControlCharacters(s.schedulingStopped)}\n`);
 }
 
 /** After a submit: the job id (`--no-wait`), or its progress until it ends, then its status and counters. */

@@ -18,8 +18,11 @@ import { basename, dirname, resolve } from 'node:path';
 import type { Message, Plugin } from 'esbuild';
 import { MinimrError } from '../errors.js';
 import {
+  checkConformance,
   checkPolicies,
+  conformanceLines,
   isPolicyFileName,
+  type ConformanceRule,
   registerPolicyPlugin,
   type PolicyDefinition,
   type PolicyEngine,
@@ -161,14 +164,35 @@ export async function loadPolicyPlugin(file: string): Promise<PolicyDefinition> 
 }
 
 /**
- * Loads every plug-in among `names` (the others are built-ins), then checks every name with its
- * options (`checkPolicies`): the step each command runs before any run starts.
+ * Rules a plug-in must keep to be loaded for a run: all but `uses-idle-cluster`, which judges how
+ * useful a policy is (a deliberately idle one may be an experiment), not whether it is safe to run.
+ */
+const RULES_AT_LOAD = (rule: ConformanceRule): boolean => rule !== 'uses-idle-cluster';
+
+/**
+ * Loads every plug-in among `names` (the others are built-ins), runs the conformance suite on each
+ * with its options (a plug-in that throws, answers malformed or invalid decisions, reads the clock,
+ * changes its snapshot or is not deterministic there is EBADCONF naming the rules and decisions, as
+ * `minimr policy check` prints them), then checks every name with its options (`checkPolicies`): the
+ * step each command runs before any run starts.
  */
 export async function loadPolicyPlugins(
   names: readonly string[],
   optionsOf: (name: string) => PolicyOptions = () => ({}),
   engine: PolicyEngine = 'simulator',
 ): Promise<void> {
-  for (const name of new Set(names)) if (isPolicyFileName(name)) await loadPolicyPlugin(name);
+  for (const name of new Set(names)) {
+    if (!isPolicyFileName(name)) continue;
+    const definition = await loadPolicyPlugin(name);
+    const report = checkConformance(definition, optionsOf(name));
+    const broken = report.violations.filter((v) => RULES_AT_LOAD(v.rule));
+    if (broken.length > 0)
+      throw refused(
+        name,
+        `breaks the policy contract (minimr policy check ${name} prints it all): ` +
+          conformanceLines({ ...report, violations: broken }).join(' | '),
+        { rule: broken[0]!.rule },
+      );
+  }
   checkPolicies(names, optionsOf, engine);
 }

@@ -636,3 +636,57 @@ export function conformanceLines(report: ConformanceReport): string[] {
     return `${rule}: ${v.detail}${where}${decision}${more}`;
   });
 }
+
+/** The contract rule a policy broke in an engine's run, with what it did (PolicyAnswer). */
+export interface PolicyFault {
+  readonly rule: ConformanceRule;
+  readonly detail: string;
+  /** The decision that broke it, when one did. */
+  readonly decision?: unknown;
+}
+
+/** A policy's answer to one snapshot in a run: its decisions, or the rule it broke. */
+export type PolicyAnswer = { readonly decisions: readonly Decision[] } | { readonly fault: PolicyFault };
+
+/**
+ * Asks `policy` for its decisions on `snapshot` in an engine's run, holding it to the contract the
+ * conformance suite checks: it must not throw, must return an array of well-formed decisions, and
+ * those must pass `check` (the books' check against the snapshot). The JobTracker and the simulator
+ * both ask through here, so a broken policy is named by the same rule on both.
+ */
+export function askPolicy(
+  policy: Policy,
+  snapshot: ClusterSnapshot,
+  check: (decisions: readonly Decision[]) => readonly string[],
+): PolicyAnswer {
+  let decisions: unknown;
+  try {
+    decisions = policy.schedule(snapshot);
+  } catch (err) {
+    return { fault: { rule: 'does-not-throw', detail: `schedule threw ${errorText(err)}` } };
+  }
+  if (!Array.isArray(decisions))
+    return { fault: { rule: 'returns-array', detail: `schedule returned ${shownValue(decisions)}` } };
+  for (const d of decisions) {
+    const why = malformedDecision(d);
+    if (why) return { fault: { rule: 'well-formed-decisions', detail: why, decision: d } };
+  }
+  const list = decisions as Decision[];
+  const problems = check(list);
+  if (problems.length === 0) return { decisions: list };
+  const at = /^decision (\d+):/.exec(problems[0]!);
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  return {
+    fault: {
+      rule: 'valid-decisions',
+      detail: `${problems[0]}${more}`,
+      ...(at && list[Number(at[1])] !== undefined ? { decision: list[Number(at[1])] } : {}),
+    },
+  };
+}
+
+/** One line naming the rule a policy broke, what it did and the decision: for its run's error and its logs. */
+export function policyFaultText(policyName: string, fault: PolicyFault): string {
+  const decision = fault.decision !== undefined ? `; decision ${shownValue(fault.decision)}` : '';
+  return `policy '${policyName}' broke the policy contract, rule ${fault.rule}: ${fault.detail}${decision}`;
+}

@@ -41,7 +41,7 @@ import { MrClusterSim, type MrClusterIo, type MrClusterSimEvent } from './mr-clu
 import { EventHeap, streamFor } from '../util/index.js';
 import { partitionShares, sketchOf } from './skew-model.js';
 import { RackIndex, misestimatedPenalty, placeReplicas, transferMs } from './model.js';
-import { penalizedMs } from '../scheduler/index.js';
+import { askPolicy, penalizedMs, policyFaultText } from '../scheduler/index.js';
 import { DEFAULT_SIM_SETTINGS, type FailureSettings, type PolicyCallMode, type SimSettings } from './types.js';
 import {
   parseSkewSpec,
@@ -1017,23 +1017,21 @@ export class Simulator {
     this.refreshProgress();
     const snapshot = this.books.snapshot(trigger, this.now);
     this.calls++;
-    const decisions = this.policy.schedule(snapshot);
-    if (decisions.length > 0) this.applyAll(snapshot, trigger, decisions);
+    const answer = askPolicy(this.policy, snapshot, (d) => this.books.check(snapshot, d));
+    if ('fault' in answer) {
+      throw new MinimrError(
+        'EPOLICY',
+        `${policyFaultText(this.policy.name, answer.fault)} (at t=${this.now} ms, trigger ${trigger.kind})`,
+        { policy: this.policy.name, rule: answer.fault.rule, timeMs: this.now },
+      );
+    }
+    if (answer.decisions.length > 0) this.applyAll(trigger, answer.decisions);
     this.speculate();
     if (this.mode === 'when-useful') this.books.recomputeFit();
   }
 
-  private applyAll(snapshot: ClusterSnapshot, trigger: SchedulingTrigger, decisions: readonly Decision[]): void {
-    const problems = this.books.check(snapshot, decisions);
-    if (problems.length > 0) {
-      throw new MinimrError(
-        'EINTERNAL',
-        `policy '${this.policy.name}' made invalid decisions at ` +
-          `t=${this.now} ms ` +
-          `(trigger ${trigger.kind}): ${problems.join('; ')}`,
-        { policy: this.policy.name, timeMs: this.now },
-      );
-    }
+  /** Carries out decisions `askPolicy` checked against the snapshot they answer. */
+  private applyAll(trigger: SchedulingTrigger, decisions: readonly Decision[]): void {
     for (const d of decisions) {
       this.decisionCount++;
       if (this.recordDecisions) this.decisionLog.push({ timeMs: this.now, trigger: trigger.kind, decision: d });

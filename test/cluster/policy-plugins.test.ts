@@ -106,6 +106,60 @@ describe('loading plug-ins', () => {
     );
   });
 
+  test('a plug-in that breaks the contract in policy check is refused before any run, naming the rule', async () => {
+    const file = fixture('broken-clock.mjs');
+    await assert.rejects(
+      loadPolicyPlugins([file, 'fifo']),
+      refusedWith(file, /breaks the policy contract .*reads-clock: schedule called Date\.now/),
+    );
+  });
+
+  test('a plug-in that throws in a simulation fails the run with EPOLICY naming the rule, time and policy', async () => {
+    const file = join(dir, 'late-thrower.mjs');
+    await writeFile(
+      file,
+      [
+        "import { definePolicy, localityOf } from 'minimr/scheduler';",
+        'export default definePolicy({',
+        "  name: 'late-thrower', summary: 'FIFO, then throws after 10 simulated minutes', options: {}, defaults: {},",
+        '  create: () => ({',
+        "    name: 'late-thrower',",
+        "    consultWhen: 'every-event',",
+        '    schedule(s) {',
+        "      if (s.now >= 600000) throw new RangeError('ten minutes is enough');",
+        '      const out = [];',
+        '      const free = new Map(s.workers.map((w) => [w.id, { map: w.freeMapSlots, reduce: w.freeReduceSlots, mb: w.freeMemoryMb }]));',
+        '      for (const j of s.jobs) for (const t of j.pendingTasks) for (const w of s.workers) {',
+        '        const f = free.get(w.id);',
+        '        if (f[t.kind] > 0 && f.mb >= t.memoryMb) {',
+        '          f[t.kind]--; f.mb -= t.memoryMb;',
+        "          out.push({ kind: 'launch', taskId: t.id, jobId: j.id, workerId: w.id, locality: localityOf(t, w) });",
+        '          break;',
+        '        }',
+        '      }',
+        '      return out;',
+        '    },',
+        '  }),',
+        '});',
+        '',
+      ].join('\n'),
+    );
+    await assert.rejects(
+      runSimCommand({ workload: 'hvw', policies: [file] }, () => undefined),
+      (err: unknown) => {
+        assert.ok(err instanceof MinimrError, String(err));
+        assert.equal(err.code, 'EPOLICY');
+        assert.equal(err.details?.rule, 'does-not-throw');
+        assert.match(
+          err.message,
+          /^policy 'late-thrower' broke the policy contract, rule does-not-throw: schedule threw RangeError: ten minutes is enough \(at t=\d+ ms, trigger [a-z-]+\)$/,
+        );
+        assert.ok(Number(err.details?.timeMs) >= 600_000);
+        return true;
+      },
+    );
+  });
+
   test('minimr sim with a misspelt policy stops before the workload runs', async () => {
     const lines: string[] = [];
     await assert.rejects(
@@ -164,3 +218,48 @@ for (const file of EXAMPLES)
       assert.deepEqual(parseCounts((await readOutput(t.fs, '/out/wc')).toString('utf8')), referenceWordCount(text));
     });
   });
+
+describe('a plug-in that fails on the real JobTracker', () => {
+  let t: TestCluster;
+  before(async () => {
+    t = await startTestCluster({ policy: fixture('fails-on-cluster.mjs') });
+    await t.fs.put(Buffer.from(makeText(1_500_000, 9)), '/in/big.txt');
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  test('stops scheduling new work and says so; the attempts that were running finish', async () => {
+    const jobId = await t.cluster.client.submit(appModule('wordcount'), {
+      input: ['/in/big.txt'],
+      output: '/out/stopped',
+      reducers: 2,
+    });
+    const client = t.cluster.client;
+    // The first call launched a map in every map slot (6); the next, with maps running and waiting, threw.
+    let status = await client.status(jobId);
+    for (let i = 0; i < 300 && status.schedulingStopped === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = await client.status(jobId);
+    }
+    const rule =
+      /^policy 'fails-on-cluster' broke the policy contract, rule does-not-throw: schedule threw RangeError: the plug-in gave up; no new work is scheduled until the JobTracker restarts/;
+    assert.match(status.schedulingStopped ?? '', rule);
+    assert.match((await client.clusterInfo()).schedulingStopped ?? '', rule);
+    let attempts = await client.attempts(jobId);
+    for (let i = 0; i < 300 && attempts.some((a) => a.state === 'running'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      attempts = await client.attempts(jobId);
+    }
+    assert.equal(attempts.length, 6, 'one map in each of the six map slots, and nothing since');
+    assert.deepEqual(
+      attempts.map((a) => a.state),
+      Array(6).fill('succeeded'),
+    );
+    status = await client.status(jobId);
+    assert.equal(status.state, 'running');
+    assert.equal(status.mapsCompleted, 6);
+    assert.ok(status.mapsTotal > 6);
+    assert.equal((await client.kill(jobId)).state, 'killed');
+  });
+});

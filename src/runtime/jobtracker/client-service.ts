@@ -126,7 +126,7 @@ export class ClientService implements Authority {
         serveNamenodeOperation(core.namenode, op, args, core.namenode.callerFor(caller.user)) as Promise<never>;
     return {
       'submit-job': ({ job }, { caller }) => this.submitJob(job, caller.user),
-      'job-status': async ({ jobId }) => (await core.history.record(jobId)).status,
+      'job-status': async ({ jobId }) => this.withSchedulingNote((await core.history.record(jobId)).status),
       'list-jobs': ({ all }) => core.history.list(all === true),
       'job-attempts': async ({ jobId }) => [...(await core.history.record(jobId)).attempts],
       'kill-job': ({ jobId }) => this.killJob(jobId),
@@ -158,11 +158,20 @@ export class ClientService implements Authority {
     };
   }
 
+  /** An active job's status says so when the JobTracker schedules no new work (JobTracker.stopScheduling). */
+  private withSchedulingNote(status: JobStatus): JobStatus {
+    const stopped = this.core.schedulingStopped;
+    return stopped !== undefined && (status.state === 'pending' || status.state === 'running')
+      ? { ...status, schedulingStopped: stopped }
+      : status;
+  }
+
   clusterInfo(): ClusterInfoResult {
     const core = this.core;
     return {
       policy: core.policy.name,
       heartbeatMs: core.heartbeatMs,
+      ...(core.schedulingStopped !== undefined ? { schedulingStopped: core.schedulingStopped } : {}),
       workers: core.books.liveWorkers().map((w) => ({
         workerId: w.shape.id,
         host: w.data.address.host,

@@ -23,6 +23,8 @@ export interface TrackerCore extends BooksHost {
   readonly webhdfs: WebHdfsServer;
   readonly policy: Policy;
   readonly heartbeatMs: number;
+  /** Why no new work is scheduled: the policy broke its contract (JobTracker.stopScheduling); undefined normally. */
+  readonly schedulingStopped: string | undefined;
   readonly metrics: PrometheusMetrics;
   readonly copier: InputCopier;
   readonly mrc: MrClusterRuntime;

@@ -4,7 +4,14 @@ import { join, resolve as resolvePath } from 'node:path';
 import { Books, type Effect } from '../../books/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
-import type { ClusterSnapshot, Policy, SchedulingTrigger } from '../../scheduler/index.js';
+import {
+  askPolicy,
+  policyFaultText,
+  type ClusterSnapshot,
+  type Policy,
+  type PolicyFault,
+  type SchedulingTrigger,
+} from '../../scheduler/index.js';
 import {
   DEFAULT_BLOCK_KEY_ROLL_MS,
   DEFAULT_BLOCK_SIZE,
@@ -146,6 +153,8 @@ export class JobTracker implements TrackerCore {
   readonly auditFile: string | undefined;
   private auditLog?: AuditLog;
   private scheduling = false;
+  /** Set when the policy broke its contract: why no new work is scheduled (stopScheduling). */
+  schedulingStopped: string | undefined;
   private rescheduleQueued: SchedulingTrigger | null = null;
   private stopped = false;
   /** Set while the whole cluster is being shut down: workers leaving is expected then. */
@@ -648,7 +657,7 @@ export class JobTracker implements TrackerCore {
    * refuses it: a policy bug shows instead of being half applied.
    */
   schedule(trigger: SchedulingTrigger): void {
-    if (this.stopped) return;
+    if (this.stopped || this.schedulingStopped !== undefined) return;
     if (this.recovery) {
       if (!this.recovery.ready) return;
       // Its replay runs through the books at once; what it leaves pending is scheduled below.
@@ -668,25 +677,36 @@ export class JobTracker implements TrackerCore {
         const snap = this.snapshot(next);
         // MR-clusters are balanced, and idle ones deactivated, with no job in the system too.
         if ((snap.jobs.length === 0 && !snap.mrClusters?.length) || snap.workers.length === 0) break;
-        const decisions = this.policy.schedule(snap);
-        const problems = this.books.check(snap, decisions);
-        if (problems.length > 0) {
-          this.logger.error(
-            { policy: this.policy.name, trigger: next.kind, problems },
-            'policy made invalid decisions: none of them applied',
-          );
-          break;
+        const answer = askPolicy(this.policy, snap, (d) => this.books.check(snap, d));
+        if ('fault' in answer) {
+          this.stopScheduling(answer.fault, next);
+          return;
         }
-        void this.carryOut(this.books.apply(decisions, snap.now));
+        void this.carryOut(this.books.apply(answer.decisions, snap.now));
         next = this.rescheduleQueued;
       }
       // Backups of slow attempts take the slots the policy left free (the books look every second).
       void this.carryOut(this.books.speculate(this.clock()));
     } catch (err) {
-      this.logger.error({ err: serializeError(err) }, 'scheduling policy failed');
+      this.logger.error({ err: serializeError(err) }, 'scheduling round failed');
     } finally {
       this.scheduling = false;
     }
+  }
+
+  /**
+   * The policy broke its contract (it threw, or answered with malformed or invalid decisions): no new
+   * work is scheduled from now on (no launch, no backup), while running attempts go on, report and
+   * commit, and every active job's status and the cluster's info say why. Only a restart with a
+   * policy that keeps the contract schedules again: a broken policy asked again would most likely
+   * break again, and half-applied decisions are worse than none.
+   */
+  private stopScheduling(fault: PolicyFault, trigger: SchedulingTrigger): void {
+    this.schedulingStopped = `${policyFaultText(this.policy.name, fault)}; no new work is scheduled until the JobTracker restarts with a policy that keeps the contract`;
+    this.logger.error(
+      { policy: this.policy.name, rule: fault.rule, trigger: trigger.kind, decision: fault.decision },
+      this.schedulingStopped,
+    );
   }
 
   /**

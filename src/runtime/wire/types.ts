@@ -480,6 +480,8 @@ export interface JobStatus {
   profile: ProfileUse;
   /** Attempts launched with less than their task's ideal memory. */
   elasticAttempts: number;
+  /** While the job is active: why the JobTracker schedules no new work (its policy broke the contract). */
+  schedulingStopped?: string;
 }
 
 /** One attempt as `minimr job attempts` and the profiler see it. */
@@ -522,6 +524,8 @@ export interface ClusterInfoResult {
   workers: WorkerStatus[];
   policy: string;
   heartbeatMs: number;
+  /** Why the JobTracker schedules no new work: its policy broke the contract (the rule, what it did). */
+  schedulingStopped?: string;
 }
 
 /**
@@ -631,6 +635,7 @@ export const JobStatusResult = described<JobStatus>(
       skew: Type.Optional(looseObject('partition assignment (src/skew)')),
       profile: looseObject('whether the job was planned from a profile (YARN-ME)'),
       elasticAttempts: Type.Integer(),
+      schedulingStopped: Type.Optional(Type.String()),
     },
     { description: "a job's status" },
   ),
@@ -660,6 +665,7 @@ export const ClusterInfoResultSchema = described<ClusterInfoResult>(
   Type.Object({
     policy: Type.String(),
     heartbeatMs: Type.Number(),
+    schedulingStopped: Type.Optional(Type.String()),
     workers: Type.Array(
       Type.Object({
         workerId: Type.String(),
