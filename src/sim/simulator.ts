@@ -28,14 +28,7 @@ import type {
   RunRecord,
   UtilizationSample,
 } from '../metrics/index.js';
-import type {
-  ClusterSnapshot,
-  Consultation,
-  Decision,
-  Policy,
-  SchedulingTrigger,
-  TaskKind,
-} from '../scheduler/index.js';
+import type { Consultation, Decision, Policy, SchedulingTrigger, TaskKind } from '../scheduler/index.js';
 import { ProcessorSharing, type ProjectedEnd } from './cpu-sharing.js';
 import { MrClusterSim, type MrClusterIo, type MrClusterSimEvent } from './mr-clusters.js';
 import { EventHeap, streamFor } from '../util/index.js';

@@ -593,7 +593,10 @@ describe('simulator: decisions', () => {
           policy,
           freeze: true,
         }),
-      TypeError,
+      (err: MinimrError) =>
+        err.code === 'EPOLICY' &&
+        err.details?.rule === 'does-not-throw' &&
+        /^policy 'writer' broke the policy contract, rule does-not-throw: schedule threw TypeError: /.test(err.message),
     );
   });
 
