@@ -1239,7 +1239,12 @@ export class Books<D extends EngineData = EngineData> {
             if (a.progress > 0) copyMs = Math.min(copyMs, Math.max(0, now - a.startTime) / a.progress);
         for (const a of running) {
           const ranMs = now - a.startTime;
-          if (a.elastic || ranMs < o.minRuntimeMs || a.task.attempts.some((b) => b !== a && b.state === 'running'))
+          if (
+            a.elastic ||
+            ranMs < o.minRuntimeMs ||
+            !(a.progress > 0) ||
+            a.task.attempts.some((b) => b !== a && b.state === 'running')
+          )
             continue;
           const leftMs = timeLeftMs(a.progress, ranMs);
           if (leftMs > copyMs) candidates.push({ attempt: a, leftMs });

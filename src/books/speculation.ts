@@ -7,8 +7,9 @@
  *
  * The rule, at each look (every `intervalMs`):
  * - A running attempt's progress rate is its progress over the time it has run, and its time left
- *   `(1 - progress) / rate` (LATE's estimate; an attempt that has reported no progress after
- *   `minRuntimeMs` has an infinite time left).
+ *   `(1 - progress) / rate` (LATE's estimate). An attempt that has reported no progress yet has no
+ *   estimate and is not judged (as Hadoop 2's estimators): a task process starting on a loaded machine
+ *   reports none for a while, and a backup then would only load it more.
  * - It is a candidate when its job speculates (`job.speculative`, on by default as in Hadoop), it has
  *   run `minRuntimeMs`, its task has no other running attempt, it is not elastic (a YARN-ME grant is
  *   slow by its memory, not by its worker), its job has no pending task of its kind (new work first,
@@ -50,7 +51,7 @@ export const DEFAULT_SPECULATION: SpeculationOptions = {
   intervalMs: 1000,
 };
 
-/** LATE's time left of an attempt with `progress` (0..1) after `runMs`: infinite when it has none. */
+/** LATE's time left of an attempt with `progress` (0..1) after `runMs`: infinite without progress (no estimate). */
 export function timeLeftMs(progress: number, runMs: number): number {
   if (progress >= 1) return 0;
   if (!(progress > 0) || !(runMs > 0)) return Number.POSITIVE_INFINITY;

@@ -60,6 +60,11 @@ export interface SimCommandArgs {
 /** DSS's node heartbeat, as the paper's runs set it. */
 export const DSS_NODE_HEARTBEAT_MS = 1000;
 
+/** Whether `policy` models YARN's shape (it takes `compat`, `amMb`, `amCores`): yarn, yarn-me. */
+export function modelsYarn(policy: string): boolean {
+  return policyDefinitions().some((d) => d.name === policy && 'compat' in d.options);
+}
+
 /**
  * Each policy's options: `--policy-options`, and for the policies that model YARN's shape (they take
  * `compat`) `--compat`, `--am-mb` and `--am-cores`. Those flags for a run with no such policy are EUSAGE.
@@ -70,7 +75,7 @@ export function simPolicyOptions(args: SimCommandArgs): Record<string, PolicyOpt
     ...(args.amMb !== undefined ? { amMb: args.amMb } : {}),
     ...(args.amCores !== undefined ? { amCores: args.amCores } : {}),
   };
-  const shaped = (p: string) => policyDefinitions().some((d) => d.name === p && 'compat' in d.options);
+  const shaped = modelsYarn;
   if (Object.keys(yarnShape).length > 0 && !args.policies.some(shaped))
     throw new MinimrError(
       'EUSAGE',

@@ -16,6 +16,7 @@
 import { performance } from 'node:perf_hooks';
 import { MinimrError } from '../errors.js';
 import { createPolicy, type PolicyOptions } from '../scheduler/index.js';
+import { DSS_NODE_HEARTBEAT_MS, modelsYarn } from './sim-command.js';
 import { loadPolicyPlugins } from '../policy-plugins/index.js';
 import { simulate } from '../sim/index.js';
 import { defaultClusterFor, loadCluster, loadWorkload, meganode } from '../workloads/index.js';
@@ -34,6 +35,12 @@ export interface SweepSpec {
   readonly meganodePolicy?: string;
   /** A generated YARN-ME trace's step penalty factor (the paper: 1.5 and 3; default 3). */
   readonly penalty?: number;
+  /**
+   * 'dss': yarn and yarn-me allocate as DSS, the YARN-ME paper's simulator, does (their `compat` option:
+   * ApplicationMasters, one container per node heartbeat, ...), with its 1 s node heartbeat, as
+   * `minimr sim --compat dss`: the setting to compare with the paper's figures.
+   */
+  readonly compat?: 'dss';
 }
 
 export interface SweepUnit {
@@ -85,9 +92,15 @@ export function sweepPolicies(spec: SweepSpec): string[] {
  * registered per thread.
  */
 export async function checkSweepSpec(spec: SweepSpec): Promise<void> {
-  await loadPolicyPlugins(sweepPolicies(spec), (p) => spec.policyOptions?.[p] ?? {});
+  await loadPolicyPlugins(sweepPolicies(spec), (p) => unitPolicyOptions(spec, p));
   if (spec.penalty !== undefined && !(Number.isFinite(spec.penalty) && spec.penalty >= 1))
     throw new MinimrError('EBADCONF', `--penalty ${spec.penalty}: a step penalty factor is a number >= 1`);
+}
+
+/** A policy's options in a sweep: its own, with `compat` for the policies that model YARN when the spec says. */
+function unitPolicyOptions(spec: SweepSpec, policy: string): PolicyOptions {
+  const own = spec.policyOptions?.[policy] ?? {};
+  return spec.compat !== undefined && modelsYarn(policy) ? { compat: spec.compat, ...own } : own;
 }
 
 /** Runs one unit: its workload generated (or read) with its seed, simulated under its policy. */
@@ -101,9 +114,10 @@ export async function runSweepUnit(spec: SweepSpec, unit: SweepUnit): Promise<Sw
   const { run } = simulate({
     workload,
     cluster: unit.meganode ? meganode(shape) : shape,
-    policy: createPolicy(unit.policy, spec.policyOptions?.[unit.policy] ?? {}),
+    policy: createPolicy(unit.policy, unitPolicyOptions(spec, unit.policy)),
     seed: unit.seed,
     recordDecisions: false,
+    ...(spec.compat === 'dss' ? { heartbeatMs: DSS_NODE_HEARTBEAT_MS } : {}),
   });
   const done = run.jobs.filter((j) => j.finishMs !== null);
   const jct = done.reduce((sum, j) => sum + (j.finishMs! - j.submitMs), 0);

@@ -149,8 +149,16 @@ describe('speculation in the books', () => {
     assert.deepEqual(
       backups.map((a) => a.task),
       [job.maps[4]],
-      'map 6, 1 s old with no progress, is not judged; the slow maps are',
+      'map 6, younger than 1 s and without progress, is not judged; the slow maps are',
     );
+  });
+
+  it('an attempt that has reported no progress has no estimate, and no backup', () => {
+    const books = cluster();
+    const { attempts } = slowWorkerJob(books);
+    books.reportProgress(attempts[4]!, 0);
+    books.reportProgress(attempts[5]!, 0);
+    assert.deepEqual(books.speculate(30_000), []);
   });
 
   it('an attempt near its end, or as fast as its siblings, gets no backup', () => {

@@ -34,7 +34,8 @@ describe("phase trace: every attempt's steps, from every process, in order", () 
     await rm(trace, { force: true });
     // A full 64 KiB split holds 655 records, 86 KB with their metadata: a 64 KiB buffer spills once
     // at 80% and merges that spill with its last generation (SPILLS 2); a short last split does not.
-    const conf = { 'shuffle.map.bufferBytes': 64 * 1024 };
+    // Speculation off: the trace is checked attempt by attempt, one per task.
+    const conf = { 'shuffle.map.bufferBytes': 64 * 1024, 'job.speculative': false };
     const status = await client.run(appModule('terasort'), {
       input: ['/tera/in'],
       output: '/tera/out',

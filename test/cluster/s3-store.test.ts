@@ -337,6 +337,27 @@ s3.create_multipart_upload(Bucket='${BUCKET}', Key='out2/someone-elses-upload')`
     assert.deepEqual(left, { keys: [], uploads: [] });
   });
 
+  it("cleanupJob after a commit drops a straggler attempt's upload and record, and keeps the output", async (t) => {
+    if (!server) return t.skip('no python3-boto3');
+    const committer = store.outputCommitter(`s3://${BUCKET}/out6`, 'job_6');
+    await committer.setupJob({ overwrite: false });
+    const winner = await committer.createPart('attempt_r_0_0', 'part-r-00000');
+    await winner.write(Buffer.from('the committed part\n'));
+    const part = await winner.close();
+    await committer.commitJob([part]);
+    // A speculative loser of the same task, killed, started its upload after the commit read the records.
+    const straggler = await committer.createPart('attempt_r_0_1', 'part-r-00000');
+    await straggler.write(Buffer.from('a late copy'));
+    await committer.cleanupJob();
+    await committer.cleanupJob();
+    const left = py(`result = {
+  'keys': sorted(o['Key'] for o in s3.list_objects_v2(Bucket='${BUCKET}', Prefix='out6/').get('Contents', [])),
+  'uploads': [u['Key'] for u in s3.list_multipart_uploads(Bucket='${BUCKET}', Prefix='out6/').get('Uploads', [])],
+  'body': s3.get_object(Bucket='${BUCKET}', Key='out6/part-r-00000')['Body'].read().decode(),
+}`);
+    assert.deepEqual(left, { keys: ['out6/_SUCCESS', 'out6/part-r-00000'], uploads: [], body: 'the committed part\n' });
+  });
+
   it('refuses wrong credentials with EAUTH naming the store', async (t) => {
     if (!server) return t.skip('no python3-boto3');
     const wrong = createS3Store(

@@ -7,7 +7,9 @@ import { parseSeeds } from '../../src/cli/commands/sweep.js';
 import type { MinimrError } from '../../src/errors.js';
 import {
   checkSweepSpec,
+  runSimCommand,
   runSweep,
+  runSweepUnit,
   summarise,
   sweepUnits,
   type SweepResult,
@@ -119,6 +121,21 @@ describe('sweeps', () => {
     assert.equal(mega.atMost07, 0);
     assert.ok(Math.abs(mega.medianRatio - 120 / 130) < 1e-12);
     assert.equal(row('yarn', 'yarn'), undefined);
+  });
+
+  test("--compat dss: a unit runs as minimr sim --compat dss runs it (DSS's AMs and 1 s heartbeat)", async () => {
+    const dss: SweepSpec = { workloads: ['yarn-me-uniform'], seeds: [4], policies: ['yarn'], compat: 'dss' };
+    const [unit] = sweepUnits(dss);
+    const swept = await runSweepUnit(dss, unit!);
+    const plain = await runSweepUnit({ ...dss, compat: undefined }, unit!);
+    const { result } = await runSimCommand(
+      { workload: 'yarn-me-uniform', seed: 4, policies: ['yarn'], compat: 'dss' },
+      () => undefined,
+    );
+    const sim = result.policies[0]!.metrics;
+    assert.equal(swept.unfinished, sim.unfinished);
+    assert.ok(Math.abs(swept.avgJctS - sim.avgJctMs / 1000) < 1e-9, `${swept.avgJctS} vs ${sim.avgJctMs / 1000}`);
+    assert.notEqual(swept.avgJctS, plain.avgJctS, 'the AMs and the heartbeat change the run');
   });
 
   test('bad specs fail before any simulation runs', async () => {

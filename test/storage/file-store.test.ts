@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -165,6 +165,16 @@ describe('the file:// store', () => {
     const p = await replacing.createPart('attempt_r_0_0', 'part-r-00000');
     await p.write(Buffer.from('d\t4\n'));
     await replacing.commitJob([await p.close()]);
+    assert.deepEqual((await readdir(join(dir, 'out'))).sort(), ['_SUCCESS', 'part-r-00000']);
+    // A killed attempt still writing after the commit makes the staging directory again: cleanupJob drops it.
+    const staged = (await readdir(dir)).filter((n) => n.includes('minimr'));
+    assert.deepEqual(staged, []);
+    await mkdir(join(dir, '.out.minimr-job_3', 'straggler'), { recursive: true });
+    await replacing.cleanupJob();
+    assert.deepEqual(
+      (await readdir(dir)).filter((n) => n.includes('minimr')),
+      [],
+    );
     assert.deepEqual((await readdir(join(dir, 'out'))).sort(), ['_SUCCESS', 'part-r-00000']);
   });
 

@@ -71,7 +71,7 @@ export const jobCommand = defineGroup({
               const pick = (k: string) => (a.counters[k] !== undefined ? ` ${k}=${a.counters[k]}` : '');
               return [
                 a.attemptId,
-                a.state,
+                a.speculative ? `${a.state} (backup)` : a.state,
                 a.workerId,
                 `${ms} ms`,
                 `${a.memoryMb} MB${a.elastic ? ` elastic (ideal ${a.idealMemoryMb} MB)` : ''}`,

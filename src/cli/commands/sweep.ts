@@ -65,6 +65,13 @@ export const sweepCommand = defineCommand({
       })
       .option('maps', { type: 'number', default: 20, describe: 'maps of a sweep on a cluster' })
       .option('penalty', { type: 'number', describe: "the YARN-ME traces' step penalty factor (default 3)" })
+      .option('compat', {
+        type: 'string',
+        choices: ['dss'],
+        describe:
+          "yarn and yarn-me allocate as DSS, the YARN-ME paper's simulator, with its 1 s node heartbeat " +
+          '(as minimr sim --compat dss): the setting to compare with the paper',
+      })
       .option('threads', { type: 'number', describe: 'worker threads (default: every core)' })
       .option('out', { type: 'string', demandOption: true, describe: 'the results file (JSON lines)' }),
   handler: async (argv) => {
@@ -84,6 +91,7 @@ export const sweepCommand = defineCommand({
       ...(argv['sim-cluster'] !== undefined ? { cluster: argv['sim-cluster'] } : {}),
       ...(argv.meganode !== undefined ? { meganodePolicy: argv.meganode } : {}),
       ...(argv.penalty !== undefined ? { penalty: argv.penalty } : {}),
+      ...(argv.compat === 'dss' ? { compat: 'dss' as const } : {}),
     };
     await checkSweepSpec(spec);
     if (argv.threads !== undefined && !(Number.isInteger(argv.threads) && argv.threads > 0))

@@ -94,8 +94,10 @@ export class JobCompletion {
     this.core.copier.jobEnded(job.id);
     const out = job.data.submission.outputPath;
     if (writesToStore(job.data.submission)) {
-      // Its committer drops what the job wrote: nothing visible, no upload left open.
+      // Its committer drops what the job wrote: nothing visible, no upload left open. After a success,
+      // what attempts still running at the commit left (a speculative loser's upload) goes.
       if (job.state !== 'succeeded') await this.abortStoreOutput(job);
+      else await this.cleanUpStoreOutput(job);
     } else {
       // A failed or killed job's partial output is of no use and would block a re-run; one that was
       // to replace an output has only its staging directory to remove (or nothing, if it committed).
@@ -183,6 +185,26 @@ export class JobCompletion {
         { job: job.id, output: job.data.submission.outputPath, err: (failure as Error).message },
         "cannot abort the job's output: what it staged may be left",
       );
+  }
+
+  /**
+   * A job writing to another store that succeeded: its committer's cleanup of what attempts still
+   * running at the commit left, now and once more after a pause in the background (a killed attempt's
+   * process may write for a moment after its kill). A failure is logged: the output itself is whole.
+   */
+  private async cleanUpStoreOutput(job: RuntimeJob): Promise<void> {
+    const cleanUp = async (): Promise<void> => {
+      try {
+        await (await storeCommitterOf(job.id, job.data.submission)).cleanupJob();
+      } catch (err) {
+        this.core.logger.warn(
+          { job: job.id, output: job.data.submission.outputPath, err: (err as Error).message },
+          "cannot clean up after the job's commit: a killed attempt's upload or staging may be left",
+        );
+      }
+    };
+    await cleanUp();
+    setTimeout(() => void cleanUp(), ABORT_AGAIN_AFTER_MS).unref();
   }
 
   async removeAttemptOutput(attempt: RuntimeAttempt): Promise<void> {

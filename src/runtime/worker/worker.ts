@@ -910,6 +910,12 @@ export class Worker {
       return;
     }
     if (!this.idle.some((p) => p.jobId === spec.jobId)) await this.oneSettled(spec.jobId);
+    // Killed while its output directory was prepared or a process settled: it must not start after all
+    // (it would run unseen, writing its part after its job committed: a speculative loser killed early).
+    if (record.finished) {
+      void log.close();
+      return;
+    }
     const { child, warm } = this.takeTaskProcess(spec, sandbox);
     let settled: (() => void) | undefined;
     record.child = child;

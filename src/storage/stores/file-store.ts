@@ -314,6 +314,11 @@ class FileOutputCommitter implements OutputCommitter {
       rm(this.staging, { recursive: true, force: true }),
     );
   }
+
+  /** The commit renamed the staging directory onto the output: one here again is a straggler's. */
+  async cleanupJob(): Promise<void> {
+    await this.abortJob();
+  }
 }
 
 export function createFileStore(): FileStore {

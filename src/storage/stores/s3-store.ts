@@ -759,6 +759,17 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
         );
       },
 
+      async cleanupJob() {
+        // The commit deleted the records it read: any left are of attempts that started an upload after
+        // it (stragglers), whose uploads no commit will complete.
+        const records = await jobRecords();
+        for (const r of records) await abortUpload(at(r.key), r.uploadId);
+        await deleteKeys(
+          out,
+          records.map((r) => r.recordKey),
+        );
+      },
+
       async abortJob() {
         // Records are deleted last by a commit, so records left mean no commit finished. An upload that
         // is gone may have been completed by a commit cut short: its object, if this job's, goes too,

@@ -136,4 +136,10 @@ export interface OutputCommitter {
    * not: a killed task's), S3 uploads not completed. Leaves the output location as it was.
    */
   abortJob(): Promise<void>;
+  /**
+   * After a successful commit: drops what attempts still running at the commit left (a speculative
+   * loser or a killed attempt writing its part for a moment after its kill: S3 uploads and their
+   * records, a staging directory made again), never the committed output. Safe to run more than once.
+   */
+  cleanupJob(): Promise<void>;
 }

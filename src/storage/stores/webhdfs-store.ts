@@ -588,6 +588,11 @@ class WebHdfsCommitter implements OutputCommitter {
   async abortJob(): Promise<void> {
     await this.store.deletePath(this.staging, true);
   }
+
+  /** The commit moved the staging directory onto the output: one here again is a straggler's. */
+  async cleanupJob(): Promise<void> {
+    await this.abortJob();
+  }
 }
 
 /** A WebHDFS store of the NameNode at `authority` (`host:port`), configured by `conf` (webhdfs.*). */
