@@ -81,9 +81,12 @@ export function simPolicyOptions(args: SimCommandArgs): Record<string, PolicyOpt
       'EUSAGE',
       `--compat, --am-mb and --am-cores apply to the policies that model YARN (yarn, yarn-me), not to ${args.policies.join(', ')}`,
     );
-  return Object.fromEntries(
-    args.policies.map((p) => [p, { ...(shaped(p) ? yarnShape : {}), ...(args.policyOptions ?? {}) }]),
-  );
+  // `--policy-options` is one policy's options, given to each; or, keyed by the policies' names, each its own.
+  const given: Record<string, unknown> = args.policyOptions ?? {};
+  const perPolicy = Object.keys(given).length > 0 && Object.keys(given).every((k) => args.policies.includes(k));
+  const own = (p: string): PolicyOptions =>
+    perPolicy ? ((given[p] ?? {}) as PolicyOptions) : (args.policyOptions ?? {});
+  return Object.fromEntries(args.policies.map((p) => [p, { ...(shaped(p) ? yarnShape : {}), ...own(p) }]));
 }
 
 /** The hosts an SLS or Rumen trace's maps read from that are not workers of `cluster`, by name. */

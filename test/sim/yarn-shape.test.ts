@@ -261,6 +261,19 @@ describe('minimr sim --compat dss, --am-mb', () => {
       yarn: { amMb: 0 },
     });
   });
+
+  test('--policy-options: one object for each policy, or keyed by policy name, each its own', () => {
+    const timers = { timersMs: [60_000] };
+    assert.deepEqual(simPolicyOptions({ workload: 'x', policies: ['tyrex-static', 'tyrex'], policyOptions: timers }), {
+      'tyrex-static': timers,
+      tyrex: timers,
+    });
+    const keyed = { 'tyrex-static': timers, fair: { preemption: false } } as unknown as PolicyOptions;
+    assert.deepEqual(
+      simPolicyOptions({ workload: 'x', policies: ['fifo', 'fair', 'tyrex-static'], policyOptions: keyed }),
+      { fifo: {}, fair: { preemption: false }, 'tyrex-static': timers },
+    );
+  });
 });
 
 describe('Policy.readsProgress', () => {
