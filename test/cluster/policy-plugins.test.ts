@@ -115,44 +115,16 @@ describe('loading plug-ins', () => {
   });
 
   test('a plug-in that throws in a simulation fails the run with EPOLICY naming the rule, time and policy', async () => {
-    const file = join(dir, 'late-thrower.mjs');
-    await writeFile(
-      file,
-      [
-        "import { definePolicy, localityOf } from 'minimr/scheduler';",
-        'export default definePolicy({',
-        "  name: 'late-thrower', summary: 'FIFO, then throws after 10 simulated minutes', options: {}, defaults: {},",
-        '  create: () => ({',
-        "    name: 'late-thrower',",
-        "    consultWhen: 'every-event',",
-        '    schedule(s) {',
-        "      if (s.now >= 600000) throw new RangeError('ten minutes is enough');",
-        '      const out = [];',
-        '      const free = new Map(s.workers.map((w) => [w.id, { map: w.freeMapSlots, reduce: w.freeReduceSlots, mb: w.freeMemoryMb }]));',
-        '      for (const j of s.jobs) for (const t of j.pendingTasks) for (const w of s.workers) {',
-        '        const f = free.get(w.id);',
-        '        if (f[t.kind] > 0 && f.mb >= t.memoryMb) {',
-        '          f[t.kind]--; f.mb -= t.memoryMb;',
-        "          out.push({ kind: 'launch', taskId: t.id, jobId: j.id, workerId: w.id, locality: localityOf(t, w) });",
-        '          break;',
-        '        }',
-        '      }',
-        '      return out;',
-        '    },',
-        '  }),',
-        '});',
-        '',
-      ].join('\n'),
-    );
+    const file = fixture('throws-later.mjs');
     await assert.rejects(
-      runSimCommand({ workload: 'hvw', policies: [file] }, () => undefined),
+      runSimCommand({ workload: 'hvw', policies: [file], policyOptions: { throwAfterMs: 600_000 } }, () => undefined),
       (err: unknown) => {
         assert.ok(err instanceof MinimrError, String(err));
         assert.equal(err.code, 'EPOLICY');
         assert.equal(err.details?.rule, 'does-not-throw');
         assert.match(
           err.message,
-          /^policy 'late-thrower' broke the policy contract, rule does-not-throw: schedule threw RangeError: ten minutes is enough \(at t=\d+ ms, trigger [a-z-]+\)$/,
+          /^policy 'throws-later' broke the policy contract, rule does-not-throw: schedule threw RangeError: the plug-in gave up \(at t=\d+ ms, trigger [a-z-]+\)$/,
         );
         assert.ok(Number(err.details?.timeMs) >= 600_000);
         return true;
@@ -222,7 +194,7 @@ for (const file of EXAMPLES)
 describe('a plug-in that fails on the real JobTracker', () => {
   let t: TestCluster;
   before(async () => {
-    t = await startTestCluster({ policy: fixture('fails-on-cluster.mjs') });
+    t = await startTestCluster({ policy: fixture('throws-later.mjs') });
     await t.fs.put(Buffer.from(makeText(1_500_000, 9)), '/in/big.txt');
   });
   after(async () => {
@@ -243,7 +215,7 @@ describe('a plug-in that fails on the real JobTracker', () => {
       status = await client.status(jobId);
     }
     const rule =
-      /^policy 'fails-on-cluster' broke the policy contract, rule does-not-throw: schedule threw RangeError: the plug-in gave up; no new work is scheduled until the JobTracker restarts/;
+      /^policy 'throws-later' broke the policy contract, rule does-not-throw: schedule threw RangeError: the plug-in gave up; no new work is scheduled until the JobTracker restarts/;
     assert.match(status.schedulingStopped ?? '', rule);
     assert.match((await client.clusterInfo()).schedulingStopped ?? '', rule);
     let attempts = await client.attempts(jobId);
