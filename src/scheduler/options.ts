@@ -178,6 +178,20 @@ function checked(value: unknown, spec: OptionSpec): OptionValue | undefined {
   }
 }
 
+/** What is wrong with an option's declaration, or undefined (see OptionSpec). */
+function specProblem(spec: unknown): string | undefined {
+  if (typeof spec !== 'object' || spec === null) return 'is declared as no object (give { type, ..., about })';
+  const s = spec as Record<string, unknown>;
+  const ranged = s.type === 'number' || s.type === 'numbers';
+  if (!ranged && s.type !== 'boolean' && s.type !== 'choice')
+    return `has type ${shown(s.type)}; a type is 'boolean', 'number', 'numbers' or 'choice'`;
+  if (ranged && (typeof s.range !== 'object' || s.range === null))
+    return `of type '${String(s.type)}' declares no range (give range: {} for any finite number)`;
+  if (s.type === 'choice' && !(Array.isArray(s.choices) && s.choices.every((c) => typeof c === 'string')))
+    return "of type 'choice' declares no list of choices (choices: ['a', 'b'])";
+  return undefined;
+}
+
 /**
  * Checks `raw` against a policy's declared options and fills in the defaults. An option it does not
  * declare, a value of the wrong type and a value out of range are each EBADCONF naming `policy` and
@@ -191,6 +205,11 @@ export function parseOptions<O extends { readonly [K in keyof O]: OptionValue | 
 ): O {
   const declared = byName(specs);
   const known = Object.keys(declared);
+  for (const name of known) {
+    // A plug-in's declarations are not type-checked: a malformed one is named, not met as a TypeError.
+    const problem = specProblem(declared[name]);
+    if (problem) throw new MinimrError('EBADCONF', `scheduler policy '${policy}': option '${name}' ${problem}`);
+  }
   const unknown = Object.keys(raw).filter((name) => !Object.hasOwn(declared, name));
   if (unknown.length > 0) {
     const takes = known.length > 0 ? `it takes: ${known.join(', ')}` : 'it takes no options';
