@@ -167,6 +167,14 @@ function insertByTask<A extends { readonly task: TaskRecord }>(list: A[], a: A):
   list.splice(lo, 0, a);
 }
 
+/** Node-local first, then rack-local, then anywhere. */
+const LOCALITY_RANK: Readonly<Record<Locality, number>> = { node: 0, rack: 1, any: 2 };
+
+/** Whether `w` has a free slot of `kind`. */
+function hasFreeSlot(w: WorkerRecord, kind: TaskKind): boolean {
+  return kind === 'map' ? w.usedMap < w.shape.mapSlots : w.usedReduce < w.shape.reduceSlots;
+}
+
 function removeItem<T>(list: T[], item: T): void {
   const i = list.indexOf(item);
   if (i >= 0) list.splice(i, 1);
@@ -1215,14 +1223,10 @@ export class Books<D extends EngineData = EngineData> {
     this.lastSpeculationMs = now;
     this.freedSinceLook = false;
     if (this.mrClusters.inUse) return [];
-    const targets = this.workersById.filter(
-      (w) => w.alive && w.suspectSince === undefined && !this.health.isGraylisted(w.shape.id),
-    );
+    const targets = this.workersById.filter((w) => this.takesWork(w));
     const slots = targets.reduce((n, w) => n + w.shape.mapSlots + w.shape.reduceSlots, 0);
     let room = speculativeCap(slots, o.capFraction) - this.runningBackups;
-    const free = (w: WorkerRecord<D>, kind: TaskKind): boolean =>
-      kind === 'map' ? w.usedMap < w.shape.mapSlots : w.usedReduce < w.shape.reduceSlots;
-    if (room <= 0 || !targets.some((w) => free(w, 'map') || free(w, 'reduce'))) return [];
+    if (room <= 0 || !targets.some((w) => hasFreeSlot(w, 'map') || hasFreeSlot(w, 'reduce'))) return [];
 
     const candidates: { attempt: AttemptRecord<D>; leftMs: number }[] = [];
     for (const job of this.activeJobs) {
@@ -1262,7 +1266,6 @@ export class Books<D extends EngineData = EngineData> {
       progressOf.set(w, total);
     }
     const slowBelow = percentile([...progressOf.values()], o.slowNodePercentile);
-    const rank = { node: 0, rack: 1, any: 2 } as const;
     const effects: Effect<D>[] = [];
     for (const { attempt } of candidates) {
       if (room <= 0) break;
@@ -1272,19 +1275,18 @@ export class Books<D extends EngineData = EngineData> {
         if (
           w === attempt.worker ||
           progressOf.get(w)! < slowBelow ||
-          !free(w, task.kind) ||
+          !hasFreeSlot(w, task.kind) ||
           w.shape.memoryMb - w.usedMem < task.memoryMb ||
           task.failedOnWorkers.includes(w.shape.id) ||
           task.diskFullOnWorkers.includes(w.shape.id)
         )
           continue;
-        if (
-          !best ||
-          rank[this.localityOn(task, w)] < rank[this.localityOn(task, best)] ||
-          (rank[this.localityOn(task, w)] === rank[this.localityOn(task, best)] &&
-            progressOf.get(w)! > progressOf.get(best)!)
-        )
+        if (!best) {
           best = w;
+          continue;
+        }
+        const nearer = LOCALITY_RANK[this.localityOn(task, w)] - LOCALITY_RANK[this.localityOn(task, best)];
+        if (nearer < 0 || (nearer === 0 && progressOf.get(w)! > progressOf.get(best)!)) best = w;
       }
       if (!best) continue;
       const backup = this.launch(task, best, task.memoryMb, false, this.localityOn(task, best), now, true);
@@ -1303,9 +1305,7 @@ export class Books<D extends EngineData = EngineData> {
   private diskFullAlternatives(task: TaskRecord<D>, chosen: WorkerRecord<D>): WorkerRecord<D>[] {
     return this.workersById.filter(
       (w) =>
-        w.alive &&
-        w.suspectSince === undefined &&
-        !this.health.isGraylisted(w.shape.id) &&
+        this.takesWork(w) &&
         w.cluster === chosen.cluster &&
         !task.diskFullOnWorkers.includes(w.shape.id) &&
         (task.kind === 'map' ? w.shape.mapSlots : w.shape.reduceSlots) > 0 &&
@@ -1323,12 +1323,10 @@ export class Books<D extends EngineData = EngineData> {
     chosen: WorkerRecord<D>,
     memoryMb: number,
   ): WorkerRecord<D> | undefined {
-    const rank = { node: 0, rack: 1, any: 2 } as const;
     let best: WorkerRecord<D> | undefined;
     for (const w of this.diskFullAlternatives(task, chosen)) {
-      const freeSlot = task.kind === 'map' ? w.usedMap < w.shape.mapSlots : w.usedReduce < w.shape.reduceSlots;
-      if (!freeSlot || w.shape.memoryMb - w.usedMem < memoryMb) continue;
-      if (!best || rank[this.localityOn(task, w)] < rank[this.localityOn(task, best)]) best = w;
+      if (!hasFreeSlot(w, task.kind) || w.shape.memoryMb - w.usedMem < memoryMb) continue;
+      if (!best || LOCALITY_RANK[this.localityOn(task, w)] < LOCALITY_RANK[this.localityOn(task, best)]) best = w;
     }
     return best;
   }
@@ -1493,8 +1491,13 @@ export class Books<D extends EngineData = EngineData> {
     if (task.memoryMb < this.minPending[task.kind]) this.minPending[task.kind] = task.memoryMb;
   }
 
+  /** Live, heard from and not graylisted: a worker new attempts may go to. */
+  private takesWork(w: WorkerRecord<D>): boolean {
+    return w.alive && w.suspectSince === undefined && !this.health.isGraylisted(w.shape.id);
+  }
+
   private capacityFreed(w: WorkerRecord<D>): void {
-    if (!w.alive || w.suspectSince !== undefined || this.health.isGraylisted(w.shape.id)) return;
+    if (!this.takesWork(w)) return;
     this.freedSinceLook = true;
     const free = w.shape.memoryMb - w.usedMem;
     if (w.usedMap < w.shape.mapSlots && free > this.maxFree.map) this.maxFree.map = free;
