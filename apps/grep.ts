@@ -74,11 +74,14 @@ export function compileMatcher(params: Params): LineMatcher {
     }
     const alternatives = pattern.split('|');
     const literals = !flags.includes('i') && alternatives.length <= MAX_LITERALS && alternatives.every(isLiteral);
+    const must = literals ? undefined : requiredLiteral(pattern, flags);
     const count = literals
       ? literalCounter(alternatives.map((literal) => Buffer.from(literal, 'utf8')))
-      : LOOKAROUND.test(pattern)
-        ? lineByLineCounter(re)
-        : chunkRegexCounter(re, new RegExp(pattern, flags.includes('m') ? `${flags}g` : `${flags}gm`));
+      : must !== undefined
+        ? prefilteredCounter(Buffer.from(must, 'utf8'), re)
+        : LOOKAROUND.test(pattern)
+          ? lineByLineCounter(re)
+          : chunkRegexCounter(re, new RegExp(pattern, flags.includes('m') ? `${flags}g` : `${flags}gm`));
     cached = { pattern, flags, matcher: { pattern, countMatchingLines: count } };
   }
   return cached.matcher;
@@ -121,6 +124,128 @@ function literalCounter(needles: readonly Buffer[]): (bytes: Buffer) => number {
     }
   };
 }
+
+/**
+ * The longest literal every match of `pattern` contains (GNU grep's "must" string), if one of at
+ * least MIN_MUST_LENGTH characters is found: a run of plain characters in the pattern's top-level
+ * concatenation. The walk is conservative: a top-level `|` gives none; groups, classes, escapes,
+ * `.`, anchors and quantifiers end a run, and a quantifier also takes the character it repeats off
+ * the run (`ab*c` requires neither `ab` nor `bc`). With `i` (case) or `v` (nested classes) there is none.
+ */
+export function requiredLiteral(pattern: string, flags: string): string | undefined {
+  if (flags.includes('i') || flags.includes('v')) return undefined;
+  const runs: string[] = [];
+  let run = '';
+  const endRun = () => {
+    if (run.length > 0) runs.push(run);
+    run = '';
+  };
+  for (let i = 0; i < pattern.length; ) {
+    const c = pattern[i]!;
+    if (c === '|') return undefined;
+    if (c === '\\') {
+      endRun();
+      i = afterEscape(pattern, i);
+    } else if (c === '[') {
+      endRun();
+      i = afterClass(pattern, i);
+    } else if (c === '(') {
+      endRun();
+      i = afterGroup(pattern, i);
+      if (i < 0) return undefined;
+    } else if (c === '*' || c === '+' || c === '?' || c === '{') {
+      // The quantified atom was the run's last character (or ended the run already).
+      run = run.slice(0, -1);
+      endRun();
+      i += c === '{' ? (BRACE_QUANTIFIER.exec(pattern.slice(i))?.[0].length ?? 1) : 1;
+    } else if (c === '.' || c === '^' || c === '$' || c === ')' || c === ']' || c === '}') {
+      endRun();
+      i++;
+    } else {
+      run += c;
+      i++;
+    }
+  }
+  endRun();
+  const best = runs.filter(isLiteral).reduce((a, b) => (b.length > a.length ? b : a), '');
+  return best.length >= MIN_MUST_LENGTH ? best : undefined;
+}
+
+/** Shorter musts hit too many lines to pay for the per-hit line test (a guess, not measured). */
+const MIN_MUST_LENGTH = 2;
+
+const BRACE_QUANTIFIER = /^\{\d+(,\d*)?\}/;
+
+/**
+ * The index after the escape at `at`: `\xHH`, `\uHHHH`, `\u{...}`, `\cX`, `\p{...}`, `\k<...>` and a
+ * back-reference's or octal escape's digits are one escape with what follows.
+ */
+function afterEscape(pattern: string, at: number): number {
+  const c = pattern[at + 1];
+  const from = at + 2;
+  const close = (end: string) => {
+    const j = pattern.indexOf(end, from);
+    return j < 0 ? pattern.length : j + 1;
+  };
+  if (c === undefined) return from;
+  if (c === 'x') return from + 2;
+  if (c === 'u') return pattern[from] === '{' ? close('}') : from + 4;
+  if (c === 'c') return from + 1;
+  if ((c === 'p' || c === 'P') && pattern[from] === '{') return close('}');
+  if (c === 'k' && pattern[from] === '<') return close('>');
+  if (c >= '0' && c <= '9') {
+    let i = from;
+    while (i < pattern.length && pattern[i]! >= '0' && pattern[i]! <= '9') i++;
+    return i;
+  }
+  return from;
+}
+
+/** The index after the character class opening at `open` (escapes inside skipped). */
+function afterClass(pattern: string, open: number): number {
+  let i = open + 1;
+  while (i < pattern.length && pattern[i] !== ']') i = pattern[i] === '\\' ? afterEscape(pattern, i) : i + 1;
+  return i + 1;
+}
+
+/** The index after the group opening at `open`; -1 when it does not close. */
+function afterGroup(pattern: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < pattern.length; ) {
+    const c = pattern[i]!;
+    if (c === '\\') i = afterEscape(pattern, i);
+    else if (c === '[') i = afterClass(pattern, i);
+    else {
+      if (c === '(') depth++;
+      else if (c === ')' && --depth === 0) return i + 1;
+      i++;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Lines holding `must` that `re` matches: the bytes are searched for `must` (as literalCounter
+ * does), and only the lines it is in are decoded and tested. A must that is rare makes a regex
+ * search as fast as a literal one, which is how GNU grep searches too.
+ */
+function prefilteredCounter(must: Buffer, re: RegExp): (bytes: Buffer) => number {
+  return (bytes) => {
+    let n = 0;
+    for (let hit = bytes.indexOf(must); hit >= 0; ) {
+      const start = bytes.lastIndexOf(NEWLINE, hit) + 1;
+      let end = bytes.indexOf(NEWLINE, hit);
+      if (end < 0) end = bytes.length;
+      const lineEnd = end > start && bytes[end - 1] === CARRIAGE_RETURN ? end - 1 : end;
+      if (re.test(bytes.toString('utf8', start, lineEnd))) n++;
+      if (end >= bytes.length) break;
+      hit = bytes.indexOf(must, end + 1);
+    }
+    return n;
+  };
+}
+
+const CARRIAGE_RETURN = 0x0d;
 
 /** The chunk as text: an ASCII chunk (the common case) is copied as Latin-1, faster than decoding UTF-8. */
 function decode(bytes: Buffer): string {

@@ -6,7 +6,7 @@ import { crc32 } from 'node:zlib';
 import { codecs, defineJob, textInput, type AnyJobDefinition, type InputFormat, type SplitInput } from 'minimr';
 
 import wordcount, { forEachWord } from '../../apps/wordcount.js';
-import grep, { compileMatcher } from '../../apps/grep.js';
+import grep, { compileMatcher, requiredLiteral } from '../../apps/grep.js';
 import grepLines from '../../apps/grep-lines.js';
 import teragen, { generateRow, teragenSplits } from '../../apps/teragen.js';
 import terasort, { findPartition, splitPoints } from '../../apps/terasort.js';
@@ -182,12 +182,34 @@ describe('grep', () => {
       ['xx|', ''],
       ['a|b|c|d|e', ''],
       ['xx|yy', 'i'],
+      // Regexes with a literal every match holds (searched for first), and ones whose text only looks like one.
+      ['[a-z]+ce$', ''],
+      ['li[a-z]{2,5}e', ''],
+      ['fo+ ', ''],
+      ['the\\tthe', ''],
+      ['e\\x6ed', ''],
+      ['\\u0074he [ex]', ''],
+      ['x{1}\\ry', ''],
+      ['(?:ab)c\\r?$', ''],
+      ['a(?= xx)', ''],
+      ['Stra(ß)e [a-z]+', ''],
+      ['日本(語)?', 'u'],
+      ['\\u{65}nd', 'u'],
+      ['(\\w)\\1 ?b', ''],
+      ['ab*c', ''],
+      ['th?e', ''],
+      ['lic[a-z]nce', ''],
+      ['licence\\s*$', 'm'],
     ];
     for (const [p, flags] of patterns) {
       const re = new RegExp(p, flags);
       // Lines as a reader gives them: without the newline and a CRLF line's CR.
       const want = lines.filter((l) => re.test(l.replace(/\r$/, ''))).length;
       const matcher = compileMatcher({ pattern: p, flags });
+      // Every must found is in every matching line (the prefilter's premise, checked where it has something to check).
+      const must = requiredLiteral(p, flags);
+      if (must !== undefined)
+        for (const l of lines) if (re.test(l.replace(/\r$/, ''))) assert.ok(l.includes(must), `/${p}/ must ${must}`);
       for (const size of [1, 2, 5, lines.length]) {
         let got = 0;
         for (let i = 0; i < lines.length; i += size) {
@@ -204,6 +226,25 @@ describe('grep', () => {
         `/${p}/${flags} with a final newline`,
       );
     }
+  });
+
+  it('finds the literal every match of a regex holds, and none where a quantifier, class or escape could stand in', () => {
+    const cases: [string, string, string | undefined][] = [
+      ['[a-z]+ing (the|a) [a-z]+tions', '', 'tions'],
+      ['[a-z]+ing [a-z]{2,5} [a-z]+', '', 'ing '],
+      ['ab*cd', '', 'cd'],
+      ['abc{2,3}d', '', 'ab'],
+      ['a\\x41BCDE', '', 'BCDE'],
+      ['x\\u{41}yz', 'u', 'yz'],
+      ['\\12345ab', '', 'ab'],
+      ['[xyz\\]]abc', '', 'abc'],
+      ['(?:long literal)ab', '', 'ab'],
+      ['abc|defg', '', undefined],
+      ['abcd', 'i', undefined],
+      ['a.b.c', '', undefined],
+    ];
+    for (const [pattern, flags, want] of cases)
+      assert.equal(requiredLiteral(pattern, flags), want, `/${pattern}/${flags}`);
   });
 
   it('outputs nothing for input without a split, and the zero line for splits without lines', async () => {
