@@ -20,7 +20,9 @@
  * and the CPU a task process used before its attempt (start-up of a fresh process). A step whose
  * CPU is well below its wall time waited (for a core, the disk, another process).
  *
- * Run: npm run bench:tera-phases [-- --size-mb 256] [--reps 1] [--conf k=v ...]
+ * `--app wordcount` or `--app grep [--pattern P]` runs that job on bench:apps' standard corpus instead.
+ *
+ * Run: npm run bench:tera-phases [-- --size-mb 256] [--reps 1] [--conf k=v ...] [--app terasort|wordcount|grep]
  * Writes bench-results/tera-phases.json and tera-phases.md at the package root.
  */
 import yargs from 'yargs';
@@ -41,6 +43,7 @@ import {
 } from './lib/bench-cluster.js';
 import { progressLog } from './lib/shell.js';
 import { RECORD, writeTeraInputs } from './lib/tera.js';
+import { writeCorpus } from './lib/corpus.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const MB = 1 << 20;
@@ -49,6 +52,12 @@ const args = yargs(process.argv.slice(2))
   .option('size-mb', { type: 'number', default: 256, describe: 'TeraSort input size' })
   .option('reps', { type: 'number', default: 1, describe: 'jobs run one after another on the same cluster' })
   .option('conf', { type: 'array', string: true, default: [] as string[], describe: 'job settings k=v' })
+  .option('app', {
+    choices: ['terasort', 'wordcount', 'grep'] as const,
+    default: 'terasort' as const,
+    describe: "the job: TeraSort on TeraGen records, or WordCount or Grep on bench:apps' standard corpus",
+  })
+  .option('pattern', { type: 'string', describe: "Grep's pattern (default: the corpus's literal grep word)" })
   .strict()
   .parseSync();
 
@@ -172,27 +181,41 @@ async function main(): Promise<void> {
   log(`tera-phases: --size-mb ${args.sizeMb}, ${env.cpus} CPUs, load ${env.loadavgStart.join(' ')}, work dir ${work}`);
   const cluster = await startBenchCluster(join(work, 'cluster'));
   try {
-    await writeTeraInputs(join(work, 'tera.dat'), join(work, 'tera-lines.txt'), rows);
-    await cluster.client.fs.put(join(work, 'tera.dat'), '/tera/input.dat', { overwrite: true });
-    log(`put ${rows} TeraGen records`);
-    const app = fileURLToPath(new URL('../apps/terasort.js', import.meta.url));
+    const params: Record<string, string> = {};
+    if (args.app === 'terasort') {
+      await writeTeraInputs(join(work, 'tera.dat'), join(work, 'tera-lines.txt'), rows);
+      await cluster.client.fs.put(join(work, 'tera.dat'), '/tera/input.dat', { overwrite: true });
+      log(`put ${rows} TeraGen records`);
+    } else {
+      const corpus = await writeCorpus(join(work, 'corpus.txt'), args.sizeMb * MB);
+      await cluster.client.fs.put(join(work, 'corpus.txt'), '/tera/input.dat', { overwrite: true });
+      if (args.app === 'grep') params.pattern = args.pattern ?? corpus.grep!.literal.pattern;
+      log(`put ${corpus.bytes} bytes of corpus${params.pattern ? `; pattern ${params.pattern}` : ''}`);
+    }
+    const app = fileURLToPath(new URL(`../apps/${args.app}.js`, import.meta.url));
     for (let rep = 0; rep < args.reps; rep++) {
       await rm(traceFile, { force: true });
       const t0 = performance.now();
       const status = await cluster.client.run(app, {
         input: ['/tera/input.dat'],
         output: '/tera/out',
-        reducers: 2,
+        reducers: args.app === 'grep' ? 1 : 2,
         overwrite: true,
         conf,
+        params,
       });
       const seconds = (performance.now() - t0) / 1000;
-      if (status.state !== 'succeeded') throw new Error(`TeraSort ${status.jobId} ${status.state}`);
+      if (status.state !== 'succeeded') throw new Error(`${args.app} ${status.jobId} ${status.state}`);
       const summaries = await cluster.client.attempts(status.jobId);
       const events = (await readFile(traceFile, 'utf8'))
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l) as PhaseTraceEvent);
+      // The raw events of the last job, for what the tables leave out.
+      writeFileSync(
+        resolve(dirname(SELF), '../../bench-results/tera-phases-trace.jsonl'),
+        events.map((e) => JSON.stringify(e)).join('\n') + '\n',
+      );
       const byAttempt = eventsByAttempt(events);
       const first = Math.min(...events.filter((e) => e.event === 'jt-launch').map((e) => e.t));
       const attempts = summaries
@@ -217,7 +240,7 @@ async function main(): Promise<void> {
       };
       jobs.push(job);
       log(
-        `TeraSort ${status.jobId}: ${seconds.toFixed(2)} s; task CPU: ` +
+        `${args.app} ${status.jobId}: ${seconds.toFixed(2)} s; task CPU: ` +
           `maps ${s2(job.mapCpuMs)} s, reduces ${s2(job.reduceCpuMs)} s`,
       );
     }
@@ -247,7 +270,7 @@ function writeResults(
     join(out, 'tera-phases.json'),
     JSON.stringify({ env, cluster: BENCH_CLUSTER, sizeMb: args.sizeMb, conf, jobs }, null, 2),
   );
-  const md: string[] = ['# TeraSort, attempt by attempt', '', machineLine(env), ''];
+  const md: string[] = [`# ${args.app}, attempt by attempt`, '', machineLine(env), ''];
   md.push(
     `Cluster: ${BENCH_CLUSTER.workers} ` +
       `workers, ${BENCH_CLUSTER.mapSlots} map ` +

@@ -8,6 +8,16 @@
 export const MAX_REUSE_GROWTH_BYTES = 8 << 20;
 
 /**
+ * What a fresh process's first attempt may grow it by, from the clean process: what any attempt in a
+ * fresh process grows it by (see `memoryFitForReuse`), not memory left for the next. A 64 MB Grep
+ * map grows a clean process by 6-10 MiB (measured: 57-59 to 65-68 MiB with the runtime loaded as
+ * one bundle; the TypeBox modules that bundle no longer loads one by one used to pre-grow the heap
+ * by a few MiB, so 8 MiB, which sufficed then, now turned most first processes away). A first attempt
+ * that grows it by more (a non-local read's 25 MiB that stays) still ends its process.
+ */
+export const MAX_FIRST_ATTEMPT_GROWTH_BYTES = 16 << 20;
+
+/**
  * Whether a process's memory, after a full GC, lets it run another attempt.
  *
  * A fresh process grows during its first attempt whatever that attempt does: libuv's thread pool
@@ -22,5 +32,7 @@ export const MAX_REUSE_GROWTH_BYTES = 8 << 20;
  * first attempt, up to 8.6 MiB after the seventh, each fresh process ~100+ ms of CPU to start).
  */
 export function memoryFitForReuse(rssAfterGc: number, cleanRss: number, warmRss: number | undefined): boolean {
-  return rssAfterGc <= (warmRss ?? cleanRss) + MAX_REUSE_GROWTH_BYTES;
+  return warmRss === undefined
+    ? rssAfterGc <= cleanRss + MAX_FIRST_ATTEMPT_GROWTH_BYTES
+    : rssAfterGc <= warmRss + MAX_REUSE_GROWTH_BYTES;
 }

@@ -1004,7 +1004,14 @@ async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<bool
     return true;
   collectGarbageNow();
   const rss = process.memoryUsage.rss();
-  if (!memoryFitForReuse(rss, clean.rssBytes, clean.warmRssBytes)) return false;
+  const fit = memoryFitForReuse(rss, clean.rssBytes, clean.warmRssBytes);
+  phaseTrace('t-reuse', {
+    fit,
+    rssMb: rss / 2 ** 20,
+    cleanMb: clean.rssBytes / 2 ** 20,
+    warmMb: (clean.warmRssBytes ?? 0) / 2 ** 20,
+  });
+  if (!fit) return false;
   clean.warmRssBytes ??= rss;
   return true;
 }
