@@ -9,10 +9,10 @@
  * bytes at them cuts the text at the same places as cutting its characters would; a word with bytes
  * that are not valid UTF-8 is emitted as the string a per-line reader would have decoded (invalid
  * bytes become U+FFFD), so the output is the same as reading line by line. The combiner sums counts
- * in the map's hash table as the words come.
+ * in the map's hash table as the words come (`sumValues`: added in place, no combine call per batch).
  */
 import { isUtf8 } from 'node:buffer';
-import { codecs, defineJob, textInput, textOutput, type MapContext } from 'minimr';
+import { codecs, defineJob, sumValues, textInput, textOutput, type MapContext } from 'minimr';
 
 const DELIMITER = new Uint8Array(256);
 for (const c of [0x20, 0x09, 0x0a, 0x0d, 0x0c]) DELIMITER[c] = 1;
@@ -52,12 +52,6 @@ function emitWord(bytes: Uint8Array, start: number, end: number, high: number, c
   else ctx.emit(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8'), 1);
 }
 
-function sum(values: Iterable<number>): number {
-  let total = 0;
-  for (const v of values) total += v;
-  return total;
-}
-
 export default defineJob({
   name: 'wordcount',
   input: textInput(),
@@ -68,10 +62,7 @@ export default defineJob({
   async mapSplit(input, ctx) {
     for await (const chunk of input.chunks()) forEachWord(chunk.bytes, emitWord, ctx);
   },
-  combine(word, counts, ctx) {
-    ctx.emit(word, sum(counts));
-  },
-  reduce(word, counts, ctx) {
-    ctx.emit(word, sum(counts));
-  },
+  // The API's own sum: the map-side table adds each word's 1 in place (src/api/sum.ts).
+  combine: sumValues,
+  reduce: sumValues,
 });

@@ -29,4 +29,5 @@ export {
   type PrepareContext,
 } from './job.js';
 export type { JsonValue, JsonObject } from './json.js';
+export { sumValues } from './sum.js';
 export { openStore, type Store, type StoreStatus, type StoreWriter } from './stores.js';

@@ -63,6 +63,11 @@ export interface HashCombinerOptions {
   /** Where records go on: the sort buffer. */
   readonly collect: (partition: number, key: Buffer, value: Buffer) => void;
   readonly counters?: ShuffleCounters;
+  /**
+   * The combiner is the API's `sumValues` (a left fold of `+` over numbers): a number for a key
+   * whose value is a number is added to it in place, with no pending value and no combine call.
+   */
+  readonly sumsNumbers?: boolean;
 }
 
 /** No value (the combiner emitted none, or the value went on). */
@@ -115,6 +120,7 @@ export class HashCombiner {
   private readonly partitionOf: (keyBytes: Buffer, hash: number) => number;
   private readonly collect: (partition: number, key: Buffer, value: Buffer) => void;
   private readonly counters: ShuffleCounters | undefined;
+  private readonly sumsNumbers: boolean;
 
   /**
    * Open addressing, linear probing, at most 3/4 full: pairs of (entry index + 1, 0 when free; the
@@ -188,6 +194,7 @@ export class HashCombiner {
     this.partitionOf = options.partitionOf;
     this.collect = options.collect;
     this.counters = options.counters;
+    this.sumsNumbers = options.sumsNumbers === true;
     this.pendingCapacity = Math.min(MAX_PENDING, Math.floor(this.budget / 32 / BYTES_PER_PENDING));
     this.pending = new Array<unknown>(this.pendingCapacity).fill(undefined);
     this.pendingNext = new Int32Array(this.pendingCapacity);
@@ -337,6 +344,20 @@ export class HashCombiner {
   /** A value for an entry that has one: pending until the next drain. */
   private append(e: number, value: unknown): void {
     this.takenSinceFlush++;
+    if (this.sumsNumbers && typeof value === 'number') {
+      // Added now, as the fold would add it at the next drain: the entry has nothing pending before it.
+      const current = this.values[e];
+      if (typeof current === 'number' && this.meta[e * STRIDE + M_HEAD]! < 0) {
+        const sum = current + value;
+        this.values[e] = sum;
+        const grown = heapSize(sum) - heapSize(current);
+        if (grown !== 0) {
+          this.heapBytes += grown;
+          if (this.heapBytes > this.budget >> 4) this.afterChange();
+        }
+        return;
+      }
+    }
     const i = this.pendingCount++;
     if (isPrimitive(value)) {
       this.pending[i] = value;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { codecs } from '../../src/api/index.js';
+import { codecs, sumValues } from '../../src/api/index.js';
 import { isMinimrError } from '../../src/errors.js';
 import { createShuffleCounters, HashCombiner, type ValueCombiner } from '../../src/shuffle/index.js';
 import { murmur3_32, seededRandom } from '../../src/util/index.js';
@@ -17,10 +17,11 @@ const sum: ValueCombiner = (key, values, emit) => {
   emit(key, n);
 };
 
-function table(budgetBytes: number, combine: ValueCombiner, valueCodec = codecs.msgpack()) {
+function table(budgetBytes: number, combine: ValueCombiner, valueCodec = codecs.msgpack(), sumsNumbers = false) {
   const passed: Passed[] = [];
   const counters = createShuffleCounters();
   const combiner = new HashCombiner({
+    sumsNumbers,
     budgetBytes,
     keyCodec: codecs.text as never,
     valueCodec: valueCodec as never,
@@ -168,6 +169,52 @@ describe('HashCombiner: map-side combining by hash', () => {
     assert.equal(counters.hashCombineFlushes, 1);
     assert.equal(passed.length, 50_000);
     assert.equal(counters.hashCombineOutputRecords, 50_000);
+  });
+
+  it("adds sumValues' numbers in place, to the same bytes as its combine calls give, floats and -0 included", () => {
+    const random = seededRandom(7);
+    const words = skewedWords(100_000, 3000, 3);
+    const values = words.map((_, i) =>
+      i % 5 === 0 ? random() * 1e6 - 5e5 : i % 7 === 0 ? -0 : i % 11 === 0 ? 2 ** 52 : Math.floor(random() * 9),
+    );
+    let calls = 0;
+    const asCombiner: ValueCombiner = (key, vs, emit) => {
+      calls++;
+      sumValues(key, vs as Iterable<number>, { emit });
+    };
+    for (const budget of [64 << 10, 8 << 20]) {
+      const runs = [false, true].map((inPlace) => {
+        calls = 0;
+        const { combiner, passed } = table(budget, asCombiner, codecs.msgpack(), inPlace);
+        words.forEach((w, i) => combiner.add(w, values[i]));
+        combiner.flush();
+        assert.ok(inPlace ? calls === 0 : calls > 1000, `${calls} combine calls, in place: ${inPlace}`);
+        return passed;
+      });
+      // Object.is: -0 and 0 differ, and every float must be the same float.
+      assert.equal(runs[1]!.length, runs[0]!.length, `budget ${budget}`);
+      runs[0]!.forEach((p, i) => {
+        const q = runs[1]![i]!;
+        assert.ok(p.key === q.key && p.partition === q.partition && Object.is(p.value, q.value), `${p.key} at ${i}`);
+      });
+    }
+  });
+
+  it('sumValues refuses a value that is not a number, in place or not', () => {
+    const asCombiner: ValueCombiner = (key, vs, emit) => sumValues(key, vs as Iterable<number>, { emit });
+    for (const inPlace of [false, true]) {
+      const { combiner } = table(8 << 20, asCombiner, codecs.msgpack(), inPlace);
+      combiner.add('w', 1);
+      combiner.add('w', '2');
+      assert.throws(
+        () => combiner.flush(),
+        (err: unknown) =>
+          isMinimrError(err, 'EBADJOB') && /key "w" has a value of type string/.test((err as Error).message),
+      );
+    }
+    const emitted: [string, number][] = [];
+    sumValues('k', [0.1, 0.2, -0.3], { emit: (k, v) => emitted.push([k, v]) });
+    assert.deepEqual(emitted, [['k', 0.1 + 0.2 - 0.3]]);
   });
 
   it('refuses a budget too small to be a table', () => {

@@ -16,7 +16,7 @@ import { once } from 'node:events';
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { posix, sep } from 'node:path';
 import type { AnyJobDefinition, Codec, MapContext, ReduceContext, TaskContext } from '../../api/index.js';
-import { codecs } from '../../api/index.js';
+import { codecs, sumValues } from '../../api/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
 import {
   HashCombiner,
@@ -560,6 +560,8 @@ class AttemptRunner {
         partitionOf: (k, hash) => partitionOf(k, NO_KEY, hash >>> 0),
         collect: (p, k, v) => collector.collect(p, k, v),
         counters: this.shuffle,
+        // The job's `sumValues` is the API's own (the job imports the module this process does).
+        sumsNumbers: combine === sumValues,
       });
       this.hashTable = table;
       return {
