@@ -31,7 +31,10 @@
  * repeats check that the job's output bytes (OUTPUT_BYTES) are the first run's and that the peers
  * exit cleanly; the first run's outputs are checked in full as above.
  *
- * Run: npm run bench:apps [-- --size-mb 1024] [--corpus standard zipf]
+ * `--size-mb 1024 4096` runs it all once per size, then prints each job's seconds per GB and its
+ * tasks' peak RSS at every size side by side (bench-results/apps-sizes.md): flat cost per byte.
+ *
+ * Run: npm run bench:apps [-- --size-mb 1024 [4096]] [--corpus standard zipf]
  *      [--jobs wordcount streaming grep terasort tiny]
  *      [--keep] [--job-timeout-s 3600] [--node-local-delay-ms 3000] [--repeats 1]
  * The documented full run is the default: 1 GB, both corpora, every job.
@@ -75,6 +78,9 @@ type JobName = (typeof JOBS)[number];
 
 interface Args {
   sizeMb: number;
+  /** Every size asked for: more than one, and this process runs one child per size (runSizes). */
+  sizes: number[];
+  resultsName: string;
   corpora: CorpusName[];
   jobs: Set<JobName>;
   keep: boolean;
@@ -86,7 +92,13 @@ interface Args {
 
 function parseArgs(argv: string[]): Args {
   const a = yargs(argv)
-    .option('size-mb', { type: 'number', default: 1024, describe: 'input size of each job' })
+    .option('size-mb', {
+      type: 'array',
+      number: true,
+      default: [1024],
+      describe: 'input size of each job; several: a run per size, then seconds per GB side by side',
+    })
+    .option('results-name', { type: 'string', default: 'apps', hidden: true, describe: 'bench-results/NAME.json' })
     .option('corpus', {
       type: 'array',
       choices: CORPORA,
@@ -112,8 +124,12 @@ function parseArgs(argv: string[]): Args {
     .parseSync();
   if (!Number.isInteger(a.repeats) || a.repeats < 1)
     throw new Error(`--repeats must be a positive integer, got ${a.repeats}`);
+  const sizes = (a.sizeMb as number[]).map(Number);
+  if (sizes.length === 0 || sizes.some((x) => !(x > 0))) throw new Error(`--size-mb must be positive, got ${a.sizeMb}`);
   return {
-    sizeMb: a.sizeMb,
+    sizeMb: sizes[0]!,
+    sizes,
+    resultsName: a.resultsName,
     corpora: CORPORA.filter((c) => (a.corpus as string[]).includes(c)),
     jobs: new Set(a.jobs as JobName[]),
     keep: a.keep,
@@ -188,6 +204,8 @@ interface JobResult {
   counters?: Record<string, number>;
   /** Where its successful map attempts read their input, and their CPU (TASK_CPU_MS) by that. */
   mapLocality?: MapLocality;
+  /** The highest PEAK_RSS_BYTES of its successful attempts, by kind, in MiB. */
+  peakTaskRssMb?: { map: number | null; reduce: number | null };
   error?: string;
   verified: boolean | null;
   checks: string[];
@@ -229,6 +247,14 @@ function mapLocalityOf(attempts: readonly AttemptSummary[]): MapLocality {
   };
 }
 
+function peakRssMbOf(attempts: readonly AttemptSummary[], kind: 'map' | 'reduce'): number | null {
+  const peaks = attempts
+    .filter((a) => a.kind === kind && a.state === 'succeeded')
+    .map((a) => a.counters.PEAK_RSS_BYTES ?? 0)
+    .filter((b) => b > 0);
+  return peaks.length === 0 ? null : r3(Math.max(...peaks) / MB);
+}
+
 function describeMapLocality(l: MapLocality): string {
   const cpu = (ms: number | null) => (ms === null ? '' : `, mean CPU ${ms} ms`);
   return `${l.nodeLocal} node-local${cpu(l.meanCpuMsNodeLocal)}; ${l.nonLocal} non-local${cpu(l.meanCpuMsNonLocal)}`;
@@ -238,6 +264,7 @@ function describeMapLocality(l: MapLocality): string {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.sizes.length > 1) return runSizes(args);
   const targetBytes = Math.round(args.sizeMb * MB);
   const work = await mkdtemp(join(os.tmpdir(), 'minimr-bench-apps-'));
   const local = join(work, 'local');
@@ -461,7 +488,9 @@ async function main(): Promise<void> {
         result.jobId = status.jobId;
         result.maps = status.mapsTotal;
         result.counters = status.counters;
-        result.mapLocality = mapLocalityOf(await client.attempts(status.jobId));
+        const attempts = await client.attempts(status.jobId);
+        result.mapLocality = mapLocalityOf(attempts);
+        result.peakTaskRssMb = { map: peakRssMbOf(attempts, 'map'), reduce: peakRssMbOf(attempts, 'reduce') };
         log(`${result.job}: maps ${describeMapLocality(result.mapLocality)}`);
         const problems = await verify(status);
         result.verified = problems.length === 0;
@@ -812,15 +841,110 @@ async function main(): Promise<void> {
     tinyJob: tiny ?? null,
     failure: failure ?? null,
   };
-  writeFileSync(resolve(outDir, 'apps.json'), JSON.stringify(json, null, 2) + '\n');
-  writeFileSync(resolve(outDir, 'apps.md'), md);
+  writeFileSync(resolve(outDir, `${args.resultsName}.json`), JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(resolve(outDir, `${args.resultsName}.md`), md);
   process.stdout.write('\n' + md);
-  process.stdout.write(`\nwrote ${resolve(outDir, 'apps.json')} and apps.md\n`);
+  process.stdout.write(`\nwrote ${resolve(outDir, `${args.resultsName}.json`)} and ${args.resultsName}.md\n`);
   const bad =
     failure !== undefined ||
     jobs.some((j) => j.verified !== true || j.peers.some((p) => p.verified !== true)) ||
     tiny?.verified === false;
   if (bad) process.exitCode = 1;
+}
+
+// ---------------------------------------------------------------- several sizes
+
+/** What the side-by-side table reads of a size's apps-SIZE.json. */
+interface SizeRun {
+  sizeMb: number;
+  jobs: {
+    job: string;
+    inputBytes: number;
+    seconds: number | null;
+    runsSeconds?: number[];
+    verified: boolean | null;
+    peakTaskRssMb?: { map: number | null; reduce: number | null };
+  }[];
+}
+
+/**
+ * `--size-mb A B ...`: the whole benchmark once per size, each in a child process of its own (a
+ * fresh cluster, corpora of that size), then each job's seconds per GB (GB = 2^30 bytes; the median
+ * of its runs) and its tasks' peak RSS at every size side by side: whether the cost per byte stays
+ * flat as the input grows, and the memory with it.
+ */
+async function runSizes(args: Args): Promise<void> {
+  const { spawnSync } = await import('node:child_process');
+  const outDir = resolve(dirname(SELF), '..', '..', 'bench-results');
+  const runs: SizeRun[] = [];
+  const rest = removeSizeArgs(process.argv.slice(2));
+  for (const sizeMb of args.sizes) {
+    const name = `${args.resultsName}-${sizeMb}`;
+    log(`--size-mb ${sizeMb}: node ${SELF} --size-mb ${sizeMb} ${rest.join(' ')}`);
+    const child = spawnSync(process.execPath, [SELF, '--size-mb', String(sizeMb), '--results-name', name, ...rest], {
+      stdio: 'inherit',
+    });
+    if (child.status !== 0) process.exitCode = 1;
+    const json = JSON.parse(await readFile(resolve(outDir, `${name}.json`), 'utf8')) as { jobs: SizeRun['jobs'] };
+    runs.push({ sizeMb, jobs: json.jobs });
+  }
+  const md = renderSizes(runs);
+  writeFileSync(resolve(outDir, `${args.resultsName}-sizes.json`), JSON.stringify(runs, null, 2) + '\n');
+  writeFileSync(resolve(outDir, `${args.resultsName}-sizes.md`), md);
+  process.stdout.write('\n' + md + `\nwrote ${resolve(outDir, `${args.resultsName}-sizes.json`)} and .md\n`);
+}
+
+/** The arguments without `--size-mb` and its values (and `--results-name`), for a child run of one size. */
+function removeSizeArgs(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--size-mb' || a === '--results-name') {
+      while (i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) i++;
+    } else if (!a.startsWith('--size-mb=') && !a.startsWith('--results-name=')) out.push(a);
+  }
+  return out;
+}
+
+function renderSizes(runs: SizeRun[]): string {
+  const GB = 2 ** 30;
+  const perGb = (j: SizeRun['jobs'][number]) => {
+    const seconds = j.runsSeconds?.length ? median(j.runsSeconds) : j.seconds;
+    return seconds === null || seconds === undefined ? null : seconds / (j.inputBytes / GB);
+  };
+  const f = (x: number | null | undefined, digits = 2) => (x === null || x === undefined ? '—' : x.toFixed(digits));
+  const names = [...new Set(runs.flatMap((r) => r.jobs.map((j) => j.job)))];
+  const sizes = runs.map((r) => `${r.sizeMb} MB`);
+  const lines = [
+    '# minimr apps: seconds per GB by input size',
+    '',
+    'Each size a run of its own (fresh cluster and corpora). s/GB: the median of the runs of that size over its input ' +
+      "in GB (2^30 bytes); vs first: s/GB over the first size's. Peak RSS: the highest of the job's successful map " +
+      'and reduce attempts (MiB).',
+    '',
+    `| job | ${sizes.map((s) => `s/GB at ${s}`).join(' | ')} | ${sizes
+      .slice(1)
+      .map((s) => `vs first at ${s}`)
+      .join(' | ')} | ${sizes.map((s) => `peak RSS map/reduce at ${s}`).join(' | ')} |`,
+    `|---|${sizes.map(() => '---:').join('|')}|${sizes
+      .slice(1)
+      .map(() => '---:')
+      .join('|')}|${sizes.map(() => '---:').join('|')}|`,
+  ];
+  for (const name of names) {
+    const at = runs.map((r) => r.jobs.find((j) => j.job === name));
+    const rates = at.map((j) => (j && j.verified === true ? perGb(j) : null));
+    const first = rates[0];
+    lines.push(
+      `| ${name} | ${rates.map((x) => f(x)).join(' | ')} | ${rates
+        .slice(1)
+        .map((x) => (x !== null && first ? f(x / first, 3) : '—'))
+        .join(
+          ' | ',
+        )} | ${at.map((j) => `${f(j?.peakTaskRssMb?.map, 0)} / ${f(j?.peakTaskRssMb?.reduce, 0)}`).join(' | ')} |`,
+    );
+  }
+  return lines.join('\n') + '\n';
 }
 
 // ---------------------------------------------------------------- helpers
@@ -944,6 +1068,11 @@ function renderMarkdown(
     '',
     'Map locality (successful map attempts; mean TASK_CPU_MS):',
     ...jobs.filter((j) => j.mapLocality).map((j) => `- ${j.job}: ${describeMapLocality(j.mapLocality!)}`),
+    '',
+    "Peak RSS of the job's tasks (the highest PEAK_RSS_BYTES of its successful attempts, MiB):",
+    ...jobs
+      .filter((j) => j.peakTaskRssMb)
+      .map((j) => `- ${j.job}: maps ${f(j.peakTaskRssMb!.map, 0)}, reduces ${f(j.peakTaskRssMb!.reduce, 0)}`),
     '',
     'Verification:',
     ...jobs.map(
