@@ -1007,12 +1007,20 @@ async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<bool
   collectGarbageNow();
   const rss = process.memoryUsage.rss();
   const fit = memoryFitForReuse(rss, clean.rssBytes, clean.warmRssBytes);
-  phaseTrace('t-reuse', {
-    fit,
-    rssMb: rss / 2 ** 20,
-    cleanMb: clean.rssBytes / 2 ** 20,
-    warmMb: (clean.warmRssBytes ?? 0) / 2 ** 20,
-  });
+  if (process.env.MINIMR_PHASE_TRACE) {
+    // What the RSS is made of, for why a process was refused.
+    const m = process.memoryUsage();
+    const mb = (bytes: number) => Math.round(bytes / 2 ** 10) / 2 ** 10;
+    phaseTrace('t-reuse', {
+      fit,
+      rssMb: mb(rss),
+      cleanMb: mb(clean.rssBytes),
+      warmMb: mb(clean.warmRssBytes ?? 0),
+      heapTotalMb: mb(m.heapTotal),
+      externalMb: mb(m.external),
+      arrayBuffersMb: mb(m.arrayBuffers),
+    });
+  }
   if (!fit) return false;
   clean.warmRssBytes ??= rss;
   return true;
