@@ -844,7 +844,9 @@ export class MapOutputBuffer implements MapOutputCollector {
   private release(mergeFollows = true): void {
     if (!mergeFollows && this.arena) this.arenas?.give(this.arena);
     this.arena = undefined;
+    // The view of the last input it copied from holds that input's memory (a whole block's read).
     this.lastSource = undefined;
+    this.lastSourceView = new DataView(new ArrayBuffer(0));
     this.data = Buffer.alloc(0);
     this.dataView = new DataView(new ArrayBuffer(0));
     this.meta = new Uint32Array(0);
