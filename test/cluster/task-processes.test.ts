@@ -242,3 +242,75 @@ describe('task processes: forked for a launch of their job only', () => {
     );
   });
 });
+
+describe('task processes: started ahead on the other workers at a job first launch', () => {
+  let t: TestCluster;
+  let client: JobClient;
+  // One block: one map, on one worker; the job's second reduce then runs on the other.
+  const text = makeText(40_000, 32);
+
+  before(async () => {
+    t = await startTestCluster({ workers: 2, mapSlots: 1, reduceSlots: 1, replication: 1 });
+    client = t.cluster.client;
+    await t.fs.put(Buffer.from(text), '/in/one-block.txt');
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  /** The job's sandbox directories left on the workers (each worker's `<dataDir>/sandbox/<jobId>`). */
+  async function sandboxesOf(jobId: string): Promise<string[]> {
+    const found: string[] = [];
+    const walk = async (dir: string, depth: number): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+        if (!entry.isDirectory()) continue;
+        const path = join(dir, entry.name);
+        if (entry.name === jobId && basename(dir) === 'sandbox') found.push(path);
+        else if (depth < 3) await walk(path, depth + 1);
+      }
+    };
+    await walk(t.dir, 0);
+    return found;
+  }
+
+  it("the other worker's first attempt of the job runs in a process started while the map ran", async () => {
+    const status = await client.run(appModule('wordcount'), {
+      input: ['/in/one-block.txt'],
+      output: '/out/warmed',
+      reducers: 2,
+      overwrite: true,
+    });
+    assert.equal(status.state, 'succeeded');
+    assert.equal(status.mapsTotal, 1);
+    const attempts = (await client.attempts(status.jobId)).filter((a) => a.state === 'succeeded');
+    const mapWorker = attempts.find((a) => a.kind === 'map')!.workerId;
+    const elsewhere = attempts.filter((a) => a.workerId !== mapWorker);
+    assert.ok(
+      elsewhere.length >= 1,
+      `an attempt ran on the other worker: ${JSON.stringify(attempts.map((a) => a.workerId))}`,
+    );
+    for (const a of elsewhere)
+      assert.equal(a.counters.WARM_LAUNCH, 1, `${a.attemptId} on ${a.workerId} found its process started`);
+    // Counts as WordCount does, from the text itself.
+    const want = new Map<string, number>();
+    for (const w of text.split(/[ \t\r\n\f]+/)) if (w) want.set(w, (want.get(w) ?? 0) + 1);
+    assert.deepEqual(parseCounts((await readOutput(t.fs, '/out/warmed')).toString()), want);
+  });
+
+  it('a process started for a job that then never ran there goes at the job clean-up, with its sandbox', async () => {
+    const status = await client.run(appModule('wordcount'), {
+      input: ['/in/one-block.txt'],
+      output: '/out/map-only',
+      reducers: 0,
+      overwrite: true,
+    });
+    assert.equal(status.state, 'succeeded');
+    let left: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      left = await sandboxesOf(status.jobId);
+      if (left.length === 0) break;
+      await sleep(100);
+    }
+    assert.deepEqual(left, [], 'no sandbox of the job left on any worker');
+  });
+});

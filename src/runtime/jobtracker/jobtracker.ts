@@ -17,6 +17,7 @@ import {
   DEFAULT_BLOCK_SIZE,
   DEFAULT_BLOCK_TOKEN_LIFETIME_MS,
   DEFAULT_REPLICATION,
+  isExternalUri,
   Namenode,
   trustClusterAuthority,
   validateUserName,
@@ -36,6 +37,7 @@ import {
   webPassword,
   withdrawSecretInProcess,
   type JobStatus,
+  type AttemptSpec,
 } from '../wire/index.js';
 import { ClientService } from './client-service.js';
 import type { JobTrackerOptions } from './options.js';
@@ -521,6 +523,34 @@ export class JobTracker implements TrackerCore {
     }
   }
 
+  /**
+   * At a job's first launch, asks every other live worker to start a task process for it
+   * (`warm-job`): a job's processes are its own, so each worker's first attempt of a job would
+   * otherwise wait for one to start. Only for jobs whose attempts read and write nothing outside the
+   * block store and run no commands (a process's file access is fixed at its start: see sandbox.ts),
+   * and to no more workers than the job has other tasks (the first such workers, not those the
+   * policy will choose: that is not known yet).
+   */
+  private warmOtherWorkers(first: RuntimeAttempt, spec: AttemptSpec): void {
+    const job = first.task.job;
+    if (job.data.warmed) return;
+    job.data.warmed = true;
+    const ownStore = spec.input.kind === 'file' && isExternalUri(spec.input.path);
+    if (ownStore || spec.outputStore !== undefined || spec.streaming === true) return;
+    const warm = {
+      jobId: job.id,
+      owner: spec.owner,
+      moduleHash: spec.moduleHash,
+      kind: spec.kind,
+      shuffle: spec.shuffle,
+    };
+    // No more workers than the job has other tasks: a tiny job on a large cluster starts a few
+    // processes, not one per worker.
+    const others = this.books.liveWorkers().filter((w) => w !== first.worker);
+    for (const worker of others.slice(0, job.maps.length + job.reduces.length - 1))
+      worker.data.commands['warm-job']({ job: warm });
+  }
+
   /** Resolves with the job's final status. */
   async waitForJob(jobId: string): Promise<JobStatus> {
     if (!this.books.job(jobId)) return (await this.history.record(jobId)).status;
@@ -556,12 +586,12 @@ export class JobTracker implements TrackerCore {
           this.metrics.attemptLaunched(a.task.kind);
           this.logger.debug({ attempt: a.id, worker: a.worker.shape.id, locality: a.locality }, 'attempt launched');
           phaseTrace('jt-launch', { attempt: a.id, worker: a.worker.shape.id });
-          a.worker.data.commands.launch({
-            attempt: attemptSpec(
-              a,
-              this.jobTokens.issue({ jobId: a.task.job.id, attemptId: a.id, owner: a.task.job.data.owner }),
-            ),
-          });
+          const spec = attemptSpec(
+            a,
+            this.jobTokens.issue({ jobId: a.task.job.id, attemptId: a.id, owner: a.task.job.data.owner }),
+          );
+          a.worker.data.commands.launch({ attempt: spec });
+          this.warmOtherWorkers(a, spec);
           break;
         }
         case 'attempt-ended': {

@@ -111,6 +111,8 @@ export class SubmittedJob {
   commits: Promise<void> = Promise.resolve();
   /** The job has ended and its clean-up (output removal, workers told) is done. */
   settled = false;
+  /** The other workers were asked to start a process for it (`warm-job`, at its first launch). */
+  warmed = false;
   /** Whether its tasks were planned from the profile of its name (job-profile.ts). */
   profile: ProfileUse = { state: 'none' };
 

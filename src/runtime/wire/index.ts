@@ -26,6 +26,7 @@ export {
   JOBTRACKER_TO_WORKER,
   type WorkerToJobTracker,
   type JobTrackerToWorker,
+  type WarmJob,
 } from './worker-protocol.js';
 export { TASK_TO_WORKER, WORKER_TO_TASK, type TaskToWorker, type WorkerToTask } from './task-protocol.js';
 export { HANDSHAKE, type AuthResult } from './handshake.js';

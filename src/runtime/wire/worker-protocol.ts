@@ -8,7 +8,7 @@
 import { namenodeRowsForJob } from './namenode-operations.js';
 import { args, table } from './operations.js';
 import { WEBHDFS_DATANODE_ROWS } from './webhdfs.js';
-import { CountersSchema, IdSchema, SerializedErrorSchema, Type } from './schema.js';
+import { CountersSchema, IdSchema, SerializedErrorSchema, Type, type Static } from './schema.js';
 import {
   AttemptProgressSchema,
   AttemptSpecSchema,
@@ -23,6 +23,13 @@ import {
 } from './types.js';
 
 const WorkerId = IdSchema('the reporting worker');
+/**
+ * What a worker needs to start a process for a job before any attempt of it: the job's module, owner
+ * (the account), and its map attempts' kind and buffers (the process's malloc settings). No token, no
+ * shuffle secret: the process gets those with its attempt.
+ */
+const WarmJobSchema = Type.Pick(AttemptSpecSchema, ['jobId', 'owner', 'moduleHash', 'kind', 'shuffle']);
+export type WarmJob = Static<typeof WarmJobSchema>;
 const BlockIds = Type.Array(IdSchema('a block'), { maxItems: 10_000_000 });
 const DiskSpace = Type.Object(
   {
@@ -174,6 +181,13 @@ export const JOBTRACKER_TO_WORKER = table({
   'replicate-block': {
     summary: 'copy this block to these workers (write token from the NameNode)',
     args: args({ blockId: IdSchema('the block'), targets: Type.Array(DatanodeAddressSchema), token: Type.String() }),
+    result: null,
+    allowed: ['jobtracker'],
+  },
+  'warm-job': {
+    summary:
+      "the job's first attempt started on another worker: start a task process for it here ahead of its first launch",
+    args: args({ job: WarmJobSchema }),
     result: null,
     allowed: ['jobtracker'],
   },

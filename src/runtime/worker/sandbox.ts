@@ -18,7 +18,8 @@
  *   worker's `--task-user` (default `nobody`); the directories it writes are that account's.
  *
  * Permissions are fixed when a process starts: a task process is forked for one job and runs only
- * that job's attempts (reused warm between them); no process is started ahead of a job.
+ * that job's attempts (reused warm between them); none is started before its job is known (a
+ * worker may start one for a job whose first attempt started elsewhere: `warm-job`).
  *
  * Sandbox layout, `<dataDir>/sandbox/<jobId>/`:
  *   job-<hash>.mjs               the job module (a hard link to the worker's cached copy)

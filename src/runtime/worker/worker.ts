@@ -67,6 +67,7 @@ import {
   type RpcPeer,
   type Stub,
   type TaskToWorker,
+  type WarmJob,
   type WorkerToTask,
 } from '../wire/index.js';
 import { measureDiskMBps } from './disk-rate.js';
@@ -309,6 +310,8 @@ export class Worker {
   private readonly processStorePaths = new WeakMap<ChildProcess, string>();
   /** Task processes whose attempt succeeded and left them clean, by the job they ran; least recently idle first. */
   private readonly idle: IdleProcess[] = [];
+  /** Jobs cleaned up here lately, so that a `warm-job` still under way starts nothing for them. */
+  private readonly endedJobs = new Set<string>();
   /**
    * Per job, the processes whose attempt succeeded and that are cleaning up before they say `idle`
    * (each a promise settled then, or at their exit): a launch of the job waits for one briefly
@@ -685,6 +688,7 @@ export class Worker {
           (err: Error) => this.logger.warn({ block: blockId, err: err.message }, 'block replication failed'),
         );
       },
+      'warm-job': ({ job }) => void this.warmJob(job),
       'cleanup-job': ({ jobId }) => void this.cleanupJob(jobId),
       'block-keys': ({ blockKey }) => {
         this.blockKey = BlockTokenKey.parse(blockKey);
@@ -696,8 +700,13 @@ export class Worker {
   // ---- attempts --------------------------------------------------------------------------------
 
   /** A task process for `attempt`, in its job's sandbox: it runs only that job's attempts (sandbox.ts). */
-  private forkTaskProcess(attempt: AttemptSpec, sandbox: JobSandbox): ChildProcess {
-    phaseTrace('w-fork', { spare: false, running: this.running.size });
+  private forkTaskProcess(
+    attempt: Pick<AttemptSpec, 'kind' | 'shuffle'>,
+    sandbox: JobSandbox,
+    storePaths: StorePaths,
+    ahead = false,
+  ): ChildProcess {
+    phaseTrace('w-fork', { spare: ahead, running: this.running.size });
     const config: TaskProcessConfig = {
       workerId: this.workerId,
       rack: this.opts.rack,
@@ -727,12 +736,12 @@ export class Worker {
       execArgv: [
         '--max-semi-space-size=4',
         '--expose-gc',
-        ...this.sandboxes.execArgv(sandbox, process.env, localStorePaths(attempt)),
+        ...this.sandboxes.execArgv(sandbox, process.env, storePaths),
         ...(process.env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ').filter(Boolean),
       ],
     });
     child.on('error', (err) => this.logger.warn({ err: err.message }, 'task process error'));
-    this.processStorePaths.set(child, JSON.stringify(localStorePaths(attempt)));
+    this.processStorePaths.set(child, JSON.stringify(storePaths));
     this.taskOutput.attach(child);
     child.once('exit', () => {
       const i = this.idle.findIndex((p) => p.child === child);
@@ -742,9 +751,10 @@ export class Worker {
   }
 
   /**
-   * A process for `spec`: one that ran an attempt of the same job before and is idle (warm: code
-   * compiled, addon loaded), else a new one in the job's sandbox. No process is started ahead of a
-   * launch: what a process may read and write is fixed when it starts, and is its job's.
+   * A process for `spec`: an idle one of the same job (warm: one that ran an attempt of the job, its
+   * code compiled and addon loaded, or one started for the job ahead of its first launch here, see
+   * `warmJob`), else a new one in the job's sandbox. What a process may read and write is fixed when
+   * it starts, and is its job's: none is started before its job is known.
    */
   private takeTaskProcess(spec: AttemptSpec, sandbox: JobSandbox): { child: ChildProcess; warm: boolean } {
     // What a process may read and write was fixed when it started: only one allowed the same store paths will do.
@@ -755,7 +765,7 @@ export class Worker {
       this.idle.splice(i, 1);
       return { child: p.child, warm: true };
     }
-    return { child: this.forkTaskProcess(spec, sandbox), warm: false };
+    return { child: this.forkTaskProcess(spec, sandbox, localStorePaths(spec)), warm: false };
   }
 
   /**
@@ -824,7 +834,7 @@ export class Worker {
   }
 
   /** The job module's file, fetched from the JobTracker once per content hash and kept for later jobs. */
-  private jobModule(spec: AttemptSpec): Promise<string> {
+  private jobModule(spec: Pick<AttemptSpec, 'jobId' | 'moduleHash'>): Promise<string> {
     const hash = spec.moduleHash;
     let p = this.jobModules.get(hash);
     if (p) {
@@ -1174,7 +1184,44 @@ export class Worker {
     }
   }
 
+  /**
+   * Starts a process for a job ahead of its first launch here, when the JobTracker says its first
+   * attempt started elsewhere (`warm-job`). A job's processes are forked for it (sandbox.ts), so
+   * without this a worker's first attempt of every job waits for one (~150 ms); a tiny job's reduce
+   * on the second worker waited that long after its map. The process is an idle one of the job's
+   * (`takeTaskProcess`), for attempts that read and write nothing outside the block store, and
+   * is never started where the job already ran, while the warm processes fill the slots, or for a
+   * job that already ended.
+   */
+  private async warmJob(job: WarmJob): Promise<void> {
+    const slots = this.opts.mapSlots + this.opts.reduceSlots;
+    const here = () =>
+      this.sandboxes.has(job.jobId) || [...this.running.values()].some((r) => r.spec.jobId === job.jobId);
+    if (this.stopping || here() || this.endedJobs.has(job.jobId) || this.idle.length >= slots) return;
+    try {
+      const sandbox = await this.sandboxes.prepare(job.jobId, job.owner, await this.jobModule(job));
+      // A launch forked its own meanwhile, or the job ended (its clean-up may have run before the sandbox was made).
+      if (this.endedJobs.has(job.jobId)) {
+        await this.sandboxes.remove(job.jobId);
+        return;
+      }
+      if (
+        this.stopping ||
+        this.idle.some((p) => p.jobId === job.jobId) ||
+        [...this.running.values()].some((r) => r.spec.jobId === job.jobId)
+      )
+        return;
+      this.keepIdle(this.forkTaskProcess(job, sandbox, NO_STORE_PATHS, true), job.jobId);
+    } catch (err) {
+      // Nothing lost: the job's first launch here forks as it would have.
+      this.logger.debug({ job: job.jobId, err: (err as Error).message }, 'could not start a process ahead for a job');
+    }
+  }
+
   private async cleanupJob(jobId: string): Promise<void> {
+    this.endedJobs.add(jobId);
+    // Bounded: only a warm-job still under way can ask, moments after its job ended.
+    if (this.endedJobs.size > 1000) this.endedJobs.delete(this.endedJobs.values().next().value!);
     this.jobSecrets.delete(jobId);
     // Its warm processes go with it: a process runs one job's attempts only.
     for (const idle of this.idle.filter((p) => p.jobId === jobId)) idle.child.kill('SIGKILL');
@@ -1191,6 +1238,8 @@ export class Worker {
  * share a key, so a warm process is reused across them (the JobTracker checked the files, which lie
  * under a --file-root directory, and so does their directory).
  */
+const NO_STORE_PATHS: StorePaths = { read: [], write: [] };
+
 function localStorePaths(attempt: AttemptSpec): StorePaths {
   const input = attempt.input;
   const inputLocation = input.kind === 'file' && isExternalUri(input.path) ? parseStoreUri(input.path) : undefined;
