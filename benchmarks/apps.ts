@@ -32,7 +32,7 @@
  * exit cleanly; the first run's outputs are checked in full as above.
  *
  * `--size-mb 1024 4096` runs it all once per size, then prints each job's seconds per GB and its
- * tasks' peak RSS at every size side by side (bench-results/apps-sizes.md): flat cost per byte.
+ * tasks' peak RSS at every size side by side (apps-sizes.md and .json in bench-results): flat cost per byte.
  *
  * Run: npm run bench:apps [-- --size-mb 1024 [4096]] [--corpus standard zipf]
  *      [--jobs wordcount streaming grep terasort tiny]
@@ -881,17 +881,21 @@ async function runSizes(args: Args): Promise<void> {
   for (const sizeMb of args.sizes) {
     const name = `${args.resultsName}-${sizeMb}`;
     log(`--size-mb ${sizeMb}: node ${SELF} --size-mb ${sizeMb} ${rest.join(' ')}`);
+    // Not an earlier run's results, if this one fails before writing its own.
+    await rm(resolve(outDir, `${name}.json`), { force: true });
     const child = spawnSync(process.execPath, [SELF, '--size-mb', String(sizeMb), '--results-name', name, ...rest], {
       stdio: 'inherit',
     });
     if (child.status !== 0) process.exitCode = 1;
-    const json = JSON.parse(await readFile(resolve(outDir, `${name}.json`), 'utf8')) as { jobs: SizeRun['jobs'] };
-    runs.push({ sizeMb, jobs: json.jobs });
+    // A run that failed before writing its results shows as dashes.
+    const text = await readFile(resolve(outDir, `${name}.json`), 'utf8').catch(() => '{"jobs":[]}');
+    runs.push({ sizeMb, jobs: (JSON.parse(text) as { jobs: SizeRun['jobs'] }).jobs });
   }
   const md = renderSizes(runs);
-  writeFileSync(resolve(outDir, `${args.resultsName}-sizes.json`), JSON.stringify(runs, null, 2) + '\n');
-  writeFileSync(resolve(outDir, `${args.resultsName}-sizes.md`), md);
-  process.stdout.write('\n' + md + `\nwrote ${resolve(outDir, `${args.resultsName}-sizes.json`)} and .md\n`);
+  const report = resolve(outDir, `${args.resultsName}-sizes`);
+  writeFileSync(`${report}.json`, JSON.stringify(runs, null, 2) + '\n');
+  writeFileSync(`${report}.md`, md);
+  process.stdout.write('\n' + md + `\nwrote ${report}.json and .md\n`);
 }
 
 /** The arguments without `--size-mb` and its values (and `--results-name`), for a child run of one size. */

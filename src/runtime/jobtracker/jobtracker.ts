@@ -524,7 +524,7 @@ export class JobTracker implements TrackerCore {
   }
 
   /**
-   * At a job's first launch, asks every other live worker to start a task process for it
+   * At a job's first launch, asks other live workers to start a task process for it
    * (`warm-job`): a job's processes are its own, so each worker's first attempt of a job would
    * otherwise wait for one to start. Only for jobs whose attempts read and write nothing outside the
    * block store and run no commands (a process's file access is fixed at its start: see sandbox.ts),

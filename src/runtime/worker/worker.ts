@@ -1200,13 +1200,15 @@ export class Worker {
     if (this.stopping || here() || this.endedJobs.has(job.jobId) || this.idle.length >= slots) return;
     try {
       const sandbox = await this.sandboxes.prepare(job.jobId, job.owner, await this.jobModule(job));
-      // A launch forked its own meanwhile, or the job ended (its clean-up may have run before the sandbox was made).
+      // The job ended meanwhile (its clean-up may have run before the sandbox was made).
       if (this.endedJobs.has(job.jobId)) {
         await this.sandboxes.remove(job.jobId);
         return;
       }
+      // A launch forked its own meanwhile; or the idle processes filled the slots (this one would evict another's).
       if (
         this.stopping ||
+        this.idle.length >= slots ||
         this.idle.some((p) => p.jobId === job.jobId) ||
         [...this.running.values()].some((r) => r.spec.jobId === job.jobId)
       )
@@ -1231,6 +1233,9 @@ export class Worker {
   }
 }
 
+/** A process started ahead of its job's first launch here (`warmJob`) may use the block store only. */
+const NO_STORE_PATHS: StorePaths = { read: [], write: [] };
+
 /**
  * What an attempt reads and writes on this host's file system outside the block store: the directory
  * of its file:// input file, and for a file:// output the directory where the job's attempts stage
@@ -1238,8 +1243,6 @@ export class Worker {
  * share a key, so a warm process is reused across them (the JobTracker checked the files, which lie
  * under a --file-root directory, and so does their directory).
  */
-const NO_STORE_PATHS: StorePaths = { read: [], write: [] };
-
 function localStorePaths(attempt: AttemptSpec): StorePaths {
   const input = attempt.input;
   const inputLocation = input.kind === 'file' && isExternalUri(input.path) ? parseStoreUri(input.path) : undefined;
