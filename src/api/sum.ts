@@ -10,6 +10,7 @@
  * type is EBADJOB naming the key (JavaScript's `+` would concatenate strings without a word).
  */
 import { MinimrError } from '../errors.js';
+import { describeKey } from '../util/text.js';
 
 export function sumValues<K>(key: K, values: Iterable<number>, ctx: { emit(key: K, value: number): void }): void {
   let sum: number | undefined;
@@ -24,9 +25,4 @@ export function sumValues<K>(key: K, values: Iterable<number>, ctx: { emit(key: 
     sum = sum === undefined ? v : sum + v;
   }
   ctx.emit(key, sum ?? 0);
-}
-
-function describeKey(key: unknown): string {
-  const text = typeof key === 'string' ? JSON.stringify(key) : String(key);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -1500,8 +1500,8 @@ export class Books<D extends EngineData = EngineData> {
     if (!this.takesWork(w)) return;
     this.freedSinceLook = true;
     const free = w.shape.memoryMb - w.usedMem;
-    if (w.usedMap < w.shape.mapSlots && free > this.maxFree.map) this.maxFree.map = free;
-    if (w.usedReduce < w.shape.reduceSlots && free > this.maxFree.reduce) this.maxFree.reduce = free;
+    if (hasFreeSlot(w, 'map') && free > this.maxFree.map) this.maxFree.map = free;
+    if (hasFreeSlot(w, 'reduce') && free > this.maxFree.reduce) this.maxFree.reduce = free;
   }
 
   recomputeFit(): void {

@@ -75,8 +75,7 @@ export function simPolicyOptions(args: SimCommandArgs): Record<string, PolicyOpt
     ...(args.amMb !== undefined ? { amMb: args.amMb } : {}),
     ...(args.amCores !== undefined ? { amCores: args.amCores } : {}),
   };
-  const shaped = modelsYarn;
-  if (Object.keys(yarnShape).length > 0 && !args.policies.some(shaped))
+  if (Object.keys(yarnShape).length > 0 && !args.policies.some(modelsYarn))
     throw new MinimrError(
       'EUSAGE',
       `--compat, --am-mb and --am-cores apply to the policies that model YARN (yarn, yarn-me), not to ${args.policies.join(', ')}`,
@@ -86,7 +85,7 @@ export function simPolicyOptions(args: SimCommandArgs): Record<string, PolicyOpt
   const perPolicy = Object.keys(given).length > 0 && Object.keys(given).every((k) => args.policies.includes(k));
   const own = (p: string): PolicyOptions =>
     perPolicy ? ((given[p] ?? {}) as PolicyOptions) : (args.policyOptions ?? {});
-  return Object.fromEntries(args.policies.map((p) => [p, { ...(shaped(p) ? yarnShape : {}), ...own(p) }]));
+  return Object.fromEntries(args.policies.map((p) => [p, { ...(modelsYarn(p) ? yarnShape : {}), ...own(p) }]));
 }
 
 /** The hosts an SLS or Rumen trace's maps read from that are not workers of `cluster`, by name. */

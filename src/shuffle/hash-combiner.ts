@@ -35,7 +35,7 @@
  * records go straight to the sort buffer, whose spills still combine.
  */
 import { MinimrError } from '../errors.js';
-import { murmur3_32 } from '../util/index.js';
+import { describeKey, murmur3_32 } from '../util/index.js';
 import type { ShuffleCounters } from './types.js';
 
 /** A key or value codec of the job (structurally the API's `Codec`). */
@@ -168,8 +168,8 @@ export class HashCombiner {
     if (key !== this.combiningKey && !this.isCombiningKey(key)) {
       throw new MinimrError(
         'EBADJOB',
-        `the combiner emitted the key ${describe(key)} for the ` +
-          `key ${describe(this.combiningKey)}; a combiner must keep its ` +
+        `the combiner emitted the key ${describeKey(key)} for the ` +
+          `key ${describeKey(this.combiningKey)}; a combiner must keep its ` +
           `key (map-side combining files its output under the key it was ` +
           `given)`,
       );
@@ -562,10 +562,4 @@ function heapSize(v: unknown): number {
   if (typeof v === 'number') return (v | 0) === v ? 0 : 16;
   if (typeof v === 'string') return 24 + 2 * v.length;
   return typeof v === 'bigint' ? 32 : 0;
-}
-
-function describe(key: unknown): string {
-  const text =
-    typeof key === 'string' ? JSON.stringify(key) : Buffer.isBuffer(key) ? `0x${key.toString('hex')}` : String(key);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -8,7 +8,7 @@ export { Mt19937 } from './mt19937.js';
 export { zipfSampler } from './zipf.js';
 export { parseSize, formatBytes } from './units.js';
 export { EventHeap, type HeapEntry } from './event-heap.js';
-export { escapeControlCharacters, escapeTerminalControls } from './text.js';
+export { describeKey, escapeControlCharacters, escapeTerminalControls } from './text.js';
 export { meanWithStandardError, type MeanWithError } from './stats.js';
 export { keyValuePairs } from './key-value.js';
 export { murmur3_32 } from './murmur3.js';

@@ -22,6 +22,16 @@ const TERMINAL_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
  * `\r`), newlines and tabs kept so the text reads as it was written. Backslashes stay as they are:
  * this is for reading, not for naming.
  */
+/**
+ * A map output key (or value) as an error message names it: a string quoted, bytes in hex, anything
+ * else as String gives it; cut to 80 characters.
+ */
+export function describeKey(key: unknown): string {
+  const text =
+    typeof key === 'string' ? JSON.stringify(key) : Buffer.isBuffer(key) ? `0x${key.toString('hex')}` : String(key);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
 export function escapeTerminalControls(text: string): string {
   return text.replace(TERMINAL_CONTROL, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }

@@ -1195,9 +1195,9 @@ export class Worker {
    */
   private async warmJob(job: WarmJob): Promise<void> {
     const slots = this.opts.mapSlots + this.opts.reduceSlots;
-    const here = () =>
-      this.sandboxes.has(job.jobId) || [...this.running.values()].some((r) => r.spec.jobId === job.jobId);
-    if (this.stopping || here() || this.endedJobs.has(job.jobId) || this.idle.length >= slots) return;
+    const running = () => [...this.running.values()].some((r) => r.spec.jobId === job.jobId);
+    if (this.stopping || this.sandboxes.has(job.jobId) || running() || this.endedJobs.has(job.jobId)) return;
+    if (this.idle.length >= slots) return;
     try {
       const sandbox = await this.sandboxes.prepare(job.jobId, job.owner, await this.jobModule(job));
       // The job ended meanwhile (its clean-up may have run before the sandbox was made).
@@ -1206,12 +1206,7 @@ export class Worker {
         return;
       }
       // A launch forked its own meanwhile; or the idle processes filled the slots (this one would evict another's).
-      if (
-        this.stopping ||
-        this.idle.length >= slots ||
-        this.idle.some((p) => p.jobId === job.jobId) ||
-        [...this.running.values()].some((r) => r.spec.jobId === job.jobId)
-      )
+      if (this.stopping || this.idle.length >= slots || this.idle.some((p) => p.jobId === job.jobId) || running())
         return;
       this.keepIdle(this.forkTaskProcess(job, sandbox, NO_STORE_PATHS, true), job.jobId);
     } catch (err) {
