@@ -98,6 +98,17 @@ const M_TAIL = 6;
 /** Pending values of the entry. */
 const M_PENDING = 7;
 const STRIDE = 8;
+/** A slot's fields (see `slots`). */
+const S_ENTRY = 0;
+const S_HASH = 1;
+const S_KEY = 2;
+const S_KEY_LENGTH = 3;
+const SLOT_STRIDE = 4;
+/** In a slot's S_KEY_LENGTH: the entry has pending values (M_HEAD >= 0). */
+const PENDING_BIT = 0x80000000 | 0;
+const KEY_LENGTH_MASK = 0x7fffffff;
+/** Keys up to this long are copied into the arena byte by byte (no subarray to allocate). */
+const SHORT_KEY_BYTES = 32;
 /** A key with this many values pending at a drain is decoded once and kept for its next combines. */
 const HOT_KEY_VALUES = 4;
 /** Heap bytes of a kept key's Map entry, beyond its string. */
@@ -123,8 +134,11 @@ export class HashCombiner {
   private readonly sumsNumbers: boolean;
 
   /**
-   * Open addressing, linear probing, at most 3/4 full: pairs of (entry index + 1, 0 when free; the
-   * key's hash), so a probe compares hashes without leaving the slot.
+   * Open addressing, linear probing, at most 3/4 full. A slot is four fields (S_*): the entry index
+   * + 1 (0 when free), the key's hash, where its bytes are in the key arena, and its length with
+   * PENDING_BIT when the entry has pending values. A lookup compares the hash, length and bytes, and
+   * a number for `sumsNumbers` is added, without reading the entry's row: with a million keys
+   * (a Zipf corpus) each of those reads is a cache miss, and a word costs what its misses cost.
    */
   private slots: Int32Array = new Int32Array(0);
   private mask = 0;
@@ -242,18 +256,17 @@ export class HashCombiner {
       return;
     }
     const hash = murmur3_32(bytes, 0, start, end) | 0;
-    const { slots, mask, meta, keyArena } = this;
+    const { slots, mask, keyArena } = this;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const s = slots[2 * slot]!;
+      const at = slot * SLOT_STRIDE;
+      const s = slots[at + S_ENTRY]!;
       if (s === 0) break;
-      if (slots[2 * slot + 1] !== hash) continue;
-      const row = (s - 1) * STRIDE;
-      if (meta[row + M_KEY_LENGTH] !== length) continue;
-      const at = meta[row + M_KEY]! - start;
+      if (slots[at + S_HASH] !== hash || (slots[at + S_KEY_LENGTH]! & KEY_LENGTH_MASK) !== length) continue;
+      const offset = slots[at + S_KEY]! - start;
       let i = start;
-      while (i < end && keyArena[at + i] === bytes[i]) i++;
+      while (i < end && keyArena[offset + i] === bytes[i]) i++;
       if (i === end) {
-        this.append(s - 1, value);
+        this.append(s - 1, value, at);
         return;
       }
     }
@@ -300,14 +313,20 @@ export class HashCombiner {
       }
     }
     const e = this.entries++;
-    this.index(e, hash);
     const row = e * STRIDE;
     this.meta[row + M_HASH] = hash;
     this.meta[row + M_KEY] = this.keyUsed;
     this.meta[row + M_KEY_LENGTH] = length;
     this.meta[row + M_HEAD] = -1;
     this.meta[row + M_PENDING] = 0;
-    if (length > 0) this.keyArena.set(bytes.subarray(start, start + length), this.keyUsed);
+    this.index(e);
+    if (length <= SHORT_KEY_BYTES) {
+      const arena = this.keyArena;
+      const offset = this.keyUsed - start;
+      for (let i = start; i < start + length; i++) arena[offset + i] = bytes[i]!;
+    } else {
+      this.keyArena.set(bytes.subarray(start, start + length), this.keyUsed);
+    }
     this.keyUsed += length;
     this.values.push(EMPTY);
     this.takenSinceFlush++;
@@ -338,16 +357,16 @@ export class HashCombiner {
 
   /** Bytes of the arrays for `capacity` entries: rows, slot index, pending buffer. */
   private fixedBytesFor(capacity: number): number {
-    return capacity * BYTES_PER_ENTRY + 8 * slotsFor(capacity) + this.pendingCapacity * BYTES_PER_PENDING;
+    return capacity * BYTES_PER_ENTRY + 4 * SLOT_STRIDE * slotsFor(capacity) + this.pendingCapacity * BYTES_PER_PENDING;
   }
 
-  /** A value for an entry that has one: pending until the next drain. */
-  private append(e: number, value: unknown): void {
+  /** A value for an entry that has one: pending until the next drain. `slotAt`: where the entry's slot starts. */
+  private append(e: number, value: unknown, slotAt: number): void {
     this.takenSinceFlush++;
     if (this.sumsNumbers && typeof value === 'number') {
       // Added now, as the fold would add it at the next drain: the entry has nothing pending before it.
       const current = this.values[e];
-      if (typeof current === 'number' && this.meta[e * STRIDE + M_HEAD]! < 0) {
+      if (typeof current === 'number' && (this.slots[slotAt + S_KEY_LENGTH]! & PENDING_BIT) === 0) {
         const sum = current + value;
         this.values[e] = sum;
         const grown = heapSize(sum) - heapSize(current);
@@ -373,6 +392,7 @@ export class HashCombiner {
     const meta = this.meta;
     if (meta[row + M_HEAD]! < 0) {
       meta[row + M_HEAD] = i;
+      this.slots[slotAt + S_KEY_LENGTH] |= PENDING_BIT;
       this.touched[this.touchedCount++] = e;
     } else {
       this.pendingNext[meta[row + M_TAIL]!] = i;
@@ -412,6 +432,7 @@ export class HashCombiner {
       }
       meta[row + M_HEAD] = -1;
       meta[row + M_PENDING] = 0;
+      this.slots[this.slotOf(e) + S_KEY_LENGTH] &= KEY_LENGTH_MASK;
       if (g === 1) this.setValue(e, group[0]);
       else this.combineGroup(e, group, count >= HOT_KEY_VALUES);
     }
@@ -526,19 +547,32 @@ export class HashCombiner {
     this.capacity = capacity;
     this.fixedBytes = this.fixedBytesFor(capacity);
     const slots = slotsFor(capacity);
-    if (2 * slots === this.slots.length) return;
-    this.slots = new Int32Array(2 * slots);
+    if (SLOT_STRIDE * slots === this.slots.length) return;
+    this.slots = new Int32Array(SLOT_STRIDE * slots);
     this.mask = slots - 1;
-    for (let e = 0; e < this.entries; e++) this.index(e, meta[e * STRIDE + M_HASH]!);
+    for (let e = 0; e < this.entries; e++) this.index(e);
   }
 
-  /** Puts entry e into the slot index. */
-  private index(e: number, hash: number): void {
-    const { slots, mask } = this;
+  /** Puts entry e (its row written) into the slot index. */
+  private index(e: number): void {
+    const { slots, mask, meta } = this;
+    const row = e * STRIDE;
+    const hash = meta[row + M_HASH]!;
     let slot = hash & mask;
-    while (slots[2 * slot] !== 0) slot = (slot + 1) & mask;
-    slots[2 * slot] = e + 1;
-    slots[2 * slot + 1] = hash;
+    while (slots[slot * SLOT_STRIDE + S_ENTRY] !== 0) slot = (slot + 1) & mask;
+    const at = slot * SLOT_STRIDE;
+    slots[at + S_ENTRY] = e + 1;
+    slots[at + S_HASH] = hash;
+    slots[at + S_KEY] = meta[row + M_KEY]!;
+    slots[at + S_KEY_LENGTH] = meta[row + M_KEY_LENGTH]! | (meta[row + M_HEAD]! >= 0 ? PENDING_BIT : 0);
+  }
+
+  /** Where entry e's slot starts in `slots`. */
+  private slotOf(e: number): number {
+    const { slots, mask } = this;
+    let slot = this.meta[e * STRIDE + M_HASH]! & mask;
+    while (slots[slot * SLOT_STRIDE + S_ENTRY] !== e + 1) slot = (slot + 1) & mask;
+    return slot * SLOT_STRIDE;
   }
 }
 

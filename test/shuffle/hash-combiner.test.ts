@@ -200,6 +200,39 @@ describe('HashCombiner: map-side combining by hash', () => {
     }
   });
 
+  it('adds a number in place only while nothing is pending before it, as the table grows and drains', () => {
+    // Objects go pending; a number after one must wait for it, or the floats' sum changes with the
+    // order. Within one flush every key's values are folded left in emission order, as here.
+    const random = seededRandom(11);
+    const words = skewedWords(60_000, 4000, 5);
+    const values = words.map(() => (random() < 0.1 ? { n: random() * 1e6 } : random() * 1e6));
+    const numberOf = (v: unknown): number => (typeof v === 'number' ? v : (v as { n: number }).n);
+    const want = new Map<string, number>();
+    words.forEach((w, i) => want.set(w, want.has(w) ? want.get(w)! + numberOf(values[i]) : numberOf(values[i])));
+    const foldSum: ValueCombiner = (key, vs, emit) => {
+      let total = 0;
+      let first = true;
+      for (const v of vs) {
+        total = first ? numberOf(v) : total + numberOf(v);
+        first = false;
+      }
+      emit(key, total);
+    };
+    // 1 MiB: the pending buffer (2048 values) drains many times; both budgets grow the table from 1024 entries.
+    for (const budget of [1 << 20, 8 << 20]) {
+      for (const inPlace of [false, true]) {
+        const { combiner, passed, counters } = table(budget, foldSum, codecs.msgpack(), inPlace);
+        words.forEach((w, i) => combiner.add(w, values[i]));
+        combiner.flush();
+        assert.equal(counters.hashCombineFlushes, 1);
+        assert.equal(passed.length, want.size);
+        // Object.is: every float must be the same float.
+        for (const p of passed)
+          assert.ok(Object.is(numberOf(p.value), want.get(p.key)), `${p.key}, in place: ${inPlace}`);
+      }
+    }
+  });
+
   it('sumValues refuses a value that is not a number, in place or not', () => {
     const asCombiner: ValueCombiner = (key, vs, emit) => sumValues(key, vs as Iterable<number>, { emit });
     for (const inPlace of [false, true]) {
