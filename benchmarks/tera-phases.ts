@@ -47,6 +47,7 @@ import { writeCorpus } from './lib/corpus.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const MB = 1 << 20;
+const RESULTS_DIR = resolve(dirname(SELF), '../../bench-results');
 
 const args = yargs(process.argv.slice(2))
   .option('size-mb', { type: 'number', default: 256, describe: 'TeraSort input size' })
@@ -212,8 +213,9 @@ async function main(): Promise<void> {
         .split('\n')
         .map((l) => JSON.parse(l) as PhaseTraceEvent);
       // The raw events of the last job, for what the tables leave out.
+      mkdirSync(RESULTS_DIR, { recursive: true });
       writeFileSync(
-        resolve(dirname(SELF), '../../bench-results/tera-phases-trace.jsonl'),
+        join(RESULTS_DIR, 'tera-phases-trace.jsonl'),
         events.map((e) => JSON.stringify(e)).join('\n') + '\n',
       );
       const byAttempt = eventsByAttempt(events);
@@ -264,7 +266,7 @@ function writeResults(
   }[],
   conf: JobConf,
 ): void {
-  const out = resolve(dirname(SELF), '../../bench-results');
+  const out = RESULTS_DIR;
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, 'tera-phases.json'),

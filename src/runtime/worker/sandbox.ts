@@ -341,11 +341,6 @@ export class TaskSandboxes {
         }
       }
     }
-    // Profiles asked for through MINIMR_TASK_EXEC_ARGV (worker.ts) are written where it says.
-    for (const arg of (env.MINIMR_TASK_EXEC_ARGV ?? '').split(' ')) {
-      const dir = /^--(?:cpu|heap)-prof-dir=(.+)$/.exec(arg)?.[1];
-      if (dir) write.push(dir);
-    }
     return [
       '--experimental-permission',
       '--disable-warning=ExperimentalWarning',

@@ -732,7 +732,9 @@ export class Worker {
       serialization: 'advanced',
       // Piped, to the log of the attempt the process runs (attempt-logs.ts).
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      // For profiling task code, e.g. MINIMR_TASK_EXEC_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof".
+      // Node flags for task processes from whoever started the worker (e.g. --trace-gc). Not --cpu-prof:
+      // Node 20's permission model (the sandbox) turns the inspector off, so no profile is ever written;
+      // profile task code in one process instead (docs/performance-notes.md).
       execArgv: [
         '--max-semi-space-size=4',
         '--expose-gc',
