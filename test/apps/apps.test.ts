@@ -12,6 +12,7 @@ import teragen, { generateRow, teragenSplits } from '../../apps/teragen.js';
 import terasort, { findPartition, splitPoints } from '../../apps/terasort.js';
 import teravalidate, { joinSummaries, summaryCodec, validate, type Summary } from '../../apps/teravalidate.js';
 import pi, { countInside } from '../../apps/pi.js';
+import { seededRandom } from '../../src/util/index.js';
 import {
   chunk,
   fakeMapContext,
@@ -53,6 +54,24 @@ describe('wordcount', () => {
     assert.deepEqual(words('  a\tb\r\nc\fd\u000be  \u00a0f '), ['a', 'b', 'c', 'd\u000be', '\u00a0f']);
     assert.deepEqual(words(' \t '), []);
     assert.deepEqual(words('日本語 x'), ['日本語', 'x']);
+    assert.deepEqual(words(''), []);
+    // Random bytes: every control byte, the five delimiters, ASCII and high bytes; against a split
+    // of their latin1 text, each word's `high` the OR of its bytes.
+    const random = seededRandom(3);
+    const alphabet = [...Array.from({ length: 0x22 }, (_, b) => b), 0x41, 0x7f, 0x80, 0xc3, 0xff];
+    for (let round = 0; round < 200; round++) {
+      const bytes = Buffer.from(
+        Array.from({ length: Math.floor(random() * 40) }, () => alphabet[Math.floor(random() * alphabet.length)]!),
+      );
+      const got: [string, number][] = [];
+      forEachWord(bytes, (_b, start, end, high) => got.push([bytes.toString('latin1', start, end), high]), undefined);
+      const want = bytes
+        .toString('latin1')
+        .split(/[ \t\n\r\f]+/)
+        .filter((w) => w !== '')
+        .map((w): [string, number] => [w, [...Buffer.from(w, 'latin1')].reduce((h, b) => h | b, 0)]);
+      assert.deepEqual(got, want, bytes.toString('hex'));
+    }
   });
 
   it('counts the sample text like a plain split-and-count', async () => {
