@@ -161,9 +161,9 @@ export class HashCombiner {
 
   // Pending values, linked per entry, and the entries that have some.
   private readonly pendingCapacity: number;
-  private readonly pending: unknown[];
-  private readonly pendingNext: Int32Array;
-  private readonly touched: Int32Array;
+  private pending: unknown[];
+  private pendingNext: Int32Array;
+  private touched: Int32Array;
   private pendingCount = 0;
   private touchedCount = 0;
 
@@ -171,6 +171,7 @@ export class HashCombiner {
   private peak = 0;
   private takenSinceFlush = 0;
   private off = false;
+  private released = false;
 
   // The combine call in progress: its key, and what it emitted (one value, or more).
   private combining = -1;
@@ -249,6 +250,12 @@ export class HashCombiner {
 
   /** A record whose key is bytes [start, end) of `bytes`, already encoded. */
   addBytes(bytes: Uint8Array, start: number, end: number, value: unknown): void {
+    if (this.released) {
+      throw new MinimrError(
+        'ETASK',
+        'the map emitted a record after it ended (from a timer or a promise it did not await); it would be lost',
+      );
+    }
     if (this.counters) this.counters.hashCombineInputRecords++;
     const length = end - start;
     if (this.off || length > this.maxKeyBytes) {
@@ -271,6 +278,27 @@ export class HashCombiner {
       }
     }
     this.insert(bytes, start, length, hash, value);
+  }
+
+  /**
+   * Passes everything held on to the sort buffer and gives the table's memory up: for the end of a
+   * map, whose final merge then runs without the table's arrays (a map with a million keys holds
+   * most of its budget in them). A record added afterwards is ETASK: nothing would pass it on.
+   */
+  release(): void {
+    this.flush();
+    this.released = true;
+    this.slots = new Int32Array(0);
+    this.meta = new Int32Array(0);
+    this.mask = 0;
+    this.capacity = 0;
+    this.fixedBytes = 0;
+    this.values = [];
+    this.keyArena = Buffer.alloc(0);
+    this.valueArena = Buffer.alloc(0);
+    this.pending = [];
+    this.pendingNext = new Int32Array(0);
+    this.touched = new Int32Array(0);
   }
 
   /** Passes everything held on to the sort buffer and empties the table. */

@@ -250,6 +250,24 @@ describe('HashCombiner: map-side combining by hash', () => {
     assert.deepEqual(emitted, [['k', 0.1 + 0.2 - 0.3]]);
   });
 
+  it('release passes everything on, gives its memory up, and refuses a later record with ETASK', () => {
+    const words = skewedWords(20_000, 3000, 9);
+    const { combiner, passed } = table(1 << 20, sum);
+    for (const w of words) combiner.add(w, 1);
+    assert.ok(combiner.usedBytes > 64 << 10);
+    combiner.release();
+    assert.equal(combiner.usedBytes, 0);
+    const got = new Map<string, number>();
+    for (const p of passed) got.set(p.key, (got.get(p.key) ?? 0) + (p.value as number));
+    const want = new Map<string, number>();
+    for (const w of words) want.set(w, (want.get(w) ?? 0) + 1);
+    assert.deepEqual([...got].sort(), [...want].sort());
+    assert.throws(
+      () => combiner.add('late', 1),
+      (err: unknown) => isMinimrError(err, 'ETASK') && /after it ended/.test((err as Error).message),
+    );
+  });
+
   it('refuses a budget too small to be a table', () => {
     assert.throws(
       () => table(1000, sum),

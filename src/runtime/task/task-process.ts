@@ -69,6 +69,8 @@ import type { TaskProcessConfig } from './task-config.js';
 import { phaseTrace } from '../../util/index.js';
 
 const PROGRESS_INTERVAL_MS = 300;
+/** A map's combining table this large is collected as soon as it is released (a full GC: a few ms on a task's heap). */
+const RELEASED_TABLE_GC_BYTES = 8 << 20;
 /** The smallest piece of fixed-length records a mapSplit gets (SplitPacing.chunkBytes), however small the buffer. */
 const RECORD_PIECE_MIN_BYTES = 16 * 1024;
 /** Below this share of the map buffer, a job's combiner runs at spills only (no hash table). */
@@ -76,12 +78,12 @@ const MIN_HASH_COMBINE_BYTES = 64 * 1024;
 /** A key not decoded (yet): the partitioner decodes it only for a job's own `partition`. */
 const NO_KEY = Symbol('no key');
 
-/** Where a map's `emit`, `emitKeyBytes` and `emitRecordBytes` go; `flush` passes on what a hash table holds. */
+/** Where a map's `emit`, `emitKeyBytes` and `emitRecordBytes` go; `end`, at the map's end, passes on what a hash table holds. */
 interface MapSink {
   emit(key: unknown, value: unknown): void;
   emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: unknown): void;
   emitRecordBytes(bytes: Uint8Array, keyStart: number, keyEnd: number, valueEnd: number): void;
-  flush?(): void;
+  end?(): void;
 }
 
 /** `start`, once [start, end) is checked to be a range of `bytes`. */
@@ -425,7 +427,7 @@ class AttemptRunner {
         bytesRead = await this.mapRecords(ctx, pacing);
       }
       if (job.cleanupMap) await job.cleanupMap(ctx);
-      sink.flush?.();
+      sink.end?.();
       await this.throttle.pace();
     } catch (err) {
       await collector?.abort();
@@ -571,7 +573,11 @@ class AttemptRunner {
           const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
           table.addBytes(b, keyStart, keyEnd, valueCodec.decode(b.subarray(keyEnd, valueEnd)));
         },
-        flush: () => table.flush(),
+        // The map's end: its final merge runs without the table's arrays (most of its budget with many keys).
+        end: () => {
+          table.release();
+          if (table.peakBytes >= RELEASED_TABLE_GC_BYTES) collectGarbageNow();
+        },
       };
     }
     return {
