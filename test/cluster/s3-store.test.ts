@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { MinimrError } from '../../src/errors.js';
 import { createS3Store, type PendingPart, type Store } from '../../src/storage/stores/index.js';
 import { seededRandom } from '../../src/util/index.js';
-import { boto3, ensureBoto3, startS3Server, type TestS3Server } from '../helpers/s3-server.js';
+import { boto3, ensureBoto3, startS3Proxy, startS3Server, type TestS3Server } from '../helpers/s3-server.js';
 
 const BUCKET = 'minimr-test';
 // The SDK's credential chain ends by asking the EC2 instance metadata service; a test never goes there.
@@ -356,6 +356,39 @@ s3.create_multipart_upload(Bucket='${BUCKET}', Key='out2/someone-elses-upload')`
   'body': s3.get_object(Bucket='${BUCKET}', Key='out6/part-r-00000')['Body'].read().decode(),
 }`);
     assert.deepEqual(left, { keys: ['out6/_SUCCESS', 'out6/part-r-00000'], uploads: [], body: 'the committed part\n' });
+  });
+
+  it('abortJob aborts an upload whose attempt died before recording it (found by its intent), and no earlier one', async (t) => {
+    if (!server) return t.skip('no python3-boto3');
+    // Someone else's upload to the same key, started before the job's attempt began its own.
+    py(`s3.create_multipart_upload(Bucket='${BUCKET}', Key='out7/part-r-00000')`);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    let uploadStarted!: () => void;
+    const started = new Promise<void>((resolve) => {
+      uploadStarted = resolve;
+    });
+    // The attempt's process asks for its upload and never hears back: it is killed waiting.
+    const proxy = await startS3Proxy(server, ({ method, url }) => {
+      if (method !== 'POST' || !url.startsWith(`/${BUCKET}/out7/part-r-00000?uploads`)) return undefined;
+      uploadStarted();
+      return new Promise<void>(() => undefined);
+    });
+    const uploadsPy = `result = sorted((u['Key'], u['UploadId']) for u in s3.list_multipart_uploads(Bucket='${BUCKET}', Prefix='out7/').get('Uploads', []))`;
+    const earlier = py(uploadsPy) as [string, string][];
+    try {
+      const dying = createS3Store({ 's3.endpoint': proxy.endpoint }).outputCommitter(`s3://${BUCKET}/out7`, 'job_7');
+      void dying.createPart('attempt_r_0_0', 'part-r-00000').catch(() => undefined);
+      await started;
+      assert.equal((py(uploadsPy) as [string, string][]).length, 2, 'the dying attempt started its upload');
+      await store.outputCommitter(`s3://${BUCKET}/out7`, 'job_7').abortJob();
+      const left = py(`result = {
+  'keys': sorted(o['Key'] for o in s3.list_objects_v2(Bucket='${BUCKET}', Prefix='out7/').get('Contents', [])),
+  'uploads': sorted([u['Key'], u['UploadId']] for u in s3.list_multipart_uploads(Bucket='${BUCKET}', Prefix='out7/').get('Uploads', [])),
+}`);
+      assert.deepEqual(left, { keys: [], uploads: earlier });
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it('refuses wrong credentials with EAUTH naming the store', async (t) => {

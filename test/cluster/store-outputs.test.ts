@@ -23,6 +23,7 @@ import {
   boto3,
   bucketAsBoto3Sees,
   ensureBoto3,
+  startS3Proxy,
   startS3ServerForCluster,
   type TestS3Server,
 } from '../helpers/s3-server.js';
@@ -150,6 +151,43 @@ describe('jobs write s3://, file:// and webhdfs:// outputs', () => {
     const left = bucketAsBoto3Sees(python, server!, 'failing', 'out/');
     assert.deepEqual([...left.objects.keys()], []);
     assert.deepEqual(left.uploads, []);
+  });
+
+  it('a reduce killed between starting its S3 upload and recording it leaves no upload when its job fails', async (t2) => {
+    if (!python) return t2.skip('Debian python3-boto3 could not be installed');
+    boto3(python, server!, "s3.create_bucket(Bucket='stalled')");
+    // Through a proxy: the store starts reduce 2's upload, but its task process never hears so; the
+    // other reduces' uploads are answered only once it has started, and their reduces then fail the
+    // job, whose end kills reduce 2 while it waits: its upload exists, and no record names it.
+    let uploadStarted!: () => void;
+    const started = new Promise<void>((resolve) => {
+      uploadStarted = resolve;
+    });
+    let stalled = false;
+    const proxy = await startS3Proxy(server!, ({ method, url }) => {
+      if (method !== 'POST' || !/^\/stalled\/out\/part-r-\d+\?uploads/.test(url)) return undefined;
+      if (!url.startsWith('/stalled/out/part-r-00002?')) return started;
+      stalled = true;
+      uploadStarted();
+      return new Promise<void>(() => undefined);
+    });
+    try {
+      const client = t.cluster.client;
+      const id = await client.submit(fixtureModule('failing-reduce'), {
+        input: ['/in'],
+        output: 's3://stalled/out',
+        reducers: 3,
+        maxAttempts: 1,
+        conf: { 's3.endpoint': proxy.endpoint },
+      });
+      await assert.rejects(client.waitForCompletion(id), isCode('EJOBFAILED', /reduce gave up on purpose/));
+      assert.ok(stalled, "reduce 2's upload was started");
+      const left = bucketAsBoto3Sees(python, server!, 'stalled', 'out/');
+      assert.deepEqual([...left.objects.keys()], []);
+      assert.deepEqual(left.uploads, []);
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it('a job killed while it commits to S3 leaves no output and no open upload', async (t2) => {

@@ -6,6 +6,8 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -125,4 +127,69 @@ export function boto3(python: string, server: TestS3Server, code: string, args: 
     maxBuffer: 256 * 1024 * 1024,
   });
   return JSON.parse(out);
+}
+
+export interface TestS3Proxy {
+  /** Where clients go instead of the server's endpoint (same credentials, same region). */
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * An HTTP proxy in front of the test server, for tests that need an S3 request to stall at a chosen
+ * moment: each request goes to the server as it came (its Host header too, which SigV4 signs), and
+ * once the server has answered, `answerWhen` is asked when to pass the answer on: at once
+ * (undefined), when the promise it gives resolves, or, if that never resolves, never. A client that
+ * dies waiting has had its request carried out all the same, as it would by a real store. Stopping
+ * the proxy drops the answers it still holds.
+ */
+export async function startS3Proxy(
+  server: TestS3Server,
+  answerWhen: (request: { method: string; url: string }) => Promise<void> | undefined,
+): Promise<TestS3Proxy> {
+  const upstream = new URL(server.endpoint);
+  const sockets = new Set<Socket>();
+  const proxy = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const forwarded = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        // A connection per request: none is left open to the server once the proxy stops.
+        agent: false,
+      },
+      (answer) => {
+        const body: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => body.push(chunk));
+        answer.on('end', () => {
+          const pass = () => {
+            if (res.destroyed) return;
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            res.end(Buffer.concat(body));
+          };
+          const when = answerWhen({ method: req.method ?? '', url: req.url ?? '' });
+          if (when) void when.then(pass);
+          else pass();
+        });
+      },
+    );
+    forwarded.on('error', () => res.destroy());
+    req.pipe(forwarded);
+  });
+  proxy.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const address = proxy.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    async stop() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    },
+  };
 }

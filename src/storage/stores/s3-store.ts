@@ -25,11 +25,17 @@
  * {key, uploadId}. commitJob deletes the records last, so records left mean no commit finished. abortJob
  * aborts the uploads its records name; one already gone was completed by a commit cut short, and its
  * object (which carries the upload's `minimr-job` metadata) is deleted when it is this job's, as is such
- * a commit's `_SUCCESS`; then the records go. Nothing else is touched. Names starting with '_' are not
- * input to minimr or Hadoop, and EOUTPUTEXISTS disregards `_minimr-pending/`. Two limits: a task killed
- * between starting its upload and writing the record leaves an upload no record names (a bucket's
- * lifecycle rule AbortIncompleteMultipartUpload cleans those up), and an overwrite aborted after its
- * commit began has already replaced the old parts of the same names (S3 cannot put them back).
+ * a commit's `_SUCCESS`; then the records go. A task process killed between starting its upload and
+ * writing the record (a job that fails kills its other reduces, often just as they open their parts)
+ * leaves an upload no record names; so before it starts the upload an attempt writes an intent,
+ * `<out>/_minimr-pending/<jobId>/<part>/<attempt>.intent`, and abortJob and cleanupJob also abort the
+ * uploads at an intent's key that no record (of any job) names and that started after the intent.
+ * Nothing else is touched. Names starting with '_' are not input to minimr or Hadoop, and EOUTPUTEXISTS
+ * disregards `_minimr-pending/`. Two limits: an unrecorded upload at a key another job also has an
+ * intent for (two jobs writing one output at once) may be that job's, and is left to the bucket's
+ * lifecycle rule AbortIncompleteMultipartUpload, as is one the store starts only after the job's last
+ * abort; and an overwrite aborted after its commit began has already replaced the old parts of the
+ * same names (S3 cannot put them back).
  *
  * Errors: an endpoint that cannot be reached is ESTORE naming the URI and the cause after the SDK's
  * standard retries (`s3.maxAttempts`, default 3, with its exponential backoff of 100 ms doubling, and a
@@ -45,6 +51,8 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  type ListMultipartUploadsCommandOutput,
   ListObjectsV2Command,
   type ListObjectsV2CommandOutput,
   PutObjectCommand,
@@ -70,9 +78,27 @@ const MiB = 1024 * 1024;
 const MIN_PART_SIZE = 5 * MiB;
 const DEFAULT_PART_SIZE = 8 * MiB;
 const PENDING_DIR = '_minimr-pending';
+/** Ends the name of an intent (see the committer's comment): `<jobId>/<part>/<attempt>.intent`. */
+const INTENT_SUFFIX = '.intent';
+/**
+ * How much earlier than its intent's LastModified an unrecorded upload may say it was initiated and
+ * still be the intent's: both are the store's clock, but a store may keep either in whole seconds.
+ */
+const INTENT_CLOCK_SLACK_MS = 1000;
 const SUCCESS_NAME = '_SUCCESS';
 /** How many single-object deletes run at once when a commit or a recursive remove deletes many. */
 const DELETE_CONCURRENCY = 8;
+
+/** What names an upload in its record's key: the first 16 hex digits of its id's SHA-256. */
+function uploadHash(uploadId: string): string {
+  return createHash('sha256').update(uploadId).digest('hex').slice(0, 16);
+}
+
+/** The part an intent's name (`<part>/<attempt>.intent`, below its job's directory) is of; undefined for a record. */
+function intentPart(name: string): string | undefined {
+  const slash = name.indexOf('/');
+  return slash > 0 && name.endsWith(INTENT_SUFFIX) ? name.slice(0, slash) : undefined;
+}
 
 /** Test and embedding hooks; by default credentials come from the SDK's standard chain. */
 export interface S3StoreOptions {
@@ -271,8 +297,8 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
     }
   }
 
-  /** Every key under `prefix` (no delimiter), page by page. */
-  async function* keysUnder(a: S3Address, prefix: string): AsyncGenerator<string> {
+  /** Every object under `prefix` (no delimiter), page by page: its key and last modification (ms). */
+  async function* objectsUnder(a: S3Address, prefix: string): AsyncGenerator<{ key: string; mtime: number }> {
     let token: string | undefined;
     do {
       let page: ListObjectsV2CommandOutput;
@@ -283,9 +309,47 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
       } catch (err) {
         throw fail(err, 'list', a);
       }
-      for (const o of page.Contents ?? []) if (o.Key !== undefined) yield o.Key;
+      for (const o of page.Contents ?? [])
+        if (o.Key !== undefined) yield { key: o.Key, mtime: o.LastModified?.getTime() ?? 0 };
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
+  }
+
+  /** Every key under `prefix` (no delimiter), page by page. */
+  async function* keysUnder(a: S3Address, prefix: string): AsyncGenerator<string> {
+    for await (const o of objectsUnder(a, prefix)) yield o.key;
+  }
+
+  /** The multipart uploads not completed nor aborted under `prefix`: key, upload id, when started (ms). */
+  async function* uploadsUnder(
+    a: S3Address,
+    prefix: string,
+  ): AsyncGenerator<{ key: string; uploadId: string; initiated: number }> {
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    let truncated = false;
+    do {
+      let page: ListMultipartUploadsCommandOutput;
+      try {
+        page = await client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: a.bucket,
+            Prefix: prefix,
+            KeyMarker: keyMarker,
+            UploadIdMarker: uploadIdMarker,
+          }),
+        );
+      } catch (err) {
+        throw fail(err, 'list the uploads under', a);
+      }
+      for (const u of page.Uploads ?? []) {
+        if (u.Key === undefined || u.UploadId === undefined) continue;
+        yield { key: u.Key, uploadId: u.UploadId, initiated: u.Initiated?.getTime() ?? 0 };
+      }
+      truncated = page.IsTruncated === true && (page.NextKeyMarker ?? '') !== '';
+      keyMarker = page.NextKeyMarker;
+      uploadIdMarker = page.NextUploadIdMarker;
+    } while (truncated);
   }
 
   async function anyKeyUnder(a: S3Address, prefix: string): Promise<boolean> {
@@ -610,16 +674,28 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
       readonly recordKey: string;
       readonly key: string;
       readonly uploadId: string;
+      readonly attemptId?: string;
     }
+
+    /** The intent its attempt wrote before the recorded upload (none from before intents existed). */
+    const intentKeyOf = (attemptId: string, partKey: string): string =>
+      `${jobPendingPrefix}${partKey.slice(outPrefix.length)}/${encodeURIComponent(attemptId)}${INTENT_SUFFIX}`;
 
     async function jobRecords(): Promise<PendingRecord[]> {
       const records: PendingRecord[] = [];
       for await (const recordKey of keysUnder(out, jobPendingPrefix)) {
+        if (intentPart(recordKey.slice(jobPendingPrefix.length)) !== undefined) continue;
         try {
           const res = await client.send(new GetObjectCommand({ Bucket: out.bucket, Key: recordKey }));
           const parsed = JSON.parse((await res.Body?.transformToString()) ?? '{}') as Partial<PendingRecord>;
           if (typeof parsed.key === 'string' && typeof parsed.uploadId === 'string') {
-            records.push({ recordKey, key: parsed.key, uploadId: parsed.uploadId });
+            const attemptId = typeof parsed.attemptId === 'string' ? parsed.attemptId : undefined;
+            records.push({
+              recordKey,
+              key: parsed.key,
+              uploadId: parsed.uploadId,
+              ...(attemptId ? { attemptId } : {}),
+            });
           }
         } catch (err) {
           if (sdkErrorName(err) === 'NoSuchKey') continue;
@@ -629,6 +705,61 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
       }
       return records;
     }
+
+    /** What the records and intents of every job writing this output say (one listing, no reads). */
+    interface PendingListing {
+      /** This job's intents by the key of their part: their own keys, and when the earliest was written. */
+      readonly intents: Map<string, { readonly keys: string[]; since: number }>;
+      /** Part keys another job has an intent for: an unrecorded upload there may be its, starting. */
+      readonly othersStarting: Set<string>;
+      /** The hashes of the upload ids any record names (in its key): those uploads are their records'. */
+      readonly recorded: Set<string>;
+    }
+
+    async function pendingListing(): Promise<PendingListing> {
+      const listing: PendingListing = { intents: new Map(), othersStarting: new Set(), recorded: new Set() };
+      for await (const { key, mtime } of objectsUnder(out, pendingPrefix)) {
+        const rest = key.slice(pendingPrefix.length);
+        const slash = rest.indexOf('/');
+        if (slash < 0) continue;
+        const name = rest.slice(slash + 1);
+        const part = intentPart(name);
+        if (part === undefined) {
+          const hash = /\.([0-9a-f]{16})$/.exec(name)?.[1];
+          if (hash !== undefined) listing.recorded.add(hash);
+          continue;
+        }
+        const partKey = `${outPrefix}${part}`;
+        if (`${pendingPrefix}${rest.slice(0, slash + 1)}` !== jobPendingPrefix) {
+          listing.othersStarting.add(partKey);
+          continue;
+        }
+        const intent = listing.intents.get(partKey);
+        if (intent) {
+          intent.keys.push(key);
+          intent.since = Math.min(intent.since, mtime);
+        } else listing.intents.set(partKey, { keys: [key], since: mtime });
+      }
+      return listing;
+    }
+
+    /**
+     * Aborts the uploads this job's attempts started and never recorded (killed in between): at a key
+     * this job has an intent for, named by no record, started no earlier than the intent. Where another
+     * job has an intent for the same key, an unrecorded upload there may be its: left (see above).
+     */
+    async function abortUnrecordedUploads(listing: PendingListing): Promise<void> {
+      if (listing.intents.size === 0) return;
+      for await (const u of uploadsUnder(out, outPrefix)) {
+        const intent = listing.intents.get(u.key);
+        if (!intent || listing.othersStarting.has(u.key)) continue;
+        if (listing.recorded.has(uploadHash(u.uploadId))) continue;
+        if (u.initiated < intent.since - INTENT_CLOCK_SLACK_MS) continue;
+        await abortUpload(at(u.key), u.uploadId);
+      }
+    }
+
+    const intentKeysOf = (listing: PendingListing): string[] => [...listing.intents.values()].flatMap((i) => i.keys);
 
     return {
       async setupJob({ overwrite }) {
@@ -657,10 +788,23 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
           throw new MinimrError('EBADREQUEST', `bad part name ${partName}`);
         }
         const target = at(`${outPrefix}${partName}`);
+        // The intent first: a process killed once its upload is started but before the record is
+        // written leaves an upload that only the intent leads an abort to.
+        const intent = at(`${jobPendingPrefix}${partName}/${encodeURIComponent(attemptId)}${INTENT_SUFFIX}`);
+        try {
+          await client.send(
+            new PutObjectCommand({
+              Bucket: out.bucket,
+              Key: intent.key,
+              Body: JSON.stringify({ key: target.key, attemptId }),
+            }),
+          );
+        } catch (err) {
+          throw fail(err, 'record the upload of', target);
+        }
         const sink = new ObjectSink(target, { 'minimr-job': jobId, 'minimr-attempt': attemptId });
         const uploadId = await sink.startUpload();
-        const hash = createHash('sha256').update(uploadId).digest('hex').slice(0, 16);
-        const record = at(`${jobPendingPrefix}${partName}.${encodeURIComponent(attemptId)}.${hash}`);
+        const record = at(`${jobPendingPrefix}${partName}.${encodeURIComponent(attemptId)}.${uploadHash(uploadId)}`);
         try {
           await client.send(
             new PutObjectCommand({
@@ -671,6 +815,7 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
           );
         } catch (err) {
           await sink.abort().catch(() => undefined);
+          await deleteKeys(out, [intent.key]).catch(() => undefined);
           throw fail(err, 'record the upload of', target);
         }
         return {
@@ -682,7 +827,7 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
           },
           async abort() {
             await sink.abort();
-            await deleteKeys(out, [record.key]);
+            await deleteKeys(out, [record.key, intent.key]);
           },
         } satisfies PartWriter;
       },
@@ -757,20 +902,25 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
           out,
           records.map((r) => r.recordKey),
         );
+        // A recorded attempt's intent has served: its one upload is completed or aborted. The intent of
+        // an attempt with no record stays for cleanupJob, which runs once the job's killed attempts stopped.
+        await deleteKeys(
+          out,
+          records.flatMap((r) => (r.attemptId !== undefined ? [intentKeyOf(r.attemptId, r.key)] : [])),
+        );
       },
 
       async cleanupJob() {
         // The commit deleted the records it read: any left are of attempts that started an upload after
-        // it (stragglers), whose uploads no commit will complete.
+        // it (stragglers), whose uploads no commit will complete; so are a straggler's never recorded.
         const records = await jobRecords();
         for (const r of records) await abortUpload(at(r.key), r.uploadId);
-        await deleteKeys(
-          out,
-          records.map((r) => r.recordKey),
-        );
+        const listing = await pendingListing();
+        await abortUnrecordedUploads(listing);
+        await deleteKeys(out, [...records.map((r) => r.recordKey), ...intentKeysOf(listing)]);
       },
 
-      async abortJob() {
+      async abortJob(options) {
         // Records are deleted last by a commit, so records left mean no commit finished. An upload that
         // is gone may have been completed by a commit cut short: its object, if this job's, goes too,
         // and so does a _SUCCESS that commit wrote.
@@ -790,10 +940,11 @@ export function createS3Store(conf: StoreConf = {}, options: S3StoreOptions = {}
           if ((await jobOfObject(at(key))) === jobId) completed.push(key);
         }
         await deleteKeys(out, completed);
-        await deleteKeys(
-          out,
-          records.map((r) => r.recordKey),
-        );
+        // Uploads started and never recorded (their attempt killed in between) are found by their intents.
+        const listing = await pendingListing();
+        await abortUnrecordedUploads(listing);
+        if (options?.keepRecords) return;
+        await deleteKeys(out, [...records.map((r) => r.recordKey), ...intentKeysOf(listing)]);
       },
     };
   }

@@ -108,6 +108,15 @@ export interface CommitOptions {
   readonly cancelled?: () => boolean;
 }
 
+export interface AbortOptions {
+  /**
+   * Another abort follows: the committer keeps its own records of what the job's attempts started
+   * (S3's records and intents), so that the next one still finds what a request already sent by a
+   * process killed an instant ago starts after this one.
+   */
+  readonly keepRecords?: boolean;
+}
+
 /** Throws EJOBKILLED when a commit's job has ended meanwhile (CommitOptions.cancelled). */
 export function stopIfCancelled(options: CommitOptions | undefined, what: string): void {
   if (options?.cancelled?.())
@@ -135,7 +144,7 @@ export interface OutputCommitter {
    * Drops everything the job wrote: staged parts, attempts' parts still being written (known or
    * not: a killed task's), S3 uploads not completed. Leaves the output location as it was.
    */
-  abortJob(): Promise<void>;
+  abortJob(options?: AbortOptions): Promise<void>;
   /**
    * After a successful commit: drops what attempts still running at the commit left (a speculative
    * loser or a killed attempt writing its part for a moment after its kill: S3 uploads and their
