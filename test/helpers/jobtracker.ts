@@ -23,7 +23,7 @@ export interface LoneJobTracker {
 export async function startJobTracker(
   policy: Policy,
   heartbeatMs: number,
-  options: Partial<Pick<JobTrackerOptions, 'taskExpiryMs' | 'datanodeExpiryMs'>> = {},
+  options: Partial<Pick<JobTrackerOptions, 'taskExpiryMs' | 'datanodeExpiryMs' | 'fileOutputRoots'>> = {},
 ): Promise<LoneJobTracker> {
   const dir = await mkdtemp(join(tmpdir(), 'minimr-jt-'));
   const jt = new JobTracker({
@@ -54,6 +54,8 @@ export interface FakeWorker {
   /** Every attempt the JobTracker told this worker to launch, in order. */
   readonly launched: AttemptSpec[];
   readonly told: MapOutputsChanged[];
+  /** The attempts the JobTracker told this worker to kill, in order. */
+  readonly killed: string[];
   /** The JobTracker's answer to the registration. */
   readonly registered: RegisterResult;
   /** Sends a heartbeat and waits until the JobTracker has handled it (and whatever it launched). */
@@ -71,11 +73,13 @@ export async function registerFakeWorker(
 ): Promise<FakeWorker> {
   const launched: AttemptSpec[] = [];
   const told: MapOutputsChanged[] = [];
+  const killed: string[] = [];
   const peer = await connectPeer(
     url,
     (m: Message) => {
       if (m.type === 'launch') launched.push(m.attempt);
       if (m.type === 'map-outputs') told.push(m);
+      if (m.type === 'kill') killed.push(m.attemptId);
     },
     undefined,
     10_000,
@@ -101,6 +105,7 @@ export async function registerFakeWorker(
     peer,
     launched,
     told,
+    killed,
     registered,
     async heartbeat(jobId) {
       peer.send({ type: 'heartbeat', workerId: id, attempts: [] });

@@ -6,6 +6,7 @@
 import type { SchedulingTrigger, ClusterSnapshot, Policy } from '../../scheduler/index.js';
 import type { Effect } from '../../books/index.js';
 import type { BooksHost, RuntimeAttempt, RuntimeData, RuntimeJob, RuntimeWorker } from './runtime-data.js';
+import type { AttemptStops } from './attempt-stops.js';
 import type { InputCopier } from './input-copier.js';
 import type { JobHistory } from './job-history.js';
 import type { JobJournal } from './job-journal.js';
@@ -27,6 +28,8 @@ export interface TrackerCore extends BooksHost {
   readonly schedulingStopped: string | undefined;
   readonly metrics: PrometheusMetrics;
   readonly copier: InputCopier;
+  /** Killed attempts of jobs writing to another store, until their workers confirm them stopped. */
+  readonly attemptStops: AttemptStops;
   readonly mrc: MrClusterRuntime;
   readonly history: JobHistory;
   readonly profiles: ProfileStore;

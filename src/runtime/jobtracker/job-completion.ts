@@ -16,8 +16,13 @@ import { journaledSuccess } from './job-recovery.js';
 import { outputWorkDir, partFileName, type RuntimeAttempt, type RuntimeJob } from './runtime-data.js';
 import { partsToCommit, storeCommitterOf, writesToStore } from './store-output.js';
 
-/** How long after a job's end its store output is aborted again (its killed attempts' processes stop meanwhile). */
+/**
+ * How long after a job's end its store output is aborted again: a request a killed attempt's process
+ * sent just before it died may reach the store after the first abort.
+ */
 const ABORT_AGAIN_AFTER_MS = 2000;
+/** How long a job's end waits for its workers to confirm its killed attempts stopped (attempt-stops.ts). */
+const STOPS_CONFIRMED_WITHIN_MS = 10_000;
 
 export class JobCompletion {
   constructor(private readonly core: TrackerCore) {}
@@ -163,18 +168,33 @@ export class JobCompletion {
   }
 
   /**
-   * A job writing to another store that did not succeed: its committer's abort, run again after a
-   * pause when it fails (a store's bounded retries spent on a passing outage) and once more after
-   * the pause anyway: the job's attempts were told to stop when it ended, but a task process may
-   * still be writing its part for a moment, and the second abort drops what it left. A failure of
-   * both is logged.
+   * Waits until the workers confirmed the job's killed attempts stopped (or a bound passed): a task
+   * process killed as its job ended may be between starting its part's S3 upload and recording it,
+   * and what it starts before it dies is the job's to abort.
+   */
+  private async attemptsStopped(job: RuntimeJob): Promise<void> {
+    const unconfirmed = await this.core.attemptStops.ofJob(job.id, STOPS_CONFIRMED_WITHIN_MS);
+    if (unconfirmed.length > 0)
+      this.core.logger.warn(
+        { job: job.id, attempts: unconfirmed, waitedMs: STOPS_CONFIRMED_WITHIN_MS },
+        'killed attempts not confirmed stopped: the output is cleaned up without waiting longer',
+      );
+  }
+
+  /**
+   * A job writing to another store that did not succeed: its committer's abort once its killed
+   * attempts are confirmed stopped, and again after a pause, when the store has carried out any
+   * request a dying process had sent (the first abort keeps the committer's records for it); the
+   * second also retries a first that failed (a store's bounded retries spent on a passing outage).
+   * A failure of the last is logged.
    */
   private async abortStoreOutput(job: RuntimeJob): Promise<void> {
+    await this.attemptsStopped(job);
     let failure: unknown;
     for (const pauseMs of [0, ABORT_AGAIN_AFTER_MS]) {
       if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
       try {
-        await (await storeCommitterOf(job.id, job.data.submission)).abortJob();
+        await (await storeCommitterOf(job.id, job.data.submission)).abortJob({ keepRecords: pauseMs === 0 });
         failure = undefined;
       } catch (err) {
         failure = err;
@@ -189,10 +209,12 @@ export class JobCompletion {
 
   /**
    * A job writing to another store that succeeded: its committer's cleanup of what attempts still
-   * running at the commit left, now and once more after a pause in the background (a killed attempt's
-   * process may write for a moment after its kill). A failure is logged: the output itself is whole.
+   * running at the commit left, once they are confirmed stopped (the client, told next, finds only the
+   * output), and once more after a pause in the background (a request a dying process sent may reach
+   * the store after the first). A failure is logged: the output itself is whole.
    */
   private async cleanUpStoreOutput(job: RuntimeJob): Promise<void> {
+    await this.attemptsStopped(job);
     const cleanUp = async (): Promise<void> => {
       try {
         await (await storeCommitterOf(job.id, job.data.submission)).cleanupJob();

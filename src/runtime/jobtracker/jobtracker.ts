@@ -59,6 +59,8 @@ import {
 import { JobJournal } from './job-journal.js';
 import { AttemptNumbering, JobRecovery } from './job-recovery.js';
 import { JobCompletion } from './job-completion.js';
+import { AttemptStops } from './attempt-stops.js';
+import { writesToStore } from './store-output.js';
 import { Liveness } from './liveness.js';
 import { MrClusterRuntime } from './mr-cluster-runtime.js';
 import { ProfileStore } from './profile-store.js';
@@ -149,6 +151,8 @@ export class JobTracker implements TrackerCore {
   private readonly liveness: Liveness;
   /** Output commits and the end of a job (job-completion.ts). */
   private readonly completion = new JobCompletion(this);
+  /** Killed attempts of jobs writing to another store, until their workers confirm them stopped. */
+  readonly attemptStops = new AttemptStops();
   /** The port: WebSocket links, the JSON API, /metrics and the web pages (endpoint.ts). */
   private readonly endpoint: TrackerEndpoint;
   /** Where the audit lines go, once started; none when the options say so. */
@@ -463,6 +467,7 @@ export class JobTracker implements TrackerCore {
     // While draining, the block map is about to be dropped; it is rebuilt from block reports at start.
     if (!this.draining) void this.namenode.datanodeLost(workerId);
     void this.carryOut(this.books.workerLost(workerId, this.clock(), why));
+    this.attemptStops.workerGone(workerId);
     this.metrics.workerLeft(workerId);
     this.copier.workerLost(workerId);
     this.schedule({ kind: 'worker-lost', workerId });
@@ -596,8 +601,12 @@ export class JobTracker implements TrackerCore {
         }
         case 'attempt-ended': {
           const a = e.attempt;
-          if (e.tellWorker && a.worker.alive)
+          if (e.tellWorker && a.worker.alive) {
             a.worker.data.commands.kill({ attemptId: a.id, reason: a.error?.message ?? 'killed' });
+            // Its job's store output is aborted or cleaned up once the worker says the attempt stopped.
+            if (writesToStore(a.task.job.data.submission))
+              this.attemptStops.told(a.id, a.task.job.id, a.worker.shape.id);
+          }
           this.logger.debug(
             { attempt: a.id, state: a.state, ms: (a.finishTime ?? a.startTime) - a.startTime },
             'attempt finished',

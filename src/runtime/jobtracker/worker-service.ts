@@ -336,6 +336,8 @@ export class WorkerService {
     const core = this.core;
     const worker = this.workerFor(peer, message.workerId);
     if (!worker) return;
+    // Whatever the books make of it (a killed attempt has left them), its process is done.
+    core.attemptStops.confirmed(message.attemptId, worker.shape.id);
     const attempt = core.books.attempt(message.attemptId);
     if (!attempt || attempt.worker !== worker) return;
     const now = core.clock();
