@@ -57,7 +57,15 @@ import {
   startBenchCluster,
   type MachineRecord,
 } from './lib/bench-cluster.js';
-import { headLines, writeCorpus, type CorpusInfo, type CorpusOptions, type GrepCase } from './lib/corpus.js';
+import {
+  CORPORA,
+  CORPUS_OPTIONS,
+  headLines,
+  writeCorpus,
+  type CorpusInfo,
+  type CorpusName,
+  type GrepCase,
+} from './lib/corpus.js';
 import { followJob, partFiles, readOutputText, serverSeconds } from './lib/follow-job.js';
 import { describeRatios, pairedRatios as summarizeRatios, ratioSummaryJson, runPair } from './lib/paired.js';
 import { median, r3, splitLines, timeShell, toolVersion } from './lib/shell.js';
@@ -71,8 +79,6 @@ const MB = 1 << 20;
 
 // ---------------------------------------------------------------- arguments
 
-const CORPORA = ['standard', 'zipf'] as const;
-type CorpusName = (typeof CORPORA)[number];
 const JOBS = ['wordcount', 'streaming', 'grep', 'terasort', 'tiny'] as const;
 type JobName = (typeof JOBS)[number];
 
@@ -161,12 +167,6 @@ function grepCount(pattern: string, path: string): number {
     throw err;
   }
 }
-
-/** The corpora's generator settings: the standard one is the generator's default. */
-const CORPUS_OPTIONS: Record<CorpusName, CorpusOptions> = {
-  standard: {},
-  zipf: { seed: 20260116, vocabularySize: 1_000_000, grep: false },
-};
 
 // ---------------------------------------------------------------- progress
 

@@ -20,7 +20,8 @@
  * and the CPU a task process used before its attempt (start-up of a fresh process). A step whose
  * CPU is well below its wall time waited (for a core, the disk, another process).
  *
- * `--app wordcount` or `--app grep [--pattern P]` runs that job on bench:apps' standard corpus instead.
+ * `--app wordcount [--corpus zipf]` or `--app grep [--pattern P]` runs that job on bench:apps' standard
+ * (or Zipf) corpus instead.
  *
  * Run: npm run bench:tera-phases [-- --size-mb 256] [--reps 1] [--conf k=v ...] [--app terasort|wordcount|grep]
  * Writes bench-results/tera-phases.json and tera-phases.md at the package root.
@@ -43,7 +44,7 @@ import {
 } from './lib/bench-cluster.js';
 import { progressLog } from './lib/shell.js';
 import { RECORD, writeTeraInputs } from './lib/tera.js';
-import { writeCorpus } from './lib/corpus.js';
+import { CORPORA, CORPUS_OPTIONS, writeCorpus } from './lib/corpus.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const MB = 1 << 20;
@@ -56,7 +57,12 @@ const args = yargs(process.argv.slice(2))
   .option('app', {
     choices: ['terasort', 'wordcount', 'grep'] as const,
     default: 'terasort' as const,
-    describe: "the job: TeraSort on TeraGen records, or WordCount or Grep on bench:apps' standard corpus",
+    describe: "the job: TeraSort on TeraGen records, or WordCount or Grep on one of bench:apps' corpora",
+  })
+  .option('corpus', {
+    choices: CORPORA,
+    default: 'standard' as const,
+    describe: "WordCount's and Grep's corpus (zipf: a million distinct words; Grep needs standard)",
   })
   .option('pattern', { type: 'string', describe: "Grep's pattern (default: the corpus's literal grep word)" })
   .strict()
@@ -188,7 +194,8 @@ async function main(): Promise<void> {
       await cluster.client.fs.put(join(work, 'tera.dat'), '/tera/input.dat', { overwrite: true });
       log(`put ${rows} TeraGen records`);
     } else {
-      const corpus = await writeCorpus(join(work, 'corpus.txt'), args.sizeMb * MB);
+      if (args.app === 'grep' && args.corpus !== 'standard') throw new Error('--app grep needs --corpus standard');
+      const corpus = await writeCorpus(join(work, 'corpus.txt'), args.sizeMb * MB, CORPUS_OPTIONS[args.corpus]);
       await cluster.client.fs.put(join(work, 'corpus.txt'), '/tera/input.dat', { overwrite: true });
       if (args.app === 'grep') params.pattern = args.pattern ?? corpus.grep!.literal.pattern;
       log(`put ${corpus.bytes} bytes of corpus${params.pattern ? `; pattern ${params.pattern}` : ''}`);

@@ -42,6 +42,15 @@ export interface CorpusInfo {
   grep?: { literal: GrepCase; regex: GrepCase };
 }
 
+/** bench:apps' corpora (bench:tera-phases uses them too). */
+export const CORPORA = ['standard', 'zipf'] as const;
+export type CorpusName = (typeof CORPORA)[number];
+/** The corpora's generator settings: the standard one is the generator's default. */
+export const CORPUS_OPTIONS: Record<CorpusName, CorpusOptions> = {
+  standard: {},
+  zipf: { seed: 20260116, vocabularySize: 1_000_000, grep: false },
+};
+
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 const TABLE_BITS = 20;
 
