@@ -31,8 +31,8 @@ export function forEachWord<C>(
   const n = bytes.length;
   let i = 0;
   // Two loops, over delimiters and over a word's bytes, each with one test per byte; every delimiter
-  // is at most 0x20, so a word byte is told apart by one comparison (~15% less CPU than one loop
-  // with a "in a word" state, measured on the standard corpus).
+  // is at most 0x20, so a word byte is told apart by one comparison (~10% less CPU than one loop
+  // with an "in a word" state, measured on the standard corpus).
   while (i < n) {
     let c = bytes[i]!;
     while (c <= 0x20 && DELIMITER[c] === 1) {

@@ -28,7 +28,8 @@
  * The arrays grow by doubling while that fits the budget; when an entry does not fit, the table is
  * flushed through the sort buffer and starts again empty (with its arrays kept). A key too large
  * for the table (over 1/8 of its budget, at most 64 KiB) bypasses it: the sort buffer takes it, and
- * one larger than the whole sort buffer is written as a spill of its own there.
+ * one larger than the whole sort buffer is written as a spill of its own there. At the map's end
+ * `release` passes everything on and drops the arrays, so the map's final merge runs without them.
  *
  * When it does not pay. If a flush passes on more than 90% of the records the table took in since
  * the last one (nearly every key distinct), the table is turned off for the rest of the attempt:

@@ -78,7 +78,7 @@ const MIN_HASH_COMBINE_BYTES = 64 * 1024;
 /** A key not decoded (yet): the partitioner decodes it only for a job's own `partition`. */
 const NO_KEY = Symbol('no key');
 
-/** Where a map's `emit`, `emitKeyBytes` and `emitRecordBytes` go; `end` passes on what a hash table holds. */
+/** Where a map's `emit`, `emitKeyBytes` and `emitRecordBytes` go; `end` passes on (and frees) a hash table. */
 interface MapSink {
   emit(key: unknown, value: unknown): void;
   emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: unknown): void;
