@@ -67,6 +67,7 @@ import {
 } from '../wire/task-link.js';
 import type { TaskProcessConfig } from './task-config.js';
 import { phaseTrace } from '../../util/index.js';
+import { summingCombiner } from './sum-combiner.js';
 
 const PROGRESS_INTERVAL_MS = 300;
 /** A map's combining table this large is collected as soon as it is released (a full GC: a few ms on a task's heap). */
@@ -345,6 +346,8 @@ class AttemptRunner {
     const combine = this.job.combine;
     if (!combine) return undefined;
     const { keyCodec, valueCodec } = this;
+    // The API's own sum: added as decoded, no key or array per group (sum-combiner.ts).
+    if (combine === sumValues) return summingCombiner(keyCodec, valueCodec);
     return (key, values, emit) => {
       combine.call(this.job, keyCodec.decode(key), decodeAll(values, valueCodec), {
         emit: (k: unknown, v: unknown) => emit(keyCodec.encode(k), valueCodec.encode(v)),
