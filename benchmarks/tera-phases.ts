@@ -94,6 +94,8 @@ interface Step {
   wallMs: number;
   /** CPU of the task process over the step; null for steps that end outside it. */
   cpuMs: number | null;
+  /** The attempt's peak RSS (MiB) at the step's end, when the step ends in the task process. */
+  peakMiB: number | null;
 }
 
 interface AttemptTimeline {
@@ -111,6 +113,9 @@ interface AttemptTimeline {
   gapMs: number | null;
   taskCpuMs: number;
   taskMs: number;
+  /** PEAK_RSS_BYTES in MiB, and the first step at whose end the trace saw that peak. */
+  peakMiB: number;
+  peakStep: string | null;
 }
 
 function shortId(attempt: string): string {
@@ -129,7 +134,12 @@ function timeline(events: PhaseTraceEvent[], summary: AttemptSummary, t0: number
     const e = at(end);
     if (!e || !prev) continue;
     const bothTask = TASK_EVENT.test(prev.event) && TASK_EVENT.test(e.event);
-    out.push({ step, wallMs: e.t - prev.t, cpuMs: bothTask ? e.cpuMs - prev.cpuMs : null });
+    out.push({
+      step,
+      wallMs: e.t - prev.t,
+      cpuMs: bothTask ? e.cpuMs - prev.cpuMs : null,
+      peakMiB: TASK_EVENT.test(e.event) ? e.peakMiB : null,
+    });
     prev = e;
   }
   const start = at('t-run');
@@ -145,7 +155,16 @@ function timeline(events: PhaseTraceEvent[], summary: AttemptSummary, t0: number
     gapMs: null,
     taskCpuMs: summary.counters.TASK_CPU_MS ?? 0,
     taskMs: summary.counters.TASK_MS ?? 0,
+    peakMiB: Math.round((summary.counters.PEAK_RSS_BYTES ?? 0) / 2 ** 20),
+    peakStep: peakStep(out),
   };
+}
+
+/** The step during which the attempt's traced peak RSS was reached (ties: the first). */
+function peakStep(steps: readonly Step[]): string | null {
+  let best: Step | null = null;
+  for (const s of steps) if (s.peakMiB !== null && (best === null || s.peakMiB > best.peakMiB!)) best = s;
+  return best?.step ?? null;
 }
 
 /**
@@ -292,7 +311,8 @@ function writeResults(
       '(no CPU: the step ends outside the process). gap: ms from the ' +
       "previous attempt's end on that worker to this launch. before: " +
       'CPU ms the process used before it was given the attempt (a ' +
-      "fresh process's start-up).",
+      "fresh process's start-up). peak: the attempt's PEAK_RSS_BYTES, and the step at whose end the " +
+      'trace first saw its highest VmHWM.',
     '',
   );
   for (const job of jobs) {
@@ -309,8 +329,10 @@ function writeResults(
     for (const kind of ['map', 'reduce'] as const) {
       const list = job.attempts.filter((a) => a.kind === kind);
       const steps = (kind === 'map' ? MAP_STEPS : REDUCE_STEPS).map(([s]) => s);
-      md.push(`| ${kind} | worker | launched s | gap ms | before ms | ${steps.join(' | ')} | task ms / CPU ms |`);
-      md.push(`|---|---|---:|---:|---:|${steps.map(() => '---:').join('|')}|---:|`);
+      md.push(
+        `| ${kind} | worker | launched s | gap ms | before ms | ${steps.join(' | ')} | task ms / CPU ms | peak MiB (step) |`,
+      );
+      md.push(`|---|---|---:|---:|---:|${steps.map(() => '---:').join('|')}|---:|---:|`);
       for (const a of list) {
         const cells = steps.map((s) => {
           const st = a.steps.find((x) => x.step === s);
@@ -320,7 +342,7 @@ function writeResults(
           `| ${a.attempt} | ${a.worker} | ${s2(a.launchedAt)} ` +
             `| ${r0(a.gapMs)} ` +
             `| ${r0(a.processCpuBeforeMs)}${a.warm ? ' (warm)' : ''} ` +
-            `| ${cells.join(' | ')} | ${a.taskMs} / ${a.taskCpuMs} |`,
+            `| ${cells.join(' | ')} | ${a.taskMs} / ${a.taskCpuMs} | ${a.peakMiB} (${a.peakStep ?? '?'}) |`,
         );
       }
       md.push('');

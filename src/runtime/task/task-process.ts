@@ -66,7 +66,7 @@ import {
   type TaskToWorker,
 } from '../wire/task-link.js';
 import type { TaskProcessConfig } from './task-config.js';
-import { phaseTrace } from '../../util/index.js';
+import { peakRssBytes, phaseTrace } from '../../util/index.js';
 import { summingCombiner } from './sum-combiner.js';
 
 const PROGRESS_INTERVAL_MS = 300;
@@ -833,20 +833,6 @@ function describeThrown(err: unknown): string {
     `ERR_ACCESS_DENIED: ${e.message}${what ? ` (${what})` : ''}: task processes may read and write ` +
     "only their job's sandbox (docs/security.md)"
   );
-}
-
-/**
- * This process's own peak RSS. Linux's getrusage maxRSS is inherited across fork, so a task forked
- * by a worker that once used more would report the worker's peak; VmHWM is this process's alone.
- */
-function peakRssBytes(): number {
-  try {
-    const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
-    if (m) return Number(m[1]) * 1024;
-  } catch {
-    // not Linux: fall back below
-  }
-  return process.resourceUsage().maxRSS * 1024;
 }
 
 let config: TaskProcessConfig | undefined;
