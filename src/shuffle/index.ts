@@ -14,6 +14,7 @@ export type {
   SegmentRun,
   RecordBytes,
   ShuffleCounters,
+  ValueFold,
 } from './types.js';
 export { MAX_MAP_OUTPUT_RUNS } from './types.js';
 export { createShuffleCounters } from './counters.js';

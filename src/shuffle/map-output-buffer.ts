@@ -104,7 +104,15 @@ import { collectGarbageNow, lendToGcPace, noteTransientBytes } from './gc-pacer.
 import { runsEnd, tempPathFor, writeIndexFile } from './index-file.js';
 import { applyCombiner } from './merger.js';
 import { mapOutputFilesIn } from './paths.js';
-import { copyMerged, cursorRecords, CursorMerge, FileFrameFeed, packedFeed, RecordCursor } from './run-cursor.js';
+import {
+  copyMerged,
+  cursorRecords,
+  CursorMerge,
+  FileFrameFeed,
+  foldMerged,
+  packedFeed,
+  RecordCursor,
+} from './run-cursor.js';
 import type { KeyValue } from './record-format.js';
 import {
   META_BYTES,
@@ -1077,9 +1085,17 @@ export class MapOutputBuffer implements MapOutputCollector {
         );
       return cursors;
     };
-    const source: SegmentSource =
-      combine && combiner
-        ? // A key with a single record here has nothing to combine with (nor had it at its spill).
+    const fold = combine && compare === compareBytes ? combiner?.fold : undefined;
+    const source: SegmentSource = fold
+      ? // A key with a single record here has nothing to combine with (nor had it at its spill).
+        (p, packer) =>
+          foldMerged(new CursorMerge(cursorsOf(p, true), compare), fold(), packer, {
+            tagged: false,
+            passSingleRecords: true,
+            counters,
+          })
+      : combine && combiner
+        ? // As above.
           (p, packer) =>
             recordsInto(
               applyCombiner(

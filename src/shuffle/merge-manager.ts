@@ -1,12 +1,12 @@
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MinimrError } from '../errors.js';
-import { effectiveComparator } from './bytes-compare.js';
+import { compareBytes, effectiveComparator } from './bytes-compare.js';
 import type { BlockCodec } from './codec.js';
 import type { SegmentHeader, SegmentSink } from './fetcher.js';
 import { decodeFrameAt, DEFAULT_FRAME_RAW_BYTES, FRAME_HEADER_SIZE, type FrameSource } from './frames.js';
 import { SegmentReader, type KeyValue } from './record-format.js';
-import { bufferFeed, CursorMerge, FileFrameFeed, RecordCursor, TAG_IN_VALUE } from './run-cursor.js';
+import { bufferFeed, CursorMerge, FileFrameFeed, foldMerged, RecordCursor, TAG_IN_VALUE } from './run-cursor.js';
 import {
   openSpillFile,
   writeFramedFile,
@@ -568,10 +568,18 @@ export class MergeManager {
     const ordered = [...inputs].sort((a, b) => a.id - b.id);
     const compare = this.compare;
     const combiner = combine ? this.opts.combiner : undefined;
-    const source: SegmentSource = combiner
+    const fold = compare === compareBytes ? combiner?.fold : undefined;
+    const source: SegmentSource = fold
       ? (_p, packer) =>
-          taggedInto(combineTagged(taggedRecords(this.mergeOf(ordered)), combiner, compare, this.counters), packer)
-      : (_p, packer) => mergeInto(this.mergeOf(ordered, true), packer);
+          foldMerged(this.mergeOf(ordered, true), fold(), packer, {
+            tagged: true,
+            passSingleRecords: false,
+            counters: this.counters,
+          })
+      : combiner
+        ? (_p, packer) =>
+            taggedInto(combineTagged(taggedRecords(this.mergeOf(ordered)), combiner, compare, this.counters), packer)
+        : (_p, packer) => mergeInto(this.mergeOf(ordered, true), packer);
     const path = this.newPath('run');
     let stats: FramedFileStats;
     let file: SpillFile | undefined;

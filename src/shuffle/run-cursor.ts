@@ -4,7 +4,7 @@ import { compareBytes, compareByteRanges } from './bytes-compare.js';
 import { decodeFrameAt, decodeFrameReusing, FRAME_HEADER_SIZE, readFully, type FrameSource } from './frames.js';
 import { MinHeap } from './min-heap.js';
 import { sourceIterator, viewOf, type FramePacker, type SegmentSource } from './spill-writer.js';
-import type { KeyComparator } from './types.js';
+import type { KeyComparator, ShuffleCounters, ValueFold } from './types.js';
 
 /**
  * Record cursors: the k-way merges of the map side (spills into the map output) and of the reduce
@@ -409,6 +409,73 @@ export function* copyMerged(merge: CursorMerge, packer: FramePacker): Generator<
   try {
     for (let c = merge.first(); c !== undefined; c = merge.next()) {
       packer.addEncoded(c.buf, c.view, c.start, c.end - c.start);
+      if (packer.frameReady) yield;
+    }
+  } finally {
+    merge.close();
+  }
+}
+
+/**
+ * Combines a byte-ordered merge's key groups with `fold` into `packer`, records read in place. A
+ * group's key and first value are copied once into a scratch buffer (so the runs may reuse their
+ * frames), then its combined value is packed after the key: `tagged`, with the group's first tag
+ * (a reduce's runs); else as a plain record. `passSingleRecords`: a group of one record goes on as it
+ * came (applyCombiner's option, for runs whose keys were combined already). Counts
+ * combineInputRecords and combineOutputRecords; yields whenever a frame is ready; closes the runs
+ * at the end or on return.
+ */
+export function* foldMerged(
+  merge: CursorMerge,
+  fold: ValueFold,
+  packer: FramePacker,
+  options: { readonly tagged: boolean; readonly passSingleRecords: boolean; readonly counters?: ShuffleCounters },
+): Generator<void> {
+  const { tagged, passSingleRecords, counters } = options;
+  let scratch: Buffer = Buffer.allocUnsafe(256);
+  let scratchView = viewOf(scratch);
+  try {
+    let c = merge.first();
+    while (c !== undefined) {
+      const keyLen = c.keyEnd - c.keyStart;
+      const firstLen = c.end - c.valueStart;
+      if (keyLen + firstLen > scratch.length) {
+        scratch = Buffer.allocUnsafe(Math.max(2 * scratch.length, keyLen + firstLen));
+        scratchView = viewOf(scratch);
+      }
+      c.buf.copy(scratch, 0, c.keyStart, c.keyEnd);
+      c.buf.copy(scratch, keyLen, c.valueStart, c.end);
+      const tag = c.tag;
+      fold.first(c.buf, c.keyStart, c.keyEnd, c.valueStart, c.end);
+      let records = 1;
+      for (c = merge.next(); c !== undefined; c = merge.next()) {
+        if (compareByteRanges(c.buf, c.keyStart, c.keyEnd, scratch, 0, keyLen) !== 0) break;
+        fold.add(c.buf, c.keyStart, c.keyEnd, c.valueStart, c.end);
+        records++;
+      }
+      let value: Buffer = scratch;
+      let valueStart = keyLen;
+      let valueLen = firstLen;
+      if (!(passSingleRecords && records === 1)) {
+        valueLen = fold.finish();
+        value = fold.out;
+        valueStart = 0;
+      }
+      if (counters) {
+        counters.combineInputRecords += records;
+        counters.combineOutputRecords++;
+      }
+      if (tagged) packer.addTagged(scratch, 0, keyLen, tag, value, valueStart, valueLen);
+      else {
+        if (keyLen + valueLen > scratch.length) {
+          const grown = Buffer.allocUnsafe(keyLen + valueLen);
+          scratch.copy(grown, 0, 0, keyLen);
+          scratch = grown;
+          scratchView = viewOf(scratch);
+        }
+        if (value !== scratch) value.copy(scratch, keyLen, valueStart, valueStart + valueLen);
+        packer.addContiguous(scratch, scratchView, 0, keyLen, valueLen);
+      }
       if (packer.frameReady) yield;
     }
   } finally {

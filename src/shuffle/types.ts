@@ -10,8 +10,31 @@ import type { KeyValue } from './record-format.js';
 
 export type KeyComparator = (a: Buffer, b: Buffer) => number;
 
-/** A combiner over encoded records: gets one key's values, emits zero or more records. */
-export type BytesCombiner = (key: Buffer, values: Iterable<Buffer>, emit: (key: Buffer, value: Buffer) => void) => void;
+/**
+ * A combiner over encoded records: gets one key's values, emits zero or more records. With `fold`
+ * (a combiner the runtime knows, such as the API's sumValues), merges in byte order combine a
+ * group as a fold over its records where they lie instead: the same output bytes, with no Buffer,
+ * iterator or array per record (a Zipf WordCount's reduce combines a million groups per merge).
+ */
+export type BytesCombiner = ((
+  key: Buffer,
+  values: Iterable<Buffer>,
+  emit: (key: Buffer, value: Buffer) => void,
+) => void) & { readonly fold?: () => ValueFold };
+
+/**
+ * One key group's combination, a record at a time: `first` starts a group, `add` takes its next
+ * record (the same key); each gets the record's key and value as byte ranges of `buf`, to read at
+ * once. `finish` encodes the group's value into `out` and returns its length (the combiner's one
+ * emitted value for the group's key).
+ */
+export interface ValueFold {
+  first(buf: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void;
+  add(buf: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void;
+  finish(): number;
+  /** Where `finish` put the value (it may replace the buffer to make room). */
+  readonly out: Buffer;
+}
 
 export interface ShuffleCounters {
   mapOutputRecords: number;

@@ -10,9 +10,10 @@ import {
   removeJobMapOutputs,
   type BytesCombiner,
   type MapOutputInfo,
+  type ValueFold,
 } from '../../src/shuffle/index.js';
 import { isMinimrError } from '../../src/errors.js';
-import { MapOutputBuffer } from '../../src/shuffle/map-output-buffer.js';
+import { MapOutputBuffer, MIN_MAP_BUFFER_BYTES } from '../../src/shuffle/map-output-buffer.js';
 import { readOutput } from './map-support.js';
 import { hex, randomBytes, referenceSort, rng, u32, withTempDir, type Rec } from './support.js';
 
@@ -158,6 +159,67 @@ test('combiner sums WordCount counts per partition and key', async () => {
     assert.equal(counters.combineOutputRecords, expected.size);
     assert.equal(counters.spilledRecords, expected.size);
     assert.equal(counters.mapOutputRecords, n);
+  });
+});
+
+test("a combiner's fold combines the final merge of uncombined spills, records read in place", async () => {
+  await withTempDir(async (root) => {
+    const rand = rng(12);
+    const vocabulary = Array.from({ length: 5000 }, (_, i) => `word-${(i * 7919) % 100000}`);
+    const numPartitions = 3;
+    const counters = createShuffleCounters();
+    let total = 0;
+    let groups = 0;
+    const fold: ValueFold = {
+      out: Buffer.alloc(4),
+      first(buf, _ks, _ke, valueStart) {
+        groups++;
+        total = buf.readUInt32BE(valueStart);
+      },
+      add(buf, _ks, _ke, valueStart) {
+        total += buf.readUInt32BE(valueStart);
+      },
+      finish() {
+        fold.out.writeUInt32BE(total);
+        return 4;
+      },
+    };
+    const combiner: BytesCombiner = Object.assign(
+      () => assert.fail('the final merge runs the fold, not the combiner, in byte order'),
+      { fold: () => fold },
+    );
+    // As behind the map-side hash table: spills as they are, combined in the final merge only.
+    const buffer = new MapOutputBuffer({
+      dir: join(root, 'fold'),
+      numPartitions,
+      combiner,
+      combineSpills: false,
+      bufferBytes: MIN_MAP_BUFFER_BYTES,
+      counters,
+    });
+    const expected = new Map<string, number>();
+    const n = 120000;
+    for (let i = 0; i < n; i++) {
+      const word = vocabulary[Math.floor(rand() * rand() * vocabulary.length)]!;
+      const count = 1 + Math.floor(rand() * 3);
+      expected.set(word, (expected.get(word) ?? 0) + count);
+      const key = Buffer.from(word);
+      buffer.collect(hashPartition(key, numPartitions), key, u32(count));
+    }
+    const segments = await readBack(await buffer.finish(), numPartitions);
+    assert.ok(counters.spilledRecords > counters.combineOutputRecords, 'several spills');
+    assert.ok(groups > 0 && groups <= counters.combineOutputRecords, 'the fold ran');
+    const got = new Map<string, number>();
+    segments.forEach((seg, p) => {
+      const keys = seg.map(([k]) => k);
+      assert.deepEqual(keys, [...keys].sort(Buffer.compare), 'sorted within the partition');
+      for (const [k, v] of seg) {
+        assert.equal(got.has(k.toString()), false, `one record per word (${k.toString()})`);
+        assert.equal(hashPartition(k, numPartitions), p);
+        got.set(k.toString(), v.readUInt32BE(0));
+      }
+    });
+    assert.deepEqual(new Map([...got].sort()), new Map([...expected].sort()));
   });
 });
 

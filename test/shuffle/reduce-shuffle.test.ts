@@ -7,7 +7,7 @@ import { createShuffleCounters } from '../../src/shuffle/counters.js';
 import { mapOutputPaths, reduceWorkDir } from '../../src/shuffle/paths.js';
 import { ReduceShuffle, type ReduceShuffleOptions } from '../../src/shuffle/reduce-shuffle.js';
 import { MERGE_READ_BYTES_PER_RUN } from '../../src/shuffle/merge-manager.js';
-import type { BytesCombiner, MapOutputLocation, ShuffleCounters } from '../../src/shuffle/types.js';
+import type { BytesCombiner, MapOutputLocation, ShuffleCounters, ValueFold } from '../../src/shuffle/types.js';
 import {
   assertFetchFailure,
   flipByte,
@@ -478,6 +478,66 @@ test('close() during a run stops it (EKILLED) and removes its files; a cancelled
       await assert.rejects(pending2, (e: unknown) => isMinimrError(e, 'EKILLED'));
       await rs2.close();
       assert.deepEqual(await filesUnder(workDir), []);
+    } finally {
+      await stopWorker(w);
+    }
+  });
+});
+
+test("a combiner's fold runs on in-memory merges in its place: sums per key equal the reference", async () => {
+  await withTempDir(async (tmp) => {
+    const w = await startWorker('wF', join(tmp, 'w'));
+    try {
+      const { mapRecords, locations, entries } = await writeMaps([w], {
+        sizes: [600, 700, 800, 900, 650, 750],
+        numReduces: 1,
+        seed: 9,
+        keyLen: 2,
+        valueLen: 0,
+      });
+      const rawTotal = entries.reduce((n, e) => n + e[0]!.rawLength, 0);
+      // Values are u32(map) u32(i): the fold sums the second word, keeping the first 4 bytes as 0.
+      let groups = 0;
+      let sum = 0;
+      const fold: ValueFold = {
+        out: Buffer.alloc(8),
+        first(buf, _ks, _ke, valueStart) {
+          groups++;
+          sum = buf.readUInt32BE(valueStart + 4);
+        },
+        add(buf, _ks, _ke, valueStart) {
+          sum = (sum + buf.readUInt32BE(valueStart + 4)) % 2 ** 32;
+        },
+        finish() {
+          fold.out.writeUInt32BE(sum, 4);
+          return 8;
+        },
+      };
+      const combiner: BytesCombiner = Object.assign(
+        () => assert.fail('the merges run the fold, not the combiner, in byte order'),
+        { fold: () => fold },
+      );
+      const { out, counters } = await shuffle({
+        reduceIndex: 0,
+        locations,
+        workDir: join(tmp, 'work'),
+        bufferBytes: Math.ceil(rawTotal / 2),
+        maxSingleShuffleFraction: 1,
+        combiner,
+      });
+      assert.ok(groups > 0 && counters.combineOutputRecords === groups, 'the fold ran, once per group');
+      assert.ok(counters.combineInputRecords > counters.combineOutputRecords);
+      const got = new Map<string, number>();
+      for (const line of out) {
+        const [k, v] = line.split(':') as [string, string];
+        got.set(k, ((got.get(k) ?? 0) + Buffer.from(v, 'hex').readUInt32BE(4)) % 2 ** 32);
+      }
+      const want = new Map<string, number>();
+      for (const rec of mapRecords.flat()) {
+        const k = rec.key.toString('hex');
+        want.set(k, ((want.get(k) ?? 0) + rec.value.readUInt32BE(4)) % 2 ** 32);
+      }
+      assert.deepEqual([...got].sort(), [...want].sort());
     } finally {
       await stopWorker(w);
     }
