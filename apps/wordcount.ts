@@ -64,7 +64,8 @@ export default defineJob({
   // One byte for counts up to 127, in plain JS (msgpack would load a native addon in every map).
   mapValue: codecs.varuint,
   async mapSplit(input, ctx) {
-    for await (const chunk of input.chunks()) forEachWord(chunk.bytes, emitWord, ctx);
+    // emitKeyBytes copies the word: each chunk may be read into the same memory as the last.
+    for await (const chunk of input.chunks({ reuseBuffers: true })) forEachWord(chunk.bytes, emitWord, ctx);
   },
   // The API's own sum: the map-side table adds each word's 1 in place (src/api/sum.ts).
   combine: sumValues,
