@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
@@ -46,6 +49,51 @@ function capturingLogger(entries: LogEntry[], level = 'info') {
     },
   });
   return pino({ level }, sink);
+}
+
+/**
+ * The gate the gated-wordcount fixture's attempts wait at (`GET url?attempt=ID`): it answers none
+ * until opened. `held` are the attempts whose requests it holds; `gone`, those whose connection closed
+ * unanswered (their task process ended).
+ */
+interface Gate {
+  readonly url: string;
+  readonly held: ReadonlyMap<string, unknown>;
+  readonly gone: ReadonlySet<string>;
+  open(): void;
+  close(): Promise<void>;
+}
+
+async function startGate(): Promise<Gate> {
+  const held = new Map<string, ServerResponse>();
+  const gone = new Set<string>();
+  let opened = false;
+  const answer = (res: ServerResponse) => res.writeHead(200, { connection: 'close' }).end('open');
+  const server = createServer((req, res) => {
+    if (opened) return void answer(res);
+    const attempt = new URL(req.url ?? '/', 'http://gate').searchParams.get('attempt') ?? '?';
+    held.set(attempt, res);
+    res.on('close', () => {
+      held.delete(attempt);
+      if (!res.writableEnded) gone.add(attempt);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/gate`,
+    held,
+    gone,
+    open() {
+      opened = true;
+      for (const res of held.values()) answer(res);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
 
 /** The blocks each worker holds, as the NameNode lists them. */
@@ -172,24 +220,33 @@ describe('a worker connected but silent (SIGSTOP) is suspect, not lost', () => {
 
   it('stopped past --task-expiry-ms (set short), its attempts run elsewhere; back, it has the stale ones killed', async () => {
     const log: LogEntry[] = [];
+    const gate = await startGate();
     const t = await startTestCluster({ logger: capturingLogger(log), taskExpiryMs: 3000 });
     const jt = t.cluster.jobTracker;
-    const victim = t.cluster.workers[1]!;
+    let stopped: (typeof t.cluster.workers)[number] | undefined;
     try {
       // 4 maps: the stopped worker takes 2 at most, so the others have room to re-run them at once.
       const text = makeText(200_000, 13);
       await t.fs.put(Buffer.from(text), '/in/text.txt');
       const replicationsBefore = jt.namenode.replicationWorkHandedOut;
-      // Maps slow enough (about 8 s) to be still running on the stopped worker when it comes back.
-      const jobId = await t.cluster.client.submit(fixtureModule('slow-wordcount'), {
+      // Every map attempt waits at the gate until the test opens it: none can end before the worker is back.
+      const jobId = await t.cluster.client.submit(fixtureModule('gated-wordcount'), {
         input: ['/in/text.txt'],
         output: '/out/expired',
-        params: { mapDelayMs: 600 },
+        params: { gateUrl: gate.url },
       });
-      const onVictim = await waitFor('attempts on the worker to stop', () => {
-        const running = [...(jt.books.worker(victim.workerId)?.running ?? [])];
-        return running.length > 0 ? running.map((a) => a.id).sort() : undefined;
+      // A worker running some of them is stopped once all 4 wait at the gate in their task processes: it
+      // has read their launches, so what the JobTracker gives up is what runs there.
+      const { victim, onVictim } = await waitFor('the 4 maps at the gate', () => {
+        const maps = jt.books.job(jobId)?.running.filter((a) => a.task.kind === 'map') ?? [];
+        if (maps.length !== 4 || !maps.every((a) => gate.held.has(a.id))) return undefined;
+        const victim = t.cluster.workers.find((w) => maps.some((a) => a.worker.shape.id === w.workerId))!;
+        const onVictim = maps.filter((a) => a.worker.shape.id === victim.workerId).map((a) => a.id);
+        return { victim, onVictim: onVictim.sort() };
       });
+      const job = jt.books.job(jobId)!;
+      const taskOf = (attemptId: string) => job.maps.find((task) => task.attempts.some((a) => a.id === attemptId))!;
+      stopped = victim;
       victim.process.kill('SIGSTOP');
       try {
         const expired = await waitFor('the task expiry', () =>
@@ -197,46 +254,60 @@ describe('a worker connected but silent (SIGSTOP) is suspect, not lost', () => {
         );
         assert.equal(expired.worker, victim.workerId);
         assert.deepEqual([...(expired.attempts ?? [])].sort(), onVictim);
-        // Their tasks run again on the other workers.
-        const job = jt.books.job(jobId)!;
-        await waitFor('the expired tasks launched elsewhere', () =>
+        // Their tasks run again on the other workers (at the gate too).
+        await waitFor('the expired tasks running elsewhere', () =>
           onVictim.every((id) =>
-            job.maps.some(
-              (task) =>
-                task.attempts.some((a) => a.id === id) &&
-                task.attempts.some((a) => a.id !== id && a.worker.shape.id !== victim.workerId),
+            taskOf(id).attempts.some(
+              (a) => a.id !== id && a.worker.shape.id !== victim.workerId && gate.held.has(a.id),
             ),
           )
             ? true
             : undefined,
         );
+        assert.deepEqual(
+          onVictim.filter((id) => gate.gone.has(id)),
+          [],
+          'the given-up attempts still run on the stopped worker',
+        );
       } finally {
         victim.process.kill('SIGCONT');
       }
-      await waitFor('the worker heard from again', () => (jt.books.isSuspect(victim.workerId) ? undefined : true));
+      // Back, it is told to kill them: their processes end (their requests at the gate close unanswered).
+      await waitFor(
+        'the stale attempts killed on the worker',
+        () => (onVictim.every((id) => gate.gone.has(id)) ? true : undefined),
+        20_000,
+      );
+      const killed = log
+        .filter((e) => e.msg === 'killing an attempt given up while its worker was silent (it ran again elsewhere)')
+        .map((e) => e.attempt)
+        .sort();
+      assert.deepEqual(killed, onVictim, 'the JobTracker had each stale attempt killed, once');
+      // Nothing else ended them: the worker kills its attempts itself only when it loses the JobTracker.
+      assert.deepEqual(
+        log.filter((e) => e.msg === 'worker lost'),
+        [],
+        'the worker stayed connected',
+      );
+      assert.equal(jt.books.isSuspect(victim.workerId), false, 'the worker was heard from again');
+      gate.open();
       const status = await t.cluster.client.waitForCompletion(jobId);
       assert.equal(status.state, 'succeeded');
       assertCountsEqual(await readOutput(t.fs, '/out/expired'), text);
-      const job = jt.books.job(jobId)!;
       for (const id of onVictim) {
-        const task = job.maps.find((m) => m.attempts.some((a) => a.id === id))!;
+        const task = taskOf(id);
         const given = task.attempts.find((a) => a.id === id)!;
         assert.equal(given.state, 'killed');
         assert.equal(given.error?.code, 'EWORKERLOST');
-        assert.notEqual(task.successfulAttempt?.worker.shape.id, undefined);
-        assert.notEqual(task.successfulAttempt!.id, id, `${task.id} succeeded by another attempt`);
+        assert.ok(task.successfulAttempt, `${task.id} succeeded`);
+        assert.notEqual(task.successfulAttempt.id, id, `${task.id} succeeded by another attempt`);
       }
-      // What was left of them on the worker when it came back (maps of seconds) was killed there.
-      const killed = log.filter(
-        (e) => e.msg === 'killing an attempt given up while its worker was silent (it ran again elsewhere)',
-      );
-      assert.ok(killed.length > 0, 'the stale attempts still running when the worker came back were killed');
-      for (const e of killed) assert.ok(onVictim.includes(e.attempt!), `${e.attempt} is one of the expired attempts`);
       assert.equal(jt.namenode.replicationWorkHandedOut, replicationsBefore, 'its blocks were not re-replicated');
       assert.equal((await t.cluster.client.clusterInfo()).workers.length, 3);
     } finally {
-      victim.process.kill('SIGCONT');
+      stopped?.process.kill('SIGCONT');
       await t.stop();
+      await gate.close();
     }
   });
 });

@@ -496,7 +496,10 @@ export class JobTracker implements TrackerCore {
       { worker: workerId, silentMs, attempts: expired.map((a) => a.id) },
       'worker silent past the task expiry: its attempts run again elsewhere',
     );
-    if (expired.length > 0) worker.data.staleAttempts = new Set(expired.map((a) => a.id));
+    if (expired.length > 0) {
+      const stale = (worker.data.staleAttempts ??= new Set());
+      for (const a of expired) stale.add(a.id);
+    }
     void this.carryOut(effects);
     this.schedule({ kind: 'tick' });
   }

@@ -81,8 +81,11 @@ export interface WorkerLink {
   readonly commands: Stub<JobTrackerToWorker>;
   readonly registeredAt: number;
   lastHeartbeat: number;
-  /** Attempts given up while the worker was silent (task expiry): killed there if it lists them when it is back. */
-  staleAttempts?: ReadonlySet<string>;
+  /**
+   * Attempts given up while the worker was silent (task expiry), until it lists them (they are then
+   * killed there) or reports them ended (worker-service.ts).
+   */
+  staleAttempts?: Set<string>;
 }
 
 export interface TaskInputPlan {

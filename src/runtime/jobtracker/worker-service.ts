@@ -290,11 +290,15 @@ export class WorkerService {
     core.namenode.datanodeHeartbeat(worker.shape.id, message.space);
     core.workerHeard(worker, silentMs);
     // Attempts given up while it was silent ran again elsewhere: what is left of them here is killed.
+    // Its first heartbeat back need not list them: a worker stopped before it read their launch frames
+    // may run its overdue heartbeat timer before it reads them (about 1 resume of an idle Node process in
+    // 4), or send a heartbeat it had taken before it was stopped. So each is looked for until the worker
+    // lists it or reports it ended (it finished while the worker was silent, or was never started): on
+    // the one connection, the worker reads the launch before it can do either.
     const stale = worker.data.staleAttempts;
-    worker.data.staleAttempts = undefined;
     const reported = new Set<string>();
     for (const p of message.attempts) {
-      if (stale?.has(p.attemptId)) {
+      if (stale?.delete(p.attemptId)) {
         core.logger.info(
           { worker: worker.shape.id, attempt: p.attemptId },
           'killing an attempt given up while its worker was silent (it ran again elsewhere)',
@@ -338,6 +342,8 @@ export class WorkerService {
     if (!worker) return;
     // Whatever the books make of it (a killed attempt has left them), its process is done.
     core.attemptStops.confirmed(message.attemptId, worker.shape.id);
+    // One given up while its worker was silent ended there by itself: there is nothing left of it to kill.
+    worker.data.staleAttempts?.delete(message.attemptId);
     const attempt = core.books.attempt(message.attemptId);
     if (!attempt || attempt.worker !== worker) return;
     const now = core.clock();
