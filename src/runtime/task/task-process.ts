@@ -13,7 +13,7 @@
  * attempt costs a few ms instead of the ~100 ms of CPU a fresh process spends on its first run.
  */
 import { once } from 'node:events';
-import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { realpathSync, writeFileSync } from 'node:fs';
 import { posix, sep } from 'node:path';
 import type { AnyJobDefinition, Codec, MapContext, ReduceContext, TaskContext } from '../../api/index.js';
 import { codecs, sumValues } from '../../api/index.js';
