@@ -4,11 +4,17 @@
  * and a worker played on a raw protocol connection, so that the order of its frames is the test's:
  * a real worker stopped before it read its launch frames may send its first heartbeat back before
  * it reads them (its overdue heartbeat timer runs first), and that heartbeat lists none of them.
+ * A job writing to another store (here a file:// output, whose abort removes its staging directory)
+ * is aborted only once such an attempt is confirmed stopped, as for any attempt its worker must kill.
  */
 import assert from 'node:assert/strict';
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { AttemptProgress } from '../../src/runtime/wire/index.js';
+import type { AttemptProgress, JobStatus } from '../../src/runtime/wire/index.js';
 import { FifoPolicy } from '../../src/scheduler/index.js';
+import { stagingDirOf } from '../../src/storage/stores/staging.js';
 import { appModule, waitFor } from '../helpers/cluster.js';
 import { registerFakeWorker, startJobTracker, type FakeWorker, type LoneJobTracker } from '../helpers/jobtracker.js';
 
@@ -34,14 +40,20 @@ async function heartbeatListing(worker: FakeWorker, jobId: string, attemptIds: r
 
 describe('JobTracker: attempts given up at the task expiry are killed on their worker when it is back', () => {
   let lone: LoneJobTracker;
+  let outputRoot: string;
 
   before(async () => {
+    outputRoot = await mkdtemp(join(tmpdir(), 'minimr-task-expiry-'));
     lone = await startJobTracker(new FifoPolicy(), HEARTBEAT_MS, {
       taskExpiryMs: TASK_EXPIRY_MS,
       datanodeExpiryMs: 60_000,
+      fileOutputRoots: [outputRoot],
     });
   });
-  after(() => lone.stop());
+  after(async () => {
+    await lone.stop();
+    await rm(outputRoot, { recursive: true, force: true });
+  });
 
   /** A worker given the job's 2 maps, then silent until the JobTracker gave them up: their ids. */
   async function launchedThenExpired(worker: FakeWorker, jobId: string): Promise<string[]> {
@@ -109,4 +121,69 @@ describe('JobTracker: attempts given up at the task expiry are killed on their w
       worker.close();
     }
   });
+
+  it("a store job's abort waits until the worker, back, confirms a given-up reduce stopped", async () => {
+    const { jt, client } = lone;
+    const worker = await registerFakeWorker(jt.url, 'w-stale-reduce', { map: 2, reduce: 1 });
+    try {
+      const output = join(outputRoot, 'out');
+      const jobId = await client.submit(appModule('pi'), {
+        output: `file://${output}`,
+        reducers: 1,
+        params: { maps: 2, samples: 10 },
+      });
+      const staging = stagingDirOf(output, jobId);
+      assert.ok(await exists(staging), 'the committer staged the output at submission');
+      while (worker.launched.length < 2) await worker.heartbeat(jobId);
+      for (const spec of worker.launched)
+        worker.peer.send({
+          type: 'attempt-finished',
+          workerId: worker.id,
+          attemptId: spec.attemptId,
+          state: 'succeeded',
+          counters: {},
+          mapOutput: { partitionBytes: [1], partitionRecords: [1] },
+        });
+      while (!worker.launched.some((spec) => spec.kind === 'reduce')) await worker.heartbeat(jobId);
+      const reduce = worker.launched.find((spec) => spec.kind === 'reduce')!.attemptId;
+      // Silent past the task expiry: the books give the reduce up, though it may still be writing there.
+      await waitFor('the task expiry', () => (jt.books.attempt(reduce) === undefined ? true : undefined), 10_000);
+
+      // The job is killed while the worker is still silent: its abort must wait for the given-up reduce.
+      let answered = false;
+      const waiting = worker.peer.request<JobStatus>({ type: 'wait-job', jobId });
+      void waiting.then(() => (answered = true));
+      // Its answer comes once the job's end is carried out, abort included: not awaited yet.
+      const killing = client.kill(jobId);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.ok(await exists(staging), 'no abort while the given-up reduce may still be writing');
+      assert.equal(answered, false);
+
+      // Back, the worker lists it and is told to kill it: still not stopped until it says so.
+      await heartbeatListing(worker, jobId, [reduce]);
+      assert.deepEqual(worker.killed, [reduce]);
+      assert.ok(await exists(staging), 'no abort before the kill is confirmed');
+      worker.peer.send({
+        type: 'attempt-finished',
+        workerId: worker.id,
+        attemptId: reduce,
+        state: 'killed',
+        counters: {},
+        error: { code: 'EKILLED', message: 'killed' },
+      });
+      const status = await waiting;
+      assert.equal(status.state, 'killed');
+      assert.equal((await killing).state, 'killed');
+      assert.equal(await exists(staging), false, 'aborted once the worker confirmed');
+    } finally {
+      worker.close();
+    }
+  });
 });
+
+function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}

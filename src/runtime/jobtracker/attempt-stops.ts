@@ -3,6 +3,7 @@
  * over: its `attempt-finished` report, which a worker sends for a killed attempt once its task process
  * has exited (or, for one whose report crossed the kill, once the process sent its last word), or the
  * worker's loss. The books end an attempt the moment it is killed; its process may still be running.
+ * So do they one given up at the task expiry, whose worker is told to kill it only once it is back.
  *
  * A job writing to another store has its output aborted (or, after a success, cleaned up) only once
  * its killed attempts are confirmed stopped: a reduce killed as its job failed may be between starting
@@ -21,7 +22,10 @@ interface PendingStop {
 export class AttemptStops {
   private readonly pending = new Map<string, PendingStop>();
 
-  /** The worker `workerId` was told to kill the job's attempt `attemptId`. */
+  /**
+   * The worker `workerId` was told to kill the job's attempt `attemptId`, or will be once it is heard
+   * from again (an attempt given up while it was silent past the task expiry).
+   */
   told(attemptId: string, jobId: string, workerId: string): void {
     if (this.pending.has(attemptId)) return;
     let confirm!: () => void;

@@ -498,7 +498,14 @@ export class JobTracker implements TrackerCore {
     );
     if (expired.length > 0) {
       const stale = (worker.data.staleAttempts ??= new Set());
-      for (const a of expired) stale.add(a.id);
+      for (const a of expired) {
+        stale.add(a.id);
+        // Its process may still be writing to its job's store, now or once the worker resumes: the job's
+        // abort or clean-up waits until the worker reports it ended (it is killed when the worker is
+        // back) or is lost, as for an attempt it was told to kill. Registered now, not at that kill: the
+        // job may end (its tasks run again elsewhere) while the worker is still silent.
+        if (writesToStore(a.task.job.data.submission)) this.attemptStops.told(a.id, a.task.job.id, workerId);
+      }
     }
     void this.carryOut(effects);
     this.schedule({ kind: 'tick' });

@@ -8,7 +8,8 @@
  * the log of the attempt the process was last given. Output of a process that has run no attempt
  * yet (start-up warnings) goes to the worker's own stdout/stderr, as before. Output that arrives
  * after an attempt's end (a pipe read after the IPC `done`) still reaches that attempt's files,
- * since the process keeps its sink until it is given the next attempt.
+ * since the process keeps its sink until it is given the next attempt. The worker's own lines on how
+ * an attempt ended come last, after all its process wrote (`AttemptLog.end`).
  *
  * Bounds: each stream of an attempt keeps at most `maxBytes` on disk (a runaway task must not fill
  * the worker's disk); what is beyond is counted and the file ends with a line that says how much
@@ -54,6 +55,10 @@ export function attemptLogDir(logRoot: string, jobId: string, attemptId: string)
 export class AttemptLog {
   private readonly files: Record<AttemptLogStream, { out: WriteStream; written: number; dropped: number }>;
   private closed = false;
+  /** A task process writes here (TaskOutputRouter.assign) and has not written its last yet. */
+  private processWriting = false;
+  /** Set once the attempt ended (`end`): the worker's lines still to write after its process's last. */
+  private closingLines: readonly string[] | undefined;
 
   private constructor(
     dir: string,
@@ -100,6 +105,34 @@ export class AttemptLog {
     this.files.stderr.out.write(`[minimr] ${line}\n`);
   }
 
+  /**
+   * The attempt is over: `lines` of the worker's own (how it ended; none for a success) end its stderr
+   * file, and the log is closed. While a task process still writes here they wait for its last
+   * output (`processOutputOver`): a killed process's pipes may deliver its last lines after the
+   * worker learnt it exited, and those come before the worker's verdict on them.
+   */
+  end(lines: readonly string[] = []): void {
+    if (this.closingLines !== undefined) return;
+    this.closingLines = lines;
+    if (!this.processWriting) void this.closeWithLines();
+  }
+
+  /** From now on a task process's output comes here (TaskOutputRouter.assign): `end` waits for its last. */
+  processOutputBegins(): void {
+    this.processWriting = true;
+  }
+
+  /** The process wrote its last here: it exited and its pipes ended, or it runs another attempt now. */
+  processOutputOver(): void {
+    this.processWriting = false;
+    if (this.closingLines !== undefined) void this.closeWithLines();
+  }
+
+  private closeWithLines(): Promise<void> {
+    for (const line of this.closingLines ?? []) this.note(line);
+    return this.close();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -118,11 +151,20 @@ export class AttemptLog {
 }
 
 /**
+ * How long a task process's pipes may stay open after it exited before its output is taken as
+ * over: a process it started that outlived it (a streaming command) may hold them, and its
+ * attempt's log must still get the worker's last lines and be closed.
+ */
+export const PIPES_END_AFTER_EXIT_MS = 5_000;
+
+/**
  * Routes a task process's stdout and stderr to the log of the attempt it runs (see the top of the
  * file). The process must have been forked with `stdio: ['ignore', 'pipe', 'pipe', 'ipc']`.
  */
 export class TaskOutputRouter {
   private readonly sinks = new WeakMap<ChildProcess, AttemptLog>();
+  /** Processes that exited and whose pipes ended: they write nothing more. */
+  private readonly silent = new WeakSet<ChildProcess>();
 
   attach(child: ChildProcess): void {
     const route = (stream: AttemptLogStream, fallback: NodeJS.WriteStream) => (chunk: Buffer) => {
@@ -132,25 +174,46 @@ export class TaskOutputRouter {
     };
     child.stdout?.on('data', route('stdout', process.stdout));
     child.stderr?.on('data', route('stderr', process.stderr));
+    const pipes = [child.stdout, child.stderr].filter((s) => s !== null);
+    let openPipes = pipes.length;
+    let exited = false;
+    let giveUp: NodeJS.Timeout | undefined;
+    // Its output is over once it exited and both pipes ended (they may end before or after the exit:
+    // killed, they usually end first).
+    const maybeOver = (): void => {
+      if (this.silent.has(child) || !exited || openPipes > 0) return;
+      this.silent.add(child);
+      clearTimeout(giveUp);
+      this.sinks.get(child)?.processOutputOver();
+    };
+    for (const s of pipes) {
+      // 'close', not 'end': it also comes after a pipe's error, where 'end' never would.
+      s.once('close', () => {
+        openPipes--;
+        maybeOver();
+      });
+    }
     child.once('exit', () => {
-      // The pipes may still hold the last chunks: close once they are drained.
-      const log = this.sinks.get(child);
-      if (!log) return;
-      let open = [child.stdout, child.stderr].filter((s) => s && !s.readableEnded).length;
-      if (open === 0) void log.close();
-      for (const s of [child.stdout, child.stderr]) {
-        s?.once('end', () => {
-          if (--open === 0) void log.close();
-        });
+      exited = true;
+      maybeOver();
+      if (!this.silent.has(child)) {
+        giveUp = setTimeout(() => {
+          for (const s of pipes) s.destroy();
+          openPipes = 0;
+          maybeOver();
+        }, PIPES_END_AFTER_EXIT_MS);
+        giveUp.unref();
       }
     });
   }
 
-  /** From now on the process's output is the attempt's; the previous attempt's log is closed. */
+  /** From now on the process's output is the attempt's; the previous attempt's log gets no more of it. */
   assign(child: ChildProcess, log: AttemptLog): void {
     const previous = this.sinks.get(child);
     this.sinks.set(child, log);
-    if (previous && previous !== log) void previous.close();
+    // A process that died meanwhile writes nothing: the log must not wait for it.
+    if (!this.silent.has(child)) log.processOutputBegins();
+    if (previous && previous !== log) previous.processOutputOver();
   }
 }
 

@@ -1129,16 +1129,18 @@ export class Worker {
         () => undefined,
       );
     }
+    // How it ended, with the user's own stack (task/user-stack.ts), for `minimr job logs`: after all its
+    // process wrote, and the log closed then (when the process exits, or runs the next attempt).
+    const userStack = error?.details?.stack;
+    record.log?.end(
+      state === 'succeeded'
+        ? []
+        : [
+            `attempt ${state}${error ? `: ${error.code}: ${error.message}` : ''}`,
+            ...(typeof userStack === 'string' ? userStack.split('\n') : []),
+          ],
+    );
     // What the launch cost on this side: fetching the module (0 when cached), and whether the process was warm.
-    if (state !== 'succeeded') {
-      record.log?.note(`attempt ${state}${error ? `: ${error.code}: ${error.message}` : ''}`);
-      // The user's own stack (task/user-stack.ts), for `minimr job logs`.
-      const userStack = error?.details?.stack;
-      if (typeof userStack === 'string') for (const line of userStack.split('\n')) record.log?.note(line);
-      // Its process is not reused: nothing more will be written
-      // (a succeeded attempt's log is closed when its process runs the next one).
-      if (!record.child) void record.log?.close();
-    }
     const launch = {
       ...counters,
       // A streaming attempt's commands' memory is the attempt's: their peak counts in its own.
