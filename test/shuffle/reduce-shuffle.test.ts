@@ -484,9 +484,14 @@ test('close() during a run stops it (EKILLED) and removes its files; a cancelled
   });
 });
 
-test("a combiner's fold runs on in-memory merges in its place: sums per key equal the reference", async () => {
-  await withTempDir(async (tmp) => {
-    const w = await startWorker('wF', join(tmp, 'w'));
+/**
+ * Six maps' u32(map) u32(i) values shuffled to one reduce with half the input's memory (so merges
+ * run in memory) through `combiner`, which sums the second word; checks the sums per key against
+ * the maps' records and the keys' order; returns the counters.
+ */
+async function checkSummingShuffle(workerName: string, combiner: BytesCombiner): Promise<ShuffleCounters> {
+  return withTempDir(async (tmp) => {
+    const w = await startWorker(workerName, join(tmp, 'w'));
     try {
       const { mapRecords, locations, entries } = await writeMaps([w], {
         sizes: [600, 700, 800, 900, 650, 750],
@@ -496,27 +501,6 @@ test("a combiner's fold runs on in-memory merges in its place: sums per key equa
         valueLen: 0,
       });
       const rawTotal = entries.reduce((n, e) => n + e[0]!.rawLength, 0);
-      // Values are u32(map) u32(i): the fold sums the second word, keeping the first 4 bytes as 0.
-      let groups = 0;
-      let sum = 0;
-      const fold: ValueFold = {
-        out: Buffer.alloc(8),
-        first(buf, _ks, _ke, valueStart) {
-          groups++;
-          sum = buf.readUInt32BE(valueStart + 4);
-        },
-        add(buf, _ks, _ke, valueStart) {
-          sum = (sum + buf.readUInt32BE(valueStart + 4)) % 2 ** 32;
-        },
-        finish() {
-          fold.out.writeUInt32BE(sum, 4);
-          return 8;
-        },
-      };
-      const combiner: BytesCombiner = Object.assign(
-        () => assert.fail('the merges run the fold, not the combiner, in byte order'),
-        { fold: () => fold },
-      );
       const { out, counters } = await shuffle({
         reduceIndex: 0,
         locations,
@@ -525,8 +509,7 @@ test("a combiner's fold runs on in-memory merges in its place: sums per key equa
         maxSingleShuffleFraction: 1,
         combiner,
       });
-      assert.ok(groups > 0 && counters.combineOutputRecords === groups, 'the fold ran, once per group');
-      assert.ok(counters.combineInputRecords > counters.combineOutputRecords);
+      assert.ok(counters.combineInputRecords > counters.combineOutputRecords, 'records were combined');
       const got = new Map<string, number>();
       for (const line of out) {
         const [k, v] = line.split(':') as [string, string];
@@ -538,66 +521,55 @@ test("a combiner's fold runs on in-memory merges in its place: sums per key equa
         want.set(k, ((want.get(k) ?? 0) + rec.value.readUInt32BE(4)) % 2 ** 32);
       }
       assert.deepEqual([...got].sort(), [...want].sort());
-    } finally {
-      await stopWorker(w);
-    }
-  });
-});
-
-test('a combiner runs on in-memory merges: sums per key equal the reference', async () => {
-  await withTempDir(async (tmp) => {
-    const w = await startWorker('wW', join(tmp, 'w'));
-    try {
-      const { mapRecords, locations, entries } = await writeMaps([w], {
-        sizes: [600, 700, 800, 900, 650, 750],
-        numReduces: 1,
-        seed: 9,
-        keyLen: 2,
-        valueLen: 0,
-      });
-      const rawTotal = entries.reduce((n, e) => n + e[0]!.rawLength, 0);
-      // Values are u32(map) u32(i): the combiner sums the second word, keeping the first 4 bytes as 0.
-      const sumOf = (v: Buffer): number => v.readUInt32BE(4);
-      const combiner: BytesCombiner = (key, values, emit) => {
-        let sum = 0;
-        for (const v of values) sum += sumOf(v);
-        const out = Buffer.alloc(8);
-        out.writeUInt32BE(sum % 2 ** 32, 4);
-        emit(key, out);
-      };
-      const { out, counters } = await shuffle({
-        reduceIndex: 0,
-        locations,
-        workDir: join(tmp, 'work'),
-        bufferBytes: Math.ceil(rawTotal / 2),
-        maxSingleShuffleFraction: 1,
-        combiner,
-      });
-      assert.ok(
-        counters.combineInputRecords > counters.combineOutputRecords && counters.combineOutputRecords > 0,
-        'the combiner ran',
-      );
-      const got = new Map<string, number>();
-      for (const line of out) {
-        const [k, v] = line.split(':') as [string, string];
-        got.set(k, ((got.get(k) ?? 0) + sumOf(Buffer.from(v, 'hex'))) % 2 ** 32);
-      }
-      const want = new Map<string, number>();
-      for (const rec of mapRecords.flat()) {
-        const k = rec.key.toString('hex');
-        want.set(k, ((want.get(k) ?? 0) + sumOf(rec.value)) % 2 ** 32);
-      }
-      assert.deepEqual([...got].sort(), [...want].sort());
       const keys = out.map((l) => l.split(':')[0]!);
       assert.deepEqual(
         keys,
         [...keys].sort((x, y) => Buffer.compare(Buffer.from(x, 'hex'), Buffer.from(y, 'hex'))),
         'still sorted',
       );
+      return counters;
     } finally {
       await stopWorker(w);
     }
   });
+}
+
+test('a combiner runs on in-memory merges: sums per key equal the reference', async () => {
+  let calls = 0;
+  const counters = await checkSummingShuffle('wW', (key, values, emit) => {
+    calls++;
+    let sum = 0;
+    for (const v of values) sum += v.readUInt32BE(4);
+    const out = Buffer.alloc(8);
+    out.writeUInt32BE(sum % 2 ** 32, 4);
+    emit(key, out);
+  });
+  assert.ok(calls > 0 && counters.combineOutputRecords === calls, 'the combiner ran, once per group');
+});
+
+test("a combiner's fold runs on in-memory merges in its place: sums per key equal the reference", async () => {
+  let groups = 0;
+  let sum = 0;
+  const fold: ValueFold = {
+    out: Buffer.alloc(8),
+    first(buf, _ks, _ke, valueStart) {
+      groups++;
+      sum = buf.readUInt32BE(valueStart + 4);
+    },
+    add(buf, _ks, _ke, valueStart) {
+      sum = (sum + buf.readUInt32BE(valueStart + 4)) % 2 ** 32;
+    },
+    finish() {
+      fold.out.writeUInt32BE(sum, 4);
+      return 8;
+    },
+  };
+  const combiner: BytesCombiner = Object.assign(
+    () => assert.fail('the merges run the fold, not the combiner, in byte order'),
+    { fold: () => fold },
+  );
+  const counters = await checkSummingShuffle('wF', combiner);
+  assert.ok(groups > 0 && counters.combineOutputRecords === groups, 'the fold ran, once per group');
 });
 
 test('a custom comparator (reverse byte order) is used by every merge', async () => {
