@@ -10,12 +10,11 @@ import {
   removeJobMapOutputs,
   type BytesCombiner,
   type MapOutputInfo,
-  type ValueFold,
 } from '../../src/shuffle/index.js';
 import { isMinimrError } from '../../src/errors.js';
 import { MapOutputBuffer, MIN_MAP_BUFFER_BYTES } from '../../src/shuffle/map-output-buffer.js';
 import { readOutput } from './map-support.js';
-import { hex, randomBytes, referenceSort, rng, u32, withTempDir, type Rec } from './support.js';
+import { hex, randomBytes, referenceSort, rng, u32, u32SummingFold, withTempDir, type Rec } from './support.js';
 
 /** Reads a finished output back with the independent parsers (map-support.ts) and checks its framing. */
 async function readBack(
@@ -168,26 +167,7 @@ test("a combiner's fold combines the final merge of uncombined spills, records r
     const vocabulary = Array.from({ length: 5000 }, (_, i) => `word-${(i * 7919) % 100000}`);
     const numPartitions = 3;
     const counters = createShuffleCounters();
-    let total = 0;
-    let groups = 0;
-    const fold: ValueFold = {
-      out: Buffer.alloc(4),
-      first(buf, _ks, _ke, valueStart) {
-        groups++;
-        total = buf.readUInt32BE(valueStart);
-      },
-      add(buf, _ks, _ke, valueStart) {
-        total += buf.readUInt32BE(valueStart);
-      },
-      finish() {
-        fold.out.writeUInt32BE(total);
-        return 4;
-      },
-    };
-    const combiner: BytesCombiner = Object.assign(
-      () => assert.fail('the final merge runs the fold, not the combiner, in byte order'),
-      { fold: () => fold },
-    );
+    const { combiner, groups } = u32SummingFold(0, 4);
     // As behind the map-side hash table: spills as they are, combined in the final merge only.
     const buffer = new MapOutputBuffer({
       dir: join(root, 'fold'),
@@ -208,7 +188,7 @@ test("a combiner's fold combines the final merge of uncombined spills, records r
     }
     const segments = await readBack(await buffer.finish(), numPartitions);
     assert.ok(counters.spilledRecords > counters.combineOutputRecords, 'several spills');
-    assert.ok(groups > 0 && groups <= counters.combineOutputRecords, 'the fold ran');
+    assert.ok(groups() > 0 && groups() <= counters.combineOutputRecords, 'the fold ran');
     const got = new Map<string, number>();
     segments.forEach((seg, p) => {
       const keys = seg.map(([k]) => k);

@@ -7,7 +7,7 @@ import { createShuffleCounters } from '../../src/shuffle/counters.js';
 import { mapOutputPaths, reduceWorkDir } from '../../src/shuffle/paths.js';
 import { ReduceShuffle, type ReduceShuffleOptions } from '../../src/shuffle/reduce-shuffle.js';
 import { MERGE_READ_BYTES_PER_RUN } from '../../src/shuffle/merge-manager.js';
-import type { BytesCombiner, MapOutputLocation, ShuffleCounters, ValueFold } from '../../src/shuffle/types.js';
+import type { BytesCombiner, MapOutputLocation, ShuffleCounters } from '../../src/shuffle/types.js';
 import {
   assertFetchFailure,
   flipByte,
@@ -23,7 +23,7 @@ import { lz4Codec } from '../../src/shuffle/codec.js';
 import { FramedFileWriter } from '../../src/shuffle/frames.js';
 import { encodeIndex } from '../../src/shuffle/index-file.js';
 import { mkdir, open, stat, writeFile } from 'node:fs/promises';
-import { randomBytes, rng, u32, withTempDir } from './support.js';
+import { randomBytes, rng, u32, u32SummingFold, withTempDir } from './support.js';
 
 async function filesUnder(dir: string): Promise<string[]> {
   try {
@@ -548,28 +548,9 @@ test('a combiner runs on in-memory merges: sums per key equal the reference', as
 });
 
 test("a combiner's fold runs on in-memory merges in its place: sums per key equal the reference", async () => {
-  let groups = 0;
-  let sum = 0;
-  const fold: ValueFold = {
-    out: Buffer.alloc(8),
-    first(buf, _ks, _ke, valueStart) {
-      groups++;
-      sum = buf.readUInt32BE(valueStart + 4);
-    },
-    add(buf, _ks, _ke, valueStart) {
-      sum = (sum + buf.readUInt32BE(valueStart + 4)) % 2 ** 32;
-    },
-    finish() {
-      fold.out.writeUInt32BE(sum, 4);
-      return 8;
-    },
-  };
-  const combiner: BytesCombiner = Object.assign(
-    () => assert.fail('the merges run the fold, not the combiner, in byte order'),
-    { fold: () => fold },
-  );
+  const { combiner, groups } = u32SummingFold(4, 8);
   const counters = await checkSummingShuffle('wF', combiner);
-  assert.ok(groups > 0 && counters.combineOutputRecords === groups, 'the fold ran, once per group');
+  assert.ok(groups() > 0 && counters.combineOutputRecords === groups(), 'the fold ran, once per group');
 });
 
 test('a custom comparator (reverse byte order) is used by every merge', async () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { crc32 } from 'node:zlib';
+import type { BytesCombiner, ValueFold } from '../../src/shuffle/types.js';
 
 export type Rec = { partition: number; key: Buffer; value: Buffer };
 
@@ -151,4 +152,35 @@ export function frame(raw: Buffer, compress: boolean): Buffer {
   head.writeUInt32LE(crc32(stored), 8);
   head[12] = compress ? 1 : 0;
   return Buffer.concat([head, stored]);
+}
+
+/**
+ * A combiner that must never be called, whose fold sums the big-endian u32 at `at` bytes into each
+ * value (mod 2^32) and writes it at the same place of a `width`-byte value (the rest zero); `groups`
+ * counts the groups folded. For tests that the merges fold instead of calling the combiner.
+ */
+export function u32SummingFold(at: number, width: number): { combiner: BytesCombiner; groups: () => number } {
+  let groups = 0;
+  let sum = 0;
+  const fold: ValueFold = {
+    out: Buffer.alloc(width),
+    first(buf, _keyStart, _keyEnd, valueStart) {
+      groups++;
+      sum = buf.readUInt32BE(valueStart + at);
+    },
+    add(buf, _keyStart, _keyEnd, valueStart) {
+      sum = (sum + buf.readUInt32BE(valueStart + at)) % 2 ** 32;
+    },
+    finish() {
+      fold.out.writeUInt32BE(sum, at);
+      return width;
+    },
+  };
+  const combiner: BytesCombiner = Object.assign(
+    () => {
+      throw new Error('the merges run the fold, not the combiner, in byte order');
+    },
+    { fold: () => fold },
+  );
+  return { combiner, groups: () => groups };
 }
