@@ -22,10 +22,8 @@ export function summingCombiner(keyCodec: Codec<unknown>, valueCodec: Codec<unkn
     let sum = 0;
     let first = true;
     for (const bytes of values) {
-      const v = valueCodec.decode(bytes);
-      // sumValues words the error (the key decoded, the value's type): it throws for this value.
-      if (typeof v !== 'number') sumValues(keyCodec.decode(key), [v as number], { emit: () => undefined });
-      sum = first ? (v as number) : sum + (v as number);
+      const v = asNumber(valueCodec.decode(bytes), keyCodec, key, 0, key.length);
+      sum = first ? v : sum + v;
       first = false;
     }
     emit(key, valueCodec.encode(sum));
@@ -40,14 +38,8 @@ function summingFold(keyCodec: Codec<unknown>, valueCodec: Codec<unknown>): Valu
     ? varuintAt
     : (buf: Buffer, start: number, end: number) => valueCodec.decode(buf.subarray(start, end));
   let sum = 0;
-  const numberAt = (buf: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): number => {
-    const v = decode(buf, valueStart, valueEnd);
-    if (typeof v !== 'number') {
-      const key = keyCodec.decode(Buffer.from(buf.subarray(keyStart, keyEnd)));
-      sumValues(key, [v as number], { emit: () => undefined });
-    }
-    return v as number;
-  };
+  const numberAt = (buf: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): number =>
+    asNumber(decode(buf, valueStart, valueEnd), keyCodec, buf, keyStart, keyEnd);
   const fold = {
     out: Buffer.allocUnsafe(16),
     first(buf: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void {
@@ -73,6 +65,16 @@ function summingFold(keyCodec: Codec<unknown>, valueCodec: Codec<unknown>): Valu
     },
   };
   return fold;
+}
+
+/**
+ * `v`, which must be a number; else sumValues words the error (the key, bytes [keyStart, keyEnd) of
+ * `keyBuf`, decoded; the value's type): it throws for this value.
+ */
+function asNumber(v: unknown, keyCodec: Codec<unknown>, keyBuf: Buffer, keyStart: number, keyEnd: number): number {
+  if (typeof v !== 'number')
+    sumValues(keyCodec.decode(keyBuf.subarray(keyStart, keyEnd)), [v as number], { emit: () => undefined });
+  return v as number;
 }
 
 /** `codecs.varuint`'s decode of bytes [start, end) of `buf`, without a view of them. */
