@@ -31,7 +31,7 @@ export {
   reduceWorkDir,
   type MapOutputPaths,
 } from './paths.js';
-export { encodeSegment, SegmentReader, type KeyValue } from './record-format.js';
+export { encodeSegment, SegmentReader, writeVarint, type KeyValue } from './record-format.js';
 export { decodeIndex, encodeIndex, readIndexFile, runTotals, type IndexFileContents } from './index-file.js';
 export { HashCombiner, type HashCombinerOptions, type ValueCodec, type ValueCombiner } from './hash-combiner.js';
 export {

@@ -200,6 +200,16 @@ describe("summingCombiner's fold: sumValues in the merges, records read in place
     );
   });
 
+  it('varuint sums past 2^32 up to 2^53 - 1 are spelled as the codec spells them', () => {
+    const valueCodec = codecs.varuint as Codec<unknown>;
+    const parts = [2 ** 52 - 1, 2 ** 40 + 3, 2 ** 33 + 127, 2 ** 51];
+    const runs = parts.map((v) => [{ key: Buffer.from('k'), value: valueCodec.encode(v) }]);
+    const options = { tagged: false, passSingleRecords: false };
+    assert.ok(foldRuns(runs, valueCodec, options).equals(expectedFold(runs, valueCodec, options)));
+    const [[, sum]] = parseSegment(foldRuns(runs, valueCodec, options)) as [[Buffer, Buffer]];
+    assert.equal(valueCodec.decode(sum), 2 ** 52 + 2 ** 51 + 2 ** 40 + 2 ** 33 + 129);
+  });
+
   it("varuint sums past 2^53 - 1 are the codec's own error, as with the combiner", () => {
     const valueCodec = codecs.varuint as Codec<unknown>;
     const big = valueCodec.encode(2 ** 52);

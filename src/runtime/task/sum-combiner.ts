@@ -15,7 +15,7 @@
  * place, as that codec reads and writes them; others through their codec.
  */
 import { codecs, sumValues, type Codec } from '../../api/index.js';
-import type { BytesCombiner, ValueFold } from '../../shuffle/index.js';
+import { writeVarint, type BytesCombiner, type ValueFold } from '../../shuffle/index.js';
 
 export function summingCombiner(keyCodec: Codec<unknown>, valueCodec: Codec<unknown>): BytesCombiner {
   const combine = (key: Buffer, values: Iterable<Buffer>, emit: (key: Buffer, value: Buffer) => void): void => {
@@ -55,13 +55,8 @@ function summingFold(keyCodec: Codec<unknown>, valueCodec: Codec<unknown>): Valu
         if (bytes.length > fold.out.length) fold.out = Buffer.allocUnsafe(bytes.length);
         return bytes.copy(fold.out);
       }
-      let n = 0;
-      for (let v = sum; ; ) {
-        const low = v % 0x80;
-        v = Math.floor(v / 0x80);
-        fold.out[n++] = v === 0 ? low : low | 0x80;
-        if (v === 0) return n;
-      }
+      // LEB128, as the codec writes it: the shuffle's own record-length varint is the same encoding.
+      return writeVarint(fold.out, 0, sum);
     },
   };
   return fold;
