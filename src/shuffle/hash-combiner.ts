@@ -36,7 +36,7 @@
  * records go straight to the sort buffer, whose spills still combine.
  */
 import { MinimrError } from '../errors.js';
-import { describeKey, murmur3_32 } from '../util/index.js';
+import { describeKey } from '../util/index.js';
 import type { ShuffleCounters } from './types.js';
 
 /** A key or value codec of the job (structurally the API's `Codec`). */
@@ -59,8 +59,8 @@ export interface HashCombinerOptions {
   readonly keyCodec: ValueCodec;
   readonly valueCodec: ValueCodec;
   readonly combine: ValueCombiner;
-  /** The reduce partition of an encoded key; `hash` is its MurmurHash3 (seed 0), the default partitioner's hash. */
-  readonly partitionOf: (keyBytes: Buffer, hash: number) => number;
+  /** The reduce partition of an encoded key. */
+  readonly partitionOf: (keyBytes: Buffer) => number;
   /** Where records go on: the sort buffer. */
   readonly collect: (partition: number, key: Buffer, value: Buffer) => void;
   readonly counters?: ShuffleCounters;
@@ -88,6 +88,7 @@ const INITIAL_ENTRIES = 1024;
  * An entry's fields, in one row of `meta` (one cache line per entry: a lookup in a table of a
  * million keys touches its slot, its row and its key bytes, nothing else).
  */
+/** The key's `probeHash`. */
 const M_HASH = 0;
 const M_KEY = 1;
 const M_KEY_LENGTH = 2;
@@ -129,7 +130,7 @@ export class HashCombiner {
   private readonly valueCodec: ValueCodec;
   private readonly textKeys: boolean;
   private readonly combine: ValueCombiner;
-  private readonly partitionOf: (keyBytes: Buffer, hash: number) => number;
+  private readonly partitionOf: (keyBytes: Buffer) => number;
   private readonly collect: (partition: number, key: Buffer, value: Buffer) => void;
   private readonly counters: ShuffleCounters | undefined;
   private readonly sumsNumbers: boolean;
@@ -263,7 +264,7 @@ export class HashCombiner {
       this.passOn(Buffer.from(bytes.buffer, bytes.byteOffset + start, length), value);
       return;
     }
-    const hash = murmur3_32(bytes, 0, start, end) | 0;
+    const hash = probeHash(bytes, start, end);
     const { slots, mask, keyArena } = this;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const at = slot * SLOT_STRIDE;
@@ -312,7 +313,7 @@ export class HashCombiner {
       if (v === EMPTY) continue;
       const key = this.keyBytesOf(e);
       const value = v === ENCODED ? this.valueBytesOf(e) : this.valueCodec.encode(v);
-      this.collect(this.partitionOf(key, this.meta[e * STRIDE + M_HASH]!), key, value);
+      this.collect(this.partitionOf(key), key, value);
       passed++;
     }
     const c = this.counters;
@@ -494,7 +495,7 @@ export class HashCombiner {
     } else if (this.emittedCount > 1) {
       // Nothing to gain here: on to the sort buffer, whose spills combine again.
       const keyBytes = this.keyBytesOf(e);
-      const partition = this.partitionOf(keyBytes, this.meta[e * STRIDE + M_HASH]!);
+      const partition = this.partitionOf(keyBytes);
       this.collect(partition, keyBytes, this.valueCodec.encode(this.emittedFirst));
       for (const v of this.emittedMore) this.collect(partition, keyBytes, this.valueCodec.encode(v));
       if (this.counters) this.counters.hashCombineOutputRecords += this.emittedCount;
@@ -516,11 +517,8 @@ export class HashCombiner {
       if (this.usedBytes + size - this.valueArena.length > this.budget) {
         // No room to keep it: it goes on now (the entry holds nothing else of this key).
         this.values[e] = EMPTY;
-        this.collect(
-          this.partitionOf(this.keyBytesOf(e), this.meta[e * STRIDE + M_HASH]!),
-          this.keyBytesOf(e),
-          encoded,
-        );
+        const keyBytes = this.keyBytesOf(e);
+        this.collect(this.partitionOf(keyBytes), keyBytes, encoded);
         if (this.counters) this.counters.hashCombineOutputRecords++;
         return;
       }
@@ -557,7 +555,7 @@ export class HashCombiner {
 
   /** A record the table does not keep: straight to the sort buffer. */
   private passOn(key: Buffer, value: unknown): void {
-    this.collect(this.partitionOf(key, murmur3_32(key) | 0), key, this.valueCodec.encode(value));
+    this.collect(this.partitionOf(key), key, this.valueCodec.encode(value));
     if (this.counters) this.counters.hashCombineOutputRecords++;
   }
 
@@ -603,6 +601,20 @@ export class HashCombiner {
     while (slots[slot * SLOT_STRIDE + S_ENTRY] !== e + 1) slot = (slot + 1) & mask;
     return slot * SLOT_STRIDE;
   }
+}
+
+/**
+ * The slot index's hash of key bytes [start, end): FNV-1a, a multiply per byte, then one mixing
+ * step so the low bits the mask keeps depend on every byte. Not the partitioner's MurmurHash3: the
+ * index needs spread, not that hash's values, and on short keys (WordCount's words) murmur's block
+ * reads and two-multiply finaliser cost more than the lookup they lead to (docs/performance-notes.md).
+ */
+function probeHash(bytes: Uint8Array, start: number, end: number): number {
+  let h = 0x811c9dc5 | 0;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  return h ^ (h >>> 12);
 }
 
 /** Slots of the index for `capacity` entries: a power of two, at most 3/4 full. */

@@ -10,6 +10,7 @@ import {
   startTestCluster,
   type TestCluster,
 } from '../helpers/cluster.js';
+import { murmur3_32 } from '../../src/util/index.js';
 
 /**
  * Every app on a real cluster of 3 worker processes (2 map slots each), with 64 KiB blocks so that
@@ -45,12 +46,18 @@ describe('apps end to end on a 3-worker cluster', () => {
     const want = referenceWordCount(text);
     assert.equal(got.size, want.size);
     for (const [word, n] of want) assert.equal(got.get(word), n, `count of ${JSON.stringify(word)}`);
-    // Each part file is sorted by the key's UTF-8 bytes.
-    for (const f of (await t.fs.list('/out/wc')).filter((f) => /part-r/.test(f.path))) {
+    // Each part file is sorted by the key's UTF-8 bytes and holds the keys the default partitioner
+    // gives it (MurmurHash3 of those bytes modulo the reducers), though the map's table hashes
+    // its keys otherwise.
+    const parts = (await t.fs.list('/out/wc')).filter((f) => /part-r/.test(f.path));
+    assert.equal(parts.length, 3);
+    for (const f of parts) {
+      const partition = Number(/part-r-(\d+)$/.exec(f.path)![1]);
       const keys = [...parseCounts((await readAll(t.fs.cat(f.path))).toString('utf8')).keys()].map((k) =>
         Buffer.from(k),
       );
       for (let i = 1; i < keys.length; i++) assert.ok(Buffer.compare(keys[i - 1]!, keys[i]!) < 0, `order in ${f.path}`);
+      for (const k of keys) assert.equal(murmur3_32(k) % 3, partition, `partition of ${JSON.stringify(k.toString())}`);
     }
     const stat = await t.fs.stat('/out/wc/_SUCCESS');
     assert.equal(stat.type, 'file');

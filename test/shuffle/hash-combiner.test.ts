@@ -26,7 +26,7 @@ function table(budgetBytes: number, combine: ValueCombiner, valueCodec = codecs.
     keyCodec: codecs.text as never,
     valueCodec: valueCodec as never,
     combine,
-    partitionOf: (_key, hash) => (hash >>> 0) % 3,
+    partitionOf: (key) => murmur3_32(key) % 3,
     collect: (partition, key, value) =>
       passed.push({ partition, key: key.toString('utf8'), value: valueCodec.decode(Buffer.from(value)) }),
     counters,
@@ -41,7 +41,7 @@ function skewedWords(n: number, distinct: number, seed: number): string[] {
 }
 
 describe('HashCombiner: map-side combining by hash', () => {
-  it('sums like a Map whatever the budget, each key passed on with its murmur3 partition', () => {
+  it('sums like a Map whatever the budget, each key passed on with the partition of its bytes', () => {
     const words = skewedWords(200_000, 5000, 1);
     const want = new Map<string, number>();
     for (const w of words) want.set(w, (want.get(w) ?? 0) + 1);

@@ -545,15 +545,12 @@ class AttemptRunner {
       return p;
     };
     // A 'cms' job partitions with the chosen sketch row's hash; otherwise the job's or the default.
-    // `hash` is the key's murmur3 with seed 0 when the caller has it (the hash table does), else -1.
-    const partitionOf = (k: Buffer, key: unknown, hash: number): number =>
+    const partitionOf = (k: Buffer, key: unknown): number =>
       seed !== undefined
         ? partitionOfKey(k, partitions, seed)
         : partition
           ? checked(partition.call(job, key === NO_KEY ? keyCodec.decode(k) : key, partitions, base))
-          : hash >= 0
-            ? hash % partitions
-            : hashPartition(k, partitions);
+          : hashPartition(k, partitions);
     if (tableBytes > 0) {
       const combine = job.combine!;
       let combineCtx: { emit: (key: unknown, value: unknown) => void } | undefined;
@@ -562,7 +559,7 @@ class AttemptRunner {
         keyCodec,
         valueCodec,
         combine: (key, values, emit) => combine.call(job, key, values, (combineCtx ??= { emit })),
-        partitionOf: (k, hash) => partitionOf(k, NO_KEY, hash >>> 0),
+        partitionOf: (k) => partitionOf(k, NO_KEY),
         collect: (p, k, v) => collector.collect(p, k, v),
         counters: this.shuffle,
         // The job's `sumValues` is the API's own (the job imports the module this process does).
@@ -586,17 +583,17 @@ class AttemptRunner {
     return {
       emit: (key, value) => {
         const k = keyCodec.encode(key);
-        collector.collect(partitionOf(k, key, -1), k, valueCodec.encode(value));
+        collector.collect(partitionOf(k, key), k, valueCodec.encode(value));
       },
       emitKeyBytes: (bytes, start, end, value) => {
         const k = Buffer.from(bytes.buffer, bytes.byteOffset + checkedRange(bytes, start, end), end - start);
-        collector.collect(partitionOf(k, NO_KEY, -1), k, valueCodec.encode(value));
+        collector.collect(partitionOf(k, NO_KEY), k, valueCodec.encode(value));
       },
       // The key gets a view only for the partitioner; the record's bytes go to the sort buffer as they are.
       emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
         const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
         collector.collectRange(
-          partitionOf(b.subarray(keyStart, keyEnd), NO_KEY, -1),
+          partitionOf(b.subarray(keyStart, keyEnd), NO_KEY),
           b,
           keyStart,
           keyEnd,
