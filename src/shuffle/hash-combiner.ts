@@ -36,7 +36,7 @@
  * records go straight to the sort buffer, whose spills still combine.
  */
 import { MinimrError } from '../errors.js';
-import { describeKey } from '../util/index.js';
+import { describeKey, keyHash, keySlotHash } from '../util/index.js';
 import type { ShuffleCounters } from './types.js';
 
 /** A key or value codec of the job (structurally the API's `Codec`). */
@@ -88,7 +88,7 @@ const INITIAL_ENTRIES = 1024;
  * An entry's fields, in one row of `meta` (one cache line per entry: a lookup in a table of a
  * million keys touches its slot, its row and its key bytes, nothing else).
  */
-/** The key's `probeHash`. */
+/** The key's `keySlotHash`. */
 const M_HASH = 0;
 const M_KEY = 1;
 const M_KEY_LENGTH = 2;
@@ -251,7 +251,7 @@ export class HashCombiner {
   }
 
   /** A record whose key is bytes [start, end) of `bytes`, already encoded. */
-  addBytes(bytes: Uint8Array, start: number, end: number, value: unknown): void {
+  addBytes(bytes: Uint8Array, start: number, end: number, value: unknown, hashOfKey?: number): void {
     if (this.released) {
       throw new MinimrError(
         'ETASK',
@@ -264,7 +264,7 @@ export class HashCombiner {
       this.passOn(Buffer.from(bytes.buffer, bytes.byteOffset + start, length), value);
       return;
     }
-    const hash = probeHash(bytes, start, end);
+    const hash = keySlotHash(hashOfKey ?? keyHash(bytes, start, end));
     const { slots, mask, keyArena } = this;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const at = slot * SLOT_STRIDE;
@@ -601,20 +601,6 @@ export class HashCombiner {
     while (slots[slot * SLOT_STRIDE + S_ENTRY] !== e + 1) slot = (slot + 1) & mask;
     return slot * SLOT_STRIDE;
   }
-}
-
-/**
- * The slot index's hash of key bytes [start, end): FNV-1a, a multiply per byte, then one mixing
- * step so the low bits the mask keeps depend on every byte. Not the partitioner's MurmurHash3: the
- * index needs spread, not that hash's values, and on short keys (WordCount's words) murmur's block
- * reads and two-multiply finaliser cost more than the lookup they lead to (docs/performance-notes.md).
- */
-function probeHash(bytes: Uint8Array, start: number, end: number): number {
-  let h = 0x811c9dc5 | 0;
-  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x2c1b3c6d);
-  return h ^ (h >>> 12);
 }
 
 /** Slots of the index for `capacity` entries: a power of two, at most 3/4 full. */

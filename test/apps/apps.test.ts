@@ -42,6 +42,13 @@ function textLines(files: Buffer[]): string[] {
   });
 }
 
+/** 32-bit FNV-1a, written out in BigInt arithmetic (the emitKeyBytes key hash). */
+function fnv1a32(bytes: number[]): number {
+  let h = 2166136261n;
+  for (const b of bytes) h = ((h ^ BigInt(b)) * 16777619n) % 2n ** 32n;
+  return Number(h);
+}
+
 describe('wordcount', () => {
   it('tokenizes on exactly space, tab, LF, CR and FF, like StringTokenizer', () => {
     const words = (text: string): string[] => {
@@ -56,20 +63,27 @@ describe('wordcount', () => {
     assert.deepEqual(words('日本語 x'), ['日本語', 'x']);
     assert.deepEqual(words(''), []);
     // Random bytes: every control byte, the five delimiters, ASCII and high bytes; against a split
-    // of their latin1 text, each word's `high` the OR of its bytes.
+    // of their latin1 text, each word's `high` the OR of its bytes and `hash` their FNV-1a.
     const random = seededRandom(3);
     const alphabet = [...Array.from({ length: 0x22 }, (_, b) => b), 0x41, 0x7f, 0x80, 0xc3, 0xff];
     for (let round = 0; round < 200; round++) {
       const bytes = Buffer.from(
         Array.from({ length: Math.floor(random() * 40) }, () => alphabet[Math.floor(random() * alphabet.length)]!),
       );
-      const got: [string, number][] = [];
-      forEachWord(bytes, (_b, start, end, high) => got.push([bytes.toString('latin1', start, end), high]), undefined);
+      const got: [string, number, number][] = [];
+      forEachWord(
+        bytes,
+        (_b, start, end, high, hash) => got.push([bytes.toString('latin1', start, end), high, hash >>> 0]),
+        undefined,
+      );
       const want = bytes
         .toString('latin1')
         .split(/[ \t\n\r\f]+/)
         .filter((w) => w !== '')
-        .map((w): [string, number] => [w, [...Buffer.from(w, 'latin1')].reduce((h, b) => h | b, 0)]);
+        .map((w): [string, number, number] => {
+          const wordBytes = [...Buffer.from(w, 'latin1')];
+          return [w, wordBytes.reduce((h, b) => h | b, 0), fnv1a32(wordBytes)];
+        });
       assert.deepEqual(got, want, bytes.toString('hex'));
     }
   });

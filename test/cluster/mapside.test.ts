@@ -247,6 +247,55 @@ describe("map side: whole-split maps and hash combining give the per-record path
     );
   });
 
+  it(
+    'a wrong emitKeyBytes keyHash costs combining, never output; one ' +
+      'not a 32-bit integer fails the job with ETASK',
+    async () => {
+      const random = seededRandom(9);
+      const lines: string[] = [];
+      for (let i = 0; i < 20_000; i++)
+        lines.push(Array.from({ length: 8 }, () => `h${Math.floor(3_000 * random() ** 2)}`).join(' '));
+      const content = `${lines.join('\n')}\n`;
+      await t.fs.put(Buffer.from(content), '/in/words.txt', { blockSize: 256 * 1024 });
+      const wrong = await run(fixtureModule('wordcount-key-hashes'), '/out/wc-wrong-hashes', {
+        input: '/in/words.txt',
+        params: { keyHash: 'position' },
+      });
+      const right = await run(appModule('wordcount'), '/out/wc-right-hashes', { input: '/in/words.txt' });
+      const got = await parts('/out/wc-wrong-hashes');
+      const reference = await parts('/out/wc-right-hashes');
+      assert.equal(got.length, 3);
+      got.forEach((part, i) => assert.ok(part.equals(reference[i]!), `part ${i}`));
+      assert.deepEqual(
+        [...parseCounts(Buffer.concat(got).toString('utf8'))].sort(),
+        [...referenceWordCount(content)].sort(),
+      );
+      // Filed under a new hash at every occurrence, no word met its entry again: the table combined
+      // nothing (and turned itself off), where the right hashes combined nearly every word.
+      const words = lines.length * 8;
+      assert.equal(wrong.counters.HASH_COMBINE_INPUT_RECORDS, words);
+      assert.ok(
+        wrong.counters.HASH_COMBINE_OUTPUT_RECORDS! > words * 0.9,
+        `${wrong.counters.HASH_COMBINE_OUTPUT_RECORDS}`,
+      );
+      assert.ok(
+        right.counters.HASH_COMBINE_OUTPUT_RECORDS! < words / 10,
+        `${right.counters.HASH_COMBINE_OUTPUT_RECORDS}`,
+      );
+
+      const jobId = await client.submit(fixtureModule('wordcount-key-hashes'), {
+        input: ['/in/words.txt'],
+        output: '/out/wc-fraction-hashes',
+        params: { keyHash: 'fraction' },
+      });
+      await assert.rejects(
+        client.waitForCompletion(jobId),
+        isCode('EJOBFAILED', /emitKeyBytes: keyHash 0\.5 is not a 32-bit integer/),
+      );
+      assert.equal((await client.status(jobId)).error?.details?.cause, 'ETASK');
+    },
+  );
+
   it('a combiner that changes the key fails the job with EBADJOB as the cause', async () => {
     const jobId = await client.submit(fixtureModule('key-changing-combiner'), {
       input: ['/in/tricky.txt'],

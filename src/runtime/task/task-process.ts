@@ -82,7 +82,7 @@ const NO_KEY = Symbol('no key');
 /** Where a map's `emit`, `emitKeyBytes` and `emitRecordBytes` go; `end` passes on (and frees) a hash table. */
 interface MapSink {
   emit(key: unknown, value: unknown): void;
-  emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: unknown): void;
+  emitKeyBytes(keyBytes: Uint8Array, start: number, end: number, value: unknown, keyHash?: number): void;
   emitRecordBytes(bytes: Uint8Array, keyStart: number, keyEnd: number, valueEnd: number): void;
   end?(): void;
 }
@@ -107,6 +107,16 @@ function checkedRange(
     throw new MinimrError('ETASK', `${what} [${start}, ${end}) is not a range of ${of} (${length})`);
   }
   return start;
+}
+
+/** emitKeyBytes' `keyHash`, once checked to be absent or a 32-bit integer (signed or not). */
+function checkedKeyHash(keyHash: number | undefined): number | undefined {
+  if (keyHash === undefined || (keyHash | 0) === keyHash || keyHash >>> 0 === keyHash) return keyHash;
+  throw new MinimrError(
+    'ETASK',
+    `emitKeyBytes: keyHash ${typeof keyHash === 'number' ? keyHash : `a ${typeof keyHash}`} is not a 32-bit integer ` +
+      "(leave it out, or pass the key bytes' keyHash from 'minimr')",
+  );
 }
 
 /**
@@ -503,8 +513,9 @@ class AttemptRunner {
     const { keyCodec, valueCodec } = this;
     return {
       emit: (key, value) => output.emit(key, value),
-      emitKeyBytes: (bytes, start, end, value) => {
+      emitKeyBytes: (bytes, start, end, value, keyHash) => {
         const from = checkedRange(bytes, start, end);
+        checkedKeyHash(keyHash);
         output.emit(keyCodec.decode(Buffer.from(bytes.buffer, bytes.byteOffset + from, end - from)), value);
       },
       emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
@@ -568,7 +579,8 @@ class AttemptRunner {
       this.hashTable = table;
       return {
         emit: (key, value) => table.add(key, value),
-        emitKeyBytes: (bytes, start, end, value) => table.addBytes(bytes, checkedRange(bytes, start, end), end, value),
+        emitKeyBytes: (bytes, start, end, value, keyHash) =>
+          table.addBytes(bytes, checkedRange(bytes, start, end), end, value, checkedKeyHash(keyHash)),
         emitRecordBytes: (bytes, keyStart, keyEnd, valueEnd) => {
           const b = checkedRecord(bytes, keyStart, keyEnd, valueEnd);
           table.addBytes(b, keyStart, keyEnd, valueCodec.decode(b.subarray(keyEnd, valueEnd)));
@@ -585,7 +597,9 @@ class AttemptRunner {
         const k = keyCodec.encode(key);
         collector.collect(partitionOf(k, key), k, valueCodec.encode(value));
       },
-      emitKeyBytes: (bytes, start, end, value) => {
+      // The key hash only spares a table reading the bytes: with no table it has no use.
+      emitKeyBytes: (bytes, start, end, value, keyHash) => {
+        checkedKeyHash(keyHash);
         const k = Buffer.from(bytes.buffer, bytes.byteOffset + checkedRange(bytes, start, end), end - start);
         collector.collect(partitionOf(k, NO_KEY), k, valueCodec.encode(value));
       },
