@@ -86,9 +86,9 @@ const MAX_KEY_BYTES = 64 << 10;
 const INITIAL_ENTRIES = 1024;
 /**
  * An entry's fields, in one row of `meta` (one cache line per entry: a lookup in a table of a
- * million keys touches its slot, its row and its key bytes, nothing else).
+ * million keys touches its slot, its row and its key bytes, nothing else). M_HASH is the key's
+ * `keySlotHash`, where its probing starts.
  */
-/** The key's `keySlotHash`. */
 const M_HASH = 0;
 const M_KEY = 1;
 const M_KEY_LENGTH = 2;
@@ -250,7 +250,10 @@ export class HashCombiner {
     this.addBytes(bytes, 0, bytes.length, value);
   }
 
-  /** A record whose key is bytes [start, end) of `bytes`, already encoded. */
+  /**
+   * A record whose key is bytes [start, end) of `bytes`, already encoded; `hashOfKey`, when the
+   * caller worked it out, is their `keyHash` (a wrong one files the key under another entry).
+   */
   addBytes(bytes: Uint8Array, start: number, end: number, value: unknown, hashOfKey?: number): void {
     if (this.released) {
       throw new MinimrError(
