@@ -39,6 +39,27 @@ function trickyInput(): Buffer {
   ]);
 }
 
+/**
+ * Lines of words `${prefix}${n}` separated by spaces, n skewed towards 0 (`distinct` * random^power),
+ * each line ending in a newline.
+ */
+function skewedLines(o: {
+  seed: number;
+  lines: number;
+  wordsPerLine: number;
+  distinct: number;
+  power: number;
+  prefix: string;
+}): string {
+  const random = seededRandom(o.seed);
+  const lines = Array.from({ length: o.lines }, () =>
+    Array.from({ length: o.wordsPerLine }, () => `${o.prefix}${Math.floor(o.distinct * random() ** o.power)}`).join(
+      ' ',
+    ),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
 /** Lines as a reader hands them to `map`: split at `\n`, a CRLF line's `\r` dropped, no line after a final newline. */
 function referenceLines(text: string): string[] {
   const lines = text.split('\n');
@@ -170,11 +191,7 @@ describe("map side: whole-split maps and hash combining give the per-record path
     async () => {
       // Skewed words from 20,000: each 1 MiB split holds several times the distinct words a 128 KiB
       // table has room for, and enough repeats that combining pays.
-      const random = seededRandom(5);
-      const lines: string[] = [];
-      for (let i = 0; i < 40_000; i++)
-        lines.push(Array.from({ length: 10 }, () => `k${Math.floor(20_000 * random() ** 3)}`).join(' '));
-      const many = `${lines.join('\n')}\n`;
+      const many = skewedLines({ seed: 5, lines: 40_000, wordsPerLine: 10, distinct: 20_000, power: 3, prefix: 'k' });
       await t.fs.put(Buffer.from(many), '/in/many.txt', { blockSize: 1024 * 1024 });
       const bufferBytes = 256 * 1024;
       const status = await run(appModule('wordcount'), '/out/wc-small', {
@@ -251,11 +268,8 @@ describe("map side: whole-split maps and hash combining give the per-record path
     'a wrong emitKeyBytes keyHash costs combining, never output; one ' +
       'not a 32-bit integer fails the job with ETASK',
     async () => {
-      const random = seededRandom(9);
-      const lines: string[] = [];
-      for (let i = 0; i < 20_000; i++)
-        lines.push(Array.from({ length: 8 }, () => `h${Math.floor(3_000 * random() ** 2)}`).join(' '));
-      const content = `${lines.join('\n')}\n`;
+      const shape = { seed: 9, lines: 20_000, wordsPerLine: 8, distinct: 3_000, power: 2, prefix: 'h' };
+      const content = skewedLines(shape);
       await t.fs.put(Buffer.from(content), '/in/words.txt', { blockSize: 256 * 1024 });
       const wrong = await run(fixtureModule('wordcount-key-hashes'), '/out/wc-wrong-hashes', {
         input: '/in/words.txt',
@@ -272,7 +286,7 @@ describe("map side: whole-split maps and hash combining give the per-record path
       );
       // Filed under a new hash at every occurrence, no word met its entry again: the table combined
       // nothing (and turned itself off), where the right hashes combined nearly every word.
-      const words = lines.length * 8;
+      const words = shape.lines * shape.wordsPerLine;
       assert.equal(wrong.counters.HASH_COMBINE_INPUT_RECORDS, words);
       assert.ok(
         wrong.counters.HASH_COMBINE_OUTPUT_RECORDS! > words * 0.9,
