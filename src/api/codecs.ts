@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { pack as Pack, unpack as Unpack } from 'msgpackr';
+import { readVaruint } from '../util/varuint.js';
 
 /**
  * A codec turns map output keys and values into bytes and back. The shuffle sorts keys by their
@@ -72,15 +73,9 @@ const varuint: Codec<number> = {
     return Buffer.from(bytes);
   },
   decode: (b) => {
-    let value = 0;
-    let scale = 1;
-    for (let i = 0; i < b.length; i++) {
-      const byte = b[i]!;
-      value += (byte & 0x7f) * scale;
-      if (byte < 0x80) return value;
-      scale *= 0x80;
-    }
-    throw new TypeError(`codecs.varuint: ${b.length} bytes end inside a varint`);
+    const value = readVaruint(b, 0, b.length);
+    if (value < 0) throw new TypeError(`codecs.varuint: ${b.length} bytes end inside a varint`);
+    return value;
   },
 };
 

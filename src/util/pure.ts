@@ -13,3 +13,4 @@ export { meanWithStandardError, type MeanWithError } from './stats.js';
 export { keyValuePairs } from './key-value.js';
 export { murmur3_32 } from './murmur3.js';
 export { KEY_HASH_START, keyHash, keyHashStep, keySlotHash } from './key-hash.js';
+export { readVaruint } from './varuint.js';

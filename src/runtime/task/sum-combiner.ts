@@ -16,6 +16,7 @@
  */
 import { codecs, sumValues, type Codec } from '../../api/index.js';
 import { writeVarint, type BytesCombiner, type ValueFold } from '../../shuffle/index.js';
+import { readVaruint } from '../../util/index.js';
 
 export function summingCombiner(keyCodec: Codec<unknown>, valueCodec: Codec<unknown>): BytesCombiner {
   const combine = (key: Buffer, values: Iterable<Buffer>, emit: (key: Buffer, value: Buffer) => void): void => {
@@ -74,14 +75,7 @@ function asNumber(v: unknown, keyCodec: Codec<unknown>, keyBuf: Buffer, keyStart
 
 /** `codecs.varuint`'s decode of bytes [start, end) of `buf`, without a view of them. */
 function varuintAt(buf: Buffer, start: number, end: number): number {
-  let value = 0;
-  let scale = 1;
-  for (let i = start; i < end; i++) {
-    const byte = buf[i]!;
-    value += (byte & 0x7f) * scale;
-    if (byte < 0x80) return value;
-    scale *= 0x80;
-  }
+  const value = readVaruint(buf, start, end);
   // The codec's own error for bytes that end inside a varint.
-  return codecs.varuint.decode(buf.subarray(start, end));
+  return value >= 0 ? value : codecs.varuint.decode(buf.subarray(start, end));
 }
