@@ -61,6 +61,8 @@ export interface LocalClusterOptions {
   logger?: Logger;
   /** Log level of the worker processes (default: warn, so the terminal shows progress, not chatter). */
   workerLogLevel?: string;
+  /** `minimr worker --no-spare-process` when false: workers start task processes for jobs only (default true). */
+  spareProcess?: boolean;
   /** `minimr worker --block-report-ms`: time between the workers' block reports. */
   blockReportMs?: number;
   /** `minimr worker --block-scan-bytes-per-sec` and `--block-scan-interval-ms`: the workers' block scanners. */
@@ -155,6 +157,7 @@ export class LocalCluster {
     if (throttle !== 1) args.push('--cpu-throttle', String(throttle));
     if (throttle !== 1 && o.throttleBasis !== undefined) args.push('--cpu-throttle-basis', o.throttleBasis);
     if (o.blockReportMs !== undefined) args.push('--block-report-ms', String(o.blockReportMs));
+    if (o.spareProcess === false) args.push('--no-spare-process');
     if (o.blockScanBytesPerSecond !== undefined)
       args.push('--block-scan-bytes-per-sec', String(o.blockScanBytesPerSecond));
     if (o.blockScanIntervalMs !== undefined) args.push('--block-scan-interval-ms', String(o.blockScanIntervalMs));

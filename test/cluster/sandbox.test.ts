@@ -119,12 +119,40 @@ describe('task sandbox: job code reads only its own directories', () => {
     // The worker has MINIMR_SECRET_FILE and MINIMR_LOG_LEVEL (local-cluster.ts); its tasks keep only the log level
     // (and the config the worker gives them).
     assert.equal(got.get('minimr-env'), 'MINIMR_LOG_LEVEL,MINIMR_TASK_CONFIG');
-    assert.match(got.get('cwd') ?? '', /\/worker-0\/sandbox\/job_[^/]+\/work$/);
+    // Its job's sandbox, or the worker's spare one, which the job adopted (worker/sandbox.ts).
+    assert.match(got.get('cwd') ?? '', /\/worker-0\/sandbox\/(job_[^/]+|spare-\d+)\/work$/);
     if (runsAsRoot) {
       assert.notEqual(got.get('uid'), '0', 'not root');
       // The job's owner (this test's user, root) has no account of uid >= 1000 here: nobody.
       assert.equal(got.get('uid'), '65534');
     } else assert.equal(got.get('uid'), String(process.getuid?.()));
+  });
+
+  it("a job on an idle worker starts in its spare process: its map outputs reach the reduces through the spare's link, and the spare's sandbox goes with the job", async () => {
+    const sandboxRoot = join(t.dir, 'worker-0', 'sandbox');
+    // The worker's spare: a spare-<n> sandbox no job has adopted (no link in its shuffle/ yet).
+    const unadopted = () =>
+      readdirSync(sandboxRoot).filter(
+        (d) =>
+          d.startsWith('spare-') &&
+          existsSync(join(sandboxRoot, d, 'shuffle')) &&
+          readdirSync(join(sandboxRoot, d, 'shuffle')).length === 0,
+      );
+    for (let waited = 0; unadopted().length === 0 && waited < 20_000; waited += 50) await sleep(50);
+    const [spare] = unadopted();
+    assert.ok(spare, 'the idle worker has a spare process');
+    const text = makeText(300_000, 11);
+    await t.fs.put(Buffer.from(text), '/in/spare.txt');
+    const status = await client.run(appModule('wordcount'), {
+      input: ['/in/spare.txt'],
+      output: '/out/spare',
+      reducers: 2,
+    });
+    assert.equal(status.state, 'succeeded');
+    assert.equal(status.counters.SPARE_LAUNCH, 1, 'its first launch took the spare, the others forked or reused');
+    assert.deepEqual(parseCounts((await readOutput(t.fs, '/out/spare')).toString()), referenceWordCount(text));
+    for (let waited = 0; existsSync(join(sandboxRoot, spare)) && waited < 10_000; waited += 50) await sleep(50);
+    assert.equal(existsSync(join(sandboxRoot, spare)), false, "the spare's sandbox went with the job's clean-up");
   });
 
   it('a normal job reads its input (local replicas through links), shuffles and writes as before', async () => {
@@ -138,5 +166,33 @@ describe('task sandbox: job code reads only its own directories', () => {
     assert.equal(status.state, 'succeeded');
     assert.ok((status.counters.BYTES_READ_LOCAL ?? 0) > 0, 'the maps read their local replicas');
     assert.deepEqual(parseCounts((await readOutput(t.fs, '/out/wc')).toString()), referenceWordCount(text));
+  });
+});
+
+describe('task sandbox: a worker started with --no-spare-process', () => {
+  let t: TestCluster;
+
+  before(async () => {
+    t = await startTestCluster({ workers: 1, mapSlots: 1, reduceSlots: 1, replication: 1, spareProcess: false });
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  it("starts task processes for jobs only: none ahead, each job's in its own sandbox", async () => {
+    await sleep(1000);
+    const sandboxRoot = join(t.dir, 'worker-0', 'sandbox');
+    assert.deepEqual(readdirSync(sandboxRoot), [], 'no spare sandbox');
+    const status = await t.cluster.client.run(fixtureModule('sandbox-probe'), {
+      output: '/out/no-spare',
+      params: { probe: 'identity' },
+    });
+    assert.equal(status.state, 'succeeded');
+    assert.equal(status.counters.SPARE_LAUNCH, undefined);
+    const cwd = (await readOutput(t.fs, '/out/no-spare'))
+      .toString()
+      .split('\n')
+      .find((line) => line.startsWith('cwd\t'));
+    assert.match(cwd ?? '', /\/worker-0\/sandbox\/job_[^/]+\/work$/);
   });
 });

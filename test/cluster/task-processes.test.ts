@@ -166,13 +166,14 @@ describe('task processes: reused when clean, never after a failure or a leak', (
 });
 
 /**
- * No spares: what a task process may read and write is fixed when it starts (its job's sandbox,
- * worker/sandbox.ts), so a worker forks a process only for a launch of a job, never ahead of one.
- * (Before issue 34 a worker kept a spare per slot, forked while it ran no attempt.) Its own
- * cluster, with the phase trace on: the worker traces each task process it forks (w-fork, and the
- * attempts it ran then), and the test reads that account instead of comparing clocks.
+ * What a task process may read and write is fixed when it starts (its job's sandbox,
+ * worker/sandbox.ts), so a worker forks a process for a launch of a job, or one spare, in a sandbox
+ * of no job, while it runs no attempt; the job launched next adopts it. (Before issue 34 a worker
+ * kept a spare per slot, which any job's attempt could run in.) Its own cluster, with the phase
+ * trace on: the worker traces each task process it forks (w-fork, and the attempts it ran then),
+ * and the test reads that account instead of comparing clocks.
  */
-describe('task processes: forked for a launch of their job only', () => {
+describe('task processes: forked for a launch of their job, or one spare while idle', () => {
   let t: TestCluster;
   let client: JobClient;
   let traceDir: string;
@@ -197,8 +198,8 @@ describe('task processes: forked for a launch of their job only', () => {
     await rm(traceDir, { recursive: true, force: true });
   });
 
-  it("a worker forks no process ahead of a job: each cold launch forks its own, and the job's " +
-    'later attempts reuse them', {
+  it("a worker forks ahead only its spare, while idle: the job's first launch adopts it, each other cold " +
+    "launch forks its own, and the job's later attempts reuse them", {
     skip: process.platform !== 'linux',
   }, async () => {
     await sleep(1000);
@@ -229,11 +230,17 @@ describe('task processes: forked for a launch of their job only', () => {
     const launches = status.mapsTotal + status.reducesTotal;
     const cold = launches - (status.counters.WARM_LAUNCH ?? 0);
     const forkList = JSON.stringify(forks.map((f) => ({ spare: f.spare, running: f.running })));
+    // The worker was idle for a second before: its spare was ready, and the job's first launch took it.
+    assert.equal(status.counters.SPARE_LAUNCH, 1, forkList);
+    const forLaunches = forks.filter((f) => f.spare === false);
+    const ahead = forks.filter((f) => f.spare === true);
     assert.ok(
-      forks.every((f) => f.spare === false && (f.running as number) > 0),
-      `every fork is for a launch: ${forkList}`,
+      forLaunches.every((f) => (f.running as number) > 0),
+      `every other fork is for a launch: ${forkList}`,
     );
-    assert.equal(forks.length, cold, `one fork per cold launch: ${forkList}`);
+    assert.equal(forLaunches.length, cold - 1, `one fork per cold launch but the spare's: ${forkList}`);
+    // The next spare, once the worker ran nothing (at the latest after the job): never beside an attempt.
+    assert.ok(ahead.length >= 1 && ahead.every((f) => f.running === 0), `spares forked while idle: ${forkList}`);
     assert.ok(cold < launches, `the job's later attempts ran in its warm processes: ${cold} cold of ${launches}`);
     // The tasks trace their steps too: the phase trace is writable by the task user where the worker runs as root.
     assert.ok(

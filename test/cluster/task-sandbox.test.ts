@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -81,6 +82,58 @@ describe('task sandboxes (worker/sandbox.ts)', () => {
     assert.equal((await stat(sandbox.dir)).uid, 0);
     assert.equal((await stat(sandbox.inputDir)).uid, 0);
     assert.equal((await stat(join(dir, 'blocks'))).mode & 0o777, 0o700);
+  });
+
+  it("a spare's process may touch its own sandbox and its links only; a job adopting it gets that sandbox", async () => {
+    const module = join(dir, 'jobs', 'modules', 'job-0123456789abcdef.mjs');
+    const spare = await sandboxes.makeSpare();
+    assert.equal(spare.jobId, '');
+    assert.equal(spare.shuffleLinks, join(spare.dir, 'shuffle'));
+    assert.match(spare.dir, /\/sandbox\/spare-\d+$/);
+    const args = sandboxes.execArgv(spare, {});
+    const writes = args
+      .filter((a) => a.startsWith('--allow-fs-write='))
+      .map((a) => a.slice('--allow-fs-write='.length));
+    assert.deepEqual(writes, [spare.workDir, spare.shuffleLinks, '/proc/self/clear_refs']);
+    const reads = args.filter((a) => a.startsWith('--allow-fs-read=')).map((a) => a.slice('--allow-fs-read='.length));
+    // No job's map outputs, not the shuffle root: only what the links will lead to.
+    for (const path of reads) assert.ok(!path.startsWith(join(dir, 'shuffle')), path);
+    if (runsAsRoot) {
+      // The links are the worker's: the task account follows them and cannot replace them.
+      assert.equal((await stat(spare.shuffleLinks!)).uid, 0);
+      assert.equal((await stat(spare.shuffleLinks!)).mode & 0o777, 0o750);
+      assert.equal((await stat(spare.workDir)).uid, 65534);
+    }
+
+    const adopted = await sandboxes.prepare('job_2', 'root', module, undefined, spare);
+    assert.equal(adopted.dir, spare.dir);
+    assert.equal(adopted.workDir, spare.workDir);
+    assert.equal(adopted.modulePath, join(spare.dir, 'job-0123456789abcdef.mjs'));
+    assert.equal(adopted.shuffleDir, join(dir, 'shuffle', 'job_2'));
+    assert.equal(adopted.shuffleLinks, undefined, "the job's other processes use the shuffle root itself");
+    assert.ok((await lstat(join(spare.shuffleLinks!, 'job_2'))).isSymbolicLink());
+    assert.equal(await readlink(join(spare.shuffleLinks!, 'job_2')), adopted.shuffleDir);
+    assert.ok((await stat(adopted.shuffleDir)).isDirectory());
+    // Its next launches find the same sandbox; the spare is not adopted twice.
+    assert.equal(
+      (await sandboxes.prepare('job_2', 'root', module, undefined, await sandboxes.makeSpare())).dir,
+      spare.dir,
+    );
+    await sandboxes.endAttempt('job_2', 'attempt_x');
+    await sandboxes.remove('job_2');
+    assert.equal(existsSync(spare.dir), false, "the adopted spare's sandbox goes with its job");
+  });
+
+  it('a streaming job does not adopt a spare (its processes start commands); an unadopted spare is removed', async () => {
+    const module = join(dir, 'jobs', 'modules', 'job-0123456789abcdef.mjs');
+    const spare = await sandboxes.makeSpare();
+    const streaming = await sandboxes.prepare('job_3', 'root', module, { files: async () => [] }, spare);
+    assert.notEqual(streaming.dir, spare.dir);
+    assert.equal(streaming.childProcesses, true);
+    assert.ok(existsSync(spare.dir));
+    await sandboxes.removeSpare(spare);
+    assert.equal(existsSync(spare.dir), false);
+    await sandboxes.remove('job_3');
   });
 
   it('looks accounts up on the host: root is uid 0, an unknown name or a bad one none', async () => {

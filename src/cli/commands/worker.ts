@@ -68,6 +68,13 @@ export const workerCommand = defineCommand({
         describe:
           "a worker running as root runs each job's tasks as its owner's account when this host has one (uid >= 1000), " +
           'else as this account (default: nobody)',
+      })
+      .option('spare-process', {
+        type: 'boolean',
+        default: true,
+        describe:
+          'keep a task process started ahead of any job, which the next job launched here takes instead of waiting ' +
+          'for a fork (~150 ms; one idle process of memory); --no-spare-process to start processes for jobs only',
       }),
   handler: async (argv) => {
     const security = await peerSecurity(argv);
@@ -98,6 +105,7 @@ export const workerCommand = defineCommand({
       blockScanBytesPerSecond: argv['block-scan-bytes-per-sec'],
       blockScanIntervalMs: argv['block-scan-interval-ms'],
       taskUser: argv['task-user'],
+      spareProcess: argv['spare-process'],
     });
     await worker.start();
     await new Promise<void>((resolve) => {

@@ -17,18 +17,26 @@
  *   has one with a uid of at least MIN_OWNER_UID (as Hadoop's LinuxContainerExecutor), else the
  *   worker's `--task-user` (default `nobody`); the directories it writes are that account's.
  *
- * Permissions are fixed when a process starts: a task process is forked for one job and runs only
- * that job's attempts (reused warm between them); none is started before its job is known (a
- * worker may start one for a job whose first attempt started elsewhere: `warm-job`).
+ * Permissions are fixed when a process starts: a task process runs only one job's attempts (reused
+ * warm between them). It is forked for its job (a worker may start one for a job whose first attempt
+ * started elsewhere: `warm-job`), or it is a worker's *spare*: forked, before any job, in a sandbox
+ * of its own (`spare-<n>/`, laid out as a job's), the first job launched on the worker without a
+ * process adopts it, and the spare's sandbox becomes the job's. A spare may read and write what any
+ * process of that job may, and nothing else: its sandbox, and its job's map outputs through
+ * `spare-<n>/shuffle/<jobId>`, a link the worker makes at adoption (a task cannot make a link that
+ * leads outside what it may touch: Node's permission model refuses it). A fork costs ~150 ms; a job
+ * launched on a worker with a spare starts without one (Hadoop's and Spark's executors exist
+ * before their tasks too).
  *
  * Sandbox layout, `<dataDir>/sandbox/<jobId>/`:
  *   job-<hash>.mjs               the job module (a hard link to the worker's cached copy)
  *   node_modules/minimr/         a package re-exporting the running engine's API ('minimr' imports)
  *   work/                        the processes' cwd and TMPDIR: the only place they may write but the shuffle
  *   input/<attemptId>/           hard links of the local replicas the attempt reads (read-only to it)
+ * and, in an adopted spare's, shuffle/<jobId>: a link to the job's map outputs (`<shuffleRoot>/<jobId>`).
  */
 import { execFile } from 'node:child_process';
-import { appendFile, chmod, chown, copyFile, link, lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, chown, copyFile, link, lstat, mkdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { appendFileSync, chmodSync, existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, parse, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -110,6 +118,11 @@ export interface JobSandbox {
   readonly account: TaskAccount | undefined;
   /** A streaming job's: its processes may start child processes (its commands). */
   readonly childProcesses: boolean;
+  /**
+   * A spare's (jobId ''): the directory of links to map outputs, which its process takes as its
+   * shuffle root (the link to its job's is made at adoption); `shuffleDir` is the same directory.
+   */
+  readonly shuffleLinks?: string;
 }
 
 /** What a streaming job's sandbox has besides any job's. */
@@ -135,6 +148,9 @@ export class TaskSandboxes {
   /** Whether tasks run as other accounts than the worker's (the worker runs as root). */
   readonly switchesUser: boolean;
   private readonly codeDirs: string[];
+  /** Each job's sandbox directory, once made (a spare's, when the job adopted one). */
+  private readonly dirs = new Map<string, string>();
+  private sparesMade = 0;
 
   constructor(private readonly opts: TaskSandboxesOptions) {
     this.root = join(opts.dataDir, 'sandbox');
@@ -219,21 +235,63 @@ export class TaskSandboxes {
     return this.byJob.has(jobId);
   }
 
-  /** The job's sandbox, made on its first launch here with `cachedModule` (the worker's copy of its module). */
+  /**
+   * The job's sandbox, made on its first launch here with `cachedModule` (the worker's copy of its
+   * module). With `spare` (a sandbox from `makeSpare` whose process waits for a job), the job adopts
+   * it when the spare's process can serve it (not a streaming job, the same account): then the
+   * sandbox returned has the spare's `dir`.
+   */
   prepare(
     jobId: string,
     owner: string | undefined,
     cachedModule: string,
     streaming?: StreamingSandboxOptions,
+    spare?: JobSandbox,
   ): Promise<JobSandbox> {
     if (!isValidShuffleId(jobId)) return Promise.reject(new MinimrError('EBADPATH', `invalid job id ${jobId}`));
     let p = this.byJob.get(jobId);
     if (!p) {
-      p = this.make(jobId, owner, cachedModule, streaming);
+      p = this.make(jobId, owner, cachedModule, streaming, spare);
       this.byJob.set(jobId, p);
-      p.catch(() => this.byJob.delete(jobId));
+      p.then(
+        (sandbox) => this.dirs.set(jobId, sandbox.dir),
+        () => this.byJob.delete(jobId),
+      );
     }
     return p;
+  }
+
+  /**
+   * A sandbox for a process started before its job is known (see the file's comment): a job's
+   * layout without the job, and `shuffle/` for the link to its job's map outputs.
+   */
+  async makeSpare(): Promise<JobSandbox> {
+    const account = this.switchesUser ? this.defaultAccount : undefined;
+    const dir = join(this.root, `spare-${++this.sparesMade}`);
+    const links = join(dir, 'shuffle');
+    await this.makeLayout(dir, links, account);
+    // The links are the worker's: the task may follow them, not replace them (as another account).
+    if (account) {
+      await chown(links, 0, account.gid);
+      await chmod(links, 0o750);
+    }
+    return {
+      jobId: '',
+      dir,
+      workDir: join(dir, 'work'),
+      inputDir: join(dir, 'input'),
+      modulePath: '',
+      shuffleDir: links,
+      account,
+      childProcesses: false,
+      shuffleLinks: links,
+    };
+  }
+
+  /** A spare sandbox no job adopted (its process is gone). */
+  async removeSpare(spare: JobSandbox): Promise<void> {
+    if (spare.jobId !== '' || [...this.dirs.values()].includes(spare.dir)) return;
+    await rm(spare.dir, { recursive: true, force: true });
   }
 
   private async make(
@@ -241,17 +299,36 @@ export class TaskSandboxes {
     owner: string | undefined,
     cachedModule: string,
     streaming: StreamingSandboxOptions | undefined,
+    spare: JobSandbox | undefined,
   ): Promise<JobSandbox> {
     const account = await this.accountFor(owner);
+    const shuffleDir = join(this.opts.shuffleRoot, jobId);
+    if (spare?.shuffleLinks !== undefined && !streaming && spare.account?.uid === account?.uid) {
+      await this.makeShuffleDir(shuffleDir, account);
+      const modulePath = join(spare.dir, basename(cachedModule));
+      await this.linkOrCopy(cachedModule, modulePath);
+      await symlink(shuffleDir, join(spare.shuffleLinks, jobId));
+      const { dir, workDir, inputDir } = spare;
+      return { jobId, dir, workDir, inputDir, modulePath, shuffleDir, account, childProcesses: false };
+    }
     const dir = join(this.root, jobId);
     const workDir = join(dir, 'work');
     const inputDir = join(dir, 'input');
-    const shuffleDir = join(this.opts.shuffleRoot, jobId);
     const modulePath = join(dir, basename(cachedModule));
+    await this.makeLayout(dir, undefined, account);
+    await this.makeShuffleDir(shuffleDir, account);
+    await this.linkOrCopy(cachedModule, modulePath);
+    if (streaming) await this.shipFiles(workDir, await streaming.files(), account);
+    return { jobId, dir, workDir, inputDir, modulePath, shuffleDir, account, childProcesses: streaming !== undefined };
+  }
+
+  /** A sandbox's directories and its `minimr` package; `extra`, a directory the account may only read. */
+  private async makeLayout(dir: string, extra: string | undefined, account: TaskAccount | undefined): Promise<void> {
+    const workDir = join(dir, 'work');
+    const inputDir = join(dir, 'input');
     const shim = join(dir, 'node_modules', 'minimr');
     await mkdir(shim, { recursive: true });
-    await Promise.all([mkdir(workDir, { recursive: true }), mkdir(inputDir), mkdir(shuffleDir, { recursive: true })]);
-    await this.linkOrCopy(cachedModule, modulePath);
+    await Promise.all([mkdir(workDir, { recursive: true }), mkdir(inputDir), ...(extra ? [mkdir(extra)] : [])]);
     // The job's `import ... from 'minimr'`: a package of its own that re-exports the running engine's
     // API by URL (a symlink to the engine would let `minimr/../..` reach the directories above it).
     await writeFile(join(shim, 'package.json'), '{"name":"minimr","type":"module","exports":"./index.js"}\n');
@@ -260,18 +337,23 @@ export class TaskSandboxes {
       `export * from ${JSON.stringify(pathToFileURL(join(RUNTIME_ROOT, 'index.js')).href)};\n`,
     );
     if (account) {
-      // The job's account writes `work` and its map outputs; the rest of its sandbox it may only read.
+      // The job's account writes `work` (and its map outputs); the rest of its sandbox it may only read.
       await chown(dir, 0, account.gid);
       await chmod(dir, 0o750);
       await chown(inputDir, 0, account.gid);
       await chmod(inputDir, 0o750);
-      for (const own of [workDir, shuffleDir]) {
-        await chown(own, account.uid, account.gid);
-        await chmod(own, 0o700);
-      }
+      await chown(workDir, account.uid, account.gid);
+      await chmod(workDir, 0o700);
     }
-    if (streaming) await this.shipFiles(workDir, await streaming.files(), account);
-    return { jobId, dir, workDir, inputDir, modulePath, shuffleDir, account, childProcesses: streaming !== undefined };
+  }
+
+  /** The job's map output directory, which its account writes. */
+  private async makeShuffleDir(shuffleDir: string, account: TaskAccount | undefined): Promise<void> {
+    await mkdir(shuffleDir, { recursive: true });
+    if (account) {
+      await chown(shuffleDir, account.uid, account.gid);
+      await chmod(shuffleDir, 0o700);
+    }
   }
 
   /**
@@ -368,14 +450,23 @@ export class TaskSandboxes {
   /** Drops the links an attempt read through. */
   async endAttempt(jobId: string, attemptId: string): Promise<void> {
     if (!isValidShuffleId(jobId) || !isValidShuffleId(attemptId)) return;
-    await rm(join(this.root, jobId, 'input', attemptId), { recursive: true, force: true });
+    await rm(join(this.dirOf(jobId), 'input', attemptId), { recursive: true, force: true });
   }
 
   /** At a job's clean-up: its sandbox goes (its processes are gone first). */
   async remove(jobId: string): Promise<void> {
     if (!isValidShuffleId(jobId)) return;
+    // One still being made goes once made (an adopted spare's directory is known only then).
+    const made = await this.byJob.get(jobId)?.catch(() => undefined);
+    const dir = made?.dir ?? this.dirOf(jobId);
     this.byJob.delete(jobId);
-    await rm(join(this.root, jobId), { recursive: true, force: true });
+    this.dirs.delete(jobId);
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  /** The job's sandbox directory (an adopted spare's, or its own). */
+  private dirOf(jobId: string): string {
+    return this.dirs.get(jobId) ?? join(this.root, jobId);
   }
 }
 

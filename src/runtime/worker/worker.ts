@@ -68,6 +68,7 @@ import {
   type Stub,
   type TaskToWorker,
   type WarmJob,
+  JOB_CONF_DEFAULTS,
   type WorkerToTask,
 } from '../wire/index.js';
 import { measureDiskMBps } from './disk-rate.js';
@@ -130,6 +131,12 @@ export interface WorkerOptions {
    * 1000 or more), else as this account (default `nobody`); see sandbox.ts.
    */
   taskUser?: string;
+  /**
+   * Keep a spare task process (default true): started before any job, in a sandbox of its own, it
+   * becomes the process of the next job launched here without one, so that job does not wait for a
+   * fork (~150 ms; sandbox.ts). It costs one idle process's memory (~50 MiB).
+   */
+  spareProcess?: boolean;
   logger?: Logger;
 }
 
@@ -150,6 +157,8 @@ interface RunningAttempt {
   moduleWaitMs: number;
   /** Runs in a process that ran an attempt of the same job before. */
   warm?: boolean;
+  /** Whether it runs in the spare process its launch adopted (WorkerOptions.spareProcess). */
+  spare?: boolean;
   /** The job's sandbox, once the attempt has a process (sandbox.ts). */
   sandbox?: JobSandbox;
   progress: number;
@@ -189,10 +198,7 @@ export const HUGE_PAGES_MIN_BUFFER_BYTES = 32 * 1024 * 1024;
  * map peak RSS it cannot spare under its buffer + 100 MiB, and gained it nothing. Ignored where
  * glibc is older than 2.35 or THP is off. Figures: docs/performance-notes.md#task-processes-on-huge-pages.
  */
-export function taskProcessEnv(
-  env: NodeJS.ProcessEnv,
-  attempt?: Pick<AttemptSpec, 'kind' | 'shuffle'>,
-): NodeJS.ProcessEnv {
+export function taskProcessEnv(env: NodeJS.ProcessEnv, attempt?: ProcessShape): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {
     ...env,
     MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2',
@@ -211,10 +217,36 @@ export function taskProcessEnv(
   return out;
 }
 
+/** What a task process's environment depends on: its first attempt's kind and buffers. */
+export interface ProcessShape {
+  readonly kind: AttemptSpec['kind'];
+  readonly shuffle: Pick<AttemptSpec['shuffle'], 'mapBufferBytes' | 'reduceBufferBytes'>;
+}
+
+/** The first spare's shape: a map with the default buffers (huge pages), as most jobs' processes start. */
+const DEFAULT_SPARE_SHAPE: ProcessShape = {
+  kind: 'map',
+  shuffle: {
+    mapBufferBytes: JOB_CONF_DEFAULTS['shuffle.map.bufferBytes'],
+    reduceBufferBytes: JOB_CONF_DEFAULTS['shuffle.reduce.bufferBytes'],
+  },
+};
+
+/** How long a worker runs no attempt before it starts a new spare task process (WorkerOptions.spareProcess). */
+const SPARE_IDLE_MS = 250;
+
 /** The file forked for task processes, chosen at the first fork (task-process-entry.ts). */
 let taskProcessFile: string | undefined;
 /** Job modules a worker keeps on disk, by content hash. */
 const MAX_CACHED_MODULES = 64;
+
+/** The spare task process (WorkerOptions.spareProcess) and its sandbox. */
+interface SpareProcess {
+  readonly child: ChildProcess;
+  readonly sandbox: JobSandbox;
+  /** Its environment's GLIBC_TUNABLES: a job whose processes get other ones (huge pages) forks its own. */
+  readonly tunables: string | undefined;
+}
 
 /** A task process kept after a successful attempt, for the next attempt of the same job. */
 interface IdleProcess {
@@ -270,6 +302,7 @@ export class Worker {
       | 'blockScanBytesPerSecond'
       | 'blockScanIntervalMs'
       | 'taskUser'
+      | 'spareProcess'
     >
   >;
   private security: PeerSecurity;
@@ -319,6 +352,12 @@ export class Worker {
    * CPU (a job's reduce, launched the moment its map is done, would fork otherwise).
    */
   private readonly settling = new Map<string, Set<Promise<void>>>();
+  /** The spare task process, once started (`startSpare`), until a job takes it. */
+  private spare: SpareProcess | undefined;
+  private spareStarting = false;
+  /** The shape of the next spare (the last job's that took one), and the timer that starts it (`spareWanted`). */
+  private spareShape: ProcessShape = DEFAULT_SPARE_SHAPE;
+  private spareTimer: NodeJS.Timeout | undefined;
   /** Where task processes run and what they may touch (sandbox.ts). */
   private readonly sandboxes: TaskSandboxes;
   private stopping = false;
@@ -337,6 +376,7 @@ export class Worker {
   private blockReportTimer?: NodeJS.Timeout;
   private readonly blockReportMs: number;
   private readonly blockScanner: BlockScanner;
+  private readonly keepsSpare: boolean;
   dataPort = 0;
 
   constructor(options: WorkerOptions) {
@@ -372,6 +412,7 @@ export class Worker {
       );
     }
     this.cpuThrottleBasis = basis;
+    this.keepsSpare = options.spareProcess ?? true;
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}`;
     this.logger = options.logger ?? createLogger(`worker ${this.workerId}`);
     this.blockStore = new LocalDiskBlockStore({ dir: join(options.dataDir, 'blocks'), workerId: this.workerId });
@@ -542,12 +583,14 @@ export class Worker {
     unregisterPrivateDir(resolvePath(this.opts.dataDir));
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    clearTimeout(this.spareTimer);
     if (this.blockReportTimer) clearInterval(this.blockReportTimer);
     await this.blockScanner.stop();
     const exits: Promise<unknown>[] = [];
     for (const child of [
       ...[...this.running.values()].map((r) => r.child),
       ...this.idle.splice(0).map((p) => p.child),
+      this.spare?.child,
     ]) {
       if (child && child.exitCode === null && child.signalCode === null) {
         exits.push(new Promise((resolve) => child.once('exit', resolve)));
@@ -615,6 +658,8 @@ export class Worker {
         void peer.closed.then(() => this.onDisconnect());
         // The registration listed the blocks; the report adds their lengths, so a truncated replica is found now.
         void this.sendBlockReport();
+        // After the registration: a task process's config holds the cluster authority it gave.
+        void this.startSpare(this.spareShape);
         return;
       } catch (err) {
         // A registration the JobTracker took but whose answer came too late holds the id on this
@@ -644,6 +689,9 @@ export class Worker {
     this.logger.warn('lost the JobTracker connection: killing running attempts and registering again');
     // The JobTracker has already given these attempts up and will re-run them elsewhere.
     for (const attempt of this.running.values()) this.kill(attempt.spec.attemptId, 'JobTracker connection lost');
+    // Started with the last registration's config; the next registration starts another.
+    this.spare?.child.kill('SIGKILL');
+    this.spare = undefined;
     void this.connect();
   }
 
@@ -701,7 +749,7 @@ export class Worker {
 
   /** A task process for `attempt`, in its job's sandbox: it runs only that job's attempts (sandbox.ts). */
   private forkTaskProcess(
-    attempt: Pick<AttemptSpec, 'kind' | 'shuffle'>,
+    attempt: ProcessShape,
     sandbox: JobSandbox,
     storePaths: StorePaths,
     ahead = false,
@@ -710,7 +758,8 @@ export class Worker {
     const config: TaskProcessConfig = {
       workerId: this.workerId,
       rack: this.opts.rack,
-      shuffleRoot: this.shuffleRoot,
+      // A spare reaches its job's map outputs through its sandbox's links (sandbox.ts).
+      shuffleRoot: sandbox.shuffleLinks ?? this.shuffleRoot,
       addonRoots: this.sandboxes.addonRoots(),
       cpuThrottle: this.cpuThrottle,
       cpuThrottleBasis: this.cpuThrottleBasis,
@@ -753,10 +802,93 @@ export class Worker {
   }
 
   /**
+   * Starts the spare task process (WorkerOptions.spareProcess) if there is none: in a sandbox of its
+   * own, with the environment of the last job that took one (`shape`).
+   */
+  private async startSpare(shape: ProcessShape = DEFAULT_SPARE_SHAPE): Promise<void> {
+    if (!this.keepsSpare || this.stopping || this.spare || this.spareStarting || !this.peer) return;
+    this.spareStarting = true;
+    try {
+      const sandbox = await this.sandboxes.makeSpare();
+      if (this.stopping || !this.peer) {
+        await this.sandboxes.removeSpare(sandbox);
+        return;
+      }
+      const spare: SpareProcess = {
+        child: this.forkTaskProcess(shape, sandbox, NO_STORE_PATHS, true),
+        sandbox,
+        tunables: taskProcessEnv(process.env, shape).GLIBC_TUNABLES,
+      };
+      this.spare = spare;
+      spare.child.once('exit', () => {
+        if (this.spare === spare) this.spare = undefined;
+        void this.sandboxes.removeSpare(sandbox).catch(() => undefined);
+      });
+    } catch (err) {
+      // Nothing lost: jobs fork their processes as they would without it.
+      this.logger.warn({ err: (err as Error).message }, 'could not start a spare task process');
+    } finally {
+      this.spareStarting = false;
+    }
+  }
+
+  /**
+   * A new spare is wanted (of `shape`): it is started once this worker has run no attempt for
+   * SPARE_IDLE_MS, so that its fork (~150 ms of CPU) does not slow the job that took the last one.
+   */
+  private spareWanted(shape?: ProcessShape): void {
+    if (!this.keepsSpare) return;
+    if (shape) this.spareShape = shape;
+    clearTimeout(this.spareTimer);
+    if (this.running.size > 0 || this.spare || this.stopping) return;
+    this.spareTimer = setTimeout(() => {
+      if (this.running.size === 0) void this.startSpare(this.spareShape);
+    }, SPARE_IDLE_MS);
+    this.spareTimer.unref();
+  }
+
+  /**
+   * The spare, taken for a job that has no sandbox here yet and whose processes it can be: allowed no
+   * store paths (`storePaths`: the attempt's), and started with the same environment.
+   */
+  private takeSpare(jobId: string, shape: ProcessShape, storePaths: StorePaths): SpareProcess | undefined {
+    const spare = this.spare;
+    if (!spare || !isUsable(spare.child) || this.sandboxes.has(jobId)) return undefined;
+    if (storePaths.read.length > 0 || storePaths.write.length > 0) return undefined;
+    this.spare = undefined;
+    if (taskProcessEnv(process.env, shape).GLIBC_TUNABLES === spare.tunables) return spare;
+    // The jobs coming now start their processes otherwise: the next spare is started as this job's.
+    spare.child.kill('SIGKILL');
+    this.spareWanted(shape);
+    return undefined;
+  }
+
+  /**
+   * After `prepare` was given `spare`: its process, when the job adopted its sandbox (another spare is
+   * started); else it is the spare again, or goes (the job's sandbox was made meanwhile, or the job's
+   * account differs).
+   */
+  private afterAdoption(
+    spare: SpareProcess | undefined,
+    sandbox: JobSandbox | undefined,
+    shape: ProcessShape,
+  ): ChildProcess | undefined {
+    if (!spare) return undefined;
+    if (sandbox?.dir === spare.sandbox.dir) {
+      this.spareWanted(shape);
+      return spare.child;
+    }
+    // A failed adoption may have linked the spare's sandbox to a job: such a spare serves no other.
+    if (sandbox === undefined || this.spare !== undefined || this.stopping) spare.child.kill('SIGKILL');
+    else this.spare = spare;
+    return undefined;
+  }
+
+  /**
    * A process for `spec`: an idle one of the same job (warm: one that ran an attempt of the job, its
    * code compiled and addon loaded, or one started for the job ahead of its first launch here, see
    * `warmJob`), else a new one in the job's sandbox. What a process may read and write is fixed when
-   * it starts, and is its job's: none is started before its job is known.
+   * it starts, and is its job's (the spare's, adopted before this is asked, is too).
    */
   private takeTaskProcess(spec: AttemptSpec, sandbox: JobSandbox): { child: ChildProcess; warm: boolean } {
     // What a process may read and write was fixed when it started: only one allowed the same store paths will do.
@@ -891,6 +1023,8 @@ export class Worker {
     if (typeof spec.shuffleSecret === 'string') this.jobSecrets.set(spec.jobId, spec.shuffleSecret);
     this.running.set(spec.attemptId, record);
     let sandbox: JobSandbox;
+    /** The spare process, when this launch made the job's sandbox of it. */
+    let adopted: ChildProcess | undefined;
     let waitStarted = performance.now();
     try {
       record.log = await AttemptLog.open(this.logRoot, spec.jobId, spec.attemptId, this.attemptLogMaxBytes);
@@ -898,37 +1032,53 @@ export class Worker {
       // A streaming job runs this worker's own streaming module (never fetched code: it may start processes).
       const cachedModule = spec.streaming === true ? await this.streamingModule() : await this.jobModule(spec);
       record.moduleWaitMs = Math.round(performance.now() - waitStarted);
-      sandbox = await this.sandboxes.prepare(
-        spec.jobId,
-        spec.owner,
-        cachedModule,
-        spec.streaming === true
-          ? { files: async () => (await this.jobTracker['get-job-files']({ jobId: spec.jobId }, 30_000)).files }
-          : undefined,
-      );
+      // The job's first launch here may take the spare process (a streaming job's start child processes: never).
+      const spare = spec.streaming === true ? undefined : this.takeSpare(spec.jobId, spec, localStorePaths(spec));
+      let made: JobSandbox | undefined;
+      try {
+        made = await this.sandboxes.prepare(
+          spec.jobId,
+          spec.owner,
+          cachedModule,
+          spec.streaming === true
+            ? { files: async () => (await this.jobTracker['get-job-files']({ jobId: spec.jobId }, 30_000)).files }
+            : undefined,
+          spare?.sandbox,
+        );
+      } finally {
+        adopted = this.afterAdoption(spare, made, spec);
+      }
+      sandbox = made;
     } catch (err) {
       this.report(record, 'failed', {}, serializeError(err));
       return;
     }
     const log = record.log;
+    // An adopted spare not used by this attempt (killed meanwhile, or failing) waits for the job's next one.
+    const keepAdopted = (): void => {
+      if (adopted) this.keepIdle(adopted, spec.jobId);
+    };
     if (record.finished) {
+      keepAdopted();
       void log.close();
       return;
     }
     try {
       await this.prepareOutputDir(spec, sandbox);
     } catch (err) {
+      keepAdopted();
       this.report(record, 'failed', {}, serializeError(err));
       return;
     }
-    if (!this.idle.some((p) => p.jobId === spec.jobId)) await this.oneSettled(spec.jobId);
+    if (!adopted && !this.idle.some((p) => p.jobId === spec.jobId)) await this.oneSettled(spec.jobId);
     // Killed while its output directory was prepared or a process settled: it must not start after all
     // (it would run unseen, writing its part after its job committed: a speculative loser killed early).
     if (record.finished) {
+      keepAdopted();
       void log.close();
       return;
     }
-    const { child, warm } = this.takeTaskProcess(spec, sandbox);
+    const { child, warm } = adopted ? { child: adopted, warm: false } : this.takeTaskProcess(spec, sandbox);
     let settled: (() => void) | undefined;
     record.child = child;
     if (spec.streaming === true && child.pid !== undefined)
@@ -947,6 +1097,7 @@ export class Worker {
         },
       );
     record.warm = warm;
+    record.spare = adopted !== undefined;
     record.sandbox = sandbox;
     this.taskOutput.assign(child, log);
     this.logger.debug({ attempt: spec.attemptId, warm, pid: child.pid }, 'attempt started');
@@ -1114,6 +1265,7 @@ export class Worker {
     if (record.finished) return;
     record.finished = true;
     this.running.delete(record.spec.attemptId);
+    if (this.running.size === 0 && !this.spare) this.spareWanted();
     const watch = record.commandMemory;
     if (watch) {
       watch.stop();
@@ -1151,6 +1303,8 @@ export class Worker {
           }
         : {}),
       WARM_LAUNCH: record.warm ? 1 : 0,
+      // Started in the worker's spare process: no fork waited for.
+      ...(record.spare ? { SPARE_LAUNCH: 1 } : {}),
       ...(record.moduleWaitMs > 0 ? { MODULE_WAIT_MS: record.moduleWaitMs } : {}),
     };
     // The error reaches the job's status and its clients: this worker's paths stay in its own log.
@@ -1202,13 +1356,24 @@ export class Worker {
     const running = () => [...this.running.values()].some((r) => r.spec.jobId === job.jobId);
     if (this.stopping || this.sandboxes.has(job.jobId) || running() || this.endedJobs.has(job.jobId)) return;
     if (this.idle.length >= slots) return;
+    let spare: SpareProcess | undefined;
     try {
-      const sandbox = await this.sandboxes.prepare(job.jobId, job.owner, await this.jobModule(job));
+      const module = await this.jobModule(job);
+      spare = this.takeSpare(job.jobId, job, NO_STORE_PATHS);
+      let sandbox: JobSandbox | undefined;
+      try {
+        sandbox = await this.sandboxes.prepare(job.jobId, job.owner, module, undefined, spare?.sandbox);
+      } finally {
+        const adopted = this.afterAdoption(spare, sandbox, job);
+        if (adopted) this.keepIdle(adopted, job.jobId);
+      }
       // The job ended meanwhile (its clean-up may have run before the sandbox was made).
       if (this.endedJobs.has(job.jobId)) {
         await this.sandboxes.remove(job.jobId);
         return;
       }
+      // The spare is now the job's process here.
+      if (sandbox.dir === spare?.sandbox.dir) return;
       // A launch forked its own meanwhile; or the idle processes filled the slots (this one would evict another's).
       if (this.stopping || this.idle.length >= slots || this.idle.some((p) => p.jobId === job.jobId) || running())
         return;
