@@ -35,7 +35,7 @@
  * tasks' peak RSS at every size side by side (apps-sizes.md and .json in bench-results): flat cost per byte.
  *
  * Run: npm run bench:apps [-- --size-mb 1024 [4096]] [--corpus standard zipf]
- *      [--jobs wordcount streaming grep terasort tiny]
+ *      [--jobs wordcount streaming grep terasort tiny] [--tiny-runs N] [--tiny-pause-ms MS]
  *      [--keep] [--job-timeout-s 3600] [--node-local-delay-ms 3000] [--repeats 1]
  * The documented full run is the default: 1 GB, both corpora, every job.
  * Writes bench-results/apps.json and apps.md at the package root.
@@ -92,6 +92,7 @@ interface Args {
   keep: boolean;
   jobTimeoutS: number;
   tinyRuns: number;
+  tinyPauseMs: number;
   nodeLocalDelayMs: number;
   repeats: number;
 }
@@ -115,6 +116,11 @@ function parseArgs(argv: string[]): Args {
     .option('keep', { type: 'boolean', default: false, describe: 'keep the work directory' })
     .option('job-timeout-s', { type: 'number', default: 3600 })
     .option('tiny-runs', { type: 'number', default: 5 })
+    .option('tiny-pause-ms', {
+      type: 'number',
+      default: 1000,
+      describe: "idle time before each tiny run, as a user's next job finds the cluster (0: back to back)",
+    })
     .option('node-local-delay-ms', {
       type: 'number',
       default: BENCH_CLUSTER.nodeLocalDelayMs,
@@ -141,6 +147,7 @@ function parseArgs(argv: string[]): Args {
     keep: a.keep,
     jobTimeoutS: a.jobTimeoutS,
     tinyRuns: Math.round(a.tinyRuns),
+    tinyPauseMs: Math.max(0, Math.round(a.tinyPauseMs)),
     nodeLocalDelayMs: a.nodeLocalDelayMs,
     repeats: a.repeats,
   };
@@ -301,6 +308,7 @@ async function main(): Promise<void> {
         medianSeconds: number;
         medianServerSeconds: number;
         inputBytes: number;
+        pauseMs: number;
         verified: boolean;
       }
     | undefined;
@@ -774,6 +782,8 @@ async function main(): Promise<void> {
       const serverRuns: number[] = [];
       let verified = true;
       for (let i = -1; i < args.tinyRuns; i++) {
+        // The cluster idle for a while, as between a user's jobs: its workers' spare processes are started then.
+        if (i >= 0 && args.tinyPauseMs > 0) await new Promise((resolve) => setTimeout(resolve, args.tinyPauseMs));
         const { status, seconds } = await runTimed(`tiny ${i < 0 ? 'warm-up' : i + 1}`, 'wordcount', {
           input: ['/bench/tiny'],
           output: '/bench/out/tiny',
@@ -797,6 +807,7 @@ async function main(): Promise<void> {
         medianSeconds: r3(median(runs)),
         medianServerSeconds: r3(median(serverRuns)),
         inputBytes: Buffer.byteLength(tinyText),
+        pauseMs: args.tinyPauseMs,
         verified,
       };
       log(
@@ -993,7 +1004,14 @@ function renderMarkdown(
   },
   jobs: JobResult[],
   tiny:
-    | { runs: number[]; medianSeconds: number; medianServerSeconds: number; inputBytes: number; verified: boolean }
+    | {
+        runs: number[];
+        medianSeconds: number;
+        medianServerSeconds: number;
+        inputBytes: number;
+        pauseMs: number;
+        verified: boolean;
+      }
     | undefined,
   phases: Record<string, number>,
   failure: string | undefined,
@@ -1066,7 +1084,8 @@ function renderMarkdown(
         (`(JobTracker ` +
           `submit->finish ${tiny.medianServerSeconds.toFixed(3)} s) ` +
           `over ${tiny.runs.length} ` +
-          `runs: ${tiny.runs.map((x) => x.toFixed(3)).join(', ')} s`) +
+          `runs, ${tiny.pauseMs > 0 ? `each after ${tiny.pauseMs} ms idle` : 'back to back'}: ` +
+          `${tiny.runs.map((x) => x.toFixed(3)).join(', ')} s`) +
         (tiny.verified ? '.' : ' — OUTPUT MISMATCH.')
       : 'Tiny job: not run.',
     '',
