@@ -233,7 +233,7 @@ const DEFAULT_SPARE_SHAPE: ProcessShape = {
 };
 
 /** How long a worker runs no attempt before it starts a new spare task process (WorkerOptions.spareProcess). */
-const SPARE_IDLE_MS = 250;
+const SPARE_IDLE_MS = 500;
 
 /** The file forked for task processes, chosen at the first fork (task-process-entry.ts). */
 let taskProcessFile: string | undefined;
