@@ -41,6 +41,19 @@ describe('task sandbox: job code reads only its own directories', () => {
   const probe = (params: Record<string, string | number>) =>
     client.run(fixtureModule('sandbox-probe'), { output: `/out/probe-${++run}`, params, overwrite: true });
 
+  /** WordCount of `text` (stored as /in/NAME.txt) with 2 reduces: succeeded, and its counts the reference's. */
+  const wordCount = async (name: string, text: string) => {
+    await t.fs.put(Buffer.from(text), `/in/${name}.txt`);
+    const status = await client.run(appModule('wordcount'), {
+      input: [`/in/${name}.txt`],
+      output: `/out/${name}`,
+      reducers: 2,
+    });
+    assert.equal(status.state, 'succeeded');
+    assert.deepEqual(parseCounts((await readOutput(t.fs, `/out/${name}`)).toString()), referenceWordCount(text));
+    return status;
+  };
+
   /** The job fails after its 2 attempts, each refused by the runtime: ERR_ACCESS_DENIED naming the path. */
   const refused = async (path: string, named = path) => {
     await assert.rejects(probe({ probe: 'read', path }), (err: Error) => {
@@ -141,31 +154,15 @@ describe('task sandbox: job code reads only its own directories', () => {
     for (let waited = 0; unadopted().length === 0 && waited < 20_000; waited += 50) await sleep(50);
     const [spare] = unadopted();
     assert.ok(spare, 'the idle worker has a spare process');
-    const text = makeText(300_000, 11);
-    await t.fs.put(Buffer.from(text), '/in/spare.txt');
-    const status = await client.run(appModule('wordcount'), {
-      input: ['/in/spare.txt'],
-      output: '/out/spare',
-      reducers: 2,
-    });
-    assert.equal(status.state, 'succeeded');
+    const status = await wordCount('spare', makeText(300_000, 11));
     assert.equal(status.counters.SPARE_LAUNCH, 1, 'its first launch took the spare, the others forked or reused');
-    assert.deepEqual(parseCounts((await readOutput(t.fs, '/out/spare')).toString()), referenceWordCount(text));
     for (let waited = 0; existsSync(join(sandboxRoot, spare)) && waited < 10_000; waited += 50) await sleep(50);
     assert.equal(existsSync(join(sandboxRoot, spare)), false, "the spare's sandbox went with the job's clean-up");
   });
 
   it('a normal job reads its input (local replicas through links), shuffles and writes as before', async () => {
-    const text = makeText(400_000, 7);
-    await t.fs.put(Buffer.from(text), '/in/sandbox.txt');
-    const status = await client.run(appModule('wordcount'), {
-      input: ['/in/sandbox.txt'],
-      output: '/out/wc',
-      reducers: 2,
-    });
-    assert.equal(status.state, 'succeeded');
+    const status = await wordCount('sandbox', makeText(400_000, 7));
     assert.ok((status.counters.BYTES_READ_LOCAL ?? 0) > 0, 'the maps read their local replicas');
-    assert.deepEqual(parseCounts((await readOutput(t.fs, '/out/wc')).toString()), referenceWordCount(text));
   });
 });
 
