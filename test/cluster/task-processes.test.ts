@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -203,7 +203,9 @@ describe('task processes: forked for a launch of their job, or one spare while i
     skip: process.platform !== 'linux',
   }, async () => {
     await sleep(1000);
-    await rm(trace, { force: true });
+    // Emptied, not removed: the task processes (another account where the worker is root) append to
+    // it but could not make it again, and the job's may all be running already (the spare, reuse).
+    await truncate(trace).catch(() => undefined);
     const status = await client.run(appModule('grep'), {
       input: ['/in/text.txt'],
       output: '/out/grep-forks',

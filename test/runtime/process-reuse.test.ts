@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   MAX_FIRST_ATTEMPT_GROWTH_BYTES,
+  MAX_HEADROOM_GROWTH_BYTES,
   MAX_REUSE_GROWTH_BYTES,
   memoryFitForReuse,
+  REUSE_BOUND_MARGIN_BYTES,
 } from '../../src/runtime/task/process-reuse.js';
 
 const MiB = 1 << 20;
@@ -33,5 +35,30 @@ describe('memoryFitForReuse', () => {
   it('allows 8 MiB of growth after the first attempt and 16 MiB in it', () => {
     assert.equal(MAX_REUSE_GROWTH_BYTES, 8 * MiB);
     assert.equal(MAX_FIRST_ATTEMPT_GROWTH_BYTES, 16 * MiB);
+  });
+
+  it('past the allowances, reuses a process while its next attempt would peak 32 MiB or more below the bound', () => {
+    const clean = 60 * MiB;
+    const warm = 62.5 * MiB;
+    // A 64 MB Grep map's process, measured: 71.4 MiB after its fourth map (8.9 above warm), maps
+    // peaking at ~75 MiB from a start of ~65; its bound 64 MiB + 100 MiB.
+    const grep = { lastStartRss: 65 * MiB, lastPeakRss: 75 * MiB, boundBytes: 164 * MiB };
+    assert.equal(memoryFitForReuse(71.4 * MiB, clean, warm), false, 'the allowance alone ends it');
+    assert.equal(memoryFitForReuse(71.4 * MiB, clean, warm, grep), true);
+    // Next peak 75 + (x - 65) MiB: fits up to x = 122, but growth stops at 32 MiB over warm first.
+    assert.equal(memoryFitForReuse(warm + 32 * MiB, clean, warm, grep), true);
+    assert.equal(memoryFitForReuse(warm + 32 * MiB + 1, clean, warm, grep), false);
+    // A TeraSort map's process peaks near its bound: growth past the allowance ends it as before.
+    const tera = { lastStartRss: 70 * MiB, lastPeakRss: 154 * MiB, boundBytes: 164 * MiB };
+    assert.equal(memoryFitForReuse(warm + 9 * MiB, clean, warm, tera), false);
+    // The edge: the next peak exactly 32 MiB below the bound.
+    const edge = { lastStartRss: 60 * MiB, lastPeakRss: 120 * MiB, boundBytes: 164 * MiB };
+    assert.equal(memoryFitForReuse(72 * MiB, clean, warm, edge), true);
+    assert.equal(memoryFitForReuse(72 * MiB + 1, clean, warm, edge), false);
+    // A first attempt that grew the clean process by 25 MiB: kept when its next attempt has room.
+    assert.equal(memoryFitForReuse(clean + 25 * MiB, clean, undefined, grep), true);
+    assert.equal(memoryFitForReuse(clean + 25 * MiB, clean, undefined, tera), false);
+    assert.equal(MAX_HEADROOM_GROWTH_BYTES, 32 * MiB);
+    assert.equal(REUSE_BOUND_MARGIN_BYTES, 32 * MiB);
   });
 });

@@ -18,6 +18,26 @@ export const MAX_REUSE_GROWTH_BYTES = 8 << 20;
 export const MAX_FIRST_ATTEMPT_GROWTH_BYTES = 16 << 20;
 
 /**
+ * Growth past those allowances a process may still carry into its next attempt when that attempt
+ * would still peak well within its memory bound (`Headroom`): at most this much over the state the
+ * allowances are measured from, so memory that creeps from attempt to attempt still ends a process.
+ */
+export const MAX_HEADROOM_GROWTH_BYTES = 32 << 20;
+
+/** What a reused process's next attempt is expected to leave free below its bound, at least. */
+export const REUSE_BOUND_MARGIN_BYTES = 32 << 20;
+
+/**
+ * The last attempt's memory, for `memoryFitForReuse`: its RSS when it started and its peak (VmHWM),
+ * and the least memory an attempt of the job may use (its smaller buffer + TASK_OVERHEAD_MB).
+ */
+export interface Headroom {
+  readonly lastStartRss: number;
+  readonly lastPeakRss: number;
+  readonly boundBytes: number;
+}
+
+/**
  * Whether a process's memory, after a full GC, lets it run another attempt.
  *
  * A fresh process grows during its first attempt whatever that attempt does: libuv's thread pool
@@ -30,9 +50,23 @@ export const MAX_FIRST_ATTEMPT_GROWTH_BYTES = 16 << 20;
  * from the clean process, the few hundred KiB that every attempt's own module instance adds made
  * grep's processes cross 8 MiB after about 7 maps and start afresh (measured: 3-6 MiB after the
  * first attempt, up to 8.6 MiB after the seventh, each fresh process ~100+ ms of CPU to start).
+ *
+ * Past those allowances, with `headroom`: a process that grew by up to MAX_HEADROOM_GROWTH_BYTES is
+ * still reused when its next attempt, starting that much bigger than the last one did, would peak
+ * at least REUSE_BOUND_MARGIN_BYTES below the bound. Grep's and WordCount's processes crossed 8 MiB
+ * after 3-5 maps (V8's heap grows by a job module instance per attempt) and started afresh mid-job,
+ * ~200 ms on the job's path each time, while their maps peak at ~75 of 164 MiB.
  */
-export function memoryFitForReuse(rssAfterGc: number, cleanRss: number, warmRss: number | undefined): boolean {
-  return warmRss === undefined
-    ? rssAfterGc <= cleanRss + MAX_FIRST_ATTEMPT_GROWTH_BYTES
-    : rssAfterGc <= warmRss + MAX_REUSE_GROWTH_BYTES;
+export function memoryFitForReuse(
+  rssAfterGc: number,
+  cleanRss: number,
+  warmRss: number | undefined,
+  headroom?: Headroom,
+): boolean {
+  const from = warmRss ?? cleanRss;
+  if (rssAfterGc <= from + (warmRss === undefined ? MAX_FIRST_ATTEMPT_GROWTH_BYTES : MAX_REUSE_GROWTH_BYTES))
+    return true;
+  if (headroom === undefined || rssAfterGc > from + MAX_HEADROOM_GROWTH_BYTES) return false;
+  const nextPeak = headroom.lastPeakRss + Math.max(0, rssAfterGc - headroom.lastStartRss);
+  return nextPeak <= headroom.boundBytes - REUSE_BOUND_MARGIN_BYTES;
 }

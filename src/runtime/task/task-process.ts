@@ -48,7 +48,7 @@ import { importJobModule } from './job-loader.js';
 import { userStackOf } from './user-stack.js';
 import { LinkedLocalReplicas } from './local-replicas.js';
 import { type ByteSink, OutputWriter } from './output-writer.js';
-import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse } from './process-reuse.js';
+import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse, type Headroom } from './process-reuse.js';
 import {
   Dispatcher,
   IpcLink,
@@ -66,6 +66,7 @@ import {
   type TaskToWorker,
 } from '../wire/task-link.js';
 import type { TaskProcessConfig } from './task-config.js';
+import { TASK_OVERHEAD_MB } from '../wire/types.js';
 import { peakRssBytes, phaseTrace } from '../../util/index.js';
 import { summingCombiner } from './sum-combiner.js';
 
@@ -869,6 +870,7 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
   const cfg = config!;
   phaseTrace('t-run', { attempt: spec.attemptId });
   resetPeakRss();
+  const startRss = process.memoryUsage.rss();
   // Per attempt: its byte counters are the attempt's.
   // Local replicas are read from links the worker makes (the task may not read its block directory);
   // every replica is written over HTTP, the local one to the worker's data port.
@@ -911,6 +913,12 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
       const cpu = process.cpuUsage(cpuStarted);
       runner.counters.TASK_CPU_MS = Math.round((cpu.user + cpu.system) / 1000);
       runner.counters.PEAK_RSS_BYTES = peakRssBytes();
+      const buffer = Math.min(spec.shuffle.mapBufferBytes, spec.shuffle.reduceBufferBytes);
+      lastAttemptMemory = {
+        lastStartRss: startRss,
+        lastPeakRss: runner.counters.PEAK_RSS_BYTES,
+        boundBytes: buffer + TASK_OVERHEAD_MB * 1024 * 1024,
+      };
     } catch (err) {
       if (err instanceof MinimrError) throw err;
       const where = spec.kind === 'map' ? 'map' : 'reduce';
@@ -953,6 +961,9 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
     inbox = undefined;
   }
 }
+
+/** The last attempt's memory, which `fitForReuse` weighs a process's growth against (process-reuse.ts). */
+let lastAttemptMemory: Headroom | undefined;
 
 /** Attempts one process runs at most: each leaves its job module instance behind (ES modules are never unloaded). */
 const MAX_ATTEMPTS_PER_PROCESS = 100;
@@ -1012,7 +1023,7 @@ async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<bool
     return true;
   collectGarbageNow();
   const rss = process.memoryUsage.rss();
-  const fit = memoryFitForReuse(rss, clean.rssBytes, clean.warmRssBytes);
+  const fit = memoryFitForReuse(rss, clean.rssBytes, clean.warmRssBytes, lastAttemptMemory);
   if (process.env.MINIMR_PHASE_TRACE) {
     // What the RSS is made of, for why a process was refused.
     const m = process.memoryUsage();
