@@ -337,6 +337,8 @@ export class Worker {
   private readonly running = new Map<string, RunningAttempt>();
   /** Job modules stored under `modulesDir`, by content hash, least recently used first. */
   private readonly jobModules = new Map<string, Promise<string>>();
+  /** The hashes of `jobModules` whose file is stored (their launches wait for nothing: MODULE_WAIT_MS 0). */
+  private readonly modulesStored = new Set<string>();
   private readonly modulesDir: string;
   private streamingModuleFile: Promise<string> | undefined;
   /** The store paths (localStorePaths) each task process was started allowed to use, as JSON. */
@@ -983,7 +985,9 @@ export class Worker {
           jobId: spec.jobId,
         });
       }
-      return storeJobModule(source, this.modulesDir);
+      const file = await storeJobModule(source, this.modulesDir);
+      this.modulesStored.add(hash);
+      return file;
     })();
     this.jobModules.set(hash, p);
     p.catch(() => this.jobModules.delete(hash));
@@ -1006,6 +1010,7 @@ export class Worker {
       if (this.jobModules.size <= MAX_CACHED_MODULES) break;
       if (inUse.has(hash)) continue;
       this.jobModules.delete(hash);
+      this.modulesStored.delete(hash);
       void p.then((file) => rm(file, { force: true })).catch(() => undefined);
     }
   }
@@ -1029,9 +1034,11 @@ export class Worker {
     try {
       record.log = await AttemptLog.open(this.logRoot, spec.jobId, spec.attemptId, this.attemptLogMaxBytes);
       waitStarted = performance.now();
+      // A module stored here is not waited for, whatever else the event loop did meanwhile (a spare's fork).
+      const stored = spec.streaming !== true && this.modulesStored.has(spec.moduleHash);
       // A streaming job runs this worker's own streaming module (never fetched code: it may start processes).
       const cachedModule = spec.streaming === true ? await this.streamingModule() : await this.jobModule(spec);
-      record.moduleWaitMs = Math.round(performance.now() - waitStarted);
+      record.moduleWaitMs = stored ? 0 : Math.round(performance.now() - waitStarted);
       // The job's first launch here may take the spare process (a streaming job's start child processes: never).
       const spare = spec.streaming === true ? undefined : this.takeSpare(spec.jobId, spec, localStorePaths(spec));
       let made: JobSandbox | undefined;
