@@ -1363,24 +1363,27 @@ export class Worker {
     const running = () => [...this.running.values()].some((r) => r.spec.jobId === job.jobId);
     if (this.stopping || this.sandboxes.has(job.jobId) || running() || this.endedJobs.has(job.jobId)) return;
     if (this.idle.length >= slots) return;
-    let spare: SpareProcess | undefined;
     try {
       const module = await this.jobModule(job);
-      spare = this.takeSpare(job.jobId, job, NO_STORE_PATHS);
+      const spare = this.takeSpare(job.jobId, job, NO_STORE_PATHS);
       let sandbox: JobSandbox | undefined;
+      let adopted: ChildProcess | undefined;
       try {
         sandbox = await this.sandboxes.prepare(job.jobId, job.owner, module, undefined, spare?.sandbox);
       } finally {
-        const adopted = this.afterAdoption(spare, sandbox, job);
-        if (adopted) this.keepIdle(adopted, job.jobId);
+        adopted = this.afterAdoption(spare, sandbox, job);
       }
       // The job ended meanwhile (its clean-up may have run before the sandbox was made).
       if (this.endedJobs.has(job.jobId)) {
+        adopted?.kill('SIGKILL');
         await this.sandboxes.remove(job.jobId);
         return;
       }
       // The spare is now the job's process here.
-      if (sandbox.dir === spare?.sandbox.dir) return;
+      if (adopted) {
+        this.keepIdle(adopted, job.jobId);
+        return;
+      }
       // A launch forked its own meanwhile; or the idle processes filled the slots (this one would evict another's).
       if (this.stopping || this.idle.length >= slots || this.idle.some((p) => p.jobId === job.jobId) || running())
         return;
