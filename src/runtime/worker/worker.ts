@@ -82,7 +82,13 @@ import {
   pruneAttemptLogs,
 } from './attempt-logs.js';
 import { phaseTrace, publicError, registerPrivateDir, unregisterPrivateDir } from '../../util/index.js';
-import { sandboxedEnv, type StorePaths, TaskSandboxes, type JobSandbox } from './sandbox.js';
+import {
+  sandboxedEnv,
+  type StorePaths,
+  type StreamingSandboxOptions,
+  TaskSandboxes,
+  type JobSandbox,
+} from './sandbox.js';
 
 export interface WorkerOptions {
   jobTrackerUrl: string;
@@ -661,7 +667,7 @@ export class Worker {
         // The registration listed the blocks; the report adds their lengths, so a truncated replica is found now.
         void this.sendBlockReport();
         // After the registration: a task process's config holds the cluster authority it gave.
-        void this.startSpare(this.spareShape);
+        void this.startSpare();
         return;
       } catch (err) {
         // A registration the JobTracker took but whose answer came too late holds the id on this
@@ -805,9 +811,10 @@ export class Worker {
 
   /**
    * Starts the spare task process (WorkerOptions.spareProcess) if there is none: in a sandbox of its
-   * own, with the environment of the last job that took one (`shape`).
+   * own, with the environment of the last job that took one (`spareShape`).
    */
-  private async startSpare(shape: ProcessShape = DEFAULT_SPARE_SHAPE): Promise<void> {
+  private async startSpare(): Promise<void> {
+    const shape = this.spareShape;
     if (!this.keepsSpare || this.stopping || this.spare || this.spareStarting || !this.peer) return;
     this.spareStarting = true;
     try {
@@ -844,7 +851,7 @@ export class Worker {
     clearTimeout(this.spareTimer);
     if (this.running.size > 0 || this.spare || this.stopping) return;
     this.spareTimer = setTimeout(() => {
-      if (this.running.size === 0) void this.startSpare(this.spareShape);
+      if (this.running.size === 0) void this.startSpare();
     }, SPARE_IDLE_MS);
     this.spareTimer.unref();
   }
@@ -863,6 +870,29 @@ export class Worker {
     spare.child.kill('SIGKILL');
     this.spareWanted(shape);
     return undefined;
+  }
+
+  /**
+   * The job's sandbox here (`TaskSandboxes.prepare`), made of the spare when this is the job's first
+   * launch here and the spare can serve it (`takeSpare`; never a streaming job's); `adopted`: the
+   * spare's process, now the job's.
+   */
+  private async jobSandbox(
+    jobId: string,
+    owner: string | undefined,
+    module: string,
+    shape: ProcessShape,
+    storePaths: StorePaths,
+    streaming?: StreamingSandboxOptions,
+  ): Promise<{ sandbox: JobSandbox; adopted: ChildProcess | undefined }> {
+    const spare = streaming ? undefined : this.takeSpare(jobId, shape, storePaths);
+    try {
+      const sandbox = await this.sandboxes.prepare(jobId, owner, module, streaming, spare?.sandbox);
+      return { sandbox, adopted: this.afterAdoption(spare, sandbox, shape) };
+    } catch (err) {
+      this.afterAdoption(spare, undefined, shape);
+      throw err;
+    }
   }
 
   /**
@@ -1039,23 +1069,16 @@ export class Worker {
       // A streaming job runs this worker's own streaming module (never fetched code: it may start processes).
       const cachedModule = spec.streaming === true ? await this.streamingModule() : await this.jobModule(spec);
       record.moduleWaitMs = stored ? 0 : Math.round(performance.now() - waitStarted);
-      // The job's first launch here may take the spare process (a streaming job's start child processes: never).
-      const spare = spec.streaming === true ? undefined : this.takeSpare(spec.jobId, spec, localStorePaths(spec));
-      let made: JobSandbox | undefined;
-      try {
-        made = await this.sandboxes.prepare(
-          spec.jobId,
-          spec.owner,
-          cachedModule,
-          spec.streaming === true
-            ? { files: async () => (await this.jobTracker['get-job-files']({ jobId: spec.jobId }, 30_000)).files }
-            : undefined,
-          spare?.sandbox,
-        );
-      } finally {
-        adopted = this.afterAdoption(spare, made, spec);
-      }
-      sandbox = made;
+      ({ sandbox, adopted } = await this.jobSandbox(
+        spec.jobId,
+        spec.owner,
+        cachedModule,
+        spec,
+        localStorePaths(spec),
+        spec.streaming === true
+          ? { files: async () => (await this.jobTracker['get-job-files']({ jobId: spec.jobId }, 30_000)).files }
+          : undefined,
+      ));
     } catch (err) {
       this.report(record, 'failed', {}, serializeError(err));
       return;
@@ -1364,15 +1387,13 @@ export class Worker {
     if (this.stopping || this.sandboxes.has(job.jobId) || running() || this.endedJobs.has(job.jobId)) return;
     if (this.idle.length >= slots) return;
     try {
-      const module = await this.jobModule(job);
-      const spare = this.takeSpare(job.jobId, job, NO_STORE_PATHS);
-      let sandbox: JobSandbox | undefined;
-      let adopted: ChildProcess | undefined;
-      try {
-        sandbox = await this.sandboxes.prepare(job.jobId, job.owner, module, undefined, spare?.sandbox);
-      } finally {
-        adopted = this.afterAdoption(spare, sandbox, job);
-      }
+      const { sandbox, adopted } = await this.jobSandbox(
+        job.jobId,
+        job.owner,
+        await this.jobModule(job),
+        job,
+        NO_STORE_PATHS,
+      );
       // The job ended meanwhile (its clean-up may have run before the sandbox was made).
       if (this.endedJobs.has(job.jobId)) {
         adopted?.kill('SIGKILL');
