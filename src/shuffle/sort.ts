@@ -177,7 +177,11 @@ function msdSort(spec: SortSpec): SortResult {
     return a < 0 ? a + ring : a;
   };
   const partBits = numPartitions <= 1 ? 0 : 32 - Math.clz32(numPartitions - 1);
-  const keyBits = 16 - partBits;
+  // No more buckets per partition than about n: a small generation (a tiny job's map) would spend
+  // most of its sort walking 65536 empty buckets, twice. Fewer key bits only make buckets larger,
+  // and every bucket is sorted in full, so the order is the same. At least one bit: a shift by 32
+  // shifts by 0 in JS.
+  const keyBits = Math.max(1, Math.min(16 - partBits, 32 - Math.clz32(n)));
   const keyShift = 32 - keyBits;
   const buckets = numPartitions << keyBits;
   hist.fill(0, 0, buckets);

@@ -426,3 +426,34 @@ async function collectRangeCase(mode: 'chunk' | 'records'): Promise<void> {
     );
   });
 }
+
+test('byte order for generations from 1 record to past 65536, where the sort uses fewer key bits the fewer records it has', async () => {
+  // A generation of n records is bucketed on about log2(n) top key bits (16 at most): each size
+  // below crosses into another bucket width. Keys share prefixes so buckets hold ties.
+  await withTempDir(async (root) => {
+    for (const numPartitions of [1, 2, 5, 300]) {
+      for (const n of [1, 2, 3, 7, 91, 130, 1000, 5000, 70000]) {
+        const rand = rng(n * 7 + numPartitions);
+        const stems = [Buffer.from('a'), Buffer.from('ab'), Buffer.from('abcdef'), Buffer.from('zz')];
+        const records: Rec[] = [];
+        const buffer = new MapOutputBuffer({ dir: join(root, `n${n}-p${numPartitions}`), numPartitions });
+        for (let i = 0; i < n; i++) {
+          const key =
+            rand() < 0.5
+              ? Buffer.concat([stems[Math.floor(rand() * stems.length)]!, randomBytes(rand, 2, 3)])
+              : randomBytes(rand, 9);
+          const r = { partition: Math.floor(rand() * numPartitions), key, value: u32(i) };
+          records.push(r);
+          buffer.collect(r.partition, key, r.value);
+        }
+        const info = await buffer.finish();
+        const back = await readOutput(info.dataFile, info.indexFile, numPartitions);
+        assert.deepEqual(
+          back.partitions,
+          perPartition(referenceSort(records), numPartitions),
+          `${n} records, ${numPartitions} partitions`,
+        );
+      }
+    }
+  });
+});
