@@ -12,8 +12,10 @@
  * `w-run` (with `warm`: a process that ran the module before), `w-done`, `w-fork` (worker; with `spare`:
  * started ahead rather than for the launch at hand, and `running`: the attempts it ran then); `t-run`,
  * `t-loaded`, `t-input-done` (map), `t-shuffled`, `t-reduced`, `t-closed` (reduce), `t-done` (task
- * process); `b-sort`, `b-sorted`, `b-spill-written`, `b-finish`, `b-merge-start`, `b-merged` (the
- * map's sort buffer, in the task process, without the attempt id: its pid's current attempt).
+ * process; and `t-rehearsed`, with `ms`: a spare's rehearsal ended, its own steps traced before it
+ * under the attempt ids `attempt_rehearsal_*`); `b-sort`, `b-sorted`, `b-spill-written`, `b-finish`,
+ * `b-merge-start`, `b-merged` (the map's sort buffer, in the task process, without the attempt id:
+ * its pid's current attempt).
  *
  * For measurements on one machine (all processes must see the same FILE). Off, it costs one
  * environment lookup per step (a few per attempt, none per record). Lines are appended with one

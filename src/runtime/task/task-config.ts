@@ -22,4 +22,6 @@ export interface TaskProcessConfig {
    * data port it reads or writes (blocks, shuffle) against.
    */
   clusterAuthority?: string;
+  /** A spare: run the engine's rehearsal before the first attempt (task-process.ts `rehearse`). */
+  rehearse?: boolean;
 }

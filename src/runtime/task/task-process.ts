@@ -14,9 +14,11 @@
  */
 import { once } from 'node:events';
 import { realpathSync, writeFileSync } from 'node:fs';
-import { posix, sep } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join, posix, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { AnyJobDefinition, Codec, MapContext, ReduceContext, TaskContext } from '../../api/index.js';
-import { codecs, sumValues } from '../../api/index.js';
+import { codecs, defineJob, sumValues, textInput, textOutput } from '../../api/index.js';
 import { MinimrError, serializeError } from '../../errors.js';
 import {
   HashCombiner,
@@ -66,7 +68,7 @@ import {
   type TaskToWorker,
 } from '../wire/task-link.js';
 import type { TaskProcessConfig } from './task-config.js';
-import { TASK_OVERHEAD_MB } from '../wire/types.js';
+import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB } from '../wire/types.js';
 import { peakRssBytes, phaseTrace } from '../../util/index.js';
 import { summingCombiner } from './sum-combiner.js';
 
@@ -1043,6 +1045,143 @@ async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<bool
   return true;
 }
 
+/** The rehearsal's input: enough keys and repeats to take every step of a small map. */
+const REHEARSAL_TEXT = Array.from(
+  { length: 64 },
+  (_, i) => `rehearsal word${i % 29} w${i % 7} the map and the reduce ${i}\n`,
+).join('');
+
+/**
+ * A WordCount-shaped job of the engine's own, which a spare rehearses: text input read in chunks,
+ * words emitted as bytes (and some as strings), the combining table, sort, spill, shuffle, reduce
+ * and text output.
+ */
+const REHEARSAL_JOB: AnyJobDefinition = defineJob({
+  name: 'rehearsal',
+  input: textInput(),
+  output: textOutput(),
+  mapKey: codecs.text,
+  mapValue: codecs.varuint,
+  async mapSplit(input, ctx) {
+    for await (const { bytes } of input.chunks({ reuseBuffers: true })) {
+      let start = 0;
+      for (let i = 0; i <= bytes.length; i++) {
+        if (i < bytes.length && bytes[i] !== 0x20 && bytes[i] !== 0x0a) continue;
+        if (i > start) {
+          if (i % 5 === 0) ctx.emit(Buffer.from(bytes.subarray(start, i)).toString('utf8'), 1);
+          else ctx.emitKeyBytes(bytes, start, i, 1);
+        }
+        start = i + 1;
+      }
+    }
+  },
+  combine: sumValues,
+  reduce: sumValues,
+});
+
+/**
+ * A spare process's rehearsal (config.rehearse): before any job adopts it, it runs a map and a
+ * reduce of REHEARSAL_JOB through the same AttemptRunner, in a directory of its work directory
+ * that it removes after, and compiles the checks of what its worker will send it. V8 compiles a
+ * function at its first call and learns its shapes over the next ones: a job's first attempt in a
+ * fresh process paid that for the whole engine (input, sort, spill, merge, shuffle, output), and
+ * 4 ms for the `run` message's check (docs/performance-notes.md, "Spare task processes rehearse").
+ * Nothing of it touches the cluster: input and output are file:// (never committed), and the
+ * reduce reads the map's output from this directory.
+ */
+async function rehearse(): Promise<void> {
+  for (const operation of Object.values(WORKER_TO_TASK)) operation.validator.compile();
+  const cfg = config!;
+  const dir = join(process.cwd(), 'rehearsal');
+  const inputFile = join(dir, 'input.txt');
+  await mkdir(dir, { recursive: true });
+  await writeFile(inputFile, REHEARSAL_TEXT);
+  const length = Buffer.byteLength(REHEARSAL_TEXT);
+  const shuffle: AttemptSpec['shuffle'] = {
+    mapBufferBytes: JOB_CONF_DEFAULTS['shuffle.map.bufferBytes'],
+    spillPercent: JOB_CONF_DEFAULTS['shuffle.map.spillPercent'],
+    hashCombinePercent: JOB_CONF_DEFAULTS['shuffle.map.hashCombinePercent'],
+    reduceBufferBytes: JOB_CONF_DEFAULTS['shuffle.reduce.bufferBytes'],
+    mergeFactor: JOB_CONF_DEFAULTS['shuffle.merge.factor'],
+    mapOutputRuns: JOB_CONF_DEFAULTS['shuffle.map.outputRuns'],
+    codec: JOB_CONF_DEFAULTS['shuffle.compress'],
+    parallelCopies: JOB_CONF_DEFAULTS['shuffle.parallelCopies'],
+  };
+  const jobId = 'job_rehearsal_0001';
+  const base = {
+    jobId,
+    jobName: REHEARSAL_JOB.name,
+    shuffleSecret: 'rehearsal',
+    moduleHash: '00000000',
+    input: {
+      kind: 'file' as const,
+      path: pathToFileURL(inputFile).href,
+      start: 0,
+      length,
+      fileLength: length,
+      store: {},
+    },
+    inputFormat: { kind: 'text' as const },
+    outputFormat: { kind: 'text' as const, separator: '\t' },
+    outputStore: { uri: pathToFileURL(join(dir, 'output')).href, settings: {} },
+    reducers: 1,
+    params: {},
+    shared: {},
+    mapsTotal: 1,
+    memoryMb: 1024,
+    idealMemoryMb: 1024,
+    elastic: false,
+    shuffle,
+    jobToken: 'rehearsal',
+    index: 0,
+  } satisfies Partial<AttemptSpec>;
+  const mapAttempt = 'attempt_rehearsal_0001_m_000000_0';
+  const reduceAttempt = 'attempt_rehearsal_0001_r_000000_0';
+  const runnerConfig: TaskProcessConfig = { ...cfg, shuffleRoot: join(dir, 'shuffle'), cpuThrottle: 1 };
+  // Never called: input and output are file://.
+  const fs = new FsClient({ namenode: namenodeViaWorker(), client: { workerId: cfg.workerId, rack: cfg.rack } });
+  try {
+    const mapSpec: AttemptSpec = {
+      ...base,
+      taskId: 'task_rehearsal_0001_m_000000',
+      attemptId: mapAttempt,
+      kind: 'map',
+      outputTempPath: '/rehearsal/part-m-00000',
+      mapOutputs: [],
+    };
+    const map = new AttemptRunner(mapSpec, REHEARSAL_JOB, fs, runnerConfig, new MapOutputInbox(mapAttempt, []));
+    const summary = await map.runMap();
+    const mapOutputs = [
+      {
+        mapIndex: 0,
+        attemptId: mapAttempt,
+        workerId: cfg.workerId,
+        host: '127.0.0.1',
+        dataPort: 0,
+        records: summary?.partitionRecords[0] ?? 0,
+      },
+    ];
+    const reduceSpec: AttemptSpec = {
+      ...base,
+      taskId: 'task_rehearsal_0001_r_000000',
+      attemptId: reduceAttempt,
+      kind: 'reduce',
+      outputTempPath: '/rehearsal/part-r-00000',
+      mapOutputs,
+    };
+    const reduce = new AttemptRunner(
+      reduceSpec,
+      REHEARSAL_JOB,
+      fs,
+      runnerConfig,
+      new MapOutputInbox(reduceAttempt, mapOutputs),
+    );
+    await reduce.runReduce();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Loads what every attempt needs (the LZ4 addon, the codecs' code) before the first launch, not during it. */
 function warmUp(): void {
   // Opened on first use: open them now, so a job that logs leaves no handle the clean state lacks.
@@ -1110,18 +1249,20 @@ async function main(): Promise<void> {
   let clean: CleanState | undefined;
   let busy = false;
   let attemptsRun = 0;
+  let rehearsal: Promise<void> | undefined;
   const run = (spec: AttemptSpec, modulePath: string): void => {
     if (busy) return;
     busy = true;
-    const state = (clean ??= cleanState());
-    void runAttempt(spec, modulePath)
-      .then(async (succeeded) => {
+    void (async () => {
+      await rehearsal;
+      const state = (clean ??= cleanState());
+      return runAttempt(spec, modulePath).then(async (succeeded) => {
         // A failed attempt's process is never reused; a succeeded one only when it is as it was.
         if (!succeeded || !(await fitForReuse(state, ++attemptsRun))) process.exit(0);
         busy = false;
         await worker.idle({});
-      })
-      .catch(() => process.exit(0));
+      });
+    })().catch(() => process.exit(0));
   };
   const fromWorker: Caller = { user: '', roles: new Set(['worker-process']) };
   const commands = new Dispatcher<NodeJS.Process>('a task process', () => fromWorker).serve(WORKER_TO_TASK, {
@@ -1138,6 +1279,16 @@ async function main(): Promise<void> {
   process.on('disconnect', () => process.exit(0));
   const exiting = once(process, 'beforeExit');
   await worker.ready({});
+  if (config.rehearse) {
+    const started = performance.now();
+    rehearsal = rehearse().then(
+      () => phaseTrace('t-rehearsed', { ms: Math.round(performance.now() - started) }),
+      (err: unknown) => {
+        process.stderr.write(`minimr task process: rehearsal failed: ${describeThrown(err)}\n`);
+      },
+    );
+    await rehearsal;
+  }
   clean ??= cleanState();
   await exiting;
 }

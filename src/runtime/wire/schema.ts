@@ -196,8 +196,13 @@ export class Validator<T extends TSchema> {
 
   /** Whether `value` conforms; compiles the check on first use. */
   check(value: unknown): value is Static<T> {
+    return this.compile().Check(value);
+  }
+
+  /** The compiled check (a few ms for a large schema): made once, here or at the first `check`. */
+  compile(): TypeCheck<T> {
     this.compiled ??= TypeCompiler.Compile(this.schema);
-    return this.compiled.Check(value);
+    return this.compiled;
   }
 
   /** `value` as its type, or a MinimrError naming the first field at fault. */

@@ -772,6 +772,8 @@ export class Worker {
       cpuThrottle: this.cpuThrottle,
       cpuThrottleBasis: this.cpuThrottleBasis,
       ...(this.clusterAuthority !== undefined ? { clusterAuthority: this.clusterAuthority } : {}),
+      // A spare has time before a job adopts it: it rehearses the engine's code paths (task-process.ts).
+      ...(sandbox.shuffleLinks !== undefined ? { rehearse: true } : {}),
     };
     taskProcessFile ??= taskProcessEntry(fileURLToPath(new URL('../task/', import.meta.url)));
     const account = sandbox.account;
