@@ -867,8 +867,8 @@ function resetPeakRss(): void {
   }
 }
 
-/** Runs one attempt and reports it; resolves whether it succeeded. */
-async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolean> {
+/** Runs one attempt and reports it, `mapOutputs` its inbox (`inbox`); resolves whether it succeeded. */
+async function runAttempt(spec: AttemptSpec, modulePath: string, mapOutputs: MapOutputInbox): Promise<boolean> {
   const cfg = config!;
   phaseTrace('t-run', { attempt: spec.attemptId });
   resetPeakRss();
@@ -883,8 +883,6 @@ async function runAttempt(spec: AttemptSpec, modulePath: string): Promise<boolea
       worker['link-block']({ attemptId: spec.attemptId, blockId, token }),
     ),
   });
-  const mapOutputs = new MapOutputInbox(spec.attemptId, spec.kind === 'reduce' ? spec.mapOutputs : []);
-  inbox = mapOutputs;
   let runner: AttemptRunner | undefined;
   let lastReport = 0;
   const report = () => {
@@ -1253,10 +1251,14 @@ async function main(): Promise<void> {
   const run = (spec: AttemptSpec, modulePath: string): void => {
     if (busy) return;
     busy = true;
+    // Now, not after the rehearsal: the worker sends a reduce the map outputs it has heard of since
+    // its spec right after `run`, and they are this attempt's even while it waits.
+    const mapOutputs = new MapOutputInbox(spec.attemptId, spec.kind === 'reduce' ? spec.mapOutputs : []);
+    inbox = mapOutputs;
     void (async () => {
       await rehearsal;
       const state = (clean ??= cleanState());
-      return runAttempt(spec, modulePath).then(async (succeeded) => {
+      return runAttempt(spec, modulePath, mapOutputs).then(async (succeeded) => {
         // A failed attempt's process is never reused; a succeeded one only when it is as it was.
         if (!succeeded || !(await fitForReuse(state, ++attemptsRun))) process.exit(0);
         busy = false;
