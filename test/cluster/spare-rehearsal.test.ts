@@ -59,9 +59,17 @@ describe('spare task processes rehearse before a job adopts them', () => {
   /** Waits until some process traced `t-rehearsed` and no job has taken a spare since; returns those pids. */
   const rehearsedSpares = async (): Promise<Set<number>> => {
     const sandboxRoot = join(t.dir, 'worker-0', 'sandbox');
+    // A spare's sandbox may be going (adopted, its job cleaned up) while it is listed.
+    const entries = (dir: string): string[] | undefined => {
+      try {
+        return readdirSync(dir);
+      } catch {
+        return undefined;
+      }
+    };
     const unadopted = () =>
-      readdirSync(sandboxRoot).filter(
-        (d) => d.startsWith('spare-') && readdirSync(join(sandboxRoot, d, 'shuffle')).length === 0,
+      (entries(sandboxRoot) ?? []).filter(
+        (d) => d.startsWith('spare-') && entries(join(sandboxRoot, d, 'shuffle'))?.length === 0,
       );
     let pids = new Set<number>();
     for (let waited = 0; waited < 20_000; waited += 50) {
@@ -97,6 +105,27 @@ describe('spare task processes rehearse before a job adopts them', () => {
     const ran = traced().find((l) => l.event === 't-run' && l.attempt?.includes(status.jobId.replace(/^job_/, '')));
     assert.ok(ran, "the map's start is traced");
     assert.ok(rehearsed.has(ran.pid), `the map ran in a process that had rehearsed (pid ${ran.pid})`);
+  });
+
+  it("only the spare rehearses: a job's processes forked later, in the sandbox it adopted, start its attempts at once", async () => {
+    await rehearsedSpares();
+    // 64 KiB blocks: 4 maps on the one map slot. Each leaves a timer running, so its process is not
+    // reused and the next map forks one, in the sandbox the job took from the spare.
+    await t.fs.put(Buffer.from(makeText(250_000, 9)), '/in/marks.txt');
+    const status = await t.cluster.client.run(fixtureModule('process-marks'), {
+      input: ['/in/marks.txt'],
+      output: '/out/marks',
+      params: { mode: 'timer' },
+    });
+    assert.equal(status.state, 'succeeded');
+    assert.equal(status.counters.SPARE_LAUNCH, 1);
+    const job = status.jobId.replace(/^job_/, '');
+    const lines = traced();
+    const rehearsed = new Set(lines.filter((l) => l.event === 't-rehearsed').map((l) => l.pid));
+    const runs = lines.filter((l) => l.event === 't-run' && l.attempt?.includes(`${job}_m_`));
+    const pids = new Set(runs.map((l) => l.pid));
+    assert.ok(pids.size >= 3, `the maps ran in ${pids.size} processes`);
+    assert.equal([...pids].filter((pid) => rehearsed.has(pid)).length, 1, 'one of them, the spare, rehearsed');
   });
 
   it('a WordCount in a rehearsed spare counts as the reference does', async () => {

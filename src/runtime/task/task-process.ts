@@ -1088,7 +1088,6 @@ const REHEARSAL_JOB: AnyJobDefinition = defineJob({
  * reduce reads the map's output from this directory.
  */
 async function rehearse(): Promise<void> {
-  for (const operation of Object.values(WORKER_TO_TASK)) operation.validator.compile();
   const cfg = config!;
   const dir = join(process.cwd(), 'rehearsal');
   const inputFile = join(dir, 'input.txt');
@@ -1178,6 +1177,7 @@ async function rehearse(): Promise<void> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+  for (const operation of Object.values(WORKER_TO_TASK)) operation.validator.compile();
 }
 
 /** Loads what every attempt needs (the LZ4 addon, the codecs' code) before the first launch, not during it. */
@@ -1280,8 +1280,8 @@ async function main(): Promise<void> {
   worker = stubOf(TASK_TO_WORKER, () => link);
   process.on('disconnect', () => process.exit(0));
   const exiting = once(process, 'beforeExit');
-  await worker.ready({});
   if (config.rehearse) {
+    // Started before `ready`: a `run` that comes as soon as the worker hears it waits for it.
     const started = performance.now();
     rehearsal = rehearse().then(
       () => phaseTrace('t-rehearsed', { ms: Math.round(performance.now() - started) }),
@@ -1289,8 +1289,9 @@ async function main(): Promise<void> {
         process.stderr.write(`minimr task process: rehearsal failed: ${describeThrown(err)}\n`);
       },
     );
-    await rehearsal;
   }
+  await worker.ready({});
+  await rehearsal;
   clean ??= cleanState();
   await exiting;
 }

@@ -755,14 +755,17 @@ export class Worker {
 
   // ---- attempts --------------------------------------------------------------------------------
 
-  /** A task process for `attempt`, in its job's sandbox: it runs only that job's attempts (sandbox.ts). */
+  /**
+   * A task process for `attempt`, in its job's sandbox: it runs only that job's attempts (sandbox.ts).
+   * Started for the launch at hand, ahead of a job's first launch here (`warm-job`), or as the spare.
+   */
   private forkTaskProcess(
     attempt: ProcessShape,
     sandbox: JobSandbox,
     storePaths: StorePaths,
-    ahead = false,
+    startedAs: 'launch' | 'warm-job' | 'spare' = 'launch',
   ): ChildProcess {
-    phaseTrace('w-fork', { spare: ahead, running: this.running.size });
+    phaseTrace('w-fork', { spare: startedAs !== 'launch', running: this.running.size });
     const config: TaskProcessConfig = {
       workerId: this.workerId,
       rack: this.opts.rack,
@@ -772,8 +775,8 @@ export class Worker {
       cpuThrottle: this.cpuThrottle,
       cpuThrottleBasis: this.cpuThrottleBasis,
       ...(this.clusterAuthority !== undefined ? { clusterAuthority: this.clusterAuthority } : {}),
-      // A spare has time before a job adopts it: it rehearses the engine's code paths (task-process.ts).
-      ...(sandbox.shuffleLinks !== undefined ? { rehearse: true } : {}),
+      // Only the spare has time before its job: it rehearses the engine's code paths (task-process.ts).
+      ...(startedAs === 'spare' ? { rehearse: true } : {}),
     };
     taskProcessFile ??= taskProcessEntry(fileURLToPath(new URL('../task/', import.meta.url)));
     const account = sandbox.account;
@@ -826,7 +829,7 @@ export class Worker {
         return;
       }
       const spare: SpareProcess = {
-        child: this.forkTaskProcess(shape, sandbox, NO_STORE_PATHS, true),
+        child: this.forkTaskProcess(shape, sandbox, NO_STORE_PATHS, 'spare'),
         sandbox,
         tunables: taskProcessEnv(process.env, shape).GLIBC_TUNABLES,
       };
@@ -1410,7 +1413,7 @@ export class Worker {
       // A launch forked its own meanwhile; or the idle processes filled the slots (this one would evict another's).
       if (this.stopping || this.idle.length >= slots || this.idle.some((p) => p.jobId === job.jobId) || running())
         return;
-      this.keepIdle(this.forkTaskProcess(job, sandbox, NO_STORE_PATHS, true), job.jobId);
+      this.keepIdle(this.forkTaskProcess(job, sandbox, NO_STORE_PATHS, 'warm-job'), job.jobId);
     } catch (err) {
       // Nothing lost: the job's first launch here forks as it would have.
       this.logger.debug({ job: job.jobId, err: (err as Error).message }, 'could not start a process ahead for a job');
