@@ -13,7 +13,15 @@ import {
   type VerifiedPiece,
 } from './block-store.js';
 import { putRemoteBlock, readRemoteBlock } from './data-client.js';
-import type { BlockInfo, ClientLocation, CreateOptions, DatanodeAddress, FileStatus, NamenodeApi } from './types.js';
+import type {
+  BlockInfo,
+  ClientLocation,
+  CreateOptions,
+  DatanodeAddress,
+  FileStatus,
+  NamenodeApi,
+  WrittenBlock,
+} from './types.js';
 
 export interface FsClientOptions {
   readonly namenode: NamenodeApi;
@@ -495,11 +503,12 @@ class BlockWriter implements FileWriter {
     this.assertWritable();
     try {
       await this.finishing;
-      if (this.block) await this.finishBlock();
-      await this.namenode.complete(this.path);
+      // The last block is committed by complete itself: one round trip to the NameNode, not three.
+      const lastBlock = this.block ? await this.endBlock() : undefined;
+      const status = await this.namenode.complete(this.path, lastBlock);
       this.finished = true;
       this.dropSpareCopies();
-      return await this.namenode.stat(this.path);
+      return status;
     } catch (err) {
       throw await this.fail(err);
     }
@@ -586,6 +595,11 @@ class BlockWriter implements FileWriter {
 
   /** Ends the block's uploads, checks every replica against the bytes sent, and commits the block. */
   private async finishBlock(): Promise<void> {
+    await this.namenode.commitBlock(this.path, await this.endBlock());
+  }
+
+  /** Ends the block's uploads and checks every replica against the bytes sent: the block as written. */
+  private async endBlock(): Promise<WrittenBlock> {
     const block = this.block!;
     this.block = undefined;
     for (const stream of block.streams) stream.end();
@@ -645,12 +659,7 @@ class BlockWriter implements FileWriter {
         { cause: firstError },
       );
     }
-    await this.namenode.commitBlock(this.path, {
-      blockId: block.blockId,
-      length: block.length,
-      crc32: blockCrc32,
-      workerIds,
-    });
+    return { blockId: block.blockId, length: block.length, crc32: blockCrc32, workerIds };
   }
 
   /** Stops the uploads of an unfinished block (its replicas discard what they got). */

@@ -12,6 +12,7 @@ export type {
   RecordBatchReader,
   RecordChunk,
   RecordChunkReader,
+  WrittenBlock,
 } from './types.js';
 export {
   Namenode,

@@ -33,6 +33,7 @@ import type {
   DatanodeAddress,
   FileStatus,
   NamenodeApi,
+  WrittenBlock,
 } from './types.js';
 
 export const DEFAULT_BLOCK_SIZE = 64 * 1024 * 1024;
@@ -562,11 +563,7 @@ export class Namenode implements NamenodeApi {
     });
   }
 
-  commitBlock(
-    path: string,
-    block: { blockId: string; length: number; crc32: number; workerIds: readonly string[] },
-    caller?: Caller,
-  ): Promise<void> {
+  commitBlock(path: string, block: WrittenBlock, caller?: Caller): Promise<void> {
     return this.exclusive(async () => {
       validatePath(path);
       const file = this.fileUnderConstruction(path, caller);
@@ -621,14 +618,15 @@ export class Namenode implements NamenodeApi {
    * successful write never leaves a block under-replicated. EDISKFULL when no datanode that may
    * hold the block has room for it; ENOREPLICA when the copies do not land within the wait.
    */
-  async complete(path: string, caller?: Caller): Promise<void> {
+  async complete(path: string, lastBlock?: WrittenBlock, caller?: Caller): Promise<FileStatus> {
     validatePath(path);
+    if (lastBlock !== undefined) await this.commitBlock(path, lastBlock, caller);
     const before = this.inodes.get(path);
     if (before?.type === 'file' && before.underConstruction) {
       this.requireWriter(caller, before, path);
       await this.awaitReplication(path);
     }
-    return this.exclusive(async () => {
+    await this.exclusive(async () => {
       validatePath(path);
       const inode = this.inodes.get(path);
       if (inode?.type !== 'file') throw new MinimrError('ENOENT', `no file being written at ${path}`, { path });
@@ -638,6 +636,7 @@ export class Namenode implements NamenodeApi {
       this.warnedReplicationCap.delete(path);
       this.favoredWorkers.delete(path);
     });
+    return this.stat(path, caller);
   }
 
   abandon(path: string, caller?: Caller): Promise<void> {

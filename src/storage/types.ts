@@ -71,6 +71,14 @@ export interface BlockAllocation {
  * (ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, EBADPATH, ENOWORKERS) carrying the path in details.
  * Paths are absolute POSIX-style ("/in/words.txt").
  */
+/** A block as its writer wrote it: its length and CRC-32, and the workers that stored it. */
+export interface WrittenBlock {
+  readonly blockId: string;
+  readonly length: number;
+  readonly crc32: number;
+  readonly workerIds: readonly string[];
+}
+
 export interface NamenodeApi {
   mkdir(path: string, options?: { parents?: boolean }): Promise<void>;
   stat(path: string): Promise<FileStatus>;
@@ -81,11 +89,13 @@ export interface NamenodeApi {
   create(path: string, options?: CreateOptions): Promise<{ blockSize: number; replication: number }>;
   allocateBlock(path: string, client?: ClientLocation): Promise<BlockAllocation>;
   /** Records a written block and the workers that stored it. */
-  commitBlock(
-    path: string,
-    block: { blockId: string; length: number; crc32: number; workerIds: readonly string[] },
-  ): Promise<void>;
-  complete(path: string): Promise<void>;
+  commitBlock(path: string, block: WrittenBlock): Promise<void>;
+  /**
+   * Closes a file under construction: readers see it. `lastBlock`, its last block when not
+   * committed yet, is committed first (as HDFS's complete does: a call less per file). Answers the
+   * file's status.
+   */
+  complete(path: string, lastBlock?: WrittenBlock): Promise<FileStatus>;
   /** Drops a file under construction (writer failed); its blocks are deleted. */
   abandon(path: string): Promise<void>;
   getBlocks(path: string, client?: ClientLocation): Promise<BlockInfo[]>;

@@ -14,7 +14,7 @@ import type { Logger } from '../log.js';
 import type { BlockStore } from './block-store.js';
 import type { DataRequestHandler } from './data-server.js';
 import { FsClient } from './fs-client.js';
-import type { BlockAllocation, BlockInfo, ClientLocation, FileStatus, NamenodeApi } from './types.js';
+import type { BlockAllocation, BlockInfo, ClientLocation, FileStatus, NamenodeApi, WrittenBlock } from './types.js';
 import { sendRemoteException, waitDrain, webHdfsPathOf } from './webhdfs-http.js';
 
 /** What the JobTracker answers for a grant: the granted range and its blocks. */
@@ -107,10 +107,19 @@ async function serveCreate(
   const params: Record<string, string> = {};
   for (const [key, value] of url.searchParams) if (!NOT_CREATE_PARAMS.has(key)) params[key] = value;
   let session: string | undefined;
-  let completed: FileStatus | undefined;
   const opened = (): string => {
     if (session === undefined) throw new MinimrError('EINTERNAL', 'a WebHDFS write asked for a block before it began');
     return session;
+  };
+  const commitBlock = async (p: string, block: WrittenBlock): Promise<void> => {
+    await parts.commitBlock({
+      path: p,
+      session: opened(),
+      blockId: block.blockId,
+      length: block.length,
+      crc32: block.crc32,
+      workerIds: [...block.workerIds],
+    });
   };
   const namenode: NamenodeApi = {
     ...plannedBlocks([]),
@@ -127,23 +136,11 @@ async function serveCreate(
           ? { client: { workerId: client.workerId, ...(client.rack !== undefined ? { rack: client.rack } : {}) } }
           : {}),
       }),
-    commitBlock: async (p, block) => {
-      await parts.commitBlock({
-        path: p,
-        session: opened(),
-        blockId: block.blockId,
-        length: block.length,
-        crc32: block.crc32,
-        workerIds: [...block.workerIds],
-      });
-    },
-    complete: async (p) => {
-      completed = await parts.complete({ path: p, session: opened() });
-    },
-    // What the writer asks once it has completed the file: the status complete answered.
-    stat: async () => {
-      if (completed === undefined) throw new MinimrError('EINTERNAL', 'a WebHDFS write asked for its status early');
-      return completed;
+    commitBlock,
+    // The last block first, as the NameNode's own complete does (the worker's link has a call for each).
+    complete: async (p, lastBlock) => {
+      if (lastBlock !== undefined) await commitBlock(p, lastBlock);
+      return parts.complete({ path: p, session: opened() });
     },
     abandon: async (p) => {
       if (session !== undefined) await parts.abandon({ path: p, session });

@@ -151,6 +151,52 @@ describe('FsClient end to end (3 datanodes over HTTP)', () => {
     }
   });
 
+  it("closing a file is one NameNode call: complete commits the last block (HDFS's complete), and answers the status", async () => {
+    const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 4096 });
+    try {
+      // The cluster's own NameNode, every call it is asked counted by name.
+      const calls: string[] = [];
+      const namenode = new Proxy(cluster.namenode, {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver) as unknown;
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            calls.push(String(name));
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      const fs = client(cluster, { namenode });
+      const data = pseudoRandomBytes(10_000, 12);
+      const writer = await fs.createWriter('/w/counted', { replication: 2 });
+      calls.length = 0;
+      await writer.write(data);
+      const status = await writer.close();
+      // 10,000 bytes in 4096-byte blocks: the two full ones committed as they end, the last by complete.
+      assert.deepEqual([...calls].sort(), [
+        'allocateBlock',
+        'allocateBlock',
+        'allocateBlock',
+        'commitBlock',
+        'commitBlock',
+        'complete',
+      ]);
+      assert.equal(status.length, data.length);
+      assert.equal(status.path, '/w/counted');
+      assert.deepEqual(
+        (await fs.getBlocks('/w/counted')).map((b) => [b.length, b.locations.length]),
+        [
+          [4096, 2],
+          [4096, 2],
+          [10_000 - 2 * 4096, 2],
+        ],
+      );
+      assert.equal(Buffer.compare(await collect(fs.cat('/w/counted')), data), 0);
+    } finally {
+      await cluster.close();
+    }
+  });
+
   it('writer: streamed writes of odd sizes, empty file, abort', async () => {
     const cluster = await startCluster(['r1', 'r2'], { defaultBlockSize: 4096 });
     try {

@@ -172,6 +172,38 @@ describe('Namenode namespace', () => {
     });
   });
 
+  it('complete with the last block commits it first and answers the status; a block not allocated to the file is refused', async () => {
+    await withNamenode(async (nn, reopen) => {
+      nn.registerDatanode(node('w1', 'r1'), []);
+      await nn.create('/out/part-1', { parents: true });
+      const first = await nn.allocateBlock('/out/part-1');
+      await nn.commitBlock('/out/part-1', { blockId: first.blockId, length: 7, crc32: 1, workerIds: ['w1'] });
+      const last = await nn.allocateBlock('/out/part-1');
+      await nn.create('/out/other');
+      const other = await nn.allocateBlock('/out/other');
+      await assert.rejects(
+        nn.complete('/out/part-1', { blockId: other.blockId, length: 3, crc32: 2, workerIds: ['w1'] }),
+        rejectsWith('EINTERNAL'),
+      );
+      await assert.rejects(nn.stat('/out/part-1'), rejectsWith('ENOENT'), 'still under construction');
+      const status = await nn.complete('/out/part-1', {
+        blockId: last.blockId,
+        length: 3,
+        crc32: 2,
+        workerIds: ['w1'],
+      });
+      assert.deepEqual([status.path, status.type, status.length], ['/out/part-1', 'file', 10]);
+      assert.deepEqual(
+        (await (await reopen()).getBlocks('/out/part-1')).map((b) => [b.blockId, b.length]),
+        [
+          [first.blockId, 7],
+          [last.blockId, 3],
+        ],
+        'both blocks journaled',
+      );
+    });
+  });
+
   it('files left under construction by a crashed run are dropped on open; their blocks become orphans', async () => {
     await withNamenode(async (nn, reopen) => {
       nn.registerDatanode(node('w1', 'r1'), []);

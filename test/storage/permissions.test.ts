@@ -40,7 +40,7 @@ describe('NameNode owners and mode bits', () => {
       await withNamenode(async (nn) => {
         await nn.mkdir('/a/b', { parents: true }, alice);
         await nn.create('/a/b/f', {}, alice);
-        await nn.complete('/a/b/f', alice);
+        await nn.complete('/a/b/f', undefined, alice);
         const rootStatus = await nn.stat('/');
         assert.deepEqual([rootStatus.owner, rootStatus.group, rootStatus.mode], ['root', 'supergroup', 0o1777]);
         const [dir] = await nn.list('/a', alice);
@@ -55,7 +55,7 @@ describe('NameNode owners and mode bits', () => {
     await withNamenode(async (nn) => {
       await nn.mkdir('/a', {}, alice);
       await nn.create('/a/f', {}, alice);
-      await nn.complete('/a/f', alice);
+      await nn.complete('/a/f', undefined, alice);
       await assert.rejects(nn.remove('/a/f', {}, bob), eperm);
       await assert.rejects(
         nn.remove('/a', { recursive: true }, bob),
@@ -83,7 +83,7 @@ describe('NameNode owners and mode bits', () => {
       await nn.chmod('/shared', '777', alice);
       await nn.mkdir('/shared/bobs', {}, bob);
       await nn.create('/shared/bobs/f', {}, bob);
-      await nn.complete('/shared/bobs/f', bob);
+      await nn.complete('/shared/bobs/f', undefined, bob);
       await assert.rejects(nn.remove('/shared', { recursive: true }, alice), eperm);
       assert.equal((await nn.stat('/shared/bobs/f')).owner, 'bob', 'nothing was removed');
     });
@@ -93,11 +93,11 @@ describe('NameNode owners and mode bits', () => {
     await withNamenode(async (nn) => {
       await nn.create('/f', {}, alice);
       await assert.rejects(nn.allocateBlock('/f', undefined, bob), eperm);
-      await assert.rejects(nn.complete('/f', bob), eperm);
+      await assert.rejects(nn.complete('/f', undefined, bob), eperm);
       await assert.rejects(nn.abandon('/f', bob), eperm);
       const block = await nn.allocateBlock('/f', undefined, alice);
       await nn.commitBlock('/f', { blockId: block.blockId, length: 3, crc32: 1, workerIds: ['w1'] }, alice);
-      await nn.complete('/f', alice);
+      await nn.complete('/f', undefined, alice);
       assert.equal((await nn.stat('/f')).length, 3);
     });
   });
@@ -106,7 +106,7 @@ describe('NameNode owners and mode bits', () => {
     await withNamenode(async (nn) => {
       await nn.mkdir('/private', {}, alice);
       await nn.create('/private/f', {}, alice);
-      await nn.complete('/private/f', alice);
+      await nn.complete('/private/f', undefined, alice);
       await nn.chmod('/private', '700', alice);
       await assert.rejects(nn.list('/private', bob), eperm);
       await assert.rejects(nn.stat('/private/f', bob), eperm);

@@ -67,7 +67,7 @@ export class JobCompletion {
       const owner = this.core.namenode.callerFor(job.data.owner);
       if (workDir === out || (await this.exists(workDir))) {
         await this.core.namenode.create(`${workDir}/_SUCCESS`, { overwrite: true, replication: 1 }, owner);
-        await this.core.namenode.complete(`${workDir}/_SUCCESS`, owner);
+        await this.core.namenode.complete(`${workDir}/_SUCCESS`, undefined, owner);
         // The point of no return of a job replacing an output: before it the old output is whole, after it the new.
         if (workDir !== out && job.state === 'committing')
           await this.core.namenode.renameReplacing(workDir, out, owner);

@@ -117,7 +117,7 @@ function namenodeAs(nn: Namenode, caller: Caller): NamenodeApi {
     create: (p, o) => nn.create(p, o, caller),
     allocateBlock: (p, c) => nn.allocateBlock(p, c, caller),
     commitBlock: (p, b) => nn.commitBlock(p, b, caller),
-    complete: (p) => nn.complete(p, caller),
+    complete: (p, last) => nn.complete(p, last, caller),
     abandon: (p) => nn.abandon(p, caller),
     getBlocks: (p, c) => nn.getBlocks(p, c, caller),
     reportBadReplica: (b, w) => nn.reportBadReplica(b, w),
@@ -610,7 +610,7 @@ export class WebHdfsServer {
     const permission = this.writes.get(args.session)?.permission;
     this.writes.delete(args.session);
     const nn = this.parts.namenode;
-    await nn.complete(args.path, who);
+    await nn.complete(args.path, undefined, who);
     if (permission !== undefined) await nn.chmod(args.path, permission, who);
     return nn.stat(args.path, who);
   }

@@ -27,6 +27,13 @@ const ClientLocationSchema = Type.Object(
   },
 );
 const WorkerIdsSchema = Type.Array(IdSchema('a worker'), { maxItems: 1024 });
+/** A block as its writer wrote it (storage's WrittenBlock). */
+const writtenBlockFields = {
+  blockId: IdSchema('the block'),
+  length: CountSchema(),
+  crc32: Type.Integer({ minimum: 0, maximum: 0xffffffff }),
+  workerIds: WorkerIdsSchema,
+};
 
 interface NamenodeOperation<P extends TProperties, R extends TSchema> {
   readonly summary: string;
@@ -99,21 +106,25 @@ export const NAMENODE_OPERATIONS = {
   }),
   commitBlock: namenodeOperation({
     summary: 'record a written block and the workers that stored it',
-    args: {
-      path: PathSchema(),
-      blockId: IdSchema('the block'),
-      length: CountSchema(),
-      crc32: Type.Integer({ minimum: 0, maximum: 0xffffffff }),
-      workerIds: WorkerIdsSchema,
-    },
+    args: { path: PathSchema(), ...writtenBlockFields },
     result: Done,
     serve: (nn, { path, ...block }, caller) => nn.commitBlock(path, block, caller),
   }),
   complete: namenodeOperation({
-    summary: 'close a file under construction: readers see it',
-    args: { path: PathSchema() },
-    result: Done,
-    serve: (nn, a, caller) => nn.complete(a.path, caller),
+    summary:
+      'close a file under construction, committing its last block first when given: readers see it; ' +
+      'answers its status',
+    args: {
+      path: PathSchema(),
+      lastBlock: Type.Optional(
+        Type.Object(writtenBlockFields, {
+          additionalProperties: false,
+          description: 'the last block, not committed yet (as commitBlock takes it)',
+        }),
+      ),
+    },
+    result: FileStatusResult,
+    serve: (nn, a, caller) => nn.complete(a.path, a.lastBlock, caller),
   }),
   abandon: namenodeOperation({
     summary: 'drop a file under construction; its blocks are deleted',
@@ -261,7 +272,11 @@ export function namenodeOverLink(link: () => Link): NamenodeApi {
         crc32: block.crc32,
         workerIds: [...block.workerIds],
       })),
-    complete: async (path) => void (await call('complete', { path })),
+    complete: (path, lastBlock) =>
+      call(
+        'complete',
+        defined({ path, lastBlock: lastBlock && { ...lastBlock, workerIds: [...lastBlock.workerIds] } }),
+      ) as Promise<FileStatus>,
     abandon: async (path) => void (await call('abandon', { path })),
     getBlocks: (path, client) =>
       call('getBlocks', defined({ path, client: client && defined({ ...client }) })) as Promise<BlockInfo[]>,
