@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  fitWithoutGc,
   MAX_FIRST_ATTEMPT_GROWTH_BYTES,
   MAX_HEADROOM_GROWTH_BYTES,
   MAX_REUSE_GROWTH_BYTES,
@@ -60,5 +61,33 @@ describe('memoryFitForReuse', () => {
     assert.equal(memoryFitForReuse(clean + 25 * MiB, clean, undefined, tera), false);
     assert.equal(MAX_HEADROOM_GROWTH_BYTES, 32 * MiB);
     assert.equal(REUSE_BOUND_MARGIN_BYTES, 32 * MiB);
+  });
+});
+
+describe('fitWithoutGc: the full GC skipped when the RSS before it already fits', () => {
+  const clean = 60 * MiB;
+  const warm = 65 * MiB;
+  const grep = { lastStartRss: 70 * MiB, lastPeakRss: 76 * MiB, boundBytes: 164 * MiB };
+
+  it("a Grep map's process with its garbage uncollected: fit without a GC, which before always ran past warm + 8 MiB", () => {
+    // Measured after a GC: 75-78 MiB; before it, with the attempt's garbage, more.
+    assert.equal(fitWithoutGc(84 * MiB, clean, warm, grep), true);
+    assert.equal(fitWithoutGc(warm + 8 * MiB, clean, warm), true);
+    // Past the headroom's 32 MiB over warm: measured after a GC (which may bring it under).
+    assert.equal(fitWithoutGc(warm + 32 * MiB + 1, clean, warm, grep), false);
+    // The first attempt's check always collects: the warm state is a GC'd RSS.
+    assert.equal(fitWithoutGc(clean + 1 * MiB, clean, undefined, grep), false);
+  });
+
+  it('never says fit where the check after a GC could say otherwise: fit at an RSS is fit at every lower one', () => {
+    const tera = { lastStartRss: 70 * MiB, lastPeakRss: 154 * MiB, boundBytes: 164 * MiB };
+    const edge = { lastStartRss: 60 * MiB, lastPeakRss: 120 * MiB, boundBytes: 164 * MiB };
+    for (const headroom of [undefined, grep, tera, edge]) {
+      for (let before = warm - 8 * MiB; before <= warm + 40 * MiB; before += MiB / 4) {
+        if (!fitWithoutGc(before, clean, warm, headroom)) continue;
+        for (let after = before; after >= warm - 16 * MiB; after -= MiB / 4)
+          assert.equal(memoryFitForReuse(after, clean, warm, headroom), true, `${before / MiB} -> ${after / MiB} MiB`);
+      }
+    }
   });
 });

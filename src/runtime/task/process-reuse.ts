@@ -70,3 +70,20 @@ export function memoryFitForReuse(
   const nextPeak = headroom.lastPeakRss + Math.max(0, rssAfterGc - headroom.lastStartRss);
   return nextPeak <= headroom.boundBytes - REUSE_BOUND_MARGIN_BYTES;
 }
+
+/**
+ * Whether a process is fit for reuse on its RSS as it is now, before the full GC that would
+ * measure it: that GC (5-10 ms of a Grep map's process) is on the job's path, since the worker's
+ * next launch of the job waits for the process to settle. Only once the warm state is taken (the
+ * first attempt's check sets it from a GC'd RSS). A GC only lowers RSS, and `memoryFitForReuse`
+ * never turns false as RSS falls, so a process fit now would be fit after the GC too; one that is
+ * not fit now is measured after a GC, as before.
+ */
+export function fitWithoutGc(
+  rssNow: number,
+  cleanRss: number,
+  warmRss: number | undefined,
+  headroom?: Headroom,
+): boolean {
+  return warmRss !== undefined && memoryFitForReuse(rssNow, cleanRss, warmRss, headroom);
+}

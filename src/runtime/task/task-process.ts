@@ -50,7 +50,7 @@ import { importJobModule } from './job-loader.js';
 import { userStackOf } from './user-stack.js';
 import { LinkedLocalReplicas } from './local-replicas.js';
 import { type ByteSink, OutputWriter } from './output-writer.js';
-import { MAX_REUSE_GROWTH_BYTES, memoryFitForReuse, type Headroom } from './process-reuse.js';
+import { fitWithoutGc, memoryFitForReuse, type Headroom } from './process-reuse.js';
 import {
   Dispatcher,
   IpcLink,
@@ -1017,10 +1017,8 @@ async function fitForReuse(clean: CleanState, attemptsRun: number): Promise<bool
   if (Reflect.ownKeys(globalThis).some((k) => !clean.globals.has(String(k)))) return false;
   for (const [resource, n] of countResources()) if (n > (clean.resources.get(resource) ?? 0)) return false;
   if (processListenerCount() > clean.processListeners) return false;
-  // A full GC costs ms of CPU (a map has just had one): only when RSS looks grown, or to take the warm state.
-  const measuredFrom = clean.warmRssBytes ?? clean.rssBytes;
-  if (clean.warmRssBytes !== undefined && process.memoryUsage.rss() <= measuredFrom + MAX_REUSE_GROWTH_BYTES)
-    return true;
+  // A full GC costs ms of CPU (a map has just had one): only when RSS looks too grown, or to take the warm state.
+  if (fitWithoutGc(process.memoryUsage.rss(), clean.rssBytes, clean.warmRssBytes, lastAttemptMemory)) return true;
   collectGarbageNow();
   const rss = process.memoryUsage.rss();
   const fit = memoryFitForReuse(rss, clean.rssBytes, clean.warmRssBytes, lastAttemptMemory);
