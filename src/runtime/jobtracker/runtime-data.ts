@@ -22,6 +22,7 @@ import {
 } from '../../storage/index.js';
 import { newShuffleSecret } from '../../shuffle/index.js';
 import {
+  attemptShuffleOf,
   JOB_CONF_DEFAULTS,
   SKEW_CONF_DEFAULTS,
   TASK_OVERHEAD_MB,
@@ -354,17 +355,12 @@ export function attemptShuffleSettings(
     if (grantedMb >= ideal) return bytes;
     return Math.max(MIN_ELASTIC_BUFFER_BYTES, Math.min(bytes, (grantedMb - TASK_OVERHEAD_MB) * MiB));
   };
-  return {
-    mapBufferBytes: kind === 'map' ? scale(conf['shuffle.map.bufferBytes']) : conf['shuffle.map.bufferBytes'],
-    spillPercent: conf['shuffle.map.spillPercent'],
-    hashCombinePercent: conf['shuffle.map.hashCombinePercent'],
-    reduceBufferBytes:
-      kind === 'reduce' ? scale(conf['shuffle.reduce.bufferBytes']) : conf['shuffle.reduce.bufferBytes'],
-    mergeFactor: conf['shuffle.merge.factor'],
-    mapOutputRuns: conf['shuffle.map.outputRuns'],
-    codec: conf['shuffle.compress'],
-    parallelCopies: conf['shuffle.parallelCopies'],
-  };
+  return attemptShuffleOf(
+    submission.conf,
+    kind === 'map'
+      ? { map: scale(conf['shuffle.map.bufferBytes']) }
+      : { reduce: scale(conf['shuffle.reduce.bufferBytes']) },
+  );
 }
 
 /** Below this a buffer is useless; an allocation under overhead + this still gets this much. */

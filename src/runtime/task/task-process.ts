@@ -68,7 +68,7 @@ import {
   type TaskToWorker,
 } from '../wire/task-link.js';
 import type { TaskProcessConfig } from './task-config.js';
-import { JOB_CONF_DEFAULTS, TASK_OVERHEAD_MB } from '../wire/types.js';
+import { attemptShuffleOf, TASK_OVERHEAD_MB } from '../wire/types.js';
 import { peakRssBytes, phaseTrace } from '../../util/index.js';
 import { summingCombiner } from './sum-combiner.js';
 
@@ -1092,16 +1092,6 @@ async function rehearse(): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(inputFile, REHEARSAL_TEXT);
   const length = Buffer.byteLength(REHEARSAL_TEXT);
-  const shuffle: AttemptSpec['shuffle'] = {
-    mapBufferBytes: JOB_CONF_DEFAULTS['shuffle.map.bufferBytes'],
-    spillPercent: JOB_CONF_DEFAULTS['shuffle.map.spillPercent'],
-    hashCombinePercent: JOB_CONF_DEFAULTS['shuffle.map.hashCombinePercent'],
-    reduceBufferBytes: JOB_CONF_DEFAULTS['shuffle.reduce.bufferBytes'],
-    mergeFactor: JOB_CONF_DEFAULTS['shuffle.merge.factor'],
-    mapOutputRuns: JOB_CONF_DEFAULTS['shuffle.map.outputRuns'],
-    codec: JOB_CONF_DEFAULTS['shuffle.compress'],
-    parallelCopies: JOB_CONF_DEFAULTS['shuffle.parallelCopies'],
-  };
   const jobId = 'job_rehearsal_0001';
   const base = {
     jobId,
@@ -1126,7 +1116,8 @@ async function rehearse(): Promise<void> {
     memoryMb: 1024,
     idealMemoryMb: 1024,
     elastic: false,
-    shuffle,
+    // A job's defaults: the sort buffer's arena it leaves is the size a default job's first map takes.
+    shuffle: attemptShuffleOf(undefined),
     jobToken: 'rehearsal',
     index: 0,
   } satisfies Partial<AttemptSpec>;

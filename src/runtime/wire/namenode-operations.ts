@@ -8,7 +8,15 @@
  * `namenodeOverCalls` turns any function that can call the rows into a `NamenodeApi`, the storage
  * layer's view of a NameNode (fs-client.ts): one method per row, spelled out, no reflection.
  */
-import type { BlockAllocation, BlockInfo, Caller, FileStatus, Namenode, NamenodeApi } from '../../storage/index.js';
+import type {
+  BlockAllocation,
+  BlockInfo,
+  Caller,
+  FileStatus,
+  Namenode,
+  NamenodeApi,
+  WrittenBlock,
+} from '../../storage/index.js';
 import type { TObject, TProperties, TString } from '@sinclair/typebox';
 import type { Static } from './schema.js';
 import { CountSchema, IdSchema, PathSchema, Type, type TSchema } from './schema.js';
@@ -233,6 +241,11 @@ export function serveNamenodeOperation<K extends NamenodeOp>(
 /** Calls one NameNode operation by name with its arguments. */
 type NamenodeCaller = <K extends NamenodeOp>(op: K, args: NamenodeArgs<K>) => Promise<NamenodeResult<K>>;
 
+/** A written block as the rows take it: exactly `writtenBlockFields` (a row's fields are exact). */
+function writtenBlockArgs(block: WrittenBlock): Static<TObject<typeof writtenBlockFields>> {
+  return { blockId: block.blockId, length: block.length, crc32: block.crc32, workerIds: [...block.workerIds] };
+}
+
 /** Drops undefined fields: msgpack and JSON carry no undefined, and a row's fields are exact. */
 function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
@@ -264,19 +277,9 @@ export function namenodeOverLink(link: () => Link): NamenodeApi {
       ),
     allocateBlock: (path, client) =>
       call('allocateBlock', defined({ path, client: client && defined({ ...client }) })) as Promise<BlockAllocation>,
-    commitBlock: async (path, block) =>
-      void (await call('commitBlock', {
-        path,
-        blockId: block.blockId,
-        length: block.length,
-        crc32: block.crc32,
-        workerIds: [...block.workerIds],
-      })),
+    commitBlock: async (path, block) => void (await call('commitBlock', { path, ...writtenBlockArgs(block) })),
     complete: (path, lastBlock) =>
-      call(
-        'complete',
-        defined({ path, lastBlock: lastBlock && { ...lastBlock, workerIds: [...lastBlock.workerIds] } }),
-      ) as Promise<FileStatus>,
+      call('complete', defined({ path, lastBlock: lastBlock && writtenBlockArgs(lastBlock) })) as Promise<FileStatus>,
     abandon: async (path) => void (await call('abandon', { path })),
     getBlocks: (path, client) =>
       call('getBlocks', defined({ path, client: client && defined({ ...client }) })) as Promise<BlockInfo[]>,

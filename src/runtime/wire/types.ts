@@ -273,6 +273,27 @@ export const AttemptShuffleSettingsSchema = Type.Object({
 });
 export type AttemptShuffleSettings = Static<typeof AttemptShuffleSettingsSchema>;
 
+/**
+ * An attempt's shuffle settings from its job's conf (the defaults where it says nothing); `buffers`,
+ * the attempt's own buffer sizes where its memory grant made them smaller than the conf's.
+ */
+export function attemptShuffleOf(
+  jobConf: JobConf | undefined,
+  buffers: { readonly map?: number; readonly reduce?: number } = {},
+): AttemptShuffleSettings {
+  const conf = { ...JOB_CONF_DEFAULTS, ...jobConf };
+  return {
+    mapBufferBytes: buffers.map ?? conf['shuffle.map.bufferBytes'],
+    spillPercent: conf['shuffle.map.spillPercent'],
+    hashCombinePercent: conf['shuffle.map.hashCombinePercent'],
+    reduceBufferBytes: buffers.reduce ?? conf['shuffle.reduce.bufferBytes'],
+    mergeFactor: conf['shuffle.merge.factor'],
+    mapOutputRuns: conf['shuffle.map.outputRuns'],
+    codec: conf['shuffle.compress'],
+    parallelCopies: conf['shuffle.parallelCopies'],
+  };
+}
+
 /** A map output a reduce may fetch, with its records in the reduce's partitions (for progress). */
 export const MapOutputAnnouncementSchema = Type.Object({
   mapIndex: CountSchema(),
