@@ -169,6 +169,33 @@ export async function* toAsyncChunks(source: AsyncIterable<Buffer> | Buffer): As
 }
 
 /**
+ * `source`'s bytes in pieces of `bytes` (the last may be shorter), copied into one buffer reused for
+ * every piece: a piece is valid until the next one is asked for, as a BlockStore's `write` takes
+ * them. An upload arrives in the socket's reads (64 KiB each, fresh memory every time); stored as
+ * they come, each was a write of its own through the thread pool (figures: docs/performance-notes.md,
+ * "A datanode's uploads").
+ */
+export async function* coalesced(source: AsyncIterable<Buffer>, bytes: number): AsyncIterable<Buffer> {
+  let piece: Buffer | undefined;
+  let fill = 0;
+  for await (const chunk of source) {
+    let offset = 0;
+    while (offset < chunk.length) {
+      piece ??= Buffer.allocUnsafe(bytes);
+      const take = Math.min(chunk.length - offset, bytes - fill);
+      chunk.copy(piece, fill, offset, offset + take);
+      fill += take;
+      offset += take;
+      if (fill === bytes) {
+        yield piece;
+        fill = 0;
+      }
+    }
+  }
+  if (fill > 0) yield piece!.subarray(0, fill);
+}
+
+/**
  * Checks `data`, which starts at chunk `firstChunk` and is chunk-aligned (the last chunk may be
  * short), and returns its CRC-32, combined from the chunks' verified checksums.
  */

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { crc32 } from 'node:zlib';
 import { MinimrError, serializeError, type MinimrErrorCode, type SerializedError } from '../errors.js';
 import { publicError } from '../util/index.js';
-import { clampRange, validateBlockId, type BlockStore } from './block-store.js';
+import { clampRange, coalesced, validateBlockId, type BlockStore } from './block-store.js';
 import { BLOCK_TOKEN_HEADER, replicationScope, type BlockOperation, type BlockTokenKey } from './block-token.js';
 import {
   BLOCK_CRC_HEADER,
@@ -111,6 +111,9 @@ function waitForDrain(res: ServerResponse): Promise<boolean> {
   });
 }
 
+/** What an upload is stored in: a write per MiB, not per socket read. */
+const UPLOAD_WRITE_BYTES = 1 << 20;
+
 /** Passes the upload through while checking it against the sender's CRC, failing before the store commits it. */
 async function* verifiedUpload(
   body: AsyncIterable<Buffer>,
@@ -119,7 +122,7 @@ async function* verifiedUpload(
   workerId: string,
 ): AsyncIterable<Buffer> {
   let crc = 0;
-  for await (const chunk of body) {
+  for await (const chunk of coalesced(body, UPLOAD_WRITE_BYTES)) {
     if (expectedCrc !== undefined) crc = crc32(chunk, crc);
     yield chunk;
   }

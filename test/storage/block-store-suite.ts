@@ -176,6 +176,24 @@ export function blockStoreSuite(name: string, makeStore: () => Promise<BlockStor
       );
     });
 
+    it('a source that refills one buffer for every chunk, once the next is asked for, is stored whole', async () => {
+      // The contract the datanode's uploads (coalesced) and the local writer's copies rely on.
+      const data = pseudoRandomBytes(5 * CHECKSUM_CHUNK_SIZE + 7, 5);
+      const size = CHECKSUM_CHUNK_SIZE / 2 + 3;
+      async function* refilled(): AsyncIterable<Buffer> {
+        const one = Buffer.alloc(size);
+        for (let i = 0; i < data.length; i += size) {
+          await new Promise((r) => setImmediate(r));
+          const n = data.copy(one, 0, i, i + size);
+          yield one.subarray(0, n);
+          one.fill(0xee);
+        }
+      }
+      const result = await store.write('blk_refilled', refilled());
+      assert.deepEqual(result, { length: data.length, crc32: crc32(data) });
+      assert.equal(Buffer.compare(await collect(store.read('blk_refilled')), data), 0);
+    });
+
     it('a caller reusing its buffer after write does not change the block', async () => {
       const data = Buffer.from('stable bytes');
       const expected = Buffer.from(data);

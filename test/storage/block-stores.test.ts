@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMinimrError } from '../../src/errors.js';
 import { LocalDiskBlockStore } from '../../src/storage/index.js';
+import { coalesced } from '../../src/storage/block-store.js';
 import { blockStoreSuite } from './block-store-suite.js';
 import { collect, makeTempDir, pseudoRandomBytes } from './helpers.js';
 
@@ -123,5 +124,32 @@ describe('LocalDiskBlockStore specifics', () => {
     } finally {
       await cleanup();
     }
+  });
+});
+
+describe('coalesced', () => {
+  it('gives the bytes in pieces of the size asked (the last shorter), all in one reused buffer', async () => {
+    const data = pseudoRandomBytes(10_000, 9);
+    async function* sent(): AsyncIterable<Buffer> {
+      for (let at = 0, n = 1; at < data.length; at += n, n = (n * 7 + 3) % 2500) yield data.subarray(at, at + n);
+    }
+    const pieces: Buffer[] = [];
+    const memory = new Set<ArrayBufferLike>();
+    for await (const piece of coalesced(sent(), 1024)) {
+      // Copied before the next is asked for: the piece's memory is refilled then.
+      pieces.push(Buffer.from(piece));
+      memory.add(piece.buffer);
+    }
+    assert.deepEqual(
+      pieces.map((p) => p.length),
+      [...Array.from({ length: 9 }, () => 1024), 10_000 - 9 * 1024],
+    );
+    assert.equal(Buffer.compare(Buffer.concat(pieces), data), 0);
+    assert.equal(memory.size, 1);
+  });
+
+  it('gives nothing for nothing', async () => {
+    async function* none(): AsyncIterable<Buffer> {}
+    for await (const _ of coalesced(none(), 16)) assert.fail('a piece from no bytes');
   });
 });
