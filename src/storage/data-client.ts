@@ -68,6 +68,18 @@ export interface DataRequestOptions {
   readonly token?: string;
 }
 
+/** How an upload's body is sent. */
+export interface UploadOptions extends DataRequestOptions {
+  /** The datanode refuses the bytes unless they have this CRC-32 (damaged in transit). */
+  readonly expectedCrc32?: number;
+  /**
+   * Told of each chunk of a streamed body once the socket has taken its bytes (the write's
+   * callback, not when the next chunk is asked for: a chunk may wait in the socket's queue), so
+   * that its memory may be refilled. A request that fails may never tell of the chunks it held.
+   */
+  readonly onChunkSent?: (chunk: Buffer) => void;
+}
+
 export interface RemoteReplicationResult {
   readonly blockId: string;
   readonly succeeded: string[];
@@ -133,7 +145,7 @@ function send(
   path: string,
   headers: Record<string, string>,
   body: Buffer | AsyncIterable<Buffer> | undefined,
-  options: DataRequestOptions,
+  options: DataRequestOptions & Pick<UploadOptions, 'onChunkSent'>,
 ): Promise<IncomingMessage> {
   return new Promise<IncomingMessage>((resolve, reject) => {
     const withToken = options.token === undefined ? headers : { ...headers, [BLOCK_TOKEN_HEADER]: options.token };
@@ -159,9 +171,10 @@ function send(
     }
     void (async () => {
       try {
+        const sent = options.onChunkSent;
         for await (const chunk of body) {
           if (req.destroyed) return;
-          if (!req.write(chunk)) await drainedOrClosed(req);
+          if (!req.write(chunk, sent && (() => sent(chunk)))) await drainedOrClosed(req);
         }
         req.end();
       } catch (err) {
@@ -189,7 +202,7 @@ export async function putRemoteBlock(
   target: DatanodeAddress,
   blockId: string,
   data: Buffer | AsyncIterable<Buffer>,
-  options: DataRequestOptions & { expectedCrc32?: number } = {},
+  options: UploadOptions = {},
 ): Promise<BlockWriteResult> {
   const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
   if (options.expectedCrc32 !== undefined) headers[BLOCK_CRC_HEADER] = String(options.expectedCrc32);

@@ -437,16 +437,15 @@ interface OpenBlock {
   targets: readonly DatanodeAddress[];
   streams: ReplicaStream[];
   length: number;
-  /** CRC-32 of the bytes sent so far; not kept for a block whose one replica is the local store (`reusesCopies`). */
+  /** CRC-32 of the bytes sent so far; not kept for a block whose one replica is the local store (`crcOfStore`). */
   crc: number;
   /**
-   * Its one replica is the local store, in this process: the store says when it is done with a
-   * chunk, so copies are reused; and the store's CRC-32 is the block's. The store computes it from
-   * the very memory this writer hands it (per 64 KiB chunk, for its metadata), so a second pass
-   * here would only compare a computation with itself. It cuts the writer's CPU by about a quarter
-   * (figures: docs/performance-notes.md#block-writer-crc).
+   * Its one replica is the local store, in this process: the store's CRC-32 is the block's. The
+   * store computes it from the very memory this writer hands it (per 64 KiB chunk, for its
+   * metadata), so a second pass here would only compare a computation with itself. It cuts the
+   * writer's CPU by about a quarter (figures: docs/performance-notes.md#block-writer-crc).
    */
-  reusesCopies: boolean;
+  crcOfStore: boolean;
 }
 
 class BlockWriter implements FileWriter {
@@ -463,8 +462,10 @@ class BlockWriter implements FileWriter {
   private finishFailure: unknown;
   private failure: unknown;
   private finished = false;
-  /** Copies the local store has written, for the next ones. */
+  /** Copies every replica is done with, for the next ones. */
   private readonly spareCopies: Buffer[] = [];
+  /** Of each reused copy in flight, the replicas still to be done with it (gone with the copy if one never says). */
+  private readonly copyHolders = new WeakMap<Buffer, number>();
   garbageBytes = 0;
 
   constructor(
@@ -485,9 +486,9 @@ class BlockWriter implements FileWriter {
         if (this.finishFailure !== undefined) throw this.finishFailure;
         const block = this.block ?? (await this.openBlock());
         const room = Math.min(this.blockSize - block.length, data.length - offset);
-        const take = block.reusesCopies ? Math.min(room, REUSED_COPY_BYTES) : room;
-        const chunk = this.copyOf(data, offset, take, block.reusesCopies && take >= MIN_REUSED_COPY_BYTES);
-        if (!block.reusesCopies) block.crc = crc32(chunk, block.crc);
+        const take = Math.min(room, REUSED_COPY_BYTES);
+        const chunk = this.copyOf(data, offset, take, take >= MIN_REUSED_COPY_BYTES ? block.streams.length : 0);
+        if (!block.crcOfStore) block.crc = crc32(chunk, block.crc);
         block.length += take;
         offset += take;
         for (const stream of block.streams) stream.push(chunk);
@@ -538,27 +539,39 @@ class BlockWriter implements FileWriter {
   /**
    * A copy of `take` bytes of `data` from `offset`: callers reuse their buffers once write
    * resolves, and replicas read the copy later. Copies of MIN_REUSED_COPY_BYTES up to
-   * REUSED_COPY_BYTES for a block stored only by the local store (`reused`) go into memory that
-   * store has finished writing, so a writer given chunks of about a MiB (OutputWriter's, put's)
-   * makes no garbage per byte: a reduce writing 512 MiB of output left 512 MiB of copies to the
-   * GC, and its task paced a full GC every 16 MiB of them (gc-pacer.ts). Not shorter ones, so that
-   * the memory held stays within twice the bytes queued. An HTTP upload may hold a chunk in its
-   * socket's queue after asking for the next, so copies for remote replicas are fresh each time
-   * and left to the GC, as are shorter ones.
+   * REUSED_COPY_BYTES go into memory that all `holders` replicas have finished with
+   * (`copyWritten`), so a writer given chunks of about a MiB (OutputWriter's, put's) makes no
+   * garbage per byte: a reduce writing 512 MiB of output left 512 MiB of copies to the GC, and its
+   * task paced a full GC every 16 MiB of them (gc-pacer.ts), each copy fresh memory whose pages the
+   * kernel faulted in and zeroed. Not shorter ones (`holders` 0), so that the memory held stays
+   * within twice the bytes queued; those are left to the GC.
    */
-  private copyOf(data: Buffer, offset: number, take: number, reused: boolean): Buffer {
-    if (!reused) {
+  private copyOf(data: Buffer, offset: number, take: number, holders: number): Buffer {
+    if (holders === 0) {
       this.garbageBytes += take;
       return Buffer.from(data.subarray(offset, offset + take));
     }
     const memory = this.spareCopies.pop() ?? Buffer.allocUnsafe(REUSED_COPY_BYTES);
     data.copy(memory, 0, offset, offset + take);
-    return memory.subarray(0, take);
+    const chunk = memory.subarray(0, take);
+    this.copyHolders.set(chunk, holders);
+    return chunk;
   }
 
-  /** The local store is done with `chunk`, a copy made by `copyOf`: a reused one goes back to the spares. */
+  /**
+   * A replica is done with `chunk`, a copy made by `copyOf`: the local store when it asks for the
+   * next chunk, an HTTP upload when its socket has taken the bytes (an upload may still hold a
+   * chunk in its socket's queue after asking for the next). A reused copy every replica is done
+   * with goes back to the spares. A replica that fails may never say: its copies are the GC's.
+   */
   private readonly copyWritten = (chunk: Buffer): void => {
-    if (chunk.length < MIN_REUSED_COPY_BYTES) return;
+    const holders = this.copyHolders.get(chunk);
+    if (holders === undefined) return;
+    if (holders > 1) {
+      this.copyHolders.set(chunk, holders - 1);
+      return;
+    }
+    this.copyHolders.delete(chunk);
     if (this.spareCopies.length < MAX_SPARE_COPIES)
       this.spareCopies.push(Buffer.from(chunk.buffer, chunk.byteOffset, REUSED_COPY_BYTES));
     else this.garbageBytes += REUSED_COPY_BYTES;
@@ -569,17 +582,26 @@ class BlockWriter implements FileWriter {
     const { blockId, targets, token } = await this.namenode.allocateBlock(this.path, this.client);
     const isLocal = (target: DatanodeAddress): boolean =>
       this.localStore !== undefined && target.workerId === this.localStore.workerId;
-    const reusesCopies = targets.length === 1 && isLocal(targets[0]!);
+    const crcOfStore = targets.length === 1 && isLocal(targets[0]!);
     const streams = targets.map((target) => {
-      const stream = new ReplicaStream(reusesCopies ? this.copyWritten : undefined);
-      stream.result = isLocal(target)
-        ? this.localStore!.write(blockId, stream)
-        : putRemoteBlock(target, blockId, stream, { timeoutMs: this.timeoutMs, token });
-      // A replica that fails stops being waited for; its error is reported when the block ends.
-      stream.result.catch(() => stream.fail());
+      if (isLocal(target)) {
+        const stream = new ReplicaStream(this.copyWritten);
+        stream.result = this.localStore!.write(blockId, stream);
+        return stream;
+      }
+      const stream = new ReplicaStream();
+      stream.result = putRemoteBlock(target, blockId, stream, {
+        timeoutMs: this.timeoutMs,
+        token,
+        onChunkSent: this.copyWritten,
+      });
       return stream;
     });
-    this.block = { blockId, targets, streams, length: 0, crc: 0, reusesCopies };
+    for (const stream of streams) {
+      // A replica that fails stops being waited for; its error is reported when the block ends.
+      stream.result.catch(() => stream.fail());
+    }
+    this.block = { blockId, targets, streams, length: 0, crc: 0, crcOfStore };
     return this.block;
   }
 
@@ -607,7 +629,7 @@ class BlockWriter implements FileWriter {
     const outcomes = await Promise.allSettled(
       block.streams.map(async (stream, i) => {
         const result = await stream.result;
-        if (result.length !== block.length || (!block.reusesCopies && result.crc32 !== blockCrc32)) {
+        if (result.length !== block.length || (!block.crcOfStore && result.crc32 !== blockCrc32)) {
           throw new MinimrError(
             'ECHECKSUM',
             `datanode ${block.targets[i]!.workerId} stored block ${block.blockId} wrongly`,
@@ -626,7 +648,7 @@ class BlockWriter implements FileWriter {
     outcomes.forEach((outcome, i) => {
       if (outcome.status === 'fulfilled') {
         workerIds.push(outcome.value.workerId);
-        if (block.reusesCopies) blockCrc32 = outcome.value.crc32 >>> 0;
+        if (block.crcOfStore) blockCrc32 = outcome.value.crc32 >>> 0;
       } else {
         firstError ??= outcome.reason;
         if (isMinimrError(outcome.reason, 'EDISKFULL')) diskFull++;
