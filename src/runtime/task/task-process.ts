@@ -824,9 +824,10 @@ class AttemptRunner {
 }
 
 /**
- * Hands full output chunks to the file writer. The copies the writer leaves to the GC (those for
- * remote replicas: up to a MiB of garbage per MiB of output, which V8 lets pile up) go to the
- * shuffle's GC pacer like its own buffers do (a reduce of 512 MiB peaked ~20 MiB higher without).
+ * Hands full output chunks to the file writer. The copies the writer leaves to the GC (pieces a
+ * block's end cuts shorter than half a MiB; before b977a81 every copy for a remote replica, a MiB of
+ * garbage per MiB of output, which V8 let pile up) go to the shuffle's GC pacer like its own
+ * buffers do (a reduce of 512 MiB peaked ~20 MiB higher without).
  */
 async function flushOutput(output: OutputWriter): Promise<void> {
   const before = output.garbageBytes;
